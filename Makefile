@@ -1,0 +1,132 @@
+# microScope: one entry point for building, running and testing.
+#   make deps   install missing Debian packages      make run    boot the ISO in QEMU
+#   make        kernel + ISO                          make test   every test, one summary line
+#   make bench  benchmarks (-icount)                  make debug  QEMU waiting for gdb on :1234
+# V=1 shows the commands.
+
+BUILD := build
+TOOLCHAIN := $(BUILD)/toolchain
+CC := $(TOOLCHAIN)/x86_64-elf-gcc
+LD := $(TOOLCHAIN)/x86_64-elf-ld
+NM := $(TOOLCHAIN)/x86_64-elf-nm
+PYTHON := python3
+
+ifeq ($(V),1)
+Q :=
+say := @true
+else
+Q := @
+say := @printf '  %-6s %s\n'
+endif
+
+KERNEL_DIRS := kernel drivers modules linker
+INCLUDES := -Ikernel -Idrivers -Imodules -Ilinker -Iaspects/include -I.
+WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter -Wstrict-prototypes -Wmissing-prototypes
+KERNEL_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS) $(INCLUDES) -mcmodel=kernel -mno-red-zone \
+	-mgeneral-regs-only -fno-pic -fno-stack-protector -fno-omit-frame-pointer \
+	-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls -fno-asynchronous-unwind-tables \
+	-fno-strict-aliasing -fno-common -MMD -MP
+KERNEL_ASFLAGS := $(INCLUDES) -g -MMD -MP -D__ASSEMBLY__
+
+KERNEL_C := $(shell find $(KERNEL_DIRS) -name '*.c' -not -path '*/tests/*' 2>/dev/null | sort)
+KERNEL_S := $(shell find $(KERNEL_DIRS) -name '*.S' -not -path '*/tests/*' 2>/dev/null | sort)
+KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(KERNEL_C) $(KERNEL_S))
+KERNEL_LDS := kernel/arch/x86_64/kernel.ld
+KERNEL_ELF := $(BUILD)/microscope.elf
+ISO := $(BUILD)/microscope.iso
+TEST_ISO := $(BUILD)/microscope-selftest.iso
+STAMP_DEPS := $(BUILD)/.deps-ok
+
+.PHONY: all deps kernel iso run test test-host test-qemu bench debug clean format check-format check-layering
+all: kernel iso
+
+deps: $(STAMP_DEPS)
+$(STAMP_DEPS): tools/deps.sh
+	$(Q)sh tools/deps.sh
+	$(Q)mkdir -p $(BUILD) && touch $@
+
+$(TOOLCHAIN)/x86_64-elf-gcc: tools/mktoolchain.sh | $(STAMP_DEPS)
+	$(say) TOOLS $(TOOLCHAIN)
+	$(Q)sh tools/mktoolchain.sh $(TOOLCHAIN)
+
+$(BUILD)/obj/%.c.o: %.c $(CC)
+	$(say) CC $<
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.S.o: %.S $(CC)
+	$(say) AS $<
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
+
+# Two links: the first gives every function its final address, the second
+# embeds those as the symbol table.  The table sits after all code and data,
+# so the check below proves that nothing moved between the links.
+$(BUILD)/ksyms-empty.S: tools/mkksyms.py | $(STAMP_DEPS)
+	$(Q)mkdir -p $(BUILD) && $(PYTHON) tools/mkksyms.py --empty > $@
+
+$(BUILD)/%.o: $(BUILD)/%.S $(CC)
+	$(Q)$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
+
+$(BUILD)/kernel-pass1.elf: $(KERNEL_OBJS) $(BUILD)/ksyms-empty.o $(KERNEL_LDS)
+	$(say) LD $@
+	$(Q)$(LD) -T $(KERNEL_LDS) -o $@ $(KERNEL_OBJS) $(BUILD)/ksyms-empty.o
+
+$(BUILD)/ksyms.S: $(BUILD)/kernel-pass1.elf tools/mkksyms.py
+	$(Q)$(NM) -n -S --defined-only $< | $(PYTHON) tools/mkksyms.py > $@
+
+$(KERNEL_ELF): $(BUILD)/kernel-pass1.elf $(BUILD)/ksyms.o
+	$(say) LD $@
+	$(Q)$(LD) -T $(KERNEL_LDS) -o $@ $(KERNEL_OBJS) $(BUILD)/ksyms.o
+	$(Q)$(NM) -n $(BUILD)/kernel-pass1.elf | grep -i ' t ' > $(BUILD)/syms1.txt
+	$(Q)$(NM) -n $@ | grep -i ' t ' > $(BUILD)/syms2.txt
+	$(Q)cmp -s $(BUILD)/syms1.txt $(BUILD)/syms2.txt || \
+		{ echo "error: code moved between the two kernel links"; rm -f $@; exit 1; }
+
+kernel: check-layering $(KERNEL_ELF)
+
+# A module's internal header is its own: including another's fails the build.
+check-layering:
+	$(Q)sh tools/check-layering.sh $(KERNEL_DIRS)
+
+GRUB_MODULES := normal multiboot2 all_video
+define make-iso
+	$(say) ISO $(2)
+	$(Q)rm -rf $(BUILD)/iso-$(3) && mkdir -p $(BUILD)/iso-$(3)/boot/grub
+	$(Q)cp $(KERNEL_ELF) $(BUILD)/iso-$(3)/boot/microscope.elf
+	$(Q)sed 's|@CMDLINE@|$(1)|' tools/grub.cfg.in > $(BUILD)/iso-$(3)/boot/grub/grub.cfg
+	$(Q)grub-mkrescue -o $(2) $(BUILD)/iso-$(3) --install-modules="$(GRUB_MODULES)" \
+		--modules="$(GRUB_MODULES)" --locales= --fonts= --themes= --compress=xz \
+		>$(BUILD)/grub-mkrescue-$(3).log 2>&1 || { cat $(BUILD)/grub-mkrescue-$(3).log; exit 1; }
+endef
+
+iso: $(ISO) $(TEST_ISO)
+$(ISO): $(KERNEL_ELF) tools/grub.cfg.in
+	$(call make-iso,$(CMDLINE),$@,run)
+# The self-test image runs every suite and leaves QEMU with the result.
+$(TEST_ISO): $(KERNEL_ELF) tools/grub.cfg.in
+	$(call make-iso,ktest=all exit=qemu,$@,selftest)
+
+# make run ARGS="ktest=all exit=qemu" boots with a command line (QEMU -kernel).
+run: deps all
+	$(Q)$(PYTHON) tools/qemu.py --iso $(ISO) --interactive $(if $(ARGS),--kernel $(KERNEL_ELF) --append "$(ARGS)")
+
+debug: deps all
+	$(Q)$(PYTHON) tools/qemu.py --kernel $(KERNEL_ELF) --interactive --gdb --append "$(ARGS)"
+
+test: deps all
+	$(Q)$(PYTHON) tests/run.py --build $(BUILD)
+
+bench: deps all
+	$(Q)$(PYTHON) tests/bench.py --build $(BUILD)
+
+format:
+	$(Q)find $(KERNEL_DIRS) userland aspects tests -name '*.[ch]' | xargs clang-format -i
+
+check-format:
+	$(Q)find $(KERNEL_DIRS) userland aspects tests -name '*.[ch]' | xargs clang-format --dry-run -Werror
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,63 @@
+/*
+ * Per-CPU data.  Each CPU has one struct cpu, reached through the GS base in
+ * one instruction (this_cpu()).  The first field points to the struct itself
+ * so "mov %gs:0" yields its address.  Fields that assembly reads (syscall entry)
+ * have fixed offsets, checked by static assertions in percpu.c.
+ *
+ *     struct cpu *c = this_cpu();
+ *     c->stats.context_switches++;
+ */
+#ifndef KERNEL_CPU_PERCPU_H
+#define KERNEL_CPU_PERCPU_H
+
+#include <stdint.h>
+
+#define MAX_CPUS 64
+
+struct thread;
+
+struct cpu_stats {
+	uint64_t busy_ns;
+	uint64_t idle_ns;
+	uint64_t irq_ns;
+	uint64_t context_switches;
+	uint64_t interrupts;
+};
+
+struct cpu {
+	struct cpu *self;          /* offset 0: this_cpu() reads it */
+	uint64_t syscall_stack;    /* offset 8: kernel stack top for SYSCALL */
+	uint64_t user_stack_saved; /* offset 16: user RSP across SYSCALL entry */
+	uint32_t id;               /* dense index, 0 = boot CPU */
+	uint32_t apic_id;
+	struct thread *current;
+	struct thread *idle_thread;
+	int preempt_count;  /* > 0: no involuntary switch */
+	int irq_depth;      /* nesting of interrupt handlers */
+	int need_resched;   /* set by the tick or a wake-up, acted on at exit */
+	unsigned jp_nesting; /* join-point advice recursion guard */
+	uint64_t quiescent_generation; /* grace periods: last generation seen */
+	void *arch;         /* GDT/TSS and stacks, owned by arch code */
+	void *sched;        /* run queue, owned by sched */
+	struct cpu_stats stats;
+};
+
+extern struct cpu cpus[MAX_CPUS];
+extern unsigned cpu_count;
+
+static inline struct cpu *this_cpu(void)
+{
+	struct cpu *cpu;
+	__asm__ volatile("mov %%gs:0, %0" : "=r"(cpu));
+	return cpu;
+}
+
+static inline unsigned this_cpu_id(void)
+{
+	return this_cpu()->id;
+}
+
+/* Points GS at cpus[index] on the calling CPU; used once per CPU at start-up. */
+void percpu_install(unsigned index, uint32_t apic_id);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * kernel_entry: from the boot assembly to a running system.  The order is the
+ * dependency order: per-CPU area (locks need it) → serial console (so every
+ * later step can report) → loader information → command line → memory → CPU
+ * tables → interrupts and time → threads.  Each step reports what it found,
+ * so the boot log alone says what machine this is.
+ */
+#include <stdint.h>
+
+#include "arch/x86_64/layout.h"
+#include "boot/bootinfo.h"
+#include "boot/cmdline.h"
+#include "console/console.h"
+#include "cpu/percpu.h"
+#include "ktest/ktest.h"
+#include "lib/string.h"
+#include "panic/panic.h"
+#include "power/power.h"
+#include "time/time.h"
+#include "uart/uart.h"
+
+#define MICROSCOPE_VERSION "0.1"
+
+/* The boot page tables map the first 4 GiB at PHYSMAP_BASE. */
+static const void *early_phys_to_ptr(uint64_t phys, uint64_t length)
+{
+	if (phys + length < phys || phys + length > (4ULL << 30))
+		return NULL;
+	return (const void *)(PHYSMAP_BASE + phys);
+}
+
+static int set_loglevel(const char *value)
+{
+	static const char *const names[] = {"emerg", "alert", "crit", "err",
+					    "warn",  "notice", "info", "debug"};
+	if (!value)
+		return -1;
+	if (value[0] >= '0' && value[0] <= '7' && value[1] == '\0') {
+		console_set_level((enum log_level)(value[0] - '0'));
+		return 0;
+	}
+	for (int i = 0; i < 8; i++) {
+		if (!strcmp(value, names[i])) {
+			console_set_level((enum log_level)i);
+			return 0;
+		}
+	}
+	return -1;
+}
+KERNEL_PARAM(loglevel, set_loglevel, "0-7 or emerg..debug: console verbosity");
+
+static void read_boot_info(uint32_t magic, uint64_t info_phys)
+{
+	static struct boot_info parsed;
+	if (bootinfo_parse(magic, info_phys, early_phys_to_ptr, &parsed) < 0)
+		panic("boot: unusable loader information (magic %#x at %#lx)", magic, info_phys);
+	bootinfo_set(&parsed);
+}
+
+static void print_banner(void)
+{
+	const struct boot_info *boot = bootinfo();
+	pr_info("microScope %s (x86_64) - monitoring as a first-class primitive\n",
+		MICROSCOPE_VERSION);
+	pr_info("boot: %s via %s%s, command line '%s'\n",
+		boot->protocol == BOOT_MULTIBOOT2 ? "multiboot2" : "multiboot1",
+		boot->loader_name[0] ? boot->loader_name : "unknown loader",
+		boot->efi ? " (UEFI)" : "", boot->cmdline);
+}
+
+static void run_selftests_and_stop(void)
+{
+	int failed = ktest_run_selected();
+	pr_info("ktest: %d case(s) failed\n", failed);
+	power_stop(failed ? POWER_TESTS_FAILED : POWER_TESTS_PASSED);
+}
+
+/* Called once, from boot.S, on the boot CPU with interrupts off. */
+void kernel_entry(uint32_t magic, uint64_t info_phys);
+void kernel_entry(uint32_t magic, uint64_t info_phys)
+{
+	percpu_install(0, 0);
+	uart_console_init();
+	read_boot_info(magic, info_phys);
+	cmdline_apply(bootinfo()->cmdline);
+	print_banner();
+	clock_init();
+
+	if (ktest_requested())
+		run_selftests_and_stop();
+	pr_info("microScope is up.\n");
+	for (;;)
+		__asm__ volatile("hlt");
+}

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Installs what the build needs from Debian's packages, and nothing when all
+# of it is already there.  Not root: prints the one command to run instead.
+set -eu
+pkgs="build-essential gcc binutils make python3 qemu-system-x86 grub-pc-bin
+grub-efi-amd64-bin grub-common xorriso mtools ovmf cpio clang-format"
+
+missing=""
+for p in $pkgs; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "microScope needs:$missing"
+	echo "run:  sudo sh -c 'apt-get update && $cmd'"
+	exit 1
+fi
+echo "  DEPS   installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Runs microScope in QEMU (TCG only: never KVM) for people and for tests.
+
+Interactive: the serial console is the terminal (Ctrl-A X leaves).
+Batch (tests): serial goes to a log file and stdout, the run has a hard
+timeout, and the result is the isa-debug-exit code the kernel chose.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+OVMF = ["/usr/share/ovmf/OVMF.fd", "/usr/share/OVMF/OVMF_CODE.fd"]
+EXIT_NAMES = {33: "tests passed", 35: "tests failed", 37: "kernel panic", 39: "requested"}
+
+
+def qemu_command(args):
+    cmd = ["qemu-system-x86_64", "-accel", "tcg", "-machine", args.machine,
+           "-m", args.memory, "-smp", str(args.smp), "-cpu", args.cpu,
+           "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+    if args.uefi:
+        firmware = next((f for f in OVMF if os.path.exists(f)), None)
+        if not firmware:
+            sys.exit("qemu.py: no OVMF firmware found (make deps installs ovmf)")
+        cmd += ["-bios", firmware]
+    if args.kernel and not args.iso:
+        cmd += ["-kernel", args.kernel, "-append", args.append or ""]
+        if args.initrd:
+            cmd += ["-initrd", args.initrd]
+    elif args.iso:
+        cmd += ["-cdrom", args.iso, "-boot", "d"]
+    if args.icount:
+        cmd += ["-icount", "shift=0"]
+    if args.gdb:
+        cmd += ["-s", "-S"]
+    cmd += args.extra
+    return cmd
+
+
+def run_interactive(cmd):
+    cmd += ["-display", "none", "-serial", "mon:stdio"]
+    print("microScope in QEMU: serial console below, Ctrl-A X to leave.", flush=True)
+    return subprocess.call(cmd)
+
+
+def run_batch(cmd, args):
+    cmd += ["-display", "none", "-serial", f"file:{args.log}", "-monitor", "none"]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, timeout=args.timeout, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        code, timed_out = proc.returncode, False
+        qemu_output = proc.stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        code, timed_out, qemu_output = None, True, ""
+    elapsed = time.monotonic() - start
+    if qemu_output.strip():
+        sys.stderr.write(qemu_output)
+    verdict = "timed out (hang)" if timed_out else EXIT_NAMES.get(code, f"exit status {code}")
+    print(f"qemu.py: {verdict} after {elapsed:.1f}s, serial log in {args.log}", file=sys.stderr)
+    return 124 if timed_out else code
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--kernel", help="kernel ELF, booted with -kernel (multiboot1)")
+    p.add_argument("--iso", help="ISO image (GRUB, multiboot2)")
+    p.add_argument("--initrd")
+    p.add_argument("--append", default="")
+    p.add_argument("--machine", default="q35")
+    p.add_argument("--memory", default="256M")
+    p.add_argument("--smp", type=int, default=1)
+    p.add_argument("--cpu", default="max")
+    p.add_argument("--uefi", action="store_true")
+    p.add_argument("--icount", action="store_true", help="-icount shift=0: time counts instructions")
+    p.add_argument("--gdb", action="store_true")
+    p.add_argument("--interactive", action="store_true")
+    p.add_argument("--log", default="build/serial.log")
+    p.add_argument("--timeout", type=float, default=120)
+    p.add_argument("extra", nargs="*", help="more QEMU arguments, after --")
+    args = p.parse_args()
+    if not args.kernel and not args.iso:
+        p.error("give --kernel or --iso")
+    cmd = qemu_command(args)
+    sys.exit(run_interactive(cmd) if args.interactive else run_batch(cmd, args))
+
+
+if __name__ == "__main__":
+    main()
