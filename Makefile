@@ -89,7 +89,9 @@ kernel: check-layering $(KERNEL_ELF)
 check-layering:
 	$(Q)sh tools/check-layering.sh $(KERNEL_DIRS)
 
-GRUB_MODULES := normal multiboot2 all_video
+# The EFI image probes every partition map at start; list them so it finds them.
+GRUB_MODULES := normal multiboot2 all_video part_msdos part_gpt part_acorn part_amiga part_apple \
+	part_bsd part_dfly part_dvh part_plan part_sun part_sunpc
 define make-iso
 	$(say) ISO $(2)
 	$(Q)rm -rf $(BUILD)/iso-$(3) && mkdir -p $(BUILD)/iso-$(3)/boot/grub
@@ -101,10 +103,10 @@ define make-iso
 endef
 
 iso: $(ISO) $(TEST_ISO)
-$(ISO): $(KERNEL_ELF) tools/grub.cfg.in
+$(ISO): $(KERNEL_ELF) tools/grub.cfg.in Makefile
 	$(call make-iso,$(CMDLINE),$@,run)
 # The self-test image runs every suite and leaves QEMU with the result.
-$(TEST_ISO): $(KERNEL_ELF) tools/grub.cfg.in
+$(TEST_ISO): $(KERNEL_ELF) tools/grub.cfg.in Makefile
 	$(call make-iso,ktest=all exit=qemu,$@,selftest)
 
 # make run ARGS="ktest=all exit=qemu" boots with a command line (QEMU -kernel).
