@@ -9,6 +9,7 @@
 #include "arch/x86_64/cpu.h"
 #include "cpu/percpu.h"
 #include "panic/panic.h"
+#include "sched/sched.h"
 
 void spin_init(struct spinlock *lock, const char *name)
 {
@@ -24,10 +25,16 @@ void preempt_disable(void)
 	__asm__ volatile("" : : : "memory");
 }
 
+/* Dropping the last reason not to preempt acts on a pending reschedule, but
+ * only where a switch is allowed: outside interrupt handlers, interrupts on. */
 void preempt_enable(void)
 {
+	struct cpu *cpu = this_cpu();
+
 	__asm__ volatile("" : : : "memory");
-	this_cpu()->preempt_count--;
+	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 &&
+	    irq_enabled())
+		sched_preempt();
 }
 
 void spin_lock(struct spinlock *lock)
@@ -70,10 +77,14 @@ uint64_t spin_lock_irqsave(struct spinlock *lock)
 	return flags;
 }
 
+/* Preemption stays off until the interrupt flag is back, so a reschedule
+ * that became due under the lock happens here rather than at the next tick. */
 void spin_unlock_irqrestore(struct spinlock *lock, uint64_t flags)
 {
+	preempt_disable();
 	spin_unlock(lock);
 	irq_restore(flags);
+	preempt_enable();
 }
 
 bool spin_held_by_me(const struct spinlock *lock)

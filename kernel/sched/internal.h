@@ -1,0 +1,142 @@
+/*
+ * The scheduler's own declarations: the thread structure, per-CPU run queues,
+ * intrusive lists, and the calls between thread.c, sched.c, waitq.c and
+ * mutex.c.  Nothing outside kernel/sched/ includes this file.
+ *
+ * Lock order: threads_lock, then a waitq's or mutex's lock, then a run
+ * queue's lock.  All of them are taken with interrupts off.
+ */
+#ifndef KERNEL_SCHED_INTERNAL_H
+#define KERNEL_SCHED_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86_64/fpu.h"
+#include "cpu/percpu.h"
+#include "mm/mm.h"
+#include "sched/sched.h"
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+/* ---- Intrusive doubly linked lists (a head is a link to itself) --------- */
+
+static inline void link_init(struct sched_link *head)
+{
+	head->next = head;
+	head->prev = head;
+}
+
+static inline bool link_empty(const struct sched_link *head)
+{
+	return head->next == head;
+}
+
+/* Inserts node just before position (at the tail when position is the head). */
+static inline void link_insert_before(struct sched_link *position, struct sched_link *node)
+{
+	node->prev = position->prev;
+	node->next = position;
+	position->prev->next = node;
+	position->prev = node;
+}
+
+static inline void link_remove(struct sched_link *node)
+{
+	node->prev->next = node->next;
+	node->next->prev = node->prev;
+	node->next = node;
+	node->prev = node;
+}
+
+/* ---- Threads ------------------------------------------------------------- */
+
+enum thread_flags {
+	THREAD_STATIC = 1u << 0,   /* boot thread: structure and stack are not ours to free */
+	THREAD_IDLE = 1u << 1,     /* a CPU's idle thread: never queued, never ends */
+	THREAD_DETACHED = 1u << 2, /* freed when it ends */
+	THREAD_JOINED = 1u << 3,   /* somebody is in thread_join on it */
+};
+
+struct thread {
+	uint64_t saved_rsp; /* while switched out: what arch_context_switch restores */
+	uint64_t id;
+	char name[THREAD_NAME_MAX];
+	volatile enum thread_state state;
+	int priority;
+	unsigned cpu;        /* whose run queue holds it */
+	uint64_t affinity;   /* CPUs it may run on (bit per CPU); not yet acted on */
+	unsigned flags;      /* enum thread_flags, under threads_lock */
+	int saved_irq_depth; /* this_cpu()->irq_depth while switched out */
+	unsigned slice_left; /* ticks before round-robin moves on */
+	struct kstack stack;
+	thread_fn entry;
+	void *arg;
+	int exit_status;
+
+	struct sched_link run_link;   /* run queue, under its lock */
+	struct sched_link sleep_link; /* run queue's sleepers, under its lock */
+	uint64_t wake_deadline_ns;
+	bool sleeping;              /* on sleep_link */
+	struct sched_link all_link; /* every thread, under threads_lock */
+	struct waitq exit_queue;    /* joiners wait here for THREAD_DEAD */
+
+	uint64_t ready_since_ns;
+	struct thread_stats stats;
+	struct fpu_state fpu;
+};
+
+/* One per CPU, reached through this_cpu()->sched. */
+struct run_queue {
+	struct spinlock lock;
+	struct sched_link ready[SCHED_PRIORITY_LEVELS];
+	uint32_t ready_mask; /* bit p set: ready[p] is not empty */
+	unsigned ready_count;
+	struct sched_link sleepers; /* blocked with a deadline, earliest first */
+	struct thread *idle;
+	struct thread *switched_from; /* set by a switch, consumed right after it */
+	uint64_t last_account_ns;
+	struct cpu *cpu;
+};
+
+/* A thread parked on a waitq or a mutex; lives on the waiter's stack. */
+struct waiter {
+	struct sched_link link;
+	struct thread *thread;
+	bool queued; /* still on the list: nobody has picked it to wake */
+};
+
+/* waitq.c */
+enum wake_count { WAKE_ONE, WAKE_ALL };
+/* Wakes the first waiter or all of them, queue lock held.  Returns how many. */
+int waitq_wake_locked(struct waitq *queue, enum wake_count count);
+
+/* thread.c */
+struct thread *thread_alloc(const char *name, int priority, unsigned flags);
+void thread_free(struct thread *t);
+void thread_setup_boot(struct thread *t, const char *name, uint64_t stack_base, uint64_t stack_top);
+void thread_prepare_stack(struct thread *t, void (*start)(void *), void *start_arg);
+/* Called once a THREAD_EXITING thread is off its stack for good. */
+void thread_reap(struct thread *t);
+
+/* sched.c */
+/* Puts a new thread on this CPU's run queue. */
+void sched_start_thread(struct thread *t);
+/* Marks the caller as about to block: a sched_wakeup from now on cancels the
+ * block.  Call it before releasing the lock that guards the condition. */
+void sched_prepare_block(void);
+/* Blocks the caller (see sched_prepare_block) until woken or, if deadline_ns
+ * is not 0, until clock_ns() passes it.  Returns 0, or -ETIMEDOUT when the
+ * deadline has passed.  Wake-ups may be spurious: callers re-check. */
+int sched_block(uint64_t deadline_ns);
+/* The one function every context switch goes through: run queue lock held,
+ * interrupts off, prev is the running thread. */
+void sched_switch_to(struct thread *prev, struct thread *next);
+/* Switches away from an exiting thread for good. */
+__attribute__((noreturn)) void sched_exit_current(void);
+
+/* switch.S */
+void arch_context_switch(uint64_t *save_rsp, uint64_t load_rsp);
+void arch_thread_trampoline(void);
+
+#endif

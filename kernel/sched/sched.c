@@ -1,0 +1,457 @@
+/*
+ * The scheduler: per-CPU run queues, fixed priorities, round-robin within a
+ * priority, preemption by the tick and by wake-ups.
+ *
+ * Each CPU's run queue holds one FIFO list per priority and a bit mask of the
+ * non-empty ones, so picking the next thread is one bit scan.  The running
+ * thread is on no list; the idle thread never is.  A thread stays on the CPU
+ * it was created on (thread->cpu): affinity is recorded but not acted on yet.
+ *
+ * Invariants:
+ *  - All run-queue state, and the state of every thread on that CPU, changes
+ *    only under the run queue's lock, with interrupts off.
+ *  - Every switch goes through sched_switch_to with exactly that lock held
+ *    (so preempt_count is 1), and the lock is released by the thread that
+ *    runs next, in finish_switch (or its first run, thread_start).
+ *  - A thread blocks in two steps: it sets THREAD_BLOCKED while still holding
+ *    the lock that guards its condition (sched_prepare_block), then, after
+ *    dropping it, switches away in sched_block if the state is still
+ *    THREAD_BLOCKED.  A wake-up in between finds the thread on its CPU and
+ *    just sets it back to THREAD_RUNNING: no wake-up is lost.  Preemption in
+ *    between puts it back on the run queue; its sched_block then returns at
+ *    once, a spurious wake-up that callers' condition loops absorb.
+ *  - Every wake-up goes through sched_wakeup.
+ *
+ * Preemption: the tick ends the current slice (need_resched when a thread of
+ * the same or higher priority is ready); a wake-up of a thread that outranks
+ * the current one sets need_resched at once.  need_resched is acted on at
+ * interrupt exit and when preempt_enable brings the count to 0.
+ *
+ * Time accounting: at every switch and tick, the time since the last one is
+ * charged to the running thread and to the CPU's busy or idle time; a thread
+ * also collects the time it spent ready (wait_ns).  Sleeping uses the tick:
+ * each run queue keeps its sleepers sorted by deadline.
+ */
+#include "sched/internal.h"
+
+#include "arch/x86_64/cpu.h"
+#include "console/console.h"
+#include "irq/irq.h"
+#include "lib/errno.h"
+#include "time/time.h"
+
+#define WAKEUPS_PER_TICK 16
+
+enum switch_reason { SWITCH_BLOCK, SWITCH_YIELD, SWITCH_PREEMPT, SWITCH_EXIT };
+
+static struct run_queue run_queues[MAX_CPUS];
+static struct thread boot_thread;
+
+extern char boot_stack_bottom[], boot_stack_top[];
+
+static struct run_queue *this_rq(void)
+{
+	return this_cpu()->sched;
+}
+
+static struct run_queue *rq_of(const struct thread *t)
+{
+	return cpus[t->cpu].sched;
+}
+
+/* ---- Run queue ----------------------------------------------------------- */
+
+static void rq_enqueue(struct run_queue *rq, struct thread *t, uint64_t now)
+{
+	t->state = THREAD_READY;
+	t->ready_since_ns = now;
+	link_insert_before(&rq->ready[t->priority], &t->run_link);
+	rq->ready_mask |= 1u << t->priority;
+	rq->ready_count++;
+}
+
+/* Highest ready priority, or -1 when nothing is ready. */
+static int rq_best_priority(const struct run_queue *rq)
+{
+	return rq->ready_mask ? 31 - __builtin_clz(rq->ready_mask) : -1;
+}
+
+/* Removes and returns the next thread to run: the head of the best level, or
+ * the idle thread. */
+static struct thread *rq_pick(struct run_queue *rq)
+{
+	int level = rq_best_priority(rq);
+	if (level < 0)
+		return rq->idle;
+	struct sched_link *link = rq->ready[level].next;
+	link_remove(link);
+	if (link_empty(&rq->ready[level]))
+		rq->ready_mask &= ~(1u << level);
+	rq->ready_count--;
+	return container_of(link, struct thread, run_link);
+}
+
+static void rq_add_sleeper(struct run_queue *rq, struct thread *t)
+{
+	struct sched_link *position = rq->sleepers.next;
+	while (position != &rq->sleepers &&
+	       container_of(position, struct thread, sleep_link)->wake_deadline_ns <=
+		   t->wake_deadline_ns)
+		position = position->next;
+	link_insert_before(position, &t->sleep_link);
+	t->sleeping = true;
+}
+
+static void rq_remove_sleeper(struct thread *t)
+{
+	if (t->sleeping) {
+		link_remove(&t->sleep_link);
+		t->sleeping = false;
+	}
+}
+
+/* Does t outrank what runs on its CPU now? */
+static bool outranks_current(struct run_queue *rq, const struct thread *t)
+{
+	struct thread *current = rq->cpu->current;
+	return current == rq->idle || t->priority > current->priority;
+}
+
+/* Charges the time since the last charge to the running thread and CPU. */
+static void account_current(struct run_queue *rq, uint64_t now)
+{
+	struct thread *current = rq->cpu->current;
+	uint64_t delta = now - rq->last_account_ns;
+
+	rq->last_account_ns = now;
+	current->stats.run_ns += delta;
+	if (current == rq->idle)
+		rq->cpu->stats.idle_ns += delta;
+	else
+		rq->cpu->stats.busy_ns += delta;
+}
+
+/* ---- Switching ----------------------------------------------------------- */
+
+void sched_switch_to(struct thread *prev, struct thread *next)
+{
+	struct cpu *cpu = this_cpu();
+	struct run_queue *rq = cpu->sched;
+	uint64_t now = clock_ns();
+
+	spin_assert_held(&rq->lock);
+	ASSERT(!irq_enabled() && prev == cpu->current);
+	if (cpu->preempt_count != 1)
+		panic("sched: switch from '%s' with preempt_count %d (sleeping with a lock held?)",
+		      prev->name, cpu->preempt_count);
+
+	account_current(rq, now);
+	if (next != rq->idle)
+		next->stats.wait_ns += now - next->ready_since_ns;
+	next->state = THREAD_RUNNING;
+	next->cpu = cpu->id;
+	next->slice_left = SCHED_SLICE_TICKS;
+	next->stats.switches++;
+	cpu->stats.context_switches++;
+
+	/* irq_depth belongs to the thread: one preempted at interrupt exit
+	 * resumes inside its handler. */
+	prev->saved_irq_depth = cpu->irq_depth;
+	cpu->irq_depth = next->saved_irq_depth;
+	cpu->current = next;
+	rq->switched_from = prev;
+	fpu_save(&prev->fpu);
+	fpu_restore(&next->fpu);
+	arch_context_switch(&prev->saved_rsp, next->saved_rsp);
+}
+
+/* Picks the next thread and switches to it, run queue lock held.  Returns
+ * when the caller runs again, with this CPU's run queue lock held. */
+static void schedule_locked(struct run_queue *rq, enum switch_reason reason)
+{
+	struct thread *prev = rq->cpu->current;
+	bool stays_runnable = prev->state == THREAD_RUNNING ||
+			      (reason == SWITCH_PREEMPT && prev->state == THREAD_BLOCKED);
+
+	rq->cpu->need_resched = 0;
+	if (stays_runnable && prev != rq->idle)
+		rq_enqueue(rq, prev, clock_ns());
+	struct thread *next = rq_pick(rq);
+	if (next == prev) {
+		prev->state = THREAD_RUNNING;
+		return;
+	}
+	sched_switch_to(prev, next);
+}
+
+/* The second half of every switch, in the thread that now runs: releases the
+ * run queue lock taken by the thread before it and reaps that thread if it
+ * was exiting. */
+static void finish_switch(uint64_t irq_flags)
+{
+	struct run_queue *rq = this_rq();
+	struct thread *prev = rq->switched_from;
+
+	rq->switched_from = NULL;
+	spin_unlock_irqrestore(&rq->lock, irq_flags);
+	if (prev && prev->state == THREAD_EXITING)
+		thread_reap(prev);
+}
+
+/* A new thread's first code, called by arch_thread_trampoline. */
+__attribute__((noreturn)) static void thread_start(void *arg)
+{
+	struct thread *self = arg;
+
+	finish_switch(RFLAGS_IF);
+	thread_exit(self->entry(self->arg));
+}
+
+/* ---- Blocking and waking ------------------------------------------------- */
+
+void sched_prepare_block(void)
+{
+	thread_current()->state = THREAD_BLOCKED;
+	__asm__ volatile("" : : : "memory");
+}
+
+int sched_block(uint64_t deadline_ns)
+{
+	struct run_queue *rq = this_rq();
+	uint64_t flags = spin_lock_irqsave(&rq->lock);
+	struct thread *self = rq->cpu->current;
+
+	if (self->state != THREAD_BLOCKED) {
+		spin_unlock_irqrestore(&rq->lock, flags);
+		return 0;
+	}
+	if (deadline_ns && clock_ns() >= deadline_ns) {
+		self->state = THREAD_RUNNING;
+		spin_unlock_irqrestore(&rq->lock, flags);
+		return -ETIMEDOUT;
+	}
+	if (deadline_ns) {
+		self->wake_deadline_ns = deadline_ns;
+		rq_add_sleeper(rq, self);
+	}
+	schedule_locked(rq, SWITCH_BLOCK);
+	rq_remove_sleeper(self); /* woken before the deadline */
+	finish_switch(flags);
+	return deadline_ns && clock_ns() >= deadline_ns ? -ETIMEDOUT : 0;
+}
+
+static bool wakeup_locked(struct run_queue *rq, struct thread *t)
+{
+	if (t->state != THREAD_BLOCKED)
+		return false;
+	if (rq->cpu->current == t) {
+		t->state = THREAD_RUNNING; /* it has not switched away yet */
+		return true;
+	}
+	rq_remove_sleeper(t);
+	rq_enqueue(rq, t, clock_ns());
+	/* FIXME: a remote CPU learns of need_resched only at its next tick;
+	 * it needs a reschedule IPI once other CPUs run threads. */
+	if (outranks_current(rq, t))
+		rq->cpu->need_resched = 1;
+	return true;
+}
+
+bool sched_wakeup(struct thread *t)
+{
+	struct run_queue *rq = rq_of(t);
+	uint64_t flags = spin_lock_irqsave(&rq->lock);
+	bool woken = wakeup_locked(rq, t);
+	spin_unlock_irqrestore(&rq->lock, flags);
+	return woken;
+}
+
+void sched_start_thread(struct thread *t)
+{
+	thread_prepare_stack(t, thread_start, t);
+	t->state = THREAD_BLOCKED;
+	sched_wakeup(t);
+}
+
+/* ---- Entry points ------------------------------------------------------- */
+
+void sched_yield(void)
+{
+	struct run_queue *rq = this_rq();
+	uint64_t flags = spin_lock_irqsave(&rq->lock);
+	schedule_locked(rq, SWITCH_YIELD);
+	finish_switch(flags);
+}
+
+void sched_preempt(void)
+{
+	struct cpu *cpu = this_cpu();
+	if (!cpu->need_resched || cpu->preempt_count || !cpu->sched)
+		return;
+	struct run_queue *rq = cpu->sched;
+	uint64_t flags = spin_lock_irqsave(&rq->lock);
+	schedule_locked(rq, SWITCH_PREEMPT);
+	finish_switch(flags);
+}
+
+void sched_exit_current(void)
+{
+	struct run_queue *rq = this_rq();
+	spin_lock_irqsave(&rq->lock);
+	rq->cpu->current->state = THREAD_EXITING;
+	schedule_locked(rq, SWITCH_EXIT);
+	panic("sched: an exited thread ran again");
+}
+
+void sched_sleep_ns(uint64_t ns)
+{
+	if (!ns) {
+		sched_yield();
+		return;
+	}
+	uint64_t deadline = clock_ns() + ns;
+	do
+		sched_prepare_block();
+	while (sched_block(deadline) == 0);
+}
+
+/* ---- Tick and interrupt exit --------------------------------------------- */
+
+/* Takes up to max expired sleepers off the list; returns how many. */
+static unsigned collect_expired(struct run_queue *rq, uint64_t now, struct thread **expired,
+				unsigned max)
+{
+	unsigned count = 0;
+	while (count < max && !link_empty(&rq->sleepers)) {
+		struct thread *t = container_of(rq->sleepers.next, struct thread, sleep_link);
+		if (t->wake_deadline_ns > now)
+			break;
+		rq_remove_sleeper(t);
+		expired[count++] = t;
+	}
+	return count;
+}
+
+static void end_slice_if_due(struct run_queue *rq)
+{
+	struct thread *current = rq->cpu->current;
+	if (current == rq->idle) {
+		if (rq->ready_mask)
+			rq->cpu->need_resched = 1;
+		return;
+	}
+	if (current->slice_left && --current->slice_left)
+		return;
+	current->slice_left = SCHED_SLICE_TICKS;
+	if (rq_best_priority(rq) >= current->priority)
+		rq->cpu->need_resched = 1;
+}
+
+/* The timer tick, in interrupt context on each CPU. */
+static void sched_tick(void)
+{
+	struct run_queue *rq = this_rq();
+	struct thread *expired[WAKEUPS_PER_TICK];
+	uint64_t now = clock_ns();
+
+	if (!rq)
+		return;
+	uint64_t flags = spin_lock_irqsave(&rq->lock);
+	account_current(rq, now);
+	unsigned count = collect_expired(rq, now, expired, WAKEUPS_PER_TICK);
+	end_slice_if_due(rq);
+	spin_unlock_irqrestore(&rq->lock, flags);
+	for (unsigned i = 0; i < count; i++)
+		sched_wakeup(expired[i]);
+}
+
+/* Called by the interrupt code on the way out of every handler. */
+static void sched_irq_exit(struct trap_frame *frame)
+{
+	(void)frame;
+	sched_preempt();
+}
+
+/* ---- Idle and start-up --------------------------------------------------- */
+
+/* Halts until an interrupt makes something ready.  Interrupts go on and the
+ * CPU halts in one step (STI's one-instruction shadow), so a wake-up from an
+ * interrupt between the check and the HLT is not slept through. */
+static int idle_loop(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		irq_disable();
+		if (this_cpu()->need_resched) {
+			irq_enable();
+			sched_yield();
+			continue;
+		}
+		__asm__ volatile("sti; hlt" : : : "memory");
+	}
+	return 0;
+}
+
+static void run_queue_init(struct run_queue *rq, struct cpu *cpu)
+{
+	spin_init(&rq->lock, "runqueue");
+	for (int i = 0; i < SCHED_PRIORITY_LEVELS; i++)
+		link_init(&rq->ready[i]);
+	link_init(&rq->sleepers);
+	rq->cpu = cpu;
+	rq->last_account_ns = clock_ns();
+}
+
+static struct thread *create_idle_thread(struct cpu *cpu)
+{
+	char name[THREAD_NAME_MAX] = "idle/";
+	name[5] = (char)('0' + cpu->id % 10);
+	struct thread *idle = thread_alloc(name, SCHED_PRIORITY_MIN, THREAD_IDLE);
+	if (!idle)
+		panic("sched: no memory for cpu %u's idle thread", cpu->id);
+	idle->entry = idle_loop;
+	thread_prepare_stack(idle, thread_start, idle);
+	idle->state = THREAD_READY;
+	return idle;
+}
+
+void sched_init(void)
+{
+	struct cpu *cpu = this_cpu();
+	struct run_queue *rq = &run_queues[cpu->id];
+
+	fpu_init_cpu();
+	run_queue_init(rq, cpu);
+	thread_setup_boot(&boot_thread, "boot", (uint64_t)boot_stack_bottom,
+			  (uint64_t)boot_stack_top);
+	cpu->current = &boot_thread;
+	cpu->sched = rq;
+	rq->idle = create_idle_thread(cpu);
+	cpu->idle_thread = rq->idle;
+	timer_set_tick_callback(sched_tick);
+	irq_set_exit_hook(sched_irq_exit);
+	pr_info("sched: %d priorities, %u-tick slices, eager FPU save, boot thread %lu\n",
+		SCHED_PRIORITY_LEVELS, SCHED_SLICE_TICKS, thread_id(&boot_thread));
+}
+
+void sched_start_cpu(void)
+{
+	struct cpu *cpu = this_cpu();
+	struct run_queue *rq = &run_queues[cpu->id];
+	struct thread *idle = thread_alloc("idle", SCHED_PRIORITY_MIN, THREAD_IDLE);
+
+	if (!idle)
+		panic("sched: no memory for cpu %u's idle thread", cpu->id);
+	fpu_init_cpu();
+	run_queue_init(rq, cpu);
+	/* The context we run in becomes the idle thread; the stack thread_alloc
+	 * made for it stays unused until the thread is reclaimed (never). */
+	idle->state = THREAD_RUNNING;
+	rq->idle = idle;
+	cpu->idle_thread = idle;
+	cpu->current = idle;
+	cpu->sched = rq;
+	irq_enable();
+	idle_loop(NULL);
+	__builtin_unreachable();
+}

@@ -1,0 +1,207 @@
+/*
+ * Threads and the scheduler: kernel threads with fixed priorities, preempted
+ * by the timer tick, and the ways a thread waits for another: wait queues with
+ * a condition, sleeping mutexes, completions, semaphores and sleeping for a
+ * while.  Each CPU has its own run queue; a thread stays on the CPU that
+ * created it until affinity-driven migration exists.
+ *
+ *     struct thread *t = thread_create(worker, &job, "worker", SCHED_PRIORITY_NORMAL);
+ *     waitq_wait(&job.done_queue, job_finished, &job);
+ *     int status; thread_join(t, &status);
+ */
+#ifndef KERNEL_SCHED_SCHED_H
+#define KERNEL_SCHED_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu/spinlock.h"
+#include "panic/panic.h"
+
+/* ---- Threads ------------------------------------------------------------- */
+
+/* Priorities: a higher number runs first; threads of equal priority share the
+ * CPU round-robin, one time slice each.  The idle threads sit below them all. */
+enum sched_priority {
+	SCHED_PRIORITY_MIN = 0,
+	SCHED_PRIORITY_LOW = 2,
+	SCHED_PRIORITY_NORMAL = 4,
+	SCHED_PRIORITY_HIGH = 6,
+	SCHED_PRIORITY_MAX = 7,
+};
+#define SCHED_PRIORITY_LEVELS 8
+#define SCHED_SLICE_TICKS     10 /* round-robin time slice */
+#define THREAD_NAME_MAX       24
+#define THREAD_STACK_PAGES    4
+
+enum thread_state {
+	THREAD_READY,   /* on a run queue */
+	THREAD_RUNNING, /* on a CPU */
+	THREAD_BLOCKED, /* waiting for a wake-up (or about to) */
+	THREAD_EXITING, /* called thread_exit, not yet off its stack */
+	THREAD_DEAD,    /* off its stack for good: join reclaims it */
+};
+
+struct thread;
+
+/* A thread's body; its return value is the exit status thread_join reports. */
+typedef int (*thread_fn)(void *arg);
+
+struct thread_stats {
+	uint64_t run_ns;   /* time on a CPU */
+	uint64_t wait_ns;  /* time ready but waiting for a CPU */
+	uint64_t switches; /* times switched in */
+};
+
+/* Starts fn(arg) in a new thread on this CPU.  name is copied (truncated to
+ * THREAD_NAME_MAX - 1).  A thread of higher priority than the caller runs
+ * before this returns.  Returns the thread, or NULL when fn is NULL, priority
+ * is out of range, or memory (thread or stack) ran out. */
+struct thread *thread_create(thread_fn fn, void *arg, const char *name, int priority);
+/* Ends the calling thread with status; its stack is reclaimed by thread_join,
+ * or at once if it was detached.  Never returns. */
+__attribute__((noreturn)) void thread_exit(int status);
+/* Waits for t to end, stores its status (status may be NULL) and frees it.
+ * Returns 0, -EDEADLK (t is the caller) or -EINVAL (t is detached, already
+ * being joined, or cannot end: the boot and idle threads). */
+int thread_join(struct thread *t, int *status);
+/* Lets t be reclaimed by itself when it ends; it can no longer be joined.
+ * Returns 0 or -EINVAL (already detached or joined). */
+int thread_detach(struct thread *t);
+/* The calling thread; NULL before sched_init. */
+struct thread *thread_current(void);
+/* Accessors: id (0 = the boot thread), name, priority, state, statistics. */
+uint64_t thread_id(const struct thread *t);
+const char *thread_name(const struct thread *t);
+int thread_priority(const struct thread *t);
+enum thread_state thread_state(const struct thread *t);
+void thread_get_stats(const struct thread *t, struct thread_stats *stats);
+/* Threads that exist right now (not yet reclaimed), idle threads included. */
+unsigned thread_count(void);
+/* Prints one line per thread: id, name, state, priority, CPU, statistics. */
+void thread_print_all(void);
+
+/* ---- Scheduling ---------------------------------------------------------- */
+
+/* Makes the boot context thread 0 of CPU 0, creates CPU 0's idle thread and
+ * hooks the timer tick and interrupt exit.  Once, after the timer and the
+ * interrupt tables are set up; panics when memory runs out. */
+void sched_init(void);
+/* For a secondary CPU, after its per-CPU area, tables and timer are up: makes
+ * the calling context this CPU's idle thread and starts scheduling.  Never
+ * returns. */
+__attribute__((noreturn)) void sched_start_cpu(void);
+/* Gives the CPU to the next ready thread of the same or higher priority, if
+ * any.  Must not be called with a spinlock held. */
+void sched_yield(void);
+/* Blocks the caller for at least ns nanoseconds (tick resolution: it wakes
+ * on the first tick past the deadline).  0 just yields. */
+void sched_sleep_ns(uint64_t ns);
+/* Makes a blocked thread ready (or cancels a block it is about to enter).
+ * Every wake-up in the kernel goes through here.  Returns true when t was
+ * blocked, false when it was already runnable or gone past waking. */
+bool sched_wakeup(struct thread *t);
+/* Switches now if this CPU was asked to reschedule and may: preempt_enable
+ * calls it when the preemption count drops to 0 with interrupts on. */
+void sched_preempt(void);
+
+/* ---- Wait queues --------------------------------------------------------- */
+
+/* A list of threads waiting for something.  Waiters pass a condition that the
+ * queue re-checks under its lock before sleeping, so a wake-up that comes
+ * between the check and the sleep is never lost.  The waker changes the state
+ * first, then calls waitq_wake_*. */
+struct sched_link {
+	struct sched_link *next, *prev;
+};
+
+struct waitq {
+	struct spinlock lock;
+	struct sched_link waiters;
+	const char *name;
+};
+
+#define WAITQ_INIT(queue, queue_name)                                                       \
+	{                                                                                   \
+		SPINLOCK_INIT(queue_name), {&(queue).waiters, &(queue).waiters}, queue_name \
+	}
+
+/* The condition waited for.  It runs with the queue's lock held and
+ * interrupts off: it may only read state (no sleeping, no other waitq). */
+typedef bool (*waitq_cond_fn)(void *arg);
+
+void waitq_init(struct waitq *queue, const char *name);
+/* Sleeps until cond(arg) is true.  Returns 0. */
+int waitq_wait(struct waitq *queue, waitq_cond_fn cond, void *arg);
+/* As waitq_wait, but gives up timeout_ns after the call.  Returns 0 (cond
+ * true; checked once more at the deadline) or -ETIMEDOUT. */
+int waitq_wait_timeout(struct waitq *queue, waitq_cond_fn cond, void *arg, uint64_t timeout_ns);
+/* Wakes the longest waiter.  Returns how many threads were woken (0 or 1). */
+int waitq_wake_one(struct waitq *queue);
+/* Wakes every waiter.  Returns how many threads were woken. */
+int waitq_wake_all(struct waitq *queue);
+
+/* ---- Completions: "this has happened", once and for everybody ------------ */
+
+struct completion {
+	struct waitq queue;
+	volatile bool done;
+};
+
+void completion_init(struct completion *c, const char *name);
+/* Sleeps until completion_signal was called.  Returns 0. */
+int completion_wait(struct completion *c);
+/* Returns 0, or -ETIMEDOUT when timeout_ns passed first. */
+int completion_wait_timeout(struct completion *c, uint64_t timeout_ns);
+/* Marks c done and wakes every waiter, present and future. */
+void completion_signal(struct completion *c);
+/* True once completion_signal was called. */
+bool completion_is_done(struct completion *c);
+
+/* ---- Counting semaphores ------------------------------------------------- */
+
+struct semaphore {
+	struct waitq queue;
+	volatile int64_t count;
+};
+
+void semaphore_init(struct semaphore *s, int64_t count, const char *name);
+/* Takes one unit, sleeping until one is available.  Returns 0. */
+int semaphore_down(struct semaphore *s);
+/* Takes one unit if available.  Returns 0 or -EAGAIN. */
+int semaphore_trydown(struct semaphore *s);
+/* Gives one unit back and wakes one waiter. */
+void semaphore_up(struct semaphore *s);
+
+/* ---- Sleeping mutexes ---------------------------------------------------- */
+
+/* A lock that sleeps instead of spinning; it has an owner, only the owner may
+ * unlock, and waiters get it in priority order (FIFO within a priority), by
+ * direct hand-over so none can be overtaken.  Not for interrupt context. */
+struct mutex {
+	struct spinlock lock;
+	struct thread *owner;
+	struct sched_link waiters;
+	const char *name;
+};
+
+#define MUTEX_INIT(m, mutex_name)                                                         \
+	{                                                                                 \
+		SPINLOCK_INIT(mutex_name), NULL, {&(m).waiters, &(m).waiters}, mutex_name \
+	}
+
+void mutex_init(struct mutex *m, const char *name);
+/* Sleeps until the mutex is the caller's.  Panics if the caller owns it. */
+void mutex_lock(struct mutex *m);
+/* Takes the mutex if it is free.  Returns true when the caller now owns it. */
+bool mutex_trylock(struct mutex *m);
+/* Releases the mutex, handing it to the best waiter.  Panics unless the
+ * caller owns it. */
+void mutex_unlock(struct mutex *m);
+/* True when the calling thread owns m. */
+bool mutex_held_by_me(const struct mutex *m);
+
+#define mutex_assert_held(m) ASSERT(mutex_held_by_me(m))
+
+#endif

@@ -1,0 +1,539 @@
+/*
+ * ktest suite "sched": threads, priorities, preemption, wait queues, mutexes,
+ * reclamation and FPU isolation.  Orderings are observed with counters and
+ * sequence numbers, never with durations; where a test must wait for a
+ * thread to get somewhere, it waits on a condition, and busy threads give up
+ * after a generous clock bound so a broken scheduler fails instead of hanging.
+ * The suite runs in the ktest thread (priority normal).
+ */
+#include "sched/internal.h"
+
+#include "arch/x86_64/cpu.h"
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "time/time.h"
+
+#define BUSY_BOUND_NS (3 * NSEC_PER_SEC)
+
+static uint64_t busy_deadline(void)
+{
+	return clock_ns() + BUSY_BOUND_NS;
+}
+
+/* Spawns count threads of fn(&args[i]) and joins them all; returns the sum of
+ * their exit statuses, or -1 if one could not be created or joined. */
+static int run_threads(thread_fn fn, void **args, const int *priorities, int count)
+{
+	struct thread *threads[64];
+	int sum = 0, failed = 0;
+
+	ASSERT(count <= 64);
+	for (int i = 0; i < count; i++) {
+		threads[i] = thread_create(fn, args[i], "test", priorities[i]);
+		failed |= !threads[i];
+	}
+	for (int i = 0; i < count; i++) {
+		int status = 0;
+		if (threads[i] && thread_join(threads[i], &status) == 0)
+			sum += status;
+		else
+			failed = 1;
+	}
+	return failed ? -1 : sum;
+}
+
+/* ---- Many threads of every priority run and finish ---------------------- */
+
+static volatile uint64_t shared_total;
+
+static int count_and_yield(void *arg)
+{
+	int index = (int)(uintptr_t)arg;
+	for (int i = 0; i < 100; i++) {
+		__atomic_fetch_add(&shared_total, 1, __ATOMIC_RELAXED);
+		if ((i + index) % 3 == 0)
+			sched_yield();
+	}
+	return 1;
+}
+
+static void threads_of_every_priority_run_and_finish(struct ktest *t)
+{
+	void *args[40];
+	int priorities[40];
+	unsigned threads_before = thread_count();
+
+	shared_total = 0;
+	for (int i = 0; i < 40; i++) {
+		args[i] = (void *)(uintptr_t)i;
+		priorities[i] = i % SCHED_PRIORITY_LEVELS;
+	}
+	EXPECT_EQ(t, run_threads(count_and_yield, args, priorities, 40), 40);
+	EXPECT_EQ(t, shared_total, 40 * 100);
+	EXPECT_EQ(t, thread_count(), threads_before);
+}
+
+/* ---- Priorities decide who runs first ----------------------------------- */
+
+static volatile int sequence;
+
+static int record_sequence(void *arg)
+{
+	*(volatile int *)arg = __atomic_add_fetch(&sequence, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void higher_priority_runs_before_create_returns(struct ktest *t)
+{
+	volatile int high_seen = 0, low_seen = 0;
+
+	sequence = 0;
+	struct thread *high =
+	    thread_create(record_sequence, (void *)&high_seen, "high", SCHED_PRIORITY_HIGH);
+	struct thread *low =
+	    thread_create(record_sequence, (void *)&low_seen, "low", SCHED_PRIORITY_LOW);
+	int mine = __atomic_add_fetch(&sequence, 1, __ATOMIC_RELAXED);
+	ASSERT_TRUE(t, high && low);
+	EXPECT_EQ(t, thread_join(high, NULL), 0);
+	EXPECT_EQ(t, thread_join(low, NULL), 0);
+	EXPECT_EQ(t, high_seen, 1); /* ran inside thread_create */
+	EXPECT_EQ(t, mine, 2);
+	EXPECT_EQ(t, low_seen, 3); /* ran only once this thread blocked */
+}
+
+/* ---- A woken high-priority thread preempts a busy low one --------------- */
+
+static volatile int stop_busy;
+static volatile uint64_t busy_count;
+static volatile int busy_finished;
+static volatile uint64_t count_seen_by_high;
+static volatile int finished_seen_by_high = -1;
+
+static int busy_until_stopped(void *arg)
+{
+	uint64_t deadline = busy_deadline();
+	while (!stop_busy && clock_ns() < deadline)
+		busy_count++;
+	busy_finished = 1;
+	return 0;
+}
+
+static int sleep_then_stop_busy(void *arg)
+{
+	sched_sleep_ns(2 * NSEC_PER_MSEC);
+	count_seen_by_high = busy_count;
+	finished_seen_by_high = busy_finished;
+	stop_busy = 1;
+	return 0;
+}
+
+static void woken_high_priority_preempts_busy_low(struct ktest *t)
+{
+	stop_busy = 0;
+	busy_count = 0;
+	busy_finished = 0;
+	struct thread *low = thread_create(busy_until_stopped, NULL, "busy", SCHED_PRIORITY_LOW);
+	struct thread *high =
+	    thread_create(sleep_then_stop_busy, NULL, "sleeper", SCHED_PRIORITY_HIGH);
+	ASSERT_TRUE(t, low && high);
+	EXPECT_EQ(t, thread_join(high, NULL), 0);
+	EXPECT_EQ(t, thread_join(low, NULL), 0);
+	/* The busy thread never yields: the sleeper can only have run while it
+	 * was still spinning by preempting it. */
+	EXPECT_TRUE(t, count_seen_by_high > 0);
+	EXPECT_EQ(t, finished_seen_by_high, 0);
+}
+
+/* ---- Round-robin within one priority ------------------------------------ */
+
+static volatile uint64_t spin_counts[3];
+
+static int spin_until_all_progressed(void *arg)
+{
+	int me = (int)(uintptr_t)arg;
+	uint64_t deadline = busy_deadline();
+	while (!(spin_counts[0] && spin_counts[1] && spin_counts[2]) && clock_ns() < deadline)
+		spin_counts[me]++;
+	return spin_counts[0] && spin_counts[1] && spin_counts[2] ? 0 : 1;
+}
+
+static void equal_priorities_share_the_cpu(struct ktest *t)
+{
+	void *args[3] = {(void *)0, (void *)1, (void *)2};
+	int priorities[3] = {SCHED_PRIORITY_LOW, SCHED_PRIORITY_LOW, SCHED_PRIORITY_LOW};
+	uint64_t switches_before = this_cpu()->stats.context_switches;
+
+	spin_counts[0] = spin_counts[1] = spin_counts[2] = 0;
+	/* None of them yields: all three only progress if the tick rotates them. */
+	EXPECT_EQ(t, run_threads(spin_until_all_progressed, args, priorities, 3), 0);
+	EXPECT_TRUE(t, this_cpu()->stats.context_switches > switches_before + 3);
+}
+
+/* ---- Sleep and wake-up -------------------------------------------------- */
+
+static void sleep_lasts_at_least_its_time(struct ktest *t)
+{
+	uint64_t start = clock_ns();
+	sched_sleep_ns(3 * NSEC_PER_MSEC);
+	EXPECT_TRUE(t, clock_ns() - start >= 3 * NSEC_PER_MSEC);
+}
+
+static bool never(void *arg)
+{
+	return false;
+}
+
+static bool always(void *arg)
+{
+	return true;
+}
+
+static void wait_timeout_reports_which_came_first(struct ktest *t)
+{
+	struct waitq queue;
+	waitq_init(&queue, "test");
+	EXPECT_EQ(t, waitq_wait_timeout(&queue, never, NULL, 2 * NSEC_PER_MSEC), -ETIMEDOUT);
+	EXPECT_EQ(t, waitq_wait_timeout(&queue, always, NULL, 2 * NSEC_PER_MSEC), 0);
+	EXPECT_EQ(t, waitq_wake_all(&queue), 0);
+	EXPECT_TRUE(t, link_empty(&queue.waiters));
+}
+
+/* Producer/consumer through a 4-slot ring: every item arrives exactly once. */
+#define RING_SLOTS         4
+#define ITEMS_PER_PRODUCER 500
+
+struct ring {
+	struct spinlock lock;
+	struct waitq not_empty, not_full;
+	uint64_t slots[RING_SLOTS];
+	volatile unsigned head, count;
+	uint64_t consumed_sum, consumed_items;
+};
+
+static bool ring_has_item(void *arg)
+{
+	return ((struct ring *)arg)->count > 0;
+}
+
+static bool ring_has_space(void *arg)
+{
+	return ((struct ring *)arg)->count < RING_SLOTS;
+}
+
+static struct ring ring;
+
+static int produce(void *arg)
+{
+	uint64_t base = (uintptr_t)arg;
+	for (uint64_t i = 1; i <= ITEMS_PER_PRODUCER;) {
+		waitq_wait(&ring.not_full, ring_has_space, &ring);
+		uint64_t flags = spin_lock_irqsave(&ring.lock);
+		bool put = ring.count < RING_SLOTS;
+		if (put) {
+			ring.slots[(ring.head + ring.count) % RING_SLOTS] = base + i++;
+			ring.count++;
+		}
+		spin_unlock_irqrestore(&ring.lock, flags);
+		if (put)
+			waitq_wake_one(&ring.not_empty);
+	}
+	return 0;
+}
+
+static int consume(void *arg)
+{
+	for (int taken = 0; taken < ITEMS_PER_PRODUCER;) {
+		waitq_wait(&ring.not_empty, ring_has_item, &ring);
+		uint64_t flags = spin_lock_irqsave(&ring.lock);
+		bool got = ring.count > 0;
+		if (got) {
+			ring.consumed_sum += ring.slots[ring.head];
+			ring.consumed_items++;
+			ring.head = (ring.head + 1) % RING_SLOTS;
+			ring.count--;
+			taken++;
+		}
+		spin_unlock_irqrestore(&ring.lock, flags);
+		if (got)
+			waitq_wake_one(&ring.not_full);
+	}
+	return 0;
+}
+
+static void producers_and_consumers_lose_nothing(struct ktest *t)
+{
+	struct thread *threads[4];
+	spin_init(&ring.lock, "ring");
+	waitq_init(&ring.not_empty, "ring-not-empty");
+	waitq_init(&ring.not_full, "ring-not-full");
+	ring.head = ring.count = 0;
+	ring.consumed_sum = ring.consumed_items = 0;
+
+	threads[0] = thread_create(consume, NULL, "consumer", SCHED_PRIORITY_NORMAL);
+	threads[1] = thread_create(consume, NULL, "consumer", SCHED_PRIORITY_LOW);
+	threads[2] = thread_create(produce, (void *)0, "producer", SCHED_PRIORITY_LOW);
+	threads[3] = thread_create(produce, (void *)1000000, "producer", SCHED_PRIORITY_NORMAL);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_TRUE(t, threads[i]);
+		EXPECT_EQ(t, thread_join(threads[i], NULL), 0);
+	}
+	uint64_t n = ITEMS_PER_PRODUCER;
+	EXPECT_EQ(t, ring.consumed_items, 2 * n);
+	EXPECT_EQ(t, ring.consumed_sum, n * (n + 1) + 1000000 * n);
+	EXPECT_EQ(t, ring.count, 0);
+}
+
+static struct completion started;
+static struct semaphore tokens;
+
+static int signal_and_give_tokens(void *arg)
+{
+	completion_signal(&started);
+	for (int i = 0; i < 50; i++) {
+		semaphore_up(&tokens);
+		if (i % 4 == 0)
+			sched_yield();
+	}
+	return 0;
+}
+
+static void completions_and_semaphores_wake_waiters(struct ktest *t)
+{
+	completion_init(&started, "started");
+	semaphore_init(&tokens, 0, "tokens");
+	EXPECT_EQ(t, semaphore_trydown(&tokens), -EAGAIN);
+	struct thread *giver =
+	    thread_create(signal_and_give_tokens, NULL, "giver", SCHED_PRIORITY_LOW);
+	ASSERT_TRUE(t, giver);
+	EXPECT_EQ(t, completion_wait(&started), 0);
+	EXPECT_TRUE(t, completion_is_done(&started));
+	for (int i = 0; i < 50; i++)
+		EXPECT_EQ(t, semaphore_down(&tokens), 0);
+	EXPECT_EQ(t, thread_join(giver, NULL), 0);
+	EXPECT_EQ(t, tokens.count, 0);
+	EXPECT_EQ(t, completion_wait_timeout(&started, NSEC_PER_MSEC), 0);
+}
+
+/* ---- Mutexes ------------------------------------------------------------ */
+
+static struct mutex counter_mutex;
+static volatile uint64_t mutex_counter;
+
+static int increment_under_mutex(void *arg)
+{
+	for (int i = 0; i < 300; i++) {
+		mutex_lock(&counter_mutex);
+		uint64_t value = mutex_counter;
+		if (i % 5 == 0)
+			sched_yield(); /* let the others pile up on the mutex */
+		mutex_counter = value + 1;
+		mutex_assert_held(&counter_mutex);
+		mutex_unlock(&counter_mutex);
+	}
+	return 0;
+}
+
+static void mutex_contention_gives_exact_total(struct ktest *t)
+{
+	void *args[8] = {0};
+	int priorities[8];
+	for (int i = 0; i < 8; i++)
+		priorities[i] = SCHED_PRIORITY_LOW + i % 2;
+	mutex_init(&counter_mutex, "counter");
+	mutex_counter = 0;
+	EXPECT_EQ(t, run_threads(increment_under_mutex, args, priorities, 8), 0);
+	EXPECT_EQ(t, mutex_counter, 8 * 300);
+	EXPECT_TRUE(t, !counter_mutex.owner && link_empty(&counter_mutex.waiters));
+}
+
+static struct mutex order_mutex;
+static volatile int order_log[3];
+static volatile int order_next;
+
+static int lock_and_log(void *arg)
+{
+	mutex_lock(&order_mutex);
+	order_log[order_next++] = (int)(uintptr_t)arg;
+	mutex_unlock(&order_mutex);
+	return 0;
+}
+
+static unsigned mutex_waiter_count(struct mutex *m)
+{
+	unsigned n = 0;
+	uint64_t flags = spin_lock_irqsave(&m->lock);
+	for (struct sched_link *l = m->waiters.next; l != &m->waiters; l = l->next)
+		n++;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return n;
+}
+
+static void mutex_waiters_get_it_by_priority(struct ktest *t)
+{
+	struct thread *threads[3];
+	static const int priorities[3] = {SCHED_PRIORITY_LOW, SCHED_PRIORITY_HIGH,
+					  SCHED_PRIORITY_LOW};
+	mutex_init(&order_mutex, "order");
+	order_next = 0;
+	mutex_lock(&order_mutex);
+	EXPECT_FALSE(t, mutex_trylock(&order_mutex)); /* not even for its owner */
+	for (int i = 0; i < 3; i++)
+		threads[i] = thread_create(lock_and_log, (void *)(uintptr_t)(i + 1), "locker",
+					   priorities[i]);
+	for (int i = 0; i < 1000 && mutex_waiter_count(&order_mutex) < 3; i++)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	EXPECT_EQ(t, mutex_waiter_count(&order_mutex), 3);
+	mutex_unlock(&order_mutex);
+	for (int i = 0; i < 3; i++) {
+		ASSERT_TRUE(t, threads[i]);
+		EXPECT_EQ(t, thread_join(threads[i], NULL), 0);
+	}
+	EXPECT_EQ(t, order_log[0], 2); /* high first, then the two lows in arrival order */
+	EXPECT_EQ(t, order_log[1], 1);
+	EXPECT_EQ(t, order_log[2], 3);
+	EXPECT_TRUE(t, mutex_trylock(&order_mutex));
+	EXPECT_TRUE(t, mutex_held_by_me(&order_mutex));
+	mutex_unlock(&order_mutex);
+	EXPECT_FALSE(t, mutex_held_by_me(&order_mutex));
+}
+
+/* ---- Reclamation -------------------------------------------------------- */
+
+static int return_argument(void *arg)
+{
+	return (int)(uintptr_t)arg;
+}
+
+static int create_and_join_round(int count)
+{
+	void *args[16];
+	int priorities[16];
+	for (int i = 0; i < count; i++) {
+		args[i] = (void *)(uintptr_t)i;
+		priorities[i] = SCHED_PRIORITY_NORMAL;
+	}
+	return run_threads(return_argument, args, priorities, count);
+}
+
+static void join_reclaims_threads_and_stacks(struct ktest *t)
+{
+	/* A first round lets caches and page tables grow to what a round needs;
+	 * the second must then give back exactly what it took. */
+	EXPECT_EQ(t, create_and_join_round(16), 120);
+	unsigned threads_before = thread_count();
+	uint64_t frames_before = pmm_count_free();
+	EXPECT_EQ(t, create_and_join_round(16), 120);
+	EXPECT_EQ(t, thread_count(), threads_before);
+	EXPECT_EQ(t, pmm_count_free(), frames_before);
+}
+
+static void detached_threads_reclaim_themselves(struct ktest *t)
+{
+	unsigned threads_before = thread_count();
+	struct thread *threads[8];
+	for (int i = 0; i < 8; i++) {
+		threads[i] = thread_create(return_argument, NULL, "detached", SCHED_PRIORITY_LOW);
+		ASSERT_TRUE(t, threads[i]);
+		EXPECT_EQ(t, thread_detach(threads[i]), 0);
+		EXPECT_EQ(t, thread_join(threads[i], NULL), -EINVAL);
+	}
+	for (int i = 0; i < 1000 && thread_count() != threads_before; i++)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	EXPECT_EQ(t, thread_count(), threads_before);
+}
+
+static void join_refuses_bad_targets(struct ktest *t)
+{
+	EXPECT_EQ(t, thread_join(thread_current(), NULL), -EDEADLK);
+	EXPECT_EQ(t, thread_join(this_cpu()->idle_thread, NULL), -EINVAL);
+	EXPECT_TRUE(t, thread_create(NULL, NULL, "bad", SCHED_PRIORITY_NORMAL) == NULL);
+	EXPECT_TRUE(t, thread_create(return_argument, NULL, "bad", SCHED_PRIORITY_MAX + 1) == NULL);
+	EXPECT_TRUE(t, thread_create(return_argument, NULL, "bad", -1) == NULL);
+}
+
+/* ---- FPU isolation ------------------------------------------------------ */
+
+struct fpu_case {
+	uint32_t start[4] __attribute__((aligned(16)));
+	uint32_t step[4] __attribute__((aligned(16)));
+	uint32_t expected[4] __attribute__((aligned(16)));
+	uint32_t result[4] __attribute__((aligned(16)));
+	uint32_t mxcsr_in;
+	uint32_t mxcsr_seen;
+};
+
+/* Keeps a running sum in XMM0 across 100 yields; another thread does the same
+ * with other numbers, so any leak between them shows in the result. */
+static int add_vectors_across_switches(void *arg)
+{
+	struct fpu_case *c = arg;
+	uint32_t mxcsr = 0;
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	c->mxcsr_seen = mxcsr;
+	__asm__ volatile("ldmxcsr %0" : : "m"(c->mxcsr_in));
+	__asm__ volatile("movaps %0, %%xmm0; movaps %1, %%xmm1" : : "m"(c->start), "m"(c->step));
+	for (int i = 0; i < 100; i++) {
+		__asm__ volatile("addps %%xmm1, %%xmm0" : : : "memory");
+		sched_yield();
+	}
+	__asm__ volatile("movaps %%xmm0, %0" : "=m"(c->result));
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	return mxcsr == c->mxcsr_in ? 0 : 1;
+}
+
+static void fpu_state_stays_with_its_thread(struct ktest *t)
+{
+	static struct fpu_case cases[2] = {
+	    {.start = {0x3f800000, 0x40000000, 0x40400000, 0x40800000},    /* 1 2 3 4 */
+	     .step = {0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000},     /* +1 */
+	     .expected = {0x42ca0000, 0x42cc0000, 0x42ce0000, 0x42d00000}, /* 101..104 */
+	     .mxcsr_in = 0x7f80},                                          /* round toward zero */
+	    {.start = {0x41200000, 0x41a00000, 0x41f00000, 0x42200000},    /* 10 20 30 40 */
+	     .step = {0x3f000000, 0x3f000000, 0x3f000000, 0x3f000000},     /* +0.5 */
+	     .expected = {0x42700000, 0x428c0000, 0x42a00000, 0x42b40000}, /* 60..90 */
+	     .mxcsr_in = FPU_MXCSR_DEFAULT},
+	};
+	void *args[2] = {&cases[0], &cases[1]};
+	int priorities[2] = {SCHED_PRIORITY_NORMAL, SCHED_PRIORITY_NORMAL};
+
+	EXPECT_EQ(t, run_threads(add_vectors_across_switches, args, priorities, 2), 0);
+	for (int c = 0; c < 2; c++) {
+		EXPECT_EQ(t, cases[c].mxcsr_seen, FPU_MXCSR_DEFAULT); /* clean start */
+		for (int i = 0; i < 4; i++)
+			EXPECT_EQ(t, cases[c].result[i], cases[c].expected[i]);
+	}
+}
+
+/* ---- Accounting --------------------------------------------------------- */
+
+static void switches_and_time_are_accounted(struct ktest *t)
+{
+	struct thread_stats before, after;
+	uint64_t cpu_switches = this_cpu()->stats.context_switches;
+	thread_get_stats(thread_current(), &before);
+	struct thread *other = thread_create(return_argument, NULL, "other", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, other);
+	sched_yield(); /* other runs, ends, we come back */
+	EXPECT_EQ(t, thread_join(other, NULL), 0);
+	thread_get_stats(thread_current(), &after);
+	EXPECT_TRUE(t, after.switches > before.switches);
+	EXPECT_TRUE(t, this_cpu()->stats.context_switches >= cpu_switches + 2);
+	EXPECT_TRUE(t, after.run_ns >= before.run_ns);
+	EXPECT_TRUE(t, this_cpu()->stats.busy_ns > 0);
+	EXPECT_EQ(t, thread_state(thread_current()), THREAD_RUNNING);
+	EXPECT_EQ(t, thread_priority(thread_current()), SCHED_PRIORITY_NORMAL);
+}
+
+KTEST_SUITE(sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
+	    KTEST_CASE(higher_priority_runs_before_create_returns),
+	    KTEST_CASE(woken_high_priority_preempts_busy_low),
+	    KTEST_CASE(equal_priorities_share_the_cpu), KTEST_CASE(sleep_lasts_at_least_its_time),
+	    KTEST_CASE(wait_timeout_reports_which_came_first),
+	    KTEST_CASE(producers_and_consumers_lose_nothing),
+	    KTEST_CASE(completions_and_semaphores_wake_waiters),
+	    KTEST_CASE(mutex_contention_gives_exact_total),
+	    KTEST_CASE(mutex_waiters_get_it_by_priority),
+	    KTEST_CASE(join_reclaims_threads_and_stacks),
+	    KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
+	    KTEST_CASE(fpu_state_stays_with_its_thread),
+	    KTEST_CASE(switches_and_time_are_accounted));

@@ -1,0 +1,255 @@
+/*
+ * Thread life cycle: creation, exit, join, detach and reclamation.
+ *
+ * A thread's structure comes from its own object cache (64-byte aligned, as
+ * the FXSAVE area inside needs 16) and its stack from kstack_alloc, with an
+ * unmapped guard page below so an overflow faults instead of corrupting the
+ * neighbour.  A thread cannot free the stack it runs on, so exit is two
+ * steps: thread_exit marks it THREAD_EXITING and switches away for good; the
+ * thread that runs next calls thread_reap, which frees it at once if it was
+ * detached, or marks it THREAD_DEAD and wakes its joiner, who frees it.
+ *
+ * Every thread is on all_threads (under threads_lock) from creation until it
+ * is freed, which is what thread_count and thread_print_all walk.  Ids grow
+ * from 0 (the boot thread) and are never reused.
+ */
+#include "sched/internal.h"
+
+#include "arch/x86_64/cpu.h"
+#include "console/console.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+
+static struct spinlock threads_lock = SPINLOCK_INIT("threads");
+static struct sched_link all_threads = {&all_threads, &all_threads};
+static unsigned live_threads;
+static uint64_t next_thread_id;
+static struct kmem_cache *thread_cache;
+
+static void thread_list_add(struct thread *t)
+{
+	uint64_t flags = spin_lock_irqsave(&threads_lock);
+	t->id = next_thread_id++;
+	link_insert_before(&all_threads, &t->all_link);
+	live_threads++;
+	spin_unlock_irqrestore(&threads_lock, flags);
+}
+
+static void thread_init_fields(struct thread *t, const char *name, int priority, unsigned flags)
+{
+	memset(t, 0, sizeof *t);
+	strlcpy(t->name, name ? name : "?", sizeof t->name);
+	t->state = THREAD_BLOCKED;
+	t->priority = priority;
+	t->cpu = this_cpu_id();
+	t->affinity = ~0ULL;
+	t->flags = flags;
+	t->slice_left = SCHED_SLICE_TICKS;
+	link_init(&t->run_link);
+	link_init(&t->sleep_link);
+	waitq_init(&t->exit_queue, "thread-exit");
+	fpu_init_state(&t->fpu);
+}
+
+/* Returns a thread with its stack, not yet runnable, or NULL (no memory). */
+struct thread *thread_alloc(const char *name, int priority, unsigned flags)
+{
+	if (!thread_cache)
+		thread_cache = kmem_cache_create("thread", sizeof(struct thread), 64);
+	struct thread *t = thread_cache ? kmem_cache_alloc(thread_cache) : NULL;
+	if (!t)
+		return NULL;
+	thread_init_fields(t, name, priority, flags);
+	t->stack = kstack_alloc(THREAD_STACK_PAGES);
+	if (!t->stack.base) {
+		kmem_cache_free(thread_cache, t);
+		return NULL;
+	}
+	thread_list_add(t);
+	return t;
+}
+
+void thread_free(struct thread *t)
+{
+	uint64_t flags = spin_lock_irqsave(&threads_lock);
+	link_remove(&t->all_link);
+	live_threads--;
+	spin_unlock_irqrestore(&threads_lock, flags);
+	if (t->flags & THREAD_STATIC)
+		return;
+	kstack_free(&t->stack);
+	kmem_cache_free(thread_cache, t);
+}
+
+/* Adopts the running context (a boot stack) as thread t. */
+void thread_setup_boot(struct thread *t, const char *name, uint64_t stack_base, uint64_t stack_top)
+{
+	thread_init_fields(t, name, SCHED_PRIORITY_NORMAL, THREAD_STATIC | THREAD_DETACHED);
+	t->state = THREAD_RUNNING;
+	t->stack.base = stack_base;
+	t->stack.top = stack_top;
+	t->stack.pages = (stack_top - stack_base) / PAGE_SIZE;
+	thread_list_add(t);
+}
+
+/*
+ * Lays out the stack as arch_context_switch leaves it: R15, R14, R13, R12,
+ * RBX, RBP, then the return address; R12/R13 carry start and its argument to
+ * the trampoline.  Two zero words above keep RSP 16-byte aligned at the
+ * trampoline's call, as the ABI wants.
+ */
+void thread_prepare_stack(struct thread *t, void (*start)(void *), void *start_arg)
+{
+	uint64_t *frame = (uint64_t *)(t->stack.top - 9 * sizeof(uint64_t));
+
+	memset(frame, 0, 9 * sizeof(uint64_t));
+	frame[3] = (uint64_t)start;     /* R12 */
+	frame[2] = (uint64_t)start_arg; /* R13 */
+	frame[6] = (uint64_t)arch_thread_trampoline;
+	t->saved_rsp = (uint64_t)frame;
+}
+
+struct thread *thread_create(thread_fn fn, void *arg, const char *name, int priority)
+{
+	if (!fn || priority < SCHED_PRIORITY_MIN || priority > SCHED_PRIORITY_MAX)
+		return NULL;
+	struct thread *t = thread_alloc(name, priority, 0);
+	if (!t)
+		return NULL;
+	t->entry = fn;
+	t->arg = arg;
+	sched_start_thread(t);
+	return t;
+}
+
+void thread_exit(int status)
+{
+	struct thread *self = thread_current();
+
+	ASSERT(self && !(self->flags & THREAD_IDLE));
+	self->exit_status = status;
+	sched_exit_current();
+}
+
+/*
+ * THREAD_DEAD is set and the joiner woken under the exit queue's lock, the
+ * lock the joiner's condition is checked under: once the joiner sees
+ * THREAD_DEAD, this function is done with t.
+ */
+void thread_reap(struct thread *t)
+{
+	uint64_t flags = spin_lock_irqsave(&threads_lock);
+	bool detached = t->flags & THREAD_DETACHED;
+	if (!detached) {
+		spin_lock(&t->exit_queue.lock);
+		t->state = THREAD_DEAD;
+		waitq_wake_locked(&t->exit_queue, WAKE_ALL);
+		spin_unlock(&t->exit_queue.lock);
+	}
+	spin_unlock_irqrestore(&threads_lock, flags);
+	if (detached)
+		thread_free(t);
+}
+
+static bool thread_is_dead(void *arg)
+{
+	return ((struct thread *)arg)->state == THREAD_DEAD;
+}
+
+/* Claims t for one joiner.  Returns 0, -EDEADLK or -EINVAL. */
+static int thread_claim_join(struct thread *t)
+{
+	if (t == thread_current())
+		return -EDEADLK;
+	int error = 0;
+	uint64_t flags = spin_lock_irqsave(&threads_lock);
+	if (t->flags & (THREAD_DETACHED | THREAD_JOINED | THREAD_IDLE | THREAD_STATIC))
+		error = -EINVAL;
+	else
+		t->flags |= THREAD_JOINED;
+	spin_unlock_irqrestore(&threads_lock, flags);
+	return error;
+}
+
+int thread_join(struct thread *t, int *status)
+{
+	int error = thread_claim_join(t);
+	if (error)
+		return error;
+	waitq_wait(&t->exit_queue, thread_is_dead, t);
+	if (status)
+		*status = t->exit_status;
+	thread_free(t);
+	return 0;
+}
+
+int thread_detach(struct thread *t)
+{
+	bool free_now = false;
+	int error = 0;
+	uint64_t flags = spin_lock_irqsave(&threads_lock);
+	if (t->flags & (THREAD_DETACHED | THREAD_JOINED))
+		error = -EINVAL;
+	else if (t->state == THREAD_DEAD)
+		free_now = true;
+	else
+		t->flags |= THREAD_DETACHED;
+	spin_unlock_irqrestore(&threads_lock, flags);
+	if (free_now)
+		thread_free(t);
+	return error;
+}
+
+struct thread *thread_current(void)
+{
+	return this_cpu()->current;
+}
+
+uint64_t thread_id(const struct thread *t)
+{
+	return t->id;
+}
+
+const char *thread_name(const struct thread *t)
+{
+	return t->name;
+}
+
+int thread_priority(const struct thread *t)
+{
+	return t->priority;
+}
+
+enum thread_state thread_state(const struct thread *t)
+{
+	return t->state;
+}
+
+void thread_get_stats(const struct thread *t, struct thread_stats *stats)
+{
+	*stats = t->stats;
+}
+
+unsigned thread_count(void)
+{
+	return __atomic_load_n(&live_threads, __ATOMIC_RELAXED);
+}
+
+static const char *state_name(enum thread_state state)
+{
+	static const char *const names[] = {"ready", "running", "blocked", "exiting", "dead"};
+	return (unsigned)state < sizeof names / sizeof names[0] ? names[state] : "?";
+}
+
+void thread_print_all(void)
+{
+	uint64_t flags = spin_lock_irqsave(&threads_lock);
+	for (struct sched_link *l = all_threads.next; l != &all_threads; l = l->next) {
+		struct thread *t = container_of(l, struct thread, all_link);
+		pr_info(
+		    "thread %lu %-16s %-8s prio %d cpu %u run %lu us wait %lu us switches %lu\n",
+		    t->id, t->name, state_name(t->state), t->priority, t->cpu,
+		    t->stats.run_ns / 1000, t->stats.wait_ns / 1000, t->stats.switches);
+	}
+	spin_unlock_irqrestore(&threads_lock, flags);
+}
