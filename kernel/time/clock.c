@@ -1,34 +1,50 @@
 /*
- * The monotonic clock.  The TSC is counted against PIT channel 2 for 10 ms,
- * repeated and the fastest-settling (smallest) estimate kept, so an emulator
- * or SMI stealing time during one window does not skew it.  After that,
- * clock_ns() is one RDTSC and a multiply: cycles * mult >> 32.
+ * The monotonic clock: clock_ns() is one RDTSC and a multiply,
+ * base_ns + ((tsc - base_tsc) * mult >> 32).
  *
- * The TSC is assumed invariant (constant rate, synchronised across CPUs), as on
- * every x86_64 CPU of the last decade; clock_init reports when CPUID says
- * otherwise.
+ * clock_init calibrates early against PIT channel 2 (10 ms windows, repeated,
+ * smallest kept, so an emulator or SMI stealing time in one window does not
+ * skew it), so the boot log has timestamps before ACPI is read.  Once ACPI is
+ * up, clock_calibrate_hpet measures again against the HPET, a counter with a
+ * stated period, which is more precise; the clock then continues from the
+ * value it had at the switch with the new rate, so it never jumps back.
+ * Both run on the boot CPU with interrupts off before other CPUs start: the
+ * parameters are written only then, and read without a lock afterwards.
+ *
+ * The TSC is assumed invariant (constant rate, synchronised across CPUs), as
+ * on every x86_64 CPU of the last decade; that is what makes clock_ns()
+ * monotonic across CPUs.  clock_init reports when CPUID says otherwise.
  */
 #include "time/time.h"
 
 #include <stdbool.h>
 
 #include "arch/x86_64/cpu.h"
+#include "arch/x86_64/hpet.h"
 #include "console/console.h"
 
-#define PIT_HZ 1193182ULL
-#define PIT_CHANNEL2 0x42
-#define PIT_COMMAND 0x43
-#define PIT_GATE 0x61
-#define CALIBRATION_MS 10
+#define PIT_HZ             1193182ULL
+#define PIT_CHANNEL2       0x42
+#define PIT_COMMAND        0x43
+#define PIT_GATE           0x61
+#define CALIBRATION_MS     10
 #define CALIBRATION_ROUNDS 3
+#define FS_PER_NS          1000000ULL
 
 static uint64_t tsc_hz;
-static uint64_t tsc_at_boot;
+static uint64_t base_tsc;
+static uint64_t base_ns;
 static uint64_t ns_mult; /* nanoseconds per cycle, 32.32 fixed point */
+static const char *reference = "none";
 
 uint64_t clock_tsc_hz(void)
 {
 	return tsc_hz;
+}
+
+const char *clock_reference(void)
+{
+	return reference;
 }
 
 uint64_t clock_tsc_to_ns(uint64_t cycles)
@@ -40,7 +56,19 @@ uint64_t clock_ns(void)
 {
 	if (!tsc_hz)
 		return 0;
-	return clock_tsc_to_ns(rdtsc() - tsc_at_boot);
+	return base_ns + clock_tsc_to_ns(rdtsc() - base_tsc);
+}
+
+/* Switches to a new rate, continuing from the current reading. */
+static void clock_set_rate(uint64_t hz, const char *source)
+{
+	uint64_t now_tsc = rdtsc();
+	uint64_t now_ns = tsc_hz ? base_ns + clock_tsc_to_ns(now_tsc - base_tsc) : 0;
+	base_tsc = now_tsc;
+	base_ns = now_ns;
+	ns_mult = (NSEC_PER_SEC << 32) / hz;
+	tsc_hz = hz;
+	reference = source;
 }
 
 /* Counts TSC cycles during one PIT one-shot of CALIBRATION_MS. */
@@ -49,7 +77,7 @@ static uint64_t tsc_cycles_in_pit_window(void)
 	uint16_t count = (uint16_t)(PIT_HZ * CALIBRATION_MS / 1000);
 
 	outb(PIT_GATE, (inb(PIT_GATE) & ~0x02) | 0x01); /* gate on, speaker off */
-	outb(PIT_COMMAND, 0xb0);                          /* ch2, lo/hi, mode 0 */
+	outb(PIT_COMMAND, 0xb0);                        /* ch2, lo/hi, mode 0 */
 	outb(PIT_CHANNEL2, count & 0xff);
 	outb(PIT_CHANNEL2, count >> 8);
 	outb(PIT_GATE, inb(PIT_GATE) & ~0x01); /* restart the count */
@@ -59,6 +87,22 @@ static uint64_t tsc_cycles_in_pit_window(void)
 	while (!(inb(PIT_GATE) & 0x20))
 		;
 	return rdtsc() - start;
+}
+
+/* TSC frequency over one window of about CALIBRATION_MS of HPET ticks. */
+static uint64_t tsc_hz_in_hpet_window(void)
+{
+	uint64_t mask = hpet_counter_mask();
+	uint64_t ticks = CALIBRATION_MS * NSEC_PER_MSEC * FS_PER_NS / hpet_period_fs();
+	uint64_t hpet_start = hpet_read_counter();
+	uint64_t tsc_start = rdtsc();
+	uint64_t elapsed;
+	do {
+		elapsed = (hpet_read_counter() - hpet_start) & mask;
+	} while (elapsed < ticks);
+	uint64_t cycles = rdtsc() - tsc_start;
+	uint64_t window_ns = elapsed * hpet_period_fs() / FS_PER_NS;
+	return cycles * NSEC_PER_SEC / window_ns;
 }
 
 static bool tsc_is_invariant(void)
@@ -71,6 +115,12 @@ static bool tsc_is_invariant(void)
 	return regs[3] & (1u << 8);
 }
 
+static void report(void)
+{
+	pr_info("time: TSC %lu.%03lu MHz (%s), %s\n", tsc_hz / 1000000, tsc_hz / 1000 % 1000,
+		reference, tsc_is_invariant() ? "invariant" : "not marked invariant");
+}
+
 void clock_init(void)
 {
 	uint64_t best = UINT64_MAX;
@@ -79,11 +129,35 @@ void clock_init(void)
 		if (cycles < best)
 			best = cycles;
 	}
-	tsc_at_boot = rdtsc();
-	ns_mult = (NSEC_PER_SEC << 32) / (best * 1000 / CALIBRATION_MS);
-	tsc_hz = best * 1000 / CALIBRATION_MS;
-	pr_info("time: TSC %lu.%03lu MHz (PIT), %s\n", tsc_hz / 1000000, tsc_hz / 1000 % 1000,
-		tsc_is_invariant() ? "invariant" : "not marked invariant");
+	clock_set_rate(best * 1000 / CALIBRATION_MS, "PIT");
+	report();
+}
+
+/* The middle of three: one disturbed window cannot move it. */
+static uint64_t median3(uint64_t a, uint64_t b, uint64_t c)
+{
+	if ((a <= b && b <= c) || (c <= b && b <= a))
+		return b;
+	if ((b <= a && a <= c) || (c <= a && a <= b))
+		return a;
+	return c;
+}
+
+int clock_calibrate_hpet(void)
+{
+	int error = hpet_init();
+	if (error) {
+		pr_info("time: no usable HPET (%d), keeping the PIT calibration\n", error);
+		return error;
+	}
+	uint64_t flags = irq_save();
+	uint64_t a = tsc_hz_in_hpet_window();
+	uint64_t b = tsc_hz_in_hpet_window();
+	uint64_t c = tsc_hz_in_hpet_window();
+	clock_set_rate(median3(a, b, c), "HPET");
+	irq_restore(flags);
+	report();
+	return 0;
 }
 
 void clock_delay_ns(uint64_t ns)

@@ -1,30 +1,81 @@
 /*
  * Time: a monotonic nanosecond clock from the TSC, calibrated at boot against
- * the PIT (or HPET), and the per-CPU tick and one-shot deadlines from the LAPIC
- * timer.
+ * the PIT and then the HPET; the per-CPU tick from the LAPIC timer (hz= on the
+ * command line, 1000 by default); and one-shot deadlines checked at each tick.
  *
- *     uint64_t start = clock_ns();
- *     ...
- *     pr_info("took %lu ns\n", clock_ns() - start);
+ *     static struct timer_oneshot wake;
+ *     timer_arm_oneshot_ns(&wake, clock_ns() + 5 * NSEC_PER_MSEC, on_wake, thread);
+ *     timer_set_tick_callback(sched_tick);
  */
 #ifndef KERNEL_TIME_TIME_H
 #define KERNEL_TIME_TIME_H
 
 #include <stdint.h>
 
-#define NSEC_PER_SEC 1000000000ULL
+#define NSEC_PER_SEC  1000000000ULL
 #define NSEC_PER_MSEC 1000000ULL
 #define NSEC_PER_USEC 1000ULL
 
-/* Nanoseconds since the TSC was calibrated; 0 before that. */
+/* ---- Clock ----------------------------------------------------------------- */
+
+/* Nanoseconds since the TSC was first calibrated; 0 before that.  Monotonic on
+ * every CPU and across CPUs (the TSC is invariant and synchronised). */
 uint64_t clock_ns(void);
 /* Calibrated TSC frequency in Hz, 0 before calibration. */
 uint64_t clock_tsc_hz(void);
+/* The reference the TSC was calibrated against: "PIT", "HPET" or "none". */
+const char *clock_reference(void);
 /* Converts a TSC delta to nanoseconds. */
 uint64_t clock_tsc_to_ns(uint64_t cycles);
-/* Measures the TSC against a reference timer and starts clock_ns(). */
+/* Measures the TSC against the PIT and starts clock_ns().  Boot CPU, first. */
 void clock_init(void);
+/* Measures the TSC again against the HPET when ACPI lists one; clock_ns()
+ * continues from its current value at the new rate.  Returns 0, or the error
+ * of hpet_init (-ENODEV: no HPET) with the PIT calibration kept.  Boot CPU,
+ * after acpi_init, before other CPUs start. */
+int clock_calibrate_hpet(void);
 /* Busy-waits for at least ns nanoseconds (works before the scheduler). */
 void clock_delay_ns(uint64_t ns);
+
+/* ---- Tick and one-shot timers ---------------------------------------------- */
+
+struct timer_oneshot;
+/* Runs in interrupt context on the CPU that armed the timer. */
+typedef void (*timer_callback)(struct timer_oneshot *timer, void *ctx);
+
+/* Owned by the caller (embed it in what it wakes), zeroed before first use;
+ * the fields are private to the timer code. */
+struct timer_oneshot {
+	uint64_t deadline_ns;
+	timer_callback callback;
+	void *ctx;
+	struct timer_oneshot *next;
+	unsigned queue; /* 1 + index of the CPU whose queue holds it; 0: not armed */
+};
+
+typedef void (*timer_tick_fn)(void);
+
+/* Calibrates the LAPIC timer against the TSC (after clock_calibrate_hpet),
+ * takes its interrupt vector and starts the tick on the boot CPU.  Panics
+ * when the LAPIC timer does not count. */
+void timer_init(void);
+/* Starts the tick on another CPU, as it comes up (after apic_init_cpu). */
+void timer_init_cpu(void);
+/* Sets the function every CPU's tick calls, in interrupt context, after
+ * expired one-shots ran (NULL: none).  Returns the previous one. */
+timer_tick_fn timer_set_tick_callback(timer_tick_fn callback);
+/* Ticks this CPU has taken since its timer started. */
+uint64_t timer_tick_count(void);
+/* The tick rate in Hz (hz= on the command line). */
+unsigned timer_hz(void);
+/* Arms timer to call callback(timer, ctx) once, at the first tick of the
+ * calling CPU at or after deadline_ns (clock_ns() time; a past deadline fires
+ * at the next tick).  Returns 0, -EINVAL (NULL timer or callback) or -EBUSY
+ * (already armed). */
+int timer_arm_oneshot_ns(struct timer_oneshot *timer, uint64_t deadline_ns, timer_callback callback,
+			 void *ctx);
+/* Disarms timer.  Returns 0, or -ENOENT when it was not armed (it may have
+ * fired: its callback may still be running on another CPU). */
+int timer_cancel_oneshot(struct timer_oneshot *timer);
 
 #endif

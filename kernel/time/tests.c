@@ -1,0 +1,132 @@
+/*
+ * The clock and the tick on the running machine.  Waits are bounded loops on
+ * clock_ns() (a wall-clock limit only ends a wait that failed); no test
+ * asserts how long anything took, since an emulator's time is not the host's.
+ */
+#include "arch/x86_64/cpu.h"
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "time/time.h"
+
+#define WAIT_LIMIT_NS (2 * NSEC_PER_SEC)
+
+static volatile unsigned fired;
+static volatile unsigned ticks_seen;
+static struct timer_oneshot *order[3];
+static volatile unsigned order_count;
+
+/* Spins until *counter reaches target or WAIT_LIMIT_NS passes; returns it. */
+static unsigned wait_for(volatile unsigned *counter, unsigned target)
+{
+	uint64_t limit = clock_ns() + WAIT_LIMIT_NS;
+	while (*counter < target && clock_ns() < limit)
+		cpu_relax();
+	return *counter;
+}
+
+static void clock_is_monotonic(struct ktest *t)
+{
+	uint64_t previous = clock_ns();
+	unsigned backwards = 0;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t now = clock_ns();
+		backwards += now < previous;
+		previous = now;
+	}
+	EXPECT_EQ(t, backwards, 0);
+}
+
+static void clock_advances(struct ktest *t)
+{
+	uint64_t start = clock_ns();
+	ASSERT_NE(t, start, 0);
+	uint64_t now = start;
+	for (int i = 0; i < 10000000 && now == start; i++)
+		now = clock_ns();
+	EXPECT_TRUE(t, now > start);
+	EXPECT_NE(t, clock_tsc_hz(), 0);
+}
+
+static void count_tick(void)
+{
+	ticks_seen++;
+}
+
+static void tick_advances_with_interrupts_on(struct ktest *t)
+{
+	ASSERT_TRUE(t, irq_enabled());
+	uint64_t start = timer_tick_count();
+	uint64_t limit = clock_ns() + WAIT_LIMIT_NS;
+	while (timer_tick_count() < start + 5 && clock_ns() < limit)
+		cpu_relax();
+	EXPECT_TRUE(t, timer_tick_count() >= start + 5);
+}
+
+static void tick_callback_runs(struct ktest *t)
+{
+	ticks_seen = 0;
+	timer_tick_fn previous = timer_set_tick_callback(count_tick);
+	unsigned seen = wait_for(&ticks_seen, 3);
+	EXPECT_TRUE(t, timer_set_tick_callback(previous) == count_tick);
+	EXPECT_TRUE(t, seen >= 3);
+}
+
+static void count_firing(struct timer_oneshot *timer, void *ctx)
+{
+	fired++;
+}
+
+static void oneshot_fires_once(struct ktest *t)
+{
+	static struct timer_oneshot timer;
+	fired = 0;
+	ASSERT_EQ(t, timer_arm_oneshot_ns(&timer, clock_ns() + 2 * NSEC_PER_MSEC, count_firing, 0),
+		  0);
+	EXPECT_EQ(t, wait_for(&fired, 1), 1);
+	uint64_t ticks = timer_tick_count();
+	uint64_t limit = clock_ns() + WAIT_LIMIT_NS;
+	while (timer_tick_count() < ticks + 10 && clock_ns() < limit)
+		cpu_relax();
+	EXPECT_EQ(t, fired, 1);
+	EXPECT_EQ(t, timer_cancel_oneshot(&timer), -ENOENT);
+}
+
+static void oneshot_cancel_and_busy(struct ktest *t)
+{
+	static struct timer_oneshot timer;
+	fired = 0;
+	uint64_t far = clock_ns() + 1000 * NSEC_PER_SEC;
+	ASSERT_EQ(t, timer_arm_oneshot_ns(&timer, far, count_firing, 0), 0);
+	EXPECT_EQ(t, timer_arm_oneshot_ns(&timer, far, count_firing, 0), -EBUSY);
+	EXPECT_EQ(t, timer_cancel_oneshot(&timer), 0);
+	EXPECT_EQ(t, timer_cancel_oneshot(&timer), -ENOENT);
+	EXPECT_EQ(t, timer_arm_oneshot_ns(NULL, far, count_firing, 0), -EINVAL);
+	EXPECT_EQ(t, timer_arm_oneshot_ns(&timer, far, NULL, 0), -EINVAL);
+	EXPECT_EQ(t, fired, 0);
+}
+
+static void record_order(struct timer_oneshot *timer, void *ctx)
+{
+	if (order_count < 3)
+		order[order_count] = timer;
+	order_count++;
+}
+
+static void oneshots_fire_in_deadline_order(struct ktest *t)
+{
+	static struct timer_oneshot first, second, third;
+	order_count = 0;
+	uint64_t now = clock_ns();
+	ASSERT_EQ(t, timer_arm_oneshot_ns(&third, now + 6 * NSEC_PER_MSEC, record_order, 0), 0);
+	ASSERT_EQ(t, timer_arm_oneshot_ns(&first, now + 2 * NSEC_PER_MSEC, record_order, 0), 0);
+	ASSERT_EQ(t, timer_arm_oneshot_ns(&second, now + 4 * NSEC_PER_MSEC, record_order, 0), 0);
+	ASSERT_EQ(t, wait_for(&order_count, 3), 3);
+	EXPECT_TRUE(t, order[0] == &first);
+	EXPECT_TRUE(t, order[1] == &second);
+	EXPECT_TRUE(t, order[2] == &third);
+}
+
+KTEST_SUITE(time, KTEST_CASE(clock_is_monotonic), KTEST_CASE(clock_advances),
+	    KTEST_CASE(tick_advances_with_interrupts_on), KTEST_CASE(tick_callback_runs),
+	    KTEST_CASE(oneshot_fires_once), KTEST_CASE(oneshot_cancel_and_busy),
+	    KTEST_CASE(oneshots_fire_in_deadline_order));

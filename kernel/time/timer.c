@@ -1,0 +1,198 @@
+/*
+ * The tick and one-shot deadlines, both driven by each CPU's LAPIC timer in
+ * periodic mode at timer_hz() (hz= on the command line).
+ *
+ * The LAPIC timer's rate is measured once against the (already calibrated)
+ * TSC on the boot CPU; every CPU's timer runs at the same bus clock.  Each
+ * tick bumps the CPU's tick count, runs the one-shots of that CPU whose
+ * deadline has passed, then the registered tick callback (the scheduler's).
+ *
+ * One-shots wait in a per-CPU list sorted by deadline, under that CPU's lock
+ * (taken with interrupts off: the tick takes it too).  A timer's queue field
+ * says which list holds it and changes only under that list's lock, so
+ * cancelling from another CPU finds it or learns it already fired.  Callbacks
+ * run with the lock released, so they may arm timers again.  A deadline is
+ * met at the first tick at or after it: the resolution is one tick.
+ */
+#include "time/time.h"
+
+#include "arch/x86_64/apic.h"
+#include "arch/x86_64/cpu.h"
+#include "boot/cmdline.h"
+#include "console/console.h"
+#include "cpu/percpu.h"
+#include "cpu/spinlock.h"
+#include "irq/irq.h"
+#include "lib/errno.h"
+#include "panic/panic.h"
+
+#define DEFAULT_HZ     1000
+#define MIN_HZ         10
+#define MAX_HZ         10000
+#define CALIBRATION_NS (10 * NSEC_PER_MSEC)
+
+struct timer_queue {
+	struct spinlock lock;
+	struct timer_oneshot *head; /* soonest first */
+	uint64_t ticks;             /* written only by its CPU's tick */
+} __attribute__((aligned(64)));
+
+static struct timer_queue queues[MAX_CPUS] = {
+    [0 ... MAX_CPUS - 1] = {.lock = SPINLOCK_INIT("timer")},
+};
+static unsigned tick_hz = DEFAULT_HZ;
+static uint64_t lapic_timer_hz;
+static uint32_t counts_per_tick;
+static timer_tick_fn tick_callback;
+
+static int set_hz(const char *value)
+{
+	unsigned hz = 0;
+	for (const char *p = value; p && *p; p++) {
+		if (*p < '0' || *p > '9' || hz > MAX_HZ)
+			return -1;
+		hz = hz * 10 + (unsigned)(*p - '0');
+	}
+	if (hz < MIN_HZ || hz > MAX_HZ)
+		return -1;
+	tick_hz = hz;
+	return 0;
+}
+KERNEL_PARAM(hz, set_hz, "10-10000: timer ticks per second (default 1000)");
+
+unsigned timer_hz(void)
+{
+	return tick_hz;
+}
+
+uint64_t timer_tick_count(void)
+{
+	return __atomic_load_n(&queues[this_cpu_id()].ticks, __ATOMIC_RELAXED);
+}
+
+timer_tick_fn timer_set_tick_callback(timer_tick_fn callback)
+{
+	return __atomic_exchange_n(&tick_callback, callback, __ATOMIC_ACQ_REL);
+}
+
+static void insert_sorted(struct timer_queue *queue, struct timer_oneshot *timer)
+{
+	struct timer_oneshot **link = &queue->head;
+	while (*link && (*link)->deadline_ns <= timer->deadline_ns)
+		link = &(*link)->next;
+	timer->next = *link;
+	*link = timer;
+}
+
+int timer_arm_oneshot_ns(struct timer_oneshot *timer, uint64_t deadline_ns, timer_callback callback,
+			 void *ctx)
+{
+	if (!timer || !callback)
+		return -EINVAL;
+	uint64_t flags = irq_save();
+	unsigned cpu = this_cpu_id();
+	struct timer_queue *queue = &queues[cpu];
+	spin_lock(&queue->lock);
+	unsigned idle = 0;
+	int error = -EBUSY;
+	if (__atomic_compare_exchange_n(&timer->queue, &idle, cpu + 1, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_RELAXED)) {
+		timer->deadline_ns = deadline_ns;
+		timer->callback = callback;
+		timer->ctx = ctx;
+		insert_sorted(queue, timer);
+		error = 0;
+	}
+	spin_unlock(&queue->lock);
+	irq_restore(flags);
+	return error;
+}
+
+static void unlink(struct timer_queue *queue, struct timer_oneshot *timer)
+{
+	struct timer_oneshot **link = &queue->head;
+	while (*link != timer)
+		link = &(*link)->next;
+	*link = timer->next;
+	timer->next = NULL;
+	__atomic_store_n(&timer->queue, 0, __ATOMIC_RELEASE);
+}
+
+int timer_cancel_oneshot(struct timer_oneshot *timer)
+{
+	for (;;) {
+		unsigned owner = __atomic_load_n(&timer->queue, __ATOMIC_ACQUIRE);
+		if (!owner)
+			return -ENOENT;
+		struct timer_queue *queue = &queues[owner - 1];
+		uint64_t flags = spin_lock_irqsave(&queue->lock);
+		bool here = __atomic_load_n(&timer->queue, __ATOMIC_RELAXED) == owner;
+		if (here)
+			unlink(queue, timer);
+		spin_unlock_irqrestore(&queue->lock, flags);
+		if (here)
+			return 0;
+	}
+}
+
+/* Takes the soonest timer off queue if its deadline is at or before now. */
+static struct timer_oneshot *pop_expired(struct timer_queue *queue, uint64_t now)
+{
+	spin_lock(&queue->lock);
+	struct timer_oneshot *timer = queue->head;
+	if (timer && timer->deadline_ns <= now)
+		unlink(queue, timer);
+	else
+		timer = NULL;
+	spin_unlock(&queue->lock);
+	return timer;
+}
+
+static void timer_interrupt(struct trap_frame *frame, void *ctx)
+{
+	struct timer_queue *queue = &queues[this_cpu_id()];
+	__atomic_store_n(&queue->ticks, queue->ticks + 1, __ATOMIC_RELAXED);
+	uint64_t now = clock_ns();
+	struct timer_oneshot *timer;
+	while ((timer = pop_expired(queue, now)))
+		timer->callback(timer, timer->ctx);
+	timer_tick_fn callback = __atomic_load_n(&tick_callback, __ATOMIC_ACQUIRE);
+	if (callback)
+		callback();
+}
+
+/* LAPIC timer counts per second, measured against the TSC. */
+static uint64_t measure_lapic_timer_hz(void)
+{
+	lapic_timer_start(UINT32_MAX, APIC_VECTOR_TIMER, LAPIC_TIMER_ONESHOT);
+	uint64_t tsc_start = rdtsc();
+	uint32_t count_start = lapic_timer_current();
+	clock_delay_ns(CALIBRATION_NS);
+	uint32_t count_end = lapic_timer_current();
+	uint64_t elapsed_ns = clock_tsc_to_ns(rdtsc() - tsc_start);
+	lapic_timer_stop();
+	return (uint64_t)(count_start - count_end) * NSEC_PER_SEC / elapsed_ns;
+}
+
+void timer_init_cpu(void)
+{
+	ASSERT(counts_per_tick);
+	lapic_timer_start(counts_per_tick, APIC_VECTOR_TIMER, LAPIC_TIMER_PERIODIC);
+}
+
+void timer_init(void)
+{
+	ASSERT(!irq_enabled());
+	clock_calibrate_hpet();
+	lapic_timer_hz = measure_lapic_timer_hz();
+	if (lapic_timer_hz < tick_hz)
+		panic("time: LAPIC timer does not count (%lu Hz)", lapic_timer_hz);
+	counts_per_tick = (uint32_t)(lapic_timer_hz / tick_hz);
+	int error = irq_register(APIC_VECTOR_TIMER, timer_interrupt, NULL, "timer");
+	if (error)
+		panic("time: cannot take vector %#x for the tick (%d)", APIC_VECTOR_TIMER, error);
+	timer_init_cpu();
+	pr_info("time: LAPIC timer %lu.%03lu MHz (bus clock / %u), tick %u Hz\n",
+		lapic_timer_hz / 1000000, lapic_timer_hz / 1000 % 1000, LAPIC_TIMER_DIVIDER,
+		tick_hz);
+}
