@@ -35,6 +35,7 @@
 #include "sched/internal.h"
 
 #include "arch/x86_64/cpu.h"
+#include "arch/x86_64/gdt.h"
 #include "console/console.h"
 #include "irq/irq.h"
 #include "lib/errno.h"
@@ -160,6 +161,9 @@ void sched_switch_to(struct thread *prev, struct thread *next)
 	cpu->irq_depth = next->saved_irq_depth;
 	cpu->current = next;
 	rq->switched_from = prev;
+	/* Traps and SYSCALL from user mode land on the thread's own stack. */
+	tss_set_kernel_stack(next->stack.top);
+	cpu->syscall_stack = next->stack.top;
 	fpu_save(&prev->fpu);
 	fpu_restore(&next->fpu);
 	arch_context_switch(&prev->saved_rsp, next->saved_rsp);
