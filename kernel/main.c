@@ -7,10 +7,12 @@
  */
 #include <stdint.h>
 
+#include "arch/x86_64/gdt.h"
 #include "arch/x86_64/layout.h"
 #include "boot/bootinfo.h"
 #include "boot/cmdline.h"
 #include "console/console.h"
+#include "crashtest/crashtest.h"
 #include "cpu/percpu.h"
 #include "ktest/ktest.h"
 #include "lib/string.h"
@@ -81,11 +83,13 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 {
 	percpu_install(0, 0);
 	uart_console_init();
+	arch_cpu_tables_init(0);
 	read_boot_info(magic, info_phys);
 	cmdline_apply(bootinfo()->cmdline);
 	print_banner();
 	clock_init();
 
+	crashtest_run();
 	if (ktest_requested())
 		run_selftests_and_stop();
 	pr_info("microScope is up.\n");

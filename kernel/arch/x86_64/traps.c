@@ -1,0 +1,226 @@
+/*
+ * What happens on a CPU exception.  trap_dispatch is the one C entry from
+ * isr.S: vectors from 32 on go to kernel/irq; an exception is, in order,
+ * (1) from user mode: offered to the registered user fault handler;
+ * (2) a #PF or #GP in the kernel at an instruction listed in .ex_table:
+ *     resumed at its fix-up;
+ * (3) otherwise: a panic report.  The report names the exception, decodes a
+ *     #PF error code, symbolizes RIP, prints every register and CR0/2/3/4,
+ *     calls a fault in a kernel stack's guard area (mm) "kernel stack
+ *     overflow", and walks the backtrace from the faulting instruction on.
+ * CR2 is read first thing, before anything else can fault and overwrite it.
+ */
+#include "arch/x86_64/traps.h"
+
+#include <stddef.h>
+
+#include "arch/x86_64/cpu.h"
+#include "arch/x86_64/gdt.h"
+#include "console/console.h"
+#include "cpu/percpu.h"
+#include "irq/irq.h"
+#include "lib/errno.h"
+#include "mm/mm.h"
+#include "panic/ksyms.h"
+#include "panic/panic.h"
+
+#define MAX_BACKTRACE 32
+
+struct exception_name {
+	const char *mnemonic;
+	const char *name;
+};
+
+static const struct exception_name exception_names[TRAP_EXCEPTION_COUNT] = {
+    [0] = {"#DE", "divide error"},
+    [1] = {"#DB", "debug"},
+    [2] = {"NMI", "non-maskable interrupt"},
+    [3] = {"#BP", "breakpoint"},
+    [4] = {"#OF", "overflow"},
+    [5] = {"#BR", "bound range exceeded"},
+    [6] = {"#UD", "invalid opcode"},
+    [7] = {"#NM", "device not available"},
+    [8] = {"#DF", "double fault"},
+    [9] = {"#CSO", "coprocessor segment overrun"},
+    [10] = {"#TS", "invalid TSS"},
+    [11] = {"#NP", "segment not present"},
+    [12] = {"#SS", "stack-segment fault"},
+    [13] = {"#GP", "general protection fault"},
+    [14] = {"#PF", "page fault"},
+    [15] = {"#15", "reserved exception 15"},
+    [16] = {"#MF", "x87 floating-point error"},
+    [17] = {"#AC", "alignment check"},
+    [18] = {"#MC", "machine check"},
+    [19] = {"#XM", "SIMD floating-point exception"},
+    [20] = {"#VE", "virtualization exception"},
+    [21] = {"#CP", "control protection exception"},
+    [22] = {"#22", "reserved exception 22"},
+    [23] = {"#23", "reserved exception 23"},
+    [24] = {"#24", "reserved exception 24"},
+    [25] = {"#25", "reserved exception 25"},
+    [26] = {"#26", "reserved exception 26"},
+    [27] = {"#27", "reserved exception 27"},
+    [28] = {"#HV", "hypervisor injection exception"},
+    [29] = {"#VC", "VMM communication exception"},
+    [30] = {"#SX", "security exception"},
+    [31] = {"#31", "reserved exception 31"},
+};
+
+extern const struct ex_table_entry __ex_table_start[], __ex_table_end[];
+
+static trap_user_fault_fn user_fault_handler;
+
+const char *trap_name_of(unsigned vector)
+{
+	return vector < TRAP_EXCEPTION_COUNT ? exception_names[vector].name : "interrupt";
+}
+
+const char *trap_mnemonic_of(unsigned vector)
+{
+	return vector < TRAP_EXCEPTION_COUNT ? exception_names[vector].mnemonic : "IRQ";
+}
+
+trap_user_fault_fn trap_set_user_fault_handler(trap_user_fault_fn handler)
+{
+	return __atomic_exchange_n(&user_fault_handler, handler, __ATOMIC_SEQ_CST);
+}
+
+uint64_t trap_find_fixup(uint64_t rip)
+{
+	for (const struct ex_table_entry *entry = __ex_table_start; entry < __ex_table_end;
+	     entry++) {
+		if (entry->fault_rip == rip)
+			return entry->fixup_rip;
+	}
+	return 0;
+}
+
+int trap_read_kernel_word(uint64_t address, uint64_t *value)
+{
+	int error = -EFAULT;
+	uint64_t word = 0;
+	__asm__ volatile("1: movq (%[address]), %[word]\n\t"
+			 "xorl %[error], %[error]\n"
+			 "2:\n\t" EX_TABLE_ENTRY(1b, 2b)
+			 : [word] "+r"(word), [error] "+r"(error)
+			 : [address] "r"(address)
+			 : "memory");
+	*value = word;
+	return error;
+}
+
+/* A fault is a stack overflow when CR2 lies in a guard: either the #PF itself,
+ * or the #DF that follows when the CPU cannot push the #PF frame. */
+static bool is_stack_overflow(const struct trap_frame *frame, uint64_t cr2)
+{
+	if (frame->vector != TRAP_PAGE_FAULT && frame->vector != TRAP_DOUBLE_FAULT)
+		return false;
+	return kstack_is_guard(cr2) || kstack_is_guard(frame->rsp);
+}
+
+static void print_symbolized(const char *label, uint64_t selector, uint64_t address)
+{
+	uint64_t offset;
+	const char *name = ksym_lookup(address, &offset);
+	if (name)
+		console_print("  %s: %04lx:%016lx %s+%#lx\n", label, selector, address, name,
+			      offset);
+	else
+		console_print("  %s: %04lx:%016lx ?\n", label, selector, address);
+}
+
+static void print_page_fault(uint64_t error, uint64_t cr2)
+{
+	const char *access = error & PF_ERROR_FETCH   ? "instruction fetch"
+			     : error & PF_ERROR_WRITE ? "write"
+						      : "read";
+	console_print("  page fault at %#lx: %s of a %s page in %s mode%s%s%s\n", cr2, access,
+		      error & PF_ERROR_PRESENT ? "present (protection violation)" : "not-present",
+		      error & PF_ERROR_USER ? "user" : "kernel",
+		      error & PF_ERROR_RESERVED ? ", reserved bit set in a page-table entry" : "",
+		      error & PF_ERROR_PROTECTION_KEY ? ", protection key" : "",
+		      error & PF_ERROR_SHADOW_STACK ? ", shadow stack" : "");
+}
+
+static void print_registers(const struct trap_frame *f, uint64_t cr2)
+{
+	print_symbolized("RIP", f->cs, f->rip);
+	console_print("  RSP: %04lx:%016lx  RFLAGS: %016lx\n", f->ss, f->rsp, f->rflags);
+	console_print("  RAX: %016lx  RBX: %016lx  RCX: %016lx\n", f->rax, f->rbx, f->rcx);
+	console_print("  RDX: %016lx  RSI: %016lx  RDI: %016lx\n", f->rdx, f->rsi, f->rdi);
+	console_print("  RBP: %016lx  R8:  %016lx  R9:  %016lx\n", f->rbp, f->r8, f->r9);
+	console_print("  R10: %016lx  R11: %016lx  R12: %016lx\n", f->r10, f->r11, f->r12);
+	console_print("  R13: %016lx  R14: %016lx  R15: %016lx\n", f->r13, f->r14, f->r15);
+	console_print("  CR0: %016lx  CR2: %016lx  CR3: %016lx  CR4: %016lx\n", read_cr0(), cr2,
+		      read_cr3(), read_cr4());
+}
+
+static void print_where(void)
+{
+	struct cpu *cpu = this_cpu();
+	int ist = tss_ist_stack_of(read_frame_pointer());
+	console_print("  cpu %u (apic id %u), irq depth %d, preempt count %d%s\n", cpu->id,
+		      cpu->apic_id, cpu->irq_depth, cpu->preempt_count,
+		      ist ? ", reporting on an IST stack" : "");
+}
+
+__attribute__((noreturn)) static void report_exception(const struct trap_frame *frame, uint64_t cr2)
+{
+	unsigned vector = (unsigned)frame->vector;
+	const char *mode = trap_frame_from_user(frame) ? "user" : "kernel";
+	bool first;
+
+	if (is_stack_overflow(frame, cr2))
+		first = panic_begin("kernel stack overflow: %s (%s, vector %u) in %s mode",
+				    trap_name_of(vector), trap_mnemonic_of(vector), vector, mode);
+	else
+		first = panic_begin("%s (%s, vector %u) in %s mode", trap_name_of(vector),
+				    trap_mnemonic_of(vector), vector, mode);
+	if (!first)
+		panic_end();
+
+	console_print("  error code: %#lx\n", frame->error_code);
+	if (vector == TRAP_PAGE_FAULT)
+		print_page_fault(frame->error_code, cr2);
+	print_registers(frame, cr2);
+	print_where();
+	if (!trap_frame_from_user(frame))
+		panic_print_backtrace_from(frame->rip, frame->rsp, frame->rbp, MAX_BACKTRACE);
+	panic_end();
+}
+
+static bool apply_fixup(struct trap_frame *frame)
+{
+	if (frame->vector != TRAP_PAGE_FAULT && frame->vector != TRAP_GENERAL_PROTECTION)
+		return false;
+	uint64_t fixup = trap_find_fixup(frame->rip);
+	if (!fixup)
+		return false;
+	frame->rip = fixup;
+	return true;
+}
+
+static void handle_exception(struct trap_frame *frame)
+{
+	uint64_t cr2 = read_cr2();
+
+	if (trap_frame_from_user(frame)) {
+		trap_user_fault_fn handler = __atomic_load_n(&user_fault_handler, __ATOMIC_ACQUIRE);
+		uint64_t fault_address = frame->vector == TRAP_PAGE_FAULT ? cr2 : 0;
+		if (handler && handler(frame, fault_address))
+			return;
+	} else if (apply_fixup(frame)) {
+		return;
+	}
+	report_exception(frame, cr2);
+}
+
+/* Called from isr.S for every vector, interrupts off. */
+void trap_dispatch(struct trap_frame *frame);
+void trap_dispatch(struct trap_frame *frame)
+{
+	if (frame->vector >= TRAP_EXCEPTION_COUNT)
+		irq_dispatch(frame);
+	else
+		handle_exception(frame);
+}
