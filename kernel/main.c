@@ -16,6 +16,7 @@
 #include "cpu/percpu.h"
 #include "ktest/ktest.h"
 #include "lib/string.h"
+#include "mm/mm.h"
 #include "panic/panic.h"
 #include "power/power.h"
 #include "time/time.h"
@@ -88,6 +89,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	cmdline_apply(bootinfo()->cmdline);
 	print_banner();
 	clock_init();
+	mm_init();
 
 	crashtest_run();
 	if (ktest_requested())

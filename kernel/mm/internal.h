@@ -1,0 +1,112 @@
+/*
+ * Private to kernel/mm: the page-table walker (pagetable.c), the frame
+ * allocator's set-up entry (pmm.c) and the hooks they need from their
+ * environment.  The hooks are what the host unit tests replace with shims.
+ */
+#ifndef KERNEL_MM_INTERNAL_H
+#define KERNEL_MM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boot/bootinfo.h"
+
+/* ---- Frame allocator set-up ---------------------------------------------- */
+
+struct pmm_range {
+	uint64_t base; /* [base, end), physical */
+	uint64_t end;
+};
+
+#define PMM_MAX_RESERVED 16
+
+/* Maps length bytes at phys for the allocator's bitmap. */
+typedef void *(*pmm_map_fn)(uint64_t phys, uint64_t length);
+
+/* Builds the allocator from the loader's regions: usable frames become free,
+ * except those in reserved[] and those holding the bitmap, which is placed in
+ * usable memory below bitmap_limit.  Returns 0, -EINVAL (no usable RAM,
+ * too many ranges) or -ENOMEM (no room for the bitmap). */
+int pmm_setup(const struct boot_region *regions, unsigned region_count,
+	      const struct pmm_range *reserved, unsigned reserved_count, uint64_t bitmap_limit,
+	      pmm_map_fn map);
+/* One past the highest usable physical address. */
+uint64_t pmm_ram_end(void);
+/* True when phys is a usable RAM frame in use (allocated or reserved at boot). */
+bool pmm_frame_in_use(uint64_t phys);
+
+/* ---- Page-table walker --------------------------------------------------- */
+
+#define PTE_PRESENT            (1UL << 0)
+#define PTE_WRITE              (1UL << 1)
+#define PTE_USER               (1UL << 2)
+#define PTE_PWT                (1UL << 3)
+#define PTE_PCD                (1UL << 4)
+#define PTE_ACCESSED           (1UL << 5)
+#define PTE_DIRTY              (1UL << 6)
+#define PTE_LARGE              (1UL << 7)
+#define PTE_GLOBAL             (1UL << 8)
+#define PTE_NX                 (1UL << 63)
+#define PTE_ADDRESS_MASK       0x000ffffffffff000UL
+#define PTE_LARGE_ADDRESS_MASK 0x000fffffffe00000UL
+#define PTE_FLAGS_MASK         (~PTE_ADDRESS_MASK)
+
+#define PT_ENTRIES           512
+#define PT_KERNEL_FIRST_SLOT 256 /* PML4 slots 256..511 are the kernel half */
+
+enum pt_page_size { PT_PAGE_4K, PT_PAGE_2M };
+
+/* Environment hooks: a zeroed page-table frame (0 when none), its release,
+ * and a pointer through which a table frame can be read and written. */
+uint64_t pt_alloc_table(void);
+void pt_free_table(uint64_t phys);
+void *pt_table_ptr(uint64_t phys);
+
+/* Whether leaf entries may carry PTE_NX (EFER.NXE is on). */
+void pt_set_nx_supported(bool supported);
+
+bool pt_is_canonical(uint64_t virt);
+/* PTE bits for enum vm_flags and back. */
+uint64_t pt_flags_from_vm(unsigned vm_flags);
+unsigned pt_flags_to_vm(uint64_t pte);
+
+/* The walker: each returns 0 or -EINVAL/-EEXIST/-ENOENT/-ENOMEM as the vm_*
+ * function of the same name.  Alignment and canonical checks are the
+ * caller's.  A 4 KiB operation inside a 2 MiB page splits it first. */
+int pt_map(uint64_t root, uint64_t virt, uint64_t phys, uint64_t pte_flags, enum pt_page_size size);
+int pt_unmap(uint64_t root, uint64_t virt, uint64_t *old_phys);
+int pt_protect(uint64_t root, uint64_t virt, uint64_t pte_flags);
+int pt_lookup(uint64_t root, uint64_t virt, uint64_t *phys, uint64_t *pte);
+/* Frees every table reachable from the lower half of root, and root itself. */
+void pt_destroy_user(uint64_t root);
+
+/* ---- Heap backing ---------------------------------------------------------- */
+
+/* Slabs and large kmalloc blocks start on this boundary with a header whose
+ * first word is a magic number: a pointer finds its header by rounding down. */
+#define HEAP_BLOCK_ALIGN (16UL * 1024)
+#define HEAP_BLOCK_PAGES (HEAP_BLOCK_ALIGN / 4096)
+
+/* The cache owning obj, or NULL when obj is not inside a slab. */
+struct kmem_cache *kmem_cache_of(const void *obj);
+/* Object size of a cache (what an object can hold), and its name. */
+size_t kmem_cache_object_size(const struct kmem_cache *cache);
+const char *kmem_cache_get_name(const struct kmem_cache *cache);
+/* Prints one line per cache. */
+void kmem_cache_print_all(void);
+
+/* True when addr lies in a page that mm_alloc_pages handed out: the heap reads
+ * a slab header there only then, so foreign pointers panic instead of faulting. */
+bool mm_pages_in_use(const void *addr);
+
+/* kmalloc's size classes, created by heap_init (called from mm_init). */
+void heap_init(void);
+/* Prints kmalloc and cache statistics. */
+void heap_print_stats(void);
+/* Sets up the kernel address space and switches to it. */
+void vm_init(void);
+/* Stacks currently allocated. */
+unsigned kstack_count_in_use(void);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * Memory management: physical frames (pmm), address spaces and page tables
+ * (vm), the kernel heap (kmalloc and object caches) and guarded kernel stacks.
+ * mm_init() runs once at boot; everything else is SMP-safe and may be called
+ * from any context except where a function says it may sleep (none do yet).
+ *
+ *     uint64_t frame = pmm_alloc_frame();            // 0 when memory is exhausted
+ *     vm_map(vm_kernel_space(), virt, frame, VM_WRITE);
+ *     struct request *r = kzalloc(sizeof *r);  ...  kfree(r);
+ *
+ * Kernel virtual layout (upper half, shared by every address space):
+ *   PHYSMAP_BASE   all RAM, 2 MiB pages where aligned, read-write, no-execute
+ *   VM_MMIO_BASE   device memory from vm_map_mmio(), uncached
+ *   VM_KSTACK_BASE kernel stacks, each below an unmapped guard area
+ *   KERNEL_VMA     the kernel image: text RX, rodata R, data/bss RW+NX
+ */
+#ifndef KERNEL_MM_MM_H
+#define KERNEL_MM_MM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86_64/layout.h"
+
+#define VM_MMIO_BASE        0xffffc00000000000UL
+#define VM_MMIO_SIZE        (1UL << 40)
+#define VM_KSTACK_BASE      0xffffc80000000000UL
+#define VM_KSTACK_SLOT_SIZE (256UL * 1024) /* one stack and its guard area */
+#define VM_KSTACK_SLOTS     16384
+#define PHYSMAP_MAX_BYTES   (64UL << 40) /* RAM above this is not used */
+
+#define PAGE_SHIFT      12
+#define LARGE_PAGE_SIZE (2UL << 20)
+
+/* ---- Boot ---------------------------------------------------------------- */
+
+/* Sets up frames, the kernel's own page tables, heap and stacks, and prints
+ * the memory map.  Called once on the boot CPU; panics if memory is unusable. */
+void mm_init(void);
+/* Prints frame counts and per-cache heap statistics (the `meminfo` report). */
+void mm_print_stats(void);
+
+/* ---- Physical frames ----------------------------------------------------- */
+
+/* Returns the physical address of a free 4 KiB frame (not zeroed), or 0 when
+ * none is left: frame 0 is never handed out (the first MiB is reserved). */
+uint64_t pmm_alloc_frame(void);
+/* Returns a free frame; panics on a double free or an address that is not an
+ * allocated RAM frame. */
+void pmm_free_frame(uint64_t phys);
+/* Returns the base of count contiguous free frames whose address is a multiple
+ * of align (a power of two, at least PAGE_SIZE), or 0 when no run fits or the
+ * arguments are invalid.  For DMA buffers and slabs. */
+uint64_t pmm_alloc_contiguous(size_t count, uint64_t align);
+/* Frees a run from pmm_alloc_contiguous (or count single frames in a row). */
+void pmm_free_contiguous(uint64_t phys, size_t count);
+/* Frames of usable RAM the loader reported, and frames free right now. */
+uint64_t pmm_count_total(void);
+uint64_t pmm_count_free(void);
+
+/* ---- Address spaces ------------------------------------------------------ */
+
+enum vm_flags {
+	VM_READ = 0, /* every mapping is readable */
+	VM_WRITE = 1u << 0,
+	VM_EXEC = 1u << 1,
+	VM_USER = 1u << 2,    /* user-accessible: lower half only */
+	VM_NOCACHE = 1u << 3, /* uncached (device memory) */
+	VM_LARGE = 1u << 4,   /* reported by vm_translate for a 2 MiB page */
+};
+
+struct address_space;
+
+/* The kernel's address space (upper half, plus any low mappings made in it). */
+struct address_space *vm_kernel_space(void);
+/* Returns a new user address space sharing the kernel half, or NULL (no memory). */
+struct address_space *vm_space_create(void);
+/* Frees a user space's page tables (not the frames mapped in it).  The space
+ * must not be active on any CPU. */
+void vm_space_destroy(struct address_space *space);
+/* Loads space into CR3 on this CPU. */
+void vm_space_activate(struct address_space *space);
+
+/* Maps one 4 KiB page.  Returns 0, -EINVAL (unaligned or non-canonical virt
+ * or phys, VM_USER in the upper half, a user space's upper half), -EEXIST
+ * (already mapped) or -ENOMEM (no frame for a page table). */
+int vm_map(struct address_space *space, uint64_t virt, uint64_t phys, unsigned flags);
+/* Unmaps one 4 KiB page (splitting a 2 MiB page if needed).  Returns the
+ * physical address that was mapped, or -EINVAL, -ENOENT (not mapped), -ENOMEM. */
+int64_t vm_unmap(struct address_space *space, uint64_t virt);
+/* Changes the flags of one mapped 4 KiB page.  Returns 0, -EINVAL, -ENOENT,
+ * -ENOMEM (splitting a 2 MiB page). */
+int vm_protect(struct address_space *space, uint64_t virt, unsigned flags);
+/* Looks virt up.  Returns 0 and sets *phys (with virt's page offset) and
+ * *flags (either may be NULL), or -EINVAL (non-canonical) or -ENOENT. */
+int vm_translate(struct address_space *space, uint64_t virt, uint64_t *phys, unsigned *flags);
+
+/* Returns an uncached kernel mapping of [phys, phys + length) of device memory
+ * (any alignment), or NULL when length is 0 or mapping failed.  Mappings are
+ * permanent. */
+void *vm_map_mmio(uint64_t phys, uint64_t length);
+
+/* The physmap alias of a RAM address (any frame, including the kernel image's,
+ * which is writable there on purpose: the join-point weaver patches text). */
+static inline void *phys_to_virt(uint64_t phys)
+{
+	return (void *)(PHYSMAP_BASE + phys);
+}
+#define VM_NO_PHYS ((uint64_t)-1)
+/* Physical address behind a kernel pointer (physmap, image or any mapped
+ * kernel address), or VM_NO_PHYS when it is not mapped. */
+uint64_t virt_to_phys(const void *virt);
+
+/* ---- Kernel heap --------------------------------------------------------- */
+
+/* Returns size bytes, 16-byte aligned, or NULL (size 0 or no memory).
+ * Up to 2048 bytes from size-class caches, larger from whole pages. */
+void *kmalloc(size_t size);
+/* kmalloc, zeroed. */
+void *kzalloc(size_t size);
+/* Frees a kmalloc block; NULL is ignored.  Panics on a double free or a
+ * pointer kmalloc did not return. */
+void kfree(void *ptr);
+/* Resizes ptr keeping its contents.  Returns the (maybe moved) block, or NULL
+ * with ptr untouched when memory ran out; krealloc(NULL, n) is kmalloc(n),
+ * krealloc(p, 0) frees p and returns NULL. */
+void *krealloc(void *ptr, size_t size);
+
+struct kmem_cache;
+/* Returns a cache of object_size-byte objects aligned to align (0 or a power
+ * of two up to PAGE_SIZE), or NULL (bad arguments, no memory).  name is kept. */
+struct kmem_cache *kmem_cache_create(const char *name, size_t object_size, size_t align);
+/* Frees an empty cache.  Returns 0 or -EBUSY (objects still in use). */
+int kmem_cache_destroy(struct kmem_cache *cache);
+/* Returns an object (not zeroed), or NULL when memory ran out. */
+void *kmem_cache_alloc(struct kmem_cache *cache);
+/* Returns obj to cache; panics on a double free or an object of another cache. */
+void kmem_cache_free(struct kmem_cache *cache, void *obj);
+/* Gives the cache's empty slabs back to the frame allocator. */
+void kmem_cache_shrink(struct kmem_cache *cache);
+
+struct kmem_cache_stats {
+	const char *name;
+	size_t object_size;
+	uint64_t objects_in_use;
+	uint64_t slabs;
+	uint64_t pages;
+};
+/* Fills *stats for cache. */
+void kmem_cache_get_stats(struct kmem_cache *cache, struct kmem_cache_stats *stats);
+
+/* Physically contiguous pages at their physmap address (not zeroed), aligned
+ * to align bytes (power of two, at least PAGE_SIZE); NULL when none fit. */
+void *mm_alloc_pages(size_t count, size_t align);
+void mm_free_pages(void *addr, size_t count);
+
+/* ---- Kernel stacks ------------------------------------------------------- */
+
+struct kstack {
+	uint64_t base; /* lowest mapped address; 0 when allocation failed */
+	uint64_t top;  /* initial stack pointer (one past the highest byte) */
+	size_t pages;
+};
+
+/* Maps pages (1..63) of fresh frames as a stack with an unmapped guard area
+ * below it.  Returns the stack, with base == 0 on failure (bad size, out of
+ * memory or out of stack slots). */
+struct kstack kstack_alloc(size_t pages);
+/* Unmaps a stack and frees its frames; the stack must not be in use. */
+void kstack_free(struct kstack *stack);
+/* True when address lies in the guard area of a kernel stack slot: a fault
+ * there is a kernel stack overflow. */
+bool kstack_is_guard(uint64_t address);
+
+#endif
