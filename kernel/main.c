@@ -7,6 +7,9 @@
  */
 #include <stdint.h>
 
+#include "acpi/acpi.h"
+#include "arch/x86_64/apic.h"
+#include "arch/x86_64/cpu.h"
 #include "arch/x86_64/gdt.h"
 #include "arch/x86_64/layout.h"
 #include "boot/bootinfo.h"
@@ -90,6 +93,10 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	print_banner();
 	clock_init();
 	mm_init();
+	acpi_init();
+	apic_init();
+	timer_init();
+	irq_enable();
 
 	crashtest_run();
 	if (ktest_requested())
