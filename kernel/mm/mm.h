@@ -10,6 +10,7 @@
  *
  * Kernel virtual layout (upper half, shared by every address space):
  *   PHYSMAP_BASE   all RAM, 2 MiB pages where aligned, read-write, no-execute
+ *                  (also the first MiB and firmware tables next to RAM)
  *   VM_MMIO_BASE   device memory from vm_map_mmio(), uncached
  *   VM_KSTACK_BASE kernel stacks, each below an unmapped guard area
  *   KERNEL_VMA     the kernel image: text RX, rodata R, data/bss RW+NX

@@ -2,7 +2,9 @@
  * Address spaces.  vm_init builds the kernel's own PML4 and leaves the boot
  * tables behind: the image at KERNEL_VMA with per-section permissions, RAM in
  * the physmap (2 MiB pages where aligned, RW+NX, the kernel's frames too so the
- * weaver can patch text through the alias), and no identity map.
+ * weaver can patch text through the alias), and no identity map.  The physmap
+ * also holds the first MiB and small firmware regions next to RAM (ACPI
+ * tables); other reserved ranges may be devices and need vm_map_mmio.
  *
  * Invariants:
  *  - all 256 kernel-half PML4 entries exist from vm_init on and never change,
