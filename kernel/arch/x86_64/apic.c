@@ -123,10 +123,10 @@ void apic_init(void)
 	if (irq_register(APIC_VECTOR_ERROR, lapic_error_interrupt, NULL, "lapic-error"))
 		pr_warn("apic: vector %#x taken; LAPIC errors go unreported\n", APIC_VECTOR_ERROR);
 	uint32_t version = lapic_version();
-	pr_info("apic: LAPIC at %#lx, boot CPU APIC id %u, version %#x, %u LVT entries; "
-		"%u CPU(s) in the MADT\n",
-		base, lapic_id(), version & 0xff, ((version >> 16) & 0xff) + 1,
-		madt ? madt->cpu_count : 1);
+	pr_info("apic: LAPIC at %#lx, boot CPU APIC id %u, version %#x, %u LVT entries\n", base,
+		lapic_id(), version & 0xff, ((version >> 16) & 0xff) + 1);
+	if (madt)
+		pr_info("apic: %u CPU(s) in the MADT\n", madt->cpu_count);
 	ioapic_init();
 }
 
