@@ -23,13 +23,6 @@
 #define CPUID_EXT1_EDX_PDPE1GB       (1u << 26)
 #define CPUID_EXT7_EDX_INVARIANT_TSC (1u << 8)
 
-static uint32_t cpuid_max_extended(void)
-{
-	uint32_t regs[4];
-	cpuid(0x80000000, 0, regs);
-	return regs[0];
-}
-
 static void cpu_vendor(char out[13])
 {
 	uint32_t regs[4];
@@ -40,30 +33,40 @@ static void cpu_vendor(char out[13])
 	out[12] = '\0';
 }
 
+/* Does CPUID leaf exist (basic or extended, each has its own maximum)? */
+static bool cpuid_has_leaf(uint32_t leaf)
+{
+	uint32_t regs[4];
+	cpuid(leaf & 0x80000000, 0, regs);
+	return leaf <= regs[0];
+}
+
+/* Is bit set in register reg (0-3: EAX-EDX) of CPUID leaf, if it exists? */
+static bool has_feature(uint32_t leaf, unsigned reg, uint32_t bit)
+{
+	uint32_t regs[4];
+	if (!cpuid_has_leaf(leaf))
+		return false;
+	cpuid(leaf, 0, regs);
+	return regs[reg] & bit;
+}
+
 /* The brand string, leading spaces dropped; "" when the CPU has none. */
 static const char *cpu_brand(char out[49])
 {
 	out[0] = '\0';
-	if (cpuid_max_extended() < 0x80000004)
+	if (!cpuid_has_leaf(0x80000004))
 		return out;
-	for (uint32_t i = 0; i < 3; i++)
-		cpuid(0x80000002 + i, 0, (uint32_t *)(out + 16 * i));
+	for (uint32_t i = 0; i < 3; i++) {
+		uint32_t regs[4];
+		cpuid(0x80000002 + i, 0, regs);
+		memcpy(out + 16 * i, regs, 16);
+	}
 	out[48] = '\0';
 	const char *p = out;
 	while (*p == ' ')
 		p++;
 	return p;
-}
-
-static bool has_feature(uint32_t leaf, unsigned reg, uint32_t bit)
-{
-	uint32_t regs[4];
-	uint32_t max_leaf =
-	    leaf >= 0x80000000 ? cpuid_max_extended() : (cpuid(0, 0, regs), regs[0]);
-	if (leaf > max_leaf)
-		return false;
-	cpuid(leaf, 0, regs);
-	return regs[reg] & bit;
 }
 
 static const char *yes_no(bool value)
