@@ -17,6 +17,7 @@
 #include "console/console.h"
 #include "crashtest/crashtest.h"
 #include "cpu/percpu.h"
+#include "joinpoint/joinpoint.h"
 #include "ktest/ktest.h"
 #include "lib/string.h"
 #include "mm/mm.h"
@@ -78,6 +79,7 @@ static void run_selftests_and_stop(void)
 {
 	int failed = ktest_run_selected();
 	pr_info("ktest: %d case(s) failed\n", failed);
+	jp_boot_report();
 	power_stop(failed ? POWER_TESTS_FAILED : POWER_TESTS_PASSED);
 }
 
@@ -97,6 +99,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	apic_init();
 	timer_init();
 	irq_enable();
+	jp_boot_init();
 
 	crashtest_run();
 	if (ktest_requested())

@@ -1,0 +1,243 @@
+/*
+ * jp_attach and jp_detach: the writers.  One spinlock serialises writers;
+ * readers (the dispatcher) never take it.  Each operation is check, then do:
+ * every error is found while nothing has changed yet, including whether the
+ * list pool can supply every new list, so the "do" phase cannot fail.  The do
+ * phase builds each affected join point's new list, publishes it with a
+ * release store, patches the join point's sites when it gains its first or
+ * loses its last advice (NOP last, jump first, so a site never jumps to an
+ * empty list for long), and chains the old list for retirement.  After the
+ * lock is dropped a grace period passes and the retired lists go back to the
+ * pool.
+ *
+ * Attachment slots remember what each handle attached: entries carry their
+ * slot, so detaching one handle removes only its entries even when the same
+ * advice was attached under another handle to other join points.  A handle
+ * encodes slot and slot generation, so a stale handle is refused.
+ */
+#include "joinpoint/internal.h"
+
+#include <stddef.h>
+
+#include "cpu/spinlock.h"
+#include "lib/errno.h"
+#include "panic/panic.h"
+
+struct attachment {
+	const struct jp_advice *advice; /* NULL: slot free */
+	unsigned generation;            /* bumped when the slot is freed */
+};
+
+static struct spinlock writer_lock = SPINLOCK_INIT("joinpoint");
+static struct attachment attachments[JP_MAX_ATTACHMENTS];
+static uint64_t sequence; /* one per update; generations and entry ages */
+
+#define HANDLE_GENERATIONS (0x7fffffff / JP_MAX_ATTACHMENTS)
+
+static int handle_of(unsigned slot)
+{
+	unsigned generation = attachments[slot].generation % HANDLE_GENERATIONS;
+	return (int)(generation * JP_MAX_ATTACHMENTS + slot + 1);
+}
+
+/* Returns the slot a live handle names, or -1. */
+static int slot_of(int handle)
+{
+	if (handle <= 0)
+		return -1;
+	unsigned slot = (unsigned)(handle - 1) % JP_MAX_ATTACHMENTS;
+	if (!attachments[slot].advice || handle_of(slot) != handle)
+		return -1;
+	return (int)slot;
+}
+
+static int free_slot(void)
+{
+	for (unsigned i = 0; i < JP_MAX_ATTACHMENTS; i++) {
+		if (!attachments[i].advice)
+			return (int)i;
+	}
+	return -1;
+}
+
+static struct jp_list *published(const struct joinpoint *jp)
+{
+	return jp->state->list;
+}
+
+static void publish(const struct joinpoint *jp, struct jp_list *list)
+{
+	__atomic_store_n(&jp->state->list, list, __ATOMIC_RELEASE);
+}
+
+/* Unpublished lists wait here for a grace period. */
+static void retire(struct jp_list **chain, struct jp_list *old)
+{
+	if (old) {
+		old->retired_next = *chain;
+		*chain = old;
+	}
+}
+
+static void free_retired(struct jp_list *chain)
+{
+	if (!chain)
+		return;
+	jp_synchronize();
+	uint64_t flags = spin_lock_irqsave(&writer_lock);
+	while (chain) {
+		struct jp_list *next = chain->retired_next;
+		jp_list_free(chain);
+		chain = next;
+	}
+	spin_unlock_irqrestore(&writer_lock, flags);
+}
+
+/* The check phase of attach: 0 with *matched set, or the error. */
+static int check_attach(const char *pattern, const struct jp_advice *advice, unsigned *matched)
+{
+	const struct joinpoint *first, *last;
+	jp_section_bounds(&first, &last);
+	unsigned n = 0;
+	int error = 0;
+	for (const struct joinpoint *jp = first; jp < last; jp++) {
+		if (!jp_pattern_match(pattern, jp->name))
+			continue;
+		n++;
+		if (jp_list_has_advice(published(jp), advice))
+			error = -EEXIST;
+		else if (jp_list_length(published(jp)) >= JP_MAX_ADVICE && !error)
+			error = -ENOSPC;
+	}
+	if (!n)
+		return -ENOENT;
+	if (error)
+		return error;
+	if (free_slot() < 0)
+		return -ENOSPC;
+	if (jp_list_available() < n)
+		return -ENOMEM;
+	*matched = n;
+	return 0;
+}
+
+/* The do phase of attach: cannot fail.  Returns the old lists to retire. */
+static struct jp_list *weave(const char *pattern, const struct jp_entry *entry)
+{
+	const struct joinpoint *first, *last;
+	struct jp_list *retired = NULL;
+	jp_section_bounds(&first, &last);
+	for (const struct joinpoint *jp = first; jp < last; jp++) {
+		if (!jp_pattern_match(pattern, jp->name))
+			continue;
+		struct jp_list *old = published(jp);
+		struct jp_list *list = jp_list_alloc();
+		ASSERT(list);
+		jp_list_build_with(list, old, entry, entry->since);
+		publish(jp, list);
+		if (!old)
+			jp_patch_sites(jp, true);
+		retire(&retired, old);
+	}
+	return retired;
+}
+
+static bool advice_is_valid(const struct jp_advice *advice)
+{
+	return advice && (advice->before || advice->after);
+}
+
+int jp_attach(const char *pattern, const struct jp_advice *advice)
+{
+	if (!pattern || !advice_is_valid(advice))
+		return -EINVAL;
+	if (!jp_may_wait())
+		return -EDEADLK;
+
+	uint64_t flags = spin_lock_irqsave(&writer_lock);
+	unsigned matched = 0;
+	int error = check_attach(pattern, advice, &matched);
+	if (error) {
+		spin_unlock_irqrestore(&writer_lock, flags);
+		return error;
+	}
+	int slot = free_slot();
+	attachments[slot].advice = advice;
+	struct jp_entry entry = {
+	    .before = advice->before,
+	    .after = advice->after,
+	    .cookie = advice->cookie,
+	    .advice = advice,
+	    .since = ++sequence,
+	    .priority = advice->priority,
+	    .owner = (unsigned)slot,
+	};
+	struct jp_list *retired = weave(pattern, &entry);
+	int handle = handle_of((unsigned)slot);
+	spin_unlock_irqrestore(&writer_lock, flags);
+
+	free_retired(retired);
+	return handle;
+}
+
+/* Lists detaching slot needs (join points that keep other advice). */
+static unsigned lists_needed_without(unsigned slot)
+{
+	const struct joinpoint *first, *last;
+	jp_section_bounds(&first, &last);
+	unsigned needed = 0;
+	for (const struct joinpoint *jp = first; jp < last; jp++) {
+		unsigned own = jp_list_count_owner(published(jp), slot);
+		needed += own && own < jp_list_length(published(jp));
+	}
+	return needed;
+}
+
+/* The do phase of detach: cannot fail.  Returns the old lists to retire. */
+static struct jp_list *unweave(unsigned slot, uint64_t generation)
+{
+	const struct joinpoint *first, *last;
+	struct jp_list *retired = NULL;
+	jp_section_bounds(&first, &last);
+	for (const struct joinpoint *jp = first; jp < last; jp++) {
+		struct jp_list *old = published(jp);
+		unsigned own = jp_list_count_owner(old, slot);
+		if (!own)
+			continue;
+		struct jp_list *list = NULL;
+		if (own < jp_list_length(old)) {
+			list = jp_list_alloc();
+			ASSERT(list);
+			jp_list_build_without(list, old, slot, generation);
+		} else {
+			jp_patch_sites(jp, false);
+		}
+		publish(jp, list);
+		retire(&retired, old);
+	}
+	return retired;
+}
+
+int jp_detach(int handle)
+{
+	if (!jp_may_wait())
+		return -EDEADLK;
+
+	uint64_t flags = spin_lock_irqsave(&writer_lock);
+	int slot = slot_of(handle);
+	if (slot < 0) {
+		spin_unlock_irqrestore(&writer_lock, flags);
+		return -EINVAL;
+	}
+	if (jp_list_available() < lists_needed_without((unsigned)slot)) {
+		spin_unlock_irqrestore(&writer_lock, flags);
+		return -ENOMEM;
+	}
+	struct jp_list *retired = unweave((unsigned)slot, ++sequence);
+	attachments[slot].advice = NULL;
+	attachments[slot].generation++;
+	spin_unlock_irqrestore(&writer_lock, flags);
+
+	free_retired(retired);
+	return 0;
+}

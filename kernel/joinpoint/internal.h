@@ -1,0 +1,108 @@
+/*
+ * Private to kernel/joinpoint: advice lists, their memory, the section
+ * bounds, text patching and the grace-period counters.
+ */
+#ifndef KERNEL_JOINPOINT_INTERNAL_H
+#define KERNEL_JOINPOINT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu/percpu.h"
+#include "joinpoint/joinpoint.h"
+
+#ifndef JP_LIST_POOL
+#define JP_LIST_POOL 256 /* advice lists in existence at once (published + retiring) */
+#endif
+
+/* One attached advice, copied out of its struct jp_advice. */
+struct jp_entry {
+	jp_advice_fn before;
+	jp_advice_fn after;
+	void *cookie;
+	const struct jp_advice *advice;
+	uint64_t since; /* sequence number of the jp_attach that added it */
+	int priority;
+	unsigned owner; /* attachment slot */
+};
+
+/* An advice list: immutable once published; an update publishes a new one.
+ * Entries are in priority order (before runs them forwards, after backwards). */
+struct jp_list {
+	uint64_t generation;          /* sequence number of the update that built it */
+	struct jp_list *retired_next; /* writer's chain once unpublished */
+	unsigned count;
+	struct jp_entry entries[JP_MAX_ADVICE];
+};
+
+/* ---- Section bounds (section.c; host tests supply their own) ------------- */
+
+void jp_section_bounds(const struct joinpoint **first, const struct joinpoint **last);
+void jp_site_bounds(const struct jp_site **first, const struct jp_site **last);
+
+/* ---- Advice lists (advice.c: no locking, no memory management) ----------- */
+
+/* Entries in list (0 for NULL). */
+static inline unsigned jp_list_length(const struct jp_list *list)
+{
+	return list ? list->count : 0;
+}
+/* True when advice is in list. */
+bool jp_list_has_advice(const struct jp_list *list, const struct jp_advice *advice);
+/* Entries of list that belong to attachment slot owner. */
+unsigned jp_list_count_owner(const struct jp_list *list, unsigned owner);
+/* Fills out with old's entries plus entry, placed after every entry of lower
+ * or equal priority.  old must have fewer than JP_MAX_ADVICE entries. */
+void jp_list_build_with(struct jp_list *out, const struct jp_list *old,
+			const struct jp_entry *entry, uint64_t generation);
+/* Fills out with old's entries except owner's. */
+void jp_list_build_without(struct jp_list *out, const struct jp_list *old, unsigned owner,
+			   uint64_t generation);
+
+/* ---- List memory (pool.c; callers hold the writer lock) ------------------ */
+
+/* Returns a free list, or NULL when all JP_LIST_POOL are in use. */
+struct jp_list *jp_list_alloc(void);
+void jp_list_free(struct jp_list *list);
+/* Lists jp_list_alloc can still return. */
+unsigned jp_list_available(void);
+
+/* ---- Patching (patch.c) -------------------------------------------------- */
+
+enum jp_site_state {
+	JP_SITE_NOP,     /* 0f 1f 44 00 00 */
+	JP_SITE_JUMP,    /* e9 <rel32 to site->target> */
+	JP_SITE_CORRUPT, /* anything else */
+};
+
+/* Turns every site of jp into a jump to its target (enable) or back to the
+ * NOP.  Caller holds the writer lock. */
+void jp_patch_sites(const struct joinpoint *jp, bool enable);
+/* What a site holds now. */
+enum jp_site_state jp_site_read(const struct jp_site *site);
+
+/* Number of patch sites in the kernel. */
+unsigned long jp_site_count(void);
+
+/* ---- Benchmark (bench.c) ------------------------------------------------- */
+
+/* The functions it measures (bench_target.c). */
+void jp_bench_plain(void);
+void jp_bench_nop(void);
+/* Runs the jp_bench measurements and stops the machine, if jp_bench was given. */
+void jp_bench_run_if_requested(void);
+
+/* ---- Grace periods (grace.c) --------------------------------------------- */
+
+/* Per-CPU reader state: sections is odd while the CPU runs advice. */
+struct jp_cpu_state {
+	uint64_t sections;
+} __attribute__((aligned(64)));
+
+extern struct jp_cpu_state jp_cpus[MAX_CPUS];
+
+/* True when the caller may wait for a grace period: not inside advice and
+ * not in an interrupt handler. */
+bool jp_may_wait(void);
+
+#endif

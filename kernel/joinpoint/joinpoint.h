@@ -1,0 +1,354 @@
+/*
+ * Join points: every call across a module boundary can run monitoring code
+ * ("advice") before and after it.  A module declares each API function once
+ * with JOINPOINT_DEFINE, which yields the public function, a descriptor in the
+ * .joinpoints section (the registry: nothing registers at run time) and a
+ * 5-byte NOP at the function's entry that jp_attach patches into a jump to the
+ * generic dispatcher.  With no advice attached the join point costs that NOP.
+ *
+ *     JOINPOINT_DEFINE(mm, alloc_page, void *, unsigned, flags) { ...body... }
+ *     int handle = jp_attach("mm.*", &jp_advice_count);   // or a negative error
+ *     jp_print_stats(); jp_detach(handle);
+ *
+ * Rules for a join point: at most JP_MAX_ARGS arguments, each a scalar or a
+ * pointer (a function pointer needs a typedef), and the function must return
+ * to its caller (a function that never returns or switches stacks gets its
+ * join point on a notification function beside it).  Advice runs with
+ * preemption off and must not sleep; a join point reached from inside advice
+ * runs no advice (per-CPU recursion guard), so advice may call module APIs.
+ */
+#ifndef KERNEL_JOINPOINT_JOINPOINT_H
+#define KERNEL_JOINPOINT_JOINPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JP_MAX_ARGS        6
+#define JP_MAX_ADVICE      8  /* advice on one join point */
+#define JP_MAX_ATTACHMENTS 64 /* live jp_attach handles */
+
+struct thread;
+struct jp_list;
+
+/* Mutable state of one join point, owned by kernel/joinpoint (declared here
+ * only so that JOINPOINT_DEFINE can allocate it).  Read it through
+ * jp_get_stats. */
+struct jp_state {
+	struct jp_list *list; /* published advice, NULL when none */
+	uint64_t calls;       /* counted by jp_advice_count */
+	uint64_t timed_calls; /* the rest by jp_advice_time */
+	uint64_t total_ns;
+	uint64_t min_ns;
+	uint64_t max_ns;
+	uint64_t skipped; /* calls reached inside advice, which ran none */
+};
+
+/* One join point, as JOINPOINT_DEFINE lays it out in .joinpoints. */
+struct joinpoint {
+	const char *name;        /* "module.function" */
+	const char *module;      /* "module" */
+	const char *return_type; /* C spelling, "void" for none */
+	unsigned argc;
+	const char *arg_names[JP_MAX_ARGS];
+	const char *arg_types[JP_MAX_ARGS];
+	/* Calls the real function with args[0..argc) converted back to their
+	 * types; returns its result widened to 64 bits (0 for void). */
+	uint64_t (*call)(const uint64_t *args);
+	struct jp_state *state;
+};
+
+/* What advice sees.  Timestamps are raw TSC values (clock_tsc_to_ns converts
+ * a difference); exit_tsc and ret are set for `after` only.  Advice may
+ * change args (in `before`) and ret (in `after`): the call uses and returns
+ * what they hold then. */
+struct jp_context {
+	const struct joinpoint *joinpoint;
+	uint64_t *args;
+	uint64_t ret;
+	uint64_t entry_tsc;
+	uint64_t exit_tsc;
+	unsigned cpu;
+	struct thread *thread; /* NULL before the scheduler runs */
+	uint64_t activity;     /* activity token slot, 0 = none; before may set it for after */
+};
+
+typedef void (*jp_advice_fn)(struct jp_context *context, void *cookie);
+
+/* A piece of advice.  The struct must outlive its attachments: the join point
+ * copies the function pointers but identifies the advice by this address. */
+struct jp_advice {
+	const char *name;
+	jp_advice_fn before; /* either may be NULL, not both */
+	jp_advice_fn after;
+	void *cookie; /* passed to before and after */
+	int priority; /* lower runs first before the call, last after it */
+};
+
+/* The built-in advice: count calls, or count and time them (total, min, max),
+ * into the join point's statistics. */
+extern const struct jp_advice jp_advice_count;
+extern const struct jp_advice jp_advice_time;
+
+struct jp_stats {
+	uint64_t calls;
+	uint64_t timed_calls;
+	uint64_t total_ns;
+	uint64_t min_ns; /* 0 when timed_calls is 0 */
+	uint64_t max_ns;
+	uint64_t skipped; /* calls that ran no advice: reached inside advice */
+	unsigned advice;  /* advice attached right now */
+};
+
+/* ---- The registry -------------------------------------------------------- */
+
+/* Returns the join point named name ("vfs.read"), or NULL. */
+const struct joinpoint *jp_find(const char *name);
+/* Calls fn for every join point, in section order, until it returns non-zero;
+ * returns that value, or 0. */
+int jp_for_each(int (*fn)(const struct joinpoint *jp, void *arg), void *arg);
+/* Number of join points in the kernel. */
+unsigned jp_count(void);
+/* True when name matches pattern: '*' matches any run of characters (dots
+ * too), '?' any one character, everything else itself.  "sched.*", "*.alloc". */
+bool jp_pattern_match(const char *pattern, const char *name);
+
+/* ---- Weaving ------------------------------------------------------------- */
+
+/* Attaches advice to every join point matching pattern, in priority order
+ * (ties: after the advice already there), enabling each join point's sites.
+ * Returns a handle (> 0) for jp_detach, or, with nothing changed:
+ *   -EINVAL   advice or pattern is NULL, or advice has neither before nor after
+ *   -ENOENT   pattern matches no join point
+ *   -EEXIST   this advice is already on one of the matching join points
+ *   -ENOSPC   a matching join point has JP_MAX_ADVICE advice, or all
+ *             JP_MAX_ATTACHMENTS handles are in use
+ *   -ENOMEM   no memory for the new advice lists
+ *   -EDEADLK  called from advice or an interrupt handler (it waits for a
+ *             grace period, which cannot end there)
+ * Waits for a grace period before returning. */
+int jp_attach(const char *pattern, const struct jp_advice *advice);
+/* Removes what jp_attach(handle) attached, disabling join points left with no
+ * advice.  When it returns, no CPU runs that advice for this attachment any
+ * more (a grace period has passed); a call in progress that ran its before
+ * may miss its after.  Returns 0, or with nothing changed: -EINVAL (handle is
+ * not attached: never was, or detached already), -ENOMEM, -EDEADLK. */
+int jp_detach(int handle);
+/* Waits until every CPU has left the advice it was running when this was
+ * called (a grace period).  Must not be called from advice or interrupts. */
+void jp_synchronize(void);
+
+/* ---- Statistics and listings --------------------------------------------- */
+
+/* Fills *stats for jp. */
+void jp_get_stats(const struct joinpoint *jp, struct jp_stats *stats);
+/* Zeroes the statistics (built-in advice, skipped calls) of every join point. */
+void jp_reset_stats(void);
+/* Prints every join point with its signature and attached advice count. */
+void jp_print_list(void);
+/* Prints calls and time of every join point that was counted or timed. */
+void jp_print_stats(void);
+/* At boot, after the clock: applies jp_attach= and runs jp_bench if given. */
+void jp_boot_init(void);
+/* Before the kernel stops: prints the statistics if jp_attach= was given. */
+void jp_boot_report(void);
+
+/* ---- The dispatcher (called by the code JOINPOINT_DEFINE generates) ------ */
+
+/* Runs the advice around jp->call(args); returns the call's result. */
+uint64_t jp_dispatch(const struct joinpoint *jp, uint64_t *args);
+
+/* One patchable site, emitted into .jump_table beside the NOP. */
+struct jp_site {
+	uint64_t code;   /* address of the 5-byte NOP */
+	uint64_t target; /* where the patched jump goes: the dispatching path */
+	const struct joinpoint *joinpoint;
+};
+
+/* ---- Declaring a join point ---------------------------------------------- */
+
+/*
+ * JOINPOINT_DEFINE(module, function, return type, type1, name1, ...) { body }
+ * defines `return type module_function(type1 name1, ...)` as a join point
+ * named "module.function"; JOINPOINT_DEFINE_VOID(module, function, type1,
+ * name1, ...) the same for a function returning nothing.  The body follows the
+ * macro as a function body does.
+ */
+#define JOINPOINT_DEFINE(jp_module, jp_function, ret, ...)                                      \
+	JP__DEFINE(JP__PAIRS(__VA_ARGS__), jp_module, jp_function, ret, #ret, JP__CHECK_RETURN, \
+		   JP__RETURN_VALUE, JP__CALL_VALUE, __VA_ARGS__)
+#define JOINPOINT_DEFINE_VOID(jp_module, jp_function, ...)                                       \
+	JP__DEFINE(JP__PAIRS(__VA_ARGS__), jp_module, jp_function, void, "void", JP__CHECK_NONE, \
+		   JP__RETURN_VOID, JP__CALL_VOID, __VA_ARGS__)
+
+/* The static branch: a 5-byte NOP (0f 1f 44 00 00) recorded in .jump_table;
+ * patched into "jmp label" while the join point has advice. */
+#define JP__SITE(desc, label)                                    \
+	__asm__ goto("1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t" \
+		     ".pushsection .jump_table, \"a\"\n\t"       \
+		     ".balign 8\n\t"                             \
+		     ".quad 1b, %l[" #label "], %c0\n\t"         \
+		     ".popsection"                               \
+		     :                                           \
+		     : "i"(desc)                                 \
+		     :                                           \
+		     : label)
+
+#define JP__DEFINE(n, jp_module, jp_function, ret, ret_text, CHECK_RETURN, RETURN, CALL, ...)    \
+	JP__CAT(JP__CHECK_, n)                                                                   \
+	(__VA_ARGS__) CHECK_RETURN(ret)                                                          \
+	    ret jp_module##_##jp_function(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__));                 \
+	static inline ret jp_impl_##jp_module##_##jp_function(                                   \
+	    JP__CAT(JP__PARAMS_, n)(__VA_ARGS__));                                               \
+	static uint64_t jp_call_##jp_module##_##jp_function(const uint64_t *jp_args)             \
+	{                                                                                        \
+		(void)jp_args;                                                                   \
+		CALL(jp_impl_##jp_module##_##jp_function(JP__CAT(JP__UNPACK_, n)(__VA_ARGS__))); \
+	}                                                                                        \
+	static struct jp_state jp_state_##jp_module##_##jp_function;                             \
+	const struct joinpoint jp_desc_##jp_module##_##jp_function                               \
+	    __attribute__((section(".joinpoints"), used, aligned(8))) = {                        \
+		.name = #jp_module "." #jp_function,                                             \
+		.module = #jp_module,                                                            \
+		.return_type = ret_text,                                                         \
+		.argc = n,                                                                       \
+		.arg_names = {JP__CAT(JP__NAMES_, n)(__VA_ARGS__)},                              \
+		.arg_types = {JP__CAT(JP__TYPES_, n)(__VA_ARGS__)},                              \
+		.call = jp_call_##jp_module##_##jp_function,                                     \
+		.state = &jp_state_##jp_module##_##jp_function,                                  \
+	};                                                                                       \
+	ret jp_module##_##jp_function(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__))                      \
+	{                                                                                        \
+		JP__SITE(&jp_desc_##jp_module##_##jp_function, jp_advised);                      \
+		return jp_impl_##jp_module##_##jp_function(                                      \
+		    JP__CAT(JP__NAMES_ONLY_, n)(__VA_ARGS__));                                   \
+	jp_advised:                                                                              \
+		__attribute__((cold));                                                           \
+		uint64_t jp_args[] = {JP__CAT(JP__PACK_, n)(__VA_ARGS__) 0};                     \
+		RETURN(ret, jp_dispatch(&jp_desc_##jp_module##_##jp_function, jp_args));         \
+	}                                                                                        \
+	static inline ret jp_impl_##jp_module##_##jp_function(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__))
+
+#define JP__RETURN_VALUE(ret, value) return (ret)(value)
+#define JP__RETURN_VOID(ret, value)  (void)(value)
+#define JP__CALL_VALUE(call)         return (uint64_t)(call)
+#define JP__CALL_VOID(call) \
+	call;               \
+	return 0
+
+#define JP__CAT(a, b)  JP__CAT_(a, b)
+#define JP__CAT_(a, b) a##b
+
+/* Number of (type, name) pairs; an odd count names JP__PAIRS_ODD_. */
+#define JP__PAIRS(...)                                                           JP__CAT(JP__PAIRS_, JP__NARGS(__VA_ARGS__))
+#define JP__NARGS(...)                                                           JP__NARGS_(_, ##__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define JP__NARGS_(_, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, n, ...) n
+#define JP__PAIRS_0                                                              0
+#define JP__PAIRS_2                                                              1
+#define JP__PAIRS_4                                                              2
+#define JP__PAIRS_6                                                              3
+#define JP__PAIRS_8                                                              4
+#define JP__PAIRS_10                                                             5
+#define JP__PAIRS_12                                                             6
+
+/* A scalar (integer, enum, bool, char) or a pointer, in at most 64 bits. */
+#define JP__IS_SCALAR(type)                                                                        \
+	((__builtin_classify_type(*(type *)0) == 1 || __builtin_classify_type(*(type *)0) == 5) && \
+	 sizeof(type) <= sizeof(uint64_t))
+#define JP__CHECK_ARG(i, type, name)        \
+	_Static_assert(JP__IS_SCALAR(type), \
+		       "join point argument '" #name "' must be a scalar or a pointer");
+#define JP__CHECK_RETURN(type)                                                              \
+	_Static_assert(JP__IS_SCALAR(type), "join point return type must be a scalar or a " \
+					    "pointer");
+#define JP__CHECK_NONE(type)
+
+#define JP__PARAM(i, type, name)      type name
+#define JP__NAME_ONLY(i, type, name)  name
+#define JP__NAME_TEXT(i, type, name)  #name,
+#define JP__TYPE_TEXT(i, type, name)  #type,
+#define JP__PACK_ONE(i, type, name)   (uint64_t)(name),
+#define JP__UNPACK_ONE(i, type, name) (type) jp_args[i]
+
+/* Per pair count: a macro applied to (index, type, name) of every pair. */
+#define JP__EACH_0(m, sep, ...)
+#define JP__EACH_1(m, sep, t0, n0)         m(0, t0, n0)
+#define JP__EACH_2(m, sep, t0, n0, t1, n1) m(0, t0, n0) sep m(1, t1, n1)
+#define JP__EACH_3(m, sep, t0, n0, t1, n1, t2, n2) \
+	m(0, t0, n0) sep m(1, t1, n1)              \
+	sep m(2, t2, n2)
+#define JP__EACH_4(m, sep, t0, n0, t1, n1, t2, n2, t3, n3) \
+	m(0, t0, n0) sep m(1, t1, n1)                      \
+	sep m(2, t2, n2)                                   \
+	sep m(3, t3, n3)
+#define JP__EACH_5(m, sep, t0, n0, t1, n1, t2, n2, t3, n3, t4, n4) \
+	m(0, t0, n0) sep m(1, t1, n1)                              \
+	sep m(2, t2, n2)                                           \
+	sep m(3, t3, n3)                                           \
+	sep m(4, t4, n4)
+#define JP__EACH_6(m, sep, t0, n0, t1, n1, t2, n2, t3, n3, t4, n4, t5, n5) \
+	m(0, t0, n0) sep m(1, t1, n1)                                      \
+	sep m(2, t2, n2)                                                   \
+	sep m(3, t3, n3)                                                   \
+	sep m(4, t4, n4)                                                   \
+	sep m(5, t5, n5)
+#define JP__COMMA ,
+#define JP__NOTHING
+
+#define JP__CHECK_0(...)
+#define JP__CHECK_1(...) JP__EACH_1(JP__CHECK_ARG, JP__NOTHING, __VA_ARGS__)
+#define JP__CHECK_2(...) JP__EACH_2(JP__CHECK_ARG, JP__NOTHING, __VA_ARGS__)
+#define JP__CHECK_3(...) JP__EACH_3(JP__CHECK_ARG, JP__NOTHING, __VA_ARGS__)
+#define JP__CHECK_4(...) JP__EACH_4(JP__CHECK_ARG, JP__NOTHING, __VA_ARGS__)
+#define JP__CHECK_5(...) JP__EACH_5(JP__CHECK_ARG, JP__NOTHING, __VA_ARGS__)
+#define JP__CHECK_6(...) JP__EACH_6(JP__CHECK_ARG, JP__NOTHING, __VA_ARGS__)
+
+#define JP__PARAMS_0(...) void
+#define JP__PARAMS_1(...) JP__EACH_1(JP__PARAM, JP__COMMA, __VA_ARGS__)
+#define JP__PARAMS_2(...) JP__EACH_2(JP__PARAM, JP__COMMA, __VA_ARGS__)
+#define JP__PARAMS_3(...) JP__EACH_3(JP__PARAM, JP__COMMA, __VA_ARGS__)
+#define JP__PARAMS_4(...) JP__EACH_4(JP__PARAM, JP__COMMA, __VA_ARGS__)
+#define JP__PARAMS_5(...) JP__EACH_5(JP__PARAM, JP__COMMA, __VA_ARGS__)
+#define JP__PARAMS_6(...) JP__EACH_6(JP__PARAM, JP__COMMA, __VA_ARGS__)
+
+#define JP__NAMES_ONLY_0(...)
+#define JP__NAMES_ONLY_1(...) JP__EACH_1(JP__NAME_ONLY, JP__COMMA, __VA_ARGS__)
+#define JP__NAMES_ONLY_2(...) JP__EACH_2(JP__NAME_ONLY, JP__COMMA, __VA_ARGS__)
+#define JP__NAMES_ONLY_3(...) JP__EACH_3(JP__NAME_ONLY, JP__COMMA, __VA_ARGS__)
+#define JP__NAMES_ONLY_4(...) JP__EACH_4(JP__NAME_ONLY, JP__COMMA, __VA_ARGS__)
+#define JP__NAMES_ONLY_5(...) JP__EACH_5(JP__NAME_ONLY, JP__COMMA, __VA_ARGS__)
+#define JP__NAMES_ONLY_6(...) JP__EACH_6(JP__NAME_ONLY, JP__COMMA, __VA_ARGS__)
+
+#define JP__UNPACK_0(...)
+#define JP__UNPACK_1(...) JP__EACH_1(JP__UNPACK_ONE, JP__COMMA, __VA_ARGS__)
+#define JP__UNPACK_2(...) JP__EACH_2(JP__UNPACK_ONE, JP__COMMA, __VA_ARGS__)
+#define JP__UNPACK_3(...) JP__EACH_3(JP__UNPACK_ONE, JP__COMMA, __VA_ARGS__)
+#define JP__UNPACK_4(...) JP__EACH_4(JP__UNPACK_ONE, JP__COMMA, __VA_ARGS__)
+#define JP__UNPACK_5(...) JP__EACH_5(JP__UNPACK_ONE, JP__COMMA, __VA_ARGS__)
+#define JP__UNPACK_6(...) JP__EACH_6(JP__UNPACK_ONE, JP__COMMA, __VA_ARGS__)
+
+#define JP__NAMES_0(...)
+#define JP__NAMES_1(...) JP__EACH_1(JP__NAME_TEXT, JP__NOTHING, __VA_ARGS__)
+#define JP__NAMES_2(...) JP__EACH_2(JP__NAME_TEXT, JP__NOTHING, __VA_ARGS__)
+#define JP__NAMES_3(...) JP__EACH_3(JP__NAME_TEXT, JP__NOTHING, __VA_ARGS__)
+#define JP__NAMES_4(...) JP__EACH_4(JP__NAME_TEXT, JP__NOTHING, __VA_ARGS__)
+#define JP__NAMES_5(...) JP__EACH_5(JP__NAME_TEXT, JP__NOTHING, __VA_ARGS__)
+#define JP__NAMES_6(...) JP__EACH_6(JP__NAME_TEXT, JP__NOTHING, __VA_ARGS__)
+
+#define JP__TYPES_0(...)
+#define JP__TYPES_1(...) JP__EACH_1(JP__TYPE_TEXT, JP__NOTHING, __VA_ARGS__)
+#define JP__TYPES_2(...) JP__EACH_2(JP__TYPE_TEXT, JP__NOTHING, __VA_ARGS__)
+#define JP__TYPES_3(...) JP__EACH_3(JP__TYPE_TEXT, JP__NOTHING, __VA_ARGS__)
+#define JP__TYPES_4(...) JP__EACH_4(JP__TYPE_TEXT, JP__NOTHING, __VA_ARGS__)
+#define JP__TYPES_5(...) JP__EACH_5(JP__TYPE_TEXT, JP__NOTHING, __VA_ARGS__)
+#define JP__TYPES_6(...) JP__EACH_6(JP__TYPE_TEXT, JP__NOTHING, __VA_ARGS__)
+
+#define JP__PACK_0(...)
+#define JP__PACK_1(...) JP__EACH_1(JP__PACK_ONE, JP__NOTHING, __VA_ARGS__)
+#define JP__PACK_2(...) JP__EACH_2(JP__PACK_ONE, JP__NOTHING, __VA_ARGS__)
+#define JP__PACK_3(...) JP__EACH_3(JP__PACK_ONE, JP__NOTHING, __VA_ARGS__)
+#define JP__PACK_4(...) JP__EACH_4(JP__PACK_ONE, JP__NOTHING, __VA_ARGS__)
+#define JP__PACK_5(...) JP__EACH_5(JP__PACK_ONE, JP__NOTHING, __VA_ARGS__)
+#define JP__PACK_6(...) JP__EACH_6(JP__PACK_ONE, JP__NOTHING, __VA_ARGS__)
+
+#endif

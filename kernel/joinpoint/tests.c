@@ -1,0 +1,436 @@
+/*
+ * The joinpoint suite: the bytes at a site, advice order, what advice sees,
+ * the recursion guard, nested join points, every weaving error, patterns,
+ * advice on the interrupt path, and attach/detach racing threads and the
+ * timer tick.  The jptest.* join points below exist for these tests only.
+ */
+#include "joinpoint/internal.h"
+
+#include "console/console.h"
+#include "cpu/percpu.h"
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "sched/sched.h"
+#include "time/time.h"
+
+JOINPOINT_DEFINE(jptest, add, long, long, a, long, b)
+{
+	return a + b;
+}
+
+JOINPOINT_DEFINE(jptest, outer, long, long, value)
+{
+	return jptest_add(value, 1) * 2;
+}
+
+JOINPOINT_DEFINE_VOID(jptest, touch, uint64_t *, counter)
+{
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- Recording advice ----------------------------------------------------- */
+
+#define TRACE_MAX 32
+
+static char trace[TRACE_MAX + 1];
+static unsigned trace_length;
+
+static void trace_reset(void)
+{
+	trace_length = 0;
+	trace[0] = '\0';
+}
+
+static void trace_add(char c)
+{
+	if (trace_length < TRACE_MAX) {
+		trace[trace_length++] = c;
+		trace[trace_length] = '\0';
+	}
+}
+
+/* The cookie is the letter: upper case before, lower case after. */
+static void trace_before(struct jp_context *context, void *cookie)
+{
+	trace_add((char)(uintptr_t)cookie);
+}
+
+static void trace_after(struct jp_context *context, void *cookie)
+{
+	trace_add((char)((uintptr_t)cookie + ('a' - 'A')));
+}
+
+#define TRACER(letter, prio)                                                            \
+	{                                                                               \
+		.name = "trace-" #letter, .before = trace_before, .after = trace_after, \
+		.cookie = (void *)(uintptr_t) #letter[0], .priority = prio              \
+	}
+
+struct tally {
+	uint64_t before;
+	uint64_t after;
+};
+
+static void tally_before(struct jp_context *context, void *cookie)
+{
+	__atomic_fetch_add(&((struct tally *)cookie)->before, 1, __ATOMIC_RELAXED);
+}
+
+static void tally_after(struct jp_context *context, void *cookie)
+{
+	__atomic_fetch_add(&((struct tally *)cookie)->after, 1, __ATOMIC_RELAXED);
+}
+
+static bool sites_are(const char *name, enum jp_site_state state)
+{
+	const struct joinpoint *jp = jp_find(name);
+	const struct jp_site *first, *last;
+	unsigned found = 0;
+	jp_site_bounds(&first, &last);
+	for (const struct jp_site *site = first; jp && site < last; site++) {
+		if (site->joinpoint != jp)
+			continue;
+		found++;
+		if (jp_site_read(site) != state)
+			return false;
+	}
+	return found > 0;
+}
+
+static unsigned advice_on(const char *name)
+{
+	struct jp_stats stats;
+	jp_get_stats(jp_find(name), &stats);
+	return stats.advice;
+}
+
+/* ---- Cases ---------------------------------------------------------------- */
+
+/* Is a disabled join point a NOP, patched to a jump and back? */
+static void disabled_site_is_nop_until_attached(struct ktest *t)
+{
+	static const struct jp_advice tracer = TRACER(A, 0);
+	const struct joinpoint *jp = jp_find("jptest.add");
+	ASSERT_TRUE(t, jp != NULL);
+	if (advice_on("jptest.add"))
+		return ktest_skip(t, "jptest.add has advice from the command line");
+	const struct jp_site *first, *last;
+	jp_site_bounds(&first, &last);
+	const uint8_t *code = NULL;
+	for (const struct jp_site *site = first; site < last && !code; site++)
+		code = site->joinpoint == jp ? (const uint8_t *)site->code : NULL;
+	ASSERT_TRUE(t, code != NULL);
+	static const uint8_t nop[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+	EXPECT_EQ(t, memcmp(code, nop, 5), 0);
+
+	int handle = jp_attach("jptest.add", &tracer);
+	ASSERT_TRUE(t, handle > 0);
+	EXPECT_EQ(t, code[0], 0xe9);
+	EXPECT_TRUE(t, sites_are("jptest.add", JP_SITE_JUMP));
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_EQ(t, memcmp(code, nop, 5), 0);
+	EXPECT_TRUE(t, sites_are("jptest.add", JP_SITE_NOP));
+}
+
+/* Does before run in priority order and after in the reverse? */
+static void advice_runs_in_priority_order(struct ktest *t)
+{
+	static const struct jp_advice a = TRACER(A, 10), b = TRACER(B, -5), c = TRACER(C, 10);
+	int ha = jp_attach("jptest.add", &a);
+	int hb = jp_attach("jptest.add", &b);
+	int hc = jp_attach("jptest.add", &c);
+	ASSERT_TRUE(t, ha > 0 && hb > 0 && hc > 0);
+	trace_reset();
+	EXPECT_EQ(t, jptest_add(2, 3), 5);
+	EXPECT_EQ(t, strcmp(trace, "BACcab"), 0);
+	jp_detach(hb);
+	trace_reset();
+	jptest_add(0, 0);
+	EXPECT_EQ(t, strcmp(trace, "ACca"), 0);
+	jp_detach(ha);
+	jp_detach(hc);
+	trace_reset();
+	jptest_add(0, 0);
+	EXPECT_EQ(t, trace_length, 0);
+}
+
+static uint64_t seen_args[2], seen_ret;
+static const struct joinpoint *seen_jp;
+
+static void look_before(struct jp_context *context, void *cookie)
+{
+	seen_jp = context->joinpoint;
+	seen_args[0] = context->args[0];
+	seen_args[1] = context->args[1];
+}
+
+static void look_after(struct jp_context *context, void *cookie)
+{
+	seen_ret = context->ret;
+	if (cookie)
+		context->ret = 1000;
+}
+
+/* Does advice see the arguments and the result, and can after replace it? */
+static void advice_sees_args_and_result(struct ktest *t)
+{
+	static const struct jp_advice look = {
+	    .name = "look", .before = look_before, .after = look_after};
+	static const struct jp_advice replace = {
+	    .name = "replace", .after = look_after, .cookie = (void *)1};
+	int handle = jp_attach("jptest.add", &look);
+	ASSERT_TRUE(t, handle > 0);
+	EXPECT_EQ(t, jptest_add(-7, 3), -4);
+	EXPECT_TRUE(t, seen_jp == jp_find("jptest.add"));
+	EXPECT_EQ(t, seen_args[0], (uint64_t)-7);
+	EXPECT_EQ(t, seen_args[1], 3);
+	EXPECT_EQ(t, seen_ret, (uint64_t)-4);
+	int second = jp_attach("jptest.add", &replace);
+	ASSERT_TRUE(t, second > 0);
+	EXPECT_EQ(t, jptest_add(1, 1), 1000);
+	jp_detach(second);
+	jp_detach(handle);
+	EXPECT_EQ(t, jptest_add(1, 1), 2);
+}
+
+static void reenter_before(struct jp_context *context, void *cookie)
+{
+	trace_add('R');
+	jptest_add(100, 100); /* a join point inside advice: runs no advice */
+}
+
+/* Can advice call a module API without running advice again? */
+static void advice_calling_a_joinpoint_does_not_recurse(struct ktest *t)
+{
+	static const struct jp_advice reenter = {.name = "reenter", .before = reenter_before};
+	struct jp_stats before, after;
+	jp_get_stats(jp_find("jptest.add"), &before);
+	int handle = jp_attach("jptest.add", &reenter);
+	ASSERT_TRUE(t, handle > 0);
+	trace_reset();
+	EXPECT_EQ(t, jptest_add(1, 2), 3);
+	EXPECT_EQ(t, jptest_add(1, 2), 3);
+	EXPECT_EQ(t, strcmp(trace, "RR"), 0);
+	jp_get_stats(jp_find("jptest.add"), &after);
+	EXPECT_EQ(t, after.skipped - before.skipped, 2);
+	EXPECT_EQ(t, this_cpu()->jp_nesting, 0);
+	jp_detach(handle);
+}
+
+/* A module API calling another: does each level run its advice, nested? */
+static void nested_joinpoints_each_run_advice(struct ktest *t)
+{
+	static const struct jp_advice outer = TRACER(O, 0), inner = TRACER(I, 0);
+	int ho = jp_attach("jptest.outer", &outer);
+	int hi = jp_attach("jptest.add", &inner);
+	ASSERT_TRUE(t, ho > 0 && hi > 0);
+	trace_reset();
+	EXPECT_EQ(t, jptest_outer(4), 10);
+	EXPECT_EQ(t, strcmp(trace, "OIio"), 0);
+	jp_detach(hi);
+	jp_detach(ho);
+}
+
+static void noop_advice(struct jp_context *context, void *cookie)
+{
+}
+
+/* Does every bad request fail with its own error and change nothing? */
+static void weaving_errors_are_distinct_and_change_nothing(struct ktest *t)
+{
+	static struct jp_advice filler[JP_MAX_ADVICE];
+	static const struct jp_advice empty = {.name = "empty"};
+	static const struct jp_advice once = {.name = "once", .before = noop_advice};
+
+	EXPECT_EQ(t, jp_attach("nosuch.*", &once), -ENOENT);
+	EXPECT_EQ(t, jp_attach("jptest.add", &empty), -EINVAL);
+	EXPECT_EQ(t, jp_attach(NULL, &once), -EINVAL);
+	EXPECT_EQ(t, jp_detach(0), -EINVAL);
+	EXPECT_EQ(t, jp_detach(12345), -EINVAL);
+
+	int handle = jp_attach("jptest.add", &once);
+	ASSERT_TRUE(t, handle > 0);
+	EXPECT_EQ(t, jp_attach("jptest.*", &once), -EEXIST);
+	EXPECT_EQ(t, advice_on("jptest.outer"), 0);
+	EXPECT_TRUE(t, sites_are("jptest.outer", JP_SITE_NOP));
+
+	int handles[JP_MAX_ADVICE];
+	for (unsigned i = 0; i + 1 < JP_MAX_ADVICE; i++) {
+		filler[i] = (struct jp_advice){.name = "filler", .before = noop_advice};
+		handles[i] = jp_attach("jptest.add", &filler[i]);
+		EXPECT_TRUE(t, handles[i] > 0);
+	}
+	filler[JP_MAX_ADVICE - 1] = (struct jp_advice){.name = "extra", .after = noop_advice};
+	EXPECT_EQ(t, jp_attach("jptest.*", &filler[JP_MAX_ADVICE - 1]), -ENOSPC);
+	EXPECT_EQ(t, advice_on("jptest.add"), JP_MAX_ADVICE);
+	EXPECT_EQ(t, advice_on("jptest.outer"), 0);
+	EXPECT_EQ(t, jptest_add(20, 22), 42);
+
+	for (unsigned i = 0; i + 1 < JP_MAX_ADVICE; i++)
+		EXPECT_EQ(t, jp_detach(handles[i]), 0);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_EQ(t, jp_detach(handle), -EINVAL);
+	EXPECT_EQ(t, advice_on("jptest.add"), 0);
+	EXPECT_TRUE(t, sites_are("jptest.add", JP_SITE_NOP));
+}
+
+/* Does one pattern weave every join point it matches, and only those? */
+static void pattern_attaches_every_match(struct ktest *t)
+{
+	jp_reset_stats();
+	int handle = jp_attach("jptest.*", &jp_advice_count);
+	ASSERT_TRUE(t, handle > 0);
+	EXPECT_TRUE(t, sites_are("jptest.add", JP_SITE_JUMP));
+	EXPECT_TRUE(t, sites_are("jptest.outer", JP_SITE_JUMP));
+	EXPECT_TRUE(t, sites_are("jptest.touch", JP_SITE_JUMP));
+	EXPECT_TRUE(t, sites_are("jp.bench_nop", JP_SITE_NOP) || advice_on("jp.bench_nop"));
+	uint64_t counter = 0;
+	jptest_outer(1);
+	jptest_touch(&counter);
+	struct jp_stats stats;
+	jp_get_stats(jp_find("jptest.add"), &stats);
+	EXPECT_EQ(t, stats.calls, 1);
+	jp_get_stats(jp_find("jptest.outer"), &stats);
+	EXPECT_EQ(t, stats.calls, 1);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_TRUE(t, sites_are("jptest.touch", JP_SITE_NOP));
+}
+
+/* ---- Interrupts and threads ------------------------------------------------ */
+
+static uint64_t tick_calls;
+static uint64_t tick_advice_in_irq;
+static timer_tick_fn previous_tick;
+
+static void tick_hammer(void)
+{
+	if (previous_tick)
+		previous_tick();
+	jptest_touch(&tick_calls);
+}
+
+static void irq_seen_before(struct jp_context *context, void *cookie)
+{
+	if (this_cpu()->irq_depth > 0)
+		__atomic_fetch_add(&tick_advice_in_irq, 1, __ATOMIC_RELAXED);
+}
+
+/* Does advice run on the interrupt path (a join point called by the tick)? */
+static void advice_runs_on_the_interrupt_path(struct ktest *t)
+{
+	static const struct jp_advice seen = {.name = "irq-seen", .before = irq_seen_before};
+	tick_advice_in_irq = 0;
+	int handle = jp_attach("jptest.touch", &seen);
+	ASSERT_TRUE(t, handle > 0);
+	previous_tick = timer_set_tick_callback(tick_hammer);
+	clock_delay_ns(20 * NSEC_PER_MSEC);
+	timer_set_tick_callback(previous_tick);
+	jp_detach(handle);
+	EXPECT_TRUE(t, tick_advice_in_irq > 0);
+}
+
+#define HAMMER_ROUNDS 10000
+
+static volatile bool hammer_stop;
+
+static int hammer_thread(void *arg)
+{
+	uint64_t *counter = arg;
+	while (!hammer_stop)
+		jptest_touch(counter);
+	return 0;
+}
+
+/* Attach/detach 10,000 times while two threads and the tick call the join
+ * point: does a permanent advice see every call (or count it as skipped), and
+ * does the toggled one never get an after without its before? */
+static void attach_detach_while_hammered(struct ktest *t)
+{
+	static struct tally steady, toggled;
+	static const struct jp_advice steady_advice = {
+	    .name = "steady", .before = tally_before, .after = tally_after, .cookie = &steady};
+	static const struct jp_advice toggled_advice = {.name = "toggled",
+							.before = tally_before,
+							.after = tally_after,
+							.cookie = &toggled,
+							.priority = 1};
+	static uint64_t thread_calls[2];
+	uint64_t own_calls = 0;
+	if (!thread_current())
+		return ktest_skip(t, "no scheduler");
+
+	steady = (struct tally){0};
+	toggled = (struct tally){0};
+	thread_calls[0] = thread_calls[1] = tick_calls = 0;
+	hammer_stop = false;
+	struct jp_stats before_stats, after_stats;
+	jp_get_stats(jp_find("jptest.touch"), &before_stats);
+
+	int steady_handle = jp_attach("jptest.touch", &steady_advice);
+	ASSERT_TRUE(t, steady_handle > 0);
+	struct thread *threads[2];
+	threads[0] =
+	    thread_create(hammer_thread, &thread_calls[0], "hammer0", SCHED_PRIORITY_NORMAL);
+	threads[1] =
+	    thread_create(hammer_thread, &thread_calls[1], "hammer1", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, threads[0] && threads[1]);
+	previous_tick = timer_set_tick_callback(tick_hammer);
+
+	unsigned failures = 0;
+	for (unsigned i = 0; i < HAMMER_ROUNDS; i++) {
+		int handle = jp_attach("jptest.touch", &toggled_advice);
+		jptest_touch(&own_calls);
+		failures += handle <= 0 || jp_detach(handle) != 0;
+		jptest_touch(&own_calls);
+	}
+	sched_sleep_ns(5 * NSEC_PER_MSEC); /* let the threads run with the steady advice */
+
+	timer_set_tick_callback(previous_tick);
+	hammer_stop = true;
+	thread_join(threads[0], NULL);
+	thread_join(threads[1], NULL);
+	EXPECT_EQ(t, jp_detach(steady_handle), 0);
+	jp_get_stats(jp_find("jptest.touch"), &after_stats);
+
+	uint64_t total = own_calls + thread_calls[0] + thread_calls[1] + tick_calls;
+	uint64_t skipped = after_stats.skipped - before_stats.skipped;
+	EXPECT_EQ(t, failures, 0);
+	EXPECT_EQ(t, steady.before + skipped, total);
+	EXPECT_EQ(t, steady.after, steady.before);
+	EXPECT_TRUE(t, toggled.after <= toggled.before);
+	EXPECT_TRUE(t, toggled.before >= HAMMER_ROUNDS);
+	EXPECT_TRUE(t, thread_calls[0] > 0 && thread_calls[1] > 0 && tick_calls > 0);
+	EXPECT_TRUE(t, sites_are("jptest.touch", JP_SITE_NOP));
+	console_print("    # hammer: %lu calls (threads %lu + %lu, tick %lu), %lu skipped, "
+		      "toggled advice %lu before / %lu after\n",
+		      total, thread_calls[0], thread_calls[1], tick_calls, skipped, toggled.before,
+		      toggled.after);
+}
+
+/* Is attaching from inside advice refused instead of deadlocking? */
+static uint64_t nested_attach_result;
+
+static void attach_inside_before(struct jp_context *context, void *cookie)
+{
+	nested_attach_result = (uint64_t)jp_attach("jptest.outer", &jp_advice_count);
+}
+
+static void weaving_from_advice_is_refused(struct ktest *t)
+{
+	static const struct jp_advice inside = {.name = "inside", .before = attach_inside_before};
+	int handle = jp_attach("jptest.add", &inside);
+	ASSERT_TRUE(t, handle > 0);
+	jptest_add(1, 1);
+	EXPECT_EQ(t, (int)nested_attach_result, -EDEADLK);
+	EXPECT_EQ(t, advice_on("jptest.outer"), 0);
+	jp_detach(handle);
+}
+
+KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
+	    KTEST_CASE(advice_runs_in_priority_order), KTEST_CASE(advice_sees_args_and_result),
+	    KTEST_CASE(advice_calling_a_joinpoint_does_not_recurse),
+	    KTEST_CASE(nested_joinpoints_each_run_advice),
+	    KTEST_CASE(weaving_errors_are_distinct_and_change_nothing),
+	    KTEST_CASE(pattern_attaches_every_match), KTEST_CASE(advice_runs_on_the_interrupt_path),
+	    KTEST_CASE(attach_detach_while_hammered), KTEST_CASE(weaving_from_advice_is_refused));
