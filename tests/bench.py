@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Runs microScope's benchmarks and prints their figures (`make bench`).
+
+Each benchmark boots the kernel with a command line that makes it measure,
+print "<name>: case ..." lines and stop.  Every benchmark runs twice:
+  icount  QEMU -icount shift=0: the guest TSC advances one tick per guest
+          instruction, so the figures are instructions and repeat exactly;
+  tcg     plain TCG: TSC ticks of the emulated machine, which follow host time
+          (host cycles, noisy, for orientation only).
+The figures are compared within the same run (ratios to the baseline); the
+targets are reported, never asserted.  Results go to stdout and to
+<build>/bench/results.md.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QEMU_PY = os.path.join(ROOT, "tools", "qemu.py")
+EXIT_REQUESTED = 39
+TIMEOUT = 120
+
+CASE = re.compile(r"^jp_bench: case (\S+)\s+calls (\d+) ticks\s+(\d+)")
+CALIBRATION = re.compile(r"^jp_bench: calibration (\d+) instructions took (\d+) ticks")
+
+
+def boot(build, append, icount, log):
+    cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope.elf"),
+           "--append", append, "--log", log, "--timeout", str(TIMEOUT)]
+    if icount:
+        cmd.append("--icount")
+    status = subprocess.run(cmd, cwd=ROOT, stderr=subprocess.DEVNULL).returncode
+    with open(log, errors="replace") as f:
+        text = f.read()
+    if status != EXIT_REQUESTED:
+        sys.exit(f"bench.py: '{append}' ended with status {status}, see {log}")
+    return text
+
+
+def parse_joinpoint(text):
+    cases, calibration = {}, None
+    for line in text.splitlines():
+        m = CASE.match(line)
+        if m:
+            cases[m.group(1)] = int(m.group(3)) / int(m.group(2))
+        m = CALIBRATION.match(line)
+        if m:
+            calibration = (int(m.group(1)), int(m.group(2)))
+    return cases, calibration
+
+
+JOINPOINT_ROWS = [
+    ("baseline", "plain direct call (baseline)"),
+    ("disabled", "disabled join point"),
+    ("enabled-empty", "enabled, one empty before + one empty after"),
+    ("enabled-count", "enabled, built-in counting advice"),
+]
+
+
+def joinpoint_table(cases, unit):
+    base = cases["baseline"]
+    rows = [f"| case | {unit} per call | x baseline |", "|---|---:|---:|"]
+    for key, label in JOINPOINT_ROWS:
+        rows.append(f"| {label} | {cases[key]:.2f} | {cases[key] / base:.2f} |")
+    rows.append(f"| (loop overhead, included above) | {cases['loop']:.2f} | |")
+    return rows
+
+
+def joinpoint_targets(cases):
+    base = cases["baseline"]
+    nop = cases["disabled"] - base
+    empty_limit = 3 * base + 30
+    return [
+        f"- disabled - baseline = {nop:.2f} instructions (target <= 1): "
+        f"{'met' if nop <= 1.0 else 'NOT met'}",
+        f"- enabled-empty = {cases['enabled-empty']:.2f} instructions "
+        f"(target <= 3 x {base:.2f} + 30 = {empty_limit:.2f}): "
+        f"{'met' if cases['enabled-empty'] <= empty_limit else 'NOT met'}",
+    ]
+
+
+def bench_joinpoint(build, out_dir):
+    lines = ["## Join points (`jp_bench`)", ""]
+    for mode, icount in (("icount", True), ("tcg", False)):
+        log = os.path.join(out_dir, f"jp_bench-{mode}.log")
+        cases, calibration = parse_joinpoint(boot(build, "jp_bench exit=qemu", icount, log))
+        if mode == "icount":
+            instructions, ticks = calibration
+            lines += [f"QEMU -icount shift=0, guest instructions (calibration: a loop of "
+                      f"{instructions} instructions measured {ticks} ticks):", ""]
+            lines += joinpoint_table(cases, "instructions") + [""]
+            lines += joinpoint_targets(cases) + [""]
+        else:
+            lines += ["Plain TCG, TSC ticks of the emulated CPU (host time; noisy):", ""]
+            lines += joinpoint_table(cases, "host cycles") + [""]
+    return lines
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default="build")
+    args = p.parse_args()
+    build = os.path.join(ROOT, args.build)
+    out_dir = os.path.join(build, "bench")
+    os.makedirs(out_dir, exist_ok=True)
+    lines = bench_joinpoint(build, out_dir)
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    with open(os.path.join(out_dir, "results.md"), "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
