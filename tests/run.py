@@ -235,10 +235,10 @@ def run_host_test(source, build, reporter):
     for suite, case, status, detail in cases:
         reporter.report(Result(f"{name}/{case}", status, 0.0, "\n".join(detail)))
     problem = None
-    if code != 0 and not any(st == "FAIL" for _, _, st, _ in cases):
+    if code != 0 and plan is not None and top < plan:
+        problem = f"stopped after {top} of {plan} cases, exit status {code}"
+    elif code != 0 and not any(st == "FAIL" for _, _, st, _ in cases):
         problem = f"exit status {code}"
-    elif code < 0 or code == EXIT_HANG:
-        problem = "crashed" if code < 0 else "timed out"
     elif plan is None:
         problem = "no KTAP plan"
     elif plan != top:
