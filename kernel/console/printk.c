@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "cpu/spinlock.h"
+#include "joinpoint/joinpoint.h"
 #include "lib/format.h"
 #include "time/time.h"
 
@@ -61,7 +62,8 @@ static void write_locked(const char *text, size_t length)
 	spin_unlock_irqrestore(&console_lock, flags);
 }
 
-void console_write(const char *text, size_t length)
+/* A join point: "console.write", the one path every console byte takes. */
+JOINPOINT_DEFINE_VOID(console, write, const char *, text, size_t, length)
 {
 	write_locked(text, length);
 	if (length)

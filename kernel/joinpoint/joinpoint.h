@@ -172,14 +172,22 @@ struct jp_site {
  * defines `return type module_function(type1 name1, ...)` as a join point
  * named "module.function"; JOINPOINT_DEFINE_VOID(module, function, type1,
  * name1, ...) the same for a function returning nothing.  The body follows the
- * macro as a function body does.
+ * macro as a function body does.  The _AS forms take the C function's name
+ * separately, for APIs whose names predate the convention:
+ * JOINPOINT_DEFINE_AS(mm, kmalloc, kmalloc, void *, size_t, size) { ... }.
  */
-#define JOINPOINT_DEFINE(jp_module, jp_function, ret, ...)                                      \
-	JP__DEFINE(JP__PAIRS(__VA_ARGS__), jp_module, jp_function, ret, #ret, JP__CHECK_RETURN, \
-		   JP__RETURN_VALUE, JP__CALL_VALUE, __VA_ARGS__)
-#define JOINPOINT_DEFINE_VOID(jp_module, jp_function, ...)                                       \
-	JP__DEFINE(JP__PAIRS(__VA_ARGS__), jp_module, jp_function, void, "void", JP__CHECK_NONE, \
-		   JP__RETURN_VOID, JP__CALL_VOID, __VA_ARGS__)
+#define JOINPOINT_DEFINE(module, function, ret, ...)                                      \
+	JOINPOINT_DEFINE_AS(module, function, JP__CAT(JP__CAT(module, _), function), ret, \
+			    __VA_ARGS__)
+#define JOINPOINT_DEFINE_VOID(module, function, ...)                                      \
+	JOINPOINT_DEFINE_VOID_AS(module, function, JP__CAT(JP__CAT(module, _), function), \
+				 __VA_ARGS__)
+#define JOINPOINT_DEFINE_AS(module, function, c_name, ret, ...)                               \
+	JP__DEFINE(JP__PAIRS(__VA_ARGS__), #module "." #function, #module, c_name, ret, #ret, \
+		   JP__CHECK_RETURN, JP__RETURN_VALUE, JP__CALL_VALUE, __VA_ARGS__)
+#define JOINPOINT_DEFINE_VOID_AS(module, function, c_name, ...)                                  \
+	JP__DEFINE(JP__PAIRS(__VA_ARGS__), #module "." #function, #module, c_name, void, "void", \
+		   JP__CHECK_NONE, JP__RETURN_VOID, JP__CALL_VOID, __VA_ARGS__)
 
 /* The static branch: a 5-byte NOP (0f 1f 44 00 00) recorded in .jump_table;
  * patched into "jmp label" while the join point has advice. */
@@ -194,40 +202,48 @@ struct jp_site {
 		     :                                           \
 		     : label)
 
-#define JP__DEFINE(n, jp_module, jp_function, ret, ret_text, CHECK_RETURN, RETURN, CALL, ...)    \
-	JP__CAT(JP__CHECK_, n)                                                                   \
-	(__VA_ARGS__) CHECK_RETURN(ret)                                                          \
-	    ret jp_module##_##jp_function(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__));                 \
-	static inline ret jp_impl_##jp_module##_##jp_function(                                   \
-	    JP__CAT(JP__PARAMS_, n)(__VA_ARGS__));                                               \
-	static uint64_t jp_call_##jp_module##_##jp_function(const uint64_t *jp_args)             \
-	{                                                                                        \
-		(void)jp_args;                                                                   \
-		CALL(jp_impl_##jp_module##_##jp_function(JP__CAT(JP__UNPACK_, n)(__VA_ARGS__))); \
-	}                                                                                        \
-	static struct jp_state jp_state_##jp_module##_##jp_function;                             \
-	const struct joinpoint jp_desc_##jp_module##_##jp_function                               \
-	    __attribute__((section(".joinpoints"), used, aligned(8))) = {                        \
-		.name = #jp_module "." #jp_function,                                             \
-		.module = #jp_module,                                                            \
-		.return_type = ret_text,                                                         \
-		.argc = n,                                                                       \
-		.arg_names = {JP__CAT(JP__NAMES_, n)(__VA_ARGS__)},                              \
-		.arg_types = {JP__CAT(JP__TYPES_, n)(__VA_ARGS__)},                              \
-		.call = jp_call_##jp_module##_##jp_function,                                     \
-		.state = &jp_state_##jp_module##_##jp_function,                                  \
-	};                                                                                       \
-	ret jp_module##_##jp_function(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__))                      \
-	{                                                                                        \
-		JP__SITE(&jp_desc_##jp_module##_##jp_function, jp_advised);                      \
-		return jp_impl_##jp_module##_##jp_function(                                      \
-		    JP__CAT(JP__NAMES_ONLY_, n)(__VA_ARGS__));                                   \
-	jp_advised:                                                                              \
-		__attribute__((cold));                                                           \
-		uint64_t jp_args[] = {JP__CAT(JP__PACK_, n)(__VA_ARGS__) 0};                     \
-		RETURN(ret, jp_dispatch(&jp_desc_##jp_module##_##jp_function, jp_args));         \
-	}                                                                                        \
-	static inline ret jp_impl_##jp_module##_##jp_function(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__))
+/* The expansion: argument checks, the prototype, the thunk the dispatcher
+ * calls with unpacked arguments, the state and descriptor, the public
+ * function (NOP site, then the body inlined; the jump target packs the
+ * arguments and dispatches), and the body's own header, which the macro's
+ * user completes with { ... }.  c_name is expanded before it is pasted. */
+#define JP__DEFINE(n, name_text, module_text, c_name, ret, ret_text, CHECK_RETURN, RETURN, CALL,  \
+		   ...)                                                                           \
+	JP__DEFINE_(n, name_text, module_text, c_name, ret, ret_text, CHECK_RETURN, RETURN, CALL, \
+		    __VA_ARGS__)
+// clang-format off
+#define JP__DEFINE_(n, name_text, module_text, c_name, ret, ret_text, CHECK_RETURN, RETURN, CALL, ...) \
+	JP__CAT(JP__CHECK_, n)(__VA_ARGS__)                                                     \
+	CHECK_RETURN(ret)                                                                       \
+	ret c_name(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__));                                       \
+	static inline ret jp_impl_##c_name(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__));               \
+	static uint64_t jp_call_##c_name(const uint64_t *jp_args)                               \
+	{                                                                                       \
+		(void)jp_args;                                                                  \
+		CALL(jp_impl_##c_name(JP__CAT(JP__UNPACK_, n)(__VA_ARGS__)));                   \
+	}                                                                                       \
+	static struct jp_state jp_state_##c_name;                                               \
+	const struct joinpoint jp_desc_##c_name                                                 \
+		__attribute__((section(".joinpoints"), used, aligned(8))) = {                   \
+			.name = name_text,                                                      \
+			.module = module_text,                                                  \
+			.return_type = ret_text,                                                \
+			.argc = n,                                                              \
+			.arg_names = {JP__CAT(JP__NAMES_, n)(__VA_ARGS__)},                     \
+			.arg_types = {JP__CAT(JP__TYPES_, n)(__VA_ARGS__)},                     \
+			.call = jp_call_##c_name,                                               \
+			.state = &jp_state_##c_name,                                            \
+	};                                                                                      \
+	ret c_name(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__))                                        \
+	{                                                                                       \
+		JP__SITE(&jp_desc_##c_name, jp_advised);                                        \
+		return jp_impl_##c_name(JP__CAT(JP__NAMES_ONLY_, n)(__VA_ARGS__));              \
+	jp_advised: __attribute__((cold));                                                      \
+		uint64_t jp_args[] = {JP__CAT(JP__PACK_, n)(__VA_ARGS__) 0};                    \
+		RETURN(ret, jp_dispatch(&jp_desc_##c_name, jp_args));                           \
+	}                                                                                       \
+	static inline ret jp_impl_##c_name(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__))
+// clang-format on
 
 #define JP__RETURN_VALUE(ret, value) return (ret)(value)
 #define JP__RETURN_VOID(ret, value)  (void)(value)
