@@ -189,17 +189,25 @@ struct jp_site {
 	JP__DEFINE(JP__PAIRS(__VA_ARGS__), #module "." #function, #module, c_name, void, "void", \
 		   JP__CHECK_NONE, JP__RETURN_VOID, JP__CALL_VOID, __VA_ARGS__)
 
+/* Host tests link position-independent executables, where the table's
+ * absolute addresses need a writable section to avoid text relocations. */
+#ifdef HOST_TEST
+#define JP__TABLE_FLAGS "\"aw\""
+#else
+#define JP__TABLE_FLAGS "\"a\""
+#endif
+
 /* The static branch: a 5-byte NOP (0f 1f 44 00 00) recorded in .jump_table;
  * patched into "jmp label" while the join point has advice. */
-#define JP__SITE(desc, label)                                    \
-	__asm__ goto("1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t" \
-		     ".pushsection .jump_table, \"a\"\n\t"       \
-		     ".balign 8\n\t"                             \
-		     ".quad 1b, %l[" #label "], %c0\n\t"         \
-		     ".popsection"                               \
-		     :                                           \
-		     : "i"(desc)                                 \
-		     :                                           \
+#define JP__SITE(desc, label)                                            \
+	__asm__ goto("1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"         \
+		     ".pushsection .jump_table, " JP__TABLE_FLAGS "\n\t" \
+		     ".balign 8\n\t"                                     \
+		     ".quad 1b, %l[" #label "], %c0\n\t"                 \
+		     ".popsection"                                       \
+		     :                                                   \
+		     : "i"(desc)                                         \
+		     :                                                   \
 		     : label)
 
 /* The expansion: argument checks, the prototype, the thunk the dispatcher

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "console/console.h"
+#include "joinpoint/joinpoint.h"
 #include "lib/string.h"
 #include "mm/internal.h"
 #include "mm/mm.h"
@@ -72,7 +73,7 @@ static void *large_alloc(size_t size)
 	return header + 1;
 }
 
-void *kmalloc(size_t size)
+JOINPOINT_DEFINE_AS(mm, kmalloc, kmalloc, void *, size_t, size)
 {
 	if (size == 0)
 		return NULL;
@@ -123,7 +124,7 @@ static bool is_size_class(const struct kmem_cache *cache)
 	return false;
 }
 
-void kfree(void *ptr)
+JOINPOINT_DEFINE_VOID_AS(mm, kfree, kfree, void *, ptr)
 {
 	if (!ptr)
 		return;

@@ -18,6 +18,7 @@
 
 #include "arch/x86_64/layout.h"
 #include "cpu/spinlock.h"
+#include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/internal.h"
@@ -239,7 +240,7 @@ static uint64_t scan_words(uint64_t start, uint64_t end)
 	return frame_count;
 }
 
-uint64_t pmm_alloc_frame(void)
+JOINPOINT_DEFINE_AS(mm, alloc_frame, pmm_alloc_frame, uint64_t)
 {
 	uint64_t flags = spin_lock_irqsave(&lock);
 	uint64_t frame = scan_words(next_word_hint, word_count);
@@ -314,7 +315,7 @@ static void free_one_locked(uint64_t phys)
 	free_frames++;
 }
 
-void pmm_free_frame(uint64_t phys)
+JOINPOINT_DEFINE_VOID_AS(mm, free_frame, pmm_free_frame, uint64_t, phys)
 {
 	uint64_t flags = spin_lock_irqsave(&lock);
 	free_one_locked(phys);

@@ -38,6 +38,7 @@
 #include "arch/x86_64/gdt.h"
 #include "console/console.h"
 #include "irq/irq.h"
+#include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "time/time.h"
 
@@ -261,7 +262,7 @@ static bool wakeup_locked(struct run_queue *rq, struct thread *t)
 	return true;
 }
 
-bool sched_wakeup(struct thread *t)
+JOINPOINT_DEFINE_AS(sched, wakeup, sched_wakeup, bool, struct thread *, t)
 {
 	struct run_queue *rq = rq_of(t);
 	uint64_t flags = spin_lock_irqsave(&rq->lock);
@@ -279,7 +280,7 @@ void sched_start_thread(struct thread *t)
 
 /* ---- Entry points ------------------------------------------------------- */
 
-void sched_yield(void)
+JOINPOINT_DEFINE_VOID_AS(sched, yield, sched_yield)
 {
 	struct run_queue *rq = this_rq();
 	uint64_t flags = spin_lock_irqsave(&rq->lock);
@@ -307,7 +308,7 @@ void sched_exit_current(void)
 	panic("sched: an exited thread ran again");
 }
 
-void sched_sleep_ns(uint64_t ns)
+JOINPOINT_DEFINE_VOID_AS(sched, sleep, sched_sleep_ns, uint64_t, ns)
 {
 	if (!ns) {
 		sched_yield();

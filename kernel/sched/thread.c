@@ -17,6 +17,7 @@
 
 #include "arch/x86_64/cpu.h"
 #include "console/console.h"
+#include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 
@@ -109,7 +110,8 @@ void thread_prepare_stack(struct thread *t, void (*start)(void *), void *start_a
 	t->saved_rsp = (uint64_t)frame;
 }
 
-struct thread *thread_create(thread_fn fn, void *arg, const char *name, int priority)
+JOINPOINT_DEFINE_AS(sched, spawn, thread_create, struct thread *, thread_fn, fn, void *, arg,
+		    const char *, name, int, priority)
 {
 	if (!fn || priority < SCHED_PRIORITY_MIN || priority > SCHED_PRIORITY_MAX)
 		return NULL;
