@@ -23,6 +23,7 @@
 #include "mm/mm.h"
 #include "panic/panic.h"
 #include "power/power.h"
+#include "sched/sched.h"
 #include "time/time.h"
 #include "uart/uart.h"
 
@@ -75,9 +76,19 @@ static void print_banner(void)
 		boot->efi ? " (UEFI)" : "", boot->cmdline);
 }
 
+static int run_selftests(void *arg)
+{
+	(void)arg;
+	return ktest_run_selected();
+}
+
+/* The suites run in a thread of their own, so they may block and be preempted. */
 static void run_selftests_and_stop(void)
 {
-	int failed = ktest_run_selected();
+	int failed = -1;
+	struct thread *tests = thread_create(run_selftests, NULL, "ktest", SCHED_PRIORITY_NORMAL);
+	if (!tests || thread_join(tests, &failed) < 0)
+		panic("ktest: cannot run the tests in a thread");
 	pr_info("ktest: %d case(s) failed\n", failed);
 	jp_boot_report();
 	power_stop(failed ? POWER_TESTS_FAILED : POWER_TESTS_PASSED);
@@ -98,6 +109,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	acpi_init();
 	apic_init();
 	timer_init();
+	sched_init();
 	irq_enable();
 	jp_boot_init();
 
@@ -105,6 +117,5 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	if (ktest_requested())
 		run_selftests_and_stop();
 	pr_info("microScope is up.\n");
-	for (;;)
-		__asm__ volatile("hlt");
+	thread_exit(0); /* the idle thread takes over when nothing else runs */
 }
