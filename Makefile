@@ -31,6 +31,10 @@ KERNEL_ASFLAGS := $(INCLUDES) -g -MMD -MP -D__ASSEMBLY__
 KERNEL_C := $(shell find $(KERNEL_DIRS) -name '*.c' -not -path '*/tests/*' 2>/dev/null | sort)
 KERNEL_S := $(shell find $(KERNEL_DIRS) -name '*.S' -not -path '*/tests/*' 2>/dev/null | sort)
 KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(KERNEL_C) $(KERNEL_S))
+# The screen console's font, converted at build time from a Debian console
+# font (package console-setup-linux); never committed.
+FONT_PSF := /usr/share/consolefonts/Uni2-VGA16.psf.gz
+KERNEL_OBJS += $(BUILD)/font.o
 KERNEL_LDS := kernel/arch/x86_64/kernel.ld
 KERNEL_ELF := $(BUILD)/microscope.elf
 ISO := $(BUILD)/microscope.iso
@@ -64,6 +68,10 @@ $(BUILD)/obj/%.S.o: %.S $(CC)
 # so the check below proves that nothing moved between the links.
 $(BUILD)/ksyms-empty.S: tools/mkksyms.py | $(STAMP_DEPS)
 	$(Q)mkdir -p $(BUILD) && $(PYTHON) tools/mkksyms.py --empty > $@
+
+$(BUILD)/font.S: tools/mkfont.py | $(STAMP_DEPS)
+	$(say) FONT $(FONT_PSF)
+	$(Q)mkdir -p $(BUILD) && $(PYTHON) tools/mkfont.py $(FONT_PSF) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/%.o: $(BUILD)/%.S $(CC)
 	$(Q)$(CC) $(KERNEL_ASFLAGS) -c $< -o $@

@@ -17,6 +17,7 @@
 #include "console/console.h"
 #include "crashtest/crashtest.h"
 #include "cpu/percpu.h"
+#include "fb/fbcon.h"
 #include "joinpoint/joinpoint.h"
 #include "ktest/ktest.h"
 #include "lib/string.h"
@@ -106,6 +107,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	print_banner();
 	clock_init();
 	mm_init();
+	fbcon_init(); /* the screen, now that it can be mapped */
 	acpi_init();
 	apic_init();
 	timer_init();

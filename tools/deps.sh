@@ -3,7 +3,8 @@
 # of it is already there.  Not root: prints the one command to run instead.
 set -eu
 pkgs="build-essential gcc binutils make python3 qemu-system-x86 grub-pc-bin
-grub-efi-amd64-bin grub-common xorriso mtools ovmf cpio clang-format"
+grub-efi-amd64-bin grub-common xorriso mtools ovmf cpio clang-format
+console-setup-linux"
 
 missing=""
 for p in $pkgs; do
