@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Measures boot time as a person sees it: wall-clock seconds from starting QEMU
-to the first byte on the serial console and to the banner line, for the fast
-`-kernel` path and the GRUB ISO (SeaBIOS), median of several runs.
+"""Measures boot time as a person sees it: wall-clock time from starting QEMU
+to the first byte on the serial console, to the banner line, and to the end of
+boot (the kernel says it is up), for the fast `-kernel` path and the GRUB ISO
+under SeaBIOS and under OVMF (UEFI), median of several runs.
 
 These are host wall-clock figures under TCG emulation: they compare boot paths
 on one machine, they are not claims about real hardware.
@@ -14,6 +15,7 @@ import subprocess
 import time
 
 BANNER = b"microScope "
+READY = (b"microScope is up", b"kshell>")
 
 
 def one_boot(media, timeout):
@@ -23,12 +25,12 @@ def one_boot(media, timeout):
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    first = banner = None
+    first = banner = ready = None
     seen = b""
     try:
-        while time.monotonic() - start < timeout and banner is None:
-            ready, _, _ = select.select([proc.stdout], [], [], 0.05)
-            if not ready:
+        while time.monotonic() - start < timeout and ready is None:
+            readable, _, _ = select.select([proc.stdout], [], [], 0.05)
+            if not readable:
                 continue
             chunk = os.read(proc.stdout.fileno(), 4096)
             if not chunk:
@@ -36,27 +38,27 @@ def one_boot(media, timeout):
             now = time.monotonic() - start
             first = first if first is not None else now
             seen += chunk
-            if BANNER in seen:
+            if banner is None and BANNER in seen:
                 banner = now
+            if any(marker in seen for marker in READY):
+                ready = now
     finally:
         proc.kill()
         proc.wait()
-    return first, banner
+    return first, banner, ready
 
 
 def measure(name, media, runs, timeout):
-    firsts, banners = [], []
+    samples = []
     for _ in range(runs):
-        first, banner = one_boot(media, timeout)
-        if first is None or banner is None:
-            print(f"{name}: no banner within {timeout}s")
+        sample = one_boot(media, timeout)
+        if None in sample:
+            print(f"| {name} | did not finish booting within {timeout} s | | |")
             return None
-        firsts.append(first)
-        banners.append(banner)
-    result = (statistics.median(firsts), statistics.median(banners))
-    print(f"{name:<24} first line {result[0] * 1000:7.1f} ms   banner {result[1] * 1000:7.1f} ms"
-          f"   (median of {runs})")
-    return result
+        samples.append(sample)
+    first, banner, ready = (statistics.median(column) * 1000 for column in zip(*samples))
+    print(f"| {name} | {first:.0f} | {banner:.0f} | {ready:.0f} |")
+    return first, banner, ready
 
 
 def main():
@@ -67,9 +69,14 @@ def main():
     args = p.parse_args()
     kernel = os.path.join(args.build, "microscope.elf")
     iso = os.path.join(args.build, "microscope.iso")
-    measure("qemu -kernel (multiboot1)", ["-kernel", kernel, "-append", "exit=qemu"], args.runs,
+    ovmf = "/usr/share/ovmf/OVMF.fd"
+    print(f"median of {args.runs} boots, host wall-clock milliseconds from starting QEMU (TCG)\n")
+    print("| boot path | first serial byte | banner | boot complete |")
+    print("|---|---:|---:|---:|")
+    measure("QEMU -kernel (multiboot1)", ["-kernel", kernel], args.runs, args.timeout)
+    measure("ISO, SeaBIOS + GRUB (multiboot2)", ["-cdrom", iso], args.runs, args.timeout)
+    measure("ISO, OVMF (UEFI) + GRUB (multiboot2)", ["-bios", ovmf, "-cdrom", iso], args.runs,
             args.timeout)
-    measure("ISO, SeaBIOS + GRUB", ["-cdrom", iso], args.runs, args.timeout)
 
 
 if __name__ == "__main__":
