@@ -1,0 +1,108 @@
+/*
+ * Processes: a user address space, one user thread, a parent and children,
+ * a name (the program's), an exit status and the slots other modules keep
+ * per-process state in (the VFS's file table and working directory).  Created
+ * by fork, given a program by execve, ended by exit or a signal, reaped by the
+ * parent's wait.  A process's memory is a list of regions (program segments,
+ * heap, stack, anonymous mappings); fork shares every private page
+ * copy-on-write.
+ *
+ *     struct process *self = proc_current();          // NULL in a kernel thread
+ *     int pid = proc_spawn("/sbin/init", argv, envp); // a new process, or an error
+ *     int status; proc_wait(pid, &status, 0);
+ */
+#ifndef KERNEL_PROC_PROC_H
+#define KERNEL_PROC_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROC_NAME_MAX 32    /* the program's name, as ps shows it */
+#define PROC_MAX      64    /* processes that may exist at once (fork: -EAGAIN) */
+#define PROC_ARG_MAX  65536 /* bytes of argv and envp strings for execve (-E2BIG) */
+
+/* Signals: Linux's numbers; each has its default action only. */
+#define SIGINT  2
+#define SIGKILL 9
+#define SIGSEGV 11
+#define SIGTERM 15
+#define SIGCHLD 17
+
+/* wait4 status words, as Linux encodes them: an exit code, or a signal. */
+#define PROC_STATUS_EXITED(code)  (((code)&0xff) << 8)
+#define PROC_STATUS_SIGNALED(sig) ((sig)&0x7f)
+#define WNOHANG                   1
+
+enum proc_state {
+	PROC_EMBRYO,  /* being created by fork or spawn */
+	PROC_RUNNING, /* its thread runs, sleeps or waits */
+	PROC_ZOMBIE,  /* ended; the parent has not waited for it yet */
+};
+
+struct process;
+struct thread;
+
+/* The slots other modules own.  proc only carries them: the VFS fills files
+ * and fs at spawn, clones them at fork and releases them at exit (see the
+ * integration points in proc/files.c). */
+struct proc_module_slots {
+	void *files; /* the file descriptor table (modules/vfs) */
+	void *fs;    /* the working directory (modules/vfs) */
+};
+
+/* The process the calling thread runs for, or NULL in a kernel thread. */
+struct process *proc_current(void);
+/* Accessors.  proc_parent_pid is 0 for init and orphans' reapers. */
+int proc_pid(const struct process *p);
+int proc_parent_pid(const struct process *p);
+const char *proc_name(const struct process *p);
+struct proc_module_slots *proc_slots(struct process *p);
+
+/* Starts the program at path (through the VFS) as a new process whose parent
+ * is the calling process (or none: a child of the kernel).  argv and envp are
+ * kernel arrays ending with NULL.  Returns the pid, or -ENOENT, -ENOEXEC,
+ * -ENOMEM, -E2BIG, -EAGAIN (process table full). */
+int proc_spawn(const char *path, char *const argv[], char *const envp[]);
+/* As proc_spawn, from an ELF image in kernel memory (tests, embedded programs). */
+int proc_spawn_image(const void *image, size_t size, const char *name, char *const argv[]);
+
+/* Waits for a child of the caller (pid > 0: that one; -1: any) to end, stores
+ * its status word (PROC_STATUS_*) in *status (may be NULL) and reaps it.
+ * options: 0 or WNOHANG.  Returns its pid, 0 (WNOHANG and none ended yet),
+ * -ECHILD (no such child) or -EINTR (the caller was killed while waiting).
+ * Kernel threads wait for processes they spawned. */
+int proc_wait(int pid, int *status, int options);
+
+/* Sends signal (SIGKILL, SIGTERM, SIGINT, SIGSEGV: the process ends; SIGCHLD
+ * and 0: nothing but the check) to process pid.  Returns 0, -ESRCH (no such
+ * process, or a zombie) or -EINVAL (unknown signal). */
+int proc_kill(int pid, int signal);
+
+/* One line per process: pid, parent, state, name. */
+void proc_print_all(void);
+
+/* A snapshot of one process for ps (sys ms_getprocs). */
+struct proc_info {
+	int32_t pid;
+	int32_t parent_pid;
+	int32_t state; /* enum proc_state */
+	int32_t exit_status;
+	uint64_t pages; /* user pages mapped */
+	char name[PROC_NAME_MAX];
+};
+/* Fills up to count entries; returns how many processes exist (may be more). */
+int proc_list(struct proc_info *info, int count);
+/* Processes that exist right now, zombies included. */
+int proc_count(void);
+
+/* Resolves a page fault at address (PF_ERROR_* bits in error) in the current
+ * process: a write to a copy-on-write page gets its own copy.  Returns 0 when
+ * the access may be retried, -EFAULT when it is a real fault.  For uaccess. */
+int proc_resolve_fault(uint64_t address, unsigned error);
+
+/* Installs the user fault handler and starts init (init= parameter, default
+ * /sbin/init) when there is an initial RAM filesystem.  Once, at boot. */
+void proc_init(void);
+
+#endif

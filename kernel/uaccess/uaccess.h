@@ -1,0 +1,53 @@
+/*
+ * User memory access: the only way kernel code reads or writes memory a
+ * system call's caller named.  Every pointer from user space is checked (lower
+ * half, canonical, no wrap-around) and then copied by instructions listed in
+ * the exception table, so an unmapped page, a kernel address or a write to a
+ * read-only page gives -EFAULT instead of a kernel fault.  A write that hits a
+ * copy-on-write page breaks the sharing first and then succeeds, as the same
+ * write from user mode would.
+ *
+ *     char path[PATH_MAX];
+ *     long length = strncpy_from_user(path, user_path, sizeof path);   // < 0: error
+ *     if (copy_to_user(user_stat, &st, sizeof st)) return -EFAULT;
+ */
+#ifndef KERNEL_UACCESS_UACCESS_H
+#define KERNEL_UACCESS_UACCESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* User space is the lower half, up to (not including) USER_SPACE_END.  The
+ * last page below the canonical hole is never mapped, so that a user access
+ * running off the end faults instead of reaching non-canonical addresses. */
+#define USER_SPACE_END 0x00007ffffffff000UL
+
+/* Marks a pointer that holds a user-space address (documentation only). */
+#define __user
+
+/* True when [address, address + length) lies entirely in user space (no
+ * wrap-around).  A zero length is in range for any address up to the end. */
+bool uaccess_range_ok(uint64_t address, size_t length);
+
+/* Copies length bytes from user memory at src to dst.  Returns 0, or -EFAULT
+ * when src is out of range or any byte of it is not readable (dst may then
+ * hold a partial copy). */
+int copy_from_user(void *dst, const void __user *src, size_t length);
+/* Copies length bytes from src to user memory at dst.  Returns 0, or -EFAULT
+ * when dst is out of range or any byte of it is not writable. */
+int copy_to_user(void __user *dst, const void *src, size_t length);
+/* Sets length bytes of user memory at dst to 0.  Returns 0 or -EFAULT. */
+int clear_user(void __user *dst, size_t length);
+
+/* Copies a NUL-terminated string of at most size - 1 characters from user
+ * memory into dst (size > 0) and terminates it.  Returns its length (without
+ * the NUL), -EFAULT (a byte up to the NUL is unreadable or out of range) or
+ * -ENAMETOOLONG (no NUL in the first size bytes; dst is then truncated). */
+long strncpy_from_user(char *dst, const char __user *src, size_t size);
+
+/* Reads or writes one aligned-or-not 64-bit value.  Return 0 or -EFAULT. */
+int get_user_u64(uint64_t *value, const uint64_t __user *src);
+int put_user_u64(uint64_t __user *dst, uint64_t value);
+
+#endif
