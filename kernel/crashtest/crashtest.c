@@ -82,6 +82,19 @@ __attribute__((noipa, used)) static void crashtest_stack_overflow(void)
 	__builtin_unreachable();
 }
 
+/* A non-canonical address: the CPU raises #GP, not #PF, and gives no CR2. */
+__attribute__((noipa, used)) static void crashtest_general_protection(void)
+{
+	volatile uint64_t *non_canonical = (volatile uint64_t *)0x8000000000000000UL;
+	*non_canonical = 1;
+}
+
+/* A stray int3 outside any join-point patch site is a kernel bug. */
+__attribute__((noipa, used)) static void crashtest_breakpoint(void)
+{
+	__asm__ volatile("int3");
+}
+
 __attribute__((noipa, used)) static void crashtest_assert_fails(void)
 {
 	volatile int two = 2;
@@ -94,6 +107,8 @@ static const struct crash crashes[] = {
     {"invalid_opcode", crashtest_invalid_opcode},
     {"stack_overflow", crashtest_stack_overflow},
     {"assert", crashtest_assert_fails},
+    {"general_protection", crashtest_general_protection},
+    {"breakpoint", crashtest_breakpoint},
 };
 
 static int set_crashtest(const char *value)
@@ -109,7 +124,8 @@ static int set_crashtest(const char *value)
 	return -1;
 }
 KERNEL_PARAM(crashtest, set_crashtest,
-	     "page_fault|divide_error|invalid_opcode|stack_overflow|assert: crash after boot");
+	     "page_fault|divide_error|invalid_opcode|stack_overflow|assert|general_protection|"
+	     "breakpoint: crash after boot");
 
 void crashtest_run(void)
 {
