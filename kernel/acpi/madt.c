@@ -13,6 +13,7 @@
 
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "lib/unaligned.h"
 
 #define MADT_ENTRIES_OFFSET 44
 #define HPET_TABLE_LENGTH   56
@@ -28,27 +29,6 @@ enum madt_type {
 	MADT_LOCAL_X2APIC = 9,
 	MADT_LOCAL_X2APIC_NMI = 10,
 };
-
-static uint16_t read16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, sizeof v);
-	return v;
-}
-
-static uint32_t read32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof v);
-	return v;
-}
-
-static uint64_t read64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof v);
-	return v;
-}
 
 /* MPS INTI flags: polarity in bits 0-1, trigger mode in bits 2-3; "conforms
  * to the bus" (0) means ISA's active high, edge. */
@@ -86,7 +66,7 @@ static void add_ioapic(struct acpi_madt *out, const uint8_t *entry)
 		return;
 	}
 	out->ioapics[out->ioapic_count++] =
-	    (struct acpi_ioapic){entry[2], read32(entry + 4), read32(entry + 8)};
+	    (struct acpi_ioapic){entry[2], read_le32(entry + 4), read_le32(entry + 8)};
 }
 
 static void add_override(struct acpi_madt *out, const uint8_t *entry)
@@ -95,9 +75,9 @@ static void add_override(struct acpi_madt *out, const uint8_t *entry)
 		out->dropped++;
 		return;
 	}
-	uint16_t flags = read16(entry + 8);
+	uint16_t flags = read_le16(entry + 8);
 	out->overrides[out->override_count++] = (struct acpi_override){
-	    entry[2], entry[3], read32(entry + 4), inti_polarity(flags), inti_trigger(flags)};
+	    entry[2], entry[3], read_le32(entry + 4), inti_polarity(flags), inti_trigger(flags)};
 }
 
 static void add_nmi(struct acpi_madt *out, struct acpi_nmi nmi)
@@ -141,21 +121,21 @@ static uint8_t entry_minimum_length(uint8_t type)
 static void parse_entry(struct acpi_madt *out, const uint8_t *entry)
 {
 	switch (entry[0]) {
-	case MADT_LOCAL_APIC: add_cpu(out, entry[3], entry[2], read32(entry + 4) & 3); break;
+	case MADT_LOCAL_APIC: add_cpu(out, entry[3], entry[2], read_le32(entry + 4) & 3); break;
 	case MADT_IOAPIC: add_ioapic(out, entry); break;
 	case MADT_OVERRIDE: add_override(out, entry); break;
-	case MADT_NMI_SOURCE: add_nmi(out, source_nmi(read16(entry + 2), read32(entry + 4))); break;
+	case MADT_NMI_SOURCE: add_nmi(out, source_nmi(read_le16(entry + 2), read_le32(entry + 4))); break;
 	case MADT_LOCAL_APIC_NMI:
-		add_nmi(out, local_nmi(entry[2] == 0xff ? 0xffffffffu : entry[2], read16(entry + 3),
+		add_nmi(out, local_nmi(entry[2] == 0xff ? 0xffffffffu : entry[2], read_le16(entry + 3),
 				       entry[5]));
 		break;
-	case MADT_LAPIC_ADDRESS: out->lapic_address = read64(entry + 4); break;
+	case MADT_LAPIC_ADDRESS: out->lapic_address = read_le64(entry + 4); break;
 	case MADT_LOCAL_X2APIC:
-		add_cpu(out, read32(entry + 4), read32(entry + 12),
-			(read32(entry + 8) & 3) | ACPI_CPU_X2APIC);
+		add_cpu(out, read_le32(entry + 4), read_le32(entry + 12),
+			(read_le32(entry + 8) & 3) | ACPI_CPU_X2APIC);
 		break;
 	case MADT_LOCAL_X2APIC_NMI:
-		add_nmi(out, local_nmi(read32(entry + 4), read16(entry + 2), entry[8]));
+		add_nmi(out, local_nmi(read_le32(entry + 4), read_le16(entry + 2), entry[8]));
 		break;
 	default: out->unknown++; break;
 	}
@@ -167,8 +147,8 @@ int acpi_parse_madt(const void *table, uint32_t length, struct acpi_madt *out)
 	memset(out, 0, sizeof *out);
 	if (length < MADT_ENTRIES_OFFSET || memcmp(p, "APIC", 4))
 		return -EBADMSG;
-	out->lapic_address = read32(p + 36);
-	out->flags = read32(p + 40);
+	out->lapic_address = read_le32(p + 36);
+	out->flags = read_le32(p + 40);
 	for (uint32_t offset = MADT_ENTRIES_OFFSET; offset < length;) {
 		if (length - offset < 2)
 			return -EBADMSG;
@@ -191,9 +171,9 @@ int acpi_parse_hpet(const void *table, uint32_t length, struct acpi_hpet *out)
 		return -EBADMSG;
 	if (p[40] != GAS_SYSTEM_MEMORY)
 		return -ENOTSUP;
-	out->address = read64(p + 44);
+	out->address = read_le64(p + 44);
 	out->number = p[52];
-	out->minimum_tick = read16(p + 53);
+	out->minimum_tick = read_le16(p + 53);
 	return out->address ? 0 : -EBADMSG;
 }
 

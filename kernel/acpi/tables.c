@@ -13,22 +13,9 @@
 
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "lib/unaligned.h"
 
 #define ACPI_TABLE_MAX_LENGTH (16u << 20) /* larger is a corrupt length field */
-
-static uint32_t read32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof v);
-	return v;
-}
-
-static uint64_t read64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof v);
-	return v;
-}
 
 uint8_t acpi_checksum(const void *data, size_t length)
 {
@@ -50,7 +37,7 @@ int acpi_validate_rsdp(const void *rsdp, size_t available)
 		return 0;
 	if (available < ACPI_RSDP_V2_SIZE)
 		return -ERANGE;
-	uint32_t length = read32(p + 20);
+	uint32_t length = read_le32(p + 20);
 	if (length < ACPI_RSDP_V2_SIZE)
 		return -EBADMSG;
 	if (length > available)
@@ -97,7 +84,7 @@ static const uint8_t *map_table(acpi_map_fn map, uint64_t phys, const uint8_t **
 		*error = -EFAULT;
 		return NULL;
 	}
-	uint32_t length = read32(*header + 4);
+	uint32_t length = read_le32(*header + 4);
 	if (length < ACPI_HEADER_SIZE || length > ACPI_TABLE_MAX_LENGTH) {
 		*error = -EBADMSG;
 		return NULL;
@@ -130,7 +117,7 @@ static void add_table(acpi_map_fn map, uint64_t phys, struct acpi_tables *out)
 	struct acpi_table *t = &out->tables[out->count++];
 	copy_signature(t->signature, data);
 	t->revision = data[8];
-	t->length = read32(data + 4);
+	t->length = read_le32(data + 4);
 	t->phys = phys;
 	t->data = data;
 }
@@ -143,8 +130,8 @@ int acpi_load_tables(const void *rsdp, size_t rsdp_length, acpi_map_fn map, stru
 		return -EINVAL;
 	out->revision = p[15];
 	memcpy(out->oem_id, p + 9, 6);
-	out->root_is_xsdt = p[15] >= 2 && read64(p + 24) != 0;
-	out->root_phys = out->root_is_xsdt ? read64(p + 24) : read32(p + 16);
+	out->root_is_xsdt = p[15] >= 2 && read_le64(p + 24) != 0;
+	out->root_phys = out->root_is_xsdt ? read_le64(p + 24) : read_le32(p + 16);
 
 	const uint8_t *header;
 	int error;
@@ -155,10 +142,10 @@ int acpi_load_tables(const void *rsdp, size_t rsdp_length, acpi_map_fn map, stru
 		return -EBADMSG;
 
 	unsigned entry_size = out->root_is_xsdt ? 8 : 4;
-	uint32_t length = read32(root + 4);
+	uint32_t length = read_le32(root + 4);
 	for (uint32_t offset = ACPI_HEADER_SIZE; offset + entry_size <= length;
 	     offset += entry_size) {
-		uint64_t phys = out->root_is_xsdt ? read64(root + offset) : read32(root + offset);
+		uint64_t phys = out->root_is_xsdt ? read_le64(root + offset) : read_le32(root + offset);
 		add_table(map, phys, out);
 	}
 	return 0;

@@ -10,6 +10,7 @@
 
 #include "boot/bootinfo.h"
 #include "lib/string.h"
+#include "lib/unaligned.h"
 
 #define MB1_FLAG_CMDLINE (1u << 2)
 #define MB1_FLAG_MODS (1u << 3)
@@ -28,20 +29,6 @@ enum mb2_tag {
 	MB2_TAG_ACPI_OLD = 14,
 	MB2_TAG_ACPI_NEW = 15,
 };
-
-static uint32_t read32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof v);
-	return v;
-}
-
-static uint64_t read64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof v);
-	return v;
-}
 
 /* Copies a NUL-terminated string of at most max bytes at phys into dst. */
 static void copy_phys_string(bootinfo_phys_to_ptr map, uint64_t phys, char *dst, size_t size)
@@ -106,11 +93,11 @@ static int parse_mb1_mmap(bootinfo_phys_to_ptr map, uint64_t address, uint32_t l
 	if (!entries)
 		return -1;
 	for (uint32_t offset = 0; offset + 24 <= length;) {
-		uint32_t size = read32(entries + offset);
+		uint32_t size = read_le32(entries + offset);
 		if (size < 20)
 			return -1;
-		add_region(out, read64(entries + offset + 4), read64(entries + offset + 12),
-			   read32(entries + offset + 20));
+		add_region(out, read_le64(entries + offset + 4), read_le64(entries + offset + 12),
+			   read_le32(entries + offset + 20));
 		offset += size + 4;
 	}
 	return 0;
@@ -121,9 +108,9 @@ static void parse_mb1_modules(bootinfo_phys_to_ptr map, uint32_t count, uint64_t
 {
 	const uint8_t *mods = map(address, (uint64_t)count * 16);
 	for (uint32_t i = 0; mods && i < count; i++) {
-		add_module(out, read32(mods + i * 16), read32(mods + i * 16 + 4));
+		add_module(out, read_le32(mods + i * 16), read_le32(mods + i * 16 + 4));
 		if (out->module_count)
-			copy_phys_string(map, read32(mods + i * 16 + 8),
+			copy_phys_string(map, read_le32(mods + i * 16 + 8),
 					 out->modules[out->module_count - 1].name,
 					 sizeof out->modules[0].name);
 	}
@@ -132,10 +119,10 @@ static void parse_mb1_modules(bootinfo_phys_to_ptr map, uint32_t count, uint64_t
 static void parse_mb1_framebuffer(const uint8_t *info, struct boot_info *out)
 {
 	struct boot_framebuffer *fb = &out->framebuffer;
-	fb->address = read64(info + 88);
-	fb->pitch = read32(info + 96);
-	fb->width = read32(info + 100);
-	fb->height = read32(info + 104);
+	fb->address = read_le64(info + 88);
+	fb->pitch = read_le32(info + 96);
+	fb->width = read_le32(info + 100);
+	fb->height = read_le32(info + 104);
 	fb->bpp = info[108];
 	fb->type = info[109];
 	fb->red_shift = info[110];
@@ -149,31 +136,31 @@ static int parse_mb1(bootinfo_phys_to_ptr map, uint64_t info_phys, struct boot_i
 	const uint8_t *info = map(info_phys, 116);
 	if (!info)
 		return -1;
-	uint32_t flags = read32(info);
+	uint32_t flags = read_le32(info);
 	out->protocol = BOOT_MULTIBOOT1;
 	if (flags & MB1_FLAG_CMDLINE) {
-		copy_phys_string(map, read32(info + 16), out->cmdline, sizeof out->cmdline);
+		copy_phys_string(map, read_le32(info + 16), out->cmdline, sizeof out->cmdline);
 		drop_image_name(out->cmdline);
 	}
 	if (flags & MB1_FLAG_LOADER)
-		copy_phys_string(map, read32(info + 64), out->loader_name, sizeof out->loader_name);
+		copy_phys_string(map, read_le32(info + 64), out->loader_name, sizeof out->loader_name);
 	if (flags & MB1_FLAG_MODS)
-		parse_mb1_modules(map, read32(info + 20), read32(info + 24), out);
+		parse_mb1_modules(map, read_le32(info + 20), read_le32(info + 24), out);
 	if (flags & MB1_FLAG_FRAMEBUFFER)
 		parse_mb1_framebuffer(info, out);
 	if (flags & MB1_FLAG_MMAP)
-		return parse_mb1_mmap(map, read32(info + 48), read32(info + 44), out);
+		return parse_mb1_mmap(map, read_le32(info + 48), read_le32(info + 44), out);
 	return -1; /* no memory map: nothing we can run on */
 }
 
 static int parse_mb2_mmap(const uint8_t *tag, uint32_t size, struct boot_info *out)
 {
-	uint32_t entry_size = read32(tag + 8);
+	uint32_t entry_size = read_le32(tag + 8);
 	if (entry_size < 24 || size < 16)
 		return -1;
 	for (uint32_t offset = 16; offset + entry_size <= size; offset += entry_size)
-		add_region(out, read64(tag + offset), read64(tag + offset + 8),
-			   read32(tag + offset + 16));
+		add_region(out, read_le64(tag + offset), read_le64(tag + offset + 8),
+			   read_le32(tag + offset + 16));
 	return 0;
 }
 
@@ -182,10 +169,10 @@ static void parse_mb2_framebuffer(const uint8_t *tag, uint32_t size, struct boot
 	if (size < 32)
 		return;
 	struct boot_framebuffer *fb = &out->framebuffer;
-	fb->address = read64(tag + 8);
-	fb->pitch = read32(tag + 16);
-	fb->width = read32(tag + 20);
-	fb->height = read32(tag + 24);
+	fb->address = read_le64(tag + 8);
+	fb->pitch = read_le32(tag + 16);
+	fb->width = read_le32(tag + 20);
+	fb->height = read_le32(tag + 24);
 	fb->bpp = tag[28];
 	fb->type = tag[29];
 	if (fb->type == 1 && size >= 38) {
@@ -219,7 +206,7 @@ static int parse_mb2_tag(const uint8_t *tag, uint32_t type, uint32_t size, struc
 	case MB2_TAG_MODULE:
 		if (size < 16)
 			return -1;
-		add_module(out, read32(tag + 8), read32(tag + 12));
+		add_module(out, read_le32(tag + 8), read_le32(tag + 12));
 		if (out->module_count)
 			copy_bounded_string(tag + 16, size - 16, out->modules[out->module_count - 1].name,
 					    sizeof out->modules[0].name);
@@ -241,13 +228,13 @@ static int parse_mb2(bootinfo_phys_to_ptr map, uint64_t info_phys, struct boot_i
 	const uint8_t *header = map(info_phys, 8);
 	if (!header)
 		return -1;
-	uint32_t total = read32(header);
+	uint32_t total = read_le32(header);
 	const uint8_t *info = map(info_phys, total);
 	if (!info || total < 16)
 		return -1;
 	out->protocol = BOOT_MULTIBOOT2;
 	for (uint32_t offset = 8; offset + 8 <= total;) {
-		uint32_t type = read32(info + offset), size = read32(info + offset + 4);
+		uint32_t type = read_le32(info + offset), size = read_le32(info + offset + 4);
 		if (size < 8 || size > total - offset)
 			return -1;
 		if (type == MB2_TAG_END)
