@@ -35,7 +35,7 @@ struct cpu {
 	int preempt_count;  /* > 0: no involuntary switch */
 	int irq_depth;      /* nesting of interrupt handlers */
 	int need_resched;   /* set by the tick or a wake-up, acted on at exit */
-	unsigned jp_nesting; /* join-point advice recursion guard */
+	unsigned jp_sections; /* join points: odd while running advice (guard, grace) */
 	uint64_t quiescent_generation; /* grace periods: last generation seen */
 	void *arch;         /* GDT/TSS and stacks, owned by arch code */
 	void *sched;        /* run queue, owned by sched */

@@ -4,7 +4,10 @@
  * list; nothing here ever changes a list in place.  Order is by priority,
  * lower first; among equal priorities the older attachment comes first, so
  * `before` advice runs in attach order and `after` advice in the reverse.
- * These functions neither lock nor allocate: attach.c does both.
+ * Each build ends by compiling the entries into the two arrays the
+ * dispatcher walks (before calls forwards, after calls already reversed), so
+ * the hot path never skips a NULL or reverses anything.  These functions
+ * neither lock nor allocate: attach.c does both.
  */
 #include "joinpoint/internal.h"
 
@@ -29,6 +32,27 @@ unsigned jp_list_count_owner(const struct jp_list *list, unsigned owner)
 	return n;
 }
 
+/* Fills before[], after[], flags and generation from out's entries. */
+static void compile(struct jp_list *out, uint64_t generation)
+{
+	out->before_count = out->after_count = out->flags = 0;
+	for (unsigned i = 0; i < out->count; i++) {
+		const struct jp_entry *entry = &out->entries[i];
+		out->flags |= entry->flags;
+		if (entry->before)
+			out->before[out->before_count++] =
+			    (struct jp_call){entry->before, entry->cookie, entry->since};
+	}
+	for (unsigned i = out->count; i-- > 0;) {
+		const struct jp_entry *entry = &out->entries[i];
+		if (entry->after)
+			out->after[out->after_count++] =
+			    (struct jp_call){entry->after, entry->cookie, entry->since};
+	}
+	out->generation = generation;
+	out->retired_next = NULL;
+}
+
 void jp_list_build_with(struct jp_list *out, const struct jp_list *old,
 			const struct jp_entry *entry, uint64_t generation)
 {
@@ -42,8 +66,7 @@ void jp_list_build_with(struct jp_list *out, const struct jp_list *old,
 	while (i < length)
 		out->entries[n++] = old->entries[i++];
 	out->count = n;
-	out->generation = generation;
-	out->retired_next = NULL;
+	compile(out, generation);
 }
 
 void jp_list_build_without(struct jp_list *out, const struct jp_list *old, unsigned owner,
@@ -55,6 +78,5 @@ void jp_list_build_without(struct jp_list *out, const struct jp_list *old, unsig
 			out->entries[n++] = old->entries[i];
 	}
 	out->count = n;
-	out->generation = generation;
-	out->retired_next = NULL;
+	compile(out, generation);
 }

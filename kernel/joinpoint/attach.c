@@ -170,6 +170,7 @@ int jp_attach(const char *pattern, const struct jp_advice *advice)
 	    .advice = advice,
 	    .since = ++sequence,
 	    .priority = advice->priority,
+	    .flags = advice->flags,
 	    .owner = (unsigned)slot,
 	};
 	struct jp_list *retired = weave(pattern, &entry);

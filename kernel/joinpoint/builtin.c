@@ -54,7 +54,8 @@ static void time_after(struct jp_context *context, void *cookie)
 }
 
 const struct jp_advice jp_advice_count = {.name = "count", .before = count_before};
-const struct jp_advice jp_advice_time = {.name = "time", .after = time_after};
+const struct jp_advice jp_advice_time = {
+    .name = "time", .after = time_after, .flags = JP_ADVICE_TIMESTAMPS};
 
 void jp_get_stats(const struct joinpoint *jp, struct jp_stats *stats)
 {

@@ -1,6 +1,6 @@
 /*
  * Private to kernel/joinpoint: advice lists, their memory, the section
- * bounds, text patching and the grace-period counters.
+ * bounds, text patching and grace periods.
  */
 #ifndef KERNEL_JOINPOINT_INTERNAL_H
 #define KERNEL_JOINPOINT_INTERNAL_H
@@ -23,15 +23,30 @@ struct jp_entry {
 	const struct jp_advice *advice;
 	uint64_t since; /* sequence number of the jp_attach that added it */
 	int priority;
+	unsigned flags; /* the advice's JP_ADVICE_* */
 	unsigned owner; /* attachment slot */
 };
 
+/* One advice call as the dispatcher makes it: nothing else on the hot path. */
+struct jp_call {
+	jp_advice_fn fn;
+	void *cookie;
+	uint64_t since; /* the entry's since (after calls check it) */
+};
+
 /* An advice list: immutable once published; an update publishes a new one.
- * Entries are in priority order (before runs them forwards, after backwards). */
+ * entries[] is in priority order and is what writers read; before[] and
+ * after[] are compiled from it for the dispatcher: the non-NULL before
+ * functions in priority order and the non-NULL after functions in reverse. */
 struct jp_list {
-	uint64_t generation;          /* sequence number of the update that built it */
-	struct jp_list *retired_next; /* writer's chain once unpublished */
+	uint64_t generation; /* sequence number of the update that built it */
+	unsigned before_count;
+	unsigned after_count;
+	unsigned flags; /* JP_ADVICE_* of every entry, or-ed */
 	unsigned count;
+	struct jp_call before[JP_MAX_ADVICE];
+	struct jp_call after[JP_MAX_ADVICE];
+	struct jp_list *retired_next; /* writer's chain once unpublished */
 	struct jp_entry entries[JP_MAX_ADVICE];
 };
 
@@ -94,15 +109,10 @@ void jp_bench_run_if_requested(void);
 
 /* ---- Grace periods (grace.c) --------------------------------------------- */
 
-/* Per-CPU reader state: sections is odd while the CPU runs advice. */
-struct jp_cpu_state {
-	uint64_t sections;
-} __attribute__((aligned(64)));
-
-extern struct jp_cpu_state jp_cpus[MAX_CPUS];
-
-/* True when the caller may wait for a grace period: not inside advice and
- * not in an interrupt handler. */
+/* Advice runs in reader sections, counted per CPU in struct cpu's
+ * jp_sections: odd while the CPU is inside one (which is also the recursion
+ * guard).  True when the caller may wait for a grace period: not inside
+ * advice and not in an interrupt handler. */
 bool jp_may_wait(void);
 
 #endif

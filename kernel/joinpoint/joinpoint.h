@@ -59,7 +59,9 @@ struct joinpoint {
 };
 
 /* What advice sees.  Timestamps are raw TSC values (clock_tsc_to_ns converts
- * a difference); exit_tsc and ret are set for `after` only.  Advice may
+ * a difference), taken only when an advice on the join point asked for them
+ * with JP_ADVICE_TIMESTAMPS (0 otherwise); exit_tsc and ret are set for
+ * `after` only.  Advice may
  * change args (in `before`) and ret (in `after`): the call uses and returns
  * what they hold then. */
 struct jp_context {
@@ -81,9 +83,13 @@ struct jp_advice {
 	const char *name;
 	jp_advice_fn before; /* either may be NULL, not both */
 	jp_advice_fn after;
-	void *cookie; /* passed to before and after */
-	int priority; /* lower runs first before the call, last after it */
+	void *cookie;   /* passed to before and after */
+	int priority;   /* lower runs first before the call, last after it */
+	unsigned flags; /* JP_ADVICE_* */
 };
+
+/* jp_advice.flags: the context's entry_tsc and exit_tsc are wanted. */
+#define JP_ADVICE_TIMESTAMPS 0x1u
 
 /* The built-in advice: count calls, or count and time them (total, min, max),
  * into the join point's statistics. */
