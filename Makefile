@@ -42,7 +42,7 @@ TEST_ISO := $(BUILD)/microscope-selftest.iso
 STAMP_DEPS := $(BUILD)/.deps-ok
 
 .PHONY: all deps kernel iso run test test-host test-qemu bench debug clean format check-format check-layering
-all: kernel iso
+all: kernel iso initrd
 
 deps: $(STAMP_DEPS)
 $(STAMP_DEPS): tools/deps.sh
@@ -140,3 +140,5 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+include userland/userland.mk

@@ -1,0 +1,197 @@
+/*
+ * File system calls for newlib and programs: open ... getcwd.  Each converts
+ * newlib's flags and structures to the kernel's (Linux's), makes one system
+ * call and turns a -errno result into errno and -1.  newlib itself calls the
+ * plain names (read, write, ...); the underscored names (_read, ...) are the
+ * same functions, for code written against newlib's usual porting layer.  read
+ * and write return int: newlib's <unistd.h> says so for this target.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* open() flag bits: newlib's value, Linux's value. */
+static const struct {
+	int newlib_flag;
+	int linux_flag;
+} open_flags[] = {
+    {O_CREAT, 0100},   {O_EXCL, 0200},      {O_NOCTTY, 0400},       {O_TRUNC, 01000},
+    {O_APPEND, 02000}, {O_NONBLOCK, 04000}, {O_DIRECTORY, 0200000}, {O_CLOEXEC, 02000000},
+};
+
+static long flags_to_linux(int flags)
+{
+	long out = flags & O_ACCMODE; /* 0, 1, 2 on both sides */
+	for (unsigned i = 0; i < sizeof(open_flags) / sizeof(open_flags[0]); i++)
+		if (flags & open_flags[i].newlib_flag)
+			out |= open_flags[i].linux_flag;
+	return out;
+}
+
+static int flags_from_linux(long flags)
+{
+	int out = (int)(flags & 3);
+	for (unsigned i = 0; i < sizeof(open_flags) / sizeof(open_flags[0]); i++)
+		if (flags & open_flags[i].linux_flag)
+			out |= open_flags[i].newlib_flag;
+	return out;
+}
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = (flags & O_CREAT) ? va_arg(ap, mode_t) : 0;
+	va_end(ap);
+	return (int)sys_result(sys_call3(__NR_open, (long)path, flags_to_linux(flags), mode));
+}
+ALSO_NAMED(open, _open);
+
+int close(int fd)
+{
+	return (int)sys_result(sys_call3(__NR_close, fd, 0, 0));
+}
+ALSO_NAMED(close, _close);
+
+_READ_WRITE_RETURN_TYPE read(int fd, void *buffer, size_t count)
+{
+	return sys_result(sys_call3(__NR_read, fd, (long)buffer, (long)count));
+}
+ALSO_NAMED(read, _read);
+
+_READ_WRITE_RETURN_TYPE write(int fd, const void *buffer, size_t count)
+{
+	return sys_result(sys_call3(__NR_write, fd, (long)buffer, (long)count));
+}
+ALSO_NAMED(write, _write);
+
+off_t lseek(int fd, off_t offset, int whence)
+{
+	return sys_result(sys_call3(__NR_lseek, fd, offset, whence));
+}
+ALSO_NAMED(lseek, _lseek);
+
+int fstat(int fd, struct stat *st)
+{
+	struct linux_stat kst;
+	if (sys_result(sys_call3(__NR_fstat, fd, (long)&kst, 0)) < 0)
+		return -1;
+	stat_from_linux(&kst, st);
+	return 0;
+}
+ALSO_NAMED(fstat, _fstat);
+
+int stat(const char *path, struct stat *st)
+{
+	struct linux_stat kst;
+	if (sys_result(sys_call3(__NR_stat, (long)path, (long)&kst, 0)) < 0)
+		return -1;
+	stat_from_linux(&kst, st);
+	return 0;
+}
+ALSO_NAMED(stat, _stat);
+
+int lstat(const char *path, struct stat *st);
+int lstat(const char *path, struct stat *st)
+{
+	return stat(path, st); /* no symbolic links yet */
+}
+
+/* A terminal answers TCGETS; anything else is not one (errno ENOTTY). */
+int isatty(int fd)
+{
+	char termios[64];
+	long result = sys_call3(__NR_ioctl, fd, 0x5401, (long)termios);
+	if (result == 0)
+		return 1;
+	errno = result == -9 ? EBADF : ENOTTY;
+	return 0;
+}
+ALSO_NAMED(isatty, _isatty);
+
+int unlink(const char *path)
+{
+	return (int)sys_result(sys_call3(__NR_unlink, (long)path, 0, 0));
+}
+ALSO_NAMED(unlink, _unlink);
+
+int link(const char *existing, const char *new_path)
+{
+	return (int)sys_result(sys_call3(__NR_link, (long)existing, (long)new_path, 0));
+}
+ALSO_NAMED(link, _link);
+
+int mkdir(const char *path, mode_t mode)
+{
+	return (int)sys_result(sys_call3(__NR_mkdir, (long)path, mode, 0));
+}
+ALSO_NAMED(mkdir, _mkdir);
+
+int rmdir(const char *path)
+{
+	return (int)sys_result(sys_call3(__NR_rmdir, (long)path, 0, 0));
+}
+
+int pipe(int fds[2])
+{
+	return (int)sys_result(sys_call3(__NR_pipe, (long)fds, 0, 0));
+}
+
+int dup(int fd)
+{
+	return (int)sys_result(sys_call3(__NR_dup, fd, 0, 0));
+}
+
+int dup2(int fd, int new_fd)
+{
+	return (int)sys_result(sys_call3(__NR_dup2, fd, new_fd, 0));
+}
+
+int chdir(const char *path)
+{
+	return (int)sys_result(sys_call3(__NR_chdir, (long)path, 0, 0));
+}
+
+/* As POSIX, and as glibc when buffer is NULL: a malloc'd copy of size bytes
+ * (or as long as needed when size is 0). */
+char *getcwd(char *buffer, size_t size)
+{
+	char path[256];
+	if (sys_result(sys_call3(__NR_getcwd, (long)path, sizeof(path), 0)) < 0)
+		return NULL;
+	size_t length = strlen(path) + 1;
+	if (!buffer) {
+		buffer = malloc(size > length ? size : length);
+		if (!buffer)
+			return NULL;
+		size = size > length ? size : length;
+	}
+	if (length > size) {
+		errno = ERANGE;
+		return NULL;
+	}
+	memcpy(buffer, path, length);
+	return buffer;
+}
+
+/* F_GETFL and F_SETFL carry open() flags, converted; the rest pass through. */
+int fcntl(int fd, int command, ...)
+{
+	va_list ap;
+	va_start(ap, command);
+	long argument = va_arg(ap, long);
+	va_end(ap);
+	if (command == F_SETFL)
+		argument = flags_to_linux((int)argument);
+	long result = sys_result(sys_call3(__NR_fcntl, fd, command, argument));
+	if (command == F_GETFL && result >= 0)
+		result = flags_from_linux(result);
+	return (int)result;
+}
+ALSO_NAMED(fcntl, _fcntl);

@@ -1,0 +1,77 @@
+/*
+ * Private to the syscall glue: the system call instruction, and the places
+ * where newlib's numbering differs from the kernel's (Linux's).  newlib was
+ * not configured for Linux, so its errno values, open() flags, clock ids,
+ * signal numbers and struct stat are its own; every call converts at this
+ * boundary and nowhere else.
+ */
+#ifndef USERLAND_LIBC_INTERNAL_H
+#define USERLAND_LIBC_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "syscall/numbers.h"
+
+/* Linux numbers the kernel's list does not carry yet (the call fails ENOSYS). */
+#ifndef __NR_times
+#define __NR_times 100
+#endif
+
+/* Gives a function a second name (read and _read), with the same attributes. */
+#define ALSO_NAMED(name, other) \
+	extern __typeof(name) other __attribute__((alias(#name), copy(name)))
+
+/* The kernel's struct stat (Linux x86_64 layout, 144 bytes). */
+struct linux_stat {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t nlink;
+	uint32_t mode;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t pad0;
+	uint64_t rdev;
+	int64_t size;
+	int64_t blksize;
+	int64_t blocks;
+	int64_t atime_sec, atime_nsec;
+	int64_t mtime_sec, mtime_nsec;
+	int64_t ctime_sec, ctime_nsec;
+	int64_t reserved[3];
+};
+
+/* rax = number; rdi, rsi, rdx, r10, r8, r9; rcx and r11 are clobbered. */
+static inline long sys_call6(long number, long a, long b, long c, long d, long e, long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long result;
+	__asm__ volatile("syscall"
+			 : "=a"(result)
+			 : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return result;
+}
+
+static inline long sys_call3(long number, long a, long b, long c)
+{
+	return sys_call6(number, a, b, c, 0, 0, 0);
+}
+
+/* Returns result when it is not an error; otherwise sets errno (newlib's
+ * number for the kernel's -result) and returns -1. */
+long sys_result(long result);
+
+/* newlib's errno value for a Linux one (unknown ones become EINVAL). */
+int errno_from_linux(int linux_errno);
+/* Signal numbers: newlib's <-> Linux's (unknown ones pass through). */
+int signal_to_linux(int sig);
+int signal_from_linux(int sig);
+/* A Linux wait status with its signal number turned into newlib's. */
+int wait_status_from_linux(int status);
+/* Fills a newlib struct stat from the kernel's. */
+void stat_from_linux(const struct linux_stat *in, struct stat *out);
+
+#endif

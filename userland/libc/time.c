@@ -1,0 +1,77 @@
+/*
+ * Time: clock_gettime, gettimeofday, times, nanosleep, sleep and usleep.
+ * newlib numbers its clocks its own way (CLOCK_REALTIME is 1, CLOCK_MONOTONIC
+ * 4); the kernel takes Linux's (0 and 1).  Only those two exist.  Sleeps restart after an
+ * interruption with the time that remains.
+ */
+#include <errno.h>
+#include <sys/time.h>
+#include <sys/times.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static long clock_to_linux(clockid_t clock)
+{
+	switch (clock) {
+	case CLOCK_REALTIME: return 0;
+	case CLOCK_MONOTONIC: return 1;
+	default: return -1;
+	}
+}
+
+int clock_gettime(clockid_t clock, struct timespec *time)
+{
+	long id = clock_to_linux(clock);
+	if (id < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return (int)sys_result(sys_call3(__NR_clock_gettime, id, (long)time, 0));
+}
+
+int gettimeofday(struct timeval *__restrict time, void *__restrict zone)
+{
+	struct timespec now;
+	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return -1;
+	if (time) {
+		time->tv_sec = now.tv_sec;
+		time->tv_usec = now.tv_nsec / 1000;
+	}
+	return 0;
+}
+ALSO_NAMED(gettimeofday, _gettimeofday);
+
+clock_t times(struct tms *buffer)
+{
+	return (clock_t)sys_result(sys_call3(__NR_times, (long)buffer, 0, 0));
+}
+ALSO_NAMED(times, _times);
+
+int nanosleep(const struct timespec *request, struct timespec *remaining)
+{
+	return (int)sys_result(sys_call3(__NR_nanosleep, (long)request, (long)remaining, 0));
+}
+
+static int sleep_for(time_t seconds, long nanoseconds)
+{
+	struct timespec request = {seconds, nanoseconds}, remaining;
+	while (nanosleep(&request, &remaining) < 0) {
+		if (errno != EINTR)
+			return -1;
+		request = remaining;
+	}
+	return 0;
+}
+
+unsigned sleep(unsigned seconds)
+{
+	return sleep_for(seconds, 0) < 0 ? seconds : 0;
+}
+
+int usleep(useconds_t microseconds)
+{
+	return sleep_for(microseconds / 1000000, (long)(microseconds % 1000000) * 1000);
+}

@@ -1,0 +1,70 @@
+# User space: newlib, the syscall glue (userland/libc), the programs (one
+# directory each under userland/) and the initial RAM disk.  Included by the
+# top-level Makefile; uses its BUILD, Q, say and WARNINGS.
+#
+#   $(BUILD)/newlib/                 newlib for the target (built once, kept)
+#   $(BUILD)/user/libc/              crt0.o and libmicroscope.a (the glue)
+#   $(BUILD)/user/bin/<program>      linked programs, with debug information
+#   $(BUILD)/initrd.cpio             newc archive: /sbin/init, /bin/*, /etc, ...
+
+NEWLIB := $(BUILD)/newlib
+NEWLIB_STAMP := $(NEWLIB)/x86_64-elf/lib/libc.a
+USER_CC := $(NEWLIB)/bin/x86_64-elf-gcc
+USER_DIR := $(BUILD)/user
+USER_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS) -isystem userland/include \
+	-isystem $(NEWLIB)/x86_64-elf/include -Ikernel -Iuserland -mno-omit-leaf-frame-pointer \
+	-D_POSIX_TIMERS=1 -D_POSIX_MONOTONIC_CLOCK=200112L -MMD -MP
+USER_LDFLAGS := -Wl,--build-id=none -Wl,-z,noexecstack -L$(NEWLIB)/x86_64-elf/lib
+
+USER_LIBC_C := $(sort $(wildcard userland/libc/*.c))
+USER_LIBC_OBJS := $(patsubst %,$(USER_DIR)/obj/%.o,$(USER_LIBC_C))
+USER_CRT0 := $(USER_DIR)/libc/crt0.o
+USER_LIBC := $(USER_DIR)/libc/libmicroscope.a
+
+# Every directory under userland/ with a .c file, except the library, is a program.
+USER_PROGRAMS := $(filter-out libc include rootfs,$(notdir $(patsubst %/,%,$(sort \
+	$(dir $(wildcard userland/*/*.c))))))
+USER_BINS := $(patsubst %,$(USER_DIR)/bin/%,$(USER_PROGRAMS))
+INITRD := $(BUILD)/initrd.cpio
+INITRD_FILES := $(shell find userland/rootfs -type f 2>/dev/null)
+
+.PHONY: newlib userland initrd
+newlib: $(NEWLIB_STAMP)
+userland: $(USER_BINS)
+initrd: $(INITRD)
+
+# Built only when missing: the tarball is a fixed Debian package.
+$(NEWLIB_STAMP): | $(STAMP_DEPS)
+	$(say) NEWLIB $(NEWLIB)
+	$(Q)sh tools/mknewlib.sh $(NEWLIB)
+
+$(USER_DIR)/obj/%.c.o: %.c | $(NEWLIB_STAMP)
+	$(say) UCC $<
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(USER_CC) $(USER_CFLAGS) -c $< -o $@
+
+$(USER_CRT0): userland/libc/crt0.S | $(NEWLIB_STAMP)
+	$(say) UAS $<
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(USER_CC) -c $< -o $@
+
+$(USER_LIBC): $(USER_LIBC_OBJS)
+	$(say) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# $(1) = program name: its objects and its link.
+define user-program
+$(USER_DIR)/bin/$(1): $(patsubst %,$(USER_DIR)/obj/%.o,$(sort $(wildcard userland/$(1)/*.c))) \
+		$(USER_CRT0) $(USER_LIBC)
+	$$(say) ULD $$@
+	$$(Q)mkdir -p $$(dir $$@)
+	$$(Q)$$(USER_CC) $$(USER_LDFLAGS) -o $$@ $$(USER_CRT0) \
+		$$(filter %.c.o,$$^) -Wl,--start-group $$(USER_LIBC) -lc -lm -lgcc -Wl,--end-group
+endef
+$(foreach p,$(USER_PROGRAMS),$(eval $(call user-program,$(p))))
+
+$(INITRD): $(USER_BINS) $(INITRD_FILES) tools/mkinitrd.sh
+	$(say) CPIO $@
+	$(Q)sh tools/mkinitrd.sh $@ $(USER_DIR)/root userland/rootfs $(USER_BINS)
+
+-include $(shell find $(USER_DIR)/obj -name '*.d' 2>/dev/null)
