@@ -9,7 +9,8 @@
  *
  * Counts are shared atomics (one relaxed add per interrupt); per-CPU totals
  * are in this_cpu()->stats.interrupts.  An interrupt on a vector without a
- * handler is counted, acknowledged and reported once per vector.
+ * handler is counted, acknowledged and reported once per vector.  Every
+ * handler runs through the irq.entry join point (vector, frame).
  */
 #include "irq/irq.h"
 
@@ -20,6 +21,7 @@
 #include "console/console.h"
 #include "cpu/percpu.h"
 #include "cpu/spinlock.h"
+#include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "panic/panic.h"
 
@@ -167,6 +169,13 @@ static void run_handler(unsigned vector, struct trap_frame *frame)
 		report_unhandled(vector, v);
 }
 
+/* The irq.entry join point: one interrupt's handler, with its vector, inside
+ * irq_depth.  Not an API: irq_dispatch is its only caller. */
+JOINPOINT_DEFINE_VOID_AS(irq, entry, irq_run_handler, unsigned, vector, struct trap_frame *, frame)
+{
+	run_handler(vector, frame);
+}
+
 void irq_dispatch(struct trap_frame *frame)
 {
 	unsigned vector = (unsigned)frame->vector;
@@ -179,7 +188,7 @@ void irq_dispatch(struct trap_frame *frame)
 		return;
 
 	cpu->irq_depth++;
-	run_handler(vector, frame);
+	irq_run_handler(vector, frame);
 	irq_eoi_fn eoi = __atomic_load_n(&eoi_function, __ATOMIC_ACQUIRE);
 	if (eoi)
 		eoi(vector);

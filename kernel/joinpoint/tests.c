@@ -1,11 +1,12 @@
 /*
  * The joinpoint suite: the bytes at a site, advice order, what advice sees,
  * the recursion guard, nested join points, every weaving error, patterns,
- * advice on the interrupt path, and attach/detach racing threads and the
- * timer tick.  The jptest.* join points below exist for these tests only.
+ * advice on the interrupt path, attach/detach racing threads and the timer
+ * tick, and the join points at interrupt entry, exceptions and switches.  The jptest.* join points below exist for these tests only.
  */
 #include "joinpoint/internal.h"
 
+#include "arch/x86_64/traps.h"
 #include "console/console.h"
 #include "cpu/percpu.h"
 #include "ktest/ktest.h"
@@ -408,6 +409,93 @@ static void attach_detach_while_hammered(struct ktest *t)
 		      toggled.after);
 }
 
+/* ---- Interrupt entry, exceptions and the scheduler's switch ---------------- */
+
+struct entry_seen {
+	uint64_t calls;
+	uint64_t afters;
+	uint64_t arg0;
+	uint64_t arg1;
+	int irq_depth;
+};
+
+static void entry_seen_before(struct jp_context *context, void *cookie)
+{
+	struct entry_seen *seen = cookie;
+	seen->arg0 = context->args[0];
+	seen->arg1 = context->args[1];
+	seen->irq_depth = this_cpu()->irq_depth;
+	__atomic_fetch_add(&seen->calls, 1, __ATOMIC_RELAXED);
+}
+
+static void entry_seen_after(struct jp_context *context, void *cookie)
+{
+	__atomic_fetch_add(&((struct entry_seen *)cookie)->afters, 1, __ATOMIC_RELAXED);
+}
+
+#define ENTRY_SEEN(record)                                                                    \
+	{                                                                                     \
+		.name = "entry-seen", .before = entry_seen_before, .after = entry_seen_after, \
+		.cookie = record                                                              \
+	}
+
+/* Does irq.entry run advice for the tick, inside the interrupt, with its vector? */
+static void irq_entry_runs_advice_inside_the_interrupt(struct ktest *t)
+{
+	static struct entry_seen seen;
+	static const struct jp_advice advice = ENTRY_SEEN(&seen);
+	seen = (struct entry_seen){0};
+	int handle = jp_attach("irq.entry", &advice);
+	ASSERT_TRUE(t, handle > 0);
+	clock_delay_ns(20 * NSEC_PER_MSEC);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_TRUE(t, seen.calls > 0);
+	EXPECT_EQ(t, seen.afters, seen.calls);
+	EXPECT_TRUE(t, seen.arg0 >= 32 && seen.arg0 < 256);
+	EXPECT_TRUE(t, seen.irq_depth > 0);
+}
+
+/* Does trap.entry run advice for an exception the kernel recovers from? */
+static void trap_entry_runs_advice_for_a_recovered_fault(struct ktest *t)
+{
+	static struct entry_seen seen;
+	static const struct jp_advice advice = ENTRY_SEEN(&seen);
+	seen = (struct entry_seen){0};
+	int handle = jp_attach("trap.entry", &advice);
+	ASSERT_TRUE(t, handle > 0);
+	uint64_t value = 0;
+	EXPECT_EQ(t, trap_read_kernel_word(0x8000000000000000ULL, &value), -EFAULT);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_EQ(t, seen.calls, 1);
+	EXPECT_EQ(t, seen.afters, 1);
+	EXPECT_EQ(t, seen.arg0, TRAP_GENERAL_PROTECTION);
+}
+
+static int return_at_once(void *arg)
+{
+	return 0;
+}
+
+/* Does sched.switch tell advice about a switch away from this thread? */
+static void sched_switch_passes_prev_and_next(struct ktest *t)
+{
+	static struct entry_seen seen;
+	static const struct jp_advice advice = ENTRY_SEEN(&seen);
+	struct thread *me = thread_current();
+	if (!me)
+		return ktest_skip(t, "no scheduler");
+	seen = (struct entry_seen){0};
+	int handle = jp_attach("sched.switch", &advice);
+	ASSERT_TRUE(t, handle > 0);
+	struct thread *other =
+	    thread_create(return_at_once, NULL, "switchee", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, other != NULL);
+	thread_join(other, NULL);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_TRUE(t, seen.calls > 0);
+	EXPECT_TRUE(t, seen.arg0 != seen.arg1);
+}
+
 /* Is attaching from inside advice refused instead of deadlocking? */
 static uint64_t nested_attach_result;
 
@@ -433,4 +521,7 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(nested_joinpoints_each_run_advice),
 	    KTEST_CASE(weaving_errors_are_distinct_and_change_nothing),
 	    KTEST_CASE(pattern_attaches_every_match), KTEST_CASE(advice_runs_on_the_interrupt_path),
-	    KTEST_CASE(attach_detach_while_hammered), KTEST_CASE(weaving_from_advice_is_refused));
+	    KTEST_CASE(attach_detach_while_hammered), KTEST_CASE(weaving_from_advice_is_refused),
+	    KTEST_CASE(irq_entry_runs_advice_inside_the_interrupt),
+	    KTEST_CASE(trap_entry_runs_advice_for_a_recovered_fault),
+	    KTEST_CASE(sched_switch_passes_prev_and_next));

@@ -9,6 +9,8 @@
  *     calls a fault in a kernel stack's guard area (mm) "kernel stack
  *     overflow", and walks the backtrace from the faulting instruction on.
  * CR2 is read first thing, before anything else can fault and overwrite it.
+ * Exceptions other than #BP, NMI, #DF and #MC pass through the trap.entry
+ * join point on their way to (1)-(3).
  */
 #include "arch/x86_64/traps.h"
 
@@ -19,6 +21,7 @@
 #include "console/console.h"
 #include "cpu/percpu.h"
 #include "irq/irq.h"
+#include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "mm/mm.h"
 #include "panic/ksyms.h"
@@ -69,6 +72,7 @@ static const struct exception_name exception_names[TRAP_EXCEPTION_COUNT] = {
 extern const struct ex_table_entry __ex_table_start[], __ex_table_end[];
 
 static trap_user_fault_fn user_fault_handler;
+static trap_kernel_breakpoint_fn kernel_breakpoint_handler;
 
 const char *trap_name_of(unsigned vector)
 {
@@ -83,6 +87,18 @@ const char *trap_mnemonic_of(unsigned vector)
 trap_user_fault_fn trap_set_user_fault_handler(trap_user_fault_fn handler)
 {
 	return __atomic_exchange_n(&user_fault_handler, handler, __ATOMIC_SEQ_CST);
+}
+
+trap_kernel_breakpoint_fn trap_set_kernel_breakpoint_handler(trap_kernel_breakpoint_fn handler)
+{
+	return __atomic_exchange_n(&kernel_breakpoint_handler, handler, __ATOMIC_SEQ_CST);
+}
+
+static bool handle_kernel_breakpoint(struct trap_frame *frame)
+{
+	trap_kernel_breakpoint_fn handler =
+	    __atomic_load_n(&kernel_breakpoint_handler, __ATOMIC_ACQUIRE);
+	return frame->vector == TRAP_BREAKPOINT && handler && handler(frame);
 }
 
 uint64_t trap_find_fixup(uint64_t rip)
@@ -200,27 +216,47 @@ static bool apply_fixup(struct trap_frame *frame)
 	return true;
 }
 
-static void handle_exception(struct trap_frame *frame)
+static void handle_exception(struct trap_frame *frame, uint64_t cr2)
 {
-	uint64_t cr2 = read_cr2();
-
 	if (trap_frame_from_user(frame)) {
 		trap_user_fault_fn handler = __atomic_load_n(&user_fault_handler, __ATOMIC_ACQUIRE);
 		uint64_t fault_address = frame->vector == TRAP_PAGE_FAULT ? cr2 : 0;
 		if (handler && handler(frame, fault_address))
 			return;
-	} else if (apply_fixup(frame)) {
+	} else if (apply_fixup(frame) || handle_kernel_breakpoint(frame)) {
 		return;
 	}
 	report_exception(frame, cr2);
+}
+
+/* The trap.entry join point: one exception, with CR2 as read on entry (the
+ * fault address of a #PF).  Not an API: trap_dispatch is its only caller. */
+JOINPOINT_DEFINE_VOID_AS(trap, entry, trap_handle_exception, unsigned, vector, struct trap_frame *,
+			 frame, uint64_t, cr2)
+{
+	handle_exception(frame, cr2);
+}
+
+/* Exceptions that bypass trap.entry: #BP, because text patching may put an
+ * int3 on a join point's site (trap.entry's own included), and NMI, #DF and
+ * #MC, which can arrive in the middle of a dispatch or on a broken stack. */
+static bool bypasses_joinpoint(uint64_t vector)
+{
+	return vector == TRAP_BREAKPOINT || vector == TRAP_NMI || vector == TRAP_DOUBLE_FAULT ||
+	       vector == TRAP_MACHINE_CHECK;
 }
 
 /* Called from isr.S for every vector, interrupts off. */
 void trap_dispatch(struct trap_frame *frame);
 void trap_dispatch(struct trap_frame *frame)
 {
-	if (frame->vector >= TRAP_EXCEPTION_COUNT)
+	if (frame->vector >= TRAP_EXCEPTION_COUNT) {
 		irq_dispatch(frame);
+		return;
+	}
+	uint64_t cr2 = read_cr2();
+	if (bypasses_joinpoint(frame->vector))
+		handle_exception(frame, cr2);
 	else
-		handle_exception(frame);
+		trap_handle_exception((unsigned)frame->vector, frame, cr2);
 }
