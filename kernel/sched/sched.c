@@ -135,6 +135,14 @@ static void account_current(struct run_queue *rq, uint64_t now)
 
 /* ---- Switching ----------------------------------------------------------- */
 
+/* The sched.switch join point: a notification just before every switch from
+ * prev to next (run queue lock held, interrupts off), since the switch itself
+ * does not return to its caller as a join point must. */
+JOINPOINT_DEFINE_VOID_AS(sched, switch, sched_note_switch, struct thread *, prev, struct thread *,
+			 next)
+{
+}
+
 void sched_switch_to(struct thread *prev, struct thread *next)
 {
 	struct cpu *cpu = this_cpu();
@@ -155,6 +163,7 @@ void sched_switch_to(struct thread *prev, struct thread *next)
 	next->slice_left = SCHED_SLICE_TICKS;
 	next->stats.switches++;
 	cpu->stats.context_switches++;
+	sched_note_switch(prev, next);
 
 	/* irq_depth belongs to the thread: one preempted at interrupt exit
 	 * resumes inside its handler. */

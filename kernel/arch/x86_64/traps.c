@@ -72,7 +72,6 @@ static const struct exception_name exception_names[TRAP_EXCEPTION_COUNT] = {
 extern const struct ex_table_entry __ex_table_start[], __ex_table_end[];
 
 static trap_user_fault_fn user_fault_handler;
-static trap_kernel_breakpoint_fn kernel_breakpoint_handler;
 
 const char *trap_name_of(unsigned vector)
 {
@@ -87,18 +86,6 @@ const char *trap_mnemonic_of(unsigned vector)
 trap_user_fault_fn trap_set_user_fault_handler(trap_user_fault_fn handler)
 {
 	return __atomic_exchange_n(&user_fault_handler, handler, __ATOMIC_SEQ_CST);
-}
-
-trap_kernel_breakpoint_fn trap_set_kernel_breakpoint_handler(trap_kernel_breakpoint_fn handler)
-{
-	return __atomic_exchange_n(&kernel_breakpoint_handler, handler, __ATOMIC_SEQ_CST);
-}
-
-static bool handle_kernel_breakpoint(struct trap_frame *frame)
-{
-	trap_kernel_breakpoint_fn handler =
-	    __atomic_load_n(&kernel_breakpoint_handler, __ATOMIC_ACQUIRE);
-	return frame->vector == TRAP_BREAKPOINT && handler && handler(frame);
 }
 
 uint64_t trap_find_fixup(uint64_t rip)
@@ -223,7 +210,7 @@ static void handle_exception(struct trap_frame *frame, uint64_t cr2)
 		uint64_t fault_address = frame->vector == TRAP_PAGE_FAULT ? cr2 : 0;
 		if (handler && handler(frame, fault_address))
 			return;
-	} else if (apply_fixup(frame) || handle_kernel_breakpoint(frame)) {
+	} else if (apply_fixup(frame)) {
 		return;
 	}
 	report_exception(frame, cr2);
