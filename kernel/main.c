@@ -24,7 +24,9 @@
 #include "mm/mm.h"
 #include "panic/panic.h"
 #include "power/power.h"
+#include "proc/proc.h"
 #include "sched/sched.h"
+#include "syscall/syscall.h"
 #include "time/time.h"
 #include "uart/uart.h"
 
@@ -112,6 +114,8 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	apic_init();
 	timer_init();
 	sched_init();
+	syscall_init_cpu();
+	proc_init();
 	irq_enable();
 	jp_boot_init();
 
@@ -119,5 +123,6 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	if (ktest_requested())
 		run_selftests_and_stop();
 	pr_info("microScope is up.\n");
+	proc_start_init();
 	thread_exit(0); /* the idle thread takes over when nothing else runs */
 }

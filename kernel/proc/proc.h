@@ -24,6 +24,9 @@
 
 /* Signals: Linux's numbers; each has its default action only. */
 #define SIGINT  2
+#define SIGILL  4
+#define SIGTRAP 5
+#define SIGFPE  8
 #define SIGKILL 9
 #define SIGSEGV 11
 #define SIGTERM 15
@@ -67,6 +70,11 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[]);
 /* As proc_spawn, from an ELF image in kernel memory (tests, embedded programs). */
 int proc_spawn_image(const void *image, size_t size, const char *name, char *const argv[]);
 
+/* The test program built into the kernel (kernel/proc/testprog.S): a static
+ * ELF whose argv[1] picks a behaviour, for the test suites.  Returns it and
+ * sets *size. */
+const void *proc_get_test_image(size_t *size);
+
 /* Waits for a child of the caller (pid > 0: that one; -1: any) to end, stores
  * its status word (PROC_STATUS_*) in *status (may be NULL) and reaps it.
  * options: 0 or WNOHANG.  Returns its pid, 0 (WNOHANG and none ended yet),
@@ -78,6 +86,16 @@ int proc_wait(int pid, int *status, int options);
  * and 0: nothing but the check) to process pid.  Returns 0, -ESRCH (no such
  * process, or a zombie) or -EINVAL (unknown signal). */
 int proc_kill(int pid, int signal);
+
+/* True when the calling thread's process has been told to end (a signal
+ * whose action is to terminate, or exit): long waits elsewhere (pipes,
+ * consoles) should give up with -EINTR.  False in kernel threads. */
+bool proc_signal_pending(void);
+/* The syscall and interrupt exits call this just before returning to user
+ * mode (interrupts on or off): a process told to end ends here.  Returns
+ * only when it goes on running. */
+struct trap_frame;
+void proc_return_to_user(struct trap_frame *frame);
 
 /* One line per process: pid, parent, state, name. */
 void proc_print_all(void);
@@ -101,8 +119,10 @@ int proc_count(void);
  * the access may be retried, -EFAULT when it is a real fault.  For uaccess. */
 int proc_resolve_fault(uint64_t address, unsigned error);
 
-/* Installs the user fault handler and starts init (init= parameter, default
- * /sbin/init) when there is an initial RAM filesystem.  Once, at boot. */
+/* Installs the handler for faults in user mode.  Once, at boot. */
 void proc_init(void);
+/* Starts init (the init= parameter, default /sbin/init) as a child of the
+ * kernel, or says why it cannot.  Returns its pid or the error of proc_spawn. */
+int proc_start_init(void);
 
 #endif

@@ -84,6 +84,9 @@ struct thread {
 	uint64_t ready_since_ns;
 	struct thread_stats stats;
 	struct fpu_state fpu;
+
+	struct process *process;      /* NULL for a kernel thread */
+	struct address_space *space; /* loaded while it runs; NULL: the kernel's */
 };
 
 /* One per CPU, reached through this_cpu()->sched. */

@@ -176,6 +176,8 @@ void sched_switch_to(struct thread *prev, struct thread *next)
 	cpu->syscall_stack = next->stack.top;
 	fpu_save(&prev->fpu);
 	fpu_restore(&next->fpu);
+	if (next->space != prev->space)
+		vm_space_activate(next->space ? next->space : vm_kernel_space());
 	arch_context_switch(&prev->saved_rsp, next->saved_rsp);
 }
 

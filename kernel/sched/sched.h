@@ -82,6 +82,18 @@ unsigned thread_count(void);
 /* Prints one line per thread: id, name, state, priority, CPU, statistics. */
 void thread_print_all(void);
 
+/* ---- Threads of user processes ------------------------------------------ */
+
+struct process;
+struct address_space;
+
+/* Makes t a thread of process, running in space (NULL: the kernel's space,
+ * for a kernel thread): every switch to t loads space.  For the calling thread
+ * (space is loaded at once) or a thread that has not run yet. */
+void thread_set_process(struct thread *t, struct process *process, struct address_space *space);
+/* The process t runs for, or NULL for a kernel thread. */
+struct process *thread_process(const struct thread *t);
+
 /* ---- Scheduling ---------------------------------------------------------- */
 
 /* Makes the boot context thread 0 of CPU 0, creates CPU 0's idle thread and

@@ -232,6 +232,21 @@ void thread_get_stats(const struct thread *t, struct thread_stats *stats)
 	*stats = t->stats;
 }
 
+void thread_set_process(struct thread *t, struct process *process, struct address_space *space)
+{
+	uint64_t irq = irq_save();
+	t->process = process;
+	t->space = space;
+	if (t == thread_current())
+		vm_space_activate(space ? space : vm_kernel_space());
+	irq_restore(irq);
+}
+
+struct process *thread_process(const struct thread *t)
+{
+	return t->process;
+}
+
 unsigned thread_count(void)
 {
 	return __atomic_load_n(&live_threads, __ATOMIC_RELAXED);

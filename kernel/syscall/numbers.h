@@ -63,6 +63,7 @@
 #define __NR_readlink        89
 #define __NR_umask           95
 #define __NR_gettimeofday    96
+#define __NR_times           100
 #define __NR_getuid          102
 #define __NR_getgid          104
 #define __NR_geteuid         107

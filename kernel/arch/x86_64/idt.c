@@ -31,6 +31,7 @@ struct descriptor_register {
 #define GATE_INTERRUPT_USER   0xee /* present, DPL 3: "int $n" allowed from user mode */
 
 extern const uint64_t isr_stub_table[IDT_VECTORS];
+void syscall_int80_entry(void); /* syscall.S: system calls by "int $0x80" */
 
 static struct idt_gate idt[IDT_VECTORS] __attribute__((aligned(16)));
 
@@ -46,7 +47,7 @@ static uint8_t ist_of(unsigned vector)
 
 static uint8_t attributes_of(unsigned vector)
 {
-	if (vector == TRAP_BREAKPOINT || vector == TRAP_OVERFLOW)
+	if (vector == TRAP_BREAKPOINT || vector == TRAP_OVERFLOW || vector == IDT_SYSCALL_VECTOR)
 		return GATE_INTERRUPT_USER;
 	return GATE_INTERRUPT_KERNEL;
 }
@@ -67,6 +68,7 @@ void idt_init(void)
 {
 	for (unsigned vector = 0; vector < IDT_VECTORS; vector++)
 		set_gate(vector, isr_stub_table[vector]);
+	set_gate(IDT_SYSCALL_VECTOR, (uint64_t)syscall_int80_entry);
 }
 
 void idt_load(void)

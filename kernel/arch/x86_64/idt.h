@@ -11,7 +11,8 @@
 #ifndef ARCH_X86_64_IDT_H
 #define ARCH_X86_64_IDT_H
 
-#define IDT_VECTORS 256
+#define IDT_VECTORS        256
+#define IDT_SYSCALL_VECTOR 0x80 /* "int $0x80" from user mode: a system call */
 
 /* Fills the table; safe to call again (it rewrites the same gates). */
 void idt_init(void);

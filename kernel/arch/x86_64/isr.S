@@ -111,7 +111,11 @@ isr_common:
 1:	PUSH_GPRS
 	cld
 	CALL_DISPATCH
-	POP_GPRS
+	testb $3, TRAP_FRAME_CS(%rsp)
+	jz 3f
+	mov %rsp, %rdi
+	call proc_return_to_user /* a process told to end ends here */
+3:	POP_GPRS
 	testb $3, TRAP_FRAME_CS - TRAP_FRAME_VECTOR(%rsp)
 	jz 2f
 	swapgs

@@ -1,0 +1,158 @@
+/*
+ * User-mode entry and exit: the SYSCALL entry (MSR_LSTAR), the "int $0x80"
+ * entry (a DPL 3 gate), and the first entry of a thread into user mode.
+ *
+ * SYSCALL leaves the user RSP in place and RIP/RFLAGS in RCX/R11, with
+ * interrupts masked (MSR_FMASK).  The entry swaps GS, parks the user RSP in
+ * the per-CPU area (%gs:16), loads the thread's kernel stack top (%gs:8, set
+ * on every switch) and builds the same struct trap_frame an interrupt from
+ * user mode would, at the same place (the top of the stack), so C code sees
+ * one layout.  Interrupts are enabled only once the frame and GS are in
+ * place.  The way out is SYSRETQ when syscall_from_user says the saved RIP is
+ * a user address (a non-canonical RCX would fault in ring 0 on Intel), else
+ * IRETQ.  Every exit restores the registers from the frame, so a handler's
+ * changes (execve's RIP and RSP, the result in RAX) take effect.
+ */
+#include "arch/x86_64/gdt.h"
+#include "arch/x86_64/trapframe.h"
+
+#define CPU_SYSCALL_STACK 8
+#define CPU_USER_STACK    16
+
+.macro PUSH_GPRS
+	push %rax
+	push %rbx
+	push %rcx
+	push %rdx
+	push %rsi
+	push %rdi
+	push %rbp
+	push %r8
+	push %r9
+	push %r10
+	push %r11
+	push %r12
+	push %r13
+	push %r14
+	push %r15
+.endm
+
+.macro POP_GPRS
+	pop %r15
+	pop %r14
+	pop %r13
+	pop %r12
+	pop %r11
+	pop %r10
+	pop %r9
+	pop %r8
+	pop %rbp
+	pop %rdi
+	pop %rsi
+	pop %rdx
+	pop %rcx
+	pop %rbx
+	pop %rax
+.endm
+
+/* Calls fn(frame at RSP) with interrupts on and a frame record {RBP, user
+ * RIP} on top, so backtraces continue into user code; returns with
+ * interrupts off and RSP back at the frame. */
+.macro CALL_WITH_FRAME fn
+	mov %rsp, %rdi
+	pushq TRAP_FRAME_RIP(%rdi)
+	push %rbp
+	mov %rsp, %rbp
+	sti
+	call \fn
+	cli
+	add $16, %rsp
+.endm
+
+	.text
+
+	.global syscall_entry
+	.type syscall_entry, @function
+	.balign 16
+syscall_entry:
+	swapgs
+	mov %rsp, %gs:CPU_USER_STACK
+	mov %gs:CPU_SYSCALL_STACK, %rsp
+	pushq $GDT_USER_DATA       /* ss */
+	pushq %gs:CPU_USER_STACK   /* rsp */
+	pushq %r11                 /* rflags */
+	pushq $GDT_USER_CODE       /* cs */
+	pushq %rcx                 /* rip */
+	pushq $0                   /* error code */
+	pushq $0x100               /* "vector": 256 marks a SYSCALL frame */
+	PUSH_GPRS
+	cld
+	CALL_WITH_FRAME syscall_from_user
+	test %eax, %eax
+	jnz 1f
+	POP_GPRS
+	add $16, %rsp              /* vector, error code */
+	mov 0(%rsp), %rcx          /* rip */
+	mov 16(%rsp), %r11         /* rflags */
+	mov 24(%rsp), %rsp         /* user rsp: nothing may interrupt from here */
+	swapgs
+	sysretq
+1:	POP_GPRS
+	add $16, %rsp
+	swapgs
+	iretq
+	.size syscall_entry, . - syscall_entry
+
+	.global syscall_int80_entry
+	.type syscall_int80_entry, @function
+	.balign 16
+syscall_int80_entry:
+	pushq $0                   /* error code */
+	pushq $0x80
+	testb $3, TRAP_FRAME_CS - TRAP_FRAME_VECTOR(%rsp)
+	jz 1f
+	swapgs
+1:	PUSH_GPRS
+	cld
+	CALL_WITH_FRAME syscall_from_int80
+	POP_GPRS
+	testb $3, TRAP_FRAME_CS - TRAP_FRAME_VECTOR(%rsp)
+	jz 2f
+	swapgs
+2:	add $16, %rsp
+	iretq
+	.size syscall_int80_entry, . - syscall_int80_entry
+
+/*
+ * void arch_enter_user(const struct trap_frame *frame): leaves the kernel for
+ * user mode with every register from frame (a kernel copy).  The current
+ * kernel stack is abandoned: the next entry from user mode starts again at
+ * the top (TSS.RSP0 and %gs:8).
+ */
+	.global arch_enter_user
+	.type arch_enter_user, @function
+arch_enter_user:
+	cli
+	pushq TRAP_FRAME_SS(%rdi)
+	pushq TRAP_FRAME_RSP(%rdi)
+	pushq TRAP_FRAME_RFLAGS(%rdi)
+	pushq TRAP_FRAME_CS(%rdi)
+	pushq TRAP_FRAME_RIP(%rdi)
+	mov 0(%rdi), %r15
+	mov 8(%rdi), %r14
+	mov 16(%rdi), %r13
+	mov 24(%rdi), %r12
+	mov 32(%rdi), %r11
+	mov 40(%rdi), %r10
+	mov 48(%rdi), %r9
+	mov 56(%rdi), %r8
+	mov 64(%rdi), %rbp
+	mov 80(%rdi), %rsi
+	mov 88(%rdi), %rdx
+	mov 96(%rdi), %rcx
+	mov 104(%rdi), %rbx
+	mov 112(%rdi), %rax
+	mov 72(%rdi), %rdi
+	swapgs
+	iretq
+	.size arch_enter_user, . - arch_enter_user

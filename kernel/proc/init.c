@@ -1,0 +1,42 @@
+/*
+ * Start-up of the process layer: the user fault handler, and the first
+ * process.  init is whatever init= names (default /sbin/init), started with
+ * argv = {path} and an environment naming the console; when it cannot be
+ * started (no initial RAM filesystem, no such program) the kernel says so
+ * and stays up without it.
+ */
+#include "boot/cmdline.h"
+#include "console/console.h"
+#include "lib/string.h"
+#include "proc/internal.h"
+
+#define INIT_PATH_MAX 128
+
+static char init_path[INIT_PATH_MAX] = "/sbin/init";
+
+static int set_init_path(const char *value)
+{
+	if (!value || value[0] != '/' || strlen(value) >= sizeof init_path)
+		return -1;
+	strlcpy(init_path, value, sizeof init_path);
+	return 0;
+}
+KERNEL_PARAM(init, set_init_path, "/path: the first program (default /sbin/init)");
+
+void proc_init(void)
+{
+	proc_setup_faults();
+}
+
+int proc_start_init(void)
+{
+	char *argv[] = {init_path, NULL};
+	char *envp[] = {"PATH=/bin:/sbin", "HOME=/", "TERM=dumb", NULL};
+	int pid = proc_spawn(init_path, argv, envp);
+	if (pid < 0)
+		pr_warn("proc: cannot start %s (error %d)%s; staying up without it\n", init_path,
+			pid, pid == -2 ? ": no initial RAM filesystem or no such program" : "");
+	else
+		pr_info("proc: started %s as pid %d\n", init_path, pid);
+	return pid;
+}

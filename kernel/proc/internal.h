@@ -1,0 +1,155 @@
+/*
+ * The process module's own declarations: the process structure, a process's
+ * memory (regions over an address space), shared-frame counts, and the calls
+ * between process.c, memory.c, frameref.c, fork.c, exec.c, files.c and the
+ * system call files.  Nothing outside kernel/proc/ includes this file.
+ *
+ * Lock order: proc_lock (the table, parent/child links, states), then a
+ * process's waitqs.  A process's memory is changed only by its own thread
+ * (or by the thread creating it, before it runs), so it needs no lock.
+ */
+#ifndef KERNEL_PROC_INTERNAL_H
+#define KERNEL_PROC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86_64/trapframe.h"
+#include "cpu/spinlock.h"
+#include "exec/exec.h"
+#include "mm/mm.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
+
+/* ---- User memory layout -------------------------------------------------- */
+
+#define USER_STACK_TOP   EXEC_STACK_TOP
+#define USER_STACK_SIZE  (2UL << 20)  /* below it: an unmapped guard */
+#define USER_STACK_EAGER (16UL << 10) /* mapped at exec; the rest on first touch */
+#define USER_MMAP_BASE   0x0000100000000000UL
+#define USER_MMAP_END    0x0000700000000000UL
+#define USER_HEAP_MAX    EXEC_IMAGE_LIMIT /* brk never passes the mmap area */
+
+enum region_kind { REGION_PROGRAM, REGION_HEAP, REGION_STACK, REGION_MMAP };
+
+/* A range of user addresses with one set of permissions.  Pages in it are
+ * mapped on creation (program, heap, mmap) or on first touch (stack). */
+struct proc_region {
+	struct proc_region *next; /* sorted by start, none overlapping */
+	uint64_t start, end;      /* page aligned; end == start only for an empty heap */
+	unsigned flags;           /* VM_WRITE, VM_EXEC (VM_USER is implied) */
+	enum region_kind kind;
+};
+
+struct proc_memory {
+	struct address_space *space;
+	struct proc_region *regions;
+	struct proc_region *heap; /* also on regions */
+	uint64_t brk;             /* heap end as the program sees it (not page aligned) */
+	uint64_t pages;           /* user pages mapped */
+};
+
+/* memory.c */
+struct proc_memory *memory_create(void);
+/* Unmaps everything, drops the frames and destroys the space.  The space must
+ * not be active on any CPU. */
+void memory_destroy(struct proc_memory *memory);
+/* Adds a region [start, end) (page aligned).  Returns it, or NULL with
+ * *error = -EINVAL (overlap, out of range) or -ENOMEM. */
+struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start, uint64_t end,
+				      unsigned flags, enum region_kind kind, int *error);
+/* Maps fresh zeroed frames on every unmapped page of [start, end) (inside
+ * regions).  Returns 0 or -ENOMEM (pages mapped so far stay). */
+int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end);
+/* Unmaps [start, end) and removes it from the regions (splitting them).
+ * Returns 0 or -ENOMEM (no memory to split a region). */
+int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end);
+/* Copies length bytes into user memory of a (maybe inactive) space through
+ * the physmap; the pages must be mapped.  Returns 0 or -EFAULT. */
+int memory_write(struct proc_memory *memory, uint64_t address, const void *src, size_t length);
+/* A copy of parent sharing every page copy-on-write.  NULL when memory ran out. */
+struct proc_memory *memory_clone(struct proc_memory *parent);
+/* Resolves a fault (PF_ERROR_* bits) at address.  Returns 0 or -EFAULT. */
+int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error);
+/* Finds a free range of length bytes in the mmap area.  Returns its start or 0. */
+uint64_t memory_find_free(struct proc_memory *memory, uint64_t length);
+/* Moves the program break.  Returns the new break, or the old one on failure. */
+uint64_t memory_set_brk(struct proc_memory *memory, uint64_t brk);
+
+/* frameref.c: frames shared by several mappings.  A frame not listed has one
+ * owner; frame_ref_get adds one, frame_ref_put drops one and frees the frame
+ * with its last owner. */
+int frame_ref_get(uint64_t phys); /* 0 or -ENOMEM */
+void frame_ref_put(uint64_t phys);
+unsigned frame_ref_count(uint64_t phys);
+
+/* ---- Processes ----------------------------------------------------------- */
+
+enum proc_flags {
+	PROC_ORPHAN = 1u << 0, /* parent gone: nobody waits, reaped at exit */
+};
+
+struct process {
+	int pid;
+	struct process *parent; /* kernel_parent for children of the kernel */
+	char name[PROC_NAME_MAX];
+	volatile enum proc_state state;
+	unsigned flags;
+	struct proc_memory *memory;
+	struct thread *thread;
+	struct proc_module_slots slots;
+	int exit_status;                   /* wait status word, once a zombie */
+	volatile uint32_t pending_signals; /* bit per signal number */
+
+	struct process *first_child; /* under proc_lock */
+	struct process *next_sibling;
+	volatile uint64_t child_events; /* bumped when a child ends */
+	struct waitq child_exit;        /* wait4 sleeps here */
+	struct waitq signal_queue;      /* nanosleep sleeps here; kill wakes it */
+
+	struct trap_frame start_frame; /* the registers the thread enters user mode with */
+};
+
+extern struct spinlock proc_lock;
+
+/* process.c */
+/* A new EMBRYO process, child of parent (NULL: the kernel's).  Returns it, or
+ * NULL with *error = -EAGAIN (table full) or -ENOMEM. */
+struct process *proc_alloc(struct process *parent, const char *name, int *error);
+/* Frees an EMBRYO process that never ran (its memory too). */
+void proc_free_embryo(struct process *p);
+/* Starts p's thread, which enters user mode with p->start_frame.  Returns 0
+ * or -ENOMEM (p is then still an embryo for the caller to free). */
+int proc_start_thread(struct process *p);
+/* Ends the calling process with a wait status word.  Never returns. */
+__attribute__((noreturn)) void proc_exit_current(int status);
+/* Records exit(code): the process ends on its way back to user mode. */
+void proc_request_exit(struct process *p, int code);
+/* Installs the handler for faults in user mode. */
+void proc_setup_faults(void);
+/* True when a signal that ends p is pending. */
+bool proc_is_killed(const struct process *p);
+/* Sets the name from a path's last component. */
+void proc_set_name(struct process *p, const char *path);
+
+/* exec.c */
+/* Replaces p's memory with the program in image, arguments argv/envp (kernel
+ * strings), and points frame at its entry.  Returns 0, or -ENOEXEC, -ENOMEM,
+ * -E2BIG with p untouched. */
+int proc_exec_image(struct process *p, const void *image, size_t size, char *const argv[],
+		    char *const envp[], struct trap_frame *frame);
+
+/* files.c: where proc meets the VFS */
+int proc_files_spawn(struct process *child);
+int proc_files_fork(struct process *child, struct process *parent);
+void proc_files_exit(struct process *p);
+/* Reads the whole file at path.  Returns 0 with *image (free with
+ * proc_free_program) and *size, or -ENOENT, -ENOMEM, ... */
+int proc_read_program(const char *path, void **image, size_t *size);
+void proc_free_program(void *image, size_t size);
+
+/* syscall.S */
+__attribute__((noreturn)) void arch_enter_user(const struct trap_frame *frame);
+
+#endif

@@ -1,0 +1,346 @@
+/*
+ * A process's memory: a sorted list of regions over one address space.  The
+ * regions say what may be mapped where and with which permissions; the page
+ * tables say what is mapped now.  A page in a writable region that is mapped
+ * read-only is shared copy-on-write (frameref.c counts its owners): the first
+ * write fault gives the writer its own copy, or just the write permission
+ * back when it has become the only owner.  A page of a region that is not
+ * mapped yet is a zero page on first touch (the stack grows this way); the
+ * program, heap and mmap regions are mapped in full when created, so running
+ * out of memory is an error from the call (brk, mmap, fork, execve), not a
+ * fault later.
+ *
+ * Only the process's own thread changes its memory (or the thread creating a
+ * process, before the process runs), so the region list needs no lock; the
+ * page tables have the address space's own.
+ */
+#include "arch/x86_64/traps.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "proc/internal.h"
+
+static uint64_t page_down(uint64_t value)
+{
+	return value & ~(uint64_t)(PAGE_SIZE - 1);
+}
+
+static uint64_t page_up(uint64_t value)
+{
+	return page_down(value + PAGE_SIZE - 1);
+}
+
+static unsigned page_flags(const struct proc_region *r)
+{
+	return VM_USER | r->flags;
+}
+
+static struct proc_region *find_region(struct proc_memory *memory, uint64_t address)
+{
+	for (struct proc_region *r = memory->regions; r; r = r->next)
+		if (address >= r->start && address < r->end)
+			return r;
+	return NULL;
+}
+
+struct proc_memory *memory_create(void)
+{
+	struct proc_memory *memory = kzalloc(sizeof *memory);
+	if (!memory)
+		return NULL;
+	memory->space = vm_space_create();
+	if (!memory->space) {
+		kfree(memory);
+		return NULL;
+	}
+	return memory;
+}
+
+static void unmap_pages(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	for (uint64_t page = start; page < end; page += PAGE_SIZE) {
+		int64_t phys = vm_unmap(memory->space, page);
+		if (phys >= 0) {
+			frame_ref_put(page_down((uint64_t)phys));
+			memory->pages--;
+		}
+	}
+}
+
+void memory_destroy(struct proc_memory *memory)
+{
+	struct proc_region *r = memory->regions;
+	while (r) {
+		struct proc_region *next = r->next;
+		unmap_pages(memory, r->start, r->end);
+		kfree(r);
+		r = next;
+	}
+	vm_space_destroy(memory->space);
+	kfree(memory);
+}
+
+static bool overlaps_any(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	for (struct proc_region *r = memory->regions; r; r = r->next)
+		if (start < r->end && r->start < end)
+			return true;
+	return false;
+}
+
+static void insert_sorted(struct proc_memory *memory, struct proc_region *region)
+{
+	struct proc_region **link = &memory->regions;
+	while (*link && (*link)->start < region->start)
+		link = &(*link)->next;
+	region->next = *link;
+	*link = region;
+}
+
+struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start, uint64_t end,
+				      unsigned flags, enum region_kind kind, int *error)
+{
+	*error = -EINVAL;
+	if (start != page_down(start) || end != page_down(end) || end < start ||
+	    (end == start && kind != REGION_HEAP) || start < EXEC_IMAGE_BASE ||
+	    end > USER_SPACE_END || overlaps_any(memory, start, end))
+		return NULL;
+	struct proc_region *region = kzalloc(sizeof *region);
+	*error = -ENOMEM;
+	if (!region)
+		return NULL;
+	*region = (struct proc_region){NULL, start, end, flags & (VM_WRITE | VM_EXEC), kind};
+	insert_sorted(memory, region);
+	*error = 0;
+	return region;
+}
+
+/* Maps a fresh zeroed frame at page.  Returns 0 or -ENOMEM. */
+static int map_zero_page(struct proc_memory *memory, const struct proc_region *r, uint64_t page)
+{
+	uint64_t frame = pmm_alloc_frame();
+	if (!frame)
+		return -ENOMEM;
+	memset(phys_to_virt(frame), 0, PAGE_SIZE);
+	if (vm_map(memory->space, page, frame, page_flags(r)) < 0) {
+		pmm_free_frame(frame);
+		return -ENOMEM;
+	}
+	memory->pages++;
+	return 0;
+}
+
+int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	for (uint64_t page = page_down(start); page < end; page += PAGE_SIZE) {
+		if (vm_translate(memory->space, page, NULL, NULL) == 0)
+			continue;
+		const struct proc_region *r = find_region(memory, page);
+		if (!r)
+			return -EFAULT;
+		if (map_zero_page(memory, r, page) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Cuts [start, end) out of r, which it overlaps.  Returns 0 or -ENOMEM. */
+static int cut_region(struct proc_memory *memory, struct proc_region *r, uint64_t start,
+		      uint64_t end)
+{
+	if (start > r->start && end < r->end) {
+		struct proc_region *tail = kzalloc(sizeof *tail);
+		if (!tail)
+			return -ENOMEM;
+		*tail = (struct proc_region){r->next, end, r->end, r->flags, r->kind};
+		r->next = tail;
+	}
+	uint64_t from = start > r->start ? start : r->start;
+	uint64_t to = end < r->end ? end : r->end;
+	unmap_pages(memory, from, to);
+	if (from == r->start)
+		r->start = to;
+	else
+		r->end = from;
+	return 0;
+}
+
+static void drop_empty_regions(struct proc_memory *memory)
+{
+	struct proc_region **link = &memory->regions;
+	while (*link) {
+		struct proc_region *r = *link;
+		if (r->start >= r->end && r != memory->heap) {
+			*link = r->next;
+			kfree(r);
+		} else {
+			link = &r->next;
+		}
+	}
+}
+
+int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	int error = 0;
+	for (struct proc_region *r = memory->regions; r && !error; r = r->next)
+		if (r->kind == REGION_MMAP && start < r->end && r->start < end)
+			error = cut_region(memory, r, start, end);
+	drop_empty_regions(memory);
+	return error;
+}
+
+int memory_write(struct proc_memory *memory, uint64_t address, const void *src, size_t length)
+{
+	const uint8_t *from = src;
+	while (length > 0) {
+		uint64_t phys;
+		if (vm_translate(memory->space, address, &phys, NULL) < 0)
+			return -EFAULT;
+		size_t chunk = PAGE_SIZE - (address & (PAGE_SIZE - 1));
+		if (chunk > length)
+			chunk = length;
+		memcpy(phys_to_virt(phys), from, chunk);
+		address += chunk;
+		from += chunk;
+		length -= chunk;
+	}
+	return 0;
+}
+
+/* Shares one mapped page of parent's with child, read-only in both when the
+ * region is writable.  Returns 0 or -ENOMEM. */
+static int share_page(struct proc_memory *child, struct proc_memory *parent,
+		      const struct proc_region *r, uint64_t page)
+{
+	uint64_t phys;
+	unsigned flags;
+	if (vm_translate(parent->space, page, &phys, &flags) < 0)
+		return 0;
+	flags &= VM_USER | VM_WRITE | VM_EXEC;
+	phys = page_down(phys);
+	if (frame_ref_get(phys) < 0)
+		return -ENOMEM;
+	if (flags & VM_WRITE)
+		vm_protect(parent->space, page, flags & ~VM_WRITE);
+	if (vm_map(child->space, page, phys, page_flags(r) & ~VM_WRITE) < 0) {
+		frame_ref_put(phys);
+		return -ENOMEM;
+	}
+	child->pages++;
+	return 0;
+}
+
+static int clone_region(struct proc_memory *child, struct proc_memory *parent,
+			const struct proc_region *r)
+{
+	int error;
+	struct proc_region *copy =
+	    memory_add_region(child, r->start, r->end, r->flags, r->kind, &error);
+	if (!copy)
+		return error;
+	if (r == parent->heap)
+		child->heap = copy;
+	for (uint64_t page = r->start; page < r->end; page += PAGE_SIZE)
+		if (share_page(child, parent, r, page) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+struct proc_memory *memory_clone(struct proc_memory *parent)
+{
+	struct proc_memory *child = memory_create();
+	if (!child)
+		return NULL;
+	for (struct proc_region *r = parent->regions; r; r = r->next) {
+		if (clone_region(child, parent, r) < 0) {
+			memory_destroy(child);
+			return NULL;
+		}
+	}
+	child->brk = parent->brk;
+	return child;
+}
+
+/* A write to a shared page: own it, copying it unless nobody else has it. */
+static int break_cow(struct proc_memory *memory, const struct proc_region *r, uint64_t page,
+		     uint64_t phys)
+{
+	if (frame_ref_count(phys) == 1)
+		return vm_protect(memory->space, page, page_flags(r)) < 0 ? -EFAULT : 0;
+	uint64_t copy = pmm_alloc_frame();
+	if (!copy)
+		return -EFAULT;
+	memcpy(phys_to_virt(copy), phys_to_virt(phys), PAGE_SIZE);
+	vm_unmap(memory->space, page);
+	if (vm_map(memory->space, page, copy, page_flags(r)) < 0) {
+		pmm_free_frame(copy);
+		memory->pages--;
+		frame_ref_put(phys);
+		return -EFAULT;
+	}
+	frame_ref_put(phys);
+	return 0;
+}
+
+int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error)
+{
+	const struct proc_region *r = find_region(memory, address);
+	if (!r || ((error & PF_ERROR_WRITE) && !(r->flags & VM_WRITE)) ||
+	    ((error & PF_ERROR_FETCH) && !(r->flags & VM_EXEC)))
+		return -EFAULT;
+	uint64_t page = page_down(address), phys;
+	unsigned flags;
+	if (vm_translate(memory->space, page, &phys, &flags) < 0)
+		return map_zero_page(memory, r, page) < 0 ? -EFAULT : 0;
+	if (!(error & PF_ERROR_WRITE) || (flags & VM_WRITE))
+		return -EFAULT; /* present and allowed: the fault was something else */
+	return break_cow(memory, r, page, page_down(phys));
+}
+
+uint64_t memory_find_free(struct proc_memory *memory, uint64_t length)
+{
+	uint64_t candidate = USER_MMAP_BASE;
+	if (length == 0 || length > USER_MMAP_END - USER_MMAP_BASE)
+		return 0;
+	for (struct proc_region *r = memory->regions; r; r = r->next) {
+		if (r->end <= candidate)
+			continue;
+		if (r->start >= candidate + length)
+			break;
+		candidate = r->end;
+	}
+	return candidate <= USER_MMAP_END - length ? candidate : 0;
+}
+
+static bool heap_may_grow(struct proc_memory *memory, uint64_t new_end)
+{
+	const struct proc_region *heap = memory->heap;
+	if (new_end > USER_HEAP_MAX)
+		return false;
+	for (const struct proc_region *r = memory->regions; r; r = r->next)
+		if (r != heap && heap->end < r->end && r->start < new_end)
+			return false;
+	return true;
+}
+
+uint64_t memory_set_brk(struct proc_memory *memory, uint64_t brk)
+{
+	struct proc_region *heap = memory->heap;
+	if (!heap || brk < heap->start || brk > USER_HEAP_MAX)
+		return memory->brk;
+	uint64_t old_end = heap->end, new_end = page_up(brk);
+	if (new_end > old_end) {
+		if (!heap_may_grow(memory, new_end))
+			return memory->brk;
+		heap->end = new_end;
+		if (memory_populate(memory, old_end, new_end) < 0) {
+			unmap_pages(memory, old_end, new_end);
+			heap->end = old_end;
+			return memory->brk;
+		}
+	} else if (new_end < old_end) {
+		unmap_pages(memory, new_end, old_end);
+		heap->end = new_end;
+	}
+	memory->brk = brk;
+	return brk;
+}

@@ -1,0 +1,489 @@
+/*
+ * The process table and a process's life: allocation (as an embryo), its
+ * thread's start in user mode, exit, waiting and reaping, signals.
+ *
+ * Invariants, under proc_lock:
+ *  - every process is in table[] from proc_alloc until it is reaped (or, for
+ *    an orphan, until it ends); live counts them and never exceeds PROC_MAX;
+ *  - a process is on its parent's child list as long as it is in the table;
+ *    children of the kernel (spawned by kernel threads) and orphans have
+ *    kernel_parent, a process that never runs;
+ *  - state only moves forward: EMBRYO → RUNNING → ZOMBIE.
+ * A process ends in its own thread (proc_exit_current): it gives up its files
+ * and memory, becomes a zombie and wakes its parent; after it drops
+ * proc_lock it no longer touches its structure, which the parent's wait
+ * frees.  Signals only set a bit and wake the process's waits; the process
+ * acts on them on its way back to user mode (proc_return_to_user).
+ */
+#include "arch/x86_64/cpu.h"
+#include "arch/x86_64/gdt.h"
+#include "arch/x86_64/traps.h"
+#include "console/console.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "proc/internal.h"
+
+#define PID_MAX      32768
+#define EXIT_REQUEST 0 /* bit 0 of pending_signals: exit() was called */
+/* Signals whose default action is to be ignored; every other one ends the process. */
+#define IGNORED_SIGNALS ((1u << SIGCHLD) | (1u << 18) | (1u << 23) | (1u << 28))
+
+struct spinlock proc_lock = SPINLOCK_INIT("proc");
+static struct process *table[PROC_MAX];
+static int live;
+static int next_pid = 1;
+static struct process kernel_parent = {
+    .pid = 0,
+    .name = "kernel",
+    .state = PROC_RUNNING,
+    .child_exit = WAITQ_INIT(kernel_parent.child_exit, "proc.kernel-children"),
+    .signal_queue = WAITQ_INIT(kernel_parent.signal_queue, "proc.kernel-signals"),
+};
+
+/* ---- Accessors ------------------------------------------------------------ */
+
+struct process *proc_current(void)
+{
+	struct thread *self = thread_current();
+	return self ? thread_process(self) : NULL;
+}
+
+int proc_pid(const struct process *p)
+{
+	return p->pid;
+}
+
+int proc_parent_pid(const struct process *p)
+{
+	return p->parent ? p->parent->pid : 0;
+}
+
+const char *proc_name(const struct process *p)
+{
+	return p->name;
+}
+
+struct proc_module_slots *proc_slots(struct process *p)
+{
+	return &p->slots;
+}
+
+void proc_set_name(struct process *p, const char *path)
+{
+	const char *base = path;
+	for (const char *c = path; *c; c++)
+		if (*c == '/' && c[1])
+			base = c + 1;
+	strlcpy(p->name, base, sizeof p->name);
+}
+
+int proc_count(void)
+{
+	return __atomic_load_n(&live, __ATOMIC_RELAXED);
+}
+
+/* ---- The table ------------------------------------------------------------ */
+
+static struct process *find_locked(int pid)
+{
+	for (int i = 0; i < PROC_MAX; i++)
+		if (table[i] && table[i]->pid == pid)
+			return table[i];
+	return NULL;
+}
+
+static int next_free_pid_locked(void)
+{
+	for (;;) {
+		int pid = next_pid;
+		next_pid = next_pid + 1 < PID_MAX ? next_pid + 1 : 2;
+		if (!find_locked(pid))
+			return pid;
+	}
+}
+
+static void insert_locked(struct process *p)
+{
+	for (int i = 0; i < PROC_MAX; i++) {
+		if (!table[i]) {
+			table[i] = p;
+			live++;
+			return;
+		}
+	}
+	panic("proc: table full with %d live processes", live);
+}
+
+static void remove_locked(struct process *p)
+{
+	for (int i = 0; i < PROC_MAX; i++) {
+		if (table[i] == p) {
+			table[i] = NULL;
+			live--;
+			return;
+		}
+	}
+}
+
+static void unlink_child_locked(struct process *p)
+{
+	struct process **link = &p->parent->first_child;
+	while (*link && *link != p)
+		link = &(*link)->next_sibling;
+	if (*link)
+		*link = p->next_sibling;
+	p->next_sibling = NULL;
+}
+
+static void link_child_locked(struct process *parent, struct process *p)
+{
+	p->parent = parent;
+	p->next_sibling = parent->first_child;
+	parent->first_child = p;
+}
+
+struct process *proc_alloc(struct process *parent, const char *name, int *error)
+{
+	struct process *p = kzalloc(sizeof *p);
+	if (!p) {
+		*error = -ENOMEM;
+		return NULL;
+	}
+	waitq_init(&p->child_exit, "proc.children");
+	waitq_init(&p->signal_queue, "proc.signals");
+	strlcpy(p->name, name, sizeof p->name);
+	p->state = PROC_EMBRYO;
+
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	if (live >= PROC_MAX) {
+		spin_unlock_irqrestore(&proc_lock, irq);
+		kfree(p);
+		*error = -EAGAIN;
+		return NULL;
+	}
+	p->pid = next_free_pid_locked();
+	insert_locked(p);
+	link_child_locked(parent ? parent : &kernel_parent, p);
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return p;
+}
+
+void proc_free_embryo(struct process *p)
+{
+	ASSERT(p->state == PROC_EMBRYO);
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	unlink_child_locked(p);
+	remove_locked(p);
+	spin_unlock_irqrestore(&proc_lock, irq);
+	proc_files_exit(p);
+	if (p->memory)
+		memory_destroy(p->memory);
+	kfree(p);
+}
+
+/* ---- Running --------------------------------------------------------------- */
+
+/* The first code of a process's thread: becomes the process, enters user mode. */
+static int process_thread_main(void *arg)
+{
+	struct process *p = arg;
+	struct thread *self = thread_current();
+
+	thread_set_process(self, p, p->memory->space);
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	p->thread = self;
+	p->state = PROC_RUNNING;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	proc_return_to_user(&p->start_frame);
+	arch_enter_user(&p->start_frame);
+}
+
+int proc_start_thread(struct process *p)
+{
+	struct thread *t = thread_create(process_thread_main, p, p->name, SCHED_PRIORITY_NORMAL);
+	if (!t)
+		return -ENOMEM;
+	thread_detach(t);
+	return 0;
+}
+
+/* ---- Signals --------------------------------------------------------------- */
+
+static uint32_t terminating(uint32_t pending)
+{
+	return pending & ~IGNORED_SIGNALS;
+}
+
+bool proc_is_killed(const struct process *p)
+{
+	return terminating(__atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE)) != 0;
+}
+
+bool proc_signal_pending(void)
+{
+	struct process *p = proc_current();
+	return p && proc_is_killed(p);
+}
+
+/* The status a process told to end ends with: SIGKILL first, then the lowest
+ * signal, then its own exit code. */
+static int exit_status_of(const struct process *p)
+{
+	uint32_t pending = terminating(__atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE));
+	if (pending & (1u << SIGKILL))
+		return PROC_STATUS_SIGNALED(SIGKILL);
+	if (pending & ~(1u << EXIT_REQUEST))
+		return PROC_STATUS_SIGNALED(__builtin_ctz(pending & ~(1u << EXIT_REQUEST)));
+	return p->exit_status;
+}
+
+static void signal_locked(struct process *p, int signal)
+{
+	__atomic_or_fetch(&p->pending_signals, 1u << signal, __ATOMIC_RELEASE);
+	waitq_wake_all(&p->signal_queue);
+	waitq_wake_all(&p->child_exit);
+}
+
+int proc_kill(int pid, int signal)
+{
+	if (signal < 0 || signal >= 32)
+		return -EINVAL;
+	if (pid <= 0)
+		return -ESRCH;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *p = find_locked(pid);
+	int error = !p || p->state == PROC_ZOMBIE ? -ESRCH : 0;
+	if (!error && signal != 0 && terminating(1u << signal))
+		signal_locked(p, signal);
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return error;
+}
+
+void proc_request_exit(struct process *p, int code)
+{
+	p->exit_status = PROC_STATUS_EXITED(code);
+	__atomic_or_fetch(&p->pending_signals, 1u << EXIT_REQUEST, __ATOMIC_RELEASE);
+}
+
+void proc_return_to_user(struct trap_frame *frame)
+{
+	(void)frame;
+	struct process *p = proc_current();
+	if (!p || !proc_is_killed(p))
+		return;
+	irq_enable();
+	proc_exit_current(exit_status_of(p));
+}
+
+/* ---- Ending ---------------------------------------------------------------- */
+
+/* Hands p's children to the kernel; returns the zombies among them (linked
+ * through next_sibling) for the caller to free. */
+static struct process *give_away_children_locked(struct process *p)
+{
+	struct process *zombies = NULL;
+	while (p->first_child) {
+		struct process *c = p->first_child;
+		p->first_child = c->next_sibling;
+		if (c->state == PROC_ZOMBIE) {
+			remove_locked(c);
+			c->next_sibling = zombies;
+			zombies = c;
+		} else {
+			c->flags |= PROC_ORPHAN;
+			link_child_locked(&kernel_parent, c);
+		}
+	}
+	return zombies;
+}
+
+/* Makes p a zombie (or frees an orphan); returns what the caller frees. */
+static struct process *become_zombie_locked(struct process *p, int status)
+{
+	struct process *to_free = give_away_children_locked(p);
+	p->exit_status = status;
+	p->state = PROC_ZOMBIE;
+	if (p->flags & PROC_ORPHAN) {
+		unlink_child_locked(p);
+		remove_locked(p);
+		p->next_sibling = to_free;
+		return p;
+	}
+	p->parent->child_events++;
+	waitq_wake_all(&p->parent->child_exit);
+	return to_free;
+}
+
+__attribute__((noreturn)) void proc_exit_current(int status)
+{
+	struct process *p = proc_current();
+	ASSERT(p && irq_enabled());
+
+	proc_files_exit(p);
+	thread_set_process(thread_current(), NULL, NULL);
+	memory_destroy(p->memory);
+	p->memory = NULL;
+
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *to_free = become_zombie_locked(p, status);
+	spin_unlock_irqrestore(&proc_lock, irq);
+	/* p may be freed by its parent from here on. */
+	while (to_free) {
+		struct process *next = to_free->next_sibling;
+		kfree(to_free);
+		to_free = next;
+	}
+	thread_exit(0);
+}
+
+/* ---- Waiting --------------------------------------------------------------- */
+
+struct wait_condition {
+	struct process *self;
+	uint64_t seen;
+};
+
+static bool child_event_or_killed(void *arg)
+{
+	struct wait_condition *c = arg;
+	return c->self->child_events != c->seen ||
+	       (c->self != &kernel_parent && proc_is_killed(c->self));
+}
+
+/* Finds a waitable child: returns the zombie to reap, or NULL with *found
+ * telling whether any matching child exists. */
+static struct process *find_zombie_locked(struct process *self, int pid, bool *found)
+{
+	*found = false;
+	for (struct process *c = self->first_child; c; c = c->next_sibling) {
+		if ((c->flags & PROC_ORPHAN) || (pid > 0 && c->pid != pid))
+			continue;
+		*found = true;
+		if (c->state == PROC_ZOMBIE)
+			return c;
+	}
+	return NULL;
+}
+
+int proc_wait(int pid, int *status, int options)
+{
+	struct process *self = proc_current();
+	if (!self)
+		self = &kernel_parent;
+	for (;;) {
+		bool found;
+		uint64_t irq = spin_lock_irqsave(&proc_lock);
+		struct process *zombie = find_zombie_locked(self, pid, &found);
+		if (zombie) {
+			unlink_child_locked(zombie);
+			remove_locked(zombie);
+		}
+		struct wait_condition condition = {self, self->child_events};
+		spin_unlock_irqrestore(&proc_lock, irq);
+
+		if (zombie) {
+			int reaped = zombie->pid;
+			if (status)
+				*status = zombie->exit_status;
+			kfree(zombie);
+			return reaped;
+		}
+		if (!found)
+			return -ECHILD;
+		if (options & WNOHANG)
+			return 0;
+		if (self != &kernel_parent && proc_is_killed(self))
+			return -EINTR;
+		waitq_wait(&self->child_exit, child_event_or_killed, &condition);
+	}
+}
+
+/* ---- Faults ---------------------------------------------------------------- */
+
+int proc_resolve_fault(uint64_t address, unsigned error)
+{
+	struct process *p = proc_current();
+	if (!p || !p->memory)
+		return -EFAULT;
+	return memory_fault(p->memory, address, error);
+}
+
+static int signal_of_exception(uint64_t vector)
+{
+	switch (vector) {
+	case TRAP_DIVIDE_ERROR: return SIGFPE;
+	case TRAP_X87_FLOATING_POINT: return SIGFPE;
+	case TRAP_SIMD_FLOATING_POINT: return SIGFPE;
+	case TRAP_INVALID_OPCODE: return SIGILL;
+	case TRAP_BREAKPOINT: return SIGTRAP;
+	default: return SIGSEGV;
+	}
+}
+
+/* Every exception from user mode: a fault memory can resolve is retried;
+ * anything else ends the process with a one-line report. */
+static bool handle_user_fault(struct trap_frame *frame, uint64_t fault_address)
+{
+	struct process *p = proc_current();
+	if (!p)
+		return false;
+	if (frame->vector == TRAP_PAGE_FAULT &&
+	    memory_fault(p->memory, fault_address, (unsigned)frame->error_code) == 0)
+		return true;
+	int signal = signal_of_exception(frame->vector);
+	pr_warn("proc: %s[%d] killed by signal %d: %s (%s) at rip %#lx, address %#lx\n", p->name,
+		p->pid, signal, trap_name_of((unsigned)frame->vector),
+		trap_mnemonic_of((unsigned)frame->vector), frame->rip, fault_address);
+	irq_enable();
+	proc_exit_current(PROC_STATUS_SIGNALED(signal));
+}
+
+/* ---- Listing --------------------------------------------------------------- */
+
+static void fill_info(const struct process *p, struct proc_info *info)
+{
+	*info = (struct proc_info){
+	    .pid = p->pid,
+	    .parent_pid = proc_parent_pid(p),
+	    .state = p->state,
+	    .exit_status = p->exit_status,
+	    .pages = p->memory ? p->memory->pages : 0,
+	};
+	strlcpy(info->name, p->name, sizeof info->name);
+}
+
+int proc_list(struct proc_info *info, int count)
+{
+	int n = 0;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	for (int i = 0; i < PROC_MAX; i++) {
+		if (!table[i])
+			continue;
+		if (n < count)
+			fill_info(table[i], &info[n]);
+		n++;
+	}
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return n;
+}
+
+void proc_print_all(void)
+{
+	static const char *const states[] = {"embryo", "running", "zombie"};
+	static struct proc_info info[PROC_MAX];
+	static struct spinlock print_lock = SPINLOCK_INIT("proc.print");
+	uint64_t irq = spin_lock_irqsave(&print_lock);
+	int n = proc_list(info, PROC_MAX);
+	pr_info("  pid  ppid state    pages name\n");
+	for (int i = 0; i < n && i < PROC_MAX; i++)
+		pr_info("%5d %5d %-8s %5lu %s\n", info[i].pid, info[i].parent_pid,
+			states[info[i].state], info[i].pages, info[i].name);
+	spin_unlock_irqrestore(&print_lock, irq);
+}
+
+/* ---- Start-up -------------------------------------------------------------- */
+
+void proc_setup_faults(void)
+{
+	trap_set_user_fault_handler(handle_user_fault);
+}

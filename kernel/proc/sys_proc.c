@@ -1,0 +1,296 @@
+/*
+ * The process system calls: identity, fork, execve, exit, wait4, kill, the
+ * program break, anonymous mmap/munmap, nanosleep and the process list.
+ * Each one checks its arguments first (user pointers through uaccess) and
+ * then acts through process.c, memory.c and exec.c; none ends the calling
+ * thread itself: exit and fatal signals take effect on the way back to user
+ * mode (proc_return_to_user), so every handler returns like a function.
+ */
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "proc/internal.h"
+#include "syscall/syscall.h"
+#include "time/time.h"
+#include "uaccess/uaccess.h"
+
+#define PATH_MAX      4096
+#define EXEC_ARGS_MAX 4096 /* argv plus envp entries */
+
+#define PROT_WRITE    0x2
+#define PROT_EXEC     0x4
+#define MAP_PRIVATE   0x02
+#define MAP_FIXED     0x10
+#define MAP_ANONYMOUS 0x20
+
+#define NSEC_PER_SEC 1000000000ULL
+
+static struct process *self(void)
+{
+	struct process *p = proc_current();
+	ASSERT(p);
+	return p;
+}
+
+SYSCALL_DEFINE0(getpid)
+{
+	return proc_pid(self());
+}
+
+SYSCALL_DEFINE0(getppid)
+{
+	return proc_parent_pid(self());
+}
+
+SYSCALL_DEFINE0(gettid)
+{
+	return proc_pid(self());
+}
+
+/* ---- fork ------------------------------------------------------------------ */
+
+SYSCALL_DEFINE0(fork)
+{
+	struct process *parent = self();
+	int error;
+	struct process *child = proc_alloc(parent, parent->name, &error);
+	if (!child)
+		return error;
+	child->memory = memory_clone(parent->memory);
+	error = child->memory ? proc_files_fork(child, parent) : -ENOMEM;
+	if (error)
+		goto out_free;
+	child->start_frame = *syscall_user_frame();
+	child->start_frame.rax = 0;
+	int pid = child->pid;
+	error = proc_start_thread(child);
+	if (error)
+		goto out_free;
+	return pid;
+out_free:
+	proc_free_embryo(child);
+	return error;
+}
+
+SYSCALL_DEFINE0(vfork)
+{
+	return sys_fork();
+}
+
+/* ---- execve ---------------------------------------------------------------- */
+
+/* argv and envp copied in: pointers into one block of strings. */
+struct exec_arguments {
+	char *strings; /* PROC_ARG_MAX bytes */
+	size_t used;
+	char **argv; /* EXEC_ARGS_MAX + 2 slots: argv, NULL, envp, NULL */
+	char **envp;
+	size_t slots_used;
+};
+
+/* Copies a user array of user strings.  Returns 0, -EFAULT or -E2BIG. */
+static int copy_string_array(struct exec_arguments *a, const uint64_t __user *list, char ***out)
+{
+	*out = a->argv + a->slots_used;
+	for (size_t i = 0; list; i++) {
+		uint64_t pointer;
+		if (get_user_u64(&pointer, list + i) < 0)
+			return -EFAULT;
+		if (!pointer)
+			break;
+		if (a->slots_used >= EXEC_ARGS_MAX)
+			return -E2BIG;
+		long length = strncpy_from_user(a->strings + a->used, (const char *)pointer,
+						PROC_ARG_MAX - a->used);
+		if (length < 0)
+			return length == -ENAMETOOLONG ? -E2BIG : (int)length;
+		a->argv[a->slots_used++] = a->strings + a->used;
+		a->used += (size_t)length + 1;
+	}
+	a->argv[a->slots_used++] = NULL;
+	return 0;
+}
+
+static void free_arguments(struct exec_arguments *a)
+{
+	kfree(a->strings);
+	kfree(a->argv);
+}
+
+static int copy_arguments(struct exec_arguments *a, const uint64_t __user *argv,
+			  const uint64_t __user *envp)
+{
+	memset(a, 0, sizeof *a);
+	a->strings = kmalloc(PROC_ARG_MAX);
+	a->argv = kmalloc((EXEC_ARGS_MAX + 2) * sizeof(char *));
+	if (!a->strings || !a->argv)
+		return -ENOMEM;
+	char **argv_copy = NULL, **envp_copy = NULL;
+	int error = copy_string_array(a, argv, &argv_copy);
+	if (!error)
+		error = copy_string_array(a, envp, &envp_copy);
+	a->envp = envp_copy;
+	return error;
+}
+
+/* Reads path's program and replaces the caller's memory with it. */
+static long exec_path(struct process *p, const char *path, struct exec_arguments *a)
+{
+	void *image;
+	size_t size;
+	long error = proc_read_program(path, &image, &size);
+	if (error)
+		return error;
+	error = proc_exec_image(p, image, size, a->argv, a->envp, syscall_user_frame());
+	proc_free_program(image, size);
+	if (!error)
+		proc_set_name(p, path);
+	return error;
+}
+
+SYSCALL_DEFINE3(execve, const char *, path, const uint64_t *, argv, const uint64_t *, envp)
+{
+	struct exec_arguments arguments;
+	char *kernel_path = kmalloc(PATH_MAX);
+	long error = kernel_path ? strncpy_from_user(kernel_path, path, PATH_MAX) : -ENOMEM;
+	if (error >= 0)
+		error = copy_arguments(&arguments, argv, envp);
+	else
+		memset(&arguments, 0, sizeof arguments);
+	if (error >= 0)
+		error = exec_path(self(), kernel_path, &arguments);
+	free_arguments(&arguments);
+	kfree(kernel_path);
+	return error;
+}
+
+/* ---- exit, wait4, kill ------------------------------------------------------ */
+
+SYSCALL_DEFINE1(exit, int, code)
+{
+	proc_request_exit(self(), code);
+	return 0;
+}
+
+SYSCALL_DEFINE1(exit_group, int, code)
+{
+	proc_request_exit(self(), code);
+	return 0;
+}
+
+SYSCALL_DEFINE4(wait4, int, pid, int *, status, int, options, void *, usage)
+{
+	(void)usage;
+	int zero = 0, result;
+	if (options & ~WNOHANG)
+		return -EINVAL;
+	if (status && copy_to_user(status, &zero, sizeof zero) < 0)
+		return -EFAULT;
+	int pid_found = proc_wait(pid < -1 || pid == 0 ? -1 : pid, &result, options);
+	if (pid_found > 0 && status && copy_to_user(status, &result, sizeof result) < 0)
+		return -EFAULT;
+	return pid_found;
+}
+
+SYSCALL_DEFINE2(kill, int, pid, int, signal)
+{
+	return proc_kill(pid, signal);
+}
+
+/* ---- Memory ---------------------------------------------------------------- */
+
+SYSCALL_DEFINE1(brk, uint64_t, address)
+{
+	return (long)memory_set_brk(self()->memory, address);
+}
+
+static bool page_aligned(uint64_t value)
+{
+	return (value & (PAGE_SIZE - 1)) == 0;
+}
+
+SYSCALL_DEFINE6(mmap, uint64_t, address, uint64_t, length, int, protection, int, flags, int, fd,
+		uint64_t, offset)
+{
+	(void)fd;
+	struct proc_memory *memory = self()->memory;
+	if (!(flags & MAP_ANONYMOUS))
+		return -ENODEV;
+	if (!(flags & MAP_PRIVATE) || length == 0 || length > USER_MMAP_END - USER_MMAP_BASE ||
+	    !page_aligned(offset))
+		return -EINVAL;
+	length = (length + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+	uint64_t start = flags & MAP_FIXED ? address : memory_find_free(memory, length);
+	if (!start || !page_aligned(start))
+		return flags & MAP_FIXED ? -EINVAL : -ENOMEM;
+	unsigned vm_flags =
+	    (protection & PROT_WRITE ? VM_WRITE : 0) | (protection & PROT_EXEC ? VM_EXEC : 0);
+	int error;
+	if (!memory_add_region(memory, start, start + length, vm_flags, REGION_MMAP, &error))
+		return error == -EINVAL && !(flags & MAP_FIXED) ? -ENOMEM : error;
+	if (memory_populate(memory, start, start + length) < 0) {
+		memory_unmap(memory, start, start + length);
+		return -ENOMEM;
+	}
+	return (long)start;
+}
+
+SYSCALL_DEFINE2(munmap, uint64_t, address, uint64_t, length)
+{
+	if (!page_aligned(address) || length == 0 || !uaccess_range_ok(address, length))
+		return -EINVAL;
+	length = (length + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+	return memory_unmap(self()->memory, address, address + length);
+}
+
+/* ---- Sleeping -------------------------------------------------------------- */
+
+struct timespec_user {
+	int64_t seconds;
+	int64_t nanoseconds;
+};
+
+static bool killed(void *arg)
+{
+	return proc_is_killed(arg);
+}
+
+SYSCALL_DEFINE2(nanosleep, const struct timespec_user *, request, struct timespec_user *, remain)
+{
+	struct timespec_user t;
+	if (copy_from_user(&t, request, sizeof t) < 0)
+		return -EFAULT;
+	if (t.seconds < 0 || t.nanoseconds < 0 || (uint64_t)t.nanoseconds >= NSEC_PER_SEC)
+		return -EINVAL;
+	uint64_t ns = (uint64_t)t.seconds > UINT64_MAX / NSEC_PER_SEC / 2
+			  ? UINT64_MAX / 2
+			  : (uint64_t)t.seconds * NSEC_PER_SEC + (uint64_t)t.nanoseconds;
+	struct process *p = self();
+	uint64_t start = clock_ns();
+	if (waitq_wait_timeout(&p->signal_queue, killed, p, ns) == 0) {
+		uint64_t left = ns - (clock_ns() - start < ns ? clock_ns() - start : ns);
+		struct timespec_user rest = {(int64_t)(left / NSEC_PER_SEC),
+					     (int64_t)(left % NSEC_PER_SEC)};
+		if (remain && copy_to_user(remain, &rest, sizeof rest) < 0)
+			return -EFAULT;
+		return -EINTR;
+	}
+	return 0;
+}
+
+/* ---- The process list ------------------------------------------------------- */
+
+SYSCALL_DEFINE2(ms_getprocs, struct proc_info *, buffer, int, count)
+{
+	if (count < 0)
+		return -EINVAL;
+	if (count > PROC_MAX)
+		count = PROC_MAX;
+	struct proc_info *info = kmalloc(PROC_MAX * sizeof *info);
+	if (!info)
+		return -ENOMEM;
+	int total = proc_list(info, count);
+	int copied = total < count ? total : count;
+	long error = copy_to_user(buffer, info, (size_t)copied * sizeof *info);
+	kfree(info);
+	return error ? error : total;
+}

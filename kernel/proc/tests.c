@@ -1,0 +1,277 @@
+/*
+ * The proc suite: real processes running the built-in test program
+ * (testprog.S), each case asking one question of fork, exit and wait,
+ * signals, faults, memory calls and the ELF checks.  The answer comes back
+ * as the process's wait status; the kernel running on after a case is part
+ * of every answer.
+ */
+#include "exec/exec.h"
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "proc/internal.h"
+
+extern const uint8_t proc_test_image[], proc_test_image_end[];
+
+const void *proc_get_test_image(size_t *size)
+{
+	*size = (size_t)(proc_test_image_end - proc_test_image);
+	return proc_test_image;
+}
+
+/* Runs the test program with argv {"testprog", mode}; returns its pid. */
+static int start(const char *mode)
+{
+	char *argv[] = {"testprog", (char *)mode, NULL};
+	size_t size;
+	const void *image = proc_get_test_image(&size);
+	return proc_spawn_image(image, size, "testprog", argv);
+}
+
+/* Runs mode to its end; returns the wait status, or a negative error. */
+static int run(const char *mode)
+{
+	int pid = start(mode);
+	if (pid < 0)
+		return pid;
+	int status = -1;
+	int reaped = proc_wait(pid, &status, 0);
+	return reaped == pid ? status : (reaped < 0 ? reaped : -1);
+}
+
+/* What happens to a process's exit code on its way to the parent? */
+static void exit_status_reaches_the_waiter(struct ktest *t)
+{
+	EXPECT_EQ(t, run("e"), PROC_STATUS_EXITED(42));
+}
+
+/* Does a process see its own pid? */
+static void getpid_is_the_pid(struct ktest *t)
+{
+	int pid = start("p"), status = -1;
+	ASSERT_TRUE(t, pid > 0);
+	EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
+	EXPECT_EQ(t, status, PROC_STATUS_EXITED(pid & 0xff));
+}
+
+/* Does "int $0x80" reach the same system calls as SYSCALL? */
+static void int80_is_a_system_call_too(struct ktest *t)
+{
+	EXPECT_EQ(t, run("i"), PROC_STATUS_EXITED(7));
+}
+
+/* After fork, do parent and child have their own data and stack (COW)? */
+static void fork_copies_on_write(struct ktest *t)
+{
+	EXPECT_EQ(t, run("f"), PROC_STATUS_EXITED(50));
+}
+
+/* Does a bad access kill only the process that made it? */
+static void user_faults_kill_only_that_process(struct ktest *t)
+{
+	EXPECT_EQ(t, run("s"), PROC_STATUS_SIGNALED(SIGSEGV));
+	EXPECT_EQ(t, run("k"), PROC_STATUS_SIGNALED(SIGSEGV));
+	EXPECT_EQ(t, run("w"), PROC_STATUS_SIGNALED(SIGSEGV));
+	EXPECT_EQ(t, run("e"), PROC_STATUS_EXITED(42)); /* and the next one runs */
+}
+
+/* What does recursion without end run into?  The stack guard. */
+static void deep_recursion_hits_the_stack_guard(struct ktest *t)
+{
+	EXPECT_EQ(t, run("r"), PROC_STATUS_SIGNALED(SIGSEGV));
+}
+
+/* Do brk, mmap and munmap give and take memory as they should? */
+static void brk_mmap_munmap(struct ktest *t)
+{
+	EXPECT_EQ(t, run("b"), PROC_STATUS_EXITED(0));
+}
+
+/* Are argc, argv and the auxiliary vector where _start looks? */
+static void arguments_and_auxv_are_on_the_stack(struct ktest *t)
+{
+	char *argv[] = {"testprog", "a", "third", NULL};
+	size_t size;
+	const void *image = proc_get_test_image(&size);
+	int pid = proc_spawn_image(image, size, "testprog", argv), status = -1;
+	ASSERT_TRUE(t, pid > 0);
+	EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
+	EXPECT_EQ(t, status, PROC_STATUS_EXITED(33));
+}
+
+/* Can a process that never enters the kernel be killed? */
+static void kill_ends_a_spinning_process(struct ktest *t)
+{
+	int pid = start("l"), status = -1;
+	ASSERT_TRUE(t, pid > 0);
+	sched_sleep_ns(30 * 1000 * 1000);
+	EXPECT_EQ(t, proc_kill(pid, SIGKILL), 0);
+	EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
+	EXPECT_EQ(t, status, PROC_STATUS_SIGNALED(SIGKILL));
+}
+
+/* What if a child is killed in the middle of a system call? */
+static void kill_ends_a_sleeping_process(struct ktest *t)
+{
+	int pid = start("z"), status = -1;
+	ASSERT_TRUE(t, pid > 0);
+	sched_sleep_ns(30 * 1000 * 1000);
+	EXPECT_EQ(t, proc_kill(pid, SIGTERM), 0);
+	EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
+	EXPECT_EQ(t, status, PROC_STATUS_SIGNALED(SIGTERM));
+}
+
+/* Signals to nobody, and signals that do nothing. */
+static void kill_checks_its_arguments(struct ktest *t)
+{
+	EXPECT_EQ(t, proc_kill(30000, SIGKILL), -ESRCH);
+	EXPECT_EQ(t, proc_kill(-1, SIGKILL), -ESRCH);
+	int pid = start("l"), status = -1;
+	ASSERT_TRUE(t, pid > 0);
+	EXPECT_EQ(t, proc_kill(pid, 64), -EINVAL);
+	EXPECT_EQ(t, proc_kill(pid, 0), 0);
+	EXPECT_EQ(t, proc_kill(pid, SIGCHLD), 0); /* ignored */
+	EXPECT_EQ(t, proc_wait(pid, &status, WNOHANG), 0);
+	EXPECT_EQ(t, proc_kill(pid, SIGINT), 0);
+	EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
+	EXPECT_EQ(t, status, PROC_STATUS_SIGNALED(SIGINT));
+}
+
+/* Waiting with no children is an error, not a hang. */
+static void wait_without_children_is_echild(struct ktest *t)
+{
+	EXPECT_EQ(t, proc_wait(-1, NULL, 0), -ECHILD);
+	EXPECT_EQ(t, proc_wait(12345, NULL, WNOHANG), -ECHILD);
+}
+
+/* What if a process forks until the table is full? */
+static void fork_until_the_table_is_full(struct ktest *t)
+{
+	EXPECT_EQ(t, run("x"), PROC_STATUS_EXITED(60));
+	EXPECT_EQ(t, proc_count(), 0);
+	EXPECT_EQ(t, run("e"), PROC_STATUS_EXITED(42));
+}
+
+/* What if a process allocates until memory runs out?  -ENOMEM, and every
+ * frame comes back when it ends. */
+static void allocate_until_memory_runs_out(struct ktest *t)
+{
+	uint64_t free_before = pmm_count_free();
+	EXPECT_EQ(t, run("m"), PROC_STATUS_EXITED(70));
+	uint64_t free_after = pmm_count_free();
+	EXPECT_TRUE(t, free_after + 64 >= free_before);
+	EXPECT_EQ(t, run("e"), PROC_STATUS_EXITED(42));
+}
+
+/* Does an exec of a missing program fail and leave the caller running? */
+static void exec_of_a_missing_program_fails(struct ktest *t)
+{
+	EXPECT_EQ(t, run("E"), PROC_STATUS_EXITED(80));
+}
+
+/* Does every bad pointer given to a system call come back as -EFAULT? */
+static void bad_pointers_give_efault(struct ktest *t)
+{
+	EXPECT_EQ(t, run("u"), PROC_STATUS_EXITED(0));
+}
+
+/* ---- ELF checks ------------------------------------------------------------ */
+
+/* Offsets in the test image's headers (testprog.S). */
+#define EH_IDENT_CLASS 4
+#define EH_TYPE        16
+#define EH_MACHINE     18
+#define EH_ENTRY       24
+#define EH_PHOFF       32
+#define EH_PHENTSIZE   54
+#define EH_PHNUM       56
+#define PH0            64
+#define PH1            (64 + 56)
+#define PH_TYPE        0
+#define PH_OFFSET      8
+#define PH_VADDR       16
+#define PH_FILESZ      32
+#define PH_MEMSZ       40
+
+struct corruption {
+	const char *what;
+	size_t offset;
+	unsigned width; /* bytes: 1, 2, 4 or 8 */
+	uint64_t value;
+};
+
+static const struct corruption corruptions[] = {
+    {"bad magic", 1, 1, 'X'},
+    {"32-bit class", EH_IDENT_CLASS, 1, 1},
+    {"shared object", EH_TYPE, 2, 3},
+    {"not x86_64", EH_MACHINE, 2, 3},
+    {"program header size", EH_PHENTSIZE, 2, 32},
+    {"no program headers", EH_PHNUM, 2, 0},
+    {"too many program headers", EH_PHNUM, 2, 0xffff},
+    {"program headers past the end", EH_PHOFF, 8, 1UL << 40},
+    {"program headers offset wraps", EH_PHOFF, 8, ~0UL - 8},
+    {"entry outside the image", EH_ENTRY, 8, 0x900000},
+    {"entry in a data segment", EH_ENTRY, 8, 0x600000},
+    {"entry zero", EH_ENTRY, 8, 0},
+    {"a dynamic program", PH1 + PH_TYPE, 4, 3},
+    {"segment past the end of the file", PH0 + PH_FILESZ, 8, 1UL << 30},
+    {"file bytes beyond memory size", PH1 + PH_MEMSZ, 8, 8},
+    {"huge segment", PH1 + PH_MEMSZ, 8, 1UL << 40},
+    {"segment offset wraps", PH1 + PH_OFFSET, 8, ~0UL - 4095},
+    {"segment in the kernel half", PH1 + PH_VADDR, 8, 0xffff800000600000UL},
+    {"segment at address zero", PH0 + PH_VADDR, 8, 0},
+    {"segment wraps around", PH1 + PH_VADDR, 8, ~0UL - 4095},
+    {"overlapping segments", PH1 + PH_VADDR, 8, 0x400000},
+    {"vaddr and offset not congruent", PH1 + PH_VADDR, 8, 0x600800},
+};
+
+static void put_field(uint8_t *image, const struct corruption *c)
+{
+	memcpy(image + c->offset, &c->value, c->width);
+}
+
+/* Hostile images: each corruption of the good image is refused. */
+static void hostile_elf_images_are_refused(struct ktest *t)
+{
+	size_t size;
+	const uint8_t *good = proc_get_test_image(&size);
+	uint8_t *copy = kmalloc(size);
+	struct exec_image info;
+	ASSERT_TRUE(t, copy != NULL);
+	EXPECT_EQ(t, exec_parse_elf(good, size, &info), 0);
+	for (size_t i = 0; i < sizeof corruptions / sizeof corruptions[0]; i++) {
+		memcpy(copy, good, size);
+		put_field(copy, &corruptions[i]);
+		if (exec_parse_elf(copy, size, &info) != -ENOEXEC)
+			ktest_check(t, false, __FILE__, __LINE__, corruptions[i].what);
+	}
+	kfree(copy);
+}
+
+/* Truncated images, at every interesting length, and a spawn of one. */
+static void truncated_elf_images_are_refused(struct ktest *t)
+{
+	size_t size;
+	const uint8_t *good = proc_get_test_image(&size);
+	struct exec_image info;
+	const size_t lengths[] = {0, 4, 63, 64, 100, PH1 + 55, 4096, size - 4096, size - 1};
+	for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++)
+		EXPECT_EQ(t, exec_parse_elf(good, lengths[i], &info), -ENOEXEC);
+	char *argv[] = {"testprog", "e", NULL};
+	EXPECT_EQ(t, proc_spawn_image(good, 100, "truncated", argv), -ENOEXEC);
+	EXPECT_EQ(t, proc_count(), 0);
+	EXPECT_EQ(t, run("e"), PROC_STATUS_EXITED(42));
+}
+
+KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_is_the_pid),
+	    KTEST_CASE(int80_is_a_system_call_too), KTEST_CASE(fork_copies_on_write),
+	    KTEST_CASE(user_faults_kill_only_that_process),
+	    KTEST_CASE(deep_recursion_hits_the_stack_guard), KTEST_CASE(brk_mmap_munmap),
+	    KTEST_CASE(arguments_and_auxv_are_on_the_stack),
+	    KTEST_CASE(kill_ends_a_spinning_process), KTEST_CASE(kill_ends_a_sleeping_process),
+	    KTEST_CASE(kill_checks_its_arguments), KTEST_CASE(wait_without_children_is_echild),
+	    KTEST_CASE(fork_until_the_table_is_full), KTEST_CASE(allocate_until_memory_runs_out),
+	    KTEST_CASE(exec_of_a_missing_program_fails), KTEST_CASE(bad_pointers_give_efault),
+	    KTEST_CASE(hostile_elf_images_are_refused),
+	    KTEST_CASE(truncated_elf_images_are_refused));

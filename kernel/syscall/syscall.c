@@ -1,0 +1,95 @@
+/*
+ * The system call table and the C side of both entries.  The table is built
+ * once from the .syscalls section (SYSCALL_DEFINEn entries) into an array
+ * indexed by number, so dispatch is one bounds check and one load.  Both
+ * entries (SYSCALL and "int $0x80", syscall.S) save a full struct trap_frame
+ * at the top of the thread's kernel stack, the same place an interrupt from
+ * user mode saves one, so syscall_user_frame() finds the user registers from
+ * any handler: fork copies them, execve replaces them.  On the way out the
+ * process code may end the process (exit, a fatal signal); SYSRET is used
+ * only when the saved RIP is a user address, else IRETQ.
+ */
+#include "syscall/syscall.h"
+
+#include "arch/x86_64/cpu.h"
+#include "arch/x86_64/gdt.h"
+#include "arch/x86_64/trapframe.h"
+#include "cpu/percpu.h"
+#include "lib/errno.h"
+#include "panic/panic.h"
+#include "proc/proc.h"
+#include "uaccess/uaccess.h"
+
+#define EFER_SCE 1UL
+/* Cleared on entry: TF, IF, DF, NT, AC. */
+#define SYSCALL_RFLAGS_MASK ((1UL << 8) | (1UL << 9) | (1UL << 10) | (1UL << 14) | (1UL << 18))
+
+extern const struct syscall_entry __syscalls_start[], __syscalls_end[];
+static const struct syscall_entry *table[SYSCALL_TABLE_SIZE];
+static bool table_built;
+
+/* syscall.S */
+void syscall_entry(void);
+
+static void build_table(void)
+{
+	for (const struct syscall_entry *e = __syscalls_start; e < __syscalls_end; e++) {
+		if (e->number >= SYSCALL_TABLE_SIZE)
+			panic("syscall: %s has number %u, past the table", e->name, e->number);
+		if (table[e->number])
+			panic("syscall: %s and %s both claim number %u", table[e->number]->name,
+			      e->name, e->number);
+		table[e->number] = e;
+	}
+	table_built = true;
+}
+
+void syscall_init_cpu(void)
+{
+	if (!table_built)
+		build_table();
+	wrmsr(MSR_STAR,
+	      ((uint64_t)GDT_STAR_SYSRET_BASE << 48) | ((uint64_t)GDT_STAR_SYSCALL_BASE << 32));
+	wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
+	wrmsr(MSR_FMASK, SYSCALL_RFLAGS_MASK);
+	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
+}
+
+const struct syscall_entry *syscall_find(uint64_t number)
+{
+	return number < SYSCALL_TABLE_SIZE ? table[number] : NULL;
+}
+
+long syscall_dispatch(uint64_t number, const uint64_t *args)
+{
+	const struct syscall_entry *entry = syscall_find(number);
+	return entry ? entry->call(args) : -ENOSYS;
+}
+
+struct trap_frame *syscall_user_frame(void)
+{
+	return (struct trap_frame *)this_cpu()->syscall_stack - 1;
+}
+
+static void run_from_frame(struct trap_frame *frame)
+{
+	const uint64_t args[6] = {frame->rdi, frame->rsi, frame->rdx,
+				  frame->r10, frame->r8,  frame->r9};
+	frame->rax = (uint64_t)syscall_dispatch(frame->rax, args);
+	proc_return_to_user(frame);
+}
+
+/* From syscall.S, interrupts on.  Returns 0 to leave by SYSRET, 1 by IRETQ. */
+int syscall_from_user(struct trap_frame *frame);
+int syscall_from_user(struct trap_frame *frame)
+{
+	run_from_frame(frame);
+	return frame->rip >= USER_SPACE_END || frame->cs != GDT_USER_CODE;
+}
+
+/* The "int $0x80" entry, interrupts on; always leaves by IRETQ. */
+void syscall_from_int80(struct trap_frame *frame);
+void syscall_from_int80(struct trap_frame *frame)
+{
+	run_from_frame(frame);
+}

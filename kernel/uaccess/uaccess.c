@@ -1,0 +1,150 @@
+/*
+ * Copies between kernel and user memory that cannot take the kernel down.
+ *
+ * Every copy first checks the user range (lower half, below USER_SPACE_END, no
+ * wrap-around), so a kernel or non-canonical address is refused before any
+ * access.  The copy itself is one "rep movsb" (or "rep stosb", or a byte load)
+ * listed in the exception table: a #PF on a user page resumes at the fix-up
+ * with RCX = the bytes not copied.  The faulting byte is then offered to the
+ * process code (proc_resolve_fault): a copy-on-write page gets its own frame,
+ * a page of a region not yet touched gets one, and the copy goes on from
+ * there; anything else is -EFAULT.  Each resolution makes progress (the page
+ * is now mapped as needed), so the retry loop ends.
+ *
+ * The kernel does not run with SMAP, so no STAC/CLAC is needed; the range
+ * check is what keeps a user pointer from naming kernel memory.
+ */
+#include "uaccess/uaccess.h"
+
+#include "arch/x86_64/traps.h"
+#include "lib/errno.h"
+#include "proc/proc.h"
+
+enum access { ACCESS_READ, ACCESS_WRITE };
+
+bool uaccess_range_ok(uint64_t address, size_t length)
+{
+	return address <= USER_SPACE_END && length <= USER_SPACE_END - address;
+}
+
+/* Copies length bytes; returns the number NOT copied (0 on success). */
+static size_t copy_bytes(void *dst, const void *src, size_t length)
+{
+	__asm__ volatile("1: rep movsb\n"
+			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 : "+D"(dst), "+S"(src), "+c"(length)
+			 :
+			 : "memory");
+	return length;
+}
+
+static size_t clear_bytes(void *dst, size_t length)
+{
+	__asm__ volatile("1: rep stosb\n"
+			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 : "+D"(dst), "+c"(length)
+			 : "a"(0)
+			 : "memory");
+	return length;
+}
+
+/* Reads one byte; returns 0 or -EFAULT. */
+static int load_byte(const char *src, char *value)
+{
+	int error = -EFAULT;
+	char byte = 0;
+	__asm__ volatile("1: movb (%[src]), %[byte]\n\t"
+			 "xorl %[error], %[error]\n"
+			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 : [byte] "+q"(byte), [error] "+r"(error)
+			 : [src] "r"(src)
+			 : "memory");
+	*value = byte;
+	return error;
+}
+
+static unsigned fault_error_of(enum access access)
+{
+	return PF_ERROR_USER | (access == ACCESS_WRITE ? PF_ERROR_WRITE : 0);
+}
+
+/* Runs copy_bytes until done, resolving faults at user_base + progress. */
+static int copy_with_faults(void *dst, const void *src, size_t length, uint64_t user_base,
+			    enum access access)
+{
+	size_t done = 0;
+	while (done < length) {
+		size_t left =
+		    copy_bytes((char *)dst + done, (const char *)src + done, length - done);
+		done = length - left;
+		if (left && proc_resolve_fault(user_base + done, fault_error_of(access)) < 0)
+			return -EFAULT;
+	}
+	return 0;
+}
+
+int copy_from_user(void *dst, const void __user *src, size_t length)
+{
+	if (!uaccess_range_ok((uint64_t)src, length))
+		return -EFAULT;
+	return copy_with_faults(dst, src, length, (uint64_t)src, ACCESS_READ);
+}
+
+int copy_to_user(void __user *dst, const void *src, size_t length)
+{
+	if (!uaccess_range_ok((uint64_t)dst, length))
+		return -EFAULT;
+	return copy_with_faults(dst, src, length, (uint64_t)dst, ACCESS_WRITE);
+}
+
+int clear_user(void __user *dst, size_t length)
+{
+	if (!uaccess_range_ok((uint64_t)dst, length))
+		return -EFAULT;
+	size_t done = 0;
+	while (done < length) {
+		done = length - clear_bytes((char *)dst + done, length - done);
+		if (done < length &&
+		    proc_resolve_fault((uint64_t)dst + done, fault_error_of(ACCESS_WRITE)) < 0)
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/* Reads the byte at user address src, resolving a fault once. */
+static int read_user_byte(const char *src, char *value)
+{
+	if (!uaccess_range_ok((uint64_t)src, 1))
+		return -EFAULT;
+	if (load_byte(src, value) == 0)
+		return 0;
+	if (proc_resolve_fault((uint64_t)src, fault_error_of(ACCESS_READ)) < 0)
+		return -EFAULT;
+	return load_byte(src, value);
+}
+
+long strncpy_from_user(char *dst, const char __user *src, size_t size)
+{
+	if (size == 0)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < size; i++) {
+		if (read_user_byte(src + i, &dst[i]) < 0) {
+			dst[i] = '\0';
+			return -EFAULT;
+		}
+		if (dst[i] == '\0')
+			return (long)i;
+	}
+	dst[size - 1] = '\0';
+	return -ENAMETOOLONG;
+}
+
+int get_user_u64(uint64_t *value, const uint64_t __user *src)
+{
+	return copy_from_user(value, src, sizeof *value);
+}
+
+int put_user_u64(uint64_t __user *dst, uint64_t value)
+{
+	return copy_to_user(dst, &value, sizeof value);
+}

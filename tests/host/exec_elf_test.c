@@ -1,0 +1,235 @@
+// host-test-sources: kernel/exec/elf.c kernel/exec/stack.c
+/* Does the ELF check accept a good static executable and refuse every
+ * truncated, corrupted or hostile variant without reading out of bounds (the
+ * sanitizers watch)?  And is the initial stack laid out as _start expects? */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+#include "hosttest.h"
+#include "lib/errno.h"
+
+#define FILE_SIZE 0x1800
+#define TEXT_VA   0x400000
+#define DATA_VA   0x601000
+
+struct elf_file {
+	uint8_t bytes[FILE_SIZE];
+};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static void put_phdr(uint8_t *p, uint32_t flags, uint64_t offset, uint64_t vaddr, uint64_t filesz,
+		     uint64_t memsz)
+{
+	put32(p, 1);
+	put32(p + 4, flags);
+	put64(p + 8, offset);
+	put64(p + 16, vaddr);
+	put64(p + 24, vaddr);
+	put64(p + 32, filesz);
+	put64(p + 40, memsz);
+	put64(p + 48, 0x1000);
+}
+
+/* Text R X at file 0 (one page), data R W at file 0x1000 with bss after. */
+static void build_good(struct elf_file *f)
+{
+	memset(f, 0, sizeof *f);
+	uint8_t *h = f->bytes;
+	memcpy(h,
+	       "\x7f"
+	       "ELF\x02\x01\x01",
+	       7);
+	put16(h + 16, 2);
+	put16(h + 18, 62);
+	put32(h + 20, 1);
+	put64(h + 24, TEXT_VA + 0x100);
+	put64(h + 32, 64);
+	put16(h + 52, 64);
+	put16(h + 54, 56);
+	put16(h + 56, 2);
+	put_phdr(h + 64, 5, 0, TEXT_VA, 0x1000, 0x1000);
+	put_phdr(h + 120, 6, 0x1000, DATA_VA, 0x800, 0x3000);
+}
+
+static void good_image_is_described(void)
+{
+	struct elf_file f;
+	struct exec_image image;
+	build_good(&f);
+	REQUIRE_EQ(exec_parse_elf(f.bytes, sizeof f.bytes, &image), 0);
+	CHECK_EQ(image.entry, TEXT_VA + 0x100);
+	CHECK_EQ(image.segment_count, 2);
+	CHECK_EQ(image.segments[1].vaddr, DATA_VA);
+	CHECK_EQ(image.segments[1].memsz, 0x3000);
+	CHECK_EQ(image.end, DATA_VA + 0x3000);
+	CHECK_EQ(image.phdr_vaddr, TEXT_VA + 64);
+	CHECK_EQ(image.phnum, 2);
+}
+
+/* Every shorter file is refused: a header, a program header or a segment
+ * would lie past its end. */
+static void every_truncation_is_refused(void)
+{
+	struct elf_file f;
+	struct exec_image image;
+	build_good(&f);
+	for (size_t length = 0; length < 0x1800; length++) {
+		/* A fresh copy of exactly length bytes, so ASan sees any overread. */
+		uint8_t *copy = malloc(length ? length : 1);
+		memcpy(copy, f.bytes, length);
+		if (!CHECK_EQ(exec_parse_elf(copy, length, &image), -ENOEXEC)) {
+			free(copy);
+			return;
+		}
+		free(copy);
+	}
+}
+
+struct corruption {
+	const char *what;
+	size_t offset;
+	unsigned width;
+	uint64_t value;
+};
+
+static const struct corruption corruptions[] = {
+    {"magic", 0, 1, 0x7e},
+    {"class", 4, 1, 1},
+    {"endianness", 5, 1, 2},
+    {"type", 16, 2, 3},
+    {"machine", 18, 2, 40},
+    {"version", 20, 4, 2},
+    {"phentsize", 54, 2, 64},
+    {"phnum zero", 56, 2, 0},
+    {"phnum huge", 56, 2, 0xffff},
+    {"phoff past end", 32, 8, 0x1800},
+    {"phoff wraps", 32, 8, UINT64_MAX - 63},
+    {"entry in data", 24, 8, DATA_VA},
+    {"entry past text", 24, 8, TEXT_VA + 0x1000},
+    {"interpreter", 120, 4, 3},
+    {"filesz past end", 64 + 32, 8, 0x1801},
+    {"filesz over memsz", 120 + 32, 8, 0x3001},
+    {"memsz zero", 120 + 40, 8, 0},
+    {"memsz huge", 120 + 40, 8, 1ULL << 42},
+    {"offset wraps", 120 + 8, 8, UINT64_MAX - 0xfff},
+    {"vaddr zero", 64 + 16, 8, 0},
+    {"vaddr kernel", 120 + 16, 8, 0xffffffff80000000ULL},
+    {"vaddr non-canonical", 120 + 16, 8, 0x0000800000000000ULL},
+    {"vaddr wraps", 120 + 16, 8, UINT64_MAX - 0xfff},
+    {"vaddr at the limit", 120 + 16, 8, EXEC_IMAGE_LIMIT - 0x1000},
+    {"overlapping", 120 + 16, 8, TEXT_VA},
+    {"not congruent", 120 + 16, 8, DATA_VA + 0x10},
+    {"unknown flags", 120 + 4, 4, 0x10006},
+};
+
+static void each_corruption_is_refused(void)
+{
+	struct exec_image image;
+	for (size_t i = 0; i < sizeof corruptions / sizeof corruptions[0]; i++) {
+		struct elf_file f;
+		build_good(&f);
+		memcpy(f.bytes + corruptions[i].offset, &corruptions[i].value,
+		       corruptions[i].width);
+		if (exec_parse_elf(f.bytes, sizeof f.bytes, &image) != -ENOEXEC)
+			hosttest_check(false, __FILE__, __LINE__, corruptions[i].what);
+	}
+}
+
+/* Random bytes in the headers: accepted or refused, never a bad access; and
+ * what is accepted stays inside the file and the user layout. */
+static void random_headers_never_overread(void)
+{
+	struct exec_image image;
+	srand(4);
+	for (int round = 0; round < 20000; round++) {
+		struct elf_file f;
+		build_good(&f);
+		for (int n = 1 + rand() % 4; n > 0; n--)
+			f.bytes[rand() % 176] = (uint8_t)rand();
+		if (exec_parse_elf(f.bytes, sizeof f.bytes, &image) != 0)
+			continue;
+		for (unsigned s = 0; s < image.segment_count; s++) {
+			const struct exec_segment *seg = &image.segments[s];
+			CHECK(seg->offset + seg->filesz <= sizeof f.bytes);
+			CHECK(seg->vaddr >= EXEC_IMAGE_BASE &&
+			      seg->vaddr + seg->memsz <= EXEC_IMAGE_LIMIT);
+		}
+	}
+}
+
+/* argc, argv, envp and auxv where the ABI puts them, rsp 16-byte aligned. */
+static void stack_layout(void)
+{
+	static uint8_t buffer[8192];
+	struct elf_file f;
+	struct exec_image image;
+	build_good(&f);
+	REQUIRE_EQ(exec_parse_elf(f.bytes, sizeof f.bytes, &image), 0);
+	char *argv[] = {"prog", "one", NULL};
+	char *envp[] = {"A=1", NULL};
+	uint8_t random[16] = {1, 2, 3};
+	struct exec_stack_args args = {argv, envp, &image, random};
+	uint64_t top = 0x7ffffffff000;
+	uint64_t sp = exec_build_stack(buffer, sizeof buffer, top, &args);
+	REQUIRE(sp != 0);
+	CHECK_EQ(sp % 16, 0);
+	const uint64_t *words = (const uint64_t *)(buffer + sizeof buffer - (top - sp));
+	CHECK_EQ(words[0], 2);
+	const char *argv0 = (const char *)(buffer + sizeof buffer - (top - words[1]));
+	CHECK_STR_EQ(argv0, "prog");
+	CHECK_EQ(words[3], 0);
+	const char *env0 = (const char *)(buffer + sizeof buffer - (top - words[4]));
+	CHECK_STR_EQ(env0, "A=1");
+	CHECK_EQ(words[5], 0);
+	bool saw_pagesz = false, saw_random = false;
+	for (const uint64_t *aux = words + 6; aux[0] != AT_NULL; aux += 2) {
+		saw_pagesz |= aux[0] == AT_PAGESZ && aux[1] == 4096;
+		saw_random |= aux[0] == AT_RANDOM && aux[1] == top - 16;
+	}
+	CHECK(saw_pagesz);
+	CHECK(saw_random);
+	CHECK_EQ(buffer[sizeof buffer - 16], 1);
+}
+
+/* Arguments that do not fit give 0 (-E2BIG for the caller), not an overflow. */
+static void stack_too_small_is_refused(void)
+{
+	static uint8_t buffer[256];
+	struct elf_file f;
+	struct exec_image image;
+	build_good(&f);
+	REQUIRE_EQ(exec_parse_elf(f.bytes, sizeof f.bytes, &image), 0);
+	char long_arg[300];
+	memset(long_arg, 'x', sizeof long_arg - 1);
+	long_arg[sizeof long_arg - 1] = '\0';
+	char *argv[] = {"prog", long_arg, NULL};
+	char *envp[] = {NULL};
+	uint8_t random[16] = {0};
+	struct exec_stack_args args = {argv, envp, &image, random};
+	CHECK_EQ(exec_build_stack(buffer, sizeof buffer, 0x7ffffffff000, &args), 0);
+	char *many[40];
+	for (int i = 0; i < 39; i++)
+		many[i] = "a";
+	many[39] = NULL;
+	args.argv = many;
+	CHECK_EQ(exec_build_stack(buffer, sizeof buffer, 0x7ffffffff000, &args), 0);
+}
+
+HOSTTEST_MAIN(HOSTTEST_CASE(good_image_is_described), HOSTTEST_CASE(every_truncation_is_refused),
+	      HOSTTEST_CASE(each_corruption_is_refused),
+	      HOSTTEST_CASE(random_headers_never_overread), HOSTTEST_CASE(stack_layout),
+	      HOSTTEST_CASE(stack_too_small_is_refused))
