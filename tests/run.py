@@ -8,6 +8,8 @@ Groups (each can run alone with --only):
   crash  crashtest=X must panic (exit status 37) naming the faulting function.
   boot   the self-test ISO under SeaBIOS and OVMF, pc and q35, small and large
          memory, and the -kernel path: each boot must end with exit status 33.
+  shell  a session typed at the kernel shell over the serial console: each
+         command's answer must match, and `exit` must stop QEMU (status 39).
 
 Every QEMU run has a timeout (a hang fails).  Logs go to <build>/test-logs/.
 One line per test as it finishes; a failure shows the tail of its log.
@@ -18,6 +20,7 @@ import concurrent.futures
 import glob
 import os
 import re
+import select
 import shlex
 import subprocess
 import sys
@@ -378,10 +381,115 @@ def boot_jobs(args, reporter):
     return [lambda r=r: run_boot(args, reporter, *r) for r in runs]
 
 
+# ---------------------------------------------------------------- kernel shell
+
+
+EXIT_REQUESTED = 39
+SHELL_TIMEOUT = 60
+SHELL_PROMPT = b"kshell> "
+# (test name, what is typed, a regular expression the answer up to the next
+# prompt must match).  \x7f is backspace, \x15 ^U.
+SHELL_SESSION = [
+    ("help", "help", r"ktest <suite.*\n.*mem .*memory"),
+    ("mem", "mem", r"frames free"),
+    ("threads", "threads", r"kshell .*running"),
+    ("irqs", "irqs", r"com1\r?\n.*com1 input: \d+ byte"),
+    ("unknown-command", "nonsense", r"unknown command 'nonsense'"),
+    ("wrong-arguments", "loglevel 9", r"usage: loglevel"),
+    ("backspace-and-quotes", "echo ab\x7fc \"d  e\"", r"\nac d  e\r?\n"),
+    ("ctrl-u", "mem\x15echo cleared", r"\ncleared\r?\n"),
+    ("uptime", "uptime", r"up \d+\.\d{6} s"),
+    ("unterminated-quote", "echo \"open", r"unterminated quote"),
+]
+
+
+class Console:
+    """The serial console of a QEMU run, read with a deadline."""
+
+    def __init__(self, proc, deadline):
+        self.proc, self.deadline, self.pending, self.transcript = proc, deadline, b"", b""
+
+    def read_until(self, marker):
+        """Returns the text up to and including marker, or None at the deadline or EOF."""
+        fd = self.proc.stdout.fileno()
+        while marker not in self.pending:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if not select.select([fd], [], [], min(left, 1.0))[0]:
+                continue
+            data = os.read(fd, 4096)
+            if not data:
+                return None
+            self.pending += data
+            self.transcript += data
+        end = self.pending.index(marker) + len(marker)
+        text, self.pending = self.pending[:end], self.pending[end:]
+        return text.decode(errors="replace")
+
+    def type(self, line):
+        self.proc.stdin.write(line.encode() + b"\r")
+        self.proc.stdin.flush()
+
+
+def shell_session(args, reporter, console):
+    """Types each line of SHELL_SESSION; one result per line.  Returns False
+    when the shell stopped answering (the rest would only time out)."""
+    if console.read_until(SHELL_PROMPT) is None:
+        reporter.report(Result("shell/prompt", "FAIL", 0.0, None, "no kshell> prompt"))
+        return False
+    for step, line, pattern in SHELL_SESSION:
+        name = "shell/" + step
+        start = time.monotonic()
+        console.type(line)
+        answer = console.read_until(SHELL_PROMPT)
+        seconds = time.monotonic() - start
+        if answer is None:
+            reporter.report(Result(name, "FAIL", seconds, None, f"no answer to {line!r}"))
+            return False
+        ok = re.search(pattern, answer, re.S)
+        reporter.report(Result(name, "ok" if ok else "FAIL", seconds, answer,
+                               "" if ok else f"answer to {line!r} does not match /{pattern}/"))
+    return True
+
+
+def run_shell(args, reporter):
+    log = os.path.join(args.build, "test-logs", "shell.log")
+    cmd = [sys.executable, QEMU_PY, "--kernel", kernel_elf(args.build), "--append", "exit=qemu",
+           "--console-stdio", "--timeout", str(SHELL_TIMEOUT)]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    console = Console(proc, start + SHELL_TIMEOUT)
+    try:
+        answering = shell_session(args, reporter, console)
+        if answering:
+            console.type("exit")
+        code = proc.wait(timeout=max(1.0, console.deadline - time.monotonic()) + 10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = proc.wait()
+    console.read_until(b"\0")  # the rest of the output, until EOF
+    text = console.transcript.decode(errors="replace")
+    with open(log, "w") as f:
+        f.write(text)
+    seconds = time.monotonic() - start
+    status = "ok" if code == EXIT_REQUESTED else "FAIL"
+    reporter.report(Result("shell/exit", status, seconds, text,
+                           f"exit status {code}" + ("" if status == "ok" else ", expected 39")))
+
+
+def shell_jobs(args, reporter):
+    if missing(kernel_elf(args.build), reporter, "shell", "run make kernel"):
+        return []
+    return [lambda: run_shell(args, reporter)]
+
+
 # ---------------------------------------------------------------- main
 
 
-GROUPS = {"host": host_jobs, "ktest": ktest_jobs, "crash": crash_jobs, "boot": boot_jobs}
+GROUPS = {"host": host_jobs, "ktest": ktest_jobs, "crash": crash_jobs, "boot": boot_jobs,
+          "shell": shell_jobs}
 
 
 def list_tests(args):
@@ -395,6 +503,9 @@ def list_tests(args):
         print(f"boot  boot/{firmware}-{machine}-{memory}")
     for memory in KERNEL_BOOT_MEMORY:
         print(f"boot  boot/kernel-{memory}")
+    for step, line, _ in SHELL_SESSION:
+        print(f"shell shell/{step}  (types {line!r})")
+    print("shell shell/exit  (exit stops QEMU with status 39)")
 
 
 def run_group(jobs):
@@ -418,7 +529,7 @@ def main():
     os.makedirs(os.path.join(args.build, "test-logs"), exist_ok=True)
     reporter = Reporter()
     start = time.monotonic()
-    for group in ["host", "ktest", "crash", "boot"]:
+    for group in ["host", "ktest", "crash", "boot", "shell"]:
         if args.only and group not in args.only:
             continue
         run_group(GROUPS[group](args, reporter))

@@ -4,6 +4,8 @@
 Interactive: the serial console is the terminal (Ctrl-A X leaves).
 Batch (tests): serial goes to a log file and stdout, the run has a hard
 timeout, and the result is the isa-debug-exit code the kernel chose.
+Console (--console-stdio): batch, but the serial console is stdin/stdout, for
+tests that type commands at the kernel shell.
 """
 import argparse
 import os
@@ -62,6 +64,18 @@ def run_batch(cmd, args):
     return 124 if timed_out else code
 
 
+def run_console(cmd, args):
+    """Batch run whose serial console is this process's stdin and stdout, so a
+    test can talk to the kernel shell through pipes; same timeout and exit
+    status as batch mode."""
+    cmd += ["-display", "none", "-serial", "stdio", "-monitor", "none"]
+    try:
+        return subprocess.run(cmd, timeout=args.timeout).returncode
+    except subprocess.TimeoutExpired:
+        print(f"qemu.py: timed out (hang) after {args.timeout:.0f}s", file=sys.stderr)
+        return 124
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--kernel", help="kernel ELF, booted with -kernel (multiboot1)")
@@ -76,6 +90,8 @@ def main():
     p.add_argument("--icount", action="store_true", help="-icount shift=0: time counts instructions")
     p.add_argument("--gdb", action="store_true")
     p.add_argument("--interactive", action="store_true")
+    p.add_argument("--console-stdio", action="store_true",
+                   help="batch run with the serial console on stdin/stdout (for scripted sessions)")
     p.add_argument("--log", default="build/serial.log")
     p.add_argument("--timeout", type=float, default=120)
     p.add_argument("extra", nargs="*", help="more QEMU arguments, after --")
@@ -83,7 +99,9 @@ def main():
     if not args.kernel and not args.iso:
         p.error("give --kernel or --iso")
     cmd = qemu_command(args)
-    sys.exit(run_interactive(cmd) if args.interactive else run_batch(cmd, args))
+    if args.interactive:
+        sys.exit(run_interactive(cmd))
+    sys.exit(run_console(cmd, args) if args.console_stdio else run_batch(cmd, args))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 
 #include "arch/x86_64/cpu.h"
 #include "console/console.h"
+#include "uart/internal.h"
 
 #define REG_DATA 0
 #define REG_IER 1
@@ -39,6 +40,11 @@ bool uart_init(uint16_t port)
 	outb(port + REG_MCR, 0x0f); /* normal operation, OUT2 for interrupts */
 	*presence(port) = ok;
 	return ok;
+}
+
+bool uart_port_present(uint16_t port)
+{
+	return *presence(port);
 }
 
 static void put_byte(uint16_t port, char c)

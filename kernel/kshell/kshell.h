@@ -34,10 +34,10 @@ struct kshell_command {
 
 /* Declares command `name` (a C identifier, also what the user types) into the
  * .kshell.commands section.  help lists commands in name order. */
-#define KSHELL_COMMAND(cmd_name, cmd_handler, cmd_usage, cmd_help)                            \
-	static const struct kshell_command kshell_command_##cmd_name                            \
-		__attribute__((section(".kshell.commands." #cmd_name), used, aligned(8))) = { \
-			#cmd_name, cmd_handler, cmd_usage, cmd_help}
+#define KSHELL_COMMAND(cmd_name, cmd_handler, cmd_usage, cmd_help)                        \
+	static const struct kshell_command kshell_command_##cmd_name                      \
+	    __attribute__((section(".kshell.commands." #cmd_name), used, aligned(8))) = { \
+		#cmd_name, cmd_handler, cmd_usage, cmd_help}
 
 /* Runs one line as if typed at the prompt (without echo or history).
  * Returns the command's result; 0 for an empty line; -ENOENT for an unknown
@@ -54,8 +54,18 @@ const struct kshell_command *kshell_find_command(const char *name);
 void kshell_print(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Starts the shell thread reading the serial console, or resumes it after
- * kshell_stop.  Returns 0, or -ENOMEM (no thread). */
+ * kshell_stop.  Returns 0, -EPERM (the kernel parameter kshell=off) or
+ * -ENOMEM (no thread). */
 int kshell_start(void);
+/* Who owns the console when the boot finishes. */
+enum kshell_boot_console {
+	KSHELL_CONSOLE_FREE,    /* no init process: the shell takes the console */
+	KSHELL_CONSOLE_IN_USER, /* init runs and owns it: the shell only with `kshell` */
+};
+/* At the end of the boot: starts the shell when the console is free or the
+ * `kshell` kernel parameter asks for it.  Returns as kshell_start, or 0 when
+ * the shell was left off. */
+int kshell_start_at_boot(enum kshell_boot_console console);
 /* Makes the shell stop reading the console (user space owns it now): the
  * thread finishes the command it runs and sleeps until kshell_start.  Returns
  * 0, or -EPERM when the `kshell` kernel parameter keeps it running. */
