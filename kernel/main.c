@@ -19,6 +19,7 @@
 #include "cpu/percpu.h"
 #include "fb/fbcon.h"
 #include "joinpoint/joinpoint.h"
+#include "kshell/kshell.h"
 #include "ktest/ktest.h"
 #include "lib/string.h"
 #include "mm/mm.h"
@@ -123,6 +124,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	if (ktest_requested())
 		run_selftests_and_stop();
 	pr_info("microScope is up.\n");
-	proc_start_init();
+	/* the console monitor, unless init owns the console (the kshell param overrides) */
+	kshell_start_at_boot(proc_start_init() >= 0 ? KSHELL_CONSOLE_IN_USER : KSHELL_CONSOLE_FREE);
 	thread_exit(0); /* the idle thread takes over when nothing else runs */
 }
