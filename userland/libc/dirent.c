@@ -31,7 +31,7 @@ struct microscope_dir {
 
 int getdents64(int fd, void *buffer, size_t size)
 {
-	return (int)sys_result(sys_call3(__NR_getdents64, fd, (long)buffer, (long)size));
+	return (int)sys_result(ms_syscall3(__NR_getdents64, fd, (long)buffer, (long)size));
 }
 
 DIR *opendir(const char *path)

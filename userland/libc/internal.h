@@ -1,5 +1,5 @@
 /*
- * Private to the syscall glue: the system call instruction, and the places
+ * Private to the syscall glue: result conversion, and the places
  * where newlib's numbering differs from the kernel's (Linux's).  newlib was
  * not configured for Linux, so its errno values, open() flags, clock ids,
  * signal numbers and struct stat are its own; every call converts at this
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "syscall/numbers.h"
+#include <microscope/syscall.h>
 
 /* Linux numbers the kernel's list does not carry yet (the call fails ENOSYS). */
 #ifndef __NR_times
@@ -40,25 +40,6 @@ struct linux_stat {
 	int64_t ctime_sec, ctime_nsec;
 	int64_t reserved[3];
 };
-
-/* rax = number; rdi, rsi, rdx, r10, r8, r9; rcx and r11 are clobbered. */
-static inline long sys_call6(long number, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long result;
-	__asm__ volatile("syscall"
-			 : "=a"(result)
-			 : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return result;
-}
-
-static inline long sys_call3(long number, long a, long b, long c)
-{
-	return sys_call6(number, a, b, c, 0, 0, 0);
-}
 
 /* Returns result when it is not an error; otherwise sets errno (newlib's
  * number for the kernel's -result) and returns -1. */

@@ -15,7 +15,7 @@ static uintptr_t current_break;
 void *sbrk(ptrdiff_t increment)
 {
 	if (!current_break)
-		current_break = (uintptr_t)sys_call3(__NR_brk, 0, 0, 0);
+		current_break = (uintptr_t)ms_syscall3(__NR_brk, 0, 0, 0);
 	uintptr_t old = current_break;
 	if (increment == 0)
 		return (void *)old;
@@ -24,7 +24,7 @@ void *sbrk(ptrdiff_t increment)
 		errno = ENOMEM;
 		return (void *)-1;
 	}
-	uintptr_t got = (uintptr_t)sys_call3(__NR_brk, (long)wanted, 0, 0);
+	uintptr_t got = (uintptr_t)ms_syscall3(__NR_brk, (long)wanted, 0, 0);
 	if (got != wanted) {
 		errno = ENOMEM;
 		return (void *)-1;
@@ -37,7 +37,7 @@ ALSO_NAMED(sbrk, _sbrk);
 void *mmap(void *address, size_t length, int protection, int flags, int fd, off_t offset)
 {
 	long result =
-	    sys_call6(__NR_mmap, (long)address, (long)length, protection, flags, fd, offset);
+	    ms_syscall6(__NR_mmap, (long)address, (long)length, protection, flags, fd, offset);
 	if (result < 0 && result > -4096) {
 		errno = errno_from_linux((int)-result);
 		return MAP_FAILED;
@@ -47,5 +47,5 @@ void *mmap(void *address, size_t length, int protection, int flags, int fd, off_
 
 int munmap(void *address, size_t length)
 {
-	return (int)sys_result(sys_call3(__NR_munmap, (long)address, (long)length, 0));
+	return (int)sys_result(ms_syscall3(__NR_munmap, (long)address, (long)length, 0));
 }

@@ -21,37 +21,37 @@ extern char **environ;
 
 void _exit(int code)
 {
-	sys_call3(__NR_exit_group, code, 0, 0);
+	ms_syscall3(__NR_exit_group, code, 0, 0);
 	for (;;)
-		sys_call3(__NR_exit, code, 0, 0);
+		ms_syscall3(__NR_exit, code, 0, 0);
 }
 
 pid_t getpid(void)
 {
-	return (pid_t)sys_call3(__NR_getpid, 0, 0, 0);
+	return (pid_t)ms_syscall3(__NR_getpid, 0, 0, 0);
 }
 ALSO_NAMED(getpid, _getpid);
 
 pid_t getppid(void)
 {
-	return (pid_t)sys_call3(__NR_getppid, 0, 0, 0);
+	return (pid_t)ms_syscall3(__NR_getppid, 0, 0, 0);
 }
 
 int kill(pid_t pid, int sig)
 {
-	return (int)sys_result(sys_call3(__NR_kill, pid, signal_to_linux(sig), 0));
+	return (int)sys_result(ms_syscall3(__NR_kill, pid, signal_to_linux(sig), 0));
 }
 ALSO_NAMED(kill, _kill);
 
 pid_t fork(void)
 {
-	return (pid_t)sys_result(sys_call3(__NR_fork, 0, 0, 0));
+	return (pid_t)sys_result(ms_syscall3(__NR_fork, 0, 0, 0));
 }
 ALSO_NAMED(fork, _fork);
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-	return (int)sys_result(sys_call3(__NR_execve, (long)path, (long)argv, (long)envp));
+	return (int)sys_result(ms_syscall3(__NR_execve, (long)path, (long)argv, (long)envp));
 }
 ALSO_NAMED(execve, _execve);
 
@@ -110,7 +110,8 @@ int execl(const char *path, const char *arg0, ...)
 pid_t waitpid(pid_t pid, int *status, int options)
 {
 	int linux_status = 0;
-	long result = sys_result(sys_call6(__NR_wait4, pid, (long)&linux_status, options, 0, 0, 0));
+	long result =
+	    sys_result(ms_syscall6(__NR_wait4, pid, (long)&linux_status, options, 0, 0, 0));
 	if (result > 0 && status)
 		*status = wait_status_from_linux(linux_status);
 	return (pid_t)result;
@@ -125,7 +126,7 @@ ALSO_NAMED(wait, _wait);
 int sched_yield(void);
 int sched_yield(void)
 {
-	return (int)sys_result(sys_call3(__NR_sched_yield, 0, 0, 0));
+	return (int)sys_result(ms_syscall3(__NR_sched_yield, 0, 0, 0));
 }
 
 /* Signal masks do not exist yet: every signal ends the process. */

@@ -28,7 +28,7 @@ int clock_gettime(clockid_t clock, struct timespec *time)
 		errno = EINVAL;
 		return -1;
 	}
-	return (int)sys_result(sys_call3(__NR_clock_gettime, id, (long)time, 0));
+	return (int)sys_result(ms_syscall3(__NR_clock_gettime, id, (long)time, 0));
 }
 
 int gettimeofday(struct timeval *__restrict time, void *__restrict zone)
@@ -46,13 +46,13 @@ ALSO_NAMED(gettimeofday, _gettimeofday);
 
 clock_t times(struct tms *buffer)
 {
-	return (clock_t)sys_result(sys_call3(__NR_times, (long)buffer, 0, 0));
+	return (clock_t)sys_result(ms_syscall3(__NR_times, (long)buffer, 0, 0));
 }
 ALSO_NAMED(times, _times);
 
 int nanosleep(const struct timespec *request, struct timespec *remaining)
 {
-	return (int)sys_result(sys_call3(__NR_nanosleep, (long)request, (long)remaining, 0));
+	return (int)sys_result(ms_syscall3(__NR_nanosleep, (long)request, (long)remaining, 0));
 }
 
 static int sleep_for(time_t seconds, long nanoseconds)

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Builds the initial RAM disk: a newc cpio archive of
+#   /sbin/init, /bin/<every other program>  (debug information stripped)
+#   userland/rootfs/*                         (/etc/rc, text files, ...)
+#   /aspects, /tmp, /dev                      (empty directories)
+# Usage: mkinitrd.sh <out.cpio> <staging dir> <rootfs dir> <program>...
+# Names in the archive are relative ("bin/sh"), owner root, as Linux's are.
+set -eu
+out=$1
+stage=$2
+rootfs=$3
+shift 3
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/sbin" "$stage/aspects" "$stage/tmp" "$stage/dev"
+cp -R "$rootfs"/. "$stage"/
+for program in "$@"; do
+	name=$(basename "$program")
+	dir=bin
+	[ "$name" = init ] && dir=sbin
+	strip --strip-debug -o "$stage/$dir/$name" "$program"
+	chmod 755 "$stage/$dir/$name"
+done
+tmp=$out.tmp
+(cd "$stage" && find . -mindepth 1 | sed 's|^\./||' | LC_ALL=C sort |
+	cpio -o -H newc -R 0:0 --quiet) >"$tmp"
+mv "$tmp" "$out"

@@ -1,0 +1,768 @@
+/*
+ * The tests, each under the question it answers.  Every one runs in a child
+ * of the runner (usertests.c); tests that expect a process to die make a
+ * grandchild for it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <microscope/syscall.h>
+
+#include "usertests.h"
+
+#define SELF "/bin/usertests"
+
+/* Reads until end of file or size-1 bytes; returns the count (NUL-terminated). */
+static int read_all(int fd, char *buffer, int size)
+{
+	int total = 0;
+	while (total < size - 1) {
+		int got = read(fd, buffer + total, (size_t)(size - 1 - total));
+		if (got <= 0)
+			break;
+		total += got;
+	}
+	buffer[total] = '\0';
+	return total;
+}
+
+/* Does a child's exit code reach its parent's wait, and does each child get
+ * a pid of its own? */
+static void fork_wait_exit_status(void)
+{
+	pid_t children[5];
+	for (int i = 0; i < 5; i++) {
+		children[i] = fork();
+		if (children[i] == 0)
+			_exit(10 + i);
+		if (children[i] < 0)
+			t_fail("fork %d: %s", i, strerror(errno));
+		for (int j = 0; j < i; j++)
+			if (children[i] == children[j])
+				t_fail("two children with pid %d", (int)children[i]);
+	}
+	for (int i = 4; i >= 0; i--) {
+		int status = -1;
+		if (waitpid(children[i], &status, 0) != children[i])
+			t_fail("waitpid(%d): %s", (int)children[i], strerror(errno));
+		else if (!WIFEXITED(status) || WEXITSTATUS(status) != 10 + i)
+			t_fail("child %d: status %#x, expected exit %d", i, status, 10 + i);
+	}
+	if (wait(NULL) != -1 || errno != ECHILD)
+		t_fail("wait with no children left did not fail with ECHILD");
+}
+
+/* Do bytes written into a pipe come out in order in another process, and does
+ * the reader see end of file once the last writer has closed? */
+static void pipe_round_trip(void)
+{
+	enum { TOTAL = 64 * 1024 };
+	int fds[2];
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	pid_t writer = fork();
+	if (writer == 0) {
+		close(fds[0]);
+		unsigned char chunk[1000];
+		for (int sent = 0; sent < TOTAL;) {
+			int n = TOTAL - sent < 1000 ? TOTAL - sent : 1000;
+			for (int i = 0; i < n; i++)
+				chunk[i] = (unsigned char)((sent + i) * 7);
+			if (write(fds[1], chunk, (size_t)n) != n)
+				_exit(1);
+			sent += n;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	int received = 0, got;
+	unsigned char buffer[777];
+	while ((got = read(fds[0], buffer, sizeof(buffer))) > 0) {
+		for (int i = 0; i < got; i++)
+			if (buffer[i] != (unsigned char)((received + i) * 7)) {
+				t_fail("byte %d is wrong", received + i);
+				_exit(1);
+			}
+		received += got;
+	}
+	if (got < 0)
+		t_fail("read: %s", strerror(errno));
+	if (received != TOTAL)
+		t_fail("received %d bytes of %d", received, TOTAL);
+	int status;
+	waitpid(writer, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		t_fail("writer ended with status %#x", status);
+}
+
+/* Does exec run a program with the arguments and environment it is given? */
+static void exec_passes_arguments(void)
+{
+	static const struct {
+		char *argv[5];
+		char *envp[3];
+		const char *expected;
+	} runs[] = {
+	    {{"/bin/echo", "hello", "big", "world", NULL}, {NULL}, "hello big world\n"},
+	    {{SELF, "--print-env", "COLOUR", NULL}, {"A=1", "COLOUR=blue", NULL}, "blue\n"},
+	};
+	for (unsigned r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		int fds[2];
+		if (pipe(fds) < 0) {
+			t_fail("pipe: %s", strerror(errno));
+			return;
+		}
+		pid_t pid = fork();
+		if (pid == 0) {
+			dup2(fds[1], 1);
+			close(fds[0]);
+			close(fds[1]);
+			execve(runs[r].argv[0], runs[r].argv, runs[r].envp);
+			_exit(127);
+		}
+		close(fds[1]);
+		char output[128];
+		read_all(fds[0], output, sizeof(output));
+		close(fds[0]);
+		int status;
+		waitpid(pid, &status, 0);
+		if (strcmp(output, runs[r].expected) != 0 || status != 0)
+			t_fail("%s: printed \"%s\", status %#x", runs[r].argv[0], output, status);
+	}
+}
+
+/* What does exec of a program that does not exist do?  (ENOENT, and the
+ * caller carries on.) */
+static void exec_missing_binary(void)
+{
+	char *argv[] = {"/bin/no-such-program", NULL};
+	long result = ms_syscall3(__NR_execve, (long)argv[0], (long)argv, 0);
+	if (result != -L_ENOENT)
+		t_fail("execve of a missing file returned %ld, expected %d", result, -L_ENOENT);
+	result = ms_syscall3(__NR_execve, (long)"/bin", (long)argv, 0);
+	if (result >= 0 || result == -L_ENOENT)
+		t_fail("execve of a directory returned %ld", result);
+}
+
+/* Writes a file of length bytes: data, then zeros.  Returns 0 or -1. */
+static int write_file(const char *path, const void *data, size_t length)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (fd < 0)
+		return -1;
+	int ok = write(fd, data, length) == (int)length;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static void exec_file(void *path)
+{
+	char *argv[] = {path, NULL};
+	long result = ms_syscall3(__NR_execve, (long)path, (long)argv, 0);
+	_exit(result == -L_ENOEXEC ? 0 : 100 + (int)(-result & 0x3f));
+}
+
+/* What does exec do with a file that is not a program: text, an ELF header
+ * that points past the file, a real program cut short?  (It refuses, or the
+ * new program dies; the kernel carries on.) */
+static void exec_corrupt_binary(void)
+{
+	mkdir("/tmp", 0777);
+	static unsigned char header[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+	header[16] = 2;                       /* ET_EXEC */
+	header[18] = 62;                      /* EM_X86_64 */
+	header[20] = 1;                       /* EV_CURRENT */
+	header[32] = 0xf0, header[33] = 0xff; /* e_phoff far past the end */
+	header[54] = 56, header[56] = 4;      /* e_phentsize, e_phnum */
+	char truncated[1500];
+	int fd = open(SELF, O_RDONLY);
+	int have_truncated = fd >= 0 && read(fd, truncated, sizeof(truncated)) == sizeof(truncated);
+	if (fd >= 0)
+		close(fd);
+	if (write_file("/tmp/text", "#!nothing\nhello\n", 16) < 0 ||
+	    write_file("/tmp/badelf", header, sizeof(header)) < 0 ||
+	    (have_truncated && write_file("/tmp/truncated", truncated, sizeof(truncated)) < 0)) {
+		t_note("cannot write files in /tmp: %s", strerror(errno));
+		exit(T_SKIPPED);
+	}
+	const char *paths[] = {"/tmp/text", "/tmp/badelf",
+			       have_truncated ? "/tmp/truncated" : NULL};
+	for (int i = 0; i < 3 && paths[i]; i++) {
+		int status = t_run_child(exec_file, (void *)paths[i]);
+		if (status == -1)
+			continue;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			continue;
+		if (WIFSIGNALED(status))
+			t_note("%s: the new program was killed by signal %d", paths[i],
+			       WTERMSIG(status));
+		else
+			t_fail("%s: execve returned -%d, expected -ENOEXEC", paths[i],
+			       WEXITSTATUS(status) - 100);
+	}
+	unlink("/tmp/text");
+	unlink("/tmp/badelf");
+	unlink("/tmp/truncated");
+}
+
+/* Raw calls, each with one bad pointer: the expected result is -EFAULT. */
+static void check_fault(const char *call, long result)
+{
+	if (result == -L_ENOSYS)
+		t_note("%s: not implemented", call);
+	else if (result != -L_EFAULT)
+		t_fail("%s returned %ld, expected -EFAULT", call, result);
+}
+
+static void bad_pointer_set(long bad)
+{
+	char ok_buffer[64];
+	int file = open(SELF, O_RDONLY);
+	int dir = open("/", O_RDONLY);
+	check_fault("read", ms_syscall3(__NR_read, file, bad, 64));
+	check_fault("write", ms_syscall3(__NR_write, 1, bad, 64));
+	check_fault("open", ms_syscall3(__NR_open, bad, 0, 0));
+	check_fault("stat(path)", ms_syscall3(__NR_stat, bad, (long)ok_buffer, 0));
+	check_fault("stat(buffer)", ms_syscall3(__NR_stat, (long)"/", bad, 0));
+	check_fault("fstat", ms_syscall3(__NR_fstat, file, bad, 0));
+	check_fault("pipe", ms_syscall3(__NR_pipe, bad, 0, 0));
+	check_fault("execve(path)", ms_syscall3(__NR_execve, bad, 0, 0));
+	check_fault("execve(argv)", ms_syscall3(__NR_execve, (long)SELF, bad, 0));
+	check_fault("getcwd", ms_syscall3(__NR_getcwd, bad, 64, 0));
+	check_fault("chdir", ms_syscall3(__NR_chdir, bad, 0, 0));
+	check_fault("unlink", ms_syscall3(__NR_unlink, bad, 0, 0));
+	check_fault("mkdir", ms_syscall3(__NR_mkdir, bad, 0755, 0));
+	check_fault("nanosleep", ms_syscall3(__NR_nanosleep, bad, 0, 0));
+	check_fault("clock_gettime", ms_syscall3(__NR_clock_gettime, 1, bad, 0));
+	check_fault("getdents64", ms_syscall3(__NR_getdents64, dir, bad, 4096));
+	check_fault("ms_getprocs", ms_syscall3(__NR_ms_getprocs, bad, 4, 0));
+	pid_t child = fork();
+	if (child == 0)
+		_exit(0);
+	long result = ms_syscall6(__NR_wait4, child, bad, 0, 0, 0, 0);
+	check_fault("wait4", result);
+	waitpid(child, NULL, 0); /* reaps it if the failed wait4 did not */
+	close(file);
+	close(dir);
+}
+
+/* What if you pass ridiculous pointers to system calls?  (Each fails with
+ * EFAULT; the kernel neither crashes nor writes through them.) */
+static void bad_pointers(void)
+{
+	static const long pointers[] = {
+	    0x1,                        /* the unmapped first page */
+	    (long)0xffffffff80000000UL, /* the kernel's text */
+	    (long)0xffff800000000000UL, /* the kernel's map of physical memory */
+	    (long)0x0000800000000000UL, /* not canonical */
+	    (long)0xfffffffffffff000UL, /* the top page: wraps */
+	};
+	for (unsigned i = 0; i < sizeof(pointers) / sizeof(pointers[0]); i++) {
+		int before = t_failed();
+		bad_pointer_set(pointers[i]);
+		if (t_failed() != before)
+			t_note("... with pointer %#lx", (unsigned long)pointers[i]);
+	}
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page != MAP_FAILED && munmap(page, 4096) == 0) {
+		bad_pointer_set((long)page);
+		t_note("... and a page just unmapped (%p)", page);
+	}
+}
+
+/* What happens when fork runs out of process slots?  (It fails with EAGAIN
+ * or ENOMEM, and fork works again once the children are gone.) */
+static void fork_until_full(void)
+{
+	int gate[2];
+	if (pipe(gate) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	int made = 0;
+	long result = 0;
+	while (made < 5000) {
+		result = ms_syscall3(__NR_fork, 0, 0, 0);
+		if (result == 0) {
+			char c;
+			close(gate[1]);
+			read(gate[0], &c, 1); /* end of file when the parent closes */
+			_exit(0);
+		}
+		if (result < 0)
+			break;
+		made++;
+	}
+	close(gate[1]);
+	close(gate[0]);
+	while (wait(NULL) > 0)
+		;
+	t_note("%d processes forked before fork failed with %ld", made, result);
+	if (result != -L_EAGAIN && result != -L_ENOMEM)
+		t_fail("fork failed with %ld, expected -EAGAIN or -ENOMEM", result);
+	pid_t again = fork();
+	if (again == 0)
+		_exit(0);
+	if (again < 0)
+		t_fail("fork fails even after every child has gone: %s", strerror(errno));
+	else
+		waitpid(again, NULL, 0);
+}
+
+/* Allocates and touches 1 MiB blocks until malloc fails; sends the count. */
+static void allocate_everything(void *fd)
+{
+	int megabytes = 0;
+	for (char *block; (block = malloc(1 << 20)); megabytes++)
+		memset(block, 0x5a, 1 << 20);
+	write((int)(long)fd, &megabytes, sizeof(megabytes));
+}
+
+static int measure_memory(void)
+{
+	int fds[2], megabytes = -1;
+	if (pipe(fds) < 0)
+		return -1;
+	int status = t_run_child(allocate_everything, (void *)(long)fds[1]);
+	close(fds[1]);
+	if (read(fds[0], &megabytes, sizeof(megabytes)) != sizeof(megabytes))
+		megabytes = -1;
+	close(fds[0]);
+	if (status != 0)
+		t_note("the allocating process ended with status %#x", status);
+	return megabytes;
+}
+
+/* What happens when a process allocates memory until there is none left?
+ * (malloc returns NULL, or the process alone is killed; either way all of
+ * its memory comes back when it ends.) */
+static void allocate_until_out_of_memory(void)
+{
+	int first = measure_memory();
+	int second = measure_memory();
+	t_note("allocated %d MiB, then %d MiB", first, second);
+	if (first > 0 && second < first - first / 10 - 1)
+		t_fail("the second process got much less memory: the first one's leaked");
+	void *block = malloc(1 << 20);
+	if (!block)
+		t_fail("cannot allocate 1 MiB afterwards");
+	free(block);
+}
+
+/* What happens when a process writes into a pipe nobody reads any more?
+ * (EPIPE or SIGPIPE; never a hang.) */
+static void write_to_closed_pipe(void *unused)
+{
+	int fds[2];
+	if (pipe(fds) < 0)
+		_exit(2);
+	close(fds[0]);
+	long result = ms_syscall3(__NR_write, fds[1], (long)"x", 1);
+	_exit(result == -L_EPIPE ? 0 : 1);
+}
+
+static void write_forever(void *fd)
+{
+	static char chunk[4096];
+	for (;;)
+		if (write((int)(long)fd, chunk, sizeof(chunk)) < 0)
+			_exit(errno == EPIPE ? 0 : 1);
+}
+
+static void check_pipe_writer(const char *what, int status)
+{
+	if (status == -1)
+		return;
+	if (WIFSIGNALED(status) && WTERMSIG(status) != SIGPIPE)
+		t_fail("%s: writer killed by signal %d", what, WTERMSIG(status));
+	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		t_fail("%s: write did not fail with EPIPE", what);
+}
+
+static void pipe_dead_reader(void)
+{
+	check_pipe_writer("closed reader", t_run_child(write_to_closed_pipe, NULL));
+	/* A writer blocked on a full pipe must wake when its reader dies. */
+	int fds[2];
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	pid_t reader = fork();
+	if (reader == 0) {
+		close(fds[1]);
+		for (;;)
+			t_sleep_ms(1000);
+	}
+	pid_t writer = fork();
+	if (writer == 0) {
+		close(fds[0]);
+		write_forever((void *)(long)fds[1]);
+	}
+	close(fds[0]);
+	close(fds[1]);
+	t_sleep_ms(200);
+	kill(reader, SIGKILL);
+	waitpid(reader, NULL, 0);
+	int status;
+	waitpid(writer, &status, 0);
+	check_pipe_writer("reader killed", status);
+}
+
+static void block_in_pipe_read(void *fd)
+{
+	char c;
+	read((int)(long)fd, &c, 1);
+	_exit(1);
+}
+
+static void block_in_sleep(void *unused)
+{
+	t_sleep_ms(60000);
+	_exit(1);
+}
+
+static void block_in_wait(void *unused)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		t_sleep_ms(60000);
+		_exit(0);
+	}
+	waitpid(child, NULL, 0);
+	_exit(1);
+}
+
+/* Can a process be killed while it is blocked inside a system call?  (It
+ * ends at once, and its parent sees SIGKILL.) */
+static void kill_mid_syscall(void)
+{
+	int fds[2];
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	void (*bodies[])(void *) = {block_in_pipe_read, block_in_sleep, block_in_wait};
+	const char *names[] = {"read on an empty pipe", "nanosleep", "wait4"};
+	for (int i = 0; i < 3; i++) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0)
+			bodies[i]((void *)(long)fds[0]);
+		t_sleep_ms(100);
+		long start = t_now_ms();
+		kill(pid, SIGKILL);
+		int status;
+		waitpid(pid, &status, 0);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			t_fail("%s: status %#x, expected SIGKILL", names[i], status);
+		if (start >= 0 && t_now_ms() - start > 1000)
+			t_fail("%s: took %ld ms to die", names[i], t_now_ms() - start);
+	}
+}
+
+static volatile int recursion_limit = 1 << 30; /* never reached: the stack ends first */
+
+static int recurse(int depth)
+{
+	volatile char frame[1024];
+	frame[0] = (char)depth;
+	if (depth >= recursion_limit)
+		return 0;
+	return recurse(depth + 1) + frame[0];
+}
+
+static void run_off_the_stack(void *unused)
+{
+	recurse(0);
+}
+
+/* What happens when recursion runs off the end of the stack?  (The guard
+ * below the stack stops it with SIGSEGV; nothing else is overwritten.) */
+static void stack_guard(void)
+{
+	t_expect_signal("deep recursion", run_off_the_stack, NULL, SIGSEGV);
+}
+
+static void touch_address(void *address)
+{
+	*(volatile char *)address = 1;
+}
+
+static void touch_null(void *unused)
+{
+	*(volatile int *)0 = 1;
+}
+
+static void touch_kernel(void *unused)
+{
+	(void)*(volatile int *)0xffffffff80100000UL;
+}
+
+static void write_own_code(void *unused)
+{
+	*(volatile unsigned char *)(void *)write_own_code = 0xc3;
+}
+
+static void jump_to_data(void *unused)
+{
+	static unsigned char code[] = {0xc3};
+	((void (*)(void))(void *)code)();
+}
+
+/* Does touching memory the process does not own end that process alone?
+ * (SIGSEGV for NULL, kernel addresses, writes to its own code, and running
+ * its data when the hardware can tell.) */
+static void bad_memory_access(void)
+{
+	t_expect_signal("NULL", touch_null, NULL, SIGSEGV);
+	t_expect_signal("kernel address", touch_kernel, NULL, SIGSEGV);
+	t_expect_signal("write to code", write_own_code, NULL, SIGSEGV);
+	int status = t_run_child(jump_to_data, NULL);
+	if (status == 0)
+		t_note("data is executable (no NX)");
+	else if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV)
+		t_fail("running data: status %#x", status);
+}
+
+static void divide_by_zero(void *unused)
+{
+	volatile int zero = 0, seven = 7; /* 1 / x compiles to compares, 7 / x to idiv */
+	printf("%d\n", seven / zero);
+}
+
+static void invalid_opcode(void *unused)
+{
+	__asm__ volatile("ud2");
+}
+
+/* Do a division by zero and an invalid instruction end the process with
+ * SIGFPE and SIGILL? */
+static void cpu_exceptions(void)
+{
+	t_expect_signal("divide by zero", divide_by_zero, NULL, SIGFPE);
+	t_expect_signal("ud2", invalid_opcode, NULL, SIGILL);
+}
+
+static double float_work(int yield)
+{
+	volatile double sum = 0;
+	for (int i = 1; i <= 20000; i++) {
+		sum += sqrt((double)i) * sin(i * 0.001);
+		if (yield && i % 500 == 0)
+			ms_syscall3(__NR_sched_yield, 0, 0, 0);
+	}
+	return sum;
+}
+
+/* Do SSE registers survive context switches?  (Processes computing with
+ * doubles while yielding to each other all get the undisturbed result.) */
+static void float_state_survives_switches(void)
+{
+	double expected = float_work(0);
+	pid_t children[3];
+	for (int i = 0; i < 3; i++) {
+		children[i] = fork();
+		if (children[i] == 0)
+			_exit(float_work(1) == expected ? 0 : 1);
+	}
+	for (int i = 0; i < 3; i++) {
+		int status;
+		waitpid(children[i], &status, 0);
+		if (status != 0)
+			t_fail("process %d: status %#x (1: a different result)", i, status);
+	}
+	if (float_work(1) != expected)
+		t_fail("the parent's result changed");
+}
+
+/* After fork, do writes in one process stay invisible to the other? */
+static void fork_copies_memory(void)
+{
+	static volatile int shared_looking = 1;
+	char *heap = malloc(100000);
+	memset(heap, 'p', 100000);
+	int fds[2];
+	pipe(fds);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c;
+		shared_looking = 2;
+		memset(heap, 'c', 100000);
+		read(fds[0], &c, 1); /* the parent wrote its own values */
+		_exit(shared_looking == 2 && heap[99999] == 'c' ? 0 : 1);
+	}
+	t_sleep_ms(50);
+	shared_looking = 3;
+	heap[99999] = 'q';
+	write(fds[1], "x", 1);
+	int status;
+	waitpid(pid, &status, 0);
+	if (status != 0)
+		t_fail("the child saw the parent's writes (status %#x)", status);
+	if (shared_looking != 3 || heap[0] != 'p')
+		t_fail("the parent saw the child's writes");
+}
+
+/* Does the heap grow with sbrk, is new memory zeroed, and does an anonymous
+ * mapping come back zeroed, writable, and go away with munmap? */
+static void heap_and_mappings(void)
+{
+	char *old = sbrk(0);
+	char *grown = sbrk(3 * 4096 + 17);
+	if (grown == (void *)-1 || grown != old) {
+		t_fail("sbrk: %p, expected %p", (void *)grown, (void *)old);
+		return;
+	}
+	for (int i = 0; i < 3 * 4096 + 17; i++)
+		if (grown[i] != 0) {
+			t_fail("new heap byte %d is %d", i, grown[i]);
+			break;
+		}
+	memset(grown, 1, 3 * 4096 + 17);
+	char *page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED) {
+		t_fail("mmap: %s", strerror(errno));
+		return;
+	}
+	if (page[0] != 0 || page[8191] != 0)
+		t_fail("mmap'd memory is not zeroed");
+	page[0] = page[8191] = 7;
+	if (munmap(page, 8192) < 0)
+		t_fail("munmap: %s", strerror(errno));
+	else
+		t_expect_signal("touching unmapped memory", touch_address, page, SIGSEGV);
+}
+
+/* Does a file written in /tmp read back the same, with the right size, and
+ * is it gone after unlink? */
+static void file_write_read(void)
+{
+	mkdir("/tmp", 0777);
+	FILE *out = fopen("/tmp/usertests.txt", "w");
+	if (!out) {
+		t_note("cannot create /tmp/usertests.txt: %s", strerror(errno));
+		exit(T_SKIPPED);
+	}
+	for (int i = 0; i < 1000; i++)
+		fprintf(out, "line %d\n", i);
+	fclose(out);
+	struct stat st;
+	if (stat("/tmp/usertests.txt", &st) < 0 || st.st_size != 8890 || !S_ISREG(st.st_mode))
+		t_fail("stat: size %ld, mode %#o", (long)st.st_size, (unsigned)st.st_mode);
+	FILE *in = fopen("/tmp/usertests.txt", "r");
+	char line[32];
+	for (int i = 0; in && fgets(line, sizeof(line), in); i++) {
+		int n = -1;
+		if (sscanf(line, "line %d", &n) != 1 || n != i) {
+			t_fail("line %d reads \"%s\"", i, line);
+			break;
+		}
+	}
+	if (in)
+		fclose(in);
+	if (unlink("/tmp/usertests.txt") < 0)
+		t_fail("unlink: %s", strerror(errno));
+	if (open("/tmp/usertests.txt", O_RDONLY) >= 0 || errno != ENOENT)
+		t_fail("the file is still there after unlink");
+}
+
+/* Do chdir and getcwd agree, and do relative paths follow the working
+ * directory? */
+static void working_directory(void)
+{
+	char path[256];
+	if (chdir("/bin") < 0 || !getcwd(path, sizeof(path)) || strcmp(path, "/bin") != 0) {
+		t_fail("chdir /bin, then getcwd: \"%s\" (%s)", path, strerror(errno));
+		return;
+	}
+	struct stat st;
+	if (stat("usertests", &st) < 0)
+		t_fail("relative stat in /bin: %s", strerror(errno));
+	if (chdir("..") < 0 || !getcwd(path, sizeof(path)) || strcmp(path, "/") != 0)
+		t_fail("chdir .. from /bin: \"%s\"", path);
+	if (chdir("/no/such/dir") == 0 || errno != ENOENT)
+		t_fail("chdir to a missing directory did not fail with ENOENT");
+}
+
+/* Does readdir list /bin with the programs in it? */
+static void directory_listing(void)
+{
+	DIR *dir = opendir("/bin");
+	if (!dir) {
+		t_fail("opendir /bin: %s", strerror(errno));
+		return;
+	}
+	int found = 0, entries = 0;
+	for (struct dirent *entry; (entry = readdir(dir)); entries++)
+		found += !strcmp(entry->d_name, "sh") + !strcmp(entry->d_name, "usertests");
+	closedir(dir);
+	if (found != 2)
+		t_fail("/bin has %d entries, without sh or usertests", entries);
+	if (opendir("/bin/sh") != NULL || errno != ENOTDIR)
+		t_fail("opendir of a file did not fail with ENOTDIR");
+}
+
+/* Does a child whose parent exits without waiting end cleanly?  (No process
+ * is left behind.) */
+static void orphans_are_reaped(void)
+{
+	struct {
+		int32_t pid, parent_pid, state, exit_status;
+		uint64_t pages;
+		char name[32];
+	} info[64];
+	long before = ms_syscall3(__NR_ms_getprocs, (long)info, 64, 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (fork() == 0) {
+			t_sleep_ms(100);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	t_sleep_ms(400);
+	long after = ms_syscall3(__NR_ms_getprocs, (long)info, 64, 0);
+	if (before < 0)
+		t_note("no process list (%ld): only checked that nothing hung", before);
+	else if (after != before)
+		t_fail("%ld processes before, %ld after", before, after);
+}
+
+const struct user_test user_tests[] = {
+    {"fork_wait_exit_status", fork_wait_exit_status, 5000},
+    {"pipe_round_trip", pipe_round_trip, 10000},
+    {"exec_passes_arguments", exec_passes_arguments, 10000},
+    {"exec_missing_binary", exec_missing_binary, 5000},
+    {"exec_corrupt_binary", exec_corrupt_binary, 10000},
+    {"bad_pointers", bad_pointers, 10000},
+    {"fork_until_full", fork_until_full, 30000},
+    {"allocate_until_out_of_memory", allocate_until_out_of_memory, 60000},
+    {"pipe_dead_reader", pipe_dead_reader, 10000},
+    {"kill_mid_syscall", kill_mid_syscall, 10000},
+    {"stack_guard", stack_guard, 20000},
+    {"bad_memory_access", bad_memory_access, 10000},
+    {"cpu_exceptions", cpu_exceptions, 10000},
+    {"float_state_survives_switches", float_state_survives_switches, 30000},
+    {"fork_copies_memory", fork_copies_memory, 10000},
+    {"heap_and_mappings", heap_and_mappings, 10000},
+    {"file_write_read", file_write_read, 10000},
+    {"working_directory", working_directory, 5000},
+    {"directory_listing", directory_listing, 5000},
+    {"orphans_are_reaped", orphans_are_reaped, 10000},
+    {NULL, NULL, 0},
+};

@@ -1,0 +1,50 @@
+/*
+ * usertests' own declarations: the test table and the helpers tests use.
+ * A test is a function run in a child process; it reports problems with
+ * t_fail (the case fails, the test goes on) and may end with
+ * exit(T_SKIPPED) when the system lacks what it needs.
+ *
+ *     static void pipe_round_trip(void) { ... if (got != 5) t_fail("got %d", got); }
+ *     {"pipe_round_trip", pipe_round_trip, 5000},
+ */
+#ifndef USERTESTS_USERTESTS_H
+#define USERTESTS_USERTESTS_H
+
+/* Linux's errno numbers, as ms_syscall returns them negated. */
+#define L_ENOENT  2
+#define L_ENOEXEC 8
+#define L_EBADF   9
+#define L_ECHILD  10
+#define L_EAGAIN  11
+#define L_ENOMEM  12
+#define L_EFAULT  14
+#define L_EINVAL  22
+#define L_EPIPE   32
+#define L_ENOSYS  38
+
+#define T_SKIPPED 77 /* a test's exit status: it could not run here */
+
+struct user_test {
+	const char *name;
+	void (*run)(void);
+	long limit_ms; /* killed after this long */
+};
+
+extern const struct user_test user_tests[]; /* ends with a NULL name */
+
+/* Records a failure (printed as a KTAP diagnostic); the test goes on. */
+void t_fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a diagnostic that is not a failure. */
+void t_note(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* How many failures this test has recorded. */
+int t_failed(void);
+/* Runs body(argument) in a child; returns its wait status, or -1 (fork or
+ * wait failed: recorded as a failure). */
+int t_run_child(void (*body)(void *), void *argument);
+/* Runs body in a child and fails unless the child is killed by signal sig. */
+void t_expect_signal(const char *what, void (*body)(void *), void *argument, int sig);
+/* Monotonic milliseconds, or -1 without a clock. */
+long t_now_ms(void);
+void t_sleep_ms(long ms);
+
+#endif
