@@ -18,6 +18,7 @@
 #include "crashtest/crashtest.h"
 #include "cpu/percpu.h"
 #include "fb/fbcon.h"
+#include "initrd/initrd.h"
 #include "joinpoint/joinpoint.h"
 #include "kshell/kshell.h"
 #include "ktest/ktest.h"
@@ -30,6 +31,7 @@
 #include "syscall/syscall.h"
 #include "time/time.h"
 #include "uart/uart.h"
+#include "vfs/vfs.h"
 
 #define MICROSCOPE_VERSION "0.1"
 
@@ -115,6 +117,8 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	apic_init();
 	timer_init();
 	sched_init();
+	vfs_init();
+	initrd_load_boot_module(); /* "no initrd" is not an error */
 	syscall_init_cpu();
 	proc_init();
 	irq_enable();

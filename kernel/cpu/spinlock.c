@@ -6,6 +6,8 @@
  */
 #include "cpu/spinlock.h"
 
+#include <stddef.h>
+
 #include "arch/x86_64/cpu.h"
 #include "cpu/percpu.h"
 #include "panic/panic.h"
@@ -19,10 +21,12 @@ void spin_init(struct spinlock *lock, const char *name)
 	lock->name = name;
 }
 
+/* One instruction on this CPU's own count: a thread preempted and moved to
+ * another CPU between reading this_cpu() and the increment would bump the
+ * first CPU's count. */
 void preempt_disable(void)
 {
-	this_cpu()->preempt_count++;
-	__asm__ volatile("" : : : "memory");
+	__asm__ volatile("incl %%gs:%c0" : : "i"(offsetof(struct cpu, preempt_count)) : "memory");
 }
 
 /* Dropping the last reason not to preempt acts on a pending reschedule, but

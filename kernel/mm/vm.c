@@ -11,7 +11,11 @@
  *    so every user space shares the kernel half by copying them once;
  *  - kernel-half tables change only under kernel_space.lock, a user space's
  *    lower half only under its own lock;
- *  - after a leaf changes, vm_tlb_flush_page runs before the lock is dropped.
+ *  - after a leaf changes, vm_tlb_flush_page runs before the lock is dropped,
+ *    and vm_tlb_shootdown (other CPUs) after it is dropped, before the call
+ *    returns: a caller never frees a frame another CPU can still reach;
+ *  - a user space's active_cpus has the bit of every CPU whose CR3 holds it
+ *    (set before CR3 is loaded, cleared after it is replaced).
  * Until the switch, new page-table frames are written through the boot
  * physmap, which covers only the first 4 GiB: frames come lowest first.
  */
@@ -20,12 +24,14 @@
 #include "arch/x86_64/cpu.h"
 #include "boot/bootinfo.h"
 #include "console/console.h"
+#include "cpu/percpu.h"
 #include "cpu/spinlock.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/internal.h"
 #include "mm/mm.h"
 #include "panic/panic.h"
+#include "smp/smp.h"
 
 #define EFER_NXE              (1UL << 11)
 #define BOOT_PHYSMAP_LIMIT    (4UL << 30)
@@ -35,9 +41,11 @@
 struct address_space {
 	uint64_t root; /* physical address of the PML4 */
 	struct spinlock lock;
+	uint64_t active_cpus; /* CPUs with this space in CR3 (user spaces) */
 };
 
-static struct address_space kernel_space = {0, SPINLOCK_INIT("vm.kernel")};
+static struct address_space kernel_space = {0, SPINLOCK_INIT("vm.kernel"), 0};
+static struct address_space *active_space[MAX_CPUS]; /* what each CPU's CR3 holds */
 static bool own_tables_active;
 
 static struct spinlock mmio_lock = SPINLOCK_INIT("vm.mmio");
@@ -70,15 +78,38 @@ void pt_free_table(uint64_t phys)
 /* ---- TLB ------------------------------------------------------------------- */
 
 /*
- * The one place a changed translation is made stale in TLBs.  Today it is a
- * local invlpg; the SMP TLB shootdown (IPI every CPU that may hold space's
- * translations, or every CPU for the kernel half, and wait) goes here.
+ * Two places make a changed translation stale in TLBs: vm_tlb_flush_page on
+ * this CPU, under the space's lock, and vm_tlb_shootdown on the others, by a
+ * waiting cross-CPU call after the lock is dropped (a CPU spinning on that
+ * lock with interrupts off could not answer).  Other CPUs that may hold the
+ * translation: every one for the kernel's space, the CPUs whose CR3 holds
+ * the space for a user space.  The mask is read after a full fence that
+ * orders it after the page-table write; a CPU that loads CR3 later sets its
+ * bit first and then sees the new entries, so it needs no call.
  */
 static void vm_tlb_flush_page(struct address_space *space, uint64_t virt)
 {
 	bool kernel_half = virt >= LOWER_HALF_END;
 	if (kernel_half || space == &kernel_space || (read_cr3() & PTE_ADDRESS_MASK) == space->root)
 		invlpg(virt);
+}
+
+static void flush_page_here(void *arg)
+{
+	invlpg(*(const uint64_t *)arg);
+}
+
+static void vm_tlb_shootdown(struct address_space *space, uint64_t virt)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint64_t targets = smp_online_mask();
+	if (space != &kernel_space && virt < LOWER_HALF_END)
+		targets = __atomic_load_n(&space->active_cpus, __ATOMIC_SEQ_CST);
+	preempt_disable();
+	targets &= ~SMP_CPU_BIT(this_cpu_id());
+	if (targets && smp_call(targets, flush_page_here, &virt, SMP_CALL_WAIT))
+		panic("vm: TLB shootdown of %#lx from an interrupt handler", virt);
+	preempt_enable();
 }
 
 /* ---- Checks ---------------------------------------------------------------- */
@@ -127,7 +158,10 @@ int64_t vm_unmap(struct address_space *space, uint64_t virt)
 	if (!error)
 		vm_tlb_flush_page(space, virt);
 	spin_unlock_irqrestore(&space->lock, irq);
-	return error ? error : (int64_t)old_phys;
+	if (error)
+		return error;
+	vm_tlb_shootdown(space, virt);
+	return (int64_t)old_phys;
 }
 
 int vm_protect(struct address_space *space, uint64_t virt, unsigned flags)
@@ -140,6 +174,8 @@ int vm_protect(struct address_space *space, uint64_t virt, unsigned flags)
 	if (!error)
 		vm_tlb_flush_page(space, virt);
 	spin_unlock_irqrestore(&space->lock, irq);
+	if (!error)
+		vm_tlb_shootdown(space, virt);
 	return error;
 }
 
@@ -182,14 +218,25 @@ void vm_space_destroy(struct address_space *space)
 {
 	ASSERT(space != &kernel_space);
 	ASSERT((read_cr3() & PTE_ADDRESS_MASK) != space->root);
+	ASSERT(__atomic_load_n(&space->active_cpus, __ATOMIC_SEQ_CST) == 0);
 	pt_destroy_user(space->root);
 	kfree(space);
 }
 
+/* Interrupts off, so the CPU and its active_space entry stay ours. */
 void vm_space_activate(struct address_space *space)
 {
+	uint64_t irq = irq_save();
+	unsigned cpu = this_cpu_id();
+	struct address_space *old = active_space[cpu];
+	if (space != &kernel_space)
+		__atomic_or_fetch(&space->active_cpus, SMP_CPU_BIT(cpu), __ATOMIC_SEQ_CST);
 	if ((read_cr3() & PTE_ADDRESS_MASK) != space->root)
 		write_cr3(space->root);
+	active_space[cpu] = space;
+	if (old && old != space && old != &kernel_space)
+		__atomic_and_fetch(&old->active_cpus, ~SMP_CPU_BIT(cpu), __ATOMIC_SEQ_CST);
+	irq_restore(irq);
 }
 
 uint64_t virt_to_phys(const void *virt)

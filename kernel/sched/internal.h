@@ -4,7 +4,8 @@
  * mutex.c.  Nothing outside kernel/sched/ includes this file.
  *
  * Lock order: threads_lock, then a waitq's or mutex's lock, then a run
- * queue's lock.  All of them are taken with interrupts off.
+ * queue's lock; two run queues' locks in the order of their CPU indices
+ * (rq_lock_two).  All of them are taken with interrupts off.
  */
 #ifndef KERNEL_SCHED_INTERNAL_H
 #define KERNEL_SCHED_INTERNAL_H
@@ -56,6 +57,7 @@ enum thread_flags {
 	THREAD_IDLE = 1u << 1,     /* a CPU's idle thread: never queued, never ends */
 	THREAD_DETACHED = 1u << 2, /* freed when it ends */
 	THREAD_JOINED = 1u << 3,   /* somebody is in thread_join on it */
+	THREAD_MONITOR = 1u << 4,  /* may run on CPUs reserved for monitors */
 };
 
 struct thread {
@@ -64,8 +66,8 @@ struct thread {
 	char name[THREAD_NAME_MAX];
 	volatile enum thread_state state;
 	int priority;
-	unsigned cpu;        /* whose run queue holds it */
-	uint64_t affinity;   /* CPUs it may run on (bit per CPU); not yet acted on */
+	unsigned cpu;        /* whose run queue holds it; changes under that queue's lock */
+	uint64_t affinity;   /* CPUs it may run on (bit per CPU), under its queue's lock */
 	unsigned flags;      /* enum thread_flags, under threads_lock */
 	int saved_irq_depth; /* this_cpu()->irq_depth while switched out */
 	unsigned slice_left; /* ticks before round-robin moves on */
@@ -98,6 +100,7 @@ struct run_queue {
 	struct sched_link sleepers; /* blocked with a deadline, earliest first */
 	struct thread *idle;
 	struct thread *switched_from; /* set by a switch, consumed right after it */
+	struct thread *migrating;     /* switched out to move to another CPU */
 	uint64_t last_account_ns;
 	struct cpu *cpu;
 };
@@ -121,6 +124,8 @@ void thread_setup_boot(struct thread *t, const char *name, uint64_t stack_base, 
 void thread_prepare_stack(struct thread *t, void (*start)(void *), void *start_arg);
 /* Called once a THREAD_EXITING thread is off its stack for good. */
 void thread_reap(struct thread *t);
+/* Sets or clears THREAD_MONITOR (under threads_lock). */
+void thread_mark_monitor(struct thread *t, bool monitor);
 
 /* sched.c */
 /* Puts a new thread on this CPU's run queue. */
@@ -137,6 +142,37 @@ int sched_block(uint64_t deadline_ns);
 void sched_switch_to(struct thread *prev, struct thread *next);
 /* Switches away from an exiting thread for good. */
 __attribute__((noreturn)) void sched_exit_current(void);
+
+/* Puts t (THREAD_READY) on rq's ready list, and takes it off again. */
+void rq_enqueue(struct run_queue *rq, struct thread *t, uint64_t now);
+void rq_dequeue(struct run_queue *rq, struct thread *t);
+/* Locks the run queue that holds t; t->cpu cannot change until unlocked. */
+struct run_queue *rq_lock_thread(struct thread *t, uint64_t *flags);
+/* Marks the CPU of rq for a reschedule when t outranks what runs there, and
+ * tells that CPU. */
+void rq_kick(struct run_queue *rq, const struct thread *t);
+
+/* balance.c: where threads run */
+/* The run queue of CPU index. */
+struct run_queue *rq_of_cpu(unsigned index);
+/* Locks two run queues (or one, when the same) in index order, interrupts
+ * already off; and unlocks them. */
+void rq_lock_two(struct run_queue *a, struct run_queue *b);
+void rq_unlock_two(struct run_queue *a, struct run_queue *b);
+/* The CPUs t may run on now: its affinity among online CPUs, minus those
+ * reserved for monitors unless t is one (neither rule empties the set: the
+ * affinity wins over the reservation, and all online CPUs over an affinity
+ * with none online). */
+uint64_t sched_allowed_cpus(const struct thread *t);
+bool sched_cpu_allowed(const struct thread *t, unsigned index);
+/* The CPU a waking thread should go to: its last CPU when that is allowed
+ * and no busier than any other allowed CPU, else the least loaded. */
+unsigned sched_select_cpu(const struct thread *t);
+/* Moves t (THREAD_READY, on no list) to the run queue sched_select_cpu picks. */
+void sched_push_thread(struct thread *t);
+/* Idle CPU: takes a ready thread from the busiest other queue.  Returns true
+ * when this CPU now has one.  Interrupts off. */
+bool sched_pull_thread(void);
 
 /* switch.S */
 void arch_context_switch(uint64_t *save_rsp, uint64_t load_rsp);

@@ -2,8 +2,9 @@
  * Threads and the scheduler: kernel threads with fixed priorities, preempted
  * by the timer tick, and the ways a thread waits for another: wait queues with
  * a condition, sleeping mutexes, completions, semaphores and sleeping for a
- * while.  Each CPU has its own run queue; a thread stays on the CPU that
- * created it until affinity-driven migration exists.
+ * while.  Each CPU has its own run queue; threads move between CPUs on
+ * wake-up and when a CPU goes idle, within the CPUs their affinity allows
+ * (inherited from the creator); CPUs can be reserved for monitor threads.
  *
  *     struct thread *t = thread_create(worker, &job, "worker", SCHED_PRIORITY_NORMAL);
  *     waitq_wait(&job.done_queue, job_finished, &job);
@@ -54,9 +55,10 @@ struct thread_stats {
 	uint64_t switches; /* times switched in */
 };
 
-/* Starts fn(arg) in a new thread on this CPU.  name is copied (truncated to
- * THREAD_NAME_MAX - 1).  A thread of higher priority than the caller runs
- * before this returns.  Returns the thread, or NULL when fn is NULL, priority
+/* Starts fn(arg) in a new thread, with the caller's affinity and kind, on the
+ * least loaded CPU it allows.  name is copied (truncated to THREAD_NAME_MAX -
+ * 1).  A thread of higher priority than the caller placed on the caller's CPU
+ * runs before this returns.  Returns the thread, or NULL when fn is NULL, priority
  * is out of range, or memory (thread or stack) ran out. */
 struct thread *thread_create(thread_fn fn, void *arg, const char *name, int priority);
 /* Ends the calling thread with status; its stack is reclaimed by thread_join,
@@ -100,9 +102,12 @@ struct process *thread_process(const struct thread *t);
  * hooks the timer tick and interrupt exit.  Once, after the timer and the
  * interrupt tables are set up; panics when memory runs out. */
 void sched_init(void);
-/* For a secondary CPU, after its per-CPU area, tables and timer are up: makes
- * the calling context this CPU's idle thread and starts scheduling.  Never
- * returns. */
+/* Before starting CPU index (boot CPU): creates its run queue and idle
+ * thread.  Returns the top of the idle thread's stack, which the new CPU
+ * starts on, or 0 when memory ran out. */
+uint64_t sched_prepare_cpu(unsigned index);
+/* On that CPU, on that stack, once its tables and timer are up and it is
+ * online: becomes its idle thread and starts scheduling.  Never returns. */
 __attribute__((noreturn)) void sched_start_cpu(void);
 /* Gives the CPU to the next ready thread of the same or higher priority, if
  * any.  Must not be called with a spinlock held. */
@@ -117,6 +122,41 @@ bool sched_wakeup(struct thread *t);
 /* Switches now if this CPU was asked to reschedule and may: preempt_enable
  * calls it when the preemption count drops to 0 with interrupts on. */
 void sched_preempt(void);
+
+/* ---- CPUs: affinity, monitor CPUs, statistics ---------------------------- */
+
+struct cpu_stats;
+
+/* Ordinary threads stay off CPUs reserved for monitors; monitor threads may
+ * run anywhere their affinity allows. */
+enum thread_kind { THREAD_KIND_ORDINARY, THREAD_KIND_MONITOR };
+
+/* Lets t run only on the CPUs in mask (bit i: CPU i), moving it at once if
+ * it is queued or running elsewhere (the caller itself returns on an allowed
+ * CPU).  Returns 0, or -EINVAL (t NULL or an idle thread, or no online CPU
+ * in mask).  The syscall for processes wraps this. */
+int thread_set_affinity(struct thread *t, uint64_t mask);
+/* t's affinity mask, and the CPU it runs or last ran on. */
+uint64_t thread_affinity(const struct thread *t);
+unsigned thread_cpu(const struct thread *t);
+/* Makes t a monitor thread or an ordinary one (moving it off monitor CPUs). */
+void thread_set_kind(struct thread *t, enum thread_kind kind);
+enum thread_kind thread_get_kind(const struct thread *t);
+/* Keeps ordinary threads off CPU index from now on (moving those there
+ * away).  Returns 0, -EINVAL (CPU not online) or -EBUSY (no CPU would be left
+ * for ordinary threads). */
+int cpu_reserve_for_monitors(unsigned index);
+/* Gives CPU index back to every thread.  Returns 0 or -EINVAL (not reserved). */
+int cpu_release_from_monitors(unsigned index);
+/* The CPUs reserved for monitors. */
+uint64_t sched_monitor_cpus(void);
+/* Reserves the CPUs that monitor_cpus= named, once they are online. */
+void sched_apply_monitor_cpus(void);
+/* Copies CPU index's statistics (busy, idle and interrupt time, switches,
+ * interrupts).  Returns 0 or -EINVAL (CPU not online). */
+int sched_get_cpu_stats(unsigned index, struct cpu_stats *stats);
+/* Prints one line per online CPU: times, switches, interrupts, calls. */
+void sched_print_cpu_stats(void);
 
 /* ---- Wait queues --------------------------------------------------------- */
 

@@ -4,13 +4,15 @@
  * sequence numbers, never with durations; where a test must wait for a
  * thread to get somewhere, it waits on a condition, and busy threads give up
  * after a generous clock bound so a broken scheduler fails instead of hanging.
- * The suite runs in the ktest thread (priority normal).
+ * The suite runs in the ktest thread (priority normal), on every CPU; the
+ * cases about one CPU's policy pin themselves (ONE_CPU_CASE).
  */
 #include "sched/internal.h"
 
 #include "arch/x86_64/cpu.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
+#include "smp/smp.h"
 #include "time/time.h"
 
 #define BUSY_BOUND_NS (3 * NSEC_PER_SEC)
@@ -19,6 +21,19 @@ static uint64_t busy_deadline(void)
 {
 	return clock_ns() + BUSY_BOUND_NS;
 }
+
+/* Cases about one CPU's policy (who runs first, who preempts whom, what one
+ * CPU counts) run with the ktest thread pinned to the CPU it is on; the
+ * threads they create inherit the pin. */
+#define ONE_CPU_CASE(name)                                                          \
+	static void name(struct ktest *t)                                           \
+	{                                                                           \
+		struct thread *self = thread_current();                             \
+		uint64_t affinity = thread_affinity(self);                          \
+		thread_set_affinity(self, SMP_CPU_BIT(thread_cpu(self)));           \
+		name##_body(t);                                                     \
+		thread_set_affinity(self, affinity);                                \
+	}
 
 /* Spawns count threads of fn(&args[i]) and joins them all; returns the sum of
  * their exit statuses, or -1 if one could not be created or joined. */
@@ -83,7 +98,7 @@ static int record_sequence(void *arg)
 	return 0;
 }
 
-static void higher_priority_runs_before_create_returns(struct ktest *t)
+static void higher_priority_runs_before_create_returns_body(struct ktest *t)
 {
 	volatile int high_seen = 0, low_seen = 0;
 
@@ -100,6 +115,7 @@ static void higher_priority_runs_before_create_returns(struct ktest *t)
 	EXPECT_EQ(t, mine, 2);
 	EXPECT_EQ(t, low_seen, 3); /* ran only once this thread blocked */
 }
+ONE_CPU_CASE(higher_priority_runs_before_create_returns)
 
 /* ---- A woken high-priority thread preempts a busy low one --------------- */
 
@@ -127,7 +143,7 @@ static int sleep_then_stop_busy(void *arg)
 	return 0;
 }
 
-static void woken_high_priority_preempts_busy_low(struct ktest *t)
+static void woken_high_priority_preempts_busy_low_body(struct ktest *t)
 {
 	stop_busy = 0;
 	busy_count = 0;
@@ -143,6 +159,7 @@ static void woken_high_priority_preempts_busy_low(struct ktest *t)
 	EXPECT_TRUE(t, count_seen_by_high > 0);
 	EXPECT_EQ(t, finished_seen_by_high, 0);
 }
+ONE_CPU_CASE(woken_high_priority_preempts_busy_low)
 
 /* ---- Round-robin within one priority ------------------------------------ */
 
@@ -157,7 +174,7 @@ static int spin_until_all_progressed(void *arg)
 	return spin_counts[0] && spin_counts[1] && spin_counts[2] ? 0 : 1;
 }
 
-static void equal_priorities_share_the_cpu(struct ktest *t)
+static void equal_priorities_share_the_cpu_body(struct ktest *t)
 {
 	void *args[3] = {(void *)0, (void *)1, (void *)2};
 	int priorities[3] = {SCHED_PRIORITY_LOW, SCHED_PRIORITY_LOW, SCHED_PRIORITY_LOW};
@@ -168,6 +185,7 @@ static void equal_priorities_share_the_cpu(struct ktest *t)
 	EXPECT_EQ(t, run_threads(spin_until_all_progressed, args, priorities, 3), 0);
 	EXPECT_TRUE(t, this_cpu()->stats.context_switches > switches_before + 3);
 }
+ONE_CPU_CASE(equal_priorities_share_the_cpu)
 
 /* ---- Sleep and wake-up -------------------------------------------------- */
 
@@ -368,7 +386,7 @@ static unsigned mutex_waiter_count(struct mutex *m)
 	return n;
 }
 
-static void mutex_waiters_get_it_by_priority(struct ktest *t)
+static void mutex_waiters_get_it_by_priority_body(struct ktest *t)
 {
 	struct thread *threads[3];
 	static const int priorities[3] = {SCHED_PRIORITY_LOW, SCHED_PRIORITY_HIGH,
@@ -396,6 +414,7 @@ static void mutex_waiters_get_it_by_priority(struct ktest *t)
 	mutex_unlock(&order_mutex);
 	EXPECT_FALSE(t, mutex_held_by_me(&order_mutex));
 }
+ONE_CPU_CASE(mutex_waiters_get_it_by_priority)
 
 /* ---- Reclamation -------------------------------------------------------- */
 
@@ -506,7 +525,7 @@ static void fpu_state_stays_with_its_thread(struct ktest *t)
 
 /* ---- Accounting --------------------------------------------------------- */
 
-static void switches_and_time_are_accounted(struct ktest *t)
+static void switches_and_time_are_accounted_body(struct ktest *t)
 {
 	struct thread_stats before, after;
 	uint64_t cpu_switches = this_cpu()->stats.context_switches;
@@ -523,6 +542,7 @@ static void switches_and_time_are_accounted(struct ktest *t)
 	EXPECT_EQ(t, thread_state(thread_current()), THREAD_RUNNING);
 	EXPECT_EQ(t, thread_priority(thread_current()), SCHED_PRIORITY_NORMAL);
 }
+ONE_CPU_CASE(switches_and_time_are_accounted)
 
 KTEST_SUITE(sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
 	    KTEST_CASE(higher_priority_runs_before_create_returns),

@@ -38,13 +38,14 @@ static void thread_list_add(struct thread *t)
 
 static void thread_init_fields(struct thread *t, const char *name, int priority, unsigned flags)
 {
+	struct thread *parent = thread_current();
 	memset(t, 0, sizeof *t);
 	strlcpy(t->name, name ? name : "?", sizeof t->name);
 	t->state = THREAD_BLOCKED;
 	t->priority = priority;
 	t->cpu = this_cpu_id();
-	t->affinity = ~0ULL;
-	t->flags = flags;
+	t->affinity = parent ? thread_affinity(parent) : ~0ULL;
+	t->flags = flags | (parent ? parent->flags & THREAD_MONITOR : 0);
 	t->slice_left = SCHED_SLICE_TICKS;
 	link_init(&t->run_link);
 	link_init(&t->sleep_link);
@@ -202,9 +203,23 @@ int thread_detach(struct thread *t)
 	return error;
 }
 
+/* One load through %gs: a thread moved to another CPU between reading
+ * this_cpu() and its current field would see the other CPU's thread. */
 struct thread *thread_current(void)
 {
-	return this_cpu()->current;
+	struct thread *current;
+	__asm__ volatile("mov %%gs:%c1, %0" : "=r"(current) : "i"(offsetof(struct cpu, current)));
+	return current;
+}
+
+void thread_mark_monitor(struct thread *t, bool monitor)
+{
+	uint64_t flags = spin_lock_irqsave(&threads_lock);
+	if (monitor)
+		t->flags |= THREAD_MONITOR;
+	else
+		t->flags &= ~THREAD_MONITOR;
+	spin_unlock_irqrestore(&threads_lock, flags);
 }
 
 uint64_t thread_id(const struct thread *t)

@@ -1,0 +1,250 @@
+/*
+ * /dev/console: writes go to the kernel console (every sink: serial,
+ * screen), reads come from COM1 through a line discipline.  Typed bytes
+ * arrive in interrupt context (the UART's receive handler) and are edited
+ * into `line`: backspace/DEL erases, ^U kills the line, ^C drops it and
+ * interrupts the foreground process, ^D ends input (an empty read) or
+ * hands over a partial line, Enter completes it.  Completed lines wait in
+ * `cooked` for readers; a read returns at most one line.
+ *
+ * Invariant: line, cooked and eof_marks change only under console.lock
+ * with interrupts off; readers sleep on console.readers with the condition
+ * "cooked has bytes, an end-of-file mark is pending, or a signal is
+ * pending".  COM1 input is claimed from the kernel shell the first time the
+ * console is opened for reading.  When the UART has no receive interrupt,
+ * readers poll it (uart_rx_read pumps the chip into the handler).
+ */
+#include "devfs/devfs.h"
+
+#include "console/console.h"
+#include "devfs/internal.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "time/time.h"
+#include "uart/uart.h"
+
+#define COOKED_SIZE      1024
+#define POLL_INTERVAL_NS (20 * NSEC_PER_MSEC)
+
+#define CTRL_C    0x03
+#define CTRL_D    0x04
+#define CTRL_U    0x15
+#define BACKSPACE 0x08
+#define DELETE    0x7f
+
+static struct {
+	struct spinlock lock;
+	char line[DEVFS_CONSOLE_LINE_MAX];
+	size_t line_length;
+	char cooked[COOKED_SIZE];
+	size_t head, tail; /* head - tail bytes waiting; indices grow forever */
+	unsigned eof_marks;
+	bool input_claimed;
+} console = {.lock = SPINLOCK_INIT("console.input")};
+
+static struct waitq readers = WAITQ_INIT(readers, "console.readers");
+static struct mutex claim_lock = MUTEX_INIT(claim_lock, "console.claim");
+
+static void echo(const char *text, size_t length)
+{
+	console_write(text, length);
+}
+
+/* Moves the edited line (plus end, if not 0) to cooked.  Lock held. */
+static void complete_line(char end)
+{
+	spin_assert_held(&console.lock);
+	size_t room = COOKED_SIZE - (console.head - console.tail);
+	size_t n = console.line_length + (end ? 1 : 0);
+	if (n > room)
+		n = room; /* the rest is lost: nobody reads */
+	for (size_t i = 0; i < n; i++) {
+		char c = i < console.line_length ? console.line[i] : end;
+		console.cooked[console.head++ % COOKED_SIZE] = c;
+	}
+	console.line_length = 0;
+}
+
+/* Applies one typed byte.  Returns true when readers may want waking;
+ * sets *interrupt for ^C.  Lock held. */
+static bool edit(char c, bool *interrupt)
+{
+	switch (c) {
+	case CTRL_C:
+		console.line_length = 0;
+		*interrupt = true;
+		echo("^C\n", 3);
+		return false;
+	case CTRL_D:
+		if (console.line_length == 0)
+			console.eof_marks++;
+		else
+			complete_line(0);
+		return true;
+	case CTRL_U:
+		for (; console.line_length; console.line_length--)
+			echo("\b \b", 3);
+		return false;
+	case BACKSPACE:
+	case DELETE:
+		if (console.line_length) {
+			console.line_length--;
+			echo("\b \b", 3);
+		}
+		return false;
+	case '\r':
+	case '\n':
+		echo("\n", 1);
+		complete_line('\n');
+		return true;
+	default:
+		if (console.line_length < DEVFS_CONSOLE_LINE_MAX - 1) {
+			console.line[console.line_length++] = c;
+			echo(&c, 1);
+		}
+		return false;
+	}
+}
+
+void devfs_console_input(const char *bytes, size_t length)
+{
+	bool wake = false, interrupt = false;
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	for (size_t i = 0; i < length; i++)
+		wake |= edit(bytes[i], &interrupt);
+	spin_unlock_irqrestore(&console.lock, flags);
+	if (wake)
+		waitq_wake_all(&readers);
+	if (interrupt)
+		vfs_send_console_interrupt();
+}
+
+void devfs_console_flush(void)
+{
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	console.line_length = 0;
+	console.tail = console.head;
+	console.eof_marks = 0;
+	spin_unlock_irqrestore(&console.lock, flags);
+}
+
+static void rx_handler(char byte, void *ctx)
+{
+	devfs_console_input(&byte, 1);
+}
+
+/* Takes COM1 input over from the kernel shell, once. */
+static void claim_input(void)
+{
+	mutex_lock(&claim_lock);
+	if (!console.input_claimed) {
+		uart_set_rx_handler(rx_handler, NULL);
+		uart_rx_start();
+		console.input_claimed = true;
+	}
+	mutex_unlock(&claim_lock);
+}
+
+static int console_open(struct vfs_file *file)
+{
+	if ((file->flags & VFS_O_ACCMODE) != VFS_O_WRONLY)
+		claim_input();
+	return 0;
+}
+
+static bool input_ready(void *arg)
+{
+	return console.head != console.tail || console.eof_marks || vfs_signal_pending();
+}
+
+/* Copies at most one line of cooked input, or takes an end-of-file mark.
+ * Returns bytes, 0 for end of file, -EAGAIN when there is nothing. */
+static int64_t take_input(char *buffer, size_t length)
+{
+	int64_t n = -EAGAIN;
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	if (console.head != console.tail) {
+		n = 0;
+		while ((size_t)n < length && console.tail != console.head) {
+			char c = console.cooked[console.tail++ % COOKED_SIZE];
+			buffer[n++] = c;
+			if (c == '\n')
+				break;
+		}
+	} else if (console.eof_marks) {
+		console.eof_marks--;
+		n = 0;
+	}
+	spin_unlock_irqrestore(&console.lock, flags);
+	return n;
+}
+
+static int64_t console_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
+{
+	if (length == 0)
+		return 0;
+	for (;;) {
+		int64_t n = take_input(buffer, length);
+		if (n != -EAGAIN || (file->flags & VFS_O_NONBLOCK))
+			return n;
+		if (vfs_signal_pending())
+			return -EINTR;
+		char pump;
+		uart_rx_read(&pump, 0, UART_RX_NONBLOCK); /* polled mode: drain the chip */
+		waitq_wait_timeout(&readers, input_ready, NULL, POLL_INTERVAL_NS);
+	}
+}
+
+static int64_t console_write_op(struct vfs_file *file, const void *buffer, size_t length,
+				uint64_t offset)
+{
+	console_write(buffer, length);
+	return (int64_t)length;
+}
+
+/* Linux's struct termios for a cooked, echoing 115200 8N1 line. */
+static void fill_termios(uint8_t *termios)
+{
+	static const uint32_t flags[4] = {
+	    0000400,              /* c_iflag: ICRNL */
+	    0000005,              /* c_oflag: OPOST | ONLCR */
+	    0010002 | 060 | 0200, /* c_cflag: B115200 | CS8 | CREAD */
+	    0000073,              /* c_lflag: ISIG | ICANON | ECHO | ECHOE | ECHOK */
+	};
+	memset(termios, 0, DEVFS_TERMIOS_SIZE);
+	memcpy(termios, flags, sizeof flags);
+	uint8_t *cc = termios + 17; /* after c_line */
+	cc[0] = CTRL_C;             /* VINTR */
+	cc[2] = DELETE;             /* VERASE */
+	cc[3] = CTRL_U;             /* VKILL */
+	cc[4] = CTRL_D;             /* VEOF */
+	cc[6] = 1;                  /* VMIN */
+}
+
+static int console_ioctl(struct vfs_file *file, unsigned long command, void *argument)
+{
+	switch (command) {
+	case VFS_TCGETS: fill_termios(argument); return 0;
+	case VFS_TCSETS:
+	case VFS_TCSETSW:
+	case VFS_TCSETSF: return 0; /* the line discipline is fixed; accepted so programs go on */
+	case VFS_TIOCGWINSZ: {
+		static const uint16_t size[4] = {24, 80, 0, 0}; /* rows, columns */
+		memcpy(argument, size, sizeof size);
+		return 0;
+	}
+	default: return -ENOTTY;
+	}
+}
+
+static const struct vfs_file_ops console_ops = {
+    .open = console_open,
+    .read = console_read,
+    .write = console_write_op,
+    .ioctl = console_ioctl,
+};
+
+int devfs_console_register(void)
+{
+	return devfs_register("console", &console_ops, NULL);
+}

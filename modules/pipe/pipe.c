@@ -1,0 +1,205 @@
+/*
+ * Pipes.  One struct pipe holds a ring buffer and the count of open read and
+ * write ends; each end is a vfs_file on the pipe's anonymous node (a FIFO).
+ * The ring, the counts and `closed_*` change under pipe->lock; sleepers wait
+ * on pipe->readable / pipe->writable with conditions that read those fields
+ * (a waker changes them first, then wakes, so no wake-up is lost).
+ *
+ * The pipe lives as long as its node: each end holds a reference through
+ * its file, and the node's release frees the pipe once both ends are gone.
+ */
+#include "pipe/pipe.h"
+
+#include "joinpoint/joinpoint.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+
+struct pipe {
+	struct vfs_node node;
+	struct spinlock lock;
+	struct waitq readable; /* readers wait for data or end of file */
+	struct waitq writable; /* writers wait for room or a dead reader */
+	char buffer[PIPE_BUFFER_SIZE];
+	size_t head, tail; /* head - tail bytes buffered; indices grow forever */
+	unsigned readers, writers;
+};
+
+struct wait_arg {
+	struct pipe *pipe;
+	size_t needed; /* bytes of room a writer waits for */
+};
+
+static struct pipe *pipe_of(struct vfs_file *file)
+{
+	return file->private;
+}
+
+static size_t buffered(const struct pipe *p)
+{
+	return p->head - p->tail;
+}
+
+static bool can_read(void *arg)
+{
+	struct pipe *p = ((struct wait_arg *)arg)->pipe;
+	return buffered(p) > 0 || p->writers == 0 || vfs_signal_pending();
+}
+
+static bool can_write(void *arg)
+{
+	struct wait_arg *w = arg;
+	struct pipe *p = w->pipe;
+	return PIPE_BUFFER_SIZE - buffered(p) >= w->needed || p->readers == 0 ||
+	       vfs_signal_pending();
+}
+
+/* Copies out up to length buffered bytes.  Returns how many. */
+static size_t take(struct pipe *p, char *out, size_t length)
+{
+	uint64_t flags = spin_lock_irqsave(&p->lock);
+	size_t n = 0;
+	for (; n < length && p->tail != p->head; n++)
+		out[n] = p->buffer[p->tail++ % PIPE_BUFFER_SIZE];
+	spin_unlock_irqrestore(&p->lock, flags);
+	return n;
+}
+
+JOINPOINT_DEFINE(pipe, read, int64_t, struct vfs_file *, file, void *, buffer, size_t, length)
+{
+	struct pipe *p = pipe_of(file);
+	struct wait_arg arg = {p, 0};
+	if (length == 0)
+		return 0;
+	for (;;) {
+		size_t n = take(p, buffer, length);
+		if (n) {
+			waitq_wake_all(&p->writable);
+			return (int64_t)n;
+		}
+		if (__atomic_load_n(&p->writers, __ATOMIC_ACQUIRE) == 0)
+			return 0;
+		if (file->flags & VFS_O_NONBLOCK)
+			return -EAGAIN;
+		if (vfs_signal_pending())
+			return -EINTR;
+		waitq_wait(&p->readable, can_read, &arg);
+	}
+}
+
+/* Puts up to length bytes in; all or nothing when all is set.  Returns how
+ * many, or -EPIPE when no reader is left. */
+static int64_t put(struct pipe *p, const char *in, size_t length, bool all)
+{
+	uint64_t flags = spin_lock_irqsave(&p->lock);
+	int64_t n = 0;
+	if (p->readers == 0) {
+		n = -EPIPE;
+	} else if (!all || PIPE_BUFFER_SIZE - buffered(p) >= length) {
+		for (; (size_t)n < length && buffered(p) < PIPE_BUFFER_SIZE; n++)
+			p->buffer[p->head++ % PIPE_BUFFER_SIZE] = in[n];
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+	return n;
+}
+
+/* What a writer returns when it must stop: the bytes it wrote, if any. */
+static int64_t stop_writing(size_t done, int64_t err)
+{
+	if (err == -EPIPE)
+		vfs_send_sigpipe();
+	return done ? (int64_t)done : err;
+}
+
+JOINPOINT_DEFINE(pipe, write, int64_t, struct vfs_file *, file, const void *, buffer, size_t,
+		 length)
+{
+	struct pipe *p = pipe_of(file);
+	const char *in = buffer;
+	bool atomic = length <= PIPE_ATOMIC_MAX;
+	size_t done = 0;
+	while (done < length) {
+		int64_t n = put(p, in + done, length - done, atomic);
+		if (n < 0)
+			return stop_writing(done, n);
+		if (n > 0) {
+			done += (size_t)n;
+			waitq_wake_all(&p->readable);
+			continue;
+		}
+		if (file->flags & VFS_O_NONBLOCK)
+			return stop_writing(done, -EAGAIN);
+		if (vfs_signal_pending())
+			return stop_writing(done, -EINTR);
+		struct wait_arg arg = {p, atomic ? length : 1};
+		waitq_wait(&p->writable, can_write, &arg);
+	}
+	return (int64_t)length;
+}
+
+static int64_t pipe_read_op(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
+{
+	return pipe_read(file, buffer, length);
+}
+
+static int64_t pipe_write_op(struct vfs_file *file, const void *buffer, size_t length,
+			     uint64_t offset)
+{
+	return pipe_write(file, buffer, length);
+}
+
+/* One end closed: count it down and wake the other side. */
+static void pipe_release_end(struct vfs_file *file)
+{
+	struct pipe *p = pipe_of(file);
+	bool reader = (file->flags & VFS_O_ACCMODE) == VFS_O_RDONLY;
+	uint64_t flags = spin_lock_irqsave(&p->lock);
+	if (reader)
+		p->readers--;
+	else
+		p->writers--;
+	spin_unlock_irqrestore(&p->lock, flags);
+	waitq_wake_all(reader ? &p->writable : &p->readable);
+}
+
+static void pipe_release_node(struct vfs_node *node)
+{
+	kfree(node->private);
+}
+
+static const struct vfs_file_ops pipe_file_ops = {
+    .read = pipe_read_op,
+    .write = pipe_write_op,
+    .release = pipe_release_end,
+};
+
+static const struct vfs_node_ops pipe_node_ops = {
+    .release = pipe_release_node,
+};
+
+int pipe_create(unsigned flags, struct vfs_file **read_end, struct vfs_file **write_end)
+{
+	struct pipe *p = kzalloc(sizeof *p);
+	if (!p)
+		return -ENOMEM;
+	vfs_node_init(&p->node, VFS_S_IFIFO | 0600, &pipe_node_ops, &pipe_file_ops, p);
+	spin_init(&p->lock, "pipe");
+	waitq_init(&p->readable, "pipe.readable");
+	waitq_init(&p->writable, "pipe.writable");
+	p->readers = p->writers = 1;
+	flags &= VFS_O_NONBLOCK;
+	int err = vfs_file_create(&p->node, VFS_O_RDONLY | flags, p, read_end);
+	if (err) {
+		kfree(p);
+		return err;
+	}
+	err = vfs_file_create(&p->node, VFS_O_WRONLY | flags, p, write_end);
+	if (err) {
+		p->writers = 0;
+		vfs_close(*read_end); /* drops the reader; the node's last put frees p */
+		vfs_node_put(&p->node);
+		return err;
+	}
+	vfs_node_put(&p->node); /* the ends hold it now */
+	return 0;
+}

@@ -1,0 +1,344 @@
+/*
+ * The VFS API: names to nodes (mount.c), nodes to open files (node.c), and
+ * reads, writes and seeks on open files.  Every public function is a join
+ * point.  Each checks its arguments first and then acts; a file system's
+ * errors pass through unchanged.
+ *
+ * The position of a regular file or directory is guarded by the file's
+ * position_lock, so processes sharing an open file (dup, fork) never lose a
+ * read or write; pipes and devices have no position and are called without
+ * it, so a blocked reader does not stall the other users of the file.
+ */
+#include "vfs/vfs.h"
+
+#include "devfs/devfs.h"
+#include "joinpoint/joinpoint.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "panic/panic.h"
+#include "vfs/internal.h"
+
+#define WHOLE_FILE_MAX (64UL << 20)
+
+static bool can_read(const struct vfs_file *file)
+{
+	return (file->flags & VFS_O_ACCMODE) != VFS_O_WRONLY;
+}
+
+static bool can_write(const struct vfs_file *file)
+{
+	return (file->flags & VFS_O_ACCMODE) != VFS_O_RDONLY;
+}
+
+static bool has_position(const struct vfs_node *node)
+{
+	return VFS_IS_REG(node->mode) || VFS_IS_DIR(node->mode);
+}
+
+/* Makes path as a regular file (VFS_O_CREAT on a missing name). */
+static int create_file(const char *path, uint32_t mode, struct vfs_node **node)
+{
+	struct vfs_node *dir;
+	const char *name;
+	size_t length;
+	int err = vfs_resolve_parent(path, &dir, &name, &length);
+	if (err)
+		return err == -EBUSY ? -EISDIR : err;
+	err = dir->ops && dir->ops->create
+		  ? dir->ops->create(dir, name, length, VFS_S_IFREG | (mode & 07777), node)
+		  : -ENOTSUP;
+	if (!err)
+		(*node)->device = dir->device;
+	vfs_node_put(dir);
+	return err;
+}
+
+/* Finds (or, with VFS_O_CREAT, makes) the node open() names. */
+static int open_node(const char *path, int flags, uint32_t mode, struct vfs_node **node)
+{
+	int err = vfs_resolve(path, node);
+	if (!err && (flags & VFS_O_CREAT) && (flags & VFS_O_EXCL)) {
+		vfs_node_put(*node);
+		return -EEXIST;
+	}
+	if (err == -ENOENT && (flags & VFS_O_CREAT)) {
+		err = create_file(path, mode, node);
+		if (err == -EEXIST && !(flags & VFS_O_EXCL))
+			err = vfs_resolve(path, node);
+	}
+	return err;
+}
+
+/* The checks open() makes of the node it found. */
+static int check_open(struct vfs_node *node, int flags)
+{
+	int access = flags & VFS_O_ACCMODE;
+	if (VFS_IS_DIR(node->mode) && (access != VFS_O_RDONLY || (flags & VFS_O_TRUNC)))
+		return -EISDIR;
+	if ((flags & VFS_O_DIRECTORY) && !VFS_IS_DIR(node->mode))
+		return -ENOTDIR;
+	if ((flags & VFS_O_TRUNC) && VFS_IS_REG(node->mode) && access != VFS_O_RDONLY)
+		return node->ops && node->ops->truncate ? node->ops->truncate(node, 0) : -ENOTSUP;
+	return 0;
+}
+
+JOINPOINT_DEFINE(vfs, open, int, const char *, path, int, flags, uint32_t, mode, struct vfs_file **,
+		 file)
+{
+	char normal[VFS_PATH_MAX];
+	struct vfs_node *node;
+	if (!path || !file || (flags & VFS_O_ACCMODE) == VFS_O_ACCMODE)
+		return -EINVAL;
+	int err = vfs_path_absolute(path, normal);
+	if (err)
+		return err;
+	err = open_node(normal, flags, mode, &node);
+	if (err)
+		return err;
+	err = check_open(node, flags);
+	if (!err)
+		err = vfs_file_create(node, (unsigned)flags, NULL, file);
+	vfs_node_put(node);
+	return err;
+}
+
+JOINPOINT_DEFINE(vfs, read, int64_t, struct vfs_file *, file, void *, buffer, size_t, length)
+{
+	if (!file || !can_read(file))
+		return -EBADF;
+	if (VFS_IS_DIR(file->node->mode))
+		return -EISDIR;
+	if (!file->ops || !file->ops->read)
+		return -EINVAL;
+	if (!has_position(file->node))
+		return file->ops->read(file, buffer, length, 0);
+	mutex_lock(&file->position_lock);
+	int64_t n = file->ops->read(file, buffer, length, file->position);
+	if (n > 0)
+		file->position += (uint64_t)n;
+	mutex_unlock(&file->position_lock);
+	return n;
+}
+
+JOINPOINT_DEFINE(vfs, write, int64_t, struct vfs_file *, file, const void *, buffer, size_t, length)
+{
+	if (!file || !can_write(file))
+		return -EBADF;
+	if (VFS_IS_DIR(file->node->mode))
+		return -EISDIR;
+	if (!file->ops || !file->ops->write)
+		return -EINVAL;
+	if (!has_position(file->node))
+		return file->ops->write(file, buffer, length, 0);
+	mutex_lock(&file->position_lock);
+	if (file->flags & VFS_O_APPEND)
+		file->position = file->node->size;
+	int64_t n = file->ops->write(file, buffer, length, file->position);
+	if (n > 0)
+		file->position += (uint64_t)n;
+	mutex_unlock(&file->position_lock);
+	return n;
+}
+
+JOINPOINT_DEFINE(vfs, lseek, int64_t, struct vfs_file *, file, int64_t, offset, int, whence)
+{
+	if (!file)
+		return -EBADF;
+	if (!has_position(file->node))
+		return -ESPIPE;
+	if (whence != VFS_SEEK_SET && whence != VFS_SEEK_CUR && whence != VFS_SEEK_END)
+		return -EINVAL;
+	mutex_lock(&file->position_lock);
+	int64_t base = whence == VFS_SEEK_SET   ? 0
+		       : whence == VFS_SEEK_CUR ? (int64_t)file->position
+						: (int64_t)file->node->size;
+	int64_t target = base + offset;
+	bool overflow = (offset > 0 && target < base) || (offset < 0 && target > base);
+	int64_t result = overflow || target < 0 ? -EINVAL : target;
+	if (result >= 0)
+		file->position = (uint64_t)result;
+	mutex_unlock(&file->position_lock);
+	return result;
+}
+
+/* Entry index (position - 2) of dir, or "." and ".." at positions 0 and 1. */
+static int read_entry(struct vfs_node *dir, uint64_t position, struct vfs_dirent *entry)
+{
+	if (position < 2) {
+		entry->inode = dir->inode;
+		entry->type = VFS_DT_DIR;
+		strlcpy(entry->name, position ? ".." : ".", sizeof entry->name);
+		return 1;
+	}
+	if (!dir->ops || !dir->ops->readdir)
+		return 0;
+	return dir->ops->readdir(dir, position - 2, entry);
+}
+
+JOINPOINT_DEFINE(vfs, readdir, int, struct vfs_file *, file, struct vfs_dirent *, entry)
+{
+	if (!file || !entry)
+		return -EBADF;
+	if (!VFS_IS_DIR(file->node->mode))
+		return -ENOTDIR;
+	mutex_lock(&file->position_lock);
+	int found = read_entry(file->node, file->position, entry);
+	if (found > 0)
+		file->position++;
+	mutex_unlock(&file->position_lock);
+	return found;
+}
+
+JOINPOINT_DEFINE(vfs, ioctl, int, struct vfs_file *, file, unsigned long, command, void *, argument)
+{
+	if (!file)
+		return -EBADF;
+	if (!file->ops || !file->ops->ioctl)
+		return -ENOTTY;
+	return file->ops->ioctl(file, command, argument);
+}
+
+JOINPOINT_DEFINE(vfs, close, int, struct vfs_file *, file)
+{
+	if (!file)
+		return -EBADF;
+	int old = __atomic_fetch_sub(&file->refs, 1, __ATOMIC_ACQ_REL);
+	ASSERT(old > 0);
+	if (old == 1)
+		vfs_file_destroy(file);
+	return 0;
+}
+
+static void fill_stat(const struct vfs_node *node, struct vfs_stat *stat)
+{
+	stat->device = node->device;
+	stat->inode = node->inode;
+	stat->mode = node->mode;
+	stat->links = node->links;
+	stat->size = node->size;
+	stat->rdev = node->rdev;
+}
+
+JOINPOINT_DEFINE(vfs, stat_file, int, struct vfs_file *, file, struct vfs_stat *, stat)
+{
+	if (!file || !stat)
+		return -EBADF;
+	fill_stat(file->node, stat);
+	return 0;
+}
+
+JOINPOINT_DEFINE(vfs, stat, int, const char *, path, struct vfs_stat *, stat)
+{
+	char normal[VFS_PATH_MAX];
+	struct vfs_node *node;
+	if (!path || !stat)
+		return -EINVAL;
+	int err = vfs_path_absolute(path, normal);
+	if (!err)
+		err = vfs_resolve(normal, &node);
+	if (err)
+		return err;
+	fill_stat(node, stat);
+	vfs_node_put(node);
+	return 0;
+}
+
+JOINPOINT_DEFINE(vfs, mkdir, int, const char *, path, uint32_t, mode)
+{
+	char normal[VFS_PATH_MAX];
+	struct vfs_node *dir, *node;
+	const char *name;
+	size_t length;
+	if (!path)
+		return -EINVAL;
+	int err = vfs_path_absolute(path, normal);
+	if (!err)
+		err = vfs_resolve_parent(normal, &dir, &name, &length);
+	if (err)
+		return err == -EBUSY ? -EEXIST : err;
+	err = dir->ops && dir->ops->create
+		  ? dir->ops->create(dir, name, length, VFS_S_IFDIR | (mode & 07777), &node)
+		  : -ENOTSUP;
+	if (!err)
+		vfs_node_put(node);
+	vfs_node_put(dir);
+	return err;
+}
+
+JOINPOINT_DEFINE(vfs, unlink, int, const char *, path, bool, dir_wanted)
+{
+	char normal[VFS_PATH_MAX];
+	struct vfs_node *dir;
+	const char *name;
+	size_t length;
+	if (!path)
+		return -EINVAL;
+	int err = vfs_path_absolute(path, normal);
+	if (!err)
+		err = vfs_resolve_parent(normal, &dir, &name, &length);
+	if (err)
+		return err;
+	err = dir->ops && dir->ops->unlink ? dir->ops->unlink(dir, name, length, dir_wanted)
+					   : -ENOTSUP;
+	vfs_node_put(dir);
+	return err;
+}
+
+/* Reads exactly length bytes of file into buffer, and checks that the file
+ * ends there. */
+static int read_exactly(struct vfs_file *file, char *buffer, size_t length)
+{
+	size_t done = 0;
+	while (done < length) {
+		int64_t n = vfs_read(file, buffer + done, length - done);
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	char extra;
+	return vfs_read(file, &extra, 1) == 0 ? 0 : -EIO;
+}
+
+JOINPOINT_DEFINE(vfs, read_whole_file, int, const char *, path, void **, buffer, size_t *, length)
+{
+	struct vfs_file *file;
+	if (!buffer || !length)
+		return -EINVAL;
+	int err = vfs_open(path, VFS_O_RDONLY, 0, &file);
+	if (err)
+		return err;
+	size_t size = file->node->size;
+	char *data = NULL;
+	if (!VFS_IS_REG(file->node->mode))
+		err = VFS_IS_DIR(file->node->mode) ? -EISDIR : -EINVAL;
+	else if (size > WHOLE_FILE_MAX)
+		err = -EFBIG;
+	else if (!(data = kmalloc(size + 1)))
+		err = -ENOMEM;
+	else
+		err = read_exactly(file, data, size);
+	vfs_close(file);
+	if (err) {
+		kfree(data);
+		return err;
+	}
+	data[size] = '\0';
+	*buffer = data;
+	*length = size;
+	return 0;
+}
+
+void vfs_init(void)
+{
+	struct vfs_node *root = vfs_ramfs_create();
+	struct vfs_node *dev = devfs_create();
+	if (!root || !dev)
+		panic("vfs: no memory for the root file systems");
+	if (vfs_mount("/", root) < 0 || vfs_mount("/dev", dev) < 0)
+		panic("vfs: cannot mount the root file systems");
+	vfs_node_put(root);
+	vfs_node_put(dev);
+}

@@ -1,0 +1,300 @@
+/*
+ * The virtual file system: one name space of files, directories and devices
+ * built from mounted file systems (the RAM file system with the initrd's
+ * contents at "/", devfs at "/dev"), open files shared by reference, and
+ * per-process file-descriptor tables.  Every vfs_* API function is a join
+ * point ("vfs.open", "vfs.read", ...).
+ *
+ *     struct vfs_file *file;
+ *     if (vfs_open("/etc/rc", VFS_O_RDONLY, 0, &file) == 0) {
+ *             int64_t n = vfs_read(file, buffer, sizeof buffer); vfs_close(file); }
+ *
+ * For the process code (kernel/proc): struct process holds `void *files`, an
+ * opaque descriptor table owned by the VFS, which also carries the working
+ * directory (so `void *fs` stays unused).  Call vfs_files_create_initial() for
+ * the first process (fd 0, 1, 2 on /dev/console), vfs_files_clone() at fork,
+ * vfs_files_close_on_exec() at exec, vfs_files_release() at exit and
+ * vfs_read_whole_file() to read a program.  The file system calls (open ...
+ * getcwd, ioctl) live in modules/vfs/syscalls.c and find the table through
+ * proc_slots(proc_current())->files.
+ *
+ * Paths given to the vfs_* functions are absolute (a relative one is taken
+ * from "/"); the system calls join them to the process's working directory.
+ * "." and ".." are resolved by name, before any lookup.
+ */
+#ifndef MODULES_VFS_VFS_H
+#define MODULES_VFS_VFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched/sched.h"
+
+#define VFS_PATH_MAX  256 /* bytes, with the terminating NUL */
+#define VFS_NAME_MAX  255 /* one path component */
+#define VFS_MAX_FDS   64  /* descriptors per table */
+#define VFS_MAX_MOUNT 8
+
+/* open() flags: Linux's values, as user space passes them. */
+#define VFS_O_RDONLY    0
+#define VFS_O_WRONLY    01
+#define VFS_O_RDWR      02
+#define VFS_O_ACCMODE   03
+#define VFS_O_CREAT     0100
+#define VFS_O_EXCL      0200
+#define VFS_O_TRUNC     01000
+#define VFS_O_APPEND    02000
+#define VFS_O_NONBLOCK  04000
+#define VFS_O_DIRECTORY 0200000
+#define VFS_O_CLOEXEC   02000000
+
+/* File types in a mode: Linux's values. */
+#define VFS_S_IFMT       0170000
+#define VFS_S_IFDIR      0040000
+#define VFS_S_IFREG      0100000
+#define VFS_S_IFCHR      0020000
+#define VFS_S_IFIFO      0010000
+#define VFS_IS_DIR(mode) (((mode)&VFS_S_IFMT) == VFS_S_IFDIR)
+#define VFS_IS_REG(mode) (((mode)&VFS_S_IFMT) == VFS_S_IFREG)
+
+/* lseek whence */
+#define VFS_SEEK_SET 0
+#define VFS_SEEK_CUR 1
+#define VFS_SEEK_END 2
+
+/* Directory entry types (getdents64's d_type). */
+#define VFS_DT_UNKNOWN 0
+#define VFS_DT_FIFO    1
+#define VFS_DT_CHR     2
+#define VFS_DT_DIR     4
+#define VFS_DT_REG     8
+
+/* Terminal ioctls the console answers (Linux's numbers). */
+#define VFS_TCGETS     0x5401
+#define VFS_TCSETS     0x5402
+#define VFS_TCSETSW    0x5403
+#define VFS_TCSETSF    0x5404
+#define VFS_TIOCGPGRP  0x540f
+#define VFS_TIOCSPGRP  0x5410
+#define VFS_TIOCGWINSZ 0x5413
+
+struct vfs_node;
+struct vfs_file;
+
+struct vfs_stat {
+	uint64_t device; /* which mount */
+	uint64_t inode;
+	uint32_t mode; /* type and permission bits */
+	uint32_t links;
+	uint64_t size;
+	uint64_t rdev; /* for devices */
+};
+
+struct vfs_dirent {
+	uint64_t inode;
+	uint8_t type; /* VFS_DT_* */
+	char name[VFS_NAME_MAX + 1];
+};
+
+/* ---- For file systems and devices ---------------------------------------- */
+
+/* What a file system does for its nodes.  A NULL entry means "not supported"
+ * (-ENOTSUP, or -ENOTDIR for the directory operations on a non-directory).
+ * Nodes come back referenced: the caller puts them with vfs_node_put. */
+struct vfs_node_ops {
+	/* Finds name (length bytes, no '/') in dir: 0 and *child, or -ENOENT. */
+	int (*lookup)(struct vfs_node *dir, const char *name, size_t length,
+		      struct vfs_node **child);
+	/* Makes name in dir with mode (VFS_S_IFREG or VFS_S_IFDIR): 0 and
+	 * *child, or -EEXIST, -ENOMEM, -ENOSPC. */
+	int (*create)(struct vfs_node *dir, const char *name, size_t length, uint32_t mode,
+		      struct vfs_node **child);
+	/* Removes name from dir: 0, -ENOENT, -EISDIR (directory and !dir_wanted),
+	 * -ENOTDIR (not a directory and dir_wanted), -ENOTEMPTY. */
+	int (*unlink)(struct vfs_node *dir, const char *name, size_t length, bool dir_wanted);
+	/* Fills *entry with the index'th entry of dir: 1, or 0 past the end. */
+	int (*readdir)(struct vfs_node *dir, uint64_t index, struct vfs_dirent *entry);
+	/* Sets a regular file's size: 0, -ENOMEM, -EFBIG. */
+	int (*truncate)(struct vfs_node *node, uint64_t size);
+	/* The last reference went away: free the node. */
+	void (*release)(struct vfs_node *node);
+};
+
+/* What an open file does.  read and write get the file position for regular
+ * files and 0 otherwise, and return bytes moved or a negative error. */
+struct vfs_file_ops {
+	int (*open)(struct vfs_file *file); /* may fail the open; NULL: nothing to do */
+	int64_t (*read)(struct vfs_file *file, void *buffer, size_t length, uint64_t offset);
+	int64_t (*write)(struct vfs_file *file, const void *buffer, size_t length, uint64_t offset);
+	/* argument is a kernel buffer of the command's size; -ENOTTY when unknown. */
+	int (*ioctl)(struct vfs_file *file, unsigned long command, void *argument);
+	void (*release)(struct vfs_file *file); /* the last reference was closed */
+};
+
+/* A file, directory or device.  A file system embeds it in its own node and
+ * fills it with vfs_node_init; the VFS counts the references. */
+struct vfs_node {
+	int refs;
+	uint32_t mode;
+	uint32_t links;
+	uint64_t inode;
+	uint64_t size; /* bytes, regular files (the file system keeps it current) */
+	uint64_t rdev;
+	uint64_t device; /* set by vfs_mount for a root; inherited by lookups */
+	const struct vfs_node_ops *ops;
+	const struct vfs_file_ops *file_ops;
+	void *private;
+};
+
+/* An open file: a node with a position and the flags it was opened with.
+ * Shared by every descriptor that refers to it (dup, fork). */
+struct vfs_file {
+	int refs;
+	unsigned flags;        /* VFS_O_ACCMODE, VFS_O_APPEND, VFS_O_NONBLOCK */
+	struct vfs_node *node; /* referenced */
+	const struct vfs_file_ops *ops;
+	void *private; /* the file system's or device's */
+	struct mutex position_lock;
+	uint64_t position;
+};
+
+/* Sets refs to 1 and the other fields as given. */
+void vfs_node_init(struct vfs_node *node, uint32_t mode, const struct vfs_node_ops *ops,
+		   const struct vfs_file_ops *file_ops, void *private);
+/* Takes a reference; returns node. */
+struct vfs_node *vfs_node_get(struct vfs_node *node);
+/* Drops a reference; the last one calls ops->release.  NULL is ignored. */
+void vfs_node_put(struct vfs_node *node);
+/* A fresh inode number, unique across file systems. */
+uint64_t vfs_next_inode(void);
+
+/* Opens a file on node (no name: pipes, sockets): takes a reference to node.
+ * The file's private pointer is private, or node->private when that is NULL.
+ * Returns 0 and *file, or -ENOMEM, or what ops->open returned. */
+int vfs_file_create(struct vfs_node *node, unsigned flags, void *private, struct vfs_file **file);
+/* Takes a reference to an open file; returns file. */
+struct vfs_file *vfs_file_get(struct vfs_file *file);
+
+/* Blocking waits on files (pipes, the console) give up with -EINTR when the
+ * calling process has been told to end (proc_signal_pending).  The process
+ * code may say how to send SIGPIPE and how ^C on the console interrupts the
+ * foreground process; without hooks neither happens.  Either may be NULL;
+ * send_console_interrupt runs in interrupt context and must not sleep. */
+struct vfs_process_hooks {
+	void (*send_sigpipe)(void);           /* to the calling process */
+	void (*send_console_interrupt)(void); /* ^C: SIGINT to the foreground */
+};
+void vfs_set_process_hooks(const struct vfs_process_hooks *hooks);
+/* True when the calling thread should stop waiting (its process is ending). */
+bool vfs_signal_pending(void);
+void vfs_send_sigpipe(void);
+void vfs_send_console_interrupt(void);
+
+/* ---- Mounting ------------------------------------------------------------ */
+
+/* vfs_init sets up the name space (an empty RAM file system at "/", devfs
+ * at "/dev").  Once, after sched_init; panics when memory runs out. */
+void vfs_init(void);
+/* Makes root (referenced by the mount) the root of path, which must be "/" or
+ * an absolute path of a directory of the parent mount (created if missing).
+ * Returns 0, -EBUSY (path is mounted already), -ENOSPC (VFS_MAX_MOUNT),
+ * -EINVAL, -ENAMETOOLONG, -ENOTDIR. */
+int vfs_mount(const char *path, struct vfs_node *root);
+/* Returns an empty RAM file system's root (referenced), or NULL (no memory).
+ * Files grow as they are written. */
+struct vfs_node *vfs_ramfs_create(void);
+
+/* ---- Files --------------------------------------------------------------- */
+
+/* Opens path with flags (VFS_O_*) and, when VFS_O_CREAT makes it, mode.
+ * Returns 0 and *file, or -ENOENT, -ENOTDIR (a component, or VFS_O_DIRECTORY
+ * on a non-directory), -EISDIR (writing a directory), -EEXIST (VFS_O_CREAT |
+ * VFS_O_EXCL), -ENAMETOOLONG, -EINVAL (bad flags), -ENOMEM. */
+int vfs_open(const char *path, int flags, uint32_t mode, struct vfs_file **file);
+/* Reads up to length bytes at the position (advancing it).  Returns the bytes
+ * read (0 at end of file), or -EBADF (not open for reading), -EISDIR, -EAGAIN
+ * (nonblocking, nothing there), -EINTR, or the device's error. */
+int64_t vfs_read(struct vfs_file *file, void *buffer, size_t length);
+/* Writes length bytes at the position (at the end with VFS_O_APPEND).
+ * Returns the bytes written, or -EBADF, -EISDIR, -EPIPE, -EAGAIN, -EINTR,
+ * -ENOMEM, -EFBIG. */
+int64_t vfs_write(struct vfs_file *file, const void *buffer, size_t length);
+/* Moves the position (VFS_SEEK_*).  Returns the new position, or -ESPIPE
+ * (pipe or device), -EINVAL (bad whence or a negative result). */
+int64_t vfs_lseek(struct vfs_file *file, int64_t offset, int whence);
+/* Fills *entry with the next directory entry ("." and ".." first).
+ * Returns 1, 0 at the end, or -ENOTDIR. */
+int vfs_readdir(struct vfs_file *file, struct vfs_dirent *entry);
+/* Runs a device command; argument is a kernel buffer.  Returns the device's
+ * answer, or -ENOTTY (not a terminal, or an unknown command). */
+int vfs_ioctl(struct vfs_file *file, unsigned long command, void *argument);
+/* Drops a reference to file; the last one closes it.  Returns 0. */
+int vfs_close(struct vfs_file *file);
+/* Fills *stat for an open file.  Returns 0. */
+int vfs_stat_file(struct vfs_file *file, struct vfs_stat *stat);
+
+/* ---- Names --------------------------------------------------------------- */
+
+/* Fills *stat for path.  Returns 0, -ENOENT, -ENOTDIR, -ENAMETOOLONG. */
+int vfs_stat(const char *path, struct vfs_stat *stat);
+/* Makes a directory.  Returns 0, -EEXIST, -ENOENT (no parent), -ENOTDIR,
+ * -ENAMETOOLONG, -ENOTSUP (the file system cannot), -ENOMEM. */
+int vfs_mkdir(const char *path, uint32_t mode);
+/* Removes a name (dir_wanted: an empty directory, as rmdir).  Returns 0,
+ * -ENOENT, -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (a mount point), -ENOTSUP. */
+int vfs_unlink(const char *path, bool dir_wanted);
+/* Reads a whole regular file into a new kmalloc buffer (*buffer, *length;
+ * the caller kfrees it), for exec.  Returns 0, or vfs_open's errors, -EISDIR,
+ * -EFBIG (over 64 MiB), -ENOMEM, -EIO (the file changed size while read). */
+int vfs_read_whole_file(const char *path, void **buffer, size_t *length);
+
+/* Joins path to base (an absolute directory; NULL for "/") and resolves ".",
+ * ".." and repeated slashes by name.  Writes the absolute result into out
+ * (size bytes).  Returns its length, or -ENOENT (empty path), -ENAMETOOLONG
+ * (result or a component too long), -EINVAL (base not absolute). */
+int vfs_path_normalize(const char *base, const char *path, char *out, size_t size);
+
+/* ---- Descriptor tables --------------------------------------------------- */
+
+/* Returns a table with fd 0, 1 and 2 on /dev/console (or empty ones when it
+ * cannot be opened) and "/" as working directory, or NULL (no memory). */
+void *vfs_files_create_initial(void);
+/* Returns an empty table with "/" as working directory, or NULL. */
+void *vfs_files_create(void);
+/* For fork: a copy of parent_files sharing its open files.  Returns 0 and
+ * *child_files, or -ENOMEM. */
+int vfs_files_clone(void *parent_files, void **child_files);
+/* For exec: closes the descriptors marked close-on-exec. */
+void vfs_files_close_on_exec(void *files);
+/* For exit: closes every descriptor and frees the table.  NULL is ignored. */
+void vfs_files_release(void *files);
+
+/* Puts file (the table takes the caller's reference) in the lowest free
+ * slot.  Returns the descriptor, or -EMFILE. */
+int vfs_fd_install(void *files, struct vfs_file *file, bool close_on_exec);
+/* Returns 0 and a new reference in *file, or -EBADF. */
+int vfs_fd_get(void *files, int fd, struct vfs_file **file);
+/* Returns 0 or -EBADF. */
+int vfs_fd_close(void *files, int fd);
+/* Copies fd to the lowest free slot.  Returns it, or -EBADF, -EMFILE. */
+int vfs_fd_dup(void *files, int fd);
+/* Copies fd to the lowest free slot at or above lowest, marked close-on-exec
+ * as asked (fcntl F_DUPFD).  Returns it, or -EBADF, -EMFILE, -EINVAL. */
+int vfs_fd_dup_from(void *files, int fd, int lowest, bool close_on_exec);
+/* Makes new_fd refer to old_fd's file (closing what new_fd had; nothing when
+ * they are equal).  Returns new_fd, or -EBADF. */
+int vfs_fd_dup2(void *files, int old_fd, int new_fd);
+/* Marks or clears close-on-exec.  Returns 0 or -EBADF. */
+int vfs_fd_set_cloexec(void *files, int fd, bool close_on_exec);
+/* Returns 1 when fd is marked close-on-exec, 0 when not, or -EBADF. */
+int vfs_fd_get_cloexec(void *files, int fd);
+/* The table's working directory: copies it into out (VFS_PATH_MAX bytes). */
+void vfs_files_get_cwd(void *files, char *out);
+/* Changes the working directory to path (absolute; a directory).
+ * Returns 0, -ENOENT, -ENOTDIR, -ENAMETOOLONG. */
+int vfs_files_set_cwd(void *files, const char *path);
+/* Descriptors in use (for tests and leak checks). */
+unsigned vfs_files_count_open(void *files);
+
+#endif
