@@ -90,6 +90,8 @@ void jp_reset_stats(void)
 
 static int print_signature(const struct joinpoint *jp, void *arg)
 {
+	if (!jp_pattern_match(arg, jp->name))
+		return 0;
 	char text[160];
 	size_t n = 0;
 	for (unsigned i = 0; i < jp->argc && n < sizeof text; i++)
@@ -104,17 +106,22 @@ static int print_signature(const struct joinpoint *jp, void *arg)
 	return 0;
 }
 
-void jp_print_list(void)
+void jp_print_matching(const char *pattern)
 {
 	console_print("join points: %u\n", jp_count());
-	jp_for_each(print_signature, NULL);
+	jp_for_each(print_signature, (void *)pattern);
+}
+
+void jp_print_list(void)
+{
+	jp_print_matching("*");
 }
 
 static int print_one_stats(const struct joinpoint *jp, void *arg)
 {
 	struct jp_stats s;
 	jp_get_stats(jp, &s);
-	if (!s.calls && !s.timed_calls && !s.skipped)
+	if (!jp_pattern_match(arg, jp->name) || (!s.calls && !s.timed_calls && !s.skipped))
 		return 0;
 	uint64_t mean = s.timed_calls ? s.total_ns / s.timed_calls : 0;
 	console_print("  %-28s %10lu %10lu %12lu %8lu %8lu %8lu %8lu\n", jp->name, s.calls,
@@ -122,11 +129,16 @@ static int print_one_stats(const struct joinpoint *jp, void *arg)
 	return 0;
 }
 
-void jp_print_stats(void)
+void jp_print_matching_stats(const char *pattern)
 {
 	console_print("  %-28s %10s %10s %12s %8s %8s %8s %8s\n", "join point", "counted", "timed",
 		      "total ns", "min", "mean", "max", "skipped");
-	jp_for_each(print_one_stats, NULL);
+	jp_for_each(print_one_stats, (void *)pattern);
+}
+
+void jp_print_stats(void)
+{
+	jp_print_matching_stats("*");
 }
 
 /* ---- Boot controls ------------------------------------------------------- */

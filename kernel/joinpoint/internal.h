@@ -99,6 +99,19 @@ enum jp_site_state jp_site_read(const struct jp_site *site);
 /* Number of patch sites in the kernel. */
 unsigned long jp_site_count(void);
 
+/* ---- Listings (builtin.c) ------------------------------------------------ */
+
+/* jp_print_list and jp_print_stats for the join points matching pattern. */
+void jp_print_matching(const char *pattern);
+void jp_print_matching_stats(const char *pattern);
+
+/* ---- Shell command (commands.c) ------------------------------------------ */
+
+/* The kernel shell's `jp` command (argv[0] is "jp"): 0, a negative error from
+ * jp_attach or jp_detach, -ENOENT for a detach naming nothing attached here,
+ * or KSHELL_USAGE. */
+int jp_shell_command(int argc, char **argv);
+
 /* ---- Benchmark (bench.c) ------------------------------------------------- */
 
 /* The functions it measures (bench_target.c). */

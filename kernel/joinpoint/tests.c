@@ -9,6 +9,7 @@
 #include "arch/x86_64/traps.h"
 #include "console/console.h"
 #include "cpu/percpu.h"
+#include "kshell/kshell.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -496,6 +497,35 @@ static void sched_switch_passes_prev_and_next(struct ktest *t)
 	EXPECT_TRUE(t, seen.arg0 != seen.arg1);
 }
 
+/* Does the shell's jp command attach, count, list, detach by pattern and
+ * handle, and refuse what it cannot do? */
+static void shell_command_attaches_and_detaches(struct ktest *t)
+{
+	char *attach[] = {"jp", "attach", "jptest.*", "count", NULL};
+	char *attach_bad[] = {"jp", "attach", "jptest.*", "bogus", NULL};
+	char *attach_none[] = {"jp", "attach", "nosuch.*", "time", NULL};
+	char *stats[] = {"jp", "stats", "jptest.*", NULL};
+	char *list[] = {"jp", "list", "jptest.a*", NULL};
+	char *detach[] = {"jp", "detach", "jptest.*", NULL};
+	char *junk[] = {"jp", "frobnicate", NULL};
+	jp_reset_stats();
+	EXPECT_EQ(t, jp_shell_command(4, attach), 0);
+	EXPECT_EQ(t, advice_on("jptest.outer"), 1);
+	jptest_add(1, 2);
+	struct jp_stats s;
+	jp_get_stats(jp_find("jptest.add"), &s);
+	EXPECT_EQ(t, s.calls, 1);
+	EXPECT_EQ(t, jp_shell_command(3, stats), 0);
+	EXPECT_EQ(t, jp_shell_command(3, list), 0);
+	EXPECT_EQ(t, jp_shell_command(4, attach), -EEXIST);
+	EXPECT_EQ(t, jp_shell_command(4, attach_bad), KSHELL_USAGE);
+	EXPECT_EQ(t, jp_shell_command(4, attach_none), -ENOENT);
+	EXPECT_EQ(t, jp_shell_command(2, junk), KSHELL_USAGE);
+	EXPECT_EQ(t, jp_shell_command(3, detach), 0);
+	EXPECT_EQ(t, advice_on("jptest.outer"), 0);
+	EXPECT_EQ(t, jp_shell_command(3, detach), -ENOENT);
+}
+
 /* Is attaching from inside advice refused instead of deadlocking? */
 static uint64_t nested_attach_result;
 
@@ -524,4 +554,5 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(attach_detach_while_hammered), KTEST_CASE(weaving_from_advice_is_refused),
 	    KTEST_CASE(irq_entry_runs_advice_inside_the_interrupt),
 	    KTEST_CASE(trap_entry_runs_advice_for_a_recovered_fault),
-	    KTEST_CASE(sched_switch_passes_prev_and_next));
+	    KTEST_CASE(sched_switch_passes_prev_and_next),
+	    KTEST_CASE(shell_command_attaches_and_detaches));
