@@ -12,6 +12,7 @@
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/gdt.h"
 #include "arch/x86_64/layout.h"
+#include "arch/x86_64/smp.h"
 #include "boot/bootinfo.h"
 #include "boot/cmdline.h"
 #include "console/console.h"
@@ -28,6 +29,7 @@
 #include "power/power.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
+#include "smp/smp.h"
 #include "syscall/syscall.h"
 #include "time/time.h"
 #include "uart/uart.h"
@@ -116,6 +118,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	acpi_init();
 	apic_init();
 	timer_init();
+	smp_init();
 	sched_init();
 	vfs_init();
 	initrd_load_boot_module(); /* "no initrd" is not an error */
@@ -123,6 +126,8 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	proc_init();
 	irq_enable();
 	jp_boot_init();
+	arch_smp_start_cpus();
+	sched_apply_monitor_cpus();
 
 	crashtest_run();
 	if (ktest_requested())

@@ -4,12 +4,20 @@
  *
  * Each CPU's run queue holds one FIFO list per priority and a bit mask of the
  * non-empty ones, so picking the next thread is one bit scan.  The running
- * thread is on no list; the idle thread never is.  A thread stays on the CPU
- * it was created on (thread->cpu): affinity is recorded but not acted on yet.
+ * thread is on no list; the idle thread never is.  Threads move between CPUs
+ * in three places (balance.c chooses where): a wake-up places the thread on
+ * the least loaded CPU it may use, an idle CPU pulls a ready thread from the
+ * busiest queue, and a thread switched out on a CPU it may no longer use
+ * (affinity, monitor reservation) is pushed to another once off its stack.
  *
  * Invariants:
  *  - All run-queue state, and the state of every thread on that CPU, changes
- *    only under the run queue's lock, with interrupts off.
+ *    only under the run queue's lock, with interrupts off; thread->cpu
+ *    changes only with both the old and the new queue's locks held, so
+ *    rq_lock_thread (lock thread->cpu's queue, re-check) pins a thread.
+ *  - A thread on a ready list is off its stack: a switched-out thread's
+ *    queue lock is held until the next thread runs (finish_switch), so no
+ *    other CPU can take it from the list before the switch is complete.
  *  - Every switch goes through sched_switch_to with exactly that lock held
  *    (so preempt_count is 1), and the lock is released by the thread that
  *    runs next, in finish_switch (or its first run, thread_start).
@@ -40,6 +48,7 @@
 #include "irq/irq.h"
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
+#include "smp/smp.h"
 #include "time/time.h"
 
 #define WAKEUPS_PER_TICK 16
@@ -58,12 +67,33 @@ static struct run_queue *this_rq(void)
 
 static struct run_queue *rq_of(const struct thread *t)
 {
-	return cpus[t->cpu].sched;
+	return cpus[__atomic_load_n(&t->cpu, __ATOMIC_RELAXED)].sched;
+}
+
+/* Locks this CPU's run queue.  Interrupts go off first: until then the
+ * caller may be moved to another CPU. */
+static struct run_queue *lock_this_rq(uint64_t *flags)
+{
+	*flags = irq_save();
+	struct run_queue *rq = this_rq();
+	spin_lock(&rq->lock);
+	return rq;
+}
+
+struct run_queue *rq_lock_thread(struct thread *t, uint64_t *flags)
+{
+	for (;;) {
+		struct run_queue *rq = rq_of(t);
+		*flags = spin_lock_irqsave(&rq->lock);
+		if (rq == rq_of(t))
+			return rq;
+		spin_unlock_irqrestore(&rq->lock, *flags);
+	}
 }
 
 /* ---- Run queue ----------------------------------------------------------- */
 
-static void rq_enqueue(struct run_queue *rq, struct thread *t, uint64_t now)
+void rq_enqueue(struct run_queue *rq, struct thread *t, uint64_t now)
 {
 	t->state = THREAD_READY;
 	t->ready_since_ns = now;
@@ -76,6 +106,14 @@ static void rq_enqueue(struct run_queue *rq, struct thread *t, uint64_t now)
 static int rq_best_priority(const struct run_queue *rq)
 {
 	return rq->ready_mask ? 31 - __builtin_clz(rq->ready_mask) : -1;
+}
+
+void rq_dequeue(struct run_queue *rq, struct thread *t)
+{
+	link_remove(&t->run_link);
+	if (link_empty(&rq->ready[t->priority]))
+		rq->ready_mask &= ~(1u << t->priority);
+	rq->ready_count--;
 }
 
 /* Removes and returns the next thread to run: the head of the best level, or
@@ -117,6 +155,14 @@ static bool outranks_current(struct run_queue *rq, const struct thread *t)
 {
 	struct thread *current = rq->cpu->current;
 	return current == rq->idle || t->priority > current->priority;
+}
+
+void rq_kick(struct run_queue *rq, const struct thread *t)
+{
+	if (!outranks_current(rq, t))
+		return;
+	rq->cpu->need_resched = 1;
+	smp_send_reschedule(rq->cpu->id);
 }
 
 /* Charges the time since the last charge to the running thread and CPU. */
@@ -163,6 +209,7 @@ void sched_switch_to(struct thread *prev, struct thread *next)
 	next->slice_left = SCHED_SLICE_TICKS;
 	next->stats.switches++;
 	cpu->stats.context_switches++;
+	grace_note_quiescent();
 	sched_note_switch(prev, next);
 
 	/* irq_depth belongs to the thread: one preempted at interrupt exit
@@ -182,7 +229,8 @@ void sched_switch_to(struct thread *prev, struct thread *next)
 }
 
 /* Picks the next thread and switches to it, run queue lock held.  Returns
- * when the caller runs again, with this CPU's run queue lock held. */
+ * when the caller runs again, with the lock of the run queue of the CPU it
+ * runs on then held (maybe another CPU's than rq). */
 static void schedule_locked(struct run_queue *rq, enum switch_reason reason)
 {
 	struct thread *prev = rq->cpu->current;
@@ -190,8 +238,14 @@ static void schedule_locked(struct run_queue *rq, enum switch_reason reason)
 			      (reason == SWITCH_PREEMPT && prev->state == THREAD_BLOCKED);
 
 	rq->cpu->need_resched = 0;
-	if (stays_runnable && prev != rq->idle)
-		rq_enqueue(rq, prev, clock_ns());
+	if (stays_runnable && prev != rq->idle) {
+		if (sched_cpu_allowed(prev, rq->cpu->id)) {
+			rq_enqueue(rq, prev, clock_ns());
+		} else {
+			prev->state = THREAD_READY; /* pushed once off its stack */
+			rq->migrating = prev;
+		}
+	}
 	struct thread *next = rq_pick(rq);
 	if (next == prev) {
 		prev->state = THREAD_RUNNING;
@@ -201,15 +255,19 @@ static void schedule_locked(struct run_queue *rq, enum switch_reason reason)
 }
 
 /* The second half of every switch, in the thread that now runs: releases the
- * run queue lock taken by the thread before it and reaps that thread if it
- * was exiting. */
+ * run queue lock taken by the thread before it, then reaps that thread if it
+ * was exiting or moves it if it may not run here. */
 static void finish_switch(uint64_t irq_flags)
 {
 	struct run_queue *rq = this_rq();
 	struct thread *prev = rq->switched_from;
+	struct thread *moving = rq->migrating;
 
 	rq->switched_from = NULL;
+	rq->migrating = NULL;
 	spin_unlock_irqrestore(&rq->lock, irq_flags);
+	if (moving)
+		sched_push_thread(moving);
 	if (prev && prev->state == THREAD_EXITING)
 		thread_reap(prev);
 }
@@ -233,8 +291,8 @@ void sched_prepare_block(void)
 
 int sched_block(uint64_t deadline_ns)
 {
-	struct run_queue *rq = this_rq();
-	uint64_t flags = spin_lock_irqsave(&rq->lock);
+	uint64_t flags;
+	struct run_queue *rq = lock_this_rq(&flags);
 	struct thread *self = rq->cpu->current;
 
 	if (self->state != THREAD_BLOCKED) {
@@ -256,29 +314,43 @@ int sched_block(uint64_t deadline_ns)
 	return deadline_ns && clock_ns() >= deadline_ns ? -ETIMEDOUT : 0;
 }
 
-static bool wakeup_locked(struct run_queue *rq, struct thread *t)
+/* Wakes t from its queue from onto the queue to; both locks held. */
+static bool wakeup_locked(struct run_queue *from, struct run_queue *to, struct thread *t)
 {
 	if (t->state != THREAD_BLOCKED)
 		return false;
-	if (rq->cpu->current == t) {
+	if (from->cpu->current == t) {
 		t->state = THREAD_RUNNING; /* it has not switched away yet */
 		return true;
 	}
 	rq_remove_sleeper(t);
-	rq_enqueue(rq, t, clock_ns());
-	/* FIXME: a remote CPU learns of need_resched only at its next tick;
-	 * it needs a reschedule IPI once other CPUs run threads. */
-	if (outranks_current(rq, t))
-		rq->cpu->need_resched = 1;
+	if (!sched_cpu_allowed(t, to->cpu->id))
+		to = from; /* the affinity changed meanwhile: the switch-out path moves it */
+	t->cpu = to->cpu->id;
+	rq_enqueue(to, t, clock_ns());
+	rq_kick(to, t);
 	return true;
 }
 
+/* The wake-up places t (balance.c) and moves it there under both queues'
+ * locks; the choice is re-checked only for t->cpu, the rest is a hint. */
 JOINPOINT_DEFINE_AS(sched, wakeup, sched_wakeup, bool, struct thread *, t)
 {
-	struct run_queue *rq = rq_of(t);
-	uint64_t flags = spin_lock_irqsave(&rq->lock);
-	bool woken = wakeup_locked(rq, t);
-	spin_unlock_irqrestore(&rq->lock, flags);
+	uint64_t flags = irq_save();
+	struct run_queue *from, *to;
+	for (;;) {
+		from = rq_of(t);
+		to = rq_of_cpu(sched_select_cpu(t));
+		rq_lock_two(from, to);
+		if (from == rq_of(t))
+			break;
+		rq_unlock_two(from, to);
+	}
+	bool woken = wakeup_locked(from, to, t);
+	preempt_disable(); /* a reschedule due here happens once interrupts are back */
+	rq_unlock_two(from, to);
+	irq_restore(flags);
+	preempt_enable();
 	return woken;
 }
 
@@ -293,27 +365,30 @@ void sched_start_thread(struct thread *t)
 
 JOINPOINT_DEFINE_VOID_AS(sched, yield, sched_yield)
 {
-	struct run_queue *rq = this_rq();
-	uint64_t flags = spin_lock_irqsave(&rq->lock);
+	uint64_t flags;
+	struct run_queue *rq = lock_this_rq(&flags);
 	schedule_locked(rq, SWITCH_YIELD);
 	finish_switch(flags);
 }
 
 void sched_preempt(void)
 {
+	uint64_t flags = irq_save();
 	struct cpu *cpu = this_cpu();
-	if (!cpu->need_resched || cpu->preempt_count || !cpu->sched)
+	if (!cpu->need_resched || cpu->preempt_count || !cpu->sched) {
+		irq_restore(flags);
 		return;
+	}
 	struct run_queue *rq = cpu->sched;
-	uint64_t flags = spin_lock_irqsave(&rq->lock);
+	spin_lock(&rq->lock);
 	schedule_locked(rq, SWITCH_PREEMPT);
 	finish_switch(flags);
 }
 
 void sched_exit_current(void)
 {
-	struct run_queue *rq = this_rq();
-	spin_lock_irqsave(&rq->lock);
+	uint64_t flags;
+	struct run_queue *rq = lock_this_rq(&flags);
 	rq->cpu->current->state = THREAD_EXITING;
 	schedule_locked(rq, SWITCH_EXIT);
 	panic("sched: an exited thread ran again");
@@ -372,6 +447,9 @@ static void sched_tick(void)
 
 	if (!rq)
 		return;
+	/* Preemptible code was interrupted: outside every reader section. */
+	if (rq->cpu->preempt_count == 0 && rq->cpu->irq_depth == 1)
+		grace_note_quiescent();
 	uint64_t flags = spin_lock_irqsave(&rq->lock);
 	account_current(rq, now);
 	unsigned count = collect_expired(rq, now, expired, WAKEUPS_PER_TICK);
@@ -390,15 +468,17 @@ static void sched_irq_exit(struct trap_frame *frame)
 
 /* ---- Idle and start-up --------------------------------------------------- */
 
-/* Halts until an interrupt makes something ready.  Interrupts go on and the
- * CPU halts in one step (STI's one-instruction shadow), so a wake-up from an
- * interrupt between the check and the HLT is not slept through. */
+/* Halts until an interrupt makes something ready, after trying to pull a
+ * ready thread from a busier CPU.  Interrupts go on and the CPU halts in one
+ * step (STI's one-instruction shadow), so a wake-up from an interrupt between
+ * the check and the HLT is not slept through. */
 static int idle_loop(void *arg)
 {
 	(void)arg;
 	for (;;) {
 		irq_disable();
-		if (this_cpu()->need_resched) {
+		grace_note_quiescent();
+		if (this_cpu()->need_resched || sched_pull_thread()) {
 			irq_enable();
 			sched_yield();
 			continue;
@@ -418,14 +498,27 @@ static void run_queue_init(struct run_queue *rq, struct cpu *cpu)
 	rq->last_account_ns = clock_ns();
 }
 
-static struct thread *create_idle_thread(struct cpu *cpu)
+/* Returns CPU index's idle thread, not yet started, or NULL (no memory). */
+static struct thread *alloc_idle_thread(unsigned index)
 {
 	char name[THREAD_NAME_MAX] = "idle/";
-	name[5] = (char)('0' + cpu->id % 10);
+	if (index >= 10)
+		name[5] = (char)('0' + index / 10);
+	name[index >= 10 ? 6 : 5] = (char)('0' + index % 10);
 	struct thread *idle = thread_alloc(name, SCHED_PRIORITY_MIN, THREAD_IDLE);
+	if (idle) {
+		idle->entry = idle_loop;
+		idle->cpu = index;
+		idle->affinity = SMP_CPU_BIT(index);
+	}
+	return idle;
+}
+
+static struct thread *create_idle_thread(struct cpu *cpu)
+{
+	struct thread *idle = alloc_idle_thread(cpu->id);
 	if (!idle)
 		panic("sched: no memory for cpu %u's idle thread", cpu->id);
-	idle->entry = idle_loop;
 	thread_prepare_stack(idle, thread_start, idle);
 	idle->state = THREAD_READY;
 	return idle;
@@ -450,23 +543,34 @@ void sched_init(void)
 		SCHED_PRIORITY_LEVELS, SCHED_SLICE_TICKS, thread_id(&boot_thread));
 }
 
+uint64_t sched_prepare_cpu(unsigned index)
+{
+	ASSERT(index > 0 && index < MAX_CPUS && !smp_cpu_online(index));
+	struct cpu *cpu = &cpus[index];
+	struct run_queue *rq = &run_queues[index];
+	if (!rq->idle) {
+		rq->idle = alloc_idle_thread(index);
+		if (!rq->idle)
+			return 0;
+	}
+	run_queue_init(rq, cpu);
+	rq->idle->state = THREAD_RUNNING;
+	cpu->idle_thread = rq->idle;
+	cpu->current = rq->idle;
+	cpu->sched = rq;
+	return rq->idle->stack.top;
+}
+
 void sched_start_cpu(void)
 {
 	struct cpu *cpu = this_cpu();
-	struct run_queue *rq = &run_queues[cpu->id];
-	struct thread *idle = thread_alloc("idle", SCHED_PRIORITY_MIN, THREAD_IDLE);
+	struct run_queue *rq = cpu->sched;
 
-	if (!idle)
-		panic("sched: no memory for cpu %u's idle thread", cpu->id);
+	ASSERT(rq && cpu->current == rq->idle && !irq_enabled());
 	fpu_init_cpu();
-	run_queue_init(rq, cpu);
-	/* The context we run in becomes the idle thread; the stack thread_alloc
-	 * made for it stays unused until the thread is reclaimed (never). */
-	idle->state = THREAD_RUNNING;
-	rq->idle = idle;
-	cpu->idle_thread = idle;
-	cpu->current = idle;
-	cpu->sched = rq;
+	rq->last_account_ns = clock_ns();
+	tss_set_kernel_stack(rq->idle->stack.top);
+	cpu->syscall_stack = rq->idle->stack.top;
 	irq_enable();
 	idle_loop(NULL);
 	__builtin_unreachable();
