@@ -26,6 +26,7 @@ KERNEL_PARAM(init, set_init_path, "/path: the first program (default /sbin/init)
 void proc_init(void)
 {
 	proc_setup_faults();
+	proc_files_init();
 }
 
 int proc_start_init(void)

@@ -29,6 +29,7 @@
 #define SIGFPE  8
 #define SIGKILL 9
 #define SIGSEGV 11
+#define SIGPIPE 13
 #define SIGTERM 15
 #define SIGCHLD 17
 

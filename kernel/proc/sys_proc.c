@@ -142,8 +142,10 @@ static long exec_path(struct process *p, const char *path, struct exec_arguments
 		return error;
 	error = proc_exec_image(p, image, size, a->argv, a->envp, syscall_user_frame());
 	proc_free_program(image, size);
-	if (!error)
+	if (!error) {
 		proc_set_name(p, path);
+		proc_files_exec(p);
+	}
 	return error;
 }
 
