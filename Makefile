@@ -44,6 +44,9 @@ STAMP_DEPS := $(BUILD)/.deps-ok
 .PHONY: all deps kernel iso run test test-host test-qemu bench debug clean format check-format check-layering
 all: kernel iso initrd
 
+# User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
+include userland/userland.mk
+
 deps: $(STAMP_DEPS)
 $(STAMP_DEPS): tools/deps.sh
 	$(Q)sh tools/deps.sh
@@ -104,6 +107,7 @@ define make-iso
 	$(say) ISO $(2)
 	$(Q)rm -rf $(BUILD)/iso-$(3) && mkdir -p $(BUILD)/iso-$(3)/boot/grub
 	$(Q)cp $(KERNEL_ELF) $(BUILD)/iso-$(3)/boot/microscope.elf
+	$(Q)cp $(INITRD) $(BUILD)/iso-$(3)/boot/initrd.cpio
 	$(Q)sed 's|@CMDLINE@|$(1)|' tools/grub.cfg.in > $(BUILD)/iso-$(3)/boot/grub/grub.cfg
 	$(Q)grub-mkrescue -o $(2) $(BUILD)/iso-$(3) --install-modules="$(GRUB_MODULES)" \
 		--modules="$(GRUB_MODULES)" --locales= --fonts= --themes= --compress=xz \
@@ -111,18 +115,19 @@ define make-iso
 endef
 
 iso: $(ISO) $(TEST_ISO)
-$(ISO): $(KERNEL_ELF) tools/grub.cfg.in Makefile
+$(ISO): $(KERNEL_ELF) $(INITRD) tools/grub.cfg.in Makefile
 	$(call make-iso,$(CMDLINE),$@,run)
 # The self-test image runs every suite and leaves QEMU with the result.
-$(TEST_ISO): $(KERNEL_ELF) tools/grub.cfg.in Makefile
+$(TEST_ISO): $(KERNEL_ELF) $(INITRD) tools/grub.cfg.in Makefile
 	$(call make-iso,ktest=all exit=qemu,$@,selftest)
 
 # make run ARGS="ktest=all exit=qemu" boots with a command line (QEMU -kernel).
 run: deps all
-	$(Q)$(PYTHON) tools/qemu.py --iso $(ISO) --interactive $(if $(ARGS),--kernel $(KERNEL_ELF) --append "$(ARGS)")
+	$(Q)$(PYTHON) tools/qemu.py --interactive $(if $(ARGS),--kernel $(KERNEL_ELF) --initrd $(INITRD) \
+		--append "$(ARGS)",--iso $(ISO))
 
 debug: deps all
-	$(Q)$(PYTHON) tools/qemu.py --kernel $(KERNEL_ELF) --interactive --gdb --append "$(ARGS)"
+	$(Q)$(PYTHON) tools/qemu.py --kernel $(KERNEL_ELF) --initrd $(INITRD) --interactive --gdb --append "$(ARGS)"
 
 test: deps all
 	$(Q)$(PYTHON) tests/run.py --build $(BUILD)
@@ -140,5 +145,3 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
-
-include userland/userland.mk

@@ -4,12 +4,18 @@
 Groups (each can run alone with --only):
   host   tests/host/*_test.c: real kernel sources compiled for the host with
          AddressSanitizer and UndefinedBehaviorSanitizer; every KTAP case counts.
-  ktest  the in-kernel suites (ktest=all exit=qemu, QEMU -kernel); every case counts.
+  ktest  the in-kernel suites (ktest=all exit=qemu, QEMU -kernel) on 1, 2 and 4
+         CPUs; every case counts.
   crash  crashtest=X must panic (exit status 37) naming the faulting function.
   boot   the self-test ISO under SeaBIOS and OVMF, pc and q35, small and large
          memory, and the -kernel path: each boot must end with exit status 33.
   shell  a session typed at the kernel shell over the serial console: each
          command's answer must match, and `exit` must stop QEMU (status 39).
+  user   the user programs: each ELF is checked on the host (static x86_64
+         executable, entry in a loaded segment, nothing undefined); the
+         programs run on the host too (same system call ABI: a check of the
+         libc glue); then usertests runs as init in the OS (init=/bin/usertests
+         exit=qemu), every KTAP case counts and the OS must stop by itself.
 
 Every QEMU run has a timeout (a hang fails).  Logs go to <build>/test-logs/.
 One line per test as it finishes; a failure shows the tail of its log.
@@ -59,6 +65,14 @@ BOOT_MATRIX = [
     ("uefi", "pc", "64M"), ("uefi", "pc", "2G"), ("uefi", "q35", "64M"), ("uefi", "q35", "2G"),
 ]
 KERNEL_BOOT_MEMORY = ["64M", "2G"]
+# The whole ktest suite runs once per CPU count; TCG emulates each vCPU on a
+# host thread, so more CPUs than host cores run slower.
+KTEST_CPUS = [1, 2, 4]
+KTEST_SMP_EXTRA_TIMEOUT = 60
+# Boots on several CPUs: (name, firmware, machine, CPUs, what runs).  The
+# 8-CPU boot runs only the smp suite: 8 vCPUs on two host cores are slow.
+SMP_BOOTS = [("bios-q35-smp4", "bios", "q35", 4, "iso"), ("uefi-q35-smp2", "uefi", "q35", 2, "iso"),
+             ("kernel-smp8", None, None, 8, "ktest=smp exit=qemu")]
 
 
 class Result:
@@ -268,16 +282,19 @@ def missing(path, reporter, name, hint):
     return True
 
 
-def run_ktest(args, reporter):
-    name = "ktest"
+def run_ktest(args, reporter, smp=1):
+    """Every suite on smp CPUs; results are ktest/... on one CPU and
+    ktest-smpN/... on N."""
+    name = "ktest" if smp == 1 else f"ktest-smp{smp}"
     if missing(kernel_elf(args.build), reporter, name, "run make kernel"):
         return
-    log = os.path.join(args.build, "test-logs", "ktest.log")
-    code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--append",
-                                               "ktest=all exit=qemu"], BIOS_TIMEOUT)
+    log = os.path.join(args.build, "test-logs", f"{name}.log")
+    code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--smp", str(smp),
+                                               "--append", "ktest=all exit=qemu"],
+                                   BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1))
     plan, top, cases = parse_ktap(text)
     for suite, case, status, detail in cases:
-        full = f"ktest/{suite}/{case}" if suite else f"ktest/{case}"
+        full = f"{name}/{suite}/{case}" if suite else f"{name}/{case}"
         reporter.report(Result(full, status, 0.0, "\n".join(detail)))
     problem = None
     if code == EXIT_HANG:
@@ -291,13 +308,13 @@ def run_ktest(args, reporter):
     elif plan != top:
         problem = f"plan says {plan} suites, {top} reported"
     if problem:
-        reporter.report(Result("ktest (run)", "FAIL", seconds, text, problem))
+        reporter.report(Result(f"{name} (run)", "FAIL", seconds, text, problem))
     else:
-        reporter.report(Result("ktest (run)", "ok", seconds, None, f"exit status {code}"))
+        reporter.report(Result(f"{name} (run)", "ok", seconds, None, f"exit status {code}"))
 
 
 def ktest_jobs(args, reporter):
-    return [lambda: run_ktest(args, reporter)]
+    return [lambda n=n: run_ktest(args, reporter, n) for n in KTEST_CPUS]
 
 
 # ---------------------------------------------------------------- crash tests
@@ -370,7 +387,19 @@ def boot_jobs(args, reporter):
                 qemu_args.append("--uefi")
                 timeout = UEFI_TIMEOUT
             runs.append((name, qemu_args, timeout))
+        for name, firmware, machine, smp, what in SMP_BOOTS:
+            if what != "iso":
+                continue
+            qemu_args = ["--iso", iso, "--machine", machine, "--memory", "256M", "--smp", str(smp)]
+            if firmware == "uefi":
+                qemu_args.append("--uefi")
+            runs.append((f"boot/{name}", qemu_args,
+                         UEFI_TIMEOUT if firmware == "uefi" else BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT))
     if not missing(kernel_elf(args.build), reporter, "boot/kernel", "run make kernel"):
+        for name, _, _, smp, what in SMP_BOOTS:
+            if what != "iso":
+                runs.append((f"boot/{name}", ["--kernel", kernel_elf(args.build), "--smp", str(smp),
+                                              "--append", what], BIOS_TIMEOUT))
         for memory in KERNEL_BOOT_MEMORY:
             name = f"boot/kernel-{memory}"
             qemu_args = ["--kernel", kernel_elf(args.build), "--memory", memory, "--append",
@@ -485,17 +514,162 @@ def shell_jobs(args, reporter):
     return [lambda: run_shell(args, reporter)]
 
 
+# ---------------------------------------------------------------- user programs
+
+
+USER_TIMEOUT = 300
+# usertests cases that are safe on the host (no exhaustion, no files of the
+# OS's initrd): the glue and the tests' own logic, against Linux itself.
+USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_binary",
+                   "pipe_dead_reader", "kill_mid_syscall", "stack_guard", "bad_memory_access",
+                   "cpu_exceptions", "float_state_survives_switches", "fork_copies_memory",
+                   "heap_and_mappings"]
+ELF_MAGIC = b"\x7fELF"
+PT_LOAD, PT_DYNAMIC, PT_INTERP, PF_X = 1, 2, 3, 1
+
+
+def user_bin(build, name=""):
+    return os.path.join(build, "user", "bin", name)
+
+
+def elf_problems(path):
+    """What makes path unfit to be a microScope program ([] when nothing)."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != ELF_MAGIC or data[4] != 2 or data[5] != 1:
+        return ["not a 64-bit little-endian ELF file"]
+    e_type, e_machine, _, e_entry, e_phoff = struct.unpack_from("<HHIQQ", data, 16)
+    e_phentsize, e_phnum = struct.unpack_from("<HH", data, 54)
+    problems = []
+    if e_type != 2:
+        problems.append(f"e_type {e_type}, expected ET_EXEC (2)")
+    if e_machine != 62:
+        problems.append(f"e_machine {e_machine}, expected x86_64 (62)")
+    entry_ok = False
+    for i in range(e_phnum):
+        p_type, p_flags, _, p_vaddr, _, _, p_memsz = struct.unpack_from(
+            "<IIQQQQQ", data, e_phoff + i * e_phentsize)
+        if p_type in (PT_DYNAMIC, PT_INTERP):
+            problems.append("dynamically linked (PT_DYNAMIC or PT_INTERP)")
+        if p_type == PT_LOAD and p_flags & PF_X and p_vaddr <= e_entry < p_vaddr + p_memsz:
+            entry_ok = True
+    if not entry_ok:
+        problems.append(f"entry {e_entry:#x} is in no executable PT_LOAD segment")
+    undefined = subprocess.run(["nm", "-u", path], capture_output=True, text=True).stdout.split()
+    undefined = [u for u in undefined if u not in ("U", "w", "v")]
+    if undefined:
+        problems.append("undefined symbols: " + " ".join(undefined[:10]))
+    return problems
+
+
+def run_user_elf(args, reporter, name):
+    problems = elf_problems(user_bin(args.build, name))
+    reporter.report(Result(f"user/elf/{name}", "FAIL" if problems else "ok", 0.0,
+                           "\n".join(problems), "; ".join(problems)))
+
+
+def run_user_host(args, reporter):
+    """The programs under the host's (Linux) kernel: the same ABI."""
+    checks = [("echo", ["echo", "-n", "a", "b c"], "a b c"),
+              ("cat", ["cat", "userland/rootfs/etc/motd"], read_text("userland/rootfs/etc/motd")),
+              ("ls", ["ls", "userland/rootfs"], "README\netc\n"),
+              ("sh-pipeline", ["sh", "-c", "echo one two | cat | cat"], "one two\n")]
+    env = dict(os.environ, PATH=os.path.abspath(user_bin(args.build)))
+    for name, argv, expected in checks:
+        argv = [user_bin(args.build, argv[0])] + argv[1:]
+        proc = subprocess.run(argv, cwd=ROOT, capture_output=True, env=env, timeout=30)
+        output = proc.stdout.decode(errors="replace")
+        ok = proc.returncode == 0 and output == expected
+        reporter.report(Result(f"user/host/{name}", "ok" if ok else "FAIL", 0.0,
+                               output + proc.stderr.decode(errors="replace"),
+                               "" if ok else f"printed {output!r}, status {proc.returncode}"))
+    start = time.monotonic()
+    try:
+        proc = subprocess.run([user_bin(args.build, "usertests")] + USER_HOST_CASES, cwd=ROOT,
+                              capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+        code, text = proc.returncode, proc.stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        code, text = EXIT_HANG, (e.stdout or b"").decode(errors="replace")
+    plan, top, cases = parse_ktap(text)
+    for _, case, status, detail in cases:
+        reporter.report(Result(f"user/host/usertests/{case}", status, 0.0, "\n".join(detail)))
+    if code != 0 or plan != top or "ALL TESTS PASSED" not in text:
+        reporter.report(Result("user/host/usertests", "FAIL", time.monotonic() - start, text,
+                               f"exit status {code}, {top} of {plan} cases reported"))
+
+
+def run_usertests(args, reporter):
+    """usertests as init in the OS: each KTAP case, then the OS must stop.
+    The console is read as it comes, so a kernel that cannot start the
+    program is left at once instead of at the timeout."""
+    log = os.path.join(args.build, "test-logs", "usertests.log")
+    cmd = [sys.executable, QEMU_PY, "--kernel", kernel_elf(args.build), "--initrd",
+           os.path.join(args.build, "initrd.cpio"), "--append", "init=/bin/usertests exit=qemu",
+           "--console-stdio", "--timeout", str(USER_TIMEOUT)]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    console = Console(proc, start + USER_TIMEOUT + 10)
+    cannot_start = None
+    while cannot_start is None:
+        line = console.read_until(b"\n")
+        if line is None:
+            break
+        if "cannot start /bin/usertests" in line:
+            cannot_start = line.strip()
+            os.killpg(proc.pid, 9)  # qemu.py and QEMU
+    code = proc.wait()
+    text = console.transcript.decode(errors="replace")
+    with open(log, "w") as f:
+        f.write(text)
+    seconds = time.monotonic() - start
+    if cannot_start:
+        # A kernel that cannot start programs at all is not there yet: skip.
+        reporter.report(Result("user/usertests", "skip", seconds, text, cannot_start))
+        return
+    started = text.find("KTAP version 1")
+    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
+    for _, case, status, detail in cases:
+        reporter.report(Result(f"user/usertests/{case}", status, 0.0, "\n".join(detail)))
+    problem = None
+    if started < 0:
+        problem = "usertests printed nothing"
+    elif plan is None or plan != top:
+        problem = f"{top} of {plan} cases reported"
+    elif "ALL TESTS PASSED" not in text and not any(st == "FAIL" for _, _, st, _ in cases):
+        problem = "no ALL TESTS PASSED line"
+    elif code not in (EXIT_PASSED, EXIT_FAILED, EXIT_REQUESTED):
+        problem = {EXIT_HANG: "the OS did not stop after usertests ended",
+                   EXIT_PANIC: "kernel panic"}.get(code, f"exit status {code}")
+    reporter.report(Result("user/usertests (run)", "FAIL" if problem else "ok", seconds,
+                           text if problem else None, problem or f"exit status {code}"))
+
+
+def user_jobs(args, reporter):
+    if missing(os.path.join(args.build, "initrd.cpio"), reporter, "user", "run make initrd"):
+        return []
+    names = sorted(os.listdir(user_bin(args.build)))
+    jobs = [lambda n=n: run_user_elf(args, reporter, n) for n in names]
+    jobs.append(lambda: run_user_host(args, reporter))
+    if not missing(kernel_elf(args.build), reporter, "user/usertests", "run make kernel"):
+        jobs.insert(0, lambda: run_usertests(args, reporter))
+    return jobs
+
+
 # ---------------------------------------------------------------- main
 
 
 GROUPS = {"host": host_jobs, "ktest": ktest_jobs, "crash": crash_jobs, "boot": boot_jobs,
-          "shell": shell_jobs}
+          "shell": shell_jobs, "user": user_jobs}
 
 
 def list_tests(args):
     for source in sorted(glob.glob(os.path.join(ROOT, "tests/host/*_test.c"))):
         print("host  host/" + os.path.basename(source)[: -len("_test.c")] + "  (one per KTAP case)")
     print("ktest ktest/<suite>/<case>  (every case of ktest=all)")
+    for n in KTEST_CPUS[1:]:
+        print(f"ktest ktest-smp{n}/<suite>/<case>  (the same on {n} CPUs)")
     known = known_crashtests()
     for value, pattern in CRASH_TESTS:
         print(f"crash crash/{value}  /{pattern}/" + ("" if value in known else "  (skipped: unknown)"))
@@ -503,9 +677,14 @@ def list_tests(args):
         print(f"boot  boot/{firmware}-{machine}-{memory}")
     for memory in KERNEL_BOOT_MEMORY:
         print(f"boot  boot/kernel-{memory}")
+    for name, _, _, smp, what in SMP_BOOTS:
+        print(f"boot  boot/{name}  ({smp} CPUs, {'the self-test ISO' if what == 'iso' else what})")
     for step, line, _ in SHELL_SESSION:
         print(f"shell shell/{step}  (types {line!r})")
     print("shell shell/exit  (exit stops QEMU with status 39)")
+    print("user  user/elf/<program>  (static x86_64 ET_EXEC, entry in PT_LOAD, nothing undefined)")
+    print("user  user/host/<check>, user/host/usertests/<case>  (the programs on the host)")
+    print("user  user/usertests/<case>  (usertests as init in the OS)")
 
 
 def run_group(jobs):
@@ -529,7 +708,7 @@ def main():
     os.makedirs(os.path.join(args.build, "test-logs"), exist_ok=True)
     reporter = Reporter()
     start = time.monotonic()
-    for group in ["host", "ktest", "crash", "boot", "shell"]:
+    for group in ["host", "ktest", "crash", "boot", "shell", "user"]:
         if args.only and group not in args.only:
             continue
         run_group(GROUPS[group](args, reporter))
