@@ -98,6 +98,32 @@ def bench_joinpoint(build, out_dir):
     return lines
 
 
+PROC_CASE = re.compile(r"^proc_bench: case (\S+) calls (\d+) ticks (\d+)")
+PROC_ROWS = [
+    ("getpid", "getpid round trip (SYSCALL ... SYSRET, loop subtracted)"),
+    ("fork+exit+wait", "fork + child exit + wait4"),
+    ("fork+exec+exit+wait", "fork + execve of a small static program + exit + wait4"),
+]
+
+
+def bench_proc(build, out_dir):
+    """System call round trip and process creation, measured by a user program."""
+    lines = ["## Processes (`proc_bench`)", ""]
+    for mode, icount in (("icount", True), ("tcg", False)):
+        log = os.path.join(out_dir, f"proc_bench-{mode}.log")
+        cases = {}
+        for line in boot(build, "proc_bench exit=qemu", icount, log).splitlines():
+            m = PROC_CASE.match(line)
+            if m:
+                cases[m.group(1)] = int(m.group(3)) / int(m.group(2))
+        unit = "instructions" if icount else "TSC ticks (host time, noisy)"
+        lines += [("QEMU -icount shift=0:" if icount else "Plain TCG:"), "",
+                  f"| case | {unit} per call |", "|---|---:|"]
+        lines += [f"| {label} | {cases[key]:.0f} |" for key, label in PROC_ROWS if key in cases]
+        lines.append("")
+    return lines
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -107,6 +133,7 @@ def main():
     out_dir = os.path.join(build, "bench")
     os.makedirs(out_dir, exist_ok=True)
     lines = bench_joinpoint(build, out_dir)
+    lines += bench_proc(build, out_dir)
     text = "\n".join(lines) + "\n"
     print(text, end="")
     with open(os.path.join(out_dir, "results.md"), "w") as f:

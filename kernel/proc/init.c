@@ -31,6 +31,7 @@ void proc_init(void)
 
 int proc_start_init(void)
 {
+	proc_bench_run_if_requested();
 	char *argv[] = {init_path, NULL};
 	char *envp[] = {"PATH=/bin:/sbin", "HOME=/", "TERM=dumb", NULL};
 	int pid = proc_spawn(init_path, argv, envp);

@@ -38,6 +38,7 @@ enum region_kind { REGION_PROGRAM, REGION_HEAP, REGION_STACK, REGION_MMAP };
 struct proc_region {
 	struct proc_region *next; /* sorted by start, none overlapping */
 	uint64_t start, end;      /* page aligned; end == start only for an empty heap */
+	uint64_t mapped_low;      /* no page below it is mapped (the stack fills in downwards) */
 	unsigned flags;           /* VM_WRITE, VM_EXEC (VM_USER is implied) */
 	enum region_kind kind;
 };
@@ -132,6 +133,9 @@ void proc_setup_faults(void);
 bool proc_is_killed(const struct process *p);
 /* Sets the name from a path's last component. */
 void proc_set_name(struct process *p, const char *path);
+
+/* bench.c: runs proc_bench and stops the machine when the parameter is given. */
+bool proc_bench_run_if_requested(void);
 
 /* exec.c */
 /* Replaces p's memory with the program in image, arguments argv/envp (kernel

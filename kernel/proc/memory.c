@@ -71,7 +71,7 @@ void memory_destroy(struct proc_memory *memory)
 	struct proc_region *r = memory->regions;
 	while (r) {
 		struct proc_region *next = r->next;
-		unmap_pages(memory, r->start, r->end);
+		unmap_pages(memory, r->mapped_low, r->end);
 		kfree(r);
 		r = next;
 	}
@@ -108,14 +108,16 @@ struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start
 	*error = -ENOMEM;
 	if (!region)
 		return NULL;
-	*region = (struct proc_region){NULL, start, end, flags & (VM_WRITE | VM_EXEC), kind};
+	*region = (struct proc_region){
+	    NULL, start, end, kind == REGION_STACK ? end : start, flags & (VM_WRITE | VM_EXEC),
+	    kind};
 	insert_sorted(memory, region);
 	*error = 0;
 	return region;
 }
 
 /* Maps a fresh zeroed frame at page.  Returns 0 or -ENOMEM. */
-static int map_zero_page(struct proc_memory *memory, const struct proc_region *r, uint64_t page)
+static int map_zero_page(struct proc_memory *memory, struct proc_region *r, uint64_t page)
 {
 	uint64_t frame = pmm_alloc_frame();
 	if (!frame)
@@ -126,6 +128,8 @@ static int map_zero_page(struct proc_memory *memory, const struct proc_region *r
 		return -ENOMEM;
 	}
 	memory->pages++;
+	if (page < r->mapped_low)
+		r->mapped_low = page;
 	return 0;
 }
 
@@ -134,7 +138,7 @@ int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end)
 	for (uint64_t page = page_down(start); page < end; page += PAGE_SIZE) {
 		if (vm_translate(memory->space, page, NULL, NULL) == 0)
 			continue;
-		const struct proc_region *r = find_region(memory, page);
+		struct proc_region *r = find_region(memory, page);
 		if (!r)
 			return -EFAULT;
 		if (map_zero_page(memory, r, page) < 0)
@@ -151,15 +155,17 @@ static int cut_region(struct proc_memory *memory, struct proc_region *r, uint64_
 		struct proc_region *tail = kzalloc(sizeof *tail);
 		if (!tail)
 			return -ENOMEM;
-		*tail = (struct proc_region){r->next, end, r->end, r->flags, r->kind};
+		*tail = (struct proc_region){r->next, end, r->end, end, r->flags, r->kind};
 		r->next = tail;
 	}
 	uint64_t from = start > r->start ? start : r->start;
 	uint64_t to = end < r->end ? end : r->end;
 	unmap_pages(memory, from, to);
-	if (from == r->start)
+	if (from == r->start) {
 		r->start = to;
-	else
+		if (r->mapped_low < to)
+			r->mapped_low = to;
+	} else
 		r->end = from;
 	return 0;
 }
@@ -239,7 +245,8 @@ static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 		return error;
 	if (r == parent->heap)
 		child->heap = copy;
-	for (uint64_t page = r->start; page < r->end; page += PAGE_SIZE)
+	copy->mapped_low = r->mapped_low;
+	for (uint64_t page = r->mapped_low; page < r->end; page += PAGE_SIZE)
 		if (share_page(child, parent, r, page) < 0)
 			return -ENOMEM;
 	return 0;
@@ -283,7 +290,7 @@ static int break_cow(struct proc_memory *memory, const struct proc_region *r, ui
 
 int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error)
 {
-	const struct proc_region *r = find_region(memory, address);
+	struct proc_region *r = find_region(memory, address);
 	if (!r || ((error & PF_ERROR_WRITE) && !(r->flags & VM_WRITE)) ||
 	    ((error & PF_ERROR_FETCH) && !(r->flags & VM_EXEC)))
 		return -EFAULT;

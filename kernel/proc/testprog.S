@@ -103,6 +103,8 @@ entry:
 	je mode_args
 	cmp $'E', %al
 	je mode_exec_missing
+	cmp $'B', %al
+	je mode_bench
 	EXIT 99
 
 mode_none:
@@ -383,6 +385,143 @@ mode_exec_missing:
 	EXPECT_RAX -ENOENT, 81
 	EXIT 80
 
+/* B: the proc_bench figures, printed on fd 1 as
+ * "proc_bench: case <name> calls <n> ticks <t>" (RDTSC: instructions under
+ * -icount shift=0).  The fork+exec case runs /tmp/testprog, which the kernel
+ * wrote there (kernel/proc/bench.c). */
+#define BENCH_GETPID_CALLS 10000
+#define BENCH_FORK_CALLS   50
+
+.macro TSC_INTO reg
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, \reg
+.endm
+
+mode_bench:
+	mov $BENCH_GETPID_CALLS, %r13d     /* the loop alone, to subtract */
+	TSC_INTO %r12
+1:	dec %r13d
+	jnz 1b
+	TSC_INTO %r14
+	sub %r12, %r14
+	mov $BENCH_GETPID_CALLS, %r13d
+	TSC_INTO %r12
+1:	mov $__NR_getpid, %eax
+	syscall
+	dec %r13d
+	jnz 1b
+	TSC_INTO %rax
+	sub %r12, %rax
+	sub %r14, %rax
+	mov $DATA(name_getpid), %esi
+	mov $BENCH_GETPID_CALLS, %ecx
+	call print_case
+
+	mov $BENCH_FORK_CALLS, %r13d
+	TSC_INTO %r12
+1:	SYS __NR_fork
+	test %rax, %rax
+	jnz 2f
+	EXIT 0                  /* child */
+2:	mov %rax, %rdi
+	xor %esi, %esi
+	xor %edx, %edx
+	xor %r10d, %r10d
+	SYS __NR_wait4
+	dec %r13d
+	jnz 1b
+	TSC_INTO %rax
+	sub %r12, %rax
+	mov $DATA(name_fork), %esi
+	mov $BENCH_FORK_CALLS, %ecx
+	call print_case
+
+	mov $BENCH_FORK_CALLS, %r13d
+	TSC_INTO %r12
+1:	SYS __NR_fork
+	test %rax, %rax
+	jnz 2f
+	mov $DATA(path_bench), %edi  /* child: exec the test program, mode e */
+	mov $DATA(bench_argv), %esi
+	xor %edx, %edx
+	SYS __NR_execve
+	EXIT 1
+2:	mov %rax, %rdi
+	mov $DATA(status), %esi
+	xor %edx, %edx
+	xor %r10d, %r10d
+	SYS __NR_wait4
+	cmpl $(42 << 8), DATA(status)
+	jne 9f
+	dec %r13d
+	jnz 1b
+	TSC_INTO %rax
+	sub %r12, %rax
+	mov $DATA(name_exec), %esi
+	mov $BENCH_FORK_CALLS, %ecx
+	call print_case
+	EXIT 0
+9:	EXIT 90
+
+/* Writes "proc_bench: case <name at rsi> calls <rcx> ticks <rax>\n" to fd 1. */
+print_case:
+	push %rax
+	push %rcx
+	push %rsi
+	mov $DATA(line), %edi
+	mov $DATA(text_case), %esi
+	call put_string
+	pop %rsi
+	call put_string
+	mov $DATA(text_calls), %esi
+	call put_string
+	pop %rax
+	call put_decimal
+	mov $DATA(text_ticks), %esi
+	call put_string
+	pop %rax
+	call put_decimal
+	movb $'\n', (%rdi)
+	inc %rdi
+	mov %rdi, %rdx
+	sub $DATA(line), %rdx
+	mov $1, %edi
+	mov $DATA(line), %esi
+	SYS __NR_write
+	ret
+
+/* Copies the string at rsi (without its NUL) to rdi; rdi ends past it. */
+put_string:
+	movb (%rsi), %al
+	test %al, %al
+	jz 1f
+	movb %al, (%rdi)
+	inc %rsi
+	inc %rdi
+	jmp put_string
+1:	ret
+
+/* Writes rax in decimal at rdi; rdi ends past it. */
+put_decimal:
+	mov $DATA(digits_end), %r8
+	mov $10, %r9
+1:	xor %edx, %edx
+	div %r9
+	add $'0', %dl
+	dec %r8
+	movb %dl, (%r8)
+	test %rax, %rax
+	jnz 1b
+2:	movb (%r8), %al
+	movb %al, (%rdi)
+	inc %rdi
+	inc %r8
+	cmp $DATA(digits_end), %r8
+	jb 2b
+	ret
+
 text_end:
 
 	.balign 4096
@@ -403,6 +542,30 @@ bad_argv:
 	.balign 8
 pids:
 	.fill 256, 8, 0
+name_getpid:
+	.asciz "getpid"
+name_fork:
+	.asciz "fork+exit+wait"
+name_exec:
+	.asciz "fork+exec+exit+wait"
+text_case:
+	.asciz "proc_bench: case "
+text_calls:
+	.asciz " calls "
+text_ticks:
+	.asciz " ticks "
+path_bench:
+	.asciz "/tmp/testprog"
+	.balign 8
+bench_argv:
+	.quad DATA(path_bench), DATA(mode_e), 0
+mode_e:
+	.asciz "e"
+digits:
+	.fill 24, 1, 0
+digits_end:
+line:
+	.fill 128, 1, 0
 data_end:
 	.global proc_test_image_end
 proc_test_image_end:
