@@ -3,11 +3,15 @@
  * process.  init is whatever init= names (default /sbin/init), started with
  * argv = {path} and an environment naming the console; when it cannot be
  * started (no initial RAM filesystem, no such program) the kernel says so
- * and stays up without it.
+ * and stays up without it.  Nothing takes over from init: when it ends, a
+ * kernel thread that waited for it reports its status and stops the machine
+ * (with exit=qemu, QEMU exits with 33 for status 0, else 35: how usertests
+ * run as init report to the test runner).
  */
 #include "boot/cmdline.h"
 #include "console/console.h"
 #include "lib/string.h"
+#include "power/power.h"
 #include "proc/internal.h"
 
 #define INIT_PATH_MAX 128
@@ -29,6 +33,20 @@ void proc_init(void)
 	proc_files_init();
 }
 
+/* Waits for init to end, says how, and stops. */
+static int wait_for_init(void *arg)
+{
+	int pid = (int)(intptr_t)arg, status = -1;
+	if (proc_wait(pid, &status, 0) != pid)
+		return -1;
+	if (status & 0x7f)
+		pr_warn("proc: init (pid %d) killed by signal %d; stopping\n", pid, status & 0x7f);
+	else
+		pr_info("proc: init (pid %d) exited with status %d; stopping\n", pid,
+			(status >> 8) & 0xff);
+	power_stop(status == 0 ? POWER_TESTS_PASSED : POWER_TESTS_FAILED);
+}
+
 int proc_start_init(void)
 {
 	proc_bench_run_if_requested();
@@ -40,5 +58,8 @@ int proc_start_init(void)
 			pid, pid == -2 ? ": no initial RAM filesystem or no such program" : "");
 	else
 		pr_info("proc: started %s as pid %d\n", init_path, pid);
+	if (pid > 0 && !thread_create(wait_for_init, (void *)(intptr_t)pid, "init-watch",
+				      SCHED_PRIORITY_NORMAL))
+		pr_warn("proc: no thread to watch init; its end will go unnoticed\n");
 	return pid;
 }
