@@ -421,7 +421,9 @@ static int signal_of_exception(uint64_t vector)
 }
 
 /* Every exception from user mode: a fault memory can resolve is retried;
- * anything else ends the process with a one-line report. */
+ * anything else gets a one-line report and the signal, which ends the
+ * process on its way out (proc_return_to_user): the handler itself returns,
+ * as it runs inside the trap.entry join point. */
 static bool handle_user_fault(struct trap_frame *frame, uint64_t fault_address)
 {
 	struct process *p = proc_current();
@@ -434,8 +436,8 @@ static bool handle_user_fault(struct trap_frame *frame, uint64_t fault_address)
 	pr_warn("proc: %s[%d] killed by signal %d: %s (%s) at rip %#lx, address %#lx\n", p->name,
 		p->pid, signal, trap_name_of((unsigned)frame->vector),
 		trap_mnemonic_of((unsigned)frame->vector), frame->rip, fault_address);
-	irq_enable();
-	proc_exit_current(PROC_STATUS_SIGNALED(signal));
+	__atomic_or_fetch(&p->pending_signals, 1u << signal, __ATOMIC_RELEASE);
+	return true;
 }
 
 /* ---- Listing --------------------------------------------------------------- */
