@@ -5,6 +5,9 @@
  * on pipe->readable / pipe->writable with conditions that read those fields
  * (a waker changes them first, then wakes, so no wake-up is lost).
  *
+ * A process told to end stops waiting (-EINTR): the conditions include
+ * vfs_signal_pending, and the waits time out now and then to look again.
+ *
  * The pipe lives as long as its node: each end holds a reference through
  * its file, and the node's release frees the pipe once both ends are gone.
  */
@@ -14,6 +17,11 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "time/time.h"
+
+/* Waits re-check for a signal at least this often, in case the signal's
+ * sender does not wake the waiting thread. */
+#define SIGNAL_CHECK_NS (100 * NSEC_PER_MSEC)
 
 struct pipe {
 	struct vfs_node node;
@@ -83,7 +91,7 @@ JOINPOINT_DEFINE(pipe, read, int64_t, struct vfs_file *, file, void *, buffer, s
 			return -EAGAIN;
 		if (vfs_signal_pending())
 			return -EINTR;
-		waitq_wait(&p->readable, can_read, &arg);
+		waitq_wait_timeout(&p->readable, can_read, &arg, SIGNAL_CHECK_NS);
 	}
 }
 
@@ -132,7 +140,7 @@ JOINPOINT_DEFINE(pipe, write, int64_t, struct vfs_file *, file, const void *, bu
 		if (vfs_signal_pending())
 			return stop_writing(done, -EINTR);
 		struct wait_arg arg = {p, atomic ? length : 1};
-		waitq_wait(&p->writable, can_write, &arg);
+		waitq_wait_timeout(&p->writable, can_write, &arg, SIGNAL_CHECK_NS);
 	}
 	return (int64_t)length;
 }
