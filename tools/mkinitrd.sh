@@ -2,7 +2,8 @@
 # Builds the initial RAM disk: a newc cpio archive of
 #   /sbin/init, /bin/<every other program>  (debug information stripped)
 #   userland/rootfs/*                         (/etc/rc, text files, ...)
-#   /aspects, /tmp, /dev                      (empty directories)
+#   /aspects, /tmp                            (empty directories; /dev is
+#                                             devfs, mounted by the kernel)
 # Usage: mkinitrd.sh <out.cpio> <staging dir> <rootfs dir> <program>...
 # Names in the archive are relative ("bin/sh"), owner root, as Linux's are.
 set -eu
@@ -11,7 +12,7 @@ stage=$2
 rootfs=$3
 shift 3
 rm -rf "$stage"
-mkdir -p "$stage/bin" "$stage/sbin" "$stage/aspects" "$stage/tmp" "$stage/dev"
+mkdir -p "$stage/bin" "$stage/sbin" "$stage/aspects" "$stage/tmp"
 cp -R "$rootfs"/. "$stage"/
 for program in "$@"; do
 	name=$(basename "$program")
