@@ -131,6 +131,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	jp_boot_init();
 	arch_smp_start_cpus();
 	sched_apply_monitor_cpus();
+	smp_bench_run_if_requested();
 
 	crashtest_run();
 	if (ktest_requested())

@@ -98,6 +98,55 @@ def bench_joinpoint(build, out_dir):
     return lines
 
 
+IPI = re.compile(r"^smp_bench: ipi round trips (\d+) ticks (\d+)")
+PARALLEL = re.compile(r"^smp_bench: parallel cpus (\d+) threads (\d+) rounds (\d+) ns (\d+)")
+SMP_CPUS = [1, 2, 4]
+
+
+def boot_smp(build, cpus, icount, log):
+    """boot() with -smp cpus (appended after --, as QEMU arguments)."""
+    cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope.elf"), "--smp",
+           str(cpus), "--append", "smp_bench exit=qemu", "--log", log, "--timeout", str(TIMEOUT)]
+    if icount:
+        cmd.append("--icount")
+    status = subprocess.run(cmd, cwd=ROOT, stderr=subprocess.DEVNULL).returncode
+    with open(log, errors="replace") as f:
+        text = f.read()
+    if status != EXIT_REQUESTED:
+        sys.exit(f"bench.py: smp_bench on {cpus} CPUs ended with status {status}, see {log}")
+    return text
+
+
+def bench_smp(build, out_dir):
+    """IPI round trip (icount, 2 CPUs) and the speed-up of a CPU-bound kernel
+    workload on 1, 2 and 4 CPUs (plain TCG: -icount runs every vCPU on one
+    host thread, which would hide any parallelism)."""
+    lines = ["## SMP (`smp_bench`)", ""]
+    text = boot_smp(build, 2, True, os.path.join(out_dir, "smp_bench-ipi.log"))
+    m = next(filter(None, (IPI.match(line) for line in text.splitlines())), None)
+    if m:
+        rounds, ticks = int(m.group(1)), int(m.group(2))
+        lines += [f"IPI round trip (smp_call to one other CPU and wait), QEMU -icount shift=0, "
+                  f"2 CPUs: {ticks / rounds:.0f} guest instructions (both CPUs together) "
+                  f"per round trip, mean of {rounds}.", ""]
+    times = {}
+    for cpus in SMP_CPUS:
+        text = boot_smp(build, cpus, False, os.path.join(out_dir, f"smp_bench-{cpus}cpu.log"))
+        for line in text.splitlines():
+            m = PARALLEL.match(line)
+            if m:
+                times[cpus] = (int(m.group(4)), int(m.group(2)), int(m.group(3)))
+    host = os.cpu_count()
+    lines += [f"CPU-bound parallel workload: {times[1][1]} kernel threads x {times[1][2]} rounds "
+              f"of an xorshift loop, plain TCG, host with {host} cores:", "",
+              "| CPUs | wall time (ms) | speed-up |", "|---:|---:|---:|"]
+    for cpus in SMP_CPUS:
+        ns = times[cpus][0]
+        lines.append(f"| {cpus} | {ns / 1e6:.0f} | {times[1][0] / ns:.2f} |")
+    lines += ["", "(The user-space version of this workload comes with user programs.)", ""]
+    return lines
+
+
 PROC_CASE = re.compile(r"^proc_bench: case (\S+) calls (\d+) ticks (\d+)")
 PROC_ROWS = [
     ("getpid", "getpid round trip (SYSCALL ... SYSRET, loop subtracted)"),
@@ -134,6 +183,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     lines = bench_joinpoint(build, out_dir)
     lines += bench_proc(build, out_dir)
+    lines += bench_smp(build, out_dir)
     text = "\n".join(lines) + "\n"
     print(text, end="")
     with open(os.path.join(out_dir, "results.md"), "w") as f:

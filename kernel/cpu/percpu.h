@@ -36,7 +36,7 @@ struct cpu {
 	int irq_depth;      /* nesting of interrupt handlers */
 	int need_resched;   /* set by the tick or a wake-up, acted on at exit */
 	unsigned jp_sections; /* join points: odd while running advice (guard, grace) */
-	uint64_t quiescent_generation; /* grace periods: last generation seen */
+	uint64_t quiescent_generation; /* grace periods: quiescent points passed (smp/grace.c) */
 	void *arch;         /* GDT/TSS and stacks, owned by arch code */
 	void *sched;        /* run queue, owned by sched */
 	struct cpu_stats stats;

@@ -8,7 +8,8 @@
  * runs the old handler or holds its ctx.
  *
  * Counts are shared atomics (one relaxed add per interrupt); per-CPU totals
- * are in this_cpu()->stats.interrupts.  An interrupt on a vector without a
+ * are in this_cpu()->stats.interrupts, and the time spent in outermost
+ * handlers in stats.irq_ns.  An interrupt on a vector without a
  * handler is counted, acknowledged and reported once per vector.  Every
  * handler runs through the irq.entry join point (vector, frame).
  */
@@ -24,6 +25,7 @@
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "panic/panic.h"
+#include "time/time.h"
 
 struct irq_vector {
 	irq_handler_fn handler; /* NULL when none */
@@ -187,12 +189,15 @@ void irq_dispatch(struct trap_frame *frame)
 	if (vector == IRQ_SPURIOUS_VECTOR)
 		return;
 
+	uint64_t entry_tsc = cpu->irq_depth ? 0 : rdtsc(); /* outermost: time it */
 	cpu->irq_depth++;
 	irq_run_handler(vector, frame);
 	irq_eoi_fn eoi = __atomic_load_n(&eoi_function, __ATOMIC_ACQUIRE);
 	if (eoi)
 		eoi(vector);
 	cpu->irq_depth--;
+	if (entry_tsc)
+		cpu->stats.irq_ns += clock_tsc_to_ns(rdtsc() - entry_tsc);
 
 	irq_exit_hook_fn hook = __atomic_load_n(&exit_hook, __ATOMIC_ACQUIRE);
 	if (cpu->irq_depth == 0 && hook)

@@ -28,6 +28,9 @@ struct attachment {
 	unsigned generation;            /* bumped when the slot is freed */
 };
 
+/* Taken without turning interrupts off: patching waits for every CPU to
+ * answer a cross-CPU call (patch.c), which a CPU spinning here with
+ * interrupts off could not.  No interrupt handler takes it. */
 static struct spinlock writer_lock = SPINLOCK_INIT("joinpoint");
 static struct attachment attachments[JP_MAX_ATTACHMENTS];
 static uint64_t sequence; /* one per update; generations and entry ages */
@@ -84,13 +87,13 @@ static void free_retired(struct jp_list *chain)
 	if (!chain)
 		return;
 	jp_synchronize();
-	uint64_t flags = spin_lock_irqsave(&writer_lock);
+	spin_lock(&writer_lock);
 	while (chain) {
 		struct jp_list *next = chain->retired_next;
 		jp_list_free(chain);
 		chain = next;
 	}
-	spin_unlock_irqrestore(&writer_lock, flags);
+	spin_unlock(&writer_lock);
 }
 
 /* The check phase of attach: 0 with *matched set, or the error. */
@@ -154,11 +157,11 @@ int jp_attach(const char *pattern, const struct jp_advice *advice)
 	if (!jp_may_wait())
 		return -EDEADLK;
 
-	uint64_t flags = spin_lock_irqsave(&writer_lock);
+	spin_lock(&writer_lock);
 	unsigned matched = 0;
 	int error = check_attach(pattern, advice, &matched);
 	if (error) {
-		spin_unlock_irqrestore(&writer_lock, flags);
+		spin_unlock(&writer_lock);
 		return error;
 	}
 	int slot = free_slot();
@@ -175,7 +178,7 @@ int jp_attach(const char *pattern, const struct jp_advice *advice)
 	};
 	struct jp_list *retired = weave(pattern, &entry);
 	int handle = handle_of((unsigned)slot);
-	spin_unlock_irqrestore(&writer_lock, flags);
+	spin_unlock(&writer_lock);
 
 	free_retired(retired);
 	return handle;
@@ -224,20 +227,20 @@ int jp_detach(int handle)
 	if (!jp_may_wait())
 		return -EDEADLK;
 
-	uint64_t flags = spin_lock_irqsave(&writer_lock);
+	spin_lock(&writer_lock);
 	int slot = slot_of(handle);
 	if (slot < 0) {
-		spin_unlock_irqrestore(&writer_lock, flags);
+		spin_unlock(&writer_lock);
 		return -EINVAL;
 	}
 	if (jp_list_available() < lists_needed_without((unsigned)slot)) {
-		spin_unlock_irqrestore(&writer_lock, flags);
+		spin_unlock(&writer_lock);
 		return -ENOMEM;
 	}
 	struct jp_list *retired = unweave((unsigned)slot, ++sequence);
 	attachments[slot].advice = NULL;
 	attachments[slot].generation++;
-	spin_unlock_irqrestore(&writer_lock, flags);
+	spin_unlock(&writer_lock);
 
 	free_retired(retired);
 	return 0;

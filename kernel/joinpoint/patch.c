@@ -9,28 +9,46 @@
  * PHYSMAP_BASE + (code - KERNEL_VMA).  A site is checked to hold one of the
  * two expected forms before it is written; anything else is a panic.
  *
- * Safety against concurrent execution: the five bytes are written with
- * interrupts off, so this CPU cannot run the site half-written, and the CPU
- * is then serialised with CPUID.  FIXME: with other CPUs online this is not
- * enough: a CPU fetching the site mid-write could decode a torn instruction.
- * The upgrade is the int3 protocol (write 0xcc at byte 0, sync every CPU,
- * write bytes 1-4, sync, write byte 0, sync, with the #BP handler resuming a
- * CPU that hit the int3 at site + 5 or the target by the site's state) once
- * the interrupt code offers a cross-CPU call; until then a warning is printed
- * when patching with more than one CPU up.
+ * Other CPUs may run a site while it changes, so the five bytes never change
+ * at once (a CPU could decode a torn instruction).  The int3 protocol, for
+ * all sites of one join point together:
+ *   1. write int3 (cc) over byte 0;            sync every CPU
+ *   2. write bytes 1-4 of the new instruction; sync
+ *   3. write byte 0 of the new instruction;    sync
+ * A sync is a waiting cross-CPU call that runs a serialising instruction
+ * (CPUID) on every online CPU, so none still executes bytes fetched before
+ * the write.  Between steps 1 and 3 a CPU reaching a site traps on the int3;
+ * the breakpoint handler sees that the site belongs to the join point being
+ * patched and resumes at the new instruction's effect: the jump's target, or
+ * the byte after the NOP.  Both the old and the new behaviour are correct at
+ * that moment (attach publishes the list before enabling, detach disables
+ * before unpublishing).  The handler stays armed until the last sync has
+ * returned, which every CPU answers only after leaving the handler.
+ *
+ * Writers are serialised by the caller (the writer lock), which must not be
+ * a lock other CPUs spin on with interrupts off: they could not answer the
+ * syncs.
  */
 #include "joinpoint/internal.h"
 
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/layout.h"
-#include "console/console.h"
+#include "arch/x86_64/traps.h"
 #include "lib/string.h"
 #include "panic/panic.h"
+#include "smp/smp.h"
 
 #define SITE_BYTES       5
 #define OPCODE_JMP_REL32 0xe9
+#define OPCODE_INT3      0xcc
 
 static const uint8_t site_nop[SITE_BYTES] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+
+/* The join point whose sites are mid-patch (NULL: none), and whether they
+ * are becoming jumps; read by the breakpoint handler. */
+static const struct joinpoint *patching;
+static bool patching_enable;
+static uint64_t stale_breakpoints; /* see site_breakpoint */
 
 static void jump_bytes(const struct jp_site *site, uint8_t out[SITE_BYTES])
 {
@@ -59,43 +77,111 @@ static volatile uint8_t *writable_alias(uint64_t code)
 	return (volatile uint8_t *)(PHYSMAP_BASE + (code - KERNEL_VMA));
 }
 
-static void serialize_cpu(void)
+static void serialize_here(void *arg)
 {
 	uint32_t regs[4];
+	(void)arg;
 	cpuid(0, 0, regs);
 }
 
-static void write_site(const struct jp_site *site, const uint8_t bytes[SITE_BYTES])
+static void sync_all_cpus(void)
 {
-	static bool warned;
-	if (cpu_count > 1 && !warned) {
-		warned = true;
-		pr_warn("joinpoint: patching text with %u CPUs up (no cross-CPU sync yet)\n",
-			cpu_count);
-	}
-	uint64_t flags = irq_save();
-	volatile uint8_t *alias = writable_alias(site->code);
-	for (int i = SITE_BYTES - 1; i >= 0; i--)
-		alias[i] = bytes[i];
-	serialize_cpu();
-	irq_restore(flags);
+	if (smp_call_all(serialize_here, NULL))
+		panic("joinpoint: patching text from an interrupt handler");
 }
 
-void jp_patch_sites(const struct joinpoint *jp, bool enable)
+/* The site whose first byte is at address, or NULL. */
+static const struct jp_site *site_at(uint64_t address)
+{
+	const struct jp_site *first, *last;
+	jp_site_bounds(&first, &last);
+	for (const struct jp_site *site = first; site < last; site++)
+		if (site->code == address)
+			return site;
+	return NULL;
+}
+
+/* A breakpoint in kernel mode at a site.  While the site's join point is
+ * being patched: resume as the new instruction would.  Once the int3 is gone
+ * again, the CPU ran bytes fetched before the last sync (an emulator's stale
+ * translation can do that): run the site again. */
+static bool site_breakpoint(struct trap_frame *frame)
+{
+	const struct jp_site *site = site_at(frame->rip - 1);
+	if (!site)
+		return false;
+	if (site->joinpoint == __atomic_load_n(&patching, __ATOMIC_ACQUIRE)) {
+		frame->rip = patching_enable ? site->target : site->code + SITE_BYTES;
+		return true;
+	}
+	if (*(volatile const uint8_t *)site->code != OPCODE_INT3) {
+		__atomic_fetch_add(&stale_breakpoints, 1, __ATOMIC_RELAXED);
+		frame->rip = site->code;
+		return true;
+	}
+	return false;
+}
+
+/* Does site belong to jp and need changing?  Panics on a corrupt site. */
+static bool needs_patch(const struct joinpoint *jp, const struct jp_site *site, bool enable)
+{
+	if (site->joinpoint != jp)
+		return false;
+	enum jp_site_state state = jp_site_read(site);
+	if (state == JP_SITE_CORRUPT)
+		panic("joinpoint %s: site %#lx holds neither NOP nor jump", jp->name, site->code);
+	return state != (enable ? JP_SITE_JUMP : JP_SITE_NOP);
+}
+
+enum patch_step { STEP_INT3, STEP_TAIL, STEP_HEAD };
+
+static void write_step(const struct joinpoint *jp, bool enable, enum patch_step step)
 {
 	const struct jp_site *first, *last;
 	jp_site_bounds(&first, &last);
 	for (const struct jp_site *site = first; site < last; site++) {
 		if (site->joinpoint != jp)
 			continue;
-		enum jp_site_state state = jp_site_read(site);
-		if (state == JP_SITE_CORRUPT)
-			panic("joinpoint %s: site %#lx holds neither NOP nor jump", jp->name,
-			      site->code);
-		uint8_t jump[SITE_BYTES];
-		jump_bytes(site, jump);
-		write_site(site, enable ? jump : site_nop);
+		uint8_t bytes[SITE_BYTES];
+		if (enable)
+			jump_bytes(site, bytes);
+		else
+			memcpy(bytes, site_nop, SITE_BYTES);
+		volatile uint8_t *alias = writable_alias(site->code);
+		if (step == STEP_INT3)
+			alias[0] = OPCODE_INT3;
+		else if (step == STEP_TAIL)
+			for (int i = 1; i < SITE_BYTES; i++)
+				alias[i] = bytes[i];
+		else
+			alias[0] = bytes[0];
 	}
+}
+
+void jp_patch_sites(const struct joinpoint *jp, bool enable)
+{
+	static bool handler_installed;
+	const struct jp_site *first, *last;
+	unsigned changing = 0;
+
+	jp_site_bounds(&first, &last);
+	for (const struct jp_site *site = first; site < last; site++)
+		changing += needs_patch(jp, site, enable);
+	if (!changing)
+		return;
+	if (!handler_installed) {
+		trap_set_kernel_breakpoint_handler(site_breakpoint);
+		handler_installed = true;
+	}
+	patching_enable = enable;
+	__atomic_store_n(&patching, jp, __ATOMIC_SEQ_CST);
+	write_step(jp, enable, STEP_INT3);
+	sync_all_cpus();
+	write_step(jp, enable, STEP_TAIL);
+	sync_all_cpus();
+	write_step(jp, enable, STEP_HEAD);
+	sync_all_cpus();
+	__atomic_store_n(&patching, NULL, __ATOMIC_SEQ_CST);
 }
 
 unsigned long jp_site_count(void)

@@ -319,8 +319,7 @@ static int set_monitor_cpus(const char *value)
 	monitor_cpus_asked = mask;
 	return 0;
 }
-KERNEL_PARAM(monitor_cpus, set_monitor_cpus,
-	     "CPU list (1,3): CPUs that run monitor threads only");
+KERNEL_PARAM(monitor_cpus, set_monitor_cpus, "CPU list (1,3): CPUs that run monitor threads only");
 
 void sched_apply_monitor_cpus(void)
 {
@@ -362,8 +361,8 @@ void sched_print_cpu_stats(void)
 			index, (monitors & SMP_CPU_BIT(index)) ? " [monitors]" : "",
 			(uint64_t)(stats.busy_ns / NSEC_PER_MSEC), busy_permille / 10,
 			busy_permille % 10, (uint64_t)(stats.idle_ns / NSEC_PER_MSEC),
-			(uint64_t)(stats.irq_ns / NSEC_PER_MSEC),
-			stats.context_switches, stats.interrupts, smp_calls_received(index),
+			(uint64_t)(stats.irq_ns / NSEC_PER_MSEC), stats.context_switches,
+			stats.interrupts, smp_calls_received(index),
 			__atomic_load_n(&rq_of_cpu(index)->ready_count, __ATOMIC_RELAXED));
 	}
 }

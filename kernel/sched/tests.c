@@ -25,14 +25,14 @@ static uint64_t busy_deadline(void)
 /* Cases about one CPU's policy (who runs first, who preempts whom, what one
  * CPU counts) run with the ktest thread pinned to the CPU it is on; the
  * threads they create inherit the pin. */
-#define ONE_CPU_CASE(name)                                                          \
-	static void name(struct ktest *t)                                           \
-	{                                                                           \
-		struct thread *self = thread_current();                             \
-		uint64_t affinity = thread_affinity(self);                          \
-		thread_set_affinity(self, SMP_CPU_BIT(thread_cpu(self)));           \
-		name##_body(t);                                                     \
-		thread_set_affinity(self, affinity);                                \
+#define ONE_CPU_CASE(name)                                                \
+	static void name(struct ktest *t)                                 \
+	{                                                                 \
+		struct thread *self = thread_current();                   \
+		uint64_t affinity = thread_affinity(self);                \
+		thread_set_affinity(self, SMP_CPU_BIT(thread_cpu(self))); \
+		name##_body(t);                                           \
+		thread_set_affinity(self, affinity);                      \
 	}
 
 /* Spawns count threads of fn(&args[i]) and joins them all; returns the sum of
@@ -134,9 +134,14 @@ static int busy_until_stopped(void *arg)
 	return 0;
 }
 
+/* Sleeps until the busy thread has started (a slow host may take longer than
+ * one sleep to get it going), then stops it. */
 static int sleep_then_stop_busy(void *arg)
 {
-	sched_sleep_ns(2 * NSEC_PER_MSEC);
+	uint64_t deadline = busy_deadline();
+	do
+		sched_sleep_ns(2 * NSEC_PER_MSEC);
+	while (busy_count == 0 && clock_ns() < deadline);
 	count_seen_by_high = busy_count;
 	finished_seen_by_high = busy_finished;
 	stop_busy = 1;

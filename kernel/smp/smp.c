@@ -66,7 +66,8 @@ bool smp_cpu_online(unsigned index)
 void smp_set_online(void)
 {
 	ASSERT(!irq_enabled());
-	uint64_t mask = __atomic_or_fetch(&online_mask, SMP_CPU_BIT(this_cpu_id()), __ATOMIC_SEQ_CST);
+	uint64_t mask =
+	    __atomic_or_fetch(&online_mask, SMP_CPU_BIT(this_cpu_id()), __ATOMIC_SEQ_CST);
 	__atomic_store_n(&cpu_count, count_bits(mask), __ATOMIC_RELEASE);
 }
 

@@ -56,6 +56,10 @@ void smp_send_reschedule(unsigned index);
 /* Calls received per CPU, and IPIs sent, since boot (for statistics). */
 uint64_t smp_calls_received(unsigned index);
 
+/* Runs the smp_bench measurements and stops the machine, if smp_bench was
+ * on the command line.  Boot thread, once every CPU is up. */
+void smp_bench_run_if_requested(void);
+
 /* Grace periods.  A reader section is any stretch with preemption off
  * (spinlock held, preempt_disable, interrupts off, interrupt handler).  A
  * CPU passes a quiescent point at a context switch, in the idle loop, and at

@@ -10,8 +10,9 @@
  *   2. INIT, 10 ms, STARTUP, and a second STARTUP if the CPU is not alive
  *      after 1 ms (the MP specification's sequence);
  *   3. the CPU announces itself (ap_alive), measures its TSC against the
- *      boot CPU's in a three-round handshake, enables its LAPIC and tick,
- *      marks itself online and enters the scheduler's idle loop.
+ *      boot CPU's in a three-round handshake, enables its LAPIC, system
+ *      call entry and tick, marks itself online and enters the scheduler's
+ *      idle loop.  Anything else a CPU needs set up goes in smp_ap_main.
  *
  * A CPU that is not alive within AP_START_TIMEOUT_NS gets INIT again (parked)
  * and is reported and skipped; its dense index goes to the next CPU.
@@ -32,6 +33,7 @@
 #include "panic/panic.h"
 #include "sched/sched.h"
 #include "smp/smp.h"
+#include "syscall/syscall.h"
 #include "time/time.h"
 
 #define AP_START_TIMEOUT_NS  (2 * NSEC_PER_SEC) /* TCG with many vCPUs on few cores is slow */
@@ -189,6 +191,7 @@ void smp_ap_main(uint64_t index)
 	__atomic_store_n(&ap_alive, index + 1, __ATOMIC_SEQ_CST);
 	tsc_probe_measure();
 	apic_init_cpu();
+	syscall_init_cpu();
 	timer_init_cpu();
 	smp_set_online();
 	sched_start_cpu();

@@ -3,7 +3,8 @@
  * isr.S: vectors from 32 on go to kernel/irq; an exception is, in order,
  * (1) from user mode: offered to the registered user fault handler;
  * (2) a #PF or #GP in the kernel at an instruction listed in .ex_table:
- *     resumed at its fix-up;
+ *     resumed at its fix-up; a #BP in the kernel: offered to the kernel
+ *     breakpoint handler (the join-point weaver's, while it patches text);
  * (3) otherwise: a panic report.  The report names the exception, decodes a
  *     #PF error code, symbolizes RIP, prints every register and CR0/2/3/4,
  *     calls a fault in a kernel stack's guard area (mm) "kernel stack
@@ -72,6 +73,7 @@ static const struct exception_name exception_names[TRAP_EXCEPTION_COUNT] = {
 extern const struct ex_table_entry __ex_table_start[], __ex_table_end[];
 
 static trap_user_fault_fn user_fault_handler;
+static trap_kernel_breakpoint_fn kernel_breakpoint_handler;
 
 const char *trap_name_of(unsigned vector)
 {
@@ -86,6 +88,18 @@ const char *trap_mnemonic_of(unsigned vector)
 trap_user_fault_fn trap_set_user_fault_handler(trap_user_fault_fn handler)
 {
 	return __atomic_exchange_n(&user_fault_handler, handler, __ATOMIC_SEQ_CST);
+}
+
+trap_kernel_breakpoint_fn trap_set_kernel_breakpoint_handler(trap_kernel_breakpoint_fn handler)
+{
+	return __atomic_exchange_n(&kernel_breakpoint_handler, handler, __ATOMIC_SEQ_CST);
+}
+
+static bool handle_kernel_breakpoint(struct trap_frame *frame)
+{
+	trap_kernel_breakpoint_fn handler =
+	    __atomic_load_n(&kernel_breakpoint_handler, __ATOMIC_ACQUIRE);
+	return frame->vector == TRAP_BREAKPOINT && handler && handler(frame);
 }
 
 uint64_t trap_find_fixup(uint64_t rip)
@@ -210,7 +224,7 @@ static void handle_exception(struct trap_frame *frame, uint64_t cr2)
 		uint64_t fault_address = frame->vector == TRAP_PAGE_FAULT ? cr2 : 0;
 		if (handler && handler(frame, fault_address))
 			return;
-	} else if (apply_fixup(frame)) {
+	} else if (apply_fixup(frame) || handle_kernel_breakpoint(frame)) {
 		return;
 	}
 	report_exception(frame, cr2);

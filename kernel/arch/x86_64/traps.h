@@ -72,6 +72,14 @@ typedef bool (*trap_user_fault_fn)(struct trap_frame *frame, uint64_t fault_addr
 /* Installs the user fault handler (NULL removes it); returns the previous one. */
 trap_user_fault_fn trap_set_user_fault_handler(trap_user_fault_fn handler);
 
+/* Called for a breakpoint (int3) in kernel mode.  Returns true when it
+ * handled it (the frame, maybe changed, is resumed), false to report it. */
+typedef bool (*trap_kernel_breakpoint_fn)(struct trap_frame *frame);
+
+/* Installs the kernel breakpoint handler (the join-point weaver's, while it
+ * patches text); returns the previous one. */
+trap_kernel_breakpoint_fn trap_set_kernel_breakpoint_handler(trap_kernel_breakpoint_fn handler);
+
 /* Returns the fix-up address listed for rip in the exception table, or 0. */
 uint64_t trap_find_fixup(uint64_t rip);
 
