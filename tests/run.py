@@ -525,7 +525,7 @@ USER_END = re.compile(r"(ALL TESTS PASSED|SOME TESTS FAILED)")
 USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_binary",
                    "pipe_dead_reader", "kill_mid_syscall", "stack_guard", "bad_memory_access",
                    "cpu_exceptions", "float_state_survives_switches", "fork_copies_memory",
-                   "heap_and_mappings"]
+                   "heap_and_mappings", "clocks_and_sleep"]
 ELF_MAGIC = b"\x7fELF"
 PT_LOAD, PT_DYNAMIC, PT_INTERP, PF_X = 1, 2, 3, 1
 

@@ -13,11 +13,6 @@
 
 #include <microscope/syscall.h>
 
-/* Linux numbers the kernel's list does not carry yet (the call fails ENOSYS). */
-#ifndef __NR_times
-#define __NR_times 100
-#endif
-
 /* Gives a function a second name (read and _read), with the same attributes. */
 #define ALSO_NAMED(name, other) \
 	extern __typeof(name) other __attribute__((alias(#name), copy(name)))

@@ -44,9 +44,22 @@ int gettimeofday(struct timeval *__restrict time, void *__restrict zone)
 }
 ALSO_NAMED(gettimeofday, _gettimeofday);
 
+/* The kernel counts in 1/100 s (Linux's USER_HZ); newlib's clock() divides
+ * by CLOCKS_PER_SEC (1000 here), so every field is scaled on the way. */
+#define KERNEL_TICKS_PER_SEC 100
+
 clock_t times(struct tms *buffer)
 {
-	return (clock_t)sys_result(ms_syscall3(__NR_times, (long)buffer, 0, 0));
+	struct tms kernel;
+	long result = sys_result(ms_syscall3(__NR_times, (long)&kernel, 0, 0));
+	if (result < 0)
+		return (clock_t)-1;
+	const clock_t scale = CLOCKS_PER_SEC / KERNEL_TICKS_PER_SEC;
+	buffer->tms_utime = kernel.tms_utime * scale;
+	buffer->tms_stime = kernel.tms_stime * scale;
+	buffer->tms_cutime = kernel.tms_cutime * scale;
+	buffer->tms_cstime = kernel.tms_cstime * scale;
+	return (clock_t)result * scale;
 }
 ALSO_NAMED(times, _times);
 

@@ -14,7 +14,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/times.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microscope/syscall.h>
@@ -745,6 +748,34 @@ static void orphans_are_reaped(void)
 		t_fail("%ld processes before, %ld after", before, after);
 }
 
+/* Do the clocks move forward, and does a sleep last about as long as asked
+ * (at least that long, and not ten times more)? */
+static void clocks_and_sleep(void)
+{
+	struct timespec before, after;
+	struct timeval wall;
+	struct tms usage;
+	clock_t cpu_before = clock();
+	if (clock_gettime(CLOCK_MONOTONIC, &before) < 0 || gettimeofday(&wall, NULL) < 0) {
+		t_fail("clock_gettime or gettimeofday: %s", strerror(errno));
+		return;
+	}
+	struct timespec request = {0, 100 * 1000000};
+	if (nanosleep(&request, NULL) < 0)
+		t_fail("nanosleep: %s", strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	long elapsed_ms =
+	    (after.tv_sec - before.tv_sec) * 1000 + (after.tv_nsec - before.tv_nsec) / 1000000;
+	if (elapsed_ms < 100 || elapsed_ms > 1000)
+		t_fail("a 100 ms sleep took %ld ms", elapsed_ms);
+	for (volatile long spin = 0; spin < 20000000; spin++)
+		;
+	if (times(&usage) == (clock_t)-1 || clock() < cpu_before)
+		t_fail("times or clock went backwards or failed");
+	if (clock() == cpu_before)
+		t_note("clock() did not advance over a busy loop");
+}
+
 const struct user_test user_tests[] = {
     {"fork_wait_exit_status", fork_wait_exit_status, 5000},
     {"pipe_round_trip", pipe_round_trip, 10000},
@@ -766,5 +797,6 @@ const struct user_test user_tests[] = {
     {"working_directory", working_directory, 5000},
     {"directory_listing", directory_listing, 5000},
     {"orphans_are_reaped", orphans_are_reaped, 10000},
+    {"clocks_and_sleep", clocks_and_sleep, 10000},
     {NULL, NULL, 0},
 };
