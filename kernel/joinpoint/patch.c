@@ -48,7 +48,7 @@ static const uint8_t site_nop[SITE_BYTES] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
  * are becoming jumps; read by the breakpoint handler. */
 static const struct joinpoint *patching;
 static bool patching_enable;
-static uint64_t stale_breakpoints; /* see site_breakpoint */
+static uint64_t stale_breakpoints; /* see site_breakpoint; read with a debugger */
 
 static void jump_bytes(const struct jp_site *site, uint8_t out[SITE_BYTES])
 {
@@ -102,24 +102,28 @@ static const struct jp_site *site_at(uint64_t address)
 }
 
 /* A breakpoint in kernel mode at a site.  While the site's join point is
- * being patched: resume as the new instruction would.  Once the int3 is gone
- * again, the CPU ran bytes fetched before the last sync (an emulator's stale
- * translation can do that): run the site again. */
+ * being patched: resume as the new instruction would.  Otherwise the CPU ran
+ * bytes fetched before a sync (an emulator's stale translation can do that):
+ * run the site again.  The order of the two reads matters: int3 is in memory
+ * only while its join point is being patched, so a handler that finds int3
+ * still there and then does not find the patch in progress saw the patch end
+ * in between, and the site is whole again. */
 static bool site_breakpoint(struct trap_frame *frame)
 {
 	const struct jp_site *site = site_at(frame->rip - 1);
 	if (!site)
 		return false;
-	if (site->joinpoint == __atomic_load_n(&patching, __ATOMIC_ACQUIRE)) {
-		frame->rip = patching_enable ? site->target : site->code + SITE_BYTES;
-		return true;
+	for (int look = 0; look < 2; look++) {
+		if (site->joinpoint == __atomic_load_n(&patching, __ATOMIC_ACQUIRE)) {
+			frame->rip = patching_enable ? site->target : site->code + SITE_BYTES;
+			return true;
+		}
+		if (__atomic_load_n((const uint8_t *)site->code, __ATOMIC_ACQUIRE) != OPCODE_INT3)
+			break;
 	}
-	if (*(volatile const uint8_t *)site->code != OPCODE_INT3) {
-		__atomic_fetch_add(&stale_breakpoints, 1, __ATOMIC_RELAXED);
-		frame->rip = site->code;
-		return true;
-	}
-	return false;
+	__atomic_fetch_add(&stale_breakpoints, 1, __ATOMIC_RELAXED);
+	frame->rip = site->code;
+	return true;
 }
 
 /* Does site belong to jp and need changing?  Panics on a corrupt site. */

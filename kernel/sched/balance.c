@@ -150,6 +150,10 @@ static struct thread *find_movable(struct run_queue *rq, unsigned index)
 	return NULL;
 }
 
+/* The other queue is only tried (spin_trylock): idle CPUs poll at every
+ * tick, and queueing on a busy CPU's lock would slow that CPU down most when
+ * it has the most work (worst under emulation, where a waiting vCPU may not
+ * be running when its ticket comes up). */
 bool sched_pull_thread(void)
 {
 	ASSERT(!irq_enabled());
@@ -158,7 +162,11 @@ bool sched_pull_thread(void)
 	struct run_queue *busiest = busiest_queue(self);
 	if (!busiest)
 		return false;
-	rq_lock_two(here, busiest);
+	spin_lock(&here->lock);
+	if (!spin_trylock(&busiest->lock)) {
+		spin_unlock(&here->lock);
+		return false;
+	}
 	struct thread *t = find_movable(busiest, self);
 	if (t) {
 		rq_dequeue(busiest, t);
@@ -166,7 +174,8 @@ bool sched_pull_thread(void)
 		rq_enqueue(here, t, clock_ns());
 		here->cpu->need_resched = 1;
 	}
-	rq_unlock_two(here, busiest);
+	spin_unlock(&busiest->lock);
+	spin_unlock(&here->lock);
 	return t != NULL;
 }
 
