@@ -31,7 +31,6 @@
 #include "sched/sched.h"
 #include "syscall/syscall.h"
 #include "smp/smp.h"
-#include "syscall/syscall.h"
 #include "time/time.h"
 #include "uart/uart.h"
 #include "vfs/vfs.h"
@@ -125,8 +124,6 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	proc_init();
 	vfs_init();
 	initrd_load_boot_module(); /* "no initrd" is not an error */
-	syscall_init_cpu();
-	proc_init();
 	irq_enable();
 	jp_boot_init();
 	arch_smp_start_cpus();
@@ -137,7 +134,6 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	if (ktest_requested())
 		run_selftests_and_stop();
 	pr_info("microScope is up.\n");
-	proc_start_init();
 	/* the console monitor, unless init owns the console (the kshell param overrides) */
 	kshell_start_at_boot(proc_start_init() >= 0 ? KSHELL_CONSOLE_IN_USER : KSHELL_CONSOLE_FREE);
 	thread_exit(0); /* the idle thread takes over when nothing else runs */
