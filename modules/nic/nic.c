@@ -1,0 +1,335 @@
+/*
+ * The NIC module: a registry of network interfaces and, per interface, a
+ * worker thread that moves received frames from the driver to the stack.
+ *
+ * The worker is the only caller of the driver's poll outside tests, and
+ * poll_lock serialises passes anyway, so a driver's receive ring has one
+ * consumer.  Interrupt mode works like NAPI: nic_irq (interrupt context)
+ * masks the device, sets work_pending and wakes the worker; the worker polls
+ * in passes of NIC_POLL_BUDGET frames until a pass comes back short, then
+ * unmasks and polls once more, so a frame that landed between the last pass
+ * and the unmask is picked up now rather than by the next interrupt (which,
+ * with edge-triggered MSI, might never come).  Polling mode keeps the device
+ * masked; the worker polls continuously, yielding after a busy pass and
+ * sleeping NIC_POLL_IDLE_NS (in practice until the next tick, 1 ms at the
+ * default hz) after an empty one.  A mode switch only sets a flag and wakes
+ * the worker, which applies it between passes: frames stay in the device's
+ * ring until some pass takes them, so none is lost.
+ *
+ * NICs are never removed: the list is append-only and is walked without a
+ * lock once a NIC has been published (its next pointer written last).
+ */
+#include "nic/nic.h"
+
+#include "console/console.h"
+#include "joinpoint/joinpoint.h"
+#include "lib/errno.h"
+#include "lib/format.h"
+#include "lib/string.h"
+#include "time/time.h"
+
+static struct spinlock nic_list_lock = SPINLOCK_INIT("nic.list");
+static struct nic *nic_head;
+static struct nic *volatile *nic_tail = &nic_head;
+static unsigned nic_total;
+
+/* ---- Counters of the module ---------------------------------------------- */
+
+static void nic_add(uint64_t *counter, uint64_t amount)
+{
+	__atomic_fetch_add(counter, amount, __ATOMIC_RELAXED);
+}
+
+struct nic_own_counter {
+	const char *name;
+	size_t offset;
+};
+
+#define NIC_OWN(field)                              \
+	{                                           \
+#field, offsetof(struct nic, field) \
+	}
+static const struct nic_own_counter nic_own_counters[] = {
+    NIC_OWN(rx_frames),  NIC_OWN(rx_bytes), NIC_OWN(rx_dropped),
+    NIC_OWN(tx_frames),  NIC_OWN(tx_bytes), NIC_OWN(tx_errors),
+    NIC_OWN(interrupts), NIC_OWN(polls),    NIC_OWN(empty_polls),
+};
+#define NIC_OWN_COUNT (sizeof(nic_own_counters) / sizeof(nic_own_counters[0]))
+
+static uint64_t nic_own_value(const struct nic *nic, unsigned i)
+{
+	const uint64_t *field = (const uint64_t *)((const char *)nic + nic_own_counters[i].offset);
+	return __atomic_load_n(field, __ATOMIC_RELAXED);
+}
+
+/* ---- The worker ---------------------------------------------------------- */
+
+static bool nic_worker_has_work(void *arg)
+{
+	struct nic *nic = arg;
+	return nic->work_pending || nic->mode_changed || nic->mode == NIC_MODE_POLLING;
+}
+
+/* Takes the pending request and the mode change; returns the mode to run. */
+static enum nic_mode nic_take_work(struct nic *nic)
+{
+	uint64_t flags = spin_lock_irqsave(&nic->lock);
+	nic->work_pending = false;
+	nic->mode_changed = false;
+	enum nic_mode mode = nic->mode;
+	spin_unlock_irqrestore(&nic->lock, flags);
+	return mode;
+}
+
+/* Interrupt mode, device masked: drain, unmask, then catch the race window. */
+static void nic_worker_interrupt_pass(struct nic *nic)
+{
+	for (;;) {
+		while (nic_poll(nic, NIC_POLL_BUDGET) == NIC_POLL_BUDGET) {
+			if (nic->mode != NIC_MODE_INTERRUPT)
+				return;
+			sched_yield();
+		}
+		if (nic->mode != NIC_MODE_INTERRUPT)
+			return;
+		nic->ops->enable_interrupts(nic);
+		if (nic_poll(nic, NIC_POLL_BUDGET) == 0)
+			return;
+		nic->ops->disable_interrupts(nic);
+	}
+}
+
+static void nic_worker_polling_pass(struct nic *nic)
+{
+	if (nic_poll(nic, NIC_POLL_BUDGET) == 0)
+		sched_sleep_ns(NIC_POLL_IDLE_NS);
+	else
+		sched_yield();
+}
+
+static int nic_worker(void *arg)
+{
+	struct nic *nic = arg;
+	enum nic_mode applied = NIC_MODE_INTERRUPT;
+
+	for (;;) {
+		waitq_wait(&nic->worker_queue, nic_worker_has_work, nic);
+		enum nic_mode mode = nic_take_work(nic);
+		if (mode != applied) {
+			if (mode == NIC_MODE_POLLING)
+				nic->ops->disable_interrupts(nic);
+			if (nic->ops->set_mode)
+				nic->ops->set_mode(nic, mode);
+			applied = mode;
+		}
+		if (mode == NIC_MODE_POLLING)
+			nic_worker_polling_pass(nic);
+		else
+			nic_worker_interrupt_pass(nic);
+	}
+	return 0;
+}
+
+/* ---- Registration -------------------------------------------------------- */
+
+static unsigned nic_next_index(const char *base)
+{
+	unsigned index = 0;
+	size_t length = strlen(base);
+	for (struct nic *nic = nic_head; nic; nic = nic->next)
+		if (strncmp(nic->name, base, length) == 0 && nic->name[length] == '.')
+			index++;
+	return index;
+}
+
+static bool nic_ops_complete(const struct nic_ops *ops)
+{
+	return ops && ops->transmit && ops->poll && ops->enable_interrupts &&
+	       ops->disable_interrupts && ops->read_counter && ops->list_counters;
+}
+
+static void nic_init_state(struct nic *nic)
+{
+	nic->mode = NIC_MODE_INTERRUPT;
+	nic->rx_handler = NULL;
+	nic->rx_context = NULL;
+	nic->next = NULL;
+	nic->work_pending = true; /* a first pass picks up frames already there */
+	nic->mode_changed = false;
+	waitq_init(&nic->worker_queue, "nic.worker");
+	spin_init(&nic->lock, "nic");
+	mutex_init(&nic->poll_lock, "nic.poll");
+	nic->rx_frames = nic->rx_bytes = nic->rx_dropped = 0;
+	nic->tx_frames = nic->tx_bytes = nic->tx_errors = 0;
+	nic->interrupts = nic->polls = nic->empty_polls = 0;
+}
+
+int nic_register(struct nic *nic, const char *base)
+{
+	if (!nic || !base || !base[0] || strlen(base) > NIC_NAME_MAX - 4 ||
+	    !nic_ops_complete(nic->ops))
+		return -EINVAL;
+	nic_init_state(nic);
+	uint64_t flags = spin_lock_irqsave(&nic_list_lock);
+	snprintf(nic->name, sizeof(nic->name), "%s.%u", base, nic_next_index(base));
+	spin_unlock_irqrestore(&nic_list_lock, flags);
+
+	nic->ops->disable_interrupts(nic);
+	nic->worker = thread_create(nic_worker, nic, nic->name, SCHED_PRIORITY_HIGH);
+	if (!nic->worker)
+		return -ENOMEM;
+	thread_detach(nic->worker);
+
+	flags = spin_lock_irqsave(&nic_list_lock);
+	__atomic_store_n(nic_tail, nic, __ATOMIC_RELEASE);
+	nic_tail = &nic->next;
+	nic_total++;
+	spin_unlock_irqrestore(&nic_list_lock, flags);
+	pr_info("nic: %s %02x:%02x:%02x:%02x:%02x:%02x mtu %u link %s\n", nic->name, nic->mac[0],
+		nic->mac[1], nic->mac[2], nic->mac[3], nic->mac[4], nic->mac[5], nic->mtu,
+		nic_link_name(nic->link));
+	return 0;
+}
+
+/* ---- The join-point boundary --------------------------------------------- */
+
+static bool nic_length_valid(size_t length)
+{
+	return length >= NIC_FRAME_MIN && length <= NIC_FRAME_MAX;
+}
+
+JOINPOINT_DEFINE_VOID(nic, rx, struct nic *, nic, const void *, frame, size_t, length)
+{
+	if (!frame || !nic_length_valid(length) || !nic->rx_handler) {
+		nic_add(&nic->rx_dropped, 1);
+		return;
+	}
+	nic_add(&nic->rx_frames, 1);
+	nic_add(&nic->rx_bytes, length);
+	nic->rx_handler(nic, frame, length, nic->rx_context);
+}
+
+JOINPOINT_DEFINE_VOID(nic, irq, struct nic *, nic)
+{
+	nic->ops->disable_interrupts(nic);
+	nic_add(&nic->interrupts, 1);
+	uint64_t flags = spin_lock_irqsave(&nic->lock);
+	nic->work_pending = true;
+	spin_unlock_irqrestore(&nic->lock, flags);
+	waitq_wake_one(&nic->worker_queue);
+}
+
+JOINPOINT_DEFINE(nic, tx, int, struct nic *, nic, const void *, frame, size_t, length)
+{
+	if (!nic || !frame || !nic_length_valid(length))
+		return -EINVAL;
+	int error = nic->ops->transmit(nic, frame, length);
+	if (error) {
+		nic_add(&nic->tx_errors, 1);
+		return error;
+	}
+	nic_add(&nic->tx_frames, 1);
+	nic_add(&nic->tx_bytes, length);
+	return 0;
+}
+
+JOINPOINT_DEFINE(nic, poll, unsigned, struct nic *, nic, unsigned, budget)
+{
+	mutex_lock(&nic->poll_lock);
+	unsigned delivered = nic->ops->poll(nic, budget);
+	mutex_unlock(&nic->poll_lock);
+	nic_add(&nic->polls, 1);
+	if (delivered == 0)
+		nic_add(&nic->empty_polls, 1);
+	return delivered;
+}
+
+/* ---- Lookup, settings, counters ------------------------------------------ */
+
+struct nic *nic_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (struct nic *nic = nic_first(); nic;
+	     nic = __atomic_load_n(&nic->next, __ATOMIC_ACQUIRE))
+		if (strcmp(nic->name, name) == 0)
+			return nic;
+	return NULL;
+}
+
+struct nic *nic_first(void)
+{
+	return __atomic_load_n(&nic_head, __ATOMIC_ACQUIRE);
+}
+
+int nic_for_each(nic_visit_fn fn, void *arg)
+{
+	for (struct nic *nic = nic_first(); nic;
+	     nic = __atomic_load_n(&nic->next, __ATOMIC_ACQUIRE)) {
+		int result = fn(nic, arg);
+		if (result)
+			return result;
+	}
+	return 0;
+}
+
+unsigned nic_count(void)
+{
+	return __atomic_load_n(&nic_total, __ATOMIC_ACQUIRE);
+}
+
+int nic_set_rx_handler(struct nic *nic, nic_rx_fn fn, void *context)
+{
+	if (!nic)
+		return -EINVAL;
+	mutex_lock(&nic->poll_lock); /* no frame is being delivered to the old one */
+	nic->rx_context = context;
+	nic->rx_handler = fn;
+	mutex_unlock(&nic->poll_lock);
+	return 0;
+}
+
+int nic_set_mode(struct nic *nic, enum nic_mode mode)
+{
+	if (!nic || (mode != NIC_MODE_INTERRUPT && mode != NIC_MODE_POLLING))
+		return -EINVAL;
+	uint64_t flags = spin_lock_irqsave(&nic->lock);
+	if (nic->mode != mode) {
+		nic->mode = mode;
+		nic->mode_changed = true;
+		nic->work_pending = true;
+	}
+	spin_unlock_irqrestore(&nic->lock, flags);
+	waitq_wake_one(&nic->worker_queue);
+	return 0;
+}
+
+int nic_read_counter(struct nic *nic, const char *name, uint64_t *value)
+{
+	if (!nic || !name || !value)
+		return -EINVAL;
+	for (unsigned i = 0; i < NIC_OWN_COUNT; i++) {
+		if (strcmp(nic_own_counters[i].name, name) == 0) {
+			*value = nic_own_value(nic, i);
+			return 0;
+		}
+	}
+	return nic->ops->read_counter(nic, name, value);
+}
+
+void nic_list_counters(struct nic *nic, nic_counter_fn fn, void *arg)
+{
+	for (unsigned i = 0; i < NIC_OWN_COUNT; i++)
+		fn(nic_own_counters[i].name, nic_own_value(nic, i), arg);
+	nic->ops->list_counters(nic, fn, arg);
+}
+
+const char *nic_mode_name(enum nic_mode mode)
+{
+	return mode == NIC_MODE_POLLING ? "polling" : "interrupt";
+}
+
+const char *nic_link_name(enum nic_link link)
+{
+	return link == NIC_LINK_UP ? "up" : "down";
+}

@@ -1,0 +1,153 @@
+/*
+ * Network interfaces: the one API between NIC drivers (e1000, virtio-net)
+ * and the network stack.  A driver fills a struct nic (name, MAC, MTU, ops)
+ * and registers it; the stack finds it by name, installs a receive handler
+ * and transmits with nic_tx.  Each NIC runs in interrupt mode or polling mode,
+ * switchable at run time: in both, a per-NIC worker thread calls the driver's
+ * poll, which hands every received frame to nic_rx; in interrupt mode the
+ * device's interrupt (nic_irq) masks the device and wakes the worker, which
+ * re-enables interrupts once a poll finds less than its budget (NAPI-like).
+ * "nic.tx", "nic.rx", "nic.irq" and "nic.poll" are join points.
+ *
+ *     struct nic *nic = nic_find("e1000.0");                     // or NULL
+ *     nic_set_rx_handler(nic, stack_input, stack);               // frames arrive here
+ *     nic_tx(nic, frame, 60); nic_set_mode(nic, NIC_MODE_POLLING);
+ */
+#ifndef MODULES_NIC_NIC_H
+#define MODULES_NIC_NIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu/spinlock.h"
+#include "sched/sched.h"
+
+#define NIC_NAME_MAX         16
+#define NIC_MAC_LENGTH       6
+#define NIC_FRAME_MAX        1518   /* Ethernet frame without the FCS, with a VLAN tag: 1514 + 4 */
+#define NIC_FRAME_MIN        14     /* an Ethernet header */
+#define NIC_POLL_BUDGET      64     /* frames one worker pass may deliver */
+#define NIC_POLL_IDLE_NS     100000 /* polling mode: sleep this long after an empty pass */
+#define NIC_COUNTER_NAME_MAX 24
+
+enum nic_mode {
+	NIC_MODE_INTERRUPT, /* device interrupts wake the worker */
+	NIC_MODE_POLLING,   /* interrupts off; the worker polls continuously */
+};
+
+enum nic_link { NIC_LINK_DOWN, NIC_LINK_UP };
+
+struct nic;
+
+/* The stack's input: one received frame (Ethernet header first, no FCS),
+ * valid only during the call.  Runs in the NIC's worker thread (may sleep
+ * briefly, should not block for long). */
+typedef void (*nic_rx_fn)(struct nic *nic, const void *frame, size_t length, void *context);
+
+/* Called by nic_for_each and nic_list_counters. */
+typedef int (*nic_visit_fn)(struct nic *nic, void *arg);
+typedef void (*nic_counter_fn)(const char *name, uint64_t value, void *arg);
+
+/* What a driver provides.  All are called with no NIC lock held, from thread
+ * context except disable_interrupts (also from the interrupt handler). */
+struct nic_ops {
+	/* Queues frame (length bytes, header first, no FCS) for transmission; the
+	 * frame is copied before returning.  Returns 0, -EAGAIN (ring full),
+	 * -EINVAL (length out of range) or -EIO (link down or device failed). */
+	int (*transmit)(struct nic *nic, const void *frame, size_t length);
+	/* Reclaims finished transmissions and hands up to budget received frames
+	 * to nic_rx.  Returns the number of frames delivered (<= budget). */
+	unsigned (*poll)(struct nic *nic, unsigned budget);
+	/* Unmask / mask the device's interrupts (and, for virtio, used-buffer
+	 * notifications).  enable must leave no frame unnoticed: a frame that
+	 * arrived while masked raises an interrupt or is found by the next poll. */
+	void (*enable_interrupts)(struct nic *nic);
+	void (*disable_interrupts)(struct nic *nic);
+	/* Optional: told about a mode change after it happened (NULL: nothing). */
+	void (*set_mode)(struct nic *nic, enum nic_mode mode);
+	/* Reads the counter called name (hardware or driver).  Returns 0 with
+	 * *value, or -ENOENT (no such counter). */
+	int (*read_counter)(struct nic *nic, const char *name, uint64_t *value);
+	/* Calls fn(name, value, arg) for every counter the driver has. */
+	void (*list_counters)(struct nic *nic, nic_counter_fn fn, void *arg);
+	/* Optional: refreshes nic->link from the device (NULL: driver keeps it). */
+	void (*update_link)(struct nic *nic);
+};
+
+/* One interface.  The driver sets the fields above the line before
+ * nic_register; the rest belongs to modules/nic. */
+struct nic {
+	char name[NIC_NAME_MAX]; /* "e1000.0", "virtio-net.0": nic_register fills the index */
+	uint8_t mac[NIC_MAC_LENGTH];
+	unsigned mtu; /* payload bytes, 1500 */
+	volatile enum nic_link link;
+	const struct nic_ops *ops;
+	void *driver; /* the driver's own state */
+
+	/* ---- owned by modules/nic ---- */
+	volatile enum nic_mode mode;
+	nic_rx_fn rx_handler;
+	void *rx_context;
+	struct nic *next;
+	struct thread *worker;
+	struct waitq worker_queue;
+	volatile bool work_pending;               /* an interrupt asked for a poll */
+	volatile bool mode_changed;               /* the worker must apply mode */
+	struct spinlock lock;                     /* mode, handler, pending */
+	struct mutex poll_lock;                   /* one poll pass at a time */
+	uint64_t rx_frames, rx_bytes, rx_dropped; /* seen by nic_rx */
+	uint64_t tx_frames, tx_bytes, tx_errors;  /* seen by nic_tx */
+	uint64_t interrupts, polls, empty_polls;
+};
+
+/* ---- Drivers ------------------------------------------------------------- */
+
+/* Adds nic under the name base + "." + the next index for base ("e1000" ->
+ * "e1000.0"), in interrupt mode with interrupts enabled, and starts its
+ * worker.  Returns 0, -EINVAL (missing ops or name), -ENOMEM (no worker). */
+int nic_register(struct nic *nic, const char *base);
+/* A driver hands each received frame here (from its poll).  Frames shorter
+ * than NIC_FRAME_MIN or longer than NIC_FRAME_MAX are dropped and counted.
+ * Calls the rx handler if one is set (else counts a drop). */
+void nic_rx(struct nic *nic, const void *frame, size_t length);
+/* A driver's interrupt handler calls this when the device signalled receive
+ * (or transmit) work: masks the device and wakes the worker.  Interrupt-safe. */
+void nic_irq(struct nic *nic);
+
+/* ---- The stack and the shell --------------------------------------------- */
+
+/* Returns the NIC named name, or NULL. */
+struct nic *nic_find(const char *name);
+/* The first registered NIC (the default interface), or NULL. */
+struct nic *nic_first(void);
+/* Calls fn(nic, arg) for each NIC in registration order until it returns
+ * non-zero; returns that value, or 0. */
+int nic_for_each(nic_visit_fn fn, void *arg);
+/* Sets the receive handler (NULL: frames are counted and dropped).  Returns 0
+ * or -EINVAL (nic NULL). */
+int nic_set_rx_handler(struct nic *nic, nic_rx_fn fn, void *context);
+/* Transmits one frame (copied).  Returns 0, or -EINVAL (nic NULL, length
+ * outside NIC_FRAME_MIN..NIC_FRAME_MAX), -EAGAIN (ring full), -EIO (link
+ * down or device failed). */
+int nic_tx(struct nic *nic, const void *frame, size_t length);
+/* Runs one poll pass of at most budget frames in the caller's thread.  Returns
+ * the frames delivered.  The worker calls it; tests may too. */
+unsigned nic_poll(struct nic *nic, unsigned budget);
+/* Switches between interrupt and polling mode; takes effect at the worker's
+ * next pass, without losing a frame the device delivered.  Returns 0 or
+ * -EINVAL (nic NULL or mode unknown). */
+int nic_set_mode(struct nic *nic, enum nic_mode mode);
+/* Reads a counter by name: the module's own ("rx_frames", "tx_frames",
+ * "rx_dropped", "interrupts", "polls", ...) or the driver's ("rx_packets",
+ * "GPRC", ...).  Returns 0 with *value, or -EINVAL (NULL), -ENOENT. */
+int nic_read_counter(struct nic *nic, const char *name, uint64_t *value);
+/* Calls fn for every counter, the module's then the driver's. */
+void nic_list_counters(struct nic *nic, nic_counter_fn fn, void *arg);
+/* Human-readable "interrupt"/"polling" and "up"/"down". */
+const char *nic_mode_name(enum nic_mode mode);
+const char *nic_link_name(enum nic_link link);
+/* Number of registered NICs. */
+unsigned nic_count(void);
+
+#endif
