@@ -87,6 +87,12 @@
 
 /* microScope's own. */
 #define __NR_ms_getprocs 512 /* process list for ps: see proc/proc.h */
+#define __NR_ms_ipc_create  513 /* message passing: see ipc/ipc.h */
+#define __NR_ms_ipc_send    514
+#define __NR_ms_ipc_call    515
+#define __NR_ms_ipc_receive 516
+#define __NR_ms_ipc_reply   517
+#define __NR_ms_ipc_stats   518
 
 /* One past the highest number the kernel's table holds. */
 #define SYSCALL_TABLE_SIZE 544

@@ -1,0 +1,129 @@
+/*
+ * Message passing: the OS's primitive for talking to another thread or
+ * process.  An endpoint is a bounded queue of fixed-size messages with one
+ * owner who receives from it; anybody holding it may send one-way (a full
+ * queue drops the message and counts it: a sender never blocks) or call
+ * (send, then wait for the owner's reply until a deadline).  The kernel uses
+ * endpoints directly; a process reaches one through a file descriptor
+ * (ms_ipc_* system calls), and when the last descriptor of an endpoint is
+ * closed (the owner exits or crashes) the endpoint closes: queued and pending
+ * calls fail with -EPIPE at once, so nothing waits on a dead peer.
+ *
+ *     struct ipc_endpoint *e = ipc_endpoint_create("monitor", 16);
+ *     struct ipc_message m = {.label = 1}, r;
+ *     int error = ipc_call(e, &m, &r, 5 * NSEC_PER_MSEC);   // 0, -ETIMEDOUT, -EPIPE
+ *
+ * The message layout, the limits and the system call contract are shared
+ * with user space (userland includes this header): plain declarations only.
+ */
+#ifndef KERNEL_IPC_IPC_H
+#define KERNEL_IPC_IPC_H
+
+#include <stdint.h>
+
+#define IPC_WORDS         6   /* inline 64-bit words of a message */
+#define IPC_PAYLOAD_MAX   256 /* optional bytes after them */
+#define IPC_QUEUE_MAX     64  /* messages one endpoint may queue */
+#define IPC_QUEUE_DEFAULT 16
+#define IPC_NAME_MAX      24
+#define IPC_FOREVER       UINT64_MAX /* a timeout that never ends */
+
+/* One message.  label and words are the protocol's own; payload carries
+ * length more bytes.  token and sender are filled in by the kernel on
+ * receive: sender is the sending process's pid (0: the kernel), token is
+ * non-zero for a call and goes back with ipc_reply.  Only the header and
+ * length payload bytes are copied. */
+struct ipc_message {
+	uint64_t label;
+	uint64_t words[IPC_WORDS];
+	uint64_t token;
+	uint32_t sender;
+	uint32_t length; /* bytes of payload used, at most IPC_PAYLOAD_MAX */
+	uint8_t payload[IPC_PAYLOAD_MAX];
+};
+#define IPC_HEADER_SIZE ((unsigned long)&((struct ipc_message *)0)->payload)
+
+/* Counts of one endpoint since it was created. */
+struct ipc_stats {
+	uint64_t sent;      /* one-way messages queued */
+	uint64_t calls;     /* calls queued */
+	uint64_t received;  /* messages taken by the owner */
+	uint64_t replies;   /* replies delivered to a waiting caller */
+	uint64_t dropped;   /* one-way messages refused: queue full (-EAGAIN) */
+	uint64_t timeouts;  /* calls that ended at their deadline */
+	uint64_t peer_gone; /* sends and calls refused or ended: endpoint closed */
+	uint32_t queued;    /* messages waiting right now */
+	uint32_t closed;    /* 1 once closed */
+};
+
+/* ---- System calls (microScope's numbers, syscall/numbers.h) --------------
+ * ms_ipc_create(capacity)                    → fd of a new endpoint (0: default)
+ * ms_ipc_send(fd, message)                   → 0, -EAGAIN, -EPIPE, -EFAULT, -EINVAL
+ * ms_ipc_call(fd, message, reply, timeout)   → 0, -ETIMEDOUT, -EPIPE, -EINTR, ...
+ * ms_ipc_receive(fd, message, timeout)       → 0, -ETIMEDOUT, -EPIPE, -EINTR, ...
+ * ms_ipc_reply(fd, token, message)           → 0, -ENOENT (no such call: it timed out)
+ * ms_ipc_stats(fd, struct ipc_stats *)       → 0, -EBADF, -EFAULT
+ * A descriptor that is not an endpoint gives -EBADF. */
+
+/* ---- Kernel API (user space sees the declarations only) ------------------ */
+
+struct ipc_endpoint;
+struct vfs_file;
+
+/* ---- Endpoints ------------------------------------------------------------ */
+
+/* Returns a new open endpoint holding one reference (the creator's) that
+ * queues up to capacity messages (0: IPC_QUEUE_DEFAULT), or NULL when
+ * capacity exceeds IPC_QUEUE_MAX or memory ran out.  name is copied. */
+struct ipc_endpoint *ipc_endpoint_create(const char *name, unsigned capacity);
+/* Takes a reference; returns endpoint. */
+struct ipc_endpoint *ipc_endpoint_get(struct ipc_endpoint *endpoint);
+/* Drops a reference; the last one frees the endpoint (closing it first). */
+void ipc_endpoint_put(struct ipc_endpoint *endpoint);
+/* Closes the endpoint: queued one-way messages are dropped (counted as
+ * peer_gone), queued and pending calls and waiting receivers return -EPIPE,
+ * later sends and calls fail with -EPIPE.  Idempotent. */
+void ipc_endpoint_close(struct ipc_endpoint *endpoint);
+/* True once the endpoint was closed. */
+int ipc_endpoint_is_closed(const struct ipc_endpoint *endpoint);
+/* Copies the endpoint's counts into *stats. */
+void ipc_get_stats(const struct ipc_endpoint *endpoint, struct ipc_stats *stats);
+
+/* ---- Messages (join points ipc.send, ipc.call, ipc.receive, ipc.reply) ---- */
+
+/* Queues a one-way message; never blocks (any context, interrupts too).
+ * Returns 0, -EINVAL (length > IPC_PAYLOAD_MAX), -EAGAIN (queue full: dropped
+ * and counted) or -EPIPE (closed). */
+int ipc_send(struct ipc_endpoint *endpoint, const struct ipc_message *message);
+/* Queues message and waits until the owner replies into *reply or
+ * timeout_ns (IPC_FOREVER: no deadline) has passed.  A caller that may sleep
+ * blocks; one that may not (advice, preemption off) spins, which only ends
+ * well when the receiver runs on another CPU.  Returns 0, -EINVAL, -EAGAIN
+ * (queue full), -EPIPE (closed, before or during the wait), -ETIMEDOUT (the
+ * call is withdrawn: a late reply finds nothing) or -EINTR (the calling
+ * process was told to end). */
+int ipc_call(struct ipc_endpoint *endpoint, const struct ipc_message *message,
+	     struct ipc_message *reply, uint64_t timeout_ns);
+/* Takes the oldest message into *message (token non-zero for a call, which
+ * now waits for ipc_reply), waiting up to timeout_ns (0: do not wait) when
+ * the queue is empty.  Returns 0, -ETIMEDOUT (nothing came; -EAGAIN for a
+ * timeout of 0), -EPIPE (closed) or -EINTR. */
+int ipc_receive(struct ipc_endpoint *endpoint, struct ipc_message *message, uint64_t timeout_ns);
+/* Hands *message to the caller waiting on token and wakes it.  Returns 0,
+ * -EINVAL (length too long) or -ENOENT (no such call: it timed out, its
+ * endpoint closed, or the token was never issued). */
+int ipc_reply(struct ipc_endpoint *endpoint, uint64_t token, const struct ipc_message *message);
+
+/* ---- Descriptors --------------------------------------------------------- */
+
+/* The endpoint behind an open file, or NULL when file is not an endpoint. */
+struct ipc_endpoint *ipc_endpoint_of_file(struct vfs_file *file);
+/* The endpoint behind the calling process's descriptor fd, referenced (put
+ * it), or NULL (-EBADF: no such descriptor, or not an endpoint). */
+struct ipc_endpoint *ipc_endpoint_from_fd(int fd);
+/* Installs a new descriptor for endpoint in the calling process (taking a
+ * reference for it).  Returns the descriptor, -EMFILE, -ENOMEM or -ESRCH
+ * (a kernel thread). */
+int ipc_endpoint_install_fd(struct ipc_endpoint *endpoint);
+
+#endif

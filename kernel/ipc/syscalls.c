@@ -1,0 +1,111 @@
+/*
+ * The IPC system calls: thin glue between user memory and the endpoint API.
+ * Messages are copied in and out whole-header-plus-payload through uaccess;
+ * the kernel never keeps a user pointer.  Waits end early with -EINTR when
+ * the caller's process is told to end.
+ */
+#include "ipc/internal.h"
+
+#include "lib/errno.h"
+#include "syscall/syscall.h"
+#include "uaccess/uaccess.h"
+
+/* Copies a message from user memory: the header, then its payload. */
+static int message_from_user(struct ipc_message *dst, const struct ipc_message __user *src)
+{
+	if (copy_from_user(dst, src, IPC_HEADER_SIZE))
+		return -EFAULT;
+	if (dst->length > IPC_PAYLOAD_MAX)
+		return -EINVAL;
+	if (dst->length && copy_from_user(dst->payload, src->payload, dst->length))
+		return -EFAULT;
+	return 0;
+}
+
+static int message_to_user(struct ipc_message __user *dst, const struct ipc_message *src)
+{
+	return copy_to_user(dst, src, IPC_HEADER_SIZE + src->length) ? -EFAULT : 0;
+}
+
+SYSCALL_DEFINE1(ms_ipc_create, unsigned, capacity)
+{
+	if (capacity > IPC_QUEUE_MAX)
+		return -EINVAL;
+	struct ipc_endpoint *e = ipc_endpoint_create("user", capacity);
+	if (!e)
+		return -ENOMEM;
+	int fd = ipc_endpoint_install_fd(e);
+	ipc_endpoint_put(e);
+	return fd;
+}
+
+SYSCALL_DEFINE2(ms_ipc_send, int, fd, const struct ipc_message *, message)
+{
+	struct ipc_message m;
+	int error = message_from_user(&m, message);
+	if (error)
+		return error;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	if (!e)
+		return error;
+	error = ipc_send(e, &m);
+	ipc_endpoint_put(e);
+	return error;
+}
+
+SYSCALL_DEFINE4(ms_ipc_call, int, fd, const struct ipc_message *, message, struct ipc_message *,
+		reply, uint64_t, timeout_ns)
+{
+	struct ipc_message m, r;
+	int error = message_from_user(&m, message);
+	if (error)
+		return error;
+	if (!uaccess_range_ok((uint64_t)reply, sizeof r))
+		return -EFAULT;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	if (!e)
+		return error;
+	error = ipc_call(e, &m, &r, timeout_ns);
+	ipc_endpoint_put(e);
+	return error ? error : message_to_user(reply, &r);
+}
+
+SYSCALL_DEFINE3(ms_ipc_receive, int, fd, struct ipc_message *, message, uint64_t, timeout_ns)
+{
+	struct ipc_message m;
+	if (!uaccess_range_ok((uint64_t)message, sizeof m))
+		return -EFAULT;
+	int error;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	if (!e)
+		return error;
+	error = ipc_receive(e, &m, timeout_ns);
+	ipc_endpoint_put(e);
+	return error ? error : message_to_user(message, &m);
+}
+
+SYSCALL_DEFINE3(ms_ipc_reply, int, fd, uint64_t, token, const struct ipc_message *, message)
+{
+	struct ipc_message m;
+	int error = message_from_user(&m, message);
+	if (error)
+		return error;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	if (!e)
+		return error;
+	error = ipc_reply(e, token, &m);
+	ipc_endpoint_put(e);
+	return error;
+}
+
+SYSCALL_DEFINE2(ms_ipc_stats, int, fd, struct ipc_stats *, stats)
+{
+	int error;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	if (!e)
+		return error;
+	struct ipc_stats s;
+	ipc_get_stats(e, &s);
+	ipc_endpoint_put(e);
+	return copy_to_user(stats, &s, sizeof s) ? -EFAULT : 0;
+}

@@ -1,0 +1,269 @@
+/*
+ * The ipc suite: messages arrive whole and in order, a full queue drops and
+ * counts, calls get their reply or their deadline, a closed endpoint fails
+ * every waiter with -EPIPE, stale tokens match nothing, and a caller that may
+ * not sleep (advice) gets its reply from another CPU by spinning.
+ */
+#include "ipc/internal.h"
+
+#include "cpu/percpu.h"
+#include "joinpoint/joinpoint.h"
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "time/time.h"
+
+static struct ipc_message make_message(uint64_t label, const char *text)
+{
+	struct ipc_message m;
+	memset(&m, 0, sizeof m);
+	m.label = label;
+	for (unsigned i = 0; i < IPC_WORDS; i++)
+		m.words[i] = label * 100 + i;
+	m.length = text ? strlen(text) + 1 : 0;
+	if (text)
+		memcpy(m.payload, text, m.length);
+	return m;
+}
+
+/* Does a message sent come out whole, in order, marked as from the kernel? */
+static void send_then_receive_in_order(struct ktest *t)
+{
+	struct ipc_endpoint *e = ipc_endpoint_create("test", 4);
+	ASSERT_TRUE(t, e != NULL);
+	struct ipc_message a = make_message(1, "first"), b = make_message(2, NULL), out;
+	EXPECT_EQ(t, ipc_send(e, &a), 0);
+	EXPECT_EQ(t, ipc_send(e, &b), 0);
+	EXPECT_EQ(t, ipc_receive(e, &out, 0), 0);
+	EXPECT_EQ(t, out.label, 1);
+	EXPECT_EQ(t, out.words[5], 105);
+	EXPECT_EQ(t, out.length, 6);
+	EXPECT_TRUE(t, strcmp((char *)out.payload, "first") == 0);
+	EXPECT_EQ(t, out.token, 0);
+	EXPECT_EQ(t, out.sender, 0);
+	EXPECT_EQ(t, ipc_receive(e, &out, 0), 0);
+	EXPECT_EQ(t, out.label, 2);
+	EXPECT_EQ(t, ipc_receive(e, &out, 0), -EAGAIN);
+	ipc_endpoint_put(e);
+}
+
+/* What if one-way messages come faster than they are taken? */
+static void full_queue_drops_and_counts(struct ktest *t)
+{
+	struct ipc_endpoint *e = ipc_endpoint_create("test", 2);
+	ASSERT_TRUE(t, e != NULL);
+	struct ipc_message m = make_message(7, NULL);
+	EXPECT_EQ(t, ipc_send(e, &m), 0);
+	EXPECT_EQ(t, ipc_send(e, &m), 0);
+	EXPECT_EQ(t, ipc_send(e, &m), -EAGAIN);
+	struct ipc_stats stats;
+	ipc_get_stats(e, &stats);
+	EXPECT_EQ(t, stats.sent, 2);
+	EXPECT_EQ(t, stats.dropped, 1);
+	EXPECT_EQ(t, stats.queued, 2);
+	ipc_endpoint_put(e);
+}
+
+static void bad_arguments_are_refused(struct ktest *t)
+{
+	EXPECT_TRUE(t, ipc_endpoint_create("big", IPC_QUEUE_MAX + 1) == NULL);
+	struct ipc_endpoint *e = ipc_endpoint_create(NULL, 0);
+	ASSERT_TRUE(t, e != NULL);
+	struct ipc_message m = make_message(1, NULL), r;
+	m.length = IPC_PAYLOAD_MAX + 1;
+	EXPECT_EQ(t, ipc_send(e, &m), -EINVAL);
+	EXPECT_EQ(t, ipc_call(e, &m, &r, 1000), -EINVAL);
+	EXPECT_EQ(t, ipc_reply(e, 1, &m), -EINVAL);
+	m.length = 0;
+	EXPECT_EQ(t, ipc_reply(e, 0, &m), -ENOENT);
+	EXPECT_EQ(t, ipc_reply(e, 0x101, &m), -ENOENT);
+	ipc_endpoint_put(e);
+}
+
+/* A server thread: answers `count` calls with label + 1 and the payload
+ * reversed in its first word, or, with mode 1, receives and closes. */
+struct server {
+	struct ipc_endpoint *endpoint;
+	uint64_t affinity; /* 0: anywhere */
+	int started;
+	int count;
+	int mode;
+	uint64_t reply_delay_ns;
+	int last_reply_result;
+};
+
+static int serve(void *arg)
+{
+	struct server *s = arg;
+	if (s->affinity)
+		thread_set_affinity(thread_current(), s->affinity);
+	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < s->count; i++) {
+		struct ipc_message m, r;
+		if (ipc_receive(s->endpoint, &m, 2 * NSEC_PER_SEC) < 0)
+			return 1;
+		if (s->mode == 1) {
+			ipc_endpoint_close(s->endpoint);
+			return 0;
+		}
+		if (s->reply_delay_ns)
+			sched_sleep_ns(s->reply_delay_ns);
+		r = make_message(m.label + 1, "pong");
+		s->last_reply_result = ipc_reply(s->endpoint, m.token, &r);
+	}
+	return 0;
+}
+
+/* Does a call come back with the owner's reply? */
+static void call_gets_the_reply(struct ktest *t)
+{
+	struct server s = {.endpoint = ipc_endpoint_create("test", 4), .count = 3};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	struct thread *server = thread_create(serve, &s, "ipc-server", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, server != NULL);
+	for (int i = 0; i < 3; i++) {
+		struct ipc_message m = make_message(10 * i, "ping"), r;
+		EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, NSEC_PER_SEC), 0);
+		EXPECT_EQ(t, r.label, 10 * i + 1);
+		EXPECT_TRUE(t, strcmp((char *)r.payload, "pong") == 0);
+		EXPECT_NE(t, r.token, 0);
+	}
+	int status = -1;
+	thread_join(server, &status);
+	EXPECT_EQ(t, status, 0);
+	struct ipc_stats stats;
+	ipc_get_stats(s.endpoint, &stats);
+	EXPECT_EQ(t, stats.calls, 3);
+	EXPECT_EQ(t, stats.replies, 3);
+	ipc_endpoint_put(s.endpoint);
+}
+
+/* What if nobody ever answers?  The deadline ends the call. */
+static void call_times_out_without_receiver(struct ktest *t)
+{
+	struct ipc_endpoint *e = ipc_endpoint_create("test", 4);
+	ASSERT_TRUE(t, e != NULL);
+	struct ipc_message m = make_message(1, NULL), r;
+	uint64_t start = clock_ns();
+	EXPECT_EQ(t, ipc_call(e, &m, &r, 5 * NSEC_PER_MSEC), -ETIMEDOUT);
+	EXPECT_TRUE(t, clock_ns() - start >= 5 * NSEC_PER_MSEC);
+	/* The withdrawn call is still delivered, as one-way: no token. */
+	EXPECT_EQ(t, ipc_receive(e, &m, 0), 0);
+	EXPECT_EQ(t, m.token, 0);
+	struct ipc_stats stats;
+	ipc_get_stats(e, &stats);
+	EXPECT_EQ(t, stats.timeouts, 1);
+	ipc_endpoint_put(e);
+}
+
+/* A reply after the deadline must find nothing (the caller has returned). */
+static void late_reply_finds_no_call(struct ktest *t)
+{
+	struct server s = {.endpoint = ipc_endpoint_create("test", 4),
+			   .count = 1,
+			   .reply_delay_ns = 30 * NSEC_PER_MSEC};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	struct thread *server = thread_create(serve, &s, "ipc-late", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, server != NULL);
+	struct ipc_message m = make_message(1, NULL), r;
+	EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 5 * NSEC_PER_MSEC), -ETIMEDOUT);
+	thread_join(server, NULL);
+	EXPECT_EQ(t, s.last_reply_result, -ENOENT);
+	ipc_endpoint_put(s.endpoint);
+}
+
+/* A peer that goes away while a caller waits: -EPIPE, at once. */
+static void close_fails_waiting_caller(struct ktest *t)
+{
+	struct server s = {.endpoint = ipc_endpoint_create("test", 4), .count = 1, .mode = 1};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	struct thread *server = thread_create(serve, &s, "ipc-closer", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, server != NULL);
+	struct ipc_message m = make_message(1, NULL), r;
+	EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 2 * NSEC_PER_SEC), -EPIPE);
+	thread_join(server, NULL);
+	EXPECT_EQ(t, ipc_send(s.endpoint, &m), -EPIPE);
+	EXPECT_EQ(t, ipc_receive(s.endpoint, &m, 0), -EPIPE);
+	EXPECT_TRUE(t, ipc_endpoint_is_closed(s.endpoint));
+	ipc_endpoint_put(s.endpoint);
+}
+
+static int receive_once(void *arg)
+{
+	struct ipc_message m;
+	return -ipc_receive(arg, &m, 2 * NSEC_PER_SEC);
+}
+
+/* A receiver blocked on an endpoint that closes is woken with -EPIPE. */
+static void close_wakes_receiver(struct ktest *t)
+{
+	struct ipc_endpoint *e = ipc_endpoint_create("test", 4);
+	ASSERT_TRUE(t, e != NULL);
+	struct thread *receiver = thread_create(receive_once, e, "ipc-recv", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, receiver != NULL);
+	sched_sleep_ns(5 * NSEC_PER_MSEC);
+	ipc_endpoint_close(e);
+	int status = 0;
+	thread_join(receiver, &status);
+	EXPECT_EQ(t, status, EPIPE);
+	ipc_endpoint_put(e);
+}
+
+static void receive_times_out(struct ktest *t)
+{
+	struct ipc_endpoint *e = ipc_endpoint_create("test", 1);
+	ASSERT_TRUE(t, e != NULL);
+	struct ipc_message m;
+	EXPECT_EQ(t, ipc_receive(e, &m, 2 * NSEC_PER_MSEC), -ETIMEDOUT);
+	ipc_endpoint_put(e);
+}
+
+/* A caller that may not sleep (advice) spins: with the server on another
+ * CPU it gets its reply; alone on one CPU it meets its deadline. */
+static void call_without_sleeping(struct ktest *t)
+{
+	struct server s = {.endpoint = ipc_endpoint_create("test", 4), .count = 1};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	bool other_cpu = cpu_count > 1;
+	struct thread *server = NULL;
+	if (other_cpu) {
+		s.affinity = 1u << 1; /* it blocks in receive there */
+		server = thread_create(serve, &s, "ipc-spin", SCHED_PRIORITY_NORMAL);
+		ASSERT_TRUE(t, server != NULL);
+		/* wait until it sleeps in receive on CPU 1 */
+		while (!__atomic_load_n(&s.started, __ATOMIC_ACQUIRE) ||
+		       thread_state(server) != THREAD_BLOCKED)
+			sched_sleep_ns(NSEC_PER_MSEC);
+	}
+	struct ipc_message m = make_message(5, NULL), r;
+	uint64_t affinity = thread_affinity(thread_current());
+	if (other_cpu)
+		thread_set_affinity(thread_current(), 1u << 0); /* not the server's CPU */
+	preempt_disable();
+	/* generous on SMP: TCG may run the other vCPU late on a loaded host */
+	uint64_t timeout = other_cpu ? 2 * NSEC_PER_SEC : 20 * NSEC_PER_MSEC;
+	int result = ipc_call(s.endpoint, &m, &r, timeout);
+	preempt_enable();
+	thread_set_affinity(thread_current(), affinity);
+	EXPECT_EQ(t, result, other_cpu ? 0 : -ETIMEDOUT);
+	if (other_cpu) {
+		EXPECT_EQ(t, r.label, 6);
+		thread_join(server, NULL);
+	}
+	ipc_endpoint_put(s.endpoint);
+}
+
+static void join_points_are_declared(struct ktest *t)
+{
+	EXPECT_TRUE(t, jp_find("ipc.send") != NULL);
+	EXPECT_TRUE(t, jp_find("ipc.call") != NULL);
+	EXPECT_TRUE(t, jp_find("ipc.receive") != NULL);
+	EXPECT_TRUE(t, jp_find("ipc.reply") != NULL);
+}
+
+KTEST_SUITE(ipc, KTEST_CASE(send_then_receive_in_order), KTEST_CASE(full_queue_drops_and_counts),
+	    KTEST_CASE(bad_arguments_are_refused), KTEST_CASE(call_gets_the_reply),
+	    KTEST_CASE(call_times_out_without_receiver), KTEST_CASE(late_reply_finds_no_call),
+	    KTEST_CASE(close_fails_waiting_caller), KTEST_CASE(close_wakes_receiver),
+	    KTEST_CASE(receive_times_out), KTEST_CASE(call_without_sleeping),
+	    KTEST_CASE(join_points_are_declared));
