@@ -1,0 +1,180 @@
+/*
+ * The e1000's descriptor rings.  Receive: E1000_RX_RING descriptors, each
+ * owning one E1000_BUFFER_SIZE buffer for its whole life; the device fills a
+ * descriptor and sets DD, the driver hands the frame to nic_rx, clears the
+ * status and returns the descriptor by advancing RDT.  Only one thread polls
+ * at a time (modules/nic serialises passes), so the receive side has no lock.
+ * Everything the device wrote is checked before use: a length beyond the
+ * buffer or below an Ethernet header, error bits, or a frame spread over
+ * several descriptors (never configured, so garbage) is dropped and counted.
+ * Transmit: frames are copied into the descriptor's own buffer under tx_lock;
+ * descriptors between tx_clean and tx_tail belong to the device until DD,
+ * and one slot always stays empty so that tail == clean means empty.
+ */
+#include "e1000/internal.h"
+
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+
+static void *e1000_dma_alloc(size_t bytes, uint64_t *phys)
+{
+	size_t pages = (bytes + PAGE_SIZE - 1) / PAGE_SIZE;
+	void *memory = mm_alloc_pages(pages, PAGE_SIZE);
+	if (!memory)
+		return NULL;
+	memset(memory, 0, pages * PAGE_SIZE);
+	*phys = virt_to_phys(memory);
+	return memory;
+}
+
+int e1000_rings_alloc(struct e1000 *e)
+{
+	e->rx_ring =
+	    e1000_dma_alloc(E1000_RX_RING * sizeof(struct e1000_rx_desc), &e->rx_ring_phys);
+	e->tx_ring =
+	    e1000_dma_alloc(E1000_TX_RING * sizeof(struct e1000_tx_desc), &e->tx_ring_phys);
+	e->rx_buffers = e1000_dma_alloc(E1000_RX_RING * E1000_BUFFER_SIZE, &e->rx_buffers_phys);
+	e->tx_buffers = e1000_dma_alloc(E1000_TX_RING * E1000_BUFFER_SIZE, &e->tx_buffers_phys);
+	if (!e->rx_ring || !e->tx_ring || !e->rx_buffers || !e->tx_buffers)
+		return -ENOMEM; /* boot-time only: what was allocated stays */
+	for (unsigned i = 0; i < E1000_RX_RING; i++)
+		e->rx_ring[i].address = e->rx_buffers_phys + (uint64_t)i * E1000_BUFFER_SIZE;
+	for (unsigned i = 0; i < E1000_TX_RING; i++) {
+		e->tx_ring[i].address = e->tx_buffers_phys + (uint64_t)i * E1000_BUFFER_SIZE;
+		e->tx_ring[i].status = E1000_TX_DD; /* free */
+	}
+	return 0;
+}
+
+void e1000_rings_program(struct e1000 *e)
+{
+	e1000_write(e, E1000_RDBAL, (uint32_t)e->rx_ring_phys);
+	e1000_write(e, E1000_RDBAH, (uint32_t)(e->rx_ring_phys >> 32));
+	e1000_write(e, E1000_RDLEN, E1000_RX_RING * sizeof(struct e1000_rx_desc));
+	e1000_write(e, E1000_RDH, 0);
+	e1000_write(e, E1000_RDT, E1000_RX_RING - 1);
+	e1000_write(e, E1000_RDTR, 0);
+	e1000_write(e, E1000_RCTL, E1000_RCTL_EN | E1000_RCTL_BAM | E1000_RCTL_SECRC);
+	e->rx_next = 0;
+
+	e1000_write(e, E1000_TDBAL, (uint32_t)e->tx_ring_phys);
+	e1000_write(e, E1000_TDBAH, (uint32_t)(e->tx_ring_phys >> 32));
+	e1000_write(e, E1000_TDLEN, E1000_TX_RING * sizeof(struct e1000_tx_desc));
+	e1000_write(e, E1000_TDH, 0);
+	e1000_write(e, E1000_TDT, 0);
+	e1000_write(e, E1000_TIPG, E1000_TIPG_VALUE);
+	e1000_write(e, E1000_TCTL,
+		    E1000_TCTL_EN | E1000_TCTL_PSP | E1000_TCTL_CT | E1000_TCTL_COLD);
+	e->tx_tail = e->tx_clean = 0;
+}
+
+/* ---- Receive ------------------------------------------------------------- */
+
+static void e1000_add(struct e1000 *e, uint64_t *counter, uint64_t amount)
+{
+	(void)e;
+	__atomic_fetch_add(counter, amount, __ATOMIC_RELAXED);
+}
+
+/* Checks one completed descriptor; returns the frame length to deliver, or
+ * 0 after counting why it is dropped. */
+static size_t e1000_rx_check(struct e1000 *e, uint8_t status, uint8_t errors, uint16_t length)
+{
+	if (!(status & E1000_RX_EOP)) {
+		e->rx_discarding = true; /* the rest of this frame is dropped too */
+		e1000_add(e, &e->soft.rx_fragments, 1);
+		return 0;
+	}
+	if (e->rx_discarding) {
+		e->rx_discarding = false;
+		e1000_add(e, &e->soft.rx_fragments, 1);
+		return 0;
+	}
+	if (errors) {
+		e1000_add(e, &e->soft.rx_errors, 1);
+		return 0;
+	}
+	if (length > E1000_BUFFER_SIZE || length > NIC_FRAME_MAX || length < NIC_FRAME_MIN) {
+		e1000_add(e, &e->soft.rx_bad_length, 1);
+		return 0;
+	}
+	return length;
+}
+
+unsigned e1000_rx_poll(struct e1000 *e, unsigned budget)
+{
+	unsigned delivered = 0, consumed = 0;
+	while (delivered < budget && consumed < E1000_RX_RING) {
+		volatile struct e1000_rx_desc *desc = &e->rx_ring[e->rx_next];
+		uint8_t status = desc->status;
+		if (!(status & E1000_RX_DD))
+			break;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the rest after DD */
+		size_t length = e1000_rx_check(e, status, desc->errors, desc->length);
+		if (length) {
+			nic_rx(&e->nic, e->rx_buffers + (size_t)e->rx_next * E1000_BUFFER_SIZE,
+			       length);
+			e1000_add(e, &e->soft.rx_packets, 1);
+			e1000_add(e, &e->soft.rx_bytes, length);
+			delivered++;
+		}
+		desc->status = 0;
+		desc->address = e->rx_buffers_phys + (uint64_t)e->rx_next * E1000_BUFFER_SIZE;
+		e->rx_next = (e->rx_next + 1) % E1000_RX_RING;
+		consumed++;
+	}
+	if (consumed) {
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		e1000_write(e, E1000_RDT, (e->rx_next + E1000_RX_RING - 1) % E1000_RX_RING);
+	}
+	return delivered;
+}
+
+/* ---- Transmit ------------------------------------------------------------ */
+
+/* Called with tx_lock held. */
+static void e1000_tx_reclaim_locked(struct e1000 *e)
+{
+	while (e->tx_clean != e->tx_tail) {
+		volatile struct e1000_tx_desc *desc = &e->tx_ring[e->tx_clean];
+		if (!(desc->status & E1000_TX_DD))
+			break;
+		e->tx_clean = (e->tx_clean + 1) % E1000_TX_RING;
+	}
+}
+
+void e1000_tx_reclaim(struct e1000 *e)
+{
+	uint64_t flags = spin_lock_irqsave(&e->tx_lock);
+	e1000_tx_reclaim_locked(e);
+	spin_unlock_irqrestore(&e->tx_lock, flags);
+}
+
+int e1000_tx_frame(struct e1000 *e, const void *frame, size_t length)
+{
+	if (length < NIC_FRAME_MIN || length > E1000_BUFFER_SIZE || length > NIC_FRAME_MAX)
+		return -EINVAL;
+	uint64_t flags = spin_lock_irqsave(&e->tx_lock);
+	e1000_tx_reclaim_locked(e);
+	unsigned next = (e->tx_tail + 1) % E1000_TX_RING;
+	if (next == e->tx_clean) {
+		spin_unlock_irqrestore(&e->tx_lock, flags);
+		e1000_add(e, &e->soft.tx_ring_full, 1);
+		return -EAGAIN;
+	}
+	unsigned slot = e->tx_tail;
+	memcpy(e->tx_buffers + (size_t)slot * E1000_BUFFER_SIZE, frame, length);
+	volatile struct e1000_tx_desc *desc = &e->tx_ring[slot];
+	desc->address = e->tx_buffers_phys + (uint64_t)slot * E1000_BUFFER_SIZE;
+	desc->length = (uint16_t)length;
+	desc->command = E1000_TX_EOP | E1000_TX_IFCS | E1000_TX_RS;
+	desc->status = 0;
+	e->tx_tail = next;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	e1000_write(e, E1000_TDT, next);
+	spin_unlock_irqrestore(&e->tx_lock, flags);
+	e1000_add(e, &e->soft.tx_packets, 1);
+	e1000_add(e, &e->soft.tx_bytes, length);
+	return 0;
+}

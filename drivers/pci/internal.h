@@ -1,0 +1,53 @@
+/* PCI's private declarations, shared by the files of drivers/pci only. */
+#ifndef DRIVERS_PCI_INTERNAL_H
+#define DRIVERS_PCI_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pci/pci.h"
+
+/* Raw configuration access by address; width 1, 2 or 4, offset aligned to it.
+ * Returns all ones for an address outside what the access method reaches. */
+uint32_t pci_config_read(unsigned bus, unsigned device, unsigned function, unsigned offset,
+			 unsigned width);
+void pci_config_write(unsigned bus, unsigned device, unsigned function, unsigned offset,
+		      unsigned width, uint32_t value);
+/* Chooses ECAM (MCFG) or mechanism 1.  Returns false when neither works. */
+bool pci_config_init(void);
+/* The configuration space size the access method reaches (256 or 4096). */
+unsigned pci_config_limit(void);
+
+/* One ECAM region of an MCFG table. */
+struct pci_ecam_region {
+	uint64_t base;
+	uint16_t segment;
+	uint8_t start_bus, end_bus;
+};
+/* Parses an MCFG table of length bytes: stores up to max regions.  Returns
+ * the number of regions, or -EBADMSG (too short, or entries that do not fit
+ * its length). */
+int pci_parse_mcfg(const void *table, uint32_t length, struct pci_ecam_region *regions,
+		   unsigned max);
+
+/* BAR decoding: the BAR's kind from its low bits; the size from the value
+ * read back after writing all ones (the upper half too for 64-bit, else 0). */
+enum pci_bar_kind pci_bar_decode_kind(uint32_t low);
+uint64_t pci_bar_decode_size(uint32_t low_probe, uint32_t high_probe, enum pci_bar_kind kind);
+uint64_t pci_bar_decode_base(uint32_t low, uint32_t high, enum pci_bar_kind kind);
+
+/* The list of functions, in bus order. */
+extern struct pci_device *pci_device_list;
+/* Enumerates from bus 0 into pci_device_list.  Returns the count. */
+unsigned pci_enumerate(void);
+/* Runs matching drivers on every unbound function. */
+void pci_probe_drivers(void);
+
+/* INTx routing facts: the host bridge's chipset. */
+enum pci_chipset { PCI_CHIPSET_UNKNOWN, PCI_CHIPSET_I440FX, PCI_CHIPSET_Q35 };
+enum pci_chipset pci_detect_chipset(void);
+/* The GSI for INTx pin (1-4) of a function at slot on bus 0 (after bridge
+ * swizzling), per chipset; line is the firmware's interrupt line register. */
+int pci_route_intx(enum pci_chipset chipset, unsigned slot, unsigned pin, uint8_t line);
+
+#endif

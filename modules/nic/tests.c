@@ -1,0 +1,234 @@
+/*
+ * The nic suite: with a NIC on QEMU's user network (-netdev user,id=n0
+ * -device e1000,netdev=n0 or virtio-net-pci,netdev=n0), the driver is up,
+ * and ARP requests for the gateway 10.0.2.2 get their replies through the rx
+ * handler, in interrupt mode, in polling mode and while the mode keeps
+ * switching, with none lost.  Without a NIC every case is skipped.  The
+ * handler the stack may have installed is saved, fed every frame meanwhile,
+ * and restored.
+ */
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "nic/nic.h"
+#include "time/time.h"
+
+#define ARP_FRAME_LENGTH 60
+#define GUEST_IP         0x0a00020fu /* 10.0.2.15 */
+#define GATEWAY_IP       0x0a000202u /* 10.0.2.2 */
+
+struct arp_watch {
+	nic_rx_fn previous;
+	void *previous_context;
+	volatile uint64_t replies;
+	volatile uint64_t frames;
+	uint8_t gateway_mac[NIC_MAC_LENGTH];
+};
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	put_be16(p, (uint16_t)(v >> 16));
+	put_be16(p + 2, (uint16_t)v);
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void build_arp_request(const struct nic *nic, uint8_t *frame)
+{
+	memset(frame, 0, ARP_FRAME_LENGTH);
+	memset(frame, 0xff, 6);
+	memcpy(frame + 6, nic->mac, 6);
+	put_be16(frame + 12, 0x0806);
+	uint8_t *arp = frame + 14;
+	put_be16(arp, 1);          /* Ethernet */
+	put_be16(arp + 2, 0x0800); /* IPv4 */
+	arp[4] = 6;
+	arp[5] = 4;
+	put_be16(arp + 6, 1); /* request */
+	memcpy(arp + 8, nic->mac, 6);
+	put_be32(arp + 14, GUEST_IP);
+	put_be32(arp + 24, GATEWAY_IP);
+}
+
+static bool is_gateway_arp_reply(const uint8_t *frame, size_t length)
+{
+	const uint8_t *arp = frame + 14;
+	return length >= 42 && frame[12] == 0x08 && frame[13] == 0x06 && arp[6] == 0 &&
+	       arp[7] == 2 && get_be32(arp + 14) == GATEWAY_IP && get_be32(arp + 24) == GUEST_IP;
+}
+
+static void watch_frame(struct nic *nic, const void *frame, size_t length, void *context)
+{
+	struct arp_watch *watch = context;
+	__atomic_fetch_add(&watch->frames, 1, __ATOMIC_RELAXED);
+	if (is_gateway_arp_reply(frame, length)) {
+		memcpy(watch->gateway_mac, (const uint8_t *)frame + 22, NIC_MAC_LENGTH);
+		__atomic_fetch_add(&watch->replies, 1, __ATOMIC_RELAXED);
+	}
+	if (watch->previous)
+		watch->previous(nic, frame, length, watch->previous_context);
+}
+
+static void watch_start(struct nic *nic, struct arp_watch *watch)
+{
+	memset(watch, 0, sizeof(*watch));
+	watch->previous = nic->rx_handler;
+	watch->previous_context = nic->rx_context;
+	nic_set_rx_handler(nic, watch_frame, watch);
+}
+
+static void watch_stop(struct nic *nic, struct arp_watch *watch)
+{
+	nic_set_rx_handler(nic, watch->previous, watch->previous_context);
+}
+
+/* Sends one request, retrying while the ring is full.  Returns nic_tx's. */
+static int send_arp_request(struct nic *nic)
+{
+	uint8_t frame[ARP_FRAME_LENGTH];
+	build_arp_request(nic, frame);
+	int error;
+	for (unsigned tries = 0;
+	     (error = nic_tx(nic, frame, sizeof(frame))) == -EAGAIN && tries < 1000; tries++)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	return error;
+}
+
+/* Waits up to timeout_ns for watch to count want replies. */
+static bool wait_replies(struct arp_watch *watch, uint64_t want, uint64_t timeout_ns)
+{
+	uint64_t deadline = clock_ns() + timeout_ns;
+	while (__atomic_load_n(&watch->replies, __ATOMIC_RELAXED) < want && clock_ns() < deadline)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	return watch->replies >= want;
+}
+
+static struct nic *test_nic(struct ktest *t)
+{
+	struct nic *nic = nic_first();
+	if (!nic)
+		ktest_skip(t, "no NIC (QEMU -netdev user,id=n0 -device e1000,netdev=n0)");
+	return nic;
+}
+
+static void driver_comes_up(struct ktest *t)
+{
+	struct nic *nic = test_nic(t);
+	if (!nic)
+		return;
+	EXPECT_TRUE(t, nic_find(nic->name) == nic);
+	EXPECT_TRUE(t, nic_find("nope.0") == NULL);
+	EXPECT_EQ(t, nic->mtu, 1500);
+	EXPECT_EQ(t, nic->link, NIC_LINK_UP);
+	/* QEMU's default MAC unless -device ...,mac= says otherwise */
+	static const uint8_t qemu_mac[NIC_MAC_LENGTH] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
+	EXPECT_EQ(t, memcmp(nic->mac, qemu_mac, NIC_MAC_LENGTH), 0);
+	EXPECT_TRUE(t, nic->worker != NULL);
+}
+
+static void tx_rejects_bad_lengths(struct ktest *t)
+{
+	struct nic *nic = test_nic(t);
+	if (!nic)
+		return;
+	uint8_t frame[NIC_FRAME_MAX + 1] = {0};
+	EXPECT_EQ(t, nic_tx(nic, frame, 0), -EINVAL);
+	EXPECT_EQ(t, nic_tx(nic, frame, NIC_FRAME_MIN - 1), -EINVAL);
+	EXPECT_EQ(t, nic_tx(nic, frame, NIC_FRAME_MAX + 1), -EINVAL);
+	EXPECT_EQ(t, nic_tx(NULL, frame, 60), -EINVAL);
+	EXPECT_EQ(t, nic_set_mode(nic, (enum nic_mode)7), -EINVAL);
+}
+
+static void arp_in_mode(struct ktest *t, enum nic_mode mode)
+{
+	struct nic *nic = test_nic(t);
+	if (!nic)
+		return;
+	enum nic_mode before = nic->mode;
+	struct arp_watch watch;
+	watch_start(nic, &watch);
+	ASSERT_EQ(t, nic_set_mode(nic, mode), 0);
+	EXPECT_EQ(t, send_arp_request(nic), 0);
+	EXPECT_TRUE(t, wait_replies(&watch, 1, 3 * NSEC_PER_SEC));
+	watch_stop(nic, &watch);
+	nic_set_mode(nic, before);
+	static const uint8_t slirp_gateway[NIC_MAC_LENGTH] = {0x52, 0x55, 0x0a, 0x00, 0x02, 0x02};
+	EXPECT_EQ(t, memcmp(watch.gateway_mac, slirp_gateway, NIC_MAC_LENGTH), 0);
+}
+
+static void arp_gateway_answers_with_interrupts(struct ktest *t)
+{
+	arp_in_mode(t, NIC_MODE_INTERRUPT);
+}
+
+static void arp_gateway_answers_when_polled(struct ktest *t)
+{
+	arp_in_mode(t, NIC_MODE_POLLING);
+}
+
+/* What if the mode switches while replies are arriving?  Every request must
+ * get its reply through the handler, and every frame the driver took from the
+ * device must reach nic_rx. */
+static void mode_switch_loses_nothing(struct ktest *t)
+{
+	struct nic *nic = test_nic(t);
+	if (!nic)
+		return;
+	enum nic_mode before = nic->mode;
+	enum { REQUESTS = 300 };
+	uint64_t rx_before = 0, rx_after = 0;
+	struct arp_watch watch;
+	watch_start(nic, &watch);
+	ASSERT_EQ(t, nic_read_counter(nic, "rx_frames", &rx_before), 0);
+	unsigned sent = 0;
+	for (unsigned i = 0; i < REQUESTS; i++) {
+		if (i % 7 == 0)
+			nic_set_mode(nic, (i / 7) % 2 ? NIC_MODE_POLLING : NIC_MODE_INTERRUPT);
+		if (send_arp_request(nic) == 0)
+			sent++;
+		if (i % 16 == 0)
+			sched_yield();
+	}
+	EXPECT_EQ(t, sent, REQUESTS);
+	EXPECT_TRUE(t, wait_replies(&watch, sent, 5 * NSEC_PER_SEC));
+	nic_set_mode(nic, before);
+	sched_sleep_ns(20 * NSEC_PER_MSEC);
+	watch_stop(nic, &watch);
+	EXPECT_EQ(t, watch.replies, sent);
+	ASSERT_EQ(t, nic_read_counter(nic, "rx_frames", &rx_after), 0);
+	EXPECT_EQ(t, rx_after - rx_before, watch.frames);
+}
+
+static void counters_by_name(struct ktest *t)
+{
+	struct nic *nic = test_nic(t);
+	if (!nic)
+		return;
+	uint64_t value = 0;
+	EXPECT_EQ(t, nic_read_counter(nic, "tx_frames", &value), 0);
+	EXPECT_TRUE(t, value > 0);
+	EXPECT_EQ(t, nic_read_counter(nic, "rx_packets", &value), 0);
+	EXPECT_TRUE(t, value > 0);
+	EXPECT_EQ(t, nic_read_counter(nic, "no_such_counter", &value), -ENOENT);
+	EXPECT_EQ(t, nic_read_counter(nic, NULL, &value), -EINVAL);
+	if (strncmp(nic->name, "e1000.", 6) == 0) {
+		EXPECT_EQ(t, nic_read_counter(nic, "GPRC", &value), 0);
+		EXPECT_TRUE(t, value > 0);
+		EXPECT_EQ(t, nic_read_counter(nic, "GPTC", &value), 0);
+		EXPECT_TRUE(t, value > 0);
+	}
+}
+
+KTEST_SUITE(nic, KTEST_CASE(driver_comes_up), KTEST_CASE(tx_rejects_bad_lengths),
+	    KTEST_CASE(arp_gateway_answers_with_interrupts),
+	    KTEST_CASE(arp_gateway_answers_when_polled), KTEST_CASE(mode_switch_loses_nothing),
+	    KTEST_CASE(counters_by_name));
