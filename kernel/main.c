@@ -26,6 +26,7 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "panic/panic.h"
+#include "pci/pci.h"
 #include "power/power.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
@@ -128,6 +129,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	jp_boot_init();
 	arch_smp_start_cpus();
 	sched_apply_monitor_cpus();
+	pci_init(); /* and the drivers of what it finds (NICs start their workers) */
 	smp_bench_run_if_requested();
 
 	crashtest_run();
