@@ -93,6 +93,8 @@
 #define __NR_ms_ipc_receive 516
 #define __NR_ms_ipc_reply   517
 #define __NR_ms_ipc_stats   518
+#define __NR_ms_tel_read    519 /* telemetry rings: see telemetry/telemetry.h */
+#define __NR_ms_tel_stats   520
 
 /* One past the highest number the kernel's table holds. */
 #define SYSCALL_TABLE_SIZE 544

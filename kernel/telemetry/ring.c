@@ -1,0 +1,170 @@
+/*
+ * One telemetry ring: single producer, single consumer, bytes counted since
+ * creation.  A record never wraps: when it does not fit before the end of the
+ * data area the producer fills the rest with a pad record (header only, type
+ * TEL_TYPE_PAD) and starts at offset 0.  Every record, pad included, is a
+ * multiple of 16 bytes and the size is a power of two at least 64, so a
+ * header (16 bytes) always fits where a record may start.
+ *
+ * Ordering: the producer fills the record, then publishes head with a release
+ * store; the consumer reads head with acquire, copies, then publishes tail
+ * with release, and the producer reads tail with acquire before reusing the
+ * room.  In flight-recorder mode the producer itself advances tail past the
+ * oldest records (counting them as dropped); such rings are read by snapshot,
+ * with the producer held off.
+ */
+#include "telemetry/telemetry.h"
+
+#include "lib/errno.h"
+
+static uint64_t load_acquire(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void store_release(uint64_t *p, uint64_t value)
+{
+	__atomic_store_n(p, value, __ATOMIC_RELEASE);
+}
+
+static void copy_bytes(void *dst, const void *src, uint64_t length)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	for (uint64_t i = 0; i < length; i++)
+		d[i] = s[i];
+}
+
+int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mode mode)
+{
+	if (!ring || !data || size < 64 || (size & (size - 1)) ||
+	    (mode != TEL_STREAM && mode != TEL_FLIGHT_RECORDER))
+		return -EINVAL;
+	*ring = (struct tel_ring){.size = size, .mode = mode, .data = data};
+	return 0;
+}
+
+static struct tel_record *record_at(const struct tel_ring *ring, uint64_t position)
+{
+	return (struct tel_record *)(ring->data + (position & (ring->size - 1)));
+}
+
+/* Flight recorder: frees room by dropping the oldest records. */
+static void overwrite_oldest(struct tel_ring *ring, uint64_t needed)
+{
+	uint64_t tail = ring->tail;
+	while (ring->size - (ring->head - tail) < needed) {
+		const struct tel_record *r = record_at(ring, tail);
+		if (r->type != TEL_TYPE_PAD)
+			ring->dropped++;
+		tail += TEL_RECORD_SIZE(r->length);
+	}
+	store_release(&ring->tail, tail);
+}
+
+/* Bytes to the end of the data area from head. */
+static uint64_t room_to_end(const struct tel_ring *ring)
+{
+	return ring->size - (ring->head & (ring->size - 1));
+}
+
+void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
+		       uint32_t length)
+{
+	uint64_t record = TEL_RECORD_SIZE(length);
+	if (length > TEL_RECORD_MAX || record > ring->size / 2 || type == TEL_TYPE_PAD) {
+		ring->dropped++;
+		return NULL;
+	}
+	uint64_t pad = room_to_end(ring) < record ? room_to_end(ring) : 0;
+	uint64_t free_bytes = ring->size - (ring->head - load_acquire(&ring->tail));
+	if (free_bytes < pad + record) {
+		if (ring->mode == TEL_STREAM) {
+			ring->dropped++;
+			return NULL;
+		}
+		overwrite_oldest(ring, pad + record);
+	}
+	if (pad) {
+		struct tel_record *filler = record_at(ring, ring->head);
+		*filler = (struct tel_record){.type = TEL_TYPE_PAD, .length = pad - sizeof *filler};
+		ring->head += pad; /* published with the record */
+	}
+	struct tel_record *r = record_at(ring, ring->head);
+	*r = (struct tel_record){
+	    .timestamp_ns = timestamp_ns, .type = type, .cpu = cpu, .length = length};
+	return r + 1;
+}
+
+void tel_ring_commit(struct tel_ring *ring)
+{
+	const struct tel_record *r = record_at(ring, ring->head);
+	ring->produced++;
+	store_release(&ring->head, ring->head + TEL_RECORD_SIZE(r->length));
+}
+
+int tel_ring_write(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
+		   const void *payload, uint32_t length)
+{
+	void *p = tel_ring_reserve(ring, type, cpu, timestamp_ns, length);
+	if (!p)
+		return -ENOBUFS;
+	copy_bytes(p, payload, length);
+	tel_ring_commit(ring);
+	return 0;
+}
+
+uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length)
+{
+	uint64_t head = load_acquire(&ring->head), tail = ring->tail, copied = 0;
+	while (tail != head) {
+		const struct tel_record *r = record_at(ring, tail);
+		uint64_t size = TEL_RECORD_SIZE(r->length);
+		if (r->type != TEL_TYPE_PAD) {
+			if (copied + size > length)
+				break;
+			copy_bytes((uint8_t *)buffer + copied, r, size);
+			copied += size;
+			ring->consumed++;
+		}
+		tail += size;
+	}
+	store_release(&ring->tail, tail);
+	return copied;
+}
+
+uint64_t tel_ring_snapshot(const struct tel_ring *ring, void *buffer, uint64_t length)
+{
+	uint64_t head = load_acquire(&ring->head), start = ring->tail, bytes = 0;
+	/* Skip the oldest records until the rest fits. */
+	for (uint64_t p = start; p != head;) {
+		const struct tel_record *r = record_at(ring, p);
+		if (r->type != TEL_TYPE_PAD)
+			bytes += TEL_RECORD_SIZE(r->length);
+		p += TEL_RECORD_SIZE(r->length);
+	}
+	uint64_t copied = 0;
+	for (uint64_t p = start; p != head;) {
+		const struct tel_record *r = record_at(ring, p);
+		uint64_t size = TEL_RECORD_SIZE(r->length);
+		p += size;
+		if (r->type == TEL_TYPE_PAD)
+			continue;
+		if (bytes > length) {
+			bytes -= size; /* too old to fit */
+			continue;
+		}
+		copy_bytes((uint8_t *)buffer + copied, r, size);
+		copied += size;
+	}
+	return copied;
+}
+
+void tel_ring_get_stats(const struct tel_ring *ring, struct tel_ring_stats *stats)
+{
+	stats->produced = __atomic_load_n(&ring->produced, __ATOMIC_RELAXED);
+	stats->dropped = __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
+	stats->consumed = __atomic_load_n(&ring->consumed, __ATOMIC_RELAXED);
+	stats->bytes_used = load_acquire(&ring->head) - load_acquire(&ring->tail);
+	stats->size = ring->size;
+}

@@ -1,0 +1,41 @@
+/*
+ * The telemetry system calls: a consumer process reads whole records out of
+ * one CPU's ring of a channel (which frees their room for the producer), or
+ * asks for a ring's counts.  Records pass through a bounded kernel buffer,
+ * so one call moves at most TEL_READ_MAX bytes.
+ */
+#include "lib/errno.h"
+#include "mm/mm.h"
+#include "syscall/syscall.h"
+#include "telemetry/internal.h"
+#include "uaccess/uaccess.h"
+
+#define TEL_READ_MAX (16 * 1024)
+
+SYSCALL_DEFINE4(ms_tel_read, int, channel, unsigned, cpu, void *, buffer, uint64_t, length)
+{
+	struct tel_channel *ch = tel_channel_by_id(channel);
+	if (!ch)
+		return -EINVAL;
+	if (length > TEL_READ_MAX)
+		length = TEL_READ_MAX;
+	if (!uaccess_range_ok((uint64_t)buffer, length))
+		return -EFAULT;
+	void *bounce = kmalloc(length ? length : 1);
+	if (!bounce)
+		return -ENOMEM;
+	int64_t bytes = tel_channel_read(ch, cpu, bounce, length);
+	if (bytes > 0 && copy_to_user(buffer, bounce, (size_t)bytes))
+		bytes = -EFAULT; /* the records are lost: counted as consumed */
+	kfree(bounce);
+	return bytes;
+}
+
+SYSCALL_DEFINE3(ms_tel_stats, int, channel, unsigned, cpu, struct tel_ring_stats *, stats)
+{
+	struct tel_channel *ch = tel_channel_by_id(channel);
+	struct tel_ring_stats s;
+	if (!ch || tel_channel_get_stats(ch, cpu, &s))
+		return -EINVAL;
+	return copy_to_user(stats, &s, sizeof s) ? -EFAULT : 0;
+}

@@ -1,0 +1,126 @@
+/*
+ * Telemetry rings: compact records (a header with timestamp, type, CPU and
+ * length; the payload after it) in byte rings with one producer each.  A
+ * channel is one ring per CPU, so producers never share a ring and never
+ * block.  Two modes: stream (a full ring drops the new record and counts it;
+ * a consumer takes records out in order) and flight recorder (the oldest
+ * records are overwritten; a snapshot copies out what is there now).  Every
+ * record produced is either delivered, still in the ring, or counted as
+ * dropped (overwritten ones too).  Consumers outside the kernel read through
+ * ms_tel_read, which copies whole records out and advances the ring.
+ *
+ *     struct tel_channel *ch = tel_channel_create("scope", 64 * 1024, TEL_STREAM);
+ *     tel_channel_emit(ch, MY_TYPE, &value, sizeof value);     // 0 or -ENOBUFS
+ *     int64_t n = tel_channel_read(ch, cpu, buffer, sizeof buffer);
+ *
+ * The ring logic (ring.c) has no kernel dependencies and is host-tested.
+ * Shared with user space (plain declarations): the record layout and the
+ * system call contract.
+ */
+#ifndef KERNEL_TELEMETRY_TELEMETRY_H
+#define KERNEL_TELEMETRY_TELEMETRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One record: the header, then length bytes of payload, padded to 8 bytes. */
+struct tel_record {
+	uint64_t timestamp_ns;
+	uint16_t type; /* TEL_TYPE_PAD is the ring's own filler, never delivered */
+	uint16_t cpu;
+	uint32_t length; /* payload bytes */
+};
+#define TEL_TYPE_PAD   0
+#define TEL_RECORD_MAX 1024 /* largest payload */
+#define TEL_ALIGN      16   /* a pad record (a bare header) always fits */
+#define TEL_RECORD_SIZE(length) \
+	((sizeof(struct tel_record) + (length) + TEL_ALIGN - 1) & ~(uint64_t)(TEL_ALIGN - 1))
+
+enum tel_mode {
+	TEL_STREAM,          /* full: drop the new record, count it */
+	TEL_FLIGHT_RECORDER, /* full: overwrite the oldest, count those */
+};
+
+/* One ring.  head and tail count bytes since creation (they never wrap), so
+ * head - tail is what the ring holds.  The producer writes head, the
+ * consumer tail (the producer too, in flight-recorder mode). */
+struct tel_ring {
+	uint64_t head;
+	uint64_t tail;
+	uint64_t size;     /* data bytes, a power of two */
+	uint64_t produced; /* records written */
+	uint64_t dropped;  /* records refused (stream) or overwritten (flight recorder) */
+	uint64_t consumed; /* records read out */
+	enum tel_mode mode;
+	uint8_t *data;
+};
+
+struct tel_ring_stats {
+	uint64_t produced, dropped, consumed;
+	uint64_t bytes_used, size;
+};
+
+/* ---- System calls (syscall/numbers.h) -------------------------------------
+ * ms_tel_read(channel, cpu, buffer, length) → bytes of whole records copied
+ *     (0: none), -EINVAL (no such channel or CPU), -EFAULT
+ * ms_tel_stats(channel, cpu, struct tel_ring_stats *) → 0, -EINVAL, -EFAULT */
+
+/* ---- Rings (ring.c) -------------------------------------------------------- */
+
+/* Sets ring up over data (size bytes, a power of two, at least 64).
+ * Returns 0 or -EINVAL. */
+int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mode mode);
+/* Reserves room for a record of length payload bytes and fills its header.
+ * Returns the payload to fill in (then tel_ring_commit), or NULL when the
+ * record was dropped (stream and full, or longer than TEL_RECORD_MAX or the
+ * ring: counted).  One producer at a time per ring. */
+void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
+		       uint32_t length);
+/* Publishes the record reserved last. */
+void tel_ring_commit(struct tel_ring *ring);
+/* reserve + copy + commit.  Returns 0 or -ENOBUFS (dropped, counted). */
+int tel_ring_write(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
+		   const void *payload, uint32_t length);
+/* Consumer: moves whole records, oldest first, into buffer (length bytes)
+ * and frees their room.  Returns the bytes copied (records as laid out:
+ * header, payload, padding), 0 when empty or the next record does not fit. */
+uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length);
+/* Copies the newest whole records that fit into buffer, oldest first,
+ * without consuming them.  Returns the bytes copied.  The producer must not
+ * run meanwhile (the channel holds it off). */
+uint64_t tel_ring_snapshot(const struct tel_ring *ring, void *buffer, uint64_t length);
+void tel_ring_get_stats(const struct tel_ring *ring, struct tel_ring_stats *stats);
+
+/* ---- Channels: one ring per CPU (channel.c) --------------------------------- */
+
+struct tel_channel;
+#define TEL_CHANNEL_MAX 8
+
+/* Returns a channel of one ring of bytes_per_cpu (rounded up to a power of
+ * two, at least 4096) per possible CPU, or NULL (no memory, or
+ * TEL_CHANNEL_MAX channels exist).  name is kept. */
+struct tel_channel *tel_channel_create(const char *name, uint64_t bytes_per_cpu,
+				       enum tel_mode mode);
+/* Frees a channel; nobody may produce into it any more. */
+void tel_channel_destroy(struct tel_channel *channel);
+/* The channel's id for ms_tel_read. */
+int tel_channel_id(const struct tel_channel *channel);
+/* Writes a record into the calling CPU's ring (interrupts held off for the
+ * write, so any context).  Returns 0, -EINVAL (too long) or -ENOBUFS. */
+int tel_channel_emit(struct tel_channel *channel, uint16_t type, const void *payload,
+		     uint32_t length);
+/* As tel_ring_reserve/commit on the calling CPU's ring: between the two the
+ * caller keeps interrupts off (flags from reserve go to commit). */
+void *tel_channel_reserve(struct tel_channel *channel, uint16_t type, uint32_t length,
+			  uint64_t *flags);
+void tel_channel_commit(struct tel_channel *channel, uint64_t flags);
+/* Reads from CPU cpu's ring (tel_ring_read).  Returns bytes, or -EINVAL. */
+int64_t tel_channel_read(struct tel_channel *channel, unsigned cpu, void *buffer, uint64_t length);
+/* Snapshot of CPU cpu's ring.  Returns bytes, or -EINVAL. */
+int64_t tel_channel_snapshot(struct tel_channel *channel, unsigned cpu, void *buffer,
+			     uint64_t length);
+int tel_channel_get_stats(struct tel_channel *channel, unsigned cpu, struct tel_ring_stats *stats);
+/* The sums over every CPU. */
+void tel_channel_get_totals(struct tel_channel *channel, struct tel_ring_stats *stats);
+
+#endif

@@ -1,0 +1,156 @@
+/*
+ * The telemetry suite: a channel's records land in the ring of the CPU that
+ * emitted them with that CPU's number and a timestamp, a full stream channel
+ * drops and counts, a flight recorder snapshot shows the newest, and with
+ * producers on every CPU each record is read or counted as dropped.
+ */
+#include "telemetry/internal.h"
+
+#include "cpu/percpu.h"
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "sched/sched.h"
+#include "time/time.h"
+
+static uint8_t buffer[8192] __attribute__((aligned(16)));
+
+static int count_records(const uint8_t *data, int64_t bytes, uint16_t cpu, int *wrong_cpu)
+{
+	int n = 0;
+	for (int64_t at = 0; at < bytes; n++) {
+		const struct tel_record *r = (const void *)(data + at);
+		*wrong_cpu += r->cpu != cpu;
+		at += TEL_RECORD_SIZE(r->length);
+	}
+	return n;
+}
+
+static void records_land_on_this_cpu(struct ktest *t)
+{
+	struct tel_channel *ch = tel_channel_create("test", 4096, TEL_STREAM);
+	ASSERT_TRUE(t, ch != NULL);
+	EXPECT_TRUE(t, tel_channel_by_id(tel_channel_id(ch)) == ch);
+	preempt_disable(); /* stay on one CPU */
+	unsigned cpu = this_cpu_id();
+	uint64_t before = clock_ns();
+	for (uint64_t i = 0; i < 5; i++)
+		EXPECT_EQ(t, tel_channel_emit(ch, 7, &i, sizeof i), 0);
+	preempt_enable();
+	int64_t bytes = tel_channel_read(ch, cpu, buffer, sizeof buffer);
+	EXPECT_EQ(t, bytes, 5 * TEL_RECORD_SIZE(8));
+	const struct tel_record *r = (const void *)buffer;
+	EXPECT_EQ(t, r->type, 7);
+	EXPECT_EQ(t, r->cpu, cpu);
+	EXPECT_TRUE(t, r->timestamp_ns >= before);
+	EXPECT_EQ(t, *(const uint64_t *)(r + 1), 0);
+	EXPECT_EQ(t, tel_channel_read(ch, cpu, buffer, sizeof buffer), 0);
+	EXPECT_EQ(t, tel_channel_read(ch, MAX_CPUS, buffer, sizeof buffer), -EINVAL);
+	uint8_t big[TEL_RECORD_MAX + 1];
+	EXPECT_EQ(t, tel_channel_emit(ch, 7, big, sizeof big), -EINVAL);
+	tel_channel_destroy(ch);
+}
+
+/* A stream channel that nobody reads fills up, then drops and counts. */
+static void full_stream_channel_counts_drops(struct ktest *t)
+{
+	struct tel_channel *ch = tel_channel_create("test", 4096, TEL_STREAM);
+	ASSERT_TRUE(t, ch != NULL);
+	uint8_t payload[48] = {0};
+	int ok = 0, dropped = 0;
+	preempt_disable();
+	unsigned cpu = this_cpu_id();
+	for (int i = 0; i < 200; i++)
+		*(tel_channel_emit(ch, 1, payload, sizeof payload) == 0 ? &ok : &dropped) += 1;
+	preempt_enable();
+	struct tel_ring_stats stats;
+	EXPECT_EQ(t, tel_channel_get_stats(ch, cpu, &stats), 0);
+	EXPECT_EQ(t, ok, 4096 / TEL_RECORD_SIZE(48));
+	EXPECT_EQ(t, stats.dropped, dropped);
+	EXPECT_EQ(t, stats.produced, ok);
+	tel_channel_destroy(ch);
+}
+
+static void flight_recorder_snapshot_has_the_newest(struct ktest *t)
+{
+	struct tel_channel *ch = tel_channel_create("test", 4096, TEL_FLIGHT_RECORDER);
+	ASSERT_TRUE(t, ch != NULL);
+	preempt_disable();
+	unsigned cpu = this_cpu_id();
+	for (uint64_t i = 0; i < 1000; i++)
+		tel_channel_emit(ch, 2, &i, sizeof i);
+	preempt_enable();
+	int64_t bytes = tel_channel_snapshot(ch, cpu, buffer, sizeof buffer);
+	ASSERT_TRUE(t, bytes > 0);
+	const struct tel_record *last = (const void *)(buffer + bytes - TEL_RECORD_SIZE(8));
+	EXPECT_EQ(t, *(const uint64_t *)(last + 1), 999);
+	struct tel_ring_stats stats;
+	tel_channel_get_stats(ch, cpu, &stats);
+	EXPECT_EQ(t, stats.produced, 1000);
+	EXPECT_EQ(t, stats.dropped + bytes / TEL_RECORD_SIZE(8), 1000);
+	tel_channel_destroy(ch);
+}
+
+struct producer {
+	struct tel_channel *channel;
+	unsigned cpu;
+	int count;
+};
+
+static int produce_on_cpu(void *arg)
+{
+	struct producer *p = arg;
+	thread_set_affinity(thread_current(), 1ull << p->cpu);
+	for (int i = 0; i < p->count; i++) {
+		uint32_t value = (uint32_t)i;
+		tel_channel_emit(p->channel, 3, &value, sizeof value);
+		if (i % 64 == 0)
+			sched_yield();
+	}
+	return 0;
+}
+
+/* Producers on every CPU at once: each record is read back from its own
+ * CPU's ring or counted as dropped, none lost silently. */
+static void every_record_is_read_or_counted(struct ktest *t)
+{
+	struct tel_channel *ch = tel_channel_create("test", 4096, TEL_STREAM);
+	ASSERT_TRUE(t, ch != NULL);
+	static struct producer producers[MAX_CPUS];
+	struct thread *threads[MAX_CPUS];
+	unsigned n = cpu_count;
+	for (unsigned i = 0; i < n; i++) {
+		producers[i] = (struct producer){ch, i, 500};
+		threads[i] = thread_create(produce_on_cpu, &producers[i], "tel-producer",
+					   SCHED_PRIORITY_NORMAL);
+	}
+	int read = 0, wrong_cpu = 0;
+	bool running = true;
+	while (running) {
+		running = false;
+		for (unsigned i = 0; i < n; i++) {
+			running |= threads[i] && thread_state(threads[i]) != THREAD_DEAD;
+			int64_t bytes = tel_channel_read(ch, i, buffer, sizeof buffer);
+			read += count_records(buffer, bytes, (uint16_t)i, &wrong_cpu);
+		}
+		sched_yield();
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (threads[i])
+			thread_join(threads[i], NULL);
+		int64_t bytes = tel_channel_read(ch, i, buffer, sizeof buffer);
+		read += count_records(buffer, bytes, (uint16_t)i, &wrong_cpu);
+	}
+	struct tel_ring_stats totals;
+	tel_channel_get_totals(ch, &totals);
+	EXPECT_EQ(t, wrong_cpu, 0);
+	EXPECT_EQ(t, read + totals.dropped, 500 * n);
+	EXPECT_EQ(t, totals.consumed, read);
+	tel_channel_destroy(ch);
+}
+
+KTEST_SUITE(telemetry, KTEST_CASE(records_land_on_this_cpu),
+	    KTEST_CASE(full_stream_channel_counts_drops),
+	    KTEST_CASE(flight_recorder_snapshot_has_the_newest),
+	    KTEST_CASE(every_record_is_read_or_counted));
