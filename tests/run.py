@@ -15,7 +15,8 @@ Groups (each can run alone with --only):
          executable, entry in a loaded segment, nothing undefined); the
          programs run on the host too (same system call ABI: a check of the
          libc glue); then usertests runs as init in the OS (init=/bin/usertests
-         exit=qemu), every KTAP case counts and the OS must stop by itself.
+         exit=qemu) on 1 and on 4 CPUs, every KTAP case counts and the OS must
+         stop by itself.
 
 Every QEMU run has a timeout (a hang fails).  Logs go to <build>/test-logs/.
 One line per test as it finishes; a failure shows the tail of its log.
@@ -525,7 +526,8 @@ USER_END = re.compile(r"(ALL TESTS PASSED|SOME TESTS FAILED)")
 USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_binary",
                    "pipe_dead_reader", "kill_mid_syscall", "stack_guard", "bad_memory_access",
                    "cpu_exceptions", "float_state_survives_switches", "fork_copies_memory",
-                   "heap_and_mappings", "clocks_and_sleep"]
+                   "heap_and_mappings", "clocks_and_sleep", "affinity_pins_a_process"]
+USERTESTS_SMP = 4  # usertests run again on this many CPUs
 ELF_MAGIC = b"\x7fELF"
 PT_LOAD, PT_DYNAMIC, PT_INTERP, PF_X = 1, 2, 3, 1
 
@@ -601,14 +603,15 @@ def run_user_host(args, reporter):
                                f"exit status {code}, {top} of {plan} cases reported"))
 
 
-def run_usertests(args, reporter):
-    """usertests as init in the OS: each KTAP case, then the OS must stop.
-    The console is read as it comes, so a kernel that cannot start the
-    program is left at once instead of at the timeout."""
-    log = os.path.join(args.build, "test-logs", "usertests.log")
+def run_usertests(args, reporter, smp=1):
+    """usertests as init in the OS on smp CPUs: each KTAP case, then the OS
+    must stop.  The console is read as it comes, so a kernel that cannot
+    start the program is left at once instead of at the timeout."""
+    prefix = "user/usertests" + ("" if smp == 1 else f"-smp{smp}")
+    log = os.path.join(args.build, "test-logs", os.path.basename(prefix) + ".log")
     cmd = [sys.executable, QEMU_PY, "--kernel", kernel_elf(args.build), "--initrd",
            os.path.join(args.build, "initrd.cpio"), "--append", "init=/bin/usertests exit=qemu",
-           "--console-stdio", "--timeout", str(USER_TIMEOUT)]
+           "--smp", str(smp), "--console-stdio", "--timeout", str(USER_TIMEOUT)]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -633,12 +636,12 @@ def run_usertests(args, reporter):
         f.write(text)
     seconds = time.monotonic() - start
     if cannot_start:
-        reporter.report(Result("user/usertests", "FAIL", seconds, text, cannot_start))
+        reporter.report(Result(prefix, "FAIL", seconds, text, cannot_start))
         return
     started = text.find("KTAP version 1")
     plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
     for _, case, status, detail in cases:
-        reporter.report(Result(f"user/usertests/{case}", status, 0.0, "\n".join(detail)))
+        reporter.report(Result(f"{prefix}/{case}", status, 0.0, "\n".join(detail)))
     problem = None
     if started < 0:
         problem = "usertests printed nothing"
@@ -652,7 +655,7 @@ def run_usertests(args, reporter):
                    else "timed out (hang)",
                    EXIT_PANIC: "kernel panic"}.get(code, f"exit status {code}, not what "
                                                           "usertests' results call for")
-    reporter.report(Result("user/usertests (run)", "FAIL" if problem else "ok", seconds,
+    reporter.report(Result(f"{prefix} (run)", "FAIL" if problem else "ok", seconds,
                            text if problem else None, problem or f"exit status {code}"))
 
 
@@ -664,6 +667,7 @@ def user_jobs(args, reporter):
     jobs.append(lambda: run_user_host(args, reporter))
     if not missing(kernel_elf(args.build), reporter, "user/usertests", "run make kernel"):
         jobs.insert(0, lambda: run_usertests(args, reporter))
+        jobs.insert(1, lambda: run_usertests(args, reporter, USERTESTS_SMP))
     return jobs
 
 
@@ -695,6 +699,7 @@ def list_tests(args):
     print("user  user/elf/<program>  (static x86_64 ET_EXEC, entry in PT_LOAD, nothing undefined)")
     print("user  user/host/<check>, user/host/usertests/<case>  (the programs on the host)")
     print("user  user/usertests/<case>  (usertests as init in the OS)")
+    print(f"user  user/usertests-smp{USERTESTS_SMP}/<case>  (the same on {USERTESTS_SMP} CPUs)")
 
 
 def run_group(jobs):

@@ -110,6 +110,9 @@ struct process {
 	struct waitq signal_queue;      /* nanosleep sleeps here; kill wakes it */
 
 	struct trap_frame start_frame; /* the registers the thread enters user mode with */
+
+	uint64_t final_cpu_ns; /* its thread's time on a CPU, once a zombie */
+	int final_cpu;         /* the CPU it ended on */
 };
 
 extern struct spinlock proc_lock;
@@ -123,6 +126,10 @@ void proc_free_embryo(struct process *p);
 /* Starts p's thread, which enters user mode with p->start_frame.  Returns 0
  * or -ENOMEM (p is then still an embryo for the caller to free). */
 int proc_start_thread(struct process *p);
+/* Runs fn(thread, arg) on process pid's thread (pid 0: the caller's, without
+ * locks; any other under proc_lock, so fn must not sleep) and returns its
+ * result, or -ESRCH when there is no such process or it has ended. */
+int proc_call_on_thread(int pid, int (*fn)(struct thread *t, void *arg), void *arg);
 /* Ends the calling process with a wait status word.  Never returns. */
 __attribute__((noreturn)) void proc_exit_current(int status);
 /* Records exit(code): the process ends on its way back to user mode. */

@@ -109,11 +109,46 @@ struct proc_info {
 	int32_t exit_status;
 	uint64_t pages; /* user pages mapped */
 	char name[PROC_NAME_MAX];
+	int32_t cpu;     /* the CPU it runs or last ran on; -1 before it first ran */
+	uint32_t flags;  /* PROC_INFO_* */
+	uint64_t cpu_ns; /* time on a CPU so far (at its end, for a zombie) */
 };
+#define PROC_INFO_MONITOR 1u /* a monitor process: may run on monitor CPUs */
 /* Fills up to count entries; returns how many processes exist (may be more). */
 int proc_list(struct proc_info *info, int count);
 /* Processes that exist right now, zombies included. */
 int proc_count(void);
+
+/* ---- CPUs: affinity, monitors, statistics (proc/affinity.c) -------------- */
+
+/* Lets process pid (0: the caller) run only on the CPUs in mask (bit i: CPU
+ * i), as sched_setaffinity does; its children inherit the mask.  The caller
+ * returns on an allowed CPU.  Returns 0, -ESRCH (no such process, or it has
+ * ended) or -EINVAL (no online CPU in mask, or only CPUs reserved for
+ * monitors and the process is not one). */
+int proc_set_affinity(int pid, uint64_t mask);
+/* Stores pid's affinity, limited to the online CPUs, in *mask.  Returns 0 or
+ * -ESRCH. */
+int proc_get_affinity(int pid, uint64_t *mask);
+/* Makes process pid (0: the caller) a monitor, which may run on the CPUs
+ * reserved for monitors, or an ordinary process again (moved off them); its
+ * children inherit it.  Returns 0 or -ESRCH. */
+int proc_set_monitor(int pid, bool monitor);
+
+/* One CPU's statistics for top (sys ms_getcpus). */
+struct proc_cpu_info {
+	uint32_t index;           /* dense CPU index */
+	uint32_t flags;           /* PROC_CPU_* */
+	uint64_t busy_ns;         /* running threads other than the idle thread */
+	uint64_t idle_ns;         /* running its idle thread */
+	uint64_t irq_ns;          /* in interrupt handlers (part of the two above) */
+	uint64_t context_switches;
+	uint64_t interrupts;
+};
+#define PROC_CPU_MONITORS 1u /* reserved for monitors */
+/* Fills up to count entries, one per online CPU in index order.  Returns
+ * how many CPUs are online (may be more than count). */
+int proc_list_cpus(struct proc_cpu_info *info, int count);
 
 /* Resolves a page fault at address (PF_ERROR_* bits in error) in the current
  * process: a write to a copy-on-write page gets its own copy.  Returns 0 when

@@ -204,7 +204,27 @@ int proc_start_thread(struct process *p)
 	if (!t)
 		return -ENOMEM;
 	thread_detach(t);
+	/* Known from now on (affinity calls right after fork), unless it has
+	 * already set itself and maybe ended. */
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	if (p->state == PROC_EMBRYO)
+		p->thread = t;
+	spin_unlock_irqrestore(&proc_lock, irq);
 	return 0;
+}
+
+int proc_call_on_thread(int pid, int (*fn)(struct thread *t, void *arg), void *arg)
+{
+	struct process *self = proc_current();
+	if (pid == 0 || (self && pid == self->pid))
+		return self ? fn(thread_current(), arg) : -ESRCH;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *p = pid > 0 ? find_locked(pid) : NULL;
+	int result = -ESRCH;
+	if (p && p->state != PROC_ZOMBIE && p->thread)
+		result = fn(p->thread, arg);
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return result;
 }
 
 /* ---- Signals --------------------------------------------------------------- */
@@ -324,7 +344,11 @@ __attribute__((noreturn)) void proc_exit_current(int status)
 	memory_destroy(p->memory);
 	p->memory = NULL;
 
+	struct thread_stats stats;
+	thread_get_stats(thread_current(), &stats);
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	p->final_cpu_ns = stats.run_ns;
+	p->final_cpu = (int)thread_cpu(thread_current());
 	struct process *to_free = become_zombie_locked(p, status);
 	spin_unlock_irqrestore(&proc_lock, irq);
 	/* p may be freed by its parent from here on. */
@@ -450,8 +474,18 @@ static void fill_info(const struct process *p, struct proc_info *info)
 	    .state = p->state,
 	    .exit_status = p->exit_status,
 	    .pages = p->memory ? p->memory->pages : 0,
+	    .cpu = p->state == PROC_ZOMBIE ? p->final_cpu : -1,
+	    .cpu_ns = p->final_cpu_ns,
 	};
 	strlcpy(info->name, p->name, sizeof info->name);
+	if (p->state == PROC_RUNNING && p->thread) {
+		struct thread_stats stats;
+		thread_get_stats(p->thread, &stats);
+		info->cpu = (int32_t)thread_cpu(p->thread);
+		info->cpu_ns = stats.run_ns;
+		if (thread_get_kind(p->thread) == THREAD_KIND_MONITOR)
+			info->flags |= PROC_INFO_MONITOR;
+	}
 }
 
 int proc_list(struct proc_info *info, int count)

@@ -75,6 +75,8 @@
 #define __NR_arch_prctl      158
 #define __NR_gettid          186
 #define __NR_time            201
+#define __NR_sched_setaffinity 203
+#define __NR_sched_getaffinity 204
 #define __NR_getdents64      217
 #define __NR_set_tid_address 218
 #define __NR_clock_gettime   228
@@ -84,6 +86,7 @@
 #define __NR_tgkill          234
 #define __NR_openat          257
 #define __NR_pipe2           293
+#define __NR_getcpu          309
 
 /* microScope's own. */
 #define __NR_ms_getprocs 512 /* process list for ps: see proc/proc.h */
@@ -93,8 +96,8 @@
 #define __NR_ms_ipc_receive 516
 #define __NR_ms_ipc_reply   517
 #define __NR_ms_ipc_stats   518
-#define __NR_ms_tel_read    519 /* telemetry rings: see telemetry/telemetry.h */
-#define __NR_ms_tel_stats   520
+#define __NR_ms_getcpus   530 /* per-CPU statistics for top: see proc/proc.h */
+#define __NR_ms_setmonitor 531 /* make a process a monitor (may use monitor CPUs) */
 
 /* One past the highest number the kernel's table holds. */
 #define SYSCALL_TABLE_SIZE 544

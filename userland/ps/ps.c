@@ -1,7 +1,8 @@
 /*
- * ps: one line per process (pid, parent, state, user pages, name), from the
- * kernel's process list (the ms_getprocs system call, struct proc_info of
- * proc/proc.h).
+ * ps: one line per process (pid, parent, state, the CPU it runs or last ran
+ * on, its CPU time, user pages, name; an M after the CPU marks a monitor
+ * process), from the kernel's process list (the ms_getprocs system call,
+ * struct proc_info of proc/proc.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +29,16 @@ static const char *state_name(int state)
 	}
 }
 
+static void print_process(const struct proc_info *p)
+{
+	char cpu[16] = "-";
+	if (p->cpu >= 0)
+		snprintf(cpu, sizeof cpu, "%d%s", p->cpu, p->flags & PROC_INFO_MONITOR ? "M" : "");
+	unsigned long ms = (unsigned long)(p->cpu_ns / 1000000);
+	printf("%5d %5d %-6s %3s %5lu.%03lu %6lu %s\n", p->pid, p->parent_pid, state_name(p->state),
+	       cpu, ms / 1000, ms % 1000, (unsigned long)p->pages, p->name);
+}
+
 int main(void)
 {
 	static struct proc_info info[MAX_SHOWN];
@@ -37,10 +48,9 @@ int main(void)
 			total == -38 ? "not supported yet" : strerror((int)-total));
 		return 1;
 	}
-	printf("  PID  PPID STATE   PAGES NAME\n");
+	printf("  PID  PPID STATE  CPU      TIME  PAGES NAME\n");
 	for (long i = 0; i < total && i < MAX_SHOWN; i++)
-		printf("%5d %5d %-6s %6lu %s\n", info[i].pid, info[i].parent_pid,
-		       state_name(info[i].state), (unsigned long)info[i].pages, info[i].name);
+		print_process(&info[i]);
 	if (total > MAX_SHOWN)
 		printf("(%ld more)\n", total - MAX_SHOWN);
 	return 0;

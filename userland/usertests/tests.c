@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <microscope/sched.h>
 #include <microscope/syscall.h>
 
 #include "usertests.h"
@@ -729,7 +731,10 @@ static void orphans_are_reaped(void)
 		int32_t pid, parent_pid, state, exit_status;
 		uint64_t pages;
 		char name[32];
-	} info[64];
+		int32_t cpu;
+		uint32_t flags;
+		uint64_t cpu_ns;
+	} info[64]; /* struct proc_info of proc/proc.h */
 	long before = ms_syscall3(__NR_ms_getprocs, (long)info, 64, 0);
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -776,6 +781,109 @@ static void clocks_and_sleep(void)
 		t_note("clock() did not advance over a busy loop");
 }
 
+/* Does a process pinned to one CPU run only there, does a child inherit the
+ * pin, and are an empty mask, a missing process, a short buffer and a bad
+ * pointer refused as Linux refuses them? */
+static void affinity_pins_a_process(void)
+{
+	cpu_set_t all, one, got;
+	if (sched_getaffinity(0, sizeof all, &all) < 0 || CPU_COUNT(&all) < 1) {
+		t_fail("sched_getaffinity: %s, %d CPUs", strerror(errno), CPU_COUNT(&all));
+		return;
+	}
+	int last = 0;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &all))
+			last = cpu;
+	CPU_ZERO(&one);
+	CPU_SET(last, &one);
+	if (sched_setaffinity(0, sizeof one, &one) < 0)
+		t_fail("sched_setaffinity to CPU %d: %s", last, strerror(errno));
+	for (int i = 0; i < 100; i++) {
+		int here = sched_getcpu();
+		if (here != last) {
+			t_fail("pinned to CPU %d, ran on %d", last, here);
+			break;
+		}
+		sched_yield();
+	}
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(sched_getaffinity(0, sizeof got, &got) == 0 && CPU_EQUAL(&got, &one) &&
+			      sched_getcpu() == last
+			  ? 0
+			  : 1);
+	int status = -1;
+	waitpid(pid, &status, 0);
+	if (status != 0)
+		t_fail("the child of a pinned process was not pinned (status %#x)", status);
+	CPU_ZERO(&got);
+	if (sched_setaffinity(0, sizeof got, &got) == 0 || errno != EINVAL)
+		t_fail("an empty CPU set was not refused with EINVAL");
+	if (sched_setaffinity(99999, sizeof all, &all) == 0 || errno != ESRCH)
+		t_fail("a missing process was not refused with ESRCH");
+	if (ms_syscall3(__NR_sched_getaffinity, 0, 4, (long)&got) != -L_EINVAL)
+		t_fail("a 4-byte mask buffer was not refused with EINVAL");
+	if (ms_syscall3(__NR_sched_setaffinity, 0, sizeof all, 8) != -L_EFAULT)
+		t_fail("a bad mask pointer was not refused with EFAULT");
+	if (sched_setaffinity(0, sizeof all, &all) < 0)
+		t_fail("giving back every CPU: %s", strerror(errno));
+}
+
+/* Reads what argv prints on its standard output (up to size-1 bytes); returns
+ * its wait status. */
+static int capture(char *const argv[], char *output, int size)
+{
+	int fds[2];
+	if (pipe(fds) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execve(argv[0], argv, NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	read_all(fds[0], output, size);
+	close(fds[0]);
+	int status = -1;
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+/* Do top and ps show every CPU and each process's CPU, and does a monitor
+ * process (and what it runs) carry the mark? */
+static void top_and_ps_show_cpus(void)
+{
+	static char output[8192];
+	cpu_set_t all;
+	sched_getaffinity(0, sizeof all, &all);
+	char *top[] = {"/bin/top", "-n", "1", NULL};
+	int status = capture(top, output, sizeof output);
+	char expected[32];
+	snprintf(expected, sizeof expected, "%d CPUs", CPU_COUNT(&all));
+	if (status != 0 || !strstr(output, "cpu0") || !strstr(output, expected) ||
+	    !strstr(output, " top\n"))
+		t_fail("top -n 1: status %#x, printed:\n%s", status, output);
+	if (ms_set_monitor(0, 1) < 0)
+		t_fail("ms_set_monitor: %s", strerror(errno));
+	char *ps[] = {"/bin/ps", NULL};
+	status = capture(ps, output, sizeof output);
+	const char *line = strstr(output, " ps\n");
+	while (line && line > output && line[-1] != '\n')
+		line--;
+	if (status != 0 || !line || !strchr(line, 'M') || strchr(line, 'M') > strstr(line, " ps\n"))
+		t_fail("ps as a monitor: status %#x, printed:\n%s", status, output);
+	if (ms_set_monitor(0, 2) == 0 || errno != EINVAL)
+		t_fail("ms_set_monitor(0, 2) was not refused with EINVAL");
+	if (ms_set_monitor(99999, 0) == 0 || errno != ESRCH)
+		t_fail("ms_set_monitor of a missing process was not refused with ESRCH");
+	if (ms_set_monitor(0, 0) < 0)
+		t_fail("ms_set_monitor back to ordinary: %s", strerror(errno));
+}
+
 const struct user_test user_tests[] = {
     {"fork_wait_exit_status", fork_wait_exit_status, 5000},
     {"pipe_round_trip", pipe_round_trip, 10000},
@@ -798,5 +906,7 @@ const struct user_test user_tests[] = {
     {"directory_listing", directory_listing, 5000},
     {"orphans_are_reaped", orphans_are_reaped, 10000},
     {"clocks_and_sleep", clocks_and_sleep, 10000},
+    {"affinity_pins_a_process", affinity_pins_a_process, 10000},
+    {"top_and_ps_show_cpus", top_and_ps_show_cpus, 20000},
     {NULL, NULL, 0},
 };
