@@ -96,6 +96,8 @@
 #define __NR_ms_ipc_receive 516
 #define __NR_ms_ipc_reply   517
 #define __NR_ms_ipc_stats   518
+#define __NR_ms_tel_read    519 /* telemetry rings: see telemetry/telemetry.h */
+#define __NR_ms_tel_stats   520
 #define __NR_ms_getcpus   530 /* per-CPU statistics for top: see proc/proc.h */
 #define __NR_ms_setmonitor 531 /* make a process a monitor (may use monitor CPUs) */
 
