@@ -2,6 +2,7 @@
 #   make deps   install missing Debian packages      make run    boot the ISO in QEMU
 #   make        kernel + ISO                          make test   every test, one summary line
 #   make bench  benchmarks (-icount)                  make debug  QEMU waiting for gdb on :1234
+#   make bench-net  HTTP against a Linux guest        (make run: http://127.0.0.1:8080/)
 # V=1 shows the commands.
 
 BUILD := build
@@ -41,7 +42,7 @@ ISO := $(BUILD)/microscope.iso
 TEST_ISO := $(BUILD)/microscope-selftest.iso
 STAMP_DEPS := $(BUILD)/.deps-ok
 
-.PHONY: all deps kernel iso run test test-host test-qemu bench debug clean format check-format check-layering
+.PHONY: all deps kernel iso run test test-host test-qemu bench bench-net debug clean format check-format check-layering
 all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
@@ -134,6 +135,13 @@ test: deps all
 
 bench: deps all
 	$(Q)$(PYTHON) tests/bench.py --build $(BUILD)
+
+# HTTP over e1000 and virtio-net, interrupt and polling mode, against a Linux
+# guest (Debian's kernel, busybox httpd) in the same QEMU configuration.
+bench-net: deps all
+	$(say) GUEST $(BUILD)/linux-guest
+	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt
+	$(Q)$(PYTHON) tests/bench_net.py --build $(BUILD)
 
 format:
 	$(Q)find $(KERNEL_DIRS) userland aspects tests -name '*.[ch]' | xargs clang-format -i

@@ -17,6 +17,12 @@ Groups (each can run alone with --only):
          libc glue); then usertests runs as init in the OS (init=/bin/usertests
          exit=qemu) on 1 and on 4 CPUs, every KTAP case counts and the OS must
          stop by itself.
+  net    the OS with an e1000, then a virtio-net NIC on QEMU's user network,
+         httpd's port forwarded to 127.0.0.1: files byte-identical (curl),
+         keep-alive, errors, hostile clients, a wrk load (bodies checked,
+         free frames back where they were), interrupt/polling switches during
+         downloads, ping, httpget (tests/net/); skipped while the kernel has
+         no network stack.
 
 Every QEMU run has a timeout (a hang fails).  Logs go to <build>/test-logs/.
 One line per test as it finishes; a failure shows the tail of its log.
@@ -29,6 +35,7 @@ import os
 import re
 import select
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -577,7 +584,7 @@ def run_user_host(args, reporter):
     """The programs under the host's (Linux) kernel: the same ABI."""
     checks = [("echo", ["echo", "-n", "a", "b c"], "a b c"),
               ("cat", ["cat", "userland/rootfs/etc/motd"], read_text("userland/rootfs/etc/motd")),
-              ("ls", ["ls", "userland/rootfs"], "README\netc\n"),
+              ("ls", ["ls", "userland/rootfs"], "README\netc\nwww\n"),
               ("sh-pipeline", ["sh", "-c", "echo one two | cat | cat"], "one two\n")]
     env = dict(os.environ, PATH=os.path.abspath(user_bin(args.build)))
     for name, argv, expected in checks:
@@ -665,17 +672,53 @@ def user_jobs(args, reporter):
     names = sorted(os.listdir(user_bin(args.build)))
     jobs = [lambda n=n: run_user_elf(args, reporter, n) for n in names]
     jobs.append(lambda: run_user_host(args, reporter))
+    jobs.append(lambda: run_net_host(args, reporter))
     if not missing(kernel_elf(args.build), reporter, "user/usertests", "run make kernel"):
         jobs.insert(0, lambda: run_usertests(args, reporter))
         jobs.insert(1, lambda: run_usertests(args, reporter, USERTESTS_SMP))
     return jobs
 
 
+# ---------------------------------------------------------------- network
+
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
+NET_NICS = ["e1000", "virtio"]  # one QEMU run each, in parallel
+
+
+def net_report(reporter):
+    return lambda name, status, seconds, log, note: reporter.report(
+        Result(name, status, seconds, log, note))
+
+
+def run_net_host(args, reporter):
+    """httpd, httpget and ping on the Linux host (tests/net/netsuite.py)."""
+    import netsuite
+    netsuite.run_host(args.build, net_report(reporter))
+
+
+def run_net(args, reporter, nic):
+    import netsuite
+    log = os.path.join(args.build, "test-logs", f"net-{nic}.log")
+    netsuite.run_guest(args.build, nic, net_report(reporter), log)
+
+
+def net_jobs(args, reporter):
+    for tool in ("curl", "wrk"):
+        if not shutil.which(tool):
+            reporter.report(Result("net", "FAIL", 0.0, None, f"no {tool}: run make deps"))
+            return []
+    if missing(kernel_elf(args.build), reporter, "net", "run make kernel") or \
+            missing(os.path.join(args.build, "initrd.cpio"), reporter, "net", "run make initrd"):
+        return []
+    return [lambda n=n: run_net(args, reporter, n) for n in NET_NICS]
+
+
 # ---------------------------------------------------------------- main
 
 
 GROUPS = {"host": host_jobs, "ktest": ktest_jobs, "crash": crash_jobs, "boot": boot_jobs,
-          "shell": shell_jobs, "user": user_jobs}
+          "shell": shell_jobs, "user": user_jobs, "net": net_jobs}
 
 
 def list_tests(args):
@@ -699,6 +742,10 @@ def list_tests(args):
     print("user  user/elf/<program>  (static x86_64 ET_EXEC, entry in PT_LOAD, nothing undefined)")
     print("user  user/host/<check>, user/host/usertests/<case>  (the programs on the host)")
     print("user  user/usertests/<case>  (usertests as init in the OS)")
+    print("user  user/host/httpd-*, user/host/httpget, user/host/ping  (network programs on the host)")
+    for nic in NET_NICS:
+        print(f"net   net/{nic}/<check>  (httpd in the OS over {nic}: files, keep-alive, errors, "
+              "hostile clients, load and memory, mode switch, ping, httpget)")
     print(f"user  user/usertests-smp{USERTESTS_SMP}/<case>  (the same on {USERTESTS_SMP} CPUs)")
 
 
@@ -723,7 +770,7 @@ def main():
     os.makedirs(os.path.join(args.build, "test-logs"), exist_ok=True)
     reporter = Reporter()
     start = time.monotonic()
-    for group in ["host", "ktest", "crash", "boot", "shell", "user"]:
+    for group in ["host", "ktest", "crash", "boot", "shell", "user", "net"]:
         if args.only and group not in args.only:
             continue
         run_group(GROUPS[group](args, reporter))

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the initial RAM disk: a newc cpio archive of
 #   /sbin/init, /bin/<every other program>  (debug information stripped)
-#   userland/rootfs/*                         (/etc/rc, text files, ...)
+#   userland/rootfs/*                         (/etc/rc, text files, /www, ...)
+#   /www/1mib.txt                             (generated: httpd's large test file)
 #   /aspects, /tmp                            (empty directories; /dev is
 #                                             devfs, mounted by the kernel)
 # Usage: mkinitrd.sh <out.cpio> <staging dir> <rootfs dir> <program>...
@@ -14,6 +15,10 @@ shift 3
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/sbin" "$stage/aspects" "$stage/tmp"
 cp -R "$rootfs"/. "$stage"/
+# httpd's large test file: 1 MiB, generated here (never committed); every line
+# differs, so a block lost, repeated or reordered in transit shows.
+mkdir -p "$stage/www"
+seq -f '%015.0f microScope httpd test data' 1 40000 | head -c 1048576 >"$stage/www/1mib.txt"
 for program in "$@"; do
 	name=$(basename "$program")
 	dir=bin

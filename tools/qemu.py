@@ -36,8 +36,28 @@ def qemu_command(args):
         cmd += ["-icount", "shift=0"]
     if args.gdb:
         cmd += ["-s", "-S"]
+    cmd += network_options(args)
     cmd += args.extra
     return cmd
+
+
+# QEMU's names for the NICs the OS drives.
+NIC_DEVICES = {"e1000": "e1000", "virtio": "virtio-net-pci"}
+RUN_HOSTFWD = "tcp:127.0.0.1:8080-:80"  # make run: http://127.0.0.1:8080/ reaches httpd
+
+
+def network_options(args):
+    """One NIC on QEMU's user network (slirp: the OS is 10.0.2.15, the host
+    10.0.2.2), with host ports forwarded on 127.0.0.1 only.  Interactive runs
+    get an e1000 with port 8080 forwarded to the OS's port 80 unless told
+    otherwise; --nic none leaves QEMU's defaults alone."""
+    nic = args.nic or ("e1000" if args.interactive else "none")
+    if nic == "none":
+        return []
+    hostfwd = args.hostfwd if args.hostfwd is not None else (
+        [RUN_HOSTFWD] if args.interactive else [])
+    netdev = "user,id=n0" + "".join(f",hostfwd={h}" for h in hostfwd)
+    return ["-netdev", netdev, "-device", f"{NIC_DEVICES.get(nic, nic)},netdev=n0"]
 
 
 def run_interactive(cmd):
@@ -92,6 +112,11 @@ def main():
     p.add_argument("--interactive", action="store_true")
     p.add_argument("--console-stdio", action="store_true",
                    help="batch run with the serial console on stdin/stdout (for scripted sessions)")
+    p.add_argument("--nic", help="e1000, virtio (virtio-net-pci), another QEMU NIC model, or "
+                   "none (default: e1000 when interactive, else QEMU's defaults)")
+    p.add_argument("--hostfwd", action="append",
+                   help="forward a host port to the OS, e.g. tcp:127.0.0.1:8080-:80 (repeatable; "
+                   "interactive default: " + RUN_HOSTFWD + ")")
     p.add_argument("--log", default="build/serial.log")
     p.add_argument("--timeout", type=float, default=120)
     p.add_argument("extra", nargs="*", help="more QEMU arguments, after --")

@@ -90,6 +90,7 @@
 
 /* microScope's own. */
 #define __NR_ms_getprocs 512 /* process list for ps: see proc/proc.h */
+#define __NR_ms_kshell   540 /* run one kernel-shell line (kcmd): see kshell/kshell.h */
 #define __NR_ms_ipc_create  513 /* message passing: see ipc/ipc.h */
 #define __NR_ms_ipc_send    514
 #define __NR_ms_ipc_call    515

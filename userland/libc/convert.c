@@ -16,10 +16,16 @@ struct number_pair {
 };
 
 static const struct number_pair errnos[] = {
-    {35, EDEADLK},     {36, ENAMETOOLONG}, {37, ENOLCK},     {38, ENOSYS},        {39, ENOTEMPTY},
-    {40, ELOOP},       {42, ENOMSG},       {43, EIDRM},      {61, ENODATA},       {62, ETIME},
-    {71, EPROTO},      {74, EBADMSG},      {75, EOVERFLOW},  {84, EILSEQ},        {95, ENOTSUP},
-    {104, ECONNRESET}, {105, ENOBUFS},     {110, ETIMEDOUT}, {111, ECONNREFUSED}, {125, ECANCELED},
+    {35, EDEADLK},     {36, ENAMETOOLONG},    {37, ENOLCK},        {38, ENOSYS},
+    {39, ENOTEMPTY},   {40, ELOOP},           {42, ENOMSG},        {43, EIDRM},
+    {61, ENODATA},     {62, ETIME},           {71, EPROTO},        {74, EBADMSG},
+    {75, EOVERFLOW},   {84, EILSEQ},          {95, ENOTSUP},       {104, ECONNRESET},
+    {105, ENOBUFS},    {110, ETIMEDOUT},      {111, ECONNREFUSED}, {125, ECANCELED},
+    {88, ENOTSOCK},    {89, EDESTADDRREQ},    {90, EMSGSIZE},      {91, EPROTOTYPE},
+    {92, ENOPROTOOPT}, {93, EPROTONOSUPPORT}, {96, EPFNOSUPPORT},  {97, EAFNOSUPPORT},
+    {98, EADDRINUSE},  {99, EADDRNOTAVAIL},   {100, ENETDOWN},     {101, ENETUNREACH},
+    {102, ENETRESET},  {103, ECONNABORTED},   {106, EISCONN},      {107, ENOTCONN},
+    {112, EHOSTDOWN},  {113, EHOSTUNREACH},   {114, EALREADY},     {115, EINPROGRESS},
 };
 
 static const struct number_pair signals[] = {

@@ -1,0 +1,29 @@
+/*
+ * The ms_kshell system call: a user program runs one kernel-shell line, as
+ * if it had been typed at the kshell> prompt; the command's output goes to
+ * the console.  This is how user space reaches the monitor's commands (mem,
+ * threads, jp, and per-module ones such as the NIC's mode switch) once init
+ * owns the serial console and the shell thread no longer reads it; the
+ * kcmd program wraps it and the network tests drive it through the user
+ * shell.  kshell_execute_line keeps no state outside its frame, so callers
+ * may run at the same time as each other and as the shell thread.
+ */
+#include "syscall/syscall.h"
+#include "kshell/kshell.h"
+#include "lib/errno.h"
+#include "uaccess/uaccess.h"
+
+/* Returns the command's result (0 or a negative error, KSHELL_USAGE as
+ * -EINVAL), -EFAULT for an unreadable line, -E2BIG for a line longer than
+ * KSHELL_LINE_MAX - 1, and kshell_execute_line's errors. */
+SYSCALL_DEFINE1(ms_kshell, const char *, line)
+{
+	char buffer[KSHELL_LINE_MAX];
+	long length = strncpy_from_user(buffer, line, sizeof buffer);
+	if (length == -ENAMETOOLONG)
+		return -E2BIG;
+	if (length < 0)
+		return length;
+	int result = kshell_execute_line(buffer);
+	return result == KSHELL_USAGE ? -EINVAL : result;
+}

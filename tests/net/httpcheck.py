@@ -1,0 +1,293 @@
+"""HTTP checks against a microScope httpd, from the host: the same checks run
+against httpd on the Linux host (the `user` group: the programs use Linux's
+ABI) and in the OS over QEMU's user network (the `net` group).
+
+Every check takes the server's port on 127.0.0.1 and returns (ok, detail).
+Nothing here knows about QEMU.
+"""
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+HOST = "127.0.0.1"
+TIMEOUT = 20.0
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def connect(port, timeout=TIMEOUT):
+    s = socket.create_connection((HOST, port), timeout=timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+class Reader:
+    """A socket's bytes with what was received beyond the last response kept
+    for the next one (pipelined responses arrive together)."""
+
+    def __init__(self, sock):
+        self.sock, self.data = sock, b""
+
+    def more(self, size=65536):
+        chunk = self.sock.recv(size)
+        self.data += chunk
+        return bool(chunk)
+
+
+def read_response(sock, head_only=False):
+    """Reads one response from a socket or a Reader; returns (status, headers
+    dict, body) or None when the connection closed before a status line."""
+    reader = sock if isinstance(sock, Reader) else Reader(sock)
+    while b"\r\n\r\n" not in reader.data:
+        if not reader.more():
+            return None
+    head, reader.data = reader.data.split(b"\r\n\r\n", 1)
+    lines = head.decode(errors="replace").split("\r\n")
+    m = re.match(r"HTTP/1\.[01] (\d{3})", lines[0])
+    if not m:
+        return None
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = 0 if head_only else int(headers.get("content-length", "0"))
+    while len(reader.data) < length:
+        if not reader.more(max(65536, length - len(reader.data))):
+            break
+    body, reader.data = reader.data[:length], reader.data[length:]
+    return int(m.group(1)), headers, body
+
+
+def get(port, path, keep_alive=False, timeout=TIMEOUT):
+    """One GET on a new connection; returns (status, headers, body) or None."""
+    with connect(port, timeout) as s:
+        connection = "keep-alive" if keep_alive else "close"
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: {connection}\r\n\r\n".encode())
+        return read_response(s)
+
+
+def check_files(port, files):
+    """files: {url path: expected bytes}.  Each is fetched with curl (a
+    separate client, as a person would) and must be byte-identical."""
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path, expected in files.items():
+            out = os.path.join(tmp, "body")
+            proc = subprocess.run(["curl", "-s", "-S", "-f", "--max-time", str(int(TIMEOUT)),
+                                   "-o", out, f"http://{HOST}:{port}{path}"],
+                                  capture_output=True, text=True)
+            got = open(out, "rb").read() if os.path.exists(out) else b""
+            if proc.returncode != 0:
+                problems.append(f"{path}: curl status {proc.returncode}: {proc.stderr.strip()}")
+            elif got != expected:
+                problems.append(f"{path}: {len(got)} bytes, expected {len(expected)} "
+                                f"(first difference at {first_difference(got, expected)})")
+    return not problems, "; ".join(problems) or f"{len(files)} files identical"
+
+
+def first_difference(a, b):
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def check_keep_alive(port, path, expected, count=5):
+    """count requests on one connection, the last three pipelined."""
+    with connect(port) as sock:
+        s = Reader(sock)
+        request = f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+        for i in range(count - 3):
+            sock.sendall(request)
+            r = read_response(s)
+            if not r or r[0] != 200 or r[2] != expected:
+                return False, f"request {i + 1} on the connection: {r and r[0]}"
+        sock.sendall(request * 3)
+        for i in range(3):
+            r = read_response(s)
+            if not r or r[0] != 200 or r[2] != expected:
+                return False, f"pipelined request {i + 1}: {r and r[0]}"
+    return True, f"{count} requests on one connection (3 pipelined)"
+
+
+def check_errors(port):
+    """404, 405, 400 (a path that climbs out of the docroot) and HEAD."""
+    problems = []
+    cases = [("GET /no-such-file HTTP/1.1", 404), ("DELETE / HTTP/1.1", 405),
+             ("GET /../etc/rc HTTP/1.1", 400), ("GET / HTTP/9.9", 400)]
+    for line, status in cases:
+        with connect(port) as s:
+            s.sendall(f"{line}\r\nHost: x\r\n\r\n".encode())
+            r = read_response(s)
+        if not r or r[0] != status:
+            problems.append(f"{line!r}: {r and r[0]}, expected {status}")
+    with connect(port) as s:
+        s.sendall(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
+        r = read_response(s, head_only=True)
+        if not r or r[0] != 200 or "content-length" not in r[1]:
+            problems.append(f"HEAD /: {r and r[0]}")
+    return not problems, "; ".join(problems) or "404, 405, 400, 400, HEAD as expected"
+
+
+def answered_or_closed(sock, timeout):
+    """Waits for a status line or the end of the connection: returns the
+    status, 0 (closed or reset without one), or None (still silent)."""
+    sock.settimeout(timeout)
+    try:
+        data = sock.recv(4096)
+    except socket.timeout:
+        return None
+    except OSError:
+        return 0
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
+    return int(m.group(1)) if m else 0
+
+
+def serves(port, path, expected):
+    r = get(port, path, timeout=10)
+    return bool(r) and r[0] == 200 and r[2] == expected
+
+
+def check_hostile(port, path, expected):
+    """Garbage, a 1 MiB header, a half-open connection and a client that
+    resets mid-response: each is answered or closed, and the server keeps
+    serving others throughout."""
+    problems = []
+    # garbage
+    with connect(port) as s:
+        s.sendall(b"\x16\x03\x01\x02\x00\x01garbage \xff\xfe\r\n\r\n")
+        status = answered_or_closed(s, 10)
+        if status not in (0, 400):
+            problems.append(f"garbage: {status}")
+    # a 1 MiB header: 413 (or a reset once the server stops reading)
+    with connect(port) as s:
+        try:
+            s.sendall(b"GET / HTTP/1.1\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n")
+        except OSError:
+            pass
+        status = answered_or_closed(s, 10)
+        if status not in (0, 413):
+            problems.append(f"1 MiB header: {status}")
+    # half-open: a request that never ends; others must not wait for it
+    half = connect(port)
+    half.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+    start = time.monotonic()
+    if not serves(port, path, expected):
+        problems.append("not serving while a request is half-sent")
+    elif time.monotonic() - start > 5:
+        problems.append(f"served only after {time.monotonic() - start:.1f}s beside a half-open one")
+    # a client that resets mid-response
+    with connect(port) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.sendall(b"GET /1mib.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.recv(4096)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    half.close()
+    if not serves(port, path, expected):
+        problems.append("not serving after the hostile clients")
+    return not problems, "; ".join(problems) or "garbage, 1 MiB header, half-open, reset: survived"
+
+
+WRK_SCRIPT = """
+-- Counts responses that are not 200 with the expected body.
+local expected = os.getenv("WRK_EXPECTED_BODY")
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) bad = 0; good = 0 end
+function response(status, headers, body)
+  if status == 200 and body == expected then good = good + 1 else bad = bad + 1 end
+end
+function done(summary, latency, requests)
+  local g, b = 0, 0
+  for _, t in ipairs(threads) do g = g + t:get("good"); b = b + t:get("bad") end
+  io.write(string.format("checked: %d good, %d bad\\n", g, b))
+end
+"""
+
+
+def run_wrk(port, path, seconds, connections, expected=None, threads=2):
+    """wrk with keep-alive; returns (output, parsed dict).  With expected, a
+    Lua script checks every response's status and body."""
+    cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s",
+           "--latency"]
+    env = dict(os.environ)
+    script = None
+    if expected is not None:
+        script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+        script.write(WRK_SCRIPT)
+        script.close()
+        cmd += ["-s", script.name]
+        env["WRK_EXPECTED_BODY"] = expected.decode()
+    cmd.append(f"http://{HOST}:{port}{path}")
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                              timeout=seconds + 30)
+        output = proc.stdout + proc.stderr
+    finally:
+        if script:
+            os.unlink(script.name)
+    return output, parse_wrk(output)
+
+
+def parse_wrk(output):
+    """requests, rps, errors (socket + non-2xx), good/bad (checked), p50/p99 in ms."""
+    result = {"requests": 0, "rps": 0.0, "errors": 0, "good": None, "bad": None}
+    m = re.search(r"(\d+) requests in", output)
+    if m:
+        result["requests"] = int(m.group(1))
+    m = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    if m:
+        result["rps"] = float(m.group(1))
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    if m:
+        result["errors"] += sum(int(x) for x in m.groups())
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if m:
+        result["errors"] += int(m.group(1))
+    m = re.search(r"checked: (\d+) good, (\d+) bad", output)
+    if m:
+        result["good"], result["bad"] = int(m.group(1)), int(m.group(2))
+    for label, key in (("50%", "p50"), ("99%", "p99")):
+        m = re.search(rf"^\s*{label}\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
+        if m:
+            scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
+            result[key] = float(m.group(1)) * scale
+    return result
+
+
+def check_load(port, path, expected, seconds=10, connections=32):
+    """A bounded wrk run: no socket errors, every response 200 with the right body."""
+    output, r = run_wrk(port, path, seconds, connections, expected)
+    ok = r["requests"] > 0 and r["errors"] == 0 and r["bad"] == 0 and r["good"] == r["requests"]
+    detail = (f"{r['requests']} requests, {r['rps']:.0f}/s, {r['errors']} errors, "
+              f"{r['bad']} bad bodies, {connections} connections, {seconds}s")
+    return ok, detail if ok else detail + "\n" + output
+
+
+def download_many(port, path, expected, count, results):
+    """Fetches path count times in a row (for a mode switch under way);
+    appends one problem string per bad download to results."""
+    for i in range(count):
+        try:
+            r = get(port, path)
+            if not r or r[0] != 200 or r[2] != expected:
+                got = len(r[2]) if r else None
+                results.append(f"download {i + 1}: {r and r[0]}, {got} bytes")
+        except OSError as e:
+            results.append(f"download {i + 1}: {e}")
+
+
+def start_downloads(port, path, expected, count):
+    problems = []
+    thread = threading.Thread(target=download_many, args=(port, path, expected, count, problems))
+    thread.start()
+    return thread, problems

@@ -1,0 +1,233 @@
+"""The network tests (tests/run.py groups `net` and `user`).
+
+run_guest(build, nic, report): microScope in QEMU with one NIC (e1000 or
+virtio) on the user network, httpd's port 80 forwarded to a free port on
+127.0.0.1, checked from the host: files byte-identical (curl), keep-alive and
+pipelining, error statuses, hostile clients, a bounded wrk load with every
+body checked and the kernel's free frames back where they were, a NIC mode
+switch (interrupt <-> polling) during downloads, ICMP, and httpget in the OS
+fetching from a server on the host.
+
+run_host(build, report): the same httpd (and httpget, ping) on the Linux host:
+the programs use Linux's ABI, so this checks the libc socket glue and the
+server's logic in every run, with or without a network stack in the OS.
+
+report(name, status, seconds, log, note) with status "ok", "FAIL" or "skip".
+"""
+import http.server
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+
+import httpcheck
+from guest import Guest
+
+NIC_NAMES = {"e1000": "e1000.0", "virtio": "virtio-net.0"}  # the NIC module's names
+LOAD_SECONDS, LOAD_CONNECTIONS = 10, 32
+# Free frames may differ by this much after the load (4 KiB each): the
+# kernel's object caches keep a partly used slab or two.
+FRAME_SLACK = 16
+SWITCHES = 6
+
+
+def www_files(build):
+    """{url path: bytes} of the documents in the RAM disk, as staged by mkinitrd.sh."""
+    root = os.path.join(build, "user", "root", "www")
+    read = lambda name: open(os.path.join(root, name), "rb").read()
+    return {"/": read("index.html"), "/small.txt": read("small.txt"),
+            "/1mib.txt": read("1mib.txt")}
+
+
+def timed(report, name, check, *args):
+    start = time.monotonic()
+    try:
+        ok, detail = check(*args)
+    except Exception as e:  # a check that raises failed
+        ok, detail = False, f"{type(e).__name__}: {e}"
+    first = detail.split("\n", 1)[0]
+    status = {True: "ok", False: "FAIL", None: "skip"}[ok]
+    report(name, status, time.monotonic() - start, detail, first)
+    return ok
+
+
+# ---------------------------------------------------------------- in the OS
+
+
+def check_load_memory(guest, port, files):
+    """Warm-up, free frames, the load, free frames again."""
+    httpcheck.run_wrk(port, "/small.txt", 2, LOAD_CONNECTIONS)
+    time.sleep(1)
+    before = guest.frames_free()
+    ok, detail = httpcheck.check_load(port, "/small.txt", files["/small.txt"], LOAD_SECONDS,
+                                      LOAD_CONNECTIONS)
+    time.sleep(2)
+    after = guest.frames_free()
+    if before is None or after is None:
+        return False, detail + "; `kcmd mem` gave no frame count"
+    memory = f"; free frames {before} before, {after} after"
+    if after < before - FRAME_SLACK:
+        return False, detail + memory + f" (more than {FRAME_SLACK} lost)"
+    return ok, detail + memory
+
+
+def check_mode_switch(guest, port, files, nic):
+    """Downloads of 1 MiB while the NIC flips between interrupt and polling."""
+    name = NIC_NAMES[nic]
+    thread, problems = httpcheck.start_downloads(port, "/1mib.txt", files["/1mib.txt"], 4)
+    answers = []
+    for i in range(SWITCHES):
+        answers.append(guest.run(f"kcmd nic mode {name} {'poll' if i % 2 == 0 else 'irq'}") or "")
+        time.sleep(0.3)
+    thread.join(120)
+    guest.run(f"kcmd nic mode {name} irq")
+    if any("unknown command" in a for a in answers):
+        return None, "the kernel has no `nic` shell command"
+    failed = [a.strip() for a in answers if "kcmd:" in a]
+    if failed or problems or thread.is_alive():
+        return False, "; ".join(failed + problems) or "downloads did not finish"
+    return True, f"4 downloads of 1 MiB identical across {SWITCHES} mode switches"
+
+
+def check_ping(guest, target):
+    text = guest.run(f"ping -c 3 -i 200 {target}", timeout=30) or ""
+    m = re.search(r"(\d+) packets transmitted, (\d+) received", text)
+    ok = bool(m) and int(m.group(2)) > 0
+    return ok, (m.group(0) if m else "no summary from ping") + ("" if ok else "\n" + text)
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def check_httpget(guest, build):
+    """httpget in the OS fetches a file from a server on the host (10.0.2.2
+    is the host's 127.0.0.1 under slirp)."""
+    root = os.path.join(build, "user", "root", "www")
+    handler = lambda *a, **k: QuietHandler(*a, directory=root, **k)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        text = guest.run(f"httpget http://10.0.2.2:{port}/small.txt", timeout=30) or ""
+    finally:
+        server.shutdown()
+        server.server_close()
+    expected = open(os.path.join(root, "small.txt")).read().strip()
+    ok = expected in text
+    return ok, "fetched small.txt from the host" if ok else "httpget printed:\n" + text
+
+
+def run_guest(build, nic, report, log):
+    prefix = f"net/{nic}"
+    port = httpcheck.free_port()
+    start = time.monotonic()
+    guest = Guest(build, nic, {port: 80}, log)
+    try:
+        httpd = guest.boot()
+        seconds = time.monotonic() - start
+        if httpd is None or not httpd.startswith("serving"):
+            if httpd and httpd.startswith("no network"):
+                report(prefix, "skip", seconds, None, "no network stack in this kernel yet")
+            else:
+                report(prefix + "/boot", "FAIL", seconds, guest.text, f"httpd: {httpd}")
+            return
+        report(prefix + "/boot", "ok", seconds, None, "httpd " + httpd)
+        run_guest_checks(guest, build, nic, port, report, prefix)
+    finally:
+        guest.stop()
+
+
+def run_guest_checks(guest, build, nic, port, report, prefix):
+    files = www_files(build)
+    small = files["/small.txt"]
+    if not timed(report, prefix + "/files", httpcheck.check_files, port, files):
+        return  # nothing else can pass
+    timed(report, prefix + "/keep-alive", httpcheck.check_keep_alive, port, "/small.txt", small)
+    timed(report, prefix + "/errors", httpcheck.check_errors, port)
+    timed(report, prefix + "/hostile", httpcheck.check_hostile, port, "/small.txt", small)
+    timed(report, prefix + "/load", check_load_memory, guest, port, files)
+    timed(report, prefix + "/mode-switch", check_mode_switch, guest, port, files, nic)
+    timed(report, prefix + "/ping-gateway", check_ping, guest, "10.0.2.2")
+    timed(report, prefix + "/ping-self", check_ping, guest, "10.0.2.15")
+    timed(report, prefix + "/httpget", check_httpget, guest, build)
+
+
+# ---------------------------------------------------------------- on the host
+
+
+def run_host(build, report):
+    """httpd, httpget and ping built for microScope, run on the Linux host."""
+    bin_dir = os.path.join(build, "user", "bin")
+    root = os.path.join(build, "user", "root", "www")
+    files = www_files(build)
+    port = httpcheck.free_port()
+    log_path = os.path.join(build, "test-logs", "httpd-host.log")
+    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    with open(log_path, "w") as log_file:  # a file: a pipe nobody reads would stall httpd
+        server = subprocess.Popen([os.path.join(bin_dir, "httpd"), "-p", str(port), "-r", root],
+                                  stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        if not wait_listening(port, 10):
+            report("user/host/httpd", "FAIL", 0.0, None, "httpd does not listen")
+            return
+        small = files["/small.txt"]
+        timed(report, "user/host/httpd-files", httpcheck.check_files, port, files)
+        timed(report, "user/host/httpd-keep-alive", httpcheck.check_keep_alive, port,
+              "/small.txt", small)
+        timed(report, "user/host/httpd-errors", httpcheck.check_errors, port)
+        timed(report, "user/host/httpd-hostile", httpcheck.check_hostile, port, "/small.txt",
+              small)
+        timed(report, "user/host/httpd-load", httpcheck.check_load, port, "/small.txt", small,
+              2, 16)
+        timed(report, "user/host/httpget", check_host_httpget, bin_dir, port, files)
+    finally:
+        server.kill()
+        server.wait()
+    with open(log_path, errors="replace") as f:
+        log = f.read()
+    lines = [l for l in log.splitlines() if re.match(r"httpd: 127\.0\.0\.1 \S+ \S+ \d{3} \d+ \d+us", l)]
+    report("user/host/httpd-access-log", "ok" if lines else "FAIL", 0.0, log[-3000:],
+           f"{len(lines)} access-log lines")
+    timed(report, "user/host/ping", check_host_ping, bin_dir)
+
+
+def wait_listening(port, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def check_host_httpget(bin_dir, port, files):
+    httpget = os.path.join(bin_dir, "httpget")
+    proc = subprocess.run([httpget, f"http://127.0.0.1:{port}/1mib.txt"], capture_output=True,
+                          timeout=30)
+    if proc.returncode != 0 or proc.stdout != files["/1mib.txt"]:
+        return False, f"1mib.txt: status {proc.returncode}, {len(proc.stdout)} bytes"
+    proc = subprocess.run([httpget, f"http://127.0.0.1:{port}/missing"], capture_output=True,
+                          timeout=30)
+    if proc.returncode != 1 or b"status 404" not in proc.stderr:
+        return False, f"missing: status {proc.returncode}, {proc.stderr!r}"
+    closed = httpcheck.free_port()
+    proc = subprocess.run([httpget, f"http://127.0.0.1:{closed}/"], capture_output=True,
+                          timeout=30)
+    if proc.returncode != 1 or b"Connection refused" not in proc.stderr:
+        return False, f"closed port: {proc.stderr!r} (ECONNREFUSED must map to newlib's errno)"
+    return True, "1 MiB identical, 404 and ECONNREFUSED reported"
+
+
+def check_host_ping(bin_dir):
+    proc = subprocess.run([os.path.join(bin_dir, "ping"), "-c", "2", "-i", "100", "127.0.0.1"],
+                          capture_output=True, text=True, timeout=30)
+    if "ping: socket:" in proc.stderr:
+        return None, "this host allows no ICMP socket: " + proc.stderr.strip()
+    ok = proc.returncode == 0 and "2 received" in proc.stdout
+    return ok, proc.stdout.strip().splitlines()[-1] if ok else proc.stdout + proc.stderr

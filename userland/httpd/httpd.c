@@ -1,0 +1,495 @@
+/*
+ * httpd: serves files under a docroot over HTTP/1.1 with keep-alive, many
+ * clients at once from one process and one poll() loop.
+ *
+ * Every socket is non-blocking; a connection is a slot in a fixed pool
+ * (lowest free slot first, so the pages a load touches are the same from run
+ * to run) that alternates between READING a request and WRITING its
+ * response.  A response goes out from one buffer: the header, then as much of
+ * the file as fits, refilled from the file as the socket drains, so a small
+ * file leaves in one send.  Pipelined requests are served in order from what
+ * is already buffered.  Nothing blocks the loop: a slow, silent or half-open
+ * client only holds its own slot until its deadline (header: 408 and close;
+ * idle keep-alive: close; stalled write: close), and when the pool is full a
+ * new client gets 503.  Writes use MSG_NOSIGNAL: a client that resets costs
+ * its connection, never the server.  One access-log line per request
+ * (peer, method, path, status, body bytes, microseconds from the request's
+ * first byte to its last byte sent) goes to standard output, buffered per
+ * loop turn; -q turns it off.
+ *
+ *     httpd [-p port] [-r docroot] [-c connections] [-q] [-b]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http.h"
+
+#define MAX_CONNECTIONS   128
+#define OUT_BUFFER_BYTES  16384
+#define HEADER_TIMEOUT_MS 10000 /* from a request's first byte to its blank line */
+#define IDLE_TIMEOUT_MS   15000 /* keep-alive connection with no request */
+#define WRITE_TIMEOUT_MS  30000 /* no progress sending a response */
+#define LOG_BUFFER_BYTES  8192
+
+enum connection_state { SLOT_FREE, READING, WRITING };
+
+struct connection {
+	enum connection_state state;
+	int fd;
+	char peer[INET_ADDRSTRLEN];
+	char in[HTTP_HEADER_MAX];
+	size_t in_length;
+	size_t discard; /* request body bytes still to drop */
+	struct http_request request;
+	struct http_response response;
+	char out[OUT_BUFFER_BYTES];
+	size_t out_length, out_sent;
+	size_t header_left; /* of the response header, not yet sent */
+	off_t body_left;    /* of the file, not yet read into out */
+	long long body_sent;
+	int keep_alive;
+	uint64_t deadline_ms;
+	uint64_t started_us; /* the current request's first byte */
+};
+
+struct options {
+	int port;
+	const char *docroot;
+	int max_connections;
+	int quiet;
+	int background;
+};
+
+static struct connection pool[MAX_CONNECTIONS];
+static struct options options = {80, "/www", 64, 0, 0};
+static char log_buffer[LOG_BUFFER_BYTES];
+static size_t log_length;
+
+static uint64_t now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+static uint64_t now_ms(void)
+{
+	return now_us() / 1000u;
+}
+
+/* ---- access log ------------------------------------------------------- */
+
+static void log_flush(void)
+{
+	size_t done = 0;
+	while (done < log_length) {
+		ssize_t n = write(1, log_buffer + done, log_length - done);
+		if (n <= 0 && errno != EINTR)
+			break;
+		if (n > 0)
+			done += (size_t)n;
+	}
+	log_length = 0;
+}
+
+static void log_line(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *format, ...)
+{
+	if (log_length > sizeof(log_buffer) - 512)
+		log_flush();
+	va_list ap;
+	va_start(ap, format);
+	int n = vsnprintf(log_buffer + log_length, sizeof(log_buffer) - log_length, format, ap);
+	va_end(ap);
+	if (n > 0)
+		log_length += (size_t)n < sizeof(log_buffer) - log_length
+				  ? (size_t)n
+				  : sizeof(log_buffer) - log_length - 1;
+}
+
+static void log_request(struct connection *c, const char *note)
+{
+	if (options.quiet)
+		return;
+	log_line("httpd: %s %s %s %d %lld %lluus%s\n", c->peer, c->request.method_name,
+		 c->request.path, c->response.status, c->body_sent,
+		 (unsigned long long)(now_us() - c->started_us), note);
+}
+
+/* ---- connections ------------------------------------------------------ */
+
+static void connection_close(struct connection *c)
+{
+	if (c->response.file_fd >= 0)
+		close(c->response.file_fd);
+	c->response.file_fd = -1;
+	close(c->fd);
+	c->state = SLOT_FREE;
+}
+
+static struct connection *connection_open(int fd, const struct sockaddr_in *peer)
+{
+	for (int i = 0; i < options.max_connections; i++) {
+		struct connection *c = &pool[i];
+		if (c->state != SLOT_FREE)
+			continue;
+		c->state = READING;
+		c->fd = fd;
+		inet_ntop(AF_INET, &peer->sin_addr, c->peer, sizeof(c->peer));
+		c->in_length = c->discard = 0;
+		c->response.file_fd = -1;
+		c->deadline_ms = now_ms() + IDLE_TIMEOUT_MS;
+		return c;
+	}
+	return NULL;
+}
+
+/* Drops n bytes from the front of the input buffer. */
+static void consume_input(struct connection *c, size_t n)
+{
+	memmove(c->in, c->in + n, c->in_length - n);
+	c->in_length -= n;
+}
+
+/* Puts the header (and an error page's body) into the output buffer; the
+ * file's first part follows in send_some. */
+static void start_response(struct connection *c)
+{
+	struct http_response *r = &c->response;
+	memcpy(c->out, r->header, r->header_length);
+	c->out_length = r->header_length;
+	c->out_sent = 0;
+	c->body_sent = 0;
+	/* An error page's body sits in the header buffer. */
+	c->header_left = r->header_length - (r->file_fd >= 0 ? 0 : (size_t)r->body_length);
+	c->body_left = r->file_fd >= 0 ? r->body_length : 0;
+	c->state = WRITING;
+	c->deadline_ms = now_ms() + WRITE_TIMEOUT_MS;
+}
+
+/* Refills the output buffer from the file.  Returns 1 when there is data, 0
+ * when the body is complete, -1 when the file cannot be read. */
+static int refill(struct connection *c)
+{
+	if (c->body_left == 0)
+		return 0;
+	size_t want = sizeof(c->out) - c->out_length;
+	if ((off_t)want > c->body_left)
+		want = (size_t)c->body_left;
+	ssize_t n = read(c->response.file_fd, c->out + c->out_length, want);
+	if (n <= 0)
+		return -1;
+	c->out_length += (size_t)n;
+	c->body_left -= n;
+	return 1;
+}
+
+enum send_result { SEND_DONE, SEND_PENDING, SEND_FAILED };
+
+/* Sends what it can without blocking. */
+static enum send_result send_some(struct connection *c)
+{
+	for (;;) {
+		if (c->out_sent == c->out_length) {
+			c->out_length = c->out_sent = 0;
+			int more = refill(c);
+			if (more <= 0)
+				return more == 0 ? SEND_DONE : SEND_FAILED;
+		} else if (c->out_length < sizeof(c->out) && c->body_left > 0 && refill(c) < 0) {
+			return SEND_FAILED;
+		}
+		ssize_t n =
+		    send(c->fd, c->out + c->out_sent, c->out_length - c->out_sent, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? SEND_PENDING : SEND_FAILED;
+		size_t header_part = c->header_left < (size_t)n ? c->header_left : (size_t)n;
+		c->header_left -= header_part;
+		c->body_sent += (long long)((size_t)n - header_part);
+		c->out_sent += (size_t)n;
+		c->deadline_ms = now_ms() + WRITE_TIMEOUT_MS;
+	}
+}
+
+/* The response is out: log it, then close or wait for the next request.
+ * Returns 0 when the connection stays open. */
+static int finish_response(struct connection *c)
+{
+	log_request(c, "");
+	if (c->response.file_fd >= 0)
+		close(c->response.file_fd);
+	c->response.file_fd = -1;
+	if (!c->keep_alive) {
+		shutdown(c->fd, SHUT_WR);
+		connection_close(c);
+		return -1;
+	}
+	c->state = READING;
+	c->deadline_ms = now_ms() + IDLE_TIMEOUT_MS;
+	return 0;
+}
+
+/* Sends, and finishes the response when all is out.  Returns 0 while the
+ * connection lives, -1 once it is closed. */
+static int pump_response(struct connection *c)
+{
+	switch (send_some(c)) {
+	case SEND_PENDING: return 0;
+	case SEND_DONE: return finish_response(c);
+	default:
+		log_request(c, " (aborted)");
+		connection_close(c);
+		return -1;
+	}
+}
+
+/* Drops request body bytes that are buffered.  Returns 1 when some body is
+ * still to come. */
+static int discard_body(struct connection *c)
+{
+	size_t n = c->discard < c->in_length ? c->discard : c->in_length;
+	consume_input(c, n);
+	c->discard -= n;
+	return c->discard > 0;
+}
+
+/* Answers a request that cannot be parsed, then closes. */
+static int reject(struct connection *c, int status)
+{
+	http_respond_error(status, &c->response);
+	c->keep_alive = 0;
+	start_response(c);
+	return pump_response(c);
+}
+
+/* Serves every complete request in the input buffer, in order.  Returns 0
+ * while the connection lives, -1 once it is closed. */
+static int serve_input(struct connection *c)
+{
+	while (c->state == READING) {
+		if (c->discard && discard_body(c))
+			return 0;
+		if (c->in_length == 0)
+			return 0;
+		int header = http_parse_request(c->in, c->in_length, &c->request);
+		if (header == 0)
+			return 0;
+		if (header < 0)
+			return reject(c, -header);
+		consume_input(c, (size_t)header);
+		c->discard = c->request.content_length;
+		c->keep_alive = c->request.keep_alive;
+		http_respond(options.docroot, &c->request, c->keep_alive, &c->response);
+		start_response(c);
+		if (pump_response(c) < 0)
+			return -1;
+		if (c->in_length)
+			c->started_us = now_us(); /* a pipelined request starts now */
+	}
+	return 0;
+}
+
+static void on_readable(struct connection *c)
+{
+	size_t room = sizeof(c->in) - c->in_length;
+	if (room == 0)
+		return; /* cannot happen: a full buffer is a 413 already */
+	ssize_t n = recv(c->fd, c->in + c->in_length, room, 0);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		connection_close(c); /* end of file or reset: nothing to answer */
+		return;
+	}
+	if (c->in_length == 0 && c->discard == 0) {
+		c->started_us = now_us();
+		c->deadline_ms = now_ms() + HEADER_TIMEOUT_MS;
+	}
+	c->in_length += (size_t)n;
+	serve_input(c);
+}
+
+static void on_writable(struct connection *c)
+{
+	if (pump_response(c) == 0)
+		serve_input(c);
+}
+
+static void on_deadline(struct connection *c)
+{
+	if (c->state == READING && c->in_length > 0) {
+		reject(c, 408);
+		if (c->state != SLOT_FREE) { /* the 408 did not fit in one send: give up */
+			connection_close(c);
+		}
+		return;
+	}
+	if (c->state == WRITING)
+		log_request(c, " (timed out)");
+	connection_close(c);
+}
+
+/* ---- the listener ----------------------------------------------------- */
+
+static int set_nonblocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+	return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+static int open_listener(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0) {
+		fprintf(stderr, "httpd: no network (socket: %s), not started\n", strerror(errno));
+		return -1;
+	}
+	int on = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	address.sin_addr.s_addr = htonl(INADDR_ANY);
+	if (bind(fd, (struct sockaddr *)&address, sizeof(address)) < 0 || listen(fd, 128) < 0 ||
+	    set_nonblocking(fd) < 0) {
+		fprintf(stderr, "httpd: port %d: %s\n", port, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A client beyond the pool gets 503 at once (best effort) and is closed. */
+static void turn_away(int fd)
+{
+	struct http_response r;
+	http_respond_error(503, &r);
+	send(fd, r.header, r.header_length, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+static void accept_all(int listener)
+{
+	for (;;) {
+		struct sockaddr_in peer;
+		socklen_t length = sizeof(peer);
+		int fd = accept(listener, (struct sockaddr *)&peer, &length);
+		if (fd < 0)
+			return; /* EAGAIN: all taken; anything else: try at the next turn */
+		int on = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+		if (set_nonblocking(fd) < 0 || !connection_open(fd, &peer))
+			turn_away(fd);
+	}
+}
+
+/* ---- the loop --------------------------------------------------------- */
+
+/* Milliseconds until the nearest deadline, at most one second. */
+static int poll_timeout(uint64_t now)
+{
+	uint64_t nearest = now + 1000;
+	for (int i = 0; i < options.max_connections; i++)
+		if (pool[i].state != SLOT_FREE && pool[i].deadline_ms < nearest)
+			nearest = pool[i].deadline_ms;
+	return nearest > now ? (int)(nearest - now) : 0;
+}
+
+static void serve_forever(int listener)
+{
+	static struct pollfd fds[MAX_CONNECTIONS + 1];
+	static int slot_of[MAX_CONNECTIONS + 1];
+	for (;;) {
+		int count = 0;
+		fds[count++] = (struct pollfd){.fd = listener, .events = POLLIN};
+		for (int i = 0; i < options.max_connections; i++) {
+			if (pool[i].state == SLOT_FREE)
+				continue;
+			slot_of[count] = i;
+			fds[count++] =
+			    (struct pollfd){.fd = pool[i].fd,
+					    .events = pool[i].state == READING ? POLLIN : POLLOUT};
+		}
+		log_flush();
+		int ready = poll(fds, (nfds_t)count, poll_timeout(now_ms()));
+		if (ready < 0 && errno != EINTR) {
+			fprintf(stderr, "httpd: poll: %s\n", strerror(errno));
+			sleep(1);
+			continue;
+		}
+		for (int i = 1; ready > 0 && i < count; i++) {
+			struct connection *c = &pool[slot_of[i]];
+			if (!fds[i].revents || c->state == SLOT_FREE || c->fd != fds[i].fd)
+				continue;
+			if (c->state == READING)
+				on_readable(c);
+			else
+				on_writable(c);
+		}
+		if (ready > 0 && fds[0].revents)
+			accept_all(listener);
+		uint64_t now = now_ms();
+		for (int i = 0; i < options.max_connections; i++)
+			if (pool[i].state != SLOT_FREE && pool[i].deadline_ms <= now)
+				on_deadline(&pool[i]);
+	}
+}
+
+static int parse_options(int argc, char **argv)
+{
+	int c;
+	while ((c = getopt(argc, argv, "p:r:c:qb")) != -1) {
+		switch (c) {
+		case 'p': options.port = atoi(optarg); break;
+		case 'r': options.docroot = optarg; break;
+		case 'c': options.max_connections = atoi(optarg); break;
+		case 'q': options.quiet = 1; break;
+		case 'b': options.background = 1; break;
+		default: return -1;
+		}
+	}
+	if (options.port <= 0 || options.port > 65535 || options.max_connections <= 0 ||
+	    options.max_connections > MAX_CONNECTIONS || optind != argc)
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (parse_options(argc, argv) < 0) {
+		fprintf(stderr,
+			"usage: httpd [-p port] [-r docroot] [-c connections (1-%d)] [-q] [-b]\n",
+			MAX_CONNECTIONS);
+		return 2;
+	}
+	int listener = open_listener(options.port);
+	if (listener < 0)
+		return 1;
+	if (options.background) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "httpd: fork: %s\n", strerror(errno));
+			return 1;
+		}
+		if (pid > 0) {
+			printf("httpd: serving %s on port %d (pid %d)\n", options.docroot,
+			       options.port, (int)pid);
+			return 0;
+		}
+	} else {
+		printf("httpd: serving %s on port %d\n", options.docroot, options.port);
+		fflush(stdout);
+	}
+	serve_forever(listener);
+}
