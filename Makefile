@@ -47,6 +47,8 @@ all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
 include userland/userland.mk
+# lwIP (fetched into $(BUILD)/lwip) and the network module's flags: adds to KERNEL_OBJS.
+include modules/net/net.mk
 
 deps: $(STAMP_DEPS)
 $(STAMP_DEPS): tools/deps.sh

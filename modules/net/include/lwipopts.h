@@ -1,0 +1,137 @@
+/*
+ * lwIP's configuration for the microScope kernel.  The stack runs with an
+ * operating system (NO_SYS=0): a tcpip thread owns timers and the mailbox,
+ * and the core lock (LWIP_TCPIP_CORE_LOCKING) lets socket calls and the NIC
+ * workers run the core directly in their own threads instead of queueing a
+ * message and switching threads for every packet and call.  Memory is lwIP's
+ * own: a fixed heap and fixed pools (counted in lwip_stats), so what load
+ * takes it gives back and the totals are easy to check.
+ *
+ *     #include "lwip/opt.h"            // this file, then lwIP's defaults
+ *     #if LWIP_TCP ... #endif
+ *     MEMP_NUM_TCP_PCB sockets may be connected at once
+ */
+#ifndef MODULES_NET_INCLUDE_LWIPOPTS_H
+#define MODULES_NET_INCLUDE_LWIPOPTS_H
+
+/* ---- Operating system ---------------------------------------------------- */
+#define NO_SYS                        0
+#define SYS_LIGHTWEIGHT_PROT          1
+#define LWIP_TCPIP_CORE_LOCKING       1
+#define LWIP_TCPIP_CORE_LOCKING_INPUT 1
+#define TCPIP_THREAD_NAME             "net.tcpip"
+#define TCPIP_THREAD_PRIO             6 /* SCHED_PRIORITY_HIGH */
+#define TCPIP_THREAD_STACKSIZE        0 /* the kernel's stack size */
+#define TCPIP_MBOX_SIZE               256
+#define DEFAULT_THREAD_PRIO           4
+#define DEFAULT_RAW_RECVMBOX_SIZE     32
+#define DEFAULT_UDP_RECVMBOX_SIZE     64
+#define DEFAULT_TCP_RECVMBOX_SIZE     128
+#define DEFAULT_ACCEPTMBOX_SIZE       64
+#define LWIP_NETCONN_SEM_PER_THREAD   0
+#define LWIP_NETCONN_FULLDUPLEX       0
+
+/* ---- Memory -------------------------------------------------------------- */
+#define MEM_ALIGNMENT            8
+#define MEM_SIZE                 (2 * 1024 * 1024)
+#define MEMP_NUM_PBUF            256
+#define MEMP_NUM_RAW_PCB         8
+#define MEMP_NUM_UDP_PCB         16
+#define MEMP_NUM_TCP_PCB         128
+#define MEMP_NUM_TCP_PCB_LISTEN  16
+#define MEMP_NUM_TCP_SEG         1024
+#define MEMP_NUM_REASSDATA       8
+#define MEMP_NUM_FRAG_PBUF       16
+#define MEMP_NUM_ARP_QUEUE       32
+#define MEMP_NUM_NETBUF          64
+#define MEMP_NUM_NETCONN         128
+#define MEMP_NUM_SELECT_CB       32
+#define MEMP_NUM_TCPIP_MSG_API   64
+#define MEMP_NUM_TCPIP_MSG_INPKT 256
+#define MEMP_NUM_SYS_TIMEOUT     (LWIP_NUM_SYS_TIMEOUT_INTERNAL + 4)
+#define PBUF_POOL_SIZE           512
+#define PBUF_POOL_BUFSIZE        1536
+#define MEMP_OVERFLOW_CHECK      0
+#define MEM_USE_POOLS            0
+
+/* ---- Protocols ----------------------------------------------------------- */
+#define LWIP_IPV4                     1
+#define LWIP_IPV6                     0
+#define LWIP_ARP                      1
+#define LWIP_ETHERNET                 1
+#define ETHARP_SUPPORT_STATIC_ENTRIES 0
+#define ARP_TABLE_SIZE                32
+#define ARP_QUEUEING                  1
+#define IP_FORWARD                    0
+#define IP_REASSEMBLY                 1
+#define IP_FRAG                       1
+#define LWIP_ICMP                     1
+#define LWIP_BROADCAST_PING           0
+#define LWIP_RAW                      1
+#define LWIP_UDP                      1
+#define LWIP_TCP                      1
+#define LWIP_DHCP                     1
+#define DHCP_DOES_ARP_CHECK           0
+#define LWIP_AUTOIP                   0
+#define LWIP_IGMP                     0
+#define LWIP_DNS                      0
+#define LWIP_NETIF_HOSTNAME           1
+#define LWIP_NETIF_STATUS_CALLBACK    1
+#define LWIP_NETIF_LINK_CALLBACK      1
+#define LWIP_NETIF_LOOPBACK           1
+#define LWIP_HAVE_LOOPIF              1
+#define LWIP_LOOPBACK_MAX_PBUFS       0
+
+/* ---- TCP ----------------------------------------------------------------- */
+#define TCP_MSS                    1460
+#define TCP_WND                    (32 * TCP_MSS)
+#define TCP_SND_BUF                (32 * TCP_MSS)
+#define TCP_SND_QUEUELEN           (4 * TCP_SND_BUF / TCP_MSS)
+#define TCP_QUEUE_OOSEQ            1
+#define TCP_LISTEN_BACKLOG         1
+#define TCP_DEFAULT_LISTEN_BACKLOG 64
+#define LWIP_TCP_KEEPALIVE         1
+#define LWIP_TCP_TIMESTAMPS        0
+/* TIME_WAIT lasts 2 * TCP_MSL: 10 s rather than 2 min, so pcbs (and the
+ * memory figures) come back soon after a load run. */
+#define TCP_MSL        5000UL
+#define TCP_OVERSIZE   TCP_MSS
+#define LWIP_WND_SCALE 1
+#define TCP_RCV_SCALE  2
+
+/* ---- Sockets ------------------------------------------------------------- */
+#define LWIP_NETCONN                1
+#define LWIP_SOCKET                 1
+#define LWIP_COMPAT_SOCKETS         0
+#define LWIP_POSIX_SOCKETS_IO_NAMES 0
+#define LWIP_SOCKET_OFFSET          0
+#define LWIP_SOCKET_SELECT          1
+#define LWIP_SOCKET_POLL            1
+#define LWIP_SO_RCVTIMEO            1
+#define LWIP_SO_SNDTIMEO            1
+#define LWIP_SO_RCVBUF              1
+#define LWIP_SO_LINGER              0
+#define SO_REUSE                    1
+#define LWIP_FIONREAD_LINUXMODE     1
+#define RECV_BUFSIZE_DEFAULT        (256 * 1024)
+/* Debian's sockets.c leaves the sockaddr length fields to the port: lwIP's
+ * own (BSD) layout has them. */
+#define IP4ADDR_SOCKADDR_SET_LEN(sin) ((sin)->sin_len = sizeof(struct sockaddr_in))
+#define IPADDR_SOCKADDR_GET_LEN(addr) ((addr)->sa.sa_len)
+
+/* ---- Checksums, statistics, debugging ------------------------------------ */
+#define LWIP_CHECKSUM_ON_COPY 1
+#define LWIP_STATS            1
+#define LWIP_STATS_DISPLAY    0
+#define MEM_STATS             1
+#define MEMP_STATS            1
+#define SYS_STATS             1
+#define LINK_STATS            1
+#define IP_STATS              1
+#define TCP_STATS             1
+#define UDP_STATS             1
+#define ICMP_STATS            1
+#define LWIP_DEBUG            0
+#define LWIP_PERF             0
+
+#endif
