@@ -25,6 +25,7 @@
 #include "ktest/ktest.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "net/net.h"
 #include "panic/panic.h"
 #include "pci/pci.h"
 #include "power/power.h"
@@ -130,6 +131,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	arch_smp_start_cpus();
 	sched_apply_monitor_cpus();
 	pci_init(); /* and the drivers of what it finds (NICs start their workers) */
+	net_init(); /* lwIP and an interface per NIC; addresses come in the background */
 	smp_bench_run_if_requested();
 
 	crashtest_run();

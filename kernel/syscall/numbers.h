@@ -34,12 +34,25 @@
 #define __NR_writev          20
 #define __NR_access          21
 #define __NR_pipe            22
+#define __NR_select          23
 #define __NR_sched_yield     24
 #define __NR_dup             32
 #define __NR_dup2            33
 #define __NR_pause           34
 #define __NR_nanosleep       35
 #define __NR_getpid          39
+#define __NR_socket          41
+#define __NR_connect         42
+#define __NR_accept          43
+#define __NR_sendto          44
+#define __NR_recvfrom        45
+#define __NR_shutdown        48
+#define __NR_bind            49
+#define __NR_listen          50
+#define __NR_getsockname     51
+#define __NR_getpeername     52
+#define __NR_setsockopt      54
+#define __NR_getsockopt      55
 #define __NR_fork            57
 #define __NR_vfork           58
 #define __NR_execve          59
@@ -85,6 +98,7 @@
 #define __NR_exit_group      231
 #define __NR_tgkill          234
 #define __NR_openat          257
+#define __NR_accept4         288
 #define __NR_pipe2           293
 #define __NR_getcpu          309
 

@@ -12,7 +12,8 @@
  * "cooked has bytes, an end-of-file mark is pending, or a signal is
  * pending".  COM1 input is claimed from the kernel shell the first time the
  * console is opened for reading.  When the UART has no receive interrupt,
- * readers poll it (uart_rx_read pumps the chip into the handler).
+ * readers poll it (uart_rx_read pumps the chip into the handler).  Input
+ * that makes the console readable is announced with vfs_poll_notify.
  */
 #include "devfs/devfs.h"
 
@@ -113,8 +114,10 @@ void devfs_console_input(const char *bytes, size_t length)
 	for (size_t i = 0; i < length; i++)
 		wake |= edit(bytes[i], &interrupt);
 	spin_unlock_irqrestore(&console.lock, flags);
-	if (wake)
+	if (wake) {
 		waitq_wake_all(&readers);
+		vfs_poll_notify();
+	}
 	if (interrupt)
 		vfs_send_console_interrupt();
 }
@@ -237,11 +240,23 @@ static int console_ioctl(struct vfs_file *file, unsigned long command, void *arg
 	}
 }
 
+/* Readable with a line or an end-of-file mark waiting; always writable. */
+static unsigned console_poll(struct vfs_file *file)
+{
+	char pump;
+	uart_rx_read(&pump, 0, UART_RX_NONBLOCK); /* polled mode: drain the chip */
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	bool readable = console.head != console.tail || console.eof_marks;
+	spin_unlock_irqrestore(&console.lock, flags);
+	return VFS_POLL_OUT | (readable ? VFS_POLL_IN : 0);
+}
+
 static const struct vfs_file_ops console_ops = {
     .open = console_open,
     .read = console_read,
     .write = console_write_op,
     .ioctl = console_ioctl,
+    .poll = console_poll,
 };
 
 int devfs_console_register(void)

@@ -3,7 +3,8 @@
  * write ends; each end is a vfs_file on the pipe's anonymous node (a FIFO).
  * The ring, the counts and `closed_*` change under pipe->lock; sleepers wait
  * on pipe->readable / pipe->writable with conditions that read those fields
- * (a waker changes them first, then wakes, so no wake-up is lost).
+ * (a waker changes them first, then wakes, so no wake-up is lost).  Every
+ * change a poller could see is also announced with vfs_poll_notify.
  *
  * A process told to end stops waiting (-EINTR): the conditions include
  * vfs_signal_pending, and the waits time out now and then to look again.
@@ -83,6 +84,7 @@ JOINPOINT_DEFINE(pipe, read, int64_t, struct vfs_file *, file, void *, buffer, s
 		size_t n = take(p, buffer, length);
 		if (n) {
 			waitq_wake_all(&p->writable);
+			vfs_poll_notify();
 			return (int64_t)n;
 		}
 		if (__atomic_load_n(&p->writers, __ATOMIC_ACQUIRE) == 0)
@@ -133,6 +135,7 @@ JOINPOINT_DEFINE(pipe, write, int64_t, struct vfs_file *, file, const void *, bu
 		if (n > 0) {
 			done += (size_t)n;
 			waitq_wake_all(&p->readable);
+			vfs_poll_notify();
 			continue;
 		}
 		if (file->flags & VFS_O_NONBLOCK)
@@ -168,6 +171,28 @@ static void pipe_release_end(struct vfs_file *file)
 		p->writers--;
 	spin_unlock_irqrestore(&p->lock, flags);
 	waitq_wake_all(reader ? &p->writable : &p->readable);
+	vfs_poll_notify();
+}
+
+/* Read end: data, or end of file (HUP).  Write end: room, or no reader (ERR). */
+static unsigned pipe_poll_op(struct vfs_file *file)
+{
+	struct pipe *p = pipe_of(file);
+	unsigned events = 0;
+	uint64_t flags = spin_lock_irqsave(&p->lock);
+	if ((file->flags & VFS_O_ACCMODE) == VFS_O_RDONLY) {
+		if (buffered(p) > 0)
+			events |= VFS_POLL_IN;
+		if (p->writers == 0)
+			events |= VFS_POLL_IN | VFS_POLL_HUP;
+	} else {
+		if (buffered(p) < PIPE_BUFFER_SIZE)
+			events |= VFS_POLL_OUT;
+		if (p->readers == 0)
+			events |= VFS_POLL_ERR;
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+	return events;
 }
 
 static void pipe_release_node(struct vfs_node *node)
@@ -179,6 +204,7 @@ static const struct vfs_file_ops pipe_file_ops = {
     .read = pipe_read_op,
     .write = pipe_write_op,
     .release = pipe_release_end,
+    .poll = pipe_poll_op,
 };
 
 static const struct vfs_node_ops pipe_node_ops = {

@@ -79,6 +79,14 @@
 #define VFS_TIOCSPGRP  0x5410
 #define VFS_TIOCGWINSZ 0x5413
 
+/* poll() events: Linux's values. */
+#define VFS_POLL_IN   0x001
+#define VFS_POLL_PRI  0x002
+#define VFS_POLL_OUT  0x004
+#define VFS_POLL_ERR  0x008
+#define VFS_POLL_HUP  0x010
+#define VFS_POLL_NVAL 0x020
+
 struct vfs_node;
 struct vfs_file;
 
@@ -130,6 +138,10 @@ struct vfs_file_ops {
 	/* argument is a kernel buffer of the command's size; -ENOTTY when unknown. */
 	int (*ioctl)(struct vfs_file *file, unsigned long command, void *argument);
 	void (*release)(struct vfs_file *file); /* the last reference was closed */
+	/* What the file is ready for now (VFS_POLL_* bits), without waiting.  A
+	 * file with this op calls vfs_poll_notify whenever the answer may have
+	 * changed.  NULL: always ready to read and write (regular files). */
+	unsigned (*poll)(struct vfs_file *file);
 };
 
 /* A file, directory or device.  A file system embeds it in its own node and
@@ -233,6 +245,20 @@ int vfs_ioctl(struct vfs_file *file, unsigned long command, void *argument);
 int vfs_close(struct vfs_file *file);
 /* Fills *stat for an open file.  Returns 0. */
 int vfs_stat_file(struct vfs_file *file, struct vfs_stat *stat);
+
+/* ---- Readiness (poll and select; modules/vfs/poll.c) ---------------------- */
+
+/* What file is ready for now: its poll op's VFS_POLL_* bits, or IN | OUT for
+ * a file without one.  Returns VFS_POLL_NVAL for NULL. */
+unsigned vfs_poll(struct vfs_file *file);
+/* Says that some file's readiness may have changed: wakes every thread in
+ * vfs_poll_wait.  Any context, interrupts included; cheap when nobody waits. */
+void vfs_poll_notify(void);
+/* The count of notifications so far, read before checking files. */
+uint64_t vfs_poll_sequence(void);
+/* Sleeps until a notification comes after sequence was read, timeout_ns
+ * passes, or the calling process must end.  Returns 0 or -ETIMEDOUT. */
+int vfs_poll_wait(uint64_t sequence, uint64_t timeout_ns);
 
 /* ---- Names --------------------------------------------------------------- */
 

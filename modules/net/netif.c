@@ -1,0 +1,372 @@
+/*
+ * The stack's start and its interfaces: lwIP's tcpip thread, the loopback
+ * interface (127.0.0.1, lwIP's loopif) and one lwIP netif per NIC of
+ * modules/nic.  Received frames come from the NIC's worker thread (its rx
+ * handler): the glue checks the length, copies the frame into a pool pbuf
+ * and hands it to tcpip_input, which with core locking runs the stack in
+ * that same thread.  Frames go out through nic_tx from whichever thread
+ * holds the core lock; a full ring is retried briefly, then the frame is
+ * dropped (TCP retransmits).
+ *
+ * Addresses: ip=dhcp (default) starts DHCP on every NIC; a thread waits up
+ * to net_dhcp_ms= for a lease on the default interface and otherwise sets
+ * the static fallback (10.0.2.15/24, gateway 10.0.2.2: QEMU's user network).
+ * ip=static:<a.b.c.d>/<bits>:<gateway> skips DHCP.  The default interface's
+ * configuration is signalled once, through `configured`.
+ */
+#include "lwip/netif.h"
+#include "lwip/dhcp.h"
+#include "lwip/etharp.h"
+#include "lwip/stats.h"
+#include "lwip/tcpip.h"
+#include "netif/ethernet.h"
+
+#include "boot/cmdline.h"
+#include "console/console.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "net/internal.h"
+#include "nic/nic.h"
+#include "sched/sched.h"
+#include "time/time.h"
+
+#define NET_MAX_LINKS    4
+#define TX_RETRIES       64
+#define DHCP_DEFAULT_MS  3000
+#define CONFIG_CHECK_NS  (20 * NSEC_PER_MSEC)
+#define FALLBACK_ADDRESS NET_IPV4(10, 0, 2, 15)
+#define FALLBACK_BITS    24
+#define FALLBACK_GATEWAY NET_IPV4(10, 0, 2, 2)
+
+struct link {
+	struct netif netif;
+	struct nic *nic;
+	bool dhcp_lease;
+};
+
+static struct link links[NET_MAX_LINKS];
+static unsigned link_count;
+static struct mutex links_lock = MUTEX_INIT(links_lock, "net.links");
+static struct completion configured;
+static volatile bool started;
+
+static struct {
+	bool use_static;
+	uint32_t address, netmask, gateway; /* host byte order */
+	unsigned dhcp_ms;
+} config = {.dhcp_ms = DHCP_DEFAULT_MS};
+
+bool net_started(void)
+{
+	return started;
+}
+
+/* ---- Kernel parameters ----------------------------------------------------- */
+
+/* Parses "a.b.c.d" at *text, advancing it.  Returns 0 or -EINVAL. */
+static int parse_address(const char **text, uint32_t *out)
+{
+	uint32_t value = 0;
+	for (int part = 0; part < 4; part++) {
+		unsigned n = 0, digits = 0;
+		while (**text >= '0' && **text <= '9' && digits < 4) {
+			n = n * 10 + (unsigned)(*(*text)++ - '0');
+			digits++;
+		}
+		if (!digits || n > 255 || (part < 3 && *(*text)++ != '.'))
+			return -EINVAL;
+		value = value << 8 | n;
+	}
+	*out = value;
+	return 0;
+}
+
+static int parse_static(const char *text)
+{
+	uint32_t address, gateway = 0;
+	unsigned bits = 0;
+	if (parse_address(&text, &address) || *text++ != '/')
+		return -EINVAL;
+	while (*text >= '0' && *text <= '9')
+		bits = bits * 10 + (unsigned)(*text++ - '0');
+	if (bits < 1 || bits > 32)
+		return -EINVAL;
+	if (*text == ':' && (text++, parse_address(&text, &gateway)))
+		return -EINVAL;
+	if (*text)
+		return -EINVAL;
+	config.use_static = true;
+	config.address = address;
+	config.netmask = bits == 32 ? 0xffffffffu : ~(0xffffffffu >> bits);
+	config.gateway = gateway;
+	return 0;
+}
+
+static int set_ip(const char *value)
+{
+	if (!value)
+		return -1;
+	if (!strcmp(value, "dhcp")) {
+		config.use_static = false;
+		return 0;
+	}
+	if (!strncmp(value, "static:", 7))
+		return parse_static(value + 7) ? -1 : 0;
+	return -1;
+}
+KERNEL_PARAM(ip, set_ip, "dhcp or static:<a.b.c.d>/<bits>:<gateway>: the NICs' addresses");
+
+static int set_dhcp_ms(const char *value)
+{
+	unsigned ms = 0;
+	if (!value || !*value)
+		return -1;
+	for (; *value >= '0' && *value <= '9'; value++)
+		ms = ms * 10 + (unsigned)(*value - '0');
+	if (*value || ms > 600000)
+		return -1;
+	config.dhcp_ms = ms;
+	return 0;
+}
+KERNEL_PARAM(net_dhcp_ms, set_dhcp_ms, "milliseconds to wait for a DHCP lease (default 3000)");
+
+/* ---- Frames in and out ------------------------------------------------------- */
+
+static err_t link_output(struct netif *netif, struct pbuf *p)
+{
+	struct link *l = netif->state;
+	uint8_t frame[NIC_FRAME_MAX];
+	const void *data = p->payload;
+	if (p->tot_len > sizeof frame) {
+		LINK_STATS_INC(link.lenerr);
+		return ERR_BUF;
+	}
+	if (p->next) {
+		pbuf_copy_partial(p, frame, p->tot_len, 0);
+		data = frame;
+	}
+	for (int i = 0; i < TX_RETRIES; i++) {
+		int err = nic_tx(l->nic, data, p->tot_len);
+		if (!err) {
+			LINK_STATS_INC(link.xmit);
+			return ERR_OK;
+		}
+		if (err != -EAGAIN)
+			break;
+		sched_yield();
+	}
+	LINK_STATS_INC(link.drop);
+	return ERR_IF;
+}
+
+/* The NIC's worker hands each frame here.  Lengths are checked, not trusted. */
+static void link_input(struct nic *nic, const void *frame, size_t length, void *context)
+{
+	struct link *l = context;
+	if (!frame || length < NIC_FRAME_MIN || length > NIC_FRAME_MAX) {
+		LINK_STATS_INC(link.lenerr);
+		return;
+	}
+	struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)length, PBUF_POOL);
+	if (!p) {
+		LINK_STATS_INC(link.memerr);
+		return;
+	}
+	pbuf_take(p, frame, (u16_t)length);
+	LINK_STATS_INC(link.recv);
+	if (l->netif.input(p, &l->netif) != ERR_OK)
+		pbuf_free(p);
+}
+
+static err_t link_init(struct netif *netif)
+{
+	struct link *l = netif->state;
+	netif->name[0] = 'e';
+	netif->name[1] = 'n';
+	netif->output = etharp_output;
+	netif->linkoutput = link_output;
+	netif->mtu = l->nic->mtu ? (u16_t)l->nic->mtu : 1500;
+	netif->hwaddr_len = ETH_HWADDR_LEN;
+	memcpy(netif->hwaddr, l->nic->mac, ETH_HWADDR_LEN);
+	netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
+	netif_set_hostname(netif, "microscope");
+	return ERR_OK;
+}
+
+/* ---- Addresses ------------------------------------------------------------- */
+
+static void set_static(struct netif *netif, uint32_t address, uint32_t netmask, uint32_t gateway)
+{
+	ip4_addr_t a, m, g;
+	ip4_addr_set_u32(&a, net_htonl(address));
+	ip4_addr_set_u32(&m, net_htonl(netmask));
+	ip4_addr_set_u32(&g, net_htonl(gateway));
+	netif_set_addr(netif, &a, &m, &g);
+}
+
+/* Brings l up and starts its configuration.  Core lock held. */
+static void link_start(struct link *l)
+{
+	netif_set_up(&l->netif);
+	netif_set_link_up(&l->netif);
+	if (config.use_static)
+		set_static(&l->netif, config.address, config.netmask, config.gateway);
+	else
+		dhcp_start(&l->netif);
+}
+
+int net_attach_nic(struct nic *nic)
+{
+	int err = 0;
+	mutex_lock(&links_lock);
+	for (unsigned i = 0; i < link_count; i++)
+		if (links[i].nic == nic)
+			err = -EEXIST;
+	if (!err && link_count == NET_MAX_LINKS)
+		err = -ENOSPC;
+	if (!err) {
+		struct link *l = &links[link_count];
+		l->nic = nic;
+		LOCK_TCPIP_CORE();
+		if (!netif_add(&l->netif, NULL, NULL, NULL, l, link_init, tcpip_input)) {
+			err = -ENOMEM;
+		} else {
+			if (link_count == 0)
+				netif_set_default(&l->netif);
+			link_start(l);
+			link_count++;
+		}
+		UNLOCK_TCPIP_CORE();
+		if (!err)
+			nic_set_rx_handler(nic, link_input, l);
+	}
+	mutex_unlock(&links_lock);
+	return err;
+}
+
+static int attach_visit(struct nic *nic, void *arg)
+{
+	int err = net_attach_nic(nic);
+	if (err)
+		pr_warn("net: cannot attach %s (%d)\n", nic->name, err);
+	return 0;
+}
+
+static bool has_address(struct link *l)
+{
+	LOCK_TCPIP_CORE();
+	bool lease = dhcp_supplied_address(&l->netif);
+	bool any = !ip4_addr_isany_val(*netif_ip4_addr(&l->netif));
+	UNLOCK_TCPIP_CORE();
+	l->dhcp_lease = lease;
+	return config.use_static ? any : lease;
+}
+
+static void report(struct link *l)
+{
+	struct net_interface info;
+	net_get_interface((unsigned)(l - links) + 1, &info);
+	uint32_t a = info.address, g = info.gateway;
+	unsigned bits = net_prefix_length(info.netmask);
+	pr_info("net: %s %u.%u.%u.%u/%u gateway %u.%u.%u.%u (%s)\n", info.name, a >> 24,
+		a >> 16 & 255, a >> 8 & 255, a & 255, bits, g >> 24, g >> 16 & 255, g >> 8 & 255,
+		g & 255, l->dhcp_lease ? "dhcp" : "static");
+}
+
+/* Waits for the default interface's lease; falls back to the static address. */
+static int config_thread(void *arg)
+{
+	struct link *l = &links[0];
+	uint64_t deadline = clock_ns() + (uint64_t)config.dhcp_ms * NSEC_PER_MSEC;
+	while (!has_address(l) && clock_ns() < deadline)
+		sched_sleep_ns(CONFIG_CHECK_NS);
+	if (!has_address(l)) {
+		pr_info("net: no DHCP lease on %s within %u ms, using the static fallback\n",
+			l->nic->name, config.dhcp_ms);
+		LOCK_TCPIP_CORE();
+		dhcp_release_and_stop(&l->netif);
+		set_static(&l->netif, FALLBACK_ADDRESS, ~(0xffffffffu >> FALLBACK_BITS),
+			   FALLBACK_GATEWAY);
+		UNLOCK_TCPIP_CORE();
+	}
+	report(l);
+	completion_signal(&configured);
+	return 0;
+}
+
+int net_init(void)
+{
+	if (started)
+		return 0;
+	completion_init(&configured, "net.configured");
+	tcpip_init(NULL, NULL);
+	started = true;
+	nic_for_each(attach_visit, NULL);
+	if (!link_count) {
+		pr_info("net: no NIC; loopback only\n");
+		return 0;
+	}
+	struct thread *t = thread_create(config_thread, NULL, "net.config", SCHED_PRIORITY_NORMAL);
+	if (!t)
+		return -ENOMEM;
+	thread_detach(t);
+	return 0;
+}
+
+int net_wait_configured(uint64_t timeout_ns)
+{
+	if (!started || !link_count)
+		return -ENODEV;
+	return completion_wait_timeout(&configured, timeout_ns);
+}
+
+/* ---- Introspection --------------------------------------------------------- */
+
+static void fill_interface(struct netif *netif, struct net_interface *info)
+{
+	memset(info, 0, sizeof *info);
+	LOCK_TCPIP_CORE();
+	info->address = net_htonl(ip4_addr_get_u32(netif_ip4_addr(netif)));
+	info->netmask = net_htonl(ip4_addr_get_u32(netif_ip4_netmask(netif)));
+	info->gateway = net_htonl(ip4_addr_get_u32(netif_ip4_gw(netif)));
+	info->up = netif_is_up(netif);
+	memcpy(info->mac, netif->hwaddr, sizeof info->mac);
+	UNLOCK_TCPIP_CORE();
+}
+
+int net_get_interface(unsigned index, struct net_interface *info)
+{
+	if (!started || !info)
+		return -ENOENT;
+	if (index == 0) {
+		struct netif *lo = netif_find("lo0");
+		if (!lo)
+			return -ENOENT;
+		fill_interface(lo, info);
+		strlcpy(info->name, "lo", sizeof info->name);
+		return 0;
+	}
+	if (index > link_count)
+		return -ENOENT;
+	struct link *l = &links[index - 1];
+	fill_interface(&l->netif, info);
+	strlcpy(info->name, l->nic->name, sizeof info->name);
+	info->dhcp_lease = l->dhcp_lease;
+	return 0;
+}
+
+void net_get_memory(struct net_memory *memory)
+{
+	memset(memory, 0, sizeof *memory);
+	SYS_ARCH_DECL_PROTECT(level);
+	SYS_ARCH_PROTECT(level);
+	memory->heap_used = lwip_stats.mem.used;
+	memory->pool_errors = lwip_stats.mem.err;
+	for (int i = 0; i < MEMP_MAX; i++) {
+		memory->pool_used += lwip_stats.memp[i]->used;
+		memory->pool_errors += lwip_stats.memp[i]->err;
+	}
+	SYS_ARCH_UNPROTECT(level);
+	memory->port_objects = net_port_objects();
+	memory->sockets = net_sockets_alive();
+}

@@ -1,0 +1,493 @@
+/*
+ * Sockets: the kernel's socket API over lwIP's socket layer (lwip_*), and
+ * sockets as files.  The API speaks Linux (values, struct sockaddr_in, flags)
+ * and translates to lwIP's own numbering here, in one place.
+ *
+ * Blocking.  lwIP's sockets stay in blocking mode with a receive and send
+ * timeout of one slice (SLICE_MS); a blocking call repeats lwIP's call slice
+ * by slice, so it can give up when the process must end (-EINTR) or the
+ * socket's own SO_RCVTIMEO/SO_SNDTIMEO passes, which lwIP alone cannot do.
+ * A nonblocking socket tells lwIP so (lwip_fcntl) and never loops.
+ *
+ * Readiness.  poll asks lwIP's lwip_poll about one socket with no timeout.
+ * To learn when to ask again, each socket's netconn callback (lwIP's
+ * event_callback, which counts received data, free send space and errors) is
+ * wrapped by one that also calls vfs_poll_notify; accepted connections
+ * inherit the wrapped callback from their listener.
+ *
+ * Lifetime.  A socket embeds its anonymous node (S_IFSOCK).  Its creator
+ * holds one reference; net_socket_open_file hands that reference to a file,
+ * whose release closes the lwIP socket.  The node's last reference frees it.
+ */
+#include "lwip/api.h"
+#include "lwip/priv/sockets_priv.h"
+#include "lwip/sockets.h"
+
+#include "joinpoint/joinpoint.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "net/internal.h"
+#include "time/time.h"
+
+#define SLICE_MS             200
+#define NET_S_IFSOCK         0140000
+#define SEND_BUFFER_REPORTED TCP_SND_BUF /* SO_SNDBUF: lwIP has no setting */
+
+static volatile int64_t sockets_alive;
+static netconn_callback lwip_event_callback; /* lwIP's own, wrapped below */
+
+int64_t net_sockets_alive(void)
+{
+	return __atomic_load_n(&sockets_alive, __ATOMIC_RELAXED);
+}
+
+/* ---- Translation ----------------------------------------------------------- */
+
+/* Returns a failed lwIP call's errno, negated. */
+static int lwip_error(void)
+{
+	return -net_port_take_errno();
+}
+
+static int to_lwip_flags(int flags)
+{
+	int out = 0;
+	if (flags & NET_MSG_PEEK)
+		out |= MSG_PEEK;
+	if (flags & NET_MSG_DONTWAIT)
+		out |= MSG_DONTWAIT;
+	if (flags & NET_MSG_WAITALL)
+		out |= MSG_WAITALL;
+	if (flags & NET_MSG_MORE)
+		out |= MSG_MORE;
+	return out;
+}
+
+static void to_lwip_address(const struct net_sockaddr_in *in, struct sockaddr_in *out)
+{
+	memset(out, 0, sizeof *out);
+	out->sin_len = sizeof *out;
+	out->sin_family = AF_INET;
+	out->sin_port = in->port;
+	out->sin_addr.s_addr = in->address;
+}
+
+static void from_lwip_address(const struct sockaddr_in *in, struct net_sockaddr_in *out)
+{
+	memset(out, 0, sizeof *out);
+	out->family = NET_AF_INET;
+	out->port = in->sin_port;
+	out->address = in->sin_addr.s_addr;
+}
+
+static unsigned from_lwip_poll(short events)
+{
+	unsigned out = 0;
+	if (events & POLLIN)
+		out |= VFS_POLL_IN;
+	if (events & POLLOUT)
+		out |= VFS_POLL_OUT;
+	if (events & POLLERR)
+		out |= VFS_POLL_ERR;
+	if (events & POLLHUP)
+		out |= VFS_POLL_HUP;
+	if (events & POLLNVAL)
+		out |= VFS_POLL_NVAL;
+	return out;
+}
+
+/* ---- Readiness notifications ------------------------------------------------ */
+
+static void event_hook(struct netconn *conn, enum netconn_evt event, u16_t length)
+{
+	lwip_event_callback(conn, event, length);
+	vfs_poll_notify();
+}
+
+static void hook_events(int lwip)
+{
+	struct lwip_sock *sock = lwip_socket_dbg_get_socket(lwip);
+	if (!sock || !sock->conn || sock->conn->callback == event_hook)
+		return;
+	if (!lwip_event_callback)
+		lwip_event_callback = sock->conn->callback;
+	sock->conn->callback = event_hook;
+}
+
+/* ---- Life and death --------------------------------------------------------- */
+
+static void socket_node_release(struct vfs_node *node)
+{
+	kfree(node->private);
+	__atomic_sub_fetch(&sockets_alive, 1, __ATOMIC_RELAXED);
+}
+
+static const struct vfs_node_ops socket_node_ops = {
+    .release = socket_node_release,
+};
+static const struct vfs_file_ops socket_file_ops;
+
+static void set_slices(int lwip)
+{
+	struct timeval slice = {0, SLICE_MS * 1000};
+	lwip_setsockopt(lwip, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof slice);
+	lwip_setsockopt(lwip, SOL_SOCKET, SO_SNDTIMEO, &slice, sizeof slice);
+}
+
+/* Wraps lwIP socket lwip (closed on failure). */
+static int socket_wrap(int lwip, int type, struct net_socket **out)
+{
+	struct net_socket *s = kzalloc(sizeof *s);
+	if (!s) {
+		lwip_close(lwip);
+		return -ENOMEM;
+	}
+	__atomic_add_fetch(&sockets_alive, 1, __ATOMIC_RELAXED);
+	vfs_node_init(&s->node, NET_S_IFSOCK | 0777, &socket_node_ops, &socket_file_ops, s);
+	s->node.inode = vfs_next_inode();
+	s->lwip = lwip;
+	s->type = type;
+	set_slices(lwip);
+	hook_events(lwip);
+	*out = s;
+	return 0;
+}
+
+static bool type_supported(int type, int protocol)
+{
+	switch (type) {
+	case NET_SOCK_STREAM: return protocol == 0 || protocol == NET_IPPROTO_TCP;
+	case NET_SOCK_DGRAM: return protocol == 0 || protocol == NET_IPPROTO_UDP;
+	case NET_SOCK_RAW: return protocol > 0 && protocol < 256;
+	default: return false;
+	}
+}
+
+JOINPOINT_DEFINE_AS(net, socket, net_socket_create, int, int, domain, int, type, int, protocol,
+		    struct net_socket **, out)
+{
+	int kind = type & ~(NET_SOCK_NONBLOCK | NET_SOCK_CLOEXEC);
+	if (!out)
+		return -EINVAL;
+	if (domain != NET_AF_INET)
+		return -EAFNOSUPPORT;
+	if (!type_supported(kind, protocol))
+		return kind >= NET_SOCK_STREAM && kind <= NET_SOCK_RAW ? -EPROTONOSUPPORT : -EINVAL;
+	if (!net_started())
+		return -ENETDOWN;
+	int lwip = lwip_socket(AF_INET, kind, protocol);
+	if (lwip < 0)
+		return lwip_error();
+	int err = socket_wrap(lwip, kind, out);
+	if (!err && (type & NET_SOCK_NONBLOCK))
+		(*out)->nonblocking = true;
+	return err;
+}
+
+/* Closes lwIP's socket, once. */
+static void close_lwip(struct net_socket *s)
+{
+	int lwip = __atomic_exchange_n(&s->lwip, -1, __ATOMIC_ACQ_REL);
+	if (lwip >= 0)
+		lwip_close(lwip);
+	vfs_poll_notify();
+}
+
+JOINPOINT_DEFINE(net, close, int, struct net_socket *, socket)
+{
+	if (!socket)
+		return -EINVAL;
+	close_lwip(socket);
+	vfs_node_put(&socket->node);
+	return 0;
+}
+
+void net_set_nonblocking(struct net_socket *socket, bool nonblocking)
+{
+	socket->nonblocking = nonblocking;
+}
+
+void net_set_activity(struct net_socket *socket, uint64_t token)
+{
+	socket->activity = token;
+}
+
+uint64_t net_get_activity(const struct net_socket *socket)
+{
+	return socket->activity;
+}
+
+/* Tells lwIP whether the socket blocks, when that changed. */
+static void sync_blocking(struct net_socket *s)
+{
+	bool wanted = s->nonblocking;
+	if (s->lwip_nonblocking == wanted)
+		return;
+	lwip_fcntl(s->lwip, F_SETFL, wanted ? O_NONBLOCK : 0);
+	s->lwip_nonblocking = wanted;
+}
+
+/* ---- Blocking in slices ----------------------------------------------------- */
+
+static uint64_t deadline_after(uint64_t timeout_ns)
+{
+	return timeout_ns ? clock_ns() + timeout_ns : 0;
+}
+
+/* After a slice that ended with -EAGAIN: keep waiting?  Otherwise *err says
+ * why not (-EAGAIN for nonblocking or the deadline, -EINTR). */
+static bool keep_waiting(const struct net_socket *s, int flags, uint64_t deadline, int *err)
+{
+	*err = -EAGAIN;
+	if (s->nonblocking || (flags & NET_MSG_DONTWAIT))
+		return false;
+	if (vfs_signal_pending()) {
+		*err = -EINTR;
+		return false;
+	}
+	return !deadline || clock_ns() < deadline;
+}
+
+/* ---- Connections ------------------------------------------------------------ */
+
+JOINPOINT_DEFINE(net, bind, int, struct net_socket *, socket, const struct net_sockaddr_in *,
+		 address)
+{
+	struct sockaddr_in a;
+	if (!socket || !address)
+		return -EINVAL;
+	if (address->family != NET_AF_INET)
+		return -EAFNOSUPPORT;
+	to_lwip_address(address, &a);
+	return lwip_bind(socket->lwip, (struct sockaddr *)&a, sizeof a) ? lwip_error() : 0;
+}
+
+JOINPOINT_DEFINE(net, listen, int, struct net_socket *, socket, int, backlog)
+{
+	if (!socket)
+		return -EINVAL;
+	if (socket->type != NET_SOCK_STREAM)
+		return -EOPNOTSUPP;
+	if (backlog <= 0 || backlog > 255)
+		backlog = 255;
+	return lwip_listen(socket->lwip, backlog) ? lwip_error() : 0;
+}
+
+JOINPOINT_DEFINE(net, accept, int, struct net_socket *, socket, struct net_socket **, out,
+		 struct net_sockaddr_in *, peer)
+{
+	struct sockaddr_in a;
+	int err;
+	if (!socket || !out)
+		return -EINVAL;
+	sync_blocking(socket);
+	uint64_t deadline = deadline_after(socket->recv_timeout_ns);
+	for (;;) {
+		socklen_t length = sizeof a;
+		int lwip = lwip_accept(socket->lwip, (struct sockaddr *)&a, &length);
+		if (lwip >= 0) {
+			err = socket_wrap(lwip, NET_SOCK_STREAM, out);
+			if (!err && peer)
+				from_lwip_address(&a, peer);
+			return err;
+		}
+		err = lwip_error();
+		if (err != -EAGAIN || !keep_waiting(socket, 0, deadline, &err))
+			return err;
+	}
+}
+
+JOINPOINT_DEFINE(net, connect, int, struct net_socket *, socket, const struct net_sockaddr_in *,
+		 address)
+{
+	struct sockaddr_in a;
+	if (!socket || !address)
+		return -EINVAL;
+	if (address->family != NET_AF_INET)
+		return -EAFNOSUPPORT;
+	to_lwip_address(address, &a);
+	sync_blocking(socket);
+	int err = lwip_connect(socket->lwip, (struct sockaddr *)&a, sizeof a) ? lwip_error() : 0;
+	socket->connecting = err == -EINPROGRESS;
+	return err == -ECONNRESET ? -ECONNREFUSED : err; /* lwIP: a reset is a reset */
+}
+
+JOINPOINT_DEFINE(net, shutdown, int, struct net_socket *, socket, int, how)
+{
+	if (!socket || how < NET_SHUT_RD || how > NET_SHUT_RDWR)
+		return -EINVAL;
+	int err = lwip_shutdown(socket->lwip, how) ? lwip_error() : 0;
+	vfs_poll_notify();
+	return err;
+}
+
+/* ---- Data ------------------------------------------------------------------- */
+
+static int64_t send_once(struct net_socket *s, const void *buffer, size_t length, int flags,
+			 const struct net_sockaddr_in *to)
+{
+	struct sockaddr_in a;
+	ssize_t n;
+	if (to) {
+		to_lwip_address(to, &a);
+		n = lwip_sendto(s->lwip, buffer, length, to_lwip_flags(flags),
+				(struct sockaddr *)&a, sizeof a);
+	} else {
+		n = lwip_send(s->lwip, buffer, length, to_lwip_flags(flags));
+	}
+	return n < 0 ? lwip_error() : n;
+}
+
+JOINPOINT_DEFINE(net, send, int64_t, struct net_socket *, socket, const void *, buffer, size_t,
+		 length, int, flags, const struct net_sockaddr_in *, to)
+{
+	if (!socket || (!buffer && length))
+		return -EINVAL;
+	if (to && to->family != NET_AF_INET)
+		return -EAFNOSUPPORT;
+	sync_blocking(socket);
+	uint64_t deadline = deadline_after(socket->send_timeout_ns);
+	size_t done = 0;
+	int err = 0;
+	do {
+		int64_t n =
+		    send_once(socket, (const char *)buffer + done, length - done, flags, to);
+		if (n >= 0) {
+			done += (size_t)n;
+			if (socket->type != NET_SOCK_STREAM)
+				break;
+			continue;
+		}
+		err = (int)n;
+		if (err != -EAGAIN || !keep_waiting(socket, flags, deadline, &err))
+			break;
+	} while (done < length);
+	if (done)
+		return (int64_t)done;
+	if (err == -EPIPE && !(flags & NET_MSG_NOSIGNAL))
+		vfs_send_sigpipe();
+	return err;
+}
+
+static int64_t recv_once(struct net_socket *s, void *buffer, size_t length, int flags,
+			 struct net_sockaddr_in *from)
+{
+	struct sockaddr_in a;
+	socklen_t a_length = sizeof a;
+	ssize_t n = lwip_recvfrom(s->lwip, buffer, length, to_lwip_flags(flags),
+				  (struct sockaddr *)&a, &a_length);
+	if (n < 0)
+		return lwip_error();
+	if (from)
+		from_lwip_address(&a, from);
+	return n;
+}
+
+JOINPOINT_DEFINE(net, recv, int64_t, struct net_socket *, socket, void *, buffer, size_t, length,
+		 int, flags, struct net_sockaddr_in *, from)
+{
+	if (!socket || (!buffer && length))
+		return -EINVAL;
+	sync_blocking(socket);
+	uint64_t deadline = deadline_after(socket->recv_timeout_ns);
+	for (;;) {
+		int err;
+		int64_t n = recv_once(socket, buffer, length, flags, from);
+		if (n >= 0)
+			return n;
+		err = (int)n;
+		if (err != -EAGAIN || !keep_waiting(socket, flags, deadline, &err))
+			return err;
+	}
+}
+
+JOINPOINT_DEFINE(net, poll, unsigned, struct net_socket *, socket)
+{
+	if (!socket || socket->lwip < 0)
+		return VFS_POLL_NVAL;
+	struct pollfd fd = {socket->lwip, POLLIN | POLLOUT, 0};
+	if (lwip_poll(&fd, 1, 0) < 0) {
+		net_port_take_errno();
+		return VFS_POLL_ERR;
+	}
+	return from_lwip_poll(fd.revents);
+}
+
+/* ---- Names ------------------------------------------------------------------ */
+
+static int get_name(struct net_socket *s, struct net_sockaddr_in *address, bool peer)
+{
+	struct sockaddr_in a;
+	socklen_t length = sizeof a;
+	if (!s || !address)
+		return -EINVAL;
+	int r = peer ? lwip_getpeername(s->lwip, (struct sockaddr *)&a, &length)
+		     : lwip_getsockname(s->lwip, (struct sockaddr *)&a, &length);
+	if (r < 0)
+		return lwip_error();
+	from_lwip_address(&a, address);
+	return 0;
+}
+
+int net_getsockname(struct net_socket *socket, struct net_sockaddr_in *address)
+{
+	return get_name(socket, address, false);
+}
+
+int net_getpeername(struct net_socket *socket, struct net_sockaddr_in *address)
+{
+	return get_name(socket, address, true);
+}
+
+/* ---- Files ------------------------------------------------------------------ */
+
+struct net_socket *net_socket_of_file(struct vfs_file *file)
+{
+	if (!file || file->ops != &socket_file_ops)
+		return NULL;
+	struct net_socket *s = file->private;
+	s->nonblocking = (file->flags & VFS_O_NONBLOCK) != 0;
+	return s;
+}
+
+static int64_t socket_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
+{
+	return net_recv(net_socket_of_file(file), buffer, length, 0, NULL);
+}
+
+static int64_t socket_write(struct vfs_file *file, const void *buffer, size_t length,
+			    uint64_t offset)
+{
+	return net_send(net_socket_of_file(file), buffer, length, 0, NULL);
+}
+
+static unsigned socket_poll(struct vfs_file *file)
+{
+	return net_poll(file->private);
+}
+
+static void socket_release(struct vfs_file *file)
+{
+	close_lwip(file->private);
+}
+
+static const struct vfs_file_ops socket_file_ops = {
+    .read = socket_read,
+    .write = socket_write,
+    .release = socket_release,
+    .poll = socket_poll,
+};
+
+int net_socket_open_file(struct net_socket *socket, unsigned flags, struct vfs_file **file)
+{
+	int err =
+	    vfs_file_create(&socket->node, VFS_O_RDWR | (flags & VFS_O_NONBLOCK), socket, file);
+	if (err) {
+		net_close(socket);
+		return err;
+	}
+	socket->nonblocking = (flags & VFS_O_NONBLOCK) != 0;
+	vfs_node_put(&socket->node); /* the file holds it now */
+	return 0;
+}

@@ -1,0 +1,306 @@
+/*
+ * The socket system calls (Linux x86_64 numbers and layouts): socket,
+ * bind, listen, accept and accept4, connect, sendto and recvfrom (send and
+ * recv are these without an address), shutdown, setsockopt and getsockopt,
+ * getsockname and getpeername.  A socket is a descriptor: each call finds
+ * the file, checks it is a socket (-ENOTSOCK), copies user arguments in,
+ * calls the net_* API and copies results out.  Data moves through a kernel
+ * bounce buffer of at most IO_CHUNK bytes per call to the socket layer.
+ */
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "net/internal.h"
+#include "proc/proc.h"
+#include "syscall/syscall.h"
+#include "uaccess/uaccess.h"
+
+#define IO_CHUNK      (64 * 1024)
+#define OPTION_MAX    64
+#define ADDRESS_BYTES sizeof(struct net_sockaddr_in)
+
+static void *current_files(void)
+{
+	struct process *p = proc_current();
+	return p ? proc_slots(p)->files : NULL;
+}
+
+/* The socket behind fd, with a reference to its file in *file. */
+static int socket_of_fd(int fd, struct vfs_file **file, struct net_socket **socket)
+{
+	void *table = current_files();
+	int err = table ? vfs_fd_get(table, fd, file) : -EBADF;
+	if (err)
+		return err;
+	*socket = net_socket_of_file(*file);
+	if (!*socket) {
+		vfs_close(*file);
+		return -ENOTSOCK;
+	}
+	return 0;
+}
+
+/* Installs a new socket as a descriptor.  Returns it, or an error (the
+ * socket is closed then). */
+static long install_socket(struct net_socket *socket, int flags)
+{
+	struct vfs_file *file;
+	int err =
+	    net_socket_open_file(socket, flags & NET_SOCK_NONBLOCK ? VFS_O_NONBLOCK : 0, &file);
+	if (err)
+		return err;
+	void *table = current_files();
+	int fd = table ? vfs_fd_install(table, file, flags & NET_SOCK_CLOEXEC) : -EMFILE;
+	if (fd < 0)
+		vfs_close(file);
+	return fd;
+}
+
+static int address_from_user(const void *user, uint32_t length, struct net_sockaddr_in *out)
+{
+	if (length < ADDRESS_BYTES)
+		return -EINVAL;
+	return copy_from_user(out, user, ADDRESS_BYTES) ? -EFAULT : 0;
+}
+
+/* Writes an address and its length out, truncating to the caller's room. */
+static int address_to_user(const struct net_sockaddr_in *address, void *user, uint32_t *user_length)
+{
+	uint32_t room;
+	if (!user || !user_length)
+		return 0;
+	if (copy_from_user(&room, user_length, sizeof room))
+		return -EFAULT;
+	uint32_t n = room < ADDRESS_BYTES ? room : (uint32_t)ADDRESS_BYTES;
+	uint32_t full = ADDRESS_BYTES;
+	if (copy_to_user(user, address, n) || copy_to_user(user_length, &full, sizeof full))
+		return -EFAULT;
+	return 0;
+}
+
+SYSCALL_DEFINE3(socket, int, domain, int, type, int, protocol)
+{
+	struct net_socket *socket;
+	if (type & ~(NET_SOCK_NONBLOCK | NET_SOCK_CLOEXEC | 0xf))
+		return -EINVAL;
+	int err = net_socket_create(domain, type, protocol, &socket);
+	return err ? err : install_socket(socket, type);
+}
+
+SYSCALL_DEFINE3(bind, int, fd, const void *, user, uint32_t, length)
+{
+	struct vfs_file *file;
+	struct net_socket *socket;
+	struct net_sockaddr_in address;
+	int err = address_from_user(user, length, &address);
+	if (!err)
+		err = socket_of_fd(fd, &file, &socket);
+	if (err)
+		return err;
+	err = net_bind(socket, &address);
+	vfs_close(file);
+	return err;
+}
+
+SYSCALL_DEFINE2(listen, int, fd, int, backlog)
+{
+	struct vfs_file *file;
+	struct net_socket *socket;
+	int err = socket_of_fd(fd, &file, &socket);
+	if (err)
+		return err;
+	err = net_listen(socket, backlog);
+	vfs_close(file);
+	return err;
+}
+
+static long accept_common(int fd, void *user, uint32_t *user_length, int flags)
+{
+	struct vfs_file *file;
+	struct net_socket *socket, *client;
+	struct net_sockaddr_in peer;
+	if (flags & ~(NET_SOCK_NONBLOCK | NET_SOCK_CLOEXEC))
+		return -EINVAL;
+	int err = socket_of_fd(fd, &file, &socket);
+	if (err)
+		return err;
+	err = net_accept(socket, &client, &peer);
+	vfs_close(file);
+	if (err)
+		return err;
+	long client_fd = install_socket(client, flags);
+	if (client_fd >= 0 && address_to_user(&peer, user, user_length)) {
+		vfs_fd_close(current_files(), (int)client_fd);
+		return -EFAULT;
+	}
+	return client_fd;
+}
+
+SYSCALL_DEFINE3(accept, int, fd, void *, user, uint32_t *, user_length)
+{
+	return accept_common(fd, user, user_length, 0);
+}
+
+SYSCALL_DEFINE4(accept4, int, fd, void *, user, uint32_t *, user_length, int, flags)
+{
+	return accept_common(fd, user, user_length, flags);
+}
+
+SYSCALL_DEFINE3(connect, int, fd, const void *, user, uint32_t, length)
+{
+	struct vfs_file *file;
+	struct net_socket *socket;
+	struct net_sockaddr_in address;
+	int err = address_from_user(user, length, &address);
+	if (!err)
+		err = socket_of_fd(fd, &file, &socket);
+	if (err)
+		return err;
+	err = net_connect(socket, &address);
+	vfs_close(file);
+	return err;
+}
+
+SYSCALL_DEFINE2(shutdown, int, fd, int, how)
+{
+	struct vfs_file *file;
+	struct net_socket *socket;
+	int err = socket_of_fd(fd, &file, &socket);
+	if (err)
+		return err;
+	err = net_shutdown(socket, how);
+	vfs_close(file);
+	return err;
+}
+
+/* ---- Data ------------------------------------------------------------------- */
+
+static long send_chunks(struct net_socket *socket, const char *user, size_t length, int flags,
+			const struct net_sockaddr_in *to, char *bounce)
+{
+	size_t done = 0;
+	do {
+		size_t chunk = length - done < IO_CHUNK ? length - done : IO_CHUNK;
+		if (copy_from_user(bounce, user + done, chunk))
+			return done ? (long)done : -EFAULT;
+		int64_t n = net_send(socket, bounce, chunk, flags, to);
+		if (n < 0)
+			return done ? (long)done : (long)n;
+		done += (size_t)n;
+		if ((size_t)n < chunk || to)
+			break;
+	} while (done < length);
+	return (long)done;
+}
+
+SYSCALL_DEFINE6(sendto, int, fd, const void *, user, size_t, length, int, flags, const void *,
+		user_to, uint32_t, to_length)
+{
+	struct vfs_file *file;
+	struct net_socket *socket;
+	struct net_sockaddr_in to;
+	if (!uaccess_range_ok((uint64_t)user, length))
+		return -EFAULT;
+	int err = user_to ? address_from_user(user_to, to_length, &to) : 0;
+	if (!err)
+		err = socket_of_fd(fd, &file, &socket);
+	if (err)
+		return err;
+	size_t room = length < IO_CHUNK ? length : IO_CHUNK;
+	char *bounce = kmalloc(room ? room : 1);
+	long result = bounce
+			  ? send_chunks(socket, user, length, flags, user_to ? &to : NULL, bounce)
+			  : -ENOMEM;
+	kfree(bounce);
+	vfs_close(file);
+	return result;
+}
+
+SYSCALL_DEFINE6(recvfrom, int, fd, void *, user, size_t, length, int, flags, void *, user_from,
+		uint32_t *, from_length)
+{
+	struct vfs_file *file;
+	struct net_socket *socket;
+	struct net_sockaddr_in from = {0};
+	if (!uaccess_range_ok((uint64_t)user, length))
+		return -EFAULT;
+	int err = socket_of_fd(fd, &file, &socket);
+	if (err)
+		return err;
+	size_t room = length < IO_CHUNK ? length : IO_CHUNK;
+	char *bounce = kmalloc(room ? room : 1);
+	long result = bounce ? net_recv(socket, bounce, room, flags, &from) : -ENOMEM;
+	if (result > 0 && copy_to_user(user, bounce, (size_t)result))
+		result = -EFAULT;
+	if (result >= 0 && address_to_user(&from, user_from, from_length))
+		result = -EFAULT;
+	kfree(bounce);
+	vfs_close(file);
+	return result;
+}
+
+/* ---- Options and names ---------------------------------------------------- */
+
+SYSCALL_DEFINE5(setsockopt, int, fd, int, level, int, name, const void *, user, uint32_t, length)
+{
+	struct vfs_file *file;
+	struct net_socket *socket;
+	uint8_t value[OPTION_MAX];
+	if (length > sizeof value)
+		return -EINVAL;
+	if (copy_from_user(value, user, length))
+		return -EFAULT;
+	int err = socket_of_fd(fd, &file, &socket);
+	if (err)
+		return err;
+	err = net_setsockopt(socket, level, name, value, length);
+	vfs_close(file);
+	return err;
+}
+
+SYSCALL_DEFINE5(getsockopt, int, fd, int, level, int, name, void *, user, uint32_t *, user_length)
+{
+	struct vfs_file *file;
+	struct net_socket *socket;
+	uint8_t value[OPTION_MAX] = {0};
+	uint32_t room;
+	if (copy_from_user(&room, user_length, sizeof room))
+		return -EFAULT;
+	size_t length = room < sizeof value ? room : sizeof value;
+	int err = socket_of_fd(fd, &file, &socket);
+	if (err)
+		return err;
+	err = net_getsockopt(socket, level, name, value, &length);
+	vfs_close(file);
+	if (err)
+		return err;
+	uint32_t out = (uint32_t)length;
+	if (copy_to_user(user, value, length) || copy_to_user(user_length, &out, sizeof out))
+		return -EFAULT;
+	return 0;
+}
+
+static long get_name(int fd, void *user, uint32_t *user_length, bool peer)
+{
+	struct vfs_file *file;
+	struct net_socket *socket;
+	struct net_sockaddr_in address;
+	int err = socket_of_fd(fd, &file, &socket);
+	if (err)
+		return err;
+	err = peer ? net_getpeername(socket, &address) : net_getsockname(socket, &address);
+	vfs_close(file);
+	if (!err && (!user || !user_length))
+		err = -EFAULT;
+	return err ? err : address_to_user(&address, user, user_length);
+}
+
+SYSCALL_DEFINE3(getsockname, int, fd, void *, user, uint32_t *, user_length)
+{
+	return get_name(fd, user, user_length, false);
+}
+
+SYSCALL_DEFINE3(getpeername, int, fd, void *, user, uint32_t *, user_length)
+{
+	return get_name(fd, user, user_length, true);
+}

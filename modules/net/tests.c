@@ -1,0 +1,274 @@
+/*
+ * The net suite: sockets over lwIP's loopback interface (TCP echo, UDP
+ * datagrams, refused connections, address reuse, timeouts, readiness,
+ * nonblocking calls, memory coming back) and, when QEMU gave the machine a
+ * NIC on its user network, the DHCP lease from slirp and an ICMP echo to the
+ * gateway 10.0.2.2.  Cases without a NIC are skipped, not failed.
+ */
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "net/internal.h"
+#include "sched/sched.h"
+#include "time/time.h"
+
+#define LOOPBACK NET_IPV4(127, 0, 0, 1)
+
+static struct net_socket *make(struct ktest *t, int type)
+{
+	struct net_socket *s = NULL;
+	int err = net_socket_create(NET_AF_INET, type, 0, &s);
+	EXPECT_EQ(t, err, 0);
+	return err ? NULL : s;
+}
+
+static struct net_socket *listener(struct ktest *t, uint16_t port)
+{
+	struct net_socket *s = make(t, NET_SOCK_STREAM);
+	struct net_sockaddr_in a = net_sockaddr(LOOPBACK, port);
+	int one = 1;
+	if (!s)
+		return NULL;
+	EXPECT_EQ(t, net_setsockopt(s, NET_SOL_SOCKET, NET_SO_REUSEADDR, &one, sizeof one), 0);
+	EXPECT_EQ(t, net_bind(s, &a), 0);
+	EXPECT_EQ(t, net_listen(s, 4), 0);
+	return s;
+}
+
+struct client_job {
+	uint16_t port;
+	size_t length;
+	int result;
+	uint8_t echo[8192];
+};
+
+/* Connects, sends length patterned bytes, reads them back, closes. */
+static int echo_client(void *arg)
+{
+	struct client_job *job = arg;
+	struct net_socket *s;
+	struct net_sockaddr_in a = net_sockaddr(LOOPBACK, job->port);
+	uint8_t data[8192];
+	for (size_t i = 0; i < job->length; i++)
+		data[i] = (uint8_t)(i * 7 + 3);
+	job->result = net_socket_create(NET_AF_INET, NET_SOCK_STREAM, 0, &s);
+	if (job->result)
+		return 0;
+	job->result = net_connect(s, &a);
+	if (!job->result && net_send(s, data, job->length, 0, NULL) != (int64_t)job->length)
+		job->result = -EIO;
+	size_t got = 0;
+	while (!job->result && got < job->length) {
+		int64_t n = net_recv(s, job->echo + got, job->length - got, 0, NULL);
+		if (n <= 0)
+			job->result = n ? (int)n : -EPIPE;
+		else
+			got += (size_t)n;
+	}
+	if (!job->result && memcmp(data, job->echo, job->length))
+		job->result = -EBADMSG;
+	net_close(s);
+	return 0;
+}
+
+/* Does a TCP byte stream arrive whole and in order over loopback? */
+static void tcp_loopback_echo(struct ktest *t)
+{
+	static struct client_job job = {.port = 7001, .length = 8000};
+	struct net_socket *server = listener(t, job.port), *peer = NULL;
+	struct net_sockaddr_in from;
+	uint8_t buffer[8192];
+	ASSERT_TRUE(t, server != NULL);
+	struct thread *client = thread_create(echo_client, &job, "net.test", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, client != NULL);
+	EXPECT_EQ(t, net_accept(server, &peer, &from), 0);
+	EXPECT_EQ(t, net_htonl(from.address), LOOPBACK);
+	size_t got = 0;
+	while (peer && got < job.length) {
+		int64_t n = net_recv(peer, buffer, sizeof buffer, 0, NULL);
+		if (n <= 0)
+			break;
+		EXPECT_EQ(t, net_send(peer, buffer, (size_t)n, 0, NULL), n);
+		got += (size_t)n;
+	}
+	EXPECT_EQ(t, got, job.length);
+	thread_join(client, NULL);
+	EXPECT_EQ(t, job.result, 0);
+	if (peer) {
+		EXPECT_EQ(t, net_recv(peer, buffer, sizeof buffer, 0, NULL), 0); /* end of stream */
+		net_close(peer);
+	}
+	net_close(server);
+}
+
+/* Do datagrams keep their boundaries and say who sent them? */
+static void udp_loopback(struct ktest *t)
+{
+	struct net_socket *a = make(t, NET_SOCK_DGRAM), *b = make(t, NET_SOCK_DGRAM);
+	struct net_sockaddr_in a_address = net_sockaddr(LOOPBACK, 7002);
+	struct net_sockaddr_in b_address = net_sockaddr(LOOPBACK, 7003), from;
+	char buffer[64];
+	ASSERT_TRUE(t, a && b);
+	EXPECT_EQ(t, net_bind(a, &a_address), 0);
+	EXPECT_EQ(t, net_bind(b, &b_address), 0);
+	EXPECT_EQ(t, net_send(b, "first", 5, 0, &a_address), 5);
+	EXPECT_EQ(t, net_send(b, "second!", 7, 0, &a_address), 7);
+	EXPECT_EQ(t, net_recv(a, buffer, sizeof buffer, 0, &from), 5);
+	EXPECT_EQ(t, net_htons(from.port), 7003);
+	EXPECT_EQ(t, net_recv(a, buffer, sizeof buffer, 0, NULL), 7);
+	EXPECT_EQ(t, memcmp(buffer, "second!", 7), 0);
+	net_close(a);
+	net_close(b);
+}
+
+/* Is a connection to a port nobody listens on refused? */
+static void connect_refused(struct ktest *t)
+{
+	struct net_socket *s = make(t, NET_SOCK_STREAM);
+	struct net_sockaddr_in a = net_sockaddr(LOOPBACK, 7004);
+	ASSERT_TRUE(t, s != NULL);
+	EXPECT_EQ(t, net_connect(s, &a), -ECONNREFUSED);
+	net_close(s);
+}
+
+/* Is a second bind to a port in use refused? */
+static void bind_in_use(struct ktest *t)
+{
+	struct net_socket *a = make(t, NET_SOCK_STREAM), *b = make(t, NET_SOCK_STREAM);
+	struct net_sockaddr_in address = net_sockaddr(LOOPBACK, 7005);
+	ASSERT_TRUE(t, a && b);
+	EXPECT_EQ(t, net_bind(a, &address), 0);
+	EXPECT_EQ(t, net_listen(a, 1), 0);
+	EXPECT_EQ(t, net_bind(b, &address), -EADDRINUSE);
+	net_close(a);
+	net_close(b);
+}
+
+/* Do SO_RCVTIMEO and nonblocking mode end a wait with -EAGAIN? */
+static void timeouts_and_nonblocking(struct ktest *t)
+{
+	struct net_socket *u = make(t, NET_SOCK_DGRAM), *l = listener(t, 7006), *peer;
+	struct net_sockaddr_in address = net_sockaddr(LOOPBACK, 7007);
+	struct net_timeval tv = {0, 300000};
+	char buffer[8];
+	ASSERT_TRUE(t, u && l);
+	EXPECT_EQ(t, net_bind(u, &address), 0);
+	EXPECT_EQ(t, net_setsockopt(u, NET_SOL_SOCKET, NET_SO_RCVTIMEO, &tv, sizeof tv), 0);
+	uint64_t start = clock_ns();
+	EXPECT_EQ(t, net_recv(u, buffer, sizeof buffer, 0, NULL), -EAGAIN);
+	EXPECT_TRUE(t, clock_ns() - start >= 250 * NSEC_PER_MSEC);
+	EXPECT_EQ(t, net_recv(u, buffer, sizeof buffer, NET_MSG_DONTWAIT, NULL), -EAGAIN);
+	net_set_nonblocking(l, true);
+	EXPECT_EQ(t, net_accept(l, &peer, NULL), -EAGAIN);
+	net_close(u);
+	net_close(l);
+}
+
+/* Does poll see a datagram arrive, and a listener's pending connection? */
+static void poll_readiness(struct ktest *t)
+{
+	struct net_socket *u = make(t, NET_SOCK_DGRAM);
+	struct net_sockaddr_in address = net_sockaddr(LOOPBACK, 7008);
+	char byte;
+	ASSERT_TRUE(t, u != NULL);
+	EXPECT_EQ(t, net_bind(u, &address), 0);
+	EXPECT_EQ(t, net_poll(u) & VFS_POLL_IN, 0u);
+	uint64_t sequence = vfs_poll_sequence();
+	EXPECT_EQ(t, net_send(u, "x", 1, 0, &address), 1);
+	EXPECT_EQ(t, vfs_poll_wait(sequence, NSEC_PER_SEC), 0);
+	for (int i = 0; i < 50 && !(net_poll(u) & VFS_POLL_IN); i++)
+		sched_sleep_ns(10 * NSEC_PER_MSEC);
+	EXPECT_TRUE(t, net_poll(u) & VFS_POLL_IN);
+	EXPECT_TRUE(t, net_poll(u) & VFS_POLL_OUT);
+	EXPECT_EQ(t, net_recv(u, &byte, 1, 0, NULL), 1);
+	EXPECT_EQ(t, net_poll(u) & VFS_POLL_IN, 0u);
+	net_close(u);
+}
+
+/* After many connections open and close, are sockets, port objects and
+ * lwIP's heap back where they were? */
+static void memory_comes_back(struct ktest *t)
+{
+	static struct client_job job = {.port = 7009, .length = 1000};
+	struct net_memory before, after;
+	struct net_socket *server = listener(t, job.port), *peer;
+	uint8_t buffer[1024];
+	ASSERT_TRUE(t, server != NULL);
+	net_get_memory(&before);
+	for (int i = 0; i < 20; i++) {
+		struct thread *c =
+		    thread_create(echo_client, &job, "net.test", SCHED_PRIORITY_NORMAL);
+		ASSERT_TRUE(t, c != NULL);
+		if (net_accept(server, &peer, NULL) == 0) {
+			int64_t n;
+			while ((n = net_recv(peer, buffer, sizeof buffer, 0, NULL)) > 0)
+				net_send(peer, buffer, (size_t)n, 0, NULL);
+			net_close(peer);
+		}
+		thread_join(c, NULL);
+		EXPECT_EQ(t, job.result, 0);
+	}
+	sched_sleep_ns(500 * NSEC_PER_MSEC); /* lwIP frees closed pcbs on its timers */
+	net_get_memory(&after);
+	EXPECT_EQ(t, after.sockets, before.sockets);
+	EXPECT_EQ(t, after.port_objects, before.port_objects);
+	EXPECT_EQ(t, after.heap_used, before.heap_used);
+	EXPECT_EQ(t, after.pool_errors, before.pool_errors);
+	net_close(server);
+}
+
+/* With a NIC on QEMU's user network: does slirp's DHCP server lease us
+ * 10.0.2.15? */
+static void dhcp_lease_from_slirp(struct ktest *t)
+{
+	struct net_interface info;
+	if (net_get_interface(1, &info)) {
+		ktest_skip(t, "no NIC");
+		return;
+	}
+	ASSERT_EQ(t, net_wait_configured(15 * NSEC_PER_SEC), 0);
+	EXPECT_EQ(t, net_get_interface(1, &info), 0);
+	EXPECT_TRUE(t, info.dhcp_lease);
+	EXPECT_EQ(t, info.address, NET_IPV4(10, 0, 2, 15));
+	EXPECT_EQ(t, info.gateway, NET_IPV4(10, 0, 2, 2));
+}
+
+/* Does the gateway answer an ICMP echo sent through a raw socket? */
+static void icmp_echo_to_gateway(struct ktest *t)
+{
+	struct net_interface info;
+	struct net_socket *s;
+	struct net_sockaddr_in gateway = net_sockaddr(NET_IPV4(10, 0, 2, 2), 0);
+	uint8_t request[16] = {8, 0, 0, 0, 0x12, 0x34, 0, 1, 'm', 'i', 'c', 'r', 'o', 0, 0, 0};
+	uint8_t reply[128];
+	struct net_timeval tv = {2, 0};
+	if (net_get_interface(1, &info)) {
+		ktest_skip(t, "no NIC");
+		return;
+	}
+	ASSERT_EQ(t, net_wait_configured(15 * NSEC_PER_SEC), 0);
+	uint32_t sum = 0;
+	for (size_t i = 0; i < sizeof request; i += 2)
+		sum += (uint32_t)(request[i] << 8 | request[i + 1]);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~(sum + (sum >> 16)) & 0xffff;
+	request[2] = (uint8_t)(sum >> 8);
+	request[3] = (uint8_t)sum;
+	ASSERT_EQ(t, net_socket_create(NET_AF_INET, NET_SOCK_RAW, NET_IPPROTO_ICMP, &s), 0);
+	EXPECT_EQ(t, net_setsockopt(s, NET_SOL_SOCKET, NET_SO_RCVTIMEO, &tv, sizeof tv), 0);
+	EXPECT_EQ(t, net_send(s, request, sizeof request, 0, &gateway), (int64_t)sizeof request);
+	int64_t n = net_recv(s, reply, sizeof reply, 0, NULL);
+	EXPECT_TRUE(t, n >= 20 + 8);
+	if (n >= 28) {
+		size_t header = (reply[0] & 15) * 4u;
+		EXPECT_EQ(t, reply[header], 0); /* echo reply */
+		EXPECT_EQ(t, reply[header + 4], 0x12);
+	}
+	net_close(s);
+}
+
+KTEST_SUITE(net, KTEST_CASE(tcp_loopback_echo), KTEST_CASE(udp_loopback),
+	    KTEST_CASE(connect_refused), KTEST_CASE(bind_in_use),
+	    KTEST_CASE(timeouts_and_nonblocking), KTEST_CASE(poll_readiness),
+	    KTEST_CASE(memory_comes_back), KTEST_CASE(dhcp_lease_from_slirp),
+	    KTEST_CASE(icmp_echo_to_gateway));
