@@ -135,6 +135,8 @@ static inline void e1000_write(struct e1000 *e, unsigned reg, uint32_t value)
 
 /* ring.c: allocation, programming and the data path. */
 int e1000_rings_alloc(struct e1000 *e);
+/* Frees the rings and buffers; the device must not use them any more. */
+void e1000_rings_free(struct e1000 *e);
 void e1000_rings_program(struct e1000 *e);
 unsigned e1000_rx_poll(struct e1000 *e, unsigned budget);
 int e1000_tx_frame(struct e1000 *e, const void *frame, size_t length);

@@ -47,6 +47,20 @@ int e1000_rings_alloc(struct e1000 *e)
 	return 0;
 }
 
+static void e1000_dma_free(void *memory, size_t bytes)
+{
+	if (memory)
+		mm_free_pages(memory, (bytes + PAGE_SIZE - 1) / PAGE_SIZE);
+}
+
+void e1000_rings_free(struct e1000 *e)
+{
+	e1000_dma_free(e->rx_ring, E1000_RX_RING * sizeof(struct e1000_rx_desc));
+	e1000_dma_free(e->tx_ring, E1000_TX_RING * sizeof(struct e1000_tx_desc));
+	e1000_dma_free(e->rx_buffers, E1000_RX_RING * E1000_BUFFER_SIZE);
+	e1000_dma_free(e->tx_buffers, E1000_TX_RING * E1000_BUFFER_SIZE);
+}
+
 void e1000_rings_program(struct e1000 *e)
 {
 	e1000_write(e, E1000_RDBAL, (uint32_t)e->rx_ring_phys);

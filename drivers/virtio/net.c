@@ -1,0 +1,306 @@
+/*
+ * The virtio-net driver (virtio 1.0, -device virtio-net-pci, transitional or
+ * disable-legacy=on).  Features: VERSION_1 (required), MAC and STATUS when
+ * offered; nothing else, so every buffer holds one whole frame behind a
+ * 12-byte header (no mergeable buffers, no offloads).  One receive and one
+ * transmit queue, VIRTIO_QUEUE_MAX descriptors each, fixed 2 KiB buffers.
+ *
+ * Interrupts: one MSI-X vector for both queues and configuration changes
+ * (INTx with the ISR register when MSI-X is unavailable).  The NIC module
+ * masks and unmasks through used-buffer notification suppression on the
+ * receive queue (VIRTQ_AVAIL_F_NO_INTERRUPT); transmit completions never
+ * interrupt: transmit reclaims finished buffers itself, and so does poll.
+ * Suppression is only a hint, so the handler may still run while masked: it
+ * then counts the interrupt and does nothing else.
+ *
+ * The device is not trusted: a used entry for a descriptor it does not own is
+ * skipped (virtio/queue.c), a length below the header or beyond the buffer is
+ * dropped and counted, and the buffer goes back to the device either way.
+ * Receive runs only in the NIC's worker; transmit takes tx_lock.
+ */
+#include "virtio/internal.h"
+
+#include "console/console.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+
+static void virtio_net_add(uint64_t *counter, uint64_t amount)
+{
+	__atomic_fetch_add(counter, amount, __ATOMIC_RELAXED);
+}
+
+/* ---- Receive ------------------------------------------------------------- */
+
+unsigned virtio_net_fill_rx(struct virtio_net *vn)
+{
+	unsigned offered = 0;
+	int id;
+	while ((id = virtio_find_free_buffer(&vn->rx)) >= 0)
+		if (virtio_offer_buffer(&vn->rx, (unsigned)id, VIRTIO_NET_BUFFER, true) == 0)
+			offered++;
+	return offered;
+}
+
+static bool virtio_net_length_valid(uint32_t length)
+{
+	return length >= VIRTIO_NET_HEADER + NIC_FRAME_MIN && length <= VIRTIO_NET_BUFFER &&
+	       length - VIRTIO_NET_HEADER <= NIC_FRAME_MAX;
+}
+
+unsigned virtio_net_receive(struct virtio_net *vn, unsigned budget)
+{
+	unsigned delivered = 0, returned = 0, id;
+	uint32_t length;
+	while (delivered < budget && virtio_take_used(&vn->rx, &id, &length)) {
+		if (virtio_net_length_valid(length)) {
+			uint8_t *buffer = virtio_queue_buffer(&vn->rx, id);
+			nic_rx(&vn->nic, buffer + VIRTIO_NET_HEADER, length - VIRTIO_NET_HEADER);
+			virtio_net_add(&vn->counters.rx_packets, 1);
+			virtio_net_add(&vn->counters.rx_bytes, length - VIRTIO_NET_HEADER);
+			delivered++;
+		} else {
+			virtio_net_add(&vn->counters.rx_bad_length, 1);
+		}
+		if (virtio_offer_buffer(&vn->rx, id, VIRTIO_NET_BUFFER, true) == 0)
+			returned++;
+	}
+	if (returned)
+		virtio_kick_queue(&vn->rx);
+	return delivered;
+}
+
+/* ---- Transmit ------------------------------------------------------------ */
+
+/* Called with tx_lock held. */
+static void virtio_net_reclaim_tx(struct virtio_net *vn)
+{
+	unsigned id;
+	uint32_t length;
+	while (virtio_take_used(&vn->tx, &id, &length))
+		;
+}
+
+static int virtio_net_transmit(struct nic *nic, const void *frame, size_t length)
+{
+	struct virtio_net *vn = nic->driver;
+	if (length < NIC_FRAME_MIN || length > VIRTIO_NET_BUFFER - VIRTIO_NET_HEADER)
+		return -EINVAL;
+	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
+	virtio_net_reclaim_tx(vn);
+	int id = virtio_find_free_buffer(&vn->tx);
+	if (id < 0) {
+		spin_unlock_irqrestore(&vn->tx_lock, flags);
+		virtio_net_add(&vn->counters.tx_ring_full, 1);
+		return -EAGAIN;
+	}
+	uint8_t *buffer = virtio_queue_buffer(&vn->tx, (unsigned)id);
+	memset(buffer, 0, VIRTIO_NET_HEADER);
+	memcpy(buffer + VIRTIO_NET_HEADER, frame, length);
+	virtio_offer_buffer(&vn->tx, (unsigned)id, (uint32_t)(VIRTIO_NET_HEADER + length), false);
+	virtio_kick_queue(&vn->tx);
+	spin_unlock_irqrestore(&vn->tx_lock, flags);
+	virtio_net_add(&vn->counters.tx_packets, 1);
+	virtio_net_add(&vn->counters.tx_bytes, length);
+	return 0;
+}
+
+static unsigned virtio_net_poll(struct nic *nic, unsigned budget)
+{
+	struct virtio_net *vn = nic->driver;
+	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
+	virtio_net_reclaim_tx(vn);
+	spin_unlock_irqrestore(&vn->tx_lock, flags);
+	return virtio_net_receive(vn, budget);
+}
+
+/* ---- Interrupts, link, counters ------------------------------------------ */
+
+static void virtio_net_update_link(struct nic *nic)
+{
+	struct virtio_net *vn = nic->driver;
+	if (!(vn->vdev.features & VIRTIO_NET_F_STATUS)) {
+		nic->link = NIC_LINK_UP;
+		return;
+	}
+	uint16_t status = virtio_read_config16(&vn->vdev, 6);
+	nic->link = (status & VIRTIO_NET_S_LINK_UP) ? NIC_LINK_UP : NIC_LINK_DOWN;
+}
+
+static void virtio_net_irq(struct trap_frame *frame, void *ctx)
+{
+	struct virtio_net *vn = ctx;
+	if (vn->irq_kind == PCI_IRQ_INTX) {
+		uint8_t isr = virtio_read_isr(&vn->vdev);
+		if (!isr)
+			return; /* another device on a shared line */
+		if (isr & 2) {
+			virtio_net_add(&vn->counters.config_changes, 1);
+			virtio_net_update_link(&vn->nic);
+		}
+	}
+	virtio_net_add(&vn->counters.interrupts, 1);
+	if (vn->interrupts_on)
+		nic_irq(&vn->nic);
+}
+
+static void virtio_net_enable_interrupts(struct nic *nic)
+{
+	struct virtio_net *vn = nic->driver;
+	vn->interrupts_on = true;
+	virtio_allow_interrupts(&vn->rx);
+}
+
+static void virtio_net_disable_interrupts(struct nic *nic)
+{
+	struct virtio_net *vn = nic->driver;
+	vn->interrupts_on = false;
+	virtio_suppress_interrupts(&vn->rx);
+}
+
+struct virtio_net_counter_name {
+	const char *name;
+	size_t offset;
+};
+
+#define VN_COUNTER(field)                                           \
+	{                                                           \
+#field, offsetof(struct virtio_net_counters, field) \
+	}
+static const struct virtio_net_counter_name virtio_net_counter_names[] = {
+    VN_COUNTER(rx_packets), VN_COUNTER(rx_bytes),       VN_COUNTER(tx_packets),
+    VN_COUNTER(tx_bytes),   VN_COUNTER(rx_bad_length),  VN_COUNTER(tx_ring_full),
+    VN_COUNTER(interrupts), VN_COUNTER(config_changes),
+};
+#define VN_COUNTER_COUNT (sizeof(virtio_net_counter_names) / sizeof(virtio_net_counter_names[0]))
+
+/* The queues' own counters, after the table's. */
+static const char *const virtio_net_queue_counters[] = {
+    "rx_bad_id", "tx_bad_id", "rx_kicks", "tx_kicks", "rx_queue_size", "tx_queue_size",
+};
+#define VN_QUEUE_COUNTER_COUNT \
+	(sizeof(virtio_net_queue_counters) / sizeof(virtio_net_queue_counters[0]))
+
+static uint64_t virtio_net_queue_counter(struct virtio_net *vn, unsigned i)
+{
+	uint64_t values[] = {vn->rx.bad_used, vn->tx.bad_used, vn->rx.kicks,
+			     vn->tx.kicks,    vn->rx.size,     vn->tx.size};
+	return values[i];
+}
+
+static int virtio_net_read_counter(struct nic *nic, const char *name, uint64_t *value)
+{
+	struct virtio_net *vn = nic->driver;
+	for (unsigned i = 0; i < VN_COUNTER_COUNT; i++) {
+		if (strcmp(virtio_net_counter_names[i].name, name) == 0) {
+			const char *base = (const char *)&vn->counters;
+			*value = __atomic_load_n(
+			    (const uint64_t *)(base + virtio_net_counter_names[i].offset),
+			    __ATOMIC_RELAXED);
+			return 0;
+		}
+	}
+	for (unsigned i = 0; i < VN_QUEUE_COUNTER_COUNT; i++) {
+		if (strcmp(virtio_net_queue_counters[i], name) == 0) {
+			*value = virtio_net_queue_counter(vn, i);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static void virtio_net_list_counters(struct nic *nic, nic_counter_fn fn, void *arg)
+{
+	struct virtio_net *vn = nic->driver;
+	uint64_t value = 0;
+	for (unsigned i = 0; i < VN_COUNTER_COUNT; i++) {
+		virtio_net_read_counter(nic, virtio_net_counter_names[i].name, &value);
+		fn(virtio_net_counter_names[i].name, value, arg);
+	}
+	for (unsigned i = 0; i < VN_QUEUE_COUNTER_COUNT; i++)
+		fn(virtio_net_queue_counters[i], virtio_net_queue_counter(vn, i), arg);
+}
+
+static const struct nic_ops virtio_net_ops = {
+    .transmit = virtio_net_transmit,
+    .poll = virtio_net_poll,
+    .enable_interrupts = virtio_net_enable_interrupts,
+    .disable_interrupts = virtio_net_disable_interrupts,
+    .read_counter = virtio_net_read_counter,
+    .list_counters = virtio_net_list_counters,
+    .update_link = virtio_net_update_link,
+};
+
+/* ---- Probe --------------------------------------------------------------- */
+
+static void virtio_net_read_mac(struct virtio_net *vn, struct pci_device *pci)
+{
+	if (vn->vdev.features & VIRTIO_NET_F_MAC) {
+		for (unsigned i = 0; i < NIC_MAC_LENGTH; i++)
+			vn->nic.mac[i] = virtio_read_config8(&vn->vdev, i);
+		return;
+	}
+	/* No MAC offered: a locally administered one from the PCI address. */
+	const uint8_t mac[NIC_MAC_LENGTH] = {0x02,     0x00,        0x00,
+					     pci->bus, pci->device, pci->function};
+	memcpy(vn->nic.mac, mac, NIC_MAC_LENGTH);
+}
+
+/* Queues, interrupt, MAC, receive buffers, DRIVER_OK.  Returns 0 or an error. */
+static int virtio_net_start(struct virtio_net *vn, struct pci_device *pci)
+{
+	int error = virtio_negotiate_features(&vn->vdev, VIRTIO_NET_F_MAC | VIRTIO_NET_F_STATUS,
+					      VIRTIO_F_VERSION_1);
+	if (error)
+		return error;
+	int kind = pci_attach_irq(pci, PCI_IRQ_MSIX, virtio_net_irq, vn, "virtio-net");
+	if (kind < 0)
+		return kind;
+	vn->irq_kind = (enum pci_irq_kind)kind;
+	uint16_t entry = kind == PCI_IRQ_MSIX ? 0 : VIRTIO_NO_VECTOR;
+	error = virtio_setup_queue(&vn->vdev, &vn->rx, VIRTIO_NET_RX_QUEUE, VIRTIO_QUEUE_MAX,
+				   VIRTIO_NET_BUFFER, entry);
+	if (!error)
+		error = virtio_setup_queue(&vn->vdev, &vn->tx, VIRTIO_NET_TX_QUEUE,
+					   VIRTIO_QUEUE_MAX, VIRTIO_NET_BUFFER, entry);
+	if (!error)
+		error = virtio_set_config_vector(&vn->vdev, entry);
+	if (error)
+		return error;
+	virtio_suppress_interrupts(&vn->tx);
+	virtio_net_disable_interrupts(&vn->nic);
+	virtio_net_read_mac(vn, pci);
+	virtio_net_fill_rx(vn);
+	virtio_start_device(&vn->vdev);
+	virtio_kick_queue(&vn->rx);
+	virtio_net_update_link(&vn->nic);
+	return 0;
+}
+
+static int virtio_net_probe(struct pci_device *pci)
+{
+	struct virtio_net *vn = kzalloc(sizeof(*vn));
+	if (!vn)
+		return -ENOMEM;
+	spin_init(&vn->tx_lock, "virtio-net.tx");
+	vn->nic.driver = vn;
+	vn->nic.ops = &virtio_net_ops;
+	vn->nic.mtu = 1500;
+	int error = virtio_open_device(&vn->vdev, pci);
+	if (error) {
+		kfree(vn);
+		return error;
+	}
+	error = virtio_net_start(vn, pci);
+	if (!error)
+		error = nic_register(&vn->nic, "virtio-net");
+	if (error) {
+		virtio_reset_device(&vn->vdev);
+		return error; /* vn stays: an interrupt handler may hold it */
+	}
+	pci->driver_data = vn;
+	return 0;
+}
+
+PCI_DRIVER(virtio_net, 0x1af4, 0x1000, virtio_net_probe); /* transitional */
+PCI_DRIVER(virtio_net, 0x1af4, 0x1041, virtio_net_probe); /* modern only */
