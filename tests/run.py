@@ -290,15 +290,20 @@ def missing(path, reporter, name, hint):
     return True
 
 
-def run_ktest(args, reporter, smp=1):
+def run_ktest(args, reporter, smp=1, nic=None):
     """Every suite on smp CPUs; results are ktest/... on one CPU and
-    ktest-smpN/... on N."""
+    ktest-smpN/... on N.  With nic (a KTEST_NICS entry): the driver suites
+    on that machine and NIC, as ktest-<nic name>/..."""
     name = "ktest" if smp == 1 else f"ktest-smp{smp}"
+    append, extra = "ktest=all exit=qemu", []
+    if nic:
+        name, append = f"ktest-{nic[0]}", f"ktest={KTEST_NIC_SUITES} exit=qemu"
+        extra = ["--machine", nic[1], "--", "-netdev", "user,id=n0"] + nic[2]
     if missing(kernel_elf(args.build), reporter, name, "run make kernel"):
         return
     log = os.path.join(args.build, "test-logs", f"{name}.log")
     code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--smp", str(smp),
-                                               "--append", "ktest=all exit=qemu"],
+                                               "--append", append] + extra,
                                    BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1))
     plan, top, cases = parse_ktap(text)
     for suite, case, status, detail in cases:
@@ -321,8 +326,21 @@ def run_ktest(args, reporter, smp=1):
         reporter.report(Result(f"{name} (run)", "ok", seconds, None, f"exit status {code}"))
 
 
+# The NIC drivers' suites, once per (name, machine, QEMU devices) on QEMU's
+# user network: INTx on both chipsets, behind a bridge, and MSI-X.
+KTEST_NIC_SUITES = "pci,nic,e1000,virtio"
+KTEST_NICS = [
+    ("e1000-q35", "q35", ["-device", "e1000,netdev=n0"]),
+    ("e1000-pc-bridge", "pc", ["-device", "pci-bridge,id=br1,chassis_nr=1",
+                               "-device", "e1000,netdev=n0,bus=br1,addr=3"]),
+    ("virtio-q35", "q35", ["-device", "virtio-net-pci,netdev=n0"]),
+    ("virtio-intx-pc", "pc", ["-device", "virtio-net-pci,netdev=n0,vectors=0,disable-legacy=on"]),
+]
+
+
 def ktest_jobs(args, reporter):
-    return [lambda n=n: run_ktest(args, reporter, n) for n in KTEST_CPUS]
+    return [lambda n=n: run_ktest(args, reporter, n) for n in KTEST_CPUS] + \
+        [lambda nic=nic: run_ktest(args, reporter, nic=nic) for nic in KTEST_NICS]
 
 
 # ---------------------------------------------------------------- crash tests
@@ -727,6 +745,8 @@ def list_tests(args):
     print("ktest ktest/<suite>/<case>  (every case of ktest=all)")
     for n in KTEST_CPUS[1:]:
         print(f"ktest ktest-smp{n}/<suite>/<case>  (the same on {n} CPUs)")
+    for nic in KTEST_NICS:
+        print(f"ktest ktest-{nic[0]}/<suite>/<case>  ({KTEST_NIC_SUITES} on {nic[1]} with a NIC)")
     known = known_crashtests()
     for value, pattern in CRASH_TESTS:
         print(f"crash crash/{value}  /{pattern}/" + ("" if value in known else "  (skipped: unknown)"))
