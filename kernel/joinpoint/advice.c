@@ -6,7 +6,8 @@
  * `before` advice runs in attach order and `after` advice in the reverse.
  * Each build ends by compiling the entries into the two arrays the
  * dispatcher walks (before calls forwards, after calls already reversed), so
- * the hot path never skips a NULL or reverses anything.  These functions
+ * the hot path never skips a NULL or reverses anything, and by choosing the
+ * fast path's code for the list's shape (jp_shape_select).  These functions
  * neither lock nor allocate: attach.c does both.
  */
 #include "joinpoint/internal.h"
@@ -32,8 +33,9 @@ unsigned jp_list_count_owner(const struct jp_list *list, unsigned owner)
 	return n;
 }
 
-/* Fills before[], after[], flags and generation from out's entries. */
-static void compile(struct jp_list *out, uint64_t generation)
+/* Fills before[], after[], flags, generation, call and shape from out's
+ * entries. */
+static void compile(struct jp_list *out, uint64_t generation, const struct joinpoint *jp)
 {
 	out->before_count = out->after_count = out->flags = 0;
 	for (unsigned i = 0; i < out->count; i++) {
@@ -51,10 +53,22 @@ static void compile(struct jp_list *out, uint64_t generation)
 	}
 	out->generation = generation;
 	out->retired_next = NULL;
+	out->call = jp->call;
+	out->shape = jp_shape_select(out, jp);
+}
+
+struct jp_list *jp_list_empty(const struct joinpoint *jp)
+{
+	static struct jp_list empty[2]; /* without and with arguments */
+	struct jp_list *list = &empty[jp->argc > 0];
+	if (!list->shape)
+		__atomic_store_n(&list->shape, jp_shape_select(list, jp), __ATOMIC_RELEASE);
+	return list;
 }
 
 void jp_list_build_with(struct jp_list *out, const struct jp_list *old,
-			const struct jp_entry *entry, uint64_t generation)
+			const struct jp_entry *entry, uint64_t generation,
+			const struct joinpoint *jp)
 {
 	unsigned length = jp_list_length(old);
 	ASSERT(length < JP_MAX_ADVICE);
@@ -66,11 +80,11 @@ void jp_list_build_with(struct jp_list *out, const struct jp_list *old,
 	while (i < length)
 		out->entries[n++] = old->entries[i++];
 	out->count = n;
-	compile(out, generation);
+	compile(out, generation, jp);
 }
 
 void jp_list_build_without(struct jp_list *out, const struct jp_list *old, unsigned owner,
-			   uint64_t generation)
+			   uint64_t generation, const struct joinpoint *jp)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < jp_list_length(old); i++) {
@@ -78,5 +92,5 @@ void jp_list_build_without(struct jp_list *out, const struct jp_list *old, unsig
 			out->entries[n++] = old->entries[i];
 	}
 	out->count = n;
-	compile(out, generation);
+	compile(out, generation, jp);
 }

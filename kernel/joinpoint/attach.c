@@ -6,9 +6,10 @@
  * phase builds each affected join point's new list, publishes it with a
  * release store, patches the join point's sites when it gains its first or
  * loses its last advice (NOP last, jump first, so a site never jumps to an
- * empty list for long), and chains the old list for retirement.  After the
- * lock is dropped a grace period passes and the retired lists go back to the
- * pool.
+ * empty list for long), and chains the old list for retirement.  A join
+ * point left without advice gets the shared empty list, never NULL again.
+ * After the lock is dropped a grace period passes and the retired lists go
+ * back to the pool.
  *
  * Attachment slots remember what each handle attached: entries carry their
  * slot, so detaching one handle removes only its entries even when the same
@@ -73,10 +74,11 @@ static void publish(const struct joinpoint *jp, struct jp_list *list)
 	__atomic_store_n(&jp->state->list, list, __ATOMIC_RELEASE);
 }
 
-/* Unpublished lists wait here for a grace period. */
+/* Unpublished lists wait here for a grace period (not the shared empty
+ * ones, which are never freed). */
 static void retire(struct jp_list **chain, struct jp_list *old)
 {
-	if (old) {
+	if (jp_list_length(old)) {
 		old->retired_next = *chain;
 		*chain = old;
 	}
@@ -136,9 +138,9 @@ static struct jp_list *weave(const char *pattern, const struct jp_entry *entry)
 		struct jp_list *old = published(jp);
 		struct jp_list *list = jp_list_alloc();
 		ASSERT(list);
-		jp_list_build_with(list, old, entry, entry->since);
+		jp_list_build_with(list, old, entry, entry->since, jp);
 		publish(jp, list);
-		if (!old)
+		if (!jp_list_length(old))
 			jp_patch_sites(jp, true);
 		retire(&retired, old);
 	}
@@ -208,11 +210,11 @@ static struct jp_list *unweave(unsigned slot, uint64_t generation)
 		unsigned own = jp_list_count_owner(old, slot);
 		if (!own)
 			continue;
-		struct jp_list *list = NULL;
+		struct jp_list *list = jp_list_empty(jp);
 		if (own < jp_list_length(old)) {
 			list = jp_list_alloc();
 			ASSERT(list);
-			jp_list_build_without(list, old, slot, generation);
+			jp_list_build_without(list, old, slot, generation, jp);
 		} else {
 			jp_patch_sites(jp, false);
 		}

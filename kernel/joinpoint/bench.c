@@ -2,7 +2,8 @@
  * jp_bench: what a join point costs, per call, for a module API function that
  * does nothing, measured in one run: a plain direct call (the baseline), the
  * join point disabled (its NOP), enabled with one empty before and one empty
- * after advice, and enabled with the built-in counting advice.
+ * after advice, and enabled with the built-in counting advice; the last two
+ * again on a join point declared without _NOSLEEP (the dispatcher's path).
  *
  * Each case is BENCH_CALLS calls in a loop with interrupts off, timed with
  * RDTSC.  Under QEMU with -icount shift=0 the TSC advances one tick per
@@ -70,6 +71,14 @@ static uint64_t time_joinpoint(void)
 	return rdtsc() - start;
 }
 
+static uint64_t time_sleeping_joinpoint(void)
+{
+	uint64_t start = rdtsc();
+	for (unsigned i = 0; i < BENCH_CALLS; i++)
+		jp_bench_nop_sleeps();
+	return rdtsc() - start;
+}
+
 static void empty_before(struct jp_context *context, void *cookie)
 {
 	__asm__ volatile("");
@@ -133,11 +142,23 @@ static void run_bench(void)
 	uint64_t counted = with_irqs_off(time_joinpoint);
 	jp_detach(count);
 
+	/* The same on a join point that may sleep (the dispatcher's path). */
+	before = attach_or_panic("jp.bench_nop_sleeps", &empty_before_advice);
+	after = attach_or_panic("jp.bench_nop_sleeps", &empty_after_advice);
+	uint64_t sleeping_empty = with_irqs_off(time_sleeping_joinpoint);
+	jp_detach(after);
+	jp_detach(before);
+	count = attach_or_panic("jp.bench_nop_sleeps", &jp_advice_count);
+	uint64_t sleeping_counted = with_irqs_off(time_sleeping_joinpoint);
+	jp_detach(count);
+
 	report("loop", loop, plain);
 	report("baseline", plain, plain);
 	report("disabled", disabled, plain);
 	report("enabled-empty", empty, plain);
 	report("enabled-count", counted, plain);
+	report("sleeping-empty", sleeping_empty, plain);
+	report("sleeping-count", sleeping_counted, plain);
 }
 
 void jp_bench_run_if_requested(void)

@@ -1,15 +1,22 @@
 /*
- * The dispatcher: the one out-of-line path every enabled join point jumps to.
- * It builds the context on the stack, runs `before` advice in priority order,
- * the real function, then `after` advice in reverse order.
+ * The dispatcher: the out-of-line path of join points that may sleep
+ * (JOINPOINT_DEFINE), and of any join point reached while this CPU is
+ * already inside a reader section (the fast path of _NOSLEEP join points,
+ * trampoline.c, sends those here).  It builds the context on the stack, runs
+ * `before` advice in priority order, the real function, then `after` advice
+ * in reverse order.
  *
  * Advice runs in two short reader sections (grace.c), one per side, with
  * preemption off, never across the call itself: a call may sleep or block for
  * long, and detaching advice must not wait for it.  Entering a section is
- * two instructions on this CPU's struct cpu through %gs (preemption count,
- * then a locked increment of jp_sections, which makes it odd: the recursion
- * guard and the grace-period marker in one word); leaving is two more and a
- * test of need_resched.
+ * three instructions on this CPU's struct cpu through %gs (preemption count,
+ * a locked bit set of jp_sections' JP_SECTION_INSIDE, which is the recursion
+ * guard and the grace-period marker, and a branch for the nested case);
+ * leaving is an add that clears the bit and counts the section, the
+ * preemption count and a test of need_resched.  Nested (inside the call of a
+ * _NOSLEEP join point, whose section is still held): entering clears
+ * JP_SECTION_CALLING so that the CPU reads as in advice, leaving sets it
+ * again, and the outer section is what grace periods wait for.
  *
  * The list may change during the call, so `after` runs only for entries
  * attached no later than the list `before` used: when `after` finds the same
@@ -33,24 +40,34 @@
 
 #define CPU_FIELD(field) offsetof(struct cpu, field)
 
-static inline __attribute__((always_inline)) bool in_advice(void)
+static inline __attribute__((always_inline)) unsigned sections_word(void)
 {
 	unsigned sections;
 	__asm__ volatile("movl %%gs:%c1, %0" : "=r"(sections) : "i"(CPU_FIELD(jp_sections)));
-	return sections & 1;
+	return sections;
 }
 
-static inline __attribute__((always_inline)) void section_enter(void)
+/* Enters a section; nested: inside the call of a _NOSLEEP join point, whose
+ * section (and its barrier) already covers this one. */
+static inline __attribute__((always_inline)) void section_enter(bool nested)
 {
-	__asm__ volatile("incl %%gs:%c0\n\t"
-			 "lock incl %%gs:%c1"
-			 :
-			 : "i"(CPU_FIELD(preempt_count)), "i"(CPU_FIELD(jp_sections))
-			 : "memory", "cc");
+	if (nested)
+		__asm__ volatile("incl %%gs:%c0\n\t"
+				 "subl %2, %%gs:%c1"
+				 :
+				 : "i"(CPU_FIELD(preempt_count)), "i"(CPU_FIELD(jp_sections)),
+				   "i"(JP_SECTION_CALLING)
+				 : "memory", "cc");
+	else
+		__asm__ volatile("incl %%gs:%c0\n\t"
+				 "lock btsl $0, %%gs:%c1"
+				 :
+				 : "i"(CPU_FIELD(preempt_count)), "i"(CPU_FIELD(jp_sections))
+				 : "memory", "cc");
 }
 
-/* A reschedule asked for while advice ran: let preempt_enable act on it. */
-static __attribute__((noinline, cold)) void resched_after_advice(void)
+/* A reschedule asked for inside a section: let preempt_enable act on it. */
+__attribute__((cold)) void jp_resched_after_section(void)
 {
 	if (this_cpu()->preempt_count == 0) {
 		preempt_disable();
@@ -58,20 +75,23 @@ static __attribute__((noinline, cold)) void resched_after_advice(void)
 	}
 }
 
-static inline __attribute__((always_inline)) void section_leave(void)
+/* Outermost: INSIDE (01) + 3 clears both bits and carries into the count;
+ * nested: + CALLING gives the outer call its bit back. */
+static inline __attribute__((always_inline)) void section_leave(bool nested)
 {
-	__asm__ goto("incl %%gs:%c0\n\t"
+	unsigned step = nested ? JP_SECTION_CALLING : JP_SECTION_INSIDE + JP_SECTION_CALLING;
+	__asm__ goto("addl %3, %%gs:%c0\n\t"
 		     "decl %%gs:%c1\n\t"
 		     "cmpl $0, %%gs:%c2\n\t"
 		     "jne %l[resched]"
 		     :
 		     : "i"(CPU_FIELD(jp_sections)), "i"(CPU_FIELD(preempt_count)),
-		       "i"(CPU_FIELD(need_resched))
+		       "i"(CPU_FIELD(need_resched)), "ri"(step)
 		     : "memory", "cc"
 		     : resched);
 	return;
 resched:
-	resched_after_advice();
+	jp_resched_after_section();
 }
 
 static inline const struct jp_list *load_list(const struct joinpoint *jp)
@@ -120,9 +140,10 @@ static __attribute__((noinline, cold)) void stamp(uint64_t *tsc)
 
 /* Fills in where the call runs and runs the before calls; returns the
  * generation of the list used, or 0 when there is no after call to make. */
-static inline __attribute__((always_inline)) uint64_t run_before(struct jp_context *context)
+static inline __attribute__((always_inline)) uint64_t run_before(struct jp_context *context,
+								 bool nested)
 {
-	section_enter();
+	section_enter(nested);
 	struct cpu *cpu = this_cpu();
 	context->cpu = cpu->id;
 	context->thread = cpu->current;
@@ -139,14 +160,14 @@ static inline __attribute__((always_inline)) uint64_t run_before(struct jp_conte
 		if (list->after_count)
 			generation = list->generation;
 	}
-	section_leave();
+	section_leave(nested);
 	return generation;
 }
 
 static inline __attribute__((always_inline)) void run_after(struct jp_context *context,
-							    uint64_t generation)
+							    uint64_t generation, bool nested)
 {
-	section_enter();
+	section_enter(nested);
 	const struct jp_list *list = load_list(context->joinpoint);
 	if (__builtin_expect(list && list->generation == generation, 1)) {
 		list->after[0].fn(context, list->after[0].cookie);
@@ -155,14 +176,14 @@ static inline __attribute__((always_inline)) void run_after(struct jp_context *c
 	} else {
 		run_after_checked(list, context, generation);
 	}
-	section_leave();
+	section_leave(nested);
 }
 
-uint64_t jp_dispatch(const struct joinpoint *jp, uint64_t *args)
+/* The dispatcher's body, for an outermost or a nested call (a constant once
+ * inlined). */
+static inline __attribute__((always_inline)) uint64_t dispatch(const struct joinpoint *jp,
+							       uint64_t *args, bool nested)
 {
-	if (__builtin_expect(in_advice(), 0))
-		return call_skipped(jp, args);
-
 	/* Field by field, ret only once known: an initializer would zero the
 	 * whole struct first, on every call. */
 	struct jp_context context;
@@ -171,12 +192,32 @@ uint64_t jp_dispatch(const struct joinpoint *jp, uint64_t *args)
 	context.activity = 0;
 	context.entry_tsc = 0;
 	context.exit_tsc = 0;
-	uint64_t generation = run_before(&context);
+	uint64_t generation = run_before(&context, nested);
 	context.ret = jp->call(context.args);
 	if (generation) {
 		if (__builtin_expect(context.entry_tsc != 0, 0))
 			stamp(&context.exit_tsc);
-		run_after(&context, generation);
+		run_after(&context, generation, nested);
 	}
 	return context.ret;
+}
+
+/* This CPU is inside a section: in advice (skip) or in the call of a
+ * _NOSLEEP join point (nest). */
+static __attribute__((noinline, cold)) uint64_t dispatch_inside(const struct joinpoint *jp,
+								uint64_t *args)
+{
+	unsigned bits = sections_word() & (JP_SECTION_INSIDE | JP_SECTION_CALLING);
+	if (bits == JP_SECTION_INSIDE)
+		return call_skipped(jp, args);
+	return dispatch(jp, args, true);
+}
+
+uint64_t jp_dispatch(const struct joinpoint *jp, uint64_t *args)
+{
+	/* Nothing but an interrupt changes the word from here on, and an
+	 * interrupt leaves it as it found it. */
+	if (__builtin_expect(sections_word() & JP_SECTION_INSIDE, 0))
+		return dispatch_inside(jp, args);
+	return dispatch(jp, args, false);
 }

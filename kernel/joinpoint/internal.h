@@ -37,9 +37,14 @@ struct jp_call {
 /* An advice list: immutable once published; an update publishes a new one.
  * entries[] is in priority order and is what writers read; before[] and
  * after[] are compiled from it for the dispatcher: the non-NULL before
- * functions in priority order and the non-NULL after functions in reverse. */
+ * functions in priority order and the non-NULL after functions in reverse.
+ * shape and call are for the fast path (trampoline.c).  A join point that
+ * had advice and lost it publishes jp_list_empty, never NULL, so the fast
+ * path needs no NULL test. */
 struct jp_list {
-	uint64_t generation; /* sequence number of the update that built it */
+	const void *shape;                      /* fast-path code for this list and join point */
+	uint64_t (*call)(const uint64_t *args); /* the join point's call */
+	uint64_t generation;                    /* sequence number of the update that built it */
 	unsigned before_count;
 	unsigned after_count;
 	unsigned flags; /* JP_ADVICE_* of every entry, or-ed */
@@ -66,13 +71,18 @@ static inline unsigned jp_list_length(const struct jp_list *list)
 bool jp_list_has_advice(const struct jp_list *list, const struct jp_advice *advice);
 /* Entries of list that belong to attachment slot owner. */
 unsigned jp_list_count_owner(const struct jp_list *list, unsigned owner);
-/* Fills out with old's entries plus entry, placed after every entry of lower
- * or equal priority.  old must have fewer than JP_MAX_ADVICE entries. */
+/* Fills out, for join point jp, with old's entries plus entry, placed after
+ * every entry of lower or equal priority.  old must have fewer than
+ * JP_MAX_ADVICE entries. */
 void jp_list_build_with(struct jp_list *out, const struct jp_list *old,
-			const struct jp_entry *entry, uint64_t generation);
-/* Fills out with old's entries except owner's. */
+			const struct jp_entry *entry, uint64_t generation,
+			const struct joinpoint *jp);
+/* Fills out, for join point jp, with old's entries except owner's. */
 void jp_list_build_without(struct jp_list *out, const struct jp_list *old, unsigned owner,
-			   uint64_t generation);
+			   uint64_t generation, const struct joinpoint *jp);
+/* The list with no advice that jp publishes once its last advice is gone
+ * (shared, never freed: jp_list_length gives 0). */
+struct jp_list *jp_list_empty(const struct joinpoint *jp);
 
 /* ---- List memory (pool.c; callers hold the writer lock) ------------------ */
 
@@ -117,15 +127,39 @@ int jp_shell_command(int argc, char **argv);
 /* The functions it measures (bench_target.c). */
 void jp_bench_plain(void);
 void jp_bench_nop(void);
+void jp_bench_nop_sleeps(void);
 /* Runs the jp_bench measurements and stops the machine, if jp_bench was given. */
 void jp_bench_run_if_requested(void);
 
+/* ---- The fast path (trampoline.c) ---------------------------------------- */
+
+/* The code the fast path jumps to for list on jp (list's counts and flags,
+ * jp's argument count and return type).  Host tests have a stub. */
+const void *jp_shape_select(const struct jp_list *list, const struct joinpoint *jp);
+/* The fast path's general case, inside its section: every before call,
+ * the call itself, every after call, timestamps if asked for. */
+void jp_run_list(struct jp_context *context, const struct jp_list *list);
+/* Called by section ends that saw need_resched set (dispatch.c). */
+void jp_resched_after_section(void);
+
 /* ---- Grace periods (grace.c) --------------------------------------------- */
 
-/* Advice runs in reader sections, counted per CPU in struct cpu's
- * jp_sections: odd while the CPU is inside one (which is also the recursion
- * guard).  True when the caller may wait for a grace period: not inside
- * advice and not in an interrupt handler. */
+/* Advice runs in reader sections, marked per CPU in struct cpu's
+ * jp_sections:
+ *   bit 0 (JP_SECTION_INSIDE)   the CPU is inside a section;
+ *   bit 1 (JP_SECTION_CALLING)  ... of a _NOSLEEP join point whose real
+ *                               function is running (advice is not);
+ *   bits 2-31                   sections ended, modulo 2^30.
+ * So "inside advice" (the recursion guard) is bits 1-0 == 01.  Only this
+ * CPU writes the word, with one instruction per change (an interrupt sees
+ * it whole and leaves it as it found it); entering is a locked bit set, a
+ * full barrier.  A section entered while one is already held (a join point
+ * inside the call of a _NOSLEEP one) leaves bit 0 and the count alone: the
+ * outer section covers it.  True when the caller may wait for a grace
+ * period: not inside any section and not in an interrupt handler. */
+#define JP_SECTION_INSIDE  1u
+#define JP_SECTION_CALLING 2u
+#define JP_SECTION_ENDED   4u
 bool jp_may_wait(void);
 
 #endif

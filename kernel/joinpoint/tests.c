@@ -2,7 +2,9 @@
  * The joinpoint suite: the bytes at a site, advice order, what advice sees,
  * the recursion guard, nested join points, every weaving error, patterns,
  * advice on the interrupt path, attach/detach racing threads and the timer
- * tick, and the join points at interrupt entry, exceptions and switches.  The jptest.* join points below exist for these tests only.
+ * tick, and the join points at interrupt entry, exceptions and switches; the
+ * fast path of _NOSLEEP join points (every shape, nesting both ways, the
+ * same storm).  The jptest.* join points below exist for these tests only.
  */
 #include "joinpoint/internal.h"
 
@@ -29,6 +31,40 @@ JOINPOINT_DEFINE(jptest, outer, long, long, value)
 JOINPOINT_DEFINE_VOID(jptest, touch, uint64_t *, counter)
 {
 	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+/* The same on the fast path, plus one without arguments. */
+JOINPOINT_DEFINE_NOSLEEP(jptest, fast_add, long, long, a, long, b)
+{
+	return a + b;
+}
+
+JOINPOINT_DEFINE_NOSLEEP(jptest, fast_outer, long, long, value)
+{
+	return jptest_fast_add(value, 1) * 2 + jptest_add(0, 0);
+}
+
+JOINPOINT_DEFINE_VOID_NOSLEEP(jptest, fast_touch, uint64_t *, counter)
+{
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t fast_bumps;
+
+JOINPOINT_DEFINE(jptest, slow_outer, long, long, value)
+{
+	return jptest_fast_add(value, 2);
+}
+
+JOINPOINT_DEFINE_VOID_NOSLEEP(jptest, fast_bump)
+{
+	fast_bumps++;
+}
+
+JOINPOINT_DEFINE_NOSLEEP(jptest, fast_six, long, long, a, long, b, long, c, long, d, long, e, long,
+			 f)
+{
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f;
 }
 
 /* ---- Recording advice ----------------------------------------------------- */
@@ -299,6 +335,151 @@ static void pattern_attaches_every_match(struct ktest *t)
 	EXPECT_TRUE(t, sites_are("jptest.touch", JP_SITE_NOP));
 }
 
+/* ---- The fast path ---------------------------------------------------------- */
+
+static void fast_reenter_before(struct jp_context *context, void *cookie)
+{
+	trace_add('R');
+	jptest_fast_add(100, 100); /* inside advice: runs no advice */
+}
+
+#define TRACE_IS(t, expected) EXPECT_EQ(t, strcmp(trace, expected), 0)
+
+/* On a join point with arguments and a result: does each shape (one before,
+ * one after, both, more, timestamps) run its advice in order, see the
+ * arguments and the result, and let after replace it? */
+static void fast_path_shapes_with_arguments(struct ktest *t)
+{
+	static const struct jp_advice a = TRACER(A, 10), b = TRACER(B, -5);
+	static const struct jp_advice before_only = {
+	    .name = "before-only", .before = trace_before, .cookie = (void *)'X'};
+	static const struct jp_advice after_only = {
+	    .name = "after-only", .after = trace_after, .cookie = (void *)'Y'};
+	static const struct jp_advice look = {
+	    .name = "look", .before = look_before, .after = look_after};
+	static const struct jp_advice replace = {
+	    .name = "replace", .after = look_after, .cookie = (void *)1};
+
+	int h = jp_attach("jptest.fast_add", &before_only);
+	trace_reset();
+	EXPECT_EQ(t, jptest_fast_add(2, 3), 5);
+	TRACE_IS(t, "X");
+	EXPECT_EQ(t, jp_detach(h), 0);
+	h = jp_attach("jptest.fast_add", &after_only);
+	trace_reset();
+	EXPECT_EQ(t, jptest_fast_add(2, 3), 5);
+	TRACE_IS(t, "y");
+	EXPECT_EQ(t, jp_detach(h), 0);
+
+	h = jp_attach("jptest.fast_add", &look);
+	ASSERT_TRUE(t, h > 0);
+	EXPECT_EQ(t, jptest_fast_add(-7, 3), -4);
+	EXPECT_TRUE(t, seen_jp == jp_find("jptest.fast_add"));
+	EXPECT_EQ(t, seen_args[0], (uint64_t)-7);
+	EXPECT_EQ(t, seen_args[1], 3);
+	EXPECT_EQ(t, seen_ret, (uint64_t)-4);
+	int second = jp_attach("jptest.fast_add", &replace);
+	EXPECT_EQ(t, jptest_fast_add(1, 1), 1000);
+	EXPECT_EQ(t, jp_detach(second), 0);
+	EXPECT_EQ(t, jp_detach(h), 0);
+
+	int ha = jp_attach("jptest.fast_add", &a), hb = jp_attach("jptest.fast_add", &b);
+	trace_reset();
+	EXPECT_EQ(t, jptest_fast_add(20, 22), 42);
+	TRACE_IS(t, "BAab");
+	jp_detach(ha);
+	jp_detach(hb);
+
+	jp_reset_stats();
+	h = jp_attach("jptest.fast_*", &jp_advice_time);
+	jptest_fast_add(1, 2);
+	struct jp_stats stats;
+	jp_get_stats(jp_find("jptest.fast_add"), &stats);
+	EXPECT_EQ(t, stats.timed_calls, 1);
+	EXPECT_EQ(t, jp_detach(h), 0);
+
+	h = jp_attach("jptest.fast_six", &look);
+	EXPECT_EQ(t, jptest_fast_six(1, 2, 3, 4, 5, 6), 91);
+	EXPECT_EQ(t, seen_args[1], 2);
+	EXPECT_EQ(t, seen_ret, 91);
+	EXPECT_EQ(t, jp_detach(h), 0);
+	EXPECT_EQ(t, jptest_fast_add(1, 1), 2);
+	EXPECT_EQ(t, this_cpu()->jp_sections & 3, 0);
+}
+
+/* The same for a join point with neither arguments nor result. */
+static void fast_path_shapes_without_arguments(struct ktest *t)
+{
+	static const struct jp_advice a = TRACER(A, 0), b = TRACER(B, 1);
+	static const struct jp_advice before_only = {
+	    .name = "before-only", .before = trace_before, .cookie = (void *)'X'};
+	static const struct jp_advice after_only = {
+	    .name = "after-only", .after = trace_after, .cookie = (void *)'Y'};
+	fast_bumps = 0;
+	int h = jp_attach("jptest.fast_bump", &before_only);
+	trace_reset();
+	jptest_fast_bump();
+	TRACE_IS(t, "X");
+	int h2 = jp_attach("jptest.fast_bump", &after_only);
+	trace_reset();
+	jptest_fast_bump();
+	TRACE_IS(t, "Xy");
+	EXPECT_EQ(t, jp_detach(h), 0);
+	trace_reset();
+	jptest_fast_bump();
+	TRACE_IS(t, "y");
+	EXPECT_EQ(t, jp_detach(h2), 0);
+	int ha = jp_attach("jptest.fast_bump", &a), hb = jp_attach("jptest.fast_bump", &b);
+	trace_reset();
+	jptest_fast_bump();
+	TRACE_IS(t, "ABba");
+	jp_detach(hb);
+	trace_reset();
+	jptest_fast_bump();
+	TRACE_IS(t, "Aa");
+	jp_detach(ha);
+	jptest_fast_bump();
+	EXPECT_EQ(t, fast_bumps, 6);
+	EXPECT_TRUE(t, sites_are("jptest.fast_bump", JP_SITE_NOP));
+}
+
+/* Fast inside fast, slow inside fast, fast inside slow, and advice calling
+ * the fast join point it advises: does each level run its own advice once? */
+static void fast_path_nests_and_does_not_recurse(struct ktest *t)
+{
+	static const struct jp_advice outer = TRACER(O, 0), inner = TRACER(I, 0),
+				      slow = TRACER(S, 0),
+				      reenter = {.name = "reenter", .before = fast_reenter_before};
+	int ho = jp_attach("jptest.fast_outer", &outer);
+	int hi = jp_attach("jptest.fast_add", &inner);
+	int hs = jp_attach("jptest.add", &slow);
+	ASSERT_TRUE(t, ho > 0 && hi > 0 && hs > 0);
+	trace_reset();
+	EXPECT_EQ(t, jptest_fast_outer(4), 10);
+	TRACE_IS(t, "OIiSso");
+	EXPECT_EQ(t, jp_detach(ho), 0);
+	int hso = jp_attach("jptest.slow_outer", &outer);
+	trace_reset();
+	EXPECT_EQ(t, jptest_slow_outer(4), 6);
+	TRACE_IS(t, "OIio");
+	jp_detach(hso);
+	jp_detach(hi);
+	jp_detach(hs);
+
+	struct jp_stats before, after;
+	jp_get_stats(jp_find("jptest.fast_add"), &before);
+	int hr = jp_attach("jptest.fast_add", &reenter);
+	trace_reset();
+	EXPECT_EQ(t, jptest_fast_add(1, 2), 3);
+	EXPECT_EQ(t, jptest_fast_add(1, 2), 3);
+	TRACE_IS(t, "RR");
+	jp_get_stats(jp_find("jptest.fast_add"), &after);
+	EXPECT_EQ(t, after.skipped - before.skipped, 2);
+	EXPECT_EQ(t, jp_detach(hr), 0);
+	EXPECT_EQ(t, this_cpu()->jp_sections & 3, 0);
+	EXPECT_EQ(t, this_cpu()->preempt_count, 0);
+}
+
 /* ---- Interrupts and threads ------------------------------------------------ */
 
 static uint64_t tick_calls;
@@ -335,12 +516,91 @@ static void advice_runs_on_the_interrupt_path(struct ktest *t)
 #define HAMMER_ROUNDS 10000
 
 static volatile bool hammer_stop;
+static void (*hammered)(uint64_t *counter);
+static uint64_t fast_tick_calls;
+
+static void touch(uint64_t *counter)
+{
+	jptest_touch(counter);
+}
+
+static void fast_touch(uint64_t *counter)
+{
+	jptest_fast_touch(counter);
+}
+
+static void tick_hammer_fast(void)
+{
+	if (previous_tick)
+		previous_tick();
+	jptest_fast_touch(&fast_tick_calls);
+}
 
 static int hammer_thread(void *arg)
 {
 	uint64_t *counter = arg;
 	while (!hammer_stop)
-		jptest_touch(counter);
+		hammered(counter);
+	return 0;
+}
+
+struct hammer_result {
+	struct tally steady, toggled;
+	uint64_t total, skipped, threads[2], tick;
+	unsigned failures;
+};
+
+/* Attaches a steady advice to name, then attaches and detaches a toggled one
+ * HAMMER_ROUNDS times while two threads and the tick call it; 0, or -ENOMEM
+ * when the threads cannot start. */
+static int hammer(const char *name, void (*fn)(uint64_t *), timer_tick_fn tick,
+		  uint64_t *tick_counter, struct hammer_result *r)
+{
+	static struct jp_advice steady_advice, toggled_advice;
+	uint64_t own_calls = 0;
+	*r = (struct hammer_result){0};
+	steady_advice = (struct jp_advice){
+	    .name = "steady", .before = tally_before, .after = tally_after, .cookie = &r->steady};
+	toggled_advice = (struct jp_advice){.name = "toggled",
+					    .before = tally_before,
+					    .after = tally_after,
+					    .cookie = &r->toggled,
+					    .priority = 1};
+	hammered = fn;
+	hammer_stop = false;
+	*tick_counter = 0;
+	struct jp_stats before_stats, after_stats;
+	jp_get_stats(jp_find(name), &before_stats);
+
+	int steady_handle = jp_attach(name, &steady_advice);
+	struct thread *threads[2];
+	threads[0] = thread_create(hammer_thread, &r->threads[0], "hammer0", SCHED_PRIORITY_NORMAL);
+	threads[1] = thread_create(hammer_thread, &r->threads[1], "hammer1", SCHED_PRIORITY_NORMAL);
+	if (!threads[0] || !threads[1] || steady_handle <= 0)
+		return -ENOMEM;
+	previous_tick = timer_set_tick_callback(tick);
+
+	for (unsigned i = 0; i < HAMMER_ROUNDS; i++) {
+		int handle = jp_attach(name, &toggled_advice);
+		fn(&own_calls);
+		r->failures += handle <= 0 || jp_detach(handle) != 0;
+		fn(&own_calls);
+	}
+	sched_sleep_ns(5 * NSEC_PER_MSEC); /* let the threads run with the steady advice */
+
+	timer_set_tick_callback(previous_tick);
+	hammer_stop = true;
+	thread_join(threads[0], NULL);
+	thread_join(threads[1], NULL);
+	r->failures += jp_detach(steady_handle) != 0;
+	jp_get_stats(jp_find(name), &after_stats);
+	r->tick = *tick_counter;
+	r->total = own_calls + r->threads[0] + r->threads[1] + r->tick;
+	r->skipped = after_stats.skipped - before_stats.skipped;
+	console_print("    # hammer %s: %lu calls (threads %lu + %lu, tick %lu), %lu skipped, "
+		      "toggled advice %lu before / %lu after\n",
+		      name, r->total, r->threads[0], r->threads[1], r->tick, r->skipped,
+		      r->toggled.before, r->toggled.after);
 	return 0;
 }
 
@@ -349,65 +609,36 @@ static int hammer_thread(void *arg)
  * does the toggled one never get an after without its before? */
 static void attach_detach_while_hammered(struct ktest *t)
 {
-	static struct tally steady, toggled;
-	static const struct jp_advice steady_advice = {
-	    .name = "steady", .before = tally_before, .after = tally_after, .cookie = &steady};
-	static const struct jp_advice toggled_advice = {.name = "toggled",
-							.before = tally_before,
-							.after = tally_after,
-							.cookie = &toggled,
-							.priority = 1};
-	static uint64_t thread_calls[2];
-	uint64_t own_calls = 0;
+	static struct hammer_result r;
 	if (!thread_current())
 		return ktest_skip(t, "no scheduler");
-
-	steady = (struct tally){0};
-	toggled = (struct tally){0};
-	thread_calls[0] = thread_calls[1] = tick_calls = 0;
-	hammer_stop = false;
-	struct jp_stats before_stats, after_stats;
-	jp_get_stats(jp_find("jptest.touch"), &before_stats);
-
-	int steady_handle = jp_attach("jptest.touch", &steady_advice);
-	ASSERT_TRUE(t, steady_handle > 0);
-	struct thread *threads[2];
-	threads[0] =
-	    thread_create(hammer_thread, &thread_calls[0], "hammer0", SCHED_PRIORITY_NORMAL);
-	threads[1] =
-	    thread_create(hammer_thread, &thread_calls[1], "hammer1", SCHED_PRIORITY_NORMAL);
-	ASSERT_TRUE(t, threads[0] && threads[1]);
-	previous_tick = timer_set_tick_callback(tick_hammer);
-
-	unsigned failures = 0;
-	for (unsigned i = 0; i < HAMMER_ROUNDS; i++) {
-		int handle = jp_attach("jptest.touch", &toggled_advice);
-		jptest_touch(&own_calls);
-		failures += handle <= 0 || jp_detach(handle) != 0;
-		jptest_touch(&own_calls);
-	}
-	sched_sleep_ns(5 * NSEC_PER_MSEC); /* let the threads run with the steady advice */
-
-	timer_set_tick_callback(previous_tick);
-	hammer_stop = true;
-	thread_join(threads[0], NULL);
-	thread_join(threads[1], NULL);
-	EXPECT_EQ(t, jp_detach(steady_handle), 0);
-	jp_get_stats(jp_find("jptest.touch"), &after_stats);
-
-	uint64_t total = own_calls + thread_calls[0] + thread_calls[1] + tick_calls;
-	uint64_t skipped = after_stats.skipped - before_stats.skipped;
-	EXPECT_EQ(t, failures, 0);
-	EXPECT_EQ(t, steady.before + skipped, total);
-	EXPECT_EQ(t, steady.after, steady.before);
-	EXPECT_TRUE(t, toggled.after <= toggled.before);
-	EXPECT_TRUE(t, toggled.before >= HAMMER_ROUNDS);
-	EXPECT_TRUE(t, thread_calls[0] > 0 && thread_calls[1] > 0 && tick_calls > 0);
+	ASSERT_EQ(t, hammer("jptest.touch", touch, tick_hammer, &tick_calls, &r), 0);
+	EXPECT_EQ(t, r.failures, 0);
+	EXPECT_EQ(t, r.steady.before + r.skipped, r.total);
+	EXPECT_EQ(t, r.steady.after, r.steady.before);
+	EXPECT_TRUE(t, r.toggled.after <= r.toggled.before);
+	EXPECT_TRUE(t, r.toggled.before >= HAMMER_ROUNDS);
+	EXPECT_TRUE(t, r.threads[0] > 0 && r.threads[1] > 0 && r.tick > 0);
 	EXPECT_TRUE(t, sites_are("jptest.touch", JP_SITE_NOP));
-	console_print("    # hammer: %lu calls (threads %lu + %lu, tick %lu), %lu skipped, "
-		      "toggled advice %lu before / %lu after\n",
-		      total, thread_calls[0], thread_calls[1], tick_calls, skipped, toggled.before,
-		      toggled.after);
+}
+
+/* The same storm on the fast path, where a call holds its section from
+ * before to after: is every after call made, the toggled advice's too? */
+static void fast_path_attach_detach_while_hammered(struct ktest *t)
+{
+	static struct hammer_result r;
+	if (!thread_current())
+		return ktest_skip(t, "no scheduler");
+	ASSERT_EQ(
+	    t, hammer("jptest.fast_touch", fast_touch, tick_hammer_fast, &fast_tick_calls, &r), 0);
+	EXPECT_EQ(t, r.failures, 0);
+	EXPECT_EQ(t, r.steady.before + r.skipped, r.total);
+	EXPECT_EQ(t, r.steady.after, r.steady.before);
+	EXPECT_EQ(t, r.toggled.after, r.toggled.before);
+	EXPECT_TRUE(t, r.toggled.before >= HAMMER_ROUNDS);
+	EXPECT_TRUE(t, r.threads[0] > 0 && r.threads[1] > 0 && r.tick > 0);
+	EXPECT_TRUE(t, sites_are("jptest.fast_touch", JP_SITE_NOP));
+	EXPECT_EQ(t, this_cpu()->jp_sections & 3, 0);
 }
 
 /* ---- Interrupt entry, exceptions and the scheduler's switch ---------------- */
@@ -555,4 +786,8 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(irq_entry_runs_advice_inside_the_interrupt),
 	    KTEST_CASE(trap_entry_runs_advice_for_a_recovered_fault),
 	    KTEST_CASE(sched_switch_passes_prev_and_next),
-	    KTEST_CASE(shell_command_attaches_and_detaches));
+	    KTEST_CASE(shell_command_attaches_and_detaches),
+	    KTEST_CASE(fast_path_shapes_with_arguments),
+	    KTEST_CASE(fast_path_shapes_without_arguments),
+	    KTEST_CASE(fast_path_nests_and_does_not_recurse),
+	    KTEST_CASE(fast_path_attach_detach_while_hammered));
