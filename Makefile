@@ -47,6 +47,10 @@ all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
 include userland/userland.mk
+# Aspects (aspects/*.c -> $(BUILD)/aspects/*.o, into the initrd and the kernel's test table).
+include aspects/aspects.mk
+# make fuzz: the linker's libFuzzer target.
+include tests/fuzz/fuzz.mk
 # lwIP (fetched into $(BUILD)/lwip) and the network module's flags: adds to KERNEL_OBJS.
 include modules/net/net.mk
 

@@ -7,7 +7,7 @@ for src in $(find "$@" -name '*.[chS]' 2>/dev/null); do
 	own=$(dirname "$src")
 	for header in $(sed -n 's/^#include "\([^"]*internal\.h\)".*/\1/p' "$src"); do
 		case "$own" in
-		*/"$(dirname "$header")") ;;
+		*/"$(dirname "$header")" | "$(dirname "$header")") ;;
 		*)
 			echo "$src: includes $header, another module's internal header"
 			status=1

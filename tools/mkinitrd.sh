@@ -3,7 +3,8 @@
 #   /sbin/init, /bin/<every other program>  (debug information stripped)
 #   userland/rootfs/*                         (/etc/rc, text files, /www, ...)
 #   /www/1mib.txt                             (generated: httpd's large test file)
-#   /aspects, /tmp                            (empty directories; /dev is
+#   /aspects/*.o                              (the aspect objects of the build)
+#   /tmp                                      (an empty directory; /dev is
 #                                             devfs, mounted by the kernel)
 # Usage: mkinitrd.sh <out.cpio> <staging dir> <rootfs dir> <program>...
 # Names in the archive are relative ("bin/sh"), owner root, as Linux's are.
@@ -19,6 +20,10 @@ cp -R "$rootfs"/. "$stage"/
 # differs, so a block lost, repeated or reordered in transit shows.
 mkdir -p "$stage/www"
 seq -f '%015.0f microScope httpd test data' 1 40000 | head -c 1048576 >"$stage/www/1mib.txt"
+# The aspect objects the build made next to the archive ($(BUILD)/aspects/*.o).
+for object in "$(dirname "$out")"/aspects/*.o; do
+	[ -e "$object" ] && cp "$object" "$stage/aspects/"
+done
 for program in "$@"; do
 	name=$(basename "$program")
 	dir=bin

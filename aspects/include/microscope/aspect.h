@@ -156,9 +156,10 @@ int ms_hist_record(const char *name, uint64_t value);
 
 /* ---- Telemetry, devices, replies, logging ---------------------------------- */
 
-/* Emits one telemetry record of the given type with length bytes of payload
- * (at most MS_EMIT_MAX).  Returns 0, -22 (EINVAL: too long), or -105 (ENOBUFS:
- * the ring was full; the record was dropped and counted). */
+/* Emits one telemetry record of the given type (1..65535) with length bytes of
+ * payload (at most MS_EMIT_MAX).  Returns 0, -22 (EINVAL: bad type, too long,
+ * unreadable payload), or -105 (ENOBUFS: the ring was full; the record was
+ * dropped and counted). */
 int ms_emit(uint32_t type, const void *payload, size_t length);
 #define MS_EMIT_MAX 240
 /* Reads the counter called counter of the device called device ("e1000.0",

@@ -74,6 +74,7 @@ extern const struct ex_table_entry __ex_table_start[], __ex_table_end[];
 
 static trap_user_fault_fn user_fault_handler;
 static trap_kernel_breakpoint_fn kernel_breakpoint_handler;
+static trap_kernel_fault_fn kernel_fault_handler;
 
 const char *trap_name_of(unsigned vector)
 {
@@ -93,6 +94,17 @@ trap_user_fault_fn trap_set_user_fault_handler(trap_user_fault_fn handler)
 trap_kernel_breakpoint_fn trap_set_kernel_breakpoint_handler(trap_kernel_breakpoint_fn handler)
 {
 	return __atomic_exchange_n(&kernel_breakpoint_handler, handler, __ATOMIC_SEQ_CST);
+}
+
+trap_kernel_fault_fn trap_set_kernel_fault_handler(trap_kernel_fault_fn handler)
+{
+	return __atomic_exchange_n(&kernel_fault_handler, handler, __ATOMIC_ACQ_REL);
+}
+
+static bool handle_kernel_fault(struct trap_frame *frame, uint64_t cr2)
+{
+	trap_kernel_fault_fn handler = __atomic_load_n(&kernel_fault_handler, __ATOMIC_ACQUIRE);
+	return handler && handler(frame, cr2);
 }
 
 static bool handle_kernel_breakpoint(struct trap_frame *frame)
@@ -224,7 +236,8 @@ static void handle_exception(struct trap_frame *frame, uint64_t cr2)
 		uint64_t fault_address = frame->vector == TRAP_PAGE_FAULT ? cr2 : 0;
 		if (handler && handler(frame, fault_address))
 			return;
-	} else if (apply_fixup(frame) || handle_kernel_breakpoint(frame)) {
+	} else if (apply_fixup(frame) || handle_kernel_breakpoint(frame) ||
+		   handle_kernel_fault(frame, cr2)) {
 		return;
 	}
 	report_exception(frame, cr2);

@@ -80,6 +80,16 @@ typedef bool (*trap_kernel_breakpoint_fn)(struct trap_frame *frame);
  * patches text); returns the previous one. */
 trap_kernel_breakpoint_fn trap_set_kernel_breakpoint_handler(trap_kernel_breakpoint_fn handler);
 
+/* Called for an exception in kernel mode that neither the exception table nor
+ * the breakpoint handler took, before the panic report, with CR2 as read on
+ * entry.  Returns true when it handled it (the frame, maybe changed, is
+ * resumed), false to let the kernel report it.  The runtime linker's: a fault
+ * in an aspect's code aborts the aspect instead of the kernel. */
+typedef bool (*trap_kernel_fault_fn)(struct trap_frame *frame, uint64_t cr2);
+
+/* Installs the kernel fault handler (NULL removes it); returns the previous one. */
+trap_kernel_fault_fn trap_set_kernel_fault_handler(trap_kernel_fault_fn handler);
+
 /* Returns the fix-up address listed for rip in the exception table, or 0. */
 uint64_t trap_find_fixup(uint64_t rip);
 

@@ -1,0 +1,84 @@
+/*
+ * The `direct` binding: advice runs in the kernel, called from the join point.
+ * Each piece of the aspect's advice becomes a struct jp_advice whose before or
+ * after is a kernel function here; it checks that `direct` is the aspect's
+ * active binding (relink switches it with one store) and calls the aspect's
+ * code through the guard (guard.c), which contains faults and overruns.  The
+ * jp_advice structs belong to the binding's state and live until detach,
+ * after jp_detach's grace period.
+ */
+#include "lib/errno.h"
+#include "linker/internal.h"
+#include "mm/mm.h"
+
+struct direct_advice {
+	struct jp_advice jp;
+	struct aspect *aspect;
+	ms_advice_fn function;
+};
+
+struct direct_state {
+	struct direct_advice advice[LINKER_MAX_ADVICE];
+};
+
+static void direct_before(struct jp_context *context, void *cookie)
+{
+	struct direct_advice *d = cookie;
+	if (aspect_is_active(d->aspect, ASPECT_BINDING_DIRECT))
+		linker_run_advice(d->aspect, d->function, context, false);
+}
+
+static void direct_after(struct jp_context *context, void *cookie)
+{
+	struct direct_advice *d = cookie;
+	if (aspect_is_active(d->aspect, ASPECT_BINDING_DIRECT))
+		linker_run_advice(d->aspect, d->function, context, true);
+}
+
+static void fill_advice(struct direct_advice *d, struct aspect *aspect, unsigned i)
+{
+	const struct linker_advice *a = &aspect->object.advice[i];
+	d->aspect = aspect;
+	d->function = a->function;
+	d->jp.name = aspect->name;
+	d->jp.before = a->kind == MS_ADVICE_BEFORE ? direct_before : NULL;
+	d->jp.after = a->kind == MS_ADVICE_AFTER ? direct_after : NULL;
+	d->jp.cookie = d;
+	d->jp.priority = a->priority;
+	d->jp.flags = (a->flags & MS_WANT_TIMESTAMPS) ? JP_ADVICE_TIMESTAMPS : 0;
+}
+
+static int direct_attach(struct aspect *aspect)
+{
+	struct direct_state *state = kzalloc(sizeof *state);
+	if (!state)
+		return -ENOMEM;
+	aspect->binding_state[ASPECT_BINDING_DIRECT] = state;
+	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
+		fill_advice(&state->advice[i], aspect, i);
+		int err =
+		    aspect_weave_advice(aspect, ASPECT_BINDING_DIRECT, i, &state->advice[i].jp);
+		if (err) {
+			aspect_unweave_binding(aspect, ASPECT_BINDING_DIRECT);
+			aspect->binding_state[ASPECT_BINDING_DIRECT] = NULL;
+			kfree(state);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void direct_detach(struct aspect *aspect)
+{
+	aspect_unweave_binding(aspect, ASPECT_BINDING_DIRECT);
+	kfree(aspect->binding_state[ASPECT_BINDING_DIRECT]);
+	aspect->binding_state[ASPECT_BINDING_DIRECT] = NULL;
+}
+
+const struct binding_ops binding_direct_ops = {
+    .binding = ASPECT_BINDING_DIRECT,
+    .name = "direct",
+    .attach = direct_attach,
+    .detach = direct_detach,
+    .collect = NULL, /* counts land in the aspect directly */
+};

@@ -1,0 +1,218 @@
+/*
+ * Fault containment for `direct` advice.  Every call into aspect code (advice,
+ * init, exit) goes through linker_run_advice/linker_run_init, which record on
+ * this CPU which aspect runs, since when, and a recovery point
+ * (linker_guard_call in guard.S).  Two things can abort the call there:
+ *   - an exception in kernel mode whose instruction pointer lies in the text
+ *     of the aspect running on this CPU (the traps code's kernel fault hook);
+ *   - interrupts, normally the tick, that find the CPU in that aspect's
+ *     text past the aspect's time budget twice (checked at interrupt exit).
+ * Either reports the aspect (which stops its advice at once and has it
+ * unlinked by the linker's thread), then rewrites the trap frame so the
+ * interrupted context resumes at linker_guard_abort: the guarded call returns
+ * -EFAULT and the join point completes as if the advice had returned.
+ *
+ * Invariants: aspect code runs with preemption off, so the per-CPU record
+ * belongs to one call at a time; a join point reached from advice runs no
+ * advice, so calls never nest (a nested attempt is refused).  Only faults in
+ * aspect text are caught: a fault inside the kernel (an ABI function given a
+ * bad pointer) is a kernel bug and panics as before, which is why the ABI
+ * functions read aspect-supplied memory with trap_read_kernel_word.  Advice
+ * that spins with interrupts off cannot be seen by the tick (a limit).
+ */
+#include "arch/x86_64/cpu.h"
+#include "arch/x86_64/traps.h"
+#include "boot/cmdline.h"
+#include "cpu/percpu.h"
+#include "cpu/spinlock.h"
+#include "irq/irq.h"
+#include "lib/errno.h"
+#include "lib/format.h"
+#include "linker/internal.h"
+#include "panic/panic.h"
+#include "time/time.h"
+
+static struct linker_run runs[MAX_CPUS];
+static uint64_t default_budget_ns = LINKER_DEFAULT_BUDGET_NS;
+static irq_exit_hook_fn previous_exit_hook;
+
+static int set_budget(const char *value)
+{
+	uint64_t us = 0;
+	if (!value || !*value)
+		return -EINVAL;
+	for (const char *c = value; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return -EINVAL;
+		us = us * 10 + (uint64_t)(*c - '0');
+	}
+	if (us == 0 || us > 10 * 1000 * 1000)
+		return -EINVAL;
+	default_budget_ns = us * NSEC_PER_USEC;
+	return 0;
+}
+KERNEL_PARAM(aspect_budget_us, set_budget,
+	     "time a direct advice may run before it is aborted, in microseconds (1000)");
+
+uint64_t linker_default_budget_ns(void)
+{
+	return default_budget_ns;
+}
+
+struct linker_run *linker_current_run(void)
+{
+	struct linker_run *run = &runs[this_cpu_id()];
+	return __atomic_load_n(&run->aspect, __ATOMIC_RELAXED) ? run : NULL;
+}
+
+static uint64_t budget_tsc(const struct aspect *aspect)
+{
+	uint64_t hz = clock_tsc_hz();
+	return hz ? aspect->budget_ns * (hz / 1000) / 1000000 : UINT64_MAX / 2;
+}
+
+/* Runs fn(arg) with this CPU's record set; returns 0 or -EFAULT (aborted). */
+static int run_guarded(struct aspect *aspect, void (*fn)(void *), void *arg,
+		       struct jp_context *context)
+{
+	ASSERT(this_cpu()->preempt_count > 0 || !irq_enabled());
+	struct linker_run *run = &runs[this_cpu_id()];
+	if (run->aspect)
+		return -EBUSY;
+	run->context = context;
+	run->start_tsc = rdtsc();
+	run->deadline_tsc = run->start_tsc + budget_tsc(aspect);
+	run->overrun_interrupts = 0;
+	__atomic_store_n(&run->aspect, aspect, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	int aborted = linker_guard_call(&run->jmp, fn, arg);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint64_t spent = rdtsc() - run->start_tsc;
+	__atomic_store_n(&run->aspect, NULL, __ATOMIC_RELEASE);
+	aspect_count_event(aspect, spent);
+	return aborted ? -EFAULT : 0;
+}
+
+int linker_run_advice(struct aspect *aspect, ms_advice_fn fn, struct jp_context *context,
+		      bool after)
+{
+	struct linker_run *run = &runs[this_cpu_id()];
+	run->after = after;
+	/* The advice gets this CPU's record as its opaque struct ms_ctx. */
+	return run_guarded(aspect, (void (*)(void *))(void (*)(void))fn, run, context);
+}
+
+struct init_call {
+	ms_init_fn fn;
+	ms_exit_fn exit;
+	int result;
+};
+
+static void call_init(void *arg)
+{
+	struct init_call *call = arg;
+	call->result = call->fn();
+}
+
+int linker_run_init(struct aspect *aspect, ms_init_fn fn)
+{
+	struct init_call call = {.fn = fn};
+	preempt_disable();
+	runs[this_cpu_id()].after = false;
+	int err = run_guarded(aspect, call_init, &call, NULL);
+	preempt_enable();
+	return err ? err : call.result;
+}
+
+static void call_exit(void *arg)
+{
+	((struct init_call *)arg)->exit();
+}
+
+void linker_run_exit(struct aspect *aspect, ms_exit_fn fn)
+{
+	struct init_call call = {.exit = fn};
+	preempt_disable();
+	runs[this_cpu_id()].after = false;
+	run_guarded(aspect, call_exit, &call, NULL);
+	preempt_enable();
+}
+
+static void resume_at_abort(struct trap_frame *frame, struct linker_run *run)
+{
+	frame->rip = (uint64_t)linker_guard_abort;
+	frame->rdi = (uint64_t)&run->jmp;
+}
+
+static uint64_t text_offset(const struct aspect *aspect, uint64_t rip)
+{
+	return rip - (uint64_t)aspect->object.region[LINKER_REGION_TEXT];
+}
+
+/* The aspect running on this CPU when rip lies in its text, else NULL. */
+static struct aspect *running_in_text(struct linker_run *run, uint64_t rip)
+{
+	struct aspect *aspect = __atomic_load_n(&run->aspect, __ATOMIC_ACQUIRE);
+	if (!aspect || linker_text_owner(rip) != aspect)
+		return NULL;
+	return aspect;
+}
+
+static bool on_kernel_fault(struct trap_frame *frame, uint64_t cr2)
+{
+	struct linker_run *run = &runs[this_cpu_id()];
+	struct aspect *aspect = running_in_text(run, frame->rip);
+	if (!aspect)
+		return false;
+	char reason[sizeof aspect->last_failure];
+	if (frame->vector == TRAP_PAGE_FAULT)
+		snprintf(reason, sizeof reason, "%s at text+%#lx (address %#lx)",
+			 trap_name_of((unsigned)frame->vector), text_offset(aspect, frame->rip),
+			 cr2);
+	else
+		snprintf(reason, sizeof reason, "%s at text+%#lx",
+			 trap_name_of((unsigned)frame->vector), text_offset(aspect, frame->rip));
+	aspect_report_failure(aspect, reason);
+	resume_at_abort(frame, run);
+	return true;
+}
+
+static void check_overrun(struct trap_frame *frame)
+{
+	if (trap_frame_from_user(frame))
+		return;
+	struct linker_run *run = &runs[this_cpu_id()];
+	struct aspect *aspect = running_in_text(run, frame->rip);
+	if (!aspect || (int64_t)(rdtsc() - run->deadline_tsc) < 0)
+		return;
+	/* Twice: one late interrupt may only mean this virtual CPU was not
+	 * running for a while (a host under load), not that the advice spins. */
+	if (++run->overrun_interrupts < 2)
+		return;
+	char reason[sizeof aspect->last_failure];
+	snprintf(reason, sizeof reason, "ran past its budget of %lu us at text+%#lx",
+		 (unsigned long)(aspect->budget_ns / NSEC_PER_USEC),
+		 text_offset(aspect, frame->rip));
+	aspect_report_failure(aspect, reason);
+	resume_at_abort(frame, run);
+}
+
+/* Chained in front of the scheduler's interrupt-exit hook: runs after every
+ * outermost interrupt, the tick included. */
+static void on_irq_exit(struct trap_frame *frame)
+{
+	check_overrun(frame);
+	if (previous_exit_hook)
+		previous_exit_hook(frame);
+}
+
+void linker_guard_init(void)
+{
+	static int done;
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	trap_set_kernel_fault_handler(on_kernel_fault);
+	uint64_t flags = irq_save();
+	previous_exit_hook = irq_set_exit_hook(on_irq_exit);
+	irq_restore(flags);
+}

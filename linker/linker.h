@@ -1,0 +1,120 @@
+/*
+ * The runtime linker: loads aspects (relocatable objects built against
+ * aspects/include/microscope/aspect.h) while the system runs, binds them to
+ * join points and unbinds them.  How an aspect is bound is chosen when it is
+ * linked and may be changed while it runs: `direct` (advice called in the
+ * kernel), `shm` (a monitor process fed by per-CPU rings) or `msg` (a monitor
+ * process reached by kernel IPC).  Counters survive relinks.
+ *
+ *     struct aspect *a;  char error[LINKER_ERROR_MAX];
+ *     int err = linker_load(image, size, &a, error, sizeof error);   // LOADED
+ *     if (!err) err = aspect_link(a, ASPECT_BINDING_DIRECT);          // LIVE
+ *
+ * States: LOADING -> LOADED -> LIVE -> UNLINKING -> GONE.  A LOADED aspect is
+ * linked in the kernel but has no advice woven; LIVE has.  aspect_unlink takes
+ * a LIVE aspect back to LOADED, waiting for a grace period; aspect_unload frees
+ * a LOADED one (GONE).  A faulting or overrunning `direct` advice, and a
+ * monitor that dies or misses a deadline, unlink the aspect by themselves
+ * (reported on the console; aspect_get_stats says why).
+ *
+ * Every control function may sleep (kernel thread context only) and is
+ * serialised by one mutex; lookups return aspects that stay valid until
+ * aspect_unload.
+ */
+#ifndef LINKER_LINKER_H
+#define LINKER_LINKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LINKER_ERROR_MAX 160 /* a message buffer that always fits */
+#define ASPECT_MAX       32  /* aspects loaded at once */
+
+struct aspect;
+
+enum aspect_binding {
+	ASPECT_BINDING_NONE = 0,
+	ASPECT_BINDING_DIRECT,
+	ASPECT_BINDING_SHM,
+	ASPECT_BINDING_MSG,
+	ASPECT_BINDING_COUNT,
+};
+
+enum aspect_state {
+	ASPECT_LOADING,
+	ASPECT_LOADED,
+	ASPECT_LIVE,
+	ASPECT_UNLINKING,
+	ASPECT_GONE,
+};
+
+struct aspect_stats {
+	char name[32];
+	char description[128];
+	enum aspect_state state;
+	enum aspect_binding binding; /* NONE unless LIVE */
+	uint64_t events;             /* advice runs, every binding */
+	uint64_t drops;              /* events lost (ring full, send failed) */
+	uint64_t time_ns;            /* spent in advice (direct) or delivering (shm/msg) */
+	uint64_t faults;             /* times unlinked for a fault, overrun or dead monitor */
+	unsigned advice;             /* pieces of advice in the object */
+	unsigned weaves;             /* join points woven right now */
+	char last_failure[128];      /* "" when none */
+};
+
+/* Validates and links image (an ET_REL object of size bytes; copied) in the
+ * kernel and runs nothing yet.  On success *aspect is LOADED.  Returns 0, or
+ * with a message in error (error_size bytes, may be NULL):
+ *   -ENOEXEC  not a valid aspect object (the message names the problem)
+ *   -ENOENT   an undefined symbol outside the aspect ABI
+ *   -ERANGE   a relocation overflowed
+ *   -EEXIST   an aspect with that name is loaded
+ *   -ENOSPC   ASPECT_MAX aspects are loaded
+ *   -ENOMEM */
+int linker_load(const void *image, size_t size, struct aspect **aspect, char *error,
+		size_t error_size);
+/* Reads path from the VFS and linker_load()s it.  Same returns, plus the VFS's
+ * errors (-ENOENT: no such file) and -EFBIG (larger than 4 MiB). */
+int linker_load_file(const char *path, struct aspect **aspect, char *error, size_t error_size);
+/* Runs the aspect's init (first link only) and weaves its advice with binding.
+ * Returns 0, -EINVAL (not LOADED, or binding invalid), -ENOSYS (binding not
+ * built in), -ECANCELED (init returned non-zero or faulted), the weaving
+ * error (-ENOENT: a pattern matches no join point), or the binding's. */
+int aspect_link(struct aspect *aspect, enum aspect_binding binding);
+/* Switches a LIVE aspect to another binding without reloading it: the new
+ * binding is woven first, then one store makes it the active one, then the old
+ * one is unwoven, so every event runs exactly one binding.  Returns 0 (also
+ * when binding is the current one), -EINVAL, -ENOSYS, or the new binding's
+ * error with the old binding kept. */
+int aspect_relink(struct aspect *aspect, enum aspect_binding binding);
+/* Unweaves a LIVE aspect and waits for a grace period: when it returns no
+ * advice of it runs anywhere.  It is LOADED again (counters kept).  Returns 0
+ * or -EINVAL (not LIVE). */
+int aspect_unlink(struct aspect *aspect);
+/* Unlinks if needed, runs the aspect's exit, and frees it (GONE).  Returns 0 or
+ * -EBUSY (a binding still uses it). */
+int aspect_unload(struct aspect *aspect);
+/* Returns the aspect called name, or NULL. */
+struct aspect *aspect_find(const char *name);
+/* Calls fn for every loaded aspect, in load order, until it returns non-zero;
+ * returns that value or 0.  fn may not load or unload aspects. */
+int aspect_for_each(int (*fn)(struct aspect *aspect, void *arg), void *arg);
+/* Fills *stats.  Returns 0 or -EINVAL (NULL). */
+int aspect_get_stats(struct aspect *aspect, struct aspect_stats *stats);
+/* Returns the counter called name in the aspect's store (0 when absent);
+ * counts from monitor processes are merged in first. */
+int64_t aspect_counter_value(struct aspect *aspect, const char *name);
+/* Returns the number of values recorded in histogram name, 0 when absent. */
+uint64_t aspect_histogram_count(struct aspect *aspect, const char *name);
+/* Prints the aspect's counters and histograms to the console. */
+void aspect_print_counters(struct aspect *aspect);
+
+/* "direct", "shm", "msg", "none". */
+const char *aspect_binding_name(enum aspect_binding binding);
+/* Parses "direct" | "shm" | "msg".  Returns the binding or ASPECT_BINDING_NONE. */
+enum aspect_binding aspect_binding_parse(const char *name);
+/* "loading", "loaded", "live", "unlinking", "gone". */
+const char *aspect_state_name(enum aspect_state state);
+
+#endif
