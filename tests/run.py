@@ -4,6 +4,8 @@
 Groups (each can run alone with --only):
   host   tests/host/*_test.c: real kernel sources compiled for the host with
          AddressSanitizer and UndefinedBehaviorSanitizer; every KTAP case counts.
+  fuzz   the runtime linker's ELF validation and relocation under libFuzzer for
+         a short while (tests/fuzz/fuzz.sh; `make fuzz` runs it longer).
   ktest  the in-kernel suites (ktest=all exit=qemu, QEMU -kernel) on 1, 2 and 4
          CPUs; every case counts.
   crash  crashtest=X must panic (exit status 37) naming the faulting function.
@@ -51,7 +53,7 @@ BIOS_TIMEOUT, UEFI_TIMEOUT = 60, 120
 HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-fsanitize=address,undefined",
                "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-Wall", "-Wextra",
                "-Werror", "-Wno-unused-parameter", "-Ikernel", "-Idrivers", "-Imodules",
-               "-Ilinker", "-Itests/host/shim", "-DHOST_TEST"]
+               "-Ilinker", "-I.", "-Iaspects/include", "-Itests/host/shim", "-DHOST_TEST"]
 HOST_TEST_TIMEOUT = 120
 
 # crashtest=<value> → a regular expression the panic report must match (the
@@ -732,11 +734,45 @@ def net_jobs(args, reporter):
     return [lambda n=n: run_net(args, reporter, n) for n in NET_NICS]
 
 
+# ---------------------------------------------------------------- fuzzing
+
+
+FUZZ_SECONDS = 20  # the short run; `make fuzz` runs longer
+
+
+def run_fuzz(args, reporter):
+    """The linker's libFuzzer target (tests/fuzz/fuzz.sh), seeded with the
+    build's aspect objects: passes when no input crashed it."""
+    name = "fuzz/linker"
+    if missing(os.path.join(args.build, "aspects"), reporter, name, "run make aspects"):
+        return
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(["sh", "tests/fuzz/fuzz.sh", args.build, str(FUZZ_SECONDS)], cwd=ROOT,
+                              capture_output=True, timeout=FUZZ_SECONDS + 180,
+                              stdin=subprocess.DEVNULL)
+        code, output = proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        code, output = EXIT_HANG, (e.stdout or b"").decode(errors="replace") + "\n(timed out)"
+    with open(os.path.join(ROOT, args.build, "test-logs", "fuzz-linker.log"), "w") as f:
+        f.write(output)
+    seconds = time.monotonic() - start
+    if code == 0:
+        reporter.report(Result(name, "ok", seconds))
+    else:
+        reporter.report(Result(name, "FAIL", seconds, output,
+                               f"exit status {code}; the input is in {args.build}/fuzz/"))
+
+
+def fuzz_jobs(args, reporter):
+    return [lambda: run_fuzz(args, reporter)]
+
+
 # ---------------------------------------------------------------- main
 
 
 GROUPS = {"host": host_jobs, "ktest": ktest_jobs, "crash": crash_jobs, "boot": boot_jobs,
-          "shell": shell_jobs, "user": user_jobs, "net": net_jobs}
+          "shell": shell_jobs, "user": user_jobs, "net": net_jobs, "fuzz": fuzz_jobs}
 
 
 def list_tests(args):
@@ -756,6 +792,7 @@ def list_tests(args):
         print(f"boot  boot/kernel-{memory}")
     for name, _, _, smp, what in SMP_BOOTS:
         print(f"boot  boot/{name}  ({smp} CPUs, {'the self-test ISO' if what == 'iso' else what})")
+    print(f"fuzz  fuzz/linker  (the linker's libFuzzer target for {FUZZ_SECONDS} s)")
     for step, line, _ in SHELL_SESSION:
         print(f"shell shell/{step}  (types {line!r})")
     print("shell shell/exit  (exit stops QEMU with status 39)")
@@ -790,7 +827,7 @@ def main():
     os.makedirs(os.path.join(args.build, "test-logs"), exist_ok=True)
     reporter = Reporter()
     start = time.monotonic()
-    for group in ["host", "ktest", "crash", "boot", "shell", "user", "net"]:
+    for group in ["host", "fuzz", "ktest", "crash", "boot", "shell", "user", "net"]:
         if args.only and group not in args.only:
             continue
         run_group(GROUPS[group](args, reporter))
