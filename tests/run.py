@@ -686,6 +686,31 @@ def run_usertests(args, reporter, smp=1):
                            text if problem else None, problem or f"exit status {code}"))
 
 
+SCOPETEST_TIMEOUT = 120
+
+
+def run_scopetest(args, reporter):
+    """scopetest as init on one CPU: the shm and msg bindings end to end
+    (same counts in every binding, relink under load, a killed monitor, a
+    missed deadline).  Each KTAP case counts; init's status becomes QEMU's."""
+    log = os.path.join(args.build, "test-logs", "scopetest.log")
+    code, text, seconds = qemu_run("scopetest", log, [
+        "--kernel", kernel_elf(args.build), "--initrd", os.path.join(args.build, "initrd.cpio"),
+        "--append", "init=/bin/scopetest exit=qemu"], SCOPETEST_TIMEOUT)
+    started = text.find("KTAP version 1")
+    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
+    for _, case, status, detail in cases:
+        reporter.report(Result(f"user/scopetest/{case}", status, 0.0, "\n".join(detail)))
+    failed = any(st == "FAIL" for _, _, st, _ in cases)
+    problem = None
+    if started < 0 or plan is None or plan != top:
+        problem = f"{top} of {plan} cases reported"
+    elif code != (EXIT_FAILED if failed else EXIT_PASSED):
+        problem = f"exit status {code}"
+    reporter.report(Result("user/scopetest (run)", "FAIL" if problem else "ok", seconds,
+                           text if problem else None, problem or f"exit status {code}"))
+
+
 def user_jobs(args, reporter):
     if missing(os.path.join(args.build, "initrd.cpio"), reporter, "user", "run make initrd"):
         return []
@@ -696,6 +721,7 @@ def user_jobs(args, reporter):
     if not missing(kernel_elf(args.build), reporter, "user/usertests", "run make kernel"):
         jobs.insert(0, lambda: run_usertests(args, reporter))
         jobs.insert(1, lambda: run_usertests(args, reporter, USERTESTS_SMP))
+        jobs.insert(2, lambda: run_scopetest(args, reporter))
     return jobs
 
 
@@ -799,11 +825,11 @@ def list_tests(args):
     print("user  user/elf/<program>  (static x86_64 ET_EXEC, entry in PT_LOAD, nothing undefined)")
     print("user  user/host/<check>, user/host/usertests/<case>  (the programs on the host)")
     print("user  user/usertests/<case>  (usertests as init in the OS)")
+    print(f"user  user/usertests-smp{USERTESTS_SMP}/<case>  (the same on {USERTESTS_SMP} CPUs)")
     print("user  user/host/httpd-*, user/host/httpget, user/host/ping  (network programs on the host)")
     for nic in NET_NICS:
         print(f"net   net/{nic}/<check>  (httpd in the OS over {nic}: files, keep-alive, errors, "
               "hostile clients, load and memory, mode switch, ping, httpget)")
-    print(f"user  user/usertests-smp{USERTESTS_SMP}/<case>  (the same on {USERTESTS_SMP} CPUs)")
 
 
 def run_group(jobs):

@@ -63,6 +63,14 @@ $(USER_DIR)/bin/$(1): $(patsubst %,$(USER_DIR)/obj/%.o,$(sort $(wildcard userlan
 endef
 $(foreach p,$(USER_PROGRAMS),$(eval $(call user-program,$(p))))
 
+# The monitor links aspects with the kernel's own portable object linker
+# (linker/object.h), compiled for user space into it.
+MONITOR_LINKER_C := $(addprefix linker/,validate.c layout.c symbols.c relocate.c metadata.c \
+	message.c counters.c)
+MONITOR_LINKER_OBJS := $(patsubst %,$(USER_DIR)/obj/%.o,$(MONITOR_LINKER_C))
+$(USER_DIR)/bin/monitor: $(MONITOR_LINKER_OBJS)
+$(MONITOR_LINKER_OBJS) $(USER_DIR)/obj/userland/monitor/%: USER_CFLAGS += -I. -Iaspects/include
+
 $(INITRD): $(USER_BINS) $(INITRD_FILES) tools/mkinitrd.sh
 	$(say) CPIO $@
 	$(Q)sh tools/mkinitrd.sh $@ $(USER_DIR)/root userland/rootfs $(USER_BINS)

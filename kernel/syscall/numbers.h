@@ -113,6 +113,10 @@
 #define __NR_ms_ipc_stats   518
 #define __NR_ms_tel_read    519 /* telemetry rings: see telemetry/telemetry.h */
 #define __NR_ms_tel_stats   520
+#define __NR_ms_scope_ctl    521 /* aspects, monitors: see scope/scope.h */
+#define __NR_ms_scope_attach 522
+#define __NR_ms_scope_image  523
+#define __NR_ms_scope_report 524
 #define __NR_ms_getcpus   530 /* per-CPU statistics for top: see proc/proc.h */
 #define __NR_ms_setmonitor 531 /* make a process a monitor (may use monitor CPUs) */
 

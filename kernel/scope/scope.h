@@ -1,0 +1,110 @@
+/*
+ * Scope: the contract between the kernel's runtime linker and the processes
+ * that watch or steer it.  Two parties use it, through system calls:
+ *
+ *  - scopectl (userland/scopectl) controls aspects: list join points, load an
+ *    object, link / relink with a binding, unlink, read statistics
+ *    (ms_scope_ctl, over linker/linker.h);
+ *  - the monitor process (userland/monitor) runs aspects bound `shm` or
+ *    `msg`: it registers its IPC endpoint (ms_scope_attach), fetches the
+ *    objects it is told to link (ms_scope_image), takes events from the
+ *    telemetry channel (ms_tel_read) or as messages, and hands its counters
+ *    back (ms_scope_report).
+ *
+ *     struct scope_ctl c = {.op = SCOPE_LINK, .binding = 3};
+ *     strcpy(c.name, "callcount");
+ *     long err = ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+ *
+ * Plain declarations only: user space includes this header.
+ */
+#ifndef KERNEL_SCOPE_SCOPE_H
+#define KERNEL_SCOPE_SCOPE_H
+
+#include <stdint.h>
+
+/* ---- Events: what a join point hands a monitor ------------------------------
+ * One per advice run, as the payload of a telemetry record (type
+ * SCOPE_RECORD_EVENT, shm) or of an IPC message (label SCOPE_MSG_EVENT,
+ * msg).  The monitor's ABI answers the context accessors from it. */
+#define SCOPE_JP_NAME_MAX      32
+#define SCOPE_PROGRAM_NAME_MAX 16
+#define SCOPE_EVENT_AFTER      0x1u /* an `after` advice: ret and exit_ns valid */
+#define SCOPE_EVENT_CALL       0x2u /* msg, synchronous: a reply is awaited */
+
+struct scope_event {
+	uint32_t aspect_id; /* the kernel's number for the aspect (SCOPE_MSG_LOAD) */
+	uint16_t advice_index;
+	uint16_t flags; /* SCOPE_EVENT_* */
+	int32_t pid, tid;
+	uint32_t cpu;
+	uint32_t argc;
+	uint64_t args[6];
+	uint64_t ret;
+	uint64_t entry_ns, exit_ns;
+	uint64_t activity;
+	char joinpoint[SCOPE_JP_NAME_MAX];
+	char program[SCOPE_PROGRAM_NAME_MAX];
+};
+
+#define SCOPE_RECORD_EVENT 0x5c01 /* telemetry record type */
+
+/* ---- Messages from the kernel to the monitor (IPC labels) ------------------
+ * LOAD    words[0] = aspect id, payload = its name: link the object
+ *         (ms_scope_image); reply words[0] = 0 or a negative error.
+ * UNLOAD  words[0] = aspect id: forget it.  Reply words[0] = 0.
+ * FLUSH   words[0] = aspect id: run every pending event, report the aspect's
+ *         counters (ms_scope_report), zero them; reply words[0] = 0.
+ * EVENT   payload = struct scope_event; a call (token != 0) awaits a reply
+ *         with words[0] = 1 when the advice called ms_reply, words[1] = the
+ *         value. */
+#define SCOPE_MSG_LOAD   1
+#define SCOPE_MSG_UNLOAD 2
+#define SCOPE_MSG_FLUSH  3
+#define SCOPE_MSG_EVENT  4
+
+/* ---- Control (ms_scope_ctl) ------------------------------------------------ */
+
+enum scope_op {
+	SCOPE_LIST_JOINPOINTS = 1, /* buffer ← text, one join point per line */
+	SCOPE_LOAD,                /* name = path of an object file */
+	SCOPE_LINK,                /* name = aspect, binding = 1 direct, 2 shm, 3 msg */
+	SCOPE_RELINK,
+	SCOPE_UNLINK,
+	SCOPE_UNLOAD,
+	SCOPE_STATS,        /* buffer ← text, one aspect per line (name = "" for all) */
+	SCOPE_COUNTER,      /* value ← counter `counter` of aspect name */
+	SCOPE_SET_MSG_MODE, /* binding = 0 one-way, 1 synchronous; value = deadline in ns */
+};
+
+struct scope_ctl {
+	uint32_t op; /* enum scope_op */
+	uint32_t binding;
+	char name[128];
+	char counter[48];
+	int64_t value;
+	char *buffer; /* user memory for text answers */
+	uint64_t length;
+	char error[160]; /* why, when the answer is an error */
+};
+
+/* ms_scope_ctl(struct scope_ctl *) → 0 or bytes written to buffer, or a
+ * negative error (with error filled in).
+ * ms_scope_attach(endpoint fd) → the telemetry channel id of shm events;
+ *     -EBUSY when another monitor is attached.
+ * ms_scope_image(aspect id, buffer, length) → the object's size (copied when
+ *     it fits), -ENOENT.
+ * ms_scope_report(aspect id, const struct linker_counters *) → 0, -EFAULT.
+ * ms_scope_device(device, counter, uint64_t *value) → 0, -ENOENT. */
+
+/* ---- Kernel API (user space sees the declarations only) -------------------- */
+
+struct joinpoint;
+/* For a join point's owner, right after calling it: when a synchronous `msg`
+ * advice on joinpoint ran on this CPU and its monitor answered with
+ * ms_reply, stores the value and returns 1 (once); else returns 0. */
+int scope_msg_reply(const struct joinpoint *joinpoint, int64_t *value);
+/* Switches the msg binding to synchronous calls with deadline_ns (0: the
+ * default, 10 ms) or back to one-way messages. */
+void scope_set_msg_mode(int synchronous, uint64_t deadline_ns);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * ms_scope_ctl: scopectl's one system call, a thin layer over the runtime
+ * linker's public API (linker/linker.h).  The request is copied in whole,
+ * the answer is a status, a value, or text copied out to the caller's buffer
+ * (join points with their signatures; one line of statistics per aspect),
+ * and an error comes with the linker's message.
+ */
+#include <stdarg.h>
+
+#include "joinpoint/joinpoint.h"
+#include "lib/errno.h"
+#include "lib/format.h"
+#include "lib/string.h"
+#include "linker/linker.h"
+#include "mm/mm.h"
+#include "scope/scope.h"
+#include "syscall/syscall.h"
+#include "uaccess/uaccess.h"
+
+#define TEXT_MAX (32 * 1024)
+
+struct text {
+	char *data;
+	size_t used, size;
+};
+
+static void append(struct text *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void append(struct text *t, const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	if (t->used < t->size) {
+		int n = vsnprintf(t->data + t->used, t->size - t->used, format, args);
+		t->used += n > 0 ? (size_t)n : 0;
+		if (t->used > t->size)
+			t->used = t->size;
+	}
+	va_end(args);
+}
+
+static int list_one(const struct joinpoint *jp, void *arg)
+{
+	struct text *t = arg;
+	append(t, "%s(", jp->name);
+	for (unsigned i = 0; i < jp->argc; i++)
+		append(t, "%s%s %s", i ? ", " : "", jp->arg_types[i], jp->arg_names[i]);
+	append(t, ") -> %s\n", jp->return_type);
+	return 0;
+}
+
+struct stats_walk {
+	struct text *text;
+	const char *only; /* "" for every aspect */
+};
+
+/* aspect_for_each calls this without the linker's lock held, so
+ * aspect_get_stats may take it. */
+static int stats_line(struct aspect *aspect, void *arg)
+{
+	struct stats_walk *w = arg;
+	struct aspect_stats s;
+	if (aspect_get_stats(aspect, &s) || (w->only[0] && strcmp(w->only, s.name)))
+		return 0;
+	append(w->text, "%s state=%s binding=%s events=%lu drops=%lu time_ns=%lu faults=%lu%s%s\n",
+	       s.name, aspect_state_name(s.state), aspect_binding_name(s.binding), s.events,
+	       s.drops, s.time_ns, s.faults, s.last_failure[0] ? " last_failure=" : "",
+	       s.last_failure);
+	return 0;
+}
+
+static long control(struct scope_ctl *c, struct text *t)
+{
+	c->name[sizeof c->name - 1] = c->counter[sizeof c->counter - 1] = '\0';
+	if (c->op == SCOPE_LIST_JOINPOINTS) {
+		jp_for_each(list_one, t);
+		return 0;
+	}
+	if (c->op == SCOPE_STATS) {
+		struct stats_walk walk = {t, c->name};
+		aspect_for_each(stats_line, &walk);
+		return 0;
+	}
+	if (c->op == SCOPE_LOAD) {
+		struct aspect *a;
+		return linker_load_file(c->name, &a, c->error, sizeof c->error);
+	}
+	if (c->op == SCOPE_SET_MSG_MODE) {
+		scope_set_msg_mode(c->binding != 0, (uint64_t)c->value);
+		return 0;
+	}
+	struct aspect *a = aspect_find(c->name);
+	if (!a) {
+		snprintf(c->error, sizeof c->error, "no aspect called '%s'", c->name);
+		return -ENOENT;
+	}
+	switch (c->op) {
+	case SCOPE_LINK: return aspect_link(a, (enum aspect_binding)c->binding);
+	case SCOPE_RELINK: return aspect_relink(a, (enum aspect_binding)c->binding);
+	case SCOPE_UNLINK: return aspect_unlink(a);
+	case SCOPE_UNLOAD: return aspect_unload(a);
+	case SCOPE_COUNTER: c->value = aspect_counter_value(a, c->counter); return 0;
+	default: return -EINVAL;
+	}
+}
+
+SYSCALL_DEFINE1(ms_scope_ctl, struct scope_ctl *, user_ctl)
+{
+	struct scope_ctl *c = kzalloc(sizeof *c);
+	struct text t = {.data = kmalloc(TEXT_MAX), .size = TEXT_MAX};
+	long result = -ENOMEM;
+	if (!c || !t.data)
+		goto out;
+	result = -EFAULT;
+	if (copy_from_user(c, user_ctl, sizeof *c))
+		goto out;
+	c->error[0] = '\0';
+	result = control(c, &t);
+	if (result == 0 && t.used) {
+		size_t n = t.used < c->length ? t.used : c->length;
+		result = copy_to_user(c->buffer, t.data, n) ? -EFAULT : (long)n;
+	}
+	if (copy_to_user(user_ctl, c, sizeof *c))
+		result = -EFAULT;
+out:
+	kfree(t.data);
+	kfree(c);
+	return result;
+}

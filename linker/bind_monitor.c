@@ -1,0 +1,339 @@
+/*
+ * The monitor session behind the `shm` and `msg` bindings.  The kernel
+ * starts /bin/monitor when a binding first needs it; the monitor creates an
+ * IPC endpoint and attaches it (ms_scope_attach), which gives it the
+ * telemetry channel shm events go to.  Aspects get small ids (their index in
+ * `ids` plus one); LOAD tells the monitor to fetch the object
+ * (ms_scope_image) and link it in its own memory, FLUSH makes it run what is
+ * pending and hand its counters back (ms_scope_report), which the kernel
+ * merges into the aspect's store: counts carry over relinks.
+ *
+ * The monitor is an ordinary process: when it ends, its endpoint closes
+ * (ipc/ipc.h), and the join-point side sees monitor_is_gone() at the next
+ * event and reports the aspect, which the linker's thread unlinks.  Nothing
+ * here waits on the monitor without a deadline.  A new monitor starts a new
+ * generation: ids of the old one are void.
+ *
+ * Control paths (load, flush, unload) run under the linker's control mutex;
+ * the session's fields change under `lock`, and the join-point side reads
+ * the endpoint and channel pointers with acquire loads.  The endpoint of a
+ * dead monitor is kept (closed) until the next one attaches, so the
+ * join-point side never sees it freed under it.
+ */
+#include "linker/monitor_internal.h"
+
+#include "arch/x86_64/cpu.h"
+#include "console/console.h"
+#include "cpu/percpu.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
+#include "syscall/syscall.h"
+#include "time/time.h"
+#include "uaccess/uaccess.h"
+
+#define MONITOR_PATH          "/bin/monitor"
+#define MONITOR_CHANNEL_BYTES (64 * 1024)
+#define ATTACH_TIMEOUT_NS     (10 * NSEC_PER_SEC)
+#define CONTROL_TIMEOUT_NS    (5 * NSEC_PER_SEC)
+
+struct aspect_id {
+	struct aspect *aspect;
+	int refs;
+	uint64_t generation;
+};
+
+static struct {
+	struct spinlock lock;
+	struct ipc_endpoint *endpoint; /* the attached monitor's, or a dead one's */
+	struct tel_channel *channel;
+	int pid;
+	uint64_t generation;
+	struct aspect_id ids[ASPECT_MAX];
+	struct linker_counters *report; /* what ms_scope_report handed in */
+	uint32_t report_id;
+} session = {.lock = SPINLOCK_INIT("monitor.session")};
+
+static struct waitq attached = WAITQ_INIT(attached, "monitor.attach");
+
+struct ipc_endpoint *monitor_endpoint(void)
+{
+	return __atomic_load_n(&session.endpoint, __ATOMIC_ACQUIRE);
+}
+
+struct tel_channel *monitor_channel(void)
+{
+	return __atomic_load_n(&session.channel, __ATOMIC_ACQUIRE);
+}
+
+bool monitor_is_gone(void)
+{
+	struct ipc_endpoint *e = monitor_endpoint();
+	return !e || ipc_endpoint_is_closed(e);
+}
+
+/* The monitor's own system calls reach join points too (its endpoint is a
+ * descriptor: vfs.*); running its advice for them would feed it its own
+ * work, so events of the monitor process are not sent at all. */
+bool monitor_is_caller(const struct jp_context *context)
+{
+	struct thread *t = context->thread;
+	struct process *p = t ? thread_process(t) : NULL;
+	return p && proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
+}
+
+/* ---- Starting and attaching ------------------------------------------------- */
+
+static bool monitor_attached(void *arg)
+{
+	(void)arg;
+	return !monitor_is_gone();
+}
+
+static int start_monitor(void)
+{
+	if (!monitor_is_gone())
+		return 0;
+	char *argv[] = {"monitor", NULL}, *envp[] = {NULL};
+	int pid = proc_spawn(MONITOR_PATH, argv, envp);
+	if (pid < 0) {
+		pr_warn("monitor: cannot start %s (error %d)\n", MONITOR_PATH, pid);
+		return pid;
+	}
+	if (waitq_wait_timeout(&attached, monitor_attached, NULL, ATTACH_TIMEOUT_NS) < 0) {
+		pr_warn("monitor: pid %d did not attach\n", pid);
+		proc_kill(pid, SIGKILL);
+		return -ETIMEDOUT;
+	}
+	pr_info("monitor: pid %d attached\n", pid);
+	return 0;
+}
+
+/* Discards what a dead monitor left in the channel. */
+static void drain_channel(struct tel_channel *channel)
+{
+	static uint8_t scratch[4096];
+	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
+		while (tel_channel_read(channel, cpu, scratch, sizeof scratch) > 0)
+			;
+}
+
+SYSCALL_DEFINE1(ms_scope_attach, int, fd)
+{
+	struct ipc_endpoint *e = ipc_endpoint_from_fd(fd);
+	if (!e)
+		return -EBADF;
+	if (!monitor_is_gone()) {
+		ipc_endpoint_put(e);
+		return -EBUSY;
+	}
+	struct tel_channel *channel = monitor_channel();
+	if (!channel)
+		channel = tel_channel_create("scope", MONITOR_CHANNEL_BYTES, TEL_STREAM);
+	if (!channel) {
+		ipc_endpoint_put(e);
+		return -ENOMEM;
+	}
+	drain_channel(channel);
+	uint64_t irq = spin_lock_irqsave(&session.lock);
+	struct ipc_endpoint *old = session.endpoint;
+	session.generation++;
+	session.pid = proc_pid(proc_current());
+	__atomic_store_n(&session.channel, channel, __ATOMIC_RELEASE);
+	__atomic_store_n(&session.endpoint, e, __ATOMIC_RELEASE);
+	spin_unlock_irqrestore(&session.lock, irq);
+	/* The old one is closed; a join point that loaded it just before may
+	 * still look at it: keep it until a grace period has passed. */
+	if (old) {
+		jp_synchronize();
+		ipc_endpoint_put(old);
+	}
+	waitq_wake_all(&attached);
+	return tel_channel_id(channel);
+}
+
+/* ---- Aspect ids --------------------------------------------------------------- */
+
+static int find_id(struct aspect *aspect)
+{
+	for (int i = 0; i < ASPECT_MAX; i++)
+		if (session.ids[i].aspect == aspect &&
+		    session.ids[i].generation == session.generation)
+			return i + 1;
+	return 0;
+}
+
+static struct aspect *aspect_of_id(uint32_t id)
+{
+	if (id == 0 || id > ASPECT_MAX)
+		return NULL;
+	struct aspect_id *slot = &session.ids[id - 1];
+	return slot->generation == session.generation ? slot->aspect : NULL;
+}
+
+static int claim_id(struct aspect *aspect)
+{
+	for (int i = 0; i < ASPECT_MAX; i++) {
+		struct aspect_id *slot = &session.ids[i];
+		if (!slot->aspect || slot->generation != session.generation) {
+			*slot = (struct aspect_id){aspect, 0, session.generation};
+			return i + 1;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* ---- Control messages ------------------------------------------------------------ */
+
+static int control_call(uint64_t label, uint32_t id, const char *name)
+{
+	struct ipc_endpoint *e = monitor_endpoint();
+	if (!e)
+		return -EPIPE;
+	struct ipc_message m = {.label = label, .words = {id}}, reply;
+	if (name) {
+		m.length = strlen(name) + 1;
+		memcpy(m.payload, name, m.length);
+	}
+	/* The queue may be full of events the monitor has not taken yet: a
+	 * control message waits for room, up to its deadline. */
+	uint64_t deadline = clock_ns() + CONTROL_TIMEOUT_NS;
+	int error;
+	while ((error = ipc_call(e, &m, &reply, CONTROL_TIMEOUT_NS)) == -EAGAIN &&
+	       clock_ns() < deadline)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	return error ? error : (int)reply.words[0];
+}
+
+int monitor_load_aspect(struct aspect *aspect)
+{
+	int error = start_monitor();
+	if (error)
+		return error;
+	int id = find_id(aspect);
+	if (id) {
+		session.ids[id - 1].refs++;
+		return id;
+	}
+	id = claim_id(aspect);
+	if (id < 0)
+		return id;
+	error = control_call(SCOPE_MSG_LOAD, (uint32_t)id, aspect->name);
+	if (error) {
+		session.ids[id - 1].aspect = NULL;
+		pr_warn("monitor: cannot link %s (error %d)\n", aspect->name, error);
+		return error;
+	}
+	session.ids[id - 1].refs = 1;
+	return id;
+}
+
+/* Merges what the monitor reported for id; the report buffer is ours
+ * again after. */
+static void merge_report(struct aspect *aspect, uint32_t id)
+{
+	uint64_t irq = spin_lock_irqsave(&session.lock);
+	struct linker_counters *report = session.report_id == id ? session.report : NULL;
+	session.report = NULL;
+	session.report_id = 0;
+	spin_unlock_irqrestore(&session.lock, irq);
+	if (!report)
+		return;
+	if (aspect->counters)
+		linker_counters_merge(aspect->counters, report);
+	kfree(report);
+}
+
+int monitor_flush_aspect(struct aspect *aspect)
+{
+	int id = find_id(aspect);
+	if (!id)
+		return -ENOENT;
+	int error = control_call(SCOPE_MSG_FLUSH, (uint32_t)id, NULL);
+	merge_report(aspect, (uint32_t)id);
+	return error;
+}
+
+void monitor_unload_aspect(struct aspect *aspect)
+{
+	int id = find_id(aspect);
+	if (!id || --session.ids[id - 1].refs > 0)
+		return;
+	if (monitor_flush_aspect(aspect) == 0)
+		control_call(SCOPE_MSG_UNLOAD, (uint32_t)id, NULL);
+	session.ids[id - 1].aspect = NULL;
+}
+
+/* ---- What the monitor asks ---------------------------------------------------------- */
+
+static bool caller_is_monitor(void)
+{
+	struct process *p = proc_current();
+	return p && proc_pid(p) == session.pid && !monitor_is_gone();
+}
+
+SYSCALL_DEFINE3(ms_scope_image, uint32_t, id, void *, buffer, uint64_t, length)
+{
+	struct aspect *aspect = caller_is_monitor() ? aspect_of_id(id) : NULL;
+	if (!aspect)
+		return -ENOENT;
+	if (length >= aspect->image_size && copy_to_user(buffer, aspect->image, aspect->image_size))
+		return -EFAULT;
+	return (long)aspect->image_size;
+}
+
+SYSCALL_DEFINE2(ms_scope_report, uint32_t, id, const struct linker_counters *, counters)
+{
+	if (!caller_is_monitor() || !aspect_of_id(id))
+		return -ENOENT;
+	struct linker_counters *report = kmalloc(sizeof *report);
+	if (!report)
+		return -ENOMEM;
+	if (copy_from_user(report, counters, sizeof *report)) {
+		kfree(report);
+		return -EFAULT;
+	}
+	uint64_t irq = spin_lock_irqsave(&session.lock);
+	struct linker_counters *old = session.report;
+	session.report = report;
+	session.report_id = id;
+	spin_unlock_irqrestore(&session.lock, irq);
+	kfree(old);
+	return 0;
+}
+
+/* ---- The event record ------------------------------------------------------------------ */
+
+static uint64_t tsc_to_ns(uint64_t tsc)
+{
+	if (!tsc)
+		return 0;
+	uint64_t now_tsc = rdtsc(), now_ns = clock_ns();
+	uint64_t ago = now_tsc > tsc ? clock_tsc_to_ns(now_tsc - tsc) : 0;
+	return now_ns > ago ? now_ns - ago : 0;
+}
+
+void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned advice_index,
+			const struct jp_context *context, bool after)
+{
+	const struct joinpoint *jp = context->joinpoint;
+	struct thread *t = context->thread;
+	struct process *p = t ? thread_process(t) : NULL;
+	event->aspect_id = aspect_id;
+	event->advice_index = (uint16_t)advice_index;
+	event->flags = after ? SCOPE_EVENT_AFTER : 0;
+	event->pid = p ? proc_pid(p) : 0;
+	event->tid = t ? (int32_t)thread_id(t) : 0;
+	event->cpu = context->cpu;
+	event->argc = jp->argc;
+	for (unsigned i = 0; i < JP_MAX_ARGS; i++)
+		event->args[i] = i < jp->argc ? context->args[i] : 0;
+	event->ret = after ? context->ret : 0;
+	event->entry_ns = tsc_to_ns(context->entry_tsc);
+	event->exit_ns = after ? tsc_to_ns(context->exit_tsc) : 0;
+	event->activity = context->activity;
+	strlcpy(event->joinpoint, jp->name, sizeof event->joinpoint);
+	strlcpy(event->program, p ? proc_name(p) : "kernel", sizeof event->program);
+}

@@ -1,0 +1,115 @@
+/*
+ * The `shm` binding: the join point writes one record (struct scope_event)
+ * into the calling CPU's ring of the monitor's telemetry channel and returns;
+ * the monitor process drains the rings and runs the aspect's advice on each
+ * record.  The producer never blocks: a full ring drops the record and
+ * counts it as the aspect's drop.  A monitor that ended is noticed at the
+ * next event (its endpoint closed) and the aspect is reported, which
+ * unlinks it.  Events counted here are records written; the advice's own
+ * counts come back from the monitor at collect and detach (FLUSH).
+ */
+#include "arch/x86_64/cpu.h"
+#include "lib/errno.h"
+#include "linker/monitor_internal.h"
+#include "mm/mm.h"
+
+struct shm_advice {
+	struct jp_advice jp;
+	struct aspect *aspect;
+	uint32_t aspect_id;
+	unsigned index;
+};
+
+struct shm_state {
+	struct shm_advice advice[LINKER_MAX_ADVICE];
+};
+
+static void shm_produce(struct shm_advice *a, struct jp_context *context, bool after)
+{
+	if (!aspect_is_active(a->aspect, ASPECT_BINDING_SHM) || monitor_is_caller(context))
+		return;
+	struct tel_channel *channel = monitor_channel();
+	if (!channel || monitor_is_gone()) {
+		aspect_count_drop(a->aspect);
+		aspect_report_failure(a->aspect, "shm: the monitor process ended");
+		return;
+	}
+	uint64_t start = rdtsc(), flags;
+	struct scope_event *event =
+	    tel_channel_reserve(channel, SCOPE_RECORD_EVENT, sizeof *event, &flags);
+	if (!event) {
+		aspect_count_drop(a->aspect);
+		return;
+	}
+	monitor_fill_event(event, a->aspect_id, a->index, context, after);
+	tel_channel_commit(channel, flags);
+	aspect_count_event(a->aspect, rdtsc() - start);
+}
+
+static void shm_before(struct jp_context *context, void *cookie)
+{
+	shm_produce(cookie, context, false);
+}
+
+static void shm_after(struct jp_context *context, void *cookie)
+{
+	shm_produce(cookie, context, true);
+}
+
+static int shm_attach(struct aspect *aspect)
+{
+	struct shm_state *state = kzalloc(sizeof *state);
+	if (!state)
+		return -ENOMEM;
+	int id = monitor_load_aspect(aspect);
+	if (id < 0) {
+		kfree(state);
+		return id;
+	}
+	aspect->binding_state[ASPECT_BINDING_SHM] = state;
+	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
+		const struct linker_advice *advice = &aspect->object.advice[i];
+		struct shm_advice *a = &state->advice[i];
+		*a = (struct shm_advice){.aspect = aspect, .aspect_id = (uint32_t)id, .index = i};
+		a->jp = (struct jp_advice){
+		    .name = aspect->name,
+		    .before = advice->kind == MS_ADVICE_BEFORE ? shm_before : NULL,
+		    .after = advice->kind == MS_ADVICE_AFTER ? shm_after : NULL,
+		    .cookie = a,
+		    .priority = advice->priority,
+		    .flags = (advice->flags & MS_WANT_TIMESTAMPS) ? JP_ADVICE_TIMESTAMPS : 0,
+		};
+		int error = aspect_weave_advice(aspect, ASPECT_BINDING_SHM, i, &a->jp);
+		if (error) {
+			aspect_unweave_binding(aspect, ASPECT_BINDING_SHM);
+			monitor_unload_aspect(aspect);
+			aspect->binding_state[ASPECT_BINDING_SHM] = NULL;
+			kfree(state);
+			return error;
+		}
+	}
+	return 0;
+}
+
+/* Unwoven first (a grace period: no producer is left), then the monitor
+ * runs what is still in the rings and hands the counts back. */
+static void shm_detach(struct aspect *aspect)
+{
+	aspect_unweave_binding(aspect, ASPECT_BINDING_SHM);
+	monitor_unload_aspect(aspect);
+	kfree(aspect->binding_state[ASPECT_BINDING_SHM]);
+	aspect->binding_state[ASPECT_BINDING_SHM] = NULL;
+}
+
+static void shm_collect(struct aspect *aspect)
+{
+	monitor_flush_aspect(aspect);
+}
+
+const struct binding_ops binding_shm_ops = {
+    .binding = ASPECT_BINDING_SHM,
+    .name = "shm",
+    .attach = shm_attach,
+    .detach = shm_detach,
+    .collect = shm_collect,
+};

@@ -1,0 +1,171 @@
+/*
+ * The aspect ABI in the monitor (microscope/aspect.h): the same functions the
+ * kernel offers `direct` advice, answered from the event record the join
+ * point sent (context accessors), from this process's memory (counters and
+ * histograms, per aspect, handed to the kernel at each FLUSH), and from the
+ * kernel (the clock).  The monitor runs one advice at a time, so the aspect
+ * whose advice runs is a plain global.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "monitor.h"
+
+static struct monitor_aspect *running; /* whose advice runs now */
+
+unsigned ms_argc(const struct ms_ctx *ctx)
+{
+	return ctx->event->argc;
+}
+
+uint64_t ms_arg(const struct ms_ctx *ctx, unsigned i)
+{
+	return i < ctx->event->argc && i < 6 ? ctx->event->args[i] : 0;
+}
+
+uint64_t ms_retval(const struct ms_ctx *ctx)
+{
+	return ctx->event->ret;
+}
+
+uint64_t ms_entry_ns(const struct ms_ctx *ctx)
+{
+	return ctx->event->entry_ns;
+}
+
+uint64_t ms_exit_ns(const struct ms_ctx *ctx)
+{
+	return ctx->event->exit_ns;
+}
+
+unsigned ms_cpu(const struct ms_ctx *ctx)
+{
+	return ctx->event->cpu;
+}
+
+int ms_pid(const struct ms_ctx *ctx)
+{
+	return ctx->event->pid;
+}
+
+int ms_tid(const struct ms_ctx *ctx)
+{
+	return ctx->event->tid;
+}
+
+int ms_program_name(const struct ms_ctx *ctx, char *buf, size_t length)
+{
+	if (!buf || length == 0)
+		return -22;
+	size_t n = strnlen(ctx->event->program, sizeof ctx->event->program);
+	size_t copy = n < length - 1 ? n : length - 1;
+	memcpy(buf, ctx->event->program, copy);
+	buf[copy] = '\0';
+	return (int)n;
+}
+
+const char *ms_joinpoint_name(const struct ms_ctx *ctx)
+{
+	return ctx->event->joinpoint;
+}
+
+uint64_t ms_activity(const struct ms_ctx *ctx)
+{
+	return ctx->event->activity;
+}
+
+uint64_t ms_now_ns(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+int ms_counter_add(const char *name, int64_t delta)
+{
+	return running ? linker_counter_add(&running->counters, name, delta) : -22;
+}
+
+int ms_hist_record(const char *name, uint64_t value)
+{
+	return running ? linker_hist_record(&running->counters, name, value) : -22;
+}
+
+/* Records an aspect emits in the monitor are its own business: counted. */
+int ms_emit(uint32_t type, const void *payload, size_t length)
+{
+	(void)type;
+	(void)payload;
+	if (length > MS_EMIT_MAX)
+		return -22;
+	return running ? linker_counter_add(&running->counters, "monitor.emitted", 1) : -22;
+}
+
+/* FIXME: no system call reads device counters yet. */
+int ms_device_counter(const char *device, const char *counter, uint64_t *value)
+{
+	(void)device;
+	(void)counter;
+	(void)value;
+	return -2;
+}
+
+int ms_reply(struct ms_ctx *ctx, int64_t value)
+{
+	if (!(ctx->event->flags & SCOPE_EVENT_CALL))
+		return -22;
+	ctx->replied = true;
+	ctx->reply = value;
+	return 0;
+}
+
+void ms_log(const char *text)
+{
+	printf("monitor: %s: %.120s\n", running ? running->object.name : "?", text);
+}
+
+void monitor_run_event(const struct scope_event *event, struct ms_ctx *ctx)
+{
+	struct monitor_aspect *a = monitor_aspect(event->aspect_id);
+	*ctx = (struct ms_ctx){.event = event, .aspect = a};
+	if (!a || event->advice_index >= a->object.advice_count)
+		return;
+	running = a;
+	a->object.advice[event->advice_index].function(ctx);
+	running = NULL;
+}
+
+#define ABI(fn)                     \
+	{                           \
+#fn, (uint64_t)(fn) \
+	}
+static const struct {
+	const char *name;
+	uint64_t address;
+} abi_table[] = {
+    ABI(ms_argc),         ABI(ms_arg),
+    ABI(ms_retval),       ABI(ms_entry_ns),
+    ABI(ms_exit_ns),      ABI(ms_cpu),
+    ABI(ms_pid),          ABI(ms_tid),
+    ABI(ms_program_name), ABI(ms_joinpoint_name),
+    ABI(ms_activity),     ABI(ms_now_ns),
+    ABI(ms_counter_add),  ABI(ms_hist_record),
+    ABI(ms_emit),         ABI(ms_device_counter),
+    ABI(ms_reply),        ABI(ms_log),
+    ABI(memcpy),          ABI(memmove),
+    ABI(memset),          ABI(memcmp),
+};
+
+int monitor_abi_resolve(void *env, const char *name, uint64_t *address);
+int monitor_abi_resolve(void *env, const char *name, uint64_t *address)
+{
+	(void)env;
+	for (size_t i = 0; i < sizeof abi_table / sizeof abi_table[0]; i++) {
+		if (strcmp(abi_table[i].name, name) == 0) {
+			*address = abi_table[i].address;
+			return 0;
+		}
+	}
+	return -2;
+}

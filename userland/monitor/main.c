@@ -1,0 +1,126 @@
+/*
+ * monitor: the process the kernel starts for aspects bound `shm` or `msg`.
+ * It attaches an IPC endpoint to the kernel (ms_scope_attach), then loops:
+ * messages first (LOAD / UNLOAD / FLUSH from the kernel's linker, EVENT from
+ * `msg` join points, answered when they are calls), then the `shm` rings of
+ * every CPU (ms_tel_read), running the aspect's advice once per event.  A
+ * FLUSH drains the rings before it reports the aspect's counters, so counts
+ * handed back include every event written before the binding was unwoven.
+ *
+ * It never blocks longer than POLL_NS in receive, so ring records are run
+ * within that time even when no message comes.  If the kernel's side goes
+ * away it exits.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <microscope/syscall.h>
+
+#include "ipc/ipc.h"
+#include "monitor.h"
+#include "telemetry/telemetry.h"
+
+#define POLL_NS  (2 * 1000 * 1000)
+#define MAX_CPUS 64
+
+static int endpoint;
+static int channel;
+static uint8_t ring_buffer[16 * 1024] __attribute__((aligned(16)));
+
+static void run_records(const uint8_t *data, long bytes)
+{
+	for (long at = 0; at < bytes;) {
+		const struct tel_record *r = (const void *)(data + at);
+		if (r->type == SCOPE_RECORD_EVENT && r->length >= sizeof(struct scope_event)) {
+			struct scope_event event;
+			memcpy(&event, r + 1, sizeof event);
+			struct ms_ctx ctx;
+			monitor_run_event(&event, &ctx);
+		}
+		at += (long)TEL_RECORD_SIZE(r->length);
+	}
+}
+
+static void drain_rings(void)
+{
+	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
+		long n;
+		while ((n = ms_syscall6(__NR_ms_tel_read, channel, cpu, (long)ring_buffer,
+					sizeof ring_buffer, 0, 0)) > 0)
+			run_records(ring_buffer, n);
+		if (n < 0)
+			break; /* past the last CPU */
+	}
+}
+
+static long flush(uint32_t id)
+{
+	drain_rings();
+	struct monitor_aspect *a = monitor_aspect(id);
+	if (!a)
+		return -2;
+	long error = ms_syscall3(__NR_ms_scope_report, id, (long)&a->counters, 0);
+	if (error == 0)
+		memset(&a->counters, 0, sizeof a->counters);
+	return error;
+}
+
+static void answer(const struct ipc_message *m, uint64_t word0, uint64_t word1)
+{
+	if (!m->token)
+		return;
+	struct ipc_message reply = {.label = m->label, .words = {word0, word1}};
+	ms_syscall3(__NR_ms_ipc_reply, endpoint, (long)m->token, (long)&reply);
+}
+
+static void handle(const struct ipc_message *m)
+{
+	uint32_t id = (uint32_t)m->words[0];
+	switch (m->label) {
+	case SCOPE_MSG_LOAD: {
+		int error = monitor_link(id);
+		if (error)
+			printf("monitor: cannot link aspect %u: %s\n", id,
+			       monitor_aspect(id) ? "" : "see the kernel log");
+		answer(m, (uint64_t)(int64_t)error, 0);
+		break;
+	}
+	case SCOPE_MSG_UNLOAD:
+		monitor_unlink(id);
+		answer(m, 0, 0);
+		break;
+	case SCOPE_MSG_FLUSH: answer(m, (uint64_t)flush(id), 0); break;
+	case SCOPE_MSG_EVENT: {
+		struct scope_event event;
+		memcpy(&event, m->payload, sizeof event);
+		struct ms_ctx ctx;
+		monitor_run_event(&event, &ctx);
+		answer(m, ctx.replied ? 1 : 0, (uint64_t)ctx.reply);
+		break;
+	}
+	default: answer(m, (uint64_t)-22, 0);
+	}
+}
+
+int main(void)
+{
+	endpoint = (int)ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	if (endpoint < 0) {
+		printf("monitor: no endpoint (error %d)\n", endpoint);
+		return 1;
+	}
+	channel = (int)ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0) {
+		printf("monitor: cannot attach (error %d)\n", channel);
+		return 1;
+	}
+	static struct ipc_message m;
+	for (;;) {
+		long error = ms_syscall3(__NR_ms_ipc_receive, endpoint, (long)&m, POLL_NS);
+		if (error == 0)
+			handle(&m);
+		else if (error != -110 && error != -11)
+			return 1; /* -EPIPE, -EINTR: the kernel side is gone */
+		drain_rings();
+	}
+}

@@ -1,0 +1,40 @@
+/*
+ * The monitor process's own declarations: linked aspects (link.c), the
+ * aspect ABI in user space (abi.c) and the event loop (main.c).
+ */
+#ifndef USERLAND_MONITOR_MONITOR_H
+#define USERLAND_MONITOR_MONITOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "linker/object.h"
+#include "scope/scope.h"
+
+#define MONITOR_ASPECTS 32 /* ids 1..32, as the kernel numbers them */
+
+struct monitor_aspect {
+	bool linked;
+	struct linker_object object;
+	struct linker_counters counters; /* since the last report */
+	char error[160];
+};
+
+/* The aspect the kernel calls id, or NULL. */
+struct monitor_aspect *monitor_aspect(uint32_t id);
+/* Fetches object id from the kernel and links it.  Returns 0 or a negative
+ * error (the message in the aspect's error). */
+int monitor_link(uint32_t id);
+void monitor_unlink(uint32_t id);
+
+/* What an advice's struct ms_ctx is in the monitor. */
+struct ms_ctx {
+	const struct scope_event *event;
+	struct monitor_aspect *aspect;
+	bool replied;
+	int64_t reply;
+};
+/* Runs the advice the event names; returns the context it ran with. */
+void monitor_run_event(const struct scope_event *event, struct ms_ctx *ctx);
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * scopetest: the bindings end to end, as init (init=/bin/scopetest
+ * exit=qemu), printing KTAP.  Each case answers one question:
+ *   - does the same object, linked direct, shm and msg, count the same
+ *     workload the same?
+ *   - relinked direct -> msg -> shm -> direct under load, is every event
+ *     counted once, or reported dropped?
+ *   - when the monitor process is killed, is the aspect unlinked and
+ *     reported, and does the system keep serving?
+ *   - when the monitor misses a synchronous call's deadline (one CPU: it
+ *     cannot run while the join point waits), is the aspect unlinked?
+ * The workload is stat() of one file: callcount counts "vfs.stat" once per
+ * call, and nothing else this program does calls it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <microscope/syscall.h>
+
+#undef SIGCHLD /* newlib's number; proc.h has Linux's */
+#include "proc/proc.h"
+#include "scope/scope.h"
+
+#define ROUNDS 200
+
+static int failures, case_number;
+static char text[32 * 1024];
+
+static long ctl(enum scope_op op, const char *name, int binding, const char *counter,
+		int64_t *value)
+{
+	static struct scope_ctl c;
+	memset(&c, 0, sizeof c);
+	c.op = op;
+	c.binding = (uint32_t)binding;
+	strncpy(c.name, name, sizeof c.name - 1);
+	if (counter)
+		strncpy(c.counter, counter, sizeof c.counter - 1);
+	c.buffer = text;
+	c.length = sizeof text - 1;
+	long result = ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+	if (result >= 0)
+		text[result] = '\0';
+	if (result < 0)
+		printf("# %s %s: error %ld %s\n", name, counter ? counter : "", result, c.error);
+	if (value)
+		*value = c.value;
+	return result;
+}
+
+static int64_t stat_count(void)
+{
+	int64_t value = -1;
+	ctl(SCOPE_COUNTER, "callcount", 0, "vfs.stat", &value);
+	return value;
+}
+
+static void workload(int rounds)
+{
+	struct stat st;
+	for (int i = 0; i < rounds; i++) {
+		stat("/etc/motd", &st);
+		if (i % 16 == 15)
+			usleep(2000); /* on one CPU, the monitor runs when this sleeps */
+	}
+}
+
+static void report(const char *name, int ok, const char *detail)
+{
+	case_number++;
+	if (!ok) {
+		failures++;
+		printf("# %s: %s\n", name, detail);
+	}
+	printf("%sok %d %s\n", ok ? "" : "not ", case_number, name);
+}
+
+/* Drops counted so far: the number after "drops=" in the stats line. */
+static int64_t drops_of(const char *name)
+{
+	if (ctl(SCOPE_STATS, name, 0, NULL, NULL) < 0)
+		return -1;
+	const char *d = strstr(text, "drops=");
+	return d ? atoll(d + 6) : -1;
+}
+
+static void same_counts_in_every_binding(void)
+{
+	static const char *names[] = {"", "direct", "shm", "msg"};
+	char detail[160] = "";
+	int ok = 1;
+	for (int binding = 1; binding <= 3; binding++) {
+		int64_t before = stat_count();
+		long error = ctl(SCOPE_LINK, "callcount", binding, NULL, NULL);
+		workload(ROUNDS);
+		ctl(SCOPE_UNLINK, "callcount", 0, NULL, NULL);
+		int64_t counted = stat_count() - before;
+		if (error || counted != ROUNDS) {
+			ok = 0;
+			snprintf(detail, sizeof detail, "%s: link %ld, counted %lld of %d",
+				 names[binding], error, (long long)counted, ROUNDS);
+		}
+	}
+	report("same_counts_in_every_binding", ok, detail);
+}
+
+static void relink_under_load_counts_each_event_once(void)
+{
+	static const int order[] = {1, 3, 2, 1};
+	int64_t before = stat_count(), drops_before = drops_of("callcount");
+	long error = ctl(SCOPE_LINK, "callcount", order[0], NULL, NULL);
+	int calls = 0;
+	for (int step = 1; step < 4 && !error; step++) {
+		workload(ROUNDS / 2);
+		calls += ROUNDS / 2;
+		error = ctl(SCOPE_RELINK, "callcount", order[step], NULL, NULL);
+	}
+	workload(ROUNDS / 2);
+	calls += ROUNDS / 2;
+	ctl(SCOPE_UNLINK, "callcount", 0, NULL, NULL);
+	int64_t counted = stat_count() - before, dropped = drops_of("callcount") - drops_before;
+	char detail[160];
+	snprintf(detail, sizeof detail, "relink error %ld, counted %lld + dropped %lld of %d",
+		 error, (long long)counted, (long long)dropped, calls);
+	report("relink_under_load_counts_each_event_once",
+	       !error && counted + dropped == calls && counted <= calls, detail);
+}
+
+static int monitor_pid(void)
+{
+	static struct proc_info info[64];
+	long n = ms_syscall3(__NR_ms_getprocs, (long)info, 64, 0);
+	for (long i = 0; i < n && i < 64; i++)
+		if (!strcmp(info[i].name, "monitor") && info[i].state == 1)
+			return info[i].pid;
+	return -1;
+}
+
+static void killed_monitor_is_unlinked(void)
+{
+	long error = ctl(SCOPE_LINK, "callcount", 2, NULL, NULL);
+	int pid = monitor_pid();
+	char detail[200];
+	snprintf(detail, sizeof detail, "link %ld, monitor pid %d", error, pid);
+	if (error || pid < 0) {
+		report("killed_monitor_is_unlinked", 0, detail);
+		return;
+	}
+	ms_syscall3(__NR_kill, pid, 9 /* SIGKILL */, 0);
+	for (int i = 0; i < 50; i++) {
+		workload(10);
+		usleep(20000);
+		ctl(SCOPE_STATS, "callcount", 0, NULL, NULL);
+		if (strstr(text, "state=loaded"))
+			break;
+	}
+	int unlinked = strstr(text, "state=loaded") != NULL;
+	int reported = strstr(text, "last_failure=") != NULL;
+	snprintf(detail, sizeof detail, "after the kill: %.150s", text);
+	report("killed_monitor_is_unlinked", unlinked && reported, detail);
+	/* The system keeps serving: the same object links again, with a new monitor. */
+	int64_t before = stat_count();
+	error = ctl(SCOPE_LINK, "callcount", 2, NULL, NULL);
+	workload(ROUNDS);
+	ctl(SCOPE_UNLINK, "callcount", 0, NULL, NULL);
+	snprintf(detail, sizeof detail, "relink %ld, counted %lld", error,
+		 (long long)(stat_count() - before));
+	report("new_monitor_after_kill", !error && stat_count() - before == ROUNDS, detail);
+}
+
+/* A monitor that does not answer a synchronous call in time: here, on one
+ * CPU, the spinning join point keeps it from running at all. */
+static void missed_deadline_is_unlinked(void)
+{
+	static struct scope_ctl c;
+	memset(&c, 0, sizeof c);
+	c.op = SCOPE_SET_MSG_MODE;
+	c.binding = 1;
+	c.value = 2 * 1000 * 1000;
+	ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+	long error = ctl(SCOPE_LINK, "callcount", 3, NULL, NULL);
+	for (int i = 0; i < 50; i++) {
+		workload(1);
+		usleep(20000);
+		ctl(SCOPE_STATS, "callcount", 0, NULL, NULL);
+		if (strstr(text, "state=loaded"))
+			break;
+	}
+	char detail[200];
+	snprintf(detail, sizeof detail, "link %ld: %.150s", error, text);
+	report("missed_deadline_is_unlinked",
+	       !error && strstr(text, "state=loaded") && strstr(text, "deadline"), detail);
+	c.binding = 0;
+	ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+}
+
+int main(void)
+{
+	printf("KTAP version 1\n1..5\n");
+	if (ctl(SCOPE_LOAD, "/aspects/callcount.o", 0, NULL, NULL) < 0) {
+		printf("# cannot load /aspects/callcount.o\n");
+		return 1;
+	}
+	same_counts_in_every_binding();
+	relink_under_load_counts_each_event_once();
+	killed_monitor_is_unlinked();
+	missed_deadline_is_unlinked();
+	printf(failures ? "# %d FAILED\n" : "# ALL TESTS PASSED\n", failures);
+	return failures ? 1 : 0;
+}
