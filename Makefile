@@ -129,8 +129,10 @@ $(TEST_ISO): $(KERNEL_ELF) $(INITRD) tools/grub.cfg.in Makefile
 	$(call make-iso,ktest=all exit=qemu,$@,selftest)
 
 # make run ARGS="ktest=all exit=qemu" boots with a command line (QEMU -kernel).
+# SMP=n sets the number of CPUs (two by default, so the boot shows SMP at work).
+SMP ?= 2
 run: deps all
-	$(Q)$(PYTHON) tools/qemu.py --interactive $(if $(ARGS),--kernel $(KERNEL_ELF) --initrd $(INITRD) \
+	$(Q)$(PYTHON) tools/qemu.py --interactive --smp $(SMP) $(if $(ARGS),--kernel $(KERNEL_ELF) --initrd $(INITRD) \
 		--append "$(ARGS)",--iso $(ISO))
 
 debug: deps all
