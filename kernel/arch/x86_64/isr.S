@@ -22,42 +22,6 @@
 
 #define MSR_GS_BASE 0xc0000101
 
-.macro PUSH_GPRS
-	push %rax
-	push %rbx
-	push %rcx
-	push %rdx
-	push %rsi
-	push %rdi
-	push %rbp
-	push %r8
-	push %r9
-	push %r10
-	push %r11
-	push %r12
-	push %r13
-	push %r14
-	push %r15
-.endm
-
-.macro POP_GPRS
-	pop %r15
-	pop %r14
-	pop %r13
-	pop %r12
-	pop %r11
-	pop %r10
-	pop %r9
-	pop %r8
-	pop %rbp
-	pop %rdi
-	pop %rsi
-	pop %rdx
-	pop %rcx
-	pop %rbx
-	pop %rax
-.endm
-
 /* Calls trap_dispatch with RDI = the frame at RSP and a frame record
  * {RBP, interrupted RIP} on top of it. */
 .macro CALL_DISPATCH

@@ -19,42 +19,6 @@
 #define CPU_SYSCALL_STACK 8
 #define CPU_USER_STACK    16
 
-.macro PUSH_GPRS
-	push %rax
-	push %rbx
-	push %rcx
-	push %rdx
-	push %rsi
-	push %rdi
-	push %rbp
-	push %r8
-	push %r9
-	push %r10
-	push %r11
-	push %r12
-	push %r13
-	push %r14
-	push %r15
-.endm
-
-.macro POP_GPRS
-	pop %r15
-	pop %r14
-	pop %r13
-	pop %r12
-	pop %r11
-	pop %r10
-	pop %r9
-	pop %r8
-	pop %rbp
-	pop %rdi
-	pop %rsi
-	pop %rdx
-	pop %rcx
-	pop %rbx
-	pop %rax
-.endm
-
 /* Calls fn(frame at RSP) with interrupts on and a frame record {RBP, user
  * RIP} on top, so backtraces continue into user code; returns with
  * interrupts off and RSP back at the frame. */

@@ -53,4 +53,44 @@ static inline bool trap_frame_from_user(const struct trap_frame *frame)
 }
 #endif
 
+#ifdef __ASSEMBLY__
+/* The general-purpose registers in struct trap_frame's order (r15 at the lowest
+ * address), shared by the interrupt and the system-call entry paths. */
+.macro PUSH_GPRS
+	push %rax
+	push %rbx
+	push %rcx
+	push %rdx
+	push %rsi
+	push %rdi
+	push %rbp
+	push %r8
+	push %r9
+	push %r10
+	push %r11
+	push %r12
+	push %r13
+	push %r14
+	push %r15
+.endm
+
+.macro POP_GPRS
+	pop %r15
+	pop %r14
+	pop %r13
+	pop %r12
+	pop %r11
+	pop %r10
+	pop %r9
+	pop %r8
+	pop %rbp
+	pop %rdi
+	pop %rsi
+	pop %rdx
+	pop %rcx
+	pop %rbx
+	pop %rax
+.endm
+#endif
+
 #endif
