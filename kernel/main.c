@@ -35,9 +35,8 @@
 #include "smp/smp.h"
 #include "time/time.h"
 #include "uart/uart.h"
+#include "version.h"
 #include "vfs/vfs.h"
-
-#define MICROSCOPE_VERSION "0.1"
 
 /* The boot page tables map the first 4 GiB at PHYSMAP_BASE. */
 static const void *early_phys_to_ptr(uint64_t phys, uint64_t length)

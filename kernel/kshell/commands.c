@@ -21,15 +21,10 @@
 #include "sched/sched.h"
 #include "time/time.h"
 #include "uart/uart.h"
+#include "version.h"
 
-/* FIXME: the version lives in kernel/main.c (MICROSCOPE_VERSION) and belongs
- * in a header both can include. */
-#define KSHELL_SYSTEM_VERSION  "0.1"
 #define KBD_CONTROLLER_COMMAND 0x64
 #define KBD_PULSE_RESET        0xfe
-
-/* Provided by the scheduler once it counts per-CPU figures itself. */
-extern void sched_print_cpu_stats(void) __attribute__((weak));
 
 static int cmd_help(int argc, char **argv)
 {
@@ -54,7 +49,7 @@ static int cmd_version(int argc, char **argv)
 	if (argc != 1)
 		return KSHELL_USAGE;
 	kshell_print("microScope %s x86_64, %u CPU(s), TSC %lu MHz (calibrated against %s)\n",
-		     KSHELL_SYSTEM_VERSION, cpu_count, clock_tsc_hz() / 1000000, clock_reference());
+		     MICROSCOPE_VERSION, cpu_count, clock_tsc_hz() / 1000000, clock_reference());
 	return 0;
 }
 KSHELL_COMMAND(version, cmd_version, "version", "system name, version and machine");
@@ -87,24 +82,6 @@ static int cmd_threads(int argc, char **argv)
 	return 0;
 }
 KSHELL_COMMAND(threads, cmd_threads, "threads", "every thread with its state and times");
-
-static int cmd_cpus(int argc, char **argv)
-{
-	if (argc != 1)
-		return KSHELL_USAGE;
-	kshell_print("cpu apic     busy ms     idle ms      irq ms   switches  interrupts\n");
-	for (unsigned i = 0; i < cpu_count && i < MAX_CPUS; i++) {
-		const struct cpu_stats *s = &cpus[i].stats;
-		kshell_print(
-		    "%3u %4u %11lu %11lu %11lu %10lu %11lu\n", cpus[i].id, cpus[i].apic_id,
-		    (uint64_t)(s->busy_ns / NSEC_PER_MSEC), (uint64_t)(s->idle_ns / NSEC_PER_MSEC),
-		    (uint64_t)(s->irq_ns / NSEC_PER_MSEC), s->context_switches, s->interrupts);
-	}
-	if (sched_print_cpu_stats)
-		sched_print_cpu_stats();
-	return 0;
-}
-KSHELL_COMMAND(cpus, cmd_cpus, "cpus", "per-CPU time and counters");
 
 static int cmd_irqs(int argc, char **argv)
 {

@@ -137,7 +137,7 @@ static void oversized_lines_are_refused(struct ktest *t)
 static void reports_run_and_print(struct ktest *t)
 {
 	static const char *const lines[] = {"mem", "threads", "cpus", "irqs", "uptime", "version"};
-	static const char *const expected[] = {"frames", "thread(s)", "busy ms",
+	static const char *const expected[] = {"frames", "thread(s)", "CPU(s) online",
 					       "vector", "up ",       "microScope"};
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
 		EXPECT_EQ(t, run_captured(t, lines[i]), 0);
