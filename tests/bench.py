@@ -210,6 +210,60 @@ def bench_proc(build, out_dir):
     return lines
 
 
+BIND_CASE = re.compile(r"^bind_bench: case (\S+) events (\d+) ticks (\d+) drops (\d+)")
+BIND_ROWS = [
+    ("plain", "plain function call"),
+    ("disabled", "join point linker.bench_event, no advice"),
+    ("direct-empty", "direct, empty advice (aspects/empty.c)"),
+    ("floor", "floor: same record into a plain per-CPU array"),
+    ("shm-producer", "shm, producer side (monitor drains on CPU 1)"),
+    ("msg-oneway-other", "msg one-way, monitor on another CPU"),
+    ("msg-roundtrip-other", "msg round trip, monitor on another CPU"),
+    ("msg-oneway-same", "msg one-way, monitor on the same CPU"),
+]
+GETPID_ROUND_TRIP = 143  # proc_bench, instructions
+
+
+def bench_bindings(build, out_dir):
+    """One event per binding on the same join point: userland/bindbench as
+    init (the kernel's bindbench command), 2 CPUs, monitor on CPU 1."""
+    lines = ["## Bindings (`bindbench`)", ""]
+    for mode, icount in (("icount", True), ("tcg", False)):
+        log = os.path.join(out_dir, f"bindbench-{mode}.log")
+        cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope.elf"),
+               "--initrd", os.path.join(build, "initrd.cpio"), "--smp", "2", "--append",
+               "init=/bin/bindbench monitor_cpus=1 exit=qemu", "--log", log,
+               "--timeout", str(TIMEOUT)] + (["--icount"] if icount else [])
+        subprocess.run(cmd, cwd=ROOT, stderr=subprocess.DEVNULL)
+        with open(log, errors="replace") as f:
+            found = [BIND_CASE.match(x) for x in f.read().splitlines()]
+        cases = {m.group(1): (int(m.group(3)) / int(m.group(2)), int(m.group(4)))
+                 for m in found if m}
+        if "plain" not in cases:
+            lines += [f"{mode}: no figures, see {log}", ""]
+            continue
+        unit = "instructions" if icount else "host cycles (plain TCG, noisy)"
+        base = cases["plain"][0]
+        lines += [("QEMU -icount shift=0:" if icount else "Plain TCG:"), "",
+                  f"| case | {unit} per event | x plain call | drops |", "|---|---:|---:|---:|"]
+        for key, label in BIND_ROWS:
+            if key in cases:
+                v, d = cases[key]
+                lines.append(f"| {label} | {v:.1f} | {v / base:.1f} | {d} |")
+            else:
+                lines.append(f"| {label} | not measured | | |")
+        if icount and "shm-producer" in cases and "floor" in cases:
+            r = cases["shm-producer"][0] / cases["floor"][0]
+            lines += ["", f"- shm producer / floor = {r:.2f} (target <= 2): "
+                      f"{'met' if r <= 2 else 'NOT met'}"]
+        if icount and "msg-roundtrip-other" in cases:
+            r = cases["msg-roundtrip-other"][0] / GETPID_ROUND_TRIP
+            lines += [f"- msg round trip / getpid ({GETPID_ROUND_TRIP}) = {r:.2f} (target <= 4): "
+                      f"{'met' if r <= 4 else 'NOT met'}"]
+        lines.append("")
+    return lines
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -222,6 +276,7 @@ def main():
     lines += bench_proc(build, out_dir)
     lines += bench_smp(build, out_dir)
     lines += bench_user_parallel(build, out_dir)
+    lines += bench_bindings(build, out_dir)
     text = "\n".join(lines) + "\n"
     print(text, end="")
     with open(os.path.join(out_dir, "results.md"), "w") as f:
