@@ -2,7 +2,8 @@
  * The monitor session behind the `shm` and `msg` bindings.  The kernel
  * starts /bin/monitor when a binding first needs it; the monitor creates an
  * IPC endpoint and attaches it (ms_scope_attach), which gives it the
- * telemetry channel shm events go to.  Aspects get small ids (their index in
+ * telemetry channel shm events go to, shared with it (its rings mapped into
+ * the monitor: telemetry/telemetry.h).  Aspects get small ids (their index in
  * `ids` plus one); LOAD tells the monitor to fetch the object
  * (ms_scope_image) and link it in its own memory, FLUSH makes it run what is
  * pending and hand its counters back (ms_scope_report), which the kernel
@@ -137,6 +138,13 @@ SYSCALL_DEFINE1(ms_scope_attach, int, fd)
 		return -ENOMEM;
 	}
 	drain_channel(channel);
+	/* Nothing produces into it while no monitor is attached: share it with
+	 * this one, which maps it (ms_tel_map) and reads the rings in place. */
+	int error = tel_channel_share(channel, proc_pid(proc_current()));
+	if (error) {
+		ipc_endpoint_put(e);
+		return error;
+	}
 	uint64_t irq = spin_lock_irqsave(&session.lock);
 	struct ipc_endpoint *old = session.endpoint;
 	session.generation++;

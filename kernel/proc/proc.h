@@ -46,6 +46,7 @@ enum proc_state {
 
 struct process;
 struct thread;
+struct address_space;
 
 /* The slots other modules own.  proc only carries them: the VFS fills files
  * and fs at spawn, clones them at fork and releases them at exit (see the
@@ -62,6 +63,9 @@ int proc_pid(const struct process *p);
 int proc_parent_pid(const struct process *p);
 const char *proc_name(const struct process *p);
 struct proc_module_slots *proc_slots(struct process *p);
+/* The address space p's user memory lives in (NULL once p's memory is gone).
+ * Only p's own thread may change it. */
+struct address_space *proc_address_space(struct process *p);
 
 /* Starts the program at path (through the VFS) as a new process whose parent
  * is the calling process (or none: a child of the kernel).  argv and envp are

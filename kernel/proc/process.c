@@ -63,6 +63,11 @@ const char *proc_name(const struct process *p)
 	return p->name;
 }
 
+struct address_space *proc_address_space(struct process *p)
+{
+	return p->memory ? p->memory->space : NULL;
+}
+
 struct proc_module_slots *proc_slots(struct process *p)
 {
 	return &p->slots;

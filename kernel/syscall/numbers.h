@@ -113,6 +113,7 @@
 #define __NR_ms_ipc_stats   518
 #define __NR_ms_tel_read    519 /* telemetry rings: see telemetry/telemetry.h */
 #define __NR_ms_tel_stats   520
+#define __NR_ms_tel_map     525 /* map a shared channel into its consumer */
 #define __NR_ms_scope_ctl    521 /* aspects, monitors: see scope/scope.h */
 #define __NR_ms_scope_attach 522
 #define __NR_ms_scope_image  523

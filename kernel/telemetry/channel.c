@@ -9,6 +9,11 @@
  * come out torn, which the snapshot's consumer must tolerate).
  *
  * The registry (TEL_CHANNEL_MAX ids) lets system calls name a channel.
+ *
+ * A shared channel has, per ring, a header page and a position page from mm
+ * next to its data pages (whole pages, so mapping them into a process gives
+ * it nothing else).  They are allocated once and live as long as the
+ * channel; a process that mapped them only drops its page tables at exit.
  */
 #include "telemetry/internal.h"
 
@@ -25,7 +30,10 @@ struct tel_channel {
 	char name[24];
 	struct spinlock reader_lock;
 	uint64_t bytes_per_cpu;
+	int consumer_pid; /* the process it is shared with, or 0 */
 	struct tel_ring rings[MAX_CPUS];
+	struct tel_ring_header *headers[MAX_CPUS];
+	struct tel_ring_position *positions[MAX_CPUS];
 };
 
 static struct spinlock registry_lock = SPINLOCK_INIT("telemetry.registry");
@@ -59,6 +67,10 @@ static void free_rings(struct tel_channel *channel)
 	for (unsigned i = 0; i < MAX_CPUS; i++) {
 		if (channel->rings[i].data)
 			mm_free_pages(channel->rings[i].data, pages);
+		if (channel->headers[i])
+			mm_free_pages(channel->headers[i], 1);
+		if (channel->positions[i])
+			mm_free_pages(channel->positions[i], 1);
 	}
 }
 
@@ -202,4 +214,83 @@ void tel_channel_get_totals(struct tel_channel *channel, struct tel_ring_stats *
 		stats->bytes_used += one.bytes_used;
 		stats->size += one.size;
 	}
+}
+
+/* Header and position pages for ring cpu.  Returns 0 or -ENOMEM. */
+static int share_ring(struct tel_channel *channel, unsigned cpu)
+{
+	if (channel->rings[cpu].shared)
+		return 0;
+	if (!channel->headers[cpu])
+		channel->headers[cpu] = mm_alloc_pages(1, PAGE_SIZE);
+	if (!channel->positions[cpu])
+		channel->positions[cpu] = mm_alloc_pages(1, PAGE_SIZE);
+	if (!channel->headers[cpu] || !channel->positions[cpu])
+		return -ENOMEM;
+	memset(channel->headers[cpu], 0, PAGE_SIZE);
+	memset(channel->positions[cpu], 0, PAGE_SIZE);
+	return tel_ring_share(&channel->rings[cpu], channel->headers[cpu], channel->positions[cpu]);
+}
+
+int tel_channel_share(struct tel_channel *channel, int pid)
+{
+	for (unsigned i = 0; i < MAX_CPUS; i++) {
+		if (!channel->rings[i].data)
+			continue;
+		int error = share_ring(channel, i);
+		if (error)
+			return error;
+	}
+	__atomic_store_n(&channel->consumer_pid, pid, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int tel_channel_consumer(const struct tel_channel *channel)
+{
+	return __atomic_load_n(&channel->consumer_pid, __ATOMIC_ACQUIRE);
+}
+
+/* Maps the page at kernel address page to virt (already mapped: kept). */
+static int map_page(struct address_space *space, uint64_t virt, const void *page, unsigned flags)
+{
+	int error = vm_map(space, virt, virt_to_phys(page), VM_USER | flags);
+	return error == -EEXIST ? 0 : error;
+}
+
+static int map_ring(struct tel_channel *channel, unsigned cpu, struct address_space *space,
+		    const struct tel_map *map)
+{
+	uint64_t at = map->base + cpu * map->stride;
+	int error = map_page(space, at, channel->headers[cpu], VM_READ);
+	if (!error)
+		error =
+		    map_page(space, at + map->position_offset, channel->positions[cpu], VM_WRITE);
+	for (uint64_t off = 0; !error && off < map->size; off += PAGE_SIZE)
+		error = map_page(space, at + map->data_offset + off, channel->rings[cpu].data + off,
+				 VM_READ);
+	return error;
+}
+
+int tel_channel_map(struct tel_channel *channel, struct address_space *space, struct tel_map *map)
+{
+	if (!channel || !space || !tel_channel_consumer(channel))
+		return -EINVAL;
+	unsigned cpus = 0;
+	for (unsigned i = 0; i < MAX_CPUS; i++)
+		if (channel->rings[i].shared)
+			cpus = i + 1;
+	*map = (struct tel_map){.base = TEL_MAP_BASE + (uint64_t)channel->id * TEL_MAP_SPAN,
+				.stride = channel->bytes_per_cpu + 2 * PAGE_SIZE,
+				.position_offset = PAGE_SIZE,
+				.data_offset = 2 * PAGE_SIZE,
+				.size = channel->bytes_per_cpu,
+				.cpus = cpus};
+	for (unsigned i = 0; i < cpus; i++) {
+		if (!channel->rings[i].shared)
+			continue;
+		int error = map_ring(channel, i, space, map);
+		if (error)
+			return error;
+	}
+	return 0;
 }

@@ -12,7 +12,17 @@
  * room.  In flight-recorder mode the producer itself advances tail past the
  * oldest records (counting them as dropped); such rings are read by snapshot,
  * with the producer held off.
+ *
+ * A shared ring (tel_ring_share) mirrors head and its counts into a header a
+ * consumer outside the kernel maps read-only, and takes the tail from a
+ * position the consumer writes.  That value is never trusted: unless it is
+ * aligned and at most size bytes behind head, the producer treats the ring
+ * as full (drops and counts), and since records are placed from head alone,
+ * a bogus position can cost records but never move a write outside the ring.
+ * Readers in the kernel check every record header they walk in that mode.
  */
+#include <stdbool.h>
+
 #include "telemetry/telemetry.h"
 
 #include "lib/errno.h"
@@ -49,6 +59,32 @@ static struct tel_record *record_at(const struct tel_ring *ring, uint64_t positi
 	return (struct tel_record *)(ring->data + (position & (ring->size - 1)));
 }
 
+static void count_drop(struct tel_ring *ring)
+{
+	ring->dropped++;
+	if (ring->shared)
+		__atomic_store_n(&ring->shared->dropped, ring->dropped, __ATOMIC_RELAXED);
+}
+
+/* A consumer position may be used when it is aligned and no more than size
+ * bytes behind head (a position ahead of head wraps to a huge distance). */
+static bool position_ok(const struct tel_ring *ring, uint64_t head, uint64_t tail)
+{
+	return !(tail & (TEL_ALIGN - 1)) && head - tail <= ring->size;
+}
+
+/* The tail as the producer sees it; a bogus shared position reads as a full ring. */
+static uint64_t producer_tail(struct tel_ring *ring)
+{
+	if (!ring->position)
+		return load_acquire(&ring->tail);
+	uint64_t tail = load_acquire(&ring->position->tail);
+	if (!position_ok(ring, ring->head, tail))
+		return ring->head - ring->size;
+	store_release(&ring->tail, tail); /* for the counts */
+	return tail;
+}
+
 /* Flight recorder: frees room by dropping the oldest records. */
 static void overwrite_oldest(struct tel_ring *ring, uint64_t needed)
 {
@@ -73,14 +109,14 @@ void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint6
 {
 	uint64_t record = TEL_RECORD_SIZE(length);
 	if (length > TEL_RECORD_MAX || record > ring->size / 2 || type == TEL_TYPE_PAD) {
-		ring->dropped++;
+		count_drop(ring);
 		return NULL;
 	}
 	uint64_t pad = room_to_end(ring) < record ? room_to_end(ring) : 0;
-	uint64_t free_bytes = ring->size - (ring->head - load_acquire(&ring->tail));
+	uint64_t free_bytes = ring->size - (ring->head - producer_tail(ring));
 	if (free_bytes < pad + record) {
 		if (ring->mode == TEL_STREAM) {
-			ring->dropped++;
+			count_drop(ring);
 			return NULL;
 		}
 		overwrite_oldest(ring, pad + record);
@@ -99,8 +135,13 @@ void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint6
 void tel_ring_commit(struct tel_ring *ring)
 {
 	const struct tel_record *r = record_at(ring, ring->head);
+	uint64_t head = ring->head + TEL_RECORD_SIZE(r->length);
 	ring->produced++;
-	store_release(&ring->head, ring->head + TEL_RECORD_SIZE(r->length));
+	store_release(&ring->head, head);
+	if (ring->shared) {
+		__atomic_store_n(&ring->shared->produced, ring->produced, __ATOMIC_RELAXED);
+		store_release(&ring->shared->head, head);
+	}
 }
 
 int tel_ring_write(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
@@ -114,12 +155,26 @@ int tel_ring_write(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t 
 	return 0;
 }
 
+/* Where the consumer is: the shared position (a bogus one skips to head:
+ * what was unread there is lost) or the ring's own tail. */
+static uint64_t consumer_tail(const struct tel_ring *ring, uint64_t head)
+{
+	if (!ring->position)
+		return ring->tail;
+	uint64_t tail = load_acquire(&ring->position->tail);
+	return position_ok(ring, head, tail) ? tail : head;
+}
+
 uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length)
 {
-	uint64_t head = load_acquire(&ring->head), tail = ring->tail, copied = 0;
+	uint64_t head = load_acquire(&ring->head), tail = consumer_tail(ring, head), copied = 0;
 	while (tail != head) {
 		const struct tel_record *r = record_at(ring, tail);
 		uint64_t size = TEL_RECORD_SIZE(r->length);
+		if (r->length > TEL_RECORD_MAX || size > head - tail) {
+			tail = head; /* not a record boundary (a shared position) */
+			break;
+		}
 		if (r->type != TEL_TYPE_PAD) {
 			if (copied + size > length)
 				break;
@@ -129,7 +184,7 @@ uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length)
 		}
 		tail += size;
 	}
-	store_release(&ring->tail, tail);
+	store_release(ring->position ? &ring->position->tail : &ring->tail, tail);
 	return copied;
 }
 
@@ -158,6 +213,21 @@ uint64_t tel_ring_snapshot(const struct tel_ring *ring, void *buffer, uint64_t l
 		copied += size;
 	}
 	return copied;
+}
+
+int tel_ring_share(struct tel_ring *ring, struct tel_ring_header *header,
+		   struct tel_ring_position *position)
+{
+	if (ring->mode != TEL_STREAM)
+		return -EINVAL;
+	*header = (struct tel_ring_header){.head = ring->head,
+					   .size = ring->size,
+					   .produced = ring->produced,
+					   .dropped = ring->dropped};
+	store_release(&position->tail, ring->tail);
+	ring->shared = header;
+	__atomic_store_n(&ring->position, position, __ATOMIC_RELEASE);
+	return 0;
 }
 
 void tel_ring_get_stats(const struct tel_ring *ring, struct tel_ring_stats *stats)

@@ -2,10 +2,12 @@
  * The telemetry system calls: a consumer process reads whole records out of
  * one CPU's ring of a channel (which frees their room for the producer), or
  * asks for a ring's counts.  Records pass through a bounded kernel buffer,
- * so one call moves at most TEL_READ_MAX bytes.
+ * so one call moves at most TEL_READ_MAX bytes.  The process a channel is
+ * shared with maps it instead (ms_tel_map) and reads the rings in place.
  */
 #include "lib/errno.h"
 #include "mm/mm.h"
+#include "proc/proc.h"
 #include "syscall/syscall.h"
 #include "telemetry/internal.h"
 #include "uaccess/uaccess.h"
@@ -38,4 +40,19 @@ SYSCALL_DEFINE3(ms_tel_stats, int, channel, unsigned, cpu, struct tel_ring_stats
 	if (!ch || tel_channel_get_stats(ch, cpu, &s))
 		return -EINVAL;
 	return copy_to_user(stats, &s, sizeof s) ? -EFAULT : 0;
+}
+
+SYSCALL_DEFINE2(ms_tel_map, int, channel, struct tel_map *, layout)
+{
+	struct tel_channel *ch = tel_channel_by_id(channel);
+	struct process *self = proc_current();
+	if (!ch || !self)
+		return -EINVAL;
+	if (tel_channel_consumer(ch) != proc_pid(self))
+		return -EPERM;
+	struct tel_map map;
+	int error = tel_channel_map(ch, proc_address_space(self), &map);
+	if (error)
+		return error;
+	return copy_to_user(layout, &map, sizeof map) ? -EFAULT : 0;
 }

@@ -7,7 +7,10 @@
  * records are overwritten; a snapshot copies out what is there now).  Every
  * record produced is either delivered, still in the ring, or counted as
  * dropped (overwritten ones too).  Consumers outside the kernel read through
- * ms_tel_read, which copies whole records out and advances the ring.
+ * ms_tel_read, which copies whole records out and advances the ring, or map a
+ * shared stream channel (ms_tel_map): its rings and headers read-only, and a
+ * writable page per ring where the consumer publishes its position, which
+ * the producer reads, checks, and ignores when bogus (the ring counts as full).
  *
  *     struct tel_channel *ch = tel_channel_create("scope", 64 * 1024, TEL_STREAM);
  *     tel_channel_emit(ch, MY_TYPE, &value, sizeof value);     // 0 or -ENOBUFS
@@ -41,6 +44,35 @@ enum tel_mode {
 	TEL_FLIGHT_RECORDER, /* full: overwrite the oldest, count those */
 };
 
+/* A shared ring's producer side as the consumer sees it (a read-only page):
+ * head with release after the record; the consumer reads it with acquire,
+ * consumes, then stores its position (a struct tel_ring_position, on its own
+ * writable page) with release. */
+struct tel_ring_header {
+	uint64_t head;
+	uint64_t size;
+	uint64_t produced;
+	uint64_t dropped;
+};
+struct tel_ring_position {
+	uint64_t tail; /* bytes consumed since creation, a multiple of TEL_ALIGN */
+};
+
+/* What ms_tel_map reports: CPU i's ring is at base + i * stride, its header
+ * first, its position page at +position_offset, its data (size bytes) at
+ * +data_offset.  Rings 0..cpus-1 are all mapped. */
+struct tel_map {
+	uint64_t base;
+	uint64_t stride;
+	uint64_t position_offset;
+	uint64_t data_offset;
+	uint64_t size;
+	uint32_t cpus;
+	uint32_t reserved;
+};
+#define TEL_MAP_BASE 0x0000780000000000UL /* above the mmap area, below the stack */
+#define TEL_MAP_SPAN 0x0000000100000000UL /* per channel id */
+
 /* One ring.  head and tail count bytes since creation (they never wrap), so
  * head - tail is what the ring holds.  The producer writes head, the
  * consumer tail (the producer too, in flight-recorder mode). */
@@ -53,6 +85,8 @@ struct tel_ring {
 	uint64_t consumed; /* records read out */
 	enum tel_mode mode;
 	uint8_t *data;
+	struct tel_ring_header *shared;     /* mirrored for a mapped consumer, or NULL */
+	struct tel_ring_position *position; /* the consumer's tail when shared, or NULL */
 };
 
 struct tel_ring_stats {
@@ -63,7 +97,10 @@ struct tel_ring_stats {
 /* ---- System calls (syscall/numbers.h) -------------------------------------
  * ms_tel_read(channel, cpu, buffer, length) → bytes of whole records copied
  *     (0: none), -EINVAL (no such channel or CPU), -EFAULT
- * ms_tel_stats(channel, cpu, struct tel_ring_stats *) → 0, -EINVAL, -EFAULT */
+ * ms_tel_stats(channel, cpu, struct tel_ring_stats *) → 0, -EINVAL, -EFAULT
+ * ms_tel_map(channel, struct tel_map *) → 0 and the layout of the channel
+ *     mapped into the caller, -EINVAL (no such channel), -EPERM (the caller is
+ *     not the process the channel is shared with), -ENOMEM, -EFAULT */
 
 /* ---- Rings (ring.c) -------------------------------------------------------- */
 
@@ -90,10 +127,18 @@ uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length);
  * run meanwhile (the channel holds it off). */
 uint64_t tel_ring_snapshot(const struct tel_ring *ring, void *buffer, uint64_t length);
 void tel_ring_get_stats(const struct tel_ring *ring, struct tel_ring_stats *stats);
+/* Makes a stream ring shared: from now on the producer mirrors its side into
+ * header and takes the consumer's tail from position (ignored when it is not
+ * a multiple of TEL_ALIGN within the ring's size behind head: the ring is
+ * then full, records are dropped and counted, never written outside the
+ * ring).  Returns 0, or -EINVAL (a flight recorder).  No producer may run. */
+int tel_ring_share(struct tel_ring *ring, struct tel_ring_header *header,
+		   struct tel_ring_position *position);
 
 /* ---- Channels: one ring per CPU (channel.c) --------------------------------- */
 
 struct tel_channel;
+struct address_space;
 #define TEL_CHANNEL_MAX 8
 
 /* Returns a channel of one ring of bytes_per_cpu (rounded up to a power of
@@ -122,5 +167,17 @@ int64_t tel_channel_snapshot(struct tel_channel *channel, unsigned cpu, void *bu
 int tel_channel_get_stats(struct tel_channel *channel, unsigned cpu, struct tel_ring_stats *stats);
 /* The sums over every CPU. */
 void tel_channel_get_totals(struct tel_channel *channel, struct tel_ring_stats *stats);
+/* Shares a stream channel's rings (header and position pages, once) and
+ * names pid the only process allowed to map it.  No producer may run.
+ * Returns 0, -EINVAL (flight recorder) or -ENOMEM. */
+int tel_channel_share(struct tel_channel *channel, int pid);
+/* The process the channel is shared with, or 0. */
+int tel_channel_consumer(const struct tel_channel *channel);
+/* Maps the shared channel into space at TEL_MAP_BASE + id * TEL_MAP_SPAN:
+ * headers and data read-only, position pages writable, all user.  Mapping
+ * again is harmless.  Returns 0 with *map filled, or -EINVAL (not shared),
+ * -ENOMEM.  The frames stay the channel's (an exiting process only drops its
+ * page tables). */
+int tel_channel_map(struct tel_channel *channel, struct address_space *space, struct tel_map *map);
 
 #endif

@@ -2,7 +2,10 @@
  * The telemetry suite: a channel's records land in the ring of the CPU that
  * emitted them with that CPU's number and a timestamp, a full stream channel
  * drops and counts, a flight recorder snapshot shows the newest, and with
- * producers on every CPU each record is read or counted as dropped.
+ * producers on every CPU each record is read or counted as dropped.  A
+ * shared channel maps read-only except its position pages, and a bogus
+ * position from its consumer drops records but never moves a write out of
+ * the ring.
  */
 #include "telemetry/internal.h"
 
@@ -150,7 +153,105 @@ static void every_record_is_read_or_counted(struct ktest *t)
 	tel_channel_destroy(ch);
 }
 
+/* The consumer's view: header and data read-only, the position writable. */
+static void shared_channel_maps_read_only(struct ktest *t)
+{
+	struct tel_channel *ch = tel_channel_create("test", 4096, TEL_STREAM);
+	ASSERT_TRUE(t, ch != NULL);
+	struct address_space *space = vm_space_create();
+	ASSERT_TRUE(t, space != NULL);
+	struct tel_map map;
+	EXPECT_EQ(t, tel_channel_map(ch, space, &map), -EINVAL); /* not shared yet */
+	EXPECT_EQ(t, tel_channel_share(ch, 4242), 0);
+	EXPECT_EQ(t, tel_channel_consumer(ch), 4242);
+	EXPECT_EQ(t, tel_channel_map(ch, space, &map), 0);
+	EXPECT_EQ(t, tel_channel_map(ch, space, &map), 0); /* again: harmless */
+	EXPECT_TRUE(t, map.cpus >= 1);
+	unsigned flags = 0;
+	EXPECT_EQ(t, vm_translate(space, map.base, NULL, &flags), 0);
+	EXPECT_EQ(t, flags & (VM_USER | VM_WRITE), VM_USER);
+	EXPECT_EQ(t, vm_translate(space, map.base + map.data_offset + map.size - 1, NULL, &flags),
+		  0);
+	EXPECT_EQ(t, flags & (VM_USER | VM_WRITE), VM_USER);
+	EXPECT_EQ(t, vm_translate(space, map.base + map.position_offset, NULL, &flags), 0);
+	EXPECT_EQ(t, flags & (VM_USER | VM_WRITE), VM_USER | VM_WRITE);
+	for (uint64_t off = 0; off < map.stride * map.cpus; off += PAGE_SIZE) {
+		uint64_t phys;
+		if (vm_translate(space, map.base + off, &phys, NULL) == 0)
+			vm_unmap(space, map.base + off);
+	}
+	vm_space_destroy(space);
+	tel_channel_destroy(ch);
+}
+
+/* Emits n 48-byte records on this CPU; returns how many went in. */
+static int emit_some(struct tel_channel *ch, int n)
+{
+	uint8_t payload[48];
+	memset(payload, 0x5a, sizeof payload);
+	int ok = 0;
+	for (int i = 0; i < n; i++)
+		ok += tel_channel_emit(ch, 1, payload, sizeof payload) == 0;
+	return ok;
+}
+
+/* A hostile consumer position: ahead of head, unaligned, or far behind. */
+static void bogus_position_is_clamped(struct ktest *t)
+{
+	static struct tel_ring ring;
+	static uint8_t area[3 * 4096] __attribute__((aligned(16)));
+	static struct tel_ring_header header;
+	static struct tel_ring_position position;
+	memset(area, 0xee, sizeof area);
+	ASSERT_EQ(t, tel_ring_init(&ring, area + 4096, 4096, TEL_STREAM), 0);
+	ASSERT_EQ(t, tel_ring_share(&ring, &header, &position), 0);
+	uint64_t bogus[] = {1ull << 62, 8, (uint64_t)-4096, 3 * 4096};
+	uint8_t payload[48] = {0};
+	int written = 0, refused = 0;
+	for (unsigned b = 0; b < sizeof bogus / sizeof bogus[0]; b++) {
+		for (int i = 0; i < 200; i++) {
+			__atomic_store_n(&position.tail, bogus[b] + (uint64_t)i * 16,
+					 __ATOMIC_RELEASE);
+			int error = tel_ring_write(&ring, 1, 0, 0, payload, sizeof payload);
+			*(error == 0 ? &written : &refused) += 1;
+		}
+	}
+	EXPECT_EQ(t, written + refused, 800);
+	EXPECT_EQ(t, header.produced, (uint64_t)written);
+	EXPECT_EQ(t, header.dropped, (uint64_t)refused);
+	EXPECT_TRUE(t, header.head - ring.tail <= 4096);
+	int outside = 0;
+	for (unsigned i = 0; i < 4096; i++)
+		outside += (area[i] != 0xee) + (area[2 * 4096 + i] != 0xee);
+	EXPECT_EQ(t, outside, 0);
+	/* A kernel reader after a bogus position skips to head, never beyond. */
+	position.tail = 8;
+	EXPECT_EQ(t, tel_ring_read(&ring, buffer, sizeof buffer), 0);
+	EXPECT_EQ(t, position.tail, header.head);
+
+	/* A channel: a position ahead of head makes the ring full (drops,
+	 * counted); a sound one gives the room back. */
+	struct tel_channel *ch = tel_channel_create("test", 4096, TEL_STREAM);
+	ASSERT_TRUE(t, ch != NULL);
+	ASSERT_EQ(t, tel_channel_share(ch, 4242), 0);
+	preempt_disable();
+	unsigned cpu = this_cpu_id();
+	int first = emit_some(ch, 200);
+	struct tel_ring_stats stats;
+	tel_channel_get_stats(ch, cpu, &stats);
+	preempt_enable();
+	EXPECT_EQ(t, first, 4096 / TEL_RECORD_SIZE(48));
+	EXPECT_EQ(t, stats.dropped, 200 - first);
+	EXPECT_EQ(t, tel_channel_read(ch, cpu, buffer, sizeof buffer),
+		  (int64_t)(first * TEL_RECORD_SIZE(48)));
+	preempt_disable();
+	EXPECT_EQ(t, emit_some(ch, 10), 10);
+	preempt_enable();
+	tel_channel_destroy(ch);
+}
+
 KTEST_SUITE(telemetry, KTEST_CASE(records_land_on_this_cpu),
 	    KTEST_CASE(full_stream_channel_counts_drops),
 	    KTEST_CASE(flight_recorder_snapshot_has_the_newest),
-	    KTEST_CASE(every_record_is_read_or_counted));
+	    KTEST_CASE(every_record_is_read_or_counted), KTEST_CASE(shared_channel_maps_read_only),
+	    KTEST_CASE(bogus_position_is_clamped));

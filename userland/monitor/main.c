@@ -3,7 +3,9 @@
  * It attaches an IPC endpoint to the kernel (ms_scope_attach), then loops:
  * messages first (LOAD / UNLOAD / FLUSH from the kernel's linker, EVENT from
  * `msg` join points, answered when they are calls), then the `shm` rings of
- * every CPU (ms_tel_read), running the aspect's advice once per event.  A
+ * every CPU, read in place from the channel the kernel maps into it
+ * (ms_tel_map: acquire load of the producer's head, release store of our
+ * position; ms_tel_read only if mapping failed), running the aspect's advice once per event.  A
  * FLUSH drains the rings before it reports the aspect's counters, so counts
  * handed back include every event written before the binding was unwoven.
  *
@@ -26,6 +28,7 @@
 static int endpoint;
 static int channel;
 static uint8_t ring_buffer[16 * 1024] __attribute__((aligned(16)));
+static struct tel_map map; /* map.cpus == 0: not mapped */
 
 static void run_records(const uint8_t *data, long bytes)
 {
@@ -41,8 +44,35 @@ static void run_records(const uint8_t *data, long bytes)
 	}
 }
 
+/* Runs what CPU cpu's mapped ring holds and hands the room back. */
+static void drain_mapped(unsigned cpu)
+{
+	const uint8_t *ring = (const uint8_t *)(map.base + cpu * map.stride);
+	const struct tel_ring_header *header = (const void *)ring;
+	struct tel_ring_position *position = (void *)(ring + map.position_offset);
+	const uint8_t *data = ring + map.data_offset;
+	uint64_t head = __atomic_load_n(&header->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = position->tail;
+	while (tail != head) {
+		const struct tel_record *r = (const void *)(data + (tail & (map.size - 1)));
+		uint64_t size = TEL_RECORD_SIZE(r->length);
+		if (size > head - tail) {
+			tail = head; /* cannot happen with a sound producer */
+			break;
+		}
+		run_records((const uint8_t *)r, r->type == TEL_TYPE_PAD ? 0 : (long)size);
+		tail += size;
+	}
+	__atomic_store_n(&position->tail, tail, __ATOMIC_RELEASE);
+}
+
 static void drain_rings(void)
 {
+	if (map.cpus) {
+		for (unsigned cpu = 0; cpu < map.cpus; cpu++)
+			drain_mapped(cpu);
+		return;
+	}
 	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
 		long n;
 		while ((n = ms_syscall6(__NR_ms_tel_read, channel, cpu, (long)ring_buffer,
@@ -114,6 +144,8 @@ int main(void)
 		printf("monitor: cannot attach (error %d)\n", channel);
 		return 1;
 	}
+	if (ms_syscall3(__NR_ms_tel_map, channel, (long)&map, 0) != 0)
+		map.cpus = 0;
 	static struct ipc_message m;
 	for (;;) {
 		long error = ms_syscall3(__NR_ms_ipc_receive, endpoint, (long)&m, POLL_NS);
