@@ -131,6 +131,7 @@
 #define TCP_STATS             1
 #define UDP_STATS             1
 #define ICMP_STATS            1
+#define MIB2_STATS            1 /* retransmitted segments, resets */
 #define LWIP_DEBUG            0
 #define LWIP_PERF             0
 
