@@ -68,14 +68,11 @@ uint64_t ms_retval(const struct ms_ctx *ctx)
 	return jp && run_of(ctx)->after ? jp->ret : 0;
 }
 
-/* A TSC value from the context as clock_ns() time. */
+/* A TSC value from the context as clock_ns() time: the same TSC always gives
+ * the same time, so exit - entry is exact. */
 static uint64_t tsc_to_clock_ns(uint64_t tsc)
 {
-	if (!tsc)
-		return 0;
-	uint64_t now_tsc = rdtsc(), now_ns = clock_ns();
-	uint64_t ago = now_tsc > tsc ? clock_tsc_to_ns(now_tsc - tsc) : 0;
-	return now_ns > ago ? now_ns - ago : 0;
+	return tsc ? clock_ns_at_tsc(tsc) : 0;
 }
 
 uint64_t ms_entry_ns(const struct ms_ctx *ctx)

@@ -53,11 +53,18 @@ uint64_t clock_tsc_to_ns(uint64_t cycles)
 	return (uint64_t)(((unsigned __int128)cycles * ns_mult) >> 32);
 }
 
-uint64_t clock_ns(void)
+uint64_t clock_ns_at_tsc(uint64_t tsc)
 {
 	if (!tsc_hz)
 		return 0;
-	return base_ns + clock_tsc_to_ns(rdtsc() - base_tsc);
+	if (tsc < base_tsc) /* read on a CPU whose TSC lags, just after the base moved */
+		return base_ns;
+	return base_ns + clock_tsc_to_ns(tsc - base_tsc);
+}
+
+uint64_t clock_ns(void)
+{
+	return clock_ns_at_tsc(rdtsc());
 }
 
 /* Switches to a new rate, continuing from the current reading. */

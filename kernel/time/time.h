@@ -21,6 +21,9 @@
 /* Nanoseconds since the TSC was first calibrated; 0 before that.  Monotonic on
  * every CPU and across CPUs (the TSC is invariant and synchronised). */
 uint64_t clock_ns(void);
+/* The clock_ns() time at which the TSC read tsc (a timestamp taken earlier with
+ * RDTSC, as join-point contexts hold), so two such stamps convert consistently. */
+uint64_t clock_ns_at_tsc(uint64_t tsc);
 /* Calibrated TSC frequency in Hz, 0 before calibration. */
 uint64_t clock_tsc_hz(void);
 /* The reference the TSC was calibrated against: "PIT", "HPET" or "none". */
