@@ -16,6 +16,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 QEMU_PY = os.path.join(ROOT, "tools", "qemu.py")
+NET_READY = re.compile(r"net: \S+ \d+\.\d+\.\d+\.\d+/\d+ gateway")
 PROMPT = re.compile(r"\n/[^\n]*\$ $|\n/[^\n]*\$ (?=\S)")
 HTTPD_READY = re.compile(r"httpd: (serving .*|no network.*|port \d+: .*)")
 FRAMES_FREE = re.compile(r"mm: (\d+) of (\d+) frames free")
@@ -70,6 +71,11 @@ class Guest:
         m = self.wait_for(HTTPD_READY, timeout)
         if not m:
             return None
+        # Listening is not enough: until DHCP has given the NIC its address the
+        # stack drops SYNs without a trace and QEMU's user network retries them
+        # only seconds later, so load would start with stalled connections.
+        if m.group(1).startswith("serving") and not self.wait_for(NET_READY, timeout):
+            return "serving, but the NIC never got an address"
         self.run("", timeout=30)  # a fresh prompt: the console is ours
         return m.group(1)
 
