@@ -711,6 +711,32 @@ def run_scopetest(args, reporter):
                            text if problem else None, problem or f"exit status {code}"))
 
 
+RSCFLTEST_TIMEOUT = 120
+
+
+def run_rscfltest(args, reporter):
+    """rscfltest as init on one CPU: per-activity accounting end to end (a
+    sleep is time off the CPU, a pipe shows pipe and vfs, bad calls are
+    errors, switched tokens charge each request once, ACCT_NEXT, a private
+    read-only results page, application metrics).  Each KTAP case counts."""
+    log = os.path.join(args.build, "test-logs", "rscfltest.log")
+    code, text, seconds = qemu_run("rscfltest", log, [
+        "--kernel", kernel_elf(args.build), "--initrd", os.path.join(args.build, "initrd.cpio"),
+        "--append", "init=/bin/rscfltest exit=qemu"], RSCFLTEST_TIMEOUT)
+    started = text.find("KTAP version 1")
+    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
+    for _, case, status, detail in cases:
+        reporter.report(Result(f"user/rscfltest/{case}", status, 0.0, "\n".join(detail)))
+    failed = any(st == "FAIL" for _, _, st, _ in cases)
+    problem = None
+    if started < 0 or plan is None or plan != top:
+        problem = f"{top} of {plan} cases reported"
+    elif code != (EXIT_FAILED if failed else EXIT_PASSED):
+        problem = f"exit status {code}"
+    reporter.report(Result("user/rscfltest (run)", "FAIL" if problem else "ok", seconds,
+                           text if problem else None, problem or f"exit status {code}"))
+
+
 def user_jobs(args, reporter):
     if missing(os.path.join(args.build, "initrd.cpio"), reporter, "user", "run make initrd"):
         return []
@@ -722,6 +748,7 @@ def user_jobs(args, reporter):
         jobs.insert(0, lambda: run_usertests(args, reporter))
         jobs.insert(1, lambda: run_usertests(args, reporter, USERTESTS_SMP))
         jobs.insert(2, lambda: run_scopetest(args, reporter))
+        jobs.insert(3, lambda: run_rscfltest(args, reporter))
     return jobs
 
 

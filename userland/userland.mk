@@ -16,13 +16,14 @@ USER_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS) -isystem userland/include \
 	-D_POSIX_TIMERS=1 -D_POSIX_MONOTONIC_CLOCK=200112L -MMD -MP
 USER_LDFLAGS := -Wl,--build-id=none -Wl,-z,noexecstack -L$(NEWLIB)/x86_64-elf/lib
 
-USER_LIBC_C := $(sort $(wildcard userland/libc/*.c))
+# librscfl (per-activity accounting) goes into the same archive: every program may use it.
+USER_LIBC_C := $(sort $(wildcard userland/libc/*.c userland/librscfl/*.c))
 USER_LIBC_OBJS := $(patsubst %,$(USER_DIR)/obj/%.o,$(USER_LIBC_C))
 USER_CRT0 := $(USER_DIR)/libc/crt0.o
 USER_LIBC := $(USER_DIR)/libc/libmicroscope.a
 
-# Every directory under userland/ with a .c file, except the library, is a program.
-USER_PROGRAMS := $(filter-out libc include rootfs,$(notdir $(patsubst %/,%,$(sort \
+# Every directory under userland/ with a .c file, except the libraries, is a program.
+USER_PROGRAMS := $(filter-out libc librscfl include rootfs,$(notdir $(patsubst %/,%,$(sort \
 	$(dir $(wildcard userland/*/*.c))))))
 USER_BINS := $(patsubst %,$(USER_DIR)/bin/%,$(USER_PROGRAMS))
 INITRD := $(BUILD)/initrd.cpio

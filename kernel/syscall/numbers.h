@@ -120,8 +120,13 @@
 #define __NR_ms_scope_report 524
 #define __NR_ms_getcpus   530 /* per-CPU statistics for top: see proc/proc.h */
 #define __NR_ms_setmonitor 531 /* make a process a monitor (may use monitor CPUs) */
+#define __NR_ms_acct_init         550 /* per-activity accounting: see acct/acct.h */
+#define __NR_ms_acct_get_token    551
+#define __NR_ms_acct_free_token   552
+#define __NR_ms_acct              553
+#define __NR_ms_acct_switch_token 554
 
 /* One past the highest number the kernel's table holds. */
-#define SYSCALL_TABLE_SIZE 544
+#define SYSCALL_TABLE_SIZE 560
 
 #endif

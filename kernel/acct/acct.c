@@ -1,0 +1,327 @@
+/*
+ * Accounting state and tokens.  A thread that calls acct_init_thread gets an
+ * owner entry and one zeroed page of results, mapped read-only at
+ * ACCT_USER_ADDRESS into its process's address space (not a region of the
+ * process: fork does not copy it, exec drops it and the next init maps it
+ * again; the kernel writes it through the physical map).  Tokens are slots in
+ * that page.  At most one token of a thread is current (charged); starting
+ * another suspends it, switching picks which started one is current.
+ *
+ * Owners of ended processes are reclaimed lazily, at the next
+ * acct_init_thread of any thread (their thread ids never come back; a reused
+ * pid keeps a stale entry alive until the pid's new process ends).
+ */
+#include "acct/internal.h"
+#include "joinpoint/joinpoint.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
+#include "time/time.h"
+
+struct spinlock acct_lock = SPINLOCK_INIT("acct");
+struct acct_owner acct_owners[ACCT_MAX_OWNERS];
+
+struct acct_owner *acct_find_owner(uint64_t thread_id)
+{
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++)
+		if (thread_id && acct_owners[i].thread_id == thread_id)
+			return &acct_owners[i];
+	return NULL;
+}
+
+void acct_result_begin(struct acct_result *r)
+{
+	r->sequence++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+void acct_result_end(struct acct_result *r)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	r->sequence++;
+}
+
+void acct_update_current(struct acct_owner *o, uint64_t now)
+{
+	struct acct_result *r = &o->page->results[o->current];
+	acct_result_begin(r);
+	r->wall_ns += now - o->stretch_ns;
+	if (!o->off_ns)
+		r->cpu_ns += now - o->on_cpu_ns;
+	acct_result_end(r);
+	o->stretch_ns = now;
+	o->on_cpu_ns = now;
+}
+
+void acct_make_current(struct acct_owner *o, int index, uint64_t now)
+{
+	if (o->current >= 0) {
+		acct_update_current(o, now);
+		o->page->results[o->current].state = ACCT_TOKEN_SUSPENDED;
+	}
+	o->current = index;
+	o->oneshot = false;
+	o->stretch_ns = now;
+	o->on_cpu_ns = now;
+	o->off_ns = 0;
+	o->page->results[index].state = ACCT_TOKEN_CURRENT;
+}
+
+void acct_stop_current(struct acct_owner *o, uint64_t now)
+{
+	acct_update_current(o, now);
+	o->page->results[o->current].state = ACCT_TOKEN_IDLE;
+	o->current = -1;
+	o->oneshot = false;
+}
+
+static void reset_token(struct acct_owner *o, int index)
+{
+	struct acct_result *r = &o->page->results[index];
+	uint32_t state = r->state;
+	acct_result_begin(r);
+	memset((char *)r + sizeof r->sequence, 0, sizeof *r - sizeof r->sequence);
+	r->state = state;
+	acct_result_end(r);
+	memset(o->modules[index], 0, sizeof o->modules[index]);
+}
+
+/* Frees the entries of threads whose process has ended.  Liveness is asked
+ * of proc outside acct_lock (advice takes acct_lock under proc's locks); an
+ * entry is freed only if it still belongs to the thread found dead. */
+static void reclaim_dead_owners(void)
+{
+	uint64_t tids[ACCT_MAX_OWNERS], stale[ACCT_MAX_OWNERS] = {0};
+	int pids[ACCT_MAX_OWNERS];
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
+		tids[i] = acct_owners[i].thread_id;
+		pids[i] = acct_owners[i].pid;
+	}
+	spin_unlock_irqrestore(&acct_lock, flags);
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++)
+		if (tids[i] && proc_kill(pids[i], 0) != -ESRCH)
+			tids[i] = 0;
+	flags = spin_lock_irqsave(&acct_lock);
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
+		if (tids[i] && acct_owners[i].thread_id == tids[i]) {
+			stale[i] = acct_owners[i].phys;
+			acct_owners[i].thread_id = 0;
+		}
+	}
+	spin_unlock_irqrestore(&acct_lock, flags);
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++)
+		if (stale[i])
+			pmm_free_frame(stale[i]);
+}
+
+static struct acct_owner *free_owner(void)
+{
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++)
+		if (!acct_owners[i].thread_id)
+			return &acct_owners[i];
+	return NULL;
+}
+
+static void owner_setup(struct acct_owner *o, uint64_t tid, int pid, uint64_t phys)
+{
+	memset(o, 0, sizeof *o);
+	o->thread_id = tid;
+	o->pid = pid;
+	o->phys = phys;
+	o->page = phys_to_virt(phys);
+	o->current = -1;
+	o->next = -1;
+	o->page->magic = ACCT_PAGE_MAGIC;
+	o->page->tokens = ACCT_MAX_TOKENS;
+	o->page->pid = pid;
+}
+
+/* Finds or makes the caller's owner; returns its page's frame, or 0 with
+ * *error set. */
+static uint64_t owner_for_caller(uint64_t tid, int pid, int *error)
+{
+	uint64_t fresh = pmm_alloc_frame(), phys = 0;
+	if (fresh)
+		memset(phys_to_virt(fresh), 0, PAGE_SIZE);
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	struct acct_owner *o = acct_find_owner(tid);
+	if (o) {
+		phys = o->phys;
+	} else if (!fresh) {
+		*error = -ENOMEM;
+	} else if ((o = free_owner())) {
+		owner_setup(o, tid, pid, fresh);
+		phys = fresh;
+		fresh = 0;
+	} else {
+		*error = -ENOSPC;
+	}
+	spin_unlock_irqrestore(&acct_lock, flags);
+	if (fresh)
+		pmm_free_frame(fresh);
+	return phys;
+}
+
+int64_t acct_init_thread(void)
+{
+	struct process *p = proc_current();
+	struct address_space *space = p ? proc_address_space(p) : NULL;
+	if (!space)
+		return -EPERM;
+	int error = 0;
+	reclaim_dead_owners();
+	uint64_t phys = owner_for_caller(thread_id(thread_current()), proc_pid(p), &error);
+	if (!phys)
+		return error;
+	uint64_t mapped = 0;
+	if (vm_translate(space, ACCT_USER_ADDRESS, &mapped, NULL) == 0)
+		return mapped == phys ? (int64_t)ACCT_USER_ADDRESS : -EEXIST;
+	int result = vm_map(space, ACCT_USER_ADDRESS, phys, VM_USER);
+	acct_weave_update(); /* owners reclaimed above may have been all it was for */
+	return result < 0 ? result : (int64_t)ACCT_USER_ADDRESS;
+}
+
+/* Under acct_lock: the caller's owner and, for token > 0, the token's index,
+ * which must be allocated.  Returns the index (0 for token 0), or -ENOENT,
+ * -EINVAL. */
+static int caller_token(struct acct_owner **owner, int token)
+{
+	*owner = acct_find_owner(thread_id(thread_current()));
+	if (!*owner)
+		return -ENOENT;
+	if (token == 0)
+		return 0;
+	if (token < 1 || token > ACCT_MAX_TOKENS)
+		return -EINVAL;
+	if ((*owner)->page->results[token - 1].state == ACCT_TOKEN_FREE)
+		return -EINVAL;
+	return token - 1;
+}
+
+int acct_get_token(void)
+{
+	struct acct_owner *o;
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	int result = caller_token(&o, 0);
+	if (result == 0) {
+		result = -ENOSPC;
+		for (int i = 0; i < ACCT_MAX_TOKENS; i++) {
+			if (o->page->results[i].state == ACCT_TOKEN_FREE) {
+				reset_token(o, i);
+				o->page->results[i].state = ACCT_TOKEN_IDLE;
+				result = i + 1;
+				break;
+			}
+		}
+	}
+	spin_unlock_irqrestore(&acct_lock, flags);
+	return result;
+}
+
+/* Under acct_lock: takes token index out of whatever it is doing. */
+static void stop_token(struct acct_owner *o, int index, uint64_t now)
+{
+	if (o->current == index)
+		acct_stop_current(o, now);
+	if (o->next == index)
+		o->next = -1;
+	o->page->results[index].state = ACCT_TOKEN_IDLE;
+}
+
+int acct_free_token(int token)
+{
+	struct acct_owner *o;
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	int index = caller_token(&o, token);
+	if (index >= 0 && token == 0)
+		index = -EINVAL;
+	if (index >= 0) {
+		stop_token(o, index, clock_ns());
+		reset_token(o, index);
+		o->page->results[index].state = ACCT_TOKEN_FREE;
+	}
+	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_weave_update();
+	return index < 0 ? index : 0;
+}
+
+/* Checks flags against the token's state; returns 0, -EINVAL or -EALREADY. */
+static int check_control(uint32_t state, unsigned flags)
+{
+	unsigned actions = flags & (ACCT_START | ACCT_STOP | ACCT_NEXT);
+	if (flags & ~(ACCT_START | ACCT_STOP | ACCT_NEXT | ACCT_TK_RESET))
+		return -EINVAL;
+	if (!flags || (actions & (actions - 1)))
+		return -EINVAL;
+	bool started = state == ACCT_TOKEN_CURRENT || state == ACCT_TOKEN_SUSPENDED;
+	if ((flags & ACCT_STOP) && !started && state != ACCT_TOKEN_NEXT)
+		return -EINVAL;
+	if ((flags & (ACCT_START | ACCT_NEXT)) && state != ACCT_TOKEN_IDLE)
+		return -EALREADY;
+	return 0;
+}
+
+static void apply_control(struct acct_owner *o, int index, unsigned flags, uint64_t now)
+{
+	if (flags & ACCT_STOP)
+		stop_token(o, index, now);
+	if (flags & ACCT_TK_RESET)
+		reset_token(o, index);
+	if (flags & ACCT_START)
+		acct_make_current(o, index, now);
+	if (flags & ACCT_NEXT) {
+		if (o->next >= 0)
+			o->page->results[o->next].state = ACCT_TOKEN_IDLE;
+		o->next = index;
+		o->page->results[index].state = ACCT_TOKEN_NEXT;
+	}
+}
+
+/* Checks, and with apply set does, flags on token; returns 0 or the error. */
+static int control_token(int token, unsigned flags, bool apply)
+{
+	struct acct_owner *o;
+	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	int index = caller_token(&o, token);
+	if (index >= 0 && token == 0)
+		index = -EINVAL;
+	int result = index < 0 ? index : check_control(o->page->results[index].state, flags);
+	if (result == 0 && apply)
+		apply_control(o, index, flags, clock_ns());
+	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	return result;
+}
+
+int acct_control(int token, unsigned flags)
+{
+	int result = control_token(token, flags, false);
+	if (result == 0 && (flags & (ACCT_START | ACCT_NEXT)))
+		acct_weave_attach(); /* before the clock starts: weaving is not the activity's */
+	if (result == 0)
+		result = control_token(token, flags, true);
+	acct_weave_update();
+	return result;
+}
+
+int acct_switch_token(int token)
+{
+	acct_weave_attach();
+	struct acct_owner *o;
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	int index = caller_token(&o, token);
+	if (index >= 0 && token == 0)
+		index = -EINVAL;
+	if (index >= 0) {
+		uint32_t state = o->page->results[index].state;
+		if (state == ACCT_TOKEN_SUSPENDED)
+			acct_make_current(o, index, clock_ns());
+		else if (state != ACCT_TOKEN_CURRENT)
+			index = -EINVAL;
+	}
+	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_weave_update();
+	return index < 0 ? index : 0;
+}

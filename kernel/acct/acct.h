@@ -1,0 +1,103 @@
+/*
+ * Per-activity accounting: a thread marks where an activity (a request, a
+ * query) starts and stops, and reads back what the kernel spent on it, per
+ * subsystem (a module: the part of a join point's name before the dot).  The
+ * results live in one page per thread's process, mapped read-only into that
+ * process only and written by the kernel, so reading them needs no system
+ * call; a sequence count per result keeps a read consistent.  The measuring
+ * is advice on every join point ("*", which includes sched.switch), woven
+ * only while some activity is being accounted: accounting off costs the NOPs.
+ *
+ *     struct acct_page *page = (void *)ms_syscall0(__NR_ms_acct_init);
+ *     long token = ms_syscall0(__NR_ms_acct_get_token);
+ *     ms_syscall2(__NR_ms_acct, token, ACCT_START); ...; ms_syscall2(__NR_ms_acct, token, ACCT_STOP);
+ *
+ * Plain declarations first: user space (userland/librscfl) includes this
+ * header for the page's layout and the flags.
+ */
+#ifndef KERNEL_ACCT_ACCT_H
+#define KERNEL_ACCT_ACCT_H
+
+#include <stdint.h>
+
+#define ACCT_MAX_TOKENS     8  /* tokens per process: ms_acct_get_token says -ENOSPC past it */
+#define ACCT_MAX_SUBSYSTEMS 10 /* per token; the last slot is "other" once they are used up */
+#define ACCT_NAME_MAX       16
+#define ACCT_PAGE_MAGIC     0x74636361u          /* "acct" */
+#define ACCT_USER_ADDRESS   0x0000700000000000UL /* where the page is mapped: past mmap's area */
+
+/* ms_acct flags (the issue's rscfl_acct flags).  START and STOP are exclusive;
+ * TK_RESET zeroes the token's results first and may go with START or alone. */
+#define ACCT_START    0x1u /* make token the activity being accounted */
+#define ACCT_STOP     0x2u /* stop accounting token (it must be started) */
+#define ACCT_NEXT     0x4u /* account only the next system call to token */
+#define ACCT_TK_RESET 0x8u
+
+/* acct_result.state */
+#define ACCT_TOKEN_FREE      0u
+#define ACCT_TOKEN_IDLE      1u /* allocated, never started or stopped */
+#define ACCT_TOKEN_CURRENT   2u /* being charged now */
+#define ACCT_TOKEN_SUSPENDED 3u /* started, another token is current */
+#define ACCT_TOKEN_NEXT      4u /* waits for the next system call */
+
+/* One subsystem's share of an activity.  Times are nanoseconds. */
+struct acct_subsystem {
+	char name[ACCT_NAME_MAX]; /* the module ("vfs", "pipe", "sys"); "" when unused */
+	uint64_t calls;           /* join point calls into it, nested ones included */
+	uint64_t inclusive_ns;    /* entry to exit of those calls, nested subsystems included */
+	uint64_t sched_out_ns;    /* of that, time the thread was off the CPU */
+};
+
+/* What the kernel spent on one activity (one token).  Times in nanoseconds;
+ * complete after ACCT_STOP, brought up to date at every switch while started. */
+struct acct_result {
+	volatile uint32_t sequence; /* odd while the kernel writes: read again */
+	uint32_t state;             /* ACCT_TOKEN_* */
+	uint64_t wall_ns;           /* from START to STOP, over all its stretches as current */
+	uint64_t cpu_ns;            /* of wall_ns, time on a CPU */
+	uint64_t sched_out_ns;      /* of wall_ns, time off the CPU: preempted + blocked */
+	uint64_t preempted_ns;      /* off the CPU while still runnable */
+	uint64_t blocked_ns;        /* off the CPU waiting (sleep, I/O) */
+	uint64_t context_switches;  /* switches away from the thread */
+	uint64_t syscalls;          /* system calls entered (calls of subsystem "sys") */
+	uint32_t subsystem_count;   /* slots used in subsystems[] */
+	uint32_t reserved;
+	struct acct_subsystem subsystems[ACCT_MAX_SUBSYSTEMS];
+};
+
+/* The results page: result i belongs to token i + 1. */
+struct acct_page {
+	uint32_t magic; /* ACCT_PAGE_MAGIC */
+	uint32_t tokens;
+	int32_t pid; /* the owning process */
+	uint32_t reserved;
+	struct acct_result results[ACCT_MAX_TOKENS];
+};
+
+_Static_assert(sizeof(struct acct_page) <= 4096, "the results fit one page");
+
+/* ---- Kernel API (the system calls are thin layers over it) --------------- */
+#ifndef ACCT_USER_ONLY
+
+/* Gives the calling thread (of a user process) its accounting state and maps
+ * its results page read-only at ACCT_USER_ADDRESS, once per address space.
+ * Returns that address, or -EPERM (a kernel thread), -ENOSPC (every state is
+ * in use by a live thread), -ENOMEM. */
+int64_t acct_init_thread(void);
+/* Allocates a token.  Returns it (1..ACCT_MAX_TOKENS), or -ENOSPC (all in
+ * use), -ENOENT (no acct_init_thread yet). */
+int acct_get_token(void);
+/* Frees token, stopping it if started.  Returns 0, -EINVAL (not allocated),
+ * -ENOENT. */
+int acct_free_token(int token);
+/* Applies ACCT_* flags to token.  Returns 0, or -EINVAL (token not allocated,
+ * bad flags, STOP of a token that is not started), -EALREADY (START of a
+ * started token), -ENOENT. */
+int acct_control(int token, unsigned flags);
+/* Makes token, which must be started, the current activity; the current one
+ * becomes suspended.  Returns 0, -EINVAL (not allocated or not started),
+ * -ENOENT. */
+int acct_switch_token(int token);
+
+#endif
+#endif

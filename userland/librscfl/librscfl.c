@@ -1,0 +1,133 @@
+/*
+ * librscfl: the calls that change what is accounted are system calls
+ * (ms_acct*); reading is a copy from the page the kernel maps at
+ * ACCT_USER_ADDRESS, retried while a result's sequence count is odd or moved
+ * under the copy.  Application metrics live in the handle, in the process's
+ * own memory: the page is the kernel's and read-only.  One handle per
+ * process (its one thread), made on first rscfl_init.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <microscope/syscall.h>
+
+#include "librscfl/librscfl.h"
+
+#define READ_RETRIES 1000
+#define E_INVAL      22
+#define E_NOSPC      28
+#define E_AGAIN      11
+
+static struct rscfl_state *self;
+
+rscfl_handle rscfl_init(void)
+{
+	if (self)
+		return self;
+	long address = ms_syscall3(__NR_ms_acct_init, 0, 0, 0);
+	if (address < 0 && address > -4096)
+		return NULL;
+	struct rscfl_state *h = calloc(1, sizeof *h);
+	if (!h)
+		return NULL;
+	h->page = (const struct acct_page *)address;
+	self = h;
+	return h;
+}
+
+static int valid_token(int token)
+{
+	return token >= 1 && token <= ACCT_MAX_TOKENS;
+}
+
+int rscfl_get_token(rscfl_handle h)
+{
+	if (!h)
+		return -E_INVAL;
+	long token = ms_syscall3(__NR_ms_acct_get_token, 0, 0, 0);
+	if (token > 0)
+		h->metrics[token - 1].count = 0;
+	return (int)token;
+}
+
+int rscfl_free_token(rscfl_handle h, int token)
+{
+	if (!h)
+		return -E_INVAL;
+	return (int)ms_syscall3(__NR_ms_acct_free_token, token, 0, 0);
+}
+
+int rscfl_acct(rscfl_handle h, int token, unsigned flags)
+{
+	if (!h)
+		return -E_INVAL;
+	int result = (int)ms_syscall3(__NR_ms_acct, token, flags, 0);
+	if (result == 0 && (flags & ACCT_TK_RESET))
+		h->metrics[token - 1].count = 0;
+	return result;
+}
+
+int rscfl_switch_token(rscfl_handle h, int token)
+{
+	if (!h)
+		return -E_INVAL;
+	return (int)ms_syscall3(__NR_ms_acct_switch_token, token, 0, 0);
+}
+
+static int copy_result(const struct acct_result *r, struct acct_result *out)
+{
+	for (int i = 0; i < READ_RETRIES; i++) {
+		uint32_t before = __atomic_load_n(&r->sequence, __ATOMIC_ACQUIRE);
+		if (before & 1)
+			continue;
+		memcpy(out, (const void *)r, sizeof *out);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&r->sequence, __ATOMIC_RELAXED) == before)
+			return 0;
+	}
+	return -E_AGAIN;
+}
+
+int rscfl_read_acct(rscfl_handle h, int token, struct rscfl_acct *acct)
+{
+	if (!h || !acct || !valid_token(token))
+		return -E_INVAL;
+	const struct acct_result *r = &h->page->results[token - 1];
+	if (r->state == ACCT_TOKEN_FREE)
+		return -E_INVAL;
+	int result = copy_result(r, &acct->kernel);
+	if (result < 0)
+		return result;
+	acct->metric_count = h->metrics[token - 1].count;
+	memcpy(acct->metrics, h->metrics[token - 1].metrics, sizeof acct->metrics);
+	return 0;
+}
+
+int rscfl_store_metric(rscfl_handle h, int token, const char *name, int64_t value)
+{
+	if (!h || !name || !valid_token(token) ||
+	    h->page->results[token - 1].state == ACCT_TOKEN_FREE)
+		return -E_INVAL;
+	struct rscfl_acct_metrics *m = &h->metrics[token - 1];
+	unsigned i;
+	for (i = 0; i < m->count; i++)
+		if (strncmp(m->metrics[i].name, name, RSCFL_METRIC_NAME - 1) == 0)
+			break;
+	if (i == RSCFL_MAX_METRICS)
+		return -E_NOSPC;
+	if (i == m->count) {
+		memset(&m->metrics[i], 0, sizeof m->metrics[i]);
+		strncpy(m->metrics[i].name, name, RSCFL_METRIC_NAME - 1);
+		m->count++;
+	}
+	m->metrics[i].value = value;
+	return 0;
+}
+
+const struct acct_subsystem *rscfl_find_subsystem(const struct rscfl_acct *acct, const char *name)
+{
+	for (unsigned i = 0; i < acct->kernel.subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++)
+		if (strcmp(acct->kernel.subsystems[i].name, name) == 0)
+			return &acct->kernel.subsystems[i];
+	return NULL;
+}
