@@ -140,14 +140,15 @@ static __attribute__((noinline, cold)) void stamp(uint64_t *tsc)
 
 /* Fills in where the call runs and runs the before calls; returns the
  * generation of the list used, or 0 when there is no after call to make. */
-static inline __attribute__((always_inline)) uint64_t run_before(struct jp_context *context,
-								 bool nested)
+static inline __attribute__((always_inline)) uint64_t
+run_before(struct jp_context *context, bool nested, const struct jp_list **used)
 {
 	section_enter(nested);
 	struct cpu *cpu = this_cpu();
 	context->cpu = cpu->id;
 	context->thread = cpu->current;
 	const struct jp_list *list = load_list(context->joinpoint);
+	*used = list;
 	uint64_t generation = 0;
 	if (__builtin_expect(list != NULL, 1)) { /* NULL: detached since the site jumped */
 		if (__builtin_expect(list->flags & JP_ADVICE_TIMESTAMPS, 0))
@@ -164,11 +165,17 @@ static inline __attribute__((always_inline)) uint64_t run_before(struct jp_conte
 	return generation;
 }
 
+/* A nested call runs inside the section of the _NOSLEEP call around it, which
+ * spans this whole call: the list its before calls came from cannot be freed
+ * until that section ends, so its after calls come from the same list, and an
+ * advice detached meanwhile still gets the after call of a before it had.
+ * (An outermost call has left its section during the call and must reload.) */
 static inline __attribute__((always_inline)) void run_after(struct jp_context *context,
-							    uint64_t generation, bool nested)
+							    uint64_t generation, bool nested,
+							    const struct jp_list *before_list)
 {
 	section_enter(nested);
-	const struct jp_list *list = load_list(context->joinpoint);
+	const struct jp_list *list = nested ? before_list : load_list(context->joinpoint);
 	if (__builtin_expect(list && list->generation == generation, 1)) {
 		list->after[0].fn(context, list->after[0].cookie);
 		if (__builtin_expect(list->after_count > 1, 0))
@@ -192,12 +199,13 @@ static inline __attribute__((always_inline)) uint64_t dispatch(const struct join
 	context.activity = 0;
 	context.entry_tsc = 0;
 	context.exit_tsc = 0;
-	uint64_t generation = run_before(&context, nested);
+	const struct jp_list *list;
+	uint64_t generation = run_before(&context, nested, &list);
 	context.ret = jp->call(context.args);
 	if (generation) {
 		if (__builtin_expect(context.entry_tsc != 0, 0))
 			stamp(&context.exit_tsc);
-		run_after(&context, generation, nested);
+		run_after(&context, generation, nested, list);
 	}
 	return context.ret;
 }
