@@ -93,6 +93,19 @@ static bool monitor_attached(void *arg)
 	return !monitor_is_gone();
 }
 
+/* The monitor is a monitor process, kept on the CPUs reserved for monitors
+ * (monitor_cpus=) when there are any: left ordinary it would run on the
+ * other CPUs only, beside the join points that wait for it. */
+static void keep_on_monitor_cpus(int pid)
+{
+	int error = proc_set_monitor(pid, true);
+	uint64_t cpus = sched_monitor_cpus();
+	if (!error && cpus)
+		error = proc_set_affinity(pid, cpus);
+	if (error)
+		pr_warn("monitor: pid %d not kept on the monitor CPUs (error %d)\n", pid, error);
+}
+
 static int start_monitor(void)
 {
 	if (!monitor_is_gone())
@@ -103,6 +116,7 @@ static int start_monitor(void)
 		pr_warn("monitor: cannot start %s (error %d)\n", MONITOR_PATH, pid);
 		return pid;
 	}
+	keep_on_monitor_cpus(pid);
 	if (waitq_wait_timeout(&attached, monitor_attached, NULL, ATTACH_TIMEOUT_NS) < 0) {
 		pr_warn("monitor: pid %d did not attach\n", pid);
 		proc_kill(pid, SIGKILL);
