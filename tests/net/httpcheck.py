@@ -291,3 +291,90 @@ def start_downloads(port, path, expected, count):
     thread = threading.Thread(target=download_many, args=(port, path, expected, count, problems))
     thread.start()
     return thread, problems
+
+
+# ---- paced keep-alive load (for the OS behind QEMU's port forward) ----------
+
+REQUEST_TIMEOUT = 2.0  # a response later than this is an error, as in wrk
+CONNECT_SPACING = 0.03
+
+
+def open_paced(port, path, expected, connections):
+    """Opens the connections one at a time, each proven by one untimed request.
+    QEMU's hostfwd listens with a backlog of 1: a burst of connects overflows
+    the host's accept queue (TcpExtListenOverflows) and those connections wait
+    for the host's SYN-ACK retransmissions, 1 s then 3 s, which says nothing
+    about the guest.  Returns the open Readers, or raises."""
+    readers = []
+    for _ in range(connections):
+        sock = connect(port)
+        reader = Reader(sock)
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        response = read_response(reader)
+        if not response or response[0] != 200 or response[2] != expected:
+            raise RuntimeError("a warm-up request on a new connection failed")
+        sock.settimeout(REQUEST_TIMEOUT)
+        readers.append(reader)
+        time.sleep(CONNECT_SPACING)
+    return readers
+
+
+def keep_alive_worker(reader, path, expected, deadline, tally, lock):
+    """Requests on one connection until the deadline; records each latency."""
+    request = f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    latencies, errors, bad = [], 0, 0
+    while time.monotonic() < deadline:
+        start = time.monotonic()
+        try:
+            reader.sock.sendall(request)
+            response = read_response(reader)
+        except OSError:  # socket.timeout included: later than REQUEST_TIMEOUT
+            errors += 1
+            break
+        if response is None:
+            errors += 1
+            break
+        latencies.append(time.monotonic() - start)
+        bad += response[0] != 200 or response[2] != expected
+    with lock:
+        tally["latencies"] += latencies
+        tally["errors"] += errors
+        tally["bad"] += bad
+
+
+def run_paced_load(port, path, expected, seconds, connections):
+    """connections keep-alive clients for seconds; returns the tally."""
+    tally = {"latencies": [], "errors": 0, "bad": 0}
+    readers = open_paced(port, path, expected, connections)
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+    threads = [threading.Thread(target=keep_alive_worker,
+                                args=(r, path, expected, deadline, tally, lock)) for r in readers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in readers:
+        r.sock.close()
+    return tally
+
+
+def percentile(sorted_values, fraction):
+    if not sorted_values:
+        return 0.0
+    return sorted_values[min(len(sorted_values) - 1, int(fraction * len(sorted_values)))]
+
+
+def check_paced_load(port, path, expected, seconds=10, connections=32):
+    """A bounded keep-alive load with connections opened gradually: no errors,
+    every response 200 with the right body."""
+    tally = run_paced_load(port, path, expected, seconds, connections)
+    latencies = sorted(tally["latencies"])
+    requests = len(latencies)
+    ok = requests > 0 and tally["errors"] == 0 and tally["bad"] == 0
+    detail = (f"{requests} requests, {requests / seconds:.0f}/s, {tally['errors']} errors, "
+              f"{tally['bad']} bad, p50 {percentile(latencies, 0.5) * 1000:.1f} ms, "
+              f"p99 {percentile(latencies, 0.99) * 1000:.1f} ms, "
+              f"max {(latencies[-1] if latencies else 0) * 1000:.1f} ms, "
+              f"{connections} connections, {seconds}s")
+    return ok, detail
