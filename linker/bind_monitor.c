@@ -359,3 +359,57 @@ void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned 
 	strlcpy(event->joinpoint, jp->name, sizeof event->joinpoint);
 	strlcpy(event->program, p ? proc_name(p) : "kernel", sizeof event->program);
 }
+
+/* ---- Weaving shared by the shm and msg bindings -------------------------- */
+
+struct monitor_state {
+	struct monitor_advice advice[LINKER_MAX_ADVICE];
+};
+
+static void monitor_prepare_advice(struct monitor_advice *a, struct aspect *aspect, int id,
+				   unsigned index, void (*before)(struct jp_context *, void *),
+				   void (*after)(struct jp_context *, void *))
+{
+	const struct linker_advice *advice = &aspect->object.advice[index];
+	*a = (struct monitor_advice){.aspect = aspect, .aspect_id = (uint32_t)id, .index = index};
+	a->jp = (struct jp_advice){
+	    .name = aspect->name,
+	    .before = advice->kind == MS_ADVICE_BEFORE ? before : NULL,
+	    .after = advice->kind == MS_ADVICE_AFTER ? after : NULL,
+	    .cookie = a,
+	    .priority = advice->priority,
+	    .flags = (advice->flags & MS_WANT_TIMESTAMPS) ? JP_ADVICE_TIMESTAMPS : 0,
+	};
+}
+
+int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
+			 void (*before)(struct jp_context *, void *),
+			 void (*after)(struct jp_context *, void *))
+{
+	struct monitor_state *state = kzalloc(sizeof *state);
+	if (!state)
+		return -ENOMEM;
+	int id = monitor_load_aspect(aspect);
+	if (id < 0) {
+		kfree(state);
+		return id;
+	}
+	aspect->binding_state[binding] = state;
+	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
+		monitor_prepare_advice(&state->advice[i], aspect, id, i, before, after);
+		int error = aspect_weave_advice(aspect, binding, i, &state->advice[i].jp);
+		if (error) {
+			monitor_unweave_aspect(aspect, binding);
+			return error;
+		}
+	}
+	return 0;
+}
+
+void monitor_unweave_aspect(struct aspect *aspect, enum aspect_binding binding)
+{
+	aspect_unweave_binding(aspect, binding);
+	monitor_unload_aspect(aspect);
+	kfree(aspect->binding_state[binding]);
+	aspect->binding_state[binding] = NULL;
+}

@@ -22,17 +22,6 @@
 
 #define MSG_DEFAULT_DEADLINE_NS (10 * NSEC_PER_MSEC)
 
-struct msg_advice {
-	struct jp_advice jp;
-	struct aspect *aspect;
-	uint32_t aspect_id;
-	unsigned index;
-};
-
-struct msg_state {
-	struct msg_advice advice[LINKER_MAX_ADVICE];
-};
-
 static bool synchronous;
 static uint64_t deadline_ns = MSG_DEFAULT_DEADLINE_NS;
 
@@ -67,7 +56,7 @@ static void take_reply(const struct jp_context *context, const struct ipc_messag
 	}
 }
 
-static void msg_deliver(struct msg_advice *a, struct jp_context *context, bool after)
+static void msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
 {
 	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG) || monitor_is_caller(context))
 		return;
@@ -110,45 +99,12 @@ static void msg_after(struct jp_context *context, void *cookie)
 
 static int msg_attach(struct aspect *aspect)
 {
-	struct msg_state *state = kzalloc(sizeof *state);
-	if (!state)
-		return -ENOMEM;
-	int id = monitor_load_aspect(aspect);
-	if (id < 0) {
-		kfree(state);
-		return id;
-	}
-	aspect->binding_state[ASPECT_BINDING_MSG] = state;
-	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
-		const struct linker_advice *advice = &aspect->object.advice[i];
-		struct msg_advice *a = &state->advice[i];
-		*a = (struct msg_advice){.aspect = aspect, .aspect_id = (uint32_t)id, .index = i};
-		a->jp = (struct jp_advice){
-		    .name = aspect->name,
-		    .before = advice->kind == MS_ADVICE_BEFORE ? msg_before : NULL,
-		    .after = advice->kind == MS_ADVICE_AFTER ? msg_after : NULL,
-		    .cookie = a,
-		    .priority = advice->priority,
-		    .flags = (advice->flags & MS_WANT_TIMESTAMPS) ? JP_ADVICE_TIMESTAMPS : 0,
-		};
-		int error = aspect_weave_advice(aspect, ASPECT_BINDING_MSG, i, &a->jp);
-		if (error) {
-			aspect_unweave_binding(aspect, ASPECT_BINDING_MSG);
-			monitor_unload_aspect(aspect);
-			aspect->binding_state[ASPECT_BINDING_MSG] = NULL;
-			kfree(state);
-			return error;
-		}
-	}
-	return 0;
+	return monitor_weave_aspect(aspect, ASPECT_BINDING_MSG, msg_before, msg_after);
 }
 
 static void msg_detach(struct aspect *aspect)
 {
-	aspect_unweave_binding(aspect, ASPECT_BINDING_MSG);
-	monitor_unload_aspect(aspect);
-	kfree(aspect->binding_state[ASPECT_BINDING_MSG]);
-	aspect->binding_state[ASPECT_BINDING_MSG] = NULL;
+	monitor_unweave_aspect(aspect, ASPECT_BINDING_MSG);
 }
 
 static void msg_collect(struct aspect *aspect)

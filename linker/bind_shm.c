@@ -13,18 +13,7 @@
 #include "linker/monitor_internal.h"
 #include "mm/mm.h"
 
-struct shm_advice {
-	struct jp_advice jp;
-	struct aspect *aspect;
-	uint32_t aspect_id;
-	unsigned index;
-};
-
-struct shm_state {
-	struct shm_advice advice[LINKER_MAX_ADVICE];
-};
-
-static void shm_produce(struct shm_advice *a, struct jp_context *context, bool after)
+static void shm_produce(struct monitor_advice *a, struct jp_context *context, bool after)
 {
 	if (!aspect_is_active(a->aspect, ASPECT_BINDING_SHM) || monitor_is_caller(context))
 		return;
@@ -58,47 +47,14 @@ static void shm_after(struct jp_context *context, void *cookie)
 
 static int shm_attach(struct aspect *aspect)
 {
-	struct shm_state *state = kzalloc(sizeof *state);
-	if (!state)
-		return -ENOMEM;
-	int id = monitor_load_aspect(aspect);
-	if (id < 0) {
-		kfree(state);
-		return id;
-	}
-	aspect->binding_state[ASPECT_BINDING_SHM] = state;
-	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
-		const struct linker_advice *advice = &aspect->object.advice[i];
-		struct shm_advice *a = &state->advice[i];
-		*a = (struct shm_advice){.aspect = aspect, .aspect_id = (uint32_t)id, .index = i};
-		a->jp = (struct jp_advice){
-		    .name = aspect->name,
-		    .before = advice->kind == MS_ADVICE_BEFORE ? shm_before : NULL,
-		    .after = advice->kind == MS_ADVICE_AFTER ? shm_after : NULL,
-		    .cookie = a,
-		    .priority = advice->priority,
-		    .flags = (advice->flags & MS_WANT_TIMESTAMPS) ? JP_ADVICE_TIMESTAMPS : 0,
-		};
-		int error = aspect_weave_advice(aspect, ASPECT_BINDING_SHM, i, &a->jp);
-		if (error) {
-			aspect_unweave_binding(aspect, ASPECT_BINDING_SHM);
-			monitor_unload_aspect(aspect);
-			aspect->binding_state[ASPECT_BINDING_SHM] = NULL;
-			kfree(state);
-			return error;
-		}
-	}
-	return 0;
+	return monitor_weave_aspect(aspect, ASPECT_BINDING_SHM, shm_before, shm_after);
 }
 
 /* Unwoven first (a grace period: no producer is left), then the monitor
  * runs what is still in the rings and hands the counts back. */
 static void shm_detach(struct aspect *aspect)
 {
-	aspect_unweave_binding(aspect, ASPECT_BINDING_SHM);
-	monitor_unload_aspect(aspect);
-	kfree(aspect->binding_state[ASPECT_BINDING_SHM]);
-	aspect->binding_state[ASPECT_BINDING_SHM] = NULL;
+	monitor_unweave_aspect(aspect, ASPECT_BINDING_SHM);
 }
 
 static void shm_collect(struct aspect *aspect)

@@ -37,4 +37,23 @@ bool monitor_is_caller(const struct jp_context *context);
 void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned advice_index,
 			const struct jp_context *context, bool after);
 
+/* One woven advice of an aspect bound to the monitor (shm or msg): the
+ * join-point advice and what its event names. */
+struct monitor_advice {
+	struct jp_advice jp;
+	struct aspect *aspect;
+	uint32_t aspect_id;
+	unsigned index;
+};
+
+/* Loads aspect into the monitor and weaves each of its advice with before or
+ * after (as the advice's kind says) under binding; the cookie is the
+ * struct monitor_advice.  Returns 0, or an error with nothing left behind. */
+int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
+			 void (*before)(struct jp_context *, void *),
+			 void (*after)(struct jp_context *, void *));
+/* Unweaves binding (a grace period: no event of it is left in flight), then
+ * the monitor runs what it still holds and hands the counts back. */
+void monitor_unweave_aspect(struct aspect *aspect, enum aspect_binding binding);
+
 #endif
