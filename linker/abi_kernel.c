@@ -216,36 +216,12 @@ void ms_log(const char *text)
 	pr_info("aspect %s: %s\n", aspect ? aspect->name : "?", line);
 }
 
-#define ABI(fn)                     \
-	{                           \
-#fn, (uint64_t)(fn) \
-	}
-static const struct {
-	const char *name;
-	uint64_t address;
-} abi_table[] = {
-    ABI(ms_argc),         ABI(ms_arg),
-    ABI(ms_retval),       ABI(ms_entry_ns),
-    ABI(ms_exit_ns),      ABI(ms_cpu),
-    ABI(ms_pid),          ABI(ms_tid),
-    ABI(ms_program_name), ABI(ms_joinpoint_name),
-    ABI(ms_activity),     ABI(ms_now_ns),
-    ABI(ms_counter_add),  ABI(ms_hist_record),
-    ABI(ms_emit),         ABI(ms_device_counter),
-    ABI(ms_reply),        ABI(ms_log),
-    ABI(memcpy),          ABI(memmove),
-    ABI(memset),          ABI(memcmp),
-};
+static const struct linker_abi_symbol abi_table[] = {LINKER_ABI_FUNCTIONS(LINKER_ABI_SYMBOL)};
 
 int linker_abi_resolve(void *env, const char *name, uint64_t *address)
 {
-	for (size_t i = 0; i < sizeof abi_table / sizeof abi_table[0]; i++) {
-		if (strcmp(abi_table[i].name, name) == 0) {
-			*address = abi_table[i].address;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	(void)env;
+	return linker_abi_lookup(abi_table, sizeof abi_table / sizeof abi_table[0], name, address);
 }
 
 /* The stream channel "aspects" that ms_emit writes under `direct`: one ring

@@ -188,6 +188,28 @@ struct linker_env {
 	void *env;
 };
 
+/* The aspect ABI: every function an aspect may call.  The kernel (direct) and
+ * the monitor process (shm, msg) each implement all of them and build their
+ * symbol tables from this one list, so the two cannot offer different ABIs. */
+#define LINKER_ABI_FUNCTIONS(X)                                                                   \
+	X(ms_argc)                                                                                \
+	X(ms_arg) X(ms_retval) X(ms_entry_ns) X(ms_exit_ns) X(ms_cpu) X(ms_pid) X(ms_tid)         \
+	    X(ms_program_name) X(ms_joinpoint_name) X(ms_activity) X(ms_now_ns) X(ms_counter_add) \
+		X(ms_hist_record) X(ms_emit) X(ms_device_counter) X(ms_reply) X(ms_log) X(memcpy) \
+		    X(memmove) X(memset) X(memcmp)
+
+struct linker_abi_symbol {
+	const char *name;
+	uint64_t address;
+};
+
+/* An initializer for one entry: LINKER_ABI_FUNCTIONS(LINKER_ABI_SYMBOL). */
+#define LINKER_ABI_SYMBOL(fn) {#fn, (uint64_t)(fn)},
+
+/* Finds name in table[0..count): 0 and *address, or -ENOENT. */
+int linker_abi_lookup(const struct linker_abi_symbol *table, size_t count, const char *name,
+		      uint64_t *address);
+
 /* One piece of advice as read from .ms_advice, pointers checked. */
 struct linker_advice {
 	char pattern[LINKER_TEXT_MAX];

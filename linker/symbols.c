@@ -78,3 +78,15 @@ bool linker_symbol_is_usable(const struct linker_object *object, unsigned i)
 		return true;
 	return object->section_address[sym->st_shndx] != 0;
 }
+
+int linker_abi_lookup(const struct linker_abi_symbol *table, size_t count, const char *name,
+		      uint64_t *address)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (__builtin_strcmp(table[i].name, name) == 0) {
+			*address = table[i].address;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

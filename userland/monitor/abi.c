@@ -136,36 +136,11 @@ void monitor_run_event(const struct scope_event *event, struct ms_ctx *ctx)
 	running = NULL;
 }
 
-#define ABI(fn)                     \
-	{                           \
-#fn, (uint64_t)(fn) \
-	}
-static const struct {
-	const char *name;
-	uint64_t address;
-} abi_table[] = {
-    ABI(ms_argc),         ABI(ms_arg),
-    ABI(ms_retval),       ABI(ms_entry_ns),
-    ABI(ms_exit_ns),      ABI(ms_cpu),
-    ABI(ms_pid),          ABI(ms_tid),
-    ABI(ms_program_name), ABI(ms_joinpoint_name),
-    ABI(ms_activity),     ABI(ms_now_ns),
-    ABI(ms_counter_add),  ABI(ms_hist_record),
-    ABI(ms_emit),         ABI(ms_device_counter),
-    ABI(ms_reply),        ABI(ms_log),
-    ABI(memcpy),          ABI(memmove),
-    ABI(memset),          ABI(memcmp),
-};
+static const struct linker_abi_symbol abi_table[] = {LINKER_ABI_FUNCTIONS(LINKER_ABI_SYMBOL)};
 
 int monitor_abi_resolve(void *env, const char *name, uint64_t *address);
 int monitor_abi_resolve(void *env, const char *name, uint64_t *address)
 {
 	(void)env;
-	for (size_t i = 0; i < sizeof abi_table / sizeof abi_table[0]; i++) {
-		if (strcmp(abi_table[i].name, name) == 0) {
-			*address = abi_table[i].address;
-			return 0;
-		}
-	}
-	return -2;
+	return linker_abi_lookup(abi_table, sizeof abi_table / sizeof abi_table[0], name, address);
 }
