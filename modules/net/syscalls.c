@@ -87,7 +87,9 @@ SYSCALL_DEFINE3(socket, int, domain, int, type, int, protocol)
 	return err ? err : install_socket(socket, type);
 }
 
-SYSCALL_DEFINE3(bind, int, fd, const void *, user, uint32_t, length)
+/* bind and connect: a socket, an address from user space, one call. */
+static int with_user_address(int fd, const void *user, uint32_t length,
+			     int (*op)(struct net_socket *, const struct net_sockaddr_in *))
 {
 	struct vfs_file *file;
 	struct net_socket *socket;
@@ -97,9 +99,14 @@ SYSCALL_DEFINE3(bind, int, fd, const void *, user, uint32_t, length)
 		err = socket_of_fd(fd, &file, &socket);
 	if (err)
 		return err;
-	err = net_bind(socket, &address);
+	err = op(socket, &address);
 	vfs_close(file);
 	return err;
+}
+
+SYSCALL_DEFINE3(bind, int, fd, const void *, user, uint32_t, length)
+{
+	return with_user_address(fd, user, length, net_bind);
 }
 
 SYSCALL_DEFINE2(listen, int, fd, int, backlog)
@@ -148,17 +155,7 @@ SYSCALL_DEFINE4(accept4, int, fd, void *, user, uint32_t *, user_length, int, fl
 
 SYSCALL_DEFINE3(connect, int, fd, const void *, user, uint32_t, length)
 {
-	struct vfs_file *file;
-	struct net_socket *socket;
-	struct net_sockaddr_in address;
-	int err = address_from_user(user, length, &address);
-	if (!err)
-		err = socket_of_fd(fd, &file, &socket);
-	if (err)
-		return err;
-	err = net_connect(socket, &address);
-	vfs_close(file);
-	return err;
+	return with_user_address(fd, user, length, net_connect);
 }
 
 SYSCALL_DEFINE2(shutdown, int, fd, int, how)
