@@ -114,7 +114,7 @@ static void reclaim_dead_owners(void)
 	spin_unlock_irqrestore(&acct_lock, flags);
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++)
 		if (stale[i])
-			pmm_free_frame(stale[i]);
+			pmm_free_contiguous(stale[i], ACCT_PAGES);
 }
 
 static struct acct_owner *free_owner(void)
@@ -143,9 +143,9 @@ static void owner_setup(struct acct_owner *o, uint64_t tid, int pid, uint64_t ph
  * *error set. */
 static uint64_t owner_for_caller(uint64_t tid, int pid, int *error)
 {
-	uint64_t fresh = pmm_alloc_frame(), phys = 0;
+	uint64_t fresh = pmm_alloc_contiguous(ACCT_PAGES, PAGE_SIZE), phys = 0;
 	if (fresh)
-		memset(phys_to_virt(fresh), 0, PAGE_SIZE);
+		memset(phys_to_virt(fresh), 0, ACCT_PAGES * PAGE_SIZE);
 	uint64_t flags = spin_lock_irqsave(&acct_lock);
 	struct acct_owner *o = acct_find_owner(tid);
 	if (o) {
@@ -161,8 +161,24 @@ static uint64_t owner_for_caller(uint64_t tid, int pid, int *error)
 	}
 	spin_unlock_irqrestore(&acct_lock, flags);
 	if (fresh)
-		pmm_free_frame(fresh);
+		pmm_free_contiguous(fresh, ACCT_PAGES);
 	return phys;
+}
+
+/* Maps the results area read-only for the user; on failure unmaps what was
+ * mapped.  Returns 0 or vm_map's error. */
+static int map_results(struct address_space *space, uint64_t phys)
+{
+	for (unsigned i = 0; i < ACCT_PAGES; i++) {
+		int error =
+		    vm_map(space, ACCT_USER_ADDRESS + i * PAGE_SIZE, phys + i * PAGE_SIZE, VM_USER);
+		if (error < 0) {
+			while (i--)
+				vm_unmap(space, ACCT_USER_ADDRESS + i * PAGE_SIZE);
+			return error;
+		}
+	}
+	return 0;
 }
 
 int64_t acct_init_thread(void)
@@ -179,7 +195,7 @@ int64_t acct_init_thread(void)
 	uint64_t mapped = 0;
 	if (vm_translate(space, ACCT_USER_ADDRESS, &mapped, NULL) == 0)
 		return mapped == phys ? (int64_t)ACCT_USER_ADDRESS : -EEXIST;
-	int result = vm_map(space, ACCT_USER_ADDRESS, phys, VM_USER);
+	int result = map_results(space, phys);
 	acct_weave_update(); /* owners reclaimed above may have been all it was for */
 	return result < 0 ? result : (int64_t)ACCT_USER_ADDRESS;
 }

@@ -2,7 +2,7 @@
  * Per-activity accounting: a thread marks where an activity (a request, a
  * query) starts and stops, and reads back what the kernel spent on it, per
  * subsystem (a module: the part of a join point's name before the dot).  The
- * results live in one page per thread's process, mapped read-only into that
+ * results live in pages (ACCT_PAGES) per process, mapped read-only into that
  * process only and written by the kernel, so reading them needs no system
  * call; a sequence count per result keeps a read consistent.  The measuring
  * is advice on every join point ("*", which includes sched.switch), woven
@@ -20,11 +20,12 @@
 
 #include <stdint.h>
 
-#define ACCT_MAX_TOKENS     8  /* tokens per process: ms_acct_get_token says -ENOSPC past it */
-#define ACCT_MAX_SUBSYSTEMS 10 /* per token; the last slot is "other" once they are used up */
+#define ACCT_MAX_TOKENS     16 /* tokens per process: ms_acct_get_token says -ENOSPC past it */
+#define ACCT_MAX_SUBSYSTEMS 12 /* per token; the last slot is "other" once they are used up */
 #define ACCT_NAME_MAX       16
 #define ACCT_PAGE_MAGIC     0x74636361u          /* "acct" */
-#define ACCT_USER_ADDRESS   0x0000700000000000UL /* where the page is mapped: past mmap's area */
+#define ACCT_USER_ADDRESS   0x0000700000000000UL /* where the pages are mapped: past mmap's area */
+#define ACCT_PAGES          8                    /* size of the results area in pages */
 
 /* ms_acct flags (the issue's rscfl_acct flags).  START and STOP are exclusive;
  * TK_RESET zeroes the token's results first and may go with START or alone. */
@@ -40,41 +41,84 @@
 #define ACCT_TOKEN_SUSPENDED 3u /* started, another token is current */
 #define ACCT_TOKEN_NEXT      4u /* waits for the next system call */
 
-/* One subsystem's share of an activity.  Times are nanoseconds. */
+/* One subsystem's share of an activity.  Times are nanoseconds, sizes bytes. */
 struct acct_subsystem {
 	char name[ACCT_NAME_MAX]; /* the module ("vfs", "pipe", "sys"); "" when unused */
 	uint64_t calls;           /* join point calls into it, nested ones included */
 	uint64_t inclusive_ns;    /* entry to exit of those calls, nested subsystems included */
-	uint64_t sched_out_ns;    /* of that, time the thread was off the CPU */
+	uint64_t exclusive_ns; /* inclusive_ns less the time in nested calls to other subsystems */
+	uint64_t sched_out_ns; /* of inclusive_ns, time the thread was off the CPU */
+	uint64_t preempted_ns; /* of sched_out_ns, off the CPU while still runnable */
+	uint64_t blocked_ns;   /* of sched_out_ns, off the CPU waiting */
+	uint64_t interrupts;   /* interrupts taken while the thread was inside */
+	uint64_t allocs;       /* kernel memory allocations made while inside */
+	uint64_t alloc_bytes;  /* their sizes */
+	uint64_t frees;        /* kernel memory frees made while inside */
+	uint64_t free_bytes;   /* their sizes, where the allocator knows them */
 };
 
-/* What the kernel spent on one activity (one token).  Times in nanoseconds;
- * complete after ACCT_STOP, brought up to date at every switch while started. */
+/* What the kernel spent on one activity (one token).  Times in nanoseconds,
+ * sizes in bytes; complete after ACCT_STOP, brought up to date at every
+ * switch while started. */
 struct acct_result {
-	volatile uint32_t sequence; /* odd while the kernel writes: read again */
-	uint32_t state;             /* ACCT_TOKEN_* */
-	uint64_t wall_ns;           /* from START to STOP, over all its stretches as current */
-	uint64_t cpu_ns;            /* of wall_ns, time on a CPU */
-	uint64_t sched_out_ns;      /* of wall_ns, time off the CPU: preempted + blocked */
-	uint64_t preempted_ns;      /* off the CPU while still runnable */
-	uint64_t blocked_ns;        /* off the CPU waiting (sleep, I/O) */
-	uint64_t context_switches;  /* switches away from the thread */
-	uint64_t syscalls;          /* system calls entered (calls of subsystem "sys") */
-	uint32_t subsystem_count;   /* slots used in subsystems[] */
+	volatile uint32_t sequence;  /* odd while the kernel writes: read again */
+	uint32_t state;              /* ACCT_TOKEN_* */
+	uint64_t wall_ns;            /* from START to STOP, over all its stretches as current */
+	uint64_t cpu_ns;             /* of wall_ns, time on a CPU */
+	uint64_t sched_out_ns;       /* of wall_ns, time off the CPU: preempted + blocked */
+	uint64_t preempted_ns;       /* off the CPU while still runnable */
+	uint64_t blocked_ns;         /* off the CPU waiting (sleep, I/O) */
+	uint64_t context_switches;   /* switches away from the thread */
+	uint64_t syscalls;           /* system calls entered (calls of subsystem "sys") */
+	uint64_t interrupts;         /* interrupts taken on the thread's CPU while it ran */
+	uint64_t irq_ns;             /* time in those interrupts' handlers */
+	uint64_t page_faults;        /* page faults of the thread */
+	uint64_t alloc_bytes;        /* kernel memory allocated (all subsystems) */
+	uint64_t free_bytes;         /* kernel memory freed, where the allocator knows the size */
+	uint64_t tcp_bytes_sent;     /* payload bytes handed to TCP by its sockets */
+	uint64_t tcp_bytes_received; /* payload bytes TCP delivered to its sockets */
+	uint64_t tcp_segments_sent;  /* TCP segments output for its sockets */
+	uint64_t tcp_segments_received; /* TCP segments input for its sockets */
+	uint64_t tcp_retransmits;       /* of tcp_segments_sent, retransmissions */
+	uint64_t nic_packets_sent;      /* frames the NIC transmitted for its sockets */
+	uint64_t nic_packets_received;  /* frames the NIC received for its sockets */
+	uint64_t async_ns;              /* time other threads (lwIP's, the NIC's) worked for it */
+	uint64_t async_items;           /* pieces of such work */
+	uint32_t subsystem_count;       /* slots used in subsystems[] */
 	uint32_t reserved;
 	struct acct_subsystem subsystems[ACCT_MAX_SUBSYSTEMS];
 };
 
-/* The results page: result i belongs to token i + 1. */
+/* The results area (ACCT_PAGES pages): result i belongs to token i + 1.
+ * `unattributed` collects what the process spent while accounting was woven
+ * but none of its tokens was current, so that the sum over tokens plus it is
+ * the process's total over that time. */
 struct acct_page {
 	uint32_t magic; /* ACCT_PAGE_MAGIC */
 	uint32_t tokens;
 	int32_t pid; /* the owning process */
 	uint32_t reserved;
+	struct acct_result unattributed;
 	struct acct_result results[ACCT_MAX_TOKENS];
 };
 
-_Static_assert(sizeof(struct acct_page) <= 4096, "the results fit one page");
+_Static_assert(sizeof(struct acct_page) <= ACCT_PAGES * 4096, "the results fit their pages");
+
+/* A reference to one activity that work done later on its behalf carries (a
+ * socket, a packet): which owner, which token, and the token's generation, so
+ * that work for a token freed meanwhile is dropped.  0 is no activity. */
+typedef uint64_t acct_ref_t;
+
+/* What asynchronous work is charged with (acct_charge_ref). */
+enum acct_counter {
+	ACCT_TCP_BYTES_SENT,
+	ACCT_TCP_BYTES_RECEIVED,
+	ACCT_TCP_SEGMENTS_SENT,
+	ACCT_TCP_SEGMENTS_RECEIVED,
+	ACCT_TCP_RETRANSMITS,
+	ACCT_NIC_PACKETS_SENT,
+	ACCT_NIC_PACKETS_RECEIVED,
+};
 
 /* ---- Kernel API (the system calls are thin layers over it) --------------- */
 #ifndef ACCT_USER_ONLY
@@ -98,6 +142,17 @@ int acct_control(int token, unsigned flags);
  * becomes suspended.  Returns 0, -EINVAL (not allocated or not started),
  * -ENOENT. */
 int acct_switch_token(int token);
+
+/* The calling thread's current activity, or 0 when it has none. */
+acct_ref_t acct_current_ref(void);
+/* Adds amount to counter of the activity ref names; nothing when ref is 0 or
+ * stale (its token freed or reset since).  Any context, interrupts included. */
+void acct_charge_ref(acct_ref_t ref, enum acct_counter counter, uint64_t amount);
+/* Brackets work that another thread does for ref's activity: begin returns a
+ * start time to hand to end, which charges the time between to async_ns and
+ * counts one async item (nothing for 0 or a stale ref). */
+uint64_t acct_async_begin(acct_ref_t ref);
+void acct_async_end(acct_ref_t ref, uint64_t begin_ns);
 
 #endif
 #endif
