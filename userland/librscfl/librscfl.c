@@ -123,11 +123,3 @@ int rscfl_store_metric(rscfl_handle h, int token, const char *name, int64_t valu
 	m->metrics[i].value = value;
 	return 0;
 }
-
-const struct acct_subsystem *rscfl_find_subsystem(const struct rscfl_acct *acct, const char *name)
-{
-	for (unsigned i = 0; i < acct->kernel.subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++)
-		if (strcmp(acct->kernel.subsystems[i].name, name) == 0)
-			return &acct->kernel.subsystems[i];
-	return NULL;
-}

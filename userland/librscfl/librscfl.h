@@ -16,6 +16,7 @@
 #ifndef USERLAND_LIBRSCFL_LIBRSCFL_H
 #define USERLAND_LIBRSCFL_LIBRSCFL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define ACCT_USER_ONLY
@@ -70,5 +71,94 @@ int rscfl_store_metric(rscfl_handle h, int token, const char *name, int64_t valu
 
 /* The subsystem named name in acct, or NULL. */
 const struct acct_subsystem *rscfl_find_subsystem(const struct rscfl_acct *acct, const char *name);
+
+/* ---- Aggregation over many results (aggregate.c: no system calls) --------
+ * map turns results into numbers, filter keeps the results a predicate
+ * accepts, fold reduces them to one number, percentile ranks numbers.  Fields
+ * are named by a table (rscfl_result_fields: every number of struct
+ * acct_result with its unit), so a program can also print all of them.  Sum of
+ * the net subsystem's time over the requests at or above the 99th percentile
+ * of wall time:
+ *
+ *     const struct rscfl_field *wall = rscfl_find_field("wall_ns");
+ *     uint64_t walls[N];  struct rscfl_acct slow[N];
+ *     rscfl_map(results, n, rscfl_field_value, wall, walls);
+ *     struct rscfl_threshold p99 = {rscfl_field_value, wall, rscfl_percentile(walls, n, 99)};
+ *     size_t k = rscfl_filter(results, n, rscfl_at_least, &p99, slow);
+ *     uint64_t net_ns = rscfl_fold(slow, k, rscfl_subsystem_inclusive_ns, "net", rscfl_sum, 0);
+ */
+
+/* One number in a record (struct acct_result or struct acct_subsystem). */
+struct rscfl_field {
+	const char *name; /* as in acct/acct.h ("wall_ns") */
+	unsigned offset;  /* of its uint64_t in the record */
+	const char *unit; /* "ns", "bytes", "count" */
+};
+
+/* Every uint64_t of struct acct_result, and of struct acct_subsystem, in
+ * layout order. */
+extern const struct rscfl_field rscfl_result_fields[];
+extern const unsigned rscfl_result_field_count;
+extern const struct rscfl_field rscfl_subsystem_fields[];
+extern const unsigned rscfl_subsystem_field_count;
+
+/* The result field named name, or NULL. */
+const struct rscfl_field *rscfl_find_field(const char *name);
+/* The subsystem field named name, or NULL. */
+const struct rscfl_field *rscfl_find_subsystem_field(const char *name);
+/* The value of field in record (a struct acct_result or acct_subsystem, as
+ * the field's table says). */
+uint64_t rscfl_field_get(const void *record, const struct rscfl_field *field);
+
+/* Extracts one number from a result; arg is the extractor's own. */
+typedef uint64_t (*rscfl_extract_fn)(const struct rscfl_acct *acct, const void *arg);
+/* Says whether to keep a result: non-zero keeps it. */
+typedef int (*rscfl_keep_fn)(const struct rscfl_acct *acct, const void *arg);
+/* Combines the accumulator with one value; returns the new accumulator. */
+typedef uint64_t (*rscfl_fold_fn)(uint64_t accumulator, uint64_t value);
+
+/* Extractors.  rscfl_field_value: arg is a const struct rscfl_field * from
+ * rscfl_result_fields.  rscfl_subsystem_inclusive_ns / _exclusive_ns: arg is
+ * the subsystem's name; 0 when the result has no such subsystem.
+ * rscfl_metric_value: arg is an application metric's name; 0 when absent
+ * (negative values also read 0). */
+uint64_t rscfl_field_value(const struct rscfl_acct *acct, const void *field);
+uint64_t rscfl_subsystem_inclusive_ns(const struct rscfl_acct *acct, const void *name);
+uint64_t rscfl_subsystem_exclusive_ns(const struct rscfl_acct *acct, const void *name);
+uint64_t rscfl_metric_value(const struct rscfl_acct *acct, const void *name);
+
+/* A predicate's argument: extract(acct, extract_arg) compared with limit. */
+struct rscfl_threshold {
+	rscfl_extract_fn extract;
+	const void *extract_arg;
+	uint64_t limit;
+};
+/* Predicates over a struct rscfl_threshold: value >= limit, value < limit. */
+int rscfl_at_least(const struct rscfl_acct *acct, const void *threshold);
+int rscfl_below(const struct rscfl_acct *acct, const void *threshold);
+
+/* Folds: sum (wraps at 2^64), maximum, minimum (start it at UINT64_MAX). */
+uint64_t rscfl_sum(uint64_t accumulator, uint64_t value);
+uint64_t rscfl_max(uint64_t accumulator, uint64_t value);
+uint64_t rscfl_min(uint64_t accumulator, uint64_t value);
+
+/* values[i] = extract(&accts[i], arg) for i < count.  Returns count. */
+size_t rscfl_map(const struct rscfl_acct *accts, size_t count, rscfl_extract_fn extract,
+		 const void *arg, uint64_t *values);
+/* Copies the results keep accepts, in order, to out (which may be accts
+ * itself: filtering in place).  Returns how many were kept. */
+size_t rscfl_filter(const struct rscfl_acct *accts, size_t count, rscfl_keep_fn keep,
+		    const void *arg, struct rscfl_acct *out);
+/* Returns fold(...fold(fold(initial, v0), v1)..., vn-1) with vi =
+ * extract(&accts[i], arg): initial when count is 0. */
+uint64_t rscfl_fold(const struct rscfl_acct *accts, size_t count, rscfl_extract_fn extract,
+		    const void *arg, rscfl_fold_fn fold, uint64_t initial);
+/* The nearest-rank percentile (0 < percent <= 100; 0 gives the smallest) of
+ * values, which it sorts in place.  Returns 0 when count is 0. */
+uint64_t rscfl_percentile(uint64_t *values, size_t count, double percent);
+/* Fills top with up to max of acct's subsystems, largest value of by (a
+ * subsystem field) first.  Returns how many. */
+size_t rscfl_top_subsystems(const struct rscfl_acct *acct, const struct rscfl_field *by,
+			    const struct acct_subsystem **top, size_t max);
 
 #endif
