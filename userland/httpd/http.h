@@ -1,7 +1,9 @@
 /*
  * httpd's pieces: request parsing (request.c, pure: no system calls), the
  * response a request gets (response.c: docroot look-up, status lines,
- * headers), and the connection event loop (httpd.c).
+ * headers), per-request accounting (accounting.c: librscfl tokens, the ring
+ * of the last requests; report.c: the access log's breakdown and /rscfl's
+ * JSON), and the connection event loop (httpd.c).
  *
  *     struct http_request r;
  *     int n = http_parse_request(buffer, length, &r);  // 0: need more bytes
@@ -13,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "librscfl/librscfl.h"
 
 #define HTTP_HEADER_MAX 8192  /* request line + headers; more is 413 */
 #define HTTP_BODY_MAX   65536 /* a request body is read and discarded; more is 413 */
@@ -47,6 +51,7 @@ const char *http_content_type(const char *path);
 struct http_response {
 	int status;
 	int file_fd;       /* body source, -1 when the body is in the header buffer or empty */
+	char *memory;      /* or body source: a malloc'd buffer the response owns (/rscfl) */
 	off_t body_length; /* bytes of body the client will get */
 	char header[512];  /* status line, headers, blank line, and a short error body */
 	size_t header_length;
@@ -58,8 +63,81 @@ struct http_response {
  * fails: an error becomes an error response. */
 void http_respond(const char *docroot, const struct http_request *request, int keep_alive,
 		  struct http_response *response);
+/* A 200 response whose body is in memory (HEAD: headers only; the memory is
+ * freed).  Takes ownership of body. */
+void http_respond_memory(const struct http_request *request, int keep_alive, const char *type,
+			 char *body, size_t length, struct http_response *response);
 /* An error response with no request behind it (400, 408, 413, 503): always
  * "Connection: close". */
 void http_respond_error(int status, struct http_response *response);
+
+/* ---- per-request accounting (accounting.c) ------------------------------
+ * One librscfl token per request: started when the request's first byte is
+ * read, made current again for each later stage of it (the loop serves many
+ * connections in turns), stopped when its response is out.  Between
+ * requests a "server" token is current, so that poll() and accept() are the
+ * server's and not the last request's; it is stopped after
+ * HTTP_ACCT_LINGER_MS without requests, which lets the kernel unweave the
+ * accounting advice while httpd idles.  Requests beyond the free tokens are
+ * served unaccounted.
+ *
+ *     http_acct_setup();  int token = http_acct_begin();   // before the first recv
+ *     http_acct_resume(token); ... http_acct_pause();        // each later stage
+ *     const struct http_served *s = http_acct_end(token, &done);  // response out
+ */
+#define HTTP_ACCT_RING      64   /* requests kept for /rscfl */
+#define HTTP_ACCT_LINGER_MS 1000 /* idle time before the server token stops */
+
+/* A request that was served, with what the kernel spent on it. */
+struct http_served {
+	uint64_t id;   /* 1, 2, ... in order of completion */
+	char peer[16]; /* dotted IPv4 address */
+	char method[HTTP_METHOD_MAX];
+	char path[HTTP_PATH_MAX];
+	int status;
+	long long bytes;     /* body bytes sent */
+	uint64_t latency_us; /* first byte in to last byte out, by the server's clock */
+	const char *note;    /* "" or " (aborted)", " (timed out)" */
+	int accounted;       /* acct holds the kernel's figures */
+	struct rscfl_acct acct;
+};
+
+/* Turns accounting on: a handle, the server token, the request tokens.
+ * Returns 0, or a negative errno (the kernel has no accounting: -38). */
+int http_acct_setup(void);
+/* Whether http_acct_setup succeeded. */
+int http_acct_enabled(void);
+/* Starts accounting a new request (reset, then current).  Returns its token,
+ * or 0 when it goes unaccounted (accounting off, no free token, an error). */
+int http_acct_begin(void);
+/* Makes token (0: the server token) the current activity again. */
+void http_acct_resume(int token);
+/* Makes the server token current again (before poll()). */
+void http_acct_pause(void);
+/* A begun request that never had a byte (the peer closed): its token goes
+ * back, nothing is recorded. */
+void http_acct_abandon(int token);
+/* Ends the request described by *done (all but its acct): with accounting
+ * on, keeps it in the ring with token's results (token 0: unaccounted) and
+ * returns the kept copy; with accounting off returns done. */
+const struct http_served *http_acct_end(int token, const struct http_served *done);
+/* Stops the server token once no request was in flight for
+ * HTTP_ACCT_LINGER_MS (called once per loop turn). */
+void http_acct_idle(uint64_t now_ms);
+/* The served request i (0: oldest kept) of http_acct_count(), or NULL. */
+const struct http_served *http_acct_get(unsigned i);
+unsigned http_acct_count(void);
+/* The server token's results so far.  Returns 0 or a negative errno. */
+int http_acct_server(struct rscfl_acct *acct);
+
+/* ---- reports (report.c) -------------------------------------------------- */
+
+/* Appends the breakdown of s to the access-log line at line[0..size):
+ * " wall=..us cpu=..us sched_out=..us syscalls=.. top=net:..us,.. tcp_in=..B
+ * tcp_out=..B"; nothing when s was not accounted. */
+void http_report_line(const struct http_served *s, char *line, size_t size);
+/* The JSON of /rscfl, malloc'd, in *json with its length in *length.
+ * Returns 0 or -ENOMEM. */
+int http_report_json(char **json, size_t *length);
 
 #endif

@@ -14,10 +14,15 @@
  * new client gets 503.  Writes use MSG_NOSIGNAL: a client that resets costs
  * its connection, never the server.  One access-log line per request
  * (peer, method, path, status, body bytes, microseconds from the request's
- * first byte to its last byte sent) goes to standard output, buffered per
- * loop turn; -q turns it off.
+ * first byte to its last byte sent) goes to standard output, or appended to
+ * the file -l names, buffered per loop turn; -q turns it off.
  *
- *     httpd [-p port] [-r docroot] [-c connections] [-q] [-b]
+ * With -a (off by default, so that a server nobody asked about adds nothing
+ * to the kernel) every request is an accounted activity (accounting.c): the
+ * log line gains the kernel's breakdown of it, and GET /rscfl returns the
+ * last requests' figures as JSON (report.c).
+ *
+ *     httpd [-p port] [-r docroot] [-c connections] [-q] [-b] [-a] [-l logfile]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -62,6 +67,7 @@ struct connection {
 	int keep_alive;
 	uint64_t deadline_ms;
 	uint64_t started_us; /* the current request's first byte */
+	int token;           /* the current request's accounting token, 0: none */
 };
 
 struct options {
@@ -70,10 +76,13 @@ struct options {
 	int max_connections;
 	int quiet;
 	int background;
+	int accounting;
+	const char *log_path;
 };
 
 static struct connection pool[MAX_CONNECTIONS];
-static struct options options = {80, "/www", 64, 0, 0};
+static struct options options = {80, "/www", 64, 0, 0, 0, NULL};
+static int log_fd = 1;
 static char log_buffer[LOG_BUFFER_BYTES];
 static size_t log_length;
 
@@ -95,7 +104,7 @@ static void log_flush(void)
 {
 	size_t done = 0;
 	while (done < log_length) {
-		ssize_t n = write(1, log_buffer + done, log_length - done);
+		ssize_t n = write(log_fd, log_buffer + done, log_length - done);
 		if (n <= 0 && errno != EINTR)
 			break;
 		if (n > 0)
@@ -119,22 +128,47 @@ static void log_line(const char *format, ...)
 				  : sizeof(log_buffer) - log_length - 1;
 }
 
-static void log_request(struct connection *c, const char *note)
+/* The request is over (answered, aborted or timed out): its accounting ends
+ * and it is logged. */
+static void end_request(struct connection *c, const char *note)
 {
+	struct http_served done;
+	memcpy(done.peer, c->peer, sizeof done.peer);
+	memcpy(done.method, c->request.method_name, sizeof done.method);
+	memcpy(done.path, c->request.path, sizeof done.path);
+	done.status = c->response.status;
+	done.bytes = c->body_sent;
+	done.latency_us = now_us() - c->started_us;
+	done.note = note;
+	done.accounted = 0;
+	const struct http_served *s = http_acct_end(c->token, &done);
+	c->token = 0;
 	if (options.quiet)
 		return;
-	log_line("httpd: %s %s %s %d %lld %lluus%s\n", c->peer, c->request.method_name,
-		 c->request.path, c->response.status, c->body_sent,
-		 (unsigned long long)(now_us() - c->started_us), note);
+	char line[HTTP_PATH_MAX + 256];
+	snprintf(line, sizeof line, "httpd: %s %s %s %d %lld %lluus", s->peer, s->method, s->path,
+		 s->status, s->bytes, (unsigned long long)s->latency_us);
+	http_report_line(s, line, sizeof line);
+	log_line("%s%s\n", line, note);
 }
 
 /* ---- connections ------------------------------------------------------ */
 
+/* Lets go of the response's body source (file or memory). */
+static void response_release(struct http_response *r)
+{
+	if (r->file_fd >= 0)
+		close(r->file_fd);
+	r->file_fd = -1;
+	free(r->memory);
+	r->memory = NULL;
+}
+
 static void connection_close(struct connection *c)
 {
-	if (c->response.file_fd >= 0)
-		close(c->response.file_fd);
-	c->response.file_fd = -1;
+	response_release(&c->response);
+	http_acct_abandon(c->token); /* a request cut short by the peer: not logged */
+	c->token = 0;
 	close(c->fd);
 	c->state = SLOT_FREE;
 }
@@ -150,6 +184,8 @@ static struct connection *connection_open(int fd, const struct sockaddr_in *peer
 		inet_ntop(AF_INET, &peer->sin_addr, c->peer, sizeof(c->peer));
 		c->in_length = c->discard = 0;
 		c->response.file_fd = -1;
+		c->response.memory = NULL;
+		c->token = 0;
 		c->deadline_ms = now_ms() + IDLE_TIMEOUT_MS;
 		return c;
 	}
@@ -173,8 +209,9 @@ static void start_response(struct connection *c)
 	c->out_sent = 0;
 	c->body_sent = 0;
 	/* An error page's body sits in the header buffer. */
-	c->header_left = r->header_length - (r->file_fd >= 0 ? 0 : (size_t)r->body_length);
-	c->body_left = r->file_fd >= 0 ? r->body_length : 0;
+	int separate_body = r->file_fd >= 0 || r->memory;
+	c->header_left = r->header_length - (separate_body ? 0 : (size_t)r->body_length);
+	c->body_left = separate_body ? r->body_length : 0;
 	c->state = WRITING;
 	c->deadline_ms = now_ms() + WRITE_TIMEOUT_MS;
 }
@@ -188,7 +225,12 @@ static int refill(struct connection *c)
 	size_t want = sizeof(c->out) - c->out_length;
 	if ((off_t)want > c->body_left)
 		want = (size_t)c->body_left;
-	ssize_t n = read(c->response.file_fd, c->out + c->out_length, want);
+	ssize_t n = (ssize_t)want;
+	if (c->response.memory)
+		memcpy(c->out + c->out_length,
+		       c->response.memory + (c->response.body_length - c->body_left), want);
+	else
+		n = read(c->response.file_fd, c->out + c->out_length, want);
 	if (n <= 0)
 		return -1;
 	c->out_length += (size_t)n;
@@ -228,10 +270,8 @@ static enum send_result send_some(struct connection *c)
  * Returns 0 when the connection stays open. */
 static int finish_response(struct connection *c)
 {
-	log_request(c, "");
-	if (c->response.file_fd >= 0)
-		close(c->response.file_fd);
-	c->response.file_fd = -1;
+	end_request(c, "");
+	response_release(&c->response);
 	if (!c->keep_alive) {
 		shutdown(c->fd, SHUT_WR);
 		connection_close(c);
@@ -250,7 +290,7 @@ static int pump_response(struct connection *c)
 	case SEND_PENDING: return 0;
 	case SEND_DONE: return finish_response(c);
 	default:
-		log_request(c, " (aborted)");
+		end_request(c, " (aborted)");
 		connection_close(c);
 		return -1;
 	}
@@ -275,6 +315,20 @@ static int reject(struct connection *c, int status)
 	return pump_response(c);
 }
 
+/* Decides the response: /rscfl is the accounting report, the rest files. */
+static void respond(struct connection *c)
+{
+	const struct http_request *r = &c->request;
+	char *json;
+	size_t length;
+	if (strcmp(r->path, "/rscfl") == 0 && r->method != HTTP_OTHER &&
+	    http_report_json(&json, &length) == 0)
+		http_respond_memory(r, c->keep_alive, "application/json", json, length,
+				    &c->response);
+	else
+		http_respond(options.docroot, r, c->keep_alive, &c->response);
+}
+
 /* Serves every complete request in the input buffer, in order.  Returns 0
  * while the connection lives, -1 once it is closed. */
 static int serve_input(struct connection *c)
@@ -292,29 +346,42 @@ static int serve_input(struct connection *c)
 		consume_input(c, (size_t)header);
 		c->discard = c->request.content_length;
 		c->keep_alive = c->request.keep_alive;
-		http_respond(options.docroot, &c->request, c->keep_alive, &c->response);
+		respond(c);
 		start_response(c);
 		if (pump_response(c) < 0)
 			return -1;
-		if (c->in_length)
+		if (c->in_length && c->state == READING) {
 			c->started_us = now_us(); /* a pipelined request starts now */
+			c->token = http_acct_begin();
+		}
 	}
 	return 0;
 }
 
+/* The recv that may read a request's first byte is already the request's. */
 static void on_readable(struct connection *c)
 {
 	size_t room = sizeof(c->in) - c->in_length;
 	if (room == 0)
 		return; /* cannot happen: a full buffer is a 413 already */
+	int fresh = c->in_length == 0 && c->discard == 0 && !c->token;
+	if (fresh)
+		c->token = http_acct_begin();
+	else
+		http_acct_resume(c->token);
 	ssize_t n = recv(c->fd, c->in + c->in_length, room, 0);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		if (fresh) {
+			http_acct_abandon(c->token);
+			c->token = 0;
+		}
 		return;
+	}
 	if (n <= 0) {
 		connection_close(c); /* end of file or reset: nothing to answer */
 		return;
 	}
-	if (c->in_length == 0 && c->discard == 0) {
+	if (fresh) {
 		c->started_us = now_us();
 		c->deadline_ms = now_ms() + HEADER_TIMEOUT_MS;
 	}
@@ -324,12 +391,14 @@ static void on_readable(struct connection *c)
 
 static void on_writable(struct connection *c)
 {
+	http_acct_resume(c->token);
 	if (pump_response(c) == 0)
 		serve_input(c);
 }
 
 static void on_deadline(struct connection *c)
 {
+	http_acct_resume(c->token);
 	if (c->state == READING && c->in_length > 0) {
 		reject(c, 408);
 		if (c->state != SLOT_FREE) { /* the 408 did not fit in one send: give up */
@@ -338,7 +407,7 @@ static void on_deadline(struct connection *c)
 		return;
 	}
 	if (c->state == WRITING)
-		log_request(c, " (timed out)");
+		end_request(c, " (timed out)");
 	connection_close(c);
 }
 
@@ -422,6 +491,8 @@ static void serve_forever(int listener)
 					    .events = pool[i].state == READING ? POLLIN : POLLOUT};
 		}
 		log_flush();
+		http_acct_pause(); /* poll() and accept() are the server's */
+		http_acct_idle(now_ms());
 		int ready = poll(fds, (nfds_t)count, poll_timeout(now_ms()));
 		if (ready < 0 && errno != EINTR) {
 			fprintf(stderr, "httpd: poll: %s\n", strerror(errno));
@@ -437,6 +508,7 @@ static void serve_forever(int listener)
 			else
 				on_writable(c);
 		}
+		http_acct_pause();
 		if (ready > 0 && fds[0].revents)
 			accept_all(listener);
 		uint64_t now = now_ms();
@@ -449,13 +521,15 @@ static void serve_forever(int listener)
 static int parse_options(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:r:c:qb")) != -1) {
+	while ((c = getopt(argc, argv, "p:r:c:qbal:")) != -1) {
 		switch (c) {
 		case 'p': options.port = atoi(optarg); break;
 		case 'r': options.docroot = optarg; break;
 		case 'c': options.max_connections = atoi(optarg); break;
 		case 'q': options.quiet = 1; break;
 		case 'b': options.background = 1; break;
+		case 'a': options.accounting = 1; break;
+		case 'l': options.log_path = optarg; break;
 		default: return -1;
 		}
 	}
@@ -465,14 +539,44 @@ static int parse_options(int argc, char **argv)
 	return 0;
 }
 
+/* -a: accounting on, in the process that serves (a forked child has no
+ * results page of its parent's).  Without it in the kernel, serves anyway. */
+static void start_accounting(void)
+{
+	if (!options.accounting)
+		return;
+	int error = http_acct_setup();
+	if (error < 0)
+		fprintf(stderr, "httpd: no accounting (%d), requests are not accounted\n", error);
+	else
+		printf("httpd: accounting every request on port %d (GET /rscfl)\n", options.port);
+	fflush(stdout);
+}
+
+/* -l: the access log goes to the end of that file.  Returns 0 or -1. */
+static int open_log(void)
+{
+	if (!options.log_path)
+		return 0;
+	log_fd = open(options.log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (log_fd >= 0)
+		return 0;
+	fprintf(stderr, "httpd: %s: %s\n", options.log_path, strerror(errno));
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	if (parse_options(argc, argv) < 0) {
-		fprintf(stderr,
-			"usage: httpd [-p port] [-r docroot] [-c connections (1-%d)] [-q] [-b]\n",
-			MAX_CONNECTIONS);
+		fprintf(
+		    stderr,
+		    "usage: httpd [-p port] [-r docroot] [-c connections (1-%d)] [-q] [-b] [-a] "
+		    "[-l logfile]\n",
+		    MAX_CONNECTIONS);
 		return 2;
 	}
+	if (open_log() < 0)
+		return 1;
 	int listener = open_listener(options.port);
 	if (listener < 0)
 		return 1;
@@ -491,5 +595,6 @@ int main(int argc, char **argv)
 		printf("httpd: serving %s on port %d\n", options.docroot, options.port);
 		fflush(stdout);
 	}
+	start_accounting();
 	serve_forever(listener);
 }

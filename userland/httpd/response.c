@@ -2,12 +2,14 @@
  * Responses: a request's path under the docroot becomes an open file and a
  * header (200), or a short HTML error page held in the header buffer (403,
  * 404, 405, 500; and 400, 408, 413, 414, 503 without a request behind them).
- * A directory serves its index.html.  Paths never climb out of the docroot:
+ * A directory serves its index.html.  A generated body (/rscfl's JSON) is a
+ * malloc'd buffer the response owns until httpd frees it.  Paths never climb out of the docroot:
  * the parser has refused ".." segments already.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,6 +79,7 @@ static void error_page(int status, int keep_alive, int head_only, struct http_re
 			      keep_alive ? "keep-alive" : "close", head_only ? "" : body);
 	response->status = status;
 	response->file_fd = -1;
+	response->memory = NULL;
 	response->body_length = head_only ? 0 : body_length;
 	response->header_length = (size_t)length;
 }
@@ -136,5 +139,24 @@ void http_respond(const char *docroot, const struct http_request *request, int k
 		size = 0;
 	}
 	response->file_fd = fd;
+	response->memory = NULL;
 	response->body_length = size;
+}
+
+void http_respond_memory(const struct http_request *request, int keep_alive, const char *type,
+			 char *body, size_t length, struct http_response *response)
+{
+	int head_only = request->method == HTTP_HEAD;
+	response->status = 200;
+	response->header_length =
+	    (size_t)snprintf(response->header, sizeof(response->header),
+			     "HTTP/1.1 200 OK\r\nServer: " SERVER_NAME "\r\nContent-Type: %s\r\n"
+			     "Content-Length: %zu\r\nCache-Control: no-store\r\n"
+			     "Connection: %s\r\n\r\n",
+			     type, length, keep_alive ? "keep-alive" : "close");
+	response->file_fd = -1;
+	response->memory = head_only ? NULL : body;
+	response->body_length = head_only ? 0 : (off_t)length;
+	if (head_only)
+		free(body);
 }
