@@ -27,6 +27,7 @@ class Guest:
                  kernel=None, initrd=None, append=""):
         """kernel, initrd: another system to boot (bench-net's Linux guest)."""
         self.log, self.text, self.lock = log, "", threading.Condition()
+        self.forwards = dict(forwards)  # host port: guest port
         kernel = kernel or os.path.join(build, "microscope.elf")
         initrd = initrd or os.path.join(build, "initrd.cpio")
         cmd = [sys.executable, QEMU_PY, "--kernel", kernel, "--initrd", initrd,

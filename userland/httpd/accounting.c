@@ -13,7 +13,8 @@
  *
  * `current` mirrors which token the kernel has current (0: none), so that a
  * switch the kernel would make anyway costs no system call.  Finished
- * requests go to a ring of the last HTTP_ACCT_RING for /rscfl.
+ * requests go to a ring of the last HTTP_ACCT_RING for /rscfl, with the
+ * status and body bytes stored as application metrics beside the kernel's.
  */
 #include <stddef.h>
 #include <string.h>
@@ -128,6 +129,8 @@ const struct http_served *http_acct_end(int token, const struct http_served *don
 	kept->accounted = 0;
 	if (token) {
 		finish(token);
+		rscfl_store_metric(handle, token, "status", done->status);
+		rscfl_store_metric(handle, token, "body_bytes", done->bytes);
 		kept->accounted = rscfl_read_acct(handle, token, &kept->acct) == 0;
 	}
 	ring_next = (ring_next + 1) % HTTP_ACCT_RING;
