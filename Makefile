@@ -3,6 +3,7 @@
 #   make        kernel + ISO                          make test   every test, one summary line
 #   make bench  benchmarks (-icount)                  make debug  QEMU waiting for gdb on :1234
 #   make bench-net  HTTP against a Linux guest        (make run: http://127.0.0.1:8080/)
+#   make bench-acct  httpd's accounting, off vs on
 # V=1 shows the commands.
 
 BUILD := build
@@ -42,7 +43,7 @@ ISO := $(BUILD)/microscope.iso
 TEST_ISO := $(BUILD)/microscope-selftest.iso
 STAMP_DEPS := $(BUILD)/.deps-ok
 
-.PHONY: all deps kernel iso run test test-host test-qemu test-net bench bench-net debug clean format check-format check-layering
+.PHONY: all deps kernel iso run test test-host test-qemu test-net bench bench-net bench-acct debug clean format check-format check-layering
 all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
@@ -154,6 +155,11 @@ bench-net: deps all
 	$(say) GUEST $(BUILD)/linux-guest
 	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt
 	$(Q)$(PYTHON) tests/bench_net.py --build $(BUILD)
+
+# httpd with per-request accounting off and on under the same HTTP load, and
+# librscfl's calls in instructions (-icount).
+bench-acct: deps all
+	$(Q)$(PYTHON) tests/bench_acct.py --build $(BUILD)
 
 format:
 	$(Q)find $(KERNEL_DIRS) userland aspects tests -name '*.[ch]' | xargs clang-format -i

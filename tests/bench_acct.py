@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Accounting benchmark (`make bench-acct`): what per-request accounting costs
+httpd, and what librscfl's calls cost.
+
+1. HTTP: one microScope guest (e1000, plain TCG: the packets come from the
+   host in real time) runs two quiet servers side by side, `httpd -q -p 81`
+   (accounting off) and `httpd -q -a -p 82` (accounting on), and wrk from the
+   host loads them in turns, off then on, --rounds times, with a pause
+   between turns long enough for the accounted server to stop its server
+   token (the kernel then unweaves its advice, so the other server's turn
+   runs unaccounted).  Median over the rounds of p50, p99 and requests/s;
+   the ratios on / off are compared with the targets (p50 +1 % or less,
+   p99 +2 % or less, throughput 0.97x or better) and with what Resourceful
+   measured on lighttpd (+3.9 %, +7.66 %, 0.69x).  Both servers run -q: the
+   access log's formatting is not part of the comparison.
+2. Instructions: userland/acctbench as init under QEMU -icount shift=0 (a
+   TSC tick is a guest instruction): rscfl_acct START+STOP, httpd's
+   per-request sequence, a switch pair and rscfl_read_acct, beside getpid.
+
+Targets are reported, never asserted.  Results go to stdout and
+<build>/bench/acct.md.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
+import httpcheck  # noqa: E402
+from guest import Guest  # noqa: E402
+
+OFF_PORT, ON_PORT = 81, 82
+LINGER_SECONDS = 3  # > httpd's HTTP_ACCT_LINGER_MS plus one poll turn
+TARGETS = {"p50": 1.01, "p99": 1.02, "rps": 0.97}
+RESOURCEFUL = {"p50": "+3.9 %", "p99": "+7.66 %", "rps": "0.69x"}
+CASE = re.compile(r"^acct_bench: case (\S+) ops (\d+) ticks (\d+)", re.M)
+CALIBRATION = re.compile(r"^acct_bench: calibration (\d+) instructions took (\d+) ticks", re.M)
+CASE_LABELS = [
+    ("getpid", "getpid (a system call round trip, for scale)"),
+    ("start-stop", "rscfl_acct START + STOP, nothing else accounted (weave + unweave)"),
+    ("request", "httpd's per request: START|TK_RESET, switch to the server token, STOP"),
+    ("switch-pair", "rscfl_switch_token twice"),
+    ("read", "rscfl_read_acct (no system call)"),
+]
+
+
+def run_wrk(port, seconds, connections):
+    cmd = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "--latency",
+           f"http://127.0.0.1:{port}/small.txt"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+    return httpcheck.parse_wrk(proc.stdout + proc.stderr)
+
+
+def start_servers(guest):
+    """Starts both servers; returns None or what went wrong."""
+    guest.run(f"httpd -q -p {OFF_PORT} &")
+    answer = guest.run(f"httpd -q -a -p {ON_PORT} &") or ""
+    time.sleep(1)
+    if "no accounting" in answer or "no accounting" in guest.text:
+        return "the kernel has no accounting: " + answer.strip()
+    return None
+
+
+def bench_http(args):
+    """Returns {"off": [results], "on": [results]} or exits."""
+    off, on = httpcheck.free_port(), httpcheck.free_port()
+    log = os.path.join(args.build, "bench", "acct-http.log")
+    guest = Guest(args.build, "e1000", {off: OFF_PORT, on: ON_PORT}, log,
+                  timeout=args.rounds * 2 * (args.seconds + 10) + 300, smp=args.smp)
+    runs = {"off": [], "on": []}
+    try:
+        httpd = guest.boot()
+        if not httpd or not httpd.startswith("serving"):
+            sys.exit(f"bench_acct.py: no web server ({httpd}); see {log}")
+        problem = start_servers(guest)
+        if problem:
+            sys.exit(f"bench_acct.py: {problem}; see {log}")
+        for port in (off, on):
+            run_wrk(port, 2, args.connections)  # warm-up
+        for round_number in range(args.rounds):
+            for mode, port in (("off", off), ("on", on)):
+                time.sleep(LINGER_SECONDS)
+                r = run_wrk(port, args.seconds, args.connections)
+                runs[mode].append(r)
+                print(f"round {round_number + 1} accounting {mode:3}: {r['rps']:8.0f} req/s  "
+                      f"p50 {r.get('p50')} ms  p99 {r.get('p99')} ms  errors {r['errors']}",
+                      flush=True)
+    finally:
+        guest.stop()
+    return runs
+
+
+def median_of(results, key):
+    values = [r[key] for r in results if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def http_lines(args, runs):
+    lines = ["## Per-request accounting in httpd (`make bench-acct`)", "",
+             f"wrk -t2 -c{args.connections} -d{args.seconds}s keep-alive, /small.txt (22 bytes), "
+             f"e1000, QEMU TCG q35, {args.smp} CPU(s), no -icount; `httpd -q` (off) and "
+             f"`httpd -q -a` (on) in the same guest, measured in turns, median of "
+             f"{args.rounds} round(s):", "",
+             "| accounting | requests/s | p50 ms | p99 ms | errors |", "|---|---:|---:|---:|---:|"]
+    medians = {}
+    for mode in ("off", "on"):
+        m = {key: median_of(runs[mode], key) for key in ("rps", "p50", "p99")}
+        medians[mode] = m
+        errors = sum(r["errors"] for r in runs[mode])
+        cells = " | ".join("-" if m[k] is None else f"{m[k]:.2f}" for k in ("rps", "p50", "p99"))
+        lines.append(f"| {mode} | {cells} | {errors} |")
+    lines += ["", "| figure | on / off | target | met | Resourceful (lighttpd) |",
+              "|---|---:|---:|---|---:|"]
+    for key, label in (("p50", "median latency"), ("p99", "p99 latency"), ("rps", "throughput")):
+        a, b = medians["on"][key], medians["off"][key]
+        if a is None or not b:
+            lines.append(f"| {label} | - | | | {RESOURCEFUL[key]} |")
+            continue
+        ratio = a / b
+        met = ratio >= TARGETS[key] if key == "rps" else ratio <= TARGETS[key]
+        target = f"{TARGETS[key]:.2f}x" if key == "rps" else f"+{(TARGETS[key] - 1) * 100:.0f} %"
+        shown = f"{ratio:.3f}x" if key == "rps" else f"{(ratio - 1) * 100:+.1f} %"
+        lines.append(f"| {label} | {shown} | {target} | {'yes' if met else 'no'} | "
+                     f"{RESOURCEFUL[key]} |")
+    return lines + [""]
+
+
+def bench_instructions(args):
+    log = os.path.join(args.build, "bench", "acctbench-icount.log")
+    cmd = [sys.executable, os.path.join(ROOT, "tools", "qemu.py"),
+           "--kernel", os.path.join(args.build, "microscope.elf"),
+           "--initrd", os.path.join(args.build, "initrd.cpio"),
+           "--append", "init=/bin/acctbench exit=qemu", "--log", log, "--timeout", "300",
+           "--icount"]
+    subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(log, errors="replace") as f:
+        text = f.read()
+    cases = {m.group(1): int(m.group(3)) / int(m.group(2)) for m in CASE.finditer(text)}
+    calibration = CALIBRATION.search(text)
+    if not cases or not calibration:
+        return [f"acctbench: no figures, see {log}", ""]
+    lines = ["QEMU -icount shift=0, guest instructions per operation, from user mode (calibration: "
+             f"a loop of {calibration.group(1)} instructions measured {calibration.group(2)} "
+             "ticks):", "", "| operation | instructions | x getpid |", "|---|---:|---:|"]
+    base = cases.get("getpid")
+    for key, label in CASE_LABELS:
+        if key in cases:
+            scale = f"{cases[key] / base:.1f}" if base else "-"
+            lines.append(f"| {label} | {cases[key]:.0f} | {scale} |")
+    return lines + [""]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default="build")
+    p.add_argument("--seconds", type=int, default=10)
+    p.add_argument("--connections", type=int, default=16)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--smp", type=int, default=1)
+    p.add_argument("--skip-http", action="store_true", help="instructions only")
+    args = p.parse_args()
+    os.chdir(ROOT)
+    os.makedirs(os.path.join(args.build, "bench"), exist_ok=True)
+    lines = [] if args.skip_http else http_lines(args, bench_http(args))
+    lines += bench_instructions(args)
+    text = "\n".join(lines) + "\n"
+    print("\n" + text, end="")
+    with open(os.path.join(args.build, "bench", "acct.md"), "w") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

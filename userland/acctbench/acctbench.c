@@ -1,0 +1,172 @@
+/*
+ * acctbench: what librscfl's calls cost, run as init (init=/bin/acctbench
+ * exit=qemu) and timed with RDTSC, which user mode may read.  Under QEMU
+ * -icount shift=0 a tick is a guest instruction (the calibration loop of a
+ * known instruction count shows it), so the figures repeat from run to run;
+ * tests/bench_acct.py (make bench-acct) boots it that way and reads the
+ * "acct_bench: case <name> ops <n> ticks <t>" lines.
+ *
+ * Cases, each timed in BATCHES batches of a few operations, the median batch
+ * kept (a timer interrupt lands in some batches, not in the median):
+ *   getpid       one system call round trip, the yardstick
+ *   start-stop   rscfl_acct START then STOP with nothing else accounted: the
+ *                kernel weaves its advice at START and unweaves it at STOP
+ *   request      what httpd -a pays per request with its server token
+ *                started: START|TK_RESET, switch to the server, STOP
+ *   switch-pair  two rscfl_switch_token calls between started tokens
+ *   read         rscfl_read_acct of a result with subsystems (no system call)
+ * The loop itself is timed and subtracted.  Exits 0 when every call worked.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <microscope/syscall.h>
+
+#include "librscfl/librscfl.h"
+
+#define BATCHES            15
+#define CALIBRATION_ROUNDS 10000
+
+static rscfl_handle handle;
+static int request_token, server_token;
+static int failures;
+
+static inline uint64_t ticks_now(void)
+{
+	uint32_t low, high;
+	__asm__ volatile("rdtsc" : "=a"(low), "=d"(high));
+	return (uint64_t)high << 32 | low;
+}
+
+/* Ticks of a loop of CALIBRATION_ROUNDS * 10 + 1 instructions. */
+static uint64_t calibration_ticks(void)
+{
+	uint64_t start = ticks_now();
+	__asm__ volatile("mov %0, %%ecx\n"
+			 "1: nop; nop; nop; nop; nop; nop; nop; nop\n"
+			 "dec %%ecx\n"
+			 "jnz 1b\n"
+			 :
+			 : "i"(CALIBRATION_ROUNDS)
+			 : "rcx", "cc");
+	return ticks_now() - start;
+}
+
+static void check(int result, const char *what)
+{
+	if (result < 0) {
+		printf("acct_bench: %s failed: %d\n", what, result);
+		failures++;
+	}
+}
+
+static void op_nothing(void)
+{
+	__asm__ volatile("");
+}
+
+static void op_getpid(void)
+{
+	ms_syscall3(__NR_getpid, 0, 0, 0);
+}
+
+static void op_start_stop(void)
+{
+	check(rscfl_acct(handle, request_token, ACCT_START), "START");
+	check(rscfl_acct(handle, request_token, ACCT_STOP), "STOP");
+}
+
+static void op_request(void)
+{
+	check(rscfl_acct(handle, request_token, ACCT_START | ACCT_TK_RESET), "START|TK_RESET");
+	check(rscfl_switch_token(handle, server_token), "switch to the server");
+	check(rscfl_acct(handle, request_token, ACCT_STOP), "STOP");
+}
+
+static void op_switch_pair(void)
+{
+	check(rscfl_switch_token(handle, request_token), "switch to the request");
+	check(rscfl_switch_token(handle, server_token), "switch to the server");
+}
+
+static void op_read(void)
+{
+	static struct rscfl_acct acct;
+	check(rscfl_read_acct(handle, request_token, &acct), "read");
+}
+
+static int compare(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The median over BATCHES of the ticks of ops calls of op. */
+static uint64_t time_op(void (*op)(void), unsigned ops)
+{
+	uint64_t batches[BATCHES];
+	op(); /* warm: first touches, first weave */
+	for (unsigned b = 0; b < BATCHES; b++) {
+		uint64_t start = ticks_now();
+		for (unsigned i = 0; i < ops; i++)
+			op();
+		batches[b] = ticks_now() - start;
+	}
+	qsort(batches, BATCHES, sizeof batches[0], compare);
+	return batches[BATCHES / 2];
+}
+
+static void report(const char *name, void (*op)(void), unsigned ops, uint64_t loop)
+{
+	uint64_t ticks = time_op(op, ops);
+	ticks = ticks > loop ? ticks - loop : 0;
+	printf("acct_bench: case %s ops %u ticks %llu\n", name, ops, (unsigned long long)ticks);
+}
+
+/* Makes request_token's result look like a request's: a few system calls in
+ * a few subsystems, so that read copies a realistic result. */
+static void give_request_subsystems(void)
+{
+	check(rscfl_acct(handle, request_token, ACCT_START | ACCT_TK_RESET), "START");
+	int fds[2];
+	if (pipe(fds) == 0) {
+		char byte = 'x';
+		write(fds[1], &byte, 1);
+		read(fds[0], &byte, 1);
+		close(fds[0]);
+		close(fds[1]);
+	}
+	check(rscfl_switch_token(handle, server_token), "switch");
+	check(rscfl_acct(handle, request_token, ACCT_STOP), "STOP");
+}
+
+int main(void)
+{
+	handle = rscfl_init();
+	request_token = handle ? rscfl_get_token(handle) : -1;
+	server_token = handle ? rscfl_get_token(handle) : -1;
+	if (request_token <= 0 || server_token <= 0) {
+		printf("acct_bench: no accounting (handle %p, tokens %d %d)\n", (void *)handle,
+		       request_token, server_token);
+		return 1;
+	}
+	calibration_ticks();
+	printf("acct_bench: calibration %u instructions took %llu ticks\n",
+	       CALIBRATION_ROUNDS * 10 + 1, (unsigned long long)calibration_ticks());
+	enum { OPS = 8 };
+	uint64_t loop = time_op(op_nothing, OPS);
+	report("getpid", op_getpid, OPS, loop);
+	report("start-stop", op_start_stop, OPS, loop);
+	check(rscfl_acct(handle, server_token, ACCT_START), "START the server");
+	give_request_subsystems();
+	report("read", op_read, OPS, loop);
+	report("request", op_request, OPS, loop);
+	check(rscfl_acct(handle, request_token, ACCT_START), "START the request");
+	check(rscfl_switch_token(handle, server_token), "switch to the server");
+	report("switch-pair", op_switch_pair, OPS, loop);
+	printf("acct_bench: %s\n", failures ? "FAILED" : "done");
+	return failures != 0;
+}
