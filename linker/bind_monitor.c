@@ -64,6 +64,14 @@ struct ipc_endpoint *monitor_endpoint(void)
 	return __atomic_load_n(&session.endpoint, __ATOMIC_ACQUIRE);
 }
 
+struct ipc_endpoint *monitor_endpoint_get(void)
+{
+	uint64_t irq = spin_lock_irqsave(&session.lock);
+	struct ipc_endpoint *e = session.endpoint ? ipc_endpoint_get(session.endpoint) : NULL;
+	spin_unlock_irqrestore(&session.lock, irq);
+	return e;
+}
+
 struct tel_channel *monitor_channel(void)
 {
 	return __atomic_load_n(&session.channel, __ATOMIC_ACQUIRE);
@@ -406,9 +414,20 @@ int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
 	return 0;
 }
 
+/* Synchronous msg events of state's advice that sleep outside their section
+ * (bind_msg.c) end by their deadline: waits for them after the grace period,
+ * which ended every section that could start one. */
+static void wait_in_flight(struct monitor_state *state)
+{
+	for (unsigned i = 0; state && i < LINKER_MAX_ADVICE; i++)
+		while (__atomic_load_n(&state->advice[i].in_flight, __ATOMIC_ACQUIRE))
+			sched_sleep_ns(NSEC_PER_MSEC);
+}
+
 void monitor_unweave_aspect(struct aspect *aspect, enum aspect_binding binding)
 {
 	aspect_unweave_binding(aspect, binding);
+	wait_in_flight(aspect->binding_state[binding]);
 	monitor_unload_aspect(aspect);
 	kfree(aspect->binding_state[binding]);
 	aspect->binding_state[binding] = NULL;

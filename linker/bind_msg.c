@@ -2,17 +2,31 @@
  * The `msg` binding: the join point sends the event (struct scope_event) to
  * the monitor through kernel IPC.  One-way (the default) queues it and goes
  * on; a full queue drops and counts.  Synchronous (SCOPE_SET_MSG_MODE) waits
- * for the monitor's reply until a deadline: advice may not sleep, so the
- * join point spins, which is answered only by a monitor running on another
- * CPU (reserve one with monitor_cpus=).  A missed deadline or a closed
- * endpoint (the monitor ended) reports the aspect, which unlinks it; the
- * join point completes either way.
+ * for the monitor's reply until a deadline.  Advice may not sleep, so where
+ * the join point's thread may (a join point that may sleep, outside
+ * interrupts, no lock held) the advice defers the call to just after its
+ * section (jp_defer) and the thread blocks in ipc_call, handing its CPU
+ * straight to the monitor, which answers with ms_ipc_reply_receive and
+ * hands it back: the monitor may share the CPU.  Elsewhere (a _NOSLEEP join
+ * point, a lock held) the advice spins, which only a monitor on another CPU
+ * can answer (reserve one with monitor_cpus=); when the monitor may only run
+ * on this CPU the call fails at once (-EDEADLK) and the event is counted as
+ * dropped.  A missed deadline or a closed endpoint (the monitor ended)
+ * reports the aspect, which unlinks it; the join point completes either way.
+ *
+ * A sleeping call runs outside every section, so nothing that a grace period
+ * protects may be used there: it counts itself in its advice's in_flight
+ * (unweaving waits for those), takes its own reference to the endpoint, and
+ * while it runs, join points of its own thread send nothing (`waiting`, the
+ * recursion guard that advice has from its section), so that a msg aspect
+ * on ipc.* or sched.* cannot call itself.
  *
  * The reply steers the join point's owner: the value the advice gave
  * ms_reply is kept per CPU with the join point it answered, and the owner
  * reads it with scope_msg_reply() right after the call.
  */
 #include "arch/x86_64/cpu.h"
+#include "console/console.h"
 #include "cpu/percpu.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -21,6 +35,7 @@
 #include "time/time.h"
 
 #define MSG_DEFAULT_DEADLINE_NS (10 * NSEC_PER_MSEC)
+#define MSG_WAITERS             16 /* threads in a sleeping call at once */
 
 static bool synchronous;
 static uint64_t deadline_ns = MSG_DEFAULT_DEADLINE_NS;
@@ -48,35 +63,68 @@ int scope_msg_reply(const struct joinpoint *joinpoint, int64_t *value)
 	return 1;
 }
 
-static void take_reply(const struct jp_context *context, const struct ipc_message *reply)
+static int unserved_noted; /* the -EDEADLK warning was printed */
+
+/* The threads in a sleeping call, and how many there are. */
+static struct thread *waiting[MSG_WAITERS];
+static unsigned waiting_count;
+
+/* Names t as in a sleeping call.  Returns its slot, or -1 when all are taken. */
+static int enter_waiting(struct thread *t)
+{
+	for (int i = 0; i < MSG_WAITERS; i++) {
+		struct thread *none = NULL;
+		if (__atomic_compare_exchange_n(&waiting[i], &none, t, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			__atomic_fetch_add(&waiting_count, 1, __ATOMIC_RELEASE);
+			return i;
+		}
+	}
+	return -1;
+}
+
+static void leave_waiting(int slot)
+{
+	__atomic_fetch_sub(&waiting_count, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&waiting[slot], NULL, __ATOMIC_RELEASE);
+}
+
+/* True when t is in a sleeping call: its join points send nothing. */
+static bool is_waiting(const struct thread *t)
+{
+	if (!__atomic_load_n(&waiting_count, __ATOMIC_ACQUIRE))
+		return false;
+	for (int i = 0; i < MSG_WAITERS; i++)
+		if (__atomic_load_n(&waiting[i], __ATOMIC_RELAXED) == t)
+			return true;
+	return false;
+}
+
+static void take_reply(unsigned cpu, const struct jp_context *context,
+		       const struct ipc_message *reply)
 {
 	if (reply->words[0] == 1) {
-		replies[context->cpu].joinpoint = context->joinpoint;
-		replies[context->cpu].value = (int64_t)reply->words[1];
+		replies[cpu].joinpoint = context->joinpoint;
+		replies[cpu].value = (int64_t)reply->words[1];
 	}
 }
 
-static void msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
+/* The event as a message; synchronous ones are marked as calls. */
+static void build_message(struct ipc_message *m, struct monitor_advice *a,
+			  const struct jp_context *context, bool after, bool sync)
 {
-	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG) || monitor_is_caller(context))
-		return;
-	struct ipc_endpoint *e = monitor_endpoint();
-	uint64_t start = rdtsc();
-	struct ipc_message m, reply;
-	m.label = SCOPE_MSG_EVENT;
-	m.length = sizeof(struct scope_event);
-	struct scope_event *event = (struct scope_event *)m.payload;
+	m->label = SCOPE_MSG_EVENT;
+	m->length = sizeof(struct scope_event);
+	struct scope_event *event = (struct scope_event *)m->payload;
 	monitor_fill_event(event, a->aspect_id, a->index, context, after);
-	bool sync = __atomic_load_n(&synchronous, __ATOMIC_ACQUIRE);
 	if (sync)
 		event->flags |= SCOPE_EVENT_CALL;
-	int error = !e ? -EPIPE
-		    : sync
-			? ipc_call(e, &m, &reply, __atomic_load_n(&deadline_ns, __ATOMIC_RELAXED))
-			: ipc_send(e, &m);
+}
+
+/* Counts the outcome of one event; a dead or late monitor is reported. */
+static void count_outcome(struct monitor_advice *a, int error, uint64_t start)
+{
 	if (error == 0) {
-		if (sync)
-			take_reply(context, &reply);
 		aspect_count_event(a->aspect, rdtsc() - start);
 		return;
 	}
@@ -85,6 +133,66 @@ static void msg_deliver(struct monitor_advice *a, struct jp_context *context, bo
 		aspect_report_failure(a->aspect, "msg: the monitor process ended");
 	else if (error == -ETIMEDOUT)
 		aspect_report_failure(a->aspect, "msg: the monitor missed its deadline");
+	else if (error == -EDEADLK && !__atomic_exchange_n(&unserved_noted, 1, __ATOMIC_RELAXED))
+		pr_warn("linker: aspect '%s' msg: a synchronous event that may not sleep "
+			"cannot be answered by a monitor on its own CPU: dropped (counted)\n",
+			a->aspect->name);
+}
+
+/* The sleeping call, after the advice's section (jp_defer). */
+static void msg_call_sleeping(struct monitor_advice *a, struct jp_context *context, bool after)
+{
+	uint64_t start = rdtsc();
+	int slot = enter_waiting(context->thread);
+	struct ipc_endpoint *e = monitor_endpoint_get();
+	/* Sent even if the aspect was relinked meanwhile: unweaving waits for
+	 * this call before the monitor's counts are collected. */
+	int error = !e ? -EPIPE : slot < 0 ? -EBUSY : 0;
+	if (!error) {
+		struct ipc_message m, reply;
+		build_message(&m, a, context, after, true);
+		error = ipc_call(e, &m, &reply, __atomic_load_n(&deadline_ns, __ATOMIC_RELAXED));
+		if (error == 0)
+			take_reply(this_cpu_id(), context, &reply);
+	}
+	count_outcome(a, error, start);
+	ipc_endpoint_put(e);
+	if (slot >= 0)
+		leave_waiting(slot);
+	__atomic_fetch_sub(&a->in_flight, 1, __ATOMIC_RELEASE);
+}
+
+static void msg_call_before(struct jp_context *context, void *cookie)
+{
+	msg_call_sleeping(cookie, context, false);
+}
+
+static void msg_call_after(struct jp_context *context, void *cookie)
+{
+	msg_call_sleeping(cookie, context, true);
+}
+
+static void msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
+{
+	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG) || monitor_is_caller(context) ||
+	    is_waiting(context->thread))
+		return;
+	bool sync = __atomic_load_n(&synchronous, __ATOMIC_ACQUIRE);
+	if (sync && jp_defer(context, after ? msg_call_after : msg_call_before, a) == 0) {
+		__atomic_fetch_add(&a->in_flight, 1, __ATOMIC_ACQ_REL);
+		return;
+	}
+	struct ipc_endpoint *e = monitor_endpoint();
+	uint64_t start = rdtsc();
+	struct ipc_message m, reply;
+	build_message(&m, a, context, after, sync);
+	int error = !e ? -EPIPE
+		    : sync
+			? ipc_call(e, &m, &reply, __atomic_load_n(&deadline_ns, __ATOMIC_RELAXED))
+			: ipc_send(e, &m);
+	if (error == 0 && sync)
+		take_reply(context->cpu, context, &reply);
+	count_outcome(a, error, start);
 }
 
 static void msg_before(struct jp_context *context, void *cookie)

@@ -30,7 +30,10 @@ void monitor_unload_aspect(struct aspect *aspect);
 
 /* For the join-point side (any context). */
 struct ipc_endpoint *monitor_endpoint(void); /* NULL when none */
-struct tel_channel *monitor_channel(void);   /* NULL before the first monitor */
+/* The monitor's endpoint, referenced (ipc_endpoint_put it), or NULL: for
+ * code outside a join point's section, which a grace period does not cover. */
+struct ipc_endpoint *monitor_endpoint_get(void);
+struct tel_channel *monitor_channel(void); /* NULL before the first monitor */
 bool monitor_is_gone(void);
 /* True when the event comes from the monitor process itself (not sent). */
 bool monitor_is_caller(const struct jp_context *context);
@@ -44,6 +47,7 @@ struct monitor_advice {
 	struct aspect *aspect;
 	uint32_t aspect_id;
 	unsigned index;
+	unsigned in_flight; /* synchronous msg events sleeping outside their section */
 };
 
 /* Loads aspect into the monitor and weaves each of its advice with before or
@@ -52,8 +56,9 @@ struct monitor_advice {
 int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
 			 void (*before)(struct jp_context *, void *),
 			 void (*after)(struct jp_context *, void *));
-/* Unweaves binding (a grace period: no event of it is left in flight), then
- * the monitor runs what it still holds and hands the counts back. */
+/* Unweaves binding (a grace period, then the wait for synchronous msg events
+ * still sleeping: no event of it is left in flight), then the monitor runs
+ * what it still holds and hands the counts back. */
 void monitor_unweave_aspect(struct aspect *aspect, enum aspect_binding binding);
 
 #endif

@@ -12,11 +12,19 @@
  * pending entry, so a stale token never matches a newer call.
  *
  * A sender never blocks: a full queue is -EAGAIN (counted in dropped).  A
- * caller that may sleep blocks on `callers`; one that may not (advice runs
- * with preemption off) spins until the reply or the deadline, which can only
- * be met by a receiver on another CPU.  There is no handoff primitive in the
- * scheduler's API: a call wakes the receiver and blocks at once, so on a CPU
- * with nothing else ready the receiver is the very next thread to run.
+ * caller that may sleep blocks, and when a receiver is blocked in receive it
+ * hands its CPU straight to it (sched_wakeup_next: the direct switch of L4
+ * and seL4), whose reply, with ipc_reply_receive, switches straight back:
+ * a round trip on one CPU is two switches and no search.  A caller that may
+ * not sleep (advice in its section, a lock held, an interrupt) spins until
+ * the reply or the deadline, which only a receiver on another CPU can meet:
+ * when the last receiver may run on this CPU only, the call fails at once
+ * with -EDEADLK (counted in unserved) instead of spinning to its deadline.
+ *
+ * Waiters are the endpoint's own (internal.h): receivers blocked in receive
+ * on `receivers`, a blocked caller in its call's `waiter`.  Wakers wake them
+ * under the endpoint lock, so a waiter that gave up (its deadline) has
+ * either been woken already or is no longer named anywhere.
  */
 #include "ipc/internal.h"
 
@@ -45,8 +53,6 @@ struct ipc_endpoint *ipc_endpoint_create(const char *name, unsigned capacity)
 	if (!e)
 		return NULL;
 	spin_init(&e->lock, "ipc.endpoint");
-	waitq_init(&e->receivers, "ipc.receivers");
-	waitq_init(&e->callers, "ipc.callers");
 	e->refs = 1;
 	e->capacity = capacity;
 	e->next_token = 1;
@@ -68,10 +74,33 @@ void ipc_endpoint_put(struct ipc_endpoint *endpoint)
 	kfree(endpoint);
 }
 
-static void finish_call(struct ipc_call *call, int result)
+/* Ends a call (lock held) and returns the thread blocked for it, if any:
+ * the caller wakes it before dropping the lock. */
+static struct thread *finish_call(struct ipc_call *call, int result)
 {
+	struct thread *waiter = call->waiter; /* a spinning caller may return at once */
 	call->result = result;
 	__atomic_store_n(&call->state, IPC_CALL_DONE, __ATOMIC_RELEASE);
+	return waiter;
+}
+
+static void wake(struct thread *t)
+{
+	if (t)
+		sched_wakeup(t);
+}
+
+/* Takes the most recent receiver off `receivers`, or NULL. */
+static struct thread *pop_receiver_locked(struct ipc_endpoint *e)
+{
+	struct ipc_receiver *r = e->receivers;
+	if (!r)
+		return NULL;
+	e->receivers = r->next;
+	r->next = NULL;
+	struct thread *t = r->thread;
+	r->thread = NULL; /* it is no longer on the list */
+	return t;
 }
 
 /* Fails every queued and pending call with -EPIPE and empties the queue. */
@@ -80,18 +109,21 @@ static void fail_everything_locked(struct ipc_endpoint *e)
 	for (unsigned i = 0; i < e->count; i++) {
 		struct ipc_slot *slot = &e->slots[(e->head + i) % e->capacity];
 		if (slot->call)
-			finish_call(slot->call, -EPIPE);
+			wake(finish_call(slot->call, -EPIPE));
 		e->stats.peer_gone++;
 	}
 	e->count = 0;
 	for (unsigned i = 0; i < IPC_QUEUE_MAX; i++) {
 		if (e->pending[i]) {
-			finish_call(e->pending[i], -EPIPE);
+			wake(finish_call(e->pending[i], -EPIPE));
 			e->pending[i] = NULL;
 			e->stats.peer_gone++;
 		}
 	}
 	e->calls_outstanding = 0;
+	struct thread *t;
+	while ((t = pop_receiver_locked(e)))
+		sched_wakeup(t);
 }
 
 void ipc_endpoint_close(struct ipc_endpoint *endpoint)
@@ -102,10 +134,6 @@ void ipc_endpoint_close(struct ipc_endpoint *endpoint)
 	if (was_open)
 		fail_everything_locked(endpoint);
 	spin_unlock_irqrestore(&endpoint->lock, irq);
-	if (was_open) {
-		waitq_wake_all(&endpoint->receivers);
-		waitq_wake_all(&endpoint->callers);
-	}
 }
 
 int ipc_endpoint_is_closed(const struct ipc_endpoint *endpoint)
@@ -125,6 +153,7 @@ void ipc_get_stats(const struct ipc_endpoint *endpoint, struct ipc_stats *stats)
 
 /* ---- Queueing ------------------------------------------------------------- */
 
+/* Copies the header and the payload bytes in use, nothing more. */
 static void copy_message(struct ipc_message *dst, const struct ipc_message *src)
 {
 	memcpy(dst, src, IPC_HEADER_SIZE + src->length);
@@ -136,36 +165,32 @@ static uint32_t sender_pid(void)
 	return p ? (uint32_t)proc_pid(p) : 0;
 }
 
-/* Puts message (and call, when not NULL) at the tail.  Returns 0, -EPIPE or
- * -EAGAIN, counting the outcome. */
-static int enqueue(struct ipc_endpoint *e, const struct ipc_message *message, struct ipc_call *call)
+/* Puts message (and call, when not NULL) at the tail, lock held.  Returns 0,
+ * -EPIPE or -EAGAIN, counting the outcome. */
+static int enqueue_locked(struct ipc_endpoint *e, const struct ipc_message *message,
+			  struct ipc_call *call)
 {
-	uint64_t irq = spin_lock_irqsave(&e->lock);
-	int result = 0;
 	if (e->closed) {
 		e->stats.peer_gone++;
-		result = -EPIPE;
-	} else if (e->count == e->capacity || (call && e->calls_outstanding == IPC_QUEUE_MAX)) {
-		e->stats.dropped++;
-		result = -EAGAIN;
-	} else {
-		struct ipc_slot *slot = &e->slots[(e->head + e->count) % e->capacity];
-		copy_message(&slot->message, message);
-		slot->message.token = 0;
-		slot->message.sender = sender_pid();
-		slot->call = call;
-		e->count++;
-		if (call) {
-			e->calls_outstanding++;
-			e->stats.calls++;
-		} else {
-			e->stats.sent++;
-		}
+		return -EPIPE;
 	}
-	spin_unlock_irqrestore(&e->lock, irq);
-	if (result == 0)
-		waitq_wake_one(&e->receivers);
-	return result;
+	if (e->count == e->capacity || (call && e->calls_outstanding == IPC_QUEUE_MAX)) {
+		e->stats.dropped++;
+		return -EAGAIN;
+	}
+	struct ipc_slot *slot = &e->slots[(e->head + e->count) % e->capacity];
+	copy_message(&slot->message, message);
+	slot->message.token = 0;
+	slot->message.sender = sender_pid();
+	slot->call = call;
+	e->count++;
+	if (call) {
+		e->calls_outstanding++;
+		e->stats.calls++;
+	} else {
+		e->stats.sent++;
+	}
+	return 0;
 }
 
 static int check_message(const struct ipc_endpoint *e, const struct ipc_message *message)
@@ -179,21 +204,61 @@ JOINPOINT_DEFINE(ipc, send, int, struct ipc_endpoint *, endpoint, const struct i
 		 message)
 {
 	int error = check_message(endpoint, message);
-	return error ? error : enqueue(endpoint, message, NULL);
+	if (error)
+		return error;
+	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
+	error = enqueue_locked(endpoint, message, NULL);
+	if (error == 0)
+		wake(pop_receiver_locked(endpoint));
+	spin_unlock_irqrestore(&endpoint->lock, irq);
+	return error;
+}
+
+/* ---- Waiting -------------------------------------------------------------- */
+
+/* True when the caller may block: a thread, interrupts on, no lock held,
+ * not in advice.  Asked before taking the endpoint lock. */
+static bool may_sleep(void)
+{
+	struct cpu *cpu = this_cpu();
+	return irq_enabled() && cpu->preempt_count == 0 && cpu->irq_depth == 0 && cpu->current;
+}
+
+static uint64_t deadline_after(uint64_t timeout_ns)
+{
+	uint64_t now = clock_ns();
+	return timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+}
+
+/* When a blocked waiter wakes by itself: the deadline, or sooner to look
+ * for a signal (a kill may not wake it). */
+static uint64_t wake_time(uint64_t now, uint64_t deadline)
+{
+	return deadline - now < SIGNAL_CHECK_NS ? deadline : now + SIGNAL_CHECK_NS;
+}
+
+/* Blocks with the endpoint lock dropped, handing the CPU to handoff first
+ * when there is one (the direct switch), and takes the lock again. */
+static void block_unlocked(struct ipc_endpoint *e, uint64_t *irq, struct thread **handoff,
+			   uint64_t until)
+{
+	sched_prepare_block();
+	if (*handoff) {
+		sched_wakeup_next(*handoff);
+		*handoff = NULL;
+	}
+	spin_unlock_irqrestore(&e->lock, *irq);
+	sched_block(until);
+	*irq = spin_lock_irqsave(&e->lock);
 }
 
 /* ---- Calls ---------------------------------------------------------------- */
 
-static bool may_sleep(void)
+/* The call ends without a reply (deadline, signal), lock held: takes it back
+ * unless it finished meanwhile.  Returns the call's result, or reason when
+ * it was withdrawn. */
+static int withdraw_locked(struct ipc_endpoint *e, struct ipc_call *call, int reason)
 {
-	return irq_enabled() && this_cpu()->preempt_count == 0 && thread_current();
-}
-
-/* The deadline passed: takes the call back unless it finished meanwhile.
- * Returns the call's result, or -ETIMEDOUT when it was withdrawn. */
-static int withdraw(struct ipc_endpoint *e, struct ipc_call *call, int reason)
-{
-	uint64_t irq = spin_lock_irqsave(&e->lock);
 	int result = reason;
 	if (call->state == IPC_CALL_DONE) {
 		result = call->result;
@@ -210,51 +275,57 @@ static int withdraw(struct ipc_endpoint *e, struct ipc_call *call, int reason)
 	}
 	if (result == -ETIMEDOUT)
 		e->stats.timeouts++;
-	spin_unlock_irqrestore(&e->lock, irq);
 	return result;
 }
 
-struct call_wait {
-	struct ipc_call *call;
-};
-
-static bool call_done_or_signal(void *arg)
+/* The caller blocks until its call is done, the deadline or a signal, lock
+ * held on entry and on return.  receiver (blocked in receive, taken off the
+ * list) gets the CPU first. */
+static int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, uint64_t deadline,
+				uint64_t *irq, struct thread *receiver)
 {
-	struct ipc_call *call = ((struct call_wait *)arg)->call;
-	return call->state == IPC_CALL_DONE || proc_signal_pending();
-}
-
-static uint64_t deadline_after(uint64_t timeout_ns)
-{
-	uint64_t now = clock_ns();
-	return timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-}
-
-static int wait_sleeping(struct ipc_endpoint *e, struct ipc_call *call, uint64_t deadline)
-{
-	struct call_wait arg = {call};
+	int result;
+	call->waiter = thread_current();
 	for (;;) {
+		if (call->state == IPC_CALL_DONE) {
+			result = call->result;
+			break;
+		}
 		uint64_t now = clock_ns();
-		if (call->state == IPC_CALL_DONE)
-			return call->result;
-		if (proc_signal_pending())
-			return withdraw(e, call, -EINTR);
-		if (now >= deadline)
-			return withdraw(e, call, -ETIMEDOUT);
-		uint64_t slice =
-		    deadline - now < SIGNAL_CHECK_NS ? deadline - now : SIGNAL_CHECK_NS;
-		waitq_wait_timeout(&e->callers, call_done_or_signal, &arg, slice);
+		if (proc_signal_pending()) {
+			result = withdraw_locked(e, call, -EINTR);
+			break;
+		}
+		if (now >= deadline) {
+			result = withdraw_locked(e, call, -ETIMEDOUT);
+			break;
+		}
+		block_unlocked(e, irq, &receiver, wake_time(now, deadline));
 	}
+	wake(receiver);
+	return result;
 }
 
 static int wait_spinning(struct ipc_endpoint *e, struct ipc_call *call, uint64_t deadline)
 {
 	while (__atomic_load_n(&call->state, __ATOMIC_ACQUIRE) != IPC_CALL_DONE) {
-		if (clock_ns() >= deadline)
-			return withdraw(e, call, -ETIMEDOUT);
+		if (clock_ns() >= deadline) {
+			uint64_t irq = spin_lock_irqsave(&e->lock);
+			int result = withdraw_locked(e, call, -ETIMEDOUT);
+			spin_unlock_irqrestore(&e->lock, irq);
+			return result;
+		}
 		cpu_relax();
 	}
 	return call->result;
+}
+
+/* A caller that may not sleep is answered only from another CPU: true when
+ * the endpoint's receiver may run on this CPU alone (lock held). */
+static bool unservable_locked(const struct ipc_endpoint *e)
+{
+	uint64_t others = e->receiver_cpus & ~(1ull << this_cpu_id());
+	return e->receiver_cpus && !others;
 }
 
 JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct ipc_message *,
@@ -263,13 +334,28 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 	int error = check_message(endpoint, message);
 	if (error || !reply)
 		return error ? error : -EINVAL;
+	bool sleeping = may_sleep();
 	struct ipc_call call = {.reply = reply, .state = IPC_CALL_QUEUED};
 	uint64_t deadline = deadline_after(timeout_ns);
-	error = enqueue(endpoint, message, &call);
-	if (error)
+	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
+	if (!sleeping && unservable_locked(endpoint)) {
+		endpoint->stats.unserved++;
+		error = -EDEADLK;
+	} else {
+		error = enqueue_locked(endpoint, message, &call);
+	}
+	if (error) {
+		spin_unlock_irqrestore(&endpoint->lock, irq);
 		return error;
-	if (may_sleep())
-		return wait_sleeping(endpoint, &call, deadline);
+	}
+	struct thread *receiver = pop_receiver_locked(endpoint);
+	if (sleeping) {
+		error = wait_sleeping_locked(endpoint, &call, deadline, &irq, receiver);
+		spin_unlock_irqrestore(&endpoint->lock, irq);
+		return error;
+	}
+	wake(receiver);
+	spin_unlock_irqrestore(&endpoint->lock, irq);
 	return wait_spinning(endpoint, &call, deadline);
 }
 
@@ -297,25 +383,60 @@ static void dequeue_locked(struct ipc_endpoint *e, struct ipc_message *message)
 	e->stats.received++;
 }
 
-/* One attempt: 0 (got one), -EPIPE (closed and empty) or -EAGAIN (empty). */
-static int try_receive(struct ipc_endpoint *e, struct ipc_message *message)
+/* Takes self off `receivers` unless a waker did. */
+static void remove_receiver_locked(struct ipc_endpoint *e, struct ipc_receiver *self)
 {
-	uint64_t irq = spin_lock_irqsave(&e->lock);
-	int result = -EAGAIN;
-	if (e->count) {
-		dequeue_locked(e, message);
-		result = 0;
-	} else if (e->closed) {
-		result = -EPIPE;
+	if (!self->thread)
+		return;
+	for (struct ipc_receiver **p = &e->receivers; *p; p = &(*p)->next) {
+		if (*p == self) {
+			*p = self->next;
+			break;
+		}
 	}
-	spin_unlock_irqrestore(&e->lock, irq);
-	return result;
+	self->thread = NULL;
 }
 
-static bool message_or_closed(void *arg)
+/* Queues the caller as a receiver and blocks (handing the CPU to handoff). */
+static void wait_for_message(struct ipc_endpoint *e, uint64_t *irq, struct thread **handoff,
+			     uint64_t until)
 {
-	struct ipc_endpoint *e = arg;
-	return e->count || e->closed || proc_signal_pending();
+	struct ipc_receiver self = {.next = e->receivers, .thread = thread_current()};
+	e->receivers = &self;
+	e->receiver_cpus = thread_allowed_cpus(self.thread);
+	block_unlocked(e, irq, handoff, until);
+	remove_receiver_locked(e, &self);
+}
+
+/* The receive loop, lock held on entry and on return; handoff (a caller
+ * just answered) gets the CPU when this blocks, or is woken at the end. */
+static int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns,
+			  bool sleeping, uint64_t *irq, struct thread *handoff)
+{
+	uint64_t deadline = timeout_ns ? deadline_after(timeout_ns) : 0;
+	int result;
+	for (;;) {
+		if (e->count) {
+			dequeue_locked(e, message);
+			result = 0;
+			break;
+		}
+		result = e->closed ? -EPIPE : timeout_ns == 0 ? -EAGAIN : 0;
+		if (result)
+			break;
+		uint64_t now = clock_ns();
+		if (proc_signal_pending()) {
+			result = -EINTR;
+			break;
+		}
+		if (now >= deadline || !sleeping) {
+			result = -ETIMEDOUT;
+			break;
+		}
+		wait_for_message(e, irq, &handoff, wake_time(now, deadline));
+	}
+	wake(handoff);
+	return result;
 }
 
 JOINPOINT_DEFINE(ipc, receive, int, struct ipc_endpoint *, endpoint, struct ipc_message *, message,
@@ -323,20 +444,11 @@ JOINPOINT_DEFINE(ipc, receive, int, struct ipc_endpoint *, endpoint, struct ipc_
 {
 	if (!endpoint || !message)
 		return -EINVAL;
-	uint64_t deadline = deadline_after(timeout_ns);
-	for (;;) {
-		int result = try_receive(endpoint, message);
-		if (result != -EAGAIN || timeout_ns == 0)
-			return result;
-		uint64_t now = clock_ns();
-		if (proc_signal_pending())
-			return -EINTR;
-		if (now >= deadline || !may_sleep())
-			return -ETIMEDOUT;
-		uint64_t slice =
-		    deadline - now < SIGNAL_CHECK_NS ? deadline - now : SIGNAL_CHECK_NS;
-		waitq_wait_timeout(&endpoint->receivers, message_or_closed, endpoint, slice);
-	}
+	bool sleeping = may_sleep();
+	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
+	int result = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, NULL);
+	spin_unlock_irqrestore(&endpoint->lock, irq);
+	return result;
 }
 
 /* The pending entry token names, or -1. */
@@ -349,27 +461,54 @@ static int find_pending_locked(const struct ipc_endpoint *e, uint64_t token)
 	return (int)index;
 }
 
+/* Hands message to the call token names, lock held; *caller is the thread
+ * blocked for it (NULL: it spins), to be woken.  Returns 0 or -ENOENT. */
+static int reply_locked(struct ipc_endpoint *e, uint64_t token, const struct ipc_message *message,
+			struct thread **caller)
+{
+	int index = find_pending_locked(e, token);
+	if (index < 0)
+		return -ENOENT;
+	struct ipc_call *call = e->pending[index];
+	e->pending[index] = NULL;
+	e->calls_outstanding--;
+	copy_message(call->reply, message);
+	call->reply->token = token;
+	call->reply->sender = sender_pid();
+	e->stats.replies++;
+	*caller = finish_call(call, 0);
+	return 0;
+}
+
 JOINPOINT_DEFINE(ipc, reply, int, struct ipc_endpoint *, endpoint, uint64_t, token,
 		 const struct ipc_message *, message)
 {
 	int error = check_message(endpoint, message);
 	if (error)
 		return error;
+	struct thread *caller = NULL;
 	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
-	int index = find_pending_locked(endpoint, token);
-	if (index >= 0) {
-		struct ipc_call *call = endpoint->pending[index];
-		endpoint->pending[index] = NULL;
-		endpoint->calls_outstanding--;
-		copy_message(call->reply, message);
-		call->reply->token = token;
-		call->reply->sender = sender_pid();
-		endpoint->stats.replies++;
-		finish_call(call, 0);
-	}
+	error = reply_locked(endpoint, token, message, &caller);
+	if (error)
+		endpoint->stats.late_replies++;
+	wake(caller);
 	spin_unlock_irqrestore(&endpoint->lock, irq);
-	if (index < 0)
-		return -ENOENT;
-	waitq_wake_all(&endpoint->callers);
-	return 0;
+	return error;
+}
+
+JOINPOINT_DEFINE(ipc, reply_receive, int, struct ipc_endpoint *, endpoint, uint64_t, token,
+		 const struct ipc_message *, reply, struct ipc_message *, message, uint64_t,
+		 timeout_ns)
+{
+	int error = token ? check_message(endpoint, reply) : 0;
+	if (error || !endpoint || !message)
+		return error ? error : -EINVAL;
+	bool sleeping = may_sleep();
+	struct thread *caller = NULL;
+	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
+	if (token && reply_locked(endpoint, token, reply, &caller) < 0)
+		endpoint->stats.late_replies++;
+	error = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, caller);
+	spin_unlock_irqrestore(&endpoint->lock, irq);
+	return error;
 }

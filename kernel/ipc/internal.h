@@ -3,9 +3,13 @@
  * calls waiting for a reply.  Nothing outside kernel/ipc/ includes this file.
  *
  * Everything in an endpoint changes under its lock (irqsave: one-way sends
- * come from any context).  Waiters sleep on `receivers` or `callers` with
- * conditions that read the fields without the endpoint lock; a waker changes
- * the fields under the lock first and wakes after dropping it.
+ * come from any context).  The endpoint keeps its own waiters instead of
+ * wait queues, so that a call can hand the CPU to the very receiver it
+ * wakes: receivers blocked in receive are on `receivers` (records on their
+ * stacks), a caller blocked for its reply is named by its struct ipc_call.
+ * A waiter marks itself about to block (sched_prepare_block) under the lock;
+ * a waker changes the state and wakes it under the lock too, so the waiter's
+ * thread is still there and no wake-up is lost.
  */
 #ifndef KERNEL_IPC_INTERNAL_H
 #define KERNEL_IPC_INTERNAL_H
@@ -30,6 +34,13 @@ struct ipc_call {
 	volatile int state;        /* enum ipc_call_state */
 	int result;
 	unsigned pending_index; /* while TAKEN */
+	struct thread *waiter;  /* blocked for the reply; NULL: it spins */
+};
+
+/* A thread blocked in receive, on its stack, while on `receivers`. */
+struct ipc_receiver {
+	struct ipc_receiver *next;
+	struct thread *thread;
 };
 
 struct ipc_slot {
@@ -48,8 +59,8 @@ struct ipc_endpoint {
 	uint64_t next_token;
 	struct ipc_call *pending[IPC_QUEUE_MAX];
 	uint64_t pending_token[IPC_QUEUE_MAX];
-	struct waitq receivers;
-	struct waitq callers;
+	struct ipc_receiver *receivers; /* blocked in receive, most recent first */
+	uint64_t receiver_cpus;         /* where the last receiver may run (0: none yet) */
 	struct ipc_stats stats;
 	char name[IPC_NAME_MAX];
 	struct ipc_slot slots[];

@@ -3,7 +3,9 @@
  * process.  An endpoint is a bounded queue of fixed-size messages with one
  * owner who receives from it; anybody holding it may send one-way (a full
  * queue drops the message and counts it: a sender never blocks) or call
- * (send, then wait for the owner's reply until a deadline).  The kernel uses
+ * (send, then wait for the owner's reply until a deadline; a caller that
+ * may sleep hands its CPU straight to a receiver blocked in receive, and the
+ * receiver's ipc_reply_receive hands it back).  The kernel uses
  * endpoints directly; a process reaches one through a file descriptor
  * (ms_ipc_* system calls), and when the last descriptor of an endpoint is
  * closed (the owner exits or crashes) the endpoint closes: queued and pending
@@ -45,15 +47,18 @@ struct ipc_message {
 
 /* Counts of one endpoint since it was created. */
 struct ipc_stats {
-	uint64_t sent;      /* one-way messages queued */
-	uint64_t calls;     /* calls queued */
-	uint64_t received;  /* messages taken by the owner */
-	uint64_t replies;   /* replies delivered to a waiting caller */
-	uint64_t dropped;   /* one-way messages refused: queue full (-EAGAIN) */
-	uint64_t timeouts;  /* calls that ended at their deadline */
-	uint64_t peer_gone; /* sends and calls refused or ended: endpoint closed */
-	uint32_t queued;    /* messages waiting right now */
-	uint32_t closed;    /* 1 once closed */
+	uint64_t sent;         /* one-way messages queued */
+	uint64_t calls;        /* calls queued */
+	uint64_t received;     /* messages taken by the owner */
+	uint64_t replies;      /* replies delivered to a waiting caller */
+	uint64_t dropped;      /* one-way messages refused: queue full (-EAGAIN) */
+	uint64_t timeouts;     /* calls that ended at their deadline */
+	uint64_t peer_gone;    /* sends and calls refused or ended: endpoint closed */
+	uint32_t queued;       /* messages waiting right now */
+	uint32_t closed;       /* 1 once closed */
+	uint64_t unserved;     /* calls refused (-EDEADLK): the caller may not sleep
+			     * and the receiver may run on the caller's CPU only */
+	uint64_t late_replies; /* replies that found no call (it timed out) */
 };
 
 /* ---- System calls (microScope's numbers, syscall/numbers.h) --------------
@@ -62,6 +67,9 @@ struct ipc_stats {
  * ms_ipc_call(fd, message, reply, timeout)   → 0, -ETIMEDOUT, -EPIPE, -EINTR, ...
  * ms_ipc_receive(fd, message, timeout)       → 0, -ETIMEDOUT, -EPIPE, -EINTR, ...
  * ms_ipc_reply(fd, token, message)           → 0, -ENOENT (no such call: it timed out)
+ * ms_ipc_reply_receive(fd, token, reply, message, timeout)
+ *                                            → as ms_ipc_receive; replies first when
+ *                                              token is not 0 (a late reply is counted)
  * ms_ipc_stats(fd, struct ipc_stats *)       → 0, -EBADF, -EFAULT
  * A descriptor that is not an endpoint gives -EBADF. */
 
@@ -97,11 +105,13 @@ void ipc_get_stats(const struct ipc_endpoint *endpoint, struct ipc_stats *stats)
 int ipc_send(struct ipc_endpoint *endpoint, const struct ipc_message *message);
 /* Queues message and waits until the owner replies into *reply or
  * timeout_ns (IPC_FOREVER: no deadline) has passed.  A caller that may sleep
- * blocks; one that may not (advice, preemption off) spins, which only ends
- * well when the receiver runs on another CPU.  Returns 0, -EINVAL, -EAGAIN
- * (queue full), -EPIPE (closed, before or during the wait), -ETIMEDOUT (the
- * call is withdrawn: a late reply finds nothing) or -EINTR (the calling
- * process was told to end). */
+ * blocks, switching straight to a receiver blocked in receive; one that may
+ * not (advice, a lock held, preemption off) spins, which only ends well when
+ * the receiver runs on another CPU.  Returns 0, -EINVAL, -EAGAIN (queue
+ * full), -EPIPE (closed, before or during the wait), -ETIMEDOUT (the call is
+ * withdrawn: a late reply finds nothing), -EINTR (the calling process was
+ * told to end) or -EDEADLK (the caller may not sleep and the endpoint's
+ * receiver may only run on this CPU: nothing queued, counted in unserved). */
 int ipc_call(struct ipc_endpoint *endpoint, const struct ipc_message *message,
 	     struct ipc_message *reply, uint64_t timeout_ns);
 /* Takes the oldest message into *message (token non-zero for a call, which
@@ -113,6 +123,15 @@ int ipc_receive(struct ipc_endpoint *endpoint, struct ipc_message *message, uint
  * -EINVAL (length too long) or -ENOENT (no such call: it timed out, its
  * endpoint closed, or the token was never issued). */
 int ipc_reply(struct ipc_endpoint *endpoint, uint64_t token, const struct ipc_message *message);
+/* A server's loop in one step: replies *reply to the call token names (none
+ * when token is 0; a reply that finds no call is counted in late_replies and
+ * otherwise ignored: that caller has its -ETIMEDOUT), then receives as
+ * ipc_receive.  When it blocks, the CPU goes straight to the caller it just
+ * answered.  Returns what ipc_receive returns, or -EINVAL (reply too long,
+ * NULL arguments) with nothing done. */
+int ipc_reply_receive(struct ipc_endpoint *endpoint, uint64_t token,
+		      const struct ipc_message *reply, struct ipc_message *message,
+		      uint64_t timeout_ns);
 
 /* ---- Descriptors --------------------------------------------------------- */
 

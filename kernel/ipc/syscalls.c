@@ -98,6 +98,25 @@ SYSCALL_DEFINE3(ms_ipc_reply, int, fd, uint64_t, token, const struct ipc_message
 	return error;
 }
 
+/* The monitor's loop: one system call per event.  The reply is read before
+ * anything is done, the received message written after. */
+SYSCALL_DEFINE5(ms_ipc_reply_receive, int, fd, uint64_t, token, const struct ipc_message *, reply,
+		struct ipc_message *, message, uint64_t, timeout_ns)
+{
+	struct ipc_message r, m;
+	int error = token ? message_from_user(&r, reply) : 0;
+	if (error)
+		return error;
+	if (!uaccess_range_ok((uint64_t)message, sizeof m))
+		return -EFAULT;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	if (!e)
+		return error;
+	error = ipc_reply_receive(e, token, &r, &m, timeout_ns);
+	ipc_endpoint_put(e);
+	return error ? error : message_to_user(message, &m);
+}
+
 SYSCALL_DEFINE2(ms_ipc_stats, int, fd, struct ipc_stats *, stats)
 {
 	int error;

@@ -1,8 +1,11 @@
 /*
  * The ipc suite: messages arrive whole and in order, a full queue drops and
  * counts, calls get their reply or their deadline, a closed endpoint fails
- * every waiter with -EPIPE, stale tokens match nothing, and a caller that may
- * not sleep (advice) gets its reply from another CPU by spinning.
+ * every waiter with -EPIPE, stale tokens match nothing, a caller that may
+ * not sleep (advice) gets its reply from another CPU by spinning and fails
+ * at once when the receiver may only run on its own CPU, and a caller that
+ * may sleep is answered by a receiver on its own CPU (the direct switch),
+ * within its deadline, or -EPIPE when the receiver goes away.
  */
 #include "ipc/internal.h"
 
@@ -80,8 +83,11 @@ static void bad_arguments_are_refused(struct ktest *t)
 	ipc_endpoint_put(e);
 }
 
-/* A server thread: answers `count` calls with label + 1 and the payload
- * reversed in its first word, or, with mode 1, receives and closes. */
+/* A server thread: answers `count` calls with label + 1 and "pong"; with
+ * SERVE_CLOSE receives and closes; with SERVE_HOLD receives and never
+ * replies; with SERVE_REPLY_RECEIVE answers through ipc_reply_receive. */
+enum serve_mode { SERVE_REPLY, SERVE_CLOSE, SERVE_HOLD, SERVE_REPLY_RECEIVE };
+
 struct server {
 	struct ipc_endpoint *endpoint;
 	uint64_t affinity; /* 0: anywhere */
@@ -92,18 +98,39 @@ struct server {
 	int last_reply_result;
 };
 
+/* The server loop of SERVE_REPLY_RECEIVE: one call per message. */
+static int serve_reply_receive(struct server *s)
+{
+	struct ipc_message m, r;
+	int error = ipc_receive(s->endpoint, &m, 2 * NSEC_PER_SEC);
+	for (int i = 0; i < s->count && error == 0; i++) {
+		r = make_message(m.label + 1, "pong");
+		uint64_t timeout = i + 1 < s->count ? 2 * NSEC_PER_SEC : 0;
+		error = ipc_reply_receive(s->endpoint, m.token, &r, &m, timeout);
+		if (i + 1 == s->count && error == -EAGAIN)
+			error = 0; /* nothing more was sent */
+	}
+	return error ? 1 : 0;
+}
+
 static int serve(void *arg)
 {
 	struct server *s = arg;
 	if (s->affinity)
 		thread_set_affinity(thread_current(), s->affinity);
 	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+	if (s->mode == SERVE_REPLY_RECEIVE)
+		return serve_reply_receive(s);
 	for (int i = 0; i < s->count; i++) {
 		struct ipc_message m, r;
 		if (ipc_receive(s->endpoint, &m, 2 * NSEC_PER_SEC) < 0)
 			return 1;
-		if (s->mode == 1) {
+		if (s->mode == SERVE_CLOSE) {
 			ipc_endpoint_close(s->endpoint);
+			return 0;
+		}
+		if (s->mode == SERVE_HOLD) {
+			sched_sleep_ns(s->reply_delay_ns);
 			return 0;
 		}
 		if (s->reply_delay_ns)
@@ -175,7 +202,8 @@ static void late_reply_finds_no_call(struct ktest *t)
 /* A peer that goes away while a caller waits: -EPIPE, at once. */
 static void close_fails_waiting_caller(struct ktest *t)
 {
-	struct server s = {.endpoint = ipc_endpoint_create("test", 4), .count = 1, .mode = 1};
+	struct server s = {
+	    .endpoint = ipc_endpoint_create("test", 4), .count = 1, .mode = SERVE_CLOSE};
 	ASSERT_TRUE(t, s.endpoint != NULL);
 	struct thread *server = thread_create(serve, &s, "ipc-closer", SCHED_PRIORITY_NORMAL);
 	ASSERT_TRUE(t, server != NULL);
@@ -253,12 +281,122 @@ static void call_without_sleeping(struct ktest *t)
 	ipc_endpoint_put(s.endpoint);
 }
 
+/* Starts s's server pinned to the calling CPU and pins the caller there
+ * too; returns once the server blocks in receive.  *saved gets the caller's
+ * affinity back for unpin_caller. */
+static struct thread *start_server_here(struct server *s, const char *name, uint64_t *saved)
+{
+	*saved = thread_affinity(thread_current());
+	thread_set_affinity(thread_current(), 1ull << this_cpu_id());
+	s->affinity = 1ull << this_cpu_id();
+	struct thread *server = thread_create(serve, s, name, SCHED_PRIORITY_NORMAL);
+	while (server && (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE) ||
+			  thread_state(server) != THREAD_BLOCKED))
+		sched_sleep_ns(NSEC_PER_MSEC);
+	return server;
+}
+
+/* The direct switch: with the server on the caller's own CPU (the only one
+ * on a one-CPU boot), a caller that may sleep hands it the CPU and gets
+ * every answer, through ipc_reply_receive. */
+static void call_answered_on_the_same_cpu(struct ktest *t)
+{
+	struct server s = {
+	    .endpoint = ipc_endpoint_create("test", 4), .count = 8, .mode = SERVE_REPLY_RECEIVE};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	uint64_t saved;
+	struct thread *server = start_server_here(&s, "ipc-same", &saved);
+	ASSERT_TRUE(t, server != NULL);
+	for (int i = 0; i < s.count; i++) {
+		struct ipc_message m = make_message(10 + i, "ping"), r;
+		EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 2 * NSEC_PER_SEC), 0);
+		EXPECT_EQ(t, r.label, 11 + i);
+		EXPECT_EQ(t, thread_cpu(server), thread_cpu(thread_current()));
+	}
+	int status = -1;
+	thread_join(server, &status);
+	thread_set_affinity(thread_current(), saved);
+	EXPECT_EQ(t, status, 0);
+	struct ipc_stats stats;
+	ipc_get_stats(s.endpoint, &stats);
+	EXPECT_EQ(t, stats.replies, s.count);
+	EXPECT_EQ(t, stats.timeouts, 0);
+	ipc_endpoint_put(s.endpoint);
+}
+
+/* A receiver on the caller's CPU that takes the call and never answers:
+ * the caller still returns at its deadline. */
+static void deadline_holds_when_the_receiver_never_replies(struct ktest *t)
+{
+	struct server s = {.endpoint = ipc_endpoint_create("test", 4),
+			   .count = 1,
+			   .mode = SERVE_HOLD,
+			   .reply_delay_ns = 40 * NSEC_PER_MSEC};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	uint64_t saved;
+	struct thread *server = start_server_here(&s, "ipc-hold", &saved);
+	ASSERT_TRUE(t, server != NULL);
+	struct ipc_message m = make_message(1, NULL), r;
+	uint64_t start = clock_ns();
+	EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 5 * NSEC_PER_MSEC), -ETIMEDOUT);
+	EXPECT_TRUE(t, clock_ns() - start >= 5 * NSEC_PER_MSEC);
+	thread_join(server, NULL);
+	thread_set_affinity(thread_current(), saved);
+	struct ipc_stats stats;
+	ipc_get_stats(s.endpoint, &stats);
+	EXPECT_EQ(t, stats.timeouts, 1);
+	ipc_endpoint_put(s.endpoint);
+}
+
+/* The receiver goes away (its process was killed: the last descriptor
+ * closes the endpoint) while the call is taken: -EPIPE, not the deadline. */
+static void receiver_gone_mid_call_gives_epipe(struct ktest *t)
+{
+	struct server s = {
+	    .endpoint = ipc_endpoint_create("test", 4), .count = 1, .mode = SERVE_CLOSE};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	uint64_t saved;
+	struct thread *server = start_server_here(&s, "ipc-gone", &saved);
+	ASSERT_TRUE(t, server != NULL);
+	struct ipc_message m = make_message(1, NULL), r;
+	EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 2 * NSEC_PER_SEC), -EPIPE);
+	thread_join(server, NULL);
+	thread_set_affinity(thread_current(), saved);
+	ipc_endpoint_put(s.endpoint);
+}
+
+/* A caller that may not sleep, whose receiver may only run on the caller's
+ * CPU: refused at once (-EDEADLK, counted), nothing queued. */
+static void call_that_cannot_be_served_fails_fast(struct ktest *t)
+{
+	struct server s = {.endpoint = ipc_endpoint_create("test", 4), .count = 1};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	uint64_t saved;
+	struct thread *server = start_server_here(&s, "ipc-unserved", &saved);
+	ASSERT_TRUE(t, server != NULL);
+	struct ipc_message m = make_message(3, NULL), r;
+	preempt_disable();
+	int result = ipc_call(s.endpoint, &m, &r, 2 * NSEC_PER_SEC);
+	preempt_enable();
+	struct ipc_stats stats;
+	ipc_get_stats(s.endpoint, &stats);
+	EXPECT_EQ(t, result, -EDEADLK);
+	EXPECT_EQ(t, stats.unserved, 1);
+	EXPECT_EQ(t, stats.calls, 0);
+	EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 2 * NSEC_PER_SEC), 0); /* sleeping: served */
+	thread_join(server, NULL);
+	thread_set_affinity(thread_current(), saved);
+	ipc_endpoint_put(s.endpoint);
+}
+
 static void join_points_are_declared(struct ktest *t)
 {
 	EXPECT_TRUE(t, jp_find("ipc.send") != NULL);
 	EXPECT_TRUE(t, jp_find("ipc.call") != NULL);
 	EXPECT_TRUE(t, jp_find("ipc.receive") != NULL);
 	EXPECT_TRUE(t, jp_find("ipc.reply") != NULL);
+	EXPECT_TRUE(t, jp_find("ipc.reply_receive") != NULL);
+	EXPECT_TRUE(t, jp_find("sched.wakeup_next") != NULL);
 }
 
 KTEST_SUITE(ipc, KTEST_CASE(send_then_receive_in_order), KTEST_CASE(full_queue_drops_and_counts),
@@ -266,4 +404,8 @@ KTEST_SUITE(ipc, KTEST_CASE(send_then_receive_in_order), KTEST_CASE(full_queue_d
 	    KTEST_CASE(call_times_out_without_receiver), KTEST_CASE(late_reply_finds_no_call),
 	    KTEST_CASE(close_fails_waiting_caller), KTEST_CASE(close_wakes_receiver),
 	    KTEST_CASE(receive_times_out), KTEST_CASE(call_without_sleeping),
+	    KTEST_CASE(call_answered_on_the_same_cpu),
+	    KTEST_CASE(deadline_holds_when_the_receiver_never_replies),
+	    KTEST_CASE(receiver_gone_mid_call_gives_epipe),
+	    KTEST_CASE(call_that_cannot_be_served_fails_fast),
 	    KTEST_CASE(join_points_are_declared));

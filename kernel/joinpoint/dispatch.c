@@ -30,6 +30,12 @@
  * A join point reached while this CPU runs advice (the advice called a module
  * API, or an interrupt came in during advice) calls the function directly and
  * is counted in its state's skipped.
+ *
+ * jp_defer: an outermost call names its context in this CPU's deferral slot
+ * while its advice runs; an advice of that call (and only of that call: the
+ * trampoline's and nested sections never name theirs) may leave work there,
+ * which the dispatcher takes before leaving the section and runs after it,
+ * on its own stack, where the thread may sleep.
  */
 #include "joinpoint/internal.h"
 
@@ -37,8 +43,51 @@
 
 #include "arch/x86_64/cpu.h"
 #include "cpu/spinlock.h"
+#include "lib/errno.h"
 
 #define CPU_FIELD(field) offsetof(struct cpu, field)
+
+/* Per CPU: the outermost call whose advice runs now, and its deferred work. */
+static struct jp_deferral {
+	struct jp_context *context;
+	jp_advice_fn fn;
+	void *cookie;
+} deferrals[MAX_CPUS];
+
+int jp_defer(struct jp_context *context, jp_advice_fn fn, void *cookie)
+{
+	struct cpu *cpu = this_cpu();
+	struct jp_deferral *slot = &deferrals[cpu->id];
+	if (!context || slot->context != context || slot->fn || cpu->preempt_count != 1 ||
+	    cpu->irq_depth || !irq_enabled() || !cpu->current)
+		return -EWOULDBLOCK;
+	slot->fn = fn;
+	slot->cookie = cookie;
+	return 0;
+}
+
+/* Opens the slot for an outermost call's advice (nothing for a nested one). */
+static inline __attribute__((always_inline)) void
+deferral_open(struct jp_deferral *slot, struct jp_context *context, bool nested)
+{
+	if (!nested)
+		slot->context = context;
+}
+
+/* Closes the slot; returns what was deferred (NULL: nothing) in *cookie. */
+static inline __attribute__((always_inline)) jp_advice_fn deferral_close(struct jp_deferral *slot,
+									 bool nested, void **cookie)
+{
+	if (nested)
+		return NULL;
+	jp_advice_fn fn = slot->fn;
+	slot->context = NULL;
+	if (__builtin_expect(fn != NULL, 0)) {
+		*cookie = slot->cookie;
+		slot->fn = NULL;
+	}
+	return fn;
+}
 
 static inline __attribute__((always_inline)) unsigned sections_word(void)
 {
@@ -147,6 +196,8 @@ run_before(struct jp_context *context, bool nested, const struct jp_list **used)
 	struct cpu *cpu = this_cpu();
 	context->cpu = cpu->id;
 	context->thread = cpu->current;
+	struct jp_deferral *slot = &deferrals[cpu->id];
+	deferral_open(slot, context, nested);
 	const struct jp_list *list = load_list(context->joinpoint);
 	*used = list;
 	uint64_t generation = 0;
@@ -161,7 +212,11 @@ run_before(struct jp_context *context, bool nested, const struct jp_list **used)
 		if (list->after_count)
 			generation = list->generation;
 	}
+	void *cookie = NULL;
+	jp_advice_fn deferred = deferral_close(slot, nested, &cookie);
 	section_leave(nested);
+	if (__builtin_expect(deferred != NULL, 0))
+		deferred(context, cookie);
 	return generation;
 }
 
@@ -175,6 +230,8 @@ static inline __attribute__((always_inline)) void run_after(struct jp_context *c
 							    const struct jp_list *before_list)
 {
 	section_enter(nested);
+	struct jp_deferral *slot = &deferrals[this_cpu_id()];
+	deferral_open(slot, context, nested);
 	const struct jp_list *list = nested ? before_list : load_list(context->joinpoint);
 	if (__builtin_expect(list && list->generation == generation, 1)) {
 		list->after[0].fn(context, list->after[0].cookie);
@@ -183,7 +240,11 @@ static inline __attribute__((always_inline)) void run_after(struct jp_context *c
 	} else {
 		run_after_checked(list, context, generation);
 	}
+	void *cookie = NULL;
+	jp_advice_fn deferred = deferral_close(slot, nested, &cookie);
 	section_leave(nested);
+	if (__builtin_expect(deferred != NULL, 0))
+		deferred(context, cookie);
 }
 
 /* The dispatcher's body, for an outermost or a nested call (a constant once

@@ -14,7 +14,8 @@
  * pointer (a function pointer needs a typedef), and the function must return
  * to its caller (a function that never returns or switches stacks gets its
  * join point on a notification function beside it).  Advice runs with
- * preemption off and must not sleep; a join point reached from inside advice
+ * preemption off and must not sleep (jp_defer hands sleeping work to the
+ * calling thread after the advice); a join point reached from inside advice
  * runs no advice (per-CPU recursion guard), so advice may call module APIs.
  *
  * A function that never sleeps or blocks can be declared with the _NOSLEEP
@@ -96,6 +97,18 @@ struct jp_advice {
 
 /* jp_advice.flags: the context's entry_tsc and exit_tsc are wanted. */
 #define JP_ADVICE_TIMESTAMPS 0x1u
+
+/* Work an advice cannot do in its section because it sleeps (a message to a
+ * monitor waiting for the reply): fn(context, cookie) runs on the calling
+ * thread right after the advice's section, with preemption on, before the
+ * call (from a before advice) or before the join point returns (from an
+ * after advice).  Only an outermost call of a join point that may sleep
+ * (JOINPOINT_DEFINE, not _NOSLEEP, not nested in one), outside interrupts,
+ * with no lock held and preemption otherwise on, can defer; one deferral per
+ * section.  fn runs outside every section: it must keep what cookie points
+ * at alive itself (a grace period does not wait for it).  Returns 0 or
+ * -EWOULDBLOCK (this call may not sleep: do the work without sleeping). */
+int jp_defer(struct jp_context *context, jp_advice_fn fn, void *cookie);
 
 /* The built-in advice: count calls, or count and time them (total, min, max),
  * into the join point's statistics. */

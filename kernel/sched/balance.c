@@ -68,6 +68,11 @@ uint64_t sched_allowed_cpus(const struct thread *t)
 	return allowed;
 }
 
+uint64_t thread_allowed_cpus(const struct thread *t)
+{
+	return sched_allowed_cpus(t);
+}
+
 bool sched_cpu_allowed(const struct thread *t, unsigned index)
 {
 	return sched_allowed_cpus(t) & SMP_CPU_BIT(index);

@@ -87,7 +87,7 @@ struct thread {
 	struct thread_stats stats;
 	struct fpu_state fpu;
 
-	struct process *process;      /* NULL for a kernel thread */
+	struct process *process;     /* NULL for a kernel thread */
 	struct address_space *space; /* loaded while it runs; NULL: the kernel's */
 };
 
@@ -101,6 +101,7 @@ struct run_queue {
 	struct thread *idle;
 	struct thread *switched_from; /* set by a switch, consumed right after it */
 	struct thread *migrating;     /* switched out to move to another CPU */
+	struct thread *next;          /* sched_wakeup_next: on this queue, to run first */
 	uint64_t last_account_ns;
 	struct cpu *cpu;
 };
@@ -130,13 +131,7 @@ void thread_mark_monitor(struct thread *t, bool monitor);
 /* sched.c */
 /* Puts a new thread on this CPU's run queue. */
 void sched_start_thread(struct thread *t);
-/* Marks the caller as about to block: a sched_wakeup from now on cancels the
- * block.  Call it before releasing the lock that guards the condition. */
-void sched_prepare_block(void);
-/* Blocks the caller (see sched_prepare_block) until woken or, if deadline_ns
- * is not 0, until clock_ns() passes it.  Returns 0, or -ETIMEDOUT when the
- * deadline has passed.  Wake-ups may be spurious: callers re-check. */
-int sched_block(uint64_t deadline_ns);
+/* sched_prepare_block and sched_block are public (sched.h). */
 /* The one function every context switch goes through: run queue lock held,
  * interrupts off, prev is the running thread. */
 void sched_switch_to(struct thread *prev, struct thread *next);

@@ -28,7 +28,12 @@
  *    just sets it back to THREAD_RUNNING: no wake-up is lost.  Preemption in
  *    between puts it back on the run queue; its sched_block then returns at
  *    once, a spurious wake-up that callers' condition loops absorb.
- *  - Every wake-up goes through sched_wakeup.
+ *  - Every wake-up goes through sched_wakeup, or sched_wakeup_next: the direct
+ *    switch of message passing, which queues the woken thread on the waker's
+ *    CPU and names it in rq->next, so that the waker's next switch (it is
+ *    about to block) picks it without a search.  rq->next always names a
+ *    thread on that queue's ready lists: rq_pick consumes it, rq_dequeue
+ *    forgets it.
  *
  * Preemption: the tick ends the current slice (need_resched when a thread of
  * the same or higher priority is ready); a wake-up of a thread that outranks
@@ -110,17 +115,28 @@ static int rq_best_priority(const struct run_queue *rq)
 
 void rq_dequeue(struct run_queue *rq, struct thread *t)
 {
+	if (rq->next == t)
+		rq->next = NULL;
 	link_remove(&t->run_link);
 	if (link_empty(&rq->ready[t->priority]))
 		rq->ready_mask &= ~(1u << t->priority);
 	rq->ready_count--;
 }
 
-/* Removes and returns the next thread to run: the head of the best level, or
- * the idle thread. */
+/* Removes and returns the next thread to run: the thread handed this CPU by
+ * sched_wakeup_next unless something of higher priority is ready, else the
+ * head of the best level, or the idle thread.  The hand-off is consumed
+ * either way; it always names a thread on this queue's ready lists
+ * (rq_dequeue forgets it when that thread leaves them otherwise). */
 static struct thread *rq_pick(struct run_queue *rq)
 {
 	int level = rq_best_priority(rq);
+	struct thread *next = rq->next;
+	rq->next = NULL;
+	if (next && next->priority >= level) {
+		rq_dequeue(rq, next);
+		return next;
+	}
 	if (level < 0)
 		return rq->idle;
 	struct sched_link *link = rq->ready[level].next;
@@ -351,6 +367,37 @@ JOINPOINT_DEFINE_AS(sched, wakeup, sched_wakeup, bool, struct thread *, t)
 	rq_unlock_two(from, to);
 	irq_restore(flags);
 	preempt_enable();
+	return woken;
+}
+
+/* The direct switch: t goes on this CPU's queue, marked to run next.  Both
+ * queues' locks are held from the check to the enqueue, as in a wake-up. */
+JOINPOINT_DEFINE_AS(sched, wakeup_next, sched_wakeup_next, bool, struct thread *, t)
+{
+	uint64_t flags = irq_save();
+	struct run_queue *here = this_rq(), *from;
+	if (!sched_cpu_allowed(t, here->cpu->id)) {
+		irq_restore(flags);
+		return sched_wakeup(t);
+	}
+	for (;;) {
+		from = rq_of(t);
+		rq_lock_two(from, here);
+		if (from == rq_of(t))
+			break;
+		rq_unlock_two(from, here);
+	}
+	bool woken = t->state == THREAD_BLOCKED;
+	if (woken && from->cpu->current == t) {
+		t->state = THREAD_RUNNING; /* it has not switched away yet */
+	} else if (woken) {
+		rq_remove_sleeper(t);
+		t->cpu = here->cpu->id;
+		rq_enqueue(here, t, clock_ns());
+		here->next = t;
+	}
+	rq_unlock_two(from, here);
+	irq_restore(flags);
 	return woken;
 }
 

@@ -123,6 +123,32 @@ bool sched_wakeup(struct thread *t);
  * calls it when the preemption count drops to 0 with interrupts on. */
 void sched_preempt(void);
 
+/* ---- Blocking by hand, and the direct switch of message passing ---------- */
+
+/* For primitives that keep their own waiters (kernel/ipc) instead of a wait
+ * queue.  The waiter marks itself with sched_prepare_block while it holds the
+ * lock guarding its condition, drops the lock and calls sched_block; a waker
+ * changes the condition and calls sched_wakeup (or sched_wakeup_next) under
+ * that lock, so the waiter's thread cannot be gone, and no wake-up is lost:
+ * one that comes before sched_block makes it return at once. */
+void sched_prepare_block(void);
+/* Blocks the caller (marked by sched_prepare_block) until woken or, if
+ * deadline_ns is not 0, until clock_ns() passes it.  Returns 0, or
+ * -ETIMEDOUT when the deadline has passed.  Wake-ups may be spurious:
+ * callers re-check their condition. */
+int sched_block(uint64_t deadline_ns);
+/* The direct switch (L4 and seL4 style): wakes t, blocked, onto the calling
+ * CPU as the next thread it runs, so that the caller, which is about to
+ * block (sched_prepare_block done), hands its CPU straight to t when it calls
+ * sched_block: no other CPU, no interrupt, no run-queue search.  t runs next
+ * unless a thread of higher priority is ready here.  When t may not run on
+ * this CPU (affinity, CPUs reserved for monitors) this is sched_wakeup.
+ * Returns true when t was blocked, false when it was already runnable. */
+bool sched_wakeup_next(struct thread *t);
+/* The CPUs t may run on now (bit i: CPU i): its affinity among the online
+ * CPUs, minus the CPUs reserved for monitors unless t is a monitor. */
+uint64_t thread_allowed_cpus(const struct thread *t);
+
 /* ---- CPUs: affinity, monitor CPUs, statistics ---------------------------- */
 
 struct cpu_stats;

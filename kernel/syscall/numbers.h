@@ -111,6 +111,7 @@
 #define __NR_ms_ipc_receive 516
 #define __NR_ms_ipc_reply   517
 #define __NR_ms_ipc_stats   518
+#define __NR_ms_ipc_reply_receive 526 /* reply, then receive: one call per event */
 #define __NR_ms_tel_read    519 /* telemetry rings: see telemetry/telemetry.h */
 #define __NR_ms_tel_stats   520
 #define __NR_ms_tel_map     525 /* map a shared channel into its consumer */

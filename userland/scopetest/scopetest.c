@@ -7,10 +7,13 @@
  *     counted once, or reported dropped?
  *   - when the monitor process is killed, is the aspect unlinked and
  *     reported, and does the system keep serving?
- *   - when the monitor misses a synchronous call's deadline (one CPU: it
- *     cannot run while the join point waits), is the aspect unlinked?
+ *   - with synchronous msg on one CPU, does every event get its answer from
+ *     the monitor on the same CPU (the join point blocks and hands it the
+ *     CPU), counting like direct?
+ *   - when the monitor misses a synchronous call's deadline (slowpoke takes
+ *     20 ms to answer), is the aspect unlinked?
  * The workload is stat() of one file: callcount counts "vfs.stat" once per
- * call, and nothing else this program does calls it.
+ * call, and nothing else this program does calls it.  Run on one CPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,21 +174,49 @@ static void killed_monitor_is_unlinked(void)
 	report("new_monitor_after_kill", !error && stat_count() - before == ROUNDS, detail);
 }
 
-/* A monitor that does not answer a synchronous call in time: here, on one
- * CPU, the spinning join point keeps it from running at all. */
-static void missed_deadline_is_unlinked(void)
+/* Synchronous msg events (sync != 0) with deadline_ns, or one-way ones. */
+static void set_msg_mode(int sync, int64_t deadline_ns)
 {
 	static struct scope_ctl c;
 	memset(&c, 0, sizeof c);
 	c.op = SCOPE_SET_MSG_MODE;
-	c.binding = 1;
-	c.value = 2 * 1000 * 1000;
+	c.binding = (uint32_t)sync;
+	c.value = deadline_ns;
 	ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+}
+
+/* Was the direct switch there?  On one CPU a synchronous event's monitor can
+ * only answer if the join point blocks and lets it run. */
+static void sync_msg_on_one_cpu_counts_like_direct(void)
+{
+	set_msg_mode(1, 1000 * 1000 * 1000);
+	int64_t before = stat_count(), drops_before = drops_of("callcount");
 	long error = ctl(SCOPE_LINK, "callcount", 3, NULL, NULL);
-	for (int i = 0; i < 50; i++) {
+	workload(ROUNDS);
+	ctl(SCOPE_STATS, "callcount", 0, NULL, NULL);
+	int live = strstr(text, "state=live") != NULL;
+	ctl(SCOPE_UNLINK, "callcount", 0, NULL, NULL);
+	set_msg_mode(0, 0);
+	int64_t counted = stat_count() - before, dropped = drops_of("callcount") - drops_before;
+	char detail[200];
+	snprintf(detail, sizeof detail, "link %ld, live %d, counted %lld of %d, dropped %lld",
+		 error, live, (long long)counted, ROUNDS, (long long)dropped);
+	report("sync_msg_on_one_cpu_counts_like_direct", !error && live && counted == ROUNDS,
+	       detail);
+}
+
+/* A monitor that does not answer a synchronous call in time: slowpoke's
+ * advice takes 20 ms, the deadline is 2 ms. */
+static void missed_deadline_is_unlinked(void)
+{
+	long error = ctl(SCOPE_LOAD, "/aspects/slowpoke.o", 0, NULL, NULL);
+	set_msg_mode(1, 2 * 1000 * 1000);
+	if (error >= 0)
+		error = ctl(SCOPE_LINK, "slowpoke", 3, NULL, NULL);
+	for (int i = 0; i < 50 && !error; i++) {
 		workload(1);
 		usleep(20000);
-		ctl(SCOPE_STATS, "callcount", 0, NULL, NULL);
+		ctl(SCOPE_STATS, "slowpoke", 0, NULL, NULL);
 		if (strstr(text, "state=loaded"))
 			break;
 	}
@@ -193,13 +224,12 @@ static void missed_deadline_is_unlinked(void)
 	snprintf(detail, sizeof detail, "link %ld: %.150s", error, text);
 	report("missed_deadline_is_unlinked",
 	       !error && strstr(text, "state=loaded") && strstr(text, "deadline"), detail);
-	c.binding = 0;
-	ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+	set_msg_mode(0, 0);
 }
 
 int main(void)
 {
-	printf("KTAP version 1\n1..5\n");
+	printf("KTAP version 1\n1..6\n");
 	if (ctl(SCOPE_LOAD, "/aspects/callcount.o", 0, NULL, NULL) < 0) {
 		printf("# cannot load /aspects/callcount.o\n");
 		return 1;
@@ -207,6 +237,7 @@ int main(void)
 	same_counts_in_every_binding();
 	relink_under_load_counts_each_event_once();
 	killed_monitor_is_unlinked();
+	sync_msg_on_one_cpu_counts_like_direct();
 	missed_deadline_is_unlinked();
 	printf(failures ? "# %d FAILED\n" : "# ALL TESTS PASSED\n", failures);
 	return failures ? 1 : 0;
