@@ -15,12 +15,20 @@
  *                started: START|TK_RESET, switch to the server, STOP
  *   switch-pair  two rscfl_switch_token calls between started tokens
  *   read         rscfl_read_acct of a result with subsystems (no system call)
+ *   file-off     a request's kernel work without the network: open
+ *                /www/small.txt, fstat, read it, close, write it to a pipe
+ *                and read it back, accounting off (nothing woven)
+ *   file-on      the same inside httpd's per-request sequence, with the
+ *                server token started: what accounting adds to that work,
+ *                control calls and the advice on every join point together
  * The loop itself is timed and subtracted.  Exits 0 when every call worked.
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <microscope/syscall.h>
@@ -33,6 +41,7 @@
 static rscfl_handle handle;
 static int request_token, server_token;
 static int failures;
+static int pipe_fds[2];
 
 static inline uint64_t ticks_now(void)
 {
@@ -98,6 +107,29 @@ static void op_read(void)
 	check(rscfl_read_acct(handle, request_token, &acct), "read");
 }
 
+static void op_file_off(void)
+{
+	char buffer[64];
+	struct stat st;
+	int fd = open("/www/small.txt", O_RDONLY);
+	check(fd, "open /www/small.txt");
+	if (fd < 0)
+		return;
+	fstat(fd, &st);
+	ssize_t n = read(fd, buffer, sizeof buffer);
+	close(fd);
+	if (n > 0 && write(pipe_fds[1], buffer, (size_t)n) == n)
+		read(pipe_fds[0], buffer, (size_t)n);
+}
+
+static void op_file_on(void)
+{
+	check(rscfl_acct(handle, request_token, ACCT_START | ACCT_TK_RESET), "START|TK_RESET");
+	op_file_off();
+	check(rscfl_switch_token(handle, server_token), "switch to the server");
+	check(rscfl_acct(handle, request_token, ACCT_STOP), "STOP");
+}
+
 static int compare(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -158,12 +190,18 @@ int main(void)
 	       CALIBRATION_ROUNDS * 10 + 1, (unsigned long long)calibration_ticks());
 	enum { OPS = 8 };
 	uint64_t loop = time_op(op_nothing, OPS);
+	if (pipe(pipe_fds) < 0) {
+		printf("acct_bench: no pipe\n");
+		return 1;
+	}
 	report("getpid", op_getpid, OPS, loop);
+	report("file-off", op_file_off, OPS, loop);
 	report("start-stop", op_start_stop, OPS, loop);
 	check(rscfl_acct(handle, server_token, ACCT_START), "START the server");
 	give_request_subsystems();
 	report("read", op_read, OPS, loop);
 	report("request", op_request, OPS, loop);
+	report("file-on", op_file_on, OPS, loop);
 	check(rscfl_acct(handle, request_token, ACCT_START), "START the request");
 	check(rscfl_switch_token(handle, server_token), "switch to the server");
 	report("switch-pair", op_switch_pair, OPS, loop);

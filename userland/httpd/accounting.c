@@ -74,7 +74,8 @@ int http_acct_begin(void)
 {
 	if (!http_acct_enabled() || free_count == 0)
 		return 0;
-	server_current(); /* so that the end of this request returns to the server */
+	if (!server_started)
+		server_current(); /* started, so that the end of this request returns to it */
 	int token = free_tokens[--free_count];
 	if (rscfl_acct(handle, token, ACCT_START | ACCT_TK_RESET) < 0) {
 		free_tokens[free_count++] = token;
