@@ -1,6 +1,8 @@
 /*
  * empty: one `before` advice that does nothing, on the bindings benchmark's
- * join point; what an event costs in each binding with no work of its own.
+ * join points (linker.bench_event, which may not sleep, and
+ * linker.bench_call, which may); what an event costs in each binding with no
+ * work of its own.
  *
  *     aspect load /aspects/empty.o
  *     aspect link empty shm
@@ -8,11 +10,11 @@
  */
 #include <microscope/aspect.h>
 
-MS_ASPECT("empty", "an empty advice on linker.bench_event");
+MS_ASPECT("empty", "an empty advice on linker.bench_event and linker.bench_call");
 
 static void nothing(struct ms_ctx *ctx)
 {
 	(void)ctx;
 }
 
-MS_BEFORE("linker.bench_event", nothing, 0);
+MS_BEFORE("linker.bench_*", nothing, 0);

@@ -12,6 +12,8 @@
 void linker_bench_plain(void);
 /* The join point "linker.bench_event" (_NOSLEEP): does nothing. */
 void linker_bench_event(void);
+/* The join point "linker.bench_call", which may sleep: does nothing. */
+void linker_bench_call(void);
 /* Writes a record of the shape shm writes into slot of a plain per-CPU array. */
 void linker_bench_floor(struct scope_event *slot);
 

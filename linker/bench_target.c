@@ -2,7 +2,9 @@
  * Targets of the bindings benchmark (bench.c), in their own file so that
  * they are real calls: a plain function, the join point "linker.bench_event"
  * (declared _NOSLEEP like the fast-path join points: its advice runs with
- * preemption off, as every advice does), and the floor of the shm binding,
+ * preemption off, as every advice does), the join point "linker.bench_call"
+ * (one that may sleep: a synchronous msg event there blocks for its reply
+ * instead of spinning), and the floor of the shm binding,
  * which fills the same struct scope_event the shm producer fills, through the
  * same function, from a context built on the stack.
  */
@@ -14,6 +16,11 @@
 #include "sched/sched.h"
 
 JOINPOINT_DEFINE_VOID_NOSLEEP(linker, bench_event)
+{
+	__asm__ volatile("");
+}
+
+JOINPOINT_DEFINE_VOID(linker, bench_call)
 {
 	__asm__ volatile("");
 }

@@ -28,6 +28,8 @@
  */
 #include "ipc/internal.h"
 
+#include <stddef.h>
+
 #include "arch/x86_64/cpu.h"
 #include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
@@ -153,10 +155,16 @@ void ipc_get_stats(const struct ipc_endpoint *endpoint, struct ipc_stats *stats)
 
 /* ---- Queueing ------------------------------------------------------------- */
 
-/* Copies the header and the payload bytes in use, nothing more. */
+/* Copies the header and the payload bytes in use, rounded up to whole
+ * words (both are whole struct ipc_message, so the rounding stays inside
+ * them): a message is copied a word at a time, not a byte at a time. */
+_Static_assert(offsetof(struct ipc_message, payload) % 8 == 0 && IPC_PAYLOAD_MAX % 8 == 0,
+	       "messages are copied in words");
+
 static void copy_message(struct ipc_message *dst, const struct ipc_message *src)
 {
-	memcpy(dst, src, IPC_HEADER_SIZE + src->length);
+	uint64_t words = (IPC_HEADER_SIZE + src->length + 7) / 8;
+	__asm__ volatile("rep movsq" : "+D"(dst), "+S"(src), "+c"(words) : : "memory");
 }
 
 static uint32_t sender_pid(void)
@@ -224,9 +232,8 @@ static bool may_sleep(void)
 	return irq_enabled() && cpu->preempt_count == 0 && cpu->irq_depth == 0 && cpu->current;
 }
 
-static uint64_t deadline_after(uint64_t timeout_ns)
+static uint64_t deadline_after(uint64_t now, uint64_t timeout_ns)
 {
-	uint64_t now = clock_ns();
 	return timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
 }
 
@@ -244,8 +251,11 @@ static void block_unlocked(struct ipc_endpoint *e, uint64_t *irq, struct thread 
 {
 	sched_prepare_block();
 	if (*handoff) {
-		sched_wakeup_next(*handoff);
+		struct thread *next = *handoff;
 		*handoff = NULL;
+		sched_handoff(next, &e->lock, *irq, until); /* drops the lock */
+		*irq = spin_lock_irqsave(&e->lock);
+		return;
 	}
 	spin_unlock_irqrestore(&e->lock, *irq);
 	sched_block(until);
@@ -281,17 +291,18 @@ static int withdraw_locked(struct ipc_endpoint *e, struct ipc_call *call, int re
 /* The caller blocks until its call is done, the deadline or a signal, lock
  * held on entry and on return.  receiver (blocked in receive, taken off the
  * list) gets the CPU first. */
-static int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, uint64_t deadline,
-				uint64_t *irq, struct thread *receiver)
+static int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, uint64_t now,
+				uint64_t deadline, uint64_t *irq, struct thread *receiver)
 {
 	int result;
 	call->waiter = thread_current();
-	for (;;) {
+	for (bool first = true;; first = false) {
 		if (call->state == IPC_CALL_DONE) {
 			result = call->result;
 			break;
 		}
-		uint64_t now = clock_ns();
+		if (!first)
+			now = clock_ns();
 		if (proc_signal_pending()) {
 			result = withdraw_locked(e, call, -EINTR);
 			break;
@@ -336,7 +347,7 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 		return error ? error : -EINVAL;
 	bool sleeping = may_sleep();
 	struct ipc_call call = {.reply = reply, .state = IPC_CALL_QUEUED};
-	uint64_t deadline = deadline_after(timeout_ns);
+	uint64_t now = clock_ns(), deadline = deadline_after(now, timeout_ns);
 	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
 	if (!sleeping && unservable_locked(endpoint)) {
 		endpoint->stats.unserved++;
@@ -350,7 +361,7 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 	}
 	struct thread *receiver = pop_receiver_locked(endpoint);
 	if (sleeping) {
-		error = wait_sleeping_locked(endpoint, &call, deadline, &irq, receiver);
+		error = wait_sleeping_locked(endpoint, &call, now, deadline, &irq, receiver);
 		spin_unlock_irqrestore(&endpoint->lock, irq);
 		return error;
 	}
@@ -413,7 +424,7 @@ static void wait_for_message(struct ipc_endpoint *e, uint64_t *irq, struct threa
 static int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns,
 			  bool sleeping, uint64_t *irq, struct thread *handoff)
 {
-	uint64_t deadline = timeout_ns ? deadline_after(timeout_ns) : 0;
+	uint64_t deadline = 0; /* set when it first has to wait */
 	int result;
 	for (;;) {
 		if (e->count) {
@@ -425,6 +436,8 @@ static int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, u
 		if (result)
 			break;
 		uint64_t now = clock_ns();
+		if (!deadline)
+			deadline = deadline_after(now, timeout_ns);
 		if (proc_signal_pending()) {
 			result = -EINTR;
 			break;

@@ -33,7 +33,9 @@
  *    CPU and names it in rq->next, so that the waker's next switch (it is
  *    about to block) picks it without a search.  rq->next always names a
  *    thread on that queue's ready lists: rq_pick consumes it, rq_dequeue
- *    forgets it.
+ *    forgets it.  sched_handoff does the same in one step: it claims the
+ *    blocked thread under both queues' locks while the caller's own lock
+ *    still pins it, and switches to it without queueing it at all.
  *
  * Preemption: the tick ends the current slice (need_resched when a thread of
  * the same or higher priority is ready); a wake-up of a thread that outranks
@@ -399,6 +401,51 @@ JOINPOINT_DEFINE_AS(sched, wakeup_next, sched_wakeup_next, bool, struct thread *
 	rq_unlock_two(from, here);
 	irq_restore(flags);
 	return woken;
+}
+
+/* Can the caller switch straight to next?  Both queues locked. */
+static bool can_hand_off(struct run_queue *here, struct run_queue *from, struct thread *self,
+			 struct thread *next)
+{
+	return self->state == THREAD_BLOCKED && next->state == THREAD_BLOCKED &&
+	       from->cpu->current != next && sched_cpu_allowed(next, here->cpu->id) &&
+	       rq_best_priority(here) <= next->priority;
+}
+
+void sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+		   uint64_t deadline_ns)
+{
+	struct run_queue *here = this_rq(), *from;
+	ASSERT(!irq_enabled());
+	for (;;) {
+		from = rq_of(next);
+		rq_lock_two(from, here);
+		if (from == rq_of(next))
+			break;
+		rq_unlock_two(from, here);
+	}
+	struct thread *self = here->cpu->current;
+	if (!can_hand_off(here, from, self, next)) {
+		rq_unlock_two(from, here);
+		sched_wakeup_next(next);
+		spin_unlock_irqrestore(held, irq_flags);
+		sched_block(deadline_ns);
+		return;
+	}
+	rq_remove_sleeper(next);
+	next->cpu = here->cpu->id;
+	next->ready_since_ns = clock_ns();
+	if (from != here)
+		spin_unlock(&from->lock);
+	spin_unlock(held); /* next is ours now; interrupts stay off */
+	if (deadline_ns) {
+		self->wake_deadline_ns = deadline_ns;
+		rq_add_sleeper(here, self);
+	}
+	here->cpu->need_resched = 0;
+	sched_switch_to(self, next);
+	rq_remove_sleeper(self); /* woken before the deadline */
+	finish_switch(irq_flags);
 }
 
 void sched_start_thread(struct thread *t)

@@ -145,6 +145,18 @@ int sched_block(uint64_t deadline_ns);
  * this CPU (affinity, CPUs reserved for monitors) this is sched_wakeup.
  * Returns true when t was blocked, false when it was already runnable. */
 bool sched_wakeup_next(struct thread *t);
+/* The direct switch in one step.  The caller holds exactly one lock, held
+ * (taken with spin_lock_irqsave, which returned irq_flags), guarding the
+ * condition it waits for, and has marked itself (sched_prepare_block); next
+ * is blocked and known to the caller under held.  Claims next for this CPU,
+ * releases held, and switches straight to next: no run queue, no search.
+ * Returns when the caller is woken or deadline_ns (0: none) has passed,
+ * spurious wake-ups included: callers re-check their condition and their
+ * deadline.  When next may not run here, a thread of higher priority is
+ * ready, or either thread was woken meanwhile, it is sched_wakeup_next, the
+ * unlock and sched_block. */
+void sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+		   uint64_t deadline_ns);
 /* The CPUs t may run on now (bit i: CPU i): its affinity among the online
  * CPUs, minus the CPUs reserved for monitors unless t is a monitor. */
 uint64_t thread_allowed_cpus(const struct thread *t);

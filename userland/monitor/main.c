@@ -130,10 +130,11 @@ static void handle(const struct ipc_message *m)
 		break;
 	case SCOPE_MSG_FLUSH: answer(m, (uint64_t)flush(id), 0); break;
 	case SCOPE_MSG_EVENT: {
-		struct scope_event event;
-		memcpy(&event, m->payload, sizeof event);
+		/* In place: the payload is 8-byte aligned and stays put until
+		 * the next receive. */
+		const struct scope_event *event = (const void *)m->payload;
 		struct ms_ctx ctx;
-		monitor_run_event(&event, &ctx);
+		monitor_run_event(event, &ctx);
 		answer(m, ctx.replied ? 1 : 0, (uint64_t)ctx.reply);
 		break;
 	}
