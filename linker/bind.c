@@ -11,6 +11,7 @@
  */
 #include "console/console.h"
 #include "lib/errno.h"
+#include "lib/string.h"
 #include "linker/internal.h"
 #include "panic/panic.h"
 
@@ -76,13 +77,34 @@ void aspect_unweave_binding(struct aspect *aspect, enum aspect_binding binding)
 	jp_synchronize(); /* also when nothing was woven: no CPU is in its advice */
 }
 
-/* Weaves binding for aspect, inactive.  Returns 0 or the binding's error. */
+/* True when the object calls the accounting ABI (ms_acct_*), which writes
+ * results synchronously into their owners' pages: only `direct` can. */
+static bool needs_direct(const struct linker_object *object)
+{
+	static const char prefix[] = "ms_acct_";
+	for (unsigned i = 1; i < object->symbol_count; i++) {
+		const struct linker_sym *sym = &object->symbols[i];
+		if (sym->st_shndx == LINKER_SHN_UNDEF && sym->st_name < object->strings_size &&
+		    strncmp(object->strings + sym->st_name, prefix, sizeof prefix - 1) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Weaves binding for aspect, inactive.  Returns 0 or the binding's error, or
+ * -EPERM (an aspect that needs `direct`, bound another way). */
 int linker_bind(struct aspect *aspect, enum aspect_binding binding)
 {
 	const struct binding_ops *ops = linker_binding_ops(binding);
 	if (!ops)
 		return binding > ASPECT_BINDING_NONE && binding < ASPECT_BINDING_COUNT ? -ENOSYS
 										       : -EINVAL;
+	if (binding != ASPECT_BINDING_DIRECT && needs_direct(&aspect->object)) {
+		pr_warn("linker: aspect '%s' uses the accounting ABI (ms_acct_*), which writes "
+			"results synchronously into their owners' pages: it links direct only\n",
+			aspect->name);
+		return -EPERM;
+	}
 	if (aspect->woven[binding])
 		return -EBUSY;
 	int err = ops->attach(aspect);

@@ -5,7 +5,11 @@
  * active binding (relink switches it with one store) and calls the aspect's
  * code through the guard (guard.c), which contains faults and overruns.  The
  * jp_advice structs belong to the binding's state and live until detach,
- * after jp_detach's grace period.
+ * after jp_detach's grace period.  A before and an after advice on the same
+ * pattern with the same priority and flags become one jp_advice with both:
+ * one weave instead of two, so an aspect on "*" needs one advice list per
+ * join point at a time (the pool, joinpoint/pool.c, holds fewer than twice
+ * the join points), and each event one dispatch entry.
  */
 #include "lib/errno.h"
 #include "linker/internal.h"
@@ -14,7 +18,7 @@
 struct direct_advice {
 	struct jp_advice jp;
 	struct aspect *aspect;
-	ms_advice_fn function;
+	ms_advice_fn before, after;
 };
 
 struct direct_state {
@@ -25,27 +29,53 @@ static void direct_before(struct jp_context *context, void *cookie)
 {
 	struct direct_advice *d = cookie;
 	if (aspect_is_active(d->aspect, ASPECT_BINDING_DIRECT))
-		linker_run_advice(d->aspect, d->function, context, false);
+		linker_run_advice(d->aspect, d->before, context, false);
 }
 
 static void direct_after(struct jp_context *context, void *cookie)
 {
 	struct direct_advice *d = cookie;
 	if (aspect_is_active(d->aspect, ASPECT_BINDING_DIRECT))
-		linker_run_advice(d->aspect, d->function, context, true);
+		linker_run_advice(d->aspect, d->after, context, true);
 }
 
 static void fill_advice(struct direct_advice *d, struct aspect *aspect, unsigned i)
 {
 	const struct linker_advice *a = &aspect->object.advice[i];
 	d->aspect = aspect;
-	d->function = a->function;
+	d->before = a->kind == MS_ADVICE_BEFORE ? a->function : NULL;
+	d->after = a->kind == MS_ADVICE_AFTER ? a->function : NULL;
 	d->jp.name = aspect->name;
-	d->jp.before = a->kind == MS_ADVICE_BEFORE ? direct_before : NULL;
-	d->jp.after = a->kind == MS_ADVICE_AFTER ? direct_after : NULL;
+	d->jp.before = d->before ? direct_before : NULL;
+	d->jp.after = d->after ? direct_after : NULL;
 	d->jp.cookie = d;
 	d->jp.priority = a->priority;
 	d->jp.flags = (a->flags & MS_WANT_TIMESTAMPS) ? JP_ADVICE_TIMESTAMPS : 0;
+}
+
+/* Folds advice i into an earlier one of the other kind on the same pattern,
+ * priority and flags.  Returns true when it did. */
+static bool fold_into_earlier(struct direct_state *state, struct aspect *aspect, unsigned i)
+{
+	const struct linker_advice *a = &aspect->object.advice[i], *e;
+	for (unsigned j = 0; j < i; j++) {
+		struct direct_advice *d = &state->advice[j];
+		e = &aspect->object.advice[j];
+		if (!d->aspect || e->priority != a->priority || e->flags != a->flags ||
+		    __builtin_strcmp(e->pattern, a->pattern) != 0)
+			continue;
+		if (a->kind == MS_ADVICE_AFTER && !d->after) {
+			d->after = a->function;
+			d->jp.after = direct_after;
+			return true;
+		}
+		if (a->kind == MS_ADVICE_BEFORE && !d->before) {
+			d->before = a->function;
+			d->jp.before = direct_before;
+			return true;
+		}
+	}
+	return false;
 }
 
 static int direct_attach(struct aspect *aspect)
@@ -54,8 +84,13 @@ static int direct_attach(struct aspect *aspect)
 	if (!state)
 		return -ENOMEM;
 	aspect->binding_state[ASPECT_BINDING_DIRECT] = state;
+	for (unsigned i = 0; i < aspect->object.advice_count; i++)
+		if (!fold_into_earlier(state, aspect, i))
+			fill_advice(&state->advice[i], aspect, i);
+	/* Woven only once complete: jp_attach copies the function pointers. */
 	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
-		fill_advice(&state->advice[i], aspect, i);
+		if (!state->advice[i].aspect)
+			continue; /* folded into an earlier one */
 		int err =
 		    aspect_weave_advice(aspect, ASPECT_BINDING_DIRECT, i, &state->advice[i].jp);
 		if (err) {

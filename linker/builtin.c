@@ -4,6 +4,7 @@
  * in the initrd, available before any file system and without one, which is
  * what the in-kernel tests link.
  */
+#include "lib/errno.h"
 #include "lib/string.h"
 #include "linker/internal.h"
 
@@ -32,4 +33,16 @@ const char *linker_builtin_name(unsigned index)
 		if (i == index)
 			return linker_builtin_aspects[i].name;
 	return NULL;
+}
+
+int linker_load_builtin(const char *name, struct aspect **aspect, char *error, size_t error_size)
+{
+	size_t size;
+	const void *image = name ? linker_builtin_image(name, &size) : NULL;
+	if (!image) {
+		if (error && error_size)
+			strlcpy(error, "no such built-in aspect", error_size);
+		return -ENOENT;
+	}
+	return linker_load(image, size, aspect, error, error_size);
 }

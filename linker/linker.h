@@ -77,10 +77,15 @@ int linker_load(const void *image, size_t size, struct aspect **aspect, char *er
 /* Reads path from the VFS and linker_load()s it.  Same returns, plus the VFS's
  * errors (-ENOENT: no such file) and -EFBIG (larger than 4 MiB). */
 int linker_load_file(const char *path, struct aspect **aspect, char *error, size_t error_size);
+/* linker_load()s the object the kernel embeds for aspects/<name>.c.  Same
+ * returns, plus -ENOENT (no such object). */
+int linker_load_builtin(const char *name, struct aspect **aspect, char *error, size_t error_size);
 /* Runs the aspect's init (first link only) and weaves its advice with binding.
  * Returns 0, -EINVAL (not LOADED, or binding invalid), -ENOSYS (binding not
  * built in), -ECANCELED (init returned non-zero or faulted), the weaving
- * error (-ENOENT: a pattern matches no join point), or the binding's. */
+ * error (-ENOENT: a pattern matches no join point), -EPERM (shm or msg for an
+ * aspect that calls the accounting ABI, which links direct only), or the
+ * binding's. */
 int aspect_link(struct aspect *aspect, enum aspect_binding binding);
 /* Switches a LIVE aspect to another binding without reloading it: the new
  * binding is woven first, then one store makes it the active one, then the old

@@ -191,12 +191,14 @@ struct linker_env {
 /* The aspect ABI: every function an aspect may call.  The kernel (direct) and
  * the monitor process (shm, msg) each implement all of them and build their
  * symbol tables from this one list, so the two cannot offer different ABIs. */
-#define LINKER_ABI_FUNCTIONS(X)                                                                   \
-	X(ms_argc)                                                                                \
-	X(ms_arg) X(ms_retval) X(ms_entry_ns) X(ms_exit_ns) X(ms_cpu) X(ms_pid) X(ms_tid)         \
-	    X(ms_program_name) X(ms_joinpoint_name) X(ms_activity) X(ms_now_ns) X(ms_counter_add) \
-		X(ms_hist_record) X(ms_emit) X(ms_device_counter) X(ms_reply) X(ms_log) X(memcpy) \
-		    X(memmove) X(memset) X(memcmp)
+#define LINKER_ABI_FUNCTIONS(X)                                                                    \
+	X(ms_argc)                                                                                 \
+	X(ms_arg)                                                                                  \
+	X(ms_retval) X(ms_entry_ns) X(ms_exit_ns) X(ms_cpu) X(ms_pid) X(ms_tid) X(ms_program_name) \
+	    X(ms_joinpoint_name) X(ms_activity) X(ms_now_ns) X(ms_counter_add) X(ms_hist_record)   \
+		X(ms_emit) X(ms_device_counter) X(ms_reply) X(ms_log) X(memcpy) X(memmove)         \
+		    X(memset) X(memcmp) X(ms_acct_enter) X(ms_acct_exit) X(ms_acct_innermost)      \
+			X(ms_acct_charge) X(ms_acct_switch)
 
 struct linker_abi_symbol {
 	const char *name;

@@ -5,7 +5,10 @@
  * process: fork does not copy it, exec drops it and the next init maps it
  * again; the kernel writes it through the physical map).  Tokens are slots in
  * that page.  At most one token of a thread is current (charged); starting
- * another suspends it, switching picks which started one is current.
+ * another suspends it, switching picks which started one is current.  While
+ * the rscfl aspect is woven and none of an owner's tokens is current, its
+ * time and work go to the page's `unattributed` result instead, so that the
+ * sum over tokens plus unattributed is what the thread spent while woven.
  *
  * Owners of ended processes are reclaimed lazily, at the next
  * acct_init_thread of any thread (their thread ids never come back; a reused
@@ -31,6 +34,11 @@ struct acct_owner *acct_find_owner(uint64_t thread_id)
 	return NULL;
 }
 
+struct acct_result *acct_result_of(struct acct_owner *o, int index)
+{
+	return index == ACCT_UNATTRIBUTED ? &o->page->unattributed : &o->page->results[index];
+}
+
 void acct_result_begin(struct acct_result *r)
 {
 	r->sequence++;
@@ -43,9 +51,11 @@ void acct_result_end(struct acct_result *r)
 	r->sequence++;
 }
 
-void acct_update_current(struct acct_owner *o, uint64_t now)
+void acct_update_charged(struct acct_owner *o, uint64_t now)
 {
-	struct acct_result *r = &o->page->results[o->current];
+	if (o->charged < 0)
+		return;
+	struct acct_result *r = acct_result_of(o, o->charged);
 	acct_result_begin(r);
 	r->wall_ns += now - o->stretch_ns;
 	if (!o->off_ns)
@@ -55,26 +65,57 @@ void acct_update_current(struct acct_owner *o, uint64_t now)
 	o->on_cpu_ns = now;
 }
 
-void acct_make_current(struct acct_owner *o, int index, uint64_t now)
+/* Charges result index from now on; the caller is the owner, on a CPU. */
+static void charge_result(struct acct_owner *o, int index, uint64_t now)
 {
-	if (o->current >= 0) {
-		acct_update_current(o, now);
-		o->page->results[o->current].state = ACCT_TOKEN_SUSPENDED;
-	}
-	o->current = index;
-	o->oneshot = false;
+	acct_update_charged(o, now);
+	if (o->charged == ACCT_UNATTRIBUTED)
+		o->page->unattributed.state = ACCT_TOKEN_IDLE;
+	o->charged = index;
 	o->stretch_ns = now;
 	o->on_cpu_ns = now;
 	o->off_ns = 0;
-	o->page->results[index].state = ACCT_TOKEN_CURRENT;
+	if (index >= 0)
+		acct_result_of(o, index)->state = ACCT_TOKEN_CURRENT;
+}
+
+void acct_make_current(struct acct_owner *o, int index, uint64_t now)
+{
+	if (o->current >= 0)
+		o->page->results[o->current].state = ACCT_TOKEN_SUSPENDED;
+	charge_result(o, index, now);
+	o->current = index;
+	o->oneshot = false;
 }
 
 void acct_stop_current(struct acct_owner *o, uint64_t now)
 {
-	acct_update_current(o, now);
-	o->page->results[o->current].state = ACCT_TOKEN_IDLE;
+	int stopped = o->current;
+	charge_result(o, acct_woven ? ACCT_UNATTRIBUTED : -1, now);
+	o->page->results[stopped].state = ACCT_TOKEN_IDLE;
 	o->current = -1;
 	o->oneshot = false;
+}
+
+bool acct_woven;
+
+void acct_set_woven(bool woven, uint64_t now)
+{
+	uint64_t self = thread_id(thread_current());
+	acct_woven = woven;
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
+		struct acct_owner *o = &acct_owners[i];
+		/* Calls open across an unlink never see their after. */
+		o->depth = 0;
+		if (!o->thread_id || o->current >= 0 || (o->charged >= 0) == woven)
+			continue;
+		charge_result(o, woven ? ACCT_UNATTRIBUTED : -1, now);
+		if (woven && o->thread_id != self) {
+			/* FIXME: one running on another CPU now counts as off it */
+			o->off_ns = now;
+			o->off_runnable = true;
+		}
+	}
 }
 
 static void reset_token(struct acct_owner *o, int index)
@@ -86,6 +127,7 @@ static void reset_token(struct acct_owner *o, int index)
 	r->state = state;
 	acct_result_end(r);
 	memset(o->modules[index], 0, sizeof o->modules[index]);
+	o->generation[index]++;
 }
 
 /* Frees the entries of threads whose process has ended.  Liveness is asked
@@ -133,7 +175,10 @@ static void owner_setup(struct acct_owner *o, uint64_t tid, int pid, uint64_t ph
 	o->phys = phys;
 	o->page = phys_to_virt(phys);
 	o->current = -1;
+	o->charged = -1;
 	o->next = -1;
+	if (acct_woven)
+		charge_result(o, ACCT_UNATTRIBUTED, clock_ns());
 	o->page->magic = ACCT_PAGE_MAGIC;
 	o->page->tokens = ACCT_MAX_TOKENS;
 	o->page->pid = pid;
@@ -340,4 +385,37 @@ int acct_switch_token(int token)
 	spin_unlock_irqrestore(&acct_lock, flags);
 	acct_weave_update();
 	return index < 0 ? index : 0;
+}
+
+struct acct_page *acct_attach_kernel_thread(void)
+{
+	uint64_t phys = pmm_alloc_contiguous(ACCT_PAGES, PAGE_SIZE);
+	if (!phys)
+		return NULL;
+	memset(phys_to_virt(phys), 0, ACCT_PAGES * PAGE_SIZE);
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	struct acct_owner *o = free_owner();
+	if (o)
+		owner_setup(o, thread_id(thread_current()), 0, phys);
+	spin_unlock_irqrestore(&acct_lock, flags);
+	if (!o) {
+		pmm_free_contiguous(phys, ACCT_PAGES);
+		return NULL;
+	}
+	return phys_to_virt(phys);
+}
+
+void acct_detach_kernel_thread(void)
+{
+	uint64_t phys = 0;
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	struct acct_owner *o = acct_find_owner(thread_id(thread_current()));
+	if (o) {
+		phys = o->phys;
+		o->thread_id = 0;
+	}
+	spin_unlock_irqrestore(&acct_lock, flags);
+	if (phys)
+		pmm_free_contiguous(phys, ACCT_PAGES);
+	acct_weave_update();
 }

@@ -5,8 +5,9 @@
  * results live in pages (ACCT_PAGES) per process, mapped read-only into that
  * process only and written by the kernel, so reading them needs no system
  * call; a sequence count per result keeps a read consistent.  The measuring
- * is advice on every join point ("*", which includes sched.switch), woven
- * only while some activity is being accounted: accounting off costs the NOPs.
+ * is the rscfl aspect (aspects/rscfl.c) on every join point ("*", which
+ * includes sched.switch), linked `direct` only while some activity is started:
+ * accounting off costs the NOPs.
  *
  *     struct acct_page *page = (void *)ms_syscall0(__NR_ms_acct_init);
  *     long token = ms_syscall0(__NR_ms_acct_get_token);
@@ -153,6 +154,26 @@ void acct_charge_ref(acct_ref_t ref, enum acct_counter counter, uint64_t amount)
  * counts one async item (nothing for 0 or a stale ref). */
 uint64_t acct_async_begin(acct_ref_t ref);
 void acct_async_end(acct_ref_t ref, uint64_t begin_ns);
+
+/* ---- The kernel side of the rscfl aspect's ABI (microscope/aspect.h,
+ * ms_acct_*), in charge.c; called from its advice with the join point's
+ * context, any context, never sleeping.  Flags and events are the ABI's
+ * MS_ACCT_* values. */
+struct jp_context;
+struct thread;
+/* Opens a call of context's module for its thread's charged result; on
+ * success sets context->activity for the after advice.  Returns 1, or 0
+ * (thread not accounted, nothing charged, too deep). */
+int acct_call_enter(struct jp_context *context, unsigned flags);
+/* Closes that call and charges it.  Returns its ns, or 0 (not charged). */
+uint64_t acct_call_exit(const struct jp_context *context, unsigned flags);
+/* The subsystem of the innermost open call of context's thread, "" when none. */
+const char *acct_innermost_subsystem(const struct jp_context *context);
+/* Charges event (MS_ACCT_INTERRUPT, _PAGE_FAULT, _ALLOC, _FREE) with amount.
+ * Returns 0, -ENOENT (thread not accounted), -EINVAL (unknown event). */
+int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t amount);
+/* prev leaves its CPU, next comes on. */
+void acct_note_switch(struct thread *prev, struct thread *next);
 
 #endif
 #endif

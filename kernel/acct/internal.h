@@ -2,8 +2,12 @@
  * The accounting module's own declarations: one state per accounted thread
  * (its results page, its tokens' bookkeeping, the stack of join point calls
  * it is inside), the table of them, and the calls between acct.c (tokens,
- * pages), advice.c (the measuring) and weave.c.  Nothing outside kernel/acct/
- * includes this file.
+ * pages), charge.c (the kernel side of the rscfl aspect's ABI) and weave.c
+ * (linking the aspect).  Nothing outside kernel/acct/ includes this file.
+ *
+ * What is charged: the owner's `charged` result, which is its current token,
+ * or, while the aspect is woven and no token is current, the page's
+ * `unattributed` result (index ACCT_UNATTRIBUTED), or nothing (-1).
  *
  * Lock: acct_lock (irqsave: the advice runs on sched.switch with interrupts
  * off) guards the table and every owner's fields and page.
@@ -19,12 +23,16 @@
 
 #define ACCT_MAX_OWNERS 16 /* threads with accounting state at once */
 #define ACCT_MAX_DEPTH  24 /* nested join point calls tracked; deeper ones are not */
+/* The result index of the page's `unattributed` result. */
+#define ACCT_UNATTRIBUTED ACCT_MAX_TOKENS
+#define ACCT_RESULTS      (ACCT_MAX_TOKENS + 1)
 
 /* One open join point call of an accounted thread. */
 struct acct_frame {
 	uint64_t entry_ns;
-	uint8_t token; /* index of the token charged */
-	uint8_t slot;  /* its subsystem slot */
+	uint64_t nested_ns; /* time in nested calls to other subsystems (exclusive_ns) */
+	uint8_t token;      /* index of the result charged */
+	uint8_t slot;       /* its subsystem slot */
 };
 
 struct acct_owner {
@@ -32,40 +40,53 @@ struct acct_owner {
 	int pid;
 	uint64_t phys; /* the results page */
 	struct acct_page *page;
-	int current;         /* token index being charged, or -1 */
+	int current;         /* token index current, or -1 */
+	int charged;         /* result index charged: current, ACCT_UNATTRIBUTED or -1 */
 	int next;            /* token index waiting for the next system call, or -1 */
 	bool oneshot;        /* current came from ACCT_NEXT: stops with its call */
-	uint64_t stretch_ns; /* wall time of current counted up to here */
-	uint64_t on_cpu_ns;  /* CPU time of current counted up to here */
+	uint64_t stretch_ns; /* wall time of charged counted up to here */
+	uint64_t on_cpu_ns;  /* CPU time of charged counted up to here */
 	uint64_t off_ns;     /* switched out at, 0 while on a CPU */
 	bool off_runnable;   /* preempted, not blocked */
 	unsigned depth;
 	struct acct_frame frames[ACCT_MAX_DEPTH];
 	/* The module name each subsystem slot was opened for (pointer compared
 	 * first, then the text). */
-	const char *modules[ACCT_MAX_TOKENS][ACCT_MAX_SUBSYSTEMS];
+	const char *modules[ACCT_RESULTS][ACCT_MAX_SUBSYSTEMS];
+	/* Bumped by reset_token: a ref (async.c) of an older one is stale. */
+	uint32_t generation[ACCT_MAX_TOKENS];
 };
 
 extern struct spinlock acct_lock;
 extern struct acct_owner acct_owners[ACCT_MAX_OWNERS];
+extern bool acct_woven; /* the aspect is linked: unattributed time counts */
 
 /* acct.c, under acct_lock */
 struct acct_owner *acct_find_owner(uint64_t thread_id);
+/* Result index of o's page: a token's, or the unattributed one. */
+struct acct_result *acct_result_of(struct acct_owner *o, int index);
 void acct_result_begin(struct acct_result *r);
 void acct_result_end(struct acct_result *r);
-/* Counts wall and CPU time of the current token up to now. */
-void acct_update_current(struct acct_owner *o, uint64_t now);
+/* Counts wall and CPU time of the charged result up to now. */
+void acct_update_charged(struct acct_owner *o, uint64_t now);
 void acct_make_current(struct acct_owner *o, int index, uint64_t now);
 void acct_stop_current(struct acct_owner *o, uint64_t now);
+/* Starts (woven) or ends (not) the unattributed stretch of every owner with
+ * no current token; the calling thread is on a CPU, the others are taken
+ * to be off one until they are switched in. */
+void acct_set_woven(bool woven, uint64_t now);
 
-/* advice.c */
-extern const struct jp_advice acct_advice;
+/* acct.c, for the acct suite only: makes the calling kernel thread an owner
+ * with an unmapped results area, and undoes it.  Returns the area, or NULL
+ * (no memory, no free owner). */
+struct acct_page *acct_attach_kernel_thread(void);
+void acct_detach_kernel_thread(void);
 
-/* weave.c: attaches the advice while some owner has a current or pending
- * token, detaches it otherwise.  Sleeps; not under acct_lock. */
+/* weave.c: links the rscfl aspect (direct) while some owner has a started or
+ * pending token, unlinks it otherwise.  Sleeps; not under acct_lock. */
 void acct_weave_update(void);
-/* Attaches the advice now, for a token about to start; a later
- * acct_weave_update detaches it if nothing started after all. */
+/* Links the aspect now, for a token about to start; a later
+ * acct_weave_update unlinks it if nothing started after all. */
 void acct_weave_attach(void);
 
 #endif

@@ -1,44 +1,84 @@
 /*
- * Weaving the accounting advice: attached to every join point ("*") while
- * some thread has a current or pending token, detached when none has, so
- * that accounting off costs the join points' NOPs.  The advice is built in
- * and linked direct through jp_attach; the aspect-object form (linker/) is
- * the next step.  weave_lock serialises attach and detach, which sleep.
+ * Weaving the accounting: the rscfl aspect (aspects/rscfl.c, embedded in the
+ * kernel) is loaded once and linked `direct` while some thread has a started
+ * or pending token, unlinked when none has, so that accounting off costs the
+ * join points' NOPs.  It stays loaded, so `aspect stats rscfl` and `scopectl
+ * stats` show it and its counts across links.  While it is linked,
+ * acct_woven is set: owners with no current token charge `unattributed`.
+ * weave_lock serialises linking and unlinking, which sleep.
  */
 #include "acct/internal.h"
 #include "console/console.h"
-#include "joinpoint/joinpoint.h"
+#include "linker/linker.h"
 #include "sched/sched.h"
+#include "time/time.h"
+
+#define ACCT_ASPECT "rscfl"
 
 static struct mutex weave_lock = MUTEX_INIT(weave_lock, "acct.weave");
-static int weave_handle; /* > 0 while attached */
 
 static bool weave_wanted(void)
 {
 	bool wanted = false;
 	uint64_t flags = spin_lock_irqsave(&acct_lock);
-	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
-		const struct acct_owner *o = &acct_owners[i];
-		if (o->thread_id && (o->current >= 0 || o->next >= 0))
-			wanted = true;
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS && !wanted; i++) {
+		struct acct_owner *o = &acct_owners[i];
+		if (!o->thread_id)
+			continue;
+		wanted = o->current >= 0 || o->next >= 0;
+		for (unsigned t = 0; t < ACCT_MAX_TOKENS && !wanted; t++)
+			wanted = o->page->results[t].state == ACCT_TOKEN_SUSPENDED;
 	}
 	spin_unlock_irqrestore(&acct_lock, flags);
 	return wanted;
 }
 
-/* Attaches when forced or wanted, detaches when neither.  Decides under
+/* The loaded aspect, loading the embedded object if need be; NULL when it
+ * cannot be loaded (reported). */
+static struct aspect *accounting_aspect(void)
+{
+	struct aspect *aspect = aspect_find(ACCT_ASPECT);
+	if (aspect)
+		return aspect;
+	char error[LINKER_ERROR_MAX];
+	int err = linker_load_builtin(ACCT_ASPECT, &aspect, error, sizeof error);
+	if (err) {
+		pr_warn("acct: cannot load the %s aspect: %s (%d)\n", ACCT_ASPECT, error, err);
+		return NULL;
+	}
+	return aspect;
+}
+
+static bool is_live(struct aspect *aspect)
+{
+	struct aspect_stats stats;
+	return aspect && aspect_get_stats(aspect, &stats) == 0 && stats.state == ASPECT_LIVE;
+}
+
+static void set_woven(bool woven)
+{
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	acct_set_woven(woven, clock_ns());
+	spin_unlock_irqrestore(&acct_lock, flags);
+}
+
+/* Links when forced or wanted, unlinks when neither.  Decides under
  * weave_lock, so that two threads' updates cannot cross. */
 static void weave(bool force)
 {
 	mutex_lock(&weave_lock);
 	bool wanted = force || weave_wanted();
-	if (wanted && weave_handle <= 0) {
-		weave_handle = jp_attach("*", &acct_advice);
-		if (weave_handle < 0)
-			pr_warn("acct: cannot attach the accounting advice: %d\n", weave_handle);
-	} else if (!wanted && weave_handle > 0) {
-		jp_detach(weave_handle);
-		weave_handle = 0;
+	struct aspect *aspect = wanted ? accounting_aspect() : aspect_find(ACCT_ASPECT);
+	bool live = is_live(aspect);
+	if (wanted && aspect && !live) {
+		int err = aspect_link(aspect, ASPECT_BINDING_DIRECT);
+		if (err)
+			pr_warn("acct: cannot link the %s aspect: %d\n", ACCT_ASPECT, err);
+		else
+			set_woven(true);
+	} else if (!wanted && live) {
+		set_woven(false);
+		aspect_unlink(aspect);
 	}
 	mutex_unlock(&weave_lock);
 }

@@ -103,6 +103,15 @@ int rscfl_read_acct(rscfl_handle h, int token, struct rscfl_acct *acct)
 	return 0;
 }
 
+int rscfl_read_unattributed(rscfl_handle h, struct rscfl_acct *acct)
+{
+	if (!h || !acct)
+		return -E_INVAL;
+	int result = copy_result(&h->page->unattributed, &acct->kernel);
+	acct->metric_count = 0;
+	return result;
+}
+
 int rscfl_store_metric(rscfl_handle h, int token, const char *name, int64_t value)
 {
 	if (!h || !name || !valid_token(token) ||

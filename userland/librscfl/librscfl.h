@@ -65,6 +65,11 @@ int rscfl_switch_token(rscfl_handle h, int token);
  * Returns 0, -EINVAL (h or acct NULL, unknown token), -EAGAIN (the kernel
  * kept writing). */
 int rscfl_read_acct(rscfl_handle h, int token, struct rscfl_acct *acct);
+/* Copies what the thread spent while accounting was on but none of its
+ * tokens was current (acct_page.unattributed: the sum over tokens plus it is
+ * the thread's total over that time) into *acct, without metrics.  Returns
+ * 0, -EINVAL (h or acct NULL), -EAGAIN. */
+int rscfl_read_unattributed(rscfl_handle h, struct rscfl_acct *acct);
 /* Stores an application metric beside token's results (same name: replaced).
  * Returns 0, -EINVAL (unknown token, name NULL), -ENOSPC (RSCFL_MAX_METRICS). */
 int rscfl_store_metric(rscfl_handle h, int token, const char *name, int64_t value);

@@ -1,6 +1,7 @@
 /*
  * rscfltest: per-activity accounting end to end, as init (init=/bin/rscfltest
  * exit=qemu), printing KTAP.  Each case answers one question:
+ *   - is the first activity's system call counted?
  *   - does a 10 ms sleep inside an activity show as time off the CPU, blocked,
  *     at least as long as the sleep and longer than the CPU time?
  *   - does writing 1 MiB through a pipe show the pipe and vfs subsystems?
@@ -14,6 +15,17 @@
  *     mapping (reading the parent's handle faults), and writing its own page
  *     faults?
  *   - do application metrics come back beside the kernel's?
+ *   - does touching fresh stack pages count page faults, and the frames they
+ *     bring in as allocations of the "trap" subsystem?  (Anonymous mmap
+ *     populates its pages at once here: the stack below its first 16 KiB is
+ *     what faults in on first touch.)
+ *   - are the allocations of a pipe's life (create, write, close) charged
+ *     to the system calls that made them, and its frees counted?
+ *   - an event loop serving interleaved requests with nested (START while
+ *     another is current) and switched tokens: does each request get exactly
+ *     its own system calls, nothing twice, and do the requests plus
+ *     unattributed add up to every call made while accounting was on?
+ *   - are a freed token's STOP, START, switch and free errors?
  * No case asserts absolute times: only relations that hold on a slow machine.
  */
 #include <stdio.h>
@@ -33,6 +45,7 @@
 #define E_NOSPC   28
 #define E_ALREADY 114
 #define MSEC      1000000ULL
+#define PAGE      4096
 
 static int failures, case_number;
 static rscfl_handle handle;
@@ -69,11 +82,37 @@ static void print_result(const char *what, const struct rscfl_acct *a)
 	       (unsigned long long)r->sched_out_ns, (unsigned long long)r->preempted_ns,
 	       (unsigned long long)r->blocked_ns, (unsigned long long)r->context_switches,
 	       (unsigned long long)r->syscalls);
-	for (unsigned i = 0; i < r->subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++)
-		printf("#   %-8s calls %llu inclusive %llu out %llu\n", r->subsystems[i].name,
-		       (unsigned long long)r->subsystems[i].calls,
-		       (unsigned long long)r->subsystems[i].inclusive_ns,
-		       (unsigned long long)r->subsystems[i].sched_out_ns);
+	printf("#   interrupts %llu (%llu ns) page faults %llu alloc %llu free %llu bytes\n",
+	       (unsigned long long)r->interrupts, (unsigned long long)r->irq_ns,
+	       (unsigned long long)r->page_faults, (unsigned long long)r->alloc_bytes,
+	       (unsigned long long)r->free_bytes);
+	for (unsigned i = 0; i < r->subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++) {
+		const struct acct_subsystem *s = &r->subsystems[i];
+		printf("#   %-8s calls %llu inclusive %llu exclusive %llu out %llu irqs %llu "
+		       "allocs %llu (%llu bytes) frees %llu\n",
+		       s->name, (unsigned long long)s->calls, (unsigned long long)s->inclusive_ns,
+		       (unsigned long long)s->exclusive_ns, (unsigned long long)s->sched_out_ns,
+		       (unsigned long long)s->interrupts, (unsigned long long)s->allocs,
+		       (unsigned long long)s->alloc_bytes, (unsigned long long)s->frees);
+	}
+}
+
+/* Is the first activity's system call counted?  (It also pays, outside
+ * the cases that compare times, for the first run of the freshly linked
+ * rscfl aspect, which under QEMU's TCG includes translating its code.) */
+static void first_activity_counts_its_call(void)
+{
+	int ok = 1, token = rscfl_get_token(handle);
+	struct rscfl_acct a;
+	CHECK(ok, token > 0);
+	CHECK(ok, rscfl_acct(handle, token, ACCT_START) == 0);
+	ms_syscall3(__NR_getpid, 0, 0, 0);
+	CHECK(ok, rscfl_acct(handle, token, ACCT_STOP) == 0);
+	CHECK(ok, rscfl_read_acct(handle, token, &a) == 0);
+	CHECK(ok, a.kernel.syscalls == 1);
+	CHECK(ok, rscfl_find_subsystem(&a, "sys") != NULL);
+	CHECK(ok, rscfl_free_token(handle, token) == 0);
+	report("first_activity_counts_its_call", ok);
 }
 
 /* Does a 10 ms sleep inside an activity show as time off the CPU? */
@@ -291,14 +330,199 @@ static void metrics_are_stored_beside(void)
 	report("metrics_are_stored_beside", ok);
 }
 
+/* Touches every page of a 1 MiB stack frame, far below anything used before. */
+__attribute__((noinline)) static void touch_deep_stack(void)
+{
+	volatile char area[1 << 20];
+	for (unsigned i = 0; i < sizeof area; i += PAGE)
+		area[i] = 1;
+}
+
+/* Does touching fresh stack pages count page faults, with the frames they
+ * bring in as the "trap" subsystem's allocations? */
+static void fresh_stack_pages_are_page_faults(void)
+{
+	int ok = 1, token = rscfl_get_token(handle);
+	struct rscfl_acct a;
+	CHECK(ok, rscfl_acct(handle, token, ACCT_START) == 0);
+	touch_deep_stack();
+	CHECK(ok, rscfl_acct(handle, token, ACCT_STOP) == 0);
+	CHECK(ok, rscfl_read_acct(handle, token, &a) == 0);
+	print_result("stack", &a);
+	const struct acct_result *r = &a.kernel;
+	const struct acct_subsystem *trap = rscfl_find_subsystem(&a, "trap");
+	CHECK(ok, r->page_faults >= 200); /* 256 pages, a few near the top seen before */
+	CHECK(ok, trap && trap->calls >= r->page_faults);
+	CHECK(ok, trap && trap->allocs >= 200 && trap->alloc_bytes >= 200 * PAGE);
+	CHECK(ok, trap && trap->exclusive_ns > 0 && trap->exclusive_ns <= trap->inclusive_ns);
+	CHECK(ok, trap && r->alloc_bytes >= trap->alloc_bytes);
+	CHECK(ok, r->syscalls == 0);
+	CHECK(ok, rscfl_free_token(handle, token) == 0);
+	report("fresh_stack_pages_are_page_faults", ok);
+}
+
+/* Are the allocations of a pipe's life (its buffer is a page) charged to the
+ * system calls that made them, and its frees counted? */
+static void pipe_allocations_are_charged(void)
+{
+	int ok = 1, fds[2], token = rscfl_get_token(handle);
+	struct rscfl_acct a;
+	char byte = 'x';
+	CHECK(ok, rscfl_acct(handle, token, ACCT_START) == 0);
+	CHECK(ok, pipe(fds) == 0);
+	CHECK(ok, write(fds[1], &byte, 1) == 1);
+	CHECK(ok, close(fds[0]) == 0 && close(fds[1]) == 0);
+	CHECK(ok, rscfl_acct(handle, token, ACCT_STOP) == 0);
+	CHECK(ok, rscfl_read_acct(handle, token, &a) == 0);
+	print_result("pipe life", &a);
+	const struct acct_result *r = &a.kernel;
+	const struct acct_subsystem *sys = rscfl_find_subsystem(&a, "sys");
+	CHECK(ok, sys && sys->allocs >= 1 && sys->alloc_bytes >= PAGE);
+	CHECK(ok, sys && sys->frees >= 1);
+	CHECK(ok, sys && r->alloc_bytes >= sys->alloc_bytes);
+	for (unsigned i = 0; i < r->subsystem_count; i++)
+		CHECK(ok, !sys || r->subsystems[i].alloc_bytes <= r->alloc_bytes);
+	CHECK(ok, rscfl_free_token(handle, token) == 0);
+	report("pipe_allocations_are_charged", ok);
+}
+
+static void getpid_times(int count)
+{
+	for (int i = 0; i < count; i++)
+		ms_syscall3(__NR_getpid, 0, 0, 0);
+}
+
+/* Checks the sums within one result; returns 1 when they hold. */
+static int result_adds_up(const struct rscfl_acct *a)
+{
+	int ok = 1;
+	const struct acct_result *r = &a->kernel;
+	uint64_t exclusive = 0;
+	CHECK(ok, r->cpu_ns <= r->wall_ns);
+	CHECK(ok, r->sched_out_ns == r->preempted_ns + r->blocked_ns);
+	for (unsigned i = 0; i < r->subsystem_count; i++) {
+		const struct acct_subsystem *s = &r->subsystems[i];
+		CHECK(ok, s->exclusive_ns <= s->inclusive_ns);
+		CHECK(ok, s->sched_out_ns == s->preempted_ns + s->blocked_ns);
+		exclusive += s->exclusive_ns;
+	}
+	CHECK(ok, exclusive <= r->wall_ns); /* outermost calls only: nothing twice */
+	const struct acct_subsystem *sys = rscfl_find_subsystem(a, "sys");
+	CHECK(ok, (sys ? sys->calls : 0) == r->syscalls);
+	return ok;
+}
+
+/* An event loop serving two interleaved requests: does each get exactly
+ * its own system calls, and do the requests plus unattributed add up to
+ * every call made while accounting was on? */
+static void event_loop_adds_up_with_unattributed(void)
+{
+	int ok = 1, first = rscfl_get_token(handle), second = rscfl_get_token(handle);
+	struct rscfl_acct a, b, before, after;
+	CHECK(ok, first > 0 && second > 0);
+	CHECK(ok, rscfl_read_unattributed(handle, &before) == 0);
+	uint64_t start = now_ns();
+	/* Control calls (START, STOP, switch) are charged to nobody. */
+	CHECK(ok, rscfl_acct(handle, first, ACCT_START) == 0);
+	getpid_times(2);                                        /* first */
+	CHECK(ok, rscfl_acct(handle, second, ACCT_START) == 0); /* first suspended */
+	getpid_times(3);                                        /* second */
+	CHECK(ok, rscfl_switch_token(handle, first) == 0);
+	getpid_times(1);                                      /* first */
+	CHECK(ok, rscfl_acct(handle, first, ACCT_STOP) == 0); /* second still started */
+	getpid_times(4);                                      /* unattributed */
+	CHECK(ok, rscfl_switch_token(handle, second) == 0);
+	getpid_times(2);                                       /* second */
+	CHECK(ok, rscfl_acct(handle, second, ACCT_STOP) == 0); /* accounting off */
+	getpid_times(5);                                       /* nobody's */
+	uint64_t elapsed = now_ns() - start;
+	CHECK(ok, rscfl_read_acct(handle, first, &a) == 0);
+	CHECK(ok, rscfl_read_acct(handle, second, &b) == 0);
+	CHECK(ok, rscfl_read_unattributed(handle, &after) == 0);
+	print_result("request 1", &a);
+	print_result("request 2", &b);
+	print_result("unattributed", &after);
+	uint64_t unattributed = after.kernel.syscalls - before.kernel.syscalls;
+	CHECK(ok, a.kernel.syscalls == 3);
+	CHECK(ok, b.kernel.syscalls == 5);
+	CHECK(ok, unattributed == 4);
+	CHECK(ok, a.kernel.syscalls + b.kernel.syscalls + unattributed == 2 + 3 + 1 + 4 + 2);
+	CHECK(ok, a.kernel.wall_ns + b.kernel.wall_ns +
+			  (after.kernel.wall_ns - before.kernel.wall_ns) <=
+		      elapsed);
+	CHECK(ok, after.kernel.wall_ns > before.kernel.wall_ns);
+	CHECK(ok, result_adds_up(&a) && result_adds_up(&b));
+	CHECK(ok, after.kernel.state == ACCT_TOKEN_IDLE);
+	CHECK(ok, rscfl_read_unattributed(NULL, &after) == -E_INVAL);
+	CHECK(ok, rscfl_free_token(handle, first) == 0 && rscfl_free_token(handle, second) == 0);
+	report("event_loop_adds_up_with_unattributed", ok);
+}
+
+/* Are a freed token's STOP, START, switch, read and free errors? */
+static void freed_token_refuses_everything(void)
+{
+	int ok = 1, token = rscfl_get_token(handle);
+	struct rscfl_acct a;
+	CHECK(ok, rscfl_acct(handle, token, ACCT_START) == 0);
+	CHECK(ok, rscfl_free_token(handle, token) == 0); /* started: stopped by the free */
+	CHECK(ok, rscfl_acct(handle, token, ACCT_STOP) == -E_INVAL);
+	CHECK(ok, rscfl_acct(handle, token, ACCT_START) == -E_INVAL);
+	CHECK(ok, rscfl_acct(handle, token, ACCT_NEXT) == -E_INVAL);
+	CHECK(ok, rscfl_switch_token(handle, token) == -E_INVAL);
+	CHECK(ok, rscfl_read_acct(handle, token, &a) == -E_INVAL);
+	CHECK(ok, rscfl_free_token(handle, token) == -E_INVAL);
+	report("freed_token_refuses_everything", ok);
+}
+
+/* Not a case: what accounting adds per system call and per pipe round trip,
+ * printed for docs/PERFORMANCE.md (under -icount shift=0, 1 ns is one
+ * instruction). */
+static uint64_t pipe_round_trips(int fds[2], int count)
+{
+	static char chunk[PAGE];
+	uint64_t start = now_ns();
+	for (int i = 0; i < count; i++)
+		if (write(fds[1], chunk, sizeof chunk) != sizeof chunk ||
+		    read(fds[0], chunk, sizeof chunk) != sizeof chunk)
+			return 0;
+	return (now_ns() - start) / (uint64_t)count;
+}
+
+static uint64_t getpid_cost(int count)
+{
+	uint64_t start = now_ns();
+	getpid_times(count);
+	return (now_ns() - start) / (uint64_t)count;
+}
+
+static void print_costs(void)
+{
+	enum { CALLS = 2000, TRIPS = 200 };
+	int fds[2], token = rscfl_get_token(handle);
+	if (token <= 0 || pipe(fds) != 0)
+		return;
+	uint64_t getpid_off = getpid_cost(CALLS), pipe_off = pipe_round_trips(fds, TRIPS);
+	rscfl_acct(handle, token, ACCT_START);
+	uint64_t getpid_on = getpid_cost(CALLS), pipe_on = pipe_round_trips(fds, TRIPS);
+	rscfl_acct(handle, token, ACCT_STOP);
+	printf("# cost: getpid %llu ns off, %llu ns accounted; 4 KiB pipe write+read %llu ns off, "
+	       "%llu ns accounted\n",
+	       (unsigned long long)getpid_off, (unsigned long long)getpid_on,
+	       (unsigned long long)pipe_off, (unsigned long long)pipe_on);
+	close(fds[0]);
+	close(fds[1]);
+	rscfl_free_token(handle, token);
+}
+
 int main(void)
 {
-	printf("KTAP version 1\n1..7\n");
+	printf("KTAP version 1\n1..12\n");
 	handle = rscfl_init();
 	if (!handle || handle->page->magic != ACCT_PAGE_MAGIC) {
 		printf("# rscfl_init failed\n");
 		return 1;
 	}
+	first_activity_counts_its_call();
 	sleep_is_scheduled_out();
 	pipe_write_shows_pipe_and_vfs();
 	bad_input_is_an_error();
@@ -306,6 +530,11 @@ int main(void)
 	next_accounts_one_system_call();
 	results_page_is_private_and_read_only();
 	metrics_are_stored_beside();
+	fresh_stack_pages_are_page_faults();
+	pipe_allocations_are_charged();
+	event_loop_adds_up_with_unattributed();
+	freed_token_refuses_everything();
+	print_costs();
 	printf(failures ? "# %d FAILED\n" : "# ALL TESTS PASSED\n", failures);
 	return failures ? 1 : 0;
 }

@@ -173,6 +173,46 @@ int ms_reply(struct ms_ctx *ctx, int64_t value);
 /* Prints one line, prefixed with the aspect's name, to the system log. */
 void ms_log(const char *text);
 
+/* ---- Per-activity accounting (the rscfl aspect; `direct` only) ------------
+ * The kernel keeps the accounted threads, their results pages and the stack
+ * of join point calls each is inside; the aspect decides what to charge.
+ * Each call acts on the thread that reached the join point and does nothing
+ * (returns 0, -2 ENOENT from ms_acct_charge) for a thread that is not
+ * accounted.  The linker refuses to bind an aspect that uses these with shm
+ * or msg: results are written synchronously into the owners' pages. */
+
+/* ms_acct_enter flags */
+#define MS_ACCT_OUTERMOST 0x1u /* a system call: calls still open are stale, ACCT_NEXT starts */
+/* ms_acct_exit flags */
+#define MS_ACCT_SYSCALL 0x1u /* the call was a system call */
+
+/* What ms_acct_charge counts (amount in brackets). */
+enum ms_acct_event {
+	MS_ACCT_INTERRUPT = 1, /* one interrupt [ns in its handler] */
+	MS_ACCT_PAGE_FAULT,    /* one page fault [unused] */
+	MS_ACCT_ALLOC,         /* one kernel allocation [bytes] */
+	MS_ACCT_FREE,          /* one kernel free [bytes, 0 when not known] */
+};
+
+/* Opens a call of the join point's module (its subsystem) for the thread's
+ * charged activity.  Returns 1 (opened: ms_acct_exit must close it in the
+ * after advice; ms_activity is non-zero until then) or 0 (not accounted, or
+ * nested too deep). */
+int ms_acct_enter(struct ms_ctx *ctx, unsigned flags);
+/* Closes the call ms_acct_enter opened and charges it to its subsystem
+ * (calls, inclusive and exclusive time).  Returns its time in ns, 0 when
+ * nothing was charged. */
+uint64_t ms_acct_exit(struct ms_ctx *ctx, unsigned flags);
+/* The subsystem of the innermost call the thread has open, "" when none. */
+const char *ms_acct_innermost(const struct ms_ctx *ctx);
+/* Charges event to the thread's activity and to every subsystem it has a
+ * call open in (once each).  Returns 0, -2 (ENOENT: not accounted) or -22
+ * (EINVAL: unknown event). */
+int ms_acct_charge(const struct ms_ctx *ctx, enum ms_acct_event event, uint64_t amount);
+/* At sched.switch: the first argument's thread leaves its CPU (preempted if
+ * still runnable, else blocked), the second's comes back.  Returns 0. */
+int ms_acct_switch(const struct ms_ctx *ctx);
+
 /* The compiler may emit calls to these for struct copies and clears; they
  * are part of the ABI with their standard meaning. */
 void *memcpy(void *dest, const void *src, size_t n);

@@ -1,0 +1,292 @@
+/*
+ * The kernel side of the rscfl aspect (aspects/rscfl.c): the state its
+ * advice charges, reached through the ms_acct_* ABI.  The aspect decides
+ * what a join point means (a call of its module, a system call, an
+ * interrupt, a page fault, an allocation, a switch); this file keeps, per
+ * accounted thread, the stack of calls it is inside and writes the results
+ * under their sequence counts.
+ *
+ * A call is a frame charged to the result that was charged when it opened
+ * (a token, or `unattributed`); closing it charges calls and inclusive time
+ * to its subsystem only if that result is still the charged one (the calls
+ * that start, stop or switch tokens are charged to none).  Exclusive time:
+ * a call adds its inclusive time to its parent's nested time when the parent
+ * is another subsystem, and passes its own nested time up when it is the
+ * same one; only the outermost call of a run of one subsystem charges
+ * exclusive_ns (its inclusive less its nested time).  So the exclusive times
+ * of a result add up to the time in its outermost calls, nothing counted
+ * twice.  Time off the CPU, interrupts and allocations are charged to every
+ * subsystem with a call open (once each) and to the activity.
+ */
+#include "acct/internal.h"
+#include "joinpoint/joinpoint.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "microscope/aspect.h"
+#include "sched/sched.h"
+#include "time/time.h"
+
+#define ACTIVITY_TAG (1ULL << 63)
+
+/* The owner of context's thread, looked up without the lock: a racy look
+ * that spares unaccounted threads the lock (checked again under it). */
+static bool may_be_owner(const struct thread *t)
+{
+	return t && acct_find_owner(thread_id(t));
+}
+
+/* The slot of module in result index's subsystems, opened if need be; the
+ * last slot takes every module past the others ("other"). */
+static unsigned subsystem_slot(struct acct_owner *o, int index, const char *module)
+{
+	struct acct_result *r = acct_result_of(o, index);
+	unsigned i;
+	for (i = 0; i < r->subsystem_count; i++)
+		if (o->modules[index][i] == module || strcmp(o->modules[index][i], module) == 0)
+			return i;
+	if (i == ACCT_MAX_SUBSYSTEMS - 1)
+		module = "other";
+	if (i == ACCT_MAX_SUBSYSTEMS)
+		return ACCT_MAX_SUBSYSTEMS - 1;
+	o->modules[index][i] = module;
+	acct_result_begin(r);
+	strlcpy(r->subsystems[i].name, module, ACCT_NAME_MAX);
+	r->subsystem_count = i + 1;
+	acct_result_end(r);
+	return i;
+}
+
+/* The subsystem slots of the charged result with a call open, as a mask. */
+static unsigned open_slots(const struct acct_owner *o)
+{
+	unsigned mask = 0;
+	for (unsigned i = 0; i < o->depth; i++) {
+		const struct acct_frame *f = &o->frames[i];
+		if (f->token == o->charged && o->modules[f->token][f->slot])
+			mask |= 1u << f->slot;
+	}
+	return mask;
+}
+
+/* ---- Calls ------------------------------------------------------------------ */
+
+static void start_next(struct acct_owner *o, uint64_t now)
+{
+	o->depth = 0; /* still open: calls whose after was missed (unlinked meanwhile) */
+	if (o->next < 0)
+		return;
+	acct_make_current(o, o->next, now);
+	o->oneshot = true;
+	o->next = -1;
+}
+
+static int push_frame(struct acct_owner *o, struct jp_context *context, unsigned flags)
+{
+	uint64_t now = clock_ns();
+	if (flags & MS_ACCT_OUTERMOST)
+		start_next(o, now);
+	if (o->charged < 0 || o->depth == ACCT_MAX_DEPTH)
+		return 0;
+	struct acct_frame *f = &o->frames[o->depth++];
+	f->token = (uint8_t)o->charged;
+	f->slot = (uint8_t)subsystem_slot(o, o->charged, context->joinpoint->module);
+	f->entry_ns = now;
+	f->nested_ns = 0;
+	context->activity = ACTIVITY_TAG | o->depth;
+	return 1;
+}
+
+int acct_call_enter(struct jp_context *context, unsigned flags)
+{
+	context->activity = 0;
+	if (!may_be_owner(context->thread))
+		return 0;
+	int opened = 0;
+	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	struct acct_owner *o = acct_find_owner(thread_id(context->thread));
+	if (o)
+		opened = push_frame(o, context, flags);
+	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	return opened;
+}
+
+static const char *frame_module(const struct acct_owner *o, const struct acct_frame *f)
+{
+	return o->modules[f->token][f->slot];
+}
+
+/* Charges the closed frame f (ns long) to its subsystem. */
+static void charge_call(struct acct_owner *o, const struct acct_frame *f, uint64_t ns,
+			bool outermost_of_run, unsigned flags)
+{
+	struct acct_result *r = acct_result_of(o, f->token);
+	struct acct_subsystem *s = &r->subsystems[f->slot];
+	acct_result_begin(r);
+	s->calls++;
+	s->inclusive_ns += ns;
+	if (outermost_of_run)
+		s->exclusive_ns += ns - (f->nested_ns < ns ? f->nested_ns : ns);
+	if (flags & MS_ACCT_SYSCALL)
+		r->syscalls++;
+	acct_result_end(r);
+}
+
+static uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned flags)
+{
+	if (level == 0 || level > o->depth)
+		return 0;
+	struct acct_frame f = o->frames[level - 1];
+	o->depth = level - 1;
+	uint64_t now = clock_ns(), ns = now - f.entry_ns;
+	struct acct_frame *parent = o->depth ? &o->frames[o->depth - 1] : NULL;
+	bool same = parent && parent->token == f.token && parent->slot == f.slot;
+	if (parent)
+		parent->nested_ns += same ? f.nested_ns : ns;
+	bool charged = f.token == o->charged && frame_module(o, &f);
+	if (charged)
+		charge_call(o, &f, ns, !same, flags);
+	if (o->depth == 0 && o->oneshot && o->current >= 0)
+		acct_stop_current(o, now);
+	return charged ? ns : 0;
+}
+
+uint64_t acct_call_exit(const struct jp_context *context, unsigned flags)
+{
+	if (!(context->activity & ACTIVITY_TAG) || !context->thread)
+		return 0;
+	uint64_t ns = 0;
+	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	struct acct_owner *o = acct_find_owner(thread_id(context->thread));
+	if (o)
+		ns = pop_frame(o, (unsigned)(context->activity & 0xff), flags);
+	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	return ns;
+}
+
+const char *acct_innermost_subsystem(const struct jp_context *context)
+{
+	const char *name = "";
+	if (!may_be_owner(context->thread))
+		return name;
+	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	struct acct_owner *o = acct_find_owner(thread_id(context->thread));
+	if (o && o->depth && frame_module(o, &o->frames[o->depth - 1]))
+		name = frame_module(o, &o->frames[o->depth - 1]);
+	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	return name;
+}
+
+/* ---- Events ----------------------------------------------------------------- */
+
+static void charge_subsystems(struct acct_result *r, unsigned mask, unsigned event, uint64_t amount)
+{
+	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		struct acct_subsystem *s = &r->subsystems[i];
+		if (event == MS_ACCT_INTERRUPT) {
+			s->interrupts++;
+		} else if (event == MS_ACCT_ALLOC) {
+			s->allocs++;
+			s->alloc_bytes += amount;
+		} else if (event == MS_ACCT_FREE) {
+			s->frees++;
+			s->free_bytes += amount;
+		}
+	}
+}
+
+static void charge_activity(struct acct_result *r, unsigned event, uint64_t amount)
+{
+	switch (event) {
+	case MS_ACCT_INTERRUPT:
+		r->interrupts++;
+		r->irq_ns += amount;
+		break;
+	case MS_ACCT_PAGE_FAULT: r->page_faults++; break;
+	case MS_ACCT_ALLOC: r->alloc_bytes += amount; break;
+	case MS_ACCT_FREE: r->free_bytes += amount; break;
+	}
+}
+
+int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t amount)
+{
+	if (event < MS_ACCT_INTERRUPT || event > MS_ACCT_FREE)
+		return -EINVAL;
+	if (!may_be_owner(context->thread))
+		return -ENOENT;
+	int result = -ENOENT;
+	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	struct acct_owner *o = acct_find_owner(thread_id(context->thread));
+	if (o && o->charged >= 0) {
+		struct acct_result *r = acct_result_of(o, o->charged);
+		acct_result_begin(r);
+		charge_activity(r, event, amount);
+		charge_subsystems(r, open_slots(o), event, amount);
+		acct_result_end(r);
+		result = 0;
+	}
+	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	return result;
+}
+
+/* ---- Switches --------------------------------------------------------------- */
+
+static void switch_out(struct acct_owner *o, struct thread *prev, uint64_t now)
+{
+	acct_update_charged(o, now);
+	struct acct_result *r = acct_result_of(o, o->charged);
+	acct_result_begin(r);
+	r->context_switches++;
+	acct_result_end(r);
+	o->off_ns = now;
+	o->off_runnable = thread_state(prev) != THREAD_BLOCKED;
+}
+
+static void charge_out(struct acct_owner *o, struct acct_result *r, uint64_t out_ns)
+{
+	unsigned mask = open_slots(o);
+	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		r->subsystems[i].sched_out_ns += out_ns;
+		if (o->off_runnable)
+			r->subsystems[i].preempted_ns += out_ns;
+		else
+			r->subsystems[i].blocked_ns += out_ns;
+	}
+}
+
+static void switch_in(struct acct_owner *o, uint64_t now)
+{
+	if (!o->off_ns)
+		return;
+	uint64_t out_ns = now - o->off_ns;
+	o->on_cpu_ns = now; /* the time off the CPU is no CPU time */
+	struct acct_result *r = acct_result_of(o, o->charged);
+	acct_result_begin(r);
+	r->sched_out_ns += out_ns;
+	if (o->off_runnable)
+		r->preempted_ns += out_ns;
+	else
+		r->blocked_ns += out_ns;
+	charge_out(o, r, out_ns);
+	acct_result_end(r);
+	o->off_ns = 0;
+	acct_update_charged(o, now);
+}
+
+void acct_note_switch(struct thread *prev, struct thread *next)
+{
+	if (!may_be_owner(prev) && !may_be_owner(next))
+		return;
+	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	uint64_t now = clock_ns();
+	struct acct_owner *o = prev ? acct_find_owner(thread_id(prev)) : NULL;
+	if (o && o->charged >= 0)
+		switch_out(o, prev, now);
+	o = next ? acct_find_owner(thread_id(next)) : NULL;
+	if (o && o->charged >= 0)
+		switch_in(o, now);
+	spin_unlock_irqrestore(&acct_lock, lock_flags);
+}
