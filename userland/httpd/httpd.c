@@ -67,6 +67,7 @@ struct connection {
 	int keep_alive;
 	uint64_t deadline_ms;
 	uint64_t started_us; /* the current request's first byte */
+	int in_request;      /* a request's first byte is in, its response not all out */
 	int token;           /* the current request's accounting token, 0: none */
 };
 
@@ -143,6 +144,7 @@ static void end_request(struct connection *c, const char *note)
 	done.accounted = 0;
 	const struct http_served *s = http_acct_end(c->token, &done);
 	c->token = 0;
+	c->in_request = 0;
 	if (options.quiet)
 		return;
 	char line[HTTP_PATH_MAX + 256];
@@ -169,6 +171,7 @@ static void connection_close(struct connection *c)
 	response_release(&c->response);
 	http_acct_abandon(c->token); /* a request cut short by the peer: not logged */
 	c->token = 0;
+	c->in_request = 0;
 	close(c->fd);
 	c->state = SLOT_FREE;
 }
@@ -186,6 +189,7 @@ static struct connection *connection_open(int fd, const struct sockaddr_in *peer
 		c->response.file_fd = -1;
 		c->response.memory = NULL;
 		c->token = 0;
+		c->in_request = 0;
 		c->deadline_ms = now_ms() + IDLE_TIMEOUT_MS;
 		return c;
 	}
@@ -338,6 +342,11 @@ static int serve_input(struct connection *c)
 			return 0;
 		if (c->in_length == 0)
 			return 0;
+		if (!c->in_request) { /* pipelined: it was read with the one before */
+			c->in_request = 1;
+			c->started_us = now_us();
+			c->token = http_acct_begin();
+		}
 		int header = http_parse_request(c->in, c->in_length, &c->request);
 		if (header == 0)
 			return 0;
@@ -350,10 +359,6 @@ static int serve_input(struct connection *c)
 		start_response(c);
 		if (pump_response(c) < 0)
 			return -1;
-		if (c->in_length && c->state == READING) {
-			c->started_us = now_us(); /* a pipelined request starts now */
-			c->token = http_acct_begin();
-		}
 	}
 	return 0;
 }
@@ -364,7 +369,7 @@ static void on_readable(struct connection *c)
 	size_t room = sizeof(c->in) - c->in_length;
 	if (room == 0)
 		return; /* cannot happen: a full buffer is a 413 already */
-	int fresh = c->in_length == 0 && c->discard == 0 && !c->token;
+	int fresh = !c->in_request && c->in_length == 0 && c->discard == 0;
 	if (fresh)
 		c->token = http_acct_begin();
 	else
@@ -382,6 +387,7 @@ static void on_readable(struct connection *c)
 		return;
 	}
 	if (fresh) {
+		c->in_request = 1;
 		c->started_us = now_us();
 		c->deadline_ms = now_ms() + HEADER_TIMEOUT_MS;
 	}
