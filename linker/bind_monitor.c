@@ -7,7 +7,10 @@
  * `ids` plus one); LOAD tells the monitor to fetch the object
  * (ms_scope_image) and link it in its own memory, FLUSH makes it run what is
  * pending and hand its counters back (ms_scope_report), which the kernel
- * merges into the aspect's store: counts carry over relinks.
+ * merges into the aspect's store: counts carry over relinks.  Two more calls
+ * give aspects in the monitor the rest of the aspect ABI from the kernel:
+ * device counters (ms_scope_device_counter) and telemetry records
+ * (ms_scope_emit, into the channel direct aspects emit to).
  *
  * The monitor is an ordinary process: when it ends, its endpoint closes
  * (ipc/ipc.h), and the join-point side sees monitor_is_gone() at the next
@@ -22,6 +25,8 @@
  * join-point side never sees it freed under it.
  */
 #include "linker/monitor_internal.h"
+
+#include "microscope/aspect.h"
 
 #include "arch/x86_64/cpu.h"
 #include "console/console.h"
@@ -332,6 +337,43 @@ SYSCALL_DEFINE2(ms_scope_report, uint32_t, id, const struct linker_counters *, c
 	spin_unlock_irqrestore(&session.lock, irq);
 	kfree(old);
 	return 0;
+}
+
+/* The aspect ABI's device counters for aspects in the monitor: the kernel's
+ * own answer (ms_device_counter, linker/abi_kernel.c), so an aspect reads
+ * the same counters in every binding. */
+SYSCALL_DEFINE3(ms_scope_device_counter, const char *, device, const char *, counter, uint64_t *,
+		value)
+{
+	char d[MS_NAME_MAX], c[MS_NAME_MAX];
+	if (!caller_is_monitor())
+		return -EPERM;
+	long dl = strncpy_from_user(d, device, sizeof d),
+	     cl = strncpy_from_user(c, counter, sizeof c);
+	if (dl == -EFAULT || cl == -EFAULT)
+		return -EFAULT;
+	if (dl < 0 || cl < 0)
+		return -ENOENT; /* longer than any name */
+	uint64_t result;
+	int error = ms_device_counter(d, c, &result);
+	if (error)
+		return error;
+	return put_user_u64(value, result) ? -EFAULT : 0;
+}
+
+/* The aspect ABI's ms_emit for aspects in the monitor: the record goes to the
+ * same "aspects" telemetry channel, in the same format, and is counted the
+ * same way (emitted, or a drop when the ring is full) as a direct aspect's. */
+SYSCALL_DEFINE4(ms_scope_emit, uint32_t, id, uint32_t, type, const void *, payload, uint64_t,
+		length)
+{
+	struct aspect *aspect = caller_is_monitor() ? aspect_of_id(id) : NULL;
+	if (!aspect)
+		return -ENOENT;
+	uint8_t copy[MS_EMIT_MAX];
+	if (length > MS_EMIT_MAX || (length && copy_from_user(copy, payload, length)))
+		return -EINVAL;
+	return linker_emit_record(aspect, type, copy, length);
 }
 
 /* ---- The event record ------------------------------------------------------------------ */

@@ -94,7 +94,12 @@ struct scope_ctl {
  * ms_scope_image(aspect id, buffer, length) → the object's size (copied when
  *     it fits), -ENOENT.
  * ms_scope_report(aspect id, const struct linker_counters *) → 0, -EFAULT.
- * ms_scope_device(device, counter, uint64_t *value) → 0, -ENOENT. */
+ * ms_scope_device_counter(device, counter, uint64_t *value) → 0, -ENOENT,
+ *     -EPERM (not the monitor), -EFAULT: the kernel's ms_device_counter.
+ * ms_scope_emit(aspect id, type, payload, length) → as ms_emit (0, -EINVAL,
+ *     -ENOBUFS), -ENOENT (not the monitor, no such aspect): a record into the
+ *     channel direct aspects emit to.
+ * Only the attached monitor may call image, report, device_counter, emit. */
 
 /* ---- Kernel API (user space sees the declarations only) -------------------- */
 

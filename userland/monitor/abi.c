@@ -3,16 +3,20 @@
  * kernel offers `direct` advice, answered from the event record the join
  * point sent (context accessors), from this process's memory (counters and
  * histograms, per aspect, handed to the kernel at each FLUSH), and from the
- * kernel (the clock).  The monitor runs one advice at a time, so the aspect
+ * kernel (the clock, device counters, and the telemetry channel records are
+ * emitted to).  The monitor runs one advice at a time, so the aspect
  * whose advice runs is a plain global.
  */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include <microscope/syscall.h>
+
 #include "monitor.h"
 
 static struct monitor_aspect *running; /* whose advice runs now */
+static uint32_t running_id;            /* the kernel's number for it */
 
 unsigned ms_argc(const struct ms_ctx *ctx)
 {
@@ -92,23 +96,24 @@ int ms_hist_record(const char *name, uint64_t value)
 	return running ? linker_hist_record(&running->counters, name, value) : -22;
 }
 
-/* Records an aspect emits in the monitor are its own business: counted. */
+/* Into the kernel's "aspects" telemetry channel, the one direct aspects emit
+ * to, in the same format and counted the same way (ms_scope_emit). */
 int ms_emit(uint32_t type, const void *payload, size_t length)
 {
-	(void)type;
-	(void)payload;
-	if (length > MS_EMIT_MAX)
+	if (!running || length > MS_EMIT_MAX || (length && !payload))
 		return -22;
-	return running ? linker_counter_add(&running->counters, "monitor.emitted", 1) : -22;
+	return (int)ms_syscall6(__NR_ms_scope_emit, running_id, type, (long)payload, (long)length,
+				0, 0);
 }
 
-/* FIXME: no system call reads device counters yet. */
+/* The kernel's own answer (ms_scope_device_counter): the same counters as in
+ * every other binding. */
 int ms_device_counter(const char *device, const char *counter, uint64_t *value)
 {
-	(void)device;
-	(void)counter;
-	(void)value;
-	return -2;
+	if (!device || !counter || !value)
+		return -22;
+	return (int)ms_syscall3(__NR_ms_scope_device_counter, (long)device, (long)counter,
+				(long)value);
 }
 
 int ms_reply(struct ms_ctx *ctx, int64_t value)
@@ -132,6 +137,7 @@ void monitor_run_event(const struct scope_event *event, struct ms_ctx *ctx)
 	if (!a || event->advice_index >= a->object.advice_count)
 		return;
 	running = a;
+	running_id = event->aspect_id;
 	a->object.advice[event->advice_index].function(ctx);
 	running = NULL;
 }

@@ -12,6 +12,8 @@
  *     CPU), counting like direct?
  *   - when the monitor misses a synchronous call's deadline (slowpoke takes
  *     20 ms to answer), is the aspect unlinked?
+ *   - do ms_emit and ms_device_counter work the same in the monitor as in the
+ *     kernel (abicheck: the same counts, records in the same channel)?
  * The workload is stat() of one file: callcount counts "vfs.stat" once per
  * call, and nothing else this program does calls it.  Run on one CPU.
  */
@@ -26,6 +28,7 @@
 #undef SIGCHLD /* newlib's number; proc.h has Linux's */
 #include "proc/proc.h"
 #include "scope/scope.h"
+#include "telemetry/telemetry.h"
 
 #define ROUNDS 200
 
@@ -174,6 +177,63 @@ static void killed_monitor_is_unlinked(void)
 	report("new_monitor_after_kill", !error && stat_count() - before == ROUNDS, detail);
 }
 
+/* Records produced so far by telemetry channel id on CPU 0, or -1. */
+static int64_t produced(int id)
+{
+	static struct tel_ring_stats stats;
+	if (ms_syscall3(__NR_ms_tel_stats, id, 0, (long)&stats) != 0)
+		return -1;
+	return (int64_t)stats.produced;
+}
+
+#define CHANNELS 16
+
+/* abicheck's counters and every channel's records, as one snapshot. */
+struct abi_snapshot {
+	int64_t emitted, device_read, produced[CHANNELS];
+};
+
+static void abi_snapshot(struct abi_snapshot *s)
+{
+	s->emitted = s->device_read = -1;
+	ctl(SCOPE_COUNTER, "abicheck", 0, "emitted", &s->emitted);
+	ctl(SCOPE_COUNTER, "abicheck", 0, "device_read", &s->device_read);
+	for (int id = 0; id < CHANNELS; id++)
+		s->produced[id] = produced(id);
+}
+
+/* The same object, each binding: every event emits one record into the
+ * channel direct emits to, and reads the timer's ticks. */
+static void emit_and_device_counter_in_every_binding(void)
+{
+	static const char *names[] = {"", "direct", "shm", "msg"};
+	char detail[200] = "";
+	int ok = ctl(SCOPE_LOAD, "/aspects/abicheck.o", 0, NULL, NULL) >= 0, channel = -1;
+	for (int binding = 1; binding <= 3 && ok; binding++) {
+		struct abi_snapshot before, after;
+		abi_snapshot(&before);
+		long error = ctl(SCOPE_LINK, "abicheck", binding, NULL, NULL);
+		workload(ROUNDS);
+		ctl(SCOPE_UNLINK, "abicheck", 0, NULL, NULL);
+		abi_snapshot(&after);
+		for (int id = 0; id < CHANNELS && channel < 0; id++)
+			if (after.produced[id] - before.produced[id] == ROUNDS)
+				channel = id; /* direct: only "aspects" produced */
+		int64_t records =
+		    channel >= 0 ? after.produced[channel] - before.produced[channel] : -1;
+		if (error || after.emitted - before.emitted != ROUNDS ||
+		    after.device_read - before.device_read != ROUNDS || records != ROUNDS) {
+			ok = 0;
+			snprintf(detail, sizeof detail,
+				 "%s: link %ld, emitted %lld, device_read %lld, records %lld of %d",
+				 names[binding], error, (long long)(after.emitted - before.emitted),
+				 (long long)(after.device_read - before.device_read),
+				 (long long)records, ROUNDS);
+		}
+	}
+	report("emit_and_device_counter_in_every_binding", ok, detail);
+}
+
 /* Synchronous msg events (sync != 0) with deadline_ns, or one-way ones. */
 static void set_msg_mode(int sync, int64_t deadline_ns)
 {
@@ -229,7 +289,7 @@ static void missed_deadline_is_unlinked(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..6\n");
+	printf("KTAP version 1\n1..7\n");
 	if (ctl(SCOPE_LOAD, "/aspects/callcount.o", 0, NULL, NULL) < 0) {
 		printf("# cannot load /aspects/callcount.o\n");
 		return 1;
@@ -238,6 +298,7 @@ int main(void)
 	relink_under_load_counts_each_event_once();
 	killed_monitor_is_unlinked();
 	sync_msg_on_one_cpu_counts_like_direct();
+	emit_and_device_counter_in_every_binding();
 	missed_deadline_is_unlinked();
 	printf(failures ? "# %d FAILED\n" : "# ALL TESTS PASSED\n", failures);
 	return failures ? 1 : 0;
