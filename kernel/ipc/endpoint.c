@@ -13,9 +13,12 @@
  *
  * A sender never blocks: a full queue is -EAGAIN (counted in dropped).  A
  * caller that may sleep blocks, and when a receiver is blocked in receive it
- * hands its CPU straight to it (sched_wakeup_next: the direct switch of L4
- * and seL4), whose reply, with ipc_reply_receive, switches straight back:
- * a round trip on one CPU is two switches and no search.  A caller that may
+ * hands its CPU straight to it (sched_handoff: the direct switch of L4 and
+ * seL4), whose reply, with ipc_reply_receive, switches straight back: a
+ * round trip on one CPU is two switches and no search.  When the receiver
+ * may not run on the caller's CPU, the caller wakes it and spins for up to
+ * ADAPTIVE_SPIN_NS before blocking, so that a prompt reply costs no idle
+ * wake-up on either side.  A caller that may
  * not sleep (advice in its section, a lock held, an interrupt) spins until
  * the reply or the deadline, which only a receiver on another CPU can meet:
  * when the last receiver may run on this CPU only, the call fails at once
@@ -40,7 +43,10 @@
 #include "time/time.h"
 
 /* Sleepers look for a signal at least this often (a kill may not wake them). */
-#define SIGNAL_CHECK_NS  (50 * NSEC_PER_MSEC)
+#define SIGNAL_CHECK_NS (50 * NSEC_PER_MSEC)
+/* A caller whose receiver runs on another CPU first spins this long for the
+ * reply: two idle wake-ups (interrupts to halted CPUs) cost more. */
+#define ADAPTIVE_SPIN_NS (20 * NSEC_PER_USEC)
 #define TOKEN_INDEX_BITS 8
 
 /* ---- Endpoints ------------------------------------------------------------ */
@@ -291,11 +297,29 @@ static int withdraw_locked(struct ipc_endpoint *e, struct ipc_call *call, int re
 /* The caller blocks until its call is done, the deadline or a signal, lock
  * held on entry and on return.  receiver (blocked in receive, taken off the
  * list) gets the CPU first. */
+/* The receiver cannot run on this CPU: wakes it, then waits for the reply
+ * a little with the lock dropped before blocking (a reply meanwhile finds
+ * the caller running: its wake-up costs nothing). */
+static void spin_briefly(struct ipc_endpoint *e, struct ipc_call *call, uint64_t now,
+			 uint64_t deadline, uint64_t *irq, struct thread **receiver)
+{
+	wake(*receiver);
+	*receiver = NULL;
+	spin_unlock_irqrestore(&e->lock, *irq);
+	uint64_t until = deadline - now < ADAPTIVE_SPIN_NS ? deadline : now + ADAPTIVE_SPIN_NS;
+	while (__atomic_load_n(&call->state, __ATOMIC_ACQUIRE) != IPC_CALL_DONE &&
+	       clock_ns() < until)
+		cpu_relax();
+	*irq = spin_lock_irqsave(&e->lock);
+}
+
 static int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, uint64_t now,
 				uint64_t deadline, uint64_t *irq, struct thread *receiver)
 {
 	int result;
 	call->waiter = thread_current();
+	if (e->receiver_cpus && !(e->receiver_cpus & (1ull << this_cpu_id())))
+		spin_briefly(e, call, now, deadline, irq, &receiver);
 	for (bool first = true;; first = false) {
 		if (call->state == IPC_CALL_DONE) {
 			result = call->result;
