@@ -737,6 +737,29 @@ def run_rscfltest(args, reporter):
                            text if problem else None, problem or f"exit status {code}"))
 
 
+def run_rscflnet(args, reporter):
+    """rscflnet as init on one CPU: network work follows its activity (1 MiB
+    over loopback TCP charged to the sender's and the receiver's activities,
+    lwIP's work on it as asynchronous work, nothing charged outside one).
+    The NIC case runs in the net group (tests/net/netsuite.py)."""
+    log = os.path.join(args.build, "test-logs", "rscflnet.log")
+    code, text, seconds = qemu_run("rscflnet", log, [
+        "--kernel", kernel_elf(args.build), "--initrd", os.path.join(args.build, "initrd.cpio"),
+        "--append", "init=/bin/rscflnet exit=qemu"], RSCFLTEST_TIMEOUT)
+    started = text.find("KTAP version 1")
+    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
+    for _, case, status, detail in cases:
+        reporter.report(Result(f"user/rscflnet/{case}", status, 0.0, "\n".join(detail)))
+    failed = any(st == "FAIL" for _, _, st, _ in cases)
+    problem = None
+    if started < 0 or plan is None or plan != top:
+        problem = f"{top} of {plan} cases reported"
+    elif code != (EXIT_FAILED if failed else EXIT_PASSED):
+        problem = f"exit status {code}"
+    reporter.report(Result("user/rscflnet (run)", "FAIL" if problem else "ok", seconds,
+                           text if problem else None, problem or f"exit status {code}"))
+
+
 def user_jobs(args, reporter):
     if missing(os.path.join(args.build, "initrd.cpio"), reporter, "user", "run make initrd"):
         return []
@@ -749,6 +772,7 @@ def user_jobs(args, reporter):
         jobs.insert(1, lambda: run_usertests(args, reporter, USERTESTS_SMP))
         jobs.insert(2, lambda: run_scopetest(args, reporter))
         jobs.insert(3, lambda: run_rscfltest(args, reporter))
+        jobs.insert(4, lambda: run_rscflnet(args, reporter))
     return jobs
 
 

@@ -22,9 +22,8 @@ struct net_socket {
 	bool connecting;          /* a nonblocking connect is under way */
 	uint64_t recv_timeout_ns; /* SO_RCVTIMEO; 0 = none */
 	uint64_t send_timeout_ns; /* SO_SNDTIMEO */
-	/* Issue 8 (accounting): the activity token of the request this socket
-	 * serves, for advice on net.* join points to charge work to.  The
-	 * socket layer only carries it. */
+	/* The activity (acct_ref_t) this socket belongs to: the last accounted
+	 * one that used it, 0 when none (activity.c). */
 	volatile uint64_t activity;
 };
 
@@ -46,5 +45,27 @@ static inline unsigned net_prefix_length(uint32_t netmask)
 }
 /* netif.c: true once net_init ran. */
 bool net_started(void);
+
+/* activity.c: per-activity accounting of the socket's work.  init allocates
+ * the pcb argument (after tcpip_init, before any socket).  socket_activity
+ * records the caller's activity in socket when it has one and returns it (0:
+ * none).  release forgets socket's, at its end. */
+void net_activity_init(void);
+uint64_t net_socket_activity(struct net_socket *socket);
+void net_activity_release(struct net_socket *socket);
+
+/* The last TCP segment output for an activity, until the NIC takes it (core
+ * lock).  Link output calls net_activity_frame_out with every frame. */
+struct net_activity_tx {
+	const void *pbuf;
+	uint64_t ref;
+};
+extern struct net_activity_tx net_activity_tx;
+void net_activity_frame_charged(void);
+static inline void net_activity_frame_out(const void *pbuf)
+{
+	if (__builtin_expect(pbuf == net_activity_tx.pbuf, 0))
+		net_activity_frame_charged();
+}
 
 #endif

@@ -187,9 +187,10 @@ void net_set_nonblocking(struct net_socket *socket, bool nonblocking);
 /* What the socket is ready for: VFS_POLL_* bits (modules/vfs/vfs.h). */
 unsigned net_poll(struct net_socket *socket);
 
-/* The activity token (issue 8, per-request accounting) the socket carries:
- * set by the owner of a request, read by accounting advice.  0 = none. */
-void net_set_activity(struct net_socket *socket, uint64_t token);
+/* The activity (an acct_ref_t, kernel/acct/acct.h) the socket belongs to,
+ * which lwIP's and the NIC's work for it is charged to: every socket call of
+ * an accounted thread sets it to the caller's current one.  0 = none. */
+void net_set_activity(struct net_socket *socket, uint64_t activity);
 uint64_t net_get_activity(const struct net_socket *socket);
 
 /* ---- Sockets as files ----------------------------------------------------- */

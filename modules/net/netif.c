@@ -149,6 +149,7 @@ static err_t link_output(struct netif *netif, struct pbuf *p)
 		int err = nic_tx(l->nic, data, p->tot_len);
 		if (!err) {
 			LINK_STATS_INC(link.xmit);
+			net_activity_frame_out(p);
 			return ERR_OK;
 		}
 		if (err != -EAGAIN)
@@ -300,6 +301,7 @@ int net_init(void)
 		return 0;
 	completion_init(&configured, "net.configured");
 	tcpip_init(NULL, NULL);
+	net_activity_init();
 	started = true;
 	nic_for_each(attach_visit, NULL);
 	if (!link_count) {

@@ -15,6 +15,10 @@
  * wrapped by one that also calls vfs_poll_notify; accepted connections
  * inherit the wrapped callback from their listener.
  *
+ * Accounting.  Creating, connecting, accepting, sending and receiving
+ * record the caller's activity in the socket (activity.c), and a send or
+ * receive charges the TCP payload it moved to the caller's activity.
+ *
  * Lifetime.  A socket embeds its anonymous node (S_IFSOCK).  Its creator
  * holds one reference; net_socket_open_file hands that reference to a file,
  * whose release closes the lwIP socket.  The node's last reference frees it.
@@ -23,6 +27,7 @@
 #include "lwip/priv/sockets_priv.h"
 #include "lwip/sockets.h"
 
+#include "acct/acct.h"
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -119,6 +124,7 @@ static void hook_events(int lwip)
 
 static void socket_node_release(struct vfs_node *node)
 {
+	net_activity_release(node->private);
 	kfree(node->private);
 	__atomic_sub_fetch(&sockets_alive, 1, __ATOMIC_RELAXED);
 }
@@ -182,6 +188,8 @@ JOINPOINT_DEFINE_AS(net, socket, net_socket_create, int, int, domain, int, type,
 	int err = socket_wrap(lwip, kind, out);
 	if (!err && (type & NET_SOCK_NONBLOCK))
 		(*out)->nonblocking = true;
+	if (!err)
+		net_socket_activity(*out);
 	return err;
 }
 
@@ -206,16 +214,6 @@ JOINPOINT_DEFINE(net, close, int, struct net_socket *, socket)
 void net_set_nonblocking(struct net_socket *socket, bool nonblocking)
 {
 	socket->nonblocking = nonblocking;
-}
-
-void net_set_activity(struct net_socket *socket, uint64_t token)
-{
-	socket->activity = token;
-}
-
-uint64_t net_get_activity(const struct net_socket *socket)
-{
-	return socket->activity;
 }
 
 /* Tells lwIP whether the socket blocks, when that changed. */
@@ -290,6 +288,8 @@ JOINPOINT_DEFINE(net, accept, int, struct net_socket *, socket, struct net_socke
 			err = socket_wrap(lwip, NET_SOCK_STREAM, out);
 			if (!err && peer)
 				from_lwip_address(&a, peer);
+			if (!err)
+				net_socket_activity(*out);
 			return err;
 		}
 		err = lwip_error();
@@ -308,6 +308,7 @@ JOINPOINT_DEFINE(net, connect, int, struct net_socket *, socket, const struct ne
 		return -EAFNOSUPPORT;
 	to_lwip_address(address, &a);
 	sync_blocking(socket);
+	net_socket_activity(socket); /* before the SYN */
 	int err = lwip_connect(socket->lwip, (struct sockaddr *)&a, sizeof a) ? lwip_error() : 0;
 	socket->connecting = err == -EINPROGRESS;
 	return err == -ECONNRESET ? -ECONNREFUSED : err; /* lwIP: a reset is a reset */
@@ -347,6 +348,7 @@ JOINPOINT_DEFINE(net, send, int64_t, struct net_socket *, socket, const void *, 
 	if (to && to->family != NET_AF_INET)
 		return -EAFNOSUPPORT;
 	sync_blocking(socket);
+	uint64_t activity = net_socket_activity(socket);
 	uint64_t deadline = deadline_after(socket->send_timeout_ns);
 	size_t done = 0;
 	int err = 0;
@@ -363,6 +365,8 @@ JOINPOINT_DEFINE(net, send, int64_t, struct net_socket *, socket, const void *, 
 		if (err != -EAGAIN || !keep_waiting(socket, flags, deadline, &err))
 			break;
 	} while (done < length);
+	if (activity && done && socket->type == NET_SOCK_STREAM)
+		acct_charge_ref(activity, ACCT_TCP_BYTES_SENT, done);
 	if (done)
 		return (int64_t)done;
 	if (err == -EPIPE && !(flags & NET_MSG_NOSIGNAL))
@@ -390,10 +394,13 @@ JOINPOINT_DEFINE(net, recv, int64_t, struct net_socket *, socket, void *, buffer
 	if (!socket || (!buffer && length))
 		return -EINVAL;
 	sync_blocking(socket);
+	uint64_t activity = net_socket_activity(socket);
 	uint64_t deadline = deadline_after(socket->recv_timeout_ns);
 	for (;;) {
 		int err;
 		int64_t n = recv_once(socket, buffer, length, flags, from);
+		if (n > 0 && activity && socket->type == NET_SOCK_STREAM && !(flags & NET_MSG_PEEK))
+			acct_charge_ref(activity, ACCT_TCP_BYTES_RECEIVED, (uint64_t)n);
 		if (n >= 0)
 			return n;
 		err = (int)n;

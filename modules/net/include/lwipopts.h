@@ -119,6 +119,18 @@
 #define IP4ADDR_SOCKADDR_SET_LEN(sin) ((sin)->sin_len = sizeof(struct sockaddr_in))
 #define IPADDR_SOCKADDR_GET_LEN(addr) ((addr)->sa.sa_len)
 
+/* ---- Per-activity accounting (modules/net/activity.c) --------------------- */
+/* One pcb argument, NET_PCB_ACTIVITY: the activity (acct_ref_t) its socket
+ * belongs to.  The hooks test for an activity in line, so that without one
+ * a segment or packet costs a load and a branch, not a call. */
+#define LWIP_TCP_PCB_NUM_EXT_ARGS 1
+#define LWIP_HOOK_FILENAME        "lwip_hooks.h"
+#define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) \
+	((pcb) && NET_PCB_ACTIVITY(pcb) ? net_hook_tcp_out(p, hdr, pcb, opts) : (opts))
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
+	(NET_PCB_ACTIVITY(pcb) ? net_hook_tcp_in(pcb, p) : ERR_OK)
+#define LWIP_HOOK_IP4_INPUT(p, netif) (net_sockets_with_activity ? net_hook_ip4_input(p, netif) : 0)
+
 /* ---- Checksums, statistics, debugging ------------------------------------ */
 #define LWIP_CHECKSUM_ON_COPY 1
 #define LWIP_STATS            1

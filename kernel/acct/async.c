@@ -1,0 +1,137 @@
+/*
+ * Work done later, by other threads, for an activity: lwIP's threads and the
+ * NIC's receive path work for a socket that belongs to an activity.  The
+ * socket (and lwIP's pcb under it) carries an acct_ref_t, taken from the
+ * thread that used it (acct_current_ref); whoever does the work later charges
+ * it through the ref (acct_charge_ref, acct_async_begin/end) without knowing
+ * whose it is.
+ *
+ * A ref names its owner entry, a token index and the token's generation at
+ * the time, plus the owner's thread id (its low bits) and a tag bit, so it is
+ * never 0.  reset_token (acct.c) bumps the generation whenever a token is
+ * allocated, reset or freed, and owner entries are reused only by other
+ * threads: a ref whose token was freed or reset since, or whose owner entry
+ * went to another thread, no longer matches and charges nothing.
+ *
+ * Any context, interrupts included: acct_lock is taken irqsave, and the
+ * result is written under its sequence count, as charge.c does.  While
+ * accounting is off (the aspect not linked, acct_woven clear) no token is
+ * current, and acct_current_ref is a load and a branch.
+ */
+#include "acct/internal.h"
+#include "sched/sched.h"
+#include "time/time.h"
+
+#define REF_TAG          (1ULL << 63)
+#define REF_THREAD_SHIFT 40
+#define REF_THREAD_MASK  0x7fffffULL /* the owner's thread id, low 23 bits */
+#define REF_OWNER_SHIFT  36
+#define REF_TOKEN_SHIFT  32
+#define REF_INDEX_MASK   0xfULL
+#define REF_GENERATION   0xffffffffULL
+
+_Static_assert(ACCT_MAX_OWNERS <= REF_INDEX_MASK + 1, "an owner index fits its 4 bits");
+_Static_assert(ACCT_MAX_TOKENS <= REF_INDEX_MASK + 1, "a token index fits its 4 bits");
+
+static acct_ref_t ref_encode(unsigned owner, int token, uint64_t thread, uint32_t generation)
+{
+	return REF_TAG | (thread & REF_THREAD_MASK) << REF_THREAD_SHIFT |
+	       (uint64_t)owner << REF_OWNER_SHIFT | (uint64_t)token << REF_TOKEN_SHIFT | generation;
+}
+
+/* Under acct_lock: the result ref names, or NULL when it is stale. */
+static struct acct_result *ref_result(acct_ref_t ref)
+{
+	unsigned owner = (unsigned)(ref >> REF_OWNER_SHIFT & REF_INDEX_MASK);
+	unsigned token = (unsigned)(ref >> REF_TOKEN_SHIFT & REF_INDEX_MASK);
+	if (!(ref & REF_TAG) || owner >= ACCT_MAX_OWNERS || token >= ACCT_MAX_TOKENS)
+		return NULL;
+	const struct acct_owner *o = &acct_owners[owner];
+	if (!o->thread_id ||
+	    (o->thread_id & REF_THREAD_MASK) != (ref >> REF_THREAD_SHIFT & REF_THREAD_MASK))
+		return NULL;
+	if (o->generation[token] != (uint32_t)(ref & REF_GENERATION))
+		return NULL;
+	struct acct_result *r = &o->page->results[token];
+	return r->state == ACCT_TOKEN_FREE ? NULL : r;
+}
+
+/* The owner entry of thread tid, looked up without the lock: a hint, checked
+ * again under it.  Returns its index, or -1. */
+static int owner_hint(uint64_t tid)
+{
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++)
+		if (__atomic_load_n(&acct_owners[i].thread_id, __ATOMIC_RELAXED) == tid)
+			return (int)i;
+	return -1;
+}
+
+acct_ref_t acct_current_ref(void)
+{
+	/* No token is current while the aspect is not linked (weave.c links it
+	 * before a token starts): accounting off costs this load and branch. */
+	if (!__atomic_load_n(&acct_woven, __ATOMIC_RELAXED))
+		return 0;
+	struct thread *self = thread_current();
+	if (!self)
+		return 0;
+	uint64_t tid = thread_id(self);
+	int index = owner_hint(tid);
+	if (index < 0 || __atomic_load_n(&acct_owners[index].current, __ATOMIC_RELAXED) < 0)
+		return 0; /* not an owner, or no token current: no lock taken */
+	acct_ref_t ref = 0;
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	const struct acct_owner *o = &acct_owners[index];
+	if (o->thread_id == tid && o->current >= 0)
+		ref = ref_encode((unsigned)index, o->current, tid, o->generation[o->current]);
+	spin_unlock_irqrestore(&acct_lock, flags);
+	return ref;
+}
+
+static void add_counter(struct acct_result *r, enum acct_counter counter, uint64_t amount)
+{
+	switch (counter) {
+	case ACCT_TCP_BYTES_SENT: r->tcp_bytes_sent += amount; break;
+	case ACCT_TCP_BYTES_RECEIVED: r->tcp_bytes_received += amount; break;
+	case ACCT_TCP_SEGMENTS_SENT: r->tcp_segments_sent += amount; break;
+	case ACCT_TCP_SEGMENTS_RECEIVED: r->tcp_segments_received += amount; break;
+	case ACCT_TCP_RETRANSMITS: r->tcp_retransmits += amount; break;
+	case ACCT_NIC_PACKETS_SENT: r->nic_packets_sent += amount; break;
+	case ACCT_NIC_PACKETS_RECEIVED: r->nic_packets_received += amount; break;
+	}
+}
+
+void acct_charge_ref(acct_ref_t ref, enum acct_counter counter, uint64_t amount)
+{
+	if (!ref)
+		return;
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	struct acct_result *r = ref_result(ref);
+	if (r) {
+		acct_result_begin(r);
+		add_counter(r, counter, amount);
+		acct_result_end(r);
+	}
+	spin_unlock_irqrestore(&acct_lock, flags);
+}
+
+uint64_t acct_async_begin(acct_ref_t ref)
+{
+	return ref ? clock_ns() : 0;
+}
+
+void acct_async_end(acct_ref_t ref, uint64_t begin_ns)
+{
+	if (!ref || !begin_ns)
+		return;
+	uint64_t now = clock_ns();
+	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	struct acct_result *r = ref_result(ref);
+	if (r) {
+		acct_result_begin(r);
+		r->async_ns += now > begin_ns ? now - begin_ns : 0;
+		r->async_items++;
+		acct_result_end(r);
+	}
+	spin_unlock_irqrestore(&acct_lock, flags);
+}
