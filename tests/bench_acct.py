@@ -5,7 +5,8 @@ httpd, and what librscfl's calls cost.
 1. HTTP: one microScope guest (e1000, plain TCG: the packets come from the
    host in real time) runs two quiet servers side by side, `httpd -q -p 81`
    (accounting off) and `httpd -q -a -p 82` (accounting on), and wrk from the
-   host loads them in turns, off then on, --rounds times, with a pause
+   host loads them in turns, --rounds times (off then on, then on then off:
+   a drift of the host's load favours neither), with a pause
    between turns long enough for the accounted server to stop its server
    token (the kernel then unweaves its advice, so the other server's turn
    runs unaccounted).  Medians over the rounds of p50, p99 and requests/s,
@@ -87,7 +88,8 @@ def bench_http(args):
         for port in (off, on):
             run_wrk(port, 2, args.connections)  # warm-up
         for round_number in range(args.rounds):
-            for mode, port in (("off", off), ("on", on)):
+            turns = (("off", off), ("on", on))
+            for mode, port in turns if round_number % 2 == 0 else reversed(turns):
                 time.sleep(LINGER_SECONDS)
                 r = run_wrk(port, args.seconds, args.connections)
                 runs[mode].append(r)
@@ -121,7 +123,8 @@ def http_lines(args, runs, load):
     lines = ["## Per-request accounting in httpd (`make bench-acct`)", "",
              f"wrk -t2 -c{args.connections} -d{args.seconds}s keep-alive, /small.txt (22 bytes), "
              f"e1000, QEMU TCG q35, {args.smp} CPU(s), no -icount; `httpd -q` (off) and "
-             f"`httpd -q -a` (on) in the same guest, measured in turns, {args.rounds} round(s); "
+             f"`httpd -q -a` (on) in the same guest, in turns (off-on, on-off, ...), "
+             f"{args.rounds} round(s); "
              f"host load average {load[0]:.1f} before, {load[1]:.1f} after:", "",
              "| figure | off (median) | on (median) | on / off, median of the rounds | "
              "target | met | Resourceful (lighttpd) |", "|---|---:|---:|---:|---:|---|---:|"]
@@ -182,7 +185,7 @@ def main():
     p.add_argument("--build", default="build")
     p.add_argument("--seconds", type=int, default=5)
     p.add_argument("--connections", type=int, default=16)
-    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--smp", type=int, default=1)
     p.add_argument("--skip-http", action="store_true", help="instructions only")
     args = p.parse_args()
