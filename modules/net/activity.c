@@ -10,9 +10,9 @@
  *     to the caller's activity, in the caller's thread;
  *   - net_hook_tcp_out (every segment lwIP sends for a pcb, data and
  *     control) counts a segment sent, and a retransmission when the segment
- *     carries sequence space below snd_nxt; it remembers the pbuf, and
- *     netif.c's link output counts a NIC packet sent when that pbuf is the
- *     frame it hands the NIC;
+ *     resends sequence space; it remembers the pbuf and its header, and
+ *     netif.c's link output counts a NIC packet sent when the frame it
+ *     handed the NIC is that pbuf with that header in it;
  *   - net_hook_tcp_in (tcp_input found the pcb) counts a segment received,
  *     and a NIC packet received when it came in on an Ethernet netif;
  *   - net_hook_ip4_input brackets each received IPv4 packet, on the NIC
@@ -104,9 +104,16 @@ void net_activity_release(struct net_socket *socket)
 		__atomic_sub_fetch(&net_sockets_with_activity, 1, __ATOMIC_RELAXED);
 }
 
-void net_activity_frame_charged(void)
+void net_activity_frame_sent(const void *pbuf)
 {
-	acct_charge_ref(net_activity_tx.ref, ACCT_NIC_PACKETS_SENT, 1);
+	const struct pbuf *p = pbuf;
+	const struct net_activity_tx *tx = &net_activity_tx;
+	const uint8_t *frame = p->payload, *header = tx->header;
+	const struct tcp_hdr *tcp = tx->header;
+	bool same = header >= frame && header + sizeof *tcp <= frame + p->len &&
+		    tcp->seqno == tx->seqno && tcp->src == tx->source_port;
+	if (same)
+		acct_charge_ref(tx->ref, ACCT_NIC_PACKETS_SENT, 1);
 	net_activity_tx.pbuf = NULL;
 }
 
@@ -135,6 +142,9 @@ u32_t *net_hook_tcp_out(struct pbuf *p, struct tcp_hdr *header, const struct tcp
 	/* Loopback copies the segment and no NIC carries it. */
 	net_activity_tx.pbuf = ip4_addr_isloopback(ip_2_ip4(&pcb->remote_ip)) ? NULL : p;
 	net_activity_tx.ref = ref;
+	net_activity_tx.header = header;
+	net_activity_tx.seqno = header->seqno;
+	net_activity_tx.source_port = header->src;
 	return opts;
 }
 

@@ -55,17 +55,22 @@ uint64_t net_socket_activity(struct net_socket *socket);
 void net_activity_release(struct net_socket *socket);
 
 /* The last TCP segment output for an activity, until the NIC takes it (core
- * lock).  Link output calls net_activity_frame_out with every frame. */
+ * lock): its pbuf, and where its header is and what it said, so that a later
+ * pbuf at the same address is not taken for it.  Link output calls
+ * net_activity_frame_out with every frame it handed the NIC. */
 struct net_activity_tx {
 	const void *pbuf;
 	uint64_t ref;
+	const void *header;
+	uint32_t seqno; /* the header's, as sent (network order) */
+	uint16_t source_port;
 };
 extern struct net_activity_tx net_activity_tx;
-void net_activity_frame_charged(void);
+void net_activity_frame_sent(const void *pbuf);
 static inline void net_activity_frame_out(const void *pbuf)
 {
 	if (__builtin_expect(pbuf == net_activity_tx.pbuf, 0))
-		net_activity_frame_charged();
+		net_activity_frame_sent(pbuf);
 }
 
 #endif
