@@ -387,6 +387,19 @@ static uint64_t tsc_to_ns(uint64_t tsc)
 	return now_ns > ago ? now_ns - ago : 0;
 }
 
+/* A name into a fixed field of the event, the rest zeroed: the record goes to
+ * another process (the msg binding builds it on the kernel stack), so no
+ * byte of it may be left over.  size is a multiple of 8. */
+_Static_assert(SCOPE_JP_NAME_MAX % 8 == 0 && SCOPE_PROGRAM_NAME_MAX % 8 == 0,
+	       "names are cleared in words");
+
+static void copy_name(char *field, const char *name, size_t size)
+{
+	for (size_t i = 0; i < size; i += 8)
+		__builtin_memcpy(field + i, &(uint64_t){0}, 8);
+	strlcpy(field, name, size);
+}
+
 void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned advice_index,
 			const struct jp_context *context, bool after)
 {
@@ -406,8 +419,8 @@ void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned 
 	event->entry_ns = tsc_to_ns(context->entry_tsc);
 	event->exit_ns = after ? tsc_to_ns(context->exit_tsc) : 0;
 	event->activity = context->activity;
-	strlcpy(event->joinpoint, jp->name, sizeof event->joinpoint);
-	strlcpy(event->program, p ? proc_name(p) : "kernel", sizeof event->program);
+	copy_name(event->joinpoint, jp->name, sizeof event->joinpoint);
+	copy_name(event->program, p ? proc_name(p) : "kernel", sizeof event->program);
 }
 
 /* ---- Weaving shared by the shm and msg bindings -------------------------- */

@@ -114,6 +114,8 @@ static void build_message(struct ipc_message *m, struct monitor_advice *a,
 			  const struct jp_context *context, bool after, bool sync)
 {
 	m->label = SCOPE_MSG_EVENT;
+	for (unsigned i = 0; i < IPC_WORDS; i++)
+		m->words[i] = 0; /* the message goes to another process: nothing left over */
 	m->length = sizeof(struct scope_event);
 	struct scope_event *event = (struct scope_event *)m->payload;
 	monitor_fill_event(event, a->aspect_id, a->index, context, after);
