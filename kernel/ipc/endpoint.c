@@ -18,11 +18,11 @@
  * round trip on one CPU is two switches and no search.  When the receiver
  * may not run on the caller's CPU, the caller wakes it and spins for up to
  * ADAPTIVE_SPIN_NS before blocking, so that a prompt reply costs no idle
- * wake-up on either side.  A caller that may
- * not sleep (advice in its section, a lock held, an interrupt) spins until
- * the reply or the deadline, which only a receiver on another CPU can meet:
- * when the last receiver may run on this CPU only, the call fails at once
- * with -EDEADLK (counted in unserved) instead of spinning to its deadline.
+ * wake-up on either side.  A caller that may not sleep (advice in its
+ * section, a lock held, an interrupt) spins until the reply or the deadline,
+ * which only a receiver on another CPU can meet: when the last receiver may
+ * run on this CPU only, the call fails at once with -EDEADLK (counted in
+ * unserved) instead of spinning to its deadline.
  *
  * Waiters are the endpoint's own (internal.h): receivers blocked in receive
  * on `receivers`, a blocked caller in its call's `waiter`.  Wakers wake them
