@@ -102,6 +102,8 @@ bool acct_woven;
 void acct_set_woven(bool woven, uint64_t now)
 {
 	uint64_t self = thread_id(thread_current());
+	if (acct_woven == woven)
+		return;
 	acct_woven = woven;
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
 		struct acct_owner *o = &acct_owners[i];

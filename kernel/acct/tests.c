@@ -1,12 +1,24 @@
 /*
  * The acct suite: what the kernel side does for callers that are not
- * accounted threads (a kernel thread here), and the flag checks.  The user
+ * accounted threads (a kernel thread here), and the flag checks; then the
+ * rscfl aspect itself, with the test's kernel thread made an owner (an
+ * unmapped results area) and test join points in two modules, "acctnest"
+ * calling "acctleaf": exclusive against inclusive time, interrupts and
+ * allocations charged, unattributed, the direct-only binding.  The user
  * side, with a real results page, is userland/rscfltest.
  */
 #include "acct/acct.h"
+#include "acct/internal.h"
+#include "arch/x86_64/cpu.h"
+#include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
+#include "lib/string.h"
+#include "linker/linker.h"
+#include "mm/mm.h"
+#include "sched/sched.h"
+#include "time/time.h"
 
 static void kernel_thread_gets_no_page(struct ktest *t)
 {
@@ -31,5 +43,249 @@ static void nothing_is_woven_while_idle(struct ktest *t)
 	EXPECT_EQ(t, stats.advice, 0);
 }
 
+/* Does work charged through a ref reach its token, and does a ref kept past
+ * the token's free (and the slot's reuse) charge nothing? */
+static void stale_ref_charges_nothing(struct ktest *t)
+{
+	EXPECT_EQ(t, acct_current_ref(), 0); /* not an owner: no activity */
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int token = acct_get_token();
+	EXPECT_EQ(t, acct_current_ref(), 0); /* allocated, not started */
+	EXPECT_EQ(t, acct_control(token, ACCT_START), 0);
+	acct_ref_t ref = acct_current_ref();
+	EXPECT_NE(t, ref, 0);
+	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
+	struct acct_result *r = &page->results[token - 1];
+	acct_charge_ref(ref, ACCT_TCP_BYTES_SENT, 100); /* stopped: work done later still counts */
+	acct_charge_ref(ref, ACCT_NIC_PACKETS_RECEIVED, 2);
+	acct_async_end(ref, acct_async_begin(ref));
+	EXPECT_EQ(t, r->tcp_bytes_sent, 100);
+	EXPECT_EQ(t, r->nic_packets_received, 2);
+	EXPECT_EQ(t, r->async_items, 1);
+	EXPECT_EQ(t, acct_free_token(token), 0);
+	acct_charge_ref(ref, ACCT_TCP_BYTES_SENT, 100);
+	EXPECT_EQ(t, r->tcp_bytes_sent, 0);    /* freed */
+	EXPECT_EQ(t, acct_get_token(), token); /* the same slot, a new generation */
+	acct_charge_ref(ref, ACCT_TCP_BYTES_SENT, 100);
+	acct_charge_ref(ref, ACCT_TCP_SEGMENTS_SENT, 1);
+	acct_async_end(ref, acct_async_begin(ref));
+	EXPECT_EQ(t, r->tcp_bytes_sent, 0);
+	EXPECT_EQ(t, r->tcp_segments_sent, 0);
+	EXPECT_EQ(t, r->async_items, 0);
+	EXPECT_EQ(t, r->sequence % 2, 0);
+	acct_charge_ref(0, ACCT_TCP_BYTES_SENT, 100); /* no activity: nothing, no crash */
+	acct_detach_kernel_thread();
+}
+
+/* ---- The rscfl aspect, driven by a kernel thread made an owner ------------ */
+
+/* Test join points in two modules (subsystems): acctnest calls acctleaf. */
+void acctleaf_inner(void);
+void acctnest_helper(void);
+void acctnest_outer(void);
+void acctleaf_wait_interrupt(void);
+void acctleaf_allocate(void);
+
+JOINPOINT_DEFINE_VOID_NOSLEEP(acctleaf, inner)
+{
+	for (volatile int i = 0; i < 1000; i++)
+		;
+}
+
+JOINPOINT_DEFINE_VOID_NOSLEEP(acctnest, helper)
+{
+	acctleaf_inner();
+}
+
+JOINPOINT_DEFINE_VOID_NOSLEEP(acctnest, outer)
+{
+	acctleaf_inner();
+	acctnest_helper();
+}
+
+/* Waits (a bounded time) until this CPU takes an interrupt. */
+JOINPOINT_DEFINE_VOID(acctleaf, wait_interrupt)
+{
+	preempt_disable();
+	uint64_t seen = this_cpu()->stats.interrupts, deadline = clock_ns() + NSEC_PER_SEC;
+	while (this_cpu()->stats.interrupts == seen && clock_ns() < deadline)
+		cpu_relax();
+	preempt_enable();
+}
+
+JOINPOINT_DEFINE_VOID(acctleaf, allocate)
+{
+	kfree(kmalloc(100));
+}
+
+static const struct acct_subsystem *subsystem(const struct acct_result *r, const char *name)
+{
+	for (unsigned i = 0; i < r->subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++)
+		if (strcmp(r->subsystems[i].name, name) == 0)
+			return &r->subsystems[i];
+	return NULL;
+}
+
+/* Is a nested call to another subsystem left out of the caller's exclusive
+ * time, and a nested call to the same subsystem not charged twice? */
+static void exclusive_leaves_out_other_subsystems(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int token = acct_get_token();
+	EXPECT_EQ(t, acct_control(token, ACCT_START), 0);
+	const struct acct_result *r = &page->results[token - 1];
+	uint64_t flags = irq_save(); /* no interrupt nests in the calls */
+	acctnest_helper();
+	irq_restore(flags);
+	const struct acct_subsystem *nest = subsystem(r, "acctnest");
+	const struct acct_subsystem *leaf = subsystem(r, "acctleaf");
+	ASSERT_TRUE(t, nest && leaf);
+	EXPECT_EQ(t, nest->calls, 1);
+	EXPECT_EQ(t, leaf->calls, 1);
+	EXPECT_EQ(t, leaf->exclusive_ns, leaf->inclusive_ns);
+	EXPECT_EQ(t, nest->exclusive_ns + leaf->inclusive_ns, nest->inclusive_ns);
+	struct acct_subsystem before_nest = *nest, before_leaf = *leaf;
+	flags = irq_save();
+	acctnest_outer(); /* outer -> inner, outer -> helper -> inner */
+	irq_restore(flags);
+	uint64_t nest_inclusive = nest->inclusive_ns - before_nest.inclusive_ns;
+	uint64_t nest_exclusive = nest->exclusive_ns - before_nest.exclusive_ns;
+	uint64_t leaf_inclusive = leaf->inclusive_ns - before_leaf.inclusive_ns;
+	EXPECT_EQ(t, nest->calls, 3);
+	EXPECT_EQ(t, leaf->calls, 3);
+	/* helper's time is in outer's: inclusive counts it twice, exclusive once */
+	EXPECT_TRUE(t, nest_exclusive + leaf_inclusive < nest_inclusive);
+	EXPECT_TRUE(t, nest_exclusive > 0);
+	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
+	EXPECT_EQ(t, r->state, ACCT_TOKEN_IDLE);
+	EXPECT_EQ(t, r->sequence % 2, 0);
+	EXPECT_EQ(t, acct_free_token(token), 0);
+	acct_detach_kernel_thread();
+}
+
+/* Are an interrupt and an allocation inside a call charged to the call's
+ * subsystem and to the activity? */
+static void interrupts_and_allocations_are_charged(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int token = acct_get_token();
+	EXPECT_EQ(t, acct_control(token, ACCT_START), 0);
+	acctleaf_wait_interrupt();
+	acctleaf_allocate();
+	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
+	const struct acct_result *r = &page->results[token - 1];
+	const struct acct_subsystem *leaf = subsystem(r, "acctleaf");
+	const struct acct_subsystem *irq = subsystem(r, "irq");
+	const struct acct_subsystem *mm = subsystem(r, "mm");
+	ASSERT_TRUE(t, leaf && irq && mm);
+	EXPECT_TRUE(t, r->interrupts >= 1);
+	EXPECT_TRUE(t, leaf->interrupts >= 1);
+	EXPECT_TRUE(t, leaf->interrupts <= r->interrupts);
+	EXPECT_TRUE(t, irq->calls >= r->interrupts);
+	EXPECT_TRUE(t, r->irq_ns > 0);
+	EXPECT_TRUE(t, r->irq_ns <= irq->inclusive_ns);
+	EXPECT_TRUE(t, leaf->allocs >= 1);
+	EXPECT_TRUE(t, leaf->alloc_bytes >= 100);
+	EXPECT_TRUE(t, leaf->frees >= 1);
+	EXPECT_TRUE(t, r->alloc_bytes >= leaf->alloc_bytes);
+	EXPECT_TRUE(t, mm->calls >= 2);
+	EXPECT_EQ(t, mm->allocs, 0); /* the allocator's own calls are not allocations of mm's */
+	EXPECT_EQ(t, acct_free_token(token), 0);
+	acct_detach_kernel_thread();
+}
+
+/* While no token is current but one is started, does the work go to
+ * unattributed, so that the tokens plus unattributed are all of it? */
+static void unattributed_takes_the_gaps(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int a = acct_get_token(), b = acct_get_token();
+	EXPECT_EQ(t, acct_control(a, ACCT_START), 0);
+	acctnest_helper();
+	EXPECT_EQ(t, acct_control(b, ACCT_START), 0); /* a is suspended */
+	acctnest_helper();
+	acctnest_helper();
+	EXPECT_EQ(t, acct_control(b, ACCT_STOP), 0); /* none current: unattributed */
+	for (int i = 0; i < 4; i++)
+		acctnest_helper();
+	EXPECT_EQ(t, acct_switch_token(a), 0);
+	acctnest_helper();
+	EXPECT_EQ(t, acct_control(a, ACCT_STOP), 0); /* none started: unlinked */
+	acctnest_helper();
+	const struct acct_subsystem *in_a = subsystem(&page->results[a - 1], "acctnest");
+	const struct acct_subsystem *in_b = subsystem(&page->results[b - 1], "acctnest");
+	const struct acct_subsystem *in_u = subsystem(&page->unattributed, "acctnest");
+	ASSERT_TRUE(t, in_a && in_b && in_u);
+	EXPECT_EQ(t, in_a->calls, 2);
+	EXPECT_EQ(t, in_b->calls, 2);
+	EXPECT_EQ(t, in_u->calls, 4);
+	EXPECT_TRUE(t, page->unattributed.wall_ns > 0);
+	EXPECT_EQ(t, page->unattributed.state, ACCT_TOKEN_IDLE);
+	EXPECT_EQ(t, acct_free_token(a), 0);
+	EXPECT_EQ(t, acct_free_token(b), 0);
+	acct_detach_kernel_thread();
+}
+
+/* Is the aspect linked direct only, and unlinked once accounting stops? */
+static void aspect_links_direct_only(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int token = acct_get_token();
+	EXPECT_EQ(t, acct_control(token, ACCT_START), 0);
+	struct aspect *aspect = aspect_find("rscfl");
+	ASSERT_TRUE(t, aspect != NULL);
+	struct aspect_stats stats;
+	EXPECT_EQ(t, aspect_get_stats(aspect, &stats), 0);
+	EXPECT_EQ(t, stats.state, ASPECT_LIVE);
+	EXPECT_EQ(t, stats.binding, ASPECT_BINDING_DIRECT);
+	EXPECT_EQ(t, aspect_relink(aspect, ASPECT_BINDING_SHM), -EPERM);
+	EXPECT_EQ(t, aspect_relink(aspect, ASPECT_BINDING_MSG), -EPERM);
+	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
+	EXPECT_EQ(t, aspect_get_stats(aspect, &stats), 0);
+	EXPECT_EQ(t, stats.state, ASPECT_LOADED);
+	EXPECT_TRUE(t, stats.events > 0);
+	EXPECT_EQ(t, aspect_link(aspect, ASPECT_BINDING_SHM), -EPERM);
+	EXPECT_EQ(t, acct_free_token(token), 0);
+	acct_detach_kernel_thread();
+}
+
+/* An aspect someone linked by hand before the first token: is it used, with
+ * unattributed counted, and unlinked when accounting stops? */
+static void aspect_linked_by_hand_is_used(struct ktest *t)
+{
+	struct aspect *aspect = aspect_find("rscfl");
+	char error[LINKER_ERROR_MAX];
+	if (!aspect)
+		EXPECT_EQ(t, linker_load_builtin("rscfl", &aspect, error, sizeof error), 0);
+	ASSERT_TRUE(t, aspect != NULL);
+	EXPECT_EQ(t, aspect_link(aspect, ASPECT_BINDING_DIRECT), 0);
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int a = acct_get_token(), b = acct_get_token();
+	EXPECT_EQ(t, acct_control(a, ACCT_START), 0);
+	EXPECT_EQ(t, acct_control(b, ACCT_START), 0);
+	EXPECT_EQ(t, acct_control(b, ACCT_STOP), 0); /* a suspended: unattributed */
+	acctnest_helper();
+	EXPECT_EQ(t, acct_switch_token(a), 0);
+	EXPECT_EQ(t, acct_control(a, ACCT_STOP), 0);
+	const struct acct_subsystem *in_u = subsystem(&page->unattributed, "acctnest");
+	EXPECT_TRUE(t, in_u && in_u->calls == 1);
+	struct aspect_stats stats;
+	EXPECT_EQ(t, aspect_get_stats(aspect, &stats), 0);
+	EXPECT_EQ(t, stats.state, ASPECT_LOADED);
+	EXPECT_EQ(t, acct_free_token(a), 0);
+	EXPECT_EQ(t, acct_free_token(b), 0);
+	acct_detach_kernel_thread();
+}
+
 KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_without_init_are_errors),
-	    KTEST_CASE(nothing_is_woven_while_idle));
+	    KTEST_CASE(nothing_is_woven_while_idle), KTEST_CASE(stale_ref_charges_nothing),
+	    KTEST_CASE(exclusive_leaves_out_other_subsystems),
+	    KTEST_CASE(interrupts_and_allocations_are_charged),
+	    KTEST_CASE(unattributed_takes_the_gaps), KTEST_CASE(aspect_links_direct_only),
+	    KTEST_CASE(aspect_linked_by_hand_is_used), KTEST_CASE(nothing_is_woven_while_idle));

@@ -74,8 +74,10 @@ static void weave(bool force)
 		int err = aspect_link(aspect, ASPECT_BINDING_DIRECT);
 		if (err)
 			pr_warn("acct: cannot link the %s aspect: %d\n", ACCT_ASPECT, err);
-		else
-			set_woven(true);
+		live = err == 0;
+	}
+	if (wanted && live) {
+		set_woven(true); /* also when it was linked by hand before */
 	} else if (!wanted && live) {
 		set_woven(false);
 		aspect_unlink(aspect);
