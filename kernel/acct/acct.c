@@ -15,6 +15,7 @@
  * pid keeps a stale entry alive until the pid's new process ends).
  */
 #include "acct/internal.h"
+#include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -99,9 +100,20 @@ void acct_stop_current(struct acct_owner *o, uint64_t now)
 
 bool acct_woven;
 
+/* True when thread tid is some CPU's current thread (a racy look: a switch
+ * under way waits for acct_lock, held by the caller, to be counted). */
+static bool is_running(uint64_t tid)
+{
+	for (unsigned i = 0; i < cpu_count; i++) {
+		struct thread *t = __atomic_load_n(&cpus[i].current, __ATOMIC_RELAXED);
+		if (t && thread_id(t) == tid)
+			return true;
+	}
+	return false;
+}
+
 void acct_set_woven(bool woven, uint64_t now)
 {
-	uint64_t self = thread_id(thread_current());
 	if (acct_woven == woven)
 		return;
 	acct_woven = woven;
@@ -112,10 +124,11 @@ void acct_set_woven(bool woven, uint64_t now)
 		if (!o->thread_id || o->current >= 0 || (o->charged >= 0) == woven)
 			continue;
 		charge_result(o, woven ? ACCT_UNATTRIBUTED : -1, now);
-		if (woven && o->thread_id != self) {
-			/* FIXME: one running on another CPU now counts as off it */
+		if (woven && !is_running(o->thread_id)) {
+			/* Off a CPU since before: taken as blocked (a waiting
+			 * server is the common case) until it is switched in. */
 			o->off_ns = now;
-			o->off_runnable = true;
+			o->off_runnable = false;
 		}
 	}
 }

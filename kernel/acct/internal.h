@@ -73,9 +73,8 @@ void acct_make_current(struct acct_owner *o, int index, uint64_t now);
 void acct_stop_current(struct acct_owner *o, uint64_t now);
 /* On a change of acct_woven: starts (woven) or ends (not) the unattributed
  * stretch of every owner with no current token, and drops every owner's
- * open calls (their after advice is lost across an unlink).  The calling
- * thread is on a CPU, the others are taken to be off one until they are
- * switched in. */
+ * open calls (their after advice is lost across an unlink).  An owner that
+ * is no CPU's current thread counts as blocked until it is switched in. */
 void acct_set_woven(bool woven, uint64_t now);
 
 /* acct.c, for the acct suite only: makes the calling kernel thread an owner
