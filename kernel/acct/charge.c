@@ -28,11 +28,16 @@
 
 #define ACTIVITY_TAG (1ULL << 63)
 
-/* The owner of context's thread, looked up without the lock: a racy look
- * that spares unaccounted threads the lock (checked again under it). */
-static bool may_be_owner(const struct thread *t)
+/* Thread t's owner, looked up without the lock: a racy look that spares
+ * unaccounted threads the lock; still_owner checks it again under the lock. */
+static struct acct_owner *lookup(const struct thread *t)
 {
-	return t && acct_find_owner(thread_id(t));
+	return t ? acct_find_owner(thread_id(t)) : NULL;
+}
+
+static bool still_owner(const struct acct_owner *o, const struct thread *t)
+{
+	return o && t && o->thread_id == thread_id(t);
 }
 
 /* The slot of module in result index's subsystems, opened if need be; the
@@ -92,19 +97,19 @@ static int push_frame(struct acct_owner *o, struct jp_context *context, unsigned
 	f->slot = (uint8_t)subsystem_slot(o, o->charged, context->joinpoint->module);
 	f->entry_ns = now;
 	f->nested_ns = 0;
-	context->activity = ACTIVITY_TAG | o->depth;
+	context->activity = ACTIVITY_TAG | (uint64_t)(o - acct_owners) << 8 | o->depth;
 	return 1;
 }
 
 int acct_call_enter(struct jp_context *context, unsigned flags)
 {
 	context->activity = 0;
-	if (!may_be_owner(context->thread))
+	struct acct_owner *o = lookup(context->thread);
+	if (!o)
 		return 0;
 	int opened = 0;
 	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
-	struct acct_owner *o = acct_find_owner(thread_id(context->thread));
-	if (o)
+	if (still_owner(o, context->thread))
 		opened = push_frame(o, context, flags);
 	spin_unlock_irqrestore(&acct_lock, lock_flags);
 	return opened;
@@ -155,9 +160,9 @@ uint64_t acct_call_exit(const struct jp_context *context, unsigned flags)
 	if (!(context->activity & ACTIVITY_TAG) || !context->thread)
 		return 0;
 	uint64_t ns = 0;
+	struct acct_owner *o = &acct_owners[(context->activity >> 8) % ACCT_MAX_OWNERS];
 	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
-	struct acct_owner *o = acct_find_owner(thread_id(context->thread));
-	if (o)
+	if (still_owner(o, context->thread))
 		ns = pop_frame(o, (unsigned)(context->activity & 0xff), flags);
 	spin_unlock_irqrestore(&acct_lock, lock_flags);
 	return ns;
@@ -166,11 +171,12 @@ uint64_t acct_call_exit(const struct jp_context *context, unsigned flags)
 const char *acct_innermost_subsystem(const struct jp_context *context)
 {
 	const char *name = "";
-	if (!may_be_owner(context->thread))
+	struct acct_owner *o = lookup(context->thread);
+	if (!o)
 		return name;
 	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
-	struct acct_owner *o = acct_find_owner(thread_id(context->thread));
-	if (o && o->depth && frame_module(o, &o->frames[o->depth - 1]))
+	if (still_owner(o, context->thread) && o->depth &&
+	    frame_module(o, &o->frames[o->depth - 1]))
 		name = frame_module(o, &o->frames[o->depth - 1]);
 	spin_unlock_irqrestore(&acct_lock, lock_flags);
 	return name;
@@ -213,12 +219,12 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 {
 	if (event < MS_ACCT_INTERRUPT || event > MS_ACCT_FREE)
 		return -EINVAL;
-	if (!may_be_owner(context->thread))
+	struct acct_owner *o = lookup(context->thread);
+	if (!o)
 		return -ENOENT;
 	int result = -ENOENT;
 	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
-	struct acct_owner *o = acct_find_owner(thread_id(context->thread));
-	if (o && o->charged >= 0) {
+	if (still_owner(o, context->thread) && o->charged >= 0) {
 		struct acct_result *r = acct_result_of(o, o->charged);
 		acct_result_begin(r);
 		charge_activity(r, event, amount);
@@ -278,15 +284,14 @@ static void switch_in(struct acct_owner *o, uint64_t now)
 
 void acct_note_switch(struct thread *prev, struct thread *next)
 {
-	if (!may_be_owner(prev) && !may_be_owner(next))
+	struct acct_owner *out = lookup(prev), *in = lookup(next);
+	if (!out && !in)
 		return;
 	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
 	uint64_t now = clock_ns();
-	struct acct_owner *o = prev ? acct_find_owner(thread_id(prev)) : NULL;
-	if (o && o->charged >= 0)
-		switch_out(o, prev, now);
-	o = next ? acct_find_owner(thread_id(next)) : NULL;
-	if (o && o->charged >= 0)
-		switch_in(o, now);
+	if (still_owner(out, prev) && out->charged >= 0)
+		switch_out(out, prev, now);
+	if (still_owner(in, next) && in->charged >= 0)
+		switch_in(in, now);
 	spin_unlock_irqrestore(&acct_lock, lock_flags);
 }
