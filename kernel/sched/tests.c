@@ -549,16 +549,85 @@ static void switches_and_time_are_accounted_body(struct ktest *t)
 }
 ONE_CPU_CASE(switches_and_time_are_accounted)
 
-KTEST_SUITE(sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
-	    KTEST_CASE(higher_priority_runs_before_create_returns),
-	    KTEST_CASE(woken_high_priority_preempts_busy_low),
-	    KTEST_CASE(equal_priorities_share_the_cpu), KTEST_CASE(sleep_lasts_at_least_its_time),
-	    KTEST_CASE(wait_timeout_reports_which_came_first),
-	    KTEST_CASE(producers_and_consumers_lose_nothing),
-	    KTEST_CASE(completions_and_semaphores_wake_waiters),
-	    KTEST_CASE(mutex_contention_gives_exact_total),
-	    KTEST_CASE(mutex_waiters_get_it_by_priority),
-	    KTEST_CASE(join_reclaims_threads_and_stacks),
-	    KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
-	    KTEST_CASE(fpu_state_stays_with_its_thread),
-	    KTEST_CASE(switches_and_time_are_accounted));
+/* Two threads on one CPU that hand it to each other (sched_handoff), as a
+ * caller and its receiver in IPC do: sequence numbers record who ran. */
+struct handoff_pair {
+	struct spinlock lock;
+	struct thread *first;   /* the test's thread */
+	struct thread *partner; /* blocked by hand, then handed the CPU */
+	volatile bool partner_waiting;
+	volatile bool first_woken;
+	volatile int sequence;
+	volatile int partner_ran;   /* sequence when the partner ran again */
+	volatile int bystander_ran; /* sequence when a thread queued before it ran */
+};
+
+static int handoff_bystander(void *arg)
+{
+	struct handoff_pair *p = arg;
+	uint64_t flags = spin_lock_irqsave(&p->lock);
+	p->bystander_ran = ++p->sequence;
+	spin_unlock_irqrestore(&p->lock, flags);
+	return 0;
+}
+
+static int handoff_partner(void *arg)
+{
+	struct handoff_pair *p = arg;
+	uint64_t flags = spin_lock_irqsave(&p->lock);
+	p->partner_waiting = true;
+	sched_prepare_block();
+	spin_unlock_irqrestore(&p->lock, flags);
+	sched_block(busy_deadline());
+	flags = spin_lock_irqsave(&p->lock);
+	p->partner_ran = ++p->sequence;
+	p->first_woken = true;
+	sched_handoff(p->first, &p->lock, flags, 0); /* and back, the same way */
+	return 0;
+}
+
+/* Is a thread handed the CPU the very next to run there, before a thread of
+ * its priority that was ready first, and can it hand the CPU straight back? */
+static void handoff_runs_the_blocked_thread_next_body(struct ktest *t)
+{
+	struct handoff_pair p = {.lock = SPINLOCK_INIT("handoff"), .first = thread_current()};
+	p.partner = thread_create(handoff_partner, &p, "handoff", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, p.partner != NULL);
+	uint64_t bound = busy_deadline();
+	while ((!p.partner_waiting || thread_state(p.partner) != THREAD_BLOCKED) &&
+	       clock_ns() < bound)
+		sched_yield();
+	ASSERT_TRUE(t, p.partner_waiting);
+	struct thread *bystander =
+	    thread_create(handoff_bystander, &p, "bystander", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, bystander != NULL); /* ready on this CPU, not running */
+	uint64_t flags = spin_lock_irqsave(&p.lock);
+	int before = ++p.sequence;
+	sched_prepare_block();
+	sched_handoff(p.partner, &p.lock, flags, bound);
+	while (!p.first_woken && clock_ns() < bound) { /* spurious wake-ups */
+		flags = spin_lock_irqsave(&p.lock);
+		if (!p.first_woken)
+			sched_prepare_block();
+		spin_unlock_irqrestore(&p.lock, flags);
+		sched_block(bound);
+	}
+	EXPECT_TRUE(t, p.first_woken);
+	EXPECT_EQ(t, p.partner_ran, before + 1);
+	thread_join(p.partner, NULL);
+	thread_join(bystander, NULL);
+	EXPECT_TRUE(t, p.bystander_ran > p.partner_ran);
+}
+ONE_CPU_CASE(handoff_runs_the_blocked_thread_next)
+
+KTEST_SUITE(
+    sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
+    KTEST_CASE(higher_priority_runs_before_create_returns),
+    KTEST_CASE(woken_high_priority_preempts_busy_low), KTEST_CASE(equal_priorities_share_the_cpu),
+    KTEST_CASE(sleep_lasts_at_least_its_time), KTEST_CASE(wait_timeout_reports_which_came_first),
+    KTEST_CASE(producers_and_consumers_lose_nothing),
+    KTEST_CASE(completions_and_semaphores_wake_waiters),
+    KTEST_CASE(mutex_contention_gives_exact_total), KTEST_CASE(mutex_waiters_get_it_by_priority),
+    KTEST_CASE(handoff_runs_the_blocked_thread_next), KTEST_CASE(join_reclaims_threads_and_stacks),
+    KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
+    KTEST_CASE(fpu_state_stays_with_its_thread), KTEST_CASE(switches_and_time_are_accounted));
