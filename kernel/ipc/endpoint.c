@@ -17,8 +17,10 @@
  * seL4), whose reply, with ipc_reply_receive, switches straight back: a
  * round trip on one CPU is two switches and no search.  When the receiver
  * may not run on the caller's CPU, the caller wakes it and spins for up to
- * ADAPTIVE_SPIN_NS before blocking, so that a prompt reply costs no idle
- * wake-up on either side.  A caller that may not sleep (advice in its
+ * ADAPTIVE_SPIN_NS before blocking, and a receiver whose last caller was on
+ * another CPU polls as long before it blocks, so that a prompt reply, or the
+ * next call of a stream, costs no idle wake-up (an interrupt to a halted
+ * CPU) on either side.  A caller that may not sleep (advice in its
  * section, a lock held, an interrupt) spins until the reply or the deadline,
  * which only a receiver on another CPU can meet: when the last receiver may
  * run on this CPU only, the call fails at once with -EDEADLK (counted in
@@ -63,6 +65,7 @@ struct ipc_endpoint *ipc_endpoint_create(const char *name, unsigned capacity)
 	spin_init(&e->lock, "ipc.endpoint");
 	e->refs = 1;
 	e->capacity = capacity;
+	e->last_caller_cpu = -1;
 	e->next_token = 1;
 	strlcpy(e->name, name ? name : "ipc", sizeof e->name);
 	return e;
@@ -201,6 +204,7 @@ static int enqueue_locked(struct ipc_endpoint *e, const struct ipc_message *mess
 	if (call) {
 		e->calls_outstanding++;
 		e->stats.calls++;
+		e->last_caller_cpu = (int)this_cpu_id();
 	} else {
 		e->stats.sent++;
 	}
@@ -443,12 +447,33 @@ static void wait_for_message(struct ipc_endpoint *e, uint64_t *irq, struct threa
 	remove_receiver_locked(e, &self);
 }
 
+/* Callers on another CPU: a receiver about to block polls for up to
+ * ADAPTIVE_SPIN_NS first (lock dropped), so that a stream of calls from
+ * there costs no idle wake-up of this CPU.  handoff, a caller answered on
+ * another CPU, is woken first. */
+static bool poll_first(const struct ipc_endpoint *e, const struct thread *handoff)
+{
+	int here = (int)this_cpu_id();
+	return e->last_caller_cpu >= 0 && e->last_caller_cpu != here &&
+	       (!handoff || thread_cpu(handoff) != (unsigned)here);
+}
+
+static void poll_briefly(struct ipc_endpoint *e, uint64_t *irq, uint64_t now, uint64_t deadline)
+{
+	spin_unlock_irqrestore(&e->lock, *irq);
+	uint64_t until = deadline - now < ADAPTIVE_SPIN_NS ? deadline : now + ADAPTIVE_SPIN_NS;
+	while (!__atomic_load_n(&e->count, __ATOMIC_ACQUIRE) && !e->closed && clock_ns() < until)
+		cpu_relax();
+	*irq = spin_lock_irqsave(&e->lock);
+}
+
 /* The receive loop, lock held on entry and on return; handoff (a caller
  * just answered) gets the CPU when this blocks, or is woken at the end. */
 static int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns,
 			  bool sleeping, uint64_t *irq, struct thread *handoff)
 {
 	uint64_t deadline = 0; /* set when it first has to wait */
+	bool polled = false;
 	int result;
 	for (;;) {
 		if (e->count) {
@@ -469,6 +494,13 @@ static int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, u
 		if (now >= deadline || !sleeping) {
 			result = -ETIMEDOUT;
 			break;
+		}
+		if (!polled && poll_first(e, handoff)) {
+			wake(handoff);
+			handoff = NULL;
+			poll_briefly(e, irq, now, deadline);
+			polled = true;
+			continue;
 		}
 		wait_for_message(e, irq, &handoff, wake_time(now, deadline));
 	}

@@ -61,6 +61,7 @@ struct ipc_endpoint {
 	uint64_t pending_token[IPC_QUEUE_MAX];
 	struct ipc_receiver *receivers; /* blocked in receive, most recent first */
 	uint64_t receiver_cpus;         /* where the last receiver may run (0: none yet) */
+	int last_caller_cpu;            /* where the last call was queued from (-1: none) */
 	struct ipc_stats stats;
 	char name[IPC_NAME_MAX];
 	struct ipc_slot slots[];
