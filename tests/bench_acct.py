@@ -54,7 +54,7 @@ CALIBRATION = re.compile(r"^acct_bench: calibration (\d+) instructions took (\d+
 CASE_LABELS = [
     ("getpid", "getpid (a system call round trip, for scale)"),
     ("start-stop", "rscfl_acct START + STOP, nothing else accounted (weave + unweave)"),
-    ("request", "httpd's per request: START with TK_RESET, switch to the server token, STOP"),
+    ("request", "httpd's per request: START with TK_RESET, STOP (server token started)"),
     ("switch-pair", "rscfl_switch_token twice"),
     ("read", "rscfl_read_acct (no system call)"),
     ("file-off", "a file request without the network (open, fstat, read, close, pipe round trip), "

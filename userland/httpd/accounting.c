@@ -2,19 +2,26 @@
  * httpd's per-request accounting over librscfl.  Tokens are few (the kernel
  * gives ACCT_MAX_TOKENS per process) and connections many, so a token belongs
  * to a request in flight, not to a connection: taken from a free list when the
- * request's first byte is read, given back when its response is out.  The
- * event loop serves requests in stages, so each stage makes its request's
- * token current again, and between stages the server token is current: what
- * the loop does for no request in particular (poll, accept, reading the end
- * of a closed connection) is the server's.  The kernel weaves its advice only
- * while some token is current or pending, so the server token is stopped
- * after HTTP_ACCT_LINGER_MS without requests: an idle httpd costs nothing,
- * and a busy one does not weave and unweave at every request.
+ * request's first byte is read, given back when its response is out.
  *
- * `current` mirrors which token the kernel has current (0: none), so that a
- * switch the kernel would make anyway costs no system call.  Finished
- * requests go to a ring of the last HTTP_ACCT_RING for /rscfl, with the
- * status and body bytes stored as application metrics beside the kernel's.
+ * At most one request token is started at a time, the current one: the event
+ * loop serves requests in stages, and a stage that leaves its request
+ * unfinished (a partial header, a response the socket could not take at
+ * once) stops its token, which the next stage starts again without a reset,
+ * so the results add up over the stages.  What the loop does for no request
+ * (poll, accept, reading the end of a closed connection) happens with no
+ * token current, and the kernel charges it to the process's unattributed
+ * result.  The kernel links its accounting aspect while some token is
+ * started, and linking costs millions of instructions; so the server token
+ * is started before the first request and stays started (suspended) while
+ * httpd is busy, and a request costs two calls, START with TK_RESET and STOP.
+ * After HTTP_ACCT_LINGER_MS without requests the server token is stopped: an
+ * idle httpd costs nothing.
+ *
+ * `current` mirrors which token the kernel has current (0: none), so that
+ * a call the kernel would not need is not made.  Finished requests go to a
+ * ring of the last HTTP_ACCT_RING for /rscfl, with the status and body bytes
+ * stored as application metrics beside the kernel's.
  */
 #include <stddef.h>
 #include <string.h>
@@ -55,33 +62,37 @@ int http_acct_enabled(void)
 	return server_token > 0;
 }
 
-/* Makes the server token current, starting it when it is stopped. */
-static void server_current(void)
+/* Starts the server token (it becomes current until a request starts). */
+static void server_start(void)
 {
-	if (current == server_token)
-		return;
-	if (!server_started) {
-		if (rscfl_acct(handle, server_token, ACCT_START) == 0)
-			server_started = 1;
-	} else if (rscfl_switch_token(handle, server_token) < 0) {
-		return;
-	}
-	if (server_started)
+	if (rscfl_acct(handle, server_token, ACCT_START) == 0) {
+		server_started = 1;
 		current = server_token;
+	}
+}
+
+/* Starts token (flags: ACCT_START, with TK_RESET for a new request); the
+ * started request token that was current, if any, is stopped first. */
+static int request_start(int token, unsigned flags)
+{
+	http_acct_pause();
+	if (!server_started)
+		server_start();
+	if (rscfl_acct(handle, token, flags) < 0)
+		return -1;
+	current = token;
+	return 0;
 }
 
 int http_acct_begin(void)
 {
 	if (!http_acct_enabled() || free_count == 0)
 		return 0;
-	if (!server_started)
-		server_current(); /* started, so that the end of this request returns to it */
 	int token = free_tokens[--free_count];
-	if (rscfl_acct(handle, token, ACCT_START | ACCT_TK_RESET) < 0) {
+	if (request_start(token, ACCT_START | ACCT_TK_RESET) < 0) {
 		free_tokens[free_count++] = token;
 		return 0;
 	}
-	current = token;
 	in_flight++;
 	last_begin_ms = 0; /* http_acct_idle takes the time: no clock read here */
 	return token;
@@ -90,26 +101,22 @@ int http_acct_begin(void)
 void http_acct_resume(int token)
 {
 	if (!token)
-		http_acct_pause(); /* work for a connection with no request is the server's */
-	else if (current != token && rscfl_switch_token(handle, token) == 0)
-		current = token;
+		http_acct_pause(); /* work for a connection with no request is no request's */
+	else if (current != token)
+		request_start(token, ACCT_START);
 }
 
 void http_acct_pause(void)
 {
-	if (http_acct_enabled() && server_started)
-		server_current();
+	if (current && current != server_token && rscfl_acct(handle, current, ACCT_STOP) == 0)
+		current = 0;
 }
 
-/* Stops token with the server token current: stopping the current token
- * would leave none current, and the kernel would unweave its advice only to
- * weave it again at the next request.  Then puts the token back. */
+/* Stops token, if it is still started, and puts it back. */
 static void finish(int token)
 {
-	server_current();
-	rscfl_acct(handle, token, ACCT_STOP);
 	if (current == token)
-		current = 0;
+		http_acct_pause();
 	free_tokens[free_count++] = token;
 	in_flight--;
 }
@@ -169,9 +176,9 @@ unsigned http_acct_count(void)
 	return ring_count;
 }
 
-int http_acct_server(struct rscfl_acct *acct)
+int http_acct_unattributed(struct rscfl_acct *acct)
 {
 	if (!http_acct_enabled())
 		return -E_NOSYS;
-	return rscfl_read_acct(handle, server_token, acct);
+	return rscfl_read_unattributed(handle, acct);
 }

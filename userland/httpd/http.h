@@ -72,17 +72,17 @@ void http_respond_memory(const struct http_request *request, int keep_alive, con
 void http_respond_error(int status, struct http_response *response);
 
 /* ---- per-request accounting (accounting.c) ------------------------------
- * One librscfl token per request: started when the request's first byte is
- * read, made current again for each later stage of it (the loop serves many
- * connections in turns), stopped when its response is out.  Between
- * requests a "server" token is current, so that poll() and accept() are the
- * server's and not the last request's; it is stopped after
- * HTTP_ACCT_LINGER_MS without requests, which lets the kernel unweave the
- * accounting advice while httpd idles.  Requests beyond the free tokens are
- * served unaccounted.
+ * One librscfl token per request: started (reset) when the request's first
+ * byte is read, stopped when its response is out, and for a request served
+ * in stages stopped at the end of each stage and started again (no reset) at
+ * the next, so that poll() and the other connections are not charged to it:
+ * they go to the process's unattributed result.  A server token stays
+ * started while httpd is busy so that the kernel keeps its accounting aspect
+ * linked between requests; it is stopped after HTTP_ACCT_LINGER_MS without
+ * requests.  Requests beyond the free tokens are served unaccounted.
  *
  *     http_acct_setup();  int token = http_acct_begin();   // before the first recv
- *     http_acct_resume(token); ... http_acct_pause();        // each later stage
+ *     http_acct_pause(); ... http_acct_resume(token);        // between stages
  *     const struct http_served *s = http_acct_end(token, &done);  // response out
  */
 #define HTTP_ACCT_RING      64   /* requests kept for /rscfl */
@@ -110,9 +110,9 @@ int http_acct_enabled(void);
 /* Starts accounting a new request (reset, then current).  Returns its token,
  * or 0 when it goes unaccounted (accounting off, no free token, an error). */
 int http_acct_begin(void);
-/* Makes token (0: the server token) the current activity again. */
+/* Makes token the current activity again (0: none is current). */
 void http_acct_resume(int token);
-/* Makes the server token current again (before poll()). */
+/* Stops the current request's token: a stage ends (before poll()). */
 void http_acct_pause(void);
 /* A begun request that never had a byte (the peer closed): its token goes
  * back, nothing is recorded. */
@@ -127,8 +127,9 @@ void http_acct_idle(uint64_t now_ms);
 /* The served request i (0: oldest kept) of http_acct_count(), or NULL. */
 const struct http_served *http_acct_get(unsigned i);
 unsigned http_acct_count(void);
-/* The server token's results so far.  Returns 0 or a negative errno. */
-int http_acct_server(struct rscfl_acct *acct);
+/* What the process spent with no request current (the loop's own work)
+ * while accounting was on.  Returns 0 or a negative errno. */
+int http_acct_unattributed(struct rscfl_acct *acct);
 
 /* ---- reports (report.c) -------------------------------------------------- */
 

@@ -497,7 +497,7 @@ static void serve_forever(int listener)
 					    .events = pool[i].state == READING ? POLLIN : POLLOUT};
 		}
 		log_flush();
-		http_acct_pause(); /* poll() and accept() are the server's */
+		http_acct_pause(); /* poll() and accept() are no request's */
 		http_acct_idle(now_ms());
 		int ready = poll(fds, (nfds_t)count, poll_timeout(now_ms()));
 		if (ready < 0 && errno != EINTR) {

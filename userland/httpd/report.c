@@ -3,7 +3,7 @@
  * breakdown of one request, and /rscfl, the JSON of the last HTTP_ACCT_RING
  * requests (every field of the kernel's result and of each subsystem, walked
  * from librscfl's field tables so that a field added to the layout shows up
- * here unasked) plus the server token's totals.  Strings are escaped for
+ * here unasked) plus what the process spent outside any request.  Strings are escaped for
  * JSON, bytes outside ASCII as \u00XX (a path is bytes, not UTF-8).  The JSON
  * grows in one malloc'd buffer; running out of memory gives -ENOMEM and no
  * half document.
@@ -204,10 +204,10 @@ int http_report_json(char **json, size_t *length)
 	add_units(&t, "units", rscfl_result_fields, rscfl_result_field_count);
 	text_add(&t, ", ");
 	add_units(&t, "subsystem_units", rscfl_subsystem_fields, rscfl_subsystem_field_count);
-	struct rscfl_acct server;
-	if (http_acct_server(&server) == 0) {
-		text_add(&t, ",\n\"server\": ");
-		add_result(&t, &server.kernel);
+	struct rscfl_acct unattributed;
+	if (http_acct_unattributed(&unattributed) == 0) {
+		text_add(&t, ",\n\"unattributed\": ");
+		add_result(&t, &unattributed.kernel);
 	}
 	text_add(&t, ",\n\"requests\": [");
 	for (unsigned i = 0; i < http_acct_count(); i++) {
