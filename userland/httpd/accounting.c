@@ -72,7 +72,8 @@ static void server_start(void)
 }
 
 /* Starts token (flags: ACCT_START, with TK_RESET for a new request); the
- * started request token that was current, if any, is stopped first. */
+ * started request token that was current, if any, is stopped first.
+ * Returns 0, or -1 when the kernel refused (token left stopped). */
 static int request_start(int token, unsigned flags)
 {
 	http_acct_pause();
