@@ -7,7 +7,8 @@ rc's, fetches /small.txt from it, then GET /rscfl, and asks:
     subsystem field?
   - does that request show kernel work that makes sense: at least one
     system call, wall time at or above its CPU time, its status and body
-    bytes stored beside as metrics?
+    bytes stored beside as metrics?  Is the server's own work (unattributed)
+    there too?
   - did the access log on the console get the request's line with the
     breakdown (wall, cpu, sched_out, syscalls, top subsystems, TCP bytes)?
 The guest's port ACCT_PORT must be forwarded (Guest(..., {host: ACCT_PORT})).
@@ -62,6 +63,8 @@ def judge(document, small):
                        f"cpu {kernel['cpu_ns']} ns")
     if metrics.get("status") != 200 or metrics.get("body_bytes") != len(small):
         return False, f"metrics {metrics}"
+    if "syscalls" not in document.get("unattributed", {}):
+        return False, "no unattributed result (the server's own work)"
     names = ",".join(s["name"] for s in kernel["subsystems"])
     return True, (f"{kernel['syscalls']} system calls, wall {kernel['wall_ns']} ns >= cpu "
                   f"{kernel['cpu_ns']} ns, subsystems {names}")
