@@ -65,10 +65,28 @@ struct linker_run *linker_current_run(void)
 	return __atomic_load_n(&run->aspect, __ATOMIC_RELAXED) ? run : NULL;
 }
 
-static uint64_t budget_tsc(const struct aspect *aspect)
+/* The last budget converted on each CPU: the conversion takes two divisions,
+ * and every aspect has the same budget unless set otherwise.  The clock's
+ * rate is final before the first aspect links (clock_calibrate_hpet runs at
+ * boot), so the budget in ns is the whole key. */
+static struct budget_cache {
+	uint64_t budget_ns; /* 0: nothing cached (a budget is never 0) */
+	uint64_t tsc;
+} budgets[MAX_CPUS];
+
+/* aspect's budget in TSC ticks. */
+static uint64_t budget_tsc(const struct aspect *aspect, unsigned cpu)
 {
+	struct budget_cache *cache = &budgets[cpu];
+	if (cache->budget_ns == aspect->budget_ns)
+		return cache->tsc;
 	uint64_t hz = clock_tsc_hz();
-	return hz ? aspect->budget_ns * (hz / 1000) / 1000000 : UINT64_MAX / 2;
+	uint64_t tsc = hz ? aspect->budget_ns * (hz / 1000) / 1000000 : UINT64_MAX / 2;
+	if (hz) {
+		cache->budget_ns = aspect->budget_ns;
+		cache->tsc = tsc;
+	}
+	return tsc;
 }
 
 /* Runs fn(arg) with this CPU's record set; returns 0 or -EFAULT (aborted). */
@@ -76,12 +94,13 @@ static int run_guarded(struct aspect *aspect, void (*fn)(void *), void *arg,
 		       struct jp_context *context)
 {
 	ASSERT(this_cpu()->preempt_count > 0 || !irq_enabled());
-	struct linker_run *run = &runs[this_cpu_id()];
+	unsigned cpu = this_cpu_id();
+	struct linker_run *run = &runs[cpu];
 	if (run->aspect)
 		return -EBUSY;
 	run->context = context;
 	run->start_tsc = rdtsc();
-	run->deadline_tsc = run->start_tsc + budget_tsc(aspect);
+	run->deadline_tsc = run->start_tsc + budget_tsc(aspect, cpu);
 	run->overrun_interrupts = 0;
 	__atomic_store_n(&run->aspect, aspect, __ATOMIC_RELEASE);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -24,8 +24,14 @@
 #include "sched/sched.h"
 #include "time/time.h"
 
-struct spinlock acct_lock = SPINLOCK_INIT("acct");
+uint32_t acct_lock;
 struct acct_owner acct_owners[ACCT_MAX_OWNERS];
+
+struct acct_owner *acct_owner_of(const struct thread *t)
+{
+	struct acct_owner *o = t ? thread_acct_state(t) : NULL;
+	return o && __atomic_load_n(&o->thread_id, __ATOMIC_RELAXED) == thread_id(t) ? o : NULL;
+}
 
 struct acct_owner *acct_find_owner(uint64_t thread_id)
 {
@@ -152,23 +158,23 @@ static void reclaim_dead_owners(void)
 {
 	uint64_t tids[ACCT_MAX_OWNERS], stale[ACCT_MAX_OWNERS] = {0};
 	int pids[ACCT_MAX_OWNERS];
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	uint64_t flags = acct_lock_irqsave();
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
 		tids[i] = acct_owners[i].thread_id;
 		pids[i] = acct_owners[i].pid;
 	}
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++)
 		if (tids[i] && proc_kill(pids[i], 0) != -ESRCH)
 			tids[i] = 0;
-	flags = spin_lock_irqsave(&acct_lock);
+	flags = acct_lock_irqsave();
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
 		if (tids[i] && acct_owners[i].thread_id == tids[i]) {
 			stale[i] = acct_owners[i].phys;
 			acct_owners[i].thread_id = 0;
 		}
 	}
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++)
 		if (stale[i])
 			pmm_free_contiguous(stale[i], ACCT_PAGES);
@@ -197,6 +203,7 @@ static void owner_setup(struct acct_owner *o, uint64_t tid, int pid, uint64_t ph
 	o->page->magic = ACCT_PAGE_MAGIC;
 	o->page->tokens = ACCT_MAX_TOKENS;
 	o->page->pid = pid;
+	thread_set_acct_state(thread_current(), o); /* the callers set up their own */
 }
 
 /* Finds or makes the caller's owner; returns its page's frame, or 0 with
@@ -206,7 +213,7 @@ static uint64_t owner_for_caller(uint64_t tid, int pid, int *error)
 	uint64_t fresh = pmm_alloc_contiguous(ACCT_PAGES, PAGE_SIZE), phys = 0;
 	if (fresh)
 		memset(phys_to_virt(fresh), 0, ACCT_PAGES * PAGE_SIZE);
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	uint64_t flags = acct_lock_irqsave();
 	struct acct_owner *o = acct_find_owner(tid);
 	if (o) {
 		phys = o->phys;
@@ -219,7 +226,7 @@ static uint64_t owner_for_caller(uint64_t tid, int pid, int *error)
 	} else {
 		*error = -ENOSPC;
 	}
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 	if (fresh)
 		pmm_free_contiguous(fresh, ACCT_PAGES);
 	return phys;
@@ -265,7 +272,7 @@ int64_t acct_init_thread(void)
  * -EINVAL. */
 static int caller_token(struct acct_owner **owner, int token)
 {
-	*owner = acct_find_owner(thread_id(thread_current()));
+	*owner = acct_owner_of(thread_current());
 	if (!*owner)
 		return -ENOENT;
 	if (token == 0)
@@ -280,7 +287,7 @@ static int caller_token(struct acct_owner **owner, int token)
 int acct_get_token(void)
 {
 	struct acct_owner *o;
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	uint64_t flags = acct_lock_irqsave();
 	int result = caller_token(&o, 0);
 	if (result == 0) {
 		result = -ENOSPC;
@@ -293,7 +300,7 @@ int acct_get_token(void)
 			}
 		}
 	}
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 	return result;
 }
 
@@ -310,7 +317,7 @@ static void stop_token(struct acct_owner *o, int index, uint64_t now)
 int acct_free_token(int token)
 {
 	struct acct_owner *o;
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	uint64_t flags = acct_lock_irqsave();
 	int index = caller_token(&o, token);
 	if (index >= 0 && token == 0)
 		index = -EINVAL;
@@ -319,7 +326,7 @@ int acct_free_token(int token)
 		reset_token(o, index);
 		o->page->results[index].state = ACCT_TOKEN_FREE;
 	}
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 	acct_weave_update();
 	return index < 0 ? index : 0;
 }
@@ -360,20 +367,61 @@ static void apply_control(struct acct_owner *o, int index, unsigned flags, uint6
 static int control_token(int token, unsigned flags, bool apply)
 {
 	struct acct_owner *o;
-	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	uint64_t lock_flags = acct_lock_irqsave();
 	int index = caller_token(&o, token);
 	if (index >= 0 && token == 0)
 		index = -EINVAL;
 	int result = index < 0 ? index : check_control(o->page->results[index].state, flags);
 	if (result == 0 && apply)
 		apply_control(o, index, flags, clock_ns());
-	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	acct_unlock_irqrestore(lock_flags);
 	return result;
+}
+
+/* Under acct_lock: whether o needs the aspect linked (weave.c's test, for
+ * one owner): a token of it current, pending or suspended. */
+bool acct_owner_wants_weave(const struct acct_owner *o)
+{
+	if (o->current >= 0 || o->next >= 0)
+		return true;
+	for (unsigned t = 0; t < ACCT_MAX_TOKENS; t++)
+		if (o->page->results[t].state == ACCT_TOKEN_SUSPENDED)
+			return true;
+	return false;
+}
+
+/* The common case with no weaving: the aspect is linked and stays linked
+ * (weave.c clears acct_woven under acct_lock before it unlinks, so a change
+ * made here while it is set is seen by the unlinking side's test).  Returns
+ * 1 when the call was done here (its result in *result), 0 when it needs the
+ * weaving path. */
+static int control_fast(int token, unsigned flags, int *result)
+{
+	struct acct_owner *o;
+	uint64_t lock_flags = acct_lock_irqsave();
+	if (!acct_woven) {
+		acct_unlock_irqrestore(lock_flags);
+		return 0;
+	}
+	int index = caller_token(&o, token);
+	if (index >= 0 && token == 0)
+		index = -EINVAL;
+	*result = index < 0 ? index : check_control(o->page->results[index].state, flags);
+	if (*result == 0)
+		apply_control(o, index, flags, clock_ns());
+	bool keep = index < 0 || acct_owner_wants_weave(o);
+	acct_unlock_irqrestore(lock_flags);
+	if (!keep)
+		acct_weave_update(); /* maybe the last started token: unlink */
+	return 1;
 }
 
 int acct_control(int token, unsigned flags)
 {
-	int result = control_token(token, flags, false);
+	int result;
+	if (control_fast(token, flags, &result))
+		return result;
+	result = control_token(token, flags, false);
 	if (result == 0 && (flags & (ACCT_START | ACCT_NEXT)))
 		acct_weave_attach(); /* before the clock starts: weaving is not the activity's */
 	if (result == 0)
@@ -384,9 +432,15 @@ int acct_control(int token, unsigned flags)
 
 int acct_switch_token(int token)
 {
-	acct_weave_attach();
+	/* Linked already (the usual case): a switch keeps a token started, so
+	 * it stays linked, and nothing is woven. */
+	bool linked = __atomic_load_n(&acct_woven, __ATOMIC_RELAXED);
+	if (!linked)
+		acct_weave_attach();
 	struct acct_owner *o;
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	uint64_t flags = acct_lock_irqsave();
+	if (!acct_woven)
+		linked = false; /* unlinked meanwhile: update below */
 	int index = caller_token(&o, token);
 	if (index >= 0 && token == 0)
 		index = -EINVAL;
@@ -397,8 +451,9 @@ int acct_switch_token(int token)
 		else if (state != ACCT_TOKEN_CURRENT)
 			index = -EINVAL;
 	}
-	spin_unlock_irqrestore(&acct_lock, flags);
-	acct_weave_update();
+	acct_unlock_irqrestore(flags);
+	if (!linked)
+		acct_weave_update();
 	return index < 0 ? index : 0;
 }
 
@@ -408,11 +463,11 @@ struct acct_page *acct_attach_kernel_thread(void)
 	if (!phys)
 		return NULL;
 	memset(phys_to_virt(phys), 0, ACCT_PAGES * PAGE_SIZE);
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	uint64_t flags = acct_lock_irqsave();
 	struct acct_owner *o = free_owner();
 	if (o)
 		owner_setup(o, thread_id(thread_current()), 0, phys);
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 	if (!o) {
 		pmm_free_contiguous(phys, ACCT_PAGES);
 		return NULL;
@@ -423,13 +478,14 @@ struct acct_page *acct_attach_kernel_thread(void)
 void acct_detach_kernel_thread(void)
 {
 	uint64_t phys = 0;
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
-	struct acct_owner *o = acct_find_owner(thread_id(thread_current()));
+	uint64_t flags = acct_lock_irqsave();
+	struct acct_owner *o = acct_owner_of(thread_current());
 	if (o) {
 		phys = o->phys;
 		o->thread_id = 0;
+		thread_set_acct_state(thread_current(), NULL);
 	}
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 	if (phys)
 		pmm_free_contiguous(phys, ACCT_PAGES);
 	acct_weave_update();

@@ -80,11 +80,11 @@ acct_ref_t acct_current_ref(void)
 	if (index < 0 || __atomic_load_n(&acct_owners[index].current, __ATOMIC_RELAXED) < 0)
 		return 0; /* not an owner, or no token current: no lock taken */
 	acct_ref_t ref = 0;
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	uint64_t flags = acct_lock_irqsave();
 	const struct acct_owner *o = &acct_owners[index];
 	if (o->thread_id == tid && o->current >= 0)
 		ref = ref_encode((unsigned)index, o->current, tid, o->generation[o->current]);
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 	return ref;
 }
 
@@ -105,14 +105,14 @@ void acct_charge_ref(acct_ref_t ref, enum acct_counter counter, uint64_t amount)
 {
 	if (!ref)
 		return;
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	uint64_t flags = acct_lock_irqsave();
 	struct acct_result *r = ref_result(ref);
 	if (r) {
 		acct_result_begin(r);
 		add_counter(r, counter, amount);
 		acct_result_end(r);
 	}
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 }
 
 uint64_t acct_async_begin(acct_ref_t ref)
@@ -125,7 +125,7 @@ void acct_async_end(acct_ref_t ref, uint64_t begin_ns)
 	if (!ref || !begin_ns)
 		return;
 	uint64_t now = clock_ns();
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	uint64_t flags = acct_lock_irqsave();
 	struct acct_result *r = ref_result(ref);
 	if (r) {
 		acct_result_begin(r);
@@ -133,5 +133,5 @@ void acct_async_end(acct_ref_t ref, uint64_t begin_ns)
 		r->async_items++;
 		acct_result_end(r);
 	}
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 }

@@ -28,11 +28,13 @@
 
 #define ACTIVITY_TAG (1ULL << 63)
 
-/* Thread t's owner, looked up without the lock: a racy look that spares
- * unaccounted threads the lock; still_owner checks it again under the lock. */
+/* Thread t's owner, looked up without the lock: the thread's state pointer,
+ * so that a thread that is not accounted (lwIP's, the NIC's, idle, most of
+ * the time every other one) costs a load and a branch and never the lock;
+ * still_owner checks it again under the lock. */
 static struct acct_owner *lookup(const struct thread *t)
 {
-	return t ? acct_find_owner(thread_id(t)) : NULL;
+	return t ? thread_acct_state(t) : NULL;
 }
 
 static bool still_owner(const struct acct_owner *o, const struct thread *t)
@@ -41,13 +43,19 @@ static bool still_owner(const struct acct_owner *o, const struct thread *t)
 }
 
 /* The slot of module in result index's subsystems, opened if need be; the
- * last slot takes every module past the others ("other"). */
+ * last slot takes every module past the others ("other").  Join points of a
+ * module share its name's string, so the pointers are compared first, over
+ * every slot, and the text only when none matches. */
 static unsigned subsystem_slot(struct acct_owner *o, int index, const char *module)
 {
 	struct acct_result *r = acct_result_of(o, index);
-	unsigned i;
-	for (i = 0; i < r->subsystem_count; i++)
-		if (o->modules[index][i] == module || strcmp(o->modules[index][i], module) == 0)
+	const char *const *modules = o->modules[index];
+	unsigned i, count = r->subsystem_count;
+	for (i = 0; i < count; i++)
+		if (modules[i] == module)
+			return i;
+	for (i = 0; i < count; i++)
+		if (strcmp(modules[i], module) == 0)
 			return i;
 	if (i == ACCT_MAX_SUBSYSTEMS - 1)
 		module = "other";
@@ -108,10 +116,10 @@ int acct_call_enter(struct jp_context *context, unsigned flags)
 	if (!o)
 		return 0;
 	int opened = 0;
-	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	uint64_t lock_flags = acct_lock_irqsave();
 	if (still_owner(o, context->thread))
 		opened = push_frame(o, context, flags);
-	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	acct_unlock_irqrestore(lock_flags);
 	return opened;
 }
 
@@ -161,10 +169,10 @@ uint64_t acct_call_exit(const struct jp_context *context, unsigned flags)
 		return 0;
 	uint64_t ns = 0;
 	struct acct_owner *o = &acct_owners[(context->activity >> 8) % ACCT_MAX_OWNERS];
-	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	uint64_t lock_flags = acct_lock_irqsave();
 	if (still_owner(o, context->thread))
 		ns = pop_frame(o, (unsigned)(context->activity & 0xff), flags);
-	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	acct_unlock_irqrestore(lock_flags);
 	return ns;
 }
 
@@ -174,11 +182,11 @@ const char *acct_innermost_subsystem(const struct jp_context *context)
 	struct acct_owner *o = lookup(context->thread);
 	if (!o)
 		return name;
-	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	uint64_t lock_flags = acct_lock_irqsave();
 	if (still_owner(o, context->thread) && o->depth &&
 	    frame_module(o, &o->frames[o->depth - 1]))
 		name = frame_module(o, &o->frames[o->depth - 1]);
-	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	acct_unlock_irqrestore(lock_flags);
 	return name;
 }
 
@@ -223,7 +231,7 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 	if (!o)
 		return -ENOENT;
 	int result = -ENOENT;
-	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	uint64_t lock_flags = acct_lock_irqsave();
 	if (still_owner(o, context->thread) && o->charged >= 0) {
 		struct acct_result *r = acct_result_of(o, o->charged);
 		acct_result_begin(r);
@@ -232,7 +240,7 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 		acct_result_end(r);
 		result = 0;
 	}
-	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	acct_unlock_irqrestore(lock_flags);
 	return result;
 }
 
@@ -287,11 +295,11 @@ void acct_note_switch(struct thread *prev, struct thread *next)
 	struct acct_owner *out = lookup(prev), *in = lookup(next);
 	if (!out && !in)
 		return;
-	uint64_t lock_flags = spin_lock_irqsave(&acct_lock);
+	uint64_t lock_flags = acct_lock_irqsave();
 	uint64_t now = clock_ns();
 	if (still_owner(out, prev) && out->charged >= 0)
 		switch_out(out, prev, now);
 	if (still_owner(in, next) && in->charged >= 0)
 		switch_in(in, now);
-	spin_unlock_irqrestore(&acct_lock, lock_flags);
+	acct_unlock_irqrestore(lock_flags);
 }

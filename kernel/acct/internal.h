@@ -9,8 +9,11 @@
  * or, while the aspect is woven and no token is current, the page's
  * `unattributed` result (index ACCT_UNATTRIBUTED), or nothing (-1).
  *
- * Lock: acct_lock (irqsave: the advice runs on sched.switch with interrupts
- * off) guards the table and every owner's fields and page.
+ * Lock: acct_lock (interrupts off: the advice runs on sched.switch with
+ * interrupts off) guards the table and every owner's fields and page.  It is
+ * a plain test-and-set word taken in line, not a struct spinlock: the advice
+ * of an accounted thread takes it once per event, and what it guards is a few
+ * dozen stores, never a sleep or another lock.
  */
 #ifndef KERNEL_ACCT_INTERNAL_H
 #define KERNEL_ACCT_INTERNAL_H
@@ -19,7 +22,7 @@
 #include <stdint.h>
 
 #include "acct/acct.h"
-#include "cpu/spinlock.h"
+#include "arch/x86_64/cpu.h"
 
 #define ACCT_MAX_OWNERS 16 /* threads with accounting state at once */
 #define ACCT_MAX_DEPTH  24 /* nested join point calls tracked; deeper ones are not */
@@ -57,12 +60,34 @@ struct acct_owner {
 	uint32_t generation[ACCT_MAX_TOKENS];
 };
 
-extern struct spinlock acct_lock;
+extern uint32_t acct_lock;
+
+/* Takes acct_lock with interrupts off; returns the flags for the unlock. */
+static inline uint64_t acct_lock_irqsave(void)
+{
+	uint64_t flags = irq_save();
+	while (__atomic_exchange_n(&acct_lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&acct_lock, __ATOMIC_RELAXED))
+			cpu_relax();
+	return flags;
+}
+
+static inline void acct_unlock_irqrestore(uint64_t flags)
+{
+	__atomic_store_n(&acct_lock, 0, __ATOMIC_RELEASE);
+	irq_restore(flags);
+}
 extern struct acct_owner acct_owners[ACCT_MAX_OWNERS];
 extern bool acct_woven; /* the aspect is linked: unattributed time counts */
 
+/* acct.c: t's owner, from the thread's state pointer checked against the
+ * entry's thread id, or NULL.  Without acct_lock it is a hint, to be checked
+ * again under it. */
+struct acct_owner *acct_owner_of(const struct thread *t);
 /* acct.c, under acct_lock */
 struct acct_owner *acct_find_owner(uint64_t thread_id);
+/* Whether o needs the aspect linked: a token current, pending or suspended. */
+bool acct_owner_wants_weave(const struct acct_owner *o);
 /* Result index of o's page: a token's, or the unattributed one. */
 struct acct_result *acct_result_of(struct acct_owner *o, int index);
 void acct_result_begin(struct acct_result *r);

@@ -5,7 +5,10 @@
  * join points' NOPs.  It stays loaded, so `aspect stats rscfl` and `scopectl
  * stats` show it and its counts across links.  While it is linked,
  * acct_woven is set: owners with no current token charge `unattributed`.
- * weave_lock serialises linking and unlinking, which sleep.
+ * weave_lock serialises linking and unlinking, which sleep.  The control
+ * calls skip all of this while acct_woven is set and their owner still needs
+ * the aspect (acct.c's fast path): so the decision to unlink and the clearing
+ * of acct_woven are made in one acct_lock section, before the unlink.
  */
 #include "acct/internal.h"
 #include "console/console.h"
@@ -17,19 +20,18 @@
 
 static struct mutex weave_lock = MUTEX_INIT(weave_lock, "acct.weave");
 
-static bool weave_wanted(void)
+/* Whether some owner needs the aspect; when none does (and not forced),
+ * clears acct_woven in the same section, so that no control call's fast path
+ * can start a token between the test and the unlink. */
+static bool weave_wanted(bool force)
 {
-	bool wanted = false;
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
-	for (unsigned i = 0; i < ACCT_MAX_OWNERS && !wanted; i++) {
-		struct acct_owner *o = &acct_owners[i];
-		if (!o->thread_id)
-			continue;
-		wanted = o->current >= 0 || o->next >= 0;
-		for (unsigned t = 0; t < ACCT_MAX_TOKENS && !wanted; t++)
-			wanted = o->page->results[t].state == ACCT_TOKEN_SUSPENDED;
-	}
-	spin_unlock_irqrestore(&acct_lock, flags);
+	bool wanted = force;
+	uint64_t flags = acct_lock_irqsave();
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS && !wanted; i++)
+		wanted = acct_owners[i].thread_id && acct_owner_wants_weave(&acct_owners[i]);
+	if (!wanted)
+		acct_set_woven(false, clock_ns());
+	acct_unlock_irqrestore(flags);
 	return wanted;
 }
 
@@ -57,9 +59,9 @@ static bool is_live(struct aspect *aspect)
 
 static void set_woven(bool woven)
 {
-	uint64_t flags = spin_lock_irqsave(&acct_lock);
+	uint64_t flags = acct_lock_irqsave();
 	acct_set_woven(woven, clock_ns());
-	spin_unlock_irqrestore(&acct_lock, flags);
+	acct_unlock_irqrestore(flags);
 }
 
 /* Links when forced or wanted, unlinks when neither.  Decides under
@@ -67,7 +69,7 @@ static void set_woven(bool woven)
 static void weave(bool force)
 {
 	mutex_lock(&weave_lock);
-	bool wanted = force || weave_wanted();
+	bool wanted = weave_wanted(force);
 	struct aspect *aspect = wanted ? accounting_aspect() : aspect_find(ACCT_ASPECT);
 	bool live = is_live(aspect);
 	if (wanted && aspect && !live) {
@@ -79,8 +81,7 @@ static void weave(bool force)
 	if (wanted && live) {
 		set_woven(true); /* also when it was linked by hand before */
 	} else if (!wanted && live) {
-		set_woven(false);
-		aspect_unlink(aspect);
+		aspect_unlink(aspect); /* acct_woven was cleared by weave_wanted */
 	}
 	mutex_unlock(&weave_lock);
 }

@@ -89,6 +89,7 @@ struct thread {
 
 	struct process *process;     /* NULL for a kernel thread */
 	struct address_space *space; /* loaded while it runs; NULL: the kernel's */
+	void *acct;                  /* kernel/acct's state of the thread, NULL: none */
 };
 
 /* One per CPU, reached through this_cpu()->sched. */

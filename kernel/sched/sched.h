@@ -78,6 +78,10 @@ uint64_t thread_id(const struct thread *t);
 const char *thread_name(const struct thread *t);
 int thread_priority(const struct thread *t);
 enum thread_state thread_state(const struct thread *t);
+/* The accounting state kernel/acct attached to t (NULL: none), a hint that
+ * kernel/acct checks against its own tables.  Set by kernel/acct only. */
+void *thread_acct_state(const struct thread *t);
+void thread_set_acct_state(struct thread *t, void *state);
 void thread_get_stats(const struct thread *t, struct thread_stats *stats);
 /* Threads that exist right now (not yet reclaimed), idle threads included. */
 unsigned thread_count(void);

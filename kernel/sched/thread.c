@@ -227,6 +227,16 @@ uint64_t thread_id(const struct thread *t)
 	return t->id;
 }
 
+void *thread_acct_state(const struct thread *t)
+{
+	return __atomic_load_n(&t->acct, __ATOMIC_RELAXED);
+}
+
+void thread_set_acct_state(struct thread *t, void *state)
+{
+	__atomic_store_n(&t->acct, state, __ATOMIC_RELAXED);
+}
+
 const char *thread_name(const struct thread *t)
 {
 	return t->name;
