@@ -65,10 +65,11 @@ struct linker_run *linker_current_run(void)
 	return __atomic_load_n(&run->aspect, __ATOMIC_RELAXED) ? run : NULL;
 }
 
-/* The last budget converted on each CPU: the conversion takes two divisions,
- * and every aspect has the same budget unless set otherwise.  The clock's
- * rate is final before the first aspect links (clock_calibrate_hpet runs at
- * boot), so the budget in ns is the whole key. */
+/* The last budget converted on each CPU, by the interrupt-exit check only
+ * (the deadline is worked out there, not on every call): the conversion takes
+ * two divisions, and every aspect has the same budget unless set otherwise.
+ * The clock's rate is final before the first aspect links
+ * (clock_calibrate_hpet runs at boot), so the budget in ns is the whole key. */
 static struct budget_cache {
 	uint64_t budget_ns; /* 0: nothing cached (a budget is never 0) */
 	uint64_t tsc;
@@ -89,18 +90,21 @@ static uint64_t budget_tsc(const struct aspect *aspect, unsigned cpu)
 	return tsc;
 }
 
-/* Runs fn(arg) with this CPU's record set; returns 0 or -EFAULT (aborted). */
-static int run_guarded(struct aspect *aspect, void (*fn)(void *), void *arg,
-		       struct jp_context *context)
+/* Runs fn(arg) with run, this CPU's record, set; returns 0 or -EFAULT
+ * (aborted).  In line in linker_run_advice: it is on every event of every
+ * direct aspect, so it is kept to the record's stores, the recovery point and
+ * two TSC reads (the start, which the overrun check measures from, and the
+ * end, for the aspect's time); the deadline is worked out only by the check. */
+static inline __attribute__((always_inline)) int run_guarded(struct linker_run *run,
+							     struct aspect *aspect,
+							     void (*fn)(void *), void *arg,
+							     struct jp_context *context)
 {
 	ASSERT(this_cpu()->preempt_count > 0 || !irq_enabled());
-	unsigned cpu = this_cpu_id();
-	struct linker_run *run = &runs[cpu];
 	if (run->aspect)
 		return -EBUSY;
 	run->context = context;
 	run->start_tsc = rdtsc();
-	run->deadline_tsc = run->start_tsc + budget_tsc(aspect, cpu);
 	run->overrun_interrupts = 0;
 	__atomic_store_n(&run->aspect, aspect, __ATOMIC_RELEASE);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -108,7 +112,9 @@ static int run_guarded(struct aspect *aspect, void (*fn)(void *), void *arg,
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t spent = rdtsc() - run->start_tsc;
 	__atomic_store_n(&run->aspect, NULL, __ATOMIC_RELEASE);
-	aspect_count_event(aspect, spent);
+	/* aspect_count_event, in line */
+	__atomic_fetch_add(&aspect->events, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&aspect->time_tsc, spent, __ATOMIC_RELAXED);
 	return aborted ? -EFAULT : 0;
 }
 
@@ -118,7 +124,7 @@ int linker_run_advice(struct aspect *aspect, ms_advice_fn fn, struct jp_context 
 	struct linker_run *run = &runs[this_cpu_id()];
 	run->after = after;
 	/* The advice gets this CPU's record as its opaque struct ms_ctx. */
-	return run_guarded(aspect, (void (*)(void *))(void (*)(void))fn, run, context);
+	return run_guarded(run, aspect, (void (*)(void *))(void (*)(void))fn, run, context);
 }
 
 struct init_call {
@@ -137,8 +143,9 @@ int linker_run_init(struct aspect *aspect, ms_init_fn fn)
 {
 	struct init_call call = {.fn = fn};
 	preempt_disable();
-	runs[this_cpu_id()].after = false;
-	int err = run_guarded(aspect, call_init, &call, NULL);
+	struct linker_run *run = &runs[this_cpu_id()];
+	run->after = false;
+	int err = run_guarded(run, aspect, call_init, &call, NULL);
 	preempt_enable();
 	return err ? err : call.result;
 }
@@ -152,8 +159,9 @@ void linker_run_exit(struct aspect *aspect, ms_exit_fn fn)
 {
 	struct init_call call = {.exit = fn};
 	preempt_disable();
-	runs[this_cpu_id()].after = false;
-	run_guarded(aspect, call_exit, &call, NULL);
+	struct linker_run *run = &runs[this_cpu_id()];
+	run->after = false;
+	run_guarded(run, aspect, call_exit, &call, NULL);
 	preempt_enable();
 }
 
@@ -200,9 +208,13 @@ static void check_overrun(struct trap_frame *frame)
 {
 	if (trap_frame_from_user(frame))
 		return;
-	struct linker_run *run = &runs[this_cpu_id()];
+	unsigned cpu = this_cpu_id();
+	struct linker_run *run = &runs[cpu];
 	struct aspect *aspect = running_in_text(run, frame->rip);
-	if (!aspect || (int64_t)(rdtsc() - run->deadline_tsc) < 0)
+	if (!aspect)
+		return;
+	run->deadline_tsc = run->start_tsc + budget_tsc(aspect, cpu);
+	if ((int64_t)(rdtsc() - run->deadline_tsc) < 0)
 		return;
 	/* Twice: one late interrupt may only mean this virtual CPU was not
 	 * running for a while (a host under load), not that the advice spins. */

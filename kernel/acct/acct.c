@@ -30,7 +30,7 @@ struct acct_owner acct_owners[ACCT_MAX_OWNERS];
 struct acct_owner *acct_owner_of(const struct thread *t)
 {
 	struct acct_owner *o = t ? thread_acct_state(t) : NULL;
-	return o && __atomic_load_n(&o->thread_id, __ATOMIC_RELAXED) == thread_id(t) ? o : NULL;
+	return o && __atomic_load_n(&o->thread, __ATOMIC_RELAXED) == t ? o : NULL;
 }
 
 struct acct_owner *acct_find_owner(uint64_t thread_id)
@@ -172,6 +172,7 @@ static void reclaim_dead_owners(void)
 		if (tids[i] && acct_owners[i].thread_id == tids[i]) {
 			stale[i] = acct_owners[i].phys;
 			acct_owners[i].thread_id = 0;
+			acct_owners[i].thread = NULL;
 		}
 	}
 	acct_unlock_irqrestore(flags);
@@ -203,7 +204,8 @@ static void owner_setup(struct acct_owner *o, uint64_t tid, int pid, uint64_t ph
 	o->page->magic = ACCT_PAGE_MAGIC;
 	o->page->tokens = ACCT_MAX_TOKENS;
 	o->page->pid = pid;
-	thread_set_acct_state(thread_current(), o); /* the callers set up their own */
+	o->thread = thread_current(); /* the callers set up their own */
+	thread_set_acct_state(thread_current(), o);
 }
 
 /* Finds or makes the caller's owner; returns its page's frame, or 0 with
@@ -483,6 +485,7 @@ void acct_detach_kernel_thread(void)
 	if (o) {
 		phys = o->phys;
 		o->thread_id = 0;
+		o->thread = NULL;
 		thread_set_acct_state(thread_current(), NULL);
 	}
 	acct_unlock_irqrestore(flags);

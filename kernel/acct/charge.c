@@ -37,9 +37,12 @@ static struct acct_owner *lookup(const struct thread *t)
 	return t ? thread_acct_state(t) : NULL;
 }
 
+/* A thread's state pointer is set only by its own owner_setup, and a thread
+ * struct reused for another thread starts with it NULL: the owner entry is
+ * still that thread's while it names the thread. */
 static bool still_owner(const struct acct_owner *o, const struct thread *t)
 {
-	return o && t && o->thread_id == thread_id(t);
+	return o && t && o->thread == t;
 }
 
 /* The slot of module in result index's subsystems, opened if need be; the

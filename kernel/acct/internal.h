@@ -39,7 +39,8 @@ struct acct_frame {
 };
 
 struct acct_owner {
-	uint64_t thread_id; /* 0: the entry is free */
+	uint64_t thread_id;          /* 0: the entry is free */
+	const struct thread *thread; /* the thread, while thread_id is set */
 	int pid;
 	uint64_t phys; /* the results page */
 	struct acct_page *page;
@@ -81,7 +82,7 @@ extern struct acct_owner acct_owners[ACCT_MAX_OWNERS];
 extern bool acct_woven; /* the aspect is linked: unattributed time counts */
 
 /* acct.c: t's owner, from the thread's state pointer checked against the
- * entry's thread id, or NULL.  Without acct_lock it is a hint, to be checked
+ * entry's thread, or NULL.  Without acct_lock it is a hint, to be checked
  * again under it. */
 struct acct_owner *acct_owner_of(const struct thread *t);
 /* acct.c, under acct_lock */
