@@ -14,6 +14,8 @@
  * acct_init_thread of any thread (their thread ids never come back; a reused
  * pid keeps a stale entry alive until the pid's new process ends).
  */
+#include <stddef.h>
+
 #include "acct/internal.h"
 #include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
@@ -39,23 +41,6 @@ struct acct_owner *acct_find_owner(uint64_t thread_id)
 		if (thread_id && acct_owners[i].thread_id == thread_id)
 			return &acct_owners[i];
 	return NULL;
-}
-
-struct acct_result *acct_result_of(struct acct_owner *o, int index)
-{
-	return index == ACCT_UNATTRIBUTED ? &o->page->unattributed : &o->page->results[index];
-}
-
-void acct_result_begin(struct acct_result *r)
-{
-	r->sequence++;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-void acct_result_end(struct acct_result *r)
-{
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	r->sequence++;
 }
 
 void acct_update_charged(struct acct_owner *o, uint64_t now)
@@ -142,12 +127,19 @@ void acct_set_woven(bool woven, uint64_t now)
 static void reset_token(struct acct_owner *o, int index)
 {
 	struct acct_result *r = &o->page->results[index];
-	uint32_t state = r->state;
+	uint32_t state = r->state, used = r->subsystem_count;
+	if (used > ACCT_MAX_SUBSYSTEMS)
+		used = ACCT_MAX_SUBSYSTEMS;
 	acct_result_begin(r);
-	memset((char *)r + sizeof r->sequence, 0, sizeof *r - sizeof r->sequence);
+	/* Slots past subsystem_count are zero (they were cleared, or never
+	 * used): the used ones are all there is to clear, which matters to a
+	 * server that resets a token per request. */
+	memset((char *)r + sizeof r->sequence, 0,
+	       offsetof(struct acct_result, subsystems) - sizeof r->sequence);
+	memset(r->subsystems, 0, used * sizeof r->subsystems[0]);
 	r->state = state;
 	acct_result_end(r);
-	memset(o->modules[index], 0, sizeof o->modules[index]);
+	memset(o->modules[index], 0, used * sizeof o->modules[index][0]);
 	o->generation[index]++;
 }
 

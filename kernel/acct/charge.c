@@ -86,27 +86,26 @@ static unsigned open_slots(const struct acct_owner *o)
 
 /* ---- Calls ------------------------------------------------------------------ */
 
-static void start_next(struct acct_owner *o, uint64_t now)
+static void start_next(struct acct_owner *o)
 {
 	o->depth = 0; /* still open: calls whose after was missed (unlinked meanwhile) */
 	if (o->next < 0)
 		return;
-	acct_make_current(o, o->next, now);
+	acct_make_current(o, o->next, clock_ns());
 	o->oneshot = true;
 	o->next = -1;
 }
 
 static int push_frame(struct acct_owner *o, struct jp_context *context, unsigned flags)
 {
-	uint64_t now = clock_ns();
 	if (flags & MS_ACCT_OUTERMOST)
-		start_next(o, now);
+		start_next(o);
 	if (o->charged < 0 || o->depth == ACCT_MAX_DEPTH)
 		return 0;
 	struct acct_frame *f = &o->frames[o->depth++];
 	f->token = (uint8_t)o->charged;
 	f->slot = (uint8_t)subsystem_slot(o, o->charged, context->joinpoint->module);
-	f->entry_ns = now;
+	f->entry_tsc = rdtsc();
 	f->nested_ns = 0;
 	context->activity = ACTIVITY_TAG | (uint64_t)(o - acct_owners) << 8 | o->depth;
 	return 1;
@@ -153,7 +152,8 @@ static uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned flags)
 		return 0;
 	struct acct_frame f = o->frames[level - 1];
 	o->depth = level - 1;
-	uint64_t now = clock_ns(), ns = now - f.entry_ns;
+	int64_t ticks = (int64_t)(rdtsc() - f.entry_tsc); /* < 0: moved to a CPU whose TSC lags */
+	uint64_t ns = ticks > 0 ? clock_tsc_to_ns((uint64_t)ticks) : 0;
 	struct acct_frame *parent = o->depth ? &o->frames[o->depth - 1] : NULL;
 	bool same = parent && parent->token == f.token && parent->slot == f.slot;
 	if (parent)
@@ -162,7 +162,7 @@ static uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned flags)
 	if (charged)
 		charge_call(o, &f, ns, !same, flags);
 	if (o->depth == 0 && o->oneshot && o->current >= 0)
-		acct_stop_current(o, now);
+		acct_stop_current(o, clock_ns());
 	return charged ? ns : 0;
 }
 

@@ -32,7 +32,7 @@
 
 /* One open join point call of an accounted thread. */
 struct acct_frame {
-	uint64_t entry_ns;
+	uint64_t entry_tsc; /* a TSC reading: a call's time is one conversion of its difference */
 	uint64_t nested_ns; /* time in nested calls to other subsystems (exclusive_ns) */
 	uint8_t token;      /* index of the result charged */
 	uint8_t slot;       /* its subsystem slot */
@@ -90,9 +90,23 @@ struct acct_owner *acct_find_owner(uint64_t thread_id);
 /* Whether o needs the aspect linked: a token current, pending or suspended. */
 bool acct_owner_wants_weave(const struct acct_owner *o);
 /* Result index of o's page: a token's, or the unattributed one. */
-struct acct_result *acct_result_of(struct acct_owner *o, int index);
-void acct_result_begin(struct acct_result *r);
-void acct_result_end(struct acct_result *r);
+static inline struct acct_result *acct_result_of(struct acct_owner *o, int index)
+{
+	return index == ACCT_UNATTRIBUTED ? &o->page->unattributed : &o->page->results[index];
+}
+
+/* Bracket a change of r: its sequence is odd in between (readers retry). */
+static inline void acct_result_begin(struct acct_result *r)
+{
+	r->sequence++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void acct_result_end(struct acct_result *r)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	r->sequence++;
+}
 /* Counts wall and CPU time of the charged result up to now. */
 void acct_update_charged(struct acct_owner *o, uint64_t now);
 void acct_make_current(struct acct_owner *o, int index, uint64_t now);
