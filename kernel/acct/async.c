@@ -56,16 +56,6 @@ static struct acct_result *ref_result(acct_ref_t ref)
 	return r->state == ACCT_TOKEN_FREE ? NULL : r;
 }
 
-/* The owner entry of thread tid, looked up without the lock: a hint, checked
- * again under it.  Returns its index, or -1. */
-static int owner_hint(uint64_t tid)
-{
-	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++)
-		if (__atomic_load_n(&acct_owners[i].thread_id, __ATOMIC_RELAXED) == tid)
-			return (int)i;
-	return -1;
-}
-
 acct_ref_t acct_current_ref(void)
 {
 	/* No token is current while the aspect is not linked (weave.c links it
@@ -73,17 +63,15 @@ acct_ref_t acct_current_ref(void)
 	if (!__atomic_load_n(&acct_woven, __ATOMIC_RELAXED))
 		return 0;
 	struct thread *self = thread_current();
-	if (!self)
-		return 0;
-	uint64_t tid = thread_id(self);
-	int index = owner_hint(tid);
-	if (index < 0 || __atomic_load_n(&acct_owners[index].current, __ATOMIC_RELAXED) < 0)
+	struct acct_owner *o = acct_owner_of(self); /* a hint until the lock */
+	if (!o || __atomic_load_n(&o->current, __ATOMIC_RELAXED) < 0)
 		return 0; /* not an owner, or no token current: no lock taken */
+	uint64_t tid = thread_id(self);
 	acct_ref_t ref = 0;
 	uint64_t flags = acct_lock_irqsave();
-	const struct acct_owner *o = &acct_owners[index];
 	if (o->thread_id == tid && o->current >= 0)
-		ref = ref_encode((unsigned)index, o->current, tid, o->generation[o->current]);
+		ref = ref_encode((unsigned)(o - acct_owners), o->current, tid,
+				 o->generation[o->current]);
 	acct_unlock_irqrestore(flags);
 	return ref;
 }
