@@ -6,7 +6,8 @@
  *   - an exception in kernel mode whose instruction pointer lies in the text
  *     of the aspect running on this CPU (the traps code's kernel fault hook);
  *   - interrupts, normally the tick, that find the CPU in that aspect's
- *     text past the aspect's time budget twice (checked at interrupt exit).
+ *     text past the aspect's time budget twice, a budget apart (checked at
+ *     interrupt exit).
  * Either reports the aspect (which stops its advice at once and has it
  * unlinked by the linker's thread), then rewrites the trap frame so the
  * interrupted context resumes at linker_guard_abort: the guarded call returns
@@ -213,13 +214,19 @@ static void check_overrun(struct trap_frame *frame)
 	struct aspect *aspect = running_in_text(run, frame->rip);
 	if (!aspect)
 		return;
-	run->deadline_tsc = run->start_tsc + budget_tsc(aspect, cpu);
-	if ((int64_t)(rdtsc() - run->deadline_tsc) < 0)
+	uint64_t now = rdtsc();
+	if (run->overrun_interrupts == 0)
+		run->deadline_tsc = run->start_tsc + budget_tsc(aspect, cpu);
+	if ((int64_t)(now - run->deadline_tsc) < 0)
 		return;
-	/* Twice: one late interrupt may only mean this virtual CPU was not
-	 * running for a while (a host under load), not that the advice spins. */
-	if (++run->overrun_interrupts < 2)
+	/* Twice, a budget apart: one late interrupt, or a burst of them right
+	 * after it, may only mean this virtual CPU was not running for a while
+	 * (a host under load), not that the advice spins; advice that spins is
+	 * still there one budget later. */
+	if (++run->overrun_interrupts < 2) {
+		run->deadline_tsc = now + budget_tsc(aspect, cpu);
 		return;
+	}
 	char reason[sizeof aspect->last_failure];
 	snprintf(reason, sizeof reason, "ran past its budget of %lu us at text+%#lx",
 		 (unsigned long)(aspect->budget_ns / NSEC_PER_USEC),

@@ -90,6 +90,7 @@ void acct_stop_current(struct acct_owner *o, uint64_t now)
 }
 
 bool acct_woven;
+uint64_t acct_linked_at_ns;
 
 /* True when thread tid is some CPU's current thread (a racy look: a switch
  * under way waits for acct_lock, held by the caller, to be counted). */
@@ -389,11 +390,19 @@ bool acct_owner_wants_weave(const struct acct_owner *o)
  * made here while it is set is seen by the unlinking side's test).  Returns
  * 1 when the call was done here (its result in *result), 0 when it needs the
  * weaving path. */
+/* Under acct_lock: acct_woven, found live by weave.c less than
+ * ACCT_LINK_RECHECK_NS before now. */
+static bool acct_link_trusted(uint64_t now)
+{
+	return acct_woven && now - acct_linked_at_ns < ACCT_LINK_RECHECK_NS;
+}
+
 static int control_fast(int token, unsigned flags, int *result)
 {
 	struct acct_owner *o;
+	uint64_t now = clock_ns();
 	uint64_t lock_flags = acct_lock_irqsave();
-	if (!acct_woven) {
+	if (!acct_link_trusted(now)) {
 		acct_unlock_irqrestore(lock_flags);
 		return 0;
 	}
@@ -402,7 +411,7 @@ static int control_fast(int token, unsigned flags, int *result)
 		index = -EINVAL;
 	*result = index < 0 ? index : check_control(o->page->results[index].state, flags);
 	if (*result == 0)
-		apply_control(o, index, flags, clock_ns());
+		apply_control(o, index, flags, now);
 	bool keep = index < 0 || acct_owner_wants_weave(o);
 	acct_unlock_irqrestore(lock_flags);
 	if (!keep)
@@ -428,11 +437,14 @@ int acct_switch_token(int token)
 {
 	/* Linked already (the usual case): a switch keeps a token started, so
 	 * it stays linked, and nothing is woven. */
-	bool linked = __atomic_load_n(&acct_woven, __ATOMIC_RELAXED);
+	uint64_t now = clock_ns();
+	uint64_t flags = acct_lock_irqsave();
+	bool linked = acct_link_trusted(now);
+	acct_unlock_irqrestore(flags);
 	if (!linked)
 		acct_weave_attach();
 	struct acct_owner *o;
-	uint64_t flags = acct_lock_irqsave();
+	flags = acct_lock_irqsave();
 	if (!acct_woven)
 		linked = false; /* unlinked meanwhile: update below */
 	int index = caller_token(&o, token);

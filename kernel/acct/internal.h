@@ -80,6 +80,13 @@ static inline void acct_unlock_irqrestore(uint64_t flags)
 }
 extern struct acct_owner acct_owners[ACCT_MAX_OWNERS];
 extern bool acct_woven; /* the aspect is linked: unattributed time counts */
+/* When weave.c last found the aspect live (clock_ns), under acct_lock.  The
+ * control calls' fast path trusts acct_woven for ACCT_LINK_RECHECK_NS after
+ * it, then takes the weaving path once, which links the aspect again if it
+ * was unlinked meanwhile (a fault or an overrun reported by the guard, or by
+ * hand) while tokens stayed started. */
+extern uint64_t acct_linked_at_ns;
+#define ACCT_LINK_RECHECK_NS (10 * 1000 * 1000ULL)
 
 /* acct.c: t's owner, from the thread's state pointer checked against the
  * entry's thread, or NULL.  Without acct_lock it is a hint, to be checked

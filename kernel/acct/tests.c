@@ -283,9 +283,39 @@ static void aspect_linked_by_hand_is_used(struct ktest *t)
 	acct_detach_kernel_thread();
 }
 
+/* Unlinked while a token stays started (the guard reports an overrun, a
+ * fault, or someone unlinks it by hand): does a control call a while later
+ * link it again, although the control calls skip weaving while it is linked?
+ * (httpd's server token stays started for as long as it is busy.) */
+static void aspect_unlinked_under_a_started_token_is_linked_again(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int a = acct_get_token(), b = acct_get_token();
+	EXPECT_EQ(t, acct_control(a, ACCT_START), 0);
+	struct aspect *aspect = aspect_find("rscfl");
+	ASSERT_TRUE(t, aspect != NULL);
+	EXPECT_EQ(t, aspect_unlink(aspect), 0);
+	sched_sleep_ns(2 * ACCT_LINK_RECHECK_NS);
+	EXPECT_EQ(t, acct_control(b, ACCT_START), 0);
+	struct aspect_stats stats;
+	EXPECT_EQ(t, aspect_get_stats(aspect, &stats), 0);
+	EXPECT_EQ(t, stats.state, ASPECT_LIVE);
+	EXPECT_EQ(t, acct_control(b, ACCT_STOP), 0);
+	EXPECT_EQ(t, acct_switch_token(a), 0);
+	EXPECT_EQ(t, acct_control(a, ACCT_STOP), 0);
+	EXPECT_EQ(t, aspect_get_stats(aspect, &stats), 0);
+	EXPECT_EQ(t, stats.state, ASPECT_LOADED);
+	EXPECT_EQ(t, acct_free_token(a), 0);
+	EXPECT_EQ(t, acct_free_token(b), 0);
+	acct_detach_kernel_thread();
+}
+
 KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_without_init_are_errors),
 	    KTEST_CASE(nothing_is_woven_while_idle), KTEST_CASE(stale_ref_charges_nothing),
 	    KTEST_CASE(exclusive_leaves_out_other_subsystems),
 	    KTEST_CASE(interrupts_and_allocations_are_charged),
 	    KTEST_CASE(unattributed_takes_the_gaps), KTEST_CASE(aspect_links_direct_only),
-	    KTEST_CASE(aspect_linked_by_hand_is_used), KTEST_CASE(nothing_is_woven_while_idle));
+	    KTEST_CASE(aspect_linked_by_hand_is_used),
+	    KTEST_CASE(aspect_unlinked_under_a_started_token_is_linked_again),
+	    KTEST_CASE(nothing_is_woven_while_idle));

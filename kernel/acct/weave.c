@@ -57,10 +57,13 @@ static bool is_live(struct aspect *aspect)
 	return aspect && aspect_get_stats(aspect, &stats) == 0 && stats.state == ASPECT_LIVE;
 }
 
-static void set_woven(bool woven)
+/* The aspect is live: accounting is woven, as of now. */
+static void set_woven(void)
 {
 	uint64_t flags = acct_lock_irqsave();
-	acct_set_woven(woven, clock_ns());
+	uint64_t now = clock_ns();
+	acct_set_woven(true, now);
+	acct_linked_at_ns = now;
 	acct_unlock_irqrestore(flags);
 }
 
@@ -79,7 +82,7 @@ static void weave(bool force)
 		live = err == 0;
 	}
 	if (wanted && live) {
-		set_woven(true); /* also when it was linked by hand before */
+		set_woven(); /* also when it was linked by hand before */
 	} else if (!wanted && live) {
 		aspect_unlink(aspect); /* acct_woven was cleared by weave_wanted */
 	}
