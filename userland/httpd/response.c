@@ -89,8 +89,26 @@ void http_respond_error(int status, struct http_response *response)
 	error_page(status, 0, 0, response);
 }
 
+/* Opens full and stats it.  Returns the descriptor, 0 when full is a
+ * directory that cannot be opened (EISDIR), or -status (403, 404, 500). */
+static int open_stat(const char *full, struct stat *st)
+{
+	int fd = open(full, O_RDONLY);
+	if (fd < 0 && errno == EISDIR)
+		return 0;
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? -404 : errno == EACCES ? -403 : -500;
+	if (fstat(fd, st) < 0) {
+		close(fd);
+		return -403;
+	}
+	return fd;
+}
+
 /* Opens docroot + path (a directory's index.html).  Returns the descriptor,
- * its size in *size and its Content-Type in *type, or -status (403, 404, 500). */
+ * its size in *size and its Content-Type in *type, or -status (403, 404,
+ * 500).  A file costs open and fstat, no stat before: a directory, the rare
+ * case, is found after opening it. */
 static int open_file(const char *docroot, const char *path, off_t *size, const char **type)
 {
 	char full[HTTP_PATH_MAX + 256];
@@ -98,12 +116,18 @@ static int open_file(const char *docroot, const char *path, off_t *size, const c
 	int length = snprintf(full, sizeof(full), "%s%s", docroot, path);
 	if (length < 0 || (size_t)length >= sizeof(full) - sizeof("/index.html"))
 		return -404;
-	if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
+	int fd = open_stat(full, &st);
+	if (fd == 0 || (fd > 0 && S_ISDIR(st.st_mode))) {
+		if (fd > 0)
+			close(fd);
 		strcat(full, full[length - 1] == '/' ? "index.html" : "/index.html");
-	int fd = open(full, O_RDONLY);
+		fd = open_stat(full, &st);
+		if (fd == 0)
+			return -403;
+	}
 	if (fd < 0)
-		return errno == ENOENT || errno == ENOTDIR ? -404 : errno == EACCES ? -403 : -500;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		return fd;
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return -403;
 	}
