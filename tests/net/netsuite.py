@@ -5,8 +5,9 @@ virtio) on the user network, httpd's port 80 forwarded to a free port on
 127.0.0.1, checked from the host: files byte-identical (curl), keep-alive and
 pipelining, error statuses, hostile clients, a bounded wrk load with every
 body checked and the kernel's free frames back where they were, a NIC mode
-switch (interrupt <-> polling) during downloads, ICMP, and httpget in the OS
-fetching from a server on the host.
+switch (interrupt <-> polling) during downloads, ICMP, httpget in the OS
+fetching from a server on the host, and rscflnet's accounting of a transfer to
+the host.
 
 run_host(build, report): the same httpd (and httpget, ping) on the Linux host:
 the programs use Linux's ABI, so this checks the libc socket glue and the
@@ -123,6 +124,43 @@ def check_httpget(guest, build):
     return ok, "fetched small.txt from the host" if ok else "httpget printed:\n" + text
 
 
+def check_rscflnet(guest):
+    """rscflnet in the OS sends 1 MiB inside an activity to a sink on the
+    host, through the NIC: its result counts the bytes, segments both ways
+    and NIC packets both ways (besides its loopback cases)."""
+    sink = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sink.bind(("127.0.0.1", 0))
+    sink.listen(1)
+    sink.settimeout(60)
+    received = []
+
+    def drain():
+        try:
+            conn, _ = sink.accept()
+            with conn:
+                total = 0
+                while True:
+                    data = conn.recv(65536)
+                    if not data:
+                        break
+                    total += len(data)
+                received.append(total)
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=drain, daemon=True)
+    thread.start()
+    try:
+        port = sink.getsockname()[1]
+        text = guest.run(f"rscflnet 10.0.2.2:{port}", timeout=90) or ""
+    finally:
+        thread.join(5)
+        sink.close()
+    ok = "ok 5 nic_send_is_charged" in text and "ALL TESTS PASSED" in text \
+        and received == [1 << 20]
+    return ok, f"the sink received {received} bytes\n" + text
+
+
 def run_guest(build, nic, report, log):
     prefix = f"net/{nic}"
     port = httpcheck.free_port()
@@ -156,6 +194,7 @@ def run_guest_checks(guest, build, nic, port, report, prefix):
     timed(report, prefix + "/ping-gateway", check_ping, guest, "10.0.2.2")
     timed(report, prefix + "/ping-self", check_ping, guest, "10.0.2.15")
     timed(report, prefix + "/httpget", check_httpget, guest, build)
+    timed(report, prefix + "/rscflnet", check_rscflnet, guest)
 
 
 # ---------------------------------------------------------------- on the host
