@@ -6,8 +6,8 @@ virtio) on the user network, httpd's port 80 forwarded to a free port on
 pipelining, error statuses, hostile clients, a bounded wrk load with every
 body checked and the kernel's free frames back where they were, a NIC mode
 switch (interrupt <-> polling) during downloads, ICMP, httpget in the OS
-fetching from a server on the host, and rscflnet's accounting of a transfer to
-the host.
+fetching from a server on the host, rscflnet's accounting of a transfer to
+the host, and an accounted httpd's /rscfl and access log (acctcheck.py).
 
 run_host(build, report): the same httpd (and httpget, ping) on the Linux host:
 the programs use Linux's ABI, so this checks the libc socket glue and the
@@ -23,6 +23,7 @@ import subprocess
 import threading
 import time
 
+import acctcheck
 import httpcheck
 from guest import Guest
 
@@ -165,7 +166,7 @@ def run_guest(build, nic, report, log):
     prefix = f"net/{nic}"
     port = httpcheck.free_port()
     start = time.monotonic()
-    guest = Guest(build, nic, {port: 80}, log)
+    guest = Guest(build, nic, {port: 80, httpcheck.free_port(): acctcheck.ACCT_PORT}, log)
     try:
         httpd = guest.boot()
         seconds = time.monotonic() - start
@@ -194,6 +195,7 @@ def run_guest_checks(guest, build, nic, port, report, prefix):
     timed(report, prefix + "/ping-gateway", check_ping, guest, "10.0.2.2")
     timed(report, prefix + "/ping-self", check_ping, guest, "10.0.2.15")
     timed(report, prefix + "/httpget", check_httpget, guest, build)
+    timed(report, prefix + "/rscfl", acctcheck.check_rscfl, guest, small)
     timed(report, prefix + "/rscflnet", check_rscflnet, guest)
 
 
