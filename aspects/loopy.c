@@ -1,7 +1,7 @@
 /*
  * loopy: never returns from its advice on vfs.stat, to prove the time budget.
  * Linked `direct`, the tick finds the CPU in loopy's text past its budget
- * (1 ms unless aspect_budget_us= says otherwise), aborts the advice, unlinks
+ * (10 ms unless aspect_budget_us= says otherwise), aborts the advice, unlinks
  * the aspect and reports it; the vfs_stat call then completes.
  */
 #include <microscope/aspect.h>

@@ -22,8 +22,11 @@
 #define LINKER_SLOTS     (2 * ASPECT_MAX)
 
 /* Time an advice may run under `direct` before the tick aborts it (the
- * kernel parameter aspect_budget_us= changes it). */
-#define LINKER_DEFAULT_BUDGET_NS 1000000ULL
+ * kernel parameter aspect_budget_us= changes it).  10 ms: long enough that
+ * an emulated CPU translating the advice's code for the first time, or
+ * descheduled by a loaded host, is not taken for advice that spins; short
+ * enough that a spinning one is gone within a few ticks. */
+#define LINKER_DEFAULT_BUDGET_NS 10000000ULL
 
 #define ASPECT_MAX_WEAVES 64 /* jp_attach handles one aspect may hold */
 

@@ -718,11 +718,14 @@ def run_rscfltest(args, reporter):
     """rscfltest as init on one CPU: per-activity accounting end to end (a
     sleep is time off the CPU, a pipe shows pipe and vfs, bad calls are
     errors, switched tokens charge each request once, ACCT_NEXT, a private
-    read-only results page, application metrics).  Each KTAP case counts."""
+    read-only results page, application metrics).  Each KTAP case counts.
+    Under -icount: guest time is instructions executed, so the relations
+    between times (a sleep is mostly time off the CPU) do not depend on how
+    long the host takes to translate freshly patched code or on its load."""
     log = os.path.join(args.build, "test-logs", "rscfltest.log")
     code, text, seconds = qemu_run("rscfltest", log, [
         "--kernel", kernel_elf(args.build), "--initrd", os.path.join(args.build, "initrd.cpio"),
-        "--append", "init=/bin/rscfltest exit=qemu"], RSCFLTEST_TIMEOUT)
+        "--append", "init=/bin/rscfltest exit=qemu", "--icount"], RSCFLTEST_TIMEOUT)
     started = text.find("KTAP version 1")
     plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
     for _, case, status, detail in cases:
