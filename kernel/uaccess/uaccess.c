@@ -3,9 +3,9 @@
  *
  * Every copy first checks the user range (lower half, below USER_SPACE_END, no
  * wrap-around), so a kernel or non-canonical address is refused before any
- * access.  The copy itself is one "rep movsb" (or "rep stosb", or a byte load)
- * listed in the exception table: a #PF on a user page resumes at the fix-up
- * with RCX = the bytes not copied.  The faulting byte is then offered to the
+ * access.  The copy itself is "rep movsq" then "rep movsb" (or stosq/stosb, or
+ * a byte load), each listed in the exception table: a #PF on a user page
+ * resumes at the fix-up with RCX = what was not copied.  The faulting byte is then offered to the
  * process code (proc_resolve_fault): a copy-on-write page gets its own frame,
  * a page of a region not yet touched gets one, and the copy goes on from
  * there; anything else is -EFAULT.  Each resolution makes progress (the page
@@ -27,25 +27,45 @@ bool uaccess_range_ok(uint64_t address, size_t length)
 	return address <= USER_SPACE_END && length <= USER_SPACE_END - address;
 }
 
-/* Copies length bytes; returns the number NOT copied (0 on success). */
+/* Copies length bytes, eight at a time and then the rest one at a time;
+ * returns the number NOT copied (0 on success).  A fault in the eight-byte
+ * part leaves RCX/RSI/RDI at the first uncopied quad (a faulting movsq stores
+ * nothing); the byte part then copies up to the exact faulting byte, so the
+ * address the caller resolves is the one that faulted even when a quad
+ * straddles a mapped and an unmapped page. */
 static size_t copy_bytes(void *dst, const void *src, size_t length)
 {
-	__asm__ volatile("1: rep movsb\n"
+	size_t quads = length / 8, left;
+	__asm__ volatile("1: rep movsq\n"
 			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
-			 : "+D"(dst), "+S"(src), "+c"(length)
+			 : "+D"(dst), "+S"(src), "+c"(quads)
 			 :
 			 : "memory");
-	return length;
+	left = quads * 8 + length % 8;
+	__asm__ volatile("1: rep movsb\n"
+			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 : "+D"(dst), "+S"(src), "+c"(left)
+			 :
+			 : "memory");
+	return left;
 }
 
+/* Zeroes length bytes the same way; returns the number NOT zeroed. */
 static size_t clear_bytes(void *dst, size_t length)
 {
+	size_t quads = length / 8, left;
+	__asm__ volatile("1: rep stosq\n"
+			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 : "+D"(dst), "+c"(quads)
+			 : "a"(0UL)
+			 : "memory");
+	left = quads * 8 + length % 8;
 	__asm__ volatile("1: rep stosb\n"
 			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
-			 : "+D"(dst), "+c"(length)
+			 : "+D"(dst), "+c"(left)
 			 : "a"(0)
 			 : "memory");
-	return length;
+	return left;
 }
 
 /* Reads one byte; returns 0 or -EFAULT. */

@@ -654,6 +654,33 @@ static void heap_and_mappings(void)
 		t_expect_signal("touching unmapped memory", touch_address, page, SIGSEGV);
 }
 
+/* Does a copy into user memory that runs off the end of a mapping store
+ * every byte up to the unmapped page, even when eight-byte pieces straddle
+ * it?  (read gives the bytes that fit, or EFAULT; either way the five bytes
+ * before the hole hold the data.) */
+static void copy_stops_at_the_exact_byte(void)
+{
+	char *page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fds[2];
+	if (page == MAP_FAILED || munmap(page + 4096, 4096) < 0 || pipe(fds) < 0) {
+		t_fail("setting up: %s", strerror(errno));
+		return;
+	}
+	const char data[16] = "abcdefghijklmnop";
+	if (write(fds[1], data, sizeof data) != (ssize_t)sizeof data) {
+		t_fail("write: %s", strerror(errno));
+		return;
+	}
+	char *edge = page + 4096 - 5;
+	ssize_t got = read(fds[0], edge, sizeof data);
+	if (got != 5 && !(got < 0 && errno == EFAULT))
+		t_fail("read across the hole gave %ld (%s)", (long)got, strerror(errno));
+	if (memcmp(edge, data, 5) != 0)
+		t_fail("the bytes before the hole are \"%.5s\", not \"abcde\"", edge);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 /* Does a file written in /tmp read back the same, with the right size, and
  * is it gone after unlink? */
 static void file_write_read(void)
@@ -887,6 +914,7 @@ static void top_and_ps_show_cpus(void)
 const struct user_test user_tests[] = {
     {"fork_wait_exit_status", fork_wait_exit_status, 5000},
     {"pipe_round_trip", pipe_round_trip, 10000},
+    {"copy_stops_at_the_exact_byte", copy_stops_at_the_exact_byte, 5000},
     {"exec_passes_arguments", exec_passes_arguments, 10000},
     {"exec_missing_binary", exec_missing_binary, 5000},
     {"exec_corrupt_binary", exec_corrupt_binary, 10000},
