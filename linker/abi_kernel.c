@@ -252,7 +252,8 @@ int ms_acct_switch(const struct ms_ctx *ctx)
 	return 0;
 }
 
-static const struct linker_abi_symbol abi_table[] = {LINKER_ABI_FUNCTIONS(LINKER_ABI_SYMBOL)};
+static const struct linker_abi_symbol abi_table[] = {LINKER_ABI_FUNCTIONS(LINKER_ABI_SYMBOL)
+							 LINKER_ABI_DIRECT_ONLY(LINKER_ABI_SYMBOL)};
 
 int linker_abi_resolve(void *env, const char *name, uint64_t *address)
 {

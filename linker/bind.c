@@ -77,15 +77,24 @@ void aspect_unweave_binding(struct aspect *aspect, enum aspect_binding binding)
 	jp_synchronize(); /* also when nothing was woven: no CPU is in its advice */
 }
 
-/* True when the object calls the accounting ABI (ms_acct_*), which writes
- * results synchronously into their owners' pages: only `direct` can. */
+/* True when name is in the direct-only part of the ABI. */
+static bool is_direct_only(const char *name)
+{
+	static const char *const direct_only[] = {LINKER_ABI_DIRECT_ONLY(LINKER_ABI_NAME)};
+	for (unsigned i = 0; i < sizeof direct_only / sizeof direct_only[0]; i++)
+		if (strcmp(name, direct_only[i]) == 0)
+			return true;
+	return false;
+}
+
+/* True when the object imports from LINKER_ABI_DIRECT_ONLY: only `direct`
+ * offers those functions. */
 static bool needs_direct(const struct linker_object *object)
 {
-	static const char prefix[] = "ms_acct_";
 	for (unsigned i = 1; i < object->symbol_count; i++) {
 		const struct linker_sym *sym = &object->symbols[i];
 		if (sym->st_shndx == LINKER_SHN_UNDEF && sym->st_name < object->strings_size &&
-		    strncmp(object->strings + sym->st_name, prefix, sizeof prefix - 1) == 0)
+		    is_direct_only(object->strings + sym->st_name))
 			return true;
 	}
 	return false;
@@ -100,8 +109,9 @@ int linker_bind(struct aspect *aspect, enum aspect_binding binding)
 		return binding > ASPECT_BINDING_NONE && binding < ASPECT_BINDING_COUNT ? -ENOSYS
 										       : -EINVAL;
 	if (binding != ASPECT_BINDING_DIRECT && needs_direct(&aspect->object)) {
-		pr_warn("linker: aspect '%s' uses the accounting ABI (ms_acct_*), which writes "
-			"results synchronously into their owners' pages: it links direct only\n",
+		pr_warn("linker: aspect '%s' imports the kernel-only accounting ABI (ms_acct_*), "
+			"which writes results synchronously into their owners' pages: it links "
+			"direct only\n",
 			aspect->name);
 		return -EPERM;
 	}

@@ -188,17 +188,27 @@ struct linker_env {
 	void *env;
 };
 
-/* The aspect ABI: every function an aspect may call.  The kernel (direct) and
- * the monitor process (shm, msg) each implement all of them and build their
- * symbol tables from this one list, so the two cannot offer different ABIs. */
-#define LINKER_ABI_FUNCTIONS(X)                                                                    \
-	X(ms_argc)                                                                                 \
-	X(ms_arg)                                                                                  \
-	X(ms_retval) X(ms_entry_ns) X(ms_exit_ns) X(ms_cpu) X(ms_pid) X(ms_tid) X(ms_program_name) \
-	    X(ms_joinpoint_name) X(ms_activity) X(ms_now_ns) X(ms_counter_add) X(ms_hist_record)   \
-		X(ms_emit) X(ms_device_counter) X(ms_reply) X(ms_log) X(memcpy) X(memmove)         \
-		    X(memset) X(memcmp) X(ms_acct_enter) X(ms_acct_exit) X(ms_acct_innermost)      \
-			X(ms_acct_charge) X(ms_acct_switch)
+/* The aspect ABI: every function an aspect may call in every binding.  The
+ * kernel (direct) and the monitor process (shm, msg) each implement all of
+ * them and build their symbol tables from this one list, so the two cannot
+ * offer different ABIs. */
+#define LINKER_ABI_FUNCTIONS(X)                                                                  \
+	X(ms_argc)                                                                               \
+	X(ms_arg)                                                                                \
+	X(ms_retval)                                                                             \
+	X(ms_entry_ns) X(ms_exit_ns) X(ms_cpu) X(ms_pid) X(ms_tid) X(ms_program_name)            \
+	    X(ms_joinpoint_name) X(ms_activity) X(ms_now_ns) X(ms_counter_add) X(ms_hist_record) \
+		X(ms_emit) X(ms_device_counter) X(ms_reply) X(ms_log) X(memcpy) X(memmove)       \
+		    X(memset) X(memcmp)
+
+/* The part of the ABI only the kernel offers: the accounting calls write
+ * results synchronously into their owners' pages, so an aspect that imports
+ * one of them links `direct` only (linker_bind refuses shm and msg). */
+#define LINKER_ABI_DIRECT_ONLY(X) \
+	X(ms_acct_enter) X(ms_acct_exit) X(ms_acct_innermost) X(ms_acct_charge) X(ms_acct_switch)
+
+/* The name of one entry: LINKER_ABI_DIRECT_ONLY(LINKER_ABI_NAME). */
+#define LINKER_ABI_NAME(fn) #fn,
 
 struct linker_abi_symbol {
 	const char *name;

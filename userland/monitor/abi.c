@@ -142,33 +142,6 @@ void monitor_run_event(const struct scope_event *event, struct ms_ctx *ctx)
 	running = NULL;
 }
 
-/* Accounting writes into its owners' pages in the kernel: the kernel binds
- * an aspect that calls these `direct` only, so here they never charge. */
-int ms_acct_enter(struct ms_ctx *ctx, unsigned flags)
-{
-	return 0;
-}
-
-uint64_t ms_acct_exit(struct ms_ctx *ctx, unsigned flags)
-{
-	return 0;
-}
-
-const char *ms_acct_innermost(const struct ms_ctx *ctx)
-{
-	return "";
-}
-
-int ms_acct_charge(const struct ms_ctx *ctx, enum ms_acct_event event, uint64_t amount)
-{
-	return -2; /* ENOENT: nobody is accounted here */
-}
-
-int ms_acct_switch(const struct ms_ctx *ctx)
-{
-	return 0;
-}
-
 static const struct linker_abi_symbol abi_table[] = {LINKER_ABI_FUNCTIONS(LINKER_ABI_SYMBOL)};
 
 int monitor_abi_resolve(void *env, const char *name, uint64_t *address);
