@@ -85,7 +85,9 @@ static void threads_of_every_priority_run_and_finish(struct ktest *t)
 	}
 	EXPECT_EQ(t, run_threads(count_and_yield, args, priorities, 40), 40);
 	EXPECT_EQ(t, shared_total, 40 * 100);
-	EXPECT_EQ(t, thread_count(), threads_before);
+	/* Its own 40 are gone; a thread of an earlier suite may have ended
+	 * meanwhile, so the count may only have gone down. */
+	EXPECT_TRUE(t, thread_count() <= threads_before);
 }
 
 /* ---- Priorities decide who runs first ----------------------------------- */
