@@ -47,6 +47,23 @@ static unsigned last_online_cpu(void)
 	return 63 - (unsigned)__builtin_clzll(smp_online_mask());
 }
 
+/* Waits until pid has run on cpu (its list entry says so and shows CPU
+ * time), polling: under TCG a virtual CPU may not run for a while when the
+ * host is busy, so no fixed sleep is long enough.  The bound only keeps a
+ * broken migration from hanging the suite.  Returns false when pid is
+ * missing; *info is its last entry. */
+static bool wait_until_running_on(int pid, unsigned cpu, struct proc_info *info)
+{
+	for (unsigned polls = 0; polls < 1000; polls++) {
+		sched_sleep_ns(10 * 1000 * 1000);
+		if (!find_info(pid, info))
+			return false;
+		if (info->cpu == (int32_t)cpu && info->cpu_ns > 0)
+			return true;
+	}
+	return true;
+}
+
 /* Does a process pinned to one CPU run there, and say so in the list? */
 static void pinned_process_runs_where_pinned(struct ktest *t)
 {
@@ -57,9 +74,9 @@ static void pinned_process_runs_where_pinned(struct ktest *t)
 	uint64_t mask = 0;
 	EXPECT_EQ(t, proc_get_affinity(pid, &mask), 0);
 	EXPECT_EQ(t, mask, SMP_CPU_BIT(cpu));
-	sched_sleep_ns(50 * 1000 * 1000);
 	struct proc_info info;
-	if (EXPECT_TRUE(t, find_info(pid, &info))) {
+	bool found = wait_until_running_on(pid, cpu, &info);
+	if (EXPECT_TRUE(t, found)) {
 		EXPECT_EQ(t, info.cpu, cpu);
 		EXPECT_TRUE(t, info.cpu_ns > 0);
 	}
