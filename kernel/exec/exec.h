@@ -72,6 +72,7 @@ struct exec_stack_args {
 	char *const *envp;
 	const struct exec_image *image;
 	const uint8_t *random; /* 16 bytes for AT_RANDOM */
+	uint64_t clock_page;   /* the user clock page's address for CLOCK_USER_AT, 0: none */
 };
 
 /* Builds the initial stack image for stack_top in buffer (its last byte is

@@ -15,8 +15,9 @@
 
 #include "arch/x86_64/layout.h"
 #include "lib/string.h"
+#include "time/time.h"
 
-#define AUXV_PAIRS 8 /* AT_PHDR .. AT_EXECFN, AT_NULL */
+#define AUXV_PAIRS 9 /* AT_PHDR .. AT_EXECFN, CLOCK_USER_AT, AT_NULL */
 
 static size_t count_strings(char *const *list, size_t *bytes)
 {
@@ -64,10 +65,15 @@ static void put_auxv(const struct stack_writer *w, uint64_t slot,
 {
 	const struct exec_image *image = args->image;
 	const uint64_t auxv[AUXV_PAIRS][2] = {
-	    {AT_PHDR, image->phdr_vaddr}, {AT_PHENT, 56},
-	    {AT_PHNUM, image->phnum},     {AT_PAGESZ, PAGE_SIZE},
-	    {AT_ENTRY, image->entry},     {AT_RANDOM, random_address},
-	    {AT_EXECFN, execfn},          {AT_NULL, 0},
+	    {AT_PHDR, image->phdr_vaddr},
+	    {AT_PHENT, 56},
+	    {AT_PHNUM, image->phnum},
+	    {AT_PAGESZ, PAGE_SIZE},
+	    {AT_ENTRY, image->entry},
+	    {AT_RANDOM, random_address},
+	    {AT_EXECFN, execfn},
+	    {CLOCK_USER_AT, args->clock_page},
+	    {AT_NULL, 0},
 	};
 	for (int i = 0; i < AUXV_PAIRS; i++) {
 		put_word(w, slot + 16 * i, auxv[i][0]);

@@ -6,12 +6,16 @@
  * frees the new memory and leaves the process as it was, so execve of a
  * corrupt or missing program returns an error to a caller that still runs.
  * Also process creation from a program (proc_spawn, proc_spawn_image).
+ * Every new memory gets the kernel's user clock page, read-only, at
+ * USER_CLOCK_ADDRESS (the auxiliary vector says where); fork shares it like
+ * any other read-only page.
  */
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/gdt.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "proc/internal.h"
+#include "time/time.h"
 
 #define STACK_BUFFER_SIZE (PROC_ARG_MAX + 4096)
 #define USER_RFLAGS       0x202 /* IF, and the always-one bit */
@@ -55,7 +59,7 @@ static uint64_t build_stack(struct proc_memory *memory, const struct exec_image 
 {
 	uint8_t random[16];
 	fill_random(random);
-	struct exec_stack_args args = {argv, envp, image, random};
+	struct exec_stack_args args = {argv, envp, image, random, USER_CLOCK_ADDRESS};
 	uint8_t *buffer = kmalloc(STACK_BUFFER_SIZE);
 	uint64_t sp = 0;
 	*error = -ENOMEM;
@@ -99,6 +103,10 @@ static struct proc_memory *build_memory(const void *file, const struct exec_imag
 	memory->brk = image->end;
 	*sp = build_stack(memory, image, argv, envp, error);
 	if (!*sp)
+		goto out_destroy;
+	*error = memory_map_kernel_page(memory, USER_CLOCK_ADDRESS, clock_user_page_phys(),
+					REGION_CLOCK);
+	if (*error)
 		goto out_destroy;
 	return memory;
 out_destroy:

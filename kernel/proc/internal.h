@@ -24,14 +24,16 @@
 
 /* ---- User memory layout -------------------------------------------------- */
 
-#define USER_STACK_TOP   EXEC_STACK_TOP
-#define USER_STACK_SIZE  (2UL << 20)  /* below it: an unmapped guard */
-#define USER_STACK_EAGER (16UL << 10) /* mapped at exec; the rest on first touch */
-#define USER_MMAP_BASE   0x0000100000000000UL
-#define USER_MMAP_END    0x0000700000000000UL
-#define USER_HEAP_MAX    EXEC_IMAGE_LIMIT /* brk never passes the mmap area */
+#define USER_STACK_TOP     EXEC_STACK_TOP
+#define USER_STACK_SIZE    (2UL << 20)  /* below it: an unmapped guard */
+#define USER_STACK_EAGER   (16UL << 10) /* mapped at exec; the rest on first touch */
+#define USER_MMAP_BASE     0x0000100000000000UL
+#define USER_MMAP_END      0x0000700000000000UL
+#define USER_HEAP_MAX      EXEC_IMAGE_LIMIT     /* brk never passes the mmap area */
+#define USER_CLOCK_ADDRESS 0x0000700000100000UL /* the user clock page: past the mmap area */
 
-enum region_kind { REGION_PROGRAM, REGION_HEAP, REGION_STACK, REGION_MMAP };
+/* REGION_CLOCK: the kernel's user clock page, read-only, in every process. */
+enum region_kind { REGION_PROGRAM, REGION_HEAP, REGION_STACK, REGION_MMAP, REGION_CLOCK };
 
 /* A range of user addresses with one set of permissions.  Pages in it are
  * mapped on creation (program, heap, mmap) or on first touch (stack). */
@@ -66,6 +68,13 @@ int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end);
 /* Unmaps [start, end) and removes it from the regions (splitting them).
  * Returns 0 or -ENOMEM (no memory to split a region). */
 int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end);
+/* Maps the kernel's page at phys read-only at address, as a one-page region
+ * of kind.  The page is shared with every process that maps it and never
+ * freed: its owner count keeps the kernel's share.  Returns 0, -EINVAL
+ * (address taken) or -ENOMEM; on failure the region may stay, unmapped, for
+ * the caller's memory_destroy. */
+int memory_map_kernel_page(struct proc_memory *memory, uint64_t address, uint64_t phys,
+			   enum region_kind kind);
 /* Copies length bytes into user memory of a (maybe inactive) space through
  * the physmap; the pages must be mapped.  Returns 0 or -EFAULT. */
 int memory_write(struct proc_memory *memory, uint64_t address, const void *src, size_t length);

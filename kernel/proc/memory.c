@@ -8,7 +8,9 @@
  * mapped yet is a zero page on first touch (the stack grows this way); the
  * program, heap and mmap regions are mapped in full when created, so running
  * out of memory is an error from the call (brk, mmap, fork, execve), not a
- * fault later.
+ * fault later.  The user clock page is a read-only region whose frame is the
+ * kernel's (memory_map_kernel_page): an owner count above the kernel's share
+ * keeps frame_ref_put from ever freeing it.
  *
  * Only the process's own thread changes its memory (or the thread creating a
  * process, before the process runs), so the region list needs no lock; the
@@ -144,6 +146,23 @@ int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end)
 		if (map_zero_page(memory, r, page) < 0)
 			return -ENOMEM;
 	}
+	return 0;
+}
+
+int memory_map_kernel_page(struct proc_memory *memory, uint64_t address, uint64_t phys,
+			   enum region_kind kind)
+{
+	int error;
+	if (!memory_add_region(memory, address, address + PAGE_SIZE, 0, kind, &error))
+		return error;
+	error = frame_ref_get(phys); /* one owner more than the kernel: never the last */
+	if (error)
+		return error;
+	if (vm_map(memory->space, address, phys, VM_USER) < 0) {
+		frame_ref_put(phys);
+		return -ENOMEM;
+	}
+	memory->pages++;
 	return 0;
 }
 

@@ -14,6 +14,13 @@
  * The TSC is assumed invariant (constant rate, synchronised across CPUs), as
  * on every x86_64 CPU of the last decade; that is what makes clock_ns()
  * monotonic across CPUs.  clock_init reports when CPUID says otherwise.
+ *
+ * The user clock page mirrors the scale for user space (time.h).  It is a
+ * page-aligned page of the kernel image, so it exists before memory
+ * management does, and every rate change rewrites it inside its sequence
+ * count: odd, the fields, even again.  Its usable flag says the clock is
+ * calibrated and user_clock= did not turn it off; user space then computes
+ * exactly what clock_ns() returns, with the same clock_scale_ns.
  */
 #include "time/time.h"
 
@@ -21,8 +28,11 @@
 
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/hpet.h"
+#include "boot/cmdline.h"
 #include "console/console.h"
 #include "joinpoint/joinpoint.h"
+#include "lib/string.h"
+#include "mm/mm.h"
 
 #define PIT_HZ             1193182ULL
 #define PIT_CHANNEL2       0x42
@@ -33,10 +43,44 @@
 #define FS_PER_NS          1000000ULL
 
 static uint64_t tsc_hz;
-static uint64_t base_tsc;
-static uint64_t base_ns;
-static uint64_t ns_mult; /* nanoseconds per cycle, 32.32 fixed point */
+static struct clock_scale scale;
 static const char *reference = "none";
+
+static union {
+	struct clock_user_page page;
+	uint8_t bytes[PAGE_SIZE]; /* the whole page: nothing else shares it with user space */
+} user_page __attribute__((aligned(PAGE_SIZE)));
+static bool user_clock_off;
+
+static int set_user_clock(const char *value)
+{
+	if (value && !strcmp(value, "off"))
+		user_clock_off = true;
+	else if (value && !strcmp(value, "on"))
+		user_clock_off = false;
+	else
+		return -1;
+	return 0;
+}
+KERNEL_PARAM(user_clock, set_user_clock,
+	     "on|off: processes read the time from the user clock page (default on)");
+
+/* Rewrites the user clock page inside its sequence count.  Boot CPU, with
+ * interrupts off or before other CPUs run: the only writer. */
+static void publish_user_page(void)
+{
+	struct clock_user_page *page = &user_page.page;
+	__atomic_store_n(&page->sequence, page->sequence + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE); /* odd before the fields */
+	page->scale = scale;
+	page->flags = tsc_hz && !user_clock_off ? CLOCK_USER_USABLE : 0;
+	__atomic_store_n(&page->sequence, page->sequence + 1, __ATOMIC_RELEASE);
+}
+
+uint64_t clock_user_page_phys(void)
+{
+	return virt_to_phys(&user_page);
+}
 
 uint64_t clock_tsc_hz(void)
 {
@@ -50,16 +94,13 @@ const char *clock_reference(void)
 
 uint64_t clock_tsc_to_ns(uint64_t cycles)
 {
-	return (uint64_t)(((unsigned __int128)cycles * ns_mult) >> 32);
+	return (uint64_t)(((unsigned __int128)cycles * scale.ns_mult) >> 32);
 }
 
+/* Before calibration the scale is all zero, so this is 0. */
 uint64_t clock_ns_at_tsc(uint64_t tsc)
 {
-	if (!tsc_hz)
-		return 0;
-	if (tsc < base_tsc) /* read on a CPU whose TSC lags, just after the base moved */
-		return base_ns;
-	return base_ns + clock_tsc_to_ns(tsc - base_tsc);
+	return clock_scale_ns(&scale, tsc);
 }
 
 uint64_t clock_ns(void)
@@ -71,12 +112,13 @@ uint64_t clock_ns(void)
 static void clock_set_rate(uint64_t hz, const char *source)
 {
 	uint64_t now_tsc = rdtsc();
-	uint64_t now_ns = tsc_hz ? base_ns + clock_tsc_to_ns(now_tsc - base_tsc) : 0;
-	base_tsc = now_tsc;
-	base_ns = now_ns;
-	ns_mult = (NSEC_PER_SEC << 32) / hz;
+	uint64_t now_ns = clock_scale_ns(&scale, now_tsc);
+	scale.base_tsc = now_tsc;
+	scale.base_ns = now_ns;
+	scale.ns_mult = (NSEC_PER_SEC << 32) / hz;
 	tsc_hz = hz;
 	reference = source;
+	publish_user_page();
 }
 
 /* Counts TSC cycles during one PIT one-shot of CALIBRATION_MS. */

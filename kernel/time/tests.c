@@ -6,6 +6,7 @@
 #include "arch/x86_64/cpu.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
+#include "mm/mm.h"
 #include "time/time.h"
 
 #define WAIT_LIMIT_NS (2 * NSEC_PER_SEC)
@@ -126,7 +127,32 @@ static void oneshots_fire_in_deadline_order(struct ktest *t)
 	EXPECT_TRUE(t, order[2] == &third);
 }
 
+/* Does the user clock page, read as user space reads it, give what
+ * clock_ns() gives for the same TSC value: now, far ahead, and below its
+ * base (where both hold at the base)?  And is it a page of its own? */
+static void user_clock_page_converts_as_clock_ns(struct ktest *t)
+{
+	uint64_t phys = clock_user_page_phys();
+	ASSERT_EQ(t, phys % PAGE_SIZE, 0);
+	const volatile struct clock_user_page *page = phys_to_virt(phys);
+	EXPECT_EQ(t, page->sequence % 2, 0);
+	EXPECT_TRUE(t, page->flags & CLOCK_USER_USABLE);
+	struct clock_scale scale = {page->scale.base_tsc, page->scale.base_ns, page->scale.ns_mult};
+	ASSERT_NE(t, scale.ns_mult, 0);
+	uint64_t tsc = rdtsc();
+	EXPECT_EQ(t, clock_scale_ns(&scale, tsc), clock_ns_at_tsc(tsc));
+	uint64_t ahead = tsc + 1000 * clock_tsc_hz(); /* 1000 s on */
+	EXPECT_EQ(t, clock_scale_ns(&scale, ahead), clock_ns_at_tsc(ahead));
+	if (scale.base_tsc > 0)
+		EXPECT_EQ(t, clock_scale_ns(&scale, scale.base_tsc - 1), scale.base_ns);
+	uint64_t before = clock_ns();
+	uint64_t user = clock_scale_ns(&scale, rdtsc());
+	uint64_t after = clock_ns();
+	EXPECT_TRUE(t, before <= user && user <= after);
+}
+
 KTEST_SUITE(time, KTEST_CASE(clock_is_monotonic), KTEST_CASE(clock_advances),
 	    KTEST_CASE(tick_advances_with_interrupts_on), KTEST_CASE(tick_callback_runs),
 	    KTEST_CASE(oneshot_fires_once), KTEST_CASE(oneshot_cancel_and_busy),
-	    KTEST_CASE(oneshots_fire_in_deadline_order));
+	    KTEST_CASE(oneshots_fire_in_deadline_order),
+	    KTEST_CASE(user_clock_page_converts_as_clock_ns));

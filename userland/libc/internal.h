@@ -50,4 +50,7 @@ int wait_status_from_linux(int status);
 /* Fills a newlib struct stat from the kernel's. */
 void stat_from_linux(const struct linux_stat *in, struct stat *out);
 
+/* The auxiliary vector's value for type, or 0 (start.c). */
+unsigned long getauxval(unsigned long type);
+
 #endif

@@ -47,4 +47,13 @@ void t_expect_signal(const char *what, void (*body)(void *), void *argument, int
 long t_now_ms(void);
 void t_sleep_ms(long ms);
 
+/* clock.c: the user clock page */
+void user_clock_agrees_with_the_kernel(void);
+void user_clock_is_monotonic(void);
+void user_clock_page_is_read_only(void);
+void user_clock_survives_fork_and_exec(void);
+/* `usertests --clock-check` (exec'd by a test): prints "clock ok" and returns
+ * 0 when the page is mapped and agrees with the kernel. */
+int user_clock_child_main(void);
+
 #endif
