@@ -34,7 +34,7 @@ static int socket_of_fd(int fd, struct vfs_file **file, struct net_socket **sock
 		return err;
 	*socket = net_socket_of_file(*file);
 	if (!*socket) {
-		vfs_close(*file);
+		vfs_file_put(*file);
 		return -ENOTSOCK;
 	}
 	return 0;
@@ -100,7 +100,7 @@ static int with_user_address(int fd, const void *user, uint32_t length,
 	if (err)
 		return err;
 	err = op(socket, &address);
-	vfs_close(file);
+	vfs_file_put(file);
 	return err;
 }
 
@@ -117,7 +117,7 @@ SYSCALL_DEFINE2(listen, int, fd, int, backlog)
 	if (err)
 		return err;
 	err = net_listen(socket, backlog);
-	vfs_close(file);
+	vfs_file_put(file);
 	return err;
 }
 
@@ -132,7 +132,7 @@ static long accept_common(int fd, void *user, uint32_t *user_length, int flags)
 	if (err)
 		return err;
 	err = net_accept(socket, &client, &peer);
-	vfs_close(file);
+	vfs_file_put(file);
 	if (err)
 		return err;
 	long client_fd = install_socket(client, flags);
@@ -166,7 +166,7 @@ SYSCALL_DEFINE2(shutdown, int, fd, int, how)
 	if (err)
 		return err;
 	err = net_shutdown(socket, how);
-	vfs_close(file);
+	vfs_file_put(file);
 	return err;
 }
 
@@ -209,7 +209,7 @@ SYSCALL_DEFINE6(sendto, int, fd, const void *, user, size_t, length, int, flags,
 			  ? send_chunks(socket, user, length, flags, user_to ? &to : NULL, bounce)
 			  : -ENOMEM;
 	kfree(bounce);
-	vfs_close(file);
+	vfs_file_put(file);
 	return result;
 }
 
@@ -232,7 +232,7 @@ SYSCALL_DEFINE6(recvfrom, int, fd, void *, user, size_t, length, int, flags, voi
 	if (result >= 0 && address_to_user(&from, user_from, from_length))
 		result = -EFAULT;
 	kfree(bounce);
-	vfs_close(file);
+	vfs_file_put(file);
 	return result;
 }
 
@@ -251,7 +251,7 @@ SYSCALL_DEFINE5(setsockopt, int, fd, int, level, int, name, const void *, user, 
 	if (err)
 		return err;
 	err = net_setsockopt(socket, level, name, value, length);
-	vfs_close(file);
+	vfs_file_put(file);
 	return err;
 }
 
@@ -268,7 +268,7 @@ SYSCALL_DEFINE5(getsockopt, int, fd, int, level, int, name, void *, user, uint32
 	if (err)
 		return err;
 	err = net_getsockopt(socket, level, name, value, &length);
-	vfs_close(file);
+	vfs_file_put(file);
 	if (err)
 		return err;
 	uint32_t out = (uint32_t)length;
@@ -286,7 +286,7 @@ static long get_name(int fd, void *user, uint32_t *user_length, bool peer)
 	if (err)
 		return err;
 	err = peer ? net_getpeername(socket, &address) : net_getsockname(socket, &address);
-	vfs_close(file);
+	vfs_file_put(file);
 	if (!err && (!user || !user_length))
 		err = -EFAULT;
 	return err ? err : address_to_user(&address, user, user_length);

@@ -3,8 +3,9 @@
  * (signals that end a wait, the calling process's descriptor table).  A node lives while a directory entry, a mount, an open file or a
  * caller holds a reference; an open file while a descriptor or a caller
  * does.  Counts change with atomic operations, so nothing here locks.  The
- * last vfs_node_put calls the file system's release, the last vfs_close the
- * file's release and then puts the node.
+ * last vfs_node_put calls the file system's release, the last vfs_file_put
+ * (vfs_close is one, with the vfs.close join point) the file's release and
+ * then puts the node.
  */
 #include "vfs/internal.h"
 
@@ -79,6 +80,16 @@ struct vfs_file *vfs_file_get(struct vfs_file *file)
 	int old = __atomic_fetch_add(&file->refs, 1, __ATOMIC_RELAXED);
 	ASSERT(old > 0);
 	return file;
+}
+
+void vfs_file_put(struct vfs_file *file)
+{
+	if (!file)
+		return;
+	int old = __atomic_fetch_sub(&file->refs, 1, __ATOMIC_ACQ_REL);
+	ASSERT(old > 0);
+	if (old == 1)
+		vfs_file_destroy(file);
 }
 
 void vfs_file_destroy(struct vfs_file *file)

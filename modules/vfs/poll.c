@@ -82,7 +82,7 @@ static int scan_pollfds(struct linux_pollfd *fds, unsigned count)
 		} else {
 			unsigned wanted = (uint16_t)fds[i].events | VFS_POLL_ERR | VFS_POLL_HUP;
 			fds[i].revents = (int16_t)(vfs_poll(file) & wanted);
-			vfs_close(file);
+			vfs_file_put(file);
 		}
 		ready += fds[i].revents != 0;
 	}
@@ -170,7 +170,7 @@ static int scan_select_request(void *arg)
 		if (!table || vfs_fd_get(table, fd, &file))
 			return -EBADF;
 		unsigned events = vfs_poll(file);
-		vfs_close(file);
+		vfs_file_put(file);
 		for (int set = 0; set < 3; set++) {
 			if ((r->in[set][word] & bit) && (events & masks[set])) {
 				r->out[set][word] |= bit;

@@ -137,7 +137,7 @@ static long transfer(int fd, char *user, size_t count, enum direction direction)
 	else
 		result = write_from_user(file, user, count, bounce);
 	kfree(bounce);
-	vfs_close(file);
+	vfs_file_put(file);
 	return result;
 }
 
@@ -158,7 +158,7 @@ SYSCALL_DEFINE3(lseek, int, fd, int64_t, offset, int, whence)
 	if (err)
 		return err;
 	int64_t result = vfs_lseek(file, offset, whence);
-	vfs_close(file);
+	vfs_file_put(file);
 	return result;
 }
 
@@ -220,7 +220,7 @@ static long set_status_flags(int fd, unsigned flags)
 		return err;
 	unsigned changeable = VFS_O_APPEND | VFS_O_NONBLOCK;
 	file->flags = (file->flags & ~changeable) | (flags & changeable);
-	vfs_close(file);
+	vfs_file_put(file);
 	return 0;
 }
 
@@ -231,7 +231,7 @@ static long get_status_flags(int fd)
 	if (err)
 		return err;
 	long flags = file->flags;
-	vfs_close(file);
+	vfs_file_put(file);
 	return flags;
 }
 
@@ -332,7 +332,7 @@ SYSCALL_DEFINE2(fstat, int, fd, struct linux_stat *, user)
 	if (err)
 		return err;
 	vfs_stat_file(file, &st);
-	vfs_close(file);
+	vfs_file_put(file);
 	return stat_to_user(&st, user);
 }
 
@@ -375,7 +375,7 @@ SYSCALL_DEFINE3(ioctl, int, fd, unsigned long, command, void *, user)
 		err = size ? vfs_ioctl(file, command, argument) : -ENOTTY;
 	if (!err && size && out && copy_to_user(user, argument, (size_t)size))
 		err = -EFAULT;
-	vfs_close(file);
+	vfs_file_put(file);
 	return err;
 }
 
@@ -441,7 +441,7 @@ static long get_entries(int fd, char *user, size_t count, bool wide)
 	if (n > 0 && copy_to_user(user, buffer, (size_t)n))
 		n = -EFAULT;
 	kfree(buffer);
-	vfs_close(dir);
+	vfs_file_put(dir);
 	return n;
 }
 

@@ -203,10 +203,7 @@ JOINPOINT_DEFINE(vfs, close, int, struct vfs_file *, file)
 {
 	if (!file)
 		return -EBADF;
-	int old = __atomic_fetch_sub(&file->refs, 1, __ATOMIC_ACQ_REL);
-	ASSERT(old > 0);
-	if (old == 1)
-		vfs_file_destroy(file);
+	vfs_file_put(file);
 	return 0;
 }
 

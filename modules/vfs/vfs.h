@@ -187,6 +187,11 @@ uint64_t vfs_next_inode(void);
 int vfs_file_create(struct vfs_node *node, unsigned flags, void *private, struct vfs_file **file);
 /* Takes a reference to an open file; returns file. */
 struct vfs_file *vfs_file_get(struct vfs_file *file);
+/* Drops a reference taken for the length of one operation (vfs_fd_get,
+ * vfs_file_get); the last one closes the file as vfs_close does.  Not a join
+ * point: a system call putting back the file it worked on is not a close by
+ * the user (vfs_close, the vfs.close join point, is).  NULL is ignored. */
+void vfs_file_put(struct vfs_file *file);
 
 /* Blocking waits on files (pipes, the console) give up with -EINTR when the
  * calling process has been told to end (proc_signal_pending).  The process
@@ -299,7 +304,8 @@ void vfs_files_release(void *files);
 /* Puts file (the table takes the caller's reference) in the lowest free
  * slot.  Returns the descriptor, or -EMFILE. */
 int vfs_fd_install(void *files, struct vfs_file *file, bool close_on_exec);
-/* Returns 0 and a new reference in *file, or -EBADF. */
+/* Returns 0 and a new reference in *file (put back with vfs_file_put), or
+ * -EBADF. */
 int vfs_fd_get(void *files, int fd, struct vfs_file **file);
 /* Returns 0 or -EBADF. */
 int vfs_fd_close(void *files, int fd);
