@@ -387,17 +387,55 @@ static uint64_t tsc_to_ns(uint64_t tsc)
 	return now_ns > ago ? now_ns - ago : 0;
 }
 
-/* A name into a fixed field of the event, the rest zeroed: the record goes to
- * another process (the msg binding builds it on the kernel stack), so no
- * byte of it may be left over.  size is a multiple of 8. */
-_Static_assert(SCOPE_JP_NAME_MAX % 8 == 0 && SCOPE_PROGRAM_NAME_MAX % 8 == 0,
-	       "names are cleared in words");
+/* The first join point of the registry: events name a join point by its
+ * index from there (SCOPE_JOINPOINT_NAME names it for the monitor). */
+static const struct joinpoint *first_joinpoint;
 
-static void copy_name(char *field, const char *name, size_t size)
+static int note_first(const struct joinpoint *jp, void *arg)
 {
-	for (size_t i = 0; i < size; i += 8)
-		__builtin_memcpy(field + i, &(uint64_t){0}, 8);
-	strlcpy(field, name, size);
+	(void)arg;
+	first_joinpoint = jp;
+	return 1;
+}
+
+static uint32_t joinpoint_index(const struct joinpoint *jp)
+{
+	if (!first_joinpoint)
+		jp_for_each(note_first, NULL);
+	return (uint32_t)(jp - first_joinpoint);
+}
+
+/* Keeps the bytes of w before its first NUL (all of them when it has none;
+ * *ended says a NUL was seen, in this word or before: then nothing is kept).
+ * The lowest flagged byte of the zero-byte test is exact. */
+static uint64_t bytes_before_nul(uint64_t w, bool *ended)
+{
+	if (*ended)
+		return 0;
+	uint64_t zero = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+	if (!zero)
+		return w;
+	*ended = true;
+	return w & ((1ull << (__builtin_ctzll(zero) - 7)) - 1);
+}
+
+/* The program's name into the event's field in two words: the field goes to
+ * another process (the msg binding builds it on the kernel stack), so the
+ * bytes after the name's NUL are cleared, not copied (a longer name once
+ * stored there may follow it); a longer name is cut to 15 characters.
+ * name has SCOPE_PROGRAM_NAME_MAX readable bytes. */
+_Static_assert(SCOPE_PROGRAM_NAME_MAX == 16 && PROC_NAME_MAX >= SCOPE_PROGRAM_NAME_MAX,
+	       "the program's name is copied in two words");
+static const char kernel_name[SCOPE_PROGRAM_NAME_MAX] = "kernel";
+
+static void copy_program_name(char *field, const char *name)
+{
+	uint64_t w[2];
+	bool ended = false;
+	__builtin_memcpy(w, name, sizeof w);
+	w[0] = bytes_before_nul(w[0], &ended);
+	w[1] = bytes_before_nul(w[1], &ended) & 0x00ffffffffffffffull;
+	__builtin_memcpy(field, w, sizeof w);
 }
 
 void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned advice_index,
@@ -419,8 +457,9 @@ void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned 
 	event->entry_ns = tsc_to_ns(context->entry_tsc);
 	event->exit_ns = after ? tsc_to_ns(context->exit_tsc) : 0;
 	event->activity = context->activity;
-	copy_name(event->joinpoint, jp->name, sizeof event->joinpoint);
-	copy_name(event->program, p ? proc_name(p) : "kernel", sizeof event->program);
+	event->joinpoint = joinpoint_index(jp);
+	event->reserved = 0;
+	copy_program_name(event->program, p ? proc_name(p) : kernel_name);
 }
 
 /* ---- Weaving shared by the shm and msg bindings -------------------------- */

@@ -25,8 +25,11 @@
 /* ---- Events: what a join point hands a monitor ------------------------------
  * One per advice run, as the payload of a telemetry record (type
  * SCOPE_RECORD_EVENT, shm) or of an IPC message (label SCOPE_MSG_EVENT,
- * msg).  The monitor's ABI answers the context accessors from it. */
-#define SCOPE_JP_NAME_MAX      32
+ * msg).  The monitor's ABI answers the context accessors from it.  It holds
+ * numbers only, except the program's name (which may change at exec, or be
+ * gone with its process before a ring record is read): the join point is
+ * its index in the registry, named once by SCOPE_JOINPOINT_NAME, so that an
+ * event is the 16 words its accessors use. */
 #define SCOPE_PROGRAM_NAME_MAX 16
 #define SCOPE_EVENT_AFTER      0x1u /* an `after` advice: ret and exit_ns valid */
 #define SCOPE_EVENT_CALL       0x2u /* msg, synchronous: a reply is awaited */
@@ -42,7 +45,8 @@ struct scope_event {
 	uint64_t ret;
 	uint64_t entry_ns, exit_ns;
 	uint64_t activity;
-	char joinpoint[SCOPE_JP_NAME_MAX];
+	uint32_t joinpoint; /* index in the registry (SCOPE_JOINPOINT_NAME) */
+	uint32_t reserved;  /* 0 */
 	char program[SCOPE_PROGRAM_NAME_MAX];
 };
 
@@ -74,6 +78,8 @@ enum scope_op {
 	SCOPE_STATS,        /* buffer ← text, one aspect per line (name = "" for all) */
 	SCOPE_COUNTER,      /* value ← counter `counter` of aspect name */
 	SCOPE_SET_MSG_MODE, /* binding = 0 one-way, 1 synchronous; value = deadline in ns */
+	SCOPE_JOINPOINT_NAME, /* name ← the name of join point number value (an event's
+			       * joinpoint); -ENOENT past the last one */
 };
 
 struct scope_ctl {

@@ -48,6 +48,28 @@ static int list_one(const struct joinpoint *jp, void *arg)
 	return 0;
 }
 
+struct name_walk {
+	uint64_t index; /* counts down to the join point wanted */
+	struct scope_ctl *ctl;
+};
+
+static int name_one(const struct joinpoint *jp, void *arg)
+{
+	struct name_walk *w = arg;
+	if (w->index--)
+		return 0;
+	strlcpy(w->ctl->name, jp->name, sizeof w->ctl->name);
+	return 1;
+}
+
+/* The name of the join point at index (section order, as events number
+ * them) into c->name.  Returns 0 or -ENOENT. */
+static long joinpoint_name(struct scope_ctl *c)
+{
+	struct name_walk walk = {(uint64_t)c->value, c};
+	return c->value >= 0 && jp_for_each(name_one, &walk) ? 0 : -ENOENT;
+}
+
 struct stats_walk {
 	struct text *text;
 	const char *only; /* "" for every aspect */
@@ -75,6 +97,8 @@ static long control(struct scope_ctl *c, struct text *t)
 		jp_for_each(list_one, t);
 		return 0;
 	}
+	if (c->op == SCOPE_JOINPOINT_NAME)
+		return joinpoint_name(c);
 	if (c->op == SCOPE_STATS) {
 		struct stats_walk walk = {t, c->name};
 		aspect_for_each(stats_line, &walk);

@@ -8,6 +8,7 @@
  * whose advice runs is a plain global.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -69,9 +70,36 @@ int ms_program_name(const struct ms_ctx *ctx, char *buf, size_t length)
 	return (int)n;
 }
 
+/* Join points are numbered once for the life of the kernel (the registry is
+ * a linker section), so a name, asked for the first time an advice wants it,
+ * is kept for good.  Past JOINPOINT_CACHE, or without memory, the name is
+ * asked for each time (in the scratch buffer). */
+#define JOINPOINT_CACHE 1024
+
+static char *joinpoint_names[JOINPOINT_CACHE];
+
+/* Asks the kernel for the name of join point index into c.  Returns 0 or a
+ * negative error (-ENOENT: no such join point). */
+static long fetch_joinpoint_name(uint32_t index, struct scope_ctl *c)
+{
+	memset(c, 0, sizeof *c);
+	c->op = SCOPE_JOINPOINT_NAME;
+	c->value = index;
+	return ms_syscall3(__NR_ms_scope_ctl, (long)c, 0, 0);
+}
+
 const char *ms_joinpoint_name(const struct ms_ctx *ctx)
 {
-	return ctx->event->joinpoint;
+	static struct scope_ctl scratch;
+	uint32_t index = ctx->event->joinpoint;
+	if (index < JOINPOINT_CACHE && joinpoint_names[index])
+		return joinpoint_names[index];
+	if (fetch_joinpoint_name(index, &scratch) != 0)
+		return "";
+	if (index < JOINPOINT_CACHE)
+		joinpoint_names[index] = strdup(scratch.name);
+	return index < JOINPOINT_CACHE && joinpoint_names[index] ? joinpoint_names[index]
+								 : scratch.name;
 }
 
 uint64_t ms_activity(const struct ms_ctx *ctx)
