@@ -172,8 +172,11 @@ static void run_handler(unsigned vector, struct trap_frame *frame)
 }
 
 /* The irq.entry join point: one interrupt's handler, with its vector, inside
- * irq_depth.  Not an API: irq_dispatch is its only caller. */
-JOINPOINT_DEFINE_VOID_AS(irq, entry, irq_run_handler, unsigned, vector, struct trap_frame *, frame)
+ * irq_depth.  Not an API: irq_dispatch is its only caller.  _NOSLEEP: it runs
+ * in interrupt context with interrupts off, where nothing may sleep, and the
+ * scheduler switches only in the exit hook, after it returned. */
+JOINPOINT_DEFINE_VOID_NOSLEEP_AS(irq, entry, irq_run_handler, unsigned, vector, struct trap_frame *,
+				 frame)
 {
 	run_handler(vector, frame);
 }

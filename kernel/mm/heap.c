@@ -7,6 +7,10 @@
  *
  * Every block is at least 16-byte aligned.  The size classes are created once
  * by heap_init; kmalloc before that is a bug and panics.
+ *
+ * kmalloc and kfree never sleep (interrupt handlers use them): a cache's
+ * spinlock with interrupts off, the frame allocator's the same, nothing that
+ * waits.  So their join points are _NOSLEEP, the fast path.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -73,7 +77,7 @@ static void *large_alloc(size_t size)
 	return header + 1;
 }
 
-JOINPOINT_DEFINE_AS(mm, kmalloc, kmalloc, void *, size_t, size)
+JOINPOINT_DEFINE_NOSLEEP_AS(mm, kmalloc, kmalloc, void *, size_t, size)
 {
 	if (size == 0)
 		return NULL;
@@ -124,7 +128,7 @@ static bool is_size_class(const struct kmem_cache *cache)
 	return false;
 }
 
-JOINPOINT_DEFINE_VOID_AS(mm, kfree, kfree, void *, ptr)
+JOINPOINT_DEFINE_VOID_NOSLEEP_AS(mm, kfree, kfree, void *, ptr)
 {
 	if (!ptr)
 		return;

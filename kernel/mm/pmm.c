@@ -12,6 +12,8 @@
  * Single frames come from a next-fit scan (word at a time) starting at a hint,
  * so early allocations are the lowest addresses; contiguous runs from a
  * first-fit scan over aligned candidates.  Both are O(frames/64) at worst.
+ * Nothing here sleeps (one spinlock, interrupts off): mm.alloc_frame and
+ * mm.free_frame are _NOSLEEP join points.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -240,7 +242,7 @@ static uint64_t scan_words(uint64_t start, uint64_t end)
 	return frame_count;
 }
 
-JOINPOINT_DEFINE_AS(mm, alloc_frame, pmm_alloc_frame, uint64_t)
+JOINPOINT_DEFINE_NOSLEEP_AS(mm, alloc_frame, pmm_alloc_frame, uint64_t)
 {
 	uint64_t flags = spin_lock_irqsave(&lock);
 	uint64_t frame = scan_words(next_word_hint, word_count);
@@ -315,7 +317,7 @@ static void free_one_locked(uint64_t phys)
 	free_frames++;
 }
 
-JOINPOINT_DEFINE_VOID_AS(mm, free_frame, pmm_free_frame, uint64_t, phys)
+JOINPOINT_DEFINE_VOID_NOSLEEP_AS(mm, free_frame, pmm_free_frame, uint64_t, phys)
 {
 	uint64_t flags = spin_lock_irqsave(&lock);
 	free_one_locked(phys);

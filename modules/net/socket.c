@@ -409,7 +409,12 @@ JOINPOINT_DEFINE(net, recv, int64_t, struct net_socket *, socket, void *, buffer
 	}
 }
 
-JOINPOINT_DEFINE(net, poll, unsigned, struct net_socket *, socket)
+/* _NOSLEEP: lwip_poll with a zero timeout only scans the socket under
+ * SYS_ARCH_PROTECT (a spinlock, interrupts off) and sets the errno slot (a
+ * spinlock).  With LWIP_NETCONN_FULLDUPLEX its done_socket could free a
+ * socket closed meanwhile, through the core mutex: then this may sleep. */
+_Static_assert(!LWIP_NETCONN_FULLDUPLEX, "net.poll is _NOSLEEP: lwip_poll must not sleep");
+JOINPOINT_DEFINE_NOSLEEP(net, poll, unsigned, struct net_socket *, socket)
 {
 	if (!socket || socket->lwip < 0)
 		return VFS_POLL_NVAL;

@@ -209,7 +209,11 @@ JOINPOINT_DEFINE_VOID(nic, rx, struct nic *, nic, const void *, frame, size_t, l
 	nic->rx_handler(nic, frame, length, nic->rx_context);
 }
 
-JOINPOINT_DEFINE_VOID(nic, irq, struct nic *, nic)
+/* nic.irq and nic.tx are _NOSLEEP: the first runs in the interrupt handler,
+ * the second under lwIP's core lock; both take only spinlocks and the
+ * driver's ops they call must not sleep either (nic.h).  nic.rx and nic.poll
+ * hand frames to the stack, which takes its core mutex: they may sleep. */
+JOINPOINT_DEFINE_VOID_NOSLEEP(nic, irq, struct nic *, nic)
 {
 	nic->ops->disable_interrupts(nic);
 	nic_add(&nic->interrupts, 1);
@@ -219,7 +223,7 @@ JOINPOINT_DEFINE_VOID(nic, irq, struct nic *, nic)
 	waitq_wake_one(&nic->worker_queue);
 }
 
-JOINPOINT_DEFINE(nic, tx, int, struct nic *, nic, const void *, frame, size_t, length)
+JOINPOINT_DEFINE_NOSLEEP(nic, tx, int, struct nic *, nic, const void *, frame, size_t, length)
 {
 	if (!nic || !frame || !nic_length_valid(length))
 		return -EINVAL;

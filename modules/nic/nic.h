@@ -50,7 +50,9 @@ typedef int (*nic_visit_fn)(struct nic *nic, void *arg);
 typedef void (*nic_counter_fn)(const char *name, uint64_t value, void *arg);
 
 /* What a driver provides.  All are called with no NIC lock held, from thread
- * context except disable_interrupts (also from the interrupt handler). */
+ * context except disable_interrupts (also from the interrupt handler).
+ * transmit and disable_interrupts must not sleep (spinlocks and device
+ * registers only): nic.tx and nic.irq are _NOSLEEP join points. */
 struct nic_ops {
 	/* Queues frame (length bytes, header first, no FCS) for transmission; the
 	 * frame is copied before returning.  Returns 0, -EAGAIN (ring full),
