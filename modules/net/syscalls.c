@@ -5,7 +5,8 @@
  * getsockname and getpeername.  A socket is a descriptor: each call finds
  * the file, checks it is a socket (-ENOTSOCK), copies user arguments in,
  * calls the net_* API and copies results out.  Data moves through a kernel
- * bounce buffer of at most IO_CHUNK bytes per call to the socket layer.
+ * bounce buffer of at most IO_CHUNK bytes per call to the socket layer (a
+ * send of at most SEND_STACK bytes bounces on the stack: no allocation).
  */
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -16,6 +17,7 @@
 #include "uaccess/uaccess.h"
 
 #define IO_CHUNK      (64 * 1024)
+#define SEND_STACK    512 /* a send this small (a response's header) bounces on the stack */
 #define OPTION_MAX    64
 #define ADDRESS_BYTES sizeof(struct net_sockaddr_in)
 
@@ -204,11 +206,13 @@ SYSCALL_DEFINE6(sendto, int, fd, const void *, user, size_t, length, int, flags,
 	if (err)
 		return err;
 	size_t room = length < IO_CHUNK ? length : IO_CHUNK;
-	char *bounce = kmalloc(room ? room : 1);
+	char on_stack[SEND_STACK];
+	char *bounce = length <= SEND_STACK ? on_stack : kmalloc(room);
 	long result = bounce
 			  ? send_chunks(socket, user, length, flags, user_to ? &to : NULL, bounce)
 			  : -ENOMEM;
-	kfree(bounce);
+	if (bounce != on_stack)
+		kfree(bounce);
 	vfs_file_put(file);
 	return result;
 }

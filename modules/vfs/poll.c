@@ -18,6 +18,7 @@
 #include "vfs/internal.h"
 
 #define POLL_MAX_FDS    1024
+#define POLL_STACK_FDS  32 /* arrays this small stay on the stack (256 bytes, as Linux) */
 #define SIGNAL_CHECK_NS (100 * NSEC_PER_MSEC)
 #define SELECT_SET_BITS 1024
 
@@ -130,7 +131,8 @@ SYSCALL_DEFINE3(poll, struct linux_pollfd *, user_fds, unsigned, count, int, tim
 	if (count > POLL_MAX_FDS)
 		return -EINVAL;
 	size_t size = count * sizeof(struct linux_pollfd);
-	struct linux_pollfd *fds = kmalloc(size ? size : 1);
+	struct linux_pollfd on_stack[POLL_STACK_FDS];
+	struct linux_pollfd *fds = count <= POLL_STACK_FDS ? on_stack : kmalloc(size);
 	if (!fds)
 		return -ENOMEM;
 	long result = -EFAULT;
@@ -141,7 +143,8 @@ SYSCALL_DEFINE3(poll, struct linux_pollfd *, user_fds, unsigned, count, int, tim
 		if (result >= 0 && copy_to_user(user_fds, fds, size))
 			result = -EFAULT;
 	}
-	kfree(fds);
+	if (fds != on_stack)
+		kfree(fds);
 	return result;
 }
 
