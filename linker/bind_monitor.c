@@ -69,14 +69,6 @@ struct ipc_endpoint *monitor_endpoint(void)
 	return __atomic_load_n(&session.endpoint, __ATOMIC_ACQUIRE);
 }
 
-struct ipc_endpoint *monitor_endpoint_get(void)
-{
-	uint64_t irq = spin_lock_irqsave(&session.lock);
-	struct ipc_endpoint *e = session.endpoint ? ipc_endpoint_get(session.endpoint) : NULL;
-	spin_unlock_irqrestore(&session.lock, irq);
-	return e;
-}
-
 struct tel_channel *monitor_channel(void)
 {
 	return __atomic_load_n(&session.channel, __ATOMIC_ACQUIRE);

@@ -19,7 +19,10 @@
  * (unweaving waits for those), takes its own reference to the endpoint, and
  * while it runs, join points of its own thread send nothing (`waiting`, the
  * recursion guard that advice has from its section), so that a msg aspect
- * on ipc.* or sched.* cannot call itself.
+ * on ipc.* or sched.* cannot call itself.  Its slot there and the endpoint
+ * reference are taken in the section (a grace period keeps the endpoint
+ * pointer valid there: no lock); with all MSG_WAITERS slots taken the event
+ * is sent as from a join point that may not sleep.
  *
  * The reply steers the join point's owner: the value the advice gave
  * ms_reply is kept per CPU with the join point it answered, and the owner
@@ -65,9 +68,17 @@ int scope_msg_reply(const struct joinpoint *joinpoint, int64_t *value)
 
 static int unserved_noted; /* the -EDEADLK warning was printed */
 
-/* The threads in a sleeping call, and how many there are. */
+/* The threads in a sleeping call, and how many there are; each slot also
+ * holds what its deferred call needs (the cookie jp_defer passes on). */
 static struct thread *waiting[MSG_WAITERS];
 static unsigned waiting_count;
+
+struct msg_waiter {
+	struct monitor_advice *advice;
+	struct ipc_endpoint *endpoint; /* referenced, or NULL: no monitor */
+	volatile bool calling;         /* in the call, not only deferred to it */
+};
+static struct msg_waiter waiters[MSG_WAITERS];
 
 /* Names t as in a sleeping call.  Returns its slot, or -1 when all are taken. */
 static int enter_waiting(struct thread *t)
@@ -83,19 +94,22 @@ static int enter_waiting(struct thread *t)
 	return -1;
 }
 
-static void leave_waiting(int slot)
+static void leave_waiting(struct msg_waiter *w)
 {
+	w->calling = false;
 	__atomic_fetch_sub(&waiting_count, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&waiting[slot], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&waiting[w - waiters], NULL, __ATOMIC_RELEASE);
 }
 
-/* True when t is in a sleeping call: its join points send nothing. */
+/* True when t is in a sleeping call: its join points send nothing.  (One
+ * only deferred, from the section still running, does not count: the other
+ * advice of that section send as usual.) */
 static bool is_waiting(const struct thread *t)
 {
 	if (!__atomic_load_n(&waiting_count, __ATOMIC_ACQUIRE))
 		return false;
 	for (int i = 0; i < MSG_WAITERS; i++)
-		if (__atomic_load_n(&waiting[i], __ATOMIC_RELAXED) == t)
+		if (__atomic_load_n(&waiting[i], __ATOMIC_RELAXED) == t && waiters[i].calling)
 			return true;
 	return false;
 }
@@ -142,14 +156,15 @@ static void count_outcome(struct monitor_advice *a, int error, uint64_t start)
 }
 
 /* The sleeping call, after the advice's section (jp_defer). */
-static void msg_call_sleeping(struct monitor_advice *a, struct jp_context *context, bool after)
+static void msg_call_sleeping(struct msg_waiter *w, struct jp_context *context, bool after)
 {
 	uint64_t start = rdtsc();
-	int slot = enter_waiting(context->thread);
-	struct ipc_endpoint *e = monitor_endpoint_get();
+	struct monitor_advice *a = w->advice;
+	w->calling = true;
+	struct ipc_endpoint *e = w->endpoint;
 	/* Sent even if the aspect was relinked meanwhile: unweaving waits for
 	 * this call before the monitor's counts are collected. */
-	int error = !e ? -EPIPE : slot < 0 ? -EBUSY : 0;
+	int error = e ? 0 : -EPIPE;
 	if (!error) {
 		struct ipc_message m, reply;
 		build_message(&m, a, context, after, true);
@@ -158,9 +173,9 @@ static void msg_call_sleeping(struct monitor_advice *a, struct jp_context *conte
 			take_reply(this_cpu_id(), context, &reply);
 	}
 	count_outcome(a, error, start);
-	ipc_endpoint_put(e);
-	if (slot >= 0)
-		leave_waiting(slot);
+	if (e)
+		ipc_endpoint_put(e);
+	leave_waiting(w);
 	__atomic_fetch_sub(&a->in_flight, 1, __ATOMIC_RELEASE);
 }
 
@@ -174,16 +189,37 @@ static void msg_call_after(struct jp_context *context, void *cookie)
 	msg_call_sleeping(cookie, context, true);
 }
 
+/* Defers the synchronous call to just after the section when this thread
+ * may sleep there.  Its waiter slot is taken here, and the monitor's
+ * endpoint referenced here, where a grace period still keeps the pointer
+ * valid (no lock).  Returns false, with nothing taken, when the call may not
+ * be deferred or every slot is in use: the caller then calls without
+ * sleeping. */
+static bool defer_call(struct monitor_advice *a, struct jp_context *context, bool after)
+{
+	int slot = enter_waiting(context->thread);
+	if (slot < 0)
+		return false;
+	struct msg_waiter *w = &waiters[slot];
+	w->advice = a;
+	if (jp_defer(context, after ? msg_call_after : msg_call_before, w) != 0) {
+		leave_waiting(w);
+		return false;
+	}
+	struct ipc_endpoint *e = monitor_endpoint();
+	w->endpoint = e ? ipc_endpoint_get(e) : NULL;
+	__atomic_fetch_add(&a->in_flight, 1, __ATOMIC_ACQ_REL);
+	return true;
+}
+
 static void msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
 {
 	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG) || monitor_is_caller(context) ||
 	    is_waiting(context->thread))
 		return;
 	bool sync = __atomic_load_n(&synchronous, __ATOMIC_ACQUIRE);
-	if (sync && jp_defer(context, after ? msg_call_after : msg_call_before, a) == 0) {
-		__atomic_fetch_add(&a->in_flight, 1, __ATOMIC_ACQ_REL);
+	if (sync && defer_call(a, context, after))
 		return;
-	}
 	struct ipc_endpoint *e = monitor_endpoint();
 	uint64_t start = rdtsc();
 	struct ipc_message m, reply;

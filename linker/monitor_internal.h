@@ -30,10 +30,7 @@ void monitor_unload_aspect(struct aspect *aspect);
 
 /* For the join-point side (any context). */
 struct ipc_endpoint *monitor_endpoint(void); /* NULL when none */
-/* The monitor's endpoint, referenced (ipc_endpoint_put it), or NULL: for
- * code outside a join point's section, which a grace period does not cover. */
-struct ipc_endpoint *monitor_endpoint_get(void);
-struct tel_channel *monitor_channel(void); /* NULL before the first monitor */
+struct tel_channel *monitor_channel(void);   /* NULL before the first monitor */
 bool monitor_is_gone(void);
 /* True when the event comes from the monitor process itself (not sent). */
 bool monitor_is_caller(const struct jp_context *context);

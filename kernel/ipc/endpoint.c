@@ -30,6 +30,17 @@
  * on `receivers`, a blocked caller in its call's `waiter`.  Wakers wake them
  * under the endpoint lock, so a waiter that gave up (its deadline) has
  * either been woken already or is no longer named anywhere.
+ *
+ * The fast path (seL4's call / reply-receive): a call that finds the queue
+ * empty and a receiver blocked in receive delivers itself into that
+ * receiver's buffer, already received (pending, with its token), takes it
+ * off the list and hands it the CPU; no queue slot, no second copy.  A
+ * waiter resumed by a hand-off (sched_resumed_by_handoff) whose condition
+ * the hander set under the lock (the receiver's `delivered`, the caller's
+ * call DONE) returns without taking the lock again: the hander finished with
+ * it before it switched.  Every other case (queue not empty, one-way
+ * messages, a waiter woken by its deadline or from another CPU) takes the
+ * lock and the queue as before.
  */
 #include "ipc/internal.h"
 
@@ -254,22 +265,28 @@ static uint64_t wake_time(uint64_t now, uint64_t deadline)
 	return deadline - now < SIGNAL_CHECK_NS ? deadline : now + SIGNAL_CHECK_NS;
 }
 
-/* Blocks with the endpoint lock dropped, handing the CPU to handoff first
- * when there is one (the direct switch), and takes the lock again. */
-static void block_unlocked(struct ipc_endpoint *e, uint64_t *irq, struct thread **handoff,
-			   uint64_t until)
+/* Blocks with the endpoint lock dropped, handing the CPU to *handoff first
+ * when there is one (the direct switch), and takes the lock again; returns
+ * false.  Returns true without the lock when the thread that switched back
+ * here was a hand-off and *done reads done_value: that thread set it under
+ * the lock and was done with this waiter before it switched (sched.h), so
+ * nothing is left to look at under the lock. */
+static bool block_unlocked(struct ipc_endpoint *e, uint64_t *irq, struct thread **handoff,
+			   uint64_t until, const volatile int *done, int done_value)
 {
 	sched_prepare_block();
 	if (*handoff) {
 		struct thread *next = *handoff;
 		*handoff = NULL;
 		sched_handoff(next, &e->lock, *irq, until); /* drops the lock */
-		*irq = spin_lock_irqsave(&e->lock);
-		return;
+	} else {
+		spin_unlock_irqrestore(&e->lock, *irq);
+		sched_block(until);
 	}
-	spin_unlock_irqrestore(&e->lock, *irq);
-	sched_block(until);
+	if (sched_resumed_by_handoff() && __atomic_load_n(done, __ATOMIC_ACQUIRE) == done_value)
+		return true;
 	*irq = spin_lock_irqsave(&e->lock);
+	return false;
 }
 
 /* ---- Calls ---------------------------------------------------------------- */
@@ -318,7 +335,8 @@ static void spin_briefly(struct ipc_endpoint *e, struct ipc_call *call, uint64_t
 }
 
 static int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, uint64_t now,
-				uint64_t deadline, uint64_t *irq, struct thread *receiver)
+				uint64_t deadline, uint64_t *irq, struct thread *receiver,
+				bool *locked)
 {
 	int result;
 	call->waiter = thread_current();
@@ -339,7 +357,11 @@ static int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, u
 			result = withdraw_locked(e, call, -ETIMEDOUT);
 			break;
 		}
-		block_unlocked(e, irq, &receiver, wake_time(now, deadline));
+		if (block_unlocked(e, irq, &receiver, wake_time(now, deadline), &call->state,
+				   IPC_CALL_DONE)) {
+			*locked = false; /* answered, and handed back by the replier */
+			return call->result;
+		}
 	}
 	wake(receiver);
 	return result;
@@ -367,6 +389,40 @@ static bool unservable_locked(const struct ipc_endpoint *e)
 	return e->receiver_cpus && !others;
 }
 
+/* Can a call go straight to a receiver blocked in receive?  Only when
+ * nothing is queued before it (lock held). */
+static bool can_deliver_locked(const struct ipc_endpoint *e)
+{
+	return e->receivers && !e->count && !e->closed && e->calls_outstanding < IPC_QUEUE_MAX;
+}
+
+static uint64_t take_pending_locked(struct ipc_endpoint *e, struct ipc_call *call);
+
+/* The call goes into the buffer of the most recent receiver blocked in
+ * receive, as received (pending, with its token), and that receiver comes
+ * off the list: no queue slot, no second copy.  Returns its thread, to be
+ * handed the CPU or woken. */
+static struct thread *deliver_locked(struct ipc_endpoint *e, const struct ipc_message *message,
+				     struct ipc_call *call)
+{
+	struct ipc_receiver *r = e->receivers;
+	struct thread *t = r->thread;
+	struct ipc_message *m = r->buffer;
+	e->receivers = r->next;
+	copy_message(m, message);
+	m->sender = sender_pid();
+	m->token = take_pending_locked(e, call);
+	e->calls_outstanding++;
+	e->stats.calls++;
+	e->stats.received++;
+	e->stats.delivered++;
+	e->last_caller_cpu = (int)this_cpu_id();
+	r->next = NULL;
+	r->thread = NULL;
+	__atomic_store_n(&r->delivered, 1, __ATOMIC_RELEASE); /* last: r may go once seen */
+	return t;
+}
+
 JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct ipc_message *,
 		 message, struct ipc_message *, reply, uint64_t, timeout_ns)
 {
@@ -376,21 +432,27 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 	bool sleeping = may_sleep();
 	struct ipc_call call = {.reply = reply, .state = IPC_CALL_QUEUED};
 	uint64_t now = clock_ns(), deadline = deadline_after(now, timeout_ns);
+	struct thread *receiver = NULL;
 	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
 	if (!sleeping && unservable_locked(endpoint)) {
 		endpoint->stats.unserved++;
 		error = -EDEADLK;
+	} else if (can_deliver_locked(endpoint)) {
+		receiver = deliver_locked(endpoint, message, &call);
 	} else {
 		error = enqueue_locked(endpoint, message, &call);
+		receiver = error ? NULL : pop_receiver_locked(endpoint);
 	}
 	if (error) {
 		spin_unlock_irqrestore(&endpoint->lock, irq);
 		return error;
 	}
-	struct thread *receiver = pop_receiver_locked(endpoint);
 	if (sleeping) {
-		error = wait_sleeping_locked(endpoint, &call, now, deadline, &irq, receiver);
-		spin_unlock_irqrestore(&endpoint->lock, irq);
+		bool locked = true;
+		error =
+		    wait_sleeping_locked(endpoint, &call, now, deadline, &irq, receiver, &locked);
+		if (locked)
+			spin_unlock_irqrestore(&endpoint->lock, irq);
 		return error;
 	}
 	wake(receiver);
@@ -400,23 +462,26 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 
 /* ---- Receiving and replying ------------------------------------------------ */
 
+/* Moves call, just received, to the pending table; returns its token. */
+static uint64_t take_pending_locked(struct ipc_endpoint *e, struct ipc_call *call)
+{
+	unsigned i = 0;
+	while (e->pending[i])
+		i++; /* calls_outstanding <= IPC_QUEUE_MAX keeps one free */
+	uint64_t token = (e->next_token++ << TOKEN_INDEX_BITS) | (i + 1);
+	e->pending[i] = call;
+	e->pending_token[i] = token;
+	call->pending_index = i;
+	call->state = IPC_CALL_TAKEN;
+	return token;
+}
+
 /* Takes the head slot into *message; a call moves to the pending table. */
 static void dequeue_locked(struct ipc_endpoint *e, struct ipc_message *message)
 {
 	struct ipc_slot *slot = &e->slots[e->head];
 	copy_message(message, &slot->message);
-	message->token = 0;
-	if (slot->call) {
-		unsigned i = 0;
-		while (e->pending[i])
-			i++; /* calls_outstanding <= IPC_QUEUE_MAX keeps one free */
-		uint64_t token = (e->next_token++ << TOKEN_INDEX_BITS) | (i + 1);
-		e->pending[i] = slot->call;
-		e->pending_token[i] = token;
-		slot->call->pending_index = i;
-		slot->call->state = IPC_CALL_TAKEN;
-		message->token = token;
-	}
+	message->token = slot->call ? take_pending_locked(e, slot->call) : 0;
 	e->head = (e->head + 1) % e->capacity;
 	e->count--;
 	e->stats.received++;
@@ -436,15 +501,25 @@ static void remove_receiver_locked(struct ipc_endpoint *e, struct ipc_receiver *
 	self->thread = NULL;
 }
 
-/* Queues the caller as a receiver and blocks (handing the CPU to handoff). */
-static void wait_for_message(struct ipc_endpoint *e, uint64_t *irq, struct thread **handoff,
-			     uint64_t until)
+enum wait_outcome {
+	WAIT_NOTHING,           /* woken, lock held: look again */
+	WAIT_DELIVERED,         /* a call is in the buffer, lock held */
+	WAIT_DELIVERED_UNLOCKED /* a call is in the buffer, handed over: lock not held */
+};
+
+/* Queues the caller as a receiver into message and blocks (handing the CPU
+ * to handoff). */
+static enum wait_outcome wait_for_message(struct ipc_endpoint *e, struct ipc_message *message,
+					  uint64_t *irq, struct thread **handoff, uint64_t until)
 {
-	struct ipc_receiver self = {.next = e->receivers, .thread = thread_current()};
+	struct ipc_receiver self = {
+	    .next = e->receivers, .thread = thread_current(), .buffer = message};
 	e->receivers = &self;
 	e->receiver_cpus = thread_allowed_cpus(self.thread);
-	block_unlocked(e, irq, handoff, until);
+	if (block_unlocked(e, irq, handoff, until, &self.delivered, 1))
+		return WAIT_DELIVERED_UNLOCKED;
 	remove_receiver_locked(e, &self);
+	return self.delivered ? WAIT_DELIVERED : WAIT_NOTHING;
 }
 
 /* Callers on another CPU: a receiver about to block polls for up to
@@ -467,10 +542,11 @@ static void poll_briefly(struct ipc_endpoint *e, uint64_t *irq, uint64_t now, ui
 	*irq = spin_lock_irqsave(&e->lock);
 }
 
-/* The receive loop, lock held on entry and on return; handoff (a caller
- * just answered) gets the CPU when this blocks, or is woken at the end. */
+/* The receive loop, lock held on entry and on return unless *locked comes
+ * back false (a call delivered by a hand-off); handoff (a caller just
+ * answered) gets the CPU when this blocks, or is woken at the end. */
 static int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns,
-			  bool sleeping, uint64_t *irq, struct thread *handoff)
+			  bool sleeping, uint64_t *irq, struct thread *handoff, bool *locked)
 {
 	uint64_t deadline = 0; /* set when it first has to wait */
 	bool polled = false;
@@ -502,9 +578,15 @@ static int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, u
 			polled = true;
 			continue;
 		}
-		wait_for_message(e, irq, &handoff, wake_time(now, deadline));
+		enum wait_outcome outcome =
+		    wait_for_message(e, message, irq, &handoff, wake_time(now, deadline));
+		if (outcome != WAIT_NOTHING) {
+			*locked = outcome == WAIT_DELIVERED;
+			result = 0;
+			break;
+		}
 	}
-	wake(handoff);
+	wake(handoff); /* NULL once it blocked: the hand-off took it */
 	return result;
 }
 
@@ -513,10 +595,11 @@ JOINPOINT_DEFINE(ipc, receive, int, struct ipc_endpoint *, endpoint, struct ipc_
 {
 	if (!endpoint || !message)
 		return -EINVAL;
-	bool sleeping = may_sleep();
+	bool sleeping = may_sleep(), locked = true;
 	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
-	int result = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, NULL);
-	spin_unlock_irqrestore(&endpoint->lock, irq);
+	int result = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, NULL, &locked);
+	if (locked)
+		spin_unlock_irqrestore(&endpoint->lock, irq);
 	return result;
 }
 
@@ -572,12 +655,13 @@ JOINPOINT_DEFINE(ipc, reply_receive, int, struct ipc_endpoint *, endpoint, uint6
 	int error = token ? check_message(endpoint, reply) : 0;
 	if (error || !endpoint || !message)
 		return error ? error : -EINVAL;
-	bool sleeping = may_sleep();
+	bool sleeping = may_sleep(), locked = true;
 	struct thread *caller = NULL;
 	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
 	if (token && reply_locked(endpoint, token, reply, &caller) < 0)
 		endpoint->stats.late_replies++;
-	error = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, caller);
-	spin_unlock_irqrestore(&endpoint->lock, irq);
+	error = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, caller, &locked);
+	if (locked)
+		spin_unlock_irqrestore(&endpoint->lock, irq);
 	return error;
 }

@@ -59,6 +59,8 @@ struct ipc_stats {
 	uint64_t unserved;     /* calls refused (-EDEADLK): the caller may not sleep
 			     * and the receiver may run on the caller's CPU only */
 	uint64_t late_replies; /* replies that found no call (it timed out) */
+	uint64_t delivered;    /* calls put straight into the buffer of a receiver
+				* blocked in receive (the queue was empty) */
 };
 
 /* ---- System calls (microScope's numbers, syscall/numbers.h) --------------

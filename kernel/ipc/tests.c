@@ -95,8 +95,17 @@ struct server {
 	int count;
 	int mode;
 	uint64_t reply_delay_ns;
+	bool wait_for_a_call; /* receive only once a call is queued */
 	int last_reply_result;
+	int not_ping; /* messages received that were not make_message(_, "ping") */
 };
+
+/* Was m sent as make_message(label, "ping"), whole? */
+static bool is_ping(const struct ipc_message *m)
+{
+	return m->length == 5 && strcmp((const char *)m->payload, "ping") == 0 &&
+	       m->words[5] == m->label * 100 + 5;
+}
 
 /* The server loop of SERVE_REPLY_RECEIVE: one call per message. */
 static int serve_reply_receive(struct server *s)
@@ -104,6 +113,7 @@ static int serve_reply_receive(struct server *s)
 	struct ipc_message m, r;
 	int error = ipc_receive(s->endpoint, &m, 2 * NSEC_PER_SEC);
 	for (int i = 0; i < s->count && error == 0; i++) {
+		s->not_ping += !is_ping(&m);
 		r = make_message(m.label + 1, "pong");
 		uint64_t timeout = i + 1 < s->count ? 2 * NSEC_PER_SEC : 0;
 		error = ipc_reply_receive(s->endpoint, m.token, &r, &m, timeout);
@@ -119,6 +129,10 @@ static int serve(void *arg)
 	if (s->affinity)
 		thread_set_affinity(thread_current(), s->affinity);
 	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+	for (struct ipc_stats stats = {0}; s->wait_for_a_call && !stats.queued;) {
+		sched_sleep_ns(NSEC_PER_MSEC);
+		ipc_get_stats(s->endpoint, &stats);
+	}
 	if (s->mode == SERVE_REPLY_RECEIVE)
 		return serve_reply_receive(s);
 	for (int i = 0; i < s->count; i++) {
@@ -345,6 +359,7 @@ static void deadline_holds_when_the_receiver_never_replies(struct ktest *t)
 	struct ipc_stats stats;
 	ipc_get_stats(s.endpoint, &stats);
 	EXPECT_EQ(t, stats.timeouts, 1);
+	EXPECT_EQ(t, stats.delivered, 1); /* the fast path took it: the deadline still holds */
 	ipc_endpoint_put(s.endpoint);
 }
 
@@ -362,6 +377,70 @@ static void receiver_gone_mid_call_gives_epipe(struct ktest *t)
 	EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 2 * NSEC_PER_SEC), -EPIPE);
 	thread_join(server, NULL);
 	thread_set_affinity(thread_current(), saved);
+	struct ipc_stats stats;
+	ipc_get_stats(s.endpoint, &stats);
+	EXPECT_EQ(t, stats.delivered, 1); /* taken by the fast path, then the close */
+	EXPECT_EQ(t, stats.peer_gone, 1);
+	ipc_endpoint_put(s.endpoint);
+}
+
+/* The fast path: a call that finds the receiver blocked in receive (here
+ * on the caller's CPU, answering with ipc_reply_receive, which leaves it
+ * blocked in receive again for the next call) goes straight into its
+ * buffer, whole, and the reply comes back whole. */
+static void call_delivered_straight_to_a_waiting_receiver(struct ktest *t)
+{
+	struct server s = {
+	    .endpoint = ipc_endpoint_create("test", 4), .count = 6, .mode = SERVE_REPLY_RECEIVE};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	uint64_t saved;
+	struct thread *server = start_server_here(&s, "ipc-fast", &saved);
+	ASSERT_TRUE(t, server != NULL);
+	for (int i = 0; i < s.count; i++) {
+		struct ipc_message m = make_message(20 + i, "ping"), r;
+		EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 2 * NSEC_PER_SEC), 0);
+		EXPECT_EQ(t, r.label, 21 + i);
+		EXPECT_TRUE(t, strcmp((char *)r.payload, "pong") == 0);
+	}
+	int status = -1;
+	thread_join(server, &status);
+	thread_set_affinity(thread_current(), saved);
+	EXPECT_EQ(t, status, 0);
+	EXPECT_EQ(t, s.not_ping, 0);
+	struct ipc_stats stats;
+	ipc_get_stats(s.endpoint, &stats);
+	EXPECT_EQ(t, stats.delivered, s.count);
+	EXPECT_EQ(t, stats.received, s.count);
+	EXPECT_EQ(t, stats.replies, s.count);
+	EXPECT_EQ(t, stats.queued, 0);
+	ipc_endpoint_put(s.endpoint);
+}
+
+/* The slow path: no receiver waits when the call comes (the server starts
+ * receiving once it is queued), so it is taken from the queue. */
+static void call_queued_when_no_receiver_waits(struct ktest *t)
+{
+	struct server s = {.endpoint = ipc_endpoint_create("test", 4),
+			   .count = 1,
+			   .mode = SERVE_REPLY_RECEIVE,
+			   .wait_for_a_call = true};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	struct thread *server = thread_create(serve, &s, "ipc-late", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, server != NULL);
+	while (!__atomic_load_n(&s.started, __ATOMIC_ACQUIRE))
+		sched_sleep_ns(NSEC_PER_MSEC);
+	struct ipc_message m = make_message(30, "ping"), r;
+	EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 2 * NSEC_PER_SEC), 0);
+	EXPECT_EQ(t, r.label, 31);
+	int status = -1;
+	thread_join(server, &status);
+	EXPECT_EQ(t, status, 0);
+	EXPECT_EQ(t, s.not_ping, 0);
+	struct ipc_stats stats;
+	ipc_get_stats(s.endpoint, &stats);
+	EXPECT_EQ(t, stats.delivered, 0);
+	EXPECT_EQ(t, stats.received, 1);
+	EXPECT_EQ(t, stats.replies, 1);
 	ipc_endpoint_put(s.endpoint);
 }
 
@@ -408,4 +487,5 @@ KTEST_SUITE(ipc, KTEST_CASE(send_then_receive_in_order), KTEST_CASE(full_queue_d
 	    KTEST_CASE(deadline_holds_when_the_receiver_never_replies),
 	    KTEST_CASE(receiver_gone_mid_call_gives_epipe),
 	    KTEST_CASE(call_that_cannot_be_served_fails_fast),
-	    KTEST_CASE(join_points_are_declared));
+	    KTEST_CASE(call_delivered_straight_to_a_waiting_receiver),
+	    KTEST_CASE(call_queued_when_no_receiver_waits), KTEST_CASE(join_points_are_declared));

@@ -36,6 +36,18 @@
  *    forgets it.  sched_handoff does the same in one step: it claims the
  *    blocked thread under both queues' locks while the caller's own lock
  *    still pins it, and switches to it without queueing it at all.
+ *  - Every switch, the hand-off's included, goes through switch_at: the
+ *    sched.switch join point (per-activity accounting's acct_note_switch
+ *    is advice on it), run-time and wait statistics, the grace period's
+ *    quiescent state, irq_depth, TSS rsp0 and the SYSCALL stack, FPU state
+ *    and the address space all change there and nowhere else.
+ *  - A hand-off marks the thread it switches to (handed_off) after claiming
+ *    it and before the switch, when the handing thread is done with it and
+ *    with whatever it changed under its lock; sched_prepare_block clears the
+ *    mark and sched_resumed_by_handoff reads it once.  No other wake-up sets
+ *    it, so a thread that finds it set may read its condition without taking
+ *    that lock again (the IPC fast path), while one woken any other way
+ *    (its deadline, a wake-up from another CPU still in progress) may not.
  *
  * Preemption: the tick ends the current slice (need_resched when a thread of
  * the same or higher priority is ready); a wake-up of a thread that outranks
@@ -207,11 +219,11 @@ JOINPOINT_DEFINE_VOID_AS(sched, switch, sched_note_switch, struct thread *, prev
 {
 }
 
-void sched_switch_to(struct thread *prev, struct thread *next)
+/* sched_switch_to with the clock already read (now). */
+static void switch_at(struct thread *prev, struct thread *next, uint64_t now)
 {
 	struct cpu *cpu = this_cpu();
 	struct run_queue *rq = cpu->sched;
-	uint64_t now = clock_ns();
 
 	spin_assert_held(&rq->lock);
 	ASSERT(!irq_enabled() && prev == cpu->current);
@@ -244,6 +256,11 @@ void sched_switch_to(struct thread *prev, struct thread *next)
 	if (next->space != prev->space)
 		vm_space_activate(next->space ? next->space : vm_kernel_space());
 	arch_context_switch(&prev->saved_rsp, next->saved_rsp);
+}
+
+void sched_switch_to(struct thread *prev, struct thread *next)
+{
+	switch_at(prev, next, clock_ns());
 }
 
 /* Picks the next thread and switches to it, run queue lock held.  Returns
@@ -303,7 +320,9 @@ __attribute__((noreturn)) static void thread_start(void *arg)
 
 void sched_prepare_block(void)
 {
-	thread_current()->state = THREAD_BLOCKED;
+	struct thread *self = thread_current();
+	self->handed_off = false; /* a hand-off sets it only once this has switched out */
+	self->state = THREAD_BLOCKED;
 	__asm__ volatile("" : : : "memory");
 }
 
@@ -432,9 +451,11 @@ void sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flag
 		sched_block(deadline_ns);
 		return;
 	}
+	uint64_t now = clock_ns();
 	rq_remove_sleeper(next);
 	next->cpu = here->cpu->id;
-	next->ready_since_ns = clock_ns();
+	next->ready_since_ns = now;
+	next->handed_off = true;
 	if (from != here)
 		spin_unlock(&from->lock);
 	spin_unlock(held); /* next is ours now; interrupts stay off */
@@ -443,9 +464,17 @@ void sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flag
 		rq_add_sleeper(here, self);
 	}
 	here->cpu->need_resched = 0;
-	sched_switch_to(self, next);
+	switch_at(self, next, now);
 	rq_remove_sleeper(self); /* woken before the deadline */
 	finish_switch(irq_flags);
+}
+
+bool sched_resumed_by_handoff(void)
+{
+	struct thread *self = thread_current();
+	bool handed = self->handed_off;
+	self->handed_off = false;
+	return handed;
 }
 
 void sched_start_thread(struct thread *t)

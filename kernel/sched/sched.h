@@ -161,6 +161,13 @@ bool sched_wakeup_next(struct thread *t);
  * unlock and sched_block. */
 void sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
 		   uint64_t deadline_ns);
+/* True when the calling thread's last block (since its sched_prepare_block)
+ * ended with another thread's sched_handoff switching straight to it: that
+ * thread was done with it, and with whatever it changed under the lock it
+ * handed over, before the switch, so the woken thread may read that
+ * condition without taking the lock again.  False after any other wake-up
+ * (which may still be under way on another CPU). */
+bool sched_resumed_by_handoff(void);
 /* The CPUs t may run on now (bit i: CPU i): its affinity among the online
  * CPUs, minus the CPUs reserved for monitors unless t is a monitor. */
 uint64_t thread_allowed_cpus(const struct thread *t);
