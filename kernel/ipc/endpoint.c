@@ -274,16 +274,18 @@ static uint64_t wake_time(uint64_t now, uint64_t deadline)
 static bool block_unlocked(struct ipc_endpoint *e, uint64_t *irq, struct thread **handoff,
 			   uint64_t until, const volatile int *done, int done_value)
 {
+	bool handed;
 	sched_prepare_block();
 	if (*handoff) {
 		struct thread *next = *handoff;
 		*handoff = NULL;
-		sched_handoff(next, &e->lock, *irq, until); /* drops the lock */
+		handed = sched_handoff(next, &e->lock, *irq, until); /* drops the lock */
 	} else {
 		spin_unlock_irqrestore(&e->lock, *irq);
 		sched_block(until);
+		handed = sched_resumed_by_handoff();
 	}
-	if (sched_resumed_by_handoff() && __atomic_load_n(done, __ATOMIC_ACQUIRE) == done_value)
+	if (handed && __atomic_load_n(done, __ATOMIC_ACQUIRE) == done_value)
 		return true;
 	*irq = spin_lock_irqsave(&e->lock);
 	return false;

@@ -44,23 +44,30 @@ static void *current_files(void)
 	return p ? proc_slots(p)->files : NULL;
 }
 
-struct ipc_endpoint *ipc_endpoint_from_fd(int fd)
+struct ipc_endpoint *ipc_file_endpoint(int fd, struct vfs_file **file, int *error)
 {
-	struct vfs_file *file;
 	void *files = current_files();
-	if (!files || vfs_fd_get(files, fd, &file) < 0)
+	*error = -EBADF;
+	if (!files || vfs_fd_get(files, fd, file) < 0)
 		return NULL;
-	struct ipc_endpoint *e = ipc_endpoint_of_file(file);
-	if (e)
-		ipc_endpoint_get(e);
-	vfs_close(file);
+	struct ipc_endpoint *e = ipc_endpoint_of_file(*file);
+	if (!e) {
+		vfs_file_put(*file);
+		return NULL;
+	}
+	*error = 0;
 	return e;
 }
 
-struct ipc_endpoint *ipc_file_endpoint(int fd, int *error)
+struct ipc_endpoint *ipc_endpoint_from_fd(int fd)
 {
-	struct ipc_endpoint *e = ipc_endpoint_from_fd(fd);
-	*error = e ? 0 : -EBADF;
+	struct vfs_file *file;
+	int error;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &file, &error);
+	if (!e)
+		return NULL;
+	ipc_endpoint_get(e);
+	vfs_file_put(file);
 	return e;
 }
 

@@ -71,7 +71,9 @@ struct ipc_endpoint {
 	struct ipc_slot slots[];
 };
 
-/* file.c: descriptor glue, used by the system calls. */
-struct ipc_endpoint *ipc_file_endpoint(int fd, int *error);
+/* file.c: descriptor glue, used by the system calls.  The endpoint behind
+ * the calling process's descriptor fd, kept alive by the open file in *file
+ * (a reference: vfs_file_put it), or NULL with *error -EBADF. */
+struct ipc_endpoint *ipc_file_endpoint(int fd, struct vfs_file **file, int *error);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * The IPC system calls: thin glue between user memory and the endpoint API.
  * Messages are copied in and out whole-header-plus-payload through uaccess;
- * the kernel never keeps a user pointer.  Waits end early with -EINTR when
+ * the kernel never keeps a user pointer.  The descriptor's open file is
+ * held for the length of the call; it keeps the endpoint alive.  Waits end early with -EINTR when
  * the caller's process is told to end.
  */
 #include "ipc/internal.h"
@@ -9,6 +10,7 @@
 #include "lib/errno.h"
 #include "syscall/syscall.h"
 #include "uaccess/uaccess.h"
+#include "vfs/vfs.h"
 
 /* Copies a message from user memory: the header, then its payload. */
 static int message_from_user(struct ipc_message *dst, const struct ipc_message __user *src)
@@ -45,11 +47,12 @@ SYSCALL_DEFINE2(ms_ipc_send, int, fd, const struct ipc_message *, message)
 	int error = message_from_user(&m, message);
 	if (error)
 		return error;
-	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	struct vfs_file *file;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &file, &error);
 	if (!e)
 		return error;
 	error = ipc_send(e, &m);
-	ipc_endpoint_put(e);
+	vfs_file_put(file);
 	return error;
 }
 
@@ -62,11 +65,12 @@ SYSCALL_DEFINE4(ms_ipc_call, int, fd, const struct ipc_message *, message, struc
 		return error;
 	if (!uaccess_range_ok((uint64_t)reply, sizeof r))
 		return -EFAULT;
-	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	struct vfs_file *file;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &file, &error);
 	if (!e)
 		return error;
 	error = ipc_call(e, &m, &r, timeout_ns);
-	ipc_endpoint_put(e);
+	vfs_file_put(file);
 	return error ? error : message_to_user(reply, &r);
 }
 
@@ -76,11 +80,12 @@ SYSCALL_DEFINE3(ms_ipc_receive, int, fd, struct ipc_message *, message, uint64_t
 	if (!uaccess_range_ok((uint64_t)message, sizeof m))
 		return -EFAULT;
 	int error;
-	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	struct vfs_file *file;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &file, &error);
 	if (!e)
 		return error;
 	error = ipc_receive(e, &m, timeout_ns);
-	ipc_endpoint_put(e);
+	vfs_file_put(file);
 	return error ? error : message_to_user(message, &m);
 }
 
@@ -90,11 +95,12 @@ SYSCALL_DEFINE3(ms_ipc_reply, int, fd, uint64_t, token, const struct ipc_message
 	int error = message_from_user(&m, message);
 	if (error)
 		return error;
-	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	struct vfs_file *file;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &file, &error);
 	if (!e)
 		return error;
 	error = ipc_reply(e, token, &m);
-	ipc_endpoint_put(e);
+	vfs_file_put(file);
 	return error;
 }
 
@@ -109,22 +115,24 @@ SYSCALL_DEFINE5(ms_ipc_reply_receive, int, fd, uint64_t, token, const struct ipc
 		return error;
 	if (!uaccess_range_ok((uint64_t)message, sizeof m))
 		return -EFAULT;
-	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	struct vfs_file *file;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &file, &error);
 	if (!e)
 		return error;
 	error = ipc_reply_receive(e, token, &r, &m, timeout_ns);
-	ipc_endpoint_put(e);
+	vfs_file_put(file);
 	return error ? error : message_to_user(message, &m);
 }
 
 SYSCALL_DEFINE2(ms_ipc_stats, int, fd, struct ipc_stats *, stats)
 {
 	int error;
-	struct ipc_endpoint *e = ipc_file_endpoint(fd, &error);
+	struct vfs_file *file;
+	struct ipc_endpoint *e = ipc_file_endpoint(fd, &file, &error);
 	if (!e)
 		return error;
 	struct ipc_stats s;
 	ipc_get_stats(e, &s);
-	ipc_endpoint_put(e);
+	vfs_file_put(file);
 	return copy_to_user(stats, &s, sizeof s) ? -EFAULT : 0;
 }

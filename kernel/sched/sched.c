@@ -431,7 +431,15 @@ static bool can_hand_off(struct run_queue *here, struct run_queue *from, struct 
 	       rq_best_priority(here) <= next->priority;
 }
 
-void sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+/* Reads and clears self's hand-off mark. */
+static bool take_handed_off(struct thread *self)
+{
+	bool handed = self->handed_off;
+	self->handed_off = false;
+	return handed;
+}
+
+bool sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
 		   uint64_t deadline_ns)
 {
 	struct run_queue *here = this_rq(), *from;
@@ -449,7 +457,7 @@ void sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flag
 		sched_wakeup_next(next);
 		spin_unlock_irqrestore(held, irq_flags);
 		sched_block(deadline_ns);
-		return;
+		return take_handed_off(self);
 	}
 	uint64_t now = clock_ns();
 	rq_remove_sleeper(next);
@@ -467,14 +475,12 @@ void sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flag
 	switch_at(self, next, now);
 	rq_remove_sleeper(self); /* woken before the deadline */
 	finish_switch(irq_flags);
+	return take_handed_off(self);
 }
 
 bool sched_resumed_by_handoff(void)
 {
-	struct thread *self = thread_current();
-	bool handed = self->handed_off;
-	self->handed_off = false;
-	return handed;
+	return take_handed_off(thread_current());
 }
 
 void sched_start_thread(struct thread *t)

@@ -158,8 +158,8 @@ bool sched_wakeup_next(struct thread *t);
  * spurious wake-ups included: callers re-check their condition and their
  * deadline.  When next may not run here, a thread of higher priority is
  * ready, or either thread was woken meanwhile, it is sched_wakeup_next, the
- * unlock and sched_block. */
-void sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+ * unlock and sched_block.  Returns what sched_resumed_by_handoff would. */
+bool sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
 		   uint64_t deadline_ns);
 /* True when the calling thread's last block (since its sched_prepare_block)
  * ended with another thread's sched_handoff switching straight to it: that
