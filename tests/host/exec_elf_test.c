@@ -9,6 +9,7 @@
 #include "exec/exec.h"
 #include "hosttest.h"
 #include "lib/errno.h"
+#include "time/time.h"
 
 #define FILE_SIZE 0x1800
 #define TEXT_VA   0x400000
@@ -182,7 +183,7 @@ static void stack_layout(void)
 	char *argv[] = {"prog", "one", NULL};
 	char *envp[] = {"A=1", NULL};
 	uint8_t random[16] = {1, 2, 3};
-	struct exec_stack_args args = {argv, envp, &image, random};
+	struct exec_stack_args args = {argv, envp, &image, random, 0x700000100000};
 	uint64_t top = 0x7ffffffff000;
 	uint64_t sp = exec_build_stack(buffer, sizeof buffer, top, &args);
 	REQUIRE(sp != 0);
@@ -195,13 +196,15 @@ static void stack_layout(void)
 	const char *env0 = (const char *)(buffer + sizeof buffer - (top - words[4]));
 	CHECK_STR_EQ(env0, "A=1");
 	CHECK_EQ(words[5], 0);
-	bool saw_pagesz = false, saw_random = false;
+	bool saw_pagesz = false, saw_random = false, saw_clock = false;
 	for (const uint64_t *aux = words + 6; aux[0] != AT_NULL; aux += 2) {
 		saw_pagesz |= aux[0] == AT_PAGESZ && aux[1] == 4096;
 		saw_random |= aux[0] == AT_RANDOM && aux[1] == top - 16;
+		saw_clock |= aux[0] == CLOCK_USER_AT && aux[1] == 0x700000100000;
 	}
 	CHECK(saw_pagesz);
 	CHECK(saw_random);
+	CHECK(saw_clock);
 	CHECK_EQ(buffer[sizeof buffer - 16], 1);
 }
 
@@ -219,7 +222,7 @@ static void stack_too_small_is_refused(void)
 	char *argv[] = {"prog", long_arg, NULL};
 	char *envp[] = {NULL};
 	uint8_t random[16] = {0};
-	struct exec_stack_args args = {argv, envp, &image, random};
+	struct exec_stack_args args = {argv, envp, &image, random, 0};
 	CHECK_EQ(exec_build_stack(buffer, sizeof buffer, 0x7ffffffff000, &args), 0);
 	char *many[40];
 	for (int i = 0; i < 39; i++)
