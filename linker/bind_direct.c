@@ -3,7 +3,9 @@
  * Each piece of the aspect's advice becomes a struct jp_advice whose before or
  * after is a kernel function here; it checks that `direct` is the aspect's
  * active binding (relink switches it with one store) and calls the aspect's
- * code through the guard (guard.c), which contains faults and overruns.  The
+ * code through the guard, which contains faults and overruns: both are
+ * guard.c's linker_direct_before/after, with the struct linker_direct_call
+ * here as their cookie (guard_internal.h).  The
  * jp_advice structs belong to the binding's state and live until detach,
  * after jp_detach's grace period.  A before and an after advice on the same
  * pattern with the same priority and flags become one jp_advice with both:
@@ -12,43 +14,29 @@
  * the join points), and each event one dispatch entry.
  */
 #include "lib/errno.h"
+#include "linker/guard_internal.h"
 #include "linker/internal.h"
 #include "mm/mm.h"
 
 struct direct_advice {
 	struct jp_advice jp;
-	struct aspect *aspect;
-	ms_advice_fn before, after;
+	struct linker_direct_call call; /* the cookie: guard.c calls the advice */
 };
 
 struct direct_state {
 	struct direct_advice advice[LINKER_MAX_ADVICE];
 };
 
-static void direct_before(struct jp_context *context, void *cookie)
-{
-	struct direct_advice *d = cookie;
-	if (aspect_is_active(d->aspect, ASPECT_BINDING_DIRECT))
-		linker_run_advice(d->aspect, d->before, context, false);
-}
-
-static void direct_after(struct jp_context *context, void *cookie)
-{
-	struct direct_advice *d = cookie;
-	if (aspect_is_active(d->aspect, ASPECT_BINDING_DIRECT))
-		linker_run_advice(d->aspect, d->after, context, true);
-}
-
 static void fill_advice(struct direct_advice *d, struct aspect *aspect, unsigned i)
 {
 	const struct linker_advice *a = &aspect->object.advice[i];
-	d->aspect = aspect;
-	d->before = a->kind == MS_ADVICE_BEFORE ? a->function : NULL;
-	d->after = a->kind == MS_ADVICE_AFTER ? a->function : NULL;
+	d->call.aspect = aspect;
+	d->call.before = a->kind == MS_ADVICE_BEFORE ? a->function : NULL;
+	d->call.after = a->kind == MS_ADVICE_AFTER ? a->function : NULL;
 	d->jp.name = aspect->name;
-	d->jp.before = d->before ? direct_before : NULL;
-	d->jp.after = d->after ? direct_after : NULL;
-	d->jp.cookie = d;
+	d->jp.before = d->call.before ? linker_direct_before : NULL;
+	d->jp.after = d->call.after ? linker_direct_after : NULL;
+	d->jp.cookie = &d->call;
 	d->jp.priority = a->priority;
 	d->jp.flags = (a->flags & MS_WANT_TIMESTAMPS) ? JP_ADVICE_TIMESTAMPS : 0;
 }
@@ -61,17 +49,17 @@ static bool fold_into_earlier(struct direct_state *state, struct aspect *aspect,
 	for (unsigned j = 0; j < i; j++) {
 		struct direct_advice *d = &state->advice[j];
 		e = &aspect->object.advice[j];
-		if (!d->aspect || e->priority != a->priority || e->flags != a->flags ||
+		if (!d->call.aspect || e->priority != a->priority || e->flags != a->flags ||
 		    __builtin_strcmp(e->pattern, a->pattern) != 0)
 			continue;
-		if (a->kind == MS_ADVICE_AFTER && !d->after) {
-			d->after = a->function;
-			d->jp.after = direct_after;
+		if (a->kind == MS_ADVICE_AFTER && !d->call.after) {
+			d->call.after = a->function;
+			d->jp.after = linker_direct_after;
 			return true;
 		}
-		if (a->kind == MS_ADVICE_BEFORE && !d->before) {
-			d->before = a->function;
-			d->jp.before = direct_before;
+		if (a->kind == MS_ADVICE_BEFORE && !d->call.before) {
+			d->call.before = a->function;
+			d->jp.before = linker_direct_before;
 			return true;
 		}
 	}
@@ -89,7 +77,7 @@ static int direct_attach(struct aspect *aspect)
 			fill_advice(&state->advice[i], aspect, i);
 	/* Woven only once complete: jp_attach copies the function pointers. */
 	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
-		if (!state->advice[i].aspect)
+		if (!state->advice[i].call.aspect)
 			continue; /* folded into an earlier one */
 		int err =
 		    aspect_weave_advice(aspect, ASPECT_BINDING_DIRECT, i, &state->advice[i].jp);

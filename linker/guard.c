@@ -29,6 +29,7 @@
 #include "irq/irq.h"
 #include "lib/errno.h"
 #include "lib/format.h"
+#include "linker/guard_internal.h"
 #include "linker/internal.h"
 #include "panic/panic.h"
 #include "time/time.h"
@@ -126,6 +127,33 @@ int linker_run_advice(struct aspect *aspect, ms_advice_fn fn, struct jp_context 
 	run->after = after;
 	/* The advice gets this CPU's record as its opaque struct ms_ctx. */
 	return run_guarded(run, aspect, (void (*)(void *))(void (*)(void))fn, run, context);
+}
+
+/* The direct binding's advice (guard_internal.h): the binding check, the
+ * record and the guarded call in one function per side, with nothing in
+ * between that is not needed on every event. */
+static inline __attribute__((always_inline)) void run_direct(const struct linker_direct_call *d,
+							     ms_advice_fn fn,
+							     struct jp_context *context, bool after)
+{
+	struct aspect *aspect = d->aspect;
+	if (!aspect_is_active(aspect, ASPECT_BINDING_DIRECT))
+		return;
+	struct linker_run *run = &runs[this_cpu_id()];
+	run->after = after;
+	run_guarded(run, aspect, (void (*)(void *))(void (*)(void))fn, run, context);
+}
+
+void linker_direct_before(struct jp_context *context, void *cookie)
+{
+	const struct linker_direct_call *d = cookie;
+	run_direct(d, d->before, context, false);
+}
+
+void linker_direct_after(struct jp_context *context, void *cookie)
+{
+	const struct linker_direct_call *d = cookie;
+	run_direct(d, d->after, context, true);
 }
 
 struct init_call {

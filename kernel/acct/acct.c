@@ -93,7 +93,7 @@ bool acct_woven;
 uint64_t acct_linked_at_ns;
 
 /* True when thread tid is some CPU's current thread (a racy look: a switch
- * under way waits for acct_lock, held by the caller, to be counted). */
+ * under way waits for the owner's lock, held by the caller, to be counted). */
 static bool is_running(uint64_t tid)
 {
 	for (unsigned i = 0; i < cpu_count; i++) {
@@ -104,24 +104,36 @@ static bool is_running(uint64_t tid)
 	return false;
 }
 
+/* Under o's lock: o's part of acct_set_woven. */
+static void set_woven_owner(struct acct_owner *o, bool woven, uint64_t now)
+{
+	/* Calls open across an unlink never see their after. */
+	o->depth = 0;
+	if (!o->thread_id || o->current >= 0 || (o->charged >= 0) == woven)
+		return;
+	charge_result(o, woven ? ACCT_UNATTRIBUTED : -1, now);
+	if (woven && !is_running(o->thread_id)) {
+		/* Off a CPU since before: taken as blocked (a waiting server is
+		 * the common case) until it is switched in. */
+		o->off_ns = now;
+		o->off_runnable = false;
+	}
+}
+
+uint64_t acct_tsc_ns_mult;
+
 void acct_set_woven(bool woven, uint64_t now)
 {
 	if (acct_woven == woven)
 		return;
+	if (woven)
+		__atomic_store_n(&acct_tsc_ns_mult, clock_tsc_to_ns(1ULL << 32), __ATOMIC_RELAXED);
 	acct_woven = woven;
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
 		struct acct_owner *o = &acct_owners[i];
-		/* Calls open across an unlink never see their after. */
-		o->depth = 0;
-		if (!o->thread_id || o->current >= 0 || (o->charged >= 0) == woven)
-			continue;
-		charge_result(o, woven ? ACCT_UNATTRIBUTED : -1, now);
-		if (woven && !is_running(o->thread_id)) {
-			/* Off a CPU since before: taken as blocked (a waiting
-			 * server is the common case) until it is switched in. */
-			o->off_ns = now;
-			o->off_runnable = false;
-		}
+		uint64_t flags = acct_owner_lock(o);
+		set_woven_owner(o, woven, now);
+		acct_owner_unlock(o, flags);
 	}
 }
 
@@ -145,7 +157,7 @@ static void reset_token(struct acct_owner *o, int index)
 }
 
 /* Frees the entries of threads whose process has ended.  Liveness is asked
- * of proc outside acct_lock (advice takes acct_lock under proc's locks); an
+ * of proc outside acct_lock (advice takes owner locks under proc's locks); an
  * entry is freed only if it still belongs to the thread found dead. */
 static void reclaim_dead_owners(void)
 {
@@ -162,10 +174,13 @@ static void reclaim_dead_owners(void)
 			tids[i] = 0;
 	flags = acct_lock_irqsave();
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
-		if (tids[i] && acct_owners[i].thread_id == tids[i]) {
-			stale[i] = acct_owners[i].phys;
-			acct_owners[i].thread_id = 0;
-			acct_owners[i].thread = NULL;
+		struct acct_owner *o = &acct_owners[i];
+		if (tids[i] && o->thread_id == tids[i]) {
+			uint64_t owner_flags = acct_owner_lock(o);
+			stale[i] = o->phys;
+			o->thread_id = 0;
+			o->thread = NULL;
+			acct_owner_unlock(o, owner_flags);
 		}
 	}
 	acct_unlock_irqrestore(flags);
@@ -182,9 +197,12 @@ static struct acct_owner *free_owner(void)
 	return NULL;
 }
 
+/* Under acct_lock: makes the free entry o the calling thread's.  Its lock
+ * stays as it is: a stale ref (async.c) may be holding it. */
 static void owner_setup(struct acct_owner *o, uint64_t tid, int pid, uint64_t phys)
 {
-	memset(o, 0, sizeof *o);
+	uint64_t flags = acct_owner_lock(o);
+	memset((char *)o + sizeof o->lock, 0, sizeof *o - sizeof o->lock);
 	o->thread_id = tid;
 	o->pid = pid;
 	o->phys = phys;
@@ -198,6 +216,7 @@ static void owner_setup(struct acct_owner *o, uint64_t tid, int pid, uint64_t ph
 	o->page->tokens = ACCT_MAX_TOKENS;
 	o->page->pid = pid;
 	o->thread = thread_current(); /* the callers set up their own */
+	acct_owner_unlock(o, flags);
 	thread_set_acct_state(thread_current(), o);
 }
 
@@ -262,14 +281,16 @@ int64_t acct_init_thread(void)
 	return result < 0 ? result : (int64_t)ACCT_USER_ADDRESS;
 }
 
-/* Under acct_lock: the caller's owner and, for token > 0, the token's index,
- * which must be allocated.  Returns the index (0 for token 0), or -ENOENT,
- * -EINVAL. */
+/* Under acct_lock: the caller's owner, its lock taken (interrupts are off
+ * already) for release_caller to drop, and, for token > 0, the token's index,
+ * which must be allocated.  Returns the index (0 for token 0), or -ENOENT
+ * (*owner NULL), -EINVAL. */
 static int caller_token(struct acct_owner **owner, int token)
 {
 	*owner = acct_owner_of(thread_current());
 	if (!*owner)
 		return -ENOENT;
+	acct_owner_lock(*owner);
 	if (token == 0)
 		return 0;
 	if (token < 1 || token > ACCT_MAX_TOKENS)
@@ -277,6 +298,13 @@ static int caller_token(struct acct_owner **owner, int token)
 	if ((*owner)->page->results[token - 1].state == ACCT_TOKEN_FREE)
 		return -EINVAL;
 	return token - 1;
+}
+
+/* Drops what caller_token took. */
+static void release_caller(struct acct_owner *o)
+{
+	if (o)
+		acct_owner_unlock(o, 0); /* interrupts stay off until acct_lock's unlock */
 }
 
 int acct_get_token(void)
@@ -295,6 +323,7 @@ int acct_get_token(void)
 			}
 		}
 	}
+	release_caller(o);
 	acct_unlock_irqrestore(flags);
 	return result;
 }
@@ -321,6 +350,7 @@ int acct_free_token(int token)
 		reset_token(o, index);
 		o->page->results[index].state = ACCT_TOKEN_FREE;
 	}
+	release_caller(o);
 	acct_unlock_irqrestore(flags);
 	acct_weave_update();
 	return index < 0 ? index : 0;
@@ -369,6 +399,7 @@ static int control_token(int token, unsigned flags, bool apply)
 	int result = index < 0 ? index : check_control(o->page->results[index].state, flags);
 	if (result == 0 && apply)
 		apply_control(o, index, flags, clock_ns());
+	release_caller(o);
 	acct_unlock_irqrestore(lock_flags);
 	return result;
 }
@@ -413,6 +444,7 @@ static int control_fast(int token, unsigned flags, int *result)
 	if (*result == 0)
 		apply_control(o, index, flags, now);
 	bool keep = index < 0 || acct_owner_wants_weave(o);
+	release_caller(o);
 	acct_unlock_irqrestore(lock_flags);
 	if (!keep)
 		acct_weave_update(); /* maybe the last started token: unlink */
@@ -457,6 +489,7 @@ int acct_switch_token(int token)
 		else if (state != ACCT_TOKEN_CURRENT)
 			index = -EINVAL;
 	}
+	release_caller(o);
 	acct_unlock_irqrestore(flags);
 	if (!linked)
 		acct_weave_update();
@@ -487,10 +520,12 @@ void acct_detach_kernel_thread(void)
 	uint64_t flags = acct_lock_irqsave();
 	struct acct_owner *o = acct_owner_of(thread_current());
 	if (o) {
+		acct_owner_lock(o);
 		phys = o->phys;
 		o->thread_id = 0;
 		o->thread = NULL;
 		thread_set_acct_state(thread_current(), NULL);
+		acct_owner_unlock(o, 0);
 	}
 	acct_unlock_irqrestore(flags);
 	if (phys)

@@ -13,7 +13,8 @@
  * threads: a ref whose token was freed or reset since, or whose owner entry
  * went to another thread, no longer matches and charges nothing.
  *
- * Any context, interrupts included: acct_lock is taken irqsave, and the
+ * Any context, interrupts included: the ref's owner's lock is taken irqsave
+ * (never acct_lock: other owners and the table are not involved), and the
  * result is written under its sequence count, as charge.c does.  While
  * accounting is off (the aspect not linked, acct_woven clear) no token is
  * current, and acct_current_ref is a load and a branch.
@@ -39,14 +40,20 @@ static acct_ref_t ref_encode(unsigned owner, int token, uint64_t thread, uint32_
 	       (uint64_t)owner << REF_OWNER_SHIFT | (uint64_t)token << REF_TOKEN_SHIFT | generation;
 }
 
-/* Under acct_lock: the result ref names, or NULL when it is stale. */
-static struct acct_result *ref_result(acct_ref_t ref)
+/* The owner entry ref names (its lock protects what ref_result checks). */
+static struct acct_owner *ref_owner(acct_ref_t ref)
+{
+	return &acct_owners[(ref >> REF_OWNER_SHIFT & REF_INDEX_MASK) % ACCT_MAX_OWNERS];
+}
+
+/* Under o's lock (o = ref_owner(ref)): the result ref names, or NULL when it
+ * is stale. */
+static struct acct_result *ref_result(struct acct_owner *o, acct_ref_t ref)
 {
 	unsigned owner = (unsigned)(ref >> REF_OWNER_SHIFT & REF_INDEX_MASK);
 	unsigned token = (unsigned)(ref >> REF_TOKEN_SHIFT & REF_INDEX_MASK);
 	if (!(ref & REF_TAG) || owner >= ACCT_MAX_OWNERS || token >= ACCT_MAX_TOKENS)
 		return NULL;
-	const struct acct_owner *o = &acct_owners[owner];
 	if (!o->thread_id ||
 	    (o->thread_id & REF_THREAD_MASK) != (ref >> REF_THREAD_SHIFT & REF_THREAD_MASK))
 		return NULL;
@@ -68,11 +75,11 @@ acct_ref_t acct_current_ref(void)
 		return 0; /* not an owner, or no token current: no lock taken */
 	uint64_t tid = thread_id(self);
 	acct_ref_t ref = 0;
-	uint64_t flags = acct_lock_irqsave();
+	uint64_t flags = acct_owner_lock(o);
 	if (o->thread_id == tid && o->current >= 0)
 		ref = ref_encode((unsigned)(o - acct_owners), o->current, tid,
 				 o->generation[o->current]);
-	acct_unlock_irqrestore(flags);
+	acct_owner_unlock(o, flags);
 	return ref;
 }
 
@@ -93,14 +100,15 @@ void acct_charge_ref(acct_ref_t ref, enum acct_counter counter, uint64_t amount)
 {
 	if (!ref)
 		return;
-	uint64_t flags = acct_lock_irqsave();
-	struct acct_result *r = ref_result(ref);
+	struct acct_owner *o = ref_owner(ref);
+	uint64_t flags = acct_owner_lock(o);
+	struct acct_result *r = ref_result(o, ref);
 	if (r) {
 		acct_result_begin(r);
 		add_counter(r, counter, amount);
 		acct_result_end(r);
 	}
-	acct_unlock_irqrestore(flags);
+	acct_owner_unlock(o, flags);
 }
 
 uint64_t acct_async_begin(acct_ref_t ref)
@@ -113,13 +121,14 @@ void acct_async_end(acct_ref_t ref, uint64_t begin_ns)
 	if (!ref || !begin_ns)
 		return;
 	uint64_t now = clock_ns();
-	uint64_t flags = acct_lock_irqsave();
-	struct acct_result *r = ref_result(ref);
+	struct acct_owner *o = ref_owner(ref);
+	uint64_t flags = acct_owner_lock(o);
+	struct acct_result *r = ref_result(o, ref);
 	if (r) {
 		acct_result_begin(r);
 		r->async_ns += now > begin_ns ? now - begin_ns : 0;
 		r->async_items++;
 		acct_result_end(r);
 	}
-	acct_unlock_irqrestore(flags);
+	acct_owner_unlock(o, flags);
 }

@@ -17,6 +17,11 @@
  * of a result add up to the time in its outermost calls, nothing counted
  * twice.  Time off the CPU, interrupts and allocations are charged to every
  * subsystem with a call open (once each) and to the activity.
+ *
+ * Cost: the advice of an accounted thread takes its own owner's lock only
+ * (internal.h), keeps a call's start as a TSC reading and converts the
+ * difference once, at the close, and writes its result under one sequence
+ * count bracket per close (none at the open).
  */
 #include "acct/internal.h"
 #include "joinpoint/joinpoint.h"
@@ -47,18 +52,16 @@ static bool still_owner(const struct acct_owner *o, const struct thread *t)
 
 /* The slot of module in result index's subsystems, opened if need be; the
  * last slot takes every module past the others ("other").  Join points of a
- * module share its name's string, so the pointers are compared first, over
- * every slot, and the text only when none matches. */
-static unsigned subsystem_slot(struct acct_owner *o, int index, const char *module)
+ * module share its name's string, so slot_of compares the pointers over
+ * every slot first, and this (out of line) compares the text only when none
+ * matches. */
+static __attribute__((noinline)) unsigned open_slot(struct acct_owner *o, int index,
+						    const char *module)
 {
 	struct acct_result *r = acct_result_of(o, index);
-	const char *const *modules = o->modules[index];
 	unsigned i, count = r->subsystem_count;
 	for (i = 0; i < count; i++)
-		if (modules[i] == module)
-			return i;
-	for (i = 0; i < count; i++)
-		if (strcmp(modules[i], module) == 0)
+		if (strcmp(o->modules[index][i], module) == 0)
 			return i;
 	if (i == ACCT_MAX_SUBSYSTEMS - 1)
 		module = "other";
@@ -70,6 +73,18 @@ static unsigned subsystem_slot(struct acct_owner *o, int index, const char *modu
 	r->subsystem_count = i + 1;
 	acct_result_end(r);
 	return i;
+}
+
+static inline unsigned slot_of(struct acct_owner *o, int index, const char *module)
+{
+	const char *const *modules = o->modules[index];
+	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
+		if (modules[i] == module)
+			return i;
+		if (!modules[i])
+			break; /* slots are opened in order */
+	}
+	return open_slot(o, index, module);
 }
 
 /* The subsystem slots of the charged result with a call open, as a mask. */
@@ -86,28 +101,32 @@ static unsigned open_slots(const struct acct_owner *o)
 
 /* ---- Calls ------------------------------------------------------------------ */
 
-static void start_next(struct acct_owner *o)
+static __attribute__((noinline)) void start_next(struct acct_owner *o)
 {
-	o->depth = 0; /* still open: calls whose after was missed (unlinked meanwhile) */
-	if (o->next < 0)
-		return;
 	acct_make_current(o, o->next, clock_ns());
 	o->oneshot = true;
 	o->next = -1;
 }
 
-static int push_frame(struct acct_owner *o, struct jp_context *context, unsigned flags)
+static inline int push_frame(struct acct_owner *o, struct jp_context *context, unsigned flags)
 {
-	if (flags & MS_ACCT_OUTERMOST)
-		start_next(o);
-	if (o->charged < 0 || o->depth == ACCT_MAX_DEPTH)
+	if (flags & MS_ACCT_OUTERMOST) {
+		o->depth = 0; /* still open: calls whose after was missed (unlinked meanwhile) */
+		if (__builtin_expect(o->next >= 0, 0))
+			start_next(o);
+	}
+	int charged = o->charged;
+	unsigned depth = o->depth;
+	if (charged < 0 || depth == ACCT_MAX_DEPTH)
 		return 0;
-	struct acct_frame *f = &o->frames[o->depth++];
-	f->token = (uint8_t)o->charged;
-	f->slot = (uint8_t)subsystem_slot(o, o->charged, context->joinpoint->module);
+	unsigned slot = slot_of(o, charged, context->joinpoint->module);
+	struct acct_frame *f = &o->frames[depth];
 	f->entry_tsc = rdtsc();
 	f->nested_ns = 0;
-	context->activity = ACTIVITY_TAG | (uint64_t)(o - acct_owners) << 8 | o->depth;
+	f->token = (uint8_t)charged;
+	f->slot = (uint8_t)slot;
+	o->depth = depth + 1;
+	context->activity = ACTIVITY_TAG | (uint64_t)(o - acct_owners) << 8 | (depth + 1);
 	return 1;
 }
 
@@ -118,10 +137,10 @@ int acct_call_enter(struct jp_context *context, unsigned flags)
 	if (!o)
 		return 0;
 	int opened = 0;
-	uint64_t lock_flags = acct_lock_irqsave();
+	uint64_t lock_flags = acct_owner_lock(o);
 	if (still_owner(o, context->thread))
 		opened = push_frame(o, context, flags);
-	acct_unlock_irqrestore(lock_flags);
+	acct_owner_unlock(o, lock_flags);
 	return opened;
 }
 
@@ -130,39 +149,46 @@ static const char *frame_module(const struct acct_owner *o, const struct acct_fr
 	return o->modules[f->token][f->slot];
 }
 
-/* Charges the closed frame f (ns long) to its subsystem. */
-static void charge_call(struct acct_owner *o, const struct acct_frame *f, uint64_t ns,
-			bool outermost_of_run, unsigned flags)
+/* Charges the closed frame f (ns long) to its subsystem: the one sequence
+ * count bracket of a close. */
+static inline void charge_call(struct acct_owner *o, const struct acct_frame *f, uint64_t ns,
+			       bool outermost_of_run, unsigned flags)
 {
 	struct acct_result *r = acct_result_of(o, f->token);
 	struct acct_subsystem *s = &r->subsystems[f->slot];
+	uint64_t nested = f->nested_ns < ns ? f->nested_ns : ns;
 	acct_result_begin(r);
 	s->calls++;
 	s->inclusive_ns += ns;
 	if (outermost_of_run)
-		s->exclusive_ns += ns - (f->nested_ns < ns ? f->nested_ns : ns);
+		s->exclusive_ns += ns - nested;
 	if (flags & MS_ACCT_SYSCALL)
 		r->syscalls++;
 	acct_result_end(r);
 }
 
-static uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned flags)
+static __attribute__((noinline)) void stop_oneshot(struct acct_owner *o)
+{
+	acct_stop_current(o, clock_ns());
+}
+
+static inline uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned flags)
 {
 	if (level == 0 || level > o->depth)
 		return 0;
-	struct acct_frame f = o->frames[level - 1];
+	struct acct_frame *f = &o->frames[level - 1];
+	int64_t ticks = (int64_t)(rdtsc() - f->entry_tsc); /* < 0: moved to a CPU whose TSC lags */
+	uint64_t ns = ticks > 0 ? acct_ticks_to_ns((uint64_t)ticks) : 0;
 	o->depth = level - 1;
-	int64_t ticks = (int64_t)(rdtsc() - f.entry_tsc); /* < 0: moved to a CPU whose TSC lags */
-	uint64_t ns = ticks > 0 ? clock_tsc_to_ns((uint64_t)ticks) : 0;
-	struct acct_frame *parent = o->depth ? &o->frames[o->depth - 1] : NULL;
-	bool same = parent && parent->token == f.token && parent->slot == f.slot;
+	struct acct_frame *parent = level > 1 ? f - 1 : NULL;
+	bool same = parent && parent->token == f->token && parent->slot == f->slot;
 	if (parent)
-		parent->nested_ns += same ? f.nested_ns : ns;
-	bool charged = f.token == o->charged && frame_module(o, &f);
+		parent->nested_ns += same ? f->nested_ns : ns;
+	bool charged = f->token == o->charged && frame_module(o, f);
 	if (charged)
-		charge_call(o, &f, ns, !same, flags);
-	if (o->depth == 0 && o->oneshot && o->current >= 0)
-		acct_stop_current(o, clock_ns());
+		charge_call(o, f, ns, !same, flags);
+	if (__builtin_expect(level == 1 && o->oneshot, 0) && o->current >= 0)
+		stop_oneshot(o);
 	return charged ? ns : 0;
 }
 
@@ -172,10 +198,10 @@ uint64_t acct_call_exit(const struct jp_context *context, unsigned flags)
 		return 0;
 	uint64_t ns = 0;
 	struct acct_owner *o = &acct_owners[(context->activity >> 8) % ACCT_MAX_OWNERS];
-	uint64_t lock_flags = acct_lock_irqsave();
+	uint64_t lock_flags = acct_owner_lock(o);
 	if (still_owner(o, context->thread))
 		ns = pop_frame(o, (unsigned)(context->activity & 0xff), flags);
-	acct_unlock_irqrestore(lock_flags);
+	acct_owner_unlock(o, lock_flags);
 	return ns;
 }
 
@@ -185,11 +211,11 @@ const char *acct_innermost_subsystem(const struct jp_context *context)
 	struct acct_owner *o = lookup(context->thread);
 	if (!o)
 		return name;
-	uint64_t lock_flags = acct_lock_irqsave();
+	uint64_t lock_flags = acct_owner_lock(o);
 	if (still_owner(o, context->thread) && o->depth &&
 	    frame_module(o, &o->frames[o->depth - 1]))
 		name = frame_module(o, &o->frames[o->depth - 1]);
-	acct_unlock_irqrestore(lock_flags);
+	acct_owner_unlock(o, lock_flags);
 	return name;
 }
 
@@ -234,7 +260,7 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 	if (!o)
 		return -ENOENT;
 	int result = -ENOENT;
-	uint64_t lock_flags = acct_lock_irqsave();
+	uint64_t lock_flags = acct_owner_lock(o);
 	if (still_owner(o, context->thread) && o->charged >= 0) {
 		struct acct_result *r = acct_result_of(o, o->charged);
 		acct_result_begin(r);
@@ -243,7 +269,7 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 		acct_result_end(r);
 		result = 0;
 	}
-	acct_unlock_irqrestore(lock_flags);
+	acct_owner_unlock(o, lock_flags);
 	return result;
 }
 
@@ -293,16 +319,24 @@ static void switch_in(struct acct_owner *o, uint64_t now)
 	acct_update_charged(o, now);
 }
 
+/* Each owner under its own lock, one after the other (prev and next may
+ * both be accounted, and no two owner locks are held at once). */
 void acct_note_switch(struct thread *prev, struct thread *next)
 {
 	struct acct_owner *out = lookup(prev), *in = lookup(next);
 	if (!out && !in)
 		return;
-	uint64_t lock_flags = acct_lock_irqsave();
-	uint64_t now = clock_ns();
-	if (still_owner(out, prev) && out->charged >= 0)
-		switch_out(out, prev, now);
-	if (still_owner(in, next) && in->charged >= 0)
-		switch_in(in, now);
-	acct_unlock_irqrestore(lock_flags);
+	uint64_t now = clock_ns(), lock_flags;
+	if (out) {
+		lock_flags = acct_owner_lock(out);
+		if (still_owner(out, prev) && out->charged >= 0)
+			switch_out(out, prev, now);
+		acct_owner_unlock(out, lock_flags);
+	}
+	if (in && in != out) {
+		lock_flags = acct_owner_lock(in);
+		if (still_owner(in, next) && in->charged >= 0)
+			switch_in(in, now);
+		acct_owner_unlock(in, lock_flags);
+	}
 }

@@ -9,11 +9,20 @@
  * or, while the aspect is woven and no token is current, the page's
  * `unattributed` result (index ACCT_UNATTRIBUTED), or nothing (-1).
  *
- * Lock: acct_lock (interrupts off: the advice runs on sched.switch with
- * interrupts off) guards the table and every owner's fields and page.  It is
- * a plain test-and-set word taken in line, not a struct spinlock: the advice
- * of an accounted thread takes it once per event, and what it guards is a few
- * dozen stores, never a sleep or another lock.
+ * Locks.  acct_lock guards the table (which entry is whose: thread_id and
+ * thread), acct_woven and acct_linked_at_ns.  Each owner's own lock guards
+ * its fields and its results page; a change of an entry's thread_id or
+ * thread takes both (acct_lock first).  The advice of an accounted thread
+ * runs on that thread's CPU with preemption off and takes its owner's lock
+ * only: what else may write the same owner at the same time is work charged
+ * for it from another thread or an interrupt (async.c), the weaving thread
+ * (acct_set_woven) and the control calls, and all of them take that lock,
+ * so each result has one writer at a time and its sequence count stays
+ * even between writes.  Owners never share a lock, so accounted threads on
+ * different CPUs never wait for each other.  Both kinds are a plain
+ * test-and-set word taken in line with interrupts off (the advice runs on
+ * sched.switch with interrupts off, and async work is charged from
+ * interrupts), never held across a sleep or around another owner's lock.
  */
 #ifndef KERNEL_ACCT_INTERNAL_H
 #define KERNEL_ACCT_INTERNAL_H
@@ -39,6 +48,7 @@ struct acct_frame {
 };
 
 struct acct_owner {
+	uint32_t lock;               /* this owner's: see above; kept by owner_setup */
 	uint64_t thread_id;          /* 0: the entry is free */
 	const struct thread *thread; /* the thread, while thread_id is set */
 	int pid;
@@ -63,21 +73,43 @@ struct acct_owner {
 
 extern uint32_t acct_lock;
 
-/* Takes acct_lock with interrupts off; returns the flags for the unlock. */
-static inline uint64_t acct_lock_irqsave(void)
+/* Takes the lock word with interrupts off; returns the flags for the unlock. */
+static inline uint64_t acct_word_lock_irqsave(uint32_t *word)
 {
 	uint64_t flags = irq_save();
-	while (__atomic_exchange_n(&acct_lock, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&acct_lock, __ATOMIC_RELAXED))
+	while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(word, __ATOMIC_RELAXED))
 			cpu_relax();
 	return flags;
 }
 
-static inline void acct_unlock_irqrestore(uint64_t flags)
+static inline void acct_word_unlock_irqrestore(uint32_t *word, uint64_t flags)
 {
-	__atomic_store_n(&acct_lock, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(word, 0, __ATOMIC_RELEASE);
 	irq_restore(flags);
 }
+
+static inline uint64_t acct_lock_irqsave(void)
+{
+	return acct_word_lock_irqsave(&acct_lock);
+}
+
+static inline void acct_unlock_irqrestore(uint64_t flags)
+{
+	acct_word_unlock_irqrestore(&acct_lock, flags);
+}
+
+/* Takes o's own lock (see above). */
+static inline uint64_t acct_owner_lock(struct acct_owner *o)
+{
+	return acct_word_lock_irqsave(&o->lock);
+}
+
+static inline void acct_owner_unlock(struct acct_owner *o, uint64_t flags)
+{
+	acct_word_unlock_irqrestore(&o->lock, flags);
+}
+
 extern struct acct_owner acct_owners[ACCT_MAX_OWNERS];
 extern bool acct_woven; /* the aspect is linked: unattributed time counts */
 /* When weave.c last found the aspect live (clock_ns), under acct_lock.  The
@@ -88,13 +120,25 @@ extern bool acct_woven; /* the aspect is linked: unattributed time counts */
 extern uint64_t acct_linked_at_ns;
 #define ACCT_LINK_RECHECK_NS (10 * 1000 * 1000ULL)
 
+/* The clock's TSC-to-ns multiplier (clock_tsc_to_ns(x) is x times it,
+ * shifted down by 32), read again whenever the aspect is woven (acct.c), so
+ * that a call's close converts its ticks in line.  The clock's rate is final
+ * before anything is accounted (it is calibrated at boot). */
+extern uint64_t acct_tsc_ns_mult;
+
+static inline uint64_t acct_ticks_to_ns(uint64_t ticks)
+{
+	return (uint64_t)(((unsigned __int128)ticks * acct_tsc_ns_mult) >> 32);
+}
+
 /* acct.c: t's owner, from the thread's state pointer checked against the
- * entry's thread, or NULL.  Without acct_lock it is a hint, to be checked
- * again under it. */
+ * entry's thread, or NULL.  Without the owner's lock it is a hint, to be
+ * checked again under it. */
 struct acct_owner *acct_owner_of(const struct thread *t);
 /* acct.c, under acct_lock */
 struct acct_owner *acct_find_owner(uint64_t thread_id);
-/* Whether o needs the aspect linked: a token current, pending or suspended. */
+/* Whether o needs the aspect linked: a token current, pending or suspended.
+ * Under o's lock. */
 bool acct_owner_wants_weave(const struct acct_owner *o);
 /* Result index of o's page: a token's, or the unattributed one. */
 static inline struct acct_result *acct_result_of(struct acct_owner *o, int index)
@@ -114,11 +158,11 @@ static inline void acct_result_end(struct acct_result *r)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	r->sequence++;
 }
-/* Counts wall and CPU time of the charged result up to now. */
+/* Under o's lock: counts wall and CPU time of the charged result up to now. */
 void acct_update_charged(struct acct_owner *o, uint64_t now);
 void acct_make_current(struct acct_owner *o, int index, uint64_t now);
 void acct_stop_current(struct acct_owner *o, uint64_t now);
-/* On a change of acct_woven: starts (woven) or ends (not) the unattributed
+/* Under acct_lock (it takes each owner's): on a change of acct_woven: starts (woven) or ends (not) the unattributed
  * stretch of every owner with no current token, and drops every owner's
  * open calls (their after advice is lost across an unlink).  An owner that
  * is no CPU's current thread counts as blocked until it is switched in. */

@@ -27,8 +27,12 @@ static bool weave_wanted(bool force)
 {
 	bool wanted = force;
 	uint64_t flags = acct_lock_irqsave();
-	for (unsigned i = 0; i < ACCT_MAX_OWNERS && !wanted; i++)
-		wanted = acct_owners[i].thread_id && acct_owner_wants_weave(&acct_owners[i]);
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS && !wanted; i++) {
+		struct acct_owner *o = &acct_owners[i];
+		acct_owner_lock(o); /* interrupts are off already */
+		wanted = o->thread_id && acct_owner_wants_weave(o);
+		acct_owner_unlock(o, 0);
+	}
 	if (!wanted)
 		acct_set_woven(false, clock_ns());
 	acct_unlock_irqrestore(flags);
