@@ -560,8 +560,9 @@ struct handoff_pair {
 	volatile bool partner_waiting;
 	volatile bool first_woken;
 	volatile int sequence;
-	volatile int partner_ran;   /* sequence when the partner ran again */
-	volatile int bystander_ran; /* sequence when a thread queued before it ran */
+	volatile int partner_ran;     /* sequence when the partner ran again */
+	volatile int bystander_ran;   /* sequence when a thread queued before it ran */
+	volatile bool partner_handed; /* its sched_resumed_by_handoff() then */
 };
 
 static int handoff_bystander(void *arg)
@@ -581,6 +582,7 @@ static int handoff_partner(void *arg)
 	sched_prepare_block();
 	spin_unlock_irqrestore(&p->lock, flags);
 	sched_block(busy_deadline());
+	p->partner_handed = sched_resumed_by_handoff();
 	flags = spin_lock_irqsave(&p->lock);
 	p->partner_ran = ++p->sequence;
 	p->first_woken = true;
@@ -616,9 +618,20 @@ static void handoff_runs_the_blocked_thread_next_body(struct ktest *t)
 	}
 	EXPECT_TRUE(t, p.first_woken);
 	EXPECT_EQ(t, p.partner_ran, before + 1);
+	EXPECT_TRUE(t, p.partner_handed); /* it was switched to by the hand-off */
 	thread_join(p.partner, NULL);
 	thread_join(bystander, NULL);
-	EXPECT_TRUE(t, p.bystander_ran > p.partner_ran);
+	/* A tick may end this thread's slice between creating the bystander
+	 * and the hand-off, and run the bystander first: then it was not
+	 * waiting when the CPU was handed over, and there is nothing to see. */
+	if (p.bystander_ran > before)
+		EXPECT_TRUE(t, p.bystander_ran > p.partner_ran);
+	/* A block ended any other way (here a wake-up before it switched away)
+	 * is not a hand-off, whatever the last one was. */
+	sched_prepare_block();
+	sched_wakeup(thread_current());
+	sched_block(0);
+	EXPECT_FALSE(t, sched_resumed_by_handoff());
 }
 ONE_CPU_CASE(handoff_runs_the_blocked_thread_next)
 
