@@ -222,6 +222,20 @@ static int enqueue_locked(struct ipc_endpoint *e, const struct ipc_message *mess
 	return 0;
 }
 
+/* Moves call, just received, to the pending table; returns its token. */
+static uint64_t take_pending_locked(struct ipc_endpoint *e, struct ipc_call *call)
+{
+	unsigned i = 0;
+	while (e->pending[i])
+		i++; /* calls_outstanding <= IPC_QUEUE_MAX keeps one free */
+	uint64_t token = (e->next_token++ << TOKEN_INDEX_BITS) | (i + 1);
+	e->pending[i] = call;
+	e->pending_token[i] = token;
+	call->pending_index = i;
+	call->state = IPC_CALL_TAKEN;
+	return token;
+}
+
 static int check_message(const struct ipc_endpoint *e, const struct ipc_message *message)
 {
 	if (!e || !message || message->length > IPC_PAYLOAD_MAX)
@@ -398,8 +412,6 @@ static bool can_deliver_locked(const struct ipc_endpoint *e)
 	return e->receivers && !e->count && !e->closed && e->calls_outstanding < IPC_QUEUE_MAX;
 }
 
-static uint64_t take_pending_locked(struct ipc_endpoint *e, struct ipc_call *call);
-
 /* The call goes into the buffer of the most recent receiver blocked in
  * receive, as received (pending, with its token), and that receiver comes
  * off the list: no queue slot, no second copy.  Returns its thread, to be
@@ -463,20 +475,6 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 }
 
 /* ---- Receiving and replying ------------------------------------------------ */
-
-/* Moves call, just received, to the pending table; returns its token. */
-static uint64_t take_pending_locked(struct ipc_endpoint *e, struct ipc_call *call)
-{
-	unsigned i = 0;
-	while (e->pending[i])
-		i++; /* calls_outstanding <= IPC_QUEUE_MAX keeps one free */
-	uint64_t token = (e->next_token++ << TOKEN_INDEX_BITS) | (i + 1);
-	e->pending[i] = call;
-	e->pending_token[i] = token;
-	call->pending_index = i;
-	call->state = IPC_CALL_TAKEN;
-	return token;
-}
 
 /* Takes the head slot into *message; a call moves to the pending table. */
 static void dequeue_locked(struct ipc_endpoint *e, struct ipc_message *message)
