@@ -90,6 +90,7 @@ void acct_stop_current(struct acct_owner *o, uint64_t now)
 }
 
 bool acct_woven;
+uint32_t acct_epoch;
 uint64_t acct_linked_at_ns;
 
 /* True when thread tid is some CPU's current thread (a racy look: a switch
@@ -107,8 +108,6 @@ static bool is_running(uint64_t tid)
 /* Under o's lock: o's part of acct_set_woven. */
 static void set_woven_owner(struct acct_owner *o, bool woven, uint64_t now)
 {
-	/* Calls open across an unlink never see their after. */
-	o->depth = 0;
 	if (!o->thread_id || o->current >= 0 || (o->charged >= 0) == woven)
 		return;
 	charge_result(o, woven ? ACCT_UNATTRIBUTED : -1, now);
@@ -128,6 +127,9 @@ void acct_set_woven(bool woven, uint64_t now)
 		return;
 	if (woven)
 		__atomic_store_n(&acct_tsc_ns_mult, clock_tsc_to_ns(1ULL << 32), __ATOMIC_RELAXED);
+	/* Calls open across an unlink never see their after: every owner's
+	 * stack is dropped (charge.c's live_depth). */
+	__atomic_store_n(&acct_epoch, acct_epoch + 1, __ATOMIC_RELAXED);
 	acct_woven = woven;
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
 		struct acct_owner *o = &acct_owners[i];

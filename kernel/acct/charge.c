@@ -75,23 +75,19 @@ static __attribute__((noinline)) unsigned open_slot(struct acct_owner *o, int in
 	return i;
 }
 
-static inline unsigned slot_of(struct acct_owner *o, int index, const char *module)
+/* The calls of o still open: none when the aspect was unlinked since o
+ * last opened one (their after advice was lost; acct_set_woven moves the
+ * epoch on instead of touching every owner's stack under its feet). */
+static inline unsigned live_depth(const struct acct_owner *o)
 {
-	const char *const *modules = o->modules[index];
-	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
-		if (modules[i] == module)
-			return i;
-		if (!modules[i])
-			break; /* slots are opened in order */
-	}
-	return open_slot(o, index, module);
+	return o->epoch == __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED) ? o->depth : 0;
 }
 
 /* The subsystem slots of the charged result with a call open, as a mask. */
 static unsigned open_slots(const struct acct_owner *o)
 {
-	unsigned mask = 0;
-	for (unsigned i = 0; i < o->depth; i++) {
+	unsigned mask = 0, depth = live_depth(o);
+	for (unsigned i = 0; i < depth; i++) {
 		const struct acct_frame *f = &o->frames[i];
 		if (f->token == o->charged && o->modules[f->token][f->slot])
 			mask |= 1u << f->slot;
@@ -101,24 +97,63 @@ static unsigned open_slots(const struct acct_owner *o)
 
 /* ---- Calls ------------------------------------------------------------------ */
 
+/* The token waiting for the next system call becomes current: a change of
+ * results, under the owner's lock. */
 static __attribute__((noinline)) void start_next(struct acct_owner *o)
 {
-	acct_make_current(o, o->next, clock_ns());
-	o->oneshot = true;
-	o->next = -1;
+	uint64_t lock_flags = acct_owner_lock(o);
+	if (o->next >= 0) {
+		acct_make_current(o, o->next, clock_ns());
+		o->oneshot = true;
+		o->next = -1;
+	}
+	acct_owner_unlock(o, lock_flags);
 }
 
+/* The slot, opened under the owner's lock when it is new (a change of the
+ * result's subsystem names). */
+static __attribute__((noinline)) unsigned open_slot_locked(struct acct_owner *o, int index,
+							   const char *module)
+{
+	uint64_t lock_flags = acct_owner_lock(o);
+	unsigned slot = open_slot(o, index, module);
+	acct_owner_unlock(o, lock_flags);
+	return slot;
+}
+
+static inline unsigned slot_of(struct acct_owner *o, int index, const char *module)
+{
+	const char *const *modules = o->modules[index];
+	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
+		if (modules[i] == module)
+			return i;
+		if (!modules[i])
+			break; /* slots are opened in order */
+	}
+	return open_slot_locked(o, index, module);
+}
+
+/* Without the owner's lock: the frames and depth are the owner thread's
+ * alone (its advice runs with preemption off on its CPU, and interrupts
+ * taken meanwhile run no advice); what other threads change here (charged,
+ * by acct_set_woven) is read once, and either value is a consistent start:
+ * a call opened for a result no longer charged at its close is not charged. */
 static inline int push_frame(struct acct_owner *o, struct jp_context *context, unsigned flags)
 {
-	if (flags & MS_ACCT_OUTERMOST) {
-		o->depth = 0; /* still open: calls whose after was missed (unlinked meanwhile) */
-		if (__builtin_expect(o->next >= 0, 0))
+	uint32_t epoch = __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED);
+	unsigned depth = o->depth;
+	if ((flags & MS_ACCT_OUTERMOST) || o->epoch != epoch) {
+		/* still open: calls whose after was missed (unlinked meanwhile) */
+		depth = 0;
+		o->epoch = epoch;
+		if ((flags & MS_ACCT_OUTERMOST) && __builtin_expect(o->next >= 0, 0))
 			start_next(o);
 	}
-	int charged = o->charged;
-	unsigned depth = o->depth;
-	if (charged < 0 || depth == ACCT_MAX_DEPTH)
+	int charged = __atomic_load_n(&o->charged, __ATOMIC_RELAXED);
+	if (charged < 0 || depth == ACCT_MAX_DEPTH) {
+		o->depth = depth;
 		return 0;
+	}
 	unsigned slot = slot_of(o, charged, context->joinpoint->module);
 	struct acct_frame *f = &o->frames[depth];
 	f->entry_tsc = rdtsc();
@@ -133,15 +168,11 @@ static inline int push_frame(struct acct_owner *o, struct jp_context *context, u
 int acct_call_enter(struct jp_context *context, unsigned flags)
 {
 	context->activity = 0;
-	struct acct_owner *o = lookup(context->thread);
-	if (!o)
+	const struct thread *t = context->thread;
+	struct acct_owner *o = lookup(t);
+	if (!o || __atomic_load_n(&o->thread, __ATOMIC_RELAXED) != t)
 		return 0;
-	int opened = 0;
-	uint64_t lock_flags = acct_owner_lock(o);
-	if (still_owner(o, context->thread))
-		opened = push_frame(o, context, flags);
-	acct_owner_unlock(o, lock_flags);
-	return opened;
+	return push_frame(o, context, flags);
 }
 
 static const char *frame_module(const struct acct_owner *o, const struct acct_frame *f)
@@ -174,7 +205,7 @@ static __attribute__((noinline)) void stop_oneshot(struct acct_owner *o)
 
 static inline uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned flags)
 {
-	if (level == 0 || level > o->depth)
+	if (level == 0 || level > live_depth(o))
 		return 0;
 	struct acct_frame *f = &o->frames[level - 1];
 	int64_t ticks = (int64_t)(rdtsc() - f->entry_tsc); /* < 0: moved to a CPU whose TSC lags */
@@ -212,9 +243,9 @@ const char *acct_innermost_subsystem(const struct jp_context *context)
 	if (!o)
 		return name;
 	uint64_t lock_flags = acct_owner_lock(o);
-	if (still_owner(o, context->thread) && o->depth &&
-	    frame_module(o, &o->frames[o->depth - 1]))
-		name = frame_module(o, &o->frames[o->depth - 1]);
+	unsigned depth = live_depth(o);
+	if (still_owner(o, context->thread) && depth && frame_module(o, &o->frames[depth - 1]))
+		name = frame_module(o, &o->frames[depth - 1]);
 	acct_owner_unlock(o, lock_flags);
 	return name;
 }

@@ -10,19 +10,24 @@
  * `unattributed` result (index ACCT_UNATTRIBUTED), or nothing (-1).
  *
  * Locks.  acct_lock guards the table (which entry is whose: thread_id and
- * thread), acct_woven and acct_linked_at_ns.  Each owner's own lock guards
- * its fields and its results page; a change of an entry's thread_id or
- * thread takes both (acct_lock first).  The advice of an accounted thread
- * runs on that thread's CPU with preemption off and takes its owner's lock
- * only: what else may write the same owner at the same time is work charged
- * for it from another thread or an interrupt (async.c), the weaving thread
- * (acct_set_woven) and the control calls, and all of them take that lock,
- * so each result has one writer at a time and its sequence count stays
- * even between writes.  Owners never share a lock, so accounted threads on
- * different CPUs never wait for each other.  Both kinds are a plain
- * test-and-set word taken in line with interrupts off (the advice runs on
- * sched.switch with interrupts off, and async work is charged from
- * interrupts), never held across a sleep or around another owner's lock.
+ * thread), acct_woven, acct_epoch and acct_linked_at_ns.  Each owner's own
+ * lock guards its fields and its results page; a change of an entry's
+ * thread_id or thread takes both (acct_lock first).  Two exceptions, for the
+ * advice of an accounted thread, which runs on that thread's CPU with
+ * preemption off (interrupts taken meanwhile run no advice):
+ *   - its stack of open calls (depth, epoch, frames) is the thread's alone:
+ *     opening a call takes no lock; nothing else writes the stack (an unlink
+ *     moves acct_epoch on instead of clearing it);
+ *   - every change of a result takes the owner's lock, closing a call
+ *     included: other writers of the same owner at the same time are work
+ *     charged for it from another thread (async.c), the weaving thread
+ *     (acct_set_woven) and the control calls, so each result has one writer
+ *     at a time and its sequence count stays even between writes.
+ * Owners never share a lock, so accounted threads on different CPUs never
+ * wait for each other.  Both kinds are a plain test-and-set word taken in
+ * line with interrupts off (the advice runs on sched.switch with interrupts
+ * off; async work may be charged from interrupts), never held across a sleep
+ * or around another owner's lock.
  */
 #ifndef KERNEL_ACCT_INTERNAL_H
 #define KERNEL_ACCT_INTERNAL_H
@@ -62,7 +67,8 @@ struct acct_owner {
 	uint64_t on_cpu_ns;  /* CPU time of charged counted up to here */
 	uint64_t off_ns;     /* switched out at, 0 while on a CPU */
 	bool off_runnable;   /* preempted, not blocked */
-	unsigned depth;
+	unsigned depth;      /* frames[] in use, while epoch is acct_epoch (else none) */
+	uint32_t epoch;      /* acct_epoch when the stack was last known good */
 	struct acct_frame frames[ACCT_MAX_DEPTH];
 	/* The module name each subsystem slot was opened for (pointer compared
 	 * first, then the text). */
@@ -112,6 +118,9 @@ static inline void acct_owner_unlock(struct acct_owner *o, uint64_t flags)
 
 extern struct acct_owner acct_owners[ACCT_MAX_OWNERS];
 extern bool acct_woven; /* the aspect is linked: unattributed time counts */
+/* Moved on by every change of acct_woven: an owner's open calls from an
+ * older epoch are dropped (their after advice is lost across an unlink). */
+extern uint32_t acct_epoch;
 /* When weave.c last found the aspect live (clock_ns), under acct_lock.  The
  * control calls' fast path trusts acct_woven for ACCT_LINK_RECHECK_NS after
  * it, then takes the weaving path once, which links the aspect again if it
