@@ -8,6 +8,7 @@
  */
 #include "joinpoint/internal.h"
 
+#include "arch/x86_64/cpu.h"
 #include "arch/x86_64/traps.h"
 #include "console/console.h"
 #include "cpu/percpu.h"
@@ -486,6 +487,17 @@ static uint64_t tick_calls;
 static uint64_t tick_advice_in_irq;
 static timer_tick_fn previous_tick;
 
+/* Spins with interrupts on until *counter reaches want, or 5 s pass.  Not a
+ * fixed delay: under TCG on a busy host a virtual CPU can be off the host's
+ * CPU for longer than any tick period, and the tick it owes comes late.  The
+ * bound only keeps a broken tick from hanging the suite; the caller checks. */
+static void spin_until_counted(const uint64_t *counter, uint64_t want)
+{
+	uint64_t deadline = clock_ns() + 5 * NSEC_PER_SEC;
+	while (__atomic_load_n(counter, __ATOMIC_RELAXED) < want && clock_ns() < deadline)
+		cpu_relax();
+}
+
 static void tick_hammer(void)
 {
 	if (previous_tick)
@@ -506,8 +518,9 @@ static void advice_runs_on_the_interrupt_path(struct ktest *t)
 	tick_advice_in_irq = 0;
 	int handle = jp_attach("jptest.touch", &seen);
 	ASSERT_TRUE(t, handle > 0);
+	tick_calls = 0;
 	previous_tick = timer_set_tick_callback(tick_hammer);
-	clock_delay_ns(20 * NSEC_PER_MSEC);
+	spin_until_counted(&tick_calls, 2);
 	timer_set_tick_callback(previous_tick);
 	jp_detach(handle);
 	EXPECT_TRUE(t, tick_advice_in_irq > 0);
@@ -679,7 +692,7 @@ static void irq_entry_runs_advice_inside_the_interrupt(struct ktest *t)
 	seen = (struct entry_seen){0};
 	int handle = jp_attach("irq.entry", &advice);
 	ASSERT_TRUE(t, handle > 0);
-	clock_delay_ns(20 * NSEC_PER_MSEC);
+	spin_until_counted(&seen.calls, 2);
 	EXPECT_EQ(t, jp_detach(handle), 0);
 	EXPECT_TRUE(t, seen.calls > 0);
 	EXPECT_EQ(t, seen.afters, seen.calls);
