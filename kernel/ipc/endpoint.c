@@ -38,9 +38,11 @@
  * waiter resumed by a hand-off (sched_resumed_by_handoff) whose condition
  * the hander set under the lock (the receiver's `delivered`, the caller's
  * call DONE) returns without taking the lock again: the hander finished with
- * it before it switched.  Every other case (queue not empty, one-way
- * messages, a waiter woken by its deadline or from another CPU) takes the
- * lock and the queue as before.
+ * it before it switched.  A receiver that polls (its last caller ran on
+ * another CPU) is on the list too, marked polling: a call delivers into it
+ * the same way and wakes nothing, and it sees `delivered` while it polls.
+ * Every other case (queue not empty, one-way messages, a waiter woken by
+ * its deadline or from another CPU) takes the lock and the queue as before.
  */
 #include "ipc/internal.h"
 
@@ -112,7 +114,8 @@ static void wake(struct thread *t)
 		sched_wakeup(t);
 }
 
-/* Takes the most recent receiver off `receivers`, or NULL. */
+/* Takes the most recent receiver off `receivers`; returns its thread to be
+ * woken, or NULL (none, or one polling: it is running). */
 static struct thread *pop_receiver_locked(struct ipc_endpoint *e)
 {
 	struct ipc_receiver *r = e->receivers;
@@ -120,7 +123,7 @@ static struct thread *pop_receiver_locked(struct ipc_endpoint *e)
 		return NULL;
 	e->receivers = r->next;
 	r->next = NULL;
-	struct thread *t = r->thread;
+	struct thread *t = r->polling ? NULL : r->thread;
 	r->thread = NULL; /* it is no longer on the list */
 	return t;
 }
@@ -143,9 +146,8 @@ static void fail_everything_locked(struct ipc_endpoint *e)
 		}
 	}
 	e->calls_outstanding = 0;
-	struct thread *t;
-	while ((t = pop_receiver_locked(e)))
-		sched_wakeup(t);
+	while (e->receivers)
+		wake(pop_receiver_locked(e));
 }
 
 void ipc_endpoint_close(struct ipc_endpoint *endpoint)
@@ -415,12 +417,12 @@ static bool can_deliver_locked(const struct ipc_endpoint *e)
 /* The call goes into the buffer of the most recent receiver blocked in
  * receive, as received (pending, with its token), and that receiver comes
  * off the list: no queue slot, no second copy.  Returns its thread, to be
- * handed the CPU or woken. */
+ * handed the CPU or woken, or NULL when it polls (it is running). */
 static struct thread *deliver_locked(struct ipc_endpoint *e, const struct ipc_message *message,
 				     struct ipc_call *call)
 {
 	struct ipc_receiver *r = e->receivers;
-	struct thread *t = r->thread;
+	struct thread *t = r->polling ? NULL : r->thread;
 	struct ipc_message *m = r->buffer;
 	e->receivers = r->next;
 	copy_message(m, message);
@@ -533,13 +535,28 @@ static bool poll_first(const struct ipc_endpoint *e, const struct thread *handof
 	       (!handoff || thread_cpu(handoff) != (unsigned)here);
 }
 
-static void poll_briefly(struct ipc_endpoint *e, uint64_t *irq, uint64_t now, uint64_t deadline)
+/* Polls with the lock dropped, on `receivers` (marked polling) so that a
+ * call may be delivered straight into message meanwhile.  Returns as
+ * wait_for_message; WAIT_DELIVERED_UNLOCKED when the delivery was seen
+ * while polling (the caller set `delivered` last, under the lock, and does
+ * not touch the record after it). */
+static enum wait_outcome poll_briefly(struct ipc_endpoint *e, struct ipc_message *message,
+				      uint64_t *irq, uint64_t now, uint64_t deadline)
 {
+	struct ipc_receiver self = {
+	    .next = e->receivers, .thread = thread_current(), .buffer = message, .polling = true};
+	e->receivers = &self;
+	e->receiver_cpus = thread_allowed_cpus(self.thread);
 	spin_unlock_irqrestore(&e->lock, *irq);
 	uint64_t until = deadline - now < ADAPTIVE_SPIN_NS ? deadline : now + ADAPTIVE_SPIN_NS;
-	while (!__atomic_load_n(&e->count, __ATOMIC_ACQUIRE) && !e->closed && clock_ns() < until)
+	while (!__atomic_load_n(&self.delivered, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&e->count, __ATOMIC_ACQUIRE) && !e->closed && clock_ns() < until)
 		cpu_relax();
+	if (__atomic_load_n(&self.delivered, __ATOMIC_ACQUIRE))
+		return WAIT_DELIVERED_UNLOCKED;
 	*irq = spin_lock_irqsave(&e->lock);
+	remove_receiver_locked(e, &self);
+	return self.delivered ? WAIT_DELIVERED : WAIT_NOTHING;
 }
 
 /* The receive loop, lock held on entry and on return unless *locked comes
@@ -571,15 +588,16 @@ static int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, u
 			result = -ETIMEDOUT;
 			break;
 		}
+		enum wait_outcome outcome;
 		if (!polled && poll_first(e, handoff)) {
 			wake(handoff);
 			handoff = NULL;
-			poll_briefly(e, irq, now, deadline);
 			polled = true;
-			continue;
+			outcome = poll_briefly(e, message, irq, now, deadline);
+		} else {
+			outcome =
+			    wait_for_message(e, message, irq, &handoff, wake_time(now, deadline));
 		}
-		enum wait_outcome outcome =
-		    wait_for_message(e, message, irq, &handoff, wake_time(now, deadline));
 		if (outcome != WAIT_NOTHING) {
 			*locked = outcome == WAIT_DELIVERED;
 			result = 0;

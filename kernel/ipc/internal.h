@@ -37,14 +37,16 @@ struct ipc_call {
 	struct thread *waiter;  /* blocked for the reply; NULL: it spins */
 };
 
-/* A thread blocked in receive, on its stack, while on `receivers`.  A call
- * that finds the queue empty and a receiver waiting delivers itself straight
- * into the receiver's buffer (no queue slot) and takes it off the list. */
+/* A thread blocked (or polling) in receive, on its stack, while on
+ * `receivers`.  A call that finds the queue empty and a receiver waiting
+ * delivers itself straight into the receiver's buffer (no queue slot) and
+ * takes it off the list. */
 struct ipc_receiver {
 	struct ipc_receiver *next;
 	struct thread *thread;
 	struct ipc_message *buffer; /* where a delivered call goes (kernel memory) */
 	volatile int delivered;     /* 1 once a call is in buffer (written last) */
+	bool polling;               /* running, polling (not blocked): never woken */
 };
 
 struct ipc_slot {

@@ -416,6 +416,45 @@ static void call_delivered_straight_to_a_waiting_receiver(struct ktest *t)
 	ipc_endpoint_put(s.endpoint);
 }
 
+/* Calls from another CPU to a server answering with ipc_reply_receive:
+ * after each answer the server polls for the next call (its last caller
+ * ran elsewhere), and a call that comes meanwhile goes straight into its
+ * buffer, one that comes later into the queue or to it blocked.  Whichever
+ * way each went, every call arrives whole and is answered once. */
+static void calls_from_another_cpu_arrive_whole(struct ktest *t)
+{
+	if (cpu_count < 2) {
+		ktest_skip(t, "one CPU");
+		return;
+	}
+	struct server s = {.endpoint = ipc_endpoint_create("test", 4),
+			   .affinity = 1u << 1,
+			   .count = 16,
+			   .mode = SERVE_REPLY_RECEIVE};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	uint64_t saved = thread_affinity(thread_current());
+	thread_set_affinity(thread_current(), 1u << 0);
+	struct thread *server = thread_create(serve, &s, "ipc-other", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, server != NULL);
+	for (int i = 0; i < s.count; i++) {
+		struct ipc_message m = make_message(40 + i, "ping"), r;
+		EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 2 * NSEC_PER_SEC), 0);
+		EXPECT_EQ(t, r.label, 41 + i);
+	}
+	int status = -1;
+	thread_join(server, &status);
+	thread_set_affinity(thread_current(), saved);
+	EXPECT_EQ(t, status, 0);
+	EXPECT_EQ(t, s.not_ping, 0);
+	struct ipc_stats stats;
+	ipc_get_stats(s.endpoint, &stats);
+	EXPECT_EQ(t, stats.received, s.count);
+	EXPECT_EQ(t, stats.replies, s.count);
+	EXPECT_TRUE(t, stats.delivered <= stats.received);
+	EXPECT_EQ(t, stats.queued, 0);
+	ipc_endpoint_put(s.endpoint);
+}
+
 /* The slow path: no receiver waits when the call comes (the server starts
  * receiving once it is queued), so it is taken from the queue. */
 static void call_queued_when_no_receiver_waits(struct ktest *t)
@@ -488,4 +527,5 @@ KTEST_SUITE(ipc, KTEST_CASE(send_then_receive_in_order), KTEST_CASE(full_queue_d
 	    KTEST_CASE(receiver_gone_mid_call_gives_epipe),
 	    KTEST_CASE(call_that_cannot_be_served_fails_fast),
 	    KTEST_CASE(call_delivered_straight_to_a_waiting_receiver),
-	    KTEST_CASE(call_queued_when_no_receiver_waits), KTEST_CASE(join_points_are_declared));
+	    KTEST_CASE(call_queued_when_no_receiver_waits),
+	    KTEST_CASE(calls_from_another_cpu_arrive_whole), KTEST_CASE(join_points_are_declared));
