@@ -97,12 +97,11 @@ static uint64_t budget_tsc(const struct aspect *aspect, unsigned cpu)
  * direct aspect, so it is kept to the record's stores, the recovery point and
  * two TSC reads (the start, which the overrun check measures from, and the
  * end, for the aspect's time); the deadline is worked out only by the check. */
-static inline __attribute__((always_inline)) int run_guarded(struct linker_run *run,
-							     struct aspect *aspect,
-							     void (*fn)(void *), void *arg,
-							     struct jp_context *context)
+static inline __attribute__((always_inline)) int
+run_guarded(const struct cpu *cpu, struct linker_run *run, struct aspect *aspect,
+	    void (*fn)(void *), void *arg, struct jp_context *context)
 {
-	ASSERT(this_cpu()->preempt_count > 0 || !irq_enabled());
+	ASSERT(cpu->preempt_count > 0 || !irq_enabled());
 	if (run->aspect)
 		return -EBUSY;
 	run->context = context;
@@ -123,10 +122,11 @@ static inline __attribute__((always_inline)) int run_guarded(struct linker_run *
 int linker_run_advice(struct aspect *aspect, ms_advice_fn fn, struct jp_context *context,
 		      bool after)
 {
-	struct linker_run *run = &runs[this_cpu_id()];
+	struct cpu *cpu = this_cpu();
+	struct linker_run *run = &runs[cpu->id];
 	run->after = after;
 	/* The advice gets this CPU's record as its opaque struct ms_ctx. */
-	return run_guarded(run, aspect, (void (*)(void *))(void (*)(void))fn, run, context);
+	return run_guarded(cpu, run, aspect, (void (*)(void *))(void (*)(void))fn, run, context);
 }
 
 /* The direct binding's advice (guard_internal.h): the binding check, the
@@ -139,9 +139,10 @@ static inline __attribute__((always_inline)) void run_direct(const struct linker
 	struct aspect *aspect = d->aspect;
 	if (!aspect_is_active(aspect, ASPECT_BINDING_DIRECT))
 		return;
-	struct linker_run *run = &runs[this_cpu_id()];
+	struct cpu *cpu = this_cpu();
+	struct linker_run *run = &runs[cpu->id];
 	run->after = after;
-	run_guarded(run, aspect, (void (*)(void *))(void (*)(void))fn, run, context);
+	run_guarded(cpu, run, aspect, (void (*)(void *))(void (*)(void))fn, run, context);
 }
 
 void linker_direct_before(struct jp_context *context, void *cookie)
@@ -172,9 +173,10 @@ int linker_run_init(struct aspect *aspect, ms_init_fn fn)
 {
 	struct init_call call = {.fn = fn};
 	preempt_disable();
-	struct linker_run *run = &runs[this_cpu_id()];
+	struct cpu *cpu = this_cpu();
+	struct linker_run *run = &runs[cpu->id];
 	run->after = false;
-	int err = run_guarded(run, aspect, call_init, &call, NULL);
+	int err = run_guarded(cpu, run, aspect, call_init, &call, NULL);
 	preempt_enable();
 	return err ? err : call.result;
 }
@@ -188,9 +190,10 @@ void linker_run_exit(struct aspect *aspect, ms_exit_fn fn)
 {
 	struct init_call call = {.exit = fn};
 	preempt_disable();
-	struct linker_run *run = &runs[this_cpu_id()];
+	struct cpu *cpu = this_cpu();
+	struct linker_run *run = &runs[cpu->id];
 	run->after = false;
-	run_guarded(run, aspect, call_exit, &call, NULL);
+	run_guarded(cpu, run, aspect, call_exit, &call, NULL);
 	preempt_enable();
 }
 
