@@ -333,13 +333,13 @@ static int withdraw_locked(struct ipc_endpoint *e, struct ipc_call *call, int re
 	return result;
 }
 
-/* The caller blocks until its call is done, the deadline or a signal, lock
- * held on entry and on return.  receiver (blocked in receive, taken off the
- * list) gets the CPU first. */
 /* The receiver cannot run on this CPU: wakes it, then waits for the reply
- * a little with the lock dropped before blocking (a reply meanwhile finds
- * the caller running: its wake-up costs nothing). */
-static void spin_briefly(struct ipc_endpoint *e, struct ipc_call *call, uint64_t now,
+ * a little with the lock dropped before blocking.  The call names no
+ * waiter meanwhile (a spinning caller), so a reply wakes nobody and the
+ * caller returns as soon as it sees it, without the lock (the replier does
+ * not touch a call it has ended).  Returns true so, else false with the
+ * lock taken again. */
+static bool spin_briefly(struct ipc_endpoint *e, struct ipc_call *call, uint64_t now,
 			 uint64_t deadline, uint64_t *irq, struct thread **receiver)
 {
 	wake(*receiver);
@@ -349,17 +349,27 @@ static void spin_briefly(struct ipc_endpoint *e, struct ipc_call *call, uint64_t
 	while (__atomic_load_n(&call->state, __ATOMIC_ACQUIRE) != IPC_CALL_DONE &&
 	       clock_ns() < until)
 		cpu_relax();
+	if (__atomic_load_n(&call->state, __ATOMIC_ACQUIRE) == IPC_CALL_DONE)
+		return true;
 	*irq = spin_lock_irqsave(&e->lock);
+	return false;
 }
 
+/* The caller blocks until its call is done, the deadline or a signal, lock
+ * held on entry and on return unless *locked comes back false (the reply
+ * seen while spinning, or handed back by the replier).  receiver (blocked
+ * in receive, taken off the list) gets the CPU first. */
 static int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, uint64_t now,
 				uint64_t deadline, uint64_t *irq, struct thread *receiver,
 				bool *locked)
 {
 	int result;
-	call->waiter = thread_current();
-	if (e->receiver_cpus && !(e->receiver_cpus & (1ull << this_cpu_id())))
-		spin_briefly(e, call, now, deadline, irq, &receiver);
+	if (e->receiver_cpus && !(e->receiver_cpus & (1ull << this_cpu_id())) &&
+	    spin_briefly(e, call, now, deadline, irq, &receiver)) {
+		*locked = false;
+		return call->result;
+	}
+	call->waiter = thread_current(); /* under the lock: a reply from now on wakes it */
 	for (bool first = true;; first = false) {
 		if (call->state == IPC_CALL_DONE) {
 			result = call->result;
