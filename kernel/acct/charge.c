@@ -156,8 +156,11 @@ static inline int push_frame(struct acct_owner *o, struct jp_context *context, u
 	}
 	unsigned slot = slot_of(o, charged, context->joinpoint->module);
 	struct acct_frame *f = &o->frames[depth];
+	struct acct_result *r = acct_result_of(o, charged);
 	f->entry_tsc = rdtsc();
 	f->nested_ns = 0;
+	f->result = r;
+	f->subsystem = &r->subsystems[slot];
 	f->token = (uint8_t)charged;
 	f->slot = (uint8_t)slot;
 	o->depth = depth + 1;
@@ -180,29 +183,37 @@ static const char *frame_module(const struct acct_owner *o, const struct acct_fr
 	return o->modules[f->token][f->slot];
 }
 
-/* Charges the closed frame f (ns long) to its subsystem: the one sequence
- * count bracket of a close. */
-static inline void charge_call(struct acct_owner *o, const struct acct_frame *f, uint64_t ns,
-			       bool outermost_of_run, unsigned flags)
+/* Under o's lock: charges the closed frame f (ns long) to its subsystem,
+ * if its result is still the one charged and its slot still open (a
+ * TK_RESET meanwhile closes it): the one sequence count bracket of a close.
+ * Returns whether it did. */
+static inline bool charge_call(struct acct_owner *o, const struct acct_frame *f, uint64_t ns,
+			       uint64_t exclusive_ns, unsigned flags)
 {
-	struct acct_result *r = acct_result_of(o, f->token);
-	struct acct_subsystem *s = &r->subsystems[f->slot];
-	uint64_t nested = f->nested_ns < ns ? f->nested_ns : ns;
+	if (f->token != o->charged || !f->subsystem->name[0]) /* reset: the slot is empty */
+		return false;
+	struct acct_result *r = f->result;
+	struct acct_subsystem *s = f->subsystem;
 	acct_result_begin(r);
 	s->calls++;
 	s->inclusive_ns += ns;
-	if (outermost_of_run)
-		s->exclusive_ns += ns - nested;
+	s->exclusive_ns += exclusive_ns;
 	if (flags & MS_ACCT_SYSCALL)
 		r->syscalls++;
 	acct_result_end(r);
+	return true;
 }
 
 static __attribute__((noinline)) void stop_oneshot(struct acct_owner *o)
 {
-	acct_stop_current(o, clock_ns());
+	uint64_t lock_flags = acct_owner_lock(o);
+	if (o->oneshot && o->current >= 0)
+		acct_stop_current(o, clock_ns());
+	acct_owner_unlock(o, lock_flags);
 }
 
+/* The stack is the owner thread's (see push_frame): popping takes no lock;
+ * charging the call, a change of its result, takes the owner's. */
 static inline uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned flags)
 {
 	if (level == 0 || level > live_depth(o))
@@ -211,29 +222,34 @@ static inline uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned 
 	int64_t ticks = (int64_t)(rdtsc() - f->entry_tsc); /* < 0: moved to a CPU whose TSC lags */
 	uint64_t ns = ticks > 0 ? acct_ticks_to_ns((uint64_t)ticks) : 0;
 	o->depth = level - 1;
-	struct acct_frame *parent = level > 1 ? f - 1 : NULL;
-	bool same = parent && parent->token == f->token && parent->slot == f->slot;
-	if (parent)
+	/* Exclusive time is charged by the outermost call of a run of one
+	 * subsystem; a nested call of the same one passes its nested time up. */
+	uint64_t exclusive_ns = ns - (f->nested_ns < ns ? f->nested_ns : ns);
+	if (level > 1) {
+		struct acct_frame *parent = f - 1;
+		bool same = parent->subsystem == f->subsystem;
 		parent->nested_ns += same ? f->nested_ns : ns;
-	bool charged = f->token == o->charged && frame_module(o, f);
-	if (charged)
-		charge_call(o, f, ns, !same, flags);
-	if (__builtin_expect(level == 1 && o->oneshot, 0) && o->current >= 0)
+		if (same)
+			exclusive_ns = 0;
+	}
+	uint64_t lock_flags = acct_owner_lock(o);
+	bool charged = charge_call(o, f, ns, exclusive_ns, flags);
+	acct_owner_unlock(o, lock_flags);
+	if (__builtin_expect(level == 1 && o->oneshot, 0))
 		stop_oneshot(o);
 	return charged ? ns : 0;
 }
 
 uint64_t acct_call_exit(const struct jp_context *context, unsigned flags)
 {
-	if (!(context->activity & ACTIVITY_TAG) || !context->thread)
+	const struct thread *t = context->thread;
+	if (!(context->activity & ACTIVITY_TAG) || !t)
 		return 0;
-	uint64_t ns = 0;
 	struct acct_owner *o = &acct_owners[(context->activity >> 8) % ACCT_MAX_OWNERS];
-	uint64_t lock_flags = acct_owner_lock(o);
-	if (still_owner(o, context->thread))
-		ns = pop_frame(o, (unsigned)(context->activity & 0xff), flags);
-	acct_owner_unlock(o, lock_flags);
-	return ns;
+	__asm__("" : "+r"(o)); /* a pointer from here on, not an index to scale again */
+	if (__atomic_load_n(&o->thread, __ATOMIC_RELAXED) != t)
+		return 0;
+	return pop_frame(o, (unsigned)(context->activity & 0xff), flags);
 }
 
 const char *acct_innermost_subsystem(const struct jp_context *context)

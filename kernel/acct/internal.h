@@ -48,8 +48,10 @@
 struct acct_frame {
 	uint64_t entry_tsc; /* a TSC reading: a call's time is one conversion of its difference */
 	uint64_t nested_ns; /* time in nested calls to other subsystems (exclusive_ns) */
-	uint8_t token;      /* index of the result charged */
-	uint8_t slot;       /* its subsystem slot */
+	struct acct_result *result;       /* the result charged (the page never moves) */
+	struct acct_subsystem *subsystem; /* its subsystem slot in it */
+	uint8_t token;                    /* index of the result charged */
+	uint8_t slot;                     /* the subsystem's slot */
 };
 
 struct acct_owner {
