@@ -147,7 +147,9 @@ int acct_switch_token(int token);
 /* The calling thread's current activity, or 0 when it has none. */
 acct_ref_t acct_current_ref(void);
 /* Adds amount to counter of the activity ref names; nothing when ref is 0 or
- * stale (its token freed or reset since).  Any context, interrupts included. */
+ * stale (its token freed or reset since).  Thread context, interrupts on or
+ * off, never an interrupt handler (the owner's advice may hold its lock with
+ * interrupts on); so are the others here. */
 void acct_charge_ref(acct_ref_t ref, enum acct_counter counter, uint64_t amount);
 /* Brackets work that another thread does for ref's activity: begin returns a
  * start time to hand to end, which charges the time between to async_ns and

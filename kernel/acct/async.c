@@ -13,13 +13,17 @@
  * threads: a ref whose token was freed or reset since, or whose owner entry
  * went to another thread, no longer matches and charges nothing.
  *
- * Any context, interrupts included: the ref's owner's lock is taken irqsave
- * (never acct_lock: other owners and the table are not involved), and the
- * result is written under its sequence count, as charge.c does.  While
+ * Thread context, interrupts on or off, never an interrupt handler (checked):
+ * the owner's advice may hold the owner's lock with interrupts on
+ * (internal.h).  The ref's owner's lock is taken irqsave (never acct_lock:
+ * other owners and the table are not involved), and the result is written
+ * under its sequence count, as charge.c does.  While
  * accounting is off (the aspect not linked, acct_woven clear) no token is
  * current, and acct_current_ref is a load and a branch.
  */
 #include "acct/internal.h"
+#include "cpu/percpu.h"
+#include "panic/panic.h"
 #include "sched/sched.h"
 #include "time/time.h"
 
@@ -75,12 +79,23 @@ acct_ref_t acct_current_ref(void)
 		return 0; /* not an owner, or no token current: no lock taken */
 	uint64_t tid = thread_id(self);
 	acct_ref_t ref = 0;
+	ASSERT(this_cpu()->irq_depth == 0);
 	uint64_t flags = acct_owner_lock(o);
 	if (o->thread_id == tid && o->current >= 0)
 		ref = ref_encode((unsigned)(o - acct_owners), o->current, tid,
 				 o->generation[o->current]);
 	acct_owner_unlock(o, flags);
 	return ref;
+}
+
+/* The ref's owner, its lock taken (interrupts off); never from an
+ * interrupt handler. */
+static struct acct_owner *lock_ref_owner(acct_ref_t ref, uint64_t *flags)
+{
+	ASSERT(this_cpu()->irq_depth == 0);
+	struct acct_owner *o = ref_owner(ref);
+	*flags = acct_owner_lock(o);
+	return o;
 }
 
 static void add_counter(struct acct_result *r, enum acct_counter counter, uint64_t amount)
@@ -100,8 +115,8 @@ void acct_charge_ref(acct_ref_t ref, enum acct_counter counter, uint64_t amount)
 {
 	if (!ref)
 		return;
-	struct acct_owner *o = ref_owner(ref);
-	uint64_t flags = acct_owner_lock(o);
+	uint64_t flags;
+	struct acct_owner *o = lock_ref_owner(ref, &flags);
 	struct acct_result *r = ref_result(o, ref);
 	if (r) {
 		acct_result_begin(r);
@@ -121,8 +136,8 @@ void acct_async_end(acct_ref_t ref, uint64_t begin_ns)
 	if (!ref || !begin_ns)
 		return;
 	uint64_t now = clock_ns();
-	struct acct_owner *o = ref_owner(ref);
-	uint64_t flags = acct_owner_lock(o);
+	uint64_t flags;
+	struct acct_owner *o = lock_ref_owner(ref, &flags);
 	struct acct_result *r = ref_result(o, ref);
 	if (r) {
 		acct_result_begin(r);

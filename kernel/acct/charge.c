@@ -18,10 +18,12 @@
  * twice.  Time off the CPU, interrupts and allocations are charged to every
  * subsystem with a call open (once each) and to the activity.
  *
- * Cost: the advice of an accounted thread takes its own owner's lock only
- * (internal.h), keeps a call's start as a TSC reading and converts the
- * difference once, at the close, and writes its result under one sequence
- * count bracket per close (none at the open).
+ * Cost: the advice of an accounted thread opens and closes calls on its own
+ * stack without a lock and takes its owner's lock (never a global one, and
+ * without touching interrupts: internal.h) only to write a result; it keeps a
+ * call's start as a TSC reading, converts the difference once, in line, at
+ * the close, and writes the result under one sequence count bracket per
+ * close (none at the open).
  */
 #include "acct/internal.h"
 #include "joinpoint/joinpoint.h"
@@ -101,13 +103,13 @@ static unsigned open_slots(const struct acct_owner *o)
  * results, under the owner's lock. */
 static __attribute__((noinline)) void start_next(struct acct_owner *o)
 {
-	uint64_t lock_flags = acct_owner_lock(o);
+	acct_owner_lock_in_advice(o);
 	if (o->next >= 0) {
 		acct_make_current(o, o->next, clock_ns());
 		o->oneshot = true;
 		o->next = -1;
 	}
-	acct_owner_unlock(o, lock_flags);
+	acct_owner_unlock_in_advice(o);
 }
 
 /* The slot, opened under the owner's lock when it is new (a change of the
@@ -115,9 +117,9 @@ static __attribute__((noinline)) void start_next(struct acct_owner *o)
 static __attribute__((noinline)) unsigned open_slot_locked(struct acct_owner *o, int index,
 							   const char *module)
 {
-	uint64_t lock_flags = acct_owner_lock(o);
+	acct_owner_lock_in_advice(o);
 	unsigned slot = open_slot(o, index, module);
-	acct_owner_unlock(o, lock_flags);
+	acct_owner_unlock_in_advice(o);
 	return slot;
 }
 
@@ -206,10 +208,10 @@ static inline bool charge_call(struct acct_owner *o, const struct acct_frame *f,
 
 static __attribute__((noinline)) void stop_oneshot(struct acct_owner *o)
 {
-	uint64_t lock_flags = acct_owner_lock(o);
+	acct_owner_lock_in_advice(o);
 	if (o->oneshot && o->current >= 0)
 		acct_stop_current(o, clock_ns());
-	acct_owner_unlock(o, lock_flags);
+	acct_owner_unlock_in_advice(o);
 }
 
 /* The stack is the owner thread's (see push_frame): popping takes no lock;
@@ -232,9 +234,9 @@ static inline uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned 
 		if (same)
 			exclusive_ns = 0;
 	}
-	uint64_t lock_flags = acct_owner_lock(o);
+	acct_owner_lock_in_advice(o);
 	bool charged = charge_call(o, f, ns, exclusive_ns, flags);
-	acct_owner_unlock(o, lock_flags);
+	acct_owner_unlock_in_advice(o);
 	if (__builtin_expect(level == 1 && o->oneshot, 0))
 		stop_oneshot(o);
 	return charged ? ns : 0;
@@ -258,11 +260,11 @@ const char *acct_innermost_subsystem(const struct jp_context *context)
 	struct acct_owner *o = lookup(context->thread);
 	if (!o)
 		return name;
-	uint64_t lock_flags = acct_owner_lock(o);
+	acct_owner_lock_in_advice(o);
 	unsigned depth = live_depth(o);
 	if (still_owner(o, context->thread) && depth && frame_module(o, &o->frames[depth - 1]))
 		name = frame_module(o, &o->frames[depth - 1]);
-	acct_owner_unlock(o, lock_flags);
+	acct_owner_unlock_in_advice(o);
 	return name;
 }
 
@@ -307,7 +309,7 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 	if (!o)
 		return -ENOENT;
 	int result = -ENOENT;
-	uint64_t lock_flags = acct_owner_lock(o);
+	acct_owner_lock_in_advice(o);
 	if (still_owner(o, context->thread) && o->charged >= 0) {
 		struct acct_result *r = acct_result_of(o, o->charged);
 		acct_result_begin(r);
@@ -316,7 +318,7 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 		acct_result_end(r);
 		result = 0;
 	}
-	acct_owner_unlock(o, lock_flags);
+	acct_owner_unlock_in_advice(o);
 	return result;
 }
 
@@ -373,17 +375,17 @@ void acct_note_switch(struct thread *prev, struct thread *next)
 	struct acct_owner *out = lookup(prev), *in = lookup(next);
 	if (!out && !in)
 		return;
-	uint64_t now = clock_ns(), lock_flags;
+	uint64_t now = clock_ns();
 	if (out) {
-		lock_flags = acct_owner_lock(out);
+		acct_owner_lock_in_advice(out);
 		if (still_owner(out, prev) && out->charged >= 0)
 			switch_out(out, prev, now);
-		acct_owner_unlock(out, lock_flags);
+		acct_owner_unlock_in_advice(out);
 	}
 	if (in && in != out) {
-		lock_flags = acct_owner_lock(in);
+		acct_owner_lock_in_advice(in);
 		if (still_owner(in, next) && in->charged >= 0)
 			switch_in(in, now);
-		acct_owner_unlock(in, lock_flags);
+		acct_owner_unlock_in_advice(in);
 	}
 }

@@ -25,9 +25,10 @@
  *     at a time and its sequence count stays even between writes.
  * Owners never share a lock, so accounted threads on different CPUs never
  * wait for each other.  Both kinds are a plain test-and-set word taken in
- * line with interrupts off (the advice runs on sched.switch with interrupts
- * off; async work may be charged from interrupts), never held across a sleep
- * or around another owner's lock.
+ * line, never held across a sleep or around another owner's lock; with
+ * interrupts off everywhere but in the advice (acct_owner_lock_in_advice).
+ * So no interrupt handler may take an owner's lock: async.c's calls are for
+ * threads (lwIP's, the NIC worker's, the sockets' callers).
  */
 #ifndef KERNEL_ACCT_INTERNAL_H
 #define KERNEL_ACCT_INTERNAL_H
@@ -105,6 +106,23 @@ static inline uint64_t acct_lock_irqsave(void)
 static inline void acct_unlock_irqrestore(uint64_t flags)
 {
 	acct_word_unlock_irqrestore(&acct_lock, flags);
+}
+
+/* Takes o's lock from advice (charge.c), leaving interrupts as they are:
+ * an interrupt taken on this CPU meanwhile runs no advice (the join points'
+ * recursion guard), and async.c refuses interrupt handlers, so nothing on
+ * this CPU waits for it.  One `sti` less per event than an irqsave, which
+ * under QEMU's TCG ends a translation block. */
+static inline void acct_owner_lock_in_advice(struct acct_owner *o)
+{
+	while (__atomic_exchange_n(&o->lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&o->lock, __ATOMIC_RELAXED))
+			cpu_relax();
+}
+
+static inline void acct_owner_unlock_in_advice(struct acct_owner *o)
+{
+	__atomic_store_n(&o->lock, 0, __ATOMIC_RELEASE);
 }
 
 /* Takes o's own lock (see above). */
