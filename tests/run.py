@@ -10,7 +10,8 @@ Groups (each can run alone with --only):
          CPUs; every case counts.
   crash  crashtest=X must panic (exit status 37) naming the faulting function.
   boot   the self-test ISO under SeaBIOS and OVMF, pc and q35, small and large
-         memory, and the -kernel path: each boot must end with exit status 33.
+         memory, and the -kernel path: each boot must end with exit status 33;
+         and a run left to time out must report each CPU's backtrace.
   shell  a session typed at the kernel shell over the serial console: each
          command's answer must match, and `exit` must stop QEMU (status 39).
   user   the user programs: each ELF is checked on the host (static x86_64
@@ -435,7 +436,31 @@ def boot_jobs(args, reporter):
             runs.append((name, qemu_args, BIOS_TIMEOUT))
     # The slow runs (UEFI) first, so the two workers finish together.
     runs.sort(key=lambda run: -run[2])
-    return [lambda r=r: run_boot(args, reporter, *r) for r in runs]
+    jobs = [lambda r=r: run_boot(args, reporter, *r) for r in runs]
+    if os.path.exists(kernel_elf(args.build)):
+        jobs.append(lambda: run_hang_report(args, reporter))
+    return jobs
+
+
+HANG_REPORT_SECONDS = 5
+
+
+def run_hang_report(args, reporter):
+    """A run that outlives its timeout (here: two CPUs idling at the kernel
+    shell, which never exits) must say where each CPU was: registers and a
+    symbolized backtrace per CPU (tools/qemu_dump.py), not only "timed out"."""
+    name = "boot/hang-report"
+    log = os.path.join(args.build, "test-logs", "boot-hang-report.log")
+    code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--smp", "2"],
+                                   HANG_REPORT_SECONDS)
+    wanted = [r"qemu\.py: timed out \(hang\)", r"CPU 0: RIP=0x[0-9a-f]{16}",
+              r"CPU 1: RIP=0x[0-9a-f]{16}", r"0x[0-9a-f]{16} idle_loop sched\.c:\d+"]
+    absent = [w for w in wanted if not re.search(w, text)]
+    if code == EXIT_HANG and not absent:
+        reporter.report(Result(name, "ok", seconds))
+    else:
+        reporter.report(Result(name, "FAIL", seconds, text,
+                               f"exit status {code}; missing: {', '.join(absent)}"))
 
 
 # ---------------------------------------------------------------- kernel shell

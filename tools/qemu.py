@@ -6,12 +6,17 @@ Batch (tests): serial goes to a log file and stdout, the run has a hard
 timeout, and the result is the isa-debug-exit code the kernel chose.
 Console (--console-stdio): batch, but the serial console is stdin/stdout, for
 tests that type commands at the kernel shell.
+A batch or console run that times out first reports what each CPU was doing
+(tools/qemu_dump.py).
 """
 import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
+
+import qemu_dump
 
 OVMF = ["/usr/share/ovmf/OVMF.fd", "/usr/share/OVMF/OVMF_CODE.fd"]
 EXIT_NAMES = {33: "tests passed", 35: "tests failed", 37: "kernel panic", 39: "requested"}
@@ -66,16 +71,36 @@ def run_interactive(cmd):
     return subprocess.call(cmd)
 
 
+def run_until_timeout(cmd, args, **popen):
+    """Runs QEMU with a private QMP socket; returns (exit status or None when
+    it timed out, its output).  A run that times out is first stopped and its
+    CPUs described (tools/qemu_dump.py): in the serial log, or on stderr when
+    the console is stdio."""
+    with tempfile.TemporaryDirectory(prefix="qemu-") as tmp:
+        qmp_path = os.path.join(tmp, "qmp.sock")
+        proc = subprocess.Popen(cmd + ["-qmp", f"unix:{qmp_path},server=on,wait=off"], **popen)
+        try:
+            output, _ = proc.communicate(timeout=args.timeout)
+            return proc.returncode, output
+        except subprocess.TimeoutExpired:
+            report = qemu_dump.dump_cpus(qmp_path, args.kernel)
+            proc.kill()
+            output, _ = proc.communicate()
+            if args.console_stdio:
+                sys.stderr.write(report)
+            else:
+                with open(args.log, "a") as f:
+                    f.write("\n" + report)
+            return None, output
+
+
 def run_batch(cmd, args):
     cmd += ["-display", "none", "-serial", f"file:{args.log}", "-monitor", "none"]
     start = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, timeout=args.timeout, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        code, timed_out = proc.returncode, False
-        qemu_output = proc.stdout.decode(errors="replace")
-    except subprocess.TimeoutExpired:
-        code, timed_out, qemu_output = None, True, ""
+    code, output = run_until_timeout(cmd, args, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    timed_out = code is None
+    qemu_output = (output or b"").decode(errors="replace")
     elapsed = time.monotonic() - start
     if qemu_output.strip():
         sys.stderr.write(qemu_output)
@@ -89,11 +114,11 @@ def run_console(cmd, args):
     test can talk to the kernel shell through pipes; same timeout and exit
     status as batch mode."""
     cmd += ["-display", "none", "-serial", "stdio", "-monitor", "none"]
-    try:
-        return subprocess.run(cmd, timeout=args.timeout).returncode
-    except subprocess.TimeoutExpired:
+    code, _ = run_until_timeout(cmd, args)
+    if code is None:
         print(f"qemu.py: timed out (hang) after {args.timeout:.0f}s", file=sys.stderr)
         return 124
+    return code
 
 
 def main():
