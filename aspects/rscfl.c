@@ -72,7 +72,7 @@ static int starts_with(const char *text, const char *prefix)
 	return *prefix == '\0';
 }
 
-static enum kind kind_of_name(const char *name)
+static __attribute__((noinline)) enum kind kind_of_name(const char *name)
 {
 	if (starts_with(name, "sys."))
 		return KIND_SYSCALL;
@@ -95,8 +95,9 @@ static enum kind kind_of_name(const char *name)
 	return KIND_MM;
 }
 
-/* The kind of ctx's join point: a load and a compare once it was seen. */
-static enum kind kind_of(struct ms_ctx *ctx)
+/* The kind of ctx's join point: a load and a compare once it was seen (in
+ * line in both advice: it runs twice per event). */
+static inline __attribute__((always_inline)) enum kind kind_of(struct ms_ctx *ctx)
 {
 	const char *name = ms_joinpoint_name(ctx);
 	unsigned long key = (unsigned long)name << 8;
