@@ -218,18 +218,20 @@ void ms_log(const char *text)
 }
 
 /* Accounting (aspects/rscfl.c): kernel/acct keeps the state; these pass it
- * the join point's context.  ms_acct_enter may set context->activity, which
- * before advice is allowed to. */
+ * the join point's context, and the TSC reading the guard took as this
+ * advice began, which times the call (so the accounting reads no clock of
+ * its own).  ms_acct_enter may set context->activity, which before advice is
+ * allowed to. */
 int ms_acct_enter(struct ms_ctx *ctx, unsigned flags)
 {
 	const struct jp_context *jp = jp_of(ctx);
-	return jp ? acct_call_enter((struct jp_context *)jp, flags) : 0;
+	return jp ? acct_call_enter((struct jp_context *)jp, flags, run_of(ctx)->start_tsc) : 0;
 }
 
 uint64_t ms_acct_exit(struct ms_ctx *ctx, unsigned flags)
 {
 	const struct jp_context *jp = jp_of(ctx);
-	return jp ? acct_call_exit(jp, flags) : 0;
+	return jp ? acct_call_exit(jp, flags, run_of(ctx)->start_tsc) : 0;
 }
 
 const char *ms_acct_innermost(const struct ms_ctx *ctx)

@@ -163,12 +163,14 @@ void acct_async_end(acct_ref_t ref, uint64_t begin_ns);
  * MS_ACCT_* values. */
 struct jp_context;
 struct thread;
-/* Opens a call of context's module for its thread's charged result; on
+/* Opens a call of context's module for its thread's charged result, started
+ * at tsc (a TSC reading: the guard's, taken as the before advice began); on
  * success sets context->activity for the after advice.  Returns 1, or 0
  * (thread not accounted, nothing charged, too deep). */
-int acct_call_enter(struct jp_context *context, unsigned flags);
-/* Closes that call and charges it.  Returns its ns, or 0 (not charged). */
-uint64_t acct_call_exit(const struct jp_context *context, unsigned flags);
+int acct_call_enter(struct jp_context *context, unsigned flags, uint64_t tsc);
+/* Closes that call at tsc (the after advice's start) and charges it.
+ * Returns its ns, or 0 (not charged). */
+uint64_t acct_call_exit(const struct jp_context *context, unsigned flags, uint64_t tsc);
 /* The subsystem of the innermost open call of context's thread, "" when none. */
 const char *acct_innermost_subsystem(const struct jp_context *context);
 /* Charges event (MS_ACCT_INTERRUPT, _PAGE_FAULT, _ALLOC, _FREE) with amount.

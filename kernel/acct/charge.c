@@ -21,8 +21,8 @@
  * Cost: the advice of an accounted thread opens and closes calls on its own
  * stack without a lock and takes its owner's lock (never a global one, and
  * without touching interrupts: internal.h) only to write a result; it keeps a
- * call's start as a TSC reading, converts the difference once, in line, at
- * the close, and writes the result under one sequence count bracket per
+ * call's start as a TSC reading (the guard's, taken as the advice began: no
+ * reading of its own), converts the difference once, in line, at the close, and writes the result under one sequence count bracket per
  * close (none at the open).
  */
 #include "acct/internal.h"
@@ -140,7 +140,8 @@ static inline unsigned slot_of(struct acct_owner *o, int index, const char *modu
  * taken meanwhile run no advice); what other threads change here (charged,
  * by acct_set_woven) is read once, and either value is a consistent start:
  * a call opened for a result no longer charged at its close is not charged. */
-static inline int push_frame(struct acct_owner *o, struct jp_context *context, unsigned flags)
+static inline int push_frame(struct acct_owner *o, struct jp_context *context, unsigned flags,
+			     uint64_t tsc)
 {
 	uint32_t epoch = __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED);
 	unsigned depth = o->depth;
@@ -159,7 +160,7 @@ static inline int push_frame(struct acct_owner *o, struct jp_context *context, u
 	unsigned slot = slot_of(o, charged, context->joinpoint->module);
 	struct acct_frame *f = &o->frames[depth];
 	struct acct_result *r = acct_result_of(o, charged);
-	f->entry_tsc = rdtsc();
+	f->entry_tsc = tsc;
 	f->nested_ns = 0;
 	f->result = r;
 	f->subsystem = &r->subsystems[slot];
@@ -170,14 +171,14 @@ static inline int push_frame(struct acct_owner *o, struct jp_context *context, u
 	return 1;
 }
 
-int acct_call_enter(struct jp_context *context, unsigned flags)
+int acct_call_enter(struct jp_context *context, unsigned flags, uint64_t tsc)
 {
 	context->activity = 0;
 	const struct thread *t = context->thread;
 	struct acct_owner *o = lookup(t);
 	if (!o || __atomic_load_n(&o->thread, __ATOMIC_RELAXED) != t)
 		return 0;
-	return push_frame(o, context, flags);
+	return push_frame(o, context, flags, tsc);
 }
 
 static const char *frame_module(const struct acct_owner *o, const struct acct_frame *f)
@@ -216,12 +217,12 @@ static __attribute__((noinline)) void stop_oneshot(struct acct_owner *o)
 
 /* The stack is the owner thread's (see push_frame): popping takes no lock;
  * charging the call, a change of its result, takes the owner's. */
-static inline uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned flags)
+static inline uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned flags, uint64_t tsc)
 {
 	if (level == 0 || level > live_depth(o))
 		return 0;
 	struct acct_frame *f = &o->frames[level - 1];
-	int64_t ticks = (int64_t)(rdtsc() - f->entry_tsc); /* < 0: moved to a CPU whose TSC lags */
+	int64_t ticks = (int64_t)(tsc - f->entry_tsc); /* < 0: moved to a CPU whose TSC lags */
 	uint64_t ns = ticks > 0 ? acct_ticks_to_ns((uint64_t)ticks) : 0;
 	o->depth = level - 1;
 	/* Exclusive time is charged by the outermost call of a run of one
@@ -242,7 +243,7 @@ static inline uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned 
 	return charged ? ns : 0;
 }
 
-uint64_t acct_call_exit(const struct jp_context *context, unsigned flags)
+uint64_t acct_call_exit(const struct jp_context *context, unsigned flags, uint64_t tsc)
 {
 	const struct thread *t = context->thread;
 	if (!(context->activity & ACTIVITY_TAG) || !t)
@@ -251,7 +252,7 @@ uint64_t acct_call_exit(const struct jp_context *context, unsigned flags)
 	__asm__("" : "+r"(o)); /* a pointer from here on, not an index to scale again */
 	if (__atomic_load_n(&o->thread, __ATOMIC_RELAXED) != t)
 		return 0;
-	return pop_frame(o, (unsigned)(context->activity & 0xff), flags);
+	return pop_frame(o, (unsigned)(context->activity & 0xff), flags, tsc);
 }
 
 const char *acct_innermost_subsystem(const struct jp_context *context)
