@@ -12,27 +12,38 @@
 #include "lib/errno.h"
 #include "linker/monitor_internal.h"
 #include "mm/mm.h"
+#include "time/time.h"
 
-static void shm_produce(struct monitor_advice *a, struct jp_context *context, bool after)
+/* One TSC reading stamps the record and starts the time spent; interrupts
+ * are off from before the ring is picked until its commit (the ring's one
+ * producer).  Drops (full ring) leave the ring as it was. */
+static inline __attribute__((always_inline)) void
+shm_produce(struct monitor_advice *a, struct jp_context *context, bool after)
 {
-	if (!aspect_is_active(a->aspect, ASPECT_BINDING_SHM) || monitor_is_caller(context))
+	struct aspect *aspect = a->aspect;
+	if (!aspect_is_active(aspect, ASPECT_BINDING_SHM) || monitor_is_caller(context))
 		return;
 	struct tel_channel *channel = monitor_channel();
 	if (!channel || monitor_is_gone()) {
-		aspect_count_drop(a->aspect);
-		aspect_report_failure(a->aspect, "shm: the monitor process ended");
+		aspect_count_drop(aspect);
+		aspect_report_failure(aspect, "shm: the monitor process ended");
 		return;
 	}
-	uint64_t start = rdtsc(), flags;
+	uint64_t start = rdtsc(), flags = irq_save();
+	struct tel_ring *ring = tel_channel_this_ring(channel);
 	struct scope_event *event =
-	    tel_channel_reserve(channel, SCOPE_RECORD_EVENT, sizeof *event, &flags);
+	    ring ? tel_ring_reserve(ring, SCOPE_RECORD_EVENT, (uint16_t)context->cpu,
+				    clock_ns_at_tsc(start), sizeof *event)
+		 : NULL;
 	if (!event) {
-		aspect_count_drop(a->aspect);
+		irq_restore(flags);
+		aspect_count_drop(aspect);
 		return;
 	}
 	monitor_fill_event(event, a->aspect_id, a->index, context, after);
-	tel_channel_commit(channel, flags);
-	aspect_count_event(a->aspect, rdtsc() - start);
+	tel_ring_commit(ring);
+	irq_restore(flags);
+	aspect_count_event(aspect, rdtsc() - start);
 }
 
 static void shm_before(struct jp_context *context, void *cookie)

@@ -1,6 +1,7 @@
 /*
  * Channels: one ring per CPU.  The producer on a CPU is whoever runs there
- * with interrupts off (emit and reserve..commit hold them off), so each ring
+ * with interrupts off (emit, and a caller of tel_channel_this_ring from
+ * before it until its commit, hold them off), so each ring
  * has exactly one producer at a time and no lock is needed to write.  The
  * consumer side (read, snapshot, stats) takes the channel's reader lock, so
  * two readers never move the same tail.  A flight-recorder snapshot of
@@ -122,30 +123,10 @@ struct tel_channel *tel_channel_by_id(int id)
 	return __atomic_load_n(&registry[id], __ATOMIC_ACQUIRE);
 }
 
-/* The calling CPU's ring; NULL when it has none (came online after create). */
-static struct tel_ring *this_ring(struct tel_channel *channel)
+struct tel_ring *tel_channel_this_ring(struct tel_channel *channel)
 {
 	struct tel_ring *ring = &channel->rings[this_cpu_id()];
 	return ring->data ? ring : NULL;
-}
-
-void *tel_channel_reserve(struct tel_channel *channel, uint16_t type, uint32_t length,
-			  uint64_t *flags)
-{
-	*flags = irq_save();
-	struct tel_ring *ring = this_ring(channel);
-	void *payload = NULL;
-	if (ring)
-		payload = tel_ring_reserve(ring, type, (uint16_t)this_cpu_id(), clock_ns(), length);
-	if (!payload)
-		irq_restore(*flags);
-	return payload;
-}
-
-void tel_channel_commit(struct tel_channel *channel, uint64_t flags)
-{
-	tel_ring_commit(this_ring(channel));
-	irq_restore(flags);
 }
 
 int tel_channel_emit(struct tel_channel *channel, uint16_t type, const void *payload,
@@ -153,13 +134,16 @@ int tel_channel_emit(struct tel_channel *channel, uint16_t type, const void *pay
 {
 	if (length > TEL_RECORD_MAX)
 		return -EINVAL;
-	uint64_t flags;
-	void *p = tel_channel_reserve(channel, type, length, &flags);
-	if (!p)
-		return -ENOBUFS;
-	memcpy(p, payload, length);
-	tel_channel_commit(channel, flags);
-	return 0;
+	uint64_t flags = irq_save();
+	struct tel_ring *ring = tel_channel_this_ring(channel);
+	void *p =
+	    ring ? tel_ring_reserve(ring, type, (uint16_t)this_cpu_id(), clock_ns(), length) : NULL;
+	if (p) {
+		memcpy(p, payload, length);
+		tel_ring_commit(ring);
+	}
+	irq_restore(flags);
+	return p ? 0 : -ENOBUFS;
 }
 
 static struct tel_ring *ring_of(struct tel_channel *channel, unsigned cpu)

@@ -20,6 +20,17 @@
  * as full (drops and counts), and since records are placed from head alone,
  * a bogus position can cost records but never move a write outside the ring.
  * Readers in the kernel check every record header they walk in that mode.
+ *
+ * Reserve has a fast path for the common case, in line and without a call:
+ * a record that fits before the end of the data area (no pad) and a tail,
+ * shared or not, that is aligned and leaves room for it.  One unsigned test,
+ * head - tail <= size - record, says both "not ahead of head" and "room"
+ * (size - record cannot wrap: a record is at most half the ring).  Anything
+ * else (a pad, a full ring, a bogus position, a refused length or type) goes
+ * to the out-of-line path, which decides as described above.  Reserve notes
+ * where the record ends, so commit publishes it without reading the record
+ * back.  The producer does not copy a shared position into tail: stats,
+ * snapshots and reads take the consumer's tail where it is, checked.
  */
 #include <stdbool.h>
 
@@ -50,7 +61,11 @@ int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mod
 	if (!ring || !data || size < 64 || (size & (size - 1)) ||
 	    (mode != TEL_STREAM && mode != TEL_FLIGHT_RECORDER))
 		return -EINVAL;
-	*ring = (struct tel_ring){.size = size, .mode = mode, .data = data};
+	uint64_t half = size / 2, largest = TEL_RECORD_SIZE(TEL_RECORD_MAX);
+	*ring = (struct tel_ring){.size = size,
+				  .mode = mode,
+				  .data = data,
+				  .record_max = half < largest ? half : largest};
 	return 0;
 }
 
@@ -79,10 +94,7 @@ static uint64_t producer_tail(struct tel_ring *ring)
 	if (!ring->position)
 		return load_acquire(&ring->tail);
 	uint64_t tail = load_acquire(&ring->position->tail);
-	if (!position_ok(ring, ring->head, tail))
-		return ring->head - ring->size;
-	store_release(&ring->tail, tail); /* for the counts */
-	return tail;
+	return position_ok(ring, ring->head, tail) ? tail : ring->head - ring->size;
 }
 
 /* Flight recorder: frees room by dropping the oldest records. */
@@ -104,11 +116,17 @@ static uint64_t room_to_end(const struct tel_ring *ring)
 	return ring->size - (ring->head & (ring->size - 1));
 }
 
-void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
-		       uint32_t length)
+/* Every case of reserve: refused lengths and types, a pad before the record,
+ * a full ring (dropped, or the oldest overwritten), a bogus shared position.
+ * Returns the payload or NULL (counted). */
+static __attribute__((noinline)) void *reserve_slow(struct tel_ring *ring, uint16_t type,
+						    uint16_t cpu, uint64_t timestamp_ns,
+						    uint32_t length)
 {
 	uint64_t record = TEL_RECORD_SIZE(length);
-	if (length > TEL_RECORD_MAX || record > ring->size / 2 || type == TEL_TYPE_PAD) {
+	if (!ring->data)
+		return NULL; /* never set up: nothing to count in */
+	if (record > ring->record_max || type == TEL_TYPE_PAD) {
 		count_drop(ring);
 		return NULL;
 	}
@@ -129,17 +147,33 @@ void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint6
 	struct tel_record *r = record_at(ring, ring->head);
 	*r = (struct tel_record){
 	    .timestamp_ns = timestamp_ns, .type = type, .cpu = cpu, .length = length};
+	ring->reserved_end = ring->head + record;
+	return r + 1;
+}
+
+void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
+		       uint32_t length)
+{
+	uint64_t record = TEL_RECORD_SIZE(length), head = ring->head, size = ring->size;
+	uint64_t tail = load_acquire(ring->position ? &ring->position->tail : &ring->tail);
+	uint64_t offset = head & (size - 1);
+	if (record > ring->record_max || type == TEL_TYPE_PAD || offset + record > size ||
+	    head - tail > size - record || (tail & (TEL_ALIGN - 1)))
+		return reserve_slow(ring, type, cpu, timestamp_ns, length);
+	struct tel_record *r = (struct tel_record *)(ring->data + offset);
+	*r = (struct tel_record){
+	    .timestamp_ns = timestamp_ns, .type = type, .cpu = cpu, .length = length};
+	ring->reserved_end = head + record;
 	return r + 1;
 }
 
 void tel_ring_commit(struct tel_ring *ring)
 {
-	const struct tel_record *r = record_at(ring, ring->head);
-	uint64_t head = ring->head + TEL_RECORD_SIZE(r->length);
-	ring->produced++;
+	uint64_t head = ring->reserved_end, produced = ring->produced + 1;
+	ring->produced = produced;
 	store_release(&ring->head, head);
 	if (ring->shared) {
-		__atomic_store_n(&ring->shared->produced, ring->produced, __ATOMIC_RELAXED);
+		__atomic_store_n(&ring->shared->produced, produced, __ATOMIC_RELAXED);
 		store_release(&ring->shared->head, head);
 	}
 }
@@ -160,7 +194,7 @@ int tel_ring_write(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t 
 static uint64_t consumer_tail(const struct tel_ring *ring, uint64_t head)
 {
 	if (!ring->position)
-		return ring->tail;
+		return load_acquire(&ring->tail);
 	uint64_t tail = load_acquire(&ring->position->tail);
 	return position_ok(ring, head, tail) ? tail : head;
 }
@@ -190,7 +224,7 @@ uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length)
 
 uint64_t tel_ring_snapshot(const struct tel_ring *ring, void *buffer, uint64_t length)
 {
-	uint64_t head = load_acquire(&ring->head), start = ring->tail, bytes = 0;
+	uint64_t head = load_acquire(&ring->head), start = consumer_tail(ring, head), bytes = 0;
 	/* Skip the oldest records until the rest fits. */
 	for (uint64_t p = start; p != head;) {
 		const struct tel_record *r = record_at(ring, p);
@@ -235,6 +269,7 @@ void tel_ring_get_stats(const struct tel_ring *ring, struct tel_ring_stats *stat
 	stats->produced = __atomic_load_n(&ring->produced, __ATOMIC_RELAXED);
 	stats->dropped = __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
 	stats->consumed = __atomic_load_n(&ring->consumed, __ATOMIC_RELAXED);
-	stats->bytes_used = load_acquire(&ring->head) - load_acquire(&ring->tail);
+	uint64_t head = load_acquire(&ring->head);
+	stats->bytes_used = head - consumer_tail(ring, head);
 	stats->size = ring->size;
 }

@@ -79,10 +79,12 @@ struct tel_map {
 struct tel_ring {
 	uint64_t head;
 	uint64_t tail;
-	uint64_t size;     /* data bytes, a power of two */
-	uint64_t produced; /* records written */
-	uint64_t dropped;  /* records refused (stream) or overwritten (flight recorder) */
-	uint64_t consumed; /* records read out */
+	uint64_t size;         /* data bytes, a power of two */
+	uint64_t produced;     /* records written */
+	uint64_t dropped;      /* records refused (stream) or overwritten (flight recorder) */
+	uint64_t consumed;     /* records read out */
+	uint64_t record_max;   /* largest record: TEL_RECORD_MAX's, at most half the ring */
+	uint64_t reserved_end; /* head after the record reserved last (commit publishes it) */
 	enum tel_mode mode;
 	uint8_t *data;
 	struct tel_ring_header *shared;     /* mirrored for a mapped consumer, or NULL */
@@ -109,11 +111,12 @@ struct tel_ring_stats {
 int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mode mode);
 /* Reserves room for a record of length payload bytes and fills its header.
  * Returns the payload to fill in (then tel_ring_commit), or NULL when the
- * record was dropped (stream and full, or longer than TEL_RECORD_MAX or the
- * ring: counted).  One producer at a time per ring. */
+ * record was dropped (stream and full, or longer than TEL_RECORD_MAX or half
+ * the ring: counted).  One producer at a time per ring.  The common case (room
+ * before the end of the data area, a sound tail) takes no call. */
 void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
 		       uint32_t length);
-/* Publishes the record reserved last. */
+/* Publishes the record reserved last (its size as reserve left it). */
 void tel_ring_commit(struct tel_ring *ring);
 /* reserve + copy + commit.  Returns 0 or -ENOBUFS (dropped, counted). */
 int tel_ring_write(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
@@ -154,11 +157,11 @@ int tel_channel_id(const struct tel_channel *channel);
  * write, so any context).  Returns 0, -EINVAL (too long) or -ENOBUFS. */
 int tel_channel_emit(struct tel_channel *channel, uint16_t type, const void *payload,
 		     uint32_t length);
-/* As tel_ring_reserve/commit on the calling CPU's ring: between the two the
- * caller keeps interrupts off (flags from reserve go to commit). */
-void *tel_channel_reserve(struct tel_channel *channel, uint16_t type, uint32_t length,
-			  uint64_t *flags);
-void tel_channel_commit(struct tel_channel *channel, uint64_t flags);
+/* The calling CPU's ring, for a producer that writes it in place with
+ * tel_ring_reserve and tel_ring_commit; NULL when this CPU has none (it came
+ * online after create).  The caller holds interrupts off from before this
+ * call until after the commit: that makes it the ring's only producer. */
+struct tel_ring *tel_channel_this_ring(struct tel_channel *channel);
 /* Reads from CPU cpu's ring (tel_ring_read).  Returns bytes, or -EINVAL. */
 int64_t tel_channel_read(struct tel_channel *channel, unsigned cpu, void *buffer, uint64_t length);
 /* Snapshot of CPU cpu's ring.  Returns bytes, or -EINVAL. */
