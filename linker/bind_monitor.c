@@ -56,6 +56,7 @@ static struct {
 	struct ipc_endpoint *endpoint; /* the attached monitor's, or a dead one's */
 	struct tel_channel *channel;
 	int pid;
+	struct process *process; /* the attached monitor's (with pid: which one) */
 	uint64_t generation;
 	struct aspect_id ids[ASPECT_MAX];
 	struct linker_counters *report; /* what ms_scope_report handed in */
@@ -80,14 +81,28 @@ bool monitor_is_gone(void)
 	return !e || ipc_endpoint_is_closed(e);
 }
 
+/* The channel is stored before the endpoint (release), so an endpoint read
+ * with acquire comes with its channel. */
+struct tel_channel *monitor_live_channel(void)
+{
+	struct ipc_endpoint *e = monitor_endpoint();
+	if (!e || ipc_endpoint_is_closed(e))
+		return NULL;
+	return session.channel;
+}
+
 /* The monitor's own system calls reach join points too (its endpoint is a
  * descriptor: vfs.*); running its advice for them would feed it its own
- * work, so events of the monitor process are not sent at all. */
+ * work, so events of the monitor process are not sent at all.  The process
+ * pointer answers for every other process at once; its pid confirms a match
+ * (a process that reuses a dead monitor's memory has another pid). */
 bool monitor_is_caller(const struct jp_context *context)
 {
 	struct thread *t = context->thread;
 	struct process *p = t ? thread_process(t) : NULL;
-	return p && proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
+	if (!p || p != __atomic_load_n(&session.process, __ATOMIC_RELAXED))
+		return false;
+	return proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
 }
 
 /* ---- Starting and attaching ------------------------------------------------- */
@@ -168,6 +183,7 @@ SYSCALL_DEFINE1(ms_scope_attach, int, fd)
 	struct ipc_endpoint *old = session.endpoint;
 	session.generation++;
 	session.pid = proc_pid(proc_current());
+	__atomic_store_n(&session.process, proc_current(), __ATOMIC_RELAXED);
 	__atomic_store_n(&session.channel, channel, __ATOMIC_RELEASE);
 	__atomic_store_n(&session.endpoint, e, __ATOMIC_RELEASE);
 	spin_unlock_irqrestore(&session.lock, irq);
