@@ -5,10 +5,12 @@
  * producers on every CPU each record is read or counted as dropped.  A
  * shared channel maps read-only except its position pages, and a bogus
  * position from its consumer drops records but never moves a write out of
- * the ring.
+ * the ring.  A producer writing this CPU's ring in place fills it, then
+ * drops and counts.
  */
 #include "telemetry/internal.h"
 
+#include "arch/x86_64/cpu.h"
 #include "cpu/percpu.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
@@ -250,8 +252,51 @@ static void bogus_position_is_clamped(struct ktest *t)
 	tel_channel_destroy(ch);
 }
 
+/* A producer that writes in place (the shm binding): this CPU's ring, then
+ * reserve, fill and commit with interrupts off; the ring fills, then drops
+ * and counts, and the reader gets each record whole. */
+static void this_ring_takes_records_in_place(struct ktest *t)
+{
+	struct tel_channel *ch = tel_channel_create("test", 4096, TEL_STREAM);
+	ASSERT_TRUE(t, ch != NULL);
+	int written = 0, refused = 0;
+	uint64_t flags = irq_save();
+	unsigned cpu = this_cpu_id();
+	struct tel_ring *ring = tel_channel_this_ring(ch);
+	for (uint64_t i = 0; ring && i < 100; i++) {
+		uint64_t *p = tel_ring_reserve(ring, 9, (uint16_t)cpu, i, 5 * sizeof *p);
+		if (!p) {
+			refused++;
+			continue;
+		}
+		for (unsigned w = 0; w < 5; w++)
+			p[w] = i + w;
+		tel_ring_commit(ring);
+		written++;
+	}
+	irq_restore(flags);
+	ASSERT_TRUE(t, ring != NULL);
+	EXPECT_EQ(t, written, 4096 / TEL_RECORD_SIZE(40));
+	EXPECT_EQ(t, refused, 100 - written);
+	struct tel_ring_stats stats;
+	EXPECT_EQ(t, tel_channel_get_stats(ch, cpu, &stats), 0);
+	EXPECT_EQ(t, stats.produced, (uint64_t)written);
+	EXPECT_EQ(t, stats.dropped, (uint64_t)refused);
+	int64_t bytes = tel_channel_read(ch, cpu, buffer, sizeof buffer);
+	EXPECT_EQ(t, bytes, (int64_t)(written * TEL_RECORD_SIZE(40)));
+	int whole = 0;
+	for (int64_t at = 0; at < bytes; at += TEL_RECORD_SIZE(40)) {
+		const struct tel_record *r = (const void *)(buffer + at);
+		const uint64_t *p = (const void *)(r + 1);
+		whole += r->type == 9 && r->cpu == cpu && r->length == 40 &&
+			 p[0] == r->timestamp_ns && p[4] == p[0] + 4;
+	}
+	EXPECT_EQ(t, whole, written);
+	tel_channel_destroy(ch);
+}
+
 KTEST_SUITE(telemetry, KTEST_CASE(records_land_on_this_cpu),
 	    KTEST_CASE(full_stream_channel_counts_drops),
 	    KTEST_CASE(flight_recorder_snapshot_has_the_newest),
 	    KTEST_CASE(every_record_is_read_or_counted), KTEST_CASE(shared_channel_maps_read_only),
-	    KTEST_CASE(bogus_position_is_clamped));
+	    KTEST_CASE(bogus_position_is_clamped), KTEST_CASE(this_ring_takes_records_in_place));

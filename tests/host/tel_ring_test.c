@@ -3,7 +3,8 @@
  * Telemetry rings: records come out whole and in order across the wrap, a
  * full stream ring drops and counts, a flight recorder keeps the newest, and
  * every record written is delivered, still held, or counted as dropped.
- * Small rings (64-256 bytes) force the wrap and pad cases.
+ * Small rings (64-256 bytes) force the wrap and pad cases; a shared ring
+ * refuses and counts what a bogus consumer position would let it write.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -171,7 +172,108 @@ static void producer_and_consumer_race(void)
 	CHECK_EQ(r.ring.consumed, delivered);
 }
 
+/* A record that does not fit before the end of the data area: a pad fills
+ * the rest, the record starts at offset 0, commit publishes both, the reader
+ * skips the pad, and the next record goes in right after it. */
+static void pad_before_a_record_at_the_end(void)
+{
+	struct tel_ring ring;
+	REQUIRE_EQ(tel_ring_init(&ring, data, 256, TEL_STREAM), 0);
+	uint8_t out[512];
+	uint64_t seqs[8], seq[3] = {0};
+	for (; seq[0] < 5; seq[0]++) /* 5 records of 48 bytes: 240, 16 left before the end */
+		REQUIRE_EQ(tel_ring_write(&ring, 1, 0, 0, seq, 24), 0);
+	CHECK_EQ(decode(out, tel_ring_read(&ring, out, sizeof out), seqs, 8), 5);
+	uint8_t *payload = tel_ring_reserve(&ring, 1, 0, 0, 24);
+	REQUIRE(payload != NULL);
+	CHECK(payload == data + sizeof(struct tel_record)); /* after the wrap */
+	const struct tel_record *pad = (const void *)(data + 240);
+	CHECK_EQ(pad->type, TEL_TYPE_PAD);
+	CHECK_EQ(pad->length, 0);
+	memcpy(payload, seq, 24);
+	tel_ring_commit(&ring);
+	CHECK_EQ(ring.head, 256 + 48);
+	seq[0]++;
+	REQUIRE_EQ(tel_ring_write(&ring, 1, 0, 0, seq, 24), 0);
+	CHECK_EQ(ring.head, 256 + 2 * 48);
+	uint64_t bytes = tel_ring_read(&ring, out, sizeof out);
+	CHECK_EQ(bytes, 2 * 48); /* the pad is not delivered */
+	CHECK_EQ(decode(out, bytes, seqs, 8), 2);
+	CHECK_EQ(seqs[0], 5);
+	CHECK_EQ(seqs[1], 6);
+	CHECK_EQ(ring.produced, 7);
+	CHECK_EQ(ring.consumed, 7);
+	CHECK_EQ(ring.dropped, 0);
+}
+
+/* A shared ring whose consumer position is ahead of head, unaligned, or more
+ * than the ring behind: every write is refused and counted (in the header
+ * too), nothing is written outside the data area; a sound position gives
+ * the room back. */
+static void shared_ring_with_a_bogus_position(void)
+{
+	static uint8_t area[3 * 256] __attribute__((aligned(16)));
+	struct tel_ring ring;
+	struct tel_ring_header header;
+	struct tel_ring_position position;
+	memset(area, 0xee, sizeof area);
+	REQUIRE_EQ(tel_ring_init(&ring, area + 256, 256, TEL_STREAM), 0);
+	REQUIRE_EQ(tel_ring_share(&ring, &header, &position), 0);
+	uint64_t seq = 0, payload[2] = {0};
+	for (int round = 0; round < 4; round++) { /* head at 512, consumed */
+		for (int i = 0; i < 8; i++, seq++)
+			REQUIRE_EQ(tel_ring_write(&ring, 1, 0, 0, payload, 16), 0);
+		__atomic_store_n(&position.tail, header.head, __ATOMIC_RELEASE);
+	}
+	REQUIRE_EQ(header.head, 4 * 256);
+	uint64_t head = header.head;
+	uint64_t bogus[] = {head + 16, head - 8, head - 256 - 16, 1ull << 62, 8};
+	for (unsigned b = 0; b < sizeof bogus / sizeof bogus[0]; b++) {
+		__atomic_store_n(&position.tail, bogus[b], __ATOMIC_RELEASE);
+		CHECK_EQ(tel_ring_write(&ring, 1, 0, 0, payload, 16), -ENOBUFS);
+		CHECK(tel_ring_reserve(&ring, 1, 0, 0, 16) == NULL);
+	}
+	CHECK_EQ(ring.dropped, 10);
+	CHECK_EQ(header.dropped, 10);
+	CHECK_EQ(header.produced, seq);
+	CHECK_EQ(header.head, head);
+	int outside = 0;
+	for (unsigned i = 0; i < 256; i++)
+		outside += (area[i] != 0xee) + (area[2 * 256 + i] != 0xee);
+	CHECK_EQ(outside, 0);
+	/* The ring is full when the consumer is exactly one ring behind. */
+	__atomic_store_n(&position.tail, head - 256, __ATOMIC_RELEASE);
+	CHECK_EQ(tel_ring_write(&ring, 1, 0, 0, payload, 16), -ENOBUFS);
+	CHECK_EQ(header.dropped, 11);
+	/* Sound again: room. */
+	__atomic_store_n(&position.tail, head - 256 + 32, __ATOMIC_RELEASE);
+	CHECK_EQ(tel_ring_write(&ring, 1, 0, 0, payload, 16), 0);
+	CHECK_EQ(header.head, head + 32);
+	CHECK_EQ(header.produced, seq + 1);
+	struct tel_ring_stats stats;
+	tel_ring_get_stats(&ring, &stats);
+	CHECK_EQ(stats.bytes_used, 256); /* measured from the consumer's position */
+}
+
+/* Lengths and types reserve refuses whatever the room: counted drops. */
+static void refused_records_are_counted(void)
+{
+	static uint8_t big[8192] __attribute__((aligned(16)));
+	struct tel_ring ring;
+	REQUIRE_EQ(tel_ring_init(&ring, big, sizeof big, TEL_STREAM), 0);
+	CHECK(tel_ring_reserve(&ring, 1, 0, 0, TEL_RECORD_MAX + 1) == NULL);
+	CHECK(tel_ring_reserve(&ring, TEL_TYPE_PAD, 0, 0, 8) == NULL);
+	CHECK(tel_ring_reserve(&ring, 1, 0, 0, UINT32_MAX) == NULL);
+	CHECK_EQ(ring.dropped, 3);
+	CHECK_EQ(ring.head, 0);
+	CHECK_EQ(tel_ring_write(&ring, 1, 0, 0, big, TEL_RECORD_MAX), 0);
+	CHECK_EQ(ring.head, TEL_RECORD_SIZE(TEL_RECORD_MAX));
+}
+
 HOSTTEST_MAIN(HOSTTEST_CASE(bad_sizes_are_refused), HOSTTEST_CASE(records_survive_the_wrap),
 	      HOSTTEST_CASE(full_stream_ring_drops_new_records),
 	      HOSTTEST_CASE(flight_recorder_keeps_the_newest),
-	      HOSTTEST_CASE(producer_and_consumer_race))
+	      HOSTTEST_CASE(producer_and_consumer_race),
+	      HOSTTEST_CASE(pad_before_a_record_at_the_end),
+	      HOSTTEST_CASE(shared_ring_with_a_bogus_position),
+	      HOSTTEST_CASE(refused_records_are_counted))
