@@ -81,28 +81,38 @@ bool monitor_is_gone(void)
 	return !e || ipc_endpoint_is_closed(e);
 }
 
-/* The channel is stored before the endpoint (release), so an endpoint read
- * with acquire comes with its channel. */
-struct tel_channel *monitor_live_channel(void)
-{
-	struct ipc_endpoint *e = monitor_endpoint();
-	if (!e || ipc_endpoint_is_closed(e))
-		return NULL;
-	return session.channel;
-}
-
 /* The monitor's own system calls reach join points too (its endpoint is a
  * descriptor: vfs.*); running its advice for them would feed it its own
  * work, so events of the monitor process are not sent at all.  The process
  * pointer answers for every other process at once; its pid confirms a match
  * (a process that reuses a dead monitor's memory has another pid). */
-bool monitor_is_caller(const struct jp_context *context)
+static inline __attribute__((always_inline)) bool
+context_is_monitor(const struct jp_context *context)
 {
 	struct thread *t = context->thread;
 	struct process *p = t ? thread_process(t) : NULL;
-	if (!p || p != __atomic_load_n(&session.process, __ATOMIC_RELAXED))
-		return false;
-	return proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
+	return p && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
+	       proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
+}
+
+bool monitor_is_caller(const struct jp_context *context)
+{
+	return context_is_monitor(context);
+}
+
+/* monitor_is_caller, then monitor_is_gone, in one call.  The channel is
+ * stored before the endpoint (release), so an endpoint read with acquire
+ * comes with its channel. */
+struct tel_channel *monitor_event_channel(const struct jp_context *context, bool *gone)
+{
+	if (context_is_monitor(context))
+		return NULL;
+	struct ipc_endpoint *e = monitor_endpoint();
+	if (!e || ipc_endpoint_is_closed(e)) {
+		*gone = true;
+		return NULL;
+	}
+	return session.channel;
 }
 
 /* ---- Starting and attaching ------------------------------------------------- */

@@ -21,10 +21,13 @@ static inline __attribute__((always_inline)) void
 shm_produce(struct monitor_advice *a, struct jp_context *context, bool after)
 {
 	struct aspect *aspect = a->aspect;
-	if (!aspect_is_active(aspect, ASPECT_BINDING_SHM) || monitor_is_caller(context))
+	if (!aspect_is_active(aspect, ASPECT_BINDING_SHM))
 		return;
-	struct tel_channel *channel = monitor_live_channel();
+	bool gone = false;
+	struct tel_channel *channel = monitor_event_channel(context, &gone);
 	if (!channel) {
+		if (!gone)
+			return; /* the monitor's own event */
 		aspect_count_drop(aspect);
 		aspect_report_failure(aspect, "shm: the monitor process ended");
 		return;

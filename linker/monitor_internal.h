@@ -32,8 +32,10 @@ void monitor_unload_aspect(struct aspect *aspect);
 struct ipc_endpoint *monitor_endpoint(void); /* NULL when none */
 struct tel_channel *monitor_channel(void);   /* NULL before the first monitor */
 bool monitor_is_gone(void);
-/* The channel of a monitor that is attached and has not ended, else NULL. */
-struct tel_channel *monitor_live_channel(void);
+/* Where an shm event of context goes: the attached monitor's channel; NULL
+ * for the monitor's own events (not sent), and NULL with *gone set when no
+ * monitor is attached or it ended. */
+struct tel_channel *monitor_event_channel(const struct jp_context *context, bool *gone);
 /* True when the event comes from the monitor process itself (not sent). */
 bool monitor_is_caller(const struct jp_context *context);
 void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned advice_index,
