@@ -18,6 +18,16 @@
  *
  * Rescheduling needs no data: the waker sets the target's need_resched
  * before the IPI, and the interrupt exit hook acts on it.
+ *
+ * A call whose IPI never reaches a target would leave its caller spinning
+ * for ever (one did, under TCG on a loaded host: the targets idle and
+ * ticking, the caller in wait_for_targets).  So a caller still waiting
+ * CALL_RESEND_NS after it sent sends the IPI again to the targets left and
+ * counts it (smp_calls_resent): a second IPI is harmless, a target runs only
+ * calls with its bit set.  A target busy with interrupts off is why most
+ * resends happen; a target found running its idle thread (which takes
+ * interrupts at once) most likely lost its IPI, and that is said on the
+ * console (the first few times).
  */
 #include "smp/smp.h"
 
@@ -28,6 +38,11 @@
 #include "irq/irq.h"
 #include "lib/errno.h"
 #include "panic/panic.h"
+#include "time/time.h"
+
+#define CALL_RESEND_NS  (5 * NSEC_PER_MSEC)
+#define RESEND_WARNINGS 5
+#define SPINS_PER_CHECK 1024
 
 struct call_request {
 	smp_call_fn fn;
@@ -38,6 +53,9 @@ struct call_request {
 static struct call_request requests[MAX_CPUS];
 static uint64_t calls_received[MAX_CPUS];
 static uint64_t online_mask;
+static uint64_t calls_resent;
+static uint64_t lost_ipis; /* resent to a target that was idle */
+static bool drop_next_ipi; /* the smp suite's lost IPI */
 
 /* Bits set in mask (no libgcc: __builtin_popcountll would call it). */
 static unsigned count_bits(uint64_t mask)
@@ -95,17 +113,6 @@ static void run_incoming_calls(void)
 	}
 }
 
-/* Spins until request has no pending target, serving calls meanwhile. */
-static void wait_for_targets(struct call_request *request)
-{
-	while (__atomic_load_n(&request->pending, __ATOMIC_ACQUIRE)) {
-		uint64_t flags = irq_save();
-		run_incoming_calls();
-		irq_restore(flags);
-		cpu_relax();
-	}
-}
-
 static void send_to_each(uint64_t mask, uint8_t vector)
 {
 	while (mask) {
@@ -113,6 +120,66 @@ static void send_to_each(uint64_t mask, uint8_t vector)
 		mask &= mask - 1;
 		lapic_send_ipi(cpus[target].apic_id, vector);
 	}
+}
+
+/* The CPUs of mask running their idle thread: they take interrupts at once. */
+static uint64_t idle_among(uint64_t mask)
+{
+	uint64_t idle = 0;
+	for (uint64_t m = mask; m; m &= m - 1) {
+		unsigned cpu = (unsigned)__builtin_ctzll(m);
+		struct thread *current = __atomic_load_n(&cpus[cpu].current, __ATOMIC_RELAXED);
+		if (current && current == cpus[cpu].idle_thread)
+			idle |= SMP_CPU_BIT(cpu);
+	}
+	return idle;
+}
+
+/* Sends the call IPI again to the targets still pending once CALL_RESEND_NS
+ * have passed since *since (0: start counting now).  A target that runs
+ * with interrupts off that long is normal; one found idle is reported. */
+static void resend_if_stuck(uint64_t pending, uint64_t *since)
+{
+	uint64_t now = clock_ns();
+	if (!*since) {
+		*since = now;
+		return;
+	}
+	if (now - *since < CALL_RESEND_NS)
+		return;
+	*since = now;
+	__atomic_fetch_add(&calls_resent, 1, __ATOMIC_RELAXED);
+	uint64_t idle = idle_among(pending);
+	if (idle && __atomic_add_fetch(&lost_ipis, 1, __ATOMIC_RELAXED) <= RESEND_WARNINGS)
+		pr_warn("smp: a call from CPU %u still pending on idle CPUs %#lx after %lu ms: "
+			"IPI sent again\n",
+			this_cpu_id(), idle, (unsigned long)(CALL_RESEND_NS / NSEC_PER_MSEC));
+	send_to_each(pending, APIC_VECTOR_CALL);
+}
+
+/* Spins until request has no pending target, serving calls meanwhile. */
+static void wait_for_targets(struct call_request *request)
+{
+	uint64_t pending, since = 0;
+	unsigned spins = 0;
+	while ((pending = __atomic_load_n(&request->pending, __ATOMIC_ACQUIRE))) {
+		uint64_t flags = irq_save();
+		run_incoming_calls();
+		irq_restore(flags);
+		cpu_relax();
+		if (++spins % SPINS_PER_CHECK == 0)
+			resend_if_stuck(pending, &since);
+	}
+}
+
+uint64_t smp_calls_resent(void)
+{
+	return __atomic_load_n(&calls_resent, __ATOMIC_RELAXED);
+}
+
+void smp_drop_next_call_ipi(void)
+{
+	__atomic_store_n(&drop_next_ipi, true, __ATOMIC_RELEASE);
 }
 
 int smp_call(uint64_t cpu_mask, smp_call_fn fn, void *arg, enum smp_call_wait wait)
@@ -128,7 +195,8 @@ int smp_call(uint64_t cpu_mask, smp_call_fn fn, void *arg, enum smp_call_wait wa
 	request->fn = fn;
 	request->arg = arg;
 	__atomic_store_n(&request->pending, targets, __ATOMIC_RELEASE);
-	send_to_each(targets, APIC_VECTOR_CALL);
+	if (!__atomic_exchange_n(&drop_next_ipi, false, __ATOMIC_ACQ_REL))
+		send_to_each(targets, APIC_VECTOR_CALL);
 	if (cpu_mask & SMP_CPU_BIT(self)) {
 		uint64_t flags = irq_save();
 		fn(arg);

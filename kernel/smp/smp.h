@@ -55,6 +55,11 @@ int smp_call_all(smp_call_fn fn, void *arg);
 void smp_send_reschedule(unsigned index);
 /* Calls received per CPU, and IPIs sent, since boot (for statistics). */
 uint64_t smp_calls_received(unsigned index);
+/* Calls whose IPI had to be sent again (a target did not answer within 5 ms). */
+uint64_t smp_calls_resent(void);
+/* For the smp suite: the next smp_call publishes its request but sends no
+ * IPI, as if it were lost; the resend must still bring the call through. */
+void smp_drop_next_call_ipi(void);
 
 /* Runs the smp_bench measurements and stops the machine, if smp_bench was
  * on the command line.  Boot thread, once every CPU is up. */

@@ -81,6 +81,24 @@ static void every_online_cpu_runs_a_call_once(struct ktest *t)
 	EXPECT_EQ(t, smp_call(~0ULL, NULL, NULL, SMP_CALL_WAIT), -EINVAL);
 }
 
+/* A call whose IPI is lost: does the waiting caller send it again, so that
+ * the call still runs once on its target (and is counted as resent)? */
+static void lost_call_ipi_is_sent_again(struct ktest *t)
+{
+	unsigned self = this_cpu_id();
+	uint64_t others = smp_online_mask() & ~SMP_CPU_BIT(self);
+	if (!others)
+		return ktest_skip(t, "one CPU");
+	unsigned target = (unsigned)__builtin_ctzll(others);
+	preempt_disable(); /* the request stays this CPU's */
+	uint64_t resent = smp_calls_resent(), hits = call_hits[target];
+	smp_drop_next_call_ipi();
+	EXPECT_EQ(t, smp_call(SMP_CPU_BIT(target), count_call, NULL, SMP_CALL_WAIT), 0);
+	EXPECT_EQ(t, call_hits[target], hits + 1);
+	EXPECT_TRUE(t, smp_calls_resent() > resent);
+	preempt_enable();
+}
+
 /* ---- Threads on every CPU, affinity --------------------------------------- */
 
 static int report_cpu(void *arg)
@@ -536,8 +554,8 @@ static void attach_detach_storm_loses_and_doubles_nothing(struct ktest *t)
 }
 
 KTEST_SUITE(smp, KTEST_CASE(every_online_cpu_runs_a_call_once),
-	    KTEST_CASE(pinned_threads_run_on_their_cpu), KTEST_CASE(set_affinity_moves_the_caller),
-	    KTEST_CASE(monitor_cpu_runs_only_monitors),
+	    KTEST_CASE(lost_call_ipi_is_sent_again), KTEST_CASE(pinned_threads_run_on_their_cpu),
+	    KTEST_CASE(set_affinity_moves_the_caller), KTEST_CASE(monitor_cpu_runs_only_monitors),
 	    KTEST_CASE(grace_period_waits_for_a_reader_on_another_cpu),
 	    KTEST_CASE(unmapped_page_faults_on_every_other_cpu),
 	    KTEST_CASE(stress_on_every_cpu_comes_back_exact),
