@@ -83,7 +83,7 @@ def run_until_timeout(cmd, args, **popen):
             output, _ = proc.communicate(timeout=args.timeout)
             return proc.returncode, output
         except subprocess.TimeoutExpired:
-            report = qemu_dump.dump_cpus(qmp_path, args.kernel)
+            report = qemu_dump.dump_cpus(qmp_path, args.kernel, args.hang_symbols)
             proc.kill()
             output, _ = proc.communicate()
             if args.console_stdio:
@@ -144,6 +144,9 @@ def main():
                    "interactive default: " + RUN_HOSTFWD + ")")
     p.add_argument("--log", default="build/serial.log")
     p.add_argument("--timeout", type=float, default=120)
+    p.add_argument("--hang-symbols", type=lambda v: [x for x in v.split(",") if x], default=[],
+                   help="kernel variables (comma-separated) whose first words a timed-out run "
+                   "reports beside each CPU's backtrace")
     p.add_argument("extra", nargs="*", help="more QEMU arguments, after --")
     args = p.parse_args()
     if not args.kernel and not args.iso:

@@ -61,7 +61,7 @@ class Qmp:
 
 
 def register(text, name):
-    m = re.search(r"\b" + re.escape(name) + r"\s*=([0-9a-f]{16})", text)
+    m = re.search(r"\b" + re.escape(name) + r"\s*=([0-9a-f]{8,16})\b", text)
     return int(m.group(1), 16) if m else None
 
 
@@ -110,20 +110,63 @@ def cpu_count(qmp):
     return len(qmp.execute("query-cpus-fast"))
 
 
+def interrupt_state(qmp, cpu):
+    """The local APIC's in-service and requested vectors and priorities: an
+    interrupt that never ends (ISR) or is never taken (IRR) shows here."""
+    try:
+        text = qmp.hmp("info lapic", cpu)
+    except RuntimeError:
+        return ""
+    fields = [re.search(r"^" + name + r"\s+(.*)$", text, re.M) for name in ("ISR", "IRR")]
+    priorities = re.search(r"TPR (0x[0-9a-f]+).*PPR (0x[0-9a-f]+)", text)
+    parts = [f"{name} {m.group(1).strip()}" for name, m in zip(("ISR", "IRR"), fields) if m]
+    if priorities:
+        parts.append(f"TPR {priorities.group(1)} PPR {priorities.group(2)}")
+    return "; ".join(parts)
+
+
 def describe_cpu(qmp, cpu, kernel):
     registers = qmp.hmp("info registers", cpu)
-    rip, rsp, rbp = (register(registers, r) for r in ("RIP", "RSP", "RBP"))
+    rip, rsp, rbp, rflags = (register(registers, r) for r in ("RIP", "RSP", "RBP", "RFL"))
     halted = re.search(r"HLT=(\d)", registers)
+    interrupts_on = rflags is not None and rflags & 0x200
     lines = [f"CPU {cpu}: RIP={rip or 0:#018x} RSP={rsp or 0:#018x} RBP={rbp or 0:#018x}"
-             f"{' halted' if halted and halted.group(1) == '1' else ''}"]
+             f" interrupts {'on' if interrupts_on else 'off'}"
+             f"{', halted' if halted and halted.group(1) == '1' else ''}",
+             f"    local APIC: {interrupt_state(qmp, cpu)}"]
     chain = [rip] + frame_chain(qmp, cpu, rbp) if rip is not None and rbp is not None else []
     for address, name in zip(chain, symbolize(kernel, chain)):
         lines.append(f"    {address:#018x} {name}")
     return lines
 
 
-def dump_cpus(socket_path, kernel):
-    """The report for every CPU, as text; never raises."""
+def symbol_addresses(kernel, names):
+    """{name: address} of the kernel's symbols among names (nm)."""
+    try:
+        out = subprocess.run(["nm", kernel], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    wanted, found = set(names), {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] in wanted:
+            found[parts[2]] = int(parts[0], 16)
+    return found
+
+
+def describe_symbols(qmp, kernel, names):
+    """The first two 64-bit words of each named kernel variable."""
+    lines = []
+    addresses = symbol_addresses(kernel, names) if kernel else {}
+    for name in names:
+        words = read_words(qmp, 0, addresses[name]) if name in addresses else None
+        lines.append(f"  {name} = " + (" ".join(f"{w:#018x}" for w in words) if words else "?"))
+    return lines
+
+
+def dump_cpus(socket_path, kernel, symbols=()):
+    """The report for every CPU (and the words of the kernel variables named
+    in symbols), as text; never raises."""
     try:
         qmp = Qmp(socket_path)
     except (OSError, ValueError, ConnectionError, RuntimeError) as e:
@@ -133,6 +176,8 @@ def dump_cpus(socket_path, kernel):
         lines = ["qemu.py: the CPUs when the run timed out (frame-pointer backtraces):"]
         for cpu in range(cpu_count(qmp)):
             lines += describe_cpu(qmp, cpu, kernel)
+        if symbols:
+            lines += ["kernel variables:"] + describe_symbols(qmp, kernel, symbols)
         return "\n".join(lines) + "\n"
     except (OSError, ValueError, ConnectionError, RuntimeError) as e:
         return f"qemu.py: could not read the CPUs' state: {e}\n"
