@@ -22,8 +22,9 @@
  * stack without a lock and takes its owner's lock (never a global one, and
  * without touching interrupts: internal.h) only to write a result; it keeps a
  * call's start as a TSC reading (the guard's, taken as the advice began: no
- * reading of its own), converts the difference once, in line, at the close, and writes the result under one sequence count bracket per
- * close (none at the open).
+ * reading of its own), converts the difference once, in line, at the close,
+ * and writes the result under one sequence count bracket per close (none at
+ * the open).
  */
 #include "acct/internal.h"
 #include "joinpoint/joinpoint.h"
@@ -35,10 +36,10 @@
 
 #define ACTIVITY_TAG (1ULL << 63)
 
-/* Thread t's owner, looked up without the lock: the thread's state pointer,
+/* Thread t's owner, looked up without a lock: the thread's state pointer,
  * so that a thread that is not accounted (lwIP's, the NIC's, idle, most of
- * the time every other one) costs a load and a branch and never the lock;
- * still_owner checks it again under the lock. */
+ * the time every other one) costs a load and a branch; the caller checks the
+ * entry still names t (still_owner). */
 static struct acct_owner *lookup(const struct thread *t)
 {
 	return t ? thread_acct_state(t) : NULL;

@@ -191,10 +191,11 @@ static inline void acct_result_end(struct acct_result *r)
 void acct_update_charged(struct acct_owner *o, uint64_t now);
 void acct_make_current(struct acct_owner *o, int index, uint64_t now);
 void acct_stop_current(struct acct_owner *o, uint64_t now);
-/* Under acct_lock (it takes each owner's): on a change of acct_woven: starts (woven) or ends (not) the unattributed
- * stretch of every owner with no current token, and drops every owner's
- * open calls (their after advice is lost across an unlink).  An owner that
- * is no CPU's current thread counts as blocked until it is switched in. */
+/* Under acct_lock (it takes each owner's): on a change of acct_woven,
+ * starts (woven) or ends (not) the unattributed stretch of every owner with
+ * no current token, and drops every owner's open calls (their after advice
+ * is lost across an unlink) by moving acct_epoch on.  An owner that is no
+ * CPU's current thread counts as blocked until it is switched in. */
 void acct_set_woven(bool woven, uint64_t now);
 
 /* acct.c, for the acct suite only: makes the calling kernel thread an owner
