@@ -293,6 +293,11 @@ def missing(path, reporter, name, hint):
     return True
 
 
+# Kernel variables a timed-out ktest run reports beside the CPUs' backtraces:
+# the join-point patcher's state (kernel/joinpoint/patch.c).
+KTEST_HANG_SYMBOLS = "patching,stale_breakpoints,orphaned_breakpoints"
+
+
 def run_ktest(args, reporter, smp=1, nic=None):
     """Every suite on smp CPUs; results are ktest/... on one CPU and
     ktest-smpN/... on N.  With nic (a KTEST_NICS entry): the driver suites
@@ -306,7 +311,8 @@ def run_ktest(args, reporter, smp=1, nic=None):
         return
     log = os.path.join(args.build, "test-logs", f"{name}.log")
     code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--smp", str(smp),
-                                               "--append", append] + extra,
+                                               "--append", append,
+                                               "--hang-symbols", KTEST_HANG_SYMBOLS] + extra,
                                    BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1))
     plan, top, cases = parse_ktap(text)
     for suite, case, status, detail in cases:

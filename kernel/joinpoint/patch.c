@@ -48,7 +48,11 @@ static const uint8_t site_nop[SITE_BYTES] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
  * are becoming jumps; read by the breakpoint handler. */
 static const struct joinpoint *patching;
 static bool patching_enable;
-static uint64_t stale_breakpoints; /* see site_breakpoint; read with a debugger */
+/* See site_breakpoint; read in a hang report (tools/qemu.py --hang-symbols)
+ * or with a debugger: stale, the site was whole in memory; orphaned, it held
+ * int3 while no patch of its join point was in progress (which the protocol
+ * rules out: one would mean a patch left unfinished). */
+static uint64_t stale_breakpoints, orphaned_breakpoints;
 
 static void jump_bytes(const struct jp_site *site, uint8_t out[SITE_BYTES])
 {
@@ -104,10 +108,12 @@ static const struct jp_site *site_at(uint64_t address)
 /* A breakpoint in kernel mode at a site.  While the site's join point is
  * being patched: resume as the new instruction would.  Otherwise the CPU ran
  * bytes fetched before a sync (an emulator's stale translation can do that):
- * run the site again.  The order of the two reads matters: int3 is in memory
- * only while its join point is being patched, so a handler that finds int3
- * still there and then does not find the patch in progress saw the patch end
- * in between, and the site is whole again. */
+ * resume as the instruction now in memory would, without running the site
+ * again (a stale translation may be served again, and the CPU would loop on
+ * it).  The order of the reads matters: int3 is in memory only while its
+ * join point is being patched, so a handler that finds int3 still there and
+ * then does not find the patch in progress saw the patch end in between, and
+ * the site is whole again. */
 static bool site_breakpoint(struct trap_frame *frame)
 {
 	const struct jp_site *site = site_at(frame->rip - 1);
@@ -122,7 +128,14 @@ static bool site_breakpoint(struct trap_frame *frame)
 			break;
 	}
 	__atomic_fetch_add(&stale_breakpoints, 1, __ATOMIC_RELAXED);
-	frame->rip = site->code;
+	switch (jp_site_read(site)) {
+	case JP_SITE_NOP: frame->rip = site->code + SITE_BYTES; break;
+	case JP_SITE_JUMP: frame->rip = site->target; break;
+	default: /* int3 with no patch in progress: look again */
+		__atomic_fetch_add(&orphaned_breakpoints, 1, __ATOMIC_RELAXED);
+		frame->rip = site->code;
+		break;
+	}
 	return true;
 }
 
