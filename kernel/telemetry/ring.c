@@ -199,13 +199,28 @@ static uint64_t consumer_tail(const struct tel_ring *ring, uint64_t head)
 	return position_ok(ring, head, tail) ? tail : head;
 }
 
+/* Is there a whole record at position, before head?  A shared consumer may
+ * have put position anywhere aligned, even inside a record, so the header
+ * found there is checked: a sane length, ending by head and inside the data
+ * area (a record never wraps).  Returns the record's size, or 0. */
+static uint64_t record_size_at(const struct tel_ring *ring, uint64_t position, uint64_t head)
+{
+	const struct tel_record *r = record_at(ring, position);
+	if (r->length > TEL_RECORD_MAX)
+		return 0;
+	uint64_t size = TEL_RECORD_SIZE(r->length);
+	if (size > head - position || (position & (ring->size - 1)) + size > ring->size)
+		return 0;
+	return size;
+}
+
 uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length)
 {
 	uint64_t head = load_acquire(&ring->head), tail = consumer_tail(ring, head), copied = 0;
 	while (tail != head) {
 		const struct tel_record *r = record_at(ring, tail);
-		uint64_t size = TEL_RECORD_SIZE(r->length);
-		if (r->length > TEL_RECORD_MAX || size > head - tail) {
+		uint64_t size = record_size_at(ring, tail, head);
+		if (!size) {
 			tail = head; /* not a record boundary (a shared position) */
 			break;
 		}
@@ -222,18 +237,29 @@ uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length)
 	return copied;
 }
 
+/* Where the whole records from start end (head, or the first position that
+ * holds none: a bogus shared position), and in *bytes their size, pads left
+ * out. */
+static uint64_t records_end(const struct tel_ring *ring, uint64_t start, uint64_t head,
+			    uint64_t *bytes)
+{
+	uint64_t p = start, size;
+	*bytes = 0;
+	while (p != head && (size = record_size_at(ring, p, head))) {
+		if (record_at(ring, p)->type != TEL_TYPE_PAD)
+			*bytes += size;
+		p += size;
+	}
+	return p;
+}
+
 uint64_t tel_ring_snapshot(const struct tel_ring *ring, void *buffer, uint64_t length)
 {
-	uint64_t head = load_acquire(&ring->head), start = consumer_tail(ring, head), bytes = 0;
-	/* Skip the oldest records until the rest fits. */
-	for (uint64_t p = start; p != head;) {
-		const struct tel_record *r = record_at(ring, p);
-		if (r->type != TEL_TYPE_PAD)
-			bytes += TEL_RECORD_SIZE(r->length);
-		p += TEL_RECORD_SIZE(r->length);
-	}
+	uint64_t head = load_acquire(&ring->head), start = consumer_tail(ring, head), bytes;
+	uint64_t end = records_end(ring, start, head, &bytes);
 	uint64_t copied = 0;
-	for (uint64_t p = start; p != head;) {
+	/* Skip the oldest records until the rest fits. */
+	for (uint64_t p = start; p != end;) {
 		const struct tel_record *r = record_at(ring, p);
 		uint64_t size = TEL_RECORD_SIZE(r->length);
 		p += size;

@@ -255,6 +255,63 @@ static void shared_ring_with_a_bogus_position(void)
 	CHECK_EQ(stats.bytes_used, 256); /* measured from the consumer's position */
 }
 
+/* Fills a shared ring of size bytes (heap, exactly that size, so AddressSanitizer
+ * sees any read past it) with count records whose payloads are forged
+ * headers; returns the first consumer position whose forged header claims a
+ * record that would run past the end of the data area, or UINT64_MAX. */
+static uint64_t forge_crossing_position(struct tel_ring *ring, struct tel_ring_position *position,
+					unsigned payload_length, int count)
+{
+	uint8_t payload[512];
+	struct tel_record forged = {.type = 1, .length = 100};
+	for (unsigned i = 0; i < sizeof payload; i += 16)
+		memcpy(payload + i, &forged, sizeof forged);
+	for (int i = 0; i < count; i++) {
+		tel_ring_write(ring, 1, 0, 0, payload, payload_length);
+		if (i < count - 1)
+			position->tail = ring->head;
+	}
+	for (uint64_t t = ring->head - ring->size; t < ring->head; t += 16) {
+		const struct tel_record *r = (const void *)(ring->data + (t & (ring->size - 1)));
+		uint64_t size = TEL_RECORD_SIZE(r->length);
+		if (r->length <= TEL_RECORD_MAX && size <= ring->head - t &&
+		    (t & (ring->size - 1)) + size > ring->size)
+			return t;
+	}
+	return UINT64_MAX;
+}
+
+/* A consumer position inside a record, on a forged header that claims a
+ * record running past the end of the data area: the readers stop there (read
+ * skips to head) and never touch a byte outside the ring. */
+static void readers_stop_at_a_forged_record(void)
+{
+	int forged = 0;
+	static uint8_t out[4096];
+	for (unsigned length = 16; length <= 240; length += 16) {
+		for (int count = 1; count < 12; count++) {
+			uint8_t *area = aligned_alloc(16, 512);
+			REQUIRE(area != NULL);
+			memset(area, 0, 512);
+			struct tel_ring ring;
+			struct tel_ring_header header;
+			struct tel_ring_position position;
+			REQUIRE_EQ(tel_ring_init(&ring, area, 512, TEL_STREAM), 0);
+			REQUIRE_EQ(tel_ring_share(&ring, &header, &position), 0);
+			uint64_t t = forge_crossing_position(&ring, &position, length, count);
+			if (t != UINT64_MAX) {
+				forged++;
+				position.tail = t;
+				CHECK_EQ(tel_ring_snapshot(&ring, out, sizeof out), 0);
+				CHECK_EQ(tel_ring_read(&ring, out, sizeof out), 0);
+				CHECK_EQ(position.tail, ring.head);
+			}
+			free(area);
+		}
+	}
+	CHECK(forged > 0); /* the case was built, not missed */
+}
+
 /* Lengths and types reserve refuses whatever the room: counted drops. */
 static void refused_records_are_counted(void)
 {
@@ -276,4 +333,5 @@ HOSTTEST_MAIN(HOSTTEST_CASE(bad_sizes_are_refused), HOSTTEST_CASE(records_surviv
 	      HOSTTEST_CASE(producer_and_consumer_race),
 	      HOSTTEST_CASE(pad_before_a_record_at_the_end),
 	      HOSTTEST_CASE(shared_ring_with_a_bogus_position),
-	      HOSTTEST_CASE(refused_records_are_counted))
+	      HOSTTEST_CASE(refused_records_are_counted),
+	      HOSTTEST_CASE(readers_stop_at_a_forged_record))
