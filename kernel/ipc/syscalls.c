@@ -2,8 +2,16 @@
  * The IPC system calls: thin glue between user memory and the endpoint API.
  * Messages are copied in and out whole-header-plus-payload through uaccess;
  * the kernel never keeps a user pointer.  The descriptor's open file is
- * held for the length of the call; it keeps the endpoint alive.  Waits end early with -EINTR when
- * the caller's process is told to end.
+ * held for the length of the call; it keeps the endpoint alive.  Waits end
+ * early with -EINTR when the caller's process is told to end.
+ *
+ * Holding the file means a close of the last descriptor does not end a call
+ * in progress on it (the file, and so the endpoint, is released when the call
+ * returns).  Processes are single-threaded, so the descriptor a blocked
+ * caller used is its own and cannot be closed under it; a process that ends
+ * leaves its calls with -EINTR first.  With threads, the blocking calls would
+ * have to hold an endpoint reference instead, so that the last close fails
+ * them with -EPIPE.
  */
 #include "ipc/internal.h"
 
