@@ -25,6 +25,7 @@
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "panic/panic.h"
+#include "smp/smp.h"
 #include "time/time.h"
 
 struct irq_vector {
@@ -193,6 +194,11 @@ void irq_dispatch(struct trap_frame *frame)
 		return;
 
 	uint64_t entry_tsc = cpu->irq_depth ? 0 : rdtsc(); /* outermost: time it */
+	/* Preemptible code was interrupted: it is outside every reader section
+	 * (smp/grace.c).  Noted here, before irq.entry, whose advice (a _NOSLEEP
+	 * join point) runs the handler with preemption off. */
+	if (cpu->irq_depth == 0 && cpu->preempt_count == 0)
+		grace_note_quiescent();
 	cpu->irq_depth++;
 	irq_run_handler(vector, frame);
 	irq_eoi_fn eoi = __atomic_load_n(&eoi_function, __ATOMIC_ACQUIRE);

@@ -576,9 +576,8 @@ static void sched_tick(void)
 
 	if (!rq)
 		return;
-	/* Preemptible code was interrupted: outside every reader section. */
-	if (rq->cpu->preempt_count == 0 && rq->cpu->irq_depth == 1)
-		grace_note_quiescent();
+	/* (A tick that interrupted preemptible code is a quiescent point:
+	 * irq_dispatch notes it, before any advice on irq.entry.) */
 	uint64_t flags = spin_lock_irqsave(&rq->lock);
 	account_current(rq, now);
 	unsigned count = collect_expired(rq, now, expired, WAKEUPS_PER_TICK);

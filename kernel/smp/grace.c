@@ -4,7 +4,8 @@
  * preemptible, switching threads or idle is outside every section.  Each CPU
  * counts its quiescent points in cpus[i].quiescent_generation (written only
  * by that CPU, with release stores): at every context switch, on every pass
- * of the idle loop, and at every tick that interrupted preemptible code.
+ * of the idle loop, and at every interrupt that interrupted preemptible code
+ * (irq_dispatch, before irq.entry's advice, which may hold preemption off).
  *
  * grace_synchronize snapshots the counters of the other online CPUs after a
  * full fence (ordering it after the writer's unpublication) and waits until

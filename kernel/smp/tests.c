@@ -232,6 +232,50 @@ static void grace_period_waits_for_a_reader_on_another_cpu(struct ktest *t)
 	EXPECT_EQ(t, thread_join(reader, NULL), 0);
 }
 
+static volatile int spinner_stage;
+
+static int spin_preemptible(void *arg)
+{
+	(void)arg;
+	spinner_stage = 1;
+	while (spinner_stage == 1)
+		cpu_relax();
+	return 0;
+}
+
+static void count_irq(struct jp_context *context, void *cookie)
+{
+	(void)context;
+	__atomic_fetch_add((uint64_t *)cookie, 1, __ATOMIC_RELAXED);
+}
+
+/* With advice on irq.entry (a _NOSLEEP join point: its handler runs with
+ * preemption off), does a grace period still pass a CPU that only runs one
+ * busy, preemptible thread and so never switches or idles?  Its ticks must
+ * count as quiescent points. */
+static void grace_period_passes_a_busy_cpu_with_irq_entry_advised(struct ktest *t)
+{
+	static uint64_t interrupts;
+	static const struct jp_advice probe = {
+	    .name = "irq-probe", .before = count_irq, .cookie = &interrupts};
+	if (skip_unless_smp(t))
+		return;
+	unsigned here = current_cpu();
+	unsigned other = (unsigned)__builtin_ctzll(smp_online_mask() & ~SMP_CPU_BIT(here));
+	int handle = jp_attach("irq.entry", &probe);
+	ASSERT_TRUE(t, handle > 0);
+	spinner_stage = 0;
+	struct thread *spinner = spawn_on(other, spin_preemptible, NULL, "spinner");
+	ASSERT_TRUE(t, spinner);
+	while (spinner_stage != 1)
+		sched_yield();
+	grace_synchronize(); /* returns: the spinner's CPU took ticks */
+	spinner_stage = 2;
+	EXPECT_EQ(t, thread_join(spinner, NULL), 0);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_TRUE(t, interrupts > 0);
+}
+
 /* ---- TLB shootdown ------------------------------------------------------- */
 
 /* Reads the word at address; -EFAULT when it faults. */
@@ -557,6 +601,7 @@ KTEST_SUITE(smp, KTEST_CASE(every_online_cpu_runs_a_call_once),
 	    KTEST_CASE(lost_call_ipi_is_sent_again), KTEST_CASE(pinned_threads_run_on_their_cpu),
 	    KTEST_CASE(set_affinity_moves_the_caller), KTEST_CASE(monitor_cpu_runs_only_monitors),
 	    KTEST_CASE(grace_period_waits_for_a_reader_on_another_cpu),
+	    KTEST_CASE(grace_period_passes_a_busy_cpu_with_irq_entry_advised),
 	    KTEST_CASE(unmapped_page_faults_on_every_other_cpu),
 	    KTEST_CASE(stress_on_every_cpu_comes_back_exact),
 	    KTEST_CASE(attach_detach_storm_loses_and_doubles_nothing));
