@@ -102,10 +102,10 @@ static unsigned open_slots(const struct acct_owner *o)
 
 /* The token waiting for the next system call becomes current: a change of
  * results, under the owner's lock. */
-static __attribute__((noinline)) void start_next(struct acct_owner *o)
+static __attribute__((noinline)) void start_next(struct acct_owner *o, const struct thread *t)
 {
 	acct_owner_lock_in_advice(o);
-	if (o->next >= 0) {
+	if (still_owner(o, t) && o->next >= 0) {
 		acct_make_current(o, o->next, clock_ns());
 		o->oneshot = true;
 		o->next = -1;
@@ -115,16 +115,17 @@ static __attribute__((noinline)) void start_next(struct acct_owner *o)
 
 /* The slot, opened under the owner's lock when it is new (a change of the
  * result's subsystem names). */
-static __attribute__((noinline)) unsigned open_slot_locked(struct acct_owner *o, int index,
-							   const char *module)
+static __attribute__((noinline)) unsigned
+open_slot_locked(struct acct_owner *o, int index, const char *module, const struct thread *t)
 {
 	acct_owner_lock_in_advice(o);
-	unsigned slot = open_slot(o, index, module);
+	unsigned slot = still_owner(o, t) ? open_slot(o, index, module) : ACCT_MAX_SUBSYSTEMS - 1;
 	acct_owner_unlock_in_advice(o);
 	return slot;
 }
 
-static inline unsigned slot_of(struct acct_owner *o, int index, const char *module)
+static inline unsigned slot_of(struct acct_owner *o, int index, const char *module,
+			       const struct thread *t)
 {
 	const char *const *modules = o->modules[index];
 	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
@@ -133,7 +134,7 @@ static inline unsigned slot_of(struct acct_owner *o, int index, const char *modu
 		if (!modules[i])
 			break; /* slots are opened in order */
 	}
-	return open_slot_locked(o, index, module);
+	return open_slot_locked(o, index, module, t);
 }
 
 /* Without the owner's lock: the frames and depth are the owner thread's
@@ -151,14 +152,14 @@ static inline int push_frame(struct acct_owner *o, struct jp_context *context, u
 		depth = 0;
 		o->epoch = epoch;
 		if ((flags & MS_ACCT_OUTERMOST) && __builtin_expect(o->next >= 0, 0))
-			start_next(o);
+			start_next(o, context->thread);
 	}
 	int charged = __atomic_load_n(&o->charged, __ATOMIC_RELAXED);
 	if (charged < 0 || depth == ACCT_MAX_DEPTH) {
 		o->depth = depth;
 		return 0;
 	}
-	unsigned slot = slot_of(o, charged, context->joinpoint->module);
+	unsigned slot = slot_of(o, charged, context->joinpoint->module, context->thread);
 	struct acct_frame *f = &o->frames[depth];
 	struct acct_result *r = acct_result_of(o, charged);
 	f->entry_tsc = tsc;
@@ -208,17 +209,23 @@ static inline bool charge_call(struct acct_owner *o, const struct acct_frame *f,
 	return true;
 }
 
-static __attribute__((noinline)) void stop_oneshot(struct acct_owner *o)
+static __attribute__((noinline)) void stop_oneshot(struct acct_owner *o, const struct thread *t)
 {
 	acct_owner_lock_in_advice(o);
-	if (o->oneshot && o->current >= 0)
+	if (still_owner(o, t) && o->oneshot && o->current >= 0)
 		acct_stop_current(o, clock_ns());
 	acct_owner_unlock_in_advice(o);
 }
 
 /* The stack is the owner thread's (see push_frame): popping takes no lock;
- * charging the call, a change of its result, takes the owner's. */
-static inline uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned flags, uint64_t tsc)
+ * charging the call, a change of its result, takes the owner's and checks
+ * under it that the entry is still t's: a thread whose process has ended
+ * still runs join points on its way out, and reclaim_dead_owners (acct.c)
+ * may meanwhile have given the entry up and freed its results pages (it
+ * clears the entry under the same lock before it frees them).  Every write
+ * to a results page from advice makes the same check under the lock. */
+static inline uint64_t pop_frame(struct acct_owner *o, const struct thread *t, unsigned level,
+				 unsigned flags, uint64_t tsc)
 {
 	if (level == 0 || level > live_depth(o))
 		return 0;
@@ -237,10 +244,10 @@ static inline uint64_t pop_frame(struct acct_owner *o, unsigned level, unsigned 
 			exclusive_ns = 0;
 	}
 	acct_owner_lock_in_advice(o);
-	bool charged = charge_call(o, f, ns, exclusive_ns, flags);
+	bool charged = still_owner(o, t) && charge_call(o, f, ns, exclusive_ns, flags);
 	acct_owner_unlock_in_advice(o);
 	if (__builtin_expect(level == 1 && o->oneshot, 0))
-		stop_oneshot(o);
+		stop_oneshot(o, t);
 	return charged ? ns : 0;
 }
 
@@ -253,7 +260,7 @@ uint64_t acct_call_exit(const struct jp_context *context, unsigned flags, uint64
 	__asm__("" : "+r"(o)); /* a pointer from here on, not an index to scale again */
 	if (__atomic_load_n(&o->thread, __ATOMIC_RELAXED) != t)
 		return 0;
-	return pop_frame(o, (unsigned)(context->activity & 0xff), flags, tsc);
+	return pop_frame(o, t, (unsigned)(context->activity & 0xff), flags, tsc);
 }
 
 const char *acct_innermost_subsystem(const struct jp_context *context)
