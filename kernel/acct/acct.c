@@ -57,7 +57,8 @@ void acct_update_charged(struct acct_owner *o, uint64_t now)
 	o->on_cpu_ns = now;
 }
 
-/* Charges result index from now on; the caller is the owner, on a CPU. */
+/* Charges result index from now on.  Under o's lock: the caller is the
+ * owner, on a CPU, or acct_set_woven acting for every owner. */
 static void charge_result(struct acct_owner *o, int index, uint64_t now)
 {
 	acct_update_charged(o, now);
@@ -406,7 +407,7 @@ static int control_token(int token, unsigned flags, bool apply)
 	return result;
 }
 
-/* Under acct_lock: whether o needs the aspect linked (weave.c's test, for
+/* Under o's lock: whether o needs the aspect linked (weave.c's test, for
  * one owner): a token of it current, pending or suspended. */
 bool acct_owner_wants_weave(const struct acct_owner *o)
 {
