@@ -24,10 +24,11 @@
  * ticking, the caller in wait_for_targets).  So a caller still waiting
  * CALL_RESEND_NS after it sent sends the IPI again to the targets left and
  * counts it (smp_calls_resent): a second IPI is harmless, a target runs only
- * calls with its bit set.  A target busy with interrupts off is why most
- * resends happen; a target found running its idle thread (which takes
- * interrupts at once) most likely lost its IPI, and that is said on the
- * console (the first few times).
+ * calls with its bit set.  A target busy with interrupts off, or (under an
+ * emulator) a virtual CPU its host has not run for a while, is why most
+ * resends happen; a target still pending after CALL_REPORT_NS while running
+ * its idle thread (which takes interrupts at once) most likely lost its IPI,
+ * and that is said on the console (the first few times).
  */
 #include "smp/smp.h"
 
@@ -41,6 +42,7 @@
 #include "time/time.h"
 
 #define CALL_RESEND_NS  (5 * NSEC_PER_MSEC)
+#define CALL_REPORT_NS  (100 * NSEC_PER_MSEC)
 #define RESEND_WARNINGS 5
 #define SPINS_PER_CHECK 1024
 
@@ -135,32 +137,45 @@ static uint64_t idle_among(uint64_t mask)
 	return idle;
 }
 
+/* A caller's wait: when it began, when it last sent, whether it has said so. */
+struct call_wait {
+	uint64_t start_ns, sent_ns;
+	bool reported;
+};
+
 /* Sends the call IPI again to the targets still pending once CALL_RESEND_NS
- * have passed since *since (0: start counting now).  A target that runs
- * with interrupts off that long is normal; one found idle is reported. */
-static void resend_if_stuck(uint64_t pending, uint64_t *since)
+ * have passed since the last send.  A target that runs with interrupts off
+ * that long is normal, and so, under an emulator, is a virtual CPU the host
+ * has not run for a few milliseconds; a target still pending and idle after
+ * CALL_REPORT_NS has most likely lost its IPI, and that is reported. */
+static void resend_if_stuck(uint64_t pending, struct call_wait *wait)
 {
 	uint64_t now = clock_ns();
-	if (!*since) {
-		*since = now;
+	if (!wait->start_ns) {
+		wait->start_ns = wait->sent_ns = now;
 		return;
 	}
-	if (now - *since < CALL_RESEND_NS)
+	if (now - wait->sent_ns < CALL_RESEND_NS)
 		return;
-	*since = now;
+	wait->sent_ns = now;
 	__atomic_fetch_add(&calls_resent, 1, __ATOMIC_RELAXED);
+	send_to_each(pending, APIC_VECTOR_CALL);
 	uint64_t idle = idle_among(pending);
-	if (idle && __atomic_add_fetch(&lost_ipis, 1, __ATOMIC_RELAXED) <= RESEND_WARNINGS)
+	if (!idle || wait->reported || now - wait->start_ns < CALL_REPORT_NS)
+		return;
+	wait->reported = true;
+	if (__atomic_add_fetch(&lost_ipis, 1, __ATOMIC_RELAXED) <= RESEND_WARNINGS)
 		pr_warn("smp: a call from CPU %u still pending on idle CPUs %#lx after %lu ms: "
 			"IPI sent again\n",
-			this_cpu_id(), idle, (unsigned long)(CALL_RESEND_NS / NSEC_PER_MSEC));
-	send_to_each(pending, APIC_VECTOR_CALL);
+			this_cpu_id(), idle,
+			(unsigned long)((now - wait->start_ns) / NSEC_PER_MSEC));
 }
 
 /* Spins until request has no pending target, serving calls meanwhile. */
 static void wait_for_targets(struct call_request *request)
 {
-	uint64_t pending, since = 0;
+	uint64_t pending;
+	struct call_wait wait = {0};
 	unsigned spins = 0;
 	while ((pending = __atomic_load_n(&request->pending, __ATOMIC_ACQUIRE))) {
 		uint64_t flags = irq_save();
@@ -168,7 +183,7 @@ static void wait_for_targets(struct call_request *request)
 		irq_restore(flags);
 		cpu_relax();
 		if (++spins % SPINS_PER_CHECK == 0)
-			resend_if_stuck(pending, &since);
+			resend_if_stuck(pending, &wait);
 	}
 }
 
