@@ -210,7 +210,8 @@ int smp_call(uint64_t cpu_mask, smp_call_fn fn, void *arg, enum smp_call_wait wa
 	request->fn = fn;
 	request->arg = arg;
 	__atomic_store_n(&request->pending, targets, __ATOMIC_RELEASE);
-	if (!__atomic_exchange_n(&drop_next_ipi, false, __ATOMIC_ACQ_REL))
+	if (!__atomic_load_n(&drop_next_ipi, __ATOMIC_ACQUIRE) ||
+	    !__atomic_exchange_n(&drop_next_ipi, false, __ATOMIC_ACQ_REL))
 		send_to_each(targets, APIC_VECTOR_CALL);
 	if (cpu_mask & SMP_CPU_BIT(self)) {
 		uint64_t flags = irq_save();
