@@ -46,10 +46,7 @@ shm_produce(struct monitor_advice *a, struct jp_context *context, bool after)
 	monitor_fill_event(event, a->aspect_id, a->index, context, after);
 	tel_ring_commit(ring);
 	irq_restore(flags);
-	/* aspect_count_event, in line */
-	uint64_t spent = rdtsc() - start;
-	__atomic_fetch_add(&aspect->events, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&aspect->time_tsc, spent, __ATOMIC_RELAXED);
+	aspect_count_event(aspect, rdtsc() - start);
 }
 
 static void shm_before(struct jp_context *context, void *cookie)

@@ -113,9 +113,7 @@ run_guarded(const struct cpu *cpu, struct linker_run *run, struct aspect *aspect
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t spent = rdtsc() - run->start_tsc;
 	__atomic_store_n(&run->aspect, NULL, __ATOMIC_RELEASE);
-	/* aspect_count_event, in line */
-	__atomic_fetch_add(&aspect->events, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&aspect->time_tsc, spent, __ATOMIC_RELAXED);
+	aspect_count_event(aspect, spent);
 	return aborted ? -EFAULT : 0;
 }
 

@@ -351,12 +351,6 @@ void linker_collect_for_print(struct aspect *aspect)
 	mutex_unlock(&control);
 }
 
-void aspect_count_event(struct aspect *aspect, uint64_t tsc_spent)
-{
-	__atomic_fetch_add(&aspect->events, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&aspect->time_tsc, tsc_spent, __ATOMIC_RELAXED);
-}
-
 void aspect_count_drop(struct aspect *aspect)
 {
 	__atomic_fetch_add(&aspect->drops, 1, __ATOMIC_RELAXED);
