@@ -187,14 +187,21 @@ def qemu_run(name, log, args, timeout):
 
 
 def host_test_header(path, key):
-    """Words after `key:` in the first 10 lines of a test source."""
+    """Words after `key:` in the first 10 lines of a test source; a word with a
+    `*` names every file it matches (`linker/object/*.c`: the whole library)."""
     words = []
     with open(path) as f:
         for _, line in zip(range(10), f):
             m = re.search(re.escape(key) + r":\s*(.*?)\s*(\*/)?$", line)
             if m:
                 words += m.group(1).split()
-    return words
+    return [w for word in words for w in expand_source_pattern(word)]
+
+
+def expand_source_pattern(word):
+    if "*" not in word:
+        return [word]
+    return sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, word)))
 
 
 def generic_shims():

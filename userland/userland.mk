@@ -60,17 +60,17 @@ $(USER_DIR)/bin/$(1): $(patsubst %,$(USER_DIR)/obj/%.o,$(sort $(wildcard userlan
 	$$(say) ULD $$@
 	$$(Q)mkdir -p $$(dir $$@)
 	$$(Q)$$(USER_CC) $$(USER_LDFLAGS) -o $$@ $$(USER_CRT0) \
-		$$(filter %.c.o,$$^) -Wl,--start-group $$(USER_LIBC) -lc -lm -lgcc -Wl,--end-group
+		$$(filter %.c.o,$$^) -Wl,--start-group $$(USER_PROGRAM_LIBS) $$(USER_LIBC) -lc -lm -lgcc \
+		-Wl,--end-group
 endef
 $(foreach p,$(USER_PROGRAMS),$(eval $(call user-program,$(p))))
 
-# The monitor links aspects with the kernel's own portable object linker
-# (linker/object.h), compiled for user space into it.
-MONITOR_LINKER_C := $(addprefix linker/,validate.c layout.c symbols.c relocate.c metadata.c \
-	message.c counters.c)
-MONITOR_LINKER_OBJS := $(patsubst %,$(USER_DIR)/obj/%.o,$(MONITOR_LINKER_C))
-$(USER_DIR)/bin/monitor: $(MONITOR_LINKER_OBJS)
-$(MONITOR_LINKER_OBJS) $(USER_DIR)/obj/userland/monitor/%: USER_CFLAGS += -I. -Iaspects/include
+# The monitor links aspects with the kernel's own portable object library
+# (linker/object/object.h), built for user space as $(LINKER_OBJECT_LIB).
+include linker/object/object.mk
+$(USER_DIR)/bin/monitor: $(LINKER_OBJECT_LIB)
+$(USER_DIR)/bin/monitor: USER_PROGRAM_LIBS := $(LINKER_OBJECT_LIB)
+$(LINKER_OBJECT_USER_OBJS) $(USER_DIR)/obj/userland/monitor/%: USER_CFLAGS += -I. -Iaspects/include
 
 $(INITRD): $(USER_BINS) $(INITRD_FILES) tools/mkinitrd.sh
 	$(say) CPIO $@

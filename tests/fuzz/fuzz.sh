@@ -10,8 +10,7 @@ build=$1
 seconds=$2
 out=$build/fuzz
 mkdir -p "$out/corpus" "$out/seeds"
-sources="tests/fuzz/linker_fuzz.c linker/validate.c linker/layout.c linker/symbols.c
-linker/relocate.c linker/metadata.c linker/message.c linker/counters.c"
+sources="tests/fuzz/linker_fuzz.c $(echo linker/object/*.c)"
 clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-Wall -Wextra -Werror -Wno-unused-parameter -I. -Ikernel -Iaspects/include \
 	$sources -o "$out/linker_fuzz"

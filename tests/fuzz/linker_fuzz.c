@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linker/object.h"
+#include "linker/object/object.h"
 
 static const char *const abi_names[] = {
     "ms_argc",         "ms_arg",

@@ -1,4 +1,4 @@
-// host-test-sources: linker/validate.c linker/layout.c linker/symbols.c linker/relocate.c linker/metadata.c linker/message.c linker/counters.c tests/host/shim/linker_shim.c
+// host-test-sources: linker/object/*.c tests/host/shim/linker_shim.c
 /* Are relocations computed right (S + A, S + A - P) for every supported type,
  * and does a value that does not fit its field fail with a message instead of
  * being truncated?  And do the counters and histograms behind ms_counter_add
@@ -9,7 +9,7 @@
 
 #include "hosttest.h"
 #include "lib/errno.h"
-#include "linker/object.h"
+#include "linker/object/object.h"
 #include "linker_shim.h"
 
 static char error[160];

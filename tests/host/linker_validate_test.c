@@ -1,4 +1,4 @@
-// host-test-sources: linker/validate.c linker/layout.c linker/symbols.c linker/relocate.c linker/metadata.c linker/message.c linker/counters.c tests/host/shim/linker_shim.c
+// host-test-sources: linker/object/*.c tests/host/shim/linker_shim.c
 /* Does the object linker accept a real aspect object, compiled here with the
  * documented flags, and refuse every hostile variant of it with a message
  * naming the problem, without reading outside the file (AddressSanitizer
@@ -9,7 +9,7 @@
 
 #include "hosttest.h"
 #include "lib/errno.h"
-#include "linker/object.h"
+#include "linker/object/object.h"
 #include "linker_shim.h"
 
 static uint8_t *image;

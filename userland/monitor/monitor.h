@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "linker/object.h"
+#include "linker/object/object.h"
 #include "scope/scope.h"
 
 #define MONITOR_ASPECTS 32 /* ids 1..32, as the kernel numbers them */

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "linker/object.h"
+#include "linker/object/object.h"
 
 /* The environment; every region handed out is freed by linker_shim_reset. */
 extern const struct linker_env linker_shim_env;

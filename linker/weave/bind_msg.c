@@ -33,7 +33,7 @@
 #include "cpu/percpu.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "linker/monitor_internal.h"
+#include "linker/weave/monitor_internal.h"
 #include "mm/mm.h"
 #include "time/time.h"
 

@@ -12,7 +12,7 @@
  * Portable (see object.h).
  */
 #include "lib/errno.h"
-#include "linker/object_internal.h"
+#include "linker/object/internal.h"
 
 static bool is_loaded(const struct linker_shdr *s)
 {

@@ -5,7 +5,7 @@
 #ifndef LINKER_OBJECT_INTERNAL_H
 #define LINKER_OBJECT_INTERNAL_H
 
-#include "linker/object.h"
+#include "linker/object/object.h"
 
 /* Writes the message into object->error and returns err (negative). */
 int linker_fail(struct linker_object *object, int err, const char *format, ...)

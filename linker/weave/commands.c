@@ -8,7 +8,7 @@
 #include "kshell/kshell.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "linker/internal.h"
+#include "linker/weave/internal.h"
 #include "mm/mm.h"
 
 static int list_one(struct aspect *aspect, void *arg)

@@ -38,8 +38,8 @@
 #include "ipc/ipc.h"
 #include "kshell/kshell.h"
 #include "lib/errno.h"
-#include "linker/bench_internal.h"
-#include "linker/linker.h"
+#include "linker/weave/bench_internal.h"
+#include "linker/weave/weave.h"
 #include "sched/sched.h"
 #include "time/time.h"
 

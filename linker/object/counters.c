@@ -12,7 +12,7 @@
  * merges it back.
  */
 #include "lib/errno.h"
-#include "linker/object_internal.h"
+#include "linker/object/internal.h"
 
 static bool same_name(const char *slot_name, const char *name)
 {

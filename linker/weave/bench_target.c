@@ -8,11 +8,11 @@
  * which fills the same struct scope_event the shm producer fills, through the
  * same function, from a context built on the stack.
  */
-#include "linker/bench_internal.h"
+#include "linker/weave/bench_internal.h"
 
 #include "arch/x86_64/cpu.h"
 #include "cpu/percpu.h"
-#include "linker/monitor_internal.h"
+#include "linker/weave/monitor_internal.h"
 #include "sched/sched.h"
 
 JOINPOINT_DEFINE_VOID_NOSLEEP(linker, bench_event)

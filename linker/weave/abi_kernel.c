@@ -16,7 +16,7 @@
 #include "cpu/percpu.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "linker/internal.h"
+#include "linker/weave/internal.h"
 #include "mm/mm.h"
 #include "proc/proc.h"
 #include "sched/sched.h"

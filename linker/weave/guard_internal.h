@@ -10,7 +10,7 @@
 #define LINKER_GUARD_INTERNAL_H
 
 #include "joinpoint/joinpoint.h"
-#include "linker/internal.h"
+#include "linker/weave/internal.h"
 
 /* One advice of a direct aspect: its before, its after, or both (folded). */
 struct linker_direct_call {

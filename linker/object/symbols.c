@@ -11,7 +11,7 @@
  * Portable (see object.h).
  */
 #include "lib/errno.h"
-#include "linker/object_internal.h"
+#include "linker/object/internal.h"
 
 static unsigned symbol_binding(const struct linker_sym *sym)
 {

@@ -12,7 +12,7 @@
 #include "cpu/spinlock.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "linker/internal.h"
+#include "linker/weave/internal.h"
 #include "mm/mm.h"
 #include "panic/panic.h"
 

@@ -11,7 +11,7 @@
 
 #include "ipc/ipc.h"
 #include "joinpoint/joinpoint.h"
-#include "linker/internal.h"
+#include "linker/weave/internal.h"
 #include "scope/scope.h"
 #include "telemetry/telemetry.h"
 

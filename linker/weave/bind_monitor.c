@@ -24,7 +24,7 @@
  * dead monitor is kept (closed) until the next one attaches, so the
  * join-point side never sees it freed under it.
  */
-#include "linker/monitor_internal.h"
+#include "linker/weave/monitor_internal.h"
 
 #include "microscope/aspect.h"
 

@@ -12,7 +12,7 @@
 #include "console/console.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "linker/internal.h"
+#include "linker/weave/internal.h"
 #include "panic/panic.h"
 
 const struct binding_ops *linker_binding_ops(enum aspect_binding binding)

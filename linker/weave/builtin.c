@@ -6,7 +6,7 @@
  */
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "linker/internal.h"
+#include "linker/weave/internal.h"
 
 struct builtin_aspect {
 	const char *name;

@@ -6,7 +6,7 @@
  */
 #include <stdarg.h>
 
-#include "linker/object_internal.h"
+#include "linker/object/internal.h"
 
 int vsnprintf(char *buffer, size_t size, const char *format, va_list args);
 

@@ -14,8 +14,8 @@
  * the join points), and each event one dispatch entry.
  */
 #include "lib/errno.h"
-#include "linker/guard_internal.h"
-#include "linker/internal.h"
+#include "linker/weave/guard_internal.h"
+#include "linker/weave/internal.h"
 #include "mm/mm.h"
 
 struct direct_advice {

@@ -10,7 +10,7 @@
  */
 #include "arch/x86_64/cpu.h"
 #include "lib/errno.h"
-#include "linker/monitor_internal.h"
+#include "linker/weave/monitor_internal.h"
 #include "mm/mm.h"
 #include "time/time.h"
 

@@ -14,7 +14,7 @@
 #include "console/console.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "linker/internal.h"
+#include "linker/weave/internal.h"
 #include "mm/mm.h"
 #include "panic/panic.h"
 #include "sched/sched.h"

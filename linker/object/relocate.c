@@ -15,7 +15,7 @@
  * Portable (see object.h).
  */
 #include "lib/errno.h"
-#include "linker/object_internal.h"
+#include "linker/object/internal.h"
 
 static int overflow(struct linker_object *o, unsigned type, unsigned target, uint64_t offset,
 		    unsigned symbol)

@@ -29,8 +29,8 @@
 #include "irq/irq.h"
 #include "lib/errno.h"
 #include "lib/format.h"
-#include "linker/guard_internal.h"
-#include "linker/internal.h"
+#include "linker/weave/guard_internal.h"
+#include "linker/weave/internal.h"
 #include "panic/panic.h"
 #include "time/time.h"
 

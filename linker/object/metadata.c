@@ -10,7 +10,7 @@
  * Portable (see object.h).
  */
 #include "lib/errno.h"
-#include "linker/object_internal.h"
+#include "linker/object/internal.h"
 
 /* Copies the string at address (inside one region, terminated there) into
  * buf of size bytes; returns its length, or -1 when it is not such a string
