@@ -30,7 +30,6 @@
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "microscope/aspect.h"
 #include "sched/sched.h"
 #include "time/time.h"
 
@@ -147,11 +146,11 @@ static inline int push_frame(struct acct_owner *o, struct jp_context *context, u
 {
 	uint32_t epoch = __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED);
 	unsigned depth = o->depth;
-	if ((flags & MS_ACCT_OUTERMOST) || o->epoch != epoch) {
+	if ((flags & ACCT_OUTERMOST) || o->epoch != epoch) {
 		/* still open: calls whose after was missed (unlinked meanwhile) */
 		depth = 0;
 		o->epoch = epoch;
-		if ((flags & MS_ACCT_OUTERMOST) && __builtin_expect(o->next >= 0, 0))
+		if ((flags & ACCT_OUTERMOST) && __builtin_expect(o->next >= 0, 0))
 			start_next(o, context->thread);
 	}
 	int charged = __atomic_load_n(&o->charged, __ATOMIC_RELAXED);
@@ -203,7 +202,7 @@ static inline bool charge_call(struct acct_owner *o, const struct acct_frame *f,
 	s->calls++;
 	s->inclusive_ns += ns;
 	s->exclusive_ns += exclusive_ns;
-	if (flags & MS_ACCT_SYSCALL)
+	if (flags & ACCT_SYSCALL)
 		r->syscalls++;
 	acct_result_end(r);
 	return true;
@@ -285,12 +284,12 @@ static void charge_subsystems(struct acct_result *r, unsigned mask, unsigned eve
 		if (!(mask & (1u << i)))
 			continue;
 		struct acct_subsystem *s = &r->subsystems[i];
-		if (event == MS_ACCT_INTERRUPT) {
+		if (event == ACCT_INTERRUPT) {
 			s->interrupts++;
-		} else if (event == MS_ACCT_ALLOC) {
+		} else if (event == ACCT_ALLOC) {
 			s->allocs++;
 			s->alloc_bytes += amount;
-		} else if (event == MS_ACCT_FREE) {
+		} else if (event == ACCT_FREE) {
 			s->frees++;
 			s->free_bytes += amount;
 		}
@@ -300,19 +299,19 @@ static void charge_subsystems(struct acct_result *r, unsigned mask, unsigned eve
 static void charge_activity(struct acct_result *r, unsigned event, uint64_t amount)
 {
 	switch (event) {
-	case MS_ACCT_INTERRUPT:
+	case ACCT_INTERRUPT:
 		r->interrupts++;
 		r->irq_ns += amount;
 		break;
-	case MS_ACCT_PAGE_FAULT: r->page_faults++; break;
-	case MS_ACCT_ALLOC: r->alloc_bytes += amount; break;
-	case MS_ACCT_FREE: r->free_bytes += amount; break;
+	case ACCT_PAGE_FAULT: r->page_faults++; break;
+	case ACCT_ALLOC: r->alloc_bytes += amount; break;
+	case ACCT_FREE: r->free_bytes += amount; break;
 	}
 }
 
 int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t amount)
 {
-	if (event < MS_ACCT_INTERRUPT || event > MS_ACCT_FREE)
+	if (event < ACCT_INTERRUPT || event > ACCT_FREE)
 		return -EINVAL;
 	struct acct_owner *o = lookup(context->thread);
 	if (!o)

@@ -15,7 +15,7 @@
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "linker/linker.h"
+#include "linker/weave/weave.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
 #include "time/time.h"

@@ -12,7 +12,7 @@
  */
 #include "acct/internal.h"
 #include "console/console.h"
-#include "linker/linker.h"
+#include "linker/weave/weave.h"
 #include "sched/sched.h"
 #include "time/time.h"
 

@@ -10,7 +10,7 @@
  * argv[1]'s first character picks what the program does; the exit status
  * carries the answer (see kernel/proc/tests.c for the meaning of each).
  */
-#include "syscall/numbers.h"
+#include "uapi/syscall_numbers.h"
 
 #define TEXT_VA 0x400000
 #define DATA_VA 0x600000

@@ -11,9 +11,9 @@
 #include "lib/errno.h"
 #include "lib/format.h"
 #include "lib/string.h"
-#include "linker/linker.h"
+#include "linker/weave/weave.h"
 #include "mm/mm.h"
-#include "scope/scope.h"
+#include "uapi/scope.h"
 #include "syscall/syscall.h"
 #include "uaccess/uaccess.h"
 

@@ -1,5 +1,5 @@
 /*
- * System calls: the table from numbers (syscall/numbers.h, Linux x86_64's) to
+ * System calls: the table from numbers (uapi/syscall_numbers.h, Linux x86_64's) to
  * handlers, and the macro that defines a handler.  SYSCALL_DEFINEn(name, type1,
  * arg1, ...) defines `long sys_<name>(type1 arg1, ...)` as the join point
  * "sys.<name>" and lists it for __NR_<name> in the .syscalls section (the
@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "joinpoint/joinpoint.h"
-#include "syscall/numbers.h"
+#include "uapi/syscall_numbers.h"
 
 struct trap_frame;
 

@@ -4,7 +4,7 @@
  * command line, 1000 by default); and one-shot deadlines checked at each tick.
  * The clock's parameters are also published in one read-only page that every
  * process maps (the user clock), so user space reads the time without a
- * system call, with the same arithmetic (clock_scale_ns, below).
+ * system call, with the same arithmetic (clock_scale_ns, in uapi/time.h).
  *
  *     static struct timer_oneshot wake;
  *     timer_arm_oneshot_ns(&wake, clock_ns() + 5 * NSEC_PER_MSEC, on_wake, thread);
@@ -15,30 +15,9 @@
 
 #include <stdint.h>
 
-#define NSEC_PER_SEC  1000000000ULL
-#define NSEC_PER_MSEC 1000000ULL
-#define NSEC_PER_USEC 1000ULL
+#include "uapi/time.h"
 
 /* ---- Clock ----------------------------------------------------------------- */
-
-/* How a TSC reading becomes clock_ns() time: base_ns + (tsc - base_tsc) *
- * ns_mult / 2^32.  The kernel and user space (the user clock page) compute
- * the time with this one function, so both get the same nanosecond. */
-struct clock_scale {
-	uint64_t base_tsc;
-	uint64_t base_ns;
-	uint64_t ns_mult; /* nanoseconds per cycle, 32.32 fixed point; 0 before calibration */
-};
-
-/* The time at TSC reading tsc.  A reading below base_tsc (a CPU whose TSC
- * lags, just after the base moved) is base_ns, so the clock never goes back. */
-static inline uint64_t clock_scale_ns(const struct clock_scale *scale, uint64_t tsc)
-{
-	if (tsc < scale->base_tsc)
-		return scale->base_ns;
-	return scale->base_ns +
-	       (uint64_t)(((unsigned __int128)(tsc - scale->base_tsc) * scale->ns_mult) >> 32);
-}
 
 /* Nanoseconds since the TSC was first calibrated; 0 before that.  Monotonic on
  * every CPU and across CPUs (the TSC is invariant and synchronised). */
@@ -61,25 +40,6 @@ void clock_init(void);
 int clock_calibrate_hpet(void);
 /* Busy-waits for at least ns nanoseconds (works before the scheduler). */
 void clock_delay_ns(uint64_t ns);
-
-/* ---- The user clock page ----------------------------------------------------- */
-
-/* A page of its own, mapped read-only into every process (kernel/proc, at
- * exec; fork keeps it), whose address the auxiliary vector gives under
- * CLOCK_USER_AT.  The kernel writes it only when the clock's rate changes,
- * inside a sequence count: a reader copies the scale and reads the TSC while
- * the count is even and the same before and after, then calls clock_scale_ns.
- * CLOCK_REALTIME is CLOCK_MONOTONIC (no wall-clock source yet), as in the
- * system calls.  Without CLOCK_USER_USABLE (not calibrated yet, or
- * user_clock=off) user space asks the kernel instead. */
-#define CLOCK_USER_AT     0x6d73636cUL /* an auxv key of microScope's own ("mscl") */
-#define CLOCK_USER_USABLE 1u
-
-struct clock_user_page {
-	uint32_t sequence; /* odd while the kernel writes */
-	uint32_t flags;    /* CLOCK_USER_* */
-	struct clock_scale scale;
-};
 
 /* The physical address of the user clock page (a page of the kernel image,
  * never freed), for mapping it read-only into a process. */

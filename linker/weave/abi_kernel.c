@@ -9,7 +9,6 @@
  * trap_read_kernel_word so a bad pointer gives an error instead of a fault
  * in the kernel (guard.c catches faults only in aspect text).
  */
-#include "acct/acct.h"
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/traps.h"
 #include "console/console.h"
@@ -30,7 +29,7 @@ static const struct linker_run *run_of(const struct ms_ctx *ctx)
 
 static const struct jp_context *jp_of(const struct ms_ctx *ctx)
 {
-	return ctx ? run_of(ctx)->context : NULL;
+	return ctx ? run_of(ctx)->frame.context : NULL;
 }
 
 /* Copies the string at address into buf (size bytes), reading word by word
@@ -215,43 +214,6 @@ void ms_log(const char *text)
 	if (copy_string_safely(text, line, sizeof line) < 0)
 		return;
 	pr_info("aspect %s: %s\n", aspect ? aspect->name : "?", line);
-}
-
-/* Accounting (aspects/rscfl.c): kernel/acct keeps the state; these pass it
- * the join point's context, and the TSC reading the guard took as this
- * advice began, which times the call (so the accounting reads no clock of
- * its own).  ms_acct_enter may set context->activity, which before advice is
- * allowed to. */
-int ms_acct_enter(struct ms_ctx *ctx, unsigned flags)
-{
-	const struct jp_context *jp = jp_of(ctx);
-	return jp ? acct_call_enter((struct jp_context *)jp, flags, run_of(ctx)->start_tsc) : 0;
-}
-
-uint64_t ms_acct_exit(struct ms_ctx *ctx, unsigned flags)
-{
-	const struct jp_context *jp = jp_of(ctx);
-	return jp ? acct_call_exit(jp, flags, run_of(ctx)->start_tsc) : 0;
-}
-
-const char *ms_acct_innermost(const struct ms_ctx *ctx)
-{
-	const struct jp_context *jp = jp_of(ctx);
-	return jp ? acct_innermost_subsystem(jp) : "";
-}
-
-int ms_acct_charge(const struct ms_ctx *ctx, enum ms_acct_event event, uint64_t amount)
-{
-	const struct jp_context *jp = jp_of(ctx);
-	return jp ? acct_charge_event(jp, (unsigned)event, amount) : -ENOENT;
-}
-
-int ms_acct_switch(const struct ms_ctx *ctx)
-{
-	const struct jp_context *jp = jp_of(ctx);
-	if (jp && jp->joinpoint->argc >= 2)
-		acct_note_switch((struct thread *)jp->args[0], (struct thread *)jp->args[1]);
-	return 0;
 }
 
 static const struct linker_abi_symbol abi_table[] = {LINKER_ABI_FUNCTIONS(LINKER_ABI_SYMBOL)

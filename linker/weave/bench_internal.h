@@ -6,7 +6,7 @@
 #ifndef LINKER_BENCH_INTERNAL_H
 #define LINKER_BENCH_INTERNAL_H
 
-#include "scope/scope.h"
+#include "uapi/scope.h"
 
 /* Does nothing: the plain function call every figure is compared with. */
 void linker_bench_plain(void);

@@ -104,14 +104,14 @@ run_guarded(const struct cpu *cpu, struct linker_run *run, struct aspect *aspect
 	ASSERT(cpu->preempt_count > 0 || !irq_enabled());
 	if (run->aspect)
 		return -EBUSY;
-	run->context = context;
-	run->start_tsc = rdtsc();
+	run->frame.context = context;
+	run->frame.start_tsc = rdtsc();
 	run->overrun_interrupts = 0;
 	__atomic_store_n(&run->aspect, aspect, __ATOMIC_RELEASE);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	int aborted = linker_guard_call(&run->jmp, fn, arg);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	uint64_t spent = rdtsc() - run->start_tsc;
+	uint64_t spent = rdtsc() - run->frame.start_tsc;
 	__atomic_store_n(&run->aspect, NULL, __ATOMIC_RELEASE);
 	aspect_count_event(aspect, spent);
 	return aborted ? -EFAULT : 0;
@@ -246,7 +246,7 @@ static void check_overrun(struct trap_frame *frame)
 		return;
 	uint64_t now = rdtsc();
 	if (run->overrun_interrupts == 0)
-		run->deadline_tsc = run->start_tsc + budget_tsc(aspect, cpu);
+		run->deadline_tsc = run->frame.start_tsc + budget_tsc(aspect, cpu);
 	if ((int64_t)(now - run->deadline_tsc) < 0)
 		return;
 	/* Twice, a budget apart: one late interrupt, or a burst of them right

@@ -150,11 +150,10 @@ struct linker_jmpbuf {
 };
 
 struct linker_run {
+	struct linker_advice_frame frame; /* first: what ms_ctx points to */
 	struct linker_jmpbuf jmp;
-	struct aspect *aspect;      /* NULL when no advice runs on this CPU */
-	struct jp_context *context; /* NULL for init/exit */
-	bool after;                 /* ret and exit_tsc are valid */
-	uint64_t start_tsc;
+	struct aspect *aspect; /* NULL when no advice runs on this CPU */
+	bool after;            /* ret and exit_tsc are valid */
 	uint64_t deadline_tsc;
 	unsigned overrun_interrupts; /* seen in aspect text past the deadline */
 };

@@ -12,7 +12,7 @@
 #include "ipc/ipc.h"
 #include "joinpoint/joinpoint.h"
 #include "linker/weave/internal.h"
-#include "scope/scope.h"
+#include "uapi/scope.h"
 #include "telemetry/telemetry.h"
 
 /* Makes sure a monitor runs and has aspect linked (once per aspect, counted:

@@ -122,4 +122,23 @@ enum aspect_binding aspect_binding_parse(const char *name);
 /* "loading", "loaded", "live", "unlinking", "gone". */
 const char *aspect_state_name(enum aspect_state state);
 
+/* ---- The direct binding's advice context, for services implementing ABI -- */
+
+struct jp_context;
+struct ms_ctx;
+
+/* What a `direct` advice's struct ms_ctx points to: the join point's context
+ * (NULL in an aspect's init and exit) and the TSC reading the guard took as the
+ * advice began.  Kernel services that implement part of the aspect ABI
+ * (kernel/acct/abi.c) read it here instead of reaching into the guard. */
+struct linker_advice_frame {
+	struct jp_context *context;
+	uint64_t start_tsc;
+};
+
+static inline const struct linker_advice_frame *linker_advice_frame(const struct ms_ctx *ctx)
+{
+	return (const struct linker_advice_frame *)ctx;
+}
+
 #endif

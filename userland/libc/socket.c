@@ -13,7 +13,7 @@
 
 #include "internal.h"
 
-/* Linux x86_64's numbers; syscall/numbers.h may already name them. */
+/* Linux x86_64's numbers; uapi/syscall_numbers.h may already name them. */
 #ifndef __NR_socket
 #define __NR_socket 41
 #endif

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "time/time.h"
+#include "uapi/time.h"
 
 static long clock_to_linux(clockid_t clock)
 {

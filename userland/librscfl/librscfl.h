@@ -19,8 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ACCT_USER_ONLY
-#include "acct/acct.h"
+#include "uapi/acct.h"
 
 #define RSCFL_MAX_METRICS 4 /* application metrics per token */
 #define RSCFL_METRIC_NAME 16

@@ -22,9 +22,9 @@
 
 #include <microscope/syscall.h>
 
-#include "ipc/ipc.h"
+#include "uapi/ipc.h"
 #include "monitor.h"
-#include "telemetry/telemetry.h"
+#include "uapi/telemetry.h"
 
 #define POLL_NS     (2 * 1000 * 1000)
 #define DRAIN_EVERY 32

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "linker/object/object.h"
-#include "scope/scope.h"
+#include "uapi/scope.h"
 
 #define MONITOR_ASPECTS 32 /* ids 1..32, as the kernel numbers them */
 

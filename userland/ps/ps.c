@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proc/proc.h"
+#include "uapi/proc.h"
 #include <microscope/syscall.h>
 
 #define MAX_SHOWN 128

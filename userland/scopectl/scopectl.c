@@ -19,7 +19,7 @@
 
 #include <microscope/syscall.h>
 
-#include "scope/scope.h"
+#include "uapi/scope.h"
 
 static char text[32 * 1024];
 

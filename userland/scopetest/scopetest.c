@@ -27,9 +27,9 @@
 #include <microscope/syscall.h>
 
 #undef SIGCHLD /* newlib's number; proc.h has Linux's */
-#include "proc/proc.h"
-#include "scope/scope.h"
-#include "telemetry/telemetry.h"
+#include "uapi/proc.h"
+#include "uapi/scope.h"
+#include "uapi/telemetry.h"
 
 #define ROUNDS 200
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proc/proc.h"
+#include "uapi/proc.h"
 #include <microscope/sched.h>
 #include <microscope/syscall.h>
 

@@ -20,7 +20,7 @@
 
 #include <microscope/syscall.h>
 
-#include "time/time.h"
+#include "uapi/time.h"
 #include "usertests.h"
 
 #define LINUX_CLOCK_REALTIME  0

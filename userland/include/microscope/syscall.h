@@ -11,7 +11,7 @@
 #ifndef MICROSCOPE_SYSCALL_H
 #define MICROSCOPE_SYSCALL_H
 
-#include "syscall/numbers.h"
+#include "uapi/syscall_numbers.h"
 
 /* Returns the kernel's result: >= 0, or -errno (Linux numbering). */
 static inline long ms_syscall6(long number, long a, long b, long c, long d, long e, long f)

@@ -5,12 +5,12 @@
  * microScope's own.  Shared by the kernel and userland's syscall glue: plain
  * constants only.
  *
- *     #include "syscall/numbers.h"
+ *     #include "uapi/syscall_numbers.h"
  *     mov $__NR_getpid, %eax
  *     syscall
  */
-#ifndef KERNEL_SYSCALL_NUMBERS_H
-#define KERNEL_SYSCALL_NUMBERS_H
+#ifndef UAPI_SYSCALL_NUMBERS_H
+#define UAPI_SYSCALL_NUMBERS_H
 
 #define __NR_read            0
 #define __NR_write           1
@@ -115,7 +115,7 @@
 #define __NR_ms_tel_read    519 /* telemetry rings: see telemetry/telemetry.h */
 #define __NR_ms_tel_stats   520
 #define __NR_ms_tel_map     525 /* map a shared channel into its consumer */
-#define __NR_ms_scope_ctl    521 /* aspects, monitors: see scope/scope.h */
+#define __NR_ms_scope_ctl    521 /* aspects, monitors: see uapi/scope.h */
 #define __NR_ms_scope_attach 522
 #define __NR_ms_scope_image  523
 #define __NR_ms_scope_report 524

@@ -17,8 +17,8 @@
  *
  * Plain declarations only: user space includes this header.
  */
-#ifndef KERNEL_SCOPE_SCOPE_H
-#define KERNEL_SCOPE_SCOPE_H
+#ifndef UAPI_SCOPE_H
+#define UAPI_SCOPE_H
 
 #include <stdint.h>
 
