@@ -2,7 +2,7 @@
  * The e1000 driver: Intel 82540EM (QEMU's -device e1000).  It binds to the
  * PCI function, resets it, reads the MAC from the EEPROM, sets up receive and
  * transmit descriptor rings and registers a NIC named "e1000.N"; everything
- * after that goes through modules/nic (nic.h).  Counters by name: the
+ * after that goes through drivers/net (nic.h).  Counters by name: the
  * statistics registers (GPRC, GPTC, GORC, GOTC, MPC, CRCERRS, ...) accumulated
  * in software, and the driver's own (rx_packets, tx_ring_full, ...).
  *

@@ -7,7 +7,7 @@
 
 #include "cpu/spinlock.h"
 #include "e1000/e1000.h"
-#include "nic/nic.h"
+#include "net/nic.h"
 
 struct pci_device;
 

@@ -3,7 +3,7 @@
  * owning one E1000_BUFFER_SIZE buffer for its whole life; the device fills a
  * descriptor and sets DD, the driver hands the frame to nic_rx, clears the
  * status and returns the descriptor by advancing RDT.  Only one thread polls
- * at a time (modules/nic serialises passes), so the receive side has no lock.
+ * at a time (drivers/net serialises passes), so the receive side has no lock.
  * Everything the device wrote is checked before use: a length beyond the
  * buffer or below an Ethernet header, error bits, or a frame spread over
  * several descriptors (never configured, so garbage) is dropped and counted.

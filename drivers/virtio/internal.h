@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "cpu/spinlock.h"
-#include "nic/nic.h"
+#include "net/nic.h"
 #include "pci/pci.h"
 #include "virtio/virtio.h"
 

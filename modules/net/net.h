@@ -1,6 +1,6 @@
 /*
  * The network stack: lwIP in the kernel (IPv4, TCP, UDP, ICMP, ARP, DHCP)
- * bound to every NIC of modules/nic, and BSD sockets on top of it for the
+ * bound to every NIC of drivers/net, and BSD sockets on top of it for the
  * kernel and, as files, for user programs (the socket system calls).  Values
  * (address families, options, flags, struct net_sockaddr_in) are Linux's, so
  * the system calls pass user arguments through; the socket layer translates

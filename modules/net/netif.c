@@ -1,7 +1,7 @@
 /*
  * The stack's start and its interfaces: lwIP's tcpip thread, the loopback
  * interface (127.0.0.1, lwIP's loopif) and one lwIP netif per NIC of
- * modules/nic.  Received frames come from the NIC's worker thread (its rx
+ * drivers/net.  Received frames come from the NIC's worker thread (its rx
  * handler): the glue checks the length, copies the frame into a pool pbuf
  * and hands it to tcpip_input, which with core locking runs the stack in
  * that same thread.  Frames go out through nic_tx from whichever thread
@@ -26,7 +26,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "net/internal.h"
-#include "nic/nic.h"
+#include "net/nic.h"
 #include "sched/sched.h"
 #include "time/time.h"
 

@@ -6,7 +6,7 @@
 #include "kshell/kshell.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "nic/nic.h"
+#include "net/nic.h"
 
 static int nic_print_line(struct nic *nic, void *arg)
 {

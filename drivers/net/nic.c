@@ -19,7 +19,7 @@
  * NICs are never removed: the list is append-only and is walked without a
  * lock once a NIC has been published (its next pointer written last).
  */
-#include "nic/nic.h"
+#include "net/nic.h"
 
 #include "console/console.h"
 #include "joinpoint/joinpoint.h"

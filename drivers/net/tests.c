@@ -10,7 +10,7 @@
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "nic/nic.h"
+#include "net/nic.h"
 #include "time/time.h"
 
 #define ARP_FRAME_LENGTH 60

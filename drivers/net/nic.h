@@ -78,7 +78,7 @@ struct nic_ops {
 };
 
 /* One interface.  The driver sets the fields above the line before
- * nic_register; the rest belongs to modules/nic. */
+ * nic_register; the rest belongs to drivers/net. */
 struct nic {
 	char name[NIC_NAME_MAX]; /* "e1000.0", "virtio-net.0": nic_register fills the index */
 	uint8_t mac[NIC_MAC_LENGTH];
@@ -87,7 +87,7 @@ struct nic {
 	const struct nic_ops *ops;
 	void *driver; /* the driver's own state */
 
-	/* ---- owned by modules/nic ---- */
+	/* ---- owned by drivers/net ---- */
 	volatile enum nic_mode mode;
 	nic_rx_fn rx_handler;
 	void *rx_context;
