@@ -30,20 +30,29 @@ KERNEL_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS) $(INCLUDES) -mcmodel=kernel -mno-
 	-fno-strict-aliasing -fno-common -MMD -MP
 KERNEL_ASFLAGS := $(INCLUDES) -g -MMD -MP -D__ASSEMBLY__
 
-KERNEL_C := $(shell find $(KERNEL_DIRS) -name '*.c' -not -path '*/tests/*' 2>/dev/null | sort)
-KERNEL_S := $(shell find $(KERNEL_DIRS) -name '*.S' -not -path '*/tests/*' 2>/dev/null | sort)
-KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(KERNEL_C) $(KERNEL_S))
+# Every .c and .S under the kernel's directories is built; tests and
+# benchmarks (named by KERNEL_TEST_PATTERNS) only into the test kernel, built
+# with -DKERNEL_TESTS=1 into $(BUILD)/obj-test/.  The kernel that `make run`
+# and the ISO boot carries none of them; `make test` and `make bench` boot the
+# test kernel.
+KERNEL_SRCS := $(shell find $(KERNEL_DIRS) \( -name '*.c' -o -name '*.S' \) 2>/dev/null | sort)
+KERNEL_TEST_PATTERNS := %/tests.c %_test.c %/bench.c %/bench_target.c %/testprog.S \
+	kernel/ktest/% kernel/crashtest/%
+KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(filter-out $(KERNEL_TEST_PATTERNS),$(KERNEL_SRCS)))
+KERNEL_TEST_OBJS := $(patsubst %,$(BUILD)/obj-test/%.o,$(KERNEL_SRCS))
+# Objects both kernels link (the font here; lwIP and the aspects in their .mk).
 # The screen console's font, converted at build time from a Debian console
 # font (package console-setup-linux); never committed.
 FONT_PSF := /usr/share/consolefonts/Uni2-VGA16.psf.gz
-KERNEL_OBJS += $(BUILD)/font.o
+KERNEL_SHARED_OBJS := $(BUILD)/font.o
 KERNEL_LDS := kernel/arch/x86_64/kernel.ld
 KERNEL_ELF := $(BUILD)/microscope.elf
+KERNEL_TEST_ELF := $(BUILD)/microscope-test.elf
 ISO := $(BUILD)/microscope.iso
 TEST_ISO := $(BUILD)/microscope-selftest.iso
 STAMP_DEPS := $(BUILD)/.deps-ok
 
-.PHONY: all deps kernel iso run test test-host test-qemu test-net bench bench-net bench-acct debug clean format check-format check-layering
+.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-acct debug clean format check-format check-layering
 all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
@@ -52,7 +61,7 @@ include userland/userland.mk
 include aspects/aspects.mk
 # make fuzz: the linker's libFuzzer target.
 include tests/fuzz/fuzz.mk
-# lwIP (fetched into $(BUILD)/lwip) and the network module's flags: adds to KERNEL_OBJS.
+# lwIP (fetched into $(BUILD)/lwip) and the network module's flags: adds to KERNEL_SHARED_OBJS.
 include modules/net/net.mk
 
 deps: $(STAMP_DEPS)
@@ -74,6 +83,16 @@ $(BUILD)/obj/%.S.o: %.S $(CC)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
 
+$(BUILD)/obj-test/%.c.o: %.c $(CC)
+	$(say) CC-T $<
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(KERNEL_CFLAGS) -DKERNEL_TESTS=1 -c $< -o $@
+
+$(BUILD)/obj-test/%.S.o: %.S $(CC)
+	$(say) AS-T $<
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(KERNEL_ASFLAGS) -DKERNEL_TESTS=1 -c $< -o $@
+
 # Two links: the first gives every function its final address, the second
 # embeds those as the symbol table.  The table sits after all code and data,
 # so the check below proves that nothing moved between the links.
@@ -87,22 +106,28 @@ $(BUILD)/font.S: tools/mkfont.py | $(STAMP_DEPS)
 $(BUILD)/%.o: $(BUILD)/%.S $(CC)
 	$(Q)$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
 
-$(BUILD)/kernel-pass1.elf: $(KERNEL_OBJS) $(BUILD)/ksyms-empty.o $(KERNEL_LDS)
-	$(say) LD $@
-	$(Q)$(LD) -T $(KERNEL_LDS) -o $@ $(KERNEL_OBJS) $(BUILD)/ksyms-empty.o
+# $(1) = the ELF, $(2) = its objects.
+define kernel-link
+$(1:.elf=-pass1.elf): $(2) $(KERNEL_SHARED_OBJS) $(BUILD)/ksyms-empty.o $(KERNEL_LDS)
+	$$(say) LD $$@
+	$$(Q)$$(LD) -T $$(KERNEL_LDS) -o $$@ $(2) $$(KERNEL_SHARED_OBJS) $$(BUILD)/ksyms-empty.o
 
-$(BUILD)/ksyms.S: $(BUILD)/kernel-pass1.elf tools/mkksyms.py
-	$(Q)$(NM) -n -S --defined-only $< | $(PYTHON) tools/mkksyms.py > $@
+$(1:.elf=-ksyms.S): $(1:.elf=-pass1.elf) tools/mkksyms.py
+	$$(Q)$$(NM) -n -S --defined-only $$< | $$(PYTHON) tools/mkksyms.py > $$@
 
-$(KERNEL_ELF): $(BUILD)/kernel-pass1.elf $(BUILD)/ksyms.o
-	$(say) LD $@
-	$(Q)$(LD) -T $(KERNEL_LDS) -o $@ $(KERNEL_OBJS) $(BUILD)/ksyms.o
-	$(Q)$(NM) -n $(BUILD)/kernel-pass1.elf | grep -i ' t ' > $(BUILD)/syms1.txt
-	$(Q)$(NM) -n $@ | grep -i ' t ' > $(BUILD)/syms2.txt
-	$(Q)cmp -s $(BUILD)/syms1.txt $(BUILD)/syms2.txt || \
-		{ echo "error: code moved between the two kernel links"; rm -f $@; exit 1; }
+$(1): $(1:.elf=-pass1.elf) $(1:.elf=-ksyms.o)
+	$$(say) LD $$@
+	$$(Q)$$(LD) -T $$(KERNEL_LDS) -o $$@ $(2) $$(KERNEL_SHARED_OBJS) $(1:.elf=-ksyms.o)
+	$$(Q)$$(NM) -n $(1:.elf=-pass1.elf) | grep -i ' t ' > $(1:.elf=-syms1.txt)
+	$$(Q)$$(NM) -n $$@ | grep -i ' t ' > $(1:.elf=-syms2.txt)
+	$$(Q)cmp -s $(1:.elf=-syms1.txt) $(1:.elf=-syms2.txt) || \
+		{ echo "error: code moved between the two kernel links"; rm -f $$@; exit 1; }
+endef
+$(eval $(call kernel-link,$(KERNEL_ELF),$(KERNEL_OBJS)))
+$(eval $(call kernel-link,$(KERNEL_TEST_ELF),$(KERNEL_TEST_OBJS)))
 
 kernel: check-layering $(KERNEL_ELF)
+test-kernel: check-layering $(KERNEL_TEST_ELF)
 
 # A module's internal header is its own: including another's fails the build.
 check-layering:
@@ -111,42 +136,51 @@ check-layering:
 # The EFI image probes every partition map at start; list them so it finds them.
 GRUB_MODULES := normal multiboot2 all_video part_msdos part_gpt part_acorn part_amiga part_apple \
 	part_bsd part_dfly part_dvh part_plan part_sun part_sunpc
+# $(1) = kernel, $(2) = command line, $(3) = image, $(4) = its name.
 define make-iso
-	$(say) ISO $(2)
-	$(Q)rm -rf $(BUILD)/iso-$(3) && mkdir -p $(BUILD)/iso-$(3)/boot/grub
-	$(Q)cp $(KERNEL_ELF) $(BUILD)/iso-$(3)/boot/microscope.elf
-	$(Q)cp $(INITRD) $(BUILD)/iso-$(3)/boot/initrd.cpio
-	$(Q)sed 's|@CMDLINE@|$(1)|' tools/grub.cfg.in > $(BUILD)/iso-$(3)/boot/grub/grub.cfg
-	$(Q)grub-mkrescue -o $(2) $(BUILD)/iso-$(3) --install-modules="$(GRUB_MODULES)" \
+	$(say) ISO $(3)
+	$(Q)rm -rf $(BUILD)/iso-$(4) && mkdir -p $(BUILD)/iso-$(4)/boot/grub
+	$(Q)cp $(1) $(BUILD)/iso-$(4)/boot/microscope.elf
+	$(Q)cp $(INITRD) $(BUILD)/iso-$(4)/boot/initrd.cpio
+	$(Q)sed 's|@CMDLINE@|$(2)|' tools/grub.cfg.in > $(BUILD)/iso-$(4)/boot/grub/grub.cfg
+	$(Q)grub-mkrescue -o $(3) $(BUILD)/iso-$(4) --install-modules="$(GRUB_MODULES)" \
 		--modules="$(GRUB_MODULES)" --locales= --fonts= --themes= --compress=xz \
-		>$(BUILD)/grub-mkrescue-$(3).log 2>&1 || { cat $(BUILD)/grub-mkrescue-$(3).log; exit 1; }
+		>$(BUILD)/grub-mkrescue-$(4).log 2>&1 || { cat $(BUILD)/grub-mkrescue-$(4).log; exit 1; }
 endef
 
-iso: $(ISO) $(TEST_ISO)
+iso: $(ISO)
 $(ISO): $(KERNEL_ELF) $(INITRD) tools/grub.cfg.in Makefile
-	$(call make-iso,$(CMDLINE),$@,run)
-# The self-test image runs every suite and leaves QEMU with the result.
-$(TEST_ISO): $(KERNEL_ELF) $(INITRD) tools/grub.cfg.in Makefile
-	$(call make-iso,ktest=all exit=qemu,$@,selftest)
+	$(call make-iso,$(KERNEL_ELF),$(CMDLINE),$@,run)
+# The self-test image boots the test kernel, runs every suite and leaves QEMU
+# with the result.
+$(TEST_ISO): $(KERNEL_TEST_ELF) $(INITRD) tools/grub.cfg.in Makefile
+	$(call make-iso,$(KERNEL_TEST_ELF),ktest=all exit=qemu,$@,selftest)
 
 # make run ARGS="ktest=all exit=qemu" boots with a command line (QEMU -kernel).
 # SMP=n sets the number of CPUs (two by default, so the boot shows SMP at work).
+# KERNEL=test boots the test kernel (in-kernel suites and benchmarks: ktest=,
+# crashtest=, jp_bench=, ...) through -kernel.
 SMP ?= 2
-run: deps all
-	$(Q)$(PYTHON) tools/qemu.py --interactive --smp $(SMP) $(if $(ARGS),--kernel $(KERNEL_ELF) --initrd $(INITRD) \
-		--append "$(ARGS)",--iso $(ISO))
+RUN_KERNEL := $(if $(filter test,$(KERNEL)),$(KERNEL_TEST_ELF),$(KERNEL_ELF))
+run: deps all $(if $(filter test,$(KERNEL)),$(KERNEL_TEST_ELF))
+	$(Q)$(PYTHON) tools/qemu.py --interactive --smp $(SMP) \
+		$(if $(ARGS)$(KERNEL),--kernel $(RUN_KERNEL) --initrd $(INITRD) --append "$(ARGS)",--iso $(ISO))
 
-debug: deps all
-	$(Q)$(PYTHON) tools/qemu.py --kernel $(KERNEL_ELF) --initrd $(INITRD) --interactive --gdb --append "$(ARGS)"
+debug: deps all $(TEST_IMAGES)
+	$(Q)$(PYTHON) tools/qemu.py --kernel $(KERNEL_TEST_ELF) --initrd $(INITRD) --interactive --gdb \
+		--append "$(ARGS)"
 
-test: deps all
+# The test and bench targets build the test kernel (KERNEL_TESTS=1) and its
+# self-test ISO as well.
+TEST_IMAGES := $(KERNEL_TEST_ELF) $(TEST_ISO)
+test: deps all $(TEST_IMAGES)
 	$(Q)$(PYTHON) tests/run.py --build $(BUILD)
 
 # Only the network tests from the host (both NICs), a part of `make test`.
-test-net: deps all
+test-net: deps all $(TEST_IMAGES)
 	$(Q)$(PYTHON) tests/run.py --build $(BUILD) --only net
 
-bench: deps all
+bench: deps all $(TEST_IMAGES)
 	$(Q)$(PYTHON) tests/bench.py --build $(BUILD)
 
 # HTTP over e1000 and virtio-net, interrupt and polling mode, against a Linux
@@ -158,7 +192,7 @@ bench-net: deps all
 
 # httpd with per-request accounting off and on under the same HTTP load, and
 # librscfl's calls in instructions (-icount).
-bench-acct: deps all
+bench-acct: deps all $(TEST_IMAGES)
 	$(Q)$(PYTHON) tests/bench_acct.py --build $(BUILD)
 
 format:
@@ -170,4 +204,4 @@ check-format:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-test -name '*.d' 2>/dev/null)

@@ -34,5 +34,5 @@ $(BUILD)/aspects-embedded.S: $(ASPECT_OBJS) aspects/aspects.mk
 $(ASPECT_EMBED): $(BUILD)/aspects-embedded.S $(CC)
 	$(Q)$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
 
-KERNEL_OBJS += $(ASPECT_EMBED)
+KERNEL_SHARED_OBJS += $(ASPECT_EMBED)
 $(INITRD): $(ASPECT_OBJS)

@@ -28,7 +28,7 @@ CALIBRATION = re.compile(r"^jp_bench: calibration (\d+) instructions took (\d+) 
 
 
 def boot(build, append, icount, log):
-    cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope.elf"),
+    cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope-test.elf"),
            "--append", append, "--log", log, "--timeout", str(TIMEOUT)]
     if icount:
         cmd.append("--icount")
@@ -106,7 +106,7 @@ SMP_CPUS = [1, 2, 4]
 
 def boot_smp(build, cpus, icount, log):
     """boot() with -smp cpus (appended after --, as QEMU arguments)."""
-    cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope.elf"), "--smp",
+    cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope-test.elf"), "--smp",
            str(cpus), "--append", "smp_bench exit=qemu", "--log", log, "--timeout", str(TIMEOUT)]
     if icount:
         cmd.append("--icount")
@@ -155,7 +155,7 @@ USER_TIMEOUT = 300
 
 def boot_user_parallel(build, cpus, log):
     """userland/parallel as init (its defaults) on cpus CPUs, plain TCG."""
-    cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope.elf"), "--initrd",
+    cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope-test.elf"), "--initrd",
            os.path.join(build, "initrd.cpio"), "--smp", str(cpus), "--append",
            "init=/bin/parallel exit=qemu", "--log", log, "--timeout", str(USER_TIMEOUT)]
     status = subprocess.run(cmd, cwd=ROOT, stderr=subprocess.DEVNULL).returncode
@@ -236,7 +236,7 @@ def bench_bindings(build, out_dir):
     lines = ["## Bindings (`bindbench`)", ""]
     for mode, icount in (("icount", True), ("tcg", False)):
         log = os.path.join(out_dir, f"bindbench-{mode}.log")
-        cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope.elf"),
+        cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope-test.elf"),
                "--initrd", os.path.join(build, "initrd.cpio"), "--smp", "2", "--append",
                "init=/bin/bindbench monitor_cpus=1 exit=qemu", "--log", log,
                "--timeout", str(TIMEOUT)] + (["--icount"] if icount else [])

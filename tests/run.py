@@ -290,7 +290,7 @@ def host_jobs(args, reporter):
 
 
 def kernel_elf(build):
-    return os.path.join(build, "microscope.elf")
+    return os.path.join(build, "microscope-test.elf")
 
 
 def missing(path, reporter, name, hint):

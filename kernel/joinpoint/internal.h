@@ -129,7 +129,11 @@ void jp_bench_plain(void);
 void jp_bench_nop(void);
 void jp_bench_nop_sleeps(void);
 /* Runs the jp_bench measurements and stops the machine, if jp_bench was given. */
+#ifdef KERNEL_TESTS
 void jp_bench_run_if_requested(void);
+#else
+static inline void jp_bench_run_if_requested(void) {} /* benchmarks: test kernel only */
+#endif
 
 /* ---- The fast path (trampoline.c) ---------------------------------------- */
 

@@ -68,11 +68,24 @@ void ktest_skip(struct ktest *t, const char *reason);
 			return;                \
 	} while (0)
 
+/* The suites exist only in the test kernel (KERNEL_TESTS=1); the kernel that
+ * `make run` boots has none, and these say so. */
+#ifdef KERNEL_TESTS
 /* Runs the suites the command line selected; returns the number of failed
  * cases, or -1 when no suite was selected. */
 int ktest_run_selected(void);
 /* True when the command line asked for test suites (the kernel then stops
  * after running them). */
 bool ktest_requested(void);
+#else
+static inline int ktest_run_selected(void)
+{
+	return -1;
+}
+static inline bool ktest_requested(void)
+{
+	return false;
+}
+#endif
 
 #endif

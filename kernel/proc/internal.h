@@ -151,7 +151,14 @@ bool proc_is_killed(const struct process *p);
 void proc_set_name(struct process *p, const char *path);
 
 /* bench.c: runs proc_bench and stops the machine when the parameter is given. */
+#ifdef KERNEL_TESTS
 bool proc_bench_run_if_requested(void);
+#else
+static inline bool proc_bench_run_if_requested(void)
+{
+	return false; /* benchmarks: test kernel only */
+}
+#endif
 
 /* exec.c */
 /* Replaces p's memory with the program in image, arguments argv/envp (kernel

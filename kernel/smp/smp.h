@@ -63,7 +63,11 @@ void smp_drop_next_call_ipi(void);
 
 /* Runs the smp_bench measurements and stops the machine, if smp_bench was
  * on the command line.  Boot thread, once every CPU is up. */
+#ifdef KERNEL_TESTS
 void smp_bench_run_if_requested(void);
+#else
+static inline void smp_bench_run_if_requested(void) {} /* benchmarks: test kernel only */
+#endif
 
 /* Grace periods.  A reader section is any stretch with preemption off
  * (spinlock held, preempt_disable, interrupts off, interrupt handler).  A

@@ -22,8 +22,9 @@ LWIP_OBJS := $(patsubst %.c,$(BUILD)/lwip-obj/%.o,$(LWIP_SOURCES))
 LWIP_CFLAGS := $(KERNEL_CFLAGS) $(LWIP_INCLUDES) -Wno-error=address -Wno-sign-compare \
 	-Wno-missing-prototypes -Wno-implicit-fallthrough -Wno-type-limits
 
-NET_OBJS := $(filter $(BUILD)/obj/modules/net/%,$(KERNEL_OBJS))
-KERNEL_OBJS += $(LWIP_OBJS)
+NET_OBJS := $(filter $(BUILD)/obj/modules/net/% $(BUILD)/obj-test/modules/net/%,\
+	$(KERNEL_OBJS) $(KERNEL_TEST_OBJS))
+KERNEL_SHARED_OBJS += $(LWIP_OBJS)
 
 .PHONY: lwip
 lwip: $(LWIP_STAMP)
