@@ -129,9 +129,10 @@ $(eval $(call kernel-link,$(KERNEL_TEST_ELF),$(KERNEL_TEST_OBJS)))
 kernel: check-layering $(KERNEL_ELF)
 test-kernel: check-layering $(KERNEL_TEST_ELF)
 
-# A module's internal header is its own: including another's fails the build.
+# Includes point down the layers of tools/layers.conf only, and a module's
+# internal header is its own: anything else fails the build.
 check-layering:
-	$(Q)sh tools/check-layering.sh $(KERNEL_DIRS)
+	$(Q)$(PYTHON) tools/check-layering.py
 
 # The EFI image probes every partition map at start; list them so it finds them.
 GRUB_MODULES := normal multiboot2 all_video part_msdos part_gpt part_acorn part_amiga part_apple \
