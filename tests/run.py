@@ -3,7 +3,8 @@
 
 Groups (each can run alone with --only):
   host   tests/host/*_test.c: real kernel sources compiled for the host with
-         AddressSanitizer and UndefinedBehaviorSanitizer; every KTAP case counts.
+         AddressSanitizer and UndefinedBehaviorSanitizer; every KTAP case counts;
+         and docs/SYSCALLS.md checked against the sources (tools/mksyscalls.py).
   fuzz   the runtime linker's ELF validation and relocation under libFuzzer for
          a short while (tests/fuzz/fuzz.sh; `make fuzz` runs it longer).
   ktest  the in-kernel suites (ktest=all exit=qemu, QEMU -kernel) on 1, 2 and 4
@@ -281,9 +282,20 @@ def run_host_test(source, build, reporter):
         reporter.report(Result(name, "FAIL", seconds, output, problem))
 
 
+def run_syscall_table_check(reporter):
+    """docs/SYSCALLS.md matches the sources, and every system call number has
+    a handler or is marked -ENOSYS (tools/mksyscalls.py --check)."""
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "mksyscalls.py"), "--check"],
+                          cwd=ROOT, capture_output=True, text=True)
+    reporter.report(Result("host/syscall-table", "ok" if proc.returncode == 0 else "FAIL",
+                           time.monotonic() - start, proc.stdout + proc.stderr))
+
+
 def host_jobs(args, reporter):
     sources = sorted(glob.glob(os.path.join(ROOT, "tests/host/*_test.c")))
-    return [lambda s=s: run_host_test(s, args.build, reporter) for s in sources]
+    return [lambda s=s: run_host_test(s, args.build, reporter) for s in sources] + \
+        [lambda: run_syscall_table_check(reporter)]
 
 
 # ---------------------------------------------------------------- in-kernel suites
@@ -494,6 +506,7 @@ SHELL_SESSION = [
     ("backspace-and-quotes", "echo ab\x7fc \"d  e\"", r"\nac d  e\r?\n"),
     ("ctrl-u", "mem\x15echo cleared", r"\ncleared\r?\n"),
     ("uptime", "uptime", r"up \d+\.\d{6} s"),
+    ("syscalls", "syscalls", r"\n\s+0  read\s+modules/vfs/syscalls\.c\r?\n"),
     ("unterminated-quote", "echo \"open", r"unterminated quote"),
 ]
 

@@ -9,7 +9,7 @@
  * process code may end the process (exit, a fatal signal); SYSRET is used
  * only when the saved RIP is a user address, else IRETQ.
  */
-#include "syscall/syscall.h"
+#include "syscall/internal.h"
 
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/gdt.h"
@@ -24,7 +24,6 @@
 /* Cleared on entry: TF, IF, DF, NT, AC. */
 #define SYSCALL_RFLAGS_MASK ((1UL << 8) | (1UL << 9) | (1UL << 10) | (1UL << 14) | (1UL << 18))
 
-extern const struct syscall_entry __syscalls_start[], __syscalls_end[];
 static const struct syscall_entry *table[SYSCALL_TABLE_SIZE];
 static bool table_built;
 

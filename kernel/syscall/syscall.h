@@ -14,6 +14,10 @@
  *
  * A handler must return to its caller (exit and execve do: the process code
  * finishes the exit, or enters the new program, on the way back to user mode).
+ *
+ * The whole table, number by number, is docs/SYSCALLS.md (tools/mksyscalls.py
+ * writes it from the sources) and, in the running kernel, the console command
+ * `syscalls`.
  */
 #ifndef KERNEL_SYSCALL_SYSCALL_H
 #define KERNEL_SYSCALL_SYSCALL_H
@@ -30,6 +34,7 @@ struct syscall_entry {
 	unsigned number;
 	const char *name;
 	long (*call)(const uint64_t *args); /* calls sys_<name> (the join point) */
+	const char *file;                   /* its source: "kernel/acct/syscalls.c" */
 };
 
 /* Builds the number → handler table from .syscalls and sets up SYSCALL/SYSRET
@@ -76,6 +81,7 @@ struct trap_frame *syscall_user_frame(void);
 			.number = __NR_##sysname,                                       \
 			.name = #sysname,                                               \
 			.call = syscall_call_##sysname,                                 \
+			.file = __FILE__,                                               \
 	};                                                                              \
 	JOINPOINT_DEFINE_AS(sys, sysname, sys_##sysname, long, ##__VA_ARGS__)
 // clang-format on

@@ -3,7 +3,10 @@
  * ABI (rax = number; rdi, rsi, rdx, r10, r8, r9 = arguments; rax = result or
  * -errno) call the same services by the same numbers.  Numbers from 512 on are
  * microScope's own.  Shared by the kernel and userland's syscall glue: plain
- * constants only.
+ * constants only.  A number marked -ENOSYS has no handler, on purpose: it is
+ * Linux's, listed so that the numbering stays whole, and the kernel answers
+ * -ENOSYS; every other number has one (tools/mksyscalls.py checks both, and
+ * writes the table, docs/SYSCALLS.md).
  *
  *     #include "uapi/syscall_numbers.h"
  *     mov $__NR_getpid, %eax
@@ -22,23 +25,23 @@
 #define __NR_poll            7
 #define __NR_lseek           8
 #define __NR_mmap            9
-#define __NR_mprotect        10
+#define __NR_mprotect        10 /* -ENOSYS */
 #define __NR_munmap          11
 #define __NR_brk             12
-#define __NR_rt_sigaction    13
-#define __NR_rt_sigprocmask  14
+#define __NR_rt_sigaction    13 /* -ENOSYS */
+#define __NR_rt_sigprocmask  14 /* -ENOSYS */
 #define __NR_ioctl           16
-#define __NR_pread64         17
-#define __NR_pwrite64        18
-#define __NR_readv           19
-#define __NR_writev          20
+#define __NR_pread64         17 /* -ENOSYS */
+#define __NR_pwrite64        18 /* -ENOSYS */
+#define __NR_readv           19 /* -ENOSYS */
+#define __NR_writev          20 /* -ENOSYS */
 #define __NR_access          21
 #define __NR_pipe            22
 #define __NR_select          23
 #define __NR_sched_yield     24
 #define __NR_dup             32
 #define __NR_dup2            33
-#define __NR_pause           34
+#define __NR_pause           34 /* -ENOSYS */
 #define __NR_nanosleep       35
 #define __NR_getpid          39
 #define __NR_socket          41
@@ -59,44 +62,44 @@
 #define __NR_exit            60
 #define __NR_wait4           61
 #define __NR_kill            62
-#define __NR_uname           63
+#define __NR_uname           63 /* -ENOSYS */
 #define __NR_fcntl           72
-#define __NR_fsync           74
-#define __NR_ftruncate       77
+#define __NR_fsync           74 /* -ENOSYS */
+#define __NR_ftruncate       77 /* -ENOSYS */
 #define __NR_getdents        78
 #define __NR_getcwd          79
 #define __NR_chdir           80
-#define __NR_fchdir          81
-#define __NR_rename          82
+#define __NR_fchdir          81 /* -ENOSYS */
+#define __NR_rename          82 /* -ENOSYS */
 #define __NR_mkdir           83
 #define __NR_rmdir           84
 #define __NR_creat           85
-#define __NR_link            86
+#define __NR_link            86 /* -ENOSYS */
 #define __NR_unlink          87
-#define __NR_readlink        89
-#define __NR_umask           95
+#define __NR_readlink        89 /* -ENOSYS */
+#define __NR_umask           95 /* -ENOSYS */
 #define __NR_gettimeofday    96
 #define __NR_times           100
-#define __NR_getuid          102
-#define __NR_getgid          104
-#define __NR_geteuid         107
-#define __NR_getegid         108
-#define __NR_setpgid         109
+#define __NR_getuid          102 /* -ENOSYS */
+#define __NR_getgid          104 /* -ENOSYS */
+#define __NR_geteuid         107 /* -ENOSYS */
+#define __NR_getegid         108 /* -ENOSYS */
+#define __NR_setpgid         109 /* -ENOSYS */
 #define __NR_getppid         110
-#define __NR_getpgrp         111
-#define __NR_setsid          112
-#define __NR_arch_prctl      158
+#define __NR_getpgrp         111 /* -ENOSYS */
+#define __NR_setsid          112 /* -ENOSYS */
+#define __NR_arch_prctl      158 /* -ENOSYS */
 #define __NR_gettid          186
-#define __NR_time            201
+#define __NR_time            201 /* -ENOSYS */
 #define __NR_sched_setaffinity 203
 #define __NR_sched_getaffinity 204
 #define __NR_getdents64      217
-#define __NR_set_tid_address 218
+#define __NR_set_tid_address 218 /* -ENOSYS */
 #define __NR_clock_gettime   228
 #define __NR_clock_getres    229
-#define __NR_clock_nanosleep 230
+#define __NR_clock_nanosleep 230 /* -ENOSYS */
 #define __NR_exit_group      231
-#define __NR_tgkill          234
+#define __NR_tgkill          234 /* -ENOSYS */
 #define __NR_openat          257
 #define __NR_accept4         288
 #define __NR_pipe2           293
