@@ -3,23 +3,36 @@
  * (which also holds its working directory) and proc only carries it in
  * proc_slots(p)->files: a child of the kernel gets a fresh table on
  * /dev/console, fork clones the parent's, exec closes the close-on-exec
- * descriptors, exit releases it.  The VFS finds the caller's table with
- * proc_current() and asks proc_signal_pending() in its long waits; through
- * the hooks installed here it sends SIGPIPE and turns ^C on the console into
- * SIGINT.  execve reads the program file whole through the VFS, relative to
- * the working directory.
+ * descriptors, exit releases it.  The VFS sits a layer above and registers
+ * those operations (struct proc_file_ops, from vfs_init); it calls down to
+ * proc_current(), proc_signal_pending(), proc_send_sigpipe() and
+ * proc_interrupt_console().  execve reads the program file whole through the
+ * registered read_program, relative to the working directory.
  */
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "proc/internal.h"
-#include "vfs/vfs.h"
+
+static const struct proc_file_ops *file_ops;
+
+void proc_set_file_ops(const struct proc_file_ops *ops)
+{
+	__atomic_store_n(&file_ops, ops, __ATOMIC_RELEASE);
+}
+
+static const struct proc_file_ops *ops(void)
+{
+	return __atomic_load_n(&file_ops, __ATOMIC_ACQUIRE);
+}
 
 int proc_files_spawn(struct process *child)
 {
 	struct process *parent = proc_current();
+	if (!ops())
+		return 0;
 	if (parent && parent->slots.files)
-		return vfs_files_clone(parent->slots.files, &child->slots.files);
-	child->slots.files = vfs_files_create_initial();
+		return ops()->clone(parent->slots.files, &child->slots.files);
+	child->slots.files = ops()->create_initial();
 	return child->slots.files ? 0 : -ENOMEM;
 }
 
@@ -27,40 +40,31 @@ int proc_files_fork(struct process *child, struct process *parent)
 {
 	if (!parent->slots.files)
 		return 0;
-	return vfs_files_clone(parent->slots.files, &child->slots.files);
+	return ops()->clone(parent->slots.files, &child->slots.files);
 }
 
 void proc_files_exec(struct process *p)
 {
 	if (p->slots.files)
-		vfs_files_close_on_exec(p->slots.files);
+		ops()->close_on_exec(p->slots.files);
 }
 
 void proc_files_exit(struct process *p)
 {
 	void *files = p->slots.files;
 	p->slots.files = NULL;
-	vfs_files_release(files);
+	if (files)
+		ops()->release(files);
 }
 
 int proc_read_program(const char *path, void **image, size_t *size)
 {
 	struct process *p = proc_current();
-	char *cwd = kmalloc(VFS_PATH_MAX), *absolute = kmalloc(VFS_PATH_MAX);
-	int error = -ENOMEM;
 	*image = NULL;
 	*size = 0;
-	if (cwd && absolute) {
-		strlcpy(cwd, "/", VFS_PATH_MAX);
-		if (p && p->slots.files)
-			vfs_files_get_cwd(p->slots.files, cwd);
-		error = vfs_path_normalize(cwd, path, absolute, VFS_PATH_MAX);
-		if (error >= 0)
-			error = vfs_read_whole_file(absolute, image, size);
-	}
-	kfree(cwd);
-	kfree(absolute);
-	return error;
+	if (!ops())
+		return -ENOENT;
+	return ops()->read_program(p ? p->slots.files : NULL, path, image, size);
 }
 
 void proc_free_program(void *image, size_t size)
@@ -71,7 +75,7 @@ void proc_free_program(void *image, size_t size)
 
 /* ---- What the VFS asks of processes ------------------------------------------ */
 
-static void send_sigpipe(void)
+void proc_send_sigpipe(void)
 {
 	struct process *p = proc_current();
 	if (p)
@@ -80,7 +84,7 @@ static void send_sigpipe(void)
 
 /* ^C on the console: SIGINT to the programs at the end of the process tree
  * (no children), except init and shells, which stay. */
-static void send_console_interrupt(void)
+void proc_interrupt_console(void)
 {
 	static struct proc_info info[PROC_MAX];
 	static struct spinlock lock = SPINLOCK_INIT("proc.interrupt");
@@ -95,14 +99,4 @@ static void send_console_interrupt(void)
 			proc_kill(info[i].pid, SIGINT);
 	}
 	spin_unlock_irqrestore(&lock, irq);
-}
-
-static const struct vfs_process_hooks hooks = {
-    .send_sigpipe = send_sigpipe,
-    .send_console_interrupt = send_console_interrupt,
-};
-
-void proc_files_init(void)
-{
-	vfs_set_process_hooks(&hooks);
 }

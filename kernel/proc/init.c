@@ -30,7 +30,6 @@ KERNEL_PARAM(init, set_init_path, "/path: the first program (default /sbin/init)
 void proc_init(void)
 {
 	proc_setup_faults();
-	proc_files_init();
 }
 
 /* Waits for init to end, says how, and stops. */

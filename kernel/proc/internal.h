@@ -172,8 +172,6 @@ int proc_files_spawn(struct process *child);
 int proc_files_fork(struct process *child, struct process *parent);
 void proc_files_exec(struct process *p);
 void proc_files_exit(struct process *p);
-/* Installs the hooks the VFS calls into proc with.  Once, at boot. */
-void proc_files_init(void);
 /* Reads the whole file at path.  Returns 0 with *image (free with
  * proc_free_program) and *size, or -ENOENT, -ENOMEM, ... */
 int proc_read_program(const char *path, void **image, size_t *size);

@@ -111,6 +111,29 @@ int proc_list_cpus(struct proc_cpu_info *info, int count);
  * the access may be retried, -EFAULT when it is a real fault.  For uaccess. */
 int proc_resolve_fault(uint64_t address, unsigned error);
 
+/* ---- Descriptor tables (registered by the VFS) ---------------------------- */
+
+/* A process carries its descriptor table (which also holds its working
+ * directory) as an opaque pointer; the VFS, a layer above, owns the tables and
+ * registers what proc calls at spawn, fork, exec and exit (vfs_init).  Until
+ * then processes have no table. */
+struct proc_file_ops {
+	void *(*create_initial)(void);          /* fd 0, 1, 2 on the console; NULL: no memory */
+	int (*clone)(void *files, void **copy); /* fork: 0 or a negative errno */
+	void (*close_on_exec)(void *files);
+	void (*release)(void *files);
+	/* Reads the program at path (relative to files' working directory, files may
+	 * be NULL) whole into *image (kmalloc'd).  Returns 0 or a negative errno. */
+	int (*read_program)(void *files, const char *path, void **image, size_t *size);
+};
+void proc_set_file_ops(const struct proc_file_ops *ops);
+
+/* Sends SIGPIPE to the calling process (none in a kernel thread). */
+void proc_send_sigpipe(void);
+/* ^C on the console: SIGINT to the programs at the end of the process tree
+ * (without children), except init and shells.  Interrupt context; no sleep. */
+void proc_interrupt_console(void);
+
 /* Installs the handler for faults in user mode.  Once, at boot. */
 void proc_init(void);
 /* Starts init (the init= parameter, default /sbin/init) as a child of the

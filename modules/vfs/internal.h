@@ -24,5 +24,7 @@ int vfs_path_absolute(const char *path, char *out);
 void vfs_file_destroy(struct vfs_file *file);
 /* The calling process's descriptor table, or NULL (a kernel thread). */
 void *vfs_current_files(void);
+/* Gives proc the descriptor-table operations (process.c); once, from vfs_init. */
+void vfs_register_process_files(void);
 
 #endif

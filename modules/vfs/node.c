@@ -15,7 +15,6 @@
 #include "proc/proc.h"
 
 static uint64_t next_inode = 1;
-static const struct vfs_process_hooks *process_hooks;
 
 void vfs_node_init(struct vfs_node *node, uint32_t mode, const struct vfs_node_ops *ops,
 		   const struct vfs_file_ops *file_ops, void *private)
@@ -100,16 +99,6 @@ void vfs_file_destroy(struct vfs_file *file)
 	kfree(file);
 }
 
-void vfs_set_process_hooks(const struct vfs_process_hooks *hooks)
-{
-	__atomic_store_n(&process_hooks, hooks, __ATOMIC_RELEASE);
-}
-
-static const struct vfs_process_hooks *hooks(void)
-{
-	return __atomic_load_n(&process_hooks, __ATOMIC_ACQUIRE);
-}
-
 bool vfs_signal_pending(void)
 {
 	return proc_signal_pending();
@@ -117,16 +106,12 @@ bool vfs_signal_pending(void)
 
 void vfs_send_sigpipe(void)
 {
-	const struct vfs_process_hooks *h = hooks();
-	if (h && h->send_sigpipe)
-		h->send_sigpipe();
+	proc_send_sigpipe();
 }
 
 void vfs_send_console_interrupt(void)
 {
-	const struct vfs_process_hooks *h = hooks();
-	if (h && h->send_console_interrupt)
-		h->send_console_interrupt();
+	proc_interrupt_console();
 }
 
 void *vfs_current_files(void)

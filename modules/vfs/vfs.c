@@ -338,4 +338,5 @@ void vfs_init(void)
 		panic("vfs: cannot mount the root file systems");
 	vfs_node_put(root);
 	vfs_node_put(dev);
+	vfs_register_process_files();
 }

@@ -194,18 +194,12 @@ struct vfs_file *vfs_file_get(struct vfs_file *file);
 void vfs_file_put(struct vfs_file *file);
 
 /* Blocking waits on files (pipes, the console) give up with -EINTR when the
- * calling process has been told to end (proc_signal_pending).  The process
- * code may say how to send SIGPIPE and how ^C on the console interrupts the
- * foreground process; without hooks neither happens.  Either may be NULL;
- * send_console_interrupt runs in interrupt context and must not sleep. */
-struct vfs_process_hooks {
-	void (*send_sigpipe)(void);           /* to the calling process */
-	void (*send_console_interrupt)(void); /* ^C: SIGINT to the foreground */
-};
-void vfs_set_process_hooks(const struct vfs_process_hooks *hooks);
+ * calling process has been told to end (proc_signal_pending). */
 /* True when the calling thread should stop waiting (its process is ending). */
 bool vfs_signal_pending(void);
+/* SIGPIPE to the calling process (a write to a pipe or socket with no reader). */
 void vfs_send_sigpipe(void);
+/* ^C on the console: interrupt context, never sleeps. */
 void vfs_send_console_interrupt(void);
 
 /* ---- Mounting ------------------------------------------------------------ */

@@ -1,0 +1,42 @@
+/*
+ * What the VFS gives processes: it owns their descriptor tables, and proc (a
+ * layer below) calls these through struct proc_file_ops, registered once by
+ * vfs_init: a fresh table on /dev/console for a child of the kernel, a clone
+ * at fork, close-on-exec at exec, release at exit, and the program file read
+ * whole for execve, relative to the working directory.
+ */
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "proc/proc.h"
+#include "vfs/internal.h"
+
+static int read_program(void *files, const char *path, void **image, size_t *size)
+{
+	char *cwd = kmalloc(VFS_PATH_MAX), *absolute = kmalloc(VFS_PATH_MAX);
+	int error = -ENOMEM;
+	if (cwd && absolute) {
+		strlcpy(cwd, "/", VFS_PATH_MAX);
+		if (files)
+			vfs_files_get_cwd(files, cwd);
+		error = vfs_path_normalize(cwd, path, absolute, VFS_PATH_MAX);
+		if (error >= 0)
+			error = vfs_read_whole_file(absolute, image, size);
+	}
+	kfree(cwd);
+	kfree(absolute);
+	return error;
+}
+
+static const struct proc_file_ops file_ops = {
+    .create_initial = vfs_files_create_initial,
+    .clone = vfs_files_clone,
+    .close_on_exec = vfs_files_close_on_exec,
+    .release = vfs_files_release,
+    .read_program = read_program,
+};
+
+void vfs_register_process_files(void)
+{
+	proc_set_file_ops(&file_ops);
+}
