@@ -3,8 +3,8 @@
  * owner entry and one zeroed page of results, mapped read-only at
  * ACCT_USER_ADDRESS into its process's address space (not a region of the
  * process: fork does not copy it, exec drops it and the next init maps it
- * again; the kernel writes it through the physical map).  Tokens are slots in
- * that page.  At most one token of a thread is current (charged); starting
+ * again; the kernel writes it through the physical map).  Tokens are results
+ * in that page.  At most one token of a thread is current (charged); starting
  * another suspends it, switching picks which started one is current.  While
  * the rscfl aspect is woven and none of an owner's tokens is current, its
  * time and work go to the page's `unattributed` result instead, so that the
@@ -29,10 +29,10 @@
 uint32_t acct_lock;
 struct acct_owner acct_owners[ACCT_MAX_OWNERS];
 
-struct acct_owner *acct_owner_of(const struct thread *t)
+struct acct_owner *acct_owner_of(const struct thread *thread)
 {
-	struct acct_owner *o = t ? thread_acct_state(t) : NULL;
-	return o && __atomic_load_n(&o->thread, __ATOMIC_RELAXED) == t ? o : NULL;
+	struct acct_owner *owner = thread ? thread_acct_state(thread) : NULL;
+	return owner && __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) == thread ? owner : NULL;
 }
 
 struct acct_owner *acct_find_owner(uint64_t thread_id)
@@ -43,51 +43,51 @@ struct acct_owner *acct_find_owner(uint64_t thread_id)
 	return NULL;
 }
 
-void acct_update_charged(struct acct_owner *o, uint64_t now)
+void acct_update_charged(struct acct_owner *owner, uint64_t now)
 {
-	if (o->charged < 0)
+	if (owner->charged < 0)
 		return;
-	struct acct_result *r = acct_result_of(o, o->charged);
-	acct_result_begin(r);
-	r->wall_ns += now - o->stretch_ns;
-	if (!o->off_ns)
-		r->cpu_ns += now - o->on_cpu_ns;
-	acct_result_end(r);
-	o->stretch_ns = now;
-	o->on_cpu_ns = now;
+	struct acct_result *result = acct_result_of(owner, owner->charged);
+	acct_result_begin(result);
+	result->wall_ns += now - owner->stretch_ns;
+	if (!owner->out_since_ns)
+		result->cpu_ns += now - owner->on_cpu_ns;
+	acct_result_end(result);
+	owner->stretch_ns = now;
+	owner->on_cpu_ns = now;
 }
 
-/* Charges result index from now on.  Under o's lock: the caller is the
- * owner, on a CPU, or acct_set_woven acting for every owner. */
-static void charge_result(struct acct_owner *o, int index, uint64_t now)
+/* Charges result index from now on.  Under the owner's lock: the caller is
+ * the owner, on a CPU, or acct_set_woven acting for every owner. */
+static void charge_result(struct acct_owner *owner, int index, uint64_t now)
 {
-	acct_update_charged(o, now);
-	if (o->charged == ACCT_UNATTRIBUTED)
-		o->page->unattributed.state = ACCT_TOKEN_IDLE;
-	o->charged = index;
-	o->stretch_ns = now;
-	o->on_cpu_ns = now;
-	o->off_ns = 0;
+	acct_update_charged(owner, now);
+	if (owner->charged == ACCT_UNATTRIBUTED)
+		owner->page->unattributed.state = ACCT_TOKEN_IDLE;
+	owner->charged = index;
+	owner->stretch_ns = now;
+	owner->on_cpu_ns = now;
+	owner->out_since_ns = 0;
 	if (index >= 0)
-		acct_result_of(o, index)->state = ACCT_TOKEN_CURRENT;
+		acct_result_of(owner, index)->state = ACCT_TOKEN_CURRENT;
 }
 
-void acct_make_current(struct acct_owner *o, int index, uint64_t now)
+void acct_make_current(struct acct_owner *owner, int index, uint64_t now)
 {
-	if (o->current >= 0)
-		o->page->results[o->current].state = ACCT_TOKEN_SUSPENDED;
-	charge_result(o, index, now);
-	o->current = index;
-	o->oneshot = false;
+	if (owner->current >= 0)
+		owner->page->results[owner->current].state = ACCT_TOKEN_SUSPENDED;
+	charge_result(owner, index, now);
+	owner->current = index;
+	owner->oneshot = false;
 }
 
-void acct_stop_current(struct acct_owner *o, uint64_t now)
+void acct_stop_current(struct acct_owner *owner, uint64_t now)
 {
-	int stopped = o->current;
-	charge_result(o, acct_woven ? ACCT_UNATTRIBUTED : -1, now);
-	o->page->results[stopped].state = ACCT_TOKEN_IDLE;
-	o->current = -1;
-	o->oneshot = false;
+	int stopped = owner->current;
+	charge_result(owner, acct_woven ? ACCT_UNATTRIBUTED : -1, now);
+	owner->page->results[stopped].state = ACCT_TOKEN_IDLE;
+	owner->current = -1;
+	owner->oneshot = false;
 }
 
 bool acct_woven;
@@ -99,24 +99,24 @@ uint64_t acct_linked_at_ns;
 static bool is_running(uint64_t tid)
 {
 	for (unsigned i = 0; i < cpu_count; i++) {
-		struct thread *t = __atomic_load_n(&cpus[i].current, __ATOMIC_RELAXED);
-		if (t && thread_id(t) == tid)
+		struct thread *thread = __atomic_load_n(&cpus[i].current, __ATOMIC_RELAXED);
+		if (thread && thread_id(thread) == tid)
 			return true;
 	}
 	return false;
 }
 
-/* Under o's lock: o's part of acct_set_woven. */
-static void set_woven_owner(struct acct_owner *o, bool woven, uint64_t now)
+/* Under the owner's lock: its part of acct_set_woven. */
+static void set_woven_owner(struct acct_owner *owner, bool woven, uint64_t now)
 {
-	if (!o->thread_id || o->current >= 0 || (o->charged >= 0) == woven)
+	if (!owner->thread_id || owner->current >= 0 || (owner->charged >= 0) == woven)
 		return;
-	charge_result(o, woven ? ACCT_UNATTRIBUTED : -1, now);
-	if (woven && !is_running(o->thread_id)) {
+	charge_result(owner, woven ? ACCT_UNATTRIBUTED : -1, now);
+	if (woven && !is_running(owner->thread_id)) {
 		/* Off a CPU since before: taken as blocked (a waiting server is
 		 * the common case) until it is switched in. */
-		o->off_ns = now;
-		o->off_runnable = false;
+		owner->out_since_ns = now;
+		owner->out_runnable = false;
 	}
 }
 
@@ -133,30 +133,30 @@ void acct_set_woven(bool woven, uint64_t now)
 	__atomic_store_n(&acct_epoch, acct_epoch + 1, __ATOMIC_RELAXED);
 	acct_woven = woven;
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
-		struct acct_owner *o = &acct_owners[i];
-		uint64_t flags = acct_owner_lock(o);
-		set_woven_owner(o, woven, now);
-		acct_owner_unlock(o, flags);
+		struct acct_owner *owner = &acct_owners[i];
+		uint64_t flags = acct_owner_lock(owner);
+		set_woven_owner(owner, woven, now);
+		acct_owner_unlock(owner, flags);
 	}
 }
 
-static void reset_token(struct acct_owner *o, int index)
+static void reset_token(struct acct_owner *owner, int index)
 {
-	struct acct_result *r = &o->page->results[index];
-	uint32_t state = r->state, used = r->subsystem_count;
+	struct acct_result *result = &owner->page->results[index];
+	uint32_t state = result->state, used = result->subsystem_count;
 	if (used > ACCT_MAX_SUBSYSTEMS)
 		used = ACCT_MAX_SUBSYSTEMS;
-	acct_result_begin(r);
+	acct_result_begin(result);
 	/* Slots past subsystem_count are zero (they were cleared, or never
 	 * used): the used ones are all there is to clear, which matters to a
 	 * server that resets a token per request. */
-	memset((char *)r + sizeof r->sequence, 0,
-	       offsetof(struct acct_result, subsystems) - sizeof r->sequence);
-	memset(r->subsystems, 0, used * sizeof r->subsystems[0]);
-	r->state = state;
-	acct_result_end(r);
-	memset(o->modules[index], 0, used * sizeof o->modules[index][0]);
-	o->generation[index]++;
+	memset((char *)result + sizeof result->sequence, 0,
+	       offsetof(struct acct_result, subsystems) - sizeof result->sequence);
+	memset(result->subsystems, 0, used * sizeof result->subsystems[0]);
+	result->state = state;
+	acct_result_end(result);
+	memset(owner->modules[index], 0, used * sizeof owner->modules[index][0]);
+	owner->generation[index]++;
 }
 
 /* Frees the entries of threads whose process has ended.  Liveness is asked
@@ -177,13 +177,13 @@ static void reclaim_dead_owners(void)
 			tids[i] = 0;
 	flags = acct_lock_irqsave();
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
-		struct acct_owner *o = &acct_owners[i];
-		if (tids[i] && o->thread_id == tids[i]) {
-			uint64_t owner_flags = acct_owner_lock(o);
-			stale[i] = o->phys;
-			o->thread_id = 0;
-			o->thread = NULL;
-			acct_owner_unlock(o, owner_flags);
+		struct acct_owner *owner = &acct_owners[i];
+		if (tids[i] && owner->thread_id == tids[i]) {
+			uint64_t owner_flags = acct_owner_lock(owner);
+			stale[i] = owner->phys;
+			owner->thread_id = 0;
+			owner->thread = NULL;
+			acct_owner_unlock(owner, owner_flags);
 		}
 	}
 	acct_unlock_irqrestore(flags);
@@ -200,27 +200,27 @@ static struct acct_owner *free_owner(void)
 	return NULL;
 }
 
-/* Under acct_lock: makes the free entry o the calling thread's.  Its lock
- * stays as it is: a stale ref (async.c) may be holding it. */
-static void owner_setup(struct acct_owner *o, uint64_t tid, int pid, uint64_t phys)
+/* Under acct_lock: makes the free entry owner the calling thread's.  Its
+ * lock stays as it is: a stale ref (async.c) may be holding it. */
+static void owner_setup(struct acct_owner *owner, uint64_t tid, int pid, uint64_t phys)
 {
-	uint64_t flags = acct_owner_lock(o);
-	memset((char *)o + sizeof o->lock, 0, sizeof *o - sizeof o->lock);
-	o->thread_id = tid;
-	o->pid = pid;
-	o->phys = phys;
-	o->page = phys_to_virt(phys);
-	o->current = -1;
-	o->charged = -1;
-	o->next = -1;
+	uint64_t flags = acct_owner_lock(owner);
+	memset((char *)owner + sizeof owner->lock, 0, sizeof *owner - sizeof owner->lock);
+	owner->thread_id = tid;
+	owner->pid = pid;
+	owner->phys = phys;
+	owner->page = phys_to_virt(phys);
+	owner->current = -1;
+	owner->charged = -1;
+	owner->next = -1;
 	if (acct_woven)
-		charge_result(o, ACCT_UNATTRIBUTED, clock_ns());
-	o->page->magic = ACCT_PAGE_MAGIC;
-	o->page->tokens = ACCT_MAX_TOKENS;
-	o->page->pid = pid;
-	o->thread = thread_current(); /* the callers set up their own */
-	acct_owner_unlock(o, flags);
-	thread_set_acct_state(thread_current(), o);
+		charge_result(owner, ACCT_UNATTRIBUTED, clock_ns());
+	owner->page->magic = ACCT_PAGE_MAGIC;
+	owner->page->tokens = ACCT_MAX_TOKENS;
+	owner->page->pid = pid;
+	owner->thread = thread_current(); /* the callers set up their own */
+	acct_owner_unlock(owner, flags);
+	thread_set_acct_state(thread_current(), owner);
 }
 
 /* Finds or makes the caller's owner; returns its page's frame, or 0 with
@@ -231,13 +231,13 @@ static uint64_t owner_for_caller(uint64_t tid, int pid, int *error)
 	if (fresh)
 		memset(phys_to_virt(fresh), 0, ACCT_PAGES * PAGE_SIZE);
 	uint64_t flags = acct_lock_irqsave();
-	struct acct_owner *o = acct_find_owner(tid);
-	if (o) {
-		phys = o->phys;
+	struct acct_owner *owner = acct_find_owner(tid);
+	if (owner) {
+		phys = owner->phys;
 	} else if (!fresh) {
 		*error = -ENOMEM;
-	} else if ((o = free_owner())) {
-		owner_setup(o, tid, pid, fresh);
+	} else if ((owner = free_owner())) {
+		owner_setup(owner, tid, pid, fresh);
 		phys = fresh;
 		fresh = 0;
 	} else {
@@ -267,13 +267,13 @@ static int map_results(struct address_space *space, uint64_t phys)
 
 int64_t acct_init_thread(void)
 {
-	struct process *p = proc_current();
-	struct address_space *space = p ? proc_address_space(p) : NULL;
+	struct process *process = proc_current();
+	struct address_space *space = process ? proc_address_space(process) : NULL;
 	if (!space)
 		return -EPERM;
 	int error = 0;
 	reclaim_dead_owners();
-	uint64_t phys = owner_for_caller(thread_id(thread_current()), proc_pid(p), &error);
+	uint64_t phys = owner_for_caller(thread_id(thread_current()), proc_pid(process), &error);
 	if (!phys)
 		return error;
 	uint64_t mapped = 0;
@@ -304,56 +304,56 @@ static int caller_token(struct acct_owner **owner, int token)
 }
 
 /* Drops what caller_token took. */
-static void release_caller(struct acct_owner *o)
+static void release_caller(struct acct_owner *owner)
 {
-	if (o)
-		acct_owner_unlock(o, 0); /* interrupts stay off until acct_lock's unlock */
+	if (owner)
+		acct_owner_unlock(owner, 0); /* interrupts stay off until acct_lock's unlock */
 }
 
 int acct_get_token(void)
 {
-	struct acct_owner *o;
+	struct acct_owner *owner;
 	uint64_t flags = acct_lock_irqsave();
-	int result = caller_token(&o, 0);
+	int result = caller_token(&owner, 0);
 	if (result == 0) {
 		result = -ENOSPC;
 		for (int i = 0; i < ACCT_MAX_TOKENS; i++) {
-			if (o->page->results[i].state == ACCT_TOKEN_FREE) {
-				reset_token(o, i);
-				o->page->results[i].state = ACCT_TOKEN_IDLE;
+			if (owner->page->results[i].state == ACCT_TOKEN_FREE) {
+				reset_token(owner, i);
+				owner->page->results[i].state = ACCT_TOKEN_IDLE;
 				result = i + 1;
 				break;
 			}
 		}
 	}
-	release_caller(o);
+	release_caller(owner);
 	acct_unlock_irqrestore(flags);
 	return result;
 }
 
 /* Under acct_lock: takes token index out of whatever it is doing. */
-static void stop_token(struct acct_owner *o, int index, uint64_t now)
+static void stop_token(struct acct_owner *owner, int index, uint64_t now)
 {
-	if (o->current == index)
-		acct_stop_current(o, now);
-	if (o->next == index)
-		o->next = -1;
-	o->page->results[index].state = ACCT_TOKEN_IDLE;
+	if (owner->current == index)
+		acct_stop_current(owner, now);
+	if (owner->next == index)
+		owner->next = -1;
+	owner->page->results[index].state = ACCT_TOKEN_IDLE;
 }
 
 int acct_free_token(int token)
 {
-	struct acct_owner *o;
+	struct acct_owner *owner;
 	uint64_t flags = acct_lock_irqsave();
-	int index = caller_token(&o, token);
+	int index = caller_token(&owner, token);
 	if (index >= 0 && token == 0)
 		index = -EINVAL;
 	if (index >= 0) {
-		stop_token(o, index, clock_ns());
-		reset_token(o, index);
-		o->page->results[index].state = ACCT_TOKEN_FREE;
+		stop_token(owner, index, clock_ns());
+		reset_token(owner, index);
+		owner->page->results[index].state = ACCT_TOKEN_FREE;
 	}
-	release_caller(o);
+	release_caller(owner);
 	acct_unlock_irqrestore(flags);
 	acct_weave_update();
 	return index < 0 ? index : 0;
@@ -375,46 +375,46 @@ static int check_control(uint32_t state, unsigned flags)
 	return 0;
 }
 
-static void apply_control(struct acct_owner *o, int index, unsigned flags, uint64_t now)
+static void apply_control(struct acct_owner *owner, int index, unsigned flags, uint64_t now)
 {
 	if (flags & ACCT_STOP)
-		stop_token(o, index, now);
+		stop_token(owner, index, now);
 	if (flags & ACCT_TK_RESET)
-		reset_token(o, index);
+		reset_token(owner, index);
 	if (flags & ACCT_START)
-		acct_make_current(o, index, now);
+		acct_make_current(owner, index, now);
 	if (flags & ACCT_NEXT) {
-		if (o->next >= 0)
-			o->page->results[o->next].state = ACCT_TOKEN_IDLE;
-		o->next = index;
-		o->page->results[index].state = ACCT_TOKEN_NEXT;
+		if (owner->next >= 0)
+			owner->page->results[owner->next].state = ACCT_TOKEN_IDLE;
+		owner->next = index;
+		owner->page->results[index].state = ACCT_TOKEN_NEXT;
 	}
 }
 
 /* Checks, and with apply set does, flags on token; returns 0 or the error. */
 static int control_token(int token, unsigned flags, bool apply)
 {
-	struct acct_owner *o;
+	struct acct_owner *owner;
 	uint64_t lock_flags = acct_lock_irqsave();
-	int index = caller_token(&o, token);
+	int index = caller_token(&owner, token);
 	if (index >= 0 && token == 0)
 		index = -EINVAL;
-	int result = index < 0 ? index : check_control(o->page->results[index].state, flags);
+	int result = index < 0 ? index : check_control(owner->page->results[index].state, flags);
 	if (result == 0 && apply)
-		apply_control(o, index, flags, clock_ns());
-	release_caller(o);
+		apply_control(owner, index, flags, clock_ns());
+	release_caller(owner);
 	acct_unlock_irqrestore(lock_flags);
 	return result;
 }
 
-/* Under o's lock: whether o needs the aspect linked (weave.c's test, for
- * one owner): a token of it current, pending or suspended. */
-bool acct_owner_wants_weave(const struct acct_owner *o)
+/* Under the owner's lock: whether it needs the aspect linked (weave.c's
+ * test, for one owner): a token of it current, pending or suspended. */
+bool acct_owner_wants_weave(const struct acct_owner *owner)
 {
-	if (o->current >= 0 || o->next >= 0)
+	if (owner->current >= 0 || owner->next >= 0)
 		return true;
-	for (unsigned t = 0; t < ACCT_MAX_TOKENS; t++)
-		if (o->page->results[t].state == ACCT_TOKEN_SUSPENDED)
+	for (unsigned index = 0; index < ACCT_MAX_TOKENS; index++)
+		if (owner->page->results[index].state == ACCT_TOKEN_SUSPENDED)
 			return true;
 	return false;
 }
@@ -433,21 +433,21 @@ static bool acct_link_trusted(uint64_t now)
 
 static int control_fast(int token, unsigned flags, int *result)
 {
-	struct acct_owner *o;
+	struct acct_owner *owner;
 	uint64_t now = clock_ns();
 	uint64_t lock_flags = acct_lock_irqsave();
 	if (!acct_link_trusted(now)) {
 		acct_unlock_irqrestore(lock_flags);
 		return 0;
 	}
-	int index = caller_token(&o, token);
+	int index = caller_token(&owner, token);
 	if (index >= 0 && token == 0)
 		index = -EINVAL;
-	*result = index < 0 ? index : check_control(o->page->results[index].state, flags);
+	*result = index < 0 ? index : check_control(owner->page->results[index].state, flags);
 	if (*result == 0)
-		apply_control(o, index, flags, now);
-	bool keep = index < 0 || acct_owner_wants_weave(o);
-	release_caller(o);
+		apply_control(owner, index, flags, now);
+	bool keep = index < 0 || acct_owner_wants_weave(owner);
+	release_caller(owner);
 	acct_unlock_irqrestore(lock_flags);
 	if (!keep)
 		acct_weave_update(); /* maybe the last started token: unlink */
@@ -478,21 +478,21 @@ int acct_switch_token(int token)
 	acct_unlock_irqrestore(flags);
 	if (!linked)
 		acct_weave_attach();
-	struct acct_owner *o;
+	struct acct_owner *owner;
 	flags = acct_lock_irqsave();
 	if (!acct_woven)
 		linked = false; /* unlinked meanwhile: update below */
-	int index = caller_token(&o, token);
+	int index = caller_token(&owner, token);
 	if (index >= 0 && token == 0)
 		index = -EINVAL;
 	if (index >= 0) {
-		uint32_t state = o->page->results[index].state;
+		uint32_t state = owner->page->results[index].state;
 		if (state == ACCT_TOKEN_SUSPENDED)
-			acct_make_current(o, index, clock_ns());
+			acct_make_current(owner, index, clock_ns());
 		else if (state != ACCT_TOKEN_CURRENT)
 			index = -EINVAL;
 	}
-	release_caller(o);
+	release_caller(owner);
 	acct_unlock_irqrestore(flags);
 	if (!linked)
 		acct_weave_update();
@@ -506,11 +506,11 @@ struct acct_page *acct_attach_kernel_thread(void)
 		return NULL;
 	memset(phys_to_virt(phys), 0, ACCT_PAGES * PAGE_SIZE);
 	uint64_t flags = acct_lock_irqsave();
-	struct acct_owner *o = free_owner();
-	if (o)
-		owner_setup(o, thread_id(thread_current()), 0, phys);
+	struct acct_owner *owner = free_owner();
+	if (owner)
+		owner_setup(owner, thread_id(thread_current()), 0, phys);
 	acct_unlock_irqrestore(flags);
-	if (!o) {
+	if (!owner) {
 		pmm_free_contiguous(phys, ACCT_PAGES);
 		return NULL;
 	}
@@ -521,14 +521,14 @@ void acct_detach_kernel_thread(void)
 {
 	uint64_t phys = 0;
 	uint64_t flags = acct_lock_irqsave();
-	struct acct_owner *o = acct_owner_of(thread_current());
-	if (o) {
-		acct_owner_lock(o);
-		phys = o->phys;
-		o->thread_id = 0;
-		o->thread = NULL;
+	struct acct_owner *owner = acct_owner_of(thread_current());
+	if (owner) {
+		acct_owner_lock(owner);
+		phys = owner->phys;
+		owner->thread_id = 0;
+		owner->thread = NULL;
 		thread_set_acct_state(thread_current(), NULL);
-		acct_owner_unlock(o, 0);
+		acct_owner_unlock(owner, 0);
 	}
 	acct_unlock_irqrestore(flags);
 	if (phys)

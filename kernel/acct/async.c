@@ -38,10 +38,11 @@
 _Static_assert(ACCT_MAX_OWNERS <= REF_INDEX_MASK + 1, "an owner index fits its 4 bits");
 _Static_assert(ACCT_MAX_TOKENS <= REF_INDEX_MASK + 1, "a token index fits its 4 bits");
 
-static acct_ref_t ref_encode(unsigned owner, int token, uint64_t thread, uint32_t generation)
+static acct_ref_t ref_encode(unsigned owner_index, int index, uint64_t tid, uint32_t generation)
 {
-	return REF_TAG | (thread & REF_THREAD_MASK) << REF_THREAD_SHIFT |
-	       (uint64_t)owner << REF_OWNER_SHIFT | (uint64_t)token << REF_TOKEN_SHIFT | generation;
+	return REF_TAG | (tid & REF_THREAD_MASK) << REF_THREAD_SHIFT |
+	       (uint64_t)owner_index << REF_OWNER_SHIFT | (uint64_t)index << REF_TOKEN_SHIFT |
+	       generation;
 }
 
 /* The owner entry ref names (its lock protects what ref_result checks). */
@@ -50,21 +51,21 @@ static struct acct_owner *ref_owner(acct_ref_t ref)
 	return &acct_owners[(ref >> REF_OWNER_SHIFT & REF_INDEX_MASK) % ACCT_MAX_OWNERS];
 }
 
-/* Under o's lock (o = ref_owner(ref)): the result ref names, or NULL when it
- * is stale. */
-static struct acct_result *ref_result(struct acct_owner *o, acct_ref_t ref)
+/* Under the owner's lock (owner = ref_owner(ref)): the result ref names, or
+ * NULL when it is stale. */
+static struct acct_result *ref_result(struct acct_owner *owner, acct_ref_t ref)
 {
-	unsigned owner = (unsigned)(ref >> REF_OWNER_SHIFT & REF_INDEX_MASK);
-	unsigned token = (unsigned)(ref >> REF_TOKEN_SHIFT & REF_INDEX_MASK);
-	if (!(ref & REF_TAG) || owner >= ACCT_MAX_OWNERS || token >= ACCT_MAX_TOKENS)
+	unsigned owner_index = (unsigned)(ref >> REF_OWNER_SHIFT & REF_INDEX_MASK);
+	unsigned index = (unsigned)(ref >> REF_TOKEN_SHIFT & REF_INDEX_MASK);
+	if (!(ref & REF_TAG) || owner_index >= ACCT_MAX_OWNERS || index >= ACCT_MAX_TOKENS)
 		return NULL;
-	if (!o->thread_id ||
-	    (o->thread_id & REF_THREAD_MASK) != (ref >> REF_THREAD_SHIFT & REF_THREAD_MASK))
+	if (!owner->thread_id ||
+	    (owner->thread_id & REF_THREAD_MASK) != (ref >> REF_THREAD_SHIFT & REF_THREAD_MASK))
 		return NULL;
-	if (o->generation[token] != (uint32_t)(ref & REF_GENERATION))
+	if (owner->generation[index] != (uint32_t)(ref & REF_GENERATION))
 		return NULL;
-	struct acct_result *r = &o->page->results[token];
-	return r->state == ACCT_TOKEN_FREE ? NULL : r;
+	struct acct_result *result = &owner->page->results[index];
+	return result->state == ACCT_TOKEN_FREE ? NULL : result;
 }
 
 acct_ref_t acct_current_ref(void)
@@ -74,17 +75,17 @@ acct_ref_t acct_current_ref(void)
 	if (!__atomic_load_n(&acct_woven, __ATOMIC_RELAXED))
 		return 0;
 	struct thread *self = thread_current();
-	struct acct_owner *o = acct_owner_of(self); /* a hint until the lock */
-	if (!o || __atomic_load_n(&o->current, __ATOMIC_RELAXED) < 0)
+	struct acct_owner *owner = acct_owner_of(self); /* a hint until the lock */
+	if (!owner || __atomic_load_n(&owner->current, __ATOMIC_RELAXED) < 0)
 		return 0; /* not an owner, or no token current: no lock taken */
 	uint64_t tid = thread_id(self);
 	acct_ref_t ref = 0;
 	ASSERT(this_cpu()->irq_depth == 0);
-	uint64_t flags = acct_owner_lock(o);
-	if (o->thread_id == tid && o->current >= 0)
-		ref = ref_encode((unsigned)(o - acct_owners), o->current, tid,
-				 o->generation[o->current]);
-	acct_owner_unlock(o, flags);
+	uint64_t flags = acct_owner_lock(owner);
+	if (owner->thread_id == tid && owner->current >= 0)
+		ref = ref_encode((unsigned)(owner - acct_owners), owner->current, tid,
+				 owner->generation[owner->current]);
+	acct_owner_unlock(owner, flags);
 	return ref;
 }
 
@@ -93,21 +94,21 @@ acct_ref_t acct_current_ref(void)
 static struct acct_owner *lock_ref_owner(acct_ref_t ref, uint64_t *flags)
 {
 	ASSERT(this_cpu()->irq_depth == 0);
-	struct acct_owner *o = ref_owner(ref);
-	*flags = acct_owner_lock(o);
-	return o;
+	struct acct_owner *owner = ref_owner(ref);
+	*flags = acct_owner_lock(owner);
+	return owner;
 }
 
-static void add_counter(struct acct_result *r, enum acct_counter counter, uint64_t amount)
+static void add_counter(struct acct_result *result, enum acct_counter counter, uint64_t amount)
 {
 	switch (counter) {
-	case ACCT_TCP_BYTES_SENT: r->tcp_bytes_sent += amount; break;
-	case ACCT_TCP_BYTES_RECEIVED: r->tcp_bytes_received += amount; break;
-	case ACCT_TCP_SEGMENTS_SENT: r->tcp_segments_sent += amount; break;
-	case ACCT_TCP_SEGMENTS_RECEIVED: r->tcp_segments_received += amount; break;
-	case ACCT_TCP_RETRANSMITS: r->tcp_retransmits += amount; break;
-	case ACCT_NIC_PACKETS_SENT: r->nic_packets_sent += amount; break;
-	case ACCT_NIC_PACKETS_RECEIVED: r->nic_packets_received += amount; break;
+	case ACCT_TCP_BYTES_SENT: result->tcp_bytes_sent += amount; break;
+	case ACCT_TCP_BYTES_RECEIVED: result->tcp_bytes_received += amount; break;
+	case ACCT_TCP_SEGMENTS_SENT: result->tcp_segments_sent += amount; break;
+	case ACCT_TCP_SEGMENTS_RECEIVED: result->tcp_segments_received += amount; break;
+	case ACCT_TCP_RETRANSMITS: result->tcp_retransmits += amount; break;
+	case ACCT_NIC_PACKETS_SENT: result->nic_packets_sent += amount; break;
+	case ACCT_NIC_PACKETS_RECEIVED: result->nic_packets_received += amount; break;
 	}
 }
 
@@ -116,14 +117,14 @@ void acct_charge_ref(acct_ref_t ref, enum acct_counter counter, uint64_t amount)
 	if (!ref)
 		return;
 	uint64_t flags;
-	struct acct_owner *o = lock_ref_owner(ref, &flags);
-	struct acct_result *r = ref_result(o, ref);
-	if (r) {
-		acct_result_begin(r);
-		add_counter(r, counter, amount);
-		acct_result_end(r);
+	struct acct_owner *owner = lock_ref_owner(ref, &flags);
+	struct acct_result *result = ref_result(owner, ref);
+	if (result) {
+		acct_result_begin(result);
+		add_counter(result, counter, amount);
+		acct_result_end(result);
 	}
-	acct_owner_unlock(o, flags);
+	acct_owner_unlock(owner, flags);
 }
 
 uint64_t acct_async_begin(acct_ref_t ref)
@@ -137,13 +138,13 @@ void acct_async_end(acct_ref_t ref, uint64_t begin_ns)
 		return;
 	uint64_t now = clock_ns();
 	uint64_t flags;
-	struct acct_owner *o = lock_ref_owner(ref, &flags);
-	struct acct_result *r = ref_result(o, ref);
-	if (r) {
-		acct_result_begin(r);
-		r->async_ns += now > begin_ns ? now - begin_ns : 0;
-		r->async_items++;
-		acct_result_end(r);
+	struct acct_owner *owner = lock_ref_owner(ref, &flags);
+	struct acct_result *result = ref_result(owner, ref);
+	if (result) {
+		acct_result_begin(result);
+		result->async_ns += now > begin_ns ? now - begin_ns : 0;
+		result->async_items++;
+		acct_result_end(result);
 	}
-	acct_owner_unlock(o, flags);
+	acct_owner_unlock(owner, flags);
 }

@@ -35,64 +35,64 @@
 
 #define ACTIVITY_TAG (1ULL << 63)
 
-/* Thread t's owner, looked up without a lock: the thread's state pointer,
+/* The thread's owner, looked up without a lock: the thread's state pointer,
  * so that a thread that is not accounted (lwIP's, the NIC's, idle, most of
  * the time every other one) costs a load and a branch; the caller checks the
- * entry still names t (still_owner). */
-static struct acct_owner *lookup(const struct thread *t)
+ * entry still names the thread (still_owner). */
+static struct acct_owner *owner_hint(const struct thread *thread)
 {
-	return t ? thread_acct_state(t) : NULL;
+	return thread ? thread_acct_state(thread) : NULL;
 }
 
 /* A thread's state pointer is set only by its own owner_setup, and a thread
  * struct reused for another thread starts with it NULL: the owner entry is
  * still that thread's while it names the thread. */
-static bool still_owner(const struct acct_owner *o, const struct thread *t)
+static bool still_owner(const struct acct_owner *owner, const struct thread *thread)
 {
-	return o && t && o->thread == t;
+	return owner && thread && owner->thread == thread;
 }
 
-/* The slot of module in result index's subsystems, opened if need be; the
- * last slot takes every module past the others ("other").  Join points of a
- * module share its name's string, so slot_of compares the pointers over
- * every slot first, and this (out of line) compares the text only when none
- * matches. */
-static __attribute__((noinline)) unsigned open_slot(struct acct_owner *o, int index,
-						    const char *module)
+/* The slot of module in result index's subsystems, added if it has none
+ * yet; the last slot takes every module past the others ("other").  Join
+ * points of a module share its name's string, so slot_for compares the
+ * pointers over every slot first, and this (out of line) compares the text
+ * only when none matches. */
+static __attribute__((noinline)) unsigned slot_for_name(struct acct_owner *owner, int index,
+							const char *module)
 {
-	struct acct_result *r = acct_result_of(o, index);
-	unsigned i, count = r->subsystem_count;
+	struct acct_result *result = acct_result_of(owner, index);
+	unsigned i, count = result->subsystem_count;
 	for (i = 0; i < count; i++)
-		if (strcmp(o->modules[index][i], module) == 0)
+		if (strcmp(owner->modules[index][i], module) == 0)
 			return i;
 	if (i == ACCT_MAX_SUBSYSTEMS - 1)
 		module = "other";
 	if (i == ACCT_MAX_SUBSYSTEMS)
 		return ACCT_MAX_SUBSYSTEMS - 1;
-	o->modules[index][i] = module;
-	acct_result_begin(r);
-	strlcpy(r->subsystems[i].name, module, ACCT_NAME_MAX);
-	r->subsystem_count = i + 1;
-	acct_result_end(r);
+	owner->modules[index][i] = module;
+	acct_result_begin(result);
+	strlcpy(result->subsystems[i].name, module, ACCT_NAME_MAX);
+	result->subsystem_count = i + 1;
+	acct_result_end(result);
 	return i;
 }
 
-/* The calls of o still open: none when the aspect was unlinked since o
+/* The owner's calls still open: none when the aspect was unlinked since it
  * last opened one (their after advice was lost; acct_set_woven moves the
  * epoch on instead of touching every owner's stack under its feet). */
-static inline unsigned live_depth(const struct acct_owner *o)
+static inline unsigned live_depth(const struct acct_owner *owner)
 {
-	return o->epoch == __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED) ? o->depth : 0;
+	return owner->epoch == __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED) ? owner->depth : 0;
 }
 
-/* The subsystem slots of the charged result with a call open, as a mask. */
-static unsigned open_slots(const struct acct_owner *o)
+/* The slots of the charged result with a call open, as a mask. */
+static unsigned slots_in_open_calls(const struct acct_owner *owner)
 {
-	unsigned mask = 0, depth = live_depth(o);
+	unsigned mask = 0, depth = live_depth(owner);
 	for (unsigned i = 0; i < depth; i++) {
-		const struct acct_frame *f = &o->frames[i];
-		if (f->token == o->charged && o->modules[f->token][f->slot])
-			mask |= 1u << f->slot;
+		const struct acct_frame *frame = &owner->frames[i];
+		if (frame->index == owner->charged && owner->modules[frame->index][frame->slot])
+			mask |= 1u << frame->slot;
 	}
 	return mask;
 }
@@ -101,39 +101,42 @@ static unsigned open_slots(const struct acct_owner *o)
 
 /* The token waiting for the next system call becomes current: a change of
  * results, under the owner's lock. */
-static __attribute__((noinline)) void start_next(struct acct_owner *o, const struct thread *t)
+static __attribute__((noinline)) void start_next(struct acct_owner *owner,
+						 const struct thread *thread)
 {
-	acct_owner_lock_in_advice(o);
-	if (still_owner(o, t) && o->next >= 0) {
-		acct_make_current(o, o->next, clock_ns());
-		o->oneshot = true;
-		o->next = -1;
+	acct_owner_lock_in_advice(owner);
+	if (still_owner(owner, thread) && owner->next >= 0) {
+		acct_make_current(owner, owner->next, clock_ns());
+		owner->oneshot = true;
+		owner->next = -1;
 	}
-	acct_owner_unlock_in_advice(o);
+	acct_owner_unlock_in_advice(owner);
 }
 
-/* The slot, opened under the owner's lock when it is new (a change of the
+/* The slot, added under the owner's lock when it is new (a change of the
  * result's subsystem names). */
-static __attribute__((noinline)) unsigned
-open_slot_locked(struct acct_owner *o, int index, const char *module, const struct thread *t)
+static __attribute__((noinline)) unsigned slot_for_locked(struct acct_owner *owner, int index,
+							  const char *module,
+							  const struct thread *thread)
 {
-	acct_owner_lock_in_advice(o);
-	unsigned slot = still_owner(o, t) ? open_slot(o, index, module) : ACCT_MAX_SUBSYSTEMS - 1;
-	acct_owner_unlock_in_advice(o);
+	acct_owner_lock_in_advice(owner);
+	unsigned slot = still_owner(owner, thread) ? slot_for_name(owner, index, module)
+						   : ACCT_MAX_SUBSYSTEMS - 1;
+	acct_owner_unlock_in_advice(owner);
 	return slot;
 }
 
-static inline unsigned slot_of(struct acct_owner *o, int index, const char *module,
-			       const struct thread *t)
+static inline unsigned slot_for(struct acct_owner *owner, int index, const char *module,
+				const struct thread *thread)
 {
-	const char *const *modules = o->modules[index];
+	const char *const *modules = owner->modules[index];
 	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
 		if (modules[i] == module)
 			return i;
 		if (!modules[i])
-			break; /* slots are opened in order */
+			break; /* slots are added in order */
 	}
-	return open_slot_locked(o, index, module, t);
+	return slot_for_locked(owner, index, module, thread);
 }
 
 /* Without the owner's lock: the frames and depth are the owner thread's
@@ -141,171 +144,176 @@ static inline unsigned slot_of(struct acct_owner *o, int index, const char *modu
  * taken meanwhile run no advice); what other threads change here (charged,
  * by acct_set_woven) is read once, and either value is a consistent start:
  * a call opened for a result no longer charged at its close is not charged. */
-static inline int push_frame(struct acct_owner *o, struct jp_context *context, unsigned flags,
-			     uint64_t tsc)
+static inline int open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
+			    uint64_t tsc)
 {
 	uint32_t epoch = __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED);
-	unsigned depth = o->depth;
-	if ((flags & ACCT_OUTERMOST) || o->epoch != epoch) {
+	unsigned depth = owner->depth;
+	if ((flags & ACCT_OUTERMOST) || owner->epoch != epoch) {
 		/* still open: calls whose after was missed (unlinked meanwhile) */
 		depth = 0;
-		o->epoch = epoch;
-		if ((flags & ACCT_OUTERMOST) && __builtin_expect(o->next >= 0, 0))
-			start_next(o, context->thread);
+		owner->epoch = epoch;
+		if ((flags & ACCT_OUTERMOST) && __builtin_expect(owner->next >= 0, 0))
+			start_next(owner, context->thread);
 	}
-	int charged = __atomic_load_n(&o->charged, __ATOMIC_RELAXED);
+	int charged = __atomic_load_n(&owner->charged, __ATOMIC_RELAXED);
 	if (charged < 0 || depth == ACCT_MAX_DEPTH) {
-		o->depth = depth;
+		owner->depth = depth;
 		return 0;
 	}
-	unsigned slot = slot_of(o, charged, context->joinpoint->module, context->thread);
-	struct acct_frame *f = &o->frames[depth];
-	struct acct_result *r = acct_result_of(o, charged);
-	f->entry_tsc = tsc;
-	f->nested_ns = 0;
-	f->result = r;
-	f->subsystem = &r->subsystems[slot];
-	f->token = (uint8_t)charged;
-	f->slot = (uint8_t)slot;
-	o->depth = depth + 1;
-	context->activity = ACTIVITY_TAG | (uint64_t)(o - acct_owners) << 8 | (depth + 1);
+	unsigned slot = slot_for(owner, charged, context->joinpoint->module, context->thread);
+	struct acct_frame *frame = &owner->frames[depth];
+	struct acct_result *result = acct_result_of(owner, charged);
+	frame->entry_tsc = tsc;
+	frame->nested_ns = 0;
+	frame->result = result;
+	frame->subsystem = &result->subsystems[slot];
+	frame->index = (uint8_t)charged;
+	frame->slot = (uint8_t)slot;
+	owner->depth = depth + 1;
+	context->activity = ACTIVITY_TAG | (uint64_t)(owner - acct_owners) << 8 | (depth + 1);
 	return 1;
 }
 
 int acct_call_enter(struct jp_context *context, unsigned flags, uint64_t tsc)
 {
 	context->activity = 0;
-	const struct thread *t = context->thread;
-	struct acct_owner *o = lookup(t);
-	if (!o || __atomic_load_n(&o->thread, __ATOMIC_RELAXED) != t)
+	const struct thread *thread = context->thread;
+	struct acct_owner *owner = owner_hint(thread);
+	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return 0;
-	return push_frame(o, context, flags, tsc);
+	return open_call(owner, context, flags, tsc);
 }
 
-static const char *frame_module(const struct acct_owner *o, const struct acct_frame *f)
+static const char *frame_module(const struct acct_owner *owner, const struct acct_frame *frame)
 {
-	return o->modules[f->token][f->slot];
+	return owner->modules[frame->index][frame->slot];
 }
 
-/* Under o's lock: charges the closed frame f (ns long) to its subsystem,
- * if its result is still the one charged and its slot still open (a
- * TK_RESET meanwhile closes it): the one sequence count bracket of a close.
- * Returns whether it did. */
-static inline bool charge_call(struct acct_owner *o, const struct acct_frame *f, uint64_t ns,
-			       uint64_t exclusive_ns, unsigned flags)
+/* Under the owner's lock: charges the closed call (its frame, ns long) to
+ * its subsystem, if its result is still the one charged and its slot still
+ * in use (a TK_RESET meanwhile empties it): the one sequence count bracket
+ * of a close.  Returns whether it did. */
+static inline bool charge_call(struct acct_owner *owner, const struct acct_frame *frame,
+			       uint64_t ns, uint64_t exclusive_ns, unsigned flags)
 {
-	if (f->token != o->charged || !f->subsystem->name[0]) /* reset: the slot is empty */
+	/* a slot with no name was emptied by a reset meanwhile */
+	if (frame->index != owner->charged || !frame->subsystem->name[0])
 		return false;
-	struct acct_result *r = f->result;
-	struct acct_subsystem *s = f->subsystem;
-	acct_result_begin(r);
-	s->calls++;
-	s->inclusive_ns += ns;
-	s->exclusive_ns += exclusive_ns;
+	struct acct_result *result = frame->result;
+	struct acct_subsystem *subsystem = frame->subsystem;
+	acct_result_begin(result);
+	subsystem->calls++;
+	subsystem->inclusive_ns += ns;
+	subsystem->exclusive_ns += exclusive_ns;
 	if (flags & ACCT_SYSCALL)
-		r->syscalls++;
-	acct_result_end(r);
+		result->syscalls++;
+	acct_result_end(result);
 	return true;
 }
 
-static __attribute__((noinline)) void stop_oneshot(struct acct_owner *o, const struct thread *t)
+static __attribute__((noinline)) void stop_oneshot(struct acct_owner *owner,
+						   const struct thread *thread)
 {
-	acct_owner_lock_in_advice(o);
-	if (still_owner(o, t) && o->oneshot && o->current >= 0)
-		acct_stop_current(o, clock_ns());
-	acct_owner_unlock_in_advice(o);
+	acct_owner_lock_in_advice(owner);
+	if (still_owner(owner, thread) && owner->oneshot && owner->current >= 0)
+		acct_stop_current(owner, clock_ns());
+	acct_owner_unlock_in_advice(owner);
 }
 
-/* The stack is the owner thread's (see push_frame): popping takes no lock;
- * charging the call, a change of its result, takes the owner's and checks
- * under it that the entry is still t's: a thread whose process has ended
- * still runs join points on its way out, and reclaim_dead_owners (acct.c)
- * may meanwhile have given the entry up and freed its results pages (it
- * clears the entry under the same lock before it frees them).  Every write
- * to a results page from advice makes the same check under the lock. */
-static inline uint64_t pop_frame(struct acct_owner *o, const struct thread *t, unsigned level,
-				 unsigned flags, uint64_t tsc)
+/* The stack is the owner thread's (see open_call): closing a call takes no
+ * lock; charging it, a change of its result, takes the owner's and checks
+ * under it that the entry is still the thread's: a thread whose process has
+ * ended still runs join points on its way out, and reclaim_dead_owners
+ * (acct.c) may meanwhile have given the entry up and freed its results pages
+ * (it clears the entry under the same lock before it frees them).  Every
+ * write to a results page from advice makes the same check under the lock. */
+static inline uint64_t close_call(struct acct_owner *owner, const struct thread *thread,
+				  unsigned level, unsigned flags, uint64_t tsc)
 {
-	if (level == 0 || level > live_depth(o))
+	if (level == 0 || level > live_depth(owner))
 		return 0;
-	struct acct_frame *f = &o->frames[level - 1];
-	int64_t ticks = (int64_t)(tsc - f->entry_tsc); /* < 0: moved to a CPU whose TSC lags */
+	struct acct_frame *frame = &owner->frames[level - 1];
+	int64_t ticks = (int64_t)(tsc - frame->entry_tsc); /* < 0: moved to a CPU whose TSC lags */
 	uint64_t ns = ticks > 0 ? acct_ticks_to_ns((uint64_t)ticks) : 0;
-	o->depth = level - 1;
+	owner->depth = level - 1;
 	/* Exclusive time is charged by the outermost call of a run of one
 	 * subsystem; a nested call of the same one passes its nested time up. */
-	uint64_t exclusive_ns = ns - (f->nested_ns < ns ? f->nested_ns : ns);
+	uint64_t exclusive_ns = ns - (frame->nested_ns < ns ? frame->nested_ns : ns);
 	if (level > 1) {
-		struct acct_frame *parent = f - 1;
-		bool same = parent->subsystem == f->subsystem;
-		parent->nested_ns += same ? f->nested_ns : ns;
+		struct acct_frame *parent = frame - 1;
+		bool same = parent->subsystem == frame->subsystem;
+		parent->nested_ns += same ? frame->nested_ns : ns;
 		if (same)
 			exclusive_ns = 0;
 	}
-	acct_owner_lock_in_advice(o);
-	bool charged = still_owner(o, t) && charge_call(o, f, ns, exclusive_ns, flags);
-	acct_owner_unlock_in_advice(o);
-	if (__builtin_expect(level == 1 && o->oneshot, 0))
-		stop_oneshot(o, t);
+	acct_owner_lock_in_advice(owner);
+	bool charged =
+	    still_owner(owner, thread) && charge_call(owner, frame, ns, exclusive_ns, flags);
+	acct_owner_unlock_in_advice(owner);
+	if (__builtin_expect(level == 1 && owner->oneshot, 0))
+		stop_oneshot(owner, thread);
 	return charged ? ns : 0;
 }
 
 uint64_t acct_call_exit(const struct jp_context *context, unsigned flags, uint64_t tsc)
 {
-	const struct thread *t = context->thread;
-	if (!(context->activity & ACTIVITY_TAG) || !t)
+	const struct thread *thread = context->thread;
+	if (!(context->activity & ACTIVITY_TAG) || !thread)
 		return 0;
-	struct acct_owner *o = &acct_owners[(context->activity >> 8) % ACCT_MAX_OWNERS];
-	__asm__("" : "+r"(o)); /* a pointer from here on, not an index to scale again */
-	if (__atomic_load_n(&o->thread, __ATOMIC_RELAXED) != t)
+	struct acct_owner *owner = &acct_owners[(context->activity >> 8) % ACCT_MAX_OWNERS];
+	__asm__("" : "+r"(owner)); /* a pointer from here on, not an index to scale again */
+	if (__atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return 0;
-	return pop_frame(o, t, (unsigned)(context->activity & 0xff), flags, tsc);
+	return close_call(owner, thread, (unsigned)(context->activity & 0xff), flags, tsc);
 }
 
 const char *acct_innermost_subsystem(const struct jp_context *context)
 {
 	const char *name = "";
-	struct acct_owner *o = lookup(context->thread);
-	if (!o)
+	struct acct_owner *owner = owner_hint(context->thread);
+	if (!owner)
 		return name;
-	acct_owner_lock_in_advice(o);
-	unsigned depth = live_depth(o);
-	if (still_owner(o, context->thread) && depth && frame_module(o, &o->frames[depth - 1]))
-		name = frame_module(o, &o->frames[depth - 1]);
-	acct_owner_unlock_in_advice(o);
+	acct_owner_lock_in_advice(owner);
+	unsigned depth = live_depth(owner);
+	if (still_owner(owner, context->thread) && depth &&
+	    frame_module(owner, &owner->frames[depth - 1]))
+		name = frame_module(owner, &owner->frames[depth - 1]);
+	acct_owner_unlock_in_advice(owner);
 	return name;
 }
 
 /* ---- Events ----------------------------------------------------------------- */
 
-static void charge_subsystems(struct acct_result *r, unsigned mask, unsigned event, uint64_t amount)
+static void charge_subsystems(struct acct_result *result, unsigned mask, unsigned event,
+			      uint64_t amount)
 {
 	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
 		if (!(mask & (1u << i)))
 			continue;
-		struct acct_subsystem *s = &r->subsystems[i];
+		struct acct_subsystem *subsystem = &result->subsystems[i];
 		if (event == ACCT_INTERRUPT) {
-			s->interrupts++;
+			subsystem->interrupts++;
 		} else if (event == ACCT_ALLOC) {
-			s->allocs++;
-			s->alloc_bytes += amount;
+			subsystem->allocs++;
+			subsystem->alloc_bytes += amount;
 		} else if (event == ACCT_FREE) {
-			s->frees++;
-			s->free_bytes += amount;
+			subsystem->frees++;
+			subsystem->free_bytes += amount;
 		}
 	}
 }
 
-static void charge_activity(struct acct_result *r, unsigned event, uint64_t amount)
+static void charge_activity(struct acct_result *result, unsigned event, uint64_t amount)
 {
 	switch (event) {
 	case ACCT_INTERRUPT:
-		r->interrupts++;
-		r->irq_ns += amount;
+		result->interrupts++;
+		result->irq_ns += amount;
 		break;
-	case ACCT_PAGE_FAULT: r->page_faults++; break;
-	case ACCT_ALLOC: r->alloc_bytes += amount; break;
-	case ACCT_FREE: r->free_bytes += amount; break;
+	case ACCT_PAGE_FAULT: result->page_faults++; break;
+	case ACCT_ALLOC: result->alloc_bytes += amount; break;
+	case ACCT_FREE: result->free_bytes += amount; break;
 	}
 }
 
@@ -313,74 +321,75 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 {
 	if (event < ACCT_INTERRUPT || event > ACCT_FREE)
 		return -EINVAL;
-	struct acct_owner *o = lookup(context->thread);
-	if (!o)
+	struct acct_owner *owner = owner_hint(context->thread);
+	if (!owner)
 		return -ENOENT;
-	int result = -ENOENT;
-	acct_owner_lock_in_advice(o);
-	if (still_owner(o, context->thread) && o->charged >= 0) {
-		struct acct_result *r = acct_result_of(o, o->charged);
-		acct_result_begin(r);
-		charge_activity(r, event, amount);
-		charge_subsystems(r, open_slots(o), event, amount);
-		acct_result_end(r);
-		result = 0;
+	int error = -ENOENT;
+	acct_owner_lock_in_advice(owner);
+	if (still_owner(owner, context->thread) && owner->charged >= 0) {
+		struct acct_result *result = acct_result_of(owner, owner->charged);
+		acct_result_begin(result);
+		charge_activity(result, event, amount);
+		charge_subsystems(result, slots_in_open_calls(owner), event, amount);
+		acct_result_end(result);
+		error = 0;
 	}
-	acct_owner_unlock_in_advice(o);
-	return result;
+	acct_owner_unlock_in_advice(owner);
+	return error;
 }
 
 /* ---- Switches --------------------------------------------------------------- */
 
-static void switch_out(struct acct_owner *o, struct thread *prev, uint64_t now)
+static void switch_out(struct acct_owner *owner, struct thread *prev, uint64_t now)
 {
-	acct_update_charged(o, now);
-	struct acct_result *r = acct_result_of(o, o->charged);
-	acct_result_begin(r);
-	r->context_switches++;
-	acct_result_end(r);
-	o->off_ns = now;
-	o->off_runnable = thread_state(prev) != THREAD_BLOCKED;
+	acct_update_charged(owner, now);
+	struct acct_result *result = acct_result_of(owner, owner->charged);
+	acct_result_begin(result);
+	result->context_switches++;
+	acct_result_end(result);
+	owner->out_since_ns = now;
+	owner->out_runnable = thread_state(prev) != THREAD_BLOCKED;
 }
 
-static void charge_out(struct acct_owner *o, struct acct_result *r, uint64_t out_ns)
+static void charge_subsystems_out(struct acct_owner *owner, struct acct_result *result,
+				  uint64_t out_ns)
 {
-	unsigned mask = open_slots(o);
+	unsigned mask = slots_in_open_calls(owner);
 	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
 		if (!(mask & (1u << i)))
 			continue;
-		r->subsystems[i].sched_out_ns += out_ns;
-		if (o->off_runnable)
-			r->subsystems[i].preempted_ns += out_ns;
+		result->subsystems[i].sched_out_ns += out_ns;
+		if (owner->out_runnable)
+			result->subsystems[i].preempted_ns += out_ns;
 		else
-			r->subsystems[i].blocked_ns += out_ns;
+			result->subsystems[i].blocked_ns += out_ns;
 	}
 }
 
-static void switch_in(struct acct_owner *o, uint64_t now)
+static void switch_in(struct acct_owner *owner, uint64_t now)
 {
-	if (!o->off_ns)
+	if (!owner->out_since_ns)
 		return;
-	uint64_t out_ns = now - o->off_ns;
-	o->on_cpu_ns = now; /* the time off the CPU is no CPU time */
-	struct acct_result *r = acct_result_of(o, o->charged);
-	acct_result_begin(r);
-	r->sched_out_ns += out_ns;
-	if (o->off_runnable)
-		r->preempted_ns += out_ns;
+	uint64_t out_ns = now - owner->out_since_ns;
+	owner->on_cpu_ns = now; /* the time off the CPU is no CPU time */
+	struct acct_result *result = acct_result_of(owner, owner->charged);
+	acct_result_begin(result);
+	result->sched_out_ns += out_ns;
+	if (owner->out_runnable)
+		result->preempted_ns += out_ns;
 	else
-		r->blocked_ns += out_ns;
-	charge_out(o, r, out_ns);
-	acct_result_end(r);
-	o->off_ns = 0;
-	acct_update_charged(o, now);
+		result->blocked_ns += out_ns;
+	charge_subsystems_out(owner, result, out_ns);
+	acct_result_end(result);
+	owner->out_since_ns = 0;
+	acct_update_charged(owner, now);
 }
 
 /* Each owner under its own lock, one after the other (prev and next may
  * both be accounted, and no two owner locks are held at once). */
 void acct_note_switch(struct thread *prev, struct thread *next)
 {
-	struct acct_owner *out = lookup(prev), *in = lookup(next);
+	struct acct_owner *out = owner_hint(prev), *in = owner_hint(next);
 	if (!out && !in)
 		return;
 	uint64_t now = clock_ns();

@@ -9,6 +9,13 @@
  * or, while the aspect is woven and no token is current, the page's
  * `unattributed` result (index ACCT_UNATTRIBUTED), or nothing (-1).
  *
+ * Words, one per idea: an `owner` is an accounted thread's entry in the
+ * table; a `result` is one of its page's (a token's or `unattributed`), and
+ * its `index` is its place in the page (a token's index is its number less
+ * one); a `slot` is a subsystem's place in a result's subsystems[], added
+ * when a module is first charged there; a `call` of a join point is opened
+ * and closed, and its `frame` is its record on the owner's stack.
+ *
  * Locks.  acct_lock guards the table (which entry is whose: thread_id and
  * thread), acct_woven, acct_epoch and acct_linked_at_ns.  Each owner's own
  * lock guards its fields and its results page; a change of an entry's
@@ -51,7 +58,7 @@ struct acct_frame {
 	uint64_t nested_ns; /* time in nested calls to other subsystems (exclusive_ns) */
 	struct acct_result *result;       /* the result charged (the page never moves) */
 	struct acct_subsystem *subsystem; /* its subsystem slot in it */
-	uint8_t token;                    /* index of the result charged */
+	uint8_t index;                    /* index of the result charged */
 	uint8_t slot;                     /* the subsystem's slot */
 };
 
@@ -62,18 +69,18 @@ struct acct_owner {
 	int pid;
 	uint64_t phys; /* the results page */
 	struct acct_page *page;
-	int current;         /* token index current, or -1 */
-	int charged;         /* result index charged: current, ACCT_UNATTRIBUTED or -1 */
-	int next;            /* token index waiting for the next system call, or -1 */
-	bool oneshot;        /* current came from ACCT_NEXT: stops with its call */
-	uint64_t stretch_ns; /* wall time of charged counted up to here */
-	uint64_t on_cpu_ns;  /* CPU time of charged counted up to here */
-	uint64_t off_ns;     /* switched out at, 0 while on a CPU */
-	bool off_runnable;   /* preempted, not blocked */
-	unsigned depth;      /* frames[] in use, while epoch is acct_epoch (else none) */
-	uint32_t epoch;      /* acct_epoch when the stack was last known good */
+	int current;           /* token index current, or -1 */
+	int charged;           /* result index charged: current, ACCT_UNATTRIBUTED or -1 */
+	int next;              /* token index waiting for the next system call, or -1 */
+	bool oneshot;          /* current came from ACCT_NEXT: stops with its call */
+	uint64_t stretch_ns;   /* wall time of charged counted up to here */
+	uint64_t on_cpu_ns;    /* CPU time of charged counted up to here */
+	uint64_t out_since_ns; /* switched out at, 0 while on a CPU */
+	bool out_runnable;     /* preempted, not blocked */
+	unsigned depth;        /* frames[] in use, while epoch is acct_epoch (else none) */
+	uint32_t epoch;        /* acct_epoch when the stack was last known good */
 	struct acct_frame frames[ACCT_MAX_DEPTH];
-	/* The module name each subsystem slot was opened for (pointer compared
+	/* The module name each subsystem slot was added for (pointer compared
 	 * first, then the text). */
 	const char *modules[ACCT_RESULTS][ACCT_MAX_SUBSYSTEMS];
 	/* Bumped by reset_token: a ref (async.c) of an older one is stale. */
@@ -108,32 +115,32 @@ static inline void acct_unlock_irqrestore(uint64_t flags)
 	acct_word_unlock_irqrestore(&acct_lock, flags);
 }
 
-/* Takes o's lock from advice (charge.c), leaving interrupts as they are:
- * an interrupt taken on this CPU meanwhile runs no advice (the join points'
- * recursion guard), and async.c refuses interrupt handlers, so nothing on
- * this CPU waits for it.  One `sti` less per event than an irqsave, which
+/* Takes the owner's lock from advice (charge.c), leaving interrupts as they
+ * are: an interrupt taken on this CPU meanwhile runs no advice (the join
+ * points' recursion guard), and async.c refuses interrupt handlers, so nothing
+ * on this CPU waits for it.  One `sti` less per event than an irqsave, which
  * under QEMU's TCG ends a translation block. */
-static inline void acct_owner_lock_in_advice(struct acct_owner *o)
+static inline void acct_owner_lock_in_advice(struct acct_owner *owner)
 {
-	while (__atomic_exchange_n(&o->lock, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&o->lock, __ATOMIC_RELAXED))
+	while (__atomic_exchange_n(&owner->lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&owner->lock, __ATOMIC_RELAXED))
 			cpu_relax();
 }
 
-static inline void acct_owner_unlock_in_advice(struct acct_owner *o)
+static inline void acct_owner_unlock_in_advice(struct acct_owner *owner)
 {
-	__atomic_store_n(&o->lock, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&owner->lock, 0, __ATOMIC_RELEASE);
 }
 
-/* Takes o's own lock (see above). */
-static inline uint64_t acct_owner_lock(struct acct_owner *o)
+/* Takes the owner's own lock (see above). */
+static inline uint64_t acct_owner_lock(struct acct_owner *owner)
 {
-	return acct_word_lock_irqsave(&o->lock);
+	return acct_word_lock_irqsave(&owner->lock);
 }
 
-static inline void acct_owner_unlock(struct acct_owner *o, uint64_t flags)
+static inline void acct_owner_unlock(struct acct_owner *owner, uint64_t flags)
 {
-	acct_word_unlock_irqrestore(&o->lock, flags);
+	acct_word_unlock_irqrestore(&owner->lock, flags);
 }
 
 extern struct acct_owner acct_owners[ACCT_MAX_OWNERS];
@@ -160,37 +167,40 @@ static inline uint64_t acct_ticks_to_ns(uint64_t ticks)
 	return (uint64_t)(((unsigned __int128)ticks * acct_tsc_ns_mult) >> 32);
 }
 
-/* acct.c: t's owner, from the thread's state pointer checked against the
+/* acct.c: the thread's owner, from its state pointer checked against the
  * entry's thread, or NULL.  Without the owner's lock it is a hint, to be
  * checked again under it. */
-struct acct_owner *acct_owner_of(const struct thread *t);
+struct acct_owner *acct_owner_of(const struct thread *thread);
 /* acct.c, under acct_lock */
 struct acct_owner *acct_find_owner(uint64_t thread_id);
-/* Whether o needs the aspect linked: a token current, pending or suspended.
- * Under o's lock. */
-bool acct_owner_wants_weave(const struct acct_owner *o);
-/* Result index of o's page: a token's, or the unattributed one. */
-static inline struct acct_result *acct_result_of(struct acct_owner *o, int index)
+/* Whether the owner needs the aspect linked: a token current, pending or
+ * suspended.  Under the owner's lock. */
+bool acct_owner_wants_weave(const struct acct_owner *owner);
+/* Result index of the owner's page: a token's, or the unattributed one. */
+static inline struct acct_result *acct_result_of(struct acct_owner *owner, int index)
 {
-	return index == ACCT_UNATTRIBUTED ? &o->page->unattributed : &o->page->results[index];
+	return index == ACCT_UNATTRIBUTED ? &owner->page->unattributed
+					  : &owner->page->results[index];
 }
 
-/* Bracket a change of r: its sequence is odd in between (readers retry). */
-static inline void acct_result_begin(struct acct_result *r)
+/* Bracket a change of a result: its sequence is odd in between (readers
+ * retry). */
+static inline void acct_result_begin(struct acct_result *result)
 {
-	r->sequence++;
+	result->sequence++;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-static inline void acct_result_end(struct acct_result *r)
+static inline void acct_result_end(struct acct_result *result)
 {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	r->sequence++;
+	result->sequence++;
 }
-/* Under o's lock: counts wall and CPU time of the charged result up to now. */
-void acct_update_charged(struct acct_owner *o, uint64_t now);
-void acct_make_current(struct acct_owner *o, int index, uint64_t now);
-void acct_stop_current(struct acct_owner *o, uint64_t now);
+/* Under the owner's lock: counts wall and CPU time of the charged result up
+ * to now. */
+void acct_update_charged(struct acct_owner *owner, uint64_t now);
+void acct_make_current(struct acct_owner *owner, int index, uint64_t now);
+void acct_stop_current(struct acct_owner *owner, uint64_t now);
 /* Under acct_lock (it takes each owner's): on a change of acct_woven,
  * starts (woven) or ends (not) the unattributed stretch of every owner with
  * no current token, and drops every owner's open calls (their after advice

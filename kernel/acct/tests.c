@@ -44,7 +44,7 @@ static void nothing_is_woven_while_idle(struct ktest *t)
 }
 
 /* Does work charged through a ref reach its token, and does a ref kept past
- * the token's free (and the slot's reuse) charge nothing? */
+ * the token's free (and the token's reuse) charge nothing? */
 static void stale_ref_charges_nothing(struct ktest *t)
 {
 	EXPECT_EQ(t, acct_current_ref(), 0); /* not an owner: no activity */
@@ -56,24 +56,24 @@ static void stale_ref_charges_nothing(struct ktest *t)
 	acct_ref_t ref = acct_current_ref();
 	EXPECT_NE(t, ref, 0);
 	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
-	struct acct_result *r = &page->results[token - 1];
+	struct acct_result *result = &page->results[token - 1];
 	acct_charge_ref(ref, ACCT_TCP_BYTES_SENT, 100); /* stopped: work done later still counts */
 	acct_charge_ref(ref, ACCT_NIC_PACKETS_RECEIVED, 2);
 	acct_async_end(ref, acct_async_begin(ref));
-	EXPECT_EQ(t, r->tcp_bytes_sent, 100);
-	EXPECT_EQ(t, r->nic_packets_received, 2);
-	EXPECT_EQ(t, r->async_items, 1);
+	EXPECT_EQ(t, result->tcp_bytes_sent, 100);
+	EXPECT_EQ(t, result->nic_packets_received, 2);
+	EXPECT_EQ(t, result->async_items, 1);
 	EXPECT_EQ(t, acct_free_token(token), 0);
 	acct_charge_ref(ref, ACCT_TCP_BYTES_SENT, 100);
-	EXPECT_EQ(t, r->tcp_bytes_sent, 0);    /* freed */
-	EXPECT_EQ(t, acct_get_token(), token); /* the same slot, a new generation */
+	EXPECT_EQ(t, result->tcp_bytes_sent, 0); /* freed */
+	EXPECT_EQ(t, acct_get_token(), token);   /* the same index, a new generation */
 	acct_charge_ref(ref, ACCT_TCP_BYTES_SENT, 100);
 	acct_charge_ref(ref, ACCT_TCP_SEGMENTS_SENT, 1);
 	acct_async_end(ref, acct_async_begin(ref));
-	EXPECT_EQ(t, r->tcp_bytes_sent, 0);
-	EXPECT_EQ(t, r->tcp_segments_sent, 0);
-	EXPECT_EQ(t, r->async_items, 0);
-	EXPECT_EQ(t, r->sequence % 2, 0);
+	EXPECT_EQ(t, result->tcp_bytes_sent, 0);
+	EXPECT_EQ(t, result->tcp_segments_sent, 0);
+	EXPECT_EQ(t, result->async_items, 0);
+	EXPECT_EQ(t, result->sequence % 2, 0);
 	acct_charge_ref(0, ACCT_TCP_BYTES_SENT, 100); /* no activity: nothing, no crash */
 	acct_detach_kernel_thread();
 }
@@ -119,11 +119,11 @@ JOINPOINT_DEFINE_VOID(acctleaf, allocate)
 	kfree(kmalloc(100));
 }
 
-static const struct acct_subsystem *subsystem(const struct acct_result *r, const char *name)
+static const struct acct_subsystem *subsystem(const struct acct_result *result, const char *name)
 {
-	for (unsigned i = 0; i < r->subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++)
-		if (strcmp(r->subsystems[i].name, name) == 0)
-			return &r->subsystems[i];
+	for (unsigned i = 0; i < result->subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++)
+		if (strcmp(result->subsystems[i].name, name) == 0)
+			return &result->subsystems[i];
 	return NULL;
 }
 
@@ -135,12 +135,12 @@ static void exclusive_leaves_out_other_subsystems(struct ktest *t)
 	ASSERT_TRUE(t, page != NULL);
 	int token = acct_get_token();
 	EXPECT_EQ(t, acct_control(token, ACCT_START), 0);
-	const struct acct_result *r = &page->results[token - 1];
+	const struct acct_result *result = &page->results[token - 1];
 	uint64_t flags = irq_save(); /* no interrupt nests in the calls */
 	acctnest_helper();
 	irq_restore(flags);
-	const struct acct_subsystem *nest = subsystem(r, "acctnest");
-	const struct acct_subsystem *leaf = subsystem(r, "acctleaf");
+	const struct acct_subsystem *nest = subsystem(result, "acctnest");
+	const struct acct_subsystem *leaf = subsystem(result, "acctleaf");
 	ASSERT_TRUE(t, nest && leaf);
 	EXPECT_EQ(t, nest->calls, 1);
 	EXPECT_EQ(t, leaf->calls, 1);
@@ -159,8 +159,8 @@ static void exclusive_leaves_out_other_subsystems(struct ktest *t)
 	EXPECT_TRUE(t, nest_exclusive + leaf_inclusive < nest_inclusive);
 	EXPECT_TRUE(t, nest_exclusive > 0);
 	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
-	EXPECT_EQ(t, r->state, ACCT_TOKEN_IDLE);
-	EXPECT_EQ(t, r->sequence % 2, 0);
+	EXPECT_EQ(t, result->state, ACCT_TOKEN_IDLE);
+	EXPECT_EQ(t, result->sequence % 2, 0);
 	EXPECT_EQ(t, acct_free_token(token), 0);
 	acct_detach_kernel_thread();
 }
@@ -176,21 +176,21 @@ static void interrupts_and_allocations_are_charged(struct ktest *t)
 	acctleaf_wait_interrupt();
 	acctleaf_allocate();
 	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
-	const struct acct_result *r = &page->results[token - 1];
-	const struct acct_subsystem *leaf = subsystem(r, "acctleaf");
-	const struct acct_subsystem *irq = subsystem(r, "irq");
-	const struct acct_subsystem *mm = subsystem(r, "mm");
+	const struct acct_result *result = &page->results[token - 1];
+	const struct acct_subsystem *leaf = subsystem(result, "acctleaf");
+	const struct acct_subsystem *irq = subsystem(result, "irq");
+	const struct acct_subsystem *mm = subsystem(result, "mm");
 	ASSERT_TRUE(t, leaf && irq && mm);
-	EXPECT_TRUE(t, r->interrupts >= 1);
+	EXPECT_TRUE(t, result->interrupts >= 1);
 	EXPECT_TRUE(t, leaf->interrupts >= 1);
-	EXPECT_TRUE(t, leaf->interrupts <= r->interrupts);
-	EXPECT_TRUE(t, irq->calls >= r->interrupts);
-	EXPECT_TRUE(t, r->irq_ns > 0);
-	EXPECT_TRUE(t, r->irq_ns <= irq->inclusive_ns);
+	EXPECT_TRUE(t, leaf->interrupts <= result->interrupts);
+	EXPECT_TRUE(t, irq->calls >= result->interrupts);
+	EXPECT_TRUE(t, result->irq_ns > 0);
+	EXPECT_TRUE(t, result->irq_ns <= irq->inclusive_ns);
 	EXPECT_TRUE(t, leaf->allocs >= 1);
 	EXPECT_TRUE(t, leaf->alloc_bytes >= 100);
 	EXPECT_TRUE(t, leaf->frees >= 1);
-	EXPECT_TRUE(t, r->alloc_bytes >= leaf->alloc_bytes);
+	EXPECT_TRUE(t, result->alloc_bytes >= leaf->alloc_bytes);
 	EXPECT_TRUE(t, mm->calls >= 2);
 	EXPECT_EQ(t, mm->allocs, 0); /* the allocator's own calls are not allocations of mm's */
 	EXPECT_EQ(t, acct_free_token(token), 0);

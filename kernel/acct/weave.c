@@ -28,10 +28,10 @@ static bool weave_wanted(bool force)
 	bool wanted = force;
 	uint64_t flags = acct_lock_irqsave();
 	for (unsigned i = 0; i < ACCT_MAX_OWNERS && !wanted; i++) {
-		struct acct_owner *o = &acct_owners[i];
-		acct_owner_lock(o); /* interrupts are off already */
-		wanted = o->thread_id && acct_owner_wants_weave(o);
-		acct_owner_unlock(o, 0);
+		struct acct_owner *owner = &acct_owners[i];
+		acct_owner_lock(owner); /* interrupts are off already */
+		wanted = owner->thread_id && acct_owner_wants_weave(owner);
+		acct_owner_unlock(owner, 0);
 	}
 	if (!wanted)
 		acct_set_woven(false, clock_ns());
