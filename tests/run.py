@@ -4,7 +4,9 @@
 Groups (each can run alone with --only):
   host   tests/host/*_test.c: real kernel sources compiled for the host with
          AddressSanitizer and UndefinedBehaviorSanitizer; every KTAP case counts;
-         and docs/SYSCALLS.md checked against the sources (tools/mksyscalls.py).
+         and docs/SYSCALLS.md checked against the sources (tools/mksyscalls.py);
+         the layering of #includes (tools/check-layering.py, and that it fails
+         on planted upward includes); no test code in the shipped kernel.
   fuzz   the runtime linker's ELF validation and relocation under libFuzzer for
          a short while (tests/fuzz/fuzz.sh; `make fuzz` runs it longer).
   ktest  the in-kernel suites (ktest=all exit=qemu, QEMU -kernel) on 1, 2 and 4
@@ -42,6 +44,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -292,10 +295,55 @@ def run_syscall_table_check(reporter):
                            time.monotonic() - start, proc.stdout + proc.stderr))
 
 
+def run_checker(name, command, reporter, expect_failure=False, expect_text=""):
+    """Runs a tree checker; it passes when its exit status is as expected and,
+    for an expected failure, its report names expect_text."""
+    start = time.monotonic()
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    failed = proc.returncode != 0
+    ok = failed == expect_failure and expect_text in proc.stdout
+    reporter.report(Result(name, "ok" if ok else "FAIL", time.monotonic() - start,
+                           " ".join(command) + "\n" + proc.stdout + proc.stderr))
+
+
+def run_layering_checks(reporter):
+    """Does every #include point down the layers (tools/layers.conf)?  And does
+    the checker fail when one points up?  A copy of the tree gets an include of
+    the network stack planted in the scheduler, and a user program one of a
+    kernel-internal header."""
+    checker = [sys.executable, os.path.join(ROOT, "tools", "check-layering.py")]
+    run_checker("host/layering", checker, reporter)
+    with tempfile.TemporaryDirectory() as copy:
+        for top in ("kernel", "drivers", "modules", "linker", "aspects", "userland", "tools"):
+            shutil.copytree(os.path.join(ROOT, top), os.path.join(copy, top))
+        with open(os.path.join(copy, "kernel/sched/sched.c"), "a") as f:
+            f.write('\n#include "net/net.h"\n')
+        run_checker("host/layering-refuses-an-upward-include", checker + ["--root", copy], reporter,
+                    expect_failure=True, expect_text="kernel/sched/sched.c")
+        with open(os.path.join(copy, "userland/ps/ps.c"), "a") as f:
+            f.write('\n#include "sched/sched.h"\n')
+        run_checker("host/layering-refuses-a-kernel-header-in-user-space",
+                    checker + ["--root", copy], reporter, expect_failure=True,
+                    expect_text="userland/ps/ps.c")
+
+
+def run_shipped_kernel_check(build, reporter):
+    """Is the kernel that `make run` boots free of tests and benchmarks?  No
+    ktest_ or bench_ symbol may be in it (they are in the test kernel)."""
+    start = time.monotonic()
+    kernel = os.path.join(build, "microscope.elf")
+    proc = subprocess.run(["nm", kernel], cwd=ROOT, capture_output=True, text=True)
+    found = [line for line in proc.stdout.splitlines() if re.search(r"ktest_|bench_", line)]
+    ok = proc.returncode == 0 and not found
+    reporter.report(Result("host/shipped-kernel-has-no-tests", "ok" if ok else "FAIL",
+                           time.monotonic() - start, proc.stderr + "\n".join(found)))
+
+
 def host_jobs(args, reporter):
     sources = sorted(glob.glob(os.path.join(ROOT, "tests/host/*_test.c")))
     return [lambda s=s: run_host_test(s, args.build, reporter) for s in sources] + \
-        [lambda: run_syscall_table_check(reporter)]
+        [lambda: run_syscall_table_check(reporter), lambda: run_layering_checks(reporter),
+         lambda: run_shipped_kernel_check(args.build, reporter)]
 
 
 # ---------------------------------------------------------------- in-kernel suites
