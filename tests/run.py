@@ -51,6 +51,21 @@ TAIL_LINES = 30
 EXIT_PASSED, EXIT_FAILED, EXIT_PANIC, EXIT_HANG = 33, 35, 37, 124
 BIOS_TIMEOUT, UEFI_TIMEOUT = 60, 120
 
+# What the groups boot, in the build directory ({build}, see in_build).
+# Groups that need in-kernel test code (suites, crashtest=, the kernel
+# shell's ktest command) boot TEST_KERNEL; groups that only run user
+# programs boot SHIPPED_KERNEL.  The two are one image until the build can
+# leave the tests out of the shipped kernel.
+SHIPPED_KERNEL = "{build}/microscope.elf"
+TEST_KERNEL = "{build}/microscope.elf"
+SELFTEST_ISO = "{build}/microscope-selftest.iso"  # boots with ktest=all exit=qemu
+INITRD = "{build}/initrd.cpio"
+
+
+def in_build(args, image):
+    """image (one of the names above) in the build directory of this run."""
+    return image.format(build=args.build)
+
 HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-fsanitize=address,undefined",
                "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-Wall", "-Wextra",
                "-Werror", "-Wno-unused-parameter", "-Ikernel", "-Idrivers", "-Imodules",
@@ -282,10 +297,6 @@ def host_jobs(args, reporter):
 # ---------------------------------------------------------------- in-kernel suites
 
 
-def kernel_elf(build):
-    return os.path.join(build, "microscope.elf")
-
-
 def missing(path, reporter, name, hint):
     if os.path.exists(os.path.join(ROOT, path)):
         return False
@@ -307,10 +318,11 @@ def run_ktest(args, reporter, smp=1, nic=None):
     if nic:
         name, append = f"ktest-{nic[0]}", f"ktest={KTEST_NIC_SUITES} exit=qemu"
         extra = ["--machine", nic[1], "--", "-netdev", "user,id=n0"] + nic[2]
-    if missing(kernel_elf(args.build), reporter, name, "run make kernel"):
+    if missing(in_build(args, TEST_KERNEL), reporter, name, "run make kernel"):
         return
     log = os.path.join(args.build, "test-logs", f"{name}.log")
-    code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--smp", str(smp),
+    kernel = in_build(args, TEST_KERNEL)
+    code, text, seconds = qemu_run(name, log, ["--kernel", kernel, "--smp", str(smp),
                                                "--append", append,
                                                "--hang-symbols", KTEST_HANG_SYMBOLS] + extra,
                                    BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1))
@@ -370,7 +382,7 @@ def known_crashtests():
 def run_crash(args, reporter, value, pattern):
     name = f"crash/{value}"
     log = os.path.join(args.build, "test-logs", f"crash-{value}.log")
-    code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--append",
+    code, text, seconds = qemu_run(name, log, ["--kernel", in_build(args, TEST_KERNEL), "--append",
                                                f"crashtest={value} exit=qemu"], BIOS_TIMEOUT)
     report = text[text.find("KERNEL PANIC"):] if "KERNEL PANIC" in text else ""
     if code != EXIT_PANIC:
@@ -384,7 +396,7 @@ def run_crash(args, reporter, value, pattern):
 
 
 def crash_jobs(args, reporter):
-    if missing(kernel_elf(args.build), reporter, "crash", "run make kernel"):
+    if missing(in_build(args, TEST_KERNEL), reporter, "crash", "run make kernel"):
         return []
     known, jobs = known_crashtests(), []
     for value, pattern in CRASH_TESTS:
@@ -412,7 +424,7 @@ def run_boot(args, reporter, name, qemu_args, timeout):
 
 def boot_jobs(args, reporter):
     runs = []  # (name, qemu.py arguments, timeout)
-    iso = os.path.join(args.build, "microscope-selftest.iso")
+    iso = in_build(args, SELFTEST_ISO)
     if not missing(iso, reporter, "boot/iso", "run make iso"):
         for firmware, machine, memory in BOOT_MATRIX:
             name = f"boot/{firmware}-{machine}-{memory}"
@@ -430,20 +442,21 @@ def boot_jobs(args, reporter):
                 qemu_args.append("--uefi")
             runs.append((f"boot/{name}", qemu_args,
                          UEFI_TIMEOUT if firmware == "uefi" else BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT))
-    if not missing(kernel_elf(args.build), reporter, "boot/kernel", "run make kernel"):
+    kernel = in_build(args, TEST_KERNEL)
+    if not missing(kernel, reporter, "boot/kernel", "run make kernel"):
         for name, _, _, smp, what in SMP_BOOTS:
             if what != "iso":
-                runs.append((f"boot/{name}", ["--kernel", kernel_elf(args.build), "--smp", str(smp),
+                runs.append((f"boot/{name}", ["--kernel", kernel, "--smp", str(smp),
                                               "--append", what], BIOS_TIMEOUT))
         for memory in KERNEL_BOOT_MEMORY:
             name = f"boot/kernel-{memory}"
-            qemu_args = ["--kernel", kernel_elf(args.build), "--memory", memory, "--append",
+            qemu_args = ["--kernel", kernel, "--memory", memory, "--append",
                          "ktest=all exit=qemu"]
             runs.append((name, qemu_args, BIOS_TIMEOUT))
     # The slow runs (UEFI) first, so the two workers finish together.
     runs.sort(key=lambda run: -run[2])
     jobs = [lambda r=r: run_boot(args, reporter, *r) for r in runs]
-    if os.path.exists(kernel_elf(args.build)):
+    if os.path.exists(in_build(args, SHIPPED_KERNEL)):
         jobs.append(lambda: run_hang_report(args, reporter))
     return jobs
 
@@ -457,7 +470,8 @@ def run_hang_report(args, reporter):
     symbolized backtrace per CPU (tools/qemu_dump.py), not only "timed out"."""
     name = "boot/hang-report"
     log = os.path.join(args.build, "test-logs", "boot-hang-report.log")
-    code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--smp", "2"],
+    kernel = in_build(args, SHIPPED_KERNEL)
+    code, text, seconds = qemu_run(name, log, ["--kernel", kernel, "--smp", "2"],
                                    HANG_REPORT_SECONDS)
     wanted = [r"qemu\.py: timed out \(hang\)", r"CPU 0: RIP=0x[0-9a-f]{16}",
               r"CPU 1: RIP=0x[0-9a-f]{16}", r"0x[0-9a-f]{16} idle_loop sched\.c:\d+"]
@@ -543,8 +557,8 @@ def shell_session(args, reporter, console):
 
 def run_shell(args, reporter):
     log = os.path.join(args.build, "test-logs", "shell.log")
-    cmd = [sys.executable, QEMU_PY, "--kernel", kernel_elf(args.build), "--append", "exit=qemu",
-           "--console-stdio", "--timeout", str(SHELL_TIMEOUT)]
+    cmd = [sys.executable, QEMU_PY, "--kernel", in_build(args, TEST_KERNEL), "--append",
+           "exit=qemu", "--console-stdio", "--timeout", str(SHELL_TIMEOUT)]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
@@ -568,7 +582,7 @@ def run_shell(args, reporter):
 
 
 def shell_jobs(args, reporter):
-    if missing(kernel_elf(args.build), reporter, "shell", "run make kernel"):
+    if missing(in_build(args, TEST_KERNEL), reporter, "shell", "run make kernel"):
         return []
     return [lambda: run_shell(args, reporter)]
 
@@ -667,8 +681,8 @@ def run_usertests(args, reporter, smp=1):
     start the program is left at once instead of at the timeout."""
     prefix = "user/usertests" + ("" if smp == 1 else f"-smp{smp}")
     log = os.path.join(args.build, "test-logs", os.path.basename(prefix) + ".log")
-    cmd = [sys.executable, QEMU_PY, "--kernel", kernel_elf(args.build), "--initrd",
-           os.path.join(args.build, "initrd.cpio"), "--append", "init=/bin/usertests exit=qemu",
+    cmd = [sys.executable, QEMU_PY, "--kernel", in_build(args, SHIPPED_KERNEL), "--initrd",
+           in_build(args, INITRD), "--append", "init=/bin/usertests exit=qemu",
            "--smp", str(smp), "--console-stdio", "--timeout", str(USER_TIMEOUT)]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -726,7 +740,7 @@ def run_scopetest(args, reporter):
     missed deadline).  Each KTAP case counts; init's status becomes QEMU's."""
     log = os.path.join(args.build, "test-logs", "scopetest.log")
     code, text, seconds = qemu_run("scopetest", log, [
-        "--kernel", kernel_elf(args.build), "--initrd", os.path.join(args.build, "initrd.cpio"),
+        "--kernel", in_build(args, SHIPPED_KERNEL), "--initrd", in_build(args, INITRD),
         "--append", "init=/bin/scopetest exit=qemu"], SCOPETEST_TIMEOUT)
     started = text.find("KTAP version 1")
     plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
@@ -755,7 +769,7 @@ def run_rscfltest(args, reporter):
     long the host takes to translate freshly patched code or on its load."""
     log = os.path.join(args.build, "test-logs", "rscfltest.log")
     code, text, seconds = qemu_run("rscfltest", log, [
-        "--kernel", kernel_elf(args.build), "--initrd", os.path.join(args.build, "initrd.cpio"),
+        "--kernel", in_build(args, SHIPPED_KERNEL), "--initrd", in_build(args, INITRD),
         "--append", "init=/bin/rscfltest exit=qemu", "--icount"], RSCFLTEST_TIMEOUT)
     started = text.find("KTAP version 1")
     plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
@@ -778,7 +792,7 @@ def run_rscflnet(args, reporter):
     The NIC case runs in the net group (tests/net/netsuite.py)."""
     log = os.path.join(args.build, "test-logs", "rscflnet.log")
     code, text, seconds = qemu_run("rscflnet", log, [
-        "--kernel", kernel_elf(args.build), "--initrd", os.path.join(args.build, "initrd.cpio"),
+        "--kernel", in_build(args, SHIPPED_KERNEL), "--initrd", in_build(args, INITRD),
         "--append", "init=/bin/rscflnet exit=qemu"], RSCFLTEST_TIMEOUT)
     started = text.find("KTAP version 1")
     plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
@@ -795,13 +809,13 @@ def run_rscflnet(args, reporter):
 
 
 def user_jobs(args, reporter):
-    if missing(os.path.join(args.build, "initrd.cpio"), reporter, "user", "run make initrd"):
+    if missing(in_build(args, INITRD), reporter, "user", "run make initrd"):
         return []
     names = sorted(os.listdir(user_bin(args.build)))
     jobs = [lambda n=n: run_user_elf(args, reporter, n) for n in names]
     jobs.append(lambda: run_user_host(args, reporter))
     jobs.append(lambda: run_net_host(args, reporter))
-    if not missing(kernel_elf(args.build), reporter, "user/usertests", "run make kernel"):
+    if not missing(in_build(args, SHIPPED_KERNEL), reporter, "user/usertests", "run make kernel"):
         jobs.insert(0, lambda: run_usertests(args, reporter))
         jobs.insert(1, lambda: run_usertests(args, reporter, USERTESTS_SMP))
         jobs.insert(2, lambda: run_scopetest(args, reporter))
@@ -831,7 +845,8 @@ def run_net_host(args, reporter):
 def run_net(args, reporter, nic):
     import netsuite
     log = os.path.join(args.build, "test-logs", f"net-{nic}.log")
-    netsuite.run_guest(args.build, nic, net_report(reporter), log)
+    netsuite.run_guest(args.build, nic, net_report(reporter), log,
+                       kernel=in_build(args, SHIPPED_KERNEL))
 
 
 def net_jobs(args, reporter):
@@ -839,8 +854,8 @@ def net_jobs(args, reporter):
         if not shutil.which(tool):
             reporter.report(Result("net", "FAIL", 0.0, None, f"no {tool}: run make deps"))
             return []
-    if missing(kernel_elf(args.build), reporter, "net", "run make kernel") or \
-            missing(os.path.join(args.build, "initrd.cpio"), reporter, "net", "run make initrd"):
+    if missing(in_build(args, SHIPPED_KERNEL), reporter, "net", "run make kernel") or \
+            missing(in_build(args, INITRD), reporter, "net", "run make initrd"):
         return []
     return [lambda n=n: run_net(args, reporter, n) for n in NET_NICS]
 
