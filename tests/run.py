@@ -32,6 +32,7 @@ One line per test as it finishes; a failure shows the tail of its log.
 The exit status is 1 when anything failed.
 """
 import argparse
+import collections
 import concurrent.futures
 import glob
 import os
@@ -39,6 +40,7 @@ import re
 import select
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 import threading
@@ -48,7 +50,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QEMU_PY = os.path.join(ROOT, "tools", "qemu.py")
 JOBS = 2  # the machines that run this have two cores
 TAIL_LINES = 30
-EXIT_PASSED, EXIT_FAILED, EXIT_PANIC, EXIT_HANG = 33, 35, 37, 124
+EXIT_PASSED, EXIT_FAILED, EXIT_PANIC, EXIT_REQUESTED, EXIT_HANG = 33, 35, 37, 39, 124
 BIOS_TIMEOUT, UEFI_TIMEOUT = 60, 120
 
 # What the groups boot, in the build directory ({build}, see in_build).
@@ -65,40 +67,6 @@ INITRD = "{build}/initrd.cpio"
 def in_build(args, image):
     """image (one of the names above) in the build directory of this run."""
     return image.format(build=args.build)
-
-HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-fsanitize=address,undefined",
-               "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-Wall", "-Wextra",
-               "-Werror", "-Wno-unused-parameter", "-Ikernel", "-Idrivers", "-Imodules",
-               "-Ilinker", "-I.", "-Iaspects/include", "-Itests/host/shim", "-DHOST_TEST"]
-HOST_TEST_TIMEOUT = 120
-
-# crashtest=<value> → a regular expression the panic report must match (the
-# function that faulted).  Values the kernel does not know yet are skipped.
-CRASH_TESTS = [
-    ("page_fault", r"crashtest_fault_page"),
-    ("divide_error", r"crashtest_divide_by_zero"),
-    ("invalid_opcode", r"crashtest_invalid_opcode"),
-    ("stack_overflow", r"crashtest_overflow_stack"),
-    ("assert", r"crashtest_assert_fails"),
-    ("general_protection", r"crashtest_general_protection"),
-    ("breakpoint", r"crashtest_breakpoint"),
-]
-
-# (firmware, machine, memory).  Debian 12's OVMF boots the ISO in 64 MiB (at
-# 32 MiB it finds no boot device), so UEFI uses the same small size as BIOS.
-BOOT_MATRIX = [
-    ("bios", "pc", "64M"), ("bios", "pc", "2G"), ("bios", "q35", "64M"), ("bios", "q35", "2G"),
-    ("uefi", "pc", "64M"), ("uefi", "pc", "2G"), ("uefi", "q35", "64M"), ("uefi", "q35", "2G"),
-]
-KERNEL_BOOT_MEMORY = ["64M", "2G"]
-# The whole ktest suite runs once per CPU count; TCG emulates each vCPU on a
-# host thread, so more CPUs than host cores run slower.
-KTEST_CPUS = [1, 2, 4]
-KTEST_SMP_EXTRA_TIMEOUT = 60
-# Boots on several CPUs: (name, firmware, machine, CPUs, what runs).  The
-# 8-CPU boot runs only the smp suite: 8 vCPUs on two host cores are slow.
-SMP_BOOTS = [("bios-q35-smp4", "bios", "q35", 4, "iso"), ("uefi-q35-smp2", "uefi", "q35", 2, "iso"),
-             ("kernel-smp8", None, None, 8, "ktest=smp exit=qemu")]
 
 
 class Result:
@@ -141,11 +109,19 @@ def read_text(path):
         return ""
 
 
+def missing(path, reporter, name, hint):
+    if os.path.exists(os.path.join(ROOT, path)):
+        return False
+    reporter.report(Result(name, "FAIL", 0.0, None, f"{path} missing: {hint}"))
+    return True
+
+
 # ---------------------------------------------------------------- KTAP
 
 
 KTAP_RESULT = re.compile(r"^(\s*)(ok|not ok)\s+(\d+)\s+([^#]*?)\s*(#\s*(.*))?$")
 KTAP_PLAN = re.compile(r"^\s*1\.\.(\d+)\s*$")
+KTAP_HEADER = "KTAP version 1"
 
 
 def parse_ktap(text):
@@ -183,7 +159,27 @@ def parse_ktap(text):
     return plan, top, cases
 
 
-def qemu_run(name, log, args, timeout):
+def any_failed(cases):
+    return any(status == "FAIL" for _, _, status, _ in cases)
+
+
+def report_cases(reporter, prefix, cases):
+    """One result per KTAP case: prefix/suite/case, or prefix/case outside a suite."""
+    for suite, case, status, detail in cases:
+        name = f"{prefix}/{suite}/{case}" if suite else f"{prefix}/{case}"
+        reporter.report(Result(name, status, 0.0, "\n".join(detail)))
+
+
+def report_run(reporter, name, run, problem):
+    """The result of a run itself: FAIL with problem and the log, or ok."""
+    reporter.report(Result(name, "FAIL" if problem else "ok", run.seconds,
+                           run.text if problem else None, problem or f"exit status {run.code}"))
+
+
+# ---------------------------------------------------------------- booting
+
+
+def qemu_run(log, args, timeout):
     """Runs tools/qemu.py in batch mode; returns (exit status, serial log +
     qemu.py's own output, seconds)."""
     cmd = [sys.executable, QEMU_PY, "--log", log, "--timeout", str(timeout)] + args
@@ -198,7 +194,127 @@ def qemu_run(name, log, args, timeout):
     return proc.returncode, text + "\n" + output, seconds
 
 
+def kernel_args(kernel, initrd=None, append="", smp=1):
+    """qemu.py's arguments for booting kernel with -kernel (multiboot)."""
+    return ["--kernel", kernel] + (["--initrd", initrd] if initrd else []) + \
+        ["--append", append, "--smp", str(smp)]
+
+
+def test_log(args, name):
+    return os.path.join(args.build, "test-logs", name.replace("/", "-") + ".log")
+
+
+class Console:
+    """The serial console of a QEMU run, read with a deadline."""
+
+    def __init__(self, proc, deadline):
+        self.proc, self.deadline, self.pending, self.transcript = proc, deadline, b"", b""
+
+    def read_until(self, marker):
+        """Returns the text up to and including marker, or None at the deadline or EOF."""
+        fd = self.proc.stdout.fileno()
+        while marker not in self.pending:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if not select.select([fd], [], [], min(left, 1.0))[0]:
+                continue
+            data = os.read(fd, 4096)
+            if not data:
+                return None
+            self.pending += data
+            self.transcript += data
+        end = self.pending.index(marker) + len(marker)
+        text, self.pending = self.pending[:end], self.pending[end:]
+        return text.decode(errors="replace")
+
+    def type(self, line):
+        self.proc.stdin.write(line.encode() + b"\r")
+        self.proc.stdin.flush()
+
+    def text(self):
+        """Everything the run printed, once it has ended (reads until EOF)."""
+        self.read_until(b"\0")
+        return self.transcript.decode(errors="replace")
+
+
+# Watching a run's console as it comes: stop reading at the first line that
+# matches end or abort; then give the OS stop_seconds to stop by itself
+# (none after abort), else QEMU is killed and the run counts as a hang.
+Watch = collections.namedtuple("Watch", "end abort stop_seconds")
+WATCH_READ_SLACK = 10  # reading may outlast qemu.py's own timeout by this much
+
+
+def watched_run(log, qemu_args, timeout, watch):
+    """Runs qemu.py with the console on a pipe, read line by line; returns
+    (exit status, console text, seconds, ended, the abort line or None)."""
+    cmd = [sys.executable, QEMU_PY] + qemu_args + ["--console-stdio", "--timeout", str(timeout)]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    console = Console(proc, start + timeout + WATCH_READ_SLACK)
+    aborted, ended = None, False
+    while aborted is None and not ended:
+        line = console.read_until(b"\n")
+        if line is None:
+            break
+        if watch.abort.search(line):
+            aborted = line.strip()
+        ended = bool(watch.end.search(line))
+    try:
+        code = proc.wait(timeout=0 if aborted else watch.stop_seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)  # qemu.py and QEMU
+        proc.wait()
+        code = EXIT_HANG
+    text = console.text()
+    with open(log, "w") as f:
+        f.write(text)
+    return code, text, time.monotonic() - start, ended, aborted
+
+
+# The outcome of boot_and_collect_ktap: exit status (EXIT_HANG when it timed
+# out), console text, seconds; found: whether a KTAP header was printed;
+# plan, top, cases: parse_ktap of the text from that header on; ended,
+# aborted: what a Watch saw (False, None without one).
+KtapRun = collections.namedtuple("KtapRun",
+                                 "code text seconds found plan top cases ended aborted")
+
+
+def boot_and_collect_ktap(log, kernel, timeout, initrd=None, append="", smp=1, qemu_args=(),
+                          watch=None):
+    """Boots kernel with initrd and command line append on smp CPUs (more of
+    qemu.py's arguments in qemu_args, last) and collects the KTAP it prints.
+    timeout only bounds a hang.  With watch (a Watch) the console is read as
+    it comes (watched_run); without, qemu.py runs in batch mode until QEMU
+    exits.  Returns a KtapRun."""
+    boot = kernel_args(kernel, initrd, append, smp) + list(qemu_args)
+    ended, aborted = False, None
+    if watch:
+        code, text, seconds, ended, aborted = watched_run(log, boot, timeout, watch)
+    else:
+        code, text, seconds = qemu_run(log, boot, timeout)
+    started = text.find(KTAP_HEADER)
+    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
+    return KtapRun(code, text, seconds, started >= 0, plan, top, cases, ended, aborted)
+
+
 # ---------------------------------------------------------------- host tests
+
+
+HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-fsanitize=address,undefined",
+               "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-Wall", "-Wextra",
+               "-Werror", "-Wno-unused-parameter", "-Ikernel", "-Idrivers", "-Imodules",
+               "-Ilinker", "-I.", "-Iaspects/include", "-Itests/host/shim", "-DHOST_TEST"]
+HOST_TEST_TIMEOUT = 120
+
+
+def host_tests():
+    return sorted(glob.glob(os.path.join(ROOT, "tests/host/*_test.c")))
+
+
+def host_test_name(source):
+    return "host/" + os.path.basename(source)[: -len("_test.c")]
 
 
 def host_test_header(path, key):
@@ -216,7 +332,7 @@ def generic_shims():
     """tests/host/shim/*.c that no test names in its host-test-sources: those
     are linked into every test; a named one only into the tests naming it."""
     named = set()
-    for test in glob.glob(os.path.join(ROOT, "tests/host/*_test.c")):
+    for test in host_tests():
         named |= {os.path.normpath(s) for s in host_test_header(test, "host-test-sources")}
     shims = sorted(glob.glob(os.path.join(ROOT, "tests/host/shim/*.c")))
     return [s for s in (os.path.relpath(s, ROOT) for s in shims) if s not in named]
@@ -252,8 +368,32 @@ def compile_host_test(source, out_dir):
     return binary, ""
 
 
+def run_host_binary(binary):
+    """Runs a host test under the sanitizers; returns (exit status, output)."""
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    try:
+        proc = subprocess.run([binary], cwd=ROOT, capture_output=True, env=env,
+                              timeout=HOST_TEST_TIMEOUT, stdin=subprocess.DEVNULL)
+        return proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        return EXIT_HANG, (e.stdout or b"").decode(errors="replace") + "\n(timed out)"
+
+
+def host_problem(code, plan, top, cases):
+    if code != 0 and plan is not None and top < plan:
+        return f"stopped after {top} of {plan} cases, exit status {code}"
+    if code != 0 and not any_failed(cases):
+        return f"exit status {code}"
+    if plan is None:
+        return "no KTAP plan"
+    if plan != top:
+        return f"plan says {plan} results, {top} reported"
+    return None
+
+
 def run_host_test(source, build, reporter):
-    name = "host/" + os.path.basename(source)[: -len("_test.c")]
+    name = host_test_name(source)
     out_dir = os.path.join(ROOT, build, "host-tests")
     os.makedirs(out_dir, exist_ok=True)
     start = time.monotonic()
@@ -261,603 +401,19 @@ def run_host_test(source, build, reporter):
     if not binary:
         reporter.report(Result(name + " (build)", "FAIL", time.monotonic() - start, errors))
         return
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    try:
-        proc = subprocess.run([binary], cwd=ROOT, capture_output=True, env=env,
-                              timeout=HOST_TEST_TIMEOUT, stdin=subprocess.DEVNULL)
-        code, output = proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
-    except subprocess.TimeoutExpired as e:
-        code, output = EXIT_HANG, (e.stdout or b"").decode(errors="replace") + "\n(timed out)"
+    code, output = run_host_binary(binary)
     seconds = time.monotonic() - start
-    log = os.path.join(ROOT, build, "test-logs", os.path.basename(binary) + ".log")
-    with open(log, "w") as f:
+    with open(os.path.join(ROOT, build, "test-logs", os.path.basename(binary) + ".log"), "w") as f:
         f.write(output)
     plan, top, cases = parse_ktap(output)
-    for suite, case, status, detail in cases:
-        reporter.report(Result(f"{name}/{case}", status, 0.0, "\n".join(detail)))
-    problem = None
-    if code != 0 and plan is not None and top < plan:
-        problem = f"stopped after {top} of {plan} cases, exit status {code}"
-    elif code != 0 and not any(st == "FAIL" for _, _, st, _ in cases):
-        problem = f"exit status {code}"
-    elif plan is None:
-        problem = "no KTAP plan"
-    elif plan != top:
-        problem = f"plan says {plan} results, {top} reported"
+    report_cases(reporter, name, cases)
+    problem = host_problem(code, plan, top, cases)
     if problem:
         reporter.report(Result(name, "FAIL", seconds, output, problem))
 
 
 def host_jobs(args, reporter):
-    sources = sorted(glob.glob(os.path.join(ROOT, "tests/host/*_test.c")))
-    return [lambda s=s: run_host_test(s, args.build, reporter) for s in sources]
-
-
-# ---------------------------------------------------------------- in-kernel suites
-
-
-def missing(path, reporter, name, hint):
-    if os.path.exists(os.path.join(ROOT, path)):
-        return False
-    reporter.report(Result(name, "FAIL", 0.0, None, f"{path} missing: {hint}"))
-    return True
-
-
-# Kernel variables a timed-out ktest run reports beside the CPUs' backtraces:
-# the join-point patcher's state (kernel/joinpoint/patch.c).
-KTEST_HANG_SYMBOLS = "patching,stale_breakpoints,orphaned_breakpoints"
-
-
-def run_ktest(args, reporter, smp=1, nic=None):
-    """Every suite on smp CPUs; results are ktest/... on one CPU and
-    ktest-smpN/... on N.  With nic (a KTEST_NICS entry): the driver suites
-    on that machine and NIC, as ktest-<nic name>/..."""
-    name = "ktest" if smp == 1 else f"ktest-smp{smp}"
-    append, extra = "ktest=all exit=qemu", []
-    if nic:
-        name, append = f"ktest-{nic[0]}", f"ktest={KTEST_NIC_SUITES} exit=qemu"
-        extra = ["--machine", nic[1], "--", "-netdev", "user,id=n0"] + nic[2]
-    if missing(in_build(args, TEST_KERNEL), reporter, name, "run make kernel"):
-        return
-    log = os.path.join(args.build, "test-logs", f"{name}.log")
-    kernel = in_build(args, TEST_KERNEL)
-    code, text, seconds = qemu_run(name, log, ["--kernel", kernel, "--smp", str(smp),
-                                               "--append", append,
-                                               "--hang-symbols", KTEST_HANG_SYMBOLS] + extra,
-                                   BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1))
-    plan, top, cases = parse_ktap(text)
-    for suite, case, status, detail in cases:
-        full = f"{name}/{suite}/{case}" if suite else f"{name}/{case}"
-        reporter.report(Result(full, status, 0.0, "\n".join(detail)))
-    problem = None
-    if code == EXIT_HANG:
-        problem = "timed out (hang)"
-    elif code == EXIT_PANIC:
-        problem = "kernel panic"
-    elif code != EXIT_PASSED and not any(st == "FAIL" for _, _, st, _ in cases):
-        problem = f"exit status {code}"
-    elif plan is None:
-        problem = "no KTAP plan"
-    elif plan != top:
-        problem = f"plan says {plan} suites, {top} reported"
-    if problem:
-        reporter.report(Result(f"{name} (run)", "FAIL", seconds, text, problem))
-    else:
-        reporter.report(Result(f"{name} (run)", "ok", seconds, None, f"exit status {code}"))
-
-
-# The NIC drivers' suites, once per (name, machine, QEMU devices) on QEMU's
-# user network: INTx on both chipsets, behind a bridge, and MSI-X.
-KTEST_NIC_SUITES = "pci,nic,e1000,virtio"
-KTEST_NICS = [
-    ("e1000-q35", "q35", ["-device", "e1000,netdev=n0"]),
-    ("e1000-pc-bridge", "pc", ["-device", "pci-bridge,id=br1,chassis_nr=1",
-                               "-device", "e1000,netdev=n0,bus=br1,addr=3"]),
-    ("virtio-q35", "q35", ["-device", "virtio-net-pci,netdev=n0"]),
-    ("virtio-intx-pc", "pc", ["-device", "virtio-net-pci,netdev=n0,vectors=0,disable-legacy=on"]),
-]
-
-
-def ktest_jobs(args, reporter):
-    return [lambda n=n: run_ktest(args, reporter, n) for n in KTEST_CPUS] + \
-        [lambda nic=nic: run_ktest(args, reporter, nic=nic) for nic in KTEST_NICS]
-
-
-# ---------------------------------------------------------------- crash tests
-
-
-def known_crashtests():
-    """The crashtest= values the kernel's source defines (a quoted name in the
-    file that declares KERNEL_PARAM(crashtest, ...))."""
-    known = set()
-    for directory in ("kernel", "drivers", "modules", "linker"):
-        for path in glob.glob(os.path.join(ROOT, directory, "**", "*.c"), recursive=True):
-            text = read_text(path)
-            if re.search(r"KERNEL_PARAM\(\s*crashtest\b", text):
-                known |= set(re.findall(r'"(\w+)"', text))
-    return known
-
-
-def run_crash(args, reporter, value, pattern):
-    name = f"crash/{value}"
-    log = os.path.join(args.build, "test-logs", f"crash-{value}.log")
-    code, text, seconds = qemu_run(name, log, ["--kernel", in_build(args, TEST_KERNEL), "--append",
-                                               f"crashtest={value} exit=qemu"], BIOS_TIMEOUT)
-    report = text[text.find("KERNEL PANIC"):] if "KERNEL PANIC" in text else ""
-    if code != EXIT_PANIC:
-        verdict = "timed out (hang)" if code == EXIT_HANG else f"exit status {code}, expected 37"
-        reporter.report(Result(name, "FAIL", seconds, text, verdict))
-    elif not re.search(pattern, report):
-        reporter.report(Result(name, "FAIL", seconds, text,
-                               f"panic report does not name /{pattern}/"))
-    else:
-        reporter.report(Result(name, "ok", seconds))
-
-
-def crash_jobs(args, reporter):
-    if missing(in_build(args, TEST_KERNEL), reporter, "crash", "run make kernel"):
-        return []
-    known, jobs = known_crashtests(), []
-    for value, pattern in CRASH_TESTS:
-        if value not in known:
-            reporter.report(Result(f"crash/{value}", "skip", 0.0, None,
-                                   "the kernel has no such crashtest yet"))
-            continue
-        jobs.append(lambda v=value, p=pattern: run_crash(args, reporter, v, p))
-    return jobs
-
-
-# ---------------------------------------------------------------- boot tests
-
-
-def run_boot(args, reporter, name, qemu_args, timeout):
-    log = os.path.join(args.build, "test-logs", name.replace("/", "-") + ".log")
-    code, text, seconds = qemu_run(name, log, qemu_args, timeout)
-    if code == EXIT_PASSED:
-        reporter.report(Result(name, "ok", seconds))
-        return
-    verdict = {EXIT_HANG: "timed out (hang)", EXIT_PANIC: "kernel panic",
-               EXIT_FAILED: "self-tests failed"}.get(code, f"exit status {code}")
-    reporter.report(Result(name, "FAIL", seconds, text, verdict))
-
-
-def boot_jobs(args, reporter):
-    runs = []  # (name, qemu.py arguments, timeout)
-    iso = in_build(args, SELFTEST_ISO)
-    if not missing(iso, reporter, "boot/iso", "run make iso"):
-        for firmware, machine, memory in BOOT_MATRIX:
-            name = f"boot/{firmware}-{machine}-{memory}"
-            qemu_args = ["--iso", iso, "--machine", machine, "--memory", memory]
-            timeout = BIOS_TIMEOUT
-            if firmware == "uefi":
-                qemu_args.append("--uefi")
-                timeout = UEFI_TIMEOUT
-            runs.append((name, qemu_args, timeout))
-        for name, firmware, machine, smp, what in SMP_BOOTS:
-            if what != "iso":
-                continue
-            qemu_args = ["--iso", iso, "--machine", machine, "--memory", "256M", "--smp", str(smp)]
-            if firmware == "uefi":
-                qemu_args.append("--uefi")
-            runs.append((f"boot/{name}", qemu_args,
-                         UEFI_TIMEOUT if firmware == "uefi" else BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT))
-    kernel = in_build(args, TEST_KERNEL)
-    if not missing(kernel, reporter, "boot/kernel", "run make kernel"):
-        for name, _, _, smp, what in SMP_BOOTS:
-            if what != "iso":
-                runs.append((f"boot/{name}", ["--kernel", kernel, "--smp", str(smp),
-                                              "--append", what], BIOS_TIMEOUT))
-        for memory in KERNEL_BOOT_MEMORY:
-            name = f"boot/kernel-{memory}"
-            qemu_args = ["--kernel", kernel, "--memory", memory, "--append",
-                         "ktest=all exit=qemu"]
-            runs.append((name, qemu_args, BIOS_TIMEOUT))
-    # The slow runs (UEFI) first, so the two workers finish together.
-    runs.sort(key=lambda run: -run[2])
-    jobs = [lambda r=r: run_boot(args, reporter, *r) for r in runs]
-    if os.path.exists(in_build(args, SHIPPED_KERNEL)):
-        jobs.append(lambda: run_hang_report(args, reporter))
-    return jobs
-
-
-HANG_REPORT_SECONDS = 5
-
-
-def run_hang_report(args, reporter):
-    """A run that outlives its timeout (here: two CPUs idling at the kernel
-    shell, which never exits) must say where each CPU was: registers and a
-    symbolized backtrace per CPU (tools/qemu_dump.py), not only "timed out"."""
-    name = "boot/hang-report"
-    log = os.path.join(args.build, "test-logs", "boot-hang-report.log")
-    kernel = in_build(args, SHIPPED_KERNEL)
-    code, text, seconds = qemu_run(name, log, ["--kernel", kernel, "--smp", "2"],
-                                   HANG_REPORT_SECONDS)
-    wanted = [r"qemu\.py: timed out \(hang\)", r"CPU 0: RIP=0x[0-9a-f]{16}",
-              r"CPU 1: RIP=0x[0-9a-f]{16}", r"0x[0-9a-f]{16} idle_loop sched\.c:\d+"]
-    absent = [w for w in wanted if not re.search(w, text)]
-    if code == EXIT_HANG and not absent:
-        reporter.report(Result(name, "ok", seconds))
-    else:
-        reporter.report(Result(name, "FAIL", seconds, text,
-                               f"exit status {code}; missing: {', '.join(absent)}"))
-
-
-# ---------------------------------------------------------------- kernel shell
-
-
-EXIT_REQUESTED = 39
-SHELL_TIMEOUT = 60
-SHELL_PROMPT = b"kshell> "
-# (test name, what is typed, a regular expression the answer up to the next
-# prompt must match).  \x7f is backspace, \x15 ^U.
-SHELL_SESSION = [
-    ("help", "help", r"ktest <suite.*\n.*mem .*memory"),
-    ("mem", "mem", r"frames free"),
-    ("threads", "threads", r"kshell .*running"),
-    ("irqs", "irqs", r"com1\r?\n.*com1 input: \d+ byte"),
-    ("unknown-command", "nonsense", r"unknown command 'nonsense'"),
-    ("wrong-arguments", "loglevel 9", r"usage: loglevel"),
-    ("backspace-and-quotes", "echo ab\x7fc \"d  e\"", r"\nac d  e\r?\n"),
-    ("ctrl-u", "mem\x15echo cleared", r"\ncleared\r?\n"),
-    ("uptime", "uptime", r"up \d+\.\d{6} s"),
-    ("unterminated-quote", "echo \"open", r"unterminated quote"),
-]
-
-
-class Console:
-    """The serial console of a QEMU run, read with a deadline."""
-
-    def __init__(self, proc, deadline):
-        self.proc, self.deadline, self.pending, self.transcript = proc, deadline, b"", b""
-
-    def read_until(self, marker):
-        """Returns the text up to and including marker, or None at the deadline or EOF."""
-        fd = self.proc.stdout.fileno()
-        while marker not in self.pending:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                return None
-            if not select.select([fd], [], [], min(left, 1.0))[0]:
-                continue
-            data = os.read(fd, 4096)
-            if not data:
-                return None
-            self.pending += data
-            self.transcript += data
-        end = self.pending.index(marker) + len(marker)
-        text, self.pending = self.pending[:end], self.pending[end:]
-        return text.decode(errors="replace")
-
-    def type(self, line):
-        self.proc.stdin.write(line.encode() + b"\r")
-        self.proc.stdin.flush()
-
-
-def shell_session(args, reporter, console):
-    """Types each line of SHELL_SESSION; one result per line.  Returns False
-    when the shell stopped answering (the rest would only time out)."""
-    if console.read_until(SHELL_PROMPT) is None:
-        reporter.report(Result("shell/prompt", "FAIL", 0.0, None, "no kshell> prompt"))
-        return False
-    for step, line, pattern in SHELL_SESSION:
-        name = "shell/" + step
-        start = time.monotonic()
-        console.type(line)
-        answer = console.read_until(SHELL_PROMPT)
-        seconds = time.monotonic() - start
-        if answer is None:
-            reporter.report(Result(name, "FAIL", seconds, None, f"no answer to {line!r}"))
-            return False
-        ok = re.search(pattern, answer, re.S)
-        reporter.report(Result(name, "ok" if ok else "FAIL", seconds, answer,
-                               "" if ok else f"answer to {line!r} does not match /{pattern}/"))
-    return True
-
-
-def run_shell(args, reporter):
-    log = os.path.join(args.build, "test-logs", "shell.log")
-    cmd = [sys.executable, QEMU_PY, "--kernel", in_build(args, TEST_KERNEL), "--append",
-           "exit=qemu", "--console-stdio", "--timeout", str(SHELL_TIMEOUT)]
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
-    console = Console(proc, start + SHELL_TIMEOUT)
-    try:
-        answering = shell_session(args, reporter, console)
-        if answering:
-            console.type("exit")
-        code = proc.wait(timeout=max(1.0, console.deadline - time.monotonic()) + 10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        code = proc.wait()
-    console.read_until(b"\0")  # the rest of the output, until EOF
-    text = console.transcript.decode(errors="replace")
-    with open(log, "w") as f:
-        f.write(text)
-    seconds = time.monotonic() - start
-    status = "ok" if code == EXIT_REQUESTED else "FAIL"
-    reporter.report(Result("shell/exit", status, seconds, text,
-                           f"exit status {code}" + ("" if status == "ok" else ", expected 39")))
-
-
-def shell_jobs(args, reporter):
-    if missing(in_build(args, TEST_KERNEL), reporter, "shell", "run make kernel"):
-        return []
-    return [lambda: run_shell(args, reporter)]
-
-
-# ---------------------------------------------------------------- user programs
-
-
-USER_TIMEOUT = 300
-USER_STOP_TIMEOUT = 15  # after usertests' last line, for the OS to stop
-USER_END = re.compile(r"(ALL TESTS PASSED|SOME TESTS FAILED)")
-# usertests cases that are safe on the host (no exhaustion, no files of the
-# OS's initrd): the glue and the tests' own logic, against Linux itself.
-USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_binary",
-                   "pipe_dead_reader", "kill_mid_syscall", "stack_guard", "bad_memory_access",
-                   "cpu_exceptions", "float_state_survives_switches", "fork_copies_memory",
-                   "heap_and_mappings", "clocks_and_sleep", "affinity_pins_a_process"]
-USERTESTS_SMP = 4  # usertests run again on this many CPUs
-ELF_MAGIC = b"\x7fELF"
-PT_LOAD, PT_DYNAMIC, PT_INTERP, PF_X = 1, 2, 3, 1
-
-
-def user_bin(build, name=""):
-    return os.path.join(build, "user", "bin", name)
-
-
-def elf_problems(path):
-    """What makes path unfit to be a microScope program ([] when nothing)."""
-    import struct
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] != ELF_MAGIC or data[4] != 2 or data[5] != 1:
-        return ["not a 64-bit little-endian ELF file"]
-    e_type, e_machine, _, e_entry, e_phoff = struct.unpack_from("<HHIQQ", data, 16)
-    e_phentsize, e_phnum = struct.unpack_from("<HH", data, 54)
-    problems = []
-    if e_type != 2:
-        problems.append(f"e_type {e_type}, expected ET_EXEC (2)")
-    if e_machine != 62:
-        problems.append(f"e_machine {e_machine}, expected x86_64 (62)")
-    entry_ok = False
-    for i in range(e_phnum):
-        p_type, p_flags, _, p_vaddr, _, _, p_memsz = struct.unpack_from(
-            "<IIQQQQQ", data, e_phoff + i * e_phentsize)
-        if p_type in (PT_DYNAMIC, PT_INTERP):
-            problems.append("dynamically linked (PT_DYNAMIC or PT_INTERP)")
-        if p_type == PT_LOAD and p_flags & PF_X and p_vaddr <= e_entry < p_vaddr + p_memsz:
-            entry_ok = True
-    if not entry_ok:
-        problems.append(f"entry {e_entry:#x} is in no executable PT_LOAD segment")
-    undefined = subprocess.run(["nm", "-u", path], capture_output=True, text=True).stdout.split()
-    undefined = [u for u in undefined if u not in ("U", "w", "v")]
-    if undefined:
-        problems.append("undefined symbols: " + " ".join(undefined[:10]))
-    return problems
-
-
-def run_user_elf(args, reporter, name):
-    problems = elf_problems(user_bin(args.build, name))
-    reporter.report(Result(f"user/elf/{name}", "FAIL" if problems else "ok", 0.0,
-                           "\n".join(problems), "; ".join(problems)))
-
-
-def run_user_host(args, reporter):
-    """The programs under the host's (Linux) kernel: the same ABI."""
-    checks = [("echo", ["echo", "-n", "a", "b c"], "a b c"),
-              ("cat", ["cat", "userland/rootfs/etc/motd"], read_text("userland/rootfs/etc/motd")),
-              ("ls", ["ls", "userland/rootfs"], "README\netc\nwww\n"),
-              ("sh-pipeline", ["sh", "-c", "echo one two | cat | cat"], "one two\n")]
-    env = dict(os.environ, PATH=os.path.abspath(user_bin(args.build)))
-    for name, argv, expected in checks:
-        argv = [user_bin(args.build, argv[0])] + argv[1:]
-        proc = subprocess.run(argv, cwd=ROOT, capture_output=True, env=env, timeout=30)
-        output = proc.stdout.decode(errors="replace")
-        ok = proc.returncode == 0 and output == expected
-        reporter.report(Result(f"user/host/{name}", "ok" if ok else "FAIL", 0.0,
-                               output + proc.stderr.decode(errors="replace"),
-                               "" if ok else f"printed {output!r}, status {proc.returncode}"))
-    start = time.monotonic()
-    try:
-        proc = subprocess.run([user_bin(args.build, "usertests")] + USER_HOST_CASES, cwd=ROOT,
-                              capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
-        code, text = proc.returncode, proc.stdout.decode(errors="replace")
-    except subprocess.TimeoutExpired as e:
-        code, text = EXIT_HANG, (e.stdout or b"").decode(errors="replace")
-    plan, top, cases = parse_ktap(text)
-    for _, case, status, detail in cases:
-        reporter.report(Result(f"user/host/usertests/{case}", status, 0.0, "\n".join(detail)))
-    if code != 0 or plan != top or "ALL TESTS PASSED" not in text:
-        reporter.report(Result("user/host/usertests", "FAIL", time.monotonic() - start, text,
-                               f"exit status {code}, {top} of {plan} cases reported"))
-
-
-def run_usertests(args, reporter, smp=1):
-    """usertests as init in the OS on smp CPUs: each KTAP case, then the OS
-    must stop.  The console is read as it comes, so a kernel that cannot
-    start the program is left at once instead of at the timeout."""
-    prefix = "user/usertests" + ("" if smp == 1 else f"-smp{smp}")
-    log = os.path.join(args.build, "test-logs", os.path.basename(prefix) + ".log")
-    cmd = [sys.executable, QEMU_PY, "--kernel", in_build(args, SHIPPED_KERNEL), "--initrd",
-           in_build(args, INITRD), "--append", "init=/bin/usertests exit=qemu",
-           "--smp", str(smp), "--console-stdio", "--timeout", str(USER_TIMEOUT)]
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    console = Console(proc, start + USER_TIMEOUT + 10)
-    cannot_start, ended = None, False
-    while cannot_start is None and not ended:
-        line = console.read_until(b"\n")
-        if line is None:
-            break
-        if "cannot start /bin/usertests" in line:
-            cannot_start = line.strip()
-        ended = bool(USER_END.search(line))
-    try:
-        code = proc.wait(timeout=0 if cannot_start else USER_STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)  # qemu.py and QEMU
-        proc.wait()
-        code = EXIT_HANG
-    console.read_until(b"\0")  # the rest of the output, until EOF
-    text = console.transcript.decode(errors="replace")
-    with open(log, "w") as f:
-        f.write(text)
-    seconds = time.monotonic() - start
-    if cannot_start:
-        reporter.report(Result(prefix, "FAIL", seconds, text, cannot_start))
-        return
-    started = text.find("KTAP version 1")
-    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
-    for _, case, status, detail in cases:
-        reporter.report(Result(f"{prefix}/{case}", status, 0.0, "\n".join(detail)))
-    problem = None
-    if started < 0:
-        problem = "usertests printed nothing"
-    elif plan is None or plan != top:
-        problem = f"{top} of {plan} cases reported"
-    elif "ALL TESTS PASSED" not in text and not any(st == "FAIL" for _, _, st, _ in cases):
-        problem = "no ALL TESTS PASSED line"
-    elif code != (EXIT_FAILED if any(st == "FAIL" for _, _, st, _ in cases) else EXIT_PASSED):
-        # init's exit status becomes QEMU's: 33 for 0, 35 otherwise.
-        problem = {EXIT_HANG: "the OS did not stop after usertests, its init, ended" if ended
-                   else "timed out (hang)",
-                   EXIT_PANIC: "kernel panic"}.get(code, f"exit status {code}, not what "
-                                                          "usertests' results call for")
-    reporter.report(Result(f"{prefix} (run)", "FAIL" if problem else "ok", seconds,
-                           text if problem else None, problem or f"exit status {code}"))
-
-
-SCOPETEST_TIMEOUT = 120
-
-
-def run_scopetest(args, reporter):
-    """scopetest as init on one CPU: the shm and msg bindings end to end
-    (same counts in every binding, relink under load, a killed monitor, a
-    missed deadline).  Each KTAP case counts; init's status becomes QEMU's."""
-    log = os.path.join(args.build, "test-logs", "scopetest.log")
-    code, text, seconds = qemu_run("scopetest", log, [
-        "--kernel", in_build(args, SHIPPED_KERNEL), "--initrd", in_build(args, INITRD),
-        "--append", "init=/bin/scopetest exit=qemu"], SCOPETEST_TIMEOUT)
-    started = text.find("KTAP version 1")
-    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
-    for _, case, status, detail in cases:
-        reporter.report(Result(f"user/scopetest/{case}", status, 0.0, "\n".join(detail)))
-    failed = any(st == "FAIL" for _, _, st, _ in cases)
-    problem = None
-    if started < 0 or plan is None or plan != top:
-        problem = f"{top} of {plan} cases reported"
-    elif code != (EXIT_FAILED if failed else EXIT_PASSED):
-        problem = f"exit status {code}"
-    reporter.report(Result("user/scopetest (run)", "FAIL" if problem else "ok", seconds,
-                           text if problem else None, problem or f"exit status {code}"))
-
-
-RSCFLTEST_TIMEOUT = 120
-
-
-def run_rscfltest(args, reporter):
-    """rscfltest as init on one CPU: per-activity accounting end to end (a
-    sleep is time off the CPU, a pipe shows pipe and vfs, bad calls are
-    errors, switched tokens charge each request once, ACCT_NEXT, a private
-    read-only results page, application metrics).  Each KTAP case counts.
-    Under -icount: guest time is instructions executed, so the relations
-    between times (a sleep is mostly time off the CPU) do not depend on how
-    long the host takes to translate freshly patched code or on its load."""
-    log = os.path.join(args.build, "test-logs", "rscfltest.log")
-    code, text, seconds = qemu_run("rscfltest", log, [
-        "--kernel", in_build(args, SHIPPED_KERNEL), "--initrd", in_build(args, INITRD),
-        "--append", "init=/bin/rscfltest exit=qemu", "--icount"], RSCFLTEST_TIMEOUT)
-    started = text.find("KTAP version 1")
-    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
-    for _, case, status, detail in cases:
-        reporter.report(Result(f"user/rscfltest/{case}", status, 0.0, "\n".join(detail)))
-    failed = any(st == "FAIL" for _, _, st, _ in cases)
-    problem = None
-    if started < 0 or plan is None or plan != top:
-        problem = f"{top} of {plan} cases reported"
-    elif code != (EXIT_FAILED if failed else EXIT_PASSED):
-        problem = f"exit status {code}"
-    reporter.report(Result("user/rscfltest (run)", "FAIL" if problem else "ok", seconds,
-                           text if problem else None, problem or f"exit status {code}"))
-
-
-def run_rscflnet(args, reporter):
-    """rscflnet as init on one CPU: network work follows its activity (1 MiB
-    over loopback TCP charged to the sender's and the receiver's activities,
-    lwIP's work on it as asynchronous work, nothing charged outside one).
-    The NIC case runs in the net group (tests/net/netsuite.py)."""
-    log = os.path.join(args.build, "test-logs", "rscflnet.log")
-    code, text, seconds = qemu_run("rscflnet", log, [
-        "--kernel", in_build(args, SHIPPED_KERNEL), "--initrd", in_build(args, INITRD),
-        "--append", "init=/bin/rscflnet exit=qemu"], RSCFLTEST_TIMEOUT)
-    started = text.find("KTAP version 1")
-    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
-    for _, case, status, detail in cases:
-        reporter.report(Result(f"user/rscflnet/{case}", status, 0.0, "\n".join(detail)))
-    failed = any(st == "FAIL" for _, _, st, _ in cases)
-    problem = None
-    if started < 0 or plan is None or plan != top:
-        problem = f"{top} of {plan} cases reported"
-    elif code != (EXIT_FAILED if failed else EXIT_PASSED):
-        problem = f"exit status {code}"
-    reporter.report(Result("user/rscflnet (run)", "FAIL" if problem else "ok", seconds,
-                           text if problem else None, problem or f"exit status {code}"))
-
-
-def user_jobs(args, reporter):
-    if missing(in_build(args, INITRD), reporter, "user", "run make initrd"):
-        return []
-    names = sorted(os.listdir(user_bin(args.build)))
-    jobs = [lambda n=n: run_user_elf(args, reporter, n) for n in names]
-    jobs.append(lambda: run_user_host(args, reporter))
-    jobs.append(lambda: run_net_host(args, reporter))
-    if not missing(in_build(args, SHIPPED_KERNEL), reporter, "user/usertests", "run make kernel"):
-        jobs.insert(0, lambda: run_usertests(args, reporter))
-        jobs.insert(1, lambda: run_usertests(args, reporter, USERTESTS_SMP))
-        jobs.insert(2, lambda: run_scopetest(args, reporter))
-        jobs.insert(3, lambda: run_rscfltest(args, reporter))
-        jobs.insert(4, lambda: run_rscflnet(args, reporter))
-    return jobs
-
-
-# ---------------------------------------------------------------- network
-
-
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
-NET_NICS = ["e1000", "virtio"]  # one QEMU run each, in parallel
-
-
-def net_report(reporter):
-    return lambda name, status, seconds, log, note: reporter.report(
-        Result(name, status, seconds, log, note))
-
-
-def run_net_host(args, reporter):
-    """httpd, httpget and ping on the Linux host (tests/net/netsuite.py)."""
-    import netsuite
-    netsuite.run_host(args.build, net_report(reporter))
-
-
-def run_net(args, reporter, nic):
-    import netsuite
-    log = os.path.join(args.build, "test-logs", f"net-{nic}.log")
-    netsuite.run_guest(args.build, nic, net_report(reporter), log,
-                       kernel=in_build(args, SHIPPED_KERNEL))
-
-
-def net_jobs(args, reporter):
-    for tool in ("curl", "wrk"):
-        if not shutil.which(tool):
-            reporter.report(Result("net", "FAIL", 0.0, None, f"no {tool}: run make deps"))
-            return []
-    if missing(in_build(args, SHIPPED_KERNEL), reporter, "net", "run make kernel") or \
-            missing(in_build(args, INITRD), reporter, "net", "run make initrd"):
-        return []
-    return [lambda n=n: run_net(args, reporter, n) for n in NET_NICS]
+    return [lambda s=s: run_host_test(s, args.build, reporter) for s in host_tests()]
 
 
 # ---------------------------------------------------------------- fuzzing
@@ -892,6 +448,513 @@ def run_fuzz(args, reporter):
 
 def fuzz_jobs(args, reporter):
     return [lambda: run_fuzz(args, reporter)]
+
+
+# ---------------------------------------------------------------- in-kernel suites
+
+
+# The whole ktest suite runs once per CPU count; TCG emulates each vCPU on a
+# host thread, so more CPUs than host cores run slower.
+KTEST_CPUS = [1, 2, 4]
+KTEST_SMP_EXTRA_TIMEOUT = 60
+# Kernel variables a timed-out ktest run reports beside the CPUs' backtraces:
+# the join-point patcher's state (kernel/joinpoint/patch.c).
+KTEST_HANG_SYMBOLS = "patching,stale_breakpoints,orphaned_breakpoints"
+# The NIC drivers' suites, once per (name, machine, QEMU devices) on QEMU's
+# user network: INTx on both chipsets, behind a bridge, and MSI-X.
+KTEST_NIC_SUITES = "pci,nic,e1000,virtio"
+KTEST_NICS = [
+    ("e1000-q35", "q35", ["-device", "e1000,netdev=n0"]),
+    ("e1000-pc-bridge", "pc", ["-device", "pci-bridge,id=br1,chassis_nr=1",
+                               "-device", "e1000,netdev=n0,bus=br1,addr=3"]),
+    ("virtio-q35", "q35", ["-device", "virtio-net-pci,netdev=n0"]),
+    ("virtio-intx-pc", "pc", ["-device", "virtio-net-pci,netdev=n0,vectors=0,disable-legacy=on"]),
+]
+
+
+def ktest_problem(run):
+    """What is wrong with a ktest run beyond its failed cases, or None."""
+    if run.code == EXIT_HANG:
+        return "timed out (hang)"
+    if run.code == EXIT_PANIC:
+        return "kernel panic"
+    if run.code != EXIT_PASSED and not any_failed(run.cases):
+        return f"exit status {run.code}"
+    if run.plan is None:
+        return "no KTAP plan"
+    if run.plan != run.top:
+        return f"plan says {run.plan} suites, {run.top} reported"
+    return None
+
+
+def run_ktest(args, reporter, name, suites, smp=1, qemu_args=()):
+    """ktest=suites on smp CPUs; its cases are name/suite/case."""
+    kernel = in_build(args, TEST_KERNEL)
+    if missing(kernel, reporter, name, "run make kernel"):
+        return
+    run = boot_and_collect_ktap(test_log(args, name), kernel,
+                                BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1),
+                                append=f"ktest={suites} exit=qemu", smp=smp,
+                                qemu_args=["--hang-symbols", KTEST_HANG_SYMBOLS] + list(qemu_args))
+    report_cases(reporter, name, run.cases)
+    report_run(reporter, f"{name} (run)", run, ktest_problem(run))
+
+
+def ktest_cpu_name(smp):
+    return "ktest" if smp == 1 else f"ktest-smp{smp}"
+
+
+def nic_qemu_args(nic):
+    """qemu.py's arguments for a KTEST_NICS entry: its machine and its NIC."""
+    return ["--machine", nic[1], "--", "-netdev", "user,id=n0"] + nic[2]
+
+
+def ktest_jobs(args, reporter):
+    return [lambda n=n: run_ktest(args, reporter, ktest_cpu_name(n), "all", smp=n)
+            for n in KTEST_CPUS] + \
+        [lambda nic=nic: run_ktest(args, reporter, f"ktest-{nic[0]}", KTEST_NIC_SUITES,
+                                   qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS]
+
+
+# ---------------------------------------------------------------- crash tests
+
+
+# crashtest=<value> → a regular expression the panic report must match (the
+# function that faulted).  Values the kernel does not know yet are skipped.
+CRASH_TESTS = [
+    ("page_fault", r"crashtest_fault_page"),
+    ("divide_error", r"crashtest_divide_by_zero"),
+    ("invalid_opcode", r"crashtest_invalid_opcode"),
+    ("stack_overflow", r"crashtest_overflow_stack"),
+    ("assert", r"crashtest_assert_fails"),
+    ("general_protection", r"crashtest_general_protection"),
+    ("breakpoint", r"crashtest_breakpoint"),
+]
+
+
+def known_crashtests():
+    """The crashtest= values the kernel's source defines (a quoted name in the
+    file that declares KERNEL_PARAM(crashtest, ...))."""
+    known = set()
+    for directory in ("kernel", "drivers", "modules", "linker"):
+        for path in glob.glob(os.path.join(ROOT, directory, "**", "*.c"), recursive=True):
+            text = read_text(path)
+            if re.search(r"KERNEL_PARAM\(\s*crashtest\b", text):
+                known |= set(re.findall(r'"(\w+)"', text))
+    return known
+
+
+def run_crash(args, reporter, value, pattern):
+    name = f"crash/{value}"
+    code, text, seconds = qemu_run(
+        test_log(args, f"crash-{value}"),
+        kernel_args(in_build(args, TEST_KERNEL), append=f"crashtest={value} exit=qemu"),
+        BIOS_TIMEOUT)
+    report = text[text.find("KERNEL PANIC"):] if "KERNEL PANIC" in text else ""
+    if code != EXIT_PANIC:
+        verdict = "timed out (hang)" if code == EXIT_HANG else f"exit status {code}, expected 37"
+        reporter.report(Result(name, "FAIL", seconds, text, verdict))
+    elif not re.search(pattern, report):
+        reporter.report(Result(name, "FAIL", seconds, text,
+                               f"panic report does not name /{pattern}/"))
+    else:
+        reporter.report(Result(name, "ok", seconds))
+
+
+def crash_jobs(args, reporter):
+    if missing(in_build(args, TEST_KERNEL), reporter, "crash", "run make kernel"):
+        return []
+    known, jobs = known_crashtests(), []
+    for value, pattern in CRASH_TESTS:
+        if value not in known:
+            reporter.report(Result(f"crash/{value}", "skip", 0.0, None,
+                                   "the kernel has no such crashtest yet"))
+            continue
+        jobs.append(lambda v=value, p=pattern: run_crash(args, reporter, v, p))
+    return jobs
+
+
+# ---------------------------------------------------------------- boot tests
+
+
+# (firmware, machine, memory).  Debian 12's OVMF boots the ISO in 64 MiB (at
+# 32 MiB it finds no boot device), so UEFI uses the same small size as BIOS.
+BOOT_MATRIX = [
+    ("bios", "pc", "64M"), ("bios", "pc", "2G"), ("bios", "q35", "64M"), ("bios", "q35", "2G"),
+    ("uefi", "pc", "64M"), ("uefi", "pc", "2G"), ("uefi", "q35", "64M"), ("uefi", "q35", "2G"),
+]
+KERNEL_BOOT_MEMORY = ["64M", "2G"]
+# Boots on several CPUs: (name, firmware, machine, CPUs, what runs).  The
+# 8-CPU boot runs only the smp suite: 8 vCPUs on two host cores are slow.
+SMP_BOOTS = [("bios-q35-smp4", "bios", "q35", 4, "iso"), ("uefi-q35-smp2", "uefi", "q35", 2, "iso"),
+             ("kernel-smp8", None, None, 8, "ktest=smp exit=qemu")]
+HANG_REPORT_SECONDS = 5
+
+
+def run_boot(args, reporter, name, qemu_args, timeout):
+    code, text, seconds = qemu_run(test_log(args, name), qemu_args, timeout)
+    if code == EXIT_PASSED:
+        reporter.report(Result(name, "ok", seconds))
+        return
+    verdict = {EXIT_HANG: "timed out (hang)", EXIT_PANIC: "kernel panic",
+               EXIT_FAILED: "self-tests failed"}.get(code, f"exit status {code}")
+    reporter.report(Result(name, "FAIL", seconds, text, verdict))
+
+
+def iso_boots(iso):
+    """(name, qemu.py arguments, timeout) of each boot of the self-test ISO."""
+    runs = []
+    for firmware, machine, memory in BOOT_MATRIX:
+        qemu_args = ["--iso", iso, "--machine", machine, "--memory", memory]
+        if firmware == "uefi":
+            qemu_args.append("--uefi")
+        runs.append((f"boot/{firmware}-{machine}-{memory}", qemu_args,
+                     UEFI_TIMEOUT if firmware == "uefi" else BIOS_TIMEOUT))
+    for name, firmware, machine, smp, what in SMP_BOOTS:
+        if what != "iso":
+            continue
+        qemu_args = ["--iso", iso, "--machine", machine, "--memory", "256M", "--smp", str(smp)]
+        timeout = BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT
+        if firmware == "uefi":
+            qemu_args.append("--uefi")
+            timeout = UEFI_TIMEOUT
+        runs.append((f"boot/{name}", qemu_args, timeout))
+    return runs
+
+
+def kernel_boots(kernel):
+    """(name, qemu.py arguments, timeout) of each -kernel boot that runs suites."""
+    runs = [(f"boot/{name}", kernel_args(kernel, append=what, smp=smp), BIOS_TIMEOUT)
+            for name, _, _, smp, what in SMP_BOOTS if what != "iso"]
+    for memory in KERNEL_BOOT_MEMORY:
+        runs.append((f"boot/kernel-{memory}",
+                     kernel_args(kernel, append="ktest=all exit=qemu") + ["--memory", memory],
+                     BIOS_TIMEOUT))
+    return runs
+
+
+def run_hang_report(args, reporter):
+    """A run that outlives its timeout (here: two CPUs idling at the kernel
+    shell, which never exits) must say where each CPU was: registers and a
+    symbolized backtrace per CPU (tools/qemu_dump.py), not only "timed out"."""
+    name = "boot/hang-report"
+    code, text, seconds = qemu_run(test_log(args, name),
+                                   kernel_args(in_build(args, SHIPPED_KERNEL), smp=2),
+                                   HANG_REPORT_SECONDS)
+    wanted = [r"qemu\.py: timed out \(hang\)", r"CPU 0: RIP=0x[0-9a-f]{16}",
+              r"CPU 1: RIP=0x[0-9a-f]{16}", r"0x[0-9a-f]{16} idle_loop sched\.c:\d+"]
+    absent = [w for w in wanted if not re.search(w, text)]
+    if code == EXIT_HANG and not absent:
+        reporter.report(Result(name, "ok", seconds))
+    else:
+        reporter.report(Result(name, "FAIL", seconds, text,
+                               f"exit status {code}; missing: {', '.join(absent)}"))
+
+
+def boot_jobs(args, reporter):
+    runs = []  # (name, qemu.py arguments, timeout)
+    iso = in_build(args, SELFTEST_ISO)
+    if not missing(iso, reporter, "boot/iso", "run make iso"):
+        runs += iso_boots(iso)
+    kernel = in_build(args, TEST_KERNEL)
+    if not missing(kernel, reporter, "boot/kernel", "run make kernel"):
+        runs += kernel_boots(kernel)
+    # The slow runs (UEFI) first, so the two workers finish together.
+    runs.sort(key=lambda run: -run[2])
+    jobs = [lambda r=r: run_boot(args, reporter, *r) for r in runs]
+    if os.path.exists(in_build(args, SHIPPED_KERNEL)):
+        jobs.append(lambda: run_hang_report(args, reporter))
+    return jobs
+
+
+# ---------------------------------------------------------------- kernel shell
+
+
+SHELL_TIMEOUT = 60
+SHELL_PROMPT = b"kshell> "
+# (test name, what is typed, a regular expression the answer up to the next
+# prompt must match).  \x7f is backspace, \x15 ^U.
+SHELL_SESSION = [
+    ("help", "help", r"ktest <suite.*\n.*mem .*memory"),
+    ("mem", "mem", r"frames free"),
+    ("threads", "threads", r"kshell .*running"),
+    ("irqs", "irqs", r"com1\r?\n.*com1 input: \d+ byte"),
+    ("unknown-command", "nonsense", r"unknown command 'nonsense'"),
+    ("wrong-arguments", "loglevel 9", r"usage: loglevel"),
+    ("backspace-and-quotes", "echo ab\x7fc \"d  e\"", r"\nac d  e\r?\n"),
+    ("ctrl-u", "mem\x15echo cleared", r"\ncleared\r?\n"),
+    ("uptime", "uptime", r"up \d+\.\d{6} s"),
+    ("unterminated-quote", "echo \"open", r"unterminated quote"),
+]
+
+
+def shell_session(args, reporter, console):
+    """Types each line of SHELL_SESSION; one result per line.  Returns False
+    when the shell stopped answering (the rest would only time out)."""
+    if console.read_until(SHELL_PROMPT) is None:
+        reporter.report(Result("shell/prompt", "FAIL", 0.0, None, "no kshell> prompt"))
+        return False
+    for step, line, pattern in SHELL_SESSION:
+        name = "shell/" + step
+        start = time.monotonic()
+        console.type(line)
+        answer = console.read_until(SHELL_PROMPT)
+        seconds = time.monotonic() - start
+        if answer is None:
+            reporter.report(Result(name, "FAIL", seconds, None, f"no answer to {line!r}"))
+            return False
+        ok = re.search(pattern, answer, re.S)
+        reporter.report(Result(name, "ok" if ok else "FAIL", seconds, answer,
+                               "" if ok else f"answer to {line!r} does not match /{pattern}/"))
+    return True
+
+
+def run_shell(args, reporter):
+    cmd = [sys.executable, QEMU_PY, "--kernel", in_build(args, TEST_KERNEL), "--append",
+           "exit=qemu", "--console-stdio", "--timeout", str(SHELL_TIMEOUT)]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    console = Console(proc, start + SHELL_TIMEOUT)
+    try:
+        answering = shell_session(args, reporter, console)
+        if answering:
+            console.type("exit")
+        code = proc.wait(timeout=max(1.0, console.deadline - time.monotonic()) + 10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = proc.wait()
+    text = console.text()
+    with open(test_log(args, "shell"), "w") as f:
+        f.write(text)
+    seconds = time.monotonic() - start
+    status = "ok" if code == EXIT_REQUESTED else "FAIL"
+    reporter.report(Result("shell/exit", status, seconds, text,
+                           f"exit status {code}" + ("" if status == "ok" else ", expected 39")))
+
+
+def shell_jobs(args, reporter):
+    if missing(in_build(args, TEST_KERNEL), reporter, "shell", "run make kernel"):
+        return []
+    return [lambda: run_shell(args, reporter)]
+
+
+# ---------------------------------------------------------------- user programs
+
+
+USER_TIMEOUT = 300
+USERTESTS_WATCH = Watch(end=re.compile(r"(ALL TESTS PASSED|SOME TESTS FAILED)"),
+                        abort=re.compile(r"cannot start /bin/usertests"),
+                        stop_seconds=15)  # after usertests' last line, for the OS to stop
+# usertests cases that are safe on the host (no exhaustion, no files of the
+# OS's initrd): the glue and the tests' own logic, against Linux itself.
+USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_binary",
+                   "pipe_dead_reader", "kill_mid_syscall", "stack_guard", "bad_memory_access",
+                   "cpu_exceptions", "float_state_survives_switches", "fork_copies_memory",
+                   "heap_and_mappings", "clocks_and_sleep", "affinity_pins_a_process"]
+# The programs under the host's (Linux) kernel: (name, argv, what it must print).
+USER_HOST_CHECKS = [
+    ("echo", ["echo", "-n", "a", "b c"], "a b c"),
+    ("cat", ["cat", "userland/rootfs/etc/motd"],
+     read_text(os.path.join(ROOT, "userland/rootfs/etc/motd"))),
+    ("ls", ["ls", "userland/rootfs"], "README\netc\nwww\n"),
+    ("sh-pipeline", ["sh", "-c", "echo one two | cat | cat"], "one two\n"),
+]
+USERTESTS_SMP = 4  # usertests run again on this many CPUs
+# Other programs that run as init and print KTAP: (name, qemu.py arguments,
+# timeout, what they check).  rscfltest runs under -icount: guest time is
+# instructions executed, so the relations between times (a sleep is mostly
+# time off the CPU) do not depend on how long the host takes to translate
+# freshly patched code or on its load.
+KTAP_INITS = [
+    ("scopetest", [], 120, "the shm and msg bindings end to end (same counts in every binding, "
+     "relink under load, a killed monitor, a missed deadline)"),
+    ("rscfltest", ["--icount"], 120, "per-activity accounting end to end (a sleep is time off "
+     "the CPU, a pipe shows pipe and vfs, bad calls are errors, switched tokens charge each "
+     "request once, ACCT_NEXT, a private read-only results page, application metrics)"),
+    ("rscflnet", [], 120, "network work follows its activity (1 MiB over loopback TCP charged "
+     "to the sender's and the receiver's activities, lwIP's work on it as asynchronous work, "
+     "nothing charged outside one); the NIC case runs in the net group"),
+]
+ELF_MAGIC = b"\x7fELF"
+PT_LOAD, PT_DYNAMIC, PT_INTERP, PF_X = 1, 2, 3, 1
+
+
+def user_bin(build, name=""):
+    return os.path.join(build, "user", "bin", name)
+
+
+def elf_problems(path):
+    """What makes path unfit to be a microScope program ([] when nothing)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != ELF_MAGIC or data[4] != 2 or data[5] != 1:
+        return ["not a 64-bit little-endian ELF file"]
+    e_type, e_machine, _, e_entry, e_phoff = struct.unpack_from("<HHIQQ", data, 16)
+    e_phentsize, e_phnum = struct.unpack_from("<HH", data, 54)
+    problems = []
+    if e_type != 2:
+        problems.append(f"e_type {e_type}, expected ET_EXEC (2)")
+    if e_machine != 62:
+        problems.append(f"e_machine {e_machine}, expected x86_64 (62)")
+    entry_ok = False
+    for i in range(e_phnum):
+        p_type, p_flags, _, p_vaddr, _, _, p_memsz = struct.unpack_from(
+            "<IIQQQQQ", data, e_phoff + i * e_phentsize)
+        if p_type in (PT_DYNAMIC, PT_INTERP):
+            problems.append("dynamically linked (PT_DYNAMIC or PT_INTERP)")
+        if p_type == PT_LOAD and p_flags & PF_X and p_vaddr <= e_entry < p_vaddr + p_memsz:
+            entry_ok = True
+    if not entry_ok:
+        problems.append(f"entry {e_entry:#x} is in no executable PT_LOAD segment")
+    undefined = subprocess.run(["nm", "-u", path], capture_output=True, text=True).stdout.split()
+    undefined = [u for u in undefined if u not in ("U", "w", "v")]
+    if undefined:
+        problems.append("undefined symbols: " + " ".join(undefined[:10]))
+    return problems
+
+
+def run_user_elf(args, reporter, name):
+    problems = elf_problems(user_bin(args.build, name))
+    reporter.report(Result(f"user/elf/{name}", "FAIL" if problems else "ok", 0.0,
+                           "\n".join(problems), "; ".join(problems)))
+
+
+def run_user_host_usertests(args, reporter):
+    """USER_HOST_CASES of usertests on the host, one result per case."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.run([user_bin(args.build, "usertests")] + USER_HOST_CASES, cwd=ROOT,
+                              capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+        code, text = proc.returncode, proc.stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        code, text = EXIT_HANG, (e.stdout or b"").decode(errors="replace")
+    plan, top, cases = parse_ktap(text)
+    report_cases(reporter, "user/host/usertests", cases)
+    if code != 0 or plan != top or "ALL TESTS PASSED" not in text:
+        reporter.report(Result("user/host/usertests", "FAIL", time.monotonic() - start, text,
+                               f"exit status {code}, {top} of {plan} cases reported"))
+
+
+def run_user_host(args, reporter):
+    """The programs under the host's (Linux) kernel: the same ABI."""
+    env = dict(os.environ, PATH=os.path.abspath(user_bin(args.build)))
+    for name, argv, expected in USER_HOST_CHECKS:
+        argv = [user_bin(args.build, argv[0])] + argv[1:]
+        proc = subprocess.run(argv, cwd=ROOT, capture_output=True, env=env, timeout=30)
+        output = proc.stdout.decode(errors="replace")
+        ok = proc.returncode == 0 and output == expected
+        reporter.report(Result(f"user/host/{name}", "ok" if ok else "FAIL", 0.0,
+                               output + proc.stderr.decode(errors="replace"),
+                               "" if ok else f"printed {output!r}, status {proc.returncode}"))
+    run_user_host_usertests(args, reporter)
+
+
+def boot_init(args, program, timeout, smp=1, qemu_args=(), watch=None):
+    """SHIPPED_KERNEL with the initrd and /bin/program as init (exit=qemu):
+    init's exit status becomes QEMU's, 33 for 0 and 35 otherwise."""
+    return boot_and_collect_ktap(test_log(args, program + ("" if smp == 1 else f"-smp{smp}")),
+                                 in_build(args, SHIPPED_KERNEL), timeout,
+                                 initrd=in_build(args, INITRD),
+                                 append=f"init=/bin/{program} exit=qemu", smp=smp,
+                                 qemu_args=qemu_args, watch=watch)
+
+
+def usertests_problem(run):
+    """What is wrong with a run of usertests as init beyond its failed cases, or None."""
+    failed = any_failed(run.cases)
+    if not run.found:
+        return "usertests printed nothing"
+    if run.plan is None or run.plan != run.top:
+        return f"{run.top} of {run.plan} cases reported"
+    if "ALL TESTS PASSED" not in run.text and not failed:
+        return "no ALL TESTS PASSED line"
+    if run.code != (EXIT_FAILED if failed else EXIT_PASSED):
+        return {EXIT_HANG: "the OS did not stop after usertests, its init, ended" if run.ended
+                else "timed out (hang)",
+                EXIT_PANIC: "kernel panic"}.get(run.code, f"exit status {run.code}, not what "
+                                                          "usertests' results call for")
+    return None
+
+
+def run_usertests(args, reporter, smp=1):
+    """usertests as init in the OS on smp CPUs: each KTAP case, then the OS
+    must stop.  The console is read as it comes, so a kernel that cannot
+    start the program is left at once instead of at the timeout."""
+    prefix = "user/usertests" + ("" if smp == 1 else f"-smp{smp}")
+    run = boot_init(args, "usertests", USER_TIMEOUT, smp=smp, watch=USERTESTS_WATCH)
+    if run.aborted:
+        reporter.report(Result(prefix, "FAIL", run.seconds, run.text, run.aborted))
+        return
+    report_cases(reporter, prefix, run.cases)
+    report_run(reporter, f"{prefix} (run)", run, usertests_problem(run))
+
+
+def ktap_init_problem(run):
+    """What is wrong with a run of a KTAP_INITS program beyond its failed cases, or None."""
+    if not run.found or run.plan is None or run.plan != run.top:
+        return f"{run.top} of {run.plan} cases reported"
+    if run.code != (EXIT_FAILED if any_failed(run.cases) else EXIT_PASSED):
+        return f"exit status {run.code}"
+    return None
+
+
+def run_ktap_init(args, reporter, program, qemu_args, timeout):
+    """program (a KTAP_INITS entry) as init on one CPU; each KTAP case counts."""
+    run = boot_init(args, program, timeout, qemu_args=qemu_args)
+    report_cases(reporter, f"user/{program}", run.cases)
+    report_run(reporter, f"user/{program} (run)", run, ktap_init_problem(run))
+
+
+def user_jobs(args, reporter):
+    if missing(in_build(args, INITRD), reporter, "user", "run make initrd"):
+        return []
+    names = sorted(os.listdir(user_bin(args.build)))
+    jobs = [lambda n=n: run_user_elf(args, reporter, n) for n in names]
+    jobs.append(lambda: run_user_host(args, reporter))
+    jobs.append(lambda: run_net_host(args, reporter))
+    if missing(in_build(args, SHIPPED_KERNEL), reporter, "user/usertests", "run make kernel"):
+        return jobs
+    booted = [lambda: run_usertests(args, reporter),
+              lambda: run_usertests(args, reporter, USERTESTS_SMP)]
+    booted += [lambda p=p, q=q, t=t: run_ktap_init(args, reporter, p, q, t)
+               for p, q, t, _ in KTAP_INITS]
+    return booted + jobs
+
+
+# ---------------------------------------------------------------- network
+
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
+NET_NICS = ["e1000", "virtio"]  # one QEMU run each, in parallel
+
+
+def net_report(reporter):
+    return lambda name, status, seconds, log, note: reporter.report(
+        Result(name, status, seconds, log, note))
+
+
+def run_net_host(args, reporter):
+    """httpd, httpget and ping on the Linux host (tests/net/netsuite.py)."""
+    import netsuite
+    netsuite.run_host(args.build, net_report(reporter))
+
+
+def run_net(args, reporter, nic):
+    import netsuite
+    netsuite.run_guest(args.build, nic, net_report(reporter), test_log(args, f"net-{nic}"),
+                       kernel=in_build(args, SHIPPED_KERNEL))
+
+
+def net_jobs(args, reporter):
+    for tool in ("curl", "wrk"):
+        if not shutil.which(tool):
+            reporter.report(Result("net", "FAIL", 0.0, None, f"no {tool}: run make deps"))
+            return []
+    if missing(in_build(args, SHIPPED_KERNEL), reporter, "net", "run make kernel") or \
+            missing(in_build(args, INITRD), reporter, "net", "run make initrd"):
+        return []
+    return [lambda n=n: run_net(args, reporter, n) for n in NET_NICS]
 
 
 # ---------------------------------------------------------------- main
