@@ -1,40 +1,21 @@
 #!/usr/bin/env python3
 """Runs every microScope test and ends with one line: `N passed, M failed`.
 
-Groups (each can run alone with --only):
-  host   tests/host/*_test.c: real kernel sources compiled for the host with
-         AddressSanitizer and UndefinedBehaviorSanitizer; every KTAP case counts.
-  fuzz   the runtime linker's ELF validation and relocation under libFuzzer for
-         a short while (tests/fuzz/fuzz.sh; `make fuzz` runs it longer).
-  ktest  the in-kernel suites (ktest=all exit=qemu, QEMU -kernel) on 1, 2 and 4
-         CPUs; every case counts.
-  crash  crashtest=X must panic (exit status 37) naming the faulting function.
-  boot   the self-test ISO under SeaBIOS and OVMF, pc and q35, small and large
-         memory, and the -kernel path: each boot must end with exit status 33;
-         and a run left to time out must report each CPU's backtrace.
-  shell  a session typed at the kernel shell over the serial console: each
-         command's answer must match, and `exit` must stop QEMU (status 39).
-  user   the user programs: each ELF is checked on the host (static x86_64
-         executable, entry in a loaded segment, nothing undefined); the
-         programs run on the host too (same system call ABI: a check of the
-         libc glue); then usertests runs as init in the OS (init=/bin/usertests
-         exit=qemu) on 1 and on 4 CPUs, every KTAP case counts and the OS must
-         stop by itself.
-  net    the OS with an e1000, then a virtio-net NIC on QEMU's user network,
-         httpd's port forwarded to 127.0.0.1: files byte-identical (curl),
-         keep-alive, errors, hostile clients, a wrk load (bodies checked,
-         free frames back where they were), interrupt/polling switches during
-         downloads, ping, httpget (tests/net/); skipped while the kernel has
-         no network stack.
+Why it is shaped this way: each group is declared once (@group: its name,
+its docstring, the function that makes its jobs and the one that lists its
+tests), so --only, --help and --list follow what runs; every boot that
+yields KTAP goes through boot_and_collect_ktap; and which image a group
+boots is named once (SHIPPED_KERNEL, TEST_KERNEL, SELFTEST_ISO).
 
-Every QEMU run has a timeout (a hang fails).  Logs go to <build>/test-logs/.
-One line per test as it finishes; a failure shows the tail of its log.
-The exit status is 1 when anything failed.
+Every QEMU run has a timeout: it only catches a hang, it never decides a
+result.  Logs go to <build>/test-logs/.  One line per test as it finishes; a
+failure shows the tail of its log.  The exit status is 1 when anything failed.
 """
 import argparse
 import collections
 import concurrent.futures
 import glob
+import inspect
 import os
 import re
 import select
@@ -43,6 +24,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 
@@ -114,6 +96,41 @@ def missing(path, reporter, name, hint):
         return False
     reporter.report(Result(name, "FAIL", 0.0, None, f"{path} missing: {hint}"))
     return True
+
+
+# ---------------------------------------------------------------- groups
+
+
+Group = collections.namedtuple("Group", "name doc jobs listing")
+GROUPS = {}  # name -> Group, in the order they run (the order of the file)
+
+
+def group(name, listing):
+    """Declares a test group.  The decorated jobs(args, reporter) returns the
+    group's jobs (callables, run on JOBS workers) and its docstring is the
+    group's --help text; listing(args) returns --list's lines for it, found
+    without booting anything."""
+    def declare(jobs):
+        GROUPS[name] = Group(name, inspect.getdoc(jobs), jobs, listing)
+        return jobs
+    return declare
+
+
+def macro_arguments(text, macro):
+    """The text between the parentheses of each use of macro(...) in text."""
+    found = []
+    for m in re.finditer(r"\b" + re.escape(macro) + r"\s*\(", text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        found.append(text[m.end():i - 1])
+    return found
+
+
+def source_files(directories, pattern="*.c"):
+    for directory in directories:
+        yield from sorted(glob.glob(os.path.join(ROOT, directory, "**", pattern), recursive=True))
 
 
 # ---------------------------------------------------------------- KTAP
@@ -412,7 +429,28 @@ def run_host_test(source, build, reporter):
         reporter.report(Result(name, "FAIL", seconds, output, problem))
 
 
+def host_test_cases(source):
+    """The cases of a host test as its source declares them: HOSTTEST_CASE(f)
+    in HOSTTEST_MAIN, or {"f", f} in a table of its own."""
+    text = read_text(source)
+    cases = [case for body in macro_arguments(text, "HOSTTEST_MAIN")
+             for case in re.findall(r"HOSTTEST_CASE\(\s*(\w+)\s*\)", body)]
+    return cases or re.findall(r'\{\s*"(\w+)"\s*,\s*\1\s*\}', text)
+
+
+def host_listing(args):
+    lines = []
+    for source in host_tests():
+        name = host_test_name(source)
+        lines += [f"{name}/{case}" for case in host_test_cases(source)] or \
+            [f"{name}/<case>  (cases not declared in a table)"]
+    return lines
+
+
+@group("host", host_listing)
 def host_jobs(args, reporter):
+    """tests/host/*_test.c: real kernel sources compiled for the host with
+    AddressSanitizer and UndefinedBehaviorSanitizer; every KTAP case counts."""
     return [lambda s=s: run_host_test(s, args.build, reporter) for s in host_tests()]
 
 
@@ -446,7 +484,14 @@ def run_fuzz(args, reporter):
                                f"exit status {code}; the input is in {args.build}/fuzz/"))
 
 
+def fuzz_listing(args):
+    return [f"fuzz/linker  (the linker's libFuzzer target for {FUZZ_SECONDS} s)"]
+
+
+@group("fuzz", fuzz_listing)
 def fuzz_jobs(args, reporter):
+    """the runtime linker's ELF validation and relocation under libFuzzer for
+    a short while (tests/fuzz/fuzz.sh; `make fuzz` runs it longer)."""
     return [lambda: run_fuzz(args, reporter)]
 
 
@@ -470,6 +515,7 @@ KTEST_NICS = [
     ("virtio-q35", "q35", ["-device", "virtio-net-pci,netdev=n0"]),
     ("virtio-intx-pc", "pc", ["-device", "virtio-net-pci,netdev=n0,vectors=0,disable-legacy=on"]),
 ]
+KERNEL_SOURCES = ("kernel", "drivers", "modules", "linker")
 
 
 def ktest_problem(run):
@@ -509,7 +555,35 @@ def nic_qemu_args(nic):
     return ["--machine", nic[1], "--", "-netdev", "user,id=n0"] + nic[2]
 
 
+def ktest_suites():
+    """[(suite, [case, ...], source)] as KTEST_SUITE declares them in the kernel's sources."""
+    suites = []
+    for path in source_files(KERNEL_SOURCES):
+        for body in macro_arguments(read_text(path), "KTEST_SUITE"):
+            suite = body.split(",", 1)[0].strip()
+            cases = re.findall(r"KTEST_CASE\(\s*(\w+)\s*\)", body)
+            suites.append((suite, cases, os.path.relpath(path, ROOT)))
+    return sorted(suites)
+
+
+def ktest_listing(args):
+    cpus = ", ".join(ktest_cpu_name(n) + "/" for n in KTEST_CPUS[1:])
+    lines = [f"ktest/<suite>/<case>: every suite on 1 CPU; {cpus}: the same on "
+             f"{', '.join(map(str, KTEST_CPUS[1:]))} CPUs"]
+    for nic in KTEST_NICS:
+        lines.append(f"ktest-{nic[0]}/<suite>/<case>: {KTEST_NIC_SUITES} on {nic[1]} with "
+                     + " ".join(nic[2][1::2]))
+    lines.append("<run> (run): each run's exit status and KTAP plan")
+    for suite, cases, source in ktest_suites():
+        lines += [f"ktest/{suite}/{case}" for case in cases]
+    return lines
+
+
+@group("ktest", ktest_listing)
 def ktest_jobs(args, reporter):
+    """the in-kernel suites (the test kernel with ktest=all exit=qemu, QEMU
+    -kernel) on 1, 2 and 4 CPUs, and the NIC drivers' suites with each NIC;
+    every case counts."""
     return [lambda n=n: run_ktest(args, reporter, ktest_cpu_name(n), "all", smp=n)
             for n in KTEST_CPUS] + \
         [lambda nic=nic: run_ktest(args, reporter, f"ktest-{nic[0]}", KTEST_NIC_SUITES,
@@ -536,11 +610,10 @@ def known_crashtests():
     """The crashtest= values the kernel's source defines (a quoted name in the
     file that declares KERNEL_PARAM(crashtest, ...))."""
     known = set()
-    for directory in ("kernel", "drivers", "modules", "linker"):
-        for path in glob.glob(os.path.join(ROOT, directory, "**", "*.c"), recursive=True):
-            text = read_text(path)
-            if re.search(r"KERNEL_PARAM\(\s*crashtest\b", text):
-                known |= set(re.findall(r'"(\w+)"', text))
+    for path in source_files(KERNEL_SOURCES):
+        text = read_text(path)
+        if re.search(r"KERNEL_PARAM\(\s*crashtest\b", text):
+            known |= set(re.findall(r'"(\w+)"', text))
     return known
 
 
@@ -561,7 +634,16 @@ def run_crash(args, reporter, value, pattern):
         reporter.report(Result(name, "ok", seconds))
 
 
+def crash_listing(args):
+    known = known_crashtests()
+    return [f"crash/{value}  /{pattern}/" + ("" if value in known else "  (skipped: unknown)")
+            for value, pattern in CRASH_TESTS]
+
+
+@group("crash", crash_listing)
 def crash_jobs(args, reporter):
+    """crashtest=X (the test kernel) must panic (exit status 37) naming the
+    faulting function."""
     if missing(in_build(args, TEST_KERNEL), reporter, "crash", "run make kernel"):
         return []
     known, jobs = known_crashtests(), []
@@ -651,7 +733,23 @@ def run_hang_report(args, reporter):
                                f"exit status {code}; missing: {', '.join(absent)}"))
 
 
+def boot_listing(args):
+    lines = [f"boot/{firmware}-{machine}-{memory}  (the self-test ISO)"
+             for firmware, machine, memory in BOOT_MATRIX]
+    lines += [f"boot/kernel-{memory}  (ktest=all exit=qemu)" for memory in KERNEL_BOOT_MEMORY]
+    for name, _, _, smp, what in SMP_BOOTS:
+        lines.append(f"boot/{name}  ({smp} CPUs, {'the self-test ISO' if what == 'iso' else what})")
+    lines.append(f"boot/hang-report  (a {HANG_REPORT_SECONDS} s run that times out reports "
+                 "each CPU's backtrace)")
+    return lines
+
+
+@group("boot", boot_listing)
 def boot_jobs(args, reporter):
+    """the self-test ISO under SeaBIOS and OVMF, pc and q35, small and large
+    memory, and the -kernel path (the test kernel with ktest=): each boot
+    must end with exit status 33; and a run of the shipped kernel left to
+    time out must report each CPU's backtrace."""
     runs = []  # (name, qemu.py arguments, timeout)
     iso = in_build(args, SELFTEST_ISO)
     if not missing(iso, reporter, "boot/iso", "run make iso"):
@@ -733,7 +831,16 @@ def run_shell(args, reporter):
                            f"exit status {code}" + ("" if status == "ok" else ", expected 39")))
 
 
+def shell_listing(args):
+    return [f"shell/{step}  (types {line!r})" for step, line, _ in SHELL_SESSION] + \
+        ["shell/exit  (exit stops QEMU with status 39)"]
+
+
+@group("shell", shell_listing)
 def shell_jobs(args, reporter):
+    """a session typed at the kernel shell of the test kernel (its help
+    lists the ktest command) over the serial console: each command's answer
+    must match, and `exit` must stop QEMU (status 39)."""
     if missing(in_build(args, TEST_KERNEL), reporter, "shell", "run make kernel"):
         return []
     return [lambda: run_shell(args, reporter)]
@@ -906,7 +1013,47 @@ def run_ktap_init(args, reporter, program, qemu_args, timeout):
     report_run(reporter, f"user/{program} (run)", run, ktap_init_problem(run))
 
 
+def reported_names(path):
+    """The case names a KTAP program passes to report("...") in its source, in order."""
+    return list(dict.fromkeys(re.findall(r'\breport\(\s*"(\w+)"', read_text(path))))
+
+
+def usertests_cases():
+    """The names in usertests' user_tests[] table (userland/usertests/tests.c)."""
+    text = read_text(os.path.join(ROOT, "userland/usertests/tests.c"))
+    table = text[text.find("user_tests[]"):]
+    return re.findall(r'\{\s*"(\w+)"\s*,', table)
+
+
+def user_listing(args):
+    built = os.path.isdir(user_bin(args.build))
+    programs = sorted(os.listdir(user_bin(args.build))) if built else []
+    lines = ["user/elf/<program>: static x86_64 ET_EXEC, entry in PT_LOAD, nothing undefined"]
+    lines += [f"user/elf/{p}" for p in programs]
+    lines.append("user/host/...: the programs on the host")
+    lines += [f"user/host/{name}  ({shlex.join(argv)})" for name, argv, _ in USER_HOST_CHECKS]
+    lines += [f"user/host/usertests/{case}" for case in USER_HOST_CASES]
+    lines += net_host_checks()
+    lines.append(f"user/usertests/<case>, user/usertests-smp{USERTESTS_SMP}/<case>: usertests "
+                 f"as init on 1 and {USERTESTS_SMP} CPUs, then `(run)`: the OS stops")
+    lines += [f"user/usertests/{case}" for case in usertests_cases()]
+    for program, _, _, what in KTAP_INITS:
+        lines.append(f"user/{program}/<case>: {program} as init: {what}")
+        source = os.path.join(ROOT, "userland", program, program + ".c")
+        lines += [f"user/{program}/{case}" for case in reported_names(source)]
+    return lines
+
+
+@group("user", user_listing)
 def user_jobs(args, reporter):
+    """the user programs: each ELF is checked on the host (static x86_64
+    executable, entry in a loaded segment, nothing undefined); the
+    programs run on the host too (same system call ABI: a check of the
+    libc glue; httpd, httpget and ping through tests/net/netsuite.py);
+    then usertests runs as init in the OS (the shipped kernel,
+    init=/bin/usertests exit=qemu) on 1 and on 4 CPUs, every KTAP case
+    counts and the OS must stop by itself; so do scopetest, rscfltest and
+    rscflnet on 1 CPU."""
     if missing(in_build(args, INITRD), reporter, "user", "run make initrd"):
         return []
     names = sorted(os.listdir(user_bin(args.build)))
@@ -927,6 +1074,7 @@ def user_jobs(args, reporter):
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
 NET_NICS = ["e1000", "virtio"]  # one QEMU run each, in parallel
+NETSUITE = os.path.join(ROOT, "tests", "net", "netsuite.py")
 
 
 def net_report(reporter):
@@ -946,7 +1094,24 @@ def run_net(args, reporter, nic):
                        kernel=in_build(args, SHIPPED_KERNEL))
 
 
+def net_host_checks():
+    """The user/host/... names tests/net/netsuite.py reports, in its order."""
+    return list(dict.fromkeys(re.findall(r'"(user/host/[\w-]+)"', read_text(NETSUITE))))
+
+
+def net_listing(args):
+    checks = ["boot"] + re.findall(r'prefix \+ "/([\w-]+)"', read_text(NETSUITE))
+    return [f"net/{nic}/{check}" for nic in NET_NICS for check in dict.fromkeys(checks)]
+
+
+@group("net", net_listing)
 def net_jobs(args, reporter):
+    """the OS (the shipped kernel) with an e1000, then a virtio-net NIC on
+    QEMU's user network, httpd's port forwarded to 127.0.0.1: files
+    byte-identical (curl), keep-alive, errors, hostile clients, a wrk load
+    (bodies checked, free frames back where they were), interrupt/polling
+    switches during downloads, ping, httpget, accounting (tests/net/);
+    skipped while the kernel has no network stack."""
     for tool in ("curl", "wrk"):
         if not shutil.which(tool):
             reporter.report(Result("net", "FAIL", 0.0, None, f"no {tool}: run make deps"))
@@ -960,39 +1125,26 @@ def net_jobs(args, reporter):
 # ---------------------------------------------------------------- main
 
 
-GROUPS = {"host": host_jobs, "ktest": ktest_jobs, "crash": crash_jobs, "boot": boot_jobs,
-          "shell": shell_jobs, "user": user_jobs, "net": net_jobs, "fuzz": fuzz_jobs}
+def groups_help():
+    """The images the groups boot and the groups' docstrings, for --help."""
+    images = (f"What the groups boot: the shipped kernel {SHIPPED_KERNEL}, the test kernel "
+              f"{TEST_KERNEL}, the self-test ISO {SELFTEST_ISO}.").replace("{build}", "<build>")
+    lines = textwrap.wrap(images, 79, break_on_hyphens=False) + [
+        "", "Groups (each can run alone with --only; --list shows their tests):"]
+    for g in GROUPS.values():
+        doc = g.doc.splitlines()
+        lines.append(f"  {g.name:<6} {doc[0]}")
+        lines += [" " * 9 + line for line in doc[1:]]
+    return "\n".join(lines)
 
 
 def list_tests(args):
-    for source in sorted(glob.glob(os.path.join(ROOT, "tests/host/*_test.c"))):
-        print("host  host/" + os.path.basename(source)[: -len("_test.c")] + "  (one per KTAP case)")
-    print("ktest ktest/<suite>/<case>  (every case of ktest=all)")
-    for n in KTEST_CPUS[1:]:
-        print(f"ktest ktest-smp{n}/<suite>/<case>  (the same on {n} CPUs)")
-    for nic in KTEST_NICS:
-        print(f"ktest ktest-{nic[0]}/<suite>/<case>  ({KTEST_NIC_SUITES} on {nic[1]} with a NIC)")
-    known = known_crashtests()
-    for value, pattern in CRASH_TESTS:
-        print(f"crash crash/{value}  /{pattern}/" + ("" if value in known else "  (skipped: unknown)"))
-    for firmware, machine, memory in BOOT_MATRIX:
-        print(f"boot  boot/{firmware}-{machine}-{memory}")
-    for memory in KERNEL_BOOT_MEMORY:
-        print(f"boot  boot/kernel-{memory}")
-    for name, _, _, smp, what in SMP_BOOTS:
-        print(f"boot  boot/{name}  ({smp} CPUs, {'the self-test ISO' if what == 'iso' else what})")
-    print(f"fuzz  fuzz/linker  (the linker's libFuzzer target for {FUZZ_SECONDS} s)")
-    for step, line, _ in SHELL_SESSION:
-        print(f"shell shell/{step}  (types {line!r})")
-    print("shell shell/exit  (exit stops QEMU with status 39)")
-    print("user  user/elf/<program>  (static x86_64 ET_EXEC, entry in PT_LOAD, nothing undefined)")
-    print("user  user/host/<check>, user/host/usertests/<case>  (the programs on the host)")
-    print("user  user/usertests/<case>  (usertests as init in the OS)")
-    print(f"user  user/usertests-smp{USERTESTS_SMP}/<case>  (the same on {USERTESTS_SMP} CPUs)")
-    print("user  user/host/httpd-*, user/host/httpget, user/host/ping  (network programs on the host)")
-    for nic in NET_NICS:
-        print(f"net   net/{nic}/<check>  (httpd in the OS over {nic}: files, keep-alive, errors, "
-              "hostile clients, load and memory, mode switch, ping, httpget)")
+    """Each group, the first sentence of its docstring, then its tests."""
+    for g in GROUPS.values():
+        summary = " ".join(g.doc.split()).split(". ")[0].rstrip(".")
+        print(textwrap.fill(f"{g.name}: {summary}", 100, subsequent_indent="    "))
+        for line in g.listing(args):
+            print(textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="      "))
 
 
 def run_group(jobs):
@@ -1001,14 +1153,18 @@ def run_group(jobs):
             future.result()
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__,
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, epilog=groups_help(),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default="build", help="build directory (default: build)")
-    p.add_argument("--only", choices=sorted(GROUPS), action="append",
-                   help="run one group (may be repeated)")
-    p.add_argument("--list", action="store_true", help="list the tests and exit")
-    args = p.parse_args()
+    p.add_argument("--only", choices=list(GROUPS), action="append", metavar="GROUP",
+                   help="run one group (may be repeated): " + ", ".join(GROUPS))
+    p.add_argument("--list", action="store_true", help="list the groups and their tests, and exit")
+    return p.parse_args()
+
+
+def main():
+    args = parse_args()
     os.chdir(ROOT)
     if args.list:
         list_tests(args)
@@ -1016,10 +1172,9 @@ def main():
     os.makedirs(os.path.join(args.build, "test-logs"), exist_ok=True)
     reporter = Reporter()
     start = time.monotonic()
-    for group in ["host", "fuzz", "ktest", "crash", "boot", "shell", "user", "net"]:
-        if args.only and group not in args.only:
-            continue
-        run_group(GROUPS[group](args, reporter))
+    for g in GROUPS.values():
+        if not args.only or g.name in args.only:
+            run_group(g.jobs(args, reporter))
     print(f"# {time.monotonic() - start:.0f}s, logs in {args.build}/test-logs/")
     print(reporter.summary())
     return 1 if reporter.counts["FAIL"] else 0
