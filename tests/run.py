@@ -1,50 +1,31 @@
 #!/usr/bin/env python3
 """Runs every microScope test and ends with one line: `N passed, M failed`.
 
-Groups (each can run alone with --only):
-  host   tests/host/*_test.c: real kernel sources compiled for the host with
-         AddressSanitizer and UndefinedBehaviorSanitizer; every KTAP case counts;
-         and docs/SYSCALLS.md checked against the sources (tools/mksyscalls.py);
-         the layering of #includes (tools/check-layering.py, and that it fails
-         on planted upward includes); no test code in the shipped kernel.
-  fuzz   the runtime linker's ELF validation and relocation under libFuzzer for
-         a short while (tests/fuzz/fuzz.sh; `make fuzz` runs it longer).
-  ktest  the in-kernel suites (ktest=all exit=qemu, QEMU -kernel) on 1, 2 and 4
-         CPUs; every case counts.
-  crash  crashtest=X must panic (exit status 37) naming the faulting function.
-  boot   the self-test ISO under SeaBIOS and OVMF, pc and q35, small and large
-         memory, and the -kernel path: each boot must end with exit status 33;
-         and a run left to time out must report each CPU's backtrace.
-  shell  a session typed at the kernel shell over the serial console: each
-         command's answer must match, and `exit` must stop QEMU (status 39).
-  user   the user programs: each ELF is checked on the host (static x86_64
-         executable, entry in a loaded segment, nothing undefined); the
-         programs run on the host too (same system call ABI: a check of the
-         libc glue); then usertests runs as init in the OS (init=/bin/usertests
-         exit=qemu) on 1 and on 4 CPUs, every KTAP case counts and the OS must
-         stop by itself.
-  net    the OS with an e1000, then a virtio-net NIC on QEMU's user network,
-         httpd's port forwarded to 127.0.0.1: files byte-identical (curl),
-         keep-alive, errors, hostile clients, a wrk load (bodies checked,
-         free frames back where they were), interrupt/polling switches during
-         downloads, ping, httpget (tests/net/); skipped while the kernel has
-         no network stack.
+Why it is shaped this way: each group is declared once (@group: its name,
+its docstring, the function that makes its jobs and the one that lists its
+tests), so --only, --help and --list follow what runs; every boot that
+yields KTAP goes through boot_and_collect_ktap; and which image a group
+boots is named once (SHIPPED_KERNEL, TEST_KERNEL, SELFTEST_ISO).
 
-Every QEMU run has a timeout (a hang fails).  Logs go to <build>/test-logs/.
-One line per test as it finishes; a failure shows the tail of its log.
-The exit status is 1 when anything failed.
+Every QEMU run has a timeout: it only catches a hang, it never decides a
+result.  Logs go to <build>/test-logs/.  One line per test as it finishes; a
+failure shows the tail of its log.  The exit status is 1 when anything failed.
 """
 import argparse
+import collections
 import concurrent.futures
 import glob
+import inspect
 import os
 import re
 import select
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 
@@ -52,42 +33,23 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QEMU_PY = os.path.join(ROOT, "tools", "qemu.py")
 JOBS = 2  # the machines that run this have two cores
 TAIL_LINES = 30
-EXIT_PASSED, EXIT_FAILED, EXIT_PANIC, EXIT_HANG = 33, 35, 37, 124
+EXIT_PASSED, EXIT_FAILED, EXIT_PANIC, EXIT_REQUESTED, EXIT_HANG = 33, 35, 37, 39, 124
 BIOS_TIMEOUT, UEFI_TIMEOUT = 60, 120
 
-HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-fsanitize=address,undefined",
-               "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-Wall", "-Wextra",
-               "-Werror", "-Wno-unused-parameter", "-Ikernel", "-Idrivers", "-Imodules",
-               "-Ilinker", "-I.", "-Iaspects/include", "-Itests/host/shim", "-DHOST_TEST"]
-HOST_TEST_TIMEOUT = 120
+# What the groups boot, in the build directory ({build}, see in_build).
+# Groups that need in-kernel test code (suites, crashtest=, the kernel
+# shell's ktest command) boot TEST_KERNEL; groups that only run user
+# programs boot SHIPPED_KERNEL, so the kernel `make run` boots is the one
+# they prove.
+SHIPPED_KERNEL = "{build}/microscope.elf"
+TEST_KERNEL = "{build}/microscope-test.elf"  # built with KERNEL_TESTS=1
+SELFTEST_ISO = "{build}/microscope-selftest.iso"  # boots with ktest=all exit=qemu
+INITRD = "{build}/initrd.cpio"
 
-# crashtest=<value> → a regular expression the panic report must match (the
-# function that faulted).  Values the kernel does not know yet are skipped.
-CRASH_TESTS = [
-    ("page_fault", r"crashtest_fault_page"),
-    ("divide_error", r"crashtest_divide_by_zero"),
-    ("invalid_opcode", r"crashtest_invalid_opcode"),
-    ("stack_overflow", r"crashtest_overflow_stack"),
-    ("assert", r"crashtest_assert_fails"),
-    ("general_protection", r"crashtest_general_protection"),
-    ("breakpoint", r"crashtest_breakpoint"),
-]
 
-# (firmware, machine, memory).  Debian 12's OVMF boots the ISO in 64 MiB (at
-# 32 MiB it finds no boot device), so UEFI uses the same small size as BIOS.
-BOOT_MATRIX = [
-    ("bios", "pc", "64M"), ("bios", "pc", "2G"), ("bios", "q35", "64M"), ("bios", "q35", "2G"),
-    ("uefi", "pc", "64M"), ("uefi", "pc", "2G"), ("uefi", "q35", "64M"), ("uefi", "q35", "2G"),
-]
-KERNEL_BOOT_MEMORY = ["64M", "2G"]
-# The whole ktest suite runs once per CPU count; TCG emulates each vCPU on a
-# host thread, so more CPUs than host cores run slower.
-KTEST_CPUS = [1, 2, 4]
-KTEST_SMP_EXTRA_TIMEOUT = 60
-# Boots on several CPUs: (name, firmware, machine, CPUs, what runs).  The
-# 8-CPU boot runs only the smp suite: 8 vCPUs on two host cores are slow.
-SMP_BOOTS = [("bios-q35-smp4", "bios", "q35", 4, "iso"), ("uefi-q35-smp2", "uefi", "q35", 2, "iso"),
-             ("kernel-smp8", None, None, 8, "ktest=smp exit=qemu")]
+def in_build(args, image):
+    """image (one of the names above) in the build directory of this run."""
+    return image.format(build=args.build)
 
 
 class Result:
@@ -130,11 +92,54 @@ def read_text(path):
         return ""
 
 
+def missing(path, reporter, name, hint):
+    if os.path.exists(os.path.join(ROOT, path)):
+        return False
+    reporter.report(Result(name, "FAIL", 0.0, None, f"{path} missing: {hint}"))
+    return True
+
+
+# ---------------------------------------------------------------- groups
+
+
+Group = collections.namedtuple("Group", "name doc jobs listing")
+GROUPS = {}  # name -> Group, in the order they run (the order of the file)
+
+
+def group(name, listing):
+    """Declares a test group.  The decorated jobs(args, reporter) returns the
+    group's jobs (callables, run on JOBS workers) and its docstring is the
+    group's --help text; listing(args) returns --list's lines for it, found
+    without booting anything."""
+    def declare(jobs):
+        GROUPS[name] = Group(name, inspect.getdoc(jobs), jobs, listing)
+        return jobs
+    return declare
+
+
+def macro_arguments(text, macro):
+    """The text between the parentheses of each use of macro(...) in text."""
+    found = []
+    for m in re.finditer(r"\b" + re.escape(macro) + r"\s*\(", text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        found.append(text[m.end():i - 1])
+    return found
+
+
+def source_files(directories, pattern="*.c"):
+    for directory in directories:
+        yield from sorted(glob.glob(os.path.join(ROOT, directory, "**", pattern), recursive=True))
+
+
 # ---------------------------------------------------------------- KTAP
 
 
 KTAP_RESULT = re.compile(r"^(\s*)(ok|not ok)\s+(\d+)\s+([^#]*?)\s*(#\s*(.*))?$")
 KTAP_PLAN = re.compile(r"^\s*1\.\.(\d+)\s*$")
+KTAP_HEADER = "KTAP version 1"
 
 
 def parse_ktap(text):
@@ -172,7 +177,27 @@ def parse_ktap(text):
     return plan, top, cases
 
 
-def qemu_run(name, log, args, timeout):
+def any_failed(cases):
+    return any(status == "FAIL" for _, _, status, _ in cases)
+
+
+def report_cases(reporter, prefix, cases):
+    """One result per KTAP case: prefix/suite/case, or prefix/case outside a suite."""
+    for suite, case, status, detail in cases:
+        name = f"{prefix}/{suite}/{case}" if suite else f"{prefix}/{case}"
+        reporter.report(Result(name, status, 0.0, "\n".join(detail)))
+
+
+def report_run(reporter, name, run, problem):
+    """The result of a run itself: FAIL with problem and the log, or ok."""
+    reporter.report(Result(name, "FAIL" if problem else "ok", run.seconds,
+                           run.text if problem else None, problem or f"exit status {run.code}"))
+
+
+# ---------------------------------------------------------------- booting
+
+
+def qemu_run(log, args, timeout):
     """Runs tools/qemu.py in batch mode; returns (exit status, serial log +
     qemu.py's own output, seconds)."""
     cmd = [sys.executable, QEMU_PY, "--log", log, "--timeout", str(timeout)] + args
@@ -187,7 +212,127 @@ def qemu_run(name, log, args, timeout):
     return proc.returncode, text + "\n" + output, seconds
 
 
+def kernel_args(kernel, initrd=None, append="", smp=1):
+    """qemu.py's arguments for booting kernel with -kernel (multiboot)."""
+    return ["--kernel", kernel] + (["--initrd", initrd] if initrd else []) + \
+        ["--append", append, "--smp", str(smp)]
+
+
+def test_log(args, name):
+    return os.path.join(args.build, "test-logs", name.replace("/", "-") + ".log")
+
+
+class Console:
+    """The serial console of a QEMU run, read with a deadline."""
+
+    def __init__(self, proc, deadline):
+        self.proc, self.deadline, self.pending, self.transcript = proc, deadline, b"", b""
+
+    def read_until(self, marker):
+        """Returns the text up to and including marker, or None at the deadline or EOF."""
+        fd = self.proc.stdout.fileno()
+        while marker not in self.pending:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if not select.select([fd], [], [], min(left, 1.0))[0]:
+                continue
+            data = os.read(fd, 4096)
+            if not data:
+                return None
+            self.pending += data
+            self.transcript += data
+        end = self.pending.index(marker) + len(marker)
+        text, self.pending = self.pending[:end], self.pending[end:]
+        return text.decode(errors="replace")
+
+    def type(self, line):
+        self.proc.stdin.write(line.encode() + b"\r")
+        self.proc.stdin.flush()
+
+    def text(self):
+        """Everything the run printed, once it has ended (reads until EOF)."""
+        self.read_until(b"\0")
+        return self.transcript.decode(errors="replace")
+
+
+# Watching a run's console as it comes: stop reading at the first line that
+# matches end or abort; then give the OS stop_seconds to stop by itself
+# (none after abort), else QEMU is killed and the run counts as a hang.
+Watch = collections.namedtuple("Watch", "end abort stop_seconds")
+WATCH_READ_SLACK = 10  # reading may outlast qemu.py's own timeout by this much
+
+
+def watched_run(log, qemu_args, timeout, watch):
+    """Runs qemu.py with the console on a pipe, read line by line; returns
+    (exit status, console text, seconds, ended, the abort line or None)."""
+    cmd = [sys.executable, QEMU_PY] + qemu_args + ["--console-stdio", "--timeout", str(timeout)]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    console = Console(proc, start + timeout + WATCH_READ_SLACK)
+    aborted, ended = None, False
+    while aborted is None and not ended:
+        line = console.read_until(b"\n")
+        if line is None:
+            break
+        if watch.abort.search(line):
+            aborted = line.strip()
+        ended = bool(watch.end.search(line))
+    try:
+        code = proc.wait(timeout=0 if aborted else watch.stop_seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)  # qemu.py and QEMU
+        proc.wait()
+        code = EXIT_HANG
+    text = console.text()
+    with open(log, "w") as f:
+        f.write(text)
+    return code, text, time.monotonic() - start, ended, aborted
+
+
+# The outcome of boot_and_collect_ktap: exit status (EXIT_HANG when it timed
+# out), console text, seconds; found: whether a KTAP header was printed;
+# plan, top, cases: parse_ktap of the text from that header on; ended,
+# aborted: what a Watch saw (False, None without one).
+KtapRun = collections.namedtuple("KtapRun",
+                                 "code text seconds found plan top cases ended aborted")
+
+
+def boot_and_collect_ktap(log, kernel, timeout, initrd=None, append="", smp=1, qemu_args=(),
+                          watch=None):
+    """Boots kernel with initrd and command line append on smp CPUs (more of
+    qemu.py's arguments in qemu_args, last) and collects the KTAP it prints.
+    timeout only bounds a hang.  With watch (a Watch) the console is read as
+    it comes (watched_run); without, qemu.py runs in batch mode until QEMU
+    exits.  Returns a KtapRun."""
+    boot = kernel_args(kernel, initrd, append, smp) + list(qemu_args)
+    ended, aborted = False, None
+    if watch:
+        code, text, seconds, ended, aborted = watched_run(log, boot, timeout, watch)
+    else:
+        code, text, seconds = qemu_run(log, boot, timeout)
+    started = text.find(KTAP_HEADER)
+    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
+    return KtapRun(code, text, seconds, started >= 0, plan, top, cases, ended, aborted)
+
+
 # ---------------------------------------------------------------- host tests
+
+
+HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-fsanitize=address,undefined",
+               "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-Wall", "-Wextra",
+               "-Werror", "-Wno-unused-parameter", "-Ikernel", "-Idrivers", "-Imodules",
+               "-Ilinker", "-I.", "-Iaspects/include", "-Itests/host/shim", "-DHOST_TEST"]
+HOST_TEST_TIMEOUT = 120
+
+
+def host_tests():
+    return sorted(glob.glob(os.path.join(ROOT, "tests/host/*_test.c")))
+
+
+def host_test_name(source):
+    return "host/" + os.path.basename(source)[: -len("_test.c")]
 
 
 def host_test_header(path, key):
@@ -212,7 +357,7 @@ def generic_shims():
     """tests/host/shim/*.c that no test names in its host-test-sources: those
     are linked into every test; a named one only into the tests naming it."""
     named = set()
-    for test in glob.glob(os.path.join(ROOT, "tests/host/*_test.c")):
+    for test in host_tests():
         named |= {os.path.normpath(s) for s in host_test_header(test, "host-test-sources")}
     shims = sorted(glob.glob(os.path.join(ROOT, "tests/host/shim/*.c")))
     return [s for s in (os.path.relpath(s, ROOT) for s in shims) if s not in named]
@@ -248,8 +393,32 @@ def compile_host_test(source, out_dir):
     return binary, ""
 
 
+def run_host_binary(binary):
+    """Runs a host test under the sanitizers; returns (exit status, output)."""
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    try:
+        proc = subprocess.run([binary], cwd=ROOT, capture_output=True, env=env,
+                              timeout=HOST_TEST_TIMEOUT, stdin=subprocess.DEVNULL)
+        return proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        return EXIT_HANG, (e.stdout or b"").decode(errors="replace") + "\n(timed out)"
+
+
+def host_problem(code, plan, top, cases):
+    if code != 0 and plan is not None and top < plan:
+        return f"stopped after {top} of {plan} cases, exit status {code}"
+    if code != 0 and not any_failed(cases):
+        return f"exit status {code}"
+    if plan is None:
+        return "no KTAP plan"
+    if plan != top:
+        return f"plan says {plan} results, {top} reported"
+    return None
+
+
 def run_host_test(source, build, reporter):
-    name = "host/" + os.path.basename(source)[: -len("_test.c")]
+    name = host_test_name(source)
     out_dir = os.path.join(ROOT, build, "host-tests")
     os.makedirs(out_dir, exist_ok=True)
     start = time.monotonic()
@@ -257,30 +426,13 @@ def run_host_test(source, build, reporter):
     if not binary:
         reporter.report(Result(name + " (build)", "FAIL", time.monotonic() - start, errors))
         return
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    try:
-        proc = subprocess.run([binary], cwd=ROOT, capture_output=True, env=env,
-                              timeout=HOST_TEST_TIMEOUT, stdin=subprocess.DEVNULL)
-        code, output = proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
-    except subprocess.TimeoutExpired as e:
-        code, output = EXIT_HANG, (e.stdout or b"").decode(errors="replace") + "\n(timed out)"
+    code, output = run_host_binary(binary)
     seconds = time.monotonic() - start
-    log = os.path.join(ROOT, build, "test-logs", os.path.basename(binary) + ".log")
-    with open(log, "w") as f:
+    with open(os.path.join(ROOT, build, "test-logs", os.path.basename(binary) + ".log"), "w") as f:
         f.write(output)
     plan, top, cases = parse_ktap(output)
-    for suite, case, status, detail in cases:
-        reporter.report(Result(f"{name}/{case}", status, 0.0, "\n".join(detail)))
-    problem = None
-    if code != 0 and plan is not None and top < plan:
-        problem = f"stopped after {top} of {plan} cases, exit status {code}"
-    elif code != 0 and not any(st == "FAIL" for _, _, st, _ in cases):
-        problem = f"exit status {code}"
-    elif plan is None:
-        problem = "no KTAP plan"
-    elif plan != top:
-        problem = f"plan says {plan} results, {top} reported"
+    report_cases(reporter, name, cases)
+    problem = host_problem(code, plan, top, cases)
     if problem:
         reporter.report(Result(name, "FAIL", seconds, output, problem))
 
@@ -327,11 +479,10 @@ def run_layering_checks(reporter):
                     expect_text="userland/ps/ps.c")
 
 
-def run_shipped_kernel_check(build, reporter):
+def run_shipped_kernel_check(kernel, reporter):
     """Is the kernel that `make run` boots free of tests and benchmarks?  No
     ktest_ or bench_ symbol may be in it (they are in the test kernel)."""
     start = time.monotonic()
-    kernel = os.path.join(build, "microscope.elf")
     proc = subprocess.run(["nm", kernel], cwd=ROOT, capture_output=True, text=True)
     found = [line for line in proc.stdout.splitlines() if re.search(r"ktest_|bench_", line)]
     ok = proc.returncode == 0 and not found
@@ -339,69 +490,90 @@ def run_shipped_kernel_check(build, reporter):
                            time.monotonic() - start, proc.stderr + "\n".join(found)))
 
 
+def host_test_cases(source):
+    """The cases of a host test as its source declares them: HOSTTEST_CASE(f)
+    in HOSTTEST_MAIN, or {"f", f} in a table of its own."""
+    text = read_text(source)
+    cases = [case for body in macro_arguments(text, "HOSTTEST_MAIN")
+             for case in re.findall(r"HOSTTEST_CASE\(\s*(\w+)\s*\)", body)]
+    return cases or re.findall(r'\{\s*"(\w+)"\s*,\s*\1\s*\}', text)
+
+
+def host_listing(args):
+    lines = []
+    for source in host_tests():
+        name = host_test_name(source)
+        lines += [f"{name}/{case}" for case in host_test_cases(source)] or \
+            [f"{name}/<case>  (cases not declared in a table)"]
+    return lines + ["host/syscall-table", "host/layering",
+                     "host/layering-refuses-an-upward-include",
+                     "host/layering-refuses-a-kernel-header-in-user-space",
+                     "host/shipped-kernel-has-no-tests"]
+
+
+@group("host", host_listing)
 def host_jobs(args, reporter):
-    sources = sorted(glob.glob(os.path.join(ROOT, "tests/host/*_test.c")))
-    return [lambda s=s: run_host_test(s, args.build, reporter) for s in sources] + \
+    """tests/host/*_test.c: real kernel sources compiled for the host with
+    AddressSanitizer and UndefinedBehaviorSanitizer; every KTAP case counts;
+    docs/SYSCALLS.md checked against the sources (tools/mksyscalls.py); the
+    layering of #includes (tools/check-layering.py, and that it fails on
+    planted upward includes); no test code in the shipped kernel."""
+    return [lambda s=s: run_host_test(s, args.build, reporter) for s in host_tests()] + \
         [lambda: run_syscall_table_check(reporter), lambda: run_layering_checks(reporter),
-         lambda: run_shipped_kernel_check(args.build, reporter)]
+         lambda: run_shipped_kernel_check(in_build(args, SHIPPED_KERNEL), reporter)]
+
+
+# ---------------------------------------------------------------- fuzzing
+
+
+FUZZ_SECONDS = 20  # the short run; `make fuzz` runs longer
+
+
+def run_fuzz(args, reporter):
+    """The linker's libFuzzer target (tests/fuzz/fuzz.sh), seeded with the
+    build's aspect objects: passes when no input crashed it."""
+    name = "fuzz/linker"
+    if missing(os.path.join(args.build, "aspects"), reporter, name, "run make aspects"):
+        return
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(["sh", "tests/fuzz/fuzz.sh", args.build, str(FUZZ_SECONDS)], cwd=ROOT,
+                              capture_output=True, timeout=FUZZ_SECONDS + 180,
+                              stdin=subprocess.DEVNULL)
+        code, output = proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        code, output = EXIT_HANG, (e.stdout or b"").decode(errors="replace") + "\n(timed out)"
+    with open(os.path.join(ROOT, args.build, "test-logs", "fuzz-linker.log"), "w") as f:
+        f.write(output)
+    seconds = time.monotonic() - start
+    if code == 0:
+        reporter.report(Result(name, "ok", seconds))
+    else:
+        reporter.report(Result(name, "FAIL", seconds, output,
+                               f"exit status {code}; the input is in {args.build}/fuzz/"))
+
+
+def fuzz_listing(args):
+    return [f"fuzz/linker  (the linker's libFuzzer target for {FUZZ_SECONDS} s)"]
+
+
+@group("fuzz", fuzz_listing)
+def fuzz_jobs(args, reporter):
+    """the runtime linker's ELF validation and relocation under libFuzzer for
+    a short while (tests/fuzz/fuzz.sh; `make fuzz` runs it longer)."""
+    return [lambda: run_fuzz(args, reporter)]
 
 
 # ---------------------------------------------------------------- in-kernel suites
 
 
-def kernel_elf(build):
-    return os.path.join(build, "microscope-test.elf")
-
-
-def missing(path, reporter, name, hint):
-    if os.path.exists(os.path.join(ROOT, path)):
-        return False
-    reporter.report(Result(name, "FAIL", 0.0, None, f"{path} missing: {hint}"))
-    return True
-
-
+# The whole ktest suite runs once per CPU count; TCG emulates each vCPU on a
+# host thread, so more CPUs than host cores run slower.
+KTEST_CPUS = [1, 2, 4]
+KTEST_SMP_EXTRA_TIMEOUT = 60
 # Kernel variables a timed-out ktest run reports beside the CPUs' backtraces:
 # the join-point patcher's state (kernel/joinpoint/patch.c).
 KTEST_HANG_SYMBOLS = "patching,stale_breakpoints,orphaned_breakpoints"
-
-
-def run_ktest(args, reporter, smp=1, nic=None):
-    """Every suite on smp CPUs; results are ktest/... on one CPU and
-    ktest-smpN/... on N.  With nic (a KTEST_NICS entry): the driver suites
-    on that machine and NIC, as ktest-<nic name>/..."""
-    name = "ktest" if smp == 1 else f"ktest-smp{smp}"
-    append, extra = "ktest=all exit=qemu", []
-    if nic:
-        name, append = f"ktest-{nic[0]}", f"ktest={KTEST_NIC_SUITES} exit=qemu"
-        extra = ["--machine", nic[1], "--", "-netdev", "user,id=n0"] + nic[2]
-    if missing(kernel_elf(args.build), reporter, name, "run make kernel"):
-        return
-    log = os.path.join(args.build, "test-logs", f"{name}.log")
-    code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--smp", str(smp),
-                                               "--append", append,
-                                               "--hang-symbols", KTEST_HANG_SYMBOLS] + extra,
-                                   BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1))
-    plan, top, cases = parse_ktap(text)
-    for suite, case, status, detail in cases:
-        full = f"{name}/{suite}/{case}" if suite else f"{name}/{case}"
-        reporter.report(Result(full, status, 0.0, "\n".join(detail)))
-    problem = None
-    if code == EXIT_HANG:
-        problem = "timed out (hang)"
-    elif code == EXIT_PANIC:
-        problem = "kernel panic"
-    elif code != EXIT_PASSED and not any(st == "FAIL" for _, _, st, _ in cases):
-        problem = f"exit status {code}"
-    elif plan is None:
-        problem = "no KTAP plan"
-    elif plan != top:
-        problem = f"plan says {plan} suites, {top} reported"
-    if problem:
-        reporter.report(Result(f"{name} (run)", "FAIL", seconds, text, problem))
-    else:
-        reporter.report(Result(f"{name} (run)", "ok", seconds, None, f"exit status {code}"))
-
-
 # The NIC drivers' suites, once per (name, machine, QEMU devices) on QEMU's
 # user network: INTx on both chipsets, behind a bridge, and MSI-X.
 KTEST_NIC_SUITES = "pci,nic,e1000,virtio"
@@ -412,33 +584,114 @@ KTEST_NICS = [
     ("virtio-q35", "q35", ["-device", "virtio-net-pci,netdev=n0"]),
     ("virtio-intx-pc", "pc", ["-device", "virtio-net-pci,netdev=n0,vectors=0,disable-legacy=on"]),
 ]
+KERNEL_SOURCES = ("kernel", "drivers", "modules", "linker")
 
 
+def ktest_problem(run):
+    """What is wrong with a ktest run beyond its failed cases, or None."""
+    if run.code == EXIT_HANG:
+        return "timed out (hang)"
+    if run.code == EXIT_PANIC:
+        return "kernel panic"
+    if run.code != EXIT_PASSED and not any_failed(run.cases):
+        return f"exit status {run.code}"
+    if run.plan is None:
+        return "no KTAP plan"
+    if run.plan != run.top:
+        return f"plan says {run.plan} suites, {run.top} reported"
+    return None
+
+
+def run_ktest(args, reporter, name, suites, smp=1, qemu_args=()):
+    """ktest=suites on smp CPUs; its cases are name/suite/case."""
+    kernel = in_build(args, TEST_KERNEL)
+    if missing(kernel, reporter, name, "run make kernel"):
+        return
+    run = boot_and_collect_ktap(test_log(args, name), kernel,
+                                BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1),
+                                append=f"ktest={suites} exit=qemu", smp=smp,
+                                qemu_args=["--hang-symbols", KTEST_HANG_SYMBOLS] + list(qemu_args))
+    report_cases(reporter, name, run.cases)
+    report_run(reporter, f"{name} (run)", run, ktest_problem(run))
+
+
+def ktest_cpu_name(smp):
+    return "ktest" if smp == 1 else f"ktest-smp{smp}"
+
+
+def nic_qemu_args(nic):
+    """qemu.py's arguments for a KTEST_NICS entry: its machine and its NIC."""
+    return ["--machine", nic[1], "--", "-netdev", "user,id=n0"] + nic[2]
+
+
+def ktest_suites():
+    """[(suite, [case, ...], source)] as KTEST_SUITE declares them in the kernel's sources."""
+    suites = []
+    for path in source_files(KERNEL_SOURCES):
+        for body in macro_arguments(read_text(path), "KTEST_SUITE"):
+            suite = body.split(",", 1)[0].strip()
+            cases = re.findall(r"KTEST_CASE\(\s*(\w+)\s*\)", body)
+            suites.append((suite, cases, os.path.relpath(path, ROOT)))
+    return sorted(suites)
+
+
+def ktest_listing(args):
+    cpus = ", ".join(ktest_cpu_name(n) + "/" for n in KTEST_CPUS[1:])
+    lines = [f"ktest/<suite>/<case>: every suite on 1 CPU; {cpus}: the same on "
+             f"{', '.join(map(str, KTEST_CPUS[1:]))} CPUs"]
+    for nic in KTEST_NICS:
+        lines.append(f"ktest-{nic[0]}/<suite>/<case>: {KTEST_NIC_SUITES} on {nic[1]} with "
+                     + " ".join(nic[2][1::2]))
+    lines.append("<run> (run): each run's exit status and KTAP plan")
+    for suite, cases, source in ktest_suites():
+        lines += [f"ktest/{suite}/{case}" for case in cases]
+    return lines
+
+
+@group("ktest", ktest_listing)
 def ktest_jobs(args, reporter):
-    return [lambda n=n: run_ktest(args, reporter, n) for n in KTEST_CPUS] + \
-        [lambda nic=nic: run_ktest(args, reporter, nic=nic) for nic in KTEST_NICS]
+    """the in-kernel suites (the test kernel with ktest=all exit=qemu, QEMU
+    -kernel) on 1, 2 and 4 CPUs, and the NIC drivers' suites with each NIC;
+    every case counts."""
+    return [lambda n=n: run_ktest(args, reporter, ktest_cpu_name(n), "all", smp=n)
+            for n in KTEST_CPUS] + \
+        [lambda nic=nic: run_ktest(args, reporter, f"ktest-{nic[0]}", KTEST_NIC_SUITES,
+                                   qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS]
 
 
 # ---------------------------------------------------------------- crash tests
+
+
+# crashtest=<value> → a regular expression the panic report must match (the
+# function that faulted).  Values the kernel does not know yet are skipped.
+CRASH_TESTS = [
+    ("page_fault", r"crashtest_fault_page"),
+    ("divide_error", r"crashtest_divide_by_zero"),
+    ("invalid_opcode", r"crashtest_invalid_opcode"),
+    ("stack_overflow", r"crashtest_overflow_stack"),
+    ("assert", r"crashtest_assert_fails"),
+    ("general_protection", r"crashtest_general_protection"),
+    ("breakpoint", r"crashtest_breakpoint"),
+]
 
 
 def known_crashtests():
     """The crashtest= values the kernel's source defines (a quoted name in the
     file that declares KERNEL_PARAM(crashtest, ...))."""
     known = set()
-    for directory in ("kernel", "drivers", "modules", "linker"):
-        for path in glob.glob(os.path.join(ROOT, directory, "**", "*.c"), recursive=True):
-            text = read_text(path)
-            if re.search(r"KERNEL_PARAM\(\s*crashtest\b", text):
-                known |= set(re.findall(r'"(\w+)"', text))
+    for path in source_files(KERNEL_SOURCES):
+        text = read_text(path)
+        if re.search(r"KERNEL_PARAM\(\s*crashtest\b", text):
+            known |= set(re.findall(r'"(\w+)"', text))
     return known
 
 
 def run_crash(args, reporter, value, pattern):
     name = f"crash/{value}"
-    log = os.path.join(args.build, "test-logs", f"crash-{value}.log")
-    code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--append",
-                                               f"crashtest={value} exit=qemu"], BIOS_TIMEOUT)
+    code, text, seconds = qemu_run(
+        test_log(args, f"crash-{value}"),
+        kernel_args(in_build(args, TEST_KERNEL), append=f"crashtest={value} exit=qemu"),
+        BIOS_TIMEOUT)
     report = text[text.find("KERNEL PANIC"):] if "KERNEL PANIC" in text else ""
     if code != EXIT_PANIC:
         verdict = "timed out (hang)" if code == EXIT_HANG else f"exit status {code}, expected 37"
@@ -450,8 +703,17 @@ def run_crash(args, reporter, value, pattern):
         reporter.report(Result(name, "ok", seconds))
 
 
+def crash_listing(args):
+    known = known_crashtests()
+    return [f"crash/{value}  /{pattern}/" + ("" if value in known else "  (skipped: unknown)")
+            for value, pattern in CRASH_TESTS]
+
+
+@group("crash", crash_listing)
 def crash_jobs(args, reporter):
-    if missing(kernel_elf(args.build), reporter, "crash", "run make kernel"):
+    """crashtest=X (the test kernel) must panic (exit status 37) naming the
+    faulting function."""
+    if missing(in_build(args, TEST_KERNEL), reporter, "crash", "run make kernel"):
         return []
     known, jobs = known_crashtests(), []
     for value, pattern in CRASH_TESTS:
@@ -466,9 +728,22 @@ def crash_jobs(args, reporter):
 # ---------------------------------------------------------------- boot tests
 
 
+# (firmware, machine, memory).  Debian 12's OVMF boots the ISO in 64 MiB (at
+# 32 MiB it finds no boot device), so UEFI uses the same small size as BIOS.
+BOOT_MATRIX = [
+    ("bios", "pc", "64M"), ("bios", "pc", "2G"), ("bios", "q35", "64M"), ("bios", "q35", "2G"),
+    ("uefi", "pc", "64M"), ("uefi", "pc", "2G"), ("uefi", "q35", "64M"), ("uefi", "q35", "2G"),
+]
+KERNEL_BOOT_MEMORY = ["64M", "2G"]
+# Boots on several CPUs: (name, firmware, machine, CPUs, what runs).  The
+# 8-CPU boot runs only the smp suite: 8 vCPUs on two host cores are slow.
+SMP_BOOTS = [("bios-q35-smp4", "bios", "q35", 4, "iso"), ("uefi-q35-smp2", "uefi", "q35", 2, "iso"),
+             ("kernel-smp8", None, None, 8, "ktest=smp exit=qemu")]
+HANG_REPORT_SECONDS = 5
+
+
 def run_boot(args, reporter, name, qemu_args, timeout):
-    log = os.path.join(args.build, "test-logs", name.replace("/", "-") + ".log")
-    code, text, seconds = qemu_run(name, log, qemu_args, timeout)
+    code, text, seconds = qemu_run(test_log(args, name), qemu_args, timeout)
     if code == EXIT_PASSED:
         reporter.report(Result(name, "ok", seconds))
         return
@@ -477,45 +752,36 @@ def run_boot(args, reporter, name, qemu_args, timeout):
     reporter.report(Result(name, "FAIL", seconds, text, verdict))
 
 
-def boot_jobs(args, reporter):
-    runs = []  # (name, qemu.py arguments, timeout)
-    iso = os.path.join(args.build, "microscope-selftest.iso")
-    if not missing(iso, reporter, "boot/iso", "run make iso"):
-        for firmware, machine, memory in BOOT_MATRIX:
-            name = f"boot/{firmware}-{machine}-{memory}"
-            qemu_args = ["--iso", iso, "--machine", machine, "--memory", memory]
-            timeout = BIOS_TIMEOUT
-            if firmware == "uefi":
-                qemu_args.append("--uefi")
-                timeout = UEFI_TIMEOUT
-            runs.append((name, qemu_args, timeout))
-        for name, firmware, machine, smp, what in SMP_BOOTS:
-            if what != "iso":
-                continue
-            qemu_args = ["--iso", iso, "--machine", machine, "--memory", "256M", "--smp", str(smp)]
-            if firmware == "uefi":
-                qemu_args.append("--uefi")
-            runs.append((f"boot/{name}", qemu_args,
-                         UEFI_TIMEOUT if firmware == "uefi" else BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT))
-    if not missing(kernel_elf(args.build), reporter, "boot/kernel", "run make kernel"):
-        for name, _, _, smp, what in SMP_BOOTS:
-            if what != "iso":
-                runs.append((f"boot/{name}", ["--kernel", kernel_elf(args.build), "--smp", str(smp),
-                                              "--append", what], BIOS_TIMEOUT))
-        for memory in KERNEL_BOOT_MEMORY:
-            name = f"boot/kernel-{memory}"
-            qemu_args = ["--kernel", kernel_elf(args.build), "--memory", memory, "--append",
-                         "ktest=all exit=qemu"]
-            runs.append((name, qemu_args, BIOS_TIMEOUT))
-    # The slow runs (UEFI) first, so the two workers finish together.
-    runs.sort(key=lambda run: -run[2])
-    jobs = [lambda r=r: run_boot(args, reporter, *r) for r in runs]
-    if os.path.exists(kernel_elf(args.build)):
-        jobs.append(lambda: run_hang_report(args, reporter))
-    return jobs
+def iso_boots(iso):
+    """(name, qemu.py arguments, timeout) of each boot of the self-test ISO."""
+    runs = []
+    for firmware, machine, memory in BOOT_MATRIX:
+        qemu_args = ["--iso", iso, "--machine", machine, "--memory", memory]
+        if firmware == "uefi":
+            qemu_args.append("--uefi")
+        runs.append((f"boot/{firmware}-{machine}-{memory}", qemu_args,
+                     UEFI_TIMEOUT if firmware == "uefi" else BIOS_TIMEOUT))
+    for name, firmware, machine, smp, what in SMP_BOOTS:
+        if what != "iso":
+            continue
+        qemu_args = ["--iso", iso, "--machine", machine, "--memory", "256M", "--smp", str(smp)]
+        timeout = BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT
+        if firmware == "uefi":
+            qemu_args.append("--uefi")
+            timeout = UEFI_TIMEOUT
+        runs.append((f"boot/{name}", qemu_args, timeout))
+    return runs
 
 
-HANG_REPORT_SECONDS = 5
+def kernel_boots(kernel):
+    """(name, qemu.py arguments, timeout) of each -kernel boot that runs suites."""
+    runs = [(f"boot/{name}", kernel_args(kernel, append=what, smp=smp), BIOS_TIMEOUT)
+            for name, _, _, smp, what in SMP_BOOTS if what != "iso"]
+    for memory in KERNEL_BOOT_MEMORY:
+        runs.append((f"boot/kernel-{memory}",
+                     kernel_args(kernel, append="ktest=all exit=qemu") + ["--memory", memory],
+                     BIOS_TIMEOUT))
+    return runs
 
 
 def run_hang_report(args, reporter):
@@ -523,8 +789,8 @@ def run_hang_report(args, reporter):
     shell, which never exits) must say where each CPU was: registers and a
     symbolized backtrace per CPU (tools/qemu_dump.py), not only "timed out"."""
     name = "boot/hang-report"
-    log = os.path.join(args.build, "test-logs", "boot-hang-report.log")
-    code, text, seconds = qemu_run(name, log, ["--kernel", kernel_elf(args.build), "--smp", "2"],
+    code, text, seconds = qemu_run(test_log(args, name),
+                                   kernel_args(in_build(args, SHIPPED_KERNEL), smp=2),
                                    HANG_REPORT_SECONDS)
     wanted = [r"qemu\.py: timed out \(hang\)", r"CPU 0: RIP=0x[0-9a-f]{16}",
               r"CPU 1: RIP=0x[0-9a-f]{16}", r"0x[0-9a-f]{16} idle_loop sched\.c:\d+"]
@@ -536,10 +802,41 @@ def run_hang_report(args, reporter):
                                f"exit status {code}; missing: {', '.join(absent)}"))
 
 
+def boot_listing(args):
+    lines = [f"boot/{firmware}-{machine}-{memory}  (the self-test ISO)"
+             for firmware, machine, memory in BOOT_MATRIX]
+    lines += [f"boot/kernel-{memory}  (ktest=all exit=qemu)" for memory in KERNEL_BOOT_MEMORY]
+    for name, _, _, smp, what in SMP_BOOTS:
+        lines.append(f"boot/{name}  ({smp} CPUs, {'the self-test ISO' if what == 'iso' else what})")
+    lines.append(f"boot/hang-report  (a {HANG_REPORT_SECONDS} s run that times out reports "
+                 "each CPU's backtrace)")
+    return lines
+
+
+@group("boot", boot_listing)
+def boot_jobs(args, reporter):
+    """the self-test ISO under SeaBIOS and OVMF, pc and q35, small and large
+    memory, and the -kernel path (the test kernel with ktest=): each boot
+    must end with exit status 33; and a run of the shipped kernel left to
+    time out must report each CPU's backtrace."""
+    runs = []  # (name, qemu.py arguments, timeout)
+    iso = in_build(args, SELFTEST_ISO)
+    if not missing(iso, reporter, "boot/iso", "run make iso"):
+        runs += iso_boots(iso)
+    kernel = in_build(args, TEST_KERNEL)
+    if not missing(kernel, reporter, "boot/kernel", "run make kernel"):
+        runs += kernel_boots(kernel)
+    # The slow runs (UEFI) first, so the two workers finish together.
+    runs.sort(key=lambda run: -run[2])
+    jobs = [lambda r=r: run_boot(args, reporter, *r) for r in runs]
+    if os.path.exists(in_build(args, SHIPPED_KERNEL)):
+        jobs.append(lambda: run_hang_report(args, reporter))
+    return jobs
+
+
 # ---------------------------------------------------------------- kernel shell
 
 
-EXIT_REQUESTED = 39
 SHELL_TIMEOUT = 60
 SHELL_PROMPT = b"kshell> "
 # (test name, what is typed, a regular expression the answer up to the next
@@ -557,35 +854,6 @@ SHELL_SESSION = [
     ("syscalls", "syscalls", r"\n\s+0  read\s+modules/vfs/syscalls\.c\r?\n"),
     ("unterminated-quote", "echo \"open", r"unterminated quote"),
 ]
-
-
-class Console:
-    """The serial console of a QEMU run, read with a deadline."""
-
-    def __init__(self, proc, deadline):
-        self.proc, self.deadline, self.pending, self.transcript = proc, deadline, b"", b""
-
-    def read_until(self, marker):
-        """Returns the text up to and including marker, or None at the deadline or EOF."""
-        fd = self.proc.stdout.fileno()
-        while marker not in self.pending:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                return None
-            if not select.select([fd], [], [], min(left, 1.0))[0]:
-                continue
-            data = os.read(fd, 4096)
-            if not data:
-                return None
-            self.pending += data
-            self.transcript += data
-        end = self.pending.index(marker) + len(marker)
-        text, self.pending = self.pending[:end], self.pending[end:]
-        return text.decode(errors="replace")
-
-    def type(self, line):
-        self.proc.stdin.write(line.encode() + b"\r")
-        self.proc.stdin.flush()
 
 
 def shell_session(args, reporter, console):
@@ -610,9 +878,8 @@ def shell_session(args, reporter, console):
 
 
 def run_shell(args, reporter):
-    log = os.path.join(args.build, "test-logs", "shell.log")
-    cmd = [sys.executable, QEMU_PY, "--kernel", kernel_elf(args.build), "--append", "exit=qemu",
-           "--console-stdio", "--timeout", str(SHELL_TIMEOUT)]
+    cmd = [sys.executable, QEMU_PY, "--kernel", in_build(args, TEST_KERNEL), "--append",
+           "exit=qemu", "--console-stdio", "--timeout", str(SHELL_TIMEOUT)]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
@@ -625,9 +892,8 @@ def run_shell(args, reporter):
     except subprocess.TimeoutExpired:
         proc.kill()
         code = proc.wait()
-    console.read_until(b"\0")  # the rest of the output, until EOF
-    text = console.transcript.decode(errors="replace")
-    with open(log, "w") as f:
+    text = console.text()
+    with open(test_log(args, "shell"), "w") as f:
         f.write(text)
     seconds = time.monotonic() - start
     status = "ok" if code == EXIT_REQUESTED else "FAIL"
@@ -635,8 +901,17 @@ def run_shell(args, reporter):
                            f"exit status {code}" + ("" if status == "ok" else ", expected 39")))
 
 
+def shell_listing(args):
+    return [f"shell/{step}  (types {line!r})" for step, line, _ in SHELL_SESSION] + \
+        ["shell/exit  (exit stops QEMU with status 39)"]
+
+
+@group("shell", shell_listing)
 def shell_jobs(args, reporter):
-    if missing(kernel_elf(args.build), reporter, "shell", "run make kernel"):
+    """a session typed at the kernel shell of the test kernel (its help
+    lists the ktest command) over the serial console: each command's answer
+    must match, and `exit` must stop QEMU (status 39)."""
+    if missing(in_build(args, TEST_KERNEL), reporter, "shell", "run make kernel"):
         return []
     return [lambda: run_shell(args, reporter)]
 
@@ -645,15 +920,39 @@ def shell_jobs(args, reporter):
 
 
 USER_TIMEOUT = 300
-USER_STOP_TIMEOUT = 15  # after usertests' last line, for the OS to stop
-USER_END = re.compile(r"(ALL TESTS PASSED|SOME TESTS FAILED)")
+USERTESTS_WATCH = Watch(end=re.compile(r"(ALL TESTS PASSED|SOME TESTS FAILED)"),
+                        abort=re.compile(r"cannot start /bin/usertests"),
+                        stop_seconds=15)  # after usertests' last line, for the OS to stop
 # usertests cases that are safe on the host (no exhaustion, no files of the
 # OS's initrd): the glue and the tests' own logic, against Linux itself.
 USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_binary",
                    "pipe_dead_reader", "kill_mid_syscall", "stack_guard", "bad_memory_access",
                    "cpu_exceptions", "float_state_survives_switches", "fork_copies_memory",
                    "heap_and_mappings", "clocks_and_sleep", "affinity_pins_a_process"]
+# The programs under the host's (Linux) kernel: (name, argv, what it must print).
+USER_HOST_CHECKS = [
+    ("echo", ["echo", "-n", "a", "b c"], "a b c"),
+    ("cat", ["cat", "userland/rootfs/etc/motd"],
+     read_text(os.path.join(ROOT, "userland/rootfs/etc/motd"))),
+    ("ls", ["ls", "userland/rootfs"], "README\netc\nwww\n"),
+    ("sh-pipeline", ["sh", "-c", "echo one two | cat | cat"], "one two\n"),
+]
 USERTESTS_SMP = 4  # usertests run again on this many CPUs
+# Other programs that run as init and print KTAP: (name, qemu.py arguments,
+# timeout, what they check).  rscfltest runs under -icount: guest time is
+# instructions executed, so the relations between times (a sleep is mostly
+# time off the CPU) do not depend on how long the host takes to translate
+# freshly patched code or on its load.
+KTAP_INITS = [
+    ("scopetest", [], 120, "the shm and msg bindings end to end (same counts in every binding, "
+     "relink under load, a killed monitor, a missed deadline)"),
+    ("rscfltest", ["--icount"], 120, "per-activity accounting end to end (a sleep is time off "
+     "the CPU, a pipe shows pipe and vfs, bad calls are errors, switched tokens charge each "
+     "request once, ACCT_NEXT, a private read-only results page, application metrics)"),
+    ("rscflnet", [], 120, "network work follows its activity (1 MiB over loopback TCP charged "
+     "to the sender's and the receiver's activities, lwIP's work on it as asynchronous work, "
+     "nothing charged outside one); the NIC case runs in the net group"),
+]
 ELF_MAGIC = b"\x7fELF"
 PT_LOAD, PT_DYNAMIC, PT_INTERP, PF_X = 1, 2, 3, 1
 
@@ -664,7 +963,6 @@ def user_bin(build, name=""):
 
 def elf_problems(path):
     """What makes path unfit to be a microScope program ([] when nothing)."""
-    import struct
     with open(path, "rb") as f:
         data = f.read()
     if data[:4] != ELF_MAGIC or data[4] != 2 or data[5] != 1:
@@ -699,21 +997,8 @@ def run_user_elf(args, reporter, name):
                            "\n".join(problems), "; ".join(problems)))
 
 
-def run_user_host(args, reporter):
-    """The programs under the host's (Linux) kernel: the same ABI."""
-    checks = [("echo", ["echo", "-n", "a", "b c"], "a b c"),
-              ("cat", ["cat", "userland/rootfs/etc/motd"], read_text("userland/rootfs/etc/motd")),
-              ("ls", ["ls", "userland/rootfs"], "README\netc\nwww\n"),
-              ("sh-pipeline", ["sh", "-c", "echo one two | cat | cat"], "one two\n")]
-    env = dict(os.environ, PATH=os.path.abspath(user_bin(args.build)))
-    for name, argv, expected in checks:
-        argv = [user_bin(args.build, argv[0])] + argv[1:]
-        proc = subprocess.run(argv, cwd=ROOT, capture_output=True, env=env, timeout=30)
-        output = proc.stdout.decode(errors="replace")
-        ok = proc.returncode == 0 and output == expected
-        reporter.report(Result(f"user/host/{name}", "ok" if ok else "FAIL", 0.0,
-                               output + proc.stderr.decode(errors="replace"),
-                               "" if ok else f"printed {output!r}, status {proc.returncode}"))
+def run_user_host_usertests(args, reporter):
+    """USER_HOST_CASES of usertests on the host, one result per case."""
     start = time.monotonic()
     try:
         proc = subprocess.run([user_bin(args.build, "usertests")] + USER_HOST_CASES, cwd=ROOT,
@@ -722,11 +1007,51 @@ def run_user_host(args, reporter):
     except subprocess.TimeoutExpired as e:
         code, text = EXIT_HANG, (e.stdout or b"").decode(errors="replace")
     plan, top, cases = parse_ktap(text)
-    for _, case, status, detail in cases:
-        reporter.report(Result(f"user/host/usertests/{case}", status, 0.0, "\n".join(detail)))
+    report_cases(reporter, "user/host/usertests", cases)
     if code != 0 or plan != top or "ALL TESTS PASSED" not in text:
         reporter.report(Result("user/host/usertests", "FAIL", time.monotonic() - start, text,
                                f"exit status {code}, {top} of {plan} cases reported"))
+
+
+def run_user_host(args, reporter):
+    """The programs under the host's (Linux) kernel: the same ABI."""
+    env = dict(os.environ, PATH=os.path.abspath(user_bin(args.build)))
+    for name, argv, expected in USER_HOST_CHECKS:
+        argv = [user_bin(args.build, argv[0])] + argv[1:]
+        proc = subprocess.run(argv, cwd=ROOT, capture_output=True, env=env, timeout=30)
+        output = proc.stdout.decode(errors="replace")
+        ok = proc.returncode == 0 and output == expected
+        reporter.report(Result(f"user/host/{name}", "ok" if ok else "FAIL", 0.0,
+                               output + proc.stderr.decode(errors="replace"),
+                               "" if ok else f"printed {output!r}, status {proc.returncode}"))
+    run_user_host_usertests(args, reporter)
+
+
+def boot_init(args, program, timeout, smp=1, qemu_args=(), watch=None):
+    """SHIPPED_KERNEL with the initrd and /bin/program as init (exit=qemu):
+    init's exit status becomes QEMU's, 33 for 0 and 35 otherwise."""
+    return boot_and_collect_ktap(test_log(args, program + ("" if smp == 1 else f"-smp{smp}")),
+                                 in_build(args, SHIPPED_KERNEL), timeout,
+                                 initrd=in_build(args, INITRD),
+                                 append=f"init=/bin/{program} exit=qemu", smp=smp,
+                                 qemu_args=qemu_args, watch=watch)
+
+
+def usertests_problem(run):
+    """What is wrong with a run of usertests as init beyond its failed cases, or None."""
+    failed = any_failed(run.cases)
+    if not run.found:
+        return "usertests printed nothing"
+    if run.plan is None or run.plan != run.top:
+        return f"{run.top} of {run.plan} cases reported"
+    if "ALL TESTS PASSED" not in run.text and not failed:
+        return "no ALL TESTS PASSED line"
+    if run.code != (EXIT_FAILED if failed else EXIT_PASSED):
+        return {EXIT_HANG: "the OS did not stop after usertests, its init, ended" if run.ended
+                else "timed out (hang)",
+                EXIT_PANIC: "kernel panic"}.get(run.code, f"exit status {run.code}, not what "
+                                                          "usertests' results call for")
+    return None
 
 
 def run_usertests(args, reporter, smp=1):
@@ -734,148 +1059,84 @@ def run_usertests(args, reporter, smp=1):
     must stop.  The console is read as it comes, so a kernel that cannot
     start the program is left at once instead of at the timeout."""
     prefix = "user/usertests" + ("" if smp == 1 else f"-smp{smp}")
-    log = os.path.join(args.build, "test-logs", os.path.basename(prefix) + ".log")
-    cmd = [sys.executable, QEMU_PY, "--kernel", kernel_elf(args.build), "--initrd",
-           os.path.join(args.build, "initrd.cpio"), "--append", "init=/bin/usertests exit=qemu",
-           "--smp", str(smp), "--console-stdio", "--timeout", str(USER_TIMEOUT)]
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    console = Console(proc, start + USER_TIMEOUT + 10)
-    cannot_start, ended = None, False
-    while cannot_start is None and not ended:
-        line = console.read_until(b"\n")
-        if line is None:
-            break
-        if "cannot start /bin/usertests" in line:
-            cannot_start = line.strip()
-        ended = bool(USER_END.search(line))
-    try:
-        code = proc.wait(timeout=0 if cannot_start else USER_STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)  # qemu.py and QEMU
-        proc.wait()
-        code = EXIT_HANG
-    console.read_until(b"\0")  # the rest of the output, until EOF
-    text = console.transcript.decode(errors="replace")
-    with open(log, "w") as f:
-        f.write(text)
-    seconds = time.monotonic() - start
-    if cannot_start:
-        reporter.report(Result(prefix, "FAIL", seconds, text, cannot_start))
+    run = boot_init(args, "usertests", USER_TIMEOUT, smp=smp, watch=USERTESTS_WATCH)
+    if run.aborted:
+        reporter.report(Result(prefix, "FAIL", run.seconds, run.text, run.aborted))
         return
-    started = text.find("KTAP version 1")
-    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
-    for _, case, status, detail in cases:
-        reporter.report(Result(f"{prefix}/{case}", status, 0.0, "\n".join(detail)))
-    problem = None
-    if started < 0:
-        problem = "usertests printed nothing"
-    elif plan is None or plan != top:
-        problem = f"{top} of {plan} cases reported"
-    elif "ALL TESTS PASSED" not in text and not any(st == "FAIL" for _, _, st, _ in cases):
-        problem = "no ALL TESTS PASSED line"
-    elif code != (EXIT_FAILED if any(st == "FAIL" for _, _, st, _ in cases) else EXIT_PASSED):
-        # init's exit status becomes QEMU's: 33 for 0, 35 otherwise.
-        problem = {EXIT_HANG: "the OS did not stop after usertests, its init, ended" if ended
-                   else "timed out (hang)",
-                   EXIT_PANIC: "kernel panic"}.get(code, f"exit status {code}, not what "
-                                                          "usertests' results call for")
-    reporter.report(Result(f"{prefix} (run)", "FAIL" if problem else "ok", seconds,
-                           text if problem else None, problem or f"exit status {code}"))
+    report_cases(reporter, prefix, run.cases)
+    report_run(reporter, f"{prefix} (run)", run, usertests_problem(run))
 
 
-SCOPETEST_TIMEOUT = 120
+def ktap_init_problem(run):
+    """What is wrong with a run of a KTAP_INITS program beyond its failed cases, or None."""
+    if not run.found or run.plan is None or run.plan != run.top:
+        return f"{run.top} of {run.plan} cases reported"
+    if run.code != (EXIT_FAILED if any_failed(run.cases) else EXIT_PASSED):
+        return f"exit status {run.code}"
+    return None
 
 
-def run_scopetest(args, reporter):
-    """scopetest as init on one CPU: the shm and msg bindings end to end
-    (same counts in every binding, relink under load, a killed monitor, a
-    missed deadline).  Each KTAP case counts; init's status becomes QEMU's."""
-    log = os.path.join(args.build, "test-logs", "scopetest.log")
-    code, text, seconds = qemu_run("scopetest", log, [
-        "--kernel", kernel_elf(args.build), "--initrd", os.path.join(args.build, "initrd.cpio"),
-        "--append", "init=/bin/scopetest exit=qemu"], SCOPETEST_TIMEOUT)
-    started = text.find("KTAP version 1")
-    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
-    for _, case, status, detail in cases:
-        reporter.report(Result(f"user/scopetest/{case}", status, 0.0, "\n".join(detail)))
-    failed = any(st == "FAIL" for _, _, st, _ in cases)
-    problem = None
-    if started < 0 or plan is None or plan != top:
-        problem = f"{top} of {plan} cases reported"
-    elif code != (EXIT_FAILED if failed else EXIT_PASSED):
-        problem = f"exit status {code}"
-    reporter.report(Result("user/scopetest (run)", "FAIL" if problem else "ok", seconds,
-                           text if problem else None, problem or f"exit status {code}"))
+def run_ktap_init(args, reporter, program, qemu_args, timeout):
+    """program (a KTAP_INITS entry) as init on one CPU; each KTAP case counts."""
+    run = boot_init(args, program, timeout, qemu_args=qemu_args)
+    report_cases(reporter, f"user/{program}", run.cases)
+    report_run(reporter, f"user/{program} (run)", run, ktap_init_problem(run))
 
 
-RSCFLTEST_TIMEOUT = 120
+def reported_names(path):
+    """The case names a KTAP program passes to report("...") in its source, in order."""
+    return list(dict.fromkeys(re.findall(r'\breport\(\s*"(\w+)"', read_text(path))))
 
 
-def run_rscfltest(args, reporter):
-    """rscfltest as init on one CPU: per-activity accounting end to end (a
-    sleep is time off the CPU, a pipe shows pipe and vfs, bad calls are
-    errors, switched tokens charge each request once, ACCT_NEXT, a private
-    read-only results page, application metrics).  Each KTAP case counts.
-    Under -icount: guest time is instructions executed, so the relations
-    between times (a sleep is mostly time off the CPU) do not depend on how
-    long the host takes to translate freshly patched code or on its load."""
-    log = os.path.join(args.build, "test-logs", "rscfltest.log")
-    code, text, seconds = qemu_run("rscfltest", log, [
-        "--kernel", kernel_elf(args.build), "--initrd", os.path.join(args.build, "initrd.cpio"),
-        "--append", "init=/bin/rscfltest exit=qemu", "--icount"], RSCFLTEST_TIMEOUT)
-    started = text.find("KTAP version 1")
-    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
-    for _, case, status, detail in cases:
-        reporter.report(Result(f"user/rscfltest/{case}", status, 0.0, "\n".join(detail)))
-    failed = any(st == "FAIL" for _, _, st, _ in cases)
-    problem = None
-    if started < 0 or plan is None or plan != top:
-        problem = f"{top} of {plan} cases reported"
-    elif code != (EXIT_FAILED if failed else EXIT_PASSED):
-        problem = f"exit status {code}"
-    reporter.report(Result("user/rscfltest (run)", "FAIL" if problem else "ok", seconds,
-                           text if problem else None, problem or f"exit status {code}"))
+def usertests_cases():
+    """The names in usertests' user_tests[] table (userland/usertests/tests.c)."""
+    text = read_text(os.path.join(ROOT, "userland/usertests/tests.c"))
+    table = text[text.find("user_tests[]"):]
+    return re.findall(r'\{\s*"(\w+)"\s*,', table)
 
 
-def run_rscflnet(args, reporter):
-    """rscflnet as init on one CPU: network work follows its activity (1 MiB
-    over loopback TCP charged to the sender's and the receiver's activities,
-    lwIP's work on it as asynchronous work, nothing charged outside one).
-    The NIC case runs in the net group (tests/net/netsuite.py)."""
-    log = os.path.join(args.build, "test-logs", "rscflnet.log")
-    code, text, seconds = qemu_run("rscflnet", log, [
-        "--kernel", kernel_elf(args.build), "--initrd", os.path.join(args.build, "initrd.cpio"),
-        "--append", "init=/bin/rscflnet exit=qemu"], RSCFLTEST_TIMEOUT)
-    started = text.find("KTAP version 1")
-    plan, top, cases = parse_ktap(text[started:] if started >= 0 else "")
-    for _, case, status, detail in cases:
-        reporter.report(Result(f"user/rscflnet/{case}", status, 0.0, "\n".join(detail)))
-    failed = any(st == "FAIL" for _, _, st, _ in cases)
-    problem = None
-    if started < 0 or plan is None or plan != top:
-        problem = f"{top} of {plan} cases reported"
-    elif code != (EXIT_FAILED if failed else EXIT_PASSED):
-        problem = f"exit status {code}"
-    reporter.report(Result("user/rscflnet (run)", "FAIL" if problem else "ok", seconds,
-                           text if problem else None, problem or f"exit status {code}"))
+def user_listing(args):
+    built = os.path.isdir(user_bin(args.build))
+    programs = sorted(os.listdir(user_bin(args.build))) if built else []
+    lines = ["user/elf/<program>: static x86_64 ET_EXEC, entry in PT_LOAD, nothing undefined"]
+    lines += [f"user/elf/{p}" for p in programs]
+    lines.append("user/host/...: the programs on the host")
+    lines += [f"user/host/{name}  ({shlex.join(argv)})" for name, argv, _ in USER_HOST_CHECKS]
+    lines += [f"user/host/usertests/{case}" for case in USER_HOST_CASES]
+    lines += net_host_checks()
+    lines.append(f"user/usertests/<case>, user/usertests-smp{USERTESTS_SMP}/<case>: usertests "
+                 f"as init on 1 and {USERTESTS_SMP} CPUs, then `(run)`: the OS stops")
+    lines += [f"user/usertests/{case}" for case in usertests_cases()]
+    for program, _, _, what in KTAP_INITS:
+        lines.append(f"user/{program}/<case>: {program} as init: {what}")
+        source = os.path.join(ROOT, "userland", program, program + ".c")
+        lines += [f"user/{program}/{case}" for case in reported_names(source)]
+    return lines
 
 
+@group("user", user_listing)
 def user_jobs(args, reporter):
-    if missing(os.path.join(args.build, "initrd.cpio"), reporter, "user", "run make initrd"):
+    """the user programs: each ELF is checked on the host (static x86_64
+    executable, entry in a loaded segment, nothing undefined); the
+    programs run on the host too (same system call ABI: a check of the
+    libc glue; httpd, httpget and ping through tests/net/netsuite.py);
+    then usertests runs as init in the OS (the shipped kernel,
+    init=/bin/usertests exit=qemu) on 1 and on 4 CPUs, every KTAP case
+    counts and the OS must stop by itself; so do scopetest, rscfltest and
+    rscflnet on 1 CPU."""
+    if missing(in_build(args, INITRD), reporter, "user", "run make initrd"):
         return []
     names = sorted(os.listdir(user_bin(args.build)))
     jobs = [lambda n=n: run_user_elf(args, reporter, n) for n in names]
     jobs.append(lambda: run_user_host(args, reporter))
     jobs.append(lambda: run_net_host(args, reporter))
-    if not missing(kernel_elf(args.build), reporter, "user/usertests", "run make kernel"):
-        jobs.insert(0, lambda: run_usertests(args, reporter))
-        jobs.insert(1, lambda: run_usertests(args, reporter, USERTESTS_SMP))
-        jobs.insert(2, lambda: run_scopetest(args, reporter))
-        jobs.insert(3, lambda: run_rscfltest(args, reporter))
-        jobs.insert(4, lambda: run_rscflnet(args, reporter))
-    return jobs
+    if missing(in_build(args, SHIPPED_KERNEL), reporter, "user/usertests", "run make kernel"):
+        return jobs
+    booted = [lambda: run_usertests(args, reporter),
+              lambda: run_usertests(args, reporter, USERTESTS_SMP)]
+    booted += [lambda p=p, q=q, t=t: run_ktap_init(args, reporter, p, q, t)
+               for p, q, t, _ in KTAP_INITS]
+    return booted + jobs
 
 
 # ---------------------------------------------------------------- network
@@ -883,6 +1144,7 @@ def user_jobs(args, reporter):
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
 NET_NICS = ["e1000", "virtio"]  # one QEMU run each, in parallel
+NETSUITE = os.path.join(ROOT, "tests", "net", "netsuite.py")
 
 
 def net_report(reporter):
@@ -898,91 +1160,61 @@ def run_net_host(args, reporter):
 
 def run_net(args, reporter, nic):
     import netsuite
-    log = os.path.join(args.build, "test-logs", f"net-{nic}.log")
-    netsuite.run_guest(args.build, nic, net_report(reporter), log)
+    netsuite.run_guest(args.build, nic, net_report(reporter), test_log(args, f"net-{nic}"),
+                       kernel=in_build(args, SHIPPED_KERNEL))
 
 
+def net_host_checks():
+    """The user/host/... names tests/net/netsuite.py reports, in its order."""
+    return list(dict.fromkeys(re.findall(r'"(user/host/[\w-]+)"', read_text(NETSUITE))))
+
+
+def net_listing(args):
+    checks = ["boot"] + re.findall(r'prefix \+ "/([\w-]+)"', read_text(NETSUITE))
+    return [f"net/{nic}/{check}" for nic in NET_NICS for check in dict.fromkeys(checks)]
+
+
+@group("net", net_listing)
 def net_jobs(args, reporter):
+    """the OS (the shipped kernel) with an e1000, then a virtio-net NIC on
+    QEMU's user network, httpd's port forwarded to 127.0.0.1: files
+    byte-identical (curl), keep-alive, errors, hostile clients, a wrk load
+    (bodies checked, free frames back where they were), interrupt/polling
+    switches during downloads, ping, httpget, accounting (tests/net/);
+    skipped while the kernel has no network stack."""
     for tool in ("curl", "wrk"):
         if not shutil.which(tool):
             reporter.report(Result("net", "FAIL", 0.0, None, f"no {tool}: run make deps"))
             return []
-    if missing(kernel_elf(args.build), reporter, "net", "run make kernel") or \
-            missing(os.path.join(args.build, "initrd.cpio"), reporter, "net", "run make initrd"):
+    if missing(in_build(args, SHIPPED_KERNEL), reporter, "net", "run make kernel") or \
+            missing(in_build(args, INITRD), reporter, "net", "run make initrd"):
         return []
     return [lambda n=n: run_net(args, reporter, n) for n in NET_NICS]
-
-
-# ---------------------------------------------------------------- fuzzing
-
-
-FUZZ_SECONDS = 20  # the short run; `make fuzz` runs longer
-
-
-def run_fuzz(args, reporter):
-    """The linker's libFuzzer target (tests/fuzz/fuzz.sh), seeded with the
-    build's aspect objects: passes when no input crashed it."""
-    name = "fuzz/linker"
-    if missing(os.path.join(args.build, "aspects"), reporter, name, "run make aspects"):
-        return
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(["sh", "tests/fuzz/fuzz.sh", args.build, str(FUZZ_SECONDS)], cwd=ROOT,
-                              capture_output=True, timeout=FUZZ_SECONDS + 180,
-                              stdin=subprocess.DEVNULL)
-        code, output = proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
-    except subprocess.TimeoutExpired as e:
-        code, output = EXIT_HANG, (e.stdout or b"").decode(errors="replace") + "\n(timed out)"
-    with open(os.path.join(ROOT, args.build, "test-logs", "fuzz-linker.log"), "w") as f:
-        f.write(output)
-    seconds = time.monotonic() - start
-    if code == 0:
-        reporter.report(Result(name, "ok", seconds))
-    else:
-        reporter.report(Result(name, "FAIL", seconds, output,
-                               f"exit status {code}; the input is in {args.build}/fuzz/"))
-
-
-def fuzz_jobs(args, reporter):
-    return [lambda: run_fuzz(args, reporter)]
 
 
 # ---------------------------------------------------------------- main
 
 
-GROUPS = {"host": host_jobs, "ktest": ktest_jobs, "crash": crash_jobs, "boot": boot_jobs,
-          "shell": shell_jobs, "user": user_jobs, "net": net_jobs, "fuzz": fuzz_jobs}
+def groups_help():
+    """The images the groups boot and the groups' docstrings, for --help."""
+    images = (f"What the groups boot: the shipped kernel {SHIPPED_KERNEL}, the test kernel "
+              f"{TEST_KERNEL}, the self-test ISO {SELFTEST_ISO}.").replace("{build}", "<build>")
+    lines = textwrap.wrap(images, 79, break_on_hyphens=False) + [
+        "", "Groups (each can run alone with --only; --list shows their tests):"]
+    for g in GROUPS.values():
+        doc = g.doc.splitlines()
+        lines.append(f"  {g.name:<6} {doc[0]}")
+        lines += [" " * 9 + line for line in doc[1:]]
+    return "\n".join(lines)
 
 
 def list_tests(args):
-    for source in sorted(glob.glob(os.path.join(ROOT, "tests/host/*_test.c"))):
-        print("host  host/" + os.path.basename(source)[: -len("_test.c")] + "  (one per KTAP case)")
-    print("ktest ktest/<suite>/<case>  (every case of ktest=all)")
-    for n in KTEST_CPUS[1:]:
-        print(f"ktest ktest-smp{n}/<suite>/<case>  (the same on {n} CPUs)")
-    for nic in KTEST_NICS:
-        print(f"ktest ktest-{nic[0]}/<suite>/<case>  ({KTEST_NIC_SUITES} on {nic[1]} with a NIC)")
-    known = known_crashtests()
-    for value, pattern in CRASH_TESTS:
-        print(f"crash crash/{value}  /{pattern}/" + ("" if value in known else "  (skipped: unknown)"))
-    for firmware, machine, memory in BOOT_MATRIX:
-        print(f"boot  boot/{firmware}-{machine}-{memory}")
-    for memory in KERNEL_BOOT_MEMORY:
-        print(f"boot  boot/kernel-{memory}")
-    for name, _, _, smp, what in SMP_BOOTS:
-        print(f"boot  boot/{name}  ({smp} CPUs, {'the self-test ISO' if what == 'iso' else what})")
-    print(f"fuzz  fuzz/linker  (the linker's libFuzzer target for {FUZZ_SECONDS} s)")
-    for step, line, _ in SHELL_SESSION:
-        print(f"shell shell/{step}  (types {line!r})")
-    print("shell shell/exit  (exit stops QEMU with status 39)")
-    print("user  user/elf/<program>  (static x86_64 ET_EXEC, entry in PT_LOAD, nothing undefined)")
-    print("user  user/host/<check>, user/host/usertests/<case>  (the programs on the host)")
-    print("user  user/usertests/<case>  (usertests as init in the OS)")
-    print(f"user  user/usertests-smp{USERTESTS_SMP}/<case>  (the same on {USERTESTS_SMP} CPUs)")
-    print("user  user/host/httpd-*, user/host/httpget, user/host/ping  (network programs on the host)")
-    for nic in NET_NICS:
-        print(f"net   net/{nic}/<check>  (httpd in the OS over {nic}: files, keep-alive, errors, "
-              "hostile clients, load and memory, mode switch, ping, httpget)")
+    """Each group, the first sentence of its docstring, then its tests."""
+    for g in GROUPS.values():
+        summary = " ".join(g.doc.split()).split(". ")[0].rstrip(".")
+        print(textwrap.fill(f"{g.name}: {summary}", 100, subsequent_indent="    "))
+        for line in g.listing(args):
+            print(textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="      "))
 
 
 def run_group(jobs):
@@ -991,14 +1223,18 @@ def run_group(jobs):
             future.result()
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__,
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, epilog=groups_help(),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default="build", help="build directory (default: build)")
-    p.add_argument("--only", choices=sorted(GROUPS), action="append",
-                   help="run one group (may be repeated)")
-    p.add_argument("--list", action="store_true", help="list the tests and exit")
-    args = p.parse_args()
+    p.add_argument("--only", choices=list(GROUPS), action="append", metavar="GROUP",
+                   help="run one group (may be repeated): " + ", ".join(GROUPS))
+    p.add_argument("--list", action="store_true", help="list the groups and their tests, and exit")
+    return p.parse_args()
+
+
+def main():
+    args = parse_args()
     os.chdir(ROOT)
     if args.list:
         list_tests(args)
@@ -1006,10 +1242,9 @@ def main():
     os.makedirs(os.path.join(args.build, "test-logs"), exist_ok=True)
     reporter = Reporter()
     start = time.monotonic()
-    for group in ["host", "fuzz", "ktest", "crash", "boot", "shell", "user", "net"]:
-        if args.only and group not in args.only:
-            continue
-        run_group(GROUPS[group](args, reporter))
+    for g in GROUPS.values():
+        if not args.only or g.name in args.only:
+            run_group(g.jobs(args, reporter))
     print(f"# {time.monotonic() - start:.0f}s, logs in {args.build}/test-logs/")
     print(reporter.summary())
     return 1 if reporter.counts["FAIL"] else 0

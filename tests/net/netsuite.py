@@ -162,11 +162,13 @@ def check_rscflnet(guest):
     return ok, f"the sink received {received} bytes\n" + text
 
 
-def run_guest(build, nic, report, log):
+def run_guest(build, nic, report, log, kernel=None):
+    """kernel: the image to boot (Guest's default when None)."""
     prefix = f"net/{nic}"
     port = httpcheck.free_port()
     start = time.monotonic()
-    guest = Guest(build, nic, {port: 80, httpcheck.free_port(): acctcheck.ACCT_PORT}, log)
+    guest = Guest(build, nic, {port: 80, httpcheck.free_port(): acctcheck.ACCT_PORT}, log,
+                  kernel=kernel)
     try:
         httpd = guest.boot()
         seconds = time.monotonic() - start
