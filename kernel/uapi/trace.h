@@ -1,0 +1,143 @@
+/*
+ * The trace stream as a consumer sees it: the events the kernel records into
+ * its per-CPU trace rings (one telemetry channel, records as in
+ * uapi/telemetry.h), their payloads, and the framing that carries the CTF
+ * trace out of the OS over a byte stream (virtio console, TCP).  The kernel
+ * generates the CTF 1.8 metadata that describes every event below (and one
+ * event per join point, see TRACE_JP_EVENT); a host reads the stream with
+ * tools/mscope.  Plain declarations; user space includes this header.
+ */
+#ifndef UAPI_TRACE_H
+#define UAPI_TRACE_H
+
+#include <stdint.h>
+
+/* ---- Event types (tel_record.type of the trace channel) -------------------- */
+
+enum trace_event {
+	/* 0 is the ring's pad (TEL_TYPE_PAD), never in a trace. */
+	TRACE_SCHED_SWITCH = 1, /* struct trace_sched_switch */
+	TRACE_SCHED_WAKEUP,     /* struct trace_sched_wakeup */
+	TRACE_SCHED_MIGRATE,    /* struct trace_sched_migrate */
+	TRACE_IRQ_ENTRY,        /* struct trace_irq */
+	TRACE_IRQ_EXIT,         /* struct trace_irq */
+	TRACE_SYSCALL_ENTRY,    /* struct trace_syscall_entry */
+	TRACE_SYSCALL_EXIT,     /* struct trace_syscall_exit */
+	TRACE_PAGE_FAULT,       /* struct trace_page_fault */
+	TRACE_PROCESS_FORK,     /* struct trace_process_fork */
+	TRACE_PROCESS_EXEC,     /* struct trace_thread_name: the program's name */
+	TRACE_PROCESS_EXIT,     /* struct trace_process_exit */
+	TRACE_THREAD_NAME,      /* struct trace_thread_name: a thread that existed at start */
+	TRACE_USER_MARK,        /* struct trace_mark, then length bytes */
+	TRACE_ASPECT_EMIT,      /* struct trace_mark, then length bytes (ms_emit) */
+	TRACE_BUILTIN_EVENTS,   /* one past the last built-in event */
+};
+
+/* Join point j (its index in the registry) has three events: its entry
+ * (payload: the first argument), its exit (the return value), and a call
+ * (entry and exit folded into one record, written at the exit of a join point
+ * that cannot sleep). */
+#define TRACE_JP_BASE           1024
+#define TRACE_JP_EVENT(j, kind) (TRACE_JP_BASE + 3 * (j) + (kind))
+enum trace_jp_kind { TRACE_JP_ENTRY, TRACE_JP_EXIT, TRACE_JP_CALL };
+
+#define TRACE_NAME_MAX 16 /* names travel truncated to this, NUL-padded */
+
+struct trace_sched_switch {
+	int32_t prev_tid, next_tid;
+	int32_t prev_state; /* enum trace_thread_state */
+	int32_t next_pid;
+};
+enum trace_thread_state {
+	TRACE_RUNNABLE, TRACE_BLOCKED, TRACE_EXITED,
+};
+struct trace_sched_wakeup {
+	int32_t tid;
+	int32_t target_cpu;
+};
+struct trace_sched_migrate {
+	int32_t tid;
+	int32_t from_cpu, to_cpu;
+	int32_t reserved;
+};
+struct trace_irq {
+	uint32_t vector;
+	uint32_t reserved;
+};
+struct trace_syscall_entry {
+	int64_t number;
+	uint64_t arg0;
+};
+struct trace_syscall_exit {
+	int64_t number;
+	int64_t result;
+};
+struct trace_page_fault {
+	uint64_t address;
+	uint64_t ip;
+	uint32_t error_code; /* the CPU's page-fault error code */
+	int32_t tid;
+};
+struct trace_process_fork {
+	int32_t parent_pid, child_pid;
+	int32_t child_tid, reserved;
+};
+struct trace_process_exit {
+	int32_t pid;
+	int32_t status;
+};
+struct trace_thread_name {
+	int32_t pid, tid;
+	char name[TRACE_NAME_MAX];
+};
+struct trace_mark {
+	uint32_t type;   /* the caller's */
+	uint32_t length; /* bytes of data after this header */
+};
+struct trace_jp_call {
+	uint64_t arg0;
+	int32_t result;    /* the low 32 bits of the return value */
+	uint32_t duration; /* clock ticks from entry to exit */
+};
+
+/* ---- The stream out of the OS ------------------------------------------------
+ * A sequence of frames, each a struct trace_frame and length bytes:
+ *   METADATA  the CTF metadata (TSDL text), first and whole;
+ *   PACKET    one CTF packet of stream `stream` (the file stream_<stream>);
+ *   END       struct trace_end: the capture is over and complete;
+ *   TEXT      the answer to a control line (below), as text.
+ * A host writes METADATA to DIR/metadata and appends each PACKET to
+ * DIR/stream_<stream>: the directory is then a CTF trace. */
+#define TRACE_FRAME_MAGIC 0x5254534dU /* "MSTR" */
+enum trace_frame_kind {
+	TRACE_FRAME_METADATA = 1,
+	TRACE_FRAME_PACKET = 2,
+	TRACE_FRAME_END = 3,
+	TRACE_FRAME_TEXT = 4,
+};
+struct trace_frame {
+	uint32_t magic;
+	uint16_t kind;
+	uint16_t stream;
+	uint32_t length;
+	uint32_t reserved; /* 0 */
+};
+/* Counted end to end: every record recorded is delivered in a packet or
+ * counted in dropped (refused by a full ring, or not sent). */
+struct trace_end {
+	uint64_t recorded;
+	uint64_t delivered;
+	uint64_t dropped;
+};
+
+/* ---- Control, into the OS over the same byte stream ---------------------------
+ * Lines of text, each answered by one TEXT frame:
+ *   trace start [PATTERN...]   record the kernel's events and the join points
+ *                              matching PATTERN; packets follow as recorded
+ *   trace stop                 flush, then END
+ *   put NAME LENGTH            then LENGTH raw bytes: stored as /tmp/NAME
+ *   ANY OTHER LINE             run by the kernel shell (kcmd), its output
+ *                              answered (e.g. "aspect link /tmp/a.o shm") */
+#define TRACE_CONTROL_LINE_MAX 256
+
+#endif
