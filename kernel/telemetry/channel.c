@@ -136,8 +136,7 @@ int tel_channel_emit(struct tel_channel *channel, uint16_t type, const void *pay
 		return -EINVAL;
 	uint64_t flags = irq_save();
 	struct tel_ring *ring = tel_channel_this_ring(channel);
-	void *p =
-	    ring ? tel_ring_reserve(ring, type, (uint16_t)this_cpu_id(), clock_ns(), length) : NULL;
+	void *p = ring ? tel_ring_reserve(ring, type, rdtsc(), length) : NULL;
 	if (p) {
 		memcpy(p, payload, length);
 		tel_ring_commit(ring);

@@ -3,8 +3,17 @@
  * creation.  A record never wraps: when it does not fit before the end of the
  * data area the producer fills the rest with a pad record (header only, type
  * TEL_TYPE_PAD) and starts at offset 0.  Every record, pad included, is a
- * multiple of 16 bytes and the size is a power of two at least 64, so a
- * header (16 bytes) always fits where a record may start.
+ * multiple of 8 bytes and the size is a power of two at least 64, so a
+ * header (8 bytes) always fits where a record may start.
+ *
+ * Timestamps are compact (uapi/telemetry.h): a record keeps the low 32 bits
+ * of its time, and the producer writes an extended record (the full 64 bits
+ * after the header) when the time since its last record does not fit, or
+ * when the head has passed ring->next_sync (every 1/TEL_SYNC_FRACTION of the
+ * ring, and the first record), so readers that start anywhere, a snapshot of
+ * a flight recorder among them, find full times soon.  Time never goes back
+ * inside a ring: a timestamp older than the last record's is written as
+ * that one's.
  *
  * Ordering: the producer fills the record, then publishes head with a release
  * store; the consumer reads head with acquire, copies, then publishes tail
@@ -22,11 +31,11 @@
  * Readers in the kernel check every record header they walk in that mode.
  *
  * Reserve has a fast path for the common case, in line and without a call:
- * a record that fits before the end of the data area (no pad) and a tail,
+ * a compact record that fits before the end of the data area (no pad) and a tail,
  * shared or not, that is aligned and leaves room for it.  One unsigned test,
  * head - tail <= size - record, says both "not ahead of head" and "room"
  * (size - record cannot wrap: a record is at most half the ring).  Anything
- * else (a pad, a full ring, a bogus position, a refused length or type) goes
+ * else (an extended record, a pad, a full ring, a bogus position, a refused length or type) goes
  * to the out-of-line path, which decides as described above.  Reserve notes
  * where the record ends, so commit publishes it without reading the record
  * back.  The producer does not copy a shared position into tail: stats,
@@ -61,7 +70,7 @@ int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mod
 	if (!ring || !data || size < 64 || (size & (size - 1)) ||
 	    (mode != TEL_STREAM && mode != TEL_FLIGHT_RECORDER))
 		return -EINVAL;
-	uint64_t half = size / 2, largest = TEL_RECORD_SIZE(TEL_RECORD_MAX);
+	uint64_t half = size / 2, largest = TEL_RECORD_SIZE(TEL_RECORD_MAX, TEL_EXTENDED);
 	*ring = (struct tel_ring){.size = size,
 				  .mode = mode,
 				  .data = data,
@@ -105,7 +114,7 @@ static void overwrite_oldest(struct tel_ring *ring, uint64_t needed)
 		const struct tel_record *r = record_at(ring, tail);
 		if (r->type != TEL_TYPE_PAD)
 			ring->dropped++;
-		tail += TEL_RECORD_SIZE(r->length);
+		tail += tel_record_bytes(r);
 	}
 	store_release(&ring->tail, tail);
 }
@@ -116,17 +125,36 @@ static uint64_t room_to_end(const struct tel_ring *ring)
 	return ring->size - (ring->head & (ring->size - 1));
 }
 
-/* Every case of reserve: refused lengths and types, a pad before the record,
- * a full ring (dropped, or the oldest overwritten), a bogus shared position.
- * Returns the payload or NULL (counted). */
-static __attribute__((noinline)) void *reserve_slow(struct tel_ring *ring, uint16_t type,
-						    uint16_t cpu, uint64_t timestamp_ns,
-						    uint32_t length)
+static void write_header(struct tel_record *r, uint16_t type, uint64_t bytes, uint8_t kind,
+			 uint64_t time)
 {
-	uint64_t record = TEL_RECORD_SIZE(length);
+	*r = (struct tel_record){
+	    .type = type, .words = (uint8_t)(bytes / 8), .kind = kind, .time = (uint32_t)time};
+	if (kind == TEL_EXTENDED)
+		*(uint64_t *)(r + 1) = time;
+}
+
+/* Compact when the time since the ring's last record fits in 32 bits and
+ * the head has not reached the next sync point. */
+static uint8_t kind_for(const struct tel_ring *ring, uint64_t time)
+{
+	return time - ring->last_time <= UINT32_MAX && ring->head < ring->next_sync ? TEL_COMPACT
+										     : TEL_EXTENDED;
+}
+
+/* Every case of reserve: refused lengths and types, an extended record, a
+ * pad before the record, a full ring (dropped, or the oldest overwritten), a
+ * bogus shared position.  Returns the payload or NULL (counted). */
+static __attribute__((noinline)) void *reserve_slow(struct tel_ring *ring, uint16_t type,
+						    uint64_t time, uint32_t length)
+{
 	if (!ring->data)
 		return NULL; /* never set up: nothing to count in */
-	if (record > ring->record_max || type == TEL_TYPE_PAD) {
+	if (time < ring->last_time)
+		time = ring->last_time; /* never back in time */
+	uint8_t kind = kind_for(ring, time);
+	uint64_t record = TEL_RECORD_SIZE(length, kind);
+	if (record > ring->record_max || type == TEL_TYPE_PAD || length > TEL_RECORD_MAX) {
 		count_drop(ring);
 		return NULL;
 	}
@@ -140,29 +168,30 @@ static __attribute__((noinline)) void *reserve_slow(struct tel_ring *ring, uint1
 		overwrite_oldest(ring, pad + record);
 	}
 	if (pad) {
-		struct tel_record *filler = record_at(ring, ring->head);
-		*filler = (struct tel_record){.type = TEL_TYPE_PAD, .length = pad - sizeof *filler};
+		write_header(record_at(ring, ring->head), TEL_TYPE_PAD, pad, TEL_COMPACT, 0);
 		ring->head += pad; /* published with the record */
 	}
 	struct tel_record *r = record_at(ring, ring->head);
-	*r = (struct tel_record){
-	    .timestamp_ns = timestamp_ns, .type = type, .cpu = cpu, .length = length};
+	write_header(r, type, record, kind, time);
+	if (kind == TEL_EXTENDED)
+		ring->next_sync = ring->head + ring->size / TEL_SYNC_FRACTION;
+	ring->last_time = time;
 	ring->reserved_end = ring->head + record;
-	return r + 1;
+	return (uint8_t *)r + record - ((length + 7) & ~7ULL);
 }
 
-void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
-		       uint32_t length)
+void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint64_t time, uint32_t length)
 {
-	uint64_t record = TEL_RECORD_SIZE(length), head = ring->head, size = ring->size;
+	uint64_t record = TEL_RECORD_SIZE(length, TEL_COMPACT), head = ring->head, size = ring->size;
 	uint64_t tail = load_acquire(ring->position ? &ring->position->tail : &ring->tail);
 	uint64_t offset = head & (size - 1);
 	if (record > ring->record_max || type == TEL_TYPE_PAD || offset + record > size ||
-	    head - tail > size - record || (tail & (TEL_ALIGN - 1)))
-		return reserve_slow(ring, type, cpu, timestamp_ns, length);
+	    head - tail > size - record || (tail & (TEL_ALIGN - 1)) ||
+	    time - ring->last_time > UINT32_MAX || head >= ring->next_sync)
+		return reserve_slow(ring, type, time, length);
 	struct tel_record *r = (struct tel_record *)(ring->data + offset);
-	*r = (struct tel_record){
-	    .timestamp_ns = timestamp_ns, .type = type, .cpu = cpu, .length = length};
+	*r = (struct tel_record){.type = type, .words = (uint8_t)(record / 8), .time = (uint32_t)time};
+	ring->last_time = time;
 	ring->reserved_end = head + record;
 	return r + 1;
 }
@@ -178,10 +207,10 @@ void tel_ring_commit(struct tel_ring *ring)
 	}
 }
 
-int tel_ring_write(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
-		   const void *payload, uint32_t length)
+int tel_ring_write(struct tel_ring *ring, uint16_t type, uint64_t time, const void *payload,
+		   uint32_t length)
 {
-	void *p = tel_ring_reserve(ring, type, cpu, timestamp_ns, length);
+	void *p = tel_ring_reserve(ring, type, time, length);
 	if (!p)
 		return -ENOBUFS;
 	copy_bytes(p, payload, length);
@@ -206,10 +235,8 @@ static uint64_t consumer_tail(const struct tel_ring *ring, uint64_t head)
 static uint64_t record_size_at(const struct tel_ring *ring, uint64_t position, uint64_t head)
 {
 	const struct tel_record *r = record_at(ring, position);
-	if (r->length > TEL_RECORD_MAX)
-		return 0;
-	uint64_t size = TEL_RECORD_SIZE(r->length);
-	if (size > head - position || (position & (ring->size - 1)) + size > ring->size)
+	uint64_t size = tel_record_bytes(r);
+	if (size < sizeof *r || size > ring->record_max || size > head - position || (position & (ring->size - 1)) + size > ring->size)
 		return 0;
 	return size;
 }
@@ -261,7 +288,7 @@ uint64_t tel_ring_snapshot(const struct tel_ring *ring, void *buffer, uint64_t l
 	/* Skip the oldest records until the rest fits. */
 	for (uint64_t p = start; p != end;) {
 		const struct tel_record *r = record_at(ring, p);
-		uint64_t size = TEL_RECORD_SIZE(r->length);
+		uint64_t size = tel_record_bytes(r);
 		p += size;
 		if (r->type == TEL_TYPE_PAD)
 			continue;

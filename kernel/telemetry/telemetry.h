@@ -1,6 +1,7 @@
 /*
- * Telemetry rings: compact records (a header with timestamp, type, CPU and
- * length; the payload after it) in byte rings with one producer each.  A
+ * Telemetry rings: compact records (an 8-byte header with type, length and
+ * the low bits of a TSC timestamp; the payload after it: uapi/telemetry.h)
+ * in byte rings with one producer each.  A
  * channel is one ring per CPU, so producers never share a ring and never
  * block.  Two modes: stream (a full ring drops the new record and counts it;
  * a consumer takes records out in order) and flight recorder (the oldest
@@ -40,6 +41,8 @@ struct tel_ring {
 	uint64_t consumed;     /* records read out */
 	uint64_t record_max;   /* largest record: TEL_RECORD_MAX's, at most half the ring */
 	uint64_t reserved_end; /* head after the record reserved last (commit publishes it) */
+	uint64_t last_time;    /* of the record reserved last */
+	uint64_t next_sync;    /* head from which the next record is extended */
 	enum tel_mode mode;
 	uint8_t *data;
 	struct tel_ring_header *shared;     /* mirrored for a mapped consumer, or NULL */
@@ -51,25 +54,28 @@ struct tel_ring {
 /* Sets ring up over data (size bytes, a power of two, at least 64).
  * Returns 0 or -EINVAL. */
 int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mode mode);
-/* Reserves room for a record of length payload bytes and fills its header.
+/* Reserves room for a record of length payload bytes stamped time (TSC
+ * ticks; never before the ring's last record: an older time is raised to
+ * it) and fills its header.
  * Returns the payload to fill in (then tel_ring_commit), or NULL when the
  * record was dropped (stream and full, or longer than TEL_RECORD_MAX or half
  * the ring: counted).  One producer at a time per ring.  The common case (room
  * before the end of the data area, a sound tail) takes no call. */
-void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
-		       uint32_t length);
+void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint64_t time, uint32_t length);
 /* Publishes the record reserved last (its size as reserve left it). */
 void tel_ring_commit(struct tel_ring *ring);
 /* reserve + copy + commit.  Returns 0 or -ENOBUFS (dropped, counted). */
-int tel_ring_write(struct tel_ring *ring, uint16_t type, uint16_t cpu, uint64_t timestamp_ns,
-		   const void *payload, uint32_t length);
+int tel_ring_write(struct tel_ring *ring, uint16_t type, uint64_t time, const void *payload,
+		   uint32_t length);
 /* Consumer: moves whole records, oldest first, into buffer (length bytes)
  * and frees their room.  Returns the bytes copied (records as laid out:
  * header, payload, padding), 0 when empty or the next record does not fit. */
 uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length);
 /* Copies the newest whole records that fit into buffer, oldest first,
  * without consuming them.  Returns the bytes copied.  The producer must not
- * run meanwhile (the channel holds it off). */
+ * run meanwhile (the channel holds it off).  The first records may be
+ * compact ones whose full time is unknown: a reader starts timing at the
+ * first extended record. */
 uint64_t tel_ring_snapshot(const struct tel_ring *ring, void *buffer, uint64_t length);
 void tel_ring_get_stats(const struct tel_ring *ring, struct tel_ring_stats *stats);
 /* Makes a stream ring shared: from now on the producer mirrors its side into

@@ -1,6 +1,7 @@
 /*
  * The telemetry suite: a channel's records land in the ring of the CPU that
- * emitted them with that CPU's number and a timestamp, a full stream channel
+ * emitted them, in order, with timestamps that never go back (compact ones
+ * reconstructed from the extended ones), a full stream channel
  * drops and counts, a flight recorder snapshot shows the newest, and with
  * producers on every CPU each record is read or counted as dropped.  A
  * shared channel maps read-only except its position pages, and a bogus
@@ -21,15 +22,30 @@
 
 static uint8_t buffer[8192] __attribute__((aligned(16)));
 
-static int count_records(const uint8_t *data, int64_t bytes, uint16_t cpu, int *wrong_cpu)
+/* Counts the records in data and how many go back in time (from *last, the
+ * time of the record before them; updated). */
+static int count_records(const uint8_t *data, int64_t bytes, uint64_t *last, int *backwards)
 {
 	int n = 0;
 	for (int64_t at = 0; at < bytes; n++) {
 		const struct tel_record *r = (const void *)(data + at);
-		*wrong_cpu += r->cpu != cpu;
-		at += TEL_RECORD_SIZE(r->length);
+		uint64_t before = *last;
+		*backwards += tel_record_time(r, last) < before;
+		at += (int64_t)tel_record_bytes(r);
 	}
 	return n;
+}
+
+/* The index'th record in data. */
+static const struct tel_record *record_number(const uint8_t *data, int64_t bytes, int index)
+{
+	for (int64_t at = 0; at < bytes; index--) {
+		const struct tel_record *r = (const void *)(data + at);
+		if (!index)
+			return r;
+		at += (int64_t)tel_record_bytes(r);
+	}
+	return NULL;
 }
 
 static void records_land_on_this_cpu(struct ktest *t)
@@ -39,17 +55,24 @@ static void records_land_on_this_cpu(struct ktest *t)
 	EXPECT_TRUE(t, tel_channel_by_id(tel_channel_id(ch)) == ch);
 	preempt_disable(); /* stay on one CPU */
 	unsigned cpu = this_cpu_id();
-	uint64_t before = clock_ns();
+	uint64_t before = rdtsc();
 	for (uint64_t i = 0; i < 5; i++)
 		EXPECT_EQ(t, tel_channel_emit(ch, 7, &i, sizeof i), 0);
 	preempt_enable();
 	int64_t bytes = tel_channel_read(ch, cpu, buffer, sizeof buffer);
-	EXPECT_EQ(t, bytes, 5 * TEL_RECORD_SIZE(8));
+	/* The ring's first record carries the full time; the others are compact. */
+	EXPECT_EQ(t, bytes, TEL_RECORD_SIZE(8, TEL_EXTENDED) + 4 * TEL_RECORD_SIZE(8, TEL_COMPACT));
+	uint64_t last = 0;
+	int backwards = 0;
+	EXPECT_EQ(t, count_records(buffer, bytes, &last, &backwards), 5);
+	EXPECT_EQ(t, backwards, 0);
 	const struct tel_record *r = (const void *)buffer;
 	EXPECT_EQ(t, r->type, 7);
-	EXPECT_EQ(t, r->cpu, cpu);
-	EXPECT_TRUE(t, r->timestamp_ns >= before);
-	EXPECT_EQ(t, *(const uint64_t *)(r + 1), 0);
+	EXPECT_EQ(t, r->kind, TEL_EXTENDED);
+	EXPECT_TRUE(t, *(const uint64_t *)(r + 1) >= before);
+	for (int i = 0; i < 5; i++)
+		EXPECT_EQ(t, *(const uint64_t *)tel_record_payload(record_number(buffer, bytes, i)),
+			  (uint64_t)i);
 	EXPECT_EQ(t, tel_channel_read(ch, cpu, buffer, sizeof buffer), 0);
 	EXPECT_EQ(t, tel_channel_read(ch, MAX_CPUS, buffer, sizeof buffer), -EINVAL);
 	uint8_t big[TEL_RECORD_MAX + 1];
@@ -71,7 +94,8 @@ static void full_stream_channel_counts_drops(struct ktest *t)
 	preempt_enable();
 	struct tel_ring_stats stats;
 	EXPECT_EQ(t, tel_channel_get_stats(ch, cpu, &stats), 0);
-	EXPECT_EQ(t, ok, 4096 / TEL_RECORD_SIZE(48));
+	EXPECT_TRUE(t, ok >= 4096 / TEL_RECORD_SIZE(48, TEL_EXTENDED) - 1);
+	EXPECT_TRUE(t, stats.size - stats.bytes_used < 2 * TEL_RECORD_SIZE(48, TEL_EXTENDED));
 	EXPECT_EQ(t, stats.dropped, dropped);
 	EXPECT_EQ(t, stats.produced, ok);
 	tel_channel_destroy(ch);
@@ -88,12 +112,21 @@ static void flight_recorder_snapshot_has_the_newest(struct ktest *t)
 	preempt_enable();
 	int64_t bytes = tel_channel_snapshot(ch, cpu, buffer, sizeof buffer);
 	ASSERT_TRUE(t, bytes > 0);
-	const struct tel_record *last = (const void *)(buffer + bytes - TEL_RECORD_SIZE(8));
-	EXPECT_EQ(t, *(const uint64_t *)(last + 1), 999);
+	uint64_t last_time = 0;
+	int backwards = 0, held = count_records(buffer, bytes, &last_time, &backwards);
+	const struct tel_record *last = record_number(buffer, bytes, held - 1);
+	EXPECT_EQ(t, *(const uint64_t *)tel_record_payload(last), 999);
+	/* An extended record within every eighth of the ring: a reader of the
+	 * snapshot finds a full time early. */
+	const struct tel_record *first_extended = (const void *)buffer;
+	while (first_extended->kind != TEL_EXTENDED)
+		first_extended = (const void *)((const uint8_t *)first_extended +
+						tel_record_bytes(first_extended));
+	EXPECT_TRUE(t, (const uint8_t *)first_extended - buffer <= 4096 / TEL_SYNC_FRACTION);
 	struct tel_ring_stats stats;
 	tel_channel_get_stats(ch, cpu, &stats);
 	EXPECT_EQ(t, stats.produced, 1000);
-	EXPECT_EQ(t, stats.dropped + bytes / TEL_RECORD_SIZE(8), 1000);
+	EXPECT_EQ(t, stats.dropped + (uint64_t)held, 1000);
 	tel_channel_destroy(ch);
 }
 
@@ -130,14 +163,15 @@ static void every_record_is_read_or_counted(struct ktest *t)
 		threads[i] = thread_create(produce_on_cpu, &producers[i], "tel-producer",
 					   SCHED_PRIORITY_NORMAL);
 	}
-	int read = 0, wrong_cpu = 0;
+	int read = 0, backwards = 0;
+	uint64_t last[MAX_CPUS] = {0};
 	bool running = true;
 	while (running) {
 		running = false;
 		for (unsigned i = 0; i < n; i++) {
 			running |= threads[i] && thread_state(threads[i]) != THREAD_DEAD;
 			int64_t bytes = tel_channel_read(ch, i, buffer, sizeof buffer);
-			read += count_records(buffer, bytes, (uint16_t)i, &wrong_cpu);
+			read += count_records(buffer, bytes, &last[i], &backwards);
 		}
 		sched_yield();
 	}
@@ -145,11 +179,11 @@ static void every_record_is_read_or_counted(struct ktest *t)
 		if (threads[i])
 			thread_join(threads[i], NULL);
 		int64_t bytes = tel_channel_read(ch, i, buffer, sizeof buffer);
-		read += count_records(buffer, bytes, (uint16_t)i, &wrong_cpu);
+		read += count_records(buffer, bytes, &last[i], &backwards);
 	}
 	struct tel_ring_stats totals;
 	tel_channel_get_totals(ch, &totals);
-	EXPECT_EQ(t, wrong_cpu, 0);
+	EXPECT_EQ(t, backwards, 0);
 	EXPECT_EQ(t, read + totals.dropped, 500 * n);
 	EXPECT_EQ(t, totals.consumed, read);
 	tel_channel_destroy(ch);
@@ -207,14 +241,14 @@ static void bogus_position_is_clamped(struct ktest *t)
 	memset(area, 0xee, sizeof area);
 	ASSERT_EQ(t, tel_ring_init(&ring, area + 4096, 4096, TEL_STREAM), 0);
 	ASSERT_EQ(t, tel_ring_share(&ring, &header, &position), 0);
-	uint64_t bogus[] = {1ull << 62, 8, (uint64_t)-4096, 3 * 4096};
+	uint64_t bogus[] = {1ull << 62, 4, (uint64_t)-4096, 3 * 4096};
 	uint8_t payload[48] = {0};
 	int written = 0, refused = 0;
 	for (unsigned b = 0; b < sizeof bogus / sizeof bogus[0]; b++) {
 		for (int i = 0; i < 200; i++) {
 			__atomic_store_n(&position.tail, bogus[b] + (uint64_t)i * 16,
 					 __ATOMIC_RELEASE);
-			int error = tel_ring_write(&ring, 1, 0, 0, payload, sizeof payload);
+			int error = tel_ring_write(&ring, 1, 0, payload, sizeof payload);
 			*(error == 0 ? &written : &refused) += 1;
 		}
 	}
@@ -227,7 +261,7 @@ static void bogus_position_is_clamped(struct ktest *t)
 		outside += (area[i] != 0xee) + (area[2 * 4096 + i] != 0xee);
 	EXPECT_EQ(t, outside, 0);
 	/* A kernel reader after a bogus position skips to head, never beyond. */
-	position.tail = 8;
+	position.tail = 4;
 	EXPECT_EQ(t, tel_ring_read(&ring, buffer, sizeof buffer), 0);
 	EXPECT_EQ(t, position.tail, header.head);
 
@@ -242,10 +276,12 @@ static void bogus_position_is_clamped(struct ktest *t)
 	struct tel_ring_stats stats;
 	tel_channel_get_stats(ch, cpu, &stats);
 	preempt_enable();
-	EXPECT_EQ(t, first, 4096 / TEL_RECORD_SIZE(48));
+	EXPECT_TRUE(t, first >= 4096 / TEL_RECORD_SIZE(48, TEL_EXTENDED) - 1);
 	EXPECT_EQ(t, stats.dropped, 200 - first);
-	EXPECT_EQ(t, tel_channel_read(ch, cpu, buffer, sizeof buffer),
-		  (int64_t)(first * TEL_RECORD_SIZE(48)));
+	int64_t bytes = tel_channel_read(ch, cpu, buffer, sizeof buffer);
+	uint64_t last = 0;
+	int backwards = 0;
+	EXPECT_EQ(t, count_records(buffer, bytes, &last, &backwards), first);
 	preempt_disable();
 	EXPECT_EQ(t, emit_some(ch, 10), 10);
 	preempt_enable();
@@ -264,7 +300,7 @@ static void this_ring_takes_records_in_place(struct ktest *t)
 	unsigned cpu = this_cpu_id();
 	struct tel_ring *ring = tel_channel_this_ring(ch);
 	for (uint64_t i = 0; ring && i < 100; i++) {
-		uint64_t *p = tel_ring_reserve(ring, 9, (uint16_t)cpu, i, 5 * sizeof *p);
+		uint64_t *p = tel_ring_reserve(ring, 9, 1000 + i, 5 * sizeof *p);
 		if (!p) {
 			refused++;
 			continue;
@@ -276,20 +312,20 @@ static void this_ring_takes_records_in_place(struct ktest *t)
 	}
 	irq_restore(flags);
 	ASSERT_TRUE(t, ring != NULL);
-	EXPECT_EQ(t, written, 4096 / TEL_RECORD_SIZE(40));
+	EXPECT_TRUE(t, written >= 4096 / TEL_RECORD_SIZE(40, TEL_EXTENDED) - 1);
 	EXPECT_EQ(t, refused, 100 - written);
 	struct tel_ring_stats stats;
 	EXPECT_EQ(t, tel_channel_get_stats(ch, cpu, &stats), 0);
 	EXPECT_EQ(t, stats.produced, (uint64_t)written);
 	EXPECT_EQ(t, stats.dropped, (uint64_t)refused);
 	int64_t bytes = tel_channel_read(ch, cpu, buffer, sizeof buffer);
-	EXPECT_EQ(t, bytes, (int64_t)(written * TEL_RECORD_SIZE(40)));
 	int whole = 0;
-	for (int64_t at = 0; at < bytes; at += TEL_RECORD_SIZE(40)) {
+	uint64_t last = 0;
+	for (int64_t at = 0; at < bytes; at += (int64_t)tel_record_bytes((const void *)(buffer + at))) {
 		const struct tel_record *r = (const void *)(buffer + at);
-		const uint64_t *p = (const void *)(r + 1);
-		whole += r->type == 9 && r->cpu == cpu && r->length == 40 &&
-			 p[0] == r->timestamp_ns && p[4] == p[0] + 4;
+		const uint64_t *p = tel_record_payload(r);
+		whole += r->type == 9 && tel_record_payload_bytes(r) == 40 &&
+			 p[0] == tel_record_time(r, &last) - 1000 && p[4] == p[0] + 4;
 	}
 	EXPECT_EQ(t, whole, written);
 	tel_channel_destroy(ch);

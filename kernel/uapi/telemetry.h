@@ -9,18 +9,60 @@
 
 #include <stdint.h>
 
-/* One record: the header, then length bytes of payload, padded to 8 bytes. */
+/* One record: an 8-byte header, then (extended records only) the full
+ * 64-bit timestamp, then the payload, padded to 8 bytes.  A compact record
+ * carries the low 32 bits of its timestamp: the full value is the one of the
+ * record before it in the same ring, advanced until its low bits match
+ * (tel_record_time).  The producer writes an extended record whenever that
+ * would be ambiguous (2^32 ticks or more since the record before), as the
+ * ring's first record, and at least once per TEL_SYNC_FRACTION of the ring,
+ * so that a reader starting anywhere finds a full timestamp soon.
+ * Timestamps are TSC ticks (uapi/time.h converts them).  This is the event
+ * layout of the CTF traces the kernel writes (uapi/trace.h). */
 struct tel_record {
-	uint64_t timestamp_ns;
-	uint16_t type; /* TEL_TYPE_PAD is the ring's own filler, never delivered */
-	uint16_t cpu;
-	uint32_t length; /* payload bytes */
+	uint16_t type;  /* TEL_TYPE_PAD is the ring's own filler, never delivered */
+	uint8_t words;  /* the whole record, header included, in 8-byte words */
+	uint8_t kind;   /* TEL_COMPACT or TEL_EXTENDED */
+	uint32_t time;  /* the timestamp's low 32 bits */
 };
-#define TEL_TYPE_PAD   0
-#define TEL_RECORD_MAX 1024 /* largest payload */
-#define TEL_ALIGN      16   /* a pad record (a bare header) always fits */
-#define TEL_RECORD_SIZE(length) \
-	((sizeof(struct tel_record) + (length) + TEL_ALIGN - 1) & ~(uint64_t)(TEL_ALIGN - 1))
+#define TEL_TYPE_PAD      0
+#define TEL_COMPACT       0
+#define TEL_EXTENDED      1
+#define TEL_RECORD_MAX    1024 /* largest payload */
+#define TEL_ALIGN         8
+#define TEL_SYNC_FRACTION 8
+/* Bytes of a record with a payload of length bytes. */
+#define TEL_RECORD_SIZE(length, kind) \
+	(sizeof(struct tel_record) + ((kind) == TEL_EXTENDED ? 8 : 0) + (((length) + 7) & ~7ULL))
+
+static inline uint64_t tel_record_bytes(const struct tel_record *record)
+{
+	return (uint64_t)record->words * 8;
+}
+
+/* The payload (its length rounded up to 8: tel_record_payload_bytes). */
+static inline const void *tel_record_payload(const struct tel_record *record)
+{
+	return (const uint8_t *)(record + 1) + (record->kind == TEL_EXTENDED ? 8 : 0);
+}
+
+static inline uint64_t tel_record_payload_bytes(const struct tel_record *record)
+{
+	return tel_record_bytes(record) - sizeof *record - (record->kind == TEL_EXTENDED ? 8 : 0);
+}
+
+/* The record's full timestamp, given *last, the full timestamp of the record
+ * before it in its ring (0 before any); updates *last. */
+static inline uint64_t tel_record_time(const struct tel_record *record, uint64_t *last)
+{
+	uint64_t time;
+	if (record->kind == TEL_EXTENDED)
+		time = *(const uint64_t *)(record + 1);
+	else
+		time = *last + (uint32_t)(record->time - (uint32_t)*last);
+	*last = time;
+	return time;
+}
 
 enum tel_mode {
 	TEL_STREAM,          /* full: drop the new record, count it */

@@ -35,9 +35,7 @@ shm_produce(struct monitor_advice *a, struct jp_context *context, bool after)
 	uint64_t start = rdtsc(), flags = irq_save();
 	struct tel_ring *ring = tel_channel_this_ring(channel);
 	struct scope_event *event =
-	    ring ? tel_ring_reserve(ring, SCOPE_RECORD_EVENT, (uint16_t)context->cpu,
-				    clock_ns_at_tsc(start), sizeof *event)
-		 : NULL;
+	    ring ? tel_ring_reserve(ring, SCOPE_RECORD_EVENT, start, sizeof *event) : NULL;
 	if (!event) {
 		irq_restore(flags);
 		aspect_count_drop(aspect);

@@ -3,6 +3,9 @@
  * Telemetry rings: records come out whole and in order across the wrap, a
  * full stream ring drops and counts, a flight recorder keeps the newest, and
  * every record written is delivered, still held, or counted as dropped.
+ * Timestamps: compact records rebuild to the time written across 32-bit
+ * wraps, a gap that does not fit makes an extended record, time never goes
+ * back, and a full time comes at least once per 1/TEL_SYNC_FRACTION ring.
  * Small rings (64-256 bytes) force the wrap and pad cases; a shared ring
  * refuses and counts what a bogus consumer position would let it write.
  */
@@ -23,10 +26,10 @@ static int decode(const uint8_t *buffer, uint64_t bytes, uint64_t *seqs, int max
 	int n = 0;
 	for (uint64_t at = 0; at < bytes;) {
 		const struct tel_record *r = (const void *)(buffer + at);
-		if (n < max && r->length >= 8)
-			memcpy(&seqs[n], r + 1, 8);
+		if (n < max && tel_record_payload_bytes(r) >= 8)
+			memcpy(&seqs[n], tel_record_payload(r), 8);
 		n++;
-		at += TEL_RECORD_SIZE(r->length);
+		at += tel_record_bytes(r);
 	}
 	return n;
 }
@@ -40,8 +43,8 @@ static void bad_sizes_are_refused(void)
 	CHECK_EQ(tel_ring_init(&ring, data, 64, (enum tel_mode)7), -EINVAL);
 	REQUIRE_EQ(tel_ring_init(&ring, data, 64, TEL_STREAM), 0);
 	uint8_t big[64] = {0};
-	CHECK_EQ(tel_ring_write(&ring, 1, 0, 0, big, 40), -ENOBUFS); /* more than half */
-	CHECK_EQ(tel_ring_write(&ring, TEL_TYPE_PAD, 0, 0, big, 0), -ENOBUFS);
+	CHECK_EQ(tel_ring_write(&ring, 1, 0, big, 40), -ENOBUFS); /* more than half */
+	CHECK_EQ(tel_ring_write(&ring, TEL_TYPE_PAD, 0, big, 0), -ENOBUFS);
 	CHECK_EQ(ring.dropped, 2);
 }
 
@@ -50,13 +53,13 @@ static void records_survive_the_wrap(void)
 {
 	struct tel_ring ring;
 	REQUIRE_EQ(tel_ring_init(&ring, data, 256, TEL_STREAM), 0);
-	uint64_t next = 0, expect = 0;
+	uint64_t next = 0, expect = 0, last = 0;
 	for (int round = 0; round < 200; round++) {
 		uint8_t payload[40];
 		uint32_t length = 8 + (round * 7) % 33;
 		memset(payload, round, sizeof payload);
 		memcpy(payload, &next, 8);
-		if (tel_ring_write(&ring, 3, 1, 1000 + next, payload, length) == 0)
+		if (tel_ring_write(&ring, 3, 1000 + next, payload, length) == 0)
 			next++;
 		if (round % 3 == 2) {
 			uint8_t out[512];
@@ -64,13 +67,12 @@ static void records_survive_the_wrap(void)
 			for (uint64_t at = 0; at < bytes;) {
 				const struct tel_record *r = (const void *)(out + at);
 				uint64_t seq;
-				memcpy(&seq, r + 1, 8);
+				memcpy(&seq, tel_record_payload(r), 8);
 				CHECK_EQ(seq, expect);
-				CHECK_EQ(r->timestamp_ns, 1000 + expect);
+				CHECK_EQ(tel_record_time(r, &last), 1000 + expect);
 				CHECK_EQ(r->type, 3);
-				CHECK_EQ(r->cpu, 1);
 				expect++;
-				at += TEL_RECORD_SIZE(r->length);
+				at += tel_record_bytes(r);
 			}
 		}
 	}
@@ -86,9 +88,12 @@ static void full_stream_ring_drops_new_records(void)
 	REQUIRE_EQ(tel_ring_init(&ring, data, 256, TEL_STREAM), 0);
 	int written = 0, refused = 0;
 	for (uint64_t i = 0; i < 40; i++)
-		*(tel_ring_write(&ring, 1, 0, 0, &i, 8) == 0 ? &written : &refused) += 1;
-	CHECK_EQ(written, 256 / 32);
-	CHECK_EQ(refused, 40 - 256 / 32);
+		*(tel_ring_write(&ring, 1, 0, &i, 8) == 0 ? &written : &refused) += 1;
+	/* 16 bytes each, 24 for the extended ones (the first, then the first at
+	 * or past each 32 bytes: every other record): 6 * 24 + 6 * 16 = 240, and
+	 * the next, extended, does not fit in the 16 left. */
+	CHECK_EQ(written, 12);
+	CHECK_EQ(refused, 40 - 12);
 	CHECK_EQ(ring.dropped, refused);
 	uint8_t out[512];
 	uint64_t seqs[16];
@@ -103,7 +108,7 @@ static void flight_recorder_keeps_the_newest(void)
 	REQUIRE_EQ(tel_ring_init(&ring, data, 256, TEL_FLIGHT_RECORDER), 0);
 	for (uint64_t i = 0; i < 100; i++) {
 		uint64_t payload[3] = {i, i, i};
-		CHECK_EQ(tel_ring_write(&ring, 1, 0, i, payload, 8 + (i % 3) * 8), 0);
+		CHECK_EQ(tel_ring_write(&ring, 1, i, payload, 8 + (i % 3) * 8), 0);
 	}
 	uint8_t out[512];
 	uint64_t seqs[32];
@@ -133,7 +138,7 @@ static void *produce(void *arg)
 	struct race *r = arg;
 	for (uint64_t i = 0; i < r->total;) {
 		uint64_t payload[3] = {i, ~i, i * 3};
-		tel_ring_write(&r->ring, 2, 0, i, payload, sizeof payload);
+		tel_ring_write(&r->ring, 2, i << 20, payload, sizeof payload);
 		i++;
 	}
 	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
@@ -147,7 +152,7 @@ static void producer_and_consumer_race(void)
 	REQUIRE_EQ(tel_ring_init(&r.ring, race_data, sizeof race_data, TEL_STREAM), 0);
 	pthread_t producer;
 	REQUIRE_EQ(pthread_create(&producer, NULL, produce, &r), 0);
-	uint64_t delivered = 0, last = 0, torn = 0, out_of_order = 0;
+	uint64_t delivered = 0, last = 0, torn = 0, out_of_order = 0, time = 0;
 	uint8_t out[512];
 	for (;;) {
 		int finished = __atomic_load_n(&r.done, __ATOMIC_ACQUIRE);
@@ -155,12 +160,16 @@ static void producer_and_consumer_race(void)
 		for (uint64_t at = 0; at < bytes;) {
 			const struct tel_record *rec = (const void *)(out + at);
 			uint64_t p[3];
-			memcpy(p, rec + 1, sizeof p);
-			torn += p[1] != ~p[0] || p[2] != p[0] * 3 || rec->timestamp_ns != p[0];
+			memcpy(p, tel_record_payload(rec), sizeof p);
+			/* Drops in between are counted, not written: the next record
+			 * still times against the last one written, so the time of
+			 * each delivered record rebuilds exactly. */
+			torn += p[1] != ~p[0] || p[2] != p[0] * 3 ||
+				tel_record_time(rec, &time) != p[0] << 20;
 			out_of_order += delivered && p[0] <= last;
 			last = p[0];
 			delivered++;
-			at += TEL_RECORD_SIZE(rec->length);
+			at += tel_record_bytes(rec);
 		}
 		if (finished && bytes == 0)
 			break;
@@ -180,30 +189,95 @@ static void pad_before_a_record_at_the_end(void)
 	struct tel_ring ring;
 	REQUIRE_EQ(tel_ring_init(&ring, data, 256, TEL_STREAM), 0);
 	uint8_t out[512];
-	uint64_t seqs[8], seq[3] = {0};
-	for (; seq[0] < 5; seq[0]++) /* 5 records of 48 bytes: 240, 16 left before the end */
-		REQUIRE_EQ(tel_ring_write(&ring, 1, 0, 0, seq, 24), 0);
-	CHECK_EQ(decode(out, tel_ring_read(&ring, out, sizeof out), seqs, 8), 5);
-	uint8_t *payload = tel_ring_reserve(&ring, 1, 0, 0, 24);
+	uint64_t seqs[8], seq[5] = {0};
+	/* 40-byte payloads: the ring's sync points are 32 bytes apart, closer
+	 * than a record, so every record is extended (56 bytes): four fill 224
+	 * bytes and leave 32 before the end. */
+	uint64_t at = 0;
+	for (; seq[0] < 4; seq[0]++) {
+		REQUIRE_EQ(tel_ring_write(&ring, 1, 0, seq, 40), 0);
+		at = ring.head;
+	}
+	CHECK_EQ(decode(out, tel_ring_read(&ring, out, sizeof out), seqs, 8), 4);
+	uint64_t left = 256 - at;
+	REQUIRE(left < 56 && left > 0); /* the next record does not fit: a pad */
+	uint8_t *payload = tel_ring_reserve(&ring, 1, 0, 40);
 	REQUIRE(payload != NULL);
-	CHECK(payload == data + sizeof(struct tel_record)); /* after the wrap */
-	const struct tel_record *pad = (const void *)(data + 240);
+	CHECK(payload == data + sizeof(struct tel_record) + 8); /* after the wrap, extended */
+	const struct tel_record *pad = (const void *)(data + at);
 	CHECK_EQ(pad->type, TEL_TYPE_PAD);
-	CHECK_EQ(pad->length, 0);
-	memcpy(payload, seq, 24);
+	CHECK_EQ(tel_record_bytes(pad), left);
+	memcpy(payload, seq, 40);
 	tel_ring_commit(&ring);
-	CHECK_EQ(ring.head, 256 + 48);
+	CHECK_EQ(ring.head, 256 + 56);
 	seq[0]++;
-	REQUIRE_EQ(tel_ring_write(&ring, 1, 0, 0, seq, 24), 0);
-	CHECK_EQ(ring.head, 256 + 2 * 48);
+	REQUIRE_EQ(tel_ring_write(&ring, 1, 0, seq, 40), 0);
+	CHECK_EQ(ring.head, 256 + 56 + 56); /* still past the sync point: extended */
 	uint64_t bytes = tel_ring_read(&ring, out, sizeof out);
-	CHECK_EQ(bytes, 2 * 48); /* the pad is not delivered */
+	CHECK_EQ(bytes, 2 * 56); /* the pad is not delivered */
 	CHECK_EQ(decode(out, bytes, seqs, 8), 2);
-	CHECK_EQ(seqs[0], 5);
-	CHECK_EQ(seqs[1], 6);
-	CHECK_EQ(ring.produced, 7);
-	CHECK_EQ(ring.consumed, 7);
+	CHECK_EQ(seqs[0], 4);
+	CHECK_EQ(seqs[1], 5);
+	CHECK_EQ(ring.produced, 6);
+	CHECK_EQ(ring.consumed, 6);
 	CHECK_EQ(ring.dropped, 0);
+}
+
+/* Times as written come back from compact records across wraps of the low
+ * 32 bits; a gap of 2^32 ticks or more is written extended; an older time
+ * than the last record's is raised to it. */
+static void compact_times_rebuild_exactly(void)
+{
+	static uint8_t big[65536] __attribute__((aligned(16)));
+	struct tel_ring ring;
+	REQUIRE_EQ(tel_ring_init(&ring, big, sizeof big, TEL_STREAM), 0);
+	uint64_t times[] = {5, 0xfffffff0, 0x100000010, 0x1fffffff0, 0x200000001,
+			    0x300000001, /* exactly 2^32 after: extended */
+			    0x300000000, /* older: raised */
+			    0x300000002};
+	unsigned n = sizeof times / sizeof times[0];
+	for (unsigned i = 0; i < n; i++)
+		REQUIRE_EQ(tel_ring_write(&ring, 1, times[i], &i, sizeof i), 0);
+	uint8_t out[1024];
+	uint64_t bytes = tel_ring_read(&ring, out, sizeof out), last = 0;
+	unsigned i = 0, extended = 0;
+	for (uint64_t at = 0; at < bytes; i++) {
+		const struct tel_record *r = (const void *)(out + at);
+		uint64_t expect = times[i] < last ? last : times[i];
+		CHECK_EQ(tel_record_time(r, &last), expect);
+		extended += r->kind == TEL_EXTENDED;
+		at += tel_record_bytes(r);
+	}
+	CHECK_EQ(i, n);
+	CHECK_EQ(extended, 2); /* the first record, and the gap of 2^32 */
+}
+
+/* A flight recorder read from anywhere: an extended record within every
+ * 1/TEL_SYNC_FRACTION of the ring, so a snapshot's reader finds a full time
+ * early and times everything after it exactly. */
+static void snapshots_find_a_full_time_early(void)
+{
+	static uint8_t area[4096] __attribute__((aligned(16)));
+	struct tel_ring ring;
+	REQUIRE_EQ(tel_ring_init(&ring, area, sizeof area, TEL_FLIGHT_RECORDER), 0);
+	for (uint64_t i = 0; i < 5000; i++) {
+		uint64_t time = i * 1000003;
+		REQUIRE_EQ(tel_ring_write(&ring, 1, time, &time, sizeof time), 0);
+	}
+	static uint8_t out[8192];
+	uint64_t bytes = tel_ring_snapshot(&ring, out, sizeof out), at = 0, last = 0;
+	while (at < bytes && ((const struct tel_record *)(out + at))->kind != TEL_EXTENDED)
+		at += tel_record_bytes((const void *)(out + at));
+	CHECK(at <= sizeof area / TEL_SYNC_FRACTION);
+	int wrong = 0, timed = 0;
+	for (; at < bytes; at += tel_record_bytes((const void *)(out + at)), timed++) {
+		const struct tel_record *r = (const void *)(out + at);
+		uint64_t written;
+		memcpy(&written, tel_record_payload(r), 8);
+		wrong += tel_record_time(r, &last) != written;
+	}
+	CHECK_EQ(wrong, 0);
+	CHECK(timed > 100);
 }
 
 /* A shared ring whose consumer position is ahead of head, unaligned, or more
@@ -220,18 +294,17 @@ static void shared_ring_with_a_bogus_position(void)
 	REQUIRE_EQ(tel_ring_init(&ring, area + 256, 256, TEL_STREAM), 0);
 	REQUIRE_EQ(tel_ring_share(&ring, &header, &position), 0);
 	uint64_t seq = 0, payload[2] = {0};
-	for (int round = 0; round < 4; round++) { /* head at 512, consumed */
-		for (int i = 0; i < 8; i++, seq++)
-			REQUIRE_EQ(tel_ring_write(&ring, 1, 0, 0, payload, 16), 0);
+	for (; seq < 40; seq++) { /* several times round, each record consumed */
+		REQUIRE_EQ(tel_ring_write(&ring, 1, seq, payload, 16), 0);
 		__atomic_store_n(&position.tail, header.head, __ATOMIC_RELEASE);
 	}
-	REQUIRE_EQ(header.head, 4 * 256);
 	uint64_t head = header.head;
-	uint64_t bogus[] = {head + 16, head - 8, head - 256 - 16, 1ull << 62, 8};
+	REQUIRE(head > 3 * 256);
+	uint64_t bogus[] = {head + 16, head - 4, head - 256 - 16, 1ull << 62, 4};
 	for (unsigned b = 0; b < sizeof bogus / sizeof bogus[0]; b++) {
 		__atomic_store_n(&position.tail, bogus[b], __ATOMIC_RELEASE);
-		CHECK_EQ(tel_ring_write(&ring, 1, 0, 0, payload, 16), -ENOBUFS);
-		CHECK(tel_ring_reserve(&ring, 1, 0, 0, 16) == NULL);
+		CHECK_EQ(tel_ring_write(&ring, 1, 0, payload, 16), -ENOBUFS);
+		CHECK(tel_ring_reserve(&ring, 1, 0, 16) == NULL);
 	}
 	CHECK_EQ(ring.dropped, 10);
 	CHECK_EQ(header.dropped, 10);
@@ -243,16 +316,17 @@ static void shared_ring_with_a_bogus_position(void)
 	CHECK_EQ(outside, 0);
 	/* The ring is full when the consumer is exactly one ring behind. */
 	__atomic_store_n(&position.tail, head - 256, __ATOMIC_RELEASE);
-	CHECK_EQ(tel_ring_write(&ring, 1, 0, 0, payload, 16), -ENOBUFS);
+	CHECK_EQ(tel_ring_write(&ring, 1, 0, payload, 16), -ENOBUFS);
 	CHECK_EQ(header.dropped, 11);
-	/* Sound again: room. */
-	__atomic_store_n(&position.tail, head - 256 + 32, __ATOMIC_RELEASE);
-	CHECK_EQ(tel_ring_write(&ring, 1, 0, 0, payload, 16), 0);
-	CHECK_EQ(header.head, head + 32);
+	/* Sound again: room (64 bytes: a pad and the largest such record). */
+	__atomic_store_n(&position.tail, head - 256 + 64, __ATOMIC_RELEASE);
+	CHECK_EQ(tel_ring_write(&ring, 1, seq, payload, 16), 0);
+	CHECK(header.head > head);
 	CHECK_EQ(header.produced, seq + 1);
 	struct tel_ring_stats stats;
 	tel_ring_get_stats(&ring, &stats);
-	CHECK_EQ(stats.bytes_used, 256); /* measured from the consumer's position */
+	/* measured from the consumer's position */
+	CHECK_EQ(stats.bytes_used, header.head - (head - 256 + 64));
 }
 
 /* Fills a shared ring of size bytes (heap, exactly that size, so AddressSanitizer
@@ -263,18 +337,18 @@ static uint64_t forge_crossing_position(struct tel_ring *ring, struct tel_ring_p
 					unsigned payload_length, int count)
 {
 	uint8_t payload[512];
-	struct tel_record forged = {.type = 1, .length = 100};
-	for (unsigned i = 0; i < sizeof payload; i += 16)
+	struct tel_record forged = {.type = 1, .words = 14};
+	for (unsigned i = 0; i < sizeof payload; i += 8)
 		memcpy(payload + i, &forged, sizeof forged);
 	for (int i = 0; i < count; i++) {
-		tel_ring_write(ring, 1, 0, 0, payload, payload_length);
+		tel_ring_write(ring, 1, 0, payload, payload_length);
 		if (i < count - 1)
 			position->tail = ring->head;
 	}
-	for (uint64_t t = ring->head - ring->size; t < ring->head; t += 16) {
+	for (uint64_t t = ring->head - ring->size; t < ring->head; t += 8) {
 		const struct tel_record *r = (const void *)(ring->data + (t & (ring->size - 1)));
-		uint64_t size = TEL_RECORD_SIZE(r->length);
-		if (r->length <= TEL_RECORD_MAX && size <= ring->head - t &&
+		uint64_t size = tel_record_bytes(r);
+		if (size >= 8 && size <= ring->record_max && size <= ring->head - t &&
 		    (t & (ring->size - 1)) + size > ring->size)
 			return t;
 	}
@@ -318,13 +392,13 @@ static void refused_records_are_counted(void)
 	static uint8_t big[8192] __attribute__((aligned(16)));
 	struct tel_ring ring;
 	REQUIRE_EQ(tel_ring_init(&ring, big, sizeof big, TEL_STREAM), 0);
-	CHECK(tel_ring_reserve(&ring, 1, 0, 0, TEL_RECORD_MAX + 1) == NULL);
-	CHECK(tel_ring_reserve(&ring, TEL_TYPE_PAD, 0, 0, 8) == NULL);
-	CHECK(tel_ring_reserve(&ring, 1, 0, 0, UINT32_MAX) == NULL);
+	CHECK(tel_ring_reserve(&ring, 1, 0, TEL_RECORD_MAX + 1) == NULL);
+	CHECK(tel_ring_reserve(&ring, TEL_TYPE_PAD, 0, 8) == NULL);
+	CHECK(tel_ring_reserve(&ring, 1, 0, UINT32_MAX) == NULL);
 	CHECK_EQ(ring.dropped, 3);
 	CHECK_EQ(ring.head, 0);
-	CHECK_EQ(tel_ring_write(&ring, 1, 0, 0, big, TEL_RECORD_MAX), 0);
-	CHECK_EQ(ring.head, TEL_RECORD_SIZE(TEL_RECORD_MAX));
+	CHECK_EQ(tel_ring_write(&ring, 1, 0, big, TEL_RECORD_MAX), 0);
+	CHECK_EQ(ring.head, TEL_RECORD_SIZE(TEL_RECORD_MAX, TEL_EXTENDED));
 }
 
 HOSTTEST_MAIN(HOSTTEST_CASE(bad_sizes_are_refused), HOSTTEST_CASE(records_survive_the_wrap),
@@ -332,6 +406,8 @@ HOSTTEST_MAIN(HOSTTEST_CASE(bad_sizes_are_refused), HOSTTEST_CASE(records_surviv
 	      HOSTTEST_CASE(flight_recorder_keeps_the_newest),
 	      HOSTTEST_CASE(producer_and_consumer_race),
 	      HOSTTEST_CASE(pad_before_a_record_at_the_end),
+	      HOSTTEST_CASE(compact_times_rebuild_exactly),
+	      HOSTTEST_CASE(snapshots_find_a_full_time_early),
 	      HOSTTEST_CASE(shared_ring_with_a_bogus_position),
 	      HOSTTEST_CASE(refused_records_are_counted),
 	      HOSTTEST_CASE(readers_stop_at_a_forged_record))

@@ -39,13 +39,14 @@ static void run_records(const uint8_t *data, long bytes)
 {
 	for (long at = 0; at < bytes;) {
 		const struct tel_record *r = (const void *)(data + at);
-		if (r->type == SCOPE_RECORD_EVENT && r->length >= sizeof(struct scope_event)) {
+		if (r->type == SCOPE_RECORD_EVENT &&
+		    tel_record_payload_bytes(r) >= sizeof(struct scope_event)) {
 			struct scope_event event;
-			memcpy(&event, r + 1, sizeof event);
+			memcpy(&event, tel_record_payload(r), sizeof event);
 			struct ms_ctx ctx;
 			monitor_run_event(&event, &ctx);
 		}
-		at += (long)TEL_RECORD_SIZE(r->length);
+		at += (long)tel_record_bytes(r);
 	}
 }
 
@@ -60,8 +61,8 @@ static void drain_mapped(unsigned cpu)
 	uint64_t tail = position->tail;
 	while (tail != head) {
 		const struct tel_record *r = (const void *)(data + (tail & (map.size - 1)));
-		uint64_t size = TEL_RECORD_SIZE(r->length);
-		if (size > head - tail) {
+		uint64_t size = tel_record_bytes(r);
+		if (size == 0 || size > head - tail) {
 			tail = head; /* cannot happen with a sound producer */
 			break;
 		}
