@@ -37,6 +37,7 @@
 #include "uart/uart.h"
 #include "version.h"
 #include "vfs/vfs.h"
+#include "trace/trace.h"
 
 /* The boot page tables map the first 4 GiB at PHYSMAP_BASE. */
 static const void *early_phys_to_ptr(uint64_t phys, uint64_t length)
@@ -138,6 +139,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 		run_selftests_and_stop();
 	pr_info("microScope is up.\n");
 	/* the console monitor, unless init owns the console (the kshell param overrides) */
+	trace_set_line_runner(kshell_execute_line);
 	kshell_start_at_boot(proc_start_init() >= 0 ? KSHELL_CONSOLE_IN_USER : KSHELL_CONSOLE_FREE);
 	thread_exit(0); /* the idle thread takes over when nothing else runs */
 }

@@ -10,6 +10,7 @@
 #ifndef KERNEL_CPU_PERCPU_H
 #define KERNEL_CPU_PERCPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define MAX_CPUS 64
@@ -35,6 +36,7 @@ struct cpu {
 	int preempt_count;  /* > 0: no involuntary switch */
 	int irq_depth;      /* nesting of interrupt handlers */
 	int need_resched;   /* set by the tick or a wake-up, acted on at exit */
+	bool untraced;      /* the running thread's events stay out of the trace stream */
 	unsigned jp_sections; /* join points: odd while running advice (guard, grace) */
 	uint64_t quiescent_generation; /* grace periods: quiescent points passed (smp/grace.c) */
 	void *arch;         /* GDT/TSS and stacks, owned by arch code */

@@ -26,6 +26,7 @@
 #include "lib/errno.h"
 #include "panic/panic.h"
 #include "smp/smp.h"
+#include "telemetry/tracepoint.h"
 #include "time/time.h"
 
 struct irq_vector {
@@ -200,7 +201,10 @@ void irq_dispatch(struct trap_frame *frame)
 	if (cpu->irq_depth == 0 && cpu->preempt_count == 0)
 		grace_note_quiescent();
 	cpu->irq_depth++;
+	struct trace_irq event = {.vector = vector};
+	tracepoint(TRACE_IRQ_ENTRY, &event, sizeof event);
 	irq_run_handler(vector, frame);
+	tracepoint(TRACE_IRQ_EXIT, &event, sizeof event);
 	irq_eoi_fn eoi = __atomic_load_n(&eoi_function, __ATOMIC_ACQUIRE);
 	if (eoi)
 		eoi(vector);

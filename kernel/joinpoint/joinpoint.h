@@ -56,6 +56,7 @@ struct joinpoint {
 	const char *module;      /* "module" */
 	const char *return_type; /* C spelling, "void" for none */
 	unsigned argc;
+	bool may_sleep; /* false for the _NOSLEEP forms */
 	const char *arg_names[JP_MAX_ARGS];
 	const char *arg_types[JP_MAX_ARGS];
 	/* Calls the real function with args[0..argc) converted back to their
@@ -134,6 +135,10 @@ const struct joinpoint *jp_find(const char *name);
 int jp_for_each(int (*fn)(const struct joinpoint *jp, void *arg), void *arg);
 /* Number of join points in the kernel. */
 unsigned jp_count(void);
+/* A join point's place in the registry (0 .. jp_count() - 1), and back (NULL
+ * past the end): stable for the life of the kernel image. */
+unsigned jp_index(const struct joinpoint *jp);
+const struct joinpoint *jp_at(unsigned index);
 /* True when name matches pattern: '*' matches any run of characters (dots
  * too), '?' any one character, everything else itself.  "sched.*", "*.alloc". */
 bool jp_pattern_match(const char *pattern, const char *name);
@@ -263,6 +268,8 @@ struct jp_site {
 	RETURN(ret, JP__CAT(jp_enter, n)(JP__CAT(JP__PACK_, n)(__VA_ARGS__) & jp_state_##c_name))
 #endif
 #define JP__SLEEPS_ATTRIBUTES
+#define JP__SLEEPS_MAY_SLEEP  true
+#define JP__NOSLEEP_MAY_SLEEP false
 #define JP__SLEEPS_ADVISED(n, c_name, RETURN, ret, ...)              \
 	uint64_t jp_args[] = {JP__CAT(JP__PACK_, n)(__VA_ARGS__) 0}; \
 	RETURN(ret, jp_dispatch(&jp_desc_##c_name, jp_args))
@@ -310,6 +317,7 @@ struct jp_site {
 			.module = module_text,                                                  \
 			.return_type = ret_text,                                                \
 			.argc = n,                                                              \
+			.may_sleep = MODE##_MAY_SLEEP,                                          \
 			.arg_names = {JP__CAT(JP__NAMES_, n)(__VA_ARGS__)},                     \
 			.arg_types = {JP__CAT(JP__TYPES_, n)(__VA_ARGS__)},                     \
 			.call = jp_call_##c_name,                                               \

@@ -31,6 +31,20 @@ int jp_for_each(int (*fn)(const struct joinpoint *jp, void *arg), void *arg)
 	return 0;
 }
 
+unsigned jp_index(const struct joinpoint *jp)
+{
+	const struct joinpoint *first, *last;
+	jp_section_bounds(&first, &last);
+	return (unsigned)(jp - first);
+}
+
+const struct joinpoint *jp_at(unsigned index)
+{
+	const struct joinpoint *first, *last;
+	jp_section_bounds(&first, &last);
+	return index < (unsigned)(last - first) ? first + index : NULL;
+}
+
 unsigned jp_count(void)
 {
 	const struct joinpoint *first, *last;

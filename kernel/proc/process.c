@@ -22,6 +22,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "proc/internal.h"
+#include "telemetry/tracepoint.h"
 
 #define PID_MAX      32768
 #define EXIT_REQUEST 0 /* bit 0 of pending_signals: exit() was called */
@@ -80,6 +81,12 @@ void proc_set_name(struct process *p, const char *path)
 		if (*c == '/' && c[1])
 			base = c + 1;
 	strlcpy(p->name, base, sizeof p->name);
+	if (tracepoint_on()) {
+		struct trace_thread_name event = {
+		    .pid = p->pid, .tid = p->thread ? (int32_t)thread_id(p->thread) : 0};
+		strlcpy(event.name, p->name, sizeof event.name);
+		tracepoint_write(TRACE_PROCESS_EXEC, &event, sizeof event);
+	}
 }
 
 int proc_count(void)
@@ -344,6 +351,8 @@ __attribute__((noreturn)) void proc_exit_current(int status)
 	struct process *p = proc_current();
 	ASSERT(p && irq_enabled());
 
+	struct trace_process_exit event = {.pid = p->pid, .status = status};
+	tracepoint(TRACE_PROCESS_EXIT, &event, sizeof event);
 	proc_files_exit(p);
 	thread_set_process(thread_current(), NULL, NULL);
 	memory_destroy(p->memory);

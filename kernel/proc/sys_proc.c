@@ -12,6 +12,7 @@
 #include "syscall/syscall.h"
 #include "time/time.h"
 #include "uaccess/uaccess.h"
+#include "telemetry/tracepoint.h"
 
 #define PATH_MAX      4096
 #define EXEC_ARGS_MAX 4096 /* argv plus envp entries */
@@ -62,9 +63,11 @@ SYSCALL_DEFINE0(fork)
 	child->start_frame = *syscall_user_frame();
 	child->start_frame.rax = 0;
 	int pid = child->pid;
+	struct trace_process_fork event = {.parent_pid = parent->pid, .child_pid = pid};
 	error = proc_start_thread(child);
 	if (error)
 		goto out_free;
+	tracepoint(TRACE_PROCESS_FORK, &event, sizeof event);
 	return pid;
 out_free:
 	proc_free_embryo(child);

@@ -69,6 +69,7 @@ struct thread {
 	unsigned cpu;        /* whose run queue holds it; changes under that queue's lock */
 	uint64_t affinity;   /* CPUs it may run on (bit per CPU), under its queue's lock */
 	unsigned flags;      /* enum thread_flags, under threads_lock */
+	bool untraced;       /* its events stay out of the trace stream (thread_set_untraced) */
 	int saved_irq_depth; /* this_cpu()->irq_depth while switched out */
 	unsigned slice_left; /* ticks before round-robin moves on */
 	struct kstack stack;

@@ -67,7 +67,9 @@
 #include "irq/irq.h"
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
+#include "proc/proc.h"
 #include "smp/smp.h"
+#include "telemetry/tracepoint.h"
 #include "time/time.h"
 
 #define WAKEUPS_PER_TICK 16
@@ -219,6 +221,22 @@ JOINPOINT_DEFINE_VOID_AS(sched, switch, sched_note_switch, struct thread *, prev
 {
 }
 
+static int32_t trace_state(const struct thread *t)
+{
+	if (t->state == THREAD_EXITING || t->state == THREAD_DEAD)
+		return TRACE_EXITED;
+	return t->state == THREAD_BLOCKED ? TRACE_BLOCKED : TRACE_RUNNABLE;
+}
+
+static void trace_switch(const struct thread *prev, const struct thread *next)
+{
+	struct trace_sched_switch event = {.prev_tid = (int32_t)prev->id,
+					   .next_tid = (int32_t)next->id,
+					   .prev_state = trace_state(prev),
+					   .next_pid = next->process ? proc_pid(next->process) : 0};
+	tracepoint_write(TRACE_SCHED_SWITCH, &event, sizeof event);
+}
+
 /* sched_switch_to with the clock already read (now). */
 static void switch_at(struct thread *prev, struct thread *next, uint64_t now)
 {
@@ -236,11 +254,14 @@ static void switch_at(struct thread *prev, struct thread *next, uint64_t now)
 		next->stats.wait_ns += now - next->ready_since_ns;
 	next->state = THREAD_RUNNING;
 	next->cpu = cpu->id;
+	cpu->untraced = next->untraced;
 	next->slice_left = SCHED_SLICE_TICKS;
 	next->stats.switches++;
 	cpu->stats.context_switches++;
 	grace_note_quiescent();
 	sched_note_switch(prev, next);
+	if (tracepoint_on())
+		trace_switch(prev, next);
 
 	/* irq_depth belongs to the thread: one preempted at interrupt exit
 	 * resumes inside its handler. */
@@ -364,6 +385,10 @@ static bool wakeup_locked(struct run_queue *from, struct run_queue *to, struct t
 	if (!sched_cpu_allowed(t, to->cpu->id))
 		to = from; /* the affinity changed meanwhile: the switch-out path moves it */
 	t->cpu = to->cpu->id;
+	if (tracepoint_on()) {
+		struct trace_sched_wakeup event = {.tid = (int32_t)t->id, .target_cpu = (int32_t)t->cpu};
+		tracepoint_write(TRACE_SCHED_WAKEUP, &event, sizeof event);
+	}
 	rq_enqueue(to, t, clock_ns());
 	rq_kick(to, t);
 	return true;

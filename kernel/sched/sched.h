@@ -87,6 +87,13 @@ void thread_get_stats(const struct thread *t, struct thread_stats *stats);
 unsigned thread_count(void);
 /* Prints one line per thread: id, name, state, priority, CPU, statistics. */
 void thread_print_all(void);
+/* Writes every thread's name, pid and tid into the trace stream (a trace
+ * starting: the threads that exist already get named). */
+void thread_trace_names(void);
+/* Keeps the calling thread's events out of the trace stream (or lets them
+ * in again): for the threads that carry the stream, whose own work would
+ * otherwise feed it. */
+void thread_set_untraced(bool untraced);
 
 /* ---- Threads of user processes ------------------------------------------ */
 

@@ -20,6 +20,8 @@
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "proc/proc.h"
+#include "telemetry/tracepoint.h"
 
 static struct spinlock threads_lock = SPINLOCK_INIT("threads");
 static struct sched_link all_threads = {&all_threads, &all_threads};
@@ -281,6 +283,27 @@ static const char *state_name(enum thread_state state)
 {
 	static const char *const names[] = {"ready", "running", "blocked", "exiting", "dead"};
 	return (unsigned)state < sizeof names / sizeof names[0] ? names[state] : "?";
+}
+
+void thread_set_untraced(bool untraced)
+{
+	uint64_t flags = irq_save();
+	thread_current()->untraced = untraced;
+	this_cpu()->untraced = untraced;
+	irq_restore(flags);
+}
+
+void thread_trace_names(void)
+{
+	uint64_t flags = spin_lock_irqsave(&threads_lock);
+	for (struct sched_link *l = all_threads.next; l != &all_threads; l = l->next) {
+		struct thread *t = container_of(l, struct thread, all_link);
+		struct trace_thread_name event = {
+		    .pid = t->process ? proc_pid(t->process) : 0, .tid = (int32_t)t->id};
+		strlcpy(event.name, t->name, sizeof event.name);
+		tracepoint(TRACE_THREAD_NAME, &event, sizeof event);
+	}
+	spin_unlock_irqrestore(&threads_lock, flags);
 }
 
 void thread_print_all(void)

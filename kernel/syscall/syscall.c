@@ -18,6 +18,7 @@
 #include "lib/errno.h"
 #include "panic/panic.h"
 #include "proc/proc.h"
+#include "telemetry/tracepoint.h"
 #include "uaccess/uaccess.h"
 
 #define EFER_SCE 1UL
@@ -62,7 +63,14 @@ const struct syscall_entry *syscall_find(uint64_t number)
 long syscall_dispatch(uint64_t number, const uint64_t *args)
 {
 	const struct syscall_entry *entry = syscall_find(number);
-	return entry ? entry->call(args) : -ENOSYS;
+	if (!tracepoint_on())
+		return entry ? entry->call(args) : -ENOSYS;
+	struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};
+	tracepoint_write(TRACE_SYSCALL_ENTRY, &in, sizeof in);
+	long result = entry ? entry->call(args) : -ENOSYS;
+	struct trace_syscall_exit out = {.number = (int64_t)number, .result = result};
+	tracepoint(TRACE_SYSCALL_EXIT, &out, sizeof out);
+	return result;
 }
 
 struct trap_frame *syscall_user_frame(void)

@@ -152,6 +152,11 @@ static struct tel_ring *ring_of(struct tel_channel *channel, unsigned cpu)
 	return &channel->rings[cpu];
 }
 
+struct tel_ring *tel_channel_ring(struct tel_channel *channel, unsigned cpu)
+{
+	return ring_of(channel, cpu);
+}
+
 int64_t tel_channel_read(struct tel_channel *channel, unsigned cpu, void *buffer, uint64_t length)
 {
 	struct tel_ring *ring = ring_of(channel, cpu);

@@ -110,6 +110,9 @@ int tel_channel_emit(struct tel_channel *channel, uint16_t type, const void *pay
  * online after create).  The caller holds interrupts off from before this
  * call until after the commit: that makes it the ring's only producer. */
 struct tel_ring *tel_channel_this_ring(struct tel_channel *channel);
+/* CPU cpu's ring, or NULL (no such CPU).  For a producer-side change while
+ * no producer runs (a trace session resetting its sync points). */
+struct tel_ring *tel_channel_ring(struct tel_channel *channel, unsigned cpu);
 /* Reads from CPU cpu's ring (tel_ring_read).  Returns bytes, or -EINVAL. */
 int64_t tel_channel_read(struct tel_channel *channel, unsigned cpu, void *buffer, uint64_t length);
 /* Snapshot of CPU cpu's ring.  Returns bytes, or -EINVAL. */

@@ -330,6 +330,7 @@ JOINPOINT_DEFINE(vfs, read_whole_file, int, const char *, path, void **, buffer,
 
 void vfs_init(void)
 {
+	vfs_register_trace_sink();
 	struct vfs_node *root = vfs_ramfs_create();
 	struct vfs_node *dev = devfs_create();
 	if (!root || !dev)

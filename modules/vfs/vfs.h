@@ -207,6 +207,8 @@ void vfs_send_console_interrupt(void);
 /* vfs_init sets up the name space (an empty RAM file system at "/", devfs
  * at "/dev").  Once, after sched_init; panics when memory runs out. */
 void vfs_init(void);
+/* The trace stream's "file" sink (trace_sink.c), registered by vfs_init. */
+void vfs_register_trace_sink(void);
 /* Makes root (referenced by the mount) the root of path, which must be "/" or
  * an absolute path of a directory of the parent mount (created if missing).
  * Returns 0, -EBUSY (path is mounted already), -ENOSPC (VFS_MAX_MOUNT),

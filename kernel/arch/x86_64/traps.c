@@ -27,6 +27,8 @@
 #include "mm/mm.h"
 #include "panic/ksyms.h"
 #include "panic/panic.h"
+#include "sched/sched.h"
+#include "telemetry/tracepoint.h"
 
 #define MAX_BACKTRACE 32
 
@@ -229,11 +231,25 @@ static bool apply_fixup(struct trap_frame *frame)
 	return true;
 }
 
+static void trace_page_fault(const struct trap_frame *frame, uint64_t cr2)
+{
+	if (!tracepoint_on())
+		return;
+	struct thread *current = thread_current();
+	struct trace_page_fault event = {.address = cr2,
+					 .ip = frame->rip,
+					 .error_code = (uint32_t)frame->error_code,
+					 .tid = current ? (int32_t)thread_id(current) : 0};
+	tracepoint_write(TRACE_PAGE_FAULT, &event, sizeof event);
+}
+
 static void handle_exception(struct trap_frame *frame, uint64_t cr2)
 {
 	if (trap_frame_from_user(frame)) {
 		trap_user_fault_fn handler = __atomic_load_n(&user_fault_handler, __ATOMIC_ACQUIRE);
 		uint64_t fault_address = frame->vector == TRAP_PAGE_FAULT ? cr2 : 0;
+		if (frame->vector == TRAP_PAGE_FAULT)
+			trace_page_fault(frame, cr2);
 		if (handler && handler(frame, fault_address))
 			return;
 	} else if (apply_fixup(frame) || handle_kernel_breakpoint(frame) ||

@@ -1,0 +1,105 @@
+/*
+ * Sinks by name, and the control lines a host sends over a sink that can
+ * receive (uapi/trace.h): "trace start PATTERN...", "trace stop", and any
+ * other line for the kernel shell (through the runner that init sets: the
+ * shell sits above this layer).  Each line is answered with a TEXT frame.
+ */
+#include "trace/internal.h"
+
+#include "lib/errno.h"
+#include "lib/format.h"
+#include "lib/string.h"
+
+static const struct trace_sink *sinks[TRACE_SINKS_MAX];
+static int (*line_runner)(const char *line);
+
+int trace_register_sink(const struct trace_sink *sink)
+{
+	if (trace_find_sink(sink->name))
+		return -EEXIST;
+	for (unsigned i = 0; i < TRACE_SINKS_MAX; i++) {
+		if (!sinks[i]) {
+			sinks[i] = sink;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+const struct trace_sink *trace_find_sink(const char *name)
+{
+	for (unsigned i = 0; i < TRACE_SINKS_MAX; i++)
+		if (sinks[i] && !strcmp(sinks[i]->name, name))
+			return sinks[i];
+	return NULL;
+}
+
+void trace_set_line_runner(int (*run)(const char *line))
+{
+	line_runner = run;
+}
+
+static void answer(const struct trace_sink *sink, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+static void answer(const struct trace_sink *sink, const char *format, ...)
+{
+	char text[160];
+	va_list args;
+	va_start(args, format);
+	int n = vsnprintf(text, sizeof text, format, args);
+	va_end(args);
+	if (n > (int)sizeof text - 1)
+		n = sizeof text - 1;
+	sink->frame(sink->context, TRACE_FRAME_TEXT, 0, text, (uint32_t)n);
+}
+
+/* Splits line (modified) into words; returns how many (at most max). */
+static unsigned split(char *line, char **words, unsigned max)
+{
+	unsigned count = 0;
+	for (char *c = line; *c && count < max;) {
+		while (*c == ' ' || *c == '\t')
+			*c++ = 0;
+		if (!*c)
+			break;
+		words[count++] = c;
+		while (*c && *c != ' ' && *c != '\t')
+			c++;
+	}
+	return count;
+}
+
+static int start_from_line(const struct trace_sink *sink, char **words, unsigned count)
+{
+	int error = trace_start(sink, "", (const char *const *)words, count);
+	if (error)
+		answer(sink, "trace start: error %d\n", error);
+	/* On success the metadata went out first: the host knows it started. */
+	return error;
+}
+
+int trace_control_line(const struct trace_sink *sink, const char *line)
+{
+	char copy[TRACE_CONTROL_LINE_MAX];
+	if (strlcpy(copy, line, sizeof copy) >= sizeof copy) {
+		answer(sink, "error: line longer than %d bytes\n", TRACE_CONTROL_LINE_MAX - 1);
+		return -E2BIG;
+	}
+	char *words[TRACE_PATTERNS_MAX + 2];
+	unsigned count = split(copy, words, TRACE_PATTERNS_MAX + 2);
+	if (count >= 2 && !strcmp(words[0], "trace") && !strcmp(words[1], "start"))
+		return start_from_line(sink, words + 2, count - 2);
+	if (count == 2 && !strcmp(words[0], "trace") && !strcmp(words[1], "stop")) {
+		int error = trace_stop(NULL);
+		if (error)
+			answer(sink, "trace stop: no trace runs\n");
+		return error;
+	}
+	if (!line_runner) {
+		answer(sink, "error: no shell to run '%s'\n", line);
+		return -ENOSYS;
+	}
+	int result = line_runner(line);
+	answer(sink, result ? "error %d\n" : "ok\n", result);
+	return result;
+}

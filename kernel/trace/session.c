@@ -1,0 +1,280 @@
+/*
+ * A trace session: start turns the stream on (trace points, the recorder on
+ * the join points of its patterns, the names of the threads already there),
+ * a drain thread moves each CPU's records into CTF packets for the sink, and
+ * stop turns everything off, waits a grace period (so no CPU still writes a
+ * record), drains what is left and sends END with the counts.
+ *
+ * The channel is made once (TRACE_RING_BYTES per CPU, stream mode) and kept
+ * for good, so a trace point that read the channel just before stop still
+ * writes into live memory.  Counts are taken against the channel's totals at
+ * start: recorded = written + refused; delivered = sealed into packets the
+ * sink took; dropped = refused by a full ring + in packets the sink refused.
+ */
+#include "trace/internal.h"
+
+#include "arch/x86_64/cpu.h"
+#include "cpu/percpu.h"
+#include "joinpoint/joinpoint.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "sched/sched.h"
+#include "smp/smp.h"
+#include "telemetry/telemetry.h"
+#include "telemetry/tracepoint.h"
+#include "time/time.h"
+#include "trace/ctf.h"
+
+#define TRACE_RING_BYTES   (256 * 1024)
+#define PACKET_PAGES       16 /* a packet: header and up to 64 KiB of records */
+#define DRAIN_IDLE_NS      (5 * 1000 * 1000)
+
+struct session {
+	bool running;
+	volatile bool stopping;
+	const struct trace_sink *sink;
+	struct tel_channel *channel;
+	int handles[TRACE_PATTERNS_MAX];
+	unsigned handle_count;
+	struct ctf_stream streams[MAX_CPUS];
+	uint64_t base_dropped[MAX_CPUS];
+	struct tel_ring_stats base;
+	uint8_t *packet;
+	struct thread *drainer;
+	uint64_t delivered, refused_by_sink;
+	struct trace_end final;
+};
+
+static struct session session;
+static struct mutex start_stop = MUTEX_INIT(start_stop, "trace.session");
+
+static const char *joinpoint_name(unsigned index, void *arg)
+{
+	return jp_at(index)->name;
+}
+
+static void new_uuid(uint8_t uuid[16])
+{
+	uint64_t a = rdtsc() * 0x9e3779b97f4a7c15ULL, b = (a ^ clock_ns()) * 0xbf58476d1ce4e5b9ULL;
+	memcpy(uuid, &a, 8);
+	memcpy(uuid + 8, &b, 8);
+	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40); /* version 4 */
+	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
+}
+
+/* Writes the metadata and hands it to the sink. */
+static int send_metadata(const uint8_t uuid[16])
+{
+	struct ctf_trace trace = {.clock_hz = clock_tsc_hz(),
+				  .joinpoints = jp_count(),
+				  .joinpoint_name = joinpoint_name};
+	memcpy(trace.uuid, uuid, 16);
+	struct ctf_text text = {0};
+	ctf_write_metadata(&text, &trace);
+	size_t pages = (text.length + 1 + PAGE_SIZE - 1) / PAGE_SIZE;
+	text.buffer = mm_alloc_pages(pages, PAGE_SIZE);
+	if (!text.buffer)
+		return -ENOMEM;
+	text.size = pages * PAGE_SIZE;
+	text.length = 0;
+	ctf_write_metadata(&text, &trace);
+	int error = session.sink->frame(session.sink->context, TRACE_FRAME_METADATA, 0, text.buffer,
+					(uint32_t)text.length);
+	mm_free_pages(text.buffer, pages);
+	return error;
+}
+
+static uint64_t ring_dropped(unsigned cpu)
+{
+	struct tel_ring_stats stats;
+	return tel_channel_get_stats(session.channel, cpu, &stats) ? 0 : stats.dropped;
+}
+
+/* Moves what CPU cpu's ring holds into one packet for the sink.  Returns the
+ * records moved. */
+static uint64_t drain_cpu(unsigned cpu)
+{
+	struct ctf_stream *stream = &session.streams[cpu];
+	uint8_t *records = session.packet + sizeof(struct ctf_packet_header);
+	int64_t bytes = tel_channel_read(session.channel, cpu, records,
+					 PACKET_PAGES * PAGE_SIZE - sizeof(struct ctf_packet_header));
+	if (bytes <= 0)
+		return 0;
+	stream->events_discarded = ring_dropped(cpu) - session.base_dropped[cpu];
+	uint64_t before = stream->events;
+	uint64_t size = ctf_seal_packet(session.packet, (uint64_t)bytes, stream);
+	uint64_t count = stream->events - before;
+	int error = session.sink->frame(session.sink->context, TRACE_FRAME_PACKET, (uint16_t)cpu,
+					session.packet, (uint32_t)size);
+	__atomic_fetch_add(error ? &session.refused_by_sink : &session.delivered, count,
+			   __ATOMIC_RELAXED);
+	return count;
+}
+
+static uint64_t drain_all(void)
+{
+	uint64_t moved = 0;
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
+		moved += drain_cpu(cpu);
+	return moved;
+}
+
+static int drain_loop(void *arg)
+{
+	thread_set_untraced(true);
+	while (!__atomic_load_n(&session.stopping, __ATOMIC_ACQUIRE))
+		if (!drain_all())
+			sched_sleep_ns(DRAIN_IDLE_NS);
+	return 0;
+}
+
+void trace_get_counts(struct trace_end *counts)
+{
+	if (!session.running) {
+		*counts = session.final;
+		return;
+	}
+	struct tel_ring_stats now;
+	tel_channel_get_totals(session.channel, &now);
+	uint64_t refused = now.dropped - session.base.dropped;
+	uint64_t by_sink = __atomic_load_n(&session.refused_by_sink, __ATOMIC_RELAXED);
+	*counts = (struct trace_end){
+	    .recorded = now.produced - session.base.produced + refused,
+	    .delivered = __atomic_load_n(&session.delivered, __ATOMIC_RELAXED),
+	    .dropped = refused + by_sink};
+}
+
+bool trace_running(void)
+{
+	return __atomic_load_n(&session.running, __ATOMIC_ACQUIRE);
+}
+
+static void detach_patterns(void)
+{
+	for (unsigned i = 0; i < session.handle_count; i++)
+		jp_detach(session.handles[i]);
+	session.handle_count = 0;
+}
+
+static int attach_patterns(const char *const *patterns, unsigned count)
+{
+	for (unsigned i = 0; i < count; i++) {
+		int handle = jp_attach(patterns[i], &trace_recorder);
+		if (handle < 0) {
+			detach_patterns();
+			return handle;
+		}
+		session.handles[session.handle_count++] = handle;
+	}
+	return 0;
+}
+
+static int make_channel(void)
+{
+	if (!session.channel)
+		session.channel = tel_channel_create("trace", TRACE_RING_BYTES, TEL_STREAM);
+	if (!session.packet)
+		session.packet = mm_alloc_pages(PACKET_PAGES, PAGE_SIZE);
+	return session.channel && session.packet ? 0 : -ENOMEM;
+}
+
+/* Empties the rings of what an earlier session left, and notes where the
+ * counts stand. */
+static void reset_streams(const uint8_t uuid[16])
+{
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
+		while (tel_channel_read(session.channel, cpu, session.packet,
+					PACKET_PAGES * PAGE_SIZE) > 0)
+			;
+		session.streams[cpu] = (struct ctf_stream){.cpu = cpu};
+		memcpy(session.streams[cpu].uuid, uuid, 16);
+		session.base_dropped[cpu] = ring_dropped(cpu);
+	}
+	tel_channel_get_totals(session.channel, &session.base);
+	session.delivered = session.refused_by_sink = 0;
+}
+
+/* The rings' next record must be extended (a CTF stream's first event times
+ * the rest): a ring that held records before gets a fresh sync point. */
+static void resync_rings(void)
+{
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
+		struct tel_ring *ring = tel_channel_ring(session.channel, cpu);
+		if (ring)
+			ring->next_sync = ring->head;
+	}
+}
+
+static int begin(const struct trace_sink *sink, const char *argument, const char *const *patterns,
+		 unsigned count)
+{
+	int error = make_channel();
+	if (error)
+		return error;
+	session.sink = sink;
+	if (sink->open && (error = sink->open(sink->context, argument ? argument : "")))
+		return error;
+	uint8_t uuid[16];
+	new_uuid(uuid);
+	reset_streams(uuid);
+	resync_rings();
+	error = send_metadata(uuid);
+	if (!error)
+		error = attach_patterns(patterns, count);
+	if (error) {
+		if (sink->close)
+			sink->close(sink->context);
+		return error;
+	}
+	session.stopping = false;
+	tracepoint_set_channel(session.channel);
+	thread_trace_names();
+	session.drainer = thread_create(drain_loop, NULL, "trace-drain", SCHED_PRIORITY_NORMAL);
+	return 0;
+}
+
+int trace_start(const struct trace_sink *sink, const char *argument, const char *const *patterns,
+		unsigned count)
+{
+	if (!sink || !sink->frame || count > TRACE_PATTERNS_MAX)
+		return -EINVAL;
+	mutex_lock(&start_stop);
+	int error = session.running ? -EBUSY : begin(sink, argument, patterns, count);
+	if (!error)
+		__atomic_store_n(&session.running, true, __ATOMIC_RELEASE);
+	mutex_unlock(&start_stop);
+	return error;
+}
+
+static void end_session(void)
+{
+	detach_patterns();
+	tracepoint_set_channel(NULL);
+	grace_synchronize(); /* no CPU is still inside a trace point's write */
+	__atomic_store_n(&session.stopping, true, __ATOMIC_RELEASE);
+	if (session.drainer)
+		thread_join(session.drainer, NULL);
+	session.drainer = NULL;
+	while (drain_all())
+		;
+	trace_get_counts(&session.final);
+	session.sink->frame(session.sink->context, TRACE_FRAME_END, 0, &session.final,
+			    sizeof session.final);
+	if (session.sink->close)
+		session.sink->close(session.sink->context);
+}
+
+int trace_stop(struct trace_end *end)
+{
+	mutex_lock(&start_stop);
+	int error = session.running ? 0 : -ENOENT;
+	if (!error) {
+		end_session();
+		__atomic_store_n(&session.running, false, __ATOMIC_RELEASE);
+	}
+	if (end)
+		*end = session.final;
+	mutex_unlock(&start_stop);
+	return error;
+}

@@ -1,0 +1,69 @@
+/*
+ * The trace stream, switched on and carried out of the OS.  A trace session
+ * turns on the kernel's trace points (telemetry/tracepoint.h), records the
+ * join points matching its patterns with the built-in recorder (no aspect:
+ * entry and exit records, or one call record for a join point that cannot
+ * sleep), writes the names of the threads that exist already, and drains
+ * the per-CPU rings into CTF packets (trace/ctf.h) handed to a sink: the
+ * virtio console or TCP (framed, uapi/trace.h) or a directory inside the OS.
+ * Every record is delivered in a packet or counted as dropped, end to end.
+ *
+ *     const char *patterns[] = {"vfs.*", "net.*"};
+ *     trace_start(trace_find_sink("console"), "", patterns, 2);
+ *     ...
+ *     struct trace_end end;
+ *     trace_stop(&end);      // end.recorded == end.delivered + end.dropped
+ *
+ * One session at a time.  Layer: monitoring services; sinks live above
+ * (drivers, modules) and register themselves.
+ */
+#ifndef KERNEL_TRACE_TRACE_H
+#define KERNEL_TRACE_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "uapi/trace.h"
+
+#define TRACE_PATTERNS_MAX 8
+#define TRACE_SINKS_MAX    4
+
+/* Where packets go.  open gets the session's argument (a directory for the
+ * file sink, "" otherwise) before the first frame; frame takes one frame
+ * (uapi/trace.h) and may sleep, returning 0 or a negative error (the
+ * packet's records are then counted as dropped); close ends the session. */
+struct trace_sink {
+	const char *name;
+	int (*open)(void *context, const char *argument);
+	int (*frame)(void *context, uint16_t kind, uint16_t stream, const void *data,
+		     uint32_t length);
+	void (*close)(void *context);
+	void *context;
+};
+
+/* Makes sink available by name.  Returns 0, -EEXIST or -ENOSPC. */
+int trace_register_sink(const struct trace_sink *sink);
+/* The sink named name, or NULL. */
+const struct trace_sink *trace_find_sink(const char *name);
+
+/* Starts a session into sink: the metadata first, then packets as the rings
+ * fill.  Returns 0, or -EBUSY (one runs), -EINVAL (no sink, too many
+ * patterns), -ENOENT (a pattern matches no join point), -ENOMEM, or the
+ * sink's open error; nothing runs after an error. */
+int trace_start(const struct trace_sink *sink, const char *argument, const char *const *patterns,
+		unsigned count);
+/* Stops the session: no more records, the rings drained, END sent; fills
+ * *end (may be NULL).  Returns 0 or -ENOENT (none runs). */
+int trace_stop(struct trace_end *end);
+bool trace_running(void);
+
+/* The counts of the session running (or the last one). */
+void trace_get_counts(struct trace_end *counts);
+
+/* A control line from a host (uapi/trace.h): trace start/stop, put, or a
+ * line for the kernel shell through the runner set below.  Answers with a
+ * TEXT frame into sink.  Returns 0 or a negative error. */
+int trace_control_line(const struct trace_sink *sink, const char *line);
+void trace_set_line_runner(int (*run)(const char *line));
+
+#endif
