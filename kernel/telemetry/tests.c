@@ -94,7 +94,7 @@ static void full_stream_channel_counts_drops(struct ktest *t)
 	preempt_enable();
 	struct tel_ring_stats stats;
 	EXPECT_EQ(t, tel_channel_get_stats(ch, cpu, &stats), 0);
-	EXPECT_TRUE(t, ok >= 4096 / TEL_RECORD_SIZE(48, TEL_EXTENDED) - 1);
+	EXPECT_TRUE(t, ok >= (int)(4096 / TEL_RECORD_SIZE(48, TEL_EXTENDED)) - 1);
 	EXPECT_TRUE(t, stats.size - stats.bytes_used < 2 * TEL_RECORD_SIZE(48, TEL_EXTENDED));
 	EXPECT_EQ(t, stats.dropped, dropped);
 	EXPECT_EQ(t, stats.produced, ok);
@@ -276,7 +276,7 @@ static void bogus_position_is_clamped(struct ktest *t)
 	struct tel_ring_stats stats;
 	tel_channel_get_stats(ch, cpu, &stats);
 	preempt_enable();
-	EXPECT_TRUE(t, first >= 4096 / TEL_RECORD_SIZE(48, TEL_EXTENDED) - 1);
+	EXPECT_TRUE(t, first >= (int)(4096 / TEL_RECORD_SIZE(48, TEL_EXTENDED)) - 1);
 	EXPECT_EQ(t, stats.dropped, 200 - first);
 	int64_t bytes = tel_channel_read(ch, cpu, buffer, sizeof buffer);
 	uint64_t last = 0;
@@ -312,7 +312,7 @@ static void this_ring_takes_records_in_place(struct ktest *t)
 	}
 	irq_restore(flags);
 	ASSERT_TRUE(t, ring != NULL);
-	EXPECT_TRUE(t, written >= 4096 / TEL_RECORD_SIZE(40, TEL_EXTENDED) - 1);
+	EXPECT_TRUE(t, written >= (int)(4096 / TEL_RECORD_SIZE(40, TEL_EXTENDED)) - 1);
 	EXPECT_EQ(t, refused, 100 - written);
 	struct tel_ring_stats stats;
 	EXPECT_EQ(t, tel_channel_get_stats(ch, cpu, &stats), 0);
