@@ -133,6 +133,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	pci_init(); /* and the drivers of what it finds (NICs start their workers) */
 	net_init(); /* lwIP and an interface per NIC; addresses come in the background */
 	smp_bench_run_if_requested();
+	trace_boot_init();
 
 	crashtest_run();
 	if (ktest_requested())

@@ -25,6 +25,8 @@ struct cpu_stats {
 	uint64_t interrupts;
 };
 
+struct tel_ring;
+
 struct cpu {
 	struct cpu *self;          /* offset 0: this_cpu() reads it */
 	uint64_t syscall_stack;    /* offset 8: kernel stack top for SYSCALL */
@@ -37,6 +39,7 @@ struct cpu {
 	int irq_depth;      /* nesting of interrupt handlers */
 	int need_resched;   /* set by the tick or a wake-up, acted on at exit */
 	bool untraced;      /* the running thread's events stay out of the trace stream */
+	struct tel_ring *trace_ring; /* this CPU's ring of the trace stream while a trace runs */
 	unsigned jp_sections; /* join points: odd while running advice (guard, grace) */
 	uint64_t quiescent_generation; /* grace periods: quiescent points passed (smp/grace.c) */
 	void *arch;         /* GDT/TSS and stacks, owned by arch code */

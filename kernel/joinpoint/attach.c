@@ -99,14 +99,21 @@ static void free_retired(struct jp_list *chain)
 }
 
 /* The check phase of attach: 0 with *matched set, or the error. */
-static int check_attach(const char *pattern, const struct jp_advice *advice, unsigned *matched)
+static bool matches(const struct joinpoint *jp, const char *pattern,
+		    bool (*where)(const struct joinpoint *jp))
+{
+	return jp_pattern_match(pattern, jp->name) && (!where || where(jp));
+}
+
+static int check_attach(const char *pattern, bool (*where)(const struct joinpoint *jp),
+			const struct jp_advice *advice, unsigned *matched)
 {
 	const struct joinpoint *first, *last;
 	jp_section_bounds(&first, &last);
 	unsigned n = 0;
 	int error = 0;
 	for (const struct joinpoint *jp = first; jp < last; jp++) {
-		if (!jp_pattern_match(pattern, jp->name))
+		if (!matches(jp, pattern, where))
 			continue;
 		n++;
 		if (jp_list_has_advice(published(jp), advice))
@@ -127,13 +134,14 @@ static int check_attach(const char *pattern, const struct jp_advice *advice, uns
 }
 
 /* The do phase of attach: cannot fail.  Returns the old lists to retire. */
-static struct jp_list *weave(const char *pattern, const struct jp_entry *entry)
+static struct jp_list *weave(const char *pattern, bool (*where)(const struct joinpoint *jp),
+			     const struct jp_entry *entry)
 {
 	const struct joinpoint *first, *last;
 	struct jp_list *retired = NULL;
 	jp_section_bounds(&first, &last);
 	for (const struct joinpoint *jp = first; jp < last; jp++) {
-		if (!jp_pattern_match(pattern, jp->name))
+		if (!matches(jp, pattern, where))
 			continue;
 		struct jp_list *old = published(jp);
 		struct jp_list *list = jp_list_alloc();
@@ -154,6 +162,12 @@ static bool advice_is_valid(const struct jp_advice *advice)
 
 int jp_attach(const char *pattern, const struct jp_advice *advice)
 {
+	return jp_attach_where(pattern, NULL, advice);
+}
+
+int jp_attach_where(const char *pattern, bool (*where)(const struct joinpoint *jp),
+		    const struct jp_advice *advice)
+{
 	if (!pattern || !advice_is_valid(advice))
 		return -EINVAL;
 	if (!jp_may_wait())
@@ -161,7 +175,7 @@ int jp_attach(const char *pattern, const struct jp_advice *advice)
 
 	spin_lock(&writer_lock);
 	unsigned matched = 0;
-	int error = check_attach(pattern, advice, &matched);
+	int error = check_attach(pattern, where, advice, &matched);
 	if (error) {
 		spin_unlock(&writer_lock);
 		return error;
@@ -178,7 +192,7 @@ int jp_attach(const char *pattern, const struct jp_advice *advice)
 	    .flags = advice->flags,
 	    .owner = (unsigned)slot,
 	};
-	struct jp_list *retired = weave(pattern, &entry);
+	struct jp_list *retired = weave(pattern, where, &entry);
 	int handle = handle_of((unsigned)slot);
 	spin_unlock(&writer_lock);
 

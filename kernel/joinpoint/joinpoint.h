@@ -158,6 +158,10 @@ bool jp_pattern_match(const char *pattern, const char *name);
  *             grace period, which cannot end there)
  * Waits for a grace period before returning. */
 int jp_attach(const char *pattern, const struct jp_advice *advice);
+/* jp_attach to the join points matching pattern for which where(jp) is
+ * true (where NULL: all of them); -ENOENT when none is left. */
+int jp_attach_where(const char *pattern, bool (*where)(const struct joinpoint *jp),
+		    const struct jp_advice *advice);
 /* Removes what jp_attach(handle) attached, disabling join points left with no
  * advice.  When it returns, no CPU runs that advice for this attachment any
  * more (a grace period has passed); a call in progress that ran its before

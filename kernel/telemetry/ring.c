@@ -30,8 +30,12 @@
  * a bogus position can cost records but never move a write outside the ring.
  * Readers in the kernel check every record header they walk in that mode.
  *
- * Reserve has a fast path for the common case, in line and without a call:
- * a compact record that fits before the end of the data area (no pad) and a tail,
+ * Reserve has a fast path for the common case, in line and without a call
+ * (telemetry.h): a compact record that ends by ring->fast_limit, which the
+ * slow path sets to the first of the next sync point, the end of the data
+ * area and the room behind the tail it saw (tails only move forward, so the
+ * limit stays safe until the slow path looks again).  Before that limit the
+ * ring held a record that fits before the end of the data area (no pad) and a tail,
  * shared or not, that is aligned and leaves room for it.  One unsigned test,
  * head - tail <= size - record, says both "not ahead of head" and "room"
  * (size - record cannot wrap: a record is at most half the ring).  Anything
@@ -142,11 +146,26 @@ static uint8_t kind_for(const struct tel_ring *ring, uint64_t time)
 										     : TEL_EXTENDED;
 }
 
+/* Where the fast path must stop, from end (the head after this record): the
+ * next sync point, the room the consumer's tail leaves now, and the end of
+ * the data area, whichever comes first.  The tail only moves forward, so a
+ * limit computed now stays safe (at worst too low: the slow path then looks
+ * again). */
+static void set_fast_limit(struct tel_ring *ring, uint64_t end)
+{
+	uint64_t limit = ring->next_sync, room = producer_tail(ring) + ring->size;
+	uint64_t area_end = (end & ~(ring->size - 1)) + ring->size;
+	if (room < limit)
+		limit = room;
+	if (area_end < limit)
+		limit = area_end;
+	ring->fast_limit = limit;
+}
+
 /* Every case of reserve: refused lengths and types, an extended record, a
  * pad before the record, a full ring (dropped, or the oldest overwritten), a
  * bogus shared position.  Returns the payload or NULL (counted). */
-static __attribute__((noinline)) void *reserve_slow(struct tel_ring *ring, uint16_t type,
-						    uint64_t time, uint32_t length)
+void *tel_ring_reserve_slow(struct tel_ring *ring, uint16_t type, uint64_t time, uint32_t length)
 {
 	if (!ring->data)
 		return NULL; /* never set up: nothing to count in */
@@ -177,34 +196,8 @@ static __attribute__((noinline)) void *reserve_slow(struct tel_ring *ring, uint1
 		ring->next_sync = ring->head + ring->size / TEL_SYNC_FRACTION;
 	ring->last_time = time;
 	ring->reserved_end = ring->head + record;
+	set_fast_limit(ring, ring->reserved_end);
 	return (uint8_t *)r + record - ((length + 7) & ~7ULL);
-}
-
-void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint64_t time, uint32_t length)
-{
-	uint64_t record = TEL_RECORD_SIZE(length, TEL_COMPACT), head = ring->head, size = ring->size;
-	uint64_t tail = load_acquire(ring->position ? &ring->position->tail : &ring->tail);
-	uint64_t offset = head & (size - 1);
-	if (record > ring->record_max || type == TEL_TYPE_PAD || offset + record > size ||
-	    head - tail > size - record || (tail & (TEL_ALIGN - 1)) ||
-	    time - ring->last_time > UINT32_MAX || head >= ring->next_sync)
-		return reserve_slow(ring, type, time, length);
-	struct tel_record *r = (struct tel_record *)(ring->data + offset);
-	*r = (struct tel_record){.type = type, .words = (uint8_t)(record / 8), .time = (uint32_t)time};
-	ring->last_time = time;
-	ring->reserved_end = head + record;
-	return r + 1;
-}
-
-void tel_ring_commit(struct tel_ring *ring)
-{
-	uint64_t head = ring->reserved_end, produced = ring->produced + 1;
-	ring->produced = produced;
-	store_release(&ring->head, head);
-	if (ring->shared) {
-		__atomic_store_n(&ring->shared->produced, produced, __ATOMIC_RELAXED);
-		store_release(&ring->shared->head, head);
-	}
 }
 
 int tel_ring_write(struct tel_ring *ring, uint16_t type, uint64_t time, const void *payload,
@@ -313,6 +306,7 @@ int tel_ring_share(struct tel_ring *ring, struct tel_ring_header *header,
 					   .dropped = ring->dropped};
 	store_release(&position->tail, ring->tail);
 	ring->shared = header;
+	ring->fast_limit = 0; /* the next reserve reads the position */
 	__atomic_store_n(&ring->position, position, __ATOMIC_RELEASE);
 	return 0;
 }

@@ -43,6 +43,7 @@ struct tel_ring {
 	uint64_t reserved_end; /* head after the record reserved last (commit publishes it) */
 	uint64_t last_time;    /* of the record reserved last */
 	uint64_t next_sync;    /* head from which the next record is extended */
+	uint64_t fast_limit;   /* reserve's fast path writes below this (ring.c) */
 	enum tel_mode mode;
 	uint8_t *data;
 	struct tel_ring_header *shared;     /* mirrored for a mapped consumer, or NULL */
@@ -61,9 +62,12 @@ int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mod
  * record was dropped (stream and full, or longer than TEL_RECORD_MAX or half
  * the ring: counted).  One producer at a time per ring.  The common case (room
  * before the end of the data area, a sound tail) takes no call. */
-void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint64_t time, uint32_t length);
+static inline void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint64_t time,
+				     uint32_t length);
 /* Publishes the record reserved last (its size as reserve left it). */
-void tel_ring_commit(struct tel_ring *ring);
+static inline void tel_ring_commit(struct tel_ring *ring);
+/* Every case of reserve that is not the common one (ring.c). */
+void *tel_ring_reserve_slow(struct tel_ring *ring, uint16_t type, uint64_t time, uint32_t length);
 /* reserve + copy + commit.  Returns 0 or -ENOBUFS (dropped, counted). */
 int tel_ring_write(struct tel_ring *ring, uint16_t type, uint64_t time, const void *payload,
 		   uint32_t length);
@@ -85,6 +89,36 @@ void tel_ring_get_stats(const struct tel_ring *ring, struct tel_ring_stats *stat
  * ring).  Returns 0, or -EINVAL (a flight recorder).  No producer may run. */
 int tel_ring_share(struct tel_ring *ring, struct tel_ring_header *header,
 		   struct tel_ring_position *position);
+
+/* The common case of reserve, in line: a compact record that ends by the
+ * fast limit (ring.c); anything else goes to tel_ring_reserve_slow.  With a
+ * constant type and length the first two tests fold away. */
+static inline void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint64_t time,
+				     uint32_t length)
+{
+	uint64_t record = TEL_RECORD_SIZE(length, TEL_COMPACT), head = ring->head;
+	if (__builtin_expect(length > TEL_RECORD_MAX || type == TEL_TYPE_PAD ||
+				 head + record > ring->fast_limit ||
+				 time - ring->last_time > UINT32_MAX,
+			     0))
+		return tel_ring_reserve_slow(ring, type, time, length);
+	struct tel_record *r = (struct tel_record *)(ring->data + (head & (ring->size - 1)));
+	*r = (struct tel_record){.type = type, .words = (uint8_t)(record / 8), .time = (uint32_t)time};
+	ring->last_time = time;
+	ring->reserved_end = head + record;
+	return r + 1;
+}
+
+static inline void tel_ring_commit(struct tel_ring *ring)
+{
+	uint64_t head = ring->reserved_end, produced = ring->produced + 1;
+	ring->produced = produced;
+	__atomic_store_n(&ring->head, head, __ATOMIC_RELEASE);
+	if (__builtin_expect(ring->shared != 0, 0)) {
+		__atomic_store_n(&ring->shared->produced, produced, __ATOMIC_RELAXED);
+		__atomic_store_n(&ring->shared->head, head, __ATOMIC_RELEASE);
+	}
+}
 
 /* ---- Channels: one ring per CPU (channel.c) --------------------------------- */
 

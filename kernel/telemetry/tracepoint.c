@@ -1,7 +1,9 @@
 /*
  * The write side of trace points (tracepoint.h): the stream's channel, and one
- * record into this CPU's ring, stamped with the TSC, with interrupts held off
- * from picking the ring to the commit (the ring's one producer).
+ * record into this CPU's ring (struct cpu points at it while a trace runs),
+ * stamped with the TSC, with interrupts held off from picking the ring to
+ * the commit (the ring's one producer).  The reserve and the copy are in
+ * line: a trace point on a hot path costs tens of instructions.
  */
 #include "telemetry/tracepoint.h"
 
@@ -14,20 +16,13 @@ struct tel_channel *tracepoint_channel;
 
 void tracepoint_write(uint16_t type, const void *payload, uint32_t length)
 {
-	if (this_cpu()->untraced)
-		return;
-	uint64_t flags = irq_save();
-	struct tel_channel *channel = __atomic_load_n(&tracepoint_channel, __ATOMIC_ACQUIRE);
-	struct tel_ring *ring = channel ? tel_channel_this_ring(channel) : NULL;
-	void *record = ring ? tel_ring_reserve(ring, type, rdtsc(), length) : NULL;
-	if (record) {
-		memcpy(record, payload, length);
-		tel_ring_commit(ring);
-	}
-	irq_restore(flags);
+	tracepoint_record(type, rdtsc(), payload, length);
 }
 
 void tracepoint_set_channel(struct tel_channel *channel)
 {
+	for (unsigned i = 0; i < cpu_count; i++)
+		__atomic_store_n(&cpus[i].trace_ring, channel ? tel_channel_ring(channel, i) : NULL,
+				 __ATOMIC_RELEASE);
 	__atomic_store_n(&tracepoint_channel, channel, __ATOMIC_RELEASE);
 }

@@ -16,15 +16,42 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86_64/cpu.h"
+#include "cpu/percpu.h"
+#include "telemetry/telemetry.h"
 #include "uapi/trace.h"
-
-struct tel_channel;
 
 /* The channel trace points write into; NULL while the stream is off. */
 extern struct tel_channel *tracepoint_channel;
 
-/* Writes one event into this CPU's ring of the stream (any context:
- * interrupts are held off for the write).  A full ring counts a drop. */
+/* Writes one event stamped time into this CPU's ring of the stream, unless
+ * no trace runs or the running thread is left out (any context: interrupts
+ * are held off from picking the ring to the commit, which makes the writer
+ * the ring's one producer).  A full ring counts a drop.  In line, so that a
+ * constant type and length fold the checks and unroll the copy. */
+static inline __attribute__((always_inline)) void tracepoint_record(uint16_t type, uint64_t time,
+								  const void *payload,
+								  uint32_t length)
+{
+	uint64_t flags = irq_save();
+	struct cpu *cpu = this_cpu();
+	struct tel_ring *ring = cpu->trace_ring;
+	uint64_t *out = ring && !cpu->untraced ? tel_ring_reserve(ring, type, time, length) : 0;
+	if (out) {
+		const uint8_t *from = payload;
+		for (uint32_t i = 0; i < length / 8; i++)
+			out[i] = ((const uint64_t *)from)[i];
+		if (length & 7) {
+			uint64_t last = 0;
+			__builtin_memcpy(&last, from + (length & ~7u), length & 7);
+			out[length / 8] = last;
+		}
+		tel_ring_commit(ring);
+	}
+	irq_restore(flags);
+}
+
+/* tracepoint_record now, out of line (for rare events and long payloads). */
 void tracepoint_write(uint16_t type, const void *payload, uint32_t length);
 
 static inline bool tracepoint_on(void)
@@ -32,15 +59,18 @@ static inline bool tracepoint_on(void)
 	return __builtin_expect(__atomic_load_n(&tracepoint_channel, __ATOMIC_RELAXED) != 0, 0);
 }
 
-static inline void tracepoint(uint16_t type, const void *payload, uint32_t length)
+/* An event now, if a trace runs: one load and a branch when none does. */
+static inline __attribute__((always_inline)) void tracepoint(uint16_t type, const void *payload,
+							   uint32_t length)
 {
 	if (tracepoint_on())
-		tracepoint_write(type, payload, length);
+		tracepoint_record(type, rdtsc(), payload, length);
 }
 
-/* Points trace points at channel (NULL: off).  Writers that saw the old
- * value may still finish a record into it: the channel must outlive them
- * (kernel/trace keeps its channel for good). */
+/* Points trace points at channel (NULL: off), and each CPU at its ring.
+ * Writers that saw the old value may still finish a record into it: the
+ * channel must outlive them (kernel/trace keeps its channel for good, and
+ * waits a grace period after turning it off). */
 void tracepoint_set_channel(struct tel_channel *channel);
 
 #endif

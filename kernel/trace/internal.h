@@ -5,6 +5,20 @@
 #include "trace/trace.h"
 
 struct jp_advice;
-extern const struct jp_advice trace_recorder;
+struct joinpoint;
+/* The recorder (record.c): entry and exit records on join points that may
+ * sleep, one call record on those that cannot; attached with the filters. */
+extern const struct jp_advice trace_record_sleeping;
+extern const struct jp_advice trace_record_nosleep;
+bool trace_may_sleep(const struct joinpoint *jp);
+bool trace_cannot_sleep(const struct joinpoint *jp);
+
+/* Runs the recorder's benchmark and stops the machine, if trace_bench was
+ * given (bench.c, test kernel only). */
+#ifdef KERNEL_TESTS
+void trace_bench_run_if_requested(void);
+#else
+static inline void trace_bench_run_if_requested(void) {} /* benchmarks: test kernel only */
+#endif
 
 #endif

@@ -5,8 +5,8 @@
  * 16 bytes each; one that cannot sleep gets a single call record at its exit
  * (first argument, low 32 bits of the result, duration: 24 bytes, where two
  * records would take 32), stamped at the exit so the ring's times never go
- * back.  The recorder writes in place: reserve, fill, commit, with
- * interrupts held off (the advice already runs with preemption off).
+ * back.  The recorder writes in place with tracepoint_record: reserve, fill,
+ * commit, with interrupts held off.
  */
 #include "trace/internal.h"
 
@@ -16,22 +16,13 @@
 #include "telemetry/telemetry.h"
 #include "telemetry/tracepoint.h"
 
-static inline __attribute__((always_inline)) void record(uint16_t type, uint64_t time,
-							 const void *payload, uint32_t length)
+extern const struct joinpoint __joinpoints_start[];
+
+/* The join point's events, by its place in the registry (jp_index in line:
+ * the recorder runs on every recorded call). */
+static inline uint16_t event_of(const struct joinpoint *jp, enum trace_jp_kind kind)
 {
-	struct tel_channel *channel = __atomic_load_n(&tracepoint_channel, __ATOMIC_RELAXED);
-	if (!channel || this_cpu()->untraced)
-		return;
-	uint64_t flags = irq_save();
-	struct tel_ring *ring = tel_channel_this_ring(channel);
-	uint64_t *words = ring ? tel_ring_reserve(ring, type, time, length) : NULL;
-	if (words) {
-		const uint64_t *from = payload;
-		for (uint32_t i = 0; i < length / 8; i++)
-			words[i] = from[i];
-		tel_ring_commit(ring);
-	}
-	irq_restore(flags);
+	return (uint16_t)TRACE_JP_EVENT(jp - __joinpoints_start, kind);
 }
 
 static uint64_t first_argument(const struct jp_context *context)
@@ -41,35 +32,46 @@ static uint64_t first_argument(const struct jp_context *context)
 
 static void record_entry(struct jp_context *context, void *cookie)
 {
-	const struct joinpoint *jp = context->joinpoint;
-	if (!jp->may_sleep)
-		return; /* one call record at the exit */
 	uint64_t argument = first_argument(context);
-	record(TRACE_JP_EVENT(jp_index(jp), TRACE_JP_ENTRY), context->entry_tsc, &argument,
-	       sizeof argument);
+	tracepoint_record(event_of(context->joinpoint, TRACE_JP_ENTRY), rdtsc(), &argument, 8);
 }
 
 static void record_exit(struct jp_context *context, void *cookie)
 {
-	const struct joinpoint *jp = context->joinpoint;
-	if (jp->may_sleep) {
-		uint64_t result = context->ret;
-		record(TRACE_JP_EVENT(jp_index(jp), TRACE_JP_EXIT), context->exit_tsc, &result,
-		       sizeof result);
-		return;
-	}
-	uint64_t duration = context->exit_tsc - context->entry_tsc;
-	struct trace_jp_call call = {.arg0 = first_argument(context),
-				     .result = (int32_t)context->ret,
-				     .duration = duration > UINT32_MAX ? UINT32_MAX
-								       : (uint32_t)duration};
-	record(TRACE_JP_EVENT(jp_index(jp), TRACE_JP_CALL), context->exit_tsc, &call, sizeof call);
+	uint64_t result = context->ret;
+	tracepoint_record(event_of(context->joinpoint, TRACE_JP_EXIT), rdtsc(), &result, 8);
 }
 
-/* One advice for both kinds (jp_attach takes a pattern, and a pattern mixes
- * them); it runs before everything else and after everything else. */
-const struct jp_advice trace_recorder = {.name = "trace",
-					 .before = record_entry,
-					 .after = record_exit,
-					 .priority = -100,
-					 .flags = JP_ADVICE_TIMESTAMPS};
+/* The call's start, in the context (not JP_ADVICE_TIMESTAMPS: the fast
+ * path has no shape with timestamps, and this is one instruction). */
+static void stamp_entry(struct jp_context *context, void *cookie)
+{
+	context->entry_tsc = rdtsc();
+}
+
+static void record_call(struct jp_context *context, void *cookie)
+{
+	uint64_t now = rdtsc(), duration = now - context->entry_tsc;
+	uint64_t words[2] = {first_argument(context),
+			     (uint32_t)context->ret |
+				 (duration > UINT32_MAX ? UINT32_MAX : duration) << 32};
+	tracepoint_record(event_of(context->joinpoint, TRACE_JP_CALL), now, words,
+			  sizeof words);
+}
+_Static_assert(sizeof(struct trace_jp_call) == 16, "a call record is two words: argument, "
+						   "then result and duration");
+
+bool trace_may_sleep(const struct joinpoint *jp)
+{
+	return jp->may_sleep;
+}
+
+bool trace_cannot_sleep(const struct joinpoint *jp)
+{
+	return !jp->may_sleep;
+}
+
+const struct jp_advice trace_record_sleeping = {
+    .name = "trace", .before = record_entry, .after = record_exit, .priority = -100};
+const struct jp_advice trace_record_nosleep = {
+    .name = "trace", .before = stamp_entry, .after = record_call, .priority = -100};

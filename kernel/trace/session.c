@@ -35,7 +35,7 @@ struct session {
 	volatile bool stopping;
 	const struct trace_sink *sink;
 	struct tel_channel *channel;
-	int handles[TRACE_PATTERNS_MAX];
+	int handles[2 * TRACE_PATTERNS_MAX];
 	unsigned handle_count;
 	struct ctf_stream streams[MAX_CPUS];
 	uint64_t base_dropped[MAX_CPUS];
@@ -157,15 +157,37 @@ static void detach_patterns(void)
 	session.handle_count = 0;
 }
 
+/* Attaches advice where the filter says; no match is no error here (the
+ * pattern may hold join points of one kind only).  Returns 1 when attached,
+ * 0 when nothing matched, or the error. */
+static int attach_kind(const char *pattern, bool (*where)(const struct joinpoint *jp),
+		       const struct jp_advice *advice)
+{
+	int handle = jp_attach_where(pattern, where, advice);
+	if (handle == -ENOENT)
+		return 0;
+	if (handle < 0)
+		return handle;
+	session.handles[session.handle_count++] = handle;
+	return 1;
+}
+
+/* Each pattern: the call recorder on the join points that cannot sleep, the
+ * entry and exit recorder on the others.  -ENOENT when a pattern matches
+ * nothing at all. */
 static int attach_patterns(const char *const *patterns, unsigned count)
 {
 	for (unsigned i = 0; i < count; i++) {
-		int handle = jp_attach(patterns[i], &trace_recorder);
-		if (handle < 0) {
+		int nosleep = attach_kind(patterns[i], trace_cannot_sleep, &trace_record_nosleep);
+		int sleeping =
+		    nosleep < 0 ? 0 : attach_kind(patterns[i], trace_may_sleep, &trace_record_sleeping);
+		int error = nosleep < 0 ? nosleep : sleeping < 0 ? sleeping : 0;
+		if (!error && !nosleep && !sleeping)
+			error = -ENOENT;
+		if (error) {
 			detach_patterns();
-			return handle;
+			return error;
 		}
-		session.handles[session.handle_count++] = handle;
 	}
 	return 0;
 }
@@ -201,8 +223,10 @@ static void resync_rings(void)
 {
 	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
 		struct tel_ring *ring = tel_channel_ring(session.channel, cpu);
-		if (ring)
+		if (ring) {
 			ring->next_sync = ring->head;
+			ring->fast_limit = 0;
+		}
 	}
 }
 

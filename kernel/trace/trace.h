@@ -66,4 +66,8 @@ void trace_get_counts(struct trace_end *counts);
 int trace_control_line(const struct trace_sink *sink, const char *line);
 void trace_set_line_runner(int (*run)(const char *line));
 
+/* At boot, once the drivers and their sinks are up: starts the trace= trace
+ * (boot.c) or runs trace_bench. */
+void trace_boot_init(void);
+
 #endif

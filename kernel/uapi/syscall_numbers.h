@@ -131,8 +131,9 @@
 #define __NR_ms_acct_free_token   552
 #define __NR_ms_acct              553
 #define __NR_ms_acct_switch_token 554
+#define __NR_ms_trace_mark 620 /* a user mark into the trace stream: see uapi/trace.h */
 
 /* One past the highest number the kernel's table holds. */
-#define SYSCALL_TABLE_SIZE 560
+#define SYSCALL_TABLE_SIZE 640
 
 #endif

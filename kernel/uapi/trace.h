@@ -94,11 +94,16 @@ struct trace_mark {
 	uint32_t type;   /* the caller's */
 	uint32_t length; /* bytes of data after this header */
 };
+#define TRACE_MARK_MAX 256 /* bytes of data in one mark */
 struct trace_jp_call {
 	uint64_t arg0;
 	int32_t result;    /* the low 32 bits of the return value */
 	uint32_t duration; /* clock ticks from entry to exit */
 };
+
+/* ---- System call ---------------------------------------------------------------
+ * ms_trace_mark(type, data, length) → 0 (written into the stream when a trace
+ *     runs, nothing otherwise), -EINVAL (length > TRACE_MARK_MAX), -EFAULT */
 
 /* ---- The stream out of the OS ------------------------------------------------
  * A sequence of frames, each a struct trace_frame and length bytes:

@@ -254,6 +254,7 @@ static void bad_pointer_set(long bad)
 	check_fault("clock_gettime", ms_syscall3(__NR_clock_gettime, 1, bad, 0));
 	check_fault("getdents64", ms_syscall3(__NR_getdents64, dir, bad, 4096));
 	check_fault("ms_getprocs", ms_syscall3(__NR_ms_getprocs, bad, 4, 0));
+	check_fault("ms_trace_mark", ms_syscall3(__NR_ms_trace_mark, 1, bad, 8));
 	pid_t child = fork();
 	if (child == 0)
 		_exit(0);
@@ -940,5 +941,7 @@ const struct user_test user_tests[] = {
     {"user_clock_survives_fork_and_exec", user_clock_survives_fork_and_exec, 20000},
     {"affinity_pins_a_process", affinity_pins_a_process, 10000},
     {"top_and_ps_show_cpus", top_and_ps_show_cpus, 20000},
+    {"trace_marks_reach_the_stream", trace_marks_reach_the_stream, 60000},
+    {"trace_mark_refuses_bad_input", trace_mark_refuses_bad_input, 10000},
     {NULL, NULL, 0},
 };

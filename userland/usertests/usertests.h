@@ -47,6 +47,10 @@ void t_expect_signal(const char *what, void (*body)(void *), void *argument, int
 long t_now_ms(void);
 void t_sleep_ms(long ms);
 
+/* trace.c: marks into the trace stream */
+void trace_marks_reach_the_stream(void);
+void trace_mark_refuses_bad_input(void);
+
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
 void user_clock_is_monotonic(void);

@@ -1,0 +1,103 @@
+/*
+ * The trace stream from user space: marks written with ms_trace_mark while
+ * a trace runs (started through the kernel shell into a directory) come out
+ * in the CTF trace, in order, with their bytes; and the call refuses bad
+ * pointers and lengths whether or not a trace runs.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <microscope/syscall.h>
+
+#include "uapi/telemetry.h"
+#include "uapi/trace.h"
+#include "usertests.h"
+
+#define TRACE_DIR    "/tmp/usertrace"
+#define PACKET_BYTES 72 /* the CTF packet header and context (kernel/trace/ctf.h) */
+
+static long mark(uint32_t type, const void *data, long length)
+{
+	return ms_syscall3(__NR_ms_trace_mark, type, (long)data, length);
+}
+
+static long shell(const char *line)
+{
+	return ms_syscall3(__NR_ms_kshell, (long)line, 0, 0);
+}
+
+/* Counts the marks of type in one stream file whose data is "mark N" with
+ * N = the count so far (in order). */
+static int marks_in(const char *path, uint32_t type, int *out_of_order)
+{
+	static uint8_t stream[256 * 1024] __attribute__((aligned(8)));
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	long bytes = read(fd, stream, sizeof stream);
+	close(fd);
+	int found = 0;
+	for (long packet = 0; packet + PACKET_BYTES <= bytes;) {
+		uint64_t bits;
+		memcpy(&bits, stream + packet + 40, 8); /* content_size */
+		long end = packet + (long)(bits / 8);
+		for (long at = packet + PACKET_BYTES; at < end && at < bytes;) {
+			const struct tel_record *r = (const void *)(stream + at);
+			const struct trace_mark *m = tel_record_payload(r);
+			if (r->type == TRACE_USER_MARK && m->type == type) {
+				char expect[16];
+				int n = snprintf(expect, sizeof expect, "mark %d", found);
+				*out_of_order += m->length != (uint32_t)n || memcmp(m + 1, expect, n);
+				found++;
+			}
+			if (!r->words)
+				break;
+			at += (long)tel_record_bytes(r);
+		}
+		packet = end > packet ? end : bytes;
+	}
+	return found;
+}
+
+void trace_marks_reach_the_stream(void)
+{
+	if (shell("trace start -o file:" TRACE_DIR) != 0) {
+		t_fail("trace start failed");
+		return;
+	}
+	for (int i = 0; i < 100; i++) {
+		char text[16];
+		int n = snprintf(text, sizeof text, "mark %d", i);
+		if (mark(0x5eed, text, n) != 0)
+			t_fail("mark %d refused", i);
+	}
+	if (shell("trace stop") != 0)
+		t_fail("trace stop failed");
+	int found = 0, out_of_order = 0;
+	for (int cpu = 0; cpu < 64; cpu++) {
+		char path[64];
+		snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+		found += marks_in(path, 0x5eed, &out_of_order);
+	}
+	if (found != 100 || out_of_order)
+		t_fail("found %d of 100 marks, %d out of order or garbled", found, out_of_order);
+	if (access(TRACE_DIR "/metadata", R_OK) != 0)
+		t_fail("no metadata in " TRACE_DIR);
+}
+
+void trace_mark_refuses_bad_input(void)
+{
+	char text[TRACE_MARK_MAX + 1] = "x";
+	if (mark(1, text, TRACE_MARK_MAX + 1) != -L_EINVAL)
+		t_fail("a mark longer than TRACE_MARK_MAX was not refused with EINVAL");
+	if (mark(1, (void *)0xffffffff80000000UL, 8) != -L_EFAULT)
+		t_fail("a kernel pointer was not refused with EFAULT");
+	if (mark(1, (void *)0x1, 8) != -L_EFAULT)
+		t_fail("an unmapped pointer was not refused with EFAULT");
+	if (mark(1, text, -1) != -L_EINVAL)
+		t_fail("a negative length was not refused with EINVAL");
+	if (mark(1, NULL, 0) != 0 || mark(1, text, TRACE_MARK_MAX) != 0)
+		t_fail("an empty or a full-size mark was refused");
+}
