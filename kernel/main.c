@@ -38,6 +38,7 @@
 #include "version.h"
 #include "vfs/vfs.h"
 #include "trace/trace.h"
+#include "virtio/trace_port.h"
 
 /* The boot page tables map the first 4 GiB at PHYSMAP_BASE. */
 static const void *early_phys_to_ptr(uint64_t phys, uint64_t length)
@@ -133,6 +134,8 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	pci_init(); /* and the drivers of what it finds (NICs start their workers) */
 	net_init(); /* lwIP and an interface per NIC; addresses come in the background */
 	smp_bench_run_if_requested();
+	trace_set_line_runner(kshell_execute_line); /* for a host's control lines */
+	trace_port_init(); /* the trace stream's console sink, if there is a console device */
 	trace_boot_init();
 
 	crashtest_run();
@@ -140,7 +143,6 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 		run_selftests_and_stop();
 	pr_info("microScope is up.\n");
 	/* the console monitor, unless init owns the console (the kshell param overrides) */
-	trace_set_line_runner(kshell_execute_line);
 	kshell_start_at_boot(proc_start_init() >= 0 ? KSHELL_CONSOLE_IN_USER : KSHELL_CONSOLE_FREE);
 	thread_exit(0); /* the idle thread takes over when nothing else runs */
 }
