@@ -343,8 +343,10 @@ static int vcon_probe(struct pci_device *pci)
 	}
 	pci->driver_data = vc;
 	__atomic_store_n(&vcon_device, vc, __ATOMIC_RELEASE);
-	pr_info("vcon: virtio console, port 0, %u+%u buffers of %u bytes\n", vc->rx.size,
-		vc->tx.size, VCON_BUFFER);
+	pr_info("vcon: virtio console, port 0, %u+%u buffers of %u bytes, %s\n", vc->rx.size,
+		vc->tx.size, VCON_BUFFER, vc->irq_kind == PCI_IRQ_MSIX ? "MSI-X"
+					  : vc->irq_kind == PCI_IRQ_MSI ? "MSI"
+									: "INTx");
 	return 0;
 }
 
