@@ -10,7 +10,8 @@
  * vcon_test=receive: the host writes VCON_TEST_RECEIVE_BYTES of the pattern
  * into the port and the suite checks it arrived whole and in order.  Without
  * vcon_test= those two cases are skipped; without a device, the write must
- * fail with -ENODEV.  The pattern and the sizes are tests/run.py's too.
+ * fail with -ENODEV.  vcon_test=bench prints the write throughput for
+ * several write sizes (docs/PERFORMANCE.md).  The pattern and the sizes are tests/run.py's too.
  */
 #include "boot/cmdline.h"
 #include "console/console.h"
@@ -30,7 +31,7 @@
 #define COMMON_DEVICE_STATUS    0x14 /* virtio 1.0, 4.1.4.3 */
 #define COMMON_SIZE             0x38
 
-enum vcon_test_mode { VCON_TEST_NONE, VCON_TEST_SEND, VCON_TEST_RECEIVE };
+enum vcon_test_mode { VCON_TEST_NONE, VCON_TEST_SEND, VCON_TEST_RECEIVE, VCON_TEST_BENCH };
 static enum vcon_test_mode vcon_test_mode;
 
 static int set_vcon_test(const char *value)
@@ -39,11 +40,14 @@ static int set_vcon_test(const char *value)
 		vcon_test_mode = VCON_TEST_SEND;
 	else if (value && !strcmp(value, "receive"))
 		vcon_test_mode = VCON_TEST_RECEIVE;
+	else if (value && !strcmp(value, "bench"))
+		vcon_test_mode = VCON_TEST_BENCH;
 	else
 		return -1;
 	return 0;
 }
-KERNEL_PARAM(vcon_test, set_vcon_test, "send|receive: the vcon suite's host-checked cases");
+KERNEL_PARAM(vcon_test, set_vcon_test,
+	     "send|receive|bench: the vcon suite's host-checked cases, or its throughput");
 
 /* Byte offset of the pattern: a multiplicative hash, so no period short of 4 GiB. */
 static uint8_t pattern_byte(uint64_t offset)
@@ -439,10 +443,38 @@ static void the_hosts_pattern_arrives_in_order(struct ktest *t)
 	EXPECT_EQ(t, stats.rx_buffers_dropped, 0);
 }
 
+/* ---- vcon_test=bench ------------------------------------------------------- */
+
+#define VCON_BENCH_BYTES (4u << 20) /* per write size */
+
+static void throughput_by_write_size(struct ktest *t)
+{
+	if (vcon_test_mode != VCON_TEST_BENCH || !vcon_present()) {
+		ktest_skip(t, "needs vcon_test=bench and a console port");
+		return;
+	}
+	static const size_t sizes[] = {64, 512, 4096, 65536};
+	uint8_t *chunk = kmalloc(65536);
+	ASSERT_TRUE(t, chunk != NULL);
+	fill_pattern(chunk, 0, 65536);
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t start = clock_ns();
+		for (size_t sent = 0; sent < VCON_BENCH_BYTES; sent += sizes[i])
+			ASSERT_EQ(t, vcon_write(chunk, sizes[i]), 0);
+		ASSERT_EQ(t, vcon_flush(), 0);
+		uint64_t elapsed = clock_ns() - start;
+		console_print("    # vcon bench: %u bytes in writes of %zu: %lu us, %lu kB/s\n",
+			      VCON_BENCH_BYTES, sizes[i], elapsed / 1000,
+			      (uint64_t)(VCON_BENCH_BYTES * NSEC_PER_MSEC / (elapsed ? elapsed : 1)));
+	}
+	kfree(chunk);
+}
+
 KTEST_SUITE(vcon, KTEST_CASE(write_without_device_is_enodev),
 	    KTEST_CASE(a_write_fills_buffers_in_order_and_kicks_once),
 	    KTEST_CASE(a_writer_waits_for_the_device_then_goes_on),
 	    KTEST_CASE(a_device_that_needs_reset_fails_the_write),
 	    KTEST_CASE(a_flush_waits_until_the_device_has_taken_everything),
 	    KTEST_CASE(received_bytes_reach_the_receiver_in_order),
-	    KTEST_CASE(the_pattern_reaches_the_host), KTEST_CASE(the_hosts_pattern_arrives_in_order));
+	    KTEST_CASE(the_pattern_reaches_the_host), KTEST_CASE(the_hosts_pattern_arrives_in_order),
+	    KTEST_CASE(throughput_by_write_size));
