@@ -306,8 +306,8 @@ static int vcon_start(struct vcon *vc, struct pci_device *pci)
 		return kind;
 	vc->irq_kind = (enum pci_irq_kind)kind;
 	uint16_t entry = kind == PCI_IRQ_MSIX ? 0 : VIRTIO_NO_VECTOR;
-	error = virtio_setup_queue(&vc->vdev, &vc->rx, VCON_RX_QUEUE, VCON_RX_BUFFERS,
-				   VCON_BUFFER, entry);
+	error = virtio_setup_queue(&vc->vdev, &vc->rx, VCON_RX_QUEUE, VCON_RX_BUFFERS, VCON_BUFFER,
+				   entry);
 	if (!error)
 		error = virtio_setup_queue(&vc->vdev, &vc->tx, VCON_TX_QUEUE, VCON_TX_BUFFERS,
 					   VCON_BUFFER, entry);
@@ -343,10 +343,9 @@ static int vcon_probe(struct pci_device *pci)
 	}
 	pci->driver_data = vc;
 	__atomic_store_n(&vcon_device, vc, __ATOMIC_RELEASE);
+	static const char *const irq_names[] = {"none", "INTx", "MSI", "MSI-X"};
 	pr_info("vcon: virtio console, port 0, %u+%u buffers of %u bytes, %s\n", vc->rx.size,
-		vc->tx.size, VCON_BUFFER, vc->irq_kind == PCI_IRQ_MSIX ? "MSI-X"
-					  : vc->irq_kind == PCI_IRQ_MSI ? "MSI"
-									: "INTx");
+		vc->tx.size, VCON_BUFFER, irq_names[vc->irq_kind]);
 	return 0;
 }
 

@@ -28,7 +28,7 @@
 #define VCON_TEST_RECORDS       50
 #define VCON_TEST_RECORD_BYTES  1000
 #define VCON_TEST_GUARD_NS      (120ull * 1000 * NSEC_PER_MSEC) /* only against a hang */
-#define COMMON_DEVICE_STATUS    0x14 /* virtio 1.0, 4.1.4.3 */
+#define COMMON_DEVICE_STATUS    0x14                            /* virtio 1.0, 4.1.4.3 */
 #define COMMON_SIZE             0x38
 
 enum vcon_test_mode { VCON_TEST_NONE, VCON_TEST_SEND, VCON_TEST_RECEIVE, VCON_TEST_BENCH };
@@ -105,8 +105,7 @@ static struct virtq_desc *offered(struct virtqueue *queue, unsigned n)
 	return &queue->desc[queue->avail->ring[n % queue->size]];
 }
 
-static bool buffer_holds_pattern(struct virtqueue *queue, struct virtq_desc *desc,
-				 uint64_t offset)
+static bool buffer_holds_pattern(struct virtqueue *queue, struct virtq_desc *desc, uint64_t offset)
 {
 	const uint8_t *bytes = queue->buffers + (desc->address - queue->buffers_phys);
 	for (uint32_t i = 0; i < desc->length; i++)
@@ -190,12 +189,11 @@ static void a_writer_waits_for_the_device_then_goes_on(struct ktest *t)
 	ASSERT_TRUE(t, data != NULL);
 	fill_pattern(data, 0, length);
 	struct writer_job job = {vc, data, length};
-	struct thread *thread = thread_create(writer, &job, "vcon-test-writer",
-					      thread_priority(thread_current()));
+	struct thread *thread =
+	    thread_create(writer, &job, "vcon-test-writer", thread_priority(thread_current()));
 	ASSERT_TRUE(t, thread != NULL);
 	uint64_t guard = clock_ns() + VCON_TEST_GUARD_NS;
-	while (__atomic_load_n(&vc->counters.tx_waits, __ATOMIC_ACQUIRE) == 0 &&
-	       clock_ns() < guard)
+	while (__atomic_load_n(&vc->counters.tx_waits, __ATOMIC_ACQUIRE) == 0 && clock_ns() < guard)
 		sched_sleep_ns(NSEC_PER_MSEC);
 	EXPECT_EQ(t, vc->tx.avail->index, 4);
 	EXPECT_EQ(t, vc->tx.avail->flags, 0); /* interrupts allowed while it waits */
@@ -251,12 +249,11 @@ static void a_flush_waits_until_the_device_has_taken_everything(struct ktest *t)
 	static uint8_t data[2 * VCON_BUFFER];
 	EXPECT_EQ(t, vcon_drain(vc), 0); /* nothing in flight */
 	EXPECT_EQ(t, vcon_send(vc, data, sizeof(data)), 0);
-	struct thread *thread = thread_create(flusher, vc, "vcon-test-flush",
-					      thread_priority(thread_current()));
+	struct thread *thread =
+	    thread_create(flusher, vc, "vcon-test-flush", thread_priority(thread_current()));
 	ASSERT_TRUE(t, thread != NULL);
 	uint64_t guard = clock_ns() + VCON_TEST_GUARD_NS;
-	while (__atomic_load_n(&vc->counters.tx_waits, __ATOMIC_ACQUIRE) == 0 &&
-	       clock_ns() < guard)
+	while (__atomic_load_n(&vc->counters.tx_waits, __ATOMIC_ACQUIRE) == 0 && clock_ns() < guard)
 		sched_sleep_ns(NSEC_PER_MSEC);
 	device_uses(&vc->tx, vc->tx.avail->ring[0], VCON_BUFFER);
 	vcon_notify(vc);
@@ -339,7 +336,8 @@ static void received_bytes_reach_the_receiver_in_order(struct ktest *t)
 
 /* ---- With the host: vcon_test=send ---------------------------------------- */
 
-static const size_t write_sizes[] = {1, 3, 64, 511, 4095, 4096, 4097, 8192, 10000, 65536, 100000, 7};
+static const size_t write_sizes[] = {1,    3,    64,    511,   4095,   4096,
+				     4097, 8192, 10000, 65536, 100000, 7};
 
 static int pattern_writer(uint8_t *chunk)
 {
@@ -409,9 +407,10 @@ static void the_pattern_reaches_the_host(struct ktest *t)
 	uint64_t elapsed = clock_ns() - start; /* until the device has taken it all */
 	vcon_get_stats(&after);
 	EXPECT_EQ(t, after.bytes_out - before.bytes_out, VCON_TEST_SEND_BYTES);
-	uint64_t bytes_per_ms = elapsed ? (uint64_t)VCON_TEST_SEND_BYTES * NSEC_PER_MSEC / elapsed : 0;
-	console_print("    # vcon: %u bytes written and flushed in %lu us: %lu kB/s\n", VCON_TEST_SEND_BYTES,
-		      elapsed / 1000, bytes_per_ms);
+	uint64_t bytes_per_ms =
+	    elapsed ? (uint64_t)VCON_TEST_SEND_BYTES * NSEC_PER_MSEC / elapsed : 0;
+	console_print("    # vcon: %u bytes written and flushed in %lu us: %lu kB/s\n",
+		      VCON_TEST_SEND_BYTES, elapsed / 1000, bytes_per_ms);
 	concurrent_writers(t);
 	EXPECT_EQ(t, vcon_flush(), 0); /* before the machine stops */
 	vcon_get_stats(&after);
@@ -463,9 +462,10 @@ static void throughput_by_write_size(struct ktest *t)
 			ASSERT_EQ(t, vcon_write(chunk, sizes[i]), 0);
 		ASSERT_EQ(t, vcon_flush(), 0);
 		uint64_t elapsed = clock_ns() - start;
-		console_print("    # vcon bench: %u bytes in writes of %zu: %lu us, %lu kB/s\n",
-			      VCON_BENCH_BYTES, sizes[i], elapsed / 1000,
-			      (uint64_t)(VCON_BENCH_BYTES * NSEC_PER_MSEC / (elapsed ? elapsed : 1)));
+		console_print(
+		    "    # vcon bench: %u bytes in writes of %zu: %lu us, %lu kB/s\n",
+		    VCON_BENCH_BYTES, sizes[i], elapsed / 1000,
+		    (uint64_t)(VCON_BENCH_BYTES * NSEC_PER_MSEC / (elapsed ? elapsed : 1)));
 	}
 	kfree(chunk);
 }
@@ -476,5 +476,5 @@ KTEST_SUITE(vcon, KTEST_CASE(write_without_device_is_enodev),
 	    KTEST_CASE(a_device_that_needs_reset_fails_the_write),
 	    KTEST_CASE(a_flush_waits_until_the_device_has_taken_everything),
 	    KTEST_CASE(received_bytes_reach_the_receiver_in_order),
-	    KTEST_CASE(the_pattern_reaches_the_host), KTEST_CASE(the_hosts_pattern_arrives_in_order),
-	    KTEST_CASE(throughput_by_write_size));
+	    KTEST_CASE(the_pattern_reaches_the_host),
+	    KTEST_CASE(the_hosts_pattern_arrives_in_order), KTEST_CASE(throughput_by_write_size));
