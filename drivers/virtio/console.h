@@ -19,8 +19,8 @@
 #include <stdint.h>
 
 /* Bytes from the host, handed over in order, in the driver's receive thread
- * (never in an interrupt): the receiver may sleep, but the next bytes wait
- * until it returns. */
+ * (never in an interrupt): the receiver may sleep and may call vcon_write
+ * (to answer), but the next bytes wait until it returns. */
 typedef void (*vcon_receive_fn)(const uint8_t *data, size_t length, void *arg);
 
 struct vcon_stats {
