@@ -21,6 +21,7 @@ import re
 import select
 import shlex
 import shutil
+import socket
 import struct
 import subprocess
 import sys
@@ -602,17 +603,19 @@ def ktest_problem(run):
     return None
 
 
-def run_ktest(args, reporter, name, suites, smp=1, qemu_args=()):
-    """ktest=suites on smp CPUs; its cases are name/suite/case."""
+def run_ktest(args, reporter, name, suites, smp=1, qemu_args=(), options=""):
+    """ktest=suites (and more command-line options) on smp CPUs; its cases are
+    name/suite/case.  Returns the KtapRun, or None when the kernel is missing."""
     kernel = in_build(args, TEST_KERNEL)
     if missing(kernel, reporter, name, "run make kernel"):
-        return
+        return None
     run = boot_and_collect_ktap(test_log(args, name), kernel,
                                 BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1),
-                                append=f"ktest={suites} exit=qemu", smp=smp,
+                                append=f"ktest={suites} exit=qemu {options}".strip(), smp=smp,
                                 qemu_args=["--hang-symbols", KTEST_HANG_SYMBOLS] + list(qemu_args))
     report_cases(reporter, name, run.cases)
     report_run(reporter, f"{name} (run)", run, ktest_problem(run))
+    return run
 
 
 def ktest_cpu_name(smp):
@@ -642,21 +645,133 @@ def ktest_listing(args):
     for nic in KTEST_NICS:
         lines.append(f"ktest-{nic[0]}/<suite>/<case>: {KTEST_NIC_SUITES} on {nic[1]} with "
                      + " ".join(nic[2][1::2]))
+    for port in VCON_PORTS:
+        lines.append(f"ktest-vcon-send-{port}/<suite>/<case>, /ran, /stream: vcon with "
+                     "vcon_test=send, its port's output checked byte for byte")
+        lines.append(f"ktest-vcon-receive-{port}/<suite>/<case>, /ran: vcon with "
+                     "vcon_test=receive, fed through a socket")
     lines.append("<run> (run): each run's exit status and KTAP plan")
     for suite, cases, source in ktest_suites():
         lines += [f"ktest/{suite}/{case}" for case in cases]
     return lines
 
 
+# The virtio console's suite with a port (drivers/virtio/console_test.c, whose
+# pattern and sizes these are): vcon_test=send writes the pattern, then
+# records from several threads, into a file the harness checks byte for byte;
+# vcon_test=receive checks the pattern the harness writes into a socket.
+# Each with MSI-X on q35 (qemu.py --console-port) and with INTx on pc.
+VCON_SEND_BYTES, VCON_RECEIVE_BYTES = 1 << 20, 512 << 10
+VCON_WRITERS, VCON_RECORDS, VCON_RECORD_BYTES = 3, 50, 1000
+VCON_PORTS = ["q35", "intx-pc"]
+VCON_HOST_CASES = {"send": "the_pattern_reaches_the_host",
+                   "receive": "the_hosts_pattern_arrives_in_order"}
+
+
+def vcon_pattern(offset, length):
+    return bytes(((i * 2654435761) & 0xffffffff) >> 24 for i in range(offset, offset + length))
+
+
+def vcon_records_problem(data):
+    """What is wrong with the records the writer threads sent, or None: each
+    whole (byte 0 'A' + writer, bytes 1-2 its number, then writer ^ n ^ i)
+    and each writer's in order."""
+    if len(data) != VCON_WRITERS * VCON_RECORDS * VCON_RECORD_BYTES:
+        return f"{len(data)} bytes of records"
+    following = [0] * VCON_WRITERS
+    for start in range(0, len(data), VCON_RECORD_BYTES):
+        record = data[start:start + VCON_RECORD_BYTES]
+        writer, number = record[0] - ord("A"), record[1] | record[2] << 8
+        if not 0 <= writer < VCON_WRITERS or number != following[writer]:
+            return f"record at {start}: writer {writer} number {number} out of order"
+        body = bytes((writer ^ number ^ i) & 0xff for i in range(3, VCON_RECORD_BYTES))
+        if record[3:] != body:
+            return f"record at {start} torn"
+        following[writer] += 1
+    return None
+
+
+def vcon_stream_problem(data):
+    """What is wrong with what vcon_test=send wrote, or None."""
+    if data[:VCON_SEND_BYTES] != vcon_pattern(0, VCON_SEND_BYTES):
+        same = next((i for i, (a, b) in enumerate(zip(data, vcon_pattern(0, len(data))))
+                     if a != b), min(len(data), VCON_SEND_BYTES))
+        return f"{len(data)} bytes; the pattern differs from byte {same}"
+    return vcon_records_problem(data[VCON_SEND_BYTES:])
+
+
+def vcon_port_args(port, chardev):
+    """qemu.py's arguments for a console port of kind port on chardev."""
+    if port == "q35":
+        return ["--machine", "q35", "--console-port", chardev]
+    return ["--machine", "pc", "--", "-device", "virtio-serial-pci,vectors=0,disable-legacy=on",
+            "-chardev", f"{chardev},id=vcon0", "-device", "virtconsole,chardev=vcon0"]
+
+
+def report_vcon_host_case(reporter, name, run, mode):
+    """The host-checked case must have run: a skip there would prove nothing."""
+    case = VCON_HOST_CASES[mode]
+    status = next((st for suite, c, st, _ in (run.cases if run else []) if c == case), None)
+    reporter.report(Result(f"{name}/ran", "ok" if status == "ok" else "FAIL", 0.0, None,
+                           f"vcon/{case}: {status or 'not reported'}"))
+
+
+def run_vcon_send(args, reporter, port):
+    name = f"ktest-vcon-send-{port}"
+    output = test_log(args, name) + ".bin"
+    if os.path.exists(output):
+        os.remove(output)
+    run = run_ktest(args, reporter, name, "vcon", options="vcon_test=send",
+                    qemu_args=vcon_port_args(port, f"file,path={output}"))
+    report_vcon_host_case(reporter, name, run, "send")
+    data = open(output, "rb").read() if os.path.exists(output) else b""
+    problem = vcon_stream_problem(data)
+    reporter.report(Result(f"{name}/stream", "FAIL" if problem else "ok", 0.0, None,
+                           problem or f"{len(data)} bytes byte-exact"))
+
+
+def run_vcon_receive(args, reporter, port):
+    """QEMU connects to the harness's socket at start; the pattern waits in
+    the host until the suite sets a receiver."""
+    name = f"ktest-vcon-receive-{port}"
+    with tempfile.TemporaryDirectory(prefix="vcon-") as tmp:
+        path = os.path.join(tmp, "port.sock")
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        server.listen(1)
+        server.settimeout(BIOS_TIMEOUT)
+
+        def feed():
+            try:
+                connection, _ = server.accept()
+                with connection:
+                    connection.sendall(vcon_pattern(0, VCON_RECEIVE_BYTES))
+                    while connection.recv(65536):
+                        pass
+            except OSError:
+                pass  # QEMU gone early: the suite's case says what went wrong
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        run = run_ktest(args, reporter, name, "vcon", options="vcon_test=receive",
+                        qemu_args=vcon_port_args(port, f"socket,path={path}"))
+        server.close()
+        feeder.join(10)
+    report_vcon_host_case(reporter, name, run, "receive")
+
+
 @group("ktest", ktest_listing)
 def ktest_jobs(args, reporter):
     """the in-kernel suites (the test kernel with ktest=all exit=qemu, QEMU
-    -kernel) on 1, 2 and 4 CPUs, and the NIC drivers' suites with each NIC;
-    every case counts."""
+    -kernel) on 1, 2 and 4 CPUs, the NIC drivers' suites with each NIC, and
+    the vcon suite with a console port (output checked byte for byte, input
+    fed through a socket); every case counts."""
     return [lambda n=n: run_ktest(args, reporter, ktest_cpu_name(n), "all", smp=n)
             for n in KTEST_CPUS] + \
         [lambda nic=nic: run_ktest(args, reporter, f"ktest-{nic[0]}", KTEST_NIC_SUITES,
-                                   qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS]
+                                   qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS] + \
+        [lambda port=port: run_vcon_send(args, reporter, port) for port in VCON_PORTS] + \
+        [lambda port=port: run_vcon_receive(args, reporter, port) for port in VCON_PORTS]
 
 
 # ---------------------------------------------------------------- crash tests

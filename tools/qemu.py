@@ -42,6 +42,7 @@ def qemu_command(args):
     if args.gdb:
         cmd += ["-s", "-S"]
     cmd += network_options(args)
+    cmd += console_port_options(args)
     cmd += args.extra
     return cmd
 
@@ -63,6 +64,15 @@ def network_options(args):
         [RUN_HOSTFWD] if args.interactive else [])
     netdev = "user,id=n0" + "".join(f",hostfwd={h}" for h in hostfwd)
     return ["-netdev", netdev, "-device", f"{NIC_DEVICES.get(nic, nic)},netdev=n0"]
+
+
+def console_port_options(args):
+    """A virtio console port (drivers/virtio/console.h) on the QEMU character
+    device SPEC: virtio-serial with one virtconsole, port 0."""
+    if not args.console_port:
+        return []
+    return ["-device", "virtio-serial-pci", "-chardev", f"{args.console_port},id=vcon0",
+            "-device", "virtconsole,chardev=vcon0"]
 
 
 def run_interactive(cmd):
@@ -142,6 +152,9 @@ def main():
     p.add_argument("--hostfwd", action="append",
                    help="forward a host port to the OS, e.g. tcp:127.0.0.1:8080-:80 (repeatable; "
                    "interactive default: " + RUN_HOSTFWD + ")")
+    p.add_argument("--console-port", metavar="SPEC",
+                   help="attach a virtio console port to the QEMU character device SPEC, e.g. "
+                   "file,path=out.bin or socket,path=/tmp/x.sock,server=on,wait=off")
     p.add_argument("--log", default="build/serial.log")
     p.add_argument("--timeout", type=float, default=120)
     p.add_argument("--hang-symbols", type=lambda v: [x for x in v.split(",") if x], default=[],

@@ -228,6 +228,11 @@ void virtio_start_device(struct virtio_device *vdev)
 	write8(vdev->common, COMMON_DEVICE_STATUS, status | VIRTIO_STATUS_DRIVER_OK);
 }
 
+uint8_t virtio_read_status(struct virtio_device *vdev)
+{
+	return vdev->common[COMMON_DEVICE_STATUS];
+}
+
 uint8_t virtio_read_isr(struct virtio_device *vdev)
 {
 	return *vdev->isr;

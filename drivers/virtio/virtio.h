@@ -116,6 +116,8 @@ int virtio_set_config_vector(struct virtio_device *vdev, uint16_t msix_entry);
 void virtio_start_device(struct virtio_device *vdev);
 /* Resets the device (status 0), stopping all DMA. */
 void virtio_reset_device(struct virtio_device *vdev);
+/* The device status (VIRTIO_STATUS_*): NEEDS_RESET or FAILED say it broke. */
+uint8_t virtio_read_status(struct virtio_device *vdev);
 /* Reads and clears the ISR status (bit 0: queue, bit 1: configuration). */
 uint8_t virtio_read_isr(struct virtio_device *vdev);
 /* Device configuration at offset; all ones beyond what the device offers. */
