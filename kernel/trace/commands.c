@@ -32,20 +32,24 @@ static int start(int argc, char **argv)
 	const struct trace_sink *sink = trace_find_sink("console");
 	const char *argument = DEFAULT_DIRECTORY;
 	int first = 2;
-	if (argc >= 4 && !strcmp(argv[2], "-o")) {
-		sink = sink_for(argv[3], &argument);
-		first = 4;
+	bool flight = argc > first && !strcmp(argv[first], "--flight");
+	first += flight;
+	if (argc >= first + 2 && !strcmp(argv[first], "-o")) {
+		sink = sink_for(argv[first + 1], &argument);
 		if (!sink) {
-			kshell_print("trace: no sink '%s' (console, file:DIR)\n", argv[3]);
+			kshell_print("trace: no sink '%s' (console, file:DIR)\n", argv[first + 1]);
 			return -ENOENT;
 		}
+		first += 2;
 	} else if (!sink) {
 		sink = trace_find_sink("file");
 	}
-	int error = trace_start(sink, argument, (const char *const *)argv + first, argc - first);
+	const char *const *patterns = (const char *const *)argv + first;
+	int error = flight ? trace_start_flight(sink, argument, patterns, argc - first)
+			   : trace_start(sink, argument, patterns, argc - first);
 	if (!error)
-		kshell_print("trace: recording into %s%s%s\n", sink->name, *argument ? " " : "",
-			     argument);
+		kshell_print("trace: recording%s into %s%s%s\n", flight ? " (flight recorder)" : "",
+			     sink->name, *argument ? " " : "", argument);
 	else if (error == -ENOENT)
 		kshell_print("trace: a pattern matches no join point\n");
 	return error;
@@ -71,6 +75,12 @@ static int trace_command(int argc, char **argv)
 			print_counts("stopped", &end);
 		return error;
 	}
+	if (argc == 2 && !strcmp(argv[1], "snapshot")) {
+		int error = trace_snapshot();
+		if (error)
+			kshell_print("trace: no flight recorder runs\n");
+		return error;
+	}
 	if (argc == 2 && !strcmp(argv[1], "status")) {
 		trace_get_counts(&end);
 		print_counts(trace_running() ? "running" : "last", &end);
@@ -79,5 +89,6 @@ static int trace_command(int argc, char **argv)
 	return KSHELL_USAGE;
 }
 
-KSHELL_COMMAND(trace, trace_command, "trace start [-o console|file:DIR] [PATTERN...] | stop | status",
+KSHELL_COMMAND(trace, trace_command,
+	       "trace start [--flight] [-o console|file:DIR] [PATTERN...] | snapshot | stop | status",
 	       "record the kernel's events and join points, out of the OS as a CTF trace");

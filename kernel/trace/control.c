@@ -39,6 +39,34 @@ void trace_set_line_runner(int (*run)(const char *line))
 	line_runner = run;
 }
 
+static int (*file_store)(const char *name, const void *data, size_t length);
+
+void trace_set_file_store(int (*store)(const char *name, const void *data, size_t length))
+{
+	file_store = store;
+}
+
+static bool name_is_plain(const char *name)
+{
+	size_t length = strlen(name);
+	if (!length || length > TRACE_PUT_NAME_MAX || name[0] == '.')
+		return false;
+	for (const char *c = name; *c; c++) {
+		bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			  (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-';
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+int trace_store_file(const char *name, const void *data, size_t length)
+{
+	if (!name_is_plain(name) || length > TRACE_PUT_MAX)
+		return -EINVAL;
+	return file_store ? file_store(name, data, length) : -ENOSYS;
+}
+
 static void answer(const struct trace_sink *sink, const char *format, ...)
 	__attribute__((format(printf, 2, 3)));
 static void answer(const struct trace_sink *sink, const char *format, ...)
@@ -71,7 +99,10 @@ static unsigned split(char *line, char **words, unsigned max)
 
 static int start_from_line(const struct trace_sink *sink, char **words, unsigned count)
 {
-	int error = trace_start(sink, "", (const char *const *)words, count);
+	bool flight = count && !strcmp(words[0], "--flight");
+	const char *const *patterns = (const char *const *)words + flight;
+	int error = flight ? trace_start_flight(sink, "", patterns, count - 1)
+			   : trace_start(sink, "", patterns, count);
 	if (error)
 		answer(sink, "trace start: error %d\n", error);
 	/* On success the metadata went out first: the host knows it started. */
@@ -89,6 +120,11 @@ int trace_control_line(const struct trace_sink *sink, const char *line)
 	unsigned count = split(copy, words, TRACE_PATTERNS_MAX + 2);
 	if (count >= 2 && !strcmp(words[0], "trace") && !strcmp(words[1], "start"))
 		return start_from_line(sink, words + 2, count - 2);
+	if (count == 2 && !strcmp(words[0], "trace") && !strcmp(words[1], "snapshot")) {
+		int error = trace_snapshot();
+		answer(sink, error ? "trace snapshot: no flight recorder runs\n" : "snapshot sent\n");
+		return error;
+	}
 	if (count == 2 && !strcmp(words[0], "trace") && !strcmp(words[1], "stop")) {
 		int error = trace_stop(NULL);
 		if (error)

@@ -5,11 +5,18 @@
  * stop turns everything off, waits a grace period (so no CPU still writes a
  * record), drains what is left and sends END with the counts.
  *
- * The channel is made once (TRACE_RING_BYTES per CPU, stream mode) and kept
- * for good, so a trace point that read the channel just before stop still
- * writes into live memory.  Counts are taken against the channel's totals at
+ * A flight-recorder session has no drainer: its rings keep the newest
+ * records, overwriting the oldest, and trace_snapshot pauses recording
+ * (a grace period: no writer left), moves what the rings hold into packets,
+ * and resumes.  A snapshot starts each CPU at its first record with a full
+ * time (the ones before it are dropped: at most an eighth of the ring).
+ *
+ * The channels (one per mode, TRACE_RING_BYTES per CPU) are made once and
+ * kept for good, so a trace point that read the channel just before stop
+ * still writes into live memory.  Counts are taken against the channel's totals at
  * start: recorded = written + refused; delivered = sealed into packets the
- * sink took; dropped = refused by a full ring + in packets the sink refused.
+ * sink took; dropped = refused by a full ring + in packets the sink refused
+ * (in flight-recorder mode: every record not delivered by a snapshot).
  */
 #include "trace/internal.h"
 
@@ -27,11 +34,15 @@
 #include "trace/ctf.h"
 
 #define TRACE_RING_BYTES   (256 * 1024)
-#define PACKET_PAGES       16 /* a packet: header and up to 64 KiB of records */
+#define PACKET_RECORDS     (64 * 1024) /* a stream packet's records at most */
+/* The packet buffer: a header and a whole ring (a snapshot takes it all). */
+#define PACKET_PAGES       (TRACE_RING_BYTES / PAGE_SIZE + 1)
 #define DRAIN_IDLE_NS      (5 * 1000 * 1000)
 
 struct session {
 	bool running;
+	bool flight; /* flight recorder: no drainer, snapshots on request */
+	struct tel_channel *channels[2]; /* stream, flight recorder: made once */
 	volatile bool stopping;
 	const struct trace_sink *sink;
 	struct tel_channel *channel;
@@ -91,22 +102,39 @@ static uint64_t ring_dropped(unsigned cpu)
 	return tel_channel_get_stats(session.channel, cpu, &stats) ? 0 : stats.dropped;
 }
 
+/* The bytes of records before the first one with a full time: a stream's
+ * first packet must start there (they are dropped). */
+static uint64_t untimed_bytes(const uint8_t *records, int64_t bytes)
+{
+	int64_t at = 0;
+	while (at < bytes && ((const struct tel_record *)(records + at))->kind != TEL_EXTENDED)
+		at += (int64_t)tel_record_bytes((const void *)(records + at));
+	return (uint64_t)(at < bytes ? at : bytes);
+}
+
 /* Moves what CPU cpu's ring holds into one packet for the sink.  Returns the
  * records moved. */
 static uint64_t drain_cpu(unsigned cpu)
 {
 	struct ctf_stream *stream = &session.streams[cpu];
 	uint8_t *records = session.packet + sizeof(struct ctf_packet_header);
-	int64_t bytes = tel_channel_read(session.channel, cpu, records,
-					 PACKET_PAGES * PAGE_SIZE - sizeof(struct ctf_packet_header));
-	if (bytes <= 0)
+	uint64_t room = session.flight ? PACKET_PAGES * PAGE_SIZE - sizeof(struct ctf_packet_header)
+				       : PACKET_RECORDS;
+	int64_t bytes = tel_channel_read(session.channel, cpu, records, room);
+	/* A flight recorder that overwrote records since the last snapshot (or
+	 * the first snapshot) starts where a full time is. */
+	uint64_t discarded = ring_dropped(cpu) - session.base_dropped[cpu];
+	bool restart = !stream->events || discarded != stream->events_discarded;
+	uint64_t skip = session.flight && restart ? untimed_bytes(records, bytes) : 0;
+	if (bytes - (int64_t)skip <= 0)
 		return 0;
-	stream->events_discarded = ring_dropped(cpu) - session.base_dropped[cpu];
+	stream->events_discarded = discarded;
 	uint64_t before = stream->events;
-	uint64_t size = ctf_seal_packet(session.packet, (uint64_t)bytes, stream);
+	uint8_t *packet = records + skip - sizeof(struct ctf_packet_header);
+	uint64_t size = ctf_seal_packet(packet, (uint64_t)bytes - skip, stream);
 	uint64_t count = stream->events - before;
 	int error = session.sink->frame(session.sink->context, TRACE_FRAME_PACKET, (uint16_t)cpu,
-					session.packet, (uint32_t)size);
+					packet, (uint32_t)size);
 	__atomic_fetch_add(error ? &session.refused_by_sink : &session.delivered, count,
 			   __ATOMIC_RELAXED);
 	return count;
@@ -143,6 +171,8 @@ void trace_get_counts(struct trace_end *counts)
 	    .recorded = now.produced - session.base.produced + refused,
 	    .delivered = __atomic_load_n(&session.delivered, __ATOMIC_RELAXED),
 	    .dropped = refused + by_sink};
+	if (session.flight) /* overwritten, skipped, or never asked for */
+		counts->dropped = counts->recorded - counts->delivered;
 }
 
 bool trace_running(void)
@@ -194,8 +224,12 @@ static int attach_patterns(const char *const *patterns, unsigned count)
 
 static int make_channel(void)
 {
-	if (!session.channel)
-		session.channel = tel_channel_create("trace", TRACE_RING_BYTES, TEL_STREAM);
+	unsigned mode = session.flight ? 1 : 0;
+	if (!session.channels[mode])
+		session.channels[mode] =
+		    tel_channel_create(mode ? "trace-flight" : "trace", TRACE_RING_BYTES,
+				       mode ? TEL_FLIGHT_RECORDER : TEL_STREAM);
+	session.channel = session.channels[mode];
 	if (!session.packet)
 		session.packet = mm_alloc_pages(PACKET_PAGES, PAGE_SIZE);
 	return session.channel && session.packet ? 0 : -ENOMEM;
@@ -254,19 +288,51 @@ static int begin(const struct trace_sink *sink, const char *argument, const char
 	session.stopping = false;
 	tracepoint_set_channel(session.channel);
 	thread_trace_names();
-	session.drainer = thread_create(drain_loop, NULL, "trace-drain", SCHED_PRIORITY_NORMAL);
+	if (!session.flight)
+		session.drainer =
+		    thread_create(drain_loop, NULL, "trace-drain", SCHED_PRIORITY_NORMAL);
 	return 0;
+}
+
+static int start(const struct trace_sink *sink, const char *argument, const char *const *patterns,
+		 unsigned count, bool flight)
+{
+	if (!sink || !sink->frame || count > TRACE_PATTERNS_MAX)
+		return -EINVAL;
+	mutex_lock(&start_stop);
+	int error = -EBUSY;
+	if (!session.running) {
+		session.flight = flight;
+		error = begin(sink, argument, patterns, count);
+	}
+	if (!error)
+		__atomic_store_n(&session.running, true, __ATOMIC_RELEASE);
+	mutex_unlock(&start_stop);
+	return error;
 }
 
 int trace_start(const struct trace_sink *sink, const char *argument, const char *const *patterns,
 		unsigned count)
 {
-	if (!sink || !sink->frame || count > TRACE_PATTERNS_MAX)
-		return -EINVAL;
+	return start(sink, argument, patterns, count, false);
+}
+
+int trace_start_flight(const struct trace_sink *sink, const char *argument,
+		       const char *const *patterns, unsigned count)
+{
+	return start(sink, argument, patterns, count, true);
+}
+
+int trace_snapshot(void)
+{
 	mutex_lock(&start_stop);
-	int error = session.running ? -EBUSY : begin(sink, argument, patterns, count);
-	if (!error)
-		__atomic_store_n(&session.running, true, __ATOMIC_RELEASE);
+	int error = !session.running ? -ENOENT : !session.flight ? -EINVAL : 0;
+	if (!error) {
+		tracepoint_set_channel(NULL);
+		grace_synchronize(); /* no CPU is writing: the rings hold still */
+		drain_all();
+		tracepoint_set_channel(session.channel);
+	}
 	mutex_unlock(&start_stop);
 	return error;
 }
@@ -280,7 +346,7 @@ static void end_session(void)
 	if (session.drainer)
 		thread_join(session.drainer, NULL);
 	session.drainer = NULL;
-	while (drain_all())
+	while (!session.flight && drain_all())
 		;
 	trace_get_counts(&session.final);
 	session.sink->frame(session.sink->context, TRACE_FRAME_END, 0, &session.final,

@@ -21,6 +21,7 @@
 #define KERNEL_TRACE_TRACE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "uapi/trace.h"
@@ -56,6 +57,14 @@ int trace_start(const struct trace_sink *sink, const char *argument, const char 
  * *end (may be NULL).  Returns 0 or -ENOENT (none runs). */
 int trace_stop(struct trace_end *end);
 bool trace_running(void);
+/* trace_start in flight-recorder mode: the rings keep the newest records and
+ * nothing goes to the sink until trace_snapshot, which sends what they hold
+ * (each record at most once).  Records never snapshot count as dropped. */
+int trace_start_flight(const struct trace_sink *sink, const char *argument,
+		       const char *const *patterns, unsigned count);
+/* Sends what the flight recorder holds now, recording paused meanwhile.
+ * Returns 0, -ENOENT (no trace runs) or -EINVAL (a stream trace runs). */
+int trace_snapshot(void);
 
 /* The counts of the session running (or the last one). */
 void trace_get_counts(struct trace_end *counts);
@@ -65,6 +74,13 @@ void trace_get_counts(struct trace_end *counts);
  * TEXT frame into sink.  Returns 0 or a negative error. */
 int trace_control_line(const struct trace_sink *sink, const char *line);
 void trace_set_line_runner(int (*run)(const char *line));
+
+/* A file a host sent ("put NAME LENGTH"): checks the name (letters, digits,
+ * '.', '_', '-'; at most TRACE_PUT_NAME_MAX) and hands it to the store the
+ * file system set.  Returns 0, -EINVAL (a bad name), -ENOSYS (no store), or
+ * the store's error. */
+int trace_store_file(const char *name, const void *data, size_t length);
+void trace_set_file_store(int (*store)(const char *name, const void *data, size_t length));
 
 /* At boot, once the drivers and their sinks are up: starts the trace= trace
  * (boot.c) or runs trace_bench. */

@@ -137,12 +137,19 @@ struct trace_end {
 
 /* ---- Control, into the OS over the same byte stream ---------------------------
  * Lines of text, each answered by one TEXT frame:
- *   trace start [PATTERN...]   record the kernel's events and the join points
+ *   trace start [--flight] [PATTERN...]
+ *                              record the kernel's events and the join points
  *                              matching PATTERN; packets follow as recorded
+ *                              (--flight: only on trace snapshot)
+ *   trace snapshot             a flight recorder's records now
  *   trace stop                 flush, then END
- *   put NAME LENGTH            then LENGTH raw bytes: stored as /tmp/NAME
+ *   put NAME LENGTH            then LENGTH raw bytes (at most TRACE_PUT_MAX):
+ *                              stored as /tmp/NAME (NAME: letters, digits,
+ *                              '.', '_' and '-')
  *   ANY OTHER LINE             run by the kernel shell (kcmd), its output
  *                              answered (e.g. "aspect link /tmp/a.o shm") */
 #define TRACE_CONTROL_LINE_MAX 256
+#define TRACE_PUT_MAX          (4 * 1024 * 1024)
+#define TRACE_PUT_NAME_MAX     64
 
 #endif

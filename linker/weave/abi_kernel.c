@@ -21,6 +21,7 @@
 #include "sched/sched.h"
 #include "telemetry/telemetry.h"
 #include "time/time.h"
+#include "telemetry/tracepoint.h"
 
 static const struct linker_run *run_of(const struct ms_ctx *ctx)
 {
@@ -260,12 +261,25 @@ static int copy_bytes_safely(const void *address, void *buffer, size_t length)
 	return 0;
 }
 
+/* The emitted record into the trace stream too, when a trace runs. */
+static void trace_emit(uint32_t type, const uint8_t *payload, size_t length)
+{
+	struct {
+		struct trace_mark mark;
+		uint8_t data[MS_EMIT_MAX];
+	} event = {.mark = {.type = type, .length = (uint32_t)length}};
+	memcpy(event.data, payload, length);
+	tracepoint_write(TRACE_ASPECT_EMIT, &event, (uint32_t)(sizeof event.mark + length));
+}
+
 int linker_emit_record(struct aspect *aspect, uint32_t type, const void *payload, size_t length)
 {
 	uint8_t copy[MS_EMIT_MAX];
 	struct tel_channel *channel = __atomic_load_n(&emit_channel, __ATOMIC_ACQUIRE);
 	if (type == TEL_TYPE_PAD || type > UINT16_MAX || copy_bytes_safely(payload, copy, length))
 		return -EINVAL;
+	if (tracepoint_on())
+		trace_emit(type, copy, length);
 	int err =
 	    channel ? tel_channel_emit(channel, (uint16_t)type, copy, (uint32_t)length) : -ENOBUFS;
 	if (err == -ENOBUFS)

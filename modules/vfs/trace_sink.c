@@ -1,7 +1,8 @@
 /*
  * The trace stream's "file" sink: a session written as a CTF trace directory
  * in the file system (DIR/metadata and one DIR/stream_<cpu> per CPU), ready
- * to copy out and read with babeltrace2.
+ * to copy out and read with babeltrace2; and the store for files a host
+ * sends over the trace stream's control channel (into /tmp).
  */
 #include "vfs/vfs.h"
 
@@ -65,7 +66,23 @@ static int write_frame(void *context, uint16_t kind, uint16_t stream, const void
 static const struct trace_sink file_sink = {
     .name = "file", .open = open_directory, .frame = write_frame};
 
+/* A file a host sent over the trace stream's control channel: /tmp/NAME. */
+static int store_file(const char *name, const void *data, size_t length)
+{
+	char path[96];
+	snprintf(path, sizeof path, "/tmp/%s", name);
+	vfs_mkdir("/tmp", 01777); /* there already, unless booted without an initrd */
+	struct vfs_file *file;
+	int error = vfs_open(path, VFS_O_WRONLY | VFS_O_CREAT | VFS_O_TRUNC, 0644, &file);
+	if (error)
+		return error;
+	int64_t written = vfs_write(file, data, length);
+	vfs_close(file);
+	return written == (int64_t)length ? 0 : written < 0 ? (int)written : -EIO;
+}
+
 void vfs_register_trace_sink(void)
 {
 	trace_register_sink(&file_sink);
+	trace_set_file_store(store_file);
 }
