@@ -1,14 +1,17 @@
 /*
- * Sinks by name, and the control lines a host sends over a sink that can
- * receive (uapi/trace.h): "trace start PATTERN...", "trace stop", and any
- * other line for the kernel shell (through the runner that init sets: the
- * shell sits above this layer).  Each line is answered with a TEXT frame.
+ * Sinks by name, and what a host sends over a sink that can receive
+ * (uapi/trace.h): control lines ("trace start PATTERN...", "trace stop",
+ * "trace snapshot", and any other line for the kernel shell, through the
+ * runner that init sets: the shell sits above this layer), and files ("put
+ * NAME LENGTH" and the bytes, stored by the file system's store).  Each line
+ * is answered with a TEXT frame.
  */
 #include "trace/internal.h"
 
 #include "lib/errno.h"
 #include "lib/format.h"
 #include "lib/string.h"
+#include "mm/mm.h"
 
 static const struct trace_sink *sinks[TRACE_SINKS_MAX];
 static int (*line_runner)(const char *line);
@@ -138,4 +141,108 @@ int trace_control_line(const struct trace_sink *sink, const char *line)
 	int result = line_runner(line);
 	answer(sink, result ? "error %d\n" : "ok\n", result);
 	return result;
+}
+
+/* ---- The byte stream of one connection ---------------------------------- */
+
+static void answer_text(struct trace_control *control, const char *text)
+{
+	control->sink->frame(control->sink->context, TRACE_FRAME_TEXT, 0, text,
+			     (uint32_t)strlen(text));
+}
+
+static void end_put(struct trace_control *control)
+{
+	char text[128];
+	int error = trace_store_file(control->put_name, control->put_data, control->put_length);
+	if (error)
+		snprintf(text, sizeof text, "error %d storing /tmp/%s\n", error, control->put_name);
+	else
+		snprintf(text, sizeof text, "stored /tmp/%s (%lu bytes)\n", control->put_name,
+			 (unsigned long)control->put_length);
+	trace_control_end(control);
+	answer_text(control, text);
+}
+
+void trace_control_end(struct trace_control *control)
+{
+	if (control->put_data)
+		mm_free_pages(control->put_data, control->put_pages);
+	control->put_data = NULL;
+}
+
+/* Parses "NAME LENGTH" after "put ".  Returns true when both are sound. */
+static bool parse_put(struct trace_control *control, const char *arguments, uint64_t *length)
+{
+	const char *space = strchr(arguments, ' '), *digit = space ? space + 1 : "";
+	size_t name_length = space ? (size_t)(space - arguments) : 0;
+	*length = 0;
+	for (; *digit >= '0' && *digit <= '9' && *length <= TRACE_PUT_MAX; digit++)
+		*length = *length * 10 + (uint64_t)(*digit - '0');
+	if (!space || *digit || digit == space + 1 || *length > TRACE_PUT_MAX || !name_length ||
+	    name_length > TRACE_PUT_NAME_MAX)
+		return false;
+	memcpy(control->put_name, arguments, name_length);
+	control->put_name[name_length] = 0;
+	return true;
+}
+
+/* "put NAME LENGTH": the file's bytes follow. */
+static void begin_put(struct trace_control *control, const char *arguments)
+{
+	uint64_t length;
+	if (!parse_put(control, arguments, &length)) {
+		answer_text(control, "error: put NAME LENGTH (LENGTH at most 4 MiB)\n");
+		return;
+	}
+	control->put_pages = (length + PAGE_SIZE) / PAGE_SIZE;
+	control->put_data = mm_alloc_pages(control->put_pages, PAGE_SIZE);
+	control->put_length = length;
+	control->put_received = 0;
+	if (!control->put_data)
+		answer_text(control, "error: no memory for the file\n");
+	else if (!length)
+		end_put(control);
+}
+
+/* Takes what data holds of the file coming in; returns the bytes used. */
+static size_t take_put_bytes(struct trace_control *control, const uint8_t *data, size_t length)
+{
+	size_t left = control->put_length - control->put_received;
+	size_t take = left < length ? left : length;
+	memcpy(control->put_data + control->put_received, data, take);
+	control->put_received += take;
+	if (control->put_received == control->put_length)
+		end_put(control);
+	return take;
+}
+
+static void run_line(struct trace_control *control)
+{
+	control->line[control->line_length] = 0;
+	if (control->line_too_long)
+		answer_text(control, "error: control line too long\n");
+	else if (!strncmp(control->line, "put ", 4))
+		begin_put(control, control->line + 4);
+	else if (control->line_length)
+		trace_control_line(control->sink, control->line);
+	control->line_length = 0;
+	control->line_too_long = false;
+}
+
+void trace_control_bytes(struct trace_control *control, const uint8_t *data, size_t length)
+{
+	for (size_t i = 0; i < length; i++) {
+		if (control->put_data) {
+			i += take_put_bytes(control, data + i, length - i) - 1;
+			continue;
+		}
+		char c = (char)data[i];
+		if (c == '\n')
+			run_line(control);
+		else if (c != '\r' && control->line_length < sizeof control->line - 1)
+			control->line[control->line_length++] = c;
+		else if (c != '\r')
+			control->line_too_long = true;
+	}
 }

@@ -16,6 +16,8 @@
 #include "mm/mm.h"
 #include "sched/sched.h"
 #include "trace/ctf.h"
+#include "vfs/vfs.h"
+#include "lib/format.h"
 #include "uapi/telemetry.h"
 
 /* The join points jp_bench measures (kernel/joinpoint/bench_target.c): one
@@ -159,5 +161,65 @@ static void bad_starts_are_refused(struct ktest *t)
 	EXPECT_TRUE(t, captured.records > 0); /* at least the threads' names */
 }
 
+/* Control bytes from a host, in chunks that split lines and files anywhere:
+ * a file comes whole into /tmp, a too-long line and a bad put are refused
+ * with an answer, and the next line still runs. */
+static char answers[512];
+static size_t answers_length;
+
+static int keep_answer(void *context, uint16_t kind, uint16_t stream, const void *data,
+		       uint32_t length)
+{
+	if (kind == TRACE_FRAME_TEXT && answers_length + length < sizeof answers) {
+		memcpy(answers + answers_length, data, length);
+		answers_length += length;
+		answers[answers_length] = 0;
+	}
+	return 0;
+}
+
+static const struct trace_sink answer_sink = {.name = "test-answers", .frame = keep_answer};
+
+static void feed_in_chunks(struct trace_control *control, const char *text, size_t length,
+			   size_t chunk)
+{
+	for (size_t at = 0; at < length; at += chunk)
+		trace_control_bytes(control, (const uint8_t *)text + at,
+				    length - at < chunk ? length - at : chunk);
+}
+
+static void control_bytes_split_anywhere(struct ktest *t)
+{
+	static char input[600];
+	size_t length = 0;
+	length += (size_t)snprintf(input, sizeof input, "put ktest-put.txt 11\nhello\nworld");
+	length += (size_t)snprintf(input + length, sizeof input - length, "put ../x 1\n");
+	memset(input + length, 'a', 300);
+	length += 300;
+	input[length++] = '\n';
+	length += (size_t)snprintf(input + length, sizeof input - length, "trace stop\n");
+	for (size_t chunk = 1; chunk <= 7; chunk += 3) {
+		static struct trace_control control;
+		memset(&control, 0, sizeof control);
+		control.sink = &answer_sink;
+		answers_length = 0;
+		feed_in_chunks(&control, input, length, chunk);
+		EXPECT_TRUE(t, contains(answers, (uint32_t)answers_length,
+					"stored /tmp/ktest-put.txt (11 bytes)"));
+		EXPECT_TRUE(t, contains(answers, (uint32_t)answers_length, "error -22 storing"));
+		EXPECT_TRUE(t, contains(answers, (uint32_t)answers_length, "line too long"));
+		EXPECT_TRUE(t, contains(answers, (uint32_t)answers_length, "no trace runs"));
+		EXPECT_TRUE(t, control.put_data == NULL);
+	}
+	struct vfs_file *file;
+	ASSERT_EQ(t, vfs_open("/tmp/ktest-put.txt", VFS_O_RDONLY, 0, &file), 0);
+	char back[16] = {0};
+	EXPECT_EQ(t, vfs_read(file, back, sizeof back), 11);
+	EXPECT_EQ(t, memcmp(back, "hello\nworld", 11), 0);
+	vfs_close(file);
+	vfs_unlink("/tmp/ktest-put.txt", false);
+}
+
 KTEST_SUITE(trace, KTEST_CASE(calls_come_out_as_records),
-	    KTEST_CASE(a_flooded_ring_counts_every_record), KTEST_CASE(bad_starts_are_refused));
+	    KTEST_CASE(a_flooded_ring_counts_every_record), KTEST_CASE(bad_starts_are_refused),
+	    KTEST_CASE(control_bytes_split_anywhere));

@@ -69,10 +69,28 @@ int trace_snapshot(void);
 /* The counts of the session running (or the last one). */
 void trace_get_counts(struct trace_end *counts);
 
-/* A control line from a host (uapi/trace.h): trace start/stop, put, or a
- * line for the kernel shell through the runner set below.  Answers with a
+/* A control line from a host (uapi/trace.h): trace start/stop/snapshot, or
+ * a line for the kernel shell through the runner set below.  Answers with a
  * TEXT frame into sink.  Returns 0 or a negative error. */
 int trace_control_line(const struct trace_sink *sink, const char *line);
+
+/* The bytes a host sends on one connection: lines (each run with
+ * trace_control_line when its newline comes; one longer than
+ * TRACE_CONTROL_LINE_MAX is refused), and after "put NAME LENGTH" that many
+ * raw bytes, stored with trace_store_file.  Zero-initialise with the sink
+ * that answers; feed it in order from one thread. */
+struct trace_control {
+	const struct trace_sink *sink;
+	char line[TRACE_CONTROL_LINE_MAX];
+	size_t line_length;
+	bool line_too_long;
+	char put_name[TRACE_PUT_NAME_MAX + 1];
+	uint8_t *put_data; /* NULL: no file coming in */
+	size_t put_length, put_received, put_pages;
+};
+void trace_control_bytes(struct trace_control *control, const uint8_t *data, size_t length);
+/* Forgets a file half received (the connection ended). */
+void trace_control_end(struct trace_control *control);
 void trace_set_line_runner(int (*run)(const char *line));
 
 /* A file a host sent ("put NAME LENGTH"): checks the name (letters, digits,
