@@ -180,6 +180,11 @@ bool trace_running(void)
 	return __atomic_load_n(&session.running, __ATOMIC_ACQUIRE);
 }
 
+bool trace_running_into(const struct trace_sink *sink)
+{
+	return trace_running() && session.sink == sink;
+}
+
 static void detach_patterns(void)
 {
 	for (unsigned i = 0; i < session.handle_count; i++)

@@ -57,6 +57,8 @@ int trace_start(const struct trace_sink *sink, const char *argument, const char 
  * *end (may be NULL).  Returns 0 or -ENOENT (none runs). */
 int trace_stop(struct trace_end *end);
 bool trace_running(void);
+/* True while a session runs into sink. */
+bool trace_running_into(const struct trace_sink *sink);
 /* trace_start in flight-recorder mode: the rings keep the newest records and
  * nothing goes to the sink until trace_snapshot, which sends what they hold
  * (each record at most once).  Records never snapshot count as dropped. */

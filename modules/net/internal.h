@@ -31,6 +31,8 @@ struct net_socket {
  * lwIP set none). */
 void net_port_set_errno(int err);
 int net_port_take_errno(void);
+/* Serves the trace stream on TCP if trace_tcp=PORT was given (trace_tcp.c). */
+void net_trace_tcp_init(void);
 /* sys_arch.c: objects the port has allocated and not freed. */
 int64_t net_port_objects(void);
 /* socket.c: sockets alive. */

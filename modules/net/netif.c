@@ -304,6 +304,7 @@ int net_init(void)
 	net_activity_init();
 	started = true;
 	nic_for_each(attach_visit, NULL);
+	net_trace_tcp_init();
 	if (!link_count) {
 		pr_info("net: no NIC; loopback only\n");
 		return 0;
