@@ -99,6 +99,37 @@ def bench_joinpoint(build, out_dir):
     return lines
 
 
+TRACE_CASE = re.compile(r"^trace_bench: case (\S+)\s+calls (\d+) ticks\s+(\d+)")
+TRACE_COUNTS = re.compile(r"^trace_bench: (\d+) recorded, (\d+) delivered, (\d+) dropped")
+TRACE_ROWS = [
+    ("disabled", "join point disabled", "≤ +1"),
+    ("recorded-call", "join point recorded: one call record (cannot sleep)", "≤ +60"),
+    ("recorded-entry-exit", "join point recorded: entry and exit records (may sleep)", "—"),
+    ("tracepoint-off", "kernel trace point, no trace running", "—"),
+    ("tracepoint-on", "kernel trace point, recording", "≤ +60"),
+]
+
+
+def bench_trace(build, out_dir):
+    """trace_bench under -icount: per call, instructions over a plain call."""
+    log = os.path.join(out_dir, "trace_bench-icount.log")
+    text = boot(build, "trace_bench exit=qemu", True, log)
+    per_call = {m.group(1): int(m.group(3)) / int(m.group(2))
+                for m in map(TRACE_CASE.match, text.splitlines()) if m}
+    counts = [m.groups() for m in map(TRACE_COUNTS.match, text.splitlines()) if m]
+    base = per_call["baseline"]
+    lines = ["## Trace stream (`trace_bench`)", "",
+             "QEMU -icount shift=0, guest instructions per call over a plain call "
+             f"({base:.2f}):", "",
+             "| case | over a plain call | target |", "|---|---:|---|"]
+    lines += [f"| {label} | {per_call[key] - base:+.2f} | {target} |"
+              for key, label, target in TRACE_ROWS]
+    if counts:
+        recorded, delivered, dropped = counts[-1]
+        lines += ["", f"Records: {recorded} recorded, {delivered} delivered, {dropped} dropped."]
+    return lines + [""]
+
+
 IPI = re.compile(r"^smp_bench: ipi round trips (\d+) ticks (\d+)")
 PARALLEL = re.compile(r"^smp_bench: parallel cpus (\d+) threads (\d+) rounds (\d+) ns (\d+)")
 SMP_CPUS = [1, 2, 4]
@@ -280,6 +311,7 @@ def main():
     out_dir = os.path.join(build, "bench")
     os.makedirs(out_dir, exist_ok=True)
     lines = bench_joinpoint(build, out_dir)
+    lines += bench_trace(build, out_dir)
     lines += bench_proc(build, out_dir)
     lines += bench_smp(build, out_dir)
     lines += bench_user_parallel(build, out_dir)
