@@ -24,8 +24,10 @@ FRAMES_FREE = re.compile(r"mm: (\d+) of (\d+) frames free")
 
 class Guest:
     def __init__(self, build, nic, forwards, log, timeout=170, memory="256M", smp=1,
-                 kernel=None, initrd=None, append=""):
-        """kernel, initrd: another system to boot (bench-net's Linux guest)."""
+                 kernel=None, initrd=None, append="", console_port=None):
+        """kernel, initrd: another system to boot (bench-net's Linux guest);
+        console_port: a QEMU chardev spec for a virtio console port (the trace
+        stream's), e.g. "socket,path=/tmp/x.sock,server=on,wait=off"."""
         self.log, self.text, self.lock = log, "", threading.Condition()
         self.forwards = dict(forwards)  # host port: guest port
         kernel = kernel or os.path.join(build, "microscope.elf")
@@ -35,6 +37,8 @@ class Guest:
                "--timeout", str(timeout), "--nic", nic, "--memory", memory, "--smp", str(smp)]
         for host_port, guest_port in forwards.items():
             cmd += ["--hostfwd", f"tcp:127.0.0.1:{host_port}-:{guest_port}"]
+        if console_port:
+            cmd += ["--console-port", console_port]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      start_new_session=True)
