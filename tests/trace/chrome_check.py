@@ -37,7 +37,9 @@ def event_problems(i, ev):
     for key in ("pid", "tid"):
         if not isinstance(ev[key], int) or isinstance(ev[key], bool):
             problems.append(f"event {i} ({ev['name']}) has {key} {ev[key]!r}, not an integer")
-    if ev["ph"] == "X" and (not is_number(ev.get("dur")) or ev["dur"] < 0):
+    if ev["ph"] == "X" and "dur" not in ev:
+        problems.append(f"X event {i} ({ev['name']}) has no dur")
+    elif ev["ph"] == "X" and (not is_number(ev["dur"]) or ev["dur"] < 0):
         problems.append(f"X event {i} ({ev['name']}) has dur {ev.get('dur')!r}, not a duration")
     if ev["ph"] == "M" and not (isinstance(ev.get("args"), dict) and ev["args"].get("name")):
         problems.append(f"M event {i} ({ev['name']}) names nothing (args.name)")
