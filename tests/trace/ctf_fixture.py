@@ -140,7 +140,7 @@ def tsdl():
         "",
     ]
     for eid, name, fields in EVENTS:
-        lines += [f"event {{", f"\tname = \"{name}\";", f"\tid = {eid};", "\tstream_id = 0;",
+        lines += ["event {", f"\tname = \"{name}\";", f"\tid = {eid};", "\tstream_id = 0;",
                   "\tfields := struct {"]
         for fname, ftype in fields:
             if ftype == "name16":
