@@ -491,6 +491,26 @@ def run_shipped_kernel_check(kernel, reporter):
                            time.monotonic() - start, proc.stderr + "\n".join(found)))
 
 
+TRACE_TESTS = os.path.join(ROOT, "tests", "trace")
+
+
+def run_mscope_case(case, reporter):
+    """One case of tests/trace/mscope_test.py: tools/mscope against a fake
+    guest and a synthetic CTF trace."""
+    sys.path.insert(0, TRACE_TESTS)
+    import mscope_test
+    start = time.monotonic()
+    problem, log = mscope_test.run_case(case)
+    reporter.report(Result(f"host/mscope/{case}", "FAIL" if problem else "ok",
+                           time.monotonic() - start, log, problem or ""))
+
+
+def mscope_cases():
+    sys.path.insert(0, TRACE_TESTS)
+    import mscope_test
+    return mscope_test.case_names()
+
+
 def host_test_cases(source):
     """The cases of a host test as its source declares them: HOSTTEST_CASE(f)
     in HOSTTEST_MAIN, or {"f", f} in a table of its own."""
@@ -509,7 +529,8 @@ def host_listing(args):
     return lines + ["host/syscall-table", "host/layering",
                      "host/layering-refuses-an-upward-include",
                      "host/layering-refuses-a-kernel-header-in-user-space",
-                     "host/shipped-kernel-has-no-tests"]
+                     "host/shipped-kernel-has-no-tests"] + \
+        [f"host/mscope/{case}" for case in mscope_cases()]
 
 
 @group("host", host_listing)
@@ -518,10 +539,12 @@ def host_jobs(args, reporter):
     AddressSanitizer and UndefinedBehaviorSanitizer; every KTAP case counts;
     docs/SYSCALLS.md checked against the sources (tools/mksyscalls.py); the
     layering of #includes (tools/check-layering.py, and that it fails on
-    planted upward includes); no test code in the shipped kernel."""
+    planted upward includes); no test code in the shipped kernel; tools/mscope
+    against a fake guest and a synthetic CTF trace (tests/trace/)."""
     return [lambda s=s: run_host_test(s, args.build, reporter) for s in host_tests()] + \
         [lambda: run_syscall_table_check(reporter), lambda: run_layering_checks(reporter),
-         lambda: run_shipped_kernel_check(in_build(args, SHIPPED_KERNEL), reporter)]
+         lambda: run_shipped_kernel_check(in_build(args, SHIPPED_KERNEL), reporter)] + \
+        [lambda c=c: run_mscope_case(c, reporter) for c in mscope_cases()]
 
 
 # ---------------------------------------------------------------- fuzzing

@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""Host tests of tools/mscope: capture from a fake guest, control lines, and
+conversion of a synthetic CTF trace with the kernel's layout.
+
+Why here and shaped so: tests/run.py runs each case of CASES in its host
+group (host/mscope/<case>); `mscope_test.py [CASE...]` runs them alone.  Each
+case returns nothing or raises Failure; mscope runs as its own program (its
+interpreter has python3-bt2), the cases need only the standard library.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MSCOPE = os.path.join(ROOT, "tools", "mscope")
+sys.path.insert(0, HERE)
+
+import chrome_check  # noqa: E402
+import ctf_fixture  # noqa: E402
+import fake_guest  # noqa: E402
+from fake_guest import FRAME_METADATA, FRAME_PACKET, frame  # noqa: E402
+
+TIMEOUT = 120  # seconds: only against hangs
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def mscope(*args):
+    """Runs tools/mscope; returns (status, stdout, stderr)."""
+    try:
+        proc = subprocess.run([MSCOPE, *args], capture_output=True, text=True, timeout=TIMEOUT,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"mscope {' '.join(args)} hung")
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def shown(status, out, err):
+    return f"status {status}\n--- stdout\n{out}--- stderr\n{err}"
+
+
+# ---------------------------------------------------------------- record
+
+
+def trace_frames():
+    """The fixture trace as the OS sends it: metadata, then the packets of
+    both CPUs interleaved."""
+    data = frame(FRAME_METADATA, ctf_fixture.tsdl().encode())
+    per_cpu = ctf_fixture.packets()
+    for i in range(max(len(p) for p in per_cpu.values())):
+        for cpu, plist in sorted(per_cpu.items()):
+            if i < len(plist):
+                data += frame(FRAME_PACKET, plist[i], stream=cpu)
+    return data
+
+
+def capture_script(end_counts, after_start=None):
+    """A guest that answers `trace start`, streams the trace (or after_start
+    bytes), then answers `trace stop` with END end_counts (None: hangs up)."""
+    def script(conn):
+        line = conn.read_line()
+        expect(line.startswith("trace start"), f"first line {line!r}")
+        conn.send(fake_guest.text("tracing\n"))
+        conn.send(trace_frames() if after_start is None else after_start)
+        if end_counts is None:
+            return
+        expect(conn.read_line() == "trace stop", "no trace stop")
+        conn.send(fake_guest.text("stopped\n"))
+        conn.send(fake_guest.end(*end_counts))
+    return script
+
+
+def record(script, *extra):
+    """mscope record against a fake guest; returns (status, out, err,
+    directory, lines the guest read)."""
+    guest = fake_guest.FakeGuest(script)
+    tmp = tempfile.mkdtemp(prefix="mscope-test-")
+    out_dir = os.path.join(tmp, "trace")
+    status, out, err = mscope("record", "--attach", guest.path, "-d", "0", "-o", out_dir, *extra)
+    lines = guest.finish()
+    if guest.error and status == 0:
+        raise Failure(f"fake guest: {guest.error}\n" + shown(status, out, err))
+    return status, out, err, out_dir, lines
+
+
+DROPPED = 3
+END_OK = (ctf_fixture.EVENT_COUNT + DROPPED, ctf_fixture.EVENT_COUNT, DROPPED)
+
+
+def record_writes_a_ctf_directory():
+    """The files are the packets, byte for byte; END's counts are printed and
+    the trace is complete; the patterns went out in `trace start`."""
+    status, out, err, out_dir, lines = record(capture_script(END_OK), "-p", "vfs.*", "-p", "net.tx")
+    expect(status == 0, "record failed\n" + shown(status, out, err))
+    expect(lines == ["trace start vfs.* net.tx", "trace stop"], f"control lines {lines}")
+    with open(os.path.join(out_dir, "metadata")) as f:
+        expect(f.read() == ctf_fixture.tsdl(), "metadata differs from what was sent")
+    for cpu, plist in ctf_fixture.packets().items():
+        with open(os.path.join(out_dir, f"stream_{cpu}"), "rb") as f:
+            expect(f.read() == b"".join(plist), f"stream_{cpu} differs from its packets")
+    expect(sorted(os.listdir(out_dir)) == ["metadata", "stream_0", "stream_1"],
+           f"unexpected files {os.listdir(out_dir)}")
+    expect(f"recorded {END_OK[0]}, delivered {END_OK[1]}, dropped {END_OK[2]}" in out,
+           "counts not printed\n" + out)
+    expect("trace complete" in out, "not reported complete\n" + out)
+
+
+def record_reports_counts_that_do_not_add_up():
+    """recorded != delivered + dropped: incomplete, status 1."""
+    counts = (END_OK[0] + 1, END_OK[1], END_OK[2])
+    status, out, err, _, _ = record(capture_script(counts))
+    expect(status == 1 and "INCOMPLETE" in out and "!= delivered" in out,
+           "a lost record went unnoticed\n" + shown(status, out, err))
+
+
+def record_reports_delivered_events_missing_from_the_files():
+    """END says one event more was delivered than the files hold."""
+    counts = (END_OK[0] + 1, END_OK[1] + 1, END_OK[2])
+    status, out, err, _, _ = record(capture_script(counts))
+    expect(status == 1 and f"the files hold {ctf_fixture.EVENT_COUNT} events" in out,
+           "a missing event went unnoticed\n" + shown(status, out, err))
+
+
+def record_refuses_a_bad_magic():
+    bad = frame(FRAME_PACKET, b"\0" * 64, magic=0xDEADBEEF)
+    status, out, err, _, _ = record(capture_script(END_OK, after_start=bad))
+    expect(status == 2 and "bad magic 0xdeadbeef" in err,
+           "a bad magic was not refused clearly\n" + shown(status, out, err))
+
+
+def record_refuses_a_truncated_frame():
+    """The guest hangs up in the middle of a packet."""
+    cut = frame(FRAME_METADATA, ctf_fixture.tsdl().encode()) + \
+        frame(FRAME_PACKET, b"\0" * 100)[:40]
+    status, out, err, _, _ = record(capture_script(None, after_start=cut))
+    expect(status == 2 and "truncated frame" in err and "announces 100 bytes" in err,
+           "a truncated frame was not refused clearly\n" + shown(status, out, err))
+
+
+def record_refuses_a_malformed_end():
+    bad_end = frame(fake_guest.FRAME_END, b"\0" * 8)
+    status, out, err, _, _ = record(capture_script(None, after_start=bad_end))
+    expect(status == 2 and "END carries 8 bytes" in err,
+           "a short END was not refused\n" + shown(status, out, err))
+
+
+def record_without_end_is_incomplete():
+    status, out, err, _, _ = record(capture_script(None))
+    expect(status == 1 and "without END" in out,
+           "a capture cut short was called complete\n" + shown(status, out, err))
+
+
+def record_stops_on_ctrl_c():
+    """Without -d, SIGINT sends `trace stop` and the capture still ends
+    complete with END's counts."""
+    streamed = threading.Event()
+
+    def script(conn):
+        capture_script(None)(conn)
+        streamed.set()
+        expect(conn.read_line() == "trace stop", "no trace stop")
+        conn.send(fake_guest.end(*END_OK))
+
+    guest = fake_guest.FakeGuest(script)
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.Popen([MSCOPE, "record", "--attach", guest.path, "-o",
+                                 os.path.join(tmp, "trace")], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        try:
+            expect(streamed.wait(TIMEOUT), "the guest never streamed")
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=TIMEOUT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        lines = guest.finish()
+    expect(guest.error is None, f"fake guest: {guest.error}")
+    expect(proc.returncode == 0 and "trace complete" in out and lines[-1] == "trace stop",
+           "Ctrl-C did not stop the capture cleanly\n" + shown(proc.returncode, out, err))
+
+
+# ---------------------------------------------------------------- control
+
+
+def answering(expected, answers, uploads=None):
+    """A guest that expects these control lines in order and answers each;
+    uploads: {line: bytes that follow it} (put)."""
+    uploads = uploads or {}
+    received = {}
+
+    def script(conn):
+        for line, answer in zip(expected, answers):
+            got = conn.read_line()
+            expect(got == line, f"expected {line!r}, got {got!r}")
+            if line in uploads:
+                received[line] = conn.read_bytes(len(uploads[line]))
+            conn.send(fake_guest.text(answer))
+    return script, received
+
+
+def control(expected, answers, args, uploads=None):
+    script, received = answering(expected, answers, uploads)
+    guest = fake_guest.FakeGuest(script)
+    status, out, err = mscope(*args, "--attach", guest.path)
+    lines = guest.finish()
+    expect(guest.error is None, f"fake guest: {guest.error}\n" + shown(status, out, err))
+    expect(lines == expected, f"control lines {lines}, expected {expected}")
+    return status, out, err, received
+
+
+def aspect_link_uploads_loads_and_links():
+    """put the object, load it from /tmp, link it under the name the linker
+    answered, with the binding asked for."""
+    data = bytes(range(256)) * 3
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "probe.o")
+        with open(path, "wb") as f:
+            f.write(data)
+        put = f"put probe.o {len(data)}"
+        status, out, err, received = control(
+            [put, "aspect load /tmp/probe.o", "aspect link tracer shm"],
+            ["stored /tmp/probe.o\n", "aspect tracer loaded (2 advice)\n",
+             "aspect tracer linked shm\n"],
+            ["aspect", "link", path, "--binding", "shm"], uploads={put: data})
+    expect(status == 0, shown(status, out, err))
+    expect(received.get(put) == data, "the object's bytes differ after put")
+    expect(out.splitlines() == ["stored /tmp/probe.o", "aspect tracer loaded (2 advice)",
+                                "aspect tracer linked shm"], "answers not printed\n" + out)
+
+
+def aspect_link_stops_when_the_load_fails():
+    data = b"\x7fELF not really"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "bad.o")
+        with open(path, "wb") as f:
+            f.write(data)
+        put = f"put bad.o {len(data)}"
+        status, out, err, _ = control(
+            [put, "aspect load /tmp/bad.o"],
+            ["stored /tmp/bad.o\n", "aspect: /tmp/bad.o: not an ELF relocatable object\n"],
+            ["aspect", "link", path, "--binding", "msg"], uploads={put: data})
+    expect(status == 1 and "not an ELF" in out, "a failed load was not reported\n" +
+           shown(status, out, err))
+
+
+def aspect_unlink_relink_stats_and_send():
+    """Each is one kernel shell line in the `aspect` command's syntax."""
+    cases = [(["aspect", "unlink", "tracer"], "aspect unlink tracer"),
+             (["aspect", "relink", "tracer", "--binding", "msg"], "aspect relink tracer msg"),
+             (["aspect", "stats"], "aspect stats"),
+             (["send", "ps"], "ps")]
+    for args, line in cases:
+        status, out, err, _ = control([line], [f"answer to {line}\n"], args)
+        expect(status == 0 and out == f"answer to {line}\n",
+               f"mscope {' '.join(args)}\n" + shown(status, out, err))
+
+
+# ---------------------------------------------------------------- convert
+
+
+def fixture_trace(tmp):
+    return ctf_fixture.write(os.path.join(tmp, "trace"))
+
+
+def babeltrace2_reads_the_synthetic_trace():
+    """Debian's babeltrace2 reads the layout with no error, every event, and
+    reports the discarded ones."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(["babeltrace2", fixture_trace(tmp)], capture_output=True, text=True,
+                              timeout=TIMEOUT)
+    lines = proc.stdout.splitlines()
+    errors = [l for l in proc.stderr.splitlines() if " E " in l or " F " in l or "ERROR" in l]
+    expect(proc.returncode == 0 and not errors, "babeltrace2 failed\n" + proc.stdout + proc.stderr)
+    expect(len(lines) == ctf_fixture.EVENT_COUNT,
+           f"{len(lines)} events printed, {ctf_fixture.EVENT_COUNT} in the trace\n" + proc.stdout)
+    expect("discarded 3 events" in proc.stderr, "the discarded events were not reported")
+
+
+def convert(tmp, *how):
+    status, out, err = mscope("convert", fixture_trace(tmp), *how)
+    expect(status == 0, "convert failed\n" + shown(status, out, err))
+    return out
+
+
+def chrome(tmp):
+    path = os.path.join(tmp, "trace.json")
+    convert(tmp, "--chrome", path)
+    with open(path) as f:
+        return json.load(f)
+
+
+def find(events, **want):
+    found = [e for e in events if all(e.get(k) == v for k, v in want.items())]
+    expect(len(found) == 1, f"{len(found)} events match {want}")
+    return found[0]
+
+
+def close(a, b):
+    return abs(a - b) < 1e-6
+
+
+def convert_chrome_passes_the_structural_check():
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = chrome(tmp)
+    problems = chrome_check.check_chrome_trace(doc)
+    expect(not problems, "\n".join(problems))
+
+
+def convert_chrome_spans_threads_and_names():
+    """Ticks of a 2.5 GHz clock become µs; the entry/exit pair, the system
+    call and the folded call become X events on the thread that ran them;
+    names come from thread_name and process_exec; the rest are instants."""
+    with tempfile.TemporaryDirectory() as tmp:
+        events = chrome(tmp)["traceEvents"]
+    read = find(events, ph="X", name="vfs.read")
+    expect((read["pid"], read["tid"]) == (2, 2), f"vfs.read on {read['pid']}/{read['tid']}")
+    expect(close(read["ts"], 2.0) and close(read["dur"], 1.2), f"vfs.read at {read}")
+    lookup = find(events, ph="X", name="vfs.lookup")
+    expect(close(lookup["ts"], 2.3) and close(lookup["dur"], 0.1), f"vfs.lookup at {lookup}")
+    syscall = find(events, ph="X", name="read")
+    expect(close(syscall["ts"], 2.2) and close(syscall["dur"], 0.6), f"read at {syscall}")
+    irq = find(events, ph="X", name="irq 32")
+    expect(irq["tid"] == 3, f"the interrupt ran on thread {irq['tid']}, netd is 3")
+    expect(find(events, ph="M", name="thread_name", tid=2)["args"]["name"] == "httpd",
+           "thread 2 is not named httpd")
+    expect(find(events, ph="M", name="process_name", pid=3)["args"]["name"] == "netd",
+           "process 3 is not named netd")
+    mark = find(events, ph="i", name="user_mark")
+    expect(mark["tid"] == 2 and mark["args"]["data"] == "hello", f"user_mark {mark}")
+    expect(find(events, ph="i", name="events_discarded")["args"]["count"] == 3,
+           "the discarded events are not in the trace")
+    expect(not [e for e in events if e["name"].endswith((":entry", ":exit"))],
+           "a matched entry or exit was left as an instant")
+
+
+def convert_text_resolves_names():
+    with tempfile.TemporaryDirectory() as tmp:
+        out = convert(tmp, "--text")
+    lines = out.splitlines()
+    expect(len(lines) == ctf_fixture.EVENT_COUNT + 1, f"{len(lines)} lines\n" + out)
+    for want in ("cpu 0 tid 2 (httpd) vfs.read:entry: { arg0 = 3 }",
+                 "syscall_entry: { number = 0 (read), arg0 = 3 }",
+                 "prev_tid = 1 (init), next_tid = 2 (httpd)",
+                 "events_discarded: { count = 3"):
+        expect(any(want in line for line in lines), f"no line with {want!r}\n" + out)
+
+
+def chrome_check_finds_faults():
+    """The checker itself fails on each kind of fault it is meant to find."""
+    good = {"traceEvents": [
+        {"ph": "M", "name": "thread_name", "ts": 0, "pid": 1, "tid": 1, "args": {"name": "a"}},
+        {"ph": "M", "name": "process_name", "ts": 0, "pid": 1, "tid": 1, "args": {"name": "a"}},
+        {"ph": "X", "name": "f", "ts": 1.0, "dur": 2.0, "pid": 1, "tid": 1},
+        {"ph": "i", "name": "g", "ts": 1.5, "pid": 1, "tid": 1, "s": "t"}]}
+    expect(chrome_check.check_chrome_trace(good) == [], "a good trace was refused")
+    faults = {
+        "has no dur": lambda evs: evs[2].pop("dur"),
+        "has no tid": lambda evs: evs[3].pop("tid"),
+        "goes back": lambda evs: evs[3].update(ts=0.5),
+        "no thread_name": lambda evs: evs.pop(0),
+        "not a time": lambda evs: evs[3].update(ts="1.5"),
+    }
+    for fault, breaks in faults.items():
+        doc = json.loads(json.dumps(good))
+        breaks(doc["traceEvents"])
+        problems = chrome_check.check_chrome_trace(doc)
+        expect(any(fault in p for p in problems), f"fault '{fault}' not found: {problems}")
+
+
+CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up,
+         record_reports_delivered_events_missing_from_the_files, record_refuses_a_bad_magic,
+         record_refuses_a_truncated_frame, record_refuses_a_malformed_end,
+         record_without_end_is_incomplete, record_stops_on_ctrl_c,
+         aspect_link_uploads_loads_and_links,
+         aspect_link_stops_when_the_load_fails, aspect_unlink_relink_stats_and_send,
+         babeltrace2_reads_the_synthetic_trace, convert_chrome_passes_the_structural_check,
+         convert_chrome_spans_threads_and_names, convert_text_resolves_names,
+         chrome_check_finds_faults]
+
+
+def case_names():
+    return [c.__name__ for c in CASES]
+
+
+def run_case(name):
+    """(problem or None, log) of one case."""
+    case = {c.__name__: c for c in CASES}[name]
+    try:
+        case()
+        return None, ""
+    except Failure as e:
+        return str(e).splitlines()[0] if str(e) else "failed", str(e)
+    except Exception as e:  # a crash of the case is a failure with its traceback
+        import traceback
+        return f"{type(e).__name__}: {e}", traceback.format_exc()
+
+
+def main():
+    names = sys.argv[1:] or case_names()
+    failed = 0
+    for i, name in enumerate(names, 1):
+        problem, log = run_case(name)
+        print(f"{'not ok' if problem else 'ok'} {i} {name}" + (f" # {problem}" if problem else ""))
+        if problem:
+            failed += 1
+            print("\n".join("    " + l for l in log.splitlines()))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
