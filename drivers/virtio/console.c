@@ -83,9 +83,9 @@ static int vcon_wait_tx(struct vcon *vc)
 	return vc->failed ? -EIO : 0;
 }
 
-/* Called with write_lock held. */
 static void vcon_reclaim_tx(struct vcon *vc)
 {
+	mutex_assert_held(&vc->write_lock);
 	unsigned id;
 	uint32_t length;
 	while (virtio_take_used(&vc->tx, &id, &length))
@@ -160,9 +160,9 @@ unsigned vcon_fill_rx(struct vcon *vc)
 	return offered;
 }
 
-/* Called with receiver_lock held. */
 static void vcon_deliver(struct vcon *vc, unsigned id, uint32_t length)
 {
+	mutex_assert_held(&vc->receiver_lock);
 	if (length > VCON_BUFFER) {
 		vcon_add(&vc->counters.rx_bad_length, 1);
 		vcon_add(&vc->counters.rx_buffers_dropped, 1);
