@@ -43,7 +43,7 @@ def record_while(socket_path, seconds, out_dir, load):
     """Runs mscope record on the console port for about `seconds` while load()
     runs; returns (load's result, mscope's counts line, exit status)."""
     mscope = subprocess.Popen(
-        [sys.executable, os.path.join(ROOT, "tools", "mscope"), "record", "--attach", socket_path,
+        [os.path.join(ROOT, "tools", "mscope"), "record", "--attach", socket_path,
          "-d", str(seconds), "-o", out_dir] + [a for p in PATTERNS for a in ("-p", p)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(1)  # the OS has answered: the trace runs

@@ -1330,6 +1330,36 @@ def net_jobs(args, reporter):
     return [lambda n=n: run_net(args, reporter, n) for n in NET_NICS]
 
 
+# ---------------------------------------------------------------- trace stream
+
+
+def trace_listing(args):
+    sys.path.insert(0, os.path.join(ROOT, "tests", "trace"))
+    import capture
+    return [f"trace/{check}" for check in capture.CHECKS]
+
+
+def run_trace_capture(args, reporter):
+    sys.path.insert(0, os.path.join(ROOT, "tests", "trace"))
+    import capture
+    capture.run_capture(os.path.join(ROOT, args.build), in_build(args, SHIPPED_KERNEL),
+                        test_log(args, "trace-capture"), net_report(reporter))
+
+
+@group("trace", trace_listing)
+def trace_jobs(args, reporter):
+    """the trace stream end to end (tests/trace/capture.py): the OS (the
+    shipped kernel, e1000, a virtio console port) serves a file while
+    tools/mscope records the kernel's events and net.*, vfs.* over the port;
+    babeltrace2 must read the directory, the request's join points must come
+    in order with increasing timestamps, the counts must add up, names must
+    travel, and the Chrome JSON must pass the structural check."""
+    if missing(in_build(args, SHIPPED_KERNEL), reporter, "trace", "run make kernel") or \
+            missing(in_build(args, INITRD), reporter, "trace", "run make initrd"):
+        return []
+    return [lambda: run_trace_capture(args, reporter)]
+
+
 # ---------------------------------------------------------------- main
 
 

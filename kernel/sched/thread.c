@@ -296,6 +296,10 @@ void thread_set_untraced(bool untraced)
 void thread_trace_names(void)
 {
 	uint64_t flags = spin_lock_irqsave(&threads_lock);
+	/* Written even when the caller is left out of the trace (the thread
+	 * that starts a trace for a host is): no switch while the lock is held. */
+	bool untraced = this_cpu()->untraced;
+	this_cpu()->untraced = false;
 	for (struct sched_link *l = all_threads.next; l != &all_threads; l = l->next) {
 		struct thread *t = container_of(l, struct thread, all_link);
 		struct trace_thread_name event = {
@@ -303,6 +307,7 @@ void thread_trace_names(void)
 		strlcpy(event.name, t->name, sizeof event.name);
 		tracepoint(TRACE_THREAD_NAME, &event, sizeof event);
 	}
+	this_cpu()->untraced = untraced;
 	spin_unlock_irqrestore(&threads_lock, flags);
 }
 

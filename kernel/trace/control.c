@@ -108,7 +108,8 @@ static int start_from_line(const struct trace_sink *sink, char **words, unsigned
 			   : trace_start(sink, "", patterns, count);
 	if (error)
 		answer(sink, "trace start: error %d\n", error);
-	/* On success the metadata went out first: the host knows it started. */
+	else
+		answer(sink, "trace started%s\n", flight ? " (flight recorder)" : "");
 	return error;
 }
 
@@ -129,9 +130,14 @@ int trace_control_line(const struct trace_sink *sink, const char *line)
 		return error;
 	}
 	if (count == 2 && !strcmp(words[0], "trace") && !strcmp(words[1], "stop")) {
-		int error = trace_stop(NULL);
+		struct trace_end end;
+		int error = trace_stop(&end);
 		if (error)
 			answer(sink, "trace stop: no trace runs\n");
+		else /* after END, when the session's sink is this one */
+			answer(sink, "trace stopped: %llu recorded, %llu delivered, %llu dropped\n",
+			       (unsigned long long)end.recorded, (unsigned long long)end.delivered,
+			       (unsigned long long)end.dropped);
 		return error;
 	}
 	if (!line_runner) {

@@ -136,7 +136,8 @@ struct trace_end {
 };
 
 /* ---- Control, into the OS over the same byte stream ---------------------------
- * Lines of text, each answered by one TEXT frame:
+ * Lines of text, each answered by one TEXT frame ("trace started", "trace
+ * stopped: ..." after the END frame, "error ...", a file's "stored ..."):
  *   trace start [--flight] [PATTERN...]
  *                              record the kernel's events and the join points
  *                              matching PATTERN; packets follow as recorded

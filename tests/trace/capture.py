@@ -1,0 +1,114 @@
+"""The trace stream end to end, in QEMU: the OS (e1000, a virtio console
+port) serves a file while tools/mscope records the kernel's events and the
+net.* and vfs.* join points over the console port; one HTTP request is made
+meanwhile.  Then Debian's babeltrace2 must read the directory as it is, the
+request's join points must be there in order with increasing timestamps,
+the counts must add up (mscope: recorded = delivered + dropped, every
+delivered event in the files), the names of the processes must travel in
+the stream, and the Chrome JSON of the trace must pass the structural check.
+
+    run_capture(build, kernel, log, report)   # report(name, status, seconds, log, note)
+"""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+import httpcheck
+from chrome_check import check_chrome_trace
+from guest import Guest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MSCOPE = os.path.join(ROOT, "tools", "mscope")
+CHECKS = ["boot", "record-complete", "babeltrace2-reads-it", "request-in-order",
+          "names-travel", "chrome-json"]
+# What serving one file does, in order (tests/net: httpd's loop).
+REQUEST = ["net.accept:exit", "net.recv:exit", "vfs.open:exit", "vfs.read:exit",
+           "net.send:exit", "vfs.close:exit"]
+LINE = re.compile(r"^\[(\d+)\] \S+ microscope (\S+): \{ cpu_id = (\d+) \}")
+COUNTS = re.compile(r"recorded (\d+), delivered (\d+), dropped (\d+)")
+
+
+def request_in_order(lines):
+    """Finds REQUEST as a subsequence of the events of one CPU with times
+    that increase; returns None, or what is missing."""
+    events = [(int(m.group(1)), m.group(2), m.group(3)) for m in map(LINE.match, lines) if m]
+    for start, (_, name, cpu) in enumerate(events):
+        if name != REQUEST[0]:
+            continue
+        wanted, last = 1, events[start][0]
+        for time_, name_, cpu_ in events[start + 1:]:
+            if wanted == len(REQUEST):
+                break
+            if cpu_ == cpu and name_ == REQUEST[wanted]:
+                if time_ <= last:
+                    return f"{name_} at {time_} does not come after {last}"
+                wanted, last = wanted + 1, time_
+        if wanted == len(REQUEST):
+            return None
+    return "no accept followed by " + " -> ".join(REQUEST[1:]) + " on one CPU"
+
+
+def record(sock, out_dir, port, small):
+    """mscope record for 4 s with one request in the middle; returns
+    (exit status, its output, the request's status)."""
+    mscope = subprocess.Popen([MSCOPE, "record", "--attach", sock, "-p", "net.*", "-p", "vfs.*",
+                               "-d", "4", "-o", out_dir], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    time.sleep(2)
+    response = httpcheck.get(port, "/small.txt")
+    try:
+        output, _ = mscope.communicate(timeout=180)  # only against a hang
+    except subprocess.TimeoutExpired:
+        mscope.kill()
+        output, _ = mscope.communicate()
+        output += "\n(mscope did not finish: timed out)"
+    ok = response and response[0] == 200 and response[-1] == small
+    return mscope.returncode, output, ok
+
+
+def run_capture(build, kernel, log, report):
+    started = time.monotonic()
+    work = tempfile.mkdtemp(prefix="trace-test-")
+    sock, out_dir = os.path.join(work, "console.sock"), os.path.join(work, "trace")
+    port = httpcheck.free_port()
+    guest = Guest(build, "e1000", {port: 80}, log, kernel=kernel,
+                  console_port=f"socket,path={sock},server=on,wait=off")
+
+    def result(check, problem, text=None):
+        report(f"trace/{check}", "FAIL" if problem else "ok", time.monotonic() - started,
+               text, problem or "")
+
+    try:
+        httpd = guest.boot()
+        if not httpd or not httpd.startswith("serving"):
+            for check in CHECKS:
+                result(check, f"no web server ({httpd})", guest.text[-3000:])
+            return
+        result("boot", None)
+        small = open(os.path.join(build, "user", "root", "www", "small.txt"), "rb").read()
+        status, output, served = record(sock, out_dir, port, small)
+    finally:
+        guest.stop()
+    counts = COUNTS.search(output)
+    result("record-complete", None if status == 0 and counts and served else
+           f"mscope exit {status}, request served: {served}", output)
+    bt = subprocess.run(["babeltrace2", "--clock-cycles", out_dir], capture_output=True, text=True)
+    lines = bt.stdout.splitlines()
+    delivered = int(counts.group(2)) if counts else -1
+    result("babeltrace2-reads-it", None if bt.returncode == 0 and len(lines) == delivered else
+           f"babeltrace2 exit {bt.returncode}, {len(lines)} events, {delivered} delivered",
+           bt.stderr[-3000:])
+    result("request-in-order", request_in_order(lines), "\n".join(lines[-200:]))
+    named = any(" thread_name: " in l and '"httpd"' in l for l in lines) or \
+        any(" process_exec: " in l and '"httpd"' in l for l in lines)
+    result("names-travel", None if named else "no thread_name or process_exec names httpd")
+    chrome = os.path.join(work, "trace.json")
+    conv = subprocess.run([MSCOPE, "convert", out_dir, "--chrome", chrome], capture_output=True,
+                          text=True)
+    problems = ["mscope convert: exit %d" % conv.returncode] if conv.returncode else \
+        check_chrome_trace(json.load(open(chrome)))
+    result("chrome-json", "; ".join(problems[:3]) if problems else None,
+           conv.stdout + conv.stderr + "\n".join(problems))
