@@ -164,8 +164,12 @@ $(TEST_ISO): $(KERNEL_TEST_ELF) $(INITRD) tools/grub.cfg.in Makefile
 # crashtest=, jp_bench=, ...) through -kernel.
 SMP ?= 2
 RUN_KERNEL := $(if $(filter test,$(KERNEL)),$(KERNEL_TEST_ELF),$(KERNEL_ELF))
+# The trace stream's console port is a unix socket: tools/mscope record
+# --attach $(BUILD)/console.sock captures from the running system.
 run: deps all $(if $(filter test,$(KERNEL)),$(KERNEL_TEST_ELF))
+	$(Q)rm -f $(BUILD)/console.sock
 	$(Q)$(PYTHON) tools/qemu.py --interactive --smp $(SMP) \
+		--console-port socket,path=$(BUILD)/console.sock,server=on,wait=off \
 		$(if $(ARGS)$(KERNEL),--kernel $(RUN_KERNEL) --initrd $(INITRD) --append "$(ARGS)",--iso $(ISO))
 
 debug: deps all $(TEST_IMAGES)

@@ -24,6 +24,7 @@
 #include "lib/errno.h"
 #include "smp/smp.h"
 #include "time/time.h"
+#include "telemetry/tracepoint.h"
 
 static uint64_t monitor_cpus;       /* reserved for monitors */
 static uint64_t monitor_cpus_asked; /* monitor_cpus= on the command line */
@@ -102,6 +103,15 @@ unsigned sched_select_cpu(const struct thread *t)
 	return best;
 }
 
+static void trace_migrate(const struct thread *t, unsigned from, unsigned to)
+{
+	if (from == to || !tracepoint_on())
+		return;
+	struct trace_sched_migrate event = {
+	    .tid = (int32_t)t->id, .from_cpu = (int32_t)from, .to_cpu = (int32_t)to};
+	tracepoint_write(TRACE_SCHED_MIGRATE, &event, sizeof event);
+}
+
 void sched_push_thread(struct thread *t)
 {
 	uint64_t flags = irq_save();
@@ -115,6 +125,7 @@ void sched_push_thread(struct thread *t)
 		rq_unlock_two(from, to);
 	}
 	ASSERT(t->state == THREAD_READY && link_empty(&t->run_link));
+	trace_migrate(t, from->cpu->id, to->cpu->id);
 	t->cpu = to->cpu->id;
 	rq_enqueue(to, t, clock_ns());
 	rq_kick(to, t);
@@ -175,6 +186,7 @@ bool sched_pull_thread(void)
 	struct thread *t = find_movable(busiest, self);
 	if (t) {
 		rq_dequeue(busiest, t);
+		trace_migrate(t, t->cpu, self);
 		t->cpu = self;
 		rq_enqueue(here, t, clock_ns());
 		here->cpu->need_resched = 1;
