@@ -134,7 +134,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	pci_init(); /* and the drivers of what it finds (NICs start their workers) */
 	net_init(); /* lwIP and an interface per NIC; addresses come in the background */
 	smp_bench_run_if_requested();
-	trace_set_line_runner(kshell_execute_line); /* for a host's control lines */
+	trace_set_line_runner(kshell_execute_captured); /* for a host's control lines */
 	trace_port_init(); /* the trace stream's console sink, if there is a console device */
 	trace_boot_init();
 

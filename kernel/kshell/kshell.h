@@ -46,6 +46,10 @@ struct kshell_command {
  * KSHELL_USAGE when the command rejected its arguments.  Every error is also
  * reported on the console. */
 int kshell_execute_line(const char *line);
+/* kshell_execute_line with what the command prints (kshell_print, from the
+ * calling thread) put into output (size bytes, always terminated, cut when
+ * full) instead of the console.  Returns the command's result, or -EINVAL. */
+int kshell_execute_captured(const char *line, char *output, size_t size);
 
 /* Returns the command named name, or NULL. */
 const struct kshell_command *kshell_find_command(const char *name);

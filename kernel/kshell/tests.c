@@ -231,6 +231,20 @@ static void rx_handler_takes_every_byte(struct ktest *t)
 	EXPECT_TRUE(t, n == 0 || n == -ENODEV);
 }
 
+/* A captured line: its prints land in the buffer, cut at its size and always
+ * terminated, and the result is the command's. */
+static void captured_lines_print_into_the_buffer(struct ktest *t)
+{
+	char output[64];
+	EXPECT_EQ(t, kshell_execute_captured("echo captured words", output, sizeof output), 0);
+	EXPECT_EQ(t, strcmp(output, "captured words\n"), 0);
+	char small[8];
+	EXPECT_EQ(t, kshell_execute_captured("echo a long line of words", small, sizeof small), 0);
+	EXPECT_EQ(t, strcmp(small, "a long "), 0);
+	EXPECT_EQ(t, kshell_execute_captured("no-such-command", output, sizeof output), -ENOENT);
+	EXPECT_EQ(t, kshell_execute_captured("echo x", NULL, 4), -EINVAL);
+}
+
 KTEST_SUITE(kshell, KTEST_CASE(help_lists_the_commands), KTEST_CASE(help_explains_one_command),
 	    KTEST_CASE(unknown_command_is_reported), KTEST_CASE(blank_lines_do_nothing),
 	    KTEST_CASE(wrong_arguments_print_the_usage),
@@ -238,4 +252,5 @@ KTEST_SUITE(kshell, KTEST_CASE(help_lists_the_commands), KTEST_CASE(help_explain
 	    KTEST_CASE(oversized_lines_are_refused), KTEST_CASE(reports_run_and_print),
 	    KTEST_CASE(ktest_refuses_an_unknown_suite), KTEST_CASE(injected_bytes_are_read_back),
 	    KTEST_CASE(blocked_reader_gets_a_byte_or_eintr),
-	    KTEST_CASE(rx_handler_takes_every_byte));
+	    KTEST_CASE(rx_handler_takes_every_byte),
+	    KTEST_CASE(captured_lines_print_into_the_buffer));

@@ -2,7 +2,8 @@
  * Sinks by name, and what a host sends over a sink that can receive
  * (uapi/trace.h): control lines ("trace start PATTERN...", "trace stop",
  * "trace snapshot", and any other line for the kernel shell, through the
- * runner that init sets: the shell sits above this layer), and files ("put
+ * runner that init sets: the shell sits above this layer; what the command
+ * prints comes back in the answer, then "ok" or "error N"), and files ("put
  * NAME LENGTH" and the bytes, stored by the file system's store).  Each line
  * is answered with a TEXT frame.
  */
@@ -13,8 +14,10 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 
+#define TRACE_ANSWER_MAX 4096 /* a shell line's printed answer, cut beyond */
+
 static const struct trace_sink *sinks[TRACE_SINKS_MAX];
-static int (*line_runner)(const char *line);
+static int (*line_runner)(const char *line, char *output, size_t size);
 
 int trace_register_sink(const struct trace_sink *sink)
 {
@@ -37,7 +40,7 @@ const struct trace_sink *trace_find_sink(const char *name)
 	return NULL;
 }
 
-void trace_set_line_runner(int (*run)(const char *line))
+void trace_set_line_runner(int (*run)(const char *line, char *output, size_t size))
 {
 	line_runner = run;
 }
@@ -144,8 +147,12 @@ int trace_control_line(const struct trace_sink *sink, const char *line)
 		answer(sink, "error: no shell to run '%s'\n", line);
 		return -ENOSYS;
 	}
-	int result = line_runner(line);
-	answer(sink, result ? "error %d\n" : "ok\n", result);
+	static char output[TRACE_ANSWER_MAX]; /* lines come from one thread at a time */
+	int result = line_runner(line, output, sizeof output);
+	char status[32];
+	snprintf(status, sizeof status, result ? "error %d\n" : "ok\n", result);
+	strlcpy(output + strlen(output), status, sizeof output - strlen(output));
+	sink->frame(sink->context, TRACE_FRAME_TEXT, 0, output, (uint32_t)strlen(output));
 	return result;
 }
 

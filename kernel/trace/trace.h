@@ -93,7 +93,7 @@ struct trace_control {
 void trace_control_bytes(struct trace_control *control, const uint8_t *data, size_t length);
 /* Forgets a file half received (the connection ended). */
 void trace_control_end(struct trace_control *control);
-void trace_set_line_runner(int (*run)(const char *line));
+void trace_set_line_runner(int (*run)(const char *line, char *output, size_t size));
 
 /* A file a host sent ("put NAME LENGTH"): checks the name (letters, digits,
  * '.', '_', '-'; at most TRACE_PUT_NAME_MAX) and hands it to the store the

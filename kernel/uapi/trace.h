@@ -147,8 +147,9 @@ struct trace_end {
  *   put NAME LENGTH            then LENGTH raw bytes (at most TRACE_PUT_MAX):
  *                              stored as /tmp/NAME (NAME: letters, digits,
  *                              '.', '_' and '-')
- *   ANY OTHER LINE             run by the kernel shell (kcmd), its output
- *                              answered (e.g. "aspect link /tmp/a.o shm") */
+ *   ANY OTHER LINE             run by the kernel shell (kcmd); the answer is
+ *                              what the command printed, then "ok" or
+ *                              "error N" (e.g. "aspect load /tmp/a.o") */
 #define TRACE_CONTROL_LINE_MAX 256
 #define TRACE_PUT_MAX          (4 * 1024 * 1024)
 #define TRACE_PUT_NAME_MAX     64
