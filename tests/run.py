@@ -1353,7 +1353,9 @@ def trace_jobs(args, reporter):
     tools/mscope records the kernel's events and net.*, vfs.* over the port;
     babeltrace2 must read the directory, the request's join points must come
     in order with increasing timestamps, the counts must add up, names must
-    travel, and the Chrome JSON must pass the structural check."""
+    travel, and the Chrome JSON must pass the structural check; then an
+    aspect is linked, relinked and unlinked over the same port (mscope
+    aspect)."""
     if missing(in_build(args, SHIPPED_KERNEL), reporter, "trace", "run make kernel") or \
             missing(in_build(args, INITRD), reporter, "trace", "run make initrd"):
         return []

@@ -6,6 +6,8 @@ request's join points must be there in order with increasing timestamps,
 the counts must add up (mscope: recorded = delivered + dropped, every
 delivered event in the files), the names of the processes must travel in
 the stream, and the Chrome JSON of the trace must pass the structural check.
+Then an aspect is woven over the same port (mscope aspect link, relink,
+stats, unlink: the host's control channel).
 
     run_capture(build, kernel, log, report)   # report(name, status, seconds, log, note)
 """
@@ -69,6 +71,24 @@ def record(sock, out_dir, port, small):
     return mscope.returncode, output, ok
 
 
+def weave_over_the_port(build, sock):
+    """mscope aspect link (put + load + link), relink, stats and unlink over
+    the console port; returns (problem or None, the transcript)."""
+    aspect = os.path.join(build, "aspects", "latency.o")
+    steps = [(["link", aspect, "--binding", "shm"], "aspect latency linked shm"),
+             (["relink", "latency", "--binding", "msg"], "aspect latency relinked msg"),
+             (["stats"], "latency"),
+             (["unlink", "latency"], "ok")]
+    transcript = ""
+    for arguments, expected in steps:
+        run = subprocess.run([MSCOPE, "aspect"] + arguments + ["--attach", sock], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120)
+        transcript += f"$ mscope aspect {' '.join(arguments)}\n{run.stdout}{run.stderr}"
+        if run.returncode or expected not in run.stdout:
+            return f"mscope aspect {arguments[0]}: no '{expected}'", transcript
+    return None, transcript
+
+
 def run_capture(build, kernel, log, report):
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="trace-test-")
@@ -90,8 +110,10 @@ def run_capture(build, kernel, log, report):
         result("boot", None)
         small = open(os.path.join(build, "user", "root", "www", "small.txt"), "rb").read()
         status, output, served = record(sock, out_dir, port, small)
+        woven, transcript = weave_over_the_port(build, sock)
     finally:
         guest.stop()
+    result("aspect-over-the-port", woven, transcript)
     counts = COUNTS.search(output)
     result("record-complete", None if status == 0 and counts and served else
            f"mscope exit {status}, request served: {served}", output)
