@@ -86,6 +86,16 @@ int proc_list(struct proc_info *info, int count);
 /* Processes that exist right now, zombies included. */
 int proc_count(void);
 
+/* ---- The trace map's mark on processes (kernel/trace/uscope.c) ----------- */
+
+/* p's slot in the trace map, 0 when it is not traced; fork copies it, and an
+ * exec (or a spawn) takes what the hook decides for the new program. */
+int proc_trace_slot(const struct process *p);
+void proc_set_trace_exec_hook(int (*decide)(const char *name, const char *path));
+/* Re-marks every live process: pick(name, slot now) gives its new slot.
+ * Returns how many changed.  pick runs with the process table locked. */
+int proc_retrace(int (*pick)(const char *name, int slot));
+
 /* ---- CPUs: affinity, monitors, statistics (proc/affinity.c) -------------- */
 
 /* Lets process pid (0: the caller) run only on the CPUs in mask (bit i: CPU

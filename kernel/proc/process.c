@@ -74,6 +74,18 @@ struct proc_module_slots *proc_slots(struct process *p)
 	return &p->slots;
 }
 
+static int (*trace_exec_hook)(const char *name, const char *path);
+
+void proc_set_trace_exec_hook(int (*decide)(const char *name, const char *path))
+{
+	__atomic_store_n(&trace_exec_hook, decide, __ATOMIC_RELEASE);
+}
+
+int proc_trace_slot(const struct process *p)
+{
+	return p ? __atomic_load_n(&p->trace_slot, __ATOMIC_RELAXED) : 0;
+}
+
 void proc_set_name(struct process *p, const char *path)
 {
 	const char *base = path;
@@ -81,6 +93,10 @@ void proc_set_name(struct process *p, const char *path)
 		if (*c == '/' && c[1])
 			base = c + 1;
 	strlcpy(p->name, base, sizeof p->name);
+	int (*decide)(const char *, const char *) =
+	    __atomic_load_n(&trace_exec_hook, __ATOMIC_ACQUIRE);
+	if (decide) /* an exec re-decides by the new program's name or path */
+		__atomic_store_n(&p->trace_slot, (uint8_t)decide(p->name, path), __ATOMIC_RELAXED);
 	if (tracepoint_on()) {
 		struct trace_thread_name event = {
 		    .pid = p->pid, .tid = p->thread ? (int32_t)thread_id(p->thread) : 0};
@@ -165,6 +181,7 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	waitq_init(&p->signal_queue, "proc.signals");
 	strlcpy(p->name, name, sizeof p->name);
 	p->state = PROC_EMBRYO;
+	p->trace_slot = parent ? parent->trace_slot : 0; /* fork inherits the trace map's choice */
 
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	if (live >= PROC_MAX) {
@@ -536,4 +553,21 @@ void proc_print_all(void)
 void proc_setup_faults(void)
 {
 	trap_set_user_fault_handler(handle_user_fault);
+}
+
+/* Sets the slot of every live process as pick(its name, its slot now) says. */
+int proc_retrace(int (*pick)(const char *name, int slot))
+{
+	int changed = 0;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	for (int i = 0; i < PROC_MAX; i++) {
+		struct process *p = table[i];
+		if (!p || p->state == PROC_ZOMBIE)
+			continue;
+		int slot = pick(p->name, p->trace_slot);
+		changed += slot != p->trace_slot;
+		__atomic_store_n(&p->trace_slot, (uint8_t)slot, __ATOMIC_RELAXED);
+	}
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return changed;
 }

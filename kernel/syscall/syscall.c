@@ -19,6 +19,7 @@
 #include "panic/panic.h"
 #include "proc/proc.h"
 #include "telemetry/tracepoint.h"
+#include "trace/trace.h"
 #include "uaccess/uaccess.h"
 
 #define EFER_SCE 1UL
@@ -67,6 +68,8 @@ long syscall_dispatch(uint64_t number, const uint64_t *args)
 		return entry ? entry->call(args) : -ENOSYS;
 	struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};
 	tracepoint_write(TRACE_SYSCALL_ENTRY, &in, sizeof in);
+	if (proc_current())
+		uscope_record_stack(syscall_user_frame());
 	long result = entry ? entry->call(args) : -ENOSYS;
 	struct trace_syscall_exit out = {.number = (int64_t)number, .result = result};
 	tracepoint(TRACE_SYSCALL_EXIT, &out, sizeof out);

@@ -92,3 +92,69 @@ static int trace_command(int argc, char **argv)
 KSHELL_COMMAND(trace, trace_command,
 	       "trace start [--flight] [-o console|file:DIR] [PATTERN...] | snapshot | stop | status",
 	       "record the kernel's events and join points, out of the OS as a CTF trace");
+
+/* ---- uscope: the trace map ------------------------------------------------ */
+
+static int parse_number(const char *text, unsigned *value)
+{
+	unsigned n = 0;
+	if (!*text)
+		return -EINVAL;
+	for (; *text; text++) {
+		if (*text < '0' || *text > '9' || n > 1000)
+			return -EINVAL;
+		n = n * 10 + (unsigned)(*text - '0');
+	}
+	*value = n;
+	return 0;
+}
+
+static int uscope_add(int argc, char **argv)
+{
+	unsigned mode = 4, budget = 8;
+	for (int i = 3; i + 1 < argc; i += 2) {
+		int error = !strcmp(argv[i], "--mode")     ? parse_number(argv[i + 1], &mode)
+			    : !strcmp(argv[i], "--budget") ? parse_number(argv[i + 1], &budget)
+							   : -EINVAL;
+		if (error)
+			return KSHELL_USAGE;
+	}
+	if (argc % 2 == 0)
+		return KSHELL_USAGE;
+	int slot = uscope_trace(argv[2], mode, budget);
+	if (slot == -EOPNOTSUPP)
+		kshell_print("uscope: modes 1 and 2 (own code) need the program's address ranges\n");
+	else if (slot < 0)
+		kshell_print("uscope: cannot trace '%s' (error %d)\n", argv[2], slot);
+	else
+		kshell_print("uscope: tracing %s, mode %u, budget %u (slot %d)\n", argv[2], mode,
+			     budget, slot);
+	return slot < 0 ? slot : 0;
+}
+
+static int uscope_command(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "trace"))
+		return uscope_add(argc, argv);
+	if (argc == 3 && !strcmp(argv[1], "untrace")) {
+		int error = uscope_untrace(argv[2]);
+		kshell_print(error ? "uscope: '%s' is not traced\n" : "uscope: %s untraced\n",
+			     argv[2]);
+		return error;
+	}
+	if (argc == 2 && !strcmp(argv[1], "list")) {
+		struct uscope_info info[USCOPE_MAP_MAX];
+		int n = uscope_list(info, USCOPE_MAP_MAX);
+		for (int i = 0; i < n; i++)
+			kshell_print("%-16s mode %u budget %u\n", info[i].name, info[i].mode,
+				     info[i].budget);
+		if (!n)
+			kshell_print("uscope: nothing traced\n");
+		return 0;
+	}
+	return KSHELL_USAGE;
+}
+
+KSHELL_COMMAND(uscope, uscope_command,
+	       "uscope trace NAME|PATH [--mode 3|4] [--budget S] | untrace NAME | list",
+	       "user stacks of a named application at every system call, into the trace stream");

@@ -96,7 +96,19 @@ static const struct builtin_event builtin_events[] = {
      "aspect_emit",
      {{"uint32_t", "type"}, {"uint32_t", "length"}, {"uint8_t", "data[length]"}},
      sizeof(struct trace_mark)},
+    {TRACE_USER_STACK,
+     "user_stack",
+     {{"int32_t", "tid"}, {"uint16_t", "count"}, {"uint16_t", "flags"},
+      {"uint64_hex_t", "frames[count]"}},
+     sizeof(struct trace_user_stack)},
 };
+
+static int strcmp_prefix(const char *text, const char *prefix)
+{
+	while (*prefix && *text == *prefix)
+		text++, prefix++;
+	return *prefix;
+}
 
 /* Bytes a field takes in the payload struct: a sequence ("data[length]")
  * adds none (its bytes follow the struct), the name array TRACE_NAME_MAX. */
@@ -108,6 +120,8 @@ static size_t field_bytes(const struct field *field)
 	for (const char *c = name; *c; c++)
 		if (*c == '[')
 			return 0;
+	if (!strcmp_prefix(type, "uint16") || !strcmp_prefix(type, "int16"))
+		return 2;
 	return type[0] == 'u' && type[4] == '3' ? 4 : type[0] == 'i' && type[3] == '3' ? 4 : 8;
 }
 

@@ -102,6 +102,29 @@ void trace_set_line_runner(int (*run)(const char *line, char *output, size_t siz
 int trace_store_file(const char *name, const void *data, size_t length);
 void trace_set_file_store(int (*store)(const char *name, const void *data, size_t length));
 
+/* ---- The trace map: user stacks of named applications (uscope.c) -------- */
+
+#define USCOPE_MAP_MAX 8
+
+struct trap_frame;
+struct uscope_info {
+	char name[16];
+	unsigned mode, budget;
+};
+/* Traces every process of the program name (or path): its user stack goes
+ * into the stream at each system call; mode 3 = the last frame, 4 = up to
+ * budget frames (at most TRACE_STACK_MAX).  Processes running it now join
+ * at once, fork inherits, exec re-decides.  Returns the map's slot (> 0), or
+ * -EINVAL, -EOPNOTSUPP (modes 1 and 2), -ENOSPC (USCOPE_MAP_MAX entries). */
+int uscope_trace(const char *name, unsigned mode, unsigned budget);
+/* Takes name out of the map; its processes stop being traced.  0 or -ENOENT. */
+int uscope_untrace(const char *name);
+/* Fills up to count entries; returns how many the map holds. */
+int uscope_list(struct uscope_info *info, int count);
+/* At a system call's entry, with the caller's saved registers: the user
+ * stack of a traced process into the stream (nothing for the others). */
+void uscope_record_stack(const struct trap_frame *user);
+
 /* At boot, once the drivers and their sinks are up: starts the trace= trace
  * (boot.c) or runs trace_bench. */
 void trace_boot_init(void);

@@ -30,6 +30,7 @@ enum trace_event {
 	TRACE_THREAD_NAME,      /* struct trace_thread_name: a thread that existed at start */
 	TRACE_USER_MARK,        /* struct trace_mark, then length bytes */
 	TRACE_ASPECT_EMIT,      /* struct trace_mark, then length bytes (ms_emit) */
+	TRACE_USER_STACK,       /* struct trace_user_stack, then count frames */
 	TRACE_BUILTIN_EVENTS,   /* one past the last built-in event */
 };
 
@@ -95,6 +96,19 @@ struct trace_mark {
 	uint32_t length; /* bytes of data after this header */
 };
 #define TRACE_MARK_MAX 256 /* bytes of data in one mark */
+/* The user stack of a traced process at a kernel event (the record just
+ * before it in the same ring): frames[0] is where user code was (the
+ * instruction after the system call), then the return addresses out,
+ * innermost first. */
+struct trace_user_stack {
+	int32_t tid;
+	uint16_t count; /* frames that follow (uint64_t each) */
+	uint16_t flags; /* TRACE_STACK_* */
+};
+#define TRACE_STACK_TRUNCATED  1 /* the budget ended the walk before the stack did */
+#define TRACE_STACK_UNREADABLE 2 /* a frame could not be read (or went the wrong way) */
+#define TRACE_STACK_MAX        32
+
 struct trace_jp_call {
 	uint64_t arg0;
 	int32_t result;    /* the low 32 bits of the return value */

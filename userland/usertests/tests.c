@@ -943,5 +943,6 @@ const struct user_test user_tests[] = {
     {"top_and_ps_show_cpus", top_and_ps_show_cpus, 20000},
     {"trace_marks_reach_the_stream", trace_marks_reach_the_stream, 60000},
     {"trace_mark_refuses_bad_input", trace_mark_refuses_bad_input, 10000},
+    {"uscope_traces_a_program_by_name", uscope_traces_a_program_by_name, 60000},
     {NULL, NULL, 0},
 };

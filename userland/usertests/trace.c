@@ -1,10 +1,13 @@
 /*
  * The trace stream from user space: marks written with ms_trace_mark while
  * a trace runs (started through the kernel shell into a directory) come out
- * in the CTF trace, in order, with their bytes; and the call refuses bad
- * pointers and lengths whether or not a trace runs.
+ * in the CTF trace, in order, with their bytes; the call refuses bad
+ * pointers and lengths whether or not a trace runs; and the trace map
+ * (uscope) records user stacks for exactly the processes of the program it
+ * names, which a fork and an exec decide.
  */
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,4 +103,106 @@ void trace_mark_refuses_bad_input(void)
 		t_fail("a negative length was not refused with EINVAL");
 	if (mark(1, NULL, 0) != 0 || mark(1, text, TRACE_MARK_MAX) != 0)
 		t_fail("an empty or a full-size mark was refused");
+}
+
+/* ---- uscope: the trace map ---------------------------------------------- */
+
+struct stacks_seen {
+	int of_cat, of_others, deep, names;
+	int32_t cat_tids[8];
+	int cat_count;
+};
+
+static int is_cat(const struct stacks_seen *seen, int32_t tid)
+{
+	for (int i = 0; i < seen->cat_count; i++)
+		if (seen->cat_tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+/* Walks one stream file's records, calling visit on each. */
+static void each_record(const char *path, void (*visit)(const struct tel_record *, void *),
+			void *arg)
+{
+	static uint8_t stream[256 * 1024] __attribute__((aligned(8)));
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return;
+	long bytes = read(fd, stream, sizeof stream);
+	close(fd);
+	for (long packet = 0; packet + PACKET_BYTES <= bytes;) {
+		uint64_t bits;
+		memcpy(&bits, stream + packet + 40, 8);
+		long end = packet + (long)(bits / 8);
+		for (long at = packet + PACKET_BYTES; at < end && at < bytes;) {
+			const struct tel_record *r = (const void *)(stream + at);
+			if (!r->words)
+				break;
+			visit(r, arg);
+			at += (long)tel_record_bytes(r);
+		}
+		packet = end > packet ? end : bytes;
+	}
+}
+
+static void note_names(const struct tel_record *r, void *arg)
+{
+	struct stacks_seen *seen = arg;
+	const struct trace_thread_name *n = tel_record_payload(r);
+	if (r->type == TRACE_PROCESS_EXEC && !strcmp(n->name, "cat") && seen->cat_count < 8)
+		seen->cat_tids[seen->cat_count++] = n->tid;
+}
+
+static void note_stacks(const struct tel_record *r, void *arg)
+{
+	struct stacks_seen *seen = arg;
+	const struct trace_user_stack *s = tel_record_payload(r);
+	if (r->type != TRACE_USER_STACK)
+		return;
+	*(is_cat(seen, s->tid) ? &seen->of_cat : &seen->of_others) += 1;
+	seen->deep += s->count >= 3;
+}
+
+static void run_quietly(const char *path, char *const argv[])
+{
+	pid_t child = fork();
+	if (child == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		execv(path, argv);
+		_exit(127);
+	}
+	waitpid(child, NULL, 0);
+}
+
+void uscope_traces_a_program_by_name(void)
+{
+	if (shell("uscope trace cat --mode 4 --budget 8") != 0 ||
+	    shell("trace start -o file:" TRACE_DIR) != 0) {
+		t_fail("uscope trace or trace start failed");
+		return;
+	}
+	char *cat[] = {"cat", "/etc/rc", NULL}, *echo[] = {"echo", "hi", NULL};
+	run_quietly("/bin/cat", cat);
+	run_quietly("/bin/echo", echo);
+	shell("trace stop");
+	shell("uscope untrace cat");
+	struct stacks_seen seen = {0};
+	for (int pass = 0; pass < 2; pass++) {
+		for (int cpu = 0; cpu < 64; cpu++) {
+			char path[64];
+			snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+			each_record(path, pass ? note_stacks : note_names, &seen);
+		}
+	}
+	if (!seen.cat_count)
+		t_fail("no process_exec of cat in the trace");
+	if (!seen.of_cat || !seen.deep)
+		t_fail("cat's system calls came with %d stacks, %d of 3 frames or more", seen.of_cat,
+		       seen.deep);
+	if (seen.of_others)
+		t_fail("%d stacks of processes that are not cat (echo, usertests)", seen.of_others);
+	if (shell("uscope trace cat --mode 1") == 0 || shell("uscope untrace nobody") == 0)
+		t_fail("mode 1 or an unknown name was accepted");
 }

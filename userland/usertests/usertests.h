@@ -50,6 +50,7 @@ void t_sleep_ms(long ms);
 /* trace.c: marks into the trace stream */
 void trace_marks_reach_the_stream(void);
 void trace_mark_refuses_bad_input(void);
+void uscope_traces_a_program_by_name(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
