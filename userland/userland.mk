@@ -14,7 +14,8 @@ USER_DIR := $(BUILD)/user
 USER_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS) -isystem userland/include \
 	-isystem $(NEWLIB)/x86_64-elf/include -Ikernel -Iuserland -mno-omit-leaf-frame-pointer \
 	-D_POSIX_TIMERS=1 -D_POSIX_MONOTONIC_CLOCK=200112L -MMD -MP
-USER_LDFLAGS := -Wl,--build-id=none -Wl,-z,noexecstack -L$(NEWLIB)/x86_64-elf/lib
+USER_LDFLAGS := -Wl,--build-id=none -Wl,-z,noexecstack -L$(NEWLIB)/x86_64-elf/lib \
+	-Wl,-T,userland/own-code.ld
 
 # librscfl (per-activity accounting) goes into the same archive: every program may use it.
 USER_LIBC_C := $(sort $(wildcard userland/libc/*.c userland/librscfl/*.c))
@@ -56,7 +57,7 @@ $(USER_LIBC): $(USER_LIBC_OBJS)
 # $(1) = program name: its objects and its link.
 define user-program
 $(USER_DIR)/bin/$(1): $(patsubst %,$(USER_DIR)/obj/%.o,$(sort $(wildcard userland/$(1)/*.c))) \
-		$(USER_CRT0) $(USER_LIBC)
+		$(USER_CRT0) $(USER_LIBC) userland/own-code.ld
 	$$(say) ULD $$@
 	$$(Q)mkdir -p $$(dir $$@)
 	$$(Q)$$(USER_CC) $$(USER_LDFLAGS) -o $$@ $$(USER_CRT0) \

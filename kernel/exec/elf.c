@@ -150,6 +150,66 @@ static int check_entry(const struct exec_image *image, uint64_t entry)
 	return -ENOEXEC;
 }
 
+struct elf64_shdr {
+	uint32_t name;
+	uint32_t type;
+	uint64_t flags;
+	uint64_t addr;
+	uint64_t offset;
+	uint64_t size;
+	uint32_t link;
+	uint32_t info;
+	uint64_t addralign;
+	uint64_t entsize;
+};
+
+#define OWN_CODE_SECTION ".text.own"
+
+/* Section i's header, copied out, when the table lies inside the file. */
+static int read_section(const void *file, size_t size, const struct elf64_header *h, unsigned i,
+			struct elf64_shdr *out)
+{
+	uint64_t at = h->shoff + (uint64_t)i * sizeof *out;
+	if (h->shentsize != sizeof *out || i >= h->shnum || h->shoff > size ||
+	    at < h->shoff || at > size - sizeof *out)
+		return -ENOEXEC;
+	memcpy(out, (const uint8_t *)file + at, sizeof *out);
+	return 0;
+}
+
+/* Is the section named name, by the section-name table (names bounded by
+ * the table and the file)? */
+static bool section_named(const void *file, size_t size, const struct elf64_shdr *names,
+			  const struct elf64_shdr *section, const char *name)
+{
+	uint64_t length = strlen(name) + 1;
+	if (names->offset > size || names->size > size - names->offset ||
+	    section->name > names->size || length > names->size - section->name)
+		return false;
+	return !memcmp((const uint8_t *)file + names->offset + section->name, name, length);
+}
+
+/* The program's own code (the build's .text.own, userland/own-code.ld), when
+ * it has one inside an executable segment; else the range stays empty. */
+static void find_own_code(const void *file, size_t size, const struct elf64_header *h,
+			  struct exec_image *image)
+{
+	struct elf64_shdr names, section;
+	if (!h->shnum || h->shnum > 4096 || read_section(file, size, h, h->shstrndx, &names))
+		return;
+	for (unsigned i = 1; i < h->shnum; i++) {
+		if (read_section(file, size, h, i, &section) ||
+		    !section_named(file, size, &names, &section, OWN_CODE_SECTION))
+			continue;
+		if (section.size && check_entry(image, section.addr) == 0 &&
+		    check_entry(image, section.addr + section.size - 1) == 0) {
+			image->own_code_start = section.addr;
+			image->own_code_end = section.addr + section.size;
+		}
+		return;
+	}
+}
+
 /* Where the program headers are in memory: inside a segment's file bytes. */
 static uint64_t find_phdr_vaddr(const struct exec_image *image, uint64_t phoff, uint64_t length)
 {
@@ -188,5 +248,6 @@ int exec_parse_elf(const void *file, size_t size, struct exec_image *image)
 	image->phnum = header.phnum;
 	image->phdr_vaddr = find_phdr_vaddr(image, header.phoff,
 					    (uint64_t)header.phnum * sizeof(struct elf64_phdr));
+	find_own_code(file, size, &header, image);
 	return 0;
 }

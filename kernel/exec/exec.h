@@ -45,6 +45,10 @@ struct exec_image {
 	unsigned segment_count;
 	struct exec_segment segments[EXEC_MAX_SEGMENTS]; /* sorted by vaddr */
 	uint64_t end; /* page-aligned end of the highest segment: the heap starts here */
+	/* The program's own code, apart from the libraries it was linked with
+	 * (its .text.own section; 0, 0 when it has none): the trace map's
+	 * scope modes 1 and 2 keep the frames in it. */
+	uint64_t own_code_start, own_code_end;
 };
 
 /* Checks a whole ELF file and describes its loadable segments.  Returns 0, or

@@ -143,6 +143,8 @@ int proc_exec_image(struct process *p, const void *file, size_t size, char *cons
 	if (old)
 		memory_destroy(old);
 	set_entry_frame(frame, image.entry, sp);
+	p->own_code_start = image.own_code_start;
+	p->own_code_end = image.own_code_end;
 	return 0;
 }
 

@@ -92,6 +92,9 @@ int proc_count(void);
  * exec (or a spawn) takes what the hook decides for the new program. */
 int proc_trace_slot(const struct process *p);
 void proc_set_trace_exec_hook(int (*decide)(const char *name, const char *path));
+/* Where p's program has its own code, apart from its libraries ([start,
+ * end); both 0 when the program does not say: kernel/exec). */
+void proc_own_code(const struct process *p, uint64_t *start, uint64_t *end);
 /* Re-marks every live process: pick(name, slot now) gives its new slot.
  * Returns how many changed.  pick runs with the process table locked. */
 int proc_retrace(int (*pick)(const char *name, int slot));

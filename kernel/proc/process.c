@@ -86,6 +86,12 @@ int proc_trace_slot(const struct process *p)
 	return p ? __atomic_load_n(&p->trace_slot, __ATOMIC_RELAXED) : 0;
 }
 
+void proc_own_code(const struct process *p, uint64_t *start, uint64_t *end)
+{
+	*start = p ? p->own_code_start : 0;
+	*end = p ? p->own_code_end : 0;
+}
+
 void proc_set_name(struct process *p, const char *path)
 {
 	const char *base = path;
@@ -182,6 +188,10 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	strlcpy(p->name, name, sizeof p->name);
 	p->state = PROC_EMBRYO;
 	p->trace_slot = parent ? parent->trace_slot : 0; /* fork inherits the trace map's choice */
+	if (parent) {
+		p->own_code_start = parent->own_code_start;
+		p->own_code_end = parent->own_code_end;
+	}
 
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	if (live >= PROC_MAX) {

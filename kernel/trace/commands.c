@@ -122,9 +122,7 @@ static int uscope_add(int argc, char **argv)
 	if (argc % 2 == 0)
 		return KSHELL_USAGE;
 	int slot = uscope_trace(argv[2], mode, budget);
-	if (slot == -EOPNOTSUPP)
-		kshell_print("uscope: modes 1 and 2 (own code) need the program's address ranges\n");
-	else if (slot < 0)
+	if (slot < 0)
 		kshell_print("uscope: cannot trace '%s' (error %d)\n", argv[2], slot);
 	else
 		kshell_print("uscope: tracing %s, mode %u, budget %u (slot %d)\n", argv[2], mode,
@@ -156,5 +154,5 @@ static int uscope_command(int argc, char **argv)
 }
 
 KSHELL_COMMAND(uscope, uscope_command,
-	       "uscope trace NAME|PATH [--mode 3|4] [--budget S] | untrace NAME | list",
+	       "uscope trace NAME|PATH [--mode 1-4] [--budget S] | untrace NAME | list",
 	       "user stacks of a named application at every system call, into the trace stream");

@@ -112,10 +112,11 @@ struct uscope_info {
 	unsigned mode, budget;
 };
 /* Traces every process of the program name (or path): its user stack goes
- * into the stream at each system call; mode 3 = the last frame, 4 = up to
- * budget frames (at most TRACE_STACK_MAX).  Processes running it now join
+ * into the stream at each system call; mode 1 = the last frame of its own
+ * code, 2 = up to budget frames of its own code, 3 = the last frame, 4 = up
+ * to budget frames (at most TRACE_STACK_MAX).  Processes running it now join
  * at once, fork inherits, exec re-decides.  Returns the map's slot (> 0), or
- * -EINVAL, -EOPNOTSUPP (modes 1 and 2), -ENOSPC (USCOPE_MAP_MAX entries). */
+ * -EINVAL, -ENOSPC (USCOPE_MAP_MAX entries). */
 int uscope_trace(const char *name, unsigned mode, unsigned budget);
 /* Takes name out of the map; its processes stop being traced.  0 or -ENOENT. */
 int uscope_untrace(const char *name);

@@ -10,10 +10,12 @@
  * along the frame-pointer chain (microScope's programs and newlib are built
  * with frame pointers), every read through copy_from_user: a stack that
  * cannot be read ends the walk and is marked, never a fault.  Work is bounded
- * by the entry's budget.  Scope modes (Uscope's table): 3 = the last frame
- * (where the system call was made), 4 = up to the budget's frames.  Modes 1
- * and 2 (the application's own code only) need the program's own address
- * ranges and are refused until the build records them.
+ * by the entry's budget.  Scope modes (Uscope's table): 1 = the last frame
+ * in the application's own code, 2 = up to the budget's frames of its own
+ * code, 3 = the last frame wherever it is, 4 = up to the budget's frames of
+ * all code.  The programs are static: own code is told from newlib's and
+ * librscfl's by the address range of the program's .text.own section, which
+ * the build puts its own objects in (userland/own-code.ld) and exec notes.
  */
 #include "trace/internal.h"
 
@@ -63,9 +65,7 @@ int uscope_trace(const char *name, unsigned mode, unsigned budget)
 {
 	if (!name || !*name || strlen(name) >= PROC_NAME_MAX || budget > TRACE_STACK_MAX)
 		return -EINVAL;
-	if (mode == 1 || mode == 2)
-		return -EOPNOTSUPP; /* own code needs the program's address ranges */
-	if (mode < 3 || mode > 4)
+	if (mode < 1 || mode > 4)
 		return -EINVAL;
 	uint64_t irq = spin_lock_irqsave(&map_lock);
 	int slot = decide(name, NULL), free_slot = 0;
@@ -115,43 +115,68 @@ int uscope_list(struct uscope_info *info, int count)
 	return n;
 }
 
-/* Walks the frame-pointer chain from user registers into frames; returns
- * how many, with *flags saying how the walk ended early. */
-static unsigned walk(const struct trap_frame *user, unsigned budget, uint64_t *frames,
-		     uint16_t *flags)
+/* The user stack, walked and filtered as an entry's mode says. */
+struct walk {
+	unsigned keep;      /* frames to keep at most */
+	bool own_only;      /* only frames in [own_start, own_end) */
+	uint64_t own_start, own_end;
+	uint64_t *frames;
+	unsigned count;
+	uint16_t flags;
+};
+
+/* Keeps address when the mode wants it; returns false once enough are kept. */
+static bool keep_frame(struct walk *w, uint64_t address)
 {
-	unsigned count = 0;
-	frames[count++] = user->rip;
+	if (!w->own_only || (address >= w->own_start && address < w->own_end))
+		w->frames[w->count++] = address;
+	return w->count < w->keep;
+}
+
+/* Walks the frame-pointer chain from the user registers, reading at most
+ * TRACE_STACK_MAX frames (the work is bounded whatever the mode keeps). */
+static void walk(const struct trap_frame *user, struct walk *w)
+{
 	uint64_t rbp = user->rbp;
-	while (count < budget) {
+	if (!keep_frame(w, user->rip))
+		return;
+	for (unsigned read = 1; read < TRACE_STACK_MAX; read++) {
 		uint64_t pair[2]; /* the saved rbp, the return address */
 		if (!rbp)
-			return count; /* the outermost frame */
+			return; /* the outermost frame */
 		if ((rbp & 7) || copy_from_user(pair, (const void *)rbp, sizeof pair) ||
 		    (pair[0] && pair[0] <= rbp)) {
-			*flags |= TRACE_STACK_UNREADABLE;
-			return count;
+			w->flags |= TRACE_STACK_UNREADABLE;
+			return;
 		}
-		frames[count++] = pair[1];
 		rbp = pair[0];
+		if (!keep_frame(w, pair[1])) {
+			if (rbp)
+				w->flags |= TRACE_STACK_TRUNCATED;
+			return;
+		}
 	}
-	if (rbp)
-		*flags |= TRACE_STACK_TRUNCATED;
-	return count;
+	w->flags |= TRACE_STACK_TRUNCATED;
 }
 
 void uscope_record_stack(const struct trap_frame *user)
 {
-	int slot = proc_trace_slot(proc_current());
+	struct process *p = proc_current();
+	int slot = proc_trace_slot(p);
 	if (!slot || !user)
 		return;
 	const struct uscope_entry *e = &entries[slot];
-	unsigned budget = e->mode == 3 ? 1 : e->budget;
 	struct {
 		struct trace_user_stack head;
 		uint64_t frames[TRACE_STACK_MAX];
 	} event = {.head = {.tid = (int32_t)thread_id(thread_current())}};
-	event.head.count = (uint16_t)walk(user, budget, event.frames, &event.head.flags);
+	struct walk w = {.keep = e->mode == 1 || e->mode == 3 ? 1 : e->budget,
+			 .own_only = e->mode <= 2,
+			 .frames = event.frames};
+	proc_own_code(p, &w.own_start, &w.own_end);
+	walk(user, &w);
+	event.head.count = (uint16_t)w.count;
+	event.head.flags = w.flags;
 	tracepoint_write(TRACE_USER_STACK, &event,
-			 (uint32_t)(sizeof event.head + event.head.count * sizeof event.frames[0]));
+			 (uint32_t)(sizeof event.head + w.count * sizeof event.frames[0]));
 }

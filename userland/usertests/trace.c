@@ -108,7 +108,9 @@ void trace_mark_refuses_bad_input(void)
 /* ---- uscope: the trace map ---------------------------------------------- */
 
 struct stacks_seen {
-	int of_cat, of_others, deep, names;
+	int of_cat, of_others, deep, names, outside_own, too_many;
+	unsigned keep;
+	uint64_t own_start, own_end;
 	int32_t cat_tids[8];
 	int cat_count;
 };
@@ -162,6 +164,10 @@ static void note_stacks(const struct tel_record *r, void *arg)
 		return;
 	*(is_cat(seen, s->tid) ? &seen->of_cat : &seen->of_others) += 1;
 	seen->deep += s->count >= 3;
+	seen->too_many += s->count > seen->keep;
+	const uint64_t *frames = (const uint64_t *)(s + 1);
+	for (unsigned i = 0; i < s->count; i++)
+		seen->outside_own += frames[i] < seen->own_start || frames[i] >= seen->own_end;
 }
 
 static void run_quietly(const char *path, char *const argv[])
@@ -176,19 +182,57 @@ static void run_quietly(const char *path, char *const argv[])
 	waitpid(child, NULL, 0);
 }
 
-void uscope_traces_a_program_by_name(void)
+/* The address range of a program's .text.own section (0, 0: none). */
+static void own_code_of(const char *path, uint64_t *start, uint64_t *end)
 {
-	if (shell("uscope trace cat --mode 4 --budget 8") != 0 ||
-	    shell("trace start -o file:" TRACE_DIR) != 0) {
-		t_fail("uscope trace or trace start failed");
+	static uint8_t file[256 * 1024];
+	*start = *end = 0;
+	int fd = open(path, O_RDONLY);
+	long size = fd < 0 ? -1 : read(fd, file, sizeof file);
+	if (fd >= 0)
+		close(fd);
+	uint64_t shoff;
+	uint16_t shnum, shstrndx;
+	if (size < 64)
 		return;
+	memcpy(&shoff, file + 40, 8);
+	memcpy(&shnum, file + 60, 2);
+	memcpy(&shstrndx, file + 62, 2);
+	if (shoff + (uint64_t)shnum * 64 > (uint64_t)size || shstrndx >= shnum)
+		return;
+	uint64_t names;
+	memcpy(&names, file + shoff + shstrndx * 64 + 24, 8);
+	for (unsigned i = 1; i < shnum; i++) {
+		const uint8_t *sh = file + shoff + i * 64;
+		uint32_t name;
+		memcpy(&name, sh, 4);
+		if (names + name + 10 <= (uint64_t)size && !memcmp(file + names + name, ".text.own", 10)) {
+			uint64_t addr, length;
+			memcpy(&addr, sh + 16, 8);
+			memcpy(&length, sh + 32, 8);
+			*start = addr;
+			*end = addr + length;
+		}
+	}
+}
+
+/* Traces cat in mode, budget; runs cat (traced) and echo (not); returns
+ * what the trace holds. */
+static struct stacks_seen stacks_of_cat(unsigned mode, unsigned budget)
+{
+	struct stacks_seen seen = {.keep = mode == 1 || mode == 3 ? 1 : budget};
+	own_code_of("/bin/cat", &seen.own_start, &seen.own_end);
+	char line[64];
+	snprintf(line, sizeof line, "uscope trace cat --mode %u --budget %u", mode, budget);
+	if (shell(line) != 0 || shell("trace start -o file:" TRACE_DIR) != 0) {
+		t_fail("'%s' or trace start failed", line);
+		return seen;
 	}
 	char *cat[] = {"cat", "/etc/rc", NULL}, *echo[] = {"echo", "hi", NULL};
 	run_quietly("/bin/cat", cat);
 	run_quietly("/bin/echo", echo);
 	shell("trace stop");
 	shell("uscope untrace cat");
-	struct stacks_seen seen = {0};
 	for (int pass = 0; pass < 2; pass++) {
 		for (int cpu = 0; cpu < 64; cpu++) {
 			char path[64];
@@ -196,13 +240,31 @@ void uscope_traces_a_program_by_name(void)
 			each_record(path, pass ? note_stacks : note_names, &seen);
 		}
 	}
-	if (!seen.cat_count)
-		t_fail("no process_exec of cat in the trace");
-	if (!seen.of_cat || !seen.deep)
-		t_fail("cat's system calls came with %d stacks, %d of 3 frames or more", seen.of_cat,
-		       seen.deep);
+	if (!seen.cat_count || !seen.of_cat)
+		t_fail("mode %u: %d process_exec of cat, %d stacks of cat", mode, seen.cat_count,
+		       seen.of_cat);
 	if (seen.of_others)
-		t_fail("%d stacks of processes that are not cat (echo, usertests)", seen.of_others);
-	if (shell("uscope trace cat --mode 1") == 0 || shell("uscope untrace nobody") == 0)
-		t_fail("mode 1 or an unknown name was accepted");
+		t_fail("mode %u: %d stacks of processes that are not cat", mode, seen.of_others);
+	if (seen.too_many)
+		t_fail("mode %u: %d stacks longer than %u frames", mode, seen.too_many, seen.keep);
+	return seen;
+}
+
+void uscope_traces_a_program_by_name(void)
+{
+	uint64_t start, end;
+	own_code_of("/bin/cat", &start, &end);
+	if (start >= end)
+		t_fail("/bin/cat has no .text.own section");
+	struct stacks_seen all = stacks_of_cat(4, 8);
+	if (!all.deep || !all.outside_own)
+		t_fail("mode 4: %d stacks of 3 frames or more, %d frames outside cat's own code",
+		       all.deep, all.outside_own);
+	for (unsigned mode = 1; mode <= 2; mode++) {
+		struct stacks_seen own = stacks_of_cat(mode, 3);
+		if (own.outside_own)
+			t_fail("mode %u: %d frames outside cat's own code", mode, own.outside_own);
+	}
+	if (shell("uscope trace cat --mode 5") == 0 || shell("uscope untrace nobody") == 0)
+		t_fail("mode 5 or an unknown name was accepted");
 }
