@@ -172,6 +172,68 @@ static void random_headers_never_overread(void)
 	}
 }
 
+/* Section headers at 0x1600 (null, .text.own, .shstrtab), names at 0x1700. */
+static void add_own_code_section(struct elf_file *f, uint64_t addr, uint64_t size)
+{
+	static const char names[] = "\0.text.own\0.shstrtab";
+	uint8_t *h = f->bytes;
+	put64(h + 40, 0x1600);
+	put16(h + 58, 64);
+	put16(h + 60, 3);
+	put16(h + 62, 2);
+	uint8_t *own = f->bytes + 0x1600 + 64, *strtab = own + 64;
+	put32(own, 1);
+	put32(own + 4, 1);
+	put64(own + 16, addr);
+	put64(own + 32, size);
+	put32(strtab, 11);
+	put32(strtab + 4, 3);
+	put64(strtab + 24, 0x1700);
+	put64(strtab + 32, sizeof names);
+	memcpy(f->bytes + 0x1700, names, sizeof names);
+}
+
+/* The program's own code (.text.own) is noted when it lies in an executable
+ * segment; elsewhere, or with headers that point outside the file, it is
+ * not, and the image is still accepted. */
+static void own_code_section_is_found(void)
+{
+	struct elf_file f;
+	struct exec_image image;
+	build_good(&f);
+	add_own_code_section(&f, TEXT_VA + 0x100, 0x80);
+	REQUIRE_EQ(exec_parse_elf(f.bytes, sizeof f.bytes, &image), 0);
+	CHECK_EQ(image.own_code_start, TEXT_VA + 0x100);
+	CHECK_EQ(image.own_code_end, TEXT_VA + 0x180);
+
+	build_good(&f);
+	add_own_code_section(&f, DATA_VA, 0x80); /* not executable */
+	REQUIRE_EQ(exec_parse_elf(f.bytes, sizeof f.bytes, &image), 0);
+	CHECK_EQ(image.own_code_end, 0);
+
+	build_good(&f);
+	add_own_code_section(&f, TEXT_VA + 0x100, 0x80);
+	put64(f.bytes + 40, sizeof f.bytes - 100); /* the table runs past the end */
+	REQUIRE_EQ(exec_parse_elf(f.bytes, sizeof f.bytes, &image), 0);
+	CHECK_EQ(image.own_code_end, 0);
+
+	build_good(&f);
+	add_own_code_section(&f, TEXT_VA + 0x100, 0x80);
+	put32(f.bytes + 0x1600 + 64, 0xfffffff0); /* a name past the names */
+	REQUIRE_EQ(exec_parse_elf(f.bytes, sizeof f.bytes, &image), 0);
+	CHECK_EQ(image.own_code_end, 0);
+
+	srand(7); /* random section headers: never a bad access */
+	for (int round = 0; round < 20000; round++) {
+		build_good(&f);
+		add_own_code_section(&f, TEXT_VA + 0x100, 0x80);
+		for (int n = 1 + rand() % 4; n > 0; n--)
+			f.bytes[0x1600 + rand() % 0x120] = (uint8_t)rand();
+		if (exec_parse_elf(f.bytes, sizeof f.bytes, &image) == 0 && image.own_code_end)
+			CHECK(image.own_code_start >= TEXT_VA && image.own_code_end <= TEXT_VA + 0x1000);
+	}
+}
+
 /* argc, argv, envp and auxv where the ABI puts them, rsp 16-byte aligned. */
 static void stack_layout(void)
 {
@@ -235,4 +297,4 @@ static void stack_too_small_is_refused(void)
 HOSTTEST_MAIN(HOSTTEST_CASE(good_image_is_described), HOSTTEST_CASE(every_truncation_is_refused),
 	      HOSTTEST_CASE(each_corruption_is_refused),
 	      HOSTTEST_CASE(random_headers_never_overread), HOSTTEST_CASE(stack_layout),
-	      HOSTTEST_CASE(stack_too_small_is_refused))
+	      HOSTTEST_CASE(stack_too_small_is_refused), HOSTTEST_CASE(own_code_section_is_found))
