@@ -58,6 +58,9 @@ all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
 include userland/userland.mk
+# The analyzer's host build and its generated names (the OS build is a program of userland.mk).
+include userland/analyze/analyze.mk
+all: $(ANALYZE_HOST)
 # Aspects (aspects/*.c -> $(BUILD)/aspects/*.o, into the initrd and the kernel's test table).
 include aspects/aspects.mk
 # make fuzz: the linker's libFuzzer target.

@@ -1,0 +1,142 @@
+/*
+ * The analyzer's outputs (report.h).  Kinds are listed by total time, the
+ * largest first.  Latencies are shown in the unit that keeps them readable
+ * (ns, us, ms, s); JSON and Prometheus carry nanoseconds and seconds.
+ */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The Prometheus buckets' upper bounds, in ns: 1 us to 10 s, 1-2-5 steps. */
+static const uint64_t prometheus_bounds[] = {
+    1000,      2000,      5000,      10000,      20000,      50000,      100000,
+    200000,    500000,    1000000,   2000000,    5000000,    10000000,   20000000,
+    50000000,  100000000, 200000000, 500000000,  1000000000, 2000000000, 5000000000,
+    10000000000};
+
+static int by_total(const void *a, const void *b)
+{
+	const struct latency_kind *x = *(const struct latency_kind *const *)a;
+	const struct latency_kind *y = *(const struct latency_kind *const *)b;
+	return x->hist->sum < y->hist->sum ? 1 : x->hist->sum > y->hist->sum ? -1 : 0;
+}
+
+/* The table's kinds that have values, largest total first; returns how many. */
+static unsigned sorted_kinds(const struct latency_table *table,
+			     const struct latency_kind **sorted)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < table->kind_count; i++)
+		if (table->kinds[i].hist->count)
+			sorted[n++] = &table->kinds[i];
+	qsort(sorted, n, sizeof *sorted, by_total);
+	return n;
+}
+
+static void print_ns(FILE *out, uint64_t ns)
+{
+	if (ns < 10000)
+		fprintf(out, " %8lluns", (unsigned long long)ns);
+	else if (ns < 10000000)
+		fprintf(out, " %8.1fus", (double)ns / 1e3);
+	else if (ns < 10000000000ULL)
+		fprintf(out, " %8.2fms", (double)ns / 1e6);
+	else
+		fprintf(out, " %8.2fs ", (double)ns / 1e9);
+}
+
+void report_text(FILE *out, const struct latency_table *table, unsigned top)
+{
+	const struct latency_kind *sorted[LATENCY_MAX_KINDS];
+	unsigned n = sorted_kinds(table, sorted);
+	fprintf(out, "%llu events over %.3f s, %llu discarded by the OS, %llu calls unpaired\n",
+		(unsigned long long)table->events,
+		(double)(table->last_ns - table->first_ns) / 1e9,
+		(unsigned long long)table->discarded, (unsigned long long)table->unpaired);
+	fprintf(out, "%-28s %8s %10s %10s %10s %10s %10s\n", "latency of", "count", "p50", "p90",
+		"p99", "max", "total");
+	for (unsigned i = 0; i < n && (!top || i < top); i++) {
+		const struct histogram *h = sorted[i]->hist;
+		fprintf(out, "%-28s %8llu", sorted[i]->name, (unsigned long long)h->count);
+		print_ns(out, hist_percentile(h, 50));
+		print_ns(out, hist_percentile(h, 90));
+		print_ns(out, hist_percentile(h, 99));
+		print_ns(out, h->max);
+		print_ns(out, h->sum);
+		fputc('\n', out);
+	}
+}
+
+/* name as a JSON string or a Prometheus label value (both escape \ and "). */
+static void print_quoted(FILE *out, const char *name)
+{
+	fputc('"', out);
+	for (const char *c = name; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fputc('\\', out);
+		if ((unsigned char)*c >= 0x20)
+			fputc(*c, out);
+	}
+	fputc('"', out);
+}
+
+void report_json(FILE *out, const struct latency_table *table)
+{
+	const struct latency_kind *sorted[LATENCY_MAX_KINDS];
+	unsigned n = sorted_kinds(table, sorted);
+	fprintf(out, "{\"events\": %llu, \"discarded\": %llu, \"unpaired\": %llu, \"latency_ns\": [",
+		(unsigned long long)table->events, (unsigned long long)table->discarded,
+		(unsigned long long)table->unpaired);
+	for (unsigned i = 0; i < n; i++) {
+		const struct histogram *h = sorted[i]->hist;
+		fprintf(out, "%s\n  {\"name\": ", i ? "," : "");
+		print_quoted(out, sorted[i]->name);
+		fprintf(out,
+			", \"count\": %llu, \"min\": %llu, \"p50\": %llu, \"p90\": %llu, "
+			"\"p99\": %llu, \"max\": %llu, \"sum\": %llu}",
+			(unsigned long long)h->count, (unsigned long long)h->min,
+			(unsigned long long)hist_percentile(h, 50),
+			(unsigned long long)hist_percentile(h, 90),
+			(unsigned long long)hist_percentile(h, 99), (unsigned long long)h->max,
+			(unsigned long long)h->sum);
+	}
+	fprintf(out, "\n]}\n");
+}
+
+static void print_bucket(FILE *out, const char *name, const char *le, uint64_t count)
+{
+	fprintf(out, "microscope_latency_seconds_bucket{event=");
+	print_quoted(out, name);
+	fprintf(out, ",le=\"%s\"} %llu\n", le, (unsigned long long)count);
+}
+
+void report_prometheus(FILE *out, const struct latency_table *table)
+{
+	const struct latency_kind *sorted[LATENCY_MAX_KINDS];
+	unsigned n = sorted_kinds(table, sorted);
+	fprintf(out, "# HELP microscope_latency_seconds Latency of system calls and join points, "
+		     "from a microScope trace.\n# TYPE microscope_latency_seconds histogram\n");
+	for (unsigned i = 0; i < n; i++) {
+		const struct histogram *h = sorted[i]->hist;
+		for (unsigned b = 0; b < sizeof prometheus_bounds / sizeof prometheus_bounds[0]; b++) {
+			char le[32];
+			snprintf(le, sizeof le, "%g", (double)prometheus_bounds[b] / 1e9);
+			print_bucket(out, sorted[i]->name, le,
+				     hist_count_at_most(h, prometheus_bounds[b]));
+		}
+		print_bucket(out, sorted[i]->name, "+Inf", h->count);
+		fprintf(out, "microscope_latency_seconds_sum{event=");
+		print_quoted(out, sorted[i]->name);
+		fprintf(out, "} %.9f\nmicroscope_latency_seconds_count{event=", (double)h->sum / 1e9);
+		print_quoted(out, sorted[i]->name);
+		fprintf(out, "} %llu\n", (unsigned long long)h->count);
+	}
+	fprintf(out, "# HELP microscope_trace_events_total Events read from the trace.\n"
+		     "# TYPE microscope_trace_events_total counter\n"
+		     "microscope_trace_events_total %llu\n"
+		     "# HELP microscope_trace_discarded_total Records the OS counted as dropped.\n"
+		     "# TYPE microscope_trace_discarded_total counter\n"
+		     "microscope_trace_discarded_total %llu\n",
+		(unsigned long long)table->events, (unsigned long long)table->discarded);
+}

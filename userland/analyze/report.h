@@ -1,0 +1,18 @@
+/*
+ * What the analyzer prints (latency.h's table): a text table that reads on a
+ * console (count, p50, p90, p99, max, with units), JSON for other tools, and
+ * the Prometheus text exposition format 0.0.4 (a histogram per kind:
+ * cumulative _bucket{le} lines ending with +Inf, _sum, _count, in seconds).
+ */
+#ifndef ANALYZE_REPORT_H
+#define ANALYZE_REPORT_H
+
+#include <stdio.h>
+
+#include "latency.h"
+
+void report_text(FILE *out, const struct latency_table *table, unsigned top);
+void report_json(FILE *out, const struct latency_table *table);
+void report_prometheus(FILE *out, const struct latency_table *table);
+
+#endif

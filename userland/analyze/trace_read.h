@@ -1,0 +1,57 @@
+/*
+ * Reading a microScope CTF trace directory (docs/TRACING.md): the metadata's
+ * clock frequency and event names, and every stream's records merged into
+ * one sequence in time order, times rebuilt from the compact records.  Not a
+ * general CTF reader: it reads the layout the kernel writes (72-byte packet
+ * headers, uapi/telemetry.h records), and checks every size it reads.
+ *
+ *     struct trace_dir t;
+ *     if (trace_open(&t, "/trace") == 0)
+ *             for (struct trace_item e; trace_next(&t, &e) > 0;) use(&e);
+ *     trace_close(&t);
+ */
+#ifndef ANALYZE_TRACE_READ_H
+#define ANALYZE_TRACE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRACE_READ_STREAMS 64
+
+struct trace_item {
+	uint64_t time; /* clock ticks */
+	unsigned cpu;
+	uint16_t type;
+	const void *payload;
+	uint32_t payload_bytes; /* rounded up to 8 */
+};
+
+struct trace_stream {
+	uint8_t *data;
+	size_t size;
+	size_t at;         /* the next record */
+	size_t packet_end; /* the end of the current packet's content */
+	uint64_t time;     /* of the record read last */
+	int has_next;
+	struct trace_item next;
+};
+
+struct trace_dir {
+	uint64_t clock_hz;
+	char **names; /* by event id, NULL where the metadata names none */
+	unsigned name_count;
+	unsigned stream_count;
+	struct trace_stream streams[TRACE_READ_STREAMS];
+	uint64_t discarded; /* the packets' events_discarded, last of each stream, summed */
+};
+
+/* Reads DIR/metadata and DIR/stream_<n>.  Returns 0, or -1 with a message on
+ * stderr (no metadata, no clock, no stream, out of memory). */
+int trace_open(struct trace_dir *t, const char *dir);
+/* The next event in time order: 1, or 0 at the end. */
+int trace_next(struct trace_dir *t, struct trace_item *event);
+/* The event's name from the metadata, or "event <id>". */
+const char *trace_event_name(const struct trace_dir *t, uint16_t type);
+void trace_close(struct trace_dir *t);
+
+#endif
