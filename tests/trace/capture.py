@@ -6,8 +6,11 @@ request's join points must be there in order with increasing timestamps,
 the counts must add up (mscope: recorded = delivered + dropped, every
 delivered event in the files), the names of the processes must travel in
 the stream, and the Chrome JSON of the trace must pass the structural check.
-Then an aspect is woven over the same port (mscope aspect link, relink,
-stats, unlink: the host's control channel).
+The host analyzer (build/host/analyze, the OS's /bin/analyze built for the
+host) must find the request's latencies, and its Prometheus output must pass
+Debian's promtool with cumulative buckets.  Then an aspect is woven over the
+same port (mscope aspect link, relink, stats, unlink: the host's control
+channel).
 
     run_capture(build, kernel, log, report)   # report(name, status, seconds, log, note)
 """
@@ -69,6 +72,42 @@ def record(sock, out_dir, port, small):
         output += "\n(mscope did not finish: timed out)"
     ok = response and response[0] == 200 and response[-1] == small
     return mscope.returncode, output, ok
+
+
+def analyze_problems(build, out_dir):
+    """The host analyzer on the trace: the request's system calls and join
+    points have latencies; returns (problem or None, its output)."""
+    run = subprocess.run([os.path.join(build, "host", "analyze"), out_dir], capture_output=True,
+                         text=True)
+    missing = [k for k in ("syscall accept", "syscall recvfrom", "net.accept", "net.send",
+                           "vfs.read") if k not in run.stdout]
+    if run.returncode or missing:
+        return f"analyze exit {run.returncode}, missing {missing}", run.stdout + run.stderr
+    return None, run.stdout
+
+
+def prometheus_problems(build, out_dir):
+    """analyze --prometheus through Debian's promtool, and what promtool does
+    not check: each histogram's buckets cumulative, ending at +Inf = _count."""
+    run = subprocess.run([os.path.join(build, "host", "analyze"), "--prometheus", out_dir],
+                         capture_output=True, text=True)
+    check = subprocess.run(["promtool", "check", "metrics"], input=run.stdout,
+                           capture_output=True, text=True)
+    if run.returncode or check.returncode:
+        return "promtool: " + (check.stdout + check.stderr).strip()[:200], run.stdout
+    buckets, counts = {}, {}
+    for line in run.stdout.splitlines():
+        m = re.match(r'microscope_latency_seconds_bucket\{event="(.*)",le="(.*)"\} (\d+)$', line)
+        if m:
+            buckets.setdefault(m.group(1), []).append((m.group(2), int(m.group(3))))
+        m = re.match(r'microscope_latency_seconds_count\{event="(.*)"\} (\d+)$', line)
+        if m:
+            counts[m.group(1)] = int(m.group(2))
+    for event, series in buckets.items():
+        values = [v for _, v in series]
+        if values != sorted(values) or series[-1][0] != "+Inf" or values[-1] != counts.get(event):
+            return f"{event}: buckets not cumulative or not ending at +Inf = count", run.stdout
+    return (None if buckets else "no histogram"), run.stdout
 
 
 def weave_over_the_port(build, sock):
@@ -134,3 +173,5 @@ def run_capture(build, kernel, log, report):
         check_chrome_trace(json.load(open(chrome)))
     result("chrome-json", "; ".join(problems[:3]) if problems else None,
            conv.stdout + conv.stderr + "\n".join(problems))
+    result("analyze", *analyze_problems(build, out_dir))
+    result("prometheus", *prometheus_problems(build, out_dir))
