@@ -8,7 +8,9 @@ delivered event in the files), the names of the processes must travel in
 the stream, and the Chrome JSON of the trace must pass the structural check.
 The host analyzer (build/host/analyze, the OS's /bin/analyze built for the
 host) must find the request's latencies, and its Prometheus output must pass
-Debian's promtool with cumulative buckets.  Then an aspect is woven over the
+Debian's promtool with cumulative buckets; /bin/analyze in the OS and the
+host's build must print the same analysis of a trace the OS wrote.  Then an
+aspect is woven over the
 same port (mscope aspect link, relink, stats, unlink: the host's control
 channel).
 
@@ -110,6 +112,32 @@ def prometheus_problems(build, out_dir):
     return (None if buckets else "no histogram"), run.stdout
 
 
+def same_analysis_in_the_os(guest, build, port, work):
+    """A trace the OS writes into httpd's document root with the file sink,
+    analyzed in the OS by /bin/analyze and, fetched over HTTP, by the host's
+    build: the two outputs must be the same text.  Returns (problem, log)."""
+    guest.run("kcmd trace start -o file:/www/ostrace")
+    guest.run("ls /bin")
+    guest.run("kcmd trace stop")
+    in_os = guest.run("analyze /www/ostrace", timeout=60) or ""
+    local = os.path.join(work, "ostrace")
+    os.makedirs(local)
+    for name in ("metadata", "stream_0"):
+        response = httpcheck.get(port, f"/ostrace/{name}")
+        if not response or response[0] != 200:
+            return f"GET /ostrace/{name}: {response and response[0]}", in_os
+        with open(os.path.join(local, name), "wb") as f:
+            f.write(response[-1])
+    host = subprocess.run([os.path.join(build, "host", "analyze"), local], capture_output=True,
+                          text=True).stdout
+    os_lines = [l.rstrip() for l in in_os.splitlines() if l.strip()]
+    host_lines = [l.rstrip() for l in host.splitlines() if l.strip()]
+    # in_os starts with the command line typed; the analysis is what follows
+    if "latency of" not in host or os_lines[-len(host_lines):] != host_lines:
+        return "the OS's and the host's analysis differ", f"OS:\n{in_os}\nhost:\n{host}"
+    return None, host
+
+
 def weave_over_the_port(build, sock):
     """mscope aspect link (put + load + link), relink, stats and unlink over
     the console port; returns (problem or None, the transcript)."""
@@ -150,9 +178,11 @@ def run_capture(build, kernel, log, report):
         small = open(os.path.join(build, "user", "root", "www", "small.txt"), "rb").read()
         status, output, served = record(sock, out_dir, port, small)
         woven, transcript = weave_over_the_port(build, sock)
+        same, same_log = same_analysis_in_the_os(guest, build, port, work)
     finally:
         guest.stop()
     result("aspect-over-the-port", woven, transcript)
+    result("analyze-same-in-the-os", same, same_log)
     counts = COUNTS.search(output)
     result("record-complete", None if status == 0 and counts and served else
            f"mscope exit {status}, request served: {served}", output)
