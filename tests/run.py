@@ -1336,7 +1336,7 @@ def net_jobs(args, reporter):
 def trace_listing(args):
     sys.path.insert(0, os.path.join(ROOT, "tests", "trace"))
     import capture
-    return [f"trace/{check}" for check in capture.CHECKS]
+    return [f"trace/{check}" for check in capture.CHECKS + capture.TCP_CHECKS]
 
 
 def run_trace_capture(args, reporter):
@@ -1344,6 +1344,13 @@ def run_trace_capture(args, reporter):
     import capture
     capture.run_capture(os.path.join(ROOT, args.build), in_build(args, SHIPPED_KERNEL),
                         test_log(args, "trace-capture"), net_report(reporter))
+
+
+def run_trace_tcp(args, reporter):
+    sys.path.insert(0, os.path.join(ROOT, "tests", "trace"))
+    import capture
+    capture.run_tcp_capture(os.path.join(ROOT, args.build), in_build(args, SHIPPED_KERNEL),
+                            test_log(args, "trace-tcp"), net_report(reporter))
 
 
 @group("trace", trace_listing)
@@ -1355,11 +1362,12 @@ def trace_jobs(args, reporter):
     in order with increasing timestamps, the counts must add up, names must
     travel, and the Chrome JSON must pass the structural check; then an
     aspect is linked, relinked and unlinked over the same port (mscope
-    aspect)."""
+    aspect); the analyzer's checks (docs/ANALYSIS.md); and a capture over TCP
+    (trace_tcp=PORT, mscope record --attach HOST:PORT)."""
     if missing(in_build(args, SHIPPED_KERNEL), reporter, "trace", "run make kernel") or \
             missing(in_build(args, INITRD), reporter, "trace", "run make initrd"):
         return []
-    return [lambda: run_trace_capture(args, reporter)]
+    return [lambda: run_trace_capture(args, reporter), lambda: run_trace_tcp(args, reporter)]
 
 
 # ---------------------------------------------------------------- main
