@@ -32,8 +32,19 @@
 #define USER_HEAP_MAX      EXEC_IMAGE_LIMIT     /* brk never passes the mmap area */
 #define USER_CLOCK_ADDRESS 0x0000700000100000UL /* the user clock page: past the mmap area */
 
-/* REGION_CLOCK: the kernel's user clock page, read-only, in every process. */
-enum region_kind { REGION_PROGRAM, REGION_HEAP, REGION_STACK, REGION_MMAP, REGION_CLOCK };
+/* REGION_CLOCK: the kernel's user clock page, read-only, in every process.
+ * REGION_KERNEL: pages the kernel owns and writes while the process maps
+ * them (accounting results, telemetry rings); mapped one by one by their
+ * owner, never populated on a fault, not copied by fork, unmapped without
+ * being freed at exec and exit. */
+enum region_kind {
+	REGION_PROGRAM,
+	REGION_HEAP,
+	REGION_STACK,
+	REGION_MMAP,
+	REGION_CLOCK,
+	REGION_KERNEL
+};
 
 /* A range of user addresses with one set of permissions.  Pages in it are
  * mapped on creation (program, heap, mmap) or on first touch (stack). */
@@ -66,7 +77,8 @@ struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start
  * regions).  Returns 0 or -ENOMEM (pages mapped so far stay). */
 int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end);
 /* Unmaps [start, end) and removes it from the regions (splitting them).
- * Returns 0 or -ENOMEM (no memory to split a region). */
+ * Returns 0, -EINVAL (the range touches the clock page or a kernel region:
+ * nothing is unmapped) or -ENOMEM (no memory to split a region). */
 int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end);
 /* Maps the kernel's page at phys read-only at address, as a one-page region
  * of kind.  The page is shared with every process that maps it and never
@@ -75,6 +87,13 @@ int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end);
  * the caller's memory_destroy. */
 int memory_map_kernel_page(struct proc_memory *memory, uint64_t address, uint64_t phys,
 			   enum region_kind kind);
+/* Adds [start, end) as a REGION_KERNEL region (nothing mapped yet); an
+ * identical kernel region is kept.  Returns 0, -EINVAL or -ENOMEM. */
+int memory_add_kernel_region(struct proc_memory *memory, uint64_t start, uint64_t end);
+/* Maps the kernel's frame phys at address, inside a kernel region.  Returns
+ * 0, -EEXIST (a page is mapped there already: kept), -EINVAL, -ENOMEM. */
+int memory_map_kernel_frame(struct proc_memory *memory, uint64_t address, uint64_t phys,
+			    bool writable);
 /* Copies length bytes into user memory of a (maybe inactive) space through
  * the physmap; the pages must be mapped.  Returns 0 or -EFAULT. */
 int memory_write(struct proc_memory *memory, uint64_t address, const void *src, size_t length);

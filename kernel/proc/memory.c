@@ -68,12 +68,23 @@ static void unmap_pages(struct proc_memory *memory, uint64_t start, uint64_t end
 	}
 }
 
+/* A kernel region's frames stay the kernel's: unmapped, never freed. */
+static void unmap_kernel_pages(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	for (uint64_t page = start; page < end; page += PAGE_SIZE)
+		if (vm_unmap(memory->space, page) >= 0)
+			memory->pages--;
+}
+
 void memory_destroy(struct proc_memory *memory)
 {
 	struct proc_region *r = memory->regions;
 	while (r) {
 		struct proc_region *next = r->next;
-		unmap_pages(memory, r->mapped_low, r->end);
+		if (r->kind == REGION_KERNEL)
+			unmap_kernel_pages(memory, r->start, r->end);
+		else
+			unmap_pages(memory, r->mapped_low, r->end);
 		kfree(r);
 		r = next;
 	}
@@ -166,6 +177,28 @@ int memory_map_kernel_page(struct proc_memory *memory, uint64_t address, uint64_
 	return 0;
 }
 
+int memory_add_kernel_region(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	for (struct proc_region *r = memory->regions; r; r = r->next)
+		if (r->kind == REGION_KERNEL && r->start == start && r->end == end)
+			return 0;
+	int error;
+	memory_add_region(memory, start, end, 0, REGION_KERNEL, &error);
+	return error;
+}
+
+int memory_map_kernel_frame(struct proc_memory *memory, uint64_t address, uint64_t phys,
+			    bool writable)
+{
+	struct proc_region *r = find_region(memory, address);
+	if (!r || r->kind != REGION_KERNEL || address != page_down(address))
+		return -EINVAL;
+	int error = vm_map(memory->space, address, phys, VM_USER | (writable ? VM_WRITE : 0));
+	if (error == 0)
+		memory->pages++;
+	return error;
+}
+
 /* Cuts [start, end) out of r, which it overlaps.  Returns 0 or -ENOMEM. */
 static int cut_region(struct proc_memory *memory, struct proc_region *r, uint64_t start,
 		      uint64_t end)
@@ -203,9 +236,17 @@ static void drop_empty_regions(struct proc_memory *memory)
 	}
 }
 
+static bool kernel_owned(const struct proc_region *r)
+{
+	return r->kind == REGION_KERNEL || r->kind == REGION_CLOCK;
+}
+
 int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end)
 {
 	int error = 0;
+	for (struct proc_region *r = memory->regions; r; r = r->next)
+		if (kernel_owned(r) && start < r->end && r->start < end)
+			return -EINVAL; /* the kernel's pages stay while it writes them */
 	for (struct proc_region *r = memory->regions; r && !error; r = r->next)
 		if (r->kind == REGION_MMAP && start < r->end && r->start < end)
 			error = cut_region(memory, r, start, end);
@@ -277,6 +318,8 @@ struct proc_memory *memory_clone(struct proc_memory *parent)
 	if (!child)
 		return NULL;
 	for (struct proc_region *r = parent->regions; r; r = r->next) {
+		if (r->kind == REGION_KERNEL)
+			continue; /* the parent's results and rings are not the child's */
 		if (clone_region(child, parent, r) < 0) {
 			memory_destroy(child);
 			return NULL;
@@ -310,7 +353,7 @@ static int break_cow(struct proc_memory *memory, const struct proc_region *r, ui
 int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error)
 {
 	struct proc_region *r = find_region(memory, address);
-	if (!r || ((error & PF_ERROR_WRITE) && !(r->flags & VM_WRITE)) ||
+	if (!r || r->kind == REGION_KERNEL || ((error & PF_ERROR_WRITE) && !(r->flags & VM_WRITE)) ||
 	    ((error & PF_ERROR_FETCH) && !(r->flags & VM_EXEC)))
 		return -EFAULT;
 	uint64_t page = page_down(address), phys;

@@ -43,6 +43,18 @@ struct proc_module_slots *proc_slots(struct process *p);
  * Only p's own thread may change it. */
 struct address_space *proc_address_space(struct process *p);
 
+/* Kernel regions: ranges of the calling process's memory whose pages the
+ * kernel owns and writes (accounting results, telemetry rings).  The process
+ * can neither unmap them, map over them nor make them writable (-EINVAL);
+ * fork does not copy them; exec and exit unmap them without freeing a page.
+ * proc_add_kernel_region reserves [start, end) (page aligned; an identical
+ * kernel region is kept) and returns 0, -EINVAL (overlaps another region, out
+ * of range), -ENOMEM or -EPERM (a kernel thread).  proc_map_kernel_frame maps
+ * the kernel's frame phys at address inside one and returns 0, -EEXIST
+ * (mapped already: kept), -EINVAL, -ENOMEM or -EPERM. */
+int proc_add_kernel_region(uint64_t start, uint64_t end);
+int proc_map_kernel_frame(uint64_t address, uint64_t phys, bool writable);
+
 /* Starts the program at path (through the VFS) as a new process whose parent
  * is the calling process (or none: a child of the kernel).  argv and envp are
  * kernel arrays ending with NULL.  Returns the pid, or -ENOENT, -ENOEXEC,

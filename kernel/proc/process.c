@@ -68,6 +68,22 @@ struct address_space *proc_address_space(struct process *p)
 	return p->memory ? p->memory->space : NULL;
 }
 
+int proc_add_kernel_region(uint64_t start, uint64_t end)
+{
+	struct process *p = proc_current();
+	if (!p || !p->memory)
+		return -EPERM;
+	return memory_add_kernel_region(p->memory, start, end);
+}
+
+int proc_map_kernel_frame(uint64_t address, uint64_t phys, bool writable)
+{
+	struct process *p = proc_current();
+	if (!p || !p->memory)
+		return -EPERM;
+	return memory_map_kernel_frame(p->memory, address, phys, writable);
+}
+
 struct proc_module_slots *proc_slots(struct process *p)
 {
 	return &p->slots;

@@ -51,7 +51,7 @@ SYSCALL_DEFINE2(ms_tel_map, int, channel, struct tel_map *, layout)
 	if (tel_channel_consumer(ch) != proc_pid(self))
 		return -EPERM;
 	struct tel_map map;
-	int error = tel_channel_map(ch, proc_address_space(self), &map);
+	int error = tel_channel_map(ch, &map);
 	if (error)
 		return error;
 	return copy_to_user(layout, &map, sizeof map) ? -EFAULT : 0;
