@@ -940,5 +940,7 @@ const struct user_test user_tests[] = {
     {"user_clock_survives_fork_and_exec", user_clock_survives_fork_and_exec, 20000},
     {"affinity_pins_a_process", affinity_pins_a_process, 10000},
     {"top_and_ps_show_cpus", top_and_ps_show_cpus, 20000},
+    {"hole_a_results_page_is_a_kernel_region", hole_a_results_page_is_a_kernel_region, 10000},
+    {"hole_e_telemetry_ring_is_a_kernel_region", hole_e_telemetry_ring_is_a_kernel_region, 10000},
     {NULL, NULL, 0},
 };

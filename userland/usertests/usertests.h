@@ -56,4 +56,8 @@ void user_clock_survives_fork_and_exec(void);
  * 0 when the page is mapped and agrees with the kernel. */
 int user_clock_child_main(void);
 
+/* security.c: the kernel's shared pages and privileges against a hostile process */
+void hole_a_results_page_is_a_kernel_region(void);
+void hole_e_telemetry_ring_is_a_kernel_region(void);
+
 #endif
