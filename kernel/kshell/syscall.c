@@ -11,19 +11,41 @@
 #include "syscall/syscall.h"
 #include "kshell/kshell.h"
 #include "lib/errno.h"
+#include "lib/string.h"
+#include "proc/proc.h"
 #include "uaccess/uaccess.h"
 
+/* The commands that stop the machine need PRIV_POWER as well. */
+static bool stops_the_machine(const char *line)
+{
+	static const char *const commands[] = {"poweroff", "exit", "reboot"};
+	while (*line == ' ' || *line == '\t')
+		line++;
+	size_t length = 0;
+	while (line[length] && line[length] != ' ' && line[length] != '\t')
+		length++;
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strlen(commands[i]) == length && strncmp(commands[i], line, length) == 0)
+			return true;
+	return false;
+}
+
 /* Returns the command's result (0 or a negative error, KSHELL_USAGE as
- * -EINVAL), -EFAULT for an unreadable line, -E2BIG for a line longer than
+ * -EINVAL), -EPERM without PRIV_KSHELL (or PRIV_POWER for poweroff, exit and
+ * reboot), -EFAULT for an unreadable line, -E2BIG for a line longer than
  * KSHELL_LINE_MAX - 1, and kshell_execute_line's errors. */
 SYSCALL_DEFINE1(ms_kshell, const char *, line)
 {
 	char buffer[KSHELL_LINE_MAX];
+	if (!proc_has_privilege(PRIV_KSHELL))
+		return -EPERM;
 	long length = strncpy_from_user(buffer, line, sizeof buffer);
 	if (length == -ENAMETOOLONG)
 		return -E2BIG;
 	if (length < 0)
 		return length;
+	if (stops_the_machine(buffer) && !proc_has_privilege(PRIV_POWER))
+		return -EPERM;
 	int result = kshell_execute_line(buffer);
 	return result == KSHELL_USAGE ? -EINVAL : result;
 }

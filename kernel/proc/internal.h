@@ -119,6 +119,14 @@ enum proc_flags {
 	PROC_ORPHAN = 1u << 0, /* parent gone: nobody waits, reaped at exit */
 };
 
+/* Who a process is and what it may do (cred.c).  Changed only by the
+ * process's own thread, under proc_lock; read by others under proc_lock. */
+struct proc_cred {
+	uint32_t uid, euid, suid; /* real, effective, saved user ids */
+	uint32_t gid, egid, sgid;
+	unsigned privileges; /* PRIV_*: held; they count while euid is 0 */
+};
+
 struct process {
 	int pid;
 	struct process *parent; /* kernel_parent for children of the kernel */
@@ -141,6 +149,8 @@ struct process {
 
 	uint64_t final_cpu_ns; /* its thread's time on a CPU, once a zombie */
 	int final_cpu;         /* the CPU it ended on */
+
+	struct proc_cred cred; /* fork copies it, exec keeps it */
 };
 
 extern struct spinlock proc_lock;
@@ -149,6 +159,8 @@ extern struct spinlock proc_lock;
 /* A new EMBRYO process, child of parent (NULL: the kernel's).  Returns it, or
  * NULL with *error = -EAGAIN (table full) or -ENOMEM. */
 struct process *proc_alloc(struct process *parent, const char *name, int *error);
+/* The process with pid, zombies included, or NULL.  Under proc_lock. */
+struct process *proc_find_locked(int pid);
 /* Frees an EMBRYO process that never ran (its memory too). */
 void proc_free_embryo(struct process *p);
 /* Starts p's thread, which enters user mode with p->start_frame.  Returns 0
@@ -168,6 +180,19 @@ void proc_setup_faults(void);
 bool proc_is_killed(const struct process *p);
 /* Sets the name from a path's last component. */
 void proc_set_name(struct process *p, const char *path);
+
+/* cred.c: the credentials of a child of parent (NULL: of the kernel: root
+ * with every privilege). */
+struct proc_cred proc_cred_for_child(const struct process *parent);
+/* Sets the caller's real, effective and saved user ids (group: group ids)
+ * to wanted[] where an entry is not 0xffffffff, by POSIX's rules.  Returns 0
+ * or -EPERM (nothing changed). */
+int proc_set_ids(bool group, const uint32_t wanted[3]);
+/* The caller's real, effective and saved user (group: group) ids. */
+void proc_get_ids(bool group, uint32_t ids[3]);
+/* Drops the privileges in drop for good.  Returns the privileges that count
+ * now, or -EINVAL (unknown bits). */
+int proc_drop_privileges(unsigned drop);
 
 /* bench.c: runs proc_bench and stops the machine when the parameter is given. */
 #ifdef KERNEL_TESTS

@@ -174,6 +174,7 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	waitq_init(&p->signal_queue, "proc.signals");
 	strlcpy(p->name, name, sizeof p->name);
 	p->state = PROC_EMBRYO;
+	p->cred = proc_cred_for_child(parent);
 
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	if (live >= PROC_MAX) {
@@ -187,6 +188,11 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	link_child_locked(parent ? parent : &kernel_parent, p);
 	spin_unlock_irqrestore(&proc_lock, irq);
 	return p;
+}
+
+struct process *proc_find_locked(int pid)
+{
+	return find_locked(pid);
 }
 
 void proc_free_embryo(struct process *p)

@@ -193,9 +193,13 @@ SYSCALL_DEFINE4(wait4, int, pid, int *, status, int, options, void *, usage)
 	return pid_found;
 }
 
+/* Another user's process only with PRIV_SIGNAL (-EPERM). */
 SYSCALL_DEFINE2(kill, int, pid, int, signal)
 {
-	return proc_kill(pid, signal);
+	if (signal < 0 || signal >= 32)
+		return -EINVAL;
+	int allowed = proc_may_act_on(pid, PRIV_SIGNAL);
+	return allowed ? allowed : proc_kill(pid, signal);
 }
 
 /* ---- Memory ---------------------------------------------------------------- */

@@ -5,14 +5,19 @@
  * they can be neither mapped over, nor unmapped, nor written.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <microscope/syscall.h>
 
 #include "uapi/acct.h"
+#include "uapi/cred.h"
 #include "uapi/ipc.h"
+#include "uapi/scope.h"
 #include "uapi/telemetry.h"
 #include "usertests.h"
 
@@ -92,4 +97,249 @@ void hole_e_telemetry_ring_is_a_kernel_region(void)
 		t_fail("ms_tel_map again failed");
 	volatile const uint64_t *data = (const uint64_t *)(map.base + map.data_offset);
 	(void)data[0]; /* still mapped: a fault would kill the test */
+}
+
+/* ---- Users and privileges: the attack suite ---------------------------------
+ * The same attacks twice: from a process that became the unprivileged user
+ * (uid 1000), where each must be refused with EPERM, and from root, where
+ * each must go through.  The monitor channel a non-consumer tries to read
+ * is one the test process attached as root and let go again. */
+
+#define USER_ID 1000
+#define L_EPERM 1
+
+static long kshell(const char *line)
+{
+	return ms_syscall3(__NR_ms_kshell, (long)line, 0, 0);
+}
+
+static long scope_ctl(uint32_t op, const char *name)
+{
+	struct scope_ctl c = {.op = op};
+	strncpy(c.name, name, sizeof c.name - 1);
+	return ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+}
+
+static long load_and_unload_an_aspect(void)
+{
+	long result = scope_ctl(SCOPE_LOAD, "/aspects/callcount.o");
+	if (result == 0 && scope_ctl(SCOPE_UNLOAD, "callcount") != 0)
+		t_fail("SCOPE_UNLOAD callcount after loading it failed");
+	return result;
+}
+
+static long become_the_monitor(void)
+{
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long result = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (endpoint >= 0)
+		close((int)endpoint);
+	return result;
+}
+
+static long raw_socket(void)
+{
+	long fd = ms_syscall3(__NR_socket, 2 /* AF_INET */, 3 /* SOCK_RAW */, 1 /* ICMP */);
+	if (fd >= 0)
+		close((int)fd);
+	return fd;
+}
+
+static long reserve_monitor_cpus(void)
+{
+	long result = ms_syscall3(__NR_ms_setmonitor, 0, 1, 0);
+	if (result == 0)
+		ms_syscall3(__NR_ms_setmonitor, 0, 0, 0);
+	return result;
+}
+
+static long read_channel(long channel)
+{
+	static uint8_t buffer[4096];
+	return ms_syscall6(__NR_ms_tel_read, channel, 0, (long)buffer, sizeof buffer, 0, 0);
+}
+
+/* Each attack as the caller is; expected: refused (EPERM) or done (>= 0). */
+static void run_attacks(bool expect_refused, long channel, pid_t other)
+{
+	struct {
+		const char *what;
+		long result;
+	} attacks[] = {
+	    {"kill(1, 0): signal init", ms_syscall3(__NR_kill, 1, 0, 0)},
+	    {"kill(other, 0): signal another user's process", ms_syscall3(__NR_kill, other, 0, 0)},
+	    {"ms_kshell: the kernel console call", kshell("")},
+	    {"SCOPE_LOAD: weave an aspect into the kernel", load_and_unload_an_aspect()},
+	    {"ms_scope_attach: receive every process's events", become_the_monitor()},
+	    {"ms_tel_read: read another's telemetry channel", read_channel(channel)},
+	    {"ms_setmonitor: reserve the monitor CPUs", reserve_monitor_cpus()},
+	    {"socket(SOCK_RAW): device control", raw_socket()},
+	};
+	for (size_t i = 0; i < sizeof attacks / sizeof attacks[0]; i++) {
+		long result = attacks[i].result;
+		if (expect_refused && result != -L_EPERM)
+			t_fail("%s as uid %d: %ld, expected -EPERM", attacks[i].what, USER_ID, result);
+		if (!expect_refused && result < 0)
+			t_fail("%s as root: %ld, expected success", attacks[i].what, result);
+	}
+	/* Refused to every user, never done even by root in a test. */
+	if (expect_refused && kshell("poweroff") != -L_EPERM)
+		t_fail("ms_kshell(poweroff) as uid %d was not refused", USER_ID);
+	if (expect_refused && scope_ctl(SCOPE_UNLINK, "rscfl") != -L_EPERM)
+		t_fail("SCOPE_UNLINK rscfl as uid %d was not refused", USER_ID);
+}
+
+/* The monitor's channel: attached as root, then detached (the endpoint
+ * closed), so that the attack may attach again. */
+static long attach_for_test(void)
+{
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0)
+		t_fail("attaching a monitor as root: %ld", channel);
+	if (endpoint >= 0)
+		close((int)endpoint);
+	return channel;
+}
+
+struct attack_setup {
+	long channel;
+	pid_t other;
+};
+
+static void attack_as_user(void *argument)
+{
+	const struct attack_setup *setup = argument;
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0 || getuid() != USER_ID ||
+	    geteuid() != USER_ID) {
+		t_fail("becoming uid %d failed", USER_ID);
+		_exit(1);
+	}
+	run_attacks(true, setup->channel, setup->other);
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void attack_as_root(void *argument)
+{
+	const struct attack_setup *setup = argument;
+	run_attacks(false, setup->channel, setup->other);
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void sleep_until_killed(void *unused)
+{
+	(void)unused;
+	for (;;)
+		t_sleep_ms(1000);
+}
+
+static void run_attack_child(void (*body)(void *), bool as_user)
+{
+	struct attack_setup setup = {attach_for_test(), fork()};
+	if (setup.other == 0)
+		sleep_until_killed(NULL);
+	int status = t_run_child(body, &setup);
+	if (status != 0)
+		t_fail("the attacks as %s: status %#x (see above)", as_user ? "a user" : "root", status);
+	if (setup.other > 0) {
+		kill(setup.other, SIGKILL);
+		waitpid(setup.other, NULL, 0);
+	}
+}
+
+void attacks_are_refused_to_an_unprivileged_user(void)
+{
+	run_attack_child(attack_as_user, true);
+}
+
+void attacks_succeed_as_root(void)
+{
+	run_attack_child(attack_as_root, false);
+}
+
+/* ---- Ids and privileges themselves ------------------------------------------- */
+
+static void ids_in_child(void *unused)
+{
+	(void)unused;
+	if (getuid() != USER_ID || geteuid() != USER_ID || getgid() != USER_ID)
+		t_fail("a child of uid %d is uid %d/%d gid %d", USER_ID, (int)getuid(),
+		       (int)geteuid(), (int)getgid());
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void drop_to_user(void *unused)
+{
+	(void)unused;
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
+		t_fail("setgid/setuid(%d) as root failed", USER_ID);
+	if (ms_syscall3(__NR_ms_priv, 0, 0, 0) != 0)
+		t_fail("uid %d still holds privileges", USER_ID);
+	if (ms_syscall3(__NR_setuid, 0, 0, 0) != -L_EPERM)
+		t_fail("setuid(0) as uid %d was not refused", USER_ID);
+	if (ms_syscall3(__NR_setresuid, 0, 0, 0) != -L_EPERM || getuid() != USER_ID)
+		t_fail("setresuid(0, 0, 0) as uid %d was not refused", USER_ID);
+	if (t_run_child(ids_in_child, NULL) != 0)
+		t_fail("fork did not keep the ids");
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void drop_one_privilege(void *unused)
+{
+	(void)unused;
+	long held = ms_syscall3(__NR_ms_priv, PRIV_KSHELL, 0, 0);
+	if (held != (PRIV_ALL & ~PRIV_KSHELL))
+		t_fail("ms_priv(PRIV_KSHELL) as root: %ld", held);
+	if (kshell("") != -L_EPERM)
+		t_fail("ms_kshell after dropping PRIV_KSHELL was not refused");
+	if (ms_syscall3(__NR_ms_priv, 0, 0, 0) != held)
+		t_fail("a dropped privilege came back");
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void effective_id_suspends_privileges(void *unused)
+{
+	(void)unused;
+	if (seteuid(USER_ID) < 0 || geteuid() != USER_ID || getuid() != 0)
+		t_fail("seteuid(%d) as root failed", USER_ID);
+	if (kshell("") != -L_EPERM)
+		t_fail("ms_kshell with euid %d was not refused", USER_ID);
+	if (seteuid(0) < 0 || kshell("") != 0)
+		t_fail("seteuid(0) back (saved uid 0) did not give the privileges back");
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Are ids inherited, privileges dropped for good, and the id calls'
+ * hostile arguments refused? */
+void users_and_privileges(void)
+{
+	if (getuid() != 0 || ms_syscall3(__NR_ms_priv, 0, 0, 0) != PRIV_ALL) {
+		t_fail("usertests does not run as root with every privilege");
+		return;
+	}
+	if (t_run_child(drop_to_user, NULL) != 0)
+		t_fail("dropping to a user (see above)");
+	if (t_run_child(drop_one_privilege, NULL) != 0)
+		t_fail("dropping one privilege (see above)");
+	if (t_run_child(effective_id_suspends_privileges, NULL) != 0)
+		t_fail("an effective uid other than 0 (see above)");
+	if (ms_syscall3(__NR_ms_priv, 0x80000000L, 0, 0) != -L_EINVAL)
+		t_fail("ms_priv with an unknown bit was not refused");
+	if (ms_syscall3(__NR_setuid, -1L, 0, 0) != -L_EINVAL)
+		t_fail("setuid(-1) was not refused");
+	uint32_t id;
+	if (ms_syscall3(__NR_getresuid, 0, (long)&id, (long)&id) != -L_EFAULT ||
+	    ms_syscall3(__NR_getresgid, (long)&id, (long)&id, (long)0xffff800000000000UL) != -L_EFAULT)
+		t_fail("getresuid/getresgid with a bad pointer did not give EFAULT");
+}
+
+/* An aspect object may not take a name the kernel's own aspects have, not
+ * even when root loads it (the impostor rscfl took over accounting). */
+void impostor_rscfl_is_refused(void)
+{
+	struct scope_ctl c = {.op = SCOPE_LOAD};
+	strcpy(c.name, "/aspects/rscfl.o");
+	long result = ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+	if (result != -L_EPERM || !strstr(c.error, "reserved"))
+		t_fail("loading /aspects/rscfl.o from a file as root: %ld (%s)", result, c.error);
 }

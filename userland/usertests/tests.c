@@ -942,5 +942,10 @@ const struct user_test user_tests[] = {
     {"top_and_ps_show_cpus", top_and_ps_show_cpus, 20000},
     {"hole_a_results_page_is_a_kernel_region", hole_a_results_page_is_a_kernel_region, 10000},
     {"hole_e_telemetry_ring_is_a_kernel_region", hole_e_telemetry_ring_is_a_kernel_region, 10000},
+    {"attacks_are_refused_to_an_unprivileged_user", attacks_are_refused_to_an_unprivileged_user,
+     20000},
+    {"attacks_succeed_as_root", attacks_succeed_as_root, 20000},
+    {"users_and_privileges", users_and_privileges, 10000},
+    {"impostor_rscfl_is_refused", impostor_rscfl_is_refused, 10000},
     {NULL, NULL, 0},
 };

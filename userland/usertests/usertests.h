@@ -59,5 +59,9 @@ int user_clock_child_main(void);
 /* security.c: the kernel's shared pages and privileges against a hostile process */
 void hole_a_results_page_is_a_kernel_region(void);
 void hole_e_telemetry_ring_is_a_kernel_region(void);
+void attacks_are_refused_to_an_unprivileged_user(void);
+void attacks_succeed_as_root(void);
+void users_and_privileges(void);
+void impostor_rscfl_is_refused(void);
 
 #endif
