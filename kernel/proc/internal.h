@@ -62,6 +62,8 @@ struct proc_memory {
 	struct proc_region *heap; /* also on regions */
 	uint64_t brk;             /* heap end as the program sees it (not page aligned) */
 	uint64_t pages;           /* user pages mapped */
+	uint64_t committed;       /* pages of mmap and heap regions promised (memory.c) */
+	uint64_t address_limit;   /* RLIMIT_AS: bytes of regions at most */
 };
 
 /* memory.c */
@@ -76,6 +78,12 @@ struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start
 /* Maps fresh zeroed frames on every unmapped page of [start, end) (inside
  * regions).  Returns 0 or -ENOMEM (pages mapped so far stay). */
 int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end);
+/* Adds an anonymous mapping [start, end): nothing is mapped until touched,
+ * but its pages are promised (committed) now, so that a request memory
+ * cannot keep fails here.  Returns 0, -EINVAL (overlap, out of range) or
+ * -ENOMEM (over RLIMIT_AS, or more than memory can back). */
+int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end,
+			 unsigned flags);
 /* Unmaps [start, end) and removes it from the regions (splitting them).
  * Returns 0, -EINVAL (the range touches the clock page or a kernel region:
  * nothing is unmapped) or -ENOMEM (no memory to split a region). */
@@ -101,6 +109,8 @@ int memory_write(struct proc_memory *memory, uint64_t address, const void *src, 
 struct proc_memory *memory_clone(struct proc_memory *parent);
 /* Resolves a fault (PF_ERROR_* bits) at address.  Returns 0 or -EFAULT. */
 int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error);
+/* Bytes of the process's regions (its address space, RLIMIT_AS's measure). */
+uint64_t memory_size(const struct proc_memory *memory);
 /* Finds a free range of length bytes in the mmap area.  Returns its start or 0. */
 uint64_t memory_find_free(struct proc_memory *memory, uint64_t length);
 /* Moves the program break.  Returns the new break, or the old one on failure. */

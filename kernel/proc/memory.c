@@ -5,10 +5,15 @@
  * read-only is shared copy-on-write (frameref.c counts its owners): the first
  * write fault gives the writer its own copy, or just the write permission
  * back when it has become the only owner.  A page of a region that is not
- * mapped yet is a zero page on first touch (the stack grows this way); the
- * program, heap and mmap regions are mapped in full when created, so running
- * out of memory is an error from the call (brk, mmap, fork, execve), not a
- * fault later.  The user clock page is a read-only region whose frame is the
+ * mapped yet is a zero page on first touch: the stack, the heap and mmap's
+ * anonymous memory fill in this way (the program's segments are mapped at
+ * exec).  So that running out of memory is still an error from the call
+ * (brk, mmap, fork) and not a fault later, the heap's and mmap's pages are
+ * committed when asked for: the sum over all processes stays within the
+ * machine's frames, and one request may not ask for more than is free now.
+ * A request beyond the process's address_limit (RLIMIT_AS) fails too.
+ * Unmapping walks only what is mapped (vm_next_mapped), so tearing down a
+ * process costs what it touched, not what it reserved.  The user clock page is a read-only region whose frame is the
  * kernel's (memory_map_kernel_page): an owner count above the kernel's share
  * keeps frame_ref_put from ever freeing it.
  *
@@ -36,6 +41,37 @@ static unsigned page_flags(const struct proc_region *r)
 	return VM_USER | r->flags;
 }
 
+#define NO_LIMIT UINT64_MAX
+
+static void drop_empty_regions(struct proc_memory *memory);
+
+static uint64_t committed_pages; /* every process's heap and mmap pages, atomic */
+
+/* Promises pages more to memory.  Returns 0 or -ENOMEM. */
+static int commit(struct proc_memory *memory, uint64_t pages)
+{
+	uint64_t total = __atomic_add_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
+	if (total > pmm_count_total() || pages > pmm_count_free()) {
+		__atomic_sub_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
+		return -ENOMEM;
+	}
+	memory->committed += pages;
+	return 0;
+}
+
+static void uncommit(struct proc_memory *memory, uint64_t pages)
+{
+	if (pages > memory->committed)
+		pages = memory->committed;
+	memory->committed -= pages;
+	__atomic_sub_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
+}
+
+static bool committed_kind(enum region_kind kind)
+{
+	return kind == REGION_MMAP || kind == REGION_HEAP;
+}
+
 static struct proc_region *find_region(struct proc_memory *memory, uint64_t address)
 {
 	for (struct proc_region *r = memory->regions; r; r = r->next)
@@ -54,12 +90,20 @@ struct proc_memory *memory_create(void)
 		kfree(memory);
 		return NULL;
 	}
+	memory->address_limit = NO_LIMIT;
 	return memory;
+}
+
+/* The next mapped page in [page, end), or end. */
+static uint64_t next_mapped(struct proc_memory *memory, uint64_t page, uint64_t end)
+{
+	return page < end ? vm_next_mapped(memory->space, page, end) : end;
 }
 
 static void unmap_pages(struct proc_memory *memory, uint64_t start, uint64_t end)
 {
-	for (uint64_t page = start; page < end; page += PAGE_SIZE) {
+	for (uint64_t page = next_mapped(memory, start, end); page < end;
+	     page = next_mapped(memory, page + PAGE_SIZE, end)) {
 		int64_t phys = vm_unmap(memory->space, page);
 		if (phys >= 0) {
 			frame_ref_put(page_down((uint64_t)phys));
@@ -71,7 +115,8 @@ static void unmap_pages(struct proc_memory *memory, uint64_t start, uint64_t end
 /* A kernel region's frames stay the kernel's: unmapped, never freed. */
 static void unmap_kernel_pages(struct proc_memory *memory, uint64_t start, uint64_t end)
 {
-	for (uint64_t page = start; page < end; page += PAGE_SIZE)
+	for (uint64_t page = next_mapped(memory, start, end); page < end;
+	     page = next_mapped(memory, page + PAGE_SIZE, end))
 		if (vm_unmap(memory->space, page) >= 0)
 			memory->pages--;
 }
@@ -88,6 +133,7 @@ void memory_destroy(struct proc_memory *memory)
 		kfree(r);
 		r = next;
 	}
+	uncommit(memory, memory->committed);
 	vm_space_destroy(memory->space);
 	kfree(memory);
 }
@@ -127,6 +173,38 @@ struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start
 	insert_sorted(memory, region);
 	*error = 0;
 	return region;
+}
+
+uint64_t memory_size(const struct proc_memory *memory)
+{
+	uint64_t bytes = 0;
+	for (const struct proc_region *r = memory->regions; r; r = r->next)
+		bytes += r->end - r->start;
+	return bytes;
+}
+
+/* Would length bytes more stay within RLIMIT_AS? */
+static bool within_limit(const struct proc_memory *memory, uint64_t length)
+{
+	uint64_t size = memory_size(memory);
+	return length <= memory->address_limit && size <= memory->address_limit - length;
+}
+
+int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end,
+			 unsigned flags)
+{
+	if (end < start || !within_limit(memory, end - start))
+		return -ENOMEM;
+	int error;
+	struct proc_region *r = memory_add_region(memory, start, end, flags, REGION_MMAP, &error);
+	if (!r)
+		return error;
+	if (commit(memory, (end - start) / PAGE_SIZE) < 0) {
+		r->end = r->start; /* nothing to uncommit or unmap: drop it */
+		drop_empty_regions(memory);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* Maps a fresh zeroed frame at page.  Returns 0 or -ENOMEM. */
@@ -213,6 +291,8 @@ static int cut_region(struct proc_memory *memory, struct proc_region *r, uint64_
 	uint64_t from = start > r->start ? start : r->start;
 	uint64_t to = end < r->end ? end : r->end;
 	unmap_pages(memory, from, to);
+	if (committed_kind(r->kind))
+		uncommit(memory, (to - from) / PAGE_SIZE);
 	if (from == r->start) {
 		r->start = to;
 		if (r->mapped_low < to)
@@ -303,10 +383,13 @@ static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 	    memory_add_region(child, r->start, r->end, r->flags, r->kind, &error);
 	if (!copy)
 		return error;
+	if (committed_kind(r->kind) && commit(child, (r->end - r->start) / PAGE_SIZE) < 0)
+		return -ENOMEM;
 	if (r == parent->heap)
 		child->heap = copy;
 	copy->mapped_low = r->mapped_low;
-	for (uint64_t page = r->mapped_low; page < r->end; page += PAGE_SIZE)
+	for (uint64_t page = next_mapped(parent, r->mapped_low, r->end); page < r->end;
+	     page = next_mapped(parent, page + PAGE_SIZE, r->end))
 		if (share_page(child, parent, r, page) < 0)
 			return -ENOMEM;
 	return 0;
@@ -326,6 +409,7 @@ struct proc_memory *memory_clone(struct proc_memory *parent)
 		}
 	}
 	child->brk = parent->brk;
+	child->address_limit = parent->address_limit;
 	return child;
 }
 
@@ -398,16 +482,13 @@ uint64_t memory_set_brk(struct proc_memory *memory, uint64_t brk)
 		return memory->brk;
 	uint64_t old_end = heap->end, new_end = page_up(brk);
 	if (new_end > old_end) {
-		if (!heap_may_grow(memory, new_end))
+		if (!heap_may_grow(memory, new_end) || !within_limit(memory, new_end - old_end) ||
+		    commit(memory, (new_end - old_end) / PAGE_SIZE) < 0)
 			return memory->brk;
-		heap->end = new_end;
-		if (memory_populate(memory, old_end, new_end) < 0) {
-			unmap_pages(memory, old_end, new_end);
-			heap->end = old_end;
-			return memory->brk;
-		}
+		heap->end = new_end; /* its pages come on first touch */
 	} else if (new_end < old_end) {
 		unmap_pages(memory, new_end, old_end);
+		uncommit(memory, (old_end - new_end) / PAGE_SIZE);
 		heap->end = new_end;
 	}
 	memory->brk = brk;

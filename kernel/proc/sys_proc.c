@@ -230,14 +230,47 @@ SYSCALL_DEFINE6(mmap, uint64_t, address, uint64_t, length, int, protection, int,
 		return flags & MAP_FIXED ? -EINVAL : -ENOMEM;
 	unsigned vm_flags =
 	    (protection & PROT_WRITE ? VM_WRITE : 0) | (protection & PROT_EXEC ? VM_EXEC : 0);
-	int error;
-	if (!memory_add_region(memory, start, start + length, vm_flags, REGION_MMAP, &error))
+	int error = memory_map_anonymous(memory, start, start + length, vm_flags);
+	if (error)
 		return error == -EINVAL && !(flags & MAP_FIXED) ? -ENOMEM : error;
-	if (memory_populate(memory, start, start + length) < 0) {
-		memory_unmap(memory, start, start + length);
-		return -ENOMEM;
-	}
 	return (long)start;
+}
+
+/* Resource limits: RLIMIT_AS (the bytes of a process's regions; mmap and
+ * brk beyond it fail with -ENOMEM) is the one the kernel keeps; the others
+ * read as unlimited.  One value serves as soft and hard limit: anyone may
+ * lower it, only euid 0 raise it.  fork and exec keep it. */
+#define RLIMIT_AS_RESOURCE 9
+#define RLIMIT_COUNT       16
+#define RLIM_INFINITY      UINT64_MAX
+
+struct rlimit_user {
+	uint64_t current;
+	uint64_t maximum;
+};
+
+SYSCALL_DEFINE2(getrlimit, unsigned, resource, struct rlimit_user *, user)
+{
+	if (resource >= RLIMIT_COUNT)
+		return -EINVAL;
+	uint64_t limit =
+	    resource == RLIMIT_AS_RESOURCE ? self()->memory->address_limit : RLIM_INFINITY;
+	struct rlimit_user value = {limit, limit};
+	return copy_to_user(user, &value, sizeof value) ? -EFAULT : 0;
+}
+
+SYSCALL_DEFINE2(setrlimit, unsigned, resource, const struct rlimit_user *, user)
+{
+	struct rlimit_user value;
+	if (copy_from_user(&value, user, sizeof value))
+		return -EFAULT;
+	if (resource != RLIMIT_AS_RESOURCE || value.current > value.maximum)
+		return -EINVAL;
+	struct proc_memory *memory = self()->memory;
+	if (value.current > memory->address_limit && proc_current_euid() != 0)
+		return -EPERM;
+	memory->address_limit = value.current;
+	return 0;
 }
 
 SYSCALL_DEFINE2(munmap, uint64_t, address, uint64_t, length)

@@ -79,6 +79,7 @@
 #define __NR_readlink        89 /* -ENOSYS */
 #define __NR_umask           95 /* -ENOSYS */
 #define __NR_gettimeofday    96
+#define __NR_getrlimit       97
 #define __NR_times           100
 #define __NR_getuid          102
 #define __NR_getgid          104
@@ -97,6 +98,7 @@
 #define __NR_setresgid       119
 #define __NR_getresgid       120
 #define __NR_arch_prctl      158 /* -ENOSYS */
+#define __NR_setrlimit       160
 #define __NR_gettid          186
 #define __NR_time            201 /* -ENOSYS */
 #define __NR_sched_setaffinity 203

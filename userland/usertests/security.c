@@ -5,6 +5,7 @@
  * they can be neither mapped over, nor unmapped, nor written.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -342,4 +343,92 @@ void impostor_rscfl_is_refused(void)
 	long result = ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
 	if (result != -L_EPERM || !strstr(c.error, "reserved"))
 		t_fail("loading /aspects/rscfl.o from a file as root: %ld (%s)", result, c.error);
+}
+
+/* ---- Hole D: memory on first touch, RLIMIT_AS -------------------------------- */
+
+struct rlimit_user {
+	uint64_t current, maximum;
+};
+
+#define RLIMIT_AS_RESOURCE 9
+#define TIB                (1UL << 40)
+
+/* Hole D: mmap and brk of 1 TiB populated memory eagerly (and SIGKILL then
+ * took a minute to tear it down).  Now memory comes on first touch, a
+ * request memory cannot back fails at once, and RLIMIT_AS bounds the rest. */
+void hole_d_memory_comes_on_first_touch(void)
+{
+	long before = t_own_pages();
+	long length = 32L << 20;
+	long area = ms_syscall6(__NR_mmap, 0, length, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area < 0) {
+		t_fail("mmap of 32 MiB: %ld", area);
+		return;
+	}
+	((volatile char *)area)[0] = 1;
+	((volatile char *)area)[length - 1] = 1;
+	long touched = t_own_pages() - before;
+	if (touched < 2 || touched > 64)
+		t_fail("32 MiB mapped, 2 pages touched: %ld pages mapped", touched);
+	if (ms_syscall3(__NR_munmap, area, length, 0) != 0)
+		t_fail("munmap of the 32 MiB failed");
+	long huge = ms_syscall6(__NR_mmap, 0, (long)TIB, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (huge != -L_ENOMEM)
+		t_fail("mmap of 1 TiB: %ld, expected -ENOMEM", huge);
+	long brk = ms_syscall3(__NR_brk, 0, 0, 0);
+	if (ms_syscall3(__NR_brk, brk + (long)TIB, 0, 0) != brk)
+		t_fail("brk by 1 TiB moved the break");
+
+	struct rlimit_user limit = {16UL << 20, 16UL << 20}, read_back;
+	if (ms_syscall3(__NR_setrlimit, RLIMIT_AS_RESOURCE, (long)&limit, 0) != 0 ||
+	    ms_syscall3(__NR_getrlimit, RLIMIT_AS_RESOURCE, (long)&read_back, 0) != 0 ||
+	    read_back.current != limit.current)
+		t_fail("setrlimit/getrlimit(RLIMIT_AS) did not take 16 MiB");
+	long over = ms_syscall6(__NR_mmap, 0, 32L << 20, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (over != -L_ENOMEM)
+		t_fail("mmap of 32 MiB under RLIMIT_AS 16 MiB: %ld, expected -ENOMEM", over);
+	if (ms_syscall3(__NR_brk, brk + (32L << 20), 0, 0) != brk)
+		t_fail("brk by 32 MiB under RLIMIT_AS 16 MiB moved the break");
+	if (ms_syscall3(__NR_setrlimit, RLIMIT_AS_RESOURCE, 0, 0) != -L_EFAULT ||
+	    ms_syscall3(__NR_setrlimit, 3, (long)&limit, 0) != -L_EINVAL)
+		t_fail("setrlimit with a bad pointer or resource was not refused");
+}
+
+static void map_and_touch_then_wait(void *unused)
+{
+	(void)unused;
+	long length = 64L << 20;
+	long area = ms_syscall6(__NR_mmap, 0, length, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (long at = 0; area > 0 && at < length; at += 8L << 20)
+		((volatile char *)area)[at] = 1;
+	for (;;)
+		t_sleep_ms(1000);
+}
+
+/* A process killed with a large, barely touched mapping ends and gives
+ * everything back (its teardown walks what it touched). */
+void hole_d_kill_gives_memory_back(void)
+{
+	for (int round = 0; round < 8; round++) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0)
+			map_and_touch_then_wait(NULL);
+		t_sleep_ms(50);
+		kill(pid, SIGKILL);
+		int status;
+		if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status)) {
+			t_fail("round %d: the mapping process did not end by SIGKILL", round);
+			return;
+		}
+	}
+	long area = ms_syscall6(__NR_mmap, 0, 64L << 20, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area < 0)
+		t_fail("64 MiB cannot be mapped after the killed processes: %ld", area);
 }

@@ -947,5 +947,7 @@ const struct user_test user_tests[] = {
     {"attacks_succeed_as_root", attacks_succeed_as_root, 20000},
     {"users_and_privileges", users_and_privileges, 10000},
     {"impostor_rscfl_is_refused", impostor_rscfl_is_refused, 10000},
+    {"hole_d_memory_comes_on_first_touch", hole_d_memory_comes_on_first_touch, 10000},
+    {"hole_d_kill_gives_memory_back", hole_d_kill_gives_memory_back, 20000},
     {NULL, NULL, 0},
 };

@@ -47,6 +47,9 @@ void t_expect_signal(const char *what, void (*body)(void *), void *argument, int
 long t_now_ms(void);
 void t_sleep_ms(long ms);
 
+/* The caller's mapped user pages, as ps sees them; -1 when not found. */
+long t_own_pages(void);
+
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
 void user_clock_is_monotonic(void);
@@ -63,5 +66,7 @@ void attacks_are_refused_to_an_unprivileged_user(void);
 void attacks_succeed_as_root(void);
 void users_and_privileges(void);
 void impostor_rscfl_is_refused(void);
+void hole_d_memory_comes_on_first_touch(void);
+void hole_d_kill_gives_memory_back(void);
 
 #endif
