@@ -257,8 +257,8 @@ static uint64_t owner_for_caller(uint64_t tid, int pid, int *error)
  * exec or exit to drop). */
 static int map_results(uint64_t phys)
 {
-	int error = proc_add_kernel_region(ACCT_USER_ADDRESS,
-					   ACCT_USER_ADDRESS + ACCT_PAGES * PAGE_SIZE);
+	int error =
+	    proc_add_kernel_region(ACCT_USER_ADDRESS, ACCT_USER_ADDRESS + ACCT_PAGES * PAGE_SIZE);
 	for (unsigned i = 0; i < ACCT_PAGES && !error; i++) {
 		error = proc_map_kernel_frame(ACCT_USER_ADDRESS + i * PAGE_SIZE,
 					      phys + i * PAGE_SIZE, false);

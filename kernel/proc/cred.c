@@ -12,14 +12,14 @@
  * change only on the process's own thread, under proc_lock, so a check by
  * another process (kill) sees them whole.
  */
+#include "uapi/cred.h"
 #include "lib/errno.h"
 #include "proc/internal.h"
-#include "uapi/cred.h"
 
 #define UNCHANGED 0xffffffffu /* -1: leave this id as it is */
 
-static const struct proc_cred root_cred = {
-    ROOT_UID, ROOT_UID, ROOT_UID, ROOT_GID, ROOT_GID, ROOT_GID, PRIV_ALL};
+static const struct proc_cred root_cred = {ROOT_UID, ROOT_UID, ROOT_UID, ROOT_GID,
+					   ROOT_GID, ROOT_GID, PRIV_ALL};
 
 struct proc_cred proc_cred_for_child(const struct process *parent)
 {
@@ -54,10 +54,11 @@ int proc_may_act_on(int pid, unsigned privilege)
 	struct process *self = proc_current();
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	struct process *target = pid > 0 ? proc_find_locked(pid) : NULL;
-	int result = !target ? -ESRCH
-		     : !self || effective(&self->cred, privilege) || owns(&self->cred, &target->cred)
-			 ? 0
-			 : -EPERM;
+	int result =
+	    !target ? -ESRCH
+	    : !self || effective(&self->cred, privilege) || owns(&self->cred, &target->cred)
+		? 0
+		: -EPERM;
 	spin_unlock_irqrestore(&proc_lock, irq);
 	return result;
 }

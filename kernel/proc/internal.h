@@ -82,8 +82,7 @@ int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end);
  * but its pages are promised (committed) now, so that a request memory
  * cannot keep fails here.  Returns 0, -EINVAL (overlap, out of range) or
  * -ENOMEM (over RLIMIT_AS, or more than memory can back). */
-int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end,
-			 unsigned flags);
+int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags);
 /* Unmaps [start, end) and removes it from the regions (splitting them).
  * Returns 0, -EINVAL (the range touches the clock page or a kernel region:
  * nothing is unmapped) or -ENOMEM (no memory to split a region). */
@@ -95,6 +94,11 @@ int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end);
  * the caller's memory_destroy. */
 int memory_map_kernel_page(struct proc_memory *memory, uint64_t address, uint64_t phys,
 			   enum region_kind kind);
+/* Gives the mmap regions over [start, end) (page aligned) the permissions
+ * flags (VM_WRITE, VM_EXEC), splitting them at the ends.  Returns 0, -EPERM
+ * (the range touches a kernel region or the clock page), -EINVAL (another
+ * kind of region), -ENOMEM (a hole in the range, or no memory to split). */
+int memory_protect(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags);
 /* Adds [start, end) as a REGION_KERNEL region (nothing mapped yet); an
  * identical kernel region is kept.  Returns 0, -EINVAL or -ENOMEM. */
 int memory_add_kernel_region(struct proc_memory *memory, uint64_t start, uint64_t end);

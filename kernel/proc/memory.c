@@ -190,8 +190,7 @@ static bool within_limit(const struct proc_memory *memory, uint64_t length)
 	return length <= memory->address_limit && size <= memory->address_limit - length;
 }
 
-int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end,
-			 unsigned flags)
+int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags)
 {
 	if (end < start || !within_limit(memory, end - start))
 		return -ENOMEM;
@@ -334,6 +333,77 @@ int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end)
 	return error;
 }
 
+/* Splits the mmap region holding address (not at its start) in two at it.
+ * Returns 0 or -ENOMEM. */
+static int split_at(struct proc_memory *memory, uint64_t address)
+{
+	struct proc_region *r = find_region(memory, address);
+	if (!r || r->start == address || r->kind != REGION_MMAP)
+		return 0;
+	struct proc_region *tail = kzalloc(sizeof *tail);
+	if (!tail)
+		return -ENOMEM;
+	uint64_t mapped_low = address > r->mapped_low ? address : r->mapped_low;
+	*tail = (struct proc_region){r->next, address, r->end, mapped_low, r->flags, r->kind};
+	r->next = tail;
+	r->end = address;
+	return 0;
+}
+
+/* Checks that [start, end) is covered by mmap regions only.  Returns 0,
+ * -EPERM (a kernel region or the clock page), -EINVAL (another kind) or
+ * -ENOMEM (a hole). */
+static int check_protectable(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	uint64_t covered = start;
+	for (struct proc_region *r = memory->regions; r; r = r->next) {
+		if (r->end <= start || r->start >= end)
+			continue;
+		if (kernel_owned(r))
+			return -EPERM;
+		if (r->kind != REGION_MMAP)
+			return -EINVAL;
+		if (r->start > covered)
+			return -ENOMEM;
+		covered = r->end;
+	}
+	return covered >= end ? 0 : -ENOMEM;
+}
+
+/* New permissions for the mapped pages of r; a page shared copy-on-write
+ * stays read-only (its first write copies it). */
+static void reprotect_pages(struct proc_memory *memory, const struct proc_region *r)
+{
+	for (uint64_t page = next_mapped(memory, r->mapped_low, r->end); page < r->end;
+	     page = next_mapped(memory, page + PAGE_SIZE, r->end)) {
+		uint64_t phys;
+		unsigned flags = page_flags(r);
+		if (vm_translate(memory->space, page, &phys, NULL) < 0)
+			continue;
+		if (frame_ref_count(page_down(phys)) > 1)
+			flags &= ~VM_WRITE;
+		vm_protect(memory->space, page, flags);
+	}
+}
+
+int memory_protect(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags)
+{
+	int error = check_protectable(memory, start, end);
+	if (!error)
+		error = split_at(memory, start);
+	if (!error)
+		error = split_at(memory, end);
+	if (error)
+		return error;
+	for (struct proc_region *r = memory->regions; r; r = r->next) {
+		if (r->start >= start && r->end <= end) {
+			r->flags = flags & (VM_WRITE | VM_EXEC);
+			reprotect_pages(memory, r);
+		}
+	}
+	return 0;
+}
+
 int memory_write(struct proc_memory *memory, uint64_t address, const void *src, size_t length)
 {
 	const uint8_t *from = src;
@@ -437,7 +507,8 @@ static int break_cow(struct proc_memory *memory, const struct proc_region *r, ui
 int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error)
 {
 	struct proc_region *r = find_region(memory, address);
-	if (!r || r->kind == REGION_KERNEL || ((error & PF_ERROR_WRITE) && !(r->flags & VM_WRITE)) ||
+	if (!r || r->kind == REGION_KERNEL ||
+	    ((error & PF_ERROR_WRITE) && !(r->flags & VM_WRITE)) ||
 	    ((error & PF_ERROR_FETCH) && !(r->flags & VM_EXEC)))
 		return -EFAULT;
 	uint64_t page = page_down(address), phys;

@@ -16,6 +16,7 @@
 #define PATH_MAX      4096
 #define EXEC_ARGS_MAX 4096 /* argv plus envp entries */
 
+#define PROT_READ     0x1
 #define PROT_WRITE    0x2
 #define PROT_EXEC     0x4
 #define MAP_PRIVATE   0x02
@@ -271,6 +272,18 @@ SYSCALL_DEFINE2(setrlimit, unsigned, resource, const struct rlimit_user *, user)
 		return -EPERM;
 	memory->address_limit = value.current;
 	return 0;
+}
+
+/* Anonymous mappings only; the kernel's pages never (-EPERM). */
+SYSCALL_DEFINE3(mprotect, uint64_t, address, uint64_t, length, int, protection)
+{
+	if (!page_aligned(address) || length == 0 || !uaccess_range_ok(address, length) ||
+	    (protection & ~(PROT_READ | PROT_WRITE | PROT_EXEC)))
+		return -EINVAL;
+	length = (length + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+	unsigned vm_flags =
+	    (protection & PROT_WRITE ? VM_WRITE : 0) | (protection & PROT_EXEC ? VM_EXEC : 0);
+	return memory_protect(self()->memory, address, address + length, vm_flags);
 }
 
 SYSCALL_DEFINE2(munmap, uint64_t, address, uint64_t, length)

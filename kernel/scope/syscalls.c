@@ -14,9 +14,9 @@
 #include "linker/weave/weave.h"
 #include "mm/mm.h"
 #include "proc/proc.h"
-#include "uapi/scope.h"
 #include "syscall/syscall.h"
 #include "uaccess/uaccess.h"
+#include "uapi/scope.h"
 
 #define TEXT_MAX (32 * 1024)
 

@@ -254,7 +254,8 @@ static int map_ring(struct tel_channel *channel, unsigned cpu, const struct tel_
 	if (!error)
 		error = map_page(at + map->position_offset, channel->positions[cpu], true);
 	for (uint64_t off = 0; !error && off < map->size; off += PAGE_SIZE)
-		error = map_page(at + map->data_offset + off, channel->rings[cpu].data + off, false);
+		error =
+		    map_page(at + map->data_offset + off, channel->rings[cpu].data + off, false);
 	return error;
 }
 

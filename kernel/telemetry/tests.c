@@ -282,5 +282,6 @@ static void this_ring_takes_records_in_place(struct ktest *t)
 KTEST_SUITE(telemetry, KTEST_CASE(records_land_on_this_cpu),
 	    KTEST_CASE(full_stream_channel_counts_drops),
 	    KTEST_CASE(flight_recorder_snapshot_has_the_newest),
-	    KTEST_CASE(every_record_is_read_or_counted), KTEST_CASE(shared_channel_maps_only_into_a_process),
+	    KTEST_CASE(every_record_is_read_or_counted),
+	    KTEST_CASE(shared_channel_maps_only_into_a_process),
 	    KTEST_CASE(bogus_position_is_clamped), KTEST_CASE(this_ring_takes_records_in_place));

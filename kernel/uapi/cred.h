@@ -8,9 +8,12 @@
 #ifndef UAPI_CRED_H
 #define UAPI_CRED_H
 
-#define PRIV_WEAVE   0x01u /* load, link, unlink, unload aspects; change bindings (ms_scope_ctl) */
-#define PRIV_MONITOR 0x02u /* receive every process's events (ms_scope_attach), read any
-			      telemetry channel, reserve monitor CPUs (ms_setmonitor) */
+/* weave and unweave aspects, change bindings (ms_scope_ctl's load, link,
+ * relink, unlink, unload, message mode) */
+#define PRIV_WEAVE 0x01u
+/* receive every process's events (ms_scope_attach), read any telemetry
+ * channel, reserve the monitor CPUs (ms_setmonitor) */
+#define PRIV_MONITOR 0x02u
 #define PRIV_SIGNAL  0x04u /* signal processes of other users */
 #define PRIV_KSHELL  0x08u /* run kernel console lines (ms_kshell) */
 #define PRIV_POWER   0x10u /* power off or reboot (the console's poweroff, exit, reboot) */

@@ -25,7 +25,7 @@
 #define __NR_poll            7
 #define __NR_lseek           8
 #define __NR_mmap            9
-#define __NR_mprotect        10 /* -ENOSYS */
+#define __NR_mprotect        10
 #define __NR_munmap          11
 #define __NR_brk             12
 #define __NR_rt_sigaction    13 /* -ENOSYS */

@@ -35,7 +35,7 @@ static int overflow(struct linker_object *o, unsigned type, unsigned target, uin
 	    (unsigned long long)offset, o->strings + o->symbols[symbol].st_name);
 }
 
-#define PC_RELATIVE_BIAS 8 /* disp32 and an imm32 after it */
+#define PC_RELATIVE_BIAS   8 /* disp32 and an imm32 after it */
 #define LINKER_STT_SECTION 3
 
 static bool pc_relative(unsigned type)
@@ -74,7 +74,7 @@ static const char *symbol_label(const struct linker_object *o, unsigned symbol)
 	const struct linker_sym *sym = &o->symbols[symbol];
 	if ((sym->st_info & 0xf) == LINKER_STT_SECTION || sym->st_name == 0)
 		return sym->st_shndx < o->section_count ? linker_section_name(o, sym->st_shndx)
-							 : "?";
+							: "?";
 	return o->strings + sym->st_name;
 }
 
@@ -82,12 +82,11 @@ static int outside(struct linker_object *o, unsigned type, unsigned target,
 		   const struct linker_rela *r, unsigned symbol)
 {
 	int64_t addend = r->r_addend;
-	return linker_fail(o, -ENOEXEC,
-			   "relocation %s at %s+%#llx targets %s%s%#llx, outside the aspect",
-			   linker_relocation_name(type), linker_section_name(o, target),
-			   (unsigned long long)r->r_offset, symbol_label(o, symbol),
-			   addend < 0 ? "-" : "+",
-			   (unsigned long long)(addend < 0 ? -(uint64_t)addend : (uint64_t)addend));
+	return linker_fail(
+	    o, -ENOEXEC, "relocation %s at %s+%#llx targets %s%s%#llx, outside the aspect",
+	    linker_relocation_name(type), linker_section_name(o, target),
+	    (unsigned long long)r->r_offset, symbol_label(o, symbol), addend < 0 ? "-" : "+",
+	    (unsigned long long)(addend < 0 ? -(uint64_t)addend : (uint64_t)addend));
 }
 
 static int apply_one(struct linker_object *o, unsigned target, const struct linker_rela *r)

@@ -185,12 +185,12 @@ static void socket_calls_follow_posix_states(struct ktest *t)
 	struct net_socket *c = make(t, NET_SOCK_STREAM), *u = make(t, NET_SOCK_DGRAM);
 	struct net_sockaddr_in to = net_sockaddr(LOOPBACK, 7013);
 	ASSERT_TRUE(t, fresh && l && c && u);
-	EXPECT_EQ(t, net_accept(fresh, &peer, NULL), -EINVAL);   /* not listening */
-	EXPECT_EQ(t, net_accept(u, &peer, NULL), -EOPNOTSUPP);   /* a datagram socket */
-	EXPECT_EQ(t, net_connect(l, &to), -EISCONN);             /* listening */
+	EXPECT_EQ(t, net_accept(fresh, &peer, NULL), -EINVAL); /* not listening */
+	EXPECT_EQ(t, net_accept(u, &peer, NULL), -EOPNOTSUPP); /* a datagram socket */
+	EXPECT_EQ(t, net_connect(l, &to), -EISCONN);           /* listening */
 	EXPECT_EQ(t, net_connect(c, &to), 0);
-	EXPECT_EQ(t, net_listen(c, 1), -EINVAL);                 /* connected */
-	EXPECT_EQ(t, net_bind(c, &to), -EINVAL);                 /* connect bound it */
+	EXPECT_EQ(t, net_listen(c, 1), -EINVAL); /* connected */
+	EXPECT_EQ(t, net_bind(c, &to), -EINVAL); /* connect bound it */
 	EXPECT_EQ(t, net_accept(c, &peer, NULL), -EINVAL);
 	EXPECT_EQ(t, net_accept(l, &peer, NULL), 0);
 	if (peer) {
@@ -329,7 +329,6 @@ static void icmp_echo_to_gateway(struct ktest *t)
 
 KTEST_SUITE(net, KTEST_CASE(tcp_loopback_echo), KTEST_CASE(udp_loopback),
 	    KTEST_CASE(connect_refused), KTEST_CASE(bind_in_use), KTEST_CASE(bind_twice_is_refused),
-	    KTEST_CASE(socket_calls_follow_posix_states),
-	    KTEST_CASE(timeouts_and_nonblocking), KTEST_CASE(poll_readiness),
-	    KTEST_CASE(memory_comes_back), KTEST_CASE(dhcp_lease_from_slirp),
-	    KTEST_CASE(icmp_echo_to_gateway));
+	    KTEST_CASE(socket_calls_follow_posix_states), KTEST_CASE(timeouts_and_nonblocking),
+	    KTEST_CASE(poll_readiness), KTEST_CASE(memory_comes_back),
+	    KTEST_CASE(dhcp_lease_from_slirp), KTEST_CASE(icmp_echo_to_gateway));

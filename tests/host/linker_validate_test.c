@@ -275,7 +275,8 @@ static void relocation_to_absolute_or_past_the_abi_is_refused(void)
 	REQUIRE(abi != 0);
 	bool changed = false;
 	for (unsigned i = 1; i < ((struct linker_ehdr *)b)->e_shnum && !changed; i++) {
-		if (s[i].sh_type != LINKER_SHT_RELA || !(s[s[i].sh_info].sh_flags & LINKER_SHF_ALLOC))
+		if (s[i].sh_type != LINKER_SHT_RELA ||
+		    !(s[s[i].sh_info].sh_flags & LINKER_SHF_ALLOC))
 			continue;
 		struct linker_rela *rel = (struct linker_rela *)(b + s[i].sh_offset);
 		for (size_t n = 0; n < s[i].sh_size / sizeof *rel && !changed; n++)
@@ -285,7 +286,8 @@ static void relocation_to_absolute_or_past_the_abi_is_refused(void)
 			}
 	}
 	REQUIRE(changed);
-	expect_refused(b, image_size, -ENOEXEC, "targets ms_counter_add+0x1000, outside the aspect");
+	expect_refused(b, image_size, -ENOEXEC,
+		       "targets ms_counter_add+0x1000, outside the aspect");
 }
 
 HOSTTEST_MAIN(HOSTTEST_CASE(real_object_links), HOSTTEST_CASE(every_truncation_is_refused),

@@ -59,10 +59,12 @@ int setegid(gid_t gid)
 
 int setreuid(uid_t real, uid_t effective)
 {
-	return (int)sys_result(ms_syscall3(__NR_setreuid, id_argument(real), id_argument(effective), 0));
+	return (int)sys_result(
+	    ms_syscall3(__NR_setreuid, id_argument(real), id_argument(effective), 0));
 }
 
 int setregid(gid_t real, gid_t effective)
 {
-	return (int)sys_result(ms_syscall3(__NR_setregid, id_argument(real), id_argument(effective), 0));
+	return (int)sys_result(
+	    ms_syscall3(__NR_setregid, id_argument(real), id_argument(effective), 0));
 }

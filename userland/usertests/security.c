@@ -5,9 +5,9 @@
  * they can be neither mapped over, nor unmapped, nor written.
  */
 #include <signal.h>
-#include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -20,6 +20,7 @@
 #include "uapi/ipc.h"
 #include "uapi/scope.h"
 #include "uapi/telemetry.h"
+#include "uapi/time.h"
 #include "usertests.h"
 
 #define PAGE 4096UL
@@ -35,7 +36,15 @@ static long raw_munmap(uint64_t address, uint64_t length)
 	return ms_syscall3(__NR_munmap, (long)address, (long)length, 0);
 }
 
-/* Neither mapped over (alone, or inside a larger request) nor unmapped. */
+#define L_EPERM 1
+
+static long raw_mprotect(uint64_t address, uint64_t length, int protection)
+{
+	return ms_syscall3(__NR_mprotect, (long)address, (long)length, protection);
+}
+
+/* Neither mapped over (alone, or inside a larger request), nor unmapped,
+ * nor made writable. */
 static void expect_kernel_region(const char *what, uint64_t address, uint64_t length)
 {
 	long result = raw_mmap_fixed(address, length);
@@ -47,6 +56,9 @@ static void expect_kernel_region(const char *what, uint64_t address, uint64_t le
 	result = raw_munmap(address, length);
 	if (result != -L_EINVAL)
 		t_fail("munmap of %s: %ld, expected -EINVAL", what, result);
+	result = raw_mprotect(address, length, PROT_READ | PROT_WRITE);
+	if (result != -L_EPERM)
+		t_fail("mprotect(PROT_WRITE) of %s: %ld, expected -EPERM", what, result);
 }
 
 static void write_own_results_page(void *unused)
@@ -107,7 +119,6 @@ void hole_e_telemetry_ring_is_a_kernel_region(void)
  * is one the test process attached as root and let go again. */
 
 #define USER_ID 1000
-#define L_EPERM 1
 
 static long kshell(const char *line)
 {
@@ -179,7 +190,8 @@ static void run_attacks(bool expect_refused, long channel, pid_t other)
 	for (size_t i = 0; i < sizeof attacks / sizeof attacks[0]; i++) {
 		long result = attacks[i].result;
 		if (expect_refused && result != -L_EPERM)
-			t_fail("%s as uid %d: %ld, expected -EPERM", attacks[i].what, USER_ID, result);
+			t_fail("%s as uid %d: %ld, expected -EPERM", attacks[i].what, USER_ID,
+			       result);
 		if (!expect_refused && result < 0)
 			t_fail("%s as root: %ld, expected success", attacks[i].what, result);
 	}
@@ -241,7 +253,8 @@ static void run_attack_child(void (*body)(void *), bool as_user)
 		sleep_until_killed(NULL);
 	int status = t_run_child(body, &setup);
 	if (status != 0)
-		t_fail("the attacks as %s: status %#x (see above)", as_user ? "a user" : "root", status);
+		t_fail("the attacks as %s: status %#x (see above)", as_user ? "a user" : "root",
+		       status);
 	if (setup.other > 0) {
 		kill(setup.other, SIGKILL);
 		waitpid(setup.other, NULL, 0);
@@ -330,7 +343,8 @@ void users_and_privileges(void)
 		t_fail("setuid(-1) was not refused");
 	uint32_t id;
 	if (ms_syscall3(__NR_getresuid, 0, (long)&id, (long)&id) != -L_EFAULT ||
-	    ms_syscall3(__NR_getresgid, (long)&id, (long)&id, (long)0xffff800000000000UL) != -L_EFAULT)
+	    ms_syscall3(__NR_getresgid, (long)&id, (long)&id, (long)0xffff800000000000UL) !=
+		-L_EFAULT)
 		t_fail("getresuid/getresgid with a bad pointer did not give EFAULT");
 }
 
@@ -375,7 +389,7 @@ void hole_d_memory_comes_on_first_touch(void)
 	if (ms_syscall3(__NR_munmap, area, length, 0) != 0)
 		t_fail("munmap of the 32 MiB failed");
 	long huge = ms_syscall6(__NR_mmap, 0, (long)TIB, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (huge != -L_ENOMEM)
 		t_fail("mmap of 1 TiB: %ld, expected -ENOMEM", huge);
 	long brk = ms_syscall3(__NR_brk, 0, 0, 0);
@@ -388,7 +402,7 @@ void hole_d_memory_comes_on_first_touch(void)
 	    read_back.current != limit.current)
 		t_fail("setrlimit/getrlimit(RLIMIT_AS) did not take 16 MiB");
 	long over = ms_syscall6(__NR_mmap, 0, 32L << 20, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (over != -L_ENOMEM)
 		t_fail("mmap of 32 MiB under RLIMIT_AS 16 MiB: %ld, expected -ENOMEM", over);
 	if (ms_syscall3(__NR_brk, brk + (32L << 20), 0, 0) != brk)
@@ -431,4 +445,45 @@ void hole_d_kill_gives_memory_back(void)
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (area < 0)
 		t_fail("64 MiB cannot be mapped after the killed processes: %ld", area);
+}
+
+/* ---- mprotect ---------------------------------------------------------------- */
+
+unsigned long getauxval(unsigned long type);
+
+static void write_byte(void *address)
+{
+	*(volatile char *)address = 1;
+}
+
+/* Does mprotect change an anonymous mapping's permissions page by page, and
+ * refuse holes, bad flags and the kernel's pages (the clock page here)? */
+void mprotect_changes_anonymous_mappings_only(void)
+{
+	long area = ms_syscall6(__NR_mmap, 0, 3 * PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area < 0) {
+		t_fail("mmap: %ld", area);
+		return;
+	}
+	char *bytes = (char *)area;
+	bytes[PAGE] = 5;
+	if (raw_mprotect((uint64_t)area + PAGE, PAGE, PROT_READ) != 0)
+		t_fail("mprotect of the middle page to PROT_READ failed");
+	t_expect_signal("a write to a read-only page", write_byte, bytes + PAGE, SIGSEGV);
+	bytes[0] = bytes[2 * PAGE] = 1; /* the pages around it stay writable */
+	if (bytes[PAGE] != 5)
+		t_fail("the read-only page lost its contents");
+	if (raw_mprotect((uint64_t)area, 3 * PAGE, PROT_READ | PROT_WRITE) != 0)
+		t_fail("mprotect back to PROT_READ | PROT_WRITE failed");
+	bytes[PAGE] = 6;
+	if (raw_mprotect((uint64_t)area, 3 * PAGE, 0x80) != -L_EINVAL ||
+	    raw_mprotect((uint64_t)area + 1, PAGE, PROT_READ) != -L_EINVAL)
+		t_fail("mprotect with bad flags or an unaligned address was not refused");
+	if (raw_munmap((uint64_t)area + 2 * PAGE, PAGE) != 0 ||
+	    raw_mprotect((uint64_t)area, 3 * PAGE, PROT_READ) != -L_ENOMEM)
+		t_fail("mprotect over a hole was not refused with ENOMEM");
+	uint64_t clock = getauxval(CLOCK_USER_AT);
+	if (!clock || raw_mprotect(clock, PAGE, PROT_READ | PROT_WRITE) != -L_EPERM)
+		t_fail("mprotect of the clock page was not refused with EPERM");
 }

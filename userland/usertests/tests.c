@@ -949,5 +949,7 @@ const struct user_test user_tests[] = {
     {"impostor_rscfl_is_refused", impostor_rscfl_is_refused, 10000},
     {"hole_d_memory_comes_on_first_touch", hole_d_memory_comes_on_first_touch, 10000},
     {"hole_d_kill_gives_memory_back", hole_d_kill_gives_memory_back, 20000},
+    {"mprotect_changes_anonymous_mappings_only", mprotect_changes_anonymous_mappings_only,
+     10000},
     {NULL, NULL, 0},
 };

@@ -68,5 +68,6 @@ void users_and_privileges(void);
 void impostor_rscfl_is_refused(void);
 void hole_d_memory_comes_on_first_touch(void);
 void hole_d_kill_gives_memory_back(void);
+void mprotect_changes_anonymous_mappings_only(void);
 
 #endif
