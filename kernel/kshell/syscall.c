@@ -9,23 +9,25 @@
  * may run at the same time as each other and as the shell thread.
  */
 #include "syscall/syscall.h"
+#include "kshell/internal.h"
 #include "kshell/kshell.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "proc/proc.h"
 #include "uaccess/uaccess.h"
 
-/* The commands that stop the machine need PRIV_POWER as well. */
+/* The commands that stop the machine need PRIV_POWER as well.  The line is
+ * split as kshell_execute_line splits it, so a quoted name is seen too. */
 static bool stops_the_machine(const char *line)
 {
 	static const char *const commands[] = {"poweroff", "exit", "reboot"};
-	while (*line == ' ' || *line == '\t')
-		line++;
-	size_t length = 0;
-	while (line[length] && line[length] != ' ' && line[length] != '\t')
-		length++;
+	char copy[KSHELL_LINE_MAX];
+	char *argv[KSHELL_ARGS_MAX + 1];
+	strlcpy(copy, line, sizeof copy);
+	if (kshell_split_words(copy, argv, KSHELL_ARGS_MAX) <= 0)
+		return false;
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (strlen(commands[i]) == length && strncmp(commands[i], line, length) == 0)
+		if (strcmp(commands[i], argv[0]) == 0)
 			return true;
 	return false;
 }

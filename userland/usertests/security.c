@@ -306,8 +306,25 @@ static void drop_one_privilege(void *unused)
 		t_fail("ms_priv(PRIV_KSHELL) as root: %ld", held);
 	if (kshell("") != -L_EPERM)
 		t_fail("ms_kshell after dropping PRIV_KSHELL was not refused");
+
 	if (ms_syscall3(__NR_ms_priv, 0, 0, 0) != held)
 		t_fail("a dropped privilege came back");
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Root without PRIV_POWER keeps the console but cannot stop the machine,
+ * however the command is spelled (a refusal here is all that stands between
+ * the test and a powered-off machine). */
+static void drop_power(void *unused)
+{
+	(void)unused;
+	if (ms_syscall3(__NR_ms_priv, PRIV_POWER, 0, 0) != (PRIV_ALL & ~PRIV_POWER))
+		t_fail("ms_priv(PRIV_POWER) as root failed");
+	if (kshell("\"poweroff\"") != -L_EPERM || kshell("  reboot") != -L_EPERM ||
+	    kshell("exit 0") != -L_EPERM)
+		t_fail("a command stopping the machine was not refused without PRIV_POWER");
+	if (kshell("") != 0)
+		t_fail("ms_kshell without PRIV_POWER refused a harmless line");
 	_exit(t_failed() ? 1 : 0);
 }
 
@@ -335,6 +352,8 @@ void users_and_privileges(void)
 		t_fail("dropping to a user (see above)");
 	if (t_run_child(drop_one_privilege, NULL) != 0)
 		t_fail("dropping one privilege (see above)");
+	if (t_run_child(drop_power, NULL) != 0)
+		t_fail("dropping PRIV_POWER (see above)");
 	if (t_run_child(effective_id_suspends_privileges, NULL) != 0)
 		t_fail("an effective uid other than 0 (see above)");
 	if (ms_syscall3(__NR_ms_priv, 0x80000000L, 0, 0) != -L_EINVAL)
