@@ -13,9 +13,12 @@
  * machine's frames, and one request may not ask for more than is free now.
  * A request beyond the process's address_limit (RLIMIT_AS) fails too.
  * Unmapping walks only what is mapped (vm_next_mapped), so tearing down a
- * process costs what it touched, not what it reserved.  The user clock page is a read-only region whose frame is the
- * kernel's (memory_map_kernel_page): an owner count above the kernel's share
- * keeps frame_ref_put from ever freeing it.
+ * process costs what it touched, not what it reserved.  The user clock page
+ * is a read-only region whose frame is the kernel's (memory_map_kernel_page):
+ * an owner count above the kernel's share keeps frame_ref_put from ever
+ * freeing it.  Pages the kernel owns and writes while the process maps them
+ * (accounting results, telemetry rings) are REGION_KERNEL regions: never
+ * cut, copied or populated here, unmapped without being freed.
  *
  * Only the process's own thread changes its memory (or the thread creating a
  * process, before the process runs), so the region list needs no lock; the
