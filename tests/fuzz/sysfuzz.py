@@ -41,9 +41,8 @@ def main():
         guest.stop()
     took = time.monotonic() - start
     if not found:
-        panicked = PANIC.search(guest.text)
-        print(f"sysfuzz: {'a kernel panic' if panicked else 'no summary (hang?)'} after {took:.0f} s;"
-              f" console in {guest.log}")
+        what = "a kernel panic" if PANIC.search(guest.text) else "no summary (hang?)"
+        print(f"sysfuzz: {what} after {took:.0f} s; console in {guest.log}")
         return 1
     print(f"sysfuzz: {found.group(1)} calls in {found.group(2)} batches, {found.group(3)}, "
           f"{took:.0f} s (seed {args.seed})")
