@@ -80,6 +80,15 @@ void hole_a_results_page_is_a_kernel_region(void)
 		return;
 	}
 	expect_kernel_region("the results pages", (uint64_t)page, ACCT_PAGES * PAGE);
+	int fds[2];
+	if (pipe(fds) == 0) { /* nor written by the kernel on the process's behalf */
+		write(fds[1], "12345678", 8);
+		long result = ms_syscall3(__NR_read, fds[0], page, 8);
+		if (result != -L_EFAULT)
+			t_fail("read() into the results page: %ld, expected -EFAULT", result);
+		close(fds[0]);
+		close(fds[1]);
+	}
 	if (((volatile struct acct_page *)page)->magic != ACCT_PAGE_MAGIC)
 		t_fail("the results page lost its magic");
 	t_expect_signal("a write to the results page", write_own_results_page, NULL, SIGSEGV);
