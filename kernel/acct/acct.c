@@ -1,9 +1,10 @@
 /*
  * Accounting state and tokens.  A thread that calls acct_init_thread gets an
  * owner entry and one zeroed page of results, mapped read-only at
- * ACCT_USER_ADDRESS into its process's address space (not a region of the
- * process: fork does not copy it, exec drops it and the next init maps it
- * again; the kernel writes it through the physical map).  Tokens are results
+ * ACCT_USER_ADDRESS into its process's address space as a kernel region
+ * (the process can neither unmap it nor map over it; fork does not copy it,
+ * exec drops it and the next init maps it again; the kernel writes it
+ * through the physical map and frees it only once the process has ended).  Tokens are results
  * in that page.  At most one token of a thread is current (charged); starting
  * another suspends it, switching picks which started one is current.  While
  * the rscfl aspect is woven and none of an owner's tokens is current, its
@@ -143,9 +144,9 @@ void acct_set_woven(bool woven, uint64_t now)
 static void reset_token(struct acct_owner *owner, int index)
 {
 	struct acct_result *result = &owner->page->results[index];
-	uint32_t state = result->state, used = result->subsystem_count;
-	if (used > ACCT_MAX_SUBSYSTEMS)
-		used = ACCT_MAX_SUBSYSTEMS;
+	uint32_t state = result->state, used = 0;
+	while (used < ACCT_MAX_SUBSYSTEMS && owner->modules[index][used])
+		used++; /* the kernel's count: subsystem_count is in a shared page */
 	acct_result_begin(result);
 	/* Slots past subsystem_count are zero (they were cleared, or never
 	 * used): the used ones are all there is to clear, which matters to a
@@ -249,20 +250,22 @@ static uint64_t owner_for_caller(uint64_t tid, int pid, int *error)
 	return phys;
 }
 
-/* Maps the results area read-only for the user; on failure unmaps what was
- * mapped.  Returns 0 or vm_map's error. */
-static int map_results(struct address_space *space, uint64_t phys)
+/* Maps the results area read-only for the user, as a kernel region of the
+ * process: it can be neither unmapped nor mapped over while the kernel
+ * writes it, and exit unmaps it without freeing it (reclaim_dead_owners
+ * does).  Returns 0 or the error (what was mapped stays, in the region, for
+ * exec or exit to drop). */
+static int map_results(uint64_t phys)
 {
-	for (unsigned i = 0; i < ACCT_PAGES; i++) {
-		int error =
-		    vm_map(space, ACCT_USER_ADDRESS + i * PAGE_SIZE, phys + i * PAGE_SIZE, VM_USER);
-		if (error < 0) {
-			while (i--)
-				vm_unmap(space, ACCT_USER_ADDRESS + i * PAGE_SIZE);
-			return error;
-		}
+	int error =
+	    proc_add_kernel_region(ACCT_USER_ADDRESS, ACCT_USER_ADDRESS + ACCT_PAGES * PAGE_SIZE);
+	for (unsigned i = 0; i < ACCT_PAGES && !error; i++) {
+		error = proc_map_kernel_frame(ACCT_USER_ADDRESS + i * PAGE_SIZE,
+					      phys + i * PAGE_SIZE, false);
+		if (error == -EEXIST)
+			error = 0; /* mapped by an earlier call: only this function maps there */
 	}
-	return 0;
+	return error;
 }
 
 int64_t acct_init_thread(void)
@@ -279,7 +282,7 @@ int64_t acct_init_thread(void)
 	uint64_t mapped = 0;
 	if (vm_translate(space, ACCT_USER_ADDRESS, &mapped, NULL) == 0)
 		return mapped == phys ? (int64_t)ACCT_USER_ADDRESS : -EEXIST;
-	int result = map_results(space, phys);
+	int result = map_results(phys);
 	acct_weave_update(); /* owners reclaimed above may have been all it was for */
 	return result < 0 ? result : (int64_t)ACCT_USER_ADDRESS;
 }

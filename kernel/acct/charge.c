@@ -61,8 +61,10 @@ static __attribute__((noinline)) unsigned slot_for_name(struct acct_owner *owner
 							const char *module)
 {
 	struct acct_result *result = acct_result_of(owner, index);
-	unsigned i, count = result->subsystem_count;
-	for (i = 0; i < count; i++)
+	/* The slots in use are counted from the kernel's own names, never from
+	 * the result's subsystem_count: the page is shared with user space. */
+	unsigned i;
+	for (i = 0; i < ACCT_MAX_SUBSYSTEMS && owner->modules[index][i]; i++)
 		if (strcmp(owner->modules[index][i], module) == 0)
 			return i;
 	if (i == ACCT_MAX_SUBSYSTEMS - 1)

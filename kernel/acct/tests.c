@@ -165,6 +165,29 @@ static void exclusive_leaves_out_other_subsystems(struct ktest *t)
 	acct_detach_kernel_thread();
 }
 
+/* Hole B: a subsystem_count the kernel did not write (the results page is
+ * shared with user space) must not steer the slot lookup or a reset. */
+static void results_page_subsystem_count_is_not_trusted(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int token = acct_get_token();
+	EXPECT_EQ(t, acct_control(token, ACCT_START), 0);
+	struct acct_result *result = &page->results[token - 1];
+	result->subsystem_count = 5000; /* what a writable page would let a process do */
+	uint64_t flags = irq_save();
+	acctnest_helper();
+	irq_restore(flags);
+	EXPECT_TRUE(t, subsystem(result, "acctnest") != NULL);
+	EXPECT_TRUE(t, result->subsystem_count <= ACCT_MAX_SUBSYSTEMS);
+	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
+	result->subsystem_count = 0xffffffffu;
+	EXPECT_EQ(t, acct_control(token, ACCT_TK_RESET), 0);
+	EXPECT_EQ(t, result->subsystem_count, 0);
+	EXPECT_EQ(t, acct_free_token(token), 0);
+	acct_detach_kernel_thread();
+}
+
 /* Are an interrupt and an allocation inside a call charged to the call's
  * subsystem and to the activity? */
 static void interrupts_and_allocations_are_charged(struct ktest *t)
@@ -314,6 +337,7 @@ static void aspect_unlinked_under_a_started_token_is_linked_again(struct ktest *
 KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_without_init_are_errors),
 	    KTEST_CASE(nothing_is_woven_while_idle), KTEST_CASE(stale_ref_charges_nothing),
 	    KTEST_CASE(exclusive_leaves_out_other_subsystems),
+	    KTEST_CASE(results_page_subsystem_count_is_not_trusted),
 	    KTEST_CASE(interrupts_and_allocations_are_charged),
 	    KTEST_CASE(unattributed_takes_the_gaps), KTEST_CASE(aspect_links_direct_only),
 	    KTEST_CASE(aspect_linked_by_hand_is_used),

@@ -78,6 +78,10 @@ int pt_map(uint64_t root, uint64_t virt, uint64_t phys, uint64_t pte_flags, enum
 int pt_unmap(uint64_t root, uint64_t virt, uint64_t *old_phys);
 int pt_protect(uint64_t root, uint64_t virt, uint64_t pte_flags);
 int pt_lookup(uint64_t root, uint64_t virt, uint64_t *phys, uint64_t *pte);
+/* The first address in [virt, end) (virt page aligned) that a leaf maps, or
+ * end: absent tables are skipped whole, so the cost is what is mapped, not
+ * the size of the range. */
+uint64_t pt_next_mapped(uint64_t root, uint64_t virt, uint64_t end);
 /* Frees every table reachable from the lower half of root, and root itself. */
 void pt_destroy_user(uint64_t root);
 

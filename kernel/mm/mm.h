@@ -96,6 +96,9 @@ int vm_protect(struct address_space *space, uint64_t virt, unsigned flags);
 /* Looks virt up.  Returns 0 and sets *phys (with virt's page offset) and
  * *flags (either may be NULL), or -EINVAL (non-canonical) or -ENOENT. */
 int vm_translate(struct address_space *space, uint64_t virt, uint64_t *phys, unsigned *flags);
+/* The first page in [virt, end) that is mapped, or end.  Skips unmapped
+ * tables whole: walking a sparse range costs what is mapped in it. */
+uint64_t vm_next_mapped(struct address_space *space, uint64_t virt, uint64_t end);
 
 /* Returns an uncached kernel mapping of [phys, phys + length) of device memory
  * (any alignment), or NULL when length is 0 or mapping failed.  Mappings are

@@ -127,6 +127,28 @@ static int walk_find(uint64_t root, uint64_t virt, uint64_t **entry, int *level)
 	}
 }
 
+uint64_t pt_next_mapped(uint64_t root, uint64_t virt, uint64_t end)
+{
+	while (virt < end) {
+		uint64_t table = root, span = 0;
+		for (int at = LEVEL_PML4; at >= LEVEL_PT; at--) {
+			uint64_t e = table_at(table)[index_at(virt, at)];
+			if (!(e & PTE_PRESENT)) {
+				span = 1ULL << (12 + 9 * at); /* nothing below this entry */
+				break;
+			}
+			if (at == LEVEL_PT || (e & PTE_LARGE))
+				return virt;
+			table = e & PTE_ADDRESS_MASK;
+		}
+		uint64_t next = (virt & ~(span - 1)) + span;
+		if (next <= virt)
+			return end;
+		virt = next;
+	}
+	return end;
+}
+
 /* Replaces the 2 MiB leaf *pde by a table of 512 equivalent 4 KiB leaves. */
 static int split_large(uint64_t *pde, uint64_t virt)
 {

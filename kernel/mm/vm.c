@@ -196,6 +196,16 @@ int vm_translate(struct address_space *space, uint64_t virt, uint64_t *phys, uns
 	return 0;
 }
 
+uint64_t vm_next_mapped(struct address_space *space, uint64_t virt, uint64_t end)
+{
+	if (!pt_is_canonical(virt) || !pt_is_canonical(end - 1) || (virt & (PAGE_SIZE - 1)))
+		return end;
+	uint64_t irq = spin_lock_irqsave(&space->lock);
+	uint64_t found = pt_next_mapped(space->root, virt, end);
+	spin_unlock_irqrestore(&space->lock, irq);
+	return found;
+}
+
 struct address_space *vm_space_create(void)
 {
 	struct address_space *space = kzalloc(sizeof *space);

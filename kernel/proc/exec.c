@@ -137,6 +137,8 @@ int proc_exec_image(struct process *p, const void *file, size_t size, char *cons
 		return error;
 
 	struct proc_memory *old = p->memory;
+	if (old)
+		memory->address_limit = old->address_limit; /* RLIMIT_AS outlives exec */
 	p->memory = memory;
 	if (thread_current() == p->thread)
 		thread_set_process(p->thread, p, memory->space);

@@ -32,8 +32,19 @@
 #define USER_HEAP_MAX      EXEC_IMAGE_LIMIT     /* brk never passes the mmap area */
 #define USER_CLOCK_ADDRESS 0x0000700000100000UL /* the user clock page: past the mmap area */
 
-/* REGION_CLOCK: the kernel's user clock page, read-only, in every process. */
-enum region_kind { REGION_PROGRAM, REGION_HEAP, REGION_STACK, REGION_MMAP, REGION_CLOCK };
+/* REGION_CLOCK: the kernel's user clock page, read-only, in every process.
+ * REGION_KERNEL: pages the kernel owns and writes while the process maps
+ * them (accounting results, telemetry rings); mapped one by one by their
+ * owner, never populated on a fault, not copied by fork, unmapped without
+ * being freed at exec and exit. */
+enum region_kind {
+	REGION_PROGRAM,
+	REGION_HEAP,
+	REGION_STACK,
+	REGION_MMAP,
+	REGION_CLOCK,
+	REGION_KERNEL
+};
 
 /* A range of user addresses with one set of permissions.  Pages in it are
  * mapped on creation (program, heap, mmap) or on first touch (stack). */
@@ -51,6 +62,8 @@ struct proc_memory {
 	struct proc_region *heap; /* also on regions */
 	uint64_t brk;             /* heap end as the program sees it (not page aligned) */
 	uint64_t pages;           /* user pages mapped */
+	uint64_t committed;       /* pages of mmap and heap regions promised (memory.c) */
+	uint64_t address_limit;   /* RLIMIT_AS: bytes of regions at most */
 };
 
 /* memory.c */
@@ -65,8 +78,14 @@ struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start
 /* Maps fresh zeroed frames on every unmapped page of [start, end) (inside
  * regions).  Returns 0 or -ENOMEM (pages mapped so far stay). */
 int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end);
+/* Adds an anonymous mapping [start, end): nothing is mapped until touched,
+ * but its pages are promised (committed) now, so that a request memory
+ * cannot keep fails here.  Returns 0, -EINVAL (overlap, out of range) or
+ * -ENOMEM (over RLIMIT_AS, or more than memory can back). */
+int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags);
 /* Unmaps [start, end) and removes it from the regions (splitting them).
- * Returns 0 or -ENOMEM (no memory to split a region). */
+ * Returns 0, -EINVAL (the range touches the clock page or a kernel region:
+ * nothing is unmapped) or -ENOMEM (no memory to split a region). */
 int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end);
 /* Maps the kernel's page at phys read-only at address, as a one-page region
  * of kind.  The page is shared with every process that maps it and never
@@ -75,6 +94,18 @@ int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end);
  * the caller's memory_destroy. */
 int memory_map_kernel_page(struct proc_memory *memory, uint64_t address, uint64_t phys,
 			   enum region_kind kind);
+/* Gives the mmap regions over [start, end) (page aligned) the permissions
+ * flags (VM_WRITE, VM_EXEC), splitting them at the ends.  Returns 0, -EPERM
+ * (the range touches a kernel region or the clock page), -EINVAL (another
+ * kind of region), -ENOMEM (a hole in the range, or no memory to split). */
+int memory_protect(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags);
+/* Adds [start, end) as a REGION_KERNEL region (nothing mapped yet); an
+ * identical kernel region is kept.  Returns 0, -EINVAL or -ENOMEM. */
+int memory_add_kernel_region(struct proc_memory *memory, uint64_t start, uint64_t end);
+/* Maps the kernel's frame phys at address, inside a kernel region.  Returns
+ * 0, -EEXIST (a page is mapped there already: kept), -EINVAL, -ENOMEM. */
+int memory_map_kernel_frame(struct proc_memory *memory, uint64_t address, uint64_t phys,
+			    bool writable);
 /* Copies length bytes into user memory of a (maybe inactive) space through
  * the physmap; the pages must be mapped.  Returns 0 or -EFAULT. */
 int memory_write(struct proc_memory *memory, uint64_t address, const void *src, size_t length);
@@ -82,6 +113,8 @@ int memory_write(struct proc_memory *memory, uint64_t address, const void *src, 
 struct proc_memory *memory_clone(struct proc_memory *parent);
 /* Resolves a fault (PF_ERROR_* bits) at address.  Returns 0 or -EFAULT. */
 int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error);
+/* Bytes of the process's regions (its address space, RLIMIT_AS's measure). */
+uint64_t memory_size(const struct proc_memory *memory);
 /* Finds a free range of length bytes in the mmap area.  Returns its start or 0. */
 uint64_t memory_find_free(struct proc_memory *memory, uint64_t length);
 /* Moves the program break.  Returns the new break, or the old one on failure. */
@@ -98,6 +131,14 @@ unsigned frame_ref_count(uint64_t phys);
 
 enum proc_flags {
 	PROC_ORPHAN = 1u << 0, /* parent gone: nobody waits, reaped at exit */
+};
+
+/* Who a process is and what it may do (cred.c).  Changed only by the
+ * process's own thread, under proc_lock; read by others under proc_lock. */
+struct proc_cred {
+	uint32_t uid, euid, suid; /* real, effective, saved user ids */
+	uint32_t gid, egid, sgid;
+	unsigned privileges; /* PRIV_*: held; they count while euid is 0 */
 };
 
 struct process {
@@ -124,6 +165,8 @@ struct process {
 	uint64_t own_code_start, own_code_end; /* its program's own code (exec_image's) */
 	uint64_t final_cpu_ns; /* its thread's time on a CPU, once a zombie */
 	int final_cpu;         /* the CPU it ended on */
+
+	struct proc_cred cred; /* fork copies it, exec keeps it */
 };
 
 extern struct spinlock proc_lock;
@@ -132,6 +175,8 @@ extern struct spinlock proc_lock;
 /* A new EMBRYO process, child of parent (NULL: the kernel's).  Returns it, or
  * NULL with *error = -EAGAIN (table full) or -ENOMEM. */
 struct process *proc_alloc(struct process *parent, const char *name, int *error);
+/* The process with pid, zombies included, or NULL.  Under proc_lock. */
+struct process *proc_find_locked(int pid);
 /* Frees an EMBRYO process that never ran (its memory too). */
 void proc_free_embryo(struct process *p);
 /* Starts p's thread, which enters user mode with p->start_frame.  Returns 0
@@ -151,6 +196,19 @@ void proc_setup_faults(void);
 bool proc_is_killed(const struct process *p);
 /* Sets the name from a path's last component. */
 void proc_set_name(struct process *p, const char *path);
+
+/* cred.c: the credentials of a child of parent (NULL: of the kernel: root
+ * with every privilege). */
+struct proc_cred proc_cred_for_child(const struct process *parent);
+/* Sets the caller's real, effective and saved user ids (group: group ids)
+ * to wanted[] where an entry is not 0xffffffff, by POSIX's rules.  Returns 0
+ * or -EPERM (nothing changed). */
+int proc_set_ids(bool group, const uint32_t wanted[3]);
+/* The caller's real, effective and saved user (group: group) ids. */
+void proc_get_ids(bool group, uint32_t ids[3]);
+/* Drops the privileges in drop for good.  Returns the privileges that count
+ * now, or -EINVAL (unknown bits). */
+int proc_drop_privileges(unsigned drop);
 
 /* bench.c: runs proc_bench and stops the machine when the parameter is given. */
 #ifdef KERNEL_TESTS

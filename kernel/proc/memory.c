@@ -5,12 +5,20 @@
  * read-only is shared copy-on-write (frameref.c counts its owners): the first
  * write fault gives the writer its own copy, or just the write permission
  * back when it has become the only owner.  A page of a region that is not
- * mapped yet is a zero page on first touch (the stack grows this way); the
- * program, heap and mmap regions are mapped in full when created, so running
- * out of memory is an error from the call (brk, mmap, fork, execve), not a
- * fault later.  The user clock page is a read-only region whose frame is the
- * kernel's (memory_map_kernel_page): an owner count above the kernel's share
- * keeps frame_ref_put from ever freeing it.
+ * mapped yet is a zero page on first touch: the stack, the heap and mmap's
+ * anonymous memory fill in this way (the program's segments are mapped at
+ * exec).  So that running out of memory is still an error from the call
+ * (brk, mmap, fork) and not a fault later, the heap's and mmap's pages are
+ * committed when asked for: the sum over all processes stays within the
+ * machine's frames, and one request may not ask for more than is free now.
+ * A request beyond the process's address_limit (RLIMIT_AS) fails too.
+ * Unmapping walks only what is mapped (vm_next_mapped), so tearing down a
+ * process costs what it touched, not what it reserved.  The user clock page
+ * is a read-only region whose frame is the kernel's (memory_map_kernel_page):
+ * an owner count above the kernel's share keeps frame_ref_put from ever
+ * freeing it.  Pages the kernel owns and writes while the process maps them
+ * (accounting results, telemetry rings) are REGION_KERNEL regions: never
+ * cut, copied or populated here, unmapped without being freed.
  *
  * Only the process's own thread changes its memory (or the thread creating a
  * process, before the process runs), so the region list needs no lock; the
@@ -36,6 +44,37 @@ static unsigned page_flags(const struct proc_region *r)
 	return VM_USER | r->flags;
 }
 
+#define NO_LIMIT UINT64_MAX
+
+static void drop_empty_regions(struct proc_memory *memory);
+
+static uint64_t committed_pages; /* every process's heap and mmap pages, atomic */
+
+/* Promises pages more to memory.  Returns 0 or -ENOMEM. */
+static int commit(struct proc_memory *memory, uint64_t pages)
+{
+	uint64_t total = __atomic_add_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
+	if (total > pmm_count_total() || pages > pmm_count_free()) {
+		__atomic_sub_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
+		return -ENOMEM;
+	}
+	memory->committed += pages;
+	return 0;
+}
+
+static void uncommit(struct proc_memory *memory, uint64_t pages)
+{
+	if (pages > memory->committed)
+		pages = memory->committed;
+	memory->committed -= pages;
+	__atomic_sub_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
+}
+
+static bool committed_kind(enum region_kind kind)
+{
+	return kind == REGION_MMAP || kind == REGION_HEAP;
+}
+
 static struct proc_region *find_region(struct proc_memory *memory, uint64_t address)
 {
 	for (struct proc_region *r = memory->regions; r; r = r->next)
@@ -54,12 +93,20 @@ struct proc_memory *memory_create(void)
 		kfree(memory);
 		return NULL;
 	}
+	memory->address_limit = NO_LIMIT;
 	return memory;
+}
+
+/* The next mapped page in [page, end), or end. */
+static uint64_t next_mapped(struct proc_memory *memory, uint64_t page, uint64_t end)
+{
+	return page < end ? vm_next_mapped(memory->space, page, end) : end;
 }
 
 static void unmap_pages(struct proc_memory *memory, uint64_t start, uint64_t end)
 {
-	for (uint64_t page = start; page < end; page += PAGE_SIZE) {
+	for (uint64_t page = next_mapped(memory, start, end); page < end;
+	     page = next_mapped(memory, page + PAGE_SIZE, end)) {
 		int64_t phys = vm_unmap(memory->space, page);
 		if (phys >= 0) {
 			frame_ref_put(page_down((uint64_t)phys));
@@ -68,15 +115,28 @@ static void unmap_pages(struct proc_memory *memory, uint64_t start, uint64_t end
 	}
 }
 
+/* A kernel region's frames stay the kernel's: unmapped, never freed. */
+static void unmap_kernel_pages(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	for (uint64_t page = next_mapped(memory, start, end); page < end;
+	     page = next_mapped(memory, page + PAGE_SIZE, end))
+		if (vm_unmap(memory->space, page) >= 0)
+			memory->pages--;
+}
+
 void memory_destroy(struct proc_memory *memory)
 {
 	struct proc_region *r = memory->regions;
 	while (r) {
 		struct proc_region *next = r->next;
-		unmap_pages(memory, r->mapped_low, r->end);
+		if (r->kind == REGION_KERNEL)
+			unmap_kernel_pages(memory, r->start, r->end);
+		else
+			unmap_pages(memory, r->mapped_low, r->end);
 		kfree(r);
 		r = next;
 	}
+	uncommit(memory, memory->committed);
 	vm_space_destroy(memory->space);
 	kfree(memory);
 }
@@ -116,6 +176,37 @@ struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start
 	insert_sorted(memory, region);
 	*error = 0;
 	return region;
+}
+
+uint64_t memory_size(const struct proc_memory *memory)
+{
+	uint64_t bytes = 0;
+	for (const struct proc_region *r = memory->regions; r; r = r->next)
+		bytes += r->end - r->start;
+	return bytes;
+}
+
+/* Would length bytes more stay within RLIMIT_AS? */
+static bool within_limit(const struct proc_memory *memory, uint64_t length)
+{
+	uint64_t size = memory_size(memory);
+	return length <= memory->address_limit && size <= memory->address_limit - length;
+}
+
+int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags)
+{
+	if (end < start || !within_limit(memory, end - start))
+		return -ENOMEM;
+	int error;
+	struct proc_region *r = memory_add_region(memory, start, end, flags, REGION_MMAP, &error);
+	if (!r)
+		return error;
+	if (commit(memory, (end - start) / PAGE_SIZE) < 0) {
+		r->end = r->start; /* nothing to uncommit or unmap: drop it */
+		drop_empty_regions(memory);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* Maps a fresh zeroed frame at page.  Returns 0 or -ENOMEM. */
@@ -166,6 +257,28 @@ int memory_map_kernel_page(struct proc_memory *memory, uint64_t address, uint64_
 	return 0;
 }
 
+int memory_add_kernel_region(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	for (struct proc_region *r = memory->regions; r; r = r->next)
+		if (r->kind == REGION_KERNEL && r->start == start && r->end == end)
+			return 0;
+	int error;
+	memory_add_region(memory, start, end, 0, REGION_KERNEL, &error);
+	return error;
+}
+
+int memory_map_kernel_frame(struct proc_memory *memory, uint64_t address, uint64_t phys,
+			    bool writable)
+{
+	struct proc_region *r = find_region(memory, address);
+	if (!r || r->kind != REGION_KERNEL || address != page_down(address))
+		return -EINVAL;
+	int error = vm_map(memory->space, address, phys, VM_USER | (writable ? VM_WRITE : 0));
+	if (error == 0)
+		memory->pages++;
+	return error;
+}
+
 /* Cuts [start, end) out of r, which it overlaps.  Returns 0 or -ENOMEM. */
 static int cut_region(struct proc_memory *memory, struct proc_region *r, uint64_t start,
 		      uint64_t end)
@@ -180,6 +293,8 @@ static int cut_region(struct proc_memory *memory, struct proc_region *r, uint64_
 	uint64_t from = start > r->start ? start : r->start;
 	uint64_t to = end < r->end ? end : r->end;
 	unmap_pages(memory, from, to);
+	if (committed_kind(r->kind))
+		uncommit(memory, (to - from) / PAGE_SIZE);
 	if (from == r->start) {
 		r->start = to;
 		if (r->mapped_low < to)
@@ -203,14 +318,93 @@ static void drop_empty_regions(struct proc_memory *memory)
 	}
 }
 
+static bool kernel_owned(const struct proc_region *r)
+{
+	return r->kind == REGION_KERNEL || r->kind == REGION_CLOCK;
+}
+
 int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end)
 {
 	int error = 0;
+	for (struct proc_region *r = memory->regions; r; r = r->next)
+		if (kernel_owned(r) && start < r->end && r->start < end)
+			return -EINVAL; /* the kernel's pages stay while it writes them */
 	for (struct proc_region *r = memory->regions; r && !error; r = r->next)
 		if (r->kind == REGION_MMAP && start < r->end && r->start < end)
 			error = cut_region(memory, r, start, end);
 	drop_empty_regions(memory);
 	return error;
+}
+
+/* Splits the mmap region holding address (not at its start) in two at it.
+ * Returns 0 or -ENOMEM. */
+static int split_at(struct proc_memory *memory, uint64_t address)
+{
+	struct proc_region *r = find_region(memory, address);
+	if (!r || r->start == address || r->kind != REGION_MMAP)
+		return 0;
+	struct proc_region *tail = kzalloc(sizeof *tail);
+	if (!tail)
+		return -ENOMEM;
+	uint64_t mapped_low = address > r->mapped_low ? address : r->mapped_low;
+	*tail = (struct proc_region){r->next, address, r->end, mapped_low, r->flags, r->kind};
+	r->next = tail;
+	r->end = address;
+	return 0;
+}
+
+/* Checks that [start, end) is covered by mmap regions only.  Returns 0,
+ * -EPERM (a kernel region or the clock page), -EINVAL (another kind) or
+ * -ENOMEM (a hole). */
+static int check_protectable(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	uint64_t covered = start;
+	for (struct proc_region *r = memory->regions; r; r = r->next) {
+		if (r->end <= start || r->start >= end)
+			continue;
+		if (kernel_owned(r))
+			return -EPERM;
+		if (r->kind != REGION_MMAP)
+			return -EINVAL;
+		if (r->start > covered)
+			return -ENOMEM;
+		covered = r->end;
+	}
+	return covered >= end ? 0 : -ENOMEM;
+}
+
+/* New permissions for the mapped pages of r; a page shared copy-on-write
+ * stays read-only (its first write copies it). */
+static void reprotect_pages(struct proc_memory *memory, const struct proc_region *r)
+{
+	for (uint64_t page = next_mapped(memory, r->mapped_low, r->end); page < r->end;
+	     page = next_mapped(memory, page + PAGE_SIZE, r->end)) {
+		uint64_t phys;
+		unsigned flags = page_flags(r);
+		if (vm_translate(memory->space, page, &phys, NULL) < 0)
+			continue;
+		if (frame_ref_count(page_down(phys)) > 1)
+			flags &= ~VM_WRITE;
+		vm_protect(memory->space, page, flags);
+	}
+}
+
+int memory_protect(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags)
+{
+	int error = check_protectable(memory, start, end);
+	if (!error)
+		error = split_at(memory, start);
+	if (!error)
+		error = split_at(memory, end);
+	if (error)
+		return error;
+	for (struct proc_region *r = memory->regions; r; r = r->next) {
+		if (r->start >= start && r->end <= end) {
+			r->flags = flags & (VM_WRITE | VM_EXEC);
+			reprotect_pages(memory, r);
+		}
+	}
+	return 0;
 }
 
 int memory_write(struct proc_memory *memory, uint64_t address, const void *src, size_t length)
@@ -262,10 +456,13 @@ static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 	    memory_add_region(child, r->start, r->end, r->flags, r->kind, &error);
 	if (!copy)
 		return error;
+	if (committed_kind(r->kind) && commit(child, (r->end - r->start) / PAGE_SIZE) < 0)
+		return -ENOMEM;
 	if (r == parent->heap)
 		child->heap = copy;
 	copy->mapped_low = r->mapped_low;
-	for (uint64_t page = r->mapped_low; page < r->end; page += PAGE_SIZE)
+	for (uint64_t page = next_mapped(parent, r->mapped_low, r->end); page < r->end;
+	     page = next_mapped(parent, page + PAGE_SIZE, r->end))
 		if (share_page(child, parent, r, page) < 0)
 			return -ENOMEM;
 	return 0;
@@ -277,12 +474,15 @@ struct proc_memory *memory_clone(struct proc_memory *parent)
 	if (!child)
 		return NULL;
 	for (struct proc_region *r = parent->regions; r; r = r->next) {
+		if (r->kind == REGION_KERNEL)
+			continue; /* the parent's results and rings are not the child's */
 		if (clone_region(child, parent, r) < 0) {
 			memory_destroy(child);
 			return NULL;
 		}
 	}
 	child->brk = parent->brk;
+	child->address_limit = parent->address_limit;
 	return child;
 }
 
@@ -310,7 +510,8 @@ static int break_cow(struct proc_memory *memory, const struct proc_region *r, ui
 int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error)
 {
 	struct proc_region *r = find_region(memory, address);
-	if (!r || ((error & PF_ERROR_WRITE) && !(r->flags & VM_WRITE)) ||
+	if (!r || r->kind == REGION_KERNEL ||
+	    ((error & PF_ERROR_WRITE) && !(r->flags & VM_WRITE)) ||
 	    ((error & PF_ERROR_FETCH) && !(r->flags & VM_EXEC)))
 		return -EFAULT;
 	uint64_t page = page_down(address), phys;
@@ -355,16 +556,13 @@ uint64_t memory_set_brk(struct proc_memory *memory, uint64_t brk)
 		return memory->brk;
 	uint64_t old_end = heap->end, new_end = page_up(brk);
 	if (new_end > old_end) {
-		if (!heap_may_grow(memory, new_end))
+		if (!heap_may_grow(memory, new_end) || !within_limit(memory, new_end - old_end) ||
+		    commit(memory, (new_end - old_end) / PAGE_SIZE) < 0)
 			return memory->brk;
-		heap->end = new_end;
-		if (memory_populate(memory, old_end, new_end) < 0) {
-			unmap_pages(memory, old_end, new_end);
-			heap->end = old_end;
-			return memory->brk;
-		}
+		heap->end = new_end; /* its pages come on first touch */
 	} else if (new_end < old_end) {
 		unmap_pages(memory, new_end, old_end);
+		uncommit(memory, (old_end - new_end) / PAGE_SIZE);
 		heap->end = new_end;
 	}
 	memory->brk = brk;

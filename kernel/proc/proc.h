@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "uapi/cred.h"
 #include "uapi/proc.h"
 
 struct process;
@@ -42,6 +43,30 @@ struct proc_module_slots *proc_slots(struct process *p);
 /* The address space p's user memory lives in (NULL once p's memory is gone).
  * Only p's own thread may change it. */
 struct address_space *proc_address_space(struct process *p);
+
+/* Kernel regions: ranges of the calling process's memory whose pages the
+ * kernel owns and writes (accounting results, telemetry rings).  The process
+ * can neither unmap them, map over them nor make them writable (-EINVAL);
+ * fork does not copy them; exec and exit unmap them without freeing a page.
+ * proc_add_kernel_region reserves [start, end) (page aligned; an identical
+ * kernel region is kept) and returns 0, -EINVAL (overlaps another region, out
+ * of range), -ENOMEM or -EPERM (a kernel thread).  proc_map_kernel_frame maps
+ * the kernel's frame phys at address inside one and returns 0, -EEXIST
+ * (mapped already: kept), -EINVAL, -ENOMEM or -EPERM. */
+int proc_add_kernel_region(uint64_t start, uint64_t end);
+int proc_map_kernel_frame(uint64_t address, uint64_t phys, bool writable);
+
+/* ---- Users and privileges (proc/cred.c) ------------------------------------ */
+
+/* True when the caller holds privilege (PRIV_*, uapi/cred.h) now: its
+ * effective uid is 0 and it has not dropped it.  Kernel threads hold all. */
+bool proc_has_privilege(unsigned privilege);
+/* Whether the caller may act on process pid (signal it, read its events):
+ * 0 when it owns pid (its real or effective uid is pid's real or saved uid)
+ * or holds privilege; -EPERM when not; -ESRCH when there is no such process. */
+int proc_may_act_on(int pid, unsigned privilege);
+/* The caller's effective uid (0 in a kernel thread). */
+uint32_t proc_current_euid(void);
 
 /* Starts the program at path (through the VFS) as a new process whose parent
  * is the calling process (or none: a child of the kernel).  argv and envp are

@@ -69,6 +69,22 @@ struct address_space *proc_address_space(struct process *p)
 	return p->memory ? p->memory->space : NULL;
 }
 
+int proc_add_kernel_region(uint64_t start, uint64_t end)
+{
+	struct process *p = proc_current();
+	if (!p || !p->memory)
+		return -EPERM;
+	return memory_add_kernel_region(p->memory, start, end);
+}
+
+int proc_map_kernel_frame(uint64_t address, uint64_t phys, bool writable)
+{
+	struct process *p = proc_current();
+	if (!p || !p->memory)
+		return -EPERM;
+	return memory_map_kernel_frame(p->memory, address, phys, writable);
+}
+
 struct proc_module_slots *proc_slots(struct process *p)
 {
 	return &p->slots;
@@ -192,6 +208,7 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 		p->own_code_start = parent->own_code_start;
 		p->own_code_end = parent->own_code_end;
 	}
+	p->cred = proc_cred_for_child(parent);
 
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	if (live >= PROC_MAX) {
@@ -205,6 +222,11 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	link_child_locked(parent ? parent : &kernel_parent, p);
 	spin_unlock_irqrestore(&proc_lock, irq);
 	return p;
+}
+
+struct process *proc_find_locked(int pid)
+{
+	return find_locked(pid);
 }
 
 void proc_free_embryo(struct process *p)

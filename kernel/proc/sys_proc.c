@@ -17,6 +17,7 @@
 #define PATH_MAX      4096
 #define EXEC_ARGS_MAX 4096 /* argv plus envp entries */
 
+#define PROT_READ     0x1
 #define PROT_WRITE    0x2
 #define PROT_EXEC     0x4
 #define MAP_PRIVATE   0x02
@@ -196,9 +197,13 @@ SYSCALL_DEFINE4(wait4, int, pid, int *, status, int, options, void *, usage)
 	return pid_found;
 }
 
+/* Another user's process only with PRIV_SIGNAL (-EPERM). */
 SYSCALL_DEFINE2(kill, int, pid, int, signal)
 {
-	return proc_kill(pid, signal);
+	if (signal < 0 || signal >= 32)
+		return -EINVAL;
+	int allowed = proc_may_act_on(pid, PRIV_SIGNAL);
+	return allowed ? allowed : proc_kill(pid, signal);
 }
 
 /* ---- Memory ---------------------------------------------------------------- */
@@ -229,14 +234,59 @@ SYSCALL_DEFINE6(mmap, uint64_t, address, uint64_t, length, int, protection, int,
 		return flags & MAP_FIXED ? -EINVAL : -ENOMEM;
 	unsigned vm_flags =
 	    (protection & PROT_WRITE ? VM_WRITE : 0) | (protection & PROT_EXEC ? VM_EXEC : 0);
-	int error;
-	if (!memory_add_region(memory, start, start + length, vm_flags, REGION_MMAP, &error))
+	int error = memory_map_anonymous(memory, start, start + length, vm_flags);
+	if (error)
 		return error == -EINVAL && !(flags & MAP_FIXED) ? -ENOMEM : error;
-	if (memory_populate(memory, start, start + length) < 0) {
-		memory_unmap(memory, start, start + length);
-		return -ENOMEM;
-	}
 	return (long)start;
+}
+
+/* Resource limits: RLIMIT_AS (the bytes of a process's regions; mmap and
+ * brk beyond it fail with -ENOMEM) is the one the kernel keeps; the others
+ * read as unlimited.  One value serves as soft and hard limit: anyone may
+ * lower it, only euid 0 raise it.  fork and exec keep it. */
+#define RLIMIT_AS_RESOURCE 9
+#define RLIMIT_COUNT       16
+#define RLIM_INFINITY      UINT64_MAX
+
+struct rlimit_user {
+	uint64_t current;
+	uint64_t maximum;
+};
+
+SYSCALL_DEFINE2(getrlimit, unsigned, resource, struct rlimit_user *, user)
+{
+	if (resource >= RLIMIT_COUNT)
+		return -EINVAL;
+	uint64_t limit =
+	    resource == RLIMIT_AS_RESOURCE ? self()->memory->address_limit : RLIM_INFINITY;
+	struct rlimit_user value = {limit, limit};
+	return copy_to_user(user, &value, sizeof value) ? -EFAULT : 0;
+}
+
+SYSCALL_DEFINE2(setrlimit, unsigned, resource, const struct rlimit_user *, user)
+{
+	struct rlimit_user value;
+	if (copy_from_user(&value, user, sizeof value))
+		return -EFAULT;
+	if (resource != RLIMIT_AS_RESOURCE || value.current > value.maximum)
+		return -EINVAL;
+	struct proc_memory *memory = self()->memory;
+	if (value.current > memory->address_limit && proc_current_euid() != 0)
+		return -EPERM;
+	memory->address_limit = value.current;
+	return 0;
+}
+
+/* Anonymous mappings only; the kernel's pages never (-EPERM). */
+SYSCALL_DEFINE3(mprotect, uint64_t, address, uint64_t, length, int, protection)
+{
+	if (!page_aligned(address) || length == 0 || !uaccess_range_ok(address, length) ||
+	    (protection & ~(PROT_READ | PROT_WRITE | PROT_EXEC)))
+		return -EINVAL;
+	length = (length + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+	unsigned vm_flags =
+	    (protection & PROT_WRITE ? VM_WRITE : 0) | (protection & PROT_EXEC ? VM_EXEC : 0);
+	return memory_protect(self()->memory, address, address + length, vm_flags);
 }
 
 SYSCALL_DEFINE2(munmap, uint64_t, address, uint64_t, length)

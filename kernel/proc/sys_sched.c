@@ -57,6 +57,8 @@ SYSCALL_DEFINE2(ms_setmonitor, int, pid, int, monitor)
 {
 	if (monitor != 0 && monitor != 1)
 		return -EINVAL;
+	if (!proc_has_privilege(PRIV_MONITOR))
+		return -EPERM; /* the monitor CPUs are a reservation for the system's monitors */
 	return proc_set_monitor(pid, monitor == 1);
 }
 

@@ -13,9 +13,10 @@
 #include "lib/string.h"
 #include "linker/weave/weave.h"
 #include "mm/mm.h"
-#include "uapi/scope.h"
+#include "proc/proc.h"
 #include "syscall/syscall.h"
 #include "uaccess/uaccess.h"
+#include "uapi/scope.h"
 
 #define TEXT_MAX (32 * 1024)
 
@@ -90,9 +91,21 @@ static int stats_line(struct aspect *aspect, void *arg)
 	return 0;
 }
 
+/* Reading (join points, statistics, counters) is everyone's; changing what
+ * is woven is PRIV_WEAVE's. */
+static bool changes_weaving(uint32_t op)
+{
+	return op == SCOPE_LOAD || op == SCOPE_SET_MSG_MODE || op == SCOPE_LINK ||
+	       op == SCOPE_RELINK || op == SCOPE_UNLINK || op == SCOPE_UNLOAD;
+}
+
 static long control(struct scope_ctl *c, struct text *t)
 {
 	c->name[sizeof c->name - 1] = c->counter[sizeof c->counter - 1] = '\0';
+	if (changes_weaving(c->op) && !proc_has_privilege(PRIV_WEAVE)) {
+		snprintf(c->error, sizeof c->error, "changing what is woven needs privilege");
+		return -EPERM;
+	}
 	if (c->op == SCOPE_LIST_JOINPOINTS) {
 		jp_for_each(list_one, t);
 		return 0;

@@ -24,6 +24,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "proc/proc.h"
 #include "time/time.h"
 
 struct tel_channel {
@@ -239,29 +240,32 @@ int tel_channel_consumer(const struct tel_channel *channel)
 }
 
 /* Maps the page at kernel address page to virt (already mapped: kept). */
-static int map_page(struct address_space *space, uint64_t virt, const void *page, unsigned flags)
+static int map_page(uint64_t virt, const void *page, bool writable)
 {
-	int error = vm_map(space, virt, virt_to_phys(page), VM_USER | flags);
+	int error = proc_map_kernel_frame(virt, virt_to_phys(page), writable);
 	return error == -EEXIST ? 0 : error;
 }
 
-static int map_ring(struct tel_channel *channel, unsigned cpu, struct address_space *space,
-		    const struct tel_map *map)
+/* A ring is a kernel region of the consumer: it can be neither unmapped
+ * nor mapped over while the producer writes it, and its pages stay the
+ * channel's when the consumer exits. */
+static int map_ring(struct tel_channel *channel, unsigned cpu, const struct tel_map *map)
 {
 	uint64_t at = map->base + cpu * map->stride;
-	int error = map_page(space, at, channel->headers[cpu], VM_READ);
+	int error = proc_add_kernel_region(at, at + map->stride);
 	if (!error)
-		error =
-		    map_page(space, at + map->position_offset, channel->positions[cpu], VM_WRITE);
+		error = map_page(at, channel->headers[cpu], false);
+	if (!error)
+		error = map_page(at + map->position_offset, channel->positions[cpu], true);
 	for (uint64_t off = 0; !error && off < map->size; off += PAGE_SIZE)
-		error = map_page(space, at + map->data_offset + off, channel->rings[cpu].data + off,
-				 VM_READ);
+		error =
+		    map_page(at + map->data_offset + off, channel->rings[cpu].data + off, false);
 	return error;
 }
 
-int tel_channel_map(struct tel_channel *channel, struct address_space *space, struct tel_map *map)
+int tel_channel_map(struct tel_channel *channel, struct tel_map *map)
 {
-	if (!channel || !space || !tel_channel_consumer(channel))
+	if (!channel || !tel_channel_consumer(channel))
 		return -EINVAL;
 	unsigned cpus = 0;
 	for (unsigned i = 0; i < MAX_CPUS; i++)
@@ -276,7 +280,7 @@ int tel_channel_map(struct tel_channel *channel, struct address_space *space, st
 	for (unsigned i = 0; i < cpus; i++) {
 		if (!channel->rings[i].shared)
 			continue;
-		int error = map_ring(channel, i, space, map);
+		int error = map_ring(channel, i, map);
 		if (error)
 			return error;
 	}

@@ -14,11 +14,22 @@
 
 #define TEL_READ_MAX (16 * 1024)
 
+/* A channel carries other processes' events: its consumer reads it, and
+ * otherwise only PRIV_MONITOR (-EPERM). */
+static bool may_read(const struct tel_channel *channel)
+{
+	struct process *self = proc_current();
+	return proc_has_privilege(PRIV_MONITOR) ||
+	       (self && tel_channel_consumer(channel) == proc_pid(self));
+}
+
 SYSCALL_DEFINE4(ms_tel_read, int, channel, unsigned, cpu, void *, buffer, uint64_t, length)
 {
 	struct tel_channel *ch = tel_channel_by_id(channel);
 	if (!ch)
 		return -EINVAL;
+	if (!may_read(ch))
+		return -EPERM;
 	if (length > TEL_READ_MAX)
 		length = TEL_READ_MAX;
 	if (!uaccess_range_ok((uint64_t)buffer, length))
@@ -38,7 +49,7 @@ SYSCALL_DEFINE3(ms_tel_stats, int, channel, unsigned, cpu, struct tel_ring_stats
 	struct tel_channel *ch = tel_channel_by_id(channel);
 	struct tel_ring_stats s;
 	if (!ch || tel_channel_get_stats(ch, cpu, &s))
-		return -EINVAL;
+		return -EINVAL; /* counts only: anyone may read them */
 	return copy_to_user(stats, &s, sizeof s) ? -EFAULT : 0;
 }
 
@@ -51,7 +62,7 @@ SYSCALL_DEFINE2(ms_tel_map, int, channel, struct tel_map *, layout)
 	if (tel_channel_consumer(ch) != proc_pid(self))
 		return -EPERM;
 	struct tel_map map;
-	int error = tel_channel_map(ch, proc_address_space(self), &map);
+	int error = tel_channel_map(ch, &map);
 	if (error)
 		return error;
 	return copy_to_user(layout, &map, sizeof map) ? -EFAULT : 0;

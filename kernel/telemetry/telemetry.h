@@ -161,11 +161,13 @@ void tel_channel_get_totals(struct tel_channel *channel, struct tel_ring_stats *
 int tel_channel_share(struct tel_channel *channel, int pid);
 /* The process the channel is shared with, or 0. */
 int tel_channel_consumer(const struct tel_channel *channel);
-/* Maps the shared channel into space at TEL_MAP_BASE + id * TEL_MAP_SPAN:
- * headers and data read-only, position pages writable, all user.  Mapping
- * again is harmless.  Returns 0 with *map filled, or -EINVAL (not shared),
- * -ENOMEM.  The frames stay the channel's (an exiting process only drops its
- * page tables). */
-int tel_channel_map(struct tel_channel *channel, struct address_space *space, struct tel_map *map);
+/* Maps the shared channel into the calling process at TEL_MAP_BASE + id *
+ * TEL_MAP_SPAN, one kernel region per ring (proc_add_kernel_region: the
+ * process cannot unmap or map over it): headers and data read-only,
+ * position pages writable, all user.  Mapping again is harmless.  Returns 0
+ * with *map filled, or -EINVAL (not shared, or the range is taken), -EPERM
+ * (a kernel thread), -ENOMEM.  The frames stay the channel's (an exiting
+ * process only drops its page tables). */
+int tel_channel_map(struct tel_channel *channel, struct tel_map *map);
 
 #endif

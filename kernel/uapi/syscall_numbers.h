@@ -25,7 +25,7 @@
 #define __NR_poll            7
 #define __NR_lseek           8
 #define __NR_mmap            9
-#define __NR_mprotect        10 /* -ENOSYS */
+#define __NR_mprotect        10
 #define __NR_munmap          11
 #define __NR_brk             12
 #define __NR_rt_sigaction    13 /* -ENOSYS */
@@ -79,16 +79,26 @@
 #define __NR_readlink        89 /* -ENOSYS */
 #define __NR_umask           95 /* -ENOSYS */
 #define __NR_gettimeofday    96
+#define __NR_getrlimit       97
 #define __NR_times           100
-#define __NR_getuid          102 /* -ENOSYS */
-#define __NR_getgid          104 /* -ENOSYS */
-#define __NR_geteuid         107 /* -ENOSYS */
-#define __NR_getegid         108 /* -ENOSYS */
+#define __NR_getuid          102
+#define __NR_getgid          104
+#define __NR_setuid          105
+#define __NR_setgid          106
+#define __NR_geteuid         107
+#define __NR_getegid         108
 #define __NR_setpgid         109 /* -ENOSYS */
 #define __NR_getppid         110
 #define __NR_getpgrp         111 /* -ENOSYS */
 #define __NR_setsid          112 /* -ENOSYS */
+#define __NR_setreuid        113
+#define __NR_setregid        114
+#define __NR_setresuid       117
+#define __NR_getresuid       118
+#define __NR_setresgid       119
+#define __NR_getresgid       120
 #define __NR_arch_prctl      158 /* -ENOSYS */
+#define __NR_setrlimit       160
 #define __NR_gettid          186
 #define __NR_time            201 /* -ENOSYS */
 #define __NR_sched_setaffinity 203
@@ -132,6 +142,7 @@
 #define __NR_ms_acct              553
 #define __NR_ms_acct_switch_token 554
 #define __NR_ms_trace_mark 620 /* a user mark into the trace stream: see uapi/trace.h */
+#define __NR_ms_priv              560 /* drop privileges, read them: see uapi/cred.h */
 
 /* One past the highest number the kernel's table holds. */
 #define SYSCALL_TABLE_SIZE 640

@@ -12,6 +12,15 @@
  * by name.  PLT32 is resolved like PC32: there is no PLT, the ABI function is
  * called directly.
  *
+ * Before anything is written, each relocation's target (S + A) must lie in
+ * the aspect's own memory (its text or data region, the end included) or be
+ * a symbol of the aspect ABI (an undefined symbol the resolver found; an
+ * unresolved weak one is 0); a PC-relative one may sit up to
+ * PC_RELATIVE_BIAS bytes below, since its addend also counts the bytes from
+ * the field to the end of the instruction.  Anything else (an absolute
+ * symbol, `.text+0x41414141`) is refused with the section, offset and target,
+ * so an aspect's code and data refer only to itself and to the ABI.
+ *
  * Portable (see object.h).
  */
 #include "lib/errno.h"
@@ -26,6 +35,60 @@ static int overflow(struct linker_object *o, unsigned type, unsigned target, uin
 	    (unsigned long long)offset, o->strings + o->symbols[symbol].st_name);
 }
 
+#define PC_RELATIVE_BIAS   8 /* disp32 and an imm32 after it */
+#define LINKER_STT_SECTION 3
+
+static bool pc_relative(unsigned type)
+{
+	return type == LINKER_R_X86_64_PC32 || type == LINKER_R_X86_64_PLT32;
+}
+
+/* True when value (S + A, plus the bias) lies in [start, end]. */
+static bool within(uint64_t value, uint64_t start, uint64_t end)
+{
+	return value >= start && value <= end;
+}
+
+static bool target_allowed(const struct linker_object *o, unsigned type, unsigned symbol,
+			   uint64_t value)
+{
+	const struct linker_sym *sym = &o->symbols[symbol];
+	uint64_t bias = pc_relative(type) ? PC_RELATIVE_BIAS : 0, at = value + bias;
+	if (sym->st_shndx == LINKER_SHN_ABS)
+		return false;
+	if (sym->st_shndx == LINKER_SHN_UNDEF) {
+		uint64_t abi = o->symbol_address[symbol]; /* resolved, or 0 (weak) */
+		return within(at, abi, abi + bias);
+	}
+	for (int region = 0; region < LINKER_REGION_COUNT; region++) {
+		uint64_t base = (uint64_t)(uintptr_t)o->region[region];
+		if (base && within(at, base, base + o->region_size[region] + bias))
+			return true;
+	}
+	return false;
+}
+
+/* The symbol's name, or its section's for a section symbol. */
+static const char *symbol_label(const struct linker_object *o, unsigned symbol)
+{
+	const struct linker_sym *sym = &o->symbols[symbol];
+	if ((sym->st_info & 0xf) == LINKER_STT_SECTION || sym->st_name == 0)
+		return sym->st_shndx < o->section_count ? linker_section_name(o, sym->st_shndx)
+							: "?";
+	return o->strings + sym->st_name;
+}
+
+static int outside(struct linker_object *o, unsigned type, unsigned target,
+		   const struct linker_rela *r, unsigned symbol)
+{
+	int64_t addend = r->r_addend;
+	return linker_fail(
+	    o, -ENOEXEC, "relocation %s at %s+%#llx targets %s%s%#llx, outside the aspect",
+	    linker_relocation_name(type), linker_section_name(o, target),
+	    (unsigned long long)r->r_offset, symbol_label(o, symbol), addend < 0 ? "-" : "+",
+	    (unsigned long long)(addend < 0 ? -(uint64_t)addend : (uint64_t)addend));
+}
+
 static int apply_one(struct linker_object *o, unsigned target, const struct linker_rela *r)
 {
 	unsigned type = (unsigned)(r->r_info & 0xffffffffu);
@@ -38,6 +101,8 @@ static int apply_one(struct linker_object *o, unsigned target, const struct link
 	uint64_t place = o->section_address[target] + r->r_offset;
 	uint64_t value = o->symbol_address[symbol] + (uint64_t)r->r_addend;
 	uint8_t *where = (uint8_t *)(uintptr_t)place;
+	if (!target_allowed(o, type, symbol, value))
+		return outside(o, type, target, r, symbol);
 	if (type == LINKER_R_X86_64_64) {
 		__builtin_memcpy(where, &value, 8);
 		return 0;

@@ -167,6 +167,8 @@ static void drain_channel(struct tel_channel *channel)
 
 SYSCALL_DEFINE1(ms_scope_attach, int, fd)
 {
+	if (!proc_has_privilege(PRIV_MONITOR))
+		return -EPERM; /* the monitor receives every process's events */
 	struct ipc_endpoint *e = ipc_endpoint_from_fd(fd);
 	if (!e)
 		return -EBADF;

@@ -109,8 +109,30 @@ static int link_in_kernel(struct aspect *aspect, char *error, size_t error_size)
 
 static void start_reaper(void);
 
+/* The names of the kernel's own monitoring aspects, woven from the kernel
+ * image: an object from a file may not take one (an impostor `rscfl` would
+ * take over every process's accounting). */
+static const char *const reserved_names[] = {"rscfl"};
+
+static bool name_is_reserved(const char *name)
+{
+	for (size_t i = 0; i < sizeof reserved_names / sizeof reserved_names[0]; i++)
+		if (strcmp(reserved_names[i], name) == 0)
+			return true;
+	return false;
+}
+
+static int load(const void *image, size_t size, struct aspect **result, char *error,
+		size_t error_size, bool from_file);
+
 int linker_load(const void *image, size_t size, struct aspect **result, char *error,
 		size_t error_size)
+{
+	return load(image, size, result, error, error_size, false);
+}
+
+static int load(const void *image, size_t size, struct aspect **result, char *error,
+		size_t error_size, bool from_file)
 {
 	set_error(error, error_size, "");
 	if (!image || !result)
@@ -127,6 +149,11 @@ int linker_load(const void *image, size_t size, struct aspect **result, char *er
 	int err = link_in_kernel(aspect, error, error_size);
 	if (err)
 		goto out_free;
+	if (from_file && name_is_reserved(aspect->name)) {
+		err = -EPERM;
+		set_error(error, error_size, "that name is reserved for the kernel's own aspect");
+		goto out_free_regions;
+	}
 	mutex_lock(&control);
 	if (find_locked(aspect->name)) {
 		err = -EEXIST;
@@ -163,7 +190,7 @@ int linker_load_file(const char *path, struct aspect **aspect, char *error, size
 		set_error(error, error_size, "cannot read the file");
 		return err;
 	}
-	err = linker_load(buffer, length, aspect, error, error_size);
+	err = load(buffer, length, aspect, error, error_size, true);
 	kfree(buffer);
 	return err;
 }

@@ -75,7 +75,8 @@ struct aspect_stats {
 int linker_load(const void *image, size_t size, struct aspect **aspect, char *error,
 		size_t error_size);
 /* Reads path from the VFS and linker_load()s it.  Same returns, plus the VFS's
- * errors (-ENOENT: no such file) and -EFBIG (larger than 4 MiB). */
+ * errors (-ENOENT: no such file), -EFBIG (larger than 4 MiB) and -EPERM (the
+ * object's name is reserved for a kernel aspect: rscfl). */
 int linker_load_file(const char *path, struct aspect **aspect, char *error, size_t error_size);
 /* linker_load()s the object the kernel embeds for aspects/<name>.c.  Same
  * returns, plus -ENOENT (no such object). */

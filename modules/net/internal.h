@@ -13,6 +13,17 @@
 
 /* A socket: lwIP's socket number plus what the kernel adds.  It embeds the
  * anonymous node its file hangs on; the node's last reference frees it. */
+/* Where a socket is in POSIX's life cycle.  lwIP does not check all of it
+ * (a TCP socket bound twice is put on its bound list twice), so the socket
+ * calls check it here first: bind only from FRESH, listen not once
+ * CONNECTED, accept only when LISTENING, connect not when LISTENING. */
+enum net_socket_state {
+	NET_SOCKET_FRESH,
+	NET_SOCKET_BOUND,
+	NET_SOCKET_LISTENING,
+	NET_SOCKET_CONNECTED
+};
+
 struct net_socket {
 	struct vfs_node node;
 	int lwip; /* lwIP's socket number */
@@ -20,6 +31,7 @@ struct net_socket {
 	volatile bool nonblocking;
 	bool lwip_nonblocking;    /* what lwIP was last told */
 	bool connecting;          /* a nonblocking connect is under way */
+	volatile int state;       /* enum net_socket_state: POSIX's, checked before lwIP's */
 	uint64_t recv_timeout_ns; /* SO_RCVTIMEO; 0 = none */
 	uint64_t send_timeout_ns; /* SO_SNDTIMEO */
 	/* The activity (acct_ref_t) this socket belongs to: the last accounted

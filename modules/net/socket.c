@@ -258,7 +258,16 @@ JOINPOINT_DEFINE(net, bind, int, struct net_socket *, socket, const struct net_s
 	if (address->family != NET_AF_INET)
 		return -EAFNOSUPPORT;
 	to_lwip_address(address, &a);
-	return lwip_bind(socket->lwip, (struct sockaddr *)&a, sizeof a) ? lwip_error() : 0;
+	/* Claimed before lwIP sees it: two binds at once (a socket shared
+	 * across fork) cannot both get through. */
+	int fresh = NET_SOCKET_FRESH;
+	if (!__atomic_compare_exchange_n(&socket->state, &fresh, NET_SOCKET_BOUND, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -EINVAL;
+	int err = lwip_bind(socket->lwip, (struct sockaddr *)&a, sizeof a) ? lwip_error() : 0;
+	if (err)
+		__atomic_store_n(&socket->state, NET_SOCKET_FRESH, __ATOMIC_RELEASE);
+	return err;
 }
 
 JOINPOINT_DEFINE(net, listen, int, struct net_socket *, socket, int, backlog)
@@ -267,9 +276,14 @@ JOINPOINT_DEFINE(net, listen, int, struct net_socket *, socket, int, backlog)
 		return -EINVAL;
 	if (socket->type != NET_SOCK_STREAM)
 		return -EOPNOTSUPP;
+	if (__atomic_load_n(&socket->state, __ATOMIC_ACQUIRE) == NET_SOCKET_CONNECTED)
+		return -EINVAL;
 	if (backlog <= 0 || backlog > 255)
 		backlog = 255;
-	return lwip_listen(socket->lwip, backlog) ? lwip_error() : 0;
+	int err = lwip_listen(socket->lwip, backlog) ? lwip_error() : 0;
+	if (!err)
+		__atomic_store_n(&socket->state, NET_SOCKET_LISTENING, __ATOMIC_RELEASE);
+	return err;
 }
 
 JOINPOINT_DEFINE(net, accept, int, struct net_socket *, socket, struct net_socket **, out,
@@ -279,6 +293,10 @@ JOINPOINT_DEFINE(net, accept, int, struct net_socket *, socket, struct net_socke
 	int err;
 	if (!socket || !out)
 		return -EINVAL;
+	if (socket->type != NET_SOCK_STREAM)
+		return -EOPNOTSUPP;
+	if (__atomic_load_n(&socket->state, __ATOMIC_ACQUIRE) != NET_SOCKET_LISTENING)
+		return -EINVAL;
 	sync_blocking(socket);
 	uint64_t deadline = deadline_after(socket->recv_timeout_ns);
 	for (;;) {
@@ -286,6 +304,8 @@ JOINPOINT_DEFINE(net, accept, int, struct net_socket *, socket, struct net_socke
 		int lwip = lwip_accept(socket->lwip, (struct sockaddr *)&a, &length);
 		if (lwip >= 0) {
 			err = socket_wrap(lwip, NET_SOCK_STREAM, out);
+			if (!err)
+				(*out)->state = NET_SOCKET_CONNECTED;
 			if (!err && peer)
 				from_lwip_address(&a, peer);
 			if (!err)
@@ -306,11 +326,15 @@ JOINPOINT_DEFINE(net, connect, int, struct net_socket *, socket, const struct ne
 		return -EINVAL;
 	if (address->family != NET_AF_INET)
 		return -EAFNOSUPPORT;
+	if (__atomic_load_n(&socket->state, __ATOMIC_ACQUIRE) == NET_SOCKET_LISTENING)
+		return -EISCONN;
 	to_lwip_address(address, &a);
 	sync_blocking(socket);
 	net_socket_activity(socket); /* before the SYN */
 	int err = lwip_connect(socket->lwip, (struct sockaddr *)&a, sizeof a) ? lwip_error() : 0;
 	socket->connecting = err == -EINPROGRESS;
+	if (!err || err == -EINPROGRESS) /* bound now too: a later bind is refused */
+		__atomic_store_n(&socket->state, NET_SOCKET_CONNECTED, __ATOMIC_RELEASE);
 	return err == -ECONNRESET ? -ECONNREFUSED : err; /* lwIP: a reset is a reset */
 }
 

@@ -85,6 +85,8 @@ SYSCALL_DEFINE3(socket, int, domain, int, type, int, protocol)
 	struct net_socket *socket;
 	if (type & ~(NET_SOCK_NONBLOCK | NET_SOCK_CLOEXEC | 0xf))
 		return -EINVAL;
+	if ((type & 0xf) == NET_SOCK_RAW && !proc_has_privilege(PRIV_DEVICE))
+		return -EPERM; /* raw packets: device control */
 	int err = net_socket_create(domain, type, protocol, &socket);
 	return err ? err : install_socket(socket, type);
 }

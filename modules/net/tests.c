@@ -144,6 +144,66 @@ static void bind_in_use(struct ktest *t)
 	net_close(b);
 }
 
+/* Hole C: is a second bind of one socket refused (lwIP alone put a TCP
+ * socket on its bound list twice, a cycle that hung its thread), and does
+ * the stack still work after it? */
+static void bind_twice_is_refused(struct ktest *t)
+{
+	struct net_socket *s = make(t, NET_SOCK_STREAM), *u = make(t, NET_SOCK_DGRAM);
+	struct net_sockaddr_in first = net_sockaddr(LOOPBACK, 7010);
+	struct net_sockaddr_in second = net_sockaddr(LOOPBACK, 7011);
+	ASSERT_TRUE(t, s && u);
+	EXPECT_EQ(t, net_bind(s, &first), 0);
+	EXPECT_EQ(t, net_bind(s, &second), -EINVAL);
+	EXPECT_EQ(t, net_bind(s, &first), -EINVAL);
+	EXPECT_EQ(t, net_bind(u, &second), 0);
+	EXPECT_EQ(t, net_bind(u, &second), -EINVAL);
+	net_close(s);
+	net_close(u);
+	static struct client_job job = {.port = 7012, .length = 100};
+	struct net_socket *server = listener(t, job.port), *peer = NULL;
+	ASSERT_TRUE(t, server != NULL);
+	struct thread *client = thread_create(echo_client, &job, "net.test", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, client != NULL);
+	EXPECT_EQ(t, net_accept(server, &peer, NULL), 0);
+	uint8_t buffer[128];
+	int64_t n = peer ? net_recv(peer, buffer, sizeof buffer, 0, NULL) : -1;
+	EXPECT_EQ(t, n, 100);
+	if (n > 0)
+		EXPECT_EQ(t, net_send(peer, buffer, (size_t)n, 0, NULL), n);
+	thread_join(client, NULL);
+	EXPECT_EQ(t, job.result, 0);
+	if (peer)
+		net_close(peer);
+	net_close(server);
+}
+
+/* listen, connect and accept in the wrong state: POSIX's errors. */
+static void socket_calls_follow_posix_states(struct ktest *t)
+{
+	struct net_socket *fresh = make(t, NET_SOCK_STREAM), *l = listener(t, 7013), *peer = NULL;
+	struct net_socket *c = make(t, NET_SOCK_STREAM), *u = make(t, NET_SOCK_DGRAM);
+	struct net_sockaddr_in to = net_sockaddr(LOOPBACK, 7013);
+	ASSERT_TRUE(t, fresh && l && c && u);
+	EXPECT_EQ(t, net_accept(fresh, &peer, NULL), -EINVAL); /* not listening */
+	EXPECT_EQ(t, net_accept(u, &peer, NULL), -EOPNOTSUPP); /* a datagram socket */
+	EXPECT_EQ(t, net_connect(l, &to), -EISCONN);           /* listening */
+	EXPECT_EQ(t, net_connect(c, &to), 0);
+	EXPECT_EQ(t, net_listen(c, 1), -EINVAL); /* connected */
+	EXPECT_EQ(t, net_bind(c, &to), -EINVAL); /* connect bound it */
+	EXPECT_EQ(t, net_accept(c, &peer, NULL), -EINVAL);
+	EXPECT_EQ(t, net_accept(l, &peer, NULL), 0);
+	if (peer) {
+		struct net_socket *none = NULL;
+		EXPECT_EQ(t, net_accept(peer, &none, NULL), -EINVAL); /* an accepted connection */
+		net_close(peer);
+	}
+	net_close(c);
+	net_close(l);
+	net_close(u);
+	net_close(fresh);
+}
+
 /* Do SO_RCVTIMEO and nonblocking mode end a wait with -EAGAIN? */
 static void timeouts_and_nonblocking(struct ktest *t)
 {
@@ -268,7 +328,7 @@ static void icmp_echo_to_gateway(struct ktest *t)
 }
 
 KTEST_SUITE(net, KTEST_CASE(tcp_loopback_echo), KTEST_CASE(udp_loopback),
-	    KTEST_CASE(connect_refused), KTEST_CASE(bind_in_use),
-	    KTEST_CASE(timeouts_and_nonblocking), KTEST_CASE(poll_readiness),
-	    KTEST_CASE(memory_comes_back), KTEST_CASE(dhcp_lease_from_slirp),
-	    KTEST_CASE(icmp_echo_to_gateway));
+	    KTEST_CASE(connect_refused), KTEST_CASE(bind_in_use), KTEST_CASE(bind_twice_is_refused),
+	    KTEST_CASE(socket_calls_follow_posix_states), KTEST_CASE(timeouts_and_nonblocking),
+	    KTEST_CASE(poll_readiness), KTEST_CASE(memory_comes_back),
+	    KTEST_CASE(dhcp_lease_from_slirp), KTEST_CASE(icmp_echo_to_gateway));

@@ -220,8 +220,74 @@ static void metadata_pointing_outside_is_refused(void)
 			advice = i;
 	REQUIRE(advice != 0);
 	struct linker_rela *r = (struct linker_rela *)(b + s[advice].sh_offset);
-	r[1].r_addend += 1 << 20; /* entry 1 is the function: push it far past the text */
+	/* Entry 1 is the function: point it at a symbol of a data section. */
+	unsigned symtab = find_section(b, LINKER_SHT_SYMTAB), data_symbol = 0;
+	struct linker_sym *syms = (struct linker_sym *)(b + s[symtab].sh_offset);
+	for (unsigned i = 1; i < s[symtab].sh_size / sizeof *syms && !data_symbol; i++)
+		if (syms[i].st_shndx > 0 && syms[i].st_shndx < h->e_shnum &&
+		    (s[syms[i].st_shndx].sh_flags & LINKER_SHF_ALLOC) &&
+		    !(s[syms[i].st_shndx].sh_flags & LINKER_SHF_EXECINSTR))
+			data_symbol = i;
+	REQUIRE(data_symbol != 0);
+	r[1].r_info = ((uint64_t)data_symbol << 32) | (r[1].r_info & 0xffffffffu);
+	r[1].r_addend = 0;
 	expect_refused(b, image_size, -ENOEXEC, "function is not in the aspect's text");
+}
+
+/* Hole F: a relocation whose target is outside the aspect (here
+ * `.text+0x41414141`-like: a huge addend) is refused at link time, with the
+ * section, offset and target named, before anything is written. */
+static void relocation_outside_the_aspect_is_refused(void)
+{
+	uint8_t *b = copy_image();
+	struct linker_rela *r = first_relocation(b);
+	r->r_addend = 0x41414141;
+	expect_refused(b, image_size, -ENOEXEC, "+0x41414141, outside the aspect");
+	b = copy_image();
+	r = first_relocation(b);
+	r->r_addend = -0x10000;
+	expect_refused(b, image_size, -ENOEXEC, "-0x10000, outside the aspect");
+}
+
+/* An absolute symbol can name any address: relocations against one are
+ * refused; so is an offset from an ABI function (only the function itself). */
+static void relocation_to_absolute_or_past_the_abi_is_refused(void)
+{
+	uint8_t *b = copy_image();
+	struct linker_shdr *s = sections_of(b);
+	unsigned symtab = find_section(b, LINKER_SHT_SYMTAB);
+	struct linker_sym *syms = (struct linker_sym *)(b + s[symtab].sh_offset);
+	struct linker_rela *r = first_relocation(b);
+	unsigned symbol = (unsigned)(r->r_info >> 32);
+	syms[symbol].st_shndx = LINKER_SHN_ABS;
+	syms[symbol].st_value = 0xffffffff80100000ULL; /* somewhere in a kernel */
+	r->r_addend = 0;
+	expect_refused(b, image_size, -ENOEXEC, "outside the aspect");
+	/* ms_counter_add + 0x1000 */
+	b = copy_image();
+	s = sections_of(b);
+	syms = (struct linker_sym *)(b + s[symtab].sh_offset);
+	const char *strings = (const char *)b + s[s[symtab].sh_link].sh_offset;
+	unsigned abi = 0;
+	for (unsigned i = 1; i < s[symtab].sh_size / sizeof *syms; i++)
+		if (strcmp(strings + syms[i].st_name, "ms_counter_add") == 0)
+			abi = i;
+	REQUIRE(abi != 0);
+	bool changed = false;
+	for (unsigned i = 1; i < ((struct linker_ehdr *)b)->e_shnum && !changed; i++) {
+		if (s[i].sh_type != LINKER_SHT_RELA ||
+		    !(s[s[i].sh_info].sh_flags & LINKER_SHF_ALLOC))
+			continue;
+		struct linker_rela *rel = (struct linker_rela *)(b + s[i].sh_offset);
+		for (size_t n = 0; n < s[i].sh_size / sizeof *rel && !changed; n++)
+			if ((rel[n].r_info >> 32) == abi) {
+				rel[n].r_addend += 0x1000;
+				changed = true;
+			}
+	}
+	REQUIRE(changed);
+	expect_refused(b, image_size, -ENOEXEC,
+		       "targets ms_counter_add+0x1000, outside the aspect");
 }
 
 HOSTTEST_MAIN(HOSTTEST_CASE(real_object_links), HOSTTEST_CASE(every_truncation_is_refused),
@@ -234,4 +300,6 @@ HOSTTEST_MAIN(HOSTTEST_CASE(real_object_links), HOSTTEST_CASE(every_truncation_i
 	      HOSTTEST_CASE(unterminated_string_table_is_refused),
 	      HOSTTEST_CASE(section_count_out_of_range_is_refused),
 	      HOSTTEST_CASE(symbol_in_missing_section_is_refused),
-	      HOSTTEST_CASE(metadata_pointing_outside_is_refused))
+	      HOSTTEST_CASE(metadata_pointing_outside_is_refused),
+	      HOSTTEST_CASE(relocation_outside_the_aspect_is_refused),
+	      HOSTTEST_CASE(relocation_to_absolute_or_past_the_abi_is_refused))

@@ -24,7 +24,12 @@
  * log line gains the kernel's breakdown of it, and GET /rscfl returns the
  * last requests' figures as JSON (report.c).
  *
- *     httpd [-p port] [-r docroot] [-c connections] [-q] [-b] [-a] [-l logfile]
+ * With -u user the server gives up root once its port and log are open: it
+ * takes that user's ids from /etc/passwd (and with them loses every
+ * privilege), as nginx's workers do; a flaw in it then reaches no more than
+ * that user may.
+ *
+ *     httpd [-p port] [-r docroot] [-c connections] [-q] [-b] [-a] [-l logfile] [-u user]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -81,10 +86,11 @@ struct options {
 	int background;
 	int accounting;
 	const char *log_path;
+	const char *user; /* -u: run as this user of /etc/passwd */
 };
 
 static struct connection pool[MAX_CONNECTIONS];
-static struct options options = {80, "/www", 64, 0, 0, 0, NULL};
+static struct options options = {80, "/www", 64, 0, 0, 0, NULL, NULL};
 static int log_fd = 1;
 static uint64_t turn_ms; /* the clock when poll() last returned */
 static char log_buffer[LOG_BUFFER_BYTES];
@@ -531,7 +537,7 @@ static void serve_forever(int listener)
 static int parse_options(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:r:c:qbal:")) != -1) {
+	while ((c = getopt(argc, argv, "p:r:c:qbal:u:")) != -1) {
 		switch (c) {
 		case 'p': options.port = atoi(optarg); break;
 		case 'r': options.docroot = optarg; break;
@@ -540,6 +546,7 @@ static int parse_options(int argc, char **argv)
 		case 'b': options.background = 1; break;
 		case 'a': options.accounting = 1; break;
 		case 'l': options.log_path = optarg; break;
+		case 'u': options.user = optarg; break;
 		default: return -1;
 		}
 	}
@@ -575,20 +582,65 @@ static int open_log(void)
 	return -1;
 }
 
+/* Finds name in /etc/passwd (name:password:uid:gid:...).  Returns 0 with
+ * *uid and *gid, or -1. */
+static int lookup_user(const char *name, long *uid, long *gid)
+{
+	FILE *passwd = fopen("/etc/passwd", "r");
+	char line[256];
+	size_t length = strlen(name);
+	int found = -1;
+	while (passwd && found < 0 && fgets(line, sizeof line, passwd)) {
+		if (strncmp(line, name, length) != 0 || line[length] != ':')
+			continue;
+		char *password_end = strchr(line + length + 1, ':');
+		char *end;
+		if (!password_end)
+			continue;
+		*uid = strtol(password_end + 1, &end, 10);
+		if (*end == ':' && end > password_end + 1) {
+			char *gid_start = end + 1;
+			*gid = strtol(gid_start, &end, 10);
+			if (*end == ':' && end > gid_start)
+				found = 0;
+		}
+	}
+	if (passwd)
+		fclose(passwd);
+	return found;
+}
+
+/* -u: the group first, while still root.  Returns 0 or -1. */
+static int become_user(void)
+{
+	long uid, gid;
+	if (!options.user)
+		return 0;
+	if (lookup_user(options.user, &uid, &gid) < 0) {
+		fprintf(stderr, "httpd: no user '%s' in /etc/passwd\n", options.user);
+		return -1;
+	}
+	if (setgid((gid_t)gid) < 0 || setuid((uid_t)uid) < 0 || getuid() != (uid_t)uid) {
+		fprintf(stderr, "httpd: cannot become '%s': %s\n", options.user, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (parse_options(argc, argv) < 0) {
 		fprintf(
 		    stderr,
 		    "usage: httpd [-p port] [-r docroot] [-c connections (1-%d)] [-q] [-b] [-a] "
-		    "[-l logfile]\n",
+		    "[-l logfile] [-u user]\n",
 		    MAX_CONNECTIONS);
 		return 2;
 	}
 	if (open_log() < 0)
 		return 1;
 	int listener = open_listener(options.port);
-	if (listener < 0)
+	if (listener < 0 || become_user() < 0)
 		return 1;
 	if (options.background) {
 		pid_t pid = fork();

@@ -51,6 +51,8 @@ void t_sleep_ms(long ms);
 void trace_marks_reach_the_stream(void);
 void trace_mark_refuses_bad_input(void);
 void uscope_traces_a_program_by_name(void);
+/* The caller's mapped user pages, as ps sees them; -1 when not found. */
+long t_own_pages(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
@@ -60,5 +62,16 @@ void user_clock_survives_fork_and_exec(void);
 /* `usertests --clock-check` (exec'd by a test): prints "clock ok" and returns
  * 0 when the page is mapped and agrees with the kernel. */
 int user_clock_child_main(void);
+
+/* security.c: the kernel's shared pages and privileges against a hostile process */
+void hole_a_results_page_is_a_kernel_region(void);
+void hole_e_telemetry_ring_is_a_kernel_region(void);
+void attacks_are_refused_to_an_unprivileged_user(void);
+void attacks_succeed_as_root(void);
+void users_and_privileges(void);
+void impostor_rscfl_is_refused(void);
+void hole_d_memory_comes_on_first_touch(void);
+void hole_d_kill_gives_memory_back(void);
+void mprotect_changes_anonymous_mappings_only(void);
 
 #endif

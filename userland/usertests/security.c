@@ -1,0 +1,517 @@
+/*
+ * The holes a hostile process found in the kernel's shared pages, each
+ * tested the way it was attacked (docs/SECURITY.md): the accounting results
+ * pages and the telemetry rings are the kernel's regions of the process, so
+ * they can be neither mapped over, nor unmapped, nor written.
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <microscope/syscall.h>
+
+#include "uapi/acct.h"
+#include "uapi/cred.h"
+#include "uapi/ipc.h"
+#include "uapi/scope.h"
+#include "uapi/telemetry.h"
+#include "uapi/time.h"
+#include "usertests.h"
+
+#define PAGE 4096UL
+
+static long raw_mmap_fixed(uint64_t address, uint64_t length)
+{
+	return ms_syscall6(__NR_mmap, (long)address, (long)length, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
+static long raw_munmap(uint64_t address, uint64_t length)
+{
+	return ms_syscall3(__NR_munmap, (long)address, (long)length, 0);
+}
+
+#define L_EPERM 1
+
+static long raw_mprotect(uint64_t address, uint64_t length, int protection)
+{
+	return ms_syscall3(__NR_mprotect, (long)address, (long)length, protection);
+}
+
+/* Neither mapped over (alone, or inside a larger request), nor unmapped,
+ * nor made writable. */
+static void expect_kernel_region(const char *what, uint64_t address, uint64_t length)
+{
+	long result = raw_mmap_fixed(address, length);
+	if (result != -L_EINVAL)
+		t_fail("mmap(MAP_FIXED) over %s: %ld, expected -EINVAL", what, result);
+	result = raw_mmap_fixed(address - PAGE, length + 2 * PAGE);
+	if (result != -L_EINVAL)
+		t_fail("mmap(MAP_FIXED) around %s: %ld, expected -EINVAL", what, result);
+	result = raw_munmap(address, length);
+	if (result != -L_EINVAL)
+		t_fail("munmap of %s: %ld, expected -EINVAL", what, result);
+	result = raw_mprotect(address, length, PROT_READ | PROT_WRITE);
+	if (result != -L_EPERM)
+		t_fail("mprotect(PROT_WRITE) of %s: %ld, expected -EPERM", what, result);
+}
+
+static void write_own_results_page(void *unused)
+{
+	(void)unused;
+	long page = ms_syscall3(__NR_ms_acct_init, 0, 0, 0);
+	if (page > 0)
+		((volatile struct acct_page *)page)->results[0].subsystem_count = 5000;
+	_exit(page > 0 ? 0 : 2);
+}
+
+/* Hole A: mmap(MAP_FIXED) over the results page made it writable; exit and
+ * the next ms_acct_init then freed its frames twice. */
+void hole_a_results_page_is_a_kernel_region(void)
+{
+	long page = ms_syscall3(__NR_ms_acct_init, 0, 0, 0);
+	if (page < 0) {
+		t_fail("ms_acct_init: %ld", page);
+		return;
+	}
+	expect_kernel_region("the results pages", (uint64_t)page, ACCT_PAGES * PAGE);
+	int fds[2];
+	if (pipe(fds) == 0) { /* nor written by the kernel on the process's behalf */
+		write(fds[1], "12345678", 8);
+		long result = ms_syscall3(__NR_read, fds[0], page, 8);
+		if (result != -L_EFAULT)
+			t_fail("read() into the results page: %ld, expected -EFAULT", result);
+		close(fds[0]);
+		close(fds[1]);
+	}
+	if (((volatile struct acct_page *)page)->magic != ACCT_PAGE_MAGIC)
+		t_fail("the results page lost its magic");
+	t_expect_signal("a write to the results page", write_own_results_page, NULL, SIGSEGV);
+	if (ms_syscall3(__NR_ms_acct_init, 0, 0, 0) != page)
+		t_fail("ms_acct_init again did not give the same page");
+}
+
+/* Hole E: a monitor that mapped over its ring with MAP_FIXED freed the
+ * ring's pages while the kernel went on writing them. */
+void hole_e_telemetry_ring_is_a_kernel_region(void)
+{
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0) {
+		t_fail("ms_ipc_create/ms_scope_attach: %ld", channel);
+		return;
+	}
+	struct tel_map map;
+	long result = ms_syscall3(__NR_ms_tel_map, channel, (long)&map, 0);
+	if (result != 0 || map.cpus == 0) {
+		t_fail("ms_tel_map: %ld", result);
+		return;
+	}
+	expect_kernel_region("a ring's data", map.base + map.data_offset, map.size);
+	expect_kernel_region("a ring's position", map.base + map.position_offset, PAGE);
+	expect_kernel_region("a whole ring", map.base, map.stride);
+	if (ms_syscall3(__NR_ms_tel_map, channel, (long)&map, 0) != 0)
+		t_fail("ms_tel_map again failed");
+	volatile const uint64_t *data = (const uint64_t *)(map.base + map.data_offset);
+	(void)data[0]; /* still mapped: a fault would kill the test */
+}
+
+/* ---- Users and privileges: the attack suite ---------------------------------
+ * The same attacks twice: from a process that became the unprivileged user
+ * (uid 1000), where each must be refused with EPERM, and from root, where
+ * each must go through.  The monitor channel a non-consumer tries to read
+ * is one the test process attached as root and let go again. */
+
+#define USER_ID 1000
+
+static long kshell(const char *line)
+{
+	return ms_syscall3(__NR_ms_kshell, (long)line, 0, 0);
+}
+
+static long scope_ctl(uint32_t op, const char *name)
+{
+	struct scope_ctl c = {.op = op};
+	strncpy(c.name, name, sizeof c.name - 1);
+	return ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+}
+
+static long load_and_unload_an_aspect(void)
+{
+	long result = scope_ctl(SCOPE_LOAD, "/aspects/callcount.o");
+	if (result == 0 && scope_ctl(SCOPE_UNLOAD, "callcount") != 0)
+		t_fail("SCOPE_UNLOAD callcount after loading it failed");
+	return result;
+}
+
+static long become_the_monitor(void)
+{
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long result = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (endpoint >= 0)
+		close((int)endpoint);
+	return result;
+}
+
+static long raw_socket(void)
+{
+	long fd = ms_syscall3(__NR_socket, 2 /* AF_INET */, 3 /* SOCK_RAW */, 1 /* ICMP */);
+	if (fd >= 0)
+		close((int)fd);
+	return fd;
+}
+
+static long reserve_monitor_cpus(void)
+{
+	long result = ms_syscall3(__NR_ms_setmonitor, 0, 1, 0);
+	if (result == 0)
+		ms_syscall3(__NR_ms_setmonitor, 0, 0, 0);
+	return result;
+}
+
+static long read_channel(long channel)
+{
+	static uint8_t buffer[4096];
+	return ms_syscall6(__NR_ms_tel_read, channel, 0, (long)buffer, sizeof buffer, 0, 0);
+}
+
+/* Each attack as the caller is; expected: refused (EPERM) or done (>= 0). */
+static void run_attacks(bool expect_refused, long channel, pid_t other)
+{
+	struct {
+		const char *what;
+		long result;
+	} attacks[] = {
+	    {"kill(1, 0): signal init", ms_syscall3(__NR_kill, 1, 0, 0)},
+	    {"kill(other, 0): signal another user's process", ms_syscall3(__NR_kill, other, 0, 0)},
+	    {"ms_kshell: the kernel console call", kshell("")},
+	    {"SCOPE_LOAD: weave an aspect into the kernel", load_and_unload_an_aspect()},
+	    {"ms_scope_attach: receive every process's events", become_the_monitor()},
+	    {"ms_tel_read: read another's telemetry channel", read_channel(channel)},
+	    {"ms_setmonitor: reserve the monitor CPUs", reserve_monitor_cpus()},
+	    {"socket(SOCK_RAW): device control", raw_socket()},
+	};
+	for (size_t i = 0; i < sizeof attacks / sizeof attacks[0]; i++) {
+		long result = attacks[i].result;
+		if (expect_refused && result != -L_EPERM)
+			t_fail("%s as uid %d: %ld, expected -EPERM", attacks[i].what, USER_ID,
+			       result);
+		if (!expect_refused && result < 0)
+			t_fail("%s as root: %ld, expected success", attacks[i].what, result);
+	}
+	/* Refused to every user, never done even by root in a test. */
+	if (expect_refused && kshell("poweroff") != -L_EPERM)
+		t_fail("ms_kshell(poweroff) as uid %d was not refused", USER_ID);
+	if (expect_refused && scope_ctl(SCOPE_UNLINK, "rscfl") != -L_EPERM)
+		t_fail("SCOPE_UNLINK rscfl as uid %d was not refused", USER_ID);
+}
+
+/* The monitor's channel: attached as root, then detached (the endpoint
+ * closed), so that the attack may attach again. */
+static long attach_for_test(void)
+{
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0)
+		t_fail("attaching a monitor as root: %ld", channel);
+	if (endpoint >= 0)
+		close((int)endpoint);
+	return channel;
+}
+
+struct attack_setup {
+	long channel;
+	pid_t other;
+};
+
+static void attack_as_user(void *argument)
+{
+	const struct attack_setup *setup = argument;
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0 || getuid() != USER_ID ||
+	    geteuid() != USER_ID) {
+		t_fail("becoming uid %d failed", USER_ID);
+		_exit(1);
+	}
+	run_attacks(true, setup->channel, setup->other);
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void attack_as_root(void *argument)
+{
+	const struct attack_setup *setup = argument;
+	run_attacks(false, setup->channel, setup->other);
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void sleep_until_killed(void *unused)
+{
+	(void)unused;
+	for (;;)
+		t_sleep_ms(1000);
+}
+
+static void run_attack_child(void (*body)(void *), bool as_user)
+{
+	struct attack_setup setup = {attach_for_test(), fork()};
+	if (setup.other == 0)
+		sleep_until_killed(NULL);
+	int status = t_run_child(body, &setup);
+	if (status != 0)
+		t_fail("the attacks as %s: status %#x (see above)", as_user ? "a user" : "root",
+		       status);
+	if (setup.other > 0) {
+		kill(setup.other, SIGKILL);
+		waitpid(setup.other, NULL, 0);
+	}
+}
+
+void attacks_are_refused_to_an_unprivileged_user(void)
+{
+	run_attack_child(attack_as_user, true);
+}
+
+void attacks_succeed_as_root(void)
+{
+	run_attack_child(attack_as_root, false);
+}
+
+/* ---- Ids and privileges themselves ------------------------------------------- */
+
+static void ids_in_child(void *unused)
+{
+	(void)unused;
+	if (getuid() != USER_ID || geteuid() != USER_ID || getgid() != USER_ID)
+		t_fail("a child of uid %d is uid %d/%d gid %d", USER_ID, (int)getuid(),
+		       (int)geteuid(), (int)getgid());
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void drop_to_user(void *unused)
+{
+	(void)unused;
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
+		t_fail("setgid/setuid(%d) as root failed", USER_ID);
+	if (ms_syscall3(__NR_ms_priv, 0, 0, 0) != 0)
+		t_fail("uid %d still holds privileges", USER_ID);
+	if (ms_syscall3(__NR_setuid, 0, 0, 0) != -L_EPERM)
+		t_fail("setuid(0) as uid %d was not refused", USER_ID);
+	if (ms_syscall3(__NR_setresuid, 0, 0, 0) != -L_EPERM || getuid() != USER_ID)
+		t_fail("setresuid(0, 0, 0) as uid %d was not refused", USER_ID);
+	if (t_run_child(ids_in_child, NULL) != 0)
+		t_fail("fork did not keep the ids");
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void drop_one_privilege(void *unused)
+{
+	(void)unused;
+	long held = ms_syscall3(__NR_ms_priv, PRIV_KSHELL, 0, 0);
+	if (held != (PRIV_ALL & ~PRIV_KSHELL))
+		t_fail("ms_priv(PRIV_KSHELL) as root: %ld", held);
+	if (kshell("") != -L_EPERM)
+		t_fail("ms_kshell after dropping PRIV_KSHELL was not refused");
+
+	if (ms_syscall3(__NR_ms_priv, 0, 0, 0) != held)
+		t_fail("a dropped privilege came back");
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Root without PRIV_POWER keeps the console but cannot stop the machine,
+ * however the command is spelled (a refusal here is all that stands between
+ * the test and a powered-off machine). */
+static void drop_power(void *unused)
+{
+	(void)unused;
+	if (ms_syscall3(__NR_ms_priv, PRIV_POWER, 0, 0) != (PRIV_ALL & ~PRIV_POWER))
+		t_fail("ms_priv(PRIV_POWER) as root failed");
+	if (kshell("\"poweroff\"") != -L_EPERM || kshell("  reboot") != -L_EPERM ||
+	    kshell("exit 0") != -L_EPERM)
+		t_fail("a command stopping the machine was not refused without PRIV_POWER");
+	if (kshell("") != 0)
+		t_fail("ms_kshell without PRIV_POWER refused a harmless line");
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void effective_id_suspends_privileges(void *unused)
+{
+	(void)unused;
+	if (seteuid(USER_ID) < 0 || geteuid() != USER_ID || getuid() != 0)
+		t_fail("seteuid(%d) as root failed", USER_ID);
+	if (kshell("") != -L_EPERM)
+		t_fail("ms_kshell with euid %d was not refused", USER_ID);
+	if (seteuid(0) < 0 || kshell("") != 0)
+		t_fail("seteuid(0) back (saved uid 0) did not give the privileges back");
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Are ids inherited, privileges dropped for good, and the id calls'
+ * hostile arguments refused? */
+void users_and_privileges(void)
+{
+	if (getuid() != 0 || ms_syscall3(__NR_ms_priv, 0, 0, 0) != PRIV_ALL) {
+		t_fail("usertests does not run as root with every privilege");
+		return;
+	}
+	if (t_run_child(drop_to_user, NULL) != 0)
+		t_fail("dropping to a user (see above)");
+	if (t_run_child(drop_one_privilege, NULL) != 0)
+		t_fail("dropping one privilege (see above)");
+	if (t_run_child(drop_power, NULL) != 0)
+		t_fail("dropping PRIV_POWER (see above)");
+	if (t_run_child(effective_id_suspends_privileges, NULL) != 0)
+		t_fail("an effective uid other than 0 (see above)");
+	if (ms_syscall3(__NR_ms_priv, 0x80000000L, 0, 0) != -L_EINVAL)
+		t_fail("ms_priv with an unknown bit was not refused");
+	if (ms_syscall3(__NR_setuid, -1L, 0, 0) != -L_EINVAL)
+		t_fail("setuid(-1) was not refused");
+	uint32_t id;
+	if (ms_syscall3(__NR_getresuid, 0, (long)&id, (long)&id) != -L_EFAULT ||
+	    ms_syscall3(__NR_getresgid, (long)&id, (long)&id, (long)0xffff800000000000UL) !=
+		-L_EFAULT)
+		t_fail("getresuid/getresgid with a bad pointer did not give EFAULT");
+}
+
+/* An aspect object may not take a name the kernel's own aspects have, not
+ * even when root loads it (the impostor rscfl took over accounting). */
+void impostor_rscfl_is_refused(void)
+{
+	struct scope_ctl c = {.op = SCOPE_LOAD};
+	strcpy(c.name, "/aspects/rscfl.o");
+	long result = ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+	if (result != -L_EPERM || !strstr(c.error, "reserved"))
+		t_fail("loading /aspects/rscfl.o from a file as root: %ld (%s)", result, c.error);
+}
+
+/* ---- Hole D: memory on first touch, RLIMIT_AS -------------------------------- */
+
+struct rlimit_user {
+	uint64_t current, maximum;
+};
+
+#define RLIMIT_AS_RESOURCE 9
+#define TIB                (1UL << 40)
+
+/* Hole D: mmap and brk of 1 TiB populated memory eagerly (and SIGKILL then
+ * took a minute to tear it down).  Now memory comes on first touch, a
+ * request memory cannot back fails at once, and RLIMIT_AS bounds the rest. */
+void hole_d_memory_comes_on_first_touch(void)
+{
+	long before = t_own_pages();
+	long length = 32L << 20;
+	long area = ms_syscall6(__NR_mmap, 0, length, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area < 0) {
+		t_fail("mmap of 32 MiB: %ld", area);
+		return;
+	}
+	((volatile char *)area)[0] = 1;
+	((volatile char *)area)[length - 1] = 1;
+	long touched = t_own_pages() - before;
+	if (touched < 2 || touched > 64)
+		t_fail("32 MiB mapped, 2 pages touched: %ld pages mapped", touched);
+	if (ms_syscall3(__NR_munmap, area, length, 0) != 0)
+		t_fail("munmap of the 32 MiB failed");
+	long huge = ms_syscall6(__NR_mmap, 0, (long)TIB, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (huge != -L_ENOMEM)
+		t_fail("mmap of 1 TiB: %ld, expected -ENOMEM", huge);
+	long brk = ms_syscall3(__NR_brk, 0, 0, 0);
+	if (ms_syscall3(__NR_brk, brk + (long)TIB, 0, 0) != brk)
+		t_fail("brk by 1 TiB moved the break");
+
+	struct rlimit_user limit = {16UL << 20, 16UL << 20}, read_back;
+	if (ms_syscall3(__NR_setrlimit, RLIMIT_AS_RESOURCE, (long)&limit, 0) != 0 ||
+	    ms_syscall3(__NR_getrlimit, RLIMIT_AS_RESOURCE, (long)&read_back, 0) != 0 ||
+	    read_back.current != limit.current)
+		t_fail("setrlimit/getrlimit(RLIMIT_AS) did not take 16 MiB");
+	long over = ms_syscall6(__NR_mmap, 0, 32L << 20, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (over != -L_ENOMEM)
+		t_fail("mmap of 32 MiB under RLIMIT_AS 16 MiB: %ld, expected -ENOMEM", over);
+	if (ms_syscall3(__NR_brk, brk + (32L << 20), 0, 0) != brk)
+		t_fail("brk by 32 MiB under RLIMIT_AS 16 MiB moved the break");
+	if (ms_syscall3(__NR_setrlimit, RLIMIT_AS_RESOURCE, 0, 0) != -L_EFAULT ||
+	    ms_syscall3(__NR_setrlimit, 3, (long)&limit, 0) != -L_EINVAL)
+		t_fail("setrlimit with a bad pointer or resource was not refused");
+}
+
+static void map_and_touch_then_wait(void *unused)
+{
+	(void)unused;
+	long length = 64L << 20;
+	long area = ms_syscall6(__NR_mmap, 0, length, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (long at = 0; area > 0 && at < length; at += 8L << 20)
+		((volatile char *)area)[at] = 1;
+	for (;;)
+		t_sleep_ms(1000);
+}
+
+/* A process killed with a large, barely touched mapping ends and gives
+ * everything back (its teardown walks what it touched). */
+void hole_d_kill_gives_memory_back(void)
+{
+	for (int round = 0; round < 8; round++) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0)
+			map_and_touch_then_wait(NULL);
+		t_sleep_ms(50);
+		kill(pid, SIGKILL);
+		int status;
+		if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status)) {
+			t_fail("round %d: the mapping process did not end by SIGKILL", round);
+			return;
+		}
+	}
+	long area = ms_syscall6(__NR_mmap, 0, 64L << 20, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area < 0)
+		t_fail("64 MiB cannot be mapped after the killed processes: %ld", area);
+}
+
+/* ---- mprotect ---------------------------------------------------------------- */
+
+unsigned long getauxval(unsigned long type);
+
+static void write_byte(void *address)
+{
+	*(volatile char *)address = 1;
+}
+
+/* Does mprotect change an anonymous mapping's permissions page by page, and
+ * refuse holes, bad flags and the kernel's pages (the clock page here)? */
+void mprotect_changes_anonymous_mappings_only(void)
+{
+	long area = ms_syscall6(__NR_mmap, 0, 3 * PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area < 0) {
+		t_fail("mmap: %ld", area);
+		return;
+	}
+	char *bytes = (char *)area;
+	bytes[PAGE] = 5;
+	if (raw_mprotect((uint64_t)area + PAGE, PAGE, PROT_READ) != 0)
+		t_fail("mprotect of the middle page to PROT_READ failed");
+	t_expect_signal("a write to a read-only page", write_byte, bytes + PAGE, SIGSEGV);
+	bytes[0] = bytes[2 * PAGE] = 1; /* the pages around it stay writable */
+	if (bytes[PAGE] != 5)
+		t_fail("the read-only page lost its contents");
+	if (raw_mprotect((uint64_t)area, 3 * PAGE, PROT_READ | PROT_WRITE) != 0)
+		t_fail("mprotect back to PROT_READ | PROT_WRITE failed");
+	bytes[PAGE] = 6;
+	if (raw_mprotect((uint64_t)area, 3 * PAGE, 0x80) != -L_EINVAL ||
+	    raw_mprotect((uint64_t)area + 1, PAGE, PROT_READ) != -L_EINVAL)
+		t_fail("mprotect with bad flags or an unaligned address was not refused");
+	if (raw_munmap((uint64_t)area + 2 * PAGE, PAGE) != 0 ||
+	    raw_mprotect((uint64_t)area, 3 * PAGE, PROT_READ) != -L_ENOMEM)
+		t_fail("mprotect over a hole was not refused with ENOMEM");
+	uint64_t clock = getauxval(CLOCK_USER_AT);
+	if (!clock || raw_mprotect(clock, PAGE, PROT_READ | PROT_WRITE) != -L_EPERM)
+		t_fail("mprotect of the clock page was not refused with EPERM");
+}
