@@ -615,6 +615,32 @@ def run_ktest(args, reporter, name, suites, smp=1, qemu_args=()):
     report_run(reporter, f"{name} (run)", run, ktest_problem(run))
 
 
+# The block suites on a virtio-blk disk: `block` on a zeroed scratch image,
+# `blockerr` behind a QEMU blkdebug rule failing reads of sector 1024
+# (BLOCKERR_SECTOR in drivers/block/tests.c).
+BLKDEBUG_RULE = '[inject-error]\nevent = "read_aio"\nerrno = "5"\nsector = "1024"\nonce = "off"\n'
+SCRATCH_DISK_MIB = 16
+
+
+def scratch_disk(args, name):
+    """A zeroed raw image of SCRATCH_DISK_MIB in the build directory."""
+    path = os.path.join(args.build, "test-logs", name + ".img")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.truncate(SCRATCH_DISK_MIB << 20)
+    return path
+
+
+def run_ktest_block(args, reporter, name, suites, blkdebug=False):
+    disk_args = ["--disk", scratch_disk(args, name)]
+    if blkdebug:
+        rule = os.path.join(args.build, "test-logs", name + ".blkdebug")
+        with open(rule, "w") as f:
+            f.write(BLKDEBUG_RULE)
+        disk_args += ["--blkdebug", rule]
+    run_ktest(args, reporter, name, suites, qemu_args=disk_args)
+
+
 def ktest_cpu_name(smp):
     return "ktest" if smp == 1 else f"ktest-smp{smp}"
 
@@ -642,6 +668,8 @@ def ktest_listing(args):
     for nic in KTEST_NICS:
         lines.append(f"ktest-{nic[0]}/<suite>/<case>: {KTEST_NIC_SUITES} on {nic[1]} with "
                      + " ".join(nic[2][1::2]))
+    lines.append("ktest-block/block/<case>: the block suite on a scratch virtio-blk disk")
+    lines.append("ktest-blockerr/blockerr/<case>: reads failed by a QEMU blkdebug rule")
     lines.append("<run> (run): each run's exit status and KTAP plan")
     for suite, cases, source in ktest_suites():
         lines += [f"ktest/{suite}/{case}" for case in cases]
@@ -656,7 +684,9 @@ def ktest_jobs(args, reporter):
     return [lambda n=n: run_ktest(args, reporter, ktest_cpu_name(n), "all", smp=n)
             for n in KTEST_CPUS] + \
         [lambda nic=nic: run_ktest(args, reporter, f"ktest-{nic[0]}", KTEST_NIC_SUITES,
-                                   qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS]
+                                   qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS] + \
+        [lambda: run_ktest_block(args, reporter, "ktest-block", "block"),
+         lambda: run_ktest_block(args, reporter, "ktest-blockerr", "blockerr", blkdebug=True)]
 
 
 # ---------------------------------------------------------------- crash tests

@@ -42,6 +42,7 @@ def qemu_command(args):
     if args.gdb:
         cmd += ["-s", "-S"]
     cmd += network_options(args)
+    cmd += disk_options(args)
     cmd += args.extra
     return cmd
 
@@ -63,6 +64,16 @@ def network_options(args):
         [RUN_HOSTFWD] if args.interactive else [])
     netdev = "user,id=n0" + "".join(f",hostfwd={h}" for h in hostfwd)
     return ["-netdev", netdev, "-device", f"{NIC_DEVICES.get(nic, nic)},netdev=n0"]
+
+
+def disk_options(args):
+    """A raw disk image as a virtio-blk device (the OS's vda), optionally
+    behind a blkdebug rule file that injects device errors."""
+    if not args.disk:
+        return []
+    image = f"blkdebug:{args.blkdebug}:{args.disk}" if args.blkdebug else args.disk
+    return ["-drive", f"file={image},if=none,id=disk0,format=raw",
+            "-device", "virtio-blk-pci,drive=disk0"]
 
 
 def run_interactive(cmd):
@@ -142,6 +153,8 @@ def main():
     p.add_argument("--hostfwd", action="append",
                    help="forward a host port to the OS, e.g. tcp:127.0.0.1:8080-:80 (repeatable; "
                    "interactive default: " + RUN_HOSTFWD + ")")
+    p.add_argument("--disk", help="raw disk image attached as virtio-blk (make disk builds one)")
+    p.add_argument("--blkdebug", help="a QEMU blkdebug rule file put in front of --disk")
     p.add_argument("--log", default="build/serial.log")
     p.add_argument("--timeout", type=float, default=120)
     p.add_argument("--hang-symbols", type=lambda v: [x for x in v.split(",") if x], default=[],
