@@ -19,6 +19,7 @@
 #include "crashtest/crashtest.h"
 #include "cpu/percpu.h"
 #include "fb/fbcon.h"
+#include "ext2/ext2.h"
 #include "initrd/initrd.h"
 #include "joinpoint/joinpoint.h"
 #include "kshell/kshell.h"
@@ -130,6 +131,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	arch_smp_start_cpus();
 	sched_apply_monitor_cpus();
 	pci_init(); /* and the drivers of what it finds (NICs start their workers) */
+	ext2_mount_boot(); /* the first disk at /disk when it holds ext2 */
 	net_init(); /* lwIP and an interface per NIC; addresses come in the background */
 	smp_bench_run_if_requested();
 

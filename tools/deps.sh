@@ -4,7 +4,8 @@
 set -eu
 pkgs="build-essential gcc binutils make python3 qemu-system-x86 grub-pc-bin
 grub-efi-amd64-bin grub-common xorriso mtools ovmf cpio clang-format
-console-setup-linux newlib-source curl wrk busybox-static clang libclang-rt-14-dev"
+console-setup-linux newlib-source curl wrk busybox-static clang libclang-rt-14-dev
+e2fsprogs"
 
 missing=""
 for p in $pkgs; do
