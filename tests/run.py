@@ -641,6 +641,78 @@ def run_ktest_block(args, reporter, name, suites, blkdebug=False):
     run_ktest(args, reporter, name, suites, qemu_args=disk_args)
 
 
+# ext2: the OS writes a tree on an image the host's mke2fs made (ktest=ext2w),
+# the host checks it (e2fsck -fn, debugfs), a second boot reads it back
+# (ktest=ext2r), and e2fsck checks it once more.  The bytes of the tree's
+# pattern files follow pattern_byte in modules/ext2/tests.c.
+EXT2_DISK_MIB = 64
+EXT2_HUGE_BYTES = 4 * 1024 * 1024 + 77777
+
+
+def ext2_pattern(length):
+    return bytes((i * 7 + i // 4096) & 0xff for i in range(length))
+
+
+def make_ext2_image(args, name):
+    root = os.path.join(args.build, "test-logs", name + "-root")
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "README"), "w") as f:
+        f.write("made by the host's mke2fs -d\n")
+    image = scratch_disk(args, name)
+    proc = subprocess.run(["/sbin/mke2fs", "-q", "-F", "-t", "ext2", "-b", "4096", "-I", "128",
+                           "-O", "^dir_index", "-d", root, image, f"{EXT2_DISK_MIB}M"],
+                          capture_output=True, text=True)
+    return image, proc.returncode, proc.stdout + proc.stderr
+
+
+def host_e2fsck(reporter, name, image):
+    start = time.monotonic()
+    proc = subprocess.run(["/sbin/e2fsck", "-fn", image], capture_output=True, text=True)
+    reporter.report(Result(name, "ok" if proc.returncode == 0 else "FAIL",
+                           time.monotonic() - start, proc.stdout + proc.stderr,
+                           f"e2fsck -fn exit status {proc.returncode}"))
+
+
+def debugfs(image, request):
+    return subprocess.run(["/sbin/debugfs", "-R", request, image], capture_output=True).stdout
+
+
+def host_debugfs(args, reporter, name, image):
+    """What debugfs reads from the image is what the OS wrote."""
+    start = time.monotonic()
+    problems = []
+    if debugfs(image, "cat /tree/small.txt") != b"hello from microScope\n":
+        problems.append("/tree/small.txt differs")
+    dump = os.path.join(args.build, "test-logs", name.replace("/", "-") + "-huge.bin")
+    debugfs(image, f"dump /tree/huge.bin {dump}")
+    if not os.path.exists(dump) or open(dump, "rb").read() != ext2_pattern(EXT2_HUGE_BYTES):
+        problems.append("/tree/huge.bin differs")
+    if b'Fast link dest: "small.txt"' not in debugfs(image, "stat /tree/link"):
+        problems.append("/tree/link is not a fast link to small.txt")
+    if b"0640" not in debugfs(image, "stat /tree/small.txt"):
+        problems.append("/tree/small.txt has not mode 0640")
+    names = debugfs(image, "ls /tree/many").split()
+    if sum(1 for n in names if n.startswith(b"file-with-a-longer-name-")) != 300:
+        problems.append("/tree/many does not hold 300 files")
+    if b"gone.bin" in debugfs(image, "ls /tree"):
+        problems.append("/tree/gone.bin is still there")
+    reporter.report(Result(name, "FAIL" if problems else "ok", time.monotonic() - start,
+                           "\n".join(problems), "; ".join(problems)))
+
+
+def run_ktest_ext2(args, reporter):
+    name = "ktest-ext2"
+    image, code, output = make_ext2_image(args, name)
+    if code != 0:
+        reporter.report(Result(name + "/mke2fs", "FAIL", 0.0, output, "mke2fs failed"))
+        return
+    run_ktest(args, reporter, name + "-write", "ext2w", qemu_args=["--disk", image])
+    host_e2fsck(reporter, name + "/host/e2fsck-after-write", image)
+    host_debugfs(args, reporter, name + "/host/debugfs", image)
+    run_ktest(args, reporter, name + "-read", "ext2r", qemu_args=["--disk", image])
+    host_e2fsck(reporter, name + "/host/e2fsck-after-read", image)
+
+
 def ktest_cpu_name(smp):
     return "ktest" if smp == 1 else f"ktest-smp{smp}"
 
@@ -670,6 +742,9 @@ def ktest_listing(args):
                      + " ".join(nic[2][1::2]))
     lines.append("ktest-block/block/<case>: the block suite on a scratch virtio-blk disk")
     lines.append("ktest-blockerr/blockerr/<case>: reads failed by a QEMU blkdebug rule")
+    lines.append("ktest-ext2-write/ext2w/<case>, ktest-ext2/host/e2fsck-after-write, "
+                 "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r/<case>, "
+                 "ktest-ext2/host/e2fsck-after-read: ext2 on a host-made image")
     lines.append("<run> (run): each run's exit status and KTAP plan")
     for suite, cases, source in ktest_suites():
         lines += [f"ktest/{suite}/{case}" for case in cases]
@@ -686,7 +761,8 @@ def ktest_jobs(args, reporter):
         [lambda nic=nic: run_ktest(args, reporter, f"ktest-{nic[0]}", KTEST_NIC_SUITES,
                                    qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS] + \
         [lambda: run_ktest_block(args, reporter, "ktest-block", "block"),
-         lambda: run_ktest_block(args, reporter, "ktest-blockerr", "blockerr", blkdebug=True)]
+         lambda: run_ktest_block(args, reporter, "ktest-blockerr", "blockerr", blkdebug=True),
+         lambda: run_ktest_ext2(args, reporter)]
 
 
 # ---------------------------------------------------------------- crash tests
