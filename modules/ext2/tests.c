@@ -205,3 +205,20 @@ static void bad_names_are_refused(struct ktest *t)
 
 KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
+
+long sys_fsync(int fd);
+long sys_fdatasync(int fd);
+long sys_sync(void);
+
+/* A kernel thread has no descriptors: every fd is bad; sync always works. */
+static void sync_calls_refuse_bad_descriptors(struct ktest *t)
+{
+	EXPECT_EQ(t, sys_fsync(-1), -EBADF);
+	EXPECT_EQ(t, sys_fsync(0), -EBADF);
+	EXPECT_EQ(t, sys_fsync(1 << 30), -EBADF);
+	EXPECT_EQ(t, sys_fsync((int)0x80000000), -EBADF);
+	EXPECT_EQ(t, sys_fdatasync(-100), -EBADF);
+	EXPECT_EQ(t, sys_sync(), 0);
+}
+
+KTEST_SUITE(ext2calls, KTEST_CASE(sync_calls_refuse_bad_descriptors));
