@@ -616,9 +616,9 @@ def run_ktest(args, reporter, name, suites, smp=1, qemu_args=()):
 
 
 # The block suites on a virtio-blk disk: `block` on a zeroed scratch image,
-# `blockerr` behind a QEMU blkdebug rule failing reads of sector 1024
-# (BLOCKERR_SECTOR in drivers/block/tests.c).
-BLKDEBUG_RULE = '[inject-error]\nevent = "read_aio"\nerrno = "5"\nsector = "1024"\nonce = "off"\n'
+# `blockerr` and `ext2err` behind QEMU blkdebug rules failing reads of sector
+# 1024 (BLOCKERR_SECTOR in drivers/block/tests.c) and of a file's data block.
+BLKDEBUG_RULE = '[inject-error]\nevent = "read_aio"\nerrno = "5"\nsector = "{}"\nonce = "off"\n'
 SCRATCH_DISK_MIB = 16
 
 
@@ -631,14 +631,23 @@ def scratch_disk(args, name):
     return path
 
 
-def run_ktest_block(args, reporter, name, suites, blkdebug=False):
-    disk_args = ["--disk", scratch_disk(args, name)]
-    if blkdebug:
-        rule = os.path.join(args.build, "test-logs", name + ".blkdebug")
-        with open(rule, "w") as f:
-            f.write(BLKDEBUG_RULE)
-        disk_args += ["--blkdebug", rule]
-    run_ktest(args, reporter, name, suites, qemu_args=disk_args)
+def run_ktest_block(args, reporter, name, suites):
+    run_ktest(args, reporter, name, suites, qemu_args=["--disk", scratch_disk(args, name)])
+
+
+def run_ktest_blockerr(args, reporter, name):
+    """blockerr on an ext2 image holding victim.txt, whose data block (from
+    debugfs) fails to read, as does sector 1024."""
+    image, code, output = make_ext2_image(args, name, {"victim.txt": "never read\n"})
+    block = re.search(rb"^(\d+)\s*$", debugfs(image, "bmap /victim.txt 0"), re.M)
+    if code != 0 or not block:
+        reporter.report(Result(name + "/setup", "FAIL", 0.0, output, "mke2fs or debugfs failed"))
+        return
+    rule = os.path.join(args.build, "test-logs", name + ".blkdebug")
+    with open(rule, "w") as f:
+        f.write(BLKDEBUG_RULE.format(1024) + BLKDEBUG_RULE.format(int(block.group(1)) * 8))
+    run_ktest(args, reporter, name, "blockerr,ext2err",
+              qemu_args=["--disk", image, "--blkdebug", rule])
 
 
 # ext2: the OS writes a tree on an image the host's mke2fs made (ktest=ext2w),
@@ -653,11 +662,13 @@ def ext2_pattern(length):
     return bytes((i * 7 + i // 4096) & 0xff for i in range(length))
 
 
-def make_ext2_image(args, name):
+def make_ext2_image(args, name, files=None):
     root = os.path.join(args.build, "test-logs", name + "-root")
-    os.makedirs(root, exist_ok=True)
-    with open(os.path.join(root, "README"), "w") as f:
-        f.write("made by the host's mke2fs -d\n")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    for path, text in dict(files or {}, README="made by the host's mke2fs -d\n").items():
+        with open(os.path.join(root, path), "w") as f:
+            f.write(text)
     image = scratch_disk(args, name)
     proc = subprocess.run(["/sbin/mke2fs", "-q", "-F", "-t", "ext2", "-b", "4096", "-I", "128",
                            "-O", "^dir_index", "-d", root, image, f"{EXT2_DISK_MIB}M"],
@@ -706,7 +717,7 @@ def run_ktest_ext2(args, reporter):
     if code != 0:
         reporter.report(Result(name + "/mke2fs", "FAIL", 0.0, output, "mke2fs failed"))
         return
-    run_ktest(args, reporter, name + "-write", "ext2w", qemu_args=["--disk", image])
+    run_ktest(args, reporter, name + "-write", "ext2w,ext2wb", qemu_args=["--disk", image])
     host_e2fsck(reporter, name + "/host/e2fsck-after-write", image)
     host_debugfs(args, reporter, name + "/host/debugfs", image)
     run_ktest(args, reporter, name + "-read", "ext2r", qemu_args=["--disk", image])
@@ -741,8 +752,9 @@ def ktest_listing(args):
         lines.append(f"ktest-{nic[0]}/<suite>/<case>: {KTEST_NIC_SUITES} on {nic[1]} with "
                      + " ".join(nic[2][1::2]))
     lines.append("ktest-block/block/<case>: the block suite on a scratch virtio-blk disk")
-    lines.append("ktest-blockerr/blockerr/<case>: reads failed by a QEMU blkdebug rule")
-    lines.append("ktest-ext2-write/ext2w/<case>, ktest-ext2/host/e2fsck-after-write, "
+    lines.append("ktest-blockerr/blockerr/<case>: reads failed by QEMU blkdebug rules, raw and "
+                 "through ext2")
+    lines.append("ktest-ext2-write/ext2w,ext2wb/<case>, ktest-ext2/host/e2fsck-after-write, "
                  "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r/<case>, "
                  "ktest-ext2/host/e2fsck-after-read: ext2 on a host-made image")
     lines.append("<run> (run): each run's exit status and KTAP plan")
@@ -761,7 +773,7 @@ def ktest_jobs(args, reporter):
         [lambda nic=nic: run_ktest(args, reporter, f"ktest-{nic[0]}", KTEST_NIC_SUITES,
                                    qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS] + \
         [lambda: run_ktest_block(args, reporter, "ktest-block", "block"),
-         lambda: run_ktest_block(args, reporter, "ktest-blockerr", "blockerr", blkdebug=True),
+         lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr"),
          lambda: run_ktest_ext2(args, reporter)]
 
 

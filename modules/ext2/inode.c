@@ -436,9 +436,12 @@ static int64_t ext2_file_read(struct vfs_file *file, void *buffer, size_t length
 static int64_t ext2_file_write(struct vfs_file *file, const void *buffer, size_t length,
 			       uint64_t offset)
 {
+	struct ext2_node *node = file->node->private;
 	mutex_lock(&ext2_lock);
-	int64_t n = ext2_write_locked(file->node->private, buffer, length, offset);
+	int64_t n = ext2_write_locked(node, buffer, length, offset);
 	mutex_unlock(&ext2_lock);
+	if (n > 0)
+		ext2_queue_writeback(node->fs);
 	return n;
 }
 

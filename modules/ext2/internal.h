@@ -10,6 +10,7 @@
 #include "ext2/ext2.h"
 #include "pagecache/pagecache.h"
 #include "vfs/vfs.h"
+#include "workqueue/workqueue.h"
 
 #define EXT2_MAGIC          0xef53
 #define EXT2_SUPER_OFFSET   1024
@@ -78,6 +79,7 @@ struct ext2_fs {
 	uint32_t first_data_block, group_count, inode_size, first_ino;
 	bool filetype;
 	struct ext2_node *live; /* every in-memory inode, each holding one reference */
+	struct work writeback;  /* queued on ext2_writeback after a write */
 	struct ext2_fs *next;
 };
 
@@ -95,6 +97,9 @@ struct ext2_node {
 /* ext2_lock guards every ext2 structure and is held across every operation
  * (page-cache fills and write-backs of ext2 pages run under it too). */
 extern struct mutex ext2_lock;
+/* The write-back worker: syncs a file system soon after a write dirtied it. */
+extern struct workqueue ext2_writeback;
+void ext2_queue_writeback(struct ext2_fs *fs);
 
 /* super.c: blocks, maps and inodes (ext2_lock held). */
 int ext2_meta_get(struct ext2_fs *fs, uint32_t block, enum pcache_fill fill,

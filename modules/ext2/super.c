@@ -14,6 +14,7 @@
 #include "time/time.h"
 
 struct mutex ext2_lock = MUTEX_INIT(ext2_lock, "ext2");
+struct workqueue ext2_writeback;
 static struct ext2_fs *ext2_mounted;
 static uint32_t ext2_time_base; /* the last write time of the first disk mounted */
 
@@ -23,6 +24,22 @@ static uint32_t ext2_time_base; /* the last write time of the first disk mounted
 uint32_t ext2_now(void)
 {
 	return ext2_time_base + (uint32_t)(clock_ns() / NSEC_PER_SEC);
+}
+
+static int ext2_sync_fs(struct ext2_fs *fs);
+
+/* The writeback work: what a write left dirty goes to the disk soon after,
+ * in the worker, charged to the writer's activity. */
+static void ext2_writeback_fs(struct work *work)
+{
+	mutex_lock(&ext2_lock);
+	ext2_sync_fs(work->arg);
+	mutex_unlock(&ext2_lock);
+}
+
+void ext2_queue_writeback(struct ext2_fs *fs)
+{
+	work_queue(&ext2_writeback, &fs->writeback);
 }
 
 /* ---- The disk's blocks ------------------------------------------------------ */
@@ -343,11 +360,14 @@ int ext2_mount(struct block_device *disk, const char *path)
 	if (!fs)
 		return -ENOMEM;
 	fs->disk = disk;
+	work_init(&fs->writeback, ext2_writeback_fs, fs);
 	fs->blocks_count = 1; /* until the superblock is read: block 0 only */
 	pcache_mapping_init(&fs->meta, &ext2_meta_ops, fs);
 	mutex_lock(&ext2_lock);
 	struct ext2_node *root = NULL;
-	int error = ext2_read_super(fs);
+	int error = ext2_writeback.worker ? 0 : workqueue_start(&ext2_writeback, "ext2.writeback");
+	if (!error)
+		error = ext2_read_super(fs);
 	if (!error)
 		error = ext2_iget(fs, EXT2_ROOT_INO, &root);
 	if (!error && !VFS_IS_DIR(root->vnode.mode))

@@ -222,3 +222,41 @@ static void sync_calls_refuse_bad_descriptors(struct ktest *t)
 }
 
 KTEST_SUITE(ext2calls, KTEST_CASE(sync_calls_refuse_bad_descriptors));
+
+/* A write leaves dirty pages that the writeback worker takes to the disk
+ * without any sync: after a flush of its queue nothing is dirty. */
+static void writeback_without_sync(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	EXPECT_EQ(t, write_pattern(EXT2_BOOT_MOUNT "/written-back.bin", 3 * PAGE_SIZE + 5), 0);
+	workqueue_flush(&ext2_writeback);
+	struct pcache_stats stats;
+	pcache_get_stats(&stats);
+	EXPECT_EQ(t, stats.dirty, 0);
+	EXPECT_TRUE(t, stats.writebacks >= 4);
+	EXPECT_EQ(t, vfs_unlink(EXT2_BOOT_MOUNT "/written-back.bin", false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+}
+
+KTEST_SUITE(ext2wb, KTEST_CASE(writeback_without_sync));
+
+/* With tests/run.py's blkdebug rule on victim.txt's data block: reading the
+ * file is -EIO (every time: a failed page is not cached), and the rest of the
+ * file system keeps working. */
+static void device_error_reaches_reader(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	struct vfs_file *file;
+	ASSERT_EQ(t, vfs_open(EXT2_BOOT_MOUNT "/victim.txt", VFS_O_RDONLY, 0, &file), 0);
+	char buffer[32];
+	EXPECT_EQ(t, vfs_read(file, buffer, sizeof(buffer)), -EIO);
+	EXPECT_EQ(t, vfs_read(file, buffer, sizeof(buffer)), -EIO);
+	vfs_close(file);
+	ASSERT_EQ(t, vfs_open(EXT2_BOOT_MOUNT "/README", VFS_O_RDONLY, 0, &file), 0);
+	EXPECT_TRUE(t, vfs_read(file, buffer, sizeof(buffer)) > 0);
+	vfs_close(file);
+}
+
+KTEST_SUITE(ext2err, KTEST_CASE(device_error_reaches_reader));
