@@ -86,7 +86,8 @@ static int block_check(const struct block_request *request)
 	if (request->op != BLOCK_READ && request->op != BLOCK_WRITE)
 		return -EINVAL;
 	if (request->count == 0 || request->count > device->max_sectors ||
-	    request->sector >= device->sectors || device->sectors - request->sector < request->count)
+	    request->sector >= device->sectors ||
+	    device->sectors - request->sector < request->count)
 		return -EINVAL;
 	if (request->op == BLOCK_WRITE && device->read_only)
 		return -EROFS;

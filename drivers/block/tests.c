@@ -135,8 +135,12 @@ static void bad_requests_are_refused(struct ktest *t)
 		return;
 	uint8_t *page = mm_alloc_pages(1, PAGE_SIZE);
 	ASSERT_TRUE(t, page != NULL);
-	struct block_request request = {.device = disk, .op = BLOCK_READ, .sector = 0,
-					.count = 1, .buffer = page, .done = never_done};
+	struct block_request request = {.device = disk,
+					.op = BLOCK_READ,
+					.sector = 0,
+					.count = 1,
+					.buffer = page,
+					.done = never_done};
 	request.sector = disk->sectors;
 	EXPECT_EQ(t, block_submit(&request), -EINVAL); /* past the end */
 	request.sector = disk->sectors - 1;
@@ -144,8 +148,8 @@ static void bad_requests_are_refused(struct ktest *t)
 	EXPECT_EQ(t, block_submit(&request), -EINVAL); /* runs past the end */
 	request.sector = UINT64_MAX;
 	EXPECT_EQ(t, block_submit(&request), -EINVAL);
-	request = (struct block_request){.device = disk, .op = BLOCK_READ, .count = 0,
-					 .buffer = page, .done = never_done};
+	request = (struct block_request){
+	    .device = disk, .op = BLOCK_READ, .count = 0, .buffer = page, .done = never_done};
 	EXPECT_EQ(t, block_submit(&request), -EINVAL); /* nothing to move */
 	request.count = disk->max_sectors + 1;
 	EXPECT_EQ(t, block_submit(&request), -EINVAL);

@@ -23,13 +23,13 @@
 #include "sched/sched.h"
 
 /* Feature bits and request layout (virtio 1.x, 5.2). */
-#define VIRTIO_BLK_F_RO       (1ull << 5)
-#define VIRTIO_BLK_F_BLK_SIZE (1ull << 6)
-#define VIRTIO_BLK_F_FLUSH    (1ull << 9)
-#define VIRTIO_BLK_T_IN       0
-#define VIRTIO_BLK_T_OUT      1
-#define VIRTIO_BLK_T_FLUSH    4
-#define VIRTIO_BLK_S_OK       0
+#define VIRTIO_BLK_F_RO            (1ull << 5)
+#define VIRTIO_BLK_F_BLK_SIZE      (1ull << 6)
+#define VIRTIO_BLK_F_FLUSH         (1ull << 9)
+#define VIRTIO_BLK_T_IN            0
+#define VIRTIO_BLK_T_OUT           1
+#define VIRTIO_BLK_T_FLUSH         4
+#define VIRTIO_BLK_S_OK            0
 #define VIRTIO_BLK_CONFIG_CAPACITY 0
 #define VIRTIO_BLK_CONFIG_BLK_SIZE 20
 
@@ -66,7 +66,7 @@ static unsigned virtio_blk_devices;
 
 static uint32_t virtio_blk_type(enum block_op op)
 {
-	return op == BLOCK_READ ? VIRTIO_BLK_T_IN
+	return op == BLOCK_READ    ? VIRTIO_BLK_T_IN
 	       : op == BLOCK_WRITE ? VIRTIO_BLK_T_OUT
 				   : VIRTIO_BLK_T_FLUSH;
 }
@@ -93,16 +93,16 @@ static int virtio_blk_submit(struct block_device *device, struct block_request *
 	slot->status = 0xff; /* a device that writes nothing does not look like OK */
 	struct virtio_segment segments[3];
 	unsigned count = 0;
-	segments[count++] = (struct virtio_segment){virt_to_phys(&slot->header),
-						    sizeof(slot->header), false};
+	segments[count++] =
+	    (struct virtio_segment){virt_to_phys(&slot->header), sizeof(slot->header), false};
 	if (request->op != BLOCK_FLUSH)
-		segments[count++] = (struct virtio_segment){
-		    virt_to_phys(request->buffer), request->count * BLOCK_SECTOR_SIZE,
-		    request->op == BLOCK_READ};
+		segments[count++] = (struct virtio_segment){virt_to_phys(request->buffer),
+							    request->count * BLOCK_SECTOR_SIZE,
+							    request->op == BLOCK_READ};
 	segments[count++] =
 	    (struct virtio_segment){virt_to_phys((const void *)&slot->status), 1, true};
-	int error = virtio_offer_chain(&vb->queue, index * VIRTIO_BLK_SLOT_DESCRIPTORS, segments,
-				       count);
+	int error =
+	    virtio_offer_chain(&vb->queue, index * VIRTIO_BLK_SLOT_DESCRIPTORS, segments, count);
 	if (error)
 		slot->request = NULL;
 	else

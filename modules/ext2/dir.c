@@ -193,9 +193,9 @@ static int nonempty_visit(struct pcache_page *page, struct ext2_dirent *entry,
 
 static uint8_t file_type_of(uint32_t mode)
 {
-	return VFS_IS_DIR(mode)				? EXT2_FT_DIR
+	return VFS_IS_DIR(mode)                      ? EXT2_FT_DIR
 	       : (mode & VFS_S_IFMT) == EXT2_S_IFLNK ? EXT2_FT_LNK
-						       : EXT2_FT_REG;
+						     : EXT2_FT_REG;
 }
 
 /* The first block of a new directory: "." and "..". */
@@ -392,7 +392,7 @@ struct readdir_arg {
 
 static uint8_t dt_of(uint8_t file_type)
 {
-	return file_type == EXT2_FT_DIR	  ? VFS_DT_DIR
+	return file_type == EXT2_FT_DIR   ? VFS_DT_DIR
 	       : file_type == EXT2_FT_REG ? VFS_DT_REG
 	       : file_type == EXT2_FT_LNK ? EXT2_DT_LNK
 					  : VFS_DT_UNKNOWN;
@@ -460,8 +460,8 @@ int ext2_symlink(const char *dir_path, const char *name, const char *target)
 		return error;
 	struct ext2_node *child;
 	mutex_lock(&ext2_lock);
-	error = ext2_make_node(file->node->private, name, strlen(name), EXT2_S_IFLNK | 0777,
-			       target, &child);
+	error = ext2_make_node(file->node->private, name, strlen(name), EXT2_S_IFLNK | 0777, target,
+			       &child);
 	if (!error)
 		vfs_node_put(&child->vnode);
 	mutex_unlock(&ext2_lock);

@@ -89,8 +89,8 @@ static int zero_block(struct ext2_node *node, uint32_t block)
 
 /* Follows (or creates) one level of indirection: *block is the indirect
  * block, index the slot; the result replaces *block. */
-static int step(struct ext2_node *node, uint32_t *block, uint32_t index, bool create,
-		bool last, bool *fresh)
+static int step(struct ext2_node *node, uint32_t *block, uint32_t index, bool create, bool last,
+		bool *fresh)
 {
 	bool new_block = false;
 	uint32_t next = 0;
@@ -129,7 +129,8 @@ int ext2_bmap(struct ext2_node *node, uint64_t file_block, bool create, uint32_t
 	if (error || current == 0)
 		return error;
 	if (root_index == EXT2_DIND_BLOCK) {
-		error = step(node, &current, (uint32_t)(file_block / EXT2_PTRS), create, false, fresh);
+		error =
+		    step(node, &current, (uint32_t)(file_block / EXT2_PTRS), create, false, fresh);
 		if (error || current == 0)
 			return error;
 		file_block %= EXT2_PTRS;
@@ -310,7 +311,8 @@ int ext2_truncate_locked(struct ext2_node *node, uint64_t size)
 		if (size % PAGE_SIZE) { /* the rest of the last page reads as zeros later */
 			struct pcache_page *page;
 			if (pcache_get(&node->mapping, size / PAGE_SIZE, PCACHE_READ, &page) == 0) {
-				memset(page->data + size % PAGE_SIZE, 0, PAGE_SIZE - size % PAGE_SIZE);
+				memset(page->data + size % PAGE_SIZE, 0,
+				       PAGE_SIZE - size % PAGE_SIZE);
 				pcache_mark_dirty(page);
 				pcache_put(page);
 			}
@@ -366,9 +368,10 @@ void ext2_node_attach(struct ext2_node *node)
 void ext2_node_init_ops(struct ext2_node *node)
 {
 	uint32_t mode = mode_of(&node->disk);
-	const struct vfs_node_ops *ops = VFS_IS_DIR(mode)			   ? &ext2_dir_ops
-					 : (mode & VFS_S_IFMT) == EXT2_S_IFLNK ? &ext2_link_ops
-									       : &ext2_file_node_ops;
+	const struct vfs_node_ops *ops = VFS_IS_DIR(mode) ? &ext2_dir_ops
+					 : (mode & VFS_S_IFMT) == EXT2_S_IFLNK
+					     ? &ext2_link_ops
+					     : &ext2_file_node_ops;
 	vfs_node_init(&node->vnode, mode, ops, VFS_IS_REG(mode) ? &ext2_file_ops : NULL, node);
 	node->vnode.inode = node->ino;
 	node->vnode.links = node->disk.links_count;
@@ -424,8 +427,7 @@ void ext2_release_node(struct vfs_node *vnode)
 
 /* ---- The VFS's file operations ------------------------------------------------ */
 
-static int64_t ext2_file_read(struct vfs_file *file, void *buffer, size_t length,
-			      uint64_t offset)
+static int64_t ext2_file_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
 {
 	mutex_lock(&ext2_lock);
 	int64_t n = ext2_read_locked(file->node->private, buffer, length, offset);

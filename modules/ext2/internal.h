@@ -12,22 +12,22 @@
 #include "vfs/vfs.h"
 #include "workqueue/workqueue.h"
 
-#define EXT2_MAGIC          0xef53
-#define EXT2_SUPER_OFFSET   1024
-#define EXT2_BLOCK_SIZE     4096 /* the only size handled: one block, one page */
-#define EXT2_ROOT_INO       2
-#define EXT2_NDIR_BLOCKS    12
-#define EXT2_IND_BLOCK      12
-#define EXT2_DIND_BLOCK     13
-#define EXT2_TIND_BLOCK     14
-#define EXT2_PTRS           (EXT2_BLOCK_SIZE / 4)
+#define EXT2_MAGIC             0xef53
+#define EXT2_SUPER_OFFSET      1024
+#define EXT2_BLOCK_SIZE        4096 /* the only size handled: one block, one page */
+#define EXT2_ROOT_INO          2
+#define EXT2_NDIR_BLOCKS       12
+#define EXT2_IND_BLOCK         12
+#define EXT2_DIND_BLOCK        13
+#define EXT2_TIND_BLOCK        14
+#define EXT2_PTRS              (EXT2_BLOCK_SIZE / 4)
 #define EXT2_SECTORS_PER_BLOCK (EXT2_BLOCK_SIZE / BLOCK_SECTOR_SIZE)
-#define EXT2_FILE_MAX       0x7fffffffu /* no large_file writes */
-#define EXT2_FAST_LINK_MAX  59          /* targets up to this fit in i_block */
+#define EXT2_FILE_MAX          0x7fffffffu /* no large_file writes */
+#define EXT2_FAST_LINK_MAX     59          /* targets up to this fit in i_block */
 
-#define EXT2_FEATURE_INCOMPAT_FILETYPE  0x0002
-#define EXT2_FEATURE_RO_COMPAT_SPARSE   0x0001
-#define EXT2_FEATURE_RO_COMPAT_LARGE    0x0002
+#define EXT2_FEATURE_INCOMPAT_FILETYPE 0x0002
+#define EXT2_FEATURE_RO_COMPAT_SPARSE  0x0001
+#define EXT2_FEATURE_RO_COMPAT_LARGE   0x0002
 
 #define EXT2_S_IFLNK 0120000
 #define EXT2_FT_REG  1
@@ -74,7 +74,8 @@ struct ext2_dirent {
 
 struct ext2_fs {
 	struct block_device *disk;
-	struct pcache_mapping meta; /* the disk's blocks: superblock, maps, inodes, indirect blocks */
+	struct pcache_mapping
+	    meta; /* the disk's blocks: superblock, maps, inodes, indirect blocks */
 	uint32_t blocks_count, inodes_count, blocks_per_group, inodes_per_group;
 	uint32_t first_data_block, group_count, inode_size, first_ino;
 	bool filetype;

@@ -79,8 +79,8 @@ static int group_get(struct ext2_fs *fs, uint32_t group, struct pcache_page **pa
 		     struct ext2_group_desc **desc)
 {
 	uint32_t per_block = EXT2_BLOCK_SIZE / sizeof(struct ext2_group_desc);
-	int error = ext2_meta_get(fs, fs->first_data_block + 1 + group / per_block, PCACHE_READ,
-				  page);
+	int error =
+	    ext2_meta_get(fs, fs->first_data_block + 1 + group / per_block, PCACHE_READ, page);
 	if (error)
 		return error;
 	*desc = (struct ext2_group_desc *)(*page)->data + group % per_block;
@@ -132,7 +132,7 @@ static bool bitmap_clear(struct ext2_fs *fs, uint32_t bitmap, uint32_t bit)
 	if (ext2_meta_get(fs, bitmap, PCACHE_READ, &page))
 		return false;
 	bool was_set = page->data[bit / 8] & (1u << (bit % 8));
-	page->data[bit / 8] &= (uint8_t)~(1u << (bit % 8));
+	page->data[bit / 8] &= (uint8_t) ~(1u << (bit % 8));
 	pcache_mark_dirty(page);
 	pcache_put(page);
 	return was_set;
@@ -179,7 +179,8 @@ void ext2_free_block(struct ext2_fs *fs, uint32_t block)
 	struct ext2_group_desc *desc;
 	if (group_get(fs, group, &page, &desc))
 		return;
-	pcache_forget_page(&fs->meta, block); /* an indirect block's stale copy must not come back */
+	pcache_forget_page(&fs->meta,
+			   block); /* an indirect block's stale copy must not come back */
 	if (bitmap_clear(fs, desc->block_bitmap, bit)) {
 		desc->free_blocks_count++;
 		pcache_mark_dirty(page);
@@ -197,7 +198,8 @@ int ext2_alloc_inode(struct ext2_fs *fs, bool dir, uint32_t *ino)
 		if (error)
 			return error;
 		uint32_t bit, limit = fs->inodes_per_group;
-		if (desc->free_inodes_count == 0 || bitmap_take(fs, desc->inode_bitmap, limit, &bit)) {
+		if (desc->free_inodes_count == 0 ||
+		    bitmap_take(fs, desc->inode_bitmap, limit, &bit)) {
 			pcache_put(page);
 			continue;
 		}
@@ -240,8 +242,7 @@ void ext2_free_inode(struct ext2_fs *fs, uint32_t ino, bool dir)
 /* ---- Inodes --------------------------------------------------------------- */
 
 /* The page holding inode ino and its offset there. */
-static int inode_locate(struct ext2_fs *fs, uint32_t ino, struct pcache_page **page,
-			size_t *offset)
+static int inode_locate(struct ext2_fs *fs, uint32_t ino, struct pcache_page **page, size_t *offset)
 {
 	if (ino == 0 || ino > fs->inodes_count)
 		return -EIO;
@@ -307,10 +308,9 @@ static int ext2_check_super(const struct ext2_super *super)
 	    super->inodes_per_group == 0 || super->blocks_per_group > EXT2_BLOCK_SIZE * 8 ||
 	    super->inodes_per_group > EXT2_BLOCK_SIZE * 8)
 		return -EINVAL; /* only 4 KiB blocks */
-	if (super->rev_level >= 1 &&
-	    ((super->feature_incompat & ~EXT2_FEATURE_INCOMPAT_FILETYPE) ||
-	     (super->feature_ro_compat &
-	      ~(EXT2_FEATURE_RO_COMPAT_SPARSE | EXT2_FEATURE_RO_COMPAT_LARGE))))
+	if (super->rev_level >= 1 && ((super->feature_incompat & ~EXT2_FEATURE_INCOMPAT_FILETYPE) ||
+				      (super->feature_ro_compat & ~(EXT2_FEATURE_RO_COMPAT_SPARSE |
+								    EXT2_FEATURE_RO_COMPAT_LARGE))))
 		return -EINVAL; /* a feature this driver would get wrong */
 	if (super->rev_level >= 1 &&
 	    (super->inode_size < sizeof(struct ext2_inode) || super->inode_size > EXT2_BLOCK_SIZE ||
@@ -326,12 +326,13 @@ static void ext2_fs_fill(struct ext2_fs *fs, const struct ext2_super *super)
 	fs->blocks_per_group = super->blocks_per_group;
 	fs->inodes_per_group = super->inodes_per_group;
 	fs->first_data_block = super->first_data_block;
-	fs->group_count = (super->blocks_count - super->first_data_block + super->blocks_per_group - 1) /
-			  super->blocks_per_group;
+	fs->group_count =
+	    (super->blocks_count - super->first_data_block + super->blocks_per_group - 1) /
+	    super->blocks_per_group;
 	fs->inode_size = super->rev_level >= 1 ? super->inode_size : sizeof(struct ext2_inode);
 	fs->first_ino = super->rev_level >= 1 ? super->first_ino : 11;
-	fs->filetype = super->rev_level >= 1 &&
-		       (super->feature_incompat & EXT2_FEATURE_INCOMPAT_FILETYPE);
+	fs->filetype =
+	    super->rev_level >= 1 && (super->feature_incompat & EXT2_FEATURE_INCOMPAT_FILETYPE);
 }
 
 static int ext2_read_super(struct ext2_fs *fs)

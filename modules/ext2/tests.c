@@ -14,13 +14,13 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 
-#define TREE          EXT2_BOOT_MOUNT "/tree"
-#define SMALL_TEXT    "hello from microScope\n"
-#define BIG_BYTES     (300 * 1024 + 123)       /* direct and single indirect */
-#define HUGE_BYTES    (4 * 1024 * 1024 + 77777) /* double indirect too */
-#define MANY_FILES    300
-#define LONG_TARGET   "a/long/symbolic/link/target/that/does/not/fit/in/the/inode/itself/0123456789"
-#define CUT_BYTES     5000
+#define TREE        EXT2_BOOT_MOUNT "/tree"
+#define SMALL_TEXT  "hello from microScope\n"
+#define BIG_BYTES   (300 * 1024 + 123)        /* direct and single indirect */
+#define HUGE_BYTES  (4 * 1024 * 1024 + 77777) /* double indirect too */
+#define MANY_FILES  300
+#define LONG_TARGET "a/long/symbolic/link/target/that/does/not/fit/in/the/inode/itself/0123456789"
+#define CUT_BYTES   5000
 
 /* tests/run.py computes the same bytes for debugfs's dump. */
 static uint8_t pattern_byte(uint64_t i)
@@ -66,7 +66,8 @@ static int write_pattern(const char *path, size_t length)
 
 static void many_name(char *out, unsigned i)
 {
-	memcpy(out, TREE "/many/file-with-a-longer-name-", sizeof(TREE "/many/file-with-a-longer-name-"));
+	memcpy(out, TREE "/many/file-with-a-longer-name-",
+	       sizeof(TREE "/many/file-with-a-longer-name-"));
 	size_t at = strlen(out);
 	out[at] = (char)('0' + i / 100);
 	out[at + 1] = (char)('0' + i / 10 % 10);

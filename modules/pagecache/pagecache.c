@@ -18,8 +18,7 @@ static struct pcache_page *lru_head, *lru_tail; /* head: most recently used */
 static struct pcache_stats totals;
 static unsigned pcache_max_pages = 2048;
 
-void pcache_mapping_init(struct pcache_mapping *mapping, const struct pcache_ops *ops,
-			 void *owner)
+void pcache_mapping_init(struct pcache_mapping *mapping, const struct pcache_ops *ops, void *owner)
 {
 	*mapping = (struct pcache_mapping){.ops = ops, .owner = owner};
 }

@@ -63,8 +63,7 @@ enum pcache_fill {
 	PCACHE_ZERO, /* the caller overwrites it all (or it lies past the end): zero, no read */
 };
 
-void pcache_mapping_init(struct pcache_mapping *mapping, const struct pcache_ops *ops,
-			 void *owner);
+void pcache_mapping_init(struct pcache_mapping *mapping, const struct pcache_ops *ops, void *owner);
 /* Returns 0 and a referenced page index of mapping, or -ENOMEM, or
  * read_page's error (the page is then not kept). */
 int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,

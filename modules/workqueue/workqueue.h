@@ -25,8 +25,8 @@ typedef void (*work_fn)(struct work *work);
 struct work {
 	work_fn fn;
 	void *arg;
-	acct_ref_t ref;  /* the activity that queued it (0: none); set by work_queue */
-	bool queued;     /* on a queue, not yet started */
+	acct_ref_t ref; /* the activity that queued it (0: none); set by work_queue */
+	bool queued;    /* on a queue, not yet started */
 	struct work *next;
 };
 
