@@ -134,6 +134,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	ext2_mount_boot(); /* the first disk at /disk when it holds ext2 */
 	net_init(); /* lwIP and an interface per NIC; addresses come in the background */
 	smp_bench_run_if_requested();
+	ext2_bench_run_if_requested();
 
 	crashtest_run();
 	if (ktest_requested())

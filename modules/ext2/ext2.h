@@ -42,4 +42,14 @@ int ext2_symlink(const char *dir, const char *name, const char *target);
  * Returns its length, or -EINVAL (not a link, not on ext2), -ENOENT, -EIO. */
 int64_t ext2_readlink(const char *path, char *buffer, size_t size);
 
+/* Runs storage_bench (command line) and stops the machine, if it was
+ * given.  Boot thread, after ext2_mount_boot. */
+#ifdef KERNEL_TESTS
+void ext2_bench_run_if_requested(void);
+#else
+static inline void ext2_bench_run_if_requested(void)
+{
+} /* benchmarks: test kernel only */
+#endif
+
 #endif

@@ -37,9 +37,13 @@ static void ext2_writeback_fs(struct work *work)
 	mutex_unlock(&ext2_lock);
 }
 
+/* A write's pages wait this long for more writes before they are written
+ * back, so a file written in many pieces is written back once. */
+#define EXT2_WRITEBACK_DELAY_NS (200 * NSEC_PER_MSEC)
+
 void ext2_queue_writeback(struct ext2_fs *fs)
 {
-	work_queue(&ext2_writeback, &fs->writeback);
+	work_queue_after(&ext2_writeback, &fs->writeback, EXT2_WRITEBACK_DELAY_NS);
 }
 
 /* ---- The disk's blocks ------------------------------------------------------ */

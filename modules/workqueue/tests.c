@@ -5,6 +5,7 @@
  */
 #include "ktest/ktest.h"
 #include "lib/string.h"
+#include "time/time.h"
 #include "workqueue/workqueue.h"
 
 struct record {
@@ -52,3 +53,26 @@ static void items_run_in_order_once(struct ktest *t)
 }
 
 KTEST_SUITE(workqueue, KTEST_CASE(items_run_in_order_once));
+
+static void count_item(struct work *work)
+{
+	(*(unsigned *)work->arg)++;
+}
+
+/* A delayed item has not run right after queuing, and runs by the flush. */
+static void delayed_item_runs_later(struct ktest *t)
+{
+	static struct workqueue queue;
+	if (!queue.worker)
+		ASSERT_EQ(t, workqueue_start(&queue, "wq.test.delay"), 0);
+	unsigned runs = 0;
+	struct work item;
+	work_init(&item, count_item, &runs);
+	EXPECT_TRUE(t, work_queue_after(&queue, &item, 50 * NSEC_PER_MSEC));
+	EXPECT_EQ(t, runs, 0);
+	EXPECT_FALSE(t, work_queue_after(&queue, &item, 50 * NSEC_PER_MSEC));
+	workqueue_flush(&queue);
+	EXPECT_EQ(t, runs, 1);
+}
+
+KTEST_SUITE(workqueue_delay, KTEST_CASE(delayed_item_runs_later));

@@ -3,11 +3,14 @@
  * thread per queue.  The worker charges each item's run time to the activity
  * recorded when the item was queued (acct_async_begin/end; a stale or absent
  * activity charges nothing).  A flush waits for the finished count to reach
- * the queued count seen at the call, so it never waits for later items.
+ * the queued count seen at the call, so it never waits for later items.  A
+ * delayed item (work_queue_after) keeps its place; the worker sleeps until
+ * it is due, outside the item's accounting.
  */
 #include "workqueue/workqueue.h"
 
 #include "lib/errno.h"
+#include "time/time.h"
 
 void work_init(struct work *work, work_fn fn, void *arg)
 {
@@ -19,18 +22,29 @@ static bool has_work(void *arg)
 	return ((struct workqueue *)arg)->head != NULL;
 }
 
+/* The first item once it is due, or NULL when the queue is empty; sleeps
+ * while the first item is not due yet. */
 static struct work *take(struct workqueue *queue)
 {
-	uint64_t flags = spin_lock_irqsave(&queue->lock);
-	struct work *work = queue->head;
-	if (work) {
-		queue->head = work->next;
-		if (!queue->head)
-			queue->tail = NULL;
-		work->queued = false; /* from here it may be queued again */
+	for (;;) {
+		uint64_t flags = spin_lock_irqsave(&queue->lock);
+		struct work *work = queue->head;
+		uint64_t now = clock_ns();
+		if (work && work->not_before > now) {
+			uint64_t wait = work->not_before - now;
+			spin_unlock_irqrestore(&queue->lock, flags);
+			sched_sleep_ns(wait);
+			continue;
+		}
+		if (work) {
+			queue->head = work->next;
+			if (!queue->head)
+				queue->tail = NULL;
+			work->queued = false; /* from here it may be queued again */
+		}
+		spin_unlock_irqrestore(&queue->lock, flags);
+		return work;
 	}
-	spin_unlock_irqrestore(&queue->lock, flags);
-	return work;
 }
 
 static int worker_main(void *arg)
@@ -65,14 +79,16 @@ int workqueue_start(struct workqueue *queue, const char *name)
 	return 0;
 }
 
-bool work_queue(struct workqueue *queue, struct work *work)
+bool work_queue_after(struct workqueue *queue, struct work *work, uint64_t delay_ns)
 {
 	acct_ref_t ref = acct_current_ref();
+	uint64_t not_before = delay_ns ? clock_ns() + delay_ns : 0;
 	uint64_t flags = spin_lock_irqsave(&queue->lock);
 	bool fresh = !work->queued;
 	if (fresh) {
 		work->queued = true;
 		work->ref = ref;
+		work->not_before = not_before;
 		work->next = NULL;
 		if (queue->tail)
 			queue->tail->next = work;
@@ -85,6 +101,11 @@ bool work_queue(struct workqueue *queue, struct work *work)
 	if (fresh)
 		waitq_wake_one(&queue->wake);
 	return fresh;
+}
+
+bool work_queue(struct workqueue *queue, struct work *work)
+{
+	return work_queue_after(queue, work, 0);
 }
 
 struct flush_point {

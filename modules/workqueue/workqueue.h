@@ -25,8 +25,9 @@ typedef void (*work_fn)(struct work *work);
 struct work {
 	work_fn fn;
 	void *arg;
-	acct_ref_t ref; /* the activity that queued it (0: none); set by work_queue */
-	bool queued;    /* on a queue, not yet started */
+	acct_ref_t ref;      /* the activity that queued it (0: none); set by work_queue */
+	uint64_t not_before; /* clock_ns() before which it does not run (work_queue_after) */
+	bool queued;         /* on a queue, not yet started */
 	struct work *next;
 };
 
@@ -46,6 +47,10 @@ int workqueue_start(struct workqueue *queue, const char *name);
 /* Queues work with the calling thread's activity.  Returns true, or false
  * when it is queued already (it runs once; the first activity keeps it). */
 bool work_queue(struct workqueue *queue, struct work *work);
+/* As work_queue, but the item runs no earlier than delay_ns from now (the
+ * wait is not charged to the activity).  Items run in queue order, so a
+ * queue should use one delay for all its items. */
+bool work_queue_after(struct workqueue *queue, struct work *work, uint64_t delay_ns);
 /* Sleeps until every item queued before the call has finished. */
 void workqueue_flush(struct workqueue *queue);
 
