@@ -49,9 +49,15 @@ static void lru_push_head(struct pcache_page *page)
 		lru_tail = page;
 }
 
+static struct pcache_page **bucket_of(struct pcache_mapping *mapping, uint64_t index)
+{
+	return &mapping->buckets[index % PCACHE_BUCKETS];
+}
+
 static struct pcache_page *mapping_find(struct pcache_mapping *mapping, uint64_t index)
 {
-	for (struct pcache_page *page = mapping->pages; page; page = page->next_in_mapping)
+	for (struct pcache_page *page = *bucket_of(mapping, index); page;
+	     page = page->next_in_mapping)
 		if (page->index == index)
 			return page;
 	return NULL;
@@ -60,7 +66,7 @@ static struct pcache_page *mapping_find(struct pcache_mapping *mapping, uint64_t
 static void page_free(struct pcache_page *page)
 {
 	struct pcache_mapping *mapping = page->mapping;
-	struct pcache_page **link = &mapping->pages;
+	struct pcache_page **link = bucket_of(mapping, page->index);
 	while (*link != page)
 		link = &(*link)->next_in_mapping;
 	*link = page->next_in_mapping;
@@ -89,8 +95,8 @@ static struct pcache_page *page_new(struct pcache_mapping *mapping, uint64_t ind
 	page->index = index;
 	page->refs = 1;
 	page->busy = true;
-	page->next_in_mapping = mapping->pages;
-	mapping->pages = page;
+	page->next_in_mapping = *bucket_of(mapping, index);
+	*bucket_of(mapping, index) = page;
 	lru_push_head(page);
 	mapping->stats.pages++;
 	totals.pages++;
@@ -262,20 +268,38 @@ void pcache_put(struct pcache_page *page)
 	mutex_unlock(&pcache_lock);
 }
 
-/* The first dirty, idle page of mapping, referenced, or NULL. */
+/* The first page of mapping for which wanted(page) holds, or NULL. */
+static struct pcache_page *mapping_first(struct pcache_mapping *mapping,
+					 bool (*wanted)(const struct pcache_page *page))
+{
+	for (unsigned bucket = 0; bucket < PCACHE_BUCKETS; bucket++)
+		for (struct pcache_page *page = mapping->buckets[bucket]; page;
+		     page = page->next_in_mapping)
+			if (wanted(page))
+				return page;
+	return NULL;
+}
+
+static bool dirty_and_idle(const struct pcache_page *page)
+{
+	return page->dirty && !page->busy;
+}
+
+static bool busy(const struct pcache_page *page)
+{
+	return page->busy;
+}
+
+/* The first dirty, idle page of mapping, or else a busy one (being written or
+ * read: wait for it, then look again), referenced; NULL when neither. */
 static struct pcache_page *next_dirty(struct pcache_mapping *mapping)
 {
-	for (struct pcache_page *page = mapping->pages; page; page = page->next_in_mapping)
-		if (page->dirty && !page->busy) {
-			page->refs++;
-			return page;
-		}
-	for (struct pcache_page *page = mapping->pages; page; page = page->next_in_mapping)
-		if (page->busy) {
-			page->refs++;
-			return page; /* being written or read: wait for it, then look again */
-		}
-	return NULL;
+	struct pcache_page *page = mapping_first(mapping, dirty_and_idle);
+	if (!page)
+		page = mapping_first(mapping, busy);
+	if (page)
+		page->refs++;
+	return page;
 }
 
 int pcache_sync(struct pcache_mapping *mapping)
@@ -301,12 +325,14 @@ int pcache_sync(struct pcache_mapping *mapping)
 void pcache_forget(struct pcache_mapping *mapping, uint64_t first)
 {
 	mutex_lock(&pcache_lock);
-	struct pcache_page *page = mapping->pages;
-	while (page) {
-		struct pcache_page *next = page->next_in_mapping;
-		if (page->index >= first && !page->refs && !page->busy)
-			page_free(page);
-		page = next;
+	for (unsigned bucket = 0; bucket < PCACHE_BUCKETS; bucket++) {
+		struct pcache_page *page = mapping->buckets[bucket];
+		while (page) {
+			struct pcache_page *next = page->next_in_mapping;
+			if (page->index >= first && !page->refs && !page->busy)
+				page_free(page);
+			page = next;
+		}
 	}
 	mutex_unlock(&pcache_lock);
 }

@@ -26,6 +26,8 @@
 
 struct pcache_mapping;
 
+#define PCACHE_BUCKETS 64 /* per mapping: a hit looks at about pages / 64 others */
+
 struct pcache_ops {
 	/* Fills page (PAGE_SIZE bytes) with page index of the mapping.
 	 * Returns 0 or a negative error (-EIO). */
@@ -43,7 +45,7 @@ struct pcache_stats {
 struct pcache_mapping {
 	const struct pcache_ops *ops;
 	void *owner;
-	struct pcache_page *pages; /* a list: mappings stay small here */
+	struct pcache_page *buckets[PCACHE_BUCKETS]; /* by index */
 	struct pcache_stats stats; /* hits, misses, evictions, writebacks of this mapping */
 };
 
