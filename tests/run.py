@@ -615,7 +615,7 @@ def run_ktest(args, reporter, name, suites, smp=1, qemu_args=()):
     report_run(reporter, f"{name} (run)", run, ktest_problem(run))
 
 
-# The block suites on a virtio-blk disk: `block` on a zeroed scratch image,
+# The block suites on a virtio-blk (and an NVMe) disk: `block` on a zeroed scratch image,
 # `blockerr` and `ext2err` behind QEMU blkdebug rules failing reads of sector
 # 1024 (BLOCKERR_SECTOR in drivers/block/tests.c) and of a file's data block.
 BLKDEBUG_RULE = '[inject-error]\nevent = "read_aio"\nerrno = "5"\nsector = "{}"\nonce = "off"\n'
@@ -631,11 +631,12 @@ def scratch_disk(args, name):
     return path
 
 
-def run_ktest_block(args, reporter, name, suites):
-    run_ktest(args, reporter, name, suites, qemu_args=["--disk", scratch_disk(args, name)])
+def run_ktest_block(args, reporter, name, suites, device="virtio"):
+    run_ktest(args, reporter, name, suites,
+              qemu_args=["--disk", scratch_disk(args, name), "--disk-device", device])
 
 
-def run_ktest_blockerr(args, reporter, name):
+def run_ktest_blockerr(args, reporter, name, device="virtio"):
     """blockerr on an ext2 image holding victim.txt, whose data block (from
     debugfs) fails to read, as does sector 1024."""
     image, code, output = make_ext2_image(args, name, {"victim.txt": "never read\n"})
@@ -647,7 +648,7 @@ def run_ktest_blockerr(args, reporter, name):
     with open(rule, "w") as f:
         f.write(BLKDEBUG_RULE.format(1024) + BLKDEBUG_RULE.format(int(block.group(1)) * 8))
     run_ktest(args, reporter, name, "blockerr,ext2err",
-              qemu_args=["--disk", image, "--blkdebug", rule])
+              qemu_args=["--disk", image, "--blkdebug", rule, "--disk-device", device])
 
 
 # ext2: the OS writes a tree on an image the host's mke2fs made (ktest=ext2w),
@@ -754,6 +755,7 @@ def ktest_listing(args):
     lines.append("ktest-block/block/<case>: the block suite on a scratch virtio-blk disk")
     lines.append("ktest-blockerr/blockerr/<case>: reads failed by QEMU blkdebug rules, raw and "
                  "through ext2")
+    lines.append("ktest-block-nvme/..., ktest-blockerr-nvme/...: the same on an NVMe disk")
     lines.append("ktest-ext2-write/ext2w,ext2wb/<case>, ktest-ext2/host/e2fsck-after-write, "
                  "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r/<case>, "
                  "ktest-ext2/host/e2fsck-after-read: ext2 on a host-made image")
@@ -774,6 +776,8 @@ def ktest_jobs(args, reporter):
                                    qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS] + \
         [lambda: run_ktest_block(args, reporter, "ktest-block", "block"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr"),
+         lambda: run_ktest_block(args, reporter, "ktest-block-nvme", "block", "nvme"),
+         lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr-nvme", "nvme"),
          lambda: run_ktest_ext2(args, reporter)]
 
 

@@ -67,13 +67,15 @@ def network_options(args):
 
 
 def disk_options(args):
-    """A raw disk image as a virtio-blk device (the OS's vda), optionally
+    """A raw disk image as a virtio-blk device (the OS's vda) or an NVMe one
+    (nvme0n1), optionally
     behind a blkdebug rule file that injects device errors."""
     if not args.disk:
         return []
     image = f"blkdebug:{args.blkdebug}:{args.disk}" if args.blkdebug else args.disk
+    device = "nvme,serial=microscope0" if args.disk_device == "nvme" else "virtio-blk-pci"
     return ["-drive", f"file={image},if=none,id=disk0,format=raw",
-            "-device", "virtio-blk-pci,drive=disk0"]
+            "-device", f"{device},drive=disk0"]
 
 
 def run_interactive(cmd):
@@ -154,6 +156,8 @@ def main():
                    help="forward a host port to the OS, e.g. tcp:127.0.0.1:8080-:80 (repeatable; "
                    "interactive default: " + RUN_HOSTFWD + ")")
     p.add_argument("--disk", help="raw disk image attached as virtio-blk (make disk builds one)")
+    p.add_argument("--disk-device", choices=["virtio", "nvme"], default="virtio",
+                   help="how --disk is attached (default virtio-blk)")
     p.add_argument("--blkdebug", help="a QEMU blkdebug rule file put in front of --disk")
     p.add_argument("--log", default="build/serial.log")
     p.add_argument("--timeout", type=float, default=120)
