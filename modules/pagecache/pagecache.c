@@ -5,9 +5,14 @@
  * until it is not.  Eviction happens in pcache_get when the cache is over its
  * limit, taking unreferenced pages from the cold end of the LRU list; a
  * dirty one is written back first (the evicting thread pays for it).
+ *
+ * Accounting: each hit, miss, eviction and byte read is also charged to the
+ * calling thread's activity (acct_charge_ref), after pcache_lock is dropped;
+ * with accounting off that costs one load and a branch.
  */
 #include "pagecache/pagecache.h"
 
+#include "acct/acct.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
@@ -159,9 +164,9 @@ static int write_back(struct pcache_page *page)
 
 /* Evicts from the cold end until at most target pages stay (pcache_lock
  * held; dropped while a dirty page is written back). */
-static void evict_to(unsigned target)
+static unsigned evict_to(unsigned target)
 {
-	unsigned attempts = (unsigned)totals.pages;
+	unsigned attempts = (unsigned)totals.pages, evicted = 0;
 	struct pcache_page *page = lru_tail;
 	while (totals.pages > target && page && attempts--) {
 		struct pcache_page *warmer = page->lru_prev;
@@ -181,9 +186,11 @@ static void evict_to(unsigned target)
 		}
 		page->mapping->stats.evictions++;
 		totals.evictions++;
+		evicted++;
 		page_free(page);
 		page = warmer;
 	}
+	return evicted;
 }
 
 /* ---- API ------------------------------------------------------------------ */
@@ -201,6 +208,19 @@ static int fill_new_page(struct pcache_page *page, enum pcache_fill fill)
 	page->valid = error == 0;
 	set_not_busy(page);
 	return error;
+}
+
+/* Charges what one pcache_get did to the calling thread's activity. */
+static void charge_activity(bool hit, unsigned evicted, bool read)
+{
+	acct_ref_t ref = acct_current_ref();
+	if (!ref)
+		return;
+	acct_charge_ref(ref, hit ? ACCT_PAGE_CACHE_HITS : ACCT_PAGE_CACHE_MISSES, 1);
+	if (evicted)
+		acct_charge_ref(ref, ACCT_PAGE_CACHE_EVICTIONS, evicted);
+	if (read)
+		acct_charge_ref(ref, ACCT_PAGE_CACHE_READ_BYTES, PAGE_SIZE);
 }
 
 int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
@@ -229,10 +249,12 @@ int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill 
 		lru_push_head(page);
 		*result = page;
 		mutex_unlock(&pcache_lock);
+		charge_activity(true, 0, false);
 		return 0;
 	}
+	unsigned evicted = 0;
 	if (totals.pages >= pcache_max_pages)
-		evict_to(pcache_max_pages - pcache_max_pages / 8);
+		evicted = evict_to(pcache_max_pages - pcache_max_pages / 8);
 	page = page_new(mapping, index);
 	if (!page) {
 		mutex_unlock(&pcache_lock);
@@ -245,10 +267,12 @@ int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill 
 		if (--page->refs == 0)
 			page_free(page);
 		mutex_unlock(&pcache_lock);
+		charge_activity(false, evicted, false);
 		return error;
 	}
 	*result = page;
 	mutex_unlock(&pcache_lock);
+	charge_activity(false, evicted, fill == PCACHE_READ);
 	return 0;
 }
 
