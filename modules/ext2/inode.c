@@ -142,12 +142,25 @@ int ext2_bmap(struct ext2_node *node, uint64_t file_block, bool create, uint32_t
 
 /* ---- Pages of a file -------------------------------------------------------- */
 
+/* The block behind page index of node, or 0 for a hole.  Page fills and
+ * write-backs normally come from ext2's own calls, under ext2_lock; one that
+ * another page-cache user's eviction causes takes the lock here. */
+static int file_block_of(struct ext2_node *node, uint64_t index, uint32_t *block)
+{
+	bool locked_here = !mutex_held_by_me(&ext2_lock), fresh;
+	if (locked_here)
+		mutex_lock(&ext2_lock);
+	int error = ext2_bmap(node, index, false, block, &fresh);
+	if (locked_here)
+		mutex_unlock(&ext2_lock);
+	return error;
+}
+
 static int file_read_page(struct pcache_mapping *mapping, uint64_t index, void *page)
 {
 	struct ext2_node *node = mapping->owner;
 	uint32_t block;
-	bool fresh;
-	int error = ext2_bmap(node, index, false, &block, &fresh);
+	int error = file_block_of(node, index, &block);
 	if (error)
 		return error;
 	if (block == 0) {
@@ -164,8 +177,7 @@ static int file_write_page(struct pcache_mapping *mapping, uint64_t index, const
 {
 	struct ext2_node *node = mapping->owner;
 	uint32_t block;
-	bool fresh;
-	int error = ext2_bmap(node, index, false, &block, &fresh);
+	int error = file_block_of(node, index, &block);
 	if (error)
 		return error;
 	if (block == 0 || block >= node->fs->blocks_count)

@@ -63,7 +63,7 @@ static struct pcache_page *mapping_find(struct pcache_mapping *mapping, uint64_t
 {
 	for (struct pcache_page *page = *bucket_of(mapping, index); page;
 	     page = page->next_in_mapping)
-		if (page->index == index)
+		if (page->index == index && !page->dead)
 			return page;
 	return NULL;
 }
@@ -237,10 +237,9 @@ int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill 
 		if (page->valid)
 			break;
 		/* its read failed: drop it and try afresh */
+		page->dead = true;
 		if (--page->refs == 0)
 			page_free(page);
-		else
-			page->index = UINT64_MAX; /* others still see it fail */
 	}
 	if (page) {
 		mapping->stats.hits++;
@@ -264,6 +263,7 @@ int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill 
 	totals.misses++;
 	int error = fill_new_page(page, fill);
 	if (error) {
+		page->dead = true; /* new lookups read afresh */
 		if (--page->refs == 0)
 			page_free(page);
 		mutex_unlock(&pcache_lock);

@@ -56,6 +56,7 @@ struct pcache_page {
 	/* private to the cache */
 	int refs;
 	bool dirty, busy, valid;
+	bool dead; /* its read failed: found by nobody, freed by the last put */
 	struct pcache_page *next_in_mapping;
 	struct pcache_page *lru_prev, *lru_next;
 };
