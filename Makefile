@@ -53,7 +53,7 @@ ISO := $(BUILD)/microscope.iso
 TEST_ISO := $(BUILD)/microscope-selftest.iso
 STAMP_DEPS := $(BUILD)/.deps-ok
 
-.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-acct bench-trace debug clean format check-format check-layering
+.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-acct bench-trace debug clean format check-format check-layering disk
 all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
@@ -169,11 +169,27 @@ SMP ?= 2
 RUN_KERNEL := $(if $(filter test,$(KERNEL)),$(KERNEL_TEST_ELF),$(KERNEL_ELF))
 # The trace stream's console port is a unix socket: tools/mscope record
 # --attach $(BUILD)/console.sock captures from the running system.
-run: deps all $(if $(filter test,$(KERNEL)),$(KERNEL_TEST_ELF))
+run: deps all $(DISK) $(if $(filter test,$(KERNEL)),$(KERNEL_TEST_ELF))
 	$(Q)rm -f $(BUILD)/console.sock
-	$(Q)$(PYTHON) tools/qemu.py --interactive --smp $(SMP) \
+	$(Q)$(PYTHON) tools/qemu.py --interactive --smp $(SMP) --disk $(DISK) \
 		--console-port socket,path=$(BUILD)/console.sock,server=on,wait=off \
 		$(if $(ARGS)$(KERNEL),--kernel $(RUN_KERNEL) --initrd $(INITRD) --append "$(ARGS)",--iso $(ISO))
+
+# make disk: an ext2 image (host mke2fs, 4 KiB blocks) that make run attaches
+# as a virtio-blk disk and the OS mounts at /disk.  Made once and kept, so what
+# the OS writes survives; delete it (or make disk DISK_NEW=1) for a fresh one.
+DISK := $(BUILD)/disk.img
+DISK_MIB := 64
+disk: deps $(if $(DISK_NEW),disk-new,$(DISK))
+disk-new:
+	$(Q)rm -f $(DISK)
+	$(Q)$(MAKE) --no-print-directory $(DISK)
+$(DISK): | $(STAMP_DEPS)
+	$(say) MKE2FS $@
+	$(Q)rm -rf $(BUILD)/disk-root && mkdir -p $(BUILD)/disk-root
+	$(Q)echo "This file came from the host's mke2fs -d." > $(BUILD)/disk-root/README
+	$(Q)/sbin/mke2fs -q -F -t ext2 -b 4096 -I 128 -O ^dir_index -L microscope \
+		-d $(BUILD)/disk-root $@ $(DISK_MIB)M >$(BUILD)/mke2fs.log 2>&1 || { cat $(BUILD)/mke2fs.log; exit 1; }
 
 debug: deps all $(TEST_IMAGES)
 	$(Q)$(PYTHON) tools/qemu.py --kernel $(KERNEL_TEST_ELF) --initrd $(INITRD) --interactive --gdb \

@@ -19,6 +19,7 @@
 #include "crashtest/crashtest.h"
 #include "cpu/percpu.h"
 #include "fb/fbcon.h"
+#include "ext2/ext2.h"
 #include "initrd/initrd.h"
 #include "joinpoint/joinpoint.h"
 #include "kshell/kshell.h"
@@ -132,12 +133,14 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	arch_smp_start_cpus();
 	sched_apply_monitor_cpus();
 	pci_init(); /* and the drivers of what it finds (NICs start their workers) */
+	ext2_mount_boot(); /* the first disk at /disk when it holds ext2 */
 	net_init(); /* lwIP and an interface per NIC; addresses come in the background */
 	smp_bench_run_if_requested();
 	trace_set_line_runner(kshell_execute_captured); /* for a host's control lines */
 	if (!ktest_requested()) /* the suites may want the console port for themselves */
 		trace_port_init(); /* the trace stream's console sink, if there is a console device */
 	trace_boot_init();
+	ext2_bench_run_if_requested();
 
 	crashtest_run();
 	if (ktest_requested())

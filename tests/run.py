@@ -641,6 +641,116 @@ def run_ktest(args, reporter, name, suites, smp=1, qemu_args=(), options=""):
     return run
 
 
+# The block suites on a virtio-blk (and an NVMe) disk: `block` on a zeroed scratch image,
+# `blockerr` and `ext2err` behind QEMU blkdebug rules failing reads of sector
+# 1024 (BLOCKERR_SECTOR in drivers/block/tests.c) and of a file's data block.
+BLKDEBUG_RULE = '[inject-error]\nevent = "read_aio"\nerrno = "5"\nsector = "{}"\nonce = "off"\n'
+SCRATCH_DISK_MIB = 16
+
+
+def scratch_disk(args, name):
+    """A zeroed raw image of SCRATCH_DISK_MIB in the build directory."""
+    path = os.path.join(args.build, "test-logs", name + ".img")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.truncate(SCRATCH_DISK_MIB << 20)
+    return path
+
+
+def run_ktest_block(args, reporter, name, suites, device="virtio"):
+    run_ktest(args, reporter, name, suites,
+              qemu_args=["--disk", scratch_disk(args, name), "--disk-device", device])
+
+
+def run_ktest_blockerr(args, reporter, name, device="virtio"):
+    """blockerr on an ext2 image holding victim.txt, whose data block (from
+    debugfs) fails to read, as does sector 1024."""
+    image, code, output = make_ext2_image(args, name, {"victim.txt": "never read\n"})
+    block = re.search(rb"^(\d+)\s*$", debugfs(image, "bmap /victim.txt 0"), re.M)
+    if code != 0 or not block:
+        reporter.report(Result(name + "/setup", "FAIL", 0.0, output, "mke2fs or debugfs failed"))
+        return
+    rule = os.path.join(args.build, "test-logs", name + ".blkdebug")
+    with open(rule, "w") as f:
+        f.write(BLKDEBUG_RULE.format(1024) + BLKDEBUG_RULE.format(int(block.group(1)) * 8))
+    run_ktest(args, reporter, name, "blockerr,ext2err",
+              qemu_args=["--disk", image, "--blkdebug", rule, "--disk-device", device])
+
+
+# ext2: the OS writes a tree on an image the host's mke2fs made (ktest=ext2w),
+# the host checks it (e2fsck -fn, debugfs), a second boot reads it back
+# (ktest=ext2r), and e2fsck checks it once more.  The bytes of the tree's
+# pattern files follow pattern_byte in modules/ext2/tests.c.
+EXT2_DISK_MIB = 64
+EXT2_HUGE_BYTES = 4 * 1024 * 1024 + 77777
+
+
+def ext2_pattern(length):
+    return bytes((i * 7 + i // 4096) & 0xff for i in range(length))
+
+
+def make_ext2_image(args, name, files=None):
+    root = os.path.join(args.build, "test-logs", name + "-root")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    for path, text in dict(files or {}, README="made by the host's mke2fs -d\n").items():
+        with open(os.path.join(root, path), "w") as f:
+            f.write(text)
+    image = scratch_disk(args, name)
+    proc = subprocess.run(["/sbin/mke2fs", "-q", "-F", "-t", "ext2", "-b", "4096", "-I", "128",
+                           "-O", "^dir_index", "-d", root, image, f"{EXT2_DISK_MIB}M"],
+                          capture_output=True, text=True)
+    return image, proc.returncode, proc.stdout + proc.stderr
+
+
+def host_e2fsck(reporter, name, image):
+    start = time.monotonic()
+    proc = subprocess.run(["/sbin/e2fsck", "-fn", image], capture_output=True, text=True)
+    reporter.report(Result(name, "ok" if proc.returncode == 0 else "FAIL",
+                           time.monotonic() - start, proc.stdout + proc.stderr,
+                           f"e2fsck -fn exit status {proc.returncode}"))
+
+
+def debugfs(image, request):
+    return subprocess.run(["/sbin/debugfs", "-R", request, image], capture_output=True).stdout
+
+
+def host_debugfs(args, reporter, name, image):
+    """What debugfs reads from the image is what the OS wrote."""
+    start = time.monotonic()
+    problems = []
+    if debugfs(image, "cat /tree/small.txt") != b"hello from microScope\n":
+        problems.append("/tree/small.txt differs")
+    dump = os.path.join(args.build, "test-logs", name.replace("/", "-") + "-huge.bin")
+    debugfs(image, f"dump /tree/huge.bin {dump}")
+    if not os.path.exists(dump) or open(dump, "rb").read() != ext2_pattern(EXT2_HUGE_BYTES):
+        problems.append("/tree/huge.bin differs")
+    if b'Fast link dest: "small.txt"' not in debugfs(image, "stat /tree/link"):
+        problems.append("/tree/link is not a fast link to small.txt")
+    if b"0640" not in debugfs(image, "stat /tree/small.txt"):
+        problems.append("/tree/small.txt has not mode 0640")
+    names = debugfs(image, "ls /tree/many").split()
+    if sum(1 for n in names if n.startswith(b"file-with-a-longer-name-")) != 300:
+        problems.append("/tree/many does not hold 300 files")
+    if b"gone.bin" in debugfs(image, "ls /tree"):
+        problems.append("/tree/gone.bin is still there")
+    reporter.report(Result(name, "FAIL" if problems else "ok", time.monotonic() - start,
+                           "\n".join(problems), "; ".join(problems)))
+
+
+def run_ktest_ext2(args, reporter):
+    name = "ktest-ext2"
+    image, code, output = make_ext2_image(args, name)
+    if code != 0:
+        reporter.report(Result(name + "/mke2fs", "FAIL", 0.0, output, "mke2fs failed"))
+        return
+    run_ktest(args, reporter, name + "-write", "ext2w,ext2wb", qemu_args=["--disk", image])
+    host_e2fsck(reporter, name + "/host/e2fsck-after-write", image)
+    host_debugfs(args, reporter, name + "/host/debugfs", image)
+    run_ktest(args, reporter, name + "-read", "ext2r", qemu_args=["--disk", image])
+    host_e2fsck(reporter, name + "/host/e2fsck-after-read", image)
+
+
 def ktest_cpu_name(smp):
     return "ktest" if smp == 1 else f"ktest-smp{smp}"
 
@@ -673,6 +783,13 @@ def ktest_listing(args):
                      "vcon_test=send, its port's output checked byte for byte")
         lines.append(f"ktest-vcon-receive-{port}/<suite>/<case>, /ran: vcon with "
                      "vcon_test=receive, fed through a socket")
+    lines.append("ktest-block/block/<case>: the block suite on a scratch virtio-blk disk")
+    lines.append("ktest-blockerr/blockerr/<case>: reads failed by QEMU blkdebug rules, raw and "
+                 "through ext2")
+    lines.append("ktest-block-nvme/..., ktest-blockerr-nvme/...: the same on an NVMe disk")
+    lines.append("ktest-ext2-write/ext2w,ext2wb/<case>, ktest-ext2/host/e2fsck-after-write, "
+                 "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r/<case>, "
+                 "ktest-ext2/host/e2fsck-after-read: ext2 on a host-made image")
     lines.append("<run> (run): each run's exit status and KTAP plan")
     for suite, cases, source in ktest_suites():
         lines += [f"ktest/{suite}/{case}" for case in cases]
@@ -794,7 +911,12 @@ def ktest_jobs(args, reporter):
         [lambda nic=nic: run_ktest(args, reporter, f"ktest-{nic[0]}", KTEST_NIC_SUITES,
                                    qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS] + \
         [lambda port=port: run_vcon_send(args, reporter, port) for port in VCON_PORTS] + \
-        [lambda port=port: run_vcon_receive(args, reporter, port) for port in VCON_PORTS]
+        [lambda port=port: run_vcon_receive(args, reporter, port) for port in VCON_PORTS] + \
+        [lambda: run_ktest_block(args, reporter, "ktest-block", "block"),
+         lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr"),
+         lambda: run_ktest_block(args, reporter, "ktest-block-nvme", "block", "nvme"),
+         lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr-nvme", "nvme"),
+         lambda: run_ktest_ext2(args, reporter)]
 
 
 # ---------------------------------------------------------------- crash tests

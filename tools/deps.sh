@@ -5,7 +5,7 @@ set -eu
 pkgs="build-essential gcc binutils make python3 qemu-system-x86 grub-pc-bin
 grub-efi-amd64-bin grub-common xorriso mtools ovmf cpio clang-format
 console-setup-linux newlib-source curl wrk busybox-static clang libclang-rt-14-dev
-babeltrace2 python3-bt2 prometheus"
+babeltrace2 python3-bt2 prometheus e2fsprogs"
 
 missing=""
 for p in $pkgs; do

@@ -43,6 +43,7 @@ def qemu_command(args):
         cmd += ["-s", "-S"]
     cmd += network_options(args)
     cmd += console_port_options(args)
+    cmd += disk_options(args)
     cmd += args.extra
     return cmd
 
@@ -73,6 +74,18 @@ def console_port_options(args):
         return []
     return ["-device", "virtio-serial-pci", "-chardev", f"{args.console_port},id=vcon0",
             "-device", "virtconsole,chardev=vcon0"]
+
+
+def disk_options(args):
+    """A raw disk image as a virtio-blk device (the OS's vda) or an NVMe one
+    (nvme0n1), optionally
+    behind a blkdebug rule file that injects device errors."""
+    if not args.disk:
+        return []
+    image = f"blkdebug:{args.blkdebug}:{args.disk}" if args.blkdebug else args.disk
+    device = "nvme,serial=microscope0" if args.disk_device == "nvme" else "virtio-blk-pci"
+    return ["-drive", f"file={image},if=none,id=disk0,format=raw",
+            "-device", f"{device},drive=disk0"]
 
 
 def run_interactive(cmd):
@@ -155,6 +168,10 @@ def main():
     p.add_argument("--console-port", metavar="SPEC",
                    help="attach a virtio console port to the QEMU character device SPEC, e.g. "
                    "file,path=out.bin or socket,path=/tmp/x.sock,server=on,wait=off")
+    p.add_argument("--disk", help="raw disk image attached as virtio-blk (make disk builds one)")
+    p.add_argument("--disk-device", choices=["virtio", "nvme"], default="virtio",
+                   help="how --disk is attached (default virtio-blk)")
+    p.add_argument("--blkdebug", help="a QEMU blkdebug rule file put in front of --disk")
     p.add_argument("--log", default="build/serial.log")
     p.add_argument("--timeout", type=float, default=120)
     p.add_argument("--hang-symbols", type=lambda v: [x for x in v.split(",") if x], default=[],

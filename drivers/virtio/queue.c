@@ -85,6 +85,28 @@ int virtio_offer_buffer(struct virtqueue *queue, unsigned id, uint32_t length, b
 	return 0;
 }
 
+int virtio_offer_chain(struct virtqueue *queue, unsigned head,
+		       const struct virtio_segment *segments, unsigned count)
+{
+	if (count == 0 || head >= queue->size || count > queue->size - head ||
+	    queue->in_flight[head])
+		return -EINVAL;
+	for (unsigned i = 0; i < count; i++) {
+		struct virtq_desc *desc = &queue->desc[head + i];
+		desc->address = segments[i].phys;
+		desc->length = segments[i].length;
+		desc->flags = (uint16_t)((segments[i].device_writes ? VIRTQ_DESC_F_WRITE : 0) |
+					 (i + 1 < count ? VIRTQ_DESC_F_NEXT : 0));
+		desc->next = (uint16_t)(i + 1 < count ? head + i + 1 : 0);
+	}
+	queue->in_flight[head] = 1;
+	queue->free_count--;
+	queue->avail->ring[queue->next_avail % queue->size] = (uint16_t)head;
+	queue->next_avail++;
+	__atomic_store_n(&queue->avail->index, queue->next_avail, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int virtio_find_free_buffer(struct virtqueue *queue)
 {
 	if (queue->free_count == 0)

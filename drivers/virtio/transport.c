@@ -249,3 +249,10 @@ uint16_t virtio_read_config16(struct virtio_device *vdev, unsigned offset)
 		return 0xffff;
 	return read16(vdev->device_config, offset);
 }
+
+uint32_t virtio_read_config32(struct virtio_device *vdev, unsigned offset)
+{
+	if (offset % 4 || offset + 4 > vdev->device_config_length)
+		return 0xffffffff;
+	return read32(vdev->device_config, offset);
+}

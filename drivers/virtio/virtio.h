@@ -123,6 +123,7 @@ uint8_t virtio_read_isr(struct virtio_device *vdev);
 /* Device configuration at offset; all ones beyond what the device offers. */
 uint8_t virtio_read_config8(struct virtio_device *vdev, unsigned offset);
 uint16_t virtio_read_config16(struct virtio_device *vdev, unsigned offset);
+uint32_t virtio_read_config32(struct virtio_device *vdev, unsigned offset);
 
 /* ---- Queues -------------------------------------------------------------- */
 
@@ -137,6 +138,20 @@ void *virtio_queue_buffer(struct virtqueue *queue, unsigned id);
 /* Offers descriptor id (length bytes; device_writes: a receive buffer) to the
  * device.  Returns 0 or -EINVAL (id out of range or already in flight). */
 int virtio_offer_buffer(struct virtqueue *queue, unsigned id, uint32_t length, bool device_writes);
+/* One piece of a descriptor chain: a physical range, and whether the device
+ * writes it. */
+struct virtio_segment {
+	uint64_t phys;
+	uint32_t length;
+	bool device_writes;
+};
+/* Offers descriptors head .. head + count - 1, chained, describing segments
+ * (drivers that give each request a fixed run of descriptors: only head is
+ * marked in flight and comes back in a used entry; the caller keeps the rest
+ * of the run for head).  Returns 0 or -EINVAL (out of range, head in flight,
+ * count 0). */
+int virtio_offer_chain(struct virtqueue *queue, unsigned head,
+		       const struct virtio_segment *segments, unsigned count);
 /* A descriptor that is not in flight, or -EAGAIN when all are. */
 int virtio_find_free_buffer(struct virtqueue *queue);
 /* Takes the next used entry: returns true with *id and *length, false when

@@ -37,6 +37,10 @@ enum acct_counter {
 	ACCT_TCP_RETRANSMITS,
 	ACCT_NIC_PACKETS_SENT,
 	ACCT_NIC_PACKETS_RECEIVED,
+	ACCT_PAGE_CACHE_HITS,
+	ACCT_PAGE_CACHE_MISSES,
+	ACCT_PAGE_CACHE_EVICTIONS,
+	ACCT_PAGE_CACHE_READ_BYTES,
 };
 
 /* ---- Kernel API (the system calls are thin layers over it) --------------- */

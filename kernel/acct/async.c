@@ -109,6 +109,10 @@ static void add_counter(struct acct_result *result, enum acct_counter counter, u
 	case ACCT_TCP_RETRANSMITS: result->tcp_retransmits += amount; break;
 	case ACCT_NIC_PACKETS_SENT: result->nic_packets_sent += amount; break;
 	case ACCT_NIC_PACKETS_RECEIVED: result->nic_packets_received += amount; break;
+	case ACCT_PAGE_CACHE_HITS: result->page_cache_hits += amount; break;
+	case ACCT_PAGE_CACHE_MISSES: result->page_cache_misses += amount; break;
+	case ACCT_PAGE_CACHE_EVICTIONS: result->page_cache_evictions += amount; break;
+	case ACCT_PAGE_CACHE_READ_BYTES: result->page_cache_read_bytes += amount; break;
 	}
 }
 

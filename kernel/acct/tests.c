@@ -17,8 +17,10 @@
 #include "lib/string.h"
 #include "linker/weave/weave.h"
 #include "mm/mm.h"
+#include "pagecache/pagecache.h"
 #include "sched/sched.h"
 #include "time/time.h"
+#include "workqueue/workqueue.h"
 
 static void kernel_thread_gets_no_page(struct ktest *t)
 {
@@ -334,6 +336,73 @@ static void aspect_unlinked_under_a_started_token_is_linked_again(struct ktest *
 	acct_detach_kernel_thread();
 }
 
+/* ---- The page cache and work queues charge the activity ---------------- */
+
+static int zero_page_read(struct pcache_mapping *mapping, uint64_t index, void *page)
+{
+	memset(page, (int)index, PAGE_SIZE);
+	return 0;
+}
+
+static int discard_page_write(struct pcache_mapping *mapping, uint64_t index, const void *page)
+{
+	return 0;
+}
+
+static const struct pcache_ops memory_pages = {.read_page = zero_page_read,
+					       .write_page = discard_page_write};
+
+static void read_page_twice(struct pcache_mapping *mapping, uint64_t index)
+{
+	struct pcache_page *page;
+	for (unsigned i = 0; i < 2; i++)
+		if (pcache_get(mapping, index, PCACHE_READ, &page) == 0)
+			pcache_put(page);
+}
+
+static void note_work(struct work *work)
+{
+	(*(unsigned *)work->arg)++;
+}
+
+/* A file read twice is a miss then a hit for the activity that read it, and
+ * the other activity is charged nothing; a work item queued by an activity
+ * is charged to it when the worker runs it, even after its STOP. */
+static void page_cache_and_deferred_work_are_charged(struct ktest *t)
+{
+	static struct workqueue queue;
+	if (!queue.worker)
+		ASSERT_EQ(t, workqueue_start(&queue, "acct.test.wq"), 0);
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int reader = acct_get_token(), idle = acct_get_token();
+	struct pcache_mapping file;
+	pcache_mapping_init(&file, &memory_pages, NULL);
+	EXPECT_EQ(t, acct_control(reader, ACCT_START), 0);
+	read_page_twice(&file, 7);
+	unsigned runs = 0;
+	struct work work;
+	work_init(&work, note_work, &runs);
+	work_queue(&queue, &work);
+	EXPECT_EQ(t, acct_control(reader, ACCT_STOP), 0);
+	workqueue_flush(&queue);
+	EXPECT_EQ(t, acct_control(idle, ACCT_START), 0);
+	EXPECT_EQ(t, acct_control(idle, ACCT_STOP), 0);
+	struct acct_result *r = &page->results[reader - 1], *other = &page->results[idle - 1];
+	EXPECT_EQ(t, r->page_cache_misses, 1);
+	EXPECT_EQ(t, r->page_cache_hits, 1);
+	EXPECT_EQ(t, r->page_cache_read_bytes, PAGE_SIZE);
+	EXPECT_EQ(t, runs, 1);
+	EXPECT_EQ(t, r->async_items, 1);
+	EXPECT_EQ(t, other->page_cache_misses + other->page_cache_hits + other->async_items, 0);
+	EXPECT_EQ(t, file.stats.misses, 1);
+	EXPECT_EQ(t, file.stats.hits, 1);
+	pcache_forget(&file, 0);
+	acct_free_token(reader);
+	acct_free_token(idle);
+	acct_detach_kernel_thread();
+}
+
 KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_without_init_are_errors),
 	    KTEST_CASE(nothing_is_woven_while_idle), KTEST_CASE(stale_ref_charges_nothing),
 	    KTEST_CASE(exclusive_leaves_out_other_subsystems),
@@ -342,4 +411,5 @@ KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_witho
 	    KTEST_CASE(unattributed_takes_the_gaps), KTEST_CASE(aspect_links_direct_only),
 	    KTEST_CASE(aspect_linked_by_hand_is_used),
 	    KTEST_CASE(aspect_unlinked_under_a_started_token_is_linked_again),
+	    KTEST_CASE(page_cache_and_deferred_work_are_charged),
 	    KTEST_CASE(nothing_is_woven_while_idle));

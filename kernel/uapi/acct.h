@@ -73,6 +73,10 @@ struct acct_result {
 	uint64_t nic_packets_received;  /* frames the NIC received for its sockets */
 	uint64_t async_ns;              /* time other threads (lwIP's, the NIC's) worked for it */
 	uint64_t async_items;           /* pieces of such work */
+	uint64_t page_cache_hits;       /* file pages found in the page cache */
+	uint64_t page_cache_misses;     /* file pages that had to be read or made */
+	uint64_t page_cache_evictions;  /* pages its misses pushed out of the cache */
+	uint64_t page_cache_read_bytes; /* bytes its misses read from the device */
 	uint32_t subsystem_count;       /* slots used in subsystems[] */
 	uint32_t reserved;
 	struct acct_subsystem subsystems[ACCT_MAX_SUBSYSTEMS];

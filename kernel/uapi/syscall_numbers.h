@@ -64,7 +64,8 @@
 #define __NR_kill            62
 #define __NR_uname           63 /* -ENOSYS */
 #define __NR_fcntl           72
-#define __NR_fsync           74 /* -ENOSYS */
+#define __NR_fsync           74
+#define __NR_fdatasync       75
 #define __NR_ftruncate       77 /* -ENOSYS */
 #define __NR_getdents        78
 #define __NR_getcwd          79
@@ -99,6 +100,7 @@
 #define __NR_getresgid       120
 #define __NR_arch_prctl      158 /* -ENOSYS */
 #define __NR_setrlimit       160
+#define __NR_sync            162
 #define __NR_gettid          186
 #define __NR_time            201 /* -ENOSYS */
 #define __NR_sched_setaffinity 203

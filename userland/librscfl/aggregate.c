@@ -47,6 +47,10 @@ const struct rscfl_field rscfl_result_fields[] = {
     RESULT_FIELD(nic_packets_received, "count"),
     RESULT_FIELD(async_ns, "ns"),
     RESULT_FIELD(async_items, "count"),
+    RESULT_FIELD(page_cache_hits, "count"),
+    RESULT_FIELD(page_cache_misses, "count"),
+    RESULT_FIELD(page_cache_evictions, "count"),
+    RESULT_FIELD(page_cache_read_bytes, "bytes"),
 };
 const unsigned rscfl_result_field_count =
     sizeof rscfl_result_fields / sizeof rscfl_result_fields[0];

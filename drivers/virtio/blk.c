@@ -1,0 +1,233 @@
+/*
+ * The virtio-blk driver (virtio 1.x, -device virtio-blk-pci, transitional or
+ * disable-legacy=on), behind the block boundary (block/block.h).  Features:
+ * VERSION_1 (required), RO, BLK_SIZE and FLUSH when offered.
+ *
+ * One request queue split into fixed slots of four descriptors: a slot's
+ * chain is the 16-byte request header (device reads), the caller's buffer
+ * (no copy: the device reads or writes it), and the status byte (device
+ * writes).  Up to VIRTIO_BLK_SLOTS requests are in flight; a submitter waits
+ * for a free slot on a semaphore.  Completion is interrupt-driven (MSI-X, or
+ * INTx with the ISR register); the handler reads each used slot's status and
+ * ends its request through block_complete: anything but OK is -EIO.  A used
+ * entry naming a descriptor the driver did not offer is skipped and counted
+ * (virtio/queue.c), so a lying device cannot complete someone else's request.
+ */
+#include "virtio/internal.h"
+
+#include "block/block.h"
+#include "console/console.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "sched/sched.h"
+
+/* Feature bits and request layout (virtio 1.x, 5.2). */
+#define VIRTIO_BLK_F_RO            (1ull << 5)
+#define VIRTIO_BLK_F_BLK_SIZE      (1ull << 6)
+#define VIRTIO_BLK_F_FLUSH         (1ull << 9)
+#define VIRTIO_BLK_T_IN            0
+#define VIRTIO_BLK_T_OUT           1
+#define VIRTIO_BLK_T_FLUSH         4
+#define VIRTIO_BLK_S_OK            0
+#define VIRTIO_BLK_CONFIG_CAPACITY 0
+#define VIRTIO_BLK_CONFIG_BLK_SIZE 20
+
+#define VIRTIO_BLK_SLOT_DESCRIPTORS 4
+#define VIRTIO_BLK_SLOTS            32
+#define VIRTIO_BLK_MAX_SECTORS      256 /* 128 KiB per request */
+
+struct virtio_blk_header {
+	uint32_t type;
+	uint32_t reserved;
+	uint64_t sector;
+};
+
+/* Device-visible: the header and status of one request in flight. */
+struct virtio_blk_slot {
+	struct virtio_blk_header header;
+	volatile uint8_t status;
+	struct block_request *request; /* NULL: the slot is free */
+};
+
+struct virtio_blk {
+	struct block_device block;
+	struct virtio_device vdev;
+	struct virtqueue queue;
+	struct spinlock lock; /* the queue and the slots */
+	struct semaphore free_slots;
+	struct virtio_blk_slot *slots; /* slot_count, in one DMA page */
+	unsigned slot_count;
+	enum pci_irq_kind irq_kind;
+	uint64_t interrupts;
+};
+
+static unsigned virtio_blk_devices;
+
+static uint32_t virtio_blk_type(enum block_op op)
+{
+	return op == BLOCK_READ    ? VIRTIO_BLK_T_IN
+	       : op == BLOCK_WRITE ? VIRTIO_BLK_T_OUT
+				   : VIRTIO_BLK_T_FLUSH;
+}
+
+/* Called with the lock held: a free slot (the semaphore promised one). */
+static unsigned virtio_blk_take_slot(struct virtio_blk *vb, struct block_request *request)
+{
+	unsigned slot = 0;
+	while (vb->slots[slot].request)
+		slot++;
+	vb->slots[slot].request = request;
+	return slot;
+}
+
+static int virtio_blk_submit(struct block_device *device, struct block_request *request)
+{
+	struct virtio_blk *vb = device->driver;
+	semaphore_down(&vb->free_slots);
+	uint64_t flags = spin_lock_irqsave(&vb->lock);
+	unsigned index = virtio_blk_take_slot(vb, request);
+	struct virtio_blk_slot *slot = &vb->slots[index];
+	slot->header = (struct virtio_blk_header){.type = virtio_blk_type(request->op),
+						  .sector = request->sector};
+	slot->status = 0xff; /* a device that writes nothing does not look like OK */
+	struct virtio_segment segments[3];
+	unsigned count = 0;
+	segments[count++] =
+	    (struct virtio_segment){virt_to_phys(&slot->header), sizeof(slot->header), false};
+	if (request->op != BLOCK_FLUSH)
+		segments[count++] = (struct virtio_segment){virt_to_phys(request->buffer),
+							    request->count * BLOCK_SECTOR_SIZE,
+							    request->op == BLOCK_READ};
+	segments[count++] =
+	    (struct virtio_segment){virt_to_phys((const void *)&slot->status), 1, true};
+	int error =
+	    virtio_offer_chain(&vb->queue, index * VIRTIO_BLK_SLOT_DESCRIPTORS, segments, count);
+	if (error)
+		slot->request = NULL;
+	else
+		virtio_kick_queue(&vb->queue);
+	spin_unlock_irqrestore(&vb->lock, flags);
+	if (error)
+		semaphore_up(&vb->free_slots);
+	return error;
+}
+
+/* Takes one finished request off the queue: true with *request and *status. */
+static bool virtio_blk_take_finished(struct virtio_blk *vb, struct block_request **request,
+				     int *status)
+{
+	unsigned id;
+	uint32_t length;
+	bool found = false;
+	uint64_t flags = spin_lock_irqsave(&vb->lock);
+	while (!found && virtio_take_used(&vb->queue, &id, &length)) {
+		struct virtio_blk_slot *slot = &vb->slots[id / VIRTIO_BLK_SLOT_DESCRIPTORS];
+		if (id % VIRTIO_BLK_SLOT_DESCRIPTORS || !slot->request) {
+			vb->queue.bad_used++;
+			continue;
+		}
+		*request = slot->request;
+		*status = slot->status == VIRTIO_BLK_S_OK ? 0 : -EIO;
+		slot->request = NULL;
+		found = true;
+	}
+	spin_unlock_irqrestore(&vb->lock, flags);
+	return found;
+}
+
+static void virtio_blk_irq(struct trap_frame *frame, void *ctx)
+{
+	(void)frame;
+	struct virtio_blk *vb = ctx;
+	if (vb->irq_kind == PCI_IRQ_INTX && !virtio_read_isr(&vb->vdev))
+		return; /* another device on a shared line */
+	__atomic_fetch_add(&vb->interrupts, 1, __ATOMIC_RELAXED);
+	struct block_request *request;
+	int status;
+	while (virtio_blk_take_finished(vb, &request, &status)) {
+		semaphore_up(&vb->free_slots);
+		block_complete(request, status);
+	}
+}
+
+static const struct block_ops virtio_blk_ops = {
+    .submit = virtio_blk_submit,
+};
+
+static uint64_t virtio_blk_capacity(struct virtio_blk *vb)
+{
+	uint64_t low = virtio_read_config32(&vb->vdev, VIRTIO_BLK_CONFIG_CAPACITY);
+	uint64_t high = virtio_read_config32(&vb->vdev, VIRTIO_BLK_CONFIG_CAPACITY + 4);
+	return high << 32 | low;
+}
+
+/* Queue, slots, interrupt, DRIVER_OK.  Returns 0 or an error. */
+static int virtio_blk_start(struct virtio_blk *vb, struct pci_device *pci)
+{
+	int error = virtio_negotiate_features(
+	    &vb->vdev, VIRTIO_BLK_F_RO | VIRTIO_BLK_F_BLK_SIZE | VIRTIO_BLK_F_FLUSH,
+	    VIRTIO_F_VERSION_1);
+	if (error)
+		return error;
+	int kind = pci_attach_irq(pci, PCI_IRQ_MSIX, virtio_blk_irq, vb, "virtio-blk");
+	if (kind < 0)
+		return kind;
+	vb->irq_kind = (enum pci_irq_kind)kind;
+	uint16_t entry = kind == PCI_IRQ_MSIX ? 0 : VIRTIO_NO_VECTOR;
+	error = virtio_setup_queue(&vb->vdev, &vb->queue, 0, VIRTIO_QUEUE_MAX, 16, entry);
+	if (!error)
+		error = virtio_set_config_vector(&vb->vdev, entry);
+	if (error)
+		return error;
+	vb->slot_count = vb->queue.size / VIRTIO_BLK_SLOT_DESCRIPTORS;
+	if (vb->slot_count > VIRTIO_BLK_SLOTS)
+		vb->slot_count = VIRTIO_BLK_SLOTS;
+	if (vb->slot_count == 0)
+		return -ENODEV;
+	vb->slots = mm_alloc_pages(1, PAGE_SIZE);
+	if (!vb->slots)
+		return -ENOMEM;
+	memset(vb->slots, 0, PAGE_SIZE);
+	semaphore_init(&vb->free_slots, vb->slot_count, "virtio-blk.slots");
+	virtio_start_device(&vb->vdev);
+	return 0;
+}
+
+static int virtio_blk_probe(struct pci_device *pci)
+{
+	_Static_assert(sizeof(struct virtio_blk_slot) * VIRTIO_BLK_SLOTS <= PAGE_SIZE,
+		       "slots fit a page");
+	struct virtio_blk *vb = kzalloc(sizeof(*vb));
+	if (!vb)
+		return -ENOMEM;
+	spin_init(&vb->lock, "virtio-blk");
+	int error = virtio_open_device(&vb->vdev, pci);
+	if (error) {
+		kfree(vb);
+		return error;
+	}
+	error = virtio_blk_start(vb, pci);
+	if (!error) {
+		unsigned number = virtio_blk_devices++;
+		vb->block.name[0] = 'v';
+		vb->block.name[1] = 'd';
+		vb->block.name[2] = (char)('a' + number % 26);
+		vb->block.sectors = virtio_blk_capacity(vb);
+		vb->block.max_sectors = VIRTIO_BLK_MAX_SECTORS;
+		vb->block.read_only = vb->vdev.features & VIRTIO_BLK_F_RO;
+		vb->block.can_flush = vb->vdev.features & VIRTIO_BLK_F_FLUSH;
+		vb->block.ops = &virtio_blk_ops;
+		vb->block.driver = vb;
+		error = block_register(&vb->block);
+	}
+	if (error) {
+		virtio_reset_device(&vb->vdev);
+		return error; /* vb stays: an interrupt handler may hold it */
+	}
+	pci->driver_data = vb;
+	return 0;
+}
+
+PCI_DRIVER(virtio_blk, 0x1af4, 0x1001, virtio_blk_probe); /* transitional */
+PCI_DRIVER(virtio_blk, 0x1af4, 0x1042, virtio_blk_probe); /* modern only */

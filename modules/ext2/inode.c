@@ -1,0 +1,498 @@
+/*
+ * ext2 inodes in memory and the contents of files and directories: the block
+ * map (12 direct pointers, one single and one double indirect block; triple
+ * indirection is refused with -EFBIG), reads and writes through each inode's
+ * page-cache mapping, truncation, and write-back.
+ *
+ * Lifetime: every in-memory inode is on its file system's live list, which
+ * holds one VFS reference, so a file written and closed keeps its dirty pages
+ * cached until sync.  Sync writes them back and drops the inodes nobody else
+ * holds; an inode whose last name went is freed on disk when dropped.
+ */
+#include "ext2/internal.h"
+
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+
+uint64_t ext2_size(const struct ext2_inode *inode)
+{
+	return inode->size;
+}
+
+void ext2_set_size(struct ext2_node *node, uint64_t size)
+{
+	node->disk.size = (uint32_t)size;
+	node->vnode.size = size;
+}
+
+static bool is_dir(const struct ext2_node *node)
+{
+	return VFS_IS_DIR(node->vnode.mode);
+}
+
+/* ---- The block map -------------------------------------------------------- */
+
+/* Pointer slot index of the indirect block at block; allocates (zeroed) the
+ * block it names when create and it is 0.  *fresh says a data block was new. */
+static int indirect_slot(struct ext2_node *node, uint32_t indirect, uint32_t index, bool create,
+			 uint32_t *out, bool *fresh)
+{
+	struct ext2_fs *fs = node->fs;
+	struct pcache_page *page;
+	int error = ext2_meta_get(fs, indirect, PCACHE_READ, &page);
+	if (error)
+		return error;
+	uint32_t *slots = (uint32_t *)page->data;
+	if (slots[index] == 0 && create) {
+		uint32_t block;
+		error = ext2_alloc_block(fs, &block);
+		if (!error) {
+			slots[index] = block;
+			pcache_mark_dirty(page);
+			node->disk.blocks += EXT2_SECTORS_PER_BLOCK;
+			*fresh = true;
+		}
+	}
+	*out = slots[index];
+	pcache_put(page);
+	return error;
+}
+
+/* Makes sure *pointer names a block (allocating one when create). */
+static int ensure_block(struct ext2_node *node, uint32_t *pointer, bool create, bool *fresh)
+{
+	if (*pointer || !create)
+		return 0;
+	uint32_t block;
+	int error = ext2_alloc_block(node->fs, &block);
+	if (error)
+		return error;
+	*pointer = block;
+	node->disk.blocks += EXT2_SECTORS_PER_BLOCK;
+	*fresh = true;
+	return 0;
+}
+
+/* A new indirect block must start zeroed (no stale pointers from the disk). */
+static int zero_block(struct ext2_node *node, uint32_t block)
+{
+	struct pcache_page *page;
+	int error = ext2_meta_get(node->fs, block, PCACHE_ZERO, &page);
+	if (error)
+		return error;
+	memset(page->data, 0, EXT2_BLOCK_SIZE);
+	pcache_mark_dirty(page);
+	pcache_put(page);
+	return 0;
+}
+
+/* Follows (or creates) one level of indirection: *block is the indirect
+ * block, index the slot; the result replaces *block. */
+static int step(struct ext2_node *node, uint32_t *block, uint32_t index, bool create, bool last,
+		bool *fresh)
+{
+	bool new_block = false;
+	uint32_t next = 0;
+	int error = indirect_slot(node, *block, index, create, &next, &new_block);
+	if (!error && new_block && !last)
+		error = zero_block(node, next);
+	if (new_block && last)
+		*fresh = true;
+	*block = next;
+	return error;
+}
+
+int ext2_bmap(struct ext2_node *node, uint64_t file_block, bool create, uint32_t *block,
+	      bool *fresh)
+{
+	uint32_t *direct = node->disk.block;
+	bool made = false;
+	*fresh = false;
+	*block = 0;
+	if (file_block < EXT2_NDIR_BLOCKS) {
+		int error = ensure_block(node, &direct[file_block], create, fresh);
+		*block = direct[file_block];
+		return error;
+	}
+	file_block -= EXT2_NDIR_BLOCKS;
+	uint32_t root_index = file_block < EXT2_PTRS ? EXT2_IND_BLOCK : EXT2_DIND_BLOCK;
+	if (root_index == EXT2_DIND_BLOCK) {
+		file_block -= EXT2_PTRS;
+		if (file_block >= (uint64_t)EXT2_PTRS * EXT2_PTRS)
+			return -EFBIG;
+	}
+	int error = ensure_block(node, &direct[root_index], create, &made);
+	if (!error && made)
+		error = zero_block(node, direct[root_index]);
+	uint32_t current = direct[root_index];
+	if (error || current == 0)
+		return error;
+	if (root_index == EXT2_DIND_BLOCK) {
+		error =
+		    step(node, &current, (uint32_t)(file_block / EXT2_PTRS), create, false, fresh);
+		if (error || current == 0)
+			return error;
+		file_block %= EXT2_PTRS;
+	}
+	error = step(node, &current, (uint32_t)file_block, create, true, fresh);
+	*block = current;
+	return error;
+}
+
+/* ---- Pages of a file -------------------------------------------------------- */
+
+/* The block behind page index of node, or 0 for a hole.  Page fills and
+ * write-backs normally come from ext2's own calls, under ext2_lock; one that
+ * another page-cache user's eviction causes takes the lock here. */
+static int file_block_of(struct ext2_node *node, uint64_t index, uint32_t *block)
+{
+	bool locked_here = !mutex_held_by_me(&ext2_lock), fresh;
+	if (locked_here)
+		mutex_lock(&ext2_lock);
+	int error = ext2_bmap(node, index, false, block, &fresh);
+	if (locked_here)
+		mutex_unlock(&ext2_lock);
+	return error;
+}
+
+static int file_read_page(struct pcache_mapping *mapping, uint64_t index, void *page)
+{
+	struct ext2_node *node = mapping->owner;
+	uint32_t block;
+	int error = file_block_of(node, index, &block);
+	if (error)
+		return error;
+	if (block == 0) {
+		memset(page, 0, PAGE_SIZE); /* a hole */
+		return 0;
+	}
+	if (block >= node->fs->blocks_count)
+		return -EIO;
+	return block_rw(node->fs->disk, BLOCK_READ, (uint64_t)block * EXT2_SECTORS_PER_BLOCK,
+			EXT2_SECTORS_PER_BLOCK, page);
+}
+
+static int file_write_page(struct pcache_mapping *mapping, uint64_t index, const void *page)
+{
+	struct ext2_node *node = mapping->owner;
+	uint32_t block;
+	int error = file_block_of(node, index, &block);
+	if (error)
+		return error;
+	if (block == 0 || block >= node->fs->blocks_count)
+		return 0; /* truncated away meanwhile */
+	return block_rw(node->fs->disk, BLOCK_WRITE, (uint64_t)block * EXT2_SECTORS_PER_BLOCK,
+			EXT2_SECTORS_PER_BLOCK, (void *)page);
+}
+
+static const struct pcache_ops ext2_file_pages = {.read_page = file_read_page,
+						  .write_page = file_write_page};
+
+int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset)
+{
+	uint64_t size = node->vnode.size;
+	if (offset >= size)
+		return 0;
+	if (length > size - offset)
+		length = size - offset;
+	size_t done = 0;
+	while (done < length) {
+		uint64_t position = offset + done;
+		size_t in_page = position % PAGE_SIZE;
+		size_t chunk = PAGE_SIZE - in_page;
+		if (chunk > length - done)
+			chunk = length - done;
+		struct pcache_page *page;
+		int error = pcache_get(&node->mapping, position / PAGE_SIZE, PCACHE_READ, &page);
+		if (error)
+			return done ? (int64_t)done : error;
+		memcpy((uint8_t *)buffer + done, page->data + in_page, chunk);
+		pcache_put(page);
+		done += chunk;
+	}
+	return (int64_t)done;
+}
+
+int64_t ext2_write_locked(struct ext2_node *node, const void *buffer, size_t length,
+			  uint64_t offset)
+{
+	if (offset >= EXT2_FILE_MAX)
+		return -EFBIG;
+	if (length > EXT2_FILE_MAX - offset)
+		length = EXT2_FILE_MAX - offset;
+	size_t done = 0;
+	int error = 0;
+	while (done < length) {
+		uint64_t position = offset + done;
+		size_t in_page = position % PAGE_SIZE;
+		size_t chunk = PAGE_SIZE - in_page;
+		if (chunk > length - done)
+			chunk = length - done;
+		uint32_t block;
+		bool fresh;
+		error = ext2_bmap(node, position / PAGE_SIZE, true, &block, &fresh);
+		if (error)
+			break;
+		bool whole = in_page == 0 && chunk == PAGE_SIZE;
+		struct pcache_page *page;
+		error = pcache_get(&node->mapping, position / PAGE_SIZE,
+				   fresh || whole ? PCACHE_ZERO : PCACHE_READ, &page);
+		if (error)
+			break;
+		memcpy(page->data + in_page, (const uint8_t *)buffer + done, chunk);
+		pcache_mark_dirty(page);
+		pcache_put(page);
+		done += chunk;
+		if (offset + done > node->vnode.size)
+			ext2_set_size(node, offset + done);
+	}
+	node->disk.mtime = node->disk.ctime = ext2_now();
+	ext2_write_inode(node);
+	return done ? (int64_t)done : error;
+}
+
+/* ---- Truncation ------------------------------------------------------------- */
+
+/* Frees the blocks an indirect block at level (1: pointers to data) names
+ * from slot first on; frees the block itself when first is 0.  Returns
+ * whether it was freed. */
+static bool free_tree(struct ext2_node *node, uint32_t block, unsigned level, uint64_t first)
+{
+	struct ext2_fs *fs = node->fs;
+	uint64_t per_slot = level == 1 ? 1 : EXT2_PTRS;
+	struct pcache_page *page;
+	if (ext2_meta_get(fs, block, PCACHE_READ, &page))
+		return false;
+	uint32_t *slots = (uint32_t *)page->data;
+	for (uint32_t i = 0; i < EXT2_PTRS; i++) {
+		uint64_t slot_first = (uint64_t)i * per_slot;
+		if (!slots[i] || slot_first + per_slot <= first)
+			continue;
+		uint64_t inner_first = first > slot_first ? first - slot_first : 0;
+		bool freed = true;
+		if (level == 1)
+			ext2_free_block(fs, slots[i]);
+		else
+			freed = free_tree(node, slots[i], level - 1, inner_first);
+		if (freed) {
+			if (level == 1 || inner_first == 0)
+				node->disk.blocks -= EXT2_SECTORS_PER_BLOCK;
+			slots[i] = 0;
+			pcache_mark_dirty(page);
+		}
+	}
+	pcache_put(page);
+	if (first == 0)
+		ext2_free_block(fs, block);
+	return first == 0;
+}
+
+static void free_blocks_from(struct ext2_node *node, uint64_t first)
+{
+	uint32_t *direct = node->disk.block;
+	for (uint64_t i = first; i < EXT2_NDIR_BLOCKS; i++) {
+		if (direct[i]) {
+			ext2_free_block(node->fs, direct[i]);
+			node->disk.blocks -= EXT2_SECTORS_PER_BLOCK;
+			direct[i] = 0;
+		}
+	}
+	uint64_t ind_first = first > EXT2_NDIR_BLOCKS ? first - EXT2_NDIR_BLOCKS : 0;
+	if (direct[EXT2_IND_BLOCK] && free_tree(node, direct[EXT2_IND_BLOCK], 1, ind_first)) {
+		node->disk.blocks -= EXT2_SECTORS_PER_BLOCK;
+		direct[EXT2_IND_BLOCK] = 0;
+	}
+	uint64_t dind_start = EXT2_NDIR_BLOCKS + EXT2_PTRS;
+	uint64_t dind_first = first > dind_start ? first - dind_start : 0;
+	if (direct[EXT2_DIND_BLOCK] && free_tree(node, direct[EXT2_DIND_BLOCK], 2, dind_first)) {
+		node->disk.blocks -= EXT2_SECTORS_PER_BLOCK;
+		direct[EXT2_DIND_BLOCK] = 0;
+	}
+}
+
+int ext2_truncate_locked(struct ext2_node *node, uint64_t size)
+{
+	if (size > EXT2_FILE_MAX)
+		return -EFBIG;
+	uint64_t old = node->vnode.size;
+	if (size < old) {
+		uint64_t keep = (size + PAGE_SIZE - 1) / PAGE_SIZE;
+		pcache_forget(&node->mapping, keep);
+		free_blocks_from(node, keep);
+		if (size % PAGE_SIZE) { /* the rest of the last page reads as zeros later */
+			struct pcache_page *page;
+			if (pcache_get(&node->mapping, size / PAGE_SIZE, PCACHE_READ, &page) == 0) {
+				memset(page->data + size % PAGE_SIZE, 0,
+				       PAGE_SIZE - size % PAGE_SIZE);
+				pcache_mark_dirty(page);
+				pcache_put(page);
+			}
+		}
+	}
+	ext2_set_size(node, size);
+	node->disk.mtime = node->disk.ctime = ext2_now();
+	return ext2_write_inode(node);
+}
+
+/* ---- In-memory inodes ------------------------------------------------------- */
+
+static uint32_t mode_of(const struct ext2_inode *inode)
+{
+	return inode->mode; /* ext2's type bits are Linux's */
+}
+
+int ext2_iget(struct ext2_fs *fs, uint32_t ino, struct ext2_node **out)
+{
+	for (struct ext2_node *node = fs->live; node; node = node->next_live) {
+		if (node->ino == ino) {
+			vfs_node_get(&node->vnode);
+			*out = node;
+			return 0;
+		}
+	}
+	struct ext2_node *node = kzalloc(sizeof(*node));
+	if (!node)
+		return -ENOMEM;
+	int error = ext2_read_inode(fs, ino, &node->disk);
+	if (!error && (node->disk.links_count == 0 || node->disk.mode == 0))
+		error = -EIO; /* a directory entry naming a free inode */
+	if (error) {
+		kfree(node);
+		return error;
+	}
+	node->fs = fs;
+	node->ino = ino;
+	ext2_node_init_ops(node);
+	ext2_node_attach(node);
+	*out = node;
+	return 0;
+}
+
+void ext2_node_attach(struct ext2_node *node)
+{
+	pcache_mapping_init(&node->mapping, &ext2_file_pages, node);
+	node->next_live = node->fs->live;
+	node->fs->live = node;
+	vfs_node_get(&node->vnode); /* one for the live list, one for the caller */
+}
+
+void ext2_node_init_ops(struct ext2_node *node)
+{
+	uint32_t mode = mode_of(&node->disk);
+	const struct vfs_node_ops *ops = VFS_IS_DIR(mode) ? &ext2_dir_ops
+					 : (mode & VFS_S_IFMT) == EXT2_S_IFLNK
+					     ? &ext2_link_ops
+					     : &ext2_file_node_ops;
+	vfs_node_init(&node->vnode, mode, ops, VFS_IS_REG(mode) ? &ext2_file_ops : NULL, node);
+	node->vnode.inode = node->ino;
+	node->vnode.links = node->disk.links_count;
+	node->vnode.size = ext2_size(&node->disk);
+}
+
+int ext2_sync_node_locked(struct ext2_node *node)
+{
+	if (node->unlinked)
+		return 0;
+	int error = pcache_sync(&node->mapping);
+	int inode_error = ext2_write_inode(node);
+	return error ? error : inode_error;
+}
+
+/* Frees the inode's blocks and the inode itself (its last name is gone). */
+static void ext2_delete(struct ext2_node *node)
+{
+	pcache_forget(&node->mapping, 0);
+	if ((node->disk.mode & VFS_S_IFMT) != EXT2_S_IFLNK || node->disk.blocks)
+		free_blocks_from(node, 0);
+	node->disk.dtime = ext2_now();
+	node->disk.links_count = 0;
+	node->disk.size = 0;
+	ext2_write_inode(node);
+	ext2_free_inode(node->fs, node->ino, is_dir(node));
+}
+
+void ext2_drop_unused(struct ext2_fs *fs)
+{
+	struct ext2_node **link = &fs->live;
+	while (*link) {
+		struct ext2_node *node = *link;
+		if (__atomic_load_n(&node->vnode.refs, __ATOMIC_ACQUIRE) != 1) {
+			link = &node->next_live;
+			continue;
+		}
+		*link = node->next_live;
+		if (node->unlinked)
+			ext2_delete(node);
+		else
+			ext2_sync_node_locked(node);
+		pcache_forget(&node->mapping, 0);
+		vfs_node_put(&node->vnode); /* release frees it */
+	}
+}
+
+/* The live list's reference was the last: only ext2_drop_unused gets here. */
+void ext2_release_node(struct vfs_node *vnode)
+{
+	kfree(vnode->private);
+}
+
+/* ---- The VFS's file operations ------------------------------------------------ */
+
+static int64_t ext2_file_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
+{
+	mutex_lock(&ext2_lock);
+	int64_t n = ext2_read_locked(file->node->private, buffer, length, offset);
+	mutex_unlock(&ext2_lock);
+	return n;
+}
+
+static int64_t ext2_file_write(struct vfs_file *file, const void *buffer, size_t length,
+			       uint64_t offset)
+{
+	struct ext2_node *node = file->node->private;
+	mutex_lock(&ext2_lock);
+	int64_t n = ext2_write_locked(node, buffer, length, offset);
+	mutex_unlock(&ext2_lock);
+	if (n > 0)
+		ext2_queue_writeback(node->fs);
+	return n;
+}
+
+const struct vfs_file_ops ext2_file_ops = {
+    .read = ext2_file_read,
+    .write = ext2_file_write,
+};
+
+static int ext2_truncate(struct vfs_node *vnode, uint64_t size)
+{
+	mutex_lock(&ext2_lock);
+	int error = ext2_truncate_locked(vnode->private, size);
+	mutex_unlock(&ext2_lock);
+	return error;
+}
+
+const struct vfs_node_ops ext2_file_node_ops = {
+    .truncate = ext2_truncate,
+    .release = ext2_release_node,
+};
+
+const struct vfs_node_ops ext2_link_ops = {
+    .release = ext2_release_node,
+};
+
+int ext2_sync_node(struct vfs_node *vnode)
+{
+	if (!vnode || (vnode->ops != &ext2_file_node_ops && vnode->ops != &ext2_dir_ops &&
+		       vnode->ops != &ext2_link_ops))
+		return -EINVAL;
+	struct ext2_node *node = vnode->private;
+	mutex_lock(&ext2_lock);
+	int error = ext2_sync_node_locked(node);
+	if (!error)
+		error = pcache_sync(&node->fs->meta);
+	if (!error)
+		error = block_rw(node->fs->disk, BLOCK_FLUSH, 0, 0, NULL);
+	mutex_unlock(&ext2_lock);
+	return error;
+}

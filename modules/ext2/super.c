@@ -1,0 +1,435 @@
+/*
+ * The ext2 file system as a whole: mounting (checks of the superblock and of
+ * the features this driver handles), the disk's metadata through the page
+ * cache, block and inode allocation in the group bitmaps with the free counts
+ * of the group descriptors and superblock kept exact (the host's e2fsck
+ * compares them), and sync.
+ */
+#include "ext2/internal.h"
+
+#include "console/console.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "time/time.h"
+
+struct mutex ext2_lock = MUTEX_INIT(ext2_lock, "ext2");
+struct workqueue ext2_writeback;
+static struct ext2_fs *ext2_mounted;
+static uint32_t ext2_time_base; /* the last write time of the first disk mounted */
+
+/* The machine has no wall clock yet: times count from the disk's last write
+ * time (mke2fs's, the host's clock), so they look plausible to e2fsck (which
+ * reads a small deletion time as an orphan-list link). */
+uint32_t ext2_now(void)
+{
+	return ext2_time_base + (uint32_t)(clock_ns() / NSEC_PER_SEC);
+}
+
+static int ext2_sync_fs(struct ext2_fs *fs);
+
+/* The writeback work: what a write left dirty goes to the disk soon after,
+ * in the worker, charged to the writer's activity. */
+static void ext2_writeback_fs(struct work *work)
+{
+	mutex_lock(&ext2_lock);
+	ext2_sync_fs(work->arg);
+	mutex_unlock(&ext2_lock);
+}
+
+/* A write's pages wait this long for more writes before they are written
+ * back, so a file written in many pieces is written back once. */
+#define EXT2_WRITEBACK_DELAY_NS (200 * NSEC_PER_MSEC)
+
+void ext2_queue_writeback(struct ext2_fs *fs)
+{
+	work_queue_after(&ext2_writeback, &fs->writeback, EXT2_WRITEBACK_DELAY_NS);
+}
+
+/* ---- The disk's blocks ------------------------------------------------------ */
+
+static int meta_read_page(struct pcache_mapping *mapping, uint64_t index, void *page)
+{
+	struct ext2_fs *fs = mapping->owner;
+	return block_rw(fs->disk, BLOCK_READ, index * EXT2_SECTORS_PER_BLOCK,
+			EXT2_SECTORS_PER_BLOCK, page);
+}
+
+static int meta_write_page(struct pcache_mapping *mapping, uint64_t index, const void *page)
+{
+	struct ext2_fs *fs = mapping->owner;
+	return block_rw(fs->disk, BLOCK_WRITE, index * EXT2_SECTORS_PER_BLOCK,
+			EXT2_SECTORS_PER_BLOCK, (void *)page);
+}
+
+static const struct pcache_ops ext2_meta_ops = {.read_page = meta_read_page,
+						.write_page = meta_write_page};
+
+int ext2_meta_get(struct ext2_fs *fs, uint32_t block, enum pcache_fill fill,
+		  struct pcache_page **page)
+{
+	if (block == 0 || block >= fs->blocks_count)
+		return -EIO; /* a corrupt pointer: never read or write outside */
+	return pcache_get(&fs->meta, block, fill, page);
+}
+
+static struct ext2_super *super_of(struct pcache_page *block0)
+{
+	return (struct ext2_super *)(block0->data + EXT2_SUPER_OFFSET);
+}
+
+/* The descriptor of group in its page (referenced: pcache_put it). */
+static int group_get(struct ext2_fs *fs, uint32_t group, struct pcache_page **page,
+		     struct ext2_group_desc **desc)
+{
+	uint32_t per_block = EXT2_BLOCK_SIZE / sizeof(struct ext2_group_desc);
+	int error =
+	    ext2_meta_get(fs, fs->first_data_block + 1 + group / per_block, PCACHE_READ, page);
+	if (error)
+		return error;
+	*desc = (struct ext2_group_desc *)(*page)->data + group % per_block;
+	return 0;
+}
+
+/* Adds delta to the superblock's free blocks (blocks) or free inodes.  The
+ * superblock sits in block 0 at byte 1024 (4 KiB blocks). */
+static void super_adjust(struct ext2_fs *fs, bool blocks, int delta)
+{
+	struct pcache_page *page;
+	if (pcache_get(&fs->meta, 0, PCACHE_READ, &page))
+		return;
+	struct ext2_super *super = super_of(page);
+	if (blocks)
+		super->free_blocks_count += (uint32_t)delta;
+	else
+		super->free_inodes_count += (uint32_t)delta;
+	pcache_mark_dirty(page);
+	pcache_put(page);
+}
+
+/* ---- Bitmaps -------------------------------------------------------------- */
+
+/* Finds a clear bit below limit in the bitmap block, sets it.  -ENOSPC when none. */
+static int bitmap_take(struct ext2_fs *fs, uint32_t bitmap, uint32_t limit, uint32_t *bit)
+{
+	struct pcache_page *page;
+	int error = ext2_meta_get(fs, bitmap, PCACHE_READ, &page);
+	if (error)
+		return error;
+	for (uint32_t i = 0; i < limit; i++) {
+		if (!(page->data[i / 8] & (1u << (i % 8)))) {
+			page->data[i / 8] |= (uint8_t)(1u << (i % 8));
+			pcache_mark_dirty(page);
+			pcache_put(page);
+			*bit = i;
+			return 0;
+		}
+	}
+	pcache_put(page);
+	return -ENOSPC;
+}
+
+/* Clears bit; returns true when it was set. */
+static bool bitmap_clear(struct ext2_fs *fs, uint32_t bitmap, uint32_t bit)
+{
+	struct pcache_page *page;
+	if (ext2_meta_get(fs, bitmap, PCACHE_READ, &page))
+		return false;
+	bool was_set = page->data[bit / 8] & (1u << (bit % 8));
+	page->data[bit / 8] &= (uint8_t) ~(1u << (bit % 8));
+	pcache_mark_dirty(page);
+	pcache_put(page);
+	return was_set;
+}
+
+static uint32_t group_blocks(struct ext2_fs *fs, uint32_t group)
+{
+	uint32_t first = fs->first_data_block + group * fs->blocks_per_group;
+	uint32_t left = fs->blocks_count - first;
+	return left < fs->blocks_per_group ? left : fs->blocks_per_group;
+}
+
+int ext2_alloc_block(struct ext2_fs *fs, uint32_t *block)
+{
+	for (uint32_t group = 0; group < fs->group_count; group++) {
+		struct pcache_page *page;
+		struct ext2_group_desc *desc;
+		int error = group_get(fs, group, &page, &desc);
+		if (error)
+			return error;
+		uint32_t bit;
+		if (desc->free_blocks_count == 0 ||
+		    bitmap_take(fs, desc->block_bitmap, group_blocks(fs, group), &bit)) {
+			pcache_put(page);
+			continue;
+		}
+		desc->free_blocks_count--;
+		pcache_mark_dirty(page);
+		pcache_put(page);
+		super_adjust(fs, true, -1);
+		*block = fs->first_data_block + group * fs->blocks_per_group + bit;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+void ext2_free_block(struct ext2_fs *fs, uint32_t block)
+{
+	if (block < fs->first_data_block || block >= fs->blocks_count)
+		return;
+	uint32_t group = (block - fs->first_data_block) / fs->blocks_per_group;
+	uint32_t bit = (block - fs->first_data_block) % fs->blocks_per_group;
+	struct pcache_page *page;
+	struct ext2_group_desc *desc;
+	if (group_get(fs, group, &page, &desc))
+		return;
+	pcache_forget_page(&fs->meta,
+			   block); /* an indirect block's stale copy must not come back */
+	if (bitmap_clear(fs, desc->block_bitmap, bit)) {
+		desc->free_blocks_count++;
+		pcache_mark_dirty(page);
+		super_adjust(fs, true, 1);
+	}
+	pcache_put(page);
+}
+
+int ext2_alloc_inode(struct ext2_fs *fs, bool dir, uint32_t *ino)
+{
+	for (uint32_t group = 0; group < fs->group_count; group++) {
+		struct pcache_page *page;
+		struct ext2_group_desc *desc;
+		int error = group_get(fs, group, &page, &desc);
+		if (error)
+			return error;
+		uint32_t bit, limit = fs->inodes_per_group;
+		if (desc->free_inodes_count == 0 ||
+		    bitmap_take(fs, desc->inode_bitmap, limit, &bit)) {
+			pcache_put(page);
+			continue;
+		}
+		uint32_t number = group * fs->inodes_per_group + bit + 1;
+		if (number < fs->first_ino) { /* reserved inodes are never handed out */
+			pcache_put(page);
+			return -EIO;
+		}
+		desc->free_inodes_count--;
+		if (dir)
+			desc->used_dirs_count++;
+		pcache_mark_dirty(page);
+		pcache_put(page);
+		super_adjust(fs, false, -1);
+		*ino = number;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+void ext2_free_inode(struct ext2_fs *fs, uint32_t ino, bool dir)
+{
+	if (ino < fs->first_ino || ino > fs->inodes_count)
+		return;
+	uint32_t group = (ino - 1) / fs->inodes_per_group;
+	struct pcache_page *page;
+	struct ext2_group_desc *desc;
+	if (group_get(fs, group, &page, &desc))
+		return;
+	if (bitmap_clear(fs, desc->inode_bitmap, (ino - 1) % fs->inodes_per_group)) {
+		desc->free_inodes_count++;
+		if (dir && desc->used_dirs_count)
+			desc->used_dirs_count--;
+		pcache_mark_dirty(page);
+		super_adjust(fs, false, 1);
+	}
+	pcache_put(page);
+}
+
+/* ---- Inodes --------------------------------------------------------------- */
+
+/* The page holding inode ino and its offset there. */
+static int inode_locate(struct ext2_fs *fs, uint32_t ino, struct pcache_page **page, size_t *offset)
+{
+	if (ino == 0 || ino > fs->inodes_count)
+		return -EIO;
+	uint32_t group = (ino - 1) / fs->inodes_per_group;
+	uint32_t index = (ino - 1) % fs->inodes_per_group;
+	struct pcache_page *gpage;
+	struct ext2_group_desc *desc;
+	int error = group_get(fs, group, &gpage, &desc);
+	if (error)
+		return error;
+	uint64_t byte = (uint64_t)index * fs->inode_size;
+	uint32_t block = desc->inode_table + (uint32_t)(byte / EXT2_BLOCK_SIZE);
+	pcache_put(gpage);
+	*offset = byte % EXT2_BLOCK_SIZE;
+	return ext2_meta_get(fs, block, PCACHE_READ, page);
+}
+
+int ext2_read_inode(struct ext2_fs *fs, uint32_t ino, struct ext2_inode *inode)
+{
+	struct pcache_page *page;
+	size_t offset;
+	int error = inode_locate(fs, ino, &page, &offset);
+	if (error)
+		return error;
+	memcpy(inode, page->data + offset, sizeof(*inode));
+	pcache_put(page);
+	return 0;
+}
+
+int ext2_write_inode(struct ext2_node *node)
+{
+	struct pcache_page *page;
+	size_t offset;
+	int error = inode_locate(node->fs, node->ino, &page, &offset);
+	if (error)
+		return error;
+	memcpy(page->data + offset, &node->disk, sizeof(node->disk));
+	pcache_mark_dirty(page);
+	pcache_put(page);
+	return 0;
+}
+
+int ext2_adjust_dirs(struct ext2_fs *fs, uint32_t ino, int delta)
+{
+	struct pcache_page *page;
+	struct ext2_group_desc *desc;
+	int error = group_get(fs, (ino - 1) / fs->inodes_per_group, &page, &desc);
+	if (error)
+		return error;
+	desc->used_dirs_count += (uint16_t)delta;
+	pcache_mark_dirty(page);
+	pcache_put(page);
+	return 0;
+}
+
+/* ---- Mounting ------------------------------------------------------------- */
+
+static int ext2_check_super(const struct ext2_super *super)
+{
+	if (super->magic != EXT2_MAGIC)
+		return -EINVAL;
+	if (super->log_block_size != 2 || super->blocks_per_group == 0 ||
+	    super->inodes_per_group == 0 || super->blocks_per_group > EXT2_BLOCK_SIZE * 8 ||
+	    super->inodes_per_group > EXT2_BLOCK_SIZE * 8)
+		return -EINVAL; /* only 4 KiB blocks */
+	if (super->rev_level >= 1 && ((super->feature_incompat & ~EXT2_FEATURE_INCOMPAT_FILETYPE) ||
+				      (super->feature_ro_compat & ~(EXT2_FEATURE_RO_COMPAT_SPARSE |
+								    EXT2_FEATURE_RO_COMPAT_LARGE))))
+		return -EINVAL; /* a feature this driver would get wrong */
+	if (super->rev_level >= 1 &&
+	    (super->inode_size < sizeof(struct ext2_inode) || super->inode_size > EXT2_BLOCK_SIZE ||
+	     (super->inode_size & (super->inode_size - 1))))
+		return -EINVAL;
+	return 0;
+}
+
+static void ext2_fs_fill(struct ext2_fs *fs, const struct ext2_super *super)
+{
+	fs->blocks_count = super->blocks_count;
+	fs->inodes_count = super->inodes_count;
+	fs->blocks_per_group = super->blocks_per_group;
+	fs->inodes_per_group = super->inodes_per_group;
+	fs->first_data_block = super->first_data_block;
+	fs->group_count =
+	    (super->blocks_count - super->first_data_block + super->blocks_per_group - 1) /
+	    super->blocks_per_group;
+	fs->inode_size = super->rev_level >= 1 ? super->inode_size : sizeof(struct ext2_inode);
+	fs->first_ino = super->rev_level >= 1 ? super->first_ino : 11;
+	fs->filetype =
+	    super->rev_level >= 1 && (super->feature_incompat & EXT2_FEATURE_INCOMPAT_FILETYPE);
+}
+
+static int ext2_read_super(struct ext2_fs *fs)
+{
+	struct pcache_page *page;
+	int error = pcache_get(&fs->meta, 0, PCACHE_READ, &page);
+	if (error)
+		return error;
+	struct ext2_super *super = super_of(page);
+	error = ext2_check_super(super);
+	if (!error)
+		ext2_fs_fill(fs, super);
+	if (!error && !ext2_time_base)
+		ext2_time_base = super->wtime > super->mtime ? super->wtime : super->mtime;
+	pcache_put(page);
+	if (!error && (uint64_t)fs->blocks_count * EXT2_SECTORS_PER_BLOCK > fs->disk->sectors)
+		error = -EINVAL; /* the file system claims more than the disk has */
+	return error;
+}
+
+int ext2_mount(struct block_device *disk, const char *path)
+{
+	if (!disk || !path)
+		return -EINVAL;
+	struct ext2_fs *fs = kzalloc(sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	fs->disk = disk;
+	work_init(&fs->writeback, ext2_writeback_fs, fs);
+	fs->blocks_count = 1; /* until the superblock is read: block 0 only */
+	pcache_mapping_init(&fs->meta, &ext2_meta_ops, fs);
+	mutex_lock(&ext2_lock);
+	struct ext2_node *root = NULL;
+	int error = ext2_writeback.worker ? 0 : workqueue_start(&ext2_writeback, "ext2.writeback");
+	if (!error)
+		error = ext2_read_super(fs);
+	if (!error)
+		error = ext2_iget(fs, EXT2_ROOT_INO, &root);
+	if (!error && !VFS_IS_DIR(root->vnode.mode))
+		error = -EINVAL;
+	if (!error) {
+		vfs_node_get(&root->vnode); /* the mount's own reference */
+		fs->next = ext2_mounted;
+		ext2_mounted = fs;
+	}
+	mutex_unlock(&ext2_lock);
+	if (!error)
+		error = vfs_mount(path, &root->vnode);
+	if (!error)
+		pr_info("ext2: %s at %s, %u blocks, %u inodes, %u groups\n", disk->name, path,
+			fs->blocks_count, fs->inodes_count, fs->group_count);
+	else
+		pr_warn("ext2: cannot mount %s at %s: %d\n", disk->name, path, error);
+	return error; /* on failure fs stays: pages may still name it */
+}
+
+void ext2_mount_boot(void)
+{
+	struct block_device *disk = block_get(0);
+	uint8_t *page = disk ? mm_alloc_pages(1, PAGE_SIZE) : NULL;
+	if (!page)
+		return;
+	const struct ext2_super *super = (const void *)(page + EXT2_SUPER_OFFSET);
+	if (block_rw(disk, BLOCK_READ, 0, EXT2_SECTORS_PER_BLOCK, page) == 0 &&
+	    super->magic == EXT2_MAGIC)
+		ext2_mount(disk, EXT2_BOOT_MOUNT);
+	mm_free_pages(page, 1);
+}
+
+static int ext2_sync_fs(struct ext2_fs *fs)
+{
+	int first_error = 0;
+	for (struct ext2_node *node = fs->live; node; node = node->next_live) {
+		int error = ext2_sync_node_locked(node);
+		if (error && !first_error)
+			first_error = error;
+	}
+	ext2_drop_unused(fs);
+	int error = pcache_sync(&fs->meta);
+	if (!error)
+		error = block_rw(fs->disk, BLOCK_FLUSH, 0, 0, NULL);
+	return first_error ? first_error : error;
+}
+
+int ext2_sync_all(void)
+{
+	int first_error = 0;
+	mutex_lock(&ext2_lock);
+	for (struct ext2_fs *fs = ext2_mounted; fs; fs = fs->next) {
+		int error = ext2_sync_fs(fs);
+		if (error && !first_error)
+			first_error = error;
+	}
+	mutex_unlock(&ext2_lock);
+	return first_error;
+}

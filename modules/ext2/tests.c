@@ -1,0 +1,263 @@
+/*
+ * The ext2 suites, run against a disk the harness made with the host's
+ * mke2fs and mounted at /disk.  `ext2w` writes a tree (files small and large
+ * enough for single and double indirect blocks, nested directories, a
+ * directory spanning several blocks, fast and slow symbolic links, permission
+ * bits, a removed file and directory, a truncated file) and syncs; the host
+ * then checks the image with e2fsck -fn and debugfs (tests/run.py), and
+ * `ext2r`, in a second boot, reads everything back.  Both are skipped when
+ * nothing is mounted at /disk.
+ */
+#include "ext2/internal.h"
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+
+#define TREE        EXT2_BOOT_MOUNT "/tree"
+#define SMALL_TEXT  "hello from microScope\n"
+#define BIG_BYTES   (300 * 1024 + 123)        /* direct and single indirect */
+#define HUGE_BYTES  (4 * 1024 * 1024 + 77777) /* double indirect too */
+#define MANY_FILES  300
+#define LONG_TARGET "a/long/symbolic/link/target/that/does/not/fit/in/the/inode/itself/0123456789"
+#define CUT_BYTES   5000
+
+/* tests/run.py computes the same bytes for debugfs's dump. */
+static uint8_t pattern_byte(uint64_t i)
+{
+	return (uint8_t)(i * 7 + i / 4096);
+}
+
+static bool ext2_mounted_here(struct ktest *t)
+{
+	struct vfs_file *file;
+	if (vfs_open(EXT2_BOOT_MOUNT, VFS_O_RDONLY | VFS_O_DIRECTORY, 0, &file) == 0) {
+		bool ext2 = file->node->ops == &ext2_dir_ops;
+		vfs_close(file);
+		if (ext2)
+			return true;
+	}
+	ktest_skip(t, "no ext2 file system at " EXT2_BOOT_MOUNT);
+	return false;
+}
+
+static int write_file(const char *path, const void *data, size_t length, uint32_t mode)
+{
+	struct vfs_file *file;
+	int error = vfs_open(path, VFS_O_WRONLY | VFS_O_CREAT | VFS_O_TRUNC, mode, &file);
+	if (error)
+		return error;
+	int64_t n = vfs_write(file, data, length);
+	vfs_close(file);
+	return n == (int64_t)length ? 0 : n < 0 ? (int)n : -EIO;
+}
+
+static int write_pattern(const char *path, size_t length)
+{
+	uint8_t *data = kmalloc(length);
+	if (!data)
+		return -ENOMEM;
+	for (size_t i = 0; i < length; i++)
+		data[i] = pattern_byte(i);
+	int error = write_file(path, data, length, 0644);
+	kfree(data);
+	return error;
+}
+
+static void many_name(char *out, unsigned i)
+{
+	memcpy(out, TREE "/many/file-with-a-longer-name-",
+	       sizeof(TREE "/many/file-with-a-longer-name-"));
+	size_t at = strlen(out);
+	out[at] = (char)('0' + i / 100);
+	out[at + 1] = (char)('0' + i / 10 % 10);
+	out[at + 2] = (char)('0' + i % 10);
+	out[at + 3] = 0;
+}
+
+static void write_tree(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	ASSERT_EQ(t, vfs_mkdir(TREE, 0755), 0);
+	EXPECT_EQ(t, vfs_mkdir(TREE, 0755), -EEXIST);
+	EXPECT_EQ(t, write_file(TREE "/small.txt", SMALL_TEXT, strlen(SMALL_TEXT), 0640), 0);
+	EXPECT_EQ(t, write_pattern(TREE "/big.bin", BIG_BYTES), 0);
+	EXPECT_EQ(t, write_pattern(TREE "/huge.bin", HUGE_BYTES), 0);
+	EXPECT_EQ(t, vfs_mkdir(TREE "/sub", 0700), 0);
+	EXPECT_EQ(t, vfs_mkdir(TREE "/sub/deeper", 0755), 0);
+	EXPECT_EQ(t, write_file(TREE "/sub/deeper/file.txt", "deep\n", 5, 0600), 0);
+	EXPECT_EQ(t, vfs_mkdir(TREE "/many", 0755), 0);
+	char name[VFS_PATH_MAX];
+	for (unsigned i = 0; i < MANY_FILES; i++) {
+		many_name(name, i);
+		EXPECT_EQ(t, write_file(name, name, strlen(name), 0644), 0);
+	}
+	EXPECT_EQ(t, ext2_symlink(TREE, "link", "small.txt"), 0);
+	EXPECT_EQ(t, ext2_symlink(TREE, "longlink", LONG_TARGET), 0);
+	EXPECT_EQ(t, ext2_symlink(TREE, "link", "again"), -EEXIST);
+	/* made and taken away again: nothing may be left of them */
+	EXPECT_EQ(t, write_pattern(TREE "/gone.bin", 100000), 0);
+	EXPECT_EQ(t, vfs_unlink(TREE "/gone.bin", false), 0);
+	EXPECT_EQ(t, vfs_mkdir(TREE "/gonedir", 0755), 0);
+	EXPECT_EQ(t, write_file(TREE "/gonedir/x", "x", 1, 0644), 0);
+	EXPECT_EQ(t, vfs_unlink(TREE "/gonedir", true), -ENOTEMPTY);
+	EXPECT_EQ(t, vfs_unlink(TREE "/gonedir/x", false), 0);
+	EXPECT_EQ(t, vfs_unlink(TREE "/gonedir", true), 0);
+	EXPECT_EQ(t, vfs_unlink(TREE "/sub", false), -EISDIR);
+	/* cut from 300 KiB (indirect blocks) to under two blocks */
+	EXPECT_EQ(t, write_pattern(TREE "/cut.bin", BIG_BYTES), 0);
+	struct vfs_file *file;
+	ASSERT_EQ(t, vfs_open(TREE "/cut.bin", VFS_O_WRONLY, 0, &file), 0);
+	EXPECT_EQ(t, file->node->ops->truncate(file->node, CUT_BYTES), 0);
+	vfs_close(file);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+}
+
+static void expect_file(struct ktest *t, const char *path, const void *want, size_t length)
+{
+	struct vfs_file *file;
+	if (!EXPECT_EQ(t, vfs_open(path, VFS_O_RDONLY, 0, &file), 0))
+		return;
+	uint8_t *data = kmalloc(length + 1);
+	if (data) {
+		EXPECT_EQ(t, vfs_read(file, data, length + 1), length);
+		EXPECT_EQ(t, memcmp(data, want, length), 0);
+		kfree(data);
+	}
+	vfs_close(file);
+}
+
+static void expect_pattern(struct ktest *t, const char *path, size_t length)
+{
+	uint8_t *want = kmalloc(length);
+	if (!want)
+		return;
+	for (size_t i = 0; i < length; i++)
+		want[i] = pattern_byte(i);
+	expect_file(t, path, want, length);
+	kfree(want);
+}
+
+static void expect_mode(struct ktest *t, const char *path, uint32_t mode)
+{
+	struct vfs_stat stat;
+	if (EXPECT_EQ(t, vfs_stat(path, &stat), 0))
+		EXPECT_EQ(t, stat.mode, mode);
+}
+
+static unsigned count_entries(const char *path)
+{
+	struct vfs_file *file;
+	if (vfs_open(path, VFS_O_RDONLY | VFS_O_DIRECTORY, 0, &file))
+		return 0;
+	struct vfs_dirent entry;
+	unsigned count = 0;
+	while (vfs_readdir(file, &entry) > 0)
+		count++;
+	vfs_close(file);
+	return count; /* with "." and ".." */
+}
+
+static void read_tree_back(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	expect_file(t, TREE "/small.txt", SMALL_TEXT, strlen(SMALL_TEXT));
+	expect_mode(t, TREE "/small.txt", VFS_S_IFREG | 0640);
+	expect_pattern(t, TREE "/big.bin", BIG_BYTES);
+	expect_pattern(t, TREE "/huge.bin", HUGE_BYTES);
+	expect_pattern(t, TREE "/cut.bin", CUT_BYTES);
+	expect_mode(t, TREE "/sub", VFS_S_IFDIR | 0700);
+	expect_file(t, TREE "/sub/deeper/file.txt", "deep\n", 5);
+	expect_mode(t, TREE "/sub/deeper/file.txt", VFS_S_IFREG | 0600);
+	char name[VFS_PATH_MAX];
+	for (unsigned i = 0; i < MANY_FILES; i += 37) {
+		many_name(name, i);
+		expect_file(t, name, name, strlen(name));
+	}
+	EXPECT_EQ(t, count_entries(TREE "/many"), MANY_FILES + 2);
+	char target[128];
+	EXPECT_EQ(t, ext2_readlink(TREE "/link", target, sizeof(target)), strlen("small.txt"));
+	EXPECT_EQ(t, memcmp(target, "small.txt", strlen("small.txt")), 0);
+	EXPECT_EQ(t, ext2_readlink(TREE "/longlink", target, sizeof(target)), strlen(LONG_TARGET));
+	EXPECT_EQ(t, memcmp(target, LONG_TARGET, strlen(LONG_TARGET)), 0);
+	EXPECT_EQ(t, ext2_readlink(TREE "/small.txt", target, sizeof(target)), -EINVAL);
+	struct vfs_stat stat;
+	EXPECT_EQ(t, vfs_stat(TREE "/gone.bin", &stat), -ENOENT);
+	EXPECT_EQ(t, vfs_stat(TREE "/gonedir", &stat), -ENOENT);
+	/* the file mke2fs -d put there */
+	EXPECT_EQ(t, vfs_stat(EXT2_BOOT_MOUNT "/README", &stat), 0);
+}
+
+static void bad_names_are_refused(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	char long_name[300];
+	memset(long_name, 'n', sizeof(long_name));
+	long_name[sizeof(long_name) - 1] = 0;
+	EXPECT_EQ(t, ext2_symlink(EXT2_BOOT_MOUNT, long_name, "x"), -ENAMETOOLONG);
+	EXPECT_EQ(t, ext2_symlink(EXT2_BOOT_MOUNT, "empty-target", ""), -ENAMETOOLONG);
+	EXPECT_EQ(t, ext2_symlink("/dev", "x", "y"), -EINVAL); /* not ext2 */
+	EXPECT_EQ(t, ext2_readlink(EXT2_BOOT_MOUNT "/no-such-link", long_name, 10), -ENOENT);
+	EXPECT_EQ(t, ext2_sync_node(NULL), -EINVAL);
+}
+
+KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused));
+KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
+
+long sys_fsync(int fd);
+long sys_fdatasync(int fd);
+long sys_sync(void);
+
+/* A kernel thread has no descriptors: every fd is bad; sync always works. */
+static void sync_calls_refuse_bad_descriptors(struct ktest *t)
+{
+	EXPECT_EQ(t, sys_fsync(-1), -EBADF);
+	EXPECT_EQ(t, sys_fsync(0), -EBADF);
+	EXPECT_EQ(t, sys_fsync(1 << 30), -EBADF);
+	EXPECT_EQ(t, sys_fsync((int)0x80000000), -EBADF);
+	EXPECT_EQ(t, sys_fdatasync(-100), -EBADF);
+	EXPECT_EQ(t, sys_sync(), 0);
+}
+
+KTEST_SUITE(ext2calls, KTEST_CASE(sync_calls_refuse_bad_descriptors));
+
+/* A write leaves dirty pages that the writeback worker takes to the disk
+ * without any sync: after a flush of its queue nothing is dirty. */
+static void writeback_without_sync(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	EXPECT_EQ(t, write_pattern(EXT2_BOOT_MOUNT "/written-back.bin", 3 * PAGE_SIZE + 5), 0);
+	workqueue_flush(&ext2_writeback);
+	struct pcache_stats stats;
+	pcache_get_stats(&stats);
+	EXPECT_EQ(t, stats.dirty, 0);
+	EXPECT_TRUE(t, stats.writebacks >= 4);
+	EXPECT_EQ(t, vfs_unlink(EXT2_BOOT_MOUNT "/written-back.bin", false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+}
+
+KTEST_SUITE(ext2wb, KTEST_CASE(writeback_without_sync));
+
+/* With tests/run.py's blkdebug rule on victim.txt's data block: reading the
+ * file is -EIO (every time: a failed page is not cached), and the rest of the
+ * file system keeps working. */
+static void device_error_reaches_reader(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	struct vfs_file *file;
+	ASSERT_EQ(t, vfs_open(EXT2_BOOT_MOUNT "/victim.txt", VFS_O_RDONLY, 0, &file), 0);
+	char buffer[32];
+	EXPECT_EQ(t, vfs_read(file, buffer, sizeof(buffer)), -EIO);
+	EXPECT_EQ(t, vfs_read(file, buffer, sizeof(buffer)), -EIO);
+	vfs_close(file);
+	ASSERT_EQ(t, vfs_open(EXT2_BOOT_MOUNT "/README", VFS_O_RDONLY, 0, &file), 0);
+	EXPECT_TRUE(t, vfs_read(file, buffer, sizeof(buffer)) > 0);
+	vfs_close(file);
+}
+
+KTEST_SUITE(ext2err, KTEST_CASE(device_error_reaches_reader));

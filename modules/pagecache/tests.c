@@ -1,0 +1,165 @@
+/*
+ * The page-cache suite, against a mapping backed by memory (no disk): a page
+ * read twice is a miss then a hit, for that mapping only; a failed read is
+ * reported and not kept; under a small limit clean pages are evicted and dirty
+ * ones written back first, and every byte written comes back; sync writes
+ * back exactly the dirty pages; forget drops pages without writing them.
+ */
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "pagecache/pagecache.h"
+
+#define STORE_PAGES 96
+
+struct store {
+	uint8_t *bytes; /* STORE_PAGES pages */
+	unsigned reads, writes;
+	uint64_t failing; /* reads of this page fail; UINT64_MAX: none */
+};
+
+static int store_read(struct pcache_mapping *mapping, uint64_t index, void *page)
+{
+	struct store *store = mapping->owner;
+	if (index == store->failing || index >= STORE_PAGES)
+		return -EIO;
+	store->reads++;
+	memcpy(page, store->bytes + index * PAGE_SIZE, PAGE_SIZE);
+	return 0;
+}
+
+static int store_write(struct pcache_mapping *mapping, uint64_t index, const void *page)
+{
+	struct store *store = mapping->owner;
+	if (index >= STORE_PAGES)
+		return -EIO;
+	store->writes++;
+	memcpy(store->bytes + index * PAGE_SIZE, page, PAGE_SIZE);
+	return 0;
+}
+
+static const struct pcache_ops store_ops = {.read_page = store_read, .write_page = store_write};
+
+static bool store_init(struct store *store, struct pcache_mapping *mapping)
+{
+	*store = (struct store){.failing = UINT64_MAX};
+	store->bytes = mm_alloc_pages(STORE_PAGES, PAGE_SIZE);
+	if (!store->bytes)
+		return false;
+	for (size_t i = 0; i < STORE_PAGES * PAGE_SIZE; i++)
+		store->bytes[i] = (uint8_t)(i / PAGE_SIZE + 1);
+	pcache_mapping_init(mapping, &store_ops, store);
+	return true;
+}
+
+static void store_done(struct store *store, struct pcache_mapping *mapping)
+{
+	pcache_sync(mapping);
+	pcache_forget(mapping, 0);
+	mm_free_pages(store->bytes, STORE_PAGES);
+}
+
+static void second_read_is_a_hit(struct ktest *t)
+{
+	struct store store, other_store;
+	struct pcache_mapping mapping, other;
+	ASSERT_TRUE(t, store_init(&store, &mapping) && store_init(&other_store, &other));
+	struct pcache_page *page;
+	ASSERT_EQ(t, pcache_get(&mapping, 3, PCACHE_READ, &page), 0);
+	EXPECT_EQ(t, page->data[0], 4);
+	pcache_put(page);
+	ASSERT_EQ(t, pcache_get(&mapping, 3, PCACHE_READ, &page), 0);
+	pcache_put(page);
+	EXPECT_EQ(t, mapping.stats.misses, 1);
+	EXPECT_EQ(t, mapping.stats.hits, 1);
+	EXPECT_EQ(t, store.reads, 1);
+	EXPECT_EQ(t, other.stats.misses + other.stats.hits, 0); /* charged to that mapping only */
+	store_done(&store, &mapping);
+	store_done(&other_store, &other);
+}
+
+static void failed_read_is_reported_not_kept(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	store.failing = 5;
+	struct pcache_page *page;
+	EXPECT_EQ(t, pcache_get(&mapping, 5, PCACHE_READ, &page), -EIO);
+	EXPECT_EQ(t, mapping.stats.pages, 0);
+	store.failing = UINT64_MAX;
+	ASSERT_EQ(t, pcache_get(&mapping, 5, PCACHE_READ, &page), 0); /* read afresh */
+	EXPECT_EQ(t, page->data[0], 6);
+	pcache_put(page);
+	store_done(&store, &mapping);
+}
+
+static void pressure_evicts_and_writes_back(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	unsigned old_limit = pcache_limit();
+	struct pcache_stats before;
+	pcache_get_stats(&before);
+	pcache_set_limit((unsigned)before.pages + 16);
+	for (unsigned i = 0; i < STORE_PAGES; i++) {
+		struct pcache_page *page;
+		ASSERT_EQ(t, pcache_get(&mapping, i, PCACHE_READ, &page), 0);
+		if (i % 2 == 0) {
+			memset(page->data, 0xa0 + i % 16, PAGE_SIZE);
+			pcache_mark_dirty(page);
+		}
+		pcache_put(page);
+	}
+	EXPECT_TRUE(t, mapping.stats.pages <= 16);
+	EXPECT_TRUE(t, mapping.stats.evictions >= STORE_PAGES - 16);
+	EXPECT_TRUE(t, mapping.stats.writebacks > 0); /* dirty pages left only after a write */
+	for (unsigned i = 0; i < STORE_PAGES; i++) {
+		struct pcache_page *page;
+		ASSERT_EQ(t, pcache_get(&mapping, i, PCACHE_READ, &page), 0);
+		uint8_t want = i % 2 == 0 ? (uint8_t)(0xa0 + i % 16) : (uint8_t)(i + 1);
+		EXPECT_EQ(t, page->data[PAGE_SIZE - 1], want);
+		pcache_put(page);
+	}
+	pcache_set_limit(old_limit);
+	store_done(&store, &mapping);
+}
+
+static void sync_writes_dirty_pages_only(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	struct pcache_page *page;
+	for (unsigned i = 0; i < 4; i++) {
+		ASSERT_EQ(t, pcache_get(&mapping, i, i < 2 ? PCACHE_ZERO : PCACHE_READ, &page), 0);
+		if (i < 2) {
+			EXPECT_EQ(t, page->data[7], 0); /* zeroed, never read */
+			page->data[7] = 0x77;
+			pcache_mark_dirty(page);
+		}
+		pcache_put(page);
+	}
+	EXPECT_EQ(t, store.reads, 2);
+	EXPECT_EQ(t, mapping.stats.dirty, 2);
+	EXPECT_EQ(t, pcache_sync(&mapping), 0);
+	EXPECT_EQ(t, store.writes, 2);
+	EXPECT_EQ(t, mapping.stats.dirty, 0);
+	EXPECT_EQ(t, store.bytes[7], 0x77);
+	EXPECT_EQ(t, store.bytes[PAGE_SIZE + 7], 0x77);
+	EXPECT_EQ(t, pcache_sync(&mapping), 0);
+	EXPECT_EQ(t, store.writes, 2); /* nothing dirty: nothing written */
+	ASSERT_EQ(t, pcache_get(&mapping, 2, PCACHE_READ, &page), 0);
+	page->data[0] = 0x55;
+	pcache_mark_dirty(page);
+	pcache_put(page);
+	pcache_forget(&mapping, 2);
+	EXPECT_EQ(t, mapping.stats.pages, 2);
+	EXPECT_EQ(t, store.bytes[2 * PAGE_SIZE], 3); /* forgotten, not written */
+	store_done(&store, &mapping);
+}
+
+KTEST_SUITE(pcache, KTEST_CASE(second_read_is_a_hit), KTEST_CASE(failed_read_is_reported_not_kept),
+	    KTEST_CASE(pressure_evicts_and_writes_back), KTEST_CASE(sync_writes_dirty_pages_only));
