@@ -112,26 +112,41 @@ static uint64_t untimed_bytes(const uint8_t *records, int64_t bytes)
 	return (uint64_t)(at < bytes ? at : bytes);
 }
 
-/* Moves what CPU cpu's ring holds into one packet for the sink.  Returns the
- * records moved. */
-static uint64_t drain_cpu(unsigned cpu)
+/* Reads what CPU cpu's ring holds after a packet header's room; returns
+ * where the records start and, in *bytes, how many bytes of them.  A flight
+ * recorder that overwrote records since its last snapshot (or is on its
+ * first) starts at its first full time: the records before it are left out
+ * (counted as dropped at the end). */
+static uint8_t *read_records(unsigned cpu, uint64_t *bytes)
 {
 	struct ctf_stream *stream = &session.streams[cpu];
 	uint8_t *records = session.packet + sizeof(struct ctf_packet_header);
 	uint64_t room = session.flight ? PACKET_PAGES * PAGE_SIZE - sizeof(struct ctf_packet_header)
 				       : PACKET_RECORDS;
-	int64_t bytes = tel_channel_read(session.channel, cpu, records, room);
-	/* A flight recorder that overwrote records since the last snapshot (or
-	 * the first snapshot) starts where a full time is. */
+	int64_t read = tel_channel_read(session.channel, cpu, records, room);
+	*bytes = read > 0 ? (uint64_t)read : 0;
 	uint64_t discarded = ring_dropped(cpu) - session.base_dropped[cpu];
 	bool restart = !stream->events || discarded != stream->events_discarded;
-	uint64_t skip = session.flight && restart ? untimed_bytes(records, bytes) : 0;
-	if (bytes - (int64_t)skip <= 0)
-		return 0;
 	stream->events_discarded = discarded;
+	if (!session.flight || !restart || !*bytes)
+		return records;
+	uint64_t skip = untimed_bytes(records, (int64_t)*bytes);
+	*bytes -= skip;
+	return records + skip;
+}
+
+/* Moves what CPU cpu's ring holds into one packet for the sink.  Returns the
+ * records moved. */
+static uint64_t drain_cpu(unsigned cpu)
+{
+	struct ctf_stream *stream = &session.streams[cpu];
+	uint64_t bytes;
+	uint8_t *records = read_records(cpu, &bytes);
+	if (!bytes)
+		return 0;
 	uint64_t before = stream->events;
-	uint8_t *packet = records + skip - sizeof(struct ctf_packet_header);
-	uint64_t size = ctf_seal_packet(packet, (uint64_t)bytes - skip, stream);
+	uint8_t *packet = records - sizeof(struct ctf_packet_header);
+	uint64_t size = ctf_seal_packet(packet, bytes, stream);
 	uint64_t count = stream->events - before;
 	int error = session.sink->frame(session.sink->context, TRACE_FRAME_PACKET, (uint16_t)cpu,
 					packet, (uint32_t)size);

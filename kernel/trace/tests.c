@@ -144,6 +144,40 @@ static void a_flooded_ring_counts_every_record(struct ktest *t)
 	EXPECT_EQ(t, captured.order_errors, 0);
 }
 
+/* A flight recorder overwrites its oldest records; a snapshot sends what it
+ * holds, each CPU starting at a full time, and a second snapshot right after
+ * sends only what came since (each record at most once). */
+static void flight_recorder_snapshots(struct ktest *t)
+{
+	const char *patterns[] = {"jp.bench_nop"};
+	memset(&captured, 0, sizeof captured);
+	bench_index = jp_index(jp_find("jp.bench_nop"));
+	ASSERT_EQ(t, trace_start_flight(&memory_sink, "", patterns, 1), 0);
+	EXPECT_EQ(t, trace_snapshot(), 0);
+	uint64_t empty_snapshot = captured.records;
+	unsigned packets = captured.packets;
+	for (int i = 0; i < 40000; i++)
+		jp_bench_nop(); /* far more than a ring holds */
+	EXPECT_EQ(t, captured.packets, packets); /* nothing leaves without a snapshot */
+	ASSERT_EQ(t, trace_snapshot(), 0);
+	uint64_t first = captured.records - empty_snapshot;
+	EXPECT_TRUE(t, first > 1000 && first < 40000);
+	EXPECT_TRUE(t, captured.calls > 1000);
+	ASSERT_EQ(t, trace_snapshot(), 0);
+	EXPECT_TRUE(t, captured.records - empty_snapshot - first < 1000);
+	struct trace_end end;
+	ASSERT_EQ(t, trace_stop(&end), 0);
+	EXPECT_EQ(t, end.delivered, captured.records);
+	EXPECT_EQ(t, end.recorded, end.delivered + end.dropped);
+	EXPECT_TRUE(t, end.dropped > 0);
+	EXPECT_EQ(t, captured.backwards, 0);
+	EXPECT_EQ(t, captured.order_errors, 0);
+	EXPECT_EQ(t, trace_snapshot(), -ENOENT);
+	ASSERT_EQ(t, trace_start(&memory_sink, "", patterns, 1), 0);
+	EXPECT_EQ(t, trace_snapshot(), -EINVAL); /* a stream trace has no snapshots */
+	trace_stop(NULL);
+}
+
 static void bad_starts_are_refused(struct ktest *t)
 {
 	const char *none[] = {"no.such.joinpoint"};
@@ -221,5 +255,6 @@ static void control_bytes_split_anywhere(struct ktest *t)
 }
 
 KTEST_SUITE(trace, KTEST_CASE(calls_come_out_as_records),
-	    KTEST_CASE(a_flooded_ring_counts_every_record), KTEST_CASE(bad_starts_are_refused),
+	    KTEST_CASE(a_flooded_ring_counts_every_record), KTEST_CASE(flight_recorder_snapshots),
+	    KTEST_CASE(bad_starts_are_refused),
 	    KTEST_CASE(control_bytes_split_anywhere));
