@@ -111,6 +111,11 @@ struct process {
 	struct proc_module_slots slots;
 	int exit_status;                   /* wait status word, once a zombie */
 	volatile uint32_t pending_signals; /* bit per signal number */
+	volatile uint32_t ignored_signals; /* bit per signal set to SIG_IGN (kept across exec) */
+	int pgid;                          /* process group and session (session.c), under proc_lock */
+	int sid;
+	volatile bool stopped;             /* stopped by SIGTSTP/SIGSTOP until SIGCONT */
+	bool stop_reported;                /* wait4(WUNTRACED) has told the parent */
 
 	struct process *first_child; /* under proc_lock */
 	struct process *next_sibling;
@@ -147,8 +152,22 @@ void proc_request_exit(struct process *p, int code);
 void proc_setup_faults(void);
 /* True when a signal that ends p is pending. */
 bool proc_is_killed(const struct process *p);
+/* True when a signal that ends or stops p is pending: a long wait gives up
+ * (-EINTR) so that p reaches its way back to user mode and acts on it. */
+bool proc_is_interrupted(const struct process *p);
 /* Sets the name from a path's last component. */
 void proc_set_name(struct process *p, const char *path);
+
+/* The process pid, or NULL.  proc_lock held. */
+struct process *proc_find_locked(int pid);
+/* Sets signal pending on p (unless p ignores it) and wakes its waits; a stop
+ * or continue signal acts at once.  proc_lock held. */
+void proc_signal_locked(struct process *p, int signal);
+/* session.c: makes embryo p lead a new session and group, with every
+ * signal's default action. */
+void proc_start_session(struct process *p);
+/* Calls fn on every process in the table.  proc_lock held. */
+void proc_for_each_locked(void (*fn)(struct process *p, void *arg), void *arg);
 
 /* bench.c: runs proc_bench and stops the machine when the parameter is given. */
 #ifdef KERNEL_TESTS

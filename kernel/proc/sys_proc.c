@@ -183,11 +183,11 @@ SYSCALL_DEFINE4(wait4, int, pid, int *, status, int, options, void *, usage)
 {
 	(void)usage;
 	int zero = 0, result;
-	if (options & ~WNOHANG)
+	if (options & ~(WNOHANG | WUNTRACED))
 		return -EINVAL;
 	if (status && copy_to_user(status, &zero, sizeof zero) < 0)
 		return -EFAULT;
-	int pid_found = proc_wait(pid < -1 || pid == 0 ? -1 : pid, &result, options);
+	int pid_found = proc_wait(pid, &result, options);
 	if (pid_found > 0 && status && copy_to_user(status, &result, sizeof result) < 0)
 		return -EFAULT;
 	return pid_found;
@@ -253,7 +253,7 @@ struct timespec_user {
 
 static bool killed(void *arg)
 {
-	return proc_is_killed(arg);
+	return proc_is_interrupted(arg);
 }
 
 SYSCALL_DEFINE2(nanosleep, const struct timespec_user *, request, struct timespec_user *, remain)

@@ -28,7 +28,7 @@
 #define __NR_mprotect        10 /* -ENOSYS */
 #define __NR_munmap          11
 #define __NR_brk             12
-#define __NR_rt_sigaction    13 /* -ENOSYS */
+#define __NR_rt_sigaction    13
 #define __NR_rt_sigprocmask  14 /* -ENOSYS */
 #define __NR_ioctl           16
 #define __NR_pread64         17 /* -ENOSYS */
@@ -84,10 +84,12 @@
 #define __NR_getgid          104 /* -ENOSYS */
 #define __NR_geteuid         107 /* -ENOSYS */
 #define __NR_getegid         108 /* -ENOSYS */
-#define __NR_setpgid         109 /* -ENOSYS */
+#define __NR_setpgid         109
 #define __NR_getppid         110
-#define __NR_getpgrp         111 /* -ENOSYS */
-#define __NR_setsid          112 /* -ENOSYS */
+#define __NR_getpgrp         111
+#define __NR_setsid          112
+#define __NR_getpgid         121
+#define __NR_getsid          124
 #define __NR_arch_prctl      158 /* -ENOSYS */
 #define __NR_gettid          186
 #define __NR_time            201 /* -ENOSYS */
@@ -133,6 +135,6 @@
 #define __NR_ms_acct_switch_token 554
 
 /* One past the highest number the kernel's table holds. */
-#define SYSCALL_TABLE_SIZE 560
+#define SYSCALL_TABLE_SIZE 640
 
 #endif

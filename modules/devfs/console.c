@@ -14,6 +14,15 @@
  * console is opened for reading.  When the UART has no receive interrupt,
  * readers poll it (uart_rx_read pumps the chip into the handler).  Input
  * that makes the console readable is announced with vfs_poll_notify.
+ *
+ * Job control (POSIX's controlling terminal): the console belongs to at most
+ * one session (TIOCSCTTY by its leader; free again once that leader ended)
+ * and has one foreground process group in it (TIOCSPGRP).  ^C sends SIGINT
+ * and ^Z SIGTSTP to the foreground group only, so a daemon in its own
+ * session never hears them.  A process of the console's session outside the
+ * foreground group that reads gets SIGTTIN (it stops until the shell puts it
+ * in the foreground), or -EIO when it ignores SIGTTIN.  Without a session,
+ * ^C and ^Z only drop the line being typed.
  */
 #include "devfs/devfs.h"
 
@@ -21,6 +30,7 @@
 #include "devfs/internal.h"
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "proc/proc.h"
 #include "time/time.h"
 #include "uart/uart.h"
 
@@ -30,6 +40,7 @@
 #define CTRL_C    0x03
 #define CTRL_D    0x04
 #define CTRL_U    0x15
+#define CTRL_Z    0x1a
 #define BACKSPACE 0x08
 #define DELETE    0x7f
 
@@ -41,6 +52,8 @@ static struct {
 	size_t head, tail; /* head - tail bytes waiting; indices grow forever */
 	unsigned eof_marks;
 	bool input_claimed;
+	int session;    /* the session the console is the controlling terminal of; 0: none */
+	int foreground; /* its foreground process group */
 } console = {.lock = SPINLOCK_INIT("console.input")};
 
 static struct waitq readers = WAITQ_INIT(readers, "console.readers");
@@ -67,14 +80,19 @@ static void complete_line(char end)
 }
 
 /* Applies one typed byte.  Returns true when readers may want waking;
- * sets *interrupt for ^C.  Lock held. */
-static bool edit(char c, bool *interrupt)
+ * sets *signal for ^C (SIGINT) and ^Z (SIGTSTP).  Lock held. */
+static bool edit(char c, int *signal)
 {
 	switch (c) {
 	case CTRL_C:
 		console.line_length = 0;
-		*interrupt = true;
+		*signal = SIGINT;
 		echo("^C\n", 3);
+		return false;
+	case CTRL_Z:
+		console.line_length = 0;
+		*signal = SIGTSTP;
+		echo("^Z\n", 3);
 		return false;
 	case CTRL_D:
 		if (console.line_length == 0)
@@ -109,17 +127,19 @@ static bool edit(char c, bool *interrupt)
 
 void devfs_console_input(const char *bytes, size_t length)
 {
-	bool wake = false, interrupt = false;
+	bool wake = false;
+	int signal = 0;
 	uint64_t flags = spin_lock_irqsave(&console.lock);
 	for (size_t i = 0; i < length; i++)
-		wake |= edit(bytes[i], &interrupt);
+		wake |= edit(bytes[i], &signal);
+	int foreground = console.session ? console.foreground : 0;
 	spin_unlock_irqrestore(&console.lock, flags);
 	if (wake) {
 		waitq_wake_all(&readers);
 		vfs_poll_notify();
 	}
-	if (interrupt)
-		vfs_send_console_interrupt();
+	if (signal && foreground > 0)
+		proc_signal_group(foreground, signal);
 }
 
 void devfs_console_flush(void)
@@ -182,10 +202,33 @@ static int64_t take_input(char *buffer, size_t length)
 	return n;
 }
 
+/* A read from a background group of the console's session: SIGTTIN stops
+ * the group (-EINTR: the read is made again once it is continued), or -EIO
+ * when the caller ignores it.  0 for everybody else. */
+static int64_t check_background_read(void)
+{
+	struct process *self = proc_current();
+	if (!self)
+		return 0;
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	bool background = console.session && proc_sid(self) == console.session &&
+			  proc_pgid(self) != console.foreground;
+	spin_unlock_irqrestore(&console.lock, flags);
+	if (!background)
+		return 0;
+	if (proc_ignores_signal(SIGTTIN))
+		return -EIO;
+	proc_signal_group(proc_pgid(self), SIGTTIN);
+	return -EINTR;
+}
+
 static int64_t console_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
 {
 	if (length == 0)
 		return 0;
+	int64_t background = check_background_read();
+	if (background)
+		return background;
 	for (;;) {
 		int64_t n = take_input(buffer, length);
 		if (n != -EAGAIN || (file->flags & VFS_O_NONBLOCK))
@@ -224,9 +267,85 @@ static void fill_termios(uint8_t *termios)
 	cc[6] = 1;                  /* VMIN */
 }
 
+/* TIOCSCTTY: the caller, a session leader, makes the console its session's
+ * controlling terminal, its group the foreground.  Returns 0, -EPERM (not a
+ * session leader, or another session holds the console and its leader
+ * lives). */
+static int take_console(void)
+{
+	struct process *self = proc_current();
+	if (!self || proc_sid(self) != proc_pid(self))
+		return -EPERM;
+	int holder = __atomic_load_n(&console.session, __ATOMIC_RELAXED);
+	if (holder && holder != proc_sid(self) && proc_session_leader_alive(holder))
+		return -EPERM;
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	console.session = proc_sid(self);
+	console.foreground = proc_pgid(self);
+	spin_unlock_irqrestore(&console.lock, flags);
+	return 0;
+}
+
+/* TIOCNOTTY from a process of the console's session: the console has no
+ * session from now on.  Returns 0 or -ENOTTY. */
+static int release_console(void)
+{
+	struct process *self = proc_current();
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	int error = self && console.session == proc_sid(self) ? 0 : -ENOTTY;
+	if (!error)
+		console.session = console.foreground = 0;
+	spin_unlock_irqrestore(&console.lock, flags);
+	return error;
+}
+
+/* TIOCSPGRP: only from the console's session, to a group in it.  Returns 0,
+ * -ENOTTY (the caller's session does not hold the console), -EINVAL or
+ * -EPERM (no such group in the session). */
+static int set_foreground(int pgid)
+{
+	struct process *self = proc_current();
+	if (!self || proc_sid(self) != __atomic_load_n(&console.session, __ATOMIC_RELAXED))
+		return -ENOTTY;
+	if (pgid <= 0)
+		return -EINVAL;
+	if (!proc_group_in_session(pgid, proc_sid(self)))
+		return -EPERM;
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	console.foreground = pgid;
+	spin_unlock_irqrestore(&console.lock, flags);
+	return 0;
+}
+
+/* TIOCGPGRP, TIOCGSID: only from the console's session (-ENOTTY). */
+static int get_terminal_id(unsigned long command, int *id)
+{
+	struct process *self = proc_current();
+	int session = __atomic_load_n(&console.session, __ATOMIC_RELAXED);
+	if (!self || !session || proc_sid(self) != session)
+		return -ENOTTY;
+	*id = command == VFS_TIOCGSID ? session
+				      : __atomic_load_n(&console.foreground, __ATOMIC_RELAXED);
+	return 0;
+}
+
 static int console_ioctl(struct vfs_file *file, unsigned long command, void *argument)
 {
 	switch (command) {
+	case VFS_TIOCSCTTY: return take_console();
+	case VFS_TIOCNOTTY: return release_console();
+	case VFS_TIOCSPGRP: {
+		int pgid;
+		memcpy(&pgid, argument, sizeof pgid);
+		return set_foreground(pgid);
+	}
+	case VFS_TIOCGPGRP:
+	case VFS_TIOCGSID: {
+		int id = 0;
+		int error = get_terminal_id(command, &id);
+		memcpy(argument, &id, sizeof id);
+		return error;
+	}
 	case VFS_TCGETS: fill_termios(argument); return 0;
 	case VFS_TCSETS:
 	case VFS_TCSETSW:

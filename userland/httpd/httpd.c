@@ -24,6 +24,9 @@
  * log line gains the kernel's breakdown of it, and GET /rscfl returns the
  * last requests' figures as JSON (report.c).
  *
+ * -b serves in the background as a daemon: a child in a session of its own
+ * (setsid), so that nothing typed at the console (^C) reaches it.
+ *
  *     httpd [-p port] [-r docroot] [-c connections] [-q] [-b] [-a] [-l logfile]
  */
 #include <arpa/inet.h>
@@ -601,6 +604,7 @@ int main(int argc, char **argv)
 			       options.port, (int)pid);
 			return 0;
 		}
+		setsid(); /* a daemon: out of the console's session, ^C never reaches it */
 	} else {
 		printf("httpd: serving %s on port %d\n", options.docroot, options.port);
 		fflush(stdout);

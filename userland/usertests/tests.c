@@ -761,6 +761,8 @@ static void orphans_are_reaped(void)
 		int32_t cpu;
 		uint32_t flags;
 		uint64_t cpu_ns;
+		int32_t pgid, sid, run_state;
+		uint32_t reserved;
 	} info[64]; /* struct proc_info of proc/proc.h */
 	long before = ms_syscall3(__NR_ms_getprocs, (long)info, 64, 0);
 	pid_t pid = fork();

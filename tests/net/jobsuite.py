@@ -1,0 +1,117 @@
+"""Job control and the shell, typed at the OS's console as a user would.
+
+Boots the shipped system with a NIC (so /etc/rc starts httpd as a daemon),
+links an aspect with the shm binding (so a monitor process runs), and checks
+that ^C typed at the console ends the foreground program only: httpd and the
+monitor live on.  Then ^Z, jobs, bg, kill of a background job, kill -l, and
+the shell's lists, conditionals, variables and redirections.
+
+    results = run(build, log)   # [(name, ok, detail)]
+"""
+import re
+import time
+
+from guest import Guest
+
+CTRL_C, CTRL_Z = "\x03", "\x1a"
+
+
+def processes(guest):
+    """{pid: (state, name)} from ps."""
+    text = guest.run("ps") or ""
+    found = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[0].isdigit():
+            found[int(fields[0])] = (fields[2], fields[-1])
+    return found
+
+
+def pids_named(table, name):
+    return [pid for pid, (_, n) in table.items() if n == name]
+
+
+def press(guest, key):
+    """Types one control key (no Enter); returns the text up to the next prompt."""
+    with guest.lock:
+        mark = len(guest.text)
+    guest.proc.stdin.write(key.encode())
+    guest.proc.stdin.flush()
+    from guest import PROMPT
+    m = guest.wait_for(PROMPT, 30, mark)
+    with guest.lock:
+        return guest.text[mark:m.start() + 1] if m else None
+
+
+# (name, line, pattern its output must match)
+SHELL_LINES = [
+    ("semicolon", "echo one; echo two", r"one\ntwo\n"),
+    ("and-or", "false && echo no; false || echo yes; true && echo yes2", r"^(?!.*no\n).*yes\nyes2\n"),
+    ("status", "false; echo status $?", r"status 1\n"),
+    ("variables", "X=5; export Y=6; echo \"x=$X y=${Y}\" '$X'", r"x=5 y=6 \$X\n"),
+    ("redirect", "echo hello > /f; echo more >> /f; cat < /f", r"hello\nmore\n"),
+    ("stderr", "cat /nonexistent 2>&1 | cat > /e; cat /e", r"nonexistent"),
+    ("builtin-redirect", "pwd > /p; cat /p", r"/\n"),
+    ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
+    ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
+    ("kill-l", "kill -l", r"15 TERM"),
+]
+
+
+def check(results, name, ok, detail=""):
+    results.append(("jobs/" + name, bool(ok), "" if ok else detail))
+
+
+def run(build, log):
+    guest = Guest(build, "e1000", {}, log, timeout=240)
+    results = []
+    try:
+        if not guest.boot():
+            check(results, "boot", False, "no httpd line or no prompt")
+            return results
+        linked = guest.run("scopectl load /aspects/latency.o; "
+                           "scopectl link latency --binding shm") or ""
+        before = processes(guest)
+        httpd, monitor = pids_named(before, "httpd"), pids_named(before, "monitor")
+        check(results, "daemons-running", httpd and monitor,
+              f"httpd {httpd}, monitor {monitor} in {before}; link said {linked!r}")
+
+        guest.type("sleep 100")
+        time.sleep(2)
+        answer = press(guest, CTRL_C)
+        after = processes(guest)
+        check(results, "ctrl-c-ends-foreground", answer is not None and
+              not pids_named(after, "sleep"), f"after ^C: {after}")
+        check(results, "ctrl-c-spares-daemons",
+              set(httpd) <= set(after) and set(monitor) <= set(after),
+              f"before {before}, after {after}")
+
+        guest.type("sleep 100")
+        time.sleep(2)
+        stopped = press(guest, CTRL_Z) or ""
+        table = processes(guest)
+        sleeping = pids_named(table, "sleep")
+        check(results, "ctrl-z-stops", "stopped" in stopped and sleeping and
+              table[sleeping[0]][0] == "stopped", f"{stopped!r}, {table}")
+        resumed = guest.run("bg; jobs") or ""
+        check(results, "bg-continues", re.search(r"\[1\] running", resumed), resumed)
+
+        started = guest.run("sleep 100 &") or ""
+        m = re.search(r"\[(\d+)\] (\d+)", started)
+        ended, table = "", {}
+        if m:
+            guest.run(f"kill {m.group(2)}")
+            ended = guest.run("jobs") or ""
+            table = processes(guest)
+        check(results, "kill-ends-background-job", m and int(m.group(2)) not in table and
+              "killed by signal 15" in ended, f"{started!r} {ended!r} {table}")
+        for pid in sleeping:
+            guest.run(f"kill {pid}")
+
+        for name, line, pattern in SHELL_LINES:
+            out = guest.run(line) or ""
+            out = out[len(line):] if out.startswith(line) else out
+            check(results, "sh-" + name, re.search(pattern, out, re.S), f"{line!r} gave {out!r}")
+    finally:
+        guest.stop()
+    return results
