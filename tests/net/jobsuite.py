@@ -100,8 +100,7 @@ def run(build, log):
         m = re.search(r"\[(\d+)\] (\d+)", started)
         ended, table = "", {}
         if m:
-            guest.run(f"kill {m.group(2)}")
-            ended = guest.run("jobs") or ""
+            ended = (guest.run(f"kill {m.group(2)}") or "") + (guest.run("jobs") or "")
             table = processes(guest)
         check(results, "kill-ends-background-job", m and int(m.group(2)) not in table and
               "killed by signal 15" in ended, f"{started!r} {ended!r} {table}")

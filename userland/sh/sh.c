@@ -217,15 +217,35 @@ static int tokenize(const char *line, struct token *tokens, char *storage)
 			p += length;
 			continue;
 		}
+		/* The word's source text: it is expanded only when its pipeline
+		 * runs, so that `false; echo $?` sees the first command's status. */
+		char scratch[8];
+		struct cursor discard = {scratch, scratch, 0};
+		const char *end = scan_word(p, &discard);
+		if (!end) {
+			fprintf(stderr, "sh: unterminated quote\n");
+			return -1;
+		}
 		t->kind = T_WORD;
 		t->word = c.out;
-		p = scan_word(p, &c);
+		while (p < end)
+			put_char(&c, *p++);
 		put_char(&c, '\0');
-		if (!p || c.overflow) {
-			fprintf(stderr, p ? "sh: line too long\n" : "sh: unterminated quote\n");
+		if (c.overflow) {
+			fprintf(stderr, "sh: line too long\n");
 			return -1;
 		}
 	}
+}
+
+/* The expansion of a word's source text, in storage that lasts until the
+ * next pipeline is parsed; NULL when it does not fit. */
+static char *expand_word(const char *source, struct cursor *c)
+{
+	char *start = c->out;
+	scan_word(source, c);
+	put_char(c, '\0');
+	return c->overflow ? NULL : start;
 }
 
 /* ---- Parsing ----------------------------------------------------------- */
@@ -253,6 +273,8 @@ static int add_redirect(struct command *cmd, const char *op, const char *path)
  * -1 after printing what is wrong. */
 static int parse_pipeline(struct token *tokens, int count, int *i, struct pipeline *pl)
 {
+	static char storage[STORAGE_BYTES];
+	struct cursor c = {storage, storage + STORAGE_BYTES - 1, 0};
 	memset(pl, 0, sizeof *pl);
 	struct command *cmd = &pl->stages[0];
 	pl->count = 1;
@@ -263,7 +285,12 @@ static int parse_pipeline(struct token *tokens, int count, int *i, struct pipeli
 				fprintf(stderr, "sh: too many words\n");
 				return -1;
 			}
-			cmd->argv[cmd->argc++] = t->word;
+			char *word = expand_word(t->word, &c);
+			if (!word) {
+				fprintf(stderr, "sh: line too long\n");
+				return -1;
+			}
+			cmd->argv[cmd->argc++] = word;
 		} else if (t->kind == T_REDIRECT) {
 			int needs_path = t->word[strlen(t->word) - 1] != '1' &&
 					 t->word[strlen(t->word) - 1] != '2';
@@ -273,7 +300,11 @@ static int parse_pipeline(struct token *tokens, int count, int *i, struct pipeli
 					fprintf(stderr, "sh: redirection needs a file name\n");
 					return -1;
 				}
-				path = tokens[++*i].word;
+				path = expand_word(tokens[++*i].word, &c);
+				if (!path) {
+					fprintf(stderr, "sh: line too long\n");
+					return -1;
+				}
 			}
 			if (add_redirect(cmd, t->word, path) < 0)
 				return -1;
