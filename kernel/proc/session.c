@@ -152,7 +152,7 @@ struct group_signal {
 static void signal_member(struct process *p, void *arg)
 {
 	struct group_signal *g = arg;
-	if (p->state == PROC_ZOMBIE || p->state == PROC_EMBRYO)
+	if (p->state == PROC_ZOMBIE) /* an embryo (just forked) counts: it acts on it when it runs */
 		return;
 	if (g->pgid ? p->pgid != g->pgid : (p->pid == 1 || p->pid == g->exclude))
 		return;

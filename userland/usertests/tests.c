@@ -942,5 +942,10 @@ const struct user_test user_tests[] = {
     {"user_clock_survives_fork_and_exec", user_clock_survives_fork_and_exec, 20000},
     {"affinity_pins_a_process", affinity_pins_a_process, 10000},
     {"top_and_ps_show_cpus", top_and_ps_show_cpus, 20000},
+    {"groups_and_sessions", groups_and_sessions, 10000},
+    {"stop_and_continue", stop_and_continue, 10000},
+    {"signal_to_a_group", signal_to_a_group, 10000},
+    {"ignored_signals", ignored_signals, 10000},
+    {"terminal_ioctls", terminal_ioctls, 10000},
     {NULL, NULL, 0},
 };

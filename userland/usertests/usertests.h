@@ -47,6 +47,13 @@ void t_expect_signal(const char *what, void (*body)(void *), void *argument, int
 long t_now_ms(void);
 void t_sleep_ms(long ms);
 
+/* jobs.c: process groups, sessions, stops, ignored signals, the terminal */
+void groups_and_sessions(void);
+void stop_and_continue(void);
+void signal_to_a_group(void);
+void ignored_signals(void);
+void terminal_ioctls(void);
+
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
 void user_clock_is_monotonic(void);
