@@ -4,7 +4,7 @@ Boots the shipped system with a NIC (so /etc/rc starts httpd as a daemon),
 links an aspect with the shm binding (so a monitor process runs), and checks
 that ^C typed at the console ends the foreground program only: httpd and the
 monitor live on.  Then ^Z, jobs, bg, kill of a background job, kill -l, and
-the shell's lists, conditionals, variables and redirections.
+the shell's lists, conditionals, variables and redirections, and top's q.
 
     results = run(build, log)   # [(name, ok, detail)]
 """
@@ -106,6 +106,12 @@ def run(build, log):
               "killed by signal 15" in ended, f"{started!r} {ended!r} {table}")
         for pid in sleeping:
             guest.run(f"kill {pid}")
+
+        guest.type("top -d 1")
+        time.sleep(3)
+        quit_answer = guest.run("q") or ""
+        check(results, "top-quits-on-q", "%CPU" in quit_answer and
+              not pids_named(processes(guest), "top"), quit_answer)
 
         for name, line, pattern in SHELL_LINES:
             out = guest.run(line) or ""
