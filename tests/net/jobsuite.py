@@ -55,6 +55,7 @@ SHELL_LINES = [
     ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
     ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
     ("kill-l", "kill -l", r"15 TERM"),
+    ("kcmd-redirect", "kcmd uptime > /k; echo saved; cat /k | cat", r"saved\n.*up \d+\.\d+ s"),
 ]
 
 

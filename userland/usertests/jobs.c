@@ -1,7 +1,7 @@
 /*
  * usertests for job control: process groups and sessions, stopping and
  * continuing, signals to a group, ignored signals, and the console's
- * controlling-terminal ioctls, each with the hostile inputs the system calls
+ * controlling-terminal ioctls, kcmd's output capture, each with the hostile inputs the system calls
  * must refuse.  Raw system calls (ms_syscall) where the Linux errno matters.
  */
 #include <errno.h>
@@ -210,4 +210,28 @@ void terminal_ioctls(void)
 	int status = t_run_child(terminal_body, NULL);
 	if (status != -1 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
 		t_fail("the terminal checks failed (status %#x)", status);
+}
+
+/* Does kcmd's system call hand a command's output back (cut at the size
+ * given), and refuse bad buffers? */
+void kshell_output_captured(void)
+{
+	char output[64] = "";
+	uint64_t length = 99;
+	const char *line = "echo captured";
+	expect("capture", ms_syscall6(__NR_ms_kshell, (long)line, (long)output, sizeof output,
+				      (long)&length, 0, 0), 0);
+	if (length != 9 || memcmp(output, "captured\n", 9) != 0)
+		t_fail("captured %lu bytes: '%.*s'", (unsigned long)length, (int)length, output);
+	expect("a 4-byte buffer", ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 4,
+					      (long)&length, 0, 0), 0);
+	expect("length cut to the buffer", (long)length, 4);
+	expect("bad output pointer", ms_syscall6(__NR_ms_kshell, (long)line, BAD_POINTER, 64,
+						 (long)&length, 0, 0), -L_EFAULT);
+	expect("bad length pointer", ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 64,
+						 BAD_POINTER, 0, 0), -L_EFAULT);
+	expect("no length pointer", ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 64, 0,
+						0, 0), -L_EINVAL);
+	expect("size 0", ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 0, (long)&length,
+				     0, 0), -L_EINVAL);
 }

@@ -947,5 +947,6 @@ const struct user_test user_tests[] = {
     {"signal_to_a_group", signal_to_a_group, 10000},
     {"ignored_signals", ignored_signals, 10000},
     {"terminal_ioctls", terminal_ioctls, 10000},
+    {"kshell_output_captured", kshell_output_captured, 10000},
     {NULL, NULL, 0},
 };

@@ -53,6 +53,7 @@ void stop_and_continue(void);
 void signal_to_a_group(void);
 void ignored_signals(void);
 void terminal_ioctls(void);
+void kshell_output_captured(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
