@@ -8,6 +8,7 @@ the shell's lists, conditionals, variables and redirections, and top's q.
 
     results = run(build, log)   # [(name, ok, detail)]
 """
+import os
 import re
 import time
 
@@ -57,6 +58,16 @@ SHELL_LINES = [
     ("kill-l", "kill -l", r"15 TERM"),
     ("kcmd-redirect", "kcmd uptime > /k; echo saved; cat /k | cat", r"saved\n.*up \d+\.\d+ s"),
 ]
+
+
+def readme_programs():
+    """The programs README.md's "Programs in `/bin`:" paragraph names."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "README.md")) as f:
+        text = f.read()
+    start = text.find("Programs in `/bin`:")
+    paragraph = text[start:text.find("\n\n", start)]
+    return set(re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", paragraph)))
 
 
 def check(results, name, ok, detail=""):
@@ -113,6 +124,11 @@ def run(build, log):
         quit_answer = guest.run("q")  # None: no prompt came back
         check(results, "top-quits-on-q", quit_answer is not None and
               not pids_named(processes(guest), "top"), repr(quit_answer))
+
+        listed = set((guest.run("ls /bin") or "").split()[2:])
+        named = readme_programs()
+        check(results, "readme-bin-list", listed and listed <= named,
+              f"in /bin but not in README.md: {sorted(listed - named)}")
 
         for name, line, pattern in SHELL_LINES:
             out = guest.run(line) or ""
