@@ -47,9 +47,7 @@ static bool take_output(const char *text, size_t length)
 	return true;
 }
 
-/* Runs line with its console output going to buffer (size bytes); stores
- * how much in *length.  Returns the command's result, or -ENOMEM. */
-static int execute_captured(const char *line, char *buffer, size_t size, size_t *length)
+int kshell_capture(int (*fn)(void *arg), void *arg, char *buffer, size_t size, size_t *length)
 {
 	mutex_lock(&capture_lock);
 	capture.thread = thread_current();
@@ -58,12 +56,17 @@ static int execute_captured(const char *line, char *buffer, size_t size, size_t 
 	capture.length = 0;
 	capture.truncated = false;
 	console_set_capture(take_output);
-	int result = kshell_execute_line(line);
+	int result = fn(arg);
 	console_set_capture(NULL);
 	*length = capture.length;
 	capture.thread = NULL;
 	mutex_unlock(&capture_lock);
 	return result;
+}
+
+static int execute_line(void *line)
+{
+	return kshell_execute_line(line);
 }
 
 /* Returns the command's result (0 or a negative error, KSHELL_USAGE as
@@ -95,7 +98,7 @@ SYSCALL_DEFINE4(ms_kshell, const char *, line, char *, output, uint64_t, size, u
 	if (!captured)
 		return -ENOMEM;
 	size_t captured_length = 0;
-	int result = execute_captured(buffer, captured, room, &captured_length);
+	int result = kshell_capture(execute_line, buffer, captured, room, &captured_length);
 	uint64_t reported = captured_length;
 	if (copy_to_user(output, captured, captured_length) < 0 ||
 	    copy_to_user(length, &reported, sizeof reported) < 0)

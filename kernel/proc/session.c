@@ -42,12 +42,12 @@ struct group_search {
 static void match_group(struct process *p, void *arg)
 {
 	struct group_search *search = arg;
-	if (p->state != PROC_ZOMBIE && p->pgid == search->pgid &&
+	if (p->pgid == search->pgid && /* a zombie is a member until it is reaped */
 	    (search->sid == 0 || p->sid == search->sid))
 		search->found = true;
 }
 
-/* True when a live process of session sid (0: any) is in group pgid. */
+/* True when a process of session sid (0: any) is in group pgid. */
 static bool group_exists_locked(int pgid, int sid)
 {
 	struct group_search search = {pgid, sid, false};

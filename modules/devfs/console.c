@@ -23,6 +23,11 @@
  * foreground group that reads gets SIGTTIN (it stops until the shell puts it
  * in the foreground), or -EIO when it ignores SIGTTIN.  Without a session,
  * ^C and ^Z only drop the line being typed.
+ *
+ * Raw mode: TCSETS with ICANON off hands every typed byte to readers as it
+ * comes (a read returns what is there, at least one byte), ECHO off stops the
+ * echo, ISIG off makes ^C and ^Z plain bytes; the other termios fields are
+ * accepted and ignored.  The user shell edits its own line this way.
  */
 #include "devfs/devfs.h"
 
@@ -41,6 +46,12 @@
 #define CTRL_D    0x04
 #define CTRL_U    0x15
 #define CTRL_Z    0x1a
+
+/* c_lflag bits (Linux's) the line discipline honours. */
+#define LFLAG_ISIG   0000001
+#define LFLAG_ICANON 0000002
+#define LFLAG_ECHO   0000010
+#define LFLAG_COOKED 0000073 /* ISIG | ICANON | ECHO | ECHOE | ECHOK: the default */
 #define BACKSPACE 0x08
 #define DELETE    0x7f
 
@@ -54,7 +65,8 @@ static struct {
 	bool input_claimed;
 	int session;    /* the session the console is the controlling terminal of; 0: none */
 	int foreground; /* its foreground process group */
-} console = {.lock = SPINLOCK_INIT("console.input")};
+	uint32_t lflag; /* LFLAG_* */
+} console = {.lock = SPINLOCK_INIT("console.input"), .lflag = LFLAG_COOKED};
 
 static struct waitq readers = WAITQ_INIT(readers, "console.readers");
 static struct mutex claim_lock = MUTEX_INIT(claim_lock, "console.claim");
@@ -79,11 +91,27 @@ static void complete_line(char end)
 	console.line_length = 0;
 }
 
+/* Raw mode: the byte goes to readers as it is.  Lock held. */
+static bool pass_raw(char c)
+{
+	if (console.head - console.tail < COOKED_SIZE)
+		console.cooked[console.head++ % COOKED_SIZE] = c;
+	if (console.lflag & LFLAG_ECHO)
+		echo(&c, 1);
+	return true;
+}
+
 /* Applies one typed byte.  Returns true when readers may want waking;
  * sets *signal for ^C (SIGINT) and ^Z (SIGTSTP).  Lock held. */
 static bool edit(char c, int *signal)
 {
+	bool signals = console.lflag & LFLAG_ISIG;
+	if (!(console.lflag & LFLAG_ICANON) && !(signals && (c == CTRL_C || c == CTRL_Z)))
+		return pass_raw(c);
+	if (!signals && (c == CTRL_C || c == CTRL_Z))
+		c = 0; /* ISIG off in cooked mode: dropped */
 	switch (c) {
+	case 0: return false;
 	case CTRL_C:
 		console.line_length = 0;
 		*signal = SIGINT;
@@ -186,12 +214,13 @@ static int64_t take_input(char *buffer, size_t length)
 {
 	int64_t n = -EAGAIN;
 	uint64_t flags = spin_lock_irqsave(&console.lock);
+	bool canonical = console.lflag & LFLAG_ICANON;
 	if (console.head != console.tail) {
 		n = 0;
 		while ((size_t)n < length && console.tail != console.head) {
 			char c = console.cooked[console.tail++ % COOKED_SIZE];
 			buffer[n++] = c;
-			if (c == '\n')
+			if (c == '\n' && canonical)
 				break;
 		}
 	} else if (console.eof_marks) {
@@ -251,11 +280,11 @@ static int64_t console_write_op(struct vfs_file *file, const void *buffer, size_
 /* Linux's struct termios for a cooked, echoing 115200 8N1 line. */
 static void fill_termios(uint8_t *termios)
 {
-	static const uint32_t flags[4] = {
+	uint32_t flags[4] = {
 	    0000400,              /* c_iflag: ICRNL */
 	    0000005,              /* c_oflag: OPOST | ONLCR */
 	    0010002 | 060 | 0200, /* c_cflag: B115200 | CS8 | CREAD */
-	    0000073,              /* c_lflag: ISIG | ICANON | ECHO | ECHOE | ECHOK */
+	    __atomic_load_n(&console.lflag, __ATOMIC_RELAXED), /* c_lflag */
 	};
 	memset(termios, 0, DEVFS_TERMIOS_SIZE);
 	memcpy(termios, flags, sizeof flags);
@@ -329,6 +358,21 @@ static int get_terminal_id(unsigned long command, int *id)
 	return 0;
 }
 
+/* TCSETS: takes ISIG, ICANON and ECHO from c_lflag (the rest is ignored).
+ * Leaving canonical mode hands a half-typed line over as it is. */
+static void set_modes(const uint8_t *termios)
+{
+	uint32_t lflag;
+	memcpy(&lflag, termios + 12, sizeof lflag);
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	if (!(lflag & LFLAG_ICANON) && console.line_length)
+		complete_line(0);
+	console.lflag = (console.lflag & ~(LFLAG_ISIG | LFLAG_ICANON | LFLAG_ECHO)) |
+			(lflag & (LFLAG_ISIG | LFLAG_ICANON | LFLAG_ECHO));
+	spin_unlock_irqrestore(&console.lock, flags);
+	waitq_wake_all(&readers);
+}
+
 static int console_ioctl(struct vfs_file *file, unsigned long command, void *argument)
 {
 	switch (command) {
@@ -349,7 +393,7 @@ static int console_ioctl(struct vfs_file *file, unsigned long command, void *arg
 	case VFS_TCGETS: fill_termios(argument); return 0;
 	case VFS_TCSETS:
 	case VFS_TCSETSW:
-	case VFS_TCSETSF: return 0; /* the line discipline is fixed; accepted so programs go on */
+	case VFS_TCSETSF: set_modes(argument); return 0;
 	case VFS_TIOCGWINSZ: {
 		static const uint16_t size[4] = {24, 80, 0, 0}; /* rows, columns */
 		memcpy(argument, size, sizeof size);

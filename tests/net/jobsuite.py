@@ -4,7 +4,8 @@ Boots the shipped system with a NIC (so /etc/rc starts httpd as a daemon),
 links an aspect with the shm binding (so a monitor process runs), and checks
 that ^C typed at the console ends the foreground program only: httpd and the
 monitor live on.  Then ^Z, jobs, bg, kill of a background job, kill -l, and
-the shell's lists, conditionals, variables and redirections, and top's q.
+the shell's lists, conditionals, variables and redirections, its line editor
+(history on the arrow keys, Tab completion), scopectl's answers, and top's q.
 
     results = run(build, log)   # [(name, ok, detail)]
 """
@@ -56,6 +57,18 @@ SHELL_LINES = [
     ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
     ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
     ("kill-l", "kill -l", r"15 TERM"),
+    ("scopectl-list-pattern", "scopectl list 'vfs.op*'", r"vfs\.open\(.*\) -> "),
+    ("scopectl-list-nothing", "scopectl list 'nothing.*' || echo refused",
+     r"no join point matches 'nothing\.\*'\nrefused"),
+    ("scopectl-unknown-name", "scopectl unlink nosuch || echo refused",
+     r"no aspect called 'nosuch'.*\nrefused"),
+    ("scopectl-says-what-it-did", "scopectl unlink latency; scopectl unload latency",
+     r"unlinked 'latency'.*unloaded 'latency'"),
+    ("history-line", "echo history-check", r"history-check\n"),
+    ("history-arrow-up", "\x1b[A", r"history-check\n"),
+    ("tab-command", "ech\t tabbed", r"tabbed\n"),
+    ("tab-path", "cat /etc/mo\t", r"Welcome to microScope"),
+    ("ctrl-c-drops-line", "echo dropped\x03echo kept", r"kept\n"),
     ("kcmd-redirect", "kcmd uptime > /k; echo saved; cat /k | cat", r"saved\n.*up \d+\.\d+ s"),
 ]
 
@@ -85,6 +98,8 @@ def run(build, log):
                            "scopectl link latency --binding shm") or ""
         before = processes(guest)
         httpd, monitor = pids_named(before, "httpd"), pids_named(before, "monitor")
+        check(results, "scopectl-link-says-so", "scopectl: loaded aspect 'latency'" in linked and
+              "scopectl: linked 'latency' (shm)" in linked, linked)
         check(results, "daemons-running", httpd and monitor,
               f"httpd {httpd}, monitor {monitor} in {before}; link said {linked!r}")
 

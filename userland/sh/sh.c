@@ -19,7 +19,8 @@
  * or one started with `&` is listed by `jobs` and resumed by `fg`/`bg`.
  * Children get the default signal actions back before exec.  A
  * non-interactive shell runs everything in its own group and lets `&` jobs
- * ignore SIGINT, as POSIX asks.
+ * ignore SIGINT, as POSIX asks.  An interactive shell edits its lines with
+ * history and Tab completion (edit.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -30,6 +31,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "edit.h"
 
 #define LINE_MAX_BYTES 1024
 #define STORAGE_BYTES  4096
@@ -399,7 +402,8 @@ static void wait_job(struct job *job)
 	job->stopped = 0;
 	while (job->running > 0 && !job->stopped) {
 		int status;
-		pid_t pid = waitpid(-job->pgid, &status, interactive ? WUNTRACED : 0);
+		/* Any child: a stage that ended before it joined the group is still ours. */
+		pid_t pid = waitpid(-1, &status, interactive ? WUNTRACED : 0);
 		if (pid < 0 && errno == EINTR)
 			continue;
 		if (pid < 0)
@@ -831,23 +835,43 @@ static void run_line(const char *line)
 	}
 }
 
+/* The builtins' names, for Tab completion. */
+static const char *const *builtin_names(void)
+{
+	static const char *names[sizeof(builtins) / sizeof(builtins[0]) + 1];
+	for (unsigned i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		names[i] = builtins[i].name;
+	return names;
+}
+
+/* The interactive prompt and line: edited when the console allows it.
+ * Returns 0, or -1 at end of input. */
+static int read_interactive(FILE *in, char *line, size_t size)
+{
+	char cwd[256], prompt[300];
+	reap_background();
+	snprintf(prompt, sizeof prompt, "%s$ ", getcwd(cwd, sizeof(cwd)) ? cwd : "?");
+	fflush(stdout);
+	int n = edit_line(prompt, builtin_names(), line, size);
+	if (n >= 0) {
+		edit_remember(line);
+		return 0;
+	}
+	if (n == -1)
+		return -1;
+	fputs(prompt, stdout);
+	fflush(stdout);
+	return fgets(line, (int)size, in) ? 0 : -1;
+}
+
 static int run_file(FILE *in)
 {
 	char line[LINE_MAX_BYTES + 2];
 	for (;;) {
-		if (interactive) {
-			reap_background();
-			char cwd[256];
-			printf("%s$ ", getcwd(cwd, sizeof(cwd)) ? cwd : "?");
-			fflush(stdout);
-		}
-		if (!fgets(line, sizeof(line), in)) {
-			if (interactive && ferror(in) && errno == EINTR) {
-				clearerr(in);
-				continue;
-			}
+		if (interactive && read_interactive(in, line, sizeof line) < 0)
 			break;
-		}
+		if (!interactive && !fgets(line, sizeof(line), in))
+			break;
 		run_line(line);
 	}
 	if (interactive)
