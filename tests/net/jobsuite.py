@@ -83,6 +83,32 @@ def readme_programs():
     return set(re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", paragraph)))
 
 
+# What each console example of README.md must print (a line of the example
+# with no entry here fails: an example added to the README needs its check).
+README_EXAMPLES = {
+    "kcmd jp list 'vfs.*'": r"vfs\.open",
+    "kcmd jp attach 'vfs.*' count": r"vfs\.",
+    "ls /bin; kcmd jp stats 'vfs.*'": r"kcmd\n.*vfs\.\w+",
+    "kcmd jp detach 'vfs.*'": r"vfs\.",
+    "scopectl load /aspects/latency.o": r"loaded aspect 'latency'",
+    "scopectl link latency --binding direct": r"linked 'latency' \(direct\)",
+    "scopectl stats": r"latency state=live binding=direct",
+    "scopectl relink latency --binding msg": r"relinked 'latency' \(msg\)",
+    "scopectl unlink latency": r"unlinked 'latency'",
+}
+FAILURE_WORDS = re.compile(r"usage:|error|unknown|not found|No such|refused")
+
+
+def readme_examples():
+    """The commands of README.md's block under "Watching the kernel from the shell"."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "README.md")) as f:
+        text = f.read()
+    start = text.find("```sh", text.find("### Watching the kernel from the shell"))
+    block = text[start + len("```sh"):text.find("```", start + 5)]
+    return [line.split("  #")[0].strip() for line in block.strip().splitlines()]
+
+
 def check(results, name, ok, detail=""):
     results.append(("jobs/" + name, bool(ok), "" if ok else detail))
 
@@ -149,6 +175,12 @@ def run(build, log):
             out = guest.run(line) or ""
             out = out[len(line):] if out.startswith(line) else out
             check(results, "sh-" + name, re.search(pattern, out, re.S), f"{line!r} gave {out!r}")
+        for line in readme_examples():
+            out = guest.run(line) or ""
+            pattern = README_EXAMPLES.get(line)
+            ok = pattern and re.search(pattern, out, re.S) and not FAILURE_WORDS.search(out)
+            check(results, "readme " + line, ok,
+                  f"gave {out!r}" if pattern else "no check for this README example")
     finally:
         guest.stop()
     return results
