@@ -69,6 +69,9 @@ SHELL_LINES = [
     ("tab-command", "ech\t tabbed", r"tabbed\n"),
     ("tab-path", "cat /etc/mo\t", r"Welcome to microScope"),
     ("ctrl-c-drops-line", "echo dropped\x03echo kept", r"kept\n"),
+    ("httpd-log-in-a-file", "httpget http://127.0.0.1/small.txt > /dev/null; tail -n 1 /tmp/httpd.log",
+     r"httpd: 127\.0\.0\.1 GET /small\.txt 200 "),
+    ("dmesg", "dmesg > /tmp/d; tail -n 400 /tmp/d", r"\] monitor: pid \d+ attached"),
     ("kcmd-redirect", "kcmd uptime > /k; echo saved; cat /k | cat", r"saved\n.*up \d+\.\d+ s"),
 ]
 
@@ -175,6 +178,15 @@ def run(build, log):
             out = guest.run(line) or ""
             out = out[len(line):] if out.startswith(line) else out
             check(results, "sh-" + name, re.search(pattern, out, re.S), f"{line!r} gave {out!r}")
+        started = guest.run("tail -f /tmp/httpd.log &") or ""
+        m = re.search(r"\[\d+\] (\d+)", started)
+        guest.run("httpget http://127.0.0.1/index.html > /dev/null")
+        followed = guest.wait_for(re.compile(r"GET /index\.html 200"), 10,
+                                  len(guest.text) - 2000)
+        if m:
+            guest.run(f"kill {m.group(1)}")
+        check(results, "tail-follows-the-access-log", m and followed, started)
+
         for line in readme_examples():
             out = guest.run(line) or ""
             pattern = README_EXAMPLES.get(line)
