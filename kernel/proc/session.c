@@ -143,7 +143,7 @@ int proc_set_sid(void)
 }
 
 struct group_signal {
-	int pgid;    /* 0: every process but init and the sender */
+	int pgid; /* 0: every process but init and the sender */
 	int signal;
 	int exclude; /* the sender, for pgid 0 */
 	int count;
@@ -152,7 +152,8 @@ struct group_signal {
 static void signal_member(struct process *p, void *arg)
 {
 	struct group_signal *g = arg;
-	if (p->state == PROC_ZOMBIE) /* an embryo (just forked) counts: it acts on it when it runs */
+	if (p->state ==
+	    PROC_ZOMBIE) /* an embryo (just forked) counts: it acts on it when it runs */
 		return;
 	if (g->pgid ? p->pgid != g->pgid : (p->pid == 1 || p->pid == g->exclude))
 		return;
@@ -197,8 +198,7 @@ int proc_set_ignored(int signal, bool ignore, bool *was_ignored)
 	if (ignore && signal != SIGKILL && signal != SIGSTOP) {
 		self->ignored_signals |= bit;
 		__atomic_and_fetch(&self->pending_signals, ~bit, __ATOMIC_RELEASE);
-	}
-	else if (!ignore)
+	} else if (!ignore)
 		self->ignored_signals &= ~bit;
 	spin_unlock_irqrestore(&proc_lock, irq);
 	return ignore && (signal == SIGKILL || signal == SIGSTOP) ? -EINVAL : 0;

@@ -80,9 +80,9 @@ int sigaction(int sig, const struct sigaction *action, struct sigaction *old)
 		}
 		in.handler = action->sa_handler == SIG_IGN ? 1 : 0;
 	}
-	long result = sys_result(ms_syscall6(__NR_rt_sigaction, signal_to_linux(sig),
-					     action ? (long)&in : 0, (long)&out, sizeof in.mask,
-					     0, 0));
+	long result =
+	    sys_result(ms_syscall6(__NR_rt_sigaction, signal_to_linux(sig), action ? (long)&in : 0,
+				   (long)&out, sizeof in.mask, 0, 0));
 	if (result < 0)
 		return -1;
 	if (old) {

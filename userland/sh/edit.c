@@ -211,7 +211,8 @@ static void complete(struct editor *e)
 		add_directory(&c, "/bin", word);
 	} else {
 		char dir[EDIT_LINE_MAX];
-		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - word) : 1, slash ? word : ".");
+		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - word) : 1,
+			 slash ? word : ".");
 		add_directory(&c, slash && slash == word ? "/" : dir, prefix);
 	}
 	if (c.count == 0)

@@ -56,13 +56,13 @@ enum token_kind {
 
 struct token {
 	enum token_kind kind;
-	char *word;     /* T_WORD: the expanded text; T_REDIRECT: the operator */
+	char *word; /* T_WORD: the expanded text; T_REDIRECT: the operator */
 };
 
 struct redirect {
-	int fd;          /* the descriptor redirected */
-	int flags;       /* open flags, or -1 for a duplicate */
-	int from_fd;     /* for a duplicate: the descriptor copied */
+	int fd;      /* the descriptor redirected */
+	int flags;   /* open flags, or -1 for a duplicate */
+	int from_fd; /* for a duplicate: the descriptor copied */
 	const char *path;
 };
 
@@ -702,7 +702,8 @@ static int start_pipeline(struct pipeline *pl, struct job *job, int background)
 			if (!job->count)
 				job->pgid = interactive ? pid : getpgrp();
 			if (interactive)
-				setpgid(pid, job->pgid); /* as the child does: whichever runs first */
+				setpgid(pid,
+					job->pgid); /* as the child does: whichever runs first */
 			job->pids[job->count++] = pid;
 			job->running++;
 		} else {
@@ -799,7 +800,8 @@ static int run_and_or(struct token *tokens, int count, int *i)
 		if (*i < end) {
 			connector = tokens[*i].kind;
 			if (++*i == end) {
-				fprintf(stderr, "sh: missing command after %s\n", tokens[*i - 1].word);
+				fprintf(stderr, "sh: missing command after %s\n",
+					tokens[*i - 1].word);
 				return -1;
 			}
 		}

@@ -81,7 +81,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tail: %s: %s\n", argv[optind], strerror(errno));
 		return 1;
 	}
-	off_t offset = copy_from(fd, lines ? start_of_last_lines(fd, st.st_size, lines) : st.st_size);
+	off_t offset =
+	    copy_from(fd, lines ? start_of_last_lines(fd, st.st_size, lines) : st.st_size);
 	while (follow) {
 		sleep_ms(200);
 		if (fstat(fd, &st) == 0 && st.st_size < offset)

@@ -16,18 +16,18 @@
 
 #include "usertests.h"
 
-#define L_ESRCH  3
-#define L_EPERM  1
-#define L_ENOTTY 25
-#define L_SIGINT  2
-#define L_SIGKILL 9
-#define L_SIGTERM 15
-#define L_SIGCONT 18
-#define L_SIGSTOP 19
-#define TIOCSCTTY 0x540e
-#define TIOCGPGRP 0x540f
-#define TIOCSPGRP 0x5410
-#define TIOCNOTTY 0x5422
+#define L_ESRCH     3
+#define L_EPERM     1
+#define L_ENOTTY    25
+#define L_SIGINT    2
+#define L_SIGKILL   9
+#define L_SIGTERM   15
+#define L_SIGCONT   18
+#define L_SIGSTOP   19
+#define TIOCSCTTY   0x540e
+#define TIOCGPGRP   0x540f
+#define TIOCSPGRP   0x5410
+#define TIOCNOTTY   0x5422
 #define BAD_POINTER 0xffff800000001000L
 
 static void expect(const char *what, long got, long expected)
@@ -60,7 +60,8 @@ static void sessions_body(void *unused)
 	expect("a child starts in our group", ms_syscall3(__NR_getpgid, child, 0, 0), self);
 	expect("setpgid(child, child)", ms_syscall3(__NR_setpgid, child, child, 0), 0);
 	expect("the child leads its group", ms_syscall3(__NR_getpgid, child, 0, 0), child);
-	expect("setpgid to a group of nobody", ms_syscall3(__NR_setpgid, child, 99999, 0), -L_EPERM);
+	expect("setpgid to a group of nobody", ms_syscall3(__NR_setpgid, child, 99999, 0),
+	       -L_EPERM);
 	expect("setpgid of a stranger (init)", ms_syscall3(__NR_setpgid, 1, 0, 0), -L_ESRCH);
 	expect("setpgid with a negative pgid", ms_syscall3(__NR_setpgid, 0, -5, 0), -L_EINVAL);
 	expect("setpgid with a negative pid", ms_syscall3(__NR_setpgid, -5, 0, 0), -L_EINVAL);
@@ -191,10 +192,10 @@ static void terminal_body(void *unused)
 	expect("TIOCSPGRP to a group of nobody", ms_syscall3(__NR_ioctl, 0, TIOCSPGRP, (long)&bad),
 	       -L_EPERM);
 	expect("TIOCSPGRP to 0", ms_syscall3(__NR_ioctl, 0, TIOCSPGRP, (long)&zero), -L_EINVAL);
-	expect("TIOCSPGRP from a bad pointer",
-	       ms_syscall3(__NR_ioctl, 0, TIOCSPGRP, BAD_POINTER), -L_EFAULT);
-	expect("TIOCGPGRP to a bad pointer",
-	       ms_syscall3(__NR_ioctl, 0, TIOCGPGRP, BAD_POINTER), -L_EFAULT);
+	expect("TIOCSPGRP from a bad pointer", ms_syscall3(__NR_ioctl, 0, TIOCSPGRP, BAD_POINTER),
+	       -L_EFAULT);
+	expect("TIOCGPGRP to a bad pointer", ms_syscall3(__NR_ioctl, 0, TIOCGPGRP, BAD_POINTER),
+	       -L_EFAULT);
 	expect("TIOCNOTTY", ms_syscall3(__NR_ioctl, 0, TIOCNOTTY, 0), 0);
 	expect("TIOCGPGRP without the console", ms_syscall3(__NR_ioctl, 0, TIOCGPGRP, (long)&pgid),
 	       -L_ENOTTY);
@@ -219,19 +220,24 @@ void kshell_output_captured(void)
 	char output[64] = "";
 	uint64_t length = 99;
 	const char *line = "echo captured";
-	expect("capture", ms_syscall6(__NR_ms_kshell, (long)line, (long)output, sizeof output,
-				      (long)&length, 0, 0), 0);
+	expect("capture",
+	       ms_syscall6(__NR_ms_kshell, (long)line, (long)output, sizeof output, (long)&length,
+			   0, 0),
+	       0);
 	if (length != 9 || memcmp(output, "captured\n", 9) != 0)
 		t_fail("captured %lu bytes: '%.*s'", (unsigned long)length, (int)length, output);
-	expect("a 4-byte buffer", ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 4,
-					      (long)&length, 0, 0), 0);
+	expect("a 4-byte buffer",
+	       ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 4, (long)&length, 0, 0), 0);
 	expect("length cut to the buffer", (long)length, 4);
-	expect("bad output pointer", ms_syscall6(__NR_ms_kshell, (long)line, BAD_POINTER, 64,
-						 (long)&length, 0, 0), -L_EFAULT);
-	expect("bad length pointer", ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 64,
-						 BAD_POINTER, 0, 0), -L_EFAULT);
-	expect("no length pointer", ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 64, 0,
-						0, 0), -L_EINVAL);
-	expect("size 0", ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 0, (long)&length,
-				     0, 0), -L_EINVAL);
+	expect("bad output pointer",
+	       ms_syscall6(__NR_ms_kshell, (long)line, BAD_POINTER, 64, (long)&length, 0, 0),
+	       -L_EFAULT);
+	expect("bad length pointer",
+	       ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 64, BAD_POINTER, 0, 0),
+	       -L_EFAULT);
+	expect("no length pointer",
+	       ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 64, 0, 0, 0), -L_EINVAL);
+	expect("size 0",
+	       ms_syscall6(__NR_ms_kshell, (long)line, (long)output, 0, (long)&length, 0, 0),
+	       -L_EINVAL);
 }
