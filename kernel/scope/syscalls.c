@@ -128,7 +128,14 @@ static long control(struct scope_ctl *c, struct text *t)
 	case SCOPE_RELINK: return aspect_relink(a, (enum aspect_binding)c->binding);
 	case SCOPE_UNLINK: return aspect_unlink(a);
 	case SCOPE_UNLOAD: return aspect_unload(a);
-	case SCOPE_COUNTER: c->value = aspect_counter_value(a, c->counter); return 0;
+	case SCOPE_COUNTER:
+		if (!aspect_has_counter(a, c->counter)) {
+			snprintf(c->error, sizeof c->error, "aspect '%s' has no counter '%s'", c->name,
+				 c->counter);
+			return -ENOENT;
+		}
+		c->value = aspect_counter_value(a, c->counter);
+		return 0;
 	default: return -EINVAL;
 	}
 }
@@ -181,10 +188,10 @@ static void last_line_as_error(struct scope_ctl *c, const char *messages, size_t
 }
 
 /* Load, link, relink, unlink and unload run with the calling thread's
- * console output captured: on success the kernel's messages become the
- * command's answer (what it did: "monitor: pid 12 attached"), on failure
- * the last one is the error (why: "no join point matches"), and every
- * message is printed on the console as well. */
+ * console output captured: on failure the last message is the error the
+ * caller gets (why: "no join point matches"); every message is printed on
+ * the console as well, as it would have been.  The result stays the
+ * operation's (0 on success: no text). */
 static long control_with_messages(struct scope_ctl *c, struct text *t)
 {
 	char *messages = kmalloc(MESSAGES_MAX);
@@ -197,8 +204,6 @@ static long control_with_messages(struct scope_ctl *c, struct text *t)
 	length = strip_prefixes(messages, length);
 	if (result < 0 && !c->error[0])
 		last_line_as_error(c, messages, length);
-	if (result == 0)
-		append(t, "%.*s", (int)length, messages);
 	kfree(messages);
 	return result;
 }

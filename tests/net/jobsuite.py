@@ -193,6 +193,9 @@ def run(build, log):
             ok = pattern and re.search(pattern, out, re.S) and not FAILURE_WORDS.search(out)
             check(results, "readme " + line, ok,
                   f"gave {out!r}" if pattern else "no check for this README example")
+        out = guest.run("scopectl counter latency nosuch || echo refused") or ""
+        check(results, "scopectl-unknown-counter",
+              re.search(r"has no counter 'nosuch'.*\nrefused", out, re.S), out)
     finally:
         guest.stop()
     return results

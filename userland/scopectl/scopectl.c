@@ -11,8 +11,8 @@
  *     scopectl counter NAME COUNTER          one counter's value
  *     scopectl msg-mode oneway | sync [DEADLINE_US]
  *
- * Every command that changes an aspect says what it did (and prints the
- * kernel's messages about it); a failure prints the kernel's reason.  Exit
+ * Every command that changes an aspect says what it did; a failure prints
+ * the kernel's reason (the linker's own message when it gave one).  Exit
  * status 0 on success, 1 with the kernel's message otherwise (also for a
  * list PATTERN that matches nothing).
  */
