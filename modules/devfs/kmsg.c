@@ -19,15 +19,15 @@
 
 static struct {
 	struct spinlock lock;
-	char ring[KMSG_SIZE];
 	uint64_t total; /* bytes written since boot */
 } kmsg = {.lock = SPINLOCK_INIT("kmsg")};
+static char ring[KMSG_SIZE]; /* apart from kmsg: zeroed memory (.bss), not 64 KiB of the image */
 
 static void kmsg_write(const char *text, size_t length)
 {
 	uint64_t flags = spin_lock_irqsave(&kmsg.lock);
 	for (size_t i = 0; i < length; i++)
-		kmsg.ring[(kmsg.total + i) % KMSG_SIZE] = text[i];
+		ring[(kmsg.total + i) % KMSG_SIZE] = text[i];
 	kmsg.total += length;
 	spin_unlock_irqrestore(&kmsg.lock, flags);
 }
@@ -42,7 +42,7 @@ static int64_t kmsg_read(struct vfs_file *file, void *buffer, size_t length, uin
 	uint64_t from = file->position > oldest ? file->position : oldest;
 	size_t n = 0;
 	for (; n < length && from + n < kmsg.total; n++)
-		out[n] = kmsg.ring[(from + n) % KMSG_SIZE];
+		out[n] = ring[(from + n) % KMSG_SIZE];
 	file->position = from + n;
 	spin_unlock_irqrestore(&kmsg.lock, flags);
 	return (int64_t)n;

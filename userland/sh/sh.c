@@ -424,7 +424,18 @@ static void wait_job(struct job *job)
 	job->used = 0;
 }
 
-/* Reaps background children without blocking; says which jobs ended. */
+static void report_ended(const struct job *job)
+{
+	if (WIFSIGNALED(job->status))
+		fprintf(stderr, "[%d] killed by signal %d  %s\n", job_number(job),
+			WTERMSIG(job->status), job->text);
+	else
+		fprintf(stderr, "[%d] done, status %d  %s\n", job_number(job),
+			WEXITSTATUS(job->status), job->text);
+}
+
+/* Reaps background children without blocking; an interactive shell says
+ * which jobs ended.  Frees the ended jobs' slots. */
 static void reap_background(void)
 {
 	int status;
@@ -435,12 +446,8 @@ static void reap_background(void)
 		struct job *job = &jobs[j];
 		if (!job->used || job->running > 0)
 			continue;
-		if (WIFSIGNALED(job->status))
-			fprintf(stderr, "[%d] killed by signal %d  %s\n", job_number(job),
-				WTERMSIG(job->status), job->text);
-		else
-			fprintf(stderr, "[%d] done, status %d  %s\n", job_number(job),
-				WEXITSTATUS(job->status), job->text);
+		if (interactive) /* a script's background jobs end silently */
+			report_ended(job);
 		job->used = 0;
 	}
 }
@@ -874,6 +881,8 @@ static int run_file(FILE *in)
 			break;
 		if (!interactive && !fgets(line, sizeof(line), in))
 			break;
+		if (!interactive)
+			reap_background(); /* frees the slots of ended background jobs */
 		run_line(line);
 	}
 	if (interactive)
