@@ -1163,17 +1163,36 @@ def run_shell(args, reporter):
 
 def shell_listing(args):
     return [f"shell/{step}  (types {line!r})" for step, line, _ in SHELL_SESSION] + \
-        ["shell/exit  (exit stops QEMU with status 39)"]
+        ["shell/exit  (exit stops QEMU with status 39)",
+         "jobs/*  (tests/net/jobsuite.py: ^C, ^Z, bg, kill at the user shell; httpd and an "
+         "shm monitor survive; the shell's lists, variables and redirections)"]
+
+
+def run_user_shell(args, reporter):
+    """tests/net/jobsuite.py: job control and the user shell, typed at the console."""
+    import jobsuite
+    start = time.monotonic()
+    results = jobsuite.run(args.build, test_log(args, "jobs"))
+    seconds = time.monotonic() - start
+    for name, ok, detail in results:
+        reporter.report(Result(name, "ok" if ok else "FAIL", seconds, None, detail))
 
 
 @group("shell", shell_listing)
 def shell_jobs(args, reporter):
     """a session typed at the kernel shell of the test kernel (its help
     lists the ktest command) over the serial console: each command's answer
-    must match, and `exit` must stop QEMU (status 39)."""
+    must match, and `exit` must stop QEMU (status 39); then the user shell of
+    the shipped system (tests/net/jobsuite.py): ^C ends the foreground
+    program while httpd and an shm aspect's monitor live on, ^Z stops it,
+    bg continues it, kill ends a background job, and the shell's `;`, `&&`,
+    `||`, `$?`, variables, redirections, comments and scripts work."""
     if missing(in_build(args, TEST_KERNEL), reporter, "shell", "run make kernel"):
         return []
-    return [lambda: run_shell(args, reporter)]
+    jobs = [lambda: run_shell(args, reporter)]
+    if not missing(in_build(args, INITRD), reporter, "jobs", "run make initrd"):
+        jobs.append(lambda: run_user_shell(args, reporter))
+    return jobs
 
 
 # ---------------------------------------------------------------- user programs

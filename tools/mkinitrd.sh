@@ -3,7 +3,9 @@
 #   /sbin/init, /bin/<every other program>  (debug information stripped)
 #   userland/rootfs/*                         (/etc/rc, text files, /www, ...)
 #   /www/1mib.txt                             (generated: httpd's large test file)
-#   /aspects/*.o                              (the aspect objects of the build)
+#   /aspects/*.o                              (the aspect objects of the build,
+#                                             and those $EXTRA_ASPECTS names:
+#                                             make run ASPECTS="a.o ...")
 #   /tmp                                      (an empty directory; /dev is
 #                                             devfs, mounted by the kernel)
 # Usage: mkinitrd.sh <out.cpio> <staging dir> <rootfs dir> <program>...
@@ -23,6 +25,14 @@ seq -f '%015.0f microScope httpd test data' 1 40000 | head -c 1048576 >"$stage/w
 # The aspect objects the build made next to the archive ($(BUILD)/aspects/*.o).
 for object in "$(dirname "$out")"/aspects/*.o; do
 	[ -e "$object" ] && cp "$object" "$stage/aspects/"
+done
+# Objects built on the host: each must be an x86_64 relocatable ELF object.
+for object in ${EXTRA_ASPECTS:-}; do
+	if ! od -An -tx1 -N18 "$object" | tr -d ' \n' | grep -q '^7f454c46020101.*0100$'; then
+		echo "mkinitrd: $object is not an ELF64 relocatable object" >&2
+		exit 1
+	fi
+	cp "$object" "$stage/aspects/"
 done
 for program in "$@"; do
 	name=$(basename "$program")

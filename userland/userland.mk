@@ -73,8 +73,16 @@ $(USER_DIR)/bin/monitor: $(LINKER_OBJECT_LIB)
 $(USER_DIR)/bin/monitor: USER_PROGRAM_LIBS := $(LINKER_OBJECT_LIB)
 $(LINKER_OBJECT_USER_OBJS) $(USER_DIR)/obj/userland/monitor/%: USER_CFLAGS += -I. -Iaspects/include
 
-$(INITRD): $(USER_BINS) $(INITRD_FILES) tools/mkinitrd.sh
+# Aspect objects built on the host go into /aspects too: make run ASPECTS="my.o ...".
+# The list is kept in a file that changes only when the list does, so the
+# initrd is rebuilt when objects are added or dropped.
+EXTRA_ASPECTS_LIST := $(BUILD)/extra-aspects.list
+$(shell mkdir -p $(BUILD) && (echo "$(ASPECTS)" | cmp -s - $(EXTRA_ASPECTS_LIST) || \
+	echo "$(ASPECTS)" > $(EXTRA_ASPECTS_LIST)))
+
+$(INITRD): $(USER_BINS) $(INITRD_FILES) tools/mkinitrd.sh $(EXTRA_ASPECTS_LIST) $(ASPECTS)
 	$(say) CPIO $@
-	$(Q)sh tools/mkinitrd.sh $@ $(USER_DIR)/root userland/rootfs $(USER_BINS)
+	$(Q)EXTRA_ASPECTS="$(ASPECTS)" sh tools/mkinitrd.sh $@ $(USER_DIR)/root userland/rootfs \
+		$(USER_BINS)
 
 -include $(shell find $(USER_DIR)/obj -name '*.d' 2>/dev/null)

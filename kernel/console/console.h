@@ -10,6 +10,7 @@
 #ifndef KERNEL_CONSOLE_CONSOLE_H
 #define KERNEL_CONSOLE_CONSOLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum log_level {
@@ -45,6 +46,11 @@ void console_write(const char *text, size_t length);
 void console_print(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 void console_register(struct console_sink *sink);
+/* Installs (or, with NULL, removes) a filter every console_write passes
+ * first: when it returns true it has taken the text, which then reaches no
+ * sink (a system call capturing a command's output).  One at a time; it runs
+ * under no lock and must not sleep. */
+void console_set_capture(bool (*capture)(const char *text, size_t length));
 void console_set_level(enum log_level level);
 enum log_level console_get_level(void);
 /* From now on write without taking the lock: the panic path calls this. */

@@ -21,6 +21,7 @@ static struct spinlock console_lock = SPINLOCK_INIT("console");
 static enum log_level console_level = LOG_INFO;
 static bool panic_mode;
 static bool at_line_start = true;
+static bool (*capture_hook)(const char *text, size_t length);
 
 void console_register(struct console_sink *sink)
 {
@@ -28,6 +29,11 @@ void console_register(struct console_sink *sink)
 	sink->next = sinks;
 	sinks = sink;
 	spin_unlock_irqrestore(&console_lock, flags);
+}
+
+void console_set_capture(bool (*capture)(const char *text, size_t length))
+{
+	__atomic_store_n(&capture_hook, capture, __ATOMIC_RELEASE);
 }
 
 void console_set_level(enum log_level level)
@@ -65,6 +71,9 @@ static void write_locked(const char *text, size_t length)
 /* A join point: "console.write", the one path every console byte takes. */
 JOINPOINT_DEFINE_VOID(console, write, const char *, text, size_t, length)
 {
+	bool (*capture)(const char *, size_t) = __atomic_load_n(&capture_hook, __ATOMIC_ACQUIRE);
+	if (capture && !panic_mode && capture(text, length))
+		return;
 	write_locked(text, length);
 	if (length)
 		at_line_start = text[length - 1] == '\n';

@@ -60,10 +60,5 @@ int kshell_split_words(char *line, char **argv, int max_words);
 
 extern const struct kshell_command __kshell_commands_start[], __kshell_commands_end[];
 
-/* ---- Capture (capture.c) ------------------------------------------------- */
-
-/* kshell_print's text goes to the capture when the calling thread runs a
- * captured line: true when it was taken there. */
-bool kshell_capture_print(const char *text, size_t length);
 
 #endif

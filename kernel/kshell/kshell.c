@@ -55,9 +55,7 @@ void kshell_print(const char *format, ...)
 	va_start(args, format);
 	int n = vsnprintf(buffer, sizeof buffer, format, args);
 	va_end(args);
-	size_t length = n < (int)sizeof buffer ? (size_t)n : sizeof buffer - 1;
-	if (!kshell_capture_print(buffer, length))
-		console_write(buffer, length);
+	console_write(buffer, n < (int)sizeof buffer ? (size_t)n : sizeof buffer - 1);
 }
 
 const struct kshell_command *kshell_find_command(const char *name)

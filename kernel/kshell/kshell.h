@@ -51,6 +51,13 @@ int kshell_execute_line(const char *line);
  * full) instead of the console.  Returns the command's result, or -EINVAL. */
 int kshell_execute_captured(const char *line, char *output, size_t size);
 
+/* Runs fn(arg) with what the calling thread writes to the console while it
+ * runs (not interrupt handlers, not other threads) going to buffer instead,
+ * size bytes at most (the rest is dropped); stores how much in *length.
+ * One capture at a time (callers wait).  Returns fn's result.  Used by
+ * ms_kshell (kcmd's output) and ms_scope_ctl (the linker's messages). */
+int kshell_capture(int (*fn)(void *arg), void *arg, char *buffer, size_t size, size_t *length);
+
 /* Returns the command named name, or NULL. */
 const struct kshell_command *kshell_find_command(const char *name);
 

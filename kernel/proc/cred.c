@@ -49,6 +49,12 @@ static bool owns(const struct proc_cred *actor, const struct proc_cred *target)
 	       actor->euid == target->uid || actor->euid == target->suid;
 }
 
+bool proc_may_signal_locked(const struct process *target)
+{
+	struct process *self = proc_current();
+	return !self || effective(&self->cred, PRIV_SIGNAL) || owns(&self->cred, &target->cred);
+}
+
 int proc_may_act_on(int pid, unsigned privilege)
 {
 	struct process *self = proc_current();

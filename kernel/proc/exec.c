@@ -162,6 +162,7 @@ static int spawn(const void *image, size_t size, const char *name, char *const a
 	if (!p)
 		return error;
 	proc_set_name(p, name);
+	proc_start_session(p); /* a program the kernel starts (a monitor) is nobody's job */
 	error = proc_files_spawn(p);
 	if (!error)
 		error = proc_exec_image(p, image, size, argv, envp ? envp : no_environment,

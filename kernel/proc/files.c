@@ -5,8 +5,7 @@
  * /dev/console, fork clones the parent's, exec closes the close-on-exec
  * descriptors, exit releases it.  The VFS sits a layer above and registers
  * those operations (struct proc_file_ops, from vfs_init); it calls down to
- * proc_current(), proc_signal_pending(), proc_send_sigpipe() and
- * proc_interrupt_console().  execve reads the program file whole through the
+ * proc_current(), proc_signal_pending() and proc_send_sigpipe().  execve reads the program file whole through the
  * registered read_program, relative to the working directory.
  */
 #include "lib/errno.h"
@@ -80,23 +79,4 @@ void proc_send_sigpipe(void)
 	struct process *p = proc_current();
 	if (p)
 		proc_kill(p->pid, SIGPIPE);
-}
-
-/* ^C on the console: SIGINT to the programs at the end of the process tree
- * (no children), except init and shells, which stay. */
-void proc_interrupt_console(void)
-{
-	static struct proc_info info[PROC_MAX];
-	static struct spinlock lock = SPINLOCK_INIT("proc.interrupt");
-	uint64_t irq = spin_lock_irqsave(&lock);
-	int n = proc_list(info, PROC_MAX);
-	for (int i = 0; i < n && i < PROC_MAX; i++) {
-		bool has_children = false;
-		for (int j = 0; j < n && j < PROC_MAX; j++)
-			has_children |= info[j].parent_pid == info[i].pid;
-		if (!has_children && info[i].pid != 1 && strcmp(info[i].name, "sh") != 0 &&
-		    info[i].state == PROC_RUNNING)
-			proc_kill(info[i].pid, SIGINT);
-	}
-	spin_unlock_irqrestore(&lock, irq);
 }

@@ -152,6 +152,11 @@ struct process {
 	struct proc_module_slots slots;
 	int exit_status;                   /* wait status word, once a zombie */
 	volatile uint32_t pending_signals; /* bit per signal number */
+	volatile uint32_t ignored_signals; /* bit per signal set to SIG_IGN (kept across exec) */
+	int pgid;                          /* process group and session (session.c), under proc_lock */
+	int sid;
+	volatile bool stopped;             /* stopped by SIGTSTP/SIGSTOP until SIGCONT */
+	bool stop_reported;                /* wait4(WUNTRACED) has told the parent */
 
 	struct process *first_child; /* under proc_lock */
 	struct process *next_sibling;
@@ -194,6 +199,9 @@ void proc_request_exit(struct process *p, int code);
 void proc_setup_faults(void);
 /* True when a signal that ends p is pending. */
 bool proc_is_killed(const struct process *p);
+/* True when a signal that ends or stops p is pending: a long wait gives up
+ * (-EINTR) so that p reaches its way back to user mode and acts on it. */
+bool proc_is_interrupted(const struct process *p);
 /* Sets the name from a path's last component. */
 void proc_set_name(struct process *p, const char *path);
 
@@ -209,6 +217,17 @@ void proc_get_ids(bool group, uint32_t ids[3]);
 /* Drops the privileges in drop for good.  Returns the privileges that count
  * now, or -EINVAL (unknown bits). */
 int proc_drop_privileges(unsigned drop);
+/* May the caller signal target (its own user's, or PRIV_SIGNAL)?  proc_lock
+ * held. */
+bool proc_may_signal_locked(const struct process *target);
+/* Sets signal pending on p (unless p ignores it) and wakes its waits; a stop
+ * or continue signal acts at once.  proc_lock held. */
+void proc_signal_locked(struct process *p, int signal);
+/* session.c: makes embryo p lead a new session and group, with every
+ * signal's default action. */
+void proc_start_session(struct process *p);
+/* Calls fn on every process in the table.  proc_lock held. */
+void proc_for_each_locked(void (*fn)(struct process *p, void *arg), void *arg);
 
 /* bench.c: runs proc_bench and stops the machine when the parameter is given. */
 #ifdef KERNEL_TESTS

@@ -88,10 +88,51 @@ const void *proc_get_test_image(size_t *size);
  * Kernel threads wait for processes they spawned. */
 int proc_wait(int pid, int *status, int options);
 
-/* Sends signal (SIGKILL, SIGTERM, SIGINT, SIGSEGV: the process ends; SIGCHLD
- * and 0: nothing but the check) to process pid.  Returns 0, -ESRCH (no such
- * process, or a zombie) or -EINVAL (unknown signal). */
+/* Sends signal to process pid (pid 0: every process in the caller's group;
+ * -1: every process but init and the caller; below -1: every process in group
+ * -pid).  Default actions: SIGCHLD, SIGCONT and 0 do nothing (SIGCONT
+ * continues a stopped process), SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU stop it,
+ * every other signal ends it; a signal the process ignores is dropped.
+ * Returns 0, -ESRCH (no such process, or a zombie; no process in the group)
+ * or -EINVAL (unknown signal). */
 int proc_kill(int pid, int signal);
+/* As proc_kill for pid <= 0. */
+int proc_kill_group(int pid, int signal);
+/* Sends signal to every process in group pgid; safe in interrupt context
+ * (the console's ^C).  Returns 0, -ESRCH (no process in it) or -EINVAL. */
+int proc_signal_group(int pgid, int signal);
+
+/* ---- Groups and sessions (proc/session.c) -------------------------------- */
+
+int proc_pgid(const struct process *p);
+int proc_sid(const struct process *p);
+/* setpgid: moves process pid (0: the caller; itself or a child, in the
+ * caller's session) to group pgid (0: pid's own).  Returns 0, -ESRCH (no such
+ * process, or not the caller or its child), -EPERM (another session, a
+ * session leader, or no group pgid in the session) or -EINVAL. */
+int proc_set_pgid(int pid, int pgid);
+/* getpgid, getsid: pid 0 is the caller.  Returns the id, -ESRCH or -EINVAL. */
+int proc_get_pgid(int pid);
+int proc_get_sid(int pid);
+/* setsid: the caller leads a new session and group.  Returns the new id, or
+ * -EPERM when the caller already leads a group. */
+int proc_set_sid(void);
+/* True when a live process of session sid (0: any) is in group pgid. */
+bool proc_group_in_session(int pgid, int sid);
+/* True while the process that leads session sid lives. */
+bool proc_session_leader_alive(int sid);
+/* Sets (ignore) or resets the caller's signal to be ignored; *was_ignored
+ * says how it was.  Returns 0 or -EINVAL (no such signal, or SIGKILL or
+ * SIGSTOP, which cannot be ignored). */
+int proc_set_ignored(int signal, bool ignore, bool *was_ignored);
+/* True when the calling process ignores signal. */
+bool proc_ignores_signal(int signal);
+
+/* After a system call was interrupted (-EINTR): when a stop signal was the
+ * cause, the calling process stops here until SIGCONT and true comes back
+ * (the call is to be made again); false when it was not asked to stop or
+ * was killed while stopped. */
+bool proc_stop_if_requested(void);
 
 /* True when the calling thread's process has been told to end (a signal
  * whose action is to terminate, or exit): long waits elsewhere (pipes,
@@ -168,9 +209,6 @@ void proc_set_file_ops(const struct proc_file_ops *ops);
 
 /* Sends SIGPIPE to the calling process (none in a kernel thread). */
 void proc_send_sigpipe(void);
-/* ^C on the console: SIGINT to the programs at the end of the process tree
- * (without children), except init and shells.  Interrupt context; no sleep. */
-void proc_interrupt_console(void);
 
 /* Installs the handler for faults in user mode.  Once, at boot. */
 void proc_init(void);

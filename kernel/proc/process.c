@@ -13,7 +13,10 @@
  * and memory, becomes a zombie and wakes its parent; after it drops
  * proc_lock it no longer touches its structure, which the parent's wait
  * frees.  Signals only set a bit and wake the process's waits; the process
- * acts on them on its way back to user mode (proc_return_to_user).
+ * acts on them on its way back to user mode (proc_return_to_user): it ends,
+ * or, for a stop signal, stops there (its parent's wait4 with WUNTRACED sees
+ * it) until SIGCONT or SIGKILL.  A process may set a signal to be ignored
+ * (never SIGKILL or SIGSTOP); the setting survives fork and exec.
  */
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/gdt.h"
@@ -26,8 +29,11 @@
 
 #define PID_MAX      32768
 #define EXIT_REQUEST 0 /* bit 0 of pending_signals: exit() was called */
-/* Signals whose default action is to be ignored; every other one ends the process. */
-#define IGNORED_SIGNALS ((1u << SIGCHLD) | (1u << 18) | (1u << 23) | (1u << 28))
+/* Signals whose default action is to be ignored, or to stop; every other one
+ * ends the process. */
+#define IGNORED_SIGNALS ((1u << SIGCHLD) | (1u << SIGCONT) | (1u << 23) | (1u << 28))
+#define STOP_SIGNALS    ((1u << SIGSTOP) | (1u << SIGTSTP) | (1u << SIGTTIN) | (1u << SIGTTOU))
+#define UNIGNORABLE     ((1u << SIGKILL) | (1u << SIGSTOP))
 
 struct spinlock proc_lock = SPINLOCK_INIT("proc");
 static struct process *table[PROC_MAX];
@@ -134,7 +140,7 @@ int proc_count(void)
 
 /* ---- The table ------------------------------------------------------------ */
 
-static struct process *find_locked(int pid)
+struct process *proc_find_locked(int pid)
 {
 	for (int i = 0; i < PROC_MAX; i++)
 		if (table[i] && table[i]->pid == pid)
@@ -142,12 +148,20 @@ static struct process *find_locked(int pid)
 	return NULL;
 }
 
+void proc_for_each_locked(void (*fn)(struct process *p, void *arg), void *arg)
+{
+	spin_assert_held(&proc_lock);
+	for (int i = 0; i < PROC_MAX; i++)
+		if (table[i])
+			fn(table[i], arg);
+}
+
 static int next_free_pid_locked(void)
 {
 	for (;;) {
 		int pid = next_pid;
 		next_pid = next_pid + 1 < PID_MAX ? next_pid + 1 : 2;
-		if (!find_locked(pid))
+		if (!proc_find_locked(pid))
 			return pid;
 	}
 }
@@ -218,15 +232,15 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 		return NULL;
 	}
 	p->pid = next_free_pid_locked();
+	/* A child of the kernel (init, a monitor) leads its own session; any
+	 * other inherits its parent's group, session and ignored signals. */
+	p->pgid = parent ? parent->pgid : p->pid;
+	p->sid = parent ? parent->sid : p->pid;
+	p->ignored_signals = parent ? parent->ignored_signals : 0;
 	insert_locked(p);
 	link_child_locked(parent ? parent : &kernel_parent, p);
 	spin_unlock_irqrestore(&proc_lock, irq);
 	return p;
-}
-
-struct process *proc_find_locked(int pid)
-{
-	return find_locked(pid);
 }
 
 void proc_free_embryo(struct process *p)
@@ -280,7 +294,7 @@ int proc_call_on_thread(int pid, int (*fn)(struct thread *t, void *arg), void *a
 	if (pid == 0 || (self && pid == self->pid))
 		return self ? fn(thread_current(), arg) : -ESRCH;
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
-	struct process *p = pid > 0 ? find_locked(pid) : NULL;
+	struct process *p = pid > 0 ? proc_find_locked(pid) : NULL;
 	int result = -ESRCH;
 	if (p && p->state != PROC_ZOMBIE && p->thread)
 		result = fn(p->thread, arg);
@@ -292,7 +306,7 @@ int proc_call_on_thread(int pid, int (*fn)(struct thread *t, void *arg), void *a
 
 static uint32_t terminating(uint32_t pending)
 {
-	return pending & ~IGNORED_SIGNALS;
+	return pending & ~IGNORED_SIGNALS & ~STOP_SIGNALS;
 }
 
 bool proc_is_killed(const struct process *p)
@@ -300,10 +314,16 @@ bool proc_is_killed(const struct process *p)
 	return terminating(__atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE)) != 0;
 }
 
+bool proc_is_interrupted(const struct process *p)
+{
+	uint32_t pending = __atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE);
+	return (pending & (STOP_SIGNALS | ~IGNORED_SIGNALS)) != 0;
+}
+
 bool proc_signal_pending(void)
 {
 	struct process *p = proc_current();
-	return p && proc_is_killed(p);
+	return p && proc_is_interrupted(p);
 }
 
 /* The status a process told to end ends with: SIGKILL first, then the lowest
@@ -318,24 +338,41 @@ static int exit_status_of(const struct process *p)
 	return p->exit_status;
 }
 
-static void signal_locked(struct process *p, int signal)
+/* SIGCONT and SIGKILL end a stop (pending or in effect). */
+static void continue_locked(struct process *p)
 {
-	__atomic_or_fetch(&p->pending_signals, 1u << signal, __ATOMIC_RELEASE);
+	__atomic_and_fetch(&p->pending_signals, ~STOP_SIGNALS, __ATOMIC_RELEASE);
+	p->stopped = false;
+	p->stop_reported = false;
+}
+
+void proc_signal_locked(struct process *p, int signal)
+{
+	spin_assert_held(&proc_lock);
+	uint32_t bit = 1u << signal;
+	if (signal <= 0 || signal >= PROC_SIGNALS || p->state == PROC_ZOMBIE)
+		return;
+	if ((p->ignored_signals & bit) && !(bit & UNIGNORABLE))
+		return;
+	if (signal == SIGCONT || signal == SIGKILL)
+		continue_locked(p);
+	if (!(bit & IGNORED_SIGNALS))
+		__atomic_or_fetch(&p->pending_signals, bit, __ATOMIC_RELEASE);
 	waitq_wake_all(&p->signal_queue);
 	waitq_wake_all(&p->child_exit);
 }
 
 int proc_kill(int pid, int signal)
 {
-	if (signal < 0 || signal >= 32)
+	if (signal < 0 || signal >= PROC_SIGNALS)
 		return -EINVAL;
 	if (pid <= 0)
-		return -ESRCH;
+		return proc_kill_group(pid, signal);
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
-	struct process *p = find_locked(pid);
+	struct process *p = proc_find_locked(pid);
 	int error = !p || p->state == PROC_ZOMBIE ? -ESRCH : 0;
-	if (!error && signal != 0 && terminating(1u << signal))
-		signal_locked(p, signal);
+	if (!error)
+		proc_signal_locked(p, signal);
 	spin_unlock_irqrestore(&proc_lock, irq);
 	return error;
 }
@@ -346,14 +383,51 @@ void proc_request_exit(struct process *p, int code)
 	__atomic_or_fetch(&p->pending_signals, 1u << EXIT_REQUEST, __ATOMIC_RELEASE);
 }
 
+/* ---- Stopping ---------------------------------------------------------------- */
+
+static bool continued_or_killed(void *arg)
+{
+	struct process *p = arg;
+	return !p->stopped || proc_is_killed(p);
+}
+
+/* Takes a pending stop signal: p stops, its parent hears of it.  Returns
+ * false when no stop was pending. */
+static bool begin_stop(struct process *p)
+{
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	uint32_t stops = __atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE) & STOP_SIGNALS;
+	if (stops && !proc_is_killed(p)) {
+		__atomic_and_fetch(&p->pending_signals, ~STOP_SIGNALS, __ATOMIC_RELEASE);
+		p->stopped = true;
+		p->stop_reported = false;
+		p->exit_status = PROC_STATUS_STOPPED(__builtin_ctz(stops));
+		p->parent->child_events++;
+		waitq_wake_all(&p->parent->child_exit);
+	}
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return stops != 0 && p->stopped;
+}
+
+bool proc_stop_if_requested(void)
+{
+	struct process *p = proc_current();
+	if (!p || !begin_stop(p))
+		return false;
+	waitq_wait(&p->signal_queue, continued_or_killed, p);
+	return !proc_is_killed(p);
+}
+
 void proc_return_to_user(struct trap_frame *frame)
 {
 	(void)frame;
 	struct process *p = proc_current();
-	if (!p || !proc_is_killed(p))
+	if (!p || !proc_is_interrupted(p))
 		return;
 	irq_enable();
-	proc_exit_current(exit_status_of(p));
+	proc_stop_if_requested();
+	if (proc_is_killed(p))
+		proc_exit_current(exit_status_of(p));
 }
 
 /* ---- Ending ---------------------------------------------------------------- */
@@ -434,22 +508,53 @@ static bool child_event_or_killed(void *arg)
 {
 	struct wait_condition *c = arg;
 	return c->self->child_events != c->seen ||
-	       (c->self != &kernel_parent && proc_is_killed(c->self));
+	       (c->self != &kernel_parent && proc_is_interrupted(c->self));
 }
 
-/* Finds a waitable child: returns the zombie to reap, or NULL with *found
- * telling whether any matching child exists. */
-static struct process *find_zombie_locked(struct process *self, int pid, bool *found)
+/* Whether child c is one wait4(pid) waits for: pid > 0 that one, -1 any,
+ * 0 any in the caller's group, < -1 any in group -pid. */
+static bool wanted(const struct process *self, const struct process *c, int pid)
+{
+	if (c->flags & PROC_ORPHAN)
+		return false;
+	if (pid > 0)
+		return c->pid == pid;
+	if (pid == 0)
+		return c->pgid == self->pgid;
+	return pid == -1 || c->pgid == -pid;
+}
+
+/* Finds a waitable child: returns the zombie to reap (or, with WUNTRACED, a
+ * child that stopped and was not reported yet), or NULL with *found telling
+ * whether any matching child exists. */
+static struct process *find_waitable_locked(struct process *self, int pid, int options,
+					    bool *found)
 {
 	*found = false;
 	for (struct process *c = self->first_child; c; c = c->next_sibling) {
-		if ((c->flags & PROC_ORPHAN) || (pid > 0 && c->pid != pid))
+		if (!wanted(self, c, pid))
 			continue;
 		*found = true;
 		if (c->state == PROC_ZOMBIE)
 			return c;
+		if ((options & WUNTRACED) && c->stopped && !c->stop_reported)
+			return c;
 	}
 	return NULL;
+}
+
+/* Takes a found child: a zombie leaves the table, a stopped child is marked
+ * reported.  Returns true for a zombie (to free). */
+static bool take_child_locked(struct process *c, int *status)
+{
+	*status = c->exit_status;
+	if (c->state != PROC_ZOMBIE) {
+		c->stop_reported = true;
+		return false;
+	}
+	unlink_child_locked(c);
+	remove_locked(c);
+	return true;
 }
 
 int proc_wait(int pid, int *status, int options)
@@ -458,28 +563,29 @@ int proc_wait(int pid, int *status, int options)
 	if (!self)
 		self = &kernel_parent;
 	for (;;) {
-		bool found;
+		bool found, reaped = false;
+		int child_status = 0, child_pid = 0;
 		uint64_t irq = spin_lock_irqsave(&proc_lock);
-		struct process *zombie = find_zombie_locked(self, pid, &found);
-		if (zombie) {
-			unlink_child_locked(zombie);
-			remove_locked(zombie);
+		struct process *child = find_waitable_locked(self, pid, options, &found);
+		if (child) {
+			child_pid = child->pid;
+			reaped = take_child_locked(child, &child_status);
 		}
 		struct wait_condition condition = {self, self->child_events};
 		spin_unlock_irqrestore(&proc_lock, irq);
 
-		if (zombie) {
-			int reaped = zombie->pid;
+		if (child) {
 			if (status)
-				*status = zombie->exit_status;
-			kfree(zombie);
-			return reaped;
+				*status = child_status;
+			if (reaped)
+				kfree(child);
+			return child_pid;
 		}
 		if (!found)
 			return -ECHILD;
 		if (options & WNOHANG)
 			return 0;
-		if (self != &kernel_parent && proc_is_killed(self))
+		if (self != &kernel_parent && proc_is_interrupted(self))
 			return -EINTR;
 		waitq_wait(&self->child_exit, child_event_or_killed, &condition);
 	}
@@ -529,6 +635,18 @@ static bool handle_user_fault(struct trap_frame *frame, uint64_t fault_address)
 
 /* ---- Listing --------------------------------------------------------------- */
 
+static int32_t run_state_of(const struct process *p)
+{
+	if (p->stopped)
+		return PROC_RUN_STOPPED;
+	switch (thread_state(p->thread)) {
+	case THREAD_RUNNING: return PROC_RUN_ON_CPU;
+	case THREAD_READY: return PROC_RUN_RUNNABLE;
+	case THREAD_BLOCKED: return PROC_RUN_SLEEPING;
+	default: return PROC_RUN_NONE;
+	}
+}
+
 static void fill_info(const struct process *p, struct proc_info *info)
 {
 	*info = (struct proc_info){
@@ -540,10 +658,13 @@ static void fill_info(const struct process *p, struct proc_info *info)
 	    .cpu = p->state == PROC_ZOMBIE ? p->final_cpu : -1,
 	    .cpu_ns = p->final_cpu_ns,
 	};
+	info->pgid = p->pgid;
+	info->sid = p->sid;
 	strlcpy(info->name, p->name, sizeof info->name);
 	if (p->state == PROC_RUNNING && p->thread) {
 		struct thread_stats stats;
 		thread_get_stats(p->thread, &stats);
+		info->run_state = run_state_of(p);
 		info->cpu = (int32_t)thread_cpu(p->thread);
 		info->cpu_ns = stats.run_ns;
 		if (thread_get_kind(p->thread) == THREAD_KIND_MONITOR)

@@ -187,11 +187,11 @@ SYSCALL_DEFINE4(wait4, int, pid, int *, status, int, options, void *, usage)
 {
 	(void)usage;
 	int zero = 0, result;
-	if (options & ~WNOHANG)
+	if (options & ~(WNOHANG | WUNTRACED))
 		return -EINVAL;
 	if (status && copy_to_user(status, &zero, sizeof zero) < 0)
 		return -EFAULT;
-	int pid_found = proc_wait(pid < -1 || pid == 0 ? -1 : pid, &result, options);
+	int pid_found = proc_wait(pid, &result, options);
 	if (pid_found > 0 && status && copy_to_user(status, &result, sizeof result) < 0)
 		return -EFAULT;
 	return pid_found;
@@ -202,7 +202,8 @@ SYSCALL_DEFINE2(kill, int, pid, int, signal)
 {
 	if (signal < 0 || signal >= 32)
 		return -EINVAL;
-	int allowed = proc_may_act_on(pid, PRIV_SIGNAL);
+	/* A group or everybody: each member the caller may signal (session.c). */
+	int allowed = pid > 0 ? proc_may_act_on(pid, PRIV_SIGNAL) : 0;
 	return allowed ? allowed : proc_kill(pid, signal);
 }
 
@@ -306,7 +307,7 @@ struct timespec_user {
 
 static bool killed(void *arg)
 {
-	return proc_is_killed(arg);
+	return proc_is_interrupted(arg);
 }
 
 SYSCALL_DEFINE2(nanosleep, const struct timespec_user *, request, struct timespec_user *, remain)

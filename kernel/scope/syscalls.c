@@ -7,7 +7,9 @@
  */
 #include <stdarg.h>
 
+#include "console/console.h"
 #include "joinpoint/joinpoint.h"
+#include "kshell/kshell.h"
 #include "lib/errno.h"
 #include "lib/format.h"
 #include "lib/string.h"
@@ -119,7 +121,11 @@ static long control(struct scope_ctl *c, struct text *t)
 	}
 	if (c->op == SCOPE_LOAD) {
 		struct aspect *a;
-		return linker_load_file(c->name, &a, c->error, sizeof c->error);
+		int error = linker_load_file(c->name, &a, c->error, sizeof c->error);
+		struct aspect_stats stats;
+		if (!error && aspect_get_stats(a, &stats) == 0) /* the answer names what was loaded */
+			strlcpy(c->name, stats.name, sizeof c->name);
+		return error;
 	}
 	if (c->op == SCOPE_SET_MSG_MODE) {
 		scope_set_msg_mode(c->binding != 0, (uint64_t)c->value);
@@ -135,9 +141,90 @@ static long control(struct scope_ctl *c, struct text *t)
 	case SCOPE_RELINK: return aspect_relink(a, (enum aspect_binding)c->binding);
 	case SCOPE_UNLINK: return aspect_unlink(a);
 	case SCOPE_UNLOAD: return aspect_unload(a);
-	case SCOPE_COUNTER: c->value = aspect_counter_value(a, c->counter); return 0;
+	case SCOPE_COUNTER:
+		if (!aspect_has_counter(a, c->counter)) {
+			snprintf(c->error, sizeof c->error, "aspect '%s' has no counter '%s'", c->name,
+				 c->counter);
+			return -ENOENT;
+		}
+		c->value = aspect_counter_value(a, c->counter);
+		return 0;
 	default: return -EINVAL;
 	}
+}
+
+/* ---- The linker's own words reach the caller ----------------------------- */
+
+#define MESSAGES_MAX 4096
+
+struct control_call {
+	struct scope_ctl *c;
+	struct text *t;
+};
+
+static int run_control(void *arg)
+{
+	struct control_call *call = arg;
+	return (int)control(call->c, call->t);
+}
+
+/* Copies messages (console lines) without their "[    1.234567] " prefixes. */
+static size_t strip_prefixes(char *messages, size_t length)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < length;) {
+		if (messages[i] == '[' && (i == 0 || messages[i - 1] == '\n')) {
+			size_t close = i;
+			while (close < length && messages[close] != ']' && messages[close] != '\n')
+				close++;
+			if (close + 1 < length && messages[close] == ']' && messages[close + 1] == ' ') {
+				i = close + 2;
+				continue;
+			}
+		}
+		messages[out++] = messages[i++];
+	}
+	return out;
+}
+
+/* The last line of messages that says something, as the error's text. */
+static void last_line_as_error(struct scope_ctl *c, const char *messages, size_t length)
+{
+	while (length && messages[length - 1] == '\n')
+		length--;
+	size_t start = length;
+	while (start && messages[start - 1] != '\n')
+		start--;
+	size_t n = length - start < sizeof c->error - 1 ? length - start : sizeof c->error - 1;
+	memcpy(c->error, messages + start, n);
+	c->error[n] = '\0';
+}
+
+/* Load, link, relink, unlink and unload run with the calling thread's
+ * console output captured: on failure the last message is the error the
+ * caller gets (why: "no join point matches"); every message is printed on
+ * the console as well, as it would have been.  The result stays the
+ * operation's (0 on success: no text). */
+static long control_with_messages(struct scope_ctl *c, struct text *t)
+{
+	char *messages = kmalloc(MESSAGES_MAX);
+	if (!messages)
+		return -ENOMEM;
+	struct control_call call = {c, t};
+	size_t length = 0;
+	long result = kshell_capture(run_control, &call, messages, MESSAGES_MAX, &length);
+	console_write(messages, length);
+	length = strip_prefixes(messages, length);
+	if (result < 0 && !c->error[0])
+		last_line_as_error(c, messages, length);
+	kfree(messages);
+	return result;
+}
+
+static bool changes_an_aspect(enum scope_op op)
+{
+	return op == SCOPE_LOAD || op == SCOPE_LINK || op == SCOPE_RELINK ||
+	       op == SCOPE_UNLINK || op == SCOPE_UNLOAD;
 }
 
 SYSCALL_DEFINE1(ms_scope_ctl, struct scope_ctl *, user_ctl)
@@ -151,7 +238,7 @@ SYSCALL_DEFINE1(ms_scope_ctl, struct scope_ctl *, user_ctl)
 	if (copy_from_user(c, user_ctl, sizeof *c))
 		goto out;
 	c->error[0] = '\0';
-	result = control(c, &t);
+	result = changes_an_aspect(c->op) ? control_with_messages(c, &t) : control(c, &t);
 	if (result == 0 && t.used) {
 		size_t n = t.used < c->length ? t.used : c->length;
 		result = copy_to_user(c->buffer, t.data, n) ? -EFAULT : (long)n;

@@ -85,7 +85,14 @@ static void run_from_frame(struct trap_frame *frame)
 {
 	const uint64_t args[6] = {frame->rdi, frame->rsi, frame->rdx,
 				  frame->r10, frame->r8,  frame->r9};
-	frame->rax = (uint64_t)syscall_dispatch(frame->rax, args);
+	uint64_t number = frame->rax;
+	long result;
+	/* A call interrupted by a stop signal is made again once the process
+	 * is continued, so that ^Z and fg look like nothing to the program. */
+	do
+		result = syscall_dispatch(number, args);
+	while (result == -EINTR && proc_stop_if_requested());
+	frame->rax = (uint64_t)result;
 	proc_return_to_user(frame);
 }
 

@@ -12,8 +12,12 @@
 #define PROC_MAX      64    /* processes that may exist at once (fork: -EAGAIN) */
 #define PROC_ARG_MAX  65536 /* bytes of argv and envp strings for execve (-E2BIG) */
 
-/* Signals: Linux's numbers; each has its default action only. */
+/* Signals: Linux's numbers.  Each has its default action (end, stop,
+ * continue or nothing) unless the process set it to be ignored
+ * (rt_sigaction with SIG_IGN); there are no handlers. */
+#define SIGHUP  1
 #define SIGINT  2
+#define SIGQUIT 3
 #define SIGILL  4
 #define SIGTRAP 5
 #define SIGFPE  8
@@ -21,12 +25,22 @@
 #define SIGSEGV 11
 #define SIGPIPE 13
 #define SIGTERM 15
+#define SIGUSR1 10
+#define SIGUSR2 12
+#define SIGALRM 14
 #define SIGCHLD 17
-
+#define SIGCONT 18 /* continues a stopped process; otherwise nothing */
+#define SIGSTOP 19 /* stops; cannot be ignored */
+#define SIGTSTP 20 /* stops: ^Z at the console */
+#define SIGTTIN 21 /* stops: a background group read its terminal */
+#define SIGTTOU 22
+#define PROC_SIGNALS 32 /* signal numbers are 1 .. PROC_SIGNALS - 1 */
 /* wait4 status words, as Linux encodes them: an exit code, or a signal. */
 #define PROC_STATUS_EXITED(code)  (((code)&0xff) << 8)
 #define PROC_STATUS_SIGNALED(sig) ((sig)&0x7f)
+#define PROC_STATUS_STOPPED(sig)  ((((sig)&0xff) << 8) | 0x7f)
 #define WNOHANG                   1
+#define WUNTRACED                 2 /* also report children that stopped */
 
 enum proc_state {
 	PROC_EMBRYO,  /* being created by fork or spawn */
@@ -45,6 +59,18 @@ struct proc_info {
 	int32_t cpu;     /* the CPU it runs or last ran on; -1 before it first ran */
 	uint32_t flags;  /* PROC_INFO_* */
 	uint64_t cpu_ns; /* time on a CPU so far (at its end, for a zombie) */
+	int32_t pgid;    /* process group */
+	int32_t sid;     /* session */
+	int32_t run_state; /* enum proc_run_state, for a RUNNING process */
+	uint32_t reserved;
+};
+/* What a live process's thread is doing (proc_info.run_state). */
+enum proc_run_state {
+	PROC_RUN_NONE,     /* not started, or ended */
+	PROC_RUN_ON_CPU,   /* running on a CPU */
+	PROC_RUN_RUNNABLE, /* ready, waiting for a CPU */
+	PROC_RUN_SLEEPING, /* waiting for an event (input, a child, a timer, ...) */
+	PROC_RUN_STOPPED,  /* stopped by a signal until SIGCONT */
 };
 #define PROC_INFO_MONITOR 1u /* a monitor process: may run on monitor CPUs */
 /* One CPU's statistics for top (sys ms_getcpus). */

@@ -28,7 +28,7 @@
 #define __NR_mprotect        10
 #define __NR_munmap          11
 #define __NR_brk             12
-#define __NR_rt_sigaction    13 /* -ENOSYS */
+#define __NR_rt_sigaction    13
 #define __NR_rt_sigprocmask  14 /* -ENOSYS */
 #define __NR_ioctl           16
 #define __NR_pread64         17 /* -ENOSYS */
@@ -88,16 +88,18 @@
 #define __NR_setgid          106
 #define __NR_geteuid         107
 #define __NR_getegid         108
-#define __NR_setpgid         109 /* -ENOSYS */
+#define __NR_setpgid         109
 #define __NR_getppid         110
-#define __NR_getpgrp         111 /* -ENOSYS */
-#define __NR_setsid          112 /* -ENOSYS */
+#define __NR_getpgrp         111
+#define __NR_setsid          112
 #define __NR_setreuid        113
 #define __NR_setregid        114
 #define __NR_setresuid       117
 #define __NR_getresuid       118
 #define __NR_setresgid       119
 #define __NR_getresgid       120
+#define __NR_getpgid         121
+#define __NR_getsid          124
 #define __NR_arch_prctl      158 /* -ENOSYS */
 #define __NR_setrlimit       160
 #define __NR_sync            162

@@ -359,6 +359,21 @@ int64_t aspect_counter_value(struct aspect *aspect, const char *name)
 	return value;
 }
 
+bool aspect_has_counter(struct aspect *aspect, const char *name)
+{
+	bool found = false;
+	mutex_lock(&control);
+	if (aspect->state == ASPECT_LIVE)
+		linker_collect(aspect);
+	for (unsigned i = 0; i < MS_MAX_COUNTERS && !found; i++) {
+		const struct linker_counter *c = &aspect->counters->counters[i];
+		found = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == LINKER_SLOT_USED &&
+			strcmp(c->name, name) == 0;
+	}
+	mutex_unlock(&control);
+	return found || aspect_histogram_count(aspect, name) > 0;
+}
+
 uint64_t aspect_histogram_count(struct aspect *aspect, const char *name)
 {
 	mutex_lock(&control);

@@ -111,6 +111,8 @@ int aspect_get_stats(struct aspect *aspect, struct aspect_stats *stats);
 /* Returns the counter called name in the aspect's store (0 when absent);
  * counts from monitor processes are merged in first. */
 int64_t aspect_counter_value(struct aspect *aspect, const char *name);
+/* True when the aspect has a counter or a histogram called name. */
+bool aspect_has_counter(struct aspect *aspect, const char *name);
 /* Returns the number of values recorded in histogram name, 0 when absent. */
 uint64_t aspect_histogram_count(struct aspect *aspect, const char *name);
 /* Prints the aspect's counters and histograms to the console. */

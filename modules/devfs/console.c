@@ -14,6 +14,20 @@
  * console is opened for reading.  When the UART has no receive interrupt,
  * readers poll it (uart_rx_read pumps the chip into the handler).  Input
  * that makes the console readable is announced with vfs_poll_notify.
+ *
+ * Job control (POSIX's controlling terminal): the console belongs to at most
+ * one session (TIOCSCTTY by its leader; free again once that leader ended)
+ * and has one foreground process group in it (TIOCSPGRP).  ^C sends SIGINT
+ * and ^Z SIGTSTP to the foreground group only, so a daemon in its own
+ * session never hears them.  A process of the console's session outside the
+ * foreground group that reads gets SIGTTIN (it stops until the shell puts it
+ * in the foreground), or -EIO when it ignores SIGTTIN.  Without a session,
+ * ^C and ^Z only drop the line being typed.
+ *
+ * Raw mode: TCSETS with ICANON off hands every typed byte to readers as it
+ * comes (a read returns what is there, at least one byte), ECHO off stops the
+ * echo, ISIG off makes ^C and ^Z plain bytes; the other termios fields are
+ * accepted and ignored.  The user shell edits its own line this way.
  */
 #include "devfs/devfs.h"
 
@@ -21,6 +35,7 @@
 #include "devfs/internal.h"
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "proc/proc.h"
 #include "time/time.h"
 #include "uart/uart.h"
 
@@ -30,6 +45,13 @@
 #define CTRL_C    0x03
 #define CTRL_D    0x04
 #define CTRL_U    0x15
+#define CTRL_Z    0x1a
+
+/* c_lflag bits (Linux's) the line discipline honours. */
+#define LFLAG_ISIG   0000001
+#define LFLAG_ICANON 0000002
+#define LFLAG_ECHO   0000010
+#define LFLAG_COOKED 0000073 /* ISIG | ICANON | ECHO | ECHOE | ECHOK: the default */
 #define BACKSPACE 0x08
 #define DELETE    0x7f
 
@@ -41,7 +63,10 @@ static struct {
 	size_t head, tail; /* head - tail bytes waiting; indices grow forever */
 	unsigned eof_marks;
 	bool input_claimed;
-} console = {.lock = SPINLOCK_INIT("console.input")};
+	int session;    /* the session the console is the controlling terminal of; 0: none */
+	int foreground; /* its foreground process group */
+	uint32_t lflag; /* LFLAG_* */
+} console = {.lock = SPINLOCK_INIT("console.input"), .lflag = LFLAG_COOKED};
 
 static struct waitq readers = WAITQ_INIT(readers, "console.readers");
 static struct mutex claim_lock = MUTEX_INIT(claim_lock, "console.claim");
@@ -66,15 +91,36 @@ static void complete_line(char end)
 	console.line_length = 0;
 }
 
-/* Applies one typed byte.  Returns true when readers may want waking;
- * sets *interrupt for ^C.  Lock held. */
-static bool edit(char c, bool *interrupt)
+/* Raw mode: the byte goes to readers as it is.  Lock held. */
+static bool pass_raw(char c)
 {
+	if (console.head - console.tail < COOKED_SIZE)
+		console.cooked[console.head++ % COOKED_SIZE] = c;
+	if (console.lflag & LFLAG_ECHO)
+		echo(&c, 1);
+	return true;
+}
+
+/* Applies one typed byte.  Returns true when readers may want waking;
+ * sets *signal for ^C (SIGINT) and ^Z (SIGTSTP).  Lock held. */
+static bool edit(char c, int *signal)
+{
+	bool signals = console.lflag & LFLAG_ISIG;
+	if (!(console.lflag & LFLAG_ICANON) && !(signals && (c == CTRL_C || c == CTRL_Z)))
+		return pass_raw(c);
+	if (!signals && (c == CTRL_C || c == CTRL_Z))
+		c = 0; /* ISIG off in cooked mode: dropped */
 	switch (c) {
+	case 0: return false;
 	case CTRL_C:
 		console.line_length = 0;
-		*interrupt = true;
+		*signal = SIGINT;
 		echo("^C\n", 3);
+		return false;
+	case CTRL_Z:
+		console.line_length = 0;
+		*signal = SIGTSTP;
+		echo("^Z\n", 3);
 		return false;
 	case CTRL_D:
 		if (console.line_length == 0)
@@ -109,17 +155,19 @@ static bool edit(char c, bool *interrupt)
 
 void devfs_console_input(const char *bytes, size_t length)
 {
-	bool wake = false, interrupt = false;
+	bool wake = false;
+	int signal = 0;
 	uint64_t flags = spin_lock_irqsave(&console.lock);
 	for (size_t i = 0; i < length; i++)
-		wake |= edit(bytes[i], &interrupt);
+		wake |= edit(bytes[i], &signal);
+	int foreground = console.session ? console.foreground : 0;
 	spin_unlock_irqrestore(&console.lock, flags);
 	if (wake) {
 		waitq_wake_all(&readers);
 		vfs_poll_notify();
 	}
-	if (interrupt)
-		vfs_send_console_interrupt();
+	if (signal && foreground > 0)
+		proc_signal_group(foreground, signal);
 }
 
 void devfs_console_flush(void)
@@ -166,12 +214,13 @@ static int64_t take_input(char *buffer, size_t length)
 {
 	int64_t n = -EAGAIN;
 	uint64_t flags = spin_lock_irqsave(&console.lock);
+	bool canonical = console.lflag & LFLAG_ICANON;
 	if (console.head != console.tail) {
 		n = 0;
 		while ((size_t)n < length && console.tail != console.head) {
 			char c = console.cooked[console.tail++ % COOKED_SIZE];
 			buffer[n++] = c;
-			if (c == '\n')
+			if (c == '\n' && canonical)
 				break;
 		}
 	} else if (console.eof_marks) {
@@ -182,10 +231,33 @@ static int64_t take_input(char *buffer, size_t length)
 	return n;
 }
 
+/* A read from a background group of the console's session: SIGTTIN stops
+ * the group (-EINTR: the read is made again once it is continued), or -EIO
+ * when the caller ignores it.  0 for everybody else. */
+static int64_t check_background_read(void)
+{
+	struct process *self = proc_current();
+	if (!self)
+		return 0;
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	bool background = console.session && proc_sid(self) == console.session &&
+			  proc_pgid(self) != console.foreground;
+	spin_unlock_irqrestore(&console.lock, flags);
+	if (!background)
+		return 0;
+	if (proc_ignores_signal(SIGTTIN))
+		return -EIO;
+	proc_signal_group(proc_pgid(self), SIGTTIN);
+	return -EINTR;
+}
+
 static int64_t console_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
 {
 	if (length == 0)
 		return 0;
+	int64_t background = check_background_read();
+	if (background)
+		return background;
 	for (;;) {
 		int64_t n = take_input(buffer, length);
 		if (n != -EAGAIN || (file->flags & VFS_O_NONBLOCK))
@@ -208,11 +280,11 @@ static int64_t console_write_op(struct vfs_file *file, const void *buffer, size_
 /* Linux's struct termios for a cooked, echoing 115200 8N1 line. */
 static void fill_termios(uint8_t *termios)
 {
-	static const uint32_t flags[4] = {
+	uint32_t flags[4] = {
 	    0000400,              /* c_iflag: ICRNL */
 	    0000005,              /* c_oflag: OPOST | ONLCR */
 	    0010002 | 060 | 0200, /* c_cflag: B115200 | CS8 | CREAD */
-	    0000073,              /* c_lflag: ISIG | ICANON | ECHO | ECHOE | ECHOK */
+	    __atomic_load_n(&console.lflag, __ATOMIC_RELAXED), /* c_lflag */
 	};
 	memset(termios, 0, DEVFS_TERMIOS_SIZE);
 	memcpy(termios, flags, sizeof flags);
@@ -224,13 +296,104 @@ static void fill_termios(uint8_t *termios)
 	cc[6] = 1;                  /* VMIN */
 }
 
+/* TIOCSCTTY: the caller, a session leader, makes the console its session's
+ * controlling terminal, its group the foreground.  Returns 0, -EPERM (not a
+ * session leader, or another session holds the console and its leader
+ * lives). */
+static int take_console(void)
+{
+	struct process *self = proc_current();
+	if (!self || proc_sid(self) != proc_pid(self))
+		return -EPERM;
+	int holder = __atomic_load_n(&console.session, __ATOMIC_RELAXED);
+	if (holder && holder != proc_sid(self) && proc_session_leader_alive(holder))
+		return -EPERM;
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	console.session = proc_sid(self);
+	console.foreground = proc_pgid(self);
+	spin_unlock_irqrestore(&console.lock, flags);
+	return 0;
+}
+
+/* TIOCNOTTY from a process of the console's session: the console has no
+ * session from now on.  Returns 0 or -ENOTTY. */
+static int release_console(void)
+{
+	struct process *self = proc_current();
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	int error = self && console.session == proc_sid(self) ? 0 : -ENOTTY;
+	if (!error)
+		console.session = console.foreground = 0;
+	spin_unlock_irqrestore(&console.lock, flags);
+	return error;
+}
+
+/* TIOCSPGRP: only from the console's session, to a group in it.  Returns 0,
+ * -ENOTTY (the caller's session does not hold the console), -EINVAL or
+ * -EPERM (no such group in the session). */
+static int set_foreground(int pgid)
+{
+	struct process *self = proc_current();
+	if (!self || proc_sid(self) != __atomic_load_n(&console.session, __ATOMIC_RELAXED))
+		return -ENOTTY;
+	if (pgid <= 0)
+		return -EINVAL;
+	if (!proc_group_in_session(pgid, proc_sid(self)))
+		return -EPERM;
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	console.foreground = pgid;
+	spin_unlock_irqrestore(&console.lock, flags);
+	return 0;
+}
+
+/* TIOCGPGRP, TIOCGSID: only from the console's session (-ENOTTY). */
+static int get_terminal_id(unsigned long command, int *id)
+{
+	struct process *self = proc_current();
+	int session = __atomic_load_n(&console.session, __ATOMIC_RELAXED);
+	if (!self || !session || proc_sid(self) != session)
+		return -ENOTTY;
+	*id = command == VFS_TIOCGSID ? session
+				      : __atomic_load_n(&console.foreground, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* TCSETS: takes ISIG, ICANON and ECHO from c_lflag (the rest is ignored).
+ * Leaving canonical mode hands a half-typed line over as it is. */
+static void set_modes(const uint8_t *termios)
+{
+	uint32_t lflag;
+	memcpy(&lflag, termios + 12, sizeof lflag);
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	if (!(lflag & LFLAG_ICANON) && console.line_length)
+		complete_line(0);
+	console.lflag = (console.lflag & ~(LFLAG_ISIG | LFLAG_ICANON | LFLAG_ECHO)) |
+			(lflag & (LFLAG_ISIG | LFLAG_ICANON | LFLAG_ECHO));
+	spin_unlock_irqrestore(&console.lock, flags);
+	waitq_wake_all(&readers);
+}
+
 static int console_ioctl(struct vfs_file *file, unsigned long command, void *argument)
 {
 	switch (command) {
+	case VFS_TIOCSCTTY: return take_console();
+	case VFS_TIOCNOTTY: return release_console();
+	case VFS_TIOCSPGRP: {
+		int pgid;
+		memcpy(&pgid, argument, sizeof pgid);
+		return set_foreground(pgid);
+	}
+	case VFS_TIOCGPGRP:
+	case VFS_TIOCGSID: {
+		int id = 0;
+		int error = get_terminal_id(command, &id);
+		memcpy(argument, &id, sizeof id);
+		return error;
+	}
 	case VFS_TCGETS: fill_termios(argument); return 0;
 	case VFS_TCSETS:
 	case VFS_TCSETSW:
-	case VFS_TCSETSF: return 0; /* the line discipline is fixed; accepted so programs go on */
+	case VFS_TCSETSF: set_modes(argument); return 0;
 	case VFS_TIOCGWINSZ: {
 		static const uint16_t size[4] = {24, 80, 0, 0}; /* rows, columns */
 		memcpy(argument, size, sizeof size);

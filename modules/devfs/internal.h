@@ -6,5 +6,7 @@
 void devfs_register_builtin(void);
 /* Registers /dev/console and hooks it to COM1 input. */
 int devfs_console_register(void);
+/* /dev/kmsg (kmsg.c): registers its console sink and the device. */
+int devfs_kmsg_register(void);
 
 #endif

@@ -109,11 +109,6 @@ void vfs_send_sigpipe(void)
 	proc_send_sigpipe();
 }
 
-void vfs_send_console_interrupt(void)
-{
-	proc_interrupt_console();
-}
-
 void *vfs_current_files(void)
 {
 	struct process *p = proc_current();

@@ -1,6 +1,7 @@
 /*
  * The RAM file system: directories are lists of named entries, files are
- * kmalloc'd buffers that grow (doubling) as they are written.  The initrd is
+ * kmalloc'd buffers that grow (doubling) as they are written and are freed
+ * when truncated to nothing (a rotated log gives its memory back).  The initrd is
  * unpacked into one at boot.  One sleeping lock, ramfs_lock, guards every
  * RAM file system's entries and file contents; it is never held while a
  * node is released, so release may free without locking.
@@ -209,6 +210,12 @@ static int reserve(struct ram_node *file, uint64_t size)
 static int ramfs_truncate(struct vfs_node *node, uint64_t size)
 {
 	mutex_lock(&ramfs_lock);
+	if (size == 0) { /* emptied (O_TRUNC: a rotated log): its memory goes back */
+		struct ram_node *file = ram(node);
+		kfree(file->data);
+		file->data = NULL;
+		file->capacity = 0;
+	}
 	int err = reserve(ram(node), size);
 	if (!err)
 		node->size = size;

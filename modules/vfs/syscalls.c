@@ -351,7 +351,8 @@ static int ioctl_size(unsigned long command, bool *out)
 	switch (command) {
 	case VFS_TCGETS: return DEVFS_TERMIOS_SIZE;
 	case VFS_TIOCGWINSZ: return DEVFS_WINSIZE_SIZE;
-	case VFS_TIOCGPGRP: return sizeof(int);
+	case VFS_TIOCGPGRP:
+	case VFS_TIOCGSID: return sizeof(int);
 	case VFS_TCSETS:
 	case VFS_TCSETSW:
 	case VFS_TCSETSF: *out = false; return DEVFS_TERMIOS_SIZE;
@@ -369,10 +370,11 @@ SYSCALL_DEFINE3(ioctl, int, fd, unsigned long, command, void *, user)
 	int err = file_of(fd, &file);
 	if (err)
 		return err;
+	bool no_argument = command == VFS_TIOCSCTTY || command == VFS_TIOCNOTTY;
 	if (size && !out && copy_from_user(argument, user, (size_t)size))
 		err = -EFAULT;
 	if (!err)
-		err = size ? vfs_ioctl(file, command, argument) : -ENOTTY;
+		err = size || no_argument ? vfs_ioctl(file, command, argument) : -ENOTTY;
 	if (!err && size && out && copy_to_user(user, argument, (size_t)size))
 		err = -EFAULT;
 	vfs_file_put(file);

@@ -78,6 +78,9 @@
 #define VFS_TIOCGPGRP  0x540f
 #define VFS_TIOCSPGRP  0x5410
 #define VFS_TIOCGWINSZ 0x5413
+#define VFS_TIOCSCTTY  0x540e /* no argument: the caller's session takes the terminal */
+#define VFS_TIOCNOTTY  0x5422 /* no argument: the caller's session lets it go */
+#define VFS_TIOCGSID   0x5429
 
 /* poll() events: Linux's values. */
 #define VFS_POLL_IN   0x001
@@ -199,8 +202,6 @@ void vfs_file_put(struct vfs_file *file);
 bool vfs_signal_pending(void);
 /* SIGPIPE to the calling process (a write to a pipe or socket with no reader). */
 void vfs_send_sigpipe(void);
-/* ^C on the console: interrupt context, never sleeps. */
-void vfs_send_console_interrupt(void);
 
 /* ---- Mounting ------------------------------------------------------------ */
 

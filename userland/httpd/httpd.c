@@ -17,17 +17,19 @@
  * its connection, never the server.  One access-log line per request
  * (peer, method, path, status, body bytes, microseconds from the request's
  * first byte to its last byte sent) goes to standard output, or appended to
- * the file -l names, buffered per loop turn; -q turns it off.
+ * the file -l names (rotated to FILE.1 past 256 KiB), buffered per loop
+ * turn; -q turns it off.
  *
  * With -a (off by default, so that a server nobody asked about adds nothing
  * to the kernel) every request is an accounted activity (accounting.c): the
  * log line gains the kernel's breakdown of it, and GET /rscfl returns the
  * last requests' figures as JSON (report.c).
  *
- * With -u user the server gives up root once its port and log are open: it
- * takes that user's ids from /etc/passwd (and with them loses every
- * privilege), as nginx's workers do; a flaw in it then reaches no more than
- * that user may.
+ * -b serves in the background as a daemon: a child in a session of its own
+ * (setsid), so that nothing typed at the console (^C) reaches it.  With -u
+ * user the server gives up root once its port and log are open: it takes
+ * that user's ids from /etc/passwd (and with them loses every privilege), as
+ * nginx's workers do; a flaw in it then reaches no more than that user may.
  *
  *     httpd [-p port] [-r docroot] [-c connections] [-q] [-b] [-a] [-l logfile] [-u user]
  */
@@ -43,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +57,7 @@
 #define IDLE_TIMEOUT_MS   15000 /* keep-alive connection with no request */
 #define WRITE_TIMEOUT_MS  30000 /* no progress sending a response */
 #define LOG_BUFFER_BYTES  8192
+#define LOG_ROTATE_BYTES  (256 * 1024) /* -l file: rotated to FILE.1 past this */
 
 enum connection_state { SLOT_FREE, READING, WRITING };
 
@@ -95,6 +99,7 @@ static int log_fd = 1;
 static uint64_t turn_ms; /* the clock when poll() last returned */
 static char log_buffer[LOG_BUFFER_BYTES];
 static size_t log_length;
+static uint64_t log_file_bytes; /* in the -l file now */
 
 static uint64_t now_us(void)
 {
@@ -110,6 +115,32 @@ static uint64_t now_ms(void)
 
 /* ---- access log ------------------------------------------------------- */
 
+/* -l FILE: past LOG_ROTATE_BYTES the file moves to FILE.1 (the one before
+ * is dropped) and a new FILE starts, so the log never holds more than twice
+ * that.  The file system has no rename: the old log is copied. */
+static void rotate_log(void)
+{
+	char old_path[256];
+	snprintf(old_path, sizeof old_path, "%s.1", options.log_path);
+	int in = open(options.log_path, O_RDONLY);
+	int out = open(old_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char chunk[4096];
+	ssize_t n;
+	while (in >= 0 && out >= 0 && (n = read(in, chunk, sizeof chunk)) > 0)
+		if (write(out, chunk, (size_t)n) != n)
+			break;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	int fresh = open(options.log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	if (fresh < 0)
+		return; /* keep writing to the old one */
+	close(log_fd);
+	log_fd = fresh;
+	log_file_bytes = 0;
+}
+
 static void log_flush(void)
 {
 	size_t done = 0;
@@ -121,6 +152,9 @@ static void log_flush(void)
 			done += (size_t)n;
 	}
 	log_length = 0;
+	log_file_bytes += done;
+	if (options.log_path && log_file_bytes >= LOG_ROTATE_BYTES)
+		rotate_log();
 }
 
 static void log_line(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -576,8 +610,11 @@ static int open_log(void)
 	if (!options.log_path)
 		return 0;
 	log_fd = open(options.log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	if (log_fd >= 0)
+	struct stat st;
+	if (log_fd >= 0) {
+		log_file_bytes = fstat(log_fd, &st) == 0 ? (uint64_t)st.st_size : 0;
 		return 0;
+	}
 	fprintf(stderr, "httpd: %s: %s\n", options.log_path, strerror(errno));
 	return -1;
 }
@@ -653,6 +690,7 @@ int main(int argc, char **argv)
 			       options.port, (int)pid);
 			return 0;
 		}
+		setsid(); /* a daemon: out of the console's session, ^C never reaches it */
 	} else {
 		printf("httpd: serving %s on port %d\n", options.docroot, options.port);
 		fflush(stdout);

@@ -1,7 +1,10 @@
 /*
  * init: the first process.  Runs /etc/rc with the shell (when it exists),
  * then starts an interactive shell on the console and starts another each
- * time one exits.  Every orphan is re-parented to init, so the same wait
+ * time one exits.  Each child starts a session of its own: /etc/rc's (so
+ * what it starts is not in the console's session), and the console shell's,
+ * which takes the console as its controlling terminal (TIOCSCTTY) so that
+ * ^C and ^Z reach its foreground job only.  Every orphan is re-parented to init, so the same wait
  * loop reaps them all.  `init program args...` runs that program once
  * instead of the shell.  init never exits: the kernel has no one to hand its
  * children to.
@@ -12,13 +15,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <microscope/syscall.h>
+
 #define SHELL   "/bin/sh"
 #define RC_FILE "/etc/rc"
+#define TIOCSCTTY 0x540e
 
-static pid_t start(char *const argv[])
+enum terminal { NO_TERMINAL, CONSOLE_TERMINAL };
+
+static pid_t start(char *const argv[], enum terminal terminal)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
+		setsid();
+		long error = terminal == CONSOLE_TERMINAL
+				 ? ms_syscall3(__NR_ioctl, 0, TIOCSCTTY, 0)
+				 : 0;
+		if (error < 0)
+			fprintf(stderr, "init: no controlling terminal (error %ld)\n", -error);
 		execv(argv[0], argv);
 		fprintf(stderr, "init: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -49,7 +63,7 @@ static void run_rc(void)
 	if (access(RC_FILE, R_OK) < 0)
 		return;
 	char *argv[] = {SHELL, RC_FILE, NULL};
-	pid_t pid = start(argv);
+	pid_t pid = start(argv, NO_TERMINAL);
 	if (pid > 0)
 		reap_until(pid);
 }
@@ -60,11 +74,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "init: running as pid %d, not 1\n", (int)getpid());
 	run_rc();
 	if (argc > 1) {
-		reap_until(start(argv + 1));
+		reap_until(start(argv + 1, CONSOLE_TERMINAL));
 	} else {
 		for (;;) {
 			char *shell[] = {SHELL, NULL};
-			pid_t pid = start(shell);
+			pid_t pid = start(shell, CONSOLE_TERMINAL);
 			if (pid < 0 || reap_until(pid) < 0)
 				sleep(1); /* do not spin when the shell cannot start */
 		}

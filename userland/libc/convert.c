@@ -73,8 +73,10 @@ int signal_from_linux(int sig)
 int wait_status_from_linux(int status)
 {
 	int sig = status & 0x7f;
-	if (sig == 0 || sig == 0x7f) /* exited, or stopped */
+	if (sig == 0) /* exited */
 		return status;
+	if (sig == 0x7f) /* stopped: the stop signal in the second byte */
+		return (signal_from_linux((status >> 8) & 0xff) << 8) | 0x7f;
 	return (status & ~0x7f) | signal_from_linux(sig);
 }
 

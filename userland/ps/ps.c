@@ -1,6 +1,7 @@
 /*
- * ps: one line per process (pid, parent, state, the CPU it runs or last ran
- * on, its CPU time, user pages, name; an M after the CPU marks a monitor
+ * ps: one line per process (pid, parent, state: running, runnable,
+ * sleeping, stopped or zombie; process group, session, the CPU it runs or
+ * last ran on, its CPU time, user pages, name; an M after the CPU marks a monitor
  * process), from the kernel's process list (the ms_getprocs system call,
  * struct proc_info of proc/proc.h).
  */
@@ -19,12 +20,18 @@ static long get_processes(struct proc_info *info, int count)
 	return ms_syscall3(__NR_ms_getprocs, (long)info, count, 0);
 }
 
-static const char *state_name(int state)
+/* The state a user asks about: what the process's thread is doing. */
+static const char *state_name(const struct proc_info *p)
 {
-	switch (state) {
-	case PROC_EMBRYO: return "new";
-	case PROC_RUNNING: return "run";
-	case PROC_ZOMBIE: return "zombie";
+	if (p->state == PROC_EMBRYO)
+		return "new";
+	if (p->state == PROC_ZOMBIE)
+		return "zombie";
+	switch (p->run_state) {
+	case PROC_RUN_ON_CPU: return "running";
+	case PROC_RUN_RUNNABLE: return "runnable";
+	case PROC_RUN_SLEEPING: return "sleeping";
+	case PROC_RUN_STOPPED: return "stopped";
 	default: return "?";
 	}
 }
@@ -35,8 +42,9 @@ static void print_process(const struct proc_info *p)
 	if (p->cpu >= 0)
 		snprintf(cpu, sizeof cpu, "%d%s", p->cpu, p->flags & PROC_INFO_MONITOR ? "M" : "");
 	unsigned long ms = (unsigned long)(p->cpu_ns / 1000000);
-	printf("%5d %5d %-6s %3s %5lu.%03lu %6lu %s\n", p->pid, p->parent_pid, state_name(p->state),
-	       cpu, ms / 1000, ms % 1000, (unsigned long)p->pages, p->name);
+	printf("%5d %5d %-8s %5d %5d %3s %5lu.%03lu %6lu %s\n", p->pid, p->parent_pid,
+	       state_name(p), p->pgid, p->sid, cpu, ms / 1000, ms % 1000, (unsigned long)p->pages,
+	       p->name);
 }
 
 int main(void)
@@ -48,7 +56,7 @@ int main(void)
 			total == -38 ? "not supported yet" : strerror((int)-total));
 		return 1;
 	}
-	printf("  PID  PPID STATE  CPU      TIME  PAGES NAME\n");
+	printf("  PID  PPID STATE     PGID   SID CPU      TIME  PAGES NAME\n");
 	for (long i = 0; i < total && i < MAX_SHOWN; i++)
 		print_process(&info[i]);
 	if (total > MAX_SHOWN)

@@ -26,7 +26,15 @@
 
 #include <microscope/syscall.h>
 
-#undef SIGCHLD /* newlib's number; proc.h has Linux's */
+/* newlib's numbers; proc.h has Linux's */
+#undef SIGCHLD
+#undef SIGUSR1
+#undef SIGUSR2
+#undef SIGCONT
+#undef SIGSTOP
+#undef SIGTSTP
+#undef SIGTTIN
+#undef SIGTTOU
 #include "uapi/proc.h"
 #include "uapi/scope.h"
 #include "uapi/telemetry.h"

@@ -1,136 +1,477 @@
 /*
- * sh: a small shell.  A line is a pipeline of commands joined by `|`, each
- * with words and redirections (`< file`, `> file`, `>> file`); a trailing `&`
- * runs it in the background.  Words may be quoted with '...' or "...".
- * Builtins (cd, exit, pwd, export, help) run in the shell itself and only as
- * a whole line.  `sh -c "line"` runs one line; `sh file` runs a file's lines.
+ * sh: the shell an OS researcher types at every day, not a POSIX sh in full.
  *
- * Each stage is a child: the shell makes the pipes, forks every stage, closes
- * its own copies of the pipe ends (so a reader sees end of file when the
- * writer exits) and waits for the foreground pipeline's children.
- * Background children are reaped and reported before each prompt.
+ * A line is a list of and-or lists separated by `;` or `&` (the latter runs
+ * the one before it in the background); an and-or list is pipelines joined
+ * by `&&` and `||`; a pipeline is commands joined by `|`; a command is words
+ * and redirections (`< f`, `> f`, `>> f`, `2> f`, `2>> f`, `2>&1`, `>&2`).
+ * Words may be quoted ('...' literally, "..." with $ expanded, \x escapes
+ * one character); $NAME, ${NAME}, $? (the last status), $$, $# and $0..$9
+ * (a script's arguments) expand outside single quotes.  `#` starts a
+ * comment.  `sh -c "line"` runs one line; `sh file [args]` runs a file's
+ * lines.  Builtins run in the shell (cd, exit, export, jobs, fg, bg, ...),
+ * with their redirections; inside a pipeline they run in a child.
+ *
+ * Job control (interactive shells only, when stdin is the console): the
+ * shell leads its own process group, ignores SIGINT, SIGTSTP, SIGTTOU and
+ * SIGTTIN, and puts every pipeline in a new group.  A foreground job owns
+ * the console (tcsetpgrp), so ^C and ^Z reach it alone; a stopped job (^Z)
+ * or one started with `&` is listed by `jobs` and resumed by `fg`/`bg`.
+ * Children get the default signal actions back before exec.  A
+ * non-interactive shell runs everything in its own group and lets `&` jobs
+ * ignore SIGINT, as POSIX asks.  An interactive shell edits its lines with
+ * history and Tab completion (edit.c).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "edit.h"
+
 #define LINE_MAX_BYTES 1024
+#define STORAGE_BYTES  4096
+#define MAX_TOKENS     128
 #define MAX_WORDS      64
 #define MAX_STAGES     8
+#define MAX_REDIRECTS  4
+#define MAX_JOBS       16
+
+/* ---- Tokens ------------------------------------------------------------ */
+
+enum token_kind {
+	T_WORD,
+	T_PIPE,      /* | */
+	T_AND,       /* && */
+	T_OR,        /* || */
+	T_SEMICOLON, /* ; */
+	T_AMPERSAND, /* & */
+	T_REDIRECT,  /* < > >> 2> 2>> 2>&1 >&2 */
+};
+
+struct token {
+	enum token_kind kind;
+	char *word; /* T_WORD: the expanded text; T_REDIRECT: the operator */
+};
+
+struct redirect {
+	int fd;      /* the descriptor redirected */
+	int flags;   /* open flags, or -1 for a duplicate */
+	int from_fd; /* for a duplicate: the descriptor copied */
+	const char *path;
+};
 
 struct command {
 	char *argv[MAX_WORDS + 1];
 	int argc;
-	const char *input;  /* < file, or NULL */
-	const char *output; /* > or >> file, or NULL */
-	int append;
+	struct redirect redirects[MAX_REDIRECTS];
+	int redirect_count;
 };
 
 struct pipeline {
 	struct command stages[MAX_STAGES];
 	int count;
-	int background;
+};
+
+struct job {
+	int used;
+	pid_t pgid;
+	pid_t pids[MAX_STAGES];
+	int count, running;
+	int stopped;
+	int status; /* the last stage's */
+	char text[80];
 };
 
 static int last_status;
+static int interactive;
+static pid_t shell_pgid;
+static struct job jobs[MAX_JOBS];
+static int script_argc;
+static char **script_argv;
 
-/* A word, or an operator: '|', '<', '>', 'a' (>>), '&'. */
-struct token {
-	char op;
-	char *word;
+/* ---- Expansion --------------------------------------------------------- */
+
+struct cursor {
+	char *out, *end; /* where expanded text goes */
+	int overflow;
 };
 
-/* Splits line into tokens; words (quotes removed) are copied into storage,
- * which must be as long as line.  Returns the count, or -1 (too many, or an
- * unterminated quote) after saying so. */
-static int tokenize(const char *line, struct token *tokens, int max, char *storage)
+static void put_char(struct cursor *c, char ch)
 {
+	if (c->out < c->end)
+		*c->out++ = ch;
+	else
+		c->overflow = 1;
+}
+
+static void put_text(struct cursor *c, const char *text)
+{
+	while (text && *text)
+		put_char(c, *text++);
+}
+
+/* Expands the $ form at *p (just past the $) into c; returns the rest. */
+static const char *expand_dollar(const char *p, struct cursor *c)
+{
+	char number[16], name[64];
+	size_t length = 0;
+	if (*p == '?' || *p == '$' || *p == '#') {
+		int value = *p == '?' ? last_status : *p == '$' ? (int)getpid() : script_argc;
+		snprintf(number, sizeof number, "%d", value);
+		put_text(c, number);
+		return p + 1;
+	}
+	if (isdigit((unsigned char)*p)) {
+		int index = *p - '0';
+		put_text(c, index < script_argc ? script_argv[index] : "");
+		return p + 1;
+	}
+	int braced = *p == '{';
+	const char *q = p + braced;
+	while ((isalnum((unsigned char)*q) || *q == '_') && length < sizeof name - 1)
+		name[length++] = *q++;
+	name[length] = '\0';
+	if (length == 0 || (braced && *q != '}')) {
+		put_char(c, '$'); /* not a variable: a literal $ */
+		return p;
+	}
+	put_text(c, getenv(name));
+	return q + braced;
+}
+
+/* ---- Tokenizing -------------------------------------------------------- */
+
+static int is_operator_char(char ch)
+{
+	return ch && strchr("|&;<>", ch) != NULL;
+}
+
+/* An operator at p: sets *t and returns its length, or 0. */
+static int scan_operator(const char *p, struct token *t)
+{
+	static const struct {
+		const char *text;
+		enum token_kind kind;
+	} operators[] = {
+	    {"2>&1", T_REDIRECT}, {"2>>", T_REDIRECT}, {">&2", T_REDIRECT}, {"2>", T_REDIRECT},
+	    {">>", T_REDIRECT},   {"&&", T_AND},       {"||", T_OR},        {"|", T_PIPE},
+	    {";", T_SEMICOLON},   {"&", T_AMPERSAND},  {"<", T_REDIRECT},   {">", T_REDIRECT},
+	};
+	for (unsigned i = 0; i < sizeof operators / sizeof operators[0]; i++) {
+		size_t length = strlen(operators[i].text);
+		if (strncmp(p, operators[i].text, length) == 0) {
+			t->kind = operators[i].kind;
+			t->word = (char *)operators[i].text;
+			return (int)length;
+		}
+	}
+	return 0;
+}
+
+/* Reads one word at p into c (quotes removed, $ expanded).  Returns the
+ * rest, or NULL for an unterminated quote. */
+static const char *scan_word(const char *p, struct cursor *c)
+{
+	char quote = 0;
+	while (*p && (quote || !(isspace((unsigned char)*p) || is_operator_char(*p)))) {
+		if (!quote && (*p == '\'' || *p == '"')) {
+			quote = *p++;
+		} else if (quote && *p == quote) {
+			quote = 0;
+			p++;
+		} else if (*p == '\\' && quote != '\'' && p[1]) {
+			put_char(c, p[1]);
+			p += 2;
+		} else if (*p == '$' && quote != '\'') {
+			p = expand_dollar(p + 1, c);
+		} else {
+			put_char(c, *p++);
+		}
+	}
+	return quote ? NULL : p;
+}
+
+/* Splits line into tokens, words into storage.  Returns the count, or -1
+ * after saying what is wrong. */
+static int tokenize(const char *line, struct token *tokens, char *storage)
+{
+	struct cursor c = {storage, storage + STORAGE_BYTES - 1, 0};
 	int count = 0;
 	for (const char *p = line;;) {
-		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		while (isspace((unsigned char)*p))
 			p++;
 		if (!*p || *p == '#')
 			return count;
-		if (count == max) {
+		if (count == MAX_TOKENS) {
 			fprintf(stderr, "sh: line too long\n");
 			return -1;
 		}
 		struct token *t = &tokens[count++];
-		if (strchr("|<>&", *p)) {
-			t->op = (p[0] == '>' && p[1] == '>') ? 'a' : *p;
-			t->word = NULL;
-			p += t->op == 'a' ? 2 : 1;
+		int length = p[0] == '2' && p[1] == '>' ? scan_operator(p, t) : 0;
+		if (!length && is_operator_char(*p))
+			length = scan_operator(p, t);
+		if (length) {
+			p += length;
 			continue;
 		}
-		t->op = 0;
-		t->word = storage;
-		for (char quote = 0; *p && (quote || !strchr(" \t\r\n|<>&", *p)); p++) {
-			if (!quote && (*p == '\'' || *p == '"'))
-				quote = *p;
-			else if (quote && *p == quote)
-				quote = 0;
-			else
-				*storage++ = *p;
-			if (quote && !p[1]) {
-				fprintf(stderr, "sh: unterminated quote\n");
-				return -1;
-			}
+		/* The word's source text: it is expanded only when its pipeline
+		 * runs, so that `false; echo $?` sees the first command's status. */
+		char scratch[8];
+		struct cursor discard = {scratch, scratch, 0};
+		const char *end = scan_word(p, &discard);
+		if (!end) {
+			fprintf(stderr, "sh: unterminated quote\n");
+			return -1;
 		}
-		*storage++ = '\0';
+		t->kind = T_WORD;
+		t->word = c.out;
+		while (p < end)
+			put_char(&c, *p++);
+		put_char(&c, '\0');
+		if (c.overflow) {
+			fprintf(stderr, "sh: line too long\n");
+			return -1;
+		}
 	}
 }
 
-/* Fills pl from tokens.  Returns 0, or -1 after printing what is wrong. */
-static int parse_tokens(struct token *tokens, int count, struct pipeline *pl)
+/* The expansion of a word's source text, in storage that lasts until the
+ * next pipeline is parsed; NULL when it does not fit. */
+static char *expand_word(const char *source, struct cursor *c)
 {
-	memset(pl, 0, sizeof(*pl));
+	char *start = c->out;
+	scan_word(source, c);
+	put_char(c, '\0');
+	return c->overflow ? NULL : start;
+}
+
+/* ---- Parsing ----------------------------------------------------------- */
+
+static int add_redirect(struct command *cmd, const char *op, const char *path)
+{
+	if (cmd->redirect_count == MAX_REDIRECTS) {
+		fprintf(stderr, "sh: too many redirections\n");
+		return -1;
+	}
+	struct redirect *r = &cmd->redirects[cmd->redirect_count++];
+	*r = (struct redirect){.fd = op[0] == '<' ? 0 : op[0] == '2' ? 2 : 1, .path = path};
+	if (strcmp(op, "2>&1") == 0 || strcmp(op, ">&2") == 0) {
+		r->flags = -1;
+		r->from_fd = strcmp(op, "2>&1") == 0 ? 1 : 2;
+	} else if (op[0] == '<') {
+		r->flags = O_RDONLY;
+	} else {
+		r->flags = O_WRONLY | O_CREAT | (strstr(op, ">>") ? O_APPEND : O_TRUNC);
+	}
+	return 0;
+}
+
+/* Fills pl from tokens[*i] up to an and-or or list operator.  Returns 0, or
+ * -1 after printing what is wrong. */
+static int parse_pipeline(struct token *tokens, int count, int *i, struct pipeline *pl)
+{
+	static char storage[STORAGE_BYTES];
+	struct cursor c = {storage, storage + STORAGE_BYTES - 1, 0};
+	memset(pl, 0, sizeof *pl);
 	struct command *cmd = &pl->stages[0];
 	pl->count = 1;
-	for (int i = 0; i < count; i++) {
-		struct token *t = &tokens[i];
-		if (pl->background) {
-			fprintf(stderr, "sh: & must end the line\n");
-			return -1;
-		}
-		if (!t->op) {
-			cmd->argv[cmd->argc++] = t->word; /* count <= MAX_WORDS */
-		} else if (t->op == '&') {
-			pl->background = 1;
-		} else if (t->op == '|') {
+	for (; *i < count; (*i)++) {
+		struct token *t = &tokens[*i];
+		if (t->kind == T_WORD) {
+			if (cmd->argc == MAX_WORDS) {
+				fprintf(stderr, "sh: too many words\n");
+				return -1;
+			}
+			char *word = expand_word(t->word, &c);
+			if (!word) {
+				fprintf(stderr, "sh: line too long\n");
+				return -1;
+			}
+			cmd->argv[cmd->argc++] = word;
+		} else if (t->kind == T_REDIRECT) {
+			int needs_path = t->word[strlen(t->word) - 1] != '1' &&
+					 t->word[strlen(t->word) - 1] != '2';
+			const char *path = NULL;
+			if (needs_path) {
+				if (*i + 1 == count || tokens[*i + 1].kind != T_WORD) {
+					fprintf(stderr, "sh: redirection needs a file name\n");
+					return -1;
+				}
+				path = expand_word(tokens[++*i].word, &c);
+				if (!path) {
+					fprintf(stderr, "sh: line too long\n");
+					return -1;
+				}
+			}
+			if (add_redirect(cmd, t->word, path) < 0)
+				return -1;
+		} else if (t->kind == T_PIPE) {
 			if (cmd->argc == 0 || pl->count == MAX_STAGES) {
 				fprintf(stderr, "sh: bad pipeline\n");
 				return -1;
 			}
 			cmd = &pl->stages[pl->count++];
-		} else if (i + 1 == count || tokens[i + 1].op) {
-			fprintf(stderr, "sh: redirection needs a file name\n");
-			return -1;
-		} else if (t->op == '<') {
-			cmd->input = tokens[++i].word;
 		} else {
-			cmd->output = tokens[++i].word;
-			cmd->append = t->op == 'a';
+			break;
 		}
 	}
-	if (cmd->argc == 0 && (pl->count > 1 || cmd->input || cmd->output)) {
+	if (cmd->argc == 0) {
 		fprintf(stderr, "sh: missing command\n");
 		return -1;
 	}
 	return 0;
 }
 
-static int parse_line(const char *line, struct pipeline *pl, char *storage)
+/* ---- Jobs -------------------------------------------------------------- */
+
+static struct job *job_of_pid(pid_t pid, int *stage)
 {
-	struct token tokens[MAX_WORDS];
-	int count = tokenize(line, tokens, MAX_WORDS, storage);
-	return count < 0 ? -1 : parse_tokens(tokens, count, pl);
+	for (int j = 0; j < MAX_JOBS; j++)
+		for (int s = 0; jobs[j].used && s < jobs[j].count; s++)
+			if (jobs[j].pids[s] == pid) {
+				*stage = s;
+				return &jobs[j];
+			}
+	return NULL;
 }
 
-/* ---- builtins -------------------------------------------------------- */
+static int job_number(const struct job *job)
+{
+	return (int)(job - jobs) + 1;
+}
+
+static struct job *new_job(const char *text)
+{
+	for (int j = 0; j < MAX_JOBS; j++) {
+		if (!jobs[j].used) {
+			memset(&jobs[j], 0, sizeof jobs[j]);
+			jobs[j].used = 1;
+			snprintf(jobs[j].text, sizeof jobs[j].text, "%s", text);
+			return &jobs[j];
+		}
+	}
+	return NULL;
+}
+
+static int status_value(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSTOPPED(status))
+		return 128 + WSTOPSIG(status);
+	return 128 + WTERMSIG(status);
+}
+
+/* Records what waitpid said about pid. */
+static void note_status(pid_t pid, int status)
+{
+	int stage;
+	struct job *job = job_of_pid(pid, &stage);
+	if (!job)
+		return;
+	if (WIFSTOPPED(status)) {
+		job->stopped = 1;
+	} else {
+		job->running--;
+		job->pids[stage] = -job->pids[stage]; /* ended: no longer matches */
+	}
+	if (stage == job->count - 1)
+		job->status = status;
+}
+
+static void report_job(struct job *job, const char *what)
+{
+	fprintf(stderr, "[%d] %s  %s\n", job_number(job), what, job->text);
+}
+
+static void gave_back_console(void)
+{
+	if (interactive)
+		tcsetpgrp(0, shell_pgid);
+}
+
+/* Waits until every stage of job ended or one stopped (then the job stays). */
+static void wait_job(struct job *job)
+{
+	job->stopped = 0;
+	while (job->running > 0 && !job->stopped) {
+		int status;
+		/* Any child: a stage that ended before it joined the group is still ours. */
+		pid_t pid = waitpid(-1, &status, interactive ? WUNTRACED : 0);
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0)
+			break;
+		note_status(pid, status);
+	}
+	gave_back_console();
+	last_status = status_value(job->status);
+	if (job->stopped) {
+		last_status = 128 + SIGTSTP;
+		report_job(job, "stopped");
+		return;
+	}
+	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) != SIGINT)
+		fprintf(stderr, "killed by signal %d\n", WTERMSIG(job->status));
+	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) == SIGINT)
+		putchar('\n');
+	job->used = 0;
+}
+
+static void report_ended(const struct job *job)
+{
+	if (WIFSIGNALED(job->status))
+		fprintf(stderr, "[%d] killed by signal %d  %s\n", job_number(job),
+			WTERMSIG(job->status), job->text);
+	else
+		fprintf(stderr, "[%d] done, status %d  %s\n", job_number(job),
+			WEXITSTATUS(job->status), job->text);
+}
+
+/* Reaps background children without blocking; an interactive shell says
+ * which jobs ended.  Frees the ended jobs' slots. */
+static void reap_background(void)
+{
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG | (interactive ? WUNTRACED : 0))) > 0)
+		note_status(pid, status);
+	for (int j = 0; j < MAX_JOBS; j++) {
+		struct job *job = &jobs[j];
+		if (!job->used || job->running > 0)
+			continue;
+		if (interactive) /* a script's background jobs end silently */
+			report_ended(job);
+		job->used = 0;
+	}
+}
+
+/* `%N`, `N` or nothing (the most recent job). */
+static struct job *find_job(int argc, char **argv, const char *who)
+{
+	if (argc < 2) {
+		for (int j = MAX_JOBS - 1; j >= 0; j--)
+			if (jobs[j].used)
+				return &jobs[j];
+		fprintf(stderr, "%s: no current job\n", who);
+		return NULL;
+	}
+	const char *spec = argv[1][0] == '%' ? argv[1] + 1 : argv[1];
+	int n = atoi(spec);
+	if (n < 1 || n > MAX_JOBS || !jobs[n - 1].used) {
+		fprintf(stderr, "%s: %s: no such job\n", who, argv[1]);
+		return NULL;
+	}
+	return &jobs[n - 1];
+}
+
+/* ---- Builtins ---------------------------------------------------------- */
 
 static int builtin_cd(int argc, char **argv)
 {
@@ -155,6 +496,7 @@ static int builtin_pwd(int argc, char **argv)
 
 static int builtin_exit(int argc, char **argv)
 {
+	fflush(stdout);
 	exit(argc > 1 ? atoi(argv[1]) : last_status);
 }
 
@@ -166,6 +508,66 @@ static int builtin_export(int argc, char **argv)
 	return 0;
 }
 
+/* NAME=value as a command: sets a shell variable (kept in the environment). */
+static int is_assignment(const char *word)
+{
+	const char *equals = strchr(word, '=');
+	if (!equals || equals == word)
+		return 0;
+	for (const char *p = word; p < equals; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return 0;
+	return !isdigit((unsigned char)word[0]);
+}
+
+static int builtin_jobs(int argc, char **argv)
+{
+	for (int j = 0; j < MAX_JOBS; j++)
+		if (jobs[j].used)
+			printf("[%d] %-8s %d  %s\n", j + 1, jobs[j].stopped ? "stopped" : "running",
+			       (int)jobs[j].pgid, jobs[j].text);
+	return 0;
+}
+
+/* Continues job (SIGCONT to its group); in the foreground, waits for it. */
+static int continue_job(struct job *job, int foreground)
+{
+	if (foreground && interactive)
+		tcsetpgrp(0, job->pgid);
+	if (kill(-job->pgid, SIGCONT) < 0 && errno != ESRCH)
+		fprintf(stderr, "sh: continue %d: %s\n", (int)job->pgid, strerror(errno));
+	job->stopped = 0;
+	if (!foreground) {
+		report_job(job, "running");
+		return 0;
+	}
+	printf("%s\n", job->text);
+	wait_job(job);
+	return last_status;
+}
+
+static int builtin_fg(int argc, char **argv)
+{
+	struct job *job = find_job(argc, argv, "fg");
+	return job ? continue_job(job, 1) : 1;
+}
+
+static int builtin_bg(int argc, char **argv)
+{
+	struct job *job = find_job(argc, argv, "bg");
+	return job ? continue_job(job, 0) : 1;
+}
+
+static int builtin_true(int argc, char **argv)
+{
+	return 0;
+}
+
+static int builtin_false(int argc, char **argv)
+{
+	return 1;
+}
+
 static int builtin_help(int argc, char **argv);
 
 static const struct builtin {
@@ -175,17 +577,24 @@ static const struct builtin {
 } builtins[] = {
     {"cd", builtin_cd, "cd [dir]        change directory (default $HOME)"},
     {"pwd", builtin_pwd, "pwd             print the working directory"},
-    {"export", builtin_export, "export N=V ...  set environment variables"},
+    {"export", builtin_export, "export N=V ...  set environment variables (or N=V alone)"},
+    {"jobs", builtin_jobs, "jobs            the background and stopped jobs"},
+    {"fg", builtin_fg, "fg [%n]         continue a job in the foreground"},
+    {"bg", builtin_bg, "bg [%n]         continue a stopped job in the background"},
+    {"true", builtin_true, "true, false     succeed, fail"},
+    {"false", builtin_false, NULL},
     {"exit", builtin_exit, "exit [code]     leave the shell"},
     {"help", builtin_help, "help            this list"},
 };
 
 static int builtin_help(int argc, char **argv)
 {
-	puts("Commands: a program in /bin with arguments, `a | b`, `< in`, `> out`,");
-	puts("`>> out`, a trailing `&` for the background.  Builtins:");
+	puts("Lines: `a; b`, `a && b`, `a || b`, `a | b`, `a &`; redirections `< f`, `> f`,");
+	puts("`>> f`, `2> f`, `2>&1`; quotes '...' and \"...\"; $NAME, $?, $$; # comments.");
+	puts("^C interrupts and ^Z stops the foreground job.  Programs are in /bin; builtins:");
 	for (unsigned i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
-		printf("  %s\n", builtins[i].help);
+		if (builtins[i].help)
+			printf("  %s\n", builtins[i].help);
 	return 0;
 }
 
@@ -197,25 +606,66 @@ static const struct builtin *find_builtin(const char *name)
 	return NULL;
 }
 
-/* ---- running --------------------------------------------------------- */
+/* ---- Running ----------------------------------------------------------- */
 
-/* Opens path onto fd (in a child).  Exits the child when it cannot. */
-static void redirect(const char *path, int flags, int fd)
+/* Applies cmd's redirections.  Returns 0, or -1 after saying why. */
+static int apply_redirects(const struct command *cmd)
 {
-	int opened = open(path, flags, 0644);
-	if (opened < 0) {
-		fprintf(stderr, "sh: %s: %s\n", path, strerror(errno));
-		_exit(1);
+	for (int i = 0; i < cmd->redirect_count; i++) {
+		const struct redirect *r = &cmd->redirects[i];
+		int fd = r->flags < 0 ? dup(r->from_fd) : open(r->path, r->flags, 0644);
+		if (fd < 0) {
+			fprintf(stderr, "sh: %s: %s\n", r->path ? r->path : "dup", strerror(errno));
+			return -1;
+		}
+		if (fd != r->fd) {
+			dup2(fd, r->fd);
+			close(fd);
+		}
 	}
-	if (opened != fd) {
-		dup2(opened, fd);
-		close(opened);
-	}
+	return 0;
 }
 
-/* In the child of stage i: wire up stdin/stdout, then exec. */
-static void run_stage(struct command *cmd, int in_fd, int out_fd)
+static void set_signals(void (*action)(int))
 {
+	static const int job_signals[] = {SIGINT, SIGTSTP, SIGTTOU, SIGTTIN};
+	struct sigaction sa = {0};
+	sa.sa_handler = action;
+	for (unsigned i = 0; i < sizeof job_signals / sizeof job_signals[0]; i++)
+		sigaction(job_signals[i], &sa, NULL);
+}
+
+/* Runs a builtin in the shell with its redirections, then puts the
+ * descriptors back. */
+static int run_builtin_here(const struct builtin *builtin, struct command *cmd)
+{
+	int saved[3];
+	for (int fd = 0; fd < 3; fd++)
+		saved[fd] = dup(fd);
+	fflush(stdout);
+	int status = apply_redirects(cmd) < 0 ? 1 : builtin->run(cmd->argc, cmd->argv);
+	fflush(stdout);
+	fflush(stderr);
+	for (int fd = 0; fd < 3; fd++) {
+		if (saved[fd] >= 0) {
+			dup2(saved[fd], fd);
+			close(saved[fd]);
+		}
+	}
+	return status;
+}
+
+/* In the child of one stage: group, signals, descriptors, then exec. */
+static void run_stage(struct command *cmd, pid_t pgid, int in_fd, int out_fd, int background)
+{
+	if (interactive) {
+		setpgid(0, pgid);
+		set_signals(SIG_DFL);
+	} else if (background) {
+		struct sigaction ignore = {0};
+		ignore.sa_handler = SIG_IGN;
+		sigaction(SIGINT, &ignore, NULL);
+	}
 	if (in_fd != 0) {
 		dup2(in_fd, 0);
 		close(in_fd);
@@ -224,19 +674,24 @@ static void run_stage(struct command *cmd, int in_fd, int out_fd)
 		dup2(out_fd, 1);
 		close(out_fd);
 	}
-	if (cmd->input)
-		redirect(cmd->input, O_RDONLY, 0);
-	if (cmd->output)
-		redirect(cmd->output, O_WRONLY | O_CREAT | (cmd->append ? O_APPEND : O_TRUNC), 1);
+	if (apply_redirects(cmd) < 0)
+		_exit(1);
+	const struct builtin *builtin = find_builtin(cmd->argv[0]);
+	if (builtin) {
+		int status = builtin->run(cmd->argc, cmd->argv);
+		fflush(stdout);
+		_exit(status);
+	}
 	execvp(cmd->argv[0], cmd->argv);
 	fprintf(stderr, "sh: %s: %s\n", cmd->argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
-/* Forks every stage; returns how many started (pids in pids[]). */
-static int start_pipeline(struct pipeline *pl, pid_t *pids)
+/* Forks every stage into job (one process group).  Returns how many started. */
+static int start_pipeline(struct pipeline *pl, struct job *job, int background)
 {
-	int in_fd = 0, started = 0;
+	int in_fd = 0;
+	fflush(stdout);
 	for (int i = 0; i < pl->count; i++) {
 		int fds[2] = {-1, 1};
 		if (i + 1 < pl->count && pipe(fds) < 0) {
@@ -247,12 +702,20 @@ static int start_pipeline(struct pipeline *pl, pid_t *pids)
 		if (pid == 0) {
 			if (fds[0] >= 0)
 				close(fds[0]);
-			run_stage(&pl->stages[i], in_fd, fds[1]);
+			run_stage(&pl->stages[i], job->count ? job->pgid : 0, in_fd, fds[1],
+				  background);
 		}
-		if (pid < 0)
+		if (pid > 0) {
+			if (!job->count)
+				job->pgid = interactive ? pid : getpgrp();
+			if (interactive)
+				setpgid(pid,
+					job->pgid); /* as the child does: whichever runs first */
+			job->pids[job->count++] = pid;
+			job->running++;
+		} else {
 			fprintf(stderr, "sh: fork: %s\n", strerror(errno));
-		else
-			pids[started++] = pid;
+		}
 		if (in_fd != 0)
 			close(in_fd);
 		if (fds[1] != 1)
@@ -263,89 +726,163 @@ static int start_pipeline(struct pipeline *pl, pid_t *pids)
 	}
 	if (in_fd > 0)
 		close(in_fd);
-	return started;
+	return job->count;
 }
 
-static void report_status(pid_t pid, int status, int background)
+/* Runs one pipeline; sets last_status (unless in the background). */
+static void run_pipeline(struct pipeline *pl, int background, const char *text)
 {
-	if (WIFSIGNALED(status))
-		fprintf(stderr, "[%d] killed by signal %d\n", (int)pid, WTERMSIG(status));
-	else if (background)
-		fprintf(stderr, "[%d] done, status %d\n", (int)pid, WEXITSTATUS(status));
+	struct command *first = &pl->stages[0];
+	int assignments = 0;
+	while (assignments < first->argc && is_assignment(first->argv[assignments]))
+		assignments++;
+	if (pl->count == 1 && assignments == first->argc) {
+		for (int i = 0; i < assignments; i++)
+			putenv(strdup(first->argv[i]));
+		last_status = 0;
+		return;
+	}
+	const struct builtin *builtin = find_builtin(first->argv[0]);
+	if (builtin && pl->count == 1 && !background) {
+		last_status = run_builtin_here(builtin, first);
+		return;
+	}
+	struct job *job = new_job(text);
+	if (!job) {
+		fprintf(stderr, "sh: too many jobs\n");
+		last_status = 1;
+		return;
+	}
+	if (!start_pipeline(pl, job, background)) {
+		job->used = 0;
+		last_status = 1;
+		return;
+	}
+	if (background) {
+		fprintf(stderr, "[%d] %d\n", job_number(job), (int)job->pgid);
+		last_status = 0;
+		return;
+	}
+	if (interactive)
+		tcsetpgrp(0, job->pgid);
+	wait_job(job);
 }
 
-/* Waits for the given children; the last stage's status is the line's. */
-static void wait_pipeline(pid_t *pids, int count)
+/* The source text of tokens [from, to), for job listings. */
+static void describe(struct token *tokens, int from, int to, char *text, size_t size)
 {
-	for (int waited = 0; waited < count;) {
-		int status;
-		pid_t pid = wait(&status);
-		if (pid < 0)
-			break;
-		int ours = 0;
-		for (int i = 0; i < count; i++)
-			ours |= pids[i] == pid;
-		report_status(pid, status, !ours);
-		if (!ours)
-			continue;
-		waited++;
-		if (pid == pids[count - 1])
-			last_status =
-			    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	text[0] = '\0';
+	for (int i = from; i < to; i++) {
+		size_t used = strlen(text);
+		snprintf(text + used, size - used, "%s%s", i > from ? " " : "", tokens[i].word);
 	}
 }
 
-static void reap_background(void)
+/* Runs the and-or list at tokens[*i]; stops at `;`, `&` or the end. */
+static int run_and_or(struct token *tokens, int count, int *i)
 {
-	int status;
-	pid_t pid;
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-		report_status(pid, status, 1);
+	int start = *i, end = *i;
+	while (end < count && tokens[end].kind != T_SEMICOLON && tokens[end].kind != T_AMPERSAND)
+		end++;
+	int background = end < count && tokens[end].kind == T_AMPERSAND;
+	for (int k = start; background && k < end; k++) {
+		if (tokens[k].kind == T_AND || tokens[k].kind == T_OR) {
+			fprintf(stderr, "sh: only a pipeline may run in the background\n");
+			return -1;
+		}
+	}
+	enum token_kind connector = T_SEMICOLON;
+	while (*i < end) {
+		struct pipeline pl;
+		int from = *i;
+		if (parse_pipeline(tokens, end, i, &pl) < 0)
+			return -1;
+		int skip = (connector == T_AND && last_status != 0) ||
+			   (connector == T_OR && last_status == 0);
+		if (!skip) {
+			char text[80];
+			describe(tokens, from, *i, text, sizeof text);
+			run_pipeline(&pl, background, text);
+		}
+		if (*i < end) {
+			connector = tokens[*i].kind;
+			if (++*i == end) {
+				fprintf(stderr, "sh: missing command after %s\n",
+					tokens[*i - 1].word);
+				return -1;
+			}
+		}
+	}
+	*i = end + (end < count);
+	return 0;
 }
 
 static void run_line(const char *line)
 {
-	struct pipeline pl;
-	char storage[LINE_MAX_BYTES + 1];
+	static char storage[STORAGE_BYTES];
+	struct token tokens[MAX_TOKENS];
 	if (strlen(line) > LINE_MAX_BYTES) {
 		fprintf(stderr, "sh: line too long\n");
 		last_status = 2;
 		return;
 	}
-	if (parse_line(line, &pl, storage) < 0) {
+	int count = tokenize(line, tokens, storage);
+	if (count < 0) {
 		last_status = 2;
 		return;
 	}
-	struct command *first = &pl.stages[0];
-	if (first->argc == 0)
-		return;
-	const struct builtin *builtin = find_builtin(first->argv[0]);
-	if (builtin && pl.count == 1 && !pl.background) {
-		last_status = builtin->run(first->argc, first->argv);
-		return;
+	for (int i = 0; i < count;) {
+		if (tokens[i].kind == T_SEMICOLON || tokens[i].kind == T_AMPERSAND) {
+			fprintf(stderr, "sh: missing command before %s\n", tokens[i].word);
+			last_status = 2;
+			return;
+		}
+		if (run_and_or(tokens, count, &i) < 0) {
+			last_status = 2;
+			return;
+		}
 	}
-	pid_t pids[MAX_STAGES];
-	int started = start_pipeline(&pl, pids);
-	if (pl.background) {
-		if (started)
-			fprintf(stderr, "[%d]\n", (int)pids[started - 1]);
-		return;
-	}
-	wait_pipeline(pids, started);
 }
 
-static int run_file(FILE *in, int interactive)
+/* The builtins' names, for Tab completion. */
+static const char *const *builtin_names(void)
 {
-	char line[LINE_MAX_BYTES];
+	static const char *names[sizeof(builtins) / sizeof(builtins[0]) + 1];
+	for (unsigned i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		names[i] = builtins[i].name;
+	return names;
+}
+
+/* The interactive prompt and line: edited when the console allows it.
+ * Returns 0, or -1 at end of input. */
+static int read_interactive(FILE *in, char *line, size_t size)
+{
+	char cwd[256], prompt[300];
+	reap_background();
+	snprintf(prompt, sizeof prompt, "%s$ ", getcwd(cwd, sizeof(cwd)) ? cwd : "?");
+	fflush(stdout);
+	int n = edit_line(prompt, builtin_names(), line, size);
+	if (n >= 0) {
+		edit_remember(line);
+		return 0;
+	}
+	if (n == -1)
+		return -1;
+	fputs(prompt, stdout);
+	fflush(stdout);
+	return fgets(line, (int)size, in) ? 0 : -1;
+}
+
+static int run_file(FILE *in)
+{
+	char line[LINE_MAX_BYTES + 2];
 	for (;;) {
-		if (interactive) {
-			reap_background();
-			char cwd[256];
-			printf("%s$ ", getcwd(cwd, sizeof(cwd)) ? cwd : "?");
-			fflush(stdout);
-		}
-		if (!fgets(line, sizeof(line), in))
+		if (interactive && read_interactive(in, line, sizeof line) < 0)
 			break;
+		if (!interactive && !fgets(line, sizeof(line), in))
+			break;
+		if (!interactive)
+			reap_background(); /* frees the slots of ended background jobs */
 		run_line(line);
 	}
 	if (interactive)
@@ -353,9 +890,25 @@ static int run_file(FILE *in, int interactive)
 	return last_status;
 }
 
+/* Job control on the console: a group of our own that owns the terminal. */
+static void take_console(void)
+{
+	if (tcgetpgrp(0) < 0)
+		return; /* not the console's session: no job control */
+	interactive = 1;
+	setpgid(0, 0); /* fails for a session leader, which leads its group already */
+	shell_pgid = getpgrp();
+	tcsetpgrp(0, shell_pgid);
+	set_signals(SIG_IGN);
+}
+
 int main(int argc, char **argv)
 {
+	script_argc = argc > 1 ? argc - 1 : 1;
+	script_argv = argc > 1 ? argv + 1 : argv;
 	if (argc > 2 && strcmp(argv[1], "-c") == 0) {
+		script_argc = argc - 2;
+		script_argv = argv + 2;
 		run_line(argv[2]);
 		return last_status;
 	}
@@ -365,7 +918,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "sh: %s: %s\n", argv[1], strerror(errno));
 			return 127;
 		}
-		return run_file(script, 0);
+		return run_file(script);
 	}
-	return run_file(stdin, isatty(0));
+	if (isatty(0))
+		take_console();
+	return run_file(stdin);
 }

@@ -6,10 +6,14 @@
  * since the one before.  Elapsed time is what the CPUs accounted (busy plus
  * idle, averaged), so the shares add up with the kernel's own figures.
  *
+ * Processes are sorted by their share in the interval, largest first.  At
+ * the console, `q` and Enter quits between reports (so does ^C).
+ *
  *     top -n 1        one report, then exit
- *     top -d 5        a report every 5 seconds until ^C
+ *     top -d 5        a report every 5 seconds until q or ^C
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,26 +91,75 @@ static uint64_t print_cpus(const struct sample *now, const struct sample *before
 	return now->cpu_count ? elapsed_sum / (uint64_t)now->cpu_count : 0;
 }
 
-static const char *state_name(int state)
+static const char *state_name(const struct proc_info *p)
 {
-	return state == PROC_RUNNING ? "run" : state == PROC_ZOMBIE ? "zombie" : "new";
+	if (p->state != PROC_RUNNING)
+		return p->state == PROC_ZOMBIE ? "zombie" : "new";
+	switch (p->run_state) {
+	case PROC_RUN_ON_CPU: return "running";
+	case PROC_RUN_RUNNABLE: return "runnable";
+	case PROC_RUN_SLEEPING: return "sleeping";
+	case PROC_RUN_STOPPED: return "stopped";
+	default: return "?";
+	}
+}
+
+struct ranked {
+	const struct proc_info *process;
+	uint64_t used; /* ns on a CPU in the interval */
+};
+
+static int by_use(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	if (x->used != y->used)
+		return x->used < y->used ? 1 : -1;
+	return x->process->pid - y->process->pid;
 }
 
 static void print_processes(const struct sample *now, const struct sample *before, uint64_t elapsed)
 {
-	printf("  PID  PPID STATE  CPU  %%CPU      TIME NAME\n");
-	for (int i = 0; i < now->process_count; i++) {
+	static struct ranked ranked[PROC_MAX];
+	int count = now->process_count < PROC_MAX ? now->process_count : PROC_MAX;
+	for (int i = 0; i < count; i++) {
 		const struct proc_info *p = &now->processes[i];
-		uint64_t used = p->cpu_ns - process_ns_in(before, p->pid);
-		unsigned long share = permille(used, elapsed), ms = p->cpu_ns / 1000000;
+		ranked[i] = (struct ranked){p, p->cpu_ns - process_ns_in(before, p->pid)};
+	}
+	qsort(ranked, (size_t)count, sizeof ranked[0], by_use);
+	printf("  PID  PPID STATE     CPU  %%CPU      TIME NAME\n");
+	for (int i = 0; i < count; i++) {
+		const struct proc_info *p = ranked[i].process;
+		unsigned long share = permille(ranked[i].used, elapsed), ms = p->cpu_ns / 1000000;
 		char cpu[16] = "-";
 		if (p->cpu >= 0)
 			snprintf(cpu, sizeof cpu, "%d%s", p->cpu,
 				 p->flags & PROC_INFO_MONITOR ? "M" : "");
-		printf("%5d %5d %-6s %3s %3lu.%lu %5lu.%03lu %s\n", p->pid, p->parent_pid,
-		       state_name(p->state), cpu, share / 10, share % 10, ms / 1000, ms % 1000,
-		       p->name);
+		printf("%5d %5d %-8s %3s %3lu.%lu %5lu.%03lu %s\n", p->pid, p->parent_pid,
+		       state_name(p), cpu, share / 10, share % 10, ms / 1000, ms % 1000, p->name);
 	}
+}
+
+/* Waits seconds, or less when a line starting with q is typed.  Returns 1
+ * to quit. */
+static int wait_or_quit(long seconds)
+{
+	if (!isatty(0)) {
+		sleep((unsigned)seconds);
+		return 0;
+	}
+	struct pollfd input = {.fd = 0, .events = POLLIN};
+	long deadline = seconds * 1000;
+	while (deadline > 0) {
+		int ready = poll(&input, 1, (int)(deadline > 1000 ? 1000 : deadline));
+		deadline -= 1000;
+		if (ready <= 0)
+			continue;
+		char line[64];
+		ssize_t n = read(0, line, sizeof line);
+		if (n <= 0 || line[0] == 'q')
+			return 1;
+	}
+	return 0;
 }
 
 static void report(const struct sample *now, const struct sample *before)
@@ -141,8 +194,8 @@ int main(int argc, char **argv)
 		return usage();
 	struct sample *now = &samples[0], *before = NULL;
 	for (long n = 0; reports < 0 || n < reports; n++) {
-		if (n > 0)
-			sleep((unsigned)delay);
+		if (n > 0 && wait_or_quit(delay))
+			break;
 		if (take_sample(now) < 0)
 			return 1;
 		if (n > 0)

@@ -762,6 +762,8 @@ static void orphans_are_reaped(void)
 		int32_t cpu;
 		uint32_t flags;
 		uint64_t cpu_ns;
+		int32_t pgid, sid, run_state;
+		uint32_t reserved;
 	} info[64]; /* struct proc_info of proc/proc.h */
 	long before = ms_syscall3(__NR_ms_getprocs, (long)info, 64, 0);
 	pid_t pid = fork();
@@ -955,5 +957,11 @@ const struct user_test user_tests[] = {
     {"hole_d_kill_gives_memory_back", hole_d_kill_gives_memory_back, 20000},
     {"mprotect_changes_anonymous_mappings_only", mprotect_changes_anonymous_mappings_only,
      10000},
+    {"groups_and_sessions", groups_and_sessions, 10000},
+    {"stop_and_continue", stop_and_continue, 10000},
+    {"signal_to_a_group", signal_to_a_group, 10000},
+    {"ignored_signals", ignored_signals, 10000},
+    {"terminal_ioctls", terminal_ioctls, 10000},
+    {"kshell_output_captured", kshell_output_captured, 10000},
     {NULL, NULL, 0},
 };

@@ -53,6 +53,13 @@ void trace_mark_refuses_bad_input(void);
 void uscope_traces_a_program_by_name(void);
 /* The caller's mapped user pages, as ps sees them; -1 when not found. */
 long t_own_pages(void);
+/* jobs.c: process groups, sessions, stops, ignored signals, the terminal */
+void groups_and_sessions(void);
+void stop_and_continue(void);
+void signal_to_a_group(void);
+void ignored_signals(void);
+void terminal_ioctls(void);
+void kshell_output_captured(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);

@@ -1,0 +1,217 @@
+/*
+ * Process groups and sessions, in POSIX's shape.  Every process belongs to a
+ * group (pgid) and a session (sid): a shell puts each job in its own group so
+ * that the console's ^C and ^Z reach only the job in the foreground (the
+ * console keeps which group that is, modules/devfs/console.c), and a daemon
+ * leaves the console's session with setsid so that nothing typed there
+ * reaches it.  A program the kernel starts (init, a monitor process) leads a
+ * new session and group; a forked process starts in its parent's.
+ *
+ * Rules (as POSIX, except that a child may be moved after it exec'd too): a
+ * process may move itself or a child into a group of its own session, or
+ * make a new group named by the moved process's pid; a session leader's group
+ * never changes; setsid fails for a group leader.  Ids change under
+ * proc_lock.
+ */
+#include "lib/errno.h"
+#include "proc/internal.h"
+
+void proc_start_session(struct process *p)
+{
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	p->pgid = p->sid = p->pid;
+	p->ignored_signals = 0;
+	spin_unlock_irqrestore(&proc_lock, irq);
+}
+
+int proc_pgid(const struct process *p)
+{
+	return p->pgid;
+}
+
+int proc_sid(const struct process *p)
+{
+	return p->sid;
+}
+
+struct group_search {
+	int pgid, sid;
+	bool found;
+};
+
+static void match_group(struct process *p, void *arg)
+{
+	struct group_search *search = arg;
+	if (p->pgid == search->pgid && /* a zombie is a member until it is reaped */
+	    (search->sid == 0 || p->sid == search->sid))
+		search->found = true;
+}
+
+/* True when a process of session sid (0: any) is in group pgid. */
+static bool group_exists_locked(int pgid, int sid)
+{
+	struct group_search search = {pgid, sid, false};
+	proc_for_each_locked(match_group, &search);
+	return search.found;
+}
+
+bool proc_group_in_session(int pgid, int sid)
+{
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	bool found = pgid > 0 && group_exists_locked(pgid, sid);
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return found;
+}
+
+bool proc_session_leader_alive(int sid)
+{
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *leader = sid > 0 ? proc_find_locked(sid) : NULL;
+	bool alive = leader && leader->state != PROC_ZOMBIE && leader->sid == sid;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return alive;
+}
+
+int proc_set_pgid(int pid, int pgid)
+{
+	struct process *self = proc_current();
+	if (!self || pgid < 0)
+		return pid < 0 || pgid < 0 ? -EINVAL : -ESRCH;
+	if (pid < 0)
+		return -EINVAL;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *p = pid == 0 ? self : proc_find_locked(pid);
+	int error = 0;
+	if (!p || p->state == PROC_ZOMBIE || (p != self && p->parent != self))
+		error = -ESRCH;
+	else if (p->sid != self->sid || p->pid == p->sid)
+		error = -EPERM; /* another session, or a session leader */
+	if (!error && pgid == 0)
+		pgid = p->pid;
+	if (!error && pgid != p->pid && !group_exists_locked(pgid, self->sid))
+		error = -EPERM;
+	if (!error)
+		p->pgid = pgid;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return error;
+}
+
+/* pid 0: the caller.  Stores the group or session in *value. */
+static int get_ids(int pid, int *pgid, int *sid)
+{
+	struct process *self = proc_current();
+	if (pid < 0)
+		return -EINVAL;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *p = pid == 0 ? self : proc_find_locked(pid);
+	int error = !p || p->state == PROC_ZOMBIE ? -ESRCH : 0;
+	if (!error) {
+		*pgid = p->pgid;
+		*sid = p->sid;
+	}
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return error;
+}
+
+int proc_get_pgid(int pid)
+{
+	int pgid, sid;
+	int error = get_ids(pid, &pgid, &sid);
+	return error ? error : pgid;
+}
+
+int proc_get_sid(int pid)
+{
+	int pgid, sid;
+	int error = get_ids(pid, &pgid, &sid);
+	return error ? error : sid;
+}
+
+int proc_set_sid(void)
+{
+	struct process *self = proc_current();
+	if (!self)
+		return -EPERM;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	int result = self->pid;
+	if (self->pgid == self->pid || group_exists_locked(self->pid, 0))
+		result = -EPERM; /* a group leader, or its pid names a group */
+	else
+		self->pgid = self->sid = self->pid;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return result;
+}
+
+struct group_signal {
+	int pgid; /* 0: every process but init and the sender */
+	int signal;
+	int exclude; /* the sender, for pgid 0 */
+	int count;
+	int refused; /* members the sender may not signal */
+};
+
+static void signal_member(struct process *p, void *arg)
+{
+	struct group_signal *g = arg;
+	if (p->state ==
+	    PROC_ZOMBIE) /* an embryo (just forked) counts: it acts on it when it runs */
+		return;
+	if (g->pgid ? p->pgid != g->pgid : (p->pid == 1 || p->pid == g->exclude))
+		return;
+	if (!proc_may_signal_locked(p)) {
+		g->refused++; /* another user's, without PRIV_SIGNAL */
+		return;
+	}
+	proc_signal_locked(p, g->signal);
+	g->count++;
+}
+
+static int signal_group(int pgid, int signal, int exclude)
+{
+	if (signal < 0 || signal >= PROC_SIGNALS)
+		return -EINVAL;
+	struct group_signal g = {.pgid = pgid, .signal = signal, .exclude = exclude};
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	proc_for_each_locked(signal_member, &g);
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return g.count ? 0 : g.refused ? -EPERM : -ESRCH;
+}
+
+int proc_signal_group(int pgid, int signal)
+{
+	return pgid > 0 ? signal_group(pgid, signal, 0) : -ESRCH;
+}
+
+int proc_kill_group(int pid, int signal)
+{
+	struct process *self = proc_current();
+	if (pid > 0)
+		return -EINVAL;
+	if (pid == 0)
+		return self ? signal_group(self->pgid, signal, 0) : -ESRCH;
+	return signal_group(pid == -1 ? 0 : -pid, signal, self ? self->pid : 0);
+}
+
+int proc_set_ignored(int signal, bool ignore, bool *was_ignored)
+{
+	struct process *self = proc_current();
+	uint32_t bit = 1u << signal;
+	if (!self || signal <= 0 || signal >= PROC_SIGNALS)
+		return -EINVAL;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	*was_ignored = (self->ignored_signals & bit) != 0;
+	if (ignore && signal != SIGKILL && signal != SIGSTOP) {
+		self->ignored_signals |= bit;
+		__atomic_and_fetch(&self->pending_signals, ~bit, __ATOMIC_RELEASE);
+	} else if (!ignore)
+		self->ignored_signals &= ~bit;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return ignore && (signal == SIGKILL || signal == SIGSTOP) ? -EINVAL : 0;
+}
+
+bool proc_ignores_signal(int signal)
+{
+	struct process *self = proc_current();
+	return self && signal > 0 && signal < PROC_SIGNALS &&
+	       (__atomic_load_n(&self->ignored_signals, __ATOMIC_RELAXED) & (1u << signal));
+}

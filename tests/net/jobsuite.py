@@ -1,0 +1,201 @@
+"""Job control and the shell, typed at the OS's console as a user would.
+
+Boots the shipped system with a NIC (so /etc/rc starts httpd as a daemon),
+links an aspect with the shm binding (so a monitor process runs), and checks
+that ^C typed at the console ends the foreground program only: httpd and the
+monitor live on.  Then ^Z, jobs, bg, kill of a background job, kill -l, and
+the shell's lists, conditionals, variables and redirections, its line editor
+(history on the arrow keys, Tab completion), scopectl's answers, and top's q.
+
+    results = run(build, log)   # [(name, ok, detail)]
+"""
+import os
+import re
+import time
+
+from guest import Guest
+
+CTRL_C, CTRL_Z = "\x03", "\x1a"
+
+
+def processes(guest):
+    """{pid: (state, name)} from ps."""
+    text = guest.run("ps") or ""
+    found = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[0].isdigit():
+            found[int(fields[0])] = (fields[2], fields[-1])
+    return found
+
+
+def pids_named(table, name):
+    return [pid for pid, (_, n) in table.items() if n == name]
+
+
+def press(guest, key):
+    """Types one control key (no Enter); returns the text up to the next prompt."""
+    with guest.lock:
+        mark = len(guest.text)
+    guest.proc.stdin.write(key.encode())
+    guest.proc.stdin.flush()
+    from guest import PROMPT
+    m = guest.wait_for(PROMPT, 30, mark)
+    with guest.lock:
+        return guest.text[mark:m.start() + 1] if m else None
+
+
+# (name, line, pattern its output must match)
+SHELL_LINES = [
+    ("semicolon", "echo one; echo two", r"one\ntwo\n"),
+    ("and-or", "false && echo no; false || echo yes; true && echo yes2", r"^(?!.*no\n).*yes\nyes2\n"),
+    ("status", "false; echo status $?", r"status 1\n"),
+    ("variables", "X=5; export Y=6; echo \"x=$X y=${Y}\" '$X'", r"x=5 y=6 \$X\n"),
+    ("redirect", "echo hello > /f; echo more >> /f; cat < /f", r"hello\nmore\n"),
+    ("stderr", "cat /nonexistent 2>&1 | cat > /e; cat /e", r"nonexistent"),
+    ("builtin-redirect", "pwd > /p; cat /p", r"/\n"),
+    ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
+    ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
+    ("kill-l", "kill -l", r"15 TERM"),
+    ("scopectl-list-pattern", "scopectl list 'vfs.op*'", r"vfs\.open\(.*\) -> "),
+    ("scopectl-list-nothing", "scopectl list 'nothing.*' || echo refused",
+     r"no join point matches 'nothing\.\*'\nrefused"),
+    ("scopectl-unknown-name", "scopectl unlink nosuch || echo refused",
+     r"no aspect called 'nosuch'.*\nrefused"),
+    ("scopectl-says-what-it-did", "scopectl unlink latency; scopectl unload latency",
+     r"unlinked 'latency'.*unloaded 'latency'"),
+    ("history-line", "echo history-check", r"history-check\n"),
+    ("history-arrow-up", "\x1b[A", r"history-check\n"),
+    ("tab-command", "ech\t tabbed", r"tabbed\n"),
+    ("tab-path", "cat /etc/mo\t", r"Welcome to microScope"),
+    ("ctrl-c-drops-line", "echo dropped\x03echo kept", r"kept\n"),
+    ("httpd-log-in-a-file", "httpget http://127.0.0.1/small.txt > /dev/null; tail -n 1 /tmp/httpd.log",
+     r"httpd: 127\.0\.0\.1 GET /small\.txt 200 "),
+    ("dmesg", "dmesg > /tmp/d; tail -n 400 /tmp/d", r"\] monitor: pid \d+ attached"),
+    ("kcmd-redirect", "kcmd uptime > /k; echo saved; cat /k | cat", r"saved\n.*up \d+\.\d+ s"),
+]
+
+
+def readme_programs():
+    """The programs README.md's "Programs in `/bin`:" paragraph names."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "README.md")) as f:
+        text = f.read()
+    start = text.find("Programs in `/bin`:")
+    paragraph = text[start:text.find("\n\n", start)]
+    return set(re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", paragraph)))
+
+
+# What each console example of README.md must print (a line of the example
+# with no entry here fails: an example added to the README needs its check).
+README_EXAMPLES = {
+    "kcmd jp list 'vfs.*'": r"vfs\.open",
+    "kcmd jp attach 'vfs.*' count": r"vfs\.",
+    "ls /bin; kcmd jp stats 'vfs.*'": r"kcmd\n.*vfs\.\w+",
+    "kcmd jp detach 'vfs.*'": r"vfs\.",
+    "scopectl load /aspects/latency.o": r"loaded aspect 'latency'",
+    "scopectl link latency --binding direct": r"linked 'latency' \(direct\)",
+    "scopectl stats": r"latency state=live binding=direct",
+    "scopectl relink latency --binding msg": r"relinked 'latency' \(msg\)",
+    "scopectl unlink latency": r"unlinked 'latency'",
+}
+FAILURE_WORDS = re.compile(r"usage:|error|unknown|not found|No such|refused")
+
+
+def readme_examples():
+    """The commands of README.md's block under "Watching the kernel from the shell"."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "README.md")) as f:
+        text = f.read()
+    start = text.find("```sh", text.find("### Watching the kernel from the shell"))
+    block = text[start + len("```sh"):text.find("```", start + 5)]
+    return [line.split("  #")[0].strip() for line in block.strip().splitlines()]
+
+
+def check(results, name, ok, detail=""):
+    results.append(("jobs/" + name, bool(ok), "" if ok else detail))
+
+
+def run(build, log):
+    guest = Guest(build, "e1000", {}, log, timeout=240)
+    results = []
+    try:
+        if not guest.boot():
+            check(results, "boot", False, "no httpd line or no prompt")
+            return results
+        linked = guest.run("scopectl load /aspects/latency.o; "
+                           "scopectl link latency --binding shm") or ""
+        before = processes(guest)
+        httpd, monitor = pids_named(before, "httpd"), pids_named(before, "monitor")
+        check(results, "scopectl-link-says-so", "scopectl: loaded aspect 'latency'" in linked and
+              "scopectl: linked 'latency' (shm)" in linked, linked)
+        check(results, "daemons-running", httpd and monitor,
+              f"httpd {httpd}, monitor {monitor} in {before}; link said {linked!r}")
+
+        guest.type("sleep 100")
+        time.sleep(2)
+        answer = press(guest, CTRL_C)
+        after = processes(guest)
+        check(results, "ctrl-c-ends-foreground", answer is not None and
+              not pids_named(after, "sleep"), f"after ^C: {after}")
+        check(results, "ctrl-c-spares-daemons",
+              set(httpd) <= set(after) and set(monitor) <= set(after),
+              f"before {before}, after {after}")
+
+        guest.type("sleep 100")
+        time.sleep(2)
+        stopped = press(guest, CTRL_Z) or ""
+        table = processes(guest)
+        sleeping = pids_named(table, "sleep")
+        check(results, "ctrl-z-stops", "stopped" in stopped and sleeping and
+              table[sleeping[0]][0] == "stopped", f"{stopped!r}, {table}")
+        resumed = guest.run("bg; jobs") or ""
+        check(results, "bg-continues", re.search(r"\[1\] running", resumed), resumed)
+
+        started = guest.run("sleep 100 &") or ""
+        m = re.search(r"\[(\d+)\] (\d+)", started)
+        ended, table = "", {}
+        if m:
+            ended = (guest.run(f"kill {m.group(2)}") or "") + (guest.run("jobs") or "")
+            table = processes(guest)
+        check(results, "kill-ends-background-job", m and int(m.group(2)) not in table and
+              "killed by signal 15" in ended, f"{started!r} {ended!r} {table}")
+        for pid in sleeping:
+            guest.run(f"kill {pid}")
+
+        guest.type("top -d 1")
+        time.sleep(3)
+        quit_answer = guest.run("q")  # None: no prompt came back
+        check(results, "top-quits-on-q", quit_answer is not None and
+              not pids_named(processes(guest), "top"), repr(quit_answer))
+
+        listed = set((guest.run("ls /bin") or "").split()[2:])
+        named = readme_programs()
+        check(results, "readme-bin-list", listed and listed <= named,
+              f"in /bin but not in README.md: {sorted(listed - named)}")
+
+        for name, line, pattern in SHELL_LINES:
+            out = guest.run(line) or ""
+            out = out[len(line):] if out.startswith(line) else out
+            check(results, "sh-" + name, re.search(pattern, out, re.S), f"{line!r} gave {out!r}")
+        started = guest.run("tail -f /tmp/httpd.log &") or ""
+        m = re.search(r"\[\d+\] (\d+)", started)
+        guest.run("httpget http://127.0.0.1/index.html > /dev/null")
+        followed = guest.wait_for(re.compile(r"GET /index\.html 200"), 10,
+                                  len(guest.text) - 2000)
+        if m:
+            guest.run(f"kill {m.group(1)}")
+        check(results, "tail-follows-the-access-log", m and followed, started)
+
+        for line in readme_examples():
+            out = guest.run(line) or ""
+            pattern = README_EXAMPLES.get(line)
+            ok = pattern and re.search(pattern, out, re.S) and not FAILURE_WORDS.search(out)
+            check(results, "readme " + line, ok,
+                  f"gave {out!r}" if pattern else "no check for this README example")
+        out = guest.run("scopectl counter latency nosuch || echo refused") or ""
+        check(results, "scopectl-unknown-counter",
+              re.search(r"has no counter 'nosuch'.*\nrefused", out, re.S), out)
+    finally:
+        guest.stop()
+    return results
