@@ -81,6 +81,7 @@ static struct fake_console *fake_console_create(unsigned tx_buffers, unsigned rx
 	    virtio_alloc_queue(&fake->vc.rx, rx_buffers, VCON_BUFFER))
 		return NULL;
 	fake->vc.tx.notify = fake->vc.rx.notify = &fake_notify;
+	fake->vc.host_open = true; /* port 0 alone, as without MULTIPORT */
 	return fake;
 }
 
