@@ -7,8 +7,9 @@
  * writes of varied sizes, then VCON_TEST_WRITERS threads write
  * VCON_TEST_RECORDS records each at once; the host (tests/run.py) checks
  * the port's output file byte for byte and every record whole and in order.
- * vcon_test=receive: the host writes VCON_TEST_RECEIVE_BYTES of the pattern
- * into the port and the suite checks it arrived whole and in order.  Without
+ * vcon_test=receive: once the suite has written VCON_TEST_READY, the host
+ * writes VCON_TEST_RECEIVE_BYTES of the pattern into the port and the suite
+ * checks it arrived whole and in order.  Without
  * vcon_test= those two cases are skipped; without a device, the write must
  * fail with -ENODEV.  vcon_test=bench prints the write throughput for
  * several write sizes (docs/PERFORMANCE.md).  The pattern and the sizes are tests/run.py's too.
@@ -24,6 +25,7 @@
 
 #define VCON_TEST_SEND_BYTES    (1u << 20)
 #define VCON_TEST_RECEIVE_BYTES (512u << 10)
+#define VCON_TEST_READY         "vcon receiver ready\n" /* vcon_test=receive: the host may send */
 #define VCON_TEST_WRITERS       3
 #define VCON_TEST_RECORDS       50
 #define VCON_TEST_RECORD_BYTES  1000
@@ -596,6 +598,7 @@ static void the_pattern_reaches_the_host(struct ktest *t)
 	ASSERT_TRUE(t, chunk != NULL);
 	struct vcon_stats before, after;
 	vcon_get_stats(&before);
+	console_print("    # vcon: writing the pattern\n"); /* the slow reader connects on this */
 	uint64_t start = clock_ns();
 	EXPECT_EQ(t, pattern_writer(chunk), 0);
 	EXPECT_EQ(t, vcon_flush(), 0);
@@ -629,6 +632,8 @@ static void the_hosts_pattern_arrives_in_order(struct ktest *t)
 	capture = (struct capture){.expected = VCON_TEST_RECEIVE_BYTES};
 	completion_init(&capture.done, "vcon-test");
 	vcon_set_receiver(capture_pattern, &capture);
+	/* Only now may the host send: the trace stream's receiver had the port before. */
+	EXPECT_EQ(t, vcon_write(VCON_TEST_READY, sizeof(VCON_TEST_READY) - 1), 0);
 	EXPECT_EQ(t, completion_wait_timeout(&capture.done, VCON_TEST_GUARD_NS), 0);
 	vcon_set_receiver(NULL, NULL);
 	EXPECT_EQ(t, capture.bytes, VCON_TEST_RECEIVE_BYTES);
