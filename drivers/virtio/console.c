@@ -106,10 +106,12 @@ static int vcon_wait_tx(struct vcon *vc)
 	return vc->failed ? -EIO : 0;
 }
 
-static bool vcon_host_ready(void *arg)
+/* The host came, the device broke, or the device said something that may
+ * be about the host (to be taken by whoever comes first). */
+static bool vcon_host_news(void *arg)
 {
 	struct vcon *vc = arg;
-	return vc->host_open || vc->failed;
+	return vc->host_open || vc->failed || (vc->multiport && virtio_has_used(&vc->control_rx));
 }
 
 /* The host's end is not connected (MULTIPORT only): sleep until it is, taking
@@ -122,7 +124,7 @@ static int vcon_wait_host(struct vcon *vc)
 		vcon_poll_control(vc);
 		if (!vcon_check_device(vc) || vc->host_open)
 			break;
-		waitq_wait_timeout(&vc->tx_waiters, vcon_host_ready, vc, VCON_STATUS_RECHECK_NS);
+		waitq_wait_timeout(&vc->tx_waiters, vcon_host_news, vc, VCON_STATUS_RECHECK_NS);
 	}
 	return vc->failed ? -EIO : 0;
 }
