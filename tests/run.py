@@ -781,8 +781,11 @@ def ktest_listing(args):
     for port in VCON_PORTS:
         lines.append(f"ktest-vcon-send-{port}/<suite>/<case>, /ran, /stream: vcon with "
                      "vcon_test=send, its port's output checked byte for byte")
+    for port in VCON_SOCKET_PORTS:
         lines.append(f"ktest-vcon-receive-{port}/<suite>/<case>, /ran: vcon with "
                      "vcon_test=receive, fed through a socket")
+        lines.append(f"ktest-vcon-slow-{port}/<suite>/<case>, /ran, /stream, /waited: vcon with "
+                     "vcon_test=send on a socket the harness reads slowly, checked byte for byte")
     lines.append("ktest-block/block/<case>: the block suite on a scratch virtio-blk disk")
     lines.append("ktest-blockerr/blockerr/<case>: reads failed by QEMU blkdebug rules, raw and "
                  "through ext2")
@@ -800,10 +803,18 @@ def ktest_listing(args):
 # pattern and sizes these are): vcon_test=send writes the pattern, then
 # records from several threads, into a file the harness checks byte for byte;
 # vcon_test=receive checks the pattern the harness writes into a socket.
-# Each with MSI-X on q35 (qemu.py --console-port) and with INTx on pc.
+# vcon_test=send on a socket QEMU serves, which the harness connects to late
+# and reads slowly: what the guest writes must wait for it, not be lost.
+# Each with MSI-X on q35 (qemu.py --console-port) and with INTx on pc (port 1,
+# a virtserialport, with MULTIPORT), and send on port 0 of a device without
+# MULTIPORT (a virtconsole, on a file: lossless only there).
 VCON_SEND_BYTES, VCON_RECEIVE_BYTES = 1 << 20, 512 << 10
 VCON_WRITERS, VCON_RECORDS, VCON_RECORD_BYTES = 3, 50, 1000
-VCON_PORTS = ["q35", "intx-pc"]
+VCON_SOCKET_PORTS = ["q35", "intx-pc"]
+VCON_PORTS = VCON_SOCKET_PORTS + ["port0"]
+VCON_PORT_NAME = "org.microscope.trace"  # tools/qemu.py's, drivers/virtio/console_internal.h's
+VCON_RECEIVER_READY = b"vcon receiver ready\n"  # the suite's VCON_TEST_READY
+VCON_SLOW_READ, VCON_SLOW_PAUSE = 4096, 0.002  # the slow reader: bytes per read, seconds between
 VCON_HOST_CASES = {"send": "the_pattern_reaches_the_host",
                    "receive": "the_hosts_pattern_arrives_in_order"}
 
@@ -844,8 +855,13 @@ def vcon_port_args(port, chardev):
     """qemu.py's arguments for a console port of kind port on chardev."""
     if port == "q35":
         return ["--machine", "q35", "--console-port", chardev]
-    return ["--machine", "pc", "--", "-device", "virtio-serial-pci,vectors=0,disable-legacy=on",
-            "-chardev", f"{chardev},id=vcon0", "-device", "virtconsole,chardev=vcon0"]
+    if port == "port0":
+        return ["--machine", "q35", "--", "-device", "virtio-serial-pci,max_ports=1",
+                "-chardev", f"{chardev},id=vcon0", "-device", "virtconsole,chardev=vcon0"]
+    return ["--machine", "pc", "--",
+            "-device", "virtio-serial-pci,vectors=0,disable-legacy=on,max_ports=2",
+            "-chardev", f"{chardev},id=vcon0",
+            "-device", f"virtserialport,chardev=vcon0,nr=1,name={VCON_PORT_NAME}"]
 
 
 def report_vcon_host_case(reporter, name, run, mode):
@@ -871,8 +887,9 @@ def run_vcon_send(args, reporter, port):
 
 
 def run_vcon_receive(args, reporter, port):
-    """QEMU connects to the harness's socket at start; the pattern waits in
-    the host until the suite sets a receiver."""
+    """QEMU connects to the harness's socket at start; the harness sends the
+    pattern once the suite says its receiver is set (until then the trace
+    stream's receiver has the port)."""
     name = f"ktest-vcon-receive-{port}"
     with tempfile.TemporaryDirectory(prefix="vcon-") as tmp:
         path = os.path.join(tmp, "port.sock")
@@ -885,6 +902,12 @@ def run_vcon_receive(args, reporter, port):
             try:
                 connection, _ = server.accept()
                 with connection:
+                    heard = b""
+                    while not heard.endswith(VCON_RECEIVER_READY):
+                        chunk = connection.recv(1)
+                        if not chunk:
+                            return
+                        heard += chunk
                     connection.sendall(vcon_pattern(0, VCON_RECEIVE_BYTES))
                     while connection.recv(65536):
                         pass
@@ -900,18 +923,82 @@ def run_vcon_receive(args, reporter, port):
     report_vcon_host_case(reporter, name, run, "receive")
 
 
+def slow_reader(path, log, received, stop):
+    """Connects to QEMU's socket once the guest says it starts writing (in
+    the serial log), so that its first writes find no host and wait; then
+    reads slowly until QEMU closes it (or stop is set before it was ever
+    reached)."""
+    sock = None
+    while not stop.is_set() and "# vcon: writing the pattern" not in read_text(log):
+        time.sleep(0.05)
+    while sock is None and not stop.is_set():
+        candidate = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        candidate.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, VCON_SLOW_READ)
+        try:
+            candidate.connect(path)
+            sock = candidate
+        except OSError:
+            candidate.close()
+            time.sleep(0.05)
+    if sock is None:
+        return
+    with sock:
+        sock.settimeout(BIOS_TIMEOUT)
+        try:
+            while True:
+                chunk = sock.recv(VCON_SLOW_READ)
+                if not chunk:
+                    return
+                received.extend(chunk)
+                time.sleep(VCON_SLOW_PAUSE)
+        except OSError:
+            pass  # QEMU gone or silent: the stream's check says what is missing
+
+
+def run_vcon_slow(args, reporter, port):
+    """vcon_test=send on a socket QEMU serves: the harness connects once the
+    guest has started writing without it (the guest waits for it) and reads
+    more slowly than the guest writes; every byte must arrive, and the guest must have waited for
+    buffers (else the reader was not slow and the case proved nothing)."""
+    name = f"ktest-vcon-slow-{port}"
+    received, stop = bytearray(), threading.Event()
+    with tempfile.TemporaryDirectory(prefix="vcon-") as tmp:
+        path = os.path.join(tmp, "port.sock")
+        log = test_log(args, name)
+        if os.path.exists(log):
+            os.remove(log)
+        reader = threading.Thread(target=slow_reader, args=(path, log, received, stop),
+                                  daemon=True)
+        reader.start()
+        run = run_ktest(args, reporter, name, "vcon", options="vcon_test=send",
+                        qemu_args=vcon_port_args(port, f"socket,path={path},server=on,wait=off"))
+        stop.set()
+        reader.join(BIOS_TIMEOUT)
+    report_vcon_host_case(reporter, name, run, "send")
+    problem = vcon_stream_problem(bytes(received))
+    reporter.report(Result(f"{name}/stream", "FAIL" if problem else "ok", 0.0, None,
+                           problem or f"{len(received)} bytes byte-exact"))
+    log = read_text(test_log(args, name)) if os.path.exists(test_log(args, name)) else ""
+    waits = re.search(r"# vcon: .* tx waits (\d+), host waits (\d+)", log)
+    reporter.report(Result(f"{name}/waited", "ok" if waits and int(waits[1]) > 0 else "FAIL",
+                           0.0, None, f"tx waits {waits[1]}, host waits {waits[2]}" if waits
+                           else "no '# vcon:' line in the serial log"))
+
+
 @group("ktest", ktest_listing)
 def ktest_jobs(args, reporter):
     """the in-kernel suites (the test kernel with ktest=all exit=qemu, QEMU
     -kernel) on 1, 2 and 4 CPUs, the NIC drivers' suites with each NIC, and
-    the vcon suite with a console port (output checked byte for byte, input
-    fed through a socket); every case counts."""
+    the vcon suite with a console port (output checked byte for byte, also
+    through a socket read slowly; input fed through a socket); every case
+    counts."""
     return [lambda n=n: run_ktest(args, reporter, ktest_cpu_name(n), "all", smp=n)
             for n in KTEST_CPUS] + \
         [lambda nic=nic: run_ktest(args, reporter, f"ktest-{nic[0]}", KTEST_NIC_SUITES,
                                    qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS] + \
         [lambda port=port: run_vcon_send(args, reporter, port) for port in VCON_PORTS] + \
-        [lambda port=port: run_vcon_receive(args, reporter, port) for port in VCON_PORTS] + \
+        [lambda port=port: run_vcon_receive(args, reporter, port) for port in VCON_SOCKET_PORTS] + \
+        [lambda port=port: run_vcon_slow(args, reporter, port) for port in VCON_SOCKET_PORTS] + \
         [lambda: run_ktest_block(args, reporter, "ktest-block", "block"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr"),
          lambda: run_ktest_block(args, reporter, "ktest-block-nvme", "block", "nvme"),

@@ -67,13 +67,26 @@ def network_options(args):
     return ["-netdev", netdev, "-device", f"{NIC_DEVICES.get(nic, nic)},netdev=n0"]
 
 
+# The virtio console port the OS streams on (drivers/virtio/console.h): port 1
+# of a virtio-serial device, a virtserialport (QEMU holds the guest's buffers
+# while the host side does not take the bytes, where a virtconsole would drop
+# them), found by its name.
+CONSOLE_PORT_NAME = "org.microscope.trace"
+
+
+def console_port_device_args(chardev, serial_options=""):
+    """QEMU arguments for the console port on the character device spec
+    chardev; serial_options go to the virtio-serial-pci device."""
+    return ["-device", f"virtio-serial-pci,max_ports=2{serial_options}",
+            "-chardev", f"{chardev},id=vcon0",
+            "-device", f"virtserialport,chardev=vcon0,nr=1,name={CONSOLE_PORT_NAME}"]
+
+
 def console_port_options(args):
-    """A virtio console port (drivers/virtio/console.h) on the QEMU character
-    device SPEC: virtio-serial with one virtconsole, port 0."""
+    """The console port on the QEMU character device SPEC (--console-port)."""
     if not args.console_port:
         return []
-    return ["-device", "virtio-serial-pci", "-chardev", f"{args.console_port},id=vcon0",
-            "-device", "virtconsole,chardev=vcon0"]
+    return console_port_device_args(args.console_port)
 
 
 def disk_options(args):

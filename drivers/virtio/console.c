@@ -1,8 +1,19 @@
 /*
  * The virtio console driver (virtio 1.0 console device, id 3: PCI 0x1043, or
- * 0x1003 transitional with the modern capabilities).  Features: VERSION_1
- * only.  MULTIPORT is never accepted, so the device has one port, port 0,
- * with its receiveq (queue 0) and transmitq (queue 1), and no control queues.
+ * 0x1003 transitional with the modern capabilities).  Features: VERSION_1 and
+ * MULTIPORT when offered.
+ *
+ * With MULTIPORT the driver uses one named port, VCON_PORT (1), and its
+ * queues 4 and 5: a port that is not a console, which QEMU throttles (it
+ * holds the guest's buffers while the host's side does not take the bytes)
+ * where it drops what a console port's host side does not take at once.  At
+ * probe the driver offers the control receive buffers, sends DEVICE_READY,
+ * answers the device's DEVICE_ADD of VCON_PORT with PORT_READY and its
+ * PORT_NAME with PORT_OPEN (the guest's end open); without a port of that
+ * number and name the device is not used.  PORT_OPEN from the device says
+ * whether the host's end is connected: writers wait while it is not, since
+ * QEMU discards what reaches a port nobody is connected to.  Without
+ * MULTIPORT there is port 0 with queues 0 and 1 and no control queues.
  *
  * Transmit is built for a stream of MB/s: a writer copies into the transmit
  * queue's fixed 4 KiB buffers (VCON_TX_BUFFERS of them), offers all it
@@ -18,11 +29,16 @@
  * first set (until then the host's bytes wait in the host).  The interrupt
  * only wakes the receive worker, the one thread that touches the receive
  * queue; it delivers each used buffer to the receiver under receiver_lock,
- * in the device's order, and gives the buffer back.
+ * in the device's order, and gives the buffer back.  Control messages are
+ * taken by the worker and by a writer waiting for the host (under
+ * control_lock), so a receiver that answers while the host is away cannot
+ * keep the news of its return from arriving.
  *
  * The device is not trusted: used entries naming a buffer it does not own are
- * skipped (virtio/queue.c), a length beyond the buffer is dropped and counted.
- * A device that reports NEEDS_RESET or FAILED makes writes fail with -EIO.
+ * skipped (virtio/queue.c), a length beyond the buffer is dropped and counted,
+ * a control message of the wrong size is ignored and counted.  A device that
+ * reports NEEDS_RESET or FAILED, or removes the port, makes writes fail with
+ * -EIO.
  *
  * No join points here: the trace stream itself leaves through vcon_write, and
  * recording it would record the recorder.
@@ -38,6 +54,12 @@
 /* How often a writer waiting for a buffer re-reads the device status, in
  * case the device breaks without a configuration interrupt. */
 #define VCON_STATUS_RECHECK_NS (1000 * NSEC_PER_MSEC)
+/* The probe's wait for the device to announce and name VCON_PORT: it gives
+ * up once the device has taken every message sent and said nothing for
+ * VCON_HANDSHAKE_QUIET_POLLS polls a millisecond apart, or at the latest
+ * after VCON_HANDSHAKE_NS (QEMU answers within the kick). */
+#define VCON_HANDSHAKE_NS          (2000 * NSEC_PER_MSEC)
+#define VCON_HANDSHAKE_QUIET_POLLS 10
 
 static struct vcon *vcon_device; /* published once started, never removed */
 
@@ -50,6 +72,7 @@ void vcon_init_state(struct vcon *vc)
 {
 	mutex_init(&vc->write_lock, "vcon.write");
 	mutex_init(&vc->receiver_lock, "vcon.receiver");
+	mutex_init(&vc->control_lock, "vcon.control");
 	waitq_init(&vc->tx_waiters, "vcon.tx");
 	waitq_init(&vc->worker_queue, "vcon.worker");
 }
@@ -80,6 +103,29 @@ static int vcon_wait_tx(struct vcon *vc)
 	       waitq_wait_timeout(&vc->tx_waiters, vcon_tx_ready, vc, VCON_STATUS_RECHECK_NS))
 		;
 	virtio_suppress_interrupts(&vc->tx);
+	return vc->failed ? -EIO : 0;
+}
+
+/* The host came, the device broke, or the device said something that may
+ * be about the host (to be taken by whoever comes first). */
+static bool vcon_host_news(void *arg)
+{
+	struct vcon *vc = arg;
+	return vc->host_open || vc->failed || (vc->multiport && virtio_has_used(&vc->control_rx));
+}
+
+/* The host's end is not connected (MULTIPORT only): sleep until it is, taking
+ * the control messages that say so (the worker may be busy in a receiver
+ * that writes).  Returns 0 or -EIO. */
+static int vcon_wait_host(struct vcon *vc)
+{
+	vcon_add(&vc->counters.host_waits, 1);
+	for (;;) {
+		vcon_poll_control(vc);
+		if (!vcon_check_device(vc) || vc->host_open)
+			break;
+		waitq_wait_timeout(&vc->tx_waiters, vcon_host_news, vc, VCON_STATUS_RECHECK_NS);
+	}
 	return vc->failed ? -EIO : 0;
 }
 
@@ -115,6 +161,11 @@ int vcon_send(struct vcon *vc, const void *data, size_t length)
 	if (vc->failed)
 		error = -EIO;
 	while (!error && sent < length) {
+		if (!vc->host_open) {
+			virtio_kick_queue(&vc->tx); /* what was offered so far goes now */
+			error = vcon_wait_host(vc);
+			continue;
+		}
 		size_t chunk = vcon_offer_chunk(vc, bytes + sent, length - sent);
 		if (chunk) {
 			sent += chunk;
@@ -146,6 +197,114 @@ int vcon_drain(struct vcon *vc)
 	}
 	mutex_unlock(&vc->write_lock);
 	return error;
+}
+
+/* ---- Control (MULTIPORT) -------------------------------------------------- */
+
+void vcon_fill_control(struct vcon *vc)
+{
+	int id;
+	mutex_lock(&vc->control_lock);
+	while ((id = virtio_find_free_buffer(&vc->control_rx)) >= 0)
+		virtio_offer_buffer(&vc->control_rx, (unsigned)id, VCON_CONTROL_BUFFER, true);
+	virtio_kick_queue(&vc->control_rx);
+	mutex_unlock(&vc->control_lock);
+}
+
+static int vcon_send_control_locked(struct vcon *vc, uint32_t id, uint16_t event, uint16_t value)
+{
+	mutex_assert_held(&vc->control_lock);
+	unsigned used;
+	uint32_t length;
+	while (virtio_take_used(&vc->control_tx, &used, &length))
+		;
+	int buffer = virtio_find_free_buffer(&vc->control_tx);
+	if (buffer < 0) {
+		vcon_add(&vc->counters.control_unsent, 1);
+		return -EAGAIN;
+	}
+	struct vcon_control message = {.id = id, .event = event, .value = value};
+	memcpy(virtio_queue_buffer(&vc->control_tx, (unsigned)buffer), &message, sizeof(message));
+	virtio_offer_buffer(&vc->control_tx, (unsigned)buffer, sizeof(message), false);
+	virtio_kick_queue(&vc->control_tx);
+	return 0;
+}
+
+int vcon_send_control(struct vcon *vc, uint32_t id, uint16_t event, uint16_t value)
+{
+	mutex_lock(&vc->control_lock);
+	int error = vcon_send_control_locked(vc, id, event, value);
+	mutex_unlock(&vc->control_lock);
+	return error;
+}
+
+/* PORT_NAME's name: the bytes after the message, up to a NUL or the end. */
+static bool vcon_name_is_ours(const uint8_t *name, size_t length)
+{
+	size_t ours = sizeof(VCON_PORT_NAME) - 1;
+	if (length > ours && name[ours] == 0)
+		length = ours;
+	return length == ours && memcmp(name, VCON_PORT_NAME, ours) == 0;
+}
+
+static void vcon_set_host_open(struct vcon *vc, bool open)
+{
+	__atomic_store_n(&vc->host_open, open, __ATOMIC_SEQ_CST);
+	waitq_wake_all(&vc->tx_waiters);
+}
+
+static void vcon_control_message(struct vcon *vc, const uint8_t *bytes, uint32_t length)
+{
+	struct vcon_control message;
+	if (length < sizeof(message) || length > VCON_CONTROL_BUFFER) {
+		vcon_add(&vc->counters.control_bad, 1);
+		return;
+	}
+	memcpy(&message, bytes, sizeof(message));
+	if (message.id != VCON_PORT)
+		return; /* another port: not ours to drive */
+	switch (message.event) {
+	case VCON_MSG_DEVICE_ADD:
+		vc->port_added = true;
+		vcon_send_control_locked(vc, VCON_PORT, VCON_MSG_PORT_READY, 1);
+		break;
+	case VCON_MSG_PORT_NAME:
+		if (vc->port_added && !vc->port_named &&
+		    vcon_name_is_ours(bytes + sizeof(message), length - sizeof(message))) {
+			vc->port_named = true;
+			vcon_send_control_locked(vc, VCON_PORT, VCON_MSG_PORT_OPEN, 1);
+		}
+		break;
+	case VCON_MSG_PORT_OPEN:
+		vcon_set_host_open(vc, vc->port_named && message.value);
+		break;
+	case VCON_MSG_DEVICE_REMOVE:
+		if (vc->port_named)
+			vc->failed = true; /* the stream's port is gone for good */
+		vcon_set_host_open(vc, false);
+		break;
+	default:
+		break; /* CONSOLE_PORT, RESIZE: nothing to do */
+	}
+}
+
+unsigned vcon_poll_control(struct vcon *vc)
+{
+	if (!vc->multiport)
+		return 0;
+	unsigned taken = 0, id;
+	uint32_t length;
+	mutex_lock(&vc->control_lock);
+	while (virtio_take_used(&vc->control_rx, &id, &length)) {
+		vcon_add(&vc->counters.control_in, 1);
+		vcon_control_message(vc, virtio_queue_buffer(&vc->control_rx, id), length);
+		virtio_offer_buffer(&vc->control_rx, id, VCON_CONTROL_BUFFER, true);
+		taken++;
+	}
+	if (taken)
+		virtio_kick_queue(&vc->control_rx);
+	mutex_unlock(&vc->control_lock);
+	return taken;
 }
 
 /* ---- Receive ------------------------------------------------------------- */
@@ -202,6 +361,7 @@ static int vcon_worker(void *arg)
 	for (;;) {
 		waitq_wait(&vc->worker_queue, vcon_worker_has_work, vc);
 		__atomic_store_n(&vc->rx_pending, false, __ATOMIC_SEQ_CST);
+		vcon_poll_control(vc);
 		if (vc->fill_requested && !vc->rx_filled) {
 			vcon_fill_rx(vc);
 			vc->rx_filled = true;
@@ -290,15 +450,86 @@ void vcon_get_stats(struct vcon_stats *stats)
 	stats->writes = __atomic_load_n(&vc->counters.writes, __ATOMIC_RELAXED);
 	stats->rx_buffers_dropped =
 	    __atomic_load_n(&vc->counters.rx_buffers_dropped, __ATOMIC_RELAXED);
+	stats->host_waits = __atomic_load_n(&vc->counters.host_waits, __ATOMIC_RELAXED);
+	stats->tx_waits = __atomic_load_n(&vc->counters.tx_waits, __ATOMIC_RELAXED);
 }
 
 /* ---- Probe --------------------------------------------------------------- */
 
-/* Features, interrupt, queues, the receive worker, DRIVER_OK.  Returns 0 or
- * an error. */
+/* The data queues (port 0's, or VCON_PORT's) and with MULTIPORT the control
+ * queues.  Returns 0 or an error. */
+static int vcon_setup_queues(struct vcon *vc, uint16_t entry)
+{
+	unsigned rx = vc->multiport ? VCON_PORT_RX_QUEUE : VCON_RX_QUEUE;
+	unsigned tx = vc->multiport ? VCON_PORT_TX_QUEUE : VCON_TX_QUEUE;
+	int error = virtio_setup_queue(&vc->vdev, &vc->rx, rx, VCON_RX_BUFFERS, VCON_BUFFER, entry);
+	if (!error)
+		error = virtio_setup_queue(&vc->vdev, &vc->tx, tx, VCON_TX_BUFFERS, VCON_BUFFER, entry);
+	if (!error && vc->multiport)
+		error = virtio_setup_queue(&vc->vdev, &vc->control_rx, VCON_CONTROL_RX_QUEUE,
+					   VCON_CONTROL_RX_BUFFERS, VCON_CONTROL_BUFFER, entry);
+	if (!error && vc->multiport)
+		error = virtio_setup_queue(&vc->vdev, &vc->control_tx, VCON_CONTROL_TX_QUEUE,
+					   VCON_CONTROL_TX_BUFFERS, VCON_CONTROL_BUFFER, entry);
+	return error;
+}
+
+/* MULTIPORT, VCON_PORT within the device's ports, or neither.  Returns 0 or
+ * -ENODEV (MULTIPORT with too few ports). */
+static int vcon_negotiate(struct vcon *vc)
+{
+	int error = virtio_negotiate_features(&vc->vdev, VIRTIO_CONSOLE_F_MULTIPORT,
+					      VIRTIO_F_VERSION_1);
+	if (error)
+		return error;
+	vc->multiport = (vc->vdev.features & VIRTIO_CONSOLE_F_MULTIPORT) != 0;
+	vc->host_open = !vc->multiport; /* port 0 alone: nothing says otherwise */
+	if (!vc->multiport)
+		return 0;
+	uint32_t max_ports = virtio_read_config16(&vc->vdev, VCON_CONFIG_MAX_NR_PORTS) |
+			     (uint32_t)virtio_read_config16(&vc->vdev, VCON_CONFIG_MAX_NR_PORTS + 2)
+				 << 16;
+	return max_ports > VCON_PORT ? 0 : -ENODEV;
+}
+
+/* True when the device has taken every control message sent. */
+static bool vcon_control_tx_idle(struct vcon *vc)
+{
+	unsigned id;
+	uint32_t length;
+	mutex_lock(&vc->control_lock);
+	while (virtio_take_used(&vc->control_tx, &id, &length))
+		;
+	bool idle = vc->control_tx.free_count == vc->control_tx.size;
+	mutex_unlock(&vc->control_lock);
+	return idle;
+}
+
+/* After DRIVER_OK with MULTIPORT: DEVICE_READY, then the device's answers
+ * until VCON_PORT is announced and named, or the device has gone quiet
+ * without.  Returns 0 or -ENODEV (no such port). */
+static int vcon_find_port(struct vcon *vc)
+{
+	vcon_fill_control(vc);
+	if (vcon_send_control(vc, VCON_NO_PORT, VCON_MSG_DEVICE_READY, 1))
+		return -ENODEV;
+	uint64_t deadline = clock_ns() + VCON_HANDSHAKE_NS;
+	unsigned quiet = 0;
+	while (!vc->port_named && vcon_check_device(vc) && quiet < VCON_HANDSHAKE_QUIET_POLLS &&
+	       clock_ns() < deadline) {
+		bool answered = vcon_poll_control(vc) > 0;
+		quiet = answered || !vcon_control_tx_idle(vc) ? 0 : quiet + 1;
+		if (!vc->port_named)
+			sched_sleep_ns(NSEC_PER_MSEC);
+	}
+	return vc->port_named ? 0 : -ENODEV;
+}
+
+/* Features, interrupt, queues, DRIVER_OK, the port (MULTIPORT), the receive
+ * worker.  Returns 0 or an error. */
 static int vcon_start(struct vcon *vc, struct pci_device *pci)
 {
-	int error = virtio_negotiate_features(&vc->vdev, 0, VIRTIO_F_VERSION_1);
+	int error = vcon_negotiate(vc);
 	if (error)
 		return error;
 	int kind = pci_attach_irq(pci, PCI_IRQ_MSIX, vcon_irq, vc, "virtio-console");
@@ -306,21 +537,23 @@ static int vcon_start(struct vcon *vc, struct pci_device *pci)
 		return kind;
 	vc->irq_kind = (enum pci_irq_kind)kind;
 	uint16_t entry = kind == PCI_IRQ_MSIX ? 0 : VIRTIO_NO_VECTOR;
-	error = virtio_setup_queue(&vc->vdev, &vc->rx, VCON_RX_QUEUE, VCON_RX_BUFFERS, VCON_BUFFER,
-				   entry);
-	if (!error)
-		error = virtio_setup_queue(&vc->vdev, &vc->tx, VCON_TX_QUEUE, VCON_TX_BUFFERS,
-					   VCON_BUFFER, entry);
+	error = vcon_setup_queues(vc, entry);
 	if (!error)
 		error = virtio_set_config_vector(&vc->vdev, entry);
 	if (error)
 		return error;
 	virtio_suppress_interrupts(&vc->tx);
-	vc->worker = thread_create(vcon_worker, vc, "vcon-rx", SCHED_PRIORITY_NORMAL);
-	if (!vc->worker)
-		return -ENOMEM;
 	virtio_start_device(&vc->vdev);
-	return 0;
+	if (vc->multiport) {
+		error = vcon_find_port(vc);
+		if (error) {
+			pr_warn("vcon: virtio-serial without port %u named %s: not used\n", VCON_PORT,
+				VCON_PORT_NAME);
+			return error;
+		}
+	}
+	vc->worker = thread_create(vcon_worker, vc, "vcon-rx", SCHED_PRIORITY_NORMAL);
+	return vc->worker ? 0 : -ENOMEM;
 }
 
 static int vcon_probe(struct pci_device *pci)
@@ -344,8 +577,13 @@ static int vcon_probe(struct pci_device *pci)
 	pci->driver_data = vc;
 	__atomic_store_n(&vcon_device, vc, __ATOMIC_RELEASE);
 	static const char *const irq_names[] = {"none", "INTx", "MSI", "MSI-X"};
-	pr_info("vcon: virtio console, port 0, %u+%u buffers of %u bytes, %s\n", vc->rx.size,
-		vc->tx.size, VCON_BUFFER, irq_names[vc->irq_kind]);
+	if (vc->multiport)
+		pr_info("vcon: virtio console, port %u (%s, host %s), %u+%u buffers of %u bytes, %s\n",
+			VCON_PORT, VCON_PORT_NAME, vc->host_open ? "connected" : "not connected",
+			vc->rx.size, vc->tx.size, VCON_BUFFER, irq_names[vc->irq_kind]);
+	else
+		pr_info("vcon: virtio console, port 0, %u+%u buffers of %u bytes, %s\n", vc->rx.size,
+			vc->tx.size, VCON_BUFFER, irq_names[vc->irq_kind]);
 	return 0;
 }
 

@@ -1,10 +1,13 @@
 /*
- * The virtio console (virtio-serial, port 0 only): a byte stream out of the
- * OS to the host and one back in, apart from the network under test and from
- * the serial console.  QEMU: -device virtio-serial-pci -chardev SPEC,id=vcon0
- * -device virtconsole,chardev=vcon0 (tools/qemu.py --console-port SPEC).  The
- * device is optional: without one, vcon_present() is false and every call
- * below is harmless.
+ * The virtio console (virtio-serial): a byte stream out of the OS to the host
+ * and one back in, apart from the network under test and from the serial
+ * console.  QEMU: -device virtio-serial-pci,max_ports=2 -chardev SPEC,id=vcon0
+ * -device virtserialport,chardev=vcon0,nr=1,name=org.microscope.trace
+ * (tools/qemu.py --console-port SPEC): port 1, which QEMU throttles instead
+ * of dropping what the host does not take.  A device without MULTIPORT is
+ * driven on port 0 (a virtconsole: lossy on sockets and pipes).  The device
+ * is optional: without one, vcon_present() is false and every call below is
+ * harmless.
  *
  *     static void on_bytes(const uint8_t *data, size_t length, void *arg) { ... }
  *     vcon_set_receiver(on_bytes, NULL);       // host -> OS, in the driver's thread
@@ -29,6 +32,8 @@ struct vcon_stats {
 	uint64_t writes;             /* vcon_write calls that sent something */
 	uint64_t rx_buffers_dropped; /* received buffers not delivered: no receiver, or a
 					device that reported a length beyond the buffer */
+	uint64_t tx_waits;   /* times a writer slept until the device returned a buffer */
+	uint64_t host_waits; /* times a writer slept until the host connected */
 };
 
 /* True when a console device was found and started. */
@@ -37,7 +42,9 @@ bool vcon_present(void);
  * before those of any later one: callers on several threads are serialised,
  * and one call's bytes are never interleaved with another's.  Copies into
  * the driver's buffers and returns once all are handed to the device (not
- * when the host has them); sleeps only while every buffer is with the device.
+ * when the host has them); sleeps while every buffer is with the device (the
+ * host reads slowly) and while the host's end is not connected (the device
+ * said so with MULTIPORT: QEMU would discard the bytes).
  * Thread context.  Returns 0, -ENODEV (no device) or -EIO (the device failed;
  * some of the bytes may have been sent). */
 int vcon_write(const void *data, size_t length);

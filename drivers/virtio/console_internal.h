@@ -18,16 +18,61 @@
 #define VCON_RX_BUFFERS 16
 #define VCON_RX_BUDGET  16 /* buffers per receive pass before the worker yields */
 
+/* VIRTIO_CONSOLE_F_MULTIPORT (virtio 1.x, 5.3): control queues 2 and 3, and
+ * port N >= 1 on queues 2(N+1) (receiveq) and 2(N+1)+1 (transmitq).  The
+ * driver uses one port: VCON_PORT, which the device must name VCON_PORT_NAME
+ * (QEMU: -device virtserialport,nr=1,name=org.microscope.trace). */
+#define VIRTIO_CONSOLE_F_MULTIPORT (1ull << 1)
+#define VCON_CONTROL_RX_QUEUE      2
+#define VCON_CONTROL_TX_QUEUE      3
+#define VCON_PORT                  1
+#define VCON_PORT_RX_QUEUE         (2 * (VCON_PORT + 1))
+#define VCON_PORT_TX_QUEUE         (2 * (VCON_PORT + 1) + 1)
+#define VCON_PORT_NAME             "org.microscope.trace"
+#define VCON_CONTROL_BUFFER        128 /* a message and a port name */
+#define VCON_CONTROL_RX_BUFFERS    32
+#define VCON_CONTROL_TX_BUFFERS    8
+#define VCON_NO_PORT               0xffffffffu /* the id of a message about no port */
+#define VCON_CONFIG_MAX_NR_PORTS   4           /* device configuration: le32 max_nr_ports */
+
+/* A control message (le32 id, le16 event, le16 value; PORT_NAME: the name follows). */
+struct vcon_control {
+	uint32_t id;
+	uint16_t event;
+	uint16_t value;
+};
+
+enum vcon_control_event {
+	VCON_MSG_DEVICE_READY = 0, /* driver: ready for ports (value 1) */
+	VCON_MSG_DEVICE_ADD = 1,   /* device: port id exists */
+	VCON_MSG_DEVICE_REMOVE = 2,
+	VCON_MSG_PORT_READY = 3,   /* driver: port id is set up (value 1) */
+	VCON_MSG_CONSOLE_PORT = 4, /* device: port id is a console */
+	VCON_MSG_RESIZE = 5,
+	VCON_MSG_PORT_OPEN = 6,    /* either side: its end of port id opened (1) or closed (0) */
+	VCON_MSG_PORT_NAME = 7,    /* device: port id's name */
+};
+
 struct vcon_counters {
 	uint64_t bytes_out, bytes_in, writes, rx_buffers_dropped;
-	uint64_t rx_bad_length; /* used lengths beyond the buffer */
-	uint64_t tx_waits;      /* times a writer slept for a free buffer */
+	uint64_t rx_bad_length;   /* used lengths beyond the buffer */
+	uint64_t tx_waits;        /* times a writer slept for a free buffer */
+	uint64_t host_waits;      /* times a writer slept for the host to connect */
 	uint64_t interrupts;
+	uint64_t control_in;      /* control messages taken from the device */
+	uint64_t control_bad;     /* ... too short or too long: ignored */
+	uint64_t control_unsent;  /* replies lost: every control buffer with the device */
 };
 
 struct vcon {
 	struct virtio_device vdev;
-	struct virtqueue rx, tx;
+	struct virtqueue rx, tx; /* port 0's, or VCON_PORT's with MULTIPORT */
+	bool multiport;          /* MULTIPORT negotiated: the control queues exist */
+	struct virtqueue control_rx, control_tx;
+	struct mutex control_lock; /* guards the control queues */
+	volatile bool port_added;  /* the device announced VCON_PORT */
+	volatile bool port_named;  /* ... and named it VCON_PORT_NAME: the port is used */
+	volatile bool host_open;   /* the host's end is connected (always, without MULTIPORT) */
 	enum pci_irq_kind irq_kind;
 	struct mutex write_lock; /* serialises writers; guards tx */
 	struct waitq tx_waiters; /* writers waiting for the device to return a buffer */
@@ -57,5 +102,14 @@ unsigned vcon_fill_rx(struct vcon *vc);
 /* One receive pass: delivers up to budget used buffers (or drops them) and
  * gives them back to the device.  Returns the buffers taken. */
 unsigned vcon_receive(struct vcon *vc, unsigned budget);
+/* Offers every free control receive buffer to the device and kicks. */
+void vcon_fill_control(struct vcon *vc);
+/* Sends one control message.  Returns 0 or -EAGAIN (every control transmit
+ * buffer is with the device; counted in control_unsent). */
+int vcon_send_control(struct vcon *vc, uint32_t id, uint16_t event, uint16_t value);
+/* Acts on every control message the device has sent (answering DEVICE_ADD
+ * and PORT_NAME of VCON_PORT, following PORT_OPEN) and gives the buffers
+ * back.  Returns the messages taken. */
+unsigned vcon_poll_control(struct vcon *vc);
 
 #endif

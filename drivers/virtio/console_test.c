@@ -7,8 +7,9 @@
  * writes of varied sizes, then VCON_TEST_WRITERS threads write
  * VCON_TEST_RECORDS records each at once; the host (tests/run.py) checks
  * the port's output file byte for byte and every record whole and in order.
- * vcon_test=receive: the host writes VCON_TEST_RECEIVE_BYTES of the pattern
- * into the port and the suite checks it arrived whole and in order.  Without
+ * vcon_test=receive: once the suite has written VCON_TEST_READY, the host
+ * writes VCON_TEST_RECEIVE_BYTES of the pattern into the port and the suite
+ * checks it arrived whole and in order.  Without
  * vcon_test= those two cases are skipped; without a device, the write must
  * fail with -ENODEV.  vcon_test=bench prints the write throughput for
  * several write sizes (docs/PERFORMANCE.md).  The pattern and the sizes are tests/run.py's too.
@@ -24,6 +25,7 @@
 
 #define VCON_TEST_SEND_BYTES    (1u << 20)
 #define VCON_TEST_RECEIVE_BYTES (512u << 10)
+#define VCON_TEST_READY         "vcon receiver ready\n" /* vcon_test=receive: the host may send */
 #define VCON_TEST_WRITERS       3
 #define VCON_TEST_RECORDS       50
 #define VCON_TEST_RECORD_BYTES  1000
@@ -68,6 +70,7 @@ static volatile uint16_t fake_notify;
 struct fake_console {
 	struct vcon vc;
 	uint8_t common[COMMON_SIZE];
+	unsigned control_sent; /* control messages the test sent as the device */
 };
 
 static struct fake_console *fake_console_create(unsigned tx_buffers, unsigned rx_buffers)
@@ -81,6 +84,21 @@ static struct fake_console *fake_console_create(unsigned tx_buffers, unsigned rx
 	    virtio_alloc_queue(&fake->vc.rx, rx_buffers, VCON_BUFFER))
 		return NULL;
 	fake->vc.tx.notify = fake->vc.rx.notify = &fake_notify;
+	fake->vc.host_open = true; /* port 0 alone, as without MULTIPORT */
+	return fake;
+}
+
+/* A device with MULTIPORT: control queues of 4 buffers, VCON_PORT not yet
+ * announced, the host's end closed. */
+static struct fake_console *fake_multiport_create(unsigned tx_buffers)
+{
+	struct fake_console *fake = fake_console_create(tx_buffers, 4);
+	if (!fake || virtio_alloc_queue(&fake->vc.control_rx, 4, VCON_CONTROL_BUFFER) ||
+	    virtio_alloc_queue(&fake->vc.control_tx, 4, VCON_CONTROL_BUFFER))
+		return NULL;
+	fake->vc.control_rx.notify = fake->vc.control_tx.notify = &fake_notify;
+	fake->vc.multiport = true;
+	fake->vc.host_open = false;
 	return fake;
 }
 
@@ -88,6 +106,10 @@ static void fake_console_free(struct fake_console *fake)
 {
 	virtio_free_queue(&fake->vc.tx);
 	virtio_free_queue(&fake->vc.rx);
+	if (fake->vc.multiport) {
+		virtio_free_queue(&fake->vc.control_rx);
+		virtio_free_queue(&fake->vc.control_tx);
+	}
 	kfree(fake);
 }
 
@@ -103,6 +125,44 @@ static void device_uses(struct virtqueue *queue, uint32_t id, uint32_t length)
 static struct virtq_desc *offered(struct virtqueue *queue, unsigned n)
 {
 	return &queue->desc[queue->avail->ring[n % queue->size]];
+}
+
+/* The device sends a control message (name: PORT_NAME's, with its NUL; or
+ * NULL) in the next receive buffer the driver offered. */
+static void device_says(struct fake_console *fake, uint32_t port, uint16_t event, uint16_t value,
+			const char *name)
+{
+	struct virtqueue *queue = &fake->vc.control_rx;
+	unsigned id = queue->avail->ring[fake->control_sent++ % queue->size];
+	struct vcon_control message = {.id = port, .event = event, .value = value};
+	uint8_t *buffer = virtio_queue_buffer(queue, id);
+	memcpy(buffer, &message, sizeof(message));
+	uint32_t length = sizeof(message);
+	if (name) {
+		memcpy(buffer + length, name, strlen(name) + 1);
+		length += (uint32_t)strlen(name) + 1;
+	}
+	device_uses(queue, id, length);
+}
+
+/* The n-th control message the driver sent (0 first). */
+static struct vcon_control driver_said(struct vcon *vc, unsigned n)
+{
+	struct vcon_control message;
+	struct virtq_desc *desc = offered(&vc->control_tx, n);
+	memcpy(&message, vc->control_tx.buffers + (desc->address - vc->control_tx.buffers_phys),
+	       sizeof(message));
+	return message;
+}
+
+/* Announces VCON_PORT with its name, as QEMU does, and the driver answers. */
+static void device_announces_port(struct fake_console *fake, const char *name)
+{
+	vcon_fill_control(&fake->vc);
+	device_says(fake, VCON_PORT, VCON_MSG_DEVICE_ADD, 1, NULL);
+	vcon_poll_control(&fake->vc);
+	device_says(fake, VCON_PORT, VCON_MSG_PORT_NAME, 1, name);
+	vcon_poll_control(&fake->vc);
 }
 
 static bool buffer_holds_pattern(struct virtqueue *queue, struct virtq_desc *desc, uint64_t offset)
@@ -280,6 +340,134 @@ static void a_flush_waits_until_the_device_has_taken_everything(struct ktest *t)
 	fake_console_free(fake);
 }
 
+/* ---- MULTIPORT: the control queues -------------------------------------------- */
+
+/* Does the driver answer the device's announcement of VCON_PORT with
+ * PORT_READY, its name with PORT_OPEN, follow the host's PORT_OPEN, and
+ * leave other ports and broken messages alone? */
+static void the_named_port_is_made_ready_and_opened(struct ktest *t)
+{
+	struct fake_console *fake = fake_multiport_create(4);
+	ASSERT_TRUE(t, fake != NULL);
+	struct vcon *vc = &fake->vc;
+	vcon_fill_control(vc);
+	EXPECT_EQ(t, vc->control_rx.avail->index, 4);
+	EXPECT_EQ(t, vc->control_rx.desc[0].flags, VIRTQ_DESC_F_WRITE);
+	device_says(fake, 2, VCON_MSG_DEVICE_ADD, 1, NULL); /* another port: not ours */
+	device_says(fake, VCON_PORT, VCON_MSG_DEVICE_ADD, 1, NULL);
+	EXPECT_EQ(t, vcon_poll_control(vc), 2);
+	EXPECT_EQ(t, vc->control_tx.avail->index, 1);
+	struct vcon_control said = driver_said(vc, 0);
+	EXPECT_EQ(t, said.id, VCON_PORT);
+	EXPECT_EQ(t, said.event, VCON_MSG_PORT_READY);
+	EXPECT_EQ(t, said.value, 1);
+	EXPECT_EQ(t, offered(&vc->control_tx, 0)->length, sizeof(struct vcon_control));
+	EXPECT_TRUE(t, vc->port_added);
+	EXPECT_FALSE(t, vc->port_named);
+	device_says(fake, VCON_PORT, VCON_MSG_PORT_NAME, 1, VCON_PORT_NAME);
+	device_says(fake, VCON_PORT, VCON_MSG_PORT_OPEN, 1, NULL);
+	EXPECT_EQ(t, vcon_poll_control(vc), 2);
+	EXPECT_TRUE(t, vc->port_named);
+	EXPECT_TRUE(t, vc->host_open);
+	EXPECT_EQ(t, vc->control_tx.avail->index, 2);
+	said = driver_said(vc, 1);
+	EXPECT_EQ(t, said.id, VCON_PORT);
+	EXPECT_EQ(t, said.event, VCON_MSG_PORT_OPEN);
+	EXPECT_EQ(t, said.value, 1);
+	device_says(fake, VCON_PORT, VCON_MSG_PORT_OPEN, 0, NULL); /* the host went */
+	device_uses(&vc->control_rx, vc->control_rx.avail->ring[fake->control_sent++ % 4], 3);
+	EXPECT_EQ(t, vcon_poll_control(vc), 2);
+	EXPECT_FALSE(t, vc->host_open);
+	EXPECT_EQ(t, vc->counters.control_bad, 1);
+	EXPECT_EQ(t, vc->counters.control_in, 6);
+	EXPECT_EQ(t, vc->control_rx.free_count, 0); /* every buffer back with the device */
+	EXPECT_EQ(t, vc->control_tx.avail->index, 2);
+	fake_console_free(fake);
+}
+
+/* A port of the right number with another name is not the stream's: no
+ * PORT_OPEN for it, and the host's PORT_OPEN does not open it. */
+static void a_port_with_another_name_is_not_used(struct ktest *t)
+{
+	static const char *const names[] = {"org.microscope.trace2", "org.microscope", ""};
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct fake_console *fake = fake_multiport_create(4);
+		ASSERT_TRUE(t, fake != NULL);
+		device_announces_port(fake, names[i]);
+		device_says(fake, VCON_PORT, VCON_MSG_PORT_OPEN, 1, NULL);
+		vcon_poll_control(&fake->vc);
+		EXPECT_FALSE(t, fake->vc.port_named);
+		EXPECT_FALSE(t, fake->vc.host_open);
+		EXPECT_EQ(t, fake->vc.control_tx.avail->index, 1); /* PORT_READY only */
+		fake_console_free(fake);
+	}
+}
+
+/* Does a writer wait while the host's end is closed, offering nothing (QEMU
+ * would discard it), take the device's PORT_OPEN itself (nobody else reads
+ * the control queue here), and then send everything? */
+static void a_writer_waits_for_the_host_then_goes_on(struct ktest *t)
+{
+	struct fake_console *fake = fake_multiport_create(4);
+	ASSERT_TRUE(t, fake != NULL);
+	struct vcon *vc = &fake->vc;
+	device_announces_port(fake, VCON_PORT_NAME);
+	ASSERT_TRUE(t, vc->port_named);
+	size_t length = 2 * VCON_BUFFER + 5;
+	uint8_t *data = kmalloc(length);
+	ASSERT_TRUE(t, data != NULL);
+	fill_pattern(data, 0, length);
+	struct writer_job job = {vc, data, length};
+	struct thread *thread =
+	    thread_create(writer, &job, "vcon-test-writer", thread_priority(thread_current()));
+	ASSERT_TRUE(t, thread != NULL);
+	uint64_t guard = clock_ns() + VCON_TEST_GUARD_NS;
+	while (__atomic_load_n(&vc->counters.host_waits, __ATOMIC_ACQUIRE) == 0 &&
+	       clock_ns() < guard)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	sched_sleep_ns(NSEC_PER_MSEC);
+	EXPECT_EQ(t, vc->counters.host_waits, 1);
+	EXPECT_EQ(t, vc->tx.avail->index, 0); /* nothing offered while nobody listens */
+	device_says(fake, VCON_PORT, VCON_MSG_PORT_OPEN, 1, NULL);
+	vcon_notify(vc); /* the interrupt */
+	int status = -1;
+	ASSERT_EQ(t, thread_join(thread, &status), 0);
+	EXPECT_EQ(t, status, 0);
+	EXPECT_EQ(t, vc->tx.avail->index, 3);
+	for (unsigned n = 0; n < 3; n++)
+		EXPECT_TRUE(t, buffer_holds_pattern(&vc->tx, offered(&vc->tx, n),
+						    (uint64_t)n * VCON_BUFFER));
+	EXPECT_EQ(t, vc->counters.bytes_out, length);
+	fake_console_free(fake);
+}
+
+/* The device removes the port while a writer waits for the host: the write
+ * fails with -EIO, and so does every later one. */
+static void a_removed_port_fails_the_write(struct ktest *t)
+{
+	struct fake_console *fake = fake_multiport_create(4);
+	ASSERT_TRUE(t, fake != NULL);
+	struct vcon *vc = &fake->vc;
+	device_announces_port(fake, VCON_PORT_NAME);
+	static uint8_t data[16];
+	struct writer_job job = {vc, data, sizeof(data)};
+	struct thread *thread =
+	    thread_create(writer, &job, "vcon-test-writer", thread_priority(thread_current()));
+	ASSERT_TRUE(t, thread != NULL);
+	uint64_t guard = clock_ns() + VCON_TEST_GUARD_NS;
+	while (__atomic_load_n(&vc->counters.host_waits, __ATOMIC_ACQUIRE) == 0 &&
+	       clock_ns() < guard)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	device_says(fake, VCON_PORT, VCON_MSG_DEVICE_REMOVE, 1, NULL);
+	vcon_notify(vc);
+	int status = 0;
+	ASSERT_EQ(t, thread_join(thread, &status), 0);
+	EXPECT_EQ(t, status, -EIO);
+	EXPECT_EQ(t, vcon_send(vc, data, 1), -EIO);
+	EXPECT_EQ(t, vc->tx.avail->index, 0);
+	fake_console_free(fake);
+}
+
 /* ---- Receive ------------------------------------------------------------------ */
 
 struct capture {
@@ -410,6 +598,7 @@ static void the_pattern_reaches_the_host(struct ktest *t)
 	ASSERT_TRUE(t, chunk != NULL);
 	struct vcon_stats before, after;
 	vcon_get_stats(&before);
+	console_print("    # vcon: writing the pattern\n"); /* the slow reader connects on this */
 	uint64_t start = clock_ns();
 	EXPECT_EQ(t, pattern_writer(chunk), 0);
 	EXPECT_EQ(t, vcon_flush(), 0);
@@ -418,8 +607,10 @@ static void the_pattern_reaches_the_host(struct ktest *t)
 	EXPECT_EQ(t, after.bytes_out - before.bytes_out, VCON_TEST_SEND_BYTES);
 	uint64_t bytes_per_ms =
 	    elapsed ? (uint64_t)VCON_TEST_SEND_BYTES * NSEC_PER_MSEC / elapsed : 0;
-	console_print("    # vcon: %u bytes written and flushed in %lu us: %lu kB/s\n",
-		      VCON_TEST_SEND_BYTES, elapsed / 1000, bytes_per_ms);
+	console_print("    # vcon: %u bytes written and flushed in %lu us: %lu kB/s, "
+		      "tx waits %lu, host waits %lu\n",
+		      VCON_TEST_SEND_BYTES, elapsed / 1000, bytes_per_ms,
+		      after.tx_waits - before.tx_waits, after.host_waits - before.host_waits);
 	concurrent_writers(t);
 	EXPECT_EQ(t, vcon_flush(), 0); /* before the machine stops */
 	vcon_get_stats(&after);
@@ -441,6 +632,8 @@ static void the_hosts_pattern_arrives_in_order(struct ktest *t)
 	capture = (struct capture){.expected = VCON_TEST_RECEIVE_BYTES};
 	completion_init(&capture.done, "vcon-test");
 	vcon_set_receiver(capture_pattern, &capture);
+	/* Only now may the host send: the trace stream's receiver had the port before. */
+	EXPECT_EQ(t, vcon_write(VCON_TEST_READY, sizeof(VCON_TEST_READY) - 1), 0);
 	EXPECT_EQ(t, completion_wait_timeout(&capture.done, VCON_TEST_GUARD_NS), 0);
 	vcon_set_receiver(NULL, NULL);
 	EXPECT_EQ(t, capture.bytes, VCON_TEST_RECEIVE_BYTES);
@@ -484,6 +677,10 @@ KTEST_SUITE(vcon, KTEST_CASE(write_without_device_is_enodev),
 	    KTEST_CASE(a_writer_waits_for_the_device_then_goes_on),
 	    KTEST_CASE(a_device_that_needs_reset_fails_the_write),
 	    KTEST_CASE(a_flush_waits_until_the_device_has_taken_everything),
+	    KTEST_CASE(the_named_port_is_made_ready_and_opened),
+	    KTEST_CASE(a_port_with_another_name_is_not_used),
+	    KTEST_CASE(a_writer_waits_for_the_host_then_goes_on),
+	    KTEST_CASE(a_removed_port_fails_the_write),
 	    KTEST_CASE(received_bytes_reach_the_receiver_in_order),
 	    KTEST_CASE(the_pattern_reaches_the_host),
 	    KTEST_CASE(the_hosts_pattern_arrives_in_order), KTEST_CASE(throughput_by_write_size));
