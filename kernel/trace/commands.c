@@ -1,7 +1,7 @@
 /*
- * The console's trace command: start a session into a sink (the virtio
- * console when there is one, else a directory of the RAM file system),
- * stop it, or show its counts.
+ * The console's trace command: start a session into a sink (a directory of
+ * the file system unless -o names another), stop it, snapshot a flight
+ * recorder, or show its counts.
  */
 #include "trace/trace.h"
 
@@ -27,9 +27,12 @@ static const struct trace_sink *sink_for(const char *spec, const char **argument
 	return trace_find_sink(name);
 }
 
+/* Without -o the trace goes into DEFAULT_DIRECTORY: the console port's
+ * sink waits for a host to read it, and a host starts its own traces over
+ * that port (tools/mscope). */
 static int start(int argc, char **argv)
 {
-	const struct trace_sink *sink = trace_find_sink("console");
+	const struct trace_sink *sink = trace_find_sink("file");
 	const char *argument = DEFAULT_DIRECTORY;
 	int first = 2;
 	bool flight = argc > first && !strcmp(argv[first], "--flight");
@@ -41,8 +44,6 @@ static int start(int argc, char **argv)
 			return -ENOENT;
 		}
 		first += 2;
-	} else if (!sink) {
-		sink = trace_find_sink("file");
 	}
 	const char *const *patterns = (const char *const *)argv + first;
 	int error = flight ? trace_start_flight(sink, argument, patterns, argc - first)
