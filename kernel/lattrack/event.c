@@ -53,11 +53,27 @@ static uint32_t hash_key(const void *key, unsigned length)
 	return (uint32_t)(h >> 32);
 }
 
+/* 8-byte keys (pointers, ids: the usual case) compare and copy as one word. */
 static bool key_equal(const struct lattrack_event *event, uint32_t hash, const void *key,
 		      unsigned length)
 {
-	return event->hash == hash && event->key_length == length &&
-	       !memcmp(event->data, key, length);
+	if (event->hash != hash || event->key_length != length)
+		return false;
+	if (length == 8) {
+		uint64_t a, b;
+		memcpy(&a, event->data, 8);
+		memcpy(&b, key, 8);
+		return a == b;
+	}
+	return !memcmp(event->data, key, length);
+}
+
+static void copy_key(unsigned char *slot, const void *key, unsigned length)
+{
+	if (length == 8)
+		memcpy(slot, key, 8);
+	else
+		memcpy(slot, key, length);
 }
 
 static struct lattrack_bucket *bucket_of(struct lattrack *tracker, uint32_t hash)
@@ -147,7 +163,7 @@ static void fill_event(struct lattrack *tracker, struct lattrack_event *event, c
 	event->hash = hash;
 	event->key_length = (uint16_t)length;
 	event->timed_out = 0;
-	memcpy(event->data, key, length);
+	copy_key(event->data, key, length);
 	if (tracker->priv_size) {
 		void *slot = lattrack_event_priv(tracker, event);
 		if (priv)

@@ -52,7 +52,8 @@ struct lattrack {
 	int references;
 	struct lattrack_bucket *buckets;
 	void *events; /* max_events * event_size */
-	struct lattrack_cpu *cpus; /* cpu_count of them */
+	struct lattrack_cpu *cpus; /* cpu_count of them, 64-byte aligned in cpus_block */
+	void *cpus_block;
 	struct timer_oneshot timer;
 	bool stopping;
 	/* set by lattrack_attach_kind */

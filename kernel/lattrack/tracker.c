@@ -167,13 +167,16 @@ static int allocate(struct lattrack *tracker)
 	tracker->bucket_mask = buckets - 1;
 	tracker->buckets = kzalloc(buckets * sizeof *tracker->buckets);
 	tracker->events = kzalloc((size_t)tracker->max_events * tracker->event_size);
-	tracker->cpus = kzalloc(cpu_count * sizeof *tracker->cpus);
-	if (tracker->buckets && tracker->events && tracker->cpus)
+	/* each CPU's part on cache lines of its own (kmalloc aligns to 16) */
+	tracker->cpus_block = kzalloc(cpu_count * sizeof *tracker->cpus + 64);
+	tracker->cpus = (struct lattrack_cpu *)(((uintptr_t)tracker->cpus_block + 63) & ~(uintptr_t)63);
+	if (tracker->buckets && tracker->events && tracker->cpus_block)
 		return 0;
 	kfree(tracker->buckets);
 	kfree(tracker->events);
-	kfree(tracker->cpus);
-	tracker->buckets = tracker->events = tracker->cpus = NULL;
+	kfree(tracker->cpus_block);
+	tracker->buckets = tracker->events = tracker->cpus_block = NULL;
+	tracker->cpus = NULL;
 	return -ENOMEM;
 }
 
@@ -254,7 +257,7 @@ void lattrack_put(struct lattrack *tracker)
 		return;
 	kfree(tracker->buckets);
 	kfree(tracker->events);
-	kfree(tracker->cpus);
+	kfree(tracker->cpus_block);
 	kfree(tracker);
 }
 
