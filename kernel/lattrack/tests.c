@@ -15,6 +15,7 @@
 #include "lib/errno.h"
 #include "lib/format.h"
 #include "lib/string.h"
+#include "net/net.h"
 #include "sched/sched.h"
 #include "smp/smp.h"
 #include "trace/trace.h"
@@ -422,9 +423,65 @@ static void wakeup_tracker_sees_wakeups(struct ktest *t)
 	EXPECT_EQ(t, lattrack_detach("t-wakeup"), -ENOENT);
 }
 
+/* ---- time to first byte over loopback --------------------------------------- */
+
+#define TTFB_PORT 7101
+
+static int ttfb_client(void *arg)
+{
+	struct net_socket *s;
+	struct net_sockaddr_in a = net_sockaddr(NET_IPV4(127, 0, 0, 1), TTFB_PORT);
+	char buffer[8];
+	if (net_socket_create(NET_AF_INET, NET_SOCK_STREAM, 0, &s))
+		return -1;
+	if (!net_connect(s, &a))
+		while (net_recv(s, buffer, sizeof buffer, 0, NULL) > 0)
+			;
+	net_close(s);
+	return 0;
+}
+
+/* The ttfb tracker times accept to the first send only: the second send
+ * and the close find no key. */
+static void ttfb_tracker_times_the_first_send(struct ktest *t)
+{
+	ASSERT_EQ(t, lattrack_attach_kind("t-ttfb", "ttfb", 0, 0), 0);
+	struct net_socket *server = NULL, *peer = NULL;
+	struct net_sockaddr_in any = net_sockaddr(NET_IPV4(127, 0, 0, 1), TTFB_PORT), from;
+	int one = 1;
+	EXPECT_EQ(t, net_socket_create(NET_AF_INET, NET_SOCK_STREAM, 0, &server), 0);
+	if (server) {
+		net_setsockopt(server, NET_SOL_SOCKET, NET_SO_REUSEADDR, &one, sizeof one);
+		EXPECT_EQ(t, net_bind(server, &any), 0);
+		EXPECT_EQ(t, net_listen(server, 2), 0);
+	}
+	struct thread *client = thread_create(ttfb_client, NULL, "ttfb-client", SCHED_PRIORITY_NORMAL);
+	if (server && client && net_accept(server, &peer, &from) == 0) {
+		EXPECT_EQ(t, net_send(peer, "a", 1, 0, NULL), 1);
+		EXPECT_EQ(t, net_send(peer, "b", 1, 0, NULL), 1);
+		net_close(peer);
+	}
+	if (client)
+		thread_join(client, NULL);
+	if (server)
+		net_close(server);
+	struct lattrack *tracker = lattrack_get("t-ttfb");
+	ASSERT_TRUE(t, tracker != NULL);
+	struct lattrack_counts c;
+	lattrack_get_counts(tracker, &c);
+	EXPECT_EQ(t, c.in, 1);
+	EXPECT_EQ(t, c.out, 1);
+	EXPECT_EQ(t, c.over, 1);
+	EXPECT_TRUE(t, c.unmatched >= 2); /* the second send, the closes */
+	EXPECT_EQ(t, c.in_flight, 0);
+	lattrack_put(tracker);
+	EXPECT_EQ(t, lattrack_detach("t-ttfb"), 0);
+}
+
 KTEST_SUITE(lattrack, KTEST_CASE(threshold_decides_the_callback),
 	    KTEST_CASE(timeout_then_late_out), KTEST_CASE(unique_replaces_shared_stacks),
 	    KTEST_CASE(garbage_is_collected), KTEST_CASE(exhausted_freelist_drops_and_counts),
 	    KTEST_CASE(concurrent_random_in_out_loses_nothing),
 	    KTEST_CASE(callback_from_interrupt), KTEST_CASE(instances_and_setters),
-	    KTEST_CASE(snapshots_are_rate_limited), KTEST_CASE(wakeup_tracker_sees_wakeups));
+	    KTEST_CASE(snapshots_are_rate_limited), KTEST_CASE(wakeup_tracker_sees_wakeups),
+	    KTEST_CASE(ttfb_tracker_times_the_first_send));
