@@ -52,20 +52,13 @@ static void list(void)
 		     s.failed);
 }
 
-static int report(const char *what, int error)
-{
-	if (error)
-		kshell_print("lattrack: %s: error %d\n", what, error);
-	return error;
-}
-
 static int create(int argc, char **argv)
 {
 	uint64_t threshold, timeout = 0;
 	if (argc < 5 || argc > 6 || !parse_us(argv[4], &threshold) ||
 	    (argc == 6 && !parse_us(argv[5], &timeout)))
 		return KSHELL_USAGE;
-	return report("create", lattrack_attach_kind(argv[2], argv[3], threshold, timeout));
+	return lattrack_attach_kind(argv[2], argv[3], threshold, timeout);
 }
 
 static int threshold(int argc, char **argv)
@@ -75,7 +68,7 @@ static int threshold(int argc, char **argv)
 		return KSHELL_USAGE;
 	struct lattrack *tracker = lattrack_get(argv[2]);
 	if (!tracker)
-		return report("threshold", -ENOENT);
+		return -ENOENT; /* the shell reports errors */
 	lattrack_set_threshold_ns(tracker, ns);
 	lattrack_put(tracker);
 	return 0;
@@ -84,15 +77,14 @@ static int threshold(int argc, char **argv)
 static int snapshot(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[2], "off"))
-		return report("snapshot off", lattrack_flight_stop());
+		return lattrack_flight_stop();
 	if (argc < 4 || strcmp(argv[2], "on"))
 		return KSHELL_USAGE;
 	const char *sink = "file", *directory = argv[3];
 	if (!strcmp(argv[3], "console"))
 		sink = "console", directory = "";
-	return report("snapshot on", lattrack_flight_start(sink, directory,
-							   (const char *const *)&argv[4],
-							   (unsigned)(argc - 4)));
+	return lattrack_flight_start(sink, directory, (const char *const *)&argv[4],
+				     (unsigned)(argc - 4));
 }
 
 static int cmd_lattrack(int argc, char **argv)
@@ -106,12 +98,12 @@ static int cmd_lattrack(int argc, char **argv)
 	if (!strcmp(argv[1], "threshold"))
 		return threshold(argc, argv);
 	if (!strcmp(argv[1], "remove") && argc == 3)
-		return report("remove", lattrack_detach(argv[2]));
+		return lattrack_detach(argv[2]);
 	if (!strcmp(argv[1], "snapshot"))
 		return snapshot(argc, argv);
 	return KSHELL_USAGE;
 }
 KSHELL_COMMAND(lattrack, cmd_lattrack,
-	       "lattrack [list | create NAME wakeup|ttfb THRESHOLD_US [TIMEOUT_US] | threshold NAME "
-	       "US | remove NAME | snapshot on DIR|console [PATTERN...] | snapshot off]",
+	       "lattrack [create NAME wakeup|ttfb US [TIMEOUT_US] | threshold NAME US | remove NAME |"
+	       " snapshot on DIR|console [PATTERN...] | snapshot off]",
 	       "latency trackers: slow wake-ups and time to first byte, with snapshots");
