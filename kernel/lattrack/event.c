@@ -34,13 +34,18 @@ void lattrack_bucket_unlock(struct lattrack_bucket *bucket)
 }
 
 /* Multiply-xorshift over 8-byte words: one multiply for the usual 8-byte key. */
-static uint32_t hash_key(const void *key, unsigned length)
+static inline __attribute__((always_inline)) uint32_t hash_key(const void *key, unsigned length)
 {
 	const unsigned char *bytes = key;
+	if (length == 8) {
+		uint64_t word;
+		__builtin_memcpy(&word, bytes, 8);
+		return (uint32_t)(((8 ^ word) * 0x9e3779b97f4a7c15ULL) >> 32);
+	}
 	uint64_t h = length;
 	while (length >= 8) {
 		uint64_t word;
-		memcpy(&word, bytes, 8);
+		__builtin_memcpy(&word, bytes, 8); /* inlined: -ffreestanding calls memcpy */
 		h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
 		bytes += 8;
 		length -= 8;
@@ -54,15 +59,15 @@ static uint32_t hash_key(const void *key, unsigned length)
 }
 
 /* 8-byte keys (pointers, ids: the usual case) compare and copy as one word. */
-static bool key_equal(const struct lattrack_event *event, uint32_t hash, const void *key,
+static inline __attribute__((always_inline)) bool key_equal(const struct lattrack_event *event, uint32_t hash, const void *key,
 		      unsigned length)
 {
 	if (event->hash != hash || event->key_length != length)
 		return false;
 	if (length == 8) {
 		uint64_t a, b;
-		memcpy(&a, event->data, 8);
-		memcpy(&b, key, 8);
+		__builtin_memcpy(&a, event->data, 8);
+		__builtin_memcpy(&b, key, 8);
 		return a == b;
 	}
 	return !memcmp(event->data, key, length);
@@ -71,7 +76,7 @@ static bool key_equal(const struct lattrack_event *event, uint32_t hash, const v
 static void copy_key(unsigned char *slot, const void *key, unsigned length)
 {
 	if (length == 8)
-		memcpy(slot, key, 8);
+		__builtin_memcpy(slot, key, 8);
 	else
 		memcpy(slot, key, length);
 }
@@ -125,17 +130,17 @@ void lattrack_free_event(struct lattrack *tracker, struct lattrack_event *event)
 }
 
 /* Interrupts off. */
-void lattrack_note_max(struct lattrack *tracker, uint64_t delay_ns)
+void lattrack_note_max(struct lattrack *tracker, uint64_t delay_tsc)
 {
 	struct lattrack_cpu *cpu = lattrack_this_cpu(tracker);
-	if (delay_ns > cpu->max_ns)
-		cpu->max_ns = delay_ns;
+	if (delay_tsc > cpu->max_tsc)
+		cpu->max_tsc = delay_tsc;
 }
 
 /* Calls the callback for an event the caller owns (interrupts as the caller
  * had them). */
 void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *event,
-			   enum lattrack_flag flag, uint64_t end_ns, unsigned out_id)
+			   enum lattrack_flag flag, uint64_t end_tsc, unsigned out_id)
 {
 	if (!tracker->callback)
 		return;
@@ -143,8 +148,8 @@ void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *even
 					 .key = event->data,
 					 .key_length = event->key_length,
 					 .priv = lattrack_event_priv(tracker, event),
-					 .start_ns = event->start_ns,
-					 .end_ns = end_ns,
+					 .start_ns = clock_ns_at_tsc(event->start_tsc),
+					 .end_ns = clock_ns_at_tsc(end_tsc),
 					 .flag = flag,
 					 .out_id = out_id};
 	tracker->callback(&report, tracker->callback_context);
@@ -159,7 +164,7 @@ static bool bad_key(const struct lattrack *tracker, const void *key, unsigned le
 static void fill_event(struct lattrack *tracker, struct lattrack_event *event, const void *key,
 		       unsigned length, uint32_t hash, const void *priv)
 {
-	event->start_ns = clock_ns();
+	event->start_tsc = rdtsc();
 	event->hash = hash;
 	event->key_length = (uint16_t)length;
 	event->timed_out = 0;
@@ -176,11 +181,11 @@ static void fill_event(struct lattrack *tracker, struct lattrack_event *event, c
 /* A unique event_in ended the event it replaced (owned, interrupts off). */
 static void end_replaced(struct lattrack *tracker, struct lattrack_event *old, uint64_t flags)
 {
-	uint64_t now = clock_ns();
+	uint64_t now = rdtsc();
 	lattrack_this_cpu(tracker)->counts.unique++;
-	bool report = now - old->start_ns >= tracker->threshold_ns;
+	bool report = now - old->start_tsc >= tracker->threshold_tsc;
 	if (report) {
-		lattrack_note_max(tracker, now - old->start_ns);
+		lattrack_note_max(tracker, now - old->start_tsc);
 		irq_restore(flags);
 		lattrack_report_event(tracker, old, LATTRACK_UNIQUE, now, 0);
 		flags = irq_save();
@@ -221,17 +226,18 @@ int lattrack_event_in(struct lattrack *tracker, const void *key, unsigned length
 
 /* The callback for an event event_out ended, if any; frees it.  Interrupts
  * off on entry; restores flags. */
-static void end_out(struct lattrack *tracker, struct lattrack_event *event, unsigned id,
-		    uint64_t flags)
+static inline __attribute__((always_inline)) void end_out(struct lattrack *tracker,
+							 struct lattrack_event *event, unsigned id,
+							 uint64_t flags)
 {
-	uint64_t now = clock_ns();
-	uint64_t delay = now - event->start_ns;
+	uint64_t now = rdtsc();
+	uint64_t delay = now - event->start_tsc;
 	struct lattrack_cpu *cpu = lattrack_this_cpu(tracker);
 	cpu->counts.out++;
 	enum lattrack_flag flag = LATTRACK_LATE;
 	if (event->timed_out)
 		cpu->counts.late++;
-	else if (delay >= tracker->threshold_ns)
+	else if (delay >= __atomic_load_n(&tracker->threshold_tsc, __ATOMIC_RELAXED))
 		flag = LATTRACK_NORMAL, cpu->counts.over++;
 	else {
 		lattrack_free_event(tracker, event);

@@ -14,7 +14,7 @@
 
 struct lattrack_event {
 	struct lattrack_event *next; /* chain, freelist or remote stack */
-	uint64_t start_ns;
+	uint64_t start_tsc; /* TSC at event_in: the hot path never converts */
 	uint32_t hash;
 	uint16_t key_length;
 	uint8_t timed_out; /* TIMEOUT reported; written under the bucket lock */
@@ -34,14 +34,15 @@ struct lattrack_cpu {
 	struct lattrack_event *free;
 	struct lattrack_event *remote; /* pushed by other CPUs, taken whole by this one */
 	struct lattrack_counts counts; /* in_flight unused here */
-	uint64_t max_ns;
+	uint64_t max_tsc;
 } __attribute__((aligned(64)));
 
 struct lattrack {
 	char name[LATTRACK_NAME_MAX];
-	uint64_t threshold_ns; /* read on the hot path, set any time */
-	uint64_t timeout_ns;
-	uint64_t gc_age_ns;
+	uint64_t threshold_ns; /* set any time */
+	uint64_t threshold_tsc; /* the same in TSC cycles: what the hot path compares */
+	uint64_t timeout_ns, timeout_tsc;
+	uint64_t gc_age_ns, gc_age_tsc;
 	uint64_t timer_period_ns;
 	lattrack_callback callback;
 	void *callback_context;
@@ -66,8 +67,8 @@ void lattrack_free_event(struct lattrack *tracker, struct lattrack_event *event)
 void lattrack_bucket_lock(struct lattrack_bucket *bucket);
 void lattrack_bucket_unlock(struct lattrack_bucket *bucket);
 void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *event,
-			   enum lattrack_flag flag, uint64_t end_ns, unsigned out_id);
-void lattrack_note_max(struct lattrack *tracker, uint64_t delay_ns);
+			   enum lattrack_flag flag, uint64_t end_tsc, unsigned out_id);
+void lattrack_note_max(struct lattrack *tracker, uint64_t delay_tsc);
 bool lattrack_contains_unlocked(struct lattrack *tracker, const void *key, unsigned length);
 
 static inline void *lattrack_event_priv(const struct lattrack *tracker,
@@ -80,6 +81,9 @@ static inline struct lattrack_cpu *lattrack_this_cpu(struct lattrack *tracker)
 {
 	return &tracker->cpus[this_cpu_id()];
 }
+
+/* tracker.c: ns to TSC cycles (saturating). */
+uint64_t lattrack_ns_to_tsc(uint64_t ns);
 
 /* timer.c */
 void lattrack_timer_start(struct lattrack *tracker);

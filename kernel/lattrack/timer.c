@@ -12,6 +12,7 @@
  */
 #include "lattrack/internal.h"
 
+#include "arch/x86_64/cpu.h"
 #include "lib/string.h"
 #include "smp/smp.h"
 
@@ -23,14 +24,14 @@ struct timeout_copy {
 static bool is_garbage(const struct lattrack *tracker, const struct lattrack_event *event,
 		       uint64_t now)
 {
-	return tracker->gc_age_ns && now - event->start_ns >= tracker->gc_age_ns;
+	return tracker->gc_age_tsc && now - event->start_tsc >= tracker->gc_age_tsc;
 }
 
 static bool is_timeout(const struct lattrack *tracker, const struct lattrack_event *event,
 		       uint64_t now)
 {
-	return tracker->timeout_ns && !event->timed_out &&
-	       now - event->start_ns >= tracker->timeout_ns;
+	return tracker->timeout_tsc && !event->timed_out &&
+	       now - event->start_tsc >= tracker->timeout_tsc;
 }
 
 /* Takes one collectable event out of bucket, or NULL (interrupts off). */
@@ -70,7 +71,7 @@ static void scan_bucket(struct lattrack *tracker, struct lattrack_bucket *bucket
 	struct lattrack_event *garbage;
 	while ((garbage = take_garbage(tracker, bucket, now))) {
 		cpu->counts.gc++;
-		lattrack_note_max(tracker, now - garbage->start_ns);
+		lattrack_note_max(tracker, now - garbage->start_tsc);
 		lattrack_report_event(tracker, garbage, LATTRACK_GC, now, 0);
 		lattrack_free_event(tracker, garbage);
 	}
@@ -78,16 +79,16 @@ static void scan_bucket(struct lattrack *tracker, struct lattrack_bucket *bucket
 	while (mark_timeout(tracker, bucket, now, &copy)) {
 		cpu->counts.timeout++;
 		struct lattrack_event *event = (struct lattrack_event *)copy.bytes;
-		lattrack_note_max(tracker, now - event->start_ns);
+		lattrack_note_max(tracker, now - event->start_tsc);
 		lattrack_report_event(tracker, event, LATTRACK_TIMEOUT, now, 0);
 	}
 }
 
 static void scan(struct lattrack *tracker)
 {
-	if (!tracker->timeout_ns && !tracker->gc_age_ns)
+	if (!tracker->timeout_tsc && !tracker->gc_age_tsc)
 		return;
-	uint64_t now = clock_ns();
+	uint64_t now = rdtsc();
 	for (uint32_t i = 0; i <= tracker->bucket_mask; i++)
 		if (__atomic_load_n(&tracker->buckets[i].head, __ATOMIC_RELAXED))
 			scan_bucket(tracker, &tracker->buckets[i], now);

@@ -40,6 +40,7 @@ static void set_defaults(struct lattrack *tracker, const char *name)
 {
 	strlcpy(tracker->name, name, sizeof tracker->name);
 	tracker->threshold_ns = DEFAULT_THRESHOLD_NS;
+	tracker->threshold_tsc = lattrack_ns_to_tsc(DEFAULT_THRESHOLD_NS);
 	tracker->timer_period_ns = DEFAULT_PERIOD_NS;
 	tracker->key_size = 8;
 	tracker->max_events = 1024;
@@ -81,6 +82,7 @@ int lattrack_set_threshold_ns(struct lattrack *tracker, uint64_t ns)
 	if (!tracker)
 		return -EINVAL;
 	__atomic_store_n(&tracker->threshold_ns, ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&tracker->threshold_tsc, lattrack_ns_to_tsc(ns), __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -150,6 +152,17 @@ int lattrack_set_timer_period_ns(struct lattrack *tracker, uint64_t ns)
 	return error;
 }
 
+uint64_t lattrack_ns_to_tsc(uint64_t ns)
+{
+	uint64_t hz = clock_tsc_hz();
+	if (!hz)
+		return ns;
+	uint64_t seconds = ns / NSEC_PER_SEC, rest = ns % NSEC_PER_SEC;
+	if (seconds > (UINT64_MAX - hz) / hz)
+		return UINT64_MAX;
+	return seconds * hz + rest * hz / NSEC_PER_SEC; /* rest * hz: below 2^64 for hz < 18 GHz */
+}
+
 static uint32_t bucket_count_for(unsigned events)
 {
 	uint32_t count = 16;
@@ -201,6 +214,8 @@ int lattrack_enable(struct lattrack *tracker)
 	if (error)
 		return error;
 	fill_freelists(tracker);
+	tracker->timeout_tsc = lattrack_ns_to_tsc(tracker->timeout_ns);
+	tracker->gc_age_tsc = lattrack_ns_to_tsc(tracker->gc_age_ns);
 	__atomic_store_n(&tracker->enabled, true, __ATOMIC_RELEASE);
 	lattrack_timer_start(tracker);
 	return 0;
@@ -303,9 +318,9 @@ uint64_t lattrack_max_ns(const struct lattrack *tracker)
 {
 	uint64_t max = 0;
 	for (unsigned i = 0; tracker->cpus && i < cpu_count; i++)
-		if (tracker->cpus[i].max_ns > max)
-			max = tracker->cpus[i].max_ns;
-	return max;
+		if (tracker->cpus[i].max_tsc > max)
+			max = tracker->cpus[i].max_tsc;
+	return clock_tsc_to_ns(max);
 }
 
 void lattrack_get_counts(const struct lattrack *tracker, struct lattrack_counts *counts)
