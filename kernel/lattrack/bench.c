@@ -129,7 +129,7 @@ static int control_worker(void *arg)
 	__atomic_fetch_add(&ready, 1, __ATOMIC_ACQ_REL);
 	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
 		cpu_relax();
-	for (uint64_t i = 0; i < 20 * PARALLEL_PAIRS; i++)
+	for (uint64_t i = 0; i < 80 * PARALLEL_PAIRS; i++) /* about as long as the pairs */
 		random ^= random << 13, random ^= random >> 7, random ^= random << 17;
 	sink += random;
 	return 0;

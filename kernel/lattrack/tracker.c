@@ -193,15 +193,20 @@ static int allocate(struct lattrack *tracker)
 	return -ENOMEM;
 }
 
-/* Event i goes to CPU i mod cpu_count: each CPU's freelist gets its share. */
+/* Each CPU gets a contiguous share of the events (the first ones one more),
+ * so two CPUs never write events that share a cache line but at a boundary. */
 static void fill_freelists(struct lattrack *tracker)
 {
-	for (unsigned i = tracker->max_events; i-- > 0;) {
-		struct lattrack_event *event = lattrack_event_at(tracker, i);
-		struct lattrack_cpu *cpu = &tracker->cpus[i % cpu_count];
-		event->home_cpu = (uint8_t)(i % cpu_count);
-		event->next = cpu->free;
-		cpu->free = event;
+	unsigned share = tracker->max_events / cpu_count, extra = tracker->max_events % cpu_count;
+	unsigned index = 0;
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
+		unsigned count = share + (cpu < extra);
+		for (unsigned i = 0; i < count; i++, index++) {
+			struct lattrack_event *event = lattrack_event_at(tracker, index);
+			event->home_cpu = (uint8_t)cpu;
+			event->next = i + 1 < count ? lattrack_event_at(tracker, index + 1) : NULL;
+		}
+		tracker->cpus[cpu].free = count ? lattrack_event_at(tracker, index - count) : NULL;
 	}
 }
 
