@@ -87,8 +87,8 @@ static struct lattrack_bucket *bucket_of(struct lattrack *tracker, uint32_t hash
 }
 
 /* Unlinks and returns the first event of key in bucket (lock held), or NULL. */
-static struct lattrack_event *unlink_key(struct lattrack_bucket *bucket, uint32_t hash,
-					 const void *key, unsigned length)
+static inline __attribute__((always_inline)) struct lattrack_event *
+unlink_key(struct lattrack_bucket *bucket, uint32_t hash, const void *key, unsigned length)
 {
 	for (struct lattrack_event **link = &bucket->head; *link; link = &(*link)->next) {
 		struct lattrack_event *event = *link;
@@ -113,8 +113,9 @@ static struct lattrack_event *alloc_event(struct lattrack_cpu *cpu)
 	return event;
 }
 
-/* Interrupts off. */
-void lattrack_free_event(struct lattrack *tracker, struct lattrack_event *event)
+/* Interrupts off.  In line on the hot path. */
+static inline __attribute__((always_inline)) void free_event(struct lattrack *tracker,
+							     struct lattrack_event *event)
 {
 	struct lattrack_cpu *home = &tracker->cpus[event->home_cpu];
 	if (event->home_cpu == this_cpu_id()) {
@@ -127,6 +128,12 @@ void lattrack_free_event(struct lattrack *tracker, struct lattrack_event *event)
 		event->next = head;
 	while (!__atomic_compare_exchange_n(&home->remote, &head, event, true, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED));
+}
+
+/* Interrupts off. */
+void lattrack_free_event(struct lattrack *tracker, struct lattrack_event *event)
+{
+	free_event(tracker, event);
 }
 
 /* Interrupts off. */
@@ -190,7 +197,7 @@ static void end_replaced(struct lattrack *tracker, struct lattrack_event *old, u
 		lattrack_report_event(tracker, old, LATTRACK_UNIQUE, now, 0);
 		flags = irq_save();
 	}
-	lattrack_free_event(tracker, old);
+	free_event(tracker, old);
 	irq_restore(flags);
 }
 
@@ -240,7 +247,7 @@ static inline __attribute__((always_inline)) void end_out(struct lattrack *track
 	else if (delay >= __atomic_load_n(&tracker->threshold_tsc, __ATOMIC_RELAXED))
 		flag = LATTRACK_NORMAL, cpu->counts.over++;
 	else {
-		lattrack_free_event(tracker, event);
+		free_event(tracker, event);
 		irq_restore(flags);
 		return;
 	}
@@ -248,7 +255,7 @@ static inline __attribute__((always_inline)) void end_out(struct lattrack *track
 	irq_restore(flags);
 	lattrack_report_event(tracker, event, flag, now, id);
 	flags = irq_save();
-	lattrack_free_event(tracker, event);
+	free_event(tracker, event);
 	irq_restore(flags);
 }
 
