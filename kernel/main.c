@@ -23,6 +23,7 @@
 #include "initrd/initrd.h"
 #include "joinpoint/joinpoint.h"
 #include "kshell/kshell.h"
+#include "lattrack/lattrack.h"
 #include "ktest/ktest.h"
 #include "lib/string.h"
 #include "mm/mm.h"
@@ -136,6 +137,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	ext2_mount_boot(); /* the first disk at /disk when it holds ext2 */
 	net_init(); /* lwIP and an interface per NIC; addresses come in the background */
 	smp_bench_run_if_requested();
+	lattrack_bench_run_if_requested();
 	trace_set_line_runner(kshell_execute_captured); /* for a host's control lines */
 	if (!ktest_requested()) /* the suites may want the console port for themselves */
 		trace_port_init(); /* the trace stream's console sink, if there is a console device */

@@ -130,6 +130,60 @@ def bench_trace(build, out_dir):
     return lines + [""]
 
 
+LATTRACK_CASE = re.compile(r"^lattrack_bench: case (\S+)\s+calls (\d+) ticks\s+(\d+)")
+LATTRACK_PARALLEL = re.compile(r"^lattrack_bench: parallel (\S+) cpus (\d+) rounds (\d+) ns (\d+)")
+
+
+def boot_lattrack(build, icount, log):
+    cmd = [sys.executable, QEMU_PY, "--kernel", os.path.join(build, "microscope-test.elf"),
+           "--smp", "2", "--append", "lattrack_bench exit=qemu", "--log", log,
+           "--timeout", str(TIMEOUT)] + (["--icount"] if icount else [])
+    status = subprocess.run(cmd, cwd=ROOT, stderr=subprocess.DEVNULL).returncode
+    if status != EXIT_REQUESTED:
+        sys.exit(f"bench.py: lattrack_bench ended with status {status}, see {log}")
+    with open(log, errors="replace") as f:
+        return f.read()
+
+
+def bench_lattrack(build, out_dir):
+    """lattrack_bench: a pair against a lookup (-icount, instructions), and
+    pairs on 1 and 2 CPUs against a control (plain TCG, host time)."""
+    text = boot_lattrack(build, True, os.path.join(out_dir, "lattrack_bench-icount.log"))
+    per_call = {m.group(1): int(m.group(3)) / int(m.group(2))
+                for m in map(LATTRACK_CASE.match, text.splitlines()) if m}
+    pair, lookup = per_call["pair"], per_call["lookup"]
+    locked = per_call["locked-lookup"]
+    lines = ["## Latency tracker (`lattrack_bench`)", "",
+             "QEMU -icount shift=0, 2 CPUs, ticks per call (256 keys in):", "",
+             "| case | ticks | pair over it | target |", "|---|---:|---:|---|",
+             f"| plain lookup (hash, chain walk) | {lookup:.0f} | {pair / lookup:.2f}x | ≤ 3x "
+             f"({'met' if pair / lookup <= 3 else 'NOT met'}) |",
+             f"| locked lookup (`lattrack_contains`) | {locked:.0f} | {pair / locked:.2f}x | ≤ 3x "
+             f"({'met' if pair / locked <= 3 else 'NOT met'}) |",
+             f"| event_in + event_out | {pair:.0f} | 1.00x | — |", ""]
+    ns = {(m.group(1), int(m.group(2))): (int(m.group(3)), int(m.group(4)))
+          for m in map(LATTRACK_PARALLEL.match, text.splitlines()) if m}
+    if ("pairs", 2) in ns:
+        (r1, t1), (r2, t2) = ns[("pairs", 1)], ns[("pairs", 2)]
+        work = (t2 / r2) / (t1 / r1)
+        lines += ["Pairs on disjoint keys, -icount (the vCPUs take turns, so the run's ticks are "
+                  "both CPUs' instructions): ticks per pair on 2 CPUs over 1 CPU "
+                  f"{work:.3f} (1.000: no instruction spent on contention), "
+                  f"scaling with a host core per vCPU {2 / work:.2f}x (target ≥ 1.8x).", ""]
+    text = boot_lattrack(build, False, os.path.join(out_dir, "lattrack_bench-tcg.log"))
+    ns = {(m.group(1), int(m.group(2))): (int(m.group(3)), int(m.group(4)))
+          for m in map(LATTRACK_PARALLEL.match, text.splitlines()) if m}
+    if ("pairs", 2) in ns:
+        lines += ["Plain TCG, 2 CPUs vs 1 (throughput ratio; the control is arithmetic only, "
+                  "what the host's free cores allow):", "",
+                  "| work | 1 CPU ns | 2 CPUs ns | speed-up | target |", "|---|---:|---:|---:|---|"]
+        for work, target in (("pairs", "≥ 1.8x"), ("control", "—")):
+            (r1, t1), (r2, t2) = ns[(work, 1)], ns[(work, 2)]
+            lines.append(f"| {work} | {t1} | {t2} | {(r2 / t2) / (r1 / t1):.2f}x | {target} |")
+        lines.append("")
+    return lines
+
+
 IPI = re.compile(r"^smp_bench: ipi round trips (\d+) ticks (\d+)")
 PARALLEL = re.compile(r"^smp_bench: parallel cpus (\d+) threads (\d+) rounds (\d+) ns (\d+)")
 SMP_CPUS = [1, 2, 4]
@@ -362,6 +416,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     lines = bench_joinpoint(build, out_dir)
     lines += bench_trace(build, out_dir)
+    lines += bench_lattrack(build, out_dir)
     lines += bench_proc(build, out_dir)
     lines += bench_smp(build, out_dir)
     lines += bench_user_parallel(build, out_dir)

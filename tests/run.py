@@ -1200,6 +1200,12 @@ SHELL_SESSION = [
     ("uptime", "uptime", r"up \d+\.\d{6} s"),
     ("syscalls", "syscalls", r"\n\s+0  read\s+modules/vfs/syscalls\.c\r?\n"),
     ("unterminated-quote", "echo \"open", r"unterminated quote"),
+    ("lattrack-create", "lattrack create wk wakeup 0", r"\A(?![\s\S]*error)"),
+    ("lattrack-threshold", "lattrack threshold wk 500", r"\A(?![\s\S]*error)"),
+    ("lattrack-list", "lattrack", r"\nwk\s+wakeup\s+500\s+[1-9]"),
+    ("lattrack-usage", "lattrack create wk wakeup x", r"usage: lattrack"),
+    ("lattrack-remove", "lattrack remove wk", r"\A(?![\s\S]*error)"),
+    ("lattrack-removed", "lattrack remove wk", r"no such thing \(-2\)"),
 ]
 
 

@@ -1,0 +1,92 @@
+/*
+ * Private to kernel/lattrack: the tracker, its events, buckets and per-CPU
+ * state.  An event lives on exactly one of: its CPU's freelist, a CPU's
+ * remote-free stack, or one bucket's chain (in flight); whoever unlinks it
+ * from a chain under the bucket lock owns it until it frees it.
+ */
+#ifndef KERNEL_LATTRACK_INTERNAL_H
+#define KERNEL_LATTRACK_INTERNAL_H
+
+#include "lattrack/lattrack.h"
+
+#include "cpu/percpu.h"
+#include "time/time.h"
+
+struct lattrack_event {
+	struct lattrack_event *next; /* chain, freelist or remote stack */
+	uint64_t start_tsc; /* TSC at event_in: the hot path never converts */
+	uint32_t hash;
+	uint16_t key_length;
+	uint8_t timed_out; /* TIMEOUT reported; written under the bucket lock */
+	uint8_t home_cpu;  /* whose freelist it returns to */
+	unsigned char data[]; /* key (key_size), then priv (priv_size), 8-aligned */
+};
+
+/* A bucket: a test-and-set lock taken with interrupts off, and a chain. */
+struct lattrack_bucket {
+	uint32_t lock;
+	struct lattrack_event *head;
+};
+
+/* Counters and freelist of one CPU: written only by that CPU with
+ * interrupts off (remote frees go through the remote stack with atomics). */
+struct lattrack_cpu {
+	struct lattrack_event *free;
+	struct lattrack_event *remote; /* pushed by other CPUs, taken whole by this one */
+	struct lattrack_counts counts; /* in_flight unused here */
+	uint64_t max_tsc;
+} __attribute__((aligned(64)));
+
+struct lattrack {
+	char name[LATTRACK_NAME_MAX];
+	uint64_t threshold_ns; /* set any time */
+	uint64_t threshold_tsc; /* the same in TSC cycles: what the hot path compares */
+	uint64_t timeout_ns, timeout_tsc;
+	uint64_t gc_age_ns, gc_age_tsc;
+	uint64_t timer_period_ns;
+	lattrack_callback callback;
+	void *callback_context;
+	unsigned key_size, priv_size, max_events;
+	unsigned event_size; /* header + key + priv, rounded to 8 */
+	uint32_t bucket_mask;
+	bool enabled;
+	int references;
+	struct lattrack_bucket *buckets;
+	void *events; /* max_events * event_size */
+	struct lattrack_cpu *cpus; /* cpu_count of them, 64-byte aligned in cpus_block */
+	void *cpus_block;
+	struct timer_oneshot timer;
+	bool stopping;
+	/* set by lattrack_attach_kind */
+	const char *kind;
+};
+
+/* event.c */
+struct lattrack_event *lattrack_event_at(const struct lattrack *tracker, unsigned index);
+void lattrack_free_event(struct lattrack *tracker, struct lattrack_event *event);
+void lattrack_bucket_lock(struct lattrack_bucket *bucket);
+void lattrack_bucket_unlock(struct lattrack_bucket *bucket);
+void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *event,
+			   enum lattrack_flag flag, uint64_t end_tsc, unsigned out_id);
+void lattrack_note_max(struct lattrack *tracker, uint64_t delay_tsc);
+bool lattrack_contains_unlocked(struct lattrack *tracker, const void *key, unsigned length);
+
+static inline void *lattrack_event_priv(const struct lattrack *tracker,
+					struct lattrack_event *event)
+{
+	return event->data + ((tracker->key_size + 7) & ~7u);
+}
+
+static inline struct lattrack_cpu *lattrack_this_cpu(struct lattrack *tracker)
+{
+	return &tracker->cpus[this_cpu_id()];
+}
+
+/* tracker.c: ns to TSC cycles (saturating). */
+uint64_t lattrack_ns_to_tsc(uint64_t ns);
+
+/* timer.c */
+void lattrack_timer_start(struct lattrack *tracker);
+void lattrack_timer_stop(struct lattrack *tracker);
+
+#endif

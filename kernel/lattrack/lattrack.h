@@ -1,0 +1,190 @@
+/*
+ * Latency trackers: a key goes in, the same key comes out, and a callback
+ * runs when the delay between the two passed the tracker's threshold, when
+ * the key stayed in longer than its timeout, or when it is collected as
+ * garbage.  event_in and event_out never sleep and never allocate: events
+ * come from per-CPU freelists filled when the tracker is enabled (an empty
+ * freelist drops the event and counts it), keys live in a hash table with a
+ * lock per bucket taken with interrupts off, and a periodic timer finds the
+ * timeouts.  Callable from interrupt context and with any lock held.
+ *
+ *     struct lattrack *t;
+ *     lattrack_create("wakeup", &t); lattrack_set_threshold_ns(t, 100000);
+ *     lattrack_set_callback(t, on_slow, NULL); lattrack_enable(t);
+ *     lattrack_event_in(t, &tid, sizeof tid, LATTRACK_IN_SHARED, NULL);
+ *     lattrack_event_out(t, &tid, sizeof tid, 0);    // on_slow if it took 100 µs or more
+ *
+ * Several trackers (by name) live at once.  Layer: monitoring services.
+ */
+#ifndef KERNEL_LATTRACK_LATTRACK_H
+#define KERNEL_LATTRACK_LATTRACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LATTRACK_NAME_MAX     24
+#define LATTRACK_KEY_MAX      128
+#define LATTRACK_PRIV_MAX     128
+#define LATTRACK_EVENTS_MAX   65536
+#define LATTRACK_TRACKERS_MAX 16
+
+/* Why a callback runs. */
+enum lattrack_flag {
+	LATTRACK_NORMAL,  /* event_out after threshold or more (and before the timeout) */
+	LATTRACK_TIMEOUT, /* the timer found the key in for timeout or more; it stays in */
+	LATTRACK_UNIQUE,  /* a unique event_in replaced the key, in for threshold or more */
+	LATTRACK_GC,      /* the timer removed the key, in for the GC age or more */
+	LATTRACK_LATE,    /* event_out of a key that had timed out */
+};
+
+/* event_in: may several events of one key be in at once? */
+enum lattrack_in_mode {
+	LATTRACK_IN_SHARED, /* yes: event_out ends the newest */
+	LATTRACK_IN_UNIQUE, /* no: the one in ends (LATTRACK_UNIQUE) and this one replaces it */
+};
+
+struct lattrack;
+
+/* What a callback sees.  key and priv are valid during the call only. */
+struct lattrack_report {
+	struct lattrack *tracker;
+	const void *key;
+	unsigned key_length;
+	void *priv;        /* the private data given to event_in (priv_size bytes) */
+	uint64_t start_ns; /* clock_ns() at event_in */
+	uint64_t end_ns;   /* at event_out, or when the timer or the replacing event_in saw it */
+	enum lattrack_flag flag;
+	unsigned out_id; /* event_out's id (NORMAL, LATE), else 0 */
+};
+
+/* Runs in the context of event_out, event_in or the tracker's timer
+ * (interrupt): must not sleep; may call event_in/out (of other keys) and
+ * lattrack_snapshot_request. */
+typedef void (*lattrack_callback)(const struct lattrack_report *report, void *context);
+
+struct lattrack_counts {
+	uint64_t in;        /* events accepted */
+	uint64_t dropped;   /* event_in refused: the freelist was empty */
+	uint64_t out;       /* event_out that found its key */
+	uint64_t unmatched; /* event_out of a key not in */
+	uint64_t over;      /* NORMAL callbacks (delay at or past the threshold) */
+	uint64_t timeout;   /* TIMEOUT callbacks */
+	uint64_t late;      /* LATE callbacks (counted in out too) */
+	uint64_t unique;    /* events a unique event_in replaced */
+	uint64_t gc;        /* events collected */
+	uint64_t in_flight; /* in now: in == out + unique + gc + in_flight */
+};
+
+/* ---- Creating and configuring ------------------------------------------- */
+
+/* A new, disabled tracker named name with the defaults (threshold 1 ms, no
+ * timeout, no callback, 8-byte keys, no private data, 1024 events, no GC,
+ * timer every 10 ms), holding one reference.  Returns 0, -EINVAL (name empty
+ * or too long), -EEXIST, -ENOSPC (LATTRACK_TRACKERS_MAX trackers) or -ENOMEM. */
+int lattrack_create(const char *name, struct lattrack **out);
+/* Setters return 0 or -EINVAL (out of range); all but the threshold also
+ * -EBUSY once the tracker is enabled. */
+int lattrack_set_threshold_ns(struct lattrack *tracker, uint64_t ns);
+int lattrack_set_timeout_ns(struct lattrack *tracker, uint64_t ns); /* 0: none */
+int lattrack_set_callback(struct lattrack *tracker, lattrack_callback fn, void *context);
+int lattrack_set_key_size(struct lattrack *tracker, unsigned bytes);  /* 1..LATTRACK_KEY_MAX */
+int lattrack_set_priv_size(struct lattrack *tracker, unsigned bytes); /* 0..LATTRACK_PRIV_MAX */
+int lattrack_set_max_events(struct lattrack *tracker, unsigned count); /* 1..LATTRACK_EVENTS_MAX */
+int lattrack_set_gc_age_ns(struct lattrack *tracker, uint64_t ns);     /* 0: none */
+int lattrack_set_timer_period_ns(struct lattrack *tracker, uint64_t ns); /* >= 1 ms */
+/* Allocates the events and the table and starts the timer.  Thread context.
+ * Returns 0, -EBUSY (enabled already) or -ENOMEM. */
+int lattrack_enable(struct lattrack *tracker);
+/* Unregisters the tracker, stops its timer and drops the creator's
+ * reference; events still in are forgotten (no callback).  Callers of
+ * event_in/out must have stopped.  Thread context, no lock held (waits for a
+ * grace period).  Returns 0 or -EINVAL (NULL). */
+int lattrack_destroy(struct lattrack *tracker);
+
+/* ---- Lookup and references ---------------------------------------------- */
+
+/* The tracker named name with a reference taken, or NULL. */
+struct lattrack *lattrack_get(const char *name);
+/* Drops a reference; the last one frees the tracker (thread context). */
+void lattrack_put(struct lattrack *tracker);
+/* Calls fn for each tracker (a reference held during the call) until it
+ * returns non-zero; returns that value or 0.  Thread context. */
+int lattrack_for_each(int (*fn)(struct lattrack *tracker, void *arg), void *arg);
+const char *lattrack_name(const struct lattrack *tracker);
+uint64_t lattrack_threshold_ns(const struct lattrack *tracker);
+uint64_t lattrack_timeout_ns(const struct lattrack *tracker);
+/* Sums the per-CPU counts (each exact; the sum is a moment's view). */
+void lattrack_get_counts(const struct lattrack *tracker, struct lattrack_counts *counts);
+
+/* ---- The hot path -------------------------------------------------------- */
+
+/* Starts timing key (length bytes, at most the key size), with priv copied
+ * (priv_size bytes; NULL: zeroes).  Any context.  Returns 0, -EINVAL (bad
+ * length, tracker not enabled) or -ENOSPC (no free event: dropped, counted). */
+int lattrack_event_in(struct lattrack *tracker, const void *key, unsigned length,
+		      enum lattrack_in_mode mode, const void *priv);
+/* Ends the newest event of key; the callback runs (NORMAL) when it took the
+ * threshold or more, or (LATE) when it had timed out.  id goes to the
+ * report.  Any context.  Returns 0, -ENOENT (key not in, counted) or
+ * -EINVAL. */
+int lattrack_event_out(struct lattrack *tracker, const void *key, unsigned length, unsigned id);
+/* True when an event of key is in (the benchmark's plain lookup). */
+bool lattrack_contains(struct lattrack *tracker, const void *key, unsigned length);
+
+/* ---- Flight-recorder snapshots ------------------------------------------- */
+
+struct lattrack_snapshot_counts {
+	uint64_t requested; /* accepted requests */
+	uint64_t refused;   /* refused: within the interval, or no flight recorder */
+	uint64_t taken;     /* snapshots written */
+	uint64_t failed;    /* trace_snapshot or the next session failed */
+	unsigned sequence;  /* the last snapshot's number (its directory's suffix) */
+};
+
+/* Starts a flight-recorder trace session (trace/trace.h) into sink
+ * ("file": directory DIRECTORY-N per snapshot; "console": the host) with the
+ * join points matching patterns, and the thread that takes snapshots.
+ * Thread context.  Returns 0, -ENOENT (no such sink), -EBUSY (a trace runs
+ * already), or trace_start_flight's error. */
+int lattrack_flight_start(const char *sink_name, const char *directory,
+			  const char *const *patterns, unsigned count);
+/* Stops the session and the thread.  Returns 0 or -ENOENT (none runs). */
+int lattrack_flight_stop(void);
+bool lattrack_flight_running(void);
+/* Asks for a snapshot of the flight recorder, taken soon by a thread (never
+ * in the caller's context).  Any context, locks held too.  At most one per
+ * interval.  Returns 0, -EAGAIN (within the interval: refused, counted) or
+ * -ENOENT (no flight recorder runs: refused, counted). */
+int lattrack_snapshot_request(void);
+/* The least time between two snapshots (default 1 s; 0: no limit). */
+void lattrack_snapshot_set_interval_ns(uint64_t ns);
+void lattrack_snapshot_get_counts(struct lattrack_snapshot_counts *counts);
+
+/* ---- Trackers on join points --------------------------------------------- */
+
+/* The built-in kinds: "wakeup" (sched.wakeup → the thread's sched.switch onto
+ * a CPU) and "ttfb" (net.accept → first net.send on that socket).  Creates
+ * tracker name of kind, enables it and attaches its advice; a slow event
+ * takes a snapshot when a flight recorder runs.  Thread context.  Returns 0,
+ * -ENOENT (no such kind), or lattrack_create's, lattrack_enable's or
+ * jp_attach's error (nothing left behind). */
+int lattrack_attach_kind(const char *name, const char *kind, uint64_t threshold_ns,
+			 uint64_t timeout_ns);
+/* Detaches the advice of tracker name (if any) and destroys it.  Returns 0
+ * or -ENOENT. */
+int lattrack_detach(const char *name);
+/* The kind of a tracker made by lattrack_attach_kind, or "api". */
+const char *lattrack_kind(const struct lattrack *tracker);
+/* The largest delay reported by a callback so far, in ns. */
+uint64_t lattrack_max_ns(const struct lattrack *tracker);
+
+/* Runs the lattrack_bench measurements and stops, if lattrack_bench was on
+ * the command line.  Boot thread, once every CPU is up. */
+#ifdef KERNEL_TESTS
+void lattrack_bench_run_if_requested(void);
+#else
+static inline void lattrack_bench_run_if_requested(void) {} /* test kernel only */
+#endif
+
+#endif
