@@ -6,7 +6,8 @@ request's join points must be there in order with increasing timestamps,
 the counts must add up (mscope: recorded = delivered + dropped, every
 delivered event in the files), the names of the processes must travel in
 the stream, and the Chrome JSON of the trace must pass the structural check.
-The host analyzer (build/host/analyze, the OS's /bin/analyze built for the
+httpd is in the trace map (uscope, mode 4): mscope stacks must fold its
+user stacks from main down to the request's system calls.  The host analyzer (build/host/analyze, the OS's /bin/analyze built for the
 host) must find the request's latencies, and its Prometheus output must pass
 Debian's promtool with cumulative buckets; /bin/analyze in the OS and the
 host's build must print the same analysis of a trace the OS wrote.  Then an
@@ -56,6 +57,21 @@ def request_in_order(lines):
         if wanted == len(REQUEST):
             return None
     return "no accept followed by " + " -> ".join(REQUEST[1:]) + " on one CPU"
+
+
+def stacks_problems(out_dir, work):
+    """mscope stacks on the trace (httpd in the trace map, mode 4): folded
+    stacks of httpd through main down to the system calls of the request,
+    named from its ELF.  Returns (problem or None, the output)."""
+    folded = os.path.join(work, "folded")
+    run = subprocess.run([MSCOPE, "stacks", out_dir, "--folded", folded], capture_output=True,
+                         text=True)
+    lines = open(folded).read().splitlines() if os.path.exists(folded) else []
+    wanted = [l for l in lines if l.startswith("httpd;") and ";main;" in l and
+              re.search(r";(accept|sendto|recvfrom) \d+$", l)]
+    if run.returncode or not wanted:
+        return "no folded stack of httpd's request calls through main", run.stdout + "\n".join(lines)
+    return None, "\n".join(lines)
 
 
 def record(sock, out_dir, port, small):
@@ -176,7 +192,11 @@ def run_capture(build, kernel, log, report):
             return
         result("boot", None)
         small = open(os.path.join(build, "user", "root", "www", "small.txt"), "rb").read()
+        uscope = subprocess.run([MSCOPE, "send", "--attach", sock,
+                                 "uscope trace httpd --mode 4 --budget 8"],
+                                cwd=ROOT, capture_output=True, text=True, timeout=120)
         status, output, served = record(sock, out_dir, port, small)
+        output = uscope.stdout + output
         woven, transcript = weave_over_the_port(build, sock)
         same, same_log = same_analysis_in_the_os(guest, build, port, work)
     finally:
@@ -204,6 +224,7 @@ def run_capture(build, kernel, log, report):
     result("chrome-json", "; ".join(problems[:3]) if problems else None,
            conv.stdout + conv.stderr + "\n".join(problems))
     result("analyze", *analyze_problems(build, out_dir))
+    result("user-stacks", *stacks_problems(out_dir, work))
     result("prometheus", *prometheus_problems(build, out_dir))
 
 
