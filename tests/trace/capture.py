@@ -59,6 +59,51 @@ def request_in_order(lines):
     return "no accept followed by " + " -> ".join(REQUEST[1:]) + " on one CPU"
 
 
+def scrape(port):
+    response = httpcheck.get(port, "/metrics")
+    return response[-1].decode() if response and response[0] == 200 else None
+
+
+def samples(text):
+    """{series: value} of a Prometheus text (comments left out)."""
+    found = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            series, _, value = line.rpartition(" ")
+            found[series] = float(value)
+    return found
+
+
+def metrics_problems(port):
+    """httpd's /metrics, scraped twice with requests between: promtool finds
+    no fault, counters do not go down, the duration buckets are cumulative
+    and end at +Inf = _count.  Returns (problem or None, the second text)."""
+    first = scrape(port)
+    for _ in range(3):
+        httpcheck.get(port, "/small.txt")
+    second = scrape(port)
+    if first is None or second is None:
+        return "GET /metrics failed", ""
+    check = subprocess.run(["promtool", "check", "metrics"], input=second, capture_output=True,
+                           text=True)
+    if check.returncode:
+        return "promtool: " + (check.stdout + check.stderr).strip()[:200], second
+    a, b = samples(first), samples(second)
+    for series, value in a.items():
+        counter = series.startswith(("httpd_requests_total", "httpd_request_duration_seconds",
+                                     "microscope_process_cpu_seconds_total"))
+        if counter and series in b and b[series] < value:
+            return f"{series} went down: {value} -> {b[series]}", second
+    buckets = [v for k, v in b.items() if k.startswith("httpd_request_duration_seconds_bucket")]
+    if buckets != sorted(buckets) or \
+            b.get('httpd_request_duration_seconds_bucket{le="+Inf"}') != \
+            b.get("httpd_request_duration_seconds_count"):
+        return "duration buckets not cumulative or not ending at +Inf = count", second
+    if b.get('httpd_requests_total{code="2xx"}', 0) < a.get('httpd_requests_total{code="2xx"}', 0) + 3:
+        return "the three requests between the scrapes are not counted", second
+    return None, second
+
+
 def stacks_problems(out_dir, work):
     """mscope stacks on the trace (httpd in the trace map, mode 4): folded
     stacks of httpd through main down to the system calls of the request,
@@ -199,10 +244,12 @@ def run_capture(build, kernel, log, report):
         output = uscope.stdout + output
         woven, transcript = weave_over_the_port(build, sock)
         same, same_log = same_analysis_in_the_os(guest, build, port, work)
+        scraped, scraped_text = metrics_problems(port)
     finally:
         guest.stop()
     result("aspect-over-the-port", woven, transcript)
     result("analyze-same-in-the-os", same, same_log)
+    result("metrics", scraped, scraped_text)
     counts = COUNTS.search(output)
     result("record-complete", None if status == 0 and counts and served else
            f"mscope exit {status}, request served: {served}", output)

@@ -141,4 +141,12 @@ void http_report_line(const struct http_served *s, char *line, size_t size);
  * Returns 0 or -ENOMEM. */
 int http_report_json(char **json, size_t *length);
 
+/* ---- /metrics (metrics.c) ------------------------------------------------ */
+
+/* Counts a request that ended with status after latency_us. */
+void http_metrics_note(int status, uint64_t latency_us);
+/* The Prometheus text of /metrics, malloc'd, in *text with its length in
+ * *length.  Returns 0 or -ENOMEM. */
+int http_metrics_text(char **text, size_t *length);
+
 #endif

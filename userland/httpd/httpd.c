@@ -185,6 +185,7 @@ static void end_request(struct connection *c, const char *note)
 	done.latency_us = now_us() - c->started_us;
 	done.note = note;
 	done.accounted = 0;
+	http_metrics_note(done.status, done.latency_us);
 	const struct http_served *s = http_acct_end(c->token, &done);
 	c->token = 0;
 	c->in_request = 0;
@@ -362,15 +363,20 @@ static int reject(struct connection *c, int status)
 	return pump_response(c);
 }
 
-/* Decides the response: /rscfl is the accounting report, the rest files. */
+/* Decides the response: /rscfl is the accounting report, /metrics the
+ * Prometheus metrics, the rest files. */
 static void respond(struct connection *c)
 {
 	const struct http_request *r = &c->request;
-	char *json;
+	char *json, *text;
 	size_t length;
 	if (strcmp(r->path, "/rscfl") == 0 && r->method != HTTP_OTHER &&
 	    http_report_json(&json, &length) == 0)
 		http_respond_memory(r, c->keep_alive, "application/json", json, length,
+				    &c->response);
+	else if (strcmp(r->path, "/metrics") == 0 && r->method != HTTP_OTHER &&
+		 http_metrics_text(&text, &length) == 0)
+		http_respond_memory(r, c->keep_alive, "text/plain; version=0.0.4", text, length,
 				    &c->response);
 	else
 		http_respond(options.docroot, r, c->keep_alive, &c->response);
