@@ -224,6 +224,7 @@ bench-acct: deps all $(TEST_IMAGES)
 # the host over the virtio console (tools/mscope), off vs on.
 bench-trace: deps all
 	$(Q)$(PYTHON) tests/bench_trace.py --build $(BUILD)
+	$(Q)$(PYTHON) tests/bench_trace.py --build $(BUILD) --uscope
 
 format:
 	$(Q)find $(KERNEL_DIRS) userland aspects tests -name '*.[ch]' | xargs clang-format -i
