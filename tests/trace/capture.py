@@ -116,6 +116,13 @@ def stacks_problems(out_dir, work):
               re.search(r";(accept|sendto|recvfrom) \d+$", l)]
     if run.returncode or not wanted:
         return "no folded stack of httpd's request calls through main", run.stdout + "\n".join(lines)
+    chrome = os.path.join(work, "stacks.json")
+    subprocess.run([MSCOPE, "convert", out_dir, "--chrome", chrome], capture_output=True)
+    spans = [e for e in json.load(open(chrome))["traceEvents"] if e.get("ph") == "X" and
+             "main" in e.get("args", {}).get("user_stack", [])]
+    if not spans:
+        return "no system call span in the Chrome JSON carries a stack through main", \
+            "\n".join(lines)
     return None, "\n".join(lines)
 
 
