@@ -7,6 +7,7 @@
 
 #include "kshell/kshell.h"
 #include "lib/errno.h"
+#include "lib/number.h"
 #include "lib/string.h"
 
 #define DEFAULT_DIRECTORY "/trace"
@@ -96,18 +97,14 @@ KSHELL_COMMAND(trace, trace_command,
 
 /* ---- uscope: the trace map ------------------------------------------------ */
 
+/* A mode or budget argument: a small decimal number. */
 static int parse_number(const char *text, unsigned *value)
 {
-	unsigned n = 0;
-	if (!*text)
-		return -EINVAL;
-	for (; *text; text++) {
-		if (*text < '0' || *text > '9' || n > 1000)
-			return -EINVAL;
-		n = n * 10 + (unsigned)(*text - '0');
-	}
-	*value = n;
-	return 0;
+	uint64_t n;
+	int error = parse_decimal(text, 1000, &n);
+	if (!error)
+		*value = (unsigned)n;
+	return error;
 }
 
 static int uscope_add(int argc, char **argv)

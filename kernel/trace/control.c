@@ -11,6 +11,7 @@
 
 #include "lib/errno.h"
 #include "lib/format.h"
+#include "lib/number.h"
 #include "lib/string.h"
 #include "mm/mm.h"
 
@@ -187,12 +188,9 @@ void trace_control_end(struct trace_control *control)
 /* Parses "NAME LENGTH" after "put ".  Returns true when both are sound. */
 static bool parse_put(struct trace_control *control, const char *arguments, uint64_t *length)
 {
-	const char *space = strchr(arguments, ' '), *digit = space ? space + 1 : "";
+	const char *space = strchr(arguments, ' ');
 	size_t name_length = space ? (size_t)(space - arguments) : 0;
-	*length = 0;
-	for (; *digit >= '0' && *digit <= '9' && *length <= TRACE_PUT_MAX; digit++)
-		*length = *length * 10 + (uint64_t)(*digit - '0');
-	if (!space || *digit || digit == space + 1 || *length > TRACE_PUT_MAX || !name_length ||
+	if (!space || parse_decimal(space + 1, TRACE_PUT_MAX, length) || !name_length ||
 	    name_length > TRACE_PUT_NAME_MAX)
 		return false;
 	memcpy(control->put_name, arguments, name_length);

@@ -238,9 +238,6 @@ void ctf_write_metadata(struct ctf_text *out, const struct ctf_trace *trace)
 	put_joinpoint_events(out, trace);
 }
 
-/* True when every built-in event's fields add up to its struct (a check the
- * host test runs; the kernel trusts it). */
-int ctf_builtin_layouts_match(void);
 int ctf_builtin_layouts_match(void)
 {
 	for (unsigned e = 0; e < sizeof builtin_events / sizeof builtin_events[0]; e++)

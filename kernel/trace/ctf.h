@@ -38,6 +38,9 @@ struct ctf_trace {
 };
 
 void ctf_write_metadata(struct ctf_text *out, const struct ctf_trace *trace);
+/* 1 when every built-in event's fields add up to its struct in uapi/trace.h
+ * (tests/host/ctf_test.c checks it; the kernel trusts it), else 0. */
+int ctf_builtin_layouts_match(void);
 
 /* The packet header and context, as the metadata declares them. */
 struct ctf_packet_header {

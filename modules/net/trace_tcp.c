@@ -16,6 +16,7 @@
 #include "boot/cmdline.h"
 #include "console/console.h"
 #include "lib/errno.h"
+#include "lib/number.h"
 #include "net/internal.h"
 #include "sched/sched.h"
 #include "time/time.h"
@@ -29,15 +30,10 @@ static int connection = -1; /* lwIP's socket of the host, under socket_lock */
 
 static int set_port(const char *value)
 {
-	unsigned port = 0;
-	for (const char *c = value; *c; c++) {
-		if (*c < '0' || *c > '9' || port > 65535)
-			return -EINVAL;
-		port = port * 10 + (unsigned)(*c - '0');
-	}
-	if (!port || port > 65535)
+	uint64_t port;
+	if (parse_decimal(value, 65535, &port) || !port)
 		return -EINVAL;
-	listen_port = port;
+	listen_port = (unsigned)port;
 	return 0;
 }
 KERNEL_PARAM(trace_tcp, set_port, "PORT: serve the trace stream and its control lines over TCP");

@@ -18,7 +18,7 @@ static int open_directory(void *context, const char *argument)
 {
 	if (strlcpy(directory, argument, sizeof directory) >= sizeof directory)
 		return -ENAMETOOLONG;
-	int error = vfs_mkdir(directory, 0755);
+	int error = vfs_mkdir(directory, 0700); /* join points' arguments may be kernel addresses */
 	return error == -EEXIST ? 0 : error;
 }
 
@@ -27,7 +27,7 @@ static int write_file(const char *name, int flags, const void *data, uint32_t le
 	char path[160];
 	snprintf(path, sizeof path, "%s/%s", directory, name);
 	struct vfs_file *file;
-	int error = vfs_open(path, VFS_O_WRONLY | VFS_O_CREAT | flags, 0644, &file);
+	int error = vfs_open(path, VFS_O_WRONLY | VFS_O_CREAT | flags, 0600, &file);
 	if (error)
 		return error;
 	int64_t written = vfs_write(file, data, length);

@@ -18,8 +18,6 @@
 #include "trace/ctf.h"
 #include "uapi/trace.h"
 
-int ctf_builtin_layouts_match(void);
-
 static const char *names[] = {"vfs.read", "net.accept"};
 
 static const char *joinpoint_name(unsigned index, void *arg)
