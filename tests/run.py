@@ -1202,7 +1202,9 @@ SHELL_SESSION = [
     ("unterminated-quote", "echo \"open", r"unterminated quote"),
     ("lattrack-create", "lattrack create wk wakeup 0", r"\A(?![\s\S]*error)"),
     ("lattrack-threshold", "lattrack threshold wk 500", r"\A(?![\s\S]*error)"),
-    ("lattrack-list", "lattrack", r"\nwk\s+wakeup\s+500\s+[1-9]"),
+    # listed with its threshold; whether a wake-up happened in between is timing
+    # (the lattrack suite's wakeup_tracker_sees_wakeups counts them for sure)
+    ("lattrack-list", "lattrack", r"\nwk\s+wakeup\s+500\s+\d+"),
     ("lattrack-usage", "lattrack create wk wakeup x", r"usage: lattrack"),
     ("lattrack-remove", "lattrack remove wk", r"\A(?![\s\S]*error)"),
     ("lattrack-removed", "lattrack remove wk", r"no such thing \(-2\)"),
