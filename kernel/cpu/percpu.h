@@ -11,6 +11,7 @@
 #define KERNEL_CPU_PERCPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define MAX_CPUS 64
@@ -39,7 +40,8 @@ struct cpu {
 	int irq_depth;      /* nesting of interrupt handlers */
 	int need_resched;   /* set by the tick or a wake-up, acted on at exit */
 	bool untraced;      /* the running thread's events stay out of the trace stream */
-	struct tel_ring *trace_ring; /* this CPU's ring of the trace stream while a trace runs */
+	struct tel_ring *stream_ring; /* this CPU's ring of the trace stream while a trace runs */
+	struct tel_ring *trace_ring;  /* where its events go now: stream_ring, NULL if untraced */
 	unsigned jp_sections; /* join points: odd while running advice (guard, grace) */
 	uint64_t quiescent_generation; /* grace periods: quiescent points passed (smp/grace.c) */
 	void *arch;         /* GDT/TSS and stacks, owned by arch code */
@@ -48,6 +50,15 @@ struct cpu {
 };
 
 extern struct cpu cpus[MAX_CPUS];
+
+/* Marks the thread running on cpu (the calling CPU, interrupts off) as left
+ * out of the trace stream or not; trace points and the join-point recorder
+ * then test one pointer. */
+static inline void cpu_set_untraced(struct cpu *cpu, bool untraced)
+{
+	cpu->untraced = untraced;
+	cpu->trace_ring = untraced ? NULL : cpu->stream_ring;
+}
 extern unsigned cpu_count;
 
 static inline struct cpu *this_cpu(void)

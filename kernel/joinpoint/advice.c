@@ -53,16 +53,17 @@ static void compile(struct jp_list *out, uint64_t generation, const struct joinp
 	}
 	out->generation = generation;
 	out->retired_next = NULL;
-	out->call = jp->call;
-	out->shape = jp_shape_select(out, jp);
+	out->fast.call = jp->call;
+	out->fast.index = jp_index(jp);
+	out->fast.shape = jp_shape_select(out, jp);
 }
 
 struct jp_list *jp_list_empty(const struct joinpoint *jp)
 {
 	static struct jp_list empty[2]; /* without and with arguments */
 	struct jp_list *list = &empty[jp->argc > 0];
-	if (!list->shape)
-		__atomic_store_n(&list->shape, jp_shape_select(list, jp), __ATOMIC_RELEASE);
+	if (!list->fast.shape)
+		__atomic_store_n(&list->fast.shape, jp_shape_select(list, jp), __ATOMIC_RELEASE);
 	return list;
 }
 

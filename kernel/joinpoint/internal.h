@@ -38,12 +38,11 @@ struct jp_call {
  * entries[] is in priority order and is what writers read; before[] and
  * after[] are compiled from it for the dispatcher: the non-NULL before
  * functions in priority order and the non-NULL after functions in reverse.
- * shape and call are for the fast path (trampoline.c).  A join point that
+ * fast is for the fast path (trampoline.c).  A join point that
  * had advice and lost it publishes jp_list_empty, never NULL, so the fast
  * path needs no NULL test. */
 struct jp_list {
-	const void *shape;                      /* fast-path code for this list and join point */
-	uint64_t (*call)(const uint64_t *args); /* the join point's call */
+	struct jp_fast_list fast; /* first: the fast path's code, the call, the index */
 	uint64_t generation;                    /* sequence number of the update that built it */
 	unsigned before_count;
 	unsigned after_count;
@@ -162,8 +161,7 @@ void jp_resched_after_section(void);
  * outer section covers it.  True when the caller may wait for a grace
  * period: not inside any section and not in an interrupt handler. */
 #define JP_SECTION_INSIDE  1u
-#define JP_SECTION_CALLING 2u
-#define JP_SECTION_ENDED   4u
+#define JP_SECTION_ENDED   4u /* JP_SECTION_CALLING (2) is in joinpoint.h */
 bool jp_may_wait(void);
 
 #endif

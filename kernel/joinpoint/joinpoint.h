@@ -94,6 +94,12 @@ struct jp_advice {
 	void *cookie;   /* passed to before and after */
 	int priority;   /* lower runs first before the call, last after it */
 	unsigned flags; /* JP_ADVICE_* */
+	/* Optional: code that runs a whole call of a _NOSLEEP join point on
+	 * which this advice is alone, in place of before and after (which still
+	 * serve every other case: the dispatcher, nested calls, shared lists).
+	 * [0] for join points without arguments, [1] for those with.  See "Fast
+	 * paths of their own" below. */
+	const void *fast_path[2];
 };
 
 /* jp_advice.flags: the context's entry_tsc and exit_tsc are wanted. */
@@ -187,6 +193,32 @@ void jp_print_stats(void);
 void jp_boot_init(void);
 /* Before the kernel stops: prints the statistics if jp_attach= was given. */
 void jp_boot_report(void);
+
+/* ---- Fast paths of their own --------------------------------------------- */
+
+/*
+ * An advice whose work is small and fixed (kernel/trace's recorder writes one
+ * record) can give the trampoline its own code instead of a before and an
+ * after call: jp_advice.fast_path.  That code is jumped to inside the reader
+ * section, with preemption off, before any context is built:
+ *   %rbx  the join point's advice list, which begins with struct jp_fast_list;
+ *   %rsp  16-byte aligned; at 0(%rsp) the six argument slots, the first argc
+ *         of them holding the arguments (fast_path[1]); or, for a join point
+ *         without arguments (fast_path[0]), the saved %rbx, and no slots.
+ * It must call the join point through list->call with %rdi pointing at the
+ * slots, adding JP_SECTION_CALLING to this CPU's jp_sections around the call
+ * (so that join points inside it run their advice), keep %rbx, and end with
+ * %rsp where it found it, the call's result in %rax, by jumping to
+ * jp_fast_path_leave1 (with arguments) or jp_fast_path_leave0.  It must not
+ * sleep, and may take interrupts off for its own work.
+ */
+struct jp_fast_list {
+	const void *shape;                      /* the code the trampoline jumps to */
+	uint64_t (*call)(const uint64_t *args); /* the join point's call */
+	uint32_t index;                         /* the join point's place in the registry */
+};
+#define JP_SECTION_CALLING 2u /* in struct cpu's jp_sections: the real function runs */
+extern const char jp_fast_path_leave0[], jp_fast_path_leave1[];
 
 /* ---- The dispatcher (called by the code JOINPOINT_DEFINE generates) ------ */
 

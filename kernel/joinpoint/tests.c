@@ -789,6 +789,80 @@ static void weaving_from_advice_is_refused(struct ktest *t)
 	jp_detach(handle);
 }
 
+/* ---- An advice's own fast path -------------------------------------------- */
+
+/* The smallest own fast path (joinpoint.h's contract): count, make the call
+ * with the slots in %rdi and JP_SECTION_CALLING around it, leave. */
+static uint64_t own_fast_calls;
+extern const char jptest_own_fast0[], jptest_own_fast1[];
+// clang-format off
+__attribute__((used)) static void own_fast_code(void)
+{
+	__asm__ volatile(
+	".pushsection .text\n"
+	".macro JPTEST_OWN_FAST arguments\n"
+	"jptest_own_fast\\arguments:\n"
+	"	incq %c[calls]\n"
+	"	mov %%rsp, %%rdi\n"
+	"	addl %[calling], %%gs:%c[sections]\n"
+	"	call *%c[call](%%rbx)\n"
+	"	subl %[calling], %%gs:%c[sections]\n"
+	"	jmp jp_fast_path_leave\\arguments\n"
+	".endm\n"
+	"JPTEST_OWN_FAST 0\n"
+	"JPTEST_OWN_FAST 1\n"
+	".purgem JPTEST_OWN_FAST\n"
+	".popsection\n"
+	:
+	: [calls] "i"(&own_fast_calls), [calling] "i"(JP_SECTION_CALLING),
+	  [sections] "i"(offsetof(struct cpu, jp_sections)),
+	  [call] "i"(offsetof(struct jp_fast_list, call)));
+}
+// clang-format on
+
+static struct tally own_tally;
+static const struct jp_advice own_fast = {.name = "own-fast",
+					  .before = tally_before,
+					  .after = tally_after,
+					  .cookie = &own_tally,
+					  .fast_path = {jptest_own_fast0, jptest_own_fast1}};
+
+/* Alone on a _NOSLEEP join point, the advice's code runs the call (with six
+ * arguments, two, or none); beside other advice, or nested in another fast
+ * call, its before and after run instead. */
+static void own_fast_path_runs_when_alone(struct ktest *t)
+{
+	own_fast_calls = 0;
+	own_tally = (struct tally){0};
+	int handle = jp_attach("jptest.fast_*", &own_fast);
+	ASSERT_TRUE(t, handle > 0);
+	EXPECT_EQ(t, jptest_fast_add(40, 2), 42);
+	EXPECT_EQ(t, jptest_fast_six(1, 1, 1, 1, 1, 1), 21);
+	uint64_t bumps = fast_bumps;
+	jptest_fast_bump();
+	EXPECT_EQ(t, fast_bumps, bumps + 1);
+	EXPECT_EQ(t, own_fast_calls, 3);
+	EXPECT_EQ(t, own_tally.before + own_tally.after, 0);
+
+	EXPECT_EQ(t, jptest_fast_outer(1), 4); /* its inner fast_add nests */
+	EXPECT_EQ(t, own_fast_calls, 4);
+	EXPECT_EQ(t, own_tally.before, 1);
+	EXPECT_EQ(t, own_tally.after, 1);
+
+	int counting = jp_attach("jptest.fast_add", &jp_advice_count);
+	ASSERT_TRUE(t, counting > 0);
+	EXPECT_EQ(t, jptest_fast_add(1, 2), 3);
+	EXPECT_EQ(t, own_fast_calls, 4);
+	EXPECT_EQ(t, own_tally.before, 2);
+	EXPECT_EQ(t, own_tally.after, 2);
+	EXPECT_EQ(t, jp_detach(counting), 0);
+	EXPECT_EQ(t, jptest_fast_add(2, 2), 4);
+	EXPECT_EQ(t, own_fast_calls, 5);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_EQ(t, jptest_fast_add(3, 2), 5);
+	EXPECT_EQ(t, own_fast_calls, 5);
+}
+
 KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(advice_runs_in_priority_order), KTEST_CASE(advice_sees_args_and_result),
 	    KTEST_CASE(advice_calling_a_joinpoint_does_not_recurse),
@@ -803,4 +877,5 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(fast_path_shapes_with_arguments),
 	    KTEST_CASE(fast_path_shapes_without_arguments),
 	    KTEST_CASE(fast_path_nests_and_does_not_recurse),
-	    KTEST_CASE(fast_path_attach_detach_while_hammered));
+	    KTEST_CASE(fast_path_attach_detach_while_hammered),
+	    KTEST_CASE(own_fast_path_runs_when_alone));

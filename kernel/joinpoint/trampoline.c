@@ -10,10 +10,11 @@
  *      if the bit was already set the CPU is in advice or inside the call of
  *      another _NOSLEEP join point, and the call goes to jp_dispatch instead,
  *      which skips or nests (the outer section already covers it);
- *   2. spills the arguments into an array and pushes the context (struct
- *      jp_context's field order is the reverse of these pushes);
+ *   2. spills the arguments into an array;
  *   3. loads the published list once, and jumps to list->shape, the code
- *      that jp_shape_select chose for it when the list was built.
+ *      that jp_shape_select chose for it when the list was built, which
+ *      first pushes the context (struct jp_context's field order is the
+ *      reverse of these pushes).
  *
  * A shape for at most one before and one after call (and no timestamps)
  * calls them directly through the list, the real function through its
@@ -23,7 +24,9 @@
  * list takes the general shape, jp_run_list in C, in the same section.  The
  * shape then pops the frame and leaves the section: one add clears the bit
  * and counts the section, the preemption count goes down and need_resched is
- * tested.
+ * tested.  An advice alone on its join point may bring its own shape
+ * (jp_advice.fast_path, joinpoint.h), which builds no context at all and
+ * leaves through jp_fast_path_leave0/1.
  *
  * Because the section spans the call, the list loaded at entry stays valid
  * until the end: `after` runs the after calls of exactly the list `before`
@@ -47,7 +50,7 @@
 #define LIST_FIELD(field)    offsetof(struct jp_list, field)
 #define CONTEXT_FIELD(field) offsetof(struct jp_context, field)
 
-/* The pushes in jp_build, in reverse: a change here needs one there. */
+/* The pushes in JP_BUILD, in reverse: a change here needs one there. */
 _Static_assert(offsetof(struct jp_context, joinpoint) == 0, "context layout");
 _Static_assert(offsetof(struct jp_context, ret) == 8, "context layout");
 _Static_assert(offsetof(struct jp_context, entry_tsc) == 16, "context layout");
@@ -61,6 +64,7 @@ _Static_assert(sizeof(struct jp_context) == 64, "context layout");
  * which land in the padding after the context's cpu. */
 _Static_assert(offsetof(struct cpu, apic_id) == offsetof(struct cpu, id) + 4, "cpu layout");
 _Static_assert(offsetof(struct jp_state, list) == 0, "state layout");
+_Static_assert(offsetof(struct jp_list, fast) == 0, "a fast path finds its list's head at %rbx");
 _Static_assert(JP_MAX_ARGS == 6, "the trampoline spills six registers");
 _Static_assert(JP_SECTION_INSIDE == 1 && JP_SECTION_CALLING == 2 && JP_SECTION_ENDED == 4,
 	       "the trampoline's section arithmetic");
@@ -69,9 +73,19 @@ _Static_assert(JP_SECTION_INSIDE == 1 && JP_SECTION_CALLING == 2 && JP_SECTION_E
  * the general shape.  Defined in the assembly below. */
 extern const void *const jp_shape_table[16];
 
+/* An advice alone on its join point may bring its own code. */
+static const void *own_fast_path(const struct jp_list *list, bool arguments)
+{
+	const struct jp_advice *alone = list->count == 1 ? list->entries[0].advice : NULL;
+	return alone ? alone->fast_path[arguments] : NULL;
+}
+
 const void *jp_shape_select(const struct jp_list *list, const struct joinpoint *jp)
 {
 	bool arguments = jp->argc > 0;
+	const void *own = own_fast_path(list, arguments);
+	if (own)
+		return own;
 	bool value = strcmp(jp->return_type, "void") != 0;
 	bool simple = !(list->flags & JP_ADVICE_TIMESTAMPS) && list->before_count <= 1 &&
 		      list->after_count <= 1;
@@ -161,12 +175,27 @@ __attribute__((used)) static void trampoline_code(void)
 	"	.endif\n"
 	".endm\n"
 
+	/* Builds the context under the argument slots (%%rdi = state).  push
+	 * %%rsp pushes its value before the push: the address of the first slot
+	 * (for N = 0, of the saved %%rbx, which no advice reads as argc is 0). */
+	".macro JP_BUILD\n"
+	"	push %%rsp\n"                        /* args */
+	"	pushq $0\n"                          /* activity */
+	"	pushq %%gs:%c[current]\n"            /* thread */
+	"	pushq %%gs:%c[cpu_id]\n"             /* cpu */
+	"	pushq $0\n"                          /* exit_tsc */
+	"	pushq $0\n"                          /* entry_tsc */
+	"	pushq $0\n"                          /* ret */
+	"	pushq %c[state_joinpoint](%%rdi)\n"  /* joinpoint */
+	".endm\n"
+
 	/* jp_enterN, after the path it takes when already inside a section:
 	 * jp_dispatch skips (in advice) or nests (inside a call); the outer
 	 * section keeps preemption off, so dropping the count needs no
 	 * need_resched test.  \\state is where the state pointer is once six
-	 * slots are reserved (a register, or the stack for N = 6).  N > 0 ends
-	 * in a jump to jp_build; N = 0 sits right before it. */
+	 * slots are reserved (a register, or the stack for N = 6).  Every N
+	 * ends in a jump to the list's shape, with the list in %%rbx and the
+	 * state in %%rdi. */
 	".macro JP_ENTER n, state\n"
 	"jp_nested\\n:\n"
 	"	decl %%gs:%c[preempt]\n"
@@ -191,13 +220,15 @@ __attribute__((used)) static void trampoline_code(void)
 	"	sub $48, %%rsp\n"
 	"	JP_SPILL \\n\n"
 	"	mov \\state, %%rdi\n"
-	"	jmp jp_build\n"
 	"	.endif\n"
+	"	mov (%%rdi), %%rbx\n"
+	"	jmp *%c[list_shape](%%rbx)\n"
 	".endm\n"
 
 	/* One fixed shape: \\before and \\after are 0 or 1. */
 	".macro JP_SHAPE arguments, value, before, after\n"
 	"jp_shape_\\arguments\\value\\before\\after:\n"
+	"	JP_BUILD\n"
 	"	.if \\before\n"
 	"	mov %%rsp, %%rdi\n"
 	"	mov %c[before_cookie](%%rbx), %%rsi\n"
@@ -226,6 +257,7 @@ __attribute__((used)) static void trampoline_code(void)
 	/* Everything else: jp_run_list, which sets the context's ret. */
 	".macro JP_GENERAL arguments\n"
 	"jp_general_\\arguments:\n"
+	"	JP_BUILD\n"
 	"	mov %%rsp, %%rdi\n"
 	"	mov %%rbx, %%rsi\n"
 	"	call jp_run_list\n"
@@ -241,21 +273,6 @@ __attribute__((used)) static void trampoline_code(void)
 	"	JP_ENTER 5, %%r9\n"
 	"	JP_ENTER 6, 64(%%rsp)\n"
 	"	JP_ENTER 0, %%rdi\n"
-	/* %%rdi = state; under %%rsp the saved %%rbx, then for N > 0 the six
-	 * argument slots.  push %%rsp pushes its value before the push: the
-	 * address of the first slot (for N = 0, of the saved %%rbx, which no
-	 * advice reads as argc is 0). */
-	"jp_build:\n"
-	"	push %%rsp\n"                        /* args */
-	"	pushq $0\n"                          /* activity */
-	"	pushq %%gs:%c[current]\n"            /* thread */
-	"	pushq %%gs:%c[cpu_id]\n"             /* cpu */
-	"	pushq $0\n"                          /* exit_tsc */
-	"	pushq $0\n"                          /* entry_tsc */
-	"	pushq $0\n"                          /* ret */
-	"	pushq %c[state_joinpoint](%%rdi)\n"  /* joinpoint */
-	"	mov (%%rdi), %%rbx\n"
-	"	jmp *%c[list_shape](%%rbx)\n"
 
 	"	JP_SHAPE 0, 0, 0, 1\n"
 	"	JP_SHAPE 0, 0, 1, 0\n"
@@ -271,6 +288,14 @@ __attribute__((used)) static void trampoline_code(void)
 	"	JP_SHAPE 1, 1, 1, 1\n"
 	"	JP_GENERAL 0\n"
 	"	JP_GENERAL 1\n"
+
+	/* Where an advice's own fast path ends (joinpoint.h). */
+	"	.globl jp_fast_path_leave0, jp_fast_path_leave1\n"
+	"jp_fast_path_leave1:\n"
+	"	add $48, %%rsp\n"
+	"jp_fast_path_leave0:\n"
+	"	pop %%rbx\n"
+	"	JP_EXIT\n"
 
 	/* need_resched was set: %%rsp is as at entry, so one push aligns. */
 	"jp_resched_return:\n"
@@ -293,13 +318,14 @@ __attribute__((used)) static void trampoline_code(void)
 	".purgem JP_LEAVE\n"
 	".purgem JP_SPILL\n"
 	".purgem JP_ENTER\n"
+	".purgem JP_BUILD\n"
 	".purgem JP_SHAPE\n"
 	".purgem JP_GENERAL\n"
 	:
 	: [preempt] "i"(CPU_FIELD(preempt_count)), [sections] "i"(CPU_FIELD(jp_sections)),
 	  [resched] "i"(CPU_FIELD(need_resched)), [current] "i"(CPU_FIELD(current)),
 	  [cpu_id] "i"(CPU_FIELD(id)), [state_joinpoint] "i"(offsetof(struct jp_state, joinpoint)),
-	  [list_shape] "i"(LIST_FIELD(shape)), [list_call] "i"(LIST_FIELD(call)),
+	  [list_shape] "i"(LIST_FIELD(fast.shape)), [list_call] "i"(LIST_FIELD(fast.call)),
 	  [before_fn] "i"(LIST_FIELD(before[0].fn)), [before_cookie] "i"(LIST_FIELD(before[0].cookie)),
 	  [after_fn] "i"(LIST_FIELD(after[0].fn)), [after_cookie] "i"(LIST_FIELD(after[0].cookie)),
 	  [context_args] "i"(CONTEXT_FIELD(args)), [context_ret] "i"(CONTEXT_FIELD(ret)));

@@ -254,7 +254,7 @@ static void switch_at(struct thread *prev, struct thread *next, uint64_t now)
 		next->stats.wait_ns += now - next->ready_since_ns;
 	next->state = THREAD_RUNNING;
 	next->cpu = cpu->id;
-	cpu->untraced = next->untraced;
+	cpu_set_untraced(cpu, next->untraced);
 	next->slice_left = SCHED_SLICE_TICKS;
 	next->stats.switches++;
 	cpu->stats.context_switches++;

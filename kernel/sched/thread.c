@@ -289,7 +289,7 @@ void thread_set_untraced(bool untraced)
 {
 	uint64_t flags = irq_save();
 	thread_current()->untraced = untraced;
-	this_cpu()->untraced = untraced;
+	cpu_set_untraced(this_cpu(), untraced);
 	irq_restore(flags);
 }
 
@@ -299,7 +299,7 @@ void thread_trace_names(void)
 	/* Written even when the caller is left out of the trace (the thread
 	 * that starts a trace for a host is): no switch while the lock is held. */
 	bool untraced = this_cpu()->untraced;
-	this_cpu()->untraced = false;
+	cpu_set_untraced(this_cpu(), false);
 	for (struct sched_link *l = all_threads.next; l != &all_threads; l = l->next) {
 		struct thread *t = container_of(l, struct thread, all_link);
 		struct trace_thread_name event = {
@@ -307,7 +307,7 @@ void thread_trace_names(void)
 		strlcpy(event.name, t->name, sizeof event.name);
 		tracepoint(TRACE_THREAD_NAME, &event, sizeof event);
 	}
-	this_cpu()->untraced = untraced;
+	cpu_set_untraced(this_cpu(), untraced);
 	spin_unlock_irqrestore(&threads_lock, flags);
 }
 

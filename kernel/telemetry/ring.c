@@ -76,6 +76,7 @@ int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mod
 		return -EINVAL;
 	uint64_t half = size / 2, largest = TEL_RECORD_SIZE(TEL_RECORD_MAX, TEL_EXTENDED);
 	*ring = (struct tel_ring){.size = size,
+				  .mask = size - 1,
 				  .mode = mode,
 				  .data = data,
 				  .record_max = half < largest ? half : largest};
@@ -84,7 +85,7 @@ int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mod
 
 static struct tel_record *record_at(const struct tel_ring *ring, uint64_t position)
 {
-	return (struct tel_record *)(ring->data + (position & (ring->size - 1)));
+	return (struct tel_record *)(ring->data + (position & ring->mask));
 }
 
 static void count_drop(struct tel_ring *ring)

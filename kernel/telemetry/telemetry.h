@@ -36,6 +36,7 @@ struct tel_ring {
 	uint64_t head;
 	uint64_t tail;
 	uint64_t size;         /* data bytes, a power of two */
+	uint64_t mask;         /* size - 1: a position's offset in data */
 	uint64_t produced;     /* records written */
 	uint64_t dropped;      /* records refused (stream) or overwritten (flight recorder) */
 	uint64_t consumed;     /* records read out */
@@ -102,7 +103,7 @@ static inline void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint6
 				 time - ring->last_time > UINT32_MAX,
 			     0))
 		return tel_ring_reserve_slow(ring, type, time, length);
-	struct tel_record *r = (struct tel_record *)(ring->data + (head & (ring->size - 1)));
+	struct tel_record *r = (struct tel_record *)(ring->data + (head & ring->mask));
 	*r = (struct tel_record){.type = type, .words = (uint8_t)(record / 8), .time = (uint32_t)time};
 	ring->last_time = time;
 	ring->reserved_end = head + record;

@@ -10,6 +10,7 @@
 #include "arch/x86_64/cpu.h"
 #include "cpu/percpu.h"
 #include "lib/string.h"
+#include "smp/smp.h"
 #include "telemetry/telemetry.h"
 
 struct tel_channel *tracepoint_channel;
@@ -19,10 +20,22 @@ void tracepoint_write(uint16_t type, const void *payload, uint32_t length)
 	tracepoint_record(type, rdtsc(), payload, length);
 }
 
+/* On each CPU, with interrupts off: its running thread's ring from the new
+ * stream ring (a switch at the same moment reads the new one as well). */
+static void refresh_trace_ring(void *unused)
+{
+	struct cpu *cpu = this_cpu();
+	cpu_set_untraced(cpu, cpu->untraced);
+}
+
 void tracepoint_set_channel(struct tel_channel *channel)
 {
 	for (unsigned i = 0; i < cpu_count; i++)
-		__atomic_store_n(&cpus[i].trace_ring, channel ? tel_channel_ring(channel, i) : NULL,
+		__atomic_store_n(&cpus[i].stream_ring, channel ? tel_channel_ring(channel, i) : NULL,
 				 __ATOMIC_RELEASE);
+	uint64_t flags = irq_save(); /* this CPU first: before smp_init no call reaches it */
+	refresh_trace_ring(NULL);
+	irq_restore(flags);
+	smp_call_all(refresh_trace_ring, NULL);
 	__atomic_store_n(&tracepoint_channel, channel, __ATOMIC_RELEASE);
 }

@@ -36,7 +36,7 @@ static inline __attribute__((always_inline)) void tracepoint_record(uint16_t typ
 	uint64_t flags = irq_save();
 	struct cpu *cpu = this_cpu();
 	struct tel_ring *ring = cpu->trace_ring;
-	uint64_t *out = ring && !cpu->untraced ? tel_ring_reserve(ring, type, time, length) : 0;
+	uint64_t *out = ring ? tel_ring_reserve(ring, type, time, length) : 0;
 	if (out) {
 		const uint8_t *from = payload;
 		for (uint32_t i = 0; i < length / 8; i++)

@@ -10,6 +10,10 @@ struct joinpoint;
  * sleep, one call record on those that cannot; attached with the filters. */
 extern const struct jp_advice trace_record_sleeping;
 extern const struct jp_advice trace_record_nosleep;
+/* The call record of join point index (its place in the registry), in C: the
+ * fast path's way out for every case but the common one, and record.c's. */
+void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argument,
+			    uint64_t result);
 bool trace_may_sleep(const struct joinpoint *jp);
 bool trace_cannot_sleep(const struct joinpoint *jp);
 

@@ -6,7 +6,9 @@
  * (first argument, low 32 bits of the result, duration: 24 bytes, where two
  * records would take 32), stamped at the exit so the ring's times never go
  * back.  The recorder writes in place with tracepoint_record: reserve, fill,
- * commit, with interrupts held off.
+ * commit, with interrupts held off.  Where it is the only advice on a
+ * _NOSLEEP join point, the trampoline runs record_fast.c's code instead,
+ * which writes the same call record without a context or an advice call.
  */
 #include "trace/internal.h"
 
@@ -49,14 +51,19 @@ static void stamp_entry(struct jp_context *context, void *cookie)
 	context->entry_tsc = rdtsc();
 }
 
+void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argument,
+			    uint64_t result)
+{
+	uint64_t now = rdtsc(), duration = now - entry_tsc;
+	uint64_t words[2] = {argument,
+			     (uint32_t)result | (duration > UINT32_MAX ? UINT32_MAX : duration) << 32};
+	tracepoint_record((uint16_t)TRACE_JP_EVENT(index, TRACE_JP_CALL), now, words, sizeof words);
+}
+
 static void record_call(struct jp_context *context, void *cookie)
 {
-	uint64_t now = rdtsc(), duration = now - context->entry_tsc;
-	uint64_t words[2] = {first_argument(context),
-			     (uint32_t)context->ret |
-				 (duration > UINT32_MAX ? UINT32_MAX : duration) << 32};
-	tracepoint_record(event_of(context->joinpoint, TRACE_JP_CALL), now, words,
-			  sizeof words);
+	trace_record_call_slow((unsigned)(context->joinpoint - __joinpoints_start),
+			       context->entry_tsc, first_argument(context), context->ret);
 }
 _Static_assert(sizeof(struct trace_jp_call) == 16, "a call record is two words: argument, "
 						   "then result and duration");
@@ -73,5 +80,12 @@ bool trace_cannot_sleep(const struct joinpoint *jp)
 
 const struct jp_advice trace_record_sleeping = {
     .name = "trace", .before = record_entry, .after = record_exit, .priority = -100};
-const struct jp_advice trace_record_nosleep = {
-    .name = "trace", .before = stamp_entry, .after = record_call, .priority = -100};
+/* record_fast.c: the same call record, written by the trampoline's own code
+ * where the recorder is alone on its join point. */
+extern const char trace_record_fast0[], trace_record_fast1[];
+
+const struct jp_advice trace_record_nosleep = {.name = "trace",
+					       .before = stamp_entry,
+					       .after = record_call,
+					       .priority = -100,
+					       .fast_path = {trace_record_fast0, trace_record_fast1}};

@@ -25,8 +25,23 @@
 void jp_bench_nop(void);
 void jp_bench_nop_sleeps(void);
 
+/* Join points of the joinpoint suite (kernel/joinpoint/tests.c), all
+ * _NOSLEEP: a + b; fast_add(value, 1) * 2 + add(0, 0); a + 2b + ... + 6f. */
+long jptest_fast_add(long a, long b);
+long jptest_fast_outer(long value);
+long jptest_fast_six(long a, long b, long c, long d, long e, long f);
+
+/* A call record of a join point other than jp.bench_nop. */
+struct logged_call {
+	unsigned index;
+	struct trace_jp_call call;
+};
+#define CALL_LOG_MAX 16
+
 struct captured {
 	unsigned metadata, packets, ends, texts, order_errors;
+	struct logged_call call_log[CALL_LOG_MAX];
+	unsigned logged;
 	bool metadata_names_bench;
 	uint64_t calls, entries, exits, records, backwards;
 	uint64_t last_time[MAX_CPUS];
@@ -38,6 +53,17 @@ static struct captured captured;
 
 static unsigned bench_index, sleeps_index;
 
+static void log_call(const struct tel_record *r)
+{
+	unsigned event = r->type - TRACE_JP_BASE;
+	if (r->type < TRACE_JP_BASE || event % 3 != TRACE_JP_CALL || event / 3 == bench_index ||
+	    captured.logged == CALL_LOG_MAX)
+		return;
+	struct logged_call *log = &captured.call_log[captured.logged++];
+	log->index = event / 3;
+	memcpy(&log->call, tel_record_payload(r), sizeof log->call);
+}
+
 static void count_records(const uint8_t *records, uint64_t bytes, unsigned cpu)
 {
 	for (uint64_t at = 0; at < bytes;) {
@@ -48,6 +74,7 @@ static void count_records(const uint8_t *records, uint64_t bytes, unsigned cpu)
 		captured.calls += r->type == TRACE_JP_EVENT(bench_index, TRACE_JP_CALL);
 		captured.entries += r->type == TRACE_JP_EVENT(sleeps_index, TRACE_JP_ENTRY);
 		captured.exits += r->type == TRACE_JP_EVENT(sleeps_index, TRACE_JP_EXIT);
+		log_call(r);
 		at += tel_record_bytes(r);
 	}
 }
@@ -122,6 +149,50 @@ static void calls_come_out_as_records(struct ktest *t)
 	EXPECT_EQ(t, end.delivered, captured.records);
 	EXPECT_EQ(t, end.recorded, end.delivered + end.dropped);
 	EXPECT_EQ(t, captured.end.recorded, end.recorded);
+}
+
+static const struct logged_call *logged_with(unsigned index, uint64_t arg0)
+{
+	for (unsigned i = 0; i < captured.logged; i++)
+		if (captured.call_log[i].index == index && captured.call_log[i].call.arg0 == arg0)
+			return &captured.call_log[i];
+	return NULL;
+}
+
+/* What a call record holds, whichever way it was written: the recorder's own
+ * fast path (alone on a join point, with six arguments or none), or the C
+ * recorder for a call nested in another recorded call.  An untraced thread's
+ * calls leave no record. */
+static void call_records_carry_argument_result_and_duration(struct ktest *t)
+{
+	const char *patterns[] = {"jptest.fast_add", "jptest.fast_outer", "jptest.fast_six"};
+	start_recording(t, patterns, 3);
+	EXPECT_EQ(t, jptest_fast_add(41, 1), 42);
+	EXPECT_EQ(t, jptest_fast_six(7, 1, 0, 0, 0, 1), 15);
+	EXPECT_EQ(t, jptest_fast_outer(5), 12);
+	EXPECT_EQ(t, jptest_fast_add(-3, 1), -2);
+	thread_set_untraced(true);
+	EXPECT_EQ(t, jptest_fast_add(1000, 1), 1001);
+	thread_set_untraced(false);
+	ASSERT_EQ(t, trace_stop(NULL), 0);
+
+	unsigned add = jp_index(jp_find("jptest.fast_add"));
+	unsigned six = jp_index(jp_find("jptest.fast_six"));
+	unsigned outer = jp_index(jp_find("jptest.fast_outer"));
+	EXPECT_EQ(t, captured.logged, 5);
+	const struct logged_call *plain = logged_with(add, 41), *sixfold = logged_with(six, 7);
+	const struct logged_call *negative = logged_with(add, (uint64_t)-3);
+	const struct logged_call *inner = logged_with(add, 5), *around = logged_with(outer, 5);
+	ASSERT_TRUE(t, plain && sixfold && negative && inner && around);
+	EXPECT_EQ(t, plain->call.result, 42);
+	EXPECT_EQ(t, sixfold->call.result, 15);
+	EXPECT_EQ(t, negative->call.result, -2);
+	EXPECT_EQ(t, inner->call.result, 6);
+	EXPECT_EQ(t, around->call.result, 12);
+	EXPECT_TRUE(t, plain->call.duration > 0);
+	EXPECT_TRUE(t, around->call.duration > inner->call.duration);
+	EXPECT_TRUE(t, logged_with(add, 1000) == NULL);
+	EXPECT_EQ(t, captured.backwards, 0);
 }
 
 /* Far more records than a ring holds, written while the drainer waits in
@@ -255,6 +326,7 @@ static void control_bytes_split_anywhere(struct ktest *t)
 }
 
 KTEST_SUITE(trace, KTEST_CASE(calls_come_out_as_records),
+	    KTEST_CASE(call_records_carry_argument_result_and_duration),
 	    KTEST_CASE(a_flooded_ring_counts_every_record), KTEST_CASE(flight_recorder_snapshots),
 	    KTEST_CASE(bad_starts_are_refused),
 	    KTEST_CASE(control_bytes_split_anywhere));

@@ -1,0 +1,147 @@
+/*
+ * The recorder's own fast path (jp_advice.fast_path, joinpoint/joinpoint.h):
+ * on a _NOSLEEP join point where the recorder is the only advice, the
+ * trampoline jumps here instead of building a context and calling a before
+ * and an after.  This code notes the TSC, makes the call, and writes the
+ * call record (first argument, low 32 bits of the result, duration: the same
+ * 24 bytes as record.c's record_call) straight into this CPU's ring of the
+ * stream, with interrupts held off from picking the ring to publishing the
+ * record.  Everything that is not the common case (no trace, an untraced
+ * thread, a record that needs a full time, the end of the ring, a full ring)
+ * goes to trace_record_call_slow in C, which writes through tracepoint_record.
+ *
+ * The trace stream's rings are never shared with a process (kernel/trace
+ * drains them itself), so there is no mirror to update at the commit.
+ */
+#include "trace/internal.h"
+
+#include <stddef.h>
+
+#include "cpu/percpu.h"
+#include "joinpoint/joinpoint.h"
+#include "telemetry/telemetry.h"
+#include "uapi/trace.h"
+
+#define CPU_FIELD(field)  offsetof(struct cpu, field)
+#define RING_FIELD(field) offsetof(struct tel_ring, field)
+
+/* The header of a compact call record for join point 0, as one 32-bit word:
+ * type (TRACE_JP_EVENT(0, TRACE_JP_CALL)), then the record's size in words.
+ * Join point j adds 3 * j to the type, which stays below 2^16. */
+#define CALL_RECORD_BYTES 24
+#define CALL_HEADER_BASE  (TRACE_JP_EVENT(0, TRACE_JP_CALL) | (CALL_RECORD_BYTES / 8) << 16)
+_Static_assert(TEL_RECORD_SIZE(sizeof(struct trace_jp_call), TEL_COMPACT) == CALL_RECORD_BYTES,
+	       "a call record is a compact header and two words");
+_Static_assert(offsetof(struct tel_record, type) == 0 && offsetof(struct tel_record, words) == 2 &&
+		   offsetof(struct tel_record, kind) == 3 && offsetof(struct tel_record, time) == 4,
+	       "the header is written as two 32-bit words");
+_Static_assert(TEL_COMPACT == 0, "the kind byte of the header word is 0");
+
+// clang-format off
+__attribute__((used)) static void record_fast_code(void)
+{
+	__asm__ volatile(
+	".pushsection .text.jp_trampoline, \"ax\"\n"
+
+	/* %%rdx:%%rax = TSC, into %%rax. */
+	".macro TSC_NOW\n"
+	"	rdtsc\n"
+	"	shl $32, %%rdx\n"
+	"	or %%rdx, %%rax\n"
+	".endm\n"
+
+	/* \\arguments: 1 when the trampoline reserved six argument slots. */
+	".macro RECORD_FAST arguments\n"
+	"	.globl trace_record_fast\\arguments\n"
+	"	.type trace_record_fast\\arguments, @function\n"
+	"trace_record_fast\\arguments:\n"
+	"	rdtsc\n"
+	"	push %%rdx\n"                          /* 8: spare (the result, slow path) */
+	"	push %%rax\n"
+	"	mov %%edx, 4(%%rsp)\n"                 /* 0: the entry time, whole */
+	"	.if \\arguments\n"
+	"	lea 16(%%rsp), %%rdi\n"                /* the argument slots */
+	"	.endif\n"
+	"	addl %[calling], %%gs:%c[sections]\n"
+	"	call *%c[list_call](%%rbx)\n"
+	"	subl %[calling], %%gs:%c[sections]\n"
+	"	mov %%rax, %%rsi\n"                     /* the result, kept in %%rsi */
+	"	pushfq\n"                               /* 8: entry time, 16: spare, 24: slots */
+	"	cli\n"
+	"	mov %%gs:%c[ring], %%rcx\n"             /* NULL: no trace, or an untraced thread */
+	"	test %%rcx, %%rcx\n"
+	"	jz 9f\n"
+	"	TSC_NOW\n"
+	"	mov %%rax, %%rdx\n"                     /* a compact time needs < 2^32 since the last */
+	"	sub %c[last_time](%%rcx), %%rdx\n"
+	"	shr $32, %%rdx\n"
+	"	jnz 8f\n"
+	"	mov %c[head](%%rcx), %%rdi\n"
+	"	lea %c[bytes](%%rdi), %%rdx\n"          /* the new head */
+	"	cmp %c[fast_limit](%%rcx), %%rdx\n"
+	"	ja 8f\n"
+	"	mov %%rax, %c[last_time](%%rcx)\n"
+	"	and %c[mask](%%rcx), %%rdi\n"
+	"	add %c[data](%%rcx), %%rdi\n"            /* the record */
+	"	mov %c[list_index](%%rbx), %%r8d\n"
+	"	lea %c[header](%%r8,%%r8,2), %%r8d\n"
+	"	mov %%r8d, (%%rdi)\n"
+	"	mov %%eax, 4(%%rdi)\n"
+	"	.if \\arguments\n"
+	"	mov 24(%%rsp), %%r8\n"
+	"	mov %%r8, 8(%%rdi)\n"
+	"	.else\n"
+	"	movq $0, 8(%%rdi)\n"
+	"	.endif\n"
+	"	mov %%esi, 16(%%rdi)\n"
+	"	sub 8(%%rsp), %%rax\n"                  /* the duration */
+	"	mov %%eax, 20(%%rdi)\n"
+	"	shr $32, %%rax\n"
+	"	jnz 7f\n"
+	"6:\n"
+	"	incq %c[produced](%%rcx)\n"
+	"	mov %%rdx, %c[head](%%rcx)\n"           /* publish (x86: stores stay in order) */
+	"9:\n"
+	"	popfq\n"
+	"	mov %%rsi, %%rax\n"
+	"	add $16, %%rsp\n"
+	"	jmp jp_fast_path_leave\\arguments\n"
+	/* 2^32 ticks or more: the duration saturates. */
+	"7:\n"
+	"	movl $0xffffffff, 20(%%rdi)\n"
+	"	jmp 6b\n"
+	/* The slow path: %%rsp is 8 off the ABI's alignment (the flags). */
+	"8:\n"
+	"	mov %%rsi, 16(%%rsp)\n"
+	"	mov %c[list_index](%%rbx), %%edi\n"
+	"	mov 8(%%rsp), %%rsi\n"
+	"	.if \\arguments\n"
+	"	mov 24(%%rsp), %%rdx\n"
+	"	.else\n"
+	"	xor %%edx, %%edx\n"
+	"	.endif\n"
+	"	mov 16(%%rsp), %%rcx\n"
+	"	sub $8, %%rsp\n"
+	"	call trace_record_call_slow\n"
+	"	add $8, %%rsp\n"
+	"	mov 16(%%rsp), %%rsi\n"
+	"	jmp 9b\n"
+	"	.size trace_record_fast\\arguments, . - trace_record_fast\\arguments\n"
+	".endm\n"
+
+	"	RECORD_FAST 0\n"
+	"	RECORD_FAST 1\n"
+	".purgem RECORD_FAST\n"
+	".purgem TSC_NOW\n"
+	"	.popsection\n"
+	:
+	: [sections] "i"(CPU_FIELD(jp_sections)), [calling] "i"(JP_SECTION_CALLING),
+	  [ring] "i"(CPU_FIELD(trace_ring)), [untraced] "i"(CPU_FIELD(untraced)),
+	  [list_call] "i"(offsetof(struct jp_fast_list, call)),
+	  [list_index] "i"(offsetof(struct jp_fast_list, index)),
+	  [head] "i"(RING_FIELD(head)), [last_time] "i"(RING_FIELD(last_time)),
+	  [fast_limit] "i"(RING_FIELD(fast_limit)), [mask] "i"(RING_FIELD(mask)),
+	  [data] "i"(RING_FIELD(data)), [produced] "i"(RING_FIELD(produced)),
+	  [bytes] "i"(CALL_RECORD_BYTES), [header] "i"(CALL_HEADER_BASE));
+}
+// clang-format on
