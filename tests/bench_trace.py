@@ -13,17 +13,28 @@ off (a drift of the host's load favours neither).  Reported: requests/s
 off and on (medians), the median of each round's ratio on / off against the
 target 0.97x (goal 0.99x), and the records per second the host received with
 what was dropped (every record delivered or counted: mscope checks
-recorded = delivered + dropped).  Targets are reported, never asserted.
+recorded = delivered + dropped).  A second part runs under QEMU -icount shift=0 (guest time counts guest
+instructions, so the figure does not move with the host's load): in one
+guest, `httpget -n REQUESTS` makes requests to httpd over the loopback
+interface (client, server, lwIP and the drain thread all on the one CPU) with
+recording off, then on for each recorded set (the kernel's events alone;
+with net.* and vfs.*; with sched.* as well; httpd's user stacks), and reports
+the microseconds (thousands of instructions) each request took: off / on is
+what recording costs the CPU, the throughput a CPU-bound server keeps.
+
+Targets are reported, never asserted.
 With --uscope, "on" records the kernel's events and httpd's user stacks at
 every system call (the trace map, mode 2, budget 5) instead of join points:
 target 0.98x.  Results go to stdout and <build>/bench/trace.md (uscope.md).
 """
 import argparse
 import os
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -104,6 +115,86 @@ def bench(args):
     return runs, streamed
 
 
+ICOUNT_SETS = [("the kernel's events", [], None),
+               ("the kernel's events, net.*, vfs.*", ["net.*", "vfs.*"], None),
+               ("the kernel's events, net.*, vfs.*, sched.*", PATTERNS, None),
+               ("the kernel's events and httpd's user stacks", [], USCOPE_LINE)]
+
+
+def timed_requests(guest, count):
+    """Microseconds per request from httpget -n, or None."""
+    text = guest.run(f"httpget -n {count} -o /dev/null http://127.0.0.1:{PORT}/small.txt",
+                     timeout=600) or ""
+    for line in text.splitlines():
+        if line.startswith("httpget:") and " us each" in line:
+            return int(line.split()[-3])
+    return None
+
+
+def timed_while_recording(guest, sock, count, patterns):
+    """timed_requests while mscope records; returns (us, mscope's counts line)."""
+    out = tempfile.mkdtemp(prefix="trace-")
+    os.rmdir(out)
+    mscope = subprocess.Popen(
+        [os.path.join(ROOT, "tools", "mscope"), "record", "--attach", sock, "-o", out] +
+        [a for p in patterns for a in ("-p", p)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines, started = [], threading.Event()
+
+    def read():
+        for line in mscope.stdout:
+            lines.append(line)
+            if "trace started" in line:
+                started.set()
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    us = timed_requests(guest, count) if started.wait(120) else None
+    mscope.send_signal(signal.SIGINT)
+    mscope.wait(timeout=300)
+    reader.join(timeout=10)
+    counts = [line.strip() for line in lines if line.startswith("recorded ")]
+    return us, (counts[-1] if counts else "".join(lines)[-300:])
+
+
+def bench_icount(args):
+    log = os.path.join(args.build, "bench", "trace-icount.log")
+    sock = os.path.join(tempfile.mkdtemp(prefix="mscope-"), "console.sock")
+    guest = Guest(args.build, "e1000", {}, log, timeout=3600, icount=True,
+                  console_port=f"socket,path={sock},server=on,wait=off")
+    results = []
+    try:
+        if not guest.boot(timeout=600):
+            sys.exit(f"bench_trace.py: the -icount guest did not come up; see {log}")
+        guest.run(f"httpd -q -p {PORT} &")
+        time.sleep(1)
+        timed_requests(guest, 20)  # warm-up
+        for label, patterns, line in ICOUNT_SETS:
+            if line:
+                subprocess.run([os.path.join(ROOT, "tools", "mscope"), "send", "--attach", sock,
+                                line], cwd=ROOT, capture_output=True, timeout=120)
+            off = timed_requests(guest, args.requests)
+            on, counts = timed_while_recording(guest, sock, args.requests, patterns)
+            results.append((label, off, on, counts))
+            print(f"-icount: {label}: off {off} us, on {on} us per request  {counts}", flush=True)
+    finally:
+        guest.stop()
+    return results
+
+
+def report_icount(args, results):
+    lines = ["", "### Under -icount: guest instructions per request", "",
+             f"QEMU -icount shift=0, 1 CPU, e1000; `httpget -n {args.requests}` to `httpd -q` over "
+             "the loopback interface (client, server, lwIP and the trace's drain thread on the one "
+             "CPU); a microsecond is 1,000 guest instructions.  Streamed to the host over the "
+             "virtio console.", "",
+             "| recorded | off (us per request) | on | off / on | target |", "|---|---:|---:|---:|---|"]
+    for label, off, on, counts in results:
+        ratio = f"{off / on:.3f}x" if off and on else "—"
+        target = f"≥ {TARGET}x" if "stacks" not in label else "≥ 0.98x"
+        lines.append(f"| {label} | {off} | {on} | {ratio} | {target} |")
+    return lines
+
+
 def report(args, runs, streamed):
     ratios = [on["rps"] / off["rps"] for off, on in zip(runs["off"], runs["on"]) if off["rps"]]
     ratio = statistics.median(ratios) if ratios else 0
@@ -141,9 +232,19 @@ def main():
     p.add_argument("--connections", type=int, default=16)
     p.add_argument("--uscope", action="store_true",
                    help="record httpd's user stacks (mode 2, budget 5) instead of join points")
+    p.add_argument("--requests", type=int, default=500,
+                   help="requests per -icount measurement (default 500)")
+    p.add_argument("--icount-only", action="store_true",
+                   help="only the -icount part (every recorded set, uscope included)")
     args = p.parse_args()
     args.build = os.path.join(ROOT, args.build)
     os.makedirs(os.path.join(args.build, "bench"), exist_ok=True)
+    if args.icount_only:
+        text = "\n".join(report_icount(args, bench_icount(args))) + "\n"
+        print(text, end="")
+        with open(os.path.join(args.build, "bench", "trace-icount.md"), "w") as f:
+            f.write(text)
+        return
     runs, streamed = bench(args)
     text = "\n".join(report(args, runs, streamed)) + "\n"
     print(text, end="")

@@ -121,6 +121,8 @@ void proc_set_name(struct process *p, const char *path)
 		if (*c == '/' && c[1])
 			base = c + 1;
 	strlcpy(p->name, base, sizeof p->name);
+	if (p->thread)
+		thread_set_name(p->thread, p->name);
 	int (*decide)(const char *, const char *) =
 	    __atomic_load_n(&trace_exec_hook, __ATOMIC_ACQUIRE);
 	if (decide) /* an exec re-decides by the new program's name or path */

@@ -291,6 +291,30 @@ static void truncated_elf_images_are_refused(struct ktest *t)
 	EXPECT_EQ(t, run("e"), PROC_STATUS_EXITED(42));
 }
 
+static int copy_thread_name(struct thread *thread, void *name)
+{
+	strlcpy(name, thread_name(thread), THREAD_NAME_MAX);
+	return 0;
+}
+
+/* exec names the process after the program, and its thread too (the thread
+ * list and the trace stream's thread names show it). */
+static void exec_names_the_thread(struct ktest *t)
+{
+	int pid = start("z"), status = -1;
+	ASSERT_TRUE(t, pid > 0);
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *p = proc_find_locked(pid);
+	if (p)
+		proc_set_name(p, "/bin/renamed");
+	spin_unlock_irqrestore(&proc_lock, irq);
+	char name[THREAD_NAME_MAX] = "";
+	EXPECT_EQ(t, proc_call_on_thread(pid, copy_thread_name, name), 0);
+	EXPECT_EQ(t, strcmp(name, "renamed"), 0);
+	EXPECT_EQ(t, proc_kill(pid, SIGTERM), 0);
+	EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
+}
+
 KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_is_the_pid),
 	    KTEST_CASE(int80_is_a_system_call_too), KTEST_CASE(fork_copies_on_write),
 	    KTEST_CASE(user_faults_kill_only_that_process),
@@ -301,4 +325,4 @@ KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_
 	    KTEST_CASE(fork_until_the_table_is_full), KTEST_CASE(allocate_until_memory_runs_out),
 	    KTEST_CASE(exec_of_a_missing_program_fails), KTEST_CASE(bad_pointers_give_efault),
 	    KTEST_CASE(hostile_elf_images_are_refused),
-	    KTEST_CASE(truncated_elf_images_are_refused));
+	    KTEST_CASE(truncated_elf_images_are_refused), KTEST_CASE(exec_names_the_thread));

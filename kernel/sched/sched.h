@@ -76,6 +76,9 @@ struct thread *thread_current(void);
 /* Accessors: id (0 = the boot thread), name, priority, state, statistics. */
 uint64_t thread_id(const struct thread *t);
 const char *thread_name(const struct thread *t);
+/* Renames t (truncated as thread_create does): a process's thread takes the
+ * program's name at exec. */
+void thread_set_name(struct thread *t, const char *name);
 int thread_priority(const struct thread *t);
 enum thread_state thread_state(const struct thread *t);
 /* The accounting state kernel/acct attached to t (NULL: none), a hint that

@@ -244,6 +244,13 @@ const char *thread_name(const struct thread *t)
 	return t->name;
 }
 
+void thread_set_name(struct thread *t, const char *name)
+{
+	uint64_t flags = spin_lock_irqsave(&threads_lock);
+	strlcpy(t->name, name, sizeof t->name);
+	spin_unlock_irqrestore(&threads_lock, flags);
+}
+
 int thread_priority(const struct thread *t)
 {
 	return t->priority;
