@@ -125,9 +125,10 @@ def timed_requests(guest, count):
     """Microseconds per request from httpget -n, or None."""
     text = guest.run(f"httpget -n {count} -o /dev/null http://127.0.0.1:{PORT}/small.txt",
                      timeout=600) or ""
-    for line in text.splitlines():
-        if line.startswith("httpget:") and " us each" in line:
-            return int(line.split()[-3])
+    for line in text.splitlines():  # "httpget: N requests in T us, E us each"
+        words = line.split()
+        if line.startswith("httpget:") and " us each" in line and int(words[1]):
+            return int(words[4]) / int(words[1])
     return None
 
 
@@ -138,7 +139,8 @@ def timed_while_recording(guest, sock, count, patterns):
     mscope = subprocess.Popen(
         [os.path.join(ROOT, "tools", "mscope"), "record", "--attach", sock, "-o", out] +
         [a for p in patterns for a in ("-p", p)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"))  # "trace started" as it comes
     lines, started = [], threading.Event()
 
     def read():
@@ -175,7 +177,8 @@ def bench_icount(args):
             off = timed_requests(guest, args.requests)
             on, counts = timed_while_recording(guest, sock, args.requests, patterns)
             results.append((label, off, on, counts))
-            print(f"-icount: {label}: off {off} us, on {on} us per request  {counts}", flush=True)
+            print(f"-icount: {label}: off {off or 0:.1f} us, on {on or 0:.1f} us per request  "
+                  f"{counts}", flush=True)
     finally:
         guest.stop()
     return results
@@ -191,7 +194,7 @@ def report_icount(args, results):
     for label, off, on, counts in results:
         ratio = f"{off / on:.3f}x" if off and on else "—"
         target = f"≥ {TARGET}x" if "stacks" not in label else "≥ 0.98x"
-        lines.append(f"| {label} | {off} | {on} | {ratio} | {target} |")
+        lines.append(f"| {label} | {off or 0:.1f} | {on or 0:.1f} | {ratio} | {target} |")
     return lines
 
 

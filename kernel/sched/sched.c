@@ -216,7 +216,7 @@ static void account_current(struct run_queue *rq, uint64_t now)
 /* The sched.switch join point: a notification just before every switch from
  * prev to next (run queue lock held, interrupts off), since the switch itself
  * does not return to its caller as a join point must. */
-JOINPOINT_DEFINE_VOID_AS(sched, switch, sched_note_switch, struct thread *, prev, struct thread *,
+JOINPOINT_DEFINE_VOID_NOSLEEP_AS(sched, switch, sched_note_switch, struct thread *, prev, struct thread *,
 			 next)
 {
 }
@@ -396,7 +396,7 @@ static bool wakeup_locked(struct run_queue *from, struct run_queue *to, struct t
 
 /* The wake-up places t (balance.c) and moves it there under both queues'
  * locks; the choice is re-checked only for t->cpu, the rest is a hint. */
-JOINPOINT_DEFINE_AS(sched, wakeup, sched_wakeup, bool, struct thread *, t)
+JOINPOINT_DEFINE_NOSLEEP_AS(sched, wakeup, sched_wakeup, bool, struct thread *, t)
 {
 	uint64_t flags = irq_save();
 	struct run_queue *from, *to;
@@ -418,7 +418,7 @@ JOINPOINT_DEFINE_AS(sched, wakeup, sched_wakeup, bool, struct thread *, t)
 
 /* The direct switch: t goes on this CPU's queue, marked to run next.  Both
  * queues' locks are held from the check to the enqueue, as in a wake-up. */
-JOINPOINT_DEFINE_AS(sched, wakeup_next, sched_wakeup_next, bool, struct thread *, t)
+JOINPOINT_DEFINE_NOSLEEP_AS(sched, wakeup_next, sched_wakeup_next, bool, struct thread *, t)
 {
 	uint64_t flags = irq_save();
 	struct run_queue *here = this_rq(), *from;
