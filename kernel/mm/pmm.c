@@ -11,7 +11,12 @@
  *  - no zero bit lies at or after frame_count.
  * Single frames come from a next-fit scan (word at a time) starting at a hint,
  * so early allocations are the lowest addresses; contiguous runs from a
- * first-fit scan over aligned candidates.  Both are O(frames/64) at worst.
+ * first-fit scan over aligned candidates that starts at the lowest frame that
+ * may be free (every frame below first_free_hint is in use: allocations only
+ * set bits, and a free lowers the hint) and skips used words whole.  Both are
+ * O(frames/64) at worst; the run search no longer walks the used memory at
+ * the bottom (kernel, boot modules, long-lived allocations) bit by bit on
+ * every large kmalloc.
  * Nothing here sleeps (one spinlock, interrupts off): mm.alloc_frame and
  * mm.free_frame are _NOSLEEP join points.
  */
@@ -36,6 +41,7 @@ static uint64_t word_count;
 static uint64_t free_frames;
 static uint64_t usable_frames;
 static uint64_t next_word_hint;
+static uint64_t first_free_hint; /* every frame below it is in use */
 
 /* Usable frame ranges and reserved ranges, kept to validate frees. */
 static struct pmm_range usable[BOOT_MAX_REGIONS];
@@ -196,6 +202,7 @@ static void fill_bitmap(const struct boot_region *regions, unsigned count)
 			   round_up(reserved_ranges[i].end, PAGE_SIZE), true);
 	free_frames = count_free_bits();
 	next_word_hint = 0;
+	first_free_hint = 0;
 }
 
 int pmm_setup(const struct boot_region *regions, unsigned region_count,
@@ -259,6 +266,26 @@ JOINPOINT_DEFINE_NOSLEEP_AS(mm, alloc_frame, pmm_alloc_frame, uint64_t)
 	return frame * PAGE_SIZE;
 }
 
+/* The first free frame at or after frame from, or frame_count. */
+static uint64_t next_free(uint64_t from)
+{
+	if (from >= frame_count)
+		return frame_count;
+	uint64_t word = from / BITS_PER_WORD;
+	uint64_t free_bits = ~bitmap[word] & (~0UL << (from % BITS_PER_WORD));
+	if (free_bits) {
+		uint64_t frame = word * BITS_PER_WORD + __builtin_ctzll(free_bits);
+		return frame < frame_count ? frame : frame_count;
+	}
+	return scan_words(word + 1, word_count);
+}
+
+static void lower_first_free_hint(uint64_t frame)
+{
+	if (frame < first_free_hint)
+		first_free_hint = frame;
+}
+
 /* Index of the first in-use frame in [first, first + count), or first + count. */
 static uint64_t first_used(uint64_t first, uint64_t count)
 {
@@ -270,14 +297,19 @@ static uint64_t first_used(uint64_t first, uint64_t count)
 
 static uint64_t find_run(uint64_t count, uint64_t align_frames)
 {
-	uint64_t candidate = align_frames;
-	while (candidate + count <= frame_count) {
+	first_free_hint = next_free(first_free_hint);
+	uint64_t candidate = first_free_hint;
+	for (;;) {
+		candidate = round_up(next_free(candidate), align_frames);
+		if (candidate < align_frames)
+			candidate = align_frames; /* frame 0 means "none" */
+		if (candidate + count > frame_count)
+			return 0;
 		uint64_t used = first_used(candidate, count);
 		if (used == candidate + count)
 			return candidate;
-		candidate = round_up(used + 1, align_frames);
+		candidate = used + 1;
 	}
-	return 0;
 }
 
 uint64_t pmm_alloc_contiguous(size_t count, uint64_t align)
@@ -323,6 +355,7 @@ JOINPOINT_DEFINE_VOID_NOSLEEP_AS(mm, free_frame, pmm_free_frame, uint64_t, phys)
 	free_one_locked(phys);
 	if (phys / PAGE_SIZE / BITS_PER_WORD < next_word_hint)
 		next_word_hint = phys / PAGE_SIZE / BITS_PER_WORD;
+	lower_first_free_hint(phys / PAGE_SIZE);
 	spin_unlock_irqrestore(&lock, flags);
 }
 
@@ -331,6 +364,7 @@ void pmm_free_contiguous(uint64_t phys, size_t count)
 	uint64_t flags = spin_lock_irqsave(&lock);
 	for (size_t i = 0; i < count; i++)
 		free_one_locked(phys + i * PAGE_SIZE);
+	lower_first_free_hint(phys / PAGE_SIZE);
 	spin_unlock_irqrestore(&lock, flags);
 }
 

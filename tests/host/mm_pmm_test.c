@@ -158,6 +158,23 @@ static void contiguous_runs(void)
 	EXPECT(pmm_count_free() == free_before);
 }
 
+/* Runs are first fit: whatever is freed below the search's starting point
+ * (a run, or single frames) is what the next run of its size gets. */
+static void freed_low_runs_are_found_again(void)
+{
+	EXPECT(setup(qemu_256m, 6) == 0);
+	uint64_t first = pmm_alloc_contiguous(4, PAGE_SIZE);
+	uint64_t second = pmm_alloc_contiguous(4, PAGE_SIZE);
+	EXPECT(first != 0 && second == first + 4 * PAGE_SIZE);
+	pmm_free_contiguous(first, 4);
+	EXPECT(pmm_alloc_contiguous(4, PAGE_SIZE) == first);
+	EXPECT(pmm_alloc_contiguous(2, PAGE_SIZE) == second + 4 * PAGE_SIZE);
+	pmm_free_frame(first + PAGE_SIZE);
+	pmm_free_frame(first + 2 * PAGE_SIZE);
+	EXPECT(pmm_alloc_contiguous(2, PAGE_SIZE) == first + PAGE_SIZE);
+	EXPECT(pmm_alloc_contiguous(1, PAGE_SIZE) == second + 6 * PAGE_SIZE);
+}
+
 static void bad_frees_panic(void)
 {
 	EXPECT(setup(qemu_256m, 6) == 0);
@@ -197,6 +214,7 @@ static const struct mm_test_case cases[] = {
     {"exhaustion_hands_out_only_free_ram", exhaustion_hands_out_only_free_ram},
     {"memory_above_4g", memory_above_4g},
     {"contiguous_runs", contiguous_runs},
+    {"freed_low_runs_are_found_again", freed_low_runs_are_found_again},
     {"bad_frees_panic", bad_frees_panic},
     {"overlapping_and_empty_maps", overlapping_and_empty_maps},
 };
