@@ -33,6 +33,7 @@ struct tel_channel {
 	struct spinlock reader_lock;
 	uint64_t bytes_per_cpu;
 	int consumer_pid; /* the process it is shared with, or 0 */
+	bool kernel_only; /* the kernel is its one reader: no ms_tel_read */
 	struct tel_ring rings[MAX_CPUS];
 	struct tel_ring_header *headers[MAX_CPUS];
 	struct tel_ring_position *positions[MAX_CPUS];
@@ -237,6 +238,16 @@ int tel_channel_share(struct tel_channel *channel, int pid)
 int tel_channel_consumer(const struct tel_channel *channel)
 {
 	return __atomic_load_n(&channel->consumer_pid, __ATOMIC_ACQUIRE);
+}
+
+void tel_channel_keep_for_kernel(struct tel_channel *channel)
+{
+	__atomic_store_n(&channel->kernel_only, true, __ATOMIC_RELEASE);
+}
+
+bool tel_channel_kernel_only(const struct tel_channel *channel)
+{
+	return __atomic_load_n(&channel->kernel_only, __ATOMIC_ACQUIRE);
 }
 
 /* Maps the page at kernel address page to virt (already mapped: kept). */

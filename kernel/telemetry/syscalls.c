@@ -28,6 +28,8 @@ SYSCALL_DEFINE4(ms_tel_read, int, channel, unsigned, cpu, void *, buffer, uint64
 	struct tel_channel *ch = tel_channel_by_id(channel);
 	if (!ch)
 		return -EINVAL;
+	if (tel_channel_kernel_only(ch))
+		return -EBUSY;
 	if (!may_read(ch))
 		return -EPERM;
 	if (length > TEL_READ_MAX)

@@ -24,6 +24,7 @@
 #ifndef KERNEL_TELEMETRY_TELEMETRY_H
 #define KERNEL_TELEMETRY_TELEMETRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -125,7 +126,6 @@ static inline void tel_ring_commit(struct tel_ring *ring)
 
 struct tel_channel;
 struct address_space;
-#define TEL_CHANNEL_MAX 8
 
 /* Returns a channel of one ring of bytes_per_cpu (rounded up to a power of
  * two, at least 4096) per possible CPU, or NULL (no memory, or
@@ -162,6 +162,11 @@ void tel_channel_get_totals(struct tel_channel *channel, struct tel_ring_stats *
 int tel_channel_share(struct tel_channel *channel, int pid);
 /* The process the channel is shared with, or 0. */
 int tel_channel_consumer(const struct tel_channel *channel);
+/* Marks a channel that the kernel drains itself (the trace stream): a second
+ * reader would take records that then count as neither delivered nor
+ * dropped, so ms_tel_read refuses it (-EBUSY), privileged or not. */
+void tel_channel_keep_for_kernel(struct tel_channel *channel);
+bool tel_channel_kernel_only(const struct tel_channel *channel);
 /* Maps the shared channel into the calling process at TEL_MAP_BASE + id *
  * TEL_MAP_SPAN, one kernel region per ring (proc_add_kernel_region: the
  * process cannot unmap or map over it): headers and data read-only,

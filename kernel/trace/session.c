@@ -249,6 +249,8 @@ static int make_channel(void)
 		session.channels[mode] =
 		    tel_channel_create(mode ? "trace-flight" : "trace", TRACE_RING_BYTES,
 				       mode ? TEL_FLIGHT_RECORDER : TEL_STREAM);
+	if (session.channels[mode])
+		tel_channel_keep_for_kernel(session.channels[mode]); /* the drain's alone */
 	session.channel = session.channels[mode];
 	if (!session.packet)
 		session.packet = mm_alloc_pages(PACKET_PAGES, PAGE_SIZE);

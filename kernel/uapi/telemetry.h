@@ -31,6 +31,7 @@ struct tel_record {
 #define TEL_RECORD_MAX    1024 /* largest payload */
 #define TEL_ALIGN         8
 #define TEL_SYNC_FRACTION 8
+#define TEL_CHANNEL_MAX   8 /* channel ids are 0 .. TEL_CHANNEL_MAX - 1 */
 /* Bytes of a record with a payload of length bytes. */
 #define TEL_RECORD_SIZE(length, kind) \
 	(sizeof(struct tel_record) + ((kind) == TEL_EXTENDED ? 8 : 0) + (((length) + 7) & ~7ULL))

@@ -76,6 +76,16 @@ void trace_marks_reach_the_stream(void)
 		if (mark(0x5eed, text, n) != 0)
 			t_fail("mark %d refused", i);
 	}
+	/* The stream's channel has one reader, the kernel's drain: even a
+	 * privileged process may not take records out of it. */
+	int refused = 0;
+	for (int channel = 0; channel < TEL_CHANNEL_MAX; channel++) {
+		static uint8_t buffer[4096];
+		refused += ms_syscall6(__NR_ms_tel_read, channel, 0, (long)buffer, sizeof buffer, 0,
+				       0) == -L_EBUSY;
+	}
+	if (refused < 1)
+		t_fail("no telemetry channel refused ms_tel_read with EBUSY while a trace ran");
 	if (shell("trace stop") != 0)
 		t_fail("trace stop failed");
 	int found = 0, out_of_order = 0;

@@ -18,6 +18,7 @@
 #define L_EAGAIN  11
 #define L_ENOMEM  12
 #define L_EFAULT  14
+#define L_EBUSY   16
 #define L_EINVAL  22
 #define L_EPIPE   32
 #define L_ENOSYS  38
