@@ -101,6 +101,7 @@ def bench_joinpoint(build, out_dir):
 
 TRACE_CASE = re.compile(r"^trace_bench: case (\S+)\s+calls (\d+) ticks\s+(\d+)")
 TRACE_COUNTS = re.compile(r"^trace_bench: (\d+) recorded, (\d+) delivered, (\d+) dropped")
+TRACE_DRAIN = re.compile(r"^trace_bench: drain of (\d+) records took (\d+) ticks")
 TRACE_ROWS = [
     ("disabled", "join point disabled", "≤ +1"),
     ("recorded-call", "join point recorded: one call record (cannot sleep)", "≤ +60"),
@@ -127,6 +128,11 @@ def bench_trace(build, out_dir):
     if counts:
         recorded, delivered, dropped = counts[-1]
         lines += ["", f"Records: {recorded} recorded, {delivered} delivered, {dropped} dropped."]
+    drains = [m.groups() for m in map(TRACE_DRAIN.match, text.splitlines()) if m]
+    if drains and int(drains[-1][0]):
+        records, ticks = map(int, drains[-1])
+        lines += ["", f"The drain (the ring's reader and the packet's seal, no sink): "
+                      f"{ticks / records:.2f} instructions per record delivered."]
     return lines + [""]
 
 

@@ -14,6 +14,10 @@ extern const struct jp_advice trace_record_nosleep;
  * fast path's way out for every case but the common one, and record.c's. */
 void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argument,
 			    uint64_t result);
+/* What the drain thread does once: every CPU's records into packets for the
+ * sink.  Returns the records moved.  For the benchmark, which holds the
+ * drain thread off with interrupts. */
+uint64_t trace_drain_now(void);
 bool trace_may_sleep(const struct joinpoint *jp);
 bool trace_cannot_sleep(const struct joinpoint *jp);
 

@@ -163,6 +163,11 @@ static uint64_t drain_all(void)
 	return moved;
 }
 
+uint64_t trace_drain_now(void)
+{
+	return drain_all();
+}
+
 static int drain_loop(void *arg)
 {
 	thread_set_untraced(true);
