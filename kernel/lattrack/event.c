@@ -149,7 +149,7 @@ void lattrack_note_max(struct lattrack *tracker, uint64_t delay_tsc)
 void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *event,
 			   enum lattrack_flag flag, uint64_t end_tsc, unsigned out_id)
 {
-	if (!tracker->callback)
+	if (!tracker->callback && !__atomic_load_n(&tracker->subscriber_count, __ATOMIC_RELAXED))
 		return;
 	struct lattrack_report report = {.tracker = tracker,
 					 .key = event->data,
@@ -159,7 +159,9 @@ void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *even
 					 .end_ns = clock_ns_at_tsc(end_tsc),
 					 .flag = flag,
 					 .out_id = out_id};
-	tracker->callback(&report, tracker->callback_context);
+	lattrack_publish(tracker, &report);
+	if (tracker->callback)
+		tracker->callback(&report, tracker->callback_context);
 }
 
 static bool bad_key(const struct lattrack *tracker, const void *key, unsigned length)
