@@ -16,6 +16,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "proc/proc.h"
 #include "sched/sched.h"
 #include "smp/smp.h"
 
@@ -29,7 +30,8 @@ static void fill_record(struct lattrack_record *record, const struct lattrack_re
 	record->out_id = report->out_id;
 	record->cpu = this_cpu_id();
 	struct thread *thread = thread_current();
-	record->tid = thread ? (uint32_t)thread_id(thread) : 0;
+	struct process *process = thread ? thread_process(thread) : NULL;
+	record->tid = process ? (uint32_t)proc_pid(process) : 0; /* gettid()'s number */
 	record->key_length = report->key_length;
 	unsigned copy = report->key_length < LATTRACK_RECORD_KEY ? report->key_length
 								  : LATTRACK_RECORD_KEY;

@@ -66,7 +66,7 @@ struct lattrack_record {
 	uint32_t flag;     /* enum lattrack_record_flag */
 	uint32_t out_id;   /* event_out's id (NORMAL, LATE) */
 	uint32_t cpu;      /* where the report was made */
-	uint32_t tid;      /* the thread that made it (0: an interrupt or the timer) */
+	uint32_t tid;      /* gettid() of the thread running the report (0: a kernel thread) */
 	uint32_t key_length;
 	uint32_t lost; /* records this descriptor lost (queue full) just before this one */
 	uint8_t key[LATTRACK_RECORD_KEY]; /* the key's first bytes, zero-filled */
