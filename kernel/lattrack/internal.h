@@ -54,6 +54,9 @@ struct lattrack {
 	unsigned event_size; /* header + key + priv, rounded to 8 */
 	uint32_t bucket_mask;
 	bool enabled;
+	/* enabled, keys of 8 bytes or more, no private data: event_in/out of an
+	 * 8-byte key take the word path (event.c) */
+	bool word_path;
 	int references;
 	struct lattrack_bucket *buckets;
 	void *events; /* max_events * event_size */

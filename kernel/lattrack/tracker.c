@@ -222,6 +222,7 @@ int lattrack_enable(struct lattrack *tracker)
 	fill_freelists(tracker);
 	tracker->timeout_tsc = lattrack_ns_to_tsc(tracker->timeout_ns);
 	tracker->gc_age_tsc = lattrack_ns_to_tsc(tracker->gc_age_ns);
+	tracker->word_path = tracker->key_size >= 8 && tracker->priv_size == 0;
 	__atomic_store_n(&tracker->enabled, true, __ATOMIC_RELEASE);
 	lattrack_timer_start(tracker);
 	return 0;
@@ -246,6 +247,7 @@ int lattrack_destroy(struct lattrack *tracker)
 	if (!tracker || !unregister(tracker))
 		return -EINVAL;
 	if (tracker->enabled) {
+		__atomic_store_n(&tracker->word_path, false, __ATOMIC_RELEASE);
 		__atomic_store_n(&tracker->enabled, false, __ATOMIC_RELEASE);
 		lattrack_timer_stop(tracker);
 	}
