@@ -94,7 +94,8 @@ static void offcpu_tracker_sees_each_sleep(struct ktest *t)
 {
 	if (attach(t, "t-off", "offcpu", 0))
 		return;
-	struct thread *thread = thread_create(sleeper, NULL, "offcpu-sleeper", SCHED_PRIORITY_NORMAL);
+	struct thread *thread =
+	    thread_create(sleeper, NULL, "offcpu-sleeper", SCHED_PRIORITY_NORMAL);
 	ASSERT_TRUE(t, thread != NULL);
 	memset(&kind_seen, 0, sizeof kind_seen); /* reports of other threads so far: not counted */
 	__atomic_store_n(&kind_seen.key, (uint64_t)(uintptr_t)thread, __ATOMIC_RELEASE);
@@ -140,11 +141,12 @@ static unsigned fake_poll(struct nic *nic, unsigned budget)
 	return (unsigned)(uintptr_t)nic->driver; /* frames "delivered" */
 }
 
-static void fake_mask(struct nic *nic) {}
+static void fake_mask(struct nic *nic)
+{
+}
 
-static const struct nic_ops fake_nic_ops = {.poll = fake_poll,
-					    .enable_interrupts = fake_mask,
-					    .disable_interrupts = fake_mask};
+static const struct nic_ops fake_nic_ops = {
+    .poll = fake_poll, .enable_interrupts = fake_mask, .disable_interrupts = fake_mask};
 
 /* nic: the interrupt starts it, the poll after it ends it (id 1 when the
  * poll found nothing); a poll with no interrupt before finds no key. */
@@ -185,7 +187,9 @@ static int fake_submit(struct block_device *device, struct block_request *reques
 
 static const struct block_ops fake_block_ops = {.submit = fake_submit};
 
-static void fake_done(struct block_request *request) {}
+static void fake_done(struct block_request *request)
+{
+}
 
 /* block: submit to complete, per request; a refused submit ends at once
  * (id 1). */
@@ -203,9 +207,12 @@ static void block_tracker_times_submit_to_complete(struct ktest *t)
 	if (attach(t, "t-blk", "block", (uint64_t)(uintptr_t)&request))
 		goto out;
 	for (int i = 0; i < ROUNDS + 1; i++) {
-		request = (struct block_request){.device = &disk, .op = BLOCK_READ,
+		request = (struct block_request){.device = &disk,
+						 .op = BLOCK_READ,
 						 .sector = i == ROUNDS ? 7 : (uint64_t)i,
-						 .count = 1, .buffer = buffer, .done = fake_done};
+						 .count = 1,
+						 .buffer = buffer,
+						 .done = fake_done};
 		EXPECT_EQ(t, block_submit(&request), i == ROUNDS ? -EIO : 0);
 		EXPECT_EQ(t, kind_seen.matched, (uint64_t)i + 1);
 	}

@@ -33,8 +33,8 @@ static void fill_record(struct lattrack_record *record, const struct lattrack_re
 	struct process *process = thread ? thread_process(thread) : NULL;
 	record->tid = process ? (uint32_t)proc_pid(process) : 0; /* gettid()'s number */
 	record->key_length = report->key_length;
-	unsigned copy = report->key_length < LATTRACK_RECORD_KEY ? report->key_length
-								  : LATTRACK_RECORD_KEY;
+	unsigned copy =
+	    report->key_length < LATTRACK_RECORD_KEY ? report->key_length : LATTRACK_RECORD_KEY;
 	memcpy(record->key, report->key, copy);
 }
 
@@ -47,7 +47,8 @@ static bool queue_record(struct lattrack_subscriber *subscriber,
 		subscriber->lost++;
 		return false;
 	}
-	struct lattrack_record *slot = &subscriber->queue[subscriber->head % LATTRACK_RECORDS_QUEUED];
+	struct lattrack_record *slot =
+	    &subscriber->queue[subscriber->head % LATTRACK_RECORDS_QUEUED];
 	*slot = *record;
 	slot->lost = subscriber->lost_pending;
 	subscriber->lost_pending = 0;
@@ -77,7 +78,8 @@ void lattrack_publish(struct lattrack *tracker, const struct lattrack_report *re
 			queued[count++] = tracker->subscribers[i];
 	/* armed under the lock: unsubscribe cancels after taking it */
 	for (unsigned i = 0; i < count; i++)
-		timer_arm_oneshot_ns(&queued[i]->kick, clock_ns(), kick, queued[i]); /* -EBUSY: on its way */
+		timer_arm_oneshot_ns(&queued[i]->kick, clock_ns(), kick,
+				     queued[i]); /* -EBUSY: on its way */
 	spin_unlock_irqrestore(&tracker->subscribers_lock, flags);
 }
 

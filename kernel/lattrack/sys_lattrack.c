@@ -16,8 +16,8 @@
 #include "mm/mm.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
-#include "time/time.h"
 #include "syscall/syscall.h"
+#include "time/time.h"
 #include "uaccess/uaccess.h"
 #include "uapi/cred.h"
 #include "uapi/lattrack.h"
@@ -27,7 +27,7 @@
 
 struct lattrack_file {
 	struct vfs_node node;
-	struct lattrack *tracker;      /* referenced (as an owner when owner) */
+	struct lattrack *tracker; /* referenced (as an owner when owner) */
 	struct lattrack_subscriber *subscriber;
 	bool owner;
 	struct waitq readable;
@@ -181,8 +181,8 @@ static int feedable(int fd, struct vfs_file **file, struct lattrack **tracker)
 	return 0;
 }
 
-SYSCALL_DEFINE5(ms_lattrack_event, int, fd, unsigned, op, const void *, user_key, unsigned,
-		length, unsigned, id)
+SYSCALL_DEFINE5(ms_lattrack_event, int, fd, unsigned, op, const void *, user_key, unsigned, length,
+		unsigned, id)
 {
 	uint8_t key[LATTRACK_UAPI_KEY_MAX];
 	if (op > LATTRACK_OP_OUT || length == 0 || length > sizeof key)
@@ -197,10 +197,9 @@ SYSCALL_DEFINE5(ms_lattrack_event, int, fd, unsigned, op, const void *, user_key
 	if (op == LATTRACK_OP_OUT)
 		error = lattrack_event_out(tracker, key, length, id);
 	else
-		error = lattrack_event_in(tracker, key, length,
-					  op == LATTRACK_OP_IN ? LATTRACK_IN_SHARED
-							       : LATTRACK_IN_UNIQUE,
-					  NULL);
+		error = lattrack_event_in(
+		    tracker, key, length,
+		    op == LATTRACK_OP_IN ? LATTRACK_IN_SHARED : LATTRACK_IN_UNIQUE, NULL);
 	vfs_file_put(file);
 	return error;
 }

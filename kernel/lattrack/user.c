@@ -69,8 +69,7 @@ static int share(struct lattrack *tracker, uint32_t uid)
 	return error;
 }
 
-static int configure(struct lattrack *tracker, const struct lattrack_config *config,
-		     uint32_t uid)
+static int configure(struct lattrack *tracker, const struct lattrack_config *config, uint32_t uid)
 {
 	tracker->kind = "user";
 	tracker->owned = true;

@@ -35,11 +35,11 @@
 struct lattrack_config {
 	char name[LATTRACK_UAPI_NAME_MAX]; /* [A-Za-z0-9_.-], NUL-terminated */
 	uint64_t threshold_ns;
-	uint64_t timeout_ns;  /* 0: none; else keys in 10 timeouts are collected */
-	uint32_t key_size;    /* 1..LATTRACK_UAPI_KEY_MAX; 0: 8 */
-	uint32_t max_events;  /* 1..LATTRACK_UAPI_EVENTS_MAX; 0: 256 */
-	uint32_t flags;       /* LATTRACK_CREATE_* */
-	uint32_t reserved;    /* 0 */
+	uint64_t timeout_ns; /* 0: none; else keys in 10 timeouts are collected */
+	uint32_t key_size;   /* 1..LATTRACK_UAPI_KEY_MAX; 0: 8 */
+	uint32_t max_events; /* 1..LATTRACK_UAPI_EVENTS_MAX; 0: 256 */
+	uint32_t flags;      /* LATTRACK_CREATE_* */
+	uint32_t reserved;   /* 0 */
 };
 
 /* ms_lattrack_event's op. */
