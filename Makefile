@@ -4,6 +4,7 @@
 #   make bench  benchmarks (-icount)                  make debug  QEMU waiting for gdb on :1234
 #   make bench-net  HTTP against a Linux guest        (make run: http://127.0.0.1:8080/)
 #   make bench-acct  httpd's accounting, off vs on
+#   make bench-lattrack  httpd with latency trackers, off vs on
 #   make bench-trace  httpd recorded and streamed to the host, off vs on
 # V=1 shows the commands.
 
@@ -53,7 +54,7 @@ ISO := $(BUILD)/microscope.iso
 TEST_ISO := $(BUILD)/microscope-selftest.iso
 STAMP_DEPS := $(BUILD)/.deps-ok
 
-.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-acct bench-trace debug clean format check-format check-layering disk
+.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-acct bench-lattrack bench-trace debug clean format check-format check-layering disk
 all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
@@ -219,6 +220,11 @@ bench-net: deps all
 # librscfl's calls in instructions (-icount).
 bench-acct: deps all $(TEST_IMAGES)
 	$(Q)$(PYTHON) tests/bench_acct.py --build $(BUILD)
+
+# httpd with the syscall and ttfb latency trackers off and on under the same
+# HTTP load.
+bench-lattrack: deps all
+	$(Q)$(PYTHON) tests/bench_lattrack.py --build $(BUILD)
 
 # httpd with every join point on the request path recorded and streamed to
 # the host over the virtio console (tools/mscope), off vs on.

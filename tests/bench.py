@@ -167,6 +167,11 @@ def bench_lattrack(build, out_dir):
              f"| locked lookup (`lattrack_contains`) | {locked:.0f} | {pair / locked:.2f}x | ≤ 3x "
              f"({'met' if pair / locked <= 3 else 'NOT met'}) |",
              f"| event_in + event_out | {pair:.0f} | 1.00x | — |", ""]
+    if "syscall" in per_call and "syscall-tracked" in per_call:
+        plain, tracked = per_call["syscall"], per_call["syscall-tracked"]
+        lines += [f"A system call (`sys_getuid` from a kernel thread): {plain:.0f} ticks untracked, "
+                  f"{tracked:.0f} with the `syscall` tracker on every `sys.*` "
+                  f"(+{tracked - plain:.0f}).", ""]
     ns = {(m.group(1), int(m.group(2))): (int(m.group(3)), int(m.group(4)))
           for m in map(LATTRACK_PARALLEL.match, text.splitlines()) if m}
     if ("pairs", 2) in ns:

@@ -1208,6 +1208,12 @@ SHELL_SESSION = [
     ("lattrack-usage", "lattrack create wk wakeup x", r"usage: lattrack"),
     ("lattrack-remove", "lattrack remove wk", r"\A(?![\s\S]*error)"),
     ("lattrack-removed", "lattrack remove wk", r"no such thing \(-2\)"),
+    ("lattrack-syscall", "lattrack create sy syscall:read 1000", r"\A(?![\s\S]*error)"),
+    ("lattrack-kinds", "lattrack create bk block 1000", r"\A(?![\s\S]*error)"),
+    ("lattrack-kinds-list", "lattrack", r"\nsy\s+syscall\s+1000\s[\s\S]*\nbk\s+block\s+1000\s"),
+    ("lattrack-no-call", "lattrack create sx syscall: 1000", r"no such thing \(-2\)"),
+    ("lattrack-kinds-remove", "lattrack remove sy", r"\A(?![\s\S]*error)"),
+    ("lattrack-kinds-remove2", "lattrack remove bk", r"\A(?![\s\S]*error)"),
 ]
 
 

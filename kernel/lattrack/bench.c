@@ -66,6 +66,17 @@ static uint64_t time_pair(void)
 	return rdtsc() - start;
 }
 
+long sys_getuid(void); /* kernel/proc/sys_cred.c: works in a kernel thread, changes nothing */
+
+/* A system call's join point and body, as the syscall tracker sees it. */
+static uint64_t time_syscall(void)
+{
+	uint64_t start = rdtsc();
+	for (uint64_t i = 0; i < BENCH_CALLS; i++)
+		sink += (uint64_t)sys_getuid();
+	return rdtsc() - start;
+}
+
 static uint64_t with_irqs_off(uint64_t (*measure)(void))
 {
 	uint64_t flags = irq_save();
@@ -100,6 +111,12 @@ static void bench_cost(void)
 	report("locked-lookup", with_irqs_off(time_locked_lookup));
 	report("pair", with_irqs_off(time_pair));
 	lattrack_destroy(bench_tracker);
+	/* with interrupts on: attaching waits for a grace period, the advice runs as usual */
+	report("syscall", (time_syscall(), time_syscall()));
+	if (lattrack_attach_kind("bench-sys", "syscall", UINT64_MAX, 0))
+		panic("lattrack_bench: cannot attach the syscall tracker");
+	report("syscall-tracked", (time_syscall(), time_syscall()));
+	lattrack_detach("bench-sys");
 }
 
 /* ---- scaling --------------------------------------------------------------- */

@@ -104,6 +104,6 @@ static int cmd_lattrack(int argc, char **argv)
 	return KSHELL_USAGE;
 }
 KSHELL_COMMAND(lattrack, cmd_lattrack,
-	       "lattrack [create NAME wakeup|ttfb US [TIMEOUT_US] | threshold NAME US | remove NAME |"
+	       "lattrack [create NAME wakeup|ttfb|syscall[:CALL]|offcpu|irq|nic|block US [TIMEOUT_US] | threshold NAME US | remove NAME |"
 	       " snapshot on DIR|console [PATTERN...] | snapshot off]",
-	       "latency trackers: slow wake-ups and time to first byte, with snapshots");
+	       "latency trackers on join points (slow wake-ups, requests, calls, interrupts, I/O), with snapshots");

@@ -8,6 +8,13 @@
  * lock-free push onto that CPU's remote stack, which the owner takes whole
  * (an exchange: no ABA) when its freelist runs dry.  Callbacks run after the
  * bucket lock is released, with the caller's interrupt state.
+ *
+ * The usual call (an 8-byte key: a pointer, a thread; no private data) takes
+ * the word path: the key travels in a register, is hashed with one multiply
+ * and compared as one word, the CPU is looked up once, and the slow cases
+ * (an empty freelist, a callback to run, a unique key to replace, a remote
+ * free) leave it through functions of their own, so that it keeps few
+ * registers live.  Every other key takes the general path.
  */
 #include "lattrack/internal.h"
 
@@ -149,7 +156,7 @@ void lattrack_note_max(struct lattrack *tracker, uint64_t delay_tsc)
 void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *event,
 			   enum lattrack_flag flag, uint64_t end_tsc, unsigned out_id)
 {
-	if (!tracker->callback)
+	if (!tracker->callback && !__atomic_load_n(&tracker->subscriber_count, __ATOMIC_RELAXED))
 		return;
 	struct lattrack_report report = {.tracker = tracker,
 					 .key = event->data,
@@ -159,7 +166,9 @@ void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *even
 					 .end_ns = clock_ns_at_tsc(end_tsc),
 					 .flag = flag,
 					 .out_id = out_id};
-	tracker->callback(&report, tracker->callback_context);
+	lattrack_publish(tracker, &report);
+	if (tracker->callback)
+		tracker->callback(&report, tracker->callback_context);
 }
 
 static bool bad_key(const struct lattrack *tracker, const void *key, unsigned length)
@@ -201,36 +210,6 @@ static void end_replaced(struct lattrack *tracker, struct lattrack_event *old, u
 	irq_restore(flags);
 }
 
-int lattrack_event_in(struct lattrack *tracker, const void *key, unsigned length,
-		      enum lattrack_in_mode mode, const void *priv)
-{
-	if (bad_key(tracker, key, length) || mode > LATTRACK_IN_UNIQUE)
-		return -EINVAL;
-	uint64_t flags = irq_save();
-	struct lattrack_cpu *cpu = lattrack_this_cpu(tracker);
-	struct lattrack_event *event = alloc_event(cpu);
-	if (!event) {
-		cpu->counts.dropped++;
-		irq_restore(flags);
-		return -ENOSPC;
-	}
-	uint32_t hash = hash_key(key, length);
-	fill_event(tracker, event, key, length, hash, priv);
-	struct lattrack_bucket *bucket = bucket_of(tracker, hash);
-	lattrack_bucket_lock(bucket);
-	struct lattrack_event *old =
-		mode == LATTRACK_IN_UNIQUE ? unlink_key(bucket, hash, key, length) : NULL;
-	event->next = bucket->head;
-	bucket->head = event;
-	lattrack_bucket_unlock(bucket);
-	cpu->counts.in++;
-	if (old)
-		end_replaced(tracker, old, flags);
-	else
-		irq_restore(flags);
-	return 0;
-}
-
 /* The callback for an event event_out ended, if any; frees it.  Interrupts
  * off on entry; restores flags. */
 static inline __attribute__((always_inline)) void end_out(struct lattrack *tracker,
@@ -259,7 +238,152 @@ static inline __attribute__((always_inline)) void end_out(struct lattrack *track
 	irq_restore(flags);
 }
 
-int lattrack_event_out(struct lattrack *tracker, const void *key, unsigned length, unsigned id)
+/* ---- The word path ----------------------------------------------------------- */
+
+static inline __attribute__((always_inline)) uint32_t hash_word(uint64_t word)
+{
+	return (uint32_t)(((8 ^ word) * 0x9e3779b97f4a7c15ULL) >> 32); /* hash_key's for 8 bytes */
+}
+
+static inline __attribute__((always_inline)) bool word_path(const struct lattrack *tracker,
+							     const void *key, unsigned length)
+{
+	return length == 8 && tracker && key &&
+	       __atomic_load_n(&tracker->word_path, __ATOMIC_ACQUIRE);
+}
+
+/* The freelist was empty: the remote stack, or a drop.  Interrupts off;
+ * restores flags on a drop. */
+static __attribute__((noinline)) struct lattrack_event *
+word_refill(struct lattrack_cpu *cpu, uint64_t flags)
+{
+	struct lattrack_event *event = alloc_event(cpu);
+	if (!event) {
+		cpu->counts.dropped++;
+		irq_restore(flags);
+	}
+	return event;
+}
+
+/* A unique in: unlinks the key's event (bucket locked), or NULL. */
+static __attribute__((noinline)) struct lattrack_event *
+word_unlink(struct lattrack_bucket *bucket, uint32_t hash, uint64_t word)
+{
+	return unlink_key(bucket, hash, &word, 8);
+}
+
+static inline __attribute__((always_inline)) int event_in_word(struct lattrack *tracker, uint64_t word, enum lattrack_in_mode mode)
+{
+	uint32_t hash = hash_word(word);
+	uint64_t flags = irq_save();
+	struct lattrack_cpu *cpu = lattrack_this_cpu(tracker);
+	struct lattrack_event *event = cpu->free;
+	if (__builtin_expect(!event, 0) && !(event = word_refill(cpu, flags)))
+		return -ENOSPC;
+	cpu->free = event->next;
+	event->start_tsc = rdtsc();
+	event->hash = hash;
+	event->key_length = 8;
+	event->timed_out = 0;
+	__builtin_memcpy(event->data, &word, 8);
+	struct lattrack_bucket *bucket = bucket_of(tracker, hash);
+	lattrack_bucket_lock(bucket);
+	struct lattrack_event *old =
+	    mode == LATTRACK_IN_UNIQUE ? word_unlink(bucket, hash, word) : NULL;
+	event->next = bucket->head;
+	bucket->head = event;
+	lattrack_bucket_unlock(bucket);
+	cpu->counts.in++;
+	if (__builtin_expect(old != NULL, 0))
+		end_replaced(tracker, old, flags);
+	else
+		irq_restore(flags);
+	return 0;
+}
+
+/* event_out found its event, which needs more than a local free: a
+ * callback (NORMAL or LATE) or a remote free.  Interrupts off on entry;
+ * restores flags. */
+static __attribute__((noinline)) void word_end_slow(struct lattrack *tracker,
+						    struct lattrack_event *event, unsigned id,
+						    uint64_t flags)
+{
+	end_out(tracker, event, id, flags);
+}
+
+static inline __attribute__((always_inline)) int event_out_word(struct lattrack *tracker, uint64_t word, unsigned id)
+{
+	uint32_t hash = hash_word(word);
+	struct lattrack_bucket *bucket = bucket_of(tracker, hash);
+	uint64_t flags = irq_save();
+	lattrack_bucket_lock(bucket);
+	struct lattrack_event **link = &bucket->head, *event;
+	while ((event = *link)) {
+		uint64_t other;
+		__builtin_memcpy(&other, event->data, 8);
+		if (event->hash == hash && event->key_length == 8 && other == word)
+			break;
+		link = &event->next;
+	}
+	if (event)
+		*link = event->next;
+	lattrack_bucket_unlock(bucket);
+	unsigned cpu_id = this_cpu_id();
+	struct lattrack_cpu *cpu = &tracker->cpus[cpu_id];
+	if (__builtin_expect(!event, 0)) {
+		cpu->counts.unmatched++;
+		irq_restore(flags);
+		return -ENOENT;
+	}
+	uint64_t delay = rdtsc() - event->start_tsc;
+	if (__builtin_expect(event->timed_out || event->home_cpu != cpu_id ||
+				 delay >= __atomic_load_n(&tracker->threshold_tsc, __ATOMIC_RELAXED),
+			     0)) {
+		word_end_slow(tracker, event, id, flags);
+		return 0;
+	}
+	cpu->counts.out++;
+	event->next = cpu->free;
+	cpu->free = event;
+	irq_restore(flags);
+	return 0;
+}
+
+/* ---- The general path --------------------------------------------------------- */
+
+static __attribute__((noinline)) int event_in_general(struct lattrack *tracker, const void *key,
+							unsigned length, enum lattrack_in_mode mode,
+							const void *priv)
+{
+	if (bad_key(tracker, key, length) || mode > LATTRACK_IN_UNIQUE)
+		return -EINVAL;
+	uint64_t flags = irq_save();
+	struct lattrack_cpu *cpu = lattrack_this_cpu(tracker);
+	struct lattrack_event *event = alloc_event(cpu);
+	if (!event) {
+		cpu->counts.dropped++;
+		irq_restore(flags);
+		return -ENOSPC;
+	}
+	uint32_t hash = hash_key(key, length);
+	fill_event(tracker, event, key, length, hash, priv);
+	struct lattrack_bucket *bucket = bucket_of(tracker, hash);
+	lattrack_bucket_lock(bucket);
+	struct lattrack_event *old =
+		mode == LATTRACK_IN_UNIQUE ? unlink_key(bucket, hash, key, length) : NULL;
+	event->next = bucket->head;
+	bucket->head = event;
+	lattrack_bucket_unlock(bucket);
+	cpu->counts.in++;
+	if (old)
+		end_replaced(tracker, old, flags);
+	else
+		irq_restore(flags);
+	return 0;
+}
+
+static __attribute__((noinline)) int event_out_general(struct lattrack *tracker, const void *key,
+							 unsigned length, unsigned id)
 {
 	if (bad_key(tracker, key, length))
 		return -EINVAL;
@@ -276,6 +400,25 @@ int lattrack_event_out(struct lattrack *tracker, const void *key, unsigned lengt
 	}
 	end_out(tracker, event, id, flags);
 	return 0;
+}
+
+int lattrack_event_in(struct lattrack *tracker, const void *key, unsigned length,
+		      enum lattrack_in_mode mode, const void *priv)
+{
+	if (!word_path(tracker, key, length) || priv || mode > LATTRACK_IN_UNIQUE)
+		return event_in_general(tracker, key, length, mode, priv);
+	uint64_t word;
+	__builtin_memcpy(&word, key, 8);
+	return event_in_word(tracker, word, mode);
+}
+
+int lattrack_event_out(struct lattrack *tracker, const void *key, unsigned length, unsigned id)
+{
+	if (!word_path(tracker, key, length))
+		return event_out_general(tracker, key, length, id);
+	uint64_t word;
+	__builtin_memcpy(&word, key, 8);
+	return event_out_word(tracker, word, id);
 }
 
 bool lattrack_contains(struct lattrack *tracker, const void *key, unsigned length)

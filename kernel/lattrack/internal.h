@@ -10,7 +10,11 @@
 #include "lattrack/lattrack.h"
 
 #include "cpu/percpu.h"
+#include "cpu/spinlock.h"
 #include "time/time.h"
+#include "uapi/lattrack.h"
+
+#define LATTRACK_SUBSCRIBERS_MAX 8
 
 struct lattrack_event {
 	struct lattrack_event *next; /* chain, freelist or remote stack */
@@ -50,6 +54,9 @@ struct lattrack {
 	unsigned event_size; /* header + key + priv, rounded to 8 */
 	uint32_t bucket_mask;
 	bool enabled;
+	/* enabled, keys of 8 bytes or more, no private data: event_in/out of an
+	 * 8-byte key take the word path (event.c) */
+	bool word_path;
 	int references;
 	struct lattrack_bucket *buckets;
 	void *events; /* max_events * event_size */
@@ -59,6 +66,30 @@ struct lattrack {
 	bool stopping;
 	/* set by lattrack_attach_kind */
 	const char *kind;
+	/* who reads the reports as records (records.c); the count is read
+	 * without the lock on the report path */
+	struct spinlock subscribers_lock;
+	struct lattrack_subscriber *subscribers[LATTRACK_SUBSCRIBERS_MAX];
+	unsigned subscriber_count;
+	/* owned trackers (user.c): made from user space or by aspects, shared
+	 * by their owners (registry lock), destroyed by the last release */
+	bool owned;
+	uint32_t owner_uid;
+	int owners;
+};
+
+/* A reader of a tracker's reports: a queue of records (subscribers_lock)
+ * and a notification, made from a one-shot timer so that reporting never
+ * wakes a thread itself (it may run under the run-queue lock). */
+struct lattrack_subscriber {
+	struct lattrack *tracker; /* referenced */
+	uint32_t head, tail;      /* written, read: head - tail records queued */
+	uint32_t lost_pending;    /* lost since the last queued record */
+	uint64_t lost;            /* lost in all */
+	void (*notify)(void *context);
+	void *notify_context;
+	struct timer_oneshot kick;
+	struct lattrack_record queue[LATTRACK_RECORDS_QUEUED];
 };
 
 /* event.c */
@@ -82,11 +113,17 @@ static inline struct lattrack_cpu *lattrack_this_cpu(struct lattrack *tracker)
 	return &tracker->cpus[this_cpu_id()];
 }
 
+/* records.c: hands the report to every subscriber (any context). */
+void lattrack_publish(struct lattrack *tracker, const struct lattrack_report *report);
+
 /* tracker.c: ns to TSC cycles (saturating). */
 uint64_t lattrack_ns_to_tsc(uint64_t ns);
 
 /* timer.c */
 void lattrack_timer_start(struct lattrack *tracker);
 void lattrack_timer_stop(struct lattrack *tracker);
+
+/* tracker.c: the registry's lock, which also guards owners. */
+extern struct spinlock lattrack_registry_lock;
 
 #endif

@@ -45,6 +45,7 @@ enum lattrack_in_mode {
 };
 
 struct lattrack;
+struct lattrack_record; /* uapi/lattrack.h */
 
 /* What a callback sees.  key and priv are valid during the call only. */
 struct lattrack_report {
@@ -117,6 +118,54 @@ uint64_t lattrack_timeout_ns(const struct lattrack *tracker);
 /* Sums the per-CPU counts (each exact; the sum is a moment's view). */
 void lattrack_get_counts(const struct lattrack *tracker, struct lattrack_counts *counts);
 
+/* Takes one more reference to a tracker the caller holds one of. */
+struct lattrack *lattrack_get_reference(struct lattrack *tracker);
+
+/* ---- Owned trackers (user space, aspects) -------------------------------- */
+
+struct lattrack_config; /* uapi/lattrack.h */
+/* Checks every field of config.  Returns 0 or -EINVAL. */
+int lattrack_check_config(const struct lattrack_config *config);
+/* Creates, configures and enables the tracker config names for user uid, or
+ * (LATTRACK_CREATE_OR_OPEN) opens uid's own tracker of that name: either way
+ * the caller becomes an owner and holds a reference.  Thread context.
+ * Returns 0, -EINVAL (config), -EEXIST (the name is taken: a kernel tracker,
+ * another user's, or without LATTRACK_CREATE_OR_OPEN), -EMFILE (uid owns
+ * LATTRACK_USER_OWN trackers and is not privileged), or lattrack_create's and
+ * lattrack_enable's errors. */
+int lattrack_open_owned(const struct lattrack_config *config, uint32_t uid, bool privileged,
+			struct lattrack **out);
+/* Drops an owner (and its reference); the last one destroys the tracker.
+ * Thread context. */
+void lattrack_release_owned(struct lattrack *tracker);
+bool lattrack_is_owned(const struct lattrack *tracker);
+uint32_t lattrack_owner_uid(const struct lattrack *tracker);
+
+/* ---- Records: reports for readers other than the callback ---------------- */
+
+/* A subscriber receives every report of its tracker as a struct
+ * lattrack_record (uapi/lattrack.h) in a queue of LATTRACK_RECORDS_QUEUED;
+ * when it is full the record is lost and counted.  notify (may be NULL) runs
+ * in interrupt context soon after records were queued (never in the
+ * reporter's context): it may wake threads, not sleep. */
+struct lattrack_subscriber;
+/* Returns 0, -EINVAL, -ENOMEM or -ENOSPC (LATTRACK_SUBSCRIBERS_MAX already);
+ * the subscriber holds a reference to tracker.  Thread context. */
+int lattrack_subscribe(struct lattrack *tracker, void (*notify)(void *context), void *context,
+		       struct lattrack_subscriber **out);
+/* Stops the records, waits for a notify running elsewhere, frees.  Thread
+ * context.  NULL is ignored. */
+void lattrack_unsubscribe(struct lattrack_subscriber *subscriber);
+/* Moves up to max queued records, oldest first, to records; returns how many.
+ * Any context. */
+unsigned lattrack_records_take(struct lattrack_subscriber *subscriber,
+			       struct lattrack_record *records, unsigned max);
+bool lattrack_records_waiting(const struct lattrack_subscriber *subscriber);
+uint64_t lattrack_records_lost(const struct lattrack_subscriber *subscriber);
+struct lattrack *lattrack_subscriber_tracker(const struct lattrack_subscriber *subscriber);
+/* True while the tracker is registered and enabled (not destroyed). */
+bool lattrack_is_enabled(const struct lattrack *tracker);
+
 /* ---- The hot path -------------------------------------------------------- */
 
 /* Starts timing key (length bytes, at most the key size), with priv copied
@@ -164,13 +213,20 @@ void lattrack_snapshot_get_counts(struct lattrack_snapshot_counts *counts);
 /* ---- Trackers on join points --------------------------------------------- */
 
 /* The built-in kinds: "wakeup" (sched.wakeup → the thread's sched.switch onto
- * a CPU) and "ttfb" (net.accept → first net.send on that socket).  Creates
+ * a CPU), "ttfb" (net.accept → first net.send on that socket), "syscall"
+ * (sys.* before → after per thread; "syscall:NAME" sys.NAME only), "offcpu"
+ * (switched away → switched back), "irq" (irq.entry's handler), "nic"
+ * (nic.irq → the nic.poll after it) and "block" (block.submit →
+ * block.complete).  kinds.c says what each key and out id are.  Creates
  * tracker name of kind, enables it and attaches its advice; a slow event
  * takes a snapshot when a flight recorder runs.  Thread context.  Returns 0,
  * -ENOENT (no such kind), or lattrack_create's, lattrack_enable's or
  * jp_attach's error (nothing left behind). */
 int lattrack_attach_kind(const char *name, const char *kind, uint64_t threshold_ns,
 			 uint64_t timeout_ns);
+/* The same with the caller's callback instead of the snapshot request. */
+int lattrack_attach_kind_callback(const char *name, const char *kind, uint64_t threshold_ns,
+				  uint64_t timeout_ns, lattrack_callback callback, void *context);
 /* Detaches the advice of tracker name (if any) and destroys it.  Returns 0
  * or -ENOENT. */
 int lattrack_detach(const char *name);

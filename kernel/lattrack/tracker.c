@@ -19,7 +19,7 @@
 #define DEFAULT_PERIOD_NS    (10 * 1000 * 1000)
 #define MIN_PERIOD_NS        (1000 * 1000)
 
-static struct spinlock registry_lock = SPINLOCK_INIT("lattrack");
+struct spinlock lattrack_registry_lock = SPINLOCK_INIT("lattrack");
 static struct lattrack *registry[LATTRACK_TRACKERS_MAX];
 
 static int find_slot(const char *name, int *free_slot)
@@ -46,6 +46,7 @@ static void set_defaults(struct lattrack *tracker, const char *name)
 	tracker->max_events = 1024;
 	tracker->references = 1;
 	tracker->kind = "api";
+	spin_init(&tracker->subscribers_lock, "lattrack.subscribers");
 }
 
 int lattrack_create(const char *name, struct lattrack **out)
@@ -56,12 +57,12 @@ int lattrack_create(const char *name, struct lattrack **out)
 	if (!tracker)
 		return -ENOMEM;
 	set_defaults(tracker, name);
-	uint64_t flags = spin_lock_irqsave(&registry_lock);
+	uint64_t flags = spin_lock_irqsave(&lattrack_registry_lock);
 	int free_slot;
 	int error = find_slot(name, &free_slot) >= 0 ? -EEXIST : free_slot < 0 ? -ENOSPC : 0;
 	if (!error)
 		registry[free_slot] = tracker;
-	spin_unlock_irqrestore(&registry_lock, flags);
+	spin_unlock_irqrestore(&lattrack_registry_lock, flags);
 	if (error) {
 		kfree(tracker);
 		return error;
@@ -221,6 +222,7 @@ int lattrack_enable(struct lattrack *tracker)
 	fill_freelists(tracker);
 	tracker->timeout_tsc = lattrack_ns_to_tsc(tracker->timeout_ns);
 	tracker->gc_age_tsc = lattrack_ns_to_tsc(tracker->gc_age_ns);
+	tracker->word_path = tracker->key_size >= 8 && tracker->priv_size == 0;
 	__atomic_store_n(&tracker->enabled, true, __ATOMIC_RELEASE);
 	lattrack_timer_start(tracker);
 	return 0;
@@ -228,7 +230,7 @@ int lattrack_enable(struct lattrack *tracker)
 
 static bool unregister(struct lattrack *tracker)
 {
-	uint64_t flags = spin_lock_irqsave(&registry_lock);
+	uint64_t flags = spin_lock_irqsave(&lattrack_registry_lock);
 	bool found = false;
 	for (int i = 0; i < LATTRACK_TRACKERS_MAX; i++) {
 		if (registry[i] == tracker) {
@@ -236,7 +238,7 @@ static bool unregister(struct lattrack *tracker)
 			found = true;
 		}
 	}
-	spin_unlock_irqrestore(&registry_lock, flags);
+	spin_unlock_irqrestore(&lattrack_registry_lock, flags);
 	return found;
 }
 
@@ -245,6 +247,7 @@ int lattrack_destroy(struct lattrack *tracker)
 	if (!tracker || !unregister(tracker))
 		return -EINVAL;
 	if (tracker->enabled) {
+		__atomic_store_n(&tracker->word_path, false, __ATOMIC_RELEASE);
 		__atomic_store_n(&tracker->enabled, false, __ATOMIC_RELEASE);
 		lattrack_timer_stop(tracker);
 	}
@@ -256,13 +259,21 @@ struct lattrack *lattrack_get(const char *name)
 {
 	if (!name)
 		return NULL;
-	uint64_t flags = spin_lock_irqsave(&registry_lock);
+	uint64_t flags = spin_lock_irqsave(&lattrack_registry_lock);
 	int free_slot;
 	int slot = find_slot(name, &free_slot);
 	struct lattrack *tracker = slot >= 0 ? registry[slot] : NULL;
 	if (tracker)
 		tracker->references++;
-	spin_unlock_irqrestore(&registry_lock, flags);
+	spin_unlock_irqrestore(&lattrack_registry_lock, flags);
+	return tracker;
+}
+
+struct lattrack *lattrack_get_reference(struct lattrack *tracker)
+{
+	uint64_t flags = spin_lock_irqsave(&lattrack_registry_lock);
+	tracker->references++;
+	spin_unlock_irqrestore(&lattrack_registry_lock, flags);
 	return tracker;
 }
 
@@ -270,9 +281,9 @@ void lattrack_put(struct lattrack *tracker)
 {
 	if (!tracker)
 		return;
-	uint64_t flags = spin_lock_irqsave(&registry_lock);
+	uint64_t flags = spin_lock_irqsave(&lattrack_registry_lock);
 	bool last = --tracker->references == 0;
-	spin_unlock_irqrestore(&registry_lock, flags);
+	spin_unlock_irqrestore(&lattrack_registry_lock, flags);
 	if (!last)
 		return;
 	kfree(tracker->buckets);
@@ -284,11 +295,11 @@ void lattrack_put(struct lattrack *tracker)
 int lattrack_for_each(int (*fn)(struct lattrack *tracker, void *arg), void *arg)
 {
 	for (int i = 0; i < LATTRACK_TRACKERS_MAX; i++) {
-		uint64_t flags = spin_lock_irqsave(&registry_lock);
+		uint64_t flags = spin_lock_irqsave(&lattrack_registry_lock);
 		struct lattrack *tracker = registry[i];
 		if (tracker)
 			tracker->references++;
-		spin_unlock_irqrestore(&registry_lock, flags);
+		spin_unlock_irqrestore(&lattrack_registry_lock, flags);
 		if (!tracker)
 			continue;
 		int result = fn(tracker, arg);
@@ -344,4 +355,9 @@ void lattrack_get_counts(const struct lattrack *tracker, struct lattrack_counts 
 		counts->gc += c->gc;
 	}
 	counts->in_flight = counts->in - counts->out - counts->unique - counts->gc;
+}
+
+bool lattrack_is_enabled(const struct lattrack *tracker)
+{
+	return __atomic_load_n(&tracker->enabled, __ATOMIC_ACQUIRE);
 }

@@ -145,6 +145,9 @@
 #define __NR_ms_acct_free_token   552
 #define __NR_ms_acct              553
 #define __NR_ms_acct_switch_token 554
+#define __NR_ms_lattrack_create 570 /* latency trackers: see uapi/lattrack.h */
+#define __NR_ms_lattrack_open   571
+#define __NR_ms_lattrack_event  572
 #define __NR_ms_trace_mark 620 /* a user mark into the trace stream: see uapi/trace.h */
 #define __NR_ms_priv              560 /* drop privileges, read them: see uapi/cred.h */
 

@@ -199,7 +199,8 @@ struct linker_env {
 	X(ms_entry_ns) X(ms_exit_ns) X(ms_cpu) X(ms_pid) X(ms_tid) X(ms_program_name)            \
 	    X(ms_joinpoint_name) X(ms_activity) X(ms_now_ns) X(ms_counter_add) X(ms_hist_record) \
 		X(ms_emit) X(ms_device_counter) X(ms_reply) X(ms_log) X(memcpy) X(memmove)       \
-		    X(memset) X(memcmp)
+		    X(memset) X(memcmp) X(ms_lattrack_create) X(ms_lattrack_event_in)             \
+			X(ms_lattrack_event_out) X(ms_lattrack_destroy)
 
 /* The part of the ABI only the kernel offers: the accounting calls write
  * results synchronously into their owners' pages, so an aspect that imports

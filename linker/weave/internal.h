@@ -158,6 +158,10 @@ struct linker_run {
 	unsigned overrun_interrupts; /* seen in aspect text past the deadline */
 };
 
+/* abi_lattrack.c: destroys the trackers aspect made (ms_lattrack_create)
+ * once it is unloaded.  Thread context. */
+void linker_lattrack_release(struct aspect *aspect);
+
 /* Calls fn(ctx) so that a fault in aspect text or an overrun of the budget
  * returns here.  Preemption must be off.  Returns 0, or -EFAULT when the call
  * was aborted (the failure is reported).  context may be NULL (init/exit). */

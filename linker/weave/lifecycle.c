@@ -291,6 +291,7 @@ int aspect_unload(struct aspect *aspect)
 		return -EBUSY;
 	}
 	run_exit(aspect);
+	linker_lattrack_release(aspect);
 	remove_locked(aspect);
 	aspect->state = ASPECT_GONE;
 	mutex_unlock(&control);

@@ -26,6 +26,8 @@ static const char *const abi_names[] = {
     "ms_reply",        "ms_log",
     "memcpy",          "memmove",
     "memset",          "memcmp",
+    "ms_lattrack_create", "ms_lattrack_event_in",
+    "ms_lattrack_event_out", "ms_lattrack_destroy",
 };
 static uint8_t abi_slots[sizeof abi_names / sizeof abi_names[0]][16];
 static size_t regions_live;

@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <microscope/syscall.h>
 
 #include "monitor.h"
+#include "uapi/lattrack.h"
 
 static struct monitor_aspect *running; /* whose advice runs now */
 static uint32_t running_id;            /* the kernel's number for it */
@@ -156,6 +158,95 @@ int ms_reply(struct ms_ctx *ctx, int64_t value)
 void ms_log(const char *text)
 {
 	printf("monitor: %s: %.120s\n", running ? running->object.name : "?", text);
+}
+
+/* ---- Latency trackers: the kernel's, through ms_lattrack_create/event -------
+ * A handle is a descriptor: ms_lattrack_create with LATTRACK_CREATE_OR_OPEN
+ * opens the tracker the aspect's kernel image made in its MS_INIT (both run
+ * as root), so every binding feeds the same tracker.  The descriptors an
+ * aspect holds are closed when it is unlinked here. */
+#define MONITOR_TRACKERS 16
+
+static struct {
+	struct monitor_aspect *aspect;
+	int fd;
+} trackers[MONITOR_TRACKERS];
+
+int ms_lattrack_create(const char *name, uint64_t threshold_ns, uint64_t timeout_ns)
+{
+	struct lattrack_config config = {.threshold_ns = threshold_ns,
+					 .timeout_ns = timeout_ns,
+					 .flags = LATTRACK_CREATE_OR_OPEN};
+	int slot = 0;
+	while (slot < MONITOR_TRACKERS && trackers[slot].aspect)
+		slot++;
+	if (!running || !name || strlen(name) >= sizeof config.name)
+		return -22;
+	if (slot == MONITOR_TRACKERS)
+		return -28;
+	strcpy(config.name, name);
+	long fd = ms_syscall3(__NR_ms_lattrack_create, (long)&config, 0, 0);
+	if (fd < 0)
+		return (int)fd;
+	trackers[slot].aspect = running;
+	trackers[slot].fd = (int)fd;
+	return (int)fd;
+}
+
+/* Is fd one of the running aspect's trackers? */
+static int owns(int fd)
+{
+	for (int i = 0; i < MONITOR_TRACKERS; i++)
+		if (trackers[i].aspect && trackers[i].aspect == running && trackers[i].fd == fd)
+			return 1;
+	return 0;
+}
+
+int ms_lattrack_event_in(int tracker, const void *key, unsigned length, unsigned unique)
+{
+	if (!owns(tracker) || length == 0 || length > 8)
+		return -22;
+	unsigned op = unique ? LATTRACK_OP_IN_UNIQUE : LATTRACK_OP_IN;
+	return (int)ms_syscall6(__NR_ms_lattrack_event, tracker, op, (long)key, length, 0, 0);
+}
+
+int ms_lattrack_event_out(int tracker, const void *key, unsigned length, unsigned id)
+{
+	if (!owns(tracker) || length == 0 || length > 8)
+		return -22;
+	return (int)ms_syscall6(__NR_ms_lattrack_event, tracker, LATTRACK_OP_OUT, (long)key, length,
+				id, 0);
+}
+
+int ms_lattrack_destroy(int tracker)
+{
+	for (int i = 0; i < MONITOR_TRACKERS; i++) {
+		if (trackers[i].aspect && trackers[i].aspect == running && trackers[i].fd == tracker) {
+			close(tracker);
+			trackers[i].aspect = NULL;
+			return 0;
+		}
+	}
+	return -22;
+}
+
+void monitor_lattrack_release(struct monitor_aspect *aspect)
+{
+	for (int i = 0; i < MONITOR_TRACKERS; i++) {
+		if (trackers[i].aspect == aspect) {
+			close(trackers[i].fd);
+			trackers[i].aspect = NULL;
+		}
+	}
+}
+
+void monitor_run_lifecycle(struct monitor_aspect *aspect, uint32_t id, void (*call)(void *),
+			   void *arg)
+{
+	running = aspect;
+	running_id = id;
+	call(arg);
+	running = NULL;
 }
 
 void monitor_run_event(const struct scope_event *event, struct ms_ctx *ctx)

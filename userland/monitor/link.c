@@ -75,6 +75,16 @@ static uint8_t *fetch_image(uint32_t id, size_t *size)
 	return image;
 }
 
+static void call_init(void *arg)
+{
+	((struct monitor_aspect *)arg)->object.init();
+}
+
+static void call_exit(void *arg)
+{
+	((struct monitor_aspect *)arg)->object.exit();
+}
+
 int monitor_link(uint32_t id)
 {
 	if (id == 0 || id > MONITOR_ASPECTS)
@@ -95,7 +105,7 @@ int monitor_link(uint32_t id)
 		return error;
 	}
 	if (a->object.init)
-		a->object.init();
+		monitor_run_lifecycle(a, id, call_init, a);
 	a->linked = true;
 	return 0;
 }
@@ -106,7 +116,8 @@ void monitor_unlink(uint32_t id)
 	if (!a)
 		return;
 	if (a->object.exit)
-		a->object.exit();
+		monitor_run_lifecycle(a, id, call_exit, a);
+	monitor_lattrack_release(a);
 	linker_release_object(&a->object, &user_env, false);
 	free((void *)a->object.image);
 	a->linked = false;

@@ -34,6 +34,11 @@ struct ms_ctx {
 	bool replied;
 	int64_t reply;
 };
+/* Runs call(arg) as aspect id's init or exit (the ABI knows whose it is). */
+void monitor_run_lifecycle(struct monitor_aspect *aspect, uint32_t id, void (*call)(void *),
+			   void *arg);
+/* Closes the latency trackers aspect opened (ms_lattrack_create). */
+void monitor_lattrack_release(struct monitor_aspect *aspect);
 /* Runs the advice the event names; returns the context it ran with. */
 void monitor_run_event(const struct scope_event *event, struct ms_ctx *ctx);
 

@@ -14,10 +14,13 @@
  *     20 ms to answer), is the aspect unlinked?
  *   - do ms_emit and ms_device_counter work the same in the monitor as in the
  *     kernel (abicheck: the same counts, records in the same channel)?
+ *   - does an aspect's latency tracker (statlat) get every event in and out,
+ *     and its reader every record, in each binding, and go with the aspect?
  * The workload is stat() of one file: callcount counts "vfs.stat" once per
  * call, and nothing else this program does calls it.  Run on one CPU (the
  * group user runs it so; it passes on more).
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +38,13 @@
 #undef SIGTSTP
 #undef SIGTTIN
 #undef SIGTTOU
+#include "uapi/lattrack.h"
 #include "uapi/proc.h"
 #include "uapi/scope.h"
 #include "uapi/telemetry.h"
 
 #define ROUNDS 200
+#define LATTRACK_ROUNDS 100 /* fewer than a descriptor queues */
 
 static int failures, case_number;
 static char text[32 * 1024];
@@ -248,6 +253,63 @@ static void emit_and_device_counter_in_every_binding(void)
 	report("emit_and_device_counter_in_every_binding", ok, detail);
 }
 
+/* Records of the "statlat" tracker that reach reader fd within a few
+ * seconds, at most want. */
+static int statlat_records(long fd, int want)
+{
+	static struct lattrack_record records[LATTRACK_RECORDS_QUEUED];
+	int got = 0;
+	for (int waited = 0; got < want && waited < 50; waited++) {
+		struct pollfd p = {.fd = (int)fd, .events = POLLIN};
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		long n = read((int)fd, records, sizeof records);
+		for (long i = 0; n > 0 && i < n / (long)sizeof records[0]; i++)
+			got += records[i].flag == LATTRACK_RECORD_NORMAL;
+	}
+	return got;
+}
+
+/* The same object, each binding: statlat's init makes (or, in the
+ * monitor, opens) one kernel tracker and every vfs.stat goes in and out of
+ * it; a reader of the tracker gets one record per call. */
+static void lattrack_in_every_binding(void)
+{
+	static const char *names[] = {"", "direct", "shm", "msg"};
+	char detail[200] = "";
+	int ok = ctl(SCOPE_LOAD, "/aspects/statlat.o", 0, NULL, NULL) >= 0;
+	for (int binding = 1; binding <= 3 && ok; binding++) {
+		int64_t in_before = 0, out_before = 0, in_after = 0, out_after = 0;
+		ctl(SCOPE_COUNTER, "statlat", 0, "in", &in_before);
+		ctl(SCOPE_COUNTER, "statlat", 0, "out", &out_before);
+		long error = ctl(SCOPE_LINK, "statlat", binding, NULL, NULL);
+		long fd = ms_syscall3(__NR_ms_lattrack_open, (long)"statlat", 0, 0);
+		workload(LATTRACK_ROUNDS);
+		int records = fd >= 0 ? statlat_records(fd, LATTRACK_ROUNDS) : -1;
+		ctl(SCOPE_UNLINK, "statlat", 0, NULL, NULL);
+		ctl(SCOPE_COUNTER, "statlat", 0, "in", &in_after);
+		ctl(SCOPE_COUNTER, "statlat", 0, "out", &out_after);
+		if (fd >= 0)
+			close((int)fd);
+		if (error || fd < 0 || records != LATTRACK_ROUNDS ||
+		    in_after - in_before != LATTRACK_ROUNDS ||
+		    out_after - out_before != LATTRACK_ROUNDS) {
+			ok = 0;
+			snprintf(detail, sizeof detail,
+				 "%s: link %ld, open %ld, records %d, in %lld, out %lld of %d",
+				 names[binding], error, fd, records,
+				 (long long)(in_after - in_before),
+				 (long long)(out_after - out_before), LATTRACK_ROUNDS);
+		}
+	}
+	ctl(SCOPE_UNLOAD, "statlat", 0, NULL, NULL);
+	if (ok && ms_syscall3(__NR_ms_lattrack_open, (long)"statlat", 0, 0) != -2) {
+		ok = 0;
+		snprintf(detail, sizeof detail, "the tracker outlived the aspect's unload");
+	}
+	report("lattrack_in_every_binding", ok, detail);
+}
+
 /* Synchronous msg events (sync != 0) with deadline_ns, or one-way ones. */
 static void set_msg_mode(int sync, int64_t deadline_ns)
 {
@@ -303,7 +365,7 @@ static void missed_deadline_is_unlinked(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..7\n");
+	printf("KTAP version 1\n1..8\n");
 	if (ctl(SCOPE_LOAD, "/aspects/callcount.o", 0, NULL, NULL) < 0) {
 		printf("# cannot load /aspects/callcount.o\n");
 		return 1;
@@ -313,6 +375,7 @@ int main(void)
 	killed_monitor_is_unlinked();
 	sync_msg_on_one_cpu_counts_like_direct();
 	emit_and_device_counter_in_every_binding();
+	lattrack_in_every_binding();
 	missed_deadline_is_unlinked();
 	printf(failures ? "# %d FAILED\n" : "# ALL TESTS PASSED\n", failures);
 	return failures ? 1 : 0;

@@ -190,6 +190,9 @@ static const struct call calls[] = {
     {__NR_ms_acct, "ii"},
     {__NR_ms_acct_switch_token, "i"},
     {__NR_ms_priv, "g"},
+    {__NR_ms_lattrack_create, "p"},
+    {__NR_ms_lattrack_open, "s"},
+    {__NR_ms_lattrack_event, "fipli"},
 };
 
 /* Numbers never made: they end or replace the worker, or sleep on purpose. */

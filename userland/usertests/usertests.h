@@ -82,4 +82,11 @@ void hole_d_memory_comes_on_first_touch(void);
 void hole_d_kill_gives_memory_back(void);
 void mprotect_changes_anonymous_mappings_only(void);
 
+/* lattrack.c: latency trackers' descriptors */
+void lattrack_records_reach_the_descriptor(void);
+void lattrack_overflow_is_counted(void);
+void lattrack_refuses_bad_input(void);
+void lattrack_last_owner_ends_the_tracker(void);
+void lattrack_privileges_hold(void);
+
 #endif

@@ -173,6 +173,32 @@ int ms_reply(struct ms_ctx *ctx, int64_t value);
 /* Prints one line, prefixed with the aspect's name, to the system log. */
 void ms_log(const char *text);
 
+/* ---- Latency trackers (docs/LATENCY.md) ------------------------------------
+ * A key goes in, the same key comes out, and the kernel reports the pair
+ * when it took the threshold or more (or stayed in past the timeout) to the
+ * tracker's readers: user space reads the reports from ms_lattrack_open's
+ * descriptor (uapi/lattrack.h), the console lists the counts (`lattrack`).
+ * Create trackers in MS_INIT and destroy them in MS_EXIT.  Linked shm or msg,
+ * the aspect's kernel image and its monitor image both run MS_INIT: the
+ * second create of a name opens the first's tracker, so each binding feeds
+ * the same one.  Trackers an aspect leaves are destroyed when it is
+ * unloaded. */
+
+/* Creates the tracker called name (1..23 of [A-Za-z0-9_.-]), or opens this
+ * aspect's own of that name.  Returns a handle (>= 0), or -22 (EINVAL: bad
+ * name, not in MS_INIT), -17 (EEXIST: a tracker of the kernel or another user
+ * has the name), -28 (ENOSPC: no slot) or -12 (ENOMEM). */
+int ms_lattrack_create(const char *name, uint64_t threshold_ns, uint64_t timeout_ns);
+/* event_in of key (length 1..8 bytes); unique != 0 replaces an event of
+ * the key already in.  Returns 0, -22 (EINVAL: bad handle or key) or -28
+ * (ENOSPC: no free event; dropped and counted). */
+int ms_lattrack_event_in(int tracker, const void *key, unsigned length, unsigned unique);
+/* event_out of key with id (in the report).  Returns 0, -2 (ENOENT: the key
+ * is not in) or -22 (EINVAL). */
+int ms_lattrack_event_out(int tracker, const void *key, unsigned length, unsigned id);
+/* Stops using the handle.  Returns 0 or -22 (EINVAL). */
+int ms_lattrack_destroy(int tracker);
+
 /* ---- Per-activity accounting (the rscfl aspect; `direct` only) ------------
  * The kernel keeps the accounted threads, their results pages and the stack
  * of join point calls each is inside; the aspect decides what to charge.

@@ -1,0 +1,233 @@
+/*
+ * The lattrack_kinds suite: each tracker on join points counts what this
+ * test makes happen, and nothing is timed.  Every tracker runs with a
+ * threshold of 0, so every event that goes out reaches the callback; the
+ * callback counts only the reports whose key is the test's own (a thread,
+ * a fake NIC, a fake disk's request), so other activity on the machine
+ * does not change the counts.  The fake NIC and disk are not registered:
+ * the test calls their join points (nic.irq, nic.poll, block.submit) itself.
+ */
+#include "lattrack/internal.h"
+
+#include "block/block.h"
+#include "joinpoint/joinpoint.h"
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
+#include "net/nic.h"
+#include "sched/sched.h"
+
+#define MS     (1000ULL * 1000)
+#define ROUNDS 5
+
+long sys_sched_yield(void); /* kernel/syscall/sys_time.c: a kernel thread may make it */
+
+static struct {
+	uint64_t key; /* the key counted (0: every report) */
+	uint64_t matched;
+	uint64_t in_interrupt;
+	unsigned last_out_id;
+} kind_seen;
+
+static void count_report(const struct lattrack_report *report, void *context)
+{
+	uint64_t key = 0;
+	memcpy(&key, report->key, report->key_length < 8 ? report->key_length : 8);
+	if (kind_seen.key && key != __atomic_load_n(&kind_seen.key, __ATOMIC_RELAXED))
+		return;
+	__atomic_fetch_add(&kind_seen.matched, 1, __ATOMIC_RELAXED);
+	kind_seen.last_out_id = report->out_id;
+	if (this_cpu()->irq_depth > 0)
+		__atomic_fetch_add(&kind_seen.in_interrupt, 1, __ATOMIC_RELAXED);
+}
+
+static int attach(struct ktest *t, const char *name, const char *kind, uint64_t key)
+{
+	memset(&kind_seen, 0, sizeof kind_seen);
+	__atomic_store_n(&kind_seen.key, key, __ATOMIC_RELEASE);
+	int error = lattrack_attach_kind_callback(name, kind, 0, 0, count_report, NULL);
+	EXPECT_EQ(t, error, 0);
+	return error;
+}
+
+static void counts_of(const char *name, struct lattrack_counts *counts)
+{
+	struct lattrack *tracker = lattrack_get(name);
+	memset(counts, 0, sizeof *counts);
+	if (tracker) {
+		lattrack_get_counts(tracker, counts);
+		lattrack_put(tracker);
+	}
+}
+
+/* syscall:sched_yield sees each call of this thread, in and out, with the join
+ * point's index as the out id; "syscall:" alone names nothing. */
+static void syscall_tracker_counts_each_call(struct ktest *t)
+{
+	uint64_t self = (uint64_t)(uintptr_t)thread_current();
+	if (attach(t, "t-sys", "syscall:sched_yield", self))
+		return;
+	for (int i = 0; i < ROUNDS; i++)
+		sys_sched_yield();
+	struct lattrack_counts c;
+	counts_of("t-sys", &c);
+	EXPECT_EQ(t, kind_seen.matched, ROUNDS);
+	EXPECT_EQ(t, kind_seen.last_out_id, jp_index(jp_find("sys.sched_yield")));
+	EXPECT_TRUE(t, c.in >= ROUNDS); /* a process may yield too */
+	EXPECT_TRUE(t, c.out >= ROUNDS);
+	EXPECT_EQ(t, lattrack_detach("t-sys"), 0);
+	EXPECT_EQ(t, lattrack_attach_kind("t-sys", "syscall:", 0, 0), -ENOENT);
+	EXPECT_EQ(t, lattrack_attach_kind("t-sys", "wakeup:x", 0, 0), -ENOENT);
+}
+
+static int sleeper(void *arg)
+{
+	for (int i = 0; i < ROUNDS; i++)
+		sched_sleep_ns(MS);
+	return 0;
+}
+
+/* offcpu: each sleep takes the thread off its CPU and the switch back ends
+ * it; preemption may add more, never fewer. */
+static void offcpu_tracker_sees_each_sleep(struct ktest *t)
+{
+	if (attach(t, "t-off", "offcpu", 0))
+		return;
+	struct thread *thread =
+	    thread_create(sleeper, NULL, "offcpu-sleeper", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, thread != NULL);
+	memset(&kind_seen, 0, sizeof kind_seen); /* reports of other threads so far: not counted */
+	__atomic_store_n(&kind_seen.key, (uint64_t)(uintptr_t)thread, __ATOMIC_RELEASE);
+	thread_join(thread, NULL);
+	EXPECT_TRUE(t, kind_seen.matched >= ROUNDS);
+	struct lattrack_counts c;
+	counts_of("t-off", &c);
+	EXPECT_EQ(t, c.in, c.out + c.unique + c.gc + c.in_flight);
+	EXPECT_EQ(t, lattrack_detach("t-off"), 0);
+}
+
+static volatile int timer_fired;
+
+static void on_timer(struct timer_oneshot *timer, void *context)
+{
+	__atomic_store_n(&timer_fired, 1, __ATOMIC_RELEASE);
+}
+
+/* irq: a timer interrupt this thread arms is one handler run, reported from
+ * the interrupt itself. */
+static void irq_tracker_sees_timer_interrupts(struct ktest *t)
+{
+	if (attach(t, "t-irq", "irq", 0))
+		return;
+	static struct timer_oneshot timer;
+	for (int i = 0; i < ROUNDS; i++) {
+		uint64_t before = __atomic_load_n(&kind_seen.in_interrupt, __ATOMIC_ACQUIRE);
+		timer_fired = 0;
+		ASSERT_EQ(t, timer_arm_oneshot_ns(&timer, clock_ns() + MS, on_timer, NULL), 0);
+		for (int spin = 0; spin < 5000 && !__atomic_load_n(&timer_fired, __ATOMIC_ACQUIRE);
+		     spin++)
+			sched_sleep_ns(MS);
+		EXPECT_TRUE(t, timer_fired);
+		EXPECT_TRUE(t, __atomic_load_n(&kind_seen.in_interrupt, __ATOMIC_ACQUIRE) > before);
+	}
+	EXPECT_EQ(t, lattrack_detach("t-irq"), 0);
+}
+
+/* ---- a NIC that is not registered ------------------------------------------ */
+
+static unsigned fake_poll(struct nic *nic, unsigned budget)
+{
+	return (unsigned)(uintptr_t)nic->driver; /* frames "delivered" */
+}
+
+static void fake_mask(struct nic *nic)
+{
+}
+
+static const struct nic_ops fake_nic_ops = {
+    .poll = fake_poll, .enable_interrupts = fake_mask, .disable_interrupts = fake_mask};
+
+/* nic: the interrupt starts it, the poll after it ends it (id 1 when the
+ * poll found nothing); a poll with no interrupt before finds no key. */
+static void nic_tracker_times_interrupt_to_poll(struct ktest *t)
+{
+	static struct nic fake;
+	memset(&fake, 0, sizeof fake);
+	fake.ops = &fake_nic_ops;
+	fake.driver = (void *)1;
+	waitq_init(&fake.worker_queue, "fake-nic");
+	spin_init(&fake.lock, "fake-nic");
+	mutex_init(&fake.poll_lock, "fake-nic.poll");
+	if (attach(t, "t-nic", "nic", (uint64_t)(uintptr_t)&fake))
+		return;
+	for (int i = 0; i < ROUNDS; i++) {
+		nic_irq(&fake);
+		EXPECT_EQ(t, nic_poll(&fake, 8), 1);
+	}
+	EXPECT_EQ(t, kind_seen.matched, ROUNDS);
+	EXPECT_EQ(t, kind_seen.last_out_id, 0);
+	fake.driver = (void *)0;
+	nic_irq(&fake);
+	EXPECT_EQ(t, nic_poll(&fake, 8), 0);
+	EXPECT_EQ(t, kind_seen.matched, ROUNDS + 1);
+	EXPECT_EQ(t, kind_seen.last_out_id, 1);
+	EXPECT_EQ(t, lattrack_detach("t-nic"), 0);
+}
+
+/* ---- a disk that is not registered ------------------------------------------ */
+
+static int fake_submit(struct block_device *device, struct block_request *request)
+{
+	if (request->sector == 7)
+		return -EIO; /* refused */
+	block_complete(request, 0);
+	return 0;
+}
+
+static const struct block_ops fake_block_ops = {.submit = fake_submit};
+
+static void fake_done(struct block_request *request)
+{
+}
+
+/* block: submit to complete, per request; a refused submit ends at once
+ * (id 1). */
+static void block_tracker_times_submit_to_complete(struct ktest *t)
+{
+	static struct block_device disk;
+	static struct block_request request;
+	memset(&disk, 0, sizeof disk);
+	strlcpy(disk.name, "fake", sizeof disk.name);
+	disk.sectors = 64;
+	disk.max_sectors = 8;
+	disk.ops = &fake_block_ops;
+	void *buffer = mm_alloc_pages(1, PAGE_SIZE);
+	ASSERT_TRUE(t, buffer != NULL);
+	if (attach(t, "t-blk", "block", (uint64_t)(uintptr_t)&request))
+		goto out;
+	for (int i = 0; i < ROUNDS + 1; i++) {
+		request = (struct block_request){.device = &disk,
+						 .op = BLOCK_READ,
+						 .sector = i == ROUNDS ? 7 : (uint64_t)i,
+						 .count = 1,
+						 .buffer = buffer,
+						 .done = fake_done};
+		EXPECT_EQ(t, block_submit(&request), i == ROUNDS ? -EIO : 0);
+		EXPECT_EQ(t, kind_seen.matched, (uint64_t)i + 1);
+	}
+	EXPECT_EQ(t, kind_seen.last_out_id, 1);
+	struct lattrack_counts c;
+	counts_of("t-blk", &c);
+	EXPECT_TRUE(t, c.in >= ROUNDS + 1); /* a real disk may add its own */
+	EXPECT_TRUE(t, c.out >= ROUNDS + 1);
+	EXPECT_EQ(t, lattrack_detach("t-blk"), 0);
+out:
+	mm_free_pages(buffer, 1);
+}
+
+KTEST_SUITE(lattrack_kinds, KTEST_CASE(syscall_tracker_counts_each_call),
+	    KTEST_CASE(offcpu_tracker_sees_each_sleep),
+	    KTEST_CASE(irq_tracker_sees_timer_interrupts),
+	    KTEST_CASE(nic_tracker_times_interrupt_to_poll),
+	    KTEST_CASE(block_tracker_times_submit_to_complete));

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Latency-tracker benchmark (`make bench-lattrack`): what the syscall and
+ttfb trackers cost httpd.
+
+One microScope guest (e1000, plain TCG: the packets come from the host in
+real time) runs `httpd -q -p 81`, and a keep-alive load from the host
+(tests/net/httpcheck.py's paced load: 16 connections opened one at a time,
+each a closed loop of requests, every body checked) loads it in turns,
+--rounds times: trackers off, then on (`kcmd lattrack create lt-sys syscall
+2000` and `kcmd lattrack create lt-ttfb ttfb 2000`: every system call and
+every accepted connection timed, reports over 2 ms), then on-off in the next
+round (a drift of the host's load favours neither).  The trackers are
+created before an `on` turn and removed after it, so the `off` turns run
+without their advice.  Medians over the rounds of requests/s, p50 and p99,
+and the median of each round's ratio on / off (the turns of a round are
+seconds apart: a busy host disturbs both alike), compared with the target
+(throughput 0.98x or better).  The trackers' counts after the last `on`
+turn show that they saw the load.
+
+The second part counts instead of timing: the same under QEMU -icount
+shift=0 (guest time counts instructions), --icount-requests requests one
+after the other on one keep-alive connection per turn, off-on-off-on, with
+the guest's busy time (`kcmd cpus`) read before and after each turn: guest
+instructions per request, and their ratio, free of the host's load.
+
+Targets are reported, never asserted.  Results go to stdout and
+<build>/bench/lattrack.md.
+"""
+import argparse
+import os
+import re
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
+import httpcheck  # noqa: E402
+from guest import Guest  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from bench_acct_events import IcountGuest, requests  # noqa: E402
+
+PORT = 81
+TARGET_RPS = 0.98
+TRACKERS = (("lt-sys", "syscall"), ("lt-ttfb", "ttfb"))
+THRESHOLD_US = 2000
+
+
+def run_load(port, seconds, connections, small):
+    """One turn; returns requests/s, p50 and p99 in ms, errors."""
+    tally = httpcheck.run_paced_load(port, "/small.txt", small, seconds, connections)
+    latencies = sorted(tally["latencies"])
+    return {"rps": len(latencies) / seconds, "errors": tally["errors"] + tally["bad"],
+            "p50": httpcheck.percentile(latencies, 0.5) * 1000 if latencies else None,
+            "p99": httpcheck.percentile(latencies, 0.99) * 1000 if latencies else None}
+
+
+def trackers(guest, on):
+    """Creates (on) or removes the trackers; returns None or what went wrong."""
+    for name, kind in TRACKERS:
+        line = f"kcmd lattrack create {name} {kind} {THRESHOLD_US}" if on else \
+            f"kcmd lattrack remove {name}"
+        answer = guest.run(line) or ""
+        if "error" in answer or "usage" in answer:
+            return f"{line}: {answer.strip()}"
+    return None
+
+
+def bench_http(args):
+    """Returns ({"off": [results], "on": [results]}, the last list of trackers)."""
+    host_port = httpcheck.free_port()
+    log = os.path.join(args.build, "bench", "lattrack-http.log")
+    guest = Guest(args.build, "e1000", {host_port: PORT}, log,
+                  timeout=args.rounds * 2 * (args.seconds + 15) + 300, smp=args.smp)
+    runs, listing = {"off": [], "on": []}, ""
+    try:
+        httpd = guest.boot()
+        if not httpd or not httpd.startswith("serving"):
+            sys.exit(f"bench_lattrack.py: no web server ({httpd}); see {log}")
+        guest.run(f"httpd -q -p {PORT} &")
+        time.sleep(1)
+        small = open(os.path.join(args.build, "user", "root", "www", "small.txt"), "rb").read()
+        run_load(host_port, 2, args.connections, small)  # warm-up
+        for round_number in range(args.rounds):
+            turns = ("off", "on") if round_number % 2 == 0 else ("on", "off")
+            for mode in turns:
+                if mode == "on":
+                    problem = trackers(guest, True)
+                    if problem:
+                        sys.exit(f"bench_lattrack.py: {problem}; see {log}")
+                r = run_load(host_port, args.seconds, args.connections, small)
+                runs[mode].append(r)
+                if mode == "on":
+                    listing = guest.run("kcmd lattrack") or ""
+                    trackers(guest, False)
+                print(f"round {round_number + 1} trackers {mode:3}: {r['rps']:8.0f} req/s  "
+                      f"p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  errors {r['errors']}",
+                      flush=True)
+    finally:
+        guest.stop()
+    return runs, listing
+
+
+def median_of(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def round_ratios(runs, key):
+    return [on[key] / off[key] for off, on in zip(runs["off"], runs["on"])
+            if on.get(key) is not None and off.get(key)]
+
+
+BUSY = re.compile(r"cpu 0: busy (\d+) ms")
+
+
+def busy_ms(guest):
+    m = BUSY.search(guest.run("kcmd cpus", timeout=60) or "")
+    if not m:
+        sys.exit("bench_lattrack.py: no kcmd cpus output")
+    return int(m.group(1))
+
+
+def bench_instructions(args):
+    """Guest instructions per request, trackers off and on, in turns."""
+    host_port = httpcheck.free_port()
+    log = os.path.join(args.build, "bench", "lattrack-icount.log")
+    guest = IcountGuest(args.build, {host_port: PORT}, log, timeout=1800)
+    per_request = {"off": [], "on": []}
+    try:
+        if not guest.boot(timeout=600):
+            sys.exit(f"bench_lattrack.py: the -icount guest did not boot; see {log}")
+        guest.run(f"httpd -q -p {PORT} &")
+        time.sleep(2)
+        requests(host_port, 20)  # warm-up
+        for mode in ("off", "on", "off", "on"):
+            if mode == "on" and trackers(guest, True):
+                sys.exit(f"bench_lattrack.py: cannot create the trackers; see {log}")
+            before = busy_ms(guest)
+            requests(host_port, args.icount_requests)
+            after = busy_ms(guest)
+            if mode == "on":
+                trackers(guest, False)
+            per_request[mode].append((after - before) * 1e6 / args.icount_requests)
+    finally:
+        guest.stop()
+    off, on = median_of(per_request["off"]), median_of(per_request["on"])
+    return ["QEMU -icount shift=0 (a guest ns is an instruction), "
+            f"{args.icount_requests} requests per turn on one keep-alive connection, off-on-off-on, "
+            "guest busy time per request:", "",
+            "| per request | off | on | on / off |", "|---|---:|---:|---:|",
+            f"| guest instructions | {off:,.0f} | {on:,.0f} | {on / off:.3f}x |", "",
+            "Turns: " + ", ".join(f"{m} {v:,.0f}" for m in ("off", "on")
+                                   for v in per_request[m]) + ".", ""]
+
+
+def report(args, runs, listing, load):
+    lines = ["## Latency trackers in httpd (`make bench-lattrack`)", "",
+             f"`python3 tests/bench_lattrack.py --rounds {args.rounds} --seconds {args.seconds}`: "
+             f"{args.connections} keep-alive connections opened one at a time, {args.seconds} s per "
+             f"turn, /small.txt, e1000, QEMU TCG, {args.smp} CPU(s), no -icount; `httpd -q`, "
+             "with the `syscall` and `ttfb` trackers (threshold 2 ms) off and on in turns "
+             f"(off-on, on-off, ...), {args.rounds} round(s), one run; host load average "
+             f"{load[0]:.1f} before, {load[1]:.1f} after:", "",
+             "| figure | off (median) | on (median) | on / off, median of the rounds | target |",
+             "|---|---:|---:|---:|---|"]
+    for key, label in (("rps", "requests/s"), ("p50", "median latency, ms"),
+                       ("p99", "p99 latency, ms")):
+        off = median_of([r.get(key) for r in runs["off"]])
+        on = median_of([r.get(key) for r in runs["on"]])
+        ratio = median_of(round_ratios(runs, key))
+        target = f"≥ {TARGET_RPS:.2f}x ({'met' if ratio and ratio >= TARGET_RPS else 'NOT met'})" \
+            if key == "rps" else "—"
+        cells = " | ".join("-" if v is None else f"{v:.2f}" for v in (off, on))
+        lines.append(f"| {label} | {cells} | {'-' if ratio is None else f'{ratio:.3f}x'} | "
+                     f"{target} |")
+    errors = {mode: sum(r["errors"] for r in runs[mode]) for mode in runs}
+    lines += ["", f"Socket errors: {errors['off']} off, {errors['on']} on.  Per round (off / on):",
+              ""]
+    for i, (off, on) in enumerate(zip(runs["off"], runs["on"])):
+        lines.append(f"- round {i + 1}: {off['rps']:.0f} / {on['rps']:.0f} requests/s, p50 "
+                     f"{off['p50']:.2f} / {on['p50']:.2f} ms, p99 {off['p99']:.2f} / "
+                     f"{on['p99']:.2f} ms")
+    rows = [line for line in listing.splitlines() if line.startswith(("name", "lt-"))]
+    if rows:
+        lines += ["", "The trackers after the last `on` turn (`kcmd lattrack`):", ""]
+        lines += ["    " + row for row in rows]
+    return lines + [""]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default="build")
+    p.add_argument("--seconds", type=int, default=5)
+    p.add_argument("--connections", type=int, default=16)
+    p.add_argument("--rounds", type=int, default=6)
+    p.add_argument("--smp", type=int, default=1)
+    p.add_argument("--icount-requests", type=int, default=2000)
+    p.add_argument("--skip-http", action="store_true", help="instructions only")
+    args = p.parse_args()
+    os.chdir(ROOT)
+    os.makedirs(os.path.join(args.build, "bench"), exist_ok=True)
+    lines = []
+    if not args.skip_http:
+        before = os.getloadavg()[0]
+        runs, listing = bench_http(args)
+        lines = report(args, runs, listing, (before, os.getloadavg()[0]))
+    lines += bench_instructions(args)
+    text = "\n".join(lines) + "\n"
+    print("\n" + text, end="")
+    with open(os.path.join(args.build, "bench", "lattrack.md"), "w") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
