@@ -34,6 +34,8 @@ static int nic_command_mode(struct nic *nic, const char *mode)
 		return nic_set_mode(nic, NIC_MODE_INTERRUPT);
 	if (strcmp(mode, "poll") == 0 || strcmp(mode, "polling") == 0)
 		return nic_set_mode(nic, NIC_MODE_POLLING);
+	if (strcmp(mode, "hybrid") == 0)
+		return nic_set_mode(nic, NIC_MODE_HYBRID);
 	return KSHELL_USAGE;
 }
 
@@ -58,5 +60,5 @@ static int cmd_nic(int argc, char **argv)
 		return nic_command_mode(nic, argv[3]);
 	return KSHELL_USAGE;
 }
-KSHELL_COMMAND(nic, cmd_nic, "nic [list | stats <name> | mode <name> irq|poll]",
-	       "network interfaces: list, counters, interrupt or polling mode");
+KSHELL_COMMAND(nic, cmd_nic, "nic [list | stats <name> | mode <name> irq|poll|hybrid]",
+	       "network interfaces: list, counters, interrupt, polling or hybrid mode");

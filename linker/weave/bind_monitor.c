@@ -396,6 +396,20 @@ SYSCALL_DEFINE4(ms_scope_emit, uint32_t, id, uint32_t, type, const void *, paylo
 	return linker_emit_record(aspect, type, copy, length);
 }
 
+/* The aspect ABI's ms_reply for aspects in the monitor when no call waits
+ * (shm, one-way msg): the value is posted for the join point's owner under
+ * (join point, key) as a direct advice's reply is (reply.c).  The key is
+ * only compared by the owner, never followed. */
+SYSCALL_DEFINE3(ms_scope_reply, uint32_t, joinpoint, uint64_t, key, int64_t, value)
+{
+	if (!caller_is_monitor())
+		return -EPERM;
+	const struct joinpoint *jp = jp_at(joinpoint);
+	if (!jp)
+		return -ENOENT;
+	return aspect_reply_post(jp, key, value);
+}
+
 /* ---- The event record ------------------------------------------------------------------ */
 
 static uint64_t tsc_to_ns(uint64_t tsc)
