@@ -115,7 +115,8 @@ struct nic {
 	uint64_t tx_frames, tx_bytes, tx_errors;  /* seen by nic_tx */
 	uint64_t interrupts, polls, empty_polls;
 	unsigned index;                 /* registration order: device "nic<index>" */
-	uint64_t sample_interval_ns;    /* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER: tests call nic.sample */
+	uint64_t sample_interval_ns;    /* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER (set before
+					 * nic_register): only nic_steer's callers sample */
 	uint64_t last_sample_ns;
 	bool steered;                   /* the mode follows nic.sample's replies */
 	unsigned steer_misses;          /* samples since the last reply */

@@ -115,6 +115,11 @@ struct tel_channel *monitor_event_channel(const struct jp_context *context, bool
 	return session.channel;
 }
 
+int linker_monitor_pid(void)
+{
+	return monitor_is_gone() ? 0 : __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
+}
+
 /* ---- Starting and attaching ------------------------------------------------- */
 
 static bool monitor_attached(void *arg)

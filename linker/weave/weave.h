@@ -140,6 +140,9 @@ int aspect_reply_take(const struct joinpoint *joinpoint, uint64_t key, int64_t *
 /* True when a reply waits under (joinpoint, key), without taking it. */
 bool aspect_reply_waiting(const struct joinpoint *joinpoint, uint64_t key);
 
+/* The pid of the monitor process attached for shm and msg, or 0 (none). */
+int linker_monitor_pid(void);
+
 /* Where ms_device_counter finds the counters of devices the linker cannot
  * see (NICs: drivers/net registers one).  fn runs in any context, also inside
  * `direct` advice: it must not sleep.  Returns 0 with *value, or -ENOENT. */
