@@ -10,13 +10,15 @@
  * every binding: the inputs are the counters and the arguments, the state is
  * this file's, and nothing depends on where or when it runs.
  *
- * Policy, per sample (counted in samples, not time):
- *   pressure (missed or no-buffer frames, a backed-up ring) or rate >= BUSY:
- *       busy: polling once busy for STEADY samples in a row, else hybrid
- *       (a NIC already polling stays polling);
- *   rate < IDLE and no pressure: idle: interrupt once idle for IDLE_SAMPLES
- *       in a row, else the mode it has;
- *   anything between: hybrid.
+ * Policy, per sample (counted in samples, not time), from the frames in and
+ * out per second and the pressure (missed or no-buffer frames, a backed-up
+ * receive ring):
+ *   busy (pressure, or rate >= BUSY_RATE): polling once busy for
+ *       STEADY_SAMPLES samples in a row, else hybrid;
+ *   idle (no pressure, rate < IDLE_RATE): interrupts once idle for
+ *       IDLE_SAMPLES samples in a row, else the mode the NIC has;
+ *   anything between: hybrid, but a NIC that polls goes on polling (it polls
+ *       until idle, as NAPI does).
  * The first sample of a NIC (and the first after a relink) only notes the
  * counters and answers the mode the NIC has.
  * Each decision is also a telemetry record (NICMODE_RECORD: index, mode
@@ -33,8 +35,8 @@ MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its
 #define MODE_POLLING   1
 #define MODE_HYBRID    2
 
-#define BUSY_RATE      2000 /* frames per second in and out */
-#define IDLE_RATE      100
+#define BUSY_RATE      400 /* frames per second in and out: ~150 requests/s */
+#define IDLE_RATE      50
 #define PENDING_BUSY   32 /* virtio-net: used receive entries not yet taken */
 #define STEADY_SAMPLES 3
 #define IDLE_SAMPLES   2
@@ -75,7 +77,7 @@ static unsigned choose(struct nic_state *s, unsigned mode, uint64_t rate, int pr
 										 : MODE_HYBRID;
 	if (idle)
 		return s->idle_streak >= IDLE_SAMPLES ? MODE_INTERRUPT : mode;
-	return MODE_HYBRID;
+	return mode == MODE_POLLING ? MODE_POLLING : MODE_HYBRID;
 }
 
 static void decide(struct ms_ctx *ctx)

@@ -258,6 +258,7 @@ static void nic_init_state(struct nic *nic)
 	nic->steer_misses = 0;
 	nic->samples = nic->steer_replies = nic->steer_bad_replies = 0;
 	nic->steer_fallbacks = nic->mode_switches = nic->hybrid_polls = 0;
+	nic->history_count = 0;
 }
 
 int nic_register(struct nic *nic, const char *base)
@@ -457,10 +458,30 @@ int nic_set_mode(struct nic *nic, enum nic_mode mode)
 		nic->mode = mode;
 		nic->mode_changed = true;
 		nic->work_pending = true;
+		struct nic_mode_change *c = &nic->history[nic->history_count++ % NIC_HISTORY];
+		c->ns = clock_ns();
+		c->mode = mode;
 	}
 	spin_unlock_irqrestore(&nic->lock, flags);
 	waitq_wake_one(&nic->worker_queue);
 	return 0;
+}
+
+void nic_mode_history(struct nic *nic, void (*fn)(uint64_t ns, enum nic_mode mode, void *arg),
+		      void *arg)
+{
+	static struct nic_mode_change copy[NIC_HISTORY];
+	static struct mutex copy_lock = MUTEX_INIT(copy_lock, "nic.history");
+	mutex_lock(&copy_lock);
+	uint64_t flags = spin_lock_irqsave(&nic->lock);
+	uint64_t count = nic->history_count;
+	unsigned kept = count < NIC_HISTORY ? (unsigned)count : NIC_HISTORY;
+	for (unsigned i = 0; i < kept; i++)
+		copy[i] = nic->history[(count - kept + i) % NIC_HISTORY];
+	spin_unlock_irqrestore(&nic->lock, flags);
+	for (unsigned i = 0; i < kept; i++)
+		fn(copy[i].ns, copy[i].mode, arg);
+	mutex_unlock(&copy_lock);
 }
 
 int nic_read_counter(struct nic *nic, const char *name, uint64_t *value)

@@ -41,6 +41,7 @@
 #define NIC_SAMPLE_NS        10000000 /* the worker calls nic.sample this often, at most */
 #define NIC_SAMPLE_NEVER     UINT64_MAX
 #define NIC_STEER_MISSES     3       /* samples without a reply before a steered NIC falls back */
+#define NIC_HISTORY          256     /* mode changes remembered per NIC */
 
 enum nic_mode {
 	NIC_MODE_INTERRUPT, /* device interrupts wake the worker */
@@ -122,6 +123,11 @@ struct nic {
 	unsigned steer_misses;          /* samples since the last reply */
 	uint64_t samples, steer_replies, steer_bad_replies, steer_fallbacks, mode_switches;
 	uint64_t hybrid_polls;          /* hybrid wake-ups busy enough to poll on */
+	struct nic_mode_change {
+		uint64_t ns; /* clock_ns() */
+		enum nic_mode mode;
+	} history[NIC_HISTORY];         /* the last mode changes, a ring (under lock) */
+	uint64_t history_count;         /* changes ever recorded */
 };
 
 /* ---- Drivers ------------------------------------------------------------- */
@@ -176,6 +182,10 @@ int nic_steer_apply(struct nic *nic);
 bool nic_steer_reply_waiting(struct nic *nic);
 /* nic_sample with the time since the last one, then nic_steer_apply. */
 int nic_steer(struct nic *nic);
+/* Calls fn(ns, mode, arg) for the last mode changes (at most NIC_HISTORY),
+ * oldest first: when each happened (clock_ns) and the mode it set. */
+void nic_mode_history(struct nic *nic, void (*fn)(uint64_t ns, enum nic_mode mode, void *arg),
+		      void *arg);
 /* Reads a counter by name: the module's own ("rx_frames", "tx_frames",
  * "rx_dropped", "interrupts", "polls", ...) or the driver's ("rx_packets",
  * "GPRC", ...).  Returns 0 with *value, or -EINVAL (NULL), -ENOENT. */

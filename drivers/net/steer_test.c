@@ -160,16 +160,18 @@ struct load_step {
 #define I NIC_MODE_INTERRUPT
 #define P NIC_MODE_POLLING
 #define H NIC_MODE_HYBRID
-/* 100 frames in 10 ms is 10,000 per second (busy), 5 is 500 (between), 0
+/* 100 frames in 10 ms is 10,000 per second (busy), 2 is 200 (between), 0
  * idle; a missed frame is pressure whatever the rate. */
 static const struct load_step load_script[] = {
-    {0, 0, I},   /* the first sample notes the counters */
-    {0, 0, I},   /* idle */
-    {100, 0, H}, /* busy: hybrid at once */
+    {0, 0, I},                /* the first sample notes the counters */
+    {0, 0, I},                /* idle */
+    {100, 0, H},              /* busy: hybrid at once */
     {100, 0, H}, {100, 0, P}, /* steady: polling from the third busy sample */
-    {100, 0, P}, {5, 0, H}, /* between: hybrid */
-    {0, 1, H},              /* missed frames: busy */
-    {0, 0, H},   {0, 0, I}, /* idle twice: interrupts */
+    {100, 0, P}, {2, 0, P},   /* between: a polling NIC polls on */
+    {0, 0, P},   {0, 0, I},   /* idle twice: interrupts */
+    {2, 0, H},                /* between: hybrid */
+    {0, 1, H},                /* missed frames: busy */
+    {0, 0, H},   {0, 0, I},   /* idle twice: interrupts */
     {100, 0, H}, {100, 0, H}, {100, 0, P}, {0, 0, P}, {0, 0, I},
 };
 #undef I
