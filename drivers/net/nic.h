@@ -36,7 +36,7 @@
 #define NIC_POLL_BUDGET      64     /* frames one worker pass may deliver */
 #define NIC_POLL_IDLE_NS     100000 /* polling mode: sleep this long after an empty pass */
 #define NIC_COUNTER_NAME_MAX 24
-#define NIC_HYBRID_BUSY      8       /* hybrid: frames in one wake-up that make it poll on */
+#define NIC_HYBRID_BUSY      2       /* hybrid: frames in one wake-up that make it poll on */
 #define NIC_HYBRID_IDLE      4       /* hybrid: empty passes that end the polling */
 #define NIC_SAMPLE_NS        10000000 /* the worker calls nic.sample this often, at most */
 #define NIC_SAMPLE_NEVER     UINT64_MAX
