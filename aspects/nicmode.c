@@ -13,8 +13,9 @@
  * Policy, per sample (counted in samples, not time), from the frames in and
  * out per second and the pressure (missed or no-buffer frames, a backed-up
  * receive ring):
- *   busy (pressure, or rate >= BUSY_RATE): polling once busy for
- *       STEADY_SAMPLES samples in a row, else hybrid;
+ *   high (pressure, or rate >= HIGH_RATE): polling at once;
+ *   busy (rate >= BUSY_RATE): polling once busy for STEADY_SAMPLES samples
+ *       in a row, else hybrid;
  *   idle (no pressure, rate < IDLE_RATE): interrupts once idle for
  *       IDLE_SAMPLES samples in a row, else the mode the NIC has;
  *   anything between: hybrid, but a NIC that polls goes on polling (it polls
@@ -35,7 +36,8 @@ MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its
 #define MODE_POLLING   1
 #define MODE_HYBRID    2
 
-#define BUSY_RATE      400 /* frames per second in and out: ~150 requests/s */
+#define HIGH_RATE      1000 /* frames per second in and out: ~350 small requests/s */
+#define BUSY_RATE      400
 #define IDLE_RATE      50
 #define PENDING_BUSY   32 /* virtio-net: used receive entries not yet taken */
 #define STEADY_SAMPLES 3
@@ -69,12 +71,14 @@ static uint64_t counter(const char *device, const char *name)
 
 static unsigned choose(struct nic_state *s, unsigned mode, uint64_t rate, int pressure)
 {
-	int busy = pressure || rate >= BUSY_RATE, idle = !pressure && rate < IDLE_RATE;
+	int high = pressure || rate >= HIGH_RATE;
+	int busy = high || rate >= BUSY_RATE, idle = !busy && rate < IDLE_RATE;
 	s->busy_streak = busy ? s->busy_streak + 1 : 0;
 	s->idle_streak = idle ? s->idle_streak + 1 : 0;
 	if (busy)
-		return s->busy_streak >= STEADY_SAMPLES || mode == MODE_POLLING ? MODE_POLLING
-										 : MODE_HYBRID;
+		return high || s->busy_streak >= STEADY_SAMPLES || mode == MODE_POLLING
+			   ? MODE_POLLING
+			   : MODE_HYBRID;
 	if (idle)
 		return s->idle_streak >= IDLE_SAMPLES ? MODE_INTERRUPT : mode;
 	return mode == MODE_POLLING ? MODE_POLLING : MODE_HYBRID;
