@@ -247,7 +247,7 @@ def verdicts(figures, phase_names):
     """(phase, deciding figure, adaptive / best fixed, met) per phase, then overall."""
     rows = []
     for phase in phase_names:
-        a, i, p = (figures[m][phase] for m in MODES)
+        i, p, a = (figures[m][phase] for m in MODES)
         if phase in ("bursts", "steady"):
             best = max(i["rps"], p["rps"])
             ratio = a["rps"] / best if best else 0.0
