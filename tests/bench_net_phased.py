@@ -17,7 +17,9 @@ with the mode (the driver follows; docs/NETWORK.md, the decision loop).
 Per phase and mode: requests per second, p90 latency, the guest CPU's busy
 share (`kcmd cpus` at the phase's ends, busy / (busy + idle)) and requests per
 CPU-busy second (what a request costs).  Rounds (--rounds) repeat the three
-modes, in turn, in the same guest.
+modes in the same guest, each round starting with the next mode, so that a
+drift in the host's load does not always favour the same one; figures sum
+the rounds (p90: the median round's).
 
 Target: adaptive within 0.95x of the best fixed mode in every phase, and better
 than both over the whole run.  Which figure decides a phase: requests per
@@ -27,7 +29,7 @@ whole run, requests per CPU-busy second.  Plain TCG times on a shared host are
 noisy: compare within one run.
 
 Results: stdout, <build>/bench/net-phased.md, and an SVG of load and mode over
-time for the adaptive run (--svg, default docs/nic-adaptive.svg).
+time for the first adaptive run (--svg, default docs/nic-adaptive.svg).
 """
 import argparse
 import os
@@ -372,8 +374,9 @@ def main():
         console.run("scopectl load /aspects/nicmode.o")
         time.sleep(1)
         for r in range(args.rounds):
-            for mode in modes:
-                want = plot if mode == "adaptive" and r == args.rounds - 1 else None
+            order = modes[r % len(modes):] + modes[:r % len(modes)]  # no mode always first
+            for mode in order:
+                want = plot if mode == "adaptive" and not plot else None
                 rounds[mode].append(run_mode(args, console, port, nic, mode, want))
                 f = rounds[mode][-1]
                 print(f"round {r + 1} {mode:9} " + "  ".join(
