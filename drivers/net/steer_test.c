@@ -127,6 +127,18 @@ static struct aspect *link_fresh(struct ktest *t, const char *name, enum aspect_
 	return a;
 }
 
+/* The monitor process the kernel started for shm and msg is the test
+ * thread's child: it is ended and reaped, so that later suites (proc's
+ * "no children") find none. */
+static void end_monitor(void)
+{
+	int pid = linker_monitor_pid();
+	if (pid <= 0)
+		return;
+	proc_kill(pid, SIGKILL);
+	proc_wait(pid, NULL, 0);
+}
+
 static void unlink_and_unload(struct aspect *a)
 {
 	if (!a)
@@ -134,6 +146,7 @@ static void unlink_and_unload(struct aspect *a)
 	aspect_unlink(a); /* -EINVAL when a dead monitor took it down already */
 	aspect_unload(a);
 	scope_set_msg_mode(0, 0);
+	end_monitor();
 }
 
 /* ---- Samples --------------------------------------------------------------- */
@@ -252,6 +265,7 @@ static void dead_monitor_leaves_interrupts(struct ktest *t)
 	int pid = linker_monitor_pid();
 	ASSERT_TRUE(t, pid > 0);
 	EXPECT_EQ(t, proc_kill(pid, SIGKILL), 0);
+	EXPECT_EQ(t, proc_wait(pid, NULL, 0), pid); /* ended, and reaped */
 	uint64_t deadline = clock_ns() + REPLY_WAIT_NS;
 	while (linker_monitor_pid() == pid && clock_ns() < deadline)
 		sched_sleep_ns(NSEC_PER_MSEC);
