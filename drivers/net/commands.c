@@ -66,8 +66,9 @@ static int cmd_nic(int argc, char **argv)
 	}
 	if (argc == 3 && strcmp(argv[1], "history") == 0) {
 		uint64_t now = clock_ns();
-		kshell_print("%s now %lu.%06lu, mode %s; changes (s since boot, mode):\n", nic->name,
-			     now / 1000000000, now % 1000000000 / 1000, nic_mode_name(nic->mode));
+		kshell_print("%s now %lu.%06lu, mode %s; changes (s since boot, mode):\n",
+			     nic->name, now / 1000000000, now % 1000000000 / 1000,
+			     nic_mode_name(nic->mode));
 		nic_mode_history(nic, nic_print_change, NULL);
 		return 0;
 	}
@@ -75,5 +76,6 @@ static int cmd_nic(int argc, char **argv)
 		return nic_command_mode(nic, argv[3]);
 	return KSHELL_USAGE;
 }
-KSHELL_COMMAND(nic, cmd_nic, "nic [list | stats <name> | history <name> | mode <name> irq|poll|hybrid]",
-	       "network interfaces: list, counters, mode changes, interrupt, polling or hybrid mode");
+KSHELL_COMMAND(
+    nic, cmd_nic, "nic [list | stats <name> | history <name> | mode <name> irq|poll|hybrid]",
+    "network interfaces: list, counters, mode changes, interrupt, polling or hybrid mode");

@@ -36,12 +36,12 @@
 #define NIC_POLL_BUDGET      64     /* frames one worker pass may deliver */
 #define NIC_POLL_IDLE_NS     100000 /* polling mode: sleep this long after an empty pass */
 #define NIC_COUNTER_NAME_MAX 24
-#define NIC_HYBRID_BUSY      2       /* hybrid: frames in one wake-up that make it poll on */
-#define NIC_HYBRID_IDLE      4       /* hybrid: empty passes that end the polling */
+#define NIC_HYBRID_BUSY      2        /* hybrid: frames in one wake-up that make it poll on */
+#define NIC_HYBRID_IDLE      4        /* hybrid: empty passes that end the polling */
 #define NIC_SAMPLE_NS        10000000 /* the worker calls nic.sample this often, at most */
 #define NIC_SAMPLE_NEVER     UINT64_MAX
-#define NIC_STEER_MISSES     3       /* samples without a reply before a steered NIC falls back */
-#define NIC_HISTORY          256     /* mode changes remembered per NIC */
+#define NIC_STEER_MISSES     3   /* samples without a reply before a steered NIC falls back */
+#define NIC_HISTORY          256 /* mode changes remembered per NIC */
 
 enum nic_mode {
 	NIC_MODE_INTERRUPT, /* device interrupts wake the worker */
@@ -115,19 +115,20 @@ struct nic {
 	uint64_t rx_frames, rx_bytes, rx_dropped; /* seen by nic_rx */
 	uint64_t tx_frames, tx_bytes, tx_errors;  /* seen by nic_tx */
 	uint64_t interrupts, polls, empty_polls;
-	unsigned index;                 /* registration order: device "nic<index>" */
-	uint64_t sample_interval_ns;    /* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER (set before
-					 * nic_register): only nic_steer's callers sample */
+	unsigned index;              /* registration order: device "nic<index>" */
+	/* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER (set before nic_register): only the
+	 * callers of nic_steer sample (tests) */
+	uint64_t sample_interval_ns;
 	uint64_t last_sample_ns;
-	bool steered;                   /* the mode follows nic.sample's replies */
-	unsigned steer_misses;          /* samples since the last reply */
+	bool steered;          /* the mode follows nic.sample's replies */
+	unsigned steer_misses; /* samples since the last reply */
 	uint64_t samples, steer_replies, steer_bad_replies, steer_fallbacks, mode_switches;
-	uint64_t hybrid_polls;          /* hybrid wake-ups busy enough to poll on */
+	uint64_t hybrid_polls; /* hybrid wake-ups busy enough to poll on */
 	struct nic_mode_change {
 		uint64_t ns; /* clock_ns() */
 		enum nic_mode mode;
-	} history[NIC_HISTORY];         /* the last mode changes, a ring (under lock) */
-	uint64_t history_count;         /* changes ever recorded */
+	} history[NIC_HISTORY]; /* the last mode changes, a ring (under lock) */
+	uint64_t history_count; /* changes ever recorded */
 };
 
 /* ---- Drivers ------------------------------------------------------------- */

@@ -179,12 +179,12 @@ static const struct load_step load_script[] = {
     {0, 0, I},              /* the first sample notes the counters */
     {0, 0, I},              /* idle */
     {5, 0, H},              /* busy: hybrid at once */
-    {5, 0, H},  {5, 0, P},  /* steady: polling from the third busy sample */
-    {5, 0, P},  {2, 0, P},  /* between: a polling NIC polls on */
-    {0, 0, P},  {0, 0, I},  /* idle twice: interrupts */
+    {5, 0, H},   {5, 0, P}, /* steady: polling from the third busy sample */
+    {5, 0, P},   {2, 0, P}, /* between: a polling NIC polls on */
+    {0, 0, P},   {0, 0, I}, /* idle twice: interrupts */
     {2, 0, H},              /* between: hybrid */
     {0, 1, P},              /* missed frames: polling at once */
-    {0, 0, P},  {0, 0, I},  /* idle twice: interrupts */
+    {0, 0, P},   {0, 0, I}, /* idle twice: interrupts */
     {100, 0, P}, {0, 0, P}, /* high: polling at once */
     {0, 0, I},
 };

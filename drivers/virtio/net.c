@@ -178,9 +178,8 @@ static const struct virtio_net_counter_name virtio_net_counter_names[] = {
  * device holds (in flight) and used entries it returned that no poll has
  * taken yet (pending). */
 static const char *const virtio_net_queue_counters[] = {
-    "rx_bad_id",       "tx_bad_id",       "rx_kicks",   "tx_kicks",
-    "rx_queue_size",   "tx_queue_size",   "rx_in_flight", "tx_in_flight",
-    "rx_used_pending", "tx_used_pending",
+    "rx_bad_id",     "tx_bad_id",    "rx_kicks",     "tx_kicks",        "rx_queue_size",
+    "tx_queue_size", "rx_in_flight", "tx_in_flight", "rx_used_pending", "tx_used_pending",
 };
 #define VN_QUEUE_COUNTER_COUNT \
 	(sizeof(virtio_net_queue_counters) / sizeof(virtio_net_queue_counters[0]))

@@ -123,7 +123,8 @@ int virtio_find_free_buffer(struct virtqueue *queue)
 
 unsigned virtio_used_pending(struct virtqueue *queue)
 {
-	return (uint16_t)(__atomic_load_n(&queue->used->index, __ATOMIC_ACQUIRE) - queue->last_used);
+	return (uint16_t)(__atomic_load_n(&queue->used->index, __ATOMIC_ACQUIRE) -
+			  queue->last_used);
 }
 
 bool virtio_has_used(struct virtqueue *queue)

@@ -537,8 +537,9 @@ void scope_reply_is_the_monitors_only(void)
 		for (size_t i = 2; i < sizeof join_points / sizeof join_points[0]; i++) {
 			long result = ms_syscall3(__NR_ms_scope_reply, join_points[i], 0, 1);
 			if (result != -2 /* ENOENT */)
-				t_fail("ms_scope_reply(%ld) from the monitor: %ld, expected -ENOENT",
-				       join_points[i], result);
+				t_fail(
+				    "ms_scope_reply(%ld) from the monitor: %ld, expected -ENOENT",
+				    join_points[i], result);
 		}
 	}
 	if (endpoint >= 0)
