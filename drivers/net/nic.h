@@ -115,7 +115,7 @@ struct nic {
 	uint64_t rx_frames, rx_bytes, rx_dropped; /* seen by nic_rx */
 	uint64_t tx_frames, tx_bytes, tx_errors;  /* seen by nic_tx */
 	uint64_t interrupts, polls, empty_polls;
-	unsigned index;              /* registration order: device "nic<index>" */
+	unsigned index; /* registration order: device "nic<index>" */
 	/* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER (set before nic_register): only the
 	 * callers of nic_steer sample (tests) */
 	uint64_t sample_interval_ns;
