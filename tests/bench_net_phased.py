@@ -326,8 +326,8 @@ def svg(plot, path, nic):
         yy = base + mode_h - level * mode_h / 2
         out.append(f'<text x="4" y="{yy + 4:.1f}" fill="{MODE_COLOUR[mode]}">{mode}</text>')
     for (t, mode), nxt in zip(timeline, timeline[1:] + [(length, None)]):
-        if mode not in MODE_Y:
-            continue
+        if mode not in MODE_Y or t >= length:
+            continue  # after the phases (the unlink's fallback)
         yy = base + mode_h - MODE_Y[mode] * mode_h / 2
         out.append(f'<line x1="{x(t):.1f}" y1="{yy:.1f}" x2="{x(min(nxt[0], length)):.1f}" '
                    f'y2="{yy:.1f}" stroke="{MODE_COLOUR[mode]}" stroke-width="4"/>')
