@@ -210,11 +210,14 @@ bench: deps all $(TEST_IMAGES)
 	$(Q)$(PYTHON) tests/bench.py --build $(BUILD)
 
 # HTTP over e1000 and virtio-net, interrupt and polling mode, against a Linux
-# guest (Debian's kernel, busybox httpd) in the same QEMU configuration.
+# guest (Debian's kernel, busybox httpd) in the same QEMU configuration; then
+# the phased workload (idle, bursts, steady, idle): the NIC decision loop
+# against fixed interrupt and fixed polling mode.
 bench-net: deps all
 	$(say) GUEST $(BUILD)/linux-guest
 	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt
 	$(Q)$(PYTHON) tests/bench_net.py --build $(BUILD)
+	$(Q)$(PYTHON) tests/bench_net_phased.py --build $(BUILD) --rounds 3
 
 # httpd with per-request accounting off and on under the same HTTP load, and
 # librscfl's calls in instructions (-icount).

@@ -629,14 +629,16 @@ def ktest_problem(run):
     return None
 
 
-def run_ktest(args, reporter, name, suites, smp=1, qemu_args=(), options=""):
-    """ktest=suites (and more command-line options) on smp CPUs; its cases are
+def run_ktest(args, reporter, name, suites, smp=1, qemu_args=(), options="", initrd=False):
+    """ktest=suites (and more command-line options) on smp CPUs, with the
+    initrd when asked (programs such as /bin/monitor); its cases are
     name/suite/case.  Returns the KtapRun, or None when the kernel is missing."""
     kernel = in_build(args, TEST_KERNEL)
     if missing(kernel, reporter, name, "run make kernel"):
         return None
     run = boot_and_collect_ktap(test_log(args, name), kernel,
                                 BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1),
+                                initrd=in_build(args, INITRD) if initrd else None,
                                 append=f"ktest={suites} exit=qemu {options}".strip(), smp=smp,
                                 qemu_args=["--hang-symbols", KTEST_HANG_SYMBOLS] + list(qemu_args))
     report_cases(reporter, name, run.cases)
@@ -789,6 +791,8 @@ def ktest_listing(args):
                      "vcon_test=receive, fed through a socket")
         lines.append(f"ktest-vcon-slow-{port}/<suite>/<case>, /ran, /stream, /waited: vcon with "
                      "vcon_test=send on a socket the harness reads slowly, checked byte for byte")
+    lines.append("ktest-nicsteer-smp1/nicsteer/<case>, ktest-nicsteer-smp2/...: the NIC decision "
+                 "loop with the initrd, so that shm and msg have /bin/monitor, on 1 and 2 CPUs")
     lines.append("ktest-block/block/<case>: the block suite on a scratch virtio-blk disk")
     lines.append("ktest-blockerr/blockerr/<case>: reads failed by QEMU blkdebug rules, raw and "
                  "through ext2")
@@ -991,7 +995,8 @@ def run_vcon_slow(args, reporter, port):
 @group("ktest", ktest_listing)
 def ktest_jobs(args, reporter):
     """the in-kernel suites (the test kernel with ktest=all exit=qemu, QEMU
-    -kernel) on 1, 2 and 4 CPUs, the NIC drivers' suites with each NIC, and
+    -kernel) on 1, 2 and 4 CPUs, the NIC drivers' suites with each NIC, the
+    NIC decision loop with the initrd (its monitor) on 1 and 2 CPUs, and
     the vcon suite with a console port (output checked byte for byte, also
     through a socket read slowly; input fed through a socket); every case
     counts."""
@@ -999,6 +1004,8 @@ def ktest_jobs(args, reporter):
             for n in KTEST_CPUS] + \
         [lambda nic=nic: run_ktest(args, reporter, f"ktest-{nic[0]}", KTEST_NIC_SUITES,
                                    qemu_args=nic_qemu_args(nic)) for nic in KTEST_NICS] + \
+        [lambda n=n: run_ktest(args, reporter, f"ktest-nicsteer-smp{n}", "nicsteer", smp=n,
+                               initrd=True) for n in (1, 2)] + \
         [lambda port=port: run_vcon_send(args, reporter, port) for port in VCON_PORTS] + \
         [lambda port=port: run_vcon_receive(args, reporter, port) for port in VCON_SOCKET_PORTS] + \
         [lambda port=port: run_vcon_slow(args, reporter, port) for port in VCON_SOCKET_PORTS] + \

@@ -91,6 +91,19 @@ static void e1000_update_link(struct nic *nic)
 
 /* ---- Interrupts and the NIC operations ----------------------------------- */
 
+/* Interrupt causes, for the counters a mode decision reads. */
+static void e1000_count_causes(struct e1000 *e, uint32_t cause)
+{
+	if (cause & E1000_INT_TXDW)
+		__atomic_fetch_add(&e->soft.irq_tx_done, 1, __ATOMIC_RELAXED);
+	if (cause & E1000_INT_RXT0)
+		__atomic_fetch_add(&e->soft.irq_rx_timer, 1, __ATOMIC_RELAXED);
+	if (cause & E1000_INT_RXDMT0)
+		__atomic_fetch_add(&e->soft.irq_rx_low, 1, __ATOMIC_RELAXED);
+	if (cause & E1000_INT_RXO)
+		__atomic_fetch_add(&e->soft.irq_rx_overrun, 1, __ATOMIC_RELAXED);
+}
+
 static void e1000_irq(struct trap_frame *frame, void *ctx)
 {
 	struct e1000 *e = ctx;
@@ -98,6 +111,7 @@ static void e1000_irq(struct trap_frame *frame, void *ctx)
 	if (!cause)
 		return; /* another device on a shared line */
 	__atomic_fetch_add(&e->soft.interrupts, 1, __ATOMIC_RELAXED);
+	e1000_count_causes(e, cause);
 	if (cause & E1000_INT_LSC) {
 		e1000_update_link(&e->nic);
 		__atomic_fetch_add(&e->soft.link_changes, 1, __ATOMIC_RELAXED);

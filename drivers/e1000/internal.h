@@ -101,6 +101,8 @@ struct e1000_soft_counters {
 	uint64_t rx_bad_length; /* lengths beyond the buffer or below a header */
 	uint64_t rx_fragments;  /* frames spanning descriptors: dropped */
 	uint64_t tx_ring_full, interrupts, link_changes;
+	/* interrupts by cause (an interrupt may count under several) */
+	uint64_t irq_tx_done, irq_rx_timer, irq_rx_low, irq_rx_overrun;
 };
 
 struct e1000 {

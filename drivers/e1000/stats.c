@@ -4,7 +4,9 @@
  * table entry) under stats_lock, and the total is what is reported: reading a
  * counter never loses what an earlier read cleared.  64-bit counters (GORC,
  * GOTC, TOR, TOT) are read low half first; reading the high half clears both.
- * The driver's own counters (struct e1000_soft_counters) are listed after.
+ * The driver's own counters (struct e1000_soft_counters) are listed after,
+ * then "ITR", the interrupt moderation register (the minimum gap between
+ * interrupts in 256 ns units, 0: none), read as it is.
  */
 #include "e1000/internal.h"
 
@@ -49,10 +51,11 @@ struct e1000_soft_name {
 #field, offsetof(struct e1000_soft_counters, field) \
 	}
 static const struct e1000_soft_name e1000_soft_names[] = {
-    E1000_SOFT(rx_packets),   E1000_SOFT(rx_bytes),     E1000_SOFT(tx_packets),
-    E1000_SOFT(tx_bytes),     E1000_SOFT(rx_errors),    E1000_SOFT(rx_bad_length),
-    E1000_SOFT(rx_fragments), E1000_SOFT(tx_ring_full), E1000_SOFT(interrupts),
-    E1000_SOFT(link_changes),
+    E1000_SOFT(rx_packets),   E1000_SOFT(rx_bytes),       E1000_SOFT(tx_packets),
+    E1000_SOFT(tx_bytes),     E1000_SOFT(rx_errors),      E1000_SOFT(rx_bad_length),
+    E1000_SOFT(rx_fragments), E1000_SOFT(tx_ring_full),   E1000_SOFT(interrupts),
+    E1000_SOFT(link_changes), E1000_SOFT(irq_tx_done),    E1000_SOFT(irq_rx_timer),
+    E1000_SOFT(irq_rx_low),   E1000_SOFT(irq_rx_overrun),
 };
 #define E1000_SOFT_COUNT (sizeof(e1000_soft_names) / sizeof(e1000_soft_names[0]))
 
@@ -98,6 +101,10 @@ int e1000_read_counter(struct nic *nic, const char *name, uint64_t *value)
 			return 0;
 		}
 	}
+	if (strcmp(name, "ITR") == 0) {
+		*value = e1000_read(e, E1000_ITR);
+		return 0;
+	}
 	return -ENOENT;
 }
 
@@ -113,4 +120,5 @@ void e1000_list_counters(struct nic *nic, nic_counter_fn fn, void *arg)
 		fn(e1000_stats[i].name, totals[i], arg);
 	for (unsigned i = 0; i < E1000_SOFT_COUNT; i++)
 		fn(e1000_soft_names[i].name, e1000_soft_value(e, i), arg);
+	fn("ITR", e1000_read(e, E1000_ITR), arg);
 }

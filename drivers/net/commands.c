@@ -7,6 +7,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "net/nic.h"
+#include "time/time.h"
 
 static int nic_print_line(struct nic *nic, void *arg)
 {
@@ -28,12 +29,21 @@ static void nic_print_counter(const char *name, uint64_t value, void *arg)
 	kshell_print("  %-16s %lu\n", name, value);
 }
 
+static void nic_print_change(uint64_t ns, enum nic_mode mode, void *arg)
+{
+	(void)arg;
+	kshell_print("  %lu.%06lu %s\n", ns / 1000000000, ns % 1000000000 / 1000,
+		     nic_mode_name(mode));
+}
+
 static int nic_command_mode(struct nic *nic, const char *mode)
 {
 	if (strcmp(mode, "irq") == 0 || strcmp(mode, "interrupt") == 0)
 		return nic_set_mode(nic, NIC_MODE_INTERRUPT);
 	if (strcmp(mode, "poll") == 0 || strcmp(mode, "polling") == 0)
 		return nic_set_mode(nic, NIC_MODE_POLLING);
+	if (strcmp(mode, "hybrid") == 0)
+		return nic_set_mode(nic, NIC_MODE_HYBRID);
 	return KSHELL_USAGE;
 }
 
@@ -54,9 +64,18 @@ static int cmd_nic(int argc, char **argv)
 		nic_list_counters(nic, nic_print_counter, NULL);
 		return 0;
 	}
+	if (argc == 3 && strcmp(argv[1], "history") == 0) {
+		uint64_t now = clock_ns();
+		kshell_print("%s now %lu.%06lu, mode %s; changes (s since boot, mode):\n",
+			     nic->name, now / 1000000000, now % 1000000000 / 1000,
+			     nic_mode_name(nic->mode));
+		nic_mode_history(nic, nic_print_change, NULL);
+		return 0;
+	}
 	if (argc == 4 && strcmp(argv[1], "mode") == 0)
 		return nic_command_mode(nic, argv[3]);
 	return KSHELL_USAGE;
 }
-KSHELL_COMMAND(nic, cmd_nic, "nic [list | stats <name> | mode <name> irq|poll]",
-	       "network interfaces: list, counters, interrupt or polling mode");
+KSHELL_COMMAND(
+    nic, cmd_nic, "nic [list | stats <name> | history <name> | mode <name> irq|poll|hybrid]",
+    "network interfaces: list, counters, mode changes, interrupt, polling or hybrid mode");

@@ -14,7 +14,21 @@
  * sleeping NIC_POLL_IDLE_NS (in practice until the next tick, 1 ms at the
  * default hz) after an empty one.  A mode switch only sets a flag and wakes
  * the worker, which applies it between passes: frames stay in the device's
- * ring until some pass takes them, so none is lost.
+ * ring until some pass takes them, so none is lost.  Hybrid mode is interrupt
+ * mode until a wake-up finds NIC_HYBRID_BUSY frames, then polling (as in
+ * polling mode) until NIC_HYBRID_IDLE passes in a row find nothing, then
+ * interrupts again.
+ *
+ * The decision loop: every NIC_SAMPLE_NS of worker passes the worker calls
+ * the join point nic.sample; an aspect there (aspects/nicmode.c, in any
+ * binding) reads the NIC's counters and answers with a mode (ms_reply,
+ * posted under the join point and this NIC: linker/weave/reply.c), which
+ * nic_steer_apply takes and applies.  The answer is not trusted: one that
+ * names no mode, or answers that stop coming (a monitor that died or was
+ * unlinked), put the NIC back in interrupt mode, which needs nobody.
+ *
+ * ms_device_counter reaches the NICs' counters through the source this module
+ * registers with the linker: a device is a NIC's name or "nic<index>".
  *
  * NICs are never removed: the list is append-only and is walked without a
  * lock once a NIC has been published (its next pointer written last).
@@ -26,6 +40,7 @@
 #include "lib/errno.h"
 #include "lib/format.h"
 #include "lib/string.h"
+#include "linker/weave/weave.h"
 #include "time/time.h"
 
 static struct spinlock nic_list_lock = SPINLOCK_INIT("nic.list");
@@ -50,9 +65,11 @@ struct nic_own_counter {
 #field, offsetof(struct nic, field) \
 	}
 static const struct nic_own_counter nic_own_counters[] = {
-    NIC_OWN(rx_frames),  NIC_OWN(rx_bytes), NIC_OWN(rx_dropped),
-    NIC_OWN(tx_frames),  NIC_OWN(tx_bytes), NIC_OWN(tx_errors),
-    NIC_OWN(interrupts), NIC_OWN(polls),    NIC_OWN(empty_polls),
+    NIC_OWN(rx_frames),       NIC_OWN(rx_bytes),      NIC_OWN(rx_dropped),
+    NIC_OWN(tx_frames),       NIC_OWN(tx_bytes),      NIC_OWN(tx_errors),
+    NIC_OWN(interrupts),      NIC_OWN(polls),         NIC_OWN(empty_polls),
+    NIC_OWN(samples),         NIC_OWN(steer_replies), NIC_OWN(steer_bad_replies),
+    NIC_OWN(steer_fallbacks), NIC_OWN(mode_switches), NIC_OWN(hybrid_polls),
 };
 #define NIC_OWN_COUNT (sizeof(nic_own_counters) / sizeof(nic_own_counters[0]))
 
@@ -81,20 +98,36 @@ static enum nic_mode nic_take_work(struct nic *nic)
 	return mode;
 }
 
-/* Interrupt mode, device masked: drain, unmask, then catch the race window. */
-static void nic_worker_interrupt_pass(struct nic *nic)
+static void nic_maybe_steer(struct nic *nic)
 {
+	if (nic->sample_interval_ns == NIC_SAMPLE_NEVER)
+		return;
+	if (clock_ns() - nic->last_sample_ns >= nic->sample_interval_ns)
+		nic_steer(nic);
+}
+
+/* Interrupt mode, device masked: drain, unmask, then catch the race window.
+ * Returns the frames delivered. */
+static unsigned nic_worker_interrupt_pass(struct nic *nic, enum nic_mode mode)
+{
+	unsigned total = 0, got;
 	for (;;) {
-		while (nic_poll(nic, NIC_POLL_BUDGET) == NIC_POLL_BUDGET) {
-			if (nic->mode != NIC_MODE_INTERRUPT)
-				return;
+		while ((got = nic_poll(nic, NIC_POLL_BUDGET)) == NIC_POLL_BUDGET) {
+			total += got;
+			nic_maybe_steer(nic);
+			if (nic->mode != mode)
+				return total;
 			sched_yield();
 		}
-		if (nic->mode != NIC_MODE_INTERRUPT)
-			return;
+		total += got;
+		if (nic->mode != mode)
+			return total;
+		if (mode == NIC_MODE_HYBRID && total >= NIC_HYBRID_BUSY)
+			return total; /* busy: the hybrid pass polls on, masked */
 		nic->ops->enable_interrupts(nic);
-		if (nic_poll(nic, NIC_POLL_BUDGET) == 0)
-			return;
+		if ((got = nic_poll(nic, NIC_POLL_BUDGET)) == 0)
+			return total;
+		total += got;
 		nic->ops->disable_interrupts(nic);
 	}
 }
@@ -105,6 +138,33 @@ static void nic_worker_polling_pass(struct nic *nic)
 		sched_sleep_ns(NIC_POLL_IDLE_NS);
 	else
 		sched_yield();
+}
+
+/* Hybrid mode: an interrupt woke the worker.  A quiet wake-up is handled as
+ * in interrupt mode; a busy one keeps the device masked and polls until
+ * NIC_HYBRID_IDLE passes in a row find nothing (NAPI with a linger). */
+static void nic_worker_hybrid_pass(struct nic *nic)
+{
+	if (nic_worker_interrupt_pass(nic, NIC_MODE_HYBRID) < NIC_HYBRID_BUSY)
+		return; /* interrupts are on again (or the mode changed) */
+	nic_add(&nic->hybrid_polls, 1);
+	for (unsigned empty = 0; nic->mode == NIC_MODE_HYBRID;) {
+		nic_maybe_steer(nic);
+		if (nic_poll(nic, NIC_POLL_BUDGET)) {
+			empty = 0;
+			sched_yield();
+			continue;
+		}
+		if (++empty < NIC_HYBRID_IDLE) {
+			sched_sleep_ns(NIC_POLL_IDLE_NS);
+			continue;
+		}
+		nic->ops->enable_interrupts(nic);
+		if (nic_poll(nic, NIC_POLL_BUDGET) == 0)
+			return;
+		nic->ops->disable_interrupts(nic);
+		empty = 0;
+	}
 }
 
 static int nic_worker(void *arg)
@@ -124,13 +184,42 @@ static int nic_worker(void *arg)
 		}
 		if (mode == NIC_MODE_POLLING)
 			nic_worker_polling_pass(nic);
+		else if (mode == NIC_MODE_HYBRID)
+			nic_worker_hybrid_pass(nic);
 		else
-			nic_worker_interrupt_pass(nic);
+			nic_worker_interrupt_pass(nic, NIC_MODE_INTERRUPT);
+		nic_maybe_steer(nic);
 	}
 	return 0;
 }
 
 /* ---- Registration -------------------------------------------------------- */
+
+/* "nic<index>" (the NIC's number) or the NIC's own name. */
+static struct nic *nic_by_device_name(const char *device)
+{
+	if (strncmp(device, "nic", 3) == 0 && device[3] >= '0' && device[3] <= '9') {
+		unsigned index = 0;
+		const char *p = device + 3;
+		for (; *p >= '0' && *p <= '9' && index < 1000; p++)
+			index = index * 10 + (unsigned)(*p - '0');
+		for (struct nic *nic = nic_first(); !*p && nic;
+		     nic = __atomic_load_n(&nic->next, __ATOMIC_ACQUIRE))
+			if (nic->index == index)
+				return nic;
+		return NULL;
+	}
+	return nic_find(device);
+}
+
+/* The linker's device source: ms_device_counter("e1000.0" or "nic0", ...).
+ * Runs inside direct advice too: every counter read is a load, a device
+ * register or a spinlock. */
+static int nic_device_counter(const char *device, const char *counter, uint64_t *value)
+{
+	struct nic *nic = nic_by_device_name(device);
+	return nic ? nic_read_counter(nic, counter, value) : -ENOENT;
+}
 
 static unsigned nic_next_index(const char *base)
 {
@@ -162,6 +251,14 @@ static void nic_init_state(struct nic *nic)
 	nic->rx_frames = nic->rx_bytes = nic->rx_dropped = 0;
 	nic->tx_frames = nic->tx_bytes = nic->tx_errors = 0;
 	nic->interrupts = nic->polls = nic->empty_polls = 0;
+	if (nic->sample_interval_ns != NIC_SAMPLE_NEVER) /* a test's NIC: samples by hand */
+		nic->sample_interval_ns = NIC_SAMPLE_NS;
+	nic->last_sample_ns = clock_ns();
+	nic->steered = false;
+	nic->steer_misses = 0;
+	nic->samples = nic->steer_replies = nic->steer_bad_replies = 0;
+	nic->steer_fallbacks = nic->mode_switches = nic->hybrid_polls = 0;
+	nic->history_count = 0;
 }
 
 int nic_register(struct nic *nic, const char *base)
@@ -172,7 +269,9 @@ int nic_register(struct nic *nic, const char *base)
 	nic_init_state(nic);
 	uint64_t flags = spin_lock_irqsave(&nic_list_lock);
 	snprintf(nic->name, sizeof(nic->name), "%s.%u", base, nic_next_index(base));
+	nic->index = nic_total; /* nic_total only grows, under this lock */
 	spin_unlock_irqrestore(&nic_list_lock, flags);
+	linker_set_device_source(nic_device_counter);
 
 	nic->ops->disable_interrupts(nic);
 	nic->worker = thread_create(nic_worker, nic, nic->name, SCHED_PRIORITY_HIGH);
@@ -248,6 +347,63 @@ JOINPOINT_DEFINE(nic, poll, unsigned, struct nic *, nic, unsigned, budget)
 	return delivered;
 }
 
+/* The decision point.  Its body only counts: what matters is the advice on
+ * it, whose reply nic_steer_apply takes.  It may sleep, so a synchronous
+ * msg advice blocks the worker here and hands the CPU to the monitor. */
+JOINPOINT_DEFINE_VOID(nic, sample, struct nic *, nic, unsigned, index, unsigned, mode, uint64_t,
+		      elapsed_us)
+{
+	nic_add(&nic->samples, 1);
+}
+
+/* ---- Following the replies ------------------------------------------------ */
+
+static void nic_fall_back(struct nic *nic)
+{
+	nic->steered = false;
+	nic->steer_misses = 0;
+	nic_add(&nic->steer_fallbacks, 1);
+	if (nic->mode != NIC_MODE_INTERRUPT)
+		nic_set_mode(nic, NIC_MODE_INTERRUPT);
+}
+
+int nic_steer_apply(struct nic *nic)
+{
+	int64_t reply;
+	if (!aspect_reply_take(&jp_desc_nic_sample, (uint64_t)nic, &reply)) {
+		if (nic->steered && ++nic->steer_misses >= NIC_STEER_MISSES)
+			nic_fall_back(nic);
+		return -ENOENT;
+	}
+	if (reply < 0 || reply >= NIC_MODE_COUNT) {
+		nic_add(&nic->steer_bad_replies, 1);
+		nic_fall_back(nic);
+		return -EINVAL;
+	}
+	nic_add(&nic->steer_replies, 1);
+	nic->steered = true;
+	nic->steer_misses = 0;
+	if (nic->mode != (enum nic_mode)reply) {
+		nic_add(&nic->mode_switches, 1);
+		nic_set_mode(nic, (enum nic_mode)reply);
+	}
+	return (int)reply;
+}
+
+bool nic_steer_reply_waiting(struct nic *nic)
+{
+	return aspect_reply_waiting(&jp_desc_nic_sample, (uint64_t)nic);
+}
+
+int nic_steer(struct nic *nic)
+{
+	uint64_t now = clock_ns();
+	uint64_t elapsed_us = (now - nic->last_sample_ns) / 1000;
+	nic->last_sample_ns = now;
+	nic_sample(nic, nic->index, nic->mode, elapsed_us);
+	return nic_steer_apply(nic);
+}
+
 /* ---- Lookup, settings, counters ------------------------------------------ */
 
 struct nic *nic_find(const char *name)
@@ -295,17 +451,37 @@ int nic_set_rx_handler(struct nic *nic, nic_rx_fn fn, void *context)
 
 int nic_set_mode(struct nic *nic, enum nic_mode mode)
 {
-	if (!nic || (mode != NIC_MODE_INTERRUPT && mode != NIC_MODE_POLLING))
+	if (!nic || (unsigned)mode >= NIC_MODE_COUNT)
 		return -EINVAL;
 	uint64_t flags = spin_lock_irqsave(&nic->lock);
 	if (nic->mode != mode) {
 		nic->mode = mode;
 		nic->mode_changed = true;
 		nic->work_pending = true;
+		struct nic_mode_change *c = &nic->history[nic->history_count++ % NIC_HISTORY];
+		c->ns = clock_ns();
+		c->mode = mode;
 	}
 	spin_unlock_irqrestore(&nic->lock, flags);
 	waitq_wake_one(&nic->worker_queue);
 	return 0;
+}
+
+void nic_mode_history(struct nic *nic, void (*fn)(uint64_t ns, enum nic_mode mode, void *arg),
+		      void *arg)
+{
+	static struct nic_mode_change copy[NIC_HISTORY];
+	static struct mutex copy_lock = MUTEX_INIT(copy_lock, "nic.history");
+	mutex_lock(&copy_lock);
+	uint64_t flags = spin_lock_irqsave(&nic->lock);
+	uint64_t count = nic->history_count;
+	unsigned kept = count < NIC_HISTORY ? (unsigned)count : NIC_HISTORY;
+	for (unsigned i = 0; i < kept; i++)
+		copy[i] = nic->history[(count - kept + i) % NIC_HISTORY];
+	spin_unlock_irqrestore(&nic->lock, flags);
+	for (unsigned i = 0; i < kept; i++)
+		fn(copy[i].ns, copy[i].mode, arg);
+	mutex_unlock(&copy_lock);
 }
 
 int nic_read_counter(struct nic *nic, const char *name, uint64_t *value)
@@ -330,7 +506,9 @@ void nic_list_counters(struct nic *nic, nic_counter_fn fn, void *arg)
 
 const char *nic_mode_name(enum nic_mode mode)
 {
-	return mode == NIC_MODE_POLLING ? "polling" : "interrupt";
+	return mode == NIC_MODE_POLLING  ? "polling"
+	       : mode == NIC_MODE_HYBRID ? "hybrid"
+					 : "interrupt";
 }
 
 const char *nic_link_name(enum nic_link link)

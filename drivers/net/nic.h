@@ -7,7 +7,13 @@
  * poll, which hands every received frame to nic_rx; in interrupt mode the
  * device's interrupt (nic_irq) masks the device and wakes the worker, which
  * re-enables interrupts once a poll finds less than its budget (NAPI-like).
- * "nic.tx", "nic.rx", "nic.irq" and "nic.poll" are join points.
+ * Hybrid mode is interrupt mode that stays polling after a busy wake-up
+ * until the device has been idle for a few passes.
+ * "nic.tx", "nic.rx", "nic.irq" and "nic.poll" are join points, and so is
+ * "nic.sample": the worker calls it every NIC_SAMPLE_NS, and an aspect there
+ * (aspects/nicmode.c) reads the NIC's counters and answers with the mode the
+ * NIC should run in (ms_reply); nic_steer_apply follows the answer and falls
+ * back to interrupt mode when the answers stop or make no sense.
  *
  *     struct nic *nic = nic_find("e1000.0");                     // or NULL
  *     nic_set_rx_handler(nic, stack_input, stack);               // frames arrive here
@@ -30,10 +36,18 @@
 #define NIC_POLL_BUDGET      64     /* frames one worker pass may deliver */
 #define NIC_POLL_IDLE_NS     100000 /* polling mode: sleep this long after an empty pass */
 #define NIC_COUNTER_NAME_MAX 24
+#define NIC_HYBRID_BUSY      2        /* hybrid: frames in one wake-up that make it poll on */
+#define NIC_HYBRID_IDLE      4        /* hybrid: empty passes that end the polling */
+#define NIC_SAMPLE_NS        10000000 /* the worker calls nic.sample this often, at most */
+#define NIC_SAMPLE_NEVER     UINT64_MAX
+#define NIC_STEER_MISSES     3   /* samples without a reply before a steered NIC falls back */
+#define NIC_HISTORY          256 /* mode changes remembered per NIC */
 
 enum nic_mode {
 	NIC_MODE_INTERRUPT, /* device interrupts wake the worker */
 	NIC_MODE_POLLING,   /* interrupts off; the worker polls continuously */
+	NIC_MODE_HYBRID,    /* interrupts; a busy wake-up polls on until idle */
+	NIC_MODE_COUNT,
 };
 
 enum nic_link { NIC_LINK_DOWN, NIC_LINK_UP };
@@ -101,6 +115,20 @@ struct nic {
 	uint64_t rx_frames, rx_bytes, rx_dropped; /* seen by nic_rx */
 	uint64_t tx_frames, tx_bytes, tx_errors;  /* seen by nic_tx */
 	uint64_t interrupts, polls, empty_polls;
+	unsigned index; /* registration order: device "nic<index>" */
+	/* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER (set before nic_register): only the
+	 * callers of nic_steer sample (tests) */
+	uint64_t sample_interval_ns;
+	uint64_t last_sample_ns;
+	bool steered;          /* the mode follows nic.sample's replies */
+	unsigned steer_misses; /* samples since the last reply */
+	uint64_t samples, steer_replies, steer_bad_replies, steer_fallbacks, mode_switches;
+	uint64_t hybrid_polls; /* hybrid wake-ups busy enough to poll on */
+	struct nic_mode_change {
+		uint64_t ns; /* clock_ns() */
+		enum nic_mode mode;
+	} history[NIC_HISTORY]; /* the last mode changes, a ring (under lock) */
+	uint64_t history_count; /* changes ever recorded */
 };
 
 /* ---- Drivers ------------------------------------------------------------- */
@@ -140,13 +168,32 @@ unsigned nic_poll(struct nic *nic, unsigned budget);
  * next pass, without losing a frame the device delivered.  Returns 0 or
  * -EINVAL (nic NULL or mode unknown). */
 int nic_set_mode(struct nic *nic, enum nic_mode mode);
+/* The decision join point: the NIC's number, its mode and the time since the
+ * previous sample, for an aspect that reads the counters (ms_device_counter
+ * on "nic<index>" or the NIC's name) and answers with an enum nic_mode
+ * (ms_reply).  Called by the worker every sample_interval_ns; tests may. */
+void nic_sample(struct nic *nic, unsigned index, unsigned mode, uint64_t elapsed_us);
+/* Takes the reply to the NIC's samples, if one came, and switches to the
+ * mode it names.  With none, a NIC whose mode follows the replies falls back
+ * to interrupt mode after NIC_STEER_MISSES samples without one; a reply that
+ * names no mode makes it fall back at once.  Returns the mode applied,
+ * -ENOENT (no reply) or -EINVAL (a reply that names no mode). */
+int nic_steer_apply(struct nic *nic);
+/* True when a reply to the NIC's samples waits for nic_steer_apply. */
+bool nic_steer_reply_waiting(struct nic *nic);
+/* nic_sample with the time since the last one, then nic_steer_apply. */
+int nic_steer(struct nic *nic);
+/* Calls fn(ns, mode, arg) for the last mode changes (at most NIC_HISTORY),
+ * oldest first: when each happened (clock_ns) and the mode it set. */
+void nic_mode_history(struct nic *nic, void (*fn)(uint64_t ns, enum nic_mode mode, void *arg),
+		      void *arg);
 /* Reads a counter by name: the module's own ("rx_frames", "tx_frames",
  * "rx_dropped", "interrupts", "polls", ...) or the driver's ("rx_packets",
  * "GPRC", ...).  Returns 0 with *value, or -EINVAL (NULL), -ENOENT. */
 int nic_read_counter(struct nic *nic, const char *name, uint64_t *value);
 /* Calls fn for every counter, the module's then the driver's. */
 void nic_list_counters(struct nic *nic, nic_counter_fn fn, void *arg);
-/* Human-readable "interrupt"/"polling" and "up"/"down". */
+/* Human-readable "interrupt"/"polling"/"hybrid" and "up"/"down". */
 const char *nic_mode_name(enum nic_mode mode);
 const char *nic_link_name(enum nic_link link);
 /* Number of registered NICs. */

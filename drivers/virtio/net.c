@@ -174,17 +174,28 @@ static const struct virtio_net_counter_name virtio_net_counter_names[] = {
 };
 #define VN_COUNTER_COUNT (sizeof(virtio_net_counter_names) / sizeof(virtio_net_counter_names[0]))
 
-/* The queues' own counters, after the table's. */
+/* The queues' own counters, after the table's; occupancy: buffers the
+ * device holds (in flight) and used entries it returned that no poll has
+ * taken yet (pending). */
 static const char *const virtio_net_queue_counters[] = {
-    "rx_bad_id", "tx_bad_id", "rx_kicks", "tx_kicks", "rx_queue_size", "tx_queue_size",
+    "rx_bad_id",     "tx_bad_id",    "rx_kicks",     "tx_kicks",        "rx_queue_size",
+    "tx_queue_size", "rx_in_flight", "tx_in_flight", "rx_used_pending", "tx_used_pending",
 };
 #define VN_QUEUE_COUNTER_COUNT \
 	(sizeof(virtio_net_queue_counters) / sizeof(virtio_net_queue_counters[0]))
 
 static uint64_t virtio_net_queue_counter(struct virtio_net *vn, unsigned i)
 {
-	uint64_t values[] = {vn->rx.bad_used, vn->tx.bad_used, vn->rx.kicks,
-			     vn->tx.kicks,    vn->rx.size,     vn->tx.size};
+	uint64_t values[] = {vn->rx.bad_used,
+			     vn->tx.bad_used,
+			     vn->rx.kicks,
+			     vn->tx.kicks,
+			     vn->rx.size,
+			     vn->tx.size,
+			     vn->rx.size - vn->rx.free_count,
+			     vn->tx.size - vn->tx.free_count,
+			     virtio_used_pending(&vn->rx),
+			     virtio_used_pending(&vn->tx)};
 	return values[i];
 }
 

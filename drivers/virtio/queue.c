@@ -121,6 +121,12 @@ int virtio_find_free_buffer(struct virtqueue *queue)
 	return -EAGAIN;
 }
 
+unsigned virtio_used_pending(struct virtqueue *queue)
+{
+	return (uint16_t)(__atomic_load_n(&queue->used->index, __ATOMIC_ACQUIRE) -
+			  queue->last_used);
+}
+
 bool virtio_has_used(struct virtqueue *queue)
 {
 	return __atomic_load_n(&queue->used->index, __ATOMIC_ACQUIRE) != queue->last_used;

@@ -158,6 +158,8 @@ int virtio_find_free_buffer(struct virtqueue *queue);
  * none is pending.  Entries naming a descriptor out of range or not in flight
  * are counted in bad_used and skipped. */
 bool virtio_take_used(struct virtqueue *queue, unsigned *id, uint32_t *length);
+/* Used entries the device returned that virtio_take_used has not taken. */
+unsigned virtio_used_pending(struct virtqueue *queue);
 /* True when the device has used entries the driver has not taken. */
 bool virtio_has_used(struct virtqueue *queue);
 /* Notifies the device of new buffers unless it asked not to be. */

@@ -105,7 +105,12 @@ struct scope_ctl {
  * ms_scope_emit(aspect id, type, payload, length) → as ms_emit (0, -EINVAL,
  *     -ENOBUFS), -ENOENT (not the monitor, no such aspect): a record into the
  *     channel direct aspects emit to.
- * Only the attached monitor may call image, report, device_counter, emit. */
+ * ms_scope_reply(join point index, key, value) → 0, -ENOSPC (no slot),
+ *     -ENOENT (no such join point), -EPERM (not the monitor): an advice's
+ *     ms_reply when no call waits for it (shm, one-way msg), posted for the
+ *     join point's owner under key, the event's first argument.
+ * Only the attached monitor may call image, report, device_counter, emit,
+ * reply. */
 
 /* ---- Kernel API (user space sees the declarations only) -------------------- */
 

@@ -172,7 +172,8 @@ int ms_emit(uint32_t type, const void *payload, size_t length)
 	return linker_emit_record(aspect, type, payload, length);
 }
 
-/* Device counters the kernel itself keeps, until drivers publish theirs. */
+/* Device counters the kernel itself keeps; drivers answer for their devices
+ * through the registered source (linker_set_device_source). */
 static int kernel_device_counter(const char *device, const char *counter, uint64_t *value)
 {
 	if (strcmp(device, "timer") == 0 && strcmp(counter, "ticks") == 0)
@@ -198,14 +199,22 @@ int ms_device_counter(const char *device, const char *counter, uint64_t *value)
 		return -EINVAL;
 	uint64_t result = 0;
 	int err = kernel_device_counter(d, c, &result);
+	if (err == -ENOENT)
+		err = linker_device_source_read(d, c, &result);
 	if (!err)
 		*value = result;
 	return err;
 }
 
+/* direct: the owner takes the reply when the join point returns
+ * (aspect_reply_take), keyed by the join point's first argument. */
 int ms_reply(struct ms_ctx *ctx, int64_t value)
 {
-	return -EINVAL; /* direct: nobody waits for a reply */
+	const struct jp_context *jp = jp_of(ctx);
+	if (!jp)
+		return -EINVAL; /* init or exit: no join point to answer */
+	uint64_t key = jp->joinpoint->argc ? jp->args[0] : 0;
+	return aspect_reply_post(jp->joinpoint, key, value);
 }
 
 void ms_log(const char *text)

@@ -115,6 +115,11 @@ struct tel_channel *monitor_event_channel(const struct jp_context *context, bool
 	return session.channel;
 }
 
+int linker_monitor_pid(void)
+{
+	return monitor_is_gone() ? 0 : __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
+}
+
 /* ---- Starting and attaching ------------------------------------------------- */
 
 static bool monitor_attached(void *arg)
@@ -394,6 +399,20 @@ SYSCALL_DEFINE4(ms_scope_emit, uint32_t, id, uint32_t, type, const void *, paylo
 	if (length > MS_EMIT_MAX || (length && copy_from_user(copy, payload, length)))
 		return -EINVAL;
 	return linker_emit_record(aspect, type, copy, length);
+}
+
+/* The aspect ABI's ms_reply for aspects in the monitor when no call waits
+ * (shm, one-way msg): the value is posted for the join point's owner under
+ * (join point, key) as a direct advice's reply is (reply.c).  The key is
+ * only compared by the owner, never followed. */
+SYSCALL_DEFINE3(ms_scope_reply, uint32_t, joinpoint, uint64_t, key, int64_t, value)
+{
+	if (!caller_is_monitor())
+		return -EPERM;
+	const struct joinpoint *jp = jp_at(joinpoint);
+	if (!jp)
+		return -ENOENT;
+	return aspect_reply_post(jp, key, value);
 }
 
 /* ---- The event record ------------------------------------------------------------------ */

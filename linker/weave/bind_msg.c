@@ -25,8 +25,10 @@
  * is sent as from a join point that may not sleep.
  *
  * The reply steers the join point's owner: the value the advice gave
- * ms_reply is kept per CPU with the join point it answered, and the owner
- * reads it with scope_msg_reply() right after the call.
+ * ms_reply is kept per CPU with the join point it answered (the owner reads
+ * it with scope_msg_reply() right after the call) and posted under the join
+ * point and its first argument (aspect_reply_take, the same in every
+ * binding: reply.c).
  */
 #include "arch/x86_64/cpu.h"
 #include "console/console.h"
@@ -120,6 +122,8 @@ static void take_reply(unsigned cpu, const struct jp_context *context,
 	if (reply->words[0] == 1) {
 		replies[cpu].joinpoint = context->joinpoint;
 		replies[cpu].value = (int64_t)reply->words[1];
+		uint64_t key = context->joinpoint->argc ? context->args[0] : 0;
+		aspect_reply_post(context->joinpoint, key, (int64_t)reply->words[1]);
 	}
 }
 

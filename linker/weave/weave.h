@@ -125,6 +125,32 @@ enum aspect_binding aspect_binding_parse(const char *name);
 /* "loading", "loaded", "live", "unlinking", "gone". */
 const char *aspect_state_name(enum aspect_state state);
 
+/* ---- Replies to a join point's owner, and device counters ----------------- */
+
+struct joinpoint;
+
+/* An advice's ms_reply, kept for the join point's owner under (joinpoint,
+ * key), key being the join point's first argument; a newer reply replaces
+ * one not taken yet.  Any context.  Returns 0, -EINVAL (joinpoint NULL) or
+ * -ENOSPC (every slot holds a reply nobody took: dropped). */
+int aspect_reply_post(const struct joinpoint *joinpoint, uint64_t key, int64_t value);
+/* For the owner, after calling joinpoint with first argument key: takes the
+ * reply waiting there.  Returns 1 with *value, or 0 (none).  Any context. */
+int aspect_reply_take(const struct joinpoint *joinpoint, uint64_t key, int64_t *value);
+/* True when a reply waits under (joinpoint, key), without taking it. */
+bool aspect_reply_waiting(const struct joinpoint *joinpoint, uint64_t key);
+
+/* The pid of the monitor process attached for shm and msg, or 0 (none). */
+int linker_monitor_pid(void);
+
+/* Where ms_device_counter finds the counters of devices the linker cannot
+ * see (NICs: drivers/net registers one).  fn runs in any context, also inside
+ * `direct` advice: it must not sleep.  Returns 0 with *value, or -ENOENT. */
+typedef int (*linker_device_source_fn)(const char *device, const char *counter,
+				       uint64_t *value);
+void linker_set_device_source(linker_device_source_fn fn);
+int linker_device_source_read(const char *device, const char *counter, uint64_t *value);
+
 /* ---- The direct binding's advice context, for services implementing ABI -- */
 
 struct jp_context;

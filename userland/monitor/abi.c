@@ -146,10 +146,15 @@ int ms_device_counter(const char *device, const char *counter, uint64_t *value)
 				(long)value);
 }
 
+/* A call's reply goes back with the answer to the call; otherwise (shm,
+ * one-way msg) the kernel keeps it for the join point's owner, under the
+ * event's first argument, as it keeps a direct advice's. */
 int ms_reply(struct ms_ctx *ctx, int64_t value)
 {
 	if (!(ctx->event->flags & SCOPE_EVENT_CALL))
-		return -22;
+		return (int)ms_syscall3(__NR_ms_scope_reply, ctx->event->joinpoint,
+					(long)(ctx->event->argc ? ctx->event->args[0] : 0),
+					(long)value);
 	ctx->replied = true;
 	ctx->reply = value;
 	return 0;

@@ -12,10 +12,14 @@
  * One system call per message: ms_ipc_reply_receive hands the answer to the
  * last call back and waits for the next message, and when it blocks the CPU
  * goes straight back to the caller it answered (on one CPU a synchronous
- * event is two switches).  It never blocks longer than POLL_NS, and drains
- * the rings after every wait that brought no call and every DRAIN_EVERY
- * calls, so ring records run within about that time even under a stream of
- * calls.  If the kernel's side goes away it exits.
+ * event is two switches).  It never blocks longer than POLL_NS while the
+ * rings bring records, and drains the rings after every wait that brought no
+ * call and every DRAIN_EVERY calls, so ring records run within about that
+ * time even under a stream of calls.  While the rings stay empty the wait
+ * doubles up to IDLE_POLL_NS, so an idle monitor (one serving only `msg`
+ * aspects, or none) does not wake its CPU 500 times a second; a record or a
+ * message brings it back to POLL_NS.  If the kernel's side goes away it
+ * exits.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +30,8 @@
 #include "monitor.h"
 #include "uapi/telemetry.h"
 
-#define POLL_NS     (2 * 1000 * 1000)
+#define POLL_NS      (2 * 1000 * 1000)
+#define IDLE_POLL_NS (64 * 1000 * 1000)
 #define DRAIN_EVERY 32
 #define MAX_CPUS    64
 
@@ -34,6 +39,8 @@ static int endpoint;
 static int channel;
 static uint8_t ring_buffer[16 * 1024] __attribute__((aligned(16)));
 static struct tel_map map; /* map.cpus == 0: not mapped */
+
+static unsigned long records_run; /* since the start: tells a drain that found some */
 
 static void run_records(const uint8_t *data, long bytes)
 {
@@ -45,6 +52,7 @@ static void run_records(const uint8_t *data, long bytes)
 			memcpy(&event, tel_record_payload(r), sizeof event);
 			struct ms_ctx ctx;
 			monitor_run_event(&event, &ctx);
+			records_run++;
 		}
 		at += (long)tel_record_bytes(r);
 	}
@@ -158,18 +166,25 @@ int main(void)
 	if (ms_syscall3(__NR_ms_tel_map, channel, (long)&map, 0) != 0)
 		map.cpus = 0;
 	static struct ipc_message m;
-	uint64_t token = 0;
+	uint64_t token = 0, wait_ns = POLL_NS;
 	for (unsigned calls = 0;;) {
 		long error = ms_syscall6(__NR_ms_ipc_reply_receive, endpoint, (long)token,
-					 (long)&reply, (long)&m, POLL_NS, 0);
+					 (long)&reply, (long)&m, (long)wait_ns, 0);
 		token = 0;
 		if (error == 0) {
 			handle(&m);
 			token = m.token; /* a call: answered by the next reply_receive */
+			wait_ns = POLL_NS;
 		} else if (error != -110 && error != -11) {
 			return 1; /* -EPIPE, -EINTR: the kernel side is gone */
 		}
-		if (!token || ++calls % DRAIN_EVERY == 0)
+		if (!token || ++calls % DRAIN_EVERY == 0) {
+			unsigned long before = records_run;
 			drain_rings();
+			if (records_run != before)
+				wait_ns = POLL_NS;
+			else if (error && wait_ns < IDLE_POLL_NS)
+				wait_ns *= 2; /* a quiet wait and empty rings */
+		}
 	}
 }

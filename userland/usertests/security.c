@@ -515,3 +515,33 @@ void mprotect_changes_anonymous_mappings_only(void)
 	if (!clock || raw_mprotect(clock, PAGE, PROT_READ | PROT_WRITE) != -L_EPERM)
 		t_fail("mprotect of the clock page was not refused with EPERM");
 }
+
+/* ms_scope_reply posts a reply that steers the kernel (a NIC's mode): only
+ * the attached monitor may, whatever the arguments; the monitor itself gets
+ * -ENOENT for a join point that does not exist. */
+void scope_reply_is_the_monitors_only(void)
+{
+	static const long join_points[] = {0, 1, 0x7fffffff, 0xffffffffL, -1};
+	for (size_t i = 0; i < sizeof join_points / sizeof join_points[0]; i++) {
+		long result = ms_syscall3(__NR_ms_scope_reply, join_points[i], -1, 1);
+		if (result != -L_EPERM)
+			t_fail("ms_scope_reply(%ld) from a process that is not the monitor: %ld, "
+			       "expected -EPERM",
+			       join_points[i], result);
+	}
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0) {
+		t_fail("attaching a monitor as root: %ld", channel);
+	} else {
+		for (size_t i = 2; i < sizeof join_points / sizeof join_points[0]; i++) {
+			long result = ms_syscall3(__NR_ms_scope_reply, join_points[i], 0, 1);
+			if (result != -2 /* ENOENT */)
+				t_fail(
+				    "ms_scope_reply(%ld) from the monitor: %ld, expected -ENOENT",
+				    join_points[i], result);
+		}
+	}
+	if (endpoint >= 0)
+		close((int)endpoint);
+}

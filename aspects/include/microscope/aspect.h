@@ -166,9 +166,14 @@ int ms_emit(uint32_t type, const void *payload, size_t length);
  * "rx_packets") into *value.  Returns 0, or -2 (ENOENT: no such device or
  * counter). */
 int ms_device_counter(const char *device, const char *counter, uint64_t *value);
-/* Under the `msg` binding with a synchronous call: hands value to the join
- * point's owner as the reply.  Returns 0, or -22 (EINVAL) in any other binding
- * (direct, shm, one-way msg), where there is nobody to reply to. */
+/* Answers the join point's owner with value, in every binding: under a
+ * synchronous `msg` call it travels back with the call's answer; under
+ * `direct` it is there when the join point returns; under `shm` and one-way
+ * `msg` it is posted when the monitor runs the advice, and the owner finds it
+ * at a later call.  The owner keeps the newest reply per join point and first
+ * argument, and must check the value (a monitor is not trusted).  Returns 0,
+ * -28 (ENOSPC: too many replies not taken yet) or -22 (EINVAL: in init or
+ * exit, where no join point runs). */
 int ms_reply(struct ms_ctx *ctx, int64_t value);
 /* Prints one line, prefixed with the aspect's name, to the system log. */
 void ms_log(const char *text);

@@ -1,0 +1,123 @@
+/*
+ * nicmode: decides whether a NIC takes interrupts, polls, or runs hybrid
+ * (interrupts until busy, polling until idle), from the NIC's own counters.
+ * drivers/net calls the join point nic.sample(nic, index, mode, elapsed_us)
+ * every 10 ms of worker activity; this advice reads the counters of device
+ * "nic<index>" (frames in and out; the e1000's missed-packet and no-buffer
+ * counts; the virtio-net receive ring's pending entries), turns them into a
+ * rate and a pressure over the elapsed time, and answers with a mode
+ * (ms_reply), which the driver follows.  The same object decides the same in
+ * every binding: the inputs are the counters and the arguments, the state is
+ * this file's, and nothing depends on where or when it runs.
+ *
+ * Policy, per sample (counted in samples, not time), from the frames in and
+ * out per second and the pressure (missed or no-buffer frames, a backed-up
+ * receive ring):
+ *   high (pressure, or rate >= HIGH_RATE): polling at once;
+ *   busy (rate >= BUSY_RATE): polling once busy for STEADY_SAMPLES samples
+ *       in a row, else hybrid;
+ *   idle (no pressure, rate < IDLE_RATE): interrupts once idle for
+ *       IDLE_SAMPLES samples in a row, else the mode the NIC has;
+ *   anything between: hybrid, but a NIC that polls goes on polling (it polls
+ *       until idle, as NAPI does).
+ * The first sample of a NIC (and the first after a relink) only notes the
+ * counters and answers the mode the NIC has.
+ * Each decision is also a telemetry record (NICMODE_RECORD: index, mode
+ * before and after, frames per second) and counted ("to_interrupt", ...).
+ */
+#include <microscope/aspect.h>
+
+MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its counters");
+
+#define NICMODE_RECORD 0x6e6d /* "nm" */
+#define NICS           8
+
+#define MODE_INTERRUPT 0 /* enum nic_mode */
+#define MODE_POLLING   1
+#define MODE_HYBRID    2
+
+#define HIGH_RATE      1000 /* frames per second in and out: ~350 small requests/s */
+#define BUSY_RATE      400
+#define IDLE_RATE      50
+#define PENDING_BUSY   32 /* virtio-net: used receive entries not yet taken */
+#define STEADY_SAMPLES 3
+#define IDLE_SAMPLES   2
+
+struct nic_state {
+	int seen;
+	uint64_t frames, missed;
+	unsigned busy_streak, idle_streak;
+};
+
+static struct nic_state nics[NICS];
+
+struct nicmode_record {
+	uint32_t index, from, to, reserved;
+	uint64_t rate;
+};
+
+static void device_name(unsigned index, char name[8])
+{
+	name[0] = 'n', name[1] = 'i', name[2] = 'c';
+	name[3] = (char)('0' + index % 10);
+	name[4] = '\0';
+}
+
+static uint64_t counter(const char *device, const char *name)
+{
+	uint64_t value = 0;
+	return ms_device_counter(device, name, &value) == 0 ? value : 0;
+}
+
+static unsigned choose(struct nic_state *s, unsigned mode, uint64_t rate, int pressure)
+{
+	int high = pressure || rate >= HIGH_RATE;
+	int busy = high || rate >= BUSY_RATE, idle = !busy && rate < IDLE_RATE;
+	s->busy_streak = busy ? s->busy_streak + 1 : 0;
+	s->idle_streak = idle ? s->idle_streak + 1 : 0;
+	if (busy)
+		return high || s->busy_streak >= STEADY_SAMPLES || mode == MODE_POLLING
+			   ? MODE_POLLING
+			   : MODE_HYBRID;
+	if (idle)
+		return s->idle_streak >= IDLE_SAMPLES ? MODE_INTERRUPT : mode;
+	return mode == MODE_POLLING ? MODE_POLLING : MODE_HYBRID;
+}
+
+static void decide(struct ms_ctx *ctx)
+{
+	unsigned index = (unsigned)ms_arg(ctx, 1), mode = (unsigned)ms_arg(ctx, 2);
+	uint64_t elapsed_us = ms_arg(ctx, 3);
+	if (index >= NICS)
+		return; /* no answer: the driver keeps its mode */
+	if (mode > MODE_HYBRID)
+		mode = MODE_INTERRUPT;
+	char device[8];
+	device_name(index, device);
+	struct nic_state *s = &nics[index];
+	uint64_t frames = counter(device, "rx_frames") + counter(device, "tx_frames");
+	uint64_t missed = counter(device, "MPC") + counter(device, "RNBC");
+	int backed_up = counter(device, "rx_used_pending") >= PENDING_BUSY;
+	unsigned next = mode;
+	uint64_t rate = 0;
+	if (s->seen) {
+		uint64_t delta = frames - s->frames;
+		rate = elapsed_us ? delta * 1000000 / elapsed_us : delta * 1000000;
+		next = choose(s, mode, rate, missed != s->missed || backed_up);
+	}
+	s->seen = 1;
+	s->frames = frames;
+	s->missed = missed;
+	ms_reply(ctx, next);
+	ms_counter_add("decisions", 1);
+	if (next != mode) {
+		ms_counter_add(next == MODE_POLLING  ? "to_polling"
+			       : next == MODE_HYBRID ? "to_hybrid"
+						     : "to_interrupt",
+			       1);
+		struct nicmode_record r = {index, mode, next, 0, rate};
+		ms_emit(NICMODE_RECORD, &r, sizeof r);
+	}
+}
+
+MS_BEFORE("nic.sample", decide, 0);

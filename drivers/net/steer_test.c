@@ -1,0 +1,389 @@
+/*
+ * The nicsteer suite: the decision loop of drivers/net (nic.sample, an
+ * aspect's reply, nic_steer_apply) on a NIC of the test's own, whose
+ * counters the test sets, so that a load change is synthetic and every
+ * outcome is counted in samples, never timed.  aspects/nicmode.c, linked
+ * direct, shm, msg one-way and msg synchronous, must answer one script of
+ * loads with the same modes; a monitor that dies, or an aspect that answers
+ * nonsense (aspects/nicbabble.c), must leave the NIC in interrupt mode.
+ * shm and msg need /bin/monitor: boot with the initrd (the nicsteer run of
+ * tests/run.py does); without it those cases are skipped.  Waits have
+ * timeouts only against hangs.
+ */
+#include "joinpoint/joinpoint.h"
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "linker/weave/weave.h"
+#include "net/nic.h"
+#include "proc/proc.h"
+#include "time/time.h"
+#include "uapi/proc.h"
+#include "uapi/scope.h"
+#include "vfs/vfs.h"
+
+#define SAMPLE_US     10000 /* what every synthetic sample says elapsed */
+#define REPLY_WAIT_NS (5 * NSEC_PER_SEC)
+#define SYNC_DEADLINE (2 * NSEC_PER_SEC) /* generous: a loaded host may be slow */
+
+/* ---- A NIC whose counters the test sets ---------------------------------- */
+
+static uint64_t synthetic_missed; /* its "MPC" */
+
+static int steer_transmit(struct nic *nic, const void *frame, size_t length)
+{
+	return 0;
+}
+
+static unsigned steer_poll(struct nic *nic, unsigned budget)
+{
+	return 0;
+}
+
+static void steer_interrupts(struct nic *nic)
+{
+}
+
+static int steer_read_counter(struct nic *nic, const char *name, uint64_t *value)
+{
+	if (strcmp(name, "MPC") != 0)
+		return -ENOENT;
+	*value = __atomic_load_n(&synthetic_missed, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void steer_list_counters(struct nic *nic, nic_counter_fn fn, void *arg)
+{
+	fn("MPC", synthetic_missed, arg);
+}
+
+static const struct nic_ops steer_ops = {
+    .transmit = steer_transmit,
+    .poll = steer_poll,
+    .enable_interrupts = steer_interrupts,
+    .disable_interrupts = steer_interrupts,
+    .read_counter = steer_read_counter,
+    .list_counters = steer_list_counters,
+};
+
+static struct nic steer_nic = {
+    .mac = {0x02, 0, 0, 0, 0x5e, 0x01},
+    .mtu = 1500,
+    .link = NIC_LINK_UP,
+    .ops = &steer_ops,
+    .sample_interval_ns = NIC_SAMPLE_NEVER, /* the test samples, the worker does not */
+};
+
+/* The test's NIC in interrupt mode, following nobody yet. */
+static struct nic *fresh_nic(struct ktest *t)
+{
+	static bool registered;
+	if (!registered) {
+		if (nic_register(&steer_nic, "steer") != 0) {
+			ktest_skip(t, "cannot register the test NIC");
+			return NULL;
+		}
+		registered = true;
+	}
+	int64_t stale;
+	aspect_reply_take(jp_find("nic.sample"), (uint64_t)&steer_nic, &stale);
+	nic_set_mode(&steer_nic, NIC_MODE_INTERRUPT);
+	steer_nic.steered = false;
+	steer_nic.steer_misses = 0;
+	return &steer_nic;
+}
+
+/* ---- Linking ------------------------------------------------------------- */
+
+static bool monitor_available(struct ktest *t, enum aspect_binding binding)
+{
+	if (binding == ASPECT_BINDING_DIRECT)
+		return true;
+	struct vfs_stat st;
+	if (vfs_stat("/bin/monitor", &st) != 0) {
+		ktest_skip(t, "no /bin/monitor (boot with the initrd)");
+		return false;
+	}
+	return true;
+}
+
+/* Loads a fresh copy of name (its state starts empty) and links it. */
+static struct aspect *link_fresh(struct ktest *t, const char *name, enum aspect_binding binding,
+				 bool synchronous)
+{
+	if (!monitor_available(t, binding))
+		return NULL;
+	struct aspect *a = NULL;
+	char error[LINKER_ERROR_MAX];
+	int err = linker_load_builtin(name, &a, error, sizeof error);
+	if (!EXPECT_EQ(t, err, 0))
+		return NULL;
+	scope_set_msg_mode(synchronous, SYNC_DEADLINE);
+	err = aspect_link(a, binding);
+	if (!EXPECT_EQ(t, err, 0)) {
+		aspect_unload(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* The monitor process the kernel started for shm and msg is the test
+ * thread's child: it is ended and reaped, so that later suites (proc's
+ * "no children") find none. */
+static void end_monitor(void)
+{
+	int pid = linker_monitor_pid();
+	if (pid <= 0)
+		return;
+	proc_kill(pid, SIGKILL);
+	proc_wait(pid, NULL, 0);
+}
+
+static void unlink_and_unload(struct aspect *a)
+{
+	if (!a)
+		return;
+	aspect_unlink(a); /* -EINVAL when a dead monitor took it down already */
+	aspect_unload(a);
+	scope_set_msg_mode(0, 0);
+	end_monitor();
+}
+
+/* ---- Samples --------------------------------------------------------------- */
+
+/* One synthetic sample: frames more in, missed more missed, SAMPLE_US later.
+ * Waits (against hangs only) for the reply when one must come, then applies
+ * it.  Returns nic_steer_apply's. */
+static int step(struct nic *nic, uint64_t frames, uint64_t missed, bool reply_expected)
+{
+	__atomic_fetch_add(&nic->rx_frames, frames, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&synthetic_missed, missed, __ATOMIC_RELAXED);
+	nic_sample(nic, nic->index, nic->mode, SAMPLE_US);
+	uint64_t deadline = clock_ns() + REPLY_WAIT_NS;
+	while (reply_expected && !nic_steer_reply_waiting(nic) && clock_ns() < deadline)
+		sched_sleep_ns(NSEC_PER_MSEC); /* shm: the monitor runs meanwhile */
+	return nic_steer_apply(nic);
+}
+
+struct load_step {
+	uint64_t frames, missed;
+	enum nic_mode expected;
+};
+
+#define I NIC_MODE_INTERRUPT
+#define P NIC_MODE_POLLING
+#define H NIC_MODE_HYBRID
+/* In 10 ms: 100 frames is 10,000 per second (high), 5 is 500 (busy), 2 is
+ * 200 (between), 0 idle; a missed frame is pressure (high) whatever the rate. */
+static const struct load_step load_script[] = {
+    {0, 0, I},              /* the first sample notes the counters */
+    {0, 0, I},              /* idle */
+    {5, 0, H},              /* busy: hybrid at once */
+    {5, 0, H},   {5, 0, P}, /* steady: polling from the third busy sample */
+    {5, 0, P},   {2, 0, P}, /* between: a polling NIC polls on */
+    {0, 0, P},   {0, 0, I}, /* idle twice: interrupts */
+    {2, 0, H},              /* between: hybrid */
+    {0, 1, P},              /* missed frames: polling at once */
+    {0, 0, P},   {0, 0, I}, /* idle twice: interrupts */
+    {100, 0, P}, {0, 0, P}, /* high: polling at once */
+    {0, 0, I},
+};
+#undef I
+#undef P
+#undef H
+#define LOAD_STEPS (sizeof(load_script) / sizeof(load_script[0]))
+
+static void decisions_follow_the_load(struct ktest *t, enum aspect_binding binding,
+				      bool synchronous)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicmode", binding, synchronous);
+	if (!a)
+		return;
+	uint64_t switches_before = nic->mode_switches;
+	unsigned matched = 0, switches = 0;
+	enum nic_mode previous = nic->mode;
+	for (unsigned i = 0; i < LOAD_STEPS; i++) {
+		int got = step(nic, load_script[i].frames, load_script[i].missed, true);
+		if (got == (int)load_script[i].expected && nic->mode == load_script[i].expected)
+			matched++;
+		else
+			EXPECT_EQ(t, got, load_script[i].expected); /* names the step's values */
+		switches += nic->mode != previous;
+		previous = nic->mode;
+	}
+	EXPECT_EQ(t, matched, LOAD_STEPS);
+	EXPECT_EQ(t, nic->mode_switches - switches_before, switches);
+	EXPECT_TRUE(t, nic->steered);
+	EXPECT_EQ(t, aspect_counter_value(a, "decisions"), LOAD_STEPS);
+	EXPECT_EQ(t, aspect_counter_value(a, "to_polling"), 3);
+	unlink_and_unload(a);
+}
+
+static void decisions_follow_the_load_direct(struct ktest *t)
+{
+	decisions_follow_the_load(t, ASPECT_BINDING_DIRECT, false);
+}
+
+static void decisions_follow_the_load_shm(struct ktest *t)
+{
+	decisions_follow_the_load(t, ASPECT_BINDING_SHM, false);
+}
+
+static void decisions_follow_the_load_msg_call(struct ktest *t)
+{
+	decisions_follow_the_load(t, ASPECT_BINDING_MSG, true);
+}
+
+static void decisions_follow_the_load_msg_oneway(struct ktest *t)
+{
+	decisions_follow_the_load(t, ASPECT_BINDING_MSG, false);
+}
+
+/* Drives the NIC to polling with high load. */
+static void drive_to_polling(struct ktest *t, struct nic *nic)
+{
+	for (unsigned i = 0; i < 4; i++)
+		step(nic, 100, 0, true);
+	EXPECT_EQ(t, nic->mode, NIC_MODE_POLLING);
+}
+
+/* The monitor dies while the NIC polls on its word: the samples after that
+ * get no reply, and the NIC is back on interrupts after exactly
+ * NIC_STEER_MISSES of them. */
+static void dead_monitor_leaves_interrupts(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_MSG, true);
+	if (!a)
+		return;
+	drive_to_polling(t, nic);
+	int pid = linker_monitor_pid();
+	ASSERT_TRUE(t, pid > 0);
+	EXPECT_EQ(t, proc_kill(pid, SIGKILL), 0);
+	EXPECT_EQ(t, proc_wait(pid, NULL, 0), pid); /* ended, and reaped */
+	uint64_t deadline = clock_ns() + REPLY_WAIT_NS;
+	while (linker_monitor_pid() == pid && clock_ns() < deadline)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	EXPECT_EQ(t, linker_monitor_pid(), 0);
+	uint64_t fallbacks = nic->steer_fallbacks;
+	for (unsigned i = 1; i < NIC_STEER_MISSES; i++) {
+		EXPECT_EQ(t, step(nic, 100, 0, false), -ENOENT);
+		EXPECT_EQ(t, nic->mode, NIC_MODE_POLLING);
+	}
+	EXPECT_EQ(t, step(nic, 100, 0, false), -ENOENT);
+	EXPECT_EQ(t, nic->mode, NIC_MODE_INTERRUPT);
+	EXPECT_EQ(t, nic->steer_fallbacks - fallbacks, 1);
+	EXPECT_FALSE(t, nic->steered);
+	unlink_and_unload(a);
+}
+
+/* Answers that name no mode (-1, then 3) put the NIC on interrupts at once,
+ * whatever mode it was in. */
+static void garbage_answers_leave_interrupts(struct ktest *t, enum aspect_binding binding)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicbabble", binding, binding == ASPECT_BINDING_MSG);
+	if (!a)
+		return;
+	uint64_t bad = nic->steer_bad_replies;
+	enum nic_mode modes[] = {NIC_MODE_POLLING, NIC_MODE_HYBRID, NIC_MODE_POLLING};
+	for (unsigned i = 0; i < 3; i++) {
+		nic_set_mode(nic, modes[i]);
+		EXPECT_EQ(t, step(nic, 100, 0, true), -EINVAL);
+		EXPECT_EQ(t, nic->mode, NIC_MODE_INTERRUPT);
+	}
+	EXPECT_EQ(t, nic->steer_bad_replies - bad, 3);
+	unlink_and_unload(a);
+}
+
+static void garbage_answers_leave_interrupts_direct(struct ktest *t)
+{
+	garbage_answers_leave_interrupts(t, ASPECT_BINDING_DIRECT);
+}
+
+static void garbage_answers_leave_interrupts_msg(struct ktest *t)
+{
+	garbage_answers_leave_interrupts(t, ASPECT_BINDING_MSG);
+}
+
+/* ---- The pieces under the loop ---------------------------------------------- */
+
+/* A reply is kept per join point and first argument, taken once, and a
+ * newer one replaces it; when every slot is taken a post is refused. */
+static void replies_are_kept_per_joinpoint_and_key(struct ktest *t)
+{
+	const struct joinpoint *jp = jp_find("nic.sample"), *other = jp_find("nic.poll");
+	ASSERT_TRUE(t, jp && other);
+	int64_t value = 0;
+	EXPECT_EQ(t, aspect_reply_post(jp, 1, 11), 0);
+	EXPECT_EQ(t, aspect_reply_post(jp, 1, 12), 0);
+	EXPECT_EQ(t, aspect_reply_take(other, 1, &value), 0);
+	EXPECT_EQ(t, aspect_reply_take(jp, 2, &value), 0);
+	EXPECT_TRUE(t, aspect_reply_waiting(jp, 1));
+	EXPECT_EQ(t, aspect_reply_take(jp, 1, &value), 1);
+	EXPECT_EQ(t, value, 12);
+	EXPECT_EQ(t, aspect_reply_take(jp, 1, &value), 0);
+	EXPECT_EQ(t, aspect_reply_post(NULL, 1, 1), -EINVAL);
+	unsigned posted = 0;
+	for (uint64_t key = 100; key < 200; key++) {
+		if (aspect_reply_post(jp, key, 1) != 0)
+			break;
+		posted++;
+	}
+	EXPECT_TRUE(t, posted > 0 && posted < 100);
+	EXPECT_EQ(t, aspect_reply_post(jp, 999, 1), -ENOSPC);
+	for (uint64_t key = 100; key < 100 + posted; key++)
+		EXPECT_EQ(t, aspect_reply_take(jp, key, &value), 1);
+}
+
+/* ms_device_counter reaches a NIC by its name and by "nic<index>". */
+static void nic_counters_are_device_counters(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	synthetic_missed = 42;
+	char device[8] = "nic";
+	device[3] = (char)('0' + nic->index);
+	uint64_t value = 0;
+	EXPECT_EQ(t, linker_device_source_read(device, "MPC", &value), 0);
+	EXPECT_EQ(t, value, 42);
+	value = 0;
+	EXPECT_EQ(t, linker_device_source_read(nic->name, "MPC", &value), 0);
+	EXPECT_EQ(t, value, 42);
+	EXPECT_EQ(t, linker_device_source_read(device, "samples", &value), 0);
+	EXPECT_EQ(t, linker_device_source_read(device, "nope", &value), -ENOENT);
+	EXPECT_EQ(t, linker_device_source_read("nic99", "MPC", &value), -ENOENT);
+	EXPECT_EQ(t, linker_device_source_read("nic1x", "MPC", &value), -ENOENT);
+	EXPECT_EQ(t, linker_device_source_read("nobody.0", "MPC", &value), -ENOENT);
+}
+
+/* Without any aspect the NIC keeps the mode it was given: the loop steers
+ * only a NIC that has had an answer. */
+static void no_aspect_no_steering(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	nic_set_mode(nic, NIC_MODE_POLLING);
+	for (unsigned i = 0; i < 2 * NIC_STEER_MISSES; i++)
+		EXPECT_EQ(t, step(nic, 100, 0, false), -ENOENT);
+	EXPECT_EQ(t, nic->mode, NIC_MODE_POLLING);
+	nic_set_mode(nic, NIC_MODE_INTERRUPT);
+}
+
+KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
+	    KTEST_CASE(nic_counters_are_device_counters), KTEST_CASE(no_aspect_no_steering),
+	    KTEST_CASE(decisions_follow_the_load_direct), KTEST_CASE(decisions_follow_the_load_shm),
+	    KTEST_CASE(decisions_follow_the_load_msg_call),
+	    KTEST_CASE(decisions_follow_the_load_msg_oneway),
+	    KTEST_CASE(garbage_answers_leave_interrupts_direct),
+	    KTEST_CASE(garbage_answers_leave_interrupts_msg),
+	    KTEST_CASE(dead_monitor_leaves_interrupts));
