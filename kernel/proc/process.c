@@ -114,6 +114,11 @@ void proc_own_code(const struct process *p, uint64_t *start, uint64_t *end)
 	*end = p ? p->own_code_end : 0;
 }
 
+void proc_unwind_tables(const struct process *p, struct cfi_tables *out)
+{
+	*out = p ? p->unwind : (struct cfi_tables){0};
+}
+
 void proc_set_name(struct process *p, const char *path)
 {
 	const char *base = path;
@@ -221,6 +226,7 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	if (parent) {
 		p->own_code_start = parent->own_code_start;
 		p->own_code_end = parent->own_code_end;
+		p->unwind = parent->unwind;
 	}
 	p->cred = proc_cred_for_child(parent);
 

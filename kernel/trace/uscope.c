@@ -7,10 +7,11 @@
  * right after the syscall_entry record.
  *
  * The stack is walked in the kernel from the user registers saved at entry,
- * along the frame-pointer chain (microScope's programs and newlib are built
- * with frame pointers), every read through copy_from_user: a stack that
- * cannot be read ends the walk and is marked, never a fault.  Work is bounded
- * by the entry's budget.  Scope modes (Uscope's table): 1 = the last frame
+ * by the program's DWARF CFI (.eh_frame, noted at exec: lib/cfi.h) where it
+ * covers the code, so that code built without frame pointers unwinds, and
+ * along the frame-pointer chain where it does not; every read goes through
+ * copy_from_user: a stack that cannot be read ends the walk and is marked,
+ * never a fault.  Work is bounded: at most TRACE_STACK_MAX frames.  Scope modes (Uscope's table): 1 = the last frame
  * in the application's own code, 2 = up to the budget's frames of its own
  * code, 3 = the last frame wherever it is, 4 = up to the budget's frames of
  * all code.  The programs are static: own code is told from newlib's and
@@ -20,6 +21,7 @@
 #include "trace/internal.h"
 
 #include "arch/x86_64/trapframe.h"
+#include "lib/cfi.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "proc/proc.h"
@@ -120,6 +122,7 @@ struct walk {
 	unsigned keep;      /* frames to keep at most */
 	bool own_only;      /* only frames in [own_start, own_end) */
 	uint64_t own_start, own_end;
+	struct cfi_tables unwind; /* the program's (lib/cfi.h), or empty */
 	uint64_t *frames;
 	unsigned count;
 	uint16_t flags;
@@ -133,26 +136,52 @@ static bool keep_frame(struct walk *w, uint64_t address)
 	return w->count < w->keep;
 }
 
-/* Walks the frame-pointer chain from the user registers, reading at most
- * TRACE_STACK_MAX frames (the work is bounded whatever the mode keeps). */
+static int read_user(void *to, uint64_t address, size_t length, void *arg)
+{
+	(void)arg;
+	return copy_from_user(to, (const void __user *)address, length) ? -EFAULT : 0;
+}
+
+/* One step out along the frame-pointer chain, for code the unwind tables do
+ * not cover: 0, CFI_OUTERMOST (rbp 0), -EINVAL (a frame below the stack
+ * pointer, misaligned, or a chain that does not go up) or -EFAULT. */
+static int frame_pointer_step(struct cfi_regs *regs)
+{
+	uint64_t pair[2]; /* the saved rbp, the return address */
+	if (!regs->rbp)
+		return CFI_OUTERMOST;
+	if ((regs->rbp & 7) || regs->rbp < regs->rsp)
+		return -EINVAL;
+	if (copy_from_user(pair, (const void __user *)regs->rbp, sizeof pair))
+		return -EFAULT;
+	if (pair[0] && pair[0] <= regs->rbp)
+		return -EINVAL;
+	*regs = (struct cfi_regs){.rip = pair[1], .rsp = regs->rbp + 16, .rbp = pair[0]};
+	return 0;
+}
+
+/* Walks out from the user registers, reading at most TRACE_STACK_MAX frames
+ * (the work is bounded whatever the mode keeps): each step by the program's
+ * CFI where an FDE covers the code, else by its frame pointer. */
 static void walk(const struct trap_frame *user, struct walk *w)
 {
-	uint64_t rbp = user->rbp;
-	if (!keep_frame(w, user->rip))
+	struct cfi_regs regs = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp};
+	enum cfi_frame frame = CFI_FIRST_FRAME;
+	if (!keep_frame(w, regs.rip))
 		return;
 	for (unsigned read = 1; read < TRACE_STACK_MAX; read++) {
-		uint64_t pair[2]; /* the saved rbp, the return address */
-		if (!rbp)
-			return; /* the outermost frame */
-		if ((rbp & 7) || copy_from_user(pair, (const void *)rbp, sizeof pair) ||
-		    (pair[0] && pair[0] <= rbp)) {
+		int step = cfi_unwind_step(&w->unwind, &regs, frame, read_user, NULL);
+		if (step == -ENOENT)
+			step = frame_pointer_step(&regs);
+		frame = CFI_RETURN_ADDRESS;
+		if (step == CFI_OUTERMOST || (step == 0 && !regs.rip))
+			return;
+		if (step < 0) {
 			w->flags |= TRACE_STACK_UNREADABLE;
 			return;
 		}
-		rbp = pair[0];
-		if (!keep_frame(w, pair[1])) {
-			if (rbp)
-				w->flags |= TRACE_STACK_TRUNCATED;
+		if (!keep_frame(w, regs.rip)) {
+			w->flags |= TRACE_STACK_TRUNCATED;
 			return;
 		}
 	}
@@ -174,6 +203,7 @@ void uscope_record_stack(const struct trap_frame *user)
 			 .own_only = e->mode <= 2,
 			 .frames = event.frames};
 	proc_own_code(p, &w.own_start, &w.own_end);
+	proc_unwind_tables(p, &w.unwind);
 	walk(user, &w);
 	event.head.count = (uint16_t)w.count;
 	event.head.flags = w.flags;

@@ -1,4 +1,4 @@
-// host-test-sources: kernel/exec/elf.c kernel/exec/stack.c
+// host-test-sources: kernel/exec/elf.c kernel/exec/stack.c kernel/lib/cfi.c
 /* Does the ELF check accept a good static executable and refuse every
  * truncated, corrupted or hostile variant without reading out of bounds (the
  * sanitizers watch)?  And is the initial stack laid out as _start expects? */
