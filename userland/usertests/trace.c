@@ -268,3 +268,187 @@ void uscope_traces_a_program_by_name(void)
 	if (shell("uscope trace cat --mode 5") == 0 || shell("uscope untrace nobody") == 0)
 		t_fail("mode 5 or an unknown name was accepted");
 }
+
+/* ---- uscope: stacks of code without frame pointers ---------------------- */
+
+struct symbol_range {
+	const char *name;
+	uint64_t start, end;
+};
+
+static long read_at(int fd, long offset, void *to, long length)
+{
+	return lseek(fd, offset, SEEK_SET) == offset ? read(fd, to, length) : -1;
+}
+
+/* Fills each range's start and end from path's symbol table; returns how
+ * many were found. */
+static int symbols_of(const char *path, struct symbol_range *ranges, int count)
+{
+	static uint8_t headers[64 * 64], symbols[64 * 1024];
+	static char names[32 * 1024];
+	int fd = open(path, O_RDONLY), found = 0;
+	uint8_t elf[64];
+	if (fd < 0 || read(fd, elf, 64) != 64) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	uint64_t shoff;
+	uint16_t shnum;
+	memcpy(&shoff, elf + 40, 8);
+	memcpy(&shnum, elf + 60, 2);
+	if (shnum > 64 || read_at(fd, (long)shoff, headers, shnum * 64) != shnum * 64)
+		shnum = 0;
+	for (unsigned i = 0; i < shnum; i++) {
+		const uint8_t *sh = headers + i * 64;
+		uint32_t type, link;
+		uint64_t offset, size;
+		memcpy(&type, sh + 4, 4);
+		memcpy(&link, sh + 40, 4);
+		memcpy(&offset, sh + 24, 8);
+		memcpy(&size, sh + 32, 8);
+		if (type != 2 || link >= shnum || size > sizeof symbols) /* SHT_SYMTAB */
+			continue;
+		uint64_t names_offset, names_size;
+		memcpy(&names_offset, headers + link * 64 + 24, 8);
+		memcpy(&names_size, headers + link * 64 + 32, 8);
+		if (names_size > sizeof names ||
+		    read_at(fd, (long)offset, symbols, (long)size) != (long)size ||
+		    read_at(fd, (long)names_offset, names, (long)names_size) != (long)names_size)
+			break;
+		for (uint64_t at = 0; at + 24 <= size; at += 24) {
+			uint32_t name;
+			uint64_t value, length;
+			memcpy(&name, symbols + at, 4);
+			memcpy(&value, symbols + at + 8, 8);
+			memcpy(&length, symbols + at + 16, 8);
+			for (int r = 0; r < count && name < names_size; r++)
+				if (!strncmp(names + name, ranges[r].name, names_size - name) &&
+				    !ranges[r].end) {
+					ranges[r].start = value;
+					ranges[r].end = value + length;
+					found++;
+				}
+		}
+	}
+	close(fd);
+	return found;
+}
+
+enum { INNER, MIDDLE, OUTER, MAIN, CORRUPT, UNWIND_SYMBOLS };
+
+struct unwind_seen {
+	struct symbol_range symbols[UNWIND_SYMBOLS];
+	int32_t tids[4];
+	int tid_count;
+	int calls, chains_right, corrupt_calls, corrupt_marked, too_long;
+	unsigned expect; /* frames the mode keeps: the chain inner, middle, outer, main first */
+};
+
+static int in_symbol(const struct unwind_seen *seen, int which, uint64_t address)
+{
+	return address >= seen->symbols[which].start && address < seen->symbols[which].end;
+}
+
+static void note_unwind_names(const struct tel_record *r, void *arg)
+{
+	struct unwind_seen *seen = arg;
+	const struct trace_thread_name *n = tel_record_payload(r);
+	if (r->type == TRACE_PROCESS_EXEC && !strcmp(n->name, "unwind") && seen->tid_count < 4)
+		seen->tids[seen->tid_count++] = n->tid;
+}
+
+/* The stacks of unwind's getppid calls: the chain in order, the corrupt call
+ * one frame and marked. */
+static void note_unwind_stacks(const struct tel_record *r, void *arg)
+{
+	struct unwind_seen *seen = arg;
+	const struct trace_user_stack *s = tel_record_payload(r);
+	if (r->type != TRACE_USER_STACK || !s->count)
+		return;
+	int ours = 0;
+	for (int i = 0; i < seen->tid_count; i++)
+		ours |= seen->tids[i] == s->tid;
+	const uint64_t *frames = (const uint64_t *)(s + 1);
+	if (!ours)
+		return;
+	seen->too_long += s->count > seen->expect && in_symbol(seen, INNER, frames[0]);
+	if (in_symbol(seen, CORRUPT, frames[0])) {
+		seen->corrupt_calls++;
+		/* a walk that keeps one frame reads nothing past it, so finds nothing wrong */
+		seen->corrupt_marked += s->count == 1 && (seen->expect == 1 ||
+							  (s->flags & TRACE_STACK_UNREADABLE));
+		return;
+	}
+	if (!in_symbol(seen, INNER, frames[0]))
+		return;
+	seen->calls++;
+	int right = s->count == seen->expect;
+	for (unsigned i = 0; i < seen->expect && i <= MAIN && i < s->count; i++)
+		right &= in_symbol(seen, INNER + (int)i, frames[i]);
+	seen->chains_right += right;
+}
+
+/* Traces unwind in mode, budget, runs it plainly and with "corrupt". */
+static struct unwind_seen stacks_of_unwind(unsigned mode, unsigned budget, unsigned expect)
+{
+	struct unwind_seen seen = {
+	    .symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
+			{"unwind_corrupt"}},
+	    .expect = expect};
+	if (symbols_of("/bin/unwind", seen.symbols, UNWIND_SYMBOLS) != UNWIND_SYMBOLS) {
+		t_fail("/bin/unwind lacks one of its symbols");
+		return seen;
+	}
+	char line[64];
+	snprintf(line, sizeof line, "uscope trace unwind --mode %u --budget %u", mode, budget);
+	if (shell(line) != 0 || shell("trace start -o file:" TRACE_DIR) != 0) {
+		t_fail("'%s' or trace start failed", line);
+		return seen;
+	}
+	char *plain[] = {"unwind", NULL}, *corrupt[] = {"unwind", "corrupt", NULL};
+	int status[2] = {-1, -1};
+	for (int run = 0; run < 2; run++) {
+		pid_t child = fork();
+		if (child == 0) {
+			execv("/bin/unwind", run ? corrupt : plain);
+			_exit(127);
+		}
+		waitpid(child, &status[run], 0);
+	}
+	shell("trace stop");
+	shell("uscope untrace unwind");
+	for (int pass = 0; pass < 2; pass++)
+		for (int cpu = 0; cpu < 64; cpu++) {
+			char path[64];
+			snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+			each_record(path, pass ? note_unwind_stacks : note_unwind_names, &seen);
+		}
+	if (!WIFEXITED(status[0]) || WEXITSTATUS(status[0]) || !WIFEXITED(status[1]) ||
+	    WEXITSTATUS(status[1]))
+		t_fail("mode %u: unwind exited with status %#x, corrupt with %#x", mode, status[0],
+		       status[1]);
+	if (seen.calls != 1 || seen.chains_right != 1 || seen.too_long)
+		t_fail("mode %u budget %u: %d calls from unwind_inner, %d with the chain of %u "
+		       "right, %d longer",
+		       mode, budget, seen.calls, seen.chains_right, expect, seen.too_long);
+	if (seen.corrupt_calls != 1 || seen.corrupt_marked != 1)
+		t_fail("mode %u: %d corrupt calls, %d of one frame marked unreadable", mode,
+		       seen.corrupt_calls, seen.corrupt_marked);
+	return seen;
+}
+
+/* Does a program built without frame pointers unwind by its CFI, in every
+ * mode, to exactly the chain its symbols give (unwind_inner, unwind_middle,
+ * unwind_outer, main), cut where the budget says; and does a call made with
+ * a corrupted stack give a one-frame stack marked unreadable, no fault? */
+void uscope_unwinds_code_without_frame_pointers(void)
+{
+	stacks_of_unwind(4, 8, 6); /* all code: the chain, then start_program, _start */
+	stacks_of_unwind(4, 3, 3);
+	stacks_of_unwind(2, 3, 3); /* own code: inner, middle, outer */
+	stacks_of_unwind(2, 8, 4); /* own code: the chain ends at main */
+	stacks_of_unwind(1, 8, 1);
+	stacks_of_unwind(3, 8, 1);
+}
