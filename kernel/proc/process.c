@@ -130,7 +130,7 @@ void proc_set_name(struct process *p, const char *path)
 	    __atomic_load_n(&trace_exec_hook, __ATOMIC_ACQUIRE);
 	if (decide) /* an exec re-decides by the new program's name or path */
 		__atomic_store_n(&p->trace_slot, (uint8_t)decide(p->name, path), __ATOMIC_RELAXED);
-	if (tracepoint_on()) {
+	if (tracepoint_on() || (tracepoint_stacks_on() && p->trace_slot)) {
 		struct trace_thread_name event = {
 		    .pid = p->pid, .tid = p->thread ? (int32_t)thread_id(p->thread) : 0};
 		strlcpy(event.name, p->name, sizeof event.name);

@@ -305,7 +305,7 @@ void thread_trace_names(void)
 		struct trace_thread_name event = {
 		    .pid = t->process ? proc_pid(t->process) : 0, .tid = (int32_t)t->id};
 		strlcpy(event.name, t->name, sizeof event.name);
-		tracepoint(TRACE_THREAD_NAME, &event, sizeof event);
+		tracepoint_write(TRACE_THREAD_NAME, &event, sizeof event); /* any scope */
 	}
 	this_cpu()->untraced = untraced;
 	spin_unlock_irqrestore(&threads_lock, flags);

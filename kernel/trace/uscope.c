@@ -21,6 +21,8 @@
 #include "trace/internal.h"
 
 #include "arch/x86_64/trapframe.h"
+#include "cpu/percpu.h"
+#include "joinpoint/joinpoint.h"
 #include "lib/cfi.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -35,6 +37,7 @@ struct uscope_entry {
 	char name[PROC_NAME_MAX]; /* a program's name, or a path (with a '/') */
 	unsigned mode;
 	unsigned budget;
+	char events[USCOPE_EVENTS_MAX]; /* the events with stacks: a join-point pattern */
 };
 
 /* Slot i of the map is entries[i]; slot 0 means "not traced". */
@@ -63,9 +66,11 @@ static int retrace_pick(const char *name, int slot)
 	return slot && entries[slot].used ? slot : 0; /* inherited, still in the map */
 }
 
-int uscope_trace(const char *name, unsigned mode, unsigned budget)
+int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *events)
 {
-	if (!name || !*name || strlen(name) >= PROC_NAME_MAX || budget > TRACE_STACK_MAX)
+	events = events ? events : "*";
+	if (!name || !*name || strlen(name) >= PROC_NAME_MAX || budget > TRACE_STACK_MAX ||
+	    !*events || strlen(events) >= USCOPE_EVENTS_MAX)
 		return -EINVAL;
 	if (mode < 1 || mode > 4)
 		return -EINVAL;
@@ -79,6 +84,7 @@ int uscope_trace(const char *name, unsigned mode, unsigned budget)
 		entries[slot] = (struct uscope_entry){
 		    .used = true, .mode = mode, .budget = budget ? budget : 1};
 		strlcpy(entries[slot].name, name, sizeof entries[slot].name);
+		strlcpy(entries[slot].events, events, sizeof entries[slot].events);
 	}
 	spin_unlock_irqrestore(&map_lock, irq);
 	if (!slot)
@@ -111,6 +117,7 @@ int uscope_list(struct uscope_info *info, int count)
 		if (n < count) {
 			info[n] = (struct uscope_info){.mode = e->mode, .budget = e->budget};
 			strlcpy(info[n].name, e->name, sizeof info[n].name);
+			strlcpy(info[n].events, e->events, sizeof info[n].events);
 		}
 		n++;
 	}
@@ -188,12 +195,9 @@ static void walk(const struct trap_frame *user, struct walk *w)
 	w->flags |= TRACE_STACK_TRUNCATED;
 }
 
-void uscope_record_stack(const struct trap_frame *user)
+/* Writes p's user stack (slot's entry says how much) into the stream. */
+static void record_stack(struct process *p, int slot, const struct trap_frame *user)
 {
-	struct process *p = proc_current();
-	int slot = proc_trace_slot(p);
-	if (!slot || !user)
-		return;
 	const struct uscope_entry *e = &entries[slot];
 	struct {
 		struct trace_user_stack head;
@@ -209,4 +213,37 @@ void uscope_record_stack(const struct trap_frame *user)
 	event.head.flags = w.flags;
 	tracepoint_write(TRACE_USER_STACK, &event,
 			 (uint32_t)(sizeof event.head + w.count * sizeof event.frames[0]));
+}
+
+/* Does slot's entry want stacks at the event named prefix + name? */
+static bool wants(int slot, const char *prefix, const char *name)
+{
+	const char *events = entries[slot].events;
+	if (events[0] == '*' && !events[1])
+		return true;
+	char full[64];
+	size_t length = strlcpy(full, prefix, sizeof full);
+	strlcpy(full + length, name, sizeof full - length);
+	return jp_pattern_match(events, full);
+}
+
+void uscope_record_stack(const struct trap_frame *user, const char *syscall_name)
+{
+	struct process *p = proc_current();
+	int slot = proc_trace_slot(p);
+	if (!slot || !user || !wants(slot, "sys.", syscall_name ? syscall_name : "?"))
+		return;
+	record_stack(p, slot, user);
+}
+
+void uscope_record_joinpoint_stack(const char *joinpoint)
+{
+	struct process *p = proc_current();
+	int slot = proc_trace_slot(p);
+	struct cpu *cpu = this_cpu();
+	if (!slot || cpu->irq_depth || !strncmp(joinpoint, "sys.", 4) || !wants(slot, "", joinpoint))
+		return;
+	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
+	if (trap_frame_from_user(user))
+		record_stack(p, slot, user);
 }

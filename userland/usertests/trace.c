@@ -452,3 +452,112 @@ void uscope_unwinds_code_without_frame_pointers(void)
 	stacks_of_unwind(1, 8, 1);
 	stacks_of_unwind(3, 8, 1);
 }
+
+/* ---- uscope: stacks at the events an entry names ------------------------ */
+
+struct events_seen {
+	int32_t tids[4];
+	int tid_count;
+	int32_t running; /* the thread on the CPU (sched_switch): cat's calls only count */
+	uint16_t last_type; /* the last system call's or join point's entry before a stack */
+	int64_t last_number;
+	int after_read, after_other_syscall, after_joinpoint;
+	int64_t other_number; /* the last system call not read that a stack followed */
+};
+
+static void note_cat_exec(const struct tel_record *r, void *arg)
+{
+	struct events_seen *seen = arg;
+	const struct trace_thread_name *n = tel_record_payload(r);
+	if (r->type == TRACE_PROCESS_EXEC && !strcmp(n->name, "cat") && seen->tid_count < 4)
+		seen->tids[seen->tid_count++] = n->tid;
+}
+
+static int is_cat_thread(const struct events_seen *seen, int32_t tid)
+{
+	for (int i = 0; i < seen->tid_count; i++)
+		if (seen->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+/* The last system call's or join point's entry made by a cat thread (a
+ * thread preempted between its entry and its stack may let another's entry
+ * come between them in the ring), and what each stack of cat followed. */
+static void note_event_stacks(const struct tel_record *r, void *arg)
+{
+	struct events_seen *seen = arg;
+	if (r->type == TRACE_SCHED_SWITCH) {
+		const struct trace_sched_switch *s = tel_record_payload(r);
+		seen->running = s->next_tid;
+	} else if (!is_cat_thread(seen, seen->running)) {
+		return;
+	} else if (r->type == TRACE_SYSCALL_ENTRY) {
+		const struct trace_syscall_entry *e = tel_record_payload(r);
+		seen->last_type = r->type;
+		seen->last_number = e->number;
+	} else if (r->type >= TRACE_JP_BASE && (r->type - TRACE_JP_BASE) % 3 == TRACE_JP_ENTRY) {
+		seen->last_type = r->type;
+	} else if (r->type == TRACE_USER_STACK) {
+		const struct trace_user_stack *s = tel_record_payload(r);
+		if (!is_cat_thread(seen, s->tid))
+			return;
+		if (seen->last_type == TRACE_SYSCALL_ENTRY && seen->last_number == __NR_read)
+			seen->after_read++;
+		else if (seen->last_type == TRACE_SYSCALL_ENTRY)
+			seen->after_other_syscall++, seen->other_number = seen->last_number;
+		else
+			seen->after_joinpoint++;
+	}
+}
+
+/* cat traced with --events events while the trace records the join point
+ * vfs.read: where its stacks came. */
+static struct events_seen stacks_at(const char *events)
+{
+	struct events_seen seen = {0};
+	char line[96];
+	snprintf(line, sizeof line, "uscope trace cat --events %s --mode 4 --budget 4", events);
+	if (shell(line) != 0 || shell("trace start -o file:" TRACE_DIR " vfs.read") != 0) {
+		t_fail("'%s' or trace start failed", line);
+		return seen;
+	}
+	char *cat[] = {"cat", "/etc/rc", NULL};
+	run_quietly("/bin/cat", cat);
+	shell("trace stop");
+	shell("uscope untrace cat");
+	for (int pass = 0; pass < 2; pass++)
+		for (int cpu = 0; cpu < 64; cpu++) {
+			char path[64];
+			snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+			seen.last_type = 0;
+			seen.running = -1;
+			each_record(path, pass ? note_event_stacks : note_cat_exec, &seen);
+		}
+	return seen;
+}
+
+/* Does --events choose where stacks are recorded: at the system calls it
+ * names (sys.read, not the others), at a recorded join point reached from
+ * the process (vfs.read, whose entry record comes just before), at both with
+ * "*"; and is a pattern too long for the map refused? */
+void uscope_stacks_follow_the_events_named(void)
+{
+	struct events_seen reads = stacks_at("sys.read");
+	if (!reads.after_read || reads.after_other_syscall || reads.after_joinpoint)
+		t_fail("--events sys.read: %d stacks at read, %d at other calls (the last %lld), %d "
+		       "at join points",
+		       reads.after_read, reads.after_other_syscall, (long long)reads.other_number,
+		       reads.after_joinpoint);
+	struct events_seen vfs = stacks_at("vfs.*");
+	if (!vfs.after_joinpoint || vfs.after_read || vfs.after_other_syscall)
+		t_fail("--events vfs.*: %d stacks at join points, %d at system calls",
+		       vfs.after_joinpoint, vfs.after_read + vfs.after_other_syscall);
+	struct events_seen all = stacks_at("*");
+	if (!all.after_joinpoint || !all.after_read || !all.after_other_syscall)
+		t_fail("--events *: %d stacks at join points, %d at read, %d at other calls",
+		       all.after_joinpoint, all.after_read, all.after_other_syscall);
+	if (shell("uscope trace cat --events "
+		  "a.pattern.far.too.long.for.the.trace.map.to.keep.at.all") == 0)
+		t_fail("a pattern longer than the map keeps was accepted");
+}
