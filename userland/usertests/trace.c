@@ -561,3 +561,55 @@ void uscope_stacks_follow_the_events_named(void)
 		  "a.pattern.far.too.long.for.the.trace.map.to.keep.at.all") == 0)
 		t_fail("a pattern longer than the map keeps was accepted");
 }
+
+/* ---- uscope: a trace of stacks alone ------------------------------------ */
+
+struct stacks_only_seen {
+	int stacks, entries, names, others;
+	uint16_t other_type;
+};
+
+static void note_stacks_only(const struct tel_record *r, void *arg)
+{
+	struct stacks_only_seen *seen = arg;
+	if (r->type == TRACE_USER_STACK)
+		seen->stacks++;
+	else if (r->type == TRACE_SYSCALL_ENTRY)
+		seen->entries++;
+	else if (r->type == TRACE_THREAD_NAME || r->type == TRACE_PROCESS_EXEC)
+		seen->names++;
+	else
+		seen->others++, seen->other_type = r->type;
+}
+
+/* Does `trace start --stacks` record the traced program's stacks, each with
+ * the system call it belongs to, the programs' names, and nothing else: no
+ * scheduling, interrupt, exit or other process's event, no join point (and
+ * is a join-point pattern refused with it)? */
+void uscope_stacks_only_trace_holds_nothing_else(void)
+{
+	if (shell("trace start --stacks -o file:" TRACE_DIR " vfs.*") == 0) {
+		shell("trace stop");
+		t_fail("a trace of stacks took a join-point pattern");
+	}
+	if (shell("uscope trace cat --mode 2 --budget 4") != 0 ||
+	    shell("trace start --stacks -o file:" TRACE_DIR) != 0) {
+		t_fail("uscope trace cat or trace start --stacks failed");
+		shell("uscope untrace cat");
+		return;
+	}
+	char *cat[] = {"cat", "/etc/rc", NULL}, *echo[] = {"echo", "hi", NULL};
+	run_quietly("/bin/cat", cat);
+	run_quietly("/bin/echo", echo);
+	shell("trace stop");
+	shell("uscope untrace cat");
+	struct stacks_only_seen seen = {0};
+	for (int cpu = 0; cpu < 64; cpu++) {
+		char path[64];
+		snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+		each_record(path, note_stacks_only, &seen);
+	}
+	if (!seen.stacks || seen.entries != seen.stacks || !seen.names || seen.others)
+		t_fail("%d stacks, %d system calls, %d names, %d other records (type %u)",
+		       seen.stacks, seen.entries, seen.names, seen.others, seen.other_type);
+}
