@@ -232,6 +232,9 @@ static void note_unwind_tables(const void *file, size_t size, const struct elf64
 	    tables.eh_frame_start != eh_frame->addr)
 		return;
 	tables.eh_frame_end = eh_frame->addr + eh_frame->size;
+	uint64_t identity = cfi_hash(CFI_HASH_SEED, &tables, sizeof tables);
+	identity = cfi_hash(identity, (const uint8_t *)file + hdr->offset, hdr->size);
+	tables.identity = cfi_hash(identity, (const uint8_t *)file + eh_frame->offset, eh_frame->size);
 	image->unwind = tables;
 }
 

@@ -488,12 +488,14 @@ static int read_record(const struct cfi_tables *t, uint64_t address, uint8_t *bu
 	return 0;
 }
 
-static int rule_for(const struct cfi_tables *t, uint64_t pc, cfi_read_fn read, void *arg,
-		    struct cfi_rule *rule)
+int cfi_find_rule(const struct cfi_tables *t, uint64_t pc, cfi_read_fn read, void *arg,
+		  struct cfi_rule *rule)
 {
 	uint8_t fde[CFI_RECORD_MAX], cie[CFI_RECORD_MAX];
 	size_t fde_length, cie_length;
 	uint64_t fde_at;
+	if (!t || !t->fde_count || !read || !rule)
+		return -ENOENT;
 	int error = find_fde(t, pc, read, arg, &fde_at);
 	if (!error)
 		error = read_record(t, fde_at, fde, read, arg, &fde_length);
@@ -523,32 +525,85 @@ static int recover(const struct cfi_register_rule *r, uint64_t cfa, uint64_t now
 	}
 }
 
-int cfi_unwind_step(const struct cfi_tables *t, struct cfi_regs *regs, enum cfi_frame frame,
-		    cfi_read_fn read, void *arg)
+int cfi_step_by_rule(const struct cfi_rule *rule, struct cfi_regs *regs, cfi_read_fn read,
+		     void *arg)
 {
-	if (!t || !t->fde_count || !regs || !read)
-		return -ENOENT;
-	uint64_t pc = frame == CFI_FIRST_FRAME ? regs->rip : regs->rip - 1;
-	struct cfi_rule rule;
-	int error = rule_for(t, pc, read, arg, &rule);
-	if (error)
-		return error;
-	if (!rule.cfa_known ||
-	    (rule.cfa_register != CFI_DWARF_RSP && rule.cfa_register != CFI_DWARF_RBP))
+	if (!rule->cfa_known ||
+	    (rule->cfa_register != CFI_DWARF_RSP && rule->cfa_register != CFI_DWARF_RBP))
 		return -ENOTSUP;
-	if (rule.return_address.how == CFI_UNDEFINED)
+	if (rule->return_address.how == CFI_UNDEFINED)
 		return CFI_OUTERMOST;
-	uint64_t base = rule.cfa_register == CFI_DWARF_RSP ? regs->rsp : regs->rbp;
-	uint64_t cfa = base + (uint64_t)rule.cfa_offset, rip, rbp;
+	uint64_t base = rule->cfa_register == CFI_DWARF_RSP ? regs->rsp : regs->rbp;
+	uint64_t cfa = base + (uint64_t)rule->cfa_offset, rip, rbp;
 	if (cfa <= regs->rsp)
 		return -EINVAL; /* a caller's frame lies above its callee's */
-	error = recover(&rule.return_address, cfa, regs->rip, read, arg, &rip);
-	if (!error)
-		error = recover(&rule.rbp, cfa, regs->rbp, read, arg, &rbp);
-	if (error == -ENOTSUP && rule.rbp.how == CFI_UNKNOWN && rule.return_address.how != CFI_UNKNOWN)
+	int error;
+	if (rule->rbp.how == CFI_AT_CFA && rule->return_address.how == CFI_AT_CFA &&
+	    rule->rbp.offset == rule->return_address.offset - 8) {
+		uint64_t pair[2]; /* a frame-pointer frame: rbp, then the return address */
+		error = read(pair, cfa + (uint64_t)rule->rbp.offset, sizeof pair, arg) ? -EFAULT : 0;
+		rbp = pair[0], rip = pair[1];
+	} else {
+		error = recover(&rule->return_address, cfa, regs->rip, read, arg, &rip);
+		if (!error)
+			error = recover(&rule->rbp, cfa, regs->rbp, read, arg, &rbp);
+	}
+	if (error == -ENOTSUP && rule->rbp.how == CFI_UNKNOWN &&
+	    rule->return_address.how != CFI_UNKNOWN)
 		rbp = 0, error = 0; /* rbp lost: the CFA of frames further out may not need it */
 	if (error)
 		return error;
 	*regs = (struct cfi_regs){.rip = rip, .rsp = cfa, .rbp = rbp};
 	return 0;
+}
+
+int cfi_unwind_step(const struct cfi_tables *t, struct cfi_regs *regs, enum cfi_frame frame,
+		    cfi_read_fn read, void *arg)
+{
+	if (!regs)
+		return -ENOENT;
+	struct cfi_rule rule;
+	int error = cfi_find_rule(t, frame == CFI_FIRST_FRAME ? regs->rip : regs->rip - 1, read,
+				  arg, &rule);
+	return error ? error : cfi_step_by_rule(&rule, regs, read, arg);
+}
+
+/* ---- The cache ------------------------------------------------------------ */
+
+static struct cfi_cache_slot *slot_of(const struct cfi_cache *cache, uint64_t identity,
+				      uint64_t pc)
+{
+	uint64_t mix = (pc ^ identity) * 0x9e3779b97f4a7c15ull;
+	_Static_assert(CFI_CACHE_SLOTS == 256, "the slot is the mix's top byte");
+	return (struct cfi_cache_slot *)&cache->slots[mix >> 56];
+}
+
+bool cfi_cache_lookup(const struct cfi_cache *cache, uint64_t identity, uint64_t pc,
+		      struct cfi_rule *rule, int *error)
+{
+	const struct cfi_cache_slot *slot = slot_of(cache, identity, pc);
+	if (!identity || slot->identity != identity || slot->pc != pc)
+		return false;
+	*rule = slot->rule;
+	*error = slot->error;
+	return true;
+}
+
+void cfi_cache_insert(struct cfi_cache *cache, uint64_t identity, uint64_t pc,
+		      const struct cfi_rule *rule, int error)
+{
+	if (!identity || (error && error != -ENOENT))
+		return;
+	struct cfi_cache_slot *slot = slot_of(cache, identity, pc);
+	*slot = (struct cfi_cache_slot){.identity = identity, .pc = pc, .error = error};
+	if (!error)
+		slot->rule = *rule;
+}
+
+uint64_t cfi_hash(uint64_t hash, const void *bytes, size_t length)
+{
+	const uint8_t *p = bytes;
+	for (size_t i = 0; i < length; i++)
+		hash = (hash ^ p[i]) * 0x100000001b3ull;
+	return hash;
 }

@@ -14,6 +14,7 @@
 #ifndef KERNEL_LIB_CFI_H
 #define KERNEL_LIB_CFI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,7 @@ struct cfi_tables {
 	uint64_t table;     /* the search table: fde_count pairs of int32 (pc, fde) */
 	uint32_t fde_count; /* sorted by pc */
 	uint64_t eh_frame_start, eh_frame_end; /* every CIE and FDE lies inside */
+	uint64_t identity; /* a hash of the tables' bytes and places: rules are cached under it */
 };
 
 /* The registers an unwind step needs and gives back. */
@@ -86,6 +88,18 @@ int cfi_parse_hdr(const uint8_t *hdr, size_t length, uint64_t vaddr, struct cfi_
 int cfi_rule_at(const uint8_t *cie, size_t cie_length, uint64_t cie_vaddr, const uint8_t *fde,
 		size_t fde_length, uint64_t fde_vaddr, uint64_t pc, struct cfi_rule *rule);
 
+/* The rule at pc, found through the tables by read.  Returns 0; -ENOENT (no
+ * FDE covers pc), -EFAULT, -EINVAL, -ENOTSUP as cfi_rule_at and the reads
+ * say. */
+int cfi_find_rule(const struct cfi_tables *tables, uint64_t pc, cfi_read_fn read, void *arg,
+		  struct cfi_rule *rule);
+
+/* Steps regs out of its frame by rule (cfi_find_rule's at regs->rip, or
+ * rip - 1 after the first frame).  Returns what cfi_unwind_step does, but
+ * for -ENOENT. */
+int cfi_step_by_rule(const struct cfi_rule *rule, struct cfi_regs *regs, cfi_read_fn read,
+		     void *arg);
+
 /* Steps regs out of its frame into its caller's.  Returns 0 (regs is the
  * caller's), CFI_OUTERMOST (no caller: regs unchanged), -ENOENT (no FDE
  * covers the pc: the caller may try frame pointers), -EFAULT (a read
@@ -93,5 +107,33 @@ int cfi_rule_at(const uint8_t *cie, size_t cie_length, uint64_t cie_vaddr, const
  * stack), -ENOTSUP (a rule not interpreted: see cfi_rule_at). */
 int cfi_unwind_step(const struct cfi_tables *tables, struct cfi_regs *regs, enum cfi_frame frame,
 		    cfi_read_fn read, void *arg);
+
+/* A cache of found rules (and of pcs no FDE covers), by tables identity and
+ * pc, direct-mapped: the walk's cost is in finding rules, and a program's
+ * stacks pass through the same few pcs again and again.  Not locked: the
+ * caller keeps one per CPU and runs each lookup and insert with preemption
+ * off. */
+#define CFI_CACHE_SLOTS 256
+struct cfi_cache_slot {
+	uint64_t identity, pc;
+	int error; /* cfi_find_rule's answer: 0 (rule holds), -ENOENT */
+	struct cfi_rule rule;
+};
+struct cfi_cache {
+	struct cfi_cache_slot slots[CFI_CACHE_SLOTS];
+};
+
+/* Copies the cached answer for (identity, pc) into rule and *error: true on
+ * a hit.  Identity 0 never hits. */
+bool cfi_cache_lookup(const struct cfi_cache *cache, uint64_t identity, uint64_t pc,
+		      struct cfi_rule *rule, int *error);
+/* Keeps the answer error (0 or -ENOENT; others are not kept) for (identity, pc). */
+void cfi_cache_insert(struct cfi_cache *cache, uint64_t identity, uint64_t pc,
+		      const struct cfi_rule *rule, int error);
+
+/* FNV-1a of length bytes, on from hash (start with CFI_HASH_SEED): the
+ * tables' identity at exec. */
+#define CFI_HASH_SEED 0xcbf29ce484222325ull
+uint64_t cfi_hash(uint64_t hash, const void *bytes, size_t length);
 
 #endif

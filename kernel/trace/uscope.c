@@ -20,12 +20,14 @@
  */
 #include "trace/internal.h"
 
+#include "arch/x86_64/cpu.h"
 #include "arch/x86_64/trapframe.h"
 #include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
 #include "lib/cfi.h"
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "mm/mm.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
 #include "telemetry/tracepoint.h"
@@ -43,6 +45,19 @@ struct uscope_entry {
 /* Slot i of the map is entries[i]; slot 0 means "not traced". */
 static struct uscope_entry entries[USCOPE_MAP_MAX + 1];
 static struct spinlock map_lock = SPINLOCK_INIT("trace.uscope");
+
+/* Rules found, per CPU (lib/cfi.h): made with the map's first entry. */
+static struct cfi_cache *rule_caches[MAX_CPUS];
+
+static void make_rule_caches(void)
+{
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
+		if (!__atomic_load_n(&rule_caches[cpu], __ATOMIC_ACQUIRE)) {
+			struct cfi_cache *cache = kzalloc(sizeof *cache);
+			if (cache)
+				__atomic_store_n(&rule_caches[cpu], cache, __ATOMIC_RELEASE);
+		}
+}
 
 static bool entry_matches(const struct uscope_entry *e, const char *name, const char *path)
 {
@@ -89,6 +104,7 @@ int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *e
 	spin_unlock_irqrestore(&map_lock, irq);
 	if (!slot)
 		return -ENOSPC;
+	make_rule_caches();
 	proc_set_trace_exec_hook(decide);
 	proc_retrace(retrace_pick); /* processes running now join at once */
 	return slot;
@@ -167,6 +183,37 @@ static int frame_pointer_step(struct cfi_regs *regs)
 	return 0;
 }
 
+/* The rule at pc, from this CPU's cache or found and kept there (each
+ * lookup and insert with interrupts off: the slot is this CPU's alone, and
+ * the thread cannot move meanwhile). */
+static int rule_at(const struct cfi_tables *t, uint64_t pc, struct cfi_rule *rule)
+{
+	int error;
+	uint64_t flags = irq_save();
+	struct cfi_cache *cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE);
+	bool hit = cache && cfi_cache_lookup(cache, t->identity, pc, rule, &error);
+	irq_restore(flags);
+	if (hit)
+		return error;
+	error = cfi_find_rule(t, pc, read_user, NULL, rule);
+	flags = irq_save();
+	cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE);
+	if (cache)
+		cfi_cache_insert(cache, t->identity, pc, rule, error);
+	irq_restore(flags);
+	return error;
+}
+
+/* One step by the program's CFI: what cfi_unwind_step returns. */
+static int cfi_step(const struct cfi_tables *t, struct cfi_regs *regs, enum cfi_frame frame)
+{
+	struct cfi_rule rule;
+	if (!t->fde_count)
+		return -ENOENT;
+	int error = rule_at(t, frame == CFI_FIRST_FRAME ? regs->rip : regs->rip - 1, &rule);
+	return error ? error : cfi_step_by_rule(&rule, regs, read_user, NULL);
+}
+
 /* Walks out from the user registers, reading at most TRACE_STACK_MAX frames
  * (the work is bounded whatever the mode keeps): each step by the program's
  * CFI where an FDE covers the code, else by its frame pointer. */
@@ -177,7 +224,7 @@ static void walk(const struct trap_frame *user, struct walk *w)
 	if (!keep_frame(w, regs.rip))
 		return;
 	for (unsigned read = 1; read < TRACE_STACK_MAX; read++) {
-		int step = cfi_unwind_step(&w->unwind, &regs, frame, read_user, NULL);
+		int step = cfi_step(&w->unwind, &regs, frame);
 		if (step == -ENOENT)
 			step = frame_pointer_step(&regs);
 		frame = CFI_RETURN_ADDRESS;

@@ -399,10 +399,36 @@ static void random_corruption_is_survived(void)
 	CHECK(refused > 0);
 }
 
+/* Does the rule cache give back what was kept, for that identity and pc
+ * only, keep "no FDE" too, and never keep a failure that a retry may undo? */
+static void cache_keeps_rules_by_identity(void)
+{
+	static struct cfi_cache cache;
+	struct cfi_rule rule = {.cfa_known = 1, .cfa_register = CFI_DWARF_RSP, .cfa_offset = 24},
+			out;
+	int error = 1;
+	CHECK(!cfi_cache_lookup(&cache, 7, LEAF, &out, &error));
+	cfi_cache_insert(&cache, 7, LEAF, &rule, 0);
+	REQUIRE(cfi_cache_lookup(&cache, 7, LEAF, &out, &error));
+	CHECK_EQ(error, 0);
+	CHECK_EQ(out.cfa_offset, 24);
+	CHECK(!cfi_cache_lookup(&cache, 8, LEAF, &out, &error));
+	CHECK(!cfi_cache_lookup(&cache, 7, LEAF + 1, &out, &error));
+	cfi_cache_insert(&cache, 7, FRAME, &rule, -ENOENT);
+	REQUIRE(cfi_cache_lookup(&cache, 7, FRAME, &out, &error));
+	CHECK_EQ(error, -ENOENT);
+	cfi_cache_insert(&cache, 7, OUTER, &rule, -EFAULT);
+	CHECK(!cfi_cache_lookup(&cache, 7, OUTER, &out, &error));
+	cfi_cache_insert(&cache, 0, OUTER, &rule, 0);
+	CHECK(!cfi_cache_lookup(&cache, 0, OUTER, &out, &error));
+	CHECK(cfi_hash(CFI_HASH_SEED, "a", 1) != cfi_hash(CFI_HASH_SEED, "b", 1));
+}
+
 HOSTTEST_MAIN(HOSTTEST_CASE(header_is_read), HOSTTEST_CASE(rules_follow_the_program),
 	      HOSTTEST_CASE(remember_and_restore_state),
 	      HOSTTEST_CASE(steps_out_to_the_outermost_frame),
 	      HOSTTEST_CASE(return_address_at_a_function_end), HOSTTEST_CASE(no_fde_is_enoent),
 	      HOSTTEST_CASE(unreadable_stack_is_efault), HOSTTEST_CASE(hostile_headers_are_refused),
 	      HOSTTEST_CASE(hostile_cies_are_refused), HOSTTEST_CASE(hostile_fdes_are_refused),
-	      HOSTTEST_CASE(random_corruption_is_survived))
+	      HOSTTEST_CASE(random_corruption_is_survived),
+	      HOSTTEST_CASE(cache_keeps_rules_by_identity))
