@@ -225,6 +225,7 @@ bench-acct: deps all $(TEST_IMAGES)
 bench-trace: deps all
 	$(Q)$(PYTHON) tests/bench_trace.py --build $(BUILD)
 	$(Q)$(PYTHON) tests/bench_trace.py --build $(BUILD) --uscope
+	$(Q)$(PYTHON) tests/bench_trace.py --build $(BUILD) --uscope --stacks
 
 format:
 	$(Q)find $(KERNEL_DIRS) userland aspects tests -name '*.[ch]' | xargs clang-format -i

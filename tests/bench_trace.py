@@ -15,8 +15,9 @@ target 0.97x (goal 0.99x), and the records per second the host received with
 what was dropped (every record delivered or counted: mscope checks
 recorded = delivered + dropped).  Targets are reported, never asserted.
 With --uscope, "on" records the kernel's events and httpd's user stacks at
-every system call (the trace map, mode 2, budget 5) instead of join points:
-target 0.98x.  Results go to stdout and <build>/bench/trace.md (uscope.md).
+every system call (the trace map, mode 2, budget 5) instead of join points,
+and with --uscope --stacks, httpd's stacks alone (mscope record --stacks: its
+system calls and their stacks, nothing else): target 0.98x.  Results go to stdout and <build>/bench/trace.md (uscope.md).
 """
 import argparse
 import os
@@ -42,12 +43,13 @@ def run_load(port, seconds, connections, small):
     return {"rps": len(tally["latencies"]) / seconds, "errors": tally["errors"] + tally["bad"]}
 
 
-def record_while(socket_path, seconds, out_dir, load, patterns):
+def record_while(socket_path, seconds, out_dir, load, patterns, stacks_only=False):
     """Runs mscope record on the console port for about `seconds` while load()
     runs; returns (load's result, mscope's counts line, exit status)."""
     mscope = subprocess.Popen(
         [os.path.join(ROOT, "tools", "mscope"), "record", "--attach", socket_path,
-         "-d", str(seconds), "-o", out_dir] + [a for p in patterns for a in ("-p", p)],
+         "-d", str(seconds), "-o", out_dir] + [a for p in patterns for a in ("-p", p)]
+        + (["--stacks"] if stacks_only else []),
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(1)  # the OS has answered: the trace runs
     result = load()
@@ -93,7 +95,8 @@ def bench(args):
                     out = tempfile.mkdtemp(prefix="trace-")
                     os.rmdir(out)
                     r, counts, status = record_while(sock, args.seconds, out, load,
-                                                     [] if args.uscope else PATTERNS)
+                                                     [] if args.uscope else PATTERNS,
+                                                     args.uscope and args.stacks)
                     streamed.append((counts, status))
                 runs[mode].append(r)
                 print(f"round {round_number + 1} recording {mode:3}: {r['rps']:8.0f} req/s  "
@@ -110,9 +113,12 @@ def report(args, runs, streamed):
     counts = [parse_counts(c) for c, _ in streamed]
     delivered = [c[1] for c in counts if c]
     dropped = sum(c[2] for c in counts if c)
-    what = (f"the kernel's events and httpd's user stacks (`{USCOPE_LINE}`)" if args.uscope
+    what = (f"httpd's system calls and user stacks alone (`{USCOPE_LINE}`, `mscope record "
+            "--stacks`)" if args.uscope and args.stacks
+            else f"the kernel's events and httpd's user stacks (`{USCOPE_LINE}`)" if args.uscope
             else f"the kernel's events and {', '.join(PATTERNS)}")
-    title = "httpd's user stacks (uscope)" if args.uscope else "httpd recorded"
+    title = ("httpd's user stacks alone (uscope, stacks-only)" if args.uscope and args.stacks
+             else "httpd's user stacks (uscope)" if args.uscope else "httpd recorded")
     lines = [f"## Trace stream: {title} and streamed (`make bench-trace`)", "",
              f"e1000, 1 CPU, plain TCG, {args.connections} keep-alive connections, "
              f"{args.seconds} s turns, {args.rounds} round(s); recorded: {what}, to the host over "
@@ -141,14 +147,17 @@ def main():
     p.add_argument("--connections", type=int, default=16)
     p.add_argument("--uscope", action="store_true",
                    help="record httpd's user stacks (mode 2, budget 5) instead of join points")
+    p.add_argument("--stacks", action="store_true",
+                   help="with --uscope: a stacks-only trace (no other kernel event)")
     args = p.parse_args()
     args.build = os.path.join(ROOT, args.build)
     os.makedirs(os.path.join(args.build, "bench"), exist_ok=True)
     runs, streamed = bench(args)
     text = "\n".join(report(args, runs, streamed)) + "\n"
     print(text, end="")
-    with open(os.path.join(args.build, "bench", "uscope.md" if args.uscope else "trace.md"),
-              "w") as f:
+    name = "uscope-stacks.md" if args.uscope and args.stacks else \
+        "uscope.md" if args.uscope else "trace.md"
+    with open(os.path.join(args.build, "bench", name), "w") as f:
         f.write(text)
 
 

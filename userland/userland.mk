@@ -66,6 +66,21 @@ $(USER_DIR)/bin/$(1): $(patsubst %,$(USER_DIR)/obj/%.o,$(sort $(wildcard userlan
 endef
 $(foreach p,$(USER_PROGRAMS),$(eval $(call user-program,$(p))))
 
+# httpd-slow: httpd built deliberately broken (HTTPD_BROKEN_REFILL: it reads a
+# file 16 bytes per system call), the anomaly docs/USCOPE.md's case study finds.
+HTTPD_SLOW_OBJS := $(patsubst %,$(USER_DIR)/obj/userland/httpd-slow/%.o,$(notdir \
+	$(sort $(wildcard userland/httpd/*.c))))
+USER_BINS += $(USER_DIR)/bin/httpd-slow
+$(USER_DIR)/obj/userland/httpd-slow/%.c.o: userland/httpd/%.c | $(NEWLIB_STAMP)
+	$(say) UCC $<
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(USER_CC) $(USER_CFLAGS) -DHTTPD_BROKEN_REFILL -c $< -o $@
+$(USER_DIR)/bin/httpd-slow: $(HTTPD_SLOW_OBJS) $(USER_CRT0) $(USER_LIBC) userland/own-code.ld
+	$(say) ULD $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(USER_CC) $(USER_LDFLAGS) -o $@ $(USER_CRT0) $(filter %.c.o,$^) -Wl,--start-group \
+		$(USER_LIBC) -lc -lm -lgcc -Wl,--end-group
+
 # The monitor links aspects with the kernel's own portable object library
 # (linker/object/object.h), built for user space as $(LINKER_OBJECT_LIB).
 include linker/object/object.mk
