@@ -248,8 +248,9 @@ static void record_stack(struct process *p, int slot, const struct trap_frame *u
 	const struct uscope_entry *e = &entries[slot];
 	struct {
 		struct trace_user_stack head;
-		uint64_t frames[TRACE_STACK_MAX];
-	} event = {.head = {.tid = (int32_t)thread_id(thread_current())}};
+		uint64_t frames[TRACE_STACK_MAX]; /* only the first count are written and sent */
+	} event;
+	event.head = (struct trace_user_stack){.tid = (int32_t)thread_id(thread_current())};
 	struct walk w = {.keep = e->mode == 1 || e->mode == 3 ? 1 : e->budget,
 			 .own_only = e->mode <= 2,
 			 .frames = event.frames};
