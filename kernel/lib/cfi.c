@@ -292,8 +292,8 @@ static void restore_rule(struct machine *m, uint64_t reg)
 static void advance(struct machine *m, uint64_t delta)
 {
 	uint64_t step = delta * m->cie->code_align;
-	if ((m->cie->code_align && step / m->cie->code_align != delta) || step > m->pc - m->location ||
-	    m->location > m->pc)
+	if ((m->cie->code_align && step / m->cie->code_align != delta) ||
+	    step > m->pc - m->location || m->location > m->pc)
 		m->done = 1; /* the next row starts past pc: the current one holds */
 	else
 		m->location += step;
@@ -322,21 +322,21 @@ static int run_extended(struct machine *m, struct cursor *c, uint8_t op)
 	uint64_t reg;
 	switch (op) {
 	case 0x00: return 0; /* DW_CFA_nop */
-	case 0x01: /* DW_CFA_set_loc */
+	case 0x01:           /* DW_CFA_set_loc */
 		reg = read_pointer(c, m->cie->fde_encoding, 1);
 		if (reg > m->pc || reg < m->location)
 			m->done = 1;
 		else
 			m->location = reg;
 		return 0;
-	case 0x02: advance(m, read_u8(c)); return 0;          /* advance_loc1 */
-	case 0x03: advance(m, read_fixed(c, 2)); return 0;    /* advance_loc2 */
-	case 0x04: advance(m, read_fixed(c, 4)); return 0;    /* advance_loc4 */
-	case 0x05: /* DW_CFA_offset_extended */
+	case 0x02: advance(m, read_u8(c)); return 0;       /* advance_loc1 */
+	case 0x03: advance(m, read_fixed(c, 2)); return 0; /* advance_loc2 */
+	case 0x04: advance(m, read_fixed(c, 4)); return 0; /* advance_loc4 */
+	case 0x05:                                         /* DW_CFA_offset_extended */
 		reg = read_uleb(c);
 		set_rule(m, reg, CFI_AT_CFA, (int64_t)read_uleb(c) * align);
 		return 0;
-	case 0x06: restore_rule(m, read_uleb(c)); return 0;   /* restore_extended */
+	case 0x06: restore_rule(m, read_uleb(c)); return 0; /* restore_extended */
 	case 0x07: set_rule(m, read_uleb(c), CFI_UNDEFINED, 0); return 0;
 	case 0x08: set_rule(m, read_uleb(c), CFI_SAME, 0); return 0;
 	case 0x09: /* DW_CFA_register: in another register, which is not followed */
@@ -355,14 +355,18 @@ static int run_extended(struct machine *m, struct cursor *c, uint8_t op)
 		else
 			m->rule = m->saved[--m->depth];
 		return 0;
-	case 0x0c: reg = read_uleb(c); def_cfa(m, reg, (int64_t)read_uleb(c)); return 0;
+	case 0x0c:
+		reg = read_uleb(c);
+		def_cfa(m, reg, (int64_t)read_uleb(c));
+		return 0;
 	case 0x0d: def_cfa(m, read_uleb(c), m->rule.cfa_offset); return 0;
 	case 0x0e: def_cfa(m, m->rule.cfa_register, (int64_t)read_uleb(c)); return 0;
 	case 0x0f: /* DW_CFA_def_cfa_expression */
 		skip_block(c);
 		m->rule.cfa_known = 0;
 		return 0;
-	case 0x10: case 0x16: /* DW_CFA_expression, DW_CFA_val_expression */
+	case 0x10:
+	case 0x16: /* DW_CFA_expression, DW_CFA_val_expression */
 		reg = read_uleb(c);
 		skip_block(c);
 		set_rule(m, reg, CFI_UNKNOWN, 0);
@@ -371,7 +375,10 @@ static int run_extended(struct machine *m, struct cursor *c, uint8_t op)
 		reg = read_uleb(c);
 		set_rule(m, reg, CFI_AT_CFA, read_sleb(c) * align);
 		return 0;
-	case 0x12: reg = read_uleb(c); def_cfa(m, reg, read_sleb(c) * align); return 0;
+	case 0x12:
+		reg = read_uleb(c);
+		def_cfa(m, reg, read_sleb(c) * align);
+		return 0;
 	case 0x13: def_cfa(m, m->rule.cfa_register, read_sleb(c) * align); return 0;
 	case 0x14: /* DW_CFA_val_offset */
 		reg = read_uleb(c);
@@ -382,7 +389,7 @@ static int run_extended(struct machine *m, struct cursor *c, uint8_t op)
 		set_rule(m, reg, CFI_IS_CFA, read_sleb(c) * align);
 		return 0;
 	case 0x2e: read_uleb(c); return 0; /* DW_CFA_GNU_args_size */
-	case 0x2f: /* DW_CFA_GNU_negative_offset_extended */
+	case 0x2f:                         /* DW_CFA_GNU_negative_offset_extended */
 		reg = read_uleb(c);
 		set_rule(m, reg, CFI_AT_CFA, -(int64_t)read_uleb(c) * align);
 		return 0;
@@ -398,7 +405,9 @@ static int run(struct machine *m, struct cursor *c)
 		int error = 0;
 		switch (op >> 6) {
 		case 1: advance(m, low); break; /* DW_CFA_advance_loc */
-		case 2: set_rule(m, low, CFI_AT_CFA, (int64_t)read_uleb(c) * m->cie->data_align); break;
+		case 2:
+			set_rule(m, low, CFI_AT_CFA, (int64_t)read_uleb(c) * m->cie->data_align);
+			break;
 		case 3: restore_rule(m, low); break;
 		default: error = run_extended(m, c, op); break;
 		}
@@ -541,7 +550,8 @@ int cfi_step_by_rule(const struct cfi_rule *rule, struct cfi_regs *regs, cfi_rea
 	if (rule->rbp.how == CFI_AT_CFA && rule->return_address.how == CFI_AT_CFA &&
 	    rule->rbp.offset == rule->return_address.offset - 8) {
 		uint64_t pair[2]; /* a frame-pointer frame: rbp, then the return address */
-		error = read(pair, cfa + (uint64_t)rule->rbp.offset, sizeof pair, arg) ? -EFAULT : 0;
+		error =
+		    read(pair, cfa + (uint64_t)rule->rbp.offset, sizeof pair, arg) ? -EFAULT : 0;
 		rbp = pair[0], rip = pair[1];
 	} else {
 		error = recover(&rule->return_address, cfa, regs->rip, read, arg, &rip);
@@ -570,8 +580,7 @@ int cfi_unwind_step(const struct cfi_tables *t, struct cfi_regs *regs, enum cfi_
 
 /* ---- The cache ------------------------------------------------------------ */
 
-static struct cfi_cache_slot *slot_of(const struct cfi_cache *cache, uint64_t identity,
-				      uint64_t pc)
+static struct cfi_cache_slot *slot_of(const struct cfi_cache *cache, uint64_t identity, uint64_t pc)
 {
 	uint64_t mix = (pc ^ identity) * 0x9e3779b97f4a7c15ull;
 	_Static_assert(CFI_CACHE_SLOTS == 256, "the slot is the mix's top byte");

@@ -49,7 +49,7 @@ struct cfi_register_rule {
 /* The frame at one pc: CFA = cfa_register + cfa_offset, then rbp and the
  * return address by their rules. */
 struct cfi_rule {
-	int cfa_known; /* 0 after DW_CFA_def_cfa_expression */
+	int cfa_known;         /* 0 after DW_CFA_def_cfa_expression */
 	unsigned cfa_register; /* DWARF number: 6 rbp, 7 rsp */
 	int64_t cfa_offset;
 	struct cfi_register_rule rbp, return_address;
@@ -58,10 +58,10 @@ struct cfi_rule {
 #define CFI_DWARF_RBP            6
 #define CFI_DWARF_RSP            7
 #define CFI_DWARF_RETURN_ADDRESS 16
-#define CFI_RECORD_MAX           512     /* bytes of one CIE or FDE, length field included */
+#define CFI_RECORD_MAX           512 /* bytes of one CIE or FDE, length field included */
 #define CFI_FDE_COUNT_MAX        (1u << 20)
-#define CFI_STATE_DEPTH          4       /* DW_CFA_remember_state nesting */
-#define CFI_OUTERMOST            1       /* cfi_unwind_step: the return address is undefined */
+#define CFI_STATE_DEPTH          4 /* DW_CFA_remember_state nesting */
+#define CFI_OUTERMOST            1 /* cfi_unwind_step: the return address is undefined */
 
 /* The first frame's rip is where the code stopped (a system call's next
  * instruction); the others' are return addresses, looked up at rip - 1 (the

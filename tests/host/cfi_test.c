@@ -15,9 +15,9 @@
 #include "lib/cfi.h"
 #include "lib/errno.h"
 
-#define TABLES_VA 0x500000 /* .eh_frame_hdr, then .eh_frame at +EH_FRAME_AT */
+#define TABLES_VA   0x500000 /* .eh_frame_hdr, then .eh_frame at +EH_FRAME_AT */
 #define EH_FRAME_AT 0x40
-#define STACK_VA  0x7ff000
+#define STACK_VA    0x7ff000
 
 #define LEAF  0x401000 /* no frame pointer: push rbx; sub $16, rsp; ...; epilogue at +0x18 */
 #define FRAME 0x401100 /* push rbp; mov rsp, rbp; ...; leave at +0x74 */
@@ -65,15 +65,16 @@ static size_t add_record(struct memory *m, const uint8_t *body, size_t length)
 static size_t add_cie(struct memory *m)
 {
 	static const uint8_t body[] = {
-	    0, 0, 0, 0, 1, 'z', 'R', 0, 0x01, 0x78, 0x10, 0x01, 0x1b, /* id, v1, "zR", 1, -8, 16, pcrel sdata4 */
-	    0x0c, 0x07, 0x08, /* DW_CFA_def_cfa rsp+8 */
-	    0x90, 0x01,       /* DW_CFA_offset r16 at cfa-8 */
+	    0,    0,    0,    0,    1,    'z',  'R',
+	    0,    0x01, 0x78, 0x10, 0x01, 0x1b, /* id, v1, "zR", 1, -8, 16, pcrel sdata4 */
+	    0x0c, 0x07, 0x08,                   /* DW_CFA_def_cfa rsp+8 */
+	    0x90, 0x01,                         /* DW_CFA_offset r16 at cfa-8 */
 	};
 	return add_record(m, body, sizeof body);
 }
 
-static size_t add_fde(struct memory *m, size_t cie, uint64_t pc, uint32_t range,
-		      const uint8_t *ops, size_t length)
+static size_t add_fde(struct memory *m, size_t cie, uint64_t pc, uint32_t range, const uint8_t *ops,
+		      size_t length)
 {
 	uint8_t body[64];
 	size_t at = m->tables_length;
@@ -388,8 +389,9 @@ static void random_corruption_is_survived(void)
 		t.eh_frame_end = TABLES_VA + m.tables_length;
 		regs.rip = LEAF + (uint64_t)(rand() % 0x210);
 		for (int step = 0; step < 4; step++) {
-			int error = cfi_unwind_step(&t, &regs, step ? CFI_RETURN_ADDRESS : CFI_FIRST_FRAME,
-						    read_memory, &m);
+			int error =
+			    cfi_unwind_step(&t, &regs, step ? CFI_RETURN_ADDRESS : CFI_FIRST_FRAME,
+					    read_memory, &m);
 			if (error)
 				break;
 			stepped++;

@@ -25,9 +25,9 @@
 
 #include <microscope/syscall.h>
 
-#define BATCHES 15
-#define CALLS   100
-#define DEPTH   6
+#define BATCHES            15
+#define CALLS              100
+#define DEPTH              6
 #define CALIBRATION_ROUNDS 10000
 
 static int failures;

@@ -14,7 +14,7 @@
 
 #include "uapi/syscall_numbers.h"
 
-#define NOT_A_FRAME 0x10            /* rbp at the call: below every stack */
+#define NOT_A_FRAME 0x10             /* rbp at the call: below every stack */
 #define NOWHERE     0x7fff00000000UL /* rsp at the corrupt call: unmapped */
 
 static __attribute__((noipa)) long unwind_inner(long depth)
