@@ -3,15 +3,17 @@
  * applications by program name or path, and every process of a named
  * application (fork inherits, exec re-decides, so a daemon's workers are
  * traced from their start without giving PIDs) gets its user call stack
- * written into the trace stream at each system call, as a user_stack record
- * right after the syscall_entry record.
+ * written into the trace stream at the events its entry names: a system
+ * call (a user_stack record right after the syscall_entry record) or a
+ * recorded join point that may sleep (right after its entry record).
  *
  * The stack is walked in the kernel from the user registers saved at entry,
  * by the program's DWARF CFI (.eh_frame, noted at exec: lib/cfi.h) where it
  * covers the code, so that code built without frame pointers unwinds, and
  * along the frame-pointer chain where it does not; every read goes through
  * copy_from_user: a stack that cannot be read ends the walk and is marked,
- * never a fault.  Work is bounded: at most TRACE_STACK_MAX frames.  Scope modes (Uscope's table): 1 = the last frame
+ * never a fault.  Work is bounded: at most TRACE_STACK_MAX frames, the rules
+ * found cached per CPU.  Scope modes (Uscope's table): 1 = the last frame
  * in the application's own code, 2 = up to the budget's frames of its own
  * code, 3 = the last frame wherever it is, 4 = up to the budget's frames of
  * all code.  The programs are static: own code is told from newlib's and
@@ -53,9 +55,11 @@ static void make_rule_caches(void)
 {
 	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
 		if (!__atomic_load_n(&rule_caches[cpu], __ATOMIC_ACQUIRE)) {
-			struct cfi_cache *cache = kzalloc(sizeof *cache);
-			if (cache)
-				__atomic_store_n(&rule_caches[cpu], cache, __ATOMIC_RELEASE);
+			struct cfi_cache *cache = kzalloc(sizeof *cache), *none = NULL;
+			if (cache && !__atomic_compare_exchange_n(&rule_caches[cpu], &none, cache,
+								  false, __ATOMIC_ACQ_REL,
+								  __ATOMIC_ACQUIRE))
+				kfree(cache); /* another command made it meanwhile */
 		}
 }
 
