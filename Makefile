@@ -234,6 +234,7 @@ bench-lattrack: deps all
 bench-trace: deps all
 	$(Q)$(PYTHON) tests/bench_trace.py --build $(BUILD)
 	$(Q)$(PYTHON) tests/bench_trace.py --build $(BUILD) --uscope
+	$(Q)$(PYTHON) tests/bench_trace.py --build $(BUILD) --uscope --stacks
 	$(Q)$(PYTHON) tests/bench_trace.py --build $(BUILD) --icount-only
 
 format:

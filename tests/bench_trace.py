@@ -24,8 +24,10 @@ what recording costs the CPU, the throughput a CPU-bound server keeps.
 
 Targets are reported, never asserted.
 With --uscope, "on" records the kernel's events and httpd's user stacks at
-every system call (the trace map, mode 2, budget 5) instead of join points:
-target 0.98x.  Results go to stdout and <build>/bench/trace.md (uscope.md).
+every system call (the trace map, mode 2, budget 5) instead of join points,
+and with --uscope --stacks, httpd's stacks alone (mscope record --stacks: its
+system calls and their stacks, nothing else): target 0.98x.  Results go to
+stdout and <build>/bench/trace.md (uscope.md).
 """
 import argparse
 import os
@@ -53,12 +55,13 @@ def run_load(port, seconds, connections, small):
     return {"rps": len(tally["latencies"]) / seconds, "errors": tally["errors"] + tally["bad"]}
 
 
-def record_while(socket_path, seconds, out_dir, load, patterns):
+def record_while(socket_path, seconds, out_dir, load, patterns, stacks_only=False):
     """Runs mscope record on the console port for about `seconds` while load()
     runs; returns (load's result, mscope's counts line, exit status)."""
     mscope = subprocess.Popen(
         [os.path.join(ROOT, "tools", "mscope"), "record", "--attach", socket_path,
-         "-d", str(seconds), "-o", out_dir] + [a for p in patterns for a in ("-p", p)],
+         "-d", str(seconds), "-o", out_dir] + [a for p in patterns for a in ("-p", p)]
+        + (["--stacks"] if stacks_only else []),
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(1)  # the OS has answered: the trace runs
     result = load()
@@ -104,7 +107,8 @@ def bench(args):
                     out = tempfile.mkdtemp(prefix="trace-")
                     os.rmdir(out)
                     r, counts, status = record_while(sock, args.seconds, out, load,
-                                                     [] if args.uscope else PATTERNS)
+                                                     [] if args.uscope else PATTERNS,
+                                                     args.uscope and args.stacks)
                     streamed.append((counts, status))
                 runs[mode].append(r)
                 print(f"round {round_number + 1} recording {mode:3}: {r['rps']:8.0f} req/s  "
@@ -115,10 +119,11 @@ def bench(args):
     return runs, streamed
 
 
-ICOUNT_SETS = [("the kernel's events", [], None),
-               ("the kernel's events, net.*, vfs.*", ["net.*", "vfs.*"], None),
-               ("the kernel's events, net.*, vfs.*, sched.*", PATTERNS, None),
-               ("the kernel's events and httpd's user stacks", [], USCOPE_LINE)]
+ICOUNT_SETS = [("the kernel's events", [], None, False),
+               ("the kernel's events, net.*, vfs.*", ["net.*", "vfs.*"], None, False),
+               ("the kernel's events, net.*, vfs.*, sched.*", PATTERNS, None, False),
+               ("the kernel's events and httpd's user stacks", [], USCOPE_LINE, False),
+               ("httpd's user stacks alone (a stacks-only trace)", [], USCOPE_LINE, True)]
 
 
 def timed_requests(guest, count):
@@ -132,13 +137,13 @@ def timed_requests(guest, count):
     return None
 
 
-def timed_while_recording(guest, sock, count, patterns):
+def timed_while_recording(guest, sock, count, patterns, stacks_only):
     """timed_requests while mscope records; returns (us, mscope's counts line)."""
     out = tempfile.mkdtemp(prefix="trace-")
     os.rmdir(out)
     mscope = subprocess.Popen(
         [os.path.join(ROOT, "tools", "mscope"), "record", "--attach", sock, "-o", out] +
-        [a for p in patterns for a in ("-p", p)],
+        [a for p in patterns for a in ("-p", p)] + (["--stacks"] if stacks_only else []),
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env=dict(os.environ, PYTHONUNBUFFERED="1"))  # "trace started" as it comes
     lines, started = [], threading.Event()
@@ -170,12 +175,12 @@ def bench_icount(args):
         guest.run(f"httpd -q -p {PORT} &")
         time.sleep(1)
         timed_requests(guest, 20)  # warm-up
-        for label, patterns, line in ICOUNT_SETS:
+        for label, patterns, line, stacks_only in ICOUNT_SETS:
             if line:
                 subprocess.run([os.path.join(ROOT, "tools", "mscope"), "send", "--attach", sock,
                                 line], cwd=ROOT, capture_output=True, timeout=120)
             off = timed_requests(guest, args.requests)
-            on, counts = timed_while_recording(guest, sock, args.requests, patterns)
+            on, counts = timed_while_recording(guest, sock, args.requests, patterns, stacks_only)
             results.append((label, off, on, counts))
             print(f"-icount: {label}: off {off or 0:.1f} us, on {on or 0:.1f} us per request  "
                   f"{counts}", flush=True)
@@ -204,9 +209,12 @@ def report(args, runs, streamed):
     counts = [parse_counts(c) for c, _ in streamed]
     delivered = [c[1] for c in counts if c]
     dropped = sum(c[2] for c in counts if c)
-    what = (f"the kernel's events and httpd's user stacks (`{USCOPE_LINE}`)" if args.uscope
+    what = (f"httpd's system calls and user stacks alone (`{USCOPE_LINE}`, `mscope record "
+            "--stacks`)" if args.uscope and args.stacks
+            else f"the kernel's events and httpd's user stacks (`{USCOPE_LINE}`)" if args.uscope
             else f"the kernel's events and {', '.join(PATTERNS)}")
-    title = "httpd's user stacks (uscope)" if args.uscope else "httpd recorded"
+    title = ("httpd's user stacks alone (uscope, stacks-only)" if args.uscope and args.stacks
+             else "httpd's user stacks (uscope)" if args.uscope else "httpd recorded")
     lines = [f"## Trace stream: {title} and streamed (`make bench-trace`)", "",
              f"e1000, 1 CPU, plain TCG, {args.connections} keep-alive connections, "
              f"{args.seconds} s turns, {args.rounds} round(s); recorded: {what}, to the host over "
@@ -239,6 +247,8 @@ def main():
                    help="requests per -icount measurement (default 500)")
     p.add_argument("--icount-only", action="store_true",
                    help="only the -icount part (every recorded set, uscope included)")
+    p.add_argument("--stacks", action="store_true",
+                   help="with --uscope: a stacks-only trace (no other kernel event)")
     args = p.parse_args()
     args.build = os.path.join(ROOT, args.build)
     os.makedirs(os.path.join(args.build, "bench"), exist_ok=True)
@@ -251,8 +261,9 @@ def main():
     runs, streamed = bench(args)
     text = "\n".join(report(args, runs, streamed)) + "\n"
     print(text, end="")
-    with open(os.path.join(args.build, "bench", "uscope.md" if args.uscope else "trace.md"),
-              "w") as f:
+    name = "uscope-stacks.md" if args.uscope and args.stacks else \
+        "uscope.md" if args.uscope else "trace.md"
+    with open(os.path.join(args.build, "bench", name), "w") as f:
         f.write(text)
 
 

@@ -12,9 +12,9 @@ NEWLIB_STAMP := $(NEWLIB)/x86_64-elf/lib/libc.a
 USER_CC := $(NEWLIB)/bin/x86_64-elf-gcc
 USER_DIR := $(BUILD)/user
 USER_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS) -isystem userland/include \
-	-isystem $(NEWLIB)/x86_64-elf/include -Ikernel -Iuserland -mno-omit-leaf-frame-pointer \
+	-isystem $(NEWLIB)/x86_64-elf/include -Ikernel -Iuserland -mno-omit-leaf-frame-pointer -fasynchronous-unwind-tables \
 	-D_POSIX_TIMERS=1 -D_POSIX_MONOTONIC_CLOCK=200112L -MMD -MP
-USER_LDFLAGS := -Wl,--build-id=none -Wl,-z,noexecstack -L$(NEWLIB)/x86_64-elf/lib \
+USER_LDFLAGS := -Wl,--build-id=none -Wl,-z,noexecstack -Wl,--eh-frame-hdr -L$(NEWLIB)/x86_64-elf/lib \
 	-Wl,-T,userland/own-code.ld
 
 # librscfl (per-activity accounting) goes into the same archive: every program may use it.
@@ -66,12 +66,30 @@ $(USER_DIR)/bin/$(1): $(patsubst %,$(USER_DIR)/obj/%.o,$(sort $(wildcard userlan
 endef
 $(foreach p,$(USER_PROGRAMS),$(eval $(call user-program,$(p))))
 
+# httpd-slow: httpd built deliberately broken (HTTPD_BROKEN_REFILL: it reads a
+# file 16 bytes per system call), the anomaly docs/USCOPE.md's case study finds.
+HTTPD_SLOW_OBJS := $(patsubst %,$(USER_DIR)/obj/userland/httpd-slow/%.o,$(notdir \
+	$(sort $(wildcard userland/httpd/*.c))))
+USER_BINS += $(USER_DIR)/bin/httpd-slow
+$(USER_DIR)/obj/userland/httpd-slow/%.c.o: userland/httpd/%.c | $(NEWLIB_STAMP)
+	$(say) UCC $<
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(USER_CC) $(USER_CFLAGS) -DHTTPD_BROKEN_REFILL -c $< -o $@
+$(USER_DIR)/bin/httpd-slow: $(HTTPD_SLOW_OBJS) $(USER_CRT0) $(USER_LIBC) userland/own-code.ld
+	$(say) ULD $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(USER_CC) $(USER_LDFLAGS) -o $@ $(USER_CRT0) $(filter %.c.o,$^) -Wl,--start-group \
+		$(USER_LIBC) -lc -lm -lgcc -Wl,--end-group
+
 # The monitor links aspects with the kernel's own portable object library
 # (linker/object/object.h), built for user space as $(LINKER_OBJECT_LIB).
 include linker/object/object.mk
 $(USER_DIR)/bin/monitor: $(LINKER_OBJECT_LIB)
 $(USER_DIR)/bin/monitor: USER_PROGRAM_LIBS := $(LINKER_OBJECT_LIB)
 $(LINKER_OBJECT_USER_OBJS) $(USER_DIR)/obj/userland/monitor/%: USER_CFLAGS += -I. -Iaspects/include
+
+# A program without frame pointers: the trace map unwinds it by its CFI.
+$(USER_DIR)/obj/userland/unwind/%: USER_CFLAGS += -fomit-frame-pointer -momit-leaf-frame-pointer
 
 # Aspect objects built on the host go into /aspects too: make run ASPECTS="my.o ...".
 # The list is kept in a file that changes only when the list does, so the

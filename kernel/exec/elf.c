@@ -11,6 +11,7 @@
 #include "exec/exec.h"
 
 #include "arch/x86_64/layout.h"
+#include "lib/cfi.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 
@@ -191,23 +192,71 @@ static bool section_named(const void *file, size_t size, const struct elf64_shdr
 
 /* The program's own code (the build's .text.own, userland/own-code.ld), when
  * it has one inside an executable segment; else the range stays empty. */
-static void find_own_code(const void *file, size_t size, const struct elf64_header *h,
+static void note_own_code(const struct elf64_shdr *section, struct exec_image *image)
+{
+	if (section->size && check_entry(image, section->addr) == 0 &&
+	    check_entry(image, section->addr + section->size - 1) == 0) {
+		image->own_code_start = section->addr;
+		image->own_code_end = section->addr + section->size;
+	}
+}
+
+/* Are the section's bytes in memory the file's bytes of a readable segment
+ * (so what exec reads here is what the unwinder reads later)? */
+static bool section_mapped(const struct exec_image *image, const struct elf64_shdr *section,
+			   size_t size)
+{
+	if (!section->size || section->offset > size || section->size > size - section->offset)
+		return false;
+	for (unsigned i = 0; i < image->segment_count; i++) {
+		const struct exec_segment *s = &image->segments[i];
+		if ((s->flags & EXEC_SEGMENT_READ) && section->addr >= s->vaddr &&
+		    within(section->addr - s->vaddr, section->size, s->filesz) &&
+		    section->offset - s->offset == section->addr - s->vaddr &&
+		    section->offset >= s->offset)
+			return true;
+	}
+	return false;
+}
+
+/* The unwind tables (.eh_frame_hdr's search table over .eh_frame, which the
+ * build links with --eh-frame-hdr), when both are mapped from the file and
+ * the header checks out (lib/cfi.h); else they stay empty and the trace
+ * map's walk uses frame pointers only. */
+static void note_unwind_tables(const void *file, size_t size, const struct elf64_shdr *hdr,
+			       const struct elf64_shdr *eh_frame, struct exec_image *image)
+{
+	struct cfi_tables tables;
+	if (!section_mapped(image, hdr, size) || !section_mapped(image, eh_frame, size) ||
+	    cfi_parse_hdr((const uint8_t *)file + hdr->offset, hdr->size, hdr->addr, &tables) ||
+	    tables.eh_frame_start != eh_frame->addr)
+		return;
+	tables.eh_frame_end = eh_frame->addr + eh_frame->size;
+	uint64_t identity = cfi_hash(CFI_HASH_SEED, &tables, sizeof tables);
+	identity = cfi_hash(identity, (const uint8_t *)file + hdr->offset, hdr->size);
+	tables.identity = cfi_hash(identity, (const uint8_t *)file + eh_frame->offset, eh_frame->size);
+	image->unwind = tables;
+}
+
+/* Notes the sections the trace map uses: .text.own, .eh_frame_hdr and
+ * .eh_frame.  None is required; a bad section header is skipped. */
+static void find_sections(const void *file, size_t size, const struct elf64_header *h,
 			  struct exec_image *image)
 {
-	struct elf64_shdr names, section;
+	struct elf64_shdr names, section, hdr = {0}, eh_frame = {0};
 	if (!h->shnum || h->shnum > 4096 || read_section(file, size, h, h->shstrndx, &names))
 		return;
 	for (unsigned i = 1; i < h->shnum; i++) {
-		if (read_section(file, size, h, i, &section) ||
-		    !section_named(file, size, &names, &section, OWN_CODE_SECTION))
+		if (read_section(file, size, h, i, &section))
 			continue;
-		if (section.size && check_entry(image, section.addr) == 0 &&
-		    check_entry(image, section.addr + section.size - 1) == 0) {
-			image->own_code_start = section.addr;
-			image->own_code_end = section.addr + section.size;
-		}
-		return;
+		if (section_named(file, size, &names, &section, OWN_CODE_SECTION))
+			note_own_code(&section, image);
+		else if (section_named(file, size, &names, &section, ".eh_frame_hdr"))
+			hdr = section;
+		else if (section_named(file, size, &names, &section, ".eh_frame"))
+			eh_frame = section;
 	}
+	note_unwind_tables(file, size, &hdr, &eh_frame, image);
 }
 
 /* Where the program headers are in memory: inside a segment's file bytes. */
@@ -248,6 +297,6 @@ int exec_parse_elf(const void *file, size_t size, struct exec_image *image)
 	image->phnum = header.phnum;
 	image->phdr_vaddr = find_phdr_vaddr(image, header.phoff,
 					    (uint64_t)header.phnum * sizeof(struct elf64_phdr));
-	find_own_code(file, size, &header, image);
+	find_sections(file, size, &header, image);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/cfi.h"
 #include "uaccess/uaccess.h"
 
 #define EXEC_MAX_SEGMENTS 8
@@ -49,6 +50,9 @@ struct exec_image {
 	 * (its .text.own section; 0, 0 when it has none): the trace map's
 	 * scope modes 1 and 2 keep the frames in it. */
 	uint64_t own_code_start, own_code_end;
+	/* Its unwind tables (.eh_frame_hdr and .eh_frame; all 0 when it has
+	 * none or they do not check out): the trace map's walk follows them. */
+	struct cfi_tables unwind;
 };
 
 /* Checks a whole ELF file and describes its loadable segments.  Returns 0, or

@@ -147,6 +147,7 @@ int proc_exec_image(struct process *p, const void *file, size_t size, char *cons
 	set_entry_frame(frame, image.entry, sp);
 	p->own_code_start = image.own_code_start;
 	p->own_code_end = image.own_code_end;
+	p->unwind = image.unwind;
 	return 0;
 }
 

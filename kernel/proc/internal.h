@@ -168,6 +168,7 @@ struct process {
 
 	uint8_t trace_slot;    /* its entry in the trace map (kernel/trace/uscope.c), 0: none */
 	uint64_t own_code_start, own_code_end; /* its program's own code (exec_image's) */
+	struct cfi_tables unwind;              /* its program's unwind tables (exec_image's) */
 	uint64_t final_cpu_ns; /* its thread's time on a CPU, once a zombie */
 	int final_cpu;         /* the CPU it ended on */
 

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/cfi.h"
 #include "uapi/cred.h"
 #include "uapi/proc.h"
 
@@ -161,6 +162,8 @@ void proc_set_trace_exec_hook(int (*decide)(const char *name, const char *path))
 /* Where p's program has its own code, apart from its libraries ([start,
  * end); both 0 when the program does not say: kernel/exec). */
 void proc_own_code(const struct process *p, uint64_t *start, uint64_t *end);
+/* Where p's program has its unwind tables (all 0 when it has none). */
+void proc_unwind_tables(const struct process *p, struct cfi_tables *out);
 /* Re-marks every live process: pick(name, slot now) gives its new slot.
  * Returns how many changed.  pick runs with the process table locked. */
 int proc_retrace(int (*pick)(const char *name, int slot));

@@ -114,6 +114,11 @@ void proc_own_code(const struct process *p, uint64_t *start, uint64_t *end)
 	*end = p ? p->own_code_end : 0;
 }
 
+void proc_unwind_tables(const struct process *p, struct cfi_tables *out)
+{
+	*out = p ? p->unwind : (struct cfi_tables){0};
+}
+
 void proc_set_name(struct process *p, const char *path)
 {
 	const char *base = path;
@@ -127,7 +132,7 @@ void proc_set_name(struct process *p, const char *path)
 	    __atomic_load_n(&trace_exec_hook, __ATOMIC_ACQUIRE);
 	if (decide) /* an exec re-decides by the new program's name or path */
 		__atomic_store_n(&p->trace_slot, (uint8_t)decide(p->name, path), __ATOMIC_RELAXED);
-	if (tracepoint_on()) {
+	if (tracepoint_on() || (tracepoint_stacks_on() && p->trace_slot)) {
 		struct trace_thread_name event = {
 		    .pid = p->pid, .tid = p->thread ? (int32_t)thread_id(p->thread) : 0};
 		strlcpy(event.name, p->name, sizeof event.name);
@@ -223,6 +228,7 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	if (parent) {
 		p->own_code_start = parent->own_code_start;
 		p->own_code_end = parent->own_code_end;
+		p->unwind = parent->unwind;
 	}
 	p->cred = proc_cred_for_child(parent);
 

@@ -61,15 +61,31 @@ const struct syscall_entry *syscall_find(uint64_t number)
 	return number < SYSCALL_TABLE_SIZE ? table[number] : NULL;
 }
 
+/* A stacks-only trace runs: a traced process's call gets its entry record
+ * and its stack, nothing else does. */
+static long dispatch_with_stack(const struct syscall_entry *entry, uint64_t number,
+				const uint64_t *args)
+{
+	if (proc_trace_slot(proc_current())) {
+		struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};
+		tracepoint_write(TRACE_SYSCALL_ENTRY, &in, sizeof in);
+		uscope_record_stack(syscall_user_frame(), entry ? entry->name : NULL);
+	}
+	return entry ? entry->call(args) : -ENOSYS;
+}
+
 long syscall_dispatch(uint64_t number, const uint64_t *args)
 {
 	const struct syscall_entry *entry = syscall_find(number);
-	if (!tracepoint_on())
+	if (!tracepoint_on()) {
+		if (tracepoint_stacks_on())
+			return dispatch_with_stack(entry, number, args);
 		return entry ? entry->call(args) : -ENOSYS;
+	}
 	struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};
 	tracepoint_write(TRACE_SYSCALL_ENTRY, &in, sizeof in);
 	if (proc_current())
-		uscope_record_stack(syscall_user_frame());
+		uscope_record_stack(syscall_user_frame(), entry ? entry->name : NULL);
 	long result = entry ? entry->call(args) : -ENOSYS;
 	struct trace_syscall_exit out = {.number = (int64_t)number, .result = result};
 	tracepoint(TRACE_SYSCALL_EXIT, &out, sizeof out);

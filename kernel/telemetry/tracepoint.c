@@ -14,6 +14,7 @@
 #include "telemetry/telemetry.h"
 
 struct tel_channel *tracepoint_channel;
+struct tel_channel *tracepoint_stacks_channel;
 
 void tracepoint_write(uint16_t type, const void *payload, uint32_t length)
 {
@@ -28,7 +29,7 @@ static void refresh_trace_ring(void *unused)
 	cpu_set_untraced(cpu, cpu->untraced);
 }
 
-void tracepoint_set_channel(struct tel_channel *channel)
+void tracepoint_set_channel(struct tel_channel *channel, enum tracepoint_scope scope)
 {
 	for (unsigned i = 0; i < cpu_count; i++)
 		__atomic_store_n(&cpus[i].stream_ring, channel ? tel_channel_ring(channel, i) : NULL,
@@ -37,5 +38,8 @@ void tracepoint_set_channel(struct tel_channel *channel)
 	refresh_trace_ring(NULL);
 	irq_restore(flags);
 	smp_call_all(refresh_trace_ring, NULL);
-	__atomic_store_n(&tracepoint_channel, channel, __ATOMIC_RELEASE);
+	__atomic_store_n(&tracepoint_stacks_channel,
+			 scope == TRACEPOINT_STACKS_ONLY ? channel : NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&tracepoint_channel, scope == TRACEPOINT_ALL_EVENTS ? channel : NULL,
+			 __ATOMIC_RELEASE);
 }

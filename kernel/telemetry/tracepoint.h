@@ -23,6 +23,11 @@
 
 /* The channel trace points write into; NULL while the stream is off. */
 extern struct tel_channel *tracepoint_channel;
+/* The channel of a stacks-only trace (the trace map's user stacks, the
+ * system calls they belong to and the names of the programs they are in,
+ * nothing else), NULL otherwise; tracepoint_channel is then NULL, so the
+ * kernel's other events cost what they cost with no trace. */
+extern struct tel_channel *tracepoint_stacks_channel;
 
 /* Writes one event stamped time into this CPU's ring of the stream, unless
  * no trace runs or the running thread is left out (any context: interrupts
@@ -59,6 +64,13 @@ static inline bool tracepoint_on(void)
 	return __builtin_expect(__atomic_load_n(&tracepoint_channel, __ATOMIC_RELAXED) != 0, 0);
 }
 
+/* Does a stacks-only trace run? */
+static inline bool tracepoint_stacks_on(void)
+{
+	return __builtin_expect(__atomic_load_n(&tracepoint_stacks_channel, __ATOMIC_RELAXED) != 0,
+				0);
+}
+
 /* An event now, if a trace runs: one load and a branch when none does. */
 static inline __attribute__((always_inline)) void tracepoint(uint16_t type, const void *payload,
 							   uint32_t length)
@@ -67,10 +79,15 @@ static inline __attribute__((always_inline)) void tracepoint(uint16_t type, cons
 		tracepoint_record(type, rdtsc(), payload, length);
 }
 
-/* Points trace points at channel (NULL: off), and each CPU at its ring.
- * Writers that saw the old value may still finish a record into it: the
- * channel must outlive them (kernel/trace keeps its channel for good, and
- * waits a grace period after turning it off). */
-void tracepoint_set_channel(struct tel_channel *channel);
+enum tracepoint_scope {
+	TRACEPOINT_ALL_EVENTS, /* every trace point (tracepoint_on) */
+	TRACEPOINT_STACKS_ONLY, /* the trace map's stacks and their system calls (tracepoint_stacks_on) */
+};
+
+/* Points trace points at channel (NULL: off) for scope, and each CPU at its
+ * ring.  Writers that saw the old value may still finish a record into it:
+ * the channel must outlive them (kernel/trace keeps its channel for good,
+ * and waits a grace period after turning it off). */
+void tracepoint_set_channel(struct tel_channel *channel, enum tracepoint_scope scope);
 
 #endif

@@ -38,6 +38,8 @@ static int start(int argc, char **argv)
 	int first = 2;
 	bool flight = argc > first && !strcmp(argv[first], "--flight");
 	first += flight;
+	bool stacks = !flight && argc > first && !strcmp(argv[first], "--stacks");
+	first += stacks;
 	if (argc >= first + 2 && !strcmp(argv[first], "-o")) {
 		sink = sink_for(argv[first + 1], &argument);
 		if (!sink) {
@@ -47,11 +49,15 @@ static int start(int argc, char **argv)
 		first += 2;
 	}
 	const char *const *patterns = (const char *const *)argv + first;
-	int error = flight ? trace_start_flight(sink, argument, patterns, argc - first)
-			   : trace_start(sink, argument, patterns, argc - first);
+	if (stacks && argc > first)
+		return KSHELL_USAGE; /* a trace of stacks records no join point */
+	int error = stacks   ? trace_start_stacks(sink, argument)
+		    : flight ? trace_start_flight(sink, argument, patterns, argc - first)
+			     : trace_start(sink, argument, patterns, argc - first);
 	if (!error)
-		kshell_print("trace: recording%s into %s%s%s\n", flight ? " (flight recorder)" : "",
-			     sink->name, *argument ? " " : "", argument);
+		kshell_print("trace: recording%s into %s%s%s\n",
+			     flight ? " (flight recorder)" : stacks ? " (stacks only)" : "", sink->name,
+			     *argument ? " " : "", argument);
 	else if (error == -ENOENT)
 		kshell_print("trace: a pattern matches no join point\n");
 	return error;
@@ -92,7 +98,8 @@ static int trace_command(int argc, char **argv)
 }
 
 KSHELL_COMMAND(trace, trace_command,
-	       "trace start [--flight] [-o console|file:DIR] [PATTERN...] | snapshot | stop | status",
+	       "trace start [--flight] [-o console|file:DIR] [PATTERN...] | start --stacks [-o SINK] | "
+	       "snapshot | stop | status",
 	       "record the kernel's events and join points, out of the OS as a CTF trace");
 
 /* ---- uscope: the trace map ------------------------------------------------ */
@@ -110,21 +117,28 @@ static int parse_number(const char *text, unsigned *value)
 static int uscope_add(int argc, char **argv)
 {
 	unsigned mode = 4, budget = 8;
+	const char *events = "*";
 	for (int i = 3; i + 1 < argc; i += 2) {
-		int error = !strcmp(argv[i], "--mode")     ? parse_number(argv[i + 1], &mode)
-			    : !strcmp(argv[i], "--budget") ? parse_number(argv[i + 1], &budget)
-							   : -EINVAL;
+		int error = 0;
+		if (!strcmp(argv[i], "--mode"))
+			error = parse_number(argv[i + 1], &mode);
+		else if (!strcmp(argv[i], "--budget"))
+			error = parse_number(argv[i + 1], &budget);
+		else if (!strcmp(argv[i], "--events"))
+			events = argv[i + 1];
+		else
+			error = -EINVAL;
 		if (error)
 			return KSHELL_USAGE;
 	}
 	if (argc % 2 == 0)
 		return KSHELL_USAGE;
-	int slot = uscope_trace(argv[2], mode, budget);
+	int slot = uscope_trace(argv[2], mode, budget, events);
 	if (slot < 0)
 		kshell_print("uscope: cannot trace '%s' (error %d)\n", argv[2], slot);
 	else
-		kshell_print("uscope: tracing %s, mode %u, budget %u (slot %d)\n", argv[2], mode,
-			     budget, slot);
+		kshell_print("uscope: tracing %s, mode %u, budget %u, events %s (slot %d)\n",
+			     argv[2], mode, budget, events, slot);
 	return slot < 0 ? slot : 0;
 }
 
@@ -142,8 +156,8 @@ static int uscope_command(int argc, char **argv)
 		struct uscope_info info[USCOPE_MAP_MAX];
 		int n = uscope_list(info, USCOPE_MAP_MAX);
 		for (int i = 0; i < n; i++)
-			kshell_print("%-16s mode %u budget %u\n", info[i].name, info[i].mode,
-				     info[i].budget);
+			kshell_print("%-16s mode %u budget %u events %s\n", info[i].name,
+				     info[i].mode, info[i].budget, info[i].events);
 		if (!n)
 			kshell_print("uscope: nothing traced\n");
 		return 0;
@@ -152,5 +166,7 @@ static int uscope_command(int argc, char **argv)
 }
 
 KSHELL_COMMAND(uscope, uscope_command,
-	       "uscope trace NAME|PATH [--mode 1-4] [--budget S] | untrace NAME | list",
-	       "user stacks of a named application at every system call, into the trace stream");
+	       "uscope trace NAME|PATH [--events PATTERN] [--mode 1-4] [--budget S] | untrace NAME | "
+	       "list",
+	       "user stacks of a named application at its system calls and join points, into the "
+	       "trace stream");

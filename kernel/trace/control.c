@@ -107,13 +107,16 @@ static unsigned split(char *line, char **words, unsigned max)
 static int start_from_line(const struct trace_sink *sink, char **words, unsigned count)
 {
 	bool flight = count && !strcmp(words[0], "--flight");
+	bool stacks = count == 1 && !strcmp(words[0], "--stacks");
 	const char *const *patterns = (const char *const *)words + flight;
-	int error = flight ? trace_start_flight(sink, "", patterns, count - 1)
-			   : trace_start(sink, "", patterns, count);
+	int error = stacks   ? trace_start_stacks(sink, "")
+		    : flight ? trace_start_flight(sink, "", patterns, count - 1)
+			     : trace_start(sink, "", patterns, count);
 	if (error)
 		answer(sink, "trace start: error %d\n", error);
 	else
-		answer(sink, "trace started%s\n", flight ? " (flight recorder)" : "");
+		answer(sink, "trace started%s\n",
+		       flight ? " (flight recorder)" : stacks ? " (stacks only)" : "");
 	return error;
 }
 

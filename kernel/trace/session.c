@@ -42,6 +42,7 @@
 struct session {
 	bool running;
 	bool flight; /* flight recorder: no drainer, snapshots on request */
+	bool stacks_only; /* the trace map's stacks and their system calls only */
 	struct tel_channel *channels[2]; /* stream, flight recorder: made once */
 	volatile bool stopping;
 	const struct trace_sink *sink;
@@ -291,6 +292,11 @@ static void resync_rings(void)
 	}
 }
 
+static enum tracepoint_scope session_scope(void)
+{
+	return session.stacks_only ? TRACEPOINT_STACKS_ONLY : TRACEPOINT_ALL_EVENTS;
+}
+
 static int begin(const struct trace_sink *sink, const char *argument, const char *const *patterns,
 		 unsigned count)
 {
@@ -313,7 +319,7 @@ static int begin(const struct trace_sink *sink, const char *argument, const char
 		return error;
 	}
 	session.stopping = false;
-	tracepoint_set_channel(session.channel);
+	tracepoint_set_channel(session.channel, session_scope());
 	thread_trace_names();
 	if (!session.flight)
 		session.drainer =
@@ -321,15 +327,19 @@ static int begin(const struct trace_sink *sink, const char *argument, const char
 	return 0;
 }
 
+enum start_kind { START_STREAM, START_FLIGHT, START_STACKS };
+
 static int start(const struct trace_sink *sink, const char *argument, const char *const *patterns,
-		 unsigned count, bool flight)
+		 unsigned count, enum start_kind kind)
 {
-	if (!sink || !sink->frame || count > TRACE_PATTERNS_MAX)
+	if (!sink || !sink->frame || count > TRACE_PATTERNS_MAX ||
+	    (kind == START_STACKS && count))
 		return -EINVAL;
 	mutex_lock(&start_stop);
 	int error = -EBUSY;
 	if (!session.running) {
-		session.flight = flight;
+		session.flight = kind == START_FLIGHT;
+		session.stacks_only = kind == START_STACKS;
 		error = begin(sink, argument, patterns, count);
 	}
 	if (!error)
@@ -341,13 +351,18 @@ static int start(const struct trace_sink *sink, const char *argument, const char
 int trace_start(const struct trace_sink *sink, const char *argument, const char *const *patterns,
 		unsigned count)
 {
-	return start(sink, argument, patterns, count, false);
+	return start(sink, argument, patterns, count, START_STREAM);
+}
+
+int trace_start_stacks(const struct trace_sink *sink, const char *argument)
+{
+	return start(sink, argument, NULL, 0, START_STACKS);
 }
 
 int trace_start_flight(const struct trace_sink *sink, const char *argument,
 		       const char *const *patterns, unsigned count)
 {
-	return start(sink, argument, patterns, count, true);
+	return start(sink, argument, patterns, count, START_FLIGHT);
 }
 
 int trace_snapshot(void)
@@ -355,10 +370,10 @@ int trace_snapshot(void)
 	mutex_lock(&start_stop);
 	int error = !session.running ? -ENOENT : !session.flight ? -EINVAL : 0;
 	if (!error) {
-		tracepoint_set_channel(NULL);
+		tracepoint_set_channel(NULL, TRACEPOINT_ALL_EVENTS);
 		grace_synchronize(); /* no CPU is writing: the rings hold still */
 		drain_all();
-		tracepoint_set_channel(session.channel);
+		tracepoint_set_channel(session.channel, session_scope());
 	}
 	mutex_unlock(&start_stop);
 	return error;
@@ -367,7 +382,7 @@ int trace_snapshot(void)
 static void end_session(void)
 {
 	detach_patterns();
-	tracepoint_set_channel(NULL);
+	tracepoint_set_channel(NULL, TRACEPOINT_ALL_EVENTS);
 	grace_synchronize(); /* no CPU is still inside a trace point's write */
 	__atomic_store_n(&session.stopping, true, __ATOMIC_RELEASE);
 	if (session.drainer)

@@ -64,6 +64,11 @@ bool trace_running_into(const struct trace_sink *sink);
  * (each record at most once).  Records never snapshot count as dropped. */
 int trace_start_flight(const struct trace_sink *sink, const char *argument,
 		       const char *const *patterns, unsigned count);
+/* trace_start of the trace map's user stacks alone (uscope.c): the stream
+ * holds the programs' names, and for the traced processes only, each system
+ * call's entry and its stack; no other kernel event, no join point.
+ * Returns what trace_start does. */
+int trace_start_stacks(const struct trace_sink *sink, const char *argument);
 /* Sends what the flight recorder holds now, recording paused meanwhile.
  * Returns 0, -ENOENT (no trace runs) or -EINVAL (a stream trace runs). */
 int trace_snapshot(void);
@@ -104,27 +109,38 @@ void trace_set_file_store(int (*store)(const char *name, const void *data, size_
 
 /* ---- The trace map: user stacks of named applications (uscope.c) -------- */
 
-#define USCOPE_MAP_MAX 8
+#define USCOPE_MAP_MAX    8
+#define USCOPE_EVENTS_MAX 48
 
 struct trap_frame;
 struct uscope_info {
 	char name[16];
 	unsigned mode, budget;
+	char events[USCOPE_EVENTS_MAX];
 };
 /* Traces every process of the program name (or path): its user stack goes
- * into the stream at each system call; mode 1 = the last frame of its own
- * code, 2 = up to budget frames of its own code, 3 = the last frame, 4 = up
- * to budget frames (at most TRACE_STACK_MAX).  Processes running it now join
- * at once, fork inherits, exec re-decides.  Returns the map's slot (> 0), or
- * -EINVAL, -ENOSPC (USCOPE_MAP_MAX entries). */
-int uscope_trace(const char *name, unsigned mode, unsigned budget);
+ * into the stream at each event events names (a join-point pattern, NULL:
+ * "*"; a system call is the event sys.NAME, as its join point), system calls
+ * and the join points the trace records that may sleep; mode 1 = the last
+ * frame of its own code, 2 = up to budget frames of its own code, 3 = the
+ * last frame, 4 = up to budget frames (at most TRACE_STACK_MAX).  Processes
+ * running it now join at once, fork inherits, exec re-decides.  Returns the
+ * map's slot (> 0), or -EINVAL (a bad name, mode, budget or pattern),
+ * -ENOSPC (USCOPE_MAP_MAX entries). */
+int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *events);
 /* Takes name out of the map; its processes stop being traced.  0 or -ENOENT. */
 int uscope_untrace(const char *name);
 /* Fills up to count entries; returns how many the map holds. */
 int uscope_list(struct uscope_info *info, int count);
 /* At a system call's entry, with the caller's saved registers: the user
- * stack of a traced process into the stream (nothing for the others). */
-void uscope_record_stack(const struct trap_frame *user);
+ * stack of a traced process into the stream, if its entry names the event
+ * sys.<syscall_name> (nothing for the others). */
+void uscope_record_stack(const struct trap_frame *user, const char *syscall_name);
+/* At a recorded join point that may sleep, right after its entry record:
+ * the user stack of a traced process that reached it (from the registers it
+ * entered the kernel with), if its entry names the join point.  System
+ * calls' join points (sys.*) are left out: their syscall_entry has it. */
+void uscope_record_joinpoint_stack(const char *joinpoint);
 
 /* At boot, once the drivers and their sinks are up: starts the trace= trace
  * (boot.c) or runs trace_bench. */

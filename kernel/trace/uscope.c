@@ -3,14 +3,17 @@
  * applications by program name or path, and every process of a named
  * application (fork inherits, exec re-decides, so a daemon's workers are
  * traced from their start without giving PIDs) gets its user call stack
- * written into the trace stream at each system call, as a user_stack record
- * right after the syscall_entry record.
+ * written into the trace stream at the events its entry names: a system
+ * call (a user_stack record right after the syscall_entry record) or a
+ * recorded join point that may sleep (right after its entry record).
  *
  * The stack is walked in the kernel from the user registers saved at entry,
- * along the frame-pointer chain (microScope's programs and newlib are built
- * with frame pointers), every read through copy_from_user: a stack that
- * cannot be read ends the walk and is marked, never a fault.  Work is bounded
- * by the entry's budget.  Scope modes (Uscope's table): 1 = the last frame
+ * by the program's DWARF CFI (.eh_frame, noted at exec: lib/cfi.h) where it
+ * covers the code, so that code built without frame pointers unwinds, and
+ * along the frame-pointer chain where it does not; every read goes through
+ * copy_from_user: a stack that cannot be read ends the walk and is marked,
+ * never a fault.  Work is bounded: at most TRACE_STACK_MAX frames, the rules
+ * found cached per CPU.  Scope modes (Uscope's table): 1 = the last frame
  * in the application's own code, 2 = up to the budget's frames of its own
  * code, 3 = the last frame wherever it is, 4 = up to the budget's frames of
  * all code.  The programs are static: own code is told from newlib's and
@@ -19,9 +22,14 @@
  */
 #include "trace/internal.h"
 
+#include "arch/x86_64/cpu.h"
 #include "arch/x86_64/trapframe.h"
+#include "cpu/percpu.h"
+#include "joinpoint/joinpoint.h"
+#include "lib/cfi.h"
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "mm/mm.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
 #include "telemetry/tracepoint.h"
@@ -33,11 +41,27 @@ struct uscope_entry {
 	char name[PROC_NAME_MAX]; /* a program's name, or a path (with a '/') */
 	unsigned mode;
 	unsigned budget;
+	char events[USCOPE_EVENTS_MAX]; /* the events with stacks: a join-point pattern */
 };
 
 /* Slot i of the map is entries[i]; slot 0 means "not traced". */
 static struct uscope_entry entries[USCOPE_MAP_MAX + 1];
 static struct spinlock map_lock = SPINLOCK_INIT("trace.uscope");
+
+/* Rules found, per CPU (lib/cfi.h): made with the map's first entry. */
+static struct cfi_cache *rule_caches[MAX_CPUS];
+
+static void make_rule_caches(void)
+{
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
+		if (!__atomic_load_n(&rule_caches[cpu], __ATOMIC_ACQUIRE)) {
+			struct cfi_cache *cache = kzalloc(sizeof *cache), *none = NULL;
+			if (cache && !__atomic_compare_exchange_n(&rule_caches[cpu], &none, cache,
+								  false, __ATOMIC_ACQ_REL,
+								  __ATOMIC_ACQUIRE))
+				kfree(cache); /* another command made it meanwhile */
+		}
+}
 
 static bool entry_matches(const struct uscope_entry *e, const char *name, const char *path)
 {
@@ -61,9 +85,11 @@ static int retrace_pick(const char *name, int slot)
 	return slot && entries[slot].used ? slot : 0; /* inherited, still in the map */
 }
 
-int uscope_trace(const char *name, unsigned mode, unsigned budget)
+int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *events)
 {
-	if (!name || !*name || strlen(name) >= PROC_NAME_MAX || budget > TRACE_STACK_MAX)
+	events = events ? events : "*";
+	if (!name || !*name || strlen(name) >= PROC_NAME_MAX || budget > TRACE_STACK_MAX ||
+	    !*events || strlen(events) >= USCOPE_EVENTS_MAX)
 		return -EINVAL;
 	if (mode < 1 || mode > 4)
 		return -EINVAL;
@@ -77,10 +103,12 @@ int uscope_trace(const char *name, unsigned mode, unsigned budget)
 		entries[slot] = (struct uscope_entry){
 		    .used = true, .mode = mode, .budget = budget ? budget : 1};
 		strlcpy(entries[slot].name, name, sizeof entries[slot].name);
+		strlcpy(entries[slot].events, events, sizeof entries[slot].events);
 	}
 	spin_unlock_irqrestore(&map_lock, irq);
 	if (!slot)
 		return -ENOSPC;
+	make_rule_caches();
 	proc_set_trace_exec_hook(decide);
 	proc_retrace(retrace_pick); /* processes running now join at once */
 	return slot;
@@ -109,6 +137,7 @@ int uscope_list(struct uscope_info *info, int count)
 		if (n < count) {
 			info[n] = (struct uscope_info){.mode = e->mode, .budget = e->budget};
 			strlcpy(info[n].name, e->name, sizeof info[n].name);
+			strlcpy(info[n].events, e->events, sizeof info[n].events);
 		}
 		n++;
 	}
@@ -120,6 +149,7 @@ struct walk {
 	unsigned keep;      /* frames to keep at most */
 	bool own_only;      /* only frames in [own_start, own_end) */
 	uint64_t own_start, own_end;
+	struct cfi_tables unwind; /* the program's (lib/cfi.h), or empty */
 	uint64_t *frames;
 	unsigned count;
 	uint16_t flags;
@@ -133,50 +163,139 @@ static bool keep_frame(struct walk *w, uint64_t address)
 	return w->count < w->keep;
 }
 
-/* Walks the frame-pointer chain from the user registers, reading at most
- * TRACE_STACK_MAX frames (the work is bounded whatever the mode keeps). */
+static int read_user(void *to, uint64_t address, size_t length, void *arg)
+{
+	(void)arg;
+	return copy_from_user(to, (const void __user *)address, length) ? -EFAULT : 0;
+}
+
+/* One step out along the frame-pointer chain, for code the unwind tables do
+ * not cover: 0, CFI_OUTERMOST (rbp 0), -EINVAL (a frame below the stack
+ * pointer, misaligned, or a chain that does not go up) or -EFAULT. */
+static int frame_pointer_step(struct cfi_regs *regs)
+{
+	uint64_t pair[2]; /* the saved rbp, the return address */
+	if (!regs->rbp)
+		return CFI_OUTERMOST;
+	if ((regs->rbp & 7) || regs->rbp < regs->rsp)
+		return -EINVAL;
+	if (copy_from_user(pair, (const void __user *)regs->rbp, sizeof pair))
+		return -EFAULT;
+	if (pair[0] && pair[0] <= regs->rbp)
+		return -EINVAL;
+	*regs = (struct cfi_regs){.rip = pair[1], .rsp = regs->rbp + 16, .rbp = pair[0]};
+	return 0;
+}
+
+/* The rule at pc, from this CPU's cache or found and kept there (each
+ * lookup and insert with interrupts off: the slot is this CPU's alone, and
+ * the thread cannot move meanwhile). */
+static int rule_at(const struct cfi_tables *t, uint64_t pc, struct cfi_rule *rule)
+{
+	int error;
+	uint64_t flags = irq_save();
+	struct cfi_cache *cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE);
+	bool hit = cache && cfi_cache_lookup(cache, t->identity, pc, rule, &error);
+	irq_restore(flags);
+	if (hit)
+		return error;
+	error = cfi_find_rule(t, pc, read_user, NULL, rule);
+	flags = irq_save();
+	cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE);
+	if (cache)
+		cfi_cache_insert(cache, t->identity, pc, rule, error);
+	irq_restore(flags);
+	return error;
+}
+
+/* One step by the program's CFI: what cfi_unwind_step returns. */
+static int cfi_step(const struct cfi_tables *t, struct cfi_regs *regs, enum cfi_frame frame)
+{
+	struct cfi_rule rule;
+	if (!t->fde_count)
+		return -ENOENT;
+	int error = rule_at(t, frame == CFI_FIRST_FRAME ? regs->rip : regs->rip - 1, &rule);
+	return error ? error : cfi_step_by_rule(&rule, regs, read_user, NULL);
+}
+
+/* Walks out from the user registers, reading at most TRACE_STACK_MAX frames
+ * (the work is bounded whatever the mode keeps): each step by the program's
+ * CFI where an FDE covers the code, else by its frame pointer. */
 static void walk(const struct trap_frame *user, struct walk *w)
 {
-	uint64_t rbp = user->rbp;
-	if (!keep_frame(w, user->rip))
+	struct cfi_regs regs = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp};
+	enum cfi_frame frame = CFI_FIRST_FRAME;
+	if (!keep_frame(w, regs.rip))
 		return;
 	for (unsigned read = 1; read < TRACE_STACK_MAX; read++) {
-		uint64_t pair[2]; /* the saved rbp, the return address */
-		if (!rbp)
-			return; /* the outermost frame */
-		if ((rbp & 7) || copy_from_user(pair, (const void *)rbp, sizeof pair) ||
-		    (pair[0] && pair[0] <= rbp)) {
+		int step = cfi_step(&w->unwind, &regs, frame);
+		if (step == -ENOENT)
+			step = frame_pointer_step(&regs);
+		frame = CFI_RETURN_ADDRESS;
+		if (step == CFI_OUTERMOST || (step == 0 && !regs.rip))
+			return;
+		if (step < 0) {
 			w->flags |= TRACE_STACK_UNREADABLE;
 			return;
 		}
-		rbp = pair[0];
-		if (!keep_frame(w, pair[1])) {
-			if (rbp)
-				w->flags |= TRACE_STACK_TRUNCATED;
+		if (!keep_frame(w, regs.rip)) {
+			w->flags |= TRACE_STACK_TRUNCATED;
 			return;
 		}
 	}
 	w->flags |= TRACE_STACK_TRUNCATED;
 }
 
-void uscope_record_stack(const struct trap_frame *user)
+/* Writes p's user stack (slot's entry says how much) into the stream. */
+static void record_stack(struct process *p, int slot, const struct trap_frame *user)
 {
-	struct process *p = proc_current();
-	int slot = proc_trace_slot(p);
-	if (!slot || !user)
-		return;
 	const struct uscope_entry *e = &entries[slot];
 	struct {
 		struct trace_user_stack head;
-		uint64_t frames[TRACE_STACK_MAX];
-	} event = {.head = {.tid = (int32_t)thread_id(thread_current())}};
+		uint64_t frames[TRACE_STACK_MAX]; /* only the first count are written and sent */
+	} event;
+	event.head = (struct trace_user_stack){.tid = (int32_t)thread_id(thread_current())};
 	struct walk w = {.keep = e->mode == 1 || e->mode == 3 ? 1 : e->budget,
 			 .own_only = e->mode <= 2,
 			 .frames = event.frames};
 	proc_own_code(p, &w.own_start, &w.own_end);
+	proc_unwind_tables(p, &w.unwind);
 	walk(user, &w);
 	event.head.count = (uint16_t)w.count;
 	event.head.flags = w.flags;
 	tracepoint_write(TRACE_USER_STACK, &event,
 			 (uint32_t)(sizeof event.head + w.count * sizeof event.frames[0]));
+}
+
+/* Does slot's entry want stacks at the event named prefix + name? */
+static bool wants(int slot, const char *prefix, const char *name)
+{
+	const char *events = entries[slot].events;
+	if (events[0] == '*' && !events[1])
+		return true;
+	char full[64];
+	size_t length = strlcpy(full, prefix, sizeof full);
+	strlcpy(full + length, name, sizeof full - length);
+	return jp_pattern_match(events, full);
+}
+
+void uscope_record_stack(const struct trap_frame *user, const char *syscall_name)
+{
+	struct process *p = proc_current();
+	int slot = proc_trace_slot(p);
+	if (!slot || !user || !wants(slot, "sys.", syscall_name ? syscall_name : "?"))
+		return;
+	record_stack(p, slot, user);
+}
+
+void uscope_record_joinpoint_stack(const char *joinpoint)
+{
+	struct process *p = proc_current();
+	int slot = proc_trace_slot(p);
+	struct cpu *cpu = this_cpu();
+	if (!slot || cpu->irq_depth || !strncmp(joinpoint, "sys.", 4) || !wants(slot, "", joinpoint))
+		return;
+	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
+	if (trap_frame_from_user(user))
+		record_stack(p, slot, user);
 }

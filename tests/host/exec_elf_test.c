@@ -1,4 +1,4 @@
-// host-test-sources: kernel/exec/elf.c kernel/exec/stack.c
+// host-test-sources: kernel/exec/elf.c kernel/exec/stack.c kernel/lib/cfi.c
 /* Does the ELF check accept a good static executable and refuse every
  * truncated, corrupted or hostile variant without reading out of bounds (the
  * sanitizers watch)?  And is the initial stack laid out as _start expects? */
@@ -234,6 +234,88 @@ static void own_code_section_is_found(void)
 	}
 }
 
+/* .eh_frame_hdr at file 0x800 (one search-table entry) and .eh_frame at
+ * 0x900, both in the text segment; section headers at 0x1600 (null,
+ * .eh_frame_hdr, .eh_frame, .shstrtab), names at 0x1780. */
+static void add_unwind_sections(struct elf_file *f)
+{
+	static const char names[] = "\0.eh_frame_hdr\0.eh_frame\0.shstrtab";
+	uint8_t *h = f->bytes, *hdr = f->bytes + 0x800;
+	put64(h + 40, 0x1600);
+	put16(h + 58, 64);
+	put16(h + 60, 4);
+	put16(h + 62, 3);
+	hdr[0] = 1, hdr[1] = 0x1b, hdr[2] = 0x03, hdr[3] = 0x3b;
+	put32(hdr + 4, 0x900 - 0x804);
+	put32(hdr + 8, 1);
+	put32(hdr + 12, 0x100 - 0x800);
+	put32(hdr + 16, 0x900 - 0x800);
+	const struct {
+		uint32_t name;
+		uint64_t offset, size;
+	} sections[3] = {{1, 0x800, 20}, {15, 0x900, 0x40}, {25, 0x1780, sizeof names}};
+	for (int i = 0; i < 3; i++) {
+		uint8_t *sh = f->bytes + 0x1600 + 64 * (i + 1);
+		put32(sh, sections[i].name);
+		put32(sh + 4, i == 2 ? 3 : 1);
+		put64(sh + 16, i == 2 ? 0 : TEXT_VA + sections[i].offset);
+		put64(sh + 24, sections[i].offset);
+		put64(sh + 32, sections[i].size);
+	}
+	memcpy(f->bytes + 0x1780, names, sizeof names);
+}
+
+/* The unwind tables are noted when both sections are mapped from the file
+ * and the header checks out; a hostile header or section leaves them out
+ * and the image is still accepted. */
+static void unwind_tables_are_found(void)
+{
+	struct elf_file f;
+	struct exec_image image;
+	build_good(&f);
+	add_unwind_sections(&f);
+	REQUIRE_EQ(exec_parse_elf(f.bytes, sizeof f.bytes, &image), 0);
+	CHECK_EQ(image.unwind.hdr, TEXT_VA + 0x800);
+	CHECK_EQ(image.unwind.fde_count, 1);
+	CHECK_EQ(image.unwind.eh_frame_start, TEXT_VA + 0x900);
+	CHECK_EQ(image.unwind.eh_frame_end, TEXT_VA + 0x940);
+	CHECK(image.unwind.identity != 0);
+
+	const struct {
+		size_t at;
+		uint64_t value;
+		int width;
+	} hostile[] = {
+	    {0x800, 2, 1},                      /* header version 2 */
+	    {0x801, 0x9b, 1},                   /* an indirect eh_frame pointer */
+	    {0x808, 0x7fffffff, 4},             /* a search table past the section */
+	    {0x804, 0x200, 4},                  /* the pointer misses .eh_frame */
+	    {0x1600 + 64 + 16, DATA_VA, 8},     /* the header in the data segment's bss */
+	    {0x1600 + 128 + 24, 0x950, 8},      /* .eh_frame's offset not its address's */
+	    {0x1600 + 128 + 32, 0x2000, 8},     /* .eh_frame past the file */
+	    {0x1600 + 64 + 32, 0, 8},           /* an empty header */
+	};
+	for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+		build_good(&f);
+		add_unwind_sections(&f);
+		memcpy(f.bytes + hostile[i].at, &hostile[i].value, (size_t)hostile[i].width);
+		REQUIRE_EQ(exec_parse_elf(f.bytes, sizeof f.bytes, &image), 0);
+		CHECK_EQ(image.unwind.fde_count, 0);
+	}
+
+	srand(11); /* random headers and sections: never a bad access */
+	for (int round = 0; round < 20000; round++) {
+		build_good(&f);
+		add_unwind_sections(&f);
+		for (int n = 1 + rand() % 4; n > 0; n--) {
+			int region = rand() % 2;
+			f.bytes[region ? 0x1600 + rand() % 0x140 : 0x800 + rand() % 20] = (uint8_t)rand();
+		}
+		if (exec_parse_elf(f.bytes, sizeof f.bytes, &image) == 0 && image.unwind.fde_count)
+			CHECK(image.unwind.hdr >= TEXT_VA && image.unwind.eh_frame_end <= TEXT_VA + 0x1000);
+	}
+}
+
 /* argc, argv, envp and auxv where the ABI puts them, rsp 16-byte aligned. */
 static void stack_layout(void)
 {
@@ -297,4 +379,5 @@ static void stack_too_small_is_refused(void)
 HOSTTEST_MAIN(HOSTTEST_CASE(good_image_is_described), HOSTTEST_CASE(every_truncation_is_refused),
 	      HOSTTEST_CASE(each_corruption_is_refused),
 	      HOSTTEST_CASE(random_headers_never_overread), HOSTTEST_CASE(stack_layout),
-	      HOSTTEST_CASE(stack_too_small_is_refused), HOSTTEST_CASE(own_code_section_is_found))
+	      HOSTTEST_CASE(stack_too_small_is_refused), HOSTTEST_CASE(own_code_section_is_found),
+	      HOSTTEST_CASE(unwind_tables_are_found))

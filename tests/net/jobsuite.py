@@ -83,7 +83,7 @@ def readme_programs():
         text = f.read()
     start = text.find("Programs in `/bin`:")
     paragraph = text[start:text.find("\n\n", start)]
-    return set(re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", paragraph)))
+    return set(re.findall(r"`([\w-]+)`", re.sub(r"\([^)]*\)", "", paragraph)))
 
 
 # What each console example of README.md must print (a line of the example

@@ -346,3 +346,62 @@ def run_flight_capture(build, kernel, log, report):
         guest.stop()
     report("trace/flight-recorder", "FAIL" if problem else "ok", time.monotonic() - started,
            text, problem or "")
+
+
+BROKEN_CHECKS = ["broken-httpd-found"]
+BROKEN_PORT = 81
+
+
+def broken_httpd_problems(folded_text, table_text):
+    """The broken build's anomaly where Uscope shows it: folded stacks of
+    httpd-slow whose read comes from read_piecewise (under refill) more than
+    once per request, and the dual-space table's row read / read_piecewise."""
+    reads = [line for line in folded_text.splitlines()
+             if line.startswith("httpd-slow;") and re.search(r";read_piecewise;read \d+$", line)]
+    count = sum(int(line.rsplit(" ", 1)[1]) for line in reads)
+    row = re.search(r"^read\s+read_piecewise\s+(\d+)$", table_text, re.M)
+    if not reads or count < 2 or not row:
+        return f"{count} reads from read_piecewise in the folded stacks, table row: {bool(row)}"
+    return None
+
+
+def run_broken_httpd_capture(build, kernel, log, report):
+    """The deliberately broken httpd (/bin/httpd-slow: a file read 16 bytes
+    per system call) traced by name from the host (mscope uscope trace,
+    mode 2, budget 3) in a stacks-only capture (mscope record --stacks) while
+    /index.html is fetched: mscope stacks must show read_piecewise making
+    the reads (docs/USCOPE.md's case study)."""
+    started = time.monotonic()
+    work = tempfile.mkdtemp(prefix="trace-broken-")
+    sock, out_dir = os.path.join(work, "console.sock"), os.path.join(work, "trace")
+    port = httpcheck.free_port()
+    guest = Guest(build, "e1000", {port: BROKEN_PORT}, log, kernel=kernel,
+                  console_port=f"socket,path={sock},server=on,wait=off")
+    problem, text = None, ""
+    try:
+        if not guest.boot():
+            problem, text = "no boot", guest.text[-3000:]
+        else:
+            guest.run(f"httpd-slow -q -p {BROKEN_PORT} &")
+            time.sleep(1)
+            subprocess.run([MSCOPE, "uscope", "trace", "httpd-slow", "--mode", "2", "--budget", "3",
+                            "--attach", sock], cwd=ROOT, capture_output=True, timeout=120)
+            mscope = subprocess.Popen([MSCOPE, "record", "--attach", sock, "--stacks", "-d", "4",
+                                       "-o", out_dir], cwd=ROOT, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True)
+            time.sleep(2)
+            response = httpcheck.get(port, "/index.html")
+            output, _ = mscope.communicate(timeout=180)  # only against a hang
+            folded = os.path.join(work, "folded")
+            stacks = subprocess.run([MSCOPE, "stacks", out_dir, "--folded", folded],
+                                    capture_output=True, text=True)
+            folded_text = open(folded).read() if os.path.exists(folded) else ""
+            text = output + stacks.stdout + folded_text
+            if mscope.returncode or not response or response[0] != 200:
+                problem = f"mscope record exit {mscope.returncode}, response {response and response[0]}"
+            else:
+                problem = broken_httpd_problems(folded_text, stacks.stdout)
+    finally:
+        guest.stop()
+    report("trace/broken-httpd-found", "FAIL" if problem else "ok", time.monotonic() - started,
+           text, problem or "")

@@ -264,6 +264,36 @@ static void start_response(struct connection *c)
 	c->deadline_ms = turn_ms + WRITE_TIMEOUT_MS;
 }
 
+#ifdef HTTPD_BROKEN_REFILL
+#define BROKEN_PIECE_BYTES 16
+/* The deliberately broken build, /bin/httpd-slow (userland.mk): the file is
+ * read BROKEN_PIECE_BYTES per system call, the kind of slip that costs a
+ * server dearly and that a profile of user stacks at system calls shows at
+ * once (docs/USCOPE.md's case study). */
+static __attribute__((noinline)) ssize_t read_piecewise(int fd, char *to, size_t want)
+{
+	size_t done = 0;
+	while (done < want) {
+		size_t piece = want - done < BROKEN_PIECE_BYTES ? want - done : BROKEN_PIECE_BYTES;
+		ssize_t n = read(fd, to + done, piece);
+		if (n <= 0)
+			return done ? (ssize_t)done : n;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static ssize_t read_body(int fd, char *to, size_t want)
+{
+	return read_piecewise(fd, to, want);
+}
+#else
+static ssize_t read_body(int fd, char *to, size_t want)
+{
+	return read(fd, to, want);
+}
+#endif
+
 /* Refills the output buffer from the file.  Returns 1 when there is data, 0
  * when the body is complete, -1 when the file cannot be read. */
 static int refill(struct connection *c)
@@ -278,7 +308,7 @@ static int refill(struct connection *c)
 		memcpy(c->out + c->out_length,
 		       c->response.memory + (c->response.body_length - c->body_left), want);
 	else
-		n = read(c->response.file_fd, c->out + c->out_length, want);
+		n = read_body(c->response.file_fd, c->out + c->out_length, want);
 	if (n <= 0)
 		return -1;
 	c->out_length += (size_t)n;

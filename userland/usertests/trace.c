@@ -278,3 +278,348 @@ void uscope_traces_a_program_by_name(void)
 	if (shell("uscope trace cat --mode 5") == 0 || shell("uscope untrace nobody") == 0)
 		t_fail("mode 5 or an unknown name was accepted");
 }
+
+/* ---- uscope: stacks of code without frame pointers ---------------------- */
+
+struct symbol_range {
+	const char *name;
+	uint64_t start, end;
+};
+
+static long read_at(int fd, long offset, void *to, long length)
+{
+	return lseek(fd, offset, SEEK_SET) == offset ? read(fd, to, length) : -1;
+}
+
+/* Fills each range's start and end from path's symbol table; returns how
+ * many were found. */
+static int symbols_of(const char *path, struct symbol_range *ranges, int count)
+{
+	static uint8_t headers[64 * 64], symbols[64 * 1024];
+	static char names[32 * 1024];
+	int fd = open(path, O_RDONLY), found = 0;
+	uint8_t elf[64];
+	if (fd < 0 || read(fd, elf, 64) != 64) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	uint64_t shoff;
+	uint16_t shnum;
+	memcpy(&shoff, elf + 40, 8);
+	memcpy(&shnum, elf + 60, 2);
+	if (shnum > 64 || read_at(fd, (long)shoff, headers, shnum * 64) != shnum * 64)
+		shnum = 0;
+	for (unsigned i = 0; i < shnum; i++) {
+		const uint8_t *sh = headers + i * 64;
+		uint32_t type, link;
+		uint64_t offset, size;
+		memcpy(&type, sh + 4, 4);
+		memcpy(&link, sh + 40, 4);
+		memcpy(&offset, sh + 24, 8);
+		memcpy(&size, sh + 32, 8);
+		if (type != 2 || link >= shnum || size > sizeof symbols) /* SHT_SYMTAB */
+			continue;
+		uint64_t names_offset, names_size;
+		memcpy(&names_offset, headers + link * 64 + 24, 8);
+		memcpy(&names_size, headers + link * 64 + 32, 8);
+		if (names_size > sizeof names ||
+		    read_at(fd, (long)offset, symbols, (long)size) != (long)size ||
+		    read_at(fd, (long)names_offset, names, (long)names_size) != (long)names_size)
+			break;
+		for (uint64_t at = 0; at + 24 <= size; at += 24) {
+			uint32_t name;
+			uint64_t value, length;
+			memcpy(&name, symbols + at, 4);
+			memcpy(&value, symbols + at + 8, 8);
+			memcpy(&length, symbols + at + 16, 8);
+			for (int r = 0; r < count && name < names_size; r++)
+				if (!strncmp(names + name, ranges[r].name, names_size - name) &&
+				    !ranges[r].end) {
+					ranges[r].start = value;
+					ranges[r].end = value + length;
+					found++;
+				}
+		}
+	}
+	close(fd);
+	return found;
+}
+
+enum { INNER, MIDDLE, OUTER, MAIN, CORRUPT, UNWIND_SYMBOLS };
+
+struct unwind_seen {
+	struct symbol_range symbols[UNWIND_SYMBOLS];
+	int32_t tids[4];
+	int tid_count;
+	int calls, chains_right, corrupt_calls, corrupt_marked, too_long;
+	unsigned expect; /* frames the mode keeps: the chain inner, middle, outer, main first */
+};
+
+static int in_symbol(const struct unwind_seen *seen, int which, uint64_t address)
+{
+	return address >= seen->symbols[which].start && address < seen->symbols[which].end;
+}
+
+static void note_unwind_names(const struct tel_record *r, void *arg)
+{
+	struct unwind_seen *seen = arg;
+	const struct trace_thread_name *n = tel_record_payload(r);
+	if (r->type == TRACE_PROCESS_EXEC && !strcmp(n->name, "unwind") && seen->tid_count < 4)
+		seen->tids[seen->tid_count++] = n->tid;
+}
+
+/* The stacks of unwind's getppid calls: the chain in order, the corrupt call
+ * one frame and marked. */
+static void note_unwind_stacks(const struct tel_record *r, void *arg)
+{
+	struct unwind_seen *seen = arg;
+	const struct trace_user_stack *s = tel_record_payload(r);
+	if (r->type != TRACE_USER_STACK || !s->count)
+		return;
+	int ours = 0;
+	for (int i = 0; i < seen->tid_count; i++)
+		ours |= seen->tids[i] == s->tid;
+	const uint64_t *frames = (const uint64_t *)(s + 1);
+	if (!ours)
+		return;
+	seen->too_long += s->count > seen->expect && in_symbol(seen, INNER, frames[0]);
+	if (in_symbol(seen, CORRUPT, frames[0])) {
+		seen->corrupt_calls++;
+		/* a walk that keeps one frame reads nothing past it, so finds nothing wrong */
+		seen->corrupt_marked += s->count == 1 && (seen->expect == 1 ||
+							  (s->flags & TRACE_STACK_UNREADABLE));
+		return;
+	}
+	if (!in_symbol(seen, INNER, frames[0]))
+		return;
+	seen->calls++;
+	int right = s->count == seen->expect;
+	for (unsigned i = 0; i < seen->expect && i <= MAIN && i < s->count; i++)
+		right &= in_symbol(seen, INNER + (int)i, frames[i]);
+	seen->chains_right += right;
+}
+
+/* Traces unwind in mode, budget, runs it plainly and with "corrupt". */
+static struct unwind_seen stacks_of_unwind(unsigned mode, unsigned budget, unsigned expect)
+{
+	struct unwind_seen seen = {
+	    .symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
+			{"unwind_corrupt"}},
+	    .expect = expect};
+	if (symbols_of("/bin/unwind", seen.symbols, UNWIND_SYMBOLS) != UNWIND_SYMBOLS) {
+		t_fail("/bin/unwind lacks one of its symbols");
+		return seen;
+	}
+	char line[64];
+	snprintf(line, sizeof line, "uscope trace unwind --mode %u --budget %u", mode, budget);
+	if (shell(line) != 0 || shell("trace start -o file:" TRACE_DIR) != 0) {
+		t_fail("'%s' or trace start failed", line);
+		return seen;
+	}
+	char *plain[] = {"unwind", NULL}, *corrupt[] = {"unwind", "corrupt", NULL};
+	int status[2] = {-1, -1};
+	for (int run = 0; run < 2; run++) {
+		pid_t child = fork();
+		if (child == 0) {
+			execv("/bin/unwind", run ? corrupt : plain);
+			_exit(127);
+		}
+		waitpid(child, &status[run], 0);
+	}
+	shell("trace stop");
+	shell("uscope untrace unwind");
+	for (int pass = 0; pass < 2; pass++)
+		for (int cpu = 0; cpu < 64; cpu++) {
+			char path[64];
+			snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+			each_record(path, pass ? note_unwind_stacks : note_unwind_names, &seen);
+		}
+	if (!WIFEXITED(status[0]) || WEXITSTATUS(status[0]) || !WIFEXITED(status[1]) ||
+	    WEXITSTATUS(status[1]))
+		t_fail("mode %u: unwind exited with status %#x, corrupt with %#x", mode, status[0],
+		       status[1]);
+	if (seen.calls != 1 || seen.chains_right != 1 || seen.too_long)
+		t_fail("mode %u budget %u: %d calls from unwind_inner, %d with the chain of %u "
+		       "right, %d longer",
+		       mode, budget, seen.calls, seen.chains_right, expect, seen.too_long);
+	if (seen.corrupt_calls != 1 || seen.corrupt_marked != 1)
+		t_fail("mode %u: %d corrupt calls, %d of one frame marked unreadable", mode,
+		       seen.corrupt_calls, seen.corrupt_marked);
+	return seen;
+}
+
+/* Does a program built without frame pointers unwind by its CFI, in every
+ * mode, to exactly the chain its symbols give (unwind_inner, unwind_middle,
+ * unwind_outer, main), cut where the budget says; and does a call made with
+ * a corrupted stack give a one-frame stack marked unreadable, no fault? */
+void uscope_unwinds_code_without_frame_pointers(void)
+{
+	stacks_of_unwind(4, 8, 6); /* all code: the chain, then start_program, _start */
+	stacks_of_unwind(4, 3, 3);
+	stacks_of_unwind(2, 3, 3); /* own code: inner, middle, outer */
+	stacks_of_unwind(2, 8, 4); /* own code: the chain ends at main */
+	stacks_of_unwind(1, 8, 1);
+	stacks_of_unwind(3, 8, 1);
+}
+
+/* ---- uscope: stacks at the events an entry names ------------------------ */
+
+struct events_seen {
+	int32_t tids[4];
+	int tid_count;
+	int32_t running; /* the thread on the CPU (sched_switch): cat's calls only count */
+	uint16_t last_type; /* the last system call's or join point's entry before a stack */
+	int64_t last_number;
+	int after_read, after_other_syscall, after_joinpoint;
+	int64_t other_number; /* the last system call not read that a stack followed */
+};
+
+static void note_cat_exec(const struct tel_record *r, void *arg)
+{
+	struct events_seen *seen = arg;
+	const struct trace_thread_name *n = tel_record_payload(r);
+	if (r->type == TRACE_PROCESS_EXEC && !strcmp(n->name, "cat") && seen->tid_count < 4)
+		seen->tids[seen->tid_count++] = n->tid;
+}
+
+static int is_cat_thread(const struct events_seen *seen, int32_t tid)
+{
+	for (int i = 0; i < seen->tid_count; i++)
+		if (seen->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+/* The last system call's or join point's entry made by a cat thread (a
+ * thread preempted between its entry and its stack may let another's entry
+ * come between them in the ring), and what each stack of cat followed. */
+static void note_event_stacks(const struct tel_record *r, void *arg)
+{
+	struct events_seen *seen = arg;
+	if (r->type == TRACE_SCHED_SWITCH) {
+		const struct trace_sched_switch *s = tel_record_payload(r);
+		seen->running = s->next_tid;
+	} else if (!is_cat_thread(seen, seen->running)) {
+		return;
+	} else if (r->type == TRACE_SYSCALL_ENTRY) {
+		const struct trace_syscall_entry *e = tel_record_payload(r);
+		seen->last_type = r->type;
+		seen->last_number = e->number;
+	} else if (r->type >= TRACE_JP_BASE && (r->type - TRACE_JP_BASE) % 3 == TRACE_JP_ENTRY) {
+		seen->last_type = r->type;
+	} else if (r->type == TRACE_USER_STACK) {
+		const struct trace_user_stack *s = tel_record_payload(r);
+		if (!is_cat_thread(seen, s->tid))
+			return;
+		if (seen->last_type == TRACE_SYSCALL_ENTRY && seen->last_number == __NR_read)
+			seen->after_read++;
+		else if (seen->last_type == TRACE_SYSCALL_ENTRY)
+			seen->after_other_syscall++, seen->other_number = seen->last_number;
+		else
+			seen->after_joinpoint++;
+	}
+}
+
+/* cat traced with --events events while the trace records the join point
+ * vfs.read: where its stacks came. */
+static struct events_seen stacks_at(const char *events)
+{
+	struct events_seen seen = {0};
+	char line[96];
+	snprintf(line, sizeof line, "uscope trace cat --events %s --mode 4 --budget 4", events);
+	if (shell(line) != 0 || shell("trace start -o file:" TRACE_DIR " vfs.read") != 0) {
+		t_fail("'%s' or trace start failed", line);
+		return seen;
+	}
+	char *cat[] = {"cat", "/etc/rc", NULL};
+	run_quietly("/bin/cat", cat);
+	shell("trace stop");
+	shell("uscope untrace cat");
+	for (int pass = 0; pass < 2; pass++)
+		for (int cpu = 0; cpu < 64; cpu++) {
+			char path[64];
+			snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+			seen.last_type = 0;
+			seen.running = -1;
+			each_record(path, pass ? note_event_stacks : note_cat_exec, &seen);
+		}
+	return seen;
+}
+
+/* Does --events choose where stacks are recorded: at the system calls it
+ * names (sys.read, not the others), at a recorded join point reached from
+ * the process (vfs.read, whose entry record comes just before), at both with
+ * "*"; and is a pattern too long for the map refused? */
+void uscope_stacks_follow_the_events_named(void)
+{
+	struct events_seen reads = stacks_at("sys.read");
+	if (!reads.after_read || reads.after_other_syscall || reads.after_joinpoint)
+		t_fail("--events sys.read: %d stacks at read, %d at other calls (the last %lld), %d "
+		       "at join points",
+		       reads.after_read, reads.after_other_syscall, (long long)reads.other_number,
+		       reads.after_joinpoint);
+	struct events_seen vfs = stacks_at("vfs.*");
+	if (!vfs.after_joinpoint || vfs.after_read || vfs.after_other_syscall)
+		t_fail("--events vfs.*: %d stacks at join points, %d at system calls",
+		       vfs.after_joinpoint, vfs.after_read + vfs.after_other_syscall);
+	struct events_seen all = stacks_at("*");
+	if (!all.after_joinpoint || !all.after_read || !all.after_other_syscall)
+		t_fail("--events *: %d stacks at join points, %d at read, %d at other calls",
+		       all.after_joinpoint, all.after_read, all.after_other_syscall);
+	if (shell("uscope trace cat --events "
+		  "a.pattern.far.too.long.for.the.trace.map.to.keep.at.all") == 0)
+		t_fail("a pattern longer than the map keeps was accepted");
+}
+
+/* ---- uscope: a trace of stacks alone ------------------------------------ */
+
+struct stacks_only_seen {
+	int stacks, entries, names, others;
+	uint16_t other_type;
+};
+
+static void note_stacks_only(const struct tel_record *r, void *arg)
+{
+	struct stacks_only_seen *seen = arg;
+	if (r->type == TRACE_USER_STACK)
+		seen->stacks++;
+	else if (r->type == TRACE_SYSCALL_ENTRY)
+		seen->entries++;
+	else if (r->type == TRACE_THREAD_NAME || r->type == TRACE_PROCESS_EXEC)
+		seen->names++;
+	else
+		seen->others++, seen->other_type = r->type;
+}
+
+/* Does `trace start --stacks` record the traced program's stacks, each with
+ * the system call it belongs to, the programs' names, and nothing else: no
+ * scheduling, interrupt, exit or other process's event, no join point (and
+ * is a join-point pattern refused with it)? */
+void uscope_stacks_only_trace_holds_nothing_else(void)
+{
+	if (shell("trace start --stacks -o file:" TRACE_DIR " vfs.*") == 0) {
+		shell("trace stop");
+		t_fail("a trace of stacks took a join-point pattern");
+	}
+	if (shell("uscope trace cat --mode 2 --budget 4") != 0 ||
+	    shell("trace start --stacks -o file:" TRACE_DIR) != 0) {
+		t_fail("uscope trace cat or trace start --stacks failed");
+		shell("uscope untrace cat");
+		return;
+	}
+	char *cat[] = {"cat", "/etc/rc", NULL}, *echo[] = {"echo", "hi", NULL};
+	run_quietly("/bin/cat", cat);
+	run_quietly("/bin/echo", echo);
+	shell("trace stop");
+	shell("uscope untrace cat");
+	struct stacks_only_seen seen = {0};
+	for (int cpu = 0; cpu < 64; cpu++) {
+		char path[64];
+		snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+		each_record(path, note_stacks_only, &seen);
+	}
+	if (!seen.stacks || seen.entries != seen.stacks || !seen.names || seen.others)
+		t_fail("%d stacks, %d system calls, %d names, %d other records (type %u)",
+		       seen.stacks, seen.entries, seen.names, seen.others, seen.other_type);
+}

@@ -52,6 +52,9 @@ void t_sleep_ms(long ms);
 void trace_marks_reach_the_stream(void);
 void trace_mark_refuses_bad_input(void);
 void uscope_traces_a_program_by_name(void);
+void uscope_unwinds_code_without_frame_pointers(void);
+void uscope_stacks_follow_the_events_named(void);
+void uscope_stacks_only_trace_holds_nothing_else(void);
 /* The caller's mapped user pages, as ps sees them; -1 when not found. */
 long t_own_pages(void);
 /* jobs.c: process groups, sessions, stops, ignored signals, the terminal */
