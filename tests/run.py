@@ -511,6 +511,23 @@ def mscope_cases():
     return mscope_test.case_names()
 
 
+def run_trace_module_case(module, prefix, case, reporter):
+    """One case of a case module of tests/trace/ (analyze_test, explorer_test):
+    each has run_case(name) -> (problem or None, log)."""
+    sys.path.insert(0, TRACE_TESTS)
+    tests = __import__(module)
+    start = time.monotonic()
+    problem, log = tests.run_case(case)
+    skipped = problem is not None and problem.startswith("SKIP ")
+    reporter.report(Result(f"{prefix}/{case}", "skip" if skipped else "FAIL" if problem else "ok",
+                           time.monotonic() - start, log, problem or ""))
+
+
+def trace_module_cases(module):
+    sys.path.insert(0, TRACE_TESTS)
+    return __import__(module).case_names()
+
+
 def host_test_cases(source):
     """The cases of a host test as its source declares them: HOSTTEST_CASE(f)
     in HOSTTEST_MAIN, or {"f", f} in a table of its own."""
@@ -530,7 +547,8 @@ def host_listing(args):
                      "host/layering-refuses-an-upward-include",
                      "host/layering-refuses-a-kernel-header-in-user-space",
                      "host/shipped-kernel-has-no-tests"] + \
-        [f"host/mscope/{case}" for case in mscope_cases()]
+        [f"host/mscope/{case}" for case in mscope_cases()] + \
+        [f"host/analyze/{case}" for case in trace_module_cases("analyze_test")]
 
 
 @group("host", host_listing)
@@ -544,7 +562,9 @@ def host_jobs(args, reporter):
     return [lambda s=s: run_host_test(s, args.build, reporter) for s in host_tests()] + \
         [lambda: run_syscall_table_check(reporter), lambda: run_layering_checks(reporter),
          lambda: run_shipped_kernel_check(in_build(args, SHIPPED_KERNEL), reporter)] + \
-        [lambda c=c: run_mscope_case(c, reporter) for c in mscope_cases()]
+        [lambda c=c: run_mscope_case(c, reporter) for c in mscope_cases()] + \
+        [lambda c=c: run_trace_module_case("analyze_test", "host/analyze", c, reporter)
+         for c in trace_module_cases("analyze_test")]
 
 
 # ---------------------------------------------------------------- fuzzing
