@@ -150,11 +150,13 @@
 
   /* ---- selection ------------------------------------------------------- */
 
+  /* The requests the parallel axes' intervals select, or null when no axis
+   * has one (everything is selected). */
   function parallelActive() {
-    const series = parallel.getModel().getSeriesByIndex(0);
-    const active = series.getRawIndicesByActiveState('active');
-    const inactive = series.getRawIndicesByActiveState('inactive');
-    return inactive.length || active.length < state.data.requests.length ? active : null;
+    const model = parallel.getModel();
+    const brushed = model.findComponents({ mainType: 'parallelAxis' })
+      .some((axis) => axis.activeIntervals && axis.activeIntervals.length);
+    return brushed ? model.getSeriesByIndex(0).getRawIndicesByActiveState('active') : null;
   }
 
   function select(indexes) {
@@ -220,7 +222,8 @@
     });
     html += '</table>';
     if (r.events && r.events.length) {
-      html += '<table><tr><th>at</th><th>call</th><th>took</th></tr>' + r.events.map((e) =>
+      const calls = r.events.slice().sort((a, b) => a.start_ns - b.start_ns);
+      html += '<table><tr><th>at</th><th>call</th><th>took</th></tr>' + calls.map((e) =>
         `<tr><td>${formatNs(e.start_ns)}</td><td class="name">${escapeHtml(e.name)}</td><td>${formatNs(e.duration_ns)}</td></tr>`).join('') + '</table>';
     } else if (!r.events) {
       html += '<p>No trace of this request (accounting results only).</p>';

@@ -1,0 +1,124 @@
+// Drives the Latency Explorer in headless Chromium (puppeteer-core from the
+// build's npm install) and prints one JSON object of what it found: console
+// errors, whether the histogram's bars match the data, whether a brush on the
+// latency axis selects exactly the requests in that range in both views,
+// whether a click shows a request's breakdown (and its calls, for a trace),
+// and the time to first draw.  The expectations are computed here from the
+// data file itself, with the binning rule docs/ANALYSIS.md states.
+//
+//     node explorer_check.js URL DATA.json SCREENSHOT.png
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+const [url, dataPath, screenshot] = process.argv.slice(2);
+const npm = path.join(__dirname, '..', '..', 'build', 'explorer', 'npm', 'node_modules');
+const puppeteer = require(path.join(npm, 'puppeteer-core'));
+const BINS = 40;
+
+function expectedEdges(latencies) {
+  const low = Math.max(1, Math.min(...latencies));
+  const high = Math.max(low + 1, Math.max(...latencies));
+  return Array.from({ length: BINS + 1 }, (_, i) => low * Math.pow(high / low, i / BINS));
+}
+
+function binCounts(edges, latencies) {
+  const counts = new Array(BINS).fill(0);
+  for (const v of latencies) {
+    let bin = BINS - 1;
+    for (let i = 0; i < BINS - 1; i++) if (v < edges[i + 1]) { bin = i; break; }
+    counts[bin]++;
+  }
+  return counts;
+}
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+async function main() {
+  const data = JSON.parse(fs.readFileSync(dataPath, 'utf8'));
+  const latencies = data.requests.map((r) => r.latency_ns);
+  const problems = [];
+  const errors = [];
+  const browser = await puppeteer.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+  });
+  try {
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 900 });
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+    page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+    page.on('requestfailed', (r) => errors.push(`request failed: ${r.url()}`));
+    page.on('request', (r) => {
+      if (!r.url().startsWith(new URL(url).origin)) errors.push(`fetched from elsewhere: ${r.url()}`);
+    });
+    await page.goto(url, { waitUntil: 'load', timeout: 120000 });
+    await page.waitForFunction(() => window.explorer && window.explorer.state.firstDrawMs !== null,
+                               { timeout: 180000, polling: 100 });
+    const firstDrawMs = await page.evaluate(() => window.explorer.state.firstDrawMs);
+    const status = await page.$eval('#status', (e) => e.textContent);
+    if (!status.startsWith(`${data.requests.length} requests`)) problems.push(`status line: ${status}`);
+
+    // The histogram's bars: every bin's count, with nothing selected.
+    const edges = expectedEdges(latencies);
+    const pageEdges = await page.evaluate(() => window.explorer.state.edges);
+    if (pageEdges.length !== edges.length ||
+        pageEdges.some((e, i) => Math.abs(e - edges[i]) > 1e-9 * edges[i])) {
+      problems.push(`bin edges differ: ${pageEdges.slice(0, 3)} vs ${edges.slice(0, 3)}`);
+    }
+    const counts = binCounts(edges, latencies);
+    const bars = await page.evaluate(() => window.explorer.histogramCounts());
+    if (!same(bars.selected, counts) || bars.other.some((n) => n !== 0)) {
+      problems.push(`bars ${JSON.stringify(bars.selected)} vs data ${JSON.stringify(counts)}`);
+    }
+    if (counts.reduce((a, b) => a + b, 0) !== data.requests.length) problems.push('bins lose requests');
+
+    // A brush on the latency axis: from the 40th to the 70th percentile.
+    const sorted = latencies.slice().sort((a, b) => a - b);
+    const low = sorted[Math.floor(sorted.length * 0.4)] / 1000;
+    const high = sorted[Math.floor(sorted.length * 0.7)] / 1000;
+    await page.evaluate((lo, hi) => window.explorer.brushAxis('latency', lo, hi), low, high);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const inRange = data.requests.map((r, i) => [r.latency_ns / 1000, i])
+      .filter(([v]) => v >= low && v <= high).map(([, i]) => i);
+    const active = await page.evaluate(() => window.explorer.parallelActive());
+    const selected = await page.evaluate(() => window.explorer.state.selected);
+    if (!active || !same(active.slice().sort((a, b) => a - b), inRange)) {
+      problems.push(`parallel view selects ${active ? active.length : 'all'}, the range holds ${inRange.length}`);
+    }
+    if (!selected || !same(selected.slice().sort((a, b) => a - b), inRange)) {
+      problems.push(`the selection holds ${selected ? selected.length : 'all'}, the range ${inRange.length}`);
+    }
+    const brushed = await page.evaluate(() => window.explorer.histogramCounts());
+    const want = binCounts(edges, inRange.map((i) => latencies[i]));
+    if (!same(brushed.selected, want) || !same(brushed.other, counts.map((n, i) => n - want[i]))) {
+      problems.push(`histogram after the brush ${JSON.stringify(brushed.selected)} vs ${JSON.stringify(want)}`);
+    }
+    const summary = await page.$eval('#summary p', (e) => e.textContent);
+    if (!summary.startsWith(`${inRange.length} of ${data.requests.length} requests selected`)) {
+      problems.push(`summary: ${summary}`);
+    }
+
+    // A click on the slowest selected request shows its breakdown.
+    await page.click('#summary tr[data-index]');
+    const shown = await page.$eval('#request', (e) => e.textContent);
+    const slowest = inRange.reduce((a, i) => (latencies[i] > latencies[a] ? i : a), inRange[0]);
+    const request = data.requests[slowest];
+    if (!shown.startsWith(`Request ${request.id}`)) problems.push(`click showed: ${shown.slice(0, 80)}`);
+    for (const name of data.subsystems) if (!shown.includes(name)) problems.push(`breakdown lacks ${name}`);
+    if (request.events && request.events.length && !shown.includes(request.events[0].name)) {
+      problems.push('the request\'s calls are not shown');
+    }
+    await page.screenshot({ path: screenshot, fullPage: true });
+    console.log(JSON.stringify({ problems, errors, firstDrawMs, requests: data.requests.length,
+                                 selected: inRange.length }));
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((error) => {
+  console.log(JSON.stringify({ problems: [`crashed: ${error.stack || error}`], errors: [] }));
+  process.exit(1);
+});
