@@ -519,8 +519,9 @@ def run_trace_module_case(module, prefix, case, reporter):
     start = time.monotonic()
     problem, log = tests.run_case(case)
     skipped = problem is not None and problem.startswith("SKIP ")
+    note = problem or (log if len(log) < 80 else "")
     reporter.report(Result(f"{prefix}/{case}", "skip" if skipped else "FAIL" if problem else "ok",
-                           time.monotonic() - start, log, problem or ""))
+                           time.monotonic() - start, log, note))
 
 
 def trace_module_cases(module):

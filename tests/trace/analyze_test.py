@@ -60,8 +60,8 @@ JOINPOINT_EVENTS = [(1024 + 3 * j + kind, f"{name}:{suffix}", fields)
 RECVFROM, SENDTO, CLOSE, READ = 45, 44, 3, 0
 
 
-def syscall(ticks, number, inner, exit_ticks):
-    return [(ticks, "syscall_entry", dict(number=number, arg0=0))] + inner + \
+def syscall(ticks, number, inner, exit_ticks, fd=0):
+    return [(ticks, "syscall_entry", dict(number=number, arg0=fd))] + inner + \
         [(exit_ticks, "syscall_exit", dict(number=number, result=0))]
 
 
@@ -71,9 +71,10 @@ def call(name, entry, exit_ticks, arg0, result=0):
 
 
 def request_events():
-    """Two connections served one after the other by httpd (pid 2), and a
-    third never closed.  Clock 2.5 GHz: 5 ticks are 2 ns."""
-    a, b, c = 0xA0, 0xB0, 0xC0
+    """Connections served one after the other by httpd (pid 2): two closed
+    with net.close, a third never closed, a fourth ended by close(fd).
+    Clock 2.5 GHz: 5 ticks are 2 ns."""
+    a, b, c, d = 0xA0, 0xB0, 0xC0, 0xD0
     events = [(10000, "sched_switch", dict(prev_tid=1, next_tid=2, prev_state=0, next_pid=2))]
     events += syscall(20000, RECVFROM, call("net.recv", 21000, 26000, a, 100), 27000)
     events += syscall(30000, READ, [(31000, "vfs.read:entry", dict(arg0=3)),
@@ -86,6 +87,10 @@ def request_events():
     events += syscall(79000, SENDTO, call("net.send", 80000, 100000, b, 1000), 101000)
     events += syscall(109000, CLOSE, call("net.close", 110000, 110500, b), 111000)
     events += syscall(119000, RECVFROM, call("net.recv", 120000, 121000, c, 10), 122000)
+    # d: no net.close recorded (the socket's file is closed): close(9) ends it
+    events += syscall(129000, RECVFROM, call("net.recv", 130000, 131000, d, 20), 132000, fd=9)
+    events += syscall(139000, SENDTO, call("net.send", 140000, 142000, d, 500), 143000, fd=9)
+    events += syscall(149000, CLOSE, [], 150000, fd=9)
     return events
 
 
@@ -93,6 +98,7 @@ def request_events():
 TRACE_EXPECTED = [
     ["1", "2", "4400", "16800", "4096", "0", "", "2400", "6800", "2000"],
     ["2", "2", "24000", "16200", "1000", "0", "", "1600", "8600", "0"],
+    ["3", "2", "48000", "8000", "500", "0", "", "2000", "1200", "0"],
 ]
 
 
@@ -133,7 +139,7 @@ def trace_requests_fold_filter_and_window():
                     "count(id) where vfs>0 = 1"]
         expect(out.splitlines() == expected, f"folds:\n{out}")
         rows = csv_rows(analyze("--requests", "--csv", "--from", "10us", trace))
-        expect([r[0] for r in rows[1:]] == ["2"], f"--from 10us kept {rows[1:]}")
+        expect([r[0] for r in rows[1:]] == ["2", "3"], f"--from 10us kept {rows[1:]}")
         rows = csv_rows(analyze("--requests", "--csv", "--to", "10us", trace))
         expect([r[0] for r in rows[1:]] == ["1"], f"--to 10us kept {rows[1:]}")
         rows = csv_rows(analyze("--requests", "--csv", "--match", "vfs.lookup", trace))
@@ -161,7 +167,7 @@ def trace_requests_json_carries_events():
 def trace_requests_text_lists_the_slowest():
     with tempfile.TemporaryDirectory() as tmp:
         trace = write_trace(os.path.join(tmp, "trace"))
-        out = analyze("--requests", "--top", "1", trace)
+        out = analyze("--requests", "--top", "1", "--where", "id<=2", trace)
         lines = out.splitlines()
         expect(lines[0] == "2 requests (trace): latency p50 16.2us p90 16.8us p99 16.8us "
                            "max 16.8us", f"summary {lines[0]}")

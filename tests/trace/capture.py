@@ -10,7 +10,11 @@ httpd is in the trace map (uscope, mode 4): mscope stacks must fold its
 user stacks from main down to the request's system calls.  The host analyzer (build/host/analyze, the OS's /bin/analyze built for the
 host) must find the request's latencies, and its Prometheus output must pass
 Debian's promtool with cumulative buckets; /bin/analyze in the OS and the
-host's build must print the same analysis of a trace the OS wrote.  Then an
+host's build must print the same analysis (latencies, and the requests'
+breakdown as text and CSV) of a trace the OS wrote, with a request served
+meanwhile; httpd's /metrics (join-point counts, telemetry, NIC counters,
+aspects) must pass promtool with counters that only go up, and /explorer
+must be the build's page.  Then an
 aspect is woven over the
 same port (mscope aspect link, relink, stats, unlink: the host's control
 channel).
@@ -37,6 +41,11 @@ REQUEST = ["net.accept:exit", "net.recv:exit", "vfs.open:exit", "vfs.read:exit",
            "net.send:exit", "vfs.close:exit"]
 LINE = re.compile(r"^\[(\d+)\] \S+ microscope (\S+): \{ cpu_id = (\d+) \}")
 COUNTS = re.compile(r"recorded (\d+), delivered (\d+), dropped (\d+)")
+# What /metrics must hold besides httpd's own (the scrape counts net.* calls).
+METRICS_FAMILIES = ["microscope_joinpoint_calls_total{", "microscope_telemetry_produced_total{",
+                    "microscope_telemetry_delivered_total{", "microscope_telemetry_dropped_total{",
+                    'microscope_nic_events_total{nic="', "microscope_aspect_info{",
+                    "microscope_process_cpu_seconds_total{"]
 
 
 def request_in_order(lines):
@@ -89,9 +98,15 @@ def metrics_problems(port):
     if check.returncode:
         return "promtool: " + (check.stdout + check.stderr).strip()[:200], second
     a, b = samples(first), samples(second)
+    for family in METRICS_FAMILIES:
+        if not any(series.startswith(family) for series in b):
+            return f"no {family} in /metrics", second
     for series, value in a.items():
         counter = series.startswith(("httpd_requests_total", "httpd_request_duration_seconds",
-                                     "microscope_process_cpu_seconds_total"))
+                                     "microscope_process_cpu_seconds_total",
+                                     "microscope_joinpoint_calls_total", "microscope_telemetry_",
+                                     "microscope_nic_events_total", "microscope_aspect_events_total",
+                                     "microscope_request_kernel_seconds_total"))
         if counter and series in b and b[series] < value:
             return f"{series} went down: {value} -> {b[series]}", second
     buckets = [v for k, v in b.items() if k.startswith("httpd_request_duration_seconds_bucket")]
@@ -101,7 +116,26 @@ def metrics_problems(port):
         return "duration buckets not cumulative or not ending at +Inf = count", second
     if b.get('httpd_requests_total{code="2xx"}', 0) < a.get('httpd_requests_total{code="2xx"}', 0) + 3:
         return "the three requests between the scrapes are not counted", second
+    recv = 'microscope_joinpoint_calls_total{joinpoint="net.recv"}'
+    if b.get(recv, 0) < a.get(recv, 0) + 3:
+        return "net.recv's count did not grow with the requests", second
     return None, second
+
+
+def explorer_problems(build, port):
+    """The Latency Explorer as httpd serves it live: /explorer is the build's
+    page and ECharts byte for byte, and /rscfl (its data) is JSON."""
+    for name in ("index.html", "explorer.js", "echarts.min.js"):
+        response = httpcheck.get(port, "/explorer/" + ("" if name == "index.html" else name))
+        with open(os.path.join(build, "explorer", "www", name), "rb") as f:
+            if not response or response[0] != 200 or response[-1] != f.read():
+                return f"/explorer/{name} is not the build's {name}"
+    response = httpcheck.get(port, "/rscfl")
+    try:
+        json.loads(response[-1])["requests"]
+    except (TypeError, ValueError, KeyError):
+        return "/rscfl is not JSON with requests"
+    return None
 
 
 def stacks_problems(out_dir, work):
@@ -184,10 +218,13 @@ def same_analysis_in_the_os(guest, build, port, work):
     """A trace the OS writes into httpd's document root with the file sink,
     analyzed in the OS by /bin/analyze and, fetched over HTTP, by the host's
     build: the two outputs must be the same text.  Returns (problem, log)."""
-    guest.run("kcmd trace start -o file:/www/ostrace")
+    guest.run("kcmd trace start -o file:/www/ostrace net.* vfs.*")
     guest.run("ls /bin")
+    httpcheck.get(port, "/small.txt")
     guest.run("kcmd trace stop")
     in_os = guest.run("analyze /www/ostrace", timeout=60) or ""
+    os_requests = guest.run("analyze --requests /www/ostrace", timeout=60) or ""
+    os_csv = guest.run("analyze --requests --csv /www/ostrace", timeout=60) or ""
     local = os.path.join(work, "ostrace")
     os.makedirs(local)
     for name in ("metadata", "stream_0"):
@@ -203,6 +240,16 @@ def same_analysis_in_the_os(guest, build, port, work):
     # in_os starts with the command line typed; the analysis is what follows
     if "latency of" not in host or os_lines[-len(host_lines):] != host_lines:
         return "the OS's and the host's analysis differ", f"OS:\n{in_os}\nhost:\n{host}"
+    for options, os_text in ((["--requests"], os_requests), (["--requests", "--csv"], os_csv)):
+        host_text = subprocess.run([os.path.join(build, "host", "analyze")] + options + [local],
+                                   capture_output=True, text=True).stdout
+        os_lines = [l.rstrip() for l in os_text.splitlines() if l.strip()]
+        host_lines = [l.rstrip() for l in host_text.splitlines() if l.strip()]
+        if not host_lines or os_lines[-len(host_lines):] != host_lines:
+            return f"analyze {' '.join(options)} differs", f"OS:\n{os_text}\nhost:\n{host_text}"
+        host += host_text
+    if "1 requests (trace)" not in host:
+        return "the request made while the OS traced is not found", host
     return None, host
 
 
@@ -251,12 +298,15 @@ def run_capture(build, kernel, log, report):
         output = uscope.stdout + output
         woven, transcript = weave_over_the_port(build, sock)
         same, same_log = same_analysis_in_the_os(guest, build, port, work)
+        guest.run("kcmd jp attach net.* count")
         scraped, scraped_text = metrics_problems(port)
+        explorer = explorer_problems(build, port)
     finally:
         guest.stop()
     result("aspect-over-the-port", woven, transcript)
     result("analyze-same-in-the-os", same, same_log)
     result("metrics", scraped, scraped_text)
+    result("explorer-served", explorer)
     counts = COUNTS.search(output)
     result("record-complete", None if status == 0 and counts and served else
            f"mscope exit {status}, request served: {served}", output)

@@ -1,7 +1,10 @@
 /*
  * Requests out of a trace (requests.h).  A request is a connection: it
  * starts at the first net.recv or net.send on a socket (the join point's
- * first argument) and ends when net.close of that socket returns.  A thread
+ * first argument) and ends when net.close of that socket returns, or when
+ * the system call close of the descriptor the socket was received or sent
+ * through (the first argument of the system call around that net.recv or
+ * net.send) returns in the same process.  A thread
  * works for the connection it last received from or sent to, as an event
  * loop does, so each call that returns on it is charged to that request:
  * its exclusive time (its duration less the calls nested in it) goes to its
@@ -41,6 +44,8 @@ struct thread_state {
 struct connection {
 	uint64_t socket;
 	long request;
+	int32_t pid;
+	int64_t fd; /* -1: not known */
 };
 
 struct collector {
@@ -104,16 +109,14 @@ static long request_for_socket(struct collector *c, struct thread_state *thread,
 	r->id = c->set->count;
 	r->pid = thread->pid;
 	r->start_ns = to_ns(c, time - c->first_ticks);
-	c->connections[c->connection_count++] = (struct connection){socket, (long)c->set->count - 1};
+	c->connections[c->connection_count++] =
+	    (struct connection){socket, (long)c->set->count - 1, thread->pid, -1};
 	return (long)c->set->count - 1;
 }
 
-static void request_end(struct collector *c, struct thread_state *thread, uint64_t socket,
-			uint64_t time)
+static void request_end(struct collector *c, struct thread_state *thread,
+			struct connection *known, uint64_t time)
 {
-	struct connection *known = connection_of(c, socket);
-	if (!known)
-		return;
 	struct request *r = &c->set->requests[known->request];
 	r->latency_ns = to_ns(c, time - c->first_ticks) - r->start_ns;
 	if (thread->request == known->request)
@@ -198,13 +201,23 @@ static int is_connection_call(const char *name)
 	return !strcmp(name, "net.recv") || !strcmp(name, "net.send");
 }
 
+/* The descriptor of the system call thread is in (its first argument), for
+ * the connection of socket. */
+static void note_descriptor(struct collector *c, struct thread_state *thread, uint64_t socket)
+{
+	struct connection *known = connection_of(c, socket);
+	if (known && thread->depth && !strncmp(thread->open[thread->depth - 1].name, "syscall ", 8))
+		known->fd = (int64_t)thread->open[thread->depth - 1].arg0;
+}
+
 static void on_entry(struct collector *c, struct thread_state *thread, const char *name,
 		     uint64_t time, uint64_t arg0)
 {
 	if (is_connection_call(name) && (!c->filter || !c->filter->pid ||
-					 c->filter->pid == thread->pid))
+					 c->filter->pid == thread->pid)) {
 		thread->request = request_for_socket(c, thread, arg0, time);
-	else if (!strcmp(name, "net.close") && connection_of(c, arg0))
+		note_descriptor(c, thread, arg0);
+	} else if (!strcmp(name, "net.close") && connection_of(c, arg0))
 		thread->request = connection_of(c, arg0)->request;
 	open_call(thread, name, subsystem_of(c, name), time, arg0);
 }
@@ -218,8 +231,8 @@ static void on_exit_event(struct collector *c, struct thread_state *thread, cons
 		return;
 	if (!strcmp(name, "net.send") && result > 0 && request >= 0)
 		c->set->requests[request].bytes += (uint64_t)result;
-	if (!strcmp(name, "net.close"))
-		request_end(c, thread, arg0, time);
+	if (!strcmp(name, "net.close") && connection_of(c, arg0))
+		request_end(c, thread, connection_of(c, arg0), time);
 }
 
 static void on_joinpoint(struct collector *c, const struct trace_item *e)
@@ -242,6 +255,19 @@ static void on_joinpoint(struct collector *c, const struct trace_item *e)
 	}
 }
 
+/* close(fd) returned in thread's process: the connection received or sent
+ * through fd there is over. */
+static void end_by_descriptor(struct collector *c, struct thread_state *thread, int64_t fd,
+			      uint64_t time)
+{
+	for (unsigned i = 0; i < c->connection_count; i++) {
+		if (c->connections[i].fd == fd && c->connections[i].pid == thread->pid) {
+			request_end(c, thread, &c->connections[i], time);
+			return;
+		}
+	}
+}
+
 static void on_syscall(struct collector *c, const struct trace_item *e)
 {
 	if (e->payload_bytes < 16)
@@ -255,10 +281,12 @@ static void on_syscall(struct collector *c, const struct trace_item *e)
 		snprintf(name, sizeof name, "syscall %lld", (long long)number);
 	struct thread_state *thread = running(c, e->cpu);
 	uint64_t arg0;
+	const int64_t *words = e->payload;
 	if (e->type == TRACE_SYSCALL_ENTRY)
-		open_call(thread, name, request_subsystem(c->set, "syscall"), e->time, 0);
-	else
-		close_call(c, thread, name, e->time, &arg0);
+		open_call(thread, name, request_subsystem(c->set, "syscall"), e->time,
+			  (uint64_t)words[1]);
+	else if (close_call(c, thread, name, e->time, &arg0) && !strcmp(name, "syscall close"))
+		end_by_descriptor(c, thread, (int64_t)arg0, e->time);
 }
 
 static void on_event(struct collector *c, const struct trace_item *e)
