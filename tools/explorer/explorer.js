@@ -223,8 +223,8 @@
     html += '</table>';
     if (r.events && r.events.length) {
       const calls = r.events.slice().sort((a, b) => a.start_ns - b.start_ns);
-      html += '<table><tr><th>at</th><th>call</th><th>took</th></tr>' + calls.map((e) =>
-        `<tr><td>${formatNs(e.start_ns)}</td><td class="name">${escapeHtml(e.name)}</td><td>${formatNs(e.duration_ns)}</td></tr>`).join('') + '</table>';
+      html += '<div class="calls"><table><tr><th>at</th><th>call</th><th>took</th></tr>' + calls.map((e) =>
+        `<tr><td>${formatNs(e.start_ns)}</td><td class="name">${escapeHtml(e.name)}</td><td>${formatNs(e.duration_ns)}</td></tr>`).join('') + '</table></div>';
     } else if (!r.events) {
       html += '<p>No trace of this request (accounting results only).</p>';
     }

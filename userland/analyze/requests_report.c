@@ -117,8 +117,9 @@ void requests_text(FILE *out, const struct request_set *set, unsigned top)
 	for (size_t i = 0; i < n; i++) {
 		const struct request *r = &set->requests[order[i]];
 		char start[24], latency[24];
+		int timed = !set->source || strcmp(set->source, "rscfl"); /* results carry no start */
 		fprintf(out, "%8llu %12s %10s %9llu %6d  %-20s ", (unsigned long long)r->id,
-			format_ns(start, sizeof start, r->start_ns),
+			timed ? format_ns(start, sizeof start, r->start_ns) : "-",
 			format_ns(latency, sizeof latency, r->latency_ns),
 			(unsigned long long)r->bytes, r->status, r->path[0] ? r->path : "-");
 		print_breakdown(out, set, r);
