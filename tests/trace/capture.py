@@ -253,6 +253,39 @@ def same_analysis_in_the_os(guest, build, port, work):
     return None, host
 
 
+def same_rscfl_analysis_in_the_os(guest, build, port):
+    """A second httpd with accounting (-a, port 8081) serves three requests
+    over the loopback; its /rscfl is saved into the document root and
+    analyzed by /bin/analyze --rscfl in the OS and, fetched over HTTP, by the
+    host's build: the same text and CSV, holding those requests."""
+    guest.run("httpd -a -q -b -p 8081")
+    for _ in range(3):
+        guest.run("httpget -o /dev/null http://127.0.0.1:8081/small.txt")
+    guest.run("httpget -o /www/rscfl.json http://127.0.0.1:8081/rscfl")
+    outputs = {}
+    for options in (["--rscfl"], ["--csv", "--rscfl"]):
+        outputs[" ".join(options)] = guest.run(f"analyze {' '.join(options)} /www/rscfl.json",
+                                               timeout=60) or ""
+    response = httpcheck.get(port, "/rscfl.json")
+    if not response or response[0] != 200:
+        return "GET /rscfl.json failed", ""
+    with tempfile.NamedTemporaryFile(suffix=".json") as saved:
+        saved.write(response[-1])
+        saved.flush()
+        log = ""
+        for options, os_text in outputs.items():
+            host = subprocess.run([os.path.join(build, "host", "analyze")] + options.split() +
+                                  [saved.name], capture_output=True, text=True).stdout
+            log += host
+            os_lines = [l.rstrip() for l in os_text.splitlines() if l.strip()]
+            host_lines = [l.rstrip() for l in host.splitlines() if l.strip()]
+            if not host_lines or os_lines[-len(host_lines):] != host_lines:
+                return f"analyze {options} differs", f"OS:\n{os_text}\nhost:\n{host}"
+    if "3 requests (rscfl)" not in log or log.count("/small.txt") < 3:
+        return "the three accounted requests are not found", log
+    return None, log
+
+
 def weave_over_the_port(build, sock):
     """mscope aspect link (put + load + link), relink, stats and unlink over
     the console port; returns (problem or None, the transcript)."""
@@ -298,6 +331,7 @@ def run_capture(build, kernel, log, report):
         output = uscope.stdout + output
         woven, transcript = weave_over_the_port(build, sock)
         same, same_log = same_analysis_in_the_os(guest, build, port, work)
+        same_rscfl, same_rscfl_log = same_rscfl_analysis_in_the_os(guest, build, port)
         guest.run("kcmd jp attach net.* count")
         scraped, scraped_text = metrics_problems(port)
         explorer = explorer_problems(build, port)
@@ -305,6 +339,7 @@ def run_capture(build, kernel, log, report):
         guest.stop()
     result("aspect-over-the-port", woven, transcript)
     result("analyze-same-in-the-os", same, same_log)
+    result("analyze-rscfl-same-in-the-os", same_rscfl, same_rscfl_log)
     result("metrics", scraped, scraped_text)
     result("explorer-served", explorer)
     counts = COUNTS.search(output)

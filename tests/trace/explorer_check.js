@@ -100,7 +100,30 @@ async function main() {
       problems.push(`summary: ${summary}`);
     }
 
-    // A click on the slowest selected request shows its breakdown.
+    // A brush on the histogram's bars (the middle third of the bins) selects
+    // their requests in both views.
+    await page.evaluate(() => window.explorer.clearSelection());
+    const first = Math.floor(BINS / 3), last = Math.floor((2 * BINS) / 3);
+    await page.evaluate((a, b) => window.explorer.brushHistogram(a, b), first, last);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const inBins = latencies.map((v, i) => [v, i]).filter(([v]) => {
+      const bin = binCounts(edges, [v]).findIndex((n) => n === 1);
+      return bin >= first && bin <= last;
+    }).map(([, i]) => i);
+    const viaBars = await page.evaluate(() => window.explorer.state.selected);
+    const viaLines = await page.evaluate(() => window.explorer.parallelActive());
+    if (inBins.length && (!viaBars || !same(viaBars.slice().sort((a, b) => a - b), inBins))) {
+      problems.push(`histogram brush selects ${viaBars ? viaBars.length : 'all'}, its bins hold ${inBins.length}`);
+    }
+    if (inBins.length && (!viaLines || !same(viaLines.slice().sort((a, b) => a - b), inBins))) {
+      problems.push(`after the histogram brush the parallel view selects ${viaLines ? viaLines.length : 'all'} of ${inBins.length}`);
+    }
+
+    // Back to the latency-axis selection, then a click on its slowest request
+    // shows that request's breakdown.
+    await page.evaluate(() => window.explorer.clearSelection());
+    await page.evaluate((lo, hi) => window.explorer.brushAxis('latency', lo, hi), low, high);
+    await new Promise((resolve) => setTimeout(resolve, 300));
     await page.click('#summary tr[data-index]');
     const shown = await page.$eval('#request', (e) => e.textContent);
     const slowest = inRange.reduce((a, i) => (latencies[i] > latencies[a] ? i : a), inRange[0]);

@@ -19,7 +19,8 @@
 (function () {
   const BINS = 40;
   const TOP_LISTED = 10;
-  const state = { data: null, edges: [], bins: [], selected: null, firstDrawMs: null, shown: null };
+  const state = { data: null, edges: [], bins: [], selected: null, binRange: null, firstDrawMs: null,
+                  shown: null };
   let histogram = null;
   let parallel = null;
   let resolveReady;
@@ -166,8 +167,11 @@
   }
 
   /* Bins first..last of the histogram: their requests, and the latency axis
-   * interval that selects exactly them. */
+   * interval that selects exactly them.  ECharts repeats brushSelected after
+   * each redraw of the histogram: the same range again changes nothing. */
   function selectBins(first, last) {
+    if (state.binRange && state.binRange[0] === first && state.binRange[1] === last) return;
+    state.binRange = [first, last];
     const chosen = [];
     state.bins.forEach((b, i) => { if (b >= first && b <= last) chosen.push(i); });
     if (!chosen.length) return;
@@ -184,6 +188,7 @@
       parallel.dispatchAction({ type: 'axisAreaSelect', parallelAxisId: a.id, intervals: [] });
     }
     histogram.dispatchAction({ type: 'brush', areas: [] });
+    state.binRange = null;
     select(null);
   }
 
@@ -260,6 +265,7 @@
   async function start() {
     state.data = await load();
     state.selected = null;
+    state.binRange = null;
     makeBins();
     document.getElementById('status').textContent =
       `${state.data.requests.length} requests from ${state.data.source}`;
@@ -276,6 +282,8 @@
 
   window.explorer = {
     state, ready, brushAxis, selectBins, clearSelection, showRequest, binOf,
+    brushHistogram: (first, last) => histogram.dispatchAction({
+      type: 'brush', areas: [{ brushType: 'lineX', xAxisIndex: 0, coordRange: [first, last] }] }),
     histogramCounts: () => {
       const series = histogram.getOption().series;
       return { selected: series[0].data.slice(), other: series[1].data.slice() };

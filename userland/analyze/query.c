@@ -186,8 +186,10 @@ int query_parse_fold(const struct request_set *set, const char *text, struct que
 			return -1;
 	return 0;
 bad:
-	fprintf(stderr, "analyze: cannot read the fold '%s' (sum|mean|min|max|count|pNN(COLUMN) "
-			"[where CONDITION [and CONDITION]...])\n", text);
+	fprintf(stderr,
+		"analyze: cannot read the fold '%s' (sum|mean|min|max|count|pNN(COLUMN) "
+		"[where CONDITION [and CONDITION]...])\n",
+		text);
 	return -1;
 }
 

@@ -20,18 +20,18 @@
 enum query_op { QUERY_LT, QUERY_LE, QUERY_GT, QUERY_GE, QUERY_EQ, QUERY_NE };
 
 struct query_condition {
-	int field;               /* request_field_of */
+	int field; /* request_field_of */
 	enum query_op op;
 	unsigned percentile_per_mille; /* > 0: the value is this percentile of field */
-	uint64_t value;          /* ns for times, else as is */
+	uint64_t value;                /* ns for times, else as is */
 };
 
 struct query_filter {
 	struct query_condition where[QUERY_CONDITIONS_MAX];
 	unsigned count;
-	int pid;                /* 0: every process */
+	int pid;                 /* 0: every process */
 	uint64_t from_ns, to_ns; /* start within [from, to); to 0: no end */
-	int matched_only;       /* only requests that called --match's join points */
+	int matched_only;        /* only requests that called --match's join points */
 };
 
 enum query_fold_op { FOLD_SUM, FOLD_MEAN, FOLD_MIN, FOLD_MAX, FOLD_COUNT, FOLD_PERCENTILE };

@@ -9,9 +9,9 @@
 #include <string.h>
 
 static const char *const own_fields[] = {
-    [REQUEST_FIELD_ID] = "id",           [REQUEST_FIELD_PID] = "pid",
-    [REQUEST_FIELD_START] = "start",     [REQUEST_FIELD_LATENCY] = "latency",
-    [REQUEST_FIELD_BYTES] = "bytes",     [REQUEST_FIELD_STATUS] = "status",
+    [REQUEST_FIELD_ID] = "id",         [REQUEST_FIELD_PID] = "pid",
+    [REQUEST_FIELD_START] = "start",   [REQUEST_FIELD_LATENCY] = "latency",
+    [REQUEST_FIELD_BYTES] = "bytes",   [REQUEST_FIELD_STATUS] = "status",
     [REQUEST_FIELD_KERNEL] = "kernel",
 };
 

@@ -35,10 +35,10 @@ struct request_event {
 struct request {
 	uint64_t id;
 	int32_t pid;
-	int32_t status;       /* HTTP status; 0 when the source does not know it */
-	uint64_t start_ns;    /* from the trace's first event; 0 for accounting results */
+	int32_t status;    /* HTTP status; 0 when the source does not know it */
+	uint64_t start_ns; /* from the trace's first event; 0 for accounting results */
 	uint64_t latency_ns;
-	uint64_t bytes;       /* bytes sent */
+	uint64_t bytes;                            /* bytes sent */
 	uint64_t subsystem_ns[REQUEST_SUBSYSTEMS]; /* exclusive time, by the set's subsystems */
 	char path[REQUEST_PATH_MAX];
 	int matched; /* made a call --match names (trace source) */

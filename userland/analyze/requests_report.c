@@ -117,7 +117,8 @@ void requests_text(FILE *out, const struct request_set *set, unsigned top)
 	for (size_t i = 0; i < n; i++) {
 		const struct request *r = &set->requests[order[i]];
 		char start[24], latency[24];
-		int timed = !set->source || strcmp(set->source, "rscfl"); /* results carry no start */
+		int timed =
+		    !set->source || strcmp(set->source, "rscfl"); /* results carry no start */
 		fprintf(out, "%8llu %12s %10s %9llu %6d  %-20s ", (unsigned long long)r->id,
 			timed ? format_ns(start, sizeof start, r->start_ns) : "-",
 			format_ns(latency, sizeof latency, r->latency_ns),
@@ -191,15 +192,17 @@ void requests_json(FILE *out, const struct request_set *set, unsigned top)
 	size_t n = listed(set, top, &order);
 	for (size_t i = 0; i < n; i++) {
 		const struct request *r = &set->requests[order[i]];
-		fprintf(out, "%s\n{\"id\": %llu, \"pid\": %d, \"start_ns\": %llu, \"latency_ns\": %llu, "
-			     "\"bytes\": %llu, \"status\": %d, \"path\": ",
+		fprintf(out,
+			"%s\n{\"id\": %llu, \"pid\": %d, \"start_ns\": %llu, \"latency_ns\": %llu, "
+			"\"bytes\": %llu, \"status\": %d, \"path\": ",
 			i ? "," : "", (unsigned long long)r->id, r->pid,
 			(unsigned long long)r->start_ns, (unsigned long long)r->latency_ns,
 			(unsigned long long)r->bytes, r->status);
 		print_quoted(out, r->path, 1);
 		fprintf(out, ", \"subsystem_ns\": [");
 		for (unsigned s = 0; s < set->subsystem_count; s++)
-			fprintf(out, "%s%llu", s ? ", " : "", (unsigned long long)r->subsystem_ns[s]);
+			fprintf(out, "%s%llu", s ? ", " : "",
+				(unsigned long long)r->subsystem_ns[s]);
 		fputc(']', out);
 		if (set->keep_events)
 			print_events(out, r);

@@ -25,8 +25,8 @@ struct json {
 
 static void skip_space(struct json *j)
 {
-	while (j->at < j->end && (*j->at == ' ' || *j->at == '\n' || *j->at == '\r' ||
-				  *j->at == '\t'))
+	while (j->at < j->end &&
+	       (*j->at == ' ' || *j->at == '\n' || *j->at == '\r' || *j->at == '\t'))
 		j->at++;
 }
 
@@ -280,7 +280,8 @@ int requests_from_rscfl(struct request_set *set, const char *path)
 	long failed_at = j.failed ? (long)(j.at - text) : -1;
 	free(text);
 	if (failed_at >= 0) {
-		fprintf(stderr, "analyze: %s is not /rscfl's JSON (at byte %ld)\n", path, failed_at);
+		fprintf(stderr, "analyze: %s is not /rscfl's JSON (at byte %ld)\n", path,
+			failed_at);
 		return -1;
 	}
 	return 0;

@@ -72,7 +72,7 @@ static struct thread_state *thread_of(struct collector *c, int32_t tid)
 		if (c->threads[i].tid == tid)
 			return &c->threads[i];
 	if (c->thread_count == THREADS_MAX)
-		return &c->threads[THREADS_MAX - 1]; /* shared: wrong, but bounded */
+		return &c->threads[THREADS_MAX - 1]; /* the rest share it: their calls mix */
 	c->threads[c->thread_count] = (struct thread_state){.tid = tid, .request = -1};
 	return &c->threads[c->thread_count++];
 }
@@ -93,8 +93,8 @@ static struct connection *connection_of(struct collector *c, uint64_t socket)
 }
 
 /* The request of socket, begun now on thread when it is new. */
-static long request_for_socket(struct collector *c, struct thread_state *thread,
-			       uint64_t socket, uint64_t time)
+static long request_for_socket(struct collector *c, struct thread_state *thread, uint64_t socket,
+			       uint64_t time)
 {
 	struct connection *known = connection_of(c, socket);
 	if (known)
@@ -114,8 +114,8 @@ static long request_for_socket(struct collector *c, struct thread_state *thread,
 	return (long)c->set->count - 1;
 }
 
-static void request_end(struct collector *c, struct thread_state *thread,
-			struct connection *known, uint64_t time)
+static void request_end(struct collector *c, struct thread_state *thread, struct connection *known,
+			uint64_t time)
 {
 	struct request *r = &c->set->requests[known->request];
 	r->latency_ns = to_ns(c, time - c->first_ticks) - r->start_ns;
@@ -213,8 +213,8 @@ static void note_descriptor(struct collector *c, struct thread_state *thread, ui
 static void on_entry(struct collector *c, struct thread_state *thread, const char *name,
 		     uint64_t time, uint64_t arg0)
 {
-	if (is_connection_call(name) && (!c->filter || !c->filter->pid ||
-					 c->filter->pid == thread->pid)) {
+	if (is_connection_call(name) &&
+	    (!c->filter || !c->filter->pid || c->filter->pid == thread->pid)) {
 		thread->request = request_for_socket(c, thread, arg0, time);
 		note_descriptor(c, thread, arg0);
 	} else if (!strcmp(name, "net.close") && connection_of(c, arg0))
@@ -240,7 +240,8 @@ static void on_joinpoint(struct collector *c, const struct trace_item *e)
 	const char *event = trace_event_name(c->trace, e->type);
 	const char *colon = strrchr(event, ':');
 	char name[32];
-	snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - event) : (int)strlen(event), event);
+	snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - event) : (int)strlen(event),
+		 event);
 	struct thread_state *thread = running(c, e->cpu);
 	const int64_t *words = e->payload;
 	if (!colon || e->payload_bytes < 8)
@@ -291,7 +292,8 @@ static void on_syscall(struct collector *c, const struct trace_item *e)
 
 static void on_event(struct collector *c, const struct trace_item *e)
 {
-	if (e->type == TRACE_SCHED_SWITCH && e->payload_bytes >= sizeof(struct trace_sched_switch)) {
+	if (e->type == TRACE_SCHED_SWITCH &&
+	    e->payload_bytes >= sizeof(struct trace_sched_switch)) {
 		const struct trace_sched_switch *s = e->payload;
 		struct thread_state *next = thread_of(c, s->next_tid);
 		next->pid = s->next_pid;

@@ -179,10 +179,10 @@ static void put_telemetry(struct text *t)
 	struct tel_ring_stats totals[TEL_CHANNELS] = {0};
 	int exists[TEL_CHANNELS] = {0};
 	for (int channel = 0; channel < TEL_CHANNELS; channel++) {
-		for (int cpu = 0; cpu < TEL_CPUS; cpu++) {
+		for (int cpu = 0; cpu < TEL_CPUS; cpu++) { /* CPUs are numbered from 0 up */
 			struct tel_ring_stats one;
 			if (ms_syscall3(__NR_ms_tel_stats, channel, cpu, (long)&one) < 0)
-				continue;
+				break;
 			exists[channel] = 1;
 			totals[channel].produced += one.produced;
 			totals[channel].consumed += one.consumed;
