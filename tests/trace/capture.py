@@ -286,6 +286,21 @@ def same_rscfl_analysis_in_the_os(guest, build, port):
     return None, log
 
 
+def explorer_live(accounted_port):
+    """The Latency Explorer of the accounted httpd (8081) in headless
+    Chromium: it loads the OS's /rscfl live and passes explorer_check.js's
+    checks on what it loaded.  Returns (status, note, log)."""
+    import explorer_test
+    try:
+        found = explorer_test.check_page(f"http://127.0.0.1:{accounted_port}/explorer/", "-",
+                                         "os-live")
+    except explorer_test.Skip as e:
+        return "skip", str(e), ""
+    except explorer_test.Failure as e:
+        return "FAIL", str(e).splitlines()[0], str(e)
+    return "ok", f"{found['requests']} requests drawn", ""
+
+
 def weave_over_the_port(build, sock):
     """mscope aspect link (put + load + link), relink, stats and unlink over
     the console port; returns (problem or None, the transcript)."""
@@ -308,8 +323,8 @@ def run_capture(build, kernel, log, report):
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="trace-test-")
     sock, out_dir = os.path.join(work, "console.sock"), os.path.join(work, "trace")
-    port = httpcheck.free_port()
-    guest = Guest(build, "e1000", {port: 80}, log, kernel=kernel,
+    port, accounted_port = httpcheck.free_port(), httpcheck.free_port()
+    guest = Guest(build, "e1000", {port: 80, accounted_port: 8081}, log, kernel=kernel,
                   console_port=f"socket,path={sock},server=on,wait=off")
 
     def result(check, problem, text=None):
@@ -335,6 +350,7 @@ def run_capture(build, kernel, log, report):
         guest.run("kcmd jp attach net.* count")
         scraped, scraped_text = metrics_problems(port)
         explorer = explorer_problems(build, port)
+        live = explorer_live(accounted_port)
     finally:
         guest.stop()
     result("aspect-over-the-port", woven, transcript)
@@ -342,6 +358,7 @@ def run_capture(build, kernel, log, report):
     result("analyze-rscfl-same-in-the-os", same_rscfl, same_rscfl_log)
     result("metrics", scraped, scraped_text)
     result("explorer-served", explorer)
+    report("trace/explorer-live-in-chromium", live[0], time.monotonic() - started, live[2], live[1])
     counts = COUNTS.search(output)
     result("record-complete", None if status == 0 and counts and served else
            f"mscope exit {status}, request served: {served}", output)

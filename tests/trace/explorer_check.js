@@ -4,7 +4,9 @@
 // latency axis selects exactly the requests in that range in both views,
 // whether a click shows a request's breakdown (and its calls, for a trace),
 // and the time to first draw.  The expectations are computed here from the
-// data file itself, with the binning rule docs/ANALYSIS.md states.
+// data file itself, with the binning rule docs/ANALYSIS.md states.  DATA "-"
+// takes the requests the page loaded (a live httpd's /rscfl, which changes
+// with every request, the page's own too): the same checks on those.
 //
 //     node explorer_check.js URL DATA.json SCREENSHOT.png
 'use strict';
@@ -35,8 +37,8 @@ function binCounts(edges, latencies) {
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 async function main() {
-  const data = JSON.parse(fs.readFileSync(dataPath, 'utf8'));
-  const latencies = data.requests.map((r) => r.latency_ns);
+  let data = dataPath === '-' ? null : JSON.parse(fs.readFileSync(dataPath, 'utf8'));
+  let latencies = data && data.requests.map((r) => r.latency_ns);
   const problems = [];
   const errors = [];
   const browser = await puppeteer.launch({
@@ -57,6 +59,11 @@ async function main() {
     await page.waitForFunction(() => window.explorer && window.explorer.state.firstDrawMs !== null,
                                { timeout: 180000, polling: 100 });
     const firstDrawMs = await page.evaluate(() => window.explorer.state.firstDrawMs);
+    if (!data) {
+      data = await page.evaluate(() => window.explorer.state.data);
+      latencies = data.requests.map((r) => r.latency_ns);
+    }
+    if (!data.requests.length) problems.push('no requests to show');
     const status = await page.$eval('#status', (e) => e.textContent);
     if (!status.startsWith(`${data.requests.length} requests`)) problems.push(`status line: ${status}`);
 

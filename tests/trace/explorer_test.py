@@ -15,7 +15,6 @@ import functools
 import http.server
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -73,25 +72,18 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def check_site(site, data, name):
-    """Serves site, runs explorer_check.js on it; returns its findings."""
+def check_page(url, data, name):
+    """Runs explorer_check.js on the page at url (data: the data file, or "-"
+    for what the page loads); returns its findings, raises Failure or Skip."""
     problem = chromium_problem()
     if problem:
         raise Skip(f"chromium cannot run: {problem}")
     expect(os.path.exists(os.path.join(ROOT, "build", "explorer", "npm", "node_modules",
                                        "puppeteer-core")), "no puppeteer-core: run make")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             functools.partial(Quiet, directory=site))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     os.makedirs(LOGS, exist_ok=True)
     shot = os.path.join(LOGS, f"explorer-{name}.png")
-    url = f"http://127.0.0.1:{server.server_address[1]}/explorer/?data=/explorer/data.json"
-    try:
-        proc = subprocess.run(["node", CHECK, url, data, shot], capture_output=True, text=True,
-                              timeout=TIMEOUT)
-    finally:
-        server.shutdown()
-        server.server_close()
+    proc = subprocess.run(["node", CHECK, url, data, shot], capture_output=True, text=True,
+                          timeout=TIMEOUT)
     try:
         found = json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -100,6 +92,19 @@ def check_site(site, data, name):
     expect(not found["problems"], "; ".join(found["problems"])[:300])
     expect(os.path.getsize(shot) > 10000, f"screenshot {shot} is empty")
     return found
+
+
+def check_site(site, data, name):
+    """Serves site on 127.0.0.1 and checks its page (check_page)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(Quiet, directory=site))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/explorer/?data=/explorer/data.json"
+    try:
+        return check_page(url, data, name)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def explorer_draws_accounting_results():
