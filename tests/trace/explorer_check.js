@@ -86,7 +86,8 @@ async function main() {
     const low = sorted[Math.floor(sorted.length * 0.4)] / 1000;
     const high = sorted[Math.floor(sorted.length * 0.7)] / 1000;
     await page.evaluate((lo, hi) => window.explorer.brushAxis('latency', lo, hi), low, high);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await page.waitForFunction(() => window.explorer.state.selected !== null,
+                               { timeout: 60000, polling: 100 }).catch(() => {});
     const inRange = data.requests.map((r, i) => [r.latency_ns / 1000, i])
       .filter(([v]) => v >= low && v <= high).map(([, i]) => i);
     const active = await page.evaluate(() => window.explorer.parallelActive());
@@ -111,26 +112,33 @@ async function main() {
     // their requests in both views.
     await page.evaluate(() => window.explorer.clearSelection());
     const first = Math.floor(BINS / 3), last = Math.floor((2 * BINS) / 3);
-    await page.evaluate((a, b) => window.explorer.brushHistogram(a, b), first, last);
-    await new Promise((resolve) => setTimeout(resolve, 500));
     const inBins = latencies.map((v, i) => [v, i]).filter(([v]) => {
       const bin = binCounts(edges, [v]).findIndex((n) => n === 1);
       return bin >= first && bin <= last;
     }).map(([, i]) => i);
-    const viaBars = await page.evaluate(() => window.explorer.state.selected);
-    const viaLines = await page.evaluate(() => window.explorer.parallelActive());
-    if (inBins.length && (!viaBars || !same(viaBars.slice().sort((a, b) => a - b), inBins))) {
-      problems.push(`histogram brush selects ${viaBars ? viaBars.length : 'all'}, its bins hold ${inBins.length}`);
-    }
-    if (inBins.length && (!viaLines || !same(viaLines.slice().sort((a, b) => a - b), inBins))) {
-      problems.push(`after the histogram brush the parallel view selects ${viaLines ? viaLines.length : 'all'} of ${inBins.length}`);
+    if (inBins.length) {
+      await page.evaluate((a, b) => window.explorer.brushHistogram(a, b), first, last);
+      // ECharts reports a brush after its debounce: wait for the page to take it.
+      await page.waitForFunction((a, b) => {
+        const range = window.explorer.state.binRange;
+        return range && range[0] === a && range[1] === b && window.explorer.state.selected;
+      }, { timeout: 120000, polling: 100 }, first, last).catch(() => {});
+      const viaBars = await page.evaluate(() => window.explorer.state.selected);
+      const viaLines = await page.evaluate(() => window.explorer.parallelActive());
+      if (!viaBars || !same(viaBars.slice().sort((a, b) => a - b), inBins)) {
+        problems.push(`histogram brush selects ${viaBars ? viaBars.length : 'all'}, its bins hold ${inBins.length}`);
+      }
+      if (!viaLines || !same(viaLines.slice().sort((a, b) => a - b), inBins)) {
+        problems.push(`after the histogram brush the parallel view selects ${viaLines ? viaLines.length : 'all'} of ${inBins.length}`);
+      }
     }
 
     // Back to the latency-axis selection, then a click on its slowest request
     // shows that request's breakdown.
     await page.evaluate(() => window.explorer.clearSelection());
     await page.evaluate((lo, hi) => window.explorer.brushAxis('latency', lo, hi), low, high);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await page.waitForFunction(() => window.explorer.state.selected !== null,
+                               { timeout: 60000, polling: 100 }).catch(() => {});
     await page.click('#summary tr[data-index]');
     const shown = await page.$eval('#request', (e) => e.textContent);
     const slowest = inRange.reduce((a, i) => (latencies[i] > latencies[a] ? i : a), inRange[0]);
