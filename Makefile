@@ -62,6 +62,8 @@ include userland/userland.mk
 # The analyzer's host build and its generated names (the OS build is a program of userland.mk).
 include userland/analyze/analyze.mk
 all: $(ANALYZE_HOST)
+# The Latency Explorer's page and its charting library (npm, at build time).
+include tools/explorer/explorer.mk
 # Aspects (aspects/*.c -> $(BUILD)/aspects/*.o, into the initrd and the kernel's test table).
 include aspects/aspects.mk
 # make fuzz: the linker's libFuzzer target.

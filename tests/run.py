@@ -514,6 +514,24 @@ def mscope_cases():
     return mscope_test.case_names()
 
 
+def run_trace_module_case(module, prefix, case, reporter):
+    """One case of a case module of tests/trace/ (analyze_test, explorer_test):
+    each has run_case(name) -> (problem or None, log)."""
+    sys.path.insert(0, TRACE_TESTS)
+    tests = __import__(module)
+    start = time.monotonic()
+    problem, log = tests.run_case(case)
+    skipped = problem is not None and problem.startswith("SKIP ")
+    note = problem or (log if len(log) < 80 else "")
+    reporter.report(Result(f"{prefix}/{case}", "skip" if skipped else "FAIL" if problem else "ok",
+                           time.monotonic() - start, log, note))
+
+
+def trace_module_cases(module):
+    sys.path.insert(0, TRACE_TESTS)
+    return __import__(module).case_names()
+
+
 def host_test_cases(source):
     """The cases of a host test as its source declares them: HOSTTEST_CASE(f)
     in HOSTTEST_MAIN, or {"f", f} in a table of its own."""
@@ -533,7 +551,9 @@ def host_listing(args):
                      "host/layering-refuses-an-upward-include",
                      "host/layering-refuses-a-kernel-header-in-user-space",
                      "host/shipped-kernel-has-no-tests"] + \
-        [f"host/mscope/{case}" for case in mscope_cases()]
+        [f"host/mscope/{case}" for case in mscope_cases()] + \
+        [f"host/analyze/{case}" for case in trace_module_cases("analyze_test")] + \
+        [f"host/explorer/{case}" for case in trace_module_cases("explorer_test")]
 
 
 @group("host", host_listing)
@@ -543,11 +563,16 @@ def host_jobs(args, reporter):
     docs/SYSCALLS.md checked against the sources (tools/mksyscalls.py); the
     layering of #includes (tools/check-layering.py, and that it fails on
     planted upward includes); no test code in the shipped kernel; tools/mscope
-    against a fake guest and a synthetic CTF trace (tests/trace/)."""
+    against a fake guest and a synthetic CTF trace, the analyzer's requests on
+    generated data, the Latency Explorer in headless Chromium (tests/trace/)."""
     return [lambda s=s: run_host_test(s, args.build, reporter) for s in host_tests()] + \
         [lambda: run_syscall_table_check(reporter), lambda: run_layering_checks(reporter),
          lambda: run_shipped_kernel_check(in_build(args, SHIPPED_KERNEL), reporter)] + \
-        [lambda c=c: run_mscope_case(c, reporter) for c in mscope_cases()]
+        [lambda c=c: run_mscope_case(c, reporter) for c in mscope_cases()] + \
+        [lambda c=c: run_trace_module_case("analyze_test", "host/analyze", c, reporter)
+         for c in trace_module_cases("analyze_test")] + \
+        [lambda c=c: run_trace_module_case("explorer_test", "host/explorer", c, reporter)
+         for c in trace_module_cases("explorer_test")]
 
 
 # ---------------------------------------------------------------- fuzzing

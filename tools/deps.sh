@@ -5,7 +5,7 @@ set -eu
 pkgs="build-essential gcc binutils make python3 qemu-system-x86 grub-pc-bin
 grub-efi-amd64-bin grub-common xorriso mtools ovmf cpio clang-format
 console-setup-linux newlib-source curl wrk busybox-static clang libclang-rt-14-dev
-babeltrace2 python3-bt2 prometheus e2fsprogs"
+babeltrace2 python3-bt2 prometheus e2fsprogs chromium"
 
 missing=""
 for p in $pkgs; do
@@ -13,6 +13,10 @@ for p in $pkgs; do
 		missing="$missing $p"
 	fi
 done
+# Node.js and npm (the Latency Explorer's build and test): Debian's, unless a
+# node with its own npm is already installed (nodejs packages that bundle
+# npm conflict with Debian's npm package).
+command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 [ -z "$missing" ] && exit 0
 
 cmd="apt-get install -y --no-install-recommends$missing"

@@ -3,6 +3,7 @@
 #   /sbin/init, /bin/<every other program>  (debug information stripped)
 #   userland/rootfs/*                         (/etc/rc, text files, /www, ...)
 #   /www/1mib.txt                             (generated: httpd's large test file)
+#   /www/explorer/*                           ($EXPLORER_WWW: the Latency Explorer)
 #   /aspects/*.o                              (the aspect objects of the build,
 #                                             and those $EXTRA_ASPECTS names:
 #                                             make run ASPECTS="a.o ...")
@@ -22,6 +23,12 @@ cp -R "$rootfs"/. "$stage"/
 # differs, so a block lost, repeated or reordered in transit shows.
 mkdir -p "$stage/www"
 seq -f '%015.0f microScope httpd test data' 1 40000 | head -c 1048576 >"$stage/www/1mib.txt"
+# The Latency Explorer's page and charting library ($EXPLORER_WWW, from the
+# build), served by httpd at /explorer.
+if [ -n "${EXPLORER_WWW:-}" ] && [ -d "$EXPLORER_WWW" ]; then
+	mkdir -p "$stage/www/explorer"
+	cp "$EXPLORER_WWW"/* "$stage/www/explorer/"
+fi
 # The aspect objects the build made next to the archive ($(BUILD)/aspects/*.o).
 for object in "$(dirname "$out")"/aspects/*.o; do
 	[ -e "$object" ] && cp "$object" "$stage/aspects/"

@@ -100,7 +100,7 @@ $(shell mkdir -p $(BUILD) && (echo "$(ASPECTS)" | cmp -s - $(EXTRA_ASPECTS_LIST)
 
 $(INITRD): $(USER_BINS) $(INITRD_FILES) tools/mkinitrd.sh $(EXTRA_ASPECTS_LIST) $(ASPECTS)
 	$(say) CPIO $@
-	$(Q)EXTRA_ASPECTS="$(ASPECTS)" sh tools/mkinitrd.sh $@ $(USER_DIR)/root userland/rootfs \
+	$(Q)EXTRA_ASPECTS="$(ASPECTS)" EXPLORER_WWW="$(EXPLORER_WWW)" sh tools/mkinitrd.sh $@ $(USER_DIR)/root userland/rootfs \
 		$(USER_BINS)
 
 -include $(shell find $(USER_DIR)/obj -name '*.d' 2>/dev/null)

@@ -2,7 +2,8 @@
  * ms_scope_ctl: scopectl's one system call, a thin layer over the runtime
  * linker's public API (linker/linker.h).  The request is copied in whole,
  * the answer is a status, a value, or text copied out to the caller's buffer
- * (join points with their signatures; one line of statistics per aspect),
+ * (join points with their signatures; one line of statistics per aspect; the
+ * counted join points' calls; the NICs' counters, for httpd's /metrics),
  * and an error comes with the linker's message.
  */
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include "lib/string.h"
 #include "linker/weave/weave.h"
 #include "mm/mm.h"
+#include "net/nic.h"
 #include "proc/proc.h"
 #include "syscall/syscall.h"
 #include "uaccess/uaccess.h"
@@ -73,6 +75,34 @@ static long joinpoint_name(struct scope_ctl *c)
 	return c->value >= 0 && jp_for_each(name_one, &walk) ? 0 : -ENOENT;
 }
 
+/* A join point the built-in advice counted: its calls, timed calls and time. */
+static int joinpoint_stats_line(const struct joinpoint *jp, void *arg)
+{
+	struct jp_stats s;
+	jp_get_stats(jp, &s);
+	if (s.calls || s.timed_calls)
+		append(arg, "%s %lu %lu %lu\n", jp->name, s.calls, s.timed_calls, s.total_ns);
+	return 0;
+}
+
+struct counter_walk {
+	struct text *text;
+	const char *nic;
+};
+
+static void counter_line(const char *name, uint64_t value, void *arg)
+{
+	struct counter_walk *w = arg;
+	append(w->text, "%s %s %lu\n", w->nic, name, value);
+}
+
+static int nic_counter_lines(struct nic *nic, void *arg)
+{
+	struct counter_walk walk = {arg, nic->name};
+	nic_list_counters(nic, counter_line, &walk);
+	return 0;
+}
+
 struct stats_walk {
 	struct text *text;
 	const char *only; /* "" for every aspect */
@@ -114,6 +144,14 @@ static long control(struct scope_ctl *c, struct text *t)
 	}
 	if (c->op == SCOPE_JOINPOINT_NAME)
 		return joinpoint_name(c);
+	if (c->op == SCOPE_JOINPOINT_STATS) {
+		jp_for_each(joinpoint_stats_line, t);
+		return 0;
+	}
+	if (c->op == SCOPE_DEVICE_COUNTERS) {
+		nic_for_each(nic_counter_lines, t);
+		return 0;
+	}
 	if (c->op == SCOPE_STATS) {
 		struct stats_walk walk = {t, c->name};
 		aspect_for_each(stats_line, &walk);

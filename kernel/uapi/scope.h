@@ -80,6 +80,10 @@ enum scope_op {
 	SCOPE_SET_MSG_MODE, /* binding = 0 one-way, 1 synchronous; value = deadline in ns */
 	SCOPE_JOINPOINT_NAME, /* name ← the name of join point number value (an event's
 			       * joinpoint); -ENOENT past the last one */
+	SCOPE_JOINPOINT_STATS, /* buffer ← text, "NAME CALLS TIMED_CALLS TOTAL_NS" per join
+				* point that the built-in count or time advice counted */
+	SCOPE_DEVICE_COUNTERS, /* buffer ← text, "NIC COUNTER VALUE" per counter of each NIC
+				* (the NIC module's, then the driver's) */
 };
 
 struct scope_ctl {

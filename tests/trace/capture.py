@@ -10,7 +10,11 @@ httpd is in the trace map (uscope, mode 4): mscope stacks must fold its
 user stacks from main down to the request's system calls.  The host analyzer (build/host/analyze, the OS's /bin/analyze built for the
 host) must find the request's latencies, and its Prometheus output must pass
 Debian's promtool with cumulative buckets; /bin/analyze in the OS and the
-host's build must print the same analysis of a trace the OS wrote.  Then an
+host's build must print the same analysis (latencies, and the requests'
+breakdown as text and CSV) of a trace the OS wrote, with a request served
+meanwhile; httpd's /metrics (join-point counts, telemetry, NIC counters,
+aspects) must pass promtool with counters that only go up, and /explorer
+must be the build's page.  Then an
 aspect is woven over the
 same port (mscope aspect link, relink, stats, unlink: the host's control
 channel).
@@ -37,6 +41,11 @@ REQUEST = ["net.accept:exit", "net.recv:exit", "vfs.open:exit", "vfs.read:exit",
            "net.send:exit", "vfs.close:exit"]
 LINE = re.compile(r"^\[(\d+)\] \S+ microscope (\S+): \{ cpu_id = (\d+) \}")
 COUNTS = re.compile(r"recorded (\d+), delivered (\d+), dropped (\d+)")
+# What /metrics must hold besides httpd's own (the scrape counts net.* calls).
+METRICS_FAMILIES = ["microscope_joinpoint_calls_total{", "microscope_telemetry_produced_total{",
+                    "microscope_telemetry_delivered_total{", "microscope_telemetry_dropped_total{",
+                    'microscope_nic_events_total{nic="', "microscope_aspect_info{",
+                    "microscope_process_cpu_seconds_total{"]
 
 
 def request_in_order(lines):
@@ -89,9 +98,15 @@ def metrics_problems(port):
     if check.returncode:
         return "promtool: " + (check.stdout + check.stderr).strip()[:200], second
     a, b = samples(first), samples(second)
+    for family in METRICS_FAMILIES:
+        if not any(series.startswith(family) for series in b):
+            return f"no {family} in /metrics", second
     for series, value in a.items():
         counter = series.startswith(("httpd_requests_total", "httpd_request_duration_seconds",
-                                     "microscope_process_cpu_seconds_total"))
+                                     "microscope_process_cpu_seconds_total",
+                                     "microscope_joinpoint_calls_total", "microscope_telemetry_",
+                                     "microscope_nic_events_total", "microscope_aspect_events_total",
+                                     "microscope_request_kernel_seconds_total"))
         if counter and series in b and b[series] < value:
             return f"{series} went down: {value} -> {b[series]}", second
     buckets = [v for k, v in b.items() if k.startswith("httpd_request_duration_seconds_bucket")]
@@ -101,7 +116,26 @@ def metrics_problems(port):
         return "duration buckets not cumulative or not ending at +Inf = count", second
     if b.get('httpd_requests_total{code="2xx"}', 0) < a.get('httpd_requests_total{code="2xx"}', 0) + 3:
         return "the three requests between the scrapes are not counted", second
+    recv = 'microscope_joinpoint_calls_total{joinpoint="net.recv"}'
+    if b.get(recv, 0) < a.get(recv, 0) + 3:
+        return "net.recv's count did not grow with the requests", second
     return None, second
+
+
+def explorer_problems(build, port):
+    """The Latency Explorer as httpd serves it live: /explorer is the build's
+    page and ECharts byte for byte, and /rscfl (its data) is JSON."""
+    for name in ("index.html", "explorer.js", "echarts.min.js"):
+        response = httpcheck.get(port, "/explorer/" + ("" if name == "index.html" else name))
+        with open(os.path.join(build, "explorer", "www", name), "rb") as f:
+            if not response or response[0] != 200 or response[-1] != f.read():
+                return f"/explorer/{name} is not the build's {name}"
+    response = httpcheck.get(port, "/rscfl")
+    try:
+        json.loads(response[-1])["requests"]
+    except (TypeError, ValueError, KeyError):
+        return "/rscfl is not JSON with requests"
+    return None
 
 
 def stacks_problems(out_dir, work):
@@ -184,10 +218,13 @@ def same_analysis_in_the_os(guest, build, port, work):
     """A trace the OS writes into httpd's document root with the file sink,
     analyzed in the OS by /bin/analyze and, fetched over HTTP, by the host's
     build: the two outputs must be the same text.  Returns (problem, log)."""
-    guest.run("kcmd trace start -o file:/www/ostrace")
+    guest.run("kcmd trace start -o file:/www/ostrace net.* vfs.*")
     guest.run("ls /bin")
+    httpcheck.get(port, "/small.txt")
     guest.run("kcmd trace stop")
     in_os = guest.run("analyze /www/ostrace", timeout=60) or ""
+    os_requests = guest.run("analyze --requests /www/ostrace", timeout=60) or ""
+    os_csv = guest.run("analyze --requests --csv /www/ostrace", timeout=60) or ""
     local = os.path.join(work, "ostrace")
     os.makedirs(local)
     for name in ("metadata", "stream_0"):
@@ -203,7 +240,65 @@ def same_analysis_in_the_os(guest, build, port, work):
     # in_os starts with the command line typed; the analysis is what follows
     if "latency of" not in host or os_lines[-len(host_lines):] != host_lines:
         return "the OS's and the host's analysis differ", f"OS:\n{in_os}\nhost:\n{host}"
+    for options, os_text in ((["--requests"], os_requests), (["--requests", "--csv"], os_csv)):
+        host_text = subprocess.run([os.path.join(build, "host", "analyze")] + options + [local],
+                                   capture_output=True, text=True).stdout
+        os_lines = [l.rstrip() for l in os_text.splitlines() if l.strip()]
+        host_lines = [l.rstrip() for l in host_text.splitlines() if l.strip()]
+        if not host_lines or os_lines[-len(host_lines):] != host_lines:
+            return f"analyze {' '.join(options)} differs", f"OS:\n{os_text}\nhost:\n{host_text}"
+        host += host_text
+    if "1 requests (trace)" not in host:
+        return "the request made while the OS traced is not found", host
     return None, host
+
+
+def same_rscfl_analysis_in_the_os(guest, build, port):
+    """A second httpd with accounting (-a, port 8081) serves three requests
+    over the loopback; its /rscfl is saved into the document root and
+    analyzed by /bin/analyze --rscfl in the OS and, fetched over HTTP, by the
+    host's build: the same text and CSV, holding those requests."""
+    guest.run("httpd -a -q -b -p 8081")
+    for _ in range(3):
+        guest.run("httpget -o /dev/null http://127.0.0.1:8081/small.txt")
+    guest.run("httpget -o /www/rscfl.json http://127.0.0.1:8081/rscfl")
+    outputs = {}
+    for options in (["--rscfl"], ["--csv", "--rscfl"]):
+        outputs[" ".join(options)] = guest.run(f"analyze {' '.join(options)} /www/rscfl.json",
+                                               timeout=60) or ""
+    response = httpcheck.get(port, "/rscfl.json")
+    if not response or response[0] != 200:
+        return "GET /rscfl.json failed", ""
+    with tempfile.NamedTemporaryFile(suffix=".json") as saved:
+        saved.write(response[-1])
+        saved.flush()
+        log = ""
+        for options, os_text in outputs.items():
+            host = subprocess.run([os.path.join(build, "host", "analyze")] + options.split() +
+                                  [saved.name], capture_output=True, text=True).stdout
+            log += host
+            os_lines = [l.rstrip() for l in os_text.splitlines() if l.strip()]
+            host_lines = [l.rstrip() for l in host.splitlines() if l.strip()]
+            if not host_lines or os_lines[-len(host_lines):] != host_lines:
+                return f"analyze {options} differs", f"OS:\n{os_text}\nhost:\n{host}"
+    if "3 requests (rscfl)" not in log or log.count("/small.txt") < 3:
+        return "the three accounted requests are not found", log
+    return None, log
+
+
+def explorer_live(accounted_port):
+    """The Latency Explorer of the accounted httpd (8081) in headless
+    Chromium: it loads the OS's /rscfl live and passes explorer_check.js's
+    checks on what it loaded.  Returns (status, note, log)."""
+    import explorer_test
+    try:
+        found = explorer_test.check_page(f"http://127.0.0.1:{accounted_port}/explorer/", "-",
+                                         "os-live")
+    except explorer_test.Skip as e:
+        return "skip", str(e), ""
+    except explorer_test.Failure as e:
+        return "FAIL", str(e).splitlines()[0], str(e)
+    return "ok", f"{found['requests']} requests drawn", ""
 
 
 def weave_over_the_port(build, sock):
@@ -228,8 +323,8 @@ def run_capture(build, kernel, log, report):
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="trace-test-")
     sock, out_dir = os.path.join(work, "console.sock"), os.path.join(work, "trace")
-    port = httpcheck.free_port()
-    guest = Guest(build, "e1000", {port: 80}, log, kernel=kernel,
+    port, accounted_port = httpcheck.free_port(), httpcheck.free_port()
+    guest = Guest(build, "e1000", {port: 80, accounted_port: 8081}, log, kernel=kernel,
                   console_port=f"socket,path={sock},server=on,wait=off")
 
     def result(check, problem, text=None):
@@ -251,12 +346,19 @@ def run_capture(build, kernel, log, report):
         output = uscope.stdout + output
         woven, transcript = weave_over_the_port(build, sock)
         same, same_log = same_analysis_in_the_os(guest, build, port, work)
+        same_rscfl, same_rscfl_log = same_rscfl_analysis_in_the_os(guest, build, port)
+        guest.run("kcmd jp attach net.* count")
         scraped, scraped_text = metrics_problems(port)
+        explorer = explorer_problems(build, port)
+        live = explorer_live(accounted_port)
     finally:
         guest.stop()
     result("aspect-over-the-port", woven, transcript)
     result("analyze-same-in-the-os", same, same_log)
+    result("analyze-rscfl-same-in-the-os", same_rscfl, same_rscfl_log)
     result("metrics", scraped, scraped_text)
+    result("explorer-served", explorer)
+    report("trace/explorer-live-in-chromium", live[0], time.monotonic() - started, live[2], live[1])
     counts = COUNTS.search(output)
     result("record-complete", None if status == 0 and counts and served else
            f"mscope exit {status}, request served: {served}", output)

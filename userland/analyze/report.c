@@ -111,6 +111,58 @@ static void print_bucket(FILE *out, const char *name, const char *le, uint64_t c
 	fprintf(out, ",le=\"%s\"} %llu\n", le, (unsigned long long)count);
 }
 
+/* Calls per join point and per system call (the histograms' counts). */
+static void report_prometheus_calls(FILE *out, const struct latency_kind *const *sorted,
+				    unsigned n)
+{
+	fprintf(out, "# HELP microscope_joinpoint_calls_total Calls of a join point.\n"
+		     "# TYPE microscope_joinpoint_calls_total counter\n");
+	for (unsigned i = 0; i < n; i++) {
+		if (!strncmp(sorted[i]->name, "syscall ", 8))
+			continue;
+		fprintf(out, "microscope_joinpoint_calls_total{joinpoint=");
+		print_quoted(out, sorted[i]->name);
+		fprintf(out, "} %llu\n", (unsigned long long)sorted[i]->hist->count);
+	}
+	fprintf(out, "# HELP microscope_syscalls_total Calls of a system call.\n"
+		     "# TYPE microscope_syscalls_total counter\n");
+	for (unsigned i = 0; i < n; i++) {
+		if (strncmp(sorted[i]->name, "syscall ", 8))
+			continue;
+		fprintf(out, "microscope_syscalls_total{syscall=");
+		print_quoted(out, sorted[i]->name + 8);
+		fprintf(out, "} %llu\n", (unsigned long long)sorted[i]->hist->count);
+	}
+}
+
+/* The trace channel's records: produced = delivered + dropped, as the OS
+ * counts them (httpd's /metrics has the same for every channel). */
+static void report_prometheus_telemetry(FILE *out, const struct latency_table *table)
+{
+	static const char *const states[] = {"produced", "delivered", "dropped"};
+	uint64_t values[] = {table->events + table->discarded, table->events, table->discarded};
+	for (unsigned i = 0; i < 3; i++)
+		fprintf(out,
+			"# HELP microscope_telemetry_%s_total Telemetry records %s, by channel.\n"
+			"# TYPE microscope_telemetry_%s_total counter\n"
+			"microscope_telemetry_%s_total{channel=\"trace\"} %llu\n",
+			states[i], states[i], states[i], states[i], (unsigned long long)values[i]);
+}
+
+void report_prometheus_subsystems(FILE *out, const char (*names)[REQUEST_NAME_MAX],
+				  const uint64_t *ns, unsigned count)
+{
+	fprintf(out, "# HELP microscope_request_kernel_seconds_total Kernel time of requests, by "
+		     "subsystem (exclusive).\n"
+		     "# TYPE microscope_request_kernel_seconds_total counter\n");
+	for (unsigned i = 0; i < count; i++) {
+		fprintf(out, "microscope_request_kernel_seconds_total{subsystem=");
+		print_quoted(out, names[i]);
+		fprintf(out, "} %llu.%09llu\n", (unsigned long long)(ns[i] / 1000000000),
+			(unsigned long long)(ns[i] % 1000000000));
+	}
+}
+
 void report_prometheus(FILE *out, const struct latency_table *table)
 {
 	const struct latency_kind *sorted[LATENCY_MAX_KINDS];
@@ -132,6 +184,8 @@ void report_prometheus(FILE *out, const struct latency_table *table)
 		print_quoted(out, sorted[i]->name);
 		fprintf(out, "} %llu\n", (unsigned long long)h->count);
 	}
+	report_prometheus_calls(out, sorted, n);
+	report_prometheus_telemetry(out, table);
 	fprintf(out, "# HELP microscope_trace_events_total Events read from the trace.\n"
 		     "# TYPE microscope_trace_events_total counter\n"
 		     "microscope_trace_events_total %llu\n"

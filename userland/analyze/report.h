@@ -10,9 +10,15 @@
 #include <stdio.h>
 
 #include "latency.h"
+#include "requests.h"
 
 void report_text(FILE *out, const struct latency_table *table, unsigned top);
 void report_json(FILE *out, const struct latency_table *table);
+/* Latency histograms, calls per join point and system call, the trace
+ * channel's produced/delivered/dropped records. */
 void report_prometheus(FILE *out, const struct latency_table *table);
+/* microscope_request_kernel_seconds_total{subsystem}: ns[i] of names[i]. */
+void report_prometheus_subsystems(FILE *out, const char (*names)[REQUEST_NAME_MAX],
+				  const uint64_t *ns, unsigned count);
 
 #endif

@@ -145,6 +145,9 @@ int http_report_json(char **json, size_t *length);
 
 /* Counts a request that ended with status after latency_us. */
 void http_metrics_note(int status, uint64_t latency_us);
+/* Adds the kernel time of an accounted request to the per-subsystem totals
+ * (nothing when s was not accounted). */
+void http_metrics_note_kernel(const struct http_served *s);
 /* The Prometheus text of /metrics, malloc'd, in *text with its length in
  * *length.  Returns 0 or -ENOMEM. */
 int http_metrics_text(char **text, size_t *length);

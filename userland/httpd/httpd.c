@@ -187,6 +187,7 @@ static void end_request(struct connection *c, const char *note)
 	done.accounted = 0;
 	http_metrics_note(done.status, done.latency_us);
 	const struct http_served *s = http_acct_end(c->token, &done);
+	http_metrics_note_kernel(s);
 	c->token = 0;
 	c->in_request = 0;
 	if (options.quiet)

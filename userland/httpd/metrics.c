@@ -2,9 +2,14 @@
  * GET /metrics: what httpd and the system look like now, in the Prometheus
  * text exposition format 0.0.4, for a Prometheus server to scrape.  The
  * server's own figures (requests by status class, their duration as a
- * histogram with cumulative buckets ending at +Inf) are kept as requests
- * end; the processes' CPU time and memory come from the kernel's process
- * list (ms_getprocs) at each scrape.  Counters only go up.
+ * histogram with cumulative buckets ending at +Inf, the kernel time of the
+ * accounted requests by subsystem) are kept as requests end; the rest is
+ * read from the kernel at each scrape, through calls any process may make:
+ * processes' CPU time and memory (ms_getprocs), telemetry records per
+ * channel (ms_tel_stats, summed over CPUs), the calls the built-in count and
+ * time advice counted per join point, the NICs' counters and the aspects'
+ * states (ms_scope_ctl's text answers).  Counters only go up (a join point's
+ * count restarts at `jp reset`, which Prometheus takes as a reset).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,8 +20,14 @@
 
 #include "http.h"
 #include "uapi/proc.h"
+#include "uapi/scope.h"
+#include "uapi/telemetry.h"
 
-#define E_NOMEM 12
+#define E_NOMEM          12
+#define TEL_CHANNELS     8  /* the kernel's TEL_CHANNEL_MAX */
+#define TEL_CPUS         64 /* the kernel's MAX_CPUS */
+#define SCOPE_TEXT_MAX   (32 * 1024)
+#define SUBSYSTEM_TOTALS 16
 
 /* The duration buckets' upper bounds, in microseconds: 100 us to 10 s. */
 static const uint64_t bounds_us[] = {100,    250,    500,     1000,    2500,    5000,
@@ -30,6 +41,31 @@ static struct {
 	uint64_t count;
 	uint64_t sum_us;
 } served;
+
+static struct {
+	unsigned count;
+	char names[SUBSYSTEM_TOTALS][ACCT_NAME_MAX];
+	uint64_t ns[SUBSYSTEM_TOTALS];
+} kernel_time;
+
+void http_metrics_note_kernel(const struct http_served *s)
+{
+	if (!s->accounted)
+		return;
+	const struct acct_result *k = &s->acct.kernel;
+	for (unsigned i = 0; i < k->subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++) {
+		const struct acct_subsystem *sub = &k->subsystems[i];
+		unsigned j = 0;
+		while (j < kernel_time.count &&
+		       strncmp(kernel_time.names[j], sub->name, ACCT_NAME_MAX))
+			j++;
+		if (j == kernel_time.count && kernel_time.count == SUBSYSTEM_TOTALS)
+			continue;
+		if (j == kernel_time.count)
+			memcpy(kernel_time.names[kernel_time.count++], sub->name, ACCT_NAME_MAX);
+		kernel_time.ns[j] += sub->exclusive_ns;
+	}
+}
 
 void http_metrics_note(int status, uint64_t latency_us)
 {
@@ -123,14 +159,165 @@ static void put_processes(struct text *t)
 	}
 }
 
+static void put_kernel_time(struct text *t)
+{
+	put(t, "# HELP microscope_request_kernel_seconds_total Kernel time of requests, by "
+	       "subsystem (exclusive).\n# TYPE microscope_request_kernel_seconds_total counter\n");
+	for (unsigned i = 0; i < kernel_time.count; i++) {
+		char name[ACCT_NAME_MAX + 1] = {0};
+		memcpy(name, kernel_time.names[i], ACCT_NAME_MAX);
+		label_safe(name, sizeof name, name);
+		put(t, "microscope_request_kernel_seconds_total{subsystem=\"%s\"} %llu.%09llu\n", name,
+		    (unsigned long long)(kernel_time.ns[i] / 1000000000),
+		    (unsigned long long)(kernel_time.ns[i] % 1000000000));
+	}
+}
+
+static void put_telemetry(struct text *t)
+{
+	static const char *const states[] = {"produced", "delivered", "dropped"};
+	struct tel_ring_stats totals[TEL_CHANNELS] = {0};
+	int exists[TEL_CHANNELS] = {0};
+	for (int channel = 0; channel < TEL_CHANNELS; channel++) {
+		for (int cpu = 0; cpu < TEL_CPUS; cpu++) { /* CPUs are numbered from 0 up */
+			struct tel_ring_stats one;
+			if (ms_syscall3(__NR_ms_tel_stats, channel, cpu, (long)&one) < 0)
+				break;
+			exists[channel] = 1;
+			totals[channel].produced += one.produced;
+			totals[channel].consumed += one.consumed;
+			totals[channel].dropped += one.dropped;
+		}
+	}
+	for (unsigned s = 0; s < 3; s++) {
+		put(t, "# HELP microscope_telemetry_%s_total Telemetry records %s, by channel.\n"
+		       "# TYPE microscope_telemetry_%s_total counter\n", states[s], states[s], states[s]);
+		for (int channel = 0; channel < TEL_CHANNELS; channel++) {
+			const struct tel_ring_stats *c = &totals[channel];
+			uint64_t value = s == 0 ? c->produced : s == 1 ? c->consumed : c->dropped;
+			if (exists[channel])
+				put(t, "microscope_telemetry_%s_total{channel=\"%d\"} %llu\n", states[s],
+				    channel, (unsigned long long)value);
+		}
+	}
+}
+
+/* ms_scope_ctl's text answer to op into buffer (NUL-ended); its length, or
+ * -1 when the kernel refused. */
+static long scope_text(uint32_t op, char *buffer, size_t size)
+{
+	struct scope_ctl c = {.op = op, .buffer = buffer, .length = size - 1};
+	long n = ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+	if (n < 0)
+		return -1;
+	buffer[n] = 0;
+	return n;
+}
+
+static void put_joinpoints(struct text *t, char *buffer)
+{
+	put(t, "# HELP microscope_joinpoint_calls_total Calls of a join point (counted while the "
+	       "built-in count or time advice is attached).\n"
+	       "# TYPE microscope_joinpoint_calls_total counter\n");
+	if (scope_text(SCOPE_JOINPOINT_STATS, buffer, SCOPE_TEXT_MAX) < 0)
+		return;
+	for (char *line = strtok(buffer, "\n"); line; line = strtok(NULL, "\n")) {
+		char name[64];
+		unsigned long long calls, timed;
+		if (sscanf(line, "%63s %llu %llu", name, &calls, &timed) == 3)
+			put(t, "microscope_joinpoint_calls_total{joinpoint=\"%s\"} %llu\n", name,
+			    calls > timed ? calls : timed);
+	}
+}
+
+/* The NIC module's own counters (every NIC has them; all only go up). */
+static int nic_counter_is_kept(const char *name)
+{
+	static const char *const kept[] = {"rx_frames", "rx_bytes", "rx_dropped",
+					   "tx_frames", "tx_bytes", "tx_errors",
+					   "interrupts", "polls", "empty_polls"};
+	for (unsigned i = 0; i < sizeof kept / sizeof kept[0]; i++)
+		if (!strcmp(kept[i], name))
+			return 1;
+	return 0;
+}
+
+static void put_nics(struct text *t, char *buffer)
+{
+	put(t, "# HELP microscope_nic_events_total A NIC's frames, bytes, drops, errors, "
+	       "interrupts and polls.\n# TYPE microscope_nic_events_total counter\n");
+	if (scope_text(SCOPE_DEVICE_COUNTERS, buffer, SCOPE_TEXT_MAX) < 0)
+		return;
+	for (char *line = strtok(buffer, "\n"); line; line = strtok(NULL, "\n")) {
+		char nic[32], counter[48];
+		unsigned long long value;
+		if (sscanf(line, "%31s %47s %llu", nic, counter, &value) == 3 &&
+		    nic_counter_is_kept(counter))
+			put(t, "microscope_nic_events_total{nic=\"%s\",counter=\"%s\"} %llu\n", nic,
+			    counter, value);
+	}
+}
+
+#define ASPECTS_SHOWN 32
+
+struct aspect_line {
+	char name[64], state[24], binding[24];
+	unsigned long long events, drops;
+};
+
+static void put_aspect_counter(struct text *t, const char *family, const char *help,
+			       const struct aspect_line *a, unsigned n, int drops)
+{
+	put(t, "# HELP %s %s\n# TYPE %s counter\n", family, help, family);
+	for (unsigned i = 0; i < n; i++)
+		put(t, "%s{aspect=\"%s\"} %llu\n", family, a[i].name, drops ? a[i].drops : a[i].events);
+}
+
+/* Lines "callcount state=LIVE binding=direct events=12 drops=0 ...". */
+static void put_aspects(struct text *t, char *buffer)
+{
+	static struct aspect_line aspects[ASPECTS_SHOWN];
+	unsigned n = 0;
+	if (scope_text(SCOPE_STATS, buffer, SCOPE_TEXT_MAX) >= 0) {
+		for (char *line = strtok(buffer, "\n"); line && n < ASPECTS_SHOWN;
+		     line = strtok(NULL, "\n")) {
+			struct aspect_line *a = &aspects[n];
+			if (sscanf(line, "%63s state=%23s binding=%23s events=%llu drops=%llu", a->name,
+				   a->state, a->binding, &a->events, &a->drops) != 5)
+				continue;
+			label_safe(a->name, sizeof a->name, a->name);
+			n++;
+		}
+	}
+	put(t, "# HELP microscope_aspect_info An aspect's state and binding (the value is 1).\n"
+	       "# TYPE microscope_aspect_info gauge\n");
+	for (unsigned i = 0; i < n; i++)
+		put(t, "microscope_aspect_info{aspect=\"%s\",state=\"%s\",binding=\"%s\"} 1\n",
+		    aspects[i].name, aspects[i].state, aspects[i].binding);
+	put_aspect_counter(t, "microscope_aspect_events_total", "Advice runs of an aspect.",
+			   aspects, n, 0);
+	put_aspect_counter(t, "microscope_aspect_drops_total",
+			   "Events an aspect's binding dropped.", aspects, n, 1);
+}
+
 int http_metrics_text(char **text, size_t *length)
 {
 	struct text t = {.buffer = malloc(4096), .size = 4096};
 	if (!t.buffer)
 		return -E_NOMEM;
 	t.buffer[0] = 0;
+	char *scratch = malloc(SCOPE_TEXT_MAX);
 	put_requests(&t);
+	put_kernel_time(&t);
 	put_processes(&t);
+	put_telemetry(&t);
+	if (scratch) {
+		put_joinpoints(&t, scratch);
+		put_nics(&t, scratch);
+		put_aspects(&t, scratch);
+	}
+	t.failed |= !scratch;
+	free(scratch);
 	if (t.failed) {
 		free(t.buffer);
 		return -E_NOMEM;

@@ -974,5 +974,7 @@ const struct user_test user_tests[] = {
     {"ignored_signals", ignored_signals, 10000},
     {"terminal_ioctls", terminal_ioctls, 10000},
     {"kshell_output_captured", kshell_output_captured, 10000},
+    {"scope_counts_joinpoint_calls", scope_counts_joinpoint_calls, 10000},
+    {"scope_text_answers_refuse_bad_buffers", scope_text_answers_refuse_bad_buffers, 10000},
     {NULL, NULL, 0},
 };

@@ -64,6 +64,8 @@ void signal_to_a_group(void);
 void ignored_signals(void);
 void terminal_ioctls(void);
 void kshell_output_captured(void);
+void scope_counts_joinpoint_calls(void);
+void scope_text_answers_refuse_bad_buffers(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);

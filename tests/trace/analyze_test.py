@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""Host tests of the analyzer's requests (build/host/analyze --requests): the
+per-request breakdown by subsystem, the slowest, filters and folds, in text,
+CSV and JSON, against exact values on generated data.
+
+Why here and shaped so: tests/run.py runs each case of CASES in its host
+group (host/analyze/<case>); `analyze_test.py [CASE...]` runs them alone.
+The trace is written with ctf_fixture's layout (the kernel's), with join
+points of the net and vfs modules; the accounting results are /rscfl's JSON
+as httpd writes it, made up here with numbers whose folds are known.
+"""
+import csv
+import io
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import ctf_fixture  # noqa: E402
+
+TIMEOUT = 60  # seconds: only against hangs
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def analyzer():
+    path = os.path.join(ROOT, "build", "host", "analyze")
+    expect(os.path.exists(path), f"no {path}: run make")
+    return path
+
+
+def analyze(*args, status=0):
+    proc = subprocess.run([analyzer(), *args], capture_output=True, text=True, timeout=TIMEOUT)
+    expect(proc.returncode == status,
+           f"analyze {' '.join(args)}: status {proc.returncode}\n{proc.stdout}{proc.stderr}")
+    return proc.stdout
+
+
+# ---------------------------------------------------------------- a trace
+
+NET = {"net.recv": 20, "net.send": 21, "net.close": 22}
+JOINPOINT_EVENTS = [(1024 + 3 * j + kind, f"{name}:{suffix}", fields)
+                    for name, j in NET.items()
+                    for kind, suffix, fields in [(0, "entry", [("arg0", "u64")]),
+                                                 (1, "exit", [("result", "i64")])]]
+RECVFROM, SENDTO, CLOSE, READ = 45, 44, 3, 0
+
+
+def syscall(ticks, number, inner, exit_ticks, fd=0):
+    return [(ticks, "syscall_entry", dict(number=number, arg0=fd))] + inner + \
+        [(exit_ticks, "syscall_exit", dict(number=number, result=0))]
+
+
+def call(name, entry, exit_ticks, arg0, result=0):
+    return [(entry, f"{name}:entry", dict(arg0=arg0)),
+            (exit_ticks, f"{name}:exit", dict(result=result))]
+
+
+def request_events():
+    """Connections served one after the other by httpd (pid 2): two closed
+    with net.close, a third never closed, a fourth ended by close(fd).
+    Clock 2.5 GHz: 5 ticks are 2 ns."""
+    a, b, c, d = 0xA0, 0xB0, 0xC0, 0xD0
+    events = [(10000, "sched_switch", dict(prev_tid=1, next_tid=2, prev_state=0, next_pid=2))]
+    events += syscall(20000, RECVFROM, call("net.recv", 21000, 26000, a, 100), 27000)
+    events += syscall(30000, READ, [(31000, "vfs.read:entry", dict(arg0=3)),
+                                    (33000, "vfs.lookup:call", dict(arg0=7, result=0,
+                                                                    duration=1000)),
+                                    (36000, "vfs.read:exit", dict(result=10))], 37000)
+    events += syscall(40000, SENDTO, call("net.send", 41000, 51000, a, 4096), 52000)
+    events += syscall(60000, CLOSE, call("net.close", 61000, 63000, a), 64000)
+    events += syscall(69000, RECVFROM, call("net.recv", 70000, 71000, b, 50), 72000)
+    events += syscall(79000, SENDTO, call("net.send", 80000, 100000, b, 1000), 101000)
+    events += syscall(109000, CLOSE, call("net.close", 110000, 110500, b), 111000)
+    events += syscall(119000, RECVFROM, call("net.recv", 120000, 121000, c, 10), 122000)
+    # d: no net.close recorded (the socket's file is closed): close(9) ends it
+    events += syscall(129000, RECVFROM, call("net.recv", 130000, 131000, d, 20), 132000, fd=9)
+    events += syscall(139000, SENDTO, call("net.send", 140000, 142000, d, 500), 143000, fd=9)
+    events += syscall(149000, CLOSE, [], 150000, fd=9)
+    return events
+
+
+# (id, pid, start_ns, latency_ns, bytes, status, path, syscall, net, vfs)
+TRACE_EXPECTED = [
+    ["1", "2", "4400", "16800", "4096", "0", "", "2400", "6800", "2000"],
+    ["2", "2", "24000", "16200", "1000", "0", "", "1600", "8600", "0"],
+    ["3", "2", "48000", "8000", "500", "0", "", "2000", "1200", "0"],
+]
+
+
+def write_trace(directory):
+    saved = ctf_fixture.EVENTS, ctf_fixture.BY_NAME, ctf_fixture.CPUS, ctf_fixture.DISCARDED
+    ctf_fixture.EVENTS = saved[0] + JOINPOINT_EVENTS
+    ctf_fixture.BY_NAME = {name: (eid, fields) for eid, name, fields in ctf_fixture.EVENTS}
+    ctf_fixture.CPUS = {0: [request_events()]}
+    ctf_fixture.DISCARDED = {}
+    try:
+        return ctf_fixture.write(directory)
+    finally:
+        ctf_fixture.EVENTS, ctf_fixture.BY_NAME, ctf_fixture.CPUS, ctf_fixture.DISCARDED = saved
+
+
+def csv_rows(text):
+    return list(csv.reader(io.StringIO(text)))
+
+
+def trace_requests_break_down_by_subsystem():
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_trace(os.path.join(tmp, "trace"))
+        rows = csv_rows(analyze("--requests", "--csv", trace))
+        expect(rows[0] == ["id", "pid", "start_ns", "latency_ns", "bytes", "status", "path",
+                           "syscall_ns", "net_ns", "vfs_ns"], f"header {rows[0]}")
+        expect(rows[1:] == TRACE_EXPECTED, f"rows {rows[1:]}, expected {TRACE_EXPECTED}")
+
+
+def trace_requests_fold_filter_and_window():
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_trace(os.path.join(tmp, "trace"))
+        out = analyze("--requests", "--fold", "sum(net) where latency>=p50",
+                      "--fold", "sum(net) where latency>p50", "--fold", "max(latency)",
+                      "--fold", "count(id) where vfs>0", trace)
+        expected = ["sum(net) where latency>=p50 = 15.4us (15400 ns)",
+                    "sum(net) where latency>p50 = 6800ns (6800 ns)",
+                    "max(latency) = 16.8us (16800 ns)",
+                    "count(id) where vfs>0 = 1"]
+        expect(out.splitlines() == expected, f"folds:\n{out}")
+        rows = csv_rows(analyze("--requests", "--csv", "--from", "10us", trace))
+        expect([r[0] for r in rows[1:]] == ["2", "3"], f"--from 10us kept {rows[1:]}")
+        rows = csv_rows(analyze("--requests", "--csv", "--to", "10us", trace))
+        expect([r[0] for r in rows[1:]] == ["1"], f"--to 10us kept {rows[1:]}")
+        rows = csv_rows(analyze("--requests", "--csv", "--match", "vfs.lookup", trace))
+        expect([r[0] for r in rows[1:]] == ["1"], f"--match vfs.lookup kept {rows[1:]}")
+        rows = csv_rows(analyze("--requests", "--csv", "--pid", "3", trace))
+        expect(rows[1:] == [], f"--pid 3 kept {rows[1:]}")
+
+
+def trace_requests_json_carries_events():
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_trace(os.path.join(tmp, "trace"))
+        data = json.loads(analyze("--requests", "--json", "--events", trace))
+        expect(data["subsystems"] == ["syscall", "net", "vfs"], f"{data['subsystems']}")
+        first = data["requests"][0]
+        expect(first["subsystem_ns"] == [2400, 6800, 2000] and first["latency_ns"] == 16800,
+               f"first request {first}")
+        names = [e["name"] for e in first["events"]]
+        expect(names == ["net.recv", "syscall recvfrom", "vfs.lookup", "vfs.read", "syscall read",
+                         "net.send", "syscall sendto", "net.close"], f"events {names}")
+        lookup = first["events"][2]
+        expect(lookup["start_ns"] == (32000 - 21000) * 2 // 5 and lookup["duration_ns"] == 400,
+               f"vfs.lookup {lookup}")
+
+
+def trace_requests_text_lists_the_slowest():
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_trace(os.path.join(tmp, "trace"))
+        out = analyze("--requests", "--top", "1", "--where", "id<=2", trace)
+        lines = out.splitlines()
+        expect(lines[0] == "2 requests (trace): latency p50 16.2us p90 16.8us p99 16.8us "
+                           "max 16.8us", f"summary {lines[0]}")
+        expect(lines[2].split() == ["syscall", "4000ns", "18.6%", "2000ns"], f"{lines[2]}")
+        expect(lines[3].split() == ["net", "15.4us", "71.9%", "7700ns"], f"{lines[3]}")
+        expect(lines[-1].split()[:3] == ["1", "4400ns", "16.8us"] and
+               lines[-1].endswith("net 6800ns, syscall 2400ns, vfs 2000ns"), f"{lines[-1]}")
+
+
+# ---------------------------------------------------------------- accounting results
+
+SUBSYSTEMS = ["net", "vfs", "pipe", "mm"]
+
+
+def rscfl_requests(count, seed=7):
+    """Requests as /rscfl has them, with made-up but exact numbers."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(1, count + 1):
+        subs = {name: rng.randrange(0, 2_000_000) for name in SUBSYSTEMS}
+        latency_us = rng.randrange(100, 20_000)
+        out.append({"id": i, "peer": "10.0.2.2", "method": "GET", "path": f"/f{i % 7}.html",
+                    "status": rng.choice([200, 200, 200, 404]), "bytes": rng.randrange(0, 1 << 20),
+                    "latency_us": latency_us, "note": "", "accounted": True,
+                    "kernel": {"wall_ns": latency_us * 1000, "cpu_ns": 5,
+                               "subsystems": [{"name": n, "calls": 3, "inclusive_ns": v * 2,
+                                               "exclusive_ns": v} for n, v in subs.items()]},
+                    "metrics": {"status": 200}})
+    return out
+
+
+def write_rscfl(path, requests):
+    doc = {"accounting": True, "capacity": 64, "units": {"wall_ns": "ns"},
+           "subsystem_units": {"exclusive_ns": "ns"},
+           "unattributed": {"wall_ns": 1, "subsystems": [{"name": "sched", "exclusive_ns": 9}]},
+           "requests": requests}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    return path
+
+
+def nearest_rank(values, percent):
+    ordered = sorted(values)
+    rank = -(-len(ordered) * int(percent * 10) // 1000)
+    return ordered[max(rank, 1) - 1]
+
+
+def rscfl_folds_are_exact():
+    requests = rscfl_requests(500)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_rscfl(os.path.join(tmp, "rscfl.json"), requests)
+        latencies = [r["latency_us"] * 1000 for r in requests]
+        p99 = nearest_rank(latencies, 99)
+        net = {r["id"]: r["kernel"]["subsystems"][0]["exclusive_ns"] for r in requests}
+        slow = [r for r in requests if r["latency_us"] * 1000 >= p99]
+        want_sum = sum(net[r["id"]] for r in slow)
+        out = analyze("--rscfl", path, "--fold", "sum(net) where latency>=p99",
+                      "--fold", "count(id) where status=404", "--fold", "p90(vfs)",
+                      "--fold", "mean(bytes) where status!=404 and latency<5ms")
+        vfs = [r["kernel"]["subsystems"][1]["exclusive_ns"] for r in requests]
+        ok = [r["bytes"] for r in requests if r["status"] != 404 and r["latency_us"] < 5000]
+        values = [int(re.search(r"= (?:\S+ \()?(\d+)(?: ns\))?$", line).group(1))
+                  for line in out.splitlines()]
+        expected = [want_sum, sum(r["status"] == 404 for r in requests),
+                    nearest_rank(vfs, 90), sum(ok) // len(ok)]
+        expect(values == expected, f"folds {values}, expected {expected}\n{out}")
+
+
+def rscfl_top_and_csv_are_exact():
+    requests = rscfl_requests(300, seed=11)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_rscfl(os.path.join(tmp, "rscfl.json"), requests)
+        rows = csv_rows(analyze("--rscfl", path, "--csv", "--top", "5",
+                                "--where", "status=200"))
+        ok = [r for r in requests if r["status"] == 200]
+        slowest = sorted(ok, key=lambda r: (-r["latency_us"], r["id"]))[:5]
+        want = [[str(r["id"]), "0", "0", str(r["latency_us"] * 1000), str(r["bytes"]), "200",
+                 r["path"]] + [str(s["exclusive_ns"]) for s in r["kernel"]["subsystems"]]
+                for r in slowest]
+        expect(rows[0][7:] == [f"{n}_ns" for n in SUBSYSTEMS], f"header {rows[0]}")
+        expect(rows[1:] == want, f"rows {rows[1:]}\nexpected {want}")
+        text = analyze("--rscfl", path, "--top", "3")
+        lines = text.splitlines()
+        expect(lines[0].startswith("300 requests (rscfl): latency p50 "), lines[0])
+        top_ids = [line.split()[0] for line in lines[-3:]]
+        all_slowest = sorted(requests, key=lambda r: (-r["latency_us"], r["id"]))[:3]
+        expect(top_ids == [str(r["id"]) for r in all_slowest], f"top {top_ids}")
+
+
+def rscfl_refuses_bad_input():
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "bad.json")
+        for text in ['{"requests": [{"id": 1,', '{"requests": [' * 40, 'nope', '']:
+            with open(bad, "w") as f:
+                f.write(text)
+            analyze("--rscfl", bad, status=1)
+        good = write_rscfl(os.path.join(tmp, "rscfl.json"), rscfl_requests(3))
+        analyze("--rscfl", good, "--where", "nosuch>1", status=1)
+        analyze("--rscfl", good, "--fold", "avg(net)", status=1)
+        analyze("--rscfl", good, "--where", "latency>fast", status=1)
+        analyze("--rscfl", os.path.join(tmp, "missing.json"), status=1)
+
+
+CASES = [trace_requests_break_down_by_subsystem, trace_requests_fold_filter_and_window,
+         trace_requests_json_carries_events, trace_requests_text_lists_the_slowest,
+         rscfl_folds_are_exact, rscfl_top_and_csv_are_exact, rscfl_refuses_bad_input]
+
+
+def case_names():
+    return [c.__name__ for c in CASES]
+
+
+def run_case(name):
+    """(problem or None, log) of one case."""
+    case = {c.__name__: c for c in CASES}[name]
+    try:
+        case()
+        return None, ""
+    except Failure as e:
+        return str(e).splitlines()[0] if str(e) else "failed", str(e)
+    except Exception as e:
+        import traceback
+        return f"{type(e).__name__}: {e}", traceback.format_exc()
+
+
+def main():
+    names = sys.argv[1:] or case_names()
+    failed = 0
+    for i, name in enumerate(names, 1):
+        problem, log = run_case(name)
+        print(f"{'not ok' if problem else 'ok'} {i} {name}" + (f" # {problem}" if problem else ""))
+        if problem:
+            failed += 1
+            print("\n".join("    " + l for l in log.splitlines()))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
