@@ -157,6 +157,7 @@ static void reset_token(struct acct_owner *owner, int index)
 	result->state = state;
 	acct_result_end(result);
 	memset(owner->modules[index], 0, used * sizeof owner->modules[index][0]);
+	memset(owner->slot_of[index], 0, sizeof owner->slot_of[index]);
 	owner->generation[index]++;
 }
 

@@ -45,6 +45,11 @@ enum acct_counter {
 
 /* ---- Kernel API (the system calls are thin layers over it) --------------- */
 
+/* At boot: decides what each join point means for the accounting and gives
+ * the linker the native advice the rscfl aspect weaves (native.c); reports
+ * a failure, which leaves accounting to try again at its first link. */
+void acct_boot_init(void);
+
 /* Gives the calling thread (of a user process) its accounting state and maps
  * its results page read-only at ACCT_USER_ADDRESS, once per address space.
  * Returns that address, or -EPERM (a kernel thread), -ENOSPC (every state is

@@ -45,9 +45,11 @@
 
 #include "acct/acct.h"
 #include "arch/x86_64/cpu.h"
+#include "joinpoint/joinpoint.h"
 
 #define ACCT_MAX_OWNERS 16 /* threads with accounting state at once */
 #define ACCT_MAX_DEPTH  24 /* nested join point calls tracked; deeper ones are not */
+#define ACCT_MAX_MODULES 64 /* module names told apart (native.c); the last one takes the rest */
 /* The result index of the page's `unattributed` result. */
 #define ACCT_UNATTRIBUTED ACCT_MAX_TOKENS
 #define ACCT_RESULTS      (ACCT_MAX_TOKENS + 1)
@@ -60,6 +62,7 @@ struct acct_frame {
 	struct acct_subsystem *subsystem; /* its subsystem slot in it */
 	uint8_t index;                    /* index of the result charged */
 	uint8_t slot;                     /* the subsystem's slot */
+	uint8_t module;                   /* the module's id (native.c) */
 };
 
 struct acct_owner {
@@ -83,6 +86,8 @@ struct acct_owner {
 	/* The module name each subsystem slot was added for (pointer compared
 	 * first, then the text). */
 	const char *modules[ACCT_RESULTS][ACCT_MAX_SUBSYSTEMS];
+	/* The same, by module id: slot + 1, 0 while the module has none. */
+	uint8_t slot_of[ACCT_RESULTS][ACCT_MAX_MODULES];
 	/* Bumped by reset_token: a ref (async.c) of an older one is stale. */
 	uint32_t generation[ACCT_MAX_TOKENS];
 };
@@ -166,6 +171,47 @@ static inline uint64_t acct_ticks_to_ns(uint64_t ticks)
 {
 	return (uint64_t)(((unsigned __int128)ticks * acct_tsc_ns_mult) >> 32);
 }
+
+/* ---- native.c: what each join point means, decided once -------------------- */
+
+/* What a join point is for the accounting (native.c decides it from the name,
+ * once per join point, when the accounting is first woven). */
+enum acct_kind {
+	ACCT_KIND_CALL,       /* a call of its module */
+	ACCT_KIND_SYSCALL,    /* "sys.*": a call, the outermost, and a system call */
+	ACCT_KIND_SWITCH,     /* sched.switch: time off the CPU, not a call */
+	ACCT_KIND_IRQ,        /* irq.entry: an interrupt (its handler's time is irq_ns) */
+	ACCT_KIND_TRAP,       /* trap.entry: a page fault when its vector is 14 */
+	ACCT_KIND_KMALLOC,    /* mm.kmalloc: an allocation of its size */
+	ACCT_KIND_FRAME,      /* mm.alloc_frame: an allocation of a frame */
+	ACCT_KIND_KFREE,      /* mm.kfree: a free of unknown size */
+	ACCT_KIND_FREE_FRAME, /* mm.free_frame: a free of a frame */
+};
+
+struct acct_class {
+	uint8_t kind;   /* enum acct_kind */
+	uint8_t module; /* index in acct_module_names */
+};
+
+/* The module names told apart, by id (the join point's module string). */
+extern const char *acct_module_names[ACCT_MAX_MODULES];
+/* The id of module "mm": an allocator call inside another is not charged. */
+extern uint8_t acct_mm_module;
+/* Builds the table of classes (once; sleeps).  Returns 0 or -ENOMEM. */
+int acct_classes_prepare(void);
+/* Builds the classes and registers the native advice with the linker, for
+ * the rscfl aspect's next link.  Returns 0, -ENOMEM. */
+int acct_native_register(void);
+/* jp's class; a join point the table does not know is a call of "other". */
+struct acct_class acct_class_of(const struct joinpoint *jp);
+
+/* charge.c, for native.c: opens a call of module (flags ACCT_OUTERMOST) for
+ * the owner's charged result at tsc; returns 1 (context->activity set) or
+ * 0.  Closes it at tsc with what its kind charges besides (an interrupt, a
+ * fault, an allocation, in the same sequence count bracket). */
+int acct_open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
+		   unsigned module, uint64_t tsc);
+void acct_close_call(const struct jp_context *context, struct acct_class class, uint64_t tsc);
 
 /* acct.c: the thread's owner, from its state pointer checked against the
  * entry's thread, or NULL.  Without the owner's lock it is a hint, to be
