@@ -80,6 +80,8 @@ struct acct_owner {
 	uint64_t on_cpu_ns;    /* CPU time of charged counted up to here */
 	uint64_t out_since_ns; /* switched out at, 0 while on a CPU */
 	bool out_runnable;     /* preempted, not blocked */
+	uint64_t steal_at;     /* clock_steal_ns() of steal_cpu when last counted */
+	int steal_cpu;         /* where steal_at was read, -1: not yet */
 	unsigned depth;        /* frames[] in use, while epoch is acct_epoch (else none) */
 	uint32_t epoch;        /* acct_epoch when the stack was last known good */
 	struct acct_frame frames[ACCT_MAX_DEPTH];
@@ -242,8 +244,17 @@ static inline void acct_result_end(struct acct_result *result)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	result->sequence++;
 }
+/* The steal time field of result index (appended to the page). */
+static inline uint64_t *acct_steal_of(struct acct_owner *owner, int index)
+{
+	return index == ACCT_UNATTRIBUTED ? &owner->page->unattributed_steal_ns
+					  : &owner->page->steal_ns[index];
+}
+/* Under the owner's lock, on the CPU its thread is (coming) on: steal time
+ * is counted from here. */
+void acct_steal_rebase(struct acct_owner *owner);
 /* Under the owner's lock: counts wall and CPU time of the charged result up
- * to now. */
+ * to now (CPU time less the steal time the hypervisor reports meanwhile). */
 void acct_update_charged(struct acct_owner *owner, uint64_t now);
 void acct_make_current(struct acct_owner *owner, int index, uint64_t now);
 void acct_stop_current(struct acct_owner *owner, uint64_t now);
