@@ -27,6 +27,7 @@
  * the open).
  */
 #include "acct/internal.h"
+#include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -146,8 +147,10 @@ static inline unsigned slot_for(struct acct_owner *owner, int index, unsigned mo
  * taken meanwhile run no advice); what other threads change here (charged,
  * by acct_set_woven) is read once, and either value is a consistent start:
  * a call opened for a result no longer charged at its close is not charged. */
-int acct_open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
-		   unsigned module, uint64_t tsc)
+static inline __attribute__((always_inline)) int open_call(struct acct_owner *owner,
+							  struct jp_context *context,
+							  unsigned flags, unsigned module,
+							  uint64_t tsc)
 {
 	uint32_t epoch = __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED);
 	unsigned depth = owner->depth;
@@ -185,7 +188,7 @@ int acct_call_enter(struct jp_context *context, unsigned flags, uint64_t tsc)
 	struct acct_owner *owner = owner_hint(thread);
 	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return 0;
-	return acct_open_call(owner, context, flags, acct_class_of(context->joinpoint).module, tsc);
+	return open_call(owner, context, flags, acct_class_of(context->joinpoint).module, tsc);
 }
 
 static const char *frame_module(const struct acct_owner *owner, const struct acct_frame *frame)
@@ -239,7 +242,7 @@ static __attribute__((noinline)) void stop_oneshot(struct acct_owner *owner,
  * (acct.c) may meanwhile have given the entry up and freed its results pages
  * (it clears the entry under the same lock before it frees them).  Every
  * write to a results page from advice makes the same check under the lock. */
-static inline uint64_t close_call(struct acct_owner *owner, const struct thread *thread,
+static inline __attribute__((always_inline)) uint64_t close_call(struct acct_owner *owner, const struct thread *thread,
 				  unsigned level, unsigned flags, uint64_t tsc,
 				  const struct acct_event_charge *event)
 {
@@ -396,7 +399,8 @@ static bool event_of(const struct jp_context *context, enum acct_kind kind,
 	}
 }
 
-void acct_close_call(const struct jp_context *context, struct acct_class class, uint64_t tsc)
+static inline __attribute__((always_inline)) void
+native_close(const struct jp_context *context, struct acct_class class, uint64_t tsc)
 {
 	const struct thread *thread = context->thread;
 	struct acct_owner *owner = &acct_owners[(context->activity >> 8) % ACCT_MAX_OWNERS];
@@ -484,4 +488,37 @@ void acct_note_switch(struct thread *prev, struct thread *next)
 			switch_in(in, now);
 		acct_owner_unlock_in_advice(in);
 	}
+}
+
+/* ---- The native advice (native.c weaves it) ---------------------------------- */
+
+/* Everything in line: a thread that is not accounted costs the class, its
+ * state's load and a test; an accounted one a TSC read and its frame. */
+void acct_native_before(struct jp_context *context, void *cookie)
+{
+	(void)cookie;
+	struct acct_class class = acct_class_of(context->joinpoint);
+	if (__builtin_expect(class.kind == ACCT_KIND_SWITCH, 0)) {
+		if (context->joinpoint->argc >= 2)
+			acct_note_switch((struct thread *)context->args[0],
+					 (struct thread *)context->args[1]);
+		acct_native_events[context->cpu % MAX_CPUS]++;
+		return;
+	}
+	const struct thread *thread = context->thread;
+	struct acct_owner *owner = owner_hint(thread);
+	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
+		return; /* not accounted */
+	unsigned flags = class.kind == ACCT_KIND_SYSCALL ? ACCT_OUTERMOST : 0;
+	if (open_call(owner, context, flags, class.module, rdtsc()))
+		acct_native_events[context->cpu % MAX_CPUS]++;
+}
+
+void acct_native_after(struct jp_context *context, void *cookie)
+{
+	(void)cookie;
+	if (!context->activity)
+		return; /* no call was opened */
+	uint64_t tsc = rdtsc();
+	native_close(context, acct_class_of(context->joinpoint), tsc);
 }

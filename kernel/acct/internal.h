@@ -41,6 +41,7 @@
 #define KERNEL_ACCT_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "acct/acct.h"
@@ -204,16 +205,26 @@ int acct_classes_prepare(void);
 /* Builds the classes and registers the native advice with the linker, for
  * the rscfl aspect's next link.  Returns 0, -ENOMEM. */
 int acct_native_register(void);
-/* jp's class; a join point the table does not know is a call of "other". */
-struct acct_class acct_class_of(const struct joinpoint *jp);
+/* The table acct_classes_prepare built: by join point index (its place in
+ * the registry, a pointer difference from the first). */
+extern struct acct_class *acct_classes;
+extern const struct joinpoint *acct_first_joinpoint;
+extern unsigned acct_class_count;
 
-/* charge.c, for native.c: opens a call of module (flags ACCT_OUTERMOST) for
- * the owner's charged result at tsc; returns 1 (context->activity set) or
- * 0.  Closes it at tsc with what its kind charges besides (an interrupt, a
- * fault, an allocation, in the same sequence count bracket). */
-int acct_open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
-		   unsigned module, uint64_t tsc);
-void acct_close_call(const struct jp_context *context, struct acct_class class, uint64_t tsc);
+/* jp's class; a join point the table does not know is a call of "other". */
+static inline struct acct_class acct_class_of(const struct joinpoint *jp)
+{
+	size_t index = (size_t)(jp - acct_first_joinpoint);
+	if (__builtin_expect(index < acct_class_count, 1))
+		return acct_classes[index];
+	return (struct acct_class){ACCT_KIND_CALL, ACCT_MAX_MODULES - 1};
+}
+
+/* charge.c: the native advice's before and after (native.c weaves them). */
+void acct_native_before(struct jp_context *context, void *cookie);
+void acct_native_after(struct jp_context *context, void *cookie);
+/* native.c: counts one event of the native advice on this CPU. */
+extern uint64_t acct_native_events[];
 
 /* acct.c: the thread's owner, from its state pointer checked against the
  * entry's thread, or NULL.  Without the owner's lock it is a hint, to be

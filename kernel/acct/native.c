@@ -32,14 +32,14 @@
 const char *acct_module_names[ACCT_MAX_MODULES];
 uint8_t acct_mm_module = ACCT_MAX_MODULES - 1;
 
-static struct acct_class *classes;  /* by join point index, set once */
-static const struct joinpoint *first_joinpoint;
-static unsigned class_count;
+struct acct_class *acct_classes; /* by join point index, set once */
+const struct joinpoint *acct_first_joinpoint;
+unsigned acct_class_count;
 static unsigned module_count;
 
 /* Events the native advice opened a call or noted a switch for, per CPU
  * (aspect statistics: `aspect stats rscfl`). */
-static uint64_t events[MAX_CPUS];
+uint64_t acct_native_events[MAX_CPUS];
 
 static bool starts_with(const char *text, const char *prefix)
 {
@@ -82,7 +82,7 @@ static uint8_t module_id(const char *module)
 
 int acct_classes_prepare(void)
 {
-	if (__atomic_load_n(&classes, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&acct_classes, __ATOMIC_ACQUIRE))
 		return 0;
 	unsigned count = jp_count();
 	struct acct_class *table = kzalloc((count ? count : 1) * sizeof *table);
@@ -94,63 +94,26 @@ int acct_classes_prepare(void)
 		table[i].module = module_id(jp->module);
 	}
 	acct_mm_module = module_id("mm");
-	first_joinpoint = jp_at(0);
-	class_count = count;
-	__atomic_store_n(&classes, table, __ATOMIC_RELEASE);
+	acct_first_joinpoint = jp_at(0);
+	__atomic_store_n(&acct_classes, table, __ATOMIC_RELEASE);
+	__atomic_store_n(&acct_class_count, count, __ATOMIC_RELEASE);
 	return 0;
 }
 
-struct acct_class acct_class_of(const struct joinpoint *jp)
-{
-	size_t index = (size_t)(jp - first_joinpoint);
-	if (__builtin_expect(index < class_count, 1))
-		return classes[index];
-	return (struct acct_class){ACCT_KIND_CALL, ACCT_MAX_MODULES - 1};
-}
-
-/* ---- The advice ------------------------------------------------------------- */
-
-static void native_before(struct jp_context *context, void *cookie)
-{
-	(void)cookie;
-	struct acct_class class = acct_class_of(context->joinpoint);
-	if (__builtin_expect(class.kind == ACCT_KIND_SWITCH, 0)) {
-		if (context->joinpoint->argc >= 2)
-			acct_note_switch((struct thread *)context->args[0],
-					 (struct thread *)context->args[1]);
-		events[context->cpu % MAX_CPUS]++;
-		return;
-	}
-	const struct thread *thread = context->thread;
-	struct acct_owner *owner = thread ? thread_acct_state(thread) : NULL;
-	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
-		return; /* not accounted: this test is all it costs */
-	unsigned flags = class.kind == ACCT_KIND_SYSCALL ? ACCT_OUTERMOST : 0;
-	if (acct_open_call(owner, context, flags, class.module, rdtsc()))
-		events[context->cpu % MAX_CPUS]++;
-}
-
-static void native_after(struct jp_context *context, void *cookie)
-{
-	(void)cookie;
-	if (!context->activity)
-		return; /* no call was opened */
-	uint64_t tsc = rdtsc();
-	acct_close_call(context, acct_class_of(context->joinpoint), tsc);
-}
+/* ---- The advice (charge.c) and its registration ---------------------------- */
 
 static uint64_t native_events(void)
 {
 	uint64_t sum = 0;
 	for (unsigned i = 0; i < MAX_CPUS; i++)
-		sum += __atomic_load_n(&events[i], __ATOMIC_RELAXED);
+		sum += __atomic_load_n(&acct_native_events[i], __ATOMIC_RELAXED);
 	return sum;
 }
 
 static const struct jp_advice native_advice = {
     .name = "rscfl",
-    .before = native_before,
-    .after = native_after,
+    .before = acct_native_before,
+    .after = acct_native_after,
     .priority = 100,
 };
 
