@@ -240,6 +240,7 @@ static void owner_setup(struct acct_owner *owner, uint64_t tid, int pid, uint64_
 {
 	uint64_t flags = acct_owner_lock(owner);
 	memset((char *)owner + sizeof owner->lock, 0, sizeof *owner - sizeof owner->lock);
+	owner->number = (uint32_t)(owner - acct_owners);
 	owner->thread_id = tid;
 	owner->pid = pid;
 	owner->phys = phys;

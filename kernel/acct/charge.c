@@ -147,11 +147,11 @@ static inline unsigned slot_for(struct acct_owner *owner, int index, unsigned mo
  * taken meanwhile run no advice); what other threads change here (charged,
  * by acct_set_woven) is read once, and either value is a consistent start:
  * a call opened for a result no longer charged at its close is not charged. */
-static inline __attribute__((always_inline)) int open_call(struct acct_owner *owner,
-							  struct jp_context *context,
-							  unsigned flags, unsigned module,
-							  uint64_t tsc)
+static inline __attribute__((always_inline)) int
+open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
+	  struct acct_class class, uint64_t tsc)
 {
+	unsigned module = class.module;
 	uint32_t epoch = __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED);
 	unsigned depth = owner->depth;
 	if ((flags & ACCT_OUTERMOST) || owner->epoch != epoch) {
@@ -176,8 +176,9 @@ static inline __attribute__((always_inline)) int open_call(struct acct_owner *ow
 	frame->index = (uint8_t)charged;
 	frame->slot = (uint8_t)slot;
 	frame->module = (uint8_t)module;
+	frame->kind = class.kind;
 	owner->depth = depth + 1;
-	context->activity = ACTIVITY_TAG | (uint64_t)(owner - acct_owners) << 8 | (depth + 1);
+	context->activity = ACTIVITY_TAG | (uint64_t)owner->number << 8 | (depth + 1);
 	return 1;
 }
 
@@ -188,7 +189,7 @@ int acct_call_enter(struct jp_context *context, unsigned flags, uint64_t tsc)
 	struct acct_owner *owner = owner_hint(thread);
 	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return 0;
-	return open_call(owner, context, flags, acct_class_of(context->joinpoint).module, tsc);
+	return open_call(owner, context, flags, acct_class_of(context->joinpoint), tsc);
 }
 
 static const char *frame_module(const struct acct_owner *owner, const struct acct_frame *frame)
@@ -242,13 +243,11 @@ static __attribute__((noinline)) void stop_oneshot(struct acct_owner *owner,
  * (acct.c) may meanwhile have given the entry up and freed its results pages
  * (it clears the entry under the same lock before it frees them).  Every
  * write to a results page from advice makes the same check under the lock. */
-static inline __attribute__((always_inline)) uint64_t close_call(struct acct_owner *owner, const struct thread *thread,
-				  unsigned level, unsigned flags, uint64_t tsc,
-				  const struct acct_event_charge *event)
+static inline __attribute__((always_inline)) uint64_t
+close_frame(struct acct_owner *owner, const struct thread *thread, unsigned level,
+	    struct acct_frame *frame, unsigned flags, uint64_t tsc,
+	    const struct acct_event_charge *event)
 {
-	if (level == 0 || level > live_depth(owner))
-		return 0;
-	struct acct_frame *frame = &owner->frames[level - 1];
 	int64_t ticks = (int64_t)(tsc - frame->entry_tsc); /* < 0: moved to a CPU whose TSC lags */
 	uint64_t ns = ticks > 0 ? acct_ticks_to_ns((uint64_t)ticks) : 0;
 	owner->depth = level - 1;
@@ -274,6 +273,19 @@ static inline __attribute__((always_inline)) uint64_t close_call(struct acct_own
 	return charged ? ns : 0;
 }
 
+/* The open call at level (1 = outermost), or NULL when there is none. */
+static inline struct acct_frame *frame_at(struct acct_owner *owner, unsigned level)
+{
+	return level && level <= live_depth(owner) ? &owner->frames[level - 1] : NULL;
+}
+
+static inline uint64_t close_call(struct acct_owner *owner, const struct thread *thread,
+				  unsigned level, unsigned flags, uint64_t tsc)
+{
+	struct acct_frame *frame = frame_at(owner, level);
+	return frame ? close_frame(owner, thread, level, frame, flags, tsc, NULL) : 0;
+}
+
 uint64_t acct_call_exit(const struct jp_context *context, unsigned flags, uint64_t tsc)
 {
 	const struct thread *thread = context->thread;
@@ -283,7 +295,7 @@ uint64_t acct_call_exit(const struct jp_context *context, unsigned flags, uint64
 	__asm__("" : "+r"(owner)); /* a pointer from here on, not an index to scale again */
 	if (__atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return 0;
-	return close_call(owner, thread, (unsigned)(context->activity & 0xff), flags, tsc, NULL);
+	return close_call(owner, thread, (unsigned)(context->activity & 0xff), flags, tsc);
 }
 
 const char *acct_innermost_subsystem(const struct jp_context *context)
@@ -399,25 +411,28 @@ static bool event_of(const struct jp_context *context, enum acct_kind kind,
 	}
 }
 
-static inline __attribute__((always_inline)) void
-native_close(const struct jp_context *context, struct acct_class class, uint64_t tsc)
+/* The close of a call the native advice opened: its kind is in its frame. */
+static inline __attribute__((always_inline)) void native_close(const struct jp_context *context,
+							       uint64_t activity, uint64_t tsc)
 {
 	const struct thread *thread = context->thread;
-	struct acct_owner *owner = &acct_owners[(context->activity >> 8) % ACCT_MAX_OWNERS];
+	struct acct_owner *owner = &acct_owners[(activity >> 8) % ACCT_MAX_OWNERS];
 	__asm__("" : "+r"(owner)); /* a pointer from here on, not an index to scale again */
-	if (__atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread || !thread)
+	unsigned level = (unsigned)(activity & 0xff);
+	struct acct_frame *frame;
+	if (__atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread || !thread ||
+	    !(frame = frame_at(owner, level)))
 		return;
-	unsigned level = (unsigned)(context->activity & 0xff);
-	unsigned flags = class.kind == ACCT_KIND_SYSCALL ? ACCT_SYSCALL : 0;
-	if (__builtin_expect(class.kind < ACCT_KIND_IRQ, 1)) {
-		close_call(owner, thread, level, flags, tsc, NULL);
+	unsigned kind = frame->kind;
+	unsigned flags = kind == ACCT_KIND_SYSCALL ? ACCT_SYSCALL : 0;
+	if (__builtin_expect(kind < ACCT_KIND_IRQ, 1)) {
+		close_frame(owner, thread, level, frame, flags, tsc, NULL);
 		return;
 	}
 	struct acct_event_charge event;
-	const struct acct_frame *parent =
-	    level > 1 && level <= live_depth(owner) ? &owner->frames[level - 2] : NULL;
-	bool charges = event_of(context, (enum acct_kind)class.kind, parent, &event);
-	close_call(owner, thread, level, flags, tsc, charges ? &event : NULL);
+	const struct acct_frame *parent = level > 1 ? frame - 1 : NULL;
+	bool charges = event_of(context, (enum acct_kind)kind, parent, &event);
+	close_frame(owner, thread, level, frame, flags, tsc, charges ? &event : NULL);
 }
 
 /* ---- Switches --------------------------------------------------------------- */
@@ -497,12 +512,12 @@ void acct_note_switch(struct thread *prev, struct thread *next)
 void acct_native_before(struct jp_context *context, void *cookie)
 {
 	(void)cookie;
+	acct_native_events[context->cpu % MAX_CPUS]++;
 	struct acct_class class = acct_class_of(context->joinpoint);
 	if (__builtin_expect(class.kind == ACCT_KIND_SWITCH, 0)) {
 		if (context->joinpoint->argc >= 2)
 			acct_note_switch((struct thread *)context->args[0],
 					 (struct thread *)context->args[1]);
-		acct_native_events[context->cpu % MAX_CPUS]++;
 		return;
 	}
 	const struct thread *thread = context->thread;
@@ -510,15 +525,14 @@ void acct_native_before(struct jp_context *context, void *cookie)
 	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return; /* not accounted */
 	unsigned flags = class.kind == ACCT_KIND_SYSCALL ? ACCT_OUTERMOST : 0;
-	if (open_call(owner, context, flags, class.module, rdtsc()))
-		acct_native_events[context->cpu % MAX_CPUS]++;
+	open_call(owner, context, flags, class, rdtsc());
 }
 
 void acct_native_after(struct jp_context *context, void *cookie)
 {
 	(void)cookie;
-	if (!context->activity)
+	uint64_t activity = context->activity;
+	if (!activity)
 		return; /* no call was opened */
-	uint64_t tsc = rdtsc();
-	native_close(context, acct_class_of(context->joinpoint), tsc);
+	native_close(context, activity, rdtsc());
 }

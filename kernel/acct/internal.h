@@ -64,10 +64,12 @@ struct acct_frame {
 	uint8_t index;                    /* index of the result charged */
 	uint8_t slot;                     /* the subsystem's slot */
 	uint8_t module;                   /* the module's id (native.c) */
+	uint8_t kind;                     /* the join point's enum acct_kind */
 };
 
 struct acct_owner {
 	uint32_t lock;               /* this owner's: see above; kept by owner_setup */
+	uint32_t number;             /* its index in acct_owners (an activity names it) */
 	uint64_t thread_id;          /* 0: the entry is free */
 	const struct thread *thread; /* the thread, while thread_id is set */
 	int pid;

@@ -37,8 +37,8 @@ const struct joinpoint *acct_first_joinpoint;
 unsigned acct_class_count;
 static unsigned module_count;
 
-/* Events the native advice opened a call or noted a switch for, per CPU
- * (aspect statistics: `aspect stats rscfl`). */
+/* Join point events the native advice saw, every thread's, per CPU (the
+ * aspect's statistics: `aspect stats rscfl`). */
 uint64_t acct_native_events[MAX_CPUS];
 
 static bool starts_with(const char *text, const char *prefix)
@@ -115,6 +115,7 @@ static const struct jp_advice native_advice = {
     .before = acct_native_before,
     .after = acct_native_after,
     .priority = 100,
+    .flags = JP_ADVICE_NATIVE,
 };
 
 static const struct linker_native_advice native = {
