@@ -513,17 +513,15 @@ void acct_native_before(struct jp_context *context, void *cookie)
 {
 	(void)cookie;
 	acct_native_events[context->cpu % MAX_CPUS]++;
-	struct acct_class class = acct_class_of(context->joinpoint);
-	if (__builtin_expect(class.kind == ACCT_KIND_SWITCH, 0)) {
-		if (context->joinpoint->argc >= 2)
-			acct_note_switch((struct thread *)context->args[0],
-					 (struct thread *)context->args[1]);
+	if (__builtin_expect(context->joinpoint == acct_switch_joinpoint, 0)) {
+		acct_note_switch((struct thread *)context->args[0], (struct thread *)context->args[1]);
 		return;
 	}
 	const struct thread *thread = context->thread;
 	struct acct_owner *owner = owner_hint(thread);
 	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return; /* not accounted */
+	struct acct_class class = acct_class_of(context->joinpoint);
 	unsigned flags = class.kind == ACCT_KIND_SYSCALL ? ACCT_OUTERMOST : 0;
 	open_call(owner, context, flags, class, rdtsc());
 }

@@ -222,6 +222,9 @@ static inline struct acct_class acct_class_of(const struct joinpoint *jp)
 	return (struct acct_class){ACCT_KIND_CALL, ACCT_MAX_MODULES - 1};
 }
 
+/* sched.switch (its two arguments: the threads leaving and coming on), or
+ * NULL before the classes are built. */
+extern const struct joinpoint *acct_switch_joinpoint;
 /* charge.c: the native advice's before and after (native.c weaves them). */
 void acct_native_before(struct jp_context *context, void *cookie);
 void acct_native_after(struct jp_context *context, void *cookie);

@@ -33,6 +33,7 @@ const char *acct_module_names[ACCT_MAX_MODULES];
 uint8_t acct_mm_module = ACCT_MAX_MODULES - 1;
 
 struct acct_class *acct_classes; /* by join point index, set once */
+const struct joinpoint *acct_switch_joinpoint;
 const struct joinpoint *acct_first_joinpoint;
 unsigned acct_class_count;
 static unsigned module_count;
@@ -94,6 +95,9 @@ int acct_classes_prepare(void)
 		table[i].module = module_id(jp->module);
 	}
 	acct_mm_module = module_id("mm");
+	const struct joinpoint *switch_jp = jp_find("sched.switch");
+	if (switch_jp && switch_jp->argc == 2)
+		acct_switch_joinpoint = switch_jp;
 	acct_first_joinpoint = jp_at(0);
 	__atomic_store_n(&acct_classes, table, __ATOMIC_RELEASE);
 	__atomic_store_n(&acct_class_count, count, __ATOMIC_RELEASE);
