@@ -5,9 +5,10 @@
  * results live in pages (ACCT_PAGES) per process, mapped read-only into that
  * process only and written by the kernel, so reading them needs no system
  * call; a sequence count per result keeps a read consistent.  The measuring
- * is the rscfl aspect (aspects/rscfl.c) on every join point ("*", which
- * includes sched.switch), linked `direct` only while some activity is started:
- * accounting off costs the NOPs.
+ * is native advice (native.c, charge.c) that the rscfl aspect
+ * (aspects/rscfl.c) weaves on every join point ("*", which includes
+ * sched.switch) while it is linked `direct`, only while some activity is
+ * started: accounting off costs the NOPs.
  *
  *     struct acct_page *page = (void *)ms_syscall0(__NR_ms_acct_init);
  *     long token = ms_syscall0(__NR_ms_acct_get_token);

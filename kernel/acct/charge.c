@@ -21,10 +21,10 @@
  * Cost: the advice of an accounted thread opens and closes calls on its own
  * stack without a lock and takes its owner's lock (never a global one, and
  * without touching interrupts: internal.h) only to write a result; it keeps a
- * call's start as a TSC reading (the guard's, taken as the advice began: no
- * reading of its own), converts the difference once, in line, at the close,
- * and writes the result under one sequence count bracket per close (none at
- * the open).
+ * call's start as a TSC reading (its own, or the guard's for the ABI),
+ * converts the difference once, in line, at the close, and writes the result
+ * under one sequence count bracket per close (none at the open).  The
+ * subsystem slot of a module in a result is one table lookup (slot_of).
  */
 #include "acct/internal.h"
 #include "cpu/percpu.h"
