@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 
+#include "acct/acct.h"
 #include "acpi/acpi.h"
 #include "arch/x86_64/apic.h"
 #include "arch/x86_64/cpu.h"
@@ -131,6 +132,7 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	initrd_load_boot_module(); /* "no initrd" is not an error */
 	irq_enable();
 	jp_boot_init();
+	acct_boot_init(); /* the accounting's native advice, for the rscfl aspect */
 	arch_smp_start_cpus();
 	sched_apply_monitor_cpus();
 	pci_init(); /* and the drivers of what it finds (NICs start their workers) */

@@ -5,10 +5,10 @@ so busy time is instructions) runs `httpd -q -a -p 82` (accounting on) and
 `httpd -q -p 81` (off); --requests requests one after the other on one
 keep-alive connection to each (the accounted server first; then, once the
 kernel has unlinked the accounting aspect, the other), reading `kcmd cpus`
-(busy ms) and `kcmd aspect stats rscfl` (advice calls, time inside them) in
-the guest's shell before and after each.  Per request: instructions busy off
-and on, advice calls (a before and an after per join point event) and the
-instructions inside them.
+(busy ms) and `kcmd aspect stats rscfl` (events: the join point events its
+native advice saw, every thread's) in the guest's shell before and after
+each.  Per request: instructions busy off and on, join point events, and the
+instructions added per event.
 
 With --counts, a second boot attaches the built-in count advice to the join
 points of the request's path and prints how often each ran per request on the
@@ -73,7 +73,7 @@ def requests(port, count):
 
 
 def sample(guest):
-    """(busy ms, aspect state, advice calls, us inside them)."""
+    """(busy ms, aspect state, join point events, us inside advice)."""
     busy = BUSY.search(guest.run("kcmd cpus", timeout=60) or "")
     aspect = ASPECT.search(guest.run("kcmd aspect stats rscfl", timeout=60) or "")
     if not busy or not aspect:
@@ -118,14 +118,13 @@ def measure_costs(args):
                             ((after[0], before[0]), (after[2], before[2]), (after[3], before[3]))]
     finally:
         guest.stop()
-    (off_ms, _, _), (on_ms, calls, us) = result["off"], result["on"]
+    (off_ms, _, _), (on_ms, events, _) = result["off"], result["on"]
     print(f"per request, {args.requests} requests, guest instructions (QEMU -icount shift=0):")
     print(f"  busy, accounting off      {off_ms * 1e6:10.0f}")
     print(f"  busy, accounting on       {on_ms * 1e6:10.0f}")
-    print(f"  added                     {(on_ms - off_ms) * 1e6:10.0f}  ({on_ms / off_ms:.2f}x)")
-    print(f"  advice calls              {calls:10.1f}  ({calls / 2:.1f} join point events)")
-    print(f"  inside the advice calls   {us * 1e3:10.0f}")
-    print(f"  added per event           {(on_ms - off_ms) * 1e6 / (calls / 2):10.0f}")
+    print(f"  added                     {(on_ms - off_ms) * 1e6:10.0f}  ({on_ms / off_ms:.3f}x)")
+    print(f"  join point events         {events:10.1f}")
+    print(f"  added per event           {(on_ms - off_ms) * 1e6 / events:10.0f}")
 
 
 def measure_counts(args):

@@ -44,15 +44,44 @@ struct acct_owner *acct_find_owner(uint64_t thread_id)
 	return NULL;
 }
 
+void acct_steal_rebase(struct acct_owner *owner)
+{
+	if (!clock_steal_reported())
+		return;
+	preempt_disable();
+	owner->steal_at = clock_steal_ns();
+	owner->steal_cpu = (int)this_cpu_id();
+	preempt_enable();
+}
+
+/* The steal time of this CPU since the owner's last count, at most on_ns;
+ * 0 (counted later) when the caller is not the owner's thread on its CPU
+ * (the weaving thread acting for every owner). */
+static uint64_t steal_since(struct acct_owner *owner, uint64_t on_ns)
+{
+	if (!clock_steal_reported() || owner->thread != thread_current())
+		return 0;
+	preempt_disable();
+	uint64_t steal = clock_steal_ns();
+	int cpu = (int)this_cpu_id();
+	uint64_t delta = cpu == owner->steal_cpu ? steal - owner->steal_at : 0;
+	owner->steal_at = steal;
+	owner->steal_cpu = cpu;
+	preempt_enable();
+	return delta < on_ns ? delta : on_ns;
+}
+
 void acct_update_charged(struct acct_owner *owner, uint64_t now)
 {
 	if (owner->charged < 0)
 		return;
 	struct acct_result *result = acct_result_of(owner, owner->charged);
+	uint64_t on_ns = owner->out_since_ns ? 0 : now - owner->on_cpu_ns;
+	uint64_t steal = on_ns ? steal_since(owner, on_ns) : 0;
 	acct_result_begin(result);
 	result->wall_ns += now - owner->stretch_ns;
-	if (!owner->out_since_ns)
-		result->cpu_ns += now - owner->on_cpu_ns;
+	result->cpu_ns += on_ns - steal;
+	*acct_steal_of(owner, owner->charged) += steal;
 	acct_result_end(result);
 	owner->stretch_ns = now;
 	owner->on_cpu_ns = now;
@@ -69,6 +98,8 @@ static void charge_result(struct acct_owner *owner, int index, uint64_t now)
 	owner->stretch_ns = now;
 	owner->on_cpu_ns = now;
 	owner->out_since_ns = 0;
+	if (owner->thread == thread_current())
+		acct_steal_rebase(owner);
 	if (index >= 0)
 		acct_result_of(owner, index)->state = ACCT_TOKEN_CURRENT;
 }
@@ -154,9 +185,11 @@ static void reset_token(struct acct_owner *owner, int index)
 	memset((char *)result + sizeof result->sequence, 0,
 	       offsetof(struct acct_result, subsystems) - sizeof result->sequence);
 	memset(result->subsystems, 0, used * sizeof result->subsystems[0]);
+	*acct_steal_of(owner, index) = 0;
 	result->state = state;
 	acct_result_end(result);
 	memset(owner->modules[index], 0, used * sizeof owner->modules[index][0]);
+	memset(owner->slot_of[index], 0, sizeof owner->slot_of[index]);
 	owner->generation[index]++;
 }
 
@@ -207,6 +240,7 @@ static void owner_setup(struct acct_owner *owner, uint64_t tid, int pid, uint64_
 {
 	uint64_t flags = acct_owner_lock(owner);
 	memset((char *)owner + sizeof owner->lock, 0, sizeof *owner - sizeof owner->lock);
+	owner->number = (uint32_t)(owner - acct_owners);
 	owner->thread_id = tid;
 	owner->pid = pid;
 	owner->phys = phys;
@@ -216,6 +250,9 @@ static void owner_setup(struct acct_owner *owner, uint64_t tid, int pid, uint64_
 	owner->next = -1;
 	if (acct_woven)
 		charge_result(owner, ACCT_UNATTRIBUTED, clock_ns());
+	owner->steal_cpu = -1;
+	owner->page->flags =
+	    clock_steal_reported() ? ACCT_PAGE_STEAL_MEASURED : ACCT_PAGE_STEAL_NOT_REPORTED;
 	owner->page->magic = ACCT_PAGE_MAGIC;
 	owner->page->tokens = ACCT_MAX_TOKENS;
 	owner->page->pid = pid;

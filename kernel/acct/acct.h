@@ -5,9 +5,10 @@
  * results live in pages (ACCT_PAGES) per process, mapped read-only into that
  * process only and written by the kernel, so reading them needs no system
  * call; a sequence count per result keeps a read consistent.  The measuring
- * is the rscfl aspect (aspects/rscfl.c) on every join point ("*", which
- * includes sched.switch), linked `direct` only while some activity is started:
- * accounting off costs the NOPs.
+ * is native advice (native.c, charge.c) that the rscfl aspect
+ * (aspects/rscfl.c) weaves on every join point ("*", which includes
+ * sched.switch) while it is linked `direct`, only while some activity is
+ * started: accounting off costs the NOPs.
  *
  *     struct acct_page *page = (void *)ms_syscall0(__NR_ms_acct_init);
  *     long token = ms_syscall0(__NR_ms_acct_get_token);
@@ -44,6 +45,11 @@ enum acct_counter {
 };
 
 /* ---- Kernel API (the system calls are thin layers over it) --------------- */
+
+/* At boot: decides what each join point means for the accounting and gives
+ * the linker the native advice the rscfl aspect weaves (native.c); reports
+ * a failure, which leaves accounting to try again at its first link. */
+void acct_boot_init(void);
 
 /* Gives the calling thread (of a user process) its accounting state and maps
  * its results page read-only at ACCT_USER_ADDRESS, once per address space.

@@ -1,10 +1,10 @@
 /*
- * The kernel side of the rscfl aspect (aspects/rscfl.c): the state its
- * advice charges, reached through the ms_acct_* ABI.  The aspect decides
- * what a join point means (a call of its module, a system call, an
- * interrupt, a page fault, an allocation, a switch); this file keeps, per
- * accounted thread, the stack of calls it is inside and writes the results
- * under their sequence counts.
+ * The state the accounting charges: per accounted thread, the stack of join
+ * point calls it is inside, and the results written under their sequence
+ * counts.  The native advice (native.c) calls it on every join point while
+ * the accounting is woven, with the join point's class fixed when it was
+ * first woven (its module's id and its kind); the ms_acct_* ABI (abi.c) is
+ * the same for an aspect of its own.
  *
  * A call is a frame charged to the result that was charged when it opened
  * (a token, or `unattributed`); closing it charges calls and inclusive time
@@ -21,12 +21,13 @@
  * Cost: the advice of an accounted thread opens and closes calls on its own
  * stack without a lock and takes its owner's lock (never a global one, and
  * without touching interrupts: internal.h) only to write a result; it keeps a
- * call's start as a TSC reading (the guard's, taken as the advice began: no
- * reading of its own), converts the difference once, in line, at the close,
- * and writes the result under one sequence count bracket per close (none at
- * the open).
+ * call's start as a TSC reading (its own, or the guard's for the ABI),
+ * converts the difference once, in line, at the close, and writes the result
+ * under one sequence count bracket per close (none at the open).  The
+ * subsystem slot of a module in a result is one table lookup (slot_of).
  */
 #include "acct/internal.h"
+#include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -52,30 +53,34 @@ static bool still_owner(const struct acct_owner *owner, const struct thread *thr
 	return owner && thread && owner->thread == thread;
 }
 
-/* The slot of module in result index's subsystems, added if it has none
- * yet; the last slot takes every module past the others ("other").  Join
- * points of a module share its name's string, so slot_for compares the
- * pointers over every slot first, and this (out of line) compares the text
- * only when none matches. */
+/* The slot of module (an id) in result index's subsystems, added if it has
+ * none yet; the last slot takes every module past the others ("other").  The
+ * hot path finds it in slot_of; this (out of line) compares the names once
+ * per module and result, and remembers the answer there. */
 static __attribute__((noinline)) unsigned slot_for_name(struct acct_owner *owner, int index,
-							const char *module)
+							unsigned module_id)
 {
+	const char *module = acct_module_names[module_id];
 	struct acct_result *result = acct_result_of(owner, index);
 	/* The slots in use are counted from the kernel's own names, never from
 	 * the result's subsystem_count: the page is shared with user space. */
 	unsigned i;
 	for (i = 0; i < ACCT_MAX_SUBSYSTEMS && owner->modules[index][i]; i++)
 		if (strcmp(owner->modules[index][i], module) == 0)
-			return i;
+			goto found;
 	if (i == ACCT_MAX_SUBSYSTEMS - 1)
 		module = "other";
-	if (i == ACCT_MAX_SUBSYSTEMS)
-		return ACCT_MAX_SUBSYSTEMS - 1;
+	if (i == ACCT_MAX_SUBSYSTEMS) {
+		i = ACCT_MAX_SUBSYSTEMS - 1;
+		goto found;
+	}
 	owner->modules[index][i] = module;
 	acct_result_begin(result);
 	strlcpy(result->subsystems[i].name, module, ACCT_NAME_MAX);
 	result->subsystem_count = i + 1;
 	acct_result_end(result);
+found:
+	owner->slot_of[index][module_id] = (uint8_t)(i + 1);
 	return i;
 }
 
@@ -118,7 +123,7 @@ static __attribute__((noinline)) void start_next(struct acct_owner *owner,
 /* The slot, added under the owner's lock when it is new (a change of the
  * result's subsystem names). */
 static __attribute__((noinline)) unsigned slot_for_locked(struct acct_owner *owner, int index,
-							  const char *module,
+							  unsigned module,
 							  const struct thread *thread)
 {
 	acct_owner_lock_in_advice(owner);
@@ -128,16 +133,12 @@ static __attribute__((noinline)) unsigned slot_for_locked(struct acct_owner *own
 	return slot;
 }
 
-static inline unsigned slot_for(struct acct_owner *owner, int index, const char *module,
+static inline unsigned slot_for(struct acct_owner *owner, int index, unsigned module,
 				const struct thread *thread)
 {
-	const char *const *modules = owner->modules[index];
-	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
-		if (modules[i] == module)
-			return i;
-		if (!modules[i])
-			break; /* slots are added in order */
-	}
+	unsigned slot = owner->slot_of[index][module];
+	if (__builtin_expect(slot != 0, 1))
+		return slot - 1;
 	return slot_for_locked(owner, index, module, thread);
 }
 
@@ -146,9 +147,11 @@ static inline unsigned slot_for(struct acct_owner *owner, int index, const char 
  * taken meanwhile run no advice); what other threads change here (charged,
  * by acct_set_woven) is read once, and either value is a consistent start:
  * a call opened for a result no longer charged at its close is not charged. */
-static inline int open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
-			    uint64_t tsc)
+static inline __attribute__((always_inline)) int
+open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
+	  struct acct_class class, uint64_t tsc)
 {
+	unsigned module = class.module;
 	uint32_t epoch = __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED);
 	unsigned depth = owner->depth;
 	if ((flags & ACCT_OUTERMOST) || owner->epoch != epoch) {
@@ -163,7 +166,7 @@ static inline int open_call(struct acct_owner *owner, struct jp_context *context
 		owner->depth = depth;
 		return 0;
 	}
-	unsigned slot = slot_for(owner, charged, context->joinpoint->module, context->thread);
+	unsigned slot = slot_for(owner, charged, module, context->thread);
 	struct acct_frame *frame = &owner->frames[depth];
 	struct acct_result *result = acct_result_of(owner, charged);
 	frame->entry_tsc = tsc;
@@ -172,8 +175,10 @@ static inline int open_call(struct acct_owner *owner, struct jp_context *context
 	frame->subsystem = &result->subsystems[slot];
 	frame->index = (uint8_t)charged;
 	frame->slot = (uint8_t)slot;
+	frame->module = (uint8_t)module;
+	frame->kind = class.kind;
 	owner->depth = depth + 1;
-	context->activity = ACTIVITY_TAG | (uint64_t)(owner - acct_owners) << 8 | (depth + 1);
+	context->activity = ACTIVITY_TAG | (uint64_t)owner->number << 8 | (depth + 1);
 	return 1;
 }
 
@@ -184,7 +189,7 @@ int acct_call_enter(struct jp_context *context, unsigned flags, uint64_t tsc)
 	struct acct_owner *owner = owner_hint(thread);
 	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return 0;
-	return open_call(owner, context, flags, tsc);
+	return open_call(owner, context, flags, acct_class_of(context->joinpoint), tsc);
 }
 
 static const char *frame_module(const struct acct_owner *owner, const struct acct_frame *frame)
@@ -214,6 +219,14 @@ static inline bool charge_call(struct acct_owner *owner, const struct acct_frame
 	return true;
 }
 
+/* An event charged with the close of a call (native.c's kinds). */
+struct acct_event_charge {
+	unsigned event; /* ACCT_INTERRUPT, ... */
+	bool amount_is_time; /* the call's ns (an interrupt's handler) */
+	uint64_t amount;
+};
+static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64_t amount);
+
 static __attribute__((noinline)) void stop_oneshot(struct acct_owner *owner,
 						   const struct thread *thread)
 {
@@ -230,12 +243,11 @@ static __attribute__((noinline)) void stop_oneshot(struct acct_owner *owner,
  * (acct.c) may meanwhile have given the entry up and freed its results pages
  * (it clears the entry under the same lock before it frees them).  Every
  * write to a results page from advice makes the same check under the lock. */
-static inline uint64_t close_call(struct acct_owner *owner, const struct thread *thread,
-				  unsigned level, unsigned flags, uint64_t tsc)
+static inline __attribute__((always_inline)) uint64_t
+close_frame(struct acct_owner *owner, const struct thread *thread, unsigned level,
+	    struct acct_frame *frame, unsigned flags, uint64_t tsc,
+	    const struct acct_event_charge *event)
 {
-	if (level == 0 || level > live_depth(owner))
-		return 0;
-	struct acct_frame *frame = &owner->frames[level - 1];
 	int64_t ticks = (int64_t)(tsc - frame->entry_tsc); /* < 0: moved to a CPU whose TSC lags */
 	uint64_t ns = ticks > 0 ? acct_ticks_to_ns((uint64_t)ticks) : 0;
 	owner->depth = level - 1;
@@ -250,12 +262,28 @@ static inline uint64_t close_call(struct acct_owner *owner, const struct thread 
 			exclusive_ns = 0;
 	}
 	acct_owner_lock_in_advice(owner);
-	bool charged =
-	    still_owner(owner, thread) && charge_call(owner, frame, ns, exclusive_ns, flags);
+	bool live = still_owner(owner, thread);
+	bool charged = live && charge_call(owner, frame, ns, exclusive_ns, flags);
+	if (event && live)
+		charge_event_locked(owner, event->event,
+				    event->amount_is_time ? ns : event->amount);
 	acct_owner_unlock_in_advice(owner);
 	if (__builtin_expect(level == 1 && owner->oneshot, 0))
 		stop_oneshot(owner, thread);
 	return charged ? ns : 0;
+}
+
+/* The open call at level (1 = outermost), or NULL when there is none. */
+static inline struct acct_frame *frame_at(struct acct_owner *owner, unsigned level)
+{
+	return level && level <= live_depth(owner) ? &owner->frames[level - 1] : NULL;
+}
+
+static inline uint64_t close_call(struct acct_owner *owner, const struct thread *thread,
+				  unsigned level, unsigned flags, uint64_t tsc)
+{
+	struct acct_frame *frame = frame_at(owner, level);
+	return frame ? close_frame(owner, thread, level, frame, flags, tsc, NULL) : 0;
 }
 
 uint64_t acct_call_exit(const struct jp_context *context, unsigned flags, uint64_t tsc)
@@ -329,15 +357,82 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 	int error = -ENOENT;
 	acct_owner_lock_in_advice(owner);
 	if (still_owner(owner, context->thread) && owner->charged >= 0) {
-		struct acct_result *result = acct_result_of(owner, owner->charged);
-		acct_result_begin(result);
-		charge_activity(result, event, amount);
-		charge_subsystems(result, slots_in_open_calls(owner), event, amount);
-		acct_result_end(result);
+		charge_event_locked(owner, event, amount);
 		error = 0;
 	}
 	acct_owner_unlock_in_advice(owner);
 	return error;
+}
+
+/* Under the owner's lock, the entry still the thread's: event to the
+ * charged result and to every subsystem with a call open. */
+static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64_t amount)
+{
+	if (owner->charged < 0)
+		return;
+	struct acct_result *result = acct_result_of(owner, owner->charged);
+	acct_result_begin(result);
+	charge_activity(result, event, amount);
+	charge_subsystems(result, slots_in_open_calls(owner), event, amount);
+	acct_result_end(result);
+}
+
+/* ---- The native advice's close (native.c) ------------------------------------ */
+
+#define PAGE_FAULT_VECTOR 14
+#define FRAME_BYTES       4096
+
+/* What a call of kind charges besides itself, given its arguments and
+ * result; false when nothing.  An allocator call inside another one (the
+ * innermost call still open is mm's) is part of the outer one. */
+static bool event_of(const struct jp_context *context, enum acct_kind kind,
+		     const struct acct_frame *parent, struct acct_event_charge *event)
+{
+	event->amount_is_time = false;
+	event->amount = 0;
+	switch (kind) {
+	case ACCT_KIND_IRQ:
+		event->event = ACCT_INTERRUPT;
+		event->amount_is_time = true;
+		return true;
+	case ACCT_KIND_TRAP:
+		event->event = ACCT_PAGE_FAULT;
+		return context->joinpoint->argc && context->args[0] == PAGE_FAULT_VECTOR;
+	default: break;
+	}
+	if (kind < ACCT_KIND_KMALLOC || (parent && parent->module == acct_mm_module))
+		return false;
+	event->event = kind <= ACCT_KIND_FRAME ? ACCT_ALLOC : ACCT_FREE;
+	switch (kind) {
+	case ACCT_KIND_KMALLOC: event->amount = context->args[0]; return context->ret != 0;
+	case ACCT_KIND_FRAME: event->amount = FRAME_BYTES; return context->ret != 0;
+	case ACCT_KIND_KFREE: return context->args[0] != 0;
+	default: event->amount = FRAME_BYTES; return true;
+	}
+}
+
+/* The close of a call the native advice opened: its kind is in its frame. */
+static inline __attribute__((always_inline)) void native_close(const struct jp_context *context,
+							       uint64_t activity, uint64_t tsc)
+{
+	const struct thread *thread = context->thread;
+	struct acct_owner *owner = &acct_owners[(activity >> 8) % ACCT_MAX_OWNERS];
+	__asm__("" : "+r"(owner)); /* a pointer from here on, not an index to scale again */
+	unsigned level = (unsigned)(activity & 0xff);
+	struct acct_frame *frame;
+	if (__atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread || !thread ||
+	    !(frame = frame_at(owner, level)))
+		return;
+	unsigned kind = frame->kind;
+	unsigned flags = kind == ACCT_KIND_SYSCALL ? ACCT_SYSCALL : 0;
+	if (__builtin_expect(kind < ACCT_KIND_IRQ, 1)) {
+		close_frame(owner, thread, level, frame, flags, tsc, NULL);
+		return;
+	}
+	struct acct_event_charge event;
+	const struct acct_frame *parent = level > 1 ? frame - 1 : NULL;
+	bool charges = event_of(context, (enum acct_kind)kind, parent, &event);
+	close_frame(owner, thread, level, frame, flags, tsc, charges ? &event : NULL);
 }
 
 /* ---- Switches --------------------------------------------------------------- */
@@ -374,6 +469,7 @@ static void switch_in(struct acct_owner *owner, uint64_t now)
 		return;
 	uint64_t out_ns = now - owner->out_since_ns;
 	owner->on_cpu_ns = now; /* the time off the CPU is no CPU time */
+	acct_steal_rebase(owner);
 	struct acct_result *result = acct_result_of(owner, owner->charged);
 	acct_result_begin(result);
 	result->sched_out_ns += out_ns;
@@ -407,4 +503,34 @@ void acct_note_switch(struct thread *prev, struct thread *next)
 			switch_in(in, now);
 		acct_owner_unlock_in_advice(in);
 	}
+}
+
+/* ---- The native advice (native.c weaves it) ---------------------------------- */
+
+/* Everything in line: a thread that is not accounted costs the class, its
+ * state's load and a test; an accounted one a TSC read and its frame. */
+void acct_native_before(struct jp_context *context, void *cookie)
+{
+	(void)cookie;
+	acct_native_events[context->cpu % MAX_CPUS]++;
+	if (__builtin_expect(context->joinpoint == acct_switch_joinpoint, 0)) {
+		acct_note_switch((struct thread *)context->args[0], (struct thread *)context->args[1]);
+		return;
+	}
+	const struct thread *thread = context->thread;
+	struct acct_owner *owner = owner_hint(thread);
+	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
+		return; /* not accounted */
+	struct acct_class class = acct_class_of(context->joinpoint);
+	unsigned flags = class.kind == ACCT_KIND_SYSCALL ? ACCT_OUTERMOST : 0;
+	open_call(owner, context, flags, class, rdtsc());
+}
+
+void acct_native_after(struct jp_context *context, void *cookie)
+{
+	(void)cookie;
+	uint64_t activity = context->activity;
+	if (!activity)
+		return; /* no call was opened */
+	native_close(context, activity, rdtsc());
 }

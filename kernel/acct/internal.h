@@ -41,13 +41,16 @@
 #define KERNEL_ACCT_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "acct/acct.h"
 #include "arch/x86_64/cpu.h"
+#include "joinpoint/joinpoint.h"
 
 #define ACCT_MAX_OWNERS 16 /* threads with accounting state at once */
 #define ACCT_MAX_DEPTH  24 /* nested join point calls tracked; deeper ones are not */
+#define ACCT_MAX_MODULES 64 /* module names told apart (native.c); the last one takes the rest */
 /* The result index of the page's `unattributed` result. */
 #define ACCT_UNATTRIBUTED ACCT_MAX_TOKENS
 #define ACCT_RESULTS      (ACCT_MAX_TOKENS + 1)
@@ -60,10 +63,13 @@ struct acct_frame {
 	struct acct_subsystem *subsystem; /* its subsystem slot in it */
 	uint8_t index;                    /* index of the result charged */
 	uint8_t slot;                     /* the subsystem's slot */
+	uint8_t module;                   /* the module's id (native.c) */
+	uint8_t kind;                     /* the join point's enum acct_kind */
 };
 
 struct acct_owner {
 	uint32_t lock;               /* this owner's: see above; kept by owner_setup */
+	uint32_t number;             /* its index in acct_owners (an activity names it) */
 	uint64_t thread_id;          /* 0: the entry is free */
 	const struct thread *thread; /* the thread, while thread_id is set */
 	int pid;
@@ -77,12 +83,16 @@ struct acct_owner {
 	uint64_t on_cpu_ns;    /* CPU time of charged counted up to here */
 	uint64_t out_since_ns; /* switched out at, 0 while on a CPU */
 	bool out_runnable;     /* preempted, not blocked */
+	uint64_t steal_at;     /* clock_steal_ns() of steal_cpu when last counted */
+	int steal_cpu;         /* where steal_at was read, -1: not yet */
 	unsigned depth;        /* frames[] in use, while epoch is acct_epoch (else none) */
 	uint32_t epoch;        /* acct_epoch when the stack was last known good */
 	struct acct_frame frames[ACCT_MAX_DEPTH];
 	/* The module name each subsystem slot was added for (pointer compared
 	 * first, then the text). */
 	const char *modules[ACCT_RESULTS][ACCT_MAX_SUBSYSTEMS];
+	/* The same, by module id: slot + 1, 0 while the module has none. */
+	uint8_t slot_of[ACCT_RESULTS][ACCT_MAX_MODULES];
 	/* Bumped by reset_token: a ref (async.c) of an older one is stale. */
 	uint32_t generation[ACCT_MAX_TOKENS];
 };
@@ -167,6 +177,60 @@ static inline uint64_t acct_ticks_to_ns(uint64_t ticks)
 	return (uint64_t)(((unsigned __int128)ticks * acct_tsc_ns_mult) >> 32);
 }
 
+/* ---- native.c: what each join point means, decided once -------------------- */
+
+/* What a join point is for the accounting (native.c decides it from the name,
+ * once per join point, when the accounting is first woven). */
+enum acct_kind {
+	ACCT_KIND_CALL,       /* a call of its module */
+	ACCT_KIND_SYSCALL,    /* "sys.*": a call, the outermost, and a system call */
+	ACCT_KIND_SWITCH,     /* sched.switch: time off the CPU, not a call */
+	ACCT_KIND_IRQ,        /* irq.entry: an interrupt (its handler's time is irq_ns) */
+	ACCT_KIND_TRAP,       /* trap.entry: a page fault when its vector is 14 */
+	ACCT_KIND_KMALLOC,    /* mm.kmalloc: an allocation of its size */
+	ACCT_KIND_FRAME,      /* mm.alloc_frame: an allocation of a frame */
+	ACCT_KIND_KFREE,      /* mm.kfree: a free of unknown size */
+	ACCT_KIND_FREE_FRAME, /* mm.free_frame: a free of a frame */
+};
+
+struct acct_class {
+	uint8_t kind;   /* enum acct_kind */
+	uint8_t module; /* index in acct_module_names */
+};
+
+/* The module names told apart, by id (the join point's module string). */
+extern const char *acct_module_names[ACCT_MAX_MODULES];
+/* The id of module "mm": an allocator call inside another is not charged. */
+extern uint8_t acct_mm_module;
+/* Builds the table of classes (once; sleeps).  Returns 0 or -ENOMEM. */
+int acct_classes_prepare(void);
+/* Builds the classes and registers the native advice with the linker, for
+ * the rscfl aspect's next link.  Returns 0, -ENOMEM. */
+int acct_native_register(void);
+/* The table acct_classes_prepare built: by join point index (its place in
+ * the registry, a pointer difference from the first). */
+extern struct acct_class *acct_classes;
+extern const struct joinpoint *acct_first_joinpoint;
+extern unsigned acct_class_count;
+
+/* jp's class; a join point the table does not know is a call of "other". */
+static inline struct acct_class acct_class_of(const struct joinpoint *jp)
+{
+	size_t index = (size_t)(jp - acct_first_joinpoint);
+	if (__builtin_expect(index < acct_class_count, 1))
+		return acct_classes[index];
+	return (struct acct_class){ACCT_KIND_CALL, ACCT_MAX_MODULES - 1};
+}
+
+/* sched.switch (its two arguments: the threads leaving and coming on), or
+ * NULL before the classes are built. */
+extern const struct joinpoint *acct_switch_joinpoint;
+/* charge.c: the native advice's before and after (native.c weaves them). */
+void acct_native_before(struct jp_context *context, void *cookie);
+void acct_native_after(struct jp_context *context, void *cookie);
+/* native.c: counts one event of the native advice on this CPU. */
+extern uint64_t acct_native_events[];
+
 /* acct.c: the thread's owner, from its state pointer checked against the
  * entry's thread, or NULL.  Without the owner's lock it is a hint, to be
  * checked again under it. */
@@ -196,8 +260,17 @@ static inline void acct_result_end(struct acct_result *result)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	result->sequence++;
 }
+/* The steal time field of result index (appended to the page). */
+static inline uint64_t *acct_steal_of(struct acct_owner *owner, int index)
+{
+	return index == ACCT_UNATTRIBUTED ? &owner->page->unattributed_steal_ns
+					  : &owner->page->steal_ns[index];
+}
+/* Under the owner's lock, on the CPU its thread is (coming) on: steal time
+ * is counted from here. */
+void acct_steal_rebase(struct acct_owner *owner);
 /* Under the owner's lock: counts wall and CPU time of the charged result up
- * to now. */
+ * to now (CPU time less the steal time the hypervisor reports meanwhile). */
 void acct_update_charged(struct acct_owner *owner, uint64_t now);
 void acct_make_current(struct acct_owner *owner, int index, uint64_t now);
 void acct_stop_current(struct acct_owner *owner, uint64_t now);

@@ -43,11 +43,16 @@ static bool weave_wanted(bool force)
  * cannot be loaded (reported). */
 static struct aspect *accounting_aspect(void)
 {
+	int err = acct_native_register();
+	if (err) {
+		pr_warn("acct: cannot prepare the native advice: %d\n", err);
+		return NULL;
+	}
 	struct aspect *aspect = aspect_find(ACCT_ASPECT);
 	if (aspect)
 		return aspect;
 	char error[LINKER_ERROR_MAX];
-	int err = linker_load_builtin(ACCT_ASPECT, &aspect, error, sizeof error);
+	err = linker_load_builtin(ACCT_ASPECT, &aspect, error, sizeof error);
 	if (err) {
 		pr_warn("acct: cannot load the %s aspect: %s (%d)\n", ACCT_ASPECT, error, err);
 		return NULL;

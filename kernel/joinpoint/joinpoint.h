@@ -104,6 +104,11 @@ struct jp_advice {
 
 /* jp_advice.flags: the context's entry_tsc and exit_tsc are wanted. */
 #define JP_ADVICE_TIMESTAMPS 0x1u
+/* jp_advice.flags: kernel code that lives as long as the kernel, never
+ * sleeps, defers or reads timestamps, and has both a before and an after (the
+ * accounting's native advice).  A join point that may sleep and has only such
+ * an advice is dispatched without the deferral slot. */
+#define JP_ADVICE_NATIVE 0x2u
 
 /* Work an advice cannot do in its section because it sleeps (a message to a
  * monitor waiting for the reply): fn(context, cookie) runs on the calling

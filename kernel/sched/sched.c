@@ -211,6 +211,17 @@ static void account_current(struct run_queue *rq, uint64_t now)
 		rq->cpu->stats.busy_ns += delta;
 }
 
+uint64_t thread_cpu_time_ns(const struct thread *t)
+{
+	uint64_t flags = irq_save();
+	struct run_queue *rq = this_rq();
+	uint64_t ns = __atomic_load_n(&t->stats.run_ns, __ATOMIC_RELAXED);
+	if (t == rq->cpu->current)
+		ns += clock_ns() - rq->last_account_ns; /* the stretch running now */
+	irq_restore(flags);
+	return ns;
+}
+
 /* ---- Switching ----------------------------------------------------------- */
 
 /* The sched.switch join point: a notification just before every switch from

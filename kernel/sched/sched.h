@@ -86,6 +86,9 @@ enum thread_state thread_state(const struct thread *t);
 void *thread_acct_state(const struct thread *t);
 void thread_set_acct_state(struct thread *t, void *state);
 void thread_get_stats(const struct thread *t, struct thread_stats *stats);
+/* t's time on a CPU up to now: its run_ns, plus the stretch it is running
+ * if it is this CPU's current thread (the CPU-time clocks). */
+uint64_t thread_cpu_time_ns(const struct thread *t);
 /* Threads that exist right now (not yet reclaimed), idle threads included. */
 unsigned thread_count(void);
 /* Prints one line per thread: id, name, state, priority, CPU, statistics. */

@@ -13,6 +13,7 @@
 #ifndef KERNEL_TIME_TIME_H
 #define KERNEL_TIME_TIME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "uapi/time.h"
@@ -40,6 +41,17 @@ void clock_init(void);
 int clock_calibrate_hpet(void);
 /* Busy-waits for at least ns nanoseconds (works before the scheduler). */
 void clock_delay_ns(uint64_t ns);
+
+/* ---- Steal time (steal.c) ---------------------------------------------------- */
+
+/* Whether the hypervisor reports steal time (KVM's CPUID signature and
+ * KVM_FEATURE_STEAL_TIME); false on bare metal and under an emulator such as
+ * QEMU's TCG, which report none: then there is no figure, not a zero. */
+bool clock_steal_reported(void);
+/* Nanoseconds this CPU's vCPU was runnable but not running (the hypervisor
+ * ran something else), since this CPU first asked; 0 when not reported.
+ * Preemption off. */
+uint64_t clock_steal_ns(void);
 
 /* The physical address of the user clock page (a page of the kernel image,
  * never freed), for mapping it read-only into a process. */

@@ -89,11 +89,22 @@ struct acct_result {
 struct acct_page {
 	uint32_t magic; /* ACCT_PAGE_MAGIC */
 	uint32_t tokens;
-	int32_t pid; /* the owning process */
-	uint32_t reserved;
+	int32_t pid;    /* the owning process */
+	uint32_t flags; /* ACCT_PAGE_*; 0 in pages older than the flags */
 	struct acct_result unattributed;
 	struct acct_result results[ACCT_MAX_TOKENS];
+	/* Appended (every offset above is unchanged): time the hypervisor ran
+	 * something else while the thread was on a CPU in each result, in ns,
+	 * taken out of its cpu_ns (wall_ns keeps it).  Measured only with
+	 * ACCT_PAGE_STEAL_MEASURED; with ACCT_PAGE_STEAL_NOT_REPORTED they stay 0
+	 * and mean "unknown", not "none". */
+	uint64_t unattributed_steal_ns;
+	uint64_t steal_ns[ACCT_MAX_TOKENS];
 };
+
+/* acct_page.flags */
+#define ACCT_PAGE_STEAL_MEASURED     0x1u /* the hypervisor reports steal time: subtracted */
+#define ACCT_PAGE_STEAL_NOT_REPORTED 0x2u /* no steal time is reported (bare metal, an emulator) */
 
 _Static_assert(sizeof(struct acct_page) <= ACCT_PAGES * 4096, "the results fit their pages");
 

@@ -77,6 +77,22 @@ void aspect_unweave_binding(struct aspect *aspect, enum aspect_binding binding)
 	jp_synchronize(); /* also when nothing was woven: no CPU is in its advice */
 }
 
+int aspect_weave_native(struct aspect *aspect, enum aspect_binding binding, const char *pattern,
+			const struct jp_advice *jp)
+{
+	if (aspect->weave_count >= ASPECT_MAX_WEAVES)
+		return -ENOSPC;
+	int handle = jp_attach(pattern, jp);
+	if (handle < 0) {
+		pr_warn("linker: aspect '%s': native advice on '%s': cannot attach (%d)\n",
+			aspect->name, pattern, handle);
+		return handle;
+	}
+	aspect->weaves[aspect->weave_count++] =
+	    (struct aspect_weave){handle, binding, aspect->object.advice_count};
+	return 0;
+}
+
 /* True when name is in the direct-only part of the ABI. */
 static bool is_direct_only(const char *name)
 {
@@ -108,6 +124,12 @@ int linker_bind(struct aspect *aspect, enum aspect_binding binding)
 	if (!ops)
 		return binding > ASPECT_BINDING_NONE && binding < ASPECT_BINDING_COUNT ? -ENOSYS
 										       : -EINVAL;
+	if (binding != ASPECT_BINDING_DIRECT && linker_native_for(aspect->name)) {
+		pr_warn("linker: aspect '%s' is measured by the kernel's own advice: it links "
+			"direct only\n",
+			aspect->name);
+		return -EPERM;
+	}
 	if (binding != ASPECT_BINDING_DIRECT && needs_direct(&aspect->object)) {
 		pr_warn("linker: aspect '%s' imports the kernel-only accounting ABI (ms_acct_*), "
 			"which writes results synchronously into their owners' pages: it links "

@@ -12,6 +12,11 @@
  * one weave instead of two, so an aspect on "*" needs one advice list per
  * join point at a time (the pool, joinpoint/pool.c, holds fewer than twice
  * the join points), and each event one dispatch entry.
+ *
+ * A built-in aspect with native advice (weave.h: the accounting's) gets
+ * that woven too, unguarded: kernel code the join point calls itself.  Its
+ * events are the service's count, merged into the aspect's at collect and
+ * detach.
  */
 #include "lib/errno.h"
 #include "linker/weave/guard_internal.h"
@@ -25,6 +30,8 @@ struct direct_advice {
 
 struct direct_state {
 	struct direct_advice advice[LINKER_MAX_ADVICE];
+	const struct linker_native_advice *native; /* NULL: none */
+	uint64_t native_events;                    /* its count merged so far */
 };
 
 static void fill_advice(struct direct_advice *d, struct aspect *aspect, unsigned i)
@@ -69,6 +76,7 @@ static bool fold_into_earlier(struct direct_state *state, struct aspect *aspect,
 static int direct_attach(struct aspect *aspect)
 {
 	struct direct_state *state = kzalloc(sizeof *state);
+	int err = 0;
 	if (!state)
 		return -ENOMEM;
 	aspect->binding_state[ASPECT_BINDING_DIRECT] = state;
@@ -79,21 +87,41 @@ static int direct_attach(struct aspect *aspect)
 	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
 		if (!state->advice[i].call.aspect)
 			continue; /* folded into an earlier one */
-		int err =
-		    aspect_weave_advice(aspect, ASPECT_BINDING_DIRECT, i, &state->advice[i].jp);
-		if (err) {
-			aspect_unweave_binding(aspect, ASPECT_BINDING_DIRECT);
-			aspect->binding_state[ASPECT_BINDING_DIRECT] = NULL;
-			kfree(state);
-			return err;
-		}
+		err = aspect_weave_advice(aspect, ASPECT_BINDING_DIRECT, i, &state->advice[i].jp);
+		if (err)
+			goto out_unweave;
+	}
+	state->native = linker_native_for(aspect->name);
+	if (state->native) {
+		state->native_events = state->native->events();
+		err = aspect_weave_native(aspect, ASPECT_BINDING_DIRECT, state->native->pattern,
+					  state->native->advice);
+		if (err)
+			goto out_unweave;
 	}
 	return 0;
+out_unweave:
+	aspect_unweave_binding(aspect, ASPECT_BINDING_DIRECT);
+	aspect->binding_state[ASPECT_BINDING_DIRECT] = NULL;
+	kfree(state);
+	return err;
+}
+
+/* Adds the native advice's events since the last merge to the aspect's. */
+static void direct_collect(struct aspect *aspect)
+{
+	struct direct_state *state = aspect->binding_state[ASPECT_BINDING_DIRECT];
+	if (!state || !state->native)
+		return;
+	uint64_t events = state->native->events();
+	__atomic_fetch_add(&aspect->events, events - state->native_events, __ATOMIC_RELAXED);
+	state->native_events = events;
 }
 
 static void direct_detach(struct aspect *aspect)
 {
 	aspect_unweave_binding(aspect, ASPECT_BINDING_DIRECT);
+	direct_collect(aspect);
 	kfree(aspect->binding_state[ASPECT_BINDING_DIRECT]);
 	aspect->binding_state[ASPECT_BINDING_DIRECT] = NULL;
 }
@@ -103,5 +131,5 @@ const struct binding_ops binding_direct_ops = {
     .name = "direct",
     .attach = direct_attach,
     .detach = direct_detach,
-    .collect = NULL, /* counts land in the aspect directly */
+    .collect = direct_collect, /* the guard counts in the aspect; native advice here */
 };

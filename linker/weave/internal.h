@@ -98,6 +98,12 @@ static inline bool aspect_is_active(const struct aspect *aspect, enum aspect_bin
  * errors, or -ENOSPC (ASPECT_MAX_WEAVES). */
 int aspect_weave_advice(struct aspect *aspect, enum aspect_binding binding, unsigned advice_index,
 			const struct jp_advice *jp);
+/* jp_attach(pattern, jp) recorded the same way, for native advice (weave.h):
+ * advice_index is the object's advice count, past its own. */
+int aspect_weave_native(struct aspect *aspect, enum aspect_binding binding, const char *pattern,
+			const struct jp_advice *jp);
+/* The native advice registered for an aspect called name, or NULL. */
+const struct linker_native_advice *linker_native_for(const char *name);
 /* Detaches every weave of binding; a grace period has passed on return. */
 void aspect_unweave_binding(struct aspect *aspect, enum aspect_binding binding);
 

@@ -114,12 +114,42 @@ static void start_reaper(void);
  * take over every process's accounting). */
 static const char *const reserved_names[] = {"rscfl"};
 
+#define RESERVED_NAMES (sizeof reserved_names / sizeof reserved_names[0])
+
+static int reserved_index(const char *name)
+{
+	for (size_t i = 0; i < RESERVED_NAMES; i++)
+		if (strcmp(reserved_names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
 static bool name_is_reserved(const char *name)
 {
-	for (size_t i = 0; i < sizeof reserved_names / sizeof reserved_names[0]; i++)
-		if (strcmp(reserved_names[i], name) == 0)
-			return true;
-	return false;
+	return reserved_index(name) >= 0;
+}
+
+/* The native advice of each reserved name (weave.h), set once. */
+static const struct linker_native_advice *natives[RESERVED_NAMES];
+
+int linker_set_native_advice(const struct linker_native_advice *native)
+{
+	if (!native || !native->aspect || !native->pattern || !native->advice || !native->events)
+		return -EINVAL;
+	int i = reserved_index(native->aspect);
+	if (i < 0)
+		return -EINVAL;
+	const struct linker_native_advice *expected = NULL;
+	if (!__atomic_compare_exchange_n(&natives[i], &expected, native, false, __ATOMIC_RELEASE,
+					 __ATOMIC_ACQUIRE))
+		return expected == native ? 0 : -EEXIST;
+	return 0;
+}
+
+const struct linker_native_advice *linker_native_for(const char *name)
+{
+	int i = reserved_index(name);
+	return i < 0 ? NULL : __atomic_load_n(&natives[i], __ATOMIC_ACQUIRE);
 }
 
 static int load(const void *image, size_t size, struct aspect **result, char *error,

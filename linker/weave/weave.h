@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct jp_advice;
+
 #define LINKER_ERROR_MAX 160 /* a message buffer that always fits */
 #define ASPECT_MAX       32  /* aspects loaded at once */
 
@@ -62,6 +64,23 @@ struct aspect_stats {
 	unsigned weaves;             /* join points woven right now */
 	char last_failure[128];      /* "" when none */
 };
+
+/* A kernel service's own advice for the built-in aspect of a reserved name
+ * (rscfl: kernel/acct's accounting).  While that aspect is linked `direct`,
+ * advice is woven on pattern as well as the object's own advice, and the
+ * join point calls it without the guard (it is kernel code, trusted as the
+ * rest is, and never unloaded); events() is added to the aspect's event
+ * count.  An aspect with native advice links direct only.  Any context
+ * that may sleep. */
+struct linker_native_advice {
+	const char *aspect;             /* a reserved name */
+	const char *pattern;            /* join points, as an advice's pattern */
+	const struct jp_advice *advice; /* lives for ever */
+	uint64_t (*events)(void);       /* events its advice handled so far */
+};
+/* Registers native (kept by pointer).  Returns 0, -EINVAL (a field NULL, the
+ * name not reserved) or -EEXIST (that aspect has one already). */
+int linker_set_native_advice(const struct linker_native_advice *native);
 
 /* Validates and links image (an ET_REL object of size bytes; copied) in the
  * kernel and runs nothing yet.  On success *aspect is LOADED.  Returns 0, or

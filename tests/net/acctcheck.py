@@ -8,7 +8,7 @@ rc's, fetches /small.txt from it, then GET /rscfl, and asks:
   - does that request show kernel work that makes sense: at least one
     system call, wall time at or above its CPU time, its status and body
     bytes stored beside as metrics?  Is the server's own work (unattributed)
-    there too?
+    there too?  Does it say whether steal time is measured or not reported?
   - did the access log on the console get the request's line with the
     breakdown (wall, cpu, sched_out, syscalls, top subsystems, TCP bytes)?
 The guest's port ACCT_PORT must be forwarded (Guest(..., {host: ACCT_PORT})).
@@ -65,6 +65,8 @@ def judge(document, small):
         return False, f"metrics {metrics}"
     if "syscalls" not in document.get("unattributed", {}):
         return False, "no unattributed result (the server's own work)"
+    if document.get("steal_time") not in ("measured", "not reported"):
+        return False, f"steal_time {document.get('steal_time')!r}: neither measured nor not reported"
     names = ",".join(s["name"] for s in kernel["subsystems"])
     return True, (f"{kernel['syscalls']} system calls, wall {kernel['wall_ns']} ns >= cpu "
                   f"{kernel['cpu_ns']} ns, subsystems {names}")

@@ -177,6 +177,11 @@ unsigned http_acct_count(void)
 	return ring_count;
 }
 
+unsigned http_acct_page_flags(void)
+{
+	return http_acct_enabled() ? handle->page->flags : 0;
+}
+
 int http_acct_unattributed(struct rscfl_acct *acct)
 {
 	if (!http_acct_enabled())

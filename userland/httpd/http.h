@@ -130,6 +130,9 @@ unsigned http_acct_count(void);
 /* What the process spent with no request current (the loop's own work)
  * while accounting was on.  Returns 0 or a negative errno. */
 int http_acct_unattributed(struct rscfl_acct *acct);
+/* The results page's ACCT_PAGE_* flags (whether steal time is measured), 0
+ * with accounting off. */
+unsigned http_acct_page_flags(void);
 
 /* ---- reports (report.c) -------------------------------------------------- */
 

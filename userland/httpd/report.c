@@ -199,8 +199,12 @@ static void add_units(struct text *t, const char *name, const struct rscfl_field
 int http_report_json(char **json, size_t *length)
 {
 	struct text t = {0};
-	text_add(&t, "{\"accounting\": %s, \"capacity\": %d, ",
-		 http_acct_enabled() ? "true" : "false", HTTP_ACCT_RING);
+	unsigned flags = http_acct_page_flags();
+	const char *steal = (flags & ACCT_PAGE_STEAL_MEASURED)       ? "measured"
+			    : (flags & ACCT_PAGE_STEAL_NOT_REPORTED) ? "not reported"
+								     : "unknown";
+	text_add(&t, "{\"accounting\": %s, \"capacity\": %d, \"steal_time\": \"%s\", ",
+		 http_acct_enabled() ? "true" : "false", HTTP_ACCT_RING, steal);
 	add_units(&t, "units", rscfl_result_fields, rscfl_result_field_count);
 	text_add(&t, ", ");
 	add_units(&t, "subsystem_units", rscfl_subsystem_fields, rscfl_subsystem_field_count);

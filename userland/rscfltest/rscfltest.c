@@ -26,6 +26,8 @@
  *     its own system calls, nothing twice, and do the requests plus
  *     unattributed add up to every call made while accounting was on?
  *   - are a freed token's STOP, START, switch and free errors?
+ *   - do the totals agree with the scheduler's CPU time and the monotonic
+ *     clock within the unattributed remainder, and is steal time flagged?
  * No case asserts absolute times: only relations that hold on a slow machine.
  */
 #include <stdio.h>
@@ -474,6 +476,113 @@ static void freed_token_refuses_everything(void)
 	report("freed_token_refuses_everything", ok);
 }
 
+/* The scheduler's CPU time of this process: the kernel's clock_gettime of
+ * Linux's CLOCK_PROCESS_CPUTIME_ID (2), which newlib's headers and the libc
+ * glue do not name. */
+static uint64_t cpu_time_ns(void)
+{
+	struct {
+		int64_t seconds, nanoseconds;
+	} ts = {0, 0};
+	ms_syscall3(__NR_clock_gettime, 2, (long)&ts, 0);
+	return (uint64_t)ts.seconds * 1000000000ULL + (uint64_t)ts.nanoseconds;
+}
+
+/* Work of every kind the accounting charges: system calls, a pipe (memory,
+ * two subsystems), a sleep (time off the CPU) and user-mode loops. */
+static void mixed_work(void)
+{
+	static char chunk[PAGE];
+	int fds[2];
+	if (pipe(fds) != 0)
+		return;
+	for (int i = 0; i < 20; i++) {
+		if (write(fds[1], chunk, sizeof chunk) != sizeof chunk ||
+		    read(fds[0], chunk, sizeof chunk) != sizeof chunk)
+			break;
+		for (volatile int j = 0; j < 2000; j++)
+			;
+	}
+	getpid_times(50);
+	struct timespec pause = {0, 2 * MSEC};
+	nanosleep(&pause, NULL);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* Two clocks that know nothing of the accounting, around START and STOP.
+ * The remainder between each and the result is the time outside the
+ * activity but inside the clocks: reading them and the START and STOP calls
+ * themselves, which an empty activity measured the same way bounds. */
+struct outside_measure {
+	uint64_t wall_ns, cpu_ns;
+};
+
+static struct outside_measure measured_activity(int token, void (*work)(void), struct rscfl_acct *a)
+{
+	uint64_t wall = now_ns(), cpu = cpu_time_ns();
+	rscfl_acct(handle, token, ACCT_START | ACCT_TK_RESET);
+	if (work)
+		work();
+	rscfl_acct(handle, token, ACCT_STOP);
+	struct outside_measure m = {now_ns() - wall, cpu_time_ns() - cpu};
+	rscfl_read_acct(handle, token, a);
+	return m;
+}
+
+/* Do the totals agree with measures taken without the accounting: the
+ * scheduler's CPU time of the process (CLOCK_PROCESS_CPUTIME_ID) and the
+ * monotonic clock?  Each result total is at most its outside measure and
+ * falls short of it by no more than the unattributed remainder: twice what
+ * an empty activity leaves outside (the START and STOP of both runs), plus
+ * one timer interrupt that may land in one run's brackets and not the
+ * other's (ACCT_REMAINDER_TICK_NS).  Inside, the wall time splits exactly
+ * into CPU, off-CPU and steal time, and the subsystems' exclusive times fit
+ * in the wall time.  The steal time is flagged measured or not reported,
+ * never both, and is 0 when not reported. */
+#define ACCT_REMAINDER_TICK_NS 20000ULL
+static void totals_match_independent_clocks(void)
+{
+	int ok = 1, server = rscfl_get_token(handle), token = rscfl_get_token(handle);
+	struct rscfl_acct empty, full;
+	CHECK(ok, server > 0 && token > 0);
+	/* A started token keeps the accounting woven (as httpd's server token
+	 * does), so the START and STOP measured take no weave. */
+	CHECK(ok, rscfl_acct(handle, server, ACCT_START) == 0);
+	struct outside_measure bracket = measured_activity(token, NULL, &empty);
+	struct outside_measure outside = measured_activity(token, mixed_work, &full);
+	const struct acct_result *r = &full.kernel;
+	uint64_t steal = handle->page->steal_ns[token - 1];
+	uint64_t wall_gap = outside.wall_ns - r->wall_ns, cpu_gap = outside.cpu_ns - (r->cpu_ns + steal);
+	uint64_t wall_allowed = 2 * (bracket.wall_ns - empty.kernel.wall_ns) + ACCT_REMAINDER_TICK_NS;
+	uint64_t cpu_allowed = 2 * (bracket.cpu_ns - empty.kernel.cpu_ns) + ACCT_REMAINDER_TICK_NS;
+	printf("# wall %llu ns (clock %llu, remainder %llu, allowed %llu); cpu %llu ns "
+	       "(scheduler %llu, remainder %llu, allowed %llu); out %llu steal %llu\n",
+	       (unsigned long long)r->wall_ns, (unsigned long long)outside.wall_ns,
+	       (unsigned long long)wall_gap, (unsigned long long)wall_allowed,
+	       (unsigned long long)r->cpu_ns, (unsigned long long)outside.cpu_ns,
+	       (unsigned long long)cpu_gap, (unsigned long long)cpu_allowed,
+	       (unsigned long long)r->sched_out_ns, (unsigned long long)steal);
+	CHECK(ok, r->wall_ns <= outside.wall_ns && wall_gap <= wall_allowed);
+	CHECK(ok, r->cpu_ns + steal <= outside.cpu_ns && cpu_gap <= cpu_allowed);
+	CHECK(ok, r->wall_ns == r->cpu_ns + r->sched_out_ns + steal);
+	CHECK(ok, r->blocked_ns >= 2 * MSEC);
+	uint64_t exclusive = 0;
+	for (unsigned i = 0; i < r->subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++)
+		exclusive += r->subsystems[i].exclusive_ns;
+	CHECK(ok, exclusive > 0 && exclusive <= r->wall_ns);
+	unsigned flags = handle->page->flags & (ACCT_PAGE_STEAL_MEASURED | ACCT_PAGE_STEAL_NOT_REPORTED);
+	CHECK(ok, flags == ACCT_PAGE_STEAL_MEASURED || flags == ACCT_PAGE_STEAL_NOT_REPORTED);
+	CHECK(ok, !(flags & ACCT_PAGE_STEAL_NOT_REPORTED) || steal == 0);
+	if (!ok)
+		print_result("mixed work", &full);
+	CHECK(ok, rscfl_switch_token(handle, server) == 0);
+	CHECK(ok, rscfl_acct(handle, server, ACCT_STOP) == 0);
+	CHECK(ok, rscfl_free_token(handle, token) == 0);
+	CHECK(ok, rscfl_free_token(handle, server) == 0);
+	report("totals_match_independent_clocks", ok);
+}
+
 /* Not a case: what accounting adds per system call and per pipe round trip,
  * printed for docs/PERFORMANCE.md (under -icount shift=0, 1 ns is one
  * instruction). */
@@ -516,7 +625,7 @@ static void print_costs(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..12\n");
+	printf("KTAP version 1\n1..13\n");
 	handle = rscfl_init();
 	if (!handle || handle->page->magic != ACCT_PAGE_MAGIC) {
 		printf("# rscfl_init failed\n");
@@ -534,6 +643,7 @@ int main(void)
 	pipe_allocations_are_charged();
 	event_loop_adds_up_with_unattributed();
 	freed_token_refuses_everything();
+	totals_match_independent_clocks();
 	print_costs();
 	printf(failures ? "# %d FAILED\n" : "# ALL TESTS PASSED\n", failures);
 	return failures ? 1 : 0;

@@ -1,0 +1,143 @@
+/*
+ * The accounting's native advice: what the rscfl aspect weaves on every join
+ * point ("*") when it is linked (kernel/acct/weave.c; the linker's
+ * linker_set_native_advice).  It is kernel code the join point calls itself:
+ * no guard, no aspect ABI, no name looked at on the way.
+ *
+ * Why: as aspect code behind the guard and the ABI an event cost about 560
+ * instructions (docs/PERFORMANCE.md), most of it the guard's record and
+ * recovery point, the aspect's name-keyed kind lookup twice and five ABI
+ * calls.  Here a join point's meaning is a class fixed the first time the
+ * accounting is woven: its kind (a call, a system call, a switch, an
+ * interrupt, a fault, an allocation or a free) and its module's id, which
+ * each result maps to its subsystem slot through a table (charge.c).  A
+ * thread that is not accounted costs the class load and a load and a test of
+ * its state; an accounted one a TSC read, a frame pushed, and at the close
+ * one owner lock and one sequence count bracket.
+ *
+ * The classes: one byte pair per join point of the registry, by its index
+ * (a pointer difference); module ids by name, the same string compared once
+ * per join point when the table is built.  Past ACCT_MAX_MODULES names the
+ * last id is "other".
+ */
+#include "acct/internal.h"
+#include "console/console.h"
+#include "cpu/percpu.h"
+#include "lib/errno.h"
+#include "lib/string.h"
+#include "linker/weave/weave.h"
+#include "mm/mm.h"
+#include "sched/sched.h"
+
+const char *acct_module_names[ACCT_MAX_MODULES];
+uint8_t acct_mm_module = ACCT_MAX_MODULES - 1;
+
+struct acct_class *acct_classes; /* by join point index, set once */
+const struct joinpoint *acct_switch_joinpoint;
+const struct joinpoint *acct_first_joinpoint;
+unsigned acct_class_count;
+static unsigned module_count;
+
+/* Join point events the native advice saw, every thread's, per CPU (the
+ * aspect's statistics: `aspect stats rscfl`). */
+uint64_t acct_native_events[MAX_CPUS];
+
+static bool starts_with(const char *text, const char *prefix)
+{
+	return strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+static enum acct_kind kind_of_name(const char *name)
+{
+	static const struct {
+		const char *name;
+		enum acct_kind kind;
+	} named[] = {
+	    {"sched.switch", ACCT_KIND_SWITCH},      {"irq.entry", ACCT_KIND_IRQ},
+	    {"trap.entry", ACCT_KIND_TRAP},          {"mm.kmalloc", ACCT_KIND_KMALLOC},
+	    {"mm.alloc_frame", ACCT_KIND_FRAME},     {"mm.kfree", ACCT_KIND_KFREE},
+	    {"mm.free_frame", ACCT_KIND_FREE_FRAME},
+	};
+	if (starts_with(name, "sys."))
+		return ACCT_KIND_SYSCALL;
+	for (unsigned i = 0; i < sizeof named / sizeof named[0]; i++)
+		if (strcmp(name, named[i].name) == 0)
+			return named[i].kind;
+	return ACCT_KIND_CALL;
+}
+
+static uint8_t module_id(const char *module)
+{
+	for (unsigned i = 0; i < module_count; i++)
+		if (strcmp(acct_module_names[i], module) == 0)
+			return (uint8_t)i;
+	if (module_count == ACCT_MAX_MODULES - 1) {
+		acct_module_names[module_count++] = "other";
+		return ACCT_MAX_MODULES - 1;
+	}
+	if (module_count == ACCT_MAX_MODULES)
+		return ACCT_MAX_MODULES - 1;
+	acct_module_names[module_count] = module;
+	return (uint8_t)module_count++;
+}
+
+int acct_classes_prepare(void)
+{
+	if (__atomic_load_n(&acct_classes, __ATOMIC_ACQUIRE))
+		return 0;
+	unsigned count = jp_count();
+	struct acct_class *table = kzalloc((count ? count : 1) * sizeof *table);
+	if (!table)
+		return -ENOMEM;
+	for (unsigned i = 0; i < count; i++) {
+		const struct joinpoint *jp = jp_at(i);
+		table[i].kind = (uint8_t)kind_of_name(jp->name);
+		table[i].module = module_id(jp->module);
+	}
+	acct_mm_module = module_id("mm");
+	const struct joinpoint *switch_jp = jp_find("sched.switch");
+	if (switch_jp && switch_jp->argc == 2)
+		acct_switch_joinpoint = switch_jp;
+	acct_first_joinpoint = jp_at(0);
+	__atomic_store_n(&acct_classes, table, __ATOMIC_RELEASE);
+	__atomic_store_n(&acct_class_count, count, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- The advice (charge.c) and its registration ---------------------------- */
+
+static uint64_t native_events(void)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < MAX_CPUS; i++)
+		sum += __atomic_load_n(&acct_native_events[i], __ATOMIC_RELAXED);
+	return sum;
+}
+
+static const struct jp_advice native_advice = {
+    .name = "rscfl",
+    .before = acct_native_before,
+    .after = acct_native_after,
+    .priority = 100,
+    .flags = JP_ADVICE_NATIVE,
+};
+
+static const struct linker_native_advice native = {
+    .aspect = "rscfl",
+    .pattern = "*",
+    .advice = &native_advice,
+    .events = native_events,
+};
+
+int acct_native_register(void)
+{
+	int err = acct_classes_prepare();
+	return err ? err : linker_set_native_advice(&native);
+}
+
+void acct_boot_init(void)
+{
+	int err = acct_native_register();
+	if (err)
+		pr_warn("acct: native advice not registered (%d)\n", err);
+}
