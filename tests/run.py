@@ -732,8 +732,24 @@ def host_debugfs(args, reporter, name, image):
     names = debugfs(image, "ls /tree/many").split()
     if sum(1 for n in names if n.startswith(b"file-with-a-longer-name-")) != 300:
         problems.append("/tree/many does not hold 300 files")
-    if b"gone.bin" in debugfs(image, "ls /tree"):
-        problems.append("/tree/gone.bin is still there")
+    tree = debugfs(image, "ls /tree").split()
+    for gone in (b"gone.bin", b"from.txt", b"replacer.txt", b"movedir", b"emptydir"):
+        if gone in tree:
+            problems.append(f"/tree/{gone.decode()} is still there")
+    for present in (b"orig.txt", b"replaced.txt", b"overdir", b"deeplink", b"owned.txt"):
+        if present not in tree:
+            problems.append(f"/tree/{present.decode()} is missing")
+    if debugfs(image, "cat /tree/sub/hardlink.txt") != b"linked\n":
+        problems.append("/tree/sub/hardlink.txt is not the linked file")
+    if b"Links: 2" not in debugfs(image, "stat /tree/orig.txt"):
+        problems.append("/tree/orig.txt has not two links")
+    if debugfs(image, "cat /tree/replaced.txt") != b"new\n":
+        problems.append("/tree/replaced.txt was not replaced")
+    if debugfs(image, "cat /tree/sub/movedir/inside.txt") != b"inside\n":
+        problems.append("/tree/sub/movedir/inside.txt differs")
+    owned = debugfs(image, "stat /tree/owned.txt")
+    if not re.search(rb"User:\s+1000\s+Group:\s+1001", owned) or b"0604" not in owned:
+        problems.append("/tree/owned.txt is not 1000:1001 mode 0604")
     reporter.report(Result(name, "FAIL" if problems else "ok", time.monotonic() - start,
                            "\n".join(problems), "; ".join(problems)))
 

@@ -67,6 +67,8 @@ bool proc_has_privilege(unsigned privilege);
 int proc_may_act_on(int pid, unsigned privilege);
 /* The caller's effective uid (0 in a kernel thread). */
 uint32_t proc_current_euid(void);
+/* The caller's effective gid (0 in a kernel thread). */
+uint32_t proc_current_egid(void);
 
 /* Starts the program at path (through the VFS) as a new process whose parent
  * is the calling process (or none: a child of the kernel).  argv and envp are

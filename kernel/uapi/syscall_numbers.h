@@ -71,14 +71,20 @@
 #define __NR_getcwd          79
 #define __NR_chdir           80
 #define __NR_fchdir          81 /* -ENOSYS */
-#define __NR_rename          82 /* -ENOSYS */
+#define __NR_rename          82
 #define __NR_mkdir           83
 #define __NR_rmdir           84
 #define __NR_creat           85
-#define __NR_link            86 /* -ENOSYS */
+#define __NR_link            86
 #define __NR_unlink          87
-#define __NR_readlink        89 /* -ENOSYS */
-#define __NR_umask           95 /* -ENOSYS */
+#define __NR_symlink         88
+#define __NR_readlink        89
+#define __NR_chmod           90
+#define __NR_fchmod          91
+#define __NR_chown           92
+#define __NR_fchown          93
+#define __NR_lchown          94
+#define __NR_umask           95
 #define __NR_gettimeofday    96
 #define __NR_getrlimit       97
 #define __NR_times           100

@@ -34,14 +34,6 @@ int ext2_sync_all(void);
 /* Writes back one file's pages and inode (fsync).  Returns 0, -EINVAL (not
  * an ext2 node) or -EIO. */
 int ext2_sync_node(struct vfs_node *node);
-/* Creates a symbolic link name -> target in directory path dir.  Returns 0,
- * -EEXIST, -ENOENT, -ENOTDIR, -ENAMETOOLONG, -ENOSPC, -EINVAL (dir is not on
- * ext2). */
-int ext2_symlink(const char *dir, const char *name, const char *target);
-/* Copies the target of the symbolic link at path into buffer (no NUL).
- * Returns its length, or -EINVAL (not a link, not on ext2), -ENOENT, -EIO. */
-int64_t ext2_readlink(const char *path, char *buffer, size_t size);
-
 /* Runs storage_bench (command line) and stops the machine, if it was
  * given.  Boot thread, after ext2_mount_boot. */
 #ifdef KERNEL_TESTS

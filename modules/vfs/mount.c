@@ -2,9 +2,14 @@
  * The mount table and path walking.  A mount binds an absolute, normalized
  * path to the root node of a file system; a lookup takes the mount with the
  * longest path that is a prefix of the name on a component boundary, then
- * walks the remaining components with each directory's lookup.  Mounts are
- * only added (there is no unmount yet), under mount_lock; walkers copy the
- * entry they need under the lock and hold a reference to its root.
+ * walks the remaining components with each directory's lookup, checking
+ * search permission on each directory it passes.  A symbolic link met on the
+ * way is substituted into the path text and the walk starts again from the
+ * top (at most VFS_SYMLINK_MAX times, then -ELOOP); since the text before
+ * the link holds no link any more, resolving a relative target's ".." by
+ * name is the same as walking up.  Mounts are only added (there is no
+ * unmount yet), under mount_lock; walkers copy the entry they need under the
+ * lock and hold a reference to its root.
  */
 #include "vfs/internal.h"
 
@@ -58,65 +63,138 @@ bool vfs_is_mount_point(const char *path)
 	return found;
 }
 
-/* Looks one component up in dir; consumes the reference to dir. */
-static int step(struct vfs_node *dir, const char *name, size_t length, struct vfs_node **child)
+/* Looks one component up in dir (whose search permission the caller has
+ * checked); the child inherits dir's device. */
+static int lookup_child(struct vfs_node *dir, const char *name, size_t length,
+			struct vfs_node **child)
 {
-	int err = -ENOTDIR;
-	if (VFS_IS_DIR(dir->mode))
-		err = dir->ops && dir->ops->lookup ? dir->ops->lookup(dir, name, length, child)
-						   : -ENOENT;
+	int err = dir->ops && dir->ops->lookup ? dir->ops->lookup(dir, name, length, child)
+					       : -ENOENT;
 	if (!err)
 		(*child)->device = dir->device;
-	vfs_node_put(dir);
 	return err;
 }
 
-/* Walks path's components from node (referenced, consumed), stopping before
- * the component at stop (NULL: walk all). */
-static int walk(struct vfs_node *node, const char *path, const char *stop, struct vfs_node **out)
+/* Rewrites path (VFS_PATH_MAX bytes) with the symbolic link that spans
+ * path[start, end) replaced by its target: an absolute target replaces the
+ * prefix, a relative one is read from the link's directory. */
+static int substitute_link(char *path, size_t start, size_t end, struct vfs_node *link)
 {
-	while (*path && path != stop) {
-		while (*path == '/')
-			path++;
-		if (!*path || path == stop)
+	char base[VFS_PATH_MAX], joined[2 * VFS_PATH_MAX];
+	if (!link->ops || !link->ops->readlink)
+		return -EIO;
+	int64_t n = link->ops->readlink(link, joined, VFS_PATH_MAX);
+	if (n <= 0)
+		return n ? (int)n : -ENOENT;
+	if (n >= VFS_PATH_MAX)
+		return -ENAMETOOLONG;
+	size_t rest = strlen(path + end);
+	if ((size_t)n + rest + 1 > sizeof joined)
+		return -ENAMETOOLONG;
+	memcpy(joined + n, path + end, rest + 1);
+	memcpy(base, path, start);
+	base[start] = '\0';
+	if (start == 0)
+		strlcpy(base, "/", sizeof base);
+	int length = vfs_path_normalize(base, joined, path, VFS_PATH_MAX);
+	return length < 0 ? length : 0;
+}
+
+/* The next component of path at or after *at: its start and end; false at
+ * the end of the path. */
+static bool next_component(const char *path, size_t *at, size_t *start, size_t *end)
+{
+	size_t i = *at;
+	while (path[i] == '/')
+		i++;
+	if (!path[i])
+		return false;
+	*start = i;
+	while (path[i] && path[i] != '/')
+		i++;
+	*end = *at = i;
+	return true;
+}
+
+static bool is_last(const char *path, size_t end)
+{
+	while (path[end] == '/')
+		end++;
+	return path[end] == '\0';
+}
+
+enum walk_result { WALK_DONE, WALK_AGAIN };
+
+/* One walk from the mount covering path.  Stops before the last component
+ * when mode is RESOLVE_PARENT.  A symbolic link met on the way (and at the
+ * end with RESOLVE_FOLLOW) rewrites path and asks for another walk. */
+static int walk_once(char *path, enum vfs_resolve_mode mode, struct vfs_node **out,
+		     enum walk_result *result)
+{
+	const char *rest;
+	struct vfs_node *node = find_mount(path, &rest);
+	if (!node)
+		return -ENOENT;
+	size_t at = (size_t)(rest - path), start, end;
+	*result = WALK_DONE;
+	while (next_component(path, &at, &start, &end)) {
+		bool last = is_last(path, end);
+		if (last && mode == RESOLVE_PARENT)
 			break;
-		const char *start = path;
-		while (*path && *path != '/')
-			path++;
-		int err = step(node, start, (size_t)(path - start), &node);
+		int err = !VFS_IS_DIR(node->mode) ? -ENOTDIR : vfs_permission(node, VFS_MAY_EXEC);
+		struct vfs_node *child = NULL;
+		if (!err)
+			err = lookup_child(node, path + start, end - start, &child);
+		vfs_node_put(node);
 		if (err)
 			return err;
+		if (VFS_IS_LNK(child->mode) && (!last || mode == RESOLVE_FOLLOW)) {
+			err = substitute_link(path, start, end, child);
+			vfs_node_put(child);
+			*result = WALK_AGAIN;
+			return err;
+		}
+		node = child;
 	}
 	*out = node;
 	return 0;
 }
 
-int vfs_resolve(const char *path, struct vfs_node **node)
+int vfs_resolve_in_place(char *path, enum vfs_resolve_mode mode, struct vfs_node **node)
 {
-	const char *rest;
-	struct vfs_node *root = find_mount(path, &rest);
-	if (!root)
-		return -ENOENT;
-	return walk(root, rest, NULL, node);
+	for (unsigned links = 0;; links++) {
+		if (links > VFS_SYMLINK_MAX)
+			return -ELOOP;
+		enum walk_result result;
+		int err = walk_once(path, mode, node, &result);
+		if (err || result == WALK_DONE)
+			return err;
+	}
 }
 
-int vfs_resolve_parent(const char *path, struct vfs_node **dir, const char **name, size_t *length)
+int vfs_resolve(const char *path, struct vfs_node **node)
 {
+	char copy[VFS_PATH_MAX];
+	if (strlcpy(copy, path, sizeof copy) >= sizeof copy)
+		return -ENAMETOOLONG;
+	return vfs_resolve_in_place(copy, RESOLVE_FOLLOW, node);
+}
+
+int vfs_resolve_parent(char *path, struct vfs_node **dir, const char **name, size_t *length)
+{
+	int err = vfs_resolve_in_place(path, RESOLVE_PARENT, dir);
+	if (err)
+		return err;
 	const char *last = path + strlen(path);
 	while (last > path && last[-1] != '/')
 		last--;
 	if (!*last || vfs_is_mount_point(path))
-		return -EBUSY;
-	const char *rest;
-	struct vfs_node *root = find_mount(path, &rest);
-	if (!root)
-		return -ENOENT;
-	int err = walk(root, rest, last, dir);
-	if (err)
-		return err;
-	if (!VFS_IS_DIR((*dir)->mode)) {
+		err = -EBUSY;
+	else if (!VFS_IS_DIR((*dir)->mode))
+		err = -ENOTDIR;
+	if (err) {
 		vfs_node_put(*dir);
-		return -ENOTDIR;
+		return err;
 	}
 	*name = last;
 	*length = strlen(last);

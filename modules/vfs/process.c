@@ -3,7 +3,8 @@
  * layer below) calls these through struct proc_file_ops, registered once by
  * vfs_init: a fresh table on /dev/console for a child of the kernel, a clone
  * at fork, close-on-exec at exec, release at exit, and the program file read
- * whole for execve, relative to the working directory.
+ * whole for execve, relative to the working directory (it must be executable
+ * and readable by the caller: -EACCES).
  */
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -20,6 +21,8 @@ static int read_program(void *files, const char *path, void **image, size_t *siz
 		if (files)
 			vfs_files_get_cwd(files, cwd);
 		error = vfs_path_normalize(cwd, path, absolute, VFS_PATH_MAX);
+		if (error >= 0)
+			error = vfs_access(absolute, VFS_MAY_EXEC);
 		if (error >= 0)
 			error = vfs_read_whole_file(absolute, image, size);
 	}

@@ -963,5 +963,9 @@ const struct user_test user_tests[] = {
     {"ignored_signals", ignored_signals, 10000},
     {"terminal_ioctls", terminal_ioctls, 10000},
     {"kshell_output_captured", kshell_output_captured, 10000},
+    {"file_permissions_hold_against_a_user", file_permissions_hold_against_a_user, 20000},
+    {"rename_and_links", rename_and_links, 20000},
+    {"file_calls_refuse_hostile_input", file_calls_refuse_hostile_input, 20000},
+    {"ramfs_directory_of_ten_thousand", ramfs_directory_of_ten_thousand, 120000},
     {NULL, NULL, 0},
 };

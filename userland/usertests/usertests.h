@@ -61,6 +61,12 @@ void ignored_signals(void);
 void terminal_ioctls(void);
 void kshell_output_captured(void);
 
+/* files.c: permissions, rename and links, hostile input to the file calls, scale */
+void file_permissions_hold_against_a_user(void);
+void rename_and_links(void);
+void file_calls_refuse_hostile_input(void);
+void ramfs_directory_of_ten_thousand(void);
+
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
 void user_clock_is_monotonic(void);
