@@ -335,8 +335,9 @@ void file_calls_refuse_hostile_input(void)
 					       (long)long_path, 0), -L_EINVAL);
 	expect("readlink, size -1", ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link",
 						(long)long_path, -1), -L_EINVAL);
-	expect("readlink, size past the buffer", ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link",
-							     (long)long_path, 1L << 40), -L_EFAULT);
+	/* the size is an int, as Linux's: 2^40 is 0 */
+	expect("readlink, size 2^40", ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link",
+						  (long)long_path, 1L << 40), -L_EINVAL);
 	expect("rename, path too long", sys2(__NR_rename, long_path, "/tmp/x"), -L_ENAMETOOLONG);
 	expect("link, path too long", sys2(__NR_link, "/tmp/hostile", long_path), -L_ENAMETOOLONG);
 	expect("symlink, target too long", sys2(__NR_symlink, long_path, "/tmp/x"),
