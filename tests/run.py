@@ -763,8 +763,15 @@ def run_ktest_ext2(args, reporter):
     run_ktest(args, reporter, name + "-write", "ext2w,ext2wb", qemu_args=["--disk", image])
     host_e2fsck(reporter, name + "/host/e2fsck-after-write", image)
     host_debugfs(args, reporter, name + "/host/debugfs", image)
-    run_ktest(args, reporter, name + "-read", "ext2r", qemu_args=["--disk", image])
+    run_ktest(args, reporter, name + "-read", "ext2r,ext2umount", qemu_args=["--disk", image])
     host_e2fsck(reporter, name + "/host/e2fsck-after-read", image)
+    start = time.monotonic()
+    unmounted = debugfs(image, "cat /after-unmount.txt")
+    reporter.report(Result(name + "/host/written-back-by-umount",
+                           "ok" if unmounted == b"written back by umount\n" else "FAIL",
+                           time.monotonic() - start, unmounted.decode(errors="replace"),
+                           "" if unmounted == b"written back by umount\n" else
+                           "/after-unmount.txt is not what the OS wrote before umount"))
 
 
 def ktest_cpu_name(smp):
@@ -807,8 +814,8 @@ def ktest_listing(args):
                  "through ext2")
     lines.append("ktest-block-nvme/..., ktest-blockerr-nvme/...: the same on an NVMe disk")
     lines.append("ktest-ext2-write/ext2w,ext2wb/<case>, ktest-ext2/host/e2fsck-after-write, "
-                 "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r/<case>, "
-                 "ktest-ext2/host/e2fsck-after-read: ext2 on a host-made image")
+                 "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r,ext2umount/<case>, "
+                 "ktest-ext2/host/e2fsck-after-read, ktest-ext2/host/written-back-by-umount: ext2 on a host-made image")
     lines.append("<run> (run): each run's exit status and KTAP plan")
     for suite, cases, source in ktest_suites():
         lines += [f"ktest/{suite}/{case}" for case in cases]

@@ -109,6 +109,8 @@
 #define __NR_arch_prctl      158 /* -ENOSYS */
 #define __NR_setrlimit       160
 #define __NR_sync            162
+#define __NR_mount           165
+#define __NR_umount2         166
 #define __NR_gettid          186
 #define __NR_time            201 /* -ENOSYS */
 #define __NR_sched_setaffinity 203

@@ -488,6 +488,7 @@ const struct vfs_node_ops ext2_dir_ops = {
     .rename = ext2_rename,
     .unlink = ext2_unlink,
     .setattr = ext2_setattr,
+    .unmount = ext2_unmount,
     .readdir = ext2_readdir,
     .release = ext2_release_node,
 };

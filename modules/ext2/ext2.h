@@ -12,6 +12,7 @@
 #ifndef MODULES_EXT2_EXT2_H
 #define MODULES_EXT2_EXT2_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,8 @@ struct vfs_node;
  * ext2, or a block size or feature this driver does not handle), -EIO,
  * -ENOMEM, or vfs_mount's errors. */
 int ext2_mount(struct block_device *disk, const char *path);
+/* True when disk holds a mounted ext2 file system. */
+bool ext2_disk_mounted(const struct block_device *disk);
 /* At boot: mounts the first disk at EXT2_BOOT_MOUNT when it holds ext2
  * (no disk, or another content, is not an error: nothing happens). */
 void ext2_mount_boot(void);

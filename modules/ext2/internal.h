@@ -81,6 +81,7 @@ struct ext2_fs {
 	bool filetype;
 	struct ext2_node *live; /* every in-memory inode, each holding one reference */
 	struct work writeback;  /* queued on ext2_writeback after a write */
+	bool unmounted;         /* kept for a late write-back item, which skips it */
 	struct ext2_fs *next;
 };
 
@@ -131,6 +132,9 @@ void ext2_drop_unused(struct ext2_fs *fs);
 uint64_t ext2_size(const struct ext2_inode *inode);
 void ext2_set_size(struct ext2_node *node, uint64_t size);
 extern const struct vfs_file_ops ext2_file_ops;
+/* The VFS's unmount op on the root: syncs, and lets go when nothing else is
+ * in use (-EBUSY otherwise). */
+int ext2_unmount(struct vfs_node *vroot);
 /* The VFS's setattr: the node's mode bits and owner into the inode. */
 int ext2_setattr(struct vfs_node *vnode);
 /* Frees an in-memory inode whose last reference (the live list's) went. */

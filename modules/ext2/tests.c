@@ -326,3 +326,49 @@ static void device_error_reaches_reader(struct ktest *t)
 }
 
 KTEST_SUITE(ext2err, KTEST_CASE(device_error_reaches_reader));
+
+long sys_mount(const char *source, const char *target, const char *type, unsigned long flags,
+	       const void *data);
+long sys_umount2(const char *target, int flags);
+
+/* Unmounting writes back what nobody synced, refuses while a file is open,
+ * and the disk mounts again with everything there; the run ends unmounted,
+ * so the host's e2fsck and debugfs see what the unmount wrote. */
+static void unmount_writes_back(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	struct block_device *disk;
+	struct vfs_file *file;
+	ASSERT_EQ(t, vfs_open(EXT2_BOOT_MOUNT "/after-unmount.txt", VFS_O_WRONLY | VFS_O_CREAT, 0644,
+			      &file), 0);
+	disk = ((struct ext2_node *)file->node->private)->fs->disk;
+	EXPECT_EQ(t, vfs_write(file, "written back by umount\n", 23), 23);
+	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), -EBUSY); /* the file is open */
+	vfs_close(file);
+	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), 0);
+	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), -EINVAL); /* not a mount point any more */
+	struct vfs_stat stat;
+	EXPECT_EQ(t, vfs_stat(EXT2_BOOT_MOUNT "/after-unmount.txt", &stat), -ENOENT);
+	EXPECT_FALSE(t, ext2_disk_mounted(disk));
+	ASSERT_EQ(t, ext2_mount(disk, EXT2_BOOT_MOUNT), 0);
+	expect_file(t, EXT2_BOOT_MOUNT "/after-unmount.txt", "written back by umount\n", 23);
+	expect_file(t, TREE "/small.txt", SMALL_TEXT, strlen(SMALL_TEXT));
+	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), 0);
+	EXPECT_EQ(t, vfs_umount("/"), -EBUSY);
+}
+
+/* The calls from a kernel thread (every privilege, no user memory): bad
+ * pointers are -EFAULT, flags -EINVAL. */
+static void mount_calls_refuse_bad_input(struct ktest *t)
+{
+	const char *kernel = "ramfs";
+	EXPECT_EQ(t, sys_mount(NULL, "/mnt", kernel, 0, NULL), -EFAULT);
+	EXPECT_EQ(t, sys_mount(NULL, NULL, NULL, 0, NULL), -EFAULT);
+	EXPECT_EQ(t, sys_mount(NULL, NULL, NULL, 1, NULL), -EINVAL);
+	EXPECT_EQ(t, sys_umount2(kernel, 0), -EFAULT);
+	EXPECT_EQ(t, sys_umount2(NULL, 0), -EFAULT);
+	EXPECT_EQ(t, sys_umount2(NULL, 2), -EINVAL);
+}
+
+KTEST_SUITE(ext2umount, KTEST_CASE(mount_calls_refuse_bad_input), KTEST_CASE(unmount_writes_back));

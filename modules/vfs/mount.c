@@ -7,12 +7,16 @@
  * way is substituted into the path text and the walk starts again from the
  * top (at most VFS_SYMLINK_MAX times, then -ELOOP); since the text before
  * the link holds no link any more, resolving a relative target's ".." by
- * name is the same as walking up.  Mounts are only added (there is no
- * unmount yet), under mount_lock; walkers copy the entry they need under the
- * lock and hold a reference to its root.
+ * name is the same as walking up.  Mounts are added and taken away under
+ * mount_lock; walkers copy the entry they need under the lock and hold a
+ * reference to its root.  An unmount takes the entry out first, so no new walk
+ * enters, then asks the file system, which refuses while anyone still holds
+ * one of its nodes (a walk that entered before, an open file); the entry
+ * then goes back.
  */
 #include "vfs/internal.h"
 
+#include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 
@@ -194,6 +198,7 @@ int vfs_resolve_parent(char *path, struct vfs_node **dir, const char **name, siz
 		err = -ENOTDIR;
 	if (err) {
 		vfs_node_put(*dir);
+		*dir = NULL;
 		return err;
 	}
 	*name = last;
@@ -256,5 +261,69 @@ int vfs_mount(const char *path, struct vfs_node *root)
 	m->root = vfs_node_get(root);
 	root->device = next_device++;
 	spin_unlock_irqrestore(&mount_lock, flags);
+	return 0;
+}
+
+/* Takes the mount at path out of the table: its slot's contents in *out. */
+static int take_mount(const char *path, struct mount *out)
+{
+	int err = -EINVAL;
+	uint64_t flags = spin_lock_irqsave(&mount_lock);
+	for (unsigned i = 0; i < mount_count && err == -EINVAL; i++) {
+		if (strcmp(mounts[i].path, path))
+			continue;
+		err = 0;
+		for (unsigned j = 0; j < mount_count && !err; j++)
+			if (j != i && mounts[j].length > mounts[i].length &&
+			    covers(mounts[i].path, mounts[i].length, mounts[j].path))
+				err = -EBUSY; /* a mount below it */
+		if (!err) {
+			*out = mounts[i];
+			mounts[i] = mounts[--mount_count];
+		}
+	}
+	spin_unlock_irqrestore(&mount_lock, flags);
+	return err;
+}
+
+/* Puts a refused unmount's entry back.  Should another mount have taken its
+ * path or the last slot meanwhile, the file system stays unreachable by path
+ * (its users keep their nodes) and the entry's reference goes. */
+static void put_back_mount(const struct mount *m)
+{
+	bool taken = false;
+	uint64_t flags = spin_lock_irqsave(&mount_lock);
+	for (unsigned i = 0; i < mount_count; i++)
+		taken |= !strcmp(mounts[i].path, m->path);
+	if (!taken && mount_count < VFS_MAX_MOUNT)
+		mounts[mount_count++] = *m;
+	else
+		taken = true;
+	spin_unlock_irqrestore(&mount_lock, flags);
+	if (taken)
+		vfs_node_put(m->root);
+}
+
+JOINPOINT_DEFINE(vfs, umount, int, const char *, path)
+{
+	char normal[VFS_PATH_MAX];
+	struct mount m;
+	if (!path)
+		return -EINVAL;
+	int err = vfs_path_absolute(path, normal);
+	if (err)
+		return err;
+	if (!strcmp(normal, "/"))
+		return -EBUSY;
+	err = take_mount(normal, &m);
+	if (err)
+		return err;
+	struct vfs_node *root = m.root;
+	err = root->ops && root->ops->unmount ? root->ops->unmount(root) : 0;
+	if (err) {
+		put_back_mount(&m);
+		return err;
+	}
+	vfs_node_put(root);
 	return 0;
 }

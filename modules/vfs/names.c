@@ -31,6 +31,8 @@ static int name_resolve(const char *path, struct name *name)
 	int err = vfs_path_absolute(path, name->path);
 	if (!err)
 		err = vfs_resolve_parent(name->path, &name->dir, &name->last, &name->length);
+	if (err)
+		name->dir = NULL; /* nothing held */
 	return err;
 }
 

@@ -22,6 +22,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "panic/panic.h"
 
 #define RAMFS_FILE_MAX     (256UL << 20)
 #define RAMFS_MIN_CAPACITY 64
@@ -233,6 +234,8 @@ static int ramfs_create(struct vfs_node *dir, const char *name, size_t length,
 	struct ram_node *node = new_node(what);
 	struct ram_entry *entry = node ? new_entry(name, length, &node->vnode) : NULL;
 	if (!entry) {
+		if (node)
+			node->vnode.links = 0;
 		vfs_node_put(node ? &node->vnode : NULL);
 		return -ENOMEM;
 	}
@@ -246,6 +249,7 @@ static int ramfs_create(struct vfs_node *dir, const char *name, size_t length,
 	mutex_unlock(&ramfs_lock);
 	if (err) {
 		kfree(entry);
+		node->vnode.links = 0; /* never named */
 		vfs_node_put(&node->vnode);
 	}
 	return err;
@@ -457,6 +461,7 @@ static int ramfs_truncate(struct vfs_node *node, uint64_t size)
 static void ramfs_release(struct vfs_node *node)
 {
 	struct ram_node *n = ram(node);
+	ASSERT(VFS_IS_DIR(node->mode) || node->links == 0); /* a named file holds a reference */
 	while (n->first) {
 		struct ram_entry *e = n->first;
 		n->first = e->next;

@@ -164,6 +164,11 @@ struct vfs_node_ops {
 	/* Stores node's mode bits (07777), uid and gid as set in node now
 	 * (chmod, chown).  NULL: kept in memory only. */
 	int (*setattr)(struct vfs_node *node);
+	/* On a file system's root: it is being unmounted (the VFS holds the
+	 * mount's reference and drops it after).  Writes everything back and
+	 * lets go of the file system: 0, or -EBUSY (a file is in use: the mount
+	 * stays), -EIO.  NULL: nothing to write (the node is simply put). */
+	int (*unmount)(struct vfs_node *root);
 	/* Removes name from dir: 0, -ENOENT, -EISDIR (directory and !dir_wanted),
 	 * -ENOTDIR (not a directory and dir_wanted), -ENOTEMPTY. */
 	int (*unlink)(struct vfs_node *dir, const char *name, size_t length, bool dir_wanted);
@@ -262,6 +267,10 @@ void vfs_register_trace_sink(void);
  * Returns 0, -EBUSY (path is mounted already), -ENOSPC (VFS_MAX_MOUNT),
  * -EINVAL, -ENAMETOOLONG, -ENOTDIR. */
 int vfs_mount(const char *path, struct vfs_node *root);
+/* Takes the mount at path away, after its file system's unmount op agreed.
+ * Returns 0, -EINVAL (not a mount point), -EBUSY ("/", a mount below it, a
+ * walk or a file still in it), or the unmount op's error. */
+int vfs_umount(const char *path);
 /* Returns an empty RAM file system's root (referenced), or NULL (no memory).
  * Files grow as they are written. */
 struct vfs_node *vfs_ramfs_create(void);
