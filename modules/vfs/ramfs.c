@@ -462,9 +462,13 @@ static void ramfs_release(struct vfs_node *node)
 {
 	struct ram_node *n = ram(node);
 	ASSERT(VFS_IS_DIR(node->mode) || node->links == 0); /* a named file holds a reference */
-	while (n->first) {
+	while (n->first) { /* an unmounted tree: its names go */
 		struct ram_entry *e = n->first;
 		n->first = e->next;
+		if (VFS_IS_DIR(e->node->mode))
+			e->node->links = 0;
+		else
+			e->node->links--;
 		vfs_node_put(e->node);
 		kfree(e);
 	}

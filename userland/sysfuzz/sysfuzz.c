@@ -154,6 +154,8 @@ static const struct call calls[] = {
     {__NR_fchown, "fii"},
     {__NR_lchown, "sii"},
     {__NR_umask, "i"},
+    {__NR_mount, "ssspp"},
+    {__NR_umount2, "si"},
     {__NR_gettimeofday, "pp"},
     {__NR_getrlimit, "ip"},
     {__NR_setrlimit, "ip"},

@@ -359,6 +359,69 @@ void file_calls_refuse_hostile_input(void)
 	unlink("/tmp/hostile");
 }
 
+/* ---- mount and umount --------------------------------------------------------- */
+
+static long sys_mount(const char *source, const char *target, const char *type, long flags)
+{
+	return ms_syscall6(__NR_mount, (long)source, (long)target, (long)type, flags, 0, 0);
+}
+
+static void mount_as_user(void *unused)
+{
+	(void)unused;
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
+		_exit(1);
+	expect("mount as a user", sys_mount("none", "/tmp/mnt", "tmpfs", 0), -L_EPERM);
+	expect("umount as a user", ms_syscall3(__NR_umount2, (long)"/tmp/mnt", 0, 0), -L_EPERM);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Can root mount a RAM file system, is it a mount of its own (EXDEV), is it
+ * kept while a file in it is open, and are a user, bad pointers, flags and
+ * types refused? */
+void mount_and_umount(void)
+{
+	mkdir("/tmp", 01777);
+	expect("mount tmpfs", sys_mount("none", "/tmp/mnt", "tmpfs", 0), 0);
+	int status = t_run_child(mount_as_user, NULL);
+	if (status != 0)
+		t_fail("as uid %d: status %#x", USER_ID, status);
+	put_file("/tmp/mnt/inside", "in the mount\n", 0644);
+	put_file("/tmp/outside", "outside\n", 0644);
+	expect("rename into the mount", sys2(__NR_rename, "/tmp/outside", "/tmp/mnt/x"), -L_EXDEV);
+	expect("link into the mount", sys2(__NR_link, "/tmp/outside", "/tmp/mnt/x"), -L_EXDEV);
+	expect("mount twice", sys_mount("none", "/tmp/mnt", "tmpfs", 0), -16 /* EBUSY */);
+	int fd = open("/tmp/mnt/inside", O_RDONLY);
+	expect("umount, a file open", ms_syscall3(__NR_umount2, (long)"/tmp/mnt", 0, 0), 0);
+	/* the RAM fs has nothing to write back: it goes, the open file lives on */
+	char buffer[32] = {0};
+	if (fd < 0 || read(fd, buffer, sizeof buffer) != 13 || strcmp(buffer, "in the mount\n"))
+		t_fail("the open file of an unmounted RAM fs did not read back");
+	if (fd >= 0)
+		close(fd);
+	if (access("/tmp/mnt/inside", F_OK) == 0)
+		t_fail("the unmounted file system's file is still reachable");
+	expect("umount a plain directory", ms_syscall3(__NR_umount2, (long)"/tmp/mnt", 0, 0),
+	       -L_EINVAL);
+	expect("umount /", ms_syscall3(__NR_umount2, (long)"/", 0, 0), -16);
+	expect("umount, flags", ms_syscall3(__NR_umount2, (long)"/tmp/mnt", 1, 0), -L_EINVAL);
+	expect("mount, flags", sys_mount("none", "/tmp/mnt", "tmpfs", 1), -L_EINVAL);
+	expect("mount, unknown type", sys_mount("none", "/tmp/mnt", "nfs", 0), -19 /* ENODEV */);
+	expect("mount, no such disk", sys_mount("/dev/vdz", "/tmp/mnt", "ext2", 0), -19);
+	static const long bad[] = {0, 1, KERNEL_ADDR, 0x7ffffffff000L};
+	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		expect("mount, bad type", sys_mount("none", "/tmp/mnt", (const char *)bad[i], 0),
+		       -L_EFAULT);
+		expect("mount, bad target", sys_mount("none", (const char *)bad[i], "tmpfs", 0),
+		       -L_EFAULT);
+		expect("mount, bad source", sys_mount((const char *)bad[i], "/tmp/mnt", "ext2", 0),
+		       -L_EFAULT);
+		expect("umount, bad target", ms_syscall3(__NR_umount2, bad[i], 0, 0), -L_EFAULT);
+	}
+	unlink("/tmp/outside");
+	rmdir("/tmp/mnt");
+}
+
 /* ---- scale ------------------------------------------------------------------ */
 
 #define MANY 10000
