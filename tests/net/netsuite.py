@@ -197,7 +197,7 @@ def check_served_from_disk(guest, port, files):
         return False, started
     first, detail = httpcheck.check_files(port, files)
     second, again = httpcheck.check_files(port, files)
-    return first and second, f"{started}\n{detail}\n{again}"
+    return first and second, f"{detail}; again from the page cache: {again}\n{started}"
 
 
 def run_guest(build, nic, report, log, kernel=None):
