@@ -31,8 +31,8 @@
 #define __NR_rt_sigaction    13
 #define __NR_rt_sigprocmask  14 /* -ENOSYS */
 #define __NR_ioctl           16
-#define __NR_pread64         17 /* -ENOSYS */
-#define __NR_pwrite64        18 /* -ENOSYS */
+#define __NR_pread64         17
+#define __NR_pwrite64        18
 #define __NR_readv           19 /* -ENOSYS */
 #define __NR_writev          20 /* -ENOSYS */
 #define __NR_access          21
@@ -66,7 +66,7 @@
 #define __NR_fcntl           72
 #define __NR_fsync           74
 #define __NR_fdatasync       75
-#define __NR_ftruncate       77 /* -ENOSYS */
+#define __NR_ftruncate       77
 #define __NR_getdents        78
 #define __NR_getcwd          79
 #define __NR_chdir           80

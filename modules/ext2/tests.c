@@ -222,6 +222,17 @@ static void read_tree_back(struct ktest *t)
 	struct vfs_stat stat;
 	EXPECT_EQ(t, vfs_lstat(TREE "/link", &stat), 0);
 	EXPECT_EQ(t, stat.mode, VFS_S_IFLNK | 0777);
+	/* pread at an offset (mmap of a file reads the same way): the position stays */
+	struct vfs_file *file;
+	if (EXPECT_EQ(t, vfs_open(TREE "/huge.bin", VFS_O_RDONLY, 0, &file), 0)) {
+		uint8_t bytes[16];
+		EXPECT_EQ(t, vfs_pread(file, bytes, sizeof bytes, 3 * 1024 * 1024 + 5), sizeof bytes);
+		for (unsigned i = 0; i < sizeof bytes; i++)
+			EXPECT_EQ(t, bytes[i], pattern_byte(3 * 1024 * 1024 + 5 + i));
+		EXPECT_EQ(t, file->position, 0);
+		EXPECT_EQ(t, vfs_pread(file, bytes, sizeof bytes, HUGE_BYTES), 0);
+		vfs_close(file);
+	}
 	/* links and renames */
 	expect_file(t, TREE "/orig.txt", "linked\n", 7);
 	expect_file(t, TREE "/sub/hardlink.txt", "linked\n", 7);

@@ -4,7 +4,8 @@
  * vfs_init: a fresh table on /dev/console for a child of the kernel, a clone
  * at fork, close-on-exec at exec, release at exit, and the program file read
  * whole for execve, relative to the working directory (it must be executable
- * and readable by the caller: -EACCES).
+ * and readable by the caller: -EACCES), and a descriptor read at an offset
+ * for mmap of a file.
  */
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -31,12 +32,27 @@ static int read_program(void *files, const char *path, void **image, size_t *siz
 	return error;
 }
 
+static int64_t read_at(void *files, int fd, uint64_t offset, void *buffer, size_t length)
+{
+	struct vfs_file *file;
+	int err = vfs_fd_get(files, fd, &file);
+	if (err)
+		return err;
+	int64_t n = (file->flags & VFS_O_ACCMODE) == VFS_O_WRONLY ? -EACCES
+		    : !VFS_IS_REG(file->node->mode)		     ? -ENODEV
+		    : length					     ? vfs_pread(file, buffer, length, offset)
+								     : 0;
+	vfs_file_put(file);
+	return n;
+}
+
 static const struct proc_file_ops file_ops = {
     .create_initial = vfs_files_create_initial,
     .clone = vfs_files_clone,
     .close_on_exec = vfs_files_close_on_exec,
     .release = vfs_files_release,
     .read_program = read_program,
+    .read_at = read_at,
 };
 
 void vfs_register_process_files(void)

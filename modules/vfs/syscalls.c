@@ -151,6 +151,71 @@ SYSCALL_DEFINE3(write, int, fd, const char *, buffer, size_t, count)
 	return transfer(fd, (char *)buffer, count, FROM_USER);
 }
 
+/* pread64 and pwrite64: at offset, through one bounce buffer of at most
+ * IO_CHUNK bytes at a time; the position stays. */
+static long transfer_at(int fd, char *user, size_t count, int64_t offset, enum direction direction)
+{
+	struct vfs_file *file;
+	if (offset < 0)
+		return -EINVAL;
+	int err = file_of(fd, &file);
+	if (err)
+		return err;
+	char *bounce = NULL;
+	long result = 0;
+	if (!uaccess_range_ok((uint64_t)user, count))
+		result = -EFAULT;
+	else if (count && !(bounce = kmalloc(count < IO_CHUNK ? count : IO_CHUNK)))
+		result = -ENOMEM;
+	size_t done = 0;
+	while (result == 0 && done < count) {
+		size_t chunk = count - done < IO_CHUNK ? count - done : IO_CHUNK;
+		uint64_t at = (uint64_t)offset + done;
+		int64_t n;
+		if (direction == TO_USER) {
+			n = vfs_pread(file, bounce, chunk, at);
+			if (n > 0 && copy_to_user(user + done, bounce, (size_t)n))
+				n = -EFAULT;
+		} else {
+			n = copy_from_user(bounce, user + done, chunk) ? -EFAULT
+								      : vfs_pwrite(file, bounce, chunk, at);
+		}
+		if (n < 0)
+			result = done ? 0 : n;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+		if ((size_t)n < chunk)
+			break;
+	}
+	kfree(bounce);
+	vfs_file_put(file);
+	return result < 0 ? result : (long)done;
+}
+
+SYSCALL_DEFINE4(pread64, int, fd, char *, buffer, size_t, count, int64_t, offset)
+{
+	return transfer_at(fd, buffer, count, offset, TO_USER);
+}
+
+SYSCALL_DEFINE4(pwrite64, int, fd, const char *, buffer, size_t, count, int64_t, offset)
+{
+	return transfer_at(fd, (char *)buffer, count, offset, FROM_USER);
+}
+
+SYSCALL_DEFINE2(ftruncate, int, fd, int64_t, length)
+{
+	struct vfs_file *file;
+	if (length < 0)
+		return -EINVAL;
+	int err = file_of(fd, &file);
+	if (err)
+		return err;
+	err = vfs_truncate_file(file, (uint64_t)length);
+	vfs_file_put(file);
+	return err;
+}
+
 SYSCALL_DEFINE3(lseek, int, fd, int64_t, offset, int, whence)
 {
 	struct vfs_file *file;

@@ -163,6 +163,52 @@ JOINPOINT_DEFINE(vfs, write, int64_t, struct vfs_file *, file, const void *, buf
 	return n;
 }
 
+/* The checks pread and pwrite make: the file is a regular one. */
+static int check_positional(const struct vfs_file *file)
+{
+	if (VFS_IS_DIR(file->node->mode))
+		return -EISDIR;
+	return VFS_IS_REG(file->node->mode) ? 0 : -ESPIPE;
+}
+
+JOINPOINT_DEFINE(vfs, pread, int64_t, struct vfs_file *, file, void *, buffer, size_t, length,
+		 uint64_t, offset)
+{
+	if (!file || !can_read(file))
+		return -EBADF;
+	int err = check_positional(file);
+	if (err)
+		return err;
+	if (!file->ops || !file->ops->read)
+		return -EINVAL;
+	return file->ops->read(file, buffer, length, offset);
+}
+
+JOINPOINT_DEFINE(vfs, pwrite, int64_t, struct vfs_file *, file, const void *, buffer, size_t,
+		 length, uint64_t, offset)
+{
+	if (!file || !can_write(file))
+		return -EBADF;
+	int err = check_positional(file);
+	if (err)
+		return err;
+	if (!file->ops || !file->ops->write)
+		return -EINVAL;
+	if (offset > INT64_MAX)
+		return -EINVAL;
+	return file->ops->write(file, buffer, length, offset);
+}
+
+JOINPOINT_DEFINE(vfs, truncate_file, int, struct vfs_file *, file, uint64_t, size)
+{
+	if (!file || !can_write(file))
+		return -EBADF;
+	if (!VFS_IS_REG(file->node->mode) || size > INT64_MAX)
+		return -EINVAL;
+	struct vfs_node *node = file->node;
+	return node->ops && node->ops->truncate ? node->ops->truncate(node, size) : -EINVAL;
+}
+
 JOINPOINT_DEFINE(vfs, lseek, int64_t, struct vfs_file *, file, int64_t, offset, int, whence)
 {
 	if (!file)

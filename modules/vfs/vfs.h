@@ -290,6 +290,15 @@ int64_t vfs_read(struct vfs_file *file, void *buffer, size_t length);
  * Returns the bytes written, or -EBADF, -EISDIR, -EPIPE, -EAGAIN, -EINTR,
  * -ENOMEM, -EFBIG. */
 int64_t vfs_write(struct vfs_file *file, const void *buffer, size_t length);
+/* vfs_read and vfs_write at offset, leaving the position alone (pread,
+ * pwrite; VFS_O_APPEND does not apply).  Regular files only: -ESPIPE for a
+ * pipe or device, -EISDIR for a directory; otherwise vfs_read's and
+ * vfs_write's errors. */
+int64_t vfs_pread(struct vfs_file *file, void *buffer, size_t length, uint64_t offset);
+int64_t vfs_pwrite(struct vfs_file *file, const void *buffer, size_t length, uint64_t offset);
+/* Sets an open regular file's size (ftruncate).  Returns 0, -EBADF (not
+ * open for writing), -EINVAL (not a regular file), -EFBIG, -ENOMEM. */
+int vfs_truncate_file(struct vfs_file *file, uint64_t size);
 /* Moves the position (VFS_SEEK_*).  Returns the new position, or -ESPIPE
  * (pipe or device), -EINVAL (bad whence or a negative result). */
 int64_t vfs_lseek(struct vfs_file *file, int64_t offset, int whence);

@@ -71,6 +71,21 @@ _READ_WRITE_RETURN_TYPE write(int fd, const void *buffer, size_t count)
 }
 ALSO_NAMED(write, _write);
 
+ssize_t pread(int fd, void *buffer, size_t count, off_t offset)
+{
+	return sys_result(ms_syscall6(__NR_pread64, fd, (long)buffer, (long)count, offset, 0, 0));
+}
+
+ssize_t pwrite(int fd, const void *buffer, size_t count, off_t offset)
+{
+	return sys_result(ms_syscall6(__NR_pwrite64, fd, (long)buffer, (long)count, offset, 0, 0));
+}
+
+int ftruncate(int fd, off_t length)
+{
+	return (int)sys_result(ms_syscall3(__NR_ftruncate, fd, length, 0));
+}
+
 off_t lseek(int fd, off_t offset, int whence)
 {
 	return sys_result(ms_syscall3(__NR_lseek, fd, offset, whence));

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -420,6 +421,104 @@ void mount_and_umount(void)
 	}
 	unlink("/tmp/outside");
 	rmdir("/tmp/mnt");
+}
+
+/* ---- mmap of files, pread, pwrite, ftruncate ----------------------------------- */
+
+#define L_ESPIPE 29
+#define L_ENODEV 19
+#define FILE_BYTES 10000
+
+static long raw_mmap(long length, int protection, int flags, int fd, long offset)
+{
+	return ms_syscall6(__NR_mmap, 0, length, protection, flags, fd, offset);
+}
+
+static void mmap_cases(int fd, const char *data)
+{
+	long at = raw_mmap(FILE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (at < 0) {
+		t_fail("mmap of a file: %ld", at);
+		return;
+	}
+	char *map = (char *)at;
+	if (memcmp(map, data, FILE_BYTES) || map[FILE_BYTES] != 0)
+		t_fail("the mapping is not the file's bytes, zeros after");
+	map[0] = 'X'; /* private: the file keeps its byte */
+	char first;
+	if (pread(fd, &first, 1, 0) != 1 || first != data[0])
+		t_fail("a write to a private mapping reached the file");
+	munmap(map, FILE_BYTES);
+	at = raw_mmap(4096, PROT_READ, MAP_PRIVATE, fd, 8192);
+	if (at < 0 || memcmp((char *)at, data + 8192, FILE_BYTES - 8192))
+		t_fail("mmap at offset 8192: %ld", at);
+	else
+		munmap((void *)at, 4096);
+	expect("mmap MAP_SHARED", raw_mmap(4096, PROT_READ, MAP_SHARED, fd, 0), -L_ENODEV);
+	expect("mmap, offset not a page", raw_mmap(4096, PROT_READ, MAP_PRIVATE, fd, 100), -L_EINVAL);
+	expect("mmap, bad fd", raw_mmap(4096, PROT_READ, MAP_PRIVATE, 99, 0), -L_EBADF);
+	expect("mmap, fd -1 without MAP_ANONYMOUS", raw_mmap(4096, PROT_READ, MAP_PRIVATE, -1, 0),
+	       -L_EBADF);
+	int dir = open("/tmp", O_RDONLY);
+	expect("mmap of a directory", raw_mmap(4096, PROT_READ, MAP_PRIVATE, dir, 0), -L_ENODEV);
+	close(dir);
+	int writer = open("/tmp/mapped", O_WRONLY);
+	expect("mmap of a write-only fd", raw_mmap(4096, PROT_READ, MAP_PRIVATE, writer, 0), -L_EACCES);
+	close(writer);
+}
+
+static void positional_cases(int fd, const char *data)
+{
+	char buffer[64];
+	lseek(fd, 5, SEEK_SET);
+	if (pread(fd, buffer, 10, 4000) != 10 || memcmp(buffer, data + 4000, 10))
+		t_fail("pread at 4000");
+	if (lseek(fd, 0, SEEK_CUR) != 5)
+		t_fail("pread moved the position");
+	if (pwrite(fd, "abc", 3, 9998) != 3 || pread(fd, buffer, 8, 9998) != 3 ||
+	    memcmp(buffer, "abc", 3))
+		t_fail("pwrite past the end");
+	expect("pread, negative offset", ms_syscall6(__NR_pread64, fd, (long)buffer, 1, -1, 0, 0),
+	       -L_EINVAL);
+	expect("pread, bad buffer", ms_syscall6(__NR_pread64, fd, KERNEL_ADDR, 10, 0, 0, 0),
+	       -L_EFAULT);
+	expect("pwrite, bad buffer", ms_syscall6(__NR_pwrite64, fd, 0, 10, 0, 0, 0), -L_EFAULT);
+	expect("pread, bad fd", ms_syscall6(__NR_pread64, 77, (long)buffer, 1, 0, 0, 0), -L_EBADF);
+	int pipe_fds[2];
+	if (pipe(pipe_fds) == 0) {
+		expect("pread of a pipe", ms_syscall6(__NR_pread64, pipe_fds[0], (long)buffer, 1, 0, 0, 0),
+		       -L_ESPIPE);
+		close(pipe_fds[0]);
+		close(pipe_fds[1]);
+	}
+	if (ftruncate(fd, 100) < 0 || lseek(fd, 0, SEEK_END) != 100)
+		t_fail("ftruncate to 100");
+	if (ftruncate(fd, 20000) < 0 || pread(fd, buffer, 4, 19000) != 4 || buffer[0] != 0)
+		t_fail("ftruncate up: zeros");
+	expect("ftruncate, negative", ms_syscall3(__NR_ftruncate, fd, -1, 0), -L_EINVAL);
+	int reader = open("/tmp/mapped", O_RDONLY);
+	expect("ftruncate of a read-only fd", ms_syscall3(__NR_ftruncate, reader, 0, 0), -L_EBADF);
+	close(reader);
+}
+
+/* Does mmap of a file give a private copy of its bytes (through the file
+ * system, so from the page cache on ext2), and do pread, pwrite and ftruncate
+ * work at an offset without moving the position, refusing what they must? */
+void file_mmap_and_positional_io(void)
+{
+	mkdir("/tmp", 01777);
+	static char data[FILE_BYTES];
+	for (int i = 0; i < FILE_BYTES; i++)
+		data[i] = (char)('a' + i % 23 + i / 4096);
+	int fd = open("/tmp/mapped", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, data, FILE_BYTES) != FILE_BYTES) {
+		t_fail("cannot write /tmp/mapped");
+		return;
+	}
+	mmap_cases(fd, data);
+	positional_cases(fd, data);
+	close(fd);
+	unlink("/tmp/mapped");
 }
 
 /* ---- scale ------------------------------------------------------------------ */

@@ -968,5 +968,6 @@ const struct user_test user_tests[] = {
     {"file_calls_refuse_hostile_input", file_calls_refuse_hostile_input, 20000},
     {"ramfs_directory_of_ten_thousand", ramfs_directory_of_ten_thousand, 120000},
     {"mount_and_umount", mount_and_umount, 20000},
+    {"file_mmap_and_positional_io", file_mmap_and_positional_io, 20000},
     {NULL, NULL, 0},
 };

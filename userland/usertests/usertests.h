@@ -67,6 +67,7 @@ void rename_and_links(void);
 void file_calls_refuse_hostile_input(void);
 void ramfs_directory_of_ten_thousand(void);
 void mount_and_umount(void);
+void file_mmap_and_positional_io(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
