@@ -662,6 +662,21 @@ def run_ktest_block(args, reporter, name, suites, device="virtio"):
               qemu_args=["--disk", scratch_disk(args, name), "--disk-device", device])
 
 
+def run_ktest_blocktimeout(args, reporter):
+    """blocktimeout on a virtio-blk disk that QEMU throttles to one byte a
+    second after an 8 KiB burst: the first requests pass, the next would
+    wait an hour.  The driver must end it with -ETIMEDOUT and refuse the
+    next with -EIO."""
+    name = "ktest-blocktimeout"
+    image = os.path.join(args.build, "test-logs", "blocktimeout.img")
+    with open(image, "wb") as f:
+        f.truncate(16 << 20)
+    run_ktest(args, reporter, name, "blocktimeout",
+              qemu_args=["--", "-drive", f"file={image},if=none,id=slow0,format=raw,"
+                         "throttling.bps-total=1,throttling.bps-total-max=8192",
+                         "-device", "virtio-blk-pci,drive=slow0"])
+
+
 def run_ktest_blockerr(args, reporter, name, device="virtio"):
     """blockerr on an ext2 image holding victim.txt, whose data block (from
     debugfs) fails to read, as does sector 1024."""
@@ -813,6 +828,8 @@ def ktest_listing(args):
     lines.append("ktest-blockerr/blockerr/<case>: reads failed by QEMU blkdebug rules, raw and "
                  "through ext2")
     lines.append("ktest-block-nvme/..., ktest-blockerr-nvme/...: the same on an NVMe disk")
+    lines.append("ktest-blocktimeout/blocktimeout/<case>: a virtio-blk disk that stops answering "
+                 "(QEMU throttling): -ETIMEDOUT, then -EIO, no hang")
     lines.append("ktest-ext2-write/ext2w,ext2wb/<case>, ktest-ext2/host/e2fsck-after-write, "
                  "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r,ext2umount/<case>, "
                  "ktest-ext2/host/e2fsck-after-read, ktest-ext2/host/written-back-by-umount: ext2 on a host-made image")
@@ -1024,6 +1041,7 @@ def ktest_jobs(args, reporter):
         [lambda port=port: run_vcon_slow(args, reporter, port) for port in VCON_SOCKET_PORTS] + \
         [lambda: run_ktest_block(args, reporter, "ktest-block", "block"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr"),
+         lambda: run_ktest_blocktimeout(args, reporter),
          lambda: run_ktest_block(args, reporter, "ktest-block-nvme", "block", "nvme"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr-nvme", "nvme"),
          lambda: run_ktest_ext2(args, reporter)]

@@ -58,7 +58,8 @@ int vfs_create_node(char *path, uint32_t mode, const char *link_target, struct v
 	return err;
 }
 
-/* Finds (or, with VFS_O_CREAT, makes) the node open() names. */
+/* Finds (or, with VFS_O_CREAT, makes) the node open() names.  Returns 0
+ * (found), 1 (made now) or a negative error. */
 static int open_node(const char *path, int flags, uint32_t mode, struct vfs_node **node)
 {
 	char copy[VFS_PATH_MAX];
