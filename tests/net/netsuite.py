@@ -8,9 +8,9 @@ body checked and the kernel's free frames back where they were, a NIC mode
 switch (interrupt <-> polling) during downloads, ICMP, httpget in the OS
 fetching from a server on the host, rscflnet's accounting of a transfer to
 the host, and an accounted httpd's /rscfl and access log (acctcheck.py).
-With the e1000, an ext2 disk holding a copy of /www is attached too, and a
-second httpd (user www) serves it from /disk/www through the page cache: the
-same files, byte-identical.
+An ext2 disk holding a copy of /www is attached too, and a second httpd
+(user www) serves it from /disk/www through the page cache: the same files,
+byte-identical.
 
 run_host(build, report): the same httpd (and httpget, ping) on the Linux host:
 the programs use Linux's ABI, so this checks the libc socket glue and the
@@ -179,8 +179,8 @@ DISK_PORT = 8080  # the guest port of the httpd serving /disk/www
 def make_www_disk(build, log):
     """An ext2 image (the host's mke2fs -d) holding www/ as the initrd stages
     it; returns its path, or None when mke2fs failed."""
-    root = os.path.join(os.path.dirname(log), "net-disk-root")
-    image = os.path.join(os.path.dirname(log), "net-disk.img")
+    root = os.path.splitext(log)[0] + "-disk-root"
+    image = os.path.splitext(log)[0] + "-disk.img"
     subprocess.run(["rm", "-rf", root, image])
     os.makedirs(root)
     subprocess.run(["cp", "-R", os.path.join(build, "user", "root", "www"), root], check=True)
@@ -205,7 +205,7 @@ def run_guest(build, nic, report, log, kernel=None):
     prefix = f"net/{nic}"
     port, disk_port = httpcheck.free_port(), httpcheck.free_port()
     start = time.monotonic()
-    disk = make_www_disk(build, log) if nic == "e1000" and kernel is None else None
+    disk = make_www_disk(build, log)
     forwards = {port: 80, httpcheck.free_port(): acctcheck.ACCT_PORT}
     if disk:
         forwards[disk_port] = DISK_PORT
@@ -224,6 +224,8 @@ def run_guest(build, nic, report, log, kernel=None):
         if disk:
             timed(report, prefix + "/httpd-from-disk", check_served_from_disk, guest, disk_port,
                   www_files(build))
+        else:
+            report(prefix + "/httpd-from-disk", "FAIL", 0.0, None, "mke2fs failed")
     finally:
         guest.stop()
 
