@@ -692,6 +692,21 @@ def run_ktest_block(args, reporter, name, suites, device="virtio"):
               qemu_args=["--disk", scratch_disk(args, name), "--disk-device", device])
 
 
+def run_ktest_blocktimeout(args, reporter):
+    """blocktimeout on a virtio-blk disk that QEMU throttles to one byte a
+    second after an 8 KiB burst: the first requests pass, the next would
+    wait an hour.  The driver must end it with -ETIMEDOUT and refuse the
+    next with -EIO."""
+    name = "ktest-blocktimeout"
+    image = os.path.join(args.build, "test-logs", "blocktimeout.img")
+    with open(image, "wb") as f:
+        f.truncate(16 << 20)
+    run_ktest(args, reporter, name, "blocktimeout",
+              qemu_args=["--", "-drive", f"file={image},if=none,id=slow0,format=raw,"
+                         "throttling.bps-total=1,throttling.bps-total-max=8192",
+                         "-device", "virtio-blk-pci,drive=slow0"])
+
+
 def run_ktest_blockerr(args, reporter, name, device="virtio"):
     """blockerr on an ext2 image holding victim.txt, whose data block (from
     debugfs) fails to read, as does sector 1024."""
@@ -762,8 +777,24 @@ def host_debugfs(args, reporter, name, image):
     names = debugfs(image, "ls /tree/many").split()
     if sum(1 for n in names if n.startswith(b"file-with-a-longer-name-")) != 300:
         problems.append("/tree/many does not hold 300 files")
-    if b"gone.bin" in debugfs(image, "ls /tree"):
-        problems.append("/tree/gone.bin is still there")
+    tree = debugfs(image, "ls /tree").split()
+    for gone in (b"gone.bin", b"from.txt", b"replacer.txt", b"movedir", b"emptydir"):
+        if gone in tree:
+            problems.append(f"/tree/{gone.decode()} is still there")
+    for present in (b"orig.txt", b"replaced.txt", b"overdir", b"deeplink", b"owned.txt"):
+        if present not in tree:
+            problems.append(f"/tree/{present.decode()} is missing")
+    if debugfs(image, "cat /tree/sub/hardlink.txt") != b"linked\n":
+        problems.append("/tree/sub/hardlink.txt is not the linked file")
+    if b"Links: 2" not in debugfs(image, "stat /tree/orig.txt"):
+        problems.append("/tree/orig.txt has not two links")
+    if debugfs(image, "cat /tree/replaced.txt") != b"new\n":
+        problems.append("/tree/replaced.txt was not replaced")
+    if debugfs(image, "cat /tree/sub/movedir/inside.txt") != b"inside\n":
+        problems.append("/tree/sub/movedir/inside.txt differs")
+    owned = debugfs(image, "stat /tree/owned.txt")
+    if not re.search(rb"User:\s+1000\s+Group:\s+1001", owned) or b"0604" not in owned:
+        problems.append("/tree/owned.txt is not 1000:1001 mode 0604")
     reporter.report(Result(name, "FAIL" if problems else "ok", time.monotonic() - start,
                            "\n".join(problems), "; ".join(problems)))
 
@@ -777,8 +808,15 @@ def run_ktest_ext2(args, reporter):
     run_ktest(args, reporter, name + "-write", "ext2w,ext2wb", qemu_args=["--disk", image])
     host_e2fsck(reporter, name + "/host/e2fsck-after-write", image)
     host_debugfs(args, reporter, name + "/host/debugfs", image)
-    run_ktest(args, reporter, name + "-read", "ext2r", qemu_args=["--disk", image])
+    run_ktest(args, reporter, name + "-read", "ext2r,ext2umount", qemu_args=["--disk", image])
     host_e2fsck(reporter, name + "/host/e2fsck-after-read", image)
+    start = time.monotonic()
+    unmounted = debugfs(image, "cat /after-unmount.txt")
+    reporter.report(Result(name + "/host/written-back-by-umount",
+                           "ok" if unmounted == b"written back by umount\n" else "FAIL",
+                           time.monotonic() - start, unmounted.decode(errors="replace"),
+                           "" if unmounted == b"written back by umount\n" else
+                           "/after-unmount.txt is not what the OS wrote before umount"))
 
 
 def ktest_cpu_name(smp):
@@ -822,9 +860,11 @@ def ktest_listing(args):
     lines.append("ktest-blockerr/blockerr/<case>: reads failed by QEMU blkdebug rules, raw and "
                  "through ext2")
     lines.append("ktest-block-nvme/..., ktest-blockerr-nvme/...: the same on an NVMe disk")
+    lines.append("ktest-blocktimeout/blocktimeout/<case>: a virtio-blk disk that stops answering "
+                 "(QEMU throttling): -ETIMEDOUT, then -EIO, no hang")
     lines.append("ktest-ext2-write/ext2w,ext2wb/<case>, ktest-ext2/host/e2fsck-after-write, "
-                 "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r/<case>, "
-                 "ktest-ext2/host/e2fsck-after-read: ext2 on a host-made image")
+                 "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r,ext2umount/<case>, "
+                 "ktest-ext2/host/e2fsck-after-read, ktest-ext2/host/written-back-by-umount: ext2 on a host-made image")
     lines.append("<run> (run): each run's exit status and KTAP plan")
     for suite, cases, source in ktest_suites():
         lines += [f"ktest/{suite}/{case}" for case in cases]
@@ -1036,6 +1076,7 @@ def ktest_jobs(args, reporter):
         [lambda port=port: run_vcon_slow(args, reporter, port) for port in VCON_SOCKET_PORTS] + \
         [lambda: run_ktest_block(args, reporter, "ktest-block", "block"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr"),
+         lambda: run_ktest_blocktimeout(args, reporter),
          lambda: run_ktest_block(args, reporter, "ktest-block-nvme", "block", "nvme"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr-nvme", "nvme"),
          lambda: run_ktest_ext2(args, reporter)]

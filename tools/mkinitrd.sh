@@ -7,7 +7,7 @@
 #   /aspects/*.o                              (the aspect objects of the build,
 #                                             and those $EXTRA_ASPECTS names:
 #                                             make run ASPECTS="a.o ...")
-#   /tmp                                      (an empty directory; /dev is
+#   /tmp                                      (an empty directory, mode 1777; /dev is
 #                                             devfs, mounted by the kernel)
 # Usage: mkinitrd.sh <out.cpio> <staging dir> <rootfs dir> <program>...
 # Names in the archive are relative ("bin/sh"), owner root, as Linux's are.
@@ -18,6 +18,7 @@ rootfs=$3
 shift 3
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/sbin" "$stage/aspects" "$stage/tmp"
+chmod 1777 "$stage/tmp" # every user may make files there, only owners remove them
 cp -R "$rootfs"/. "$stage"/
 # httpd's large test file: 1 MiB, generated here (never committed); every line
 # differs, so a block lost, repeated or reordered in transit shows.

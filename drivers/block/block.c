@@ -149,7 +149,7 @@ JOINPOINT_DEFINE_VOID_NOSLEEP(block, complete, struct block_request *, request, 
 	__atomic_sub_fetch(&device->counters.in_flight, 1, __ATOMIC_RELAXED);
 	if (status) {
 		block_add(&device->counters.errors, 1);
-		status = -EIO;
+		status = status == -ETIMEDOUT ? -ETIMEDOUT : -EIO;
 	}
 	request->status = status;
 	request->done(request);

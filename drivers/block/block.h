@@ -4,8 +4,8 @@
  * two join points, "block.submit" (a request goes to the driver) and
  * "block.complete" (the driver says it ended, interrupt context), plus a
  * synchronous helper and lookup.  A driver keeps several requests in flight;
- * every request ends exactly once, with 0 or -EIO (the device's error, or a
- * device that stopped answering), never silently.
+ * every request ends exactly once, with 0, -EIO (the device's error) or
+ * -ETIMEDOUT (a device that stopped answering; virtio-blk), never silently.
  *
  *     struct block_device *disk = block_find("vda");
  *     void *page = mm_alloc_pages(1, PAGE_SIZE);
@@ -44,7 +44,7 @@ struct block_request {
 	uint64_t sector; /* in BLOCK_SECTOR_SIZE units */
 	uint32_t count;  /* sectors; 0 for BLOCK_FLUSH */
 	void *buffer;    /* count * BLOCK_SECTOR_SIZE bytes, physically contiguous */
-	int status;      /* 0 or -EIO, set before done */
+	int status;      /* 0, -EIO or -ETIMEDOUT, set before done */
 	block_done_fn done;
 	void *private; /* the submitter's */
 	uint64_t submit_ns;
@@ -90,12 +90,13 @@ struct block_device *block_get(unsigned index);
  * that is not physically contiguous kernel memory, no done), -EROFS (write to
  * a read-only device), or the driver's error. */
 int block_submit(struct block_request *request);
-/* The driver's report that request ended with status (0 or a negative error,
- * reported up as -EIO).  Any context; runs request->done. */
+/* The driver's report that request ended with status (0, -ETIMEDOUT, or
+ * another negative error, reported up as -EIO).  Any context; runs
+ * request->done. */
 void block_complete(struct block_request *request, int status);
 
-/* Submits one request and sleeps until it ends.  Returns 0, -EIO, or
- * block_submit's errors. */
+/* Submits one request and sleeps until it ends.  Returns 0, -EIO,
+ * -ETIMEDOUT, or block_submit's errors. */
 int block_rw(struct block_device *device, enum block_op op, uint64_t sector, uint32_t count,
 	     void *buffer);
 

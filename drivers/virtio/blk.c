@@ -12,6 +12,12 @@
  * ends its request through block_complete: anything but OK is -EIO.  A used
  * entry naming a descriptor the driver did not offer is skipped and counted
  * (virtio/queue.c), so a lying device cannot complete someone else's request.
+ *
+ * A device that stops answering: while requests are in flight a watchdog
+ * timer looks every second; a request older than VIRTIO_BLK_TIMEOUT_NS makes
+ * the device dead.  The driver resets it (from then on it touches no buffer
+ * and raises no interrupt), ends every request in flight with -ETIMEDOUT,
+ * and refuses later ones with -EIO: nothing waits forever on a silent disk.
  */
 #include "virtio/internal.h"
 
@@ -21,6 +27,7 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
+#include "time/time.h"
 
 /* Feature bits and request layout (virtio 1.x, 5.2). */
 #define VIRTIO_BLK_F_RO            (1ull << 5)
@@ -36,6 +43,8 @@
 #define VIRTIO_BLK_SLOT_DESCRIPTORS 4
 #define VIRTIO_BLK_SLOTS            32
 #define VIRTIO_BLK_MAX_SECTORS      256 /* 128 KiB per request */
+#define VIRTIO_BLK_TIMEOUT_NS       (5 * NSEC_PER_SEC)
+#define VIRTIO_BLK_WATCH_NS         NSEC_PER_SEC
 
 struct virtio_blk_header {
 	uint32_t type;
@@ -60,7 +69,76 @@ struct virtio_blk {
 	unsigned slot_count;
 	enum pci_irq_kind irq_kind;
 	uint64_t interrupts;
+	struct timer_oneshot watchdog;
+	bool watching; /* the watchdog is armed */
+	bool dead;     /* timed out and reset: every request is refused */
 };
+
+static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx);
+
+/* Lock held: arms the watchdog unless it is armed or the device is dead. */
+static void virtio_blk_watch(struct virtio_blk *vb)
+{
+	if (vb->watching || vb->dead)
+		return;
+	vb->watching = timer_arm_oneshot_ns(&vb->watchdog, clock_ns() + VIRTIO_BLK_WATCH_NS,
+					    virtio_blk_watchdog, vb) == 0;
+}
+
+/* Lock held: whether a request in flight is older than the timeout (then
+ * true), and whether any is in flight at all (*busy). */
+static bool virtio_blk_stuck(struct virtio_blk *vb, bool *busy)
+{
+	uint64_t now = clock_ns();
+	bool stuck = false;
+	*busy = false;
+	for (unsigned i = 0; i < vb->slot_count; i++) {
+		struct block_request *request = vb->slots[i].request;
+		if (request) {
+			*busy = true;
+			stuck |= now - request->submit_ns > VIRTIO_BLK_TIMEOUT_NS;
+		}
+	}
+	return stuck;
+}
+
+/* Lock held: resets the device and empties every slot into ended[]. */
+static unsigned virtio_blk_give_up(struct virtio_blk *vb, struct block_request **ended)
+{
+	unsigned count = 0;
+	vb->dead = true;
+	virtio_reset_device(&vb->vdev);
+	for (unsigned i = 0; i < vb->slot_count; i++) {
+		if (vb->slots[i].request) {
+			ended[count++] = vb->slots[i].request;
+			vb->slots[i].request = NULL;
+		}
+	}
+	return count;
+}
+
+static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx)
+{
+	(void)timer;
+	struct virtio_blk *vb = ctx;
+	struct block_request *ended[VIRTIO_BLK_SLOTS];
+	unsigned count = 0;
+	bool busy;
+	uint64_t flags = spin_lock_irqsave(&vb->lock);
+	vb->watching = false;
+	if (virtio_blk_stuck(vb, &busy))
+		count = virtio_blk_give_up(vb, ended);
+	else if (busy)
+		virtio_blk_watch(vb);
+	spin_unlock_irqrestore(&vb->lock, flags);
+	if (count)
+		pr_warn("virtio-blk: %s did not answer for %lu s: reset, %u requests timed out\n",
+			vb->block.name, (unsigned long)(VIRTIO_BLK_TIMEOUT_NS / NSEC_PER_SEC), count);
+	for (unsigned i = 0; i < count; i++) {
+		semaphore_up(&vb->free_slots);
+		block_complete(ended[i], -ETIMEDOUT);
+	}
+}
 
 static unsigned virtio_blk_devices;
 
@@ -86,6 +164,11 @@ static int virtio_blk_submit(struct block_device *device, struct block_request *
 	struct virtio_blk *vb = device->driver;
 	semaphore_down(&vb->free_slots);
 	uint64_t flags = spin_lock_irqsave(&vb->lock);
+	if (vb->dead) {
+		spin_unlock_irqrestore(&vb->lock, flags);
+		semaphore_up(&vb->free_slots);
+		return -EIO;
+	}
 	unsigned index = virtio_blk_take_slot(vb, request);
 	struct virtio_blk_slot *slot = &vb->slots[index];
 	slot->header = (struct virtio_blk_header){.type = virtio_blk_type(request->op),
@@ -103,10 +186,12 @@ static int virtio_blk_submit(struct block_device *device, struct block_request *
 	    (struct virtio_segment){virt_to_phys((const void *)&slot->status), 1, true};
 	int error =
 	    virtio_offer_chain(&vb->queue, index * VIRTIO_BLK_SLOT_DESCRIPTORS, segments, count);
-	if (error)
+	if (error) {
 		slot->request = NULL;
-	else
+	} else {
 		virtio_kick_queue(&vb->queue);
+		virtio_blk_watch(vb);
+	}
 	spin_unlock_irqrestore(&vb->lock, flags);
 	if (error)
 		semaphore_up(&vb->free_slots);
@@ -121,7 +206,7 @@ static bool virtio_blk_take_finished(struct virtio_blk *vb, struct block_request
 	uint32_t length;
 	bool found = false;
 	uint64_t flags = spin_lock_irqsave(&vb->lock);
-	while (!found && virtio_take_used(&vb->queue, &id, &length)) {
+	while (!found && !vb->dead && virtio_take_used(&vb->queue, &id, &length)) {
 		struct virtio_blk_slot *slot = &vb->slots[id / VIRTIO_BLK_SLOT_DESCRIPTORS];
 		if (id % VIRTIO_BLK_SLOT_DESCRIPTORS || !slot->request) {
 			vb->queue.bad_used++;

@@ -43,6 +43,12 @@ uint32_t proc_current_euid(void)
 	return self ? self->cred.euid : ROOT_UID;
 }
 
+uint32_t proc_current_egid(void)
+{
+	struct process *self = proc_current();
+	return self ? self->cred.egid : ROOT_GID;
+}
+
 static bool owns(const struct proc_cred *actor, const struct proc_cred *target)
 {
 	return actor->uid == target->uid || actor->uid == target->suid ||

@@ -66,6 +66,14 @@ int proc_read_program(const char *path, void **image, size_t *size)
 	return ops()->read_program(p ? p->slots.files : NULL, path, image, size);
 }
 
+int64_t proc_read_file_at(int fd, uint64_t offset, void *buffer, size_t length)
+{
+	struct process *p = proc_current();
+	if (!ops() || !ops()->read_at || !p || !p->slots.files)
+		return -EBADF;
+	return ops()->read_at(p->slots.files, fd, offset, buffer, length);
+}
+
 void proc_free_program(void *image, size_t size)
 {
 	(void)size;

@@ -254,6 +254,9 @@ void proc_files_exec(struct process *p);
 void proc_files_exit(struct process *p);
 /* Reads the whole file at path.  Returns 0 with *image (free with
  * proc_free_program) and *size, or -ENOENT, -ENOMEM, ... */
+/* The calling process's descriptor fd read at offset (struct proc_file_ops'
+ * read_at).  Returns its answer, or -EBADF without a table. */
+int64_t proc_read_file_at(int fd, uint64_t offset, void *buffer, size_t length);
 int proc_read_program(const char *path, void **image, size_t *size);
 void proc_free_program(void *image, size_t size);
 

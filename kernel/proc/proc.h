@@ -68,6 +68,8 @@ bool proc_has_privilege(unsigned privilege);
 int proc_may_act_on(int pid, unsigned privilege);
 /* The caller's effective uid (0 in a kernel thread). */
 uint32_t proc_current_euid(void);
+/* The caller's effective gid (0 in a kernel thread). */
+uint32_t proc_current_egid(void);
 
 /* Starts the program at path (through the VFS) as a new process whose parent
  * is the calling process (or none: a child of the kernel).  argv and envp are
@@ -207,6 +209,12 @@ struct proc_file_ops {
 	/* Reads the program at path (relative to files' working directory, files may
 	 * be NULL) whole into *image (kmalloc'd).  Returns 0 or a negative errno. */
 	int (*read_program)(void *files, const char *path, void **image, size_t *size);
+	/* Reads up to length bytes of descriptor fd at offset into buffer (a
+	 * kernel buffer), for mmap of a file; length 0 only checks that fd is a
+	 * regular file open for reading.  Returns the bytes read (0 at the end),
+	 * or -EBADF, -EACCES (not open for reading), -ENODEV (not a regular
+	 * file), or the file system's error. */
+	int64_t (*read_at)(void *files, int fd, uint64_t offset, void *buffer, size_t length);
 };
 void proc_set_file_ops(const struct proc_file_ops *ops);
 

@@ -20,6 +20,7 @@
 #define PROT_READ     0x1
 #define PROT_WRITE    0x2
 #define PROT_EXEC     0x4
+#define MAP_SHARED    0x01
 #define MAP_PRIVATE   0x02
 #define MAP_FIXED     0x10
 #define MAP_ANONYMOUS 0x20
@@ -219,16 +220,45 @@ static bool page_aligned(uint64_t value)
 	return (value & (PAGE_SIZE - 1)) == 0;
 }
 
+/* Copies the file behind fd from offset into the new private mapping at
+ * start (length bytes, page-aligned), a page at a time through a bounce
+ * page: what lies past the end of the file stays zero (first touch). */
+static int fill_from_file(struct proc_memory *memory, uint64_t start, uint64_t length, int fd,
+			  uint64_t offset)
+{
+	uint8_t *bounce = kmalloc(PAGE_SIZE);
+	if (!bounce)
+		return -ENOMEM;
+	int error = 0;
+	for (uint64_t done = 0; done < length && !error; done += PAGE_SIZE) {
+		int64_t n = proc_read_file_at(fd, offset + done, bounce, PAGE_SIZE);
+		if (n <= 0) {
+			error = (int)n;
+			break;
+		}
+		error = memory_populate(memory, start + done, start + done + PAGE_SIZE);
+		if (!error)
+			error = memory_write(memory, start + done, bounce, (size_t)n);
+		if ((size_t)n < PAGE_SIZE)
+			break;
+	}
+	kfree(bounce);
+	return error;
+}
+
 SYSCALL_DEFINE6(mmap, uint64_t, address, uint64_t, length, int, protection, int, flags, int, fd,
 		uint64_t, offset)
 {
-	(void)fd;
 	struct proc_memory *memory = self()->memory;
-	if (!(flags & MAP_ANONYMOUS))
-		return -ENODEV;
+	bool file = !(flags & MAP_ANONYMOUS);
 	if (!(flags & MAP_PRIVATE) || length == 0 || length > USER_MMAP_END - USER_MMAP_BASE ||
 	    !page_aligned(offset))
-		return -EINVAL;
+		return file && (flags & MAP_SHARED) ? -ENODEV : -EINVAL;
+	if (file && offset + length < offset)
+		return -EOVERFLOW;
+	int64_t checked = file ? proc_read_file_at(fd, 0, NULL, 0) : 0;
+	if (checked < 0)
+		return checked;
 	length = (length + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
 	uint64_t start = flags & MAP_FIXED ? address : memory_find_free(memory, length);
 	if (!start || !page_aligned(start))
@@ -238,6 +268,11 @@ SYSCALL_DEFINE6(mmap, uint64_t, address, uint64_t, length, int, protection, int,
 	int error = memory_map_anonymous(memory, start, start + length, vm_flags);
 	if (error)
 		return error == -EINVAL && !(flags & MAP_FIXED) ? -ENOMEM : error;
+	error = file ? fill_from_file(memory, start, length, fd, offset) : 0;
+	if (error) {
+		memory_unmap(memory, start, start + length);
+		return error;
+	}
 	return (long)start;
 }
 

@@ -17,8 +17,11 @@
 #define PRIV_SIGNAL  0x04u /* signal processes of other users */
 #define PRIV_KSHELL  0x08u /* run kernel console lines (ms_kshell) */
 #define PRIV_POWER   0x10u /* power off or reboot (the console's poweroff, exit, reboot) */
-#define PRIV_DEVICE  0x20u /* device control: raw sockets */
-#define PRIV_ALL     0x3fu
+#define PRIV_DEVICE  0x20u /* device control: raw sockets, mount and umount */
+/* files: read, write and search whatever the permission bits say, change
+ * any file's mode and owner (Linux's CAP_DAC_OVERRIDE and CAP_FOWNER, CAP_CHOWN) */
+#define PRIV_FILES   0x40u
+#define PRIV_ALL     0x7fu
 
 #define ROOT_UID 0
 #define ROOT_GID 0

@@ -31,8 +31,8 @@
 #define __NR_rt_sigaction    13
 #define __NR_rt_sigprocmask  14 /* -ENOSYS */
 #define __NR_ioctl           16
-#define __NR_pread64         17 /* -ENOSYS */
-#define __NR_pwrite64        18 /* -ENOSYS */
+#define __NR_pread64         17
+#define __NR_pwrite64        18
 #define __NR_readv           19 /* -ENOSYS */
 #define __NR_writev          20 /* -ENOSYS */
 #define __NR_access          21
@@ -66,19 +66,25 @@
 #define __NR_fcntl           72
 #define __NR_fsync           74
 #define __NR_fdatasync       75
-#define __NR_ftruncate       77 /* -ENOSYS */
+#define __NR_ftruncate       77
 #define __NR_getdents        78
 #define __NR_getcwd          79
 #define __NR_chdir           80
 #define __NR_fchdir          81 /* -ENOSYS */
-#define __NR_rename          82 /* -ENOSYS */
+#define __NR_rename          82
 #define __NR_mkdir           83
 #define __NR_rmdir           84
 #define __NR_creat           85
-#define __NR_link            86 /* -ENOSYS */
+#define __NR_link            86
 #define __NR_unlink          87
-#define __NR_readlink        89 /* -ENOSYS */
-#define __NR_umask           95 /* -ENOSYS */
+#define __NR_symlink         88
+#define __NR_readlink        89
+#define __NR_chmod           90
+#define __NR_fchmod          91
+#define __NR_chown           92
+#define __NR_fchown          93
+#define __NR_lchown          94
+#define __NR_umask           95
 #define __NR_gettimeofday    96
 #define __NR_getrlimit       97
 #define __NR_times           100
@@ -103,6 +109,8 @@
 #define __NR_arch_prctl      158 /* -ENOSYS */
 #define __NR_setrlimit       160
 #define __NR_sync            162
+#define __NR_mount           165
+#define __NR_umount2         166
 #define __NR_gettid          186
 #define __NR_time            201 /* -ENOSYS */
 #define __NR_sched_setaffinity 203

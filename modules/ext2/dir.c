@@ -180,6 +180,39 @@ static int dir_remove(struct ext2_node *dir, const char *name, size_t length)
 	return ext2_write_inode(dir);
 }
 
+static uint8_t file_type_of(uint32_t mode);
+
+int ext2_dir_add(struct ext2_node *dir, const char *name, size_t length, uint32_t ino,
+		 uint32_t mode)
+{
+	return dir_add(dir, name, length, ino, file_type_of(mode));
+}
+
+int ext2_dir_remove(struct ext2_node *dir, const char *name, size_t length)
+{
+	return dir_remove(dir, name, length);
+}
+
+struct retarget_arg {
+	const char *name;
+	size_t length;
+	uint32_t ino;
+	uint8_t type;
+};
+
+static int retarget_visit(struct pcache_page *page, struct ext2_dirent *entry,
+			  struct ext2_dirent *previous, void *arg)
+{
+	(void)previous;
+	struct retarget_arg *r = arg;
+	if (!name_is(entry, r->name, r->length))
+		return 0;
+	entry->inode = r->ino;
+	entry->file_type = r->type;
+	pcache_mark_dirty(page);
+	return 1;
+}
+
 static int nonempty_visit(struct pcache_page *page, struct ext2_dirent *entry,
 			  struct ext2_dirent *previous, void *arg)
 {
@@ -187,6 +220,17 @@ static int nonempty_visit(struct pcache_page *page, struct ext2_dirent *entry,
 	(void)previous;
 	(void)arg;
 	return entry->inode && !is_dot_or_dotdot(entry);
+}
+
+int ext2_dir_retarget(struct ext2_node *dir, const char *name, size_t length, uint32_t ino,
+		      uint32_t mode)
+{
+	struct retarget_arg r = {name, length, ino, dir->fs->filetype ? file_type_of(mode) : 0};
+	int result = dir_walk(dir, retarget_visit, &r);
+	if (result <= 0)
+		return result ? result : -ENOENT;
+	dir->disk.mtime = dir->disk.ctime = ext2_now();
+	return ext2_write_inode(dir);
 }
 
 /* ---- Making nodes ------------------------------------------------------------- */
@@ -231,8 +275,9 @@ static int init_contents(struct ext2_node *dir, struct ext2_node *child, const c
 }
 
 /* A new in-memory inode for ino (allocated on disk already). */
-static struct ext2_node *new_node(struct ext2_node *dir, uint32_t ino, uint32_t mode)
+static struct ext2_node *new_node(struct ext2_node *dir, uint32_t ino, const struct vfs_create *what)
 {
+	uint32_t mode = what->mode;
 	struct ext2_node *child = kzalloc(sizeof(*child));
 	if (!child)
 		return NULL;
@@ -242,14 +287,16 @@ static struct ext2_node *new_node(struct ext2_node *dir, uint32_t ino, uint32_t 
 	child->disk.mode = (uint16_t)mode;
 	child->disk.links_count = VFS_IS_DIR(mode) ? 2 : 1;
 	child->disk.atime = child->disk.ctime = child->disk.mtime = now;
+	ext2_set_owner(&child->disk, what->uid, what->gid);
 	ext2_node_init_ops(child);
 	ext2_node_attach(child);
 	return child;
 }
 
-int ext2_make_node(struct ext2_node *dir, const char *name, size_t length, uint32_t mode,
-		   const char *link_target, struct ext2_node **out)
+int ext2_make_node(struct ext2_node *dir, const char *name, size_t length,
+		   const struct vfs_create *what, struct ext2_node **out)
 {
+	uint32_t mode = what->mode;
 	if (length == 0 || length > VFS_NAME_MAX)
 		return -ENAMETOOLONG;
 	uint32_t existing;
@@ -265,12 +312,12 @@ int ext2_make_node(struct ext2_node *dir, const char *name, size_t length, uint3
 	error = ext2_alloc_inode(dir->fs, directory, &ino);
 	if (error)
 		return error;
-	struct ext2_node *child = new_node(dir, ino, mode);
+	struct ext2_node *child = new_node(dir, ino, what);
 	if (!child) {
 		ext2_free_inode(dir->fs, ino, directory);
 		return -ENOMEM;
 	}
-	error = init_contents(dir, child, link_target);
+	error = init_contents(dir, child, VFS_IS_LNK(mode) ? what->link_target : NULL);
 	if (!error)
 		error = ext2_write_inode(child);
 	if (!error)
@@ -322,36 +369,23 @@ static int ext2_lookup(struct vfs_node *vdir, const char *name, size_t length,
 	return error;
 }
 
-static int ext2_create(struct vfs_node *vdir, const char *name, size_t length, uint32_t mode,
-		       struct vfs_node **child)
+static int ext2_create(struct vfs_node *vdir, const char *name, size_t length,
+		       const struct vfs_create *what, struct vfs_node **child)
 {
 	struct ext2_node *node;
+	if (VFS_IS_LNK(what->mode) && strlen(what->link_target) >= EXT2_BLOCK_SIZE)
+		return -ENAMETOOLONG;
 	mutex_lock(&ext2_lock);
-	int error = ext2_make_node(vdir->private, name, length, mode, NULL, &node);
+	int error = ext2_make_node(vdir->private, name, length, what, &node);
 	if (!error)
 		*child = &node->vnode;
 	mutex_unlock(&ext2_lock);
 	return error;
 }
 
-/* Takes name's link away from child (found in dir). */
-static int unlink_locked(struct ext2_node *dir, struct ext2_node *child, const char *name,
-			 size_t length, bool dir_wanted)
+int ext2_drop_link(struct ext2_node *dir, struct ext2_node *child)
 {
-	bool directory = VFS_IS_DIR(child->vnode.mode);
-	if (dir_wanted && !directory)
-		return -ENOTDIR;
-	if (!dir_wanted && directory)
-		return -EISDIR;
-	if (directory) {
-		int result = dir_walk(child, nonempty_visit, NULL);
-		if (result)
-			return result < 0 ? result : -ENOTEMPTY;
-	}
-	int error = dir_remove(dir, name, length);
-	if (error)
-		return error;
-	if (directory) {
+	if (VFS_IS_DIR(child->vnode.mode)) {
 		child->disk.links_count = 0;
 		dir->disk.links_count--;
 		dir->vnode.links--;
@@ -364,6 +398,29 @@ static int unlink_locked(struct ext2_node *dir, struct ext2_node *child, const c
 	if (child->disk.links_count == 0)
 		child->unlinked = true;
 	return ext2_write_inode(child);
+}
+
+int ext2_dir_nonempty(struct ext2_node *dir)
+{
+	return dir_walk(dir, nonempty_visit, NULL);
+}
+
+/* Takes name's link away from child (found in dir). */
+static int unlink_locked(struct ext2_node *dir, struct ext2_node *child, const char *name,
+			 size_t length, bool dir_wanted)
+{
+	bool directory = VFS_IS_DIR(child->vnode.mode);
+	if (dir_wanted && !directory)
+		return -ENOTDIR;
+	if (!dir_wanted && directory)
+		return -EISDIR;
+	if (directory) {
+		int result = ext2_dir_nonempty(child);
+		if (result)
+			return result < 0 ? result : -ENOTEMPTY;
+	}
+	int error = dir_remove(dir, name, length);
+	return error ? error : ext2_drop_link(dir, child);
 }
 
 static int ext2_unlink(struct vfs_node *vdir, const char *name, size_t length, bool dir_wanted)
@@ -427,78 +484,11 @@ static int ext2_readdir(struct vfs_node *vdir, uint64_t index, struct vfs_dirent
 const struct vfs_node_ops ext2_dir_ops = {
     .lookup = ext2_lookup,
     .create = ext2_create,
+    .link = ext2_link,
+    .rename = ext2_rename,
     .unlink = ext2_unlink,
+    .setattr = ext2_setattr,
+    .unmount = ext2_unmount,
     .readdir = ext2_readdir,
     .release = ext2_release_node,
 };
-
-/* ---- Symbolic links by path ------------------------------------------------------ */
-
-/* The ext2 directory at path, referenced through an open file. */
-static int open_ext2_dir(const char *path, struct vfs_file **file)
-{
-	int error = vfs_open(path, VFS_O_RDONLY | VFS_O_DIRECTORY, 0, file);
-	if (error)
-		return error;
-	if ((*file)->node->ops != &ext2_dir_ops) {
-		vfs_close(*file);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int ext2_symlink(const char *dir_path, const char *name, const char *target)
-{
-	if (!dir_path || !name || !target)
-		return -EINVAL;
-	size_t target_length = strlen(target);
-	if (target_length == 0 || target_length >= EXT2_BLOCK_SIZE)
-		return -ENAMETOOLONG;
-	struct vfs_file *file;
-	int error = open_ext2_dir(dir_path, &file);
-	if (error)
-		return error;
-	struct ext2_node *child;
-	mutex_lock(&ext2_lock);
-	error = ext2_make_node(file->node->private, name, strlen(name), EXT2_S_IFLNK | 0777, target,
-			       &child);
-	if (!error)
-		vfs_node_put(&child->vnode);
-	mutex_unlock(&ext2_lock);
-	vfs_close(file);
-	return error;
-}
-
-int64_t ext2_readlink(const char *path, char *buffer, size_t size)
-{
-	if (!path || !buffer)
-		return -EINVAL;
-	char parent[VFS_PATH_MAX];
-	size_t length = strlen(path);
-	const char *slash = NULL;
-	for (const char *c = path; *c; c++)
-		if (*c == '/')
-			slash = c;
-	if (!slash || length >= VFS_PATH_MAX || slash[1] == 0)
-		return -EINVAL;
-	size_t parent_length = slash == path ? 1 : (size_t)(slash - path);
-	memcpy(parent, path, parent_length);
-	parent[parent_length] = 0;
-	struct vfs_file *file;
-	int error = open_ext2_dir(parent, &file);
-	if (error)
-		return error;
-	struct ext2_node *dir = file->node->private, *node;
-	mutex_lock(&ext2_lock);
-	uint32_t ino;
-	int64_t result = ext2_dir_find(dir, slash + 1, strlen(slash + 1), &ino);
-	if (!result)
-		result = ext2_iget(dir->fs, ino, &node);
-	if (!result) {
-		result = ext2_readlink_locked(node, buffer, size);
-		vfs_node_put(&node->vnode);
-	}
-	mutex_unlock(&ext2_lock);
-	vfs_close(file);
-	return result;
-}

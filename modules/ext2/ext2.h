@@ -12,6 +12,7 @@
 #ifndef MODULES_EXT2_EXT2_H
 #define MODULES_EXT2_EXT2_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,8 @@ struct vfs_node;
  * ext2, or a block size or feature this driver does not handle), -EIO,
  * -ENOMEM, or vfs_mount's errors. */
 int ext2_mount(struct block_device *disk, const char *path);
+/* True when disk holds a mounted ext2 file system. */
+bool ext2_disk_mounted(const struct block_device *disk);
 /* At boot: mounts the first disk at EXT2_BOOT_MOUNT when it holds ext2
  * (no disk, or another content, is not an error: nothing happens). */
 void ext2_mount_boot(void);
@@ -34,14 +37,6 @@ int ext2_sync_all(void);
 /* Writes back one file's pages and inode (fsync).  Returns 0, -EINVAL (not
  * an ext2 node) or -EIO. */
 int ext2_sync_node(struct vfs_node *node);
-/* Creates a symbolic link name -> target in directory path dir.  Returns 0,
- * -EEXIST, -ENOENT, -ENOTDIR, -ENAMETOOLONG, -ENOSPC, -EINVAL (dir is not on
- * ext2). */
-int ext2_symlink(const char *dir, const char *name, const char *target);
-/* Copies the target of the symbolic link at path into buffer (no NUL).
- * Returns its length, or -EINVAL (not a link, not on ext2), -ENOENT, -EIO. */
-int64_t ext2_readlink(const char *path, char *buffer, size_t size);
-
 /* Runs storage_bench (command line) and stops the machine, if it was
  * given.  Boot thread, after ext2_mount_boot. */
 #ifdef KERNEL_TESTS

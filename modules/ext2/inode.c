@@ -337,6 +337,51 @@ int ext2_truncate_locked(struct ext2_node *node, uint64_t size)
 
 /* ---- In-memory inodes ------------------------------------------------------- */
 
+/* Linux's osd2: uid_high at bytes 4-5, gid_high at 6-7. */
+void ext2_set_owner(struct ext2_inode *inode, uint32_t uid, uint32_t gid)
+{
+	inode->uid = (uint16_t)uid;
+	inode->gid = (uint16_t)gid;
+	uint16_t high[2] = {(uint16_t)(uid >> 16), (uint16_t)(gid >> 16)};
+	memcpy(inode->osd2 + 4, high, sizeof high);
+}
+
+uint32_t ext2_uid(const struct ext2_inode *inode)
+{
+	uint16_t high;
+	memcpy(&high, inode->osd2 + 4, sizeof high);
+	return inode->uid | (uint32_t)high << 16;
+}
+
+uint32_t ext2_gid(const struct ext2_inode *inode)
+{
+	uint16_t high;
+	memcpy(&high, inode->osd2 + 6, sizeof high);
+	return inode->gid | (uint32_t)high << 16;
+}
+
+int ext2_setattr(struct vfs_node *vnode)
+{
+	struct ext2_node *node = vnode->private;
+	mutex_lock(&ext2_lock);
+	node->disk.mode = (uint16_t)vnode->mode;
+	ext2_set_owner(&node->disk, vnode->uid, vnode->gid);
+	node->disk.ctime = ext2_now();
+	int error = ext2_write_inode(node);
+	mutex_unlock(&ext2_lock);
+	if (!error)
+		ext2_queue_writeback(node->fs);
+	return error;
+}
+
+static int64_t ext2_link_readlink(struct vfs_node *vnode, char *buffer, size_t size)
+{
+	mutex_lock(&ext2_lock);
+	int64_t n = ext2_readlink_locked(vnode->private, buffer, size);
+	mutex_unlock(&ext2_lock);
+	return n;
+}
+
 static uint32_t mode_of(const struct ext2_inode *inode)
 {
 	return inode->mode; /* ext2's type bits are Linux's */
@@ -387,6 +432,8 @@ void ext2_node_init_ops(struct ext2_node *node)
 	vfs_node_init(&node->vnode, mode, ops, VFS_IS_REG(mode) ? &ext2_file_ops : NULL, node);
 	node->vnode.inode = node->ino;
 	node->vnode.links = node->disk.links_count;
+	node->vnode.uid = ext2_uid(&node->disk);
+	node->vnode.gid = ext2_gid(&node->disk);
 	node->vnode.size = ext2_size(&node->disk);
 }
 
@@ -474,10 +521,13 @@ static int ext2_truncate(struct vfs_node *vnode, uint64_t size)
 
 const struct vfs_node_ops ext2_file_node_ops = {
     .truncate = ext2_truncate,
+    .setattr = ext2_setattr,
     .release = ext2_release_node,
 };
 
 const struct vfs_node_ops ext2_link_ops = {
+    .readlink = ext2_link_readlink,
+    .setattr = ext2_setattr,
     .release = ext2_release_node,
 };
 

@@ -81,6 +81,7 @@ struct ext2_fs {
 	bool filetype;
 	struct ext2_node *live; /* every in-memory inode, each holding one reference */
 	struct work writeback;  /* queued on ext2_writeback after a write */
+	bool unmounted;         /* kept for a late write-back item, which skips it */
 	struct ext2_fs *next;
 };
 
@@ -131,6 +132,11 @@ void ext2_drop_unused(struct ext2_fs *fs);
 uint64_t ext2_size(const struct ext2_inode *inode);
 void ext2_set_size(struct ext2_node *node, uint64_t size);
 extern const struct vfs_file_ops ext2_file_ops;
+/* The VFS's unmount op on the root: syncs, and lets go when nothing else is
+ * in use (-EBUSY otherwise). */
+int ext2_unmount(struct vfs_node *vroot);
+/* The VFS's setattr: the node's mode bits and owner into the inode. */
+int ext2_setattr(struct vfs_node *vnode);
 /* Frees an in-memory inode whose last reference (the live list's) went. */
 void ext2_release_node(struct vfs_node *vnode);
 
@@ -139,8 +145,28 @@ extern const struct vfs_node_ops ext2_dir_ops;
 extern const struct vfs_node_ops ext2_file_node_ops;
 extern const struct vfs_node_ops ext2_link_ops;
 int ext2_dir_find(struct ext2_node *dir, const char *name, size_t length, uint32_t *ino);
-int ext2_make_node(struct ext2_node *dir, const char *name, size_t length, uint32_t mode,
-		   const char *link_target, struct ext2_node **child);
+int ext2_make_node(struct ext2_node *dir, const char *name, size_t length,
+		   const struct vfs_create *what, struct ext2_node **child);
+/* rename.c: hard links and renames (the VFS's link and rename ops). */
+int ext2_link(struct vfs_node *dir, const char *name, size_t length, struct vfs_node *node);
+int ext2_rename(struct vfs_node *old_dir, const char *old_name, size_t old_length,
+		struct vfs_node *new_dir, const char *new_name, size_t new_length);
+/* dir.c, for rename.c: entries (ext2_lock held). */
+int ext2_dir_add(struct ext2_node *dir, const char *name, size_t length, uint32_t ino,
+		 uint32_t mode);
+int ext2_dir_remove(struct ext2_node *dir, const char *name, size_t length);
+/* Points the entry name of dir at ino (of mode) instead. */
+int ext2_dir_retarget(struct ext2_node *dir, const char *name, size_t length, uint32_t ino,
+		      uint32_t mode);
+/* 1 when directory dir holds any entry besides "." and "..", 0, or -EIO. */
+int ext2_dir_nonempty(struct ext2_node *dir);
+/* Takes one link (a name in dir) away from child, as unlink does once its
+ * entry is gone: a directory loses both its links and dir its "..". */
+int ext2_drop_link(struct ext2_node *dir, struct ext2_node *child);
+/* inode.c: the owner's 32-bit ids split over the inode's two halves. */
+void ext2_set_owner(struct ext2_inode *inode, uint32_t uid, uint32_t gid);
+uint32_t ext2_uid(const struct ext2_inode *inode);
+uint32_t ext2_gid(const struct ext2_inode *inode);
 int64_t ext2_readlink_locked(struct ext2_node *node, char *buffer, size_t size);
 
 #endif

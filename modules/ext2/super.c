@@ -33,7 +33,9 @@ static int ext2_sync_fs(struct ext2_fs *fs);
 static void ext2_writeback_fs(struct work *work)
 {
 	mutex_lock(&ext2_lock);
-	ext2_sync_fs(work->arg);
+	struct ext2_fs *fs = work->arg;
+	if (!fs->unmounted)
+		ext2_sync_fs(fs);
 	mutex_unlock(&ext2_lock);
 }
 
@@ -432,4 +434,57 @@ int ext2_sync_all(void)
 	}
 	mutex_unlock(&ext2_lock);
 	return first_error;
+}
+
+bool ext2_disk_mounted(const struct block_device *disk)
+{
+	mutex_lock(&ext2_lock);
+	bool found = false;
+	for (struct ext2_fs *fs = ext2_mounted; fs && !found; fs = fs->next)
+		found = fs->disk == disk;
+	mutex_unlock(&ext2_lock);
+	return found;
+}
+
+/* After a sync: only the root is left, held by the live list, ext2_mount's
+ * two references and the VFS's mount entry. */
+static bool only_root_left(struct ext2_fs *fs, struct ext2_node *root)
+{
+	return fs->live == root && !root->next_live &&
+	       __atomic_load_n(&root->vnode.refs, __ATOMIC_ACQUIRE) == 4;
+}
+
+/* Lets go of a synced, unused file system.  The struct stays (marked) so
+ * that a write-back item queued late finds it and does nothing. */
+static void release_fs(struct ext2_fs *fs, struct ext2_node *root)
+{
+	struct ext2_fs **link = &ext2_mounted;
+	while (*link != fs)
+		link = &(*link)->next;
+	*link = fs->next;
+	fs->unmounted = true;
+	fs->live = NULL;
+	pcache_forget(&root->mapping, 0);
+	for (int i = 0; i < 3; i++)
+		vfs_node_put(&root->vnode); /* the VFS's entry keeps the last one */
+	pcache_forget(&fs->meta, 0);
+}
+
+int ext2_unmount(struct vfs_node *vroot)
+{
+	struct ext2_node *root = vroot->private;
+	struct ext2_fs *fs = root->fs;
+	if (root->ino != EXT2_ROOT_INO)
+		return -EINVAL;
+	workqueue_flush(&ext2_writeback); /* a write-back due later runs now */
+	mutex_lock(&ext2_lock);
+	int error = ext2_sync_fs(fs);
+	if (!error && !only_root_left(fs, root))
+		error = -EBUSY;
+	if (!error)
+		release_fs(fs, root);
+	mutex_unlock(&ext2_lock);
+	if (!error)
+		pr_info("ext2: %s unmounted\n", fs->disk->name);
+	return error;
 }

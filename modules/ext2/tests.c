@@ -75,6 +75,37 @@ static void many_name(char *out, unsigned i)
 	out[at + 3] = 0;
 }
 
+/* Hard links, renames (a file over another, a directory to another parent)
+ * and an owner: e2fsck checks every count and "..", debugfs the names. */
+static void write_links_and_renames(struct ktest *t)
+{
+	EXPECT_EQ(t, write_file(TREE "/orig.txt", "linked\n", 7, 0644), 0);
+	EXPECT_EQ(t, vfs_link(TREE "/orig.txt", TREE "/sub/hardlink.txt"), 0);
+	EXPECT_EQ(t, vfs_link(TREE "/orig.txt", TREE "/sub/hardlink.txt"), -EEXIST);
+	EXPECT_EQ(t, vfs_link(TREE "/sub", TREE "/sublink"), -EPERM);
+	EXPECT_EQ(t, vfs_link(TREE "/orig.txt", "/across"), -EXDEV);
+	EXPECT_EQ(t, write_file(TREE "/from.txt", "moved\n", 6, 0644), 0);
+	EXPECT_EQ(t, vfs_rename(TREE "/from.txt", TREE "/sub/deeper/renamed.txt"), 0);
+	EXPECT_EQ(t, write_file(TREE "/replaced.txt", "old contents\n", 13, 0644), 0);
+	EXPECT_EQ(t, write_file(TREE "/replacer.txt", "new\n", 4, 0644), 0);
+	EXPECT_EQ(t, vfs_rename(TREE "/replacer.txt", TREE "/replaced.txt"), 0);
+	EXPECT_EQ(t, vfs_mkdir(TREE "/movedir", 0755), 0);
+	EXPECT_EQ(t, write_file(TREE "/movedir/inside.txt", "inside\n", 7, 0644), 0);
+	EXPECT_EQ(t, vfs_rename(TREE "/movedir", TREE "/sub/movedir"), 0);
+	EXPECT_EQ(t, vfs_mkdir(TREE "/emptydir", 0755), 0);
+	EXPECT_EQ(t, vfs_mkdir(TREE "/overdir", 0755), 0);
+	EXPECT_EQ(t, vfs_rename(TREE "/emptydir", TREE "/overdir"), 0); /* an empty one goes */
+	EXPECT_EQ(t, vfs_rename(TREE "/sub", TREE "/sub/deeper/x"), -EINVAL);
+	EXPECT_EQ(t, vfs_rename(TREE "/overdir", TREE "/many"), -ENOTEMPTY);
+	EXPECT_EQ(t, vfs_rename(TREE "/orig.txt", TREE "/sub"), -EISDIR);
+	EXPECT_EQ(t, vfs_rename(TREE "/sub", TREE "/orig.txt"), -ENOTDIR);
+	EXPECT_EQ(t, vfs_rename(TREE "/small.txt", "/across"), -EXDEV);
+	EXPECT_EQ(t, vfs_rename(TREE "/orig.txt", TREE "/sub/hardlink.txt"), 0); /* same file */
+	EXPECT_EQ(t, write_file(TREE "/owned.txt", "mine\n", 5, 0600), 0);
+	EXPECT_EQ(t, vfs_chown(TREE "/owned.txt", 1000, 1001, true), 0);
+	EXPECT_EQ(t, vfs_chmod(TREE "/owned.txt", 0604), 0);
+}
+
 static void write_tree(struct ktest *t)
 {
 	if (!ext2_mounted_here(t))
@@ -93,9 +124,11 @@ static void write_tree(struct ktest *t)
 		many_name(name, i);
 		EXPECT_EQ(t, write_file(name, name, strlen(name), 0644), 0);
 	}
-	EXPECT_EQ(t, ext2_symlink(TREE, "link", "small.txt"), 0);
-	EXPECT_EQ(t, ext2_symlink(TREE, "longlink", LONG_TARGET), 0);
-	EXPECT_EQ(t, ext2_symlink(TREE, "link", "again"), -EEXIST);
+	EXPECT_EQ(t, vfs_symlink("small.txt", TREE "/link"), 0);
+	EXPECT_EQ(t, vfs_symlink(LONG_TARGET, TREE "/longlink"), 0);
+	EXPECT_EQ(t, vfs_symlink("again", TREE "/link"), -EEXIST);
+	EXPECT_EQ(t, vfs_symlink("sub/deeper", TREE "/deeplink"), 0);
+	write_links_and_renames(t);
 	/* made and taken away again: nothing may be left of them */
 	EXPECT_EQ(t, write_pattern(TREE "/gone.bin", 100000), 0);
 	EXPECT_EQ(t, vfs_unlink(TREE "/gone.bin", false), 0);
@@ -178,12 +211,46 @@ static void read_tree_back(struct ktest *t)
 	}
 	EXPECT_EQ(t, count_entries(TREE "/many"), MANY_FILES + 2);
 	char target[128];
-	EXPECT_EQ(t, ext2_readlink(TREE "/link", target, sizeof(target)), strlen("small.txt"));
+	EXPECT_EQ(t, vfs_readlink(TREE "/link", target, sizeof(target)), strlen("small.txt"));
 	EXPECT_EQ(t, memcmp(target, "small.txt", strlen("small.txt")), 0);
-	EXPECT_EQ(t, ext2_readlink(TREE "/longlink", target, sizeof(target)), strlen(LONG_TARGET));
+	EXPECT_EQ(t, vfs_readlink(TREE "/longlink", target, sizeof(target)), strlen(LONG_TARGET));
 	EXPECT_EQ(t, memcmp(target, LONG_TARGET, strlen(LONG_TARGET)), 0);
-	EXPECT_EQ(t, ext2_readlink(TREE "/small.txt", target, sizeof(target)), -EINVAL);
+	EXPECT_EQ(t, vfs_readlink(TREE "/small.txt", target, sizeof(target)), -EINVAL);
+	/* paths through links */
+	expect_file(t, TREE "/link", SMALL_TEXT, strlen(SMALL_TEXT));
+	expect_file(t, TREE "/deeplink/file.txt", "deep\n", 5);
 	struct vfs_stat stat;
+	EXPECT_EQ(t, vfs_lstat(TREE "/link", &stat), 0);
+	EXPECT_EQ(t, stat.mode, VFS_S_IFLNK | 0777);
+	/* pread at an offset (mmap of a file reads the same way): the position stays */
+	struct vfs_file *file;
+	if (EXPECT_EQ(t, vfs_open(TREE "/huge.bin", VFS_O_RDONLY, 0, &file), 0)) {
+		uint8_t bytes[16];
+		EXPECT_EQ(t, vfs_pread(file, bytes, sizeof bytes, 3 * 1024 * 1024 + 5), sizeof bytes);
+		for (unsigned i = 0; i < sizeof bytes; i++)
+			EXPECT_EQ(t, bytes[i], pattern_byte(3 * 1024 * 1024 + 5 + i));
+		EXPECT_EQ(t, file->position, 0);
+		EXPECT_EQ(t, vfs_pread(file, bytes, sizeof bytes, HUGE_BYTES), 0);
+		vfs_close(file);
+	}
+	/* links and renames */
+	expect_file(t, TREE "/orig.txt", "linked\n", 7);
+	expect_file(t, TREE "/sub/hardlink.txt", "linked\n", 7);
+	if (EXPECT_EQ(t, vfs_stat(TREE "/orig.txt", &stat), 0))
+		EXPECT_EQ(t, stat.links, 2);
+	expect_file(t, TREE "/sub/deeper/renamed.txt", "moved\n", 6);
+	expect_file(t, TREE "/replaced.txt", "new\n", 4);
+	expect_file(t, TREE "/sub/movedir/inside.txt", "inside\n", 7);
+	expect_file(t, TREE "/sub/movedir/../hardlink.txt", "linked\n", 7);
+	EXPECT_EQ(t, vfs_stat(TREE "/from.txt", &stat), -ENOENT);
+	EXPECT_EQ(t, vfs_stat(TREE "/replacer.txt", &stat), -ENOENT);
+	EXPECT_EQ(t, vfs_stat(TREE "/movedir", &stat), -ENOENT);
+	EXPECT_EQ(t, vfs_stat(TREE "/emptydir", &stat), -ENOENT);
+	if (EXPECT_EQ(t, vfs_stat(TREE "/owned.txt", &stat), 0)) {
+		EXPECT_EQ(t, stat.uid, 1000);
+		EXPECT_EQ(t, stat.gid, 1001);
+		EXPECT_EQ(t, stat.mode, VFS_S_IFREG | 0604);
+	}
 	EXPECT_EQ(t, vfs_stat(TREE "/gone.bin", &stat), -ENOENT);
 	EXPECT_EQ(t, vfs_stat(TREE "/gonedir", &stat), -ENOENT);
 	/* the file mke2fs -d put there */
@@ -197,10 +264,19 @@ static void bad_names_are_refused(struct ktest *t)
 	char long_name[300];
 	memset(long_name, 'n', sizeof(long_name));
 	long_name[sizeof(long_name) - 1] = 0;
-	EXPECT_EQ(t, ext2_symlink(EXT2_BOOT_MOUNT, long_name, "x"), -ENAMETOOLONG);
-	EXPECT_EQ(t, ext2_symlink(EXT2_BOOT_MOUNT, "empty-target", ""), -ENAMETOOLONG);
-	EXPECT_EQ(t, ext2_symlink("/dev", "x", "y"), -EINVAL); /* not ext2 */
-	EXPECT_EQ(t, ext2_readlink(EXT2_BOOT_MOUNT "/no-such-link", long_name, 10), -ENOENT);
+	char path[sizeof(long_name) + 8] = EXT2_BOOT_MOUNT "/";
+	strlcpy(path + strlen(path), long_name, sizeof(path) - strlen(path));
+	EXPECT_EQ(t, vfs_symlink("x", path), -ENAMETOOLONG);
+	EXPECT_EQ(t, vfs_symlink("", EXT2_BOOT_MOUNT "/empty-target"), -ENOENT);
+	EXPECT_EQ(t, vfs_symlink("y", "/dev/x"), -ENOTSUP); /* devfs makes no names */
+	EXPECT_EQ(t, vfs_readlink(EXT2_BOOT_MOUNT "/no-such-link", long_name, 10), -ENOENT);
+	/* a loop of links ends in -ELOOP, not a hang */
+	EXPECT_EQ(t, vfs_symlink("loop-b", EXT2_BOOT_MOUNT "/loop-a"), 0);
+	EXPECT_EQ(t, vfs_symlink("loop-a", EXT2_BOOT_MOUNT "/loop-b"), 0);
+	struct vfs_stat stat;
+	EXPECT_EQ(t, vfs_stat(EXT2_BOOT_MOUNT "/loop-a", &stat), -ELOOP);
+	EXPECT_EQ(t, vfs_unlink(EXT2_BOOT_MOUNT "/loop-a", false), 0);
+	EXPECT_EQ(t, vfs_unlink(EXT2_BOOT_MOUNT "/loop-b", false), 0);
 	EXPECT_EQ(t, ext2_sync_node(NULL), -EINVAL);
 }
 
@@ -261,3 +337,49 @@ static void device_error_reaches_reader(struct ktest *t)
 }
 
 KTEST_SUITE(ext2err, KTEST_CASE(device_error_reaches_reader));
+
+long sys_mount(const char *source, const char *target, const char *type, unsigned long flags,
+	       const void *data);
+long sys_umount2(const char *target, int flags);
+
+/* Unmounting writes back what nobody synced, refuses while a file is open,
+ * and the disk mounts again with everything there; the run ends unmounted,
+ * so the host's e2fsck and debugfs see what the unmount wrote. */
+static void unmount_writes_back(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	struct block_device *disk;
+	struct vfs_file *file;
+	ASSERT_EQ(t, vfs_open(EXT2_BOOT_MOUNT "/after-unmount.txt", VFS_O_WRONLY | VFS_O_CREAT, 0644,
+			      &file), 0);
+	disk = ((struct ext2_node *)file->node->private)->fs->disk;
+	EXPECT_EQ(t, vfs_write(file, "written back by umount\n", 23), 23);
+	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), -EBUSY); /* the file is open */
+	vfs_close(file);
+	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), 0);
+	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), -EINVAL); /* not a mount point any more */
+	struct vfs_stat stat;
+	EXPECT_EQ(t, vfs_stat(EXT2_BOOT_MOUNT "/after-unmount.txt", &stat), -ENOENT);
+	EXPECT_FALSE(t, ext2_disk_mounted(disk));
+	ASSERT_EQ(t, ext2_mount(disk, EXT2_BOOT_MOUNT), 0);
+	expect_file(t, EXT2_BOOT_MOUNT "/after-unmount.txt", "written back by umount\n", 23);
+	expect_file(t, TREE "/small.txt", SMALL_TEXT, strlen(SMALL_TEXT));
+	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), 0);
+	EXPECT_EQ(t, vfs_umount("/"), -EBUSY);
+}
+
+/* The calls from a kernel thread (every privilege, no user memory): bad
+ * pointers are -EFAULT, flags -EINVAL. */
+static void mount_calls_refuse_bad_input(struct ktest *t)
+{
+	const char *kernel = "ramfs";
+	EXPECT_EQ(t, sys_mount(NULL, "/mnt", kernel, 0, NULL), -EFAULT);
+	EXPECT_EQ(t, sys_mount(NULL, NULL, NULL, 0, NULL), -EFAULT);
+	EXPECT_EQ(t, sys_mount(NULL, NULL, NULL, 1, NULL), -EINVAL);
+	EXPECT_EQ(t, sys_umount2(kernel, 0), -EFAULT);
+	EXPECT_EQ(t, sys_umount2(NULL, 0), -EFAULT);
+	EXPECT_EQ(t, sys_umount2(NULL, 2), -EINVAL);
+}
+
+KTEST_SUITE(ext2umount, KTEST_CASE(mount_calls_refuse_bad_input), KTEST_CASE(unmount_writes_back));

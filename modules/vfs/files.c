@@ -16,6 +16,7 @@ struct vfs_files {
 	struct spinlock lock;
 	struct vfs_file *fds[VFS_MAX_FDS];
 	uint64_t close_on_exec; /* bit per descriptor */
+	uint32_t umask;
 	char cwd[VFS_PATH_MAX];
 };
 
@@ -27,6 +28,7 @@ void *vfs_files_create(void)
 	if (!files)
 		return NULL;
 	spin_init(&files->lock, "vfs.files");
+	files->umask = 022;
 	strlcpy(files->cwd, "/", sizeof files->cwd);
 	return files;
 }
@@ -58,6 +60,7 @@ int vfs_files_clone(void *parent_files, void **child_files)
 		if (parent->fds[fd])
 			child->fds[fd] = vfs_file_get(parent->fds[fd]);
 	child->close_on_exec = parent->close_on_exec;
+	child->umask = parent->umask;
 	memcpy(child->cwd, parent->cwd, sizeof child->cwd);
 	spin_unlock_irqrestore(&parent->lock, flags);
 	*child_files = child;
@@ -251,10 +254,25 @@ int vfs_files_set_cwd(void *files, const char *path)
 		return err;
 	if (!VFS_IS_DIR(stat.mode))
 		return -ENOTDIR;
+	err = vfs_access(normal, VFS_MAY_EXEC);
+	if (err)
+		return err;
 	uint64_t flags = spin_lock_irqsave(&table->lock);
 	strlcpy(table->cwd, normal, sizeof table->cwd);
 	spin_unlock_irqrestore(&table->lock, flags);
 	return 0;
+}
+
+uint32_t vfs_files_set_umask(void *files, uint32_t mask)
+{
+	struct vfs_files *table = files;
+	return __atomic_exchange_n(&table->umask, mask & 0777, __ATOMIC_RELAXED);
+}
+
+uint32_t vfs_files_umask(void *files)
+{
+	struct vfs_files *table = files;
+	return table ? __atomic_load_n(&table->umask, __ATOMIC_RELAXED) : 022;
 }
 
 unsigned vfs_files_count_open(void *files)

@@ -2,12 +2,21 @@
  * The mount table and path walking.  A mount binds an absolute, normalized
  * path to the root node of a file system; a lookup takes the mount with the
  * longest path that is a prefix of the name on a component boundary, then
- * walks the remaining components with each directory's lookup.  Mounts are
- * only added (there is no unmount yet), under mount_lock; walkers copy the
- * entry they need under the lock and hold a reference to its root.
+ * walks the remaining components with each directory's lookup, checking
+ * search permission on each directory it passes.  A symbolic link met on the
+ * way is substituted into the path text and the walk starts again from the
+ * top (at most VFS_SYMLINK_MAX times, then -ELOOP); since the text before
+ * the link holds no link any more, resolving a relative target's ".." by
+ * name is the same as walking up.  Mounts are added and taken away under
+ * mount_lock; walkers copy the entry they need under the lock and hold a
+ * reference to its root.  An unmount takes the entry out first, so no new walk
+ * enters, then asks the file system, which refuses while anyone still holds
+ * one of its nodes (a walk that entered before, an open file); the entry
+ * then goes back.
  */
 #include "vfs/internal.h"
 
+#include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 
@@ -58,65 +67,139 @@ bool vfs_is_mount_point(const char *path)
 	return found;
 }
 
-/* Looks one component up in dir; consumes the reference to dir. */
-static int step(struct vfs_node *dir, const char *name, size_t length, struct vfs_node **child)
+/* Looks one component up in dir (whose search permission the caller has
+ * checked); the child inherits dir's device. */
+static int lookup_child(struct vfs_node *dir, const char *name, size_t length,
+			struct vfs_node **child)
 {
-	int err = -ENOTDIR;
-	if (VFS_IS_DIR(dir->mode))
-		err = dir->ops && dir->ops->lookup ? dir->ops->lookup(dir, name, length, child)
-						   : -ENOENT;
+	int err = dir->ops && dir->ops->lookup ? dir->ops->lookup(dir, name, length, child)
+					       : -ENOENT;
 	if (!err)
 		(*child)->device = dir->device;
-	vfs_node_put(dir);
 	return err;
 }
 
-/* Walks path's components from node (referenced, consumed), stopping before
- * the component at stop (NULL: walk all). */
-static int walk(struct vfs_node *node, const char *path, const char *stop, struct vfs_node **out)
+/* Rewrites path (VFS_PATH_MAX bytes) with the symbolic link that spans
+ * path[start, end) replaced by its target: an absolute target replaces the
+ * prefix, a relative one is read from the link's directory. */
+static int substitute_link(char *path, size_t start, size_t end, struct vfs_node *link)
 {
-	while (*path && path != stop) {
-		while (*path == '/')
-			path++;
-		if (!*path || path == stop)
+	char base[VFS_PATH_MAX], joined[2 * VFS_PATH_MAX];
+	if (!link->ops || !link->ops->readlink)
+		return -EIO;
+	int64_t n = link->ops->readlink(link, joined, VFS_PATH_MAX);
+	if (n <= 0)
+		return n ? (int)n : -ENOENT;
+	if (n >= VFS_PATH_MAX)
+		return -ENAMETOOLONG;
+	size_t rest = strlen(path + end);
+	if ((size_t)n + rest + 1 > sizeof joined)
+		return -ENAMETOOLONG;
+	memcpy(joined + n, path + end, rest + 1);
+	memcpy(base, path, start);
+	base[start] = '\0';
+	if (start == 0)
+		strlcpy(base, "/", sizeof base);
+	int length = vfs_path_normalize(base, joined, path, VFS_PATH_MAX);
+	return length < 0 ? length : 0;
+}
+
+/* The next component of path at or after *at: its start and end; false at
+ * the end of the path. */
+static bool next_component(const char *path, size_t *at, size_t *start, size_t *end)
+{
+	size_t i = *at;
+	while (path[i] == '/')
+		i++;
+	if (!path[i])
+		return false;
+	*start = i;
+	while (path[i] && path[i] != '/')
+		i++;
+	*end = *at = i;
+	return true;
+}
+
+static bool is_last(const char *path, size_t end)
+{
+	while (path[end] == '/')
+		end++;
+	return path[end] == '\0';
+}
+
+enum walk_result { WALK_DONE, WALK_AGAIN };
+
+/* One walk from the mount covering path.  Stops before the last component
+ * when mode is RESOLVE_PARENT.  A symbolic link met on the way (and at the
+ * end with RESOLVE_FOLLOW) rewrites path and asks for another walk. */
+static int walk_once(char *path, enum vfs_resolve_mode mode, struct vfs_node **out,
+		     enum walk_result *result)
+{
+	const char *rest;
+	struct vfs_node *node = find_mount(path, &rest);
+	if (!node)
+		return -ENOENT;
+	size_t at = (size_t)(rest - path), start, end;
+	*result = WALK_DONE;
+	while (next_component(path, &at, &start, &end)) {
+		bool last = is_last(path, end);
+		if (last && mode == RESOLVE_PARENT)
 			break;
-		const char *start = path;
-		while (*path && *path != '/')
-			path++;
-		int err = step(node, start, (size_t)(path - start), &node);
+		int err = !VFS_IS_DIR(node->mode) ? -ENOTDIR : vfs_permission(node, VFS_MAY_EXEC);
+		struct vfs_node *child = NULL;
+		if (!err)
+			err = lookup_child(node, path + start, end - start, &child);
+		vfs_node_put(node);
 		if (err)
 			return err;
+		if (VFS_IS_LNK(child->mode) && (!last || mode == RESOLVE_FOLLOW)) {
+			err = substitute_link(path, start, end, child);
+			vfs_node_put(child);
+			*result = WALK_AGAIN;
+			return err;
+		}
+		node = child;
 	}
 	*out = node;
 	return 0;
 }
 
-int vfs_resolve(const char *path, struct vfs_node **node)
+int vfs_resolve_in_place(char *path, enum vfs_resolve_mode mode, struct vfs_node **node)
 {
-	const char *rest;
-	struct vfs_node *root = find_mount(path, &rest);
-	if (!root)
-		return -ENOENT;
-	return walk(root, rest, NULL, node);
+	for (unsigned links = 0;; links++) {
+		if (links > VFS_SYMLINK_MAX)
+			return -ELOOP;
+		enum walk_result result;
+		int err = walk_once(path, mode, node, &result);
+		if (err || result == WALK_DONE)
+			return err;
+	}
 }
 
-int vfs_resolve_parent(const char *path, struct vfs_node **dir, const char **name, size_t *length)
+int vfs_resolve(const char *path, struct vfs_node **node)
 {
+	char copy[VFS_PATH_MAX];
+	if (strlcpy(copy, path, sizeof copy) >= sizeof copy)
+		return -ENAMETOOLONG;
+	return vfs_resolve_in_place(copy, RESOLVE_FOLLOW, node);
+}
+
+int vfs_resolve_parent(char *path, struct vfs_node **dir, const char **name, size_t *length)
+{
+	int err = vfs_resolve_in_place(path, RESOLVE_PARENT, dir);
+	if (err)
+		return err;
 	const char *last = path + strlen(path);
 	while (last > path && last[-1] != '/')
 		last--;
 	if (!*last || vfs_is_mount_point(path))
-		return -EBUSY;
-	const char *rest;
-	struct vfs_node *root = find_mount(path, &rest);
-	if (!root)
-		return -ENOENT;
-	int err = walk(root, rest, last, dir);
-	if (err)
-		return err;
-	if (!VFS_IS_DIR((*dir)->mode)) {
+		err = -EBUSY;
+	else if (!VFS_IS_DIR((*dir)->mode))
+		err = -ENOTDIR;
+	if (err) {
 		vfs_node_put(*dir);
-		return -ENOTDIR;
+		*dir = NULL;
+		return err;
 	}
 	*name = last;
 	*length = strlen(last);
@@ -178,5 +261,69 @@ int vfs_mount(const char *path, struct vfs_node *root)
 	m->root = vfs_node_get(root);
 	root->device = next_device++;
 	spin_unlock_irqrestore(&mount_lock, flags);
+	return 0;
+}
+
+/* Takes the mount at path out of the table: its slot's contents in *out. */
+static int take_mount(const char *path, struct mount *out)
+{
+	int err = -EINVAL;
+	uint64_t flags = spin_lock_irqsave(&mount_lock);
+	for (unsigned i = 0; i < mount_count && err == -EINVAL; i++) {
+		if (strcmp(mounts[i].path, path))
+			continue;
+		err = 0;
+		for (unsigned j = 0; j < mount_count && !err; j++)
+			if (j != i && mounts[j].length > mounts[i].length &&
+			    covers(mounts[i].path, mounts[i].length, mounts[j].path))
+				err = -EBUSY; /* a mount below it */
+		if (!err) {
+			*out = mounts[i];
+			mounts[i] = mounts[--mount_count];
+		}
+	}
+	spin_unlock_irqrestore(&mount_lock, flags);
+	return err;
+}
+
+/* Puts a refused unmount's entry back.  Should another mount have taken its
+ * path or the last slot meanwhile, the file system stays unreachable by path
+ * (its users keep their nodes) and the entry's reference goes. */
+static void put_back_mount(const struct mount *m)
+{
+	bool taken = false;
+	uint64_t flags = spin_lock_irqsave(&mount_lock);
+	for (unsigned i = 0; i < mount_count; i++)
+		taken |= !strcmp(mounts[i].path, m->path);
+	if (!taken && mount_count < VFS_MAX_MOUNT)
+		mounts[mount_count++] = *m;
+	else
+		taken = true;
+	spin_unlock_irqrestore(&mount_lock, flags);
+	if (taken)
+		vfs_node_put(m->root);
+}
+
+JOINPOINT_DEFINE(vfs, umount, int, const char *, path)
+{
+	char normal[VFS_PATH_MAX];
+	struct mount m;
+	if (!path)
+		return -EINVAL;
+	int err = vfs_path_absolute(path, normal);
+	if (err)
+		return err;
+	if (!strcmp(normal, "/"))
+		return -EBUSY;
+	err = take_mount(normal, &m);
+	if (err)
+		return err;
+	struct vfs_node *root = m.root;
+	err = root->ops && root->ops->unmount ? root->ops->unmount(root) : 0;
+	if (err) {
+		put_back_mount(&m);
+		return err;
+	}
+	vfs_node_put(root);
 	return 0;
 }

@@ -22,6 +22,7 @@ void vfs_node_init(struct vfs_node *node, uint32_t mode, const struct vfs_node_o
 	node->refs = 1;
 	node->mode = mode;
 	node->links = 1;
+	node->uid = node->gid = 0;
 	node->inode = vfs_next_inode();
 	node->size = 0;
 	node->rdev = 0;

@@ -3,7 +3,9 @@
  * layer below) calls these through struct proc_file_ops, registered once by
  * vfs_init: a fresh table on /dev/console for a child of the kernel, a clone
  * at fork, close-on-exec at exec, release at exit, and the program file read
- * whole for execve, relative to the working directory.
+ * whole for execve, relative to the working directory (it must be executable
+ * and readable by the caller: -EACCES), and a descriptor read at an offset
+ * for mmap of a file.
  */
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -21,11 +23,27 @@ static int read_program(void *files, const char *path, void **image, size_t *siz
 			vfs_files_get_cwd(files, cwd);
 		error = vfs_path_normalize(cwd, path, absolute, VFS_PATH_MAX);
 		if (error >= 0)
+			error = vfs_access(absolute, VFS_MAY_EXEC);
+		if (error >= 0)
 			error = vfs_read_whole_file(absolute, image, size);
 	}
 	kfree(cwd);
 	kfree(absolute);
 	return error;
+}
+
+static int64_t read_at(void *files, int fd, uint64_t offset, void *buffer, size_t length)
+{
+	struct vfs_file *file;
+	int err = vfs_fd_get(files, fd, &file);
+	if (err)
+		return err;
+	int64_t n = (file->flags & VFS_O_ACCMODE) == VFS_O_WRONLY ? -EACCES
+		    : !VFS_IS_REG(file->node->mode)		     ? -ENODEV
+		    : length					     ? vfs_pread(file, buffer, length, offset)
+								     : 0;
+	vfs_file_put(file);
+	return n;
 }
 
 static const struct proc_file_ops file_ops = {
@@ -34,6 +52,7 @@ static const struct proc_file_ops file_ops = {
     .close_on_exec = vfs_files_close_on_exec,
     .release = vfs_files_release,
     .read_program = read_program,
+    .read_at = read_at,
 };
 
 void vfs_register_process_files(void)

@@ -1,40 +1,60 @@
 /*
- * The RAM file system: directories are lists of named entries, files are
- * kmalloc'd buffers that grow (doubling) as they are written and are freed
- * when truncated to nothing (a rotated log gives its memory back).  The initrd is
- * unpacked into one at boot.  One sleeping lock, ramfs_lock, guards every
- * RAM file system's entries and file contents; it is never held while a
- * node is released, so release may free without locking.
+ * The RAM file system: directories are hash tables of named entries (kept
+ * in creation order too, for readdir), files are kmalloc'd buffers that grow
+ * (doubling) as they are written and are freed when truncated to nothing (a
+ * rotated log gives its memory back), symbolic links keep their target as
+ * their contents.  The initrd is unpacked into one at boot.  One sleeping
+ * lock, ramfs_lock, guards every RAM file system's entries and file
+ * contents; it is never held while a node is released, so release may free
+ * without locking.
+ *
+ * Scale: lookup, insert and remove are constant time on average (a table
+ * that doubles when it holds more entries than buckets); readdir at the
+ * index after the last one returned is constant time too (a cursor per
+ * directory), so listing a directory of n entries costs O(n), not O(n^2).
  *
  * References: each directory entry holds one on its node, so a file lives
- * while it has a name or is open; a directory's release puts its entries.
+ * while it has a name or is open; a hard link is one more entry holding one
+ * more reference.  A directory's release puts its entries.
  */
 #include "vfs/vfs.h"
 
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "panic/panic.h"
 
 #define RAMFS_FILE_MAX     (256UL << 20)
 #define RAMFS_MIN_CAPACITY 64
+#define RAMFS_MIN_BUCKETS  8
+#define RAMFS_LINK_MAX     65000
 
 struct ram_entry {
-	struct ram_entry *next;
-	struct vfs_node *node; /* referenced */
+	struct ram_entry *next, *previous; /* creation order */
+	struct ram_entry *chain;           /* the hash bucket's list */
+	struct vfs_node *node;             /* referenced */
+	uint32_t hash;
 	size_t length;
 	char name[];
 };
 
 struct ram_node {
 	struct vfs_node vnode;
-	struct ram_entry *entries; /* directories, in creation order */
-	char *data;                /* regular files */
+	/* directories */
+	struct ram_entry *first, *last;
+	struct ram_entry **buckets;
+	size_t bucket_count, entry_count;
+	struct ram_entry *cursor; /* the entry readdir returned last, at cursor_index */
+	uint64_t cursor_index;
+	/* regular files and symbolic links */
+	char *data;
 	size_t capacity;
 };
 
 static struct mutex ramfs_lock = MUTEX_INIT(ramfs_lock, "ramfs");
 static const struct vfs_node_ops ramfs_dir_ops;
 static const struct vfs_node_ops ramfs_file_node_ops;
+static const struct vfs_node_ops ramfs_link_ops;
 static const struct vfs_file_ops ramfs_file_ops;
 
 static struct ram_node *ram(struct vfs_node *node)
@@ -42,33 +62,147 @@ static struct ram_node *ram(struct vfs_node *node)
 	return node->private;
 }
 
-static struct ram_node *new_node(uint32_t mode)
+static bool is_ramfs(const struct vfs_node *node)
+{
+	return node->ops == &ramfs_dir_ops || node->ops == &ramfs_file_node_ops ||
+	       node->ops == &ramfs_link_ops;
+}
+
+static struct ram_node *new_node(const struct vfs_create *what)
 {
 	struct ram_node *n = kzalloc(sizeof *n);
 	if (!n)
 		return NULL;
+	uint32_t mode = what->mode;
 	if (VFS_IS_DIR(mode))
 		vfs_node_init(&n->vnode, mode, &ramfs_dir_ops, NULL, n);
+	else if (VFS_IS_LNK(mode))
+		vfs_node_init(&n->vnode, mode, &ramfs_link_ops, NULL, n);
 	else
 		vfs_node_init(&n->vnode, mode, &ramfs_file_node_ops, &ramfs_file_ops, n);
 	n->vnode.links = VFS_IS_DIR(mode) ? 2 : 1;
+	n->vnode.uid = what->uid;
+	n->vnode.gid = what->gid;
+	if (VFS_IS_LNK(mode)) {
+		size_t length = strlen(what->link_target);
+		n->data = kmalloc(length);
+		if (!n->data) {
+			kfree(n);
+			return NULL;
+		}
+		memcpy(n->data, what->link_target, length);
+		n->capacity = n->vnode.size = length;
+	}
 	return n;
 }
 
 struct vfs_node *vfs_ramfs_create(void)
 {
-	struct ram_node *root = new_node(VFS_S_IFDIR | 0755);
+	struct vfs_create what = {.mode = VFS_S_IFDIR | 0755};
+	struct ram_node *root = new_node(&what);
 	return root ? &root->vnode : NULL;
+}
+
+/* ---- The hash table --------------------------------------------------------- */
+
+static uint32_t hash_name(const char *name, size_t length)
+{
+	uint32_t hash = 2166136261u; /* FNV-1a */
+	for (size_t i = 0; i < length; i++)
+		hash = (hash ^ (uint8_t)name[i]) * 16777619u;
+	return hash;
 }
 
 static struct ram_entry *find(struct ram_node *dir, const char *name, size_t length)
 {
 	mutex_assert_held(&ramfs_lock);
-	for (struct ram_entry *e = dir->entries; e; e = e->next)
-		if (e->length == length && !memcmp(e->name, name, length))
+	if (!dir->bucket_count)
+		return NULL;
+	uint32_t hash = hash_name(name, length);
+	for (struct ram_entry *e = dir->buckets[hash % dir->bucket_count]; e; e = e->chain)
+		if (e->hash == hash && e->length == length && !memcmp(e->name, name, length))
 			return e;
 	return NULL;
 }
+
+/* Rehashes dir into count buckets; keeps the old table when memory is short
+ * (lookups stay right, only slower). */
+static void rehash(struct ram_node *dir, size_t count)
+{
+	struct ram_entry **buckets = kzalloc(count * sizeof *buckets);
+	if (!buckets)
+		return;
+	for (struct ram_entry *e = dir->first; e; e = e->next) {
+		e->chain = buckets[e->hash % count];
+		buckets[e->hash % count] = e;
+	}
+	kfree(dir->buckets);
+	dir->buckets = buckets;
+	dir->bucket_count = count;
+}
+
+/* Grows dir's table for one more entry.  Returns 0, or -ENOMEM when it has
+ * no table at all. */
+static int make_room(struct ram_node *dir)
+{
+	if (dir->entry_count + 1 > dir->bucket_count)
+		rehash(dir, dir->bucket_count ? dir->bucket_count * 2 : RAMFS_MIN_BUCKETS);
+	return dir->bucket_count ? 0 : -ENOMEM;
+}
+
+/* Appends entry (its hash set) to dir. */
+static int insert(struct ram_node *dir, struct ram_entry *entry)
+{
+	mutex_assert_held(&ramfs_lock);
+	if (make_room(dir))
+		return -ENOMEM;
+	size_t slot = entry->hash % dir->bucket_count;
+	entry->chain = dir->buckets[slot];
+	dir->buckets[slot] = entry;
+	entry->next = NULL;
+	entry->previous = dir->last;
+	if (dir->last)
+		dir->last->next = entry;
+	else
+		dir->first = entry;
+	dir->last = entry;
+	dir->entry_count++;
+	return 0;
+}
+
+static void take_out(struct ram_node *dir, struct ram_entry *entry)
+{
+	mutex_assert_held(&ramfs_lock);
+	struct ram_entry **slot = &dir->buckets[entry->hash % dir->bucket_count];
+	while (*slot != entry)
+		slot = &(*slot)->chain;
+	*slot = entry->chain;
+	if (entry->previous)
+		entry->previous->next = entry->next;
+	else
+		dir->first = entry->next;
+	if (entry->next)
+		entry->next->previous = entry->previous;
+	else
+		dir->last = entry->previous;
+	dir->entry_count--;
+	dir->cursor = NULL; /* indexes after it moved */
+}
+
+static struct ram_entry *new_entry(const char *name, size_t length, struct vfs_node *node)
+{
+	struct ram_entry *entry = kmalloc(sizeof *entry + length + 1);
+	if (!entry)
+		return NULL;
+	memcpy(entry->name, name, length);
+	entry->name[length] = '\0';
+	entry->length = length;
+	entry->hash = hash_name(name, length);
+	entry->node = node;
+	return entry;
+}
+
+/* ---- Directory operations ------------------------------------------------------ */
 
 static int ramfs_lookup(struct vfs_node *dir, const char *name, size_t length,
 			struct vfs_node **child)
@@ -81,46 +215,67 @@ static int ramfs_lookup(struct vfs_node *dir, const char *name, size_t length,
 	return e ? 0 : -ENOENT;
 }
 
-static void append(struct ram_node *dir, struct ram_entry *entry)
+/* Adds entry to dir unless the name exists; dir still linked (not removed). */
+static int add_entry(struct vfs_node *dir, struct ram_entry *entry)
 {
-	struct ram_entry **slot = &dir->entries;
-	while (*slot)
-		slot = &(*slot)->next;
-	*slot = entry;
+	mutex_assert_held(&ramfs_lock);
+	if (dir->links == 0)
+		return -ENOENT;
+	if (find(ram(dir), entry->name, entry->length))
+		return -EEXIST;
+	return insert(ram(dir), entry);
 }
 
-static int ramfs_create(struct vfs_node *dir, const char *name, size_t length, uint32_t mode,
-			struct vfs_node **child)
+static int ramfs_create(struct vfs_node *dir, const char *name, size_t length,
+			const struct vfs_create *what, struct vfs_node **child)
 {
 	if (length == 0 || length > VFS_NAME_MAX)
 		return length ? -ENAMETOOLONG : -ENOENT;
-	struct ram_entry *entry = kmalloc(sizeof *entry + length + 1);
-	struct ram_node *node = new_node(mode);
-	if (!entry || !node) {
-		kfree(entry);
-		kfree(node);
+	struct ram_node *node = new_node(what);
+	struct ram_entry *entry = node ? new_entry(name, length, &node->vnode) : NULL;
+	if (!entry) {
+		if (node)
+			node->vnode.links = 0;
+		vfs_node_put(node ? &node->vnode : NULL);
 		return -ENOMEM;
 	}
-	memcpy(entry->name, name, length);
-	entry->name[length] = '\0';
-	entry->length = length;
-	entry->next = NULL;
-	entry->node = &node->vnode; /* the entry's reference */
 	mutex_lock(&ramfs_lock);
-	bool exists = find(ram(dir), name, length) != NULL;
-	if (!exists) {
-		append(ram(dir), entry);
+	int err = add_entry(dir, entry);
+	if (!err) {
 		*child = vfs_node_get(&node->vnode);
-		if (VFS_IS_DIR(mode))
+		if (VFS_IS_DIR(what->mode))
 			dir->links++;
 	}
 	mutex_unlock(&ramfs_lock);
-	if (exists) {
+	if (err) {
 		kfree(entry);
-		kfree(node);
-		return -EEXIST;
+		node->vnode.links = 0; /* never named */
+		vfs_node_put(&node->vnode);
 	}
-	return 0;
+	return err;
+}
+
+static int ramfs_link(struct vfs_node *dir, const char *name, size_t length, struct vfs_node *node)
+{
+	if (length == 0 || length > VFS_NAME_MAX)
+		return length ? -ENAMETOOLONG : -ENOENT;
+	if (!is_ramfs(node))
+		return -EXDEV;
+	struct ram_entry *entry = new_entry(name, length, node);
+	if (!entry)
+		return -ENOMEM;
+	mutex_lock(&ramfs_lock);
+	int err = node->links >= RAMFS_LINK_MAX ? -EMLINK
+		  : node->links == 0		? -ENOENT /* its last name went meanwhile */
+						: add_entry(dir, entry);
+	if (!err) {
+		vfs_node_get(node);
+		node->links++;
+	}
+	mutex_unlock(&ramfs_lock);
+	if (err)
+		kfree(entry);
+	return err;
 }
 
 /* Checks that entry may go (rmdir or unlink, as asked). */
@@ -133,9 +288,22 @@ static int check_unlink(struct ram_entry *entry, bool dir_wanted)
 		return -EISDIR;
 	if (!is_dir && dir_wanted)
 		return -ENOTDIR;
-	if (is_dir && ram(entry->node)->entries)
+	if (is_dir && ram(entry->node)->entry_count)
 		return -ENOTEMPTY;
 	return 0;
+}
+
+/* Takes entry out of dir and its node's link count down.  Lock held; the
+ * caller puts entry->node and frees entry after dropping it. */
+static void remove_entry(struct vfs_node *dir, struct ram_entry *entry)
+{
+	take_out(ram(dir), entry);
+	if (VFS_IS_DIR(entry->node->mode)) {
+		entry->node->links = 0;
+		dir->links--;
+	} else {
+		entry->node->links--;
+	}
 }
 
 static int ramfs_unlink(struct vfs_node *dir, const char *name, size_t length, bool dir_wanted)
@@ -143,21 +311,69 @@ static int ramfs_unlink(struct vfs_node *dir, const char *name, size_t length, b
 	mutex_lock(&ramfs_lock);
 	struct ram_entry *entry = find(ram(dir), name, length);
 	int err = check_unlink(entry, dir_wanted);
-	if (!err) {
-		struct ram_entry **slot = &ram(dir)->entries;
-		while (*slot != entry)
-			slot = &(*slot)->next;
-		*slot = entry->next;
-		entry->node->links = 0;
-		if (dir_wanted)
-			dir->links--;
-	}
+	if (!err)
+		remove_entry(dir, entry);
 	mutex_unlock(&ramfs_lock);
 	if (!err) {
 		vfs_node_put(entry->node);
 		kfree(entry);
 	}
 	return err;
+}
+
+/* Whether moved may replace what target names (POSIX rename's rules). */
+static int check_replace(struct ram_entry *moved, struct ram_entry *target)
+{
+	if (!target)
+		return 0;
+	bool moved_dir = VFS_IS_DIR(moved->node->mode), target_dir = VFS_IS_DIR(target->node->mode);
+	if (moved_dir && !target_dir)
+		return -ENOTDIR;
+	if (!moved_dir && target_dir)
+		return -EISDIR;
+	return target_dir && ram(target->node)->entry_count ? -ENOTEMPTY : 0;
+}
+
+static int ramfs_rename(struct vfs_node *old_dir, const char *old_name, size_t old_length,
+			struct vfs_node *new_dir, const char *new_name, size_t new_length)
+{
+	if (new_length == 0 || new_length > VFS_NAME_MAX)
+		return new_length ? -ENAMETOOLONG : -ENOENT;
+	if (!is_ramfs(new_dir))
+		return -EXDEV;
+	struct ram_entry *fresh = new_entry(new_name, new_length, NULL), *target = NULL;
+	if (!fresh)
+		return -ENOMEM;
+	mutex_lock(&ramfs_lock);
+	struct ram_entry *moved = find(ram(old_dir), old_name, old_length);
+	target = find(ram(new_dir), new_name, new_length);
+	int err = !moved ? -ENOENT : new_dir->links == 0 ? -ENOENT : check_replace(moved, target);
+	if (!err)
+		err = make_room(ram(new_dir)); /* so that the insert below cannot fail */
+	bool same = !err && target && target->node == moved->node;
+	if (!err && !same) {
+		if (target)
+			remove_entry(new_dir, target);
+		bool dir = VFS_IS_DIR(moved->node->mode);
+		take_out(ram(old_dir), moved);
+		fresh->node = moved->node; /* the entry's reference moves with it */
+		insert(ram(new_dir), fresh); /* cannot fail: make_room above */
+		if (dir && old_dir != new_dir) {
+			old_dir->links--;
+			new_dir->links++;
+		}
+	}
+	mutex_unlock(&ramfs_lock);
+	if (err || same) {
+		kfree(fresh);
+		return err;
+	}
+	kfree(moved);
+	if (target) {
+		vfs_node_put(target->node);
+		kfree(target);
+	}
+	return 0;
 }
 
 static uint8_t dirent_type(uint32_t mode)
@@ -167,16 +383,33 @@ static uint8_t dirent_type(uint32_t mode)
 	case VFS_S_IFREG: return VFS_DT_REG;
 	case VFS_S_IFCHR: return VFS_DT_CHR;
 	case VFS_S_IFIFO: return VFS_DT_FIFO;
+	case VFS_S_IFLNK: return VFS_DT_LNK;
 	default: return VFS_DT_UNKNOWN;
 	}
+}
+
+/* The index'th entry of dir, from the cursor when it lies at or before it. */
+static struct ram_entry *entry_at(struct ram_node *dir, uint64_t index)
+{
+	struct ram_entry *e = dir->first;
+	uint64_t at = 0;
+	if (dir->cursor && dir->cursor_index <= index) {
+		e = dir->cursor;
+		at = dir->cursor_index;
+	}
+	for (; e && at < index; at++)
+		e = e->next;
+	if (e) {
+		dir->cursor = e;
+		dir->cursor_index = index;
+	}
+	return e;
 }
 
 static int ramfs_readdir(struct vfs_node *dir, uint64_t index, struct vfs_dirent *entry)
 {
 	mutex_lock(&ramfs_lock);
-	struct ram_entry *e = ram(dir)->entries;
-	while (e && index--)
-		e = e->next;
+	struct ram_entry *e = entry_at(ram(dir), index);
 	if (e) {
 		entry->inode = e->node->inode;
 		entry->type = dirent_type(e->node->mode);
@@ -185,6 +418,8 @@ static int ramfs_readdir(struct vfs_node *dir, uint64_t index, struct vfs_dirent
 	mutex_unlock(&ramfs_lock);
 	return e ? 1 : 0;
 }
+
+/* ---- File contents --------------------------------------------------------------- */
 
 /* Makes room for size bytes (zeroing what lies past the old end). */
 static int reserve(struct ram_node *file, uint64_t size)
@@ -226,12 +461,18 @@ static int ramfs_truncate(struct vfs_node *node, uint64_t size)
 static void ramfs_release(struct vfs_node *node)
 {
 	struct ram_node *n = ram(node);
-	while (n->entries) {
-		struct ram_entry *e = n->entries;
-		n->entries = e->next;
+	ASSERT(VFS_IS_DIR(node->mode) || node->links == 0); /* a named file holds a reference */
+	while (n->first) { /* an unmounted tree: its names go */
+		struct ram_entry *e = n->first;
+		n->first = e->next;
+		if (VFS_IS_DIR(e->node->mode))
+			e->node->links = 0;
+		else
+			e->node->links--;
 		vfs_node_put(e->node);
 		kfree(e);
 	}
+	kfree(n->buckets);
 	kfree(n->data);
 	kfree(n);
 }
@@ -268,9 +509,18 @@ static int64_t ramfs_write(struct vfs_file *file, const void *buffer, size_t len
 	return err ? err : (int64_t)length;
 }
 
+static int64_t ramfs_readlink(struct vfs_node *node, char *buffer, size_t size)
+{
+	size_t n = node->size < size ? node->size : size;
+	memcpy(buffer, ram(node)->data, n); /* a link's target never changes */
+	return (int64_t)n;
+}
+
 static const struct vfs_node_ops ramfs_dir_ops = {
     .lookup = ramfs_lookup,
     .create = ramfs_create,
+    .link = ramfs_link,
+    .rename = ramfs_rename,
     .unlink = ramfs_unlink,
     .readdir = ramfs_readdir,
     .release = ramfs_release,
@@ -278,6 +528,11 @@ static const struct vfs_node_ops ramfs_dir_ops = {
 
 static const struct vfs_node_ops ramfs_file_node_ops = {
     .truncate = ramfs_truncate,
+    .release = ramfs_release,
+};
+
+static const struct vfs_node_ops ramfs_link_ops = {
+    .readlink = ramfs_readlink,
     .release = ramfs_release,
 };
 

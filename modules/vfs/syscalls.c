@@ -151,6 +151,71 @@ SYSCALL_DEFINE3(write, int, fd, const char *, buffer, size_t, count)
 	return transfer(fd, (char *)buffer, count, FROM_USER);
 }
 
+/* pread64 and pwrite64: at offset, through one bounce buffer of at most
+ * IO_CHUNK bytes at a time; the position stays. */
+static long transfer_at(int fd, char *user, size_t count, int64_t offset, enum direction direction)
+{
+	struct vfs_file *file;
+	if (offset < 0)
+		return -EINVAL;
+	int err = file_of(fd, &file);
+	if (err)
+		return err;
+	char *bounce = NULL;
+	long result = 0;
+	if (!uaccess_range_ok((uint64_t)user, count))
+		result = -EFAULT;
+	else if (count && !(bounce = kmalloc(count < IO_CHUNK ? count : IO_CHUNK)))
+		result = -ENOMEM;
+	size_t done = 0;
+	while (result == 0 && done < count) {
+		size_t chunk = count - done < IO_CHUNK ? count - done : IO_CHUNK;
+		uint64_t at = (uint64_t)offset + done;
+		int64_t n;
+		if (direction == TO_USER) {
+			n = vfs_pread(file, bounce, chunk, at);
+			if (n > 0 && copy_to_user(user + done, bounce, (size_t)n))
+				n = -EFAULT;
+		} else {
+			n = copy_from_user(bounce, user + done, chunk) ? -EFAULT
+								      : vfs_pwrite(file, bounce, chunk, at);
+		}
+		if (n < 0)
+			result = done ? 0 : n;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+		if ((size_t)n < chunk)
+			break;
+	}
+	kfree(bounce);
+	vfs_file_put(file);
+	return result < 0 ? result : (long)done;
+}
+
+SYSCALL_DEFINE4(pread64, int, fd, char *, buffer, size_t, count, int64_t, offset)
+{
+	return transfer_at(fd, buffer, count, offset, TO_USER);
+}
+
+SYSCALL_DEFINE4(pwrite64, int, fd, const char *, buffer, size_t, count, int64_t, offset)
+{
+	return transfer_at(fd, (char *)buffer, count, offset, FROM_USER);
+}
+
+SYSCALL_DEFINE2(ftruncate, int, fd, int64_t, length)
+{
+	struct vfs_file *file;
+	if (length < 0)
+		return -EINVAL;
+	int err = file_of(fd, &file);
+	if (err)
+		return err;
+	err = vfs_truncate_file(file, (uint64_t)length);
+	vfs_file_put(file);
+	return err;
+}
+
 SYSCALL_DEFINE3(lseek, int, fd, int64_t, offset, int, whence)
 {
 	struct vfs_file *file;
@@ -164,13 +229,19 @@ SYSCALL_DEFINE3(lseek, int, fd, int64_t, offset, int, whence)
 
 /* ---- Opening and closing ----------------------------------------------------- */
 
+/* mode without the bits the process's umask takes away. */
+static uint32_t masked(uint32_t mode)
+{
+	return mode & 07777 & ~vfs_files_umask(files());
+}
+
 static long open_path(const char *user_path_name, int flags, uint32_t mode)
 {
 	char path[VFS_PATH_MAX];
 	struct vfs_file *file;
 	int err = user_path(user_path_name, path);
 	if (!err)
-		err = vfs_open(path, flags, mode, &file);
+		err = vfs_open(path, flags, masked(mode), &file);
 	if (err)
 		return err;
 	return install(file, flags & VFS_O_CLOEXEC);
@@ -296,6 +367,8 @@ static long stat_to_user(const struct vfs_stat *st, struct linux_stat *user)
 	    .ino = st->inode,
 	    .nlink = st->links,
 	    .mode = st->mode,
+	    .uid = st->uid,
+	    .gid = st->gid,
 	    .rdev = st->rdev,
 	    .size = (int64_t)st->size,
 	    .blksize = 4096,
@@ -304,24 +377,24 @@ static long stat_to_user(const struct vfs_stat *st, struct linux_stat *user)
 	return copy_to_user(user, &out, sizeof out) ? -EFAULT : 0;
 }
 
-static long stat_path(const char *user_path_name, struct linux_stat *user)
+static long stat_path(const char *user_path_name, struct linux_stat *user, bool follow)
 {
 	char path[VFS_PATH_MAX];
 	struct vfs_stat st;
 	int err = user_path(user_path_name, path);
 	if (!err)
-		err = vfs_stat(path, &st);
+		err = follow ? vfs_stat(path, &st) : vfs_lstat(path, &st);
 	return err ? err : stat_to_user(&st, user);
 }
 
 SYSCALL_DEFINE2(stat, const char *, path, struct linux_stat *, user)
 {
-	return stat_path(path, user);
+	return stat_path(path, user, true);
 }
 
 SYSCALL_DEFINE2(lstat, const char *, path, struct linux_stat *, user)
 {
-	return stat_path(path, user); /* no symbolic links */
+	return stat_path(path, user, false);
 }
 
 SYSCALL_DEFINE2(fstat, int, fd, struct linux_stat *, user)
@@ -336,12 +409,15 @@ SYSCALL_DEFINE2(fstat, int, fd, struct linux_stat *, user)
 	return stat_to_user(&st, user);
 }
 
+/* As Linux's access, but checked against the effective ids (processes here
+ * never run set-id programs, so real and effective differ only by setuid()). */
 SYSCALL_DEFINE2(access, const char *, path, int, mode)
 {
 	char normal[VFS_PATH_MAX];
-	struct vfs_stat st;
+	if (mode & ~(VFS_MAY_READ | VFS_MAY_WRITE | VFS_MAY_EXEC))
+		return -EINVAL;
 	int err = user_path(path, normal);
-	return err ? err : vfs_stat(normal, &st); /* no permissions: existing is enough */
+	return err ? err : vfs_access(normal, mode);
 }
 
 /* The size of each terminal ioctl's argument, and whether it goes out. */
@@ -487,7 +563,7 @@ static long change_name(const char *user, int (*change)(const char *path, void *
 
 static int make_directory(const char *path, void *mode)
 {
-	return vfs_mkdir(path, *(uint32_t *)mode);
+	return vfs_mkdir(path, masked(*(uint32_t *)mode));
 }
 
 static int remove_directory(const char *path, void *unused)
@@ -513,4 +589,114 @@ SYSCALL_DEFINE1(rmdir, const char *, path)
 SYSCALL_DEFINE1(unlink, const char *, path)
 {
 	return change_name(path, remove_file, NULL);
+}
+
+/* ---- Renames, links, modes and owners ---------------------------------------- */
+
+/* Two user paths (each read once), then change(first, second). */
+static long two_paths(const char *user_first, const char *user_second,
+		      int (*change)(const char *first, const char *second))
+{
+	char *first = kmalloc(VFS_PATH_MAX), *second = kmalloc(VFS_PATH_MAX);
+	int err = first && second ? user_path(user_first, first) : -ENOMEM;
+	if (!err)
+		err = user_path(user_second, second);
+	if (!err)
+		err = change(first, second);
+	kfree(first);
+	kfree(second);
+	return err;
+}
+
+SYSCALL_DEFINE2(rename, const char *, old_path, const char *, new_path)
+{
+	return two_paths(old_path, new_path, vfs_rename);
+}
+
+SYSCALL_DEFINE2(link, const char *, existing, const char *, new_path)
+{
+	return two_paths(existing, new_path, vfs_link);
+}
+
+/* The target is text kept as it is (not joined to the working directory). */
+SYSCALL_DEFINE2(symlink, const char *, user_target, const char *, user_link)
+{
+	char target[VFS_PATH_MAX], path[VFS_PATH_MAX];
+	long n = strncpy_from_user(target, user_target, sizeof target);
+	if (n < 0)
+		return n;
+	int err = user_path(user_link, path);
+	return err ? err : vfs_symlink(target, path);
+}
+
+SYSCALL_DEFINE3(readlink, const char *, user_link, char *, user_buffer, int, size)
+{
+	char path[VFS_PATH_MAX], target[VFS_PATH_MAX];
+	if (size <= 0)
+		return -EINVAL;
+	if (!uaccess_range_ok((uint64_t)user_buffer, (size_t)size))
+		return -EFAULT;
+	int err = user_path(user_link, path);
+	if (err)
+		return err;
+	int64_t n = vfs_readlink(path, target, sizeof target);
+	if (n < 0)
+		return n;
+	size_t length = (size_t)n < (size_t)size ? (size_t)n : (size_t)size;
+	return copy_to_user(user_buffer, target, length) ? -EFAULT : (long)length;
+}
+
+static int change_mode(const char *path, void *mode)
+{
+	return vfs_chmod(path, *(uint32_t *)mode);
+}
+
+SYSCALL_DEFINE2(chmod, const char *, path, uint32_t, mode)
+{
+	return change_name(path, change_mode, &mode);
+}
+
+SYSCALL_DEFINE2(fchmod, int, fd, uint32_t, mode)
+{
+	struct vfs_file *file;
+	int err = file_of(fd, &file);
+	if (err)
+		return err;
+	err = vfs_chmod_node(file->node, mode);
+	vfs_file_put(file);
+	return err;
+}
+
+static long change_owner(const char *user, uint32_t uid, uint32_t gid, bool follow)
+{
+	char path[VFS_PATH_MAX];
+	int err = user_path(user, path);
+	return err ? err : vfs_chown(path, uid, gid, follow);
+}
+
+SYSCALL_DEFINE3(chown, const char *, path, uint32_t, uid, uint32_t, gid)
+{
+	return change_owner(path, uid, gid, true);
+}
+
+SYSCALL_DEFINE3(lchown, const char *, path, uint32_t, uid, uint32_t, gid)
+{
+	return change_owner(path, uid, gid, false);
+}
+
+SYSCALL_DEFINE3(fchown, int, fd, uint32_t, uid, uint32_t, gid)
+{
+	struct vfs_file *file;
+	int err = file_of(fd, &file);
+	if (err)
+		return err;
+	err = vfs_chown_node(file->node, uid, gid);
+	vfs_file_put(file);
+	return err;
+}
+
+SYSCALL_DEFINE1(umask, uint32_t, mask)
+{
+	void *table = files();
+	return table ? (long)vfs_files_set_umask(table, mask) : 022;
 }

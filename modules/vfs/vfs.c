@@ -36,48 +36,71 @@ static bool has_position(const struct vfs_node *node)
 	return VFS_IS_REG(node->mode) || VFS_IS_DIR(node->mode);
 }
 
-/* Makes path as a regular file (VFS_O_CREAT on a missing name). */
-static int create_file(const char *path, uint32_t mode, struct vfs_node **node)
+/* Makes the last name of path (a VFS_PATH_MAX buffer) in its directory as
+ * mode says, owned by the caller; link_target for a symbolic link. */
+int vfs_create_node(char *path, uint32_t mode, const char *link_target, struct vfs_node **node)
 {
 	struct vfs_node *dir;
 	const char *name;
 	size_t length;
 	int err = vfs_resolve_parent(path, &dir, &name, &length);
 	if (err)
-		return err == -EBUSY ? -EISDIR : err;
-	err = dir->ops && dir->ops->create
-		  ? dir->ops->create(dir, name, length, VFS_S_IFREG | (mode & 07777), node)
-		  : -ENOTSUP;
+		return err == -EBUSY ? -EEXIST : err;
+	struct vfs_create what = {.mode = mode, .link_target = link_target};
+	vfs_current_owner(&what.uid, &what.gid);
+	err = vfs_may_remove(dir, NULL);
+	if (!err)
+		err = dir->ops && dir->ops->create ? dir->ops->create(dir, name, length, &what, node)
+						   : -ENOTSUP;
 	if (!err)
 		(*node)->device = dir->device;
 	vfs_node_put(dir);
 	return err;
 }
 
-/* Finds (or, with VFS_O_CREAT, makes) the node open() names. */
+/* Finds (or, with VFS_O_CREAT, makes) the node open() names.  Returns 0
+ * (found), 1 (made now) or a negative error. */
 static int open_node(const char *path, int flags, uint32_t mode, struct vfs_node **node)
 {
+	char copy[VFS_PATH_MAX];
 	int err = vfs_resolve(path, node);
 	if (!err && (flags & VFS_O_CREAT) && (flags & VFS_O_EXCL)) {
 		vfs_node_put(*node);
 		return -EEXIST;
 	}
 	if (err == -ENOENT && (flags & VFS_O_CREAT)) {
-		err = create_file(path, mode, node);
+		strlcpy(copy, path, sizeof copy);
+		err = vfs_create_node(copy, VFS_S_IFREG | (mode & 07777), NULL, node);
 		if (err == -EEXIST && !(flags & VFS_O_EXCL))
 			err = vfs_resolve(path, node);
+		else if (!err)
+			return 1; /* made now: its mode does not limit this open */
 	}
 	return err;
 }
 
-/* The checks open() makes of the node it found. */
-static int check_open(struct vfs_node *node, int flags)
+/* The access an open with flags asks of the node. */
+static int access_wanted(int flags)
+{
+	int access = flags & VFS_O_ACCMODE;
+	int want = access == VFS_O_WRONLY ? 0 : VFS_MAY_READ;
+	if (access != VFS_O_RDONLY)
+		want |= VFS_MAY_WRITE;
+	return want;
+}
+
+/* The checks open() makes of the node it found (made is true when this
+ * open created it). */
+static int check_open(struct vfs_node *node, int flags, bool made)
 {
 	int access = flags & VFS_O_ACCMODE;
 	if (VFS_IS_DIR(node->mode) && (access != VFS_O_RDONLY || (flags & VFS_O_TRUNC)))
 		return -EISDIR;
 	if ((flags & VFS_O_DIRECTORY) && !VFS_IS_DIR(node->mode))
 		return -ENOTDIR;
+	int err = made ? 0 : vfs_permission(node, access_wanted(flags));
+	if (err)
+		return err;
 	if ((flags & VFS_O_TRUNC) && VFS_IS_REG(node->mode) && access != VFS_O_RDONLY)
 		return node->ops && node->ops->truncate ? node->ops->truncate(node, 0) : -ENOTSUP;
 	return 0;
@@ -94,9 +117,9 @@ JOINPOINT_DEFINE(vfs, open, int, const char *, path, int, flags, uint32_t, mode,
 	if (err)
 		return err;
 	err = open_node(normal, flags, mode, &node);
-	if (err)
+	if (err < 0)
 		return err;
-	err = check_open(node, flags);
+	err = check_open(node, flags, err == 1);
 	if (!err)
 		err = vfs_file_create(node, (unsigned)flags, NULL, file);
 	vfs_node_put(node);
@@ -139,6 +162,52 @@ JOINPOINT_DEFINE(vfs, write, int64_t, struct vfs_file *, file, const void *, buf
 		file->position += (uint64_t)n;
 	mutex_unlock(&file->position_lock);
 	return n;
+}
+
+/* The checks pread and pwrite make: the file is a regular one. */
+static int check_positional(const struct vfs_file *file)
+{
+	if (VFS_IS_DIR(file->node->mode))
+		return -EISDIR;
+	return VFS_IS_REG(file->node->mode) ? 0 : -ESPIPE;
+}
+
+JOINPOINT_DEFINE(vfs, pread, int64_t, struct vfs_file *, file, void *, buffer, size_t, length,
+		 uint64_t, offset)
+{
+	if (!file || !can_read(file))
+		return -EBADF;
+	int err = check_positional(file);
+	if (err)
+		return err;
+	if (!file->ops || !file->ops->read)
+		return -EINVAL;
+	return file->ops->read(file, buffer, length, offset);
+}
+
+JOINPOINT_DEFINE(vfs, pwrite, int64_t, struct vfs_file *, file, const void *, buffer, size_t,
+		 length, uint64_t, offset)
+{
+	if (!file || !can_write(file))
+		return -EBADF;
+	int err = check_positional(file);
+	if (err)
+		return err;
+	if (!file->ops || !file->ops->write)
+		return -EINVAL;
+	if (offset > INT64_MAX)
+		return -EINVAL;
+	return file->ops->write(file, buffer, length, offset);
+}
+
+JOINPOINT_DEFINE(vfs, truncate_file, int, struct vfs_file *, file, uint64_t, size)
+{
+	if (!file || !can_write(file))
+		return -EBADF;
+	if (!VFS_IS_REG(file->node->mode) || size > INT64_MAX)
+		return -EINVAL;
+	struct vfs_node *node = file->node;
+	return node->ops && node->ops->truncate ? node->ops->truncate(node, size) : -EINVAL;
 }
 
 JOINPOINT_DEFINE(vfs, lseek, int64_t, struct vfs_file *, file, int64_t, offset, int, whence)
@@ -207,12 +276,14 @@ JOINPOINT_DEFINE(vfs, close, int, struct vfs_file *, file)
 	return 0;
 }
 
-static void fill_stat(const struct vfs_node *node, struct vfs_stat *stat)
+void vfs_fill_stat(const struct vfs_node *node, struct vfs_stat *stat)
 {
 	stat->device = node->device;
 	stat->inode = node->inode;
 	stat->mode = node->mode;
 	stat->links = node->links;
+	stat->uid = node->uid;
+	stat->gid = node->gid;
 	stat->size = node->size;
 	stat->rdev = node->rdev;
 }
@@ -221,7 +292,7 @@ JOINPOINT_DEFINE(vfs, stat_file, int, struct vfs_file *, file, struct vfs_stat *
 {
 	if (!file || !stat)
 		return -EBADF;
-	fill_stat(file->node, stat);
+	vfs_fill_stat(file->node, stat);
 	return 0;
 }
 
@@ -236,7 +307,7 @@ JOINPOINT_DEFINE(vfs, stat, int, const char *, path, struct vfs_stat *, stat)
 		err = vfs_resolve(normal, &node);
 	if (err)
 		return err;
-	fill_stat(node, stat);
+	vfs_fill_stat(node, stat);
 	vfs_node_put(node);
 	return 0;
 }
@@ -244,22 +315,27 @@ JOINPOINT_DEFINE(vfs, stat, int, const char *, path, struct vfs_stat *, stat)
 JOINPOINT_DEFINE(vfs, mkdir, int, const char *, path, uint32_t, mode)
 {
 	char normal[VFS_PATH_MAX];
-	struct vfs_node *dir, *node;
-	const char *name;
-	size_t length;
+	struct vfs_node *node;
 	if (!path)
 		return -EINVAL;
 	int err = vfs_path_absolute(path, normal);
 	if (!err)
-		err = vfs_resolve_parent(normal, &dir, &name, &length);
-	if (err)
-		return err == -EBUSY ? -EEXIST : err;
-	err = dir->ops && dir->ops->create
-		  ? dir->ops->create(dir, name, length, VFS_S_IFDIR | (mode & 07777), &node)
-		  : -ENOTSUP;
+		err = vfs_create_node(normal, VFS_S_IFDIR | (mode & 07777), NULL, &node);
 	if (!err)
 		vfs_node_put(node);
-	vfs_node_put(dir);
+	return err;
+}
+
+/* Checks that the caller may remove name from dir (the sticky bit asks
+ * whose the name is). */
+static int check_remove(struct vfs_node *dir, const char *name, size_t length)
+{
+	struct vfs_node *victim = NULL;
+	if ((dir->mode & VFS_S_ISVTX) && dir->ops && dir->ops->lookup &&
+	    dir->ops->lookup(dir, name, length, &victim) < 0)
+		victim = NULL;
+	int err = vfs_may_remove(dir, victim);
+	vfs_node_put(victim);
 	return err;
 }
 
@@ -276,8 +352,10 @@ JOINPOINT_DEFINE(vfs, unlink, int, const char *, path, bool, dir_wanted)
 		err = vfs_resolve_parent(normal, &dir, &name, &length);
 	if (err)
 		return err;
-	err = dir->ops && dir->ops->unlink ? dir->ops->unlink(dir, name, length, dir_wanted)
-					   : -ENOTSUP;
+	err = check_remove(dir, name, length);
+	if (!err)
+		err = dir->ops && dir->ops->unlink ? dir->ops->unlink(dir, name, length, dir_wanted)
+						   : -ENOTSUP;
 	vfs_node_put(dir);
 	return err;
 }

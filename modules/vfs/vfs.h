@@ -20,7 +20,10 @@
  *
  * Paths given to the vfs_* functions are absolute (a relative one is taken
  * from "/"); the system calls join them to the process's working directory.
- * "." and ".." are resolved by name, before any lookup.
+ * "." and ".." are resolved by name, before any lookup; symbolic links are
+ * followed as the walk meets them.  Every call checks the calling process's
+ * permission (permission.c): the name space is the same for the kernel and
+ * for processes, kernel threads simply hold every privilege.
  */
 #ifndef MODULES_VFS_VFS_H
 #define MODULES_VFS_VFS_H
@@ -55,8 +58,24 @@
 #define VFS_S_IFREG      0100000
 #define VFS_S_IFCHR      0020000
 #define VFS_S_IFIFO      0010000
+#define VFS_S_IFLNK      0120000
+#define VFS_S_ISUID      04000
+#define VFS_S_ISGID      02000
+#define VFS_S_ISVTX      01000 /* sticky: in a directory, only owners remove names */
 #define VFS_IS_DIR(mode) (((mode)&VFS_S_IFMT) == VFS_S_IFDIR)
 #define VFS_IS_REG(mode) (((mode)&VFS_S_IFMT) == VFS_S_IFREG)
+#define VFS_IS_LNK(mode) (((mode)&VFS_S_IFMT) == VFS_S_IFLNK)
+
+/* Access wanted (access()'s R_OK, W_OK, X_OK; the permission bits' order). */
+#define VFS_MAY_READ  4
+#define VFS_MAY_WRITE 2
+#define VFS_MAY_EXEC  1
+
+/* Symbolic links followed in one path walk before -ELOOP (Linux's 40). */
+#define VFS_SYMLINK_MAX 40
+
+/* chown's "leave this id as it is". */
+#define VFS_ID_UNCHANGED 0xffffffffu
 
 /* lseek whence */
 #define VFS_SEEK_SET 0
@@ -69,6 +88,7 @@
 #define VFS_DT_CHR     2
 #define VFS_DT_DIR     4
 #define VFS_DT_REG     8
+#define VFS_DT_LNK     10
 
 /* Terminal ioctls the console answers (Linux's numbers). */
 #define VFS_TCGETS     0x5401
@@ -98,6 +118,7 @@ struct vfs_stat {
 	uint64_t inode;
 	uint32_t mode; /* type and permission bits */
 	uint32_t links;
+	uint32_t uid, gid; /* owner */
 	uint64_t size;
 	uint64_t rdev; /* for devices */
 };
@@ -110,6 +131,14 @@ struct vfs_dirent {
 
 /* ---- For file systems and devices ---------------------------------------- */
 
+/* What a create op makes: type and permission bits, owner, and for a
+ * symbolic link (VFS_S_IFLNK) its target (a NUL-terminated string). */
+struct vfs_create {
+	uint32_t mode;
+	uint32_t uid, gid;
+	const char *link_target;
+};
+
 /* What a file system does for its nodes.  A NULL entry means "not supported"
  * (-ENOTSUP, or -ENOTDIR for the directory operations on a non-directory).
  * Nodes come back referenced: the caller puts them with vfs_node_put. */
@@ -117,10 +146,29 @@ struct vfs_node_ops {
 	/* Finds name (length bytes, no '/') in dir: 0 and *child, or -ENOENT. */
 	int (*lookup)(struct vfs_node *dir, const char *name, size_t length,
 		      struct vfs_node **child);
-	/* Makes name in dir with mode (VFS_S_IFREG or VFS_S_IFDIR): 0 and
-	 * *child, or -EEXIST, -ENOMEM, -ENOSPC. */
-	int (*create)(struct vfs_node *dir, const char *name, size_t length, uint32_t mode,
-		      struct vfs_node **child);
+	/* Makes name in dir as what says (VFS_S_IFREG, VFS_S_IFDIR or
+	 * VFS_S_IFLNK): 0 and *child, or -EEXIST, -ENOMEM, -ENOSPC. */
+	int (*create)(struct vfs_node *dir, const char *name, size_t length,
+		      const struct vfs_create *what, struct vfs_node **child);
+	/* Gives node (of this file system, not a directory) one more name in
+	 * dir: 0, -EEXIST, -EMLINK, -ENOENT (dir removed), -ENOMEM, -ENOSPC. */
+	int (*link)(struct vfs_node *dir, const char *name, size_t length, struct vfs_node *node);
+	/* Moves old_name of old_dir to new_name of new_dir (both of this file
+	 * system), replacing what new_name named as POSIX says.  The VFS has
+	 * checked that a directory is not moved into itself.  Returns 0,
+	 * -ENOENT, -EISDIR, -ENOTDIR, -ENOTEMPTY, -ENOMEM, -ENOSPC, -EMLINK. */
+	int (*rename)(struct vfs_node *old_dir, const char *old_name, size_t old_length,
+		      struct vfs_node *new_dir, const char *new_name, size_t new_length);
+	/* Copies a symbolic link's target into buffer (no NUL): its length. */
+	int64_t (*readlink)(struct vfs_node *node, char *buffer, size_t size);
+	/* Stores node's mode bits (07777), uid and gid as set in node now
+	 * (chmod, chown).  NULL: kept in memory only. */
+	int (*setattr)(struct vfs_node *node);
+	/* On a file system's root: it is being unmounted (the VFS holds the
+	 * mount's reference and drops it after).  Writes everything back and
+	 * lets go of the file system: 0, or -EBUSY (a file is in use: the mount
+	 * stays), -EIO.  NULL: nothing to write (the node is simply put). */
+	int (*unmount)(struct vfs_node *root);
 	/* Removes name from dir: 0, -ENOENT, -EISDIR (directory and !dir_wanted),
 	 * -ENOTDIR (not a directory and dir_wanted), -ENOTEMPTY. */
 	int (*unlink)(struct vfs_node *dir, const char *name, size_t length, bool dir_wanted);
@@ -153,6 +201,7 @@ struct vfs_node {
 	int refs;
 	uint32_t mode;
 	uint32_t links;
+	uint32_t uid, gid; /* owner; 0 (root) unless the file system sets them */
 	uint64_t inode;
 	uint64_t size; /* bytes, regular files (the file system keeps it current) */
 	uint64_t rdev;
@@ -181,6 +230,9 @@ void vfs_node_init(struct vfs_node *node, uint32_t mode, const struct vfs_node_o
 struct vfs_node *vfs_node_get(struct vfs_node *node);
 /* Drops a reference; the last one calls ops->release.  NULL is ignored. */
 void vfs_node_put(struct vfs_node *node);
+/* Whether the calling process may access node as want says (VFS_MAY_*
+ * bits): 0, -EACCES, -EINVAL (bad want).  See permission.c for the rules. */
+int vfs_permission(const struct vfs_node *node, int want);
 /* A fresh inode number, unique across file systems. */
 uint64_t vfs_next_inode(void);
 
@@ -215,6 +267,10 @@ void vfs_register_trace_sink(void);
  * Returns 0, -EBUSY (path is mounted already), -ENOSPC (VFS_MAX_MOUNT),
  * -EINVAL, -ENAMETOOLONG, -ENOTDIR. */
 int vfs_mount(const char *path, struct vfs_node *root);
+/* Takes the mount at path away, after its file system's unmount op agreed.
+ * Returns 0, -EINVAL (not a mount point), -EBUSY ("/", a mount below it, a
+ * walk or a file still in it), or the unmount op's error. */
+int vfs_umount(const char *path);
 /* Returns an empty RAM file system's root (referenced), or NULL (no memory).
  * Files grow as they are written. */
 struct vfs_node *vfs_ramfs_create(void);
@@ -234,6 +290,15 @@ int64_t vfs_read(struct vfs_file *file, void *buffer, size_t length);
  * Returns the bytes written, or -EBADF, -EISDIR, -EPIPE, -EAGAIN, -EINTR,
  * -ENOMEM, -EFBIG. */
 int64_t vfs_write(struct vfs_file *file, const void *buffer, size_t length);
+/* vfs_read and vfs_write at offset, leaving the position alone (pread,
+ * pwrite; VFS_O_APPEND does not apply).  Regular files only: -ESPIPE for a
+ * pipe or device, -EISDIR for a directory; otherwise vfs_read's and
+ * vfs_write's errors. */
+int64_t vfs_pread(struct vfs_file *file, void *buffer, size_t length, uint64_t offset);
+int64_t vfs_pwrite(struct vfs_file *file, const void *buffer, size_t length, uint64_t offset);
+/* Sets an open regular file's size (ftruncate).  Returns 0, -EBADF (not
+ * open for writing), -EINVAL (not a regular file), -EFBIG, -ENOMEM. */
+int vfs_truncate_file(struct vfs_file *file, uint64_t size);
 /* Moves the position (VFS_SEEK_*).  Returns the new position, or -ESPIPE
  * (pipe or device), -EINVAL (bad whence or a negative result). */
 int64_t vfs_lseek(struct vfs_file *file, int64_t offset, int whence);
@@ -272,6 +337,39 @@ int vfs_mkdir(const char *path, uint32_t mode);
 /* Removes a name (dir_wanted: an empty directory, as rmdir).  Returns 0,
  * -ENOENT, -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (a mount point), -ENOTSUP. */
 int vfs_unlink(const char *path, bool dir_wanted);
+/* Fills *stat for path itself when it is a symbolic link (lstat).  Returns
+ * vfs_stat's errors. */
+int vfs_lstat(const char *path, struct vfs_stat *stat);
+/* Moves old_path to new_path, replacing a file there (or an empty directory
+ * by a directory), as POSIX rename.  The same file under both names: nothing
+ * happens.  Returns 0, -ENOENT, -EXDEV (another mount), -EINVAL (a directory
+ * into itself), -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (a mount point),
+ * -EACCES, -EPERM (sticky directory), -ENOTSUP, -ENOSPC, -ENOMEM. */
+int vfs_rename(const char *old_path, const char *new_path);
+/* Gives existing (a symbolic link itself, not what it names) another name.
+ * Returns 0, -ENOENT, -EEXIST, -EPERM (a directory, or a file system without
+ * hard links), -EXDEV, -EMLINK, -EACCES, -ENOSPC, -ENOMEM. */
+int vfs_link(const char *existing, const char *new_path);
+/* Makes path a symbolic link to target (any text, 1 to VFS_PATH_MAX - 1
+ * bytes; not checked).  Returns vfs_mkdir's errors, -ENOENT (empty target). */
+int vfs_symlink(const char *target, const char *path);
+/* Copies the target of the symbolic link path into buffer (size bytes at
+ * most, no NUL).  Returns its length, or -EINVAL (not a link), -ENOENT ... */
+int64_t vfs_readlink(const char *path, char *buffer, size_t size);
+/* Whether the caller may access path as want says (VFS_MAY_* bits; 0: that
+ * it exists).  Returns 0, -EACCES, -EINVAL, or vfs_stat's errors. */
+int vfs_access(const char *path, int want);
+/* Sets node's permission bits (07777).  The owner or PRIV_FILES only.
+ * Returns 0, -EPERM, -EOPNOTSUPP (a symbolic link), -EIO. */
+int vfs_chmod_node(struct vfs_node *node, uint32_t mode);
+/* Sets node's owner and group (VFS_ID_UNCHANGED leaves one); a regular
+ * file loses its set-id bits.  PRIV_FILES, or the owner choosing its own
+ * group.  Returns 0, -EPERM, -EIO. */
+int vfs_chown_node(struct vfs_node *node, uint32_t uid, uint32_t gid);
+/* vfs_chmod_node and vfs_chown_node on a path (follow: a last symbolic link
+ * is followed).  Returns their errors and vfs_stat's. */
+int vfs_chmod(const char *path, uint32_t mode);
+int vfs_chown(const char *path, uint32_t uid, uint32_t gid, bool follow);
 /* Reads a whole regular file into a new kmalloc buffer (*buffer, *length;
  * the caller kfrees it), for exec.  Returns 0, or vfs_open's errors, -EISDIR,
  * -EFBIG (over 64 MiB), -ENOMEM, -EIO (the file changed size while read). */
@@ -323,6 +421,11 @@ void vfs_files_get_cwd(void *files, char *out);
 /* Changes the working directory to path (absolute; a directory).
  * Returns 0, -ENOENT, -ENOTDIR, -ENAMETOOLONG. */
 int vfs_files_set_cwd(void *files, const char *path);
+/* Sets the table's file-creation mask (umask; 022 at first, inherited by
+ * fork) to mask & 0777 and returns the old one. */
+uint32_t vfs_files_set_umask(void *files, uint32_t mask);
+/* The table's file-creation mask (022 for NULL). */
+uint32_t vfs_files_umask(void *files);
 /* Descriptors in use (for tests and leak checks). */
 unsigned vfs_files_count_open(void *files);
 

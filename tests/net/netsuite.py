@@ -8,6 +8,9 @@ body checked and the kernel's free frames back where they were, a NIC mode
 switch (interrupt <-> polling) during downloads, ICMP, httpget in the OS
 fetching from a server on the host, rscflnet's accounting of a transfer to
 the host, and an accounted httpd's /rscfl and access log (acctcheck.py).
+An ext2 disk holding a copy of /www is attached too, and a second httpd
+(user www) serves it from /disk/www through the page cache: the same files,
+byte-identical.
 
 run_host(build, report): the same httpd (and httpget, ping) on the Linux host:
 the programs use Linux's ABI, so this checks the libc socket glue and the
@@ -170,13 +173,43 @@ def check_rscflnet(guest):
     return ok, f"the sink received {received} bytes\n" + text
 
 
+DISK_PORT = 8080  # the guest port of the httpd serving /disk/www
+
+
+def make_www_disk(build, log):
+    """An ext2 image (the host's mke2fs -d) holding www/ as the initrd stages
+    it; returns its path, or None when mke2fs failed."""
+    root = os.path.splitext(log)[0] + "-disk-root"
+    image = os.path.splitext(log)[0] + "-disk.img"
+    subprocess.run(["rm", "-rf", root, image])
+    os.makedirs(root)
+    subprocess.run(["cp", "-R", os.path.join(build, "user", "root", "www"), root], check=True)
+    made = subprocess.run(["/sbin/mke2fs", "-q", "-F", "-t", "ext2", "-b", "4096", "-I", "128",
+                           "-O", "^dir_index", "-d", root, image, "16M"], capture_output=True)
+    return image if made.returncode == 0 else None
+
+
+def check_served_from_disk(guest, port, files):
+    """httpd -r /disk/www as user www: every file byte-identical, twice (the
+    second time from the page cache)."""
+    started = guest.run(f"httpd -b -q -p {DISK_PORT} -r /disk/www -u www") or ""
+    if "serving" not in started:
+        return False, started
+    first, detail = httpcheck.check_files(port, files)
+    second, again = httpcheck.check_files(port, files)
+    return first and second, f"{detail}; again from the page cache: {again}\n{started}"
+
+
 def run_guest(build, nic, report, log, kernel=None):
     """kernel: the image to boot (Guest's default when None)."""
     prefix = f"net/{nic}"
-    port = httpcheck.free_port()
+    port, disk_port = httpcheck.free_port(), httpcheck.free_port()
     start = time.monotonic()
-    guest = Guest(build, nic, {port: 80, httpcheck.free_port(): acctcheck.ACCT_PORT}, log,
-                  kernel=kernel)
+    disk = make_www_disk(build, log)
+    forwards = {port: 80, httpcheck.free_port(): acctcheck.ACCT_PORT}
+    if disk:
+        forwards[disk_port] = DISK_PORT
+    guest = Guest(build, nic, forwards, log, kernel=kernel, disk=disk)
     try:
         httpd = guest.boot()
         seconds = time.monotonic() - start
@@ -188,6 +221,11 @@ def run_guest(build, nic, report, log, kernel=None):
             return
         report(prefix + "/boot", "ok", seconds, None, "httpd " + httpd)
         run_guest_checks(guest, build, nic, port, report, prefix)
+        if disk:
+            timed(report, prefix + "/httpd-from-disk", check_served_from_disk, guest, disk_port,
+                  www_files(build))
+        else:
+            report(prefix + "/httpd-from-disk", "FAIL", 0.0, None, "mke2fs failed")
     finally:
         guest.stop()
 

@@ -217,11 +217,17 @@ def prometheus_problems(build, out_dir):
 def same_analysis_in_the_os(guest, build, port, work):
     """A trace the OS writes into httpd's document root with the file sink,
     analyzed in the OS by /bin/analyze and, fetched over HTTP, by the host's
-    build: the two outputs must be the same text.  Returns (problem, log)."""
+    build: the two outputs must be the same text.  The sink keeps its files
+    to their owner (root); httpd runs as www, so root first lets others read
+    them, and a fetch before that must be refused.  Returns (problem, log)."""
     guest.run("kcmd trace start -o file:/www/ostrace net.* vfs.*")
     guest.run("ls /bin")
     httpcheck.get(port, "/small.txt")
     guest.run("kcmd trace stop")
+    refused = httpcheck.get(port, "/ostrace/metadata")
+    if not refused or refused[0] == 200:
+        return f"GET /ostrace/metadata of a 0600 trace: {refused and refused[0]}", ""
+    guest.run("chmod 755 /www/ostrace && chmod 644 /www/ostrace/metadata /www/ostrace/stream_0")
     in_os = guest.run("analyze /www/ostrace", timeout=60) or ""
     os_requests = guest.run("analyze --requests /www/ostrace", timeout=60) or ""
     os_csv = guest.run("analyze --requests --csv /www/ostrace", timeout=60) or ""

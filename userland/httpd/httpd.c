@@ -117,22 +117,14 @@ static uint64_t now_ms(void)
 
 /* -l FILE: past LOG_ROTATE_BYTES the file moves to FILE.1 (the one before
  * is dropped) and a new FILE starts, so the log never holds more than twice
- * that.  The file system has no rename: the old log is copied. */
+ * that. */
 static void rotate_log(void)
 {
 	char old_path[256];
 	snprintf(old_path, sizeof old_path, "%s.1", options.log_path);
-	int in = open(options.log_path, O_RDONLY);
-	int out = open(old_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	char chunk[4096];
-	ssize_t n;
-	while (in >= 0 && out >= 0 && (n = read(in, chunk, sizeof chunk)) > 0)
-		if (write(out, chunk, (size_t)n) != n)
-			break;
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
+	/* A FILE.1 that is not ours in a sticky directory (/tmp) cannot be
+	 * replaced: then this log starts afresh, and the bound still holds. */
+	(void)rename(options.log_path, old_path);
 	int fresh = open(options.log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
 	if (fresh < 0)
 		return; /* keep writing to the old one */
@@ -692,6 +684,12 @@ static int become_user(void)
 		return 0;
 	if (lookup_user(options.user, &uid, &gid) < 0) {
 		fprintf(stderr, "httpd: no user '%s' in /etc/passwd\n", options.user);
+		return -1;
+	}
+	/* the log becomes the user's, so that it can rotate it (nginx's master
+	 * hands its workers' logs over the same way) */
+	if (options.log_path && fchown(log_fd, (uid_t)uid, (gid_t)gid) < 0) {
+		fprintf(stderr, "httpd: %s: %s\n", options.log_path, strerror(errno));
 		return -1;
 	}
 	if (setgid((gid_t)gid) < 0 || setuid((uid_t)uid) < 0 || getuid() != (uid_t)uid) {

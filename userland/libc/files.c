@@ -71,6 +71,21 @@ _READ_WRITE_RETURN_TYPE write(int fd, const void *buffer, size_t count)
 }
 ALSO_NAMED(write, _write);
 
+ssize_t pread(int fd, void *buffer, size_t count, off_t offset)
+{
+	return sys_result(ms_syscall6(__NR_pread64, fd, (long)buffer, (long)count, offset, 0, 0));
+}
+
+ssize_t pwrite(int fd, const void *buffer, size_t count, off_t offset)
+{
+	return sys_result(ms_syscall6(__NR_pwrite64, fd, (long)buffer, (long)count, offset, 0, 0));
+}
+
+int ftruncate(int fd, off_t length)
+{
+	return (int)sys_result(ms_syscall3(__NR_ftruncate, fd, length, 0));
+}
+
 off_t lseek(int fd, off_t offset, int whence)
 {
 	return sys_result(ms_syscall3(__NR_lseek, fd, offset, whence));
@@ -100,7 +115,11 @@ ALSO_NAMED(stat, _stat);
 int lstat(const char *path, struct stat *st);
 int lstat(const char *path, struct stat *st)
 {
-	return stat(path, st); /* no symbolic links yet */
+	struct linux_stat kst;
+	if (sys_result(ms_syscall3(__NR_lstat, (long)path, (long)&kst, 0)) < 0)
+		return -1;
+	stat_from_linux(&kst, st);
+	return 0;
 }
 
 /* The kernel's access, or stat's answer to "does it exist" when it has none. */
@@ -137,6 +156,63 @@ int link(const char *existing, const char *new_path)
 	return (int)sys_result(ms_syscall3(__NR_link, (long)existing, (long)new_path, 0));
 }
 ALSO_NAMED(link, _link);
+
+/* newlib's rename() calls this through _rename_r. */
+int _rename(const char *old_path, const char *new_path);
+int _rename(const char *old_path, const char *new_path)
+{
+	return (int)sys_result(ms_syscall3(__NR_rename, (long)old_path, (long)new_path, 0));
+}
+
+int symlink(const char *target, const char *path)
+{
+	return (int)sys_result(ms_syscall3(__NR_symlink, (long)target, (long)path, 0));
+}
+
+ssize_t readlink(const char *restrict path, char *restrict buffer, size_t size)
+{
+	return sys_result(ms_syscall3(__NR_readlink, (long)path, (long)buffer, (long)size));
+}
+
+int chmod(const char *path, mode_t mode)
+{
+	return (int)sys_result(ms_syscall3(__NR_chmod, (long)path, mode & 07777, 0));
+}
+
+int fchmod(int fd, mode_t mode)
+{
+	return (int)sys_result(ms_syscall3(__NR_fchmod, fd, mode & 07777, 0));
+}
+
+/* newlib's ids are 16 bits: (uid_t)-1 is 0xffff, the kernel's "unchanged"
+ * is 0xffffffff. */
+static long id_to_linux(unsigned id, unsigned unchanged)
+{
+	return id == unchanged ? 0xffffffffL : (long)id;
+}
+
+int chown(const char *path, uid_t owner, gid_t group)
+{
+	return (int)sys_result(ms_syscall3(__NR_chown, (long)path, id_to_linux(owner, (uid_t)-1),
+					   id_to_linux(group, (gid_t)-1)));
+}
+
+int lchown(const char *path, uid_t owner, gid_t group)
+{
+	return (int)sys_result(ms_syscall3(__NR_lchown, (long)path, id_to_linux(owner, (uid_t)-1),
+					   id_to_linux(group, (gid_t)-1)));
+}
+
+int fchown(int fd, uid_t owner, gid_t group)
+{
+	return (int)sys_result(ms_syscall3(__NR_fchown, fd, id_to_linux(owner, (uid_t)-1),
+					   id_to_linux(group, (gid_t)-1)));
+}
+
+mode_t umask(mode_t mask)
+{
+	return (mode_t)ms_syscall3(__NR_umask, mask & 0777, 0, 0);
+}
 
 int mkdir(const char *path, mode_t mode)
 {

@@ -1,7 +1,8 @@
 /*
  * Memory: sbrk over the kernel's brk (newlib's malloc grows the heap with it)
- * and anonymous mmap/munmap.  brk returns the new break, or the old one when
- * it cannot move: sbrk compares the two to tell.
+ * and mmap/munmap (anonymous, or a private copy of a file).  brk returns the
+ * new break, or the old one when it cannot move: sbrk compares the two to
+ * tell.
  */
 #include <errno.h>
 #include <stdint.h>

@@ -53,7 +53,7 @@ static uint64_t pick(const uint64_t *values, size_t count)
 
 static const char *const paths[] = {
     "/tmp/fuzz",   "/",  "/etc/passwd",         "", "/tmp", "/dev/null",
-    "/tmp/fuzz/x", "..", "/aspects/callcount.o"};
+    "/tmp/fuzz/x", "..", "/aspects/callcount.o", "/tmp/fuzz/l", "/tmp/fuzz/x/../l"};
 
 static long argument(char type)
 {
@@ -144,6 +144,21 @@ static const struct call calls[] = {
     {__NR_rmdir, "s"},
     {__NR_creat, "si"},
     {__NR_unlink, "s"},
+    {__NR_rename, "ss"},
+    {__NR_link, "ss"},
+    {__NR_symlink, "ss"},
+    {__NR_readlink, "spl"},
+    {__NR_chmod, "si"},
+    {__NR_fchmod, "fi"},
+    {__NR_chown, "sii"},
+    {__NR_fchown, "fii"},
+    {__NR_lchown, "sii"},
+    {__NR_umask, "i"},
+    {__NR_mount, "ssspp"},
+    {__NR_umount2, "si"},
+    {__NR_pread64, "fpll"},
+    {__NR_pwrite64, "fpll"},
+    {__NR_ftruncate, "fl"},
     {__NR_gettimeofday, "pp"},
     {__NR_getrlimit, "ip"},
     {__NR_setrlimit, "ip"},

@@ -976,5 +976,11 @@ const struct user_test user_tests[] = {
     {"kshell_output_captured", kshell_output_captured, 10000},
     {"scope_counts_joinpoint_calls", scope_counts_joinpoint_calls, 10000},
     {"scope_text_answers_refuse_bad_buffers", scope_text_answers_refuse_bad_buffers, 10000},
+    {"file_permissions_hold_against_a_user", file_permissions_hold_against_a_user, 20000},
+    {"rename_and_links", rename_and_links, 20000},
+    {"file_calls_refuse_hostile_input", file_calls_refuse_hostile_input, 20000},
+    {"ramfs_directory_of_ten_thousand", ramfs_directory_of_ten_thousand, 120000},
+    {"mount_and_umount", mount_and_umount, 20000},
+    {"file_mmap_and_positional_io", file_mmap_and_positional_io, 20000},
     {NULL, NULL, 0},
 };

@@ -67,6 +67,14 @@ void kshell_output_captured(void);
 void scope_counts_joinpoint_calls(void);
 void scope_text_answers_refuse_bad_buffers(void);
 
+/* files.c: permissions, rename and links, hostile input to the file calls, scale */
+void file_permissions_hold_against_a_user(void);
+void rename_and_links(void);
+void file_calls_refuse_hostile_input(void);
+void ramfs_directory_of_ten_thousand(void);
+void mount_and_umount(void);
+void file_mmap_and_positional_io(void);
+
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
 void user_clock_is_monotonic(void);
