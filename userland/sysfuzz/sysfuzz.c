@@ -164,7 +164,7 @@ static const struct call calls[] = {
     {__NR_accept4, "fppg"},
     {__NR_pipe2, "pg"},
     {__NR_getcpu, "ppp"},
-    {__NR_ms_getprocs, "pi"},
+    {__NR_ms_getprocs, "pil"},
     {__NR_ms_kshell, "s"},
     {__NR_ms_ipc_create, "i"},
     {__NR_ms_ipc_send, "fp"},

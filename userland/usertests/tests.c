@@ -963,5 +963,9 @@ const struct user_test user_tests[] = {
     {"ignored_signals", ignored_signals, 10000},
     {"terminal_ioctls", terminal_ioctls, 10000},
     {"kshell_output_captured", kshell_output_captured, 10000},
+    {"orphans_go_to_init", orphans_go_to_init, 10000},
+    {"orphaned_group_hears_sighup", orphaned_group_hears_sighup, 15000},
+    {"console_hangup_reaches_foreground", console_hangup_reaches_foreground, 15000},
+    {"ps_shows_wait_channels", ps_shows_wait_channels, 15000},
     {NULL, NULL, 0},
 };

@@ -53,6 +53,11 @@ void trace_mark_refuses_bad_input(void);
 void uscope_traces_a_program_by_name(void);
 /* The caller's mapped user pages, as ps sees them; -1 when not found. */
 long t_own_pages(void);
+void ps_shows_wait_channels(void);
+/* hangup.c: orphans, orphaned groups, the console's hang-up */
+void orphans_go_to_init(void);
+void orphaned_group_hears_sighup(void);
+void console_hangup_reaches_foreground(void);
 /* jobs.c: process groups, sessions, stops, ignored signals, the terminal */
 void groups_and_sessions(void);
 void stop_and_continue(void);
