@@ -120,9 +120,45 @@ static void latency_fills_a_histogram_per_joinpoint(struct ktest *t)
 	ASSERT_TRUE(t, aspect != NULL);
 	ASSERT_EQ(t, aspect_link(aspect, ASPECT_BINDING_DIRECT), 0);
 	stat_root(t, CALLS);
-	EXPECT_EQ(t, aspect_histogram_count(aspect, "vfs.stat"), CALLS);
+	EXPECT_EQ(t, aspect_histogram_count(aspect, "vfs.stat_ns"), CALLS);
 	EXPECT_EQ(t, aspect_counter_value(aspect, "untimed"), 0);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+}
+
+/* Do an aspect's counters stay readable once it is unlinked and unloaded,
+ * until cleared or an aspect of that name is loaded again, and is clearing
+ * refused while it is linked? */
+static void unloaded_aspect_keeps_its_last_values(struct ktest *t)
+{
+	struct linker_counters *store = kmalloc(sizeof *store);
+	struct aspect_counters_owner owner;
+	ASSERT_TRUE(t, store != NULL);
+	struct aspect *aspect = load(t, "callcount");
+	ASSERT_TRUE(t, aspect != NULL);
+	ASSERT_EQ(t, aspect_link(aspect, ASPECT_BINDING_DIRECT), 0);
+	stat_root(t, CALLS);
+	EXPECT_EQ(t, aspect_clear_counters("callcount"), -EBUSY);
+	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	ASSERT_EQ(t, aspect_copy_counters("callcount", store, &owner), 0);
+	EXPECT_EQ(t, owner.state, ASPECT_GONE);
+	EXPECT_EQ(t, linker_counter_get(store, "vfs.stat"), CALLS);
+	EXPECT_EQ(t, aspect_clear_counters("callcount"), 0);
+	EXPECT_EQ(t, aspect_copy_counters("callcount", store, &owner), -ENOENT);
+	EXPECT_EQ(t, aspect_clear_counters("callcount"), -ENOENT);
+
+	aspect = load(t, "callcount");
+	ASSERT_TRUE(t, aspect != NULL);
+	ASSERT_EQ(t, aspect_link(aspect, ASPECT_BINDING_DIRECT), 0);
+	stat_root(t, CALLS);
+	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect = load(t, "callcount"); /* a new life: the old values are gone */
+	ASSERT_TRUE(t, aspect != NULL);
+	ASSERT_EQ(t, aspect_copy_counters("callcount", store, &owner), 0);
+	EXPECT_EQ(t, owner.state, ASPECT_LOADED);
+	EXPECT_EQ(t, linker_counter_get(store, "vfs.stat"), 0);
+	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	EXPECT_EQ(t, aspect_clear_counters("callcount"), 0);
+	kfree(store);
 }
 
 static void tracer_emits_a_record_per_call(struct ktest *t)
@@ -343,7 +379,8 @@ KTEST_SUITE(
     linker, KTEST_CASE(every_example_loads_and_unloads),
     KTEST_CASE(callcount_counts_every_call_direct), KTEST_CASE(counts_carry_over_relink_and_unlink),
     KTEST_CASE(bindings_not_built_in_are_refused),
-    KTEST_CASE(latency_fills_a_histogram_per_joinpoint), KTEST_CASE(tracer_emits_a_record_per_call),
+    KTEST_CASE(latency_fills_a_histogram_per_joinpoint),
+    KTEST_CASE(unloaded_aspect_keeps_its_last_values), KTEST_CASE(tracer_emits_a_record_per_call),
     KTEST_CASE(faulting_advice_is_unlinked_and_the_call_completes),
     KTEST_CASE(looping_advice_is_aborted_by_the_tick), KTEST_CASE(truncated_object_is_refused),
     KTEST_CASE(section_past_end_is_refused), KTEST_CASE(four_gib_section_is_refused),

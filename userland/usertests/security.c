@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -514,4 +515,39 @@ void mprotect_changes_anonymous_mappings_only(void)
 	uint64_t clock = getauxval(CLOCK_USER_AT);
 	if (!clock || raw_mprotect(clock, PAGE, PROT_READ | PROT_WRITE) != -L_EPERM)
 		t_fail("mprotect of the clock page was not refused with EPERM");
+}
+
+#define L_ENOLINK 67
+
+/* When the privileged unweave the kernel's accounting aspect while a process
+ * accounts, does its next accounting call fail with a clear error
+ * (-ENOLINK) instead of going on with stale numbers, and can it account
+ * again afterwards (the aspect is woven again)? */
+void rscfl_unwoven_gives_an_error(void)
+{
+	if (getuid() != 0)
+		exit(T_SKIPPED);
+	long page = ms_syscall3(__NR_ms_acct_init, 0, 0, 0);
+	long token = ms_syscall3(__NR_ms_acct_get_token, 0, 0, 0);
+	if (page < 0 || token <= 0) {
+		t_fail("ms_acct_init %ld, token %ld", page, token);
+		return;
+	}
+	long started = ms_syscall3(__NR_ms_acct, token, ACCT_START, 0);
+	if (started != 0)
+		t_fail("ACCT_START: %ld", started);
+	getpid();
+	long unlinked = scope_ctl(SCOPE_UNLINK, "rscfl");
+	if (unlinked != 0)
+		t_fail("SCOPE_UNLINK rscfl as root: %ld", unlinked);
+	long stopped = ms_syscall3(__NR_ms_acct, token, ACCT_STOP, 0);
+	if (stopped != -L_ENOLINK)
+		t_fail("ACCT_STOP after rscfl was unwoven: %ld, expected -ENOLINK", stopped);
+	long again = ms_syscall3(__NR_ms_acct, token, ACCT_STOP, 0);
+	if (again != -L_EINVAL)
+		t_fail("the token was not stopped by the error: ACCT_STOP gave %ld", again);
+	if (ms_syscall3(__NR_ms_acct, token, ACCT_START, 0) != 0 ||
+	    ms_syscall3(__NR_ms_acct, token, ACCT_STOP, 0) != 0)
+		t_fail("accounting did not work again after the error");
+	ms_syscall3(__NR_ms_acct_free_token, token, 0, 0);
 }
