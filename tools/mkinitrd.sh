@@ -6,6 +6,8 @@
 #   /aspects/*.o                              (the aspect objects of the build,
 #                                             and those $EXTRA_ASPECTS names:
 #                                             make run ASPECTS="a.o ...")
+#   /fuzz/                                    ($FUZZ_CORPUS: the crash corpus,
+#                                             replayed by sysfuzz as init)
 #   /tmp                                      (an empty directory; /dev is
 #                                             devfs, mounted by the kernel)
 # Usage: mkinitrd.sh <out.cpio> <staging dir> <rootfs dir> <program>...
@@ -34,6 +36,10 @@ for object in ${EXTRA_ASPECTS:-}; do
 	fi
 	cp "$object" "$stage/aspects/"
 done
+if [ -n "${FUZZ_CORPUS:-}" ]; then
+	mkdir -p "$stage/fuzz"
+	cp -R "$FUZZ_CORPUS"/. "$stage/fuzz/"
+fi
 for program in "$@"; do
 	name=$(basename "$program")
 	dir=bin

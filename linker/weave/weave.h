@@ -160,9 +160,8 @@ struct linker_advice_frame {
 	uint64_t start_tsc;
 };
 
-static inline const struct linker_advice_frame *linker_advice_frame(const struct ms_ctx *ctx)
-{
-	return (const struct linker_advice_frame *)ctx;
-}
+/* The frame ctx points to, or NULL when ctx is not the context of the advice
+ * running on this CPU (a bad pointer an aspect passed: never dereferenced). */
+const struct linker_advice_frame *linker_advice_frame(const struct ms_ctx *ctx);
 
 #endif
