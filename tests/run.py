@@ -1323,8 +1323,10 @@ KTAP_INITS = [
     ("rscfltest", ["--icount"], 120, "per-activity accounting end to end (a sleep is time off "
      "the CPU, a pipe shows pipe and vfs, bad calls are errors, switched tokens charge each "
      "request once, ACCT_NEXT, a private read-only results page, application metrics)"),
-    ("sysfuzz", [], 180, "30000 random system calls with typed arguments from unprivileged "
-     "processes: no panic, no hang (make fuzz makes 1 M)"),
+    ("sysfuzz", [], 240, "the crash corpus (tests/fuzz/corpus: hostile aspect objects loaded as "
+     "root must be refused with a reason, sysfuzz seeds that once hung or were killed), then "
+     "30000 random system calls with typed arguments from unprivileged processes: no panic, "
+     "no hang (make fuzz makes 1 M)"),
     ("rscflnet", [], 120, "network work follows its activity (1 MiB over loopback TCP charged "
      "to the sender's and the receiver's activities, lwIP's work on it as asynchronous work, "
      "nothing charged outside one); the NIC case runs in the net group"),

@@ -304,10 +304,13 @@ int main(int argc, char **argv)
 		return 1;
 	/* nonblocking reads: O_NONBLOCK in Linux's numbering */
 	ms_syscall3(__NR_fcntl, progress[0], 4 /* F_SETFL */, 04000);
+	int corpus_ok = 1;
 	if (as_init) {
 		printf("KTAP version 1\n1..3\n");
-		report(1, "corpus_objects_refused", corpus_replay_objects());
-		report(2, "corpus_seeds_replayed", corpus_replay_seeds(progress));
+		int objects = corpus_replay_objects(), seeds = corpus_replay_seeds(progress);
+		report(1, "corpus_objects_refused", objects);
+		report(2, "corpus_seeds_replayed", seeds);
+		corpus_ok = objects && seeds;
 	}
 	long made = 0, batches = 0;
 	int hang = 0;
@@ -321,6 +324,11 @@ int main(int argc, char **argv)
 			break;
 		}
 		made += calls;
+		if ((batches + 1) % 25 == 0) {
+			printf("# sysfuzz: %ld calls so far, %ld batches, %ld killed\n", made,
+			       batches + 1, killed);
+			fflush(stdout);
+		}
 		if (batches > total / 100 + 100)
 			break; /* workers die early every time: stop anyway */
 	}
@@ -331,5 +339,5 @@ int main(int argc, char **argv)
 	if (as_init)
 		report(3, "sysfuzz", !hang && made >= total);
 	fflush(stdout);
-	return hang || made < total;
+	return hang || made < total || !corpus_ok;
 }
