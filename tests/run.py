@@ -1259,8 +1259,20 @@ def run_shell(args, reporter):
 def shell_listing(args):
     return [f"shell/{step}  (types {line!r})" for step, line, _ in SHELL_SESSION] + \
         ["shell/exit  (exit stops QEMU with status 39)",
+         "aspects-doc/*  (tests/net/aspectloop.py: docs/ASPECTS.md's loop: its example built "
+         "with its gcc line, `ASPECTS=` into an initrd, each in-OS line typed and checked)",
          "jobs/*  (tests/net/jobsuite.py: ^C, ^Z, bg, kill at the user shell; httpd and an "
          "shm monitor survive; the shell's lists, variables and redirections)"]
+
+
+def run_aspect_loop(args, reporter):
+    """tests/net/aspectloop.py: docs/ASPECTS.md's loop from the host to the OS."""
+    import aspectloop
+    start = time.monotonic()
+    results = aspectloop.run(args.build, test_log(args, "aspects-doc"))
+    seconds = time.monotonic() - start
+    for name, ok, detail in results:
+        reporter.report(Result(name, "ok" if ok else "FAIL", seconds, None, detail))
 
 
 def run_user_shell(args, reporter):
@@ -1287,6 +1299,7 @@ def shell_jobs(args, reporter):
     jobs = [lambda: run_shell(args, reporter)]
     if not missing(in_build(args, INITRD), reporter, "jobs", "run make initrd"):
         jobs.append(lambda: run_user_shell(args, reporter))
+        jobs.append(lambda: run_aspect_loop(args, reporter))
     return jobs
 
 
