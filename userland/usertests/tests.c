@@ -968,5 +968,6 @@ const struct user_test user_tests[] = {
     {"console_hangup_reaches_foreground", console_hangup_reaches_foreground, 15000},
     {"ps_shows_wait_channels", ps_shows_wait_channels, 15000},
     {"rscfl_unwoven_gives_an_error", rscfl_unwoven_gives_an_error, 15000},
+    {"scope_show_and_clear", scope_show_and_clear, 15000},
     {NULL, NULL, 0},
 };

@@ -83,6 +83,7 @@ void attacks_succeed_as_root(void);
 void users_and_privileges(void);
 void impostor_rscfl_is_refused(void);
 void rscfl_unwoven_gives_an_error(void);
+void scope_show_and_clear(void);
 void hole_d_memory_comes_on_first_touch(void);
 void hole_d_kill_gives_memory_back(void);
 void mprotect_changes_anonymous_mappings_only(void);
