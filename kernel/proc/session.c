@@ -12,6 +12,11 @@
  * make a new group named by the moved process's pid; a session leader's group
  * never changes; setsid fails for a group leader.  Ids change under
  * proc_lock.
+ *
+ * Hanging up: when a session's leader ends, the session-end hook (the
+ * console's) hangs up the terminal's foreground group; when a process's end
+ * orphans a group (no member has a live parent in another group of the
+ * same session) that has a stopped member, the group gets SIGHUP and SIGCONT.
  */
 #include "lib/errno.h"
 #include "proc/internal.h"
