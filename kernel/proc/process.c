@@ -446,8 +446,8 @@ static struct process *adopter_locked(const struct process *p)
 
 /* Hands p's children to their adopter; returns the zombies among them
  * (linked through next_sibling) for the caller to free.  The groups of the
- * children that stay are stored in groups[] (at most PROC_MAX), their count in
- * *group_count, for the orphaned-group rule. */
+ * children that stay are appended to groups[] (PROC_MAX + 1 entries), whose
+ * count *group_count is, for the orphaned-group rule. */
 static struct process *give_away_children_locked(struct process *p, int *groups,
 						 int *group_count)
 {
@@ -464,7 +464,7 @@ static struct process *give_away_children_locked(struct process *p, int *groups,
 		if (adopter == &kernel_parent)
 			c->flags |= PROC_ORPHAN;
 		link_child_locked(adopter, c);
-		if (*group_count < PROC_MAX)
+		if (*group_count <= PROC_MAX)
 			groups[(*group_count)++] = c->pgid;
 	}
 	return zombies;
@@ -475,7 +475,7 @@ static struct process *become_zombie_locked(struct process *p, int status)
 {
 	int groups[PROC_MAX + 1], group_count = 0;
 	groups[group_count++] = p->pgid;
-	struct process *to_free = give_away_children_locked(p, groups + 1, &group_count);
+	struct process *to_free = give_away_children_locked(p, groups, &group_count);
 	p->exit_status = status;
 	p->state = PROC_ZOMBIE;
 	proc_hangup_orphaned_groups_locked(groups, group_count);
