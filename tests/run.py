@@ -1341,8 +1341,20 @@ def run_shell(args, reporter):
 def shell_listing(args):
     return [f"shell/{step}  (types {line!r})" for step, line, _ in SHELL_SESSION] + \
         ["shell/exit  (exit stops QEMU with status 39)",
+         "aspects-doc/*  (tests/net/aspectloop.py: docs/ASPECTS.md's loop: its example built "
+         "with its gcc line, `ASPECTS=` into an initrd, each in-OS line typed and checked)",
          "jobs/*  (tests/net/jobsuite.py: ^C, ^Z, bg, kill at the user shell; httpd and an "
          "shm monitor survive; the shell's lists, variables and redirections)"]
+
+
+def run_aspect_loop(args, reporter):
+    """tests/net/aspectloop.py: docs/ASPECTS.md's loop from the host to the OS."""
+    import aspectloop
+    start = time.monotonic()
+    results = aspectloop.run(args.build, test_log(args, "aspects-doc"))
+    seconds = time.monotonic() - start
+    for name, ok, detail in results:
+        reporter.report(Result(name, "ok" if ok else "FAIL", seconds, None, detail))
 
 
 def run_user_shell(args, reporter):
@@ -1369,6 +1381,7 @@ def shell_jobs(args, reporter):
     jobs = [lambda: run_shell(args, reporter)]
     if not missing(in_build(args, INITRD), reporter, "jobs", "run make initrd"):
         jobs.append(lambda: run_user_shell(args, reporter))
+        jobs.append(lambda: run_aspect_loop(args, reporter))
     return jobs
 
 
@@ -1405,8 +1418,10 @@ KTAP_INITS = [
     ("rscfltest", ["--icount"], 120, "per-activity accounting end to end (a sleep is time off "
      "the CPU, a pipe shows pipe and vfs, bad calls are errors, switched tokens charge each "
      "request once, ACCT_NEXT, a private read-only results page, application metrics)"),
-    ("sysfuzz", [], 180, "30000 random system calls with typed arguments from unprivileged "
-     "processes: no panic, no hang (make fuzz makes 1 M)"),
+    ("sysfuzz", [], 240, "the crash corpus (tests/fuzz/corpus: hostile aspect objects loaded as "
+     "root must be refused with a reason, sysfuzz seeds that once hung or were killed), then "
+     "30000 random system calls with typed arguments from unprivileged processes: no panic, "
+     "no hang (make fuzz makes 1 M)"),
     ("rscflnet", [], 120, "network work follows its activity (1 MiB over loopback TCP charged "
      "to the sender's and the receiver's activities, lwIP's work on it as asynchronous work, "
      "nothing charged outside one); the NIC case runs in the net group"),

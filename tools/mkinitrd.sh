@@ -7,6 +7,8 @@
 #   /aspects/*.o                              (the aspect objects of the build,
 #                                             and those $EXTRA_ASPECTS names:
 #                                             make run ASPECTS="a.o ...")
+#   /fuzz/                                    ($FUZZ_CORPUS: the crash corpus,
+#                                             replayed by sysfuzz as init)
 #   /tmp                                      (an empty directory, mode 1777; /dev is
 #                                             devfs, mounted by the kernel)
 # Usage: mkinitrd.sh <out.cpio> <staging dir> <rootfs dir> <program>...
@@ -42,6 +44,10 @@ for object in ${EXTRA_ASPECTS:-}; do
 	fi
 	cp "$object" "$stage/aspects/"
 done
+if [ -n "${FUZZ_CORPUS:-}" ]; then
+	mkdir -p "$stage/fuzz"
+	cp -R "$FUZZ_CORPUS"/. "$stage/fuzz/"
+fi
 for program in "$@"; do
 	name=$(basename "$program")
 	dir=bin

@@ -28,7 +28,7 @@ USER_PROGRAMS := $(filter-out libc librscfl include rootfs,$(notdir $(patsubst %
 	$(dir $(wildcard userland/*/*.c))))))
 USER_BINS := $(patsubst %,$(USER_DIR)/bin/%,$(USER_PROGRAMS))
 INITRD := $(BUILD)/initrd.cpio
-INITRD_FILES := $(shell find userland/rootfs -type f 2>/dev/null)
+INITRD_FILES := $(shell find userland/rootfs tests/fuzz/corpus -type f 2>/dev/null)
 
 .PHONY: newlib userland initrd
 newlib: $(NEWLIB_STAMP)
@@ -100,7 +100,8 @@ $(shell mkdir -p $(BUILD) && (echo "$(ASPECTS)" | cmp -s - $(EXTRA_ASPECTS_LIST)
 
 $(INITRD): $(USER_BINS) $(INITRD_FILES) tools/mkinitrd.sh $(EXTRA_ASPECTS_LIST) $(ASPECTS)
 	$(say) CPIO $@
-	$(Q)EXTRA_ASPECTS="$(ASPECTS)" EXPLORER_WWW="$(EXPLORER_WWW)" sh tools/mkinitrd.sh $@ $(USER_DIR)/root userland/rootfs \
+	$(Q)EXTRA_ASPECTS="$(ASPECTS)" EXPLORER_WWW="$(EXPLORER_WWW)" FUZZ_CORPUS=tests/fuzz/corpus \
+		sh tools/mkinitrd.sh $@ $(USER_DIR)/root userland/rootfs \
 		$(USER_BINS)
 
 -include $(shell find $(USER_DIR)/obj -name '*.d' 2>/dev/null)

@@ -24,7 +24,8 @@ _Static_assert(SAME_EVENT(INTERRUPT) && SAME_EVENT(PAGE_FAULT) && SAME_EVENT(ALL
 
 static const struct jp_context *jp_of(const struct ms_ctx *ctx)
 {
-	return ctx ? linker_advice_frame(ctx)->context : NULL;
+	const struct linker_advice_frame *frame = linker_advice_frame(ctx);
+	return frame ? frame->context : NULL;
 }
 
 /* ms_acct_enter may set context->activity, which before advice is allowed

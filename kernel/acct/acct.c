@@ -328,12 +328,45 @@ int64_t acct_init_thread(void)
  * already) for release_caller to drop, and, for token > 0, the token's index,
  * which must be allocated.  Returns the index (0 for token 0), or -ENOENT
  * (*owner NULL), -EINVAL. */
+static void stop_token(struct acct_owner *owner, int index, uint64_t now);
+
+/* The accounting aspect went while owner accounted: its tokens stop (what
+ * they counted stays in its results), and the caller hears of it once. */
+static int report_severed(struct acct_owner *owner)
+{
+	owner->severed = false;
+	uint64_t now = clock_ns();
+	for (int i = 0; i < ACCT_MAX_TOKENS; i++) {
+		uint32_t state = owner->page->results[i].state;
+		if (state == ACCT_TOKEN_CURRENT || state == ACCT_TOKEN_SUSPENDED ||
+		    state == ACCT_TOKEN_NEXT)
+			stop_token(owner, i, now);
+	}
+	return -ENOLINK;
+}
+
+void acct_sever_owners(void)
+{
+	uint64_t flags = acct_lock_irqsave();
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
+		struct acct_owner *owner = &acct_owners[i];
+		acct_owner_lock(owner);
+		if (owner->thread_id && owner->page && acct_owner_wants_weave(owner))
+			owner->severed = true;
+		acct_owner_unlock(owner, 0);
+	}
+	acct_set_woven(false, clock_ns());
+	acct_unlock_irqrestore(flags);
+}
+
 static int caller_token(struct acct_owner **owner, int token)
 {
 	*owner = acct_owner_of(thread_current());
 	if (!*owner)
 		return -ENOENT;
 	acct_owner_lock(*owner);
+	if ((*owner)->severed)
+		return report_severed(*owner);
 	if (token == 0)
 		return 0;
 	if (token < 1 || token > ACCT_MAX_TOKENS)

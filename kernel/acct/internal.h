@@ -95,6 +95,9 @@ struct acct_owner {
 	uint8_t slot_of[ACCT_RESULTS][ACCT_MAX_MODULES];
 	/* Bumped by reset_token: a ref (async.c) of an older one is stale. */
 	uint32_t generation[ACCT_MAX_TOKENS];
+	/* The accounting aspect was unwoven by another hand while this owner
+	 * accounted: its next call stops its tokens and fails with -ENOLINK. */
+	bool severed;
 };
 
 extern uint32_t acct_lock;
@@ -290,6 +293,10 @@ void acct_detach_kernel_thread(void);
 /* weave.c: links the rscfl aspect (direct) while some owner has a started or
  * pending token, unlinks it otherwise.  Sleeps; not under acct_lock. */
 void acct_weave_update(void);
+/* weave.c: the accounting aspect was unlinked, not by weave.c: every owner
+ * with a started token is severed (its next call fails with -ENOLINK) and
+ * accounting is no longer woven. */
+void acct_sever_owners(void);
 /* Links the aspect now, for a token about to start; a later
  * acct_weave_update unlinks it if nothing started after all. */
 void acct_weave_attach(void);

@@ -308,11 +308,13 @@ static void aspect_linked_by_hand_is_used(struct ktest *t)
 	acct_detach_kernel_thread();
 }
 
-/* Unlinked while a token stays started (the guard reports an overrun, a
- * fault, or someone unlinks it by hand): does a control call a while later
- * link it again, although the control calls skip weaving while it is linked?
- * (httpd's server token stays started for as long as it is busy.) */
-static void aspect_unlinked_under_a_started_token_is_linked_again(struct ktest *t)
+/* Unlinked by another hand while a token stays started (the guard reports
+ * an overrun, a fault, or someone unlinks it by hand): does the owner's next
+ * call say so (-ENOLINK, once, its tokens stopped), and does the call after
+ * it link the aspect again, although the control calls skip weaving while it
+ * is linked?  (httpd's server token stays started for as long as it is
+ * busy.) */
+static void aspect_unlinked_under_a_started_token_is_an_error_then_linked_again(struct ktest *t)
 {
 	struct acct_page *page = acct_attach_kernel_thread();
 	ASSERT_TRUE(t, page != NULL);
@@ -322,13 +324,13 @@ static void aspect_unlinked_under_a_started_token_is_linked_again(struct ktest *
 	ASSERT_TRUE(t, aspect != NULL);
 	EXPECT_EQ(t, aspect_unlink(aspect), 0);
 	sched_sleep_ns(2 * ACCT_LINK_RECHECK_NS);
+	EXPECT_EQ(t, acct_control(b, ACCT_START), -ENOLINK);
+	EXPECT_EQ(t, acct_switch_token(a), -EINVAL); /* stopped by the error */
 	EXPECT_EQ(t, acct_control(b, ACCT_START), 0);
 	struct aspect_stats stats;
 	EXPECT_EQ(t, aspect_get_stats(aspect, &stats), 0);
 	EXPECT_EQ(t, stats.state, ASPECT_LIVE);
 	EXPECT_EQ(t, acct_control(b, ACCT_STOP), 0);
-	EXPECT_EQ(t, acct_switch_token(a), 0);
-	EXPECT_EQ(t, acct_control(a, ACCT_STOP), 0);
 	EXPECT_EQ(t, aspect_get_stats(aspect, &stats), 0);
 	EXPECT_EQ(t, stats.state, ASPECT_LOADED);
 	EXPECT_EQ(t, acct_free_token(a), 0);
@@ -410,6 +412,6 @@ KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_witho
 	    KTEST_CASE(interrupts_and_allocations_are_charged),
 	    KTEST_CASE(unattributed_takes_the_gaps), KTEST_CASE(aspect_links_direct_only),
 	    KTEST_CASE(aspect_linked_by_hand_is_used),
-	    KTEST_CASE(aspect_unlinked_under_a_started_token_is_linked_again),
+	    KTEST_CASE(aspect_unlinked_under_a_started_token_is_an_error_then_linked_again),
 	    KTEST_CASE(page_cache_and_deferred_work_are_charged),
 	    KTEST_CASE(nothing_is_woven_while_idle));

@@ -12,6 +12,7 @@
  */
 #include "acct/internal.h"
 #include "console/console.h"
+#include "lib/string.h"
 #include "linker/weave/weave.h"
 #include "sched/sched.h"
 #include "time/time.h"
@@ -39,6 +40,18 @@ static bool weave_wanted(bool force)
 	return wanted;
 }
 
+/* The thread unlinking the aspect on accounting's behalf (under weave_lock);
+ * an unlink by any other (scopectl unlink rscfl, a fault) severs every
+ * owner that accounts. */
+static const struct thread *unlinking_thread;
+
+static void aspect_unlinked(const char *name)
+{
+	if (strcmp(name, ACCT_ASPECT) == 0 &&
+	    __atomic_load_n(&unlinking_thread, __ATOMIC_RELAXED) != thread_current())
+		acct_sever_owners();
+}
+
 /* The loaded aspect, loading the embedded object if need be; NULL when it
  * cannot be loaded (reported). */
 static struct aspect *accounting_aspect(void)
@@ -48,6 +61,7 @@ static struct aspect *accounting_aspect(void)
 		pr_warn("acct: cannot prepare the native advice: %d\n", err);
 		return NULL;
 	}
+	aspect_set_unlink_observer(aspect_unlinked);
 	struct aspect *aspect = aspect_find(ACCT_ASPECT);
 	if (aspect)
 		return aspect;
@@ -93,7 +107,9 @@ static void weave(bool force)
 	if (wanted && live) {
 		set_woven(); /* also when it was linked by hand before */
 	} else if (!wanted && live) {
+		__atomic_store_n(&unlinking_thread, thread_current(), __ATOMIC_RELAXED);
 		aspect_unlink(aspect); /* acct_woven was cleared by weave_wanted */
+		__atomic_store_n(&unlinking_thread, NULL, __ATOMIC_RELAXED);
 	}
 	mutex_unlock(&weave_lock);
 }

@@ -44,6 +44,7 @@
 #define ENOTEMPTY 39
 #define ELOOP 40
 #define ENODATA 61
+#define ENOLINK 67
 #define ETIME 62
 #define EOVERFLOW 75
 #define EBADMSG 74

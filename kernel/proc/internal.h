@@ -227,6 +227,15 @@ void proc_signal_locked(struct process *p, int signal);
 /* session.c: makes embryo p lead a new session and group, with every
  * signal's default action. */
 void proc_start_session(struct process *p);
+/* POSIX's orphaned process groups: of groups[0..count) (the groups an
+ * exiting process's end may have orphaned; it is a zombie already), each
+ * group that no member ties to its session any more (no member has a live
+ * parent in another group of the same session) and that has a stopped
+ * member gets SIGHUP, then SIGCONT.  proc_lock held. */
+void proc_hangup_orphaned_groups_locked(const int *groups, int count);
+/* The leader of session sid has ended: tells the session-end hook (the
+ * console's), outside proc_lock. */
+void proc_session_ended(int sid);
 /* Calls fn on every process in the table.  proc_lock held. */
 void proc_for_each_locked(void (*fn)(struct process *p, void *arg), void *arg);
 

@@ -124,6 +124,13 @@ int proc_set_sid(void);
 bool proc_group_in_session(int pgid, int sid);
 /* True while the process that leads session sid lives. */
 bool proc_session_leader_alive(int sid);
+/* Registers the hook called when a session's leader ends (the console hangs
+ * up its foreground group when its session's leader ends); one hook, called
+ * outside locks from the ending process's thread. */
+void proc_set_session_end_hook(void (*hook)(int sid));
+/* SIGHUP, then SIGCONT, to every member of group pgid, sent by the kernel
+ * (no permission check).  Returns how many members it reached. */
+int proc_hangup_group(int pgid);
 /* Sets (ignore) or resets the caller's signal to be ignored; *was_ignored
  * says how it was.  Returns 0 or -EINVAL (no such signal, or SIGKILL or
  * SIGSTOP, which cannot be ignored). */
@@ -152,6 +159,8 @@ void proc_print_all(void);
 
 /* Fills up to count entries; returns how many processes exist (may be more). */
 int proc_list(struct proc_info *info, int count);
+/* As proc_list, each entry with its process's wait channel. */
+int proc_list_waits(struct proc_info_wait *info, int count);
 /* Processes that exist right now, zombies included. */
 int proc_count(void);
 

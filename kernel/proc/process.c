@@ -6,8 +6,9 @@
  *  - every process is in table[] from proc_alloc until it is reaped (or, for
  *    an orphan, until it ends); live counts them and never exceeds PROC_MAX;
  *  - a process is on its parent's child list as long as it is in the table;
- *    children of the kernel (spawned by kernel threads) and orphans have
- *    kernel_parent, a process that never runs;
+ *    children of the kernel (spawned by kernel threads) have kernel_parent, a
+ *    process that never runs; orphans go to init (pid 1), which reaps them,
+ *    or to kernel_parent when init is gone (PROC_ORPHAN: freed at exit);
  *  - state only moves forward: EMBRYO → RUNNING → ZOMBIE.
  * A process ends in its own thread (proc_exit_current): it gives up its files
  * and memory, becomes a zombie and wakes its parent; after it drops
@@ -220,8 +221,8 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 		*error = -ENOMEM;
 		return NULL;
 	}
-	waitq_init(&p->child_exit, "proc.children");
-	waitq_init(&p->signal_queue, "proc.signals");
+	waitq_init(&p->child_exit, "wait4"); /* the names are ps's wait channels */
+	waitq_init(&p->signal_queue, "signal");
 	strlcpy(p->name, name, sizeof p->name);
 	p->state = PROC_EMBRYO;
 	p->trace_slot = parent ? parent->trace_slot : 0; /* fork inherits the trace map's choice */
@@ -440,11 +441,25 @@ void proc_return_to_user(struct trap_frame *frame)
 
 /* ---- Ending ---------------------------------------------------------------- */
 
-/* Hands p's children to the kernel; returns the zombies among them (linked
- * through next_sibling) for the caller to free. */
-static struct process *give_away_children_locked(struct process *p)
+/* Who adopts the children of exiting p: init (pid 1, a child of the
+ * kernel) while it lives, so that its wait loop reaps them; the kernel when
+ * init itself ends or there is none. */
+static struct process *adopter_locked(const struct process *p)
 {
-	struct process *zombies = NULL;
+	struct process *init = proc_find_locked(1);
+	if (init && init != p && init->state == PROC_RUNNING && init->parent == &kernel_parent)
+		return init;
+	return &kernel_parent;
+}
+
+/* Hands p's children to their adopter; returns the zombies among them
+ * (linked through next_sibling) for the caller to free.  The groups of the
+ * children that stay are appended to groups[] (PROC_MAX + 1 entries), whose
+ * count *group_count is, for the orphaned-group rule. */
+static struct process *give_away_children_locked(struct process *p, int *groups,
+						 int *group_count)
+{
+	struct process *zombies = NULL, *adopter = adopter_locked(p);
 	while (p->first_child) {
 		struct process *c = p->first_child;
 		p->first_child = c->next_sibling;
@@ -452,10 +467,13 @@ static struct process *give_away_children_locked(struct process *p)
 			remove_locked(c);
 			c->next_sibling = zombies;
 			zombies = c;
-		} else {
-			c->flags |= PROC_ORPHAN;
-			link_child_locked(&kernel_parent, c);
+			continue;
 		}
+		if (adopter == &kernel_parent)
+			c->flags |= PROC_ORPHAN;
+		link_child_locked(adopter, c);
+		if (*group_count <= PROC_MAX)
+			groups[(*group_count)++] = c->pgid;
 	}
 	return zombies;
 }
@@ -463,9 +481,12 @@ static struct process *give_away_children_locked(struct process *p)
 /* Makes p a zombie (or frees an orphan); returns what the caller frees. */
 static struct process *become_zombie_locked(struct process *p, int status)
 {
-	struct process *to_free = give_away_children_locked(p);
+	int groups[PROC_MAX + 1], group_count = 0;
+	groups[group_count++] = p->pgid;
+	struct process *to_free = give_away_children_locked(p, groups, &group_count);
 	p->exit_status = status;
 	p->state = PROC_ZOMBIE;
+	proc_hangup_orphaned_groups_locked(groups, group_count);
 	if (p->flags & PROC_ORPHAN) {
 		unlink_child_locked(p);
 		remove_locked(p);
@@ -494,8 +515,11 @@ __attribute__((noreturn)) void proc_exit_current(int status)
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	p->final_cpu_ns = stats.run_ns;
 	p->final_cpu = (int)thread_cpu(thread_current());
+	int led_session = p->sid == p->pid ? p->sid : 0;
 	struct process *to_free = become_zombie_locked(p, status);
 	spin_unlock_irqrestore(&proc_lock, irq);
+	if (led_session)
+		proc_session_ended(led_session);
 	/* p may be freed by its parent from here on. */
 	while (to_free) {
 		struct process *next = to_free->next_sibling;
@@ -655,6 +679,18 @@ static int32_t run_state_of(const struct process *p)
 	}
 }
 
+/* What p's thread waits on, into channel[PROC_WAIT_CHANNEL_MAX] ("" when it
+ * does not sleep). */
+static void fill_wait_channel(const struct process *p, char *channel)
+{
+	channel[0] = '\0';
+	if (p->state != PROC_RUNNING || !p->thread || p->stopped)
+		return;
+	const char *name = thread_wait_channel(p->thread);
+	if (name)
+		strlcpy(channel, name, PROC_WAIT_CHANNEL_MAX);
+}
+
 static void fill_info(const struct process *p, struct proc_info *info)
 {
 	*info = (struct proc_info){
@@ -678,6 +714,23 @@ static void fill_info(const struct process *p, struct proc_info *info)
 		if (thread_get_kind(p->thread) == THREAD_KIND_MONITOR)
 			info->flags |= PROC_INFO_MONITOR;
 	}
+}
+
+int proc_list_waits(struct proc_info_wait *info, int count)
+{
+	int n = 0;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	for (int i = 0; i < PROC_MAX; i++) {
+		if (!table[i])
+			continue;
+		if (n < count) {
+			fill_info(table[i], &info[n].info);
+			fill_wait_channel(table[i], info[n].wait_channel);
+		}
+		n++;
+	}
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return n;
 }
 
 int proc_list(struct proc_info *info, int count)

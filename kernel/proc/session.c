@@ -12,6 +12,11 @@
  * make a new group named by the moved process's pid; a session leader's group
  * never changes; setsid fails for a group leader.  Ids change under
  * proc_lock.
+ *
+ * Hanging up: when a session's leader ends, the session-end hook (the
+ * console's) hangs up the terminal's foreground group; when a process's end
+ * orphans a group (no member has a live parent in another group of the
+ * same session) that has a stopped member, the group gets SIGHUP and SIGCONT.
  */
 #include "lib/errno.h"
 #include "proc/internal.h"
@@ -214,4 +219,91 @@ bool proc_ignores_signal(int signal)
 	struct process *self = proc_current();
 	return self && signal > 0 && signal < PROC_SIGNALS &&
 	       (__atomic_load_n(&self->ignored_signals, __ATOMIC_RELAXED) & (1u << signal));
+}
+
+/* ---- Hanging up ------------------------------------------------------------ */
+
+static void (*session_end_hook)(int sid);
+
+void proc_set_session_end_hook(void (*hook)(int sid))
+{
+	__atomic_store_n(&session_end_hook, hook, __ATOMIC_RELEASE);
+}
+
+void proc_session_ended(int sid)
+{
+	void (*hook)(int) = __atomic_load_n(&session_end_hook, __ATOMIC_ACQUIRE);
+	if (hook)
+		hook(sid);
+}
+
+struct hangup {
+	int pgid;
+	int count;
+};
+
+static void hang_up_member(struct process *p, void *arg)
+{
+	struct hangup *h = arg;
+	if (p->pgid != h->pgid || p->state == PROC_ZOMBIE)
+		return;
+	proc_signal_locked(p, SIGHUP);
+	proc_signal_locked(p, SIGCONT);
+	h->count++;
+}
+
+static int hang_up_group_locked(int pgid)
+{
+	struct hangup h = {pgid, 0};
+	proc_for_each_locked(hang_up_member, &h);
+	return h.count;
+}
+
+int proc_hangup_group(int pgid)
+{
+	if (pgid <= 0)
+		return 0;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	int count = hang_up_group_locked(pgid);
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return count;
+}
+
+struct orphan_check {
+	int pgid;
+	bool tied;    /* a member's parent is in another group of the session */
+	bool stopped; /* a member is stopped */
+};
+
+static void check_member(struct process *p, void *arg)
+{
+	struct orphan_check *c = arg;
+	if (p->pgid != c->pgid || p->state == PROC_ZOMBIE)
+		return;
+	const struct process *parent = p->parent;
+	if (parent && parent->state == PROC_RUNNING && parent->sid == p->sid &&
+	    parent->pgid != p->pgid)
+		c->tied = true;
+	if (p->stopped)
+		c->stopped = true;
+}
+
+static bool seen_before(const int *groups, int index)
+{
+	for (int i = 0; i < index; i++)
+		if (groups[i] == groups[index])
+			return true;
+	return false;
+}
+
+void proc_hangup_orphaned_groups_locked(const int *groups, int count)
+{
+	for (int i = 0; i < count; i++) {
+		if (groups[i] <= 0 || seen_before(groups, i))
+			continue;
+		struct orphan_check check = {groups[i], false, false};
+		proc_for_each_locked(check_member, &check);
+		if (!check.tied && check.stopped)
+			hang_up_group_locked(groups[i]);
+	}
 }

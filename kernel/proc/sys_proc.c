@@ -357,7 +357,10 @@ SYSCALL_DEFINE2(nanosleep, const struct timespec_user *, request, struct timespe
 			  : (uint64_t)t.seconds * NSEC_PER_SEC + (uint64_t)t.nanoseconds;
 	struct process *p = self();
 	uint64_t start = clock_ns();
-	if (waitq_wait_timeout(&p->signal_queue, killed, p, ns) == 0) {
+	thread_set_wait_site("nanosleep");
+	int woken = waitq_wait_timeout(&p->signal_queue, killed, p, ns);
+	thread_set_wait_site(NULL);
+	if (woken == 0) {
 		uint64_t left = ns - (clock_ns() - start < ns ? clock_ns() - start : ns);
 		struct timespec_user rest = {(int64_t)(left / NSEC_PER_SEC),
 					     (int64_t)(left % NSEC_PER_SEC)};
@@ -370,18 +373,26 @@ SYSCALL_DEFINE2(nanosleep, const struct timespec_user *, request, struct timespe
 
 /* ---- The process list ------------------------------------------------------- */
 
-SYSCALL_DEFINE2(ms_getprocs, struct proc_info *, buffer, int, count)
+/* entry_size: 0 or sizeof(struct proc_info) (the first layout), or
+ * sizeof(struct proc_info_wait) (with the wait channel). */
+SYSCALL_DEFINE3(ms_getprocs, void *, buffer, int, count, size_t, entry_size)
 {
-	if (count < 0)
+	bool with_wait = entry_size == sizeof(struct proc_info_wait);
+	if (count < 0 || (entry_size != 0 && entry_size != sizeof(struct proc_info) && !with_wait))
 		return -EINVAL;
 	if (count > PROC_MAX)
 		count = PROC_MAX;
-	struct proc_info *info = kmalloc(PROC_MAX * sizeof *info);
+	struct proc_info_wait *info = kmalloc(PROC_MAX * sizeof *info);
 	if (!info)
 		return -ENOMEM;
-	int total = proc_list(info, count);
+	int total = proc_list_waits(info, count);
 	int copied = total < count ? total : count;
-	long error = copy_to_user(buffer, info, (size_t)copied * sizeof *info);
+	long error = 0;
+	for (int i = 0; i < copied && !error; i++) {
+		char *to = (char *)buffer + (size_t)i * (with_wait ? sizeof *info : sizeof info->info);
+		error = with_wait ? copy_to_user(to, &info[i], sizeof info[i])
+				  : copy_to_user(to, &info[i].info, sizeof info[i].info);
+	}
 	kfree(info);
 	return error ? error : total;
 }

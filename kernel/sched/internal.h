@@ -92,6 +92,8 @@ struct thread {
 	struct process *process;     /* NULL for a kernel thread */
 	struct address_space *space; /* loaded while it runs; NULL: the kernel's */
 	void *acct;                  /* kernel/acct's state of the thread, NULL: none */
+	const char *wait_channel;    /* while it blocks: the waitq or mutex it waits on */
+	const char *wait_site;       /* what its system call waits for (thread_set_wait_site) */
 };
 
 /* One per CPU, reached through this_cpu()->sched. */

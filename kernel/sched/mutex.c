@@ -46,6 +46,8 @@ void mutex_lock(struct mutex *m)
 		return;
 	}
 	mutex_enqueue(m, &self);
+	const char *outer_channel = self.thread->wait_channel;
+	__atomic_store_n(&self.thread->wait_channel, m->name, __ATOMIC_RELAXED);
 	while (m->owner != self.thread) {
 		sched_prepare_block();
 		spin_unlock_irqrestore(&m->lock, flags);
@@ -53,6 +55,7 @@ void mutex_lock(struct mutex *m)
 		flags = spin_lock_irqsave(&m->lock);
 	}
 	spin_unlock_irqrestore(&m->lock, flags);
+	__atomic_store_n(&self.thread->wait_channel, outer_channel, __ATOMIC_RELAXED);
 }
 
 bool mutex_trylock(struct mutex *m)

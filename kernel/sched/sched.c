@@ -566,9 +566,15 @@ JOINPOINT_DEFINE_VOID_AS(sched, sleep, sched_sleep_ns, uint64_t, ns)
 		return;
 	}
 	uint64_t deadline = clock_ns() + ns;
+	struct thread *self = thread_current();
+	const char *outer_channel = self ? self->wait_channel : NULL;
+	if (self)
+		__atomic_store_n(&self->wait_channel, "sleep", __ATOMIC_RELAXED);
 	do
 		sched_prepare_block();
 	while (sched_block(deadline) == 0);
+	if (self)
+		__atomic_store_n(&self->wait_channel, outer_channel, __ATOMIC_RELAXED);
 }
 
 /* ---- Tick and interrupt exit --------------------------------------------- */

@@ -81,6 +81,13 @@ const char *thread_name(const struct thread *t);
 void thread_set_name(struct thread *t, const char *name);
 int thread_priority(const struct thread *t);
 enum thread_state thread_state(const struct thread *t);
+/* What t waits on while it is blocked (ps's wait channel): the name its
+ * system call gave (thread_set_wait_site), else the waitq's or mutex's name,
+ * "sleep" for sched_sleep_ns; NULL when it is not blocked on anything. */
+const char *thread_wait_channel(const struct thread *t);
+/* Names what the calling thread's blocking waits are for, until reset with
+ * NULL (a system call around a wait on a shared queue: "accept", "recv"). */
+void thread_set_wait_site(const char *name);
 /* The accounting state kernel/acct attached to t (NULL: none), a hint that
  * kernel/acct checks against its own tables.  Set by kernel/acct only. */
 void *thread_acct_state(const struct thread *t);

@@ -261,6 +261,21 @@ enum thread_state thread_state(const struct thread *t)
 	return t->state;
 }
 
+const char *thread_wait_channel(const struct thread *t)
+{
+	if (t->state != THREAD_BLOCKED)
+		return NULL;
+	const char *site = __atomic_load_n(&t->wait_site, __ATOMIC_RELAXED);
+	return site ? site : __atomic_load_n(&t->wait_channel, __ATOMIC_RELAXED);
+}
+
+void thread_set_wait_site(const char *name)
+{
+	struct thread *self = thread_current();
+	if (self)
+		__atomic_store_n(&self->wait_site, name, __ATOMIC_RELAXED);
+}
+
 void thread_get_stats(const struct thread *t, struct thread_stats *stats)
 {
 	*stats = t->stats;

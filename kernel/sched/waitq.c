@@ -70,6 +70,8 @@ static int waitq_wait_until(struct waitq *queue, waitq_cond_fn cond, void *arg,
 
 	ASSERT(self.thread);
 	link_init(&self.link);
+	const char *outer_channel = self.thread->wait_channel;
+	__atomic_store_n(&self.thread->wait_channel, queue->name, __ATOMIC_RELAXED);
 	for (;;) {
 		uint64_t flags = spin_lock_irqsave(&queue->lock);
 		bool done = cond(arg);
@@ -77,6 +79,8 @@ static int waitq_wait_until(struct waitq *queue, waitq_cond_fn cond, void *arg,
 			if (self.queued)
 				link_remove(&self.link);
 			spin_unlock_irqrestore(&queue->lock, flags);
+			__atomic_store_n(&self.thread->wait_channel, outer_channel,
+					 __ATOMIC_RELAXED);
 			return done ? 0 : -ETIMEDOUT;
 		}
 		if (!self.queued) {

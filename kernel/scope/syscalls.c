@@ -14,6 +14,7 @@
 #include "lib/errno.h"
 #include "lib/format.h"
 #include "lib/string.h"
+#include "linker/object/object.h"
 #include "linker/weave/weave.h"
 #include "mm/mm.h"
 #include "net/nic.h"
@@ -123,12 +124,168 @@ static int stats_line(struct aspect *aspect, void *arg)
 	return 0;
 }
 
+/* ---- Counters and histograms, with units and percentiles ------------------ */
+
+static bool ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), s = strlen(suffix);
+	return n > s && strcmp(name + n - s, suffix) == 0;
+}
+
+/* The unit named by a histogram's suffix, "" for none. */
+static const char *unit_of(const char *name)
+{
+	static const char *const units[] = {"ns", "us", "ms", "s", "bytes", "cycles", "pages"};
+	char suffix[16];
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		snprintf(suffix, sizeof suffix, "_%s", units[i]);
+		if (ends_with(name, suffix))
+			return units[i];
+	}
+	return "";
+}
+
+/* value in unit, as text: times scaled to the largest unit that keeps it
+ * at 1 or more (one decimal), others as they are. */
+static void format_value(char *out, size_t size, uint64_t value, const char *unit)
+{
+	static const char *const scale[] = {"ns", "us", "ms", "s"};
+	unsigned step = 0;
+	while (step < 4 && strcmp(unit, scale[step]))
+		step++;
+	if (step == 4) {
+		snprintf(out, size, "%lu%s%s", (unsigned long)value, unit[0] ? " " : "", unit);
+		return;
+	}
+	uint64_t tenths = value * 10; /* values past 2^60 lose their tenths: no matter */
+	if (value > UINT64_MAX / 10)
+		tenths = value;
+	while (step < 3 && tenths >= 10000) {
+		tenths /= 1000;
+		step++;
+	}
+	if (value > UINT64_MAX / 10)
+		snprintf(out, size, "%lu %s", (unsigned long)tenths, scale[step]);
+	else
+		snprintf(out, size, "%lu.%lu %s", (unsigned long)(tenths / 10),
+			 (unsigned long)(tenths % 10), scale[step]);
+}
+
+static uint64_t bucket_top(unsigned bucket)
+{
+	return bucket == 0 ? 0 : bucket >= 64 ? UINT64_MAX : (1UL << bucket) - 1;
+}
+
+/* The upper bound of the bucket holding the value at percent of h. */
+static uint64_t percentile(const struct linker_histogram *h, unsigned percent)
+{
+	uint64_t rank = (h->count * percent + 99) / 100, seen = 0;
+	if (rank == 0)
+		rank = 1;
+	for (unsigned b = 0; b < MS_HIST_BUCKETS; b++) {
+		seen += h->buckets[b];
+		if (seen >= rank)
+			return bucket_top(b);
+	}
+	return bucket_top(MS_HIST_BUCKETS - 1);
+}
+
+static uint64_t histogram_max(const struct linker_histogram *h)
+{
+	for (unsigned b = MS_HIST_BUCKETS; b-- > 0;)
+		if (h->buckets[b])
+			return bucket_top(b);
+	return 0;
+}
+
+static void histogram_line(struct text *t, const struct linker_histogram *h)
+{
+	const char *unit = unit_of(h->name);
+	char mean[32], p50[32], p90[32], p99[32], max[32];
+	format_value(mean, sizeof mean, h->count ? h->sum / h->count : 0, unit);
+	format_value(p50, sizeof p50, percentile(h, 50), unit);
+	format_value(p90, sizeof p90, percentile(h, 90), unit);
+	format_value(p99, sizeof p99, percentile(h, 99), unit);
+	format_value(max, sizeof max, histogram_max(h), unit);
+	append(t, "histogram %-24s count %lu mean %s p50<=%s p90<=%s p99<=%s max<=%s\n", h->name,
+	       (unsigned long)h->count, mean, p50, p90, p99, max);
+}
+
+static const char *owner_words(const struct aspect_counters_owner *owner)
+{
+	switch (owner->state) {
+	case ASPECT_LIVE: return "live";
+	case ASPECT_GONE: return "unloaded; its last values";
+	default: return "unlinked; its last values";
+	}
+}
+
+static long show(struct scope_ctl *c, struct text *t)
+{
+	struct linker_counters *store = kmalloc(sizeof *store);
+	struct aspect_counters_owner owner;
+	if (!store)
+		return -ENOMEM;
+	long error = aspect_copy_counters(c->name, store, &owner);
+	if (error) {
+		snprintf(c->error, sizeof c->error, "no aspect called '%s', nor values kept of one",
+			 c->name);
+		kfree(store);
+		return error;
+	}
+	append(t, "aspect %s: %s%s%s\n", c->name, owner_words(&owner),
+	       owner.state == ASPECT_LIVE ? " " : "",
+	       owner.state == ASPECT_LIVE ? aspect_binding_name(owner.binding) : "");
+	for (unsigned i = 0; i < MS_MAX_COUNTERS; i++)
+		if (store->counters[i].state == LINKER_SLOT_USED)
+			append(t, "counter   %-24s %ld\n", store->counters[i].name,
+			       (long)store->counters[i].value);
+	for (unsigned i = 0; i < MS_MAX_HISTOGRAMS; i++)
+		if (store->histograms[i].state == LINKER_SLOT_USED)
+			histogram_line(t, &store->histograms[i]);
+	kfree(store);
+	return 0;
+}
+
+/* One counter's value, or a histogram's count and its line of text. */
+static long counter(struct scope_ctl *c, struct text *t)
+{
+	struct linker_counters *store = kmalloc(sizeof *store);
+	struct aspect_counters_owner owner;
+	if (!store)
+		return -ENOMEM;
+	long error = aspect_copy_counters(c->name, store, &owner);
+	if (error)
+		snprintf(c->error, sizeof c->error, "no aspect called '%s'", c->name);
+	bool found = false;
+	for (unsigned i = 0; !error && i < MS_MAX_COUNTERS; i++) {
+		const struct linker_counter *k = &store->counters[i];
+		if (k->state == LINKER_SLOT_USED && strcmp(k->name, c->counter) == 0) {
+			c->value = (found ? c->value : 0) + k->value;
+			found = true;
+		}
+	}
+	const struct linker_histogram *h = error || found ? NULL
+							  : linker_hist_find(store, c->counter);
+	if (h) {
+		c->value = (int64_t)h->count;
+		histogram_line(t, h);
+	}
+	if (!error && !found && !h) {
+		snprintf(c->error, sizeof c->error, "aspect '%s' has no counter '%s'", c->name,
+			 c->counter);
+		error = -ENOENT;
+	}
+	kfree(store);
+	return error;
+}
+
 /* Reading (join points, statistics, counters) is everyone's; changing what
- * is woven is PRIV_WEAVE's. */
+ * is woven, or forgetting values, is PRIV_WEAVE's. */
 static bool changes_weaving(uint32_t op)
 {
 	return op == SCOPE_LOAD || op == SCOPE_SET_MSG_MODE || op == SCOPE_LINK ||
-	       op == SCOPE_RELINK || op == SCOPE_UNLINK || op == SCOPE_UNLOAD;
+	       op == SCOPE_RELINK || op == SCOPE_UNLINK || op == SCOPE_UNLOAD || op == SCOPE_CLEAR;
 }
 
 static long control(struct scope_ctl *c, struct text *t)
@@ -169,6 +326,19 @@ static long control(struct scope_ctl *c, struct text *t)
 		scope_set_msg_mode(c->binding != 0, (uint64_t)c->value);
 		return 0;
 	}
+	if (c->op == SCOPE_SHOW)
+		return show(c, t);
+	if (c->op == SCOPE_COUNTER)
+		return counter(c, t);
+	if (c->op == SCOPE_CLEAR) {
+		long error = aspect_clear_counters(c->name);
+		if (error == -EBUSY)
+			snprintf(c->error, sizeof c->error, "'%s' is linked: unlink it first", c->name);
+		else if (error)
+			snprintf(c->error, sizeof c->error, "no aspect called '%s', nor values kept of one",
+				 c->name);
+		return error;
+	}
 	struct aspect *a = aspect_find(c->name);
 	if (!a) {
 		snprintf(c->error, sizeof c->error, "no aspect called '%s'", c->name);
@@ -179,14 +349,6 @@ static long control(struct scope_ctl *c, struct text *t)
 	case SCOPE_RELINK: return aspect_relink(a, (enum aspect_binding)c->binding);
 	case SCOPE_UNLINK: return aspect_unlink(a);
 	case SCOPE_UNLOAD: return aspect_unload(a);
-	case SCOPE_COUNTER:
-		if (!aspect_has_counter(a, c->counter)) {
-			snprintf(c->error, sizeof c->error, "aspect '%s' has no counter '%s'", c->name,
-				 c->counter);
-			return -ENOENT;
-		}
-		c->value = aspect_counter_value(a, c->counter);
-		return 0;
 	default: return -EINVAL;
 	}
 }

@@ -73,6 +73,17 @@ enum proc_run_state {
 	PROC_RUN_STOPPED,  /* stopped by a signal until SIGCONT */
 };
 #define PROC_INFO_MONITOR 1u /* a monitor process: may run on monitor CPUs */
+/* ms_getprocs's third argument is the size of one entry: 0 or
+ * sizeof(struct proc_info) for proc_info alone (the first layout, kept for
+ * programs built before), sizeof(struct proc_info_wait) for it followed by
+ * the wait channel.  Any other size is -EINVAL. */
+#define PROC_WAIT_CHANNEL_MAX 16
+struct proc_info_wait {
+	struct proc_info info;
+	/* What a sleeping process waits on ("tty", "pipe", "wait4", "nanosleep",
+	 * "accept", "poll", ...); empty when it does not sleep. */
+	char wait_channel[PROC_WAIT_CHANNEL_MAX];
+};
 /* One CPU's statistics for top (sys ms_getcpus). */
 struct proc_cpu_info {
 	uint32_t index;           /* dense CPU index */

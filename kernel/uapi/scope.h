@@ -84,7 +84,16 @@ enum scope_op {
 				* point that the built-in count or time advice counted */
 	SCOPE_DEVICE_COUNTERS, /* buffer ← text, "NIC COUNTER VALUE" per counter of each NIC
 				* (the NIC module's, then the driver's) */
+	SCOPE_SHOW,  /* buffer ← text: whose values (live, unlinked, unloaded), then
+		      * each counter and histogram (count, mean, p50/p90/p99/max
+		      * with its unit); an unloaded aspect's last values stay until
+		      * cleared or an aspect of that name is loaded */
+	SCOPE_CLEAR, /* forget aspect name's values (not while it is linked: -EBUSY) */
 };
+/* A histogram's unit is its name's suffix: _ns, _us, _ms, _s (time, printed
+ * scaled), _bytes, _cycles, _pages; without one its values are plain counts.
+ * Percentiles and max are the upper bounds of the log2 buckets they fall in.
+ * SCOPE_COUNTER on a histogram: value ← its count, buffer ← its line. */
 
 struct scope_ctl {
 	uint32_t op; /* enum scope_op */

@@ -28,9 +28,12 @@ static const struct linker_run *run_of(const struct ms_ctx *ctx)
 	return (const struct linker_run *)ctx;
 }
 
+/* The join point's context, or NULL when ctx is not the running advice's
+ * own (checked, never dereferenced: an aspect may pass anything). */
 static const struct jp_context *jp_of(const struct ms_ctx *ctx)
 {
-	return ctx ? run_of(ctx)->frame.context : NULL;
+	const struct linker_advice_frame *frame = linker_advice_frame(ctx);
+	return frame ? frame->context : NULL;
 }
 
 /* Copies the string at address into buf (size bytes), reading word by word
@@ -117,6 +120,8 @@ int ms_program_name(const struct ms_ctx *ctx, char *buf, size_t length)
 {
 	if (!buf || !length)
 		return -EINVAL;
+	if (!linker_may_write_for_aspect(buf, length, "ms_program_name"))
+		return -EFAULT;
 	struct thread *t = thread_of(ctx);
 	struct process *p = t ? thread_process(t) : NULL;
 	const char *name = p ? proc_name(p) : "kernel";
@@ -197,6 +202,8 @@ int ms_device_counter(const char *device, const char *counter, uint64_t *value)
 	if (copy_string_safely(device, d, sizeof d) < 0 ||
 	    copy_string_safely(counter, c, sizeof c) < 0 || !value)
 		return -EINVAL;
+	if (!linker_may_write_for_aspect(value, sizeof *value, "ms_device_counter"))
+		return -EFAULT;
 	uint64_t result = 0;
 	int err = kernel_device_counter(d, c, &result);
 	if (err == -ENOENT)

@@ -67,6 +67,34 @@ struct linker_run *linker_current_run(void)
 	return __atomic_load_n(&run->aspect, __ATOMIC_RELAXED) ? run : NULL;
 }
 
+const struct linker_advice_frame *linker_advice_frame(const struct ms_ctx *ctx)
+{
+	struct linker_run *run = linker_current_run();
+	return run && ctx == (const struct ms_ctx *)run ? &run->frame : NULL;
+}
+
+bool linker_may_write_for_aspect(const void *address, size_t length, const char *what)
+{
+	struct linker_run *run = linker_current_run();
+	if (!run)
+		return true; /* no advice runs here: the kernel itself asks (a monitor's system call) */
+	const struct aspect *aspect = run->aspect;
+	uint64_t start = (uint64_t)address, end = start + length;
+	uint64_t data = (uint64_t)aspect->object.region[LINKER_REGION_DATA];
+	uint64_t data_end = data + aspect->object.region_size[LINKER_REGION_DATA];
+	/* The advice's own frames: below the stack pointer the guard saved, above
+	 * this call's frame. */
+	uint64_t frames = (uint64_t)__builtin_frame_address(0), frames_end = run->jmp.rsp;
+	if (end >= start && ((data && start >= data && end <= data_end) ||
+			     (start >= frames && end <= frames_end)))
+		return true;
+	char reason[sizeof run->aspect->last_failure];
+	snprintf(reason, sizeof reason, "%s: asked the kernel to write %zu bytes at %#lx, outside its data",
+		 what, length, start);
+	aspect_report_failure(run->aspect, reason);
+	return false;
+}
+
 /* The last budget converted on each CPU, by the interrupt-exit check only
  * (the deadline is worked out there, not on every call): the conversion takes
  * two divisions, and every aspect has the same budget unless set otherwise.

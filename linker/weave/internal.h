@@ -119,6 +119,13 @@ void aspect_count_drop(struct aspect *aspect);
  * soon; reason is printed and kept in last_failure.  Any context, including
  * advice and interrupts.  Only the first report of a failure counts. */
 void aspect_report_failure(struct aspect *aspect, const char *reason);
+/* For an ABI function about to write length bytes at address on behalf of
+ * the advice running on this CPU: true when the range lies in the aspect's
+ * data or in the advice's frames on this stack, or when no advice runs on
+ * this CPU (the kernel calls the function for a monitor's system call).  Otherwise (the kernel would
+ * write where the aspect may not) the aspect is reported, and so unlinked,
+ * and the caller must refuse. */
+bool linker_may_write_for_aspect(const void *address, size_t length, const char *what);
 
 /* The binding table: ops for binding, or NULL when not built in. */
 const struct binding_ops *linker_binding_ops(enum aspect_binding binding);

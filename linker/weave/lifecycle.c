@@ -59,6 +59,50 @@ static void remove_locked(struct aspect *aspect)
 	table[--table_count] = NULL;
 }
 
+/* The counters of unloaded aspects, so that their last values stay readable
+ * (scopectl show, counter) until cleared or an aspect of the same name is
+ * loaded again; the oldest goes first when the table is full.  Under
+ * control. */
+#define RETAINED_MAX 8
+static struct retained {
+	char name[LINKER_NAME_MAX];
+	struct linker_counters *counters; /* NULL: a free entry */
+	uint64_t order;
+} retained[RETAINED_MAX];
+static uint64_t retained_order;
+
+static struct retained *find_retained_locked(const char *name)
+{
+	for (unsigned i = 0; i < RETAINED_MAX; i++)
+		if (retained[i].counters && strcmp(retained[i].name, name) == 0)
+			return &retained[i];
+	return NULL;
+}
+
+static void drop_retained_locked(const char *name)
+{
+	struct retained *r = find_retained_locked(name);
+	if (r) {
+		kfree(r->counters);
+		r->counters = NULL;
+	}
+}
+
+/* Keeps an unloading aspect's counters (taking them from it). */
+static void retain_locked(struct aspect *aspect)
+{
+	drop_retained_locked(aspect->name);
+	struct retained *slot = &retained[0];
+	for (unsigned i = 0; i < RETAINED_MAX && slot->counters; i++)
+		if (!retained[i].counters || retained[i].order < slot->order)
+			slot = &retained[i];
+	kfree(slot->counters);
+	strlcpy(slot->name, aspect->name, sizeof slot->name);
+	slot->counters = aspect->counters;
+	slot->order = ++retained_order;
+	aspect->counters = NULL;
+}
+
 static void free_aspect(struct aspect *aspect)
 {
 	kfree(aspect->counters);
@@ -194,6 +238,7 @@ static int load(const void *image, size_t size, struct aspect **result, char *er
 	} else {
 		aspect->state = ASPECT_LOADED;
 		table[table_count++] = aspect;
+		drop_retained_locked(aspect->name); /* a new life: the old values go */
 	}
 	mutex_unlock(&control);
 	if (err)
@@ -279,6 +324,13 @@ out:
 	return err;
 }
 
+static void (*unlink_observer)(const char *name);
+
+void aspect_set_unlink_observer(void (*observer)(const char *name))
+{
+	__atomic_store_n(&unlink_observer, observer, __ATOMIC_RELEASE);
+}
+
 static void unlink_locked(struct aspect *aspect)
 {
 	ASSERT(aspect->state == ASPECT_LIVE);
@@ -289,6 +341,9 @@ static void unlink_locked(struct aspect *aspect)
 	ASSERT(aspect->weave_count == 0);
 	aspect->binding = ASPECT_BINDING_NONE;
 	aspect->state = ASPECT_LOADED;
+	void (*observer)(const char *) = __atomic_load_n(&unlink_observer, __ATOMIC_ACQUIRE);
+	if (observer)
+		observer(aspect->name);
 }
 
 int aspect_unlink(struct aspect *aspect)
@@ -324,6 +379,7 @@ int aspect_unload(struct aspect *aspect)
 	linker_lattrack_release(aspect);
 	remove_locked(aspect);
 	aspect->state = ASPECT_GONE;
+	retain_locked(aspect);
 	mutex_unlock(&control);
 	linker_free_regions(aspect);
 	free_aspect(aspect);
@@ -414,6 +470,45 @@ uint64_t aspect_histogram_count(struct aspect *aspect, const char *name)
 	uint64_t count = h ? __atomic_load_n(&h->count, __ATOMIC_RELAXED) : 0;
 	mutex_unlock(&control);
 	return count;
+}
+
+int aspect_copy_counters(const char *name, struct linker_counters *out,
+			 struct aspect_counters_owner *owner)
+{
+	mutex_lock(&control);
+	struct aspect *aspect = find_locked(name);
+	struct retained *r = aspect ? NULL : find_retained_locked(name);
+	if (aspect) {
+		if (aspect->state == ASPECT_LIVE)
+			linker_collect(aspect);
+		memcpy(out, aspect->counters, sizeof *out);
+		owner->state = aspect->state;
+		owner->binding = aspect->binding;
+	} else if (r) {
+		memcpy(out, r->counters, sizeof *out);
+		owner->state = ASPECT_GONE;
+		owner->binding = ASPECT_BINDING_NONE;
+	}
+	mutex_unlock(&control);
+	return aspect || r ? 0 : -ENOENT;
+}
+
+int aspect_clear_counters(const char *name)
+{
+	mutex_lock(&control);
+	struct aspect *aspect = find_locked(name);
+	struct retained *r = aspect ? NULL : find_retained_locked(name);
+	int result = 0;
+	if (aspect && aspect->state != ASPECT_LOADED)
+		result = -EBUSY; /* advice may be adding to them */
+	else if (aspect)
+		memset(aspect->counters, 0, sizeof *aspect->counters);
+	else if (r)
+		drop_retained_locked(name);
+	else
+		result = -ENOENT;
+	mutex_unlock(&control);
+	return result;
 }
 
 void linker_collect_for_print(struct aspect *aspect)

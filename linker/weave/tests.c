@@ -64,7 +64,8 @@ static void stat_root(struct ktest *t, int times)
 
 static void every_example_loads_and_unloads(struct ktest *t)
 {
-	static const char *const names[] = {"callcount", "latency", "tracer", "faulty", "loopy"};
+	static const char *const names[] = {"callcount", "latency", "tracer", "faulty", "loopy",
+					    "scribbler"};
 	for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
 		struct aspect *aspect = load(t, names[i]);
 		if (!aspect)
@@ -127,9 +128,45 @@ static void latency_fills_a_histogram_per_joinpoint(struct ktest *t)
 	ASSERT_TRUE(t, aspect != NULL);
 	ASSERT_EQ(t, aspect_link(aspect, ASPECT_BINDING_DIRECT), 0);
 	stat_root(t, CALLS);
-	EXPECT_EQ(t, aspect_histogram_count(aspect, "vfs.stat"), CALLS);
+	EXPECT_EQ(t, aspect_histogram_count(aspect, "vfs.stat_ns"), CALLS);
 	EXPECT_EQ(t, aspect_counter_value(aspect, "untimed"), 0);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+}
+
+/* Do an aspect's counters stay readable once it is unlinked and unloaded,
+ * until cleared or an aspect of that name is loaded again, and is clearing
+ * refused while it is linked? */
+static void unloaded_aspect_keeps_its_last_values(struct ktest *t)
+{
+	struct linker_counters *store = kmalloc(sizeof *store);
+	struct aspect_counters_owner owner;
+	ASSERT_TRUE(t, store != NULL);
+	struct aspect *aspect = load(t, "callcount");
+	ASSERT_TRUE(t, aspect != NULL);
+	ASSERT_EQ(t, aspect_link(aspect, ASPECT_BINDING_DIRECT), 0);
+	stat_root(t, CALLS);
+	EXPECT_EQ(t, aspect_clear_counters("callcount"), -EBUSY);
+	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	ASSERT_EQ(t, aspect_copy_counters("callcount", store, &owner), 0);
+	EXPECT_EQ(t, owner.state, ASPECT_GONE);
+	EXPECT_EQ(t, linker_counter_get(store, "vfs.stat"), CALLS);
+	EXPECT_EQ(t, aspect_clear_counters("callcount"), 0);
+	EXPECT_EQ(t, aspect_copy_counters("callcount", store, &owner), -ENOENT);
+	EXPECT_EQ(t, aspect_clear_counters("callcount"), -ENOENT);
+
+	aspect = load(t, "callcount");
+	ASSERT_TRUE(t, aspect != NULL);
+	ASSERT_EQ(t, aspect_link(aspect, ASPECT_BINDING_DIRECT), 0);
+	stat_root(t, CALLS);
+	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect = load(t, "callcount"); /* a new life: the old values are gone */
+	ASSERT_TRUE(t, aspect != NULL);
+	ASSERT_EQ(t, aspect_copy_counters("callcount", store, &owner), 0);
+	EXPECT_EQ(t, owner.state, ASPECT_LOADED);
+	EXPECT_EQ(t, linker_counter_get(store, "vfs.stat"), 0);
+	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	EXPECT_EQ(t, aspect_clear_counters("callcount"), 0);
+	kfree(store);
 }
 
 static void tracer_emits_a_record_per_call(struct ktest *t)
@@ -169,6 +206,49 @@ static void faulting_advice_is_unlinked_and_the_call_completes(struct ktest *t)
 	expect_contained(t, aspect, "page fault at text+0x");
 	EXPECT_EQ(t, aspect_counter_value(aspect, "before_fault"), 1);
 	EXPECT_EQ(t, aspect_counter_value(aspect, "after_fault"), 0);
+	EXPECT_EQ(t, aspect_unload(aspect), 0);
+}
+
+/* One more misuse by scribbler (one stat): is it contained (failure number
+ * faults, naming why), is the aspect unlinked, and does the kernel go on?
+ * Then it is linked again for the next. */
+static void expect_scribble_contained(struct ktest *t, struct aspect *aspect, uint64_t faults,
+				      const char *why)
+{
+	stat_root(t, 1);
+	struct aspect_stats stats;
+	EXPECT_EQ(t, aspect_get_stats(aspect, &stats), 0);
+	EXPECT_EQ(t, stats.faults, faults);
+	EXPECT_TRUE(t, contains(stats.last_failure, why));
+	ktest_log(t, "contained: %s", stats.last_failure);
+	linker_reap_failed();
+	EXPECT_EQ(t, aspect_get_stats(aspect, &stats), 0);
+	EXPECT_EQ(t, stats.state, ASPECT_LOADED);
+	stat_root(t, CALLS); /* the kernel keeps serving, without the aspect */
+	EXPECT_EQ(t, aspect_link(aspect, ASPECT_BINDING_DIRECT), 0);
+}
+
+/* Is an aspect that misuses memory outside its own data caught every way it
+ * tries (the ABI asked to write kernel memory, a made-up context, writes to
+ * read-only text and data, a non-canonical pointer, an unmapped kernel
+ * address), unlinked each time, with the kernel serving throughout? */
+static void aspect_writing_outside_its_data_is_contained(struct ktest *t)
+{
+	struct aspect *aspect = load(t, "scribbler");
+	ASSERT_TRUE(t, aspect != NULL);
+	ASSERT_EQ(t, aspect_link(aspect, ASPECT_BINDING_DIRECT), 0);
+	expect_scribble_contained(t, aspect, 1, "ms_program_name: asked the kernel to write");
+	expect_scribble_contained(t, aspect, 2, "ms_device_counter: asked the kernel to write");
+	stat_root(t, 1); /* a made-up ms_ctx: zeros, no fault */
+	EXPECT_EQ(t, aspect_counter_value(aspect, "made_up_ctx_answered"), 1);
+	struct aspect_stats stats;
+	EXPECT_EQ(t, aspect_get_stats(aspect, &stats), 0);
+	EXPECT_EQ(t, stats.state, ASPECT_LIVE);
+	expect_scribble_contained(t, aspect, 3, "page fault at text+0x");
+	expect_scribble_contained(t, aspect, 4, "general protection");
+	expect_scribble_contained(t, aspect, 5, "page fault at text+0x");
+	expect_scribble_contained(t, aspect, 6, "page fault at text+0x");
+	EXPECT_EQ(t, aspect_counter_value(aspect, "read"), 0);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
 }
 
@@ -351,7 +431,9 @@ KTEST_SUITE(
     linker, KTEST_CASE(every_example_loads_and_unloads),
     KTEST_CASE(callcount_counts_every_call_direct), KTEST_CASE(counts_carry_over_relink_and_unlink),
     KTEST_CASE(bindings_not_built_in_are_refused),
-    KTEST_CASE(latency_fills_a_histogram_per_joinpoint), KTEST_CASE(tracer_emits_a_record_per_call),
+    KTEST_CASE(latency_fills_a_histogram_per_joinpoint),
+    KTEST_CASE(unloaded_aspect_keeps_its_last_values),
+    KTEST_CASE(aspect_writing_outside_its_data_is_contained), KTEST_CASE(tracer_emits_a_record_per_call),
     KTEST_CASE(faulting_advice_is_unlinked_and_the_call_completes),
     KTEST_CASE(looping_advice_is_aborted_by_the_tick), KTEST_CASE(truncated_object_is_refused),
     KTEST_CASE(section_past_end_is_refused), KTEST_CASE(four_gib_section_is_refused),

@@ -120,6 +120,10 @@ int aspect_unlink(struct aspect *aspect);
 /* Unlinks if needed, runs the aspect's exit, and frees it (GONE).  Returns 0 or
  * -EBUSY (a binding still uses it). */
 int aspect_unload(struct aspect *aspect);
+/* Registers the one function told, under the linker's lock, each time an
+ * aspect is unlinked (by hand, by unload, or after a fault): accounting
+ * hears that its aspect went.  The observer may not call the linker. */
+void aspect_set_unlink_observer(void (*observer)(const char *name));
 /* Returns the aspect called name, or NULL. */
 struct aspect *aspect_find(const char *name);
 /* Calls fn for every loaded aspect, in load order, until it returns non-zero;
@@ -134,6 +138,23 @@ int64_t aspect_counter_value(struct aspect *aspect, const char *name);
 bool aspect_has_counter(struct aspect *aspect, const char *name);
 /* Returns the number of values recorded in histogram name, 0 when absent. */
 uint64_t aspect_histogram_count(struct aspect *aspect, const char *name);
+/* Whose counters aspect_copy_counters copied: a loaded aspect's (state
+ * LIVE with its binding, or LOADED: not linked, its last values), or an
+ * unloaded one's last values (state GONE). */
+struct aspect_counters_owner {
+	enum aspect_state state;
+	enum aspect_binding binding;
+};
+/* Copies the counters and histograms of the aspect called name (collected
+ * from its monitor first when live), or the last ones of an unloaded aspect
+ * of that name, into *out.  Returns 0 or -ENOENT. */
+struct linker_counters;
+int aspect_copy_counters(const char *name, struct linker_counters *out,
+			 struct aspect_counters_owner *owner);
+/* Forgets the values of aspect name: zeroes them when it is loaded and not
+ * linked, drops the last values of an unloaded one.  Returns 0, -EBUSY
+ * (linked: its advice adds to them) or -ENOENT. */
+int aspect_clear_counters(const char *name);
 /* Prints the aspect's counters and histograms to the console. */
 void aspect_print_counters(struct aspect *aspect);
 
@@ -184,9 +205,8 @@ struct linker_advice_frame {
 	uint64_t start_tsc;
 };
 
-static inline const struct linker_advice_frame *linker_advice_frame(const struct ms_ctx *ctx)
-{
-	return (const struct linker_advice_frame *)ctx;
-}
+/* The frame ctx points to, or NULL when ctx is not the context of the advice
+ * running on this CPU (a bad pointer an aspect passed: never dereferenced). */
+const struct linker_advice_frame *linker_advice_frame(const struct ms_ctx *ctx);
 
 #endif

@@ -8,7 +8,7 @@
  * `cooked` for readers; a read returns at most one line.
  *
  * Invariant: line, cooked and eof_marks change only under console.lock
- * with interrupts off; readers sleep on console.readers with the condition
+ * with interrupts off; readers sleep on the "tty" queue with the condition
  * "cooked has bytes, an end-of-file mark is pending, or a signal is
  * pending".  COM1 input is claimed from the kernel shell the first time the
  * console is opened for reading.  When the UART has no receive interrupt,
@@ -16,7 +16,8 @@
  * that makes the console readable is announced with vfs_poll_notify.
  *
  * Job control (POSIX's controlling terminal): the console belongs to at most
- * one session (TIOCSCTTY by its leader; free again once that leader ended)
+ * one session (TIOCSCTTY by its leader; free again once that leader ended,
+ * and then its foreground group hears SIGHUP)
  * and has one foreground process group in it (TIOCSPGRP).  ^C sends SIGINT
  * and ^Z SIGTSTP to the foreground group only, so a daemon in its own
  * session never hears them.  A process of the console's session outside the
@@ -68,7 +69,7 @@ static struct {
 	uint32_t lflag; /* LFLAG_* */
 } console = {.lock = SPINLOCK_INIT("console.input"), .lflag = LFLAG_COOKED};
 
-static struct waitq readers = WAITQ_INIT(readers, "console.readers");
+static struct waitq readers = WAITQ_INIT(readers, "tty"); /* ps's wait channel */
 static struct mutex claim_lock = MUTEX_INIT(claim_lock, "console.claim");
 
 static void echo(const char *text, size_t length)
@@ -422,7 +423,22 @@ static const struct vfs_file_ops console_ops = {
     .poll = console_poll,
 };
 
+/* The leader of session sid ended: when it held the console, its foreground
+ * group hears SIGHUP (then SIGCONT, so that a stopped member acts on it) and
+ * the console is free.  A daemon in a session of its own is not reached. */
+static void hang_up(int sid)
+{
+	uint64_t flags = spin_lock_irqsave(&console.lock);
+	int foreground = console.session == sid ? console.foreground : 0;
+	if (console.session == sid)
+		console.session = console.foreground = 0;
+	spin_unlock_irqrestore(&console.lock, flags);
+	if (foreground > 0)
+		proc_hangup_group(foreground);
+}
+
 int devfs_console_register(void)
 {
+	proc_set_session_end_hook(hang_up);
 	return devfs_register("console", &console_ops, NULL);
 }

@@ -13,6 +13,7 @@
 #include "mm/mm.h"
 #include "net/internal.h"
 #include "proc/proc.h"
+#include "sched/sched.h"
 #include "syscall/syscall.h"
 #include "uaccess/uaccess.h"
 
@@ -149,17 +150,26 @@ static long accept_common(int fd, void *user, uint32_t *user_length, int flags)
 
 SYSCALL_DEFINE3(accept, int, fd, void *, user, uint32_t *, user_length)
 {
-	return accept_common(fd, user, user_length, 0);
+	thread_set_wait_site("accept"); /* ps's wait channel: lwIP waits on its own semaphores */
+	long result = accept_common(fd, user, user_length, 0);
+	thread_set_wait_site(NULL);
+	return result;
 }
 
 SYSCALL_DEFINE4(accept4, int, fd, void *, user, uint32_t *, user_length, int, flags)
 {
-	return accept_common(fd, user, user_length, flags);
+	thread_set_wait_site("accept");
+	long result = accept_common(fd, user, user_length, flags);
+	thread_set_wait_site(NULL);
+	return result;
 }
 
 SYSCALL_DEFINE3(connect, int, fd, const void *, user, uint32_t, length)
 {
-	return with_user_address(fd, user, length, net_connect);
+	thread_set_wait_site("connect");
+	long result = with_user_address(fd, user, length, net_connect);
+	thread_set_wait_site(NULL);
+	return result;
 }
 
 SYSCALL_DEFINE2(shutdown, int, fd, int, how)
@@ -232,7 +242,9 @@ SYSCALL_DEFINE6(recvfrom, int, fd, void *, user, size_t, length, int, flags, voi
 		return err;
 	size_t room = length < IO_CHUNK ? length : IO_CHUNK;
 	char *bounce = kmalloc(room ? room : 1);
+	thread_set_wait_site("recv");
 	long result = bounce ? net_recv(socket, bounce, room, flags, &from) : -ENOMEM;
+	thread_set_wait_site(NULL);
 	if (result > 0 && copy_to_user(user, bounce, (size_t)result))
 		result = -EFAULT;
 	if (result >= 0 && address_to_user(&from, user_from, from_length))

@@ -218,8 +218,8 @@ int pipe_create(unsigned flags, struct vfs_file **read_end, struct vfs_file **wr
 		return -ENOMEM;
 	vfs_node_init(&p->node, VFS_S_IFIFO | 0600, &pipe_node_ops, &pipe_file_ops, p);
 	spin_init(&p->lock, "pipe");
-	waitq_init(&p->readable, "pipe.readable");
-	waitq_init(&p->writable, "pipe.writable");
+	waitq_init(&p->readable, "pipe"); /* the names are ps's wait channels */
+	waitq_init(&p->writable, "pipe");
 	p->readers = p->writers = 1;
 	flags &= VFS_O_NONBLOCK;
 	int err = vfs_file_create(&p->node, VFS_O_RDONLY | flags, p, read_end);

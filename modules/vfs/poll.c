@@ -22,7 +22,7 @@
 #define SIGNAL_CHECK_NS (100 * NSEC_PER_MSEC)
 #define SELECT_SET_BITS 1024
 
-static struct waitq poll_queue = WAITQ_INIT(poll_queue, "vfs.poll");
+static struct waitq poll_queue = WAITQ_INIT(poll_queue, "poll"); /* ps's wait channel */
 static volatile uint64_t poll_sequence;
 static volatile unsigned pollers;
 

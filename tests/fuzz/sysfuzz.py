@@ -16,7 +16,30 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from guest import PROMPT, Guest  # noqa: E402
 
 SUMMARY = re.compile(r"# sysfuzz: (\d+) calls in (\d+) batches .*, (no hang, no panic|a hang)")
+PROGRESS = re.compile(r"# sysfuzz: (\d+) calls so far, (\d+) batches")
 PANIC = re.compile(r"panic|PANIC")
+
+
+def wait_for_summary(guest, seconds):
+    """The summary line, waiting up to seconds; the console log is written
+    every half minute meanwhile, so a long run can be followed (and, if it is
+    stopped, shows how far it got)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = guest.wait_for(SUMMARY, min(30, deadline - time.monotonic()))
+        with guest.lock, open(guest.log, "w") as f:
+            f.write(guest.text)
+        if found or guest.proc.poll() is not None:
+            return found
+    return None
+
+
+def how_far(text):
+    """The last progress line's calls and batches, as text."""
+    last = None
+    for last in PROGRESS.finditer(text):
+        pass
+    return f"{last.group(1)} calls in {last.group(2)} batches" if last else "no progress line"
 
 
 def main():
@@ -36,13 +59,14 @@ def main():
             print("sysfuzz: no shell prompt")
             return 1
         guest.type(f"sysfuzz {args.calls} {args.seed}")
-        found = guest.wait_for(SUMMARY, seconds)
+        found = wait_for_summary(guest, seconds)
     finally:
         guest.stop()
     took = time.monotonic() - start
     if not found:
         what = "a kernel panic" if PANIC.search(guest.text) else "no summary (hang?)"
-        print(f"sysfuzz: {what} after {took:.0f} s; console in {guest.log}")
+        print(f"sysfuzz: {what} after {took:.0f} s, reached {how_far(guest.text)}; "
+              f"console in {guest.log}")
         return 1
     print(f"sysfuzz: {found.group(1)} calls in {found.group(2)} batches, {found.group(3)}, "
           f"{took:.0f} s (seed {args.seed})")

@@ -18,14 +18,15 @@ from guest import Guest
 CTRL_C, CTRL_Z = "\x03", "\x1a"
 
 
-def processes(guest):
-    """{pid: (state, name)} from ps."""
+def processes(guest, with_wait=False):
+    """{pid: (state, name)} from ps; with_wait: {pid: (state, wait channel, name)}."""
     text = guest.run("ps") or ""
     found = {}
     for line in text.splitlines():
         fields = line.split()
-        if len(fields) >= 4 and fields[0].isdigit():
-            found[int(fields[0])] = (fields[2], fields[-1])
+        if len(fields) >= 5 and fields[0].isdigit():
+            found[int(fields[0])] = ((fields[2], fields[3], fields[-1]) if with_wait
+                                     else (fields[2], fields[-1]))
     return found
 
 
@@ -62,8 +63,17 @@ SHELL_LINES = [
      r"no join point matches 'nothing\.\*'\nrefused"),
     ("scopectl-unknown-name", "scopectl unlink nosuch || echo refused",
      r"no aspect called 'nosuch'.*\nrefused"),
+    ("scopectl-show-live", "ls /www > /dev/null; scopectl show latency",
+     r"aspect latency: live shm\n.*histogram vfs\.\w+_ns +count \d+ mean [\d.]+ [num]?s "
+     r"p50<=[\d.]+ [num]?s p90<=[\d.]+ [num]?s p99<=[\d.]+ [num]?s max<=[\d.]+ [num]?s\n"),
+    ("scopectl-counter-histogram", "scopectl counter latency vfs.open_ns",
+     r"histogram vfs\.open_ns +count \d+ mean .* p50<="),
     ("scopectl-says-what-it-did", "scopectl unlink latency; scopectl unload latency",
      r"unlinked 'latency'.*unloaded 'latency'"),
+    ("scopectl-show-unloaded", "scopectl show latency",
+     r"aspect latency: unloaded; its last values\n.*histogram vfs\.\w+_ns +count \d+"),
+    ("scopectl-clear", "scopectl clear latency; scopectl show latency || echo gone",
+     r"cleared the values of 'latency'.*nor values kept of one.*\ngone"),
     ("history-line", "echo history-check", r"history-check\n"),
     ("history-arrow-up", "\x1b[A", r"history-check\n"),
     ("tab-command", "ech\t tabbed", r"tabbed\n"),
@@ -131,6 +141,13 @@ def run(build, log):
               "scopectl: linked 'latency' (shm)" in linked, linked)
         check(results, "daemons-running", httpd and monitor,
               f"httpd {httpd}, monitor {monitor} in {before}; link said {linked!r}")
+        waits = processes(guest, with_wait=True)
+        check(results, "ps-wait-channels", waits.get(1, ("", ""))[1] == "wait4" and
+              httpd and waits.get(httpd[0], ("", "", ""))[0] == "sleeping" and
+              waits[httpd[0]][1] in ("accept", "poll", "recv"), f"{waits}")
+        check(results, "ps-daemon-parent-is-init",
+              (guest.run("ps") or "").count("\n") > 0 and httpd and
+              re.search(rf"\n\s*{httpd[0]}\s+1\s", guest.run("ps") or ""), f"{waits}")
 
         guest.type("sleep 100")
         time.sleep(2)

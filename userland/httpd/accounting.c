@@ -62,10 +62,25 @@ int http_acct_enabled(void)
 	return server_token > 0;
 }
 
+#define ACCT_UNWOVEN (-67) /* -ENOLINK: the accounting aspect was unwoven under us */
+
+/* rscfl_acct; when the kernel says its accounting aspect was unwoven (it
+ * stopped every token of ours), our idea of what is started is reset and the
+ * call made once more (which weaves the aspect again). */
+static int acct(int token, unsigned flags)
+{
+	int result = rscfl_acct(handle, token, flags);
+	if (result != ACCT_UNWOVEN)
+		return result;
+	server_started = 0;
+	current = 0;
+	return (flags & ACCT_STOP) ? -1 : rscfl_acct(handle, token, flags);
+}
+
 /* Starts the server token (it becomes current until a request starts). */
 static void server_start(void)
 {
-	if (rscfl_acct(handle, server_token, ACCT_START) == 0) {
+	if (acct(server_token, ACCT_START) == 0) {
 		server_started = 1;
 		current = server_token;
 	}
@@ -79,7 +94,7 @@ static int request_start(int token, unsigned flags)
 	http_acct_pause();
 	if (!server_started)
 		server_start();
-	if (rscfl_acct(handle, token, flags) < 0)
+	if (acct(token, flags) < 0)
 		return -1;
 	current = token;
 	return 0;
@@ -109,7 +124,7 @@ void http_acct_resume(int token)
 
 void http_acct_pause(void)
 {
-	if (current && current != server_token && rscfl_acct(handle, current, ACCT_STOP) == 0)
+	if (current && current != server_token && acct(current, ACCT_STOP) == 0)
 		current = 0;
 }
 
@@ -158,7 +173,7 @@ void http_acct_idle(uint64_t now_ms)
 	}
 	if (now_ms - last_begin_ms < HTTP_ACCT_LINGER_MS)
 		return;
-	if (rscfl_acct(handle, server_token, ACCT_STOP) == 0) {
+	if (acct(server_token, ACCT_STOP) == 0) {
 		server_started = 0;
 		if (current == server_token)
 			current = 0;

@@ -1,9 +1,10 @@
 /*
  * ps: one line per process (pid, parent, state: running, runnable,
- * sleeping, stopped or zombie; process group, session, the CPU it runs or
- * last ran on, its CPU time, user pages, name; an M after the CPU marks a monitor
- * process), from the kernel's process list (the ms_getprocs system call,
- * struct proc_info of proc/proc.h).
+ * sleeping, stopped or zombie; what a sleeping one waits on (its wait
+ * channel: tty, pipe, wait4, nanosleep, accept, poll, ...); process group,
+ * session, the CPU it runs or last ran on, its CPU time, user pages, name;
+ * an M after the CPU marks a monitor process), from the kernel's process list
+ * (the ms_getprocs system call, struct proc_info_wait of uapi/proc.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,9 +16,9 @@
 
 #define MAX_SHOWN 128
 
-static long get_processes(struct proc_info *info, int count)
+static long get_processes(struct proc_info_wait *info, int count)
 {
-	return ms_syscall3(__NR_ms_getprocs, (long)info, count, 0);
+	return ms_syscall3(__NR_ms_getprocs, (long)info, count, sizeof *info);
 }
 
 /* The state a user asks about: what the process's thread is doing. */
@@ -36,27 +37,30 @@ static const char *state_name(const struct proc_info *p)
 	}
 }
 
-static void print_process(const struct proc_info *p)
+static void print_process(const struct proc_info_wait *w)
 {
-	char cpu[16] = "-";
+	const struct proc_info *p = &w->info;
+	char cpu[16] = "-", channel[PROC_WAIT_CHANNEL_MAX + 1] = "-";
 	if (p->cpu >= 0)
 		snprintf(cpu, sizeof cpu, "%d%s", p->cpu, p->flags & PROC_INFO_MONITOR ? "M" : "");
+	if (w->wait_channel[0])
+		snprintf(channel, sizeof channel, "%.*s", PROC_WAIT_CHANNEL_MAX, w->wait_channel);
 	unsigned long ms = (unsigned long)(p->cpu_ns / 1000000);
-	printf("%5d %5d %-8s %5d %5d %3s %5lu.%03lu %6lu %s\n", p->pid, p->parent_pid,
-	       state_name(p), p->pgid, p->sid, cpu, ms / 1000, ms % 1000, (unsigned long)p->pages,
-	       p->name);
+	printf("%5d %5d %-8s %-10s %5d %5d %3s %5lu.%03lu %6lu %s\n", p->pid, p->parent_pid,
+	       state_name(p), channel, p->pgid, p->sid, cpu, ms / 1000, ms % 1000,
+	       (unsigned long)p->pages, p->name);
 }
 
 int main(void)
 {
-	static struct proc_info info[MAX_SHOWN];
+	static struct proc_info_wait info[MAX_SHOWN];
 	long total = get_processes(info, MAX_SHOWN);
 	if (total < 0) {
 		fprintf(stderr, "ps: %s\n",
 			total == -38 ? "not supported yet" : strerror((int)-total));
 		return 1;
 	}
-	printf("  PID  PPID STATE     PGID   SID CPU      TIME  PAGES NAME\n");
+	printf("  PID  PPID STATE    WAIT        PGID   SID CPU      TIME  PAGES NAME\n");
 	for (long i = 0; i < total && i < MAX_SHOWN; i++)
 		print_process(&info[i]);
 	if (total > MAX_SHOWN)

@@ -8,7 +8,11 @@
  *     scopectl unlink callcount
  *     scopectl unload callcount
  *     scopectl stats [NAME]                  events, drops, time, binding, state
- *     scopectl counter NAME COUNTER          one counter's value
+ *     scopectl counter NAME COUNTER          one counter's value, or a histogram's line
+ *     scopectl show NAME                     its counters and histograms (count, mean,
+ *                                            p50/p90/p99/max with units); an unlinked or
+ *                                            unloaded aspect's last values
+ *     scopectl clear NAME                    forget them (not while linked)
  *     scopectl msg-mode oneway | sync [DEADLINE_US]
  *
  * Every command that changes an aspect says what it did; a failure prints
@@ -30,7 +34,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: scopectl list [PATTERN] | load FILE | link NAME --binding B | relink NAME "
 			"--binding B | unlink NAME | unload NAME | stats [NAME] | counter NAME "
-			"COUNTER | msg-mode oneway|sync [DEADLINE_US]\n");
+			"COUNTER | show NAME | clear NAME | msg-mode oneway|sync [DEADLINE_US]\n");
 	return 2;
 }
 
@@ -110,7 +114,7 @@ static long call(struct scope_ctl *c, const char *pattern)
 	}
 	if (!pattern && result > 0)
 		fwrite(text, 1, (size_t)result, stdout);
-	return 0;
+	return result;
 }
 
 /* One line saying what a command that changed an aspect did. */
@@ -121,7 +125,11 @@ static void say_what_was_done(const struct scope_ctl *c, const char *binding)
 	case SCOPE_LINK: printf("scopectl: linked '%s' (%s)\n", c->name, binding); break;
 	case SCOPE_RELINK: printf("scopectl: relinked '%s' (%s)\n", c->name, binding); break;
 	case SCOPE_UNLINK: printf("scopectl: unlinked '%s'\n", c->name); break;
-	case SCOPE_UNLOAD: printf("scopectl: unloaded '%s'\n", c->name); break;
+	case SCOPE_UNLOAD:
+		printf("scopectl: unloaded '%s' (its last values: scopectl show %s)\n", c->name,
+		       c->name);
+		break;
+	case SCOPE_CLEAR: printf("scopectl: cleared the values of '%s'\n", c->name); break;
 	default: break;
 	}
 }
@@ -143,6 +151,8 @@ static int parse(int argc, char **argv, struct scope_ctl *c)
 	    {"unload", SCOPE_UNLOAD, 1, 0},
 	    {"stats", SCOPE_STATS, -1, 0},
 	    {"counter", SCOPE_COUNTER, 2, 0},
+	    {"show", SCOPE_SHOW, 1, 0},
+	    {"clear", SCOPE_CLEAR, 1, 0},
 	};
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 		if (strcmp(argv[1], commands[i].word))
@@ -176,7 +186,7 @@ int main(int argc, char **argv)
 		c.op = SCOPE_SET_MSG_MODE;
 		c.binding = !strcmp(argv[2], "sync");
 		c.value = argc > 3 ? atoll(argv[3]) * 1000 : 0;
-		if (call(&c, NULL))
+		if (call(&c, NULL) < 0)
 			return 1;
 		printf("scopectl: msg binding now %s\n", c.binding ? "sync" : "oneway");
 		return 0;
@@ -186,10 +196,11 @@ int main(int argc, char **argv)
 		return error;
 	if (c.op == SCOPE_LIST_JOINPOINTS && argc > 3)
 		return usage();
-	if (call(&c, c.op == SCOPE_LIST_JOINPOINTS && argc == 3 ? argv[2] : NULL))
+	long result = call(&c, c.op == SCOPE_LIST_JOINPOINTS && argc == 3 ? argv[2] : NULL);
+	if (result < 0)
 		return 1;
 	say_what_was_done(&c, argc > 4 ? argv[4] : "");
-	if (c.op == SCOPE_COUNTER)
+	if (c.op == SCOPE_COUNTER && result == 0) /* a histogram printed its own line */
 		printf("%s %s %lld\n", c.name, c.counter, (long long)c.value);
 	return 0;
 }

@@ -11,7 +11,8 @@
  * reproducer: `sysfuzz CALLS SEED` with a batch's seed runs that batch
  * first).  A panic stops the machine, which the harness reports.
  *
- *     sysfuzz [calls [seed]]     (as init: 30000 calls, seed 1, KTAP, then the OS stops)
+ *     sysfuzz [calls [seed]]     (as init: the crash corpus (corpus.c), then
+ *                                 30000 calls, seed 1, KTAP, then the OS stops)
  */
 #include <signal.h>
 #include <stdint.h>
@@ -24,8 +25,9 @@
 
 #include <microscope/syscall.h>
 
+#include "sysfuzz.h"
+
 #define DEFAULT_CALLS   30000
-#define BATCH           2000
 #define WORKER_LIMIT_MS 5000  /* then the worker is killed */
 #define DEATH_LIMIT_MS  10000 /* after SIGKILL: longer is a hang */
 #define PROGRESS_FD     60    /* one byte per 100 calls to the parent; the calls use fds < 16 */
@@ -179,7 +181,7 @@ static const struct call calls[] = {
     {__NR_accept4, "fppg"},
     {__NR_pipe2, "pg"},
     {__NR_getcpu, "ppp"},
-    {__NR_ms_getprocs, "pi"},
+    {__NR_ms_getprocs, "pil"},
     {__NR_ms_kshell, "s"},
     {__NR_ms_ipc_create, "i"},
     {__NR_ms_ipc_send, "fp"},
@@ -281,8 +283,7 @@ static int ended_within(pid_t pid, long limit_ms)
 	return 0;
 }
 
-/* Runs one batch; returns the calls made, or -1 for a hang. */
-static long run_batch(uint64_t seed, int count, int progress[2])
+long sysfuzz_run_batch(uint64_t seed, int count, int progress[2])
 {
 	fflush(stdout);
 	pid_t pid = fork();
@@ -295,6 +296,7 @@ static long run_batch(uint64_t seed, int count, int progress[2])
 	}
 	if (!ended_within(pid, WORKER_LIMIT_MS)) {
 		killed++;
+		printf("# seed %llu: killed at its time limit\n", (unsigned long long)seed);
 		kill(pid, SIGKILL);
 		if (!ended_within(pid, DEATH_LIMIT_MS))
 			return -1;
@@ -306,9 +308,9 @@ static long run_batch(uint64_t seed, int count, int progress[2])
 	return made;
 }
 
-static void report(const char *name, int ok)
+static void report(int number, const char *name, int ok)
 {
-	printf("%s 1 %s\n", ok ? "ok" : "not ok", name);
+	printf("%s %d %s\n", ok ? "ok" : "not ok", number, name);
 }
 
 int main(int argc, char **argv)
@@ -321,12 +323,18 @@ int main(int argc, char **argv)
 		return 1;
 	/* nonblocking reads: O_NONBLOCK in Linux's numbering */
 	ms_syscall3(__NR_fcntl, progress[0], 4 /* F_SETFL */, 04000);
-	if (as_init)
-		printf("KTAP version 1\n1..1\n");
+	int corpus_ok = 1;
+	if (as_init) {
+		printf("KTAP version 1\n1..3\n");
+		int objects = corpus_replay_objects(), seeds = corpus_replay_seeds(progress);
+		report(1, "corpus_objects_refused", objects);
+		report(2, "corpus_seeds_replayed", seeds);
+		corpus_ok = objects && seeds;
+	}
 	long made = 0, batches = 0;
 	int hang = 0;
 	for (uint64_t s = seed; made < total; s++, batches++) {
-		long calls = run_batch(s, BATCH, progress);
+		long calls = sysfuzz_run_batch(s, BATCH, progress);
 		if (calls < 0) {
 			printf("# hang: the worker of seed %llu did not end after SIGKILL "
 			       "(reproduce: sysfuzz %d %llu)\n",
@@ -335,6 +343,11 @@ int main(int argc, char **argv)
 			break;
 		}
 		made += calls;
+		if ((batches + 1) % 25 == 0) {
+			printf("# sysfuzz: %ld calls so far, %ld batches, %ld killed\n", made,
+			       batches + 1, killed);
+			fflush(stdout);
+		}
 		if (batches > total / 100 + 100)
 			break; /* workers die early every time: stop anyway */
 	}
@@ -343,7 +356,7 @@ int main(int argc, char **argv)
 	       made, batches, killed, (unsigned long long)seed,
 	       hang ? "a hang" : "no hang, no panic");
 	if (as_init)
-		report("sysfuzz", !hang && made >= total);
+		report(3, "sysfuzz", !hang && made >= total);
 	fflush(stdout);
-	return hang || made < total;
+	return hang || made < total || !corpus_ok;
 }

@@ -1,8 +1,10 @@
 /*
  * The process list as ps reads it (ms_getprocs), for tests that measure
- * their own memory.  Apart from the other tests: uapi/proc.h's signal
+ * their own memory, and the wait channels ps shows.  Apart from the other tests: uapi/proc.h's signal
  * numbers clash with newlib's <signal.h>.
  */
+#include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <microscope/syscall.h>
@@ -18,4 +20,103 @@ long t_own_pages(void)
 		if (info[i].pid == getpid())
 			return (long)info[i].pages;
 	return -1;
+}
+
+/* The entry of pid in the wait-channel layout, or NULL. */
+static const struct proc_info_wait *find_waiting(const struct proc_info_wait *info, long count,
+						 int pid)
+{
+	for (long i = 0; i < count && i < PROC_MAX; i++)
+		if (info[i].info.pid == pid)
+			return &info[i];
+	return NULL;
+}
+
+static void expect_channel(const char *what, int pid, const char *channel)
+{
+	static struct proc_info_wait info[PROC_MAX];
+	const struct proc_info_wait *found = NULL;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		long count = ms_syscall3(__NR_ms_getprocs, (long)info, PROC_MAX, sizeof info[0]);
+		found = find_waiting(info, count, pid);
+		if (found && strcmp(found->wait_channel, channel) == 0)
+			return;
+		t_sleep_ms(20); /* it may not have reached its wait yet */
+	}
+	t_fail("%s: wait channel '%s', expected '%s'", what,
+	       found ? found->wait_channel : "(no such process)", channel);
+}
+
+static void expect_result(const char *what, long got, long expected)
+{
+	if (got != expected)
+		t_fail("%s: got %ld, expected %ld", what, got, expected);
+}
+
+/* Does ms_getprocs name what a sleeping process waits on (nanosleep, a pipe,
+ * wait4), keep its first layout for size 0, and refuse bad sizes, counts and
+ * pointers? */
+void ps_shows_wait_channels(void)
+{
+	int fds[2];
+	if (pipe(fds) < 0)
+		t_fail("pipe");
+	pid_t sleeper = fork();
+	if (sleeper == 0) {
+		t_sleep_ms(5000);
+		_exit(0);
+	}
+	pid_t reader = fork();
+	if (reader == 0) {
+		char byte;
+		_exit(read(fds[0], &byte, 1) == 1 ? 0 : 1);
+	}
+	pid_t waiter = fork();
+	if (waiter == 0) {
+		pid_t child = fork();
+		if (child == 0) {
+			t_sleep_ms(5000);
+			_exit(0);
+		}
+		_exit(waitpid(child, NULL, 0) == child ? 0 : 1);
+	}
+	expect_channel("a sleeping process", sleeper, "nanosleep");
+	expect_channel("a reader of an empty pipe", reader, "pipe");
+	expect_channel("a parent in wait4", waiter, "wait4");
+
+	static struct proc_info old[PROC_MAX];
+	static struct proc_info_wait with[PROC_MAX];
+	long old_count = ms_syscall3(__NR_ms_getprocs, (long)old, PROC_MAX, 0);
+	long sized = ms_syscall3(__NR_ms_getprocs, (long)old, PROC_MAX, sizeof old[0]);
+	if (old_count < 4 || sized < 4)
+		t_fail("the first layout: %ld and %ld processes", old_count, sized);
+	int found_sleeper = 0;
+	for (long i = 0; i < old_count && i < PROC_MAX; i++)
+		found_sleeper |= old[i].pid == sleeper;
+	if (!found_sleeper)
+		t_fail("the first layout does not list the sleeper");
+	expect_result("entry size 5", ms_syscall3(__NR_ms_getprocs, (long)with, PROC_MAX, 5),
+		      -L_EINVAL);
+	expect_result("entry size -1", ms_syscall3(__NR_ms_getprocs, (long)with, PROC_MAX, -1),
+		      -L_EINVAL);
+	expect_result("entry size one past",
+		      ms_syscall3(__NR_ms_getprocs, (long)with, PROC_MAX, sizeof with[0] + 1),
+		      -L_EINVAL);
+	expect_result("count -1",
+		      ms_syscall3(__NR_ms_getprocs, (long)with, -1, sizeof with[0]), -L_EINVAL);
+	expect_result("a kernel pointer",
+		      ms_syscall3(__NR_ms_getprocs, (long)0xffff800000001000L, PROC_MAX,
+				  sizeof with[0]),
+		      -L_EFAULT);
+	expect_result("a buffer ending too soon",
+		      ms_syscall3(__NR_ms_getprocs, (long)0x00007ffffffff000L, PROC_MAX,
+				  sizeof with[0]),
+		      -L_EFAULT);
+	if (write(fds[1], "x", 1) != 1)
+		t_fail("write");
+	ms_syscall3(__NR_kill, sleeper, 9, 0);
+	ms_syscall3(__NR_kill, waiter, 9, 0);
+	waitpid(sleeper, NULL, 0);
+	waitpid(reader, NULL, 0);
+	waitpid(waiter, NULL, 0);
 }

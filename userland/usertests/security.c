@@ -8,8 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -544,4 +546,95 @@ void scope_reply_is_the_monitors_only(void)
 	}
 	if (endpoint >= 0)
 		close((int)endpoint);
+}
+
+#define L_ENOLINK 67
+
+/* When the privileged unweave the kernel's accounting aspect while a process
+ * accounts, does its next accounting call fail with a clear error
+ * (-ENOLINK) instead of going on with stale numbers, and can it account
+ * again afterwards (the aspect is woven again)? */
+void rscfl_unwoven_gives_an_error(void)
+{
+	if (getuid() != 0)
+		exit(T_SKIPPED);
+	long page = ms_syscall3(__NR_ms_acct_init, 0, 0, 0);
+	long token = ms_syscall3(__NR_ms_acct_get_token, 0, 0, 0);
+	if (page < 0 || token <= 0) {
+		t_fail("ms_acct_init %ld, token %ld", page, token);
+		return;
+	}
+	long started = ms_syscall3(__NR_ms_acct, token, ACCT_START, 0);
+	if (started != 0)
+		t_fail("ACCT_START: %ld", started);
+	getpid();
+	long unlinked = scope_ctl(SCOPE_UNLINK, "rscfl");
+	if (unlinked != 0)
+		t_fail("SCOPE_UNLINK rscfl as root: %ld", unlinked);
+	long stopped = ms_syscall3(__NR_ms_acct, token, ACCT_STOP, 0);
+	if (stopped != -L_ENOLINK)
+		t_fail("ACCT_STOP after rscfl was unwoven: %ld, expected -ENOLINK", stopped);
+	long again = ms_syscall3(__NR_ms_acct, token, ACCT_STOP, 0);
+	if (again != -L_EINVAL)
+		t_fail("the token was not stopped by the error: ACCT_STOP gave %ld", again);
+	if (ms_syscall3(__NR_ms_acct, token, ACCT_START, 0) != 0 ||
+	    ms_syscall3(__NR_ms_acct, token, ACCT_STOP, 0) != 0)
+		t_fail("accounting did not work again after the error");
+	ms_syscall3(__NR_ms_acct_free_token, token, 0, 0);
+}
+
+static long scope_call(struct scope_ctl *c)
+{
+	return ms_syscall3(__NR_ms_scope_ctl, (long)c, 0, 0);
+}
+
+static void clear_as_user(void *unused)
+{
+	struct scope_ctl c = {.op = SCOPE_CLEAR};
+	strcpy(c.name, "callcount");
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
+		_exit(2);
+	_exit(scope_call(&c) == -L_EPERM ? 0 : 1);
+}
+
+/* Do scopectl's show and clear (ms_scope_ctl SCOPE_SHOW, SCOPE_CLEAR) keep an
+ * unloaded aspect's values, and refuse unknown and unterminated names, bad
+ * buffers, clearing a linked aspect, and an unprivileged clear? */
+void scope_show_and_clear(void)
+{
+	static char text[4096];
+	struct scope_ctl c = {.op = SCOPE_SHOW, .buffer = text, .length = sizeof text};
+	strcpy(c.name, "nosuch");
+	if (scope_call(&c) != -L_ENOENT || !c.error[0])
+		t_fail("SCOPE_SHOW of no aspect: not -ENOENT with a reason ('%s')", c.error);
+	memset(c.name, 'x', sizeof c.name); /* no terminating NUL */
+	if (scope_call(&c) != -L_ENOENT)
+		t_fail("SCOPE_SHOW of an unterminated name was not -ENOENT");
+	if (scope_ctl(SCOPE_LOAD, "/aspects/callcount.o") != 0) {
+		t_fail("loading callcount");
+		return;
+	}
+	struct scope_ctl link = {.op = SCOPE_LINK, .binding = 1};
+	strcpy(link.name, "callcount");
+	if (scope_call(&link) != 0)
+		t_fail("linking callcount direct");
+	struct stat st;
+	stat("/", &st);
+	if (scope_ctl(SCOPE_CLEAR, "callcount") != -L_EBUSY)
+		t_fail("SCOPE_CLEAR of a linked aspect was not -EBUSY");
+	scope_ctl(SCOPE_UNLOAD, "callcount");
+	c = (struct scope_ctl){.op = SCOPE_SHOW, .buffer = text, .length = sizeof text - 1};
+	strcpy(c.name, "callcount");
+	long length = scope_call(&c);
+	text[length > 0 ? length : 0] = '\0';
+	if (length <= 0 || !strstr(text, "unloaded; its last values") || !strstr(text, "vfs.stat"))
+		t_fail("SCOPE_SHOW after unload: %ld '%s'", length, text);
+	c.buffer = (char *)0xffff800000001000L;
+	if (scope_call(&c) != -L_EFAULT)
+		t_fail("SCOPE_SHOW into a kernel address was not -EFAULT");
+	int status = t_run_child(clear_as_user, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		t_fail("SCOPE_CLEAR as uid %d was not -EPERM (status %#x)", USER_ID, status);
+	if (scope_ctl(SCOPE_CLEAR, "callcount") != 0 || scope_ctl(SCOPE_CLEAR, "callcount") != -L_ENOENT)
+		t_fail("SCOPE_CLEAR as root: not 0 then -ENOENT");
 }

@@ -982,5 +982,11 @@ const struct user_test user_tests[] = {
     {"ramfs_directory_of_ten_thousand", ramfs_directory_of_ten_thousand, 120000},
     {"mount_and_umount", mount_and_umount, 20000},
     {"file_mmap_and_positional_io", file_mmap_and_positional_io, 20000},
+    {"orphans_go_to_init", orphans_go_to_init, 10000},
+    {"orphaned_group_hears_sighup", orphaned_group_hears_sighup, 15000},
+    {"console_hangup_reaches_foreground", console_hangup_reaches_foreground, 15000},
+    {"ps_shows_wait_channels", ps_shows_wait_channels, 15000},
+    {"rscfl_unwoven_gives_an_error", rscfl_unwoven_gives_an_error, 15000},
+    {"scope_show_and_clear", scope_show_and_clear, 15000},
     {NULL, NULL, 0},
 };

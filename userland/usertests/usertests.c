@@ -105,15 +105,18 @@ void t_sleep_ms(long ms)
 /* ---- the runner -------------------------------------------------------- */
 
 /* Waits for pid for up to limit_ms; kills it when it overstays.  Returns its
- * status, or -1 for a timeout. */
+ * status, or -1 for a timeout.  Any other child that ended is reaped on the
+ * way: as init, usertests adopts the orphans of the tests. */
 static int wait_with_limit(pid_t pid, long limit_ms)
 {
 	long start = t_now_ms();
 	for (long waited = 0;; waited += 10) {
 		int status;
-		pid_t ended = waitpid(pid, &status, WNOHANG);
+		pid_t ended = waitpid(-1, &status, WNOHANG);
 		if (ended == pid)
 			return status;
+		if (ended > 0)
+			continue; /* an adopted orphan */
 		if (ended < 0 && errno != EINTR)
 			return -2;
 		long now = t_now_ms();

@@ -57,6 +57,11 @@ void uscope_stacks_follow_the_events_named(void);
 void uscope_stacks_only_trace_holds_nothing_else(void);
 /* The caller's mapped user pages, as ps sees them; -1 when not found. */
 long t_own_pages(void);
+void ps_shows_wait_channels(void);
+/* hangup.c: orphans, orphaned groups, the console's hang-up */
+void orphans_go_to_init(void);
+void orphaned_group_hears_sighup(void);
+void console_hangup_reaches_foreground(void);
 /* jobs.c: process groups, sessions, stops, ignored signals, the terminal */
 void groups_and_sessions(void);
 void stop_and_continue(void);
@@ -92,6 +97,8 @@ void attacks_succeed_as_root(void);
 void scope_reply_is_the_monitors_only(void);
 void users_and_privileges(void);
 void impostor_rscfl_is_refused(void);
+void rscfl_unwoven_gives_an_error(void);
+void scope_show_and_clear(void);
 void hole_d_memory_comes_on_first_touch(void);
 void hole_d_kill_gives_memory_back(void);
 void mprotect_changes_anonymous_mappings_only(void);
