@@ -5,6 +5,7 @@
  * system-call side (Linux's sched_setaffinity semantics, inheritance across
  * fork) is usertests' affinity_pins_a_process.
  */
+#include "console/console.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "proc/internal.h"
@@ -29,17 +30,15 @@ static void stop(int pid)
 /* Copies pid's entry of the process list; returns false when it is missing. */
 static bool find_info(int pid, struct proc_info *out)
 {
-	struct proc_info *info = kmalloc(PROC_MAX * sizeof *info);
-	bool found = false;
-	int n = info ? proc_list(info, PROC_MAX) : 0;
-	for (int i = 0; i < n && i < PROC_MAX && !found; i++) {
+	static struct proc_info info[PROC_MAX]; /* the cases run one at a time */
+	int n = proc_list(info, PROC_MAX);
+	for (int i = 0; i < n && i < PROC_MAX; i++) {
 		if (info[i].pid == pid) {
 			*out = info[i];
-			found = true;
+			return true;
 		}
 	}
-	kfree(info);
-	return found;
+	return false;
 }
 
 static unsigned last_online_cpu(void)
@@ -91,7 +90,11 @@ static void monitor_mark_shows_in_the_list(struct ktest *t)
 	struct proc_info info;
 	EXPECT_EQ(t, proc_set_monitor(pid, true), 0);
 	sched_sleep_ns(10 * 1000 * 1000);
-	EXPECT_TRUE(t, find_info(pid, &info) && (info.flags & PROC_INFO_MONITOR));
+	bool found = find_info(pid, &info);
+	if (!found || !(info.flags & PROC_INFO_MONITOR))
+		ktest_log(t, "pid %d %s, state %d, run state %d, flags %#x", pid,
+			  found ? "listed" : "not listed", info.state, info.run_state, info.flags);
+	EXPECT_TRUE(t, found && (info.flags & PROC_INFO_MONITOR));
 	EXPECT_EQ(t, proc_set_monitor(pid, false), 0);
 	EXPECT_TRUE(t, find_info(pid, &info) && !(info.flags & PROC_INFO_MONITOR));
 	stop(pid);
