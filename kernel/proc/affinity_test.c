@@ -92,8 +92,8 @@ static void monitor_mark_shows_in_the_list(struct ktest *t)
 	sched_sleep_ns(10 * 1000 * 1000);
 	bool found = find_info(pid, &info);
 	if (!found || !(info.flags & PROC_INFO_MONITOR))
-		ktest_log(t, "pid %d %s, state %d, run state %d, flags %#x", pid,
-			  found ? "listed" : "not listed", info.state, info.run_state, info.flags);
+		pr_info("    # %s: pid %d %s, state %d, run state %d, flags %#x\n", t->name, pid,
+			found ? "listed" : "not listed", info.state, info.run_state, info.flags);
 	EXPECT_TRUE(t, found && (info.flags & PROC_INFO_MONITOR));
 	EXPECT_EQ(t, proc_set_monitor(pid, false), 0);
 	EXPECT_TRUE(t, find_info(pid, &info) && !(info.flags & PROC_INFO_MONITOR));
