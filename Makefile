@@ -208,11 +208,12 @@ test-net: deps all $(TEST_IMAGES)
 bench: deps all $(TEST_IMAGES)
 	$(Q)$(PYTHON) tests/bench.py --build $(BUILD)
 
-# HTTP over e1000 and virtio-net, interrupt and polling mode, against a Linux
-# guest (Debian's kernel, busybox httpd) in the same QEMU configuration.
+# HTTP over e1000 and virtio-net against a Linux guest (Debian's kernel and
+# nginx) in the same QEMU configuration: keep-alive, new connections, 1 MiB.
 bench-net: deps all
 	$(say) GUEST $(BUILD)/linux-guest
-	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt
+	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt \
+		$(BUILD)/user/root/www/1mib.txt
 	$(Q)$(PYTHON) tests/bench_net.py --build $(BUILD)
 
 # httpd with per-request accounting off and on under the same HTTP load, and
