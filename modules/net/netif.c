@@ -203,6 +203,11 @@ static void set_static(struct netif *netif, uint32_t address, uint32_t netmask, 
 	ip4_addr_set_u32(&m, net_htonl(netmask));
 	ip4_addr_set_u32(&g, net_htonl(gateway));
 	netif_set_addr(netif, &a, &m, &g);
+	/* Ask for the gateway's address now: its first packets then leave at
+	 * once (an answer queued behind a pending ARP entry waits for lwIP's
+	 * one-second ARP timer). */
+	if (gateway)
+		etharp_request(netif, &g);
 }
 
 /* Brings l up and starts its configuration.  Core lock held. */
@@ -229,17 +234,21 @@ int net_attach_nic(struct nic *nic)
 		struct link *l = &links[link_count];
 		l->nic = nic;
 		LOCK_TCPIP_CORE();
-		if (!netif_add(&l->netif, NULL, NULL, NULL, l, link_init, tcpip_input)) {
+		if (!netif_add(&l->netif, NULL, NULL, NULL, l, link_init, tcpip_input))
 			err = -ENOMEM;
-		} else {
-			if (link_count == 0)
-				netif_set_default(&l->netif);
+		else if (link_count == 0)
+			netif_set_default(&l->netif);
+		UNLOCK_TCPIP_CORE();
+		if (!err) {
+			/* Frames in before DHCP's first DISCOVER goes out: the server's
+			 * OFFER may come back at once, and one dropped here cost
+			 * lwIP's first retry, two seconds. */
+			nic_set_rx_handler(nic, link_input, l);
+			LOCK_TCPIP_CORE();
 			link_start(l);
+			UNLOCK_TCPIP_CORE();
 			link_count++;
 		}
-		UNLOCK_TCPIP_CORE();
-		if (!err)
-			nic_set_rx_handler(nic, link_input, l);
 	}
 	mutex_unlock(&links_lock);
 	return err;
