@@ -53,7 +53,7 @@ ISO := $(BUILD)/microscope.iso
 TEST_ISO := $(BUILD)/microscope-selftest.iso
 STAMP_DEPS := $(BUILD)/.deps-ok
 
-.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-acct bench-trace debug clean format check-format check-layering disk
+.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-acct bench-trace soak debug clean format check-format check-layering disk
 all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
@@ -215,6 +215,11 @@ bench-net: deps all
 	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt \
 		$(BUILD)/user/root/www/1mib.txt
 	$(Q)$(PYTHON) tests/bench_net.py --build $(BUILD)
+
+# Connection churn: 10 one-minute slices of wrk, keep-alive and a new
+# connection per request in turn, e1000, 2 CPUs; req/s per slice (not in test).
+soak: deps all
+	$(Q)$(PYTHON) tests/soak_net.py --build $(BUILD)
 
 # httpd with per-request accounting off and on under the same HTTP load, and
 # librscfl's calls in instructions (-icount).

@@ -52,7 +52,7 @@ static const struct e1000_soft_name e1000_soft_names[] = {
     E1000_SOFT(rx_packets),   E1000_SOFT(rx_bytes),     E1000_SOFT(tx_packets),
     E1000_SOFT(tx_bytes),     E1000_SOFT(rx_errors),    E1000_SOFT(rx_bad_length),
     E1000_SOFT(rx_fragments), E1000_SOFT(tx_ring_full), E1000_SOFT(interrupts),
-    E1000_SOFT(link_changes),
+    E1000_SOFT(link_changes), E1000_SOFT(tx_segmented),
 };
 #define E1000_SOFT_COUNT (sizeof(e1000_soft_names) / sizeof(e1000_soft_names[0]))
 
