@@ -154,6 +154,54 @@ def table(results, args):
     return lines
 
 
+BUSY = re.compile(r"cpu 0: busy (\d+) ms")
+INSTRUCTION_CONFIGS = (  # (label, NIC, kernel command line)
+    ("e1000, device segmentation", "e1000", ""),
+    ("e1000, net_segmentation=off", "e1000", "net_segmentation=off"),
+    ("virtio-net (no offload offered)", "virtio", ""),
+)
+
+
+def busy_ms(guest):
+    m = BUSY.search(guest.run("kcmd cpus") or "")
+    return int(m.group(1)) if m else None
+
+
+def instructions_per_mib(args, nic, append, count):
+    """Guest instructions (busy time under -icount shift=0) per 1 MiB
+    response, over count sequential downloads on one connection each."""
+    port = httpcheck.free_port()
+    log = os.path.join(args.build, "bench", f"net-icount-{nic}.log")
+    guest = Guest(args.build, nic, {port: 80}, log, timeout=900, append=append, icount=True)
+    expected = open(os.path.join(args.build, "user", "root", "www", "1mib.txt"), "rb").read()
+    try:
+        if not (guest.boot() or "").startswith("serving"):
+            return None
+        for _ in range(2):  # warm-up: ARP, page cache, first accept
+            httpcheck.get(port, "/1mib.txt")
+        before = busy_ms(guest)
+        for _ in range(count):
+            r = httpcheck.get(port, "/1mib.txt")
+            if not r or r[2] != expected:
+                return None
+        after = busy_ms(guest)
+        return None if before is None or after is None else (after - before) * 1e6 / count
+    finally:
+        guest.stop()
+
+
+def instruction_table(args):
+    lines = [f"guest instructions per 1 MiB response (busy time under -icount shift=0, "
+             f"{args.downloads} sequential downloads by the shipped httpd)", "",
+             "| configuration | instructions per 1 MiB | per byte |", "|---|---:|---:|"]
+    for label, nic, append in INSTRUCTION_CONFIGS:
+        value = instructions_per_mib(args, nic, append, args.downloads)
+        text = "-" if value is None else f"{value / 1e6:.1f} M | {value / 1048576:.1f}"
+        lines.append(f"| {label} | {text} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -165,7 +213,17 @@ def main():
     p.add_argument("--smp", type=int, default=1)
     p.add_argument("--nic", action="append", choices=NICS, help="only this NIC (repeatable)")
     p.add_argument("--case", action="append", choices=list(CASES), help="only this case")
+    p.add_argument("--instructions", action="store_true",
+                   help="instead: guest instructions per 1 MiB response under -icount")
+    p.add_argument("--downloads", type=int, default=16)
     args = p.parse_args()
+    if args.instructions:
+        os.chdir(ROOT)
+        os.makedirs(os.path.join(args.build, "bench"), exist_ok=True)
+        lines = instruction_table(args)
+        with open(os.path.join(args.build, "bench", "net-instructions.md"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return 0
     args.nic = args.nic or NICS
     args.case = args.case or list(CASES)
     os.chdir(ROOT)

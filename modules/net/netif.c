@@ -145,6 +145,23 @@ static int set_dhcp_ms(const char *value)
 }
 KERNEL_PARAM(net_dhcp_ms, set_dhcp_ms, "milliseconds to wait for a DHCP lease (default 3000)");
 
+/* net_segmentation=off keeps lwIP's own segments on every NIC (for measuring
+ * what the device's segmentation saves). */
+static bool segmentation_off;
+
+static int set_segmentation(const char *value)
+{
+	if (value && !strcmp(value, "off"))
+		segmentation_off = true;
+	else if (value && !strcmp(value, "on"))
+		segmentation_off = false;
+	else
+		return -1;
+	return 0;
+}
+KERNEL_PARAM(net_segmentation, set_segmentation,
+	     "on (default) or off: large TCP frames cut by NICs that can");
+
 /* ---- Frames in and out ------------------------------------------------------- */
 
 /* The Ethernet + IPv4 + TCP header length of a contiguous frame, or 0 when
@@ -283,7 +300,7 @@ static err_t link_init(struct netif *netif)
 	netif->output = etharp_output;
 	netif->linkoutput = link_output;
 	netif->mtu = l->nic->mtu ? (u16_t)l->nic->mtu : 1500;
-	if (nic_can_segment(l->nic) && l->nic->mtu == 1500) {
+	if (nic_can_segment(l->nic) && l->nic->mtu == 1500 && !segmentation_off) {
 		/* lwIP then hands TCP frames of up to NIC_SEGMENTED_MAX bytes to
 		 * link_output, which passes them to the NIC to segment and cuts
 		 * anything else into fragments of the wire's MTU itself. */

@@ -24,10 +24,11 @@ FRAMES_FREE = re.compile(r"mm: (\d+) of (\d+) frames free")
 
 class Guest:
     def __init__(self, build, nic, forwards, log, timeout=170, memory="256M", smp=1,
-                 kernel=None, initrd=None, append="", console_port=None):
+                 kernel=None, initrd=None, append="", console_port=None, icount=False):
         """kernel, initrd: another system to boot (bench-net's Linux guest);
         console_port: a QEMU chardev spec for a virtio console port (the trace
-        stream's), e.g. "socket,path=/tmp/x.sock,server=on,wait=off"."""
+        stream's), e.g. "socket,path=/tmp/x.sock,server=on,wait=off";
+        icount: -icount shift=0 (guest time counts instructions)."""
         self.log, self.text, self.lock = log, "", threading.Condition()
         self.forwards = dict(forwards)  # host port: guest port
         kernel = kernel or os.path.join(build, "microscope.elf")
@@ -39,6 +40,8 @@ class Guest:
             cmd += ["--hostfwd", f"tcp:127.0.0.1:{host_port}-:{guest_port}"]
         if console_port:
             cmd += ["--console-port", console_port]
+        if icount:
+            cmd.append("--icount")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      start_new_session=True)
