@@ -167,36 +167,59 @@ def busy_ms(guest):
     return int(m.group(1)) if m else None
 
 
-def instructions_per_mib(args, nic, append, count):
+def keep_alive_requests(port, count, expected):
+    """count GETs of /small.txt on one connection; False if one went wrong."""
+    with httpcheck.connect(port) as sock:
+        reader = httpcheck.Reader(sock)
+        for _ in range(count):
+            sock.sendall(b"GET /small.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+            r = httpcheck.read_response(reader)
+            if not r or r[2] != expected:
+                return False
+    return True
+
+
+def instructions_per_request(args, nic, append):
     """Guest instructions (busy time under -icount shift=0) per 1 MiB
-    response, over count sequential downloads on one connection each."""
+    response (args.downloads sequential downloads, a connection each) and per
+    keep-alive request for /small.txt (args.requests on one connection)."""
     port = httpcheck.free_port()
     log = os.path.join(args.build, "bench", f"net-icount-{nic}.log")
     guest = Guest(args.build, nic, {port: 80}, log, timeout=900, append=append, icount=True)
-    expected = open(os.path.join(args.build, "user", "root", "www", "1mib.txt"), "rb").read()
+    www = os.path.join(args.build, "user", "root", "www")
+    big = open(os.path.join(www, "1mib.txt"), "rb").read()
+    small = open(os.path.join(www, "small.txt"), "rb").read()
     try:
         if not (guest.boot() or "").startswith("serving"):
-            return None
+            return None, None
         for _ in range(2):  # warm-up: ARP, page cache, first accept
             httpcheck.get(port, "/1mib.txt")
         before = busy_ms(guest)
-        for _ in range(count):
+        for _ in range(args.downloads):
             r = httpcheck.get(port, "/1mib.txt")
-            if not r or r[2] != expected:
-                return None
+            if not r or r[2] != big:
+                return None, None
+        middle = busy_ms(guest)
+        if not keep_alive_requests(port, args.requests, small):
+            return None, None
         after = busy_ms(guest)
-        return None if before is None or after is None else (after - before) * 1e6 / count
+        if None in (before, middle, after):
+            return None, None
+        return ((middle - before) * 1e6 / args.downloads, (after - middle) * 1e6 / args.requests)
     finally:
         guest.stop()
 
 
 def instruction_table(args):
-    lines = [f"guest instructions per 1 MiB response (busy time under -icount shift=0, "
-             f"{args.downloads} sequential downloads by the shipped httpd)", "",
-             "| configuration | instructions per 1 MiB | per byte |", "|---|---:|---:|"]
+    lines = [f"guest instructions (busy time under -icount shift=0, the shipped httpd with its "
+             f"access log): per 1 MiB response over {args.downloads} sequential downloads, and per "
+             f"keep-alive request for /small.txt over {args.requests} on one connection", "",
+             "| configuration | per 1 MiB response | per byte | per small keep-alive request |",
+             "|---|---:|---:|---:|"]
     for label, nic, append in INSTRUCTION_CONFIGS:
-        value = instructions_per_mib(args, nic, append, args.downloads)
-        text = "-" if value is None else f"{value / 1e6:.1f} M | {value / 1048576:.1f}"
+        big, small = instructions_per_request(args, nic, append)
+        text = ("- | - | -" if big is None else
+                f"{big / 1e6:.1f} M | {big / 1048576:.1f} | {small / 1e3:.0f} k")
         lines.append(f"| {label} | {text} |")
         print(lines[-1], flush=True)
     return lines
@@ -216,6 +239,7 @@ def main():
     p.add_argument("--instructions", action="store_true",
                    help="instead: guest instructions per 1 MiB response under -icount")
     p.add_argument("--downloads", type=int, default=16)
+    p.add_argument("--requests", type=int, default=500)
     args = p.parse_args()
     if args.instructions:
         os.chdir(ROOT)
