@@ -73,13 +73,13 @@ struct pci_device;
 
 /* Extended transmit descriptors (8254x manual 3.3.5-3.3.7): a context
  * descriptor sets up TCP segmentation, data descriptors carry the frame. */
-#define E1000_TX_DEXT     0x20 /* command: extended descriptor */
-#define E1000_TX_TSE      0x04 /* command: TCP segmentation */
-#define E1000_TX_DTYP_D   0x10 /* data descriptor, in the byte after the length */
-#define E1000_TUCMD_TCP   0x01 /* context: the payload is TCP */
-#define E1000_TUCMD_IP    0x02 /* context: IPv4 */
-#define E1000_POPTS_IXSM  0x01 /* insert the IP checksum */
-#define E1000_POPTS_TXSM  0x02 /* insert the TCP checksum */
+#define E1000_TX_DEXT    0x20 /* command: extended descriptor */
+#define E1000_TX_TSE     0x04 /* command: TCP segmentation */
+#define E1000_TX_DTYP_D  0x10 /* data descriptor, in the byte after the length */
+#define E1000_TUCMD_TCP  0x01 /* context: the payload is TCP */
+#define E1000_TUCMD_IP   0x02 /* context: IPv4 */
+#define E1000_POPTS_IXSM 0x01 /* insert the IP checksum */
+#define E1000_POPTS_TXSM 0x02 /* insert the TCP checksum */
 
 #define E1000_RX_RING     256 /* descriptors; 16 bytes each, a multiple of 128 bytes */
 #define E1000_TX_RING     256

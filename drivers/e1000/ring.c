@@ -227,10 +227,11 @@ static uint16_t e1000_pseudo_header_sum(const uint8_t *ip)
 }
 
 /* Writes the context descriptor for frames with these header lengths. */
-static void e1000_tx_context(struct e1000 *e, unsigned slot, size_t ip_length,
-			     size_t header_length, size_t payload, unsigned mss)
+static void e1000_tx_context(struct e1000 *e, unsigned slot, size_t ip_length, size_t header_length,
+			     size_t payload, unsigned mss)
 {
-	volatile struct e1000_context_desc *c = (volatile struct e1000_context_desc *)&e->tx_ring[slot];
+	volatile struct e1000_context_desc *c =
+	    (volatile struct e1000_context_desc *)&e->tx_ring[slot];
 	c->ipcss = 14;
 	c->ipcso = 14 + 10;
 	c->ipcse = (uint16_t)(14 + ip_length - 1);
@@ -238,9 +239,9 @@ static void e1000_tx_context(struct e1000 *e, unsigned slot, size_t ip_length,
 	c->tucso = (uint8_t)(14 + ip_length + 16);
 	c->tucse = 0;
 	c->payload_and_command =
-	    (uint32_t)payload |
-	    (uint32_t)(E1000_TUCMD_TCP | E1000_TUCMD_IP | E1000_TX_TSE | E1000_TX_RS | E1000_TX_DEXT)
-		<< 24;
+	    (uint32_t)payload | (uint32_t)(E1000_TUCMD_TCP | E1000_TUCMD_IP | E1000_TX_TSE |
+					   E1000_TX_RS | E1000_TX_DEXT)
+				    << 24;
 	c->status = 0;
 	c->header_length = (uint8_t)header_length;
 	c->mss = (uint16_t)mss;
@@ -254,7 +255,8 @@ static unsigned e1000_tx_data(struct e1000 *e, unsigned slot, const uint8_t *fra
 			      size_t ip_length)
 {
 	for (size_t done = 0; done < length;) {
-		size_t chunk = length - done < E1000_BUFFER_SIZE ? length - done : E1000_BUFFER_SIZE;
+		size_t chunk =
+		    length - done < E1000_BUFFER_SIZE ? length - done : E1000_BUFFER_SIZE;
 		uint8_t *buffer = e->tx_buffers + (size_t)slot * E1000_BUFFER_SIZE;
 		memcpy(buffer, frame + done, chunk);
 		if (done == 0) {

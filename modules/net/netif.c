@@ -19,11 +19,11 @@
 #include "lwip/etharp.h"
 #include "lwip/ip4_frag.h"
 #include "lwip/prot/ip4.h"
-#include "lwip/stats.h"
 #include "lwip/prot/tcp.h"
+#include "lwip/stats.h"
 #include "lwip/tcp.h"
-#include "lwip_hooks.h"
 #include "lwip/tcpip.h"
+#include "lwip_hooks.h"
 #include "netif/ethernet.h"
 
 #include "boot/cmdline.h"
@@ -236,9 +236,11 @@ void net_hook_tcp_segment_size(struct tcp_pcb *pcb)
 {
 	for (unsigned i = 0; i < link_count; i++) {
 		struct link *l = &links[i];
-		if (!l->segments || !ip4_addr_cmp(ip_2_ip4(&pcb->local_ip), netif_ip4_addr(&l->netif)))
+		if (!l->segments ||
+		    !ip4_addr_cmp(ip_2_ip4(&pcb->local_ip), netif_ip4_addr(&l->netif)))
 			continue;
-		if (ip_addr_cmp(&pcb->local_ip, &pcb->remote_ip) || (unsigned)pcb->mss + IP_HLEN + TCP_HLEN != l->nic->mtu)
+		if (ip_addr_cmp(&pcb->local_ip, &pcb->remote_ip) ||
+		    (unsigned)pcb->mss + IP_HLEN + TCP_HLEN != l->nic->mtu)
 			return;
 		pcb->mss = (u16_t)(pcb->mss * SEGMENTS_PER_FRAME);
 		if (pcb->cwnd < pcb->mss) /* else nothing fits until a timer splits it */
