@@ -93,7 +93,6 @@ static int cmd_net(int argc, char **argv)
 		     "sockets %ld\n",
 		     memory.heap_used, memory.pool_used, memory.pool_errors, memory.port_objects,
 		     memory.sockets);
-	kshell_print("tcp: %lu connections reopened from TIME_WAIT\n", memory.time_wait_reopened);
 	return 0;
 }
 KSHELL_COMMAND(net, cmd_net, "net [stats]", "network interfaces and the stack's memory");

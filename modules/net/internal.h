@@ -87,7 +87,4 @@ static inline void net_activity_frame_out(const void *pbuf)
 		net_activity_frame_sent(pbuf);
 }
 
-/* timewait.c: SYNs that replaced a connection in TIME_WAIT since boot. */
-uint64_t net_time_wait_reopened(void);
-
 #endif

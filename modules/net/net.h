@@ -137,7 +137,6 @@ struct net_memory {
 	uint64_t pool_errors; /* allocations a pool refused */
 	int64_t port_objects; /* semaphores, mailboxes, mutexes, thread starts */
 	int64_t sockets;      /* struct net_socket alive */
-	uint64_t time_wait_reopened; /* SYNs that replaced a TIME_WAIT connection */
 };
 void net_get_memory(struct net_memory *memory);
 

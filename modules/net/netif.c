@@ -504,5 +504,4 @@ void net_get_memory(struct net_memory *memory)
 	SYS_ARCH_UNPROTECT(level);
 	memory->port_objects = net_port_objects();
 	memory->sockets = net_sockets_alive();
-	memory->time_wait_reopened = net_time_wait_reopened();
 }

@@ -38,11 +38,6 @@ err_t net_hook_tcp_in(struct tcp_pcb *pcb, struct pbuf *p);
 extern volatile int net_segmenting_links;
 void net_hook_tcp_segment_size(struct tcp_pcb *pcb);
 
-/* Every received IPv4 packet, first (modules/net/timewait.c): a bare SYN
- * for a connection in TIME_WAIT with a higher sequence number frees that
- * connection, so that the SYN opens a new one. */
-void net_hook_tcp_time_wait_syn(struct pbuf *p);
-
 /* An IPv4 packet arrived on netif while some socket carries an activity.
  * Returns 0 (lwIP goes on as usual) or 1 (the hook ran ip4_input itself,
  * which took the packet). */

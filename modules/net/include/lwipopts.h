@@ -134,8 +134,7 @@
 	      ? net_hook_tcp_segment_size(pcb)                                         \
 	      : (void)0),                                                              \
 	 NET_PCB_ACTIVITY(pcb) ? net_hook_tcp_in(pcb, p) : ERR_OK)
-#define LWIP_HOOK_IP4_INPUT(p, netif) \
-	(net_hook_tcp_time_wait_syn(p), net_sockets_with_activity ? net_hook_ip4_input(p, netif) : 0)
+#define LWIP_HOOK_IP4_INPUT(p, netif) (net_sockets_with_activity ? net_hook_ip4_input(p, netif) : 0)
 
 /* ---- Checksums, statistics, debugging ------------------------------------ */
 #define LWIP_CHECKSUM_ON_COPY 1
