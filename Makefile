@@ -54,7 +54,7 @@ ISO := $(BUILD)/microscope.iso
 TEST_ISO := $(BUILD)/microscope-selftest.iso
 STAMP_DEPS := $(BUILD)/.deps-ok
 
-.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-acct bench-lattrack bench-trace debug clean format check-format check-layering disk
+.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-acct bench-lattrack bench-trace soak debug clean format check-format check-layering disk
 all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
@@ -211,15 +211,21 @@ test-net: deps all $(TEST_IMAGES)
 bench: deps all $(TEST_IMAGES)
 	$(Q)$(PYTHON) tests/bench.py --build $(BUILD)
 
-# HTTP over e1000 and virtio-net, interrupt and polling mode, against a Linux
-# guest (Debian's kernel, busybox httpd) in the same QEMU configuration; then
-# the phased workload (idle, bursts, steady, idle): the NIC decision loop
+# HTTP over e1000 and virtio-net against a Linux guest (Debian's kernel and
+# nginx) in the same QEMU configuration: keep-alive, new connections, 1 MiB;
+# then the phased workload (idle, bursts, steady, idle): the NIC decision loop
 # against fixed interrupt and fixed polling mode.
 bench-net: deps all
 	$(say) GUEST $(BUILD)/linux-guest
-	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt
+	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt \
+		$(BUILD)/user/root/www/1mib.txt
 	$(Q)$(PYTHON) tests/bench_net.py --build $(BUILD)
 	$(Q)$(PYTHON) tests/bench_net_phased.py --build $(BUILD) --rounds 3
+
+# Connection churn: 10 one-minute slices of wrk, keep-alive and a new
+# connection per request in turn, e1000, 2 CPUs; req/s per slice (not in test).
+soak: deps all
+	$(Q)$(PYTHON) tests/soak_net.py --build $(BUILD)
 
 # httpd with per-request accounting off and on under the same HTTP load, and
 # librscfl's calls in instructions (-icount).

@@ -145,6 +145,17 @@ static int e1000_transmit(struct nic *nic, const void *frame, size_t length)
 	return e1000_tx_frame(e, frame, length);
 }
 
+static int e1000_transmit_segmented(struct nic *nic, const void *frame, size_t length,
+				    size_t header_length)
+{
+	struct e1000 *e = nic->driver;
+	if (nic->link != NIC_LINK_UP)
+		e1000_update_link(nic);
+	if (nic->link != NIC_LINK_UP)
+		return -EIO;
+	return e1000_tx_segmented(e, frame, length, header_length);
+}
+
 static unsigned e1000_poll(struct nic *nic, unsigned budget)
 {
 	struct e1000 *e = nic->driver;
@@ -160,6 +171,7 @@ const struct nic_ops e1000_nic_ops = {
     .read_counter = e1000_read_counter,
     .list_counters = e1000_list_counters,
     .update_link = e1000_update_link,
+    .transmit_segmented = e1000_transmit_segmented,
 };
 
 /* ---- Probe --------------------------------------------------------------- */

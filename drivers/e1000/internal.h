@@ -71,6 +71,16 @@ struct pci_device;
 #define E1000_TX_RS   (1u << 3)
 #define E1000_TX_DD   (1u << 0)
 
+/* Extended transmit descriptors (8254x manual 3.3.5-3.3.7): a context
+ * descriptor sets up TCP segmentation, data descriptors carry the frame. */
+#define E1000_TX_DEXT    0x20 /* command: extended descriptor */
+#define E1000_TX_TSE     0x04 /* command: TCP segmentation */
+#define E1000_TX_DTYP_D  0x10 /* data descriptor, in the byte after the length */
+#define E1000_TUCMD_TCP  0x01 /* context: the payload is TCP */
+#define E1000_TUCMD_IP   0x02 /* context: IPv4 */
+#define E1000_POPTS_IXSM 0x01 /* insert the IP checksum */
+#define E1000_POPTS_TXSM 0x02 /* insert the TCP checksum */
+
 #define E1000_RX_RING     256 /* descriptors; 16 bytes each, a multiple of 128 bytes */
 #define E1000_TX_RING     256
 #define E1000_BUFFER_SIZE 2048 /* RCTL.BSIZE 00 */
@@ -94,6 +104,20 @@ struct e1000_tx_desc {
 	uint16_t special;
 } __attribute__((packed));
 
+/* A TCP segmentation context descriptor (same 16 bytes as a data one). */
+struct e1000_context_desc {
+	uint8_t ipcss; /* where the IP header starts, its checksum sits, it ends */
+	uint8_t ipcso;
+	uint16_t ipcse;
+	uint8_t tucss; /* the same for TCP: start, checksum, end (0: the frame's) */
+	uint8_t tucso;
+	uint16_t tucse;
+	uint32_t payload_and_command; /* PAYLEN (20 bits), DTYP 0, TUCMD << 24 */
+	uint8_t status;
+	uint8_t header_length;
+	uint16_t mss;
+} __attribute__((packed));
+
 /* Counters kept by the driver (the hardware's are read by name). */
 struct e1000_soft_counters {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
@@ -103,6 +127,7 @@ struct e1000_soft_counters {
 	uint64_t tx_ring_full, interrupts, link_changes;
 	/* interrupts by cause (an interrupt may count under several) */
 	uint64_t irq_tx_done, irq_rx_timer, irq_rx_low, irq_rx_overrun;
+	uint64_t tx_segmented; /* large frames handed to the device's TSO */
 };
 
 struct e1000 {
@@ -142,6 +167,8 @@ void e1000_rings_free(struct e1000 *e);
 void e1000_rings_program(struct e1000 *e);
 unsigned e1000_rx_poll(struct e1000 *e, unsigned budget);
 int e1000_tx_frame(struct e1000 *e, const void *frame, size_t length);
+/* One Ethernet + IPv4 + TCP frame cut into segments by the device. */
+int e1000_tx_segmented(struct e1000 *e, const void *frame, size_t length, size_t header_length);
 void e1000_tx_reclaim(struct e1000 *e);
 
 /* stats.c: the statistics registers by name. */

@@ -336,6 +336,29 @@ JOINPOINT_DEFINE_NOSLEEP(nic, tx, int, struct nic *, nic, const void *, frame, s
 	return 0;
 }
 
+bool nic_can_segment(const struct nic *nic)
+{
+	return nic && nic->ops && nic->ops->transmit_segmented;
+}
+
+/* nic.tx_segmented: like nic.tx, one call per large frame; the frames the
+ * device makes of it count once, with all their payload bytes. */
+JOINPOINT_DEFINE_NOSLEEP(nic, tx_segmented, int, struct nic *, nic, const void *, frame, size_t,
+			 length, size_t, header_length)
+{
+	if (!nic_can_segment(nic) || !frame || length > NIC_SEGMENTED_MAX ||
+	    header_length < NIC_FRAME_MIN || header_length >= length)
+		return -EINVAL;
+	int error = nic->ops->transmit_segmented(nic, frame, length, header_length);
+	if (error) {
+		nic_add(&nic->tx_errors, 1);
+		return error;
+	}
+	nic_add(&nic->tx_frames, 1);
+	nic_add(&nic->tx_bytes, length);
+	return 0;
+}
+
 JOINPOINT_DEFINE(nic, poll, unsigned, struct nic *, nic, unsigned, budget)
 {
 	mutex_lock(&nic->poll_lock);

@@ -42,6 +42,9 @@
 #define NIC_SAMPLE_NEVER     UINT64_MAX
 #define NIC_STEER_MISSES     3   /* samples without a reply before a steered NIC falls back */
 #define NIC_HISTORY          256 /* mode changes remembered per NIC */
+/* A TCP/IPv4 frame that the device cuts into MTU-sized segments
+ * (transmit_segmented): at most this long, headers included. */
+#define NIC_SEGMENTED_MAX 32768
 
 enum nic_mode {
 	NIC_MODE_INTERRUPT, /* device interrupts wake the worker */
@@ -89,6 +92,15 @@ struct nic_ops {
 	void (*list_counters)(struct nic *nic, nic_counter_fn fn, void *arg);
 	/* Optional: refreshes nic->link from the device (NULL: driver keeps it). */
 	void (*update_link)(struct nic *nic);
+	/* Optional (TCP segmentation offload; NULL: the device has none): queues
+	 * one Ethernet + IPv4 + TCP frame of up to NIC_SEGMENTED_MAX bytes whose
+	 * headers take header_length bytes; the device sends it as segments of
+	 * mtu - IP and TCP header bytes of payload each, with the IP length, id
+	 * and checksum, the sequence number, the flags (FIN and PSH on the last
+	 * only) and the TCP checksum made per segment.  The frame is copied.
+	 * Returns 0, -EINVAL (not such a frame), -EAGAIN (ring full) or -EIO. */
+	int (*transmit_segmented)(struct nic *nic, const void *frame, size_t length,
+				  size_t header_length);
 };
 
 /* One interface.  The driver sets the fields above the line before
@@ -161,6 +173,14 @@ int nic_set_rx_handler(struct nic *nic, nic_rx_fn fn, void *context);
  * outside NIC_FRAME_MIN..NIC_FRAME_MAX), -EAGAIN (ring full), -EIO (link
  * down or device failed). */
 int nic_tx(struct nic *nic, const void *frame, size_t length);
+/* Whether nic can cut large TCP frames into segments itself (the driver has
+ * transmit_segmented). */
+bool nic_can_segment(const struct nic *nic);
+/* Transmits one TCP/IPv4 frame longer than the MTU (see transmit_segmented):
+ * the device sends it as MTU-sized segments.  Returns 0, or -EINVAL (nic
+ * NULL, no segmentation, length or header_length out of range), -EAGAIN,
+ * -EIO. */
+int nic_tx_segmented(struct nic *nic, const void *frame, size_t length, size_t header_length);
 /* Runs one poll pass of at most budget frames in the caller's thread.  Returns
  * the frames delivered.  The worker calls it; tests may too. */
 unsigned nic_poll(struct nic *nic, unsigned budget);

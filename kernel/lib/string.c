@@ -1,6 +1,9 @@
 /*
- * Byte-at-a-time string and memory functions, with "rep movsb/stosb" for the
- * bulk copies (fast on every CPU since Ivy Bridge, and short).  Host unit tests
+ * Byte-at-a-time string and memory functions, with "rep movsq/stosq" and then
+ * "rep movsb/stosb" for the bulk copies: short, fast on every CPU, and under
+ * QEMU's TCG, which runs a rep string instruction one element per iteration,
+ * eight times fewer iterations than bytes (the network's copies of every frame
+ * were the largest cost of a bulk transfer).  Host unit tests
  * build this file under sanitizers with the names prefixed, see tests/host.
  */
 #include "lib/string.h"
@@ -10,7 +13,9 @@
 void *memcpy(void *dst, const void *src, size_t length)
 {
 	void *ret = dst;
-	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(length) : : "memory");
+	size_t quads = length / 8, tail = length % 8;
+	__asm__ volatile("rep movsq" : "+D"(dst), "+S"(src), "+c"(quads) : : "memory");
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(tail) : : "memory");
 	return ret;
 }
 
@@ -29,7 +34,10 @@ void *memmove(void *dst, const void *src, size_t length)
 void *memset(void *dst, int byte, size_t length)
 {
 	void *ret = dst;
-	__asm__ volatile("rep stosb" : "+D"(dst), "+c"(length) : "a"(byte) : "memory");
+	size_t quads = length / 8, tail = length % 8;
+	uint64_t pattern = (uint8_t)byte * 0x0101010101010101ull;
+	__asm__ volatile("rep stosq" : "+D"(dst), "+c"(quads) : "a"(pattern) : "memory");
+	__asm__ volatile("rep stosb" : "+D"(dst), "+c"(tail) : "a"(pattern) : "memory");
 	return ret;
 }
 

@@ -17,8 +17,13 @@
 #include "lwip/netif.h"
 #include "lwip/dhcp.h"
 #include "lwip/etharp.h"
+#include "lwip/ip4_frag.h"
+#include "lwip/prot/ip4.h"
+#include "lwip/prot/tcp.h"
 #include "lwip/stats.h"
+#include "lwip/tcp.h"
 #include "lwip/tcpip.h"
+#include "lwip_hooks.h"
 #include "netif/ethernet.h"
 
 #include "boot/cmdline.h"
@@ -38,11 +43,21 @@
 #define FALLBACK_BITS    24
 #define FALLBACK_GATEWAY NET_IPV4(10, 0, 2, 2)
 
+/* With segmentation offload a connection's segments carry up to this many
+ * times the wire's MSS (and fit NIC_SEGMENTED_MAX with their headers). */
+#define SEGMENTS_PER_FRAME 16
+
 struct link {
 	struct netif netif;
 	struct nic *nic;
 	bool dhcp_lease;
+	bool segments; /* the NIC cuts large TCP frames: netif MTU is large */
 };
+
+volatile int net_segmenting_links;
+/* A large frame made contiguous for the NIC; lwIP's output runs under the
+ * core lock, so one buffer serves every link. */
+static uint8_t large_frame[NIC_SEGMENTED_MAX];
 
 static struct link links[NET_MAX_LINKS];
 static unsigned link_count;
@@ -130,17 +145,117 @@ static int set_dhcp_ms(const char *value)
 }
 KERNEL_PARAM(net_dhcp_ms, set_dhcp_ms, "milliseconds to wait for a DHCP lease (default 3000)");
 
+/* net_segmentation=off keeps lwIP's own segments on every NIC (for measuring
+ * what the device's segmentation saves). */
+static bool segmentation_off;
+
+static int set_segmentation(const char *value)
+{
+	if (value && !strcmp(value, "off"))
+		segmentation_off = true;
+	else if (value && !strcmp(value, "on"))
+		segmentation_off = false;
+	else
+		return -1;
+	return 0;
+}
+KERNEL_PARAM(net_segmentation, set_segmentation,
+	     "on (default) or off: large TCP frames cut by NICs that can");
+
 /* ---- Frames in and out ------------------------------------------------------- */
+
+/* The Ethernet + IPv4 + TCP header length of a contiguous frame, or 0 when
+ * it is something else. */
+static size_t tcp_header_length(const uint8_t *frame, size_t length)
+{
+	if (length < SIZEOF_ETH_HDR + IP_HLEN + TCP_HLEN || frame[12] != 0x08 || frame[13] != 0)
+		return 0;
+	size_t ip_length = (size_t)(frame[SIZEOF_ETH_HDR] & 0x0f) * 4;
+	if (frame[SIZEOF_ETH_HDR + 9] != IP_PROTO_TCP || ip_length < IP_HLEN ||
+	    length < SIZEOF_ETH_HDR + ip_length + TCP_HLEN)
+		return 0;
+	size_t tcp_length = (size_t)(frame[SIZEOF_ETH_HDR + ip_length + 12] >> 4) * 4;
+	size_t header = SIZEOF_ETH_HDR + ip_length + tcp_length;
+	return tcp_length >= TCP_HLEN && header < length ? header : 0;
+}
+
+/* A packet longer than the wire's MTU that the NIC will not segment (not
+ * TCP, or a NIC without offload): lwIP cuts it into IP fragments of the
+ * wire's MTU, which come back through link_output. */
+static err_t link_fragment(struct link *l, struct pbuf *p)
+{
+	if (pbuf_remove_header(p, SIZEOF_ETH_HDR) || p->len < IP_HLEN)
+		return ERR_BUF;
+	const struct ip_hdr *ip = p->payload;
+	ip4_addr_t dest;
+	ip4_addr_copy(dest, ip->dest);
+	u16_t mtu = l->netif.mtu;
+	l->netif.mtu = (u16_t)l->nic->mtu;
+	err_t err = ip4_frag(p, &l->netif, &dest);
+	l->netif.mtu = mtu;
+	pbuf_add_header(p, SIZEOF_ETH_HDR);
+	return err;
+}
+
+/* Retries a full ring briefly (TCP retransmits what is dropped). */
+static int transmit(struct link *l, const void *data, size_t length, size_t header_length)
+{
+	int err = -EAGAIN;
+	for (int i = 0; i < TX_RETRIES && err == -EAGAIN; i++) {
+		err = header_length ? nic_tx_segmented(l->nic, data, length, header_length)
+				    : nic_tx(l->nic, data, length);
+		if (err == -EAGAIN)
+			sched_yield();
+	}
+	return err;
+}
+
+static err_t link_output_large(struct link *l, struct pbuf *p)
+{
+	if (!l->segments || p->tot_len > sizeof large_frame)
+		return link_fragment(l, p);
+	pbuf_copy_partial(p, large_frame, p->tot_len, 0);
+	size_t header = tcp_header_length(large_frame, p->tot_len);
+	if (!header)
+		return link_fragment(l, p);
+	if (transmit(l, large_frame, p->tot_len, header)) {
+		LINK_STATS_INC(link.drop);
+		return ERR_IF;
+	}
+	LINK_STATS_INC(link.xmit);
+	net_activity_frame_out(p);
+	return ERR_OK;
+}
+
+/* Called for every connection over a segmenting link whose mss is still the
+ * wire's (the hook in lwipopts.h filters): its segments may now be many MSS
+ * long, for the NIC to cut.  Only connections with the full wire MSS (so the
+ * NIC's cut, MTU minus headers, is the size lwIP would have sent) and not to
+ * this host's own address (loopback keeps whole segments). */
+void net_hook_tcp_segment_size(struct tcp_pcb *pcb)
+{
+	for (unsigned i = 0; i < link_count; i++) {
+		struct link *l = &links[i];
+		if (!l->segments ||
+		    !ip4_addr_cmp(ip_2_ip4(&pcb->local_ip), netif_ip4_addr(&l->netif)))
+			continue;
+		if (ip_addr_cmp(&pcb->local_ip, &pcb->remote_ip) ||
+		    (unsigned)pcb->mss + IP_HLEN + TCP_HLEN != l->nic->mtu)
+			return;
+		pcb->mss = (u16_t)(pcb->mss * SEGMENTS_PER_FRAME);
+		if (pcb->cwnd < pcb->mss) /* else nothing fits until a timer splits it */
+			pcb->cwnd = pcb->mss;
+		return;
+	}
+}
 
 static err_t link_output(struct netif *netif, struct pbuf *p)
 {
 	struct link *l = netif->state;
 	uint8_t frame[NIC_FRAME_MAX];
 	const void *data = p->payload;
-	if (p->tot_len > sizeof frame) {
-		LINK_STATS_INC(link.lenerr);
-		return ERR_BUF;
-	}
+	if (p->tot_len > sizeof frame)
+		return link_output_large(l, p);
 	if (p->next) {
 		pbuf_copy_partial(p, frame, p->tot_len, 0);
 		data = frame;
@@ -187,6 +302,14 @@ static err_t link_init(struct netif *netif)
 	netif->output = etharp_output;
 	netif->linkoutput = link_output;
 	netif->mtu = l->nic->mtu ? (u16_t)l->nic->mtu : 1500;
+	if (nic_can_segment(l->nic) && l->nic->mtu == 1500 && !segmentation_off) {
+		/* lwIP then hands TCP frames of up to NIC_SEGMENTED_MAX bytes to
+		 * link_output, which passes them to the NIC to segment and cuts
+		 * anything else into fragments of the wire's MTU itself. */
+		netif->mtu = NIC_SEGMENTED_MAX - SIZEOF_ETH_HDR;
+		l->segments = true;
+		net_segmenting_links++;
+	}
 	netif->hwaddr_len = ETH_HWADDR_LEN;
 	memcpy(netif->hwaddr, l->nic->mac, ETH_HWADDR_LEN);
 	netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
@@ -203,6 +326,11 @@ static void set_static(struct netif *netif, uint32_t address, uint32_t netmask, 
 	ip4_addr_set_u32(&m, net_htonl(netmask));
 	ip4_addr_set_u32(&g, net_htonl(gateway));
 	netif_set_addr(netif, &a, &m, &g);
+	/* Ask for the gateway's address now: its first packets then leave at
+	 * once (an answer queued behind a pending ARP entry waits for lwIP's
+	 * one-second ARP timer). */
+	if (gateway)
+		etharp_request(netif, &g);
 }
 
 /* Brings l up and starts its configuration.  Core lock held. */
@@ -229,17 +357,21 @@ int net_attach_nic(struct nic *nic)
 		struct link *l = &links[link_count];
 		l->nic = nic;
 		LOCK_TCPIP_CORE();
-		if (!netif_add(&l->netif, NULL, NULL, NULL, l, link_init, tcpip_input)) {
+		if (!netif_add(&l->netif, NULL, NULL, NULL, l, link_init, tcpip_input))
 			err = -ENOMEM;
-		} else {
-			if (link_count == 0)
-				netif_set_default(&l->netif);
+		else if (link_count == 0)
+			netif_set_default(&l->netif);
+		UNLOCK_TCPIP_CORE();
+		if (!err) {
+			/* Frames in before DHCP's first DISCOVER goes out: the server's
+			 * OFFER may come back at once, and one dropped here cost
+			 * lwIP's first retry, two seconds. */
+			nic_set_rx_handler(nic, link_input, l);
+			LOCK_TCPIP_CORE();
 			link_start(l);
+			UNLOCK_TCPIP_CORE();
 			link_count++;
 		}
-		UNLOCK_TCPIP_CORE();
-		if (!err)
-			nic_set_rx_handler(nic, link_input, l);
 	}
 	mutex_unlock(&links_lock);
 	return err;

@@ -175,6 +175,32 @@ static void freed_low_runs_are_found_again(void)
 	EXPECT(pmm_alloc_contiguous(1, PAGE_SIZE) == second + 6 * PAGE_SIZE);
 }
 
+/* The search skips in-use frames a word at a time: it must still find the
+ * lowest fitting run, past a hole too small, a hole misaligned, and holes in
+ * a later bitmap word. */
+static void contiguous_run_is_the_lowest_fit(void)
+{
+	EXPECT(setup(qemu_256m, 6) == 0);
+	uint64_t base = pmm_alloc_contiguous(256, 64 * 1024), below[64], f;
+	unsigned filled = 0;
+	EXPECT(base != 0);
+	/* Whatever is free below base is taken, so the holes are the lowest. */
+	while ((f = pmm_alloc_contiguous(1, PAGE_SIZE)) != 0 && f < base && filled < 64)
+		below[filled++] = f;
+	EXPECT(f > base);
+	pmm_free_frame(f);
+	uint64_t holes[][2] = {{3, 5}, {70, 74}, {128, 132}};
+	for (unsigned h = 0; h < 3; h++)
+		for (f = holes[h][0]; f < holes[h][1]; f++)
+			pmm_free_frame(base + f * PAGE_SIZE);
+	EXPECT(pmm_alloc_contiguous(4, 16 * 1024) == base + 128 * PAGE_SIZE);
+	EXPECT(pmm_alloc_contiguous(4, PAGE_SIZE) == base + 70 * PAGE_SIZE);
+	EXPECT(pmm_alloc_contiguous(2, PAGE_SIZE) == base + 3 * PAGE_SIZE);
+	pmm_free_contiguous(base, 256);
+	for (unsigned i = 0; i < filled; i++)
+		pmm_free_frame(below[i]);
+}
+
 static void bad_frees_panic(void)
 {
 	EXPECT(setup(qemu_256m, 6) == 0);
@@ -215,6 +241,7 @@ static const struct mm_test_case cases[] = {
     {"memory_above_4g", memory_above_4g},
     {"contiguous_runs", contiguous_runs},
     {"freed_low_runs_are_found_again", freed_low_runs_are_found_again},
+    {"contiguous_run_is_the_lowest_fit", contiguous_run_is_the_lowest_fit},
     {"bad_frees_panic", bad_frees_panic},
     {"overlapping_and_empty_maps", overlapping_and_empty_maps},
 };

@@ -23,6 +23,7 @@ import os
 import re
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -104,6 +105,41 @@ def check_mode_switch(guest, port, files, nic):
     if failed or problems or thread.is_alive():
         return False, "; ".join(failed + problems) or "downloads did not finish"
     return True, f"4 downloads of 1 MiB identical across {SWITCHES} mode switches"
+
+
+BULK_COPIES = 16  # of /www/1mib.txt: a 16 MiB file
+BULK_TIMEOUT = 600  # seconds: a hang guard only, nothing is timed
+
+
+def check_bulk_download(guest, port, files, nic):
+    """A 16 MiB file, made in the OS from 16 copies of /www/1mib.txt (whose
+    lines are numbered, so a segment lost, repeated or reordered shows),
+    downloaded by curl must arrive byte-exact: the bulk path (large windows,
+    full rings, checksums of every segment) end to end.  Over the e1000 the
+    device's TCP segmentation must have carried it (NETWORK.md)."""
+    sources = " ".join(["/www/1mib.txt"] * BULK_COPIES)
+    made = guest.run(f"cat {sources} > /www/16mib.txt; ls -l /www/16mib.txt", timeout=180)
+    expected = files["/1mib.txt"] * BULK_COPIES
+    if made is None or str(len(expected)) not in made:
+        return False, f"the OS did not make /www/16mib.txt: {made!r}"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "body")
+        proc = subprocess.run(["curl", "-s", "-S", "-f", "--max-time", str(BULK_TIMEOUT), "-o", out,
+                               f"http://{httpcheck.HOST}:{port}/16mib.txt"],
+                              capture_output=True, text=True, timeout=BULK_TIMEOUT + 30)
+        got = open(out, "rb").read() if os.path.exists(out) else b""
+    if proc.returncode != 0:
+        return False, f"curl status {proc.returncode}: {proc.stderr.strip()} ({len(got)} bytes)"
+    if got != expected:
+        return False, (f"{len(got)} bytes, expected {len(expected)} (first difference at "
+                       f"{httpcheck.first_difference(got, expected)})")
+    if nic == "e1000":  # the device segments: the transfer must have used it
+        stats = guest.run("kcmd nic stats e1000.0") or ""
+        m = re.search(r"tx_segmented\s+(\d+)", stats)
+        if not m or int(m.group(1)) == 0:
+            return False, "16 MiB identical, but the e1000 segmented no frame (tx_segmented 0)"
+        return True, f"16 MiB identical, {m.group(1)} frames segmented by the e1000 so far"
+    return True, "16 MiB identical"
 
 
 def check_ping(guest, target):
@@ -245,6 +281,7 @@ def run_guest_checks(guest, build, nic, port, report, prefix):
     timed(report, prefix + "/httpget", check_httpget, guest, build)
     timed(report, prefix + "/rscfl", acctcheck.check_rscfl, guest, small)
     timed(report, prefix + "/rscflnet", check_rscflnet, guest)
+    timed(report, prefix + "/bulk-16mib", check_bulk_download, guest, port, files, nic)
 
 
 # ---------------------------------------------------------------- on the host

@@ -1,24 +1,43 @@
 #!/bin/sh
 # Builds the Linux guest that `make bench-net` measures beside microScope:
-# Debian's own kernel (package linux-image-amd64) and an initramfs of
-# busybox-static running `busybox httpd`, serving the same small file.
-#   <out>/vmlinuz          the kernel: /boot/vmlinuz-* when linux-image-amd64 is
-#                          installed, else taken from the package that
-#                          `apt-get download` fetches (nothing is installed)
-#   <out>/initramfs.cpio.gz  busybox, the NIC modules, /init, /www
-# Usage: build.sh <out dir> <small file>   (cached: rebuilt only when missing)
+# Debian's own kernel (package linux-image-amd64) and an initramfs with
+# Debian's nginx (package nginx, its shared libraries taken from the host's
+# Debian packages of the same release) serving the same files as microScope's
+# httpd, with busybox-static for /init's shell and `ip`.
+#   <out>/vmlinuz            the kernel: /boot/vmlinuz-* when linux-image-amd64
+#                            is installed, else taken from the package that
+#                            `apt-get download` fetches (nothing is installed)
+#   <out>/initramfs.cpio.gz  busybox, nginx and its libraries, the NIC modules,
+#                            /init, /www (small.txt, 1mib.txt)
+# Usage: build.sh <out dir> <small file> <1 MiB file>
+#        (cached: rebuilt only when missing or when this script changed)
 set -eu
 out=$1
 small=$2
+big=$3
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-[ -s "$out/vmlinuz" ] && [ -s "$out/initramfs.cpio.gz" ] && exit 0
+stamp=$(cat "$here/build.sh" "$here/init" "$here/nginx.conf" | cksum | cut -d' ' -f1)
+if [ -s "$out/vmlinuz" ] && [ -s "$out/initramfs.cpio.gz" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ]; then
+	exit 0
+fi
 
-if [ ! -x /bin/busybox ] || ! /bin/busybox --list | grep -qx httpd; then
+if [ ! -x /bin/busybox ] || ! /bin/busybox --list | grep -qx ip; then
 	echo "linux-guest: needs busybox-static (make deps installs it)" >&2
 	exit 1
 fi
+
+# download <package> <dir>: unpacks a Debian package without installing it.
+download() {
+	rm -rf "$out/deb" && mkdir -p "$out/deb" "$2"
+	(cd "$out/deb" && apt-get download "$1" >/dev/null 2>&1) || {
+		echo "linux-guest: apt-get download $1 failed" >&2
+		exit 1
+	}
+	dpkg-deb -x "$out"/deb/*.deb "$2"
+	rm -rf "$out/deb"
+}
 
 # The kernel package linux-image-amd64 depends on (linux-image-<version>-amd64).
 package=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}')
@@ -29,23 +48,30 @@ if [ -s "/boot/vmlinuz-$version" ] && [ -d "/lib/modules/$version" ]; then
 	mkdir -p "$tree/boot" "$tree/lib/modules"
 	cp "/boot/vmlinuz-$version" "$tree/boot/"
 	cp -R "/lib/modules/$version" "$tree/lib/modules/"
-else
-	rm -rf "$tree" "$out/deb" && mkdir -p "$tree" "$out/deb"
-	(cd "$out/deb" && apt-get download "$package" >/dev/null 2>&1) || {
-		echo "linux-guest: apt-get download $package failed" >&2
-		exit 1
-	}
-	dpkg-deb -x "$out"/deb/*.deb "$tree"
-	rm -rf "$out/deb"
+elif [ ! -s "$tree/boot/vmlinuz-$version" ]; then
+	rm -rf "$tree"
+	download "$package" "$tree"
 fi
+[ -s "$out/nginx-tree/usr/sbin/nginx" ] || download nginx "$out/nginx-tree"
 
 root=$out/initramfs
 rm -rf "$root"
-mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/www" "$root/modules"
+mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/www" "$root/modules" \
+	"$root/etc/nginx" "$root/var/log/nginx" "$root/var/lib/nginx" "$root/tmp" "$root/run"
 cp /bin/busybox "$root/bin/busybox"
 cp "$here/init" "$root/init"
 chmod 755 "$root/init"
 cp "$small" "$root/www/small.txt"
+cp "$big" "$root/www/1mib.txt"
+cp "$out/nginx-tree/usr/sbin/nginx" "$root/bin/nginx"
+cp "$here/nginx.conf" "$root/etc/nginx/nginx.conf"
+echo "root:x:0:0:root:/:/bin/sh" >"$root/etc/passwd"
+echo "root:x:0:" >"$root/etc/group"
+# nginx's shared libraries, from the host's packages of the same Debian release.
+for lib in $(ldd "$root/bin/nginx" | awk '/=>/ {print $3} /ld-linux/ {print $1}'); do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
 # The NIC drivers are modules in Debian's kernel; /init loads them in this order.
 for module in virtio/virtio_ring virtio/virtio virtio/virtio_pci_legacy_dev \
 	virtio/virtio_pci_modern_dev virtio/virtio_pci net/core/failover net/net_failover \
@@ -55,7 +81,7 @@ for module in virtio/virtio_ring virtio/virtio virtio/virtio_pci_legacy_dev \
 done
 cp "$tree/boot/vmlinuz-$version" "$out/vmlinuz.tmp"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -9 >"$out/initramfs.tmp"
-rm -rf "$tree"
 mv "$out/initramfs.tmp" "$out/initramfs.cpio.gz"
 mv "$out/vmlinuz.tmp" "$out/vmlinuz"
-echo "linux-guest: $package with busybox httpd in $out"
+echo "$stamp" >"$out/stamp"
+echo "linux-guest: $package with nginx in $out"

@@ -32,6 +32,12 @@ u32_t *net_hook_tcp_out(struct pbuf *p, struct tcp_hdr *header, const struct tcp
 /* tcp_input found pcb, which carries an activity, for a received segment.
  * Returns ERR_OK (the segment is always processed). */
 err_t net_hook_tcp_in(struct tcp_pcb *pcb, struct pbuf *p);
+/* Segmentation offload (modules/net/netif.c): the number of links whose NIC
+ * cuts large TCP frames itself, and the hook that lets an established
+ * connection over such a link hand lwIP's output segments of many MSS. */
+extern volatile int net_segmenting_links;
+void net_hook_tcp_segment_size(struct tcp_pcb *pcb);
+
 /* An IPv4 packet arrived on netif while some socket carries an activity.
  * Returns 0 (lwIP goes on as usual) or 1 (the hook ran ip4_input itself,
  * which took the packet). */

@@ -127,8 +127,13 @@
 #define LWIP_HOOK_FILENAME        "lwip_hooks.h"
 #define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) \
 	((pcb) && NET_PCB_ACTIVITY(pcb) ? net_hook_tcp_out(p, hdr, pcb, opts) : (opts))
-#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
-	(NET_PCB_ACTIVITY(pcb) ? net_hook_tcp_in(pcb, p) : ERR_OK)
+/* The same hook raises an established connection's segment size where the
+ * NIC segments (netif.c); a listening pcb has no mss, so state comes first. */
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p)                 \
+	(((pcb)->state == ESTABLISHED && net_segmenting_links && (pcb)->mss == TCP_MSS \
+	      ? net_hook_tcp_segment_size(pcb)                                         \
+	      : (void)0),                                                              \
+	 NET_PCB_ACTIVITY(pcb) ? net_hook_tcp_in(pcb, p) : ERR_OK)
 #define LWIP_HOOK_IP4_INPUT(p, netif) (net_sockets_with_activity ? net_hook_ip4_input(p, netif) : 0)
 
 /* ---- Checksums, statistics, debugging ------------------------------------ */
