@@ -124,6 +124,20 @@ static void set_entry_frame(struct trap_frame *frame, uint64_t entry, uint64_t s
 	frame->rflags = USER_RFLAGS;
 }
 
+/* p->args: argv joined by spaces, cut to fit (argv is the kernel's copy). */
+static void note_args(struct process *p, char *const argv[])
+{
+	size_t used = 0;
+	for (size_t i = 0; argv && argv[i] && used + 1 < sizeof p->args; i++) {
+		if (i)
+			p->args[used++] = ' ';
+		used += strlcpy(p->args + used, argv[i], sizeof p->args - used);
+		if (used >= sizeof p->args)
+			used = sizeof p->args - 1;
+	}
+	p->args[used] = '\0';
+}
+
 int proc_exec_image(struct process *p, const void *file, size_t size, char *const argv[],
 		    char *const envp[], struct trap_frame *frame)
 {
@@ -145,6 +159,7 @@ int proc_exec_image(struct process *p, const void *file, size_t size, char *cons
 	if (old)
 		memory_destroy(old);
 	set_entry_frame(frame, image.entry, sp);
+	note_args(p, argv);
 	p->own_code_start = image.own_code_start;
 	p->own_code_end = image.own_code_end;
 	p->unwind = image.unwind;

@@ -145,6 +145,7 @@ struct process {
 	int pid;
 	struct process *parent; /* kernel_parent for children of the kernel */
 	char name[PROC_NAME_MAX];
+	char args[PROC_ARGS_MAX]; /* the command line of its last exec (ps -f) */
 	volatile enum proc_state state;
 	unsigned flags;
 	struct proc_memory *memory;

@@ -227,6 +227,7 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	p->state = PROC_EMBRYO;
 	p->trace_slot = parent ? parent->trace_slot : 0; /* fork inherits the trace map's choice */
 	if (parent) {
+		memcpy(p->args, parent->args, sizeof p->args);
 		p->own_code_start = parent->own_code_start;
 		p->own_code_end = parent->own_code_end;
 		p->unwind = parent->unwind;
@@ -726,6 +727,7 @@ int proc_list_waits(struct proc_info_wait *info, int count)
 		if (n < count) {
 			fill_info(table[i], &info[n].info);
 			fill_wait_channel(table[i], info[n].wait_channel);
+			memcpy(info[n].args, table[i]->args, sizeof info[n].args);
 		}
 		n++;
 	}

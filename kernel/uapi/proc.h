@@ -78,11 +78,15 @@ enum proc_run_state {
  * programs built before), sizeof(struct proc_info_wait) for it followed by
  * the wait channel.  Any other size is -EINVAL. */
 #define PROC_WAIT_CHANNEL_MAX 16
+#define PROC_ARGS_MAX         64
 struct proc_info_wait {
 	struct proc_info info;
 	/* What a sleeping process waits on ("tty", "pipe", "wait4", "nanosleep",
 	 * "accept", "poll", ...); empty when it does not sleep. */
 	char wait_channel[PROC_WAIT_CHANNEL_MAX];
+	/* Its command line as exec got it, the arguments joined by spaces and
+	 * cut to fit (NUL-terminated); a fork has its parent's. */
+	char args[PROC_ARGS_MAX];
 };
 /* One CPU's statistics for top (sys ms_getcpus). */
 struct proc_cpu_info {

@@ -148,6 +148,10 @@ def run(build, log):
         check(results, "ps-daemon-parent-is-init",
               (guest.run("ps") or "").count("\n") > 0 and httpd and
               re.search(rf"\n\s*{httpd[0]}\s+1\s", guest.run("ps") or ""), f"{waits}")
+        full = guest.run("ps -f") or ""
+        check(results, "ps-f-shows-command-lines", "COMMAND" in full and httpd and
+              re.search(rf"\n\s*{httpd[0]}\s.*httpd -b -u www -l /tmp/httpd\.log", full),
+              full)
 
         guest.type("sleep 100")
         time.sleep(2)

@@ -3,7 +3,8 @@
  * sleeping, stopped or zombie; what a sleeping one waits on (its wait
  * channel: tty, pipe, wait4, nanosleep, accept, poll, ...); process group,
  * session, the CPU it runs or last ran on, its CPU time, user pages, name;
- * an M after the CPU marks a monitor process), from the kernel's process list
+ * an M after the CPU marks a monitor process; with -f, the command line
+ * instead of the name), from the kernel's process list
  * (the ms_getprocs system call, struct proc_info_wait of uapi/proc.h).
  */
 #include <errno.h>
@@ -37,6 +38,9 @@ static const char *state_name(const struct proc_info *p)
 	}
 }
 
+/* -f: the command line (as exec got it) in place of the name. */
+static int full_command;
+
 static void print_process(const struct proc_info_wait *w)
 {
 	const struct proc_info *p = &w->info;
@@ -48,19 +52,26 @@ static void print_process(const struct proc_info_wait *w)
 	unsigned long ms = (unsigned long)(p->cpu_ns / 1000000);
 	printf("%5d %5d %-8s %-10s %5d %5d %3s %5lu.%03lu %6lu %s\n", p->pid, p->parent_pid,
 	       state_name(p), channel, p->pgid, p->sid, cpu, ms / 1000, ms % 1000,
-	       (unsigned long)p->pages, p->name);
+	       (unsigned long)p->pages, full_command && w->args[0] ? w->args : p->name);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static struct proc_info_wait info[MAX_SHOWN];
+	if (argc == 2 && strcmp(argv[1], "-f") == 0) {
+		full_command = 1;
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: ps [-f]   (-f: each process's command line)\n");
+		return 2;
+	}
 	long total = get_processes(info, MAX_SHOWN);
 	if (total < 0) {
 		fprintf(stderr, "ps: %s\n",
 			total == -38 ? "not supported yet" : strerror((int)-total));
 		return 1;
 	}
-	printf("  PID  PPID STATE    WAIT        PGID   SID CPU      TIME  PAGES NAME\n");
+	printf("  PID  PPID STATE    WAIT        PGID   SID CPU      TIME  PAGES %s\n",
+	       full_command ? "COMMAND" : "NAME");
 	for (long i = 0; i < total && i < MAX_SHOWN; i++)
 		print_process(&info[i]);
 	if (total > MAX_SHOWN)

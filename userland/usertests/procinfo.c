@@ -80,7 +80,20 @@ void ps_shows_wait_channels(void)
 		}
 		_exit(waitpid(child, NULL, 0) == child ? 0 : 1);
 	}
+	pid_t named = fork();
+	if (named == 0) {
+		execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(127);
+	}
 	expect_channel("a sleeping process", sleeper, "nanosleep");
+	expect_channel("sleep 5 after its exec", named, "nanosleep");
+	static struct proc_info_wait listed[PROC_MAX];
+	long listed_count = ms_syscall3(__NR_ms_getprocs, (long)listed, PROC_MAX, sizeof listed[0]);
+	const struct proc_info_wait *entry = find_waiting(listed, listed_count, named);
+	if (!entry || strcmp(entry->args, "sleep 5") != 0)
+		t_fail("the command line of 'sleep 5' reads '%s'", entry ? entry->args : "(not listed)");
+	ms_syscall3(__NR_kill, named, 9, 0);
+	waitpid(named, NULL, 0);
 	expect_channel("a reader of an empty pipe", reader, "pipe");
 	expect_channel("a parent in wait4", waiter, "wait4");
 
