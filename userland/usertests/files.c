@@ -1,7 +1,8 @@
 /*
  * Files as a hostile user and as POSIX says: permission bits and owners
  * enforced against uid 1000 (and not against root), the sticky /tmp, umask,
- * rename, hard and symbolic links on the RAM file system, the new calls
+ * rename, hard and symbolic links on the RAM file system, an unlinked file
+ * that stays open, the new calls
  * against bad pointers, lengths and descriptors, and a directory of 10,000
  * files.
  */
@@ -240,6 +241,29 @@ static void link_cases(void)
 		t_fail("the second name lost the contents when the first went");
 }
 
+/* An unlinked file lives on while a descriptor holds it: read, written and
+ * seen by fstat through the descriptor, gone from its directory. */
+static void unlinked_open_file_cases(void)
+{
+	put_file(R "/doomed", "still here\n", 0644);
+	int fd = open(R "/doomed", O_RDWR);
+	if (fd < 0) {
+		t_fail("open " R "/doomed");
+		return;
+	}
+	expect("unlink of an open file", unlink(R "/doomed"), 0);
+	struct stat st;
+	expect("stat after the unlink", stat(R "/doomed", &st) < 0 ? errno : 0, ENOENT);
+	char text[32] = "";
+	if (pread(fd, text, sizeof text - 1, 0) != 11 || strcmp(text, "still here\n") != 0)
+		t_fail("the unlinked file's contents through its descriptor: '%s'", text);
+	if (pwrite(fd, "more\n", 5, 11) != 5 || fstat(fd, &st) < 0 || st.st_size != 16 ||
+	    st.st_nlink != 0)
+		t_fail("writing the unlinked file: size %ld, links %d", (long)st.st_size,
+		       (int)st.st_nlink);
+	close(fd);
+}
+
 static void symlink_cases(void)
 {
 	expect("symlink", sys2(__NR_symlink, "orig-target", R "/l"), 0);
@@ -296,6 +320,7 @@ void rename_and_links(void)
 	}
 	rename_cases();
 	link_cases();
+	unlinked_open_file_cases();
 	symlink_cases();
 	clean_names();
 }
