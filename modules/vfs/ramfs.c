@@ -24,8 +24,7 @@
 #include "mm/mm.h"
 #include "panic/panic.h"
 
-#define RAMFS_FILE_MAX     (256UL << 20)
-#define RAMFS_MIN_CAPACITY 64
+#define RAMFS_MIN_SLOTS    16 /* page pointers a file starts with */
 #define RAMFS_MIN_BUCKETS  8
 #define RAMFS_LINK_MAX     65000
 
@@ -46,9 +45,12 @@ struct ram_node {
 	size_t bucket_count, entry_count;
 	struct ram_entry *cursor; /* the entry readdir returned last, at cursor_index */
 	uint64_t cursor_index;
-	/* regular files and symbolic links */
+	/* regular files: one page per PAGE_SIZE of contents, NULL for a hole
+	 * (reads as zeros); bytes past the size in the last page are zero */
+	char **pages;
+	size_t page_slots;
+	/* symbolic links: the target */
 	char *data;
-	size_t capacity;
 };
 
 static struct mutex ramfs_lock = MUTEX_INIT(ramfs_lock, "ramfs");
@@ -91,7 +93,7 @@ static struct ram_node *new_node(const struct vfs_create *what)
 			return NULL;
 		}
 		memcpy(n->data, what->link_target, length);
-		n->capacity = n->vnode.size = length;
+		n->vnode.size = length;
 	}
 	return n;
 }
@@ -421,37 +423,76 @@ static int ramfs_readdir(struct vfs_node *dir, uint64_t index, struct vfs_dirent
 
 /* ---- File contents --------------------------------------------------------------- */
 
-/* Makes room for size bytes (zeroing what lies past the old end). */
-static int reserve(struct ram_node *file, uint64_t size)
+/* A file may hold as much as the machine has memory. */
+static uint64_t file_size_limit(void)
+{
+	return pmm_count_total() * PAGE_SIZE;
+}
+
+static size_t pages_for(uint64_t size)
+{
+	return (size_t)((size + PAGE_SIZE - 1) / PAGE_SIZE);
+}
+
+/* Makes file's page array hold count pointers (the new ones NULL). */
+static int ensure_slots(struct ram_node *file, size_t count)
 {
 	mutex_assert_held(&ramfs_lock);
-	if (size > RAMFS_FILE_MAX)
-		return -EFBIG;
-	if (size > file->capacity) {
-		size_t capacity = file->capacity ? file->capacity : RAMFS_MIN_CAPACITY;
-		while (capacity < size)
-			capacity *= 2;
-		char *data = krealloc(file->data, capacity);
-		if (!data)
-			return -ENOMEM;
-		file->data = data;
-		file->capacity = capacity;
-	}
-	if (size > file->vnode.size)
-		memset(file->data + file->vnode.size, 0, size - file->vnode.size);
+	if (count <= file->page_slots)
+		return 0;
+	size_t slots = file->page_slots ? file->page_slots : RAMFS_MIN_SLOTS;
+	while (slots < count)
+		slots *= 2;
+	char **pages = krealloc(file->pages, slots * sizeof *pages);
+	if (!pages)
+		return -ENOMEM;
+	memset(pages + file->page_slots, 0, (slots - file->page_slots) * sizeof *pages);
+	file->pages = pages;
+	file->page_slots = slots;
 	return 0;
+}
+
+/* The page that holds offset, made (zeroed) if it was a hole; NULL when no
+ * memory is left.  The slot exists (ensure_slots). */
+static char *page_to_write(struct ram_node *file, uint64_t offset)
+{
+	char **slot = &file->pages[offset / PAGE_SIZE];
+	if (!*slot) {
+		*slot = mm_alloc_pages(1, PAGE_SIZE);
+		if (*slot)
+			memset(*slot, 0, PAGE_SIZE);
+	}
+	return *slot;
+}
+
+/* Gives back the pages wholly past size and zeroes the rest of the last. */
+static void drop_past(struct ram_node *file, uint64_t size)
+{
+	size_t keep = pages_for(size);
+	for (size_t i = keep; i < file->page_slots; i++) {
+		if (file->pages[i])
+			mm_free_pages(file->pages[i], 1);
+		file->pages[i] = NULL;
+	}
+	if (size % PAGE_SIZE && keep <= file->page_slots && file->pages[keep - 1])
+		memset(file->pages[keep - 1] + size % PAGE_SIZE, 0, PAGE_SIZE - size % PAGE_SIZE);
+	if (!size) { /* emptied (O_TRUNC: a rotated log): its memory goes back */
+		kfree(file->pages);
+		file->pages = NULL;
+		file->page_slots = 0;
+	}
 }
 
 static int ramfs_truncate(struct vfs_node *node, uint64_t size)
 {
+	if (size > file_size_limit())
+		return -EFBIG;
 	mutex_lock(&ramfs_lock);
-	if (size == 0) { /* emptied (O_TRUNC: a rotated log): its memory goes back */
-		struct ram_node *file = ram(node);
-		kfree(file->data);
-		file->data = NULL;
-		file->capacity = 0;
-	}
-	int err = reserve(ram(node), size);
+	int err = 0;
+	if (size < node->size)
+		drop_past(ram(node), size);
+	else
+		err = ensure_slots(ram(node), pages_for(size)); /* a hole: no pages yet */
 	if (!err)
 		node->size = size;
 	mutex_unlock(&ramfs_lock);
@@ -473,6 +514,8 @@ static void ramfs_release(struct vfs_node *node)
 		kfree(e);
 	}
 	kfree(n->buckets);
+	if (n->pages)
+		drop_past(n, 0);
 	kfree(n->data);
 	kfree(n);
 }
@@ -484,10 +527,39 @@ static int64_t ramfs_read(struct vfs_file *file, void *buffer, size_t length, ui
 	size_t n = 0;
 	if (offset < node->size) {
 		n = node->size - offset < length ? node->size - offset : length;
-		memcpy(buffer, ram(node)->data + offset, n);
+		for (size_t done = 0; done < n;) {
+			uint64_t at = offset + done;
+			size_t chunk = PAGE_SIZE - at % PAGE_SIZE < n - done ? PAGE_SIZE - at % PAGE_SIZE
+									   : n - done;
+			const char *page = ram(node)->pages[at / PAGE_SIZE];
+			if (page)
+				memcpy((char *)buffer + done, page + at % PAGE_SIZE, chunk);
+			else
+				memset((char *)buffer + done, 0, chunk);
+			done += chunk;
+		}
 	}
 	mutex_unlock(&ramfs_lock);
 	return (int64_t)n;
+}
+
+/* Copies length bytes into the file from offset, making pages as it goes.
+ * Returns the bytes written: fewer than length only when memory ran out. */
+static size_t write_pages(struct ram_node *file, const void *buffer, size_t length,
+			  uint64_t offset)
+{
+	size_t done = 0;
+	while (done < length) {
+		uint64_t at = offset + done;
+		size_t chunk = PAGE_SIZE - at % PAGE_SIZE < length - done ? PAGE_SIZE - at % PAGE_SIZE
+									  : length - done;
+		char *page = page_to_write(file, at);
+		if (!page)
+			break;
+		memcpy(page + at % PAGE_SIZE, (const char *)buffer + done, chunk);
+		done += chunk;
+	}
+	return done;
 }
 
 static int64_t ramfs_write(struct vfs_file *file, const void *buffer, size_t length,
@@ -496,17 +568,17 @@ static int64_t ramfs_write(struct vfs_file *file, const void *buffer, size_t len
 	struct vfs_node *node = file->node;
 	if (length == 0)
 		return 0;
-	if (offset + length < offset)
+	if (offset + length < offset || offset + length > file_size_limit())
 		return -EFBIG;
 	mutex_lock(&ramfs_lock);
-	int err = reserve(ram(node), offset + length);
-	if (!err) {
-		memcpy(ram(node)->data + offset, buffer, length);
-		if (offset + length > node->size)
-			node->size = offset + length;
-	}
+	int err = ensure_slots(ram(node), pages_for(offset + length));
+	size_t written = err ? 0 : write_pages(ram(node), buffer, length, offset);
+	if (written && offset + written > node->size)
+		node->size = offset + written;
 	mutex_unlock(&ramfs_lock);
-	return err ? err : (int64_t)length;
+	if (err || !written)
+		return -ENOSPC; /* no memory for the page array or the first page */
+	return (int64_t)written;
 }
 
 static int64_t ramfs_readlink(struct vfs_node *node, char *buffer, size_t size)

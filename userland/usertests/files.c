@@ -598,3 +598,36 @@ void ramfs_directory_of_ten_thousand(void)
 	t_note("ramfs: %d files made, found, listed, removed in %ld ms; %d in %ld ms", MANY / 10,
 	       small, MANY, large);
 }
+
+/* RAM fs files are pages, made when written: a file may be as large as the
+ * machine's memory, a hole costs nothing and reads as zeros, shrinking gives
+ * the pages back, and an offset past memory is EFBIG. */
+void ramfs_files_are_sparse_pages(void)
+{
+	mkdir("/tmp", 01777);
+	const off_t far = 200L << 20; /* 200 MiB, more than the RAM fs once held */
+	int fd = open("/tmp/sparse", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0) {
+		t_fail("open /tmp/sparse");
+		return;
+	}
+	if (pwrite(fd, "end", 3, far) != 3)
+		t_fail("a write at 200 MiB: %s", strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_size != far + 3)
+		t_fail("size after a write at 200 MiB: %ld", (long)st.st_size);
+	char middle[64], expect_zero[64] = {0};
+	if (pread(fd, middle, sizeof middle, 100L << 20) != (ssize_t)sizeof middle ||
+	    memcmp(middle, expect_zero, sizeof middle) != 0)
+		t_fail("the hole does not read as zeros");
+	char end[4] = "";
+	if (pread(fd, end, 3, far) != 3 || memcmp(end, "end", 3) != 0)
+		t_fail("the bytes at 200 MiB read back as '%.3s'", end);
+	if (ftruncate(fd, 10) != 0 || pwrite(fd, "x", 1, 4095) != 1 ||
+	    pread(fd, middle, 20, 0) != 20 || memcmp(middle + 10, expect_zero, 10) != 0)
+		t_fail("shrinking then growing: bytes past the old end are not zeros");
+	expect("a write past the machine's memory", pwrite(fd, "x", 1, 1L << 40) < 0 ? errno : 0,
+	       EFBIG);
+	close(fd);
+	unlink("/tmp/sparse");
+}

@@ -980,6 +980,7 @@ const struct user_test user_tests[] = {
     {"rename_and_links", rename_and_links, 20000},
     {"file_calls_refuse_hostile_input", file_calls_refuse_hostile_input, 20000},
     {"ramfs_directory_of_ten_thousand", ramfs_directory_of_ten_thousand, 120000},
+    {"ramfs_files_are_sparse_pages", ramfs_files_are_sparse_pages, 60000},
     {"mount_and_umount", mount_and_umount, 20000},
     {"file_mmap_and_positional_io", file_mmap_and_positional_io, 20000},
     {"orphans_go_to_init", orphans_go_to_init, 10000},

@@ -77,6 +77,7 @@ void file_permissions_hold_against_a_user(void);
 void rename_and_links(void);
 void file_calls_refuse_hostile_input(void);
 void ramfs_directory_of_ten_thousand(void);
+void ramfs_files_are_sparse_pages(void);
 void mount_and_umount(void);
 void file_mmap_and_positional_io(void);
 
