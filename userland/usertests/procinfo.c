@@ -36,15 +36,18 @@ static void expect_channel(const char *what, int pid, const char *channel)
 {
 	static struct proc_info_wait info[PROC_MAX];
 	const struct proc_info_wait *found = NULL;
-	for (int attempt = 0; attempt < 100; attempt++) {
+	/* It may not have reached its wait yet: asked again until it has, or
+	 * until it is gone.  No time limit (a busy host can take seconds to run
+	 * it); one that never comes is the test's timeout, a hang. */
+	for (;;) {
 		long count = ms_syscall3(__NR_ms_getprocs, (long)info, PROC_MAX, sizeof info[0]);
 		found = find_waiting(info, count, pid);
-		if (found && strcmp(found->wait_channel, channel) == 0)
-			return;
-		t_sleep_ms(20); /* it may not have reached its wait yet */
+		if (!found || strcmp(found->wait_channel, channel) == 0)
+			break;
+		t_sleep_ms(20);
 	}
-	t_fail("%s: wait channel '%s', expected '%s'", what,
-	       found ? found->wait_channel : "(no such process)", channel);
+	if (!found)
+		t_fail("%s: no such process (wanted wait channel '%s')", what, channel);
 }
 
 static void expect_result(const char *what, long got, long expected)
