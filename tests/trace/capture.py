@@ -214,6 +214,21 @@ def prometheus_problems(build, out_dir):
     return (None if buckets else "no histogram"), run.stdout
 
 
+def get_until_closed(port, path):
+    """One GET with Connection: close, read until the server closes: its
+    close has run (and been traced) when this returns.  Returns the status
+    line, or None."""
+    with httpcheck.connect(port, httpcheck.TIMEOUT) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.split(b"\r\n", 1)[0].decode(errors="replace") if data else None
+
+
 def same_analysis_in_the_os(guest, build, port, work):
     """A trace the OS writes into httpd's document root with the file sink,
     analyzed in the OS by /bin/analyze and, fetched over HTTP, by the host's
@@ -222,7 +237,7 @@ def same_analysis_in_the_os(guest, build, port, work):
     them, and a fetch before that must be refused.  Returns (problem, log)."""
     guest.run("kcmd trace start -o file:/www/ostrace net.* vfs.*")
     guest.run("ls /bin")
-    httpcheck.get(port, "/small.txt")
+    get_until_closed(port, "/small.txt")  # the whole request, its close included, is traced
     guest.run("kcmd trace stop")
     refused = httpcheck.get(port, "/ostrace/metadata")
     if not refused or refused[0] == 200:
