@@ -52,12 +52,12 @@ def analyze(*args, status=0):
 
 # ---------------------------------------------------------------- a trace
 
-NET = {"net.recv": 20, "net.send": 21, "net.close": 22}
+NET = {"net.recv": 20, "net.send": 21, "net.close": 22, "net.shutdown": 23}
 JOINPOINT_EVENTS = [(1024 + 3 * j + kind, f"{name}:{suffix}", fields)
                     for name, j in NET.items()
                     for kind, suffix, fields in [(0, "entry", [("arg0", "u64")]),
                                                  (1, "exit", [("result", "i64")])]]
-RECVFROM, SENDTO, CLOSE, READ = 45, 44, 3, 0
+RECVFROM, SENDTO, CLOSE, READ, SHUTDOWN = 45, 44, 3, 0, 48
 
 
 def syscall(ticks, number, inner, exit_ticks, fd=0):
@@ -102,11 +102,24 @@ TRACE_EXPECTED = [
 ]
 
 
-def write_trace(directory):
+def answered_events():
+    """httpd's Connection: close: it answers, shuts its side down, reads on
+    until the client has closed (a recv of 0), then closes."""
+    e = 0xE0
+    events = [(10000, "sched_switch", dict(prev_tid=1, next_tid=2, prev_state=0, next_pid=2))]
+    events += syscall(20000, RECVFROM, call("net.recv", 21000, 26000, e, 100), 27000)
+    events += syscall(40000, SENDTO, call("net.send", 41000, 51000, e, 4096), 52000)
+    events += syscall(60000, SHUTDOWN, call("net.shutdown", 61000, 63000, e), 64000)
+    events += syscall(69000, RECVFROM, call("net.recv", 70000, 90000, e, 0), 91000)
+    events += syscall(109000, CLOSE, call("net.close", 110000, 110500, e), 111000)
+    return events
+
+
+def write_trace(directory, events=None):
     saved = ctf_fixture.EVENTS, ctf_fixture.BY_NAME, ctf_fixture.CPUS, ctf_fixture.DISCARDED
     ctf_fixture.EVENTS = saved[0] + JOINPOINT_EVENTS
     ctf_fixture.BY_NAME = {name: (eid, fields) for eid, name, fields in ctf_fixture.EVENTS}
-    ctf_fixture.CPUS = {0: [request_events()]}
+    ctf_fixture.CPUS = {0: [events or request_events()]}
     ctf_fixture.DISCARDED = {}
     try:
         return ctf_fixture.write(directory)
@@ -125,6 +138,18 @@ def trace_requests_break_down_by_subsystem():
         expect(rows[0] == ["id", "pid", "start_ns", "latency_ns", "bytes", "status", "path",
                            "syscall_ns", "net_ns", "vfs_ns"], f"header {rows[0]}")
         expect(rows[1:] == TRACE_EXPECTED, f"rows {rows[1:]}, expected {TRACE_EXPECTED}")
+
+
+def trace_request_ends_when_the_server_shuts_down():
+    """The request is over at net.shutdown: the lingering recv and the close
+    after it are the connection's, charged to no request, starting none."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_trace(os.path.join(tmp, "trace"), answered_events())
+        rows = csv_rows(analyze("--requests", "--csv", trace))
+        expect(len(rows) == 2, f"rows {rows[1:]}, expected one request")
+        # start at the first recv (21000 ticks, 4400 ns after the trace's first event);
+        # end at the shutdown's entry (61000 ticks): 40000 ticks at 2.5 GHz
+        expect(rows[1][2:5] == ["4400", "16000", "4096"], f"row {rows[1]}")
 
 
 def trace_requests_fold_filter_and_window():
@@ -271,7 +296,8 @@ def rscfl_refuses_bad_input():
         analyze("--rscfl", os.path.join(tmp, "missing.json"), status=1)
 
 
-CASES = [trace_requests_break_down_by_subsystem, trace_requests_fold_filter_and_window,
+CASES = [trace_requests_break_down_by_subsystem, trace_request_ends_when_the_server_shuts_down,
+         trace_requests_fold_filter_and_window,
          trace_requests_json_carries_events, trace_requests_text_lists_the_slowest,
          rscfl_folds_are_exact, rscfl_top_and_csv_are_exact, rscfl_refuses_bad_input]
 

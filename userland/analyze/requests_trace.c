@@ -4,7 +4,10 @@
  * first argument) and ends when net.close of that socket returns, or when
  * the system call close of the descriptor the socket was received or sent
  * through (the first argument of the system call around that net.recv or
- * net.send) returns in the same process.  A thread
+ * net.send) returns in the same process, or, sooner, when the server calls
+ * net.shutdown on it: it has answered, and what follows (httpd reads on
+ * until the client closes its side, then closes) is the connection's end,
+ * not the request's.  The socket's later calls belong to no request.  A thread
  * works for the connection it last received from or sent to, as an event
  * loop does, so each call that returns on it is charged to that request:
  * its exclusive time (its duration less the calls nested in it) goes to its
@@ -45,7 +48,8 @@ struct connection {
 	uint64_t socket;
 	long request;
 	int32_t pid;
-	int64_t fd; /* -1: not known */
+	int64_t fd;   /* -1: not known */
+	int answered; /* shut down by the server: the request is over, the close to come */
 };
 
 struct collector {
@@ -98,7 +102,7 @@ static long request_for_socket(struct collector *c, struct thread_state *thread,
 {
 	struct connection *known = connection_of(c, socket);
 	if (known)
-		return known->request;
+		return known->answered ? -1 : known->request;
 	if (c->connection_count == CONNECTIONS_MAX)
 		return -1;
 	struct request *r = request_add(c->set);
@@ -110,17 +114,27 @@ static long request_for_socket(struct collector *c, struct thread_state *thread,
 	r->pid = thread->pid;
 	r->start_ns = to_ns(c, time - c->first_ticks);
 	c->connections[c->connection_count++] =
-	    (struct connection){socket, (long)c->set->count - 1, thread->pid, -1};
+	    (struct connection){socket, (long)c->set->count - 1, thread->pid, -1, 0};
 	return (long)c->set->count - 1;
 }
 
-static void request_end(struct collector *c, struct thread_state *thread, struct connection *known,
-			uint64_t time)
+/* The request of known is over at time (its connection stays, answered). */
+static void request_answered(struct collector *c, struct thread_state *thread,
+			     struct connection *known, uint64_t time)
 {
 	struct request *r = &c->set->requests[known->request];
 	r->latency_ns = to_ns(c, time - c->first_ticks) - r->start_ns;
 	if (thread->request == known->request)
 		thread->request = -1;
+	known->answered = 1;
+}
+
+/* known's socket is closed: its request ends now unless it was answered. */
+static void request_end(struct collector *c, struct thread_state *thread, struct connection *known,
+			uint64_t time)
+{
+	if (!known->answered)
+		request_answered(c, thread, known, time);
 	*known = c->connections[--c->connection_count];
 }
 
@@ -217,8 +231,13 @@ static void on_entry(struct collector *c, struct thread_state *thread, const cha
 	    (!c->filter || !c->filter->pid || c->filter->pid == thread->pid)) {
 		thread->request = request_for_socket(c, thread, arg0, time);
 		note_descriptor(c, thread, arg0);
-	} else if (!strcmp(name, "net.close") && connection_of(c, arg0))
-		thread->request = connection_of(c, arg0)->request;
+	} else if (!strcmp(name, "net.close") && connection_of(c, arg0)) {
+		struct connection *known = connection_of(c, arg0);
+		thread->request = known->answered ? -1 : known->request;
+	} else if (!strcmp(name, "net.shutdown") && connection_of(c, arg0) &&
+		   !connection_of(c, arg0)->answered) {
+		request_answered(c, thread, connection_of(c, arg0), time);
+	}
 	open_call(thread, name, subsystem_of(c, name), time, arg0);
 }
 
@@ -305,11 +324,12 @@ static void on_event(struct collector *c, const struct trace_item *e)
 	}
 }
 
-/* Drops requests that never ended (no net.close in the trace). */
+/* Drops requests that never ended (no shutdown or close in the trace). */
 static void drop_unfinished(struct request_set *set, const struct collector *c)
 {
 	for (unsigned i = 0; i < c->connection_count; i++)
-		set->requests[c->connections[i].request].latency_ns = UINT64_MAX;
+		if (!c->connections[i].answered)
+			set->requests[c->connections[i].request].latency_ns = UINT64_MAX;
 	size_t kept = 0;
 	for (size_t i = 0; i < set->count; i++) {
 		if (set->requests[i].latency_ns == UINT64_MAX) {
