@@ -429,6 +429,13 @@ static uint64_t file_size_limit(void)
 	return pmm_count_total() * PAGE_SIZE;
 }
 
+/* Of left bytes from file offset at, those in at's page. */
+static size_t bytes_in_page(uint64_t at, size_t left)
+{
+	size_t room = PAGE_SIZE - (size_t)(at % PAGE_SIZE);
+	return room < left ? room : left;
+}
+
 static size_t pages_for(uint64_t size)
 {
 	return (size_t)((size + PAGE_SIZE - 1) / PAGE_SIZE);
@@ -529,8 +536,7 @@ static int64_t ramfs_read(struct vfs_file *file, void *buffer, size_t length, ui
 		n = node->size - offset < length ? node->size - offset : length;
 		for (size_t done = 0; done < n;) {
 			uint64_t at = offset + done;
-			size_t chunk = PAGE_SIZE - at % PAGE_SIZE < n - done ? PAGE_SIZE - at % PAGE_SIZE
-									   : n - done;
+			size_t chunk = bytes_in_page(at, n - done);
 			const char *page = ram(node)->pages[at / PAGE_SIZE];
 			if (page)
 				memcpy((char *)buffer + done, page + at % PAGE_SIZE, chunk);
@@ -551,8 +557,7 @@ static size_t write_pages(struct ram_node *file, const void *buffer, size_t leng
 	size_t done = 0;
 	while (done < length) {
 		uint64_t at = offset + done;
-		size_t chunk = PAGE_SIZE - at % PAGE_SIZE < length - done ? PAGE_SIZE - at % PAGE_SIZE
-									  : length - done;
+		size_t chunk = bytes_in_page(at, length - done);
 		char *page = page_to_write(file, at);
 		if (!page)
 			break;
