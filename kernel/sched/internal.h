@@ -116,6 +116,8 @@ struct waiter {
 	struct sched_link link;
 	struct thread *thread;
 	bool queued; /* still on the list: nobody has picked it to wake */
+	waitq_cond_fn cond; /* what it waits for (waitq_wake_ready asks it) */
+	void *arg;
 };
 
 /* waitq.c */

@@ -262,6 +262,12 @@ int waitq_wait_timeout(struct waitq *queue, waitq_cond_fn cond, void *arg, uint6
 int waitq_wake_one(struct waitq *queue);
 /* Wakes every waiter.  Returns how many threads were woken. */
 int waitq_wake_all(struct waitq *queue);
+/* Wakes the waiters whose condition holds now, asking each under the queue's
+ * lock here, in the waker (so a condition that reads the current thread's
+ * state reads the waker's: it may wake too often, never too seldom as long
+ * as what it waits for is in the state it reads).  For a queue whose waiters
+ * wait for different things.  Returns how many threads were woken. */
+int waitq_wake_ready(struct waitq *queue);
 
 /* ---- Completions: "this has happened", once and for everybody ------------ */
 

@@ -218,6 +218,59 @@ static void wait_timeout_reports_which_came_first(struct ktest *t)
 	EXPECT_TRUE(t, link_empty(&queue.waiters));
 }
 
+/* Two threads wait on one queue for different flags: waitq_wake_ready wakes
+ * the one whose flag was set and leaves the other asleep. */
+struct flag_waiter {
+	struct waitq *queue;
+	volatile bool flag, done;
+};
+
+static bool flag_set(void *arg)
+{
+	return ((struct flag_waiter *)arg)->flag;
+}
+
+static int wait_for_flag(void *arg)
+{
+	struct flag_waiter *w = arg;
+	waitq_wait(w->queue, flag_set, w);
+	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static unsigned waiters_queued(struct waitq *queue)
+{
+	unsigned n = 0;
+	uint64_t flags = spin_lock_irqsave(&queue->lock);
+	for (struct sched_link *l = queue->waiters.next; l != &queue->waiters; l = l->next)
+		n++;
+	spin_unlock_irqrestore(&queue->lock, flags);
+	return n;
+}
+
+static void wake_ready_wakes_only_the_waiters_whose_condition_holds(struct ktest *t)
+{
+	struct waitq queue;
+	waitq_init(&queue, "test.ready");
+	struct flag_waiter a = {.queue = &queue}, b = {.queue = &queue};
+	struct thread *ta = thread_create(wait_for_flag, &a, "wait-a", SCHED_PRIORITY_NORMAL);
+	struct thread *tb = thread_create(wait_for_flag, &b, "wait-b", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, ta && tb);
+	while (waiters_queued(&queue) < 2)
+		sched_yield();
+	EXPECT_EQ(t, waitq_wake_ready(&queue), 0); /* nobody's flag is set */
+	a.flag = true;
+	EXPECT_EQ(t, waitq_wake_ready(&queue), 1);
+	EXPECT_EQ(t, thread_join(ta, NULL), 0);
+	EXPECT_TRUE(t, a.done);
+	EXPECT_FALSE(t, b.done);
+	EXPECT_EQ(t, waiters_queued(&queue), 1); /* b sleeps on */
+	b.flag = true;
+	EXPECT_EQ(t, waitq_wake_ready(&queue), 1);
+	EXPECT_EQ(t, thread_join(tb, NULL), 0);
+	EXPECT_TRUE(t, b.done);
+}
+
 /* Producer/consumer through a 4-slot ring: every item arrives exactly once. */
 #define RING_SLOTS         4
 #define ITEMS_PER_PRODUCER 500
@@ -640,6 +693,7 @@ KTEST_SUITE(
     KTEST_CASE(higher_priority_runs_before_create_returns),
     KTEST_CASE(woken_high_priority_preempts_busy_low), KTEST_CASE(equal_priorities_share_the_cpu),
     KTEST_CASE(sleep_lasts_at_least_its_time), KTEST_CASE(wait_timeout_reports_which_came_first),
+    KTEST_CASE(wake_ready_wakes_only_the_waiters_whose_condition_holds),
     KTEST_CASE(producers_and_consumers_lose_nothing),
     KTEST_CASE(completions_and_semaphores_wake_waiters),
     KTEST_CASE(mutex_contention_gives_exact_total), KTEST_CASE(mutex_waiters_get_it_by_priority),

@@ -50,6 +50,25 @@ static int waitq_wake(struct waitq *queue, enum wake_count count)
 	return woken;
 }
 
+int waitq_wake_ready(struct waitq *queue)
+{
+	int woken = 0;
+	uint64_t flags = spin_lock_irqsave(&queue->lock);
+	struct sched_link *link = queue->waiters.next;
+	while (link != &queue->waiters) {
+		struct waiter *w = container_of(link, struct waiter, link);
+		link = link->next;
+		if (w->cond && !w->cond(w->arg)) /* no condition: always woken */
+			continue;
+		link_remove(&w->link);
+		w->queued = false;
+		sched_wakeup(w->thread);
+		woken++;
+	}
+	spin_unlock_irqrestore(&queue->lock, flags);
+	return woken;
+}
+
 int waitq_wake_one(struct waitq *queue)
 {
 	return waitq_wake(queue, WAKE_ONE);
@@ -65,7 +84,7 @@ int waitq_wake_all(struct waitq *queue)
 static int waitq_wait_until(struct waitq *queue, waitq_cond_fn cond, void *arg,
 			    uint64_t deadline_ns)
 {
-	struct waiter self = {.thread = thread_current()};
+	struct waiter self = {.thread = thread_current(), .cond = cond, .arg = arg};
 	int timed_out = 0;
 
 	ASSERT(self.thread);

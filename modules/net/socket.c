@@ -12,8 +12,9 @@
  * Readiness.  poll asks lwIP's lwip_poll about one socket with no timeout.
  * To learn when to ask again, each socket's netconn callback (lwIP's
  * event_callback, which counts received data, free send space and errors) is
- * wrapped by one that also calls vfs_poll_notify; accepted connections
- * inherit the wrapped callback from their listener.
+ * wrapped by one that also calls vfs_poll_notify_key with the netconn, the
+ * socket file's poll key (so a poller wakes for its own connections only);
+ * accepted connections inherit the wrapped callback from their listener.
  *
  * Accounting.  Creating, connecting, accepting, sending and receiving
  * record the caller's activity in the socket (activity.c), and a send or
@@ -107,7 +108,16 @@ static unsigned from_lwip_poll(short events)
 static void event_hook(struct netconn *conn, enum netconn_evt event, u16_t length)
 {
 	lwip_event_callback(conn, event, length);
-	vfs_poll_notify();
+	vfs_poll_notify_key(conn);
+}
+
+/* lwIP's connection behind socket (the key of its readiness), or NULL once
+ * closed. */
+static const void *socket_conn(struct net_socket *socket)
+{
+	int lwip = __atomic_load_n(&socket->lwip, __ATOMIC_ACQUIRE);
+	struct lwip_sock *sock = lwip >= 0 ? lwip_socket_dbg_get_socket(lwip) : NULL;
+	return sock ? sock->conn : NULL;
 }
 
 static void hook_events(int lwip)
@@ -343,7 +353,7 @@ JOINPOINT_DEFINE(net, shutdown, int, struct net_socket *, socket, int, how)
 	if (!socket || how < NET_SHUT_RD || how > NET_SHUT_RDWR)
 		return -EINVAL;
 	int err = lwip_shutdown(socket->lwip, how) ? lwip_error() : 0;
-	vfs_poll_notify();
+	vfs_poll_notify_key(socket_conn(socket));
 	return err;
 }
 
@@ -498,6 +508,11 @@ static int64_t socket_write(struct vfs_file *file, const void *buffer, size_t le
 	return net_send(net_socket_of_file(file), buffer, length, 0, NULL);
 }
 
+static const void *socket_poll_key(struct vfs_file *file)
+{
+	return socket_conn(file->private);
+}
+
 static unsigned socket_poll(struct vfs_file *file)
 {
 	return net_poll(file->private);
@@ -513,6 +528,7 @@ static const struct vfs_file_ops socket_file_ops = {
     .write = socket_write,
     .release = socket_release,
     .poll = socket_poll,
+    .poll_key = socket_poll_key,
 };
 
 int net_socket_open_file(struct net_socket *socket, unsigned flags, struct vfs_file **file)

@@ -4,7 +4,7 @@
  * The ring, the counts and `closed_*` change under pipe->lock; sleepers wait
  * on pipe->readable / pipe->writable with conditions that read those fields
  * (a waker changes them first, then wakes, so no wake-up is lost).  Every
- * change a poller could see is also announced with vfs_poll_notify.
+ * change a poller could see is also announced with vfs_poll_notify_key(pipe).
  *
  * A process told to end stops waiting (-EINTR): the conditions include
  * vfs_signal_pending, and the waits time out now and then to look again.
@@ -84,7 +84,7 @@ JOINPOINT_DEFINE(pipe, read, int64_t, struct vfs_file *, file, void *, buffer, s
 		size_t n = take(p, buffer, length);
 		if (n) {
 			waitq_wake_all(&p->writable);
-			vfs_poll_notify();
+			vfs_poll_notify_key(p);
 			return (int64_t)n;
 		}
 		if (__atomic_load_n(&p->writers, __ATOMIC_ACQUIRE) == 0)
@@ -135,7 +135,7 @@ JOINPOINT_DEFINE(pipe, write, int64_t, struct vfs_file *, file, const void *, bu
 		if (n > 0) {
 			done += (size_t)n;
 			waitq_wake_all(&p->readable);
-			vfs_poll_notify();
+			vfs_poll_notify_key(p);
 			continue;
 		}
 		if (file->flags & VFS_O_NONBLOCK)
@@ -171,10 +171,15 @@ static void pipe_release_end(struct vfs_file *file)
 		p->writers--;
 	spin_unlock_irqrestore(&p->lock, flags);
 	waitq_wake_all(reader ? &p->writable : &p->readable);
-	vfs_poll_notify();
+	vfs_poll_notify_key(p);
 }
 
 /* Read end: data, or end of file (HUP).  Write end: room, or no reader (ERR). */
+static const void *pipe_poll_key(struct vfs_file *file)
+{
+	return pipe_of(file);
+}
+
 static unsigned pipe_poll_op(struct vfs_file *file)
 {
 	struct pipe *p = pipe_of(file);
@@ -205,6 +210,7 @@ static const struct vfs_file_ops pipe_file_ops = {
     .write = pipe_write_op,
     .release = pipe_release_end,
     .poll = pipe_poll_op,
+    .poll_key = pipe_poll_key,
 };
 
 static const struct vfs_node_ops pipe_node_ops = {

@@ -21,9 +21,12 @@
 #define POLL_STACK_FDS  32 /* arrays this small stay on the stack (256 bytes, as Linux) */
 #define SIGNAL_CHECK_NS (100 * NSEC_PER_MSEC)
 #define SELECT_SET_BITS 1024
+#define POLL_BUCKETS    64
+#define ANY_OBJECT      (POLL_BUCKETS - 1) /* notifications that name no object */
 
 static struct waitq poll_queue = WAITQ_INIT(poll_queue, "poll"); /* ps's wait channel */
 static volatile uint64_t poll_sequence;
+static volatile uint64_t bucket_sequence[POLL_BUCKETS];
 static volatile unsigned pollers;
 
 unsigned vfs_poll(struct vfs_file *file)
@@ -35,11 +38,28 @@ unsigned vfs_poll(struct vfs_file *file)
 	return file->ops->poll(file);
 }
 
-void vfs_poll_notify(void)
+unsigned vfs_poll_bucket(const void *object)
+{
+	uint64_t h = (uint64_t)(uintptr_t)object * 0x9e3779b97f4a7c15ULL;
+	return (unsigned)((h >> 40) % (POLL_BUCKETS - 1));
+}
+
+static void notify_bucket(unsigned bucket)
 {
 	__atomic_add_fetch(&poll_sequence, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&bucket_sequence[bucket], 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&pollers, __ATOMIC_SEQ_CST))
-		waitq_wake_all(&poll_queue);
+		waitq_wake_ready(&poll_queue);
+}
+
+void vfs_poll_notify_key(const void *object)
+{
+	notify_bucket(object ? vfs_poll_bucket(object) : ANY_OBJECT);
+}
+
+void vfs_poll_notify(void)
+{
+	notify_bucket(ANY_OBJECT);
 }
 
 uint64_t vfs_poll_sequence(void)
@@ -47,17 +67,68 @@ uint64_t vfs_poll_sequence(void)
 	return __atomic_load_n(&poll_sequence, __ATOMIC_SEQ_CST);
 }
 
+void vfs_poll_watch_init(struct vfs_poll_watch *watch)
+{
+	*watch = (struct vfs_poll_watch){.buckets = 1ULL << ANY_OBJECT, .thread = thread_current()};
+}
+
+void vfs_poll_watch_file(struct vfs_poll_watch *watch, struct vfs_file *file)
+{
+	const void *object =
+	    file && file->ops && file->ops->poll_key ? file->ops->poll_key(file) : NULL;
+	watch->buckets |= object ? 1ULL << vfs_poll_bucket(object) : ~0ULL;
+}
+
+static uint64_t bucket_sum(uint64_t buckets)
+{
+	uint64_t sum = 0;
+	for (; buckets; buckets &= buckets - 1)
+		sum +=
+		    __atomic_load_n(&bucket_sequence[__builtin_ctzll(buckets)], __ATOMIC_SEQ_CST);
+	return sum;
+}
+
+/* Asked by the poller and by notifiers (waitq_wake_ready): only the poller
+ * itself looks at its signals. */
+static bool watch_changed(void *arg)
+{
+	struct vfs_poll_watch *watch = arg;
+	return bucket_sum(watch->buckets) != watch->seen ||
+	       (thread_current() == watch->thread && vfs_signal_pending());
+}
+
+static int wait_for(waitq_cond_fn changed, void *arg, uint64_t timeout_ns)
+{
+	__atomic_add_fetch(&pollers, 1, __ATOMIC_SEQ_CST);
+	int err = waitq_wait_timeout(&poll_queue, changed, arg, timeout_ns);
+	__atomic_sub_fetch(&pollers, 1, __ATOMIC_SEQ_CST);
+	return err;
+}
+
+int vfs_poll_wait_watch(struct vfs_poll_watch *watch, uint64_t sequence, uint64_t timeout_ns)
+{
+	watch->seen = bucket_sum(watch->buckets);
+	if (vfs_poll_sequence() != sequence)
+		return 0; /* something changed while the files were asked: ask again */
+	return wait_for(watch_changed, watch, timeout_ns);
+}
+
+struct any_change {
+	uint64_t sequence;
+	struct thread *thread;
+};
+
 static bool poll_changed(void *arg)
 {
-	return vfs_poll_sequence() != *(uint64_t *)arg || vfs_signal_pending();
+	struct any_change *change = arg;
+	return vfs_poll_sequence() != change->sequence ||
+	       (thread_current() == change->thread && vfs_signal_pending());
 }
 
 int vfs_poll_wait(uint64_t sequence, uint64_t timeout_ns)
 {
-	__atomic_add_fetch(&pollers, 1, __ATOMIC_SEQ_CST);
-	int err = waitq_wait_timeout(&poll_queue, poll_changed, &sequence, timeout_ns);
-	__atomic_sub_fetch(&pollers, 1, __ATOMIC_SEQ_CST);
-	return err;
+	struct any_change change = {sequence, thread_current()};
+	return wait_for(poll_changed, &change, timeout_ns);
 }
 
 /* ---- poll(2) ------------------------------------------------------------------ */
@@ -69,7 +140,7 @@ struct linux_pollfd {
 };
 
 /* Sets every revents; returns how many are non-zero. */
-static int scan_pollfds(struct linux_pollfd *fds, unsigned count)
+static int scan_pollfds(struct linux_pollfd *fds, unsigned count, struct vfs_poll_watch *watch)
 {
 	void *table = vfs_current_files();
 	int ready = 0;
@@ -83,6 +154,7 @@ static int scan_pollfds(struct linux_pollfd *fds, unsigned count)
 		} else {
 			unsigned wanted = (uint16_t)fds[i].events | VFS_POLL_ERR | VFS_POLL_HUP;
 			fds[i].revents = (int16_t)(vfs_poll(file) & wanted);
+			vfs_poll_watch_file(watch, file);
 			vfs_file_put(file);
 		}
 		ready += fds[i].revents != 0;
@@ -92,11 +164,14 @@ static int scan_pollfds(struct linux_pollfd *fds, unsigned count)
 
 /* Calls scan(arg) until it finds something, the deadline (0: none) passes or
  * the process must end.  Returns scan's count, 0 at the deadline, or -EINTR. */
-static long wait_ready(int (*scan)(void *arg), void *arg, uint64_t deadline, bool wait)
+static long wait_ready(int (*scan)(void *arg, struct vfs_poll_watch *watch), void *arg,
+		       uint64_t deadline, bool wait)
 {
 	for (;;) {
 		uint64_t sequence = vfs_poll_sequence();
-		int ready = scan(arg);
+		struct vfs_poll_watch watch;
+		vfs_poll_watch_init(&watch);
+		int ready = scan(arg, &watch);
 		if (ready || !wait)
 			return ready;
 		if (vfs_signal_pending())
@@ -106,7 +181,7 @@ static long wait_ready(int (*scan)(void *arg), void *arg, uint64_t deadline, boo
 			return 0;
 		if (deadline && deadline - now < slice)
 			slice = deadline - now;
-		vfs_poll_wait(sequence, slice);
+		vfs_poll_wait_watch(&watch, sequence, slice);
 	}
 }
 
@@ -115,10 +190,10 @@ struct poll_request {
 	unsigned count;
 };
 
-static int scan_poll_request(void *arg)
+static int scan_poll_request(void *arg, struct vfs_poll_watch *watch)
 {
 	struct poll_request *r = arg;
-	return scan_pollfds(r->fds, r->count);
+	return scan_pollfds(r->fds, r->count, watch);
 }
 
 static uint64_t deadline_after_ms(int64_t ms)
@@ -156,7 +231,7 @@ struct select_request {
 	uint64_t out[3][SELECT_SET_BITS / 64]; /* ready */
 };
 
-static int scan_select_request(void *arg)
+static int scan_select_request(void *arg, struct vfs_poll_watch *watch)
 {
 	static const unsigned masks[3] = {VFS_POLL_IN | VFS_POLL_HUP | VFS_POLL_ERR,
 					  VFS_POLL_OUT | VFS_POLL_ERR, VFS_POLL_PRI};
@@ -173,6 +248,7 @@ static int scan_select_request(void *arg)
 		if (!table || vfs_fd_get(table, fd, &file))
 			return -EBADF;
 		unsigned events = vfs_poll(file);
+		vfs_poll_watch_file(watch, file);
 		vfs_file_put(file);
 		for (int set = 0; set < 3; set++) {
 			if ((r->in[set][word] & bit) && (events & masks[set])) {

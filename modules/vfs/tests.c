@@ -469,6 +469,68 @@ static void pipe_nonblocking_is_eagain(struct ktest *t)
 	vfs_close(w);
 }
 
+/* A poller watching one pipe sleeps through another pipe's traffic and
+ * wakes for its own (poll.c's keyed notifications). */
+struct pipe_poller {
+	struct vfs_file *file;
+	volatile unsigned rounds; /* scans that found nothing */
+};
+
+static int poll_until_readable(void *arg)
+{
+	struct pipe_poller *p = arg;
+	for (;;) {
+		uint64_t sequence = vfs_poll_sequence();
+		struct vfs_poll_watch watch;
+		vfs_poll_watch_init(&watch);
+		unsigned ready = vfs_poll(p->file) & VFS_POLL_IN;
+		vfs_poll_watch_file(&watch, p->file);
+		if (ready)
+			return 0;
+		__atomic_add_fetch(&p->rounds, 1, __ATOMIC_RELAXED);
+		vfs_poll_wait_watch(&watch, sequence, 60 * NSEC_PER_SEC); /* a hang guard */
+	}
+}
+
+#define OTHER_PIPE_WRITES 100
+
+static void poller_sleeps_through_other_pipes_traffic(struct ktest *t)
+{
+	struct vfs_file *watched_r, *watched_w, *other_r, *other_w;
+	char c;
+	ASSERT_EQ(t, pipe_create(0, &watched_r, &watched_w), 0);
+	ASSERT_EQ(t, pipe_create(0, &other_r, &other_w), 0);
+	/* Two pipes may share a bucket (a needless wake-up each): pick another. */
+	for (unsigned i = 0; i < 8 && vfs_poll_bucket(watched_r->ops->poll_key(watched_r)) ==
+				       vfs_poll_bucket(other_r->ops->poll_key(other_r));
+	     i++) {
+		vfs_close(other_r);
+		vfs_close(other_w);
+		ASSERT_EQ(t, pipe_create(0, &other_r, &other_w), 0);
+	}
+	struct pipe_poller poller = {.file = watched_r};
+	struct thread *thread =
+	    thread_create(poll_until_readable, &poller, "poller", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, thread != NULL);
+	while (!__atomic_load_n(&poller.rounds, __ATOMIC_RELAXED))
+		sched_yield();
+	for (unsigned i = 0; i < OTHER_PIPE_WRITES; i++) {
+		EXPECT_EQ(t, vfs_write(other_w, "x", 1), 1);
+		EXPECT_EQ(t, vfs_read(other_r, &c, 1), 1);
+		sched_yield(); /* the poller runs now if anything woke it */
+	}
+	unsigned rounds_before_own = poller.rounds;
+	EXPECT_EQ(t, vfs_write(watched_w, "y", 1), 1);
+	EXPECT_EQ(t, thread_join(thread, NULL), 0);
+	/* Every notification on the other pipe used to wake the poller; a few
+	 * that name no object (the console, a socket's close) still may. */
+	EXPECT_TRUE(t, rounds_before_own < OTHER_PIPE_WRITES / 5);
+	vfs_close(watched_r);
+	vfs_close(watched_w);
+	vfs_close(other_r);
+	vfs_close(other_w);
+}
+
 struct pipe_job {
 	struct vfs_file *file;
 	unsigned id;
@@ -606,5 +668,6 @@ KTEST_SUITE(vfs, KTEST_CASE(unpacks_an_archive), KTEST_CASE(corrupt_archive_keep
 	    KTEST_CASE(fork_shares_files_exec_closes_cloexec),
 	    KTEST_CASE(initial_table_is_the_console), KTEST_CASE(pipe_passes_bytes_and_ends),
 	    KTEST_CASE(pipe_without_reader_is_epipe), KTEST_CASE(pipe_nonblocking_is_eagain),
+    KTEST_CASE(poller_sleeps_through_other_pipes_traffic),
 	    KTEST_CASE(pipe_reader_blocks_until_written), KTEST_CASE(blocked_writer_gets_epipe),
 	    KTEST_CASE(many_writers_never_interleave), KTEST_CASE(api_functions_are_join_points));

@@ -190,9 +190,14 @@ struct vfs_file_ops {
 	int (*ioctl)(struct vfs_file *file, unsigned long command, void *argument);
 	void (*release)(struct vfs_file *file); /* the last reference was closed */
 	/* What the file is ready for now (VFS_POLL_* bits), without waiting.  A
-	 * file with this op calls vfs_poll_notify whenever the answer may have
-	 * changed.  NULL: always ready to read and write (regular files). */
+	 * file with this op calls vfs_poll_notify_key (or vfs_poll_notify)
+	 * whenever the answer may have changed.  NULL: always ready to read and
+	 * write (regular files). */
 	unsigned (*poll)(struct vfs_file *file);
+	/* The object whose vfs_poll_notify_key calls concern this file (its
+	 * pipe, its connection), so that a poller sleeps through the others'.
+	 * NULL op or NULL answer: every notification concerns it. */
+	const void *(*poll_key)(struct vfs_file *file);
 };
 
 /* A file, directory or device.  A file system embeds it in its own node and
@@ -318,14 +323,38 @@ int vfs_stat_file(struct vfs_file *file, struct vfs_stat *stat);
 /* What file is ready for now: its poll op's VFS_POLL_* bits, or IN | OUT for
  * a file without one.  Returns VFS_POLL_NVAL for NULL. */
 unsigned vfs_poll(struct vfs_file *file);
-/* Says that some file's readiness may have changed: wakes every thread in
- * vfs_poll_wait.  Any context, interrupts included; cheap when nobody waits. */
+/* Says that the readiness of the files whose poll_key is object may have
+ * changed: wakes the pollers watching them (and those watching everything).
+ * Any context, interrupts included; cheap when nobody waits. */
+void vfs_poll_notify_key(const void *object);
+/* Which of the notification buckets object falls in (two objects in one
+ * bucket wake each other's pollers). */
+unsigned vfs_poll_bucket(const void *object);
+/* Says that some file's readiness may have changed, without saying which:
+ * wakes every poller. */
 void vfs_poll_notify(void);
 /* The count of notifications so far, read before checking files. */
 uint64_t vfs_poll_sequence(void);
-/* Sleeps until a notification comes after sequence was read, timeout_ns
+/* Sleeps until any notification comes after sequence was read, timeout_ns
  * passes, or the calling process must end.  Returns 0 or -ETIMEDOUT. */
 int vfs_poll_wait(uint64_t sequence, uint64_t timeout_ns);
+
+/* What one poller watches: the hash buckets of its files' poll keys (the
+ * poller's own, on its stack). */
+struct vfs_poll_watch {
+	uint64_t buckets;
+	uint64_t seen; /* the buckets' notification counts when it went to sleep */
+	struct thread *thread;
+};
+/* Starts an empty watch (it still sees notifications that name no object). */
+void vfs_poll_watch_init(struct vfs_poll_watch *watch);
+/* Adds file's poll key to watch; call it for each file asked. */
+void vfs_poll_watch_file(struct vfs_poll_watch *watch, struct vfs_file *file);
+/* Sleeps until a notification that concerns watch's files comes after
+ * sequence was read (returns at once if any notification came since),
+ * timeout_ns passes, or the calling process must end.  Returns 0 or
+ * -ETIMEDOUT. */
+int vfs_poll_wait_watch(struct vfs_poll_watch *watch, uint64_t sequence, uint64_t timeout_ns);
 
 /* ---- Names --------------------------------------------------------------- */
 
