@@ -245,7 +245,7 @@ static void trace_switch(const struct thread *prev, const struct thread *next)
 					   .next_tid = (int32_t)next->id,
 					   .prev_state = trace_state(prev),
 					   .next_pid = next->process ? proc_pid(next->process) : 0};
-	tracepoint_write(TRACE_SCHED_SWITCH, &event, sizeof event);
+	tracepoint_record(TRACE_SCHED_SWITCH, rdtsc(), &event, sizeof event); /* in line: hot */
 }
 
 /* sched_switch_to with the clock already read (now). */
@@ -398,7 +398,7 @@ static bool wakeup_locked(struct run_queue *from, struct run_queue *to, struct t
 	t->cpu = to->cpu->id;
 	if (tracepoint_on()) {
 		struct trace_sched_wakeup event = {.tid = (int32_t)t->id, .target_cpu = (int32_t)t->cpu};
-		tracepoint_write(TRACE_SCHED_WAKEUP, &event, sizeof event);
+		tracepoint_record(TRACE_SCHED_WAKEUP, rdtsc(), &event, sizeof event);
 	}
 	rq_enqueue(to, t, clock_ns());
 	rq_kick(to, t);

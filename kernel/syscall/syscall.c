@@ -83,7 +83,7 @@ long syscall_dispatch(uint64_t number, const uint64_t *args)
 		return entry ? entry->call(args) : -ENOSYS;
 	}
 	struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};
-	tracepoint_write(TRACE_SYSCALL_ENTRY, &in, sizeof in);
+	tracepoint_record(TRACE_SYSCALL_ENTRY, rdtsc(), &in, sizeof in); /* in line: hot */
 	if (proc_current())
 		uscope_record_stack(syscall_user_frame(), entry ? entry->name : NULL);
 	long result = entry ? entry->call(args) : -ENOSYS;

@@ -247,27 +247,68 @@ static uint64_t record_size_at(const struct tel_ring *ring, uint64_t position, u
 	return size;
 }
 
-uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length)
+/* One walk over the records, one copy per stretch of them that lies
+ * contiguous in the data area (a pad or the end of the area ends a
+ * stretch): the consumer's cost per record is its header's few loads. */
+struct read_walk {
+	const struct tel_ring *ring;
+	uint8_t *out;
+	uint64_t copied, stretch; /* stretch: where the records not yet copied start */
+};
+
+static void copy_stretch(struct read_walk *w, uint64_t end)
 {
-	uint64_t head = load_acquire(&ring->head), tail = consumer_tail(ring, head), copied = 0;
+	uint64_t bytes = end - w->stretch;
+	if (bytes)
+		__builtin_memcpy(w->out + w->copied, record_at(w->ring, w->stretch), bytes);
+	w->copied += bytes;
+	w->stretch = end;
+}
+
+uint64_t tel_ring_read_summed(struct tel_ring *ring, void *buffer, uint64_t length,
+			      struct tel_read_summary *summary)
+{
+	uint64_t head = load_acquire(&ring->head), tail = consumer_tail(ring, head);
+	uint64_t taken = 0, records = 0, time = summary->last_time;
+	const uint64_t mask = ring->mask;
+	const uint8_t *const data = ring->data;
+	const bool shared = ring->position != NULL;
+	struct read_walk w = {.ring = ring, .out = buffer, .stretch = tail};
 	while (tail != head) {
-		const struct tel_record *r = record_at(ring, tail);
-		uint64_t size = record_size_at(ring, tail, head);
-		if (!size) {
-			tail = head; /* not a record boundary (a shared position) */
+		const struct tel_record *r = (const void *)(data + (tail & mask));
+		uint64_t size = shared ? record_size_at(ring, tail, head) : tel_record_bytes(r);
+		if (!size || size > head - tail) {
+			copy_stretch(&w, tail);
+			tail = w.stretch = head; /* not a record boundary (a shared position) */
 			break;
 		}
-		if (r->type != TEL_TYPE_PAD) {
-			if (copied + size > length)
+		if (r->type == TEL_TYPE_PAD) {
+			copy_stretch(&w, tail);
+			w.stretch = tail + size;
+		} else {
+			if (taken + size > length)
 				break;
-			copy_record((uint8_t *)buffer + copied, r, size);
-			copied += size;
-			ring->consumed++;
+			tel_record_time(r, &time);
+			if (!records++)
+				summary->first_time = time;
+			taken += size;
 		}
 		tail += size;
+		if (!(tail & mask))
+			copy_stretch(&w, tail); /* the data area ends here */
 	}
-	store_release(ring->position ? &ring->position->tail : &ring->tail, tail);
-	return copied;
+	copy_stretch(&w, tail);
+	ring->consumed += records;
+	store_release(shared ? &ring->position->tail : &ring->tail, tail);
+	summary->records = records;
+	summary->last_time = time;
+	return w.copied;
+}
+
+uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length)
+{
+	struct tel_read_summary summary = {0};
+	return tel_ring_read_summed(ring, buffer, length, &summary);
 }
 
 /* Where the whole records from start end (head, or the first position that

@@ -77,6 +77,16 @@ int tel_ring_write(struct tel_ring *ring, uint16_t type, uint64_t time, const vo
  * and frees their room.  Returns the bytes copied (records as laid out:
  * header, payload, padding), 0 when empty or the next record does not fit. */
 uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length);
+/* What a read moved: how many records, the full time of the first and of the
+ * last.  last_time goes in as the full time of the record before the first
+ * (the last one read before; 0 when none): compact times count from it. */
+struct tel_read_summary {
+	uint64_t records;
+	uint64_t first_time, last_time;
+};
+/* tel_ring_read, and fills *summary on the way (one walk). */
+uint64_t tel_ring_read_summed(struct tel_ring *ring, void *buffer, uint64_t length,
+			      struct tel_read_summary *summary);
 /* Copies the newest whole records that fit into buffer, oldest first,
  * without consuming them.  Returns the bytes copied.  The producer must not
  * run meanwhile (the channel holds it off).  The first records may be
@@ -150,6 +160,9 @@ struct tel_ring *tel_channel_this_ring(struct tel_channel *channel);
 struct tel_ring *tel_channel_ring(struct tel_channel *channel, unsigned cpu);
 /* Reads from CPU cpu's ring (tel_ring_read).  Returns bytes, or -EINVAL. */
 int64_t tel_channel_read(struct tel_channel *channel, unsigned cpu, void *buffer, uint64_t length);
+/* The same, with tel_ring_read_summed's summary. */
+int64_t tel_channel_read_summed(struct tel_channel *channel, unsigned cpu, void *buffer,
+				uint64_t length, struct tel_read_summary *summary);
 /* Snapshot of CPU cpu's ring.  Returns bytes, or -EINVAL. */
 int64_t tel_channel_snapshot(struct tel_channel *channel, unsigned cpu, void *buffer,
 			     uint64_t length);

@@ -246,6 +246,28 @@ int ctf_builtin_layouts_match(void)
 	return 1;
 }
 
+/* Writes the header of a packet of records_bytes holding count records
+ * timed first to last, and advances stream. */
+static uint64_t write_packet_header(struct ctf_packet_header *header, uint64_t records_bytes,
+				    struct ctf_stream *stream, uint64_t count, uint64_t first,
+				    uint64_t last)
+{
+	uint64_t bits = (sizeof *header + records_bytes) * 8;
+	*header = (struct ctf_packet_header){.magic = CTF_MAGIC,
+					     .timestamp_begin = count ? first : stream->last_time,
+					     .timestamp_end = count ? last : stream->last_time,
+					     .content_size = bits,
+					     .packet_size = bits,
+					     .events_discarded = stream->events_discarded,
+					     .cpu_id = stream->cpu};
+	for (unsigned i = 0; i < 16; i++)
+		header->uuid[i] = stream->uuid[i];
+	if (count)
+		stream->last_time = last;
+	stream->events += count;
+	return sizeof *header + records_bytes;
+}
+
 uint64_t ctf_seal_packet(void *packet, uint64_t records_bytes, struct ctf_stream *stream)
 {
 	struct ctf_packet_header *header = packet;
@@ -258,17 +280,11 @@ uint64_t ctf_seal_packet(void *packet, uint64_t records_bytes, struct ctf_stream
 			first = time;
 		at += tel_record_bytes(record);
 	}
-	uint64_t bits = (sizeof *header + records_bytes) * 8;
-	*header = (struct ctf_packet_header){.magic = CTF_MAGIC,
-					     .timestamp_begin = count ? first : stream->last_time,
-					     .timestamp_end = time,
-					     .content_size = bits,
-					     .packet_size = bits,
-					     .events_discarded = stream->events_discarded,
-					     .cpu_id = stream->cpu};
-	for (unsigned i = 0; i < 16; i++)
-		header->uuid[i] = stream->uuid[i];
-	stream->last_time = time;
-	stream->events += count;
-	return sizeof *header + records_bytes;
+	return write_packet_header(header, records_bytes, stream, count, first, time);
+}
+
+uint64_t ctf_seal_packet_counted(void *packet, uint64_t records_bytes, struct ctf_stream *stream,
+				 uint64_t count, uint64_t first_time, uint64_t last_time)
+{
+	return write_packet_header(packet, records_bytes, stream, count, first_time, last_time);
 }

@@ -70,5 +70,10 @@ struct ctf_stream {
  * records: the first record of a stream must be extended, as a ring's first
  * is) and advances stream.  Returns the packet's size in bytes. */
 uint64_t ctf_seal_packet(void *packet, uint64_t records_bytes, struct ctf_stream *stream);
+/* The same when the reader already knows what the records hold (count of
+ * them, the full time of the first and the last, timed from
+ * stream->last_time: tel_ring_read_summed): no second walk. */
+uint64_t ctf_seal_packet_counted(void *packet, uint64_t records_bytes, struct ctf_stream *stream,
+				 uint64_t count, uint64_t first_time, uint64_t last_time);
 
 #endif

@@ -113,27 +113,53 @@ static uint64_t untimed_bytes(const uint8_t *records, int64_t bytes)
 	return (uint64_t)(at < bytes ? at : bytes);
 }
 
-/* Reads what CPU cpu's ring holds after a packet header's room; returns
- * where the records start and, in *bytes, how many bytes of them.  A flight
- * recorder that overwrote records since its last snapshot (or is on its
+/* Reads what a flight recorder's CPU cpu ring holds after a packet header's
+ * room; returns where the records start and, in *bytes, how many bytes of
+ * them.  One that overwrote records since its last snapshot (or is on its
  * first) starts at its first full time: the records before it are left out
  * (counted as dropped at the end). */
-static uint8_t *read_records(unsigned cpu, uint64_t *bytes)
+static uint8_t *read_flight_records(unsigned cpu, uint64_t *bytes)
 {
 	struct ctf_stream *stream = &session.streams[cpu];
 	uint8_t *records = session.packet + sizeof(struct ctf_packet_header);
-	uint64_t room = session.flight ? PACKET_PAGES * PAGE_SIZE - sizeof(struct ctf_packet_header)
-				       : PACKET_RECORDS;
+	uint64_t room = PACKET_PAGES * PAGE_SIZE - sizeof(struct ctf_packet_header);
 	int64_t read = tel_channel_read(session.channel, cpu, records, room);
 	*bytes = read > 0 ? (uint64_t)read : 0;
 	uint64_t discarded = ring_dropped(cpu) - session.base_dropped[cpu];
 	bool restart = !stream->events || discarded != stream->events_discarded;
 	stream->events_discarded = discarded;
-	if (!session.flight || !restart || !*bytes)
+	if (!restart || !*bytes)
 		return records;
 	uint64_t skip = untimed_bytes(records, (int64_t)*bytes);
 	*bytes -= skip;
 	return records + skip;
+}
+
+/* A flight recorder's records into one packet (a snapshot: walked twice,
+ * once to find the first full time).  Returns the packet's size (0: none). */
+static uint64_t seal_flight_packet(unsigned cpu, uint8_t **packet)
+{
+	uint64_t bytes;
+	uint8_t *records = read_flight_records(cpu, &bytes);
+	*packet = records - sizeof(struct ctf_packet_header);
+	return bytes ? ctf_seal_packet(*packet, bytes, &session.streams[cpu]) : 0;
+}
+
+/* A stream's records into one packet: one walk, the ring's reader noting
+ * what the header needs.  Returns the packet's size (0: none). */
+static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
+{
+	struct ctf_stream *stream = &session.streams[cpu];
+	struct tel_read_summary read = {.last_time = stream->last_time};
+	*packet = session.packet;
+	int64_t bytes = tel_channel_read_summed(session.channel, cpu,
+						*packet + sizeof(struct ctf_packet_header),
+						PACKET_RECORDS, &read);
+	stream->events_discarded = ring_dropped(cpu) - session.base_dropped[cpu];
+	if (bytes <= 0)
+		return 0;
+	return ctf_seal_packet_counted(*packet, (uint64_t)bytes, stream, read.records,
+				       read.first_time, read.last_time);
 }
 
 /* Moves what CPU cpu's ring holds into one packet for the sink.  Returns the
@@ -141,13 +167,12 @@ static uint8_t *read_records(unsigned cpu, uint64_t *bytes)
 static uint64_t drain_cpu(unsigned cpu)
 {
 	struct ctf_stream *stream = &session.streams[cpu];
-	uint64_t bytes;
-	uint8_t *records = read_records(cpu, &bytes);
-	if (!bytes)
-		return 0;
+	uint8_t *packet;
 	uint64_t before = stream->events;
-	uint8_t *packet = records - sizeof(struct ctf_packet_header);
-	uint64_t size = ctf_seal_packet(packet, bytes, stream);
+	uint64_t size = session.flight ? seal_flight_packet(cpu, &packet)
+				       : seal_stream_packet(cpu, &packet);
+	if (!size)
+		return 0;
 	uint64_t count = stream->events - before;
 	int error = session.sink->frame(session.sink->context, TRACE_FRAME_PACKET, (uint16_t)cpu,
 					packet, (uint32_t)size);

@@ -401,6 +401,60 @@ static void refused_records_are_counted(void)
 	CHECK_EQ(ring.head, TEL_RECORD_SIZE(TEL_RECORD_MAX, TEL_EXTENDED));
 }
 
+/* The summed read against a model: random payload sizes and times through
+ * a 256-byte ring (pads, records ending exactly at the end of the area),
+ * read with random buffer lengths.  Every read gives whole records in the
+ * order written, the summary counts them and times the first and the last
+ * as a walk over what came out does, and nothing is lost or repeated. */
+static void summed_reads_match_a_walk_of_what_they_copied(void)
+{
+	static uint8_t area[256] __attribute__((aligned(16)));
+	struct tel_ring ring;
+	REQUIRE_EQ(tel_ring_init(&ring, area, sizeof area, TEL_STREAM), 0);
+	srand(7);
+	uint64_t written = 0, read_seq = 0, time = 100, last_time = 0, reads = 0, pads_seen = 0;
+	uint8_t out[512];
+	for (unsigned round = 0; round < 20000; round++) {
+		uint64_t payload[6] = {written};
+		uint32_t length = 8 * (1 + (unsigned)rand() % 5);
+		time += (uint64_t)rand() % 5000;
+		uint64_t room_before = ring.head;
+		if (tel_ring_write(&ring, 1, time, payload, length) == 0) {
+			written++;
+			pads_seen += (ring.head & ~(uint64_t)255) != (room_before & ~(uint64_t)255) &&
+				     (ring.head & 255);
+		}
+		if (rand() % 3)
+			continue;
+		struct tel_read_summary summary = {.last_time = last_time};
+		uint64_t bytes = tel_ring_read_summed(&ring, out, 16 + (unsigned)rand() % 200, &summary);
+		uint64_t walk_time = last_time, first = 0, count = 0;
+		for (uint64_t at = 0; at < bytes; count++) {
+			const struct tel_record *r = (const void *)(out + at);
+			REQUIRE(r->type == 1);
+			uint64_t seq;
+			memcpy(&seq, tel_record_payload(r), 8);
+			CHECK_EQ(seq, read_seq);
+			read_seq++;
+			tel_record_time(r, &walk_time);
+			if (!count)
+				first = walk_time;
+			at += tel_record_bytes(r);
+		}
+		CHECK_EQ(summary.records, count);
+		if (count) {
+			CHECK_EQ(summary.first_time, first);
+			reads++;
+		}
+		CHECK_EQ(summary.last_time, walk_time);
+		last_time = summary.last_time;
+	}
+	CHECK(reads > 1000 && pads_seen > 100); /* the cases were built */
+	CHECK_EQ(ring.consumed, read_seq);
+	CHECK_EQ(ring.produced, written);
+	CHECK_EQ(ring.produced + ring.dropped, 20000);
+}
+
 HOSTTEST_MAIN(HOSTTEST_CASE(bad_sizes_are_refused), HOSTTEST_CASE(records_survive_the_wrap),
 	      HOSTTEST_CASE(full_stream_ring_drops_new_records),
 	      HOSTTEST_CASE(flight_recorder_keeps_the_newest),
@@ -410,4 +464,5 @@ HOSTTEST_MAIN(HOSTTEST_CASE(bad_sizes_are_refused), HOSTTEST_CASE(records_surviv
 	      HOSTTEST_CASE(snapshots_find_a_full_time_early),
 	      HOSTTEST_CASE(shared_ring_with_a_bogus_position),
 	      HOSTTEST_CASE(refused_records_are_counted),
-	      HOSTTEST_CASE(readers_stop_at_a_forged_record))
+	      HOSTTEST_CASE(readers_stop_at_a_forged_record),
+	      HOSTTEST_CASE(summed_reads_match_a_walk_of_what_they_copied))
