@@ -79,8 +79,14 @@ bool trace_cannot_sleep(const struct joinpoint *jp)
 	return !jp->may_sleep;
 }
 
-const struct jp_advice trace_record_sleeping = {
-    .name = "trace", .before = record_entry, .after = record_exit, .priority = -100};
+/* Native advice (joinpoint.h): kernel code for good, no sleep, no deferral,
+ * its own timestamps, so a join point that may sleep and has only it skips
+ * the dispatcher's deferral slot. */
+const struct jp_advice trace_record_sleeping = {.name = "trace",
+						.before = record_entry,
+						.after = record_exit,
+						.priority = -100,
+						.flags = JP_ADVICE_NATIVE};
 /* record_fast.c: the same call record, written by the trampoline's own code
  * where the recorder is alone on its join point. */
 extern const char trace_record_fast0[], trace_record_fast1[];
