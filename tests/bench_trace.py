@@ -155,7 +155,7 @@ def timed_while_recording(guest, sock, count, patterns, stacks_only):
                 started.set()
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    us = timed_requests(guest, count) if started.wait(120) else None
+    us = timed_requests(guest, count) if started.wait(600) else None  # a hang guard
     mscope.send_signal(signal.SIGINT)
     mscope.wait(timeout=300)
     reader.join(timeout=10)

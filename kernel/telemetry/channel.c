@@ -171,6 +171,18 @@ int64_t tel_channel_read_summed(struct tel_channel *channel, unsigned cpu, void 
 	return (int64_t)bytes;
 }
 
+int64_t tel_channel_take_all(struct tel_channel *channel, unsigned cpu, void *buffer,
+			     uint64_t length, struct tel_read_summary *summary)
+{
+	struct tel_ring *ring = ring_of(channel, cpu);
+	if (!ring)
+		return -EINVAL;
+	uint64_t irq = spin_lock_irqsave(&channel->reader_lock);
+	uint64_t bytes = tel_ring_take_all(ring, buffer, length, summary);
+	spin_unlock_irqrestore(&channel->reader_lock, irq);
+	return (int64_t)bytes;
+}
+
 int64_t tel_channel_read(struct tel_channel *channel, unsigned cpu, void *buffer, uint64_t length)
 {
 	struct tel_read_summary summary = {0};

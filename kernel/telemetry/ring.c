@@ -91,6 +91,7 @@ int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mod
 				  .mask = size - 1,
 				  .mode = mode,
 				  .data = data,
+				  .pad_at = UINT64_MAX, /* no pad yet */
 				  .record_max = half < largest ? half : largest};
 	return 0;
 }
@@ -199,16 +200,18 @@ void *tel_ring_reserve_slow(struct tel_ring *ring, uint16_t type, uint64_t time,
 		}
 		overwrite_oldest(ring, pad + record);
 	}
+	uint64_t at = ring->head; /* head moves at the commit, past the pad and the record */
 	if (pad) {
-		write_header(record_at(ring, ring->head), TEL_TYPE_PAD, pad, TEL_COMPACT, 0);
-		ring->head += pad; /* published with the record */
+		write_header(record_at(ring, at), TEL_TYPE_PAD, pad, TEL_COMPACT, 0);
+		ring->pad_at = at;
+		at += pad;
 	}
-	struct tel_record *r = record_at(ring, ring->head);
+	struct tel_record *r = record_at(ring, at);
 	write_header(r, type, record, kind, time);
 	if (kind == TEL_EXTENDED)
-		ring->next_sync = ring->head + ring->size / TEL_SYNC_FRACTION;
+		ring->next_sync = at + ring->size / TEL_SYNC_FRACTION;
 	ring->last_time = time;
-	ring->reserved_end = ring->head + record;
+	ring->reserved_end = at + record;
 	set_fast_limit(ring, ring->reserved_end);
 	return (uint8_t *)r + record - ((length + 7) & ~7ULL);
 }
@@ -305,6 +308,59 @@ uint64_t tel_ring_read_summed(struct tel_ring *ring, void *buffer, uint64_t leng
 	return w.copied;
 }
 
+/* What the producer has published, read consistently: head, the count of
+ * records up to it, and the times and pad it noted (those two may already
+ * be the next record's, reserved and not yet committed).  A commit is a few
+ * instructions with interrupts off: a reader that finds one under way asks
+ * again. */
+struct published {
+	uint64_t head, produced, last_time, pad_at;
+};
+
+static struct published read_published(const struct tel_ring *ring)
+{
+	for (;;) {
+		uint64_t commits = load_acquire(&ring->commits);
+		struct published p = {.head = load_acquire(&ring->head),
+				      .produced = commits / 2,
+				      .last_time = __atomic_load_n(&ring->last_time, __ATOMIC_ACQUIRE),
+				      .pad_at = __atomic_load_n(&ring->pad_at, __ATOMIC_ACQUIRE)};
+		if (!(commits & 1) && load_acquire(&ring->commits) == commits)
+			return p;
+		__builtin_ia32_pause();
+	}
+}
+
+uint64_t tel_ring_take_all(struct tel_ring *ring, void *buffer, uint64_t length,
+			   struct tel_read_summary *summary)
+{
+	if (ring->position || ring->mode != TEL_STREAM)
+		return tel_ring_read_summed(ring, buffer, length, summary);
+	if (length < ring->size)
+		return 0;
+	struct published now = read_published(ring);
+	uint64_t tail = ring->tail;
+	summary->first_time = summary->last_time;
+	summary->records = now.produced - ring->consumed;
+	if (!summary->records)
+		return 0;
+	summary->last_time = now.last_time;
+	/* Records never cross the end of the data area: one stretch before it
+	 * (a pad at its end left out), one after. */
+	uint64_t boundary = (tail | ring->mask) + 1, copied = 0;
+	if (now.head > boundary) {
+		uint64_t end = now.pad_at >= tail && now.pad_at < boundary ? now.pad_at : boundary;
+		__builtin_memcpy(buffer, record_at(ring, tail), end - tail);
+		copied = end - tail;
+		tail = boundary;
+	}
+	__builtin_memcpy((uint8_t *)buffer + copied, record_at(ring, tail), now.head - tail);
+	copied += now.head - tail;
+	ring->consumed = now.produced;
+	store_release(&ring->tail, now.head);
+	return copied;
+}
+
 uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length)
 {
 	struct tel_read_summary summary = {0};
@@ -356,7 +412,7 @@ int tel_ring_share(struct tel_ring *ring, struct tel_ring_header *header,
 		return -EINVAL;
 	*header = (struct tel_ring_header){.head = ring->head,
 					   .size = ring->size,
-					   .produced = ring->produced,
+					   .produced = tel_ring_produced(ring),
 					   .dropped = ring->dropped};
 	store_release(&position->tail, ring->tail);
 	ring->shared = header;
@@ -367,7 +423,7 @@ int tel_ring_share(struct tel_ring *ring, struct tel_ring_header *header,
 
 void tel_ring_get_stats(const struct tel_ring *ring, struct tel_ring_stats *stats)
 {
-	stats->produced = __atomic_load_n(&ring->produced, __ATOMIC_RELAXED);
+	stats->produced = tel_ring_produced(ring);
 	stats->dropped = __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
 	stats->consumed = __atomic_load_n(&ring->consumed, __ATOMIC_RELAXED);
 	uint64_t head = load_acquire(&ring->head);

@@ -38,7 +38,9 @@ struct tel_ring {
 	uint64_t tail;
 	uint64_t size;         /* data bytes, a power of two */
 	uint64_t mask;         /* size - 1: a position's offset in data */
-	uint64_t produced;     /* records written */
+	uint64_t commits;      /* twice the records written (tel_ring_produced), odd while
+				* a commit publishes head: a seqcount for the reader that
+				* does not walk (ring.c) */
 	uint64_t dropped;      /* records refused (stream) or overwritten (flight recorder) */
 	uint64_t consumed;     /* records read out */
 	uint64_t record_max;   /* largest record: TEL_RECORD_MAX's, at most half the ring */
@@ -46,6 +48,7 @@ struct tel_ring {
 	uint64_t last_time;    /* of the record reserved last */
 	uint64_t next_sync;    /* head from which the next record is extended */
 	uint64_t fast_limit;   /* reserve's fast path writes below this (ring.c) */
+	uint64_t pad_at;       /* where the last pad starts */
 	enum tel_mode mode;
 	uint8_t *data;
 	struct tel_ring_header *shared;     /* mirrored for a mapped consumer, or NULL */
@@ -68,6 +71,11 @@ static inline void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint6
 				     uint32_t length);
 /* Publishes the record reserved last (its size as reserve left it). */
 static inline void tel_ring_commit(struct tel_ring *ring);
+/* Records written into ring so far. */
+static inline uint64_t tel_ring_produced(const struct tel_ring *ring)
+{
+	return __atomic_load_n(&ring->commits, __ATOMIC_ACQUIRE) / 2;
+}
 /* Every case of reserve that is not the common one (ring.c). */
 void *tel_ring_reserve_slow(struct tel_ring *ring, uint16_t type, uint64_t time, uint32_t length);
 /* reserve + copy + commit.  Returns 0 or -ENOBUFS (dropped, counted). */
@@ -85,6 +93,14 @@ struct tel_read_summary {
 	uint64_t first_time, last_time;
 };
 /* tel_ring_read, and fills *summary on the way (one walk). */
+/* A kernel ring's reader that does not walk: takes every record up to head
+ * (buffer must hold the whole ring: length >= ring->size) and fills
+ * *summary from what the producer published with them (records: how many;
+ * last_time: at least the last one's, at most the next one's; first_time:
+ * last_time as it came in).  A shared ring is walked (tel_ring_read_summed).
+ * Returns the bytes copied, or 0 when empty or length is too small. */
+uint64_t tel_ring_take_all(struct tel_ring *ring, void *buffer, uint64_t length,
+			   struct tel_read_summary *summary);
 uint64_t tel_ring_read_summed(struct tel_ring *ring, void *buffer, uint64_t length,
 			      struct tel_read_summary *summary);
 /* Copies the newest whole records that fit into buffer, oldest first,
@@ -123,11 +139,14 @@ static inline void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint6
 
 static inline void tel_ring_commit(struct tel_ring *ring)
 {
-	uint64_t head = ring->reserved_end, produced = ring->produced + 1;
-	ring->produced = produced;
+	uint64_t head = ring->reserved_end, commits = ring->commits;
+	/* x86 keeps stores in order; the compiler must too. */
+	__atomic_store_n(&ring->commits, commits + 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&ring->head, head, __ATOMIC_RELEASE);
+	__atomic_store_n(&ring->commits, commits + 2, __ATOMIC_RELEASE);
 	if (__builtin_expect(ring->shared != 0, 0)) {
-		__atomic_store_n(&ring->shared->produced, produced, __ATOMIC_RELAXED);
+		__atomic_store_n(&ring->shared->produced, commits / 2 + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&ring->shared->head, head, __ATOMIC_RELEASE);
 	}
 }
@@ -163,6 +182,9 @@ int64_t tel_channel_read(struct tel_channel *channel, unsigned cpu, void *buffer
 /* The same, with tel_ring_read_summed's summary. */
 int64_t tel_channel_read_summed(struct tel_channel *channel, unsigned cpu, void *buffer,
 				uint64_t length, struct tel_read_summary *summary);
+/* Everything CPU cpu's ring holds (tel_ring_take_all).  Returns bytes, or -EINVAL. */
+int64_t tel_channel_take_all(struct tel_channel *channel, unsigned cpu, void *buffer,
+			     uint64_t length, struct tel_read_summary *summary);
 /* Snapshot of CPU cpu's ring.  Returns bytes, or -EINVAL. */
 int64_t tel_channel_snapshot(struct tel_channel *channel, unsigned cpu, void *buffer,
 			     uint64_t length);

@@ -99,8 +99,9 @@ __attribute__((used)) static void record_fast_code(void)
 	"	shr $32, %%rax\n"
 	"	jnz 7f\n"
 	"6:\n"
-	"	incq %c[produced](%%rcx)\n"
+	"	incq %c[commits](%%rcx)\n"             /* odd: a commit is under way */
 	"	mov %%rdx, %c[head](%%rcx)\n"           /* publish (x86: stores stay in order) */
+	"	incq %c[commits](%%rcx)\n"             /* even: one more record */
 	"9:\n"
 	"	popfq\n"
 	"	mov %%rsi, %%rax\n"
@@ -141,7 +142,7 @@ __attribute__((used)) static void record_fast_code(void)
 	  [list_index] "i"(offsetof(struct jp_fast_list, index)),
 	  [head] "i"(RING_FIELD(head)), [last_time] "i"(RING_FIELD(last_time)),
 	  [fast_limit] "i"(RING_FIELD(fast_limit)), [mask] "i"(RING_FIELD(mask)),
-	  [data] "i"(RING_FIELD(data)), [produced] "i"(RING_FIELD(produced)),
+	  [data] "i"(RING_FIELD(data)), [commits] "i"(RING_FIELD(commits)),
 	  [bytes] "i"(CALL_RECORD_BYTES), [header] "i"(CALL_HEADER_BASE));
 }
 // clang-format on

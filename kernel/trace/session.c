@@ -34,7 +34,6 @@
 #include "trace/ctf.h"
 
 #define TRACE_RING_BYTES   (256 * 1024)
-#define PACKET_RECORDS     (64 * 1024) /* a stream packet's records at most */
 /* The packet buffer: a header and a whole ring (a snapshot takes it all). */
 #define PACKET_PAGES       (TRACE_RING_BYTES / PAGE_SIZE + 1)
 #define DRAIN_IDLE_NS      (5 * 1000 * 1000)
@@ -145,16 +144,19 @@ static uint64_t seal_flight_packet(unsigned cpu, uint8_t **packet)
 	return bytes ? ctf_seal_packet(*packet, bytes, &session.streams[cpu]) : 0;
 }
 
-/* A stream's records into one packet: one walk, the ring's reader noting
- * what the header needs.  Returns the packet's size (0: none). */
+/* A stream's records into one packet: all the ring holds, taken without a
+ * walk (the producer published their count and last time with them); the
+ * packet begins where the one before ended.  Returns the packet's size (0:
+ * none). */
 static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 {
 	struct ctf_stream *stream = &session.streams[cpu];
 	struct tel_read_summary read = {.last_time = stream->last_time};
 	*packet = session.packet;
-	int64_t bytes = tel_channel_read_summed(session.channel, cpu,
-						*packet + sizeof(struct ctf_packet_header),
-						PACKET_RECORDS, &read);
+	int64_t bytes = tel_channel_take_all(session.channel, cpu,
+					     *packet + sizeof(struct ctf_packet_header),
+					     PACKET_PAGES * PAGE_SIZE - sizeof(struct ctf_packet_header),
+					     &read);
 	stream->events_discarded = ring_dropped(cpu) - session.base_dropped[cpu];
 	if (bytes <= 0)
 		return 0;
@@ -296,7 +298,8 @@ static void reset_streams(const uint8_t uuid[16])
 		while (tel_channel_read(session.channel, cpu, session.packet,
 					PACKET_PAGES * PAGE_SIZE) > 0)
 			;
-		session.streams[cpu] = (struct ctf_stream){.cpu = cpu};
+		/* The first packet begins now (its first record has a full time). */
+		session.streams[cpu] = (struct ctf_stream){.cpu = cpu, .last_time = rdtsc()};
 		memcpy(session.streams[cpu].uuid, uuid, 16);
 		session.base_dropped[cpu] = ring_dropped(cpu);
 	}

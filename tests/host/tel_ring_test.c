@@ -77,8 +77,8 @@ static void records_survive_the_wrap(void)
 		}
 	}
 	CHECK(expect > 100);
-	CHECK_EQ(ring.produced, next);
-	CHECK_EQ(ring.produced, ring.consumed + (next - expect));
+	CHECK_EQ(tel_ring_produced(&ring), next);
+	CHECK_EQ(tel_ring_produced(&ring), ring.consumed + (next - expect));
 }
 
 /* A full stream ring refuses new records and counts them; old ones stay. */
@@ -117,7 +117,7 @@ static void flight_recorder_keeps_the_newest(void)
 	CHECK_EQ(seqs[n - 1], 99);
 	for (int i = 1; i < n; i++)
 		CHECK_EQ(seqs[i], seqs[i - 1] + 1);
-	CHECK_EQ(ring.produced, 100);
+	CHECK_EQ(tel_ring_produced(&ring), 100);
 	CHECK_EQ(ring.dropped + (uint64_t)n, 100);
 	/* A snapshot into a small buffer gives the newest that fit. */
 	n = decode(out, tel_ring_snapshot(&ring, out, 64), seqs, 32);
@@ -145,31 +145,47 @@ static void *produce(void *arg)
 	return NULL;
 }
 
-static void producer_and_consumer_race(void)
+/* The producer on one thread, a reader on this one: every record comes out
+ * whole, in order, once, or is counted as dropped.  take_all: the reader
+ * that does not walk (tel_ring_take_all), whose counts and last time come
+ * from what the producer published; they must agree with the records it
+ * copied, however the two threads interleave. */
+static void race_with_reader(bool take_all)
 {
 	static uint8_t race_data[1024] __attribute__((aligned(16)));
 	struct race r = {.total = 200000};
 	REQUIRE_EQ(tel_ring_init(&r.ring, race_data, sizeof race_data, TEL_STREAM), 0);
 	pthread_t producer;
 	REQUIRE_EQ(pthread_create(&producer, NULL, produce, &r), 0);
-	uint64_t delivered = 0, last = 0, torn = 0, out_of_order = 0, time = 0;
-	uint8_t out[512];
+	uint64_t delivered = 0, last = 0, torn = 0, out_of_order = 0, time = 0, miscounted = 0;
+	uint64_t summary_time = 0;
+	uint8_t out[2048];
 	for (;;) {
 		int finished = __atomic_load_n(&r.done, __ATOMIC_ACQUIRE);
-		uint64_t bytes = tel_ring_read(&r.ring, out, sizeof out);
-		for (uint64_t at = 0; at < bytes;) {
+		struct tel_read_summary summary = {.last_time = summary_time};
+		uint64_t bytes = take_all ? tel_ring_take_all(&r.ring, out, sizeof out, &summary)
+					  : tel_ring_read(&r.ring, out, 512);
+		uint64_t records = 0;
+		for (uint64_t at = 0; at < bytes; records++) {
 			const struct tel_record *rec = (const void *)(out + at);
 			uint64_t p[3];
 			memcpy(p, tel_record_payload(rec), sizeof p);
 			/* Drops in between are counted, not written: the next record
 			 * still times against the last one written, so the time of
 			 * each delivered record rebuilds exactly. */
-			torn += p[1] != ~p[0] || p[2] != p[0] * 3 ||
+			torn += rec->type != 2 || p[1] != ~p[0] || p[2] != p[0] * 3 ||
 				tel_record_time(rec, &time) != p[0] << 20;
 			out_of_order += delivered && p[0] <= last;
 			last = p[0];
 			delivered++;
 			at += tel_record_bytes(rec);
+		}
+		if (take_all && records) {
+			/* The last time is the last record's, or a later one's
+			 * (reserved while the reader looked), never earlier. */
+			miscounted += summary.records != records || summary.last_time < time ||
+				      summary.last_time % (1 << 20);
+			summary_time = summary.last_time;
 		}
 		if (finished && bytes == 0)
 			break;
@@ -177,8 +193,19 @@ static void producer_and_consumer_race(void)
 	pthread_join(producer, NULL);
 	CHECK_EQ(torn, 0);
 	CHECK_EQ(out_of_order, 0);
+	CHECK_EQ(miscounted, 0);
 	CHECK_EQ(delivered + r.ring.dropped, r.total);
 	CHECK_EQ(r.ring.consumed, delivered);
+}
+
+static void producer_and_consumer_race(void)
+{
+	race_with_reader(false);
+}
+
+static void producer_and_a_reader_that_takes_all_race(void)
+{
+	race_with_reader(true);
 }
 
 /* A record that does not fit before the end of the data area: a pad fills
@@ -218,7 +245,7 @@ static void pad_before_a_record_at_the_end(void)
 	CHECK_EQ(decode(out, bytes, seqs, 8), 2);
 	CHECK_EQ(seqs[0], 4);
 	CHECK_EQ(seqs[1], 5);
-	CHECK_EQ(ring.produced, 6);
+	CHECK_EQ(tel_ring_produced(&ring), 6);
 	CHECK_EQ(ring.consumed, 6);
 	CHECK_EQ(ring.dropped, 0);
 }
@@ -401,9 +428,9 @@ static void refused_records_are_counted(void)
 	CHECK_EQ(ring.head, TEL_RECORD_SIZE(TEL_RECORD_MAX, TEL_EXTENDED));
 }
 
-/* The summed read against a model: random payload sizes and times through
- * a 256-byte ring (pads, records ending exactly at the end of the area),
- * read with random buffer lengths.  Every read gives whole records in the
+/* The summed read and take_all against a model: random payload sizes and
+ * times through a 256-byte ring (pads, records ending exactly at the end of
+ * the area), read with random buffer lengths or all at once.  Every read gives whole records in the
  * order written, the summary counts them and times the first and the last
  * as a walk over what came out does, and nothing is lost or repeated. */
 static void summed_reads_match_a_walk_of_what_they_copied(void)
@@ -427,7 +454,10 @@ static void summed_reads_match_a_walk_of_what_they_copied(void)
 		if (rand() % 3)
 			continue;
 		struct tel_read_summary summary = {.last_time = last_time};
-		uint64_t bytes = tel_ring_read_summed(&ring, out, 16 + (unsigned)rand() % 200, &summary);
+		bool take_all = rand() % 2;
+		uint64_t bytes = take_all ? tel_ring_take_all(&ring, out, sizeof out, &summary)
+					  : tel_ring_read_summed(&ring, out, 16 + (unsigned)rand() % 200,
+								 &summary);
 		uint64_t walk_time = last_time, first = 0, count = 0;
 		for (uint64_t at = 0; at < bytes; count++) {
 			const struct tel_record *r = (const void *)(out + at);
@@ -442,23 +472,23 @@ static void summed_reads_match_a_walk_of_what_they_copied(void)
 			at += tel_record_bytes(r);
 		}
 		CHECK_EQ(summary.records, count);
-		if (count) {
+		if (count && !take_all) /* take_all: the packet begins where the last ended */
 			CHECK_EQ(summary.first_time, first);
-			reads++;
-		}
-		CHECK_EQ(summary.last_time, walk_time);
+		reads += count != 0;
+		CHECK_EQ(summary.last_time, walk_time); /* no record is being reserved here */
 		last_time = summary.last_time;
 	}
 	CHECK(reads > 1000 && pads_seen > 100); /* the cases were built */
 	CHECK_EQ(ring.consumed, read_seq);
-	CHECK_EQ(ring.produced, written);
-	CHECK_EQ(ring.produced + ring.dropped, 20000);
+	CHECK_EQ(tel_ring_produced(&ring), written);
+	CHECK_EQ(tel_ring_produced(&ring) + ring.dropped, 20000);
 }
 
 HOSTTEST_MAIN(HOSTTEST_CASE(bad_sizes_are_refused), HOSTTEST_CASE(records_survive_the_wrap),
 	      HOSTTEST_CASE(full_stream_ring_drops_new_records),
 	      HOSTTEST_CASE(flight_recorder_keeps_the_newest),
 	      HOSTTEST_CASE(producer_and_consumer_race),
+	      HOSTTEST_CASE(producer_and_a_reader_that_takes_all_race),
 	      HOSTTEST_CASE(pad_before_a_record_at_the_end),
 	      HOSTTEST_CASE(compact_times_rebuild_exactly),
 	      HOSTTEST_CASE(snapshots_find_a_full_time_early),

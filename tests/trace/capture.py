@@ -24,6 +24,7 @@ channel).
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -160,22 +161,38 @@ def stacks_problems(out_dir, work):
     return None, "\n".join(lines)
 
 
-def record(sock, out_dir, port, small):
-    """mscope record for 4 s with one request in the middle; returns
-    (exit status, its output, the request's status)."""
-    mscope = subprocess.Popen([MSCOPE, "record", "--attach", sock, "-p", "net.*", "-p", "vfs.*",
-                               "-d", "4", "-o", out_dir], cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-    time.sleep(2)
-    response = httpcheck.get(port, "/small.txt")
+def record_around(arguments, action):
+    """Runs `mscope record ARGUMENTS` until it says the trace runs, then
+    action(), then stops it (SIGINT, as a user's ^C): the capture holds
+    whatever action made the OS do, however slow the host.  Returns (exit
+    status, mscope's output, action's result)."""
+    mscope = subprocess.Popen([MSCOPE, "record"] + arguments, cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    lines = []
+    for line in mscope.stdout:  # "os: trace started" comes once the OS records
+        lines.append(line)
+        if "trace started" in line:
+            break
+    result = action()
+    mscope.send_signal(signal.SIGINT)
     try:
         output, _ = mscope.communicate(timeout=180)  # only against a hang
     except subprocess.TimeoutExpired:
         mscope.kill()
         output, _ = mscope.communicate()
         output += "\n(mscope did not finish: timed out)"
+    return mscope.returncode, "".join(lines) + output, result
+
+
+def record(sock, out_dir, port, small):
+    """mscope record around one request; returns (exit status, its output,
+    whether the request was answered right)."""
+    status, output, response = record_around(
+        ["--attach", sock, "-p", "net.*", "-p", "vfs.*", "-o", out_dir],
+        lambda: httpcheck.get(port, "/small.txt"))
     ok = response and response[0] == 200 and (small is None or response[-1] == small)
-    return mscope.returncode, output, ok
+    return status, output, ok
 
 
 def analyze_problems(build, out_dir):
@@ -509,19 +526,16 @@ def run_broken_httpd_capture(build, kernel, log, report):
             time.sleep(1)
             subprocess.run([MSCOPE, "uscope", "trace", "httpd-slow", "--mode", "2", "--budget", "3",
                             "--attach", sock], cwd=ROOT, capture_output=True, timeout=120)
-            mscope = subprocess.Popen([MSCOPE, "record", "--attach", sock, "--stacks", "-d", "4",
-                                       "-o", out_dir], cwd=ROOT, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True)
-            time.sleep(2)
-            response = httpcheck.get(port, "/index.html")
-            output, _ = mscope.communicate(timeout=180)  # only against a hang
+            status, output, response = record_around(
+                ["--attach", sock, "--stacks", "-o", out_dir],
+                lambda: httpcheck.get(port, "/index.html"))
             folded = os.path.join(work, "folded")
             stacks = subprocess.run([MSCOPE, "stacks", out_dir, "--folded", folded],
                                     capture_output=True, text=True)
             folded_text = open(folded).read() if os.path.exists(folded) else ""
             text = output + stacks.stdout + folded_text
-            if mscope.returncode or not response or response[0] != 200:
-                problem = f"mscope record exit {mscope.returncode}, response {response and response[0]}"
+            if status or not response or response[0] != 200:
+                problem = f"mscope record exit {status}, response {response and response[0]}"
             else:
                 problem = broken_httpd_problems(folded_text, stacks.stdout)
     finally:
