@@ -151,13 +151,12 @@ void lattrack_note_max(struct lattrack *tracker, uint64_t delay_tsc)
 		cpu->max_tsc = delay_tsc;
 }
 
-/* Calls the callback for an event the caller owns (interrupts as the caller
- * had them). */
+/* Reports an event the caller owns: annotates it, keeps it among the recent,
+ * hands it to the subscribers and calls the callback (interrupts as the
+ * caller had them). */
 void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *event,
 			   enum lattrack_flag flag, uint64_t end_tsc, unsigned out_id)
 {
-	if (!tracker->callback && !__atomic_load_n(&tracker->subscriber_count, __ATOMIC_RELAXED))
-		return;
 	struct lattrack_report report = {.tracker = tracker,
 					 .key = event->data,
 					 .key_length = event->key_length,
@@ -166,6 +165,8 @@ void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *even
 					 .end_ns = clock_ns_at_tsc(end_tsc),
 					 .flag = flag,
 					 .out_id = out_id};
+	if (tracker->annotate)
+		tracker->annotate(&report, tracker->annotate_context);
 	lattrack_publish(tracker, &report);
 	if (tracker->callback)
 		tracker->callback(&report, tracker->callback_context);

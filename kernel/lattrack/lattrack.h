@@ -28,6 +28,8 @@
 #define LATTRACK_PRIV_MAX     128
 #define LATTRACK_EVENTS_MAX   65536
 #define LATTRACK_TRACKERS_MAX 16
+#define LATTRACK_STACK_MAX    8 /* frames a report carries (uapi's LATTRACK_RECORD_STACK) */
+#define LATTRACK_RECENT       4 /* reports kept per tracker for `lattrack show` */
 
 /* Why a callback runs. */
 enum lattrack_flag {
@@ -57,6 +59,15 @@ struct lattrack_report {
 	uint64_t end_ns;   /* at event_out, or when the timer or the replacing event_in saw it */
 	enum lattrack_flag flag;
 	unsigned out_id; /* event_out's id (NORMAL, LATE), else 0 */
+	/* Filled by the tracker's annotate function (lattrack_set_annotate), if
+	 * any, before the callback and the records see the report; else 0. */
+	uint16_t stack_count;  /* frames in stack, innermost first */
+	uint16_t stack_flags;  /* LATTRACK_STACK_* (uapi/lattrack.h) */
+	uint64_t stack[LATTRACK_STACK_MAX]; /* user (syscall) or kernel (offcpu's waker) */
+	uint32_t waker_tid;    /* offcpu: who woke the key's thread (gettid(); 0: a kernel thread) */
+	uint32_t waker_cpu;
+	uint32_t waker_flags;  /* LATTRACK_WAKER_* (uapi/lattrack.h) */
+	char waker_name[16];   /* the waker thread's name */
 };
 
 /* Runs in the context of event_out, event_in or the tracker's timer
@@ -94,6 +105,10 @@ int lattrack_set_priv_size(struct lattrack *tracker, unsigned bytes); /* 0..LATT
 int lattrack_set_max_events(struct lattrack *tracker, unsigned count); /* 1..LATTRACK_EVENTS_MAX */
 int lattrack_set_gc_age_ns(struct lattrack *tracker, uint64_t ns);     /* 0: none */
 int lattrack_set_timer_period_ns(struct lattrack *tracker, uint64_t ns); /* >= 1 ms */
+/* fn fills a report's stack and waker fields before the callback and the
+ * records see it; it runs in the reporter's context (any: must not sleep). */
+typedef void (*lattrack_annotate_fn)(struct lattrack_report *report, void *context);
+int lattrack_set_annotate(struct lattrack *tracker, lattrack_annotate_fn fn, void *context);
 /* Allocates the events and the table and starts the timer.  Thread context.
  * Returns 0, -EBUSY (enabled already) or -ENOMEM. */
 int lattrack_enable(struct lattrack *tracker);
@@ -165,6 +180,11 @@ uint64_t lattrack_records_lost(const struct lattrack_subscriber *subscriber);
 struct lattrack *lattrack_subscriber_tracker(const struct lattrack_subscriber *subscriber);
 /* True while the tracker is registered and enabled (not destroyed). */
 bool lattrack_is_enabled(const struct lattrack *tracker);
+/* The tracker's last LATTRACK_RECENT reports as records, oldest first, each
+ * with the name of the process that ran the report in programs[i] (""
+ * for a kernel thread): what `lattrack show` prints.  Returns how many. */
+unsigned lattrack_recent(struct lattrack *tracker, struct lattrack_record *records,
+			 char (*programs)[16], unsigned max);
 
 /* ---- The hot path -------------------------------------------------------- */
 

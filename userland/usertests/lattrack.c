@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microscope/syscall.h>
@@ -260,4 +261,73 @@ void lattrack_privileges_hold(void)
 	close((int)kernel);
 	close((int)root);
 	kshell("lattrack remove ut-kernel");
+}
+
+/* The frame the slow call is made from: its report must name it.  The
+ * barrier after the call keeps it from being a tail call, so that its return
+ * address lies inside this function. */
+__attribute__((noinline)) static void sleep_in_known_frame(void)
+{
+	struct timespec request = {0, 5 * 1000 * 1000};
+	nanosleep(&request, NULL);
+	__asm__ volatile("" ::: "memory");
+}
+
+#define KNOWN_FRAME_BYTES 64 /* sleep_in_known_frame is shorter than this */
+
+static int frame_in_known_function(const struct lattrack_record *r)
+{
+	uint64_t start = (uint64_t)(uintptr_t)&sleep_in_known_frame;
+	for (unsigned i = 0; i < r->stack_count && i < LATTRACK_RECORD_STACK; i++)
+		if (r->stack[i] > start && r->stack[i] < start + KNOWN_FRAME_BYTES)
+			return (int)i;
+	return -1;
+}
+
+static long kshell_output(const char *line, char *output, size_t size)
+{
+	uint64_t length = 0;
+	long error = ms_syscall6(__NR_ms_kshell, (long)line, (long)output, (long)size - 1,
+				 (long)&length, 0, 0);
+	output[length < size ? length : size - 1] = '\0';
+	return error;
+}
+
+/* A slow nanosleep made from a known function: the syscall tracker's record
+ * carries the user stack, one of whose frames lies in that function, and
+ * `lattrack show` prints that frame's address. */
+void lattrack_syscall_report_has_the_user_stack(void)
+{
+	if (kshell("lattrack create ut-stack syscall:nanosleep 1000") != 0) {
+		t_fail("lattrack create ut-stack failed");
+		return;
+	}
+	long reader = ms_syscall3(__NR_ms_lattrack_open, (long)"ut-stack", 0, 0);
+	if (reader < 0) {
+		t_fail("open ut-stack: %ld", reader);
+		kshell("lattrack remove ut-stack");
+		return;
+	}
+	sleep_in_known_frame();
+	struct lattrack_record record;
+	int found = -1;
+	while (found < 0 && readable(reader, 10000) & POLLIN &&
+	       read((int)reader, &record, sizeof record) == (long)sizeof record)
+		if (record.tid == (uint32_t)getpid() && record.stack_count)
+			found = frame_in_known_function(&record);
+	if (found < 0)
+		t_fail("no record of this thread with a frame in sleep_in_known_frame");
+	else if (record.stack_flags & LATTRACK_STACK_KERNEL)
+		t_fail("a user stack was marked as kernel addresses");
+	static char output[4096];
+	char frame[40];
+	if (found >= 0) {
+		snprintf(frame, sizeof frame, "0x%016llx", (unsigned long long)record.stack[found]);
+		if (kshell_output("lattrack show ut-stack", output, sizeof output) != 0 ||
+		    !strstr(output, frame) || !strstr(output, "program=usertests"))
+			t_fail("lattrack show did not print %s of usertests:\n%s", frame, output);
+	}
+	close((int)reader);
+	if (kshell("lattrack remove ut-stack") != 0)
+		t_fail("lattrack remove ut-stack failed");
 }
