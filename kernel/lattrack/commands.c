@@ -162,6 +162,6 @@ static int cmd_lattrack(int argc, char **argv)
 	return KSHELL_USAGE;
 }
 KSHELL_COMMAND(lattrack, cmd_lattrack,
-	       "lattrack [create NAME wakeup|ttfb|syscall[:CALL]|offcpu|irq|nic|block US [TIMEOUT_US] | threshold NAME US | show NAME | remove NAME |"
+	       "lattrack [create NAME wakeup|ttfb|syscall[:CALL]|offcpu|irq|nic|nictx|block US [TIMEOUT_US] | threshold NAME US | show NAME | remove NAME |"
 	       " snapshot on DIR|console [PATTERN...] | snapshot off]",
 	       "latency trackers on join points (slow wake-ups, requests, calls, interrupts, I/O), with snapshots");

@@ -12,6 +12,8 @@
  *   irq      irq.entry before -> after on this CPU (the handler); id: vector
  *   nic      nic.irq (the device asked) -> the nic.poll after it (frames
  *            handed to the stack; id 1 when it found none)
+ *   nictx    nic.tx_queued (a driver gave the device a frame in a ring slot)
+ *            -> nic.tx_done of that slot (its reclaim found it written back)
  *   block    block.submit -> block.complete of the request (a refused
  *            submit ends it at once, id 1)
  * Their advice only calls event_in/out, which never sleep, so it is safe where
@@ -303,6 +305,27 @@ static void nic_poll_after(struct jp_context *context, void *cookie)
 	lattrack_event_out(cookie, &nic, sizeof nic, delivered ? OUT_NORMAL : OUT_REFUSED_OR_EMPTY);
 }
 
+/* ---- nictx: a frame in the device, per ring slot -------------------------------- */
+
+/* One word per (NIC, slot): NICs differ below bit 48 (kernel addresses
+ * share their top bits), slots are below 65536. */
+static uint64_t tx_slot_key(const struct jp_context *context)
+{
+	return context->args[0] ^ ((context->args[1] & 0xffff) << 48);
+}
+
+static void nic_tx_queued_before(struct jp_context *context, void *cookie)
+{
+	uint64_t key = tx_slot_key(context);
+	lattrack_event_in(cookie, &key, sizeof key, LATTRACK_IN_UNIQUE, NULL);
+}
+
+static void nic_tx_done_before(struct jp_context *context, void *cookie)
+{
+	uint64_t key = tx_slot_key(context);
+	lattrack_event_out(cookie, &key, sizeof key, OUT_NORMAL);
+}
+
 /* ---- block ------------------------------------------------------------------- */
 
 static void block_submit_before(struct jp_context *context, void *cookie)
@@ -337,6 +360,8 @@ static const struct kind kinds[] = {
 	 NULL, offcpu_annotate, 1u << 1},
 	{"irq", {"irq.entry"}, {irq_before}, {irq_after}, NULL, NULL, 0},
 	{"nic", {"nic.irq", "nic.poll"}, {nic_irq_before, NULL}, {NULL, nic_poll_after}, NULL, NULL, 0},
+	{"nictx", {"nic.tx_queued", "nic.tx_done"}, {nic_tx_queued_before, nic_tx_done_before},
+	 {NULL, NULL}, NULL, NULL, 0},
 	{"block", {"block.submit", "block.complete"}, {block_submit_before, block_complete_before},
 	 {block_submit_after, NULL}, NULL, NULL, 0},
 };

@@ -271,6 +271,32 @@ static void nic_tracker_times_interrupt_to_poll(struct ktest *t)
 	EXPECT_EQ(t, lattrack_detach("t-nic"), 0);
 }
 
+/* nictx: a slot queued and then found done is one report; the same slot of
+ * another NIC is another key; a done slot never queued finds nothing. */
+static void nictx_tracker_times_queued_to_done(struct ktest *t)
+{
+	static struct nic fake, other;
+	memset(&fake, 0, sizeof fake);
+	memset(&other, 0, sizeof other);
+	uint64_t key_of_slot_3 = (uint64_t)(uintptr_t)&fake ^ (3ull << 48);
+	if (attach(t, "t-nictx", "nictx", key_of_slot_3))
+		return;
+	for (int i = 0; i < ROUNDS; i++) {
+		nic_tx_queued(&fake, 3);
+		nic_tx_queued(&other, 3);
+		nic_tx_done(&fake, 3);
+	}
+	EXPECT_EQ(t, kind_seen.matched, ROUNDS);
+	nic_tx_done(&fake, 4);
+	struct lattrack_counts c;
+	counts_of("t-nictx", &c);
+	EXPECT_EQ(t, kind_seen.matched, ROUNDS);
+	EXPECT_TRUE(t, c.unmatched >= 1);
+	EXPECT_TRUE(t, c.unique >= ROUNDS - 1); /* other's slot 3 queued again, never done */
+	EXPECT_EQ(t, fake.tx_completions, ROUNDS + 1);
+	EXPECT_EQ(t, lattrack_detach("t-nictx"), 0);
+}
+
 /* ---- a disk that is not registered ------------------------------------------ */
 
 static int fake_submit(struct block_device *device, struct block_request *request)
@@ -327,4 +353,5 @@ KTEST_SUITE(lattrack_kinds, KTEST_CASE(syscall_tracker_counts_each_call),
 	    KTEST_CASE(offcpu_report_names_the_waker),
 	    KTEST_CASE(irq_tracker_sees_timer_interrupts),
 	    KTEST_CASE(nic_tracker_times_interrupt_to_poll),
+	    KTEST_CASE(nictx_tracker_times_queued_to_done),
 	    KTEST_CASE(block_tracker_times_submit_to_complete));

@@ -236,7 +236,8 @@ void lattrack_snapshot_get_counts(struct lattrack_snapshot_counts *counts);
  * a CPU), "ttfb" (net.accept → first net.send on that socket), "syscall"
  * (sys.* before → after per thread; "syscall:NAME" sys.NAME only), "offcpu"
  * (switched away → switched back), "irq" (irq.entry's handler), "nic"
- * (nic.irq → the nic.poll after it) and "block" (block.submit →
+ * (nic.irq → the nic.poll after it), "nictx" (nic.tx_queued → nic.tx_done
+ * of the ring slot: a frame in the device) and "block" (block.submit →
  * block.complete).  kinds.c says what each key and out id are.  Creates
  * tracker name of kind, enables it and attaches its advice; a slow event
  * takes a snapshot when a flight recorder runs.  Thread context.  Returns 0,

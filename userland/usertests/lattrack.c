@@ -4,7 +4,8 @@
  * polled on the descriptor; a full queue counts what it lost; the calls
  * refuse bad pointers, names, sizes, flags, descriptors and operations; and
  * the privileges hold (a user may not read a kernel tracker or another
- * user's, nor own more than LATTRACK_USER_OWN, nor feed a kernel tracker).
+ * user's, nor own more than LATTRACK_USER_OWN, nor feed a kernel tracker);
+ * the syscall tracker's reports carry the user stack of the slow call.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -293,15 +294,46 @@ static long kshell_output(const char *line, char *output, size_t size)
 	return error;
 }
 
+/* Does a file hold the 8 bytes of value (little-endian, as CTF writes it)? */
+static int file_holds(const char *path, uint64_t value)
+{
+	static unsigned char data[256 * 1024];
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	long length = read(fd, data, sizeof data);
+	close(fd);
+	for (long i = 0; i + 8 <= length; i++)
+		if (!memcmp(data + i, &value, 8))
+			return 1;
+	return 0;
+}
+
+/* Does a snapshot directory /tmp/ut-snap-N hold the frame in a stream file? */
+static int snapshot_holds(uint64_t frame)
+{
+	char path[64];
+	for (int n = 1; n <= 16; n++)
+		for (int cpu = 0; cpu < 8; cpu++) {
+			snprintf(path, sizeof path, "/tmp/ut-snap-%d/stream_%d", n, cpu);
+			if (file_holds(path, frame))
+				return 1;
+		}
+	return 0;
+}
+
 /* A slow nanosleep made from a known function: the syscall tracker's record
- * carries the user stack, one of whose frames lies in that function, and
- * `lattrack show` prints that frame's address. */
+ * carries the user stack, one of whose frames lies in that function,
+ * `lattrack show` prints that frame's address, and the flight recorder's
+ * snapshot of the slow call holds it (a user_stack record). */
 void lattrack_syscall_report_has_the_user_stack(void)
 {
-	if (kshell("lattrack create ut-stack syscall:nanosleep 1000") != 0) {
+	if (kshell("lattrack create ut-stack syscall:nanosleep 3000") != 0) {
 		t_fail("lattrack create ut-stack failed");
 		return;
 	}
+	if (kshell("lattrack snapshot on /tmp/ut-snap") != 0)
+		t_fail("lattrack snapshot on failed");
 	long reader = ms_syscall3(__NR_ms_lattrack_open, (long)"ut-stack", 0, 0);
 	if (reader < 0) {
 		t_fail("open ut-stack: %ld", reader);
@@ -327,6 +359,13 @@ void lattrack_syscall_report_has_the_user_stack(void)
 		    !strstr(output, frame) || !strstr(output, "program=usertests"))
 			t_fail("lattrack show did not print %s of usertests:\n%s", frame, output);
 	}
+	if (found >= 0) { /* the snapshot is written by a thread soon after */
+		struct timespec tick = {0, 1000 * 1000};
+		while (!snapshot_holds(record.stack[found]))
+			nanosleep(&tick, NULL); /* the case's time limit guards a hang */
+	}
+	if (kshell("lattrack snapshot off") != 0)
+		t_fail("lattrack snapshot off failed");
 	close((int)reader);
 	if (kshell("lattrack remove ut-stack") != 0)
 		t_fail("lattrack remove ut-stack failed");
