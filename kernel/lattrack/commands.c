@@ -95,6 +95,8 @@ static const char *const flag_names[] = {"normal", "timeout", "unique", "gc", "l
 
 static void print_waker(const struct lattrack_record *r)
 {
+	if (r->thread_name[0])
+		kshell_print("    off its cpu: tid %u (%s)\n", r->thread_tid, r->thread_name);
 	if (!(r->waker_flags & LATTRACK_WAKER_KNOWN))
 		return;
 	kshell_print("    woken by tid %u (%s) on cpu %u%s\n", r->waker_tid, r->waker_name,

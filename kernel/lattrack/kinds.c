@@ -243,14 +243,24 @@ static unsigned wakeup_callers(const uint64_t callers[WAKE_CALLERS], uint64_t *o
 	return count;
 }
 
-/* An off-CPU report names the wake-up that ended it, when one was seen
- * after the thread left the CPU (a preempted thread has none). */
+static void name_thread(struct lattrack_report *report, struct thread *thread)
+{
+	struct process *process = thread_process(thread);
+	report->thread_tid = process ? (uint32_t)proc_pid(process) : 0;
+	strlcpy(report->thread_name, thread_name(thread), sizeof report->thread_name);
+}
+
+/* An off-CPU report names the thread (when it goes back on a CPU, its out)
+ * and the wake-up that ended its wait, when one was seen after the thread
+ * left the CPU (a preempted thread has none). */
 static void offcpu_annotate(struct lattrack_report *report, void *context)
 {
 	uint64_t thread;
 	if (report->key_length != sizeof thread)
 		return;
 	memcpy(&thread, report->key, sizeof thread);
+	if (report->flag == LATTRACK_NORMAL || report->flag == LATTRACK_LATE)
+		name_thread(report, (struct thread *)(uintptr_t)thread); /* going on a CPU: alive */
 	struct wake_note *note = note_of(context, thread), copy;
 	uint64_t flags = irq_save();
 	note_lock(note);

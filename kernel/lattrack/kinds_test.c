@@ -162,6 +162,7 @@ static void note_waker(const struct lattrack_report *report, void *context)
 	    !(report->waker_flags & LATTRACK_WAKER_KNOWN))
 		return;
 	if (strcmp(report->waker_name, woken.waker_name) || report->waker_tid != 0 ||
+	    strcmp(report->thread_name, "offcpu-waited") || report->thread_tid != 0 ||
 	    (report->waker_flags & LATTRACK_WAKER_INTERRUPT) ||
 	    !(report->stack_flags & LATTRACK_STACK_KERNEL)) {
 		__atomic_add_fetch(&woken.wrong_waker, 1, __ATOMIC_RELAXED);
@@ -173,7 +174,7 @@ static void note_waker(const struct lattrack_report *report, void *context)
 }
 
 /* offcpu: a thread this test wakes ROUNDS times is reported off its CPU
- * with the waker named (this kernel thread: tid 0, its name, not from an
+ * (named: offcpu-waited, a kernel thread) with the waker named (this kernel thread: tid 0, its name, not from an
  * interrupt) and where it woke it (wake_the_sleeper among the kernel frames).
  * The waker lets the sleeper block before each wake-up; a round where it had
  * not blocked yet is a round with no wake-up to name, so at least one. */

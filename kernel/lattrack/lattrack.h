@@ -68,6 +68,8 @@ struct lattrack_report {
 	uint32_t waker_cpu;
 	uint32_t waker_flags;  /* LATTRACK_WAKER_* (uapi/lattrack.h) */
 	char waker_name[16];   /* the waker thread's name */
+	uint32_t thread_tid;   /* offcpu: the thread that was off its CPU (0: a kernel thread) */
+	char thread_name[16];  /* its name ("": not known) */
 };
 
 /* Runs in the context of event_out, event_in or the tracker's timer

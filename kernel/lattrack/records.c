@@ -20,6 +20,8 @@
 #include "sched/sched.h"
 #include "smp/smp.h"
 
+_Static_assert(sizeof(struct lattrack_record) == 200, "uapi/lattrack.h says 200 bytes");
+
 static void fill_record(struct lattrack_record *record, const struct lattrack_report *report)
 {
 	memset(record, 0, sizeof *record);
@@ -46,6 +48,9 @@ static void fill_record(struct lattrack_record *record, const struct lattrack_re
 	record->waker_flags = report->waker_flags;
 	memcpy(record->waker_name, report->waker_name, sizeof record->waker_name);
 	record->waker_name[sizeof record->waker_name - 1] = '\0';
+	record->thread_tid = report->thread_tid;
+	memcpy(record->thread_name, report->thread_name, sizeof record->thread_name);
+	record->thread_name[sizeof record->thread_name - 1] = '\0';
 }
 
 /* The name of the process running the report, or "". */

@@ -68,7 +68,7 @@ enum lattrack_record_flag {
 #define LATTRACK_WAKER_KNOWN     0x1 /* the wake-up was seen: waker_* say who woke it */
 #define LATTRACK_WAKER_INTERRUPT 0x2 /* it was woken from an interrupt on waker_cpu */
 
-/* One slow event, as read() returns it (176 bytes). */
+/* One slow event, as read() returns it (200 bytes). */
 struct lattrack_record {
 	uint64_t start_ns; /* event_in, clock_gettime(CLOCK_MONOTONIC) time */
 	uint64_t end_ns;   /* event_out, or when the timer or a unique in saw it */
@@ -90,6 +90,9 @@ struct lattrack_record {
 	uint32_t waker_flags; /* LATTRACK_WAKER_* */
 	char waker_name[16];  /* the waker thread's name, NUL-terminated */
 	uint64_t stack[LATTRACK_RECORD_STACK];
+	uint32_t thread_tid;  /* offcpu: the thread that was off its CPU (gettid(); 0: a kernel thread) */
+	char thread_name[16]; /* its name, NUL-terminated ("": not known) */
+	uint32_t reserved;    /* 0 */
 };
 
 #endif
