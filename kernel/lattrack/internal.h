@@ -126,6 +126,16 @@ void lattrack_publish(struct lattrack *tracker, const struct lattrack_report *re
 /* tracker.c: ns to TSC cycles (saturating). */
 uint64_t lattrack_ns_to_tsc(uint64_t ns);
 
+/* event.c: reports a span (NORMAL) without an event in the table. */
+void lattrack_report_span(struct lattrack *tracker, const void *key, unsigned length,
+			  uint64_t start_tsc, uint64_t end_tsc, unsigned id);
+
+/* spans.c: syscall trackers on the system-call path; call NULL: every call.
+ * attach returns 0, -EINVAL or -ENOSPC; detach waits for a grace period
+ * (thread context). */
+int lattrack_span_attach(struct lattrack *tracker, const char *call);
+void lattrack_span_detach(struct lattrack *tracker);
+
 /* timer.c */
 void lattrack_timer_start(struct lattrack *tracker);
 void lattrack_timer_stop(struct lattrack *tracker);

@@ -50,6 +50,7 @@ struct kind {
 	bool (*where)(const struct joinpoint *jp); /* NULL: every match */
 	lattrack_annotate_fn annotate;             /* NULL: reports say only the times */
 	unsigned instance_cookie;                  /* bit i: advice i gets the instance, not the tracker */
+	unsigned advice_flags;                     /* JP_ADVICE_* of every advice */
 };
 
 /* The last wake-up of a thread, as the offcpu tracker saw it. */
@@ -69,6 +70,7 @@ struct instance {
 	char pattern[PATTERN_MAX]; /* "sys.NAME" for "syscall:NAME" */
 	struct jp_advice advice[KIND_ADVICE];
 	int handles[KIND_ADVICE];
+	bool span; /* a syscall tracker timed on the system-call path (spans.c) */
 	struct wake_note notes[WAKE_NOTES]; /* offcpu only */
 };
 
@@ -361,19 +363,42 @@ static void block_complete_before(struct jp_context *context, void *cookie)
 }
 
 static const struct kind kinds[] = {
-	{"wakeup", {"sched.wakeup", "sched.switch"}, {wakeup_before, switch_before},
-	 {wakeup_after, NULL}, NULL, NULL, 0},
-	{"ttfb", {"net.accept", "net.send", "net.close"}, {NULL, send_before, close_before},
-	 {accept_after, NULL, NULL}, NULL, NULL, 0},
-	{"syscall", {"sys.*"}, {syscall_before}, {syscall_after}, returns, syscall_annotate, 0},
-	{"offcpu", {"sched.switch", "sched.wakeup"}, {offcpu_switch, NULL}, {NULL, offcpu_wakeup},
-	 NULL, offcpu_annotate, 1u << 1},
-	{"irq", {"irq.entry"}, {irq_before}, {irq_after}, NULL, NULL, 0},
-	{"nic", {"nic.irq", "nic.poll"}, {nic_irq_before, NULL}, {NULL, nic_poll_after}, NULL, NULL, 0},
-	{"nictx", {"nic.tx_queued", "nic.tx_done"}, {nic_tx_queued_before, nic_tx_done_before},
-	 {NULL, NULL}, NULL, NULL, 0},
-	{"block", {"block.submit", "block.complete"}, {block_submit_before, block_complete_before},
-	 {block_submit_after, NULL}, NULL, NULL, 0},
+	{.name = "wakeup",
+	 .patterns = {"sched.wakeup", "sched.switch"},
+	 .before = {wakeup_before, switch_before},
+	 .after = {wakeup_after, NULL}},
+	{.name = "ttfb",
+	 .patterns = {"net.accept", "net.send", "net.close"},
+	 .before = {NULL, send_before, close_before},
+	 .after = {accept_after, NULL, NULL}},
+	/* native (joinpoint.h): kernel code in a static instance that never
+	 * sleeps, defers or reads the context's timestamps: the dispatcher's
+	 * short path */
+	{.name = "syscall",
+	 .patterns = {"sys.*"},
+	 .before = {syscall_before},
+	 .after = {syscall_after},
+	 .where = returns,
+	 .annotate = syscall_annotate,
+	 .advice_flags = JP_ADVICE_NATIVE},
+	{.name = "offcpu",
+	 .patterns = {"sched.switch", "sched.wakeup"},
+	 .before = {offcpu_switch, NULL},
+	 .after = {NULL, offcpu_wakeup},
+	 .annotate = offcpu_annotate,
+	 .instance_cookie = 1u << 1},
+	{.name = "irq", .patterns = {"irq.entry"}, .before = {irq_before}, .after = {irq_after}},
+	{.name = "nic",
+	 .patterns = {"nic.irq", "nic.poll"},
+	 .before = {nic_irq_before, NULL},
+	 .after = {NULL, nic_poll_after}},
+	{.name = "nictx",
+	 .patterns = {"nic.tx_queued", "nic.tx_done"},
+	 .before = {nic_tx_queued_before, nic_tx_done_before}},
+	{.name = "block",
+	 .patterns = {"block.submit", "block.complete"},
+	 .before = {block_submit_before, block_complete_before},
+	 .after = {block_submit_after, NULL}},
 };
 
 /* A slow event asks for a snapshot; a user stack it carries goes into the
@@ -427,6 +452,8 @@ static int free_instance(void)
 static void detach_instance(int slot)
 {
 	struct instance *instance = &instances[slot];
+	if (instance->span)
+		lattrack_span_detach(instance->tracker);
 	for (int i = 0; i < KIND_ADVICE; i++)
 		if (instance->handles[i] > 0)
 			jp_detach(instance->handles[i]);
@@ -440,6 +467,7 @@ static int attach_advice(int slot, const struct kind *kind)
 		instance->advice[i] = (struct jp_advice){.name = "lattrack",
 							 .before = kind->before[i],
 							 .after = kind->after[i],
+							 .flags = kind->advice_flags,
 							 .cookie = kind->instance_cookie & (1u << i)
 								       ? (void *)instance
 								       : (void *)instance->tracker};
@@ -450,6 +478,19 @@ static int attach_advice(int slot, const struct kind *kind)
 			return instance->handles[i];
 	}
 	return 0;
+}
+
+/* A syscall tracker without a timeout is timed on the system-call path
+ * (spans.c); "syscall:NAME" must name a system call's join point. */
+static int attach_span(int slot)
+{
+	struct instance *instance = &instances[slot];
+	const char *call = instance->pattern[0] ? instance->pattern + 4 : NULL;
+	if (call && !jp_find(instance->pattern))
+		return -ENOENT;
+	int error = lattrack_span_attach(instance->tracker, call);
+	instance->span = !error;
+	return error;
 }
 
 static int configure(struct lattrack *tracker, const struct kind *kind, void *annotate_context,
@@ -491,7 +532,8 @@ int lattrack_attach_kind_callback(const char *name, const char *kind_name,
 		uscope_prepare_stacks();
 	instances[slot].tracker = tracker;
 	strlcpy(instances[slot].pattern, pattern, PATTERN_MAX);
-	error = attach_advice(slot, kind);
+	error = kind->annotate == syscall_annotate && !timeout_ns ? attach_span(slot)
+								  : attach_advice(slot, kind);
 	if (error)
 		goto out_detach;
 	return 0;

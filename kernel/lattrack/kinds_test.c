@@ -19,6 +19,8 @@
 #include "net/nic.h"
 #include "panic/ksyms.h"
 #include "sched/sched.h"
+#include "syscall/syscall.h"
+#include "uapi/syscall_numbers.h"
 
 #define MS     (1000ULL * 1000)
 #define ROUNDS 5
@@ -63,24 +65,44 @@ static void counts_of(const char *name, struct lattrack_counts *counts)
 	}
 }
 
-/* syscall:sched_yield sees each call of this thread, in and out, with the join
- * point's index as the out id; "syscall:" alone names nothing. */
+/* syscall:sched_yield without a timeout times each call of this thread on
+ * the system-call path (syscall_dispatch), with the join point's index as
+ * the out id; with a timeout, on the join points (the call itself, as the
+ * kernel makes it, is seen too); "syscall:" alone and a call that does not
+ * exist name nothing. */
 static void syscall_tracker_counts_each_call(struct ktest *t)
 {
 	uint64_t self = (uint64_t)(uintptr_t)thread_current();
+	unsigned index = jp_index(jp_find("sys.sched_yield"));
+	const uint64_t args[6] = {0};
 	if (attach(t, "t-sys", "syscall:sched_yield", self))
 		return;
 	for (int i = 0; i < ROUNDS; i++)
-		sys_sched_yield();
+		EXPECT_EQ(t, syscall_dispatch(__NR_sched_yield, args), 0);
 	struct lattrack_counts c;
 	counts_of("t-sys", &c);
 	EXPECT_EQ(t, kind_seen.matched, ROUNDS);
-	EXPECT_EQ(t, kind_seen.last_out_id, jp_index(jp_find("sys.sched_yield")));
+	EXPECT_EQ(t, kind_seen.last_out_id, index);
 	EXPECT_TRUE(t, c.in >= ROUNDS); /* a process may yield too */
-	EXPECT_TRUE(t, c.out >= ROUNDS);
+	EXPECT_EQ(t, c.in, c.out);
+	EXPECT_EQ(t, c.in_flight, 0);
+	EXPECT_EQ(t, lattrack_detach("t-sys"), 0);
+	memset(&kind_seen, 0, sizeof kind_seen);
+	__atomic_store_n(&kind_seen.key, self, __ATOMIC_RELEASE);
+	EXPECT_EQ(t, lattrack_attach_kind_callback("t-sys", "syscall:sched_yield", 0, 1000 * MS,
+						   count_report, NULL),
+		  0);
+	for (int i = 0; i < ROUNDS; i++) {
+		sys_sched_yield();
+		EXPECT_EQ(t, syscall_dispatch(__NR_sched_yield, args), 0);
+	}
+	EXPECT_EQ(t, kind_seen.matched, 2 * ROUNDS);
+	EXPECT_EQ(t, kind_seen.last_out_id, index);
 	EXPECT_EQ(t, lattrack_detach("t-sys"), 0);
 	EXPECT_EQ(t, lattrack_attach_kind("t-sys", "syscall:", 0, 0), -ENOENT);
+	EXPECT_EQ(t, lattrack_attach_kind("t-sys", "syscall:nosuchcall", 0, 0), -ENOENT);
 	EXPECT_EQ(t, lattrack_attach_kind("t-sys", "wakeup:x", 0, 0), -ENOENT);
+	EXPECT_TRUE(t, lattrack_get("t-sys") == NULL);
 }
 
 static int sleeper(void *arg)

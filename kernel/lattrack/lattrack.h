@@ -200,6 +200,13 @@ int lattrack_event_in(struct lattrack *tracker, const void *key, unsigned length
  * report.  Any context.  Returns 0, -ENOENT (key not in, counted) or
  * -EINVAL. */
 int lattrack_event_out(struct lattrack *tracker, const void *key, unsigned length, unsigned id);
+/* A span the caller timed itself (TSC at both ends, in its own frame: no
+ * event is held meanwhile): counted in and out at once, reported NORMAL with
+ * id when it took the threshold or more.  Nothing is in during the span, so
+ * no timeout or GC applies.  Trackers without private data.  Any context.
+ * Returns 0 or -EINVAL. */
+int lattrack_event_span(struct lattrack *tracker, const void *key, unsigned length,
+			uint64_t start_tsc, uint64_t end_tsc, unsigned id);
 /* True when an event of key is in (the benchmark's plain lookup). */
 bool lattrack_contains(struct lattrack *tracker, const void *key, unsigned length);
 
@@ -257,6 +264,18 @@ int lattrack_detach(const char *name);
 const char *lattrack_kind(const struct lattrack *tracker);
 /* The largest delay reported by a callback so far, in ns. */
 uint64_t lattrack_max_ns(const struct lattrack *tracker);
+
+/* ---- The system-call path (spans.c) -------------------------------------- */
+
+/* Slots of syscall trackers without a timeout: while any is in use,
+ * syscall_dispatch reads the TSC before each call and calls
+ * lattrack_syscall_span after it, with the call's number and name. */
+extern unsigned lattrack_span_slots;
+static inline bool lattrack_syscalls_timed(void)
+{
+	return __atomic_load_n(&lattrack_span_slots, __ATOMIC_RELAXED) != 0;
+}
+void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc);
 
 /* Runs the lattrack_bench measurements and stops, if lattrack_bench was on
  * the command line.  Boot thread, once every CPU is up. */
