@@ -408,13 +408,12 @@ static void on_slow(const struct lattrack_report *report, void *context)
 {
 	if (report->flag == LATTRACK_GC || !lattrack_flight_running())
 		return;
-	if (report->stack_count && !(report->stack_flags & LATTRACK_STACK_KERNEL)) {
-		struct thread *thread = thread_current();
-		struct process *process = thread ? thread_process(thread) : NULL;
+	struct thread *thread = thread_current();
+	if (report->stack_count && !(report->stack_flags & LATTRACK_STACK_KERNEL) && thread) {
 		uint16_t flags = (report->stack_flags & LATTRACK_STACK_TRUNCATED ? TRACE_STACK_TRUNCATED : 0) |
 				 (report->stack_flags & LATTRACK_STACK_UNREADABLE ? TRACE_STACK_UNREADABLE : 0);
-		if (process)
-			uscope_write_stack(proc_pid(process), report->stack, report->stack_count, flags);
+		/* the trace's thread id, as its other records give it */
+		uscope_write_stack((int)thread_id(thread), report->stack, report->stack_count, flags);
 	}
 	lattrack_snapshot_request();
 }
