@@ -76,7 +76,8 @@ static inline bool count_span(struct lattrack *tracker, unsigned cpu, uint64_t d
  * thresholds.  Interrupts off. */
 static __attribute__((noinline, cold)) unsigned learn_numbers(unsigned unknown, uint64_t number,
 							       const char *name, unsigned cpu,
-							       uint64_t delay)
+							       uint64_t delay,
+							       struct lattrack **over_trackers)
 {
 	unsigned over = 0;
 	for (; unknown; unknown &= unknown - 1) {
@@ -85,28 +86,33 @@ static __attribute__((noinline, cold)) unsigned learn_numbers(unsigned unknown, 
 		if (!tracker || strcmp(slots[i].name, name))
 			continue;
 		__atomic_store_n(&slots[i].number, (int)number, __ATOMIC_RELAXED);
-		if (count_span(tracker, cpu, delay))
+		if (count_span(tracker, cpu, delay)) {
 			over |= 1u << i;
+			over_trackers[i] = tracker;
+		}
 	}
 	return over;
 }
 
-/* The spans over their thresholds: their largest delay noted (interrupts
- * off), then reported with interrupts on (a report may walk the user stack)
- * and preemption off, the reader section going on. */
-static __attribute__((noinline, cold)) void report_spans(unsigned over, uint64_t number,
-							 const char *name, uint64_t start_tsc,
-							 uint64_t delay, uint64_t flags)
+/* The spans over their thresholds (the trackers that counted them: a slot
+ * cleared meanwhile may hold another already): their largest delay noted
+ * (interrupts off), then reported with interrupts on (a report may walk the
+ * user stack) and preemption off, the reader section going on. */
+static __attribute__((noinline, cold)) void report_spans(unsigned over,
+							 struct lattrack *const *over_trackers,
+							 uint64_t number, const char *name,
+							 uint64_t start_tsc, uint64_t delay,
+							 uint64_t flags)
 {
 	for (unsigned i = 0; i < SPAN_SLOTS; i++)
 		if (over & (1u << i))
-			lattrack_note_max(slots[i].tracker, delay);
+			lattrack_note_max(over_trackers[i], delay);
 	preempt_disable();
 	irq_restore(flags);
 	uint64_t thread = (uint64_t)(uintptr_t)thread_current();
 	for (unsigned i = 0; i < SPAN_SLOTS; i++)
 		if (over & (1u << i))
-			lattrack_report_span(slots[i].tracker, &thread, sizeof thread, start_tsc,
+			lattrack_report_span(over_trackers[i], &thread, sizeof thread, start_tsc,
 					     start_tsc + delay, out_id_of(number, name));
 	preempt_enable();
 }
@@ -119,6 +125,7 @@ void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc
 {
 	uint64_t delay = rdtsc() - start_tsc;
 	unsigned over = 0, unknown = 0;
+	struct lattrack *over_trackers[SPAN_SLOTS];
 	uint64_t flags = irq_save();
 	unsigned cpu = this_cpu_id();
 	for (unsigned used = __atomic_load_n(&used_slots, __ATOMIC_ACQUIRE); used; used &= used - 1) {
@@ -128,13 +135,15 @@ void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc
 		if (wanted == NUMBER_UNKNOWN)
 			unknown |= 1u << i;
 		else if (tracker && (wanted == NUMBER_EVERY || wanted == (int)number) &&
-			 count_span(tracker, cpu, delay))
+			 count_span(tracker, cpu, delay)) {
 			over |= 1u << i;
+			over_trackers[i] = tracker;
+		}
 	}
 	if (__builtin_expect(unknown != 0, 0) && name)
-		over |= learn_numbers(unknown, number, name, cpu, delay);
+		over |= learn_numbers(unknown, number, name, cpu, delay, over_trackers);
 	if (__builtin_expect(over != 0, 0) && name)
-		report_spans(over, number, name, start_tsc, delay, flags);
+		report_spans(over, over_trackers, number, name, start_tsc, delay, flags);
 	else
 		irq_restore(flags);
 }
