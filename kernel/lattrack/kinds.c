@@ -2,9 +2,11 @@
  * Trackers on join points, made by name:
  *   wakeup   sched.wakeup -> the sched.switch that puts the thread on a CPU
  *   ttfb     net.accept -> the socket's first net.send (a close first: id 1)
- *   syscall  sys.X before -> sys.X after, per thread; "syscall:NAME" tracks
- *            sys.NAME only; the out id is the join point's index; a report
- *            carries the user stack of the slow call, taken at its after
+ *   syscall  a system call's entry -> its return, per thread; "syscall:NAME"
+ *            tracks NAME only; the out id is sys.NAME's join-point index; a
+ *            report carries the user stack of the slow call, taken at its
+ *            return.  Timed on the system-call path (spans.c), or with a
+ *            timeout on the join points sys.X before -> sys.X after
  *   offcpu   sched.switch away from a thread -> the switch back onto a CPU;
  *            a report names the waker (sched.wakeup: who, on which CPU,
  *            from an interrupt or not, and the kernel's callers of the
@@ -183,13 +185,17 @@ static void note_unlock(struct wake_note *note)
 }
 
 /* The return addresses on this kernel stack, from here outwards: the frame
- * pointers are followed only upwards, within 16 KiB, on kernel addresses. */
+ * pointers are followed only upwards, on kernel addresses, below the top of
+ * the thread's kernel stack when this runs on it (else within 16 KiB: an
+ * interrupt's own stack). */
 static void kernel_callers(uint64_t callers[WAKE_CALLERS])
 {
 	uint64_t *frame = __builtin_frame_address(0), start = (uint64_t)(uintptr_t)frame;
+	uint64_t top = this_cpu()->syscall_stack;
+	uint64_t limit = top > start && top - start <= 65536 ? top : start + 16384;
 	for (unsigned i = 0; i < WAKE_CALLERS; i++) {
 		uint64_t at = (uint64_t)(uintptr_t)frame;
-		if (!frame || (at & 7) || at < start || at - start > 16384 || at < KERNEL_HALF) {
+		if (!frame || (at & 7) || at < start || at + 16 > limit || at < KERNEL_HALF) {
 			callers[i] = 0;
 			continue;
 		}
