@@ -169,9 +169,13 @@ def bench_lattrack(build, out_dir):
              f"| event_in + event_out | {pair:.0f} | 1.00x | — |", ""]
     if "syscall" in per_call and "syscall-tracked" in per_call:
         plain, tracked = per_call["syscall"], per_call["syscall-tracked"]
-        lines += [f"A system call (`sys_getuid` from a kernel thread): {plain:.0f} ticks untracked, "
-                  f"{tracked:.0f} with the `syscall` tracker on every `sys.*` "
-                  f"(+{tracked - plain:.0f}).", ""]
+        joinpoints = per_call.get("syscall-joinpoints", 0)
+        empty = per_call.get("syscall-empty", 0)
+        lines += [f"A system call (`getuid` through `syscall_dispatch` from a kernel thread): "
+                  f"{plain:.0f} ticks untracked, {empty:.0f} with an empty native advice on its "
+                  f"join point, {tracked:.0f} with the `syscall` tracker on the system-call path "
+                  f"(+{tracked - plain:.0f}), {joinpoints:.0f} with it on the join points "
+                  f"(a timeout given: +{joinpoints - plain:.0f}).", ""]
     ns = {(m.group(1), int(m.group(2))): (int(m.group(3)), int(m.group(4)))
           for m in map(LATTRACK_PARALLEL.match, text.splitlines()) if m}
     if ("pairs", 2) in ns:

@@ -1281,15 +1281,19 @@ SHELL_SESSION = [
     # listed with its threshold; whether a wake-up happened in between is timing
     # (the lattrack suite's wakeup_tracker_sees_wakeups counts them for sure)
     ("lattrack-list", "lattrack", r"\nwk\s+wakeup\s+500\s+\d+"),
+    ("lattrack-show", "lattrack show wk", r"wk: [1-4] recent reports?\s+report \w+ \d+ us"),
+    ("lattrack-show-none", "lattrack show nope", r"no such thing \(-2\)"),
     ("lattrack-usage", "lattrack create wk wakeup x", r"usage: lattrack"),
     ("lattrack-remove", "lattrack remove wk", r"\A(?![\s\S]*error)"),
     ("lattrack-removed", "lattrack remove wk", r"no such thing \(-2\)"),
     ("lattrack-syscall", "lattrack create sy syscall:read 1000", r"\A(?![\s\S]*error)"),
     ("lattrack-kinds", "lattrack create bk block 1000", r"\A(?![\s\S]*error)"),
+    ("lattrack-nictx", "lattrack create nt nictx 1000", r"\A(?![\s\S]*error)"),
     ("lattrack-kinds-list", "lattrack", r"\nsy\s+syscall\s+1000\s[\s\S]*\nbk\s+block\s+1000\s"),
     ("lattrack-no-call", "lattrack create sx syscall: 1000", r"no such thing \(-2\)"),
     ("lattrack-kinds-remove", "lattrack remove sy", r"\A(?![\s\S]*error)"),
     ("lattrack-kinds-remove2", "lattrack remove bk", r"\A(?![\s\S]*error)"),
+    ("lattrack-nictx-remove", "lattrack remove nt", r"\A(?![\s\S]*error)"),
 ]
 
 

@@ -81,6 +81,7 @@ void e1000_rings_program(struct e1000 *e)
 	e1000_write(e, E1000_TCTL,
 		    E1000_TCTL_EN | E1000_TCTL_PSP | E1000_TCTL_CT | E1000_TCTL_COLD);
 	e->tx_tail = e->tx_clean = 0;
+	memset(e->tx_ends_frame, 0, sizeof e->tx_ends_frame);
 }
 
 /* ---- Receive ------------------------------------------------------------- */
@@ -154,6 +155,10 @@ static void e1000_tx_reclaim_locked(struct e1000 *e)
 		volatile struct e1000_tx_desc *desc = &e->tx_ring[e->tx_clean];
 		if (!(desc->status & E1000_TX_DD))
 			break;
+		if (e->tx_ends_frame[e->tx_clean]) {
+			e->tx_ends_frame[e->tx_clean] = false;
+			nic_tx_done(&e->nic, e->tx_clean);
+		}
 		e->tx_clean = (e->tx_clean + 1) % E1000_TX_RING;
 	}
 }
@@ -185,6 +190,8 @@ int e1000_tx_frame(struct e1000 *e, const void *frame, size_t length)
 	desc->command = E1000_TX_EOP | E1000_TX_IFCS | E1000_TX_RS;
 	desc->status = 0;
 	e->tx_tail = next;
+	e->tx_ends_frame[slot] = true;
+	nic_tx_queued(&e->nic, slot);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	e1000_write(e, E1000_TDT, next);
 	spin_unlock_irqrestore(&e->tx_lock, flags);
@@ -299,6 +306,9 @@ int e1000_tx_segmented(struct e1000 *e, const void *frame, size_t length, size_t
 	e1000_tx_context(e, slot, ip_length, header_length, length - header_length, mss);
 	unsigned next = e1000_tx_data(e, (slot + 1) % E1000_TX_RING, frame, length, ip_length);
 	e->tx_tail = next;
+	unsigned last = (next + E1000_TX_RING - 1) % E1000_TX_RING; /* its EOP descriptor */
+	e->tx_ends_frame[last] = true;
+	nic_tx_queued(&e->nic, last);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	e1000_write(e, E1000_TDT, next);
 	spin_unlock_irqrestore(&e->tx_lock, flags);

@@ -67,6 +67,7 @@ struct nic_own_counter {
 static const struct nic_own_counter nic_own_counters[] = {
     NIC_OWN(rx_frames),       NIC_OWN(rx_bytes),      NIC_OWN(rx_dropped),
     NIC_OWN(tx_frames),       NIC_OWN(tx_bytes),      NIC_OWN(tx_errors),
+    NIC_OWN(tx_completions),
     NIC_OWN(interrupts),      NIC_OWN(polls),         NIC_OWN(empty_polls),
     NIC_OWN(samples),         NIC_OWN(steer_replies), NIC_OWN(steer_bad_replies),
     NIC_OWN(steer_fallbacks), NIC_OWN(mode_switches), NIC_OWN(hybrid_polls),
@@ -249,7 +250,7 @@ static void nic_init_state(struct nic *nic)
 	spin_init(&nic->lock, "nic");
 	mutex_init(&nic->poll_lock, "nic.poll");
 	nic->rx_frames = nic->rx_bytes = nic->rx_dropped = 0;
-	nic->tx_frames = nic->tx_bytes = nic->tx_errors = 0;
+	nic->tx_frames = nic->tx_bytes = nic->tx_errors = nic->tx_completions = 0;
 	nic->interrupts = nic->polls = nic->empty_polls = 0;
 	if (nic->sample_interval_ns != NIC_SAMPLE_NEVER) /* a test's NIC: samples by hand */
 		nic->sample_interval_ns = NIC_SAMPLE_NS;
@@ -334,6 +335,18 @@ JOINPOINT_DEFINE_NOSLEEP(nic, tx, int, struct nic *, nic, const void *, frame, s
 	nic_add(&nic->tx_frames, 1);
 	nic_add(&nic->tx_bytes, length);
 	return 0;
+}
+
+/* nic.tx_queued and nic.tx_done: the frame's time in the device, seen
+ * from the driver (done when its reclaim finds the slot written back: at the
+ * next transmit or poll).  _NOSLEEP: under the driver's transmit lock. */
+JOINPOINT_DEFINE_VOID_NOSLEEP(nic, tx_queued, struct nic *, nic, unsigned, slot)
+{
+}
+
+JOINPOINT_DEFINE_VOID_NOSLEEP(nic, tx_done, struct nic *, nic, unsigned, slot)
+{
+	nic_add(&nic->tx_completions, 1);
 }
 
 bool nic_can_segment(const struct nic *nic)

@@ -126,6 +126,7 @@ struct nic {
 	struct mutex poll_lock;                   /* one poll pass at a time */
 	uint64_t rx_frames, rx_bytes, rx_dropped; /* seen by nic_rx */
 	uint64_t tx_frames, tx_bytes, tx_errors;  /* seen by nic_tx */
+	uint64_t tx_completions;                  /* nic_tx_done */
 	uint64_t interrupts, polls, empty_polls;
 	unsigned index; /* registration order: device "nic<index>" */
 	/* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER (set before nic_register): only the
@@ -156,6 +157,15 @@ void nic_rx(struct nic *nic, const void *frame, size_t length);
 /* A driver's interrupt handler calls this when the device signalled receive
  * (or transmit) work: masks the device and wakes the worker.  Interrupt-safe. */
 void nic_irq(struct nic *nic);
+/* A driver's transmit calls nic_tx_queued when it has handed a frame to the
+ * device in ring slot slot (the slot whose completion says the frame is
+ * sent: the last descriptor of a multi-descriptor frame), and its reclaim
+ * calls nic_tx_done for each such slot it finds done (the device wrote it
+ * back).  The join points nic.tx_queued and nic.tx_done, where the nictx
+ * latency tracker times a frame in the device; counted in tx_completions.
+ * Any context (drivers call them under their transmit lock). */
+void nic_tx_queued(struct nic *nic, unsigned slot);
+void nic_tx_done(struct nic *nic, unsigned slot);
 
 /* ---- The stack and the shell --------------------------------------------- */
 

@@ -78,7 +78,7 @@ static void virtio_net_reclaim_tx(struct virtio_net *vn)
 	unsigned id;
 	uint32_t length;
 	while (virtio_take_used(&vn->tx, &id, &length))
-		;
+		nic_tx_done(&vn->nic, id);
 }
 
 static int virtio_net_transmit(struct nic *nic, const void *frame, size_t length)
@@ -98,6 +98,7 @@ static int virtio_net_transmit(struct nic *nic, const void *frame, size_t length
 	memset(buffer, 0, VIRTIO_NET_HEADER);
 	memcpy(buffer + VIRTIO_NET_HEADER, frame, length);
 	virtio_offer_buffer(&vn->tx, (unsigned)id, (uint32_t)(VIRTIO_NET_HEADER + length), false);
+	nic_tx_queued(&vn->nic, (unsigned)id);
 	virtio_kick_queue(&vn->tx);
 	spin_unlock_irqrestore(&vn->tx_lock, flags);
 	virtio_net_add(&vn->counters.tx_packets, 1);

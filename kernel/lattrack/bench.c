@@ -4,7 +4,9 @@
  * event_in + event_out pair against one plain lookup of the same table (the
  * hash and the chain walk, no lock) and one locked lookup
  * (lattrack_contains), with 256 other keys in, interrupts off, after a
- * warm-up.  Without -icount, on every CPU at once: threads pinned one per
+ * warm-up; and a system call's join point plain, with an empty native
+ * advice (what the dispatcher costs) and with the syscall tracker (what it
+ * adds to that: the advice and the pair).  Without -icount, on every CPU at once: threads pinned one per
  * CPU do pairs on keys of their own, timed from a common start; 1 CPU and 2
  * CPUs in the same run give the scaling.
  */
@@ -13,10 +15,13 @@
 #include "arch/x86_64/cpu.h"
 #include "boot/cmdline.h"
 #include "console/console.h"
+#include "joinpoint/joinpoint.h"
 #include "panic/panic.h"
 #include "power/power.h"
 #include "sched/sched.h"
 #include "smp/smp.h"
+#include "syscall/syscall.h"
+#include "uapi/syscall_numbers.h"
 
 #define BENCH_CALLS    2000
 #define BENCH_RESIDENT 256    /* other keys in while measuring */
@@ -66,14 +71,14 @@ static uint64_t time_pair(void)
 	return rdtsc() - start;
 }
 
-long sys_getuid(void); /* kernel/proc/sys_cred.c: works in a kernel thread, changes nothing */
-
-/* A system call's join point and body, as the syscall tracker sees it. */
+/* A system call through the dispatcher (getuid: works in a kernel thread,
+ * changes nothing), its join point and body, as the syscall tracker sees it. */
 static uint64_t time_syscall(void)
 {
+	static const uint64_t args[6];
 	uint64_t start = rdtsc();
 	for (uint64_t i = 0; i < BENCH_CALLS; i++)
-		sink += (uint64_t)sys_getuid();
+		sink += (uint64_t)syscall_dispatch(__NR_getuid, args);
 	return rdtsc() - start;
 }
 
@@ -102,6 +107,25 @@ static struct lattrack *make_tracker(const char *name)
 	return tracker;
 }
 
+static void empty_advice(struct jp_context *context, void *cookie)
+{
+}
+
+/* The syscall tracker's dispatch with nothing to do: the join point's
+ * short path for native advice, both advice calls. */
+static void report_empty_advice(void)
+{
+	static const struct jp_advice empty = {.name = "bench-empty",
+					       .before = empty_advice,
+					       .after = empty_advice,
+					       .flags = JP_ADVICE_NATIVE};
+	int handle = jp_attach("sys.getuid", &empty);
+	if (handle < 0)
+		panic("lattrack_bench: cannot attach the empty advice");
+	report("syscall-empty", (time_syscall(), time_syscall()));
+	jp_detach(handle);
+}
+
 static void bench_cost(void)
 {
 	bench_tracker = make_tracker("bench");
@@ -113,9 +137,15 @@ static void bench_cost(void)
 	lattrack_destroy(bench_tracker);
 	/* with interrupts on: attaching waits for a grace period, the advice runs as usual */
 	report("syscall", (time_syscall(), time_syscall()));
+	report_empty_advice();
 	if (lattrack_attach_kind("bench-sys", "syscall", UINT64_MAX, 0))
 		panic("lattrack_bench: cannot attach the syscall tracker");
 	report("syscall-tracked", (time_syscall(), time_syscall()));
+	lattrack_detach("bench-sys");
+	/* with a timeout: on the join points, the events in the table */
+	if (lattrack_attach_kind("bench-sys", "syscall", UINT64_MAX, 3600ULL * 1000000000))
+		panic("lattrack_bench: cannot attach the syscall tracker with a timeout");
+	report("syscall-joinpoints", (time_syscall(), time_syscall()));
 	lattrack_detach("bench-sys");
 }
 

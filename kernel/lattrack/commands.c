@@ -1,14 +1,18 @@
 /*
  * The console's lattrack command: make trackers of the built-in kinds on
  * join points, change their thresholds, list their counts, take
- * flight-recorder snapshots of slow events, and remove trackers.  Times are
- * in microseconds.
+ * flight-recorder snapshots of slow events, show a tracker's last reports
+ * (with the user stack of a slow system call, for the host's mscope to name,
+ * and the waker of an off-CPU thread), and remove trackers.  Times are in
+ * microseconds.
  */
 #include "lattrack/lattrack.h"
 
 #include "kshell/kshell.h"
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "panic/ksyms.h"
+#include "uapi/lattrack.h"
 
 #define NS_PER_US ((uint64_t)1000)
 
@@ -87,6 +91,60 @@ static int snapshot(int argc, char **argv)
 				     (unsigned)(argc - 4));
 }
 
+static const char *const flag_names[] = {"normal", "timeout", "unique", "gc", "late"};
+
+static void print_waker(const struct lattrack_record *r)
+{
+	if (r->thread_name[0])
+		kshell_print("    off its cpu: tid %u (%s)\n", r->thread_tid, r->thread_name);
+	if (!(r->waker_flags & LATTRACK_WAKER_KNOWN))
+		return;
+	kshell_print("    woken by tid %u (%s) on cpu %u%s\n", r->waker_tid, r->waker_name,
+		     r->waker_cpu, r->waker_flags & LATTRACK_WAKER_INTERRUPT ? ", in an interrupt" : "");
+}
+
+/* Frames as "#N 0xADDRESS": a kernel address gets its function here; a user
+ * one is named on the host (mscope lattrack, from the program's ELF). */
+static void print_stack(const struct lattrack_record *r)
+{
+	for (unsigned i = 0; i < r->stack_count && i < LATTRACK_RECORD_STACK; i++) {
+		uint64_t offset;
+		const char *name = r->stack_flags & LATTRACK_STACK_KERNEL
+					   ? ksym_lookup(r->stack[i] - 1, &offset)
+					   : NULL;
+		if (name)
+			kshell_print("    #%u 0x%016lx %s+0x%lx\n", i, r->stack[i], name, offset + 1);
+		else
+			kshell_print("    #%u 0x%016lx\n", i, r->stack[i]);
+	}
+	if (r->stack_flags & (LATTRACK_STACK_TRUNCATED | LATTRACK_STACK_UNREADABLE))
+		kshell_print("    (%s)\n", r->stack_flags & LATTRACK_STACK_UNREADABLE ? "unreadable"
+										    : "truncated");
+}
+
+/* A tracker's last reports, oldest first: "report" lines the host's mscope
+ * reads (program= names the ELF whose symbols name the user frames). */
+static int show(const char *name)
+{
+	struct lattrack *tracker = lattrack_get(name);
+	if (!tracker)
+		return -ENOENT;
+	struct lattrack_record records[LATTRACK_RECENT];
+	char programs[LATTRACK_RECENT][16];
+	unsigned count = lattrack_recent(tracker, records, programs, LATTRACK_RECENT);
+	kshell_print("%s: %u recent report%s\n", name, count, count == 1 ? "" : "s");
+	for (unsigned i = 0; i < count; i++) {
+		const struct lattrack_record *r = &records[i];
+		kshell_print("report %s %lu us id %u cpu %u tid %u program=%s\n",
+			     r->flag < 5 ? flag_names[r->flag] : "?", r->delay_ns / NS_PER_US,
+			     r->out_id, r->cpu, r->tid, programs[i][0] ? programs[i] : "-");
+		print_waker(r);
+		print_stack(r);
+	}
+	lattrack_put(tracker);
+	return 0;
+}
+
 static int cmd_lattrack(int argc, char **argv)
 {
 	if (argc == 1 || (argc == 2 && !strcmp(argv[1], "list"))) {
@@ -99,11 +157,13 @@ static int cmd_lattrack(int argc, char **argv)
 		return threshold(argc, argv);
 	if (!strcmp(argv[1], "remove") && argc == 3)
 		return lattrack_detach(argv[2]);
+	if (!strcmp(argv[1], "show") && argc == 3)
+		return show(argv[2]);
 	if (!strcmp(argv[1], "snapshot"))
 		return snapshot(argc, argv);
 	return KSHELL_USAGE;
 }
 KSHELL_COMMAND(lattrack, cmd_lattrack,
-	       "lattrack [create NAME wakeup|ttfb|syscall[:CALL]|offcpu|irq|nic|block US [TIMEOUT_US] | threshold NAME US | remove NAME |"
+	       "lattrack [create NAME wakeup|ttfb|syscall[:CALL]|offcpu|irq|nic|nictx|block US [TIMEOUT_US] | threshold NAME US | show NAME | remove NAME |"
 	       " snapshot on DIR|console [PATTERN...] | snapshot off]",
 	       "latency trackers on join points (slow wake-ups, requests, calls, interrupts, I/O), with snapshots");

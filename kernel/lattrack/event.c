@@ -151,13 +151,12 @@ void lattrack_note_max(struct lattrack *tracker, uint64_t delay_tsc)
 		cpu->max_tsc = delay_tsc;
 }
 
-/* Calls the callback for an event the caller owns (interrupts as the caller
- * had them). */
+/* Reports an event the caller owns: annotates it, keeps it among the recent,
+ * hands it to the subscribers and calls the callback (interrupts as the
+ * caller had them). */
 void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *event,
 			   enum lattrack_flag flag, uint64_t end_tsc, unsigned out_id)
 {
-	if (!tracker->callback && !__atomic_load_n(&tracker->subscriber_count, __ATOMIC_RELAXED))
-		return;
 	struct lattrack_report report = {.tracker = tracker,
 					 .key = event->data,
 					 .key_length = event->key_length,
@@ -166,6 +165,8 @@ void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *even
 					 .end_ns = clock_ns_at_tsc(end_tsc),
 					 .flag = flag,
 					 .out_id = out_id};
+	if (tracker->annotate)
+		tracker->annotate(&report, tracker->annotate_context);
 	lattrack_publish(tracker, &report);
 	if (tracker->callback)
 		tracker->callback(&report, tracker->callback_context);
@@ -447,4 +448,44 @@ bool lattrack_contains_unlocked(struct lattrack *tracker, const void *key, unsig
 		if (key_equal(event, hash, key, length))
 			return true;
 	return false;
+}
+
+/* A span: the caller timed it (both ends in its own frame), the tracker
+ * counts it in and out at once and reports it when it took the threshold
+ * or more.  No event is taken: a report's event is built on the stack. */
+__attribute__((noinline, cold)) void lattrack_report_span(struct lattrack *tracker,
+							  const void *key, unsigned length,
+							  uint64_t start_tsc, uint64_t end_tsc,
+							  unsigned id)
+{
+	union {
+		struct lattrack_event event;
+		unsigned char bytes[sizeof(struct lattrack_event) + LATTRACK_KEY_MAX];
+	} storage;
+	struct lattrack_event *event = &storage.event;
+	event->start_tsc = start_tsc;
+	event->key_length = (uint16_t)length;
+	memcpy(event->data, key, length);
+	lattrack_report_event(tracker, event, LATTRACK_NORMAL, end_tsc, id);
+}
+
+int lattrack_event_span(struct lattrack *tracker, const void *key, unsigned length,
+			uint64_t start_tsc, uint64_t end_tsc, unsigned id)
+{
+	if (bad_key(tracker, key, length) || tracker->priv_size)
+		return -EINVAL;
+	uint64_t delay = end_tsc - start_tsc;
+	bool over = delay >= __atomic_load_n(&tracker->threshold_tsc, __ATOMIC_RELAXED);
+	uint64_t flags = irq_save();
+	struct lattrack_cpu *cpu = lattrack_this_cpu(tracker);
+	cpu->counts.in++;
+	cpu->counts.out++;
+	if (over) {
+		cpu->counts.over++;
+		lattrack_note_max(tracker, delay);
+	}
+	irq_restore(flags);
+	if (over)
+		lattrack_report_span(tracker, key, length, start_tsc, end_tsc, id);
+	return 0;
 }

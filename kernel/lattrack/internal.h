@@ -50,6 +50,8 @@ struct lattrack {
 	uint64_t timer_period_ns;
 	lattrack_callback callback;
 	void *callback_context;
+	lattrack_annotate_fn annotate;
+	void *annotate_context;
 	unsigned key_size, priv_size, max_events;
 	unsigned event_size; /* header + key + priv, rounded to 8 */
 	uint32_t bucket_mask;
@@ -71,6 +73,10 @@ struct lattrack {
 	struct spinlock subscribers_lock;
 	struct lattrack_subscriber *subscribers[LATTRACK_SUBSCRIBERS_MAX];
 	unsigned subscriber_count;
+	/* the last reports (subscribers_lock), for `lattrack show` */
+	struct lattrack_record recent[LATTRACK_RECENT];
+	char recent_programs[LATTRACK_RECENT][16];
+	uint32_t recent_next; /* reports kept in all: the next goes to recent_next % LATTRACK_RECENT */
 	/* owned trackers (user.c): made from user space or by aspects, shared
 	 * by their owners (registry lock), destroyed by the last release */
 	bool owned;
@@ -113,11 +119,22 @@ static inline struct lattrack_cpu *lattrack_this_cpu(struct lattrack *tracker)
 	return &tracker->cpus[this_cpu_id()];
 }
 
-/* records.c: hands the report to every subscriber (any context). */
+/* records.c: keeps the report among the recent and hands it to every
+ * subscriber (any context). */
 void lattrack_publish(struct lattrack *tracker, const struct lattrack_report *report);
 
 /* tracker.c: ns to TSC cycles (saturating). */
 uint64_t lattrack_ns_to_tsc(uint64_t ns);
+
+/* event.c: reports a span (NORMAL) without an event in the table. */
+void lattrack_report_span(struct lattrack *tracker, const void *key, unsigned length,
+			  uint64_t start_tsc, uint64_t end_tsc, unsigned id);
+
+/* spans.c: syscall trackers on the system-call path; call NULL: every call.
+ * attach returns 0, -EINVAL or -ENOSPC; detach waits for a grace period
+ * (thread context). */
+int lattrack_span_attach(struct lattrack *tracker, const char *call);
+void lattrack_span_detach(struct lattrack *tracker);
 
 /* timer.c */
 void lattrack_timer_start(struct lattrack *tracker);

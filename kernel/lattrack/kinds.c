@@ -2,12 +2,20 @@
  * Trackers on join points, made by name:
  *   wakeup   sched.wakeup -> the sched.switch that puts the thread on a CPU
  *   ttfb     net.accept -> the socket's first net.send (a close first: id 1)
- *   syscall  sys.X before -> sys.X after, per thread; "syscall:NAME" tracks
- *            sys.NAME only; the out id is the join point's index
- *   offcpu   sched.switch away from a thread -> the switch back onto a CPU
+ *   syscall  a system call's entry -> its return, per thread; "syscall:NAME"
+ *            tracks NAME only; the out id is sys.NAME's join-point index; a
+ *            report carries the user stack of the slow call, taken at its
+ *            return.  Timed on the system-call path (spans.c), or with a
+ *            timeout on the join points sys.X before -> sys.X after
+ *   offcpu   sched.switch away from a thread -> the switch back onto a CPU;
+ *            a report names the waker (sched.wakeup: who, on which CPU,
+ *            from an interrupt or not, and the kernel's callers of the
+ *            wake-up)
  *   irq      irq.entry before -> after on this CPU (the handler); id: vector
  *   nic      nic.irq (the device asked) -> the nic.poll after it (frames
  *            handed to the stack; id 1 when it found none)
+ *   nictx    nic.tx_queued (a driver gave the device a frame in a ring slot)
+ *            -> nic.tx_done of that slot (its reclaim found it written back)
  *   block    block.submit -> block.complete of the request (a refused
  *            submit ends it at once, id 1)
  * Their advice only calls event_in/out, which never sleep, so it is safe where
@@ -17,21 +25,46 @@
  */
 #include "lattrack/internal.h"
 
+#include "arch/x86_64/cpu.h"
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "panic/ksyms.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
+#include "trace/trace.h"
 
 #define KIND_ADVICE 3 /* join points per kind, at most */
 #define PATTERN_MAX 40
 
 enum { OUT_NORMAL, OUT_NOT_WOKEN_OR_CLOSED, OUT_REFUSED_OR_EMPTY = 1 };
 
+#define WAKE_NOTES   32 /* wake-ups remembered per offcpu tracker (by the woken thread's hash) */
+#define WAKE_CALLERS 8  /* kernel return addresses kept per wake-up */
+#define KERNEL_HALF  0xffff800000000000ull
+
+struct instance;
 struct kind {
 	const char *name;
 	const char *patterns[KIND_ADVICE];
 	jp_advice_fn before[KIND_ADVICE];
 	jp_advice_fn after[KIND_ADVICE];
 	bool (*where)(const struct joinpoint *jp); /* NULL: every match */
+	lattrack_annotate_fn annotate;             /* NULL: reports say only the times */
+	unsigned instance_cookie;                  /* bit i: advice i gets the instance, not the tracker */
+	unsigned advice_flags;                     /* JP_ADVICE_* of every advice */
+};
+
+/* The last wake-up of a thread, as the offcpu tracker saw it. */
+struct wake_note {
+	uint32_t lock;        /* test-and-set, interrupts off */
+	uint64_t thread;      /* the woken thread (0: empty) */
+	uint64_t tsc;         /* when it was woken */
+	uint32_t waker_tid;   /* its process's number; 0: a kernel thread or an interrupt */
+	uint32_t waker_cpu;
+	uint32_t flags;       /* LATTRACK_WAKER_* */
+	char waker_name[16];
+	uint64_t callers[WAKE_CALLERS]; /* from the advice outwards */
 };
 
 struct instance {
@@ -39,6 +72,8 @@ struct instance {
 	char pattern[PATTERN_MAX]; /* "sys.NAME" for "syscall:NAME" */
 	struct jp_advice advice[KIND_ADVICE];
 	int handles[KIND_ADVICE];
+	bool span; /* a syscall tracker timed on the system-call path (spans.c) */
+	struct wake_note notes[WAKE_NOTES]; /* offcpu only */
 };
 
 static struct instance instances[LATTRACK_TRACKERS_MAX];
@@ -107,6 +142,23 @@ static void syscall_after(struct jp_context *context, void *cookie)
 	lattrack_event_out(cookie, &thread, sizeof thread, jp_index(context->joinpoint));
 }
 
+/* A slow call's report carries the user stack it was made from, walked at
+ * its after advice (only reports pay for the walk). */
+static void syscall_annotate(struct lattrack_report *report, void *context)
+{
+	uint64_t key;
+	if ((report->flag != LATTRACK_NORMAL && report->flag != LATTRACK_LATE) ||
+	    report->key_length != sizeof key)
+		return;
+	memcpy(&key, report->key, sizeof key);
+	if (key != (uint64_t)(uintptr_t)thread_current())
+		return; /* not in the caller's context */
+	uint16_t flags;
+	report->stack_count = (uint16_t)uscope_take_stack(report->stack, LATTRACK_STACK_MAX, &flags);
+	report->stack_flags = (flags & TRACE_STACK_TRUNCATED ? LATTRACK_STACK_TRUNCATED : 0) |
+			      (flags & TRACE_STACK_UNREADABLE ? LATTRACK_STACK_UNREADABLE : 0);
+}
+
 /* Calls that never return to their after advice. */
 static bool returns(const struct joinpoint *jp)
 {
@@ -115,6 +167,123 @@ static bool returns(const struct joinpoint *jp)
 }
 
 /* ---- offcpu ----------------------------------------------------------------- */
+
+static struct wake_note *note_of(struct instance *instance, uint64_t thread)
+{
+	return &instance->notes[(uint32_t)((thread * 0x9e3779b97f4a7c15ull) >> 59) % WAKE_NOTES];
+}
+
+static void note_lock(struct wake_note *note)
+{
+	while (__atomic_exchange_n(&note->lock, 1, __ATOMIC_ACQUIRE))
+		cpu_relax();
+}
+
+static void note_unlock(struct wake_note *note)
+{
+	__atomic_store_n(&note->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* The return addresses on this kernel stack, from here outwards: the frame
+ * pointers are followed only upwards, on kernel addresses, below the top of
+ * the thread's kernel stack when this runs on it (else within 16 KiB: an
+ * interrupt's own stack). */
+static void kernel_callers(uint64_t callers[WAKE_CALLERS])
+{
+	uint64_t *frame = __builtin_frame_address(0), start = (uint64_t)(uintptr_t)frame;
+	uint64_t top = this_cpu()->syscall_stack;
+	uint64_t limit = top > start && top - start <= 65536 ? top : start + 16384;
+	for (unsigned i = 0; i < WAKE_CALLERS; i++) {
+		uint64_t at = (uint64_t)(uintptr_t)frame;
+		if (!frame || (at & 7) || at < start || at + 16 > limit || at < KERNEL_HALF) {
+			callers[i] = 0;
+			continue;
+		}
+		callers[i] = frame[1];
+		uint64_t *next = (uint64_t *)frame[0];
+		frame = (uint64_t)(uintptr_t)next > at ? next : NULL;
+	}
+}
+
+/* sched.wakeup after, when it woke a blocked thread: who woke it, where. */
+static void offcpu_wakeup(struct jp_context *context, void *cookie)
+{
+	if (!(context->ret & 0xff))
+		return;
+	struct instance *instance = cookie;
+	uint64_t thread = context->args[0];
+	struct wake_note *note = note_of(instance, thread);
+	struct thread *waker = thread_current();
+	bool in_interrupt = this_cpu()->irq_depth > 0;
+	struct process *process = waker && !in_interrupt ? thread_process(waker) : NULL;
+	uint64_t flags = irq_save();
+	note_lock(note);
+	note->thread = thread;
+	note->tsc = rdtsc();
+	note->waker_cpu = context->cpu;
+	note->flags = LATTRACK_WAKER_KNOWN | (in_interrupt ? LATTRACK_WAKER_INTERRUPT : 0);
+	note->waker_tid = process ? (uint32_t)proc_pid(process) : 0;
+	strlcpy(note->waker_name, in_interrupt ? "interrupt" : waker ? thread_name(waker) : "",
+		sizeof note->waker_name);
+	kernel_callers(note->callers);
+	note_unlock(note);
+	irq_restore(flags);
+}
+
+/* Frames of the wake-up's machinery: this file's advice, the join point's
+ * trampoline and dispatcher (code without a symbol is the trampoline's). */
+static bool machinery(uint64_t address)
+{
+	uint64_t offset;
+	const char *name = ksym_lookup(address - 1, &offset);
+	return !name || !strncmp(name, "jp_", 3) || !strncmp(name, "offcpu_", 7) ||
+	       !strcmp(name, "kernel_callers") || !strcmp(name, "sched_wakeup");
+}
+
+/* The callers of the wake-up, from the one that called sched_wakeup out. */
+static unsigned wakeup_callers(const uint64_t callers[WAKE_CALLERS], uint64_t *out)
+{
+	unsigned first = 0, count = 0;
+	while (first < WAKE_CALLERS && callers[first] && machinery(callers[first]))
+		first++;
+	for (unsigned i = first; i < WAKE_CALLERS && callers[i] && count < LATTRACK_STACK_MAX; i++)
+		out[count++] = callers[i];
+	return count;
+}
+
+static void name_thread(struct lattrack_report *report, struct thread *thread)
+{
+	struct process *process = thread_process(thread);
+	report->thread_tid = process ? (uint32_t)proc_pid(process) : 0;
+	strlcpy(report->thread_name, thread_name(thread), sizeof report->thread_name);
+}
+
+/* An off-CPU report names the thread (when it goes back on a CPU, its out)
+ * and the wake-up that ended its wait, when one was seen after the thread
+ * left the CPU (a preempted thread has none). */
+static void offcpu_annotate(struct lattrack_report *report, void *context)
+{
+	uint64_t thread;
+	if (report->key_length != sizeof thread)
+		return;
+	memcpy(&thread, report->key, sizeof thread);
+	if (report->flag == LATTRACK_NORMAL || report->flag == LATTRACK_LATE)
+		name_thread(report, (struct thread *)(uintptr_t)thread); /* going on a CPU: alive */
+	struct wake_note *note = note_of(context, thread), copy;
+	uint64_t flags = irq_save();
+	note_lock(note);
+	copy = *note;
+	note_unlock(note);
+	irq_restore(flags);
+	if (copy.thread != thread || clock_ns_at_tsc(copy.tsc) < report->start_ns)
+		return;
+	report->waker_tid = copy.waker_tid;
+	report->waker_cpu = copy.waker_cpu;
+	report->waker_flags = copy.flags;
+	memcpy(report->waker_name, copy.waker_name, sizeof report->waker_name);
+	report->stack_count = (uint16_t)wakeup_callers(copy.callers, report->stack);
+	report->stack_flags = LATTRACK_STACK_KERNEL;
+}
 
 static void offcpu_switch(struct jp_context *context, void *cookie)
 {
@@ -154,6 +323,27 @@ static void nic_poll_after(struct jp_context *context, void *cookie)
 	lattrack_event_out(cookie, &nic, sizeof nic, delivered ? OUT_NORMAL : OUT_REFUSED_OR_EMPTY);
 }
 
+/* ---- nictx: a frame in the device, per ring slot -------------------------------- */
+
+/* One word per (NIC, slot): NICs differ below bit 48 (kernel addresses
+ * share their top bits), slots are below 65536. */
+static uint64_t tx_slot_key(const struct jp_context *context)
+{
+	return context->args[0] ^ ((context->args[1] & 0xffff) << 48);
+}
+
+static void nic_tx_queued_before(struct jp_context *context, void *cookie)
+{
+	uint64_t key = tx_slot_key(context);
+	lattrack_event_in(cookie, &key, sizeof key, LATTRACK_IN_UNIQUE, NULL);
+}
+
+static void nic_tx_done_before(struct jp_context *context, void *cookie)
+{
+	uint64_t key = tx_slot_key(context);
+	lattrack_event_out(cookie, &key, sizeof key, OUT_NORMAL);
+}
+
 /* ---- block ------------------------------------------------------------------- */
 
 static void block_submit_before(struct jp_context *context, void *cookie)
@@ -179,22 +369,59 @@ static void block_complete_before(struct jp_context *context, void *cookie)
 }
 
 static const struct kind kinds[] = {
-	{"wakeup", {"sched.wakeup", "sched.switch"}, {wakeup_before, switch_before},
-	 {wakeup_after, NULL}, NULL},
-	{"ttfb", {"net.accept", "net.send", "net.close"}, {NULL, send_before, close_before},
-	 {accept_after, NULL, NULL}, NULL},
-	{"syscall", {"sys.*"}, {syscall_before}, {syscall_after}, returns},
-	{"offcpu", {"sched.switch"}, {offcpu_switch}, {NULL}, NULL},
-	{"irq", {"irq.entry"}, {irq_before}, {irq_after}, NULL},
-	{"nic", {"nic.irq", "nic.poll"}, {nic_irq_before, NULL}, {NULL, nic_poll_after}, NULL},
-	{"block", {"block.submit", "block.complete"}, {block_submit_before, block_complete_before},
-	 {block_submit_after, NULL}, NULL},
+	{.name = "wakeup",
+	 .patterns = {"sched.wakeup", "sched.switch"},
+	 .before = {wakeup_before, switch_before},
+	 .after = {wakeup_after, NULL}},
+	{.name = "ttfb",
+	 .patterns = {"net.accept", "net.send", "net.close"},
+	 .before = {NULL, send_before, close_before},
+	 .after = {accept_after, NULL, NULL}},
+	/* native (joinpoint.h): kernel code in a static instance that never
+	 * sleeps, defers or reads the context's timestamps: the dispatcher's
+	 * short path */
+	{.name = "syscall",
+	 .patterns = {"sys.*"},
+	 .before = {syscall_before},
+	 .after = {syscall_after},
+	 .where = returns,
+	 .annotate = syscall_annotate,
+	 .advice_flags = JP_ADVICE_NATIVE},
+	{.name = "offcpu",
+	 .patterns = {"sched.switch", "sched.wakeup"},
+	 .before = {offcpu_switch, NULL},
+	 .after = {NULL, offcpu_wakeup},
+	 .annotate = offcpu_annotate,
+	 .instance_cookie = 1u << 1},
+	{.name = "irq", .patterns = {"irq.entry"}, .before = {irq_before}, .after = {irq_after}},
+	{.name = "nic",
+	 .patterns = {"nic.irq", "nic.poll"},
+	 .before = {nic_irq_before, NULL},
+	 .after = {NULL, nic_poll_after}},
+	{.name = "nictx",
+	 .patterns = {"nic.tx_queued", "nic.tx_done"},
+	 .before = {nic_tx_queued_before, nic_tx_done_before}},
+	{.name = "block",
+	 .patterns = {"block.submit", "block.complete"},
+	 .before = {block_submit_before, block_complete_before},
+	 .after = {block_submit_after, NULL}},
 };
 
+/* A slow event asks for a snapshot; a user stack it carries goes into the
+ * recorder first, so that the snapshot holds it (a user_stack record of the
+ * thread, right after the slow call). */
 static void on_slow(const struct lattrack_report *report, void *context)
 {
-	if (report->flag != LATTRACK_GC && lattrack_flight_running())
-		lattrack_snapshot_request();
+	if (report->flag == LATTRACK_GC || !lattrack_flight_running())
+		return;
+	struct thread *thread = thread_current();
+	if (report->stack_count && !(report->stack_flags & LATTRACK_STACK_KERNEL) && thread) {
+		uint16_t flags = (report->stack_flags & LATTRACK_STACK_TRUNCATED ? TRACE_STACK_TRUNCATED : 0) |
+				 (report->stack_flags & LATTRACK_STACK_UNREADABLE ? TRACE_STACK_UNREADABLE : 0);
+		/* the trace's thread id, as its other records give it */
+		uscope_write_stack((int)thread_id(thread), report->stack, report->stack_count, flags);
+	}
+	lattrack_snapshot_request();
 }
 
 /* The kind a name gives ("syscall:read" is "syscall" on "sys.read"), and
@@ -230,6 +457,8 @@ static int free_instance(void)
 static void detach_instance(int slot)
 {
 	struct instance *instance = &instances[slot];
+	if (instance->span)
+		lattrack_span_detach(instance->tracker);
 	for (int i = 0; i < KIND_ADVICE; i++)
 		if (instance->handles[i] > 0)
 			jp_detach(instance->handles[i]);
@@ -243,7 +472,10 @@ static int attach_advice(int slot, const struct kind *kind)
 		instance->advice[i] = (struct jp_advice){.name = "lattrack",
 							 .before = kind->before[i],
 							 .after = kind->after[i],
-							 .cookie = instance->tracker};
+							 .flags = kind->advice_flags,
+							 .cookie = kind->instance_cookie & (1u << i)
+								       ? (void *)instance
+								       : (void *)instance->tracker};
 		const char *pattern = i == 0 && instance->pattern[0] ? instance->pattern
 								     : kind->patterns[i];
 		instance->handles[i] = jp_attach_where(pattern, kind->where, &instance->advice[i]);
@@ -253,10 +485,26 @@ static int attach_advice(int slot, const struct kind *kind)
 	return 0;
 }
 
-static int configure(struct lattrack *tracker, const struct kind *kind, uint64_t threshold_ns,
-		     uint64_t timeout_ns, lattrack_callback callback, void *context)
+/* A syscall tracker without a timeout is timed on the system-call path
+ * (spans.c); "syscall:NAME" must name a system call's join point. */
+static int attach_span(int slot)
+{
+	struct instance *instance = &instances[slot];
+	const char *call = instance->pattern[0] ? instance->pattern + 4 : NULL;
+	if (call && !jp_find(instance->pattern))
+		return -ENOENT;
+	int error = lattrack_span_attach(instance->tracker, call);
+	instance->span = !error;
+	return error;
+}
+
+static int configure(struct lattrack *tracker, const struct kind *kind, void *annotate_context,
+		     uint64_t threshold_ns, uint64_t timeout_ns, lattrack_callback callback,
+		     void *context)
 {
 	tracker->kind = kind->name;
+	if (kind->annotate)
+		lattrack_set_annotate(tracker, kind->annotate, annotate_context);
 	lattrack_set_threshold_ns(tracker, threshold_ns);
 	lattrack_set_timeout_ns(tracker, timeout_ns);
 	lattrack_set_callback(tracker, callback ? callback : on_slow, context);
@@ -280,12 +528,17 @@ int lattrack_attach_kind_callback(const char *name, const char *kind_name,
 	int error = lattrack_create(name, &tracker);
 	if (error)
 		return error;
-	error = configure(tracker, kind, threshold_ns, timeout_ns, callback, context);
+	memset(&instances[slot], 0, sizeof instances[slot]);
+	error = configure(tracker, kind, &instances[slot], threshold_ns, timeout_ns, callback,
+			  context);
 	if (error)
 		goto out_destroy;
+	if (kind->annotate == syscall_annotate)
+		uscope_prepare_stacks();
 	instances[slot].tracker = tracker;
 	strlcpy(instances[slot].pattern, pattern, PATTERN_MAX);
-	error = attach_advice(slot, kind);
+	error = kind->annotate == syscall_annotate && !timeout_ns ? attach_span(slot)
+								  : attach_advice(slot, kind);
 	if (error)
 		goto out_detach;
 	return 0;

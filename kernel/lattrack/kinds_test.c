@@ -10,13 +10,17 @@
 #include "lattrack/internal.h"
 
 #include "block/block.h"
+#include "console/console.h"
 #include "joinpoint/joinpoint.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "net/nic.h"
+#include "panic/ksyms.h"
 #include "sched/sched.h"
+#include "syscall/syscall.h"
+#include "uapi/syscall_numbers.h"
 
 #define MS     (1000ULL * 1000)
 #define ROUNDS 5
@@ -61,24 +65,44 @@ static void counts_of(const char *name, struct lattrack_counts *counts)
 	}
 }
 
-/* syscall:sched_yield sees each call of this thread, in and out, with the join
- * point's index as the out id; "syscall:" alone names nothing. */
+/* syscall:sched_yield without a timeout times each call of this thread on
+ * the system-call path (syscall_dispatch), with the join point's index as
+ * the out id; with a timeout, on the join points (the call itself, as the
+ * kernel makes it, is seen too); "syscall:" alone and a call that does not
+ * exist name nothing. */
 static void syscall_tracker_counts_each_call(struct ktest *t)
 {
 	uint64_t self = (uint64_t)(uintptr_t)thread_current();
+	unsigned index = jp_index(jp_find("sys.sched_yield"));
+	const uint64_t args[6] = {0};
 	if (attach(t, "t-sys", "syscall:sched_yield", self))
 		return;
 	for (int i = 0; i < ROUNDS; i++)
-		sys_sched_yield();
+		EXPECT_EQ(t, syscall_dispatch(__NR_sched_yield, args), 0);
 	struct lattrack_counts c;
 	counts_of("t-sys", &c);
 	EXPECT_EQ(t, kind_seen.matched, ROUNDS);
-	EXPECT_EQ(t, kind_seen.last_out_id, jp_index(jp_find("sys.sched_yield")));
+	EXPECT_EQ(t, kind_seen.last_out_id, index);
 	EXPECT_TRUE(t, c.in >= ROUNDS); /* a process may yield too */
-	EXPECT_TRUE(t, c.out >= ROUNDS);
+	EXPECT_EQ(t, c.in, c.out);
+	EXPECT_EQ(t, c.in_flight, 0);
+	EXPECT_EQ(t, lattrack_detach("t-sys"), 0);
+	memset(&kind_seen, 0, sizeof kind_seen);
+	__atomic_store_n(&kind_seen.key, self, __ATOMIC_RELEASE);
+	EXPECT_EQ(t, lattrack_attach_kind_callback("t-sys", "syscall:sched_yield", 0, 1000 * MS,
+						   count_report, NULL),
+		  0);
+	for (int i = 0; i < ROUNDS; i++) {
+		sys_sched_yield();
+		EXPECT_EQ(t, syscall_dispatch(__NR_sched_yield, args), 0);
+	}
+	EXPECT_EQ(t, kind_seen.matched, 2 * ROUNDS);
+	EXPECT_EQ(t, kind_seen.last_out_id, index);
 	EXPECT_EQ(t, lattrack_detach("t-sys"), 0);
 	EXPECT_EQ(t, lattrack_attach_kind("t-sys", "syscall:", 0, 0), -ENOENT);
+	EXPECT_EQ(t, lattrack_attach_kind("t-sys", "syscall:nosuchcall", 0, 0), -ENOENT);
 	EXPECT_EQ(t, lattrack_attach_kind("t-sys", "wakeup:x", 0, 0), -ENOENT);
+	EXPECT_TRUE(t, lattrack_get("t-sys") == NULL);
 }
 
 static int sleeper(void *arg)
@@ -105,6 +129,101 @@ static void offcpu_tracker_sees_each_sleep(struct ktest *t)
 	counts_of("t-off", &c);
 	EXPECT_EQ(t, c.in, c.out + c.unique + c.gc + c.in_flight);
 	EXPECT_EQ(t, lattrack_detach("t-off"), 0);
+}
+
+/* ---- offcpu's waker ------------------------------------------------------- */
+
+static struct {
+	struct waitq queue;
+	int round;   /* the waker's: the sleeper waits for it to pass its own */
+	int waiting; /* the sleeper's: the round it waits for now */
+	char waker_name[16];
+	uint64_t named;        /* reports naming the waker thread */
+	uint64_t where;        /* ... whose kernel frames hold wake_the_sleeper */
+	uint64_t wrong_waker;  /* reports naming another waker */
+} woken;
+
+static bool round_passed(void *arg)
+{
+	return __atomic_load_n(&woken.round, __ATOMIC_ACQUIRE) >= (int)(uintptr_t)arg;
+}
+
+static int waited_sleeper(void *arg)
+{
+	for (int i = 1; i <= ROUNDS; i++) {
+		__atomic_store_n(&woken.waiting, i, __ATOMIC_RELEASE);
+		waitq_wait(&woken.queue, round_passed, (void *)(uintptr_t)i);
+	}
+	return 0;
+}
+
+/* The wake-up the reports must name: its frame is looked for by name. */
+__attribute__((noinline)) static void wake_the_sleeper(void)
+{
+	__atomic_add_fetch(&woken.round, 1, __ATOMIC_RELEASE);
+	waitq_wake_all(&woken.queue);
+	__asm__ volatile("" ::: "memory");
+}
+
+static bool frames_hold(const struct lattrack_report *report, const char *function)
+{
+	for (unsigned i = 0; i < report->stack_count; i++) {
+		uint64_t offset;
+		const char *name = ksym_lookup(report->stack[i] - 1, &offset);
+		if (name && !strcmp(name, function))
+			return true;
+	}
+	return false;
+}
+
+static void note_waker(const struct lattrack_report *report, void *context)
+{
+	uint64_t key = 0;
+	memcpy(&key, report->key, report->key_length < 8 ? report->key_length : 8);
+	if (key != __atomic_load_n(&kind_seen.key, __ATOMIC_ACQUIRE) ||
+	    !(report->waker_flags & LATTRACK_WAKER_KNOWN))
+		return;
+	if (strcmp(report->waker_name, woken.waker_name) || report->waker_tid != 0 ||
+	    strcmp(report->thread_name, "offcpu-waited") || report->thread_tid != 0 ||
+	    (report->waker_flags & LATTRACK_WAKER_INTERRUPT) ||
+	    !(report->stack_flags & LATTRACK_STACK_KERNEL)) {
+		__atomic_add_fetch(&woken.wrong_waker, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_add_fetch(&woken.named, 1, __ATOMIC_RELAXED);
+	if (frames_hold(report, "wake_the_sleeper"))
+		__atomic_add_fetch(&woken.where, 1, __ATOMIC_RELAXED);
+}
+
+/* offcpu: a thread this test wakes ROUNDS times is reported off its CPU
+ * (named: offcpu-waited, a kernel thread) with the waker named (this kernel thread: tid 0, its name, not from an
+ * interrupt) and where it woke it (wake_the_sleeper among the kernel frames).
+ * The waker lets the sleeper block before each wake-up; a round where it had
+ * not blocked yet is a round with no wake-up to name, so at least one. */
+static void offcpu_report_names_the_waker(struct ktest *t)
+{
+	memset(&woken, 0, sizeof woken);
+	waitq_init(&woken.queue, "t-offwake");
+	strlcpy(woken.waker_name, thread_name(thread_current()), sizeof woken.waker_name);
+	memset(&kind_seen, 0, sizeof kind_seen);
+	ASSERT_EQ(t, lattrack_attach_kind_callback("t-offw", "offcpu", 0, 0, note_waker, NULL), 0);
+	struct thread *thread =
+	    thread_create(waited_sleeper, NULL, "offcpu-waited", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, thread != NULL);
+	__atomic_store_n(&kind_seen.key, (uint64_t)(uintptr_t)thread, __ATOMIC_RELEASE);
+	for (int i = 1; i <= ROUNDS; i++) {
+		while (__atomic_load_n(&woken.waiting, __ATOMIC_ACQUIRE) < i)
+			sched_sleep_ns(MS);
+		sched_sleep_ns(2 * MS); /* time to block */
+		wake_the_sleeper();
+	}
+	thread_join(thread, NULL);
+	EXPECT_EQ(t, lattrack_detach("t-offw"), 0);
+	pr_info("offcpu waker: %lu named, %lu with wake_the_sleeper, %lu wrong\n", woken.named,
+		woken.where, woken.wrong_waker);
+	EXPECT_TRUE(t, woken.named >= 1);
+	EXPECT_EQ(t, woken.where, woken.named);
+	EXPECT_EQ(t, woken.wrong_waker, 0);
 }
 
 static volatile int timer_fired;
@@ -175,6 +294,32 @@ static void nic_tracker_times_interrupt_to_poll(struct ktest *t)
 	EXPECT_EQ(t, lattrack_detach("t-nic"), 0);
 }
 
+/* nictx: a slot queued and then found done is one report; the same slot of
+ * another NIC is another key; a done slot never queued finds nothing. */
+static void nictx_tracker_times_queued_to_done(struct ktest *t)
+{
+	static struct nic fake, other;
+	memset(&fake, 0, sizeof fake);
+	memset(&other, 0, sizeof other);
+	uint64_t key_of_slot_3 = (uint64_t)(uintptr_t)&fake ^ (3ull << 48);
+	if (attach(t, "t-nictx", "nictx", key_of_slot_3))
+		return;
+	for (int i = 0; i < ROUNDS; i++) {
+		nic_tx_queued(&fake, 3);
+		nic_tx_queued(&other, 3);
+		nic_tx_done(&fake, 3);
+	}
+	EXPECT_EQ(t, kind_seen.matched, ROUNDS);
+	nic_tx_done(&fake, 4);
+	struct lattrack_counts c;
+	counts_of("t-nictx", &c);
+	EXPECT_EQ(t, kind_seen.matched, ROUNDS);
+	EXPECT_TRUE(t, c.unmatched >= 1);
+	EXPECT_TRUE(t, c.unique >= ROUNDS - 1); /* other's slot 3 queued again, never done */
+	EXPECT_EQ(t, fake.tx_completions, ROUNDS + 1);
+	EXPECT_EQ(t, lattrack_detach("t-nictx"), 0);
+}
+
 /* ---- a disk that is not registered ------------------------------------------ */
 
 static int fake_submit(struct block_device *device, struct block_request *request)
@@ -228,6 +373,8 @@ out:
 
 KTEST_SUITE(lattrack_kinds, KTEST_CASE(syscall_tracker_counts_each_call),
 	    KTEST_CASE(offcpu_tracker_sees_each_sleep),
+	    KTEST_CASE(offcpu_report_names_the_waker),
 	    KTEST_CASE(irq_tracker_sees_timer_interrupts),
 	    KTEST_CASE(nic_tracker_times_interrupt_to_poll),
+	    KTEST_CASE(nictx_tracker_times_queued_to_done),
 	    KTEST_CASE(block_tracker_times_submit_to_complete));

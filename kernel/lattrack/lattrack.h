@@ -28,6 +28,8 @@
 #define LATTRACK_PRIV_MAX     128
 #define LATTRACK_EVENTS_MAX   65536
 #define LATTRACK_TRACKERS_MAX 16
+#define LATTRACK_STACK_MAX    8 /* frames a report carries (uapi's LATTRACK_RECORD_STACK) */
+#define LATTRACK_RECENT       4 /* reports kept per tracker for `lattrack show` */
 
 /* Why a callback runs. */
 enum lattrack_flag {
@@ -57,6 +59,17 @@ struct lattrack_report {
 	uint64_t end_ns;   /* at event_out, or when the timer or the replacing event_in saw it */
 	enum lattrack_flag flag;
 	unsigned out_id; /* event_out's id (NORMAL, LATE), else 0 */
+	/* Filled by the tracker's annotate function (lattrack_set_annotate), if
+	 * any, before the callback and the records see the report; else 0. */
+	uint16_t stack_count;  /* frames in stack, innermost first */
+	uint16_t stack_flags;  /* LATTRACK_STACK_* (uapi/lattrack.h) */
+	uint64_t stack[LATTRACK_STACK_MAX]; /* user (syscall) or kernel (offcpu's waker) */
+	uint32_t waker_tid;    /* offcpu: who woke the key's thread (gettid(); 0: a kernel thread) */
+	uint32_t waker_cpu;
+	uint32_t waker_flags;  /* LATTRACK_WAKER_* (uapi/lattrack.h) */
+	char waker_name[16];   /* the waker thread's name */
+	uint32_t thread_tid;   /* offcpu: the thread that was off its CPU (0: a kernel thread) */
+	char thread_name[16];  /* its name ("": not known) */
 };
 
 /* Runs in the context of event_out, event_in or the tracker's timer
@@ -94,6 +107,10 @@ int lattrack_set_priv_size(struct lattrack *tracker, unsigned bytes); /* 0..LATT
 int lattrack_set_max_events(struct lattrack *tracker, unsigned count); /* 1..LATTRACK_EVENTS_MAX */
 int lattrack_set_gc_age_ns(struct lattrack *tracker, uint64_t ns);     /* 0: none */
 int lattrack_set_timer_period_ns(struct lattrack *tracker, uint64_t ns); /* >= 1 ms */
+/* fn fills a report's stack and waker fields before the callback and the
+ * records see it; it runs in the reporter's context (any: must not sleep). */
+typedef void (*lattrack_annotate_fn)(struct lattrack_report *report, void *context);
+int lattrack_set_annotate(struct lattrack *tracker, lattrack_annotate_fn fn, void *context);
 /* Allocates the events and the table and starts the timer.  Thread context.
  * Returns 0, -EBUSY (enabled already) or -ENOMEM. */
 int lattrack_enable(struct lattrack *tracker);
@@ -165,6 +182,11 @@ uint64_t lattrack_records_lost(const struct lattrack_subscriber *subscriber);
 struct lattrack *lattrack_subscriber_tracker(const struct lattrack_subscriber *subscriber);
 /* True while the tracker is registered and enabled (not destroyed). */
 bool lattrack_is_enabled(const struct lattrack *tracker);
+/* The tracker's last LATTRACK_RECENT reports as records, oldest first, each
+ * with the name of the process that ran the report in programs[i] (""
+ * for a kernel thread): what `lattrack show` prints.  Returns how many. */
+unsigned lattrack_recent(struct lattrack *tracker, struct lattrack_record *records,
+			 char (*programs)[16], unsigned max);
 
 /* ---- The hot path -------------------------------------------------------- */
 
@@ -178,6 +200,13 @@ int lattrack_event_in(struct lattrack *tracker, const void *key, unsigned length
  * report.  Any context.  Returns 0, -ENOENT (key not in, counted) or
  * -EINVAL. */
 int lattrack_event_out(struct lattrack *tracker, const void *key, unsigned length, unsigned id);
+/* A span the caller timed itself (TSC at both ends, in its own frame: no
+ * event is held meanwhile): counted in and out at once, reported NORMAL with
+ * id when it took the threshold or more.  Nothing is in during the span, so
+ * no timeout or GC applies.  Trackers without private data.  Any context.
+ * Returns 0 or -EINVAL. */
+int lattrack_event_span(struct lattrack *tracker, const void *key, unsigned length,
+			uint64_t start_tsc, uint64_t end_tsc, unsigned id);
 /* True when an event of key is in (the benchmark's plain lookup). */
 bool lattrack_contains(struct lattrack *tracker, const void *key, unsigned length);
 
@@ -216,7 +245,8 @@ void lattrack_snapshot_get_counts(struct lattrack_snapshot_counts *counts);
  * a CPU), "ttfb" (net.accept → first net.send on that socket), "syscall"
  * (sys.* before → after per thread; "syscall:NAME" sys.NAME only), "offcpu"
  * (switched away → switched back), "irq" (irq.entry's handler), "nic"
- * (nic.irq → the nic.poll after it) and "block" (block.submit →
+ * (nic.irq → the nic.poll after it), "nictx" (nic.tx_queued → nic.tx_done
+ * of the ring slot: a frame in the device) and "block" (block.submit →
  * block.complete).  kinds.c says what each key and out id are.  Creates
  * tracker name of kind, enables it and attaches its advice; a slow event
  * takes a snapshot when a flight recorder runs.  Thread context.  Returns 0,
@@ -234,6 +264,18 @@ int lattrack_detach(const char *name);
 const char *lattrack_kind(const struct lattrack *tracker);
 /* The largest delay reported by a callback so far, in ns. */
 uint64_t lattrack_max_ns(const struct lattrack *tracker);
+
+/* ---- The system-call path (spans.c) -------------------------------------- */
+
+/* Slots of syscall trackers without a timeout: while any is in use,
+ * syscall_dispatch reads the TSC before each call and calls
+ * lattrack_syscall_span after it, with the call's number and name. */
+extern unsigned lattrack_span_slots;
+static inline bool lattrack_syscalls_timed(void)
+{
+	return __atomic_load_n(&lattrack_span_slots, __ATOMIC_RELAXED) != 0;
+}
+void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc);
 
 /* Runs the lattrack_bench measurements and stops, if lattrack_bench was on
  * the command line.  Boot thread, once every CPU is up. */

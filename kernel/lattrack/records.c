@@ -8,8 +8,8 @@
  * The reader is told through a one-shot timer armed at once: its callback, a
  * tick later and in interrupt context, calls the subscriber's notify, which
  * may wake threads; the report itself never does (it may run inside
- * sched.switch with a run-queue lock held).  A tracker with no subscriber
- * pays one load per report.
+ * sched.switch with a run-queue lock held).  Every report is also kept
+ * among the tracker's last LATTRACK_RECENT, which `lattrack show` prints.
  */
 #include "lattrack/internal.h"
 
@@ -19,6 +19,8 @@
 #include "proc/proc.h"
 #include "sched/sched.h"
 #include "smp/smp.h"
+
+_Static_assert(sizeof(struct lattrack_record) == 200, "uapi/lattrack.h says 200 bytes");
 
 static void fill_record(struct lattrack_record *record, const struct lattrack_report *report)
 {
@@ -36,6 +38,54 @@ static void fill_record(struct lattrack_record *record, const struct lattrack_re
 	unsigned copy =
 	    report->key_length < LATTRACK_RECORD_KEY ? report->key_length : LATTRACK_RECORD_KEY;
 	memcpy(record->key, report->key, copy);
+	unsigned frames = report->stack_count < LATTRACK_RECORD_STACK ? report->stack_count
+								     : LATTRACK_RECORD_STACK;
+	record->stack_count = (uint16_t)frames;
+	record->stack_flags = report->stack_flags;
+	memcpy(record->stack, report->stack, frames * sizeof record->stack[0]);
+	record->waker_tid = report->waker_tid;
+	record->waker_cpu = report->waker_cpu;
+	record->waker_flags = report->waker_flags;
+	memcpy(record->waker_name, report->waker_name, sizeof record->waker_name);
+	record->waker_name[sizeof record->waker_name - 1] = '\0';
+	record->thread_tid = report->thread_tid;
+	memcpy(record->thread_name, report->thread_name, sizeof record->thread_name);
+	record->thread_name[sizeof record->thread_name - 1] = '\0';
+}
+
+/* The name of the process running the report, or "". */
+static void reporter_program(char program[16])
+{
+	struct thread *thread = thread_current();
+	struct process *process = thread ? thread_process(thread) : NULL;
+	program[0] = '\0';
+	if (process)
+		strlcpy(program, proc_name(process), 16);
+}
+
+/* Lock held. */
+static void keep_recent(struct lattrack *tracker, const struct lattrack_record *record,
+			const char program[16])
+{
+	unsigned slot = tracker->recent_next++ % LATTRACK_RECENT;
+	tracker->recent[slot] = *record;
+	memcpy(tracker->recent_programs[slot], program, 16);
+}
+
+unsigned lattrack_recent(struct lattrack *tracker, struct lattrack_record *records,
+			 char (*programs)[16], unsigned max)
+{
+	uint64_t flags = spin_lock_irqsave(&tracker->subscribers_lock);
+	uint32_t kept = tracker->recent_next;
+	unsigned count = kept < LATTRACK_RECENT ? kept : LATTRACK_RECENT;
+	count = count < max ? count : max;
+	for (unsigned i = 0; i < count; i++) {
+		unsigned slot = (kept - count + i) % LATTRACK_RECENT;
+		records[i] = tracker->recent[slot];
+		memcpy(programs[i], tracker->recent_programs[slot], 16);
+	}
+	spin_unlock_irqrestore(&tracker->subscribers_lock, flags);
+	return count;
 }
 
 /* Lock held.  Returns true when the record was queued. */
@@ -65,13 +115,14 @@ static void kick(struct timer_oneshot *timer, void *context)
 
 void lattrack_publish(struct lattrack *tracker, const struct lattrack_report *report)
 {
-	if (!__atomic_load_n(&tracker->subscriber_count, __ATOMIC_ACQUIRE))
-		return;
 	struct lattrack_record record;
+	char program[16];
 	fill_record(&record, report);
+	reporter_program(program);
 	struct lattrack_subscriber *queued[LATTRACK_SUBSCRIBERS_MAX];
 	unsigned count = 0;
 	uint64_t flags = spin_lock_irqsave(&tracker->subscribers_lock);
+	keep_recent(tracker, &record, program);
 	for (unsigned i = 0; i < LATTRACK_SUBSCRIBERS_MAX; i++)
 		if (tracker->subscribers[i] && queue_record(tracker->subscribers[i], &record) &&
 		    tracker->subscribers[i]->notify)

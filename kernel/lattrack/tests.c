@@ -71,6 +71,39 @@ static bool wait_for(const uint64_t *counter, uint64_t value)
 	return false;
 }
 
+/* A span the caller timed: counted in and out at once; over the threshold
+ * it is reported NORMAL with its id and times; a tracker with private data
+ * refuses spans. */
+static void span_counts_and_reports(struct ktest *t)
+{
+	struct lattrack *tracker = make(t, "t-span", 10 * MS);
+	ASSERT_TRUE(t, tracker != NULL);
+	ASSERT_EQ(t, lattrack_enable(tracker), 0);
+	uint64_t key = 11, now = rdtsc(), long_ago = now - lattrack_ns_to_tsc(20 * MS);
+	EXPECT_EQ(t, lattrack_event_span(tracker, &key, sizeof key, now, now, 3), 0);
+	EXPECT_EQ(t, seen.calls[LATTRACK_NORMAL], 0);
+	EXPECT_EQ(t, lattrack_event_span(tracker, &key, sizeof key, long_ago, now, 4), 0);
+	EXPECT_EQ(t, seen.calls[LATTRACK_NORMAL], 1);
+	EXPECT_EQ(t, seen.last_key, 11);
+	EXPECT_EQ(t, seen.last_out_id, 4);
+	EXPECT_TRUE(t, seen.last_delay >= 19 * MS && seen.last_delay <= 21 * MS);
+	EXPECT_EQ(t, lattrack_event_span(tracker, &key, 0, now, now, 0), -EINVAL);
+	struct lattrack_counts c;
+	lattrack_get_counts(tracker, &c);
+	EXPECT_EQ(t, c.in, 2);
+	EXPECT_EQ(t, c.out, 2);
+	EXPECT_EQ(t, c.over, 1);
+	EXPECT_EQ(t, c.in_flight, 0);
+	EXPECT_TRUE(t, lattrack_max_ns(tracker) >= 19 * MS);
+	EXPECT_EQ(t, lattrack_destroy(tracker), 0);
+	struct lattrack *with_priv = make(t, "t-span-priv", 0);
+	ASSERT_TRUE(t, with_priv != NULL);
+	EXPECT_EQ(t, lattrack_set_priv_size(with_priv, 8), 0);
+	ASSERT_EQ(t, lattrack_enable(with_priv), 0);
+	EXPECT_EQ(t, lattrack_event_span(with_priv, &key, sizeof key, now, now, 0), -EINVAL);
+	EXPECT_EQ(t, lattrack_destroy(with_priv), 0);
+}
+
 /* Delays under the threshold run no callback; over it, NORMAL with the id. */
 static void threshold_decides_the_callback(struct ktest *t)
 {
@@ -484,4 +517,4 @@ KTEST_SUITE(lattrack, KTEST_CASE(threshold_decides_the_callback),
 	    KTEST_CASE(concurrent_random_in_out_loses_nothing),
 	    KTEST_CASE(callback_from_interrupt), KTEST_CASE(instances_and_setters),
 	    KTEST_CASE(snapshots_are_rate_limited), KTEST_CASE(wakeup_tracker_sees_wakeups),
-	    KTEST_CASE(ttfb_tracker_times_the_first_send));
+	    KTEST_CASE(ttfb_tracker_times_the_first_send), KTEST_CASE(span_counts_and_reports));

@@ -105,6 +105,16 @@ int lattrack_set_callback(struct lattrack *tracker, lattrack_callback fn, void *
 	return error;
 }
 
+int lattrack_set_annotate(struct lattrack *tracker, lattrack_annotate_fn fn, void *context)
+{
+	int error = check_settable(tracker);
+	if (!error) {
+		tracker->annotate = fn;
+		tracker->annotate_context = context;
+	}
+	return error;
+}
+
 int lattrack_set_key_size(struct lattrack *tracker, unsigned bytes)
 {
 	int error = check_settable(tracker);

@@ -15,6 +15,7 @@
 #include "arch/x86_64/gdt.h"
 #include "arch/x86_64/trapframe.h"
 #include "cpu/percpu.h"
+#include "lattrack/lattrack.h"
 #include "lib/errno.h"
 #include "panic/panic.h"
 #include "proc/proc.h"
@@ -74,9 +75,9 @@ static long dispatch_with_stack(const struct syscall_entry *entry, uint64_t numb
 	return entry ? entry->call(args) : -ENOSYS;
 }
 
-long syscall_dispatch(uint64_t number, const uint64_t *args)
+static inline __attribute__((always_inline)) long dispatch(const struct syscall_entry *entry,
+							   uint64_t number, const uint64_t *args)
 {
-	const struct syscall_entry *entry = syscall_find(number);
 	if (!tracepoint_on()) {
 		if (tracepoint_stacks_on())
 			return dispatch_with_stack(entry, number, args);
@@ -90,6 +91,25 @@ long syscall_dispatch(uint64_t number, const uint64_t *args)
 	struct trace_syscall_exit out = {.number = (int64_t)number, .result = result};
 	tracepoint(TRACE_SYSCALL_EXIT, &out, sizeof out);
 	return result;
+}
+
+/* A syscall latency tracker runs (lattrack/spans.c): the call is timed here,
+ * both ends in this frame. */
+static __attribute__((noinline)) long dispatch_timed(const struct syscall_entry *entry,
+						     uint64_t number, const uint64_t *args)
+{
+	uint64_t start = rdtsc();
+	long result = dispatch(entry, number, args);
+	lattrack_syscall_span(number, entry ? entry->name : NULL, start);
+	return result;
+}
+
+long syscall_dispatch(uint64_t number, const uint64_t *args)
+{
+	const struct syscall_entry *entry = syscall_find(number);
+	if (__builtin_expect(lattrack_syscalls_timed(), 0))
+		return dispatch_timed(entry, number, args);
+	return dispatch(entry, number, args);
 }
 
 struct trap_frame *syscall_user_frame(void)

@@ -141,6 +141,20 @@ void uscope_record_stack(const struct trap_frame *user, const char *syscall_name
  * entered the kernel with), if its entry names the join point.  System
  * calls' join points (sys.*) are left out: their syscall_entry has it. */
 void uscope_record_joinpoint_stack(const char *joinpoint);
+/* The current thread's user stack, walked as uscope_record_stack walks it
+ * (by the program's CFI, else its frame pointers) from the registers the
+ * thread entered the kernel with: up to max return addresses (at most
+ * TRACE_STACK_MAX), innermost first, of any code; *flags gets
+ * TRACE_STACK_TRUNCATED or _UNREADABLE.  Returns how many, 0 in an
+ * interrupt, in a kernel thread or with interrupts off (the reads may fault
+ * pages in).  Needs no trace running and no entry in the map. */
+unsigned uscope_take_stack(uint64_t *frames, unsigned max, uint16_t *flags);
+/* Makes the per-CPU caches of unwind rules uscope_take_stack looks in
+ * (without them each walk searches the tables).  Thread context. */
+void uscope_prepare_stacks(void);
+/* Writes a stack taken by uscope_take_stack into the trace stream as thread
+ * tid's user_stack record (when a trace runs). */
+void uscope_write_stack(int tid, const uint64_t *frames, unsigned count, uint16_t flags);
 
 /* At boot, once the drivers and their sinks are up: starts the trace= trace
  * (boot.c) or runs trace_bench. */

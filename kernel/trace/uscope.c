@@ -246,6 +246,20 @@ static void walk(const struct trap_frame *user, struct walk *w)
 	w->flags |= TRACE_STACK_TRUNCATED;
 }
 
+/* Writes count frames of thread tid's user stack into the stream. */
+static void write_stack(int32_t tid, const uint64_t *frames, unsigned count, uint16_t flags)
+{
+	struct {
+		struct trace_user_stack head;
+		uint64_t frames[TRACE_STACK_MAX]; /* only the first count are written and sent */
+	} event;
+	count = count < TRACE_STACK_MAX ? count : TRACE_STACK_MAX;
+	event.head = (struct trace_user_stack){.tid = tid, .count = (uint16_t)count, .flags = flags};
+	memcpy(event.frames, frames, count * sizeof frames[0]);
+	tracepoint_write(TRACE_USER_STACK, &event,
+			 (uint32_t)(sizeof event.head + count * sizeof event.frames[0]));
+}
+
 /* Writes p's user stack (slot's entry says how much) into the stream. */
 static void record_stack(struct process *p, int slot, const struct trap_frame *user)
 {
@@ -286,6 +300,40 @@ void uscope_record_stack(const struct trap_frame *user, const char *syscall_name
 	if (!slot || !user || !wants(slot, "sys.", syscall_name ? syscall_name : "?"))
 		return;
 	record_stack(p, slot, user);
+}
+
+/* The registers the current thread entered the kernel with, when it came
+ * from user space and this is not an interrupt; else NULL. */
+static const struct trap_frame *entry_registers(void)
+{
+	struct cpu *cpu = this_cpu();
+	if (cpu->irq_depth || !proc_current() || !cpu->syscall_stack)
+		return NULL;
+	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
+	return trap_frame_from_user(user) ? user : NULL;
+}
+
+unsigned uscope_take_stack(uint64_t *frames, unsigned max, uint16_t *flags)
+{
+	*flags = 0;
+	const struct trap_frame *user = entry_registers();
+	if (!user || !max || !irq_enabled())
+		return 0;
+	struct walk w = {.keep = max < TRACE_STACK_MAX ? max : TRACE_STACK_MAX, .frames = frames};
+	proc_unwind_tables(proc_current(), &w.unwind);
+	walk(user, &w);
+	*flags = w.flags;
+	return w.count;
+}
+
+void uscope_prepare_stacks(void)
+{
+	make_rule_caches();
+}
+
+void uscope_write_stack(int tid, const uint64_t *frames, unsigned count, uint16_t flags)
+{
+	write_stack((int32_t)tid, frames, count, flags);
 }
 
 void uscope_record_joinpoint_stack(const char *joinpoint)

@@ -29,6 +29,7 @@
 #define LATTRACK_USER_OWN        4    /* trackers one unprivileged user may own */
 #define LATTRACK_RECORD_KEY      32   /* key bytes a record carries */
 #define LATTRACK_RECORDS_QUEUED  128  /* records a descriptor holds unread */
+#define LATTRACK_RECORD_STACK    8    /* stack frames a record carries */
 
 /* ms_lattrack_create's argument: every field is checked. */
 #define LATTRACK_CREATE_OR_OPEN 0x1u /* an existing tracker of one's own: open it */
@@ -58,7 +59,16 @@ enum lattrack_record_flag {
 	LATTRACK_RECORD_LATE = 4,
 };
 
-/* One slow event, as read() returns it (80 bytes). */
+/* lattrack_record.stack_flags */
+#define LATTRACK_STACK_TRUNCATED  0x1 /* the stack goes on past the frames given */
+#define LATTRACK_STACK_UNREADABLE 0x2 /* a frame could not be read: the walk stopped */
+#define LATTRACK_STACK_KERNEL     0x4 /* kernel addresses (offcpu: where the waker woke it) */
+
+/* lattrack_record.waker_flags (the offcpu tracker) */
+#define LATTRACK_WAKER_KNOWN     0x1 /* the wake-up was seen: waker_* say who woke it */
+#define LATTRACK_WAKER_INTERRUPT 0x2 /* it was woken from an interrupt on waker_cpu */
+
+/* One slow event, as read() returns it (200 bytes). */
 struct lattrack_record {
 	uint64_t start_ns; /* event_in, clock_gettime(CLOCK_MONOTONIC) time */
 	uint64_t end_ns;   /* event_out, or when the timer or a unique in saw it */
@@ -70,6 +80,19 @@ struct lattrack_record {
 	uint32_t key_length;
 	uint32_t lost; /* records this descriptor lost (queue full) just before this one */
 	uint8_t key[LATTRACK_RECORD_KEY]; /* the key's first bytes, zero-filled */
+	/* the syscall tracker: the user stack of the slow call (return
+	 * addresses, innermost first); offcpu: the kernel's callers of the
+	 * wake-up (LATTRACK_STACK_KERNEL) */
+	uint16_t stack_count;
+	uint16_t stack_flags; /* LATTRACK_STACK_* */
+	uint32_t waker_tid;   /* offcpu: the thread that woke it (gettid(); 0: a kernel thread) */
+	uint32_t waker_cpu;
+	uint32_t waker_flags; /* LATTRACK_WAKER_* */
+	char waker_name[16];  /* the waker thread's name, NUL-terminated */
+	uint64_t stack[LATTRACK_RECORD_STACK];
+	uint32_t thread_tid;  /* offcpu: the thread that was off its CPU (gettid(); 0: a kernel thread) */
+	char thread_name[16]; /* its name, NUL-terminated ("": not known) */
+	uint32_t reserved;    /* 0 */
 };
 
 #endif

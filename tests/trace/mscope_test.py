@@ -268,6 +268,43 @@ def aspect_unlink_relink_stats_and_send():
                f"mscope {' '.join(args)}\n" + shown(status, out, err))
 
 
+def lattrack_names_user_frames_from_the_elf():
+    """`mscope lattrack NAME` asks `lattrack show NAME` and names each user
+    frame from the reporting program's ELF (a return address is looked up
+    one byte back); kernel frames, which come named, and the frames of a
+    kernel thread's report stay as they are."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source, program = os.path.join(tmp, "slow.c"), os.path.join(tmp, "slowprog")
+        with open(source, "w") as f:
+            f.write("void sleep_here(void) {}\nvoid caller(void) { sleep_here(); }\n"
+                    "int main(void) { caller(); return 0; }\n")
+        subprocess.run(["gcc", "-O0", "-o", program, source], check=True, timeout=TIMEOUT)
+        nm = subprocess.run(["nm", "--defined-only", program], capture_output=True, text=True,
+                            timeout=TIMEOUT).stdout
+        address = {parts[2]: int(parts[0], 16) for parts in map(str.split, nm.splitlines())
+                   if len(parts) == 3}
+        caller, main = address["caller"], address["main"]
+        answer = (f"slow: 2 recent reports\n"
+                  f"report normal 5012 us id 35 cpu 0 tid 7 program=slowprog\n"
+                  f"    #0 0x{caller + 9:016x}\n"
+                  f"    #1 0x{main + 14:016x}\n"
+                  f"report normal 2990 us id 0 cpu 1 tid 0 program=-\n"
+                  f"    woken by tid 6 (sh) on cpu 0\n"
+                  f"    #0 0xffffffff801338f5 waitq_wake_all+0x25\n"
+                  f"    #1 0x{caller + 9:016x}\n")
+        status, out, err, _ = control(["lattrack show slow"], [answer],
+                                      ["lattrack", "slow", "--elf-dir", tmp])
+    lines = out.splitlines()
+    expect(status == 0 and len(lines) == 8, "lattrack failed\n" + shown(status, out, err))
+    expect(lines[2].endswith(f"0x{caller + 9:016x} caller+0x9"), "frame #0 not named: " + lines[2])
+    expect(lines[3].endswith(f"0x{main + 14:016x} main+0xe"), "frame #1 not named: " + lines[3])
+    expect(lines[6].endswith("waitq_wake_all+0x25") and lines[7].endswith(f"{caller + 9:016x}"),
+           "a kernel thread's frames changed:\n" + out)
+    status, out, err, _ = control(["lattrack show none"], ["lattrack: no such thing (-2)\n"],
+                                  ["lattrack", "none"])
+    expect(status == 1, "no such tracker was not status 1\n" + shown(status, out, err))
+
+
 # ---------------------------------------------------------------- convert
 
 
@@ -386,6 +423,7 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          record_without_end_is_incomplete, record_stops_on_ctrl_c,
          aspect_link_uploads_loads_and_links,
          aspect_link_stops_when_the_load_fails, aspect_unlink_relink_stats_and_send,
+         lattrack_names_user_frames_from_the_elf,
          babeltrace2_reads_the_synthetic_trace, convert_chrome_passes_the_structural_check,
          convert_chrome_spans_threads_and_names, convert_text_resolves_names,
          chrome_check_finds_faults]

@@ -4,12 +4,15 @@
  * polled on the descriptor; a full queue counts what it lost; the calls
  * refuse bad pointers, names, sizes, flags, descriptors and operations; and
  * the privileges hold (a user may not read a kernel tracker or another
- * user's, nor own more than LATTRACK_USER_OWN, nor feed a kernel tracker).
+ * user's, nor own more than LATTRACK_USER_OWN, nor feed a kernel tracker);
+ * the syscall tracker's reports carry the user stack of the slow call.
  */
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microscope/syscall.h>
@@ -260,4 +263,146 @@ void lattrack_privileges_hold(void)
 	close((int)kernel);
 	close((int)root);
 	kshell("lattrack remove ut-kernel");
+}
+
+/* The frame the slow call is made from: its report must name it.  The
+ * barrier after the call keeps it from being a tail call, so that its return
+ * address lies inside this function. */
+__attribute__((noinline)) static void sleep_in_known_frame(void)
+{
+	struct timespec request = {0, 5 * 1000 * 1000};
+	nanosleep(&request, NULL);
+	__asm__ volatile("" ::: "memory");
+}
+
+#define KNOWN_FRAME_BYTES 64 /* sleep_in_known_frame is shorter than this */
+
+static int frame_in_known_function(const struct lattrack_record *r)
+{
+	uint64_t start = (uint64_t)(uintptr_t)&sleep_in_known_frame;
+	for (unsigned i = 0; i < r->stack_count && i < LATTRACK_RECORD_STACK; i++)
+		if (r->stack[i] > start && r->stack[i] < start + KNOWN_FRAME_BYTES)
+			return (int)i;
+	return -1;
+}
+
+static long kshell_output(const char *line, char *output, size_t size)
+{
+	uint64_t length = 0;
+	long error = ms_syscall6(__NR_ms_kshell, (long)line, (long)output, (long)size - 1,
+				 (long)&length, 0, 0);
+	output[length < size ? length : size - 1] = '\0';
+	return error;
+}
+
+/* Does a file hold the 8 bytes of value (little-endian, as CTF writes it)?
+ * Read in chunks that overlap by 7 bytes. */
+static int file_holds(const char *path, uint64_t value)
+{
+	static unsigned char data[64 * 1024];
+	int fd = open(path, O_RDONLY), held = 0;
+	if (fd < 0)
+		return 0;
+	long kept = 0, length;
+	while (!held && (length = read(fd, data + kept, sizeof data - (size_t)kept)) > 0) {
+		length += kept;
+		for (long i = 0; i + 8 <= length && !held; i++)
+			held = !memcmp(data + i, &value, 8);
+		kept = length < 7 ? length : 7;
+		memmove(data, data + length - kept, (size_t)kept);
+	}
+	close(fd);
+	return held;
+}
+
+static int snapshot_exists(int n)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/ut-snap-%d/metadata", n);
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+/* Does a snapshot /tmp/ut-snap-N after the first *done ones hold the frame
+ * in a stream file?  Snapshot N is whole once N + 1 exists (the next session
+ * starts after it is written): those are counted in *done and not read
+ * again. */
+static int snapshot_holds(uint64_t frame, int *done)
+{
+	char path[64];
+	if (*done == 0 && !snapshot_exists(1)) { /* numbers going on from earlier snapshots */
+		int first = 2;
+		while (first < 256 && !snapshot_exists(first))
+			first++;
+		if (first < 256)
+			*done = first - 1;
+	}
+	for (int n = *done + 1; snapshot_exists(n); n++) {
+		for (int cpu = 0; cpu < 8; cpu++) {
+			snprintf(path, sizeof path, "/tmp/ut-snap-%d/stream_%d", n, cpu);
+			if (file_holds(path, frame))
+				return 1;
+		}
+		if (snapshot_exists(n + 1))
+			*done = n;
+	}
+	return 0;
+}
+
+/* A slow nanosleep made from a known function: the syscall tracker's record
+ * carries the user stack, one of whose frames lies in that function,
+ * `lattrack show` prints that frame's address, and the flight recorder's
+ * snapshot of the slow call holds it (a user_stack record). */
+void lattrack_syscall_report_has_the_user_stack(void)
+{
+	if (kshell("lattrack create ut-stack syscall:nanosleep 3000") != 0) {
+		t_fail("lattrack create ut-stack failed");
+		return;
+	}
+	if (kshell("lattrack snapshot on /tmp/ut-snap") != 0)
+		t_fail("lattrack snapshot on failed");
+	long reader = ms_syscall3(__NR_ms_lattrack_open, (long)"ut-stack", 0, 0);
+	if (reader < 0) {
+		t_fail("open ut-stack: %ld", reader);
+		kshell("lattrack remove ut-stack");
+		return;
+	}
+	sleep_in_known_frame();
+	struct lattrack_record record;
+	int found = -1;
+	while (found < 0 && readable(reader, 10000) & POLLIN &&
+	       read((int)reader, &record, sizeof record) == (long)sizeof record)
+		if (record.tid == (uint32_t)getpid() && record.stack_count)
+			found = frame_in_known_function(&record);
+	if (found < 0)
+		t_fail("no record of this thread with a frame in sleep_in_known_frame");
+	else if (record.stack_flags & LATTRACK_STACK_KERNEL)
+		t_fail("a user stack was marked as kernel addresses");
+	static char output[4096];
+	char frame[40];
+	if (found >= 0) {
+		snprintf(frame, sizeof frame, "0x%016llx", (unsigned long long)record.stack[found]);
+		if (kshell_output("lattrack show ut-stack", output, sizeof output) != 0 ||
+		    !strstr(output, frame) || !strstr(output, "program=usertests"))
+			t_fail("lattrack show did not print %s of usertests:\n%s", frame, output);
+	}
+	/* The snapshot is written by a thread soon after.  A record that falls
+	 * between two sessions is lost, so the slow call is made again from the
+	 * same place (the same return address) now and then; the rounds only
+	 * guard against a hang. */
+	int held = 0, done = 0;
+	struct timespec tick = {0, 1000 * 1000};
+	for (int round = 0; found >= 0 && !held && round < 400; round++) {
+		nanosleep(&tick, NULL);
+		held = snapshot_holds(record.stack[found], &done);
+		if (!held && round % 40 == 39)
+			sleep_in_known_frame();
+	}
+	if (found >= 0 && !held)
+		t_fail("no snapshot holds the frame 0x%llx", (unsigned long long)record.stack[found]);
+	if (kshell("lattrack snapshot off") != 0)
+		t_fail("lattrack snapshot off failed");
+	close((int)reader);
+	if (kshell("lattrack remove ut-stack") != 0)
+		t_fail("lattrack remove ut-stack failed");
 }

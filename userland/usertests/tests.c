@@ -951,6 +951,7 @@ const struct user_test user_tests[] = {
     {"lattrack_refuses_bad_input", lattrack_refuses_bad_input, 10000},
     {"lattrack_last_owner_ends_the_tracker", lattrack_last_owner_ends_the_tracker, 10000},
     {"lattrack_privileges_hold", lattrack_privileges_hold, 20000},
+    {"lattrack_syscall_report_has_the_user_stack", lattrack_syscall_report_has_the_user_stack, 90000},
     {"uscope_unwinds_code_without_frame_pointers", uscope_unwinds_code_without_frame_pointers,
      60000},
     {"uscope_stacks_follow_the_events_named", uscope_stacks_follow_the_events_named, 60000},

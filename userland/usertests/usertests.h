@@ -110,5 +110,6 @@ void lattrack_overflow_is_counted(void);
 void lattrack_refuses_bad_input(void);
 void lattrack_last_owner_ends_the_tracker(void);
 void lattrack_privileges_hold(void);
+void lattrack_syscall_report_has_the_user_stack(void);
 
 #endif
