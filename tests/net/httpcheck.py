@@ -35,11 +35,12 @@ class Reader:
     for the next one (pipelined responses arrive together)."""
 
     def __init__(self, sock):
-        self.sock, self.data = sock, b""
+        self.sock, self.data, self.ended = sock, b"", False
 
     def more(self, size=65536):
         chunk = self.sock.recv(size)
         self.data += chunk
+        self.ended = not chunk
         return bool(chunk)
 
 
@@ -332,9 +333,9 @@ def keep_alive_worker(reader, path, expected, deadline, tally, lock):
             errors += 1
             ends.append(type(e).__name__)
             break
-        if response is None:
+        if response is None:  # the peer's end of stream, or bytes that are no response
             errors += 1
-            ends.append("EOF")
+            ends.append("EOF" if reader.ended else "not a response")
             break
         latencies.append(time.monotonic() - start)
         bad += response[0] != 200 or response[2] != expected
