@@ -626,9 +626,10 @@ KTEST_SMP_EXTRA_TIMEOUT = 60
 # Kernel variables a timed-out ktest run reports beside the CPUs' backtraces:
 # the join-point patcher's state (kernel/joinpoint/patch.c).
 KTEST_HANG_SYMBOLS = "patching,stale_breakpoints,orphaned_breakpoints"
-# The NIC drivers' suites, once per (name, machine, QEMU devices) on QEMU's
-# user network: INTx on both chipsets, behind a bridge, and MSI-X.
-KTEST_NIC_SUITES = "pci,nic,e1000,virtio"
+# The NIC drivers' suites and the stack's (its DHCP lease and ICMP cases need
+# a NIC), once per (name, machine, QEMU devices) on QEMU's user network: INTx
+# on both chipsets, behind a bridge, and MSI-X.
+KTEST_NIC_SUITES = "pci,nic,e1000,virtio,net"
 KTEST_NICS = [
     ("e1000-q35", "q35", ["-device", "e1000,netdev=n0"]),
     ("e1000-pc-bridge", "pc", ["-device", "pci-bridge,id=br1,chassis_nr=1",

@@ -9,7 +9,9 @@ from starting QEMU (-kernel with the initial RAM disk, QEMU's user network,
 httpd's port 80 forwarded to 127.0.0.1) to the first good response: an HTTP
 200 with /small.txt's exact body, asked for every 5 ms from the host.  Both
 with a static address on the command line (ip=static:...) and with DHCP;
-every boot is listed, so a delay that comes only sometimes shows.
+every boot is listed, so a delay that comes only sometimes shows.  With
+--compare OTHER_BUILD the two trees' boots alternate, round by round (for a
+before/after on a busy host).
 
 These are host wall-clock figures under TCG emulation: they compare boot paths
 on one machine, they are not claims about real hardware.
@@ -133,13 +135,44 @@ def measure_http(build, runs, timeout):
             print(f"| {nic} | {label} | {median} | {each} |", flush=True)
 
 
+def compare_http(builds, runs, timeout):
+    """The same measurement for two trees, interleaved: each round boots every
+    (NIC, address) with the first tree, then with the second, so a host whose
+    load changes during the run moves both alike."""
+    print(f"host wall-clock milliseconds from starting QEMU to the first HTTP 200, {runs} rounds, "
+          f"interleaved: {builds[0]} then {builds[1]}\n")
+    samples = {}
+    for _ in range(runs):
+        for nic in NIC_DEVICES:
+            for label, append in (("static", STATIC_IP), ("DHCP", "")):
+                for build in builds:
+                    samples.setdefault((nic, label, build), []).append(
+                        first_response(build, nic, append, timeout))
+    print(f"| NIC | address | {builds[0]}: median | {builds[1]}: median | {builds[1]}: each boot |")
+    print("|---|---|---:|---:|---|")
+    for nic in NIC_DEVICES:
+        for label in ("static", "DHCP"):
+            cells = []
+            for build in builds:
+                done = [x for x in samples[(nic, label, build)] if x is not None]
+                cells.append(f"{statistics.median(done):.0f}" if done else "-")
+            each = ", ".join("timeout" if x is None else f"{x:.0f}"
+                             for x in samples[(nic, label, builds[1])])
+            print(f"| {nic} | {label} | {cells[0]} | {cells[1]} | {each} |", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--build", default="build")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--timeout", type=float, default=30)
     p.add_argument("--http", action="store_true", help="launch to first HTTP 200 instead")
+    p.add_argument("--compare", metavar="OTHER_BUILD",
+                   help="with --http: OTHER_BUILD's tree first, then --build's, interleaved")
     args = p.parse_args()
+    if args.http and args.compare:
+        compare_http([args.compare, args.build], args.runs, args.timeout)
+        return
     if args.http:
         measure_http(args.build, args.runs, args.timeout)
         return

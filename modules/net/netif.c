@@ -8,11 +8,18 @@
  * holds the core lock; a full ring is retried briefly, then the frame is
  * dropped (TCP retransmits).
  *
- * Addresses: ip=dhcp (default) starts DHCP on every NIC; a thread waits up
- * to net_dhcp_ms= for a lease on the default interface and otherwise sets
- * the static fallback (10.0.2.15/24, gateway 10.0.2.2: QEMU's user network).
- * ip=static:<a.b.c.d>/<bits>:<gateway> skips DHCP.  The default interface's
- * configuration is signalled once, through `configured`.
+ * Addresses: ip=dhcp (default) starts DHCP on every NIC.  The default
+ * interface does not wait for its lease: it serves on the fallback address
+ * (10.0.2.15/24, gateway 10.0.2.2: what QEMU's user network hands out) from
+ * the start, so a connection that arrives before the lease (QEMU delivers
+ * the frames it queued before the driver enabled receiving ahead of DHCP's
+ * OFFER) is answered instead of dropped, and the lease replaces the address
+ * when it comes (an equal one changes nothing; a different one ends the
+ * connections made on the fallback, as any change of address does).  A
+ * thread waits up to net_dhcp_ms= for the lease, then reports the fallback
+ * and leaves DHCP asking.  ip=static:<a.b.c.d>/<bits>:<gateway> skips DHCP.
+ * The default interface's configuration is signalled once, through
+ * `configured`.
  */
 #include "lwip/netif.h"
 #include "lwip/dhcp.h"
@@ -333,15 +340,24 @@ static void set_static(struct netif *netif, uint32_t address, uint32_t netmask, 
 		etharp_request(netif, &g);
 }
 
-/* Brings l up and starts its configuration.  Core lock held. */
-static void link_start(struct link *l)
+static void set_fallback(struct netif *netif)
+{
+	set_static(netif, FALLBACK_ADDRESS, ~(0xffffffffu >> FALLBACK_BITS), FALLBACK_GATEWAY);
+}
+
+/* Brings l up and starts its configuration; the default interface serves
+ * on the fallback until its lease comes.  Core lock held. */
+static void link_start(struct link *l, bool is_default)
 {
 	netif_set_up(&l->netif);
 	netif_set_link_up(&l->netif);
-	if (config.use_static)
+	if (config.use_static) {
 		set_static(&l->netif, config.address, config.netmask, config.gateway);
-	else
-		dhcp_start(&l->netif);
+		return;
+	}
+	if (is_default)
+		set_fallback(&l->netif);
+	dhcp_start(&l->netif);
 }
 
 int net_attach_nic(struct nic *nic)
@@ -368,7 +384,7 @@ int net_attach_nic(struct nic *nic)
 			 * lwIP's first retry, two seconds. */
 			nic_set_rx_handler(nic, link_input, l);
 			LOCK_TCPIP_CORE();
-			link_start(l);
+			link_start(l, link_count == 0);
 			UNLOCK_TCPIP_CORE();
 			link_count++;
 		}
@@ -406,22 +422,19 @@ static void report(struct link *l)
 		g & 255, l->dhcp_lease ? "dhcp" : "static");
 }
 
-/* Waits for the default interface's lease; falls back to the static address. */
+/* Waits for the default interface's lease and reports the address.  Without
+ * a lease the fallback, in place since link_start, stays (stopping DHCP would
+ * clear the address and end the connections made on it); DHCP keeps asking,
+ * and a late lease replaces it. */
 static int config_thread(void *arg)
 {
 	struct link *l = &links[0];
 	uint64_t deadline = clock_ns() + (uint64_t)config.dhcp_ms * NSEC_PER_MSEC;
 	while (!has_address(l) && clock_ns() < deadline)
 		sched_sleep_ns(CONFIG_CHECK_NS);
-	if (!has_address(l)) {
-		pr_info("net: no DHCP lease on %s within %u ms, using the static fallback\n",
+	if (!has_address(l))
+		pr_info("net: no DHCP lease on %s within %u ms, staying on the fallback\n",
 			l->nic->name, config.dhcp_ms);
-		LOCK_TCPIP_CORE();
-		dhcp_release_and_stop(&l->netif);
-		set_static(&l->netif, FALLBACK_ADDRESS, ~(0xffffffffu >> FALLBACK_BITS),
-			   FALLBACK_GATEWAY);
-		UNLOCK_TCPIP_CORE();
-	}
 	report(l);
 	completion_signal(&configured);
 	return 0;

@@ -83,9 +83,9 @@ class Guest:
         m = self.wait_for(HTTPD_READY, timeout)
         if not m:
             return None
-        # Listening is not enough: until DHCP has given the NIC its address the
-        # stack drops SYNs without a trace and QEMU's user network retries them
-        # only seconds later, so load would start with stalled connections.
+        # Listening is not enough: the NIC serves on the fallback address until
+        # DHCP's lease comes, and a lease with another address would end the
+        # connections made before it; the checks start once it is in.
         if m.group(1).startswith("serving") and not self.wait_for(NET_READY, timeout):
             return "serving, but the NIC never got an address"
         self.run("", timeout=30)  # a fresh prompt: the console is ours

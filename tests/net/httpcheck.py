@@ -35,11 +35,12 @@ class Reader:
     for the next one (pipelined responses arrive together)."""
 
     def __init__(self, sock):
-        self.sock, self.data = sock, b""
+        self.sock, self.data, self.ended = sock, b"", False
 
     def more(self, size=65536):
         chunk = self.sock.recv(size)
         self.data += chunk
+        self.ended = not chunk
         return bool(chunk)
 
 
@@ -322,17 +323,19 @@ def open_paced(port, path, expected, connections):
 def keep_alive_worker(reader, path, expected, deadline, tally, lock):
     """Requests on one connection until the deadline; records each latency."""
     request = f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
-    latencies, errors, bad = [], 0, 0
+    latencies, errors, bad, ends = [], 0, 0, []
     while time.monotonic() < deadline:
         start = time.monotonic()
         try:
             reader.sock.sendall(request)
             response = read_response(reader)
-        except OSError:  # socket.timeout included: later than REQUEST_TIMEOUT
+        except OSError as e:  # socket.timeout included: later than REQUEST_TIMEOUT
             errors += 1
+            ends.append(type(e).__name__)
             break
-        if response is None:
+        if response is None:  # the peer's end of stream, or bytes that are no response
             errors += 1
+            ends.append("EOF" if reader.ended else "not a response")
             break
         latencies.append(time.monotonic() - start)
         bad += response[0] != 200 or response[2] != expected
@@ -340,12 +343,17 @@ def keep_alive_worker(reader, path, expected, deadline, tally, lock):
         tally["latencies"] += latencies
         tally["errors"] += errors
         tally["bad"] += bad
+        tally["ends"] += ends
 
 
-def run_paced_load(port, path, expected, seconds, connections):
-    """connections keep-alive clients for seconds; returns the tally."""
-    tally = {"latencies": [], "errors": 0, "bad": 0}
+def run_paced_load(port, path, expected, seconds, connections, while_open=None):
+    """connections keep-alive clients for seconds; returns the tally.
+    while_open(stage), if given, is called with "opened" once every connection
+    is open and with "ending" after the load, before they close."""
+    tally = {"latencies": [], "errors": 0, "bad": 0, "ends": []}
     readers = open_paced(port, path, expected, connections)
+    if while_open:
+        while_open("opened")
     lock = threading.Lock()
     deadline = time.monotonic() + seconds
     threads = [threading.Thread(target=keep_alive_worker,
@@ -354,6 +362,8 @@ def run_paced_load(port, path, expected, seconds, connections):
         t.start()
     for t in threads:
         t.join()
+    if while_open:
+        while_open("ending")
     for r in readers:
         r.sock.close()
     return tally
@@ -365,10 +375,10 @@ def percentile(sorted_values, fraction):
     return sorted_values[min(len(sorted_values) - 1, int(fraction * len(sorted_values)))]
 
 
-def check_paced_load(port, path, expected, seconds=10, connections=32):
+def check_paced_load(port, path, expected, seconds=10, connections=32, while_open=None):
     """A bounded keep-alive load with connections opened gradually: no errors,
     every response 200 with the right body."""
-    tally = run_paced_load(port, path, expected, seconds, connections)
+    tally = run_paced_load(port, path, expected, seconds, connections, while_open)
     latencies = sorted(tally["latencies"])
     requests = len(latencies)
     ok = requests > 0 and tally["errors"] == 0 and tally["bad"] == 0
@@ -377,4 +387,6 @@ def check_paced_load(port, path, expected, seconds=10, connections=32):
               f"p99 {percentile(latencies, 0.99) * 1000:.1f} ms, "
               f"max {(latencies[-1] if latencies else 0) * 1000:.1f} ms, "
               f"{connections} connections, {seconds}s")
+    if tally["ends"]:
+        detail += " (connections ended by: " + ", ".join(sorted(tally["ends"])) + ")"
     return ok, detail

@@ -68,16 +68,57 @@ def empty_access_logs(guest):
     guest.run("echo -n > /tmp/httpd.log; echo -n > /tmp/httpd.log.1")
 
 
+CLOSED = re.compile(r'^httpd_connections_closed_total\{reason="(\w+)"\} (\d+)$', re.M)
+LAST_ERRNO = re.compile(r'^httpd_connection_last_errno\{reason="(\w+)"\} (\d+)$', re.M)
+TCP_RESETS = re.compile(r"outrsts (\d+)")
+
+
+def closes_and_resets(guest, port):
+    """httpd's closes by reason ({reason: count}), the errno of the last
+    failed call per reason, and the resets lwIP sent, or None.  The /metrics
+    request closes its own connection after its figures are taken."""
+    response = httpcheck.get(port, "/metrics")
+    stats = guest.run("kcmd net stats", timeout=60) or ""
+    resets = TCP_RESETS.search(stats)
+    if not response or response[0] != 200 or not resets:
+        return None
+    text = response[2].decode(errors="replace")
+    return ({r: int(n) for r, n in CLOSED.findall(text)},
+            {r: int(n) for r, n in LAST_ERRNO.findall(text)}, int(resets.group(1)))
+
+
+def closed_during_load(before, after):
+    """What ended connections while the load's were all open: httpd's closes
+    (but the first snapshot's own) and lwIP's resets, as text; "" when none."""
+    if not before or not after:
+        return "no /metrics or `kcmd net stats` figures"
+    closes = {r: after[0].get(r, 0) - before[0].get(r, 0) for r in after[0]}
+    closes["done"] = closes.get("done", 0) - 1  # the first /metrics request's own
+    problems = [f"httpd closed {n} ({reason}, last errno {after[1].get(reason, 0)})"
+                for reason, n in sorted(closes.items()) if n]
+    if after[2] != before[2]:
+        problems.append(f"lwIP sent {after[2] - before[2]} resets")
+    return "; ".join(problems)
+
+
 def check_load_memory(guest, port, files):
     """Warm-up, free frames, the load, free frames again.  The load opens its
     connections one at a time (httpcheck.open_paced says why: QEMU's port
-    forward, not the guest, stalls a burst of connects)."""
+    forward, not the guest, stalls a burst of connects).  While the load's
+    connections are open neither httpd (by its close counters in /metrics)
+    nor the stack (by lwIP's count of resets sent) may end one: if a client
+    still sees its connection end, that says where."""
     httpcheck.run_paced_load(port, "/small.txt", files["/small.txt"], 2, LOAD_CONNECTIONS)
     time.sleep(1)
     empty_access_logs(guest)
     before = guest.frames_free()
-    ok, detail = httpcheck.check_paced_load(port, "/small.txt", files["/small.txt"],
-                                            LOAD_SECONDS, LOAD_CONNECTIONS)
+    snapshots = {}
+    ok, detail = httpcheck.check_paced_load(
+        port, "/small.txt", files["/small.txt"], LOAD_SECONDS, LOAD_CONNECTIONS,
+        lambda stage: snapshots.__setitem__(stage, closes_and_resets(guest, port)))
+    ended = closed_during_load(snapshots.get("opened"), snapshots.get("ending"))
+    if ended:
+        ok, detail = False, detail + "; during the load " + ended
     time.sleep(2)
     empty_access_logs(guest)
     after = guest.frames_free()

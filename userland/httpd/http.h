@@ -146,6 +146,19 @@ int http_report_json(char **json, size_t *length);
 
 /* ---- /metrics (metrics.c) ------------------------------------------------ */
 
+/* Why httpd closed a connection (httpd_connections_closed_total{reason}). */
+enum http_close_reason {
+	HTTP_CLOSE_PEER,       /* recv saw the peer's end of stream */
+	HTTP_CLOSE_RECV_ERROR, /* recv failed (not EAGAIN/EINTR) */
+	HTTP_CLOSE_SEND_ERROR, /* send failed (not EAGAIN/EINTR) */
+	HTTP_CLOSE_BODY_ERROR, /* the file could not be read */
+	HTTP_CLOSE_DONE,       /* the response was the last (Connection: close, an error) */
+	HTTP_CLOSE_DEADLINE,   /* header, idle or write deadline */
+	HTTP_CLOSE_REASONS
+};
+/* Counts a close; err is the failed call's errno (0 when none). */
+void http_metrics_note_close(enum http_close_reason reason, int err);
+
 /* Counts a request that ended with status after latency_us. */
 void http_metrics_note(int status, uint64_t latency_us);
 /* Adds the kernel time of an accounted request to the per-subsystem totals

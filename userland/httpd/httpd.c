@@ -203,8 +203,9 @@ static void response_release(struct http_response *r)
 	r->memory = NULL;
 }
 
-static void connection_close(struct connection *c)
+static void connection_close(struct connection *c, enum http_close_reason reason, int err)
 {
+	http_metrics_note_close(reason, err);
 	response_release(&c->response);
 	http_acct_abandon(c->token); /* a request cut short by the peer: not logged */
 	c->token = 0;
@@ -309,7 +310,7 @@ static int refill(struct connection *c)
 	return 1;
 }
 
-enum send_result { SEND_DONE, SEND_PENDING, SEND_FAILED };
+enum send_result { SEND_DONE, SEND_PENDING, SEND_FAILED, SEND_BODY_FAILED };
 
 /* Sends what it can without blocking. */
 static enum send_result send_some(struct connection *c)
@@ -319,9 +320,9 @@ static enum send_result send_some(struct connection *c)
 			c->out_length = c->out_sent = 0;
 			int more = refill(c);
 			if (more <= 0)
-				return more == 0 ? SEND_DONE : SEND_FAILED;
+				return more == 0 ? SEND_DONE : SEND_BODY_FAILED;
 		} else if (c->out_length < sizeof(c->out) && c->body_left > 0 && refill(c) < 0) {
-			return SEND_FAILED;
+			return SEND_BODY_FAILED;
 		}
 		ssize_t n =
 		    send(c->fd, c->out + c->out_sent, c->out_length - c->out_sent, MSG_NOSIGNAL);
@@ -345,7 +346,7 @@ static int finish_response(struct connection *c)
 	response_release(&c->response);
 	if (!c->keep_alive) {
 		shutdown(c->fd, SHUT_WR);
-		connection_close(c);
+		connection_close(c, HTTP_CLOSE_DONE, 0);
 		return -1;
 	}
 	c->state = READING;
@@ -357,12 +358,17 @@ static int finish_response(struct connection *c)
  * connection lives, -1 once it is closed. */
 static int pump_response(struct connection *c)
 {
-	switch (send_some(c)) {
+	enum send_result result = send_some(c);
+	int err = errno;
+	switch (result) {
 	case SEND_PENDING: return 0;
 	case SEND_DONE: return finish_response(c);
 	default:
 		end_request(c, " (aborted)");
-		connection_close(c);
+		if (result == SEND_BODY_FAILED)
+			connection_close(c, HTTP_CLOSE_BODY_ERROR, 0);
+		else
+			connection_close(c, HTTP_CLOSE_SEND_ERROR, err);
 		return -1;
 	}
 }
@@ -454,8 +460,8 @@ static void on_readable(struct connection *c)
 		}
 		return;
 	}
-	if (n <= 0) {
-		connection_close(c); /* end of file or reset: nothing to answer */
+	if (n <= 0) { /* end of file or reset: nothing to answer */
+		connection_close(c, n == 0 ? HTTP_CLOSE_PEER : HTTP_CLOSE_RECV_ERROR, n ? errno : 0);
 		return;
 	}
 	if (fresh) {
@@ -480,13 +486,13 @@ static void on_deadline(struct connection *c)
 	if (c->state == READING && c->in_length > 0) {
 		reject(c, 408);
 		if (c->state != SLOT_FREE) { /* the 408 did not fit in one send: give up */
-			connection_close(c);
+			connection_close(c, HTTP_CLOSE_DEADLINE, 0);
 		}
 		return;
 	}
 	if (c->state == WRITING)
 		end_request(c, " (timed out)");
-	connection_close(c);
+	connection_close(c, HTTP_CLOSE_DEADLINE, 0);
 }
 
 /* ---- the listener ----------------------------------------------------- */

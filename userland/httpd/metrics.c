@@ -76,6 +76,18 @@ void http_metrics_note(int status, uint64_t latency_us)
 	served.sum_us += latency_us;
 }
 
+static struct {
+	uint64_t count[HTTP_CLOSE_REASONS];
+	int last_errno[HTTP_CLOSE_REASONS];
+} closed;
+
+void http_metrics_note_close(enum http_close_reason reason, int err)
+{
+	closed.count[reason]++;
+	if (err)
+		closed.last_errno[reason] = err;
+}
+
 struct text {
 	char *buffer;
 	size_t length, size;
@@ -122,6 +134,22 @@ static void put_requests(struct text *t)
 	       "httpd_request_duration_seconds_count %llu\n",
 	    (unsigned long long)served.count, (double)served.sum_us / 1e6,
 	    (unsigned long long)served.count);
+}
+
+static void put_closes(struct text *t)
+{
+	static const char *const reasons[HTTP_CLOSE_REASONS] = {
+	    "peer", "recv_error", "send_error", "body_error", "done", "deadline"};
+	put(t, "# HELP httpd_connections_closed_total Connections httpd closed, by why.\n"
+	       "# TYPE httpd_connections_closed_total counter\n");
+	for (unsigned i = 0; i < HTTP_CLOSE_REASONS; i++)
+		put(t, "httpd_connections_closed_total{reason=\"%s\"} %llu\n", reasons[i],
+		    (unsigned long long)closed.count[i]);
+	put(t, "# HELP httpd_connection_last_errno The errno of the last failed call that closed a "
+	       "connection, by why (0: none yet).\n# TYPE httpd_connection_last_errno gauge\n");
+	for (unsigned i = 0; i < HTTP_CLOSE_REASONS; i++)
+		put(t, "httpd_connection_last_errno{reason=\"%s\"} %d\n", reasons[i],
+		    closed.last_errno[i]);
 }
 
 /* A process name as a label value: only what needs no escaping is kept. */
@@ -308,6 +336,7 @@ int http_metrics_text(char **text, size_t *length)
 	t.buffer[0] = 0;
 	char *scratch = malloc(SCOPE_TEXT_MAX);
 	put_requests(&t);
+	put_closes(&t);
 	put_kernel_time(&t);
 	put_processes(&t);
 	put_telemetry(&t);
