@@ -808,7 +808,7 @@ def run_ktest_ext2(args, reporter):
     run_ktest(args, reporter, name + "-write", "ext2w,ext2wb", qemu_args=["--disk", image])
     host_e2fsck(reporter, name + "/host/e2fsck-after-write", image)
     host_debugfs(args, reporter, name + "/host/debugfs", image)
-    run_ktest(args, reporter, name + "-read", "ext2r,ext2umount", qemu_args=["--disk", image])
+    run_ktest(args, reporter, name + "-read", "ext2r,ext2ra,ext2umount", qemu_args=["--disk", image])
     host_e2fsck(reporter, name + "/host/e2fsck-after-read", image)
     start = time.monotonic()
     unmounted = debugfs(image, "cat /after-unmount.txt")

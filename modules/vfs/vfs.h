@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pagecache/pagecache.h"
 #include "sched/sched.h"
 
 #define VFS_PATH_MAX  256 /* bytes, with the terminating NUL */
@@ -221,6 +222,7 @@ struct vfs_file {
 	void *private; /* the file system's or device's */
 	struct mutex position_lock;
 	uint64_t position;
+	struct pcache_ahead read_ahead; /* a cached file's sequential-read state */
 };
 
 /* Sets refs to 1 and the other fields as given. */
