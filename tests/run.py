@@ -692,19 +692,21 @@ def run_ktest_block(args, reporter, name, suites, device="virtio"):
               qemu_args=["--disk", scratch_disk(args, name), "--disk-device", device])
 
 
-def run_ktest_blocktimeout(args, reporter):
-    """blocktimeout on a virtio-blk disk that QEMU throttles to one byte a
-    second after an 8 KiB burst: the first requests pass, the next would
-    wait an hour.  The driver must end it with -ETIMEDOUT and refuse the
-    next with -EIO."""
-    name = "ktest-blocktimeout"
-    image = os.path.join(args.build, "test-logs", "blocktimeout.img")
+def run_ktest_blocktimeout(args, reporter, device="virtio"):
+    """blocktimeout on a virtio-blk (or NVMe) disk that QEMU throttles to one
+    byte a second after an 8 KiB burst: the first requests pass, the next
+    would wait an hour.  The driver must end it with -ETIMEDOUT (resetting
+    the device) and refuse the next with -EIO."""
+    name = "ktest-blocktimeout" + ("" if device == "virtio" else "-" + device)
+    image = os.path.join(args.build, "test-logs", name + ".img")
     with open(image, "wb") as f:
         f.truncate(16 << 20)
+    qemu_device = "virtio-blk-pci,drive=slow0" if device == "virtio" else \
+        "nvme,drive=slow0,serial=microscope0"
     run_ktest(args, reporter, name, "blocktimeout",
               qemu_args=["--", "-drive", f"file={image},if=none,id=slow0,format=raw,"
                          "throttling.bps-total=1,throttling.bps-total-max=8192",
-                         "-device", "virtio-blk-pci,drive=slow0"])
+                         "-device", qemu_device])
 
 
 def run_ktest_blockerr(args, reporter, name, device="virtio"):
@@ -860,8 +862,9 @@ def ktest_listing(args):
     lines.append("ktest-blockerr/blockerr/<case>: reads failed by QEMU blkdebug rules, raw and "
                  "through ext2")
     lines.append("ktest-block-nvme/..., ktest-blockerr-nvme/...: the same on an NVMe disk")
-    lines.append("ktest-blocktimeout/blocktimeout/<case>: a virtio-blk disk that stops answering "
-                 "(QEMU throttling): -ETIMEDOUT, then -EIO, no hang")
+    lines.append("ktest-blocktimeout/blocktimeout/<case>, ktest-blocktimeout-nvme/...: a virtio-blk "
+                 "(an NVMe) disk that stops answering (QEMU throttling): -ETIMEDOUT and a reset, "
+                 "then -EIO, no hang")
     lines.append("ktest-ext2-write/ext2w,ext2wb/<case>, ktest-ext2/host/e2fsck-after-write, "
                  "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r,ext2umount/<case>, "
                  "ktest-ext2/host/e2fsck-after-read, ktest-ext2/host/written-back-by-umount: ext2 on a host-made image")
@@ -1077,6 +1080,7 @@ def ktest_jobs(args, reporter):
         [lambda: run_ktest_block(args, reporter, "ktest-block", "block"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr"),
          lambda: run_ktest_blocktimeout(args, reporter),
+         lambda: run_ktest_blocktimeout(args, reporter, "nvme"),
          lambda: run_ktest_block(args, reporter, "ktest-block-nvme", "block", "nvme"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr-nvme", "nvme"),
          lambda: run_ktest_ext2(args, reporter)]
