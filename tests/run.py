@@ -1536,12 +1536,37 @@ def run_usertests(args, reporter, smp=1):
     must stop.  The console is read as it comes, so a kernel that cannot
     start the program is left at once instead of at the timeout."""
     prefix = "user/usertests" + ("" if smp == 1 else f"-smp{smp}")
-    run = boot_init(args, "usertests", USER_TIMEOUT, smp=smp, watch=USERTESTS_WATCH)
+    image, code, output = make_ext2_image(args, prefix.replace("/", "-"))
+    if code != 0:
+        reporter.report(Result(prefix + "/mke2fs", "FAIL", 0.0, output, "mke2fs failed"))
+        return
+    run = boot_init(args, "usertests", USER_TIMEOUT, smp=smp, watch=USERTESTS_WATCH,
+                    qemu_args=["--disk", image])
     if run.aborted:
         reporter.report(Result(prefix, "FAIL", run.seconds, run.text, run.aborted))
         return
     report_cases(reporter, prefix, run.cases)
     report_run(reporter, f"{prefix} (run)", run, usertests_problem(run))
+    host_e2fsck(reporter, prefix + "/host/e2fsck-after-shared-mmap", image)
+    host_shared_mmap_file(reporter, prefix + "/host/shared-mmap-on-disk", image)
+
+
+def host_shared_mmap_file(reporter, name, image):
+    """What usertests' shared_file_mmap stored through its mappings is in the
+    image (shared_byte in userland/usertests/files.c, and its stores)."""
+    start = time.monotonic()
+    want = bytearray(ord("a") + i % 23 for i in range(3 * 4096 + 100))
+    for at, byte in ((10, "M"), (5000, "N"), (8192, "W"), (20, "C")):
+        want[at] = ord(byte)
+    hole = bytearray(2 * 4096)
+    hole[4096 + 7] = ord("H")
+    problems = []
+    if debugfs(image, "cat /shared.bin") != bytes(want):
+        problems.append("/shared.bin is not the file with the mapping's stores")
+    if debugfs(image, "cat /shared-hole.bin") != bytes(hole):
+        problems.append("/shared-hole.bin has not the store into its hole")
+    reporter.report(Result(name, "FAIL" if problems else "ok", time.monotonic() - start,
+                           "\n".join(problems), "; ".join(problems)))
 
 
 def ktap_init_problem(run):
@@ -1584,6 +1609,8 @@ def user_listing(args):
     lines.append(f"user/usertests/<case>, user/usertests-smp{USERTESTS_SMP}/<case>: usertests "
                  f"as init on 1 and {USERTESTS_SMP} CPUs, then `(run)`: the OS stops")
     lines += [f"user/usertests/{case}" for case in usertests_cases()]
+    lines.append("user/usertests/host/e2fsck-after-shared-mmap, .../host/shared-mmap-on-disk: the "
+                 "run's ext2 disk (at /disk) clean, and shared_file_mmap's stores on it")
     for program, _, _, what in KTAP_INITS:
         lines.append(f"user/{program}/<case>: {program} as init: {what}")
         source = os.path.join(ROOT, "userland", program, program + ".c")

@@ -613,6 +613,9 @@ const struct vfs_node_ops ext2_file_node_ops = {
     .truncate = ext2_truncate,
     .setattr = ext2_setattr,
     .release = ext2_release_node,
+    .map_page = ext2_map_page,
+    .unmap_page = ext2_unmap_page,
+    .sync = ext2_sync_node,
 };
 
 const struct vfs_node_ops ext2_link_ops = {

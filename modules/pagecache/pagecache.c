@@ -439,6 +439,32 @@ void pcache_mark_dirty(struct pcache_page *page)
 	mutex_unlock(&pcache_lock);
 }
 
+void pcache_map_writable(struct pcache_page *page)
+{
+	mutex_lock(&pcache_lock);
+	page->writers++;
+	set_dirty(page, true);
+	mutex_unlock(&pcache_lock);
+}
+
+void pcache_unmap_writable(struct pcache_page *page)
+{
+	mutex_lock(&pcache_lock);
+	if (page->writers)
+		page->writers--;
+	set_dirty(page, true);
+	mutex_unlock(&pcache_lock);
+}
+
+int pcache_find(struct pcache_mapping *mapping, uint64_t index, struct pcache_page **result)
+{
+	mutex_lock(&pcache_lock);
+	struct pcache_page *page = find_valid(mapping, index);
+	mutex_unlock(&pcache_lock);
+	*result = page;
+	return page ? 0 : -ENOENT;
+}
+
 void pcache_put(struct pcache_page *page)
 {
 	mutex_lock(&pcache_lock);
@@ -482,10 +508,22 @@ static struct pcache_page *next_dirty(struct pcache_mapping *mapping)
 	return page;
 }
 
+/* Pages mapped writable may have been stored to since they were last
+ * written: they count as dirty (pcache_lock held). */
+static void dirty_mapped_writable(struct pcache_mapping *mapping)
+{
+	for (unsigned bucket = 0; bucket < PCACHE_BUCKETS; bucket++)
+		for (struct pcache_page *page = mapping->buckets[bucket]; page;
+		     page = page->next_in_mapping)
+			if (page->writers)
+				set_dirty(page, true);
+}
+
 int pcache_sync(struct pcache_mapping *mapping)
 {
 	int first_error = 0;
 	mutex_lock(&pcache_lock);
+	dirty_mapped_writable(mapping);
 	struct pcache_page *page;
 	while ((page = next_dirty(mapping))) {
 		wait_not_busy(page);

@@ -79,6 +79,7 @@ struct pcache_page {
 	int refs;
 	bool dirty, busy, valid;
 	bool dead; /* its read failed: found by nobody, freed by the last put */
+	unsigned writers; /* user pages mapping it writable (pcache_map_writable) */
 	struct pcache_page *next_in_mapping;
 	struct pcache_page *lru_prev, *lru_next;
 };
@@ -102,8 +103,19 @@ int pcache_get_ahead(struct pcache_mapping *mapping, uint64_t index, struct pcac
 void pcache_mark_dirty(struct pcache_page *page);
 /* Drops a reference. */
 void pcache_put(struct pcache_page *page);
-/* Writes back every dirty page of mapping.  Returns 0 or the first error
- * (the pages that failed stay dirty). */
+/* A referenced page is mapped writable into a process (a shared file
+ * mapping): stores reach it without the cache seeing them, so it counts as
+ * dirty at every pcache_sync while it stays so mapped. */
+void pcache_map_writable(struct pcache_page *page);
+/* Ends one pcache_map_writable; the page stays dirty (the last stores are
+ * written back). */
+void pcache_unmap_writable(struct pcache_page *page);
+/* The cached page index of mapping, referenced, without reading it: 0, or
+ * -ENOENT when it is not cached.  Not counted as a hit. */
+int pcache_find(struct pcache_mapping *mapping, uint64_t index, struct pcache_page **page);
+/* Writes back every dirty page of mapping, and every page mapped writable
+ * into a process.  Returns 0 or the first error (the pages that failed stay
+ * dirty). */
 int pcache_sync(struct pcache_mapping *mapping);
 /* Forgets pages from index first on, dirty or not (truncation, a freed
  * block); they must not be referenced. */
