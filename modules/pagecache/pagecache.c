@@ -14,6 +14,11 @@
  * kept and the wanted page is read alone, so an error in a page nobody asked
  * for reaches nobody.
  *
+ * Pages mapped writable into processes (shared file mappings) are counted
+ * in `writers`; their stores bypass the cache, so pcache_sync marks them
+ * dirty before writing the mapping's dirty pages.  They are referenced while
+ * mapped, so eviction never takes them.
+ *
  * Accounting: each hit, miss, eviction, byte read and page read ahead is also
  * charged to the calling thread's activity (acct_charge_ref), after
  * pcache_lock is dropped; with accounting off that costs one load and a
