@@ -54,7 +54,7 @@ ISO := $(BUILD)/microscope.iso
 TEST_ISO := $(BUILD)/microscope-selftest.iso
 STAMP_DEPS := $(BUILD)/.deps-ok
 
-.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-acct bench-lattrack bench-trace soak debug clean format check-format check-layering disk
+.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-storage bench-acct bench-lattrack bench-trace soak debug clean format check-format check-layering disk
 all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
@@ -215,6 +215,15 @@ bench: deps all $(TEST_IMAGES)
 # nginx) in the same QEMU configuration: keep-alive, new connections, 1 MiB;
 # then the phased workload (idle, bursts, steady, idle): the NIC decision loop
 # against fixed interrupt and fixed polling mode.
+# ext2 reads (sequential and random 4 KiB, cold and cached) against the Linux
+# guest reading the same image on the same QEMU disk; then storage_bench's
+# instructions per read and per page-cache hit.
+bench-storage: deps all $(TEST_IMAGES)
+	$(say) GUEST $(BUILD)/linux-guest
+	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt \
+		$(BUILD)/user/root/www/1mib.txt
+	$(Q)$(PYTHON) tests/bench_storage.py --build $(BUILD)
+
 bench-net: deps all
 	$(say) GUEST $(BUILD)/linux-guest
 	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt \

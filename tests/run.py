@@ -693,19 +693,21 @@ def run_ktest_block(args, reporter, name, suites, device="virtio"):
               qemu_args=["--disk", scratch_disk(args, name), "--disk-device", device])
 
 
-def run_ktest_blocktimeout(args, reporter):
-    """blocktimeout on a virtio-blk disk that QEMU throttles to one byte a
-    second after an 8 KiB burst: the first requests pass, the next would
-    wait an hour.  The driver must end it with -ETIMEDOUT and refuse the
-    next with -EIO."""
-    name = "ktest-blocktimeout"
-    image = os.path.join(args.build, "test-logs", "blocktimeout.img")
+def run_ktest_blocktimeout(args, reporter, device="virtio"):
+    """blocktimeout on a virtio-blk (or NVMe) disk that QEMU throttles to one
+    byte a second after an 8 KiB burst: the first requests pass, the next
+    would wait an hour.  The driver must end it with -ETIMEDOUT (resetting
+    the device) and refuse the next with -EIO."""
+    name = "ktest-blocktimeout" + ("" if device == "virtio" else "-" + device)
+    image = os.path.join(args.build, "test-logs", name + ".img")
     with open(image, "wb") as f:
         f.truncate(16 << 20)
+    qemu_device = "virtio-blk-pci,drive=slow0" if device == "virtio" else \
+        "nvme,drive=slow0,serial=microscope0"
     run_ktest(args, reporter, name, "blocktimeout",
               qemu_args=["--", "-drive", f"file={image},if=none,id=slow0,format=raw,"
                          "throttling.bps-total=1,throttling.bps-total-max=8192",
-                         "-device", "virtio-blk-pci,drive=slow0"])
+                         "-device", qemu_device])
 
 
 def run_ktest_blockerr(args, reporter, name, device="virtio"):
@@ -809,7 +811,7 @@ def run_ktest_ext2(args, reporter):
     run_ktest(args, reporter, name + "-write", "ext2w,ext2wb", qemu_args=["--disk", image])
     host_e2fsck(reporter, name + "/host/e2fsck-after-write", image)
     host_debugfs(args, reporter, name + "/host/debugfs", image)
-    run_ktest(args, reporter, name + "-read", "ext2r,ext2umount", qemu_args=["--disk", image])
+    run_ktest(args, reporter, name + "-read", "ext2r,ext2ra,ext2umount", qemu_args=["--disk", image])
     host_e2fsck(reporter, name + "/host/e2fsck-after-read", image)
     start = time.monotonic()
     unmounted = debugfs(image, "cat /after-unmount.txt")
@@ -861,8 +863,9 @@ def ktest_listing(args):
     lines.append("ktest-blockerr/blockerr/<case>: reads failed by QEMU blkdebug rules, raw and "
                  "through ext2")
     lines.append("ktest-block-nvme/..., ktest-blockerr-nvme/...: the same on an NVMe disk")
-    lines.append("ktest-blocktimeout/blocktimeout/<case>: a virtio-blk disk that stops answering "
-                 "(QEMU throttling): -ETIMEDOUT, then -EIO, no hang")
+    lines.append("ktest-blocktimeout/blocktimeout/<case>, ktest-blocktimeout-nvme/...: a virtio-blk "
+                 "(an NVMe) disk that stops answering (QEMU throttling): -ETIMEDOUT and a reset, "
+                 "then -EIO, no hang")
     lines.append("ktest-ext2-write/ext2w,ext2wb/<case>, ktest-ext2/host/e2fsck-after-write, "
                  "ktest-ext2/host/debugfs, ktest-ext2-read/ext2r,ext2umount/<case>, "
                  "ktest-ext2/host/e2fsck-after-read, ktest-ext2/host/written-back-by-umount: ext2 on a host-made image")
@@ -1078,6 +1081,7 @@ def ktest_jobs(args, reporter):
         [lambda: run_ktest_block(args, reporter, "ktest-block", "block"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr"),
          lambda: run_ktest_blocktimeout(args, reporter),
+         lambda: run_ktest_blocktimeout(args, reporter, "nvme"),
          lambda: run_ktest_block(args, reporter, "ktest-block-nvme", "block", "nvme"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr-nvme", "nvme"),
          lambda: run_ktest_ext2(args, reporter)]
@@ -1537,12 +1541,37 @@ def run_usertests(args, reporter, smp=1):
     must stop.  The console is read as it comes, so a kernel that cannot
     start the program is left at once instead of at the timeout."""
     prefix = "user/usertests" + ("" if smp == 1 else f"-smp{smp}")
-    run = boot_init(args, "usertests", USER_TIMEOUT, smp=smp, watch=USERTESTS_WATCH)
+    image, code, output = make_ext2_image(args, prefix.replace("/", "-"))
+    if code != 0:
+        reporter.report(Result(prefix + "/mke2fs", "FAIL", 0.0, output, "mke2fs failed"))
+        return
+    run = boot_init(args, "usertests", USER_TIMEOUT, smp=smp, watch=USERTESTS_WATCH,
+                    qemu_args=["--disk", image])
     if run.aborted:
         reporter.report(Result(prefix, "FAIL", run.seconds, run.text, run.aborted))
         return
     report_cases(reporter, prefix, run.cases)
     report_run(reporter, f"{prefix} (run)", run, usertests_problem(run))
+    host_e2fsck(reporter, prefix + "/host/e2fsck-after-shared-mmap", image)
+    host_shared_mmap_file(reporter, prefix + "/host/shared-mmap-on-disk", image)
+
+
+def host_shared_mmap_file(reporter, name, image):
+    """What usertests' shared_file_mmap stored through its mappings is in the
+    image (shared_byte in userland/usertests/files.c, and its stores)."""
+    start = time.monotonic()
+    want = bytearray(ord("a") + i % 23 for i in range(3 * 4096 + 100))
+    for at, byte in ((10, "M"), (5000, "N"), (8192, "W"), (20, "C")):
+        want[at] = ord(byte)
+    hole = bytearray(2 * 4096)
+    hole[4096 + 7] = ord("H")
+    problems = []
+    if debugfs(image, "cat /shared.bin") != bytes(want):
+        problems.append("/shared.bin is not the file with the mapping's stores")
+    if debugfs(image, "cat /shared-hole.bin") != bytes(hole):
+        problems.append("/shared-hole.bin has not the store into its hole")
+    reporter.report(Result(name, "FAIL" if problems else "ok", time.monotonic() - start,
+                           "\n".join(problems), "; ".join(problems)))
 
 
 def ktap_init_problem(run):
@@ -1585,6 +1614,8 @@ def user_listing(args):
     lines.append(f"user/usertests/<case>, user/usertests-smp{USERTESTS_SMP}/<case>: usertests "
                  f"as init on 1 and {USERTESTS_SMP} CPUs, then `(run)`: the OS stops")
     lines += [f"user/usertests/{case}" for case in usertests_cases()]
+    lines.append("user/usertests/host/e2fsck-after-shared-mmap, .../host/shared-mmap-on-disk: the "
+                 "run's ext2 disk (at /disk) clean, and shared_file_mmap's stores on it")
     for program, _, _, what in KTAP_INITS:
         lines.append(f"user/{program}/<case>: {program} as init: {what}")
         source = os.path.join(ROOT, "userland", program, program + ".c")

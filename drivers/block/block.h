@@ -5,7 +5,7 @@
  * "block.complete" (the driver says it ended, interrupt context), plus a
  * synchronous helper and lookup.  A driver keeps several requests in flight;
  * every request ends exactly once, with 0, -EIO (the device's error) or
- * -ETIMEDOUT (a device that stopped answering; virtio-blk), never silently.
+ * -ETIMEDOUT (a device that stopped answering), never silently.
  *
  *     struct block_device *disk = block_find("vda");
  *     void *page = mm_alloc_pages(1, PAGE_SIZE);

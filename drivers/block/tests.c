@@ -202,7 +202,7 @@ static void injected_read_error_is_eio(struct ktest *t)
 
 KTEST_SUITE(blockerr, KTEST_CASE(injected_read_error_is_eio));
 
-/* With tests/run.py's throttled disk (QEMU lets one request through, then
+/* With tests/run.py's throttled disk, virtio-blk or NVMe (QEMU lets one request through, then
  * holds each for an hour): the read that the device holds ends with
  * -ETIMEDOUT after the driver's timeout, the dead device refuses the next
  * one at once with -EIO, and nothing is left in flight. */

@@ -12,6 +12,13 @@
  * moves up to 64 KiB of a physically contiguous buffer (PRP1, then PRP2: the
  * next page, or the slot's PRP list naming the following pages).  A completion with a non-zero status is -EIO; one
  * naming a slot with no request is counted and skipped.
+ *
+ * A controller that stops answering: while commands are in flight a watchdog
+ * timer looks every second; a command older than NVME_IO_TIMEOUT_NS makes
+ * the driver reset the controller (CC.EN = 0: the controller drops every
+ * queue and command, touches no buffer and posts no completion after it), end
+ * every request in flight with -ETIMEDOUT and refuse later ones with -EIO,
+ * as the virtio-blk driver does: nothing waits forever on a silent disk.
  */
 #include "block/block.h"
 #include "console/console.h"
@@ -47,6 +54,8 @@
 #define NVME_SLOTS         32 /* fewer than entries: the submission queue never fills */
 #define NVME_ADMIN_TIMEOUT (2 * NSEC_PER_SEC)
 #define NVME_MAX_BYTES     (64u << 10) /* per request: 17 pages at most, a short PRP list */
+#define NVME_IO_TIMEOUT_NS (5 * NSEC_PER_SEC)
+#define NVME_WATCH_NS      NSEC_PER_SEC
 
 struct nvme_command {
 	uint32_t dword0; /* opcode, command id << 16 */
@@ -88,6 +97,9 @@ struct nvme {
 	enum pci_irq_kind irq_kind;
 	volatile bool io_ready;
 	uint64_t interrupts, bad_completions;
+	struct timer_oneshot watchdog;
+	bool watching; /* the watchdog is armed */
+	bool dead;     /* timed out and reset: every request is refused */
 };
 
 static unsigned nvme_controllers;
@@ -256,6 +268,75 @@ static int create_io_queues(struct nvme *nv, uint16_t vector)
 	return admin_command(nv, &sq);
 }
 
+/* ---- A controller that stops answering ------------------------------------- */
+
+static void nvme_watchdog(struct timer_oneshot *timer, void *ctx);
+
+/* Lock held: arms the watchdog unless it is armed or the controller is dead. */
+static void nvme_watch(struct nvme *nv)
+{
+	if (nv->watching || nv->dead)
+		return;
+	nv->watching = timer_arm_oneshot_ns(&nv->watchdog, clock_ns() + NVME_WATCH_NS,
+					    nvme_watchdog, nv) == 0;
+}
+
+/* Lock held: whether a command in flight is older than the timeout, and
+ * whether any is in flight at all (*busy). */
+static bool nvme_stuck(struct nvme *nv, bool *busy)
+{
+	uint64_t now = clock_ns();
+	bool stuck = false;
+	*busy = false;
+	for (unsigned i = 0; i < NVME_SLOTS; i++) {
+		struct block_request *request = nv->slots[i];
+		if (request) {
+			*busy = true;
+			stuck |= now - request->submit_ns > NVME_IO_TIMEOUT_NS;
+		}
+	}
+	return stuck;
+}
+
+/* Lock held: resets the controller (CC.EN = 0 drops its queues and commands)
+ * and empties every slot into ended[]. */
+static unsigned nvme_give_up(struct nvme *nv, struct block_request **ended)
+{
+	unsigned count = 0;
+	nv->dead = true;
+	reg_write32(nv, NVME_REG_CC, 0);
+	for (unsigned i = 0; i < NVME_SLOTS; i++) {
+		if (nv->slots[i]) {
+			ended[count++] = nv->slots[i];
+			nv->slots[i] = NULL;
+		}
+	}
+	return count;
+}
+
+static void nvme_watchdog(struct timer_oneshot *timer, void *ctx)
+{
+	(void)timer;
+	struct nvme *nv = ctx;
+	struct block_request *ended[NVME_SLOTS];
+	unsigned count = 0;
+	bool busy;
+	uint64_t flags = spin_lock_irqsave(&nv->lock);
+	nv->watching = false;
+	if (nvme_stuck(nv, &busy))
+		count = nvme_give_up(nv, ended);
+	else if (busy)
+		nvme_watch(nv);
+	spin_unlock_irqrestore(&nv->lock, flags);
+	if (count)
+		pr_warn("nvme: %s did not answer for %lu s: controller reset, %u requests timed out\n",
+			nv->block.name, (unsigned long)(NVME_IO_TIMEOUT_NS / NSEC_PER_SEC), count);
+	for (unsigned i = 0; i < count; i++) {
+		semaphore_up(&nv->free_slots);
+		block_complete(ended[i], -ETIMEDOUT);
+	}
+}
+
 /* ---- I/O ------------------------------------------------------------------- */
 
 static uint8_t opcode_of(enum block_op op)
@@ -270,6 +351,11 @@ static int nvme_submit(struct block_device *device, struct block_request *reques
 	struct nvme *nv = device->driver;
 	semaphore_down(&nv->free_slots);
 	uint64_t flags = spin_lock_irqsave(&nv->lock);
+	if (nv->dead) {
+		spin_unlock_irqrestore(&nv->lock, flags);
+		semaphore_up(&nv->free_slots);
+		return -EIO;
+	}
 	unsigned slot = 0;
 	while (nv->slots[slot])
 		slot++;
@@ -294,6 +380,7 @@ static int nvme_submit(struct block_device *device, struct block_request *reques
 		command.cdw12 = request->count - 1;
 	}
 	submit(nv, &nv->io, &command);
+	nvme_watch(nv);
 	spin_unlock_irqrestore(&nv->lock, flags);
 	return 0;
 }
@@ -304,7 +391,7 @@ static bool take_finished(struct nvme *nv, struct block_request **request, int *
 	struct nvme_completion completion;
 	bool found = false;
 	uint64_t flags = spin_lock_irqsave(&nv->lock);
-	while (!found && take_completion(&nv->io, &completion)) {
+	while (!found && !nv->dead && take_completion(&nv->io, &completion)) {
 		unsigned slot = completion.command_id;
 		if (slot >= NVME_SLOTS || !nv->slots[slot]) {
 			nv->bad_completions++;
@@ -315,7 +402,8 @@ static bool take_finished(struct nvme *nv, struct block_request **request, int *
 		nv->slots[slot] = NULL;
 		found = true;
 	}
-	ring_cq(nv, &nv->io);
+	if (!nv->dead)
+		ring_cq(nv, &nv->io);
 	spin_unlock_irqrestore(&nv->lock, flags);
 	return found;
 }

@@ -42,6 +42,7 @@ enum acct_counter {
 	ACCT_PAGE_CACHE_MISSES,
 	ACCT_PAGE_CACHE_EVICTIONS,
 	ACCT_PAGE_CACHE_READ_BYTES,
+	ACCT_PAGE_CACHE_READ_AHEAD,
 };
 
 /* ---- Kernel API (the system calls are thin layers over it) --------------- */

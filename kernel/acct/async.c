@@ -113,6 +113,7 @@ static void add_counter(struct acct_result *result, enum acct_counter counter, u
 	case ACCT_PAGE_CACHE_MISSES: result->page_cache_misses += amount; break;
 	case ACCT_PAGE_CACHE_EVICTIONS: result->page_cache_evictions += amount; break;
 	case ACCT_PAGE_CACHE_READ_BYTES: result->page_cache_read_bytes += amount; break;
+	case ACCT_PAGE_CACHE_READ_AHEAD: result->page_cache_read_ahead += amount; break;
 	}
 }
 

@@ -351,8 +351,17 @@ static int discard_page_write(struct pcache_mapping *mapping, uint64_t index, co
 	return 0;
 }
 
+static int zero_pages_read(struct pcache_mapping *mapping, uint64_t first, unsigned count,
+			   void *buffer)
+{
+	for (unsigned i = 0; i < count; i++)
+		zero_page_read(mapping, first + i, (uint8_t *)buffer + (size_t)i * PAGE_SIZE);
+	return 0;
+}
+
 static const struct pcache_ops memory_pages = {.read_page = zero_page_read,
-					       .write_page = discard_page_write};
+					       .write_page = discard_page_write,
+					       .read_pages = zero_pages_read};
 
 static void read_page_twice(struct pcache_mapping *mapping, uint64_t index)
 {
@@ -405,6 +414,38 @@ static void page_cache_and_deferred_work_are_charged(struct ktest *t)
 	acct_detach_kernel_thread();
 }
 
+/* Eight pages read in order through read-ahead: a window of four at page 0,
+ * the next four at page 4 (the file ends there), so two misses, six hits and
+ * six pages read ahead, all charged to the reader. */
+static void read_ahead_is_charged(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int reader = acct_get_token();
+	struct pcache_mapping file;
+	pcache_mapping_init(&file, &memory_pages, NULL);
+	struct pcache_ahead ahead = {0};
+	EXPECT_EQ(t, acct_control(reader, ACCT_START), 0);
+	for (uint64_t index = 0; index < 8; index++) {
+		struct pcache_page *cached;
+		if (EXPECT_EQ(t, pcache_get_ahead(&file, index, &ahead, index + 1, 8, &cached), 0)) {
+			EXPECT_EQ(t, cached->data[0], (uint8_t)index);
+			pcache_put(cached);
+		}
+	}
+	EXPECT_EQ(t, acct_control(reader, ACCT_STOP), 0);
+	struct acct_result *r = &page->results[reader - 1];
+	EXPECT_EQ(t, r->page_cache_misses, 2);
+	EXPECT_EQ(t, r->page_cache_hits, 6);
+	EXPECT_EQ(t, r->page_cache_read_ahead, 6);
+	EXPECT_EQ(t, r->page_cache_read_bytes, 8 * PAGE_SIZE);
+	EXPECT_EQ(t, file.stats.read_ahead, 6);
+	EXPECT_EQ(t, file.stats.windows, 2);
+	pcache_forget(&file, 0);
+	acct_free_token(reader);
+	acct_detach_kernel_thread();
+}
+
 KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_without_init_are_errors),
 	    KTEST_CASE(nothing_is_woven_while_idle), KTEST_CASE(stale_ref_charges_nothing),
 	    KTEST_CASE(exclusive_leaves_out_other_subsystems),
@@ -413,5 +454,5 @@ KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_witho
 	    KTEST_CASE(unattributed_takes_the_gaps), KTEST_CASE(aspect_links_direct_only),
 	    KTEST_CASE(aspect_linked_by_hand_is_used),
 	    KTEST_CASE(aspect_unlinked_under_a_started_token_is_an_error_then_linked_again),
-	    KTEST_CASE(page_cache_and_deferred_work_are_charged),
+	    KTEST_CASE(page_cache_and_deferred_work_are_charged), KTEST_CASE(read_ahead_is_charged),
 	    KTEST_CASE(nothing_is_woven_while_idle));

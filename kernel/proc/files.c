@@ -74,6 +74,39 @@ int64_t proc_read_file_at(int fd, uint64_t offset, void *buffer, size_t length)
 	return ops()->read_at(p->slots.files, fd, offset, buffer, length);
 }
 
+int proc_map_open(int fd, bool writable, void **object)
+{
+	struct process *p = proc_current();
+	if (!ops() || !ops()->map_open || !p || !p->slots.files)
+		return -EBADF;
+	return ops()->map_open(p->slots.files, fd, writable, object);
+}
+
+void proc_map_get(void *object)
+{
+	ops()->map_get(object);
+}
+
+void proc_map_put(void *object)
+{
+	ops()->map_put(object);
+}
+
+int proc_map_page(void *object, uint64_t offset, bool writable, uint64_t *phys)
+{
+	return ops()->map_page(object, offset, writable, phys);
+}
+
+void proc_map_unpage(void *object, uint64_t offset, bool writable)
+{
+	ops()->map_unpage(object, offset, writable);
+}
+
+int proc_map_sync(void *object)
+{
+	return ops()->map_sync(object);
+}
+
 void proc_free_program(void *image, size_t size)
 {
 	(void)size;

@@ -43,7 +43,8 @@ enum region_kind {
 	REGION_STACK,
 	REGION_MMAP,
 	REGION_CLOCK,
-	REGION_KERNEL
+	REGION_KERNEL,
+	REGION_SHARED_FILE
 };
 
 /* A range of user addresses with one set of permissions.  Pages in it are
@@ -54,6 +55,8 @@ struct proc_region {
 	uint64_t mapped_low;      /* no page below it is mapped (the stack fills in downwards) */
 	unsigned flags;           /* VM_WRITE, VM_EXEC (VM_USER is implied) */
 	enum region_kind kind;
+	void *file;           /* REGION_SHARED_FILE: the file (proc_map_*), referenced */
+	uint64_t file_offset; /* REGION_SHARED_FILE: the file offset at start */
 };
 
 struct proc_memory {
@@ -83,6 +86,15 @@ int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end);
  * cannot keep fails here.  Returns 0, -EINVAL (overlap, out of range) or
  * -ENOMEM (over RLIMIT_AS, or more than memory can back). */
 int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags);
+/* A shared mapping of file (a reference that the region takes over, also on
+ * failure) from file_offset at [start, end): its pages are the file's cached
+ * pages, mapped on first touch.  Returns 0, -EINVAL (overlap, range),
+ * -ENOMEM. */
+int memory_map_shared_file(struct proc_memory *memory, uint64_t start, uint64_t end,
+			   unsigned flags, void *file, uint64_t file_offset);
+/* msync: writes back the shared file mappings in [start, end).  Returns 0,
+ * -ENOMEM (part of the range is not mapped), or the write-back's error. */
+int memory_sync(struct proc_memory *memory, uint64_t start, uint64_t end);
 /* Unmaps [start, end) and removes it from the regions (splitting them).
  * Returns 0, -EINVAL (the range touches the clock page or a kernel region:
  * nothing is unmapped) or -ENOMEM (no memory to split a region). */
@@ -268,6 +280,16 @@ void proc_files_exit(struct process *p);
  * read_at).  Returns its answer, or -EBADF without a table. */
 int64_t proc_read_file_at(int fd, uint64_t offset, void *buffer, size_t length);
 int proc_read_program(const char *path, void **image, size_t *size);
+/* Shared file mappings through struct proc_file_ops (the object is the
+ * VFS's): map_open for the calling process's fd, then pages, references and
+ * write-back of the object.  Only map_open may be called before a mapping
+ * exists; it returns -EBADF without a table. */
+int proc_map_open(int fd, bool writable, void **object);
+void proc_map_get(void *object);
+void proc_map_put(void *object);
+int proc_map_page(void *object, uint64_t offset, bool writable, uint64_t *phys);
+void proc_map_unpage(void *object, uint64_t offset, bool writable);
+int proc_map_sync(void *object);
 void proc_free_program(void *image, size_t size);
 
 /* syscall.S */

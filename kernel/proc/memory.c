@@ -20,10 +20,18 @@
  * (accounting results, telemetry rings) are REGION_KERNEL regions: never
  * cut, copied or populated here, unmapped without being freed.
  *
+ * A shared file mapping (REGION_SHARED_FILE) maps the file's page-cache
+ * frames themselves, through the VFS's callbacks (proc_map_*): a page is
+ * asked for on first touch and handed back when unmapped; the frames are
+ * the cache's, so they are never counted in frameref or freed here.  fork
+ * gives the child the region and a reference to the file, not the pages
+ * (they come back on its first touch).  mprotect refuses such regions.
+ *
  * Only the process's own thread changes its memory (or the thread creating a
  * process, before the process runs), so the region list needs no lock; the
  * page tables have the address space's own.
  */
+#include "arch/x86_64/cpu.h"
 #include "arch/x86_64/traps.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -115,6 +123,23 @@ static void unmap_pages(struct proc_memory *memory, uint64_t start, uint64_t end
 	}
 }
 
+/* A shared file mapping's frames are the page cache's: each one is handed
+ * back as writable as it was mapped. */
+static void unmap_file_pages(struct proc_memory *memory, const struct proc_region *r,
+			     uint64_t start, uint64_t end)
+{
+	for (uint64_t page = next_mapped(memory, start, end); page < end;
+	     page = next_mapped(memory, page + PAGE_SIZE, end)) {
+		uint64_t phys;
+		unsigned flags;
+		if (vm_translate(memory->space, page, &phys, &flags) < 0 ||
+		    vm_unmap(memory->space, page) < 0)
+			continue;
+		memory->pages--;
+		proc_map_unpage(r->file, r->file_offset + (page - r->start), (flags & VM_WRITE) != 0);
+	}
+}
+
 /* A kernel region's frames stay the kernel's: unmapped, never freed. */
 static void unmap_kernel_pages(struct proc_memory *memory, uint64_t start, uint64_t end)
 {
@@ -129,10 +154,14 @@ void memory_destroy(struct proc_memory *memory)
 	struct proc_region *r = memory->regions;
 	while (r) {
 		struct proc_region *next = r->next;
-		if (r->kind == REGION_KERNEL)
+		if (r->kind == REGION_KERNEL) {
 			unmap_kernel_pages(memory, r->start, r->end);
-		else
+		} else if (r->kind == REGION_SHARED_FILE) {
+			unmap_file_pages(memory, r, r->mapped_low, r->end);
+			proc_map_put(r->file);
+		} else {
 			unmap_pages(memory, r->mapped_low, r->end);
+		}
 		kfree(r);
 		r = next;
 	}
@@ -170,9 +199,11 @@ struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start
 	*error = -ENOMEM;
 	if (!region)
 		return NULL;
-	*region = (struct proc_region){
-	    NULL, start, end, kind == REGION_STACK ? end : start, flags & (VM_WRITE | VM_EXEC),
-	    kind};
+	*region = (struct proc_region){.start = start,
+				       .end = end,
+				       .mapped_low = kind == REGION_STACK ? end : start,
+				       .flags = flags & (VM_WRITE | VM_EXEC),
+				       .kind = kind};
 	insert_sorted(memory, region);
 	*error = 0;
 	return region;
@@ -206,6 +237,43 @@ int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t en
 		drop_empty_regions(memory);
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+int memory_map_shared_file(struct proc_memory *memory, uint64_t start, uint64_t end,
+			   unsigned flags, void *file, uint64_t file_offset)
+{
+	int error = -ENOMEM;
+	struct proc_region *r = NULL;
+	if (end >= start && within_limit(memory, end - start))
+		r = memory_add_region(memory, start, end, flags, REGION_SHARED_FILE, &error);
+	if (!r) {
+		proc_map_put(file);
+		return error;
+	}
+	r->file = file;
+	r->file_offset = file_offset;
+	return 0;
+}
+
+/* Maps the file's page at page on first touch.  Sleeps (the page may be
+ * read from the disk): a fault from user mode comes with interrupts off,
+ * and nothing of the kernel's is held then. */
+static int map_file_page(struct proc_memory *memory, struct proc_region *r, uint64_t page)
+{
+	if (!irq_enabled())
+		irq_enable();
+	uint64_t phys;
+	bool writable = (r->flags & VM_WRITE) != 0;
+	uint64_t offset = r->file_offset + (page - r->start);
+	int error = proc_map_page(r->file, offset, writable, &phys);
+	if (error)
+		return error;
+	if (vm_map(memory->space, page, phys, page_flags(r)) < 0) {
+		proc_map_unpage(r->file, offset, writable);
+		return -ENOMEM;
+	}
+	memory->pages++;
 	return 0;
 }
 
@@ -287,15 +355,29 @@ static int cut_region(struct proc_memory *memory, struct proc_region *r, uint64_
 		struct proc_region *tail = kzalloc(sizeof *tail);
 		if (!tail)
 			return -ENOMEM;
-		*tail = (struct proc_region){r->next, end, r->end, end, r->flags, r->kind};
+		*tail = (struct proc_region){.next = r->next,
+					     .start = end,
+					     .end = r->end,
+					     .mapped_low = end,
+					     .flags = r->flags,
+					     .kind = r->kind};
+		if (r->kind == REGION_SHARED_FILE) {
+			tail->file = r->file;
+			tail->file_offset = r->file_offset + (end - r->start);
+			proc_map_get(r->file);
+		}
 		r->next = tail;
 	}
 	uint64_t from = start > r->start ? start : r->start;
 	uint64_t to = end < r->end ? end : r->end;
-	unmap_pages(memory, from, to);
+	if (r->kind == REGION_SHARED_FILE)
+		unmap_file_pages(memory, r, from, to);
+	else
+		unmap_pages(memory, from, to);
 	if (committed_kind(r->kind))
 		uncommit(memory, (to - from) / PAGE_SIZE);
 	if (from == r->start) {
+		r->file_offset += to - r->start;
 		r->start = to;
 		if (r->mapped_low < to)
 			r->mapped_low = to;
@@ -311,6 +393,8 @@ static void drop_empty_regions(struct proc_memory *memory)
 		struct proc_region *r = *link;
 		if (r->start >= r->end && r != memory->heap) {
 			*link = r->next;
+			if (r->kind == REGION_SHARED_FILE)
+				proc_map_put(r->file);
 			kfree(r);
 		} else {
 			link = &r->next;
@@ -330,10 +414,34 @@ int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end)
 		if (kernel_owned(r) && start < r->end && r->start < end)
 			return -EINVAL; /* the kernel's pages stay while it writes them */
 	for (struct proc_region *r = memory->regions; r && !error; r = r->next)
-		if (r->kind == REGION_MMAP && start < r->end && r->start < end)
+		if ((r->kind == REGION_MMAP || r->kind == REGION_SHARED_FILE) && start < r->end &&
+		    r->start < end)
 			error = cut_region(memory, r, start, end);
 	drop_empty_regions(memory);
 	return error;
+}
+
+int memory_sync(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	uint64_t covered = start;
+	for (struct proc_region *r = memory->regions; r && covered < end; r = r->next) {
+		if (r->end <= covered)
+			continue;
+		if (r->start > covered)
+			return -ENOMEM;
+		covered = r->end;
+	}
+	if (covered < end)
+		return -ENOMEM;
+	int first_error = 0;
+	for (struct proc_region *r = memory->regions; r; r = r->next) {
+		if (r->kind != REGION_SHARED_FILE || r->end <= start || r->start >= end)
+			continue;
+		int error = proc_map_sync(r->file);
+		if (error && !first_error)
+			first_error = error;
+	}
+	return first_error;
 }
 
 /* Splits the mmap region holding address (not at its start) in two at it.
@@ -347,7 +455,12 @@ static int split_at(struct proc_memory *memory, uint64_t address)
 	if (!tail)
 		return -ENOMEM;
 	uint64_t mapped_low = address > r->mapped_low ? address : r->mapped_low;
-	*tail = (struct proc_region){r->next, address, r->end, mapped_low, r->flags, r->kind};
+	*tail = (struct proc_region){.next = r->next,
+				     .start = address,
+				     .end = r->end,
+				     .mapped_low = mapped_low,
+				     .flags = r->flags,
+				     .kind = r->kind};
 	r->next = tail;
 	r->end = address;
 	return 0;
@@ -460,6 +573,12 @@ static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 		return -ENOMEM;
 	if (r == parent->heap)
 		child->heap = copy;
+	if (r->kind == REGION_SHARED_FILE) {
+		copy->file = r->file; /* the pages come on the child's first touch */
+		copy->file_offset = r->file_offset;
+		proc_map_get(r->file);
+		return 0;
+	}
 	copy->mapped_low = r->mapped_low;
 	for (uint64_t page = next_mapped(parent, r->mapped_low, r->end); page < r->end;
 	     page = next_mapped(parent, page + PAGE_SIZE, r->end))
@@ -516,6 +635,8 @@ int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error)
 		return -EFAULT;
 	uint64_t page = page_down(address), phys;
 	unsigned flags;
+	if (vm_translate(memory->space, page, &phys, &flags) < 0 && r->kind == REGION_SHARED_FILE)
+		return map_file_page(memory, r, page) < 0 ? -EFAULT : 0;
 	if (vm_translate(memory->space, page, &phys, &flags) < 0)
 		return map_zero_page(memory, r, page) < 0 ? -EFAULT : 0;
 	if (!(error & PF_ERROR_WRITE) || (flags & VM_WRITE))

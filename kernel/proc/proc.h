@@ -224,6 +224,21 @@ struct proc_file_ops {
 	 * or -EBADF, -EACCES (not open for reading), -ENODEV (not a regular
 	 * file), or the file system's error. */
 	int64_t (*read_at)(void *files, int fd, uint64_t offset, void *buffer, size_t length);
+	/* Shared file mappings (mmap MAP_SHARED).  map_open checks descriptor fd
+	 * for one (writable: PROT_WRITE) and returns a reference to its file in
+	 * *object: 0, -EBADF, -EACCES (not open for reading, or writable and not
+	 * open for writing), -ENODEV (not a regular file of a file system with
+	 * shared mappings).  map_get and map_put take and drop references. */
+	int (*map_open)(void *files, int fd, bool writable, void **object);
+	void (*map_get)(void *object);
+	void (*map_put)(void *object);
+	/* The frame of the file's page at offset (page aligned), kept until
+	 * map_unpage with the same writable: 0 and *phys, -EFAULT (past the end
+	 * of the file), -EIO, -ENOSPC, -ENOMEM. */
+	int (*map_page)(void *object, uint64_t offset, bool writable, uint64_t *phys);
+	void (*map_unpage)(void *object, uint64_t offset, bool writable);
+	/* Writes the file back (msync): 0 or -EIO. */
+	int (*map_sync)(void *object);
 };
 void proc_set_file_ops(const struct proc_file_ops *ops);
 

@@ -1,6 +1,7 @@
 /*
  * The process system calls: identity, fork, execve, exit, wait4, kill, the
- * program break, anonymous mmap/munmap, nanosleep and the process list.
+ * program break, mmap (anonymous, a private copy of a file, or a file's
+ * shared pages), munmap, msync, nanosleep and the process list.
  * Each one checks its arguments first (user pointers through uaccess) and
  * then acts through process.c, memory.c and exec.c; none ends the calling
  * thread itself: exit and fatal signals take effect on the way back to user
@@ -246,26 +247,62 @@ static int fill_from_file(struct proc_memory *memory, uint64_t start, uint64_t l
 	return error;
 }
 
+/* Where a new mapping of length bytes goes: address with MAP_FIXED (page
+ * aligned), else a free range.  Returns it, or 0. */
+static uint64_t mapping_start(struct proc_memory *memory, uint64_t address, uint64_t length,
+			      int flags)
+{
+	uint64_t start = flags & MAP_FIXED ? address : memory_find_free(memory, length);
+	return start && page_aligned(start) ? start : 0;
+}
+
+static unsigned vm_flags_of(int protection)
+{
+	return (protection & PROT_WRITE ? VM_WRITE : 0) | (protection & PROT_EXEC ? VM_EXEC : 0);
+}
+
+/* MAP_SHARED of a file: its page-cache pages themselves (memory.c). */
+static long map_shared_file(struct proc_memory *memory, uint64_t address, uint64_t length,
+			    int protection, int flags, int fd, uint64_t offset)
+{
+	void *file;
+	int error = proc_map_open(fd, (protection & PROT_WRITE) != 0, &file);
+	if (error)
+		return error;
+	length = (length + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+	uint64_t start = mapping_start(memory, address, length, flags);
+	if (!start) {
+		proc_map_put(file);
+		return flags & MAP_FIXED ? -EINVAL : -ENOMEM;
+	}
+	error = memory_map_shared_file(memory, start, start + length, vm_flags_of(protection), file,
+				       offset);
+	if (error)
+		return error == -EINVAL && !(flags & MAP_FIXED) ? -ENOMEM : error;
+	return (long)start;
+}
+
 SYSCALL_DEFINE6(mmap, uint64_t, address, uint64_t, length, int, protection, int, flags, int, fd,
 		uint64_t, offset)
 {
 	struct proc_memory *memory = self()->memory;
 	bool file = !(flags & MAP_ANONYMOUS);
-	if (!(flags & MAP_PRIVATE) || length == 0 || length > USER_MMAP_END - USER_MMAP_BASE ||
-	    !page_aligned(offset))
-		return file && (flags & MAP_SHARED) ? -ENODEV : -EINVAL;
+	bool shared = (flags & MAP_SHARED) != 0;
+	if (shared == ((flags & MAP_PRIVATE) != 0) || (shared && !file) || length == 0 ||
+	    length > USER_MMAP_END - USER_MMAP_BASE || !page_aligned(offset))
+		return -EINVAL;
 	if (file && offset + length < offset)
 		return -EOVERFLOW;
+	if (shared)
+		return map_shared_file(memory, address, length, protection, flags, fd, offset);
 	int64_t checked = file ? proc_read_file_at(fd, 0, NULL, 0) : 0;
 	if (checked < 0)
 		return checked;
 	length = (length + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
-	uint64_t start = flags & MAP_FIXED ? address : memory_find_free(memory, length);
-	if (!start || !page_aligned(start))
+	uint64_t start = mapping_start(memory, address, length, flags);
+	if (!start)
 		return flags & MAP_FIXED ? -EINVAL : -ENOMEM;
-	unsigned vm_flags =
-	    (protection & PROT_WRITE ? VM_WRITE : 0) | (protection & PROT_EXEC ? VM_EXEC : 0);
-	int error = memory_map_anonymous(memory, start, start + length, vm_flags);
+	int error = memory_map_anonymous(memory, start, start + length, vm_flags_of(protection));
 	if (error)
 		return error == -EINVAL && !(flags & MAP_FIXED) ? -ENOMEM : error;
 	error = file ? fill_from_file(memory, start, length, fd, offset) : 0;
@@ -323,6 +360,24 @@ SYSCALL_DEFINE3(mprotect, uint64_t, address, uint64_t, length, int, protection)
 	unsigned vm_flags =
 	    (protection & PROT_WRITE ? VM_WRITE : 0) | (protection & PROT_EXEC ? VM_EXEC : 0);
 	return memory_protect(self()->memory, address, address + length, vm_flags);
+}
+
+#define MS_ASYNC      1
+#define MS_INVALIDATE 2
+#define MS_SYNC       4
+
+/* Writes the shared file mappings in the range back (MS_ASYNC does the same:
+ * the caller does not wait any less, but nothing is lost); anonymous memory
+ * has nothing to write. */
+SYSCALL_DEFINE3(msync, uint64_t, address, uint64_t, length, int, flags)
+{
+	if (!page_aligned(address) || (flags & ~(MS_ASYNC | MS_INVALIDATE | MS_SYNC)) ||
+	    ((flags & MS_ASYNC) && (flags & MS_SYNC)) || !uaccess_range_ok(address, length))
+		return -EINVAL;
+	if (length == 0)
+		return 0;
+	length = (length + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+	return memory_sync(self()->memory, address, address + length);
 }
 
 SYSCALL_DEFINE2(munmap, uint64_t, address, uint64_t, length)

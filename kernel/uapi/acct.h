@@ -77,6 +77,7 @@ struct acct_result {
 	uint64_t page_cache_misses;     /* file pages that had to be read or made */
 	uint64_t page_cache_evictions;  /* pages its misses pushed out of the cache */
 	uint64_t page_cache_read_bytes; /* bytes its misses read from the device */
+	uint64_t page_cache_read_ahead; /* of those, pages read ahead of the page asked for */
 	uint32_t subsystem_count;       /* slots used in subsystems[] */
 	uint32_t reserved;
 	struct acct_subsystem subsystems[ACCT_MAX_SUBSYSTEMS];

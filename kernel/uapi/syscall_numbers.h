@@ -39,6 +39,7 @@
 #define __NR_pipe            22
 #define __NR_select          23
 #define __NR_sched_yield     24
+#define __NR_msync           26
 #define __NR_dup             32
 #define __NR_dup2            33
 #define __NR_pause           34 /* -ENOSYS */

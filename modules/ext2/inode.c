@@ -186,10 +186,96 @@ static int file_write_page(struct pcache_mapping *mapping, uint64_t index, const
 			EXT2_SECTORS_PER_BLOCK, (void *)page);
 }
 
-static const struct pcache_ops ext2_file_pages = {.read_page = file_read_page,
-						  .write_page = file_write_page};
+/* Read-ahead: the window's blocks are looked up first; each run of blocks
+ * that follow each other on the disk (up to the device's largest request) is
+ * one request, all submitted before any is waited for; holes are zeroed. */
+struct window_read {
+	struct completion done;
+	int pending; /* requests not ended yet, plus one until all are submitted */
+	int status;
+};
 
-int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset)
+static void window_request_done(struct block_request *request)
+{
+	struct window_read *window = request->private;
+	if (request->status)
+		__atomic_store_n(&window->status, request->status, __ATOMIC_RELAXED);
+	if (__atomic_sub_fetch(&window->pending, 1, __ATOMIC_ACQ_REL) == 0)
+		completion_signal(&window->done);
+}
+
+/* The most pages from first (at most count) whose blocks follow block on the
+ * disk; holes count as a run of their own. */
+static unsigned run_length(const uint32_t *blocks, unsigned first, unsigned count,
+			   unsigned max_pages)
+{
+	unsigned length = 1;
+	while (first + length < count && length < max_pages &&
+	       (blocks[first] == 0 ? blocks[first + length] == 0
+				   : blocks[first + length] == blocks[first] + length))
+		length++;
+	return length;
+}
+
+static int submit_run(struct ext2_node *node, struct block_request *request, uint32_t block,
+		      unsigned pages, uint8_t *buffer, struct window_read *window)
+{
+	*request = (struct block_request){
+	    .device = node->fs->disk,
+	    .op = BLOCK_READ,
+	    .sector = (uint64_t)block * EXT2_SECTORS_PER_BLOCK,
+	    .count = pages * EXT2_SECTORS_PER_BLOCK,
+	    .buffer = buffer,
+	    .done = window_request_done,
+	    .private = window};
+	__atomic_add_fetch(&window->pending, 1, __ATOMIC_RELAXED);
+	int error = block_submit(request);
+	if (error)
+		__atomic_sub_fetch(&window->pending, 1, __ATOMIC_RELAXED);
+	return error;
+}
+
+static int file_read_pages(struct pcache_mapping *mapping, uint64_t first, unsigned count,
+			   void *buffer)
+{
+	struct ext2_node *node = mapping->owner;
+	uint32_t blocks[PCACHE_AHEAD_MAX];
+	struct block_request *requests = kmalloc(count * sizeof *requests);
+	if (count > PCACHE_AHEAD_MAX || !requests) {
+		kfree(requests);
+		return -ENOMEM;
+	}
+	int error = 0;
+	for (unsigned i = 0; i < count && !error; i++) {
+		error = file_block_of(node, first + i, &blocks[i]);
+		if (!error && blocks[i] >= node->fs->blocks_count)
+			error = -EIO;
+	}
+	struct window_read window = {.pending = 1};
+	completion_init(&window.done, "ext2.readahead");
+	unsigned max_pages = node->fs->disk->max_sectors / EXT2_SECTORS_PER_BLOCK;
+	unsigned submitted = 0;
+	for (unsigned i = 0; i < count && !error; i += run_length(blocks, i, count, max_pages)) {
+		unsigned pages = run_length(blocks, i, count, max_pages);
+		uint8_t *at = (uint8_t *)buffer + (size_t)i * PAGE_SIZE;
+		if (blocks[i] == 0)
+			memset(at, 0, (size_t)pages * PAGE_SIZE);
+		else
+			error = submit_run(node, &requests[submitted++], blocks[i], pages, at,
+					   &window);
+	}
+	if (__atomic_sub_fetch(&window.pending, 1, __ATOMIC_ACQ_REL) != 0)
+		completion_wait(&window.done);
+	kfree(requests);
+	return error ? error : window.status;
+}
+
+static const struct pcache_ops ext2_file_pages = {.read_page = file_read_page,
+						  .write_page = file_write_page,
+						  .read_pages = file_read_pages};
+
+int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset,
+			 struct pcache_ahead *ahead)
 {
 	uint64_t size = node->vnode.size;
 	if (offset >= size)
@@ -204,7 +290,11 @@ int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, ui
 		if (chunk > length - done)
 			chunk = length - done;
 		struct pcache_page *page;
-		int error = pcache_get(&node->mapping, position / PAGE_SIZE, PCACHE_READ, &page);
+		uint64_t index = position / PAGE_SIZE;
+		int error = ahead ? pcache_get_ahead(&node->mapping, index, ahead,
+						     (offset + length - 1) / PAGE_SIZE + 1,
+						     (size + PAGE_SIZE - 1) / PAGE_SIZE, &page)
+				  : pcache_get(&node->mapping, index, PCACHE_READ, &page);
 		if (error)
 			return done ? (int64_t)done : error;
 		memcpy((uint8_t *)buffer + done, page->data + in_page, chunk);
@@ -489,7 +579,7 @@ void ext2_release_node(struct vfs_node *vnode)
 static int64_t ext2_file_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
 {
 	mutex_lock(&ext2_lock);
-	int64_t n = ext2_read_locked(file->node->private, buffer, length, offset);
+	int64_t n = ext2_read_locked(file->node->private, buffer, length, offset, &file->read_ahead);
 	mutex_unlock(&ext2_lock);
 	return n;
 }
@@ -523,6 +613,9 @@ const struct vfs_node_ops ext2_file_node_ops = {
     .truncate = ext2_truncate,
     .setattr = ext2_setattr,
     .release = ext2_release_node,
+    .map_page = ext2_map_page,
+    .unmap_page = ext2_unmap_page,
+    .sync = ext2_sync_node,
 };
 
 const struct vfs_node_ops ext2_link_ops = {

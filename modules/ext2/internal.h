@@ -123,7 +123,9 @@ void ext2_node_init_ops(struct ext2_node *node);
 void ext2_node_attach(struct ext2_node *node);
 int ext2_bmap(struct ext2_node *node, uint64_t file_block, bool create, uint32_t *block,
 	      bool *fresh);
-int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset);
+/* ahead: the open file's read-ahead state, or NULL for none. */
+int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset,
+			 struct pcache_ahead *ahead);
 int64_t ext2_write_locked(struct ext2_node *node, const void *buffer, size_t length,
 			  uint64_t offset);
 int ext2_truncate_locked(struct ext2_node *node, uint64_t size);
@@ -137,6 +139,9 @@ extern const struct vfs_file_ops ext2_file_ops;
 int ext2_unmount(struct vfs_node *vroot);
 /* The VFS's setattr: the node's mode bits and owner into the inode. */
 int ext2_setattr(struct vfs_node *vnode);
+/* mmap.c: the VFS's map_page and unmap_page (shared file mappings). */
+int ext2_map_page(struct vfs_node *vnode, uint64_t index, bool writable, uint64_t *phys);
+void ext2_unmap_page(struct vfs_node *vnode, uint64_t index, bool writable);
 /* Frees an in-memory inode whose last reference (the live list's) went. */
 void ext2_release_node(struct vfs_node *vnode);
 

@@ -9,6 +9,8 @@
  * nothing is mounted at /disk.
  */
 #include "ext2/internal.h"
+#include "console/console.h"
+#include "joinpoint/joinpoint.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -282,6 +284,99 @@ static void bad_names_are_refused(struct ktest *t)
 
 KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
+
+/* ---- Read-ahead, counted at the block boundary ---------------------------- */
+
+struct request_count {
+	uint64_t reads, sectors;
+};
+
+static void count_read(struct jp_context *context, void *cookie)
+{
+	struct request_count *count = cookie;
+	const struct block_request *request = (const struct block_request *)context->args[0];
+	if (request && request->op == BLOCK_READ) {
+		__atomic_fetch_add(&count->reads, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&count->sectors, request->count, __ATOMIC_RELAXED);
+	}
+}
+
+/* Reads huge.bin (written by ext2w) from a cold cache in 4 KiB pieces, in
+ * order (stride 1) or with a stride that never continues where the last read
+ * stopped, counting the read requests that cross block.submit meanwhile and
+ * what the file's mapping counted. */
+static void read_huge(struct ktest *t, unsigned stride, struct request_count *count,
+		      struct pcache_stats *delta)
+{
+	pcache_shrink(0);
+	struct vfs_file *file;
+	if (!EXPECT_EQ(t, vfs_open(TREE "/huge.bin", VFS_O_RDONLY, 0, &file), 0))
+		return;
+	struct pcache_stats *stats = &((struct ext2_node *)file->node->private)->mapping.stats;
+	struct pcache_stats before = *stats;
+	uint8_t *chunk = kmalloc(PAGE_SIZE);
+	struct jp_advice counter = {.name = "ext2ra.count", .before = count_read, .cookie = count};
+	int handle = jp_attach("block.submit", &counter);
+	EXPECT_TRUE(t, handle > 0);
+	unsigned pages = HUGE_BYTES / PAGE_SIZE;
+	unsigned first = stride == 1 ? 0 : 1; /* a first read at 0 counts as in order */
+	for (unsigned i = first; chunk && i < first + pages; i++) {
+		uint64_t page = (uint64_t)i * stride % pages;
+		EXPECT_EQ(t, vfs_pread(file, chunk, PAGE_SIZE, page * PAGE_SIZE), PAGE_SIZE);
+		if (chunk[100] != pattern_byte(page * PAGE_SIZE + 100)) {
+			EXPECT_EQ(t, chunk[100], pattern_byte(page * PAGE_SIZE + 100));
+			break;
+		}
+	}
+	if (handle > 0)
+		jp_detach(handle);
+	*delta = (struct pcache_stats){.hits = stats->hits - before.hits,
+				       .misses = stats->misses - before.misses,
+				       .read_ahead = stats->read_ahead - before.read_ahead,
+				       .windows = stats->windows - before.windows};
+	kfree(chunk);
+	vfs_close(file);
+}
+
+/* A file read in order from a cold cache: fewer, larger requests than pages
+ * (a window of pages per request), and the pages read ahead are hits when
+ * the reader gets to them. */
+static void sequential_read_is_read_ahead(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	struct request_count count = {0};
+	struct pcache_stats delta;
+	read_huge(t, 1, &count, &delta);
+	unsigned pages = HUGE_BYTES / PAGE_SIZE;
+	pr_info("ext2ra: %u pages: %lu read requests, %lu sectors, %lu windows, %lu pages read ahead\n",
+		   pages, count.reads, count.sectors, delta.windows, delta.read_ahead);
+	EXPECT_TRUE(t, count.reads * 8 < pages);
+	EXPECT_TRUE(t, count.sectors * BLOCK_SECTOR_SIZE >= (uint64_t)pages * PAGE_SIZE);
+	EXPECT_EQ(t, delta.misses, delta.windows);
+	EXPECT_EQ(t, delta.hits + delta.misses, pages);
+	EXPECT_TRUE(t, delta.read_ahead + delta.misses >= pages);
+}
+
+/* Reads that jump (a stride of 7 pages) read no window: one request of one
+ * page per page read, nothing read ahead. */
+static void jumping_reads_are_not_read_ahead(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	struct request_count count = {0};
+	struct pcache_stats delta;
+	read_huge(t, 7, &count, &delta);
+	unsigned pages = HUGE_BYTES / PAGE_SIZE;
+	EXPECT_EQ(t, delta.read_ahead, 0);
+	EXPECT_EQ(t, delta.windows, 0);
+	EXPECT_EQ(t, delta.misses, pages);
+	EXPECT_TRUE(t, count.reads >= pages);
+	EXPECT_TRUE(t, count.sectors <= (uint64_t)count.reads * EXT2_SECTORS_PER_BLOCK);
+}
+
+KTEST_SUITE(ext2ra, KTEST_CASE(sequential_read_is_read_ahead),
+	    KTEST_CASE(jumping_reads_are_not_read_ahead));
 
 long sys_fsync(int fd);
 long sys_fdatasync(int fd);

@@ -6,9 +6,23 @@
  * limit, taking unreferenced pages from the cold end of the LRU list; a
  * dirty one is written back first (the evicting thread pays for it).
  *
- * Accounting: each hit, miss, eviction and byte read is also charged to the
- * calling thread's activity (acct_charge_ref), after pcache_lock is dropped;
- * with accounting off that costs one load and a branch.
+ * Read-ahead (pcache_get_ahead): a miss that continues where the open file's
+ * last access stopped reads a window of pages after it, made busy over
+ * consecutive frames and filled by one read_pages call with the lock
+ * dropped; the window ends before the first page that is cached already, so
+ * a window is always one run.  If the window's read fails nothing of it is
+ * kept and the wanted page is read alone, so an error in a page nobody asked
+ * for reaches nobody.
+ *
+ * Pages mapped writable into processes (shared file mappings) are counted
+ * in `writers`; their stores bypass the cache, so pcache_sync marks them
+ * dirty before writing the mapping's dirty pages.  They are referenced while
+ * mapped, so eviction never takes them.
+ *
+ * Accounting: each hit, miss, eviction, byte read and page read ahead is also
+ * charged to the calling thread's activity (acct_charge_ref), after
+ * pcache_lock is dropped; with accounting off that costs one load and a
+ * branch.
  */
 #include "pagecache/pagecache.h"
 
@@ -86,16 +100,14 @@ static void page_free(struct pcache_page *page)
 	kfree(page);
 }
 
-static struct pcache_page *page_new(struct pcache_mapping *mapping, uint64_t index)
+/* A new busy page index of mapping over the frame data, referenced once. */
+static struct pcache_page *page_new_at(struct pcache_mapping *mapping, uint64_t index,
+				       uint8_t *data)
 {
 	struct pcache_page *page = kzalloc(sizeof(*page));
 	if (!page)
 		return NULL;
-	page->data = mm_alloc_pages(1, PAGE_SIZE);
-	if (!page->data) {
-		kfree(page);
-		return NULL;
-	}
+	page->data = data;
 	page->mapping = mapping;
 	page->index = index;
 	page->refs = 1;
@@ -105,6 +117,17 @@ static struct pcache_page *page_new(struct pcache_mapping *mapping, uint64_t ind
 	lru_push_head(page);
 	mapping->stats.pages++;
 	totals.pages++;
+	return page;
+}
+
+static struct pcache_page *page_new(struct pcache_mapping *mapping, uint64_t index)
+{
+	uint8_t *data = mm_alloc_pages(1, PAGE_SIZE);
+	if (!data)
+		return NULL;
+	struct pcache_page *page = page_new_at(mapping, index, data);
+	if (!page)
+		mm_free_pages(data, 1);
 	return page;
 }
 
@@ -210,70 +233,208 @@ static int fill_new_page(struct pcache_page *page, enum pcache_fill fill)
 	return error;
 }
 
-/* Charges what one pcache_get did to the calling thread's activity. */
-static void charge_activity(bool hit, unsigned evicted, bool read)
+/* What one pcache_get did, charged to the calling thread's activity once
+ * pcache_lock is dropped. */
+struct pcache_charge {
+	bool hit;
+	unsigned evicted;
+	unsigned pages_read; /* from the device (or the owner's store) */
+	unsigned read_ahead; /* of pages_read, beyond the page asked for */
+};
+
+static void charge_activity(const struct pcache_charge *charge)
 {
 	acct_ref_t ref = acct_current_ref();
 	if (!ref)
 		return;
-	acct_charge_ref(ref, hit ? ACCT_PAGE_CACHE_HITS : ACCT_PAGE_CACHE_MISSES, 1);
-	if (evicted)
-		acct_charge_ref(ref, ACCT_PAGE_CACHE_EVICTIONS, evicted);
-	if (read)
-		acct_charge_ref(ref, ACCT_PAGE_CACHE_READ_BYTES, PAGE_SIZE);
+	acct_charge_ref(ref, charge->hit ? ACCT_PAGE_CACHE_HITS : ACCT_PAGE_CACHE_MISSES, 1);
+	if (charge->evicted)
+		acct_charge_ref(ref, ACCT_PAGE_CACHE_EVICTIONS, charge->evicted);
+	if (charge->pages_read)
+		acct_charge_ref(ref, ACCT_PAGE_CACHE_READ_BYTES,
+				(uint64_t)charge->pages_read * PAGE_SIZE);
+	if (charge->read_ahead)
+		acct_charge_ref(ref, ACCT_PAGE_CACHE_READ_AHEAD, charge->read_ahead);
 }
 
-int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
-	       struct pcache_page **result)
+/* The valid cached page index of mapping, referenced, or NULL (pcache_lock
+ * held; dropped while waiting for a page being filled). */
+static struct pcache_page *find_valid(struct pcache_mapping *mapping, uint64_t index)
 {
-	mutex_lock(&pcache_lock);
 	struct pcache_page *page;
 	for (;;) {
 		page = mapping_find(mapping, index);
 		if (!page)
-			break;
+			return NULL;
 		page->refs++;
 		wait_not_busy(page);
 		if (page->valid)
-			break;
+			return page;
 		/* its read failed: drop it and try afresh */
 		page->dead = true;
 		if (--page->refs == 0)
 			page_free(page);
 	}
-	if (page) {
-		mapping->stats.hits++;
-		totals.hits++;
-		lru_unlink(page);
-		lru_push_head(page);
-		*result = page;
-		mutex_unlock(&pcache_lock);
-		charge_activity(true, 0, false);
+}
+
+static void count_hit(struct pcache_page *page)
+{
+	page->mapping->stats.hits++;
+	totals.hits++;
+	lru_unlink(page);
+	lru_push_head(page);
+}
+
+/* Pages of a window from index, at most want, ending before the first page
+ * that is cached already (pcache_lock held). */
+static unsigned window_room(struct pcache_mapping *mapping, uint64_t index, unsigned want)
+{
+	for (unsigned i = 1; i < want; i++)
+		if (mapping_find(mapping, index + i))
+			return i;
+	return want;
+}
+
+/* Makes count busy pages from index over consecutive frames (fewer when
+ * memory runs short).  Returns how many, 0 when none. */
+static unsigned window_pages(struct pcache_mapping *mapping, uint64_t index, unsigned count,
+			     struct pcache_page **pages, uint8_t **frames)
+{
+	*frames = mm_alloc_pages(count, PAGE_SIZE);
+	if (!*frames)
 		return 0;
-	}
-	unsigned evicted = 0;
-	if (totals.pages >= pcache_max_pages)
-		evicted = evict_to(pcache_max_pages - pcache_max_pages / 8);
-	page = page_new(mapping, index);
-	if (!page) {
-		mutex_unlock(&pcache_lock);
+	unsigned made = 0;
+	while (made < count &&
+	       (pages[made] = page_new_at(mapping, index + made, *frames + made * PAGE_SIZE)))
+		made++;
+	if (made < count)
+		mm_free_pages(*frames + made * PAGE_SIZE, count - made);
+	return made;
+}
+
+/* Reads a read-ahead window of count pages from index with one read_pages
+ * call (pcache_lock held, dropped during the read).  Returns 0 and the first
+ * page referenced, or an error after which nothing of the window is kept. */
+static int read_window(struct pcache_mapping *mapping, uint64_t index, unsigned count,
+		       struct pcache_page **result, struct pcache_charge *charge)
+{
+	struct pcache_page *pages[PCACHE_AHEAD_MAX];
+	uint8_t *frames;
+	count = window_pages(mapping, index, count, pages, &frames);
+	if (count == 0)
 		return -ENOMEM;
+	mutex_unlock(&pcache_lock);
+	int error = mapping->ops->read_pages(mapping, index, count, frames);
+	mutex_lock(&pcache_lock);
+	for (unsigned i = 0; i < count; i++) {
+		struct pcache_page *page = pages[i];
+		page->valid = error == 0;
+		page->dead = error != 0; /* new lookups read afresh */
+		__atomic_store_n(&page->busy, false, __ATOMIC_RELEASE);
+		if (i == 0 && !error)
+			continue; /* the caller's reference */
+		if (--page->refs == 0 && error)
+			page_free(page);
 	}
+	waitq_wake_all(&pcache_waiters);
+	if (error)
+		return error;
+	mapping->stats.read_ahead += count - 1;
+	totals.read_ahead += count - 1;
+	mapping->stats.windows++;
+	totals.windows++;
+	charge->pages_read = count;
+	charge->read_ahead = count - 1;
+	*result = pages[0];
+	return 0;
+}
+
+/* A miss: reads (or zeroes) page index, with the window pages after it when
+ * window > 1 and the owner reads several at once (pcache_lock held). */
+static int get_missing(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
+		       unsigned window, struct pcache_page **result, struct pcache_charge *charge)
+{
+	if (totals.pages + window > pcache_max_pages)
+		charge->evicted = evict_to(pcache_max_pages - pcache_max_pages / 8);
 	mapping->stats.misses++;
 	totals.misses++;
+	if (fill == PCACHE_READ && window > 1 && mapping->ops->read_pages) {
+		window = window_room(mapping, index, window);
+		if (window > 1 && read_window(mapping, index, window, result, charge) == 0)
+			return 0;
+	}
+	struct pcache_page *page = page_new(mapping, index);
+	if (!page)
+		return -ENOMEM;
 	int error = fill_new_page(page, fill);
 	if (error) {
 		page->dead = true; /* new lookups read afresh */
 		if (--page->refs == 0)
 			page_free(page);
-		mutex_unlock(&pcache_lock);
-		charge_activity(false, evicted, false);
 		return error;
 	}
+	charge->pages_read = fill == PCACHE_READ;
 	*result = page;
-	mutex_unlock(&pcache_lock);
-	charge_activity(false, evicted, fill == PCACHE_READ);
 	return 0;
+}
+
+/* The window a miss at index reads: growing while the reader goes on where
+ * it stopped, one page (or what the call wants) when it jumped. */
+static unsigned next_window(struct pcache_ahead *ahead, bool sequential, uint64_t index,
+			    uint64_t want_end, uint64_t end)
+{
+	unsigned window = 1;
+	if (sequential) {
+		ahead->window = ahead->window ? ahead->window * 2 : PCACHE_AHEAD_FIRST;
+		if (ahead->window > PCACHE_AHEAD_MAX)
+			ahead->window = PCACHE_AHEAD_MAX;
+		window = ahead->window;
+	} else {
+		ahead->window = 0;
+	}
+	if (want_end > index + window)
+		window = want_end - index > PCACHE_AHEAD_MAX ? PCACHE_AHEAD_MAX
+							     : (unsigned)(want_end - index);
+	if (end <= index)
+		return 1;
+	return end - index < window ? (unsigned)(end - index) : window;
+}
+
+static int get_page(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
+		    struct pcache_ahead *ahead, uint64_t want_end, uint64_t end,
+		    struct pcache_page **result)
+{
+	struct pcache_charge charge = {0};
+	int error = 0;
+	bool sequential = ahead && index == ahead->next;
+	mutex_lock(&pcache_lock);
+	struct pcache_page *page = find_valid(mapping, index);
+	if (page) {
+		count_hit(page);
+		charge.hit = true;
+		*result = page;
+	} else {
+		unsigned window =
+		    ahead ? next_window(ahead, sequential, index, want_end, end) : 1;
+		error = get_missing(mapping, index, fill, window, result, &charge);
+	}
+	if (ahead)
+		ahead->next = index + 1;
+	mutex_unlock(&pcache_lock);
+	charge_activity(&charge);
+	return error;
+}
+
+int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
+	       struct pcache_page **result)
+{
+	return get_page(mapping, index, fill, NULL, 0, 0, result);
+}
+
+int pcache_get_ahead(struct pcache_mapping *mapping, uint64_t index, struct pcache_ahead *ahead,
+		     uint64_t want_end, uint64_t end, struct pcache_page **result)
+{
+	return get_page(mapping, index, PCACHE_READ, ahead, want_end, end, result);
 }
 
 void pcache_mark_dirty(struct pcache_page *page)
@@ -281,6 +442,32 @@ void pcache_mark_dirty(struct pcache_page *page)
 	mutex_lock(&pcache_lock);
 	set_dirty(page, true);
 	mutex_unlock(&pcache_lock);
+}
+
+void pcache_map_writable(struct pcache_page *page)
+{
+	mutex_lock(&pcache_lock);
+	page->writers++;
+	set_dirty(page, true);
+	mutex_unlock(&pcache_lock);
+}
+
+void pcache_unmap_writable(struct pcache_page *page)
+{
+	mutex_lock(&pcache_lock);
+	if (page->writers)
+		page->writers--;
+	set_dirty(page, true);
+	mutex_unlock(&pcache_lock);
+}
+
+int pcache_find(struct pcache_mapping *mapping, uint64_t index, struct pcache_page **result)
+{
+	mutex_lock(&pcache_lock);
+	struct pcache_page *page = find_valid(mapping, index);
+	mutex_unlock(&pcache_lock);
+	*result = page;
+	return page ? 0 : -ENOENT;
 }
 
 void pcache_put(struct pcache_page *page)
@@ -326,10 +513,22 @@ static struct pcache_page *next_dirty(struct pcache_mapping *mapping)
 	return page;
 }
 
+/* Pages mapped writable may have been stored to since they were last
+ * written: they count as dirty (pcache_lock held). */
+static void dirty_mapped_writable(struct pcache_mapping *mapping)
+{
+	for (unsigned bucket = 0; bucket < PCACHE_BUCKETS; bucket++)
+		for (struct pcache_page *page = mapping->buckets[bucket]; page;
+		     page = page->next_in_mapping)
+			if (page->writers)
+				set_dirty(page, true);
+}
+
 int pcache_sync(struct pcache_mapping *mapping)
 {
 	int first_error = 0;
 	mutex_lock(&pcache_lock);
+	dirty_mapped_writable(mapping);
 	struct pcache_page *page;
 	while ((page = next_dirty(mapping))) {
 		wait_not_busy(page);

@@ -15,6 +15,12 @@
  * Pages are physically contiguous (one frame): a block driver reads into them
  * directly.  A page is filled once, outside every lock; a thread that wants
  * a page being filled waits for it.
+ *
+ * Read-ahead: pcache_get_ahead keeps, per open file, where the last access
+ * ended and a window; a miss where the reader continues from there reads a
+ * window of pages (4, doubling to 32) with one call of the owner's
+ * read_pages, into consecutive frames, so the disk sees one larger request
+ * instead of one per page.  A miss elsewhere reads only what the call asked.
  */
 #ifndef MODULES_PAGECACHE_PAGECACHE_H
 #define MODULES_PAGECACHE_PAGECACHE_H
@@ -34,11 +40,27 @@ struct pcache_ops {
 	int (*read_page)(struct pcache_mapping *mapping, uint64_t index, void *page);
 	/* Writes page index back.  Returns 0 or a negative error. */
 	int (*write_page)(struct pcache_mapping *mapping, uint64_t index, const void *page);
+	/* Optional, for read-ahead: fills count pages from index first into
+	 * buffer (count * PAGE_SIZE bytes, physically contiguous).  Returns 0 or
+	 * a negative error; on error the cache reads the wanted page alone. */
+	int (*read_pages)(struct pcache_mapping *mapping, uint64_t first, unsigned count,
+			  void *buffer);
+};
+
+#define PCACHE_AHEAD_FIRST 4  /* pages of the first read-ahead window */
+#define PCACHE_AHEAD_MAX   32 /* the window doubles up to this (128 KiB) */
+
+/* Read-ahead state of one open file (zero: nothing read yet). */
+struct pcache_ahead {
+	uint64_t next;   /* page after the last one accessed */
+	unsigned window; /* pages of the last read-ahead window; 0: none */
 };
 
 struct pcache_stats {
 	uint64_t hits, misses, evictions, writebacks, write_errors;
 	uint64_t pages, dirty;
+	uint64_t read_ahead; /* pages read in a window beyond the one asked for */
+	uint64_t windows;    /* read-ahead windows read (read_pages calls that succeeded) */
 };
 
 /* One file's (or disk's) cached pages. */
@@ -57,6 +79,7 @@ struct pcache_page {
 	int refs;
 	bool dirty, busy, valid;
 	bool dead; /* its read failed: found by nobody, freed by the last put */
+	unsigned writers; /* user pages mapping it writable (pcache_map_writable) */
 	struct pcache_page *next_in_mapping;
 	struct pcache_page *lru_prev, *lru_next;
 };
@@ -71,12 +94,28 @@ void pcache_mapping_init(struct pcache_mapping *mapping, const struct pcache_ops
  * read_page's error (the page is then not kept). */
 int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
 	       struct pcache_page **page);
+/* pcache_get for a reader that walks a file: ahead is the open file's
+ * state, want_end the page after the last one this call wants, end the
+ * file's pages (nothing at or past it is read ahead).  Same results. */
+int pcache_get_ahead(struct pcache_mapping *mapping, uint64_t index, struct pcache_ahead *ahead,
+		     uint64_t want_end, uint64_t end, struct pcache_page **page);
 /* Marks a referenced page as changed: it is written back before it leaves. */
 void pcache_mark_dirty(struct pcache_page *page);
 /* Drops a reference. */
 void pcache_put(struct pcache_page *page);
-/* Writes back every dirty page of mapping.  Returns 0 or the first error
- * (the pages that failed stay dirty). */
+/* A referenced page is mapped writable into a process (a shared file
+ * mapping): stores reach it without the cache seeing them, so it counts as
+ * dirty at every pcache_sync while it stays so mapped. */
+void pcache_map_writable(struct pcache_page *page);
+/* Ends one pcache_map_writable; the page stays dirty (the last stores are
+ * written back). */
+void pcache_unmap_writable(struct pcache_page *page);
+/* The cached page index of mapping, referenced, without reading it: 0, or
+ * -ENOENT when it is not cached.  Not counted as a hit. */
+int pcache_find(struct pcache_mapping *mapping, uint64_t index, struct pcache_page **page);
+/* Writes back every dirty page of mapping, and every page mapped writable
+ * into a process.  Returns 0 or the first error (the pages that failed stay
+ * dirty). */
 int pcache_sync(struct pcache_mapping *mapping);
 /* Forgets pages from index first on, dirty or not (truncation, a freed
  * block); they must not be referenced. */

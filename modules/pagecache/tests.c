@@ -16,6 +16,7 @@
 struct store {
 	uint8_t *bytes; /* STORE_PAGES pages */
 	unsigned reads, writes;
+	unsigned window_reads; /* read_pages calls */
 	uint64_t failing; /* reads of this page fail; UINT64_MAX: none */
 };
 
@@ -39,7 +40,22 @@ static int store_write(struct pcache_mapping *mapping, uint64_t index, const voi
 	return 0;
 }
 
-static const struct pcache_ops store_ops = {.read_page = store_read, .write_page = store_write};
+/* A window read fails as a whole when it covers the failing page. */
+static int store_read_pages(struct pcache_mapping *mapping, uint64_t first, unsigned count,
+			    void *buffer)
+{
+	struct store *store = mapping->owner;
+	if (store->failing >= first && store->failing < first + count)
+		return -EIO;
+	if (first + count > STORE_PAGES)
+		return -EIO;
+	store->window_reads++;
+	memcpy(buffer, store->bytes + first * PAGE_SIZE, (size_t)count * PAGE_SIZE);
+	return 0;
+}
+
+static const struct pcache_ops store_ops = {
+    .read_page = store_read, .write_page = store_write, .read_pages = store_read_pages};
 
 static bool store_init(struct store *store, struct pcache_mapping *mapping)
 {
@@ -161,5 +177,77 @@ static void sync_writes_dirty_pages_only(struct ktest *t)
 	store_done(&store, &mapping);
 }
 
+/* Reading pages 0..15 in order: windows of 4, 8 and the last 4 (the end),
+ * one read_pages call each; every other page is a hit. */
+static void sequential_reads_are_read_ahead(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	struct pcache_ahead ahead = {0};
+	for (uint64_t index = 0; index < 16; index++) {
+		struct pcache_page *page;
+		ASSERT_EQ(t, pcache_get_ahead(&mapping, index, &ahead, index + 1, 16, &page), 0);
+		EXPECT_EQ(t, page->data[PAGE_SIZE - 1], (uint8_t)(index + 1));
+		pcache_put(page);
+	}
+	EXPECT_EQ(t, store.window_reads, 3);
+	EXPECT_EQ(t, store.reads, 0);
+	EXPECT_EQ(t, mapping.stats.misses, 3);
+	EXPECT_EQ(t, mapping.stats.hits, 13);
+	EXPECT_EQ(t, mapping.stats.read_ahead, 13);
+	EXPECT_EQ(t, mapping.stats.pages, 16);
+	store_done(&store, &mapping);
+}
+
+/* Pages visited with a stride of 5 (never where the last read stopped): no
+ * window, one page read per miss. */
+static void jumps_are_not_read_ahead(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	struct pcache_ahead ahead = {0};
+	for (uint64_t i = 1; i <= 12; i++) {
+		uint64_t index = i * 5 % STORE_PAGES;
+		struct pcache_page *page;
+		ASSERT_EQ(t, pcache_get_ahead(&mapping, index, &ahead, index + 1, STORE_PAGES, &page),
+			  0);
+		pcache_put(page);
+	}
+	EXPECT_EQ(t, store.window_reads, 0);
+	EXPECT_EQ(t, store.reads, 12);
+	EXPECT_EQ(t, mapping.stats.read_ahead, 0);
+	EXPECT_EQ(t, mapping.stats.pages, 12);
+	store_done(&store, &mapping);
+}
+
+/* A window that covers a failing page fails whole: the page asked for is
+ * read alone and returned, and only the failing page's reader sees -EIO. */
+static void failed_window_reads_the_page_alone(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	store.failing = 2;
+	struct pcache_ahead ahead = {0};
+	for (uint64_t index = 0; index < 6; index++) {
+		struct pcache_page *page;
+		int error = pcache_get_ahead(&mapping, index, &ahead, index + 1, 6, &page);
+		if (index == 2) {
+			EXPECT_EQ(t, error, -EIO);
+			continue;
+		}
+		if (EXPECT_EQ(t, error, 0)) {
+			EXPECT_EQ(t, page->data[0], (uint8_t)(index + 1));
+			pcache_put(page);
+		}
+	}
+	EXPECT_EQ(t, mapping.stats.pages, 5);
+	store_done(&store, &mapping);
+}
+
 KTEST_SUITE(pcache, KTEST_CASE(second_read_is_a_hit), KTEST_CASE(failed_read_is_reported_not_kept),
-	    KTEST_CASE(pressure_evicts_and_writes_back), KTEST_CASE(sync_writes_dirty_pages_only));
+	    KTEST_CASE(pressure_evicts_and_writes_back), KTEST_CASE(sync_writes_dirty_pages_only),
+	    KTEST_CASE(sequential_reads_are_read_ahead), KTEST_CASE(jumps_are_not_read_ahead),
+	    KTEST_CASE(failed_window_reads_the_page_alone));

@@ -4,8 +4,8 @@
  * vfs_init: a fresh table on /dev/console for a child of the kernel, a clone
  * at fork, close-on-exec at exec, release at exit, and the program file read
  * whole for execve, relative to the working directory (it must be executable
- * and readable by the caller: -EACCES), and a descriptor read at an offset
- * for mmap of a file.
+ * and readable by the caller: -EACCES), a descriptor read at an offset for a
+ * private mmap of a file, and the file's pages for a shared one.
  */
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -46,6 +46,56 @@ static int64_t read_at(void *files, int fd, uint64_t offset, void *buffer, size_
 	return n;
 }
 
+/* ---- Shared mappings: the object is a referenced struct vfs_file --------- */
+
+static int map_open(void *files, int fd, bool writable, void **object)
+{
+	struct vfs_file *file;
+	int error = vfs_fd_get(files, fd, &file);
+	if (error)
+		return error;
+	unsigned access = file->flags & VFS_O_ACCMODE;
+	if (access == VFS_O_WRONLY || (writable && access == VFS_O_RDONLY))
+		error = -EACCES;
+	else if (!VFS_IS_REG(file->node->mode) || !file->node->ops ||
+		 !file->node->ops->map_page)
+		error = -ENODEV;
+	if (error) {
+		vfs_file_put(file);
+		return error;
+	}
+	*object = file;
+	return 0;
+}
+
+static void map_get(void *object)
+{
+	vfs_file_get(object);
+}
+
+static void map_put(void *object)
+{
+	vfs_file_put(object);
+}
+
+static int map_page(void *object, uint64_t offset, bool writable, uint64_t *phys)
+{
+	struct vfs_node *node = ((struct vfs_file *)object)->node;
+	return node->ops->map_page(node, offset / PAGE_SIZE, writable, phys);
+}
+
+static void map_unpage(void *object, uint64_t offset, bool writable)
+{
+	struct vfs_node *node = ((struct vfs_file *)object)->node;
+	node->ops->unmap_page(node, offset / PAGE_SIZE, writable);
+}
+
+static int map_sync(void *object)
+{
+	struct vfs_node *node = ((struct vfs_file *)object)->node;
+	return node->ops->sync ? node->ops->sync(node) : 0;
+}
+
 static const struct proc_file_ops file_ops = {
     .create_initial = vfs_files_create_initial,
     .clone = vfs_files_clone,
@@ -53,6 +103,12 @@ static const struct proc_file_ops file_ops = {
     .release = vfs_files_release,
     .read_program = read_program,
     .read_at = read_at,
+    .map_open = map_open,
+    .map_get = map_get,
+    .map_put = map_put,
+    .map_page = map_page,
+    .map_unpage = map_unpage,
+    .map_sync = map_sync,
 };
 
 void vfs_register_process_files(void)

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pagecache/pagecache.h"
 #include "sched/sched.h"
 
 #define VFS_PATH_MAX  256 /* bytes, with the terminating NUL */
@@ -176,6 +177,17 @@ struct vfs_node_ops {
 	int (*readdir)(struct vfs_node *dir, uint64_t index, struct vfs_dirent *entry);
 	/* Sets a regular file's size: 0, -ENOMEM, -EFBIG. */
 	int (*truncate)(struct vfs_node *node, uint64_t size);
+	/* A shared mapping of a regular file: the frame of page index, kept
+	 * (referenced, never evicted) until unmap_page; writable: the process
+	 * may store to it (a hole gets its block now).  Returns 0 and *phys,
+	 * -EFAULT (the page lies past the end of the file), -ENOSPC, -EIO,
+	 * -ENOMEM.  NULL: the file system has no shared mappings. */
+	int (*map_page)(struct vfs_node *node, uint64_t index, bool writable, uint64_t *phys);
+	/* Ends one map_page of index with the same writable. */
+	void (*unmap_page)(struct vfs_node *node, uint64_t index, bool writable);
+	/* Writes the file's changed pages (mapped writable ones too) and its
+	 * inode back, and flushes the disk: 0 or -EIO.  NULL: nothing to write. */
+	int (*sync)(struct vfs_node *node);
 	/* The last reference went away: free the node. */
 	void (*release)(struct vfs_node *node);
 };
@@ -226,6 +238,7 @@ struct vfs_file {
 	void *private; /* the file system's or device's */
 	struct mutex position_lock;
 	uint64_t position;
+	struct pcache_ahead read_ahead; /* a cached file's sequential-read state */
 };
 
 /* Sets refs to 1 and the other fields as given. */

@@ -1,14 +1,16 @@
 #!/bin/sh
-# Builds the Linux guest that `make bench-net` measures beside microScope:
-# Debian's own kernel (package linux-image-amd64) and an initramfs with
-# Debian's nginx (package nginx, its shared libraries taken from the host's
-# Debian packages of the same release) serving the same files as microScope's
-# httpd, with busybox-static for /init's shell and `ip`.
+# Builds the Linux guest that `make bench-net` and `make bench-storage`
+# measure beside microScope: Debian's own kernel (package linux-image-amd64)
+# and an initramfs with Debian's nginx (package nginx, its shared libraries
+# taken from the host's Debian packages of the same release) serving the same
+# files as microScope's httpd, with busybox-static for /init's shell and `ip`,
+# and readbench (userland/readbench, built with the host's gcc) with the
+# virtio-blk and ext2 (ext4) modules for the storage bench.
 #   <out>/vmlinuz            the kernel: /boot/vmlinuz-* when linux-image-amd64
 #                            is installed, else taken from the package that
 #                            `apt-get download` fetches (nothing is installed)
-#   <out>/initramfs.cpio.gz  busybox, nginx and its libraries, the NIC modules,
-#                            /init, /www (small.txt, 1mib.txt)
+#   <out>/initramfs.cpio.gz  busybox, nginx and its libraries, the NIC and disk
+#                            modules, readbench, /init, /www (small.txt, 1mib.txt)
 # Usage: build.sh <out dir> <small file> <1 MiB file>
 #        (cached: rebuilt only when missing or when this script changed)
 set -eu
@@ -18,7 +20,8 @@ big=$3
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-stamp=$(cat "$here/build.sh" "$here/init" "$here/nginx.conf" | cksum | cut -d' ' -f1)
+readbench=$here/../../userland/readbench/readbench.c
+stamp=$(cat "$here/build.sh" "$here/init" "$here/nginx.conf" "$readbench" | cksum | cut -d' ' -f1)
 if [ -s "$out/vmlinuz" ] && [ -s "$out/initramfs.cpio.gz" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ]; then
 	exit 0
 fi
@@ -65,6 +68,7 @@ cp "$small" "$root/www/small.txt"
 cp "$big" "$root/www/1mib.txt"
 cp "$out/nginx-tree/usr/sbin/nginx" "$root/bin/nginx"
 cp "$here/nginx.conf" "$root/etc/nginx/nginx.conf"
+gcc -static -O2 -DREADBENCH_LINUX -o "$root/bin/readbench" "$readbench"
 echo "root:x:0:0:root:/:/bin/sh" >"$root/etc/passwd"
 echo "root:x:0:" >"$root/etc/group"
 # nginx's shared libraries, from the host's packages of the same Debian release.
@@ -72,10 +76,12 @@ for lib in $(ldd "$root/bin/nginx" | awk '/=>/ {print $3} /ld-linux/ {print $1}'
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done
-# The NIC drivers are modules in Debian's kernel; /init loads them in this order.
+# The NIC and disk drivers and ext4 (which mounts ext2) are modules in
+# Debian's kernel; /init loads them in this order.
 for module in virtio/virtio_ring virtio/virtio virtio/virtio_pci_legacy_dev \
 	virtio/virtio_pci_modern_dev virtio/virtio_pci net/core/failover net/net_failover \
-	net/virtio_net net/ethernet/intel/e1000/e1000; do
+	net/virtio_net net/ethernet/intel/e1000/e1000 block/virtio_blk lib/crc16 fs/mbcache \
+	jbd2/jbd2 crypto/crc32c_generic fs/ext4/ext4; do
 	found=$(find "$tree/lib/modules/$version/kernel" -path "*/$module.ko*" | head -n 1)
 	[ -n "$found" ] && cp "$found" "$root/modules/"
 done

@@ -86,6 +86,16 @@ int ftruncate(int fd, off_t length)
 	return (int)sys_result(ms_syscall3(__NR_ftruncate, fd, length, 0));
 }
 
+int fsync(int fd)
+{
+	return (int)sys_result(ms_syscall3(__NR_fsync, fd, 0, 0));
+}
+
+void sync(void)
+{
+	ms_syscall3(__NR_sync, 0, 0, 0);
+}
+
 off_t lseek(int fd, off_t offset, int whence)
 {
 	return sys_result(ms_syscall3(__NR_lseek, fd, offset, whence));

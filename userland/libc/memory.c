@@ -1,6 +1,7 @@
 /*
  * Memory: sbrk over the kernel's brk (newlib's malloc grows the heap with it)
- * and mmap/munmap (anonymous, or a private copy of a file).  brk returns the
+ * and mmap/munmap/msync (anonymous, a private copy of a file, or a file's
+ * shared pages).  brk returns the
  * new break, or the old one when it cannot move: sbrk compares the two to
  * tell.
  */
@@ -49,4 +50,9 @@ void *mmap(void *address, size_t length, int protection, int flags, int fd, off_
 int munmap(void *address, size_t length)
 {
 	return (int)sys_result(ms_syscall3(__NR_munmap, (long)address, (long)length, 0));
+}
+
+int msync(void *address, size_t length, int flags)
+{
+	return (int)sys_result(ms_syscall3(__NR_msync, (long)address, (long)length, flags));
 }

@@ -51,6 +51,7 @@ const struct rscfl_field rscfl_result_fields[] = {
     RESULT_FIELD(page_cache_misses, "count"),
     RESULT_FIELD(page_cache_evictions, "count"),
     RESULT_FIELD(page_cache_read_bytes, "bytes"),
+    RESULT_FIELD(page_cache_read_ahead, "count"),
 };
 const unsigned rscfl_result_field_count =
     sizeof rscfl_result_fields / sizeof rscfl_result_fields[0];

@@ -479,7 +479,8 @@ static void mmap_cases(int fd, const char *data)
 		t_fail("mmap at offset 8192: %ld", at);
 	else
 		munmap((void *)at, 4096);
-	expect("mmap MAP_SHARED", raw_mmap(4096, PROT_READ, MAP_SHARED, fd, 0), -L_ENODEV);
+	expect("mmap MAP_SHARED on the RAM fs", raw_mmap(4096, PROT_READ, MAP_SHARED, fd, 0),
+	       -L_ENODEV);
 	expect("mmap, offset not a page", raw_mmap(4096, PROT_READ, MAP_PRIVATE, fd, 100), -L_EINVAL);
 	expect("mmap, bad fd", raw_mmap(4096, PROT_READ, MAP_PRIVATE, 99, 0), -L_EBADF);
 	expect("mmap, fd -1 without MAP_ANONYMOUS", raw_mmap(4096, PROT_READ, MAP_PRIVATE, -1, 0),
@@ -544,6 +545,159 @@ void file_mmap_and_positional_io(void)
 	positional_cases(fd, data);
 	close(fd);
 	unlink("/tmp/mapped");
+}
+
+/* ---- MAP_SHARED of an ext2 file ---------------------------------------------- */
+
+/* tests/run.py checks /disk/shared.bin on the host: these bytes, with the
+ * stores below in them. */
+#define SHARED_FILE  "/disk/shared.bin"
+#define SHARED_HOLE  "/disk/shared-hole.bin"
+#define SHARED_BYTES (3 * 4096 + 100)
+#define L_EOVERFLOW  75
+#define L_ENOMEM     12
+
+static char shared_byte(long i)
+{
+	return (char)('a' + i % 23);
+}
+
+static void store_in_child(void *map)
+{
+	((char *)map)[20] = 'C';
+	_exit(0);
+}
+
+static void touch_past_the_end(void *map)
+{
+	volatile char *p = map;
+	p[4 * 4096] = 1; /* the mapping's fifth page: past the file's last */
+	_exit(0);
+}
+
+/* Stores through one mapping reach read(), another mapping, a forked child's
+ * stores reach the parent, and write() reaches the mapping. */
+static void shared_stores_are_the_file(int fd)
+{
+	long at = raw_mmap(5 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	long second = raw_mmap(4096, PROT_READ, MAP_SHARED, fd, 4096);
+	if (at < 0 || second < 0) {
+		t_fail("mmap MAP_SHARED of an ext2 file: %ld, %ld", at, second);
+		return;
+	}
+	char *map = (char *)at, *other = (char *)second, byte = 0;
+	for (long i = 0; i < SHARED_BYTES; i++)
+		if (map[i] != shared_byte(i)) {
+			t_fail("the mapping differs from the file at %ld", i);
+			break;
+		}
+	if (map[SHARED_BYTES] != 0)
+		t_fail("the last page is not zero past the end of the file");
+	map[10] = 'M';
+	map[5000] = 'N';
+	if (pread(fd, &byte, 1, 10) != 1 || byte != 'M')
+		t_fail("a store to the mapping is not what read() sees: %c", byte);
+	if (other[5000 - 4096] != 'N')
+		t_fail("a store is not seen through another mapping of the file");
+	if (pwrite(fd, "W", 1, 8192) != 1 || map[8192] != 'W')
+		t_fail("write() is not seen through the mapping");
+	int status = t_run_child(store_in_child, map);
+	if (status != 0 || map[20] != 'C')
+		t_fail("a forked child's store is not the parent's: status %d", status);
+	t_expect_signal("a touch past the end of the file", touch_past_the_end, map, SIGSEGV);
+	expect("msync", msync(map, 5 * 4096, MS_SYNC), 0);
+	expect("mprotect of a shared file mapping",
+	       ms_syscall3(__NR_mprotect, at, 4096, PROT_READ), -L_EINVAL);
+	expect("munmap", munmap(map, 5 * 4096), 0);
+	expect("munmap", munmap(other, 4096), 0);
+}
+
+/* A store into a hole gets a block: munmap then fsync put it on the disk. */
+static void shared_store_fills_a_hole(void)
+{
+	int fd = open(SHARED_HOLE, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	char byte = 0;
+	if (fd < 0 || ftruncate(fd, 2 * 4096) < 0) {
+		t_fail("cannot make " SHARED_HOLE);
+		return;
+	}
+	long at = raw_mmap(2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (at < 0) {
+		t_fail("mmap of a file of holes: %ld", at);
+	} else {
+		((char *)at)[4096 + 7] = 'H';
+		munmap((void *)at, 2 * 4096);
+		if (pread(fd, &byte, 1, 4096 + 7) != 1 || byte != 'H')
+			t_fail("a store into a hole is not read back: %c", byte);
+		expect("fsync", fsync(fd), 0);
+	}
+	close(fd);
+}
+
+static void shared_mmap_refuses(int fd)
+{
+	expect("MAP_SHARED, offset not a page", raw_mmap(4096, PROT_READ, MAP_SHARED, fd, 100),
+	       -L_EINVAL);
+	expect("MAP_SHARED, length 0", raw_mmap(0, PROT_READ, MAP_SHARED, fd, 0), -L_EINVAL);
+	expect("MAP_SHARED, huge length", raw_mmap(1L << 62, PROT_READ, MAP_SHARED, fd, 0),
+	       -L_EINVAL);
+	expect("MAP_SHARED, offset and length overflow",
+	       raw_mmap(8192, PROT_READ, MAP_SHARED, fd, -4096L), -L_EOVERFLOW);
+	expect("MAP_SHARED and MAP_PRIVATE", raw_mmap(4096, PROT_READ, MAP_SHARED | MAP_PRIVATE, fd, 0),
+	       -L_EINVAL);
+	expect("MAP_SHARED anonymous", raw_mmap(4096, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0),
+	       -L_EINVAL);
+	expect("MAP_SHARED, bad fd", raw_mmap(4096, PROT_READ, MAP_SHARED, 99, 0), -L_EBADF);
+	int reader = open(SHARED_FILE, O_RDONLY), writer = open(SHARED_FILE, O_WRONLY);
+	expect("MAP_SHARED PROT_WRITE of a read-only fd",
+	       raw_mmap(4096, PROT_READ | PROT_WRITE, MAP_SHARED, reader, 0), -L_EACCES);
+	long at = raw_mmap(4096, PROT_READ, MAP_SHARED, reader, 0);
+	if (at < 0)
+		t_fail("MAP_SHARED PROT_READ of a read-only fd: %ld", at);
+	else
+		munmap((void *)at, 4096);
+	expect("MAP_SHARED of a write-only fd", raw_mmap(4096, PROT_READ, MAP_SHARED, writer, 0),
+	       -L_EACCES);
+	close(reader);
+	close(writer);
+	int dir = open("/disk", O_RDONLY);
+	expect("MAP_SHARED of a directory", raw_mmap(4096, PROT_READ, MAP_SHARED, dir, 0), -L_ENODEV);
+	close(dir);
+	char page[4096] __attribute__((aligned(4096)));
+	expect("msync, address not a page", ms_syscall3(__NR_msync, (long)page + 1, 10, MS_SYNC),
+	       -L_EINVAL);
+	expect("msync, unknown flags", ms_syscall3(__NR_msync, (long)page, 10, 0x100), -L_EINVAL);
+	expect("msync, MS_SYNC and MS_ASYNC", ms_syscall3(__NR_msync, (long)page, 10, MS_SYNC | MS_ASYNC),
+	       -L_EINVAL);
+	expect("msync, kernel address", ms_syscall3(__NR_msync, KERNEL_ADDR, 4096, MS_SYNC), -L_EINVAL);
+	expect("msync, nothing mapped", ms_syscall3(__NR_msync, 0x10000000000L, 4096, MS_SYNC),
+	       -L_ENOMEM);
+}
+
+/* Does MAP_SHARED of an ext2 file map the page cache's own pages: stores are
+ * what read() and other mappings see, reach the disk after msync, munmap and
+ * fsync (the host's e2fsck and debugfs check the image after the run), and
+ * are bad offsets, lengths, flags, descriptors and protections refused? */
+void shared_file_mmap(void)
+{
+	int fd = open(SHARED_FILE, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		t_fail("no ext2 disk at /disk: cannot make " SHARED_FILE);
+		return;
+	}
+	static char data[SHARED_BYTES];
+	for (long i = 0; i < SHARED_BYTES; i++)
+		data[i] = shared_byte(i);
+	if (write(fd, data, SHARED_BYTES) != SHARED_BYTES) {
+		t_fail("cannot write " SHARED_FILE);
+		close(fd);
+		return;
+	}
+	shared_stores_are_the_file(fd);
+	shared_store_fills_a_hole();
+	shared_mmap_refuses(fd);
+	close(fd);
+	sync();
 }
 
 /* ---- scale ------------------------------------------------------------------ */

@@ -80,6 +80,7 @@ void ramfs_directory_of_ten_thousand(void);
 void ramfs_files_are_sparse_pages(void);
 void mount_and_umount(void);
 void file_mmap_and_positional_io(void);
+void shared_file_mmap(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
