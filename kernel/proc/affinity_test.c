@@ -89,8 +89,7 @@ static void monitor_mark_shows_in_the_list(struct ktest *t)
 	ASSERT_TRUE(t, pid > 0);
 	struct proc_info info;
 	EXPECT_EQ(t, proc_set_monitor(pid, true), 0);
-	sched_sleep_ns(10 * 1000 * 1000);
-	bool found = find_info(pid, &info);
+	bool found = find_info(pid, &info); /* at once: its thread may not have run yet */
 	if (!found || !(info.flags & PROC_INFO_MONITOR))
 		pr_info("    # %s: pid %d %s, state %d, run state %d, flags %#x\n", t->name, pid,
 			found ? "listed" : "not listed", info.state, info.run_state, info.flags);

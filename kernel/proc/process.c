@@ -712,9 +712,12 @@ static void fill_info(const struct process *p, struct proc_info *info)
 		info->run_state = run_state_of(p);
 		info->cpu = (int32_t)thread_cpu(p->thread);
 		info->cpu_ns = stats.run_ns;
-		if (thread_get_kind(p->thread) == THREAD_KIND_MONITOR)
-			info->flags |= PROC_INFO_MONITOR;
 	}
+	/* The mark is the thread's from its creation: a process whose thread
+	 * has not run yet (an embryo) shows it too. */
+	if (p->state != PROC_ZOMBIE && p->thread &&
+	    thread_get_kind(p->thread) == THREAD_KIND_MONITOR)
+		info->flags |= PROC_INFO_MONITOR;
 }
 
 int proc_list_waits(struct proc_info_wait *info, int count)
