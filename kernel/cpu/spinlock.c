@@ -66,11 +66,19 @@ bool spin_trylock(struct spinlock *lock)
 	return false;
 }
 
-void spin_unlock(struct spinlock *lock)
+/* Gives the lock to the next ticket; preemption stays off (the caller's). */
+static inline void release(struct spinlock *lock)
 {
-	spin_assert_held(lock);
+	if (lock->owner_cpu != (int)this_cpu_id())
+		panic("spinlock '%s' released on cpu %u, which does not hold it", lock->name,
+		      this_cpu_id());
 	lock->owner_cpu = -1;
 	__atomic_store_n(&lock->serving, lock->serving + 1, __ATOMIC_RELEASE);
+}
+
+void spin_unlock(struct spinlock *lock)
+{
+	release(lock);
 	preempt_enable();
 }
 
@@ -85,8 +93,7 @@ uint64_t spin_lock_irqsave(struct spinlock *lock)
  * that became due under the lock happens here rather than at the next tick. */
 void spin_unlock_irqrestore(struct spinlock *lock, uint64_t flags)
 {
-	preempt_disable();
-	spin_unlock(lock);
+	release(lock);
 	irq_restore(flags);
 	preempt_enable();
 }
