@@ -76,7 +76,15 @@ uint64_t thread_allowed_cpus(const struct thread *t)
 
 bool sched_cpu_allowed(const struct thread *t, unsigned index)
 {
-	return sched_allowed_cpus(t) & SMP_CPU_BIT(index);
+	/* This CPU is online: in t's affinity and not reserved for monitors
+	 * (or t is one), it is allowed without the whole mask (the hand-off's
+	 * question, at every direct switch). */
+	uint64_t bit = SMP_CPU_BIT(index);
+	if (index == this_cpu_id() && (__atomic_load_n(&t->affinity, __ATOMIC_RELAXED) & bit) &&
+	    ((t->flags & THREAD_MONITOR) ||
+	     !(__atomic_load_n(&monitor_cpus, __ATOMIC_RELAXED) & bit)))
+		return true;
+	return sched_allowed_cpus(t) & bit;
 }
 
 static unsigned cpu_load(unsigned index)

@@ -482,7 +482,10 @@ bool sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flag
 	ASSERT(!irq_enabled());
 	for (;;) {
 		from = rq_of(next);
-		rq_lock_two(from, here);
+		if (from == here)
+			spin_lock(&here->lock); /* the common case: next blocked here */
+		else
+			rq_lock_two(from, here);
 		if (from == rq_of(next))
 			break;
 		rq_unlock_two(from, here);
