@@ -530,6 +530,8 @@ void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned 
 	event->tid = t ? (int32_t)thread_id(t) : 0;
 	event->cpu = context->cpu;
 	event->argc = jp->argc;
+	/* Unrolled: six conditional moves, not six trips round a loop. */
+#pragma GCC unroll 6
 	for (unsigned i = 0; i < JP_MAX_ARGS; i++)
 		event->args[i] = i < jp->argc ? context->args[i] : 0;
 	event->ret = after ? context->ret : 0;
