@@ -526,7 +526,7 @@ enum wait_outcome {
 
 /* Queues the caller as a receiver into message and blocks (handing the CPU
  * to handoff). */
-static enum wait_outcome wait_for_message(struct ipc_endpoint *e, struct ipc_message *message,
+HOT enum wait_outcome wait_for_message(struct ipc_endpoint *e, struct ipc_message *message,
 					  uint64_t *irq, struct thread **handoff, uint64_t until)
 {
 	struct ipc_receiver self = {

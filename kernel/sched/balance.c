@@ -76,13 +76,15 @@ uint64_t thread_allowed_cpus(const struct thread *t)
 
 bool sched_cpu_allowed(const struct thread *t, unsigned index)
 {
-	/* This CPU is online: in t's affinity and not reserved for monitors
-	 * (or t is one), it is allowed without the whole mask (the hand-off's
-	 * question, at every direct switch). */
+	/* This CPU is online: in t's affinity, it is allowed without the whole
+	 * mask (the hand-off's question, at every direct switch) when it is not
+	 * reserved for monitors, t is a monitor, or t's affinity names monitor
+	 * CPUs only (then those are what it has). */
 	uint64_t bit = SMP_CPU_BIT(index);
-	if (index == this_cpu_id() && (__atomic_load_n(&t->affinity, __ATOMIC_RELAXED) & bit) &&
-	    ((t->flags & THREAD_MONITOR) ||
-	     !(__atomic_load_n(&monitor_cpus, __ATOMIC_RELAXED) & bit)))
+	uint64_t affinity = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);
+	uint64_t monitors = __atomic_load_n(&monitor_cpus, __ATOMIC_RELAXED);
+	if (index == this_cpu_id() && (affinity & bit) &&
+	    (!(monitors & bit) || (t->flags & THREAD_MONITOR) || !(affinity & ~monitors)))
 		return true;
 	return sched_allowed_cpus(t) & bit;
 }
