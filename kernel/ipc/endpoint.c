@@ -293,7 +293,7 @@ static uint64_t wake_time(uint64_t now, uint64_t deadline)
  * the lock and was done with this waiter before it switched (sched.h), so
  * nothing is left to look at under the lock. */
 HOT bool block_unlocked(struct ipc_endpoint *e, uint64_t *irq, struct thread **handoff,
-			   uint64_t until, const volatile int *done, int done_value)
+			uint64_t until, const volatile int *done, int done_value)
 {
 	bool handed;
 	sched_prepare_block();
@@ -527,7 +527,7 @@ enum wait_outcome {
 /* Queues the caller as a receiver into message and blocks (handing the CPU
  * to handoff). */
 HOT enum wait_outcome wait_for_message(struct ipc_endpoint *e, struct ipc_message *message,
-					  uint64_t *irq, struct thread **handoff, uint64_t until)
+				       uint64_t *irq, struct thread **handoff, uint64_t until)
 {
 	struct ipc_receiver self = {
 	    .next = e->receivers, .thread = thread_current(), .buffer = message};
@@ -578,7 +578,7 @@ static enum wait_outcome poll_briefly(struct ipc_endpoint *e, struct ipc_message
  * back false (a call delivered by a hand-off); handoff (a caller just
  * answered) gets the CPU when this blocks, or is woken at the end. */
 HOT int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns,
-			  bool sleeping, uint64_t *irq, struct thread *handoff, bool *locked)
+		       bool sleeping, uint64_t *irq, struct thread *handoff, bool *locked)
 {
 	uint64_t deadline = 0; /* set when it first has to wait */
 	bool polled = false;
@@ -649,7 +649,7 @@ static int find_pending_locked(const struct ipc_endpoint *e, uint64_t token)
 /* Hands message to the call token names, lock held; *caller is the thread
  * blocked for it (NULL: it spins), to be woken.  Returns 0 or -ENOENT. */
 HOT int reply_locked(struct ipc_endpoint *e, uint64_t token, const struct ipc_message *message,
-			struct thread **caller)
+		     struct thread **caller)
 {
 	int index = find_pending_locked(e, token);
 	if (index < 0)

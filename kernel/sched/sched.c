@@ -250,7 +250,8 @@ static void trace_switch(const struct thread *prev, const struct thread *next)
 
 /* sched_switch_to with the clock already read (now); inlined into the
  * hand-off, the path of every IPC round trip. */
-static inline __attribute__((always_inline)) void switch_at(struct thread *prev, struct thread *next, uint64_t now)
+static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
+							    struct thread *next, uint64_t now)
 {
 	struct cpu *cpu = this_cpu();
 	struct run_queue *rq = cpu->sched;

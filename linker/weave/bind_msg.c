@@ -161,7 +161,8 @@ static void count_outcome(struct monitor_advice *a, int error, uint64_t start)
 
 /* The sleeping call, after the advice's section (jp_defer); inlined into
  * its two entries, as msg_deliver is. */
-static inline __attribute__((always_inline)) void msg_call_sleeping(struct msg_waiter *w, struct jp_context *context, bool after)
+static inline __attribute__((always_inline)) void
+msg_call_sleeping(struct msg_waiter *w, struct jp_context *context, bool after)
 {
 	uint64_t start = rdtsc();
 	struct monitor_advice *a = w->advice;

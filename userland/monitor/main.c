@@ -165,9 +165,9 @@ int main(void)
 	static struct ipc_message m;
 	uint64_t token = 0, wait_ns = POLL_NS;
 	for (unsigned calls = 0;;) {
-		long error = ms_syscall6(__NR_ms_scope_reply_receive, (long)token,
-					 (long)reply_words[0], (long)reply_words[1], (long)&m,
-					 (long)wait_ns, 0);
+		long error =
+		    ms_syscall6(__NR_ms_scope_reply_receive, (long)token, (long)reply_words[0],
+				(long)reply_words[1], (long)&m, (long)wait_ns, 0);
 		token = 0;
 		if (error == 0) {
 			handle(&m);

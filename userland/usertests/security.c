@@ -585,8 +585,8 @@ static void call_the_monitor(void *argument)
 				  (long)MONITOR_WAIT_NS, 0, 0);
 	if (result != 0)
 		exit(3);
-	bool exact = reply.label == 0 && reply.words[0] == 5 && reply.words[1] == 6 &&
-		     reply.length == 0;
+	bool exact =
+	    reply.label == 0 && reply.words[0] == 5 && reply.words[1] == 6 && reply.length == 0;
 	for (unsigned i = 2; i < IPC_WORDS; i++)
 		exact = exact && reply.words[i] == 0;
 	exit(exact ? 0 : 4);
@@ -622,7 +622,8 @@ void scope_reply_receive_refuses_hostile_input(void)
 		t_fail("attaching a monitor as root: %ld", channel);
 		return;
 	}
-	static const uint64_t bad[] = {0xffffffff80000000ul, 0x7ffffffffff0ul, 0xfffffffffffffff0ul};
+	static const uint64_t bad[] = {0xffffffff80000000ul, 0x7ffffffffff0ul,
+				       0xfffffffffffffff0ul};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		long result = scope_reply_receive(0, 0, 0, (void *)bad[i], 0);
 		if (result != -L_EFAULT)
@@ -643,8 +644,8 @@ void scope_reply_receive_refuses_hostile_input(void)
 	if (token && scope_reply_receive(token, 5, 6, &m, 0) != -L_EAGAIN)
 		t_fail("answering the child's call did not go on to an empty receive");
 	int status = 0;
-	if (child > 0 && (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
-			  WEXITSTATUS(status) != 0))
+	if (child > 0 &&
+	    (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
 		t_fail("the caller did not get exactly (5, 6) back: status %#x", status);
 
 	child = fork();
