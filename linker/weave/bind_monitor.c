@@ -416,17 +416,25 @@ SYSCALL_DEFINE3(ms_scope_reply, uint32_t, joinpoint, uint64_t, key, int64_t, val
 }
 
 /* The attached monitor's endpoint, referenced (put it), when the caller is
- * that monitor; else NULL.  The session keeps an endpoint until the next
- * monitor attaches, which needs this one closed: its own descriptor, which
- * the caller, single-threaded and in a system call, is not closing now. */
+ * that monitor; else NULL.  Preemption is off from the load to the
+ * reference: a monitor attaching meanwhile (this one's endpoint closed under
+ * it) puts the endpoint it replaces only after a grace period, and stores its
+ * process before its endpoint, so an endpoint read here comes with the
+ * process it belongs to. */
 static struct ipc_endpoint *callers_monitor_endpoint(void)
 {
 	struct process *p = proc_current();
-	struct ipc_endpoint *e = monitor_endpoint();
-	if (!p || !e || p != __atomic_load_n(&session.process, __ATOMIC_RELAXED) ||
-	    proc_pid(p) != __atomic_load_n(&session.pid, __ATOMIC_RELAXED))
+	if (!p)
 		return NULL;
-	return ipc_endpoint_get(e);
+	preempt_disable();
+	struct ipc_endpoint *e = monitor_endpoint();
+	if (e && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
+	    proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED))
+		ipc_endpoint_get(e);
+	else
+		e = NULL;
+	preempt_enable();
+	return e;
 }
 
 /* The monitor's loop, one system call per event (seL4's reply / receive):
