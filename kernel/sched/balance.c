@@ -76,7 +76,17 @@ uint64_t thread_allowed_cpus(const struct thread *t)
 
 bool sched_cpu_allowed(const struct thread *t, unsigned index)
 {
-	return sched_allowed_cpus(t) & SMP_CPU_BIT(index);
+	/* This CPU is online: in t's affinity, it is allowed without the whole
+	 * mask (the hand-off's question, at every direct switch) when it is not
+	 * reserved for monitors, t is a monitor, or t's affinity names monitor
+	 * CPUs only (then those are what it has). */
+	uint64_t bit = SMP_CPU_BIT(index);
+	uint64_t affinity = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);
+	uint64_t monitors = __atomic_load_n(&monitor_cpus, __ATOMIC_RELAXED);
+	if (index == this_cpu_id() && (affinity & bit) &&
+	    (!(monitors & bit) || (t->flags & THREAD_MONITOR) || !(affinity & ~monitors)))
+		return true;
+	return sched_allowed_cpus(t) & bit;
 }
 
 static unsigned cpu_load(unsigned index)

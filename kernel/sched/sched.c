@@ -248,8 +248,10 @@ static void trace_switch(const struct thread *prev, const struct thread *next)
 	tracepoint_record(TRACE_SCHED_SWITCH, rdtsc(), &event, sizeof event); /* in line: hot */
 }
 
-/* sched_switch_to with the clock already read (now). */
-static void switch_at(struct thread *prev, struct thread *next, uint64_t now)
+/* sched_switch_to with the clock already read (now); inlined into the
+ * hand-off, the path of every IPC round trip. */
+static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
+							    struct thread *next, uint64_t now)
 {
 	struct cpu *cpu = this_cpu();
 	struct run_queue *rq = cpu->sched;
@@ -324,7 +326,7 @@ static void schedule_locked(struct run_queue *rq, enum switch_reason reason)
 /* The second half of every switch, in the thread that now runs: releases the
  * run queue lock taken by the thread before it, then reaps that thread if it
  * was exiting or moves it if it may not run here. */
-static void finish_switch(uint64_t irq_flags)
+static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_flags)
 {
 	struct run_queue *rq = this_rq();
 	struct thread *prev = rq->switched_from;
@@ -482,7 +484,10 @@ bool sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flag
 	ASSERT(!irq_enabled());
 	for (;;) {
 		from = rq_of(next);
-		rq_lock_two(from, here);
+		if (from == here)
+			spin_lock(&here->lock); /* the common case: next blocked here */
+		else
+			rq_lock_two(from, here);
 		if (from == rq_of(next))
 			break;
 		rq_unlock_two(from, here);

@@ -122,8 +122,17 @@ struct scope_ctl {
  *     -ENOENT (no such join point), -EPERM (not the monitor): an advice's
  *     ms_reply when no call waits for it (shm, one-way msg), posted for the
  *     join point's owner under key, the event's first argument.
+ * ms_scope_reply_receive(token, word0, word1, struct ipc_message *message,
+ *     timeout_ns) → as ms_ipc_reply_receive on the attached endpoint (0,
+ *     -ETIMEDOUT, -EAGAIN for a timeout of 0, -EPIPE, -EINTR, -EFAULT), or
+ *     -EPERM (not the monitor): the monitor's loop in one call.  When token
+ *     is not 0 it first answers that call with words[0] = word0 and
+ *     words[1] = word1 (label, the other words and the length 0), passed in
+ *     registers: no reply is read from memory and no descriptor is looked
+ *     up.  A token that names no call (its caller timed out or is gone) is
+ *     counted in late_replies and the receive goes on.
  * Only the attached monitor may call image, report, device_counter, emit,
- * reply. */
+ * reply, reply_receive. */
 
 /* ---- Kernel API (user space sees the declarations only) -------------------- */
 

@@ -148,6 +148,7 @@
 #define __NR_ms_scope_device_counter 527 /* the monitor's ms_device_counter */
 #define __NR_ms_scope_emit           528 /* the monitor's ms_emit */
 #define __NR_ms_scope_reply          590 /* the monitor's ms_reply when no call waits */
+#define __NR_ms_scope_reply_receive  591 /* the monitor's loop: answer a call, take the next */
 #define __NR_ms_getcpus   530 /* per-CPU statistics for top: see proc/proc.h */
 #define __NR_ms_setmonitor 531 /* make a process a monitor (may use monitor CPUs) */
 #define __NR_ms_acct_init         550 /* per-activity accounting: see acct/acct.h */

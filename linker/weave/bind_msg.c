@@ -159,8 +159,10 @@ static void count_outcome(struct monitor_advice *a, int error, uint64_t start)
 			a->aspect->name);
 }
 
-/* The sleeping call, after the advice's section (jp_defer). */
-static void msg_call_sleeping(struct msg_waiter *w, struct jp_context *context, bool after)
+/* The sleeping call, after the advice's section (jp_defer); inlined into
+ * its two entries, as msg_deliver is. */
+static inline __attribute__((always_inline)) void
+msg_call_sleeping(struct msg_waiter *w, struct jp_context *context, bool after)
 {
 	uint64_t start = rdtsc();
 	struct monitor_advice *a = w->advice;
@@ -216,7 +218,8 @@ static bool defer_call(struct monitor_advice *a, struct jp_context *context, boo
 	return true;
 }
 
-static void msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
+static inline __attribute__((always_inline)) void
+msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
 {
 	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG) || monitor_is_caller(context) ||
 	    is_waiting(context->thread))

@@ -9,10 +9,10 @@
  * FLUSH drains the rings before it reports the aspect's counters, so counts
  * handed back include every event written before the binding was unwoven.
  *
- * One system call per message: ms_ipc_reply_receive hands the answer to the
- * last call back and waits for the next message, and when it blocks the CPU
- * goes straight back to the caller it answered (on one CPU a synchronous
- * event is two switches).  It never blocks longer than POLL_NS while the
+ * One system call per message: ms_scope_reply_receive hands the answer to the
+ * last call back (two words, in registers) and waits for the next message on
+ * the attached endpoint, and when it blocks the CPU goes straight back to the
+ * caller it answered (on one CPU a synchronous event is two switches).  It never blocks longer than POLL_NS while the
  * rings bring records, and drains the rings after every wait that brought no
  * call and every DRAIN_EVERY calls, so ring records run within about that
  * time even under a stream of calls.  While the rings stay empty the wait
@@ -109,16 +109,13 @@ static long flush(uint32_t id)
 	return error;
 }
 
-static struct ipc_message reply;
+/* The reply the next ms_scope_reply_receive sends: two words, in registers. */
+static uint64_t reply_words[2];
 
-/* Fills the reply the next ms_ipc_reply_receive sends (only the header:
- * length 0, so only the words used are copied). */
-static void answer(const struct ipc_message *m, uint64_t word0, uint64_t word1)
+static void answer(uint64_t word0, uint64_t word1)
 {
-	reply.label = m->label;
-	reply.words[0] = word0;
-	reply.words[1] = word1;
-	reply.length = 0;
+	reply_words[0] = word0;
+	reply_words[1] = word1;
 }
 
 static void handle(const struct ipc_message *m)
@@ -130,24 +127,24 @@ static void handle(const struct ipc_message *m)
 		if (error)
 			printf("monitor: cannot link aspect %u: %s\n", id,
 			       monitor_aspect(id) ? "" : "see the kernel log");
-		answer(m, (uint64_t)(int64_t)error, 0);
+		answer((uint64_t)(int64_t)error, 0);
 		break;
 	}
 	case SCOPE_MSG_UNLOAD:
 		monitor_unlink(id);
-		answer(m, 0, 0);
+		answer(0, 0);
 		break;
-	case SCOPE_MSG_FLUSH: answer(m, (uint64_t)flush(id), 0); break;
+	case SCOPE_MSG_FLUSH: answer((uint64_t)flush(id), 0); break;
 	case SCOPE_MSG_EVENT: {
 		/* In place: the payload is 8-byte aligned and stays put until
 		 * the next receive. */
 		const struct scope_event *event = (const void *)m->payload;
 		struct ms_ctx ctx;
 		monitor_run_event(event, &ctx);
-		answer(m, ctx.replied ? 1 : 0, (uint64_t)ctx.reply);
+		answer(ctx.replied ? 1 : 0, (uint64_t)ctx.reply);
 		break;
 	}
-	default: answer(m, (uint64_t)-22, 0);
+	default: answer((uint64_t)-22, 0);
 	}
 }
 
@@ -168,8 +165,9 @@ int main(void)
 	static struct ipc_message m;
 	uint64_t token = 0, wait_ns = POLL_NS;
 	for (unsigned calls = 0;;) {
-		long error = ms_syscall6(__NR_ms_ipc_reply_receive, endpoint, (long)token,
-					 (long)&reply, (long)&m, (long)wait_ns, 0);
+		long error =
+		    ms_syscall6(__NR_ms_scope_reply_receive, (long)token, (long)reply_words[0],
+				(long)reply_words[1], (long)&m, (long)wait_ns, 0);
 		token = 0;
 		if (error == 0) {
 			handle(&m);

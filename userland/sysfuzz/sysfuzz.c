@@ -200,6 +200,7 @@ static const struct call calls[] = {
     {__NR_ms_scope_device_counter, "ssp"},
     {__NR_ms_scope_emit, "iipl"},
     {__NR_ms_scope_reply, "iii"},
+    {__NR_ms_scope_reply_receive, "iiipi"},
     {__NR_ms_getcpus, "pi"},
     {__NR_ms_setmonitor, "Pi"},
     {__NR_ms_acct_init, ""},

@@ -548,6 +548,136 @@ void scope_reply_is_the_monitors_only(void)
 		close((int)endpoint);
 }
 
+/* ---- ms_scope_reply_receive: the monitor's loop in one call -------------- */
+
+#define MONITOR_WAIT_NS (2000L * 1000 * 1000)
+
+static long scope_reply_receive(uint64_t token, uint64_t word0, uint64_t word1, void *message,
+				uint64_t timeout_ns)
+{
+	return ms_syscall6(__NR_ms_scope_reply_receive, (long)token, (long)word0, (long)word1,
+			   (long)message, (long)timeout_ns, 0);
+}
+
+static uint64_t late_replies(long endpoint)
+{
+	struct ipc_stats stats;
+	memset(&stats, 0, sizeof stats);
+	if (ms_syscall3(__NR_ms_ipc_stats, endpoint, (long)&stats, 0) != 0)
+		t_fail("ms_ipc_stats failed");
+	return stats.late_replies;
+}
+
+/* A child that calls the endpoint it inherited and exits 0 when the answer
+ * is exactly (0, 5, 6, zeros, no payload).  Before calling it tries the
+ * monitor's call itself, which must be refused: it is not the monitor. */
+static void call_the_monitor(void *argument)
+{
+	long endpoint = *(const long *)argument;
+	static struct ipc_message m, reply;
+	if (scope_reply_receive(0, 0, 0, &m, 0) != -L_EPERM)
+		exit(2);
+	m.label = 7;
+	m.words[0] = 42;
+	m.length = 0;
+	memset(&reply, 0xa5, sizeof reply);
+	long result = ms_syscall6(__NR_ms_ipc_call, endpoint, (long)&m, (long)&reply,
+				  (long)MONITOR_WAIT_NS, 0, 0);
+	if (result != 0)
+		exit(3);
+	bool exact =
+	    reply.label == 0 && reply.words[0] == 5 && reply.words[1] == 6 && reply.length == 0;
+	for (unsigned i = 2; i < IPC_WORDS; i++)
+		exact = exact && reply.words[i] == 0;
+	exit(exact ? 0 : 4);
+}
+
+/* Receives the child's call with the monitor's call; returns its token or 0. */
+static uint64_t take_call(struct ipc_message *m, int child)
+{
+	long result = scope_reply_receive(0, 0, 0, m, MONITOR_WAIT_NS);
+	if (result != 0 || m->token == 0 || m->label != 7 || m->words[0] != 42 ||
+	    m->sender != (uint32_t)child) {
+		t_fail("receiving the child's call: %ld (token %lu, label %lu, sender %u)", result,
+		       (unsigned long)m->token, (unsigned long)m->label, m->sender);
+		return 0;
+	}
+	return m->token;
+}
+
+/* Which hostile input does ms_scope_reply_receive refuse, before or after the
+ * reply goes: a caller that is not the monitor, a buffer outside user space,
+ * a token naming no call, a partner killed while it waited, a buffer the
+ * kernel cannot write?  And does a real round trip carry exactly two words
+ * back? */
+void scope_reply_receive_refuses_hostile_input(void)
+{
+	static struct ipc_message m;
+	if (scope_reply_receive(0, 0, 0, &m, 0) != -L_EPERM)
+		t_fail("ms_scope_reply_receive from a process that is not the monitor was not "
+		       "refused with EPERM");
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0) {
+		t_fail("attaching a monitor as root: %ld", channel);
+		return;
+	}
+	static const uint64_t bad[] = {0xffffffff80000000ul, 0x7ffffffffff0ul,
+				       0xfffffffffffffff0ul};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		long result = scope_reply_receive(0, 0, 0, (void *)bad[i], 0);
+		if (result != -L_EFAULT)
+			t_fail("message at %#lx: %ld, expected -EFAULT", (unsigned long)bad[i],
+			       result);
+	}
+	if (scope_reply_receive(0, 0, 0, &m, 0) != -L_EAGAIN)
+		t_fail("nothing queued and no wait did not give EAGAIN");
+	uint64_t late = late_replies(endpoint);
+	if (scope_reply_receive(0x12345601, 1, 2, &m, 0) != -L_EAGAIN ||
+	    late_replies(endpoint) != late + 1)
+		t_fail("a token that names no call was not counted as a late reply");
+
+	int child = fork();
+	if (child == 0)
+		call_the_monitor(&endpoint);
+	uint64_t token = child > 0 ? take_call(&m, child) : 0;
+	if (token && scope_reply_receive(token, 5, 6, &m, 0) != -L_EAGAIN)
+		t_fail("answering the child's call did not go on to an empty receive");
+	int status = 0;
+	if (child > 0 &&
+	    (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		t_fail("the caller did not get exactly (5, 6) back: status %#x", status);
+
+	child = fork();
+	if (child == 0)
+		call_the_monitor(&endpoint);
+	token = child > 0 ? take_call(&m, child) : 0;
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+	}
+	late = late_replies(endpoint);
+	if (token && (scope_reply_receive(token, 5, 6, &m, 0) != -L_EAGAIN ||
+		      late_replies(endpoint) != late + 1))
+		t_fail("answering a caller that was killed was not a counted late reply");
+
+	/* In user space but not writable: the message taken is lost, the
+	 * kernel goes on. */
+	struct ipc_message one_way = {.label = 9};
+	static const uint64_t unwritable[] = {0, 8, (uintptr_t)&late_replies};
+	for (size_t i = 0; i < sizeof unwritable / sizeof unwritable[0]; i++) {
+		if (ms_syscall3(__NR_ms_ipc_send, endpoint, (long)&one_way, 0) != 0)
+			t_fail("ms_ipc_send to the monitor's endpoint failed");
+		long result = scope_reply_receive(0, 0, 0, (void *)unwritable[i], 0);
+		if (result != -L_EFAULT)
+			t_fail("a message at %#lx: %ld, expected -EFAULT",
+			       (unsigned long)unwritable[i], result);
+	}
+	if (scope_reply_receive(0, 0, 0, &m, 0) != -L_EAGAIN)
+		t_fail("a message was left behind after the failed copies");
+	close((int)endpoint);
+}
+
 #define L_ENOLINK 67
 
 /* When the privileged unweave the kernel's accounting aspect while a process
