@@ -56,6 +56,14 @@ static int set_budget(const char *value)
 KERNEL_PARAM(aspect_budget_us, set_budget,
 	     "time a direct advice may run before it is aborted, in microseconds (1000)");
 
+int aspect_set_budget(struct aspect *aspect, uint64_t budget_ns)
+{
+	if (!aspect || !budget_ns)
+		return -EINVAL;
+	__atomic_store_n(&aspect->budget_ns, budget_ns, __ATOMIC_RELAXED);
+	return 0;
+}
+
 uint64_t linker_default_budget_ns(void)
 {
 	return default_budget_ns;

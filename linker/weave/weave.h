@@ -107,6 +107,11 @@ int linker_load_builtin(const char *name, struct aspect **aspect, char *error, s
  * aspect that calls the accounting ABI, which links direct only), or the
  * binding's. */
 int aspect_link(struct aspect *aspect, enum aspect_binding binding);
+/* How long aspect's advice may run in one call before the guard contains it
+ * (wall-clock nanoseconds; the default is aspect_budget_us's).  Tests of
+ * correct advice on a loaded host give it seconds.  Returns 0, or -EINVAL
+ * for 0. */
+int aspect_set_budget(struct aspect *aspect, uint64_t budget_ns);
 /* Switches a LIVE aspect to another binding without reloading it: the new
  * binding is woven first, then one store makes it the active one, then the old
  * one is unwoven, so every event runs exactly one binding.  Returns 0 (also
