@@ -40,6 +40,9 @@ struct cpu {
 	int irq_depth;      /* nesting of interrupt handlers */
 	int need_resched;   /* set by the tick or a wake-up, acted on at exit */
 	bool untraced;      /* the running thread's events stay out of the trace stream */
+	bool user_stacks;   /* the running thread's process is in the trace map (its user
+			     * stacks go with its events: the recorder's fast path leaves
+			     * its calls to C) */
 	struct tel_ring *stream_ring; /* this CPU's ring of the trace stream while a trace runs */
 	struct tel_ring *trace_ring;  /* where its events go now: stream_ring, NULL if untraced */
 	unsigned jp_sections; /* join points: odd while running advice (guard, grace) */

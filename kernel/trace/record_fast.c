@@ -7,7 +7,8 @@
  * 24 bytes as record.c's record_call) straight into this CPU's ring of the
  * stream, with interrupts held off from picking the ring to publishing the
  * record.  Everything that is not the common case (no trace, an untraced
- * thread, a record that needs a full time, the end of the ring, a full ring)
+ * thread, a record that needs a full time, the end of the ring, a full ring,
+ * a thread whose process is in the trace map and gets its user stack)
  * goes to trace_record_call_slow in C, which writes through tracepoint_record.
  *
  * The trace stream's rings are never shared with a process (kernel/trace
@@ -71,6 +72,8 @@ __attribute__((used)) static void record_fast_code(void)
 	"	mov %%gs:%c[ring], %%rcx\n"             /* NULL: no trace, or an untraced thread */
 	"	test %%rcx, %%rcx\n"
 	"	jz 9f\n"
+	"	cmpb $0, %%gs:%c[user_stacks]\n"      /* a traced process: its stack, in C */
+	"	jne 8f\n"
 	"	TSC_NOW\n"
 	"	mov %%rax, %%rdx\n"                     /* a compact time needs < 2^32 since the last */
 	"	sub %c[last_time](%%rcx), %%rdx\n"
@@ -137,6 +140,7 @@ __attribute__((used)) static void record_fast_code(void)
 	:
 	: [sections] "i"(CPU_FIELD(jp_sections)), [calling] "i"(JP_SECTION_CALLING),
 	  [ring] "i"(CPU_FIELD(trace_ring)), [untraced] "i"(CPU_FIELD(untraced)),
+	  [user_stacks] "i"(CPU_FIELD(user_stacks)),
 	  [list_call] "i"(offsetof(struct jp_fast_list, call)),
 	  [list_index] "i"(offsetof(struct jp_fast_list, index)),
 	  [head] "i"(RING_FIELD(head)), [last_time] "i"(RING_FIELD(last_time)),
