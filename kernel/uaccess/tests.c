@@ -140,14 +140,15 @@ static void nofault_copy_reads_present_pages_only(struct ktest *t)
 	ASSERT_TRUE(t, peek_space_make(&s));
 	uint64_t irq = irq_save();
 	vm_space_activate(s.space);
-	uint8_t bytes[16], word[8] = {0};
+	uint8_t bytes[16], word[8] = {0}, scratch[16];
 	struct user_peek peek = {0};
 	int across = copy_from_user_nofault(bytes, (const void *)(PEEK_BASE + PAGE_SIZE - 8), 16);
 	int cached = user_peek_read(&peek, word, PEEK_BASE + 8, 8);
 	cached |= user_peek_read(&peek, word, PEEK_BASE + PAGE_SIZE + 16, 8); /* peek's pages */
-	int absent = copy_from_user_nofault(bytes, (const void *)(PEEK_BASE + 2 * PAGE_SIZE), 8);
-	int straddle = user_peek_read(&peek, bytes, PEEK_BASE + 2 * PAGE_SIZE - 8, 16);
-	int kernel_only = copy_from_user_nofault(bytes, (const void *)(PEEK_BASE + 3 * PAGE_SIZE), 8);
+	int absent = copy_from_user_nofault(scratch, (const void *)(PEEK_BASE + 2 * PAGE_SIZE), 8);
+	int straddle = user_peek_read(&peek, scratch, PEEK_BASE + 2 * PAGE_SIZE - 8, 16);
+	int kernel_only =
+	    copy_from_user_nofault(scratch, (const void *)(PEEK_BASE + 3 * PAGE_SIZE), 8);
 	vm_space_activate(vm_kernel_space());
 	irq_restore(irq);
 	EXPECT_EQ(t, across, 0);
