@@ -580,18 +580,29 @@ int cfi_unwind_step(const struct cfi_tables *t, struct cfi_regs *regs, enum cfi_
 
 /* ---- The cache ------------------------------------------------------------ */
 
-static struct cfi_cache_slot *slot_of(const struct cfi_cache *cache, uint64_t identity, uint64_t pc)
+/* The set of (identity, pc): the mix's top bits. */
+static unsigned set_of(uint64_t identity, uint64_t pc)
 {
 	uint64_t mix = (pc ^ identity) * 0x9e3779b97f4a7c15ull;
-	_Static_assert(CFI_CACHE_SLOTS == 256, "the slot is the mix's top byte");
-	return (struct cfi_cache_slot *)&cache->slots[mix >> 56];
+	_Static_assert(CFI_CACHE_SLOTS / CFI_CACHE_WAYS == 64, "the set is the mix's top 6 bits");
+	return (unsigned)(mix >> 58);
+}
+
+const struct cfi_cache_slot *cfi_cache_find(const struct cfi_cache *cache, uint64_t identity,
+					    uint64_t pc)
+{
+	const struct cfi_cache_slot *way = &cache->slots[set_of(identity, pc) * CFI_CACHE_WAYS];
+	for (unsigned i = 0; i < CFI_CACHE_WAYS; i++)
+		if (way[i].pc == pc && way[i].identity == identity && identity)
+			return &way[i];
+	return NULL;
 }
 
 bool cfi_cache_lookup(const struct cfi_cache *cache, uint64_t identity, uint64_t pc,
 		      struct cfi_rule *rule, int *error)
 {
-	const struct cfi_cache_slot *slot = slot_of(cache, identity, pc);
-	if (!identity || slot->identity != identity || slot->pc != pc)
+	const struct cfi_cache_slot *slot = cfi_cache_find(cache, identity, pc);
+	if (!slot)
 		return false;
 	*rule = slot->rule;
 	*error = slot->error;
@@ -603,7 +614,10 @@ void cfi_cache_insert(struct cfi_cache *cache, uint64_t identity, uint64_t pc,
 {
 	if (!identity || (error && error != -ENOENT))
 		return;
-	struct cfi_cache_slot *slot = slot_of(cache, identity, pc);
+	unsigned set = set_of(identity, pc);
+	/* The ways of a set are filled in turn: the oldest goes first. */
+	struct cfi_cache_slot *slot =
+	    &cache->slots[set * CFI_CACHE_WAYS + cache->next_way[set]++ % CFI_CACHE_WAYS];
 	*slot = (struct cfi_cache_slot){.identity = identity, .pc = pc, .error = error};
 	if (!error)
 		slot->rule = *rule;

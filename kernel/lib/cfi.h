@@ -109,11 +109,12 @@ int cfi_unwind_step(const struct cfi_tables *tables, struct cfi_regs *regs, enum
 		    cfi_read_fn read, void *arg);
 
 /* A cache of found rules (and of pcs no FDE covers), by tables identity and
- * pc, direct-mapped: the walk's cost is in finding rules, and a program's
- * stacks pass through the same few pcs again and again.  Not locked: the
- * caller keeps one per CPU and runs each lookup and insert with preemption
- * off. */
+ * pc, four ways to a set (the few pcs a program's stacks pass through again
+ * and again must not evict each other, as they did one way to a set): the
+ * walk's cost is in finding rules.  Not locked: the caller keeps one per CPU
+ * and runs each lookup and insert with interrupts off. */
 #define CFI_CACHE_SLOTS 256
+#define CFI_CACHE_WAYS  4
 struct cfi_cache_slot {
 	uint64_t identity, pc;
 	int error; /* cfi_find_rule's answer: 0 (rule holds), -ENOENT */
@@ -121,10 +122,15 @@ struct cfi_cache_slot {
 };
 struct cfi_cache {
 	struct cfi_cache_slot slots[CFI_CACHE_SLOTS];
+	uint8_t next_way[CFI_CACHE_SLOTS / CFI_CACHE_WAYS]; /* per set: the way to fill next */
 };
 
+/* The cached answer for (identity, pc), or NULL (identity 0 never hits);
+ * valid until the next insert. */
+const struct cfi_cache_slot *cfi_cache_find(const struct cfi_cache *cache, uint64_t identity,
+					    uint64_t pc);
 /* Copies the cached answer for (identity, pc) into rule and *error: true on
- * a hit.  Identity 0 never hits. */
+ * a hit. */
 bool cfi_cache_lookup(const struct cfi_cache *cache, uint64_t identity, uint64_t pc,
 		      struct cfi_rule *rule, int *error);
 /* Keeps the answer error (0 or -ENOENT; others are not kept) for (identity, pc). */

@@ -177,9 +177,14 @@ static bool keep_frame(struct walk *w, uint64_t address)
 }
 
 /* Every read of the walk: present pages only, never a fault or a sleep (the
- * walk runs with interrupts off, at join points that may not sleep too). */
+ * walk runs with interrupts off, at join points that may not sleep too).
+ * The steps read words and pairs of words: those copies are moves. */
 static int read_user(void *to, uint64_t address, size_t length, void *arg)
 {
+	if (length == 8)
+		return user_peek_read(arg, to, address, 8);
+	if (length == 16)
+		return user_peek_read(arg, to, address, 16);
 	return user_peek_read(arg, to, address, length);
 }
 
@@ -203,24 +208,27 @@ static int frame_pointer_step(struct walk *w, struct cfi_regs *regs)
 
 /* The rule at pc, from this CPU's cache or found and kept there (the walk
  * runs with interrupts off: the cache is this CPU's alone meanwhile). */
-static int rule_at(struct walk *w, uint64_t pc, struct cfi_rule *rule)
-{
-	int error;
-	if (w->cache && cfi_cache_lookup(w->cache, w->unwind.identity, pc, rule, &error))
-		return error;
-	error = cfi_find_rule(&w->unwind, pc, read_user, &w->peek, rule);
-	if (w->cache)
-		cfi_cache_insert(w->cache, w->unwind.identity, pc, rule, error);
-	return error;
-}
-
-/* One step by the program's CFI: what cfi_unwind_step returns. */
+uint64_t dbg_hits, dbg_misses, dbg_stacks, dbg_frames, dbg_flags[4];
+/* One step by the program's CFI (what cfi_unwind_step returns), by the rule
+ * in this CPU's cache or found and kept there (the walk runs with
+ * interrupts off: the cache is this CPU's alone meanwhile). */
 static int cfi_step(struct walk *w, struct cfi_regs *regs, enum cfi_frame frame)
 {
-	struct cfi_rule rule;
 	if (!w->unwind.fde_count)
 		return -ENOENT;
-	int error = rule_at(w, frame == CFI_FIRST_FRAME ? regs->rip : regs->rip - 1, &rule);
+	uint64_t pc = frame == CFI_FIRST_FRAME ? regs->rip : regs->rip - 1;
+	const struct cfi_cache_slot *cached =
+	    w->cache ? cfi_cache_find(w->cache, w->unwind.identity, pc) : NULL;
+	if (cached) {
+		dbg_hits++;
+		return cached->error ? cached->error
+				     : cfi_step_by_rule(&cached->rule, regs, read_user, &w->peek);
+	}
+	dbg_misses++;
+	struct cfi_rule rule;
+	int error = cfi_find_rule(&w->unwind, pc, read_user, &w->peek, &rule);
+	if (w->cache)
+		cfi_cache_insert(w->cache, w->unwind.identity, pc, &rule, error);
 	return error ? error : cfi_step_by_rule(&rule, regs, read_user, &w->peek);
 }
 
@@ -270,6 +278,7 @@ static void record_stack(struct process *p, int slot, const struct trap_frame *u
 	uint64_t irq = irq_save();
 	w.cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE);
 	walk(user, &w);
+	dbg_stacks++; dbg_frames += w.count; dbg_flags[w.flags & 3]++;
 	event.head.count = (uint16_t)w.count;
 	event.head.flags = w.flags;
 	tracepoint_write(TRACE_USER_STACK, &event,

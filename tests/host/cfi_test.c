@@ -426,6 +426,35 @@ static void cache_keeps_rules_by_identity(void)
 	CHECK(cfi_hash(CFI_HASH_SEED, "a", 1) != cfi_hash(CFI_HASH_SEED, "b", 1));
 }
 
+/* Do the pcs a program's stacks pass through stay cached together: 40
+ * return addresses close to each other, kept one after the other, are all
+ * found afterwards (one way to a set lost some to collisions), and a set
+ * filled past its ways gives up its oldest? */
+static void cache_keeps_a_working_set(void)
+{
+	static struct cfi_cache cache;
+	struct cfi_rule rule = {.cfa_known = 1, .cfa_register = CFI_DWARF_RSP, .cfa_offset = 8},
+			out;
+	int error, found = 0;
+	for (uint64_t i = 0; i < 40; i++) {
+		rule.cfa_offset = (int64_t)(8 + i);
+		cfi_cache_insert(&cache, 0x1234, 0x401000 + 37 * i, &rule, 0);
+	}
+	for (uint64_t i = 0; i < 40; i++)
+		found += cfi_cache_lookup(&cache, 0x1234, 0x401000 + 37 * i, &out, &error) &&
+			 out.cfa_offset == (int64_t)(8 + i);
+	CHECK_EQ(found, 40);
+	const struct cfi_cache_slot *first = cfi_cache_find(&cache, 0x1234, 0x401000);
+	REQUIRE(first);
+	unsigned set = (unsigned)(first - cache.slots) / CFI_CACHE_WAYS, in_set = 0;
+	for (uint64_t pc = 0x500000; in_set < CFI_CACHE_WAYS; pc++) {
+		cfi_cache_insert(&cache, 0x1234, pc, &rule, 0);
+		const struct cfi_cache_slot *slot = cfi_cache_find(&cache, 0x1234, pc);
+		in_set += slot && (unsigned)(slot - cache.slots) / CFI_CACHE_WAYS == set;
+	}
+	CHECK(!cfi_cache_find(&cache, 0x1234, 0x401000));
+}
+
 HOSTTEST_MAIN(HOSTTEST_CASE(header_is_read), HOSTTEST_CASE(rules_follow_the_program),
 	      HOSTTEST_CASE(remember_and_restore_state),
 	      HOSTTEST_CASE(steps_out_to_the_outermost_frame),
@@ -433,4 +462,4 @@ HOSTTEST_MAIN(HOSTTEST_CASE(header_is_read), HOSTTEST_CASE(rules_follow_the_prog
 	      HOSTTEST_CASE(unreadable_stack_is_efault), HOSTTEST_CASE(hostile_headers_are_refused),
 	      HOSTTEST_CASE(hostile_cies_are_refused), HOSTTEST_CASE(hostile_fdes_are_refused),
 	      HOSTTEST_CASE(random_corruption_is_survived),
-	      HOSTTEST_CASE(cache_keeps_rules_by_identity))
+	      HOSTTEST_CASE(cache_keeps_rules_by_identity), HOSTTEST_CASE(cache_keeps_a_working_set))
