@@ -403,7 +403,7 @@ static int run_extended(struct machine *m, struct cursor *c, uint8_t op)
 	}
 	case 0x10: return expression_rule(m, c, CFI_AT_EXPR); /* DW_CFA_expression */
 	case 0x16: return expression_rule(m, c, CFI_IS_EXPR); /* DW_CFA_val_expression */
-	case 0x11: /* DW_CFA_offset_extended_sf */
+	case 0x11:                                            /* DW_CFA_offset_extended_sf */
 		reg = read_uleb(c);
 		set_rule(m, reg, CFI_AT_CFA, read_sleb(c) * align);
 		return 0;
@@ -645,8 +645,8 @@ static int constant_op(struct eval *e, struct cursor *c, uint8_t op)
 }
 
 /* One operation: 0, -EINVAL, -ENOTSUP or -EFAULT. */
-static int run_op(struct eval *e, struct cursor *c, const struct cfi_regs *regs,
-		  cfi_read_fn read, void *arg)
+static int run_op(struct eval *e, struct cursor *c, const struct cfi_regs *regs, cfi_read_fn read,
+		  void *arg)
 {
 	uint8_t op = read_u8(c);
 	uint64_t value, reg;
@@ -663,9 +663,9 @@ static int run_op(struct eval *e, struct cursor *c, const struct cfi_regs *regs,
 		return error;
 	}
 	switch (op) {
-	case 0x06: return deref(e, 8, read, arg);            /* DW_OP_deref */
-	case 0x94: return deref(e, read_u8(c), read, arg);   /* DW_OP_deref_size */
-	case 0x23: push(e, pop(e) + read_uleb(c)); return 0; /* DW_OP_plus_uconst */
+	case 0x06: return deref(e, 8, read, arg);                  /* DW_OP_deref */
+	case 0x94: return deref(e, read_u8(c), read, arg);         /* DW_OP_deref_size */
+	case 0x23: push(e, pop(e) + read_uleb(c)); return 0;       /* DW_OP_plus_uconst */
 	case 0x2f: branch(c, (int16_t)read_fixed(c, 2)); return 0; /* DW_OP_skip */
 	case 0x28: {                                               /* DW_OP_bra */
 		int16_t offset = (int16_t)read_fixed(c, 2);

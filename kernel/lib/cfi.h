@@ -76,8 +76,8 @@ struct cfi_rule {
 #define CFI_DWARF_RETURN_ADDRESS 16
 #define CFI_RECORD_MAX           512 /* bytes of one CIE or FDE, length field included */
 #define CFI_FDE_COUNT_MAX        (1u << 20)
-#define CFI_STATE_DEPTH          4 /* DW_CFA_remember_state nesting */
-#define CFI_OUTERMOST            1 /* cfi_unwind_step: the return address is undefined */
+#define CFI_STATE_DEPTH          4  /* DW_CFA_remember_state nesting */
+#define CFI_OUTERMOST            1  /* cfi_unwind_step: the return address is undefined */
 #define CFI_DWARF_RIP            16 /* DW_OP_breg16: the frame's pc */
 #define CFI_EXPR_STACK           8  /* an expression's evaluation stack, in values */
 #define CFI_EXPR_STEPS           64 /* operations one evaluation may run (branches loop) */

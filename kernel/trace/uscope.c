@@ -215,7 +215,8 @@ static int frame_pointer_step(struct walk *w, struct cfi_regs *regs)
 static int quick_step(struct walk *w, const struct cfi_rule *rule, struct cfi_regs *regs)
 {
 	bool by_rsp = rule->cfa_register == CFI_DWARF_RSP;
-	if (rule->cfa_known != CFI_CFA_REGISTER || (!by_rsp && rule->cfa_register != CFI_DWARF_RBP) ||
+	if (rule->cfa_known != CFI_CFA_REGISTER ||
+	    (!by_rsp && rule->cfa_register != CFI_DWARF_RBP) ||
 	    rule->return_address.how != CFI_AT_CFA || rule->return_address.offset != -8 ||
 	    (rule->rbp.how != CFI_SAME && rule->rbp.how != CFI_AT_CFA))
 		return cfi_step_by_rule(rule, regs, read_user, &w->peek);

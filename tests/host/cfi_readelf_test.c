@@ -87,9 +87,8 @@ struct tally {
 /* Does the rule say what readelf's CFA cell says? */
 static int cfa_agrees(const struct cfi_rule *r, const char *cell)
 {
-	static const char *const names[] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp",
-					    "rsp", "r8",  "r9",  "r10", "r11", "r12", "r13",
-					    "r14", "r15"};
+	static const char *const names[] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+					    "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
 	if (!strcmp(cell, "exp"))
 		return r->cfa_known == CFI_CFA_EXPRESSION;
 	const char *plus = strchr(cell, '+');
@@ -145,8 +144,8 @@ static void check_row(const struct image *image, const struct cfi_tables *t, cha
 			agrees &= register_agrees(&rule.rbp, cell, 1);
 		else if (!strcmp(columns[c], "ra"))
 			agrees &= register_agrees(&rule.return_address, cell, 0);
-		tally->by_expression += !strcmp(cell, "exp") && (!strcmp(columns[c], "CFA") ||
-								  !strcmp(columns[c], "rbp"));
+		tally->by_expression += !strcmp(cell, "exp") &&
+					(!strcmp(columns[c], "CFA") || !strcmp(columns[c], "rbp"));
 	}
 	if (!agrees)
 		printf("# %#llx: the interpreter disagrees with readelf's row\n",
@@ -161,8 +160,8 @@ static struct tally check_program(const char *path)
 	struct tally tally = {0};
 	struct image image;
 	struct cfi_tables t;
-	if (load(path, &image) || cfi_parse_hdr(image.bytes + image.hdr.offset, image.hdr.size,
-						image.hdr.address, &t)) {
+	if (load(path, &image) ||
+	    cfi_parse_hdr(image.bytes + image.hdr.offset, image.hdr.size, image.hdr.address, &t)) {
 		printf("# %s: no unwind tables read\n", path);
 		return tally;
 	}
@@ -229,9 +228,9 @@ static void realigned_frame_agrees(void)
 
 static void plt_agrees(void)
 {
-	const char *path = make_program("cfi-plt",
-					"#include <stdio.h>\nint main(void) { return puts(\"x\") < 0; }\n",
-					"-O2 -Wl,--eh-frame-hdr");
+	const char *path = make_program(
+	    "cfi-plt", "#include <stdio.h>\nint main(void) { return puts(\"x\") < 0; }\n",
+	    "-O2 -Wl,--eh-frame-hdr");
 	REQUIRE(path);
 	struct tally tally = check_program(path);
 	unlink(path);
