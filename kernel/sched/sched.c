@@ -271,7 +271,7 @@ static void switch_at(struct thread *prev, struct thread *next, uint64_t now)
 	cpu->stats.context_switches++;
 	grace_note_quiescent();
 	sched_note_switch(prev, next); /* prev's stack, if traced: the flag is still prev's */
-	cpu->user_stacks = next->process && proc_trace_slot(next->process);
+	cpu_set_user_stacks(cpu, next->process && proc_trace_slot(next->process));
 	if (tracepoint_on())
 		trace_switch(prev, next);
 

@@ -36,7 +36,8 @@ static void record_entry(struct jp_context *context, void *cookie)
 {
 	uint64_t argument = first_argument(context);
 	tracepoint_record(event_of(context->joinpoint, TRACE_JP_ENTRY), rdtsc(), &argument, 8);
-	uscope_record_joinpoint_stack(context->joinpoint->name);
+	if (this_cpu()->user_stacks) /* a traced process's stack follows its entry record */
+		uscope_record_joinpoint_stack(context->joinpoint->name);
 }
 
 static void record_exit(struct jp_context *context, void *cookie)
