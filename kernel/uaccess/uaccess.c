@@ -13,6 +13,12 @@
  *
  * The kernel does not run with SMAP, so no STAC/CLAC is needed; the range
  * check is what keeps a user pointer from naming kernel memory.
+ *
+ * copy_from_user_nofault and user_peek_read read without any of that: mm's
+ * vm_user_peek reads the page tables (no lock) and the bytes are copied
+ * through the physmap, so no fault is ever taken and nothing sleeps: a page
+ * that is not present is -EFAULT.  For code that may not fault or sleep
+ * (the trace map's stack walk at a _NOSLEEP join point).
  */
 #include "uaccess/uaccess.h"
 

@@ -436,14 +436,15 @@ static void plt_cfa_by_expression(void)
 	CHECK_EQ(r.cfa_known, CFI_CFA_EXPRESSION);
 	CHECK_EQ(r.cfa_expr.length, 11);
 	m.stack[0] = 0x401111, m.stack[1] = 0x402222;
-	struct cfi_regs regs = {.rip = FRAME + 0x15, .rsp = STACK_VA, .rbp = 7}; /* 5 into an entry */
+	/* 5 bytes into a PLT entry, then 12 */
+	struct cfi_regs regs = {.rip = FRAME + 0x15, .rsp = STACK_VA, .rbp = 7};
 	REQUIRE_EQ(cfi_step_by_rule(&r, &regs, read_memory, &m), 0);
 	CHECK_EQ(regs.rip, 0x401111);
 	CHECK_EQ(regs.rsp, STACK_VA + 8);
 	CHECK_EQ(regs.rbp, 7);
 	REQUIRE_EQ(rule_with_ops(&m, plt_ops, sizeof plt_ops, FRAME + 0x1c, &r), 0);
 	m.stack[0] = 0x401111, m.stack[1] = 0x402222;
-	regs = (struct cfi_regs){.rip = FRAME + 0x1c, .rsp = STACK_VA, .rbp = 7}; /* 12 into it */
+	regs = (struct cfi_regs){.rip = FRAME + 0x1c, .rsp = STACK_VA, .rbp = 7};
 	REQUIRE_EQ(cfi_step_by_rule(&r, &regs, read_memory, &m), 0);
 	CHECK_EQ(regs.rip, 0x402222);
 	CHECK_EQ(regs.rsp, STACK_VA + 16);
@@ -499,7 +500,8 @@ static void signal_frame_by_expression(void)
 	    0x10, 0x10, 0x03, 0x77, 0xa8, 0x01, /* rip at (rsp + 168) */
 	    0x10, 0x06, 0x03, 0x77, 0xf8, 0x00, /* rbp at (rsp + 120) */
 	};
-	static const uint8_t val_ops[] = {0x16, 0x06, 0x04, 0x77, 0x20, 0x23, 0x08}; /* rbp = rsp+40 */
+	/* rbp = rsp + 32 + 8, by DW_CFA_val_expression */
+	static const uint8_t val_ops[] = {0x16, 0x06, 0x04, 0x77, 0x20, 0x23, 0x08};
 	struct memory m;
 	struct cfi_rule r;
 	REQUIRE_EQ(rule_with_ops(&m, signal_ops, sizeof signal_ops, FRAME + 4, &r), 0);
@@ -539,46 +541,46 @@ static int64_t eval(const uint8_t *bytes, size_t length)
 /* Does each operation compute what DWARF 4 section 2.5 says? */
 static void expression_operations_compute(void)
 {
-	CHECK_EQ(EVAL(0x96), 1000);                     /* nop: the CFA */
-	CHECK_EQ(EVAL(0x23, 0x10), 1016);               /* plus_uconst 16 */
+	CHECK_EQ(EVAL(0x96), 1000);               /* nop: the CFA */
+	CHECK_EQ(EVAL(0x23, 0x10), 1016);         /* plus_uconst 16 */
 	CHECK_EQ(EVAL(0x35, 0x3c, 0x1c), 5 - 12); /* lit5 lit12 minus */
-	CHECK_EQ(EVAL(0x08, 0xff), 255);                /* const1u */
-	CHECK_EQ(EVAL(0x09, 0xff), -1);                 /* const1s */
-	CHECK_EQ(EVAL(0x0b, 0x00, 0x80), -32768);       /* const2s */
+	CHECK_EQ(EVAL(0x08, 0xff), 255);          /* const1u */
+	CHECK_EQ(EVAL(0x09, 0xff), -1);           /* const1s */
+	CHECK_EQ(EVAL(0x0b, 0x00, 0x80), -32768); /* const2s */
 	CHECK_EQ(EVAL(0x0c, 0x78, 0x56, 0x34, 0x12), 0x12345678);
-	CHECK_EQ(EVAL(0x11, 0x7f), -1);                 /* consts */
-	CHECK_EQ(EVAL(0x10, 0x80, 0x01), 128);          /* constu */
-	CHECK_EQ(EVAL(0x09, 0xf9, 0x32, 0x1b), -3);     /* -7 / 2 */
-	CHECK_EQ(EVAL(0x37, 0x32, 0x1d), 1);            /* 7 mod 2 */
-	CHECK_EQ(EVAL(0x37, 0x33, 0x1e), 21);           /* mul */
-	CHECK_EQ(EVAL(0x3c, 0x3a, 0x1a), 8);            /* and */
-	CHECK_EQ(EVAL(0x3c, 0x33, 0x21), 15);           /* or */
-	CHECK_EQ(EVAL(0x3c, 0x3a, 0x27), 6);            /* xor */
-	CHECK_EQ(EVAL(0x33, 0x34, 0x24), 48);           /* shl */
-	CHECK_EQ(EVAL(0x09, 0xf0, 0x32, 0x26), -4);     /* shra */
+	CHECK_EQ(EVAL(0x11, 0x7f), -1);                              /* consts */
+	CHECK_EQ(EVAL(0x10, 0x80, 0x01), 128);                       /* constu */
+	CHECK_EQ(EVAL(0x09, 0xf9, 0x32, 0x1b), -3);                  /* -7 / 2 */
+	CHECK_EQ(EVAL(0x37, 0x32, 0x1d), 1);                         /* 7 mod 2 */
+	CHECK_EQ(EVAL(0x37, 0x33, 0x1e), 21);                        /* mul */
+	CHECK_EQ(EVAL(0x3c, 0x3a, 0x1a), 8);                         /* and */
+	CHECK_EQ(EVAL(0x3c, 0x33, 0x21), 15);                        /* or */
+	CHECK_EQ(EVAL(0x3c, 0x3a, 0x27), 6);                         /* xor */
+	CHECK_EQ(EVAL(0x33, 0x34, 0x24), 48);                        /* shl */
+	CHECK_EQ(EVAL(0x09, 0xf0, 0x32, 0x26), -4);                  /* shra */
 	CHECK_EQ(EVAL(0x09, 0xf0, 0x34, 0x25), 0xfffffffffffffffll); /* shr */
-	CHECK_EQ(EVAL(0x09, 0xf0, 0x19), 16);           /* abs */
-	CHECK_EQ(EVAL(0x35, 0x1f), -5);                 /* neg */
-	CHECK_EQ(EVAL(0x30, 0x20), -1);                 /* not */
-	CHECK_EQ(EVAL(0x09, 0xff, 0x30, 0x2d), 1);      /* -1 < 0: signed */
+	CHECK_EQ(EVAL(0x09, 0xf0, 0x19), 16);                        /* abs */
+	CHECK_EQ(EVAL(0x35, 0x1f), -5);                              /* neg */
+	CHECK_EQ(EVAL(0x30, 0x20), -1);                              /* not */
+	CHECK_EQ(EVAL(0x09, 0xff, 0x30, 0x2d), 1);                   /* -1 < 0: signed */
 	CHECK_EQ(EVAL(0x33, 0x33, 0x29, 0x33, 0x33, 0x2e, 0x22), 1); /* eq + ne */
 	CHECK_EQ(EVAL(0x33, 0x34, 0x2a, 0x34, 0x33, 0x2b, 0x22), 1); /* ge + gt */
-	CHECK_EQ(EVAL(0x33, 0x34, 0x2c), 1);            /* le */
-	CHECK_EQ(EVAL(0x31, 0x32, 0x14, 0x22, 0x22), 4); /* over: 1 2 1 */
-	CHECK_EQ(EVAL(0x31, 0x32, 0x15, 0x02), 1000);   /* pick 2 */
-	CHECK_EQ(EVAL(0x31, 0x32, 0x16, 0x1c), 1);      /* swap, minus: 2 - 1 */
-	CHECK_EQ(EVAL(0x31, 0x32, 0x17, 0x13, 0x13), 2); /* rot: 1000 1 2 -> 2 1000 1 */
-	CHECK_EQ(EVAL(0x12, 0x22), 2000);               /* dup plus */
-	CHECK_EQ(EVAL(0x13, 0x31), 1);                  /* drop */
-	CHECK_EQ(EVAL(0x2f, 0x01, 0x00, 0x31, 0x32), 2); /* skip over lit1 */
-	CHECK_EQ(EVAL(0x31, 0x28, 0x01, 0x00, 0x33, 0x34), 4); /* bra taken */
-	CHECK_EQ(EVAL(0x30, 0x28, 0x01, 0x00, 0x33), 3); /* bra not taken */
-	CHECK_EQ(EVAL(0x77, 0x08), STACK_VA + 8);        /* breg7 (rsp) */
-	CHECK_EQ(EVAL(0x76, 0x7f), 0x10 - 1);            /* breg6 (rbp) */
-	CHECK_EQ(EVAL(0x80, 0x02), 0x401002);            /* breg16 (rip) */
-	CHECK_EQ(EVAL(0x92, 0x07, 0x10), STACK_VA + 16); /* bregx rsp */
-	CHECK_EQ(EVAL(0x77, 0x08, 0x06), 0x1122334455667788ll);   /* deref */
-	CHECK_EQ(EVAL(0x77, 0x08, 0x94, 0x02), 0x7788);          /* deref_size 2 */
+	CHECK_EQ(EVAL(0x33, 0x34, 0x2c), 1);                         /* le */
+	CHECK_EQ(EVAL(0x31, 0x32, 0x14, 0x22, 0x22), 4);             /* over: 1 2 1 */
+	CHECK_EQ(EVAL(0x31, 0x32, 0x15, 0x02), 1000);                /* pick 2 */
+	CHECK_EQ(EVAL(0x31, 0x32, 0x16, 0x1c), 1);                   /* swap, minus: 2 - 1 */
+	CHECK_EQ(EVAL(0x31, 0x32, 0x17, 0x13, 0x13), 2);             /* rot: 1000 1 2 -> 2 1000 1 */
+	CHECK_EQ(EVAL(0x12, 0x22), 2000);                            /* dup plus */
+	CHECK_EQ(EVAL(0x13, 0x31), 1);                               /* drop */
+	CHECK_EQ(EVAL(0x2f, 0x01, 0x00, 0x31, 0x32), 2);             /* skip over lit1 */
+	CHECK_EQ(EVAL(0x31, 0x28, 0x01, 0x00, 0x33, 0x34), 4);       /* bra taken */
+	CHECK_EQ(EVAL(0x30, 0x28, 0x01, 0x00, 0x33), 3);             /* bra not taken */
+	CHECK_EQ(EVAL(0x77, 0x08), STACK_VA + 8);                    /* breg7 (rsp) */
+	CHECK_EQ(EVAL(0x76, 0x7f), 0x10 - 1);                        /* breg6 (rbp) */
+	CHECK_EQ(EVAL(0x80, 0x02), 0x401002);                        /* breg16 (rip) */
+	CHECK_EQ(EVAL(0x92, 0x07, 0x10), STACK_VA + 16);             /* bregx rsp */
+	CHECK_EQ(EVAL(0x77, 0x08, 0x06), 0x1122334455667788ll);      /* deref */
+	CHECK_EQ(EVAL(0x77, 0x08, 0x94, 0x02), 0x7788);              /* deref_size 2 */
 	CHECK_EQ(EVAL(0x03, 0x08, 0xf0, 0x7f, 0, 0, 0, 0, 0), STACK_VA + 8); /* addr */
 }
 
@@ -590,27 +592,27 @@ static void expression_operations_compute(void)
 static void hostile_expressions_are_refused(void)
 {
 	CHECK_EQ(EVAL(0x31, 0x31, 0x31, 0x31, 0x31, 0x31, 0x31, 0x31), -EINVAL); /* 9 deep */
-	CHECK_EQ(EVAL(0x13, 0x22), -EINVAL);              /* plus on one value */
-	CHECK_EQ(EVAL(0x13, 0x16), -EINVAL);              /* swap on one */
-	CHECK_EQ(EVAL(0x15, 0x01), -EINVAL);              /* pick past the stack */
-	CHECK_EQ(EVAL(0x31, 0x17), -EINVAL);              /* rot on two */
-	CHECK_EQ(EVAL(0x13), -EINVAL);                    /* nothing left */
-	CHECK_EQ(EVAL(0x31, 0x30, 0x1b), -EINVAL);        /* div by zero */
-	CHECK_EQ(EVAL(0x31, 0x30, 0x1d), -EINVAL);        /* mod by zero */
-	CHECK_EQ(EVAL(0x0e, 0x01, 0x02), -EINVAL);        /* const8u cut */
-	CHECK_EQ(EVAL(0x77, 0x80), -EINVAL);              /* a LEB128 cut */
-	CHECK_EQ(EVAL(0x2f, 0x10, 0x00), -EINVAL);        /* skip past the end */
-	CHECK_EQ(EVAL(0x2f, 0xf0, 0xff), -EINVAL);        /* skip before the start */
-	CHECK_EQ(EVAL(0x2f, 0xfd, 0xff), -EINVAL);        /* skip to itself: steps run out */
-	CHECK_EQ(EVAL(0x31, 0x28, 0xfc, 0xff), -EINVAL);  /* bra back for ever */
-	CHECK_EQ(EVAL(0x94, 0x09), -EINVAL);              /* deref_size 9 */
-	CHECK_EQ(EVAL(0x94, 0x00), -EINVAL);              /* deref_size 0 */
-	CHECK_EQ(EVAL(0x30, 0x06), -EFAULT);              /* deref of 0 */
-	CHECK_EQ(EVAL(0x50), -ENOTSUP);                   /* DW_OP_reg0: a location */
-	CHECK_EQ(EVAL(0x73, 0x00), -ENOTSUP);             /* breg3: rbx not followed */
-	CHECK_EQ(EVAL(0x92, 0x0c, 0x00), -ENOTSUP);       /* bregx r12 */
-	CHECK_EQ(EVAL(0xe0), -ENOTSUP);                   /* DW_OP_lo_user */
-	CHECK_EQ(EVAL(0x28, 0x00), -EINVAL);              /* bra cut (and nothing to pop) */
+	CHECK_EQ(EVAL(0x13, 0x22), -EINVAL);             /* plus on one value */
+	CHECK_EQ(EVAL(0x13, 0x16), -EINVAL);             /* swap on one */
+	CHECK_EQ(EVAL(0x15, 0x01), -EINVAL);             /* pick past the stack */
+	CHECK_EQ(EVAL(0x31, 0x17), -EINVAL);             /* rot on two */
+	CHECK_EQ(EVAL(0x13), -EINVAL);                   /* nothing left */
+	CHECK_EQ(EVAL(0x31, 0x30, 0x1b), -EINVAL);       /* div by zero */
+	CHECK_EQ(EVAL(0x31, 0x30, 0x1d), -EINVAL);       /* mod by zero */
+	CHECK_EQ(EVAL(0x0e, 0x01, 0x02), -EINVAL);       /* const8u cut */
+	CHECK_EQ(EVAL(0x77, 0x80), -EINVAL);             /* a LEB128 cut */
+	CHECK_EQ(EVAL(0x2f, 0x10, 0x00), -EINVAL);       /* skip past the end */
+	CHECK_EQ(EVAL(0x2f, 0xf0, 0xff), -EINVAL);       /* skip before the start */
+	CHECK_EQ(EVAL(0x2f, 0xfd, 0xff), -EINVAL);       /* skip to itself: steps run out */
+	CHECK_EQ(EVAL(0x31, 0x28, 0xfc, 0xff), -EINVAL); /* bra back for ever */
+	CHECK_EQ(EVAL(0x94, 0x09), -EINVAL);             /* deref_size 9 */
+	CHECK_EQ(EVAL(0x94, 0x00), -EINVAL);             /* deref_size 0 */
+	CHECK_EQ(EVAL(0x30, 0x06), -EFAULT);             /* deref of 0 */
+	CHECK_EQ(EVAL(0x50), -ENOTSUP);                  /* DW_OP_reg0: a location */
+	CHECK_EQ(EVAL(0x73, 0x00), -ENOTSUP);            /* breg3: rbx not followed */
+	CHECK_EQ(EVAL(0x92, 0x0c, 0x00), -ENOTSUP);      /* bregx r12 */
+	CHECK_EQ(EVAL(0xe0), -ENOTSUP);                  /* DW_OP_lo_user */
+	CHECK_EQ(EVAL(0x28, 0x00), -EINVAL);             /* bra cut (and nothing to pop) */
 	struct cfi_expr empty = {0}, too_long = {.length = CFI_EXPR_MAX + 1};
 	struct cfi_regs regs = {0};
 	uint64_t value;
@@ -618,15 +620,15 @@ static void hostile_expressions_are_refused(void)
 	CHECK_EQ(cfi_eval_expression(&too_long, &regs, true, 0, read_memory, NULL, &value),
 		 -EINVAL);
 
-	static const uint8_t long_cfa[] = {0x0f, 0x11, 0x96, 0x96, 0x96, 0x96, 0x96, 0x96,
-					   0x96, 0x96, 0x96, 0x96, 0x96, 0x96, 0x96, 0x96,
-					   0x96, 0x96, 0x96};
-	static const uint8_t long_r12[] = {0x10, 0x0c, 0x11, 0x96, 0x96, 0x96, 0x96, 0x96,
-					   0x96, 0x96, 0x96, 0x96, 0x96, 0x96, 0x96, 0x96,
-					   0x96, 0x96, 0x96, 0x96};
-	static const uint8_t long_rbp[] = {0x10, 0x06, 0x11, 0x96, 0x96, 0x96, 0x96, 0x96,
-					   0x96, 0x96, 0x96, 0x96, 0x96, 0x96, 0x96, 0x96,
-					   0x96, 0x96, 0x96, 0x96};
+	static const uint8_t long_cfa[] = {0x0f, 0x11, 0x96, 0x96, 0x96, 0x96, 0x96,
+					   0x96, 0x96, 0x96, 0x96, 0x96, 0x96, 0x96,
+					   0x96, 0x96, 0x96, 0x96, 0x96};
+	static const uint8_t long_r12[] = {0x10, 0x0c, 0x11, 0x96, 0x96, 0x96, 0x96,
+					   0x96, 0x96, 0x96, 0x96, 0x96, 0x96, 0x96,
+					   0x96, 0x96, 0x96, 0x96, 0x96, 0x96};
+	static const uint8_t long_rbp[] = {0x10, 0x06, 0x11, 0x96, 0x96, 0x96, 0x96,
+					   0x96, 0x96, 0x96, 0x96, 0x96, 0x96, 0x96,
+					   0x96, 0x96, 0x96, 0x96, 0x96, 0x96};
 	static const uint8_t offset_after[] = {0x0f, 0x02, 0x77, 0x10, 0x0e, 0x10};
 	static const uint8_t register_after[] = {0x0f, 0x02, 0x77, 0x10, 0x0d, 0x06};
 	static const uint8_t cut_expression[] = {0x10, 0x06, 0x05, 0x77};
@@ -718,15 +720,14 @@ static void cache_keeps_a_working_set(void)
 	CHECK(!cfi_cache_find(&cache, 0x1234, 0x401000));
 }
 
-HOSTTEST_MAIN(HOSTTEST_CASE(header_is_read), HOSTTEST_CASE(rules_follow_the_program),
-	      HOSTTEST_CASE(remember_and_restore_state),
-	      HOSTTEST_CASE(steps_out_to_the_outermost_frame),
-	      HOSTTEST_CASE(return_address_at_a_function_end), HOSTTEST_CASE(no_fde_is_enoent),
-	      HOSTTEST_CASE(unreadable_stack_is_efault), HOSTTEST_CASE(hostile_headers_are_refused),
-	      HOSTTEST_CASE(hostile_cies_are_refused), HOSTTEST_CASE(hostile_fdes_are_refused),
-	      HOSTTEST_CASE(random_corruption_is_survived),
-	      HOSTTEST_CASE(cache_keeps_rules_by_identity), HOSTTEST_CASE(cache_keeps_a_working_set),
-	      HOSTTEST_CASE(plt_cfa_by_expression), HOSTTEST_CASE(realigned_frame_by_expression),
-	      HOSTTEST_CASE(signal_frame_by_expression), HOSTTEST_CASE(expression_operations_compute),
-	      HOSTTEST_CASE(hostile_expressions_are_refused),
-	      HOSTTEST_CASE(random_expressions_are_survived))
+HOSTTEST_MAIN(
+    HOSTTEST_CASE(header_is_read), HOSTTEST_CASE(rules_follow_the_program),
+    HOSTTEST_CASE(remember_and_restore_state), HOSTTEST_CASE(steps_out_to_the_outermost_frame),
+    HOSTTEST_CASE(return_address_at_a_function_end), HOSTTEST_CASE(no_fde_is_enoent),
+    HOSTTEST_CASE(unreadable_stack_is_efault), HOSTTEST_CASE(hostile_headers_are_refused),
+    HOSTTEST_CASE(hostile_cies_are_refused), HOSTTEST_CASE(hostile_fdes_are_refused),
+    HOSTTEST_CASE(random_corruption_is_survived), HOSTTEST_CASE(cache_keeps_rules_by_identity),
+    HOSTTEST_CASE(cache_keeps_a_working_set), HOSTTEST_CASE(plt_cfa_by_expression),
+    HOSTTEST_CASE(realigned_frame_by_expression), HOSTTEST_CASE(signal_frame_by_expression),
+    HOSTTEST_CASE(expression_operations_compute), HOSTTEST_CASE(hostile_expressions_are_refused),
+    HOSTTEST_CASE(random_expressions_are_survived))

@@ -24,7 +24,7 @@
 #define UNTOUCHED   (64 * 1024)      /* bytes of anonymous memory never touched */
 
 static long call_number = __NR_getppid; /* the call the inner functions make */
-static int pipe_fds[2];                  /* pipe's answer (rdi; getppid ignores it) */
+static int pipe_fds[2];                 /* pipe's answer (rdi; getppid ignores it) */
 
 static __attribute__((noipa)) long unwind_inner(long depth)
 {
