@@ -40,8 +40,12 @@ struct cpu {
 	int irq_depth;      /* nesting of interrupt handlers */
 	int need_resched;   /* set by the tick or a wake-up, acted on at exit */
 	bool untraced;      /* the running thread's events stay out of the trace stream */
+	bool user_stacks;   /* the running thread's process is in the trace map (its user
+			     * stacks go with its events) */
 	struct tel_ring *stream_ring; /* this CPU's ring of the trace stream while a trace runs */
 	struct tel_ring *trace_ring;  /* where its events go now: stream_ring, NULL if untraced */
+	struct tel_ring *fast_ring;   /* trace_ring, but NULL for a thread with user stacks: the
+				       * recorder's fast path writes here, else goes to C */
 	unsigned jp_sections; /* join points: odd while running advice (guard, grace) */
 	uint64_t quiescent_generation; /* grace periods: quiescent points passed (smp/grace.c) */
 	void *arch;         /* GDT/TSS and stacks, owned by arch code */
@@ -58,6 +62,15 @@ static inline void cpu_set_untraced(struct cpu *cpu, bool untraced)
 {
 	cpu->untraced = untraced;
 	cpu->trace_ring = untraced ? NULL : cpu->stream_ring;
+	cpu->fast_ring = cpu->user_stacks ? NULL : cpu->trace_ring;
+}
+
+/* Marks the thread running on cpu (the calling CPU, interrupts off) as one
+ * whose user stacks the trace map wants or not. */
+static inline void cpu_set_user_stacks(struct cpu *cpu, bool user_stacks)
+{
+	cpu->user_stacks = user_stacks;
+	cpu->fast_ring = user_stacks ? NULL : cpu->trace_ring;
 }
 extern unsigned cpu_count;
 

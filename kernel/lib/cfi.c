@@ -4,7 +4,9 @@
  * byte range turns any read past the end into a sticky "bad" state, so the
  * parsers check once at the end of each record instead of at every field.
  * Only rsp, rbp and the return address (column 16) are followed; rules for
- * other registers are parsed and ignored.  Each step reads a bounded amount:
+ * other registers are parsed and ignored.  Rules by DWARF expression are
+ * kept (their bytes, CFI_EXPR_MAX at most) and evaluated at the step on a
+ * bounded stack for a bounded number of operations.  Each step reads a bounded amount:
  * the search table by binary search (at most 21 probes), the FDE and its CIE
  * (at most CFI_RECORD_MAX bytes each), then the saved values.
  */
@@ -279,7 +281,7 @@ static void set_rule(struct machine *m, uint64_t reg, enum cfi_how how, int64_t 
 {
 	struct cfi_register_rule *r = followed(&m->rule, reg);
 	if (r)
-		*r = (struct cfi_register_rule){how, offset};
+		*r = (struct cfi_register_rule){.how = how, .offset = offset};
 }
 
 static void restore_rule(struct machine *m, uint64_t reg)
@@ -299,20 +301,51 @@ static void advance(struct machine *m, uint64_t delta)
 		m->location += step;
 }
 
-static void skip_block(struct cursor *c)
-{
-	uint64_t length = read_uleb(c);
-	if (!c->bad && length > c->length - c->at)
-		c->bad = 1;
-	else if (!c->bad)
-		c->at += (size_t)length;
-}
-
 static void def_cfa(struct machine *m, uint64_t reg, int64_t offset)
 {
-	m->rule.cfa_known = 1;
+	m->rule.cfa_known = CFI_CFA_REGISTER;
 	m->rule.cfa_register = (unsigned)(reg > 0xffff ? 0xffff : reg);
 	m->rule.cfa_offset = offset;
+}
+
+/* DW_CFA_def_cfa_register and _offset change a CFA by register and offset;
+ * after DW_CFA_def_cfa_expression they are malformed (DWARF 6.4.2.2). */
+static void change_cfa(struct machine *m, struct cursor *c, uint64_t reg, int64_t offset)
+{
+	if (m->rule.cfa_known == CFI_CFA_EXPRESSION)
+		c->bad = 1;
+	else
+		def_cfa(m, reg, offset);
+}
+
+/* An expression's block into expr: 0, or -ENOTSUP when it is longer than
+ * CFI_EXPR_MAX (a block past the record makes the cursor bad). */
+static int read_expression(struct cursor *c, struct cfi_expr *expr)
+{
+	uint64_t length = read_uleb(c);
+	if (c->bad || length > c->length - c->at) {
+		c->bad = 1;
+		return 0;
+	}
+	const uint8_t *bytes = c->bytes + c->at;
+	c->at += (size_t)length; /* skipped whatever it holds */
+	if (length > CFI_EXPR_MAX)
+		return -ENOTSUP;
+	expr->length = (uint8_t)length;
+	memcpy(expr->bytes, bytes, (size_t)length);
+	return 0;
+}
+
+/* DW_CFA_expression and DW_CFA_val_expression: reg by an expression. */
+static int expression_rule(struct machine *m, struct cursor *c, enum cfi_how how)
+{
+	uint64_t reg = read_uleb(c);
+	struct cfi_expr expr = {0};
+	int error = read_expression(c, &expr);
+	struct cfi_register_rule *r = followed(&m->rule, reg);
+	if (!error && r && !c->bad)
+		*r = (struct cfi_register_rule){.how = how, .expr = expr};
+	return r ? error : 0; /* other registers' expressions may be as long as they like */
 }
 
 /* The extended opcodes (high two bits 0): 0, or -ENOTSUP. */
@@ -359,19 +392,18 @@ static int run_extended(struct machine *m, struct cursor *c, uint8_t op)
 		reg = read_uleb(c);
 		def_cfa(m, reg, (int64_t)read_uleb(c));
 		return 0;
-	case 0x0d: def_cfa(m, read_uleb(c), m->rule.cfa_offset); return 0;
-	case 0x0e: def_cfa(m, m->rule.cfa_register, (int64_t)read_uleb(c)); return 0;
-	case 0x0f: /* DW_CFA_def_cfa_expression */
-		skip_block(c);
-		m->rule.cfa_known = 0;
-		return 0;
-	case 0x10:
-	case 0x16: /* DW_CFA_expression, DW_CFA_val_expression */
-		reg = read_uleb(c);
-		skip_block(c);
-		set_rule(m, reg, CFI_UNKNOWN, 0);
-		return 0;
-	case 0x11: /* DW_CFA_offset_extended_sf */
+	case 0x0d: change_cfa(m, c, read_uleb(c), m->rule.cfa_offset); return 0;
+	case 0x0e: change_cfa(m, c, m->rule.cfa_register, (int64_t)read_uleb(c)); return 0;
+	case 0x0f: { /* DW_CFA_def_cfa_expression */
+		struct cfi_expr expr = {0};
+		int error = read_expression(c, &expr);
+		if (!error && !c->bad)
+			m->rule.cfa_known = CFI_CFA_EXPRESSION, m->rule.cfa_expr = expr;
+		return error;
+	}
+	case 0x10: return expression_rule(m, c, CFI_AT_EXPR); /* DW_CFA_expression */
+	case 0x16: return expression_rule(m, c, CFI_IS_EXPR); /* DW_CFA_val_expression */
+	case 0x11:                                            /* DW_CFA_offset_extended_sf */
 		reg = read_uleb(c);
 		set_rule(m, reg, CFI_AT_CFA, read_sleb(c) * align);
 		return 0;
@@ -379,7 +411,7 @@ static int run_extended(struct machine *m, struct cursor *c, uint8_t op)
 		reg = read_uleb(c);
 		def_cfa(m, reg, read_sleb(c) * align);
 		return 0;
-	case 0x13: def_cfa(m, m->rule.cfa_register, read_sleb(c) * align); return 0;
+	case 0x13: change_cfa(m, c, m->rule.cfa_register, read_sleb(c) * align); return 0;
 	case 0x14: /* DW_CFA_val_offset */
 		reg = read_uleb(c);
 		set_rule(m, reg, CFI_IS_CFA, (int64_t)read_uleb(c) * align);
@@ -445,6 +477,236 @@ int cfi_rule_at(const uint8_t *cie_bytes, size_t cie_length, uint64_t cie_vaddr,
 	if (error)
 		return error;
 	*rule = m.rule;
+	return 0;
+}
+
+/* ---- DWARF expressions ----------------------------------------------------- */
+
+struct eval {
+	uint64_t stack[CFI_EXPR_STACK];
+	unsigned depth;
+	int bad; /* an over- or underflow: -EINVAL */
+};
+
+static void push(struct eval *e, uint64_t value)
+{
+	if (e->depth == CFI_EXPR_STACK)
+		e->bad = 1;
+	else
+		e->stack[e->depth++] = value;
+}
+
+static uint64_t pop(struct eval *e)
+{
+	if (!e->depth) {
+		e->bad = 1;
+		return 0;
+	}
+	return e->stack[--e->depth];
+}
+
+/* The value i places below the top (0: the top), or a bad stack. */
+static uint64_t peek(struct eval *e, uint64_t i)
+{
+	if (i >= e->depth) {
+		e->bad = 1;
+		return 0;
+	}
+	return e->stack[e->depth - 1 - i];
+}
+
+/* The frame's registers an expression may name: rsp, rbp, rip. */
+static int register_value(const struct cfi_regs *regs, uint64_t reg, uint64_t *value)
+{
+	if (reg == CFI_DWARF_RSP)
+		*value = regs->rsp;
+	else if (reg == CFI_DWARF_RBP)
+		*value = regs->rbp;
+	else if (reg == CFI_DWARF_RIP)
+		*value = regs->rip;
+	else
+		return -ENOTSUP;
+	return 0;
+}
+
+/* A binary operator on the two values on top (second op top); its result,
+ * or a division by zero in *error. */
+static uint64_t binary(uint8_t op, uint64_t second, uint64_t top, int *error)
+{
+	int64_t a = (int64_t)second, b = (int64_t)top;
+	switch (op) {
+	case 0x1a: return second & top;
+	case 0x1b: /* DW_OP_div: signed */
+		if (!top)
+			*error = -EINVAL;
+		else if (b == -1)
+			return 0 - second; /* INT64_MIN / -1 wraps instead of trapping */
+		return top ? (uint64_t)(a / b) : 0;
+	case 0x1c: return second - top;
+	case 0x1d: /* DW_OP_mod */
+		if (!top)
+			*error = -EINVAL;
+		return top ? second % top : 0;
+	case 0x1e: return second * top;
+	case 0x21: return second | top;
+	case 0x22: return second + top;
+	case 0x24: return top >= 64 ? 0 : second << top;
+	case 0x25: return top >= 64 ? 0 : second >> top;
+	case 0x26: return (uint64_t)(a >> (top >= 64 ? 63 : top));
+	case 0x27: return second ^ top;
+	case 0x29: return a == b;
+	case 0x2a: return a >= b;
+	case 0x2b: return a > b;
+	case 0x2c: return a <= b;
+	case 0x2d: return a < b;
+	default: return a != b; /* 0x2e */
+	}
+}
+
+static bool is_binary(uint8_t op)
+{
+	return (op >= 0x1a && op <= 0x1e) || op == 0x21 || op == 0x22 ||
+	       (op >= 0x24 && op <= 0x27) || (op >= 0x29 && op <= 0x2e);
+}
+
+/* DW_OP_skip and DW_OP_bra: the cursor moved by a signed 16-bit offset,
+ * inside the expression (its end included). */
+static void branch(struct cursor *c, int16_t offset)
+{
+	int64_t to = (int64_t)c->at + offset;
+	if (c->bad || to < 0 || to > (int64_t)c->length)
+		c->bad = 1;
+	else
+		c->at = (size_t)to;
+}
+
+/* Reads size bytes (1 to 8) at address, zero-extended. */
+static int deref(struct eval *e, size_t size, cfi_read_fn read, void *arg)
+{
+	uint8_t bytes[8] = {0};
+	uint64_t address = pop(e);
+	if (e->bad || !size || size > 8)
+		return -EINVAL;
+	if (read(bytes, address, size, arg))
+		return -EFAULT;
+	push(e, read_le64(bytes));
+	return 0;
+}
+
+/* The stack operations: 0, or -ENOTSUP when op is not one. */
+static int stack_op(struct eval *e, struct cursor *c, uint8_t op)
+{
+	uint64_t top, second, third;
+	switch (op) {
+	case 0x12: push(e, peek(e, 0)); return 0;          /* DW_OP_dup */
+	case 0x13: pop(e); return 0;                       /* DW_OP_drop */
+	case 0x14: push(e, peek(e, 1)); return 0;          /* DW_OP_over */
+	case 0x15: push(e, peek(e, read_u8(c))); return 0; /* DW_OP_pick */
+	case 0x16:                                         /* DW_OP_swap */
+		top = pop(e), second = pop(e);
+		push(e, top), push(e, second);
+		return 0;
+	case 0x17: /* DW_OP_rot: the top goes below the next two */
+		top = pop(e), second = pop(e), third = pop(e);
+		push(e, top), push(e, third), push(e, second);
+		return 0;
+	case 0x19: /* DW_OP_abs */
+		top = pop(e);
+		push(e, (int64_t)top < 0 ? 0 - top : top);
+		return 0;
+	case 0x1f: push(e, 0 - pop(e)); return 0; /* DW_OP_neg */
+	case 0x20: push(e, ~pop(e)); return 0;    /* DW_OP_not */
+	default: return -ENOTSUP;
+	}
+}
+
+/* The constants: 0, or -ENOTSUP when op is not one. */
+static int constant_op(struct eval *e, struct cursor *c, uint8_t op)
+{
+	switch (op) {
+	case 0x03: push(e, read_fixed(c, 8)); return 0; /* DW_OP_addr */
+	case 0x08: push(e, read_u8(c)); return 0;
+	case 0x09: push(e, (uint64_t)(int64_t)(int8_t)read_u8(c)); return 0;
+	case 0x0a: push(e, read_fixed(c, 2)); return 0;
+	case 0x0b: push(e, (uint64_t)(int64_t)(int16_t)read_fixed(c, 2)); return 0;
+	case 0x0c: push(e, read_fixed(c, 4)); return 0;
+	case 0x0d: push(e, (uint64_t)(int64_t)(int32_t)read_fixed(c, 4)); return 0;
+	case 0x0e:
+	case 0x0f: push(e, read_fixed(c, 8)); return 0;
+	case 0x10: push(e, read_uleb(c)); return 0;
+	case 0x11: push(e, (uint64_t)read_sleb(c)); return 0;
+	default:
+		if (op >= 0x30 && op <= 0x4f) { /* DW_OP_lit0..31 */
+			push(e, op - 0x30u);
+			return 0;
+		}
+		return -ENOTSUP;
+	}
+}
+
+/* One operation: 0, -EINVAL, -ENOTSUP or -EFAULT. */
+static int run_op(struct eval *e, struct cursor *c, const struct cfi_regs *regs, cfi_read_fn read,
+		  void *arg)
+{
+	uint8_t op = read_u8(c);
+	uint64_t value, reg;
+	int error = 0;
+	if (is_binary(op)) {
+		uint64_t top = pop(e), second = pop(e);
+		push(e, binary(op, second, top, &error));
+		return error;
+	}
+	if (op >= 0x70 && op <= 0x8f) { /* DW_OP_breg0..31 */
+		int64_t offset = read_sleb(c);
+		error = register_value(regs, op - 0x70u, &value);
+		push(e, value + (uint64_t)offset);
+		return error;
+	}
+	switch (op) {
+	case 0x06: return deref(e, 8, read, arg);                  /* DW_OP_deref */
+	case 0x94: return deref(e, read_u8(c), read, arg);         /* DW_OP_deref_size */
+	case 0x23: push(e, pop(e) + read_uleb(c)); return 0;       /* DW_OP_plus_uconst */
+	case 0x2f: branch(c, (int16_t)read_fixed(c, 2)); return 0; /* DW_OP_skip */
+	case 0x28: {                                               /* DW_OP_bra */
+		int16_t offset = (int16_t)read_fixed(c, 2);
+		if (pop(e))
+			branch(c, offset);
+		return 0;
+	}
+	case 0x92: /* DW_OP_bregx */
+		reg = read_uleb(c);
+		value = (uint64_t)read_sleb(c);
+		error = register_value(regs, reg, &reg);
+		push(e, reg + value);
+		return error;
+	case 0x96: return 0; /* DW_OP_nop */
+	default:
+		error = constant_op(e, c, op);
+		return error == -ENOTSUP ? stack_op(e, c, op) : error;
+	}
+}
+
+int cfi_eval_expression(const struct cfi_expr *expr, const struct cfi_regs *regs, bool push_cfa,
+			uint64_t cfa, cfi_read_fn read, void *arg, uint64_t *result)
+{
+	if (!expr || !regs || !read || !result || expr->length > CFI_EXPR_MAX)
+		return -EINVAL;
+	struct cursor c = {expr->bytes, expr->length, 0, 0, 0};
+	struct eval e = {.depth = 0};
+	if (push_cfa)
+		push(&e, cfa);
+	for (unsigned steps = 0; c.at < c.length; steps++) {
+		if (steps == CFI_EXPR_STEPS)
+			return -EINVAL; /* a loop, or more work than a rule can need */
+		int error = run_op(&e, &c, regs, read, arg);
+		if (error)
+			return error;
+		if (c.bad || e.bad)
+			return -EINVAL;
+	}
+	if (!e.depth)
+		return -EINVAL;
+	*result = e.stack[e.depth - 1];
 	return 0;
 }
 
@@ -521,15 +783,23 @@ int cfi_find_rule(const struct cfi_tables *t, uint64_t pc, cfi_read_fn read, voi
 }
 
 /* A register's value in the caller by its rule. */
-static int recover(const struct cfi_register_rule *r, uint64_t cfa, uint64_t now, cfi_read_fn read,
-		   void *arg, uint64_t *value)
+static int recover(const struct cfi_register_rule *r, uint64_t cfa, uint64_t now,
+		   const struct cfi_regs *regs, cfi_read_fn read, void *arg, uint64_t *value)
 {
+	uint64_t address;
+	int error;
 	switch (r->how) {
 	case CFI_SAME: *value = now; return 0;
 	case CFI_UNDEFINED: *value = 0; return 0;
 	case CFI_IS_CFA: *value = cfa + (uint64_t)r->offset; return 0;
 	case CFI_AT_CFA:
 		return read(value, cfa + (uint64_t)r->offset, sizeof *value, arg) ? -EFAULT : 0;
+	case CFI_IS_EXPR: return cfi_eval_expression(&r->expr, regs, true, cfa, read, arg, value);
+	case CFI_AT_EXPR:
+		error = cfi_eval_expression(&r->expr, regs, true, cfa, read, arg, &address);
+		if (error)
+			return error;
+		return read(value, address, sizeof *value, arg) ? -EFAULT : 0;
 	default: return -ENOTSUP;
 	}
 }
@@ -537,16 +807,24 @@ static int recover(const struct cfi_register_rule *r, uint64_t cfa, uint64_t now
 int cfi_step_by_rule(const struct cfi_rule *rule, struct cfi_regs *regs, cfi_read_fn read,
 		     void *arg)
 {
-	if (!rule->cfa_known ||
-	    (rule->cfa_register != CFI_DWARF_RSP && rule->cfa_register != CFI_DWARF_RBP))
+	bool by_expression = rule->cfa_known == CFI_CFA_EXPRESSION;
+	if (!by_expression &&
+	    (rule->cfa_known != CFI_CFA_REGISTER ||
+	     (rule->cfa_register != CFI_DWARF_RSP && rule->cfa_register != CFI_DWARF_RBP)))
 		return -ENOTSUP;
 	if (rule->return_address.how == CFI_UNDEFINED)
 		return CFI_OUTERMOST;
-	uint64_t base = rule->cfa_register == CFI_DWARF_RSP ? regs->rsp : regs->rbp;
-	uint64_t cfa = base + (uint64_t)rule->cfa_offset, rip, rbp;
+	uint64_t cfa, rip, rbp;
+	int error = 0;
+	if (by_expression)
+		error = cfi_eval_expression(&rule->cfa_expr, regs, false, 0, read, arg, &cfa);
+	else
+		cfa = (rule->cfa_register == CFI_DWARF_RSP ? regs->rsp : regs->rbp) +
+		      (uint64_t)rule->cfa_offset;
+	if (error)
+		return error;
 	if (cfa <= regs->rsp)
 		return -EINVAL; /* a caller's frame lies above its callee's */
-	int error;
 	if (rule->rbp.how == CFI_AT_CFA && rule->return_address.how == CFI_AT_CFA &&
 	    rule->rbp.offset == rule->return_address.offset - 8) {
 		uint64_t pair[2]; /* a frame-pointer frame: rbp, then the return address */
@@ -554,9 +832,9 @@ int cfi_step_by_rule(const struct cfi_rule *rule, struct cfi_regs *regs, cfi_rea
 		    read(pair, cfa + (uint64_t)rule->rbp.offset, sizeof pair, arg) ? -EFAULT : 0;
 		rbp = pair[0], rip = pair[1];
 	} else {
-		error = recover(&rule->return_address, cfa, regs->rip, read, arg, &rip);
+		error = recover(&rule->return_address, cfa, regs->rip, regs, read, arg, &rip);
 		if (!error)
-			error = recover(&rule->rbp, cfa, regs->rbp, read, arg, &rbp);
+			error = recover(&rule->rbp, cfa, regs->rbp, regs, read, arg, &rbp);
 	}
 	if (error == -ENOTSUP && rule->rbp.how == CFI_UNKNOWN &&
 	    rule->return_address.how != CFI_UNKNOWN)
@@ -580,18 +858,29 @@ int cfi_unwind_step(const struct cfi_tables *t, struct cfi_regs *regs, enum cfi_
 
 /* ---- The cache ------------------------------------------------------------ */
 
-static struct cfi_cache_slot *slot_of(const struct cfi_cache *cache, uint64_t identity, uint64_t pc)
+/* The set of (identity, pc): the mix's top bits. */
+static unsigned set_of(uint64_t identity, uint64_t pc)
 {
 	uint64_t mix = (pc ^ identity) * 0x9e3779b97f4a7c15ull;
-	_Static_assert(CFI_CACHE_SLOTS == 256, "the slot is the mix's top byte");
-	return (struct cfi_cache_slot *)&cache->slots[mix >> 56];
+	_Static_assert(CFI_CACHE_SLOTS / CFI_CACHE_WAYS == 64, "the set is the mix's top 6 bits");
+	return (unsigned)(mix >> 58);
+}
+
+const struct cfi_cache_slot *cfi_cache_find(const struct cfi_cache *cache, uint64_t identity,
+					    uint64_t pc)
+{
+	const struct cfi_cache_slot *way = &cache->slots[set_of(identity, pc) * CFI_CACHE_WAYS];
+	for (unsigned i = 0; i < CFI_CACHE_WAYS; i++)
+		if (way[i].pc == pc && way[i].identity == identity && identity)
+			return &way[i];
+	return NULL;
 }
 
 bool cfi_cache_lookup(const struct cfi_cache *cache, uint64_t identity, uint64_t pc,
 		      struct cfi_rule *rule, int *error)
 {
-	const struct cfi_cache_slot *slot = slot_of(cache, identity, pc);
-	if (!identity || slot->identity != identity || slot->pc != pc)
+	const struct cfi_cache_slot *slot = cfi_cache_find(cache, identity, pc);
+	if (!slot)
 		return false;
 	*rule = slot->rule;
 	*error = slot->error;
@@ -603,7 +892,10 @@ void cfi_cache_insert(struct cfi_cache *cache, uint64_t identity, uint64_t pc,
 {
 	if (!identity || (error && error != -ENOENT))
 		return;
-	struct cfi_cache_slot *slot = slot_of(cache, identity, pc);
+	unsigned set = set_of(identity, pc);
+	/* The ways of a set are filled in turn: the oldest goes first. */
+	struct cfi_cache_slot *slot =
+	    &cache->slots[set * CFI_CACHE_WAYS + cache->next_way[set]++ % CFI_CACHE_WAYS];
 	*slot = (struct cfi_cache_slot){.identity = identity, .pc = pc, .error = error};
 	if (!error)
 		slot->rule = *rule;

@@ -32,26 +32,42 @@ struct cfi_regs {
 	uint64_t rip, rsp, rbp;
 };
 
+/* A DWARF expression of a rule (DW_CFA_def_cfa_expression, DW_CFA_expression,
+ * DW_CFA_val_expression), its bytes copied out of the FDE: GCC's for x86_64
+ * are a few bytes (a PLT entry's CFA: 11; a realigned frame's: 3). */
+#define CFI_EXPR_MAX 16
+struct cfi_expr {
+	uint8_t length;
+	uint8_t bytes[CFI_EXPR_MAX];
+};
+
 /* How a register of the caller is found (DWARF's register rules). */
 enum cfi_how {
 	CFI_SAME,      /* unchanged (callee-saved and not saved yet) */
 	CFI_UNDEFINED, /* no value: for the return address, the outermost frame */
 	CFI_AT_CFA,    /* saved at CFA + offset */
 	CFI_IS_CFA,    /* is CFA + offset */
-	CFI_UNKNOWN,   /* a rule this interpreter does not follow (expressions, other registers) */
+	CFI_UNKNOWN,   /* a rule this interpreter does not follow (other registers) */
+	CFI_AT_EXPR,   /* saved at the address expr gives, the CFA pushed first */
+	CFI_IS_EXPR,   /* is what expr gives, the CFA pushed first */
 };
 
 struct cfi_register_rule {
 	enum cfi_how how;
 	int64_t offset;
+	struct cfi_expr expr; /* CFI_AT_EXPR, CFI_IS_EXPR */
 };
 
-/* The frame at one pc: CFA = cfa_register + cfa_offset, then rbp and the
- * return address by their rules. */
+/* How the CFA is found. */
+enum cfi_cfa { CFI_CFA_UNKNOWN, CFI_CFA_REGISTER, CFI_CFA_EXPRESSION };
+
+/* The frame at one pc: CFA = cfa_register + cfa_offset (or what cfa_expr
+ * gives), then rbp and the return address by their rules. */
 struct cfi_rule {
-	int cfa_known;         /* 0 after DW_CFA_def_cfa_expression */
+	int cfa_known;         /* enum cfi_cfa */
 	unsigned cfa_register; /* DWARF number: 6 rbp, 7 rsp */
 	int64_t cfa_offset;
+	struct cfi_expr cfa_expr; /* CFI_CFA_EXPRESSION */
 	struct cfi_register_rule rbp, return_address;
 };
 
@@ -60,8 +76,11 @@ struct cfi_rule {
 #define CFI_DWARF_RETURN_ADDRESS 16
 #define CFI_RECORD_MAX           512 /* bytes of one CIE or FDE, length field included */
 #define CFI_FDE_COUNT_MAX        (1u << 20)
-#define CFI_STATE_DEPTH          4 /* DW_CFA_remember_state nesting */
-#define CFI_OUTERMOST            1 /* cfi_unwind_step: the return address is undefined */
+#define CFI_STATE_DEPTH          4  /* DW_CFA_remember_state nesting */
+#define CFI_OUTERMOST            1  /* cfi_unwind_step: the return address is undefined */
+#define CFI_DWARF_RIP            16 /* DW_OP_breg16: the frame's pc */
+#define CFI_EXPR_STACK           8  /* an expression's evaluation stack, in values */
+#define CFI_EXPR_STEPS           64 /* operations one evaluation may run (branches loop) */
 
 /* The first frame's rip is where the code stopped (a system call's next
  * instruction); the others' are return addresses, looked up at rip - 1 (the
@@ -94,6 +113,20 @@ int cfi_rule_at(const uint8_t *cie, size_t cie_length, uint64_t cie_vaddr, const
 int cfi_find_rule(const struct cfi_tables *tables, uint64_t pc, cfi_read_fn read, void *arg,
 		  struct cfi_rule *rule);
 
+/* Evaluates expr (a DWARF expression of CFI: the operations GCC writes for
+ * x86_64 and the arithmetic around them: DW_OP_lit*, const*, addr, breg* and
+ * bregx of rsp, rbp and rip (regs: the frame's values), deref, deref_size,
+ * dup, drop, over, pick, swap, rot, the arithmetic, logic, shift and
+ * comparison operators, skip, bra, nop), with cfa pushed first when
+ * push_cfa.  At most CFI_EXPR_STACK values and CFI_EXPR_STEPS operations;
+ * reads through read.  Returns 0 and *result (the top of the stack), -EINVAL
+ * (an operand past the end, a stack that over- or underflows, a division by
+ * zero, a branch out of the expression, too many steps, an empty stack at
+ * the end), -ENOTSUP (an operation not taken, a register not followed),
+ * -EFAULT (a read failed). */
+int cfi_eval_expression(const struct cfi_expr *expr, const struct cfi_regs *regs, bool push_cfa,
+			uint64_t cfa, cfi_read_fn read, void *arg, uint64_t *result);
+
 /* Steps regs out of its frame by rule (cfi_find_rule's at regs->rip, or
  * rip - 1 after the first frame).  Returns what cfi_unwind_step does, but
  * for -ENOENT. */
@@ -109,11 +142,12 @@ int cfi_unwind_step(const struct cfi_tables *tables, struct cfi_regs *regs, enum
 		    cfi_read_fn read, void *arg);
 
 /* A cache of found rules (and of pcs no FDE covers), by tables identity and
- * pc, direct-mapped: the walk's cost is in finding rules, and a program's
- * stacks pass through the same few pcs again and again.  Not locked: the
- * caller keeps one per CPU and runs each lookup and insert with preemption
- * off. */
+ * pc, four ways to a set (the few pcs a program's stacks pass through again
+ * and again must not evict each other, as they did one way to a set): the
+ * walk's cost is in finding rules.  Not locked: the caller keeps one per CPU
+ * and runs each lookup and insert with interrupts off. */
 #define CFI_CACHE_SLOTS 256
+#define CFI_CACHE_WAYS  4
 struct cfi_cache_slot {
 	uint64_t identity, pc;
 	int error; /* cfi_find_rule's answer: 0 (rule holds), -ENOENT */
@@ -121,10 +155,15 @@ struct cfi_cache_slot {
 };
 struct cfi_cache {
 	struct cfi_cache_slot slots[CFI_CACHE_SLOTS];
+	uint8_t next_way[CFI_CACHE_SLOTS / CFI_CACHE_WAYS]; /* per set: the way to fill next */
 };
 
+/* The cached answer for (identity, pc), or NULL (identity 0 never hits);
+ * valid until the next insert. */
+const struct cfi_cache_slot *cfi_cache_find(const struct cfi_cache *cache, uint64_t identity,
+					    uint64_t pc);
 /* Copies the cached answer for (identity, pc) into rule and *error: true on
- * a hit.  Identity 0 never hits. */
+ * a hit. */
 bool cfi_cache_lookup(const struct cfi_cache *cache, uint64_t identity, uint64_t pc,
 		      struct cfi_rule *rule, int *error);
 /* Keeps the answer error (0 or -ENOENT; others are not kept) for (identity, pc). */

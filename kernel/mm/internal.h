@@ -78,6 +78,13 @@ int pt_map(uint64_t root, uint64_t virt, uint64_t phys, uint64_t pte_flags, enum
 int pt_unmap(uint64_t root, uint64_t virt, uint64_t *old_phys);
 int pt_protect(uint64_t root, uint64_t virt, uint64_t pte_flags);
 int pt_lookup(uint64_t root, uint64_t virt, uint64_t *phys, uint64_t *pte);
+/* The physical address behind user address virt in the tables at root, read
+ * without a lock (each entry once, as the MMU would), or PT_NO_PAGE unless
+ * every level is present and user-accessible.  PT_PEEK_DEVICE is or'ed in
+ * for an uncached leaf (device memory, not in the physmap). */
+#define PT_NO_PAGE     ((uint64_t)-1)
+#define PT_PEEK_DEVICE (1UL << 62)
+uint64_t pt_peek_user(uint64_t root, uint64_t virt);
 /* The first address in [virt, end) (virt page aligned) that a leaf maps, or
  * end: absent tables are skipped whole, so the cost is what is mapped, not
  * the size of the range. */

@@ -100,6 +100,14 @@ int vm_translate(struct address_space *space, uint64_t virt, uint64_t *phys, uns
  * tables whole: walking a sparse range costs what is mapped in it. */
 uint64_t vm_next_mapped(struct address_space *space, uint64_t virt, uint64_t end);
 
+/* Where the byte at user address virt of the address space active on this
+ * CPU can be read now, through the physmap (valid to the end of its page), or
+ * NULL when its page is not present, not user-accessible or not RAM.  Takes
+ * no lock and no fault and never sleeps (the page tables are read as the MMU
+ * reads them), so it may run anywhere, interrupts off or locks held; the page
+ * is not faulted in.  Only the process's own thread changes its memory, so
+ * from that thread the answer holds until it returns to user mode. */
+const void *vm_user_peek(uint64_t virt);
 /* Returns an uncached kernel mapping of [phys, phys + length) of device memory
  * (any alignment), or NULL when length is 0 or mapping failed.  Mappings are
  * permanent. */

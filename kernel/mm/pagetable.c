@@ -127,6 +127,27 @@ static int walk_find(uint64_t root, uint64_t virt, uint64_t **entry, int *level)
 	}
 }
 
+uint64_t pt_peek_user(uint64_t root, uint64_t virt)
+{
+	uint64_t table = root;
+	for (int at = LEVEL_PML4;; at--) {
+		uint64_t e =
+		    __atomic_load_n(&table_at(table)[index_at(virt, at)], __ATOMIC_RELAXED);
+		if ((e & (PTE_PRESENT | PTE_USER)) != (PTE_PRESENT | PTE_USER))
+			return PT_NO_PAGE;
+		uint64_t device = e & PTE_PCD ? PT_PEEK_DEVICE : 0;
+		if (at == LEVEL_PT)
+			return (e & PTE_ADDRESS_MASK) | (virt & 0xfff) | device;
+		if (e & PTE_LARGE) {
+			if (at != LEVEL_PD)
+				return PT_NO_PAGE; /* 1 GiB pages are never made */
+			return (e & PTE_LARGE_ADDRESS_MASK) | (virt & (LARGE_PAGE_SIZE - 1)) |
+			       device;
+		}
+		table = e & PTE_ADDRESS_MASK;
+	}
+}
+
 uint64_t pt_next_mapped(uint64_t root, uint64_t virt, uint64_t end)
 {
 	while (virt < end) {

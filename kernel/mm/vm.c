@@ -196,6 +196,16 @@ int vm_translate(struct address_space *space, uint64_t virt, uint64_t *phys, uns
 	return 0;
 }
 
+const void *vm_user_peek(uint64_t virt)
+{
+	if (!pt_is_canonical(virt) || virt >= LOWER_HALF_END)
+		return NULL;
+	uint64_t phys = pt_peek_user(read_cr3() & PTE_ADDRESS_MASK, virt);
+	if (phys == PT_NO_PAGE || (phys & PT_PEEK_DEVICE) || phys >= pmm_ram_end())
+		return NULL;
+	return phys_to_virt(phys);
+}
+
 uint64_t vm_next_mapped(struct address_space *space, uint64_t virt, uint64_t end)
 {
 	if (!pt_is_canonical(virt) || !pt_is_canonical(end - 1) || (virt & (PAGE_SIZE - 1)))

@@ -169,6 +169,11 @@ int proc_count(void);
 /* p's slot in the trace map, 0 when it is not traced; fork copies it, and an
  * exec (or a spawn) takes what the hook decides for the new program. */
 int proc_trace_slot(const struct process *p);
+/* Notes on this CPU whether its running thread's process is in the trace
+ * map (cpu->user_stacks, which a switch sets for the thread it runs): after
+ * an exec of the running thread, and on every CPU (smp_call_all) after the
+ * map changed.  The argument is unused (an smp_call function). */
+void proc_refresh_user_stacks(void *unused);
 void proc_set_trace_exec_hook(int (*decide)(const char *name, const char *path));
 /* Where p's program has its own code, apart from its libraries ([start,
  * end); both 0 when the program does not say: kernel/exec). */

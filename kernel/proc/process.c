@@ -23,6 +23,7 @@
 #include "arch/x86_64/gdt.h"
 #include "arch/x86_64/traps.h"
 #include "console/console.h"
+#include "cpu/percpu.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "proc/internal.h"
@@ -109,6 +110,14 @@ int proc_trace_slot(const struct process *p)
 	return p ? __atomic_load_n(&p->trace_slot, __ATOMIC_RELAXED) : 0;
 }
 
+void proc_refresh_user_stacks(void *unused)
+{
+	(void)unused;
+	uint64_t irq = irq_save();
+	cpu_set_user_stacks(this_cpu(), proc_trace_slot(proc_current()) != 0);
+	irq_restore(irq);
+}
+
 void proc_own_code(const struct process *p, uint64_t *start, uint64_t *end)
 {
 	*start = p ? p->own_code_start : 0;
@@ -131,8 +140,10 @@ void proc_set_name(struct process *p, const char *path)
 		thread_set_name(p->thread, p->name);
 	int (*decide)(const char *, const char *) =
 	    __atomic_load_n(&trace_exec_hook, __ATOMIC_ACQUIRE);
-	if (decide) /* an exec re-decides by the new program's name or path */
+	if (decide) { /* an exec re-decides by the new program's name or path */
 		__atomic_store_n(&p->trace_slot, (uint8_t)decide(p->name, path), __ATOMIC_RELAXED);
+		proc_refresh_user_stacks(NULL);
+	}
 	if (tracepoint_on() || (tracepoint_stacks_on() && p->trace_slot)) {
 		struct trace_thread_name event = {
 		    .pid = p->pid, .tid = p->thread ? (int32_t)thread_id(p->thread) : 0};

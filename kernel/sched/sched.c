@@ -272,7 +272,8 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	next->stats.switches++;
 	cpu->stats.context_switches++;
 	grace_note_quiescent();
-	sched_note_switch(prev, next);
+	sched_note_switch(prev, next); /* prev's stack, if traced: the flag is still prev's */
+	cpu_set_user_stacks(cpu, next->process && proc_trace_slot(next->process));
 	if (tracepoint_on())
 		trace_switch(prev, next);
 

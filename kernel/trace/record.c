@@ -36,7 +36,8 @@ static void record_entry(struct jp_context *context, void *cookie)
 {
 	uint64_t argument = first_argument(context);
 	tracepoint_record(event_of(context->joinpoint, TRACE_JP_ENTRY), rdtsc(), &argument, 8);
-	uscope_record_joinpoint_stack(context->joinpoint->name);
+	if (this_cpu()->user_stacks) /* a traced process's stack follows its entry record */
+		uscope_record_joinpoint_stack(context->joinpoint->name);
 }
 
 static void record_exit(struct jp_context *context, void *cookie)
@@ -59,6 +60,8 @@ void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argumen
 	uint64_t words[2] = {argument,
 			     (uint32_t)result | (duration > UINT32_MAX ? UINT32_MAX : duration) << 32};
 	tracepoint_record((uint16_t)TRACE_JP_EVENT(index, TRACE_JP_CALL), now, words, sizeof words);
+	if (this_cpu()->user_stacks) /* a traced process's stack follows its call record */
+		uscope_record_joinpoint_stack(__joinpoints_start[index].name);
 }
 
 static void record_call(struct jp_context *context, void *cookie)

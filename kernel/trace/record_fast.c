@@ -7,8 +7,12 @@
  * 24 bytes as record.c's record_call) straight into this CPU's ring of the
  * stream, with interrupts held off from picking the ring to publishing the
  * record.  Everything that is not the common case (no trace, an untraced
- * thread, a record that needs a full time, the end of the ring, a full ring)
+ * thread, a record that needs a full time, the end of the ring, a full ring,
+ * a thread whose process is in the trace map and gets its user stack)
  * goes to trace_record_call_slow in C, which writes through tracepoint_record.
+ * The ring comes from cpu->fast_ring, which is NULL for an untraced thread
+ * and for one whose user stacks are wanted: one test sends both off the fast
+ * path, and only then is it asked which of the two it was.
  *
  * The trace stream's rings are never shared with a process (kernel/trace
  * drains them itself), so there is no mirror to update at the commit.
@@ -68,9 +72,9 @@ __attribute__((used)) static void record_fast_code(void)
 	"	mov %%rax, %%rsi\n"                     /* the result, kept in %%rsi */
 	"	pushfq\n"                               /* 8: entry time, 16: spare, 24: slots */
 	"	cli\n"
-	"	mov %%gs:%c[ring], %%rcx\n"             /* NULL: no trace, or an untraced thread */
+	"	mov %%gs:%c[fast_ring], %%rcx\n"        /* NULL: see 5 */
 	"	test %%rcx, %%rcx\n"
-	"	jz 9f\n"
+	"	jz 5f\n"
 	"	TSC_NOW\n"
 	"	mov %%rax, %%rdx\n"                     /* a compact time needs < 2^32 since the last */
 	"	sub %c[last_time](%%rcx), %%rdx\n"
@@ -107,6 +111,12 @@ __attribute__((used)) static void record_fast_code(void)
 	"	mov %%rsi, %%rax\n"
 	"	add $16, %%rsp\n"
 	"	jmp jp_fast_path_leave\\arguments\n"
+	/* No fast ring: no trace or an untraced thread (no record), or a
+	 * thread whose process is in the trace map (C: the record, its stack). */
+	"5:\n"
+	"	cmpq $0, %%gs:%c[ring]\n"
+	"	je 9b\n"
+	"	jmp 8f\n"
 	/* 2^32 ticks or more: the duration saturates. */
 	"7:\n"
 	"	movl $0xffffffff, 20(%%rdi)\n"
@@ -138,6 +148,7 @@ __attribute__((used)) static void record_fast_code(void)
 	:
 	: [sections] "i"(CPU_FIELD(jp_sections)), [calling] "i"(JP_SECTION_CALLING),
 	  [ring] "i"(CPU_FIELD(trace_ring)), [untraced] "i"(CPU_FIELD(untraced)),
+	  [fast_ring] "i"(CPU_FIELD(fast_ring)),
 	  [list_call] "i"(offsetof(struct jp_fast_list, call)),
 	  [list_index] "i"(offsetof(struct jp_fast_list, index)),
 	  [head] "i"(RING_FIELD(head)), [last_time] "i"(RING_FIELD(last_time)),

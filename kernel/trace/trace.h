@@ -136,10 +136,14 @@ int uscope_list(struct uscope_info *info, int count);
  * stack of a traced process into the stream, if its entry names the event
  * sys.<syscall_name> (nothing for the others). */
 void uscope_record_stack(const struct trap_frame *user, const char *syscall_name);
-/* At a recorded join point that may sleep, right after its entry record:
+/* At a recorded join point, right after its entry record (one that may
+ * sleep) or its call record (one that may not: the stack follows the call):
  * the user stack of a traced process that reached it (from the registers it
- * entered the kernel with), if its entry names the join point.  System
- * calls' join points (sys.*) are left out: their syscall_entry has it. */
+ * entered the kernel with), if its entry names the join point.  Not in an
+ * interrupt handler (the registers there are not the process's own calls);
+ * never a fault, a lock or a sleep, so it may run wherever a _NOSLEEP join
+ * point does.  System calls' join points (sys.*) are left out: their
+ * syscall_entry has it. */
 void uscope_record_joinpoint_stack(const char *joinpoint);
 /* The current thread's user stack, walked as uscope_record_stack walks it
  * (by the program's CFI, else its frame pointers) from the registers the

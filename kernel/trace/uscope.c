@@ -32,6 +32,7 @@
 #include "mm/mm.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
+#include "smp/smp.h"
 #include "telemetry/tracepoint.h"
 #include "uaccess/uaccess.h"
 #include "uapi/proc.h"
@@ -85,6 +86,14 @@ static int retrace_pick(const char *name, int slot)
 	return slot && entries[slot].used ? slot : 0; /* inherited, still in the map */
 }
 
+/* Every CPU notes whether its running thread is traced now (the recorder's
+ * fast path leaves a traced thread's calls to C, which records the stack). */
+static void refresh_user_stacks(void)
+{
+	proc_refresh_user_stacks(NULL);
+	smp_call_all(proc_refresh_user_stacks, NULL);
+}
+
 int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *events)
 {
 	events = events ? events : "*";
@@ -111,6 +120,7 @@ int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *e
 	make_rule_caches();
 	proc_set_trace_exec_hook(decide);
 	proc_retrace(retrace_pick); /* processes running now join at once */
+	refresh_user_stacks();
 	return slot;
 }
 
@@ -124,6 +134,7 @@ int uscope_untrace(const char *name)
 	if (!slot)
 		return -ENOENT;
 	proc_retrace(retrace_pick);
+	refresh_user_stacks();
 	return 0;
 }
 
@@ -150,6 +161,8 @@ struct walk {
 	bool own_only;      /* only frames in [own_start, own_end) */
 	uint64_t own_start, own_end;
 	struct cfi_tables unwind; /* the program's (lib/cfi.h), or empty */
+	struct cfi_cache *cache;  /* this CPU's found rules, or NULL */
+	struct user_peek peek;    /* the pages the walk has found */
 	uint64_t *frames;
 	unsigned count;
 	uint16_t flags;
@@ -163,23 +176,29 @@ static bool keep_frame(struct walk *w, uint64_t address)
 	return w->count < w->keep;
 }
 
+/* Every read of the walk: present pages only, never a fault or a sleep (the
+ * walk runs with interrupts off, at join points that may not sleep too).
+ * The steps read words and pairs of words: those copies are moves. */
 static int read_user(void *to, uint64_t address, size_t length, void *arg)
 {
-	(void)arg;
-	return copy_from_user(to, (const void __user *)address, length) ? -EFAULT : 0;
+	if (length == 8)
+		return user_peek_read(arg, to, address, 8);
+	if (length == 16)
+		return user_peek_read(arg, to, address, 16);
+	return user_peek_read(arg, to, address, length);
 }
 
 /* One step out along the frame-pointer chain, for code the unwind tables do
  * not cover: 0, CFI_OUTERMOST (rbp 0), -EINVAL (a frame below the stack
  * pointer, misaligned, or a chain that does not go up) or -EFAULT. */
-static int frame_pointer_step(struct cfi_regs *regs)
+static int frame_pointer_step(struct walk *w, struct cfi_regs *regs)
 {
 	uint64_t pair[2]; /* the saved rbp, the return address */
 	if (!regs->rbp)
 		return CFI_OUTERMOST;
 	if ((regs->rbp & 7) || regs->rbp < regs->rsp)
 		return -EINVAL;
-	if (copy_from_user(pair, (const void __user *)regs->rbp, sizeof pair))
+	if (user_peek_read(&w->peek, pair, regs->rbp, sizeof pair))
 		return -EFAULT;
 	if (pair[0] && pair[0] <= regs->rbp)
 		return -EINVAL;
@@ -187,40 +206,55 @@ static int frame_pointer_step(struct cfi_regs *regs)
 	return 0;
 }
 
-/* The rule at pc, from this CPU's cache or found and kept there (each
- * lookup and insert with interrupts off: the slot is this CPU's alone, and
- * the thread cannot move meanwhile). */
-static int rule_at(const struct cfi_tables *t, uint64_t pc, struct cfi_rule *rule)
+/* The rule at pc, from this CPU's cache or found and kept there (the walk
+ * runs with interrupts off: the cache is this CPU's alone meanwhile). */
+/* cfi_step_by_rule for the rules GCC writes nearly everywhere (the CFA by
+ * rsp or rbp, the return address at CFA - 8, rbp kept or saved at an offset
+ * from the CFA), the same answers without the calls through the reader: the
+ * walk's hot path.  Other rules go to cfi_step_by_rule. */
+static int quick_step(struct walk *w, const struct cfi_rule *rule, struct cfi_regs *regs)
 {
-	int error;
-	uint64_t flags = irq_save();
-	struct cfi_cache *cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE);
-	bool hit = cache && cfi_cache_lookup(cache, t->identity, pc, rule, &error);
-	irq_restore(flags);
-	if (hit)
-		return error;
-	error = cfi_find_rule(t, pc, read_user, NULL, rule);
-	flags = irq_save();
-	cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE);
-	if (cache)
-		cfi_cache_insert(cache, t->identity, pc, rule, error);
-	irq_restore(flags);
-	return error;
+	bool by_rsp = rule->cfa_register == CFI_DWARF_RSP;
+	if (rule->cfa_known != CFI_CFA_REGISTER ||
+	    (!by_rsp && rule->cfa_register != CFI_DWARF_RBP) ||
+	    rule->return_address.how != CFI_AT_CFA || rule->return_address.offset != -8 ||
+	    (rule->rbp.how != CFI_SAME && rule->rbp.how != CFI_AT_CFA))
+		return cfi_step_by_rule(rule, regs, read_user, &w->peek);
+	uint64_t cfa = (by_rsp ? regs->rsp : regs->rbp) + (uint64_t)rule->cfa_offset;
+	uint64_t rip, rbp = regs->rbp;
+	if (cfa <= regs->rsp)
+		return -EINVAL; /* a caller's frame lies above its callee's */
+	if (user_peek_read(&w->peek, &rip, cfa - 8, 8) ||
+	    (rule->rbp.how == CFI_AT_CFA &&
+	     user_peek_read(&w->peek, &rbp, cfa + (uint64_t)rule->rbp.offset, 8)))
+		return -EFAULT;
+	*regs = (struct cfi_regs){.rip = rip, .rsp = cfa, .rbp = rbp};
+	return 0;
 }
 
-/* One step by the program's CFI: what cfi_unwind_step returns. */
-static int cfi_step(const struct cfi_tables *t, struct cfi_regs *regs, enum cfi_frame frame)
+/* One step by the program's CFI (what cfi_unwind_step returns), by the rule
+ * in this CPU's cache or found and kept there (the walk runs with
+ * interrupts off: the cache is this CPU's alone meanwhile). */
+static int cfi_step(struct walk *w, struct cfi_regs *regs, enum cfi_frame frame)
 {
-	struct cfi_rule rule;
-	if (!t->fde_count)
+	if (!w->unwind.fde_count)
 		return -ENOENT;
-	int error = rule_at(t, frame == CFI_FIRST_FRAME ? regs->rip : regs->rip - 1, &rule);
-	return error ? error : cfi_step_by_rule(&rule, regs, read_user, NULL);
+	uint64_t pc = frame == CFI_FIRST_FRAME ? regs->rip : regs->rip - 1;
+	const struct cfi_cache_slot *cached =
+	    w->cache ? cfi_cache_find(w->cache, w->unwind.identity, pc) : NULL;
+	if (cached)
+		return cached->error ? cached->error : quick_step(w, &cached->rule, regs);
+	struct cfi_rule rule;
+	int error = cfi_find_rule(&w->unwind, pc, read_user, &w->peek, &rule);
+	if (w->cache)
+		cfi_cache_insert(w->cache, w->unwind.identity, pc, &rule, error);
+	return error ? error : cfi_step_by_rule(&rule, regs, read_user, &w->peek);
 }
 
 /* Walks out from the user registers, reading at most TRACE_STACK_MAX frames
  * (the work is bounded whatever the mode keeps): each step by the program's
- * CFI where an FDE covers the code, else by its frame pointer. */
+ * CFI where an FDE covers the code, else by its frame pointer.  Interrupts
+ * are off. */
 static void walk(const struct trap_frame *user, struct walk *w)
 {
 	struct cfi_regs regs = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp};
@@ -228,9 +262,9 @@ static void walk(const struct trap_frame *user, struct walk *w)
 	if (!keep_frame(w, regs.rip))
 		return;
 	for (unsigned read = 1; read < TRACE_STACK_MAX; read++) {
-		int step = cfi_step(&w->unwind, &regs, frame);
+		int step = cfi_step(w, &regs, frame);
 		if (step == -ENOENT)
-			step = frame_pointer_step(&regs);
+			step = frame_pointer_step(w, &regs);
 		frame = CFI_RETURN_ADDRESS;
 		if (step == CFI_OUTERMOST || (step == 0 && !regs.rip))
 			return;
@@ -274,11 +308,14 @@ static void record_stack(struct process *p, int slot, const struct trap_frame *u
 			 .frames = event.frames};
 	proc_own_code(p, &w.own_start, &w.own_end);
 	proc_unwind_tables(p, &w.unwind);
+	uint64_t irq = irq_save();
+	w.cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE);
 	walk(user, &w);
 	event.head.count = (uint16_t)w.count;
 	event.head.flags = w.flags;
 	tracepoint_write(TRACE_USER_STACK, &event,
 			 (uint32_t)(sizeof event.head + w.count * sizeof event.frames[0]));
+	irq_restore(irq);
 }
 
 /* Does slot's entry want stacks at the event named prefix + name? */

@@ -6,8 +6,11 @@
  * unmapped).  The same questions asked from a real process, where good
  * pointers must work too, are in the proc suite (bad_pointers_give_efault).
  */
+#include "arch/x86_64/cpu.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
+#include "lib/string.h"
+#include "mm/mm.h"
 #include "uaccess/uaccess.h"
 
 static const uint64_t bad_addresses[] = {
@@ -79,6 +82,90 @@ static void zero_length_copies(struct ktest *t)
 	EXPECT_EQ(t, copy_to_user((void *)0x1000, &word, 0), 0);
 }
 
+/* What if the copy that may not fault is pointed at kernel or unmapped
+ * memory? */
+static void nofault_copy_from_bad_pointers(struct ktest *t)
+{
+	uint64_t word = 0x5555;
+	struct user_peek peek = {0};
+	for (size_t i = 0; i < COUNT; i++) {
+		EXPECT_EQ(t, copy_from_user_nofault(&word, (const void *)bad_addresses[i], 8),
+			  -EFAULT);
+		EXPECT_EQ(t, user_peek_read(&peek, &word, bad_addresses[i], 8), -EFAULT);
+	}
+	EXPECT_EQ(t, copy_from_user_nofault(&word, (const void *)0x400000, ~0UL), -EFAULT);
+	EXPECT_EQ(t, copy_from_user_nofault(&word, (const void *)0x1000, 0), 0);
+}
+
+/* A user space of our own, active on this CPU with interrupts off: page
+ * 0x400000 and 0x401000 user pages (bytes 1 and 2), 0x402000 not mapped,
+ * 0x403000 mapped for the kernel only. */
+#define PEEK_BASE 0x400000UL
+struct peek_space {
+	struct address_space *space;
+	uint64_t frames[3];
+};
+
+static bool peek_space_make(struct peek_space *s)
+{
+	s->space = vm_space_create();
+	if (!s->space)
+		return false;
+	for (unsigned i = 0; i < 3; i++) {
+		s->frames[i] = pmm_alloc_frame();
+		if (!s->frames[i])
+			return false;
+		memset(phys_to_virt(s->frames[i]), (int)i + 1, PAGE_SIZE);
+	}
+	return !vm_map(s->space, PEEK_BASE, s->frames[0], VM_USER) &&
+	       !vm_map(s->space, PEEK_BASE + PAGE_SIZE, s->frames[1], VM_USER) &&
+	       !vm_map(s->space, PEEK_BASE + 3 * PAGE_SIZE, s->frames[2], VM_READ);
+}
+
+static void peek_space_drop(struct peek_space *s)
+{
+	if (s->space)
+		vm_space_destroy(s->space);
+	for (unsigned i = 0; i < 3; i++)
+		if (s->frames[i])
+			pmm_free_frame(s->frames[i]);
+}
+
+/* Does the copy that may not fault read present user pages, across a page
+ * boundary, and refuse (without mapping it) a page that is not present and
+ * one the user may not read? */
+static void nofault_copy_reads_present_pages_only(struct ktest *t)
+{
+	struct peek_space s = {0};
+	ASSERT_TRUE(t, peek_space_make(&s));
+	uint64_t irq = irq_save();
+	vm_space_activate(s.space);
+	uint8_t bytes[16], word[8] = {0}, scratch[16];
+	struct user_peek peek = {0};
+	int across = copy_from_user_nofault(bytes, (const void *)(PEEK_BASE + PAGE_SIZE - 8), 16);
+	int cached = user_peek_read(&peek, word, PEEK_BASE + 8, 8);
+	cached |= user_peek_read(&peek, word, PEEK_BASE + PAGE_SIZE + 16, 8); /* peek's pages */
+	int absent = copy_from_user_nofault(scratch, (const void *)(PEEK_BASE + 2 * PAGE_SIZE), 8);
+	int straddle = user_peek_read(&peek, scratch, PEEK_BASE + 2 * PAGE_SIZE - 8, 16);
+	int kernel_only =
+	    copy_from_user_nofault(scratch, (const void *)(PEEK_BASE + 3 * PAGE_SIZE), 8);
+	vm_space_activate(vm_kernel_space());
+	irq_restore(irq);
+	EXPECT_EQ(t, across, 0);
+	EXPECT_EQ(t, cached, 0);
+	EXPECT_EQ(t, bytes[0], 1);
+	EXPECT_EQ(t, bytes[7], 1);
+	EXPECT_EQ(t, bytes[8], 2);
+	EXPECT_EQ(t, bytes[15], 2);
+	EXPECT_EQ(t, word[7], 2);
+	EXPECT_EQ(t, absent, -EFAULT);
+	EXPECT_EQ(t, straddle, -EFAULT);
+	EXPECT_EQ(t, kernel_only, -EFAULT);
+	EXPECT_EQ(t, vm_translate(s.space, PEEK_BASE + 2 * PAGE_SIZE, NULL, NULL), -ENOENT);
+	peek_space_drop(&s);
+}
+
 KTEST_SUITE(uaccess, KTEST_CASE(range_check_boundaries), KTEST_CASE(copy_from_bad_pointers),
 	    KTEST_CASE(copy_to_bad_pointers), KTEST_CASE(strings_from_bad_pointers),
-	    KTEST_CASE(zero_length_copies));
+	    KTEST_CASE(zero_length_copies), KTEST_CASE(nofault_copy_from_bad_pointers),
+	    KTEST_CASE(nofault_copy_reads_present_pages_only));

@@ -34,6 +34,41 @@ bool uaccess_range_ok(uint64_t address, size_t length);
  * when src is out of range or any byte of it is not readable (dst may then
  * hold a partial copy). */
 int copy_from_user(void *dst, const void __user *src, size_t length);
+/* Copies length bytes from user memory at src to dst like copy_from_user,
+ * but without taking a fault, a lock or a sleep: the page tables are read
+ * and the bytes copied through the physmap, so a page that is not present
+ * now gives -EFAULT (it is not faulted in).  For code that may not sleep
+ * (a _NOSLEEP join point, interrupts off, locks held); see mm's vm_user_peek
+ * for when the answer holds. */
+int copy_from_user_nofault(void *dst, const void __user *src, size_t length);
+
+/* copy_from_user_nofault that remembers the last pages it found: a walk of a
+ * user stack reads a few pages again and again.  Zero one per walk and
+ * drop it before the thread returns to user mode.
+ *
+ *     struct user_peek peek = {0};
+ *     if (user_peek_read(&peek, &word, address, 8)) ...unreadable... */
+#define USER_PEEK_PAGES 4
+struct user_peek {
+	uint64_t page[USER_PEEK_PAGES]; /* user page address + 1 (0: empty) */
+	const uint8_t *at[USER_PEEK_PAGES];
+	unsigned next;
+};
+int user_peek_fill(struct user_peek *peek, void *dst, uint64_t src, size_t length);
+
+/* Reads length bytes at user address src: 0 or -EFAULT. */
+static inline int user_peek_read(struct user_peek *peek, void *dst, uint64_t src, size_t length)
+{
+	uint64_t page = (src & ~0xfffUL) + 1;
+	if (length <= 16 && (src & 0xfff) + length <= 0x1000)
+		for (unsigned i = 0; i < USER_PEEK_PAGES; i++)
+			if (peek->page[i] == page) {
+				__builtin_memcpy(dst, peek->at[i] + (src & 0xfff), length);
+				return 0;
+			}
+	return user_peek_fill(peek, dst, src, length);
+}
+
 /* Copies length bytes from src to user memory at dst.  Returns 0, or -EFAULT
  * when dst is out of range or any byte of it is not writable. */
 int copy_to_user(void __user *dst, const void *src, size_t length);

@@ -6,8 +6,13 @@
  * value that is no frame pointer, so a frame-pointer walk would stop there.
  * With the argument "corrupt", unwind_corrupt makes the same call with rsp
  * and rbp pointing at nothing mapped: the stack must come out marked
- * unreadable, and the program must go on and exit 0.  usertests'
- * uscope_unwinds_code_without_frame_pointers checks both against this
+ * unreadable, and the program must go on and exit 0.  With "pipe" the call
+ * is pipe instead (it allocates: the join point mm.kmalloc, which may not
+ * sleep, is reached from the process), and "corrupt-pipe" makes that call
+ * with rsp in anonymous memory mapped but never touched (its pages are not
+ * present: a walk that may not fault must mark the stack unreadable rather
+ * than fault them in).  usertests' uscope_unwinds_code_without_frame_pointers
+ * and uscope_stacks_at_joinpoints_that_cannot_sleep check them against this
  * program's symbols.
  */
 #include <string.h>
@@ -16,13 +21,17 @@
 
 #define NOT_A_FRAME 0x10             /* rbp at the call: below every stack */
 #define NOWHERE     0x7fff00000000UL /* rsp at the corrupt call: unmapped */
+#define UNTOUCHED   (64 * 1024)      /* bytes of anonymous memory never touched */
+
+static long call_number = __NR_getppid; /* the call the inner functions make */
+static int pipe_fds[2];                 /* pipe's answer (rdi; getppid ignores it) */
 
 static __attribute__((noipa)) long unwind_inner(long depth)
 {
 	long result;
 	asm volatile("mov %[junk], %%rbp\n\tsyscall"
 		     : "=a"(result)
-		     : "a"((long)__NR_getppid), [junk] "i"(NOT_A_FRAME)
+		     : "a"(call_number), "D"(pipe_fds), [junk] "i"(NOT_A_FRAME)
 		     : "rbp", "rcx", "r11", "memory");
 	return result + depth;
 }
@@ -38,7 +47,7 @@ static __attribute__((noipa)) long unwind_outer(long depth)
 	return unwind_middle(depth + 1) * 2;
 }
 
-static __attribute__((noipa)) long unwind_corrupt(void)
+static __attribute__((noipa)) long unwind_corrupt(unsigned long nowhere)
 {
 	long result;
 	asm volatile("mov %%rsp, %%rbx\n\t"
@@ -47,14 +56,36 @@ static __attribute__((noipa)) long unwind_corrupt(void)
 		     "syscall\n\t"
 		     "mov %%rbx, %%rsp"
 		     : "=a"(result)
-		     : "a"((long)__NR_getppid), [nowhere] "r"(NOWHERE)
+		     : "a"(call_number), "D"(pipe_fds), [nowhere] "r"(nowhere)
 		     : "rbx", "rbp", "rcx", "r11", "memory");
 	return result;
 }
 
+/* Anonymous memory mapped and never touched: the middle of it, or 0. */
+static unsigned long untouched_memory(void)
+{
+	long at;
+	register long flags asm("r10") = 0x22; /* MAP_PRIVATE | MAP_ANONYMOUS */
+	register long fd asm("r8") = -1;
+	register long offset asm("r9") = 0;
+	asm volatile("syscall"
+		     : "=a"(at)
+		     : "a"((long)__NR_mmap), "D"(0L), "S"((long)UNTOUCHED), "d"(3L), "r"(flags),
+		       "r"(fd), "r"(offset)
+		     : "rcx", "r11", "memory");
+	return at < 0 ? 0 : (unsigned long)at + UNTOUCHED / 2;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "corrupt"))
-		return unwind_corrupt() < 0;
+	const char *how = argc > 1 ? argv[1] : "";
+	if (!strcmp(how, "pipe") || !strcmp(how, "corrupt-pipe"))
+		call_number = __NR_pipe;
+	if (!strcmp(how, "corrupt"))
+		return unwind_corrupt(NOWHERE) < 0;
+	if (!strcmp(how, "corrupt-pipe")) {
+		unsigned long untouched = untouched_memory();
+		return !untouched || unwind_corrupt(untouched) < 0;
+	}
 	return unwind_outer(1) < 0;
 }

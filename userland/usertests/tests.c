@@ -957,6 +957,8 @@ const struct user_test user_tests[] = {
     {"uscope_stacks_follow_the_events_named", uscope_stacks_follow_the_events_named, 60000},
     {"uscope_stacks_only_trace_holds_nothing_else", uscope_stacks_only_trace_holds_nothing_else,
      60000},
+    {"uscope_stacks_at_joinpoints_that_cannot_sleep",
+     uscope_stacks_at_joinpoints_that_cannot_sleep, 60000},
     {"hole_a_results_page_is_a_kernel_region", hole_a_results_page_is_a_kernel_region, 10000},
     {"hole_e_telemetry_ring_is_a_kernel_region", hole_e_telemetry_ring_is_a_kernel_region, 10000},
     {"attacks_are_refused_to_an_unprivileged_user", attacks_are_refused_to_an_unprivileged_user,

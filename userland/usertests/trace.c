@@ -354,6 +354,8 @@ struct unwind_seen {
 	int tid_count;
 	int calls, chains_right, corrupt_calls, corrupt_marked, too_long;
 	unsigned expect; /* frames the mode keeps: the chain inner, middle, outer, main first */
+	uint16_t last_type; /* the record before a stack in its ring */
+	int stacks, after_call; /* stacks of unwind, and those after a join point's call record */
 };
 
 static int in_symbol(const struct unwind_seen *seen, int which, uint64_t address)
@@ -375,6 +377,8 @@ static void note_unwind_stacks(const struct tel_record *r, void *arg)
 {
 	struct unwind_seen *seen = arg;
 	const struct trace_user_stack *s = tel_record_payload(r);
+	uint16_t before = seen->last_type;
+	seen->last_type = r->type;
 	if (r->type != TRACE_USER_STACK || !s->count)
 		return;
 	int ours = 0;
@@ -383,6 +387,9 @@ static void note_unwind_stacks(const struct tel_record *r, void *arg)
 	const uint64_t *frames = (const uint64_t *)(s + 1);
 	if (!ours)
 		return;
+	seen->stacks++;
+	seen->after_call +=
+	    before >= TRACE_JP_BASE && (before - TRACE_JP_BASE) % 3 == TRACE_JP_CALL;
 	seen->too_long += s->count > seen->expect && in_symbol(seen, INNER, frames[0]);
 	if (in_symbol(seen, CORRUPT, frames[0])) {
 		seen->corrupt_calls++;
@@ -400,8 +407,20 @@ static void note_unwind_stacks(const struct tel_record *r, void *arg)
 	seen->chains_right += right;
 }
 
-/* Traces unwind in mode, budget, runs it plainly and with "corrupt". */
-static struct unwind_seen stacks_of_unwind(unsigned mode, unsigned budget, unsigned expect)
+/* Where unwind's stacks are taken: at its system calls (getppid), or at a
+ * join point that may not sleep which its call (pipe) reaches. */
+struct unwind_how {
+	const char *events;  /* the trace map's --events */
+	const char *pattern; /* join points the trace records, or "" */
+	char *plain, *corrupt; /* unwind's argument for each run */
+};
+static const struct unwind_how at_getppid = {"*", "", NULL, "corrupt"};
+static const struct unwind_how at_kmalloc = {"mm.kmalloc", " mm.kmalloc", "pipe",
+					     "corrupt-pipe"};
+
+/* Traces unwind in mode, budget, runs it plainly and corrupted as how says. */
+static struct unwind_seen stacks_of_unwind(unsigned mode, unsigned budget, unsigned expect,
+					   const struct unwind_how *how)
 {
 	struct unwind_seen seen = {
 	    .symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
@@ -411,13 +430,16 @@ static struct unwind_seen stacks_of_unwind(unsigned mode, unsigned budget, unsig
 		t_fail("/bin/unwind lacks one of its symbols");
 		return seen;
 	}
-	char line[64];
-	snprintf(line, sizeof line, "uscope trace unwind --mode %u --budget %u", mode, budget);
-	if (shell(line) != 0 || shell("trace start -o file:" TRACE_DIR) != 0) {
-		t_fail("'%s' or trace start failed", line);
+	char line[96], start[96];
+	snprintf(line, sizeof line, "uscope trace unwind --mode %u --budget %u --events %s", mode,
+		 budget, how->events);
+	snprintf(start, sizeof start, "trace start -o file:" TRACE_DIR "%s", how->pattern);
+	if (shell(line) != 0 || shell(start) != 0) {
+		t_fail("'%s' or '%s' failed", line, start);
+		shell("uscope untrace unwind");
 		return seen;
 	}
-	char *plain[] = {"unwind", NULL}, *corrupt[] = {"unwind", "corrupt", NULL};
+	char *plain[] = {"unwind", how->plain, NULL}, *corrupt[] = {"unwind", how->corrupt, NULL};
 	int status[2] = {-1, -1};
 	for (int run = 0; run < 2; run++) {
 		pid_t child = fork();
@@ -433,12 +455,20 @@ static struct unwind_seen stacks_of_unwind(unsigned mode, unsigned budget, unsig
 		for (int cpu = 0; cpu < 64; cpu++) {
 			char path[64];
 			snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+			seen.last_type = 0;
 			each_record(path, pass ? note_unwind_stacks : note_unwind_names, &seen);
 		}
 	if (!WIFEXITED(status[0]) || WEXITSTATUS(status[0]) || !WIFEXITED(status[1]) ||
 	    WEXITSTATUS(status[1]))
 		t_fail("mode %u: unwind exited with status %#x, corrupt with %#x", mode, status[0],
 		       status[1]);
+	return seen;
+}
+
+/* The stacks of one getppid call each: the chain, and the corrupt one marked. */
+static void expect_unwind_chain(unsigned mode, unsigned budget, unsigned expect)
+{
+	struct unwind_seen seen = stacks_of_unwind(mode, budget, expect, &at_getppid);
 	if (seen.calls != 1 || seen.chains_right != 1 || seen.too_long)
 		t_fail("mode %u budget %u: %d calls from unwind_inner, %d with the chain of %u "
 		       "right, %d longer",
@@ -446,7 +476,6 @@ static struct unwind_seen stacks_of_unwind(unsigned mode, unsigned budget, unsig
 	if (seen.corrupt_calls != 1 || seen.corrupt_marked != 1)
 		t_fail("mode %u: %d corrupt calls, %d of one frame marked unreadable", mode,
 		       seen.corrupt_calls, seen.corrupt_marked);
-	return seen;
 }
 
 /* Does a program built without frame pointers unwind by its CFI, in every
@@ -455,12 +484,37 @@ static struct unwind_seen stacks_of_unwind(unsigned mode, unsigned budget, unsig
  * a corrupted stack give a one-frame stack marked unreadable, no fault? */
 void uscope_unwinds_code_without_frame_pointers(void)
 {
-	stacks_of_unwind(4, 8, 6); /* all code: the chain, then start_program, _start */
-	stacks_of_unwind(4, 3, 3);
-	stacks_of_unwind(2, 3, 3); /* own code: inner, middle, outer */
-	stacks_of_unwind(2, 8, 4); /* own code: the chain ends at main */
-	stacks_of_unwind(1, 8, 1);
-	stacks_of_unwind(3, 8, 1);
+	expect_unwind_chain(4, 8, 6); /* all code: the chain, then start_program, _start */
+	expect_unwind_chain(4, 3, 3);
+	expect_unwind_chain(2, 3, 3); /* own code: inner, middle, outer */
+	expect_unwind_chain(2, 8, 4); /* own code: the chain ends at main */
+	expect_unwind_chain(1, 8, 1);
+	expect_unwind_chain(3, 8, 1);
+}
+
+/* Is a traced process's stack recorded at a join point that may not sleep
+ * (mm.kmalloc, which the recorder's fast path runs), right after its call
+ * record: the chain unwind_inner, unwind_middle, unwind_outer, main at each
+ * allocation of its pipe call, walked without a fault; and is the stack of
+ * the same call made with rsp in memory whose pages are not present (mapped,
+ * never touched) marked unreadable, the pages not faulted in?  No stack
+ * follows a system call's entry (the map names mm.kmalloc only). */
+void uscope_stacks_at_joinpoints_that_cannot_sleep(void)
+{
+	for (unsigned mode = 2; mode <= 4; mode += 2) {
+		struct unwind_seen seen = stacks_of_unwind(mode, 8, mode == 4 ? 6 : 4, &at_kmalloc);
+		if (!seen.calls || seen.chains_right != seen.calls || seen.too_long)
+			t_fail("mode %u: %d stacks at mm.kmalloc from unwind_inner, %d with the "
+			       "chain right, %d longer",
+			       mode, seen.calls, seen.chains_right, seen.too_long);
+		if (!seen.corrupt_calls || seen.corrupt_marked != seen.corrupt_calls)
+			t_fail("mode %u: %d stacks at mm.kmalloc from unwind_corrupt, %d of one "
+			       "frame marked unreadable",
+			       mode, seen.corrupt_calls, seen.corrupt_marked);
+		if (seen.after_call != seen.stacks)
+			t_fail("mode %u: %d of unwind's %d stacks follow a join point's call record",
+			       mode, seen.after_call, seen.stacks);
+	}
 }
 
 /* ---- uscope: stacks at the events an entry names ------------------------ */

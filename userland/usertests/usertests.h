@@ -55,6 +55,7 @@ void uscope_traces_a_program_by_name(void);
 void uscope_unwinds_code_without_frame_pointers(void);
 void uscope_stacks_follow_the_events_named(void);
 void uscope_stacks_only_trace_holds_nothing_else(void);
+void uscope_stacks_at_joinpoints_that_cannot_sleep(void);
 /* The caller's mapped user pages, as ps sees them; -1 when not found. */
 long t_own_pages(void);
 void ps_shows_wait_channels(void);
