@@ -29,7 +29,9 @@
  *
  * A list whose one entry is native advice (JP_ADVICE_NATIVE: the
  * accounting's) takes a shorter path with the same sections: no deferral
- * slot, the list's generation read once.
+ * slot, the list's generation read once; or, when the advice has an around
+ * (joinpoint.h), that function runs the whole call, leaving the section
+ * itself before the call.
  *
  * A join point reached while this CPU runs advice (the advice called a module
  * API, or an interrupt came in during advice) calls the function directly and
@@ -334,8 +336,11 @@ uint64_t jp_dispatch(const struct joinpoint *jp, uint64_t *args)
 	if (only_native(__atomic_load_n(&jp->state->list, __ATOMIC_RELAXED))) {
 		section_enter(false);
 		const struct jp_list *list = load_list(jp);
-		if (__builtin_expect(only_native(list), 1))
+		if (__builtin_expect(only_native(list), 1)) {
+			if (__builtin_expect(list->around != NULL, 1))
+				return list->around(jp, args); /* it leaves the section */
 			return dispatch_native(jp, args, list);
+		}
 		section_leave(false);
 	}
 	return dispatch(jp, args, false);
