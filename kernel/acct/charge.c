@@ -326,13 +326,19 @@ const char *acct_innermost_subsystem(const struct jp_context *context)
 
 /* ---- Events ----------------------------------------------------------------- */
 
-static void charge_subsystems(struct acct_result *result, unsigned mask, unsigned event,
-			      uint64_t amount)
+/* event to each subsystem with a call open (in the charged result), once. */
+static void charge_subsystems(const struct acct_owner *owner, struct acct_result *result,
+			      unsigned event, uint64_t amount)
 {
-	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
-		if (!(mask & (1u << i)))
+	unsigned seen = 0, depth = live_depth(owner);
+	for (unsigned level = 0; level < depth; level++) {
+		const struct acct_frame *frame = &owner->frames[level];
+		unsigned bit = 1u << frame->slot;
+		if ((seen & bit) || frame->index != owner->charged ||
+		    !owner->modules[frame->index][frame->slot])
 			continue;
-		struct acct_subsystem *subsystem = &result->subsystems[i];
+		seen |= bit;
+		struct acct_subsystem *subsystem = &result->subsystems[frame->slot];
 		if (event == ACCT_INTERRUPT) {
 			subsystem->interrupts++;
 		} else if (event == ACCT_ALLOC) {
@@ -384,7 +390,7 @@ static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64
 	struct acct_result *result = acct_result_of(owner, owner->charged);
 	acct_result_begin(result);
 	charge_activity(result, event, amount);
-	charge_subsystems(result, slots_in_open_calls(owner), event, amount);
+	charge_subsystems(owner, result, event, amount);
 	acct_result_end(result);
 }
 
@@ -473,10 +479,8 @@ static void switch_out(struct acct_owner *owner, struct thread *prev, uint64_t n
 static void charge_subsystems_out(struct acct_owner *owner, struct acct_result *result,
 				  uint64_t out_ns)
 {
-	unsigned mask = slots_in_open_calls(owner);
-	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
-		if (!(mask & (1u << i)))
-			continue;
+	for (unsigned mask = slots_in_open_calls(owner); mask; mask &= mask - 1) {
+		unsigned i = (unsigned)__builtin_ctz(mask);
 		result->subsystems[i].sched_out_ns += out_ns;
 		if (owner->out_runnable)
 			result->subsystems[i].preempted_ns += out_ns;
@@ -601,25 +605,52 @@ static inline __attribute__((always_inline)) uint64_t call_nosleep(const struct 
 	return ret;
 }
 
-/* A _NOSLEEP join point's call, inside the trampoline's section (native.c's
- * acct_fast_path0/1 call it): list is the join point's, args its slots. */
-uint64_t acct_fast_call(const struct jp_fast_list *list, uint64_t *args)
+/* The accounted thread's call of a _NOSLEEP join point: out of line, so that
+ * the test of every other thread's call saves no registers. */
+static __attribute__((noinline)) uint64_t fast_call_accounted(const struct jp_fast_list *list,
+							      uint64_t *args,
+							      const struct thread *thread,
+							      struct acct_owner *owner)
 {
-	count_event();
 	unsigned index = list->index;
-	struct thread *thread = running_thread();
-	if (__builtin_expect(index == acct_switch_index, 0)) {
-		acct_note_switch((struct thread *)args[0], (struct thread *)args[1]);
-		return call_nosleep(list, args);
-	}
-	struct acct_owner *owner = owner_hint(thread);
-	if (!accounted(owner, thread))
-		return call_nosleep(list, args);
 	unsigned level = open_fast(owner, thread, acct_class_at(index));
 	uint64_t ret = call_nosleep(list, args);
 	if (level)
 		native_close_level(acct_first_joinpoint + index, args, ret, thread, owner, level,
 				   rdtsc());
+	return ret;
+}
+
+/* A _NOSLEEP join point's call, inside the trampoline's section (native.c's
+ * acct_fast_path0/1 call it): list is the join point's, args its slots. */
+uint64_t acct_fast_call(const struct jp_fast_list *list, uint64_t *args)
+{
+	count_event();
+	struct thread *thread = running_thread();
+	if (__builtin_expect(list->index == acct_switch_index, 0))
+		acct_note_switch((struct thread *)args[0], (struct thread *)args[1]);
+	else {
+		struct acct_owner *owner = owner_hint(thread);
+		if (accounted(owner, thread))
+			return fast_call_accounted(list, args, thread, owner);
+	}
+	return call_nosleep(list, args);
+}
+
+/* The accounted thread's call of a join point that may sleep. */
+static __attribute__((noinline)) uint64_t around_accounted(const struct joinpoint *jp,
+							   uint64_t *args,
+							   const struct thread *thread,
+							   struct acct_owner *owner)
+{
+	unsigned level = open_fast(owner, thread, acct_class_of(jp));
+	jp_section_leave();
+	uint64_t ret = jp->call(args);
+	if (level) {
+		jp_section_enter();
+		native_close_level(jp, args, ret, thread, owner, level, rdtsc());
+		jp_section_leave();
+	}
 	return ret;
 }
 
@@ -631,13 +662,8 @@ uint64_t acct_around(const struct joinpoint *jp, uint64_t *args)
 	count_event();
 	struct thread *thread = running_thread();
 	struct acct_owner *owner = owner_hint(thread);
-	unsigned level = accounted(owner, thread) ? open_fast(owner, thread, acct_class_of(jp)) : 0;
+	if (accounted(owner, thread))
+		return around_accounted(jp, args, thread, owner);
 	jp_section_leave();
-	uint64_t ret = jp->call(args);
-	if (level) {
-		jp_section_enter();
-		native_close_level(jp, args, ret, thread, owner, level, rdtsc());
-		jp_section_leave();
-	}
-	return ret;
+	return jp->call(args);
 }

@@ -333,14 +333,19 @@ uint64_t jp_dispatch(const struct joinpoint *jp, uint64_t *args)
 		return dispatch_inside(jp, args);
 	/* A hint outside the section: lists live in a static pool (pool.c), so
 	 * a retired one reads as some list; the section's load decides. */
-	if (only_native(__atomic_load_n(&jp->state->list, __ATOMIC_RELAXED))) {
+	const struct jp_list *hint = __atomic_load_n(&jp->state->list, __ATOMIC_RELAXED);
+	if (hint && hint->around) { /* set only for a native advice alone (advice.c) */
 		section_enter(false);
 		const struct jp_list *list = load_list(jp);
-		if (__builtin_expect(only_native(list), 1)) {
-			if (__builtin_expect(list->around != NULL, 1))
-				return list->around(jp, args); /* it leaves the section */
+		if (__builtin_expect(list && list->around, 1))
+			return list->around(jp, args); /* it leaves the section */
+		section_leave(false);
+	}
+	if (only_native(hint)) {
+		section_enter(false);
+		const struct jp_list *list = load_list(jp);
+		if (__builtin_expect(only_native(list), 1))
 			return dispatch_native(jp, args, list);
-		}
 		section_leave(false);
 	}
 	return dispatch(jp, args, false);
