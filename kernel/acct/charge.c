@@ -623,7 +623,8 @@ static __attribute__((noinline)) uint64_t fast_call_accounted(const struct jp_fa
 
 /* A _NOSLEEP join point's call, inside the trampoline's section (native.c's
  * acct_fast_path0/1 call it): list is the join point's, args its slots. */
-uint64_t acct_fast_call(const struct jp_fast_list *list, uint64_t *args)
+__attribute__((optimize("optimize-sibling-calls"))) uint64_t
+acct_fast_call(const struct jp_fast_list *list, uint64_t *args)
 {
 	count_event();
 	struct thread *thread = running_thread();
@@ -656,8 +657,10 @@ static __attribute__((noinline)) uint64_t around_accounted(const struct joinpoin
 
 /* A call of a join point that may sleep (jp_advice.around): opened in the
  * dispatcher's section, the call outside it, closed in a section of its own.
- * (sched.switch is _NOSLEEP: it never comes here.) */
-uint64_t acct_around(const struct joinpoint *jp, uint64_t *args)
+ * (sched.switch is _NOSLEEP: it never comes here.)  Sibling calls on (the
+ * kernel is built without them): both ways end in a jump. */
+__attribute__((optimize("optimize-sibling-calls"))) uint64_t
+acct_around(const struct joinpoint *jp, uint64_t *args)
 {
 	count_event();
 	struct thread *thread = running_thread();

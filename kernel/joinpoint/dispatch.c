@@ -325,7 +325,26 @@ static inline bool only_native(const struct jp_list *list)
 	return list && (list->flags & JP_ADVICE_NATIVE) && list->count == 1;
 }
 
-uint64_t jp_dispatch(const struct joinpoint *jp, uint64_t *args)
+/* Every list but one with an around: out of line, so that the around's path
+ * saves no registers. */
+static __attribute__((noinline)) uint64_t dispatch_list(const struct joinpoint *jp,
+							uint64_t *args,
+							const struct jp_list *hint)
+{
+	if (only_native(hint)) {
+		section_enter(false);
+		const struct jp_list *list = load_list(jp);
+		if (__builtin_expect(only_native(list), 1))
+			return dispatch_native(jp, args, list);
+		section_leave(false);
+	}
+	return dispatch(jp, args, false);
+}
+
+/* Sibling calls on (the kernel is built without them): the around, or the
+ * rest, is jumped to. */
+__attribute__((optimize("optimize-sibling-calls"))) uint64_t jp_dispatch(const struct joinpoint *jp,
+									  uint64_t *args)
 {
 	/* Nothing but an interrupt changes the word from here on, and an
 	 * interrupt leaves it as it found it. */
@@ -341,12 +360,5 @@ uint64_t jp_dispatch(const struct joinpoint *jp, uint64_t *args)
 			return list->around(jp, args); /* it leaves the section */
 		section_leave(false);
 	}
-	if (only_native(hint)) {
-		section_enter(false);
-		const struct jp_list *list = load_list(jp);
-		if (__builtin_expect(only_native(list), 1))
-			return dispatch_native(jp, args, list);
-		section_leave(false);
-	}
-	return dispatch(jp, args, false);
+	return dispatch_list(jp, args, hint);
 }
