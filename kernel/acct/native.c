@@ -15,6 +15,11 @@
  * its state; an accounted one a TSC read, a frame pushed, and at the close
  * one owner lock and one sequence count bracket.
  *
+ * While it is alone on a join point the advice runs whole calls instead of a
+ * before and an after: the trampoline jumps to its fast path code on a
+ * _NOSLEEP join point, the dispatcher calls its around on one that may sleep
+ * (charge.c: acct_fast_call, acct_around), with no context built.
+ *
  * The classes: one byte pair per join point of the registry, by its index
  * (a pointer difference); module ids by name, the same string compared once
  * per join point when the table is built.  Past ACCT_MAX_MODULES names the
