@@ -288,8 +288,8 @@ static void whole_call_paths_charge_as_before_and_after_do(struct ktest *t)
 }
 
 /* A call that sleeps inside acctleaf, itself inside acctnest: is its time
- * off the CPU charged to the activity and to both subsystems (blocked, at
- * least most of the sleep), and in their inclusive time, on either path? */
+ * off the CPU charged to the activity and to both subsystems (blocked: most
+ * of the sleep), and in their inclusive time, on either path? */
 static void expect_nap(struct ktest *t, const struct acct_result *result)
 {
 	const struct acct_subsystem *nest = subsystem(result, "acctnest");
