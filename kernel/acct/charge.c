@@ -29,6 +29,7 @@
 #include "acct/internal.h"
 #include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
+#include "joinpoint/section.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "sched/sched.h"
@@ -147,9 +148,9 @@ static inline unsigned slot_for(struct acct_owner *owner, int index, unsigned mo
  * taken meanwhile run no advice); what other threads change here (charged,
  * by acct_set_woven) is read once, and either value is a consistent start:
  * a call opened for a result no longer charged at its close is not charged. */
-static inline __attribute__((always_inline)) int
-open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
-	  struct acct_class class, uint64_t tsc)
+static inline __attribute__((always_inline)) unsigned
+open_frame(struct acct_owner *owner, const struct thread *thread, unsigned flags,
+	   struct acct_class class, uint64_t tsc)
 {
 	unsigned module = class.module;
 	uint32_t epoch = __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED);
@@ -159,14 +160,14 @@ open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
 		depth = 0;
 		owner->epoch = epoch;
 		if ((flags & ACCT_OUTERMOST) && __builtin_expect(owner->next >= 0, 0))
-			start_next(owner, context->thread);
+			start_next(owner, thread);
 	}
 	int charged = __atomic_load_n(&owner->charged, __ATOMIC_RELAXED);
 	if (charged < 0 || depth == ACCT_MAX_DEPTH) {
 		owner->depth = depth;
 		return 0;
 	}
-	unsigned slot = slot_for(owner, charged, module, context->thread);
+	unsigned slot = slot_for(owner, charged, module, thread);
 	struct acct_frame *frame = &owner->frames[depth];
 	struct acct_result *result = acct_result_of(owner, charged);
 	frame->entry_tsc = tsc;
@@ -178,8 +179,18 @@ open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
 	frame->module = (uint8_t)module;
 	frame->kind = class.kind;
 	owner->depth = depth + 1;
-	context->activity = ACTIVITY_TAG | (uint64_t)owner->number << 8 | (depth + 1);
-	return 1;
+	return depth + 1;
+}
+
+/* open_frame, its level named in the context's activity for the close. */
+static inline __attribute__((always_inline)) int
+open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
+	  struct acct_class class, uint64_t tsc)
+{
+	unsigned level = open_frame(owner, context->thread, flags, class, tsc);
+	if (level)
+		context->activity = ACTIVITY_TAG | (uint64_t)owner->number << 8 | level;
+	return level != 0;
 }
 
 int acct_call_enter(struct jp_context *context, unsigned flags, uint64_t tsc)
@@ -315,13 +326,19 @@ const char *acct_innermost_subsystem(const struct jp_context *context)
 
 /* ---- Events ----------------------------------------------------------------- */
 
-static void charge_subsystems(struct acct_result *result, unsigned mask, unsigned event,
-			      uint64_t amount)
+/* event to each subsystem with a call open (in the charged result), once. */
+static void charge_subsystems(const struct acct_owner *owner, struct acct_result *result,
+			      unsigned event, uint64_t amount)
 {
-	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
-		if (!(mask & (1u << i)))
+	unsigned seen = 0, depth = live_depth(owner);
+	for (unsigned level = 0; level < depth; level++) {
+		const struct acct_frame *frame = &owner->frames[level];
+		unsigned bit = 1u << frame->slot;
+		if ((seen & bit) || frame->index != owner->charged ||
+		    !owner->modules[frame->index][frame->slot])
 			continue;
-		struct acct_subsystem *subsystem = &result->subsystems[i];
+		seen |= bit;
+		struct acct_subsystem *subsystem = &result->subsystems[frame->slot];
 		if (event == ACCT_INTERRUPT) {
 			subsystem->interrupts++;
 		} else if (event == ACCT_ALLOC) {
@@ -373,7 +390,7 @@ static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64
 	struct acct_result *result = acct_result_of(owner, owner->charged);
 	acct_result_begin(result);
 	charge_activity(result, event, amount);
-	charge_subsystems(result, slots_in_open_calls(owner), event, amount);
+	charge_subsystems(owner, result, event, amount);
 	acct_result_end(result);
 }
 
@@ -385,8 +402,9 @@ static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64
 /* What a call of kind charges besides itself, given its arguments and
  * result; false when nothing.  An allocator call inside another one (the
  * innermost call still open is mm's) is part of the outer one. */
-static bool event_of(const struct jp_context *context, enum acct_kind kind,
-		     const struct acct_frame *parent, struct acct_event_charge *event)
+static bool event_of(const struct joinpoint *jp, const uint64_t *args, uint64_t ret,
+		     enum acct_kind kind, const struct acct_frame *parent,
+		     struct acct_event_charge *event)
 {
 	event->amount_is_time = false;
 	event->amount = 0;
@@ -397,28 +415,28 @@ static bool event_of(const struct jp_context *context, enum acct_kind kind,
 		return true;
 	case ACCT_KIND_TRAP:
 		event->event = ACCT_PAGE_FAULT;
-		return context->joinpoint->argc && context->args[0] == PAGE_FAULT_VECTOR;
+		return jp->argc && args[0] == PAGE_FAULT_VECTOR;
 	default: break;
 	}
 	if (kind < ACCT_KIND_KMALLOC || (parent && parent->module == acct_mm_module))
 		return false;
 	event->event = kind <= ACCT_KIND_FRAME ? ACCT_ALLOC : ACCT_FREE;
 	switch (kind) {
-	case ACCT_KIND_KMALLOC: event->amount = context->args[0]; return context->ret != 0;
-	case ACCT_KIND_FRAME: event->amount = FRAME_BYTES; return context->ret != 0;
-	case ACCT_KIND_KFREE: return context->args[0] != 0;
+	case ACCT_KIND_KMALLOC: event->amount = args[0]; return ret != 0;
+	case ACCT_KIND_FRAME: event->amount = FRAME_BYTES; return ret != 0;
+	case ACCT_KIND_KFREE: return args[0] != 0;
 	default: event->amount = FRAME_BYTES; return true;
 	}
 }
 
-/* The close of a call the native advice opened: its kind is in its frame. */
-static inline __attribute__((always_inline)) void native_close(const struct jp_context *context,
-							       uint64_t activity, uint64_t tsc)
+/* The close of the call at level that the native advice opened for owner
+ * (thread's, when it opened): its kind is in its frame; jp, args and ret
+ * say what an allocation, a free or a fault was. */
+static inline __attribute__((always_inline)) void
+native_close_level(const struct joinpoint *jp, const uint64_t *args, uint64_t ret,
+		   const struct thread *thread, struct acct_owner *owner, unsigned level,
+		   uint64_t tsc)
 {
-	const struct thread *thread = context->thread;
-	struct acct_owner *owner = &acct_owners[(activity >> 8) % ACCT_MAX_OWNERS];
-	__asm__("" : "+r"(owner)); /* a pointer from here on, not an index to scale again */
-	unsigned level = (unsigned)(activity & 0xff);
 	struct acct_frame *frame;
 	if (__atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread || !thread ||
 	    !(frame = frame_at(owner, level)))
@@ -431,8 +449,18 @@ static inline __attribute__((always_inline)) void native_close(const struct jp_c
 	}
 	struct acct_event_charge event;
 	const struct acct_frame *parent = level > 1 ? frame - 1 : NULL;
-	bool charges = event_of(context, (enum acct_kind)kind, parent, &event);
+	bool charges = event_of(jp, args, ret, (enum acct_kind)kind, parent, &event);
 	close_frame(owner, thread, level, frame, flags, tsc, charges ? &event : NULL);
+}
+
+/* The same, for the C path: the owner and level are in the activity. */
+static inline __attribute__((always_inline)) void native_close(const struct jp_context *context,
+							       uint64_t activity, uint64_t tsc)
+{
+	struct acct_owner *owner = &acct_owners[(activity >> 8) % ACCT_MAX_OWNERS];
+	__asm__("" : "+r"(owner)); /* a pointer from here on, not an index to scale again */
+	native_close_level(context->joinpoint, context->args, context->ret, context->thread, owner,
+			   (unsigned)(activity & 0xff), tsc);
 }
 
 /* ---- Switches --------------------------------------------------------------- */
@@ -451,10 +479,8 @@ static void switch_out(struct acct_owner *owner, struct thread *prev, uint64_t n
 static void charge_subsystems_out(struct acct_owner *owner, struct acct_result *result,
 				  uint64_t out_ns)
 {
-	unsigned mask = slots_in_open_calls(owner);
-	for (unsigned i = 0; i < ACCT_MAX_SUBSYSTEMS; i++) {
-		if (!(mask & (1u << i)))
-			continue;
+	for (unsigned mask = slots_in_open_calls(owner); mask; mask &= mask - 1) {
+		unsigned i = (unsigned)__builtin_ctz(mask);
 		result->subsystems[i].sched_out_ns += out_ns;
 		if (owner->out_runnable)
 			result->subsystems[i].preempted_ns += out_ns;
@@ -533,4 +559,114 @@ void acct_native_after(struct jp_context *context, void *cookie)
 	if (!activity)
 		return; /* no call was opened */
 	native_close(context, activity, rdtsc());
+}
+
+/* ---- The native advice's own paths: whole calls (native.c) ------------------- */
+
+/* What the before and after above do for one call, run by the join point in
+ * place of them when the accounting is alone on it: no context built, no
+ * indirect advice call, the class by the join point's index.  The frames,
+ * the charging and so the results are the same code as the C path's
+ * (open_frame, native_close_level). */
+
+static inline __attribute__((always_inline)) struct thread *running_thread(void)
+{
+	struct thread *thread;
+	__asm__("movq %%gs:%c1, %0" : "=r"(thread) : "i"(offsetof(struct cpu, current)));
+	return thread;
+}
+
+static inline __attribute__((always_inline)) void count_event(void)
+{
+	acct_native_events[this_cpu_id() % MAX_CPUS]++;
+}
+
+/* owner, if it is thread's (a hint: checked again under its lock). */
+static inline __attribute__((always_inline)) bool accounted(const struct acct_owner *owner,
+							    const struct thread *thread)
+{
+	return owner && __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) == thread;
+}
+
+static inline __attribute__((always_inline)) unsigned open_fast(struct acct_owner *owner,
+								 const struct thread *thread,
+								 struct acct_class class)
+{
+	unsigned flags = class.kind == ACCT_KIND_SYSCALL ? ACCT_OUTERMOST : 0;
+	return open_frame(owner, thread, flags, class, rdtsc());
+}
+
+static inline __attribute__((always_inline)) uint64_t call_nosleep(const struct jp_fast_list *list,
+								    uint64_t *args)
+{
+	jp_section_calling(true);
+	uint64_t ret = list->call(args);
+	jp_section_calling(false);
+	return ret;
+}
+
+/* The accounted thread's call of a _NOSLEEP join point: out of line, so that
+ * the test of every other thread's call saves no registers. */
+static __attribute__((noinline)) uint64_t fast_call_accounted(const struct jp_fast_list *list,
+							      uint64_t *args,
+							      const struct thread *thread,
+							      struct acct_owner *owner)
+{
+	unsigned index = list->index;
+	unsigned level = open_fast(owner, thread, acct_class_at(index));
+	uint64_t ret = call_nosleep(list, args);
+	if (level)
+		native_close_level(acct_first_joinpoint + index, args, ret, thread, owner, level,
+				   rdtsc());
+	return ret;
+}
+
+/* A _NOSLEEP join point's call, inside the trampoline's section (native.c's
+ * acct_fast_path0/1 call it): list is the join point's, args its slots. */
+__attribute__((optimize("optimize-sibling-calls"))) uint64_t
+acct_fast_call(const struct jp_fast_list *list, uint64_t *args)
+{
+	count_event();
+	struct thread *thread = running_thread();
+	if (__builtin_expect(list->index == acct_switch_index, 0))
+		acct_note_switch((struct thread *)args[0], (struct thread *)args[1]);
+	else {
+		struct acct_owner *owner = owner_hint(thread);
+		if (accounted(owner, thread))
+			return fast_call_accounted(list, args, thread, owner);
+	}
+	return call_nosleep(list, args);
+}
+
+/* The accounted thread's call of a join point that may sleep. */
+static __attribute__((noinline)) uint64_t around_accounted(const struct joinpoint *jp,
+							   uint64_t *args,
+							   const struct thread *thread,
+							   struct acct_owner *owner)
+{
+	unsigned level = open_fast(owner, thread, acct_class_of(jp));
+	jp_section_leave();
+	uint64_t ret = jp->call(args);
+	if (level) {
+		jp_section_enter();
+		native_close_level(jp, args, ret, thread, owner, level, rdtsc());
+		jp_section_leave();
+	}
+	return ret;
+}
+
+/* A call of a join point that may sleep (jp_advice.around): opened in the
+ * dispatcher's section, the call outside it, closed in a section of its own.
+ * (sched.switch is _NOSLEEP: it never comes here.)  Sibling calls on (the
+ * kernel is built without them): both ways end in a jump. */
+__attribute__((optimize("optimize-sibling-calls"))) uint64_t
+acct_around(const struct joinpoint *jp, uint64_t *args)
+{
+	count_event();
+	struct thread *thread = running_thread();
+	struct acct_owner *owner = owner_hint(thread);
+	if (accounted(owner, thread))
+		return around_accounted(jp, args, thread, owner);
+	jp_section_leave();
+	return jp->call(args);
 }

@@ -225,12 +225,26 @@ static inline struct acct_class acct_class_of(const struct joinpoint *jp)
 	return (struct acct_class){ACCT_KIND_CALL, ACCT_MAX_MODULES - 1};
 }
 
+/* The class of the join point at index (jp_index). */
+static inline struct acct_class acct_class_at(unsigned index)
+{
+	if (__builtin_expect(index < acct_class_count, 1))
+		return acct_classes[index];
+	return (struct acct_class){ACCT_KIND_CALL, ACCT_MAX_MODULES - 1};
+}
+
 /* sched.switch (its two arguments: the threads leaving and coming on), or
- * NULL before the classes are built. */
+ * NULL before the classes are built; its index, or UINT32_MAX. */
 extern const struct joinpoint *acct_switch_joinpoint;
+extern uint32_t acct_switch_index;
 /* charge.c: the native advice's before and after (native.c weaves them). */
 void acct_native_before(struct jp_context *context, void *cookie);
 void acct_native_after(struct jp_context *context, void *cookie);
+/* charge.c: the same for a whole call, in place of them: of a _NOSLEEP join
+ * point (from native.c's fast path code) and of one that may sleep
+ * (jp_advice.around). */
+uint64_t acct_fast_call(const struct jp_fast_list *list, uint64_t *args);
+uint64_t acct_around(const struct joinpoint *jp, uint64_t *args);
 /* native.c: counts one event of the native advice on this CPU. */
 extern uint64_t acct_native_events[];
 

@@ -15,6 +15,11 @@
  * its state; an accounted one a TSC read, a frame pushed, and at the close
  * one owner lock and one sequence count bracket.
  *
+ * While it is alone on a join point the advice runs whole calls instead of a
+ * before and an after: the trampoline jumps to its fast path code on a
+ * _NOSLEEP join point, the dispatcher calls its around on one that may sleep
+ * (charge.c: acct_fast_call, acct_around), with no context built.
+ *
  * The classes: one byte pair per join point of the registry, by its index
  * (a pointer difference); module ids by name, the same string compared once
  * per join point when the table is built.  Past ACCT_MAX_MODULES names the
@@ -34,6 +39,7 @@ uint8_t acct_mm_module = ACCT_MAX_MODULES - 1;
 
 struct acct_class *acct_classes; /* by join point index, set once */
 const struct joinpoint *acct_switch_joinpoint;
+uint32_t acct_switch_index = UINT32_MAX;
 const struct joinpoint *acct_first_joinpoint;
 unsigned acct_class_count;
 static unsigned module_count;
@@ -96,8 +102,10 @@ int acct_classes_prepare(void)
 	}
 	acct_mm_module = module_id("mm");
 	const struct joinpoint *switch_jp = jp_find("sched.switch");
-	if (switch_jp && switch_jp->argc == 2)
+	if (switch_jp && switch_jp->argc == 2) {
 		acct_switch_joinpoint = switch_jp;
+		acct_switch_index = jp_index(switch_jp);
+	}
 	acct_first_joinpoint = jp_at(0);
 	__atomic_store_n(&acct_classes, table, __ATOMIC_RELEASE);
 	__atomic_store_n(&acct_class_count, count, __ATOMIC_RELEASE);
@@ -114,12 +122,44 @@ static uint64_t native_events(void)
 	return sum;
 }
 
+/*
+ * The fast path code of _NOSLEEP join points (jp_advice.fast_path,
+ * joinpoint.h): the trampoline jumps here inside its section with the list
+ * in %rbx and the argument slots at %rsp (16-byte aligned); acct_fast_call
+ * (charge.c) runs the call and its accounting, and the result goes back
+ * through jp_fast_path_leave0/1.
+ */
+extern const char acct_fast_path0[], acct_fast_path1[];
+// clang-format off
+__attribute__((used)) static void fast_path_code(void)
+{
+	__asm__ volatile(
+	".pushsection .text.jp_trampoline, \"ax\"\n"
+	".macro ACCT_FAST arguments\n"
+	"	.globl acct_fast_path\\arguments\n"
+	"	.type acct_fast_path\\arguments, @function\n"
+	"acct_fast_path\\arguments:\n"
+	"	mov %rbx, %rdi\n"
+	"	mov %rsp, %rsi\n"
+	"	call acct_fast_call\n"
+	"	jmp jp_fast_path_leave\\arguments\n"
+	"	.size acct_fast_path\\arguments, . - acct_fast_path\\arguments\n"
+	".endm\n"
+	"	ACCT_FAST 0\n"
+	"	ACCT_FAST 1\n"
+	".purgem ACCT_FAST\n"
+	"	.popsection\n");
+}
+// clang-format on
+
 static const struct jp_advice native_advice = {
     .name = "rscfl",
     .before = acct_native_before,
     .after = acct_native_after,
     .priority = 100,
     .flags = JP_ADVICE_NATIVE,
+    .fast_path = {acct_fast_path0, acct_fast_path1},
+    .around = acct_around,
 };
 
 static const struct linker_native_advice native = {

@@ -121,6 +121,29 @@ JOINPOINT_DEFINE_VOID(acctleaf, allocate)
 	kfree(kmalloc(100));
 }
 
+/* Join points that may sleep: one that calls acctleaf.inner (a _NOSLEEP
+ * one), one that sleeps, and one that calls it. */
+void acctnest_wrap(void);
+void acctleaf_nap(void);
+void acctnest_naps(void);
+
+JOINPOINT_DEFINE_VOID(acctnest, wrap)
+{
+	acctleaf_inner();
+}
+
+#define NAP_NS (2 * 1000 * 1000ULL)
+
+JOINPOINT_DEFINE_VOID(acctleaf, nap)
+{
+	sched_sleep_ns(NAP_NS);
+}
+
+JOINPOINT_DEFINE_VOID(acctnest, naps)
+{
+	acctleaf_nap();
+}
+
 static const struct acct_subsystem *subsystem(const struct acct_result *result, const char *name)
 {
 	for (unsigned i = 0; i < result->subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++)
@@ -164,6 +187,158 @@ static void exclusive_leaves_out_other_subsystems(struct ktest *t)
 	EXPECT_EQ(t, result->state, ACCT_TOKEN_IDLE);
 	EXPECT_EQ(t, result->sequence % 2, 0);
 	EXPECT_EQ(t, acct_free_token(token), 0);
+	acct_detach_kernel_thread();
+}
+
+/* ---- The whole-call paths against the before/after (C) path ------------- */
+
+extern const char acct_fast_path0[], acct_fast_path1[];
+
+/* The code the trampoline jumps to for name's advice list (the list begins
+ * with struct jp_fast_list, joinpoint.h). */
+static const void *shape_of(const char *name)
+{
+	const struct joinpoint *jp = jp_find(name);
+	const struct jp_fast_list *list = jp ? (const void *)jp->state->list : NULL;
+	return list ? list->shape : NULL;
+}
+
+/* The built-in count advice on both test modules: the accounting is no
+ * longer alone there, so its before and after run instead of its whole-call
+ * paths. */
+struct count_handles {
+	int nest, leaf;
+};
+
+static struct count_handles share_test_join_points(struct ktest *t)
+{
+	struct count_handles handles = {jp_attach("acctnest.*", &jp_advice_count),
+					jp_attach("acctleaf.*", &jp_advice_count)};
+	EXPECT_TRUE(t, handles.nest > 0 && handles.leaf > 0);
+	return handles;
+}
+
+static void unshare_test_join_points(struct count_handles handles)
+{
+	if (handles.nest > 0)
+		jp_detach(handles.nest);
+	if (handles.leaf > 0)
+		jp_detach(handles.leaf);
+}
+
+/* acctnest.helper (_NOSLEEP, its acctleaf.inner nested in its section) and
+ * acctnest.wrap (may sleep, its acctleaf.inner outermost) three and two
+ * times, with interrupts off so that nothing else nests. */
+static void nested_calls(void)
+{
+	uint64_t flags = irq_save();
+	for (int i = 0; i < 3; i++)
+		acctnest_helper();
+	for (int i = 0; i < 2; i++)
+		acctnest_wrap();
+	irq_restore(flags);
+}
+
+/* What nested_calls must leave in a result, whichever path charged it. */
+static void expect_nested_calls(struct ktest *t, const struct acct_result *result)
+{
+	const struct acct_subsystem *nest = subsystem(result, "acctnest");
+	const struct acct_subsystem *leaf = subsystem(result, "acctleaf");
+	ASSERT_TRUE(t, nest && leaf);
+	EXPECT_EQ(t, nest->calls, 5);
+	EXPECT_EQ(t, leaf->calls, 5);
+	EXPECT_EQ(t, leaf->exclusive_ns, leaf->inclusive_ns);
+	EXPECT_TRUE(t, leaf->inclusive_ns > 0);
+	EXPECT_TRUE(t, nest->exclusive_ns > 0);
+	EXPECT_EQ(t, nest->exclusive_ns + leaf->inclusive_ns, nest->inclusive_ns);
+	EXPECT_EQ(t, nest->sched_out_ns + leaf->sched_out_ns, 0);
+	EXPECT_EQ(t, nest->allocs + leaf->allocs + nest->interrupts + leaf->interrupts, 0);
+	EXPECT_EQ(t, result->sequence % 2, 0);
+}
+
+/* Do the accounting's own paths (a _NOSLEEP join point's fast path, a
+ * sleeping one's around) charge what its before and after charge, nested
+ * calls included: the same calls, and inclusive and exclusive times that
+ * add up the same way? */
+static void whole_call_paths_charge_as_before_and_after_do(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int fast = acct_get_token(), general = acct_get_token();
+	EXPECT_EQ(t, acct_control(fast, ACCT_START), 0);
+	EXPECT_TRUE(t, shape_of("acctnest.helper") == acct_fast_path0); /* alone: its own path */
+	EXPECT_TRUE(t, shape_of("acctleaf.inner") == acct_fast_path0);
+	nested_calls();
+	EXPECT_EQ(t, acct_control(fast, ACCT_STOP), 0);
+	EXPECT_EQ(t, acct_control(general, ACCT_START), 0);
+	struct count_handles handles = share_test_join_points(t);
+	EXPECT_TRUE(t, shape_of("acctnest.helper") != acct_fast_path0); /* shared: before/after */
+	struct jp_stats before, after;
+	jp_get_stats(jp_find("acctnest.wrap"), &before);
+	nested_calls();
+	jp_get_stats(jp_find("acctnest.wrap"), &after);
+	unshare_test_join_points(handles);
+	EXPECT_EQ(t, acct_control(general, ACCT_STOP), 0);
+	EXPECT_EQ(t, after.calls - before.calls, 2); /* the dispatcher ran the list of two */
+	expect_nested_calls(t, &page->results[fast - 1]);
+	expect_nested_calls(t, &page->results[general - 1]);
+	EXPECT_EQ(t, acct_free_token(fast), 0);
+	EXPECT_EQ(t, acct_free_token(general), 0);
+	acct_detach_kernel_thread();
+}
+
+/* A call that sleeps inside acctleaf (sched.sleep, itself a join point of
+ * "sched"), inside acctnest: is its time off the CPU charged to the activity
+ * and to every subsystem with a call open, and in their inclusive time, on
+ * either path?  Slept until a sleep really blocked (under a loaded host the
+ * thread may be preempted past its deadline before it blocks). */
+static void nap_until_blocked(const struct acct_result *result)
+{
+	const struct acct_subsystem *leaf;
+	do
+		acctnest_naps();
+	while (!(leaf = subsystem(result, "acctleaf")) || leaf->blocked_ns == 0);
+}
+
+static void expect_nap(struct ktest *t, const struct acct_result *result)
+{
+	const struct acct_subsystem *nest = subsystem(result, "acctnest");
+	const struct acct_subsystem *leaf = subsystem(result, "acctleaf");
+	const struct acct_subsystem *sched = subsystem(result, "sched");
+	ASSERT_TRUE(t, nest && leaf && sched);
+	EXPECT_TRUE(t, leaf->calls >= 1);
+	EXPECT_EQ(t, nest->calls, leaf->calls);
+	EXPECT_TRUE(t, leaf->blocked_ns > 0);
+	/* a thread blocks only inside sched.sleep, which is inside both */
+	EXPECT_EQ(t, sched->blocked_ns, leaf->blocked_ns);
+	EXPECT_EQ(t, nest->blocked_ns, leaf->blocked_ns);
+	EXPECT_EQ(t, leaf->sched_out_ns, leaf->blocked_ns + leaf->preempted_ns);
+	EXPECT_TRUE(t, nest->sched_out_ns >= leaf->sched_out_ns);
+	EXPECT_TRUE(t, leaf->inclusive_ns >= leaf->sched_out_ns);
+	/* interrupts nested in acctnest are other subsystems too */
+	EXPECT_TRUE(t, nest->exclusive_ns + leaf->inclusive_ns <= nest->inclusive_ns);
+	EXPECT_TRUE(t, result->blocked_ns >= leaf->blocked_ns);
+	EXPECT_TRUE(t, result->sched_out_ns >= nest->sched_out_ns);
+	EXPECT_TRUE(t, result->context_switches >= 1);
+}
+
+static void a_call_that_sleeps_is_charged_its_time_off_the_cpu(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int fast = acct_get_token(), general = acct_get_token();
+	EXPECT_EQ(t, acct_control(fast, ACCT_START), 0);
+	nap_until_blocked(&page->results[fast - 1]);
+	EXPECT_EQ(t, acct_control(fast, ACCT_STOP), 0);
+	EXPECT_EQ(t, acct_control(general, ACCT_START), 0);
+	struct count_handles handles = share_test_join_points(t);
+	nap_until_blocked(&page->results[general - 1]);
+	unshare_test_join_points(handles);
+	EXPECT_EQ(t, acct_control(general, ACCT_STOP), 0);
+	expect_nap(t, &page->results[fast - 1]);
+	expect_nap(t, &page->results[general - 1]);
+	EXPECT_EQ(t, acct_free_token(fast), 0);
+	EXPECT_EQ(t, acct_free_token(general), 0);
 	acct_detach_kernel_thread();
 }
 
@@ -455,4 +630,6 @@ KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_witho
 	    KTEST_CASE(aspect_linked_by_hand_is_used),
 	    KTEST_CASE(aspect_unlinked_under_a_started_token_is_an_error_then_linked_again),
 	    KTEST_CASE(page_cache_and_deferred_work_are_charged), KTEST_CASE(read_ahead_is_charged),
+	    KTEST_CASE(whole_call_paths_charge_as_before_and_after_do),
+	    KTEST_CASE(a_call_that_sleeps_is_charged_its_time_off_the_cpu),
 	    KTEST_CASE(nothing_is_woven_while_idle));

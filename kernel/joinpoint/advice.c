@@ -56,6 +56,9 @@ static void compile(struct jp_list *out, uint64_t generation, const struct joinp
 	out->fast.call = jp->call;
 	out->fast.index = jp_index(jp);
 	out->fast.shape = jp_shape_select(out, jp);
+	const struct jp_advice *alone = out->count == 1 ? out->entries[0].advice : NULL;
+	out->around = alone && (alone->flags & JP_ADVICE_NATIVE) && jp->may_sleep ? alone->around
+										    : NULL;
 }
 
 struct jp_list *jp_list_empty(const struct joinpoint *jp)

@@ -29,7 +29,9 @@
  *
  * A list whose one entry is native advice (JP_ADVICE_NATIVE: the
  * accounting's) takes a shorter path with the same sections: no deferral
- * slot, the list's generation read once.
+ * slot, the list's generation read once; or, when the advice has an around
+ * (joinpoint.h), that function runs the whole call, leaving the section
+ * itself before the call.
  *
  * A join point reached while this CPU runs advice (the advice called a module
  * API, or an interrupt came in during advice) calls the function directly and
@@ -323,15 +325,13 @@ static inline bool only_native(const struct jp_list *list)
 	return list && (list->flags & JP_ADVICE_NATIVE) && list->count == 1;
 }
 
-uint64_t jp_dispatch(const struct joinpoint *jp, uint64_t *args)
+/* Every list but one with an around: out of line, so that the around's path
+ * saves no registers. */
+static __attribute__((noinline)) uint64_t dispatch_list(const struct joinpoint *jp,
+							uint64_t *args,
+							const struct jp_list *hint)
 {
-	/* Nothing but an interrupt changes the word from here on, and an
-	 * interrupt leaves it as it found it. */
-	if (__builtin_expect(sections_word() & JP_SECTION_INSIDE, 0))
-		return dispatch_inside(jp, args);
-	/* A hint outside the section: lists live in a static pool (pool.c), so
-	 * a retired one reads as some list; the section's load decides. */
-	if (only_native(__atomic_load_n(&jp->state->list, __ATOMIC_RELAXED))) {
+	if (only_native(hint)) {
 		section_enter(false);
 		const struct jp_list *list = load_list(jp);
 		if (__builtin_expect(only_native(list), 1))
@@ -339,4 +339,26 @@ uint64_t jp_dispatch(const struct joinpoint *jp, uint64_t *args)
 		section_leave(false);
 	}
 	return dispatch(jp, args, false);
+}
+
+/* Sibling calls on (the kernel is built without them): the around, or the
+ * rest, is jumped to. */
+__attribute__((optimize("optimize-sibling-calls"))) uint64_t jp_dispatch(const struct joinpoint *jp,
+									  uint64_t *args)
+{
+	/* Nothing but an interrupt changes the word from here on, and an
+	 * interrupt leaves it as it found it. */
+	if (__builtin_expect(sections_word() & JP_SECTION_INSIDE, 0))
+		return dispatch_inside(jp, args);
+	/* A hint outside the section: lists live in a static pool (pool.c), so
+	 * a retired one reads as some list; the section's load decides. */
+	const struct jp_list *hint = __atomic_load_n(&jp->state->list, __ATOMIC_RELAXED);
+	if (hint && hint->around) { /* set only for a native advice alone (advice.c) */
+		section_enter(false);
+		const struct jp_list *list = load_list(jp);
+		if (__builtin_expect(list && list->around, 1))
+			return list->around(jp, args); /* it leaves the section */
+		section_leave(false);
+	}
+	return dispatch_list(jp, args, hint);
 }

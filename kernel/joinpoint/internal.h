@@ -48,6 +48,8 @@ struct jp_list {
 	unsigned after_count;
 	unsigned flags; /* JP_ADVICE_* of every entry, or-ed */
 	unsigned count;
+	/* The one native advice's around (joinpoint.h), or NULL. */
+	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args);
 	struct jp_call before[JP_MAX_ADVICE];
 	struct jp_call after[JP_MAX_ADVICE];
 	struct jp_list *retired_next; /* writer's chain once unpublished */

@@ -100,6 +100,10 @@ struct jp_advice {
 	 * [0] for join points without arguments, [1] for those with.  See "Fast
 	 * paths of their own" below. */
 	const void *fast_path[2];
+	/* Optional, for JP_ADVICE_NATIVE advice only: the whole call of a join
+	 * point that may sleep, on which this advice is alone, in place of
+	 * before and after.  See "Fast paths of their own" below. */
+	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args);
 };
 
 /* jp_advice.flags: the context's entry_tsc and exit_tsc are wanted. */
@@ -216,6 +220,19 @@ void jp_boot_report(void);
  * %rsp where it found it, the call's result in %rax, by jumping to
  * jp_fast_path_leave1 (with arguments) or jp_fast_path_leave0.  It must not
  * sleep, and may take interrupts off for its own work.
+ */
+/*
+ * A native advice (JP_ADVICE_NATIVE: kernel code and data that live as long as
+ * the kernel) may also run whole calls of join points that may sleep:
+ * jp_advice.around.  The dispatcher calls around(jp, args) inside the reader
+ * section of an outermost call (preemption off; not for a call nested in a
+ * _NOSLEEP one, nor while another advice shares the list), in place of the
+ * before and after calls and the call itself.  It must leave that section
+ * with jp_section_leave (joinpoint/section.h) before it calls jp->call(args),
+ * where the thread may sleep, and return the call's result; after the call
+ * it may enter a section of its own again (jp_section_enter, never held
+ * across a sleep).  What runs after the call may run after a detach has
+ * returned: that is why only native advice may have one.
  */
 struct jp_fast_list {
 	const void *shape;                      /* the code the trampoline jumps to */

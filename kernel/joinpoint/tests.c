@@ -7,6 +7,7 @@
  * same storm).  The jptest.* join points below exist for these tests only.
  */
 #include "joinpoint/internal.h"
+#include "joinpoint/section.h"
 
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/traps.h"
@@ -863,6 +864,72 @@ static void own_fast_path_runs_when_alone(struct ktest *t)
 	EXPECT_EQ(t, own_fast_calls, 5);
 }
 
+/* ---- A native advice's around ---------------------------------------------- */
+
+/* The smallest around (joinpoint.h's contract): note whether it was called
+ * inside its section, leave it, make the call, and return its result plus
+ * 1000 so that the caller shows whose result it got. */
+static uint64_t around_calls, around_inside;
+static uint64_t jptest_around(const struct joinpoint *jp, uint64_t *args)
+{
+	around_calls++;
+	unsigned bits = this_cpu()->jp_sections & (JP_SECTION_INSIDE | JP_SECTION_CALLING);
+	around_inside += bits == JP_SECTION_INSIDE;
+	jp_section_leave();
+	return jp->call(args) + 1000;
+}
+
+static struct tally around_tally;
+static const struct jp_advice around_native = {.name = "around",
+					       .before = tally_before,
+					       .after = tally_after,
+					       .cookie = &around_tally,
+					       .flags = JP_ADVICE_NATIVE,
+					       .around = jptest_around};
+
+static unsigned section_bits(void)
+{
+	return this_cpu()->jp_sections & (JP_SECTION_INSIDE | JP_SECTION_CALLING);
+}
+
+/* Alone on a join point that may sleep, a native advice's around runs the
+ * whole call, called inside a section and leaving it; beside other advice
+ * its before and after run instead, and on a _NOSLEEP join point it is
+ * never called. */
+static void around_runs_whole_calls_when_alone(struct ktest *t)
+{
+	around_calls = around_inside = 0;
+	around_tally = (struct tally){0};
+	int handle = jp_attach("jptest.add", &around_native);
+	ASSERT_TRUE(t, handle > 0);
+	EXPECT_EQ(t, jptest_add(40, 2), 1042);
+	EXPECT_EQ(t, jptest_outer(1), 2004); /* outer has no advice; its add does */
+	EXPECT_EQ(t, around_calls, 2);
+	EXPECT_EQ(t, around_inside, 2);
+	EXPECT_EQ(t, section_bits(), 0); /* left, nothing held */
+	EXPECT_EQ(t, around_tally.before + around_tally.after, 0);
+
+	int counting = jp_attach("jptest.add", &jp_advice_count);
+	ASSERT_TRUE(t, counting > 0);
+	EXPECT_EQ(t, jptest_add(1, 2), 3);
+	EXPECT_EQ(t, around_calls, 2);
+	EXPECT_EQ(t, around_tally.before, 1);
+	EXPECT_EQ(t, around_tally.after, 1);
+	EXPECT_EQ(t, jp_detach(counting), 0);
+	EXPECT_EQ(t, jptest_add(2, 2), 1004);
+	EXPECT_EQ(t, around_calls, 3);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_EQ(t, jptest_add(3, 2), 5);
+	EXPECT_EQ(t, around_calls, 3);
+
+	handle = jp_attach("jptest.fast_add", &around_native);
+	ASSERT_TRUE(t, handle > 0);
+	EXPECT_EQ(t, jptest_fast_add(1, 1), 2);
+	EXPECT_EQ(t, around_calls, 3);
+	EXPECT_EQ(t, around_tally.before, 2);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+}
+
 KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(advice_runs_in_priority_order), KTEST_CASE(advice_sees_args_and_result),
 	    KTEST_CASE(advice_calling_a_joinpoint_does_not_recurse),
@@ -878,4 +945,5 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(fast_path_shapes_without_arguments),
 	    KTEST_CASE(fast_path_nests_and_does_not_recurse),
 	    KTEST_CASE(fast_path_attach_detach_while_hammered),
+	    KTEST_CASE(around_runs_whole_calls_when_alone),
 	    KTEST_CASE(own_fast_path_runs_when_alone));
