@@ -15,6 +15,7 @@
 #include "arch/x86_64/cpu.h"
 #include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
+#include "joinpoint/section.h"
 #include "telemetry/telemetry.h"
 #include "telemetry/tracepoint.h"
 
@@ -32,18 +33,39 @@ static uint64_t first_argument(const struct jp_context *context)
 	return context->joinpoint->argc ? context->args[0] : 0;
 }
 
+static void write_entry(const struct joinpoint *jp, uint64_t argument)
+{
+	tracepoint_record(event_of(jp, TRACE_JP_ENTRY), rdtsc(), &argument, 8);
+	if (this_cpu()->user_stacks) /* a traced process's stack follows its entry record */
+		uscope_record_joinpoint_stack(jp->name);
+}
+
+static void write_exit(const struct joinpoint *jp, uint64_t result)
+{
+	tracepoint_record(event_of(jp, TRACE_JP_EXIT), rdtsc(), &result, 8);
+}
+
 static void record_entry(struct jp_context *context, void *cookie)
 {
-	uint64_t argument = first_argument(context);
-	tracepoint_record(event_of(context->joinpoint, TRACE_JP_ENTRY), rdtsc(), &argument, 8);
-	if (this_cpu()->user_stacks) /* a traced process's stack follows its entry record */
-		uscope_record_joinpoint_stack(context->joinpoint->name);
+	write_entry(context->joinpoint, first_argument(context));
 }
 
 static void record_exit(struct jp_context *context, void *cookie)
 {
-	uint64_t result = context->ret;
-	tracepoint_record(event_of(context->joinpoint, TRACE_JP_EXIT), rdtsc(), &result, 8);
+	write_exit(context->joinpoint, context->ret);
+}
+
+/* The whole call where the recorder is alone on a join point that may sleep
+ * (jp_advice.around): the entry record in the dispatcher's section, the
+ * call outside it, the exit record after (a trace point, which needs no
+ * section: once a session stops, the CPU's ring is NULL). */
+static uint64_t record_around(const struct joinpoint *jp, uint64_t *args)
+{
+	write_entry(jp, jp->argc ? args[0] : 0);
+	jp_section_leave();
+	uint64_t result = jp->call(args);
+	write_exit(jp, result);
+	return result;
 }
 
 /* The call's start, in the context (not JP_ADVICE_TIMESTAMPS: the fast
@@ -88,6 +110,7 @@ bool trace_cannot_sleep(const struct joinpoint *jp)
 const struct jp_advice trace_record_sleeping = {.name = "trace",
 						.before = record_entry,
 						.after = record_exit,
+						.around = record_around,
 						.priority = -100,
 						.flags = JP_ADVICE_NATIVE};
 /* record_fast.c: the same call record, written by the trampoline's own code
