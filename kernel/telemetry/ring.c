@@ -336,10 +336,10 @@ uint64_t tel_ring_take_all(struct tel_ring *ring, void *buffer, uint64_t length,
 {
 	if (ring->position || ring->mode != TEL_STREAM)
 		return tel_ring_read_summed(ring, buffer, length, summary);
-	if (length < ring->size)
-		return 0;
 	struct published now = read_published(ring);
 	uint64_t tail = ring->tail;
+	if (now.head - tail > length) /* more than fits: as many whole records as do */
+		return tel_ring_read_summed(ring, buffer, length, summary);
 	summary->first_time = summary->last_time;
 	summary->records = now.produced - ring->consumed;
 	if (!summary->records)

@@ -94,11 +94,12 @@ struct tel_read_summary {
 };
 /* tel_ring_read, and fills *summary on the way (one walk). */
 /* A kernel ring's reader that does not walk: takes every record up to head
- * (buffer must hold the whole ring: length >= ring->size) and fills
- * *summary from what the producer published with them (records: how many;
- * last_time: at least the last one's, at most the next one's; first_time:
- * last_time as it came in).  A shared ring is walked (tel_ring_read_summed).
- * Returns the bytes copied, or 0 when empty or length is too small. */
+ * and fills *summary from what the producer published with them (records:
+ * how many; last_time: at least the last one's, at most the next one's;
+ * first_time: last_time as it came in).  When they hold more than length
+ * bytes, or the ring is shared or a flight recorder, it reads as
+ * tel_ring_read_summed does (a walk, as many whole records as fit).
+ * Returns the bytes copied, or 0 when empty. */
 uint64_t tel_ring_take_all(struct tel_ring *ring, void *buffer, uint64_t length,
 			   struct tel_read_summary *summary);
 uint64_t tel_ring_read_summed(struct tel_ring *ring, void *buffer, uint64_t length,

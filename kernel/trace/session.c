@@ -36,6 +36,9 @@
 #define TRACE_RING_BYTES   (256 * 1024)
 /* The packet buffer: a header and a whole ring (a snapshot takes it all). */
 #define PACKET_PAGES       (TRACE_RING_BYTES / PAGE_SIZE + 1)
+/* A stream packet's records at most: the console's transmit buffers (16 of
+ * 4 KiB) hold one whole; a ring that holds more is read in walks. */
+#define PACKET_RECORDS     (64 * 1024)
 #define DRAIN_IDLE_NS      (5 * 1000 * 1000)
 
 struct session {
@@ -145,8 +148,9 @@ static uint64_t seal_flight_packet(unsigned cpu, uint8_t **packet)
 }
 
 /* A stream's records into one packet: all the ring holds, taken without a
- * walk (the producer published their count and last time with them); the
- * packet begins where the one before ended.  Returns the packet's size (0:
+ * walk (the producer published their count and last time with them), or
+ * PACKET_RECORDS of them by a walk when it holds more; the packet begins
+ * where the one before ended (or at its first record).  Returns the packet's size (0:
  * none). */
 static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 {
@@ -155,8 +159,7 @@ static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 	*packet = session.packet;
 	int64_t bytes = tel_channel_take_all(session.channel, cpu,
 					     *packet + sizeof(struct ctf_packet_header),
-					     PACKET_PAGES * PAGE_SIZE - sizeof(struct ctf_packet_header),
-					     &read);
+					     PACKET_RECORDS, &read);
 	stream->events_discarded = ring_dropped(cpu) - session.base_dropped[cpu];
 	if (bytes <= 0)
 		return 0;
