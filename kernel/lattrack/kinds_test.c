@@ -105,8 +105,13 @@ static void syscall_tracker_counts_each_call(struct ktest *t)
 	EXPECT_TRUE(t, lattrack_get("t-sys") == NULL);
 }
 
+/* Sleeps ROUNDS times once *go is set (after the test has named it the
+ * key: a sleep that ended before would not count). */
 static int sleeper(void *arg)
 {
+	volatile bool *go = arg;
+	while (!__atomic_load_n(go, __ATOMIC_ACQUIRE))
+		sched_yield();
 	for (int i = 0; i < ROUNDS; i++)
 		sched_sleep_ns(MS);
 	return 0;
@@ -118,11 +123,14 @@ static void offcpu_tracker_sees_each_sleep(struct ktest *t)
 {
 	if (attach(t, "t-off", "offcpu", 0))
 		return;
+	static volatile bool go;
+	go = false;
 	struct thread *thread =
-	    thread_create(sleeper, NULL, "offcpu-sleeper", SCHED_PRIORITY_NORMAL);
+	    thread_create(sleeper, (void *)&go, "offcpu-sleeper", SCHED_PRIORITY_NORMAL);
 	ASSERT_TRUE(t, thread != NULL);
 	memset(&kind_seen, 0, sizeof kind_seen); /* reports of other threads so far: not counted */
 	__atomic_store_n(&kind_seen.key, (uint64_t)(uintptr_t)thread, __ATOMIC_RELEASE);
+	__atomic_store_n(&go, true, __ATOMIC_RELEASE);
 	thread_join(thread, NULL);
 	EXPECT_TRUE(t, kind_seen.matched >= ROUNDS);
 	struct lattrack_counts c;
