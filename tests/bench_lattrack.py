@@ -111,47 +111,90 @@ def round_ratios(runs, key):
             if on.get(key) is not None and off.get(key)]
 
 
-BUSY = re.compile(r"cpu 0: busy (\d+) ms")
+CPU0 = re.compile(r"cpu 0: .*?(\d+) switches, (\d+) interrupts.*busy (\d+) us")
 
 
-def busy_ms(guest):
-    m = BUSY.search(guest.run("kcmd cpus", timeout=60) or "")
+def cpu_sample(guest):
+    """cpu 0's (busy instructions, context switches, interrupts) from `kcmd
+    cpus` (busy us: a thousand instructions under -icount shift=0)."""
+    m = CPU0.search(guest.run("kcmd cpus", timeout=60) or "")
     if not m:
         sys.exit("bench_lattrack.py: no kcmd cpus output")
-    return int(m.group(1))
+    return int(m.group(3)) * 1000, int(m.group(1)), int(m.group(2))
+
+
+def icount_turn(guest, port, count):
+    """One turn: count requests between two samples; (busy instructions,
+    switches, interrupts) spent in it."""
+    before = cpu_sample(guest)
+    if count:
+        requests(port, count)
+    after = cpu_sample(guest)
+    return tuple(a - b for a, b in zip(after, before))
+
+
+def icount_order(turns):
+    """off, on, on, off, off, on, ...: each setting as often first as second
+    in a pair of turns, so that a drift favours neither."""
+    return [("off", "on", "on", "off")[i % 4] for i in range(turns)]
 
 
 def bench_instructions(args):
     """Guest instructions per request, trackers off and on, in turns."""
     host_port = httpcheck.free_port()
     log = os.path.join(args.build, "bench", "lattrack-icount.log")
-    guest = IcountGuest(args.build, {host_port: PORT}, log, timeout=1800)
-    per_request = {"off": [], "on": []}
+    guest = IcountGuest(args.build, {host_port: PORT}, log, timeout=3600)
+    turns = {"off": [], "on": [], "empty": []}
     try:
         if not guest.boot(timeout=600):
             sys.exit(f"bench_lattrack.py: the -icount guest did not boot; see {log}")
         guest.run(f"httpd -q -p {PORT} &")
         time.sleep(2)
-        requests(host_port, 20)  # warm-up
-        for mode in ("off", "on", "off", "on"):
+        # warm-up: the server's first requests and one create/remove of the
+        # trackers (first allocations, caches) stay out of the turns
+        requests(host_port, args.icount_warm_up)
+        if trackers(guest, True) or trackers(guest, False):
+            sys.exit(f"bench_lattrack.py: cannot create the trackers; see {log}")
+        requests(host_port, args.icount_warm_up)
+        for _ in range(3):  # the two samples alone: what a turn costs besides its requests
+            turns["empty"].append(icount_turn(guest, host_port, 0))
+        for number, mode in enumerate(icount_order(args.icount_turns)):
             if mode == "on" and trackers(guest, True):
                 sys.exit(f"bench_lattrack.py: cannot create the trackers; see {log}")
-            before = busy_ms(guest)
-            requests(host_port, args.icount_requests)
-            after = busy_ms(guest)
+            turn = icount_turn(guest, host_port, args.icount_requests)
             if mode == "on":
                 trackers(guest, False)
-            per_request[mode].append((after - before) * 1e6 / args.icount_requests)
+            turns[mode].append(turn)
+            print(f"icount turn {number + 1} trackers {mode:3}: "
+                  f"{turn[0] / args.icount_requests:9,.1f} instructions/request, "
+                  f"{turn[1]} switches, {turn[2]} interrupts", flush=True)
     finally:
         guest.stop()
-    off, on = median_of(per_request["off"]), median_of(per_request["on"])
+    return icount_report(args, turns)
+
+
+def icount_report(args, turns):
+    n = args.icount_requests
+    fixed = statistics.median(t[0] for t in turns["empty"])
+    per_request = {m: [(t[0] - fixed) / n for t in turns[m]] for m in ("off", "on")}
+    off, on = (statistics.median(per_request[m]) for m in ("off", "on"))
+    spread = {m: max(v) - min(v) for m, v in per_request.items()}
+    ratio = on / off
+    verdict = "met" if 1 / ratio >= TARGET_RPS else "NOT met"
     return ["QEMU -icount shift=0 (a guest ns is an instruction), "
-            f"{args.icount_requests} requests per turn on one keep-alive connection, off-on-off-on, "
-            "guest busy time per request:", "",
-            "| per request | off | on | on / off |", "|---|---:|---:|---:|",
-            f"| guest instructions | {off:,.0f} | {on:,.0f} | {on / off:.3f}x |", "",
-            "Turns: " + ", ".join(f"{m} {v:,.0f}" for m in ("off", "on")
-                                   for v in per_request[m]) + ".", ""]
+            f"{n} requests per turn on one keep-alive connection, {args.icount_turns} turns "
+            f"(off-on-on-off, ...), after {args.icount_warm_up} requests and a create/remove "
+            "of the trackers; per turn cpu 0's busy time (`kcmd cpus`, us) less that of a turn "
+            f"with no requests ({fixed:,.0f} instructions, median of 3), per request; medians of "
+            "the turns:", "",
+            "| per request | off | on | on / off | throughput on / off | target |",
+            "|---|---:|---:|---:|---:|---|",
+            f"| guest instructions | {off:,.1f} | {on:,.1f} | {ratio:.4f}x | {1 / ratio:.4f}x | "
+            f"≥ {TARGET_RPS:.2f}x ({verdict}) |", "",
+            f"Spread (largest - smallest turn): off {spread['off']:,.1f}, on {spread['on']:,.1f} "
+            "instructions per request.  Turns: " +
+            "; ".join(f"{m} " + ", ".join(f"{v:,.1f}" for v in per_request[m])
+                      for m in ("off", "on")) + ".", ""]
 
 
 def report(args, runs, listing, load):
@@ -197,6 +240,8 @@ def main():
     p.add_argument("--rounds", type=int, default=6)
     p.add_argument("--smp", type=int, default=1)
     p.add_argument("--icount-requests", type=int, default=2000)
+    p.add_argument("--icount-turns", type=int, default=8, help="turns under -icount, both settings")
+    p.add_argument("--icount-warm-up", type=int, default=500, help="requests before the turns")
     p.add_argument("--skip-http", action="store_true", help="instructions only")
     args = p.parse_args()
     os.chdir(ROOT)

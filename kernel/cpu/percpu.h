@@ -51,6 +51,9 @@ struct cpu {
 	void *arch;         /* GDT/TSS and stacks, owned by arch code */
 	void *sched;        /* run queue, owned by sched */
 	struct cpu_stats stats;
+	/* system calls the latency tracker's quiet path counted on this CPU
+	 * (lattrack/lattrack.h): one instruction, %gs-relative, no lock */
+	uint64_t syscall_quiet_spans;
 };
 
 extern struct cpu cpus[MAX_CPUS];

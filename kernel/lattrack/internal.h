@@ -82,6 +82,8 @@ struct lattrack {
 	bool owned;
 	uint32_t owner_uid;
 	int owners;
+	/* quiet system calls of the slots this tracker left (spans.c, its lock) */
+	uint64_t span_quiet_folded;
 };
 
 /* A reader of a tracker's reports: a queue of records (subscribers_lock)
@@ -135,6 +137,11 @@ void lattrack_report_span(struct lattrack *tracker, const void *key, unsigned le
  * (thread context). */
 int lattrack_span_attach(struct lattrack *tracker, const char *call);
 void lattrack_span_detach(struct lattrack *tracker);
+/* The quiet calls (counted in and out) of tracker's "every call" slot, now
+ * and before.  Any context but spans.c's own. */
+uint64_t lattrack_span_quiet_count(const struct lattrack *tracker);
+/* A tracker's threshold changed: the quiet calls' bound follows. */
+void lattrack_span_threshold_changed(void);
 
 /* timer.c */
 void lattrack_timer_start(struct lattrack *tracker);

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu/percpu.h"
+
 #define LATTRACK_NAME_MAX     24
 #define LATTRACK_KEY_MAX      128
 #define LATTRACK_PRIV_MAX     128
@@ -267,15 +269,47 @@ uint64_t lattrack_max_ns(const struct lattrack *tracker);
 
 /* ---- The system-call path (spans.c) -------------------------------------- */
 
-/* Slots of syscall trackers without a timeout: while any is in use,
- * syscall_dispatch reads the TSC before each call and calls
- * lattrack_syscall_span after it, with the call's number and name. */
-extern unsigned lattrack_span_slots;
+/* What syscall_dispatch reads of the syscall trackers without a timeout
+ * (spans.c writes it under its lock).  While slots is non-zero, the
+ * dispatcher reads the TSC before and after each call; a quiet call (no
+ * slot names its number, shorter than every "every call" slot's threshold:
+ * no report) is only counted, in this CPU's cpus[].syscall_quiet_spans,
+ * and every other call goes to lattrack_syscall_span. */
+struct lattrack_syscall_path {
+	unsigned slots;           /* slots in use */
+	uint64_t quiet_below_tsc; /* the least threshold of the "every call" slots */
+	uint64_t named_numbers;   /* bit number % 64: a slot may name it (all: one has not learned
+				   * its number yet) */
+};
+extern struct lattrack_syscall_path lattrack_syscall_path;
+
 static inline bool lattrack_syscalls_timed(void)
 {
-	return __atomic_load_n(&lattrack_span_slots, __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(&lattrack_syscall_path.slots, __ATOMIC_RELAXED) != 0;
 }
-void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc);
+
+/* Counts a call of number that took delay_tsc when it is quiet; returns
+ * false when the caller must hand it to lattrack_syscall_span.  In line in
+ * the dispatcher: two loads, two tests and one increment that is a single
+ * instruction on this CPU's own counter (no interrupt or migration can come
+ * between its read and write). */
+static inline __attribute__((always_inline)) bool lattrack_syscall_count_quiet(uint64_t number,
+									       uint64_t delay_tsc)
+{
+	uint64_t quiet_below =
+	    __atomic_load_n(&lattrack_syscall_path.quiet_below_tsc, __ATOMIC_RELAXED);
+	uint64_t named = __atomic_load_n(&lattrack_syscall_path.named_numbers, __ATOMIC_RELAXED);
+	if (__builtin_expect(delay_tsc >= quiet_below || ((named >> (number & 63)) & 1), 0))
+		return false;
+	__asm__ volatile("incq %%gs:%c0" : : "i"(offsetof(struct cpu, syscall_quiet_spans)) : "memory");
+	return true;
+}
+
+/* A call that was not quiet: counted in each slot that wants it, reported
+ * (out of line) where it took the slot's threshold or more.  name NULL: a
+ * number with no handler. */
+void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc,
+			   uint64_t delay_tsc);
 
 /* Runs the lattrack_bench measurements and stops, if lattrack_bench was on
  * the command line.  Boot thread, once every CPU is up. */

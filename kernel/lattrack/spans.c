@@ -1,15 +1,26 @@
 /*
  * The syscall tracker without a timeout, on the system-call path itself:
- * syscall_dispatch reads the TSC before and after the call, in its own frame,
- * and hands both ends here, where each such tracker whose calls include this
- * one counts a span (lattrack_event_span: no table, no event held during the
- * call).  Why not the join points: their dispatcher for calls that may sleep
- * and the event_in + event_out pair cost about 300 instructions a call
- * against about 50 here (docs/PERFORMANCE.md), and a call's entry and exit
- * meet in one frame anyway.  A tracker with a timeout keeps the join points,
- * since only an event in the table can time out.
+ * syscall_dispatch reads the TSC before and after the call, in its own frame.
+ * Why not the join points: their dispatcher for calls that may sleep and the
+ * event_in + event_out pair cost about 300 instructions a call against about
+ * 30 here (docs/PERFORMANCE.md), and a call's entry and exit meet in one
+ * frame anyway.  A tracker with a timeout keeps the join points, since only
+ * an event in the table can time out.
  *
- * The slots are read without a lock with preemption off; removing one
+ * Two paths.  The quiet one, in line in the dispatcher (lattrack.h), takes a
+ * call that no slot names by number and that is shorter than every "every
+ * call" slot's threshold: it only adds one to this CPU's
+ * cpus[].syscall_quiet_spans.  An "every call" slot's in and out are its
+ * tracker's own counts plus what those counters gained since the slot was
+ * filled (quiet_base), folded into the tracker when the slot is emptied.
+ * Everything else (a named call, one over a threshold, a slot that has not
+ * learned its number) comes to lattrack_syscall_span, which counts the call
+ * in each slot that wants it (lattrack_event_span's way: no table, no event
+ * held during the call) and reports, out of line, where it is over.
+ * publish_path keeps the dispatcher's view (lattrack_syscall_path) in step
+ * with the slots and their thresholds.
+ *
+ * The slots are read without a lock with interrupts off; removing one
  * clears it and waits for a grace period before the tracker may go.  A
  * "syscall:NAME" slot learns its call's number at its first match by name.
  */
@@ -32,12 +43,14 @@ struct span_slot {
 	struct lattrack *tracker; /* NULL: free */
 	int number;
 	char name[LATTRACK_NAME_MAX]; /* the call, for NUMBER_UNKNOWN */
+	uint64_t quiet_base; /* NUMBER_EVERY: the quiet calls counted before this slot's (slots_lock) */
 };
 
 static struct span_slot slots[SPAN_SLOTS];
-static unsigned used_slots;   /* bit i: slots[i] holds a tracker */
-unsigned lattrack_span_slots; /* slots in use: syscall_dispatch times calls while non-zero */
+static unsigned used_slots; /* bit i: slots[i] holds a tracker */
 static struct spinlock slots_lock = SPINLOCK_INIT("lattrack.spans");
+
+struct lattrack_syscall_path lattrack_syscall_path = {.quiet_below_tsc = UINT64_MAX};
 
 /* The join point's index of a call, + 1 (0: not looked up yet), which
  * reports give as their out id as on the join-point path. */
@@ -56,6 +69,44 @@ static unsigned out_id_of(uint64_t number, const char *name)
 	unsigned index = jp ? jp_index(jp) : 0;
 	__atomic_store_n(&jp_index_plus_1[number], (uint16_t)(index + 1), __ATOMIC_RELAXED);
 	return index;
+}
+
+/* The quiet calls of every CPU so far: each CPU's counter is exact, the sum
+ * a moment's view. */
+static uint64_t quiet_spans_now(void)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < cpu_count; i++)
+		sum += __atomic_load_n(&cpus[i].syscall_quiet_spans, __ATOMIC_RELAXED);
+	return sum;
+}
+
+/* Tells the dispatcher what the slots now want (slots_lock held): a call of
+ * a number no slot names, under the least threshold of the "every call"
+ * slots, is quiet. */
+static void publish_path(void)
+{
+	uint64_t quiet_below = UINT64_MAX, named = 0;
+	for (unsigned used = used_slots; used; used &= used - 1) {
+		const struct span_slot *slot = &slots[__builtin_ctz(used)];
+		int number = __atomic_load_n(&slot->number, __ATOMIC_RELAXED);
+		uint64_t threshold = __atomic_load_n(&slot->tracker->threshold_tsc, __ATOMIC_RELAXED);
+		if (number == NUMBER_EVERY)
+			quiet_below = threshold < quiet_below ? threshold : quiet_below;
+		else if (number == NUMBER_UNKNOWN)
+			named = UINT64_MAX;
+		else
+			named |= 1ULL << ((unsigned)number & 63);
+	}
+	__atomic_store_n(&lattrack_syscall_path.quiet_below_tsc, quiet_below, __ATOMIC_RELAXED);
+	__atomic_store_n(&lattrack_syscall_path.named_numbers, named, __ATOMIC_RELEASE);
+}
+
+static void republish_path(void)
+{
+	uint64_t flags = spin_lock_irqsave(&slots_lock);
+	publish_path();
+	spin_unlock_irqrestore(&slots_lock, flags);
 }
 
 /* Counts a span in this CPU's counts of tracker; true when it is over the
@@ -90,6 +141,7 @@ static __attribute__((noinline, cold)) unsigned learn_numbers(unsigned unknown, 
 			over |= 1u << i;
 			over_trackers[i] = tracker;
 		}
+		republish_path(); /* its other calls may be quiet now */
 	}
 	return over;
 }
@@ -117,13 +169,18 @@ static __attribute__((noinline, cold)) void report_spans(unsigned over,
 	preempt_enable();
 }
 
+void lattrack_span_threshold_changed(void)
+{
+	republish_path();
+}
+
 /* Counts the call in each slot that wants it, as lattrack_event_span does,
  * with interrupts off: that is the reader section the slots' removal waits
  * for, and this CPU's counts are written with interrupts off.  Everything
  * rare (a report, a slot learning its number) is out of line. */
-void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc)
+void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc,
+			   uint64_t delay)
 {
-	uint64_t delay = rdtsc() - start_tsc;
 	unsigned over = 0, unknown = 0;
 	struct lattrack *over_trackers[SPAN_SLOTS];
 	uint64_t flags = irq_save();
@@ -148,6 +205,19 @@ void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc
 		irq_restore(flags);
 }
 
+uint64_t lattrack_span_quiet_count(const struct lattrack *tracker)
+{
+	uint64_t flags = spin_lock_irqsave(&slots_lock);
+	uint64_t count = tracker->span_quiet_folded;
+	for (unsigned used = used_slots; used; used &= used - 1) {
+		const struct span_slot *slot = &slots[__builtin_ctz(used)];
+		if (slot->tracker == tracker && slot->number == NUMBER_EVERY)
+			count += quiet_spans_now() - slot->quiet_base;
+	}
+	spin_unlock_irqrestore(&slots_lock, flags);
+	return count;
+}
+
 int lattrack_span_attach(struct lattrack *tracker, const char *call)
 {
 	if (call && (!*call || strlen(call) >= LATTRACK_NAME_MAX))
@@ -159,9 +229,11 @@ int lattrack_span_attach(struct lattrack *tracker, const char *call)
 			continue;
 		slots[i].number = call ? NUMBER_UNKNOWN : NUMBER_EVERY;
 		strlcpy(slots[i].name, call ? call : "", sizeof slots[i].name);
+		slots[i].quiet_base = quiet_spans_now();
 		__atomic_store_n(&slots[i].tracker, tracker, __ATOMIC_RELEASE);
 		__atomic_or_fetch(&used_slots, 1u << i, __ATOMIC_RELEASE);
-		__atomic_add_fetch(&lattrack_span_slots, 1, __ATOMIC_RELEASE);
+		publish_path();
+		__atomic_add_fetch(&lattrack_syscall_path.slots, 1, __ATOMIC_RELEASE);
 		error = 0;
 	}
 	spin_unlock_irqrestore(&slots_lock, flags);
@@ -175,9 +247,12 @@ void lattrack_span_detach(struct lattrack *tracker)
 	for (unsigned i = 0; i < SPAN_SLOTS; i++) {
 		if (slots[i].tracker != tracker)
 			continue;
+		if (slots[i].number == NUMBER_EVERY)
+			tracker->span_quiet_folded += quiet_spans_now() - slots[i].quiet_base;
 		__atomic_and_fetch(&used_slots, ~(1u << i), __ATOMIC_RELEASE);
 		__atomic_store_n(&slots[i].tracker, NULL, __ATOMIC_RELEASE);
-		__atomic_sub_fetch(&lattrack_span_slots, 1, __ATOMIC_RELEASE);
+		publish_path();
+		__atomic_sub_fetch(&lattrack_syscall_path.slots, 1, __ATOMIC_RELEASE);
 		found = true;
 	}
 	spin_unlock_irqrestore(&slots_lock, flags);

@@ -84,6 +84,7 @@ int lattrack_set_threshold_ns(struct lattrack *tracker, uint64_t ns)
 		return -EINVAL;
 	__atomic_store_n(&tracker->threshold_ns, ns, __ATOMIC_RELAXED);
 	__atomic_store_n(&tracker->threshold_tsc, lattrack_ns_to_tsc(ns), __ATOMIC_RELAXED);
+	lattrack_span_threshold_changed();
 	return 0;
 }
 
@@ -364,6 +365,9 @@ void lattrack_get_counts(const struct lattrack *tracker, struct lattrack_counts 
 		counts->unique += c->unique;
 		counts->gc += c->gc;
 	}
+	uint64_t quiet = lattrack_span_quiet_count(tracker);
+	counts->in += quiet;
+	counts->out += quiet;
 	counts->in_flight = counts->in - counts->out - counts->unique - counts->gc;
 }
 

@@ -93,14 +93,28 @@ static inline __attribute__((always_inline)) long dispatch(const struct syscall_
 	return result;
 }
 
+static __attribute__((noinline)) long dispatch_out_of_line(const struct syscall_entry *entry,
+							    uint64_t number, const uint64_t *args)
+{
+	return dispatch(entry, number, args);
+}
+
 /* A syscall latency tracker runs (lattrack/spans.c): the call is timed here,
- * both ends in this frame. */
-static __attribute__((noinline)) long dispatch_timed(const struct syscall_entry *entry,
+ * both ends in this frame, and a quiet call (the usual one) is counted in
+ * line; any other goes to lattrack_syscall_span.  A traced call is
+ * dispatched out of line, so that this frame keeps few registers. */
+static inline __attribute__((always_inline)) long dispatch_timed(const struct syscall_entry *entry,
 						     uint64_t number, const uint64_t *args)
 {
 	uint64_t start = rdtsc();
-	long result = dispatch(entry, number, args);
-	lattrack_syscall_span(number, entry ? entry->name : NULL, start);
+	long result;
+	if (__builtin_expect(tracepoint_on() || tracepoint_stacks_on(), 0))
+		result = dispatch_out_of_line(entry, number, args);
+	else
+		result = entry ? entry->call(args) : -ENOSYS;
+	uint64_t delay = rdtsc() - start;
+	if (!lattrack_syscall_count_quiet(number, delay))
+		lattrack_syscall_span(number, entry ? entry->name : NULL, start, delay);
 	return result;
 }
 
