@@ -43,6 +43,7 @@ from bench_acct_events import IcountGuest, requests  # noqa: E402
 PORT = 81
 TARGET_RPS = 0.98
 TRACKERS = (("lt-sys", "syscall"), ("lt-ttfb", "ttfb"))
+ACTIVE_TRACKERS = TRACKERS  # --trackers
 THRESHOLD_US = 2000
 
 
@@ -57,7 +58,7 @@ def run_load(port, seconds, connections, small):
 
 def trackers(guest, on):
     """Creates (on) or removes the trackers; returns None or what went wrong."""
-    for name, kind in TRACKERS:
+    for name, kind in ACTIVE_TRACKERS:
         line = f"kcmd lattrack create {name} {kind} {THRESHOLD_US}" if on else \
             f"kcmd lattrack remove {name}"
         answer = guest.run(line) or ""
@@ -123,12 +124,26 @@ def cpu_sample(guest):
     return int(m.group(3)) * 1000, int(m.group(1)), int(m.group(2))
 
 
-def icount_turn(guest, port, count):
+def paced_requests(port, count, pause_s):
+    """count GETs of /small.txt on one keep-alive connection, each checked,
+    pause_s after each response before the next request."""
+    with httpcheck.connect(port, 60) as s:
+        reader = httpcheck.Reader(s)
+        for _ in range(count):
+            s.sendall(b"GET /small.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+            response = httpcheck.read_response(reader)
+            if not response or response[0] != 200:
+                sys.exit(f"bench_lattrack.py: bad response {response}")
+            if pause_s:
+                time.sleep(pause_s)
+
+
+def icount_turn(guest, port, count, pause_s):
     """One turn: count requests between two samples; (busy instructions,
     switches, interrupts) spent in it."""
     before = cpu_sample(guest)
     if count:
-        requests(port, count)
+        paced_requests(port, count, pause_s)
     after = cpu_sample(guest)
     return tuple(a - b for a, b in zip(after, before))
 
@@ -157,11 +172,11 @@ def bench_instructions(args):
             sys.exit(f"bench_lattrack.py: cannot create the trackers; see {log}")
         requests(host_port, args.icount_warm_up)
         for _ in range(3):  # the two samples alone: what a turn costs besides its requests
-            turns["empty"].append(icount_turn(guest, host_port, 0))
+            turns["empty"].append(icount_turn(guest, host_port, 0, 0))
         for number, mode in enumerate(icount_order(args.icount_turns)):
             if mode == "on" and trackers(guest, True):
                 sys.exit(f"bench_lattrack.py: cannot create the trackers; see {log}")
-            turn = icount_turn(guest, host_port, args.icount_requests)
+            turn = icount_turn(guest, host_port, args.icount_requests, args.icount_pause_us / 1e6)
             if mode == "on":
                 trackers(guest, False)
             turns[mode].append(turn)
@@ -241,9 +256,17 @@ def main():
     p.add_argument("--smp", type=int, default=1)
     p.add_argument("--icount-requests", type=int, default=2000)
     p.add_argument("--icount-turns", type=int, default=8, help="turns under -icount, both settings")
+    p.add_argument("--icount-pause-us", type=int, default=0,
+                   help="pause after each response under -icount")
     p.add_argument("--icount-warm-up", type=int, default=500, help="requests before the turns")
+    p.add_argument("--trackers", default="syscall,ttfb",
+                   help="which of the trackers the on turns create (syscall, ttfb)")
     p.add_argument("--skip-http", action="store_true", help="instructions only")
     args = p.parse_args()
+    global ACTIVE_TRACKERS
+    ACTIVE_TRACKERS = [t for t in TRACKERS if t[1] in args.trackers.split(",")]
+    if not ACTIVE_TRACKERS:
+        sys.exit(f"bench_lattrack.py: --trackers names none of {[t[1] for t in TRACKERS]}")
     os.chdir(ROOT)
     os.makedirs(os.path.join(args.build, "bench"), exist_ok=True)
     lines = []

@@ -6,7 +6,9 @@
  * (lattrack_contains), with 256 other keys in, interrupts off, after a
  * warm-up; and a system call's join point plain, with an empty native
  * advice (what the dispatcher costs) and with the syscall tracker (what it
- * adds to that: the advice and the pair).  Without -icount, on every CPU at once: threads pinned one per
+ * adds to that: the advice and the pair), and a send refused at once with
+ * and without the ttfb tracker (its advice and a lookup that finds nothing,
+ * as every send after a connection's first).  Without -icount, on every CPU at once: threads pinned one per
  * CPU do pairs on keys of their own, timed from a common start; 1 CPU and 2
  * CPUs in the same run give the scaling.
  */
@@ -16,6 +18,7 @@
 #include "boot/cmdline.h"
 #include "console/console.h"
 #include "joinpoint/joinpoint.h"
+#include "net/net.h"
 #include "panic/panic.h"
 #include "power/power.h"
 #include "sched/sched.h"
@@ -79,6 +82,16 @@ static uint64_t time_syscall(void)
 	uint64_t start = rdtsc();
 	for (uint64_t i = 0; i < BENCH_CALLS; i++)
 		sink += (uint64_t)syscall_dispatch(__NR_getuid, args);
+	return rdtsc() - start;
+}
+
+/* A send through net.send that its body refuses at once (no socket), as
+ * the ttfb tracker's advice sees each send after a connection's first. */
+static uint64_t time_send(void)
+{
+	uint64_t start = rdtsc();
+	for (uint64_t i = 0; i < BENCH_CALLS; i++)
+		sink += (uint64_t)net_send(NULL, NULL, 0, 0, NULL);
 	return rdtsc() - start;
 }
 
@@ -147,6 +160,11 @@ static void bench_cost(void)
 		panic("lattrack_bench: cannot attach the syscall tracker with a timeout");
 	report("syscall-joinpoints", (time_syscall(), time_syscall()));
 	lattrack_detach("bench-sys");
+	report("send", (time_send(), time_send()));
+	if (lattrack_attach_kind("bench-ttfb", "ttfb", UINT64_MAX, 0))
+		panic("lattrack_bench: cannot attach the ttfb tracker");
+	report("send-ttfb", (time_send(), time_send()));
+	lattrack_detach("bench-ttfb");
 }
 
 /* ---- scaling --------------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /*
  * Trackers on join points, made by name:
  *   wakeup   sched.wakeup -> the sched.switch that puts the thread on a CPU
- *   ttfb     net.accept -> the socket's first net.send (a close first: id 1)
+ *   ttfb     net.accept -> the socket's first net.send (a close first: id 1);
+ *            one net.send advice serves every ttfb tracker (send_join)
  *   syscall  a system call's entry -> its return, per thread; "syscall:NAME"
  *            tracks NAME only; the out id is sys.NAME's join-point index; a
  *            report carries the user stack of the slow call, taken at its
@@ -27,11 +28,13 @@
 
 #include "arch/x86_64/cpu.h"
 #include "joinpoint/joinpoint.h"
+#include "joinpoint/section.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "panic/ksyms.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
+#include "smp/smp.h"
 #include "trace/trace.h"
 
 #define KIND_ADVICE 3 /* join points per kind, at most */
@@ -53,6 +56,10 @@ struct kind {
 	lattrack_annotate_fn annotate;             /* NULL: reports say only the times */
 	unsigned instance_cookie;                  /* bit i: advice i gets the instance, not the tracker */
 	unsigned advice_flags;                     /* JP_ADVICE_* of every advice */
+	/* advice shared by every tracker of the kind: joined after the
+	 * tracker is enabled, before its own advice; NULL: none */
+	int (*join)(struct lattrack *tracker);
+	void (*leave)(struct lattrack *tracker);
 };
 
 /* The last wake-up of a thread, as the offcpu tracker saw it. */
@@ -73,6 +80,7 @@ struct instance {
 	struct jp_advice advice[KIND_ADVICE];
 	int handles[KIND_ADVICE];
 	bool span; /* a syscall tracker timed on the system-call path (spans.c) */
+	const struct kind *joined; /* the kind whose shared advice it joined, or NULL */
 	struct wake_note notes[WAKE_NOTES]; /* offcpu only */
 };
 
@@ -111,10 +119,86 @@ static void accept_after(struct jp_context *context, void *cookie)
 	lattrack_event_in(cookie, &socket, sizeof socket, LATTRACK_IN_UNIQUE, NULL);
 }
 
+/* net.send ends its socket's event in every ttfb tracker through one
+ * native advice that all of them share: alone on the join point (the usual
+ * case), it runs whole calls (jp_advice.around, about 20 instructions)
+ * where an advice of each tracker would take the dispatcher's way (about
+ * 95).  The trackers are read in the dispatcher's section; one that leaves
+ * is waited for (a grace period) before it may go.  send_lock orders joins
+ * and leaves. */
+static struct lattrack *send_trackers[LATTRACK_TRACKERS_MAX];
+static unsigned send_used; /* bit i: send_trackers[i] is set */
+static int send_handle;    /* the advice's attachment while send_used != 0 */
+static struct mutex send_lock = MUTEX_INIT(send_lock, "lattrack.ttfb");
+
+static void end_first_send(uint64_t socket)
+{
+	for (unsigned used = __atomic_load_n(&send_used, __ATOMIC_ACQUIRE); used; used &= used - 1) {
+		struct lattrack *tracker =
+		    __atomic_load_n(&send_trackers[__builtin_ctz(used)], __ATOMIC_ACQUIRE);
+		if (tracker)
+			lattrack_event_out(tracker, &socket, sizeof socket, OUT_NORMAL);
+	}
+}
+
 static void send_before(struct jp_context *context, void *cookie)
 {
-	uint64_t socket = context->args[0];
-	lattrack_event_out(cookie, &socket, sizeof socket, OUT_NORMAL);
+	end_first_send(context->args[0]);
+}
+
+static void send_after(struct jp_context *context, void *cookie)
+{
+	/* nothing: native advice has both halves */
+}
+
+static uint64_t send_around(const struct joinpoint *jp, uint64_t *args)
+{
+	end_first_send(args[0]);
+	jp_section_leave();
+	return jp->call(args);
+}
+
+static const struct jp_advice send_advice = {.name = "lattrack",
+					     .before = send_before,
+					     .after = send_after,
+					     .around = send_around,
+					     .flags = JP_ADVICE_NATIVE};
+
+/* Returns 0, or jp_attach's error for the first tracker. */
+static int send_join(struct lattrack *tracker)
+{
+	int error = 0;
+	mutex_lock(&send_lock);
+	if (!send_used) {
+		int handle = jp_attach("net.send", &send_advice);
+		if (handle < 0) {
+			error = handle;
+			goto out;
+		}
+		send_handle = handle;
+	}
+	unsigned i = (unsigned)__builtin_ctz(~send_used); /* instances: at most as many as slots */
+	__atomic_store_n(&send_trackers[i], tracker, __ATOMIC_RELEASE);
+	__atomic_or_fetch(&send_used, 1u << i, __ATOMIC_RELEASE);
+out:
+	mutex_unlock(&send_lock);
+	return error;
+}
+
+static void send_leave(struct lattrack *tracker)
+{
+	mutex_lock(&send_lock);
+	for (unsigned i = 0; i < LATTRACK_TRACKERS_MAX; i++) {
+		if (!(send_used & (1u << i)) || send_trackers[i] != tracker)
+			continue;
+		__atomic_and_fetch(&send_used, ~(1u << i), __ATOMIC_RELEASE);
+		__atomic_store_n(&send_trackers[i], NULL, __ATOMIC_RELEASE);
+	}
+	if (send_used)
+		grace_synchronize(); /* no send reads the tracker any more */
+	else
+		jp_detach(send_handle); /* waits for a grace period too */
+	mutex_unlock(&send_lock);
 }
 
 static void close_before(struct jp_context *context, void *cookie)
@@ -374,9 +458,11 @@ static const struct kind kinds[] = {
 	 .before = {wakeup_before, switch_before},
 	 .after = {wakeup_after, NULL}},
 	{.name = "ttfb",
-	 .patterns = {"net.accept", "net.send", "net.close"},
-	 .before = {NULL, send_before, close_before},
-	 .after = {accept_after, NULL, NULL}},
+	 .patterns = {"net.accept", "net.close"},
+	 .before = {NULL, close_before},
+	 .after = {accept_after, NULL},
+	 .join = send_join,
+	 .leave = send_leave},
 	/* native (joinpoint.h): kernel code in a static instance that never
 	 * sleeps, defers or reads the context's timestamps: the dispatcher's
 	 * short path */
@@ -459,6 +545,8 @@ static void detach_instance(int slot)
 	struct instance *instance = &instances[slot];
 	if (instance->span)
 		lattrack_span_detach(instance->tracker);
+	if (instance->joined)
+		instance->joined->leave(instance->tracker);
 	for (int i = 0; i < KIND_ADVICE; i++)
 		if (instance->handles[i] > 0)
 			jp_detach(instance->handles[i]);
@@ -468,6 +556,12 @@ static void detach_instance(int slot)
 static int attach_advice(int slot, const struct kind *kind)
 {
 	struct instance *instance = &instances[slot];
+	if (kind->join) { /* first, so that no event goes in before its end can be seen */
+		int error = kind->join(instance->tracker);
+		if (error)
+			return error;
+		instance->joined = kind;
+	}
 	for (int i = 0; i < KIND_ADVICE && kind->patterns[i]; i++) {
 		instance->advice[i] = (struct jp_advice){.name = "lattrack",
 							 .before = kind->before[i],

@@ -105,6 +105,64 @@ static void syscall_tracker_counts_each_call(struct ktest *t)
 	EXPECT_TRUE(t, lattrack_get("t-sys") == NULL);
 }
 
+static uint64_t quiet_calls(void)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < cpu_count; i++)
+		sum += __atomic_load_n(&cpus[i].syscall_quiet_spans, __ATOMIC_RELAXED);
+	return sum;
+}
+
+/* An "every call" syscall tracker without a timeout counts the calls under
+ * its threshold in line in the dispatcher (the quiet path): in and out grow
+ * by each, nothing is reported.  A "syscall:NAME" tracker beside it still
+ * sees each of its calls (they leave the quiet path), which the first
+ * counts too; and once the first's threshold is 0, each call is reported. */
+static void syscall_quiet_calls_follow_the_thresholds(struct ktest *t)
+{
+	uint64_t self = (uint64_t)(uintptr_t)thread_current();
+	const uint64_t args[6] = {0};
+	struct lattrack_counts before, after;
+	memset(&kind_seen, 0, sizeof kind_seen);
+	__atomic_store_n(&kind_seen.key, self, __ATOMIC_RELEASE);
+	ASSERT_EQ(t, lattrack_attach_kind_callback("t-quiet", "syscall", 3600 * 1000 * MS, 0,
+						   count_report, NULL),
+		  0);
+	counts_of("t-quiet", &before);
+	uint64_t quiet_before = quiet_calls();
+	for (int i = 0; i < ROUNDS; i++)
+		(void)syscall_dispatch(__NR_getuid, args);
+	EXPECT_TRUE(t, quiet_calls() - quiet_before >= ROUNDS);
+	counts_of("t-quiet", &after);
+	EXPECT_TRUE(t, after.in - before.in >= ROUNDS);
+	EXPECT_EQ(t, after.in, after.out);
+	EXPECT_EQ(t, after.in_flight, 0);
+	EXPECT_EQ(t, after.over, 0);
+	EXPECT_EQ(t, kind_seen.matched, 0);
+
+	EXPECT_EQ(t, lattrack_attach_kind_callback("t-named", "syscall:sched_yield", 0, 0,
+						   count_report, NULL),
+		  0);
+	counts_of("t-quiet", &before);
+	for (int i = 0; i < ROUNDS; i++)
+		EXPECT_EQ(t, syscall_dispatch(__NR_sched_yield, args), 0);
+	EXPECT_EQ(t, kind_seen.matched, ROUNDS);
+	counts_of("t-quiet", &after);
+	EXPECT_TRUE(t, after.in - before.in >= ROUNDS);
+	EXPECT_EQ(t, after.over, 0);
+	EXPECT_EQ(t, lattrack_detach("t-named"), 0);
+
+	struct lattrack *tracker = lattrack_get("t-quiet");
+	ASSERT_TRUE(t, tracker != NULL);
+	EXPECT_EQ(t, lattrack_set_threshold_ns(tracker, 0), 0);
+	kind_seen.matched = 0;
+	for (int i = 0; i < ROUNDS; i++)
+		(void)syscall_dispatch(__NR_getuid, args);
+	EXPECT_EQ(t, kind_seen.matched, ROUNDS);
+	lattrack_put(tracker);
+	EXPECT_EQ(t, lattrack_detach("t-quiet"), 0);
+}
+
 /* Sleeps ROUNDS times once *go is set (after the test has named it the
  * key: a sleep that ended before would not count). */
 static int sleeper(void *arg)
@@ -380,6 +438,7 @@ out:
 }
 
 KTEST_SUITE(lattrack_kinds, KTEST_CASE(syscall_tracker_counts_each_call),
+	    KTEST_CASE(syscall_quiet_calls_follow_the_thresholds),
 	    KTEST_CASE(offcpu_tracker_sees_each_sleep),
 	    KTEST_CASE(offcpu_report_names_the_waker),
 	    KTEST_CASE(irq_tracker_sees_timer_interrupts),

@@ -7,6 +7,7 @@
  * period, and nothing on the hot path.  A callback never runs under a bucket
  * lock: a timeout's key and private data are copied out first (the event may
  * end on another CPU meanwhile), a collected event is owned once unlinked.
+ * A tracker without a timeout or a GC age arms no timer.
  * Stopping: the flag first, then a grace period (a callback running has
  * ended, later ones do not re-arm), the cancel, another grace period.
  */
@@ -103,8 +104,12 @@ static void on_timer(struct timer_oneshot *timer, void *context)
 	timer_arm_oneshot_ns(timer, clock_ns() + tracker->timer_period_ns, on_timer, tracker);
 }
 
+/* A tracker without a timeout or a GC age (neither changes once it is
+ * enabled) has nothing for its timer to find: none is armed. */
 void lattrack_timer_start(struct lattrack *tracker)
 {
+	if (!tracker->timeout_tsc && !tracker->gc_age_tsc)
+		return;
 	timer_arm_oneshot_ns(&tracker->timer, clock_ns() + tracker->timer_period_ns, on_timer,
 			     tracker);
 }
