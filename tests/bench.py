@@ -176,6 +176,11 @@ def bench_lattrack(build, out_dir):
                   f"join point, {tracked:.0f} with the `syscall` tracker on the system-call path "
                   f"(+{tracked - plain:.0f}), {joinpoints:.0f} with it on the join points "
                   f"(a timeout given: +{joinpoints - plain:.0f}).", ""]
+    if "send" in per_call and "send-ttfb" in per_call:
+        send, ttfb = per_call["send"], per_call["send-ttfb"]
+        lines += [f"A send that `net.send`'s body refuses at once: {send:.0f} ticks, "
+                  f"{ttfb:.0f} with a `ttfb` tracker (+{ttfb - send:.0f}: its advice and an "
+                  "`event_out` that finds no key, as every send after a connection's first).", ""]
     ns = {(m.group(1), int(m.group(2))): (int(m.group(3)), int(m.group(4)))
           for m in map(LATTRACK_PARALLEL.match, text.splitlines()) if m}
     if ("pairs", 2) in ns:

@@ -131,6 +131,16 @@ def cpu_sample(guest):
     return int(m.group(3)) * 1000, int(m.group(1)), int(m.group(2))
 
 
+TRACKER_ROW = re.compile(r"^(lt-\S+)\s+\S+\s+\d+\s+(\d+)\s+\d+\s+(\d+)", re.M)
+
+
+def tracker_counts(guest):
+    """", NAME in I over O, ..." from `kcmd lattrack` (after a turn's last
+    sample: not counted in it)."""
+    rows = TRACKER_ROW.findall(guest.run("kcmd lattrack", timeout=60) or "")
+    return "".join(f", {name} in {count_in} over {over}" for name, count_in, over in rows)
+
+
 def icount_turn(guest, port, count):
     """One turn: count requests between two samples; (busy instructions,
     switches, interrupts) spent in it."""
@@ -172,12 +182,14 @@ def bench_instructions(args):
             if mode == "on" and trackers(guest, True):
                 sys.exit(f"bench_lattrack.py: cannot create the trackers; see {log}")
             busy, switches, interrupts = icount_turn(guest, host_port, args.icount_requests)
+            counted = ""
             if mode == "on":
+                counted = tracker_counts(guest)
                 trackers(guest, False)
             turns.append((mode, busy - fixed, switches, interrupts))
             print(f"icount turn {number + 1:2} trackers {mode:3}: "
                   f"{(busy - fixed) / args.icount_requests:9,.1f} instructions/request, "
-                  f"{switches} switches, {interrupts} interrupts", flush=True)
+                  f"{switches} switches, {interrupts} interrupts{counted}", flush=True)
     finally:
         guest.stop()
     return icount_report(args, turns, fixed)
