@@ -51,7 +51,7 @@ PORT = 81
 TARGET_RPS = 0.98
 TRACKERS = (("lt-sys", "syscall"), ("lt-ttfb", "ttfb"))
 ACTIVE_TRACKERS = TRACKERS  # --trackers
-THRESHOLD_US = 2000
+THRESHOLD_US = 2000  # --threshold-us
 
 
 def run_load(port, seconds, connections, small):
@@ -208,7 +208,8 @@ def icount_report(args, turns, fixed):
     return ["QEMU -icount shift=0 (a guest ns is an instruction), "
             f"{n} requests per turn on one keep-alive connection, {len(turns)} turns "
             f"(off-on-on-off, ...) after {args.icount_warm_up} requests, a create/remove "
-            f"of the trackers ({', '.join(k for _, k in ACTIVE_TRACKERS)}) and "
+            f"of the trackers ({', '.join(k for _, k in ACTIVE_TRACKERS)}, threshold "
+            f"{THRESHOLD_US} us) and "
             f"{args.icount_warm_up} requests more; per turn cpu 0's busy time (`kcmd cpus`, us) "
             f"less that of a turn with no requests ({fixed:,.0f} instructions, median of 3), "
             "per request; medians of the turns:", "",
@@ -264,6 +265,7 @@ def report(args, runs, listing, load):
 
 
 def main():
+    global ACTIVE_TRACKERS, THRESHOLD_US
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default="build")
@@ -277,9 +279,11 @@ def main():
     p.add_argument("--icount-warm-up", type=int, default=500, help="requests before the turns")
     p.add_argument("--trackers", default="syscall,ttfb",
                    help="which of the trackers the on turns create (syscall, ttfb)")
+    p.add_argument("--threshold-us", type=int, default=THRESHOLD_US,
+                   help="the trackers' threshold (a large one: no reports)")
     p.add_argument("--skip-http", action="store_true", help="instructions only")
     args = p.parse_args()
-    global ACTIVE_TRACKERS
+    THRESHOLD_US = args.threshold_us
     ACTIVE_TRACKERS = [t for t in TRACKERS if t[1] in args.trackers.split(",")]
     if not ACTIVE_TRACKERS:
         sys.exit(f"bench_lattrack.py: --trackers names none of {[t[1] for t in TRACKERS]}")

@@ -133,7 +133,8 @@ static struct mutex send_lock = MUTEX_INIT(send_lock, "lattrack.ttfb");
 
 static void end_first_send(uint64_t socket)
 {
-	for (unsigned used = __atomic_load_n(&send_used, __ATOMIC_ACQUIRE); used; used &= used - 1) {
+	for (unsigned used = __atomic_load_n(&send_used, __ATOMIC_ACQUIRE); used;
+	     used &= used - 1) {
 		struct lattrack *tracker =
 		    __atomic_load_n(&send_trackers[__builtin_ctz(used)], __ATOMIC_ACQUIRE);
 		if (tracker)

@@ -301,7 +301,10 @@ static inline __attribute__((always_inline)) bool lattrack_syscall_count_quiet(u
 	uint64_t named = __atomic_load_n(&lattrack_syscall_path.named_numbers, __ATOMIC_RELAXED);
 	if (__builtin_expect(delay_tsc >= quiet_below || ((named >> (number & 63)) & 1), 0))
 		return false;
-	__asm__ volatile("incq %%gs:%c0" : : "i"(offsetof(struct cpu, syscall_quiet_spans)) : "memory");
+	__asm__ volatile("incq %%gs:%c0"
+			 :
+			 : "i"(offsetof(struct cpu, syscall_quiet_spans))
+			 : "memory");
 	return true;
 }
 

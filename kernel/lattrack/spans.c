@@ -43,7 +43,7 @@ struct span_slot {
 	struct lattrack *tracker; /* NULL: free */
 	int number;
 	char name[LATTRACK_NAME_MAX]; /* the call, for NUMBER_UNKNOWN */
-	uint64_t quiet_base; /* NUMBER_EVERY: the quiet calls counted before this slot's (slots_lock) */
+	uint64_t quiet_base; /* NUMBER_EVERY: the quiet calls before the slot was filled */
 };
 
 static struct span_slot slots[SPAN_SLOTS];
@@ -90,7 +90,8 @@ static void publish_path(void)
 	for (unsigned used = used_slots; used; used &= used - 1) {
 		const struct span_slot *slot = &slots[__builtin_ctz(used)];
 		int number = __atomic_load_n(&slot->number, __ATOMIC_RELAXED);
-		uint64_t threshold = __atomic_load_n(&slot->tracker->threshold_tsc, __ATOMIC_RELAXED);
+		uint64_t threshold =
+		    __atomic_load_n(&slot->tracker->threshold_tsc, __ATOMIC_RELAXED);
 		if (number == NUMBER_EVERY)
 			quiet_below = threshold < quiet_below ? threshold : quiet_below;
 		else if (number == NUMBER_UNKNOWN)
@@ -178,8 +179,7 @@ void lattrack_span_threshold_changed(void)
  * with interrupts off: that is the reader section the slots' removal waits
  * for, and this CPU's counts are written with interrupts off.  Everything
  * rare (a report, a slot learning its number) is out of line. */
-void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc,
-			   uint64_t delay)
+void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc, uint64_t delay)
 {
 	unsigned over = 0, unknown = 0;
 	struct lattrack *over_trackers[SPAN_SLOTS];

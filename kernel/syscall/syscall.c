@@ -94,17 +94,18 @@ static inline __attribute__((always_inline)) long dispatch(const struct syscall_
 }
 
 static __attribute__((noinline)) long dispatch_out_of_line(const struct syscall_entry *entry,
-							    uint64_t number, const uint64_t *args)
+							   uint64_t number, const uint64_t *args)
 {
 	return dispatch(entry, number, args);
 }
 
 /* A syscall latency tracker runs (lattrack/spans.c): the call is timed here,
- * both ends in this frame, and a quiet call (the usual one) is counted in
- * line; any other goes to lattrack_syscall_span.  A traced call is
- * dispatched out of line, so that this frame keeps few registers. */
-static inline __attribute__((always_inline)) long dispatch_timed(const struct syscall_entry *entry,
-						     uint64_t number, const uint64_t *args)
+ * both ends in syscall_dispatch's frame (in line: a call out of it and a
+ * frame of its own cost as much as the rest), and a quiet call (the usual
+ * one) is counted in line; any other goes to lattrack_syscall_span.  A
+ * traced call is dispatched out of line: the usual path stays short. */
+static inline __attribute__((always_inline)) long
+dispatch_timed(const struct syscall_entry *entry, uint64_t number, const uint64_t *args)
 {
 	uint64_t start = rdtsc();
 	long result;
