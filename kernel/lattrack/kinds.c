@@ -128,7 +128,7 @@ static void accept_after(struct jp_context *context, void *cookie)
  * and leaves. */
 static struct lattrack *send_trackers[LATTRACK_TRACKERS_MAX];
 static unsigned send_used; /* bit i: send_trackers[i] is set */
-static int send_handle;    /* the advice's attachment while send_used != 0 */
+static int send_handle;    /* the advice's attachment (0: none) */
 static struct mutex send_lock = MUTEX_INIT(send_lock, "lattrack.ttfb");
 
 static void end_first_send(uint64_t socket)
@@ -170,7 +170,7 @@ static int send_join(struct lattrack *tracker)
 {
 	int error = 0;
 	mutex_lock(&send_lock);
-	if (!send_used) {
+	if (!send_handle) {
 		int handle = jp_attach("net.send", &send_advice);
 		if (handle < 0) {
 			error = handle;
@@ -195,10 +195,10 @@ static void send_leave(struct lattrack *tracker)
 		__atomic_and_fetch(&send_used, ~(1u << i), __ATOMIC_RELEASE);
 		__atomic_store_n(&send_trackers[i], NULL, __ATOMIC_RELEASE);
 	}
-	if (send_used)
-		grace_synchronize(); /* no send reads the tracker any more */
+	if (!send_used && jp_detach(send_handle) == 0)
+		send_handle = 0; /* jp_detach waited for a grace period */
 	else
-		jp_detach(send_handle); /* waits for a grace period too */
+		grace_synchronize(); /* no send reads the tracker any more */
 	mutex_unlock(&send_lock);
 }
 
