@@ -19,8 +19,9 @@ guest, `httpget -n REQUESTS` makes requests to httpd over the loopback
 interface (client, server, lwIP and the drain thread all on the one CPU) with
 recording off, then on for each recorded set (the kernel's events alone;
 with net.* and vfs.*; with sched.* as well; httpd's user stacks), and reports
-the microseconds (thousands of instructions) each request took: off / on is
-what recording costs the CPU, the throughput a CPU-bound server keeps.
+the CPU's busy microseconds (thousands of instructions; `kcmd cpus` before
+and after, idle left out) per request: off / on is what recording costs the
+CPU, the throughput a CPU-bound server keeps.
 
 Targets are reported, never asserted.
 With --uscope, "on" records the kernel's events and httpd's user stacks at
@@ -31,6 +32,7 @@ stdout and <build>/bench/trace.md (uscope.md).
 """
 import argparse
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -126,18 +128,43 @@ ICOUNT_SETS = [("the kernel's events", [], None, False),
                ("httpd's user stacks alone (a stacks-only trace)", [], USCOPE_LINE, True)]
 
 
-def timed_requests(guest, count):
-    """Microseconds per request from httpget -n, or None."""
+BUSY_US = re.compile(r"cpu 0: .*; busy (\d+) us")
+
+
+def busy_us(guest):
+    """CPU 0's busy time so far (kcmd cpus), microseconds, or None."""
+    m = BUSY_US.search(guest.run("kcmd cpus", timeout=120) or "")
+    return int(m.group(1)) if m else None
+
+
+def reading_cost(guest):
+    """The busy microseconds that reading busy_us itself adds to a turn (the
+    median of three empty turns), subtracted from every measured turn."""
+    costs = []
+    for _ in range(3):
+        before, after = busy_us(guest), busy_us(guest)
+        if before is not None and after is not None:
+            costs.append(after - before)
+    return statistics.median(costs) if costs else 0
+
+
+def timed_requests(guest, count, overhead=0):
+    """The CPU's busy microseconds per request while httpget -n made them
+    (idle time left out: under -icount an idle guest's clock follows the
+    host's, so it would carry the host's load into the figure; overhead, the
+    readings' own cost, taken out), or None."""
+    before = busy_us(guest)
     text = guest.run(f"httpget -n {count} -o /dev/null http://127.0.0.1:{PORT}/small.txt",
                      timeout=600) or ""
-    for line in text.splitlines():  # "httpget: N requests in T us, E us each"
-        words = line.split()
-        if line.startswith("httpget:") and " us each" in line and int(words[1]):
-            return int(words[4]) / int(words[1])
-    return None
+    after = busy_us(guest)
+    done = [line.split() for line in text.splitlines()  # "httpget: N requests in T us, E us each"
+            if line.startswith("httpget:") and " us each" in line]
+    if before is None or after is None or not done or int(done[-1][1]) != count:
+        return None
+    return (after - before - overhead) / count
 
 
-def timed_while_recording(guest, sock, count, patterns, stacks_only):
+def timed_while_recording(guest, sock, count, patterns, stacks_only, overhead):
     """timed_requests while mscope records; returns (us, mscope's counts line)."""
     out = tempfile.mkdtemp(prefix="trace-")
     os.rmdir(out)
@@ -155,7 +182,7 @@ def timed_while_recording(guest, sock, count, patterns, stacks_only):
                 started.set()
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    us = timed_requests(guest, count) if started.wait(600) else None  # a hang guard
+    us = timed_requests(guest, count, overhead) if started.wait(600) else None  # a hang guard
     mscope.send_signal(signal.SIGINT)
     mscope.wait(timeout=300)
     reader.join(timeout=10)
@@ -175,12 +202,14 @@ def bench_icount(args):
         guest.run(f"httpd -q -p {PORT} &")
         time.sleep(1)
         timed_requests(guest, 20)  # warm-up
+        overhead = reading_cost(guest)
         for label, patterns, line, stacks_only in ICOUNT_SETS:
             if line:
                 subprocess.run([os.path.join(ROOT, "tools", "mscope"), "send", "--attach", sock,
                                 line], cwd=ROOT, capture_output=True, timeout=120)
-            off = timed_requests(guest, args.requests)
-            on, counts = timed_while_recording(guest, sock, args.requests, patterns, stacks_only)
+            off = timed_requests(guest, args.requests, overhead)
+            on, counts = timed_while_recording(guest, sock, args.requests, patterns,
+                                               stacks_only, overhead)
             results.append((label, off, on, counts))
             print(f"-icount: {label}: off {off or 0:.1f} us, on {on or 0:.1f} us per request  "
                   f"{counts}", flush=True)
@@ -193,7 +222,7 @@ def report_icount(args, results):
     lines = ["", "### Under -icount: guest instructions per request", "",
              f"QEMU -icount shift=0, 1 CPU, e1000; `httpget -n {args.requests}` to `httpd -q` over "
              "the loopback interface (client, server, lwIP and the trace's drain thread on the one "
-             "CPU); a microsecond is 1,000 guest instructions.  Streamed to the host over the "
+             "CPU); the CPU's busy time per request (`kcmd cpus` before and after; a microsecond is 1,000 guest instructions).  Streamed to the host over the "
              "virtio console.", "",
              "| recorded | off (us per request) | on | off / on | target |", "|---|---:|---:|---:|---|"]
     for label, off, on, counts in results:
@@ -243,8 +272,8 @@ def main():
     p.add_argument("--connections", type=int, default=16)
     p.add_argument("--uscope", action="store_true",
                    help="record httpd's user stacks (mode 2, budget 5) instead of join points")
-    p.add_argument("--requests", type=int, default=500,
-                   help="requests per -icount measurement (default 500)")
+    p.add_argument("--requests", type=int, default=2000,
+                   help="requests per -icount measurement (default 2000)")
     p.add_argument("--icount-only", action="store_true",
                    help="only the -icount part (every recorded set, uscope included)")
     p.add_argument("--stacks", action="store_true",

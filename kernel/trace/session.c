@@ -39,7 +39,13 @@
 /* A stream packet's records at most: the console's transmit buffers (16 of
  * 4 KiB) hold one whole; a ring that holds more is read in walks. */
 #define PACKET_RECORDS     (64 * 1024)
+/* The drain thread's pauses: after a pass that found nothing, and after one
+ * that found records but no stream near a packet's worth (a pass that did
+ * goes again at once).  A ring read more often holds less than a packet and
+ * is taken without a walk; a pass costs a wake-up, two switches and a frame
+ * per stream, so an idle trace sleeps longer. */
 #define DRAIN_IDLE_NS      (5 * 1000 * 1000)
+#define DRAIN_BUSY_NS      (1000 * 1000)
 
 struct session {
 	bool running;
@@ -56,6 +62,7 @@ struct session {
 	struct tel_ring_stats base;
 	uint8_t *packet;
 	struct thread *drainer;
+	bool drain_again; /* the last pass sealed a packet of half PACKET_RECORDS or more */
 	uint64_t delivered, refused_by_sink;
 	struct trace_end final;
 };
@@ -163,6 +170,8 @@ static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 	stream->events_discarded = ring_dropped(cpu) - session.base_dropped[cpu];
 	if (bytes <= 0)
 		return 0;
+	if ((uint64_t)bytes >= PACKET_RECORDS / 2)
+		session.drain_again = true;
 	return ctf_seal_packet_counted(*packet, (uint64_t)bytes, stream, read.records,
 				       read.first_time, read.last_time);
 }
@@ -202,9 +211,12 @@ uint64_t trace_drain_now(void)
 static int drain_loop(void *arg)
 {
 	thread_set_untraced(true);
-	while (!__atomic_load_n(&session.stopping, __ATOMIC_ACQUIRE))
-		if (!drain_all())
-			sched_sleep_ns(DRAIN_IDLE_NS);
+	while (!__atomic_load_n(&session.stopping, __ATOMIC_ACQUIRE)) {
+		session.drain_again = false;
+		uint64_t moved = drain_all();
+		if (!session.drain_again)
+			sched_sleep_ns(moved ? DRAIN_BUSY_NS : DRAIN_IDLE_NS);
+	}
 	return 0;
 }
 
