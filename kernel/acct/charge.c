@@ -56,28 +56,29 @@ static bool still_owner(const struct acct_owner *owner, const struct thread *thr
 
 /* The slot of module (an id) in result index's subsystems, added if it has
  * none yet; the last slot takes every module past the others ("other").  The
- * hot path finds it in slot_of; this (out of line) compares the names once
- * per module and result, and remembers the answer there. */
+ * hot path finds it in slot_of; this (out of line, once per module and
+ * result) takes the next slot by the kernel's own count of them and names it
+ * with a fixed-size copy: module ids are told apart by name once, at boot
+ * (native.c), so no name is compared here. */
 static __attribute__((noinline)) unsigned slot_for_name(struct acct_owner *owner, int index,
 							unsigned module_id)
 {
-	const char *module = acct_module_names[module_id];
 	struct acct_result *result = acct_result_of(owner, index);
-	/* The slots in use are counted from the kernel's own names, never from
-	 * the result's subsystem_count: the page is shared with user space. */
-	unsigned i;
-	for (i = 0; i < ACCT_MAX_SUBSYSTEMS && owner->modules[index][i]; i++)
-		if (strcmp(owner->modules[index][i], module) == 0)
-			goto found;
-	if (i == ACCT_MAX_SUBSYSTEMS - 1)
-		module = "other";
-	if (i == ACCT_MAX_SUBSYSTEMS) {
+	/* The slots in use are counted by the kernel, never from the result's
+	 * subsystem_count: the page is shared with user space. */
+	unsigned i = owner->slots_used[index];
+	if (i >= ACCT_MAX_SUBSYSTEMS) {
 		i = ACCT_MAX_SUBSYSTEMS - 1;
 		goto found;
 	}
-	owner->modules[index][i] = module;
+	static const char other[ACCT_NAME_MAX] = "other";
+	bool last = i == ACCT_MAX_SUBSYSTEMS - 1;
+	owner->modules[index][i] = last ? "other" : acct_module_names[module_id];
+	owner->slot_module[index][i] = (uint8_t)module_id;
+	owner->slots_used[index] = (uint8_t)(i + 1);
 	acct_result_begin(result);
-	strlcpy(result->subsystems[i].name, module, ACCT_NAME_MAX);
+	__builtin_memcpy(result->subsystems[i].name, last ? other : acct_module_labels[module_id],
+			 ACCT_NAME_MAX);
 	result->subsystem_count = i + 1;
 	acct_result_end(result);
 found:

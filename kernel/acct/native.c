@@ -35,6 +35,7 @@
 #include "sched/sched.h"
 
 const char *acct_module_names[ACCT_MAX_MODULES];
+char acct_module_labels[ACCT_MAX_MODULES][ACCT_NAME_MAX];
 uint8_t acct_mm_module = ACCT_MAX_MODULES - 1;
 
 struct acct_class *acct_classes; /* by join point index, set once */
@@ -101,6 +102,8 @@ int acct_classes_prepare(void)
 		table[i].module = module_id(jp->module);
 	}
 	acct_mm_module = module_id("mm");
+	for (unsigned i = 0; i < module_count; i++)
+		strlcpy(acct_module_labels[i], acct_module_names[i], ACCT_NAME_MAX);
 	const struct joinpoint *switch_jp = jp_find("sched.switch");
 	if (switch_jp && switch_jp->argc == 2) {
 		acct_switch_joinpoint = switch_jp;
