@@ -183,6 +183,22 @@ open_frame(struct acct_owner *owner, const struct thread *thread, unsigned flags
 	return depth + 1;
 }
 
+/* A control call (ACCT_KIND_CONTROL) is charged to no token: it starts,
+ * stops or switches them, and a call opened for the result charged before it
+ * would be dropped at its close anyway.  So it is not opened, and costs its
+ * thread what an unaccounted thread's call costs, unless a token waits for
+ * the next system call or stops with it (ACCT_NEXT): then it is that system
+ * call, as before.  Returns the class to open with, or kind CONTROL for
+ * none. */
+static inline __attribute__((always_inline)) struct acct_class
+control_as_syscall(const struct acct_owner *owner, struct acct_class class)
+{
+	if (__builtin_expect(class.kind == ACCT_KIND_CONTROL, 0) &&
+	    (owner->next >= 0 || owner->oneshot))
+		class.kind = ACCT_KIND_SYSCALL;
+	return class;
+}
+
 /* open_frame, its level named in the context's activity for the close. */
 static inline __attribute__((always_inline)) int
 open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
@@ -548,7 +564,9 @@ void acct_native_before(struct jp_context *context, void *cookie)
 	struct acct_owner *owner = owner_hint(thread);
 	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return; /* not accounted */
-	struct acct_class class = acct_class_of(context->joinpoint);
+	struct acct_class class = control_as_syscall(owner, acct_class_of(context->joinpoint));
+	if (class.kind == ACCT_KIND_CONTROL)
+		return;
 	unsigned flags = class.kind == ACCT_KIND_SYSCALL ? ACCT_OUTERMOST : 0;
 	open_call(owner, context, flags, class, rdtsc());
 }
@@ -645,7 +663,8 @@ static __attribute__((noinline)) uint64_t around_accounted(const struct joinpoin
 							   const struct thread *thread,
 							   struct acct_owner *owner)
 {
-	unsigned level = open_fast(owner, thread, acct_class_of(jp));
+	struct acct_class class = control_as_syscall(owner, acct_class_of(jp));
+	unsigned level = class.kind == ACCT_KIND_CONTROL ? 0 : open_fast(owner, thread, class);
 	jp_section_leave();
 	uint64_t ret = jp->call(args);
 	if (level) {

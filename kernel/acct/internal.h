@@ -199,6 +199,10 @@ enum acct_kind {
 	ACCT_KIND_FRAME,      /* mm.alloc_frame: an allocation of a frame */
 	ACCT_KIND_KFREE,      /* mm.kfree: a free of unknown size */
 	ACCT_KIND_FREE_FRAME, /* mm.free_frame: a free of a frame */
+	/* sys.ms_acct, sys.ms_acct_switch_token: a control call, charged to no
+	 * token, so not opened at all (unless a token waits for the next
+	 * system call or stops with it: then it is a system call like others). */
+	ACCT_KIND_CONTROL,
 };
 
 struct acct_class {

@@ -63,14 +63,13 @@ static enum acct_kind kind_of_name(const char *name)
 	    {"sched.switch", ACCT_KIND_SWITCH},      {"irq.entry", ACCT_KIND_IRQ},
 	    {"trap.entry", ACCT_KIND_TRAP},          {"mm.kmalloc", ACCT_KIND_KMALLOC},
 	    {"mm.alloc_frame", ACCT_KIND_FRAME},     {"mm.kfree", ACCT_KIND_KFREE},
-	    {"mm.free_frame", ACCT_KIND_FREE_FRAME},
+	    {"mm.free_frame", ACCT_KIND_FREE_FRAME}, {"sys.ms_acct", ACCT_KIND_CONTROL},
+	    {"sys.ms_acct_switch_token", ACCT_KIND_CONTROL},
 	};
-	if (starts_with(name, "sys."))
-		return ACCT_KIND_SYSCALL;
 	for (unsigned i = 0; i < sizeof named / sizeof named[0]; i++)
 		if (strcmp(name, named[i].name) == 0)
 			return named[i].kind;
-	return ACCT_KIND_CALL;
+	return starts_with(name, "sys.") ? ACCT_KIND_SYSCALL : ACCT_KIND_CALL;
 }
 
 static uint8_t module_id(const char *module)
