@@ -595,9 +595,21 @@ static inline __attribute__((always_inline)) struct thread *running_thread(void)
 	return thread;
 }
 
+/* The running thread's state pointer (thread_acct_state), which the
+ * scheduler keeps in the CPU's structure: one load, no call, so that the
+ * test of a thread that is not accounted saves no registers. */
+static inline __attribute__((always_inline)) struct acct_owner *running_owner(void)
+{
+	struct acct_owner *owner;
+	__asm__("movq %%gs:%c1, %0" : "=r"(owner) : "i"(offsetof(struct cpu, acct)));
+	return owner;
+}
+
 static inline __attribute__((always_inline)) void count_event(void)
 {
-	acct_native_events[this_cpu_id() % MAX_CPUS]++;
+	uint32_t cpu;
+	__asm__("movl %%gs:%c1, %0" : "=r"(cpu) : "i"(offsetof(struct cpu, id)));
+	acct_native_events[cpu % MAX_CPUS]++;
 }
 
 /* owner, if it is thread's (a hint: checked again under its lock). */
@@ -640,21 +652,38 @@ static __attribute__((noinline)) uint64_t fast_call_accounted(const struct jp_fa
 	return ret;
 }
 
+/* sched.switch's call: the time off the CPU is charged, not a call. */
+static __attribute__((noinline)) uint64_t switch_call(const struct jp_fast_list *list,
+						      uint64_t *args)
+{
+	acct_note_switch((struct thread *)args[0], (struct thread *)args[1]);
+	return call_nosleep(list, args);
+}
+
 /* A _NOSLEEP join point's call, inside the trampoline's section (native.c's
- * acct_fast_path0/1 call it): list is the join point's, args its slots. */
+ * acct_fast_path0/1 call it): list is the join point's, args its slots.
+ * Every other path is a tail call, so that a thread that is not accounted
+ * costs the event count, two loads and two tests before its call. */
 __attribute__((optimize("optimize-sibling-calls"))) uint64_t
 acct_fast_call(const struct jp_fast_list *list, uint64_t *args)
 {
 	count_event();
-	struct thread *thread = running_thread();
 	if (__builtin_expect(list->index == acct_switch_index, 0))
-		acct_note_switch((struct thread *)args[0], (struct thread *)args[1]);
-	else {
-		struct acct_owner *owner = owner_hint(thread);
-		if (accounted(owner, thread))
-			return fast_call_accounted(list, args, thread, owner);
-	}
+		return switch_call(list, args);
+	struct thread *thread = running_thread();
+	struct acct_owner *owner = running_owner();
+	if (accounted(owner, thread))
+		return fast_call_accounted(list, args, thread, owner);
 	return call_nosleep(list, args);
+}
+
+/* A call that may sleep, after a section that ended with a reschedule asked
+ * for: the reschedule first. */
+static __attribute__((noinline, cold)) uint64_t resched_then_call(const struct joinpoint *jp,
+								  uint64_t *args)
+{
+	jp_resched_after_section();
+	return jp->call(args);
 }
 
 /* The accounted thread's call of a join point that may sleep. */
@@ -684,9 +713,10 @@ acct_around(const struct joinpoint *jp, uint64_t *args)
 {
 	count_event();
 	struct thread *thread = running_thread();
-	struct acct_owner *owner = owner_hint(thread);
+	struct acct_owner *owner = running_owner();
 	if (accounted(owner, thread))
 		return around_accounted(jp, args, thread, owner);
-	jp_section_leave();
+	if (__builtin_expect(jp_section_leave_unless_resched(), 0))
+		return resched_then_call(jp, args);
 	return jp->call(args);
 }
