@@ -60,8 +60,8 @@ static bool still_owner(const struct acct_owner *owner, const struct thread *thr
  * result) takes the next slot by the kernel's own count of them and names it
  * with a fixed-size copy: module ids are told apart by name once, at boot
  * (native.c), so no name is compared here. */
-static __attribute__((noinline)) unsigned slot_for_name(struct acct_owner *owner, int index,
-							unsigned module_id)
+static inline __attribute__((always_inline)) unsigned slot_for_name(struct acct_owner *owner,
+								     int index, unsigned module_id)
 {
 	struct acct_result *result = acct_result_of(owner, index);
 	/* The slots in use are counted by the kernel, never from the result's
@@ -225,26 +225,26 @@ static const char *frame_module(const struct acct_owner *owner, const struct acc
 	return owner->modules[frame->index][frame->slot];
 }
 
-/* Under the owner's lock: charges the closed call (its frame, ns long) to
- * its subsystem, if its result is still the one charged and its slot still
- * in use (a TK_RESET meanwhile empties it): the one sequence count bracket
- * of a close.  Returns whether it did. */
-static inline bool charge_call(struct acct_owner *owner, const struct acct_frame *frame,
+/* Under the owner's lock and its result's sequence count bracket: charges
+ * the closed call (its frame, ns long) to its subsystem. */
+static inline void charge_call(struct acct_result *result, const struct acct_frame *frame,
 			       uint64_t ns, uint64_t exclusive_ns, unsigned flags)
 {
-	/* a slot with no name was emptied by a reset meanwhile */
-	if (frame->index != owner->charged || !frame->subsystem->name[0])
-		return false;
-	struct acct_result *result = frame->result;
 	struct acct_subsystem *subsystem = frame->subsystem;
-	acct_result_begin(result);
 	subsystem->calls++;
 	subsystem->inclusive_ns += ns;
 	subsystem->exclusive_ns += exclusive_ns;
 	if (flags & ACCT_SYSCALL)
 		result->syscalls++;
-	acct_result_end(result);
-	return true;
+}
+
+/* Whether the closed call is charged: its result is still the one charged
+ * and its slot still in use (a TK_RESET meanwhile empties it, and a slot
+ * with no name was emptied so). */
+static inline bool call_still_charged(const struct acct_owner *owner,
+				      const struct acct_frame *frame)
+{
+	return frame->index == owner->charged && frame->subsystem->name[0];
 }
 
 /* An event charged with the close of a call (native.c's kinds). */
@@ -253,6 +253,8 @@ struct acct_event_charge {
 	bool amount_is_time; /* the call's ns (an interrupt's handler) */
 	uint64_t amount;
 };
+static void charge_event_in_bracket(struct acct_owner *owner, struct acct_result *result,
+				    unsigned event, uint64_t amount);
 static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64_t amount);
 
 static __attribute__((noinline)) void stop_oneshot(struct acct_owner *owner,
@@ -289,12 +291,24 @@ close_frame(struct acct_owner *owner, const struct thread *thread, unsigned leve
 		if (same)
 			exclusive_ns = 0;
 	}
+	/* The call and the event it means go to the charged result in one
+	 * sequence count bracket. */
 	acct_owner_lock_in_advice(owner);
-	bool live = still_owner(owner, thread);
-	bool charged = live && charge_call(owner, frame, ns, exclusive_ns, flags);
-	if (event && live)
-		charge_event_locked(owner, event->event,
-				    event->amount_is_time ? ns : event->amount);
+	bool charged = false;
+	if (still_owner(owner, thread) && owner->charged >= 0) {
+		charged = call_still_charged(owner, frame);
+		if (charged || event) {
+			struct acct_result *result =
+			    charged ? frame->result : acct_result_of(owner, owner->charged);
+			acct_result_begin(result);
+			if (charged)
+				charge_call(result, frame, ns, exclusive_ns, flags);
+			if (event)
+				charge_event_in_bracket(owner, result, event->event,
+							event->amount_is_time ? ns : event->amount);
+			acct_result_end(result);
+		}
+	}
 	acct_owner_unlock_in_advice(owner);
 	if (__builtin_expect(level == 1 && owner->oneshot, 0))
 		stop_oneshot(owner, thread);
@@ -348,12 +362,12 @@ static void charge_subsystems(const struct acct_owner *owner, struct acct_result
 			      unsigned event, uint64_t amount)
 {
 	unsigned seen = 0, depth = live_depth(owner);
+	int charged = owner->charged;
 	for (unsigned level = 0; level < depth; level++) {
 		const struct acct_frame *frame = &owner->frames[level];
 		unsigned bit = 1u << frame->slot;
-		if ((seen & bit) || frame->index != owner->charged ||
-		    !owner->modules[frame->index][frame->slot])
-			continue;
+		if ((seen & bit) || frame->index != charged || !frame->subsystem->name[0])
+			continue; /* a slot with no name was emptied by a reset */
 		seen |= bit;
 		struct acct_subsystem *subsystem = &result->subsystems[frame->slot];
 		if (event == ACCT_INTERRUPT) {
@@ -400,14 +414,20 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 
 /* Under the owner's lock, the entry still the thread's: event to the
  * charged result and to every subsystem with a call open. */
+static void charge_event_in_bracket(struct acct_owner *owner, struct acct_result *result,
+				    unsigned event, uint64_t amount)
+{
+	charge_activity(result, event, amount);
+	charge_subsystems(owner, result, event, amount);
+}
+
 static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64_t amount)
 {
 	if (owner->charged < 0)
 		return;
 	struct acct_result *result = acct_result_of(owner, owner->charged);
 	acct_result_begin(result);
-	charge_activity(result, event, amount);
-	charge_subsystems(owner, result, event, amount);
+	charge_event_in_bracket(owner, result, event, amount);
 	acct_result_end(result);
 }
 
