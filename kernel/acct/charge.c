@@ -61,7 +61,7 @@ static bool still_owner(const struct acct_owner *owner, const struct thread *thr
  * with a fixed-size copy: module ids are told apart by name once, at boot
  * (native.c), so no name is compared here. */
 static inline __attribute__((always_inline)) unsigned slot_for_name(struct acct_owner *owner,
-								     int index, unsigned module_id)
+								    int index, unsigned module_id)
 {
 	struct acct_result *result = acct_result_of(owner, index);
 	/* The slots in use are counted by the kernel, never from the result's
