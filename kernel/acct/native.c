@@ -101,8 +101,12 @@ int acct_classes_prepare(void)
 		table[i].module = module_id(jp->module);
 	}
 	acct_mm_module = module_id("mm");
-	for (unsigned i = 0; i < module_count; i++)
-		strlcpy(acct_module_labels[i], acct_module_names[i], ACCT_NAME_MAX);
+	/* The last id is "other" whether or not the names ran out: a join point
+	 * the table does not know is charged there (acct_class_of). */
+	acct_module_names[ACCT_MAX_MODULES - 1] = "other";
+	for (unsigned i = 0; i < ACCT_MAX_MODULES; i++)
+		if (acct_module_names[i])
+			strlcpy(acct_module_labels[i], acct_module_names[i], ACCT_NAME_MAX);
 	const struct joinpoint *switch_jp = jp_find("sched.switch");
 	if (switch_jp && switch_jp->argc == 2) {
 		acct_switch_joinpoint = switch_jp;
