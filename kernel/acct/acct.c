@@ -175,9 +175,8 @@ void acct_set_woven(bool woven, uint64_t now)
 static void reset_token(struct acct_owner *owner, int index)
 {
 	struct acct_result *result = &owner->page->results[index];
-	uint32_t state = result->state, used = 0;
-	while (used < ACCT_MAX_SUBSYSTEMS && owner->modules[index][used])
-		used++; /* the kernel's count: subsystem_count is in a shared page */
+	uint32_t state = result->state;
+	unsigned used = owner->slots_used[index]; /* not subsystem_count: a shared page */
 	acct_result_begin(result);
 	/* Slots past subsystem_count are zero (they were cleared, or never
 	 * used): the used ones are all there is to clear, which matters to a
@@ -189,7 +188,14 @@ static void reset_token(struct acct_owner *owner, int index)
 	result->state = state;
 	acct_result_end(result);
 	memset(owner->modules[index], 0, used * sizeof owner->modules[index][0]);
-	memset(owner->slot_of[index], 0, sizeof owner->slot_of[index]);
+	/* Every module that has a slot_of entry here was given a slot, even
+	 * past the last one ("other"): those entries are found by the scan. */
+	if (used < ACCT_MAX_SUBSYSTEMS)
+		for (unsigned i = 0; i < used; i++)
+			owner->slot_of[index][owner->slot_module[index][i]] = 0;
+	else
+		memset(owner->slot_of[index], 0, sizeof owner->slot_of[index]);
+	owner->slots_used[index] = 0;
 	owner->generation[index]++;
 }
 

@@ -56,28 +56,29 @@ static bool still_owner(const struct acct_owner *owner, const struct thread *thr
 
 /* The slot of module (an id) in result index's subsystems, added if it has
  * none yet; the last slot takes every module past the others ("other").  The
- * hot path finds it in slot_of; this (out of line) compares the names once
- * per module and result, and remembers the answer there. */
-static __attribute__((noinline)) unsigned slot_for_name(struct acct_owner *owner, int index,
-							unsigned module_id)
+ * hot path finds it in slot_of; this (out of line, once per module and
+ * result) takes the next slot by the kernel's own count of them and names it
+ * with a fixed-size copy: module ids are told apart by name once, at boot
+ * (native.c), so no name is compared here. */
+static inline __attribute__((always_inline)) unsigned slot_for_name(struct acct_owner *owner,
+								    int index, unsigned module_id)
 {
-	const char *module = acct_module_names[module_id];
 	struct acct_result *result = acct_result_of(owner, index);
-	/* The slots in use are counted from the kernel's own names, never from
-	 * the result's subsystem_count: the page is shared with user space. */
-	unsigned i;
-	for (i = 0; i < ACCT_MAX_SUBSYSTEMS && owner->modules[index][i]; i++)
-		if (strcmp(owner->modules[index][i], module) == 0)
-			goto found;
-	if (i == ACCT_MAX_SUBSYSTEMS - 1)
-		module = "other";
-	if (i == ACCT_MAX_SUBSYSTEMS) {
+	/* The slots in use are counted by the kernel, never from the result's
+	 * subsystem_count: the page is shared with user space. */
+	unsigned i = owner->slots_used[index];
+	if (i >= ACCT_MAX_SUBSYSTEMS) {
 		i = ACCT_MAX_SUBSYSTEMS - 1;
 		goto found;
 	}
-	owner->modules[index][i] = module;
+	static const char other[ACCT_NAME_MAX] = "other";
+	bool last = i == ACCT_MAX_SUBSYSTEMS - 1;
+	owner->modules[index][i] = last ? "other" : acct_module_names[module_id];
+	owner->slot_module[index][i] = (uint8_t)module_id;
+	owner->slots_used[index] = (uint8_t)(i + 1);
 	acct_result_begin(result);
-	strlcpy(result->subsystems[i].name, module, ACCT_NAME_MAX);
+	__builtin_memcpy(result->subsystems[i].name, last ? other : acct_module_labels[module_id],
+			 ACCT_NAME_MAX);
 	result->subsystem_count = i + 1;
 	acct_result_end(result);
 found:
@@ -182,6 +183,22 @@ open_frame(struct acct_owner *owner, const struct thread *thread, unsigned flags
 	return depth + 1;
 }
 
+/* A control call (ACCT_KIND_CONTROL) is charged to no token: it starts,
+ * stops or switches them, and a call opened for the result charged before it
+ * would be dropped at its close anyway.  So it is not opened, and costs its
+ * thread what an unaccounted thread's call costs, unless a token waits for
+ * the next system call or stops with it (ACCT_NEXT): then it is that system
+ * call, as before.  Returns the class to open with, or kind CONTROL for
+ * none. */
+static inline __attribute__((always_inline)) struct acct_class
+control_as_syscall(const struct acct_owner *owner, struct acct_class class)
+{
+	if (__builtin_expect(class.kind == ACCT_KIND_CONTROL, 0) &&
+	    (owner->next >= 0 || owner->oneshot))
+		class.kind = ACCT_KIND_SYSCALL;
+	return class;
+}
+
 /* open_frame, its level named in the context's activity for the close. */
 static inline __attribute__((always_inline)) int
 open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
@@ -208,26 +225,26 @@ static const char *frame_module(const struct acct_owner *owner, const struct acc
 	return owner->modules[frame->index][frame->slot];
 }
 
-/* Under the owner's lock: charges the closed call (its frame, ns long) to
- * its subsystem, if its result is still the one charged and its slot still
- * in use (a TK_RESET meanwhile empties it): the one sequence count bracket
- * of a close.  Returns whether it did. */
-static inline bool charge_call(struct acct_owner *owner, const struct acct_frame *frame,
+/* Under the owner's lock and its result's sequence count bracket: charges
+ * the closed call (its frame, ns long) to its subsystem. */
+static inline void charge_call(struct acct_result *result, const struct acct_frame *frame,
 			       uint64_t ns, uint64_t exclusive_ns, unsigned flags)
 {
-	/* a slot with no name was emptied by a reset meanwhile */
-	if (frame->index != owner->charged || !frame->subsystem->name[0])
-		return false;
-	struct acct_result *result = frame->result;
 	struct acct_subsystem *subsystem = frame->subsystem;
-	acct_result_begin(result);
 	subsystem->calls++;
 	subsystem->inclusive_ns += ns;
 	subsystem->exclusive_ns += exclusive_ns;
 	if (flags & ACCT_SYSCALL)
 		result->syscalls++;
-	acct_result_end(result);
-	return true;
+}
+
+/* Whether the closed call is charged: its result is still the one charged
+ * and its slot still in use (a TK_RESET meanwhile empties it, and a slot
+ * with no name was emptied so). */
+static inline bool call_still_charged(const struct acct_owner *owner,
+				      const struct acct_frame *frame)
+{
+	return frame->index == owner->charged && frame->subsystem->name[0];
 }
 
 /* An event charged with the close of a call (native.c's kinds). */
@@ -236,6 +253,8 @@ struct acct_event_charge {
 	bool amount_is_time; /* the call's ns (an interrupt's handler) */
 	uint64_t amount;
 };
+static void charge_event_in_bracket(struct acct_owner *owner, struct acct_result *result,
+				    unsigned event, uint64_t amount);
 static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64_t amount);
 
 static __attribute__((noinline)) void stop_oneshot(struct acct_owner *owner,
@@ -272,12 +291,24 @@ close_frame(struct acct_owner *owner, const struct thread *thread, unsigned leve
 		if (same)
 			exclusive_ns = 0;
 	}
+	/* The call and the event it means go to the charged result in one
+	 * sequence count bracket. */
 	acct_owner_lock_in_advice(owner);
-	bool live = still_owner(owner, thread);
-	bool charged = live && charge_call(owner, frame, ns, exclusive_ns, flags);
-	if (event && live)
-		charge_event_locked(owner, event->event,
-				    event->amount_is_time ? ns : event->amount);
+	bool charged = false;
+	if (still_owner(owner, thread) && owner->charged >= 0) {
+		charged = call_still_charged(owner, frame);
+		if (charged || event) {
+			struct acct_result *result =
+			    charged ? frame->result : acct_result_of(owner, owner->charged);
+			acct_result_begin(result);
+			if (charged)
+				charge_call(result, frame, ns, exclusive_ns, flags);
+			if (event)
+				charge_event_in_bracket(owner, result, event->event,
+							event->amount_is_time ? ns : event->amount);
+			acct_result_end(result);
+		}
+	}
 	acct_owner_unlock_in_advice(owner);
 	if (__builtin_expect(level == 1 && owner->oneshot, 0))
 		stop_oneshot(owner, thread);
@@ -331,12 +362,12 @@ static void charge_subsystems(const struct acct_owner *owner, struct acct_result
 			      unsigned event, uint64_t amount)
 {
 	unsigned seen = 0, depth = live_depth(owner);
+	int charged = owner->charged;
 	for (unsigned level = 0; level < depth; level++) {
 		const struct acct_frame *frame = &owner->frames[level];
 		unsigned bit = 1u << frame->slot;
-		if ((seen & bit) || frame->index != owner->charged ||
-		    !owner->modules[frame->index][frame->slot])
-			continue;
+		if ((seen & bit) || frame->index != charged || !frame->subsystem->name[0])
+			continue; /* a slot with no name was emptied by a reset */
 		seen |= bit;
 		struct acct_subsystem *subsystem = &result->subsystems[frame->slot];
 		if (event == ACCT_INTERRUPT) {
@@ -383,14 +414,20 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 
 /* Under the owner's lock, the entry still the thread's: event to the
  * charged result and to every subsystem with a call open. */
+static void charge_event_in_bracket(struct acct_owner *owner, struct acct_result *result,
+				    unsigned event, uint64_t amount)
+{
+	charge_activity(result, event, amount);
+	charge_subsystems(owner, result, event, amount);
+}
+
 static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64_t amount)
 {
 	if (owner->charged < 0)
 		return;
 	struct acct_result *result = acct_result_of(owner, owner->charged);
 	acct_result_begin(result);
-	charge_activity(result, event, amount);
-	charge_subsystems(owner, result, event, amount);
+	charge_event_in_bracket(owner, result, event, amount);
 	acct_result_end(result);
 }
 
@@ -547,7 +584,9 @@ void acct_native_before(struct jp_context *context, void *cookie)
 	struct acct_owner *owner = owner_hint(thread);
 	if (!owner || __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return; /* not accounted */
-	struct acct_class class = acct_class_of(context->joinpoint);
+	struct acct_class class = control_as_syscall(owner, acct_class_of(context->joinpoint));
+	if (class.kind == ACCT_KIND_CONTROL)
+		return;
 	unsigned flags = class.kind == ACCT_KIND_SYSCALL ? ACCT_OUTERMOST : 0;
 	open_call(owner, context, flags, class, rdtsc());
 }
@@ -576,9 +615,21 @@ static inline __attribute__((always_inline)) struct thread *running_thread(void)
 	return thread;
 }
 
+/* The running thread's state pointer (thread_acct_state), which the
+ * scheduler keeps in the CPU's structure: one load, no call, so that the
+ * test of a thread that is not accounted saves no registers. */
+static inline __attribute__((always_inline)) struct acct_owner *running_owner(void)
+{
+	struct acct_owner *owner;
+	__asm__("movq %%gs:%c1, %0" : "=r"(owner) : "i"(offsetof(struct cpu, acct)));
+	return owner;
+}
+
 static inline __attribute__((always_inline)) void count_event(void)
 {
-	acct_native_events[this_cpu_id() % MAX_CPUS]++;
+	uint32_t cpu;
+	__asm__("movl %%gs:%c1, %0" : "=r"(cpu) : "i"(offsetof(struct cpu, id)));
+	acct_native_events[cpu % MAX_CPUS]++;
 }
 
 /* owner, if it is thread's (a hint: checked again under its lock). */
@@ -621,21 +672,38 @@ static __attribute__((noinline)) uint64_t fast_call_accounted(const struct jp_fa
 	return ret;
 }
 
+/* sched.switch's call: the time off the CPU is charged, not a call. */
+static __attribute__((noinline)) uint64_t switch_call(const struct jp_fast_list *list,
+						      uint64_t *args)
+{
+	acct_note_switch((struct thread *)args[0], (struct thread *)args[1]);
+	return call_nosleep(list, args);
+}
+
 /* A _NOSLEEP join point's call, inside the trampoline's section (native.c's
- * acct_fast_path0/1 call it): list is the join point's, args its slots. */
+ * acct_fast_path0/1 call it): list is the join point's, args its slots.
+ * Every other path is a tail call, so that a thread that is not accounted
+ * costs the event count, two loads and two tests before its call. */
 __attribute__((optimize("optimize-sibling-calls"))) uint64_t
 acct_fast_call(const struct jp_fast_list *list, uint64_t *args)
 {
 	count_event();
-	struct thread *thread = running_thread();
 	if (__builtin_expect(list->index == acct_switch_index, 0))
-		acct_note_switch((struct thread *)args[0], (struct thread *)args[1]);
-	else {
-		struct acct_owner *owner = owner_hint(thread);
-		if (accounted(owner, thread))
-			return fast_call_accounted(list, args, thread, owner);
-	}
+		return switch_call(list, args);
+	struct thread *thread = running_thread();
+	struct acct_owner *owner = running_owner();
+	if (accounted(owner, thread))
+		return fast_call_accounted(list, args, thread, owner);
 	return call_nosleep(list, args);
+}
+
+/* A call that may sleep, after a section that ended with a reschedule asked
+ * for: the reschedule first. */
+static __attribute__((noinline, cold)) uint64_t resched_then_call(const struct joinpoint *jp,
+								  uint64_t *args)
+{
+	jp_resched_after_section();
+	return jp->call(args);
 }
 
 /* The accounted thread's call of a join point that may sleep. */
@@ -644,7 +712,8 @@ static __attribute__((noinline)) uint64_t around_accounted(const struct joinpoin
 							   const struct thread *thread,
 							   struct acct_owner *owner)
 {
-	unsigned level = open_fast(owner, thread, acct_class_of(jp));
+	struct acct_class class = control_as_syscall(owner, acct_class_of(jp));
+	unsigned level = class.kind == ACCT_KIND_CONTROL ? 0 : open_fast(owner, thread, class);
 	jp_section_leave();
 	uint64_t ret = jp->call(args);
 	if (level) {
@@ -664,9 +733,10 @@ acct_around(const struct joinpoint *jp, uint64_t *args)
 {
 	count_event();
 	struct thread *thread = running_thread();
-	struct acct_owner *owner = owner_hint(thread);
+	struct acct_owner *owner = running_owner();
 	if (accounted(owner, thread))
 		return around_accounted(jp, args, thread, owner);
-	jp_section_leave();
+	if (__builtin_expect(jp_section_leave_unless_resched(), 0))
+		return resched_then_call(jp, args);
 	return jp->call(args);
 }

@@ -93,6 +93,11 @@ struct acct_owner {
 	const char *modules[ACCT_RESULTS][ACCT_MAX_SUBSYSTEMS];
 	/* The same, by module id: slot + 1, 0 while the module has none. */
 	uint8_t slot_of[ACCT_RESULTS][ACCT_MAX_MODULES];
+	/* The slots in use per result (the kernel's count: subsystem_count is
+	 * in the shared page), and the module id each was added for, so that a
+	 * reset clears only the slot_of entries it set. */
+	uint8_t slots_used[ACCT_RESULTS];
+	uint8_t slot_module[ACCT_RESULTS][ACCT_MAX_SUBSYSTEMS];
 	/* Bumped by reset_token: a ref (async.c) of an older one is stale. */
 	uint32_t generation[ACCT_MAX_TOKENS];
 	/* The accounting aspect was unwoven by another hand while this owner
@@ -194,6 +199,10 @@ enum acct_kind {
 	ACCT_KIND_FRAME,      /* mm.alloc_frame: an allocation of a frame */
 	ACCT_KIND_KFREE,      /* mm.kfree: a free of unknown size */
 	ACCT_KIND_FREE_FRAME, /* mm.free_frame: a free of a frame */
+	/* sys.ms_acct, sys.ms_acct_switch_token: a control call, charged to no
+	 * token, so not opened at all (unless a token waits for the next
+	 * system call or stops with it: then it is a system call like others). */
+	ACCT_KIND_CONTROL,
 };
 
 struct acct_class {
@@ -203,6 +212,9 @@ struct acct_class {
 
 /* The module names told apart, by id (the join point's module string). */
 extern const char *acct_module_names[ACCT_MAX_MODULES];
+/* The same, as the results page holds them (zero-padded, cut to fit), so
+ * that a new subsystem slot is named by a fixed-size copy. */
+extern char acct_module_labels[ACCT_MAX_MODULES][ACCT_NAME_MAX];
 /* The id of module "mm": an allocator call inside another is not charged. */
 extern uint8_t acct_mm_module;
 /* Builds the table of classes (once; sleeps).  Returns 0 or -ENOMEM. */

@@ -35,6 +35,7 @@
 #include "sched/sched.h"
 
 const char *acct_module_names[ACCT_MAX_MODULES];
+char acct_module_labels[ACCT_MAX_MODULES][ACCT_NAME_MAX];
 uint8_t acct_mm_module = ACCT_MAX_MODULES - 1;
 
 struct acct_class *acct_classes; /* by join point index, set once */
@@ -62,14 +63,13 @@ static enum acct_kind kind_of_name(const char *name)
 	    {"sched.switch", ACCT_KIND_SWITCH},      {"irq.entry", ACCT_KIND_IRQ},
 	    {"trap.entry", ACCT_KIND_TRAP},          {"mm.kmalloc", ACCT_KIND_KMALLOC},
 	    {"mm.alloc_frame", ACCT_KIND_FRAME},     {"mm.kfree", ACCT_KIND_KFREE},
-	    {"mm.free_frame", ACCT_KIND_FREE_FRAME},
+	    {"mm.free_frame", ACCT_KIND_FREE_FRAME}, {"sys.ms_acct", ACCT_KIND_CONTROL},
+	    {"sys.ms_acct_switch_token", ACCT_KIND_CONTROL},
 	};
-	if (starts_with(name, "sys."))
-		return ACCT_KIND_SYSCALL;
 	for (unsigned i = 0; i < sizeof named / sizeof named[0]; i++)
 		if (strcmp(name, named[i].name) == 0)
 			return named[i].kind;
-	return ACCT_KIND_CALL;
+	return starts_with(name, "sys.") ? ACCT_KIND_SYSCALL : ACCT_KIND_CALL;
 }
 
 static uint8_t module_id(const char *module)
@@ -101,6 +101,12 @@ int acct_classes_prepare(void)
 		table[i].module = module_id(jp->module);
 	}
 	acct_mm_module = module_id("mm");
+	/* The last id is "other" whether or not the names ran out: a join point
+	 * the table does not know is charged there (acct_class_of). */
+	acct_module_names[ACCT_MAX_MODULES - 1] = "other";
+	for (unsigned i = 0; i < ACCT_MAX_MODULES; i++)
+		if (acct_module_names[i])
+			strlcpy(acct_module_labels[i], acct_module_names[i], ACCT_NAME_MAX);
 	const struct joinpoint *switch_jp = jp_find("sched.switch");
 	if (switch_jp && switch_jp->argc == 2) {
 		acct_switch_joinpoint = switch_jp;

@@ -621,6 +621,51 @@ static void read_ahead_is_charged(struct ktest *t)
 	acct_detach_kernel_thread();
 }
 
+static struct acct_owner *running_state(void)
+{
+	preempt_disable();
+	struct acct_owner *owner = this_cpu()->acct;
+	preempt_enable();
+	return owner;
+}
+
+/* The advice finds the running thread's state in the CPU's structure: is it
+ * the thread's own when it becomes an owner, after it was switched out and
+ * back (the idle thread, with none, ran meanwhile), and gone once it is no
+ * owner any more? */
+static void running_state_follows_the_thread(struct ktest *t)
+{
+	EXPECT_TRUE(t, running_state() == NULL);
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	struct acct_owner *owner = thread_acct_state(thread_current());
+	EXPECT_TRUE(t, owner != NULL);
+	EXPECT_TRUE(t, running_state() == owner);
+	sched_sleep_ns(NAP_NS);
+	EXPECT_TRUE(t, running_state() == owner);
+	acct_detach_kernel_thread();
+	EXPECT_TRUE(t, running_state() == NULL);
+	sched_sleep_ns(NAP_NS);
+	EXPECT_TRUE(t, running_state() == NULL);
+}
+
+/* Are the calls that start, stop and switch tokens told apart from other
+ * system calls once, by name, so that they are never opened? */
+static void control_calls_are_classed_apart(struct ktest *t)
+{
+	ASSERT_EQ(t, acct_classes_prepare(), 0);
+	const struct joinpoint *control = jp_find("sys.ms_acct");
+	const struct joinpoint *switching = jp_find("sys.ms_acct_switch_token");
+	const struct joinpoint *getpid = jp_find("sys.getpid");
+	const struct joinpoint *get_token = jp_find("sys.ms_acct_get_token");
+	ASSERT_TRUE(t, control && switching && getpid && get_token);
+	EXPECT_EQ(t, acct_class_of(control).kind, ACCT_KIND_CONTROL);
+	EXPECT_EQ(t, acct_class_of(switching).kind, ACCT_KIND_CONTROL);
+	EXPECT_EQ(t, acct_class_of(getpid).kind, ACCT_KIND_SYSCALL);
+	EXPECT_EQ(t, acct_class_of(get_token).kind, ACCT_KIND_SYSCALL);
+	EXPECT_EQ(t, acct_class_of(control).module, acct_class_of(getpid).module);
+}
+
 KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_without_init_are_errors),
 	    KTEST_CASE(nothing_is_woven_while_idle), KTEST_CASE(stale_ref_charges_nothing),
 	    KTEST_CASE(exclusive_leaves_out_other_subsystems),
@@ -632,4 +677,5 @@ KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_witho
 	    KTEST_CASE(page_cache_and_deferred_work_are_charged), KTEST_CASE(read_ahead_is_charged),
 	    KTEST_CASE(whole_call_paths_charge_as_before_and_after_do),
 	    KTEST_CASE(a_call_that_sleeps_is_charged_its_time_off_the_cpu),
-	    KTEST_CASE(nothing_is_woven_while_idle));
+	    KTEST_CASE(running_state_follows_the_thread),
+	    KTEST_CASE(control_calls_are_classed_apart), KTEST_CASE(nothing_is_woven_while_idle));

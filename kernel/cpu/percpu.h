@@ -47,6 +47,8 @@ struct cpu {
 	struct tel_ring *fast_ring;   /* trace_ring, but NULL for a thread with user stacks: the
 				       * recorder's fast path writes here, else goes to C */
 	unsigned jp_sections; /* join points: odd while running advice (guard, grace) */
+	void *acct; /* the running thread's kernel/acct state (thread_acct_state), for the
+		     * accounting's advice to test with one load */
 	uint64_t quiescent_generation; /* grace periods: quiescent points passed (smp/grace.c) */
 	void *arch;         /* GDT/TSS and stacks, owned by arch code */
 	void *sched;        /* run queue, owned by sched */

@@ -48,6 +48,26 @@ resched:
 	jp_resched_after_section();
 }
 
+/* jp_section_leave, except that a reschedule asked for meanwhile is the
+ * caller's to make (jp_resched_after_section): returns whether one was.  So
+ * that a caller whose next step is a tail call keeps nothing across a call. */
+static inline __attribute__((always_inline)) bool jp_section_leave_unless_resched(void)
+{
+	__asm__ goto("addl $3, %%gs:%c0\n\t"
+		     "decl %%gs:%c1\n\t"
+		     "cmpl $0, %%gs:%c2\n\t"
+		     "jne %l[resched]"
+		     :
+		     : "i"(offsetof(struct cpu, jp_sections)),
+		       "i"(offsetof(struct cpu, preempt_count)),
+		       "i"(offsetof(struct cpu, need_resched))
+		     : "memory", "cc"
+		     : resched);
+	return false;
+resched:
+	return true;
+}
+
 /* Around the real function of a _NOSLEEP join point, inside its section:
  * join points reached from it run their advice. */
 static inline __attribute__((always_inline)) void jp_section_calling(bool on)

@@ -282,6 +282,7 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	prev->saved_irq_depth = cpu->irq_depth;
 	cpu->irq_depth = next->saved_irq_depth;
 	cpu->current = next;
+	cpu->acct = next->acct;
 	rq->switched_from = prev;
 	/* Traps and SYSCALL from user mode land on the thread's own stack. */
 	tss_set_kernel_stack(next->stack.top);

@@ -89,7 +89,9 @@ const char *thread_wait_channel(const struct thread *t);
  * NULL (a system call around a wait on a shared queue: "accept", "recv"). */
 void thread_set_wait_site(const char *name);
 /* The accounting state kernel/acct attached to t (NULL: none), a hint that
- * kernel/acct checks against its own tables.  Set by kernel/acct only. */
+ * kernel/acct checks against its own tables.  Set by kernel/acct only; the
+ * running thread's is also in this_cpu()->acct (set at every switch, and by
+ * thread_set_acct_state when t is the caller). */
 void *thread_acct_state(const struct thread *t);
 void thread_set_acct_state(struct thread *t, void *state);
 void thread_get_stats(const struct thread *t, struct thread_stats *stats);

@@ -236,7 +236,11 @@ void *thread_acct_state(const struct thread *t)
 
 void thread_set_acct_state(struct thread *t, void *state)
 {
+	preempt_disable();
 	__atomic_store_n(&t->acct, state, __ATOMIC_RELAXED);
+	if (this_cpu()->current == t)
+		__atomic_store_n(&this_cpu()->acct, state, __ATOMIC_RELAXED);
+	preempt_enable();
 }
 
 const char *thread_name(const struct thread *t)

@@ -48,6 +48,22 @@ static struct {
 	uint64_t ns[SUBSYSTEM_TOTALS];
 } kernel_time;
 
+/* Whether two subsystem names are the same: both are whole ACCT_NAME_MAX
+ * arrays, zero-padded (the kernel's, and copies of them), so two words each. */
+static int same_subsystem_name(const char *a, const char *b)
+{
+	uint64_t x[2], y[2];
+	memcpy(x, a, sizeof x);
+	memcpy(y, b, sizeof y);
+	return x[0] == y[0] && x[1] == y[1];
+}
+
+/* Where subsystem slot i's name was found last time: a request's subsystems
+ * come in the order they were first used, nearly always the same. */
+static unsigned total_hint[ACCT_MAX_SUBSYSTEMS];
+
+_Static_assert(ACCT_NAME_MAX == 2 * sizeof(uint64_t), "a subsystem name is two words");
+
 void http_metrics_note_kernel(const struct http_served *s)
 {
 	if (!s->accounted)
@@ -55,10 +71,13 @@ void http_metrics_note_kernel(const struct http_served *s)
 	const struct acct_result *k = &s->acct.kernel;
 	for (unsigned i = 0; i < k->subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++) {
 		const struct acct_subsystem *sub = &k->subsystems[i];
-		unsigned j = 0;
-		while (j < kernel_time.count &&
-		       strncmp(kernel_time.names[j], sub->name, ACCT_NAME_MAX))
-			j++;
+		unsigned j = total_hint[i];
+		if (j >= kernel_time.count || !same_subsystem_name(kernel_time.names[j], sub->name))
+			for (j = 0; j < kernel_time.count &&
+				    !same_subsystem_name(kernel_time.names[j], sub->name);
+			     j++)
+				;
+		total_hint[i] = j;
 		if (j == kernel_time.count && kernel_time.count == SUBSYSTEM_TOTALS)
 			continue;
 		if (j == kernel_time.count)

@@ -125,8 +125,10 @@ int rscfl_store_metric(rscfl_handle h, int token, const char *name, int64_t valu
 	if (i == RSCFL_MAX_METRICS)
 		return -E_NOSPC;
 	if (i == m->count) {
+		/* strncpy's copy, without its padding loop: zeroed first */
 		memset(&m->metrics[i], 0, sizeof m->metrics[i]);
-		strncpy(m->metrics[i].name, name, RSCFL_METRIC_NAME - 1);
+		for (unsigned c = 0; c < RSCFL_METRIC_NAME - 1 && name[c]; c++)
+			m->metrics[i].name[c] = name[c];
 		m->count++;
 	}
 	m->metrics[i].value = value;
