@@ -14,6 +14,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "uaccess/uaccess.h"
 
 uint64_t ext2_size(const struct ext2_inode *inode)
 {
@@ -274,8 +275,7 @@ static const struct pcache_ops ext2_file_pages = {.read_page = file_read_page,
 						  .write_page = file_write_page,
 						  .read_pages = file_read_pages};
 
-int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset,
-			 struct pcache_ahead *ahead)
+int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset)
 {
 	uint64_t size = node->vnode.size;
 	if (offset >= size)
@@ -291,10 +291,7 @@ int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, ui
 			chunk = length - done;
 		struct pcache_page *page;
 		uint64_t index = position / PAGE_SIZE;
-		int error = ahead ? pcache_get_ahead(&node->mapping, index, ahead,
-						     (offset + length - 1) / PAGE_SIZE + 1,
-						     (size + PAGE_SIZE - 1) / PAGE_SIZE, &page)
-				  : pcache_get(&node->mapping, index, PCACHE_READ, &page);
+		int error = pcache_get(&node->mapping, index, PCACHE_READ, &page);
 		if (error)
 			return done ? (int64_t)done : error;
 		memcpy((uint8_t *)buffer + done, page->data + in_page, chunk);
@@ -576,12 +573,76 @@ void ext2_release_node(struct vfs_node *vnode)
 
 /* ---- The VFS's file operations ------------------------------------------------ */
 
+/* Page index of an open file's node for a reader that wants pages up to
+ * want_end: a hit takes only the page cache's lock; a miss reads under
+ * ext2_lock (the block map), with read-ahead.  Returns 0 and the page, 1
+ * when the page lies past the end of the file now (a truncation came
+ * between), or the error. */
+static int reader_page(struct vfs_file *file, uint64_t index, uint64_t want_end,
+		       struct pcache_page **page)
+{
+	struct ext2_node *node = file->node->private;
+	if (pcache_get_cached(&node->mapping, index, &file->read_ahead, page) == 0)
+		return 0;
+	mutex_lock(&ext2_lock);
+	uint64_t end = (node->vnode.size + PAGE_SIZE - 1) / PAGE_SIZE;
+	int error = index >= end ? 1
+				 : pcache_get_ahead(&node->mapping, index, &file->read_ahead,
+						    want_end, end, page);
+	mutex_unlock(&ext2_lock);
+	return error;
+}
+
+static int copy_out(void *to, const void *from, size_t length, enum vfs_buffer where)
+{
+	if (where == VFS_USER_BUFFER)
+		return copy_to_user(to, from, length);
+	memcpy(to, from, length);
+	return 0;
+}
+
+/* A read of an open file, copying each page straight from the page cache
+ * into buffer with no ext2 or page-cache lock held: a copy into user memory
+ * may fault in a shared mapping of an ext2 file, which takes both.  The size
+ * is read once: a write or truncation meanwhile is seen, or not, page by
+ * page (pcache_forget takes truncated pages away even while referenced). */
+static int64_t file_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset,
+			 enum vfs_buffer where)
+{
+	uint64_t size = __atomic_load_n(&file->node->size, __ATOMIC_RELAXED);
+	if (offset >= size)
+		return 0;
+	if (length > size - offset)
+		length = size - offset;
+	uint64_t want_end = (offset + length - 1) / PAGE_SIZE + 1;
+	size_t done = 0;
+	while (done < length) {
+		uint64_t position = offset + done;
+		size_t in_page = position % PAGE_SIZE;
+		size_t chunk = PAGE_SIZE - in_page < length - done ? PAGE_SIZE - in_page
+								   : length - done;
+		struct pcache_page *page;
+		int error = reader_page(file, position / PAGE_SIZE, want_end, &page);
+		if (error == 0) {
+			error = copy_out((uint8_t *)buffer + done, page->data + in_page, chunk, where);
+			pcache_put(page);
+		}
+		if (error)
+			return done || error > 0 ? (int64_t)done : error;
+		done += chunk;
+	}
+	return (int64_t)done;
+}
+
 static int64_t ext2_file_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
 {
-	mutex_lock(&ext2_lock);
-	int64_t n = ext2_read_locked(file->node->private, buffer, length, offset, &file->read_ahead);
-	mutex_unlock(&ext2_lock);
-	return n;
+	return file_read(file, buffer, length, offset, VFS_KERNEL_BUFFER);
+}
+
+static int64_t ext2_file_read_user(struct vfs_file *file, void *buffer, size_t length,
+				   uint64_t offset)
+{
+	return file_read(file, buffer, length, offset, VFS_USER_BUFFER);
 }
 
 static int64_t ext2_file_write(struct vfs_file *file, const void *buffer, size_t length,
@@ -598,6 +659,7 @@ static int64_t ext2_file_write(struct vfs_file *file, const void *buffer, size_t
 
 const struct vfs_file_ops ext2_file_ops = {
     .read = ext2_file_read,
+    .read_user = ext2_file_read_user,
     .write = ext2_file_write,
 };
 

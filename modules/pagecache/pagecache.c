@@ -19,6 +19,17 @@
  * dirty before writing the mapping's dirty pages.  They are referenced while
  * mapped, so eviction never takes them.
  *
+ * References: `refs` is changed with atomic operations.  It is raised only
+ * with pcache_lock held, and lowered with it held, except by pcache_put,
+ * which lowers it without the lock: a hit (pcache_get_cached then
+ * pcache_put) takes pcache_lock once.  That is safe because whoever holds a
+ * reference from pcache_get or pcache_find holds a valid page, and a valid
+ * page is freed only with the lock held once nobody refers to it: by
+ * eviction (which sees refs 0) or, for a page that forget took out of the
+ * mapping while it was referenced, by the last pcache_put.  Such a page is
+ * `dead` (lookups skip it) and carries PCACHE_GONE in refs, so that the put
+ * whose decrement leaves exactly PCACHE_GONE knows it is the last one.
+ *
  * Accounting: each hit, miss, eviction, byte read and page read ahead is also
  * charged to the calling thread's activity (acct_charge_ref), after
  * pcache_lock is dropped; with accounting off that costs one load and a
@@ -80,6 +91,28 @@ static struct pcache_page *mapping_find(struct pcache_mapping *mapping, uint64_t
 		if (page->index == index && !page->dead)
 			return page;
 	return NULL;
+}
+
+/* The references to page (pcache_lock held or not), without PCACHE_GONE. */
+static unsigned refs_of(const struct pcache_page *page)
+{
+	return __atomic_load_n(&page->refs, __ATOMIC_ACQUIRE) & ~PCACHE_GONE;
+}
+
+static void ref_get(struct pcache_page *page)
+{
+	__atomic_add_fetch(&page->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void page_free(struct pcache_page *page);
+
+/* Drops a reference (pcache_lock held); the last one frees a page that no
+ * lookup finds any more (its read failed, or forget took it out). */
+static void ref_drop_locked(struct pcache_page *page)
+{
+	unsigned left = __atomic_sub_fetch(&page->refs, 1, __ATOMIC_ACQ_REL) & ~PCACHE_GONE;
+	if (left == 0 && page->dead)
+		page_free(page);
 }
 
 static void page_free(struct pcache_page *page)
@@ -193,15 +226,16 @@ static unsigned evict_to(unsigned target)
 	struct pcache_page *page = lru_tail;
 	while (totals.pages > target && page && attempts--) {
 		struct pcache_page *warmer = page->lru_prev;
-		if (page->refs || page->busy) {
+		if (refs_of(page) || page->busy || page->dead) {
 			page = warmer;
 			continue;
 		}
 		if (page->dirty) {
-			page->refs++;
+			ref_get(page);
 			int error = write_back(page);
-			page->refs--;
-			if (error || page->refs || page->dirty) {
+			bool kept = error || refs_of(page) > 1 || page->dirty || page->dead;
+			ref_drop_locked(page);
+			if (kept) {
 				page = lru_tail; /* the list may have changed: start again */
 				continue;
 			}
@@ -266,14 +300,13 @@ static struct pcache_page *find_valid(struct pcache_mapping *mapping, uint64_t i
 		page = mapping_find(mapping, index);
 		if (!page)
 			return NULL;
-		page->refs++;
+		ref_get(page);
 		wait_not_busy(page);
-		if (page->valid)
+		if (page->valid && !page->dead)
 			return page;
-		/* its read failed: drop it and try afresh */
+		/* its read failed (or forget took it meanwhile): try afresh */
 		page->dead = true;
-		if (--page->refs == 0)
-			page_free(page);
+		ref_drop_locked(page);
 	}
 }
 
@@ -333,8 +366,7 @@ static int read_window(struct pcache_mapping *mapping, uint64_t index, unsigned 
 		__atomic_store_n(&page->busy, false, __ATOMIC_RELEASE);
 		if (i == 0 && !error)
 			continue; /* the caller's reference */
-		if (--page->refs == 0 && error)
-			page_free(page);
+		ref_drop_locked(page);
 	}
 	waitq_wake_all(&pcache_waiters);
 	if (error)
@@ -369,8 +401,7 @@ static int get_missing(struct pcache_mapping *mapping, uint64_t index, enum pcac
 	int error = fill_new_page(page, fill);
 	if (error) {
 		page->dead = true; /* new lookups read afresh */
-		if (--page->refs == 0)
-			page_free(page);
+		ref_drop_locked(page);
 		return error;
 	}
 	charge->pages_read = fill == PCACHE_READ;
@@ -425,6 +456,26 @@ static int get_page(struct pcache_mapping *mapping, uint64_t index, enum pcache_
 	return error;
 }
 
+int pcache_get_cached(struct pcache_mapping *mapping, uint64_t index, struct pcache_ahead *ahead,
+		      struct pcache_page **result)
+{
+	mutex_lock(&pcache_lock);
+	struct pcache_page *page = mapping_find(mapping, index);
+	if (!page || page->busy || !page->valid) {
+		mutex_unlock(&pcache_lock);
+		return -ENOENT;
+	}
+	ref_get(page);
+	count_hit(page);
+	if (ahead)
+		ahead->next = index + 1;
+	mutex_unlock(&pcache_lock);
+	*result = page;
+	const struct pcache_charge hit = {.hit = true};
+	charge_activity(&hit);
+	return 0;
+}
+
 int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
 	       struct pcache_page **result)
 {
@@ -472,10 +523,13 @@ int pcache_find(struct pcache_mapping *mapping, uint64_t index, struct pcache_pa
 
 void pcache_put(struct pcache_page *page)
 {
+	/* Release: what the holder did with the page comes before an eviction
+	 * that sees the reference gone.  Nothing of page is touched after the
+	 * decrement unless it was the last reference to a page forget took. */
+	if (__atomic_sub_fetch(&page->refs, 1, __ATOMIC_RELEASE) != PCACHE_GONE)
+		return;
 	mutex_lock(&pcache_lock);
-	page->refs--;
-	if (page->refs == 0 && !page->valid)
-		page_free(page);
+	page_free(page);
 	mutex_unlock(&pcache_lock);
 }
 
@@ -493,12 +547,12 @@ static struct pcache_page *mapping_first(struct pcache_mapping *mapping,
 
 static bool dirty_and_idle(const struct pcache_page *page)
 {
-	return page->dirty && !page->busy;
+	return page->dirty && !page->busy && !page->dead;
 }
 
 static bool busy(const struct pcache_page *page)
 {
-	return page->busy;
+	return page->busy && !page->dead;
 }
 
 /* The first dirty, idle page of mapping, or else a busy one (being written or
@@ -509,7 +563,7 @@ static struct pcache_page *next_dirty(struct pcache_mapping *mapping)
 	if (!page)
 		page = mapping_first(mapping, busy);
 	if (page)
-		page->refs++;
+		ref_get(page);
 	return page;
 }
 
@@ -520,7 +574,7 @@ static void dirty_mapped_writable(struct pcache_mapping *mapping)
 	for (unsigned bucket = 0; bucket < PCACHE_BUCKETS; bucket++)
 		for (struct pcache_page *page = mapping->buckets[bucket]; page;
 		     page = page->next_in_mapping)
-			if (page->writers)
+			if (page->writers && !page->dead)
 				set_dirty(page, true);
 }
 
@@ -532,17 +586,28 @@ int pcache_sync(struct pcache_mapping *mapping)
 	struct pcache_page *page;
 	while ((page = next_dirty(mapping))) {
 		wait_not_busy(page);
-		if (page->dirty) {
+		if (page->dirty && !page->dead) {
 			int error = write_back(page);
 			if (error && !first_error)
 				first_error = error;
 		}
-		page->refs--;
+		ref_drop_locked(page);
 		if (first_error)
 			break; /* the failed page stays dirty: do not loop on it */
 	}
 	mutex_unlock(&pcache_lock);
 	return first_error;
+}
+
+/* Takes page out of its mapping (pcache_lock held, page idle): freed now, or
+ * by the last put when it is referenced (a reader copying from it, a shared
+ * mapping); lookups no longer find it, so the next one reads afresh. */
+static void forget_one(struct pcache_page *page)
+{
+	unsigned held = __atomic_fetch_or(&page->refs, PCACHE_GONE, __ATOMIC_ACQ_REL);
+	page->dead = true;
+	if (held == 0)
+		page_free(page);
 }
 
 void pcache_forget(struct pcache_mapping *mapping, uint64_t first)
@@ -552,8 +617,8 @@ void pcache_forget(struct pcache_mapping *mapping, uint64_t first)
 		struct pcache_page *page = mapping->buckets[bucket];
 		while (page) {
 			struct pcache_page *next = page->next_in_mapping;
-			if (page->index >= first && !page->refs && !page->busy)
-				page_free(page);
+			if (page->index >= first && !page->busy && !page->dead)
+				forget_one(page);
 			page = next;
 		}
 	}
@@ -564,8 +629,8 @@ void pcache_forget_page(struct pcache_mapping *mapping, uint64_t index)
 {
 	mutex_lock(&pcache_lock);
 	struct pcache_page *page = mapping_find(mapping, index);
-	if (page && !page->refs && !page->busy)
-		page_free(page);
+	if (page && !page->busy)
+		forget_one(page);
 	mutex_unlock(&pcache_lock);
 }
 

@@ -76,13 +76,15 @@ struct pcache_page {
 	uint64_t index;
 	uint8_t *data; /* PAGE_SIZE bytes */
 	/* private to the cache */
-	int refs;
+	unsigned refs; /* atomic; PCACHE_GONE once forget took it out while referenced */
 	bool dirty, busy, valid;
 	bool dead; /* its read failed: found by nobody, freed by the last put */
 	unsigned writers; /* user pages mapping it writable (pcache_map_writable) */
 	struct pcache_page *next_in_mapping;
 	struct pcache_page *lru_prev, *lru_next;
 };
+
+#define PCACHE_GONE 0x80000000u
 
 enum pcache_fill {
 	PCACHE_READ, /* read the page when it is not cached */
@@ -94,6 +96,13 @@ void pcache_mapping_init(struct pcache_mapping *mapping, const struct pcache_ops
  * read_page's error (the page is then not kept). */
 int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
 	       struct pcache_page **page);
+/* A hit only, for a reader that takes its own locks for a miss: the cached
+ * page index of mapping, referenced, counted as a hit (and as the reader's
+ * last access in ahead, which may be NULL), with one pass through the
+ * cache's lock.  Returns 0, or -ENOENT when it is not cached or is being
+ * read (nothing is counted: call pcache_get_ahead or pcache_get). */
+int pcache_get_cached(struct pcache_mapping *mapping, uint64_t index, struct pcache_ahead *ahead,
+		      struct pcache_page **page);
 /* pcache_get for a reader that walks a file: ahead is the open file's
  * state, want_end the page after the last one this call wants, end the
  * file's pages (nothing at or past it is read ahead).  Same results. */
@@ -101,7 +110,8 @@ int pcache_get_ahead(struct pcache_mapping *mapping, uint64_t index, struct pcac
 		     uint64_t want_end, uint64_t end, struct pcache_page **page);
 /* Marks a referenced page as changed: it is written back before it leaves. */
 void pcache_mark_dirty(struct pcache_page *page);
-/* Drops a reference. */
+/* Drops a reference; takes no lock unless the page was forgotten while
+ * referenced (pcache_forget) and this was its last reference. */
 void pcache_put(struct pcache_page *page);
 /* A referenced page is mapped writable into a process (a shared file
  * mapping): stores reach it without the cache seeing them, so it counts as
@@ -118,7 +128,9 @@ int pcache_find(struct pcache_mapping *mapping, uint64_t index, struct pcache_pa
  * dirty). */
 int pcache_sync(struct pcache_mapping *mapping);
 /* Forgets pages from index first on, dirty or not (truncation, a freed
- * block); they must not be referenced. */
+ * block); pages being read or written are left alone.  A referenced page
+ * is no longer found (the next lookup reads afresh), nor written back; its
+ * last pcache_put frees it. */
 void pcache_forget(struct pcache_mapping *mapping, uint64_t first);
 /* Forgets one page (a disk block that was freed). */
 void pcache_forget_page(struct pcache_mapping *mapping, uint64_t index);

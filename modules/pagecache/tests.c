@@ -3,7 +3,9 @@
  * read twice is a miss then a hit, for that mapping only; a failed read is
  * reported and not kept; under a small limit clean pages are evicted and dirty
  * ones written back first, and every byte written comes back; sync writes
- * back exactly the dirty pages; forget drops pages without writing them.
+ * back exactly the dirty pages; forget drops pages without writing them,
+ * and a forgotten page still in use goes at its last put; a hit-only lookup
+ * counts nothing when the page is not there.
  */
 #include "ktest/ktest.h"
 #include "lib/errno.h"
@@ -247,7 +249,60 @@ static void failed_window_reads_the_page_alone(struct ktest *t)
 	store_done(&store, &mapping);
 }
 
+/* pcache_get_cached finds only what is cached: no miss counted, nothing
+ * read; a cached page is a hit, and it moves the reader's position on. */
+static void get_cached_is_a_hit_or_nothing(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	struct pcache_ahead ahead = {0};
+	struct pcache_page *page;
+	EXPECT_EQ(t, pcache_get_cached(&mapping, 7, &ahead, &page), -ENOENT);
+	EXPECT_EQ(t, mapping.stats.misses + mapping.stats.hits, 0);
+	EXPECT_EQ(t, store.reads, 0);
+	ASSERT_EQ(t, pcache_get(&mapping, 7, PCACHE_READ, &page), 0);
+	pcache_put(page);
+	ASSERT_EQ(t, pcache_get_cached(&mapping, 7, &ahead, &page), 0);
+	EXPECT_EQ(t, page->data[0], 8);
+	pcache_put(page);
+	EXPECT_EQ(t, mapping.stats.hits, 1);
+	EXPECT_EQ(t, mapping.stats.misses, 1);
+	EXPECT_EQ(t, ahead.next, 8);
+	store_done(&store, &mapping);
+}
+
+/* A page forgotten (truncated away) while a reader still holds it: the next
+ * lookup reads the page afresh instead of finding the old one, the holder's
+ * bytes stay until its put, and that put frees it. */
+static void forgotten_page_in_use_goes_at_its_last_put(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	struct pcache_page *held, *page;
+	ASSERT_EQ(t, pcache_get(&mapping, 4, PCACHE_READ, &held), 0);
+	held->data[0] = 0x99; /* not written back: forget drops it */
+	pcache_mark_dirty(held);
+	pcache_forget(&mapping, 0);
+	EXPECT_EQ(t, mapping.stats.pages, 1);
+	EXPECT_EQ(t, pcache_get_cached(&mapping, 4, NULL, &page), -ENOENT);
+	ASSERT_EQ(t, pcache_get(&mapping, 4, PCACHE_READ, &page), 0);
+	EXPECT_TRUE(t, page != held);
+	EXPECT_EQ(t, page->data[0], 5); /* read afresh */
+	EXPECT_EQ(t, held->data[0], 0x99);
+	pcache_put(page);
+	EXPECT_EQ(t, mapping.stats.pages, 2);
+	EXPECT_EQ(t, pcache_sync(&mapping), 0);
+	EXPECT_EQ(t, store.writes, 0);
+	pcache_put(held);
+	EXPECT_EQ(t, mapping.stats.pages, 1);
+	EXPECT_EQ(t, mapping.stats.dirty, 0);
+	store_done(&store, &mapping);
+}
+
 KTEST_SUITE(pcache, KTEST_CASE(second_read_is_a_hit), KTEST_CASE(failed_read_is_reported_not_kept),
 	    KTEST_CASE(pressure_evicts_and_writes_back), KTEST_CASE(sync_writes_dirty_pages_only),
 	    KTEST_CASE(sequential_reads_are_read_ahead), KTEST_CASE(jumps_are_not_read_ahead),
-	    KTEST_CASE(failed_window_reads_the_page_alone));
+	    KTEST_CASE(failed_window_reads_the_page_alone), KTEST_CASE(get_cached_is_a_hit_or_nothing),
+	    KTEST_CASE(forgotten_page_in_use_goes_at_its_last_put));
