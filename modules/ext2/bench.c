@@ -93,7 +93,7 @@ static void hit_cost(void)
 			      rdtsc() - start);
 		start = rdtsc();
 		for (unsigned i = 0; i < HIT_ROUNDS; i++) {
-			pcache_get_cached(&node->mapping, 0, &file->read_ahead, &page);
+			pcache_get_cached(&node->mapping, 0, NULL, 1, &page);
 			pcache_put(page);
 		}
 		console_print("storage_bench: cached-hit rounds %u ticks %lu\n", HIT_ROUNDS,
