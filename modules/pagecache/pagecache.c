@@ -509,7 +509,9 @@ static int get_page(struct pcache_mapping *mapping, uint64_t index, enum pcache_
 }
 
 /* The window a hit on a marked page starts: after the last one, twice as
- * large up to PCACHE_AHEAD_MAX, within end; count 0 when none. */
+ * large up to PCACHE_AHEAD_MAX, within end; count 0 when none.  Only for a
+ * reader that goes on in order inside the windows it read (a mark left
+ * from another pass is ignored). */
 struct next_window {
 	uint64_t first;
 	unsigned count;
@@ -540,7 +542,7 @@ int pcache_get_cached(struct pcache_mapping *mapping, uint64_t index, struct pca
 		return -ENOENT;
 	}
 	count_hit(page);
-	if (ahead && page->trigger && index == ahead->next) {
+	if (ahead && page->trigger && index == ahead->next && index < ahead->window_end) {
 		page->trigger = false;
 		next = async_window(ahead, end);
 	}
