@@ -536,7 +536,11 @@ int pcache_get_cached(struct pcache_mapping *mapping, uint64_t index, struct pca
 {
 	struct next_window next = {0};
 	mutex_lock(&pcache_lock);
-	struct pcache_page *page = find_valid(mapping, index);
+	struct pcache_page *page = mapping_find(mapping, index);
+	if (page && !page_busy(page) && page->valid)
+		ref_get(page); /* the usual hit; find_valid waits for a page being read */
+	else if (page)
+		page = find_valid(mapping, index);
 	if (!page) {
 		mutex_unlock(&pcache_lock);
 		return -ENOENT;
