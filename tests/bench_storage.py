@@ -56,9 +56,10 @@ def make_image(out_dir):
     return image
 
 
-def boot(system, build, image, log, icount=False):
-    """One boot of system on a fresh copy of image: {case: [MiB/s per pass]},
-    or with icount {case: [instructions per read per pass]}."""
+def boot(system, build, image, log, icount=False, disk_device="virtio"):
+    """One boot of system on a fresh copy of image, attached as disk_device
+    (virtio or nvme): {case: [MiB/s per pass]}, or with icount {case:
+    [instructions per read per pass]}."""
     disk = log + ".img"
     shutil.copyfile(image, disk)
     if system == "microScope":
@@ -68,12 +69,13 @@ def boot(system, build, image, log, icount=False):
     else:
         guest = os.path.join(build, "linux-guest")
         append = "console=ttyS0 quiet readbench clocksource=hpet" + (
-            " mitigations=off" if "off" in system else "")
+            " mitigations=off" if "off" in system else "") + (
+            " nvme" if disk_device == "nvme" else "")
         kernel = ["--kernel", os.path.join(guest, "vmlinuz"),
                   "--initrd", os.path.join(guest, "initramfs.cpio.gz"), "--append", append]
     cmd = [sys.executable, bench.QEMU_PY] + kernel + [
-        "--memory", MEMORY, "--disk", disk, "--log", log, "--timeout", str(TIMEOUT)] + (
-        ["--icount"] if icount else [])
+        "--memory", MEMORY, "--disk", disk, "--disk-device", disk_device, "--log", log,
+        "--timeout", str(TIMEOUT)] + (["--icount"] if icount else [])
     subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.remove(disk)
     with open(log, errors="replace") as f:
@@ -88,20 +90,21 @@ def boot(system, build, image, log, icount=False):
     return figures
 
 
-def icount_table(build, out_dir, image, systems):
+def icount_table(build, out_dir, image, systems, disk_device="virtio"):
     """One boot of each under -icount shift=0: the guests' clocks count
     instructions, so a cached read's time is the instructions it took (a
     rep-string instruction counts once per iteration: a 4 KiB copy is 512 or
     4096 of them); a cold one's also holds the disk's wait."""
-    lines = ["", "The same under QEMU -icount shift=0 (one boot each, median of its three passes):"
-             " instructions (guest ns) per 4 KiB read; ratio = Linux / microScope:", "",
+    lines = ["", f"Under QEMU -icount shift=0, the disk on {disk_device} (one boot each, median of "
+             "its three passes): instructions (guest ns) per 4 KiB read; ratio = Linux / "
+             "microScope:", "",
              "| reads | microScope | Linux | ratio | Linux mitigations=off | ratio |",
              "|---|---:|---:|---:|---:|---:|"]
     per_read = {}
     for system in systems:
         name = system.split()[0].lower() + ("-nomitigations" if " " in system else "")
-        log = os.path.join(out_dir, f"storage-{name}-icount.log")
-        figures = boot(system, build, image, log, icount=True)
+        log = os.path.join(out_dir, f"storage-{name}-{disk_device}-icount.log")
+        figures = boot(system, build, image, log, icount=True, disk_device=disk_device)
         per_read[system] = {case: statistics.median(figures[case]) for case in CASES}
     for case in CASES:
         ms, linux, off = (per_read[s][case] for s in systems)
@@ -116,12 +119,20 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default="build")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--icount-only", action="store_true",
+                   help="only the -icount boots (virtio-blk and NVMe), no plain TCG rounds")
     args = p.parse_args()
     build = os.path.join(ROOT, args.build)
     out_dir = os.path.join(build, "bench")
     os.makedirs(out_dir, exist_ok=True)
     image = make_image(out_dir)
     systems = ("microScope", "Linux", "Linux mitigations=off")
+    if args.icount_only:
+        lines = ["## Storage under -icount (`tests/bench_storage.py --icount-only`)"]
+        for device in ("virtio", "nvme"):
+            lines += icount_table(build, out_dir, image, systems, device)
+        print("\n".join(lines))
+        return
     results = {system: {case: [] for case in CASES} for system in systems}
     for round_number in range(args.rounds):
         for system in systems:
@@ -142,7 +153,8 @@ def main():
         met = "met" if ms / linux >= target else "NOT met"
         lines.append(f"| {case} | {ms:.1f} | {linux:.1f} | {ms / linux:.2f} | {off:.1f} | "
                      f"{ms / off:.2f} | >= {target:.1f}x ({met}) |")
-    lines += icount_table(build, out_dir, image, systems)
+    lines += icount_table(build, out_dir, image, systems, "virtio")
+    lines += icount_table(build, out_dir, image, systems, "nvme")
     lines += bench.bench_storage(build, out_dir)
     text = "\n".join(lines) + "\n"
     print(text, end="")

@@ -348,7 +348,7 @@ int64_t ext2_readlink_locked(struct ext2_node *node, char *buffer, size_t size)
 		memcpy(buffer, node->disk.block, length);
 		return (int64_t)length;
 	}
-	return ext2_read_locked(node, buffer, length, 0, NULL);
+	return ext2_read_locked(node, buffer, length, 0);
 }
 
 /* ---- The VFS's directory operations -------------------------------------------- */

@@ -14,6 +14,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "uaccess/uaccess.h"
 
 uint64_t ext2_size(const struct ext2_inode *inode)
 {
@@ -217,8 +218,11 @@ static unsigned run_length(const uint32_t *blocks, unsigned first, unsigned coun
 	return length;
 }
 
+/* Submits a read of pages blocks from block into buffer; pending counts
+ * the requests that done has yet to see. */
 static int submit_run(struct ext2_node *node, struct block_request *request, uint32_t block,
-		      unsigned pages, uint8_t *buffer, struct window_read *window)
+		      unsigned pages, uint8_t *buffer, void (*done)(struct block_request *),
+		      void *private, int *pending)
 {
 	*request = (struct block_request){
 	    .device = node->fs->disk,
@@ -226,12 +230,47 @@ static int submit_run(struct ext2_node *node, struct block_request *request, uin
 	    .sector = (uint64_t)block * EXT2_SECTORS_PER_BLOCK,
 	    .count = pages * EXT2_SECTORS_PER_BLOCK,
 	    .buffer = buffer,
-	    .done = window_request_done,
-	    .private = window};
-	__atomic_add_fetch(&window->pending, 1, __ATOMIC_RELAXED);
+	    .done = done,
+	    .private = private};
+	__atomic_add_fetch(pending, 1, __ATOMIC_RELAXED);
 	int error = block_submit(request);
 	if (error)
-		__atomic_sub_fetch(&window->pending, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(pending, 1, __ATOMIC_RELAXED);
+	return error;
+}
+
+/* Looks up the blocks of count pages from first (ext2_lock held or not);
+ * a block past the disk is -EIO. */
+static int window_blocks(struct ext2_node *node, uint64_t first, unsigned count, uint32_t *blocks)
+{
+	int error = 0;
+	for (unsigned i = 0; i < count && !error; i++) {
+		error = file_block_of(node, first + i, &blocks[i]);
+		if (!error && blocks[i] >= node->fs->blocks_count)
+			error = -EIO;
+	}
+	return error;
+}
+
+/* Submits the runs of count pages whose blocks are blocks into buffer,
+ * zeroing holes; stops at the first refused request.  Returns 0 or its
+ * error. */
+static int submit_runs(struct ext2_node *node, const uint32_t *blocks, unsigned count,
+		       uint8_t *buffer, struct block_request *requests,
+		       void (*done)(struct block_request *), void *private, int *pending)
+{
+	unsigned max_pages = node->fs->disk->max_sectors / EXT2_SECTORS_PER_BLOCK;
+	unsigned submitted = 0;
+	int error = 0;
+	for (unsigned i = 0; i < count && !error; i += run_length(blocks, i, count, max_pages)) {
+		unsigned pages = run_length(blocks, i, count, max_pages);
+		uint8_t *at = buffer + (size_t)i * PAGE_SIZE;
+		if (blocks[i] == 0)
+			memset(at, 0, (size_t)pages * PAGE_SIZE);
+		else
+			error = submit_run(node, &requests[submitted++], blocks[i], pages, at, done,
+					   private, pending);
+	}
 	return error;
 }
 
@@ -245,37 +284,79 @@ static int file_read_pages(struct pcache_mapping *mapping, uint64_t first, unsig
 		kfree(requests);
 		return -ENOMEM;
 	}
-	int error = 0;
-	for (unsigned i = 0; i < count && !error; i++) {
-		error = file_block_of(node, first + i, &blocks[i]);
-		if (!error && blocks[i] >= node->fs->blocks_count)
-			error = -EIO;
-	}
+	int error = window_blocks(node, first, count, blocks);
 	struct window_read window = {.pending = 1};
 	completion_init(&window.done, "ext2.readahead");
-	unsigned max_pages = node->fs->disk->max_sectors / EXT2_SECTORS_PER_BLOCK;
-	unsigned submitted = 0;
-	for (unsigned i = 0; i < count && !error; i += run_length(blocks, i, count, max_pages)) {
-		unsigned pages = run_length(blocks, i, count, max_pages);
-		uint8_t *at = (uint8_t *)buffer + (size_t)i * PAGE_SIZE;
-		if (blocks[i] == 0)
-			memset(at, 0, (size_t)pages * PAGE_SIZE);
-		else
-			error = submit_run(node, &requests[submitted++], blocks[i], pages, at,
-					   &window);
-	}
+	if (!error)
+		error = submit_runs(node, blocks, count, buffer, requests, window_request_done,
+				    &window, &window.pending);
 	if (__atomic_sub_fetch(&window.pending, 1, __ATOMIC_ACQ_REL) != 0)
 		completion_wait(&window.done);
 	kfree(requests);
 	return error ? error : window.status;
 }
 
+/* Asynchronous read-ahead: the window's blocks are looked up and its pages
+ * made busy under ext2_lock, so that no truncation comes between (one that
+ * comes later waits in pcache_forget for the pages); the runs are submitted
+ * after, and the last request to end, in the interrupt handler, hands the
+ * pages to the cache.  Nobody waits here: a failure just leaves the pages
+ * to be read again when a reader wants them. */
+struct async_read {
+	struct pcache_window *window;
+	int pending; /* requests not ended yet, plus one until all are submitted */
+	int status;
+	struct block_request requests[PCACHE_AHEAD_MAX];
+};
+
+static void async_read_end(struct async_read *read)
+{
+	pcache_window_end(read->window, __atomic_load_n(&read->status, __ATOMIC_RELAXED));
+	kfree(read);
+}
+
+static void async_request_done(struct block_request *request)
+{
+	struct async_read *read = request->private;
+	if (request->status)
+		__atomic_store_n(&read->status, request->status, __ATOMIC_RELAXED);
+	if (__atomic_sub_fetch(&read->pending, 1, __ATOMIC_ACQ_REL) == 0)
+		async_read_end(read);
+}
+
+static void file_start_read_pages(struct pcache_mapping *mapping, uint64_t first, unsigned count)
+{
+	struct ext2_node *node = mapping->owner;
+	uint32_t blocks[PCACHE_AHEAD_MAX];
+	uint8_t *buffer = NULL;
+	struct async_read *read = kzalloc(sizeof *read);
+	if (!read || count > PCACHE_AHEAD_MAX) {
+		kfree(read);
+		return;
+	}
+	mutex_lock(&ext2_lock);
+	if (window_blocks(node, first, count, blocks) == 0)
+		read->window = pcache_window_begin(mapping, first, &count, &buffer);
+	mutex_unlock(&ext2_lock);
+	if (!read->window) {
+		kfree(read);
+		return;
+	}
+	read->pending = 1;
+	int error = submit_runs(node, blocks, count, buffer, read->requests, async_request_done,
+				read, &read->pending);
+	if (error)
+		__atomic_store_n(&read->status, error, __ATOMIC_RELAXED);
+	if (__atomic_sub_fetch(&read->pending, 1, __ATOMIC_ACQ_REL) == 0)
+		async_read_end(read);
+}
+
 static const struct pcache_ops ext2_file_pages = {.read_page = file_read_page,
 						  .write_page = file_write_page,
-						  .read_pages = file_read_pages};
+						  .read_pages = file_read_pages,
+						  .start_read_pages = file_start_read_pages};
 
-int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset,
-			 struct pcache_ahead *ahead)
+int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset)
 {
 	uint64_t size = node->vnode.size;
 	if (offset >= size)
@@ -291,10 +372,7 @@ int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, ui
 			chunk = length - done;
 		struct pcache_page *page;
 		uint64_t index = position / PAGE_SIZE;
-		int error = ahead ? pcache_get_ahead(&node->mapping, index, ahead,
-						     (offset + length - 1) / PAGE_SIZE + 1,
-						     (size + PAGE_SIZE - 1) / PAGE_SIZE, &page)
-				  : pcache_get(&node->mapping, index, PCACHE_READ, &page);
+		int error = pcache_get(&node->mapping, index, PCACHE_READ, &page);
 		if (error)
 			return done ? (int64_t)done : error;
 		memcpy((uint8_t *)buffer + done, page->data + in_page, chunk);
@@ -576,12 +654,78 @@ void ext2_release_node(struct vfs_node *vnode)
 
 /* ---- The VFS's file operations ------------------------------------------------ */
 
+/* Page index of an open file's node for a reader that wants pages up to
+ * want_end: a hit takes only the page cache's lock; a miss reads under
+ * ext2_lock (the block map), with read-ahead.  Returns 0 and the page, 1
+ * when the page lies past the end of the file now (a truncation came
+ * between), or the error. */
+static int reader_page(struct vfs_file *file, uint64_t index, uint64_t want_end,
+		       struct pcache_page **page)
+{
+	struct ext2_node *node = file->node->private;
+	uint64_t end = (__atomic_load_n(&node->vnode.size, __ATOMIC_RELAXED) + PAGE_SIZE - 1) /
+		       PAGE_SIZE;
+	if (pcache_get_cached(&node->mapping, index, &file->read_ahead, end, page) == 0)
+		return 0;
+	mutex_lock(&ext2_lock);
+	end = (node->vnode.size + PAGE_SIZE - 1) / PAGE_SIZE;
+	int error = index >= end ? 1
+				 : pcache_get_ahead(&node->mapping, index, &file->read_ahead,
+						    want_end, end, page);
+	mutex_unlock(&ext2_lock);
+	return error;
+}
+
+static int copy_out(void *to, const void *from, size_t length, enum vfs_buffer where)
+{
+	if (where == VFS_USER_BUFFER)
+		return copy_to_user(to, from, length);
+	memcpy(to, from, length);
+	return 0;
+}
+
+/* A read of an open file, copying each page straight from the page cache
+ * into buffer with no ext2 or page-cache lock held: a copy into user memory
+ * may fault in a shared mapping of an ext2 file, which takes both.  The size
+ * is read once: a write or truncation meanwhile is seen, or not, page by
+ * page (pcache_forget takes truncated pages away even while referenced). */
+static int64_t file_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset,
+			 enum vfs_buffer where)
+{
+	uint64_t size = __atomic_load_n(&file->node->size, __ATOMIC_RELAXED);
+	if (offset >= size)
+		return 0;
+	if (length > size - offset)
+		length = size - offset;
+	uint64_t want_end = (offset + length - 1) / PAGE_SIZE + 1;
+	size_t done = 0;
+	while (done < length) {
+		uint64_t position = offset + done;
+		size_t in_page = position % PAGE_SIZE;
+		size_t chunk = PAGE_SIZE - in_page < length - done ? PAGE_SIZE - in_page
+								   : length - done;
+		struct pcache_page *page;
+		int error = reader_page(file, position / PAGE_SIZE, want_end, &page);
+		if (error == 0) {
+			error = copy_out((uint8_t *)buffer + done, page->data + in_page, chunk, where);
+			pcache_put(page);
+		}
+		if (error)
+			return done || error > 0 ? (int64_t)done : error;
+		done += chunk;
+	}
+	return (int64_t)done;
+}
+
 static int64_t ext2_file_read(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
 {
-	mutex_lock(&ext2_lock);
-	int64_t n = ext2_read_locked(file->node->private, buffer, length, offset, &file->read_ahead);
-	mutex_unlock(&ext2_lock);
-	return n;
+	return file_read(file, buffer, length, offset, VFS_KERNEL_BUFFER);
+}
+
+static int64_t ext2_file_read_user(struct vfs_file *file, void *buffer, size_t length,
+				   uint64_t offset)
+{
+	return file_read(file, buffer, length, offset, VFS_USER_BUFFER);
 }
 
 static int64_t ext2_file_write(struct vfs_file *file, const void *buffer, size_t length,
@@ -598,6 +742,7 @@ static int64_t ext2_file_write(struct vfs_file *file, const void *buffer, size_t
 
 const struct vfs_file_ops ext2_file_ops = {
     .read = ext2_file_read,
+    .read_user = ext2_file_read_user,
     .write = ext2_file_write,
 };
 

@@ -123,9 +123,9 @@ void ext2_node_init_ops(struct ext2_node *node);
 void ext2_node_attach(struct ext2_node *node);
 int ext2_bmap(struct ext2_node *node, uint64_t file_block, bool create, uint32_t *block,
 	      bool *fresh);
-/* ahead: the open file's read-ahead state, or NULL for none. */
-int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset,
-			 struct pcache_ahead *ahead);
+/* A read of node's contents into kernel memory with ext2_lock held (no
+ * read-ahead): symbolic links' targets.  Open files read through file_read. */
+int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset);
 int64_t ext2_write_locked(struct ext2_node *node, const void *buffer, size_t length,
 			  uint64_t offset);
 int ext2_truncate_locked(struct ext2_node *node, uint64_t size);

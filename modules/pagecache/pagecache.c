@@ -14,10 +14,35 @@
  * kept and the wanted page is read alone, so an error in a page nobody asked
  * for reaches nobody.
  *
+ * Asynchronous read-ahead (owners with start_read_pages): a window read
+ * for a sequential reader marks the page after the one asked for, and an
+ * asynchronous window marks its first page (`trigger`).  A hit there by a
+ * reader that goes on in order (pcache_get_cached) starts the next window,
+ * twice as large up to PCACHE_AHEAD_MAX, after ahead->window_end, once the
+ * lock is dropped: the owner makes its pages busy with
+ * pcache_window_begin, starts the device and returns; its completion calls
+ * pcache_window_end, maybe in an interrupt handler, which takes no lock: it
+ * drops the window's references while the pages are still busy (nothing
+ * frees or forgets a busy page), then sets valid (or dead) and clears busy
+ * with a release store.  A dead page nobody refers to is freed by the next
+ * eviction or forget.  Forget waits for pages being read ahead (they end
+ * without any lock), so an owner may free its mapping after forgetting it.
+ *
  * Pages mapped writable into processes (shared file mappings) are counted
  * in `writers`; their stores bypass the cache, so pcache_sync marks them
  * dirty before writing the mapping's dirty pages.  They are referenced while
  * mapped, so eviction never takes them.
+ *
+ * References: `refs` is changed with atomic operations.  It is raised only
+ * with pcache_lock held, and lowered with it held, except by pcache_put,
+ * which lowers it without the lock: a hit (pcache_get_cached then
+ * pcache_put) takes pcache_lock once.  That is safe because whoever holds a
+ * reference from pcache_get or pcache_find holds a valid page, and a valid
+ * page is freed only with the lock held once nobody refers to it: by
+ * eviction (which sees refs 0) or, for a page that forget took out of the
+ * mapping while it was referenced, by the last pcache_put.  Such a page is
+ * `dead` (lookups skip it) and carries PCACHE_GONE in refs, so that the put
+ * whose decrement leaves exactly PCACHE_GONE knows it is the last one.
  *
  * Accounting: each hit, miss, eviction, byte read and page read ahead is also
  * charged to the calling thread's activity (acct_charge_ref), after
@@ -35,6 +60,13 @@ static struct mutex pcache_lock = MUTEX_INIT(pcache_lock, "pcache");
 static struct waitq pcache_waiters = WAITQ_INIT(pcache_waiters, "pcache.busy");
 static struct pcache_page *lru_head, *lru_tail; /* head: most recently used */
 static struct pcache_stats totals;
+
+/* An asynchronous read-ahead window in flight: its busy pages, each
+ * referenced once by it. */
+struct pcache_window {
+	unsigned count;
+	struct pcache_page *pages[PCACHE_AHEAD_MAX];
+};
 static unsigned pcache_max_pages = 2048;
 
 void pcache_mapping_init(struct pcache_mapping *mapping, const struct pcache_ops *ops, void *owner)
@@ -80,6 +112,41 @@ static struct pcache_page *mapping_find(struct pcache_mapping *mapping, uint64_t
 		if (page->index == index && !page->dead)
 			return page;
 	return NULL;
+}
+
+/* The references to page (pcache_lock held or not), without PCACHE_GONE. */
+static unsigned refs_of(const struct pcache_page *page)
+{
+	return __atomic_load_n(&page->refs, __ATOMIC_ACQUIRE) & ~PCACHE_GONE;
+}
+
+static void ref_get(struct pcache_page *page)
+{
+	__atomic_add_fetch(&page->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void page_free(struct pcache_page *page);
+
+/* Busy may be cleared by pcache_window_end without the lock. */
+static bool page_busy(const struct pcache_page *page)
+{
+	return __atomic_load_n(&page->busy, __ATOMIC_ACQUIRE);
+}
+
+/* A page whose asynchronous read failed, that nobody waited for (pcache_lock
+ * held): nothing else frees it. */
+static bool dead_and_unused(const struct pcache_page *page)
+{
+	return !page_busy(page) && page->dead && __atomic_load_n(&page->refs, __ATOMIC_ACQUIRE) == 0;
+}
+
+/* Drops a reference (pcache_lock held); the last one frees a page that no
+ * lookup finds any more (its read failed, or forget took it out). */
+static void ref_drop_locked(struct pcache_page *page)
+{
+	unsigned left = __atomic_sub_fetch(&page->refs, 1, __ATOMIC_ACQ_REL) & ~PCACHE_GONE;
+	if (left == 0 && page->dead)
+		page_free(page);
 }
 
 static void page_free(struct pcache_page *page)
@@ -193,15 +260,21 @@ static unsigned evict_to(unsigned target)
 	struct pcache_page *page = lru_tail;
 	while (totals.pages > target && page && attempts--) {
 		struct pcache_page *warmer = page->lru_prev;
-		if (page->refs || page->busy) {
+		if (dead_and_unused(page)) {
+			page_free(page); /* its read ahead failed and nobody came */
+			page = warmer;
+			continue;
+		}
+		if (page_busy(page) || page->dead || refs_of(page)) {
 			page = warmer;
 			continue;
 		}
 		if (page->dirty) {
-			page->refs++;
+			ref_get(page);
 			int error = write_back(page);
-			page->refs--;
-			if (error || page->refs || page->dirty) {
+			bool kept = error || refs_of(page) > 1 || page->dirty || page->dead;
+			ref_drop_locked(page);
+			if (kept) {
 				page = lru_tail; /* the list may have changed: start again */
 				continue;
 			}
@@ -266,14 +339,13 @@ static struct pcache_page *find_valid(struct pcache_mapping *mapping, uint64_t i
 		page = mapping_find(mapping, index);
 		if (!page)
 			return NULL;
-		page->refs++;
+		ref_get(page);
 		wait_not_busy(page);
-		if (page->valid)
+		if (page->valid && !page->dead)
 			return page;
-		/* its read failed: drop it and try afresh */
+		/* its read failed (or forget took it meanwhile): try afresh */
 		page->dead = true;
-		if (--page->refs == 0)
-			page_free(page);
+		ref_drop_locked(page);
 	}
 }
 
@@ -333,8 +405,7 @@ static int read_window(struct pcache_mapping *mapping, uint64_t index, unsigned 
 		__atomic_store_n(&page->busy, false, __ATOMIC_RELEASE);
 		if (i == 0 && !error)
 			continue; /* the caller's reference */
-		if (--page->refs == 0 && error)
-			page_free(page);
+		ref_drop_locked(page);
 	}
 	waitq_wake_all(&pcache_waiters);
 	if (error)
@@ -369,8 +440,7 @@ static int get_missing(struct pcache_mapping *mapping, uint64_t index, enum pcac
 	int error = fill_new_page(page, fill);
 	if (error) {
 		page->dead = true; /* new lookups read afresh */
-		if (--page->refs == 0)
-			page_free(page);
+		ref_drop_locked(page);
 		return error;
 	}
 	charge->pages_read = fill == PCACHE_READ;
@@ -400,6 +470,17 @@ static unsigned next_window(struct pcache_ahead *ahead, bool sequential, uint64_
 	return end - index < window ? (unsigned)(end - index) : window;
 }
 
+/* A sequential reader's window of pages from index was read: its second
+ * page starts the next one when reached (pcache_lock held). */
+static void mark_next_window(struct pcache_mapping *mapping, uint64_t index, unsigned pages,
+			     struct pcache_ahead *ahead)
+{
+	ahead->window_end = index + pages;
+	struct pcache_page *second = mapping_find(mapping, index + 1);
+	if (second && mapping->ops->start_read_pages)
+		second->trigger = true;
+}
+
 static int get_page(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
 		    struct pcache_ahead *ahead, uint64_t want_end, uint64_t end,
 		    struct pcache_page **result)
@@ -417,12 +498,139 @@ static int get_page(struct pcache_mapping *mapping, uint64_t index, enum pcache_
 		unsigned window =
 		    ahead ? next_window(ahead, sequential, index, want_end, end) : 1;
 		error = get_missing(mapping, index, fill, window, result, &charge);
+		if (!error && sequential && charge.pages_read > 1)
+			mark_next_window(mapping, index, charge.pages_read, ahead);
 	}
 	if (ahead)
 		ahead->next = index + 1;
 	mutex_unlock(&pcache_lock);
 	charge_activity(&charge);
 	return error;
+}
+
+/* The window a hit on a marked page starts: after the last one, twice as
+ * large up to PCACHE_AHEAD_MAX, within end; count 0 when none.  Only for a
+ * reader that goes on in order inside the windows it read (a mark left
+ * from another pass is ignored). */
+struct next_window {
+	uint64_t first;
+	unsigned count;
+};
+
+static struct next_window async_window(struct pcache_ahead *ahead, uint64_t end)
+{
+	struct next_window next = {.first = ahead->window_end};
+	unsigned size = ahead->window ? ahead->window * 2 : PCACHE_AHEAD_FIRST;
+	if (size > PCACHE_AHEAD_MAX)
+		size = PCACHE_AHEAD_MAX;
+	if (next.first >= end)
+		return next;
+	next.count = end - next.first < size ? (unsigned)(end - next.first) : size;
+	ahead->window = size;
+	ahead->window_end = next.first + next.count;
+	return next;
+}
+
+int pcache_get_cached(struct pcache_mapping *mapping, uint64_t index, struct pcache_ahead *ahead,
+		      uint64_t end, struct pcache_page **result)
+{
+	struct next_window next = {0};
+	mutex_lock(&pcache_lock);
+	struct pcache_page *page = mapping_find(mapping, index);
+	if (page && !page_busy(page) && page->valid)
+		ref_get(page); /* the usual hit; find_valid waits for a page being read */
+	else if (page)
+		page = find_valid(mapping, index);
+	if (!page) {
+		mutex_unlock(&pcache_lock);
+		return -ENOENT;
+	}
+	count_hit(page);
+	if (ahead && page->trigger && index == ahead->next && index < ahead->window_end) {
+		page->trigger = false;
+		next = async_window(ahead, end);
+	}
+	if (ahead)
+		ahead->next = index + 1;
+	mutex_unlock(&pcache_lock);
+	*result = page;
+	const struct pcache_charge hit = {.hit = true};
+	charge_activity(&hit);
+	if (next.count)
+		mapping->ops->start_read_pages(mapping, next.first, next.count);
+	return 0;
+}
+
+static void charge_window(unsigned pages, unsigned evicted)
+{
+	acct_ref_t ref = acct_current_ref();
+	if (!ref)
+		return;
+	if (evicted)
+		acct_charge_ref(ref, ACCT_PAGE_CACHE_EVICTIONS, evicted);
+	acct_charge_ref(ref, ACCT_PAGE_CACHE_READ_BYTES, (uint64_t)pages * PAGE_SIZE);
+	acct_charge_ref(ref, ACCT_PAGE_CACHE_READ_AHEAD, pages);
+}
+
+/* Busy pages from first for an asynchronous window (pcache_lock held):
+ * how many were made into window, 0 when none. */
+static unsigned window_make(struct pcache_mapping *mapping, uint64_t first, unsigned count,
+			    struct pcache_window *window, uint8_t **buffer, unsigned *evicted)
+{
+	if (totals.pages + count > pcache_max_pages)
+		*evicted = evict_to(pcache_max_pages - pcache_max_pages / 8);
+	if (mapping_find(mapping, first))
+		return 0;
+	count = window_pages(mapping, first, window_room(mapping, first, count), window->pages,
+			     buffer);
+	for (unsigned i = 0; i < count; i++)
+		window->pages[i]->reading_ahead = true;
+	if (count) {
+		window->pages[0]->trigger = true;
+		mapping->stats.read_ahead += count;
+		totals.read_ahead += count;
+		mapping->stats.windows++;
+		totals.windows++;
+		mapping->stats.async_windows++;
+		totals.async_windows++;
+	}
+	return count;
+}
+
+struct pcache_window *pcache_window_begin(struct pcache_mapping *mapping, uint64_t first,
+					  unsigned *count, uint8_t **buffer)
+{
+	struct pcache_window *window = kmalloc(sizeof *window);
+	if (!window || *count == 0 || *count > PCACHE_AHEAD_MAX) {
+		kfree(window);
+		return NULL;
+	}
+	unsigned evicted = 0;
+	mutex_lock(&pcache_lock);
+	window->count = window_make(mapping, first, *count, window, buffer, &evicted);
+	mutex_unlock(&pcache_lock);
+	if (window->count)
+		charge_window(window->count, evicted);
+	if (!window->count) {
+		kfree(window);
+		return NULL;
+	}
+	*count = window->count;
+	return window;
+}
+
+void pcache_window_end(struct pcache_window *window, int status)
+{
+	for (unsigned i = 0; i < window->count; i++) {
+		struct pcache_page *page = window->pages[i];
+		__atomic_sub_fetch(&page->refs, 1, __ATOMIC_RELAXED); /* busy: nobody frees it */
+		page->valid = status == 0;
+		page->dead = status != 0;
+		page->reading_ahead = false;
+		__atomic_store_n(&page->busy, false, __ATOMIC_RELEASE);
+	}
+	kfree(window);
+	waitq_wake_all(&pcache_waiters);
 }
 
 int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
@@ -472,10 +680,13 @@ int pcache_find(struct pcache_mapping *mapping, uint64_t index, struct pcache_pa
 
 void pcache_put(struct pcache_page *page)
 {
+	/* Release: what the holder did with the page comes before an eviction
+	 * that sees the reference gone.  Nothing of page is touched after the
+	 * decrement unless it was the last reference to a page forget took. */
+	if (__atomic_sub_fetch(&page->refs, 1, __ATOMIC_RELEASE) != PCACHE_GONE)
+		return;
 	mutex_lock(&pcache_lock);
-	page->refs--;
-	if (page->refs == 0 && !page->valid)
-		page_free(page);
+	page_free(page);
 	mutex_unlock(&pcache_lock);
 }
 
@@ -493,12 +704,12 @@ static struct pcache_page *mapping_first(struct pcache_mapping *mapping,
 
 static bool dirty_and_idle(const struct pcache_page *page)
 {
-	return page->dirty && !page->busy;
+	return page->dirty && !page->busy && !page->dead;
 }
 
 static bool busy(const struct pcache_page *page)
 {
-	return page->busy;
+	return page->busy && !page->dead;
 }
 
 /* The first dirty, idle page of mapping, or else a busy one (being written or
@@ -509,7 +720,7 @@ static struct pcache_page *next_dirty(struct pcache_mapping *mapping)
 	if (!page)
 		page = mapping_first(mapping, busy);
 	if (page)
-		page->refs++;
+		ref_get(page);
 	return page;
 }
 
@@ -520,7 +731,7 @@ static void dirty_mapped_writable(struct pcache_mapping *mapping)
 	for (unsigned bucket = 0; bucket < PCACHE_BUCKETS; bucket++)
 		for (struct pcache_page *page = mapping->buckets[bucket]; page;
 		     page = page->next_in_mapping)
-			if (page->writers)
+			if (page->writers && !page->dead)
 				set_dirty(page, true);
 }
 
@@ -532,12 +743,12 @@ int pcache_sync(struct pcache_mapping *mapping)
 	struct pcache_page *page;
 	while ((page = next_dirty(mapping))) {
 		wait_not_busy(page);
-		if (page->dirty) {
+		if (page->dirty && !page->dead) {
 			int error = write_back(page);
 			if (error && !first_error)
 				first_error = error;
 		}
-		page->refs--;
+		ref_drop_locked(page);
 		if (first_error)
 			break; /* the failed page stays dirty: do not loop on it */
 	}
@@ -545,15 +756,41 @@ int pcache_sync(struct pcache_mapping *mapping)
 	return first_error;
 }
 
+/* Takes page out of its mapping (pcache_lock held, page idle): freed now, or
+ * by the last put when it is referenced (a reader copying from it, a shared
+ * mapping); lookups no longer find it, so the next one reads afresh. */
+static void forget_one(struct pcache_page *page)
+{
+	unsigned held = __atomic_fetch_or(&page->refs, PCACHE_GONE, __ATOMIC_ACQ_REL);
+	page->dead = true;
+	if (held == 0)
+		page_free(page);
+}
+
+static bool being_read_ahead(const struct pcache_page *page)
+{
+	return page->reading_ahead && page_busy(page);
+}
+
 void pcache_forget(struct pcache_mapping *mapping, uint64_t first)
 {
 	mutex_lock(&pcache_lock);
+	struct pcache_page *page;
+	while ((page = mapping_first(mapping, being_read_ahead))) {
+		ref_get(page);
+		wait_not_busy(page); /* ends without any lock: safe under the owner's */
+		ref_drop_locked(page);
+	}
 	for (unsigned bucket = 0; bucket < PCACHE_BUCKETS; bucket++) {
-		struct pcache_page *page = mapping->buckets[bucket];
+		page = mapping->buckets[bucket];
 		while (page) {
 			struct pcache_page *next = page->next_in_mapping;
-			if (page->index >= first && !page->refs && !page->busy)
+			if (page->index < first || page_busy(page))
+				; /* kept, or being read or written by its owner */
+			else if (dead_and_unused(page))
 				page_free(page);
+			else if (!page->dead)
+				forget_one(page);
 			page = next;
 		}
 	}
@@ -564,8 +801,8 @@ void pcache_forget_page(struct pcache_mapping *mapping, uint64_t index)
 {
 	mutex_lock(&pcache_lock);
 	struct pcache_page *page = mapping_find(mapping, index);
-	if (page && !page->refs && !page->busy)
-		page_free(page);
+	if (page && !page->busy)
+		forget_one(page);
 	mutex_unlock(&pcache_lock);
 }
 

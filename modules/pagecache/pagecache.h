@@ -21,6 +21,11 @@
  * window of pages (4, doubling to 32) with one call of the owner's
  * read_pages, into consecutive frames, so the disk sees one larger request
  * instead of one per page.  A miss elsewhere reads only what the call asked.
+ * An owner with start_read_pages also gets asynchronous read-ahead: the
+ * first page of each window read ahead marks it, and a sequential reader's
+ * hit on that page starts the next window (twice as large, up to 32 pages)
+ * without waiting for it, so the disk reads the next window while the
+ * reader copies this one.
  */
 #ifndef MODULES_PAGECACHE_PAGECACHE_H
 #define MODULES_PAGECACHE_PAGECACHE_H
@@ -31,6 +36,7 @@
 #include "sched/sched.h"
 
 struct pcache_mapping;
+struct pcache_window;
 
 #define PCACHE_BUCKETS 64 /* per mapping: a hit looks at about pages / 64 others */
 
@@ -45,6 +51,13 @@ struct pcache_ops {
 	 * a negative error; on error the cache reads the wanted page alone. */
 	int (*read_pages)(struct pcache_mapping *mapping, uint64_t first, unsigned count,
 			  void *buffer);
+	/* Optional, for asynchronous read-ahead: starts reading count pages
+	 * from first and returns without waiting.  It makes them with
+	 * pcache_window_begin (which may give fewer, or none), starts the
+	 * device on the frames it returns, and calls pcache_window_end once,
+	 * from any context, when the read has ended.  Called with no lock of
+	 * the cache held (from pcache_get_cached). */
+	void (*start_read_pages)(struct pcache_mapping *mapping, uint64_t first, unsigned count);
 };
 
 #define PCACHE_AHEAD_FIRST 4  /* pages of the first read-ahead window */
@@ -52,8 +65,9 @@ struct pcache_ops {
 
 /* Read-ahead state of one open file (zero: nothing read yet). */
 struct pcache_ahead {
-	uint64_t next;   /* page after the last one accessed */
-	unsigned window; /* pages of the last read-ahead window; 0: none */
+	uint64_t next;       /* page after the last one accessed */
+	unsigned window;     /* pages of the last read-ahead window; 0: none */
+	uint64_t window_end; /* page after the last window read or started */
 };
 
 struct pcache_stats {
@@ -61,6 +75,7 @@ struct pcache_stats {
 	uint64_t pages, dirty;
 	uint64_t read_ahead; /* pages read in a window beyond the one asked for */
 	uint64_t windows;    /* read-ahead windows read (read_pages calls that succeeded) */
+	uint64_t async_windows; /* of those, started asynchronously (start_read_pages) */
 };
 
 /* One file's (or disk's) cached pages. */
@@ -76,13 +91,17 @@ struct pcache_page {
 	uint64_t index;
 	uint8_t *data; /* PAGE_SIZE bytes */
 	/* private to the cache */
-	int refs;
+	unsigned refs; /* atomic; PCACHE_GONE once forget took it out while referenced */
 	bool dirty, busy, valid;
 	bool dead; /* its read failed: found by nobody, freed by the last put */
+	bool trigger; /* a sequential reader's hit here starts the next window */
+	bool reading_ahead; /* busy in an asynchronous window (pcache_window_begin) */
 	unsigned writers; /* user pages mapping it writable (pcache_map_writable) */
 	struct pcache_page *next_in_mapping;
 	struct pcache_page *lru_prev, *lru_next;
 };
+
+#define PCACHE_GONE 0x80000000u
 
 enum pcache_fill {
 	PCACHE_READ, /* read the page when it is not cached */
@@ -94,6 +113,26 @@ void pcache_mapping_init(struct pcache_mapping *mapping, const struct pcache_ops
  * read_page's error (the page is then not kept). */
 int pcache_get(struct pcache_mapping *mapping, uint64_t index, enum pcache_fill fill,
 	       struct pcache_page **page);
+/* A hit only, for a reader that takes its own locks for a miss: the cached
+ * page index of mapping, referenced, counted as a hit (and as the reader's
+ * last access in ahead, which may be NULL), with one pass through the
+ * cache's lock; a page being read is waited for.  When it marks the next
+ * read-ahead window, that window (up to end, the file's pages) is started
+ * before the call returns.  Returns 0, or -ENOENT when it is not cached
+ * (nothing is counted: call pcache_get_ahead or pcache_get). */
+int pcache_get_cached(struct pcache_mapping *mapping, uint64_t index, struct pcache_ahead *ahead,
+		      uint64_t end, struct pcache_page **page);
+/* For an owner's start_read_pages: makes up to *count busy pages from first
+ * over consecutive frames, stopping before the first one cached already,
+ * and charges them to the calling thread's activity as read ahead.  Returns
+ * the window (*count pages at *buffer), or NULL when there is none to read
+ * (the first page is cached, no memory). */
+struct pcache_window *pcache_window_begin(struct pcache_mapping *mapping, uint64_t first,
+					  unsigned *count, uint8_t **buffer);
+/* Ends a window from pcache_window_begin: status 0, its pages are valid;
+ * an error, they are dropped (the next reader of one reads it afresh).
+ * Any context, an interrupt handler included; takes no lock. */
+void pcache_window_end(struct pcache_window *window, int status);
 /* pcache_get for a reader that walks a file: ahead is the open file's
  * state, want_end the page after the last one this call wants, end the
  * file's pages (nothing at or past it is read ahead).  Same results. */
@@ -101,7 +140,8 @@ int pcache_get_ahead(struct pcache_mapping *mapping, uint64_t index, struct pcac
 		     uint64_t want_end, uint64_t end, struct pcache_page **page);
 /* Marks a referenced page as changed: it is written back before it leaves. */
 void pcache_mark_dirty(struct pcache_page *page);
-/* Drops a reference. */
+/* Drops a reference; takes no lock unless the page was forgotten while
+ * referenced (pcache_forget) and this was its last reference. */
 void pcache_put(struct pcache_page *page);
 /* A referenced page is mapped writable into a process (a shared file
  * mapping): stores reach it without the cache seeing them, so it counts as
@@ -118,7 +158,9 @@ int pcache_find(struct pcache_mapping *mapping, uint64_t index, struct pcache_pa
  * dirty). */
 int pcache_sync(struct pcache_mapping *mapping);
 /* Forgets pages from index first on, dirty or not (truncation, a freed
- * block); they must not be referenced. */
+ * block); pages being read or written are left alone.  A referenced page
+ * is no longer found (the next lookup reads afresh), nor written back; its
+ * last pcache_put frees it. */
 void pcache_forget(struct pcache_mapping *mapping, uint64_t first);
 /* Forgets one page (a disk block that was freed). */
 void pcache_forget_page(struct pcache_mapping *mapping, uint64_t index);

@@ -3,13 +3,19 @@
  * read twice is a miss then a hit, for that mapping only; a failed read is
  * reported and not kept; under a small limit clean pages are evicted and dirty
  * ones written back first, and every byte written comes back; sync writes
- * back exactly the dirty pages; forget drops pages without writing them.
+ * back exactly the dirty pages; forget drops pages without writing them,
+ * and a forgotten page still in use goes at its last put; a hit-only lookup
+ * counts nothing when the page is not there.  With asynchronous read-ahead
+ * (async_store_ops): a sequential reader's hits start the next windows, a
+ * window in flight is waited for by its reader and by forget, a failed one
+ * is read again.
  */
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "pagecache/pagecache.h"
+#include "sched/sched.h"
 
 #define STORE_PAGES 96
 
@@ -18,6 +24,11 @@ struct store {
 	unsigned reads, writes;
 	unsigned window_reads; /* read_pages calls */
 	uint64_t failing; /* reads of this page fail; UINT64_MAX: none */
+	/* asynchronous windows (async_store_ops) */
+	unsigned async_starts;
+	bool defer;                   /* keep the window for a later store_end_window */
+	struct pcache_window *window; /* the one kept */
+	int window_status;
 };
 
 static int store_read(struct pcache_mapping *mapping, uint64_t index, void *page)
@@ -57,6 +68,33 @@ static int store_read_pages(struct pcache_mapping *mapping, uint64_t first, unsi
 static const struct pcache_ops store_ops = {
     .read_page = store_read, .write_page = store_write, .read_pages = store_read_pages};
 
+/* Fills the window at once; ends it now, or keeps it when store->defer. */
+static void store_start_read_pages(struct pcache_mapping *mapping, uint64_t first, unsigned count)
+{
+	struct store *store = mapping->owner;
+	uint8_t *buffer;
+	struct pcache_window *window = pcache_window_begin(mapping, first, &count, &buffer);
+	if (!window)
+		return;
+	store->async_starts++;
+	int status = first + count > STORE_PAGES ? -EIO : 0;
+	if (store->failing >= first && store->failing < first + count)
+		status = -EIO;
+	if (status == 0)
+		memcpy(buffer, store->bytes + first * PAGE_SIZE, (size_t)count * PAGE_SIZE);
+	if (!store->defer) {
+		pcache_window_end(window, status);
+		return;
+	}
+	store->window = window;
+	store->window_status = status;
+}
+
+static const struct pcache_ops async_store_ops = {.read_page = store_read,
+						  .write_page = store_write,
+						  .read_pages = store_read_pages,
+						  .start_read_pages = store_start_read_pages};
+
 static bool store_init(struct store *store, struct pcache_mapping *mapping)
 {
 	*store = (struct store){.failing = UINT64_MAX};
@@ -66,6 +104,14 @@ static bool store_init(struct store *store, struct pcache_mapping *mapping)
 	for (size_t i = 0; i < STORE_PAGES * PAGE_SIZE; i++)
 		store->bytes[i] = (uint8_t)(i / PAGE_SIZE + 1);
 	pcache_mapping_init(mapping, &store_ops, store);
+	return true;
+}
+
+static bool async_store_init(struct store *store, struct pcache_mapping *mapping)
+{
+	if (!store_init(store, mapping))
+		return false;
+	pcache_mapping_init(mapping, &async_store_ops, store);
 	return true;
 }
 
@@ -247,7 +293,185 @@ static void failed_window_reads_the_page_alone(struct ktest *t)
 	store_done(&store, &mapping);
 }
 
+/* pcache_get_cached finds only what is cached: no miss counted, nothing
+ * read; a cached page is a hit, and it moves the reader's position on. */
+static void get_cached_is_a_hit_or_nothing(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	struct pcache_ahead ahead = {0};
+	struct pcache_page *page;
+	EXPECT_EQ(t, pcache_get_cached(&mapping, 7, &ahead, STORE_PAGES, &page), -ENOENT);
+	EXPECT_EQ(t, mapping.stats.misses + mapping.stats.hits, 0);
+	EXPECT_EQ(t, store.reads, 0);
+	ASSERT_EQ(t, pcache_get(&mapping, 7, PCACHE_READ, &page), 0);
+	pcache_put(page);
+	ASSERT_EQ(t, pcache_get_cached(&mapping, 7, &ahead, STORE_PAGES, &page), 0);
+	EXPECT_EQ(t, page->data[0], 8);
+	pcache_put(page);
+	EXPECT_EQ(t, mapping.stats.hits, 1);
+	EXPECT_EQ(t, mapping.stats.misses, 1);
+	EXPECT_EQ(t, ahead.next, 8);
+	store_done(&store, &mapping);
+}
+
+/* A page forgotten (truncated away) while a reader still holds it: the next
+ * lookup reads the page afresh instead of finding the old one, the holder's
+ * bytes stay until its put, and that put frees it. */
+static void forgotten_page_in_use_goes_at_its_last_put(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	struct pcache_page *held, *page;
+	ASSERT_EQ(t, pcache_get(&mapping, 4, PCACHE_READ, &held), 0);
+	held->data[0] = 0x99; /* not written back: forget drops it */
+	pcache_mark_dirty(held);
+	pcache_forget(&mapping, 0);
+	EXPECT_EQ(t, mapping.stats.pages, 1);
+	EXPECT_EQ(t, pcache_get_cached(&mapping, 4, NULL, STORE_PAGES, &page), -ENOENT);
+	ASSERT_EQ(t, pcache_get(&mapping, 4, PCACHE_READ, &page), 0);
+	EXPECT_TRUE(t, page != held);
+	EXPECT_EQ(t, page->data[0], 5); /* read afresh */
+	EXPECT_EQ(t, held->data[0], 0x99);
+	pcache_put(page);
+	EXPECT_EQ(t, mapping.stats.pages, 2);
+	EXPECT_EQ(t, pcache_sync(&mapping), 0);
+	EXPECT_EQ(t, store.writes, 0);
+	pcache_put(held);
+	EXPECT_EQ(t, mapping.stats.pages, 1);
+	EXPECT_EQ(t, mapping.stats.dirty, 0);
+	store_done(&store, &mapping);
+}
+
+/* What a file system's reader does: a hit, or else a read with read-ahead. */
+static int reader_get(struct pcache_mapping *mapping, uint64_t index, struct pcache_ahead *ahead,
+		      uint64_t end, struct pcache_page **page)
+{
+	if (pcache_get_cached(mapping, index, ahead, end, page) == 0)
+		return 0;
+	return pcache_get_ahead(mapping, index, ahead, index + 1, end, page);
+}
+
+/* Pages 0..31 in order with asynchronous read-ahead: one miss (a window of
+ * 4, read while the reader waits), then every page a hit: page 1 starts
+ * [4, 12), page 4 starts [12, 28), page 12 starts [28, 32), page 28 nothing
+ * (the end). */
+static void sequential_hits_start_the_next_window(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, async_store_init(&store, &mapping));
+	struct pcache_ahead ahead = {0};
+	for (uint64_t index = 0; index < 32; index++) {
+		struct pcache_page *page;
+		ASSERT_EQ(t, reader_get(&mapping, index, &ahead, 32, &page), 0);
+		EXPECT_EQ(t, page->data[PAGE_SIZE - 1], (uint8_t)(index + 1));
+		pcache_put(page);
+	}
+	EXPECT_EQ(t, mapping.stats.misses, 1);
+	EXPECT_EQ(t, mapping.stats.hits, 31);
+	EXPECT_EQ(t, store.window_reads, 1);
+	EXPECT_EQ(t, store.async_starts, 3);
+	EXPECT_EQ(t, mapping.stats.async_windows, 3);
+	EXPECT_EQ(t, mapping.stats.read_ahead, 31);
+	EXPECT_EQ(t, mapping.stats.pages, 32);
+	EXPECT_EQ(t, store.reads, 0);
+	store_done(&store, &mapping);
+}
+
+static int end_kept_window(void *arg)
+{
+	struct store *store = arg;
+	sched_sleep_ns(20 * 1000 * 1000);
+	pcache_window_end(store->window, store->window_status);
+	return 0;
+}
+
+/* Starts [4, 12) and keeps it in flight: reads pages 0..3 (page 1 starts
+ * the window), then has a thread end the window 20 ms later. */
+static struct thread *window_in_flight(struct ktest *t, struct store *store,
+				       struct pcache_mapping *mapping, struct pcache_ahead *ahead)
+{
+	store->defer = true;
+	for (uint64_t index = 0; index < 4; index++) {
+		struct pcache_page *page;
+		if (!EXPECT_EQ(t, reader_get(mapping, index, ahead, 32, &page), 0))
+			return NULL;
+		pcache_put(page);
+	}
+	if (!EXPECT_EQ(t, store->async_starts, 1))
+		return NULL;
+	return thread_create(end_kept_window, store, "pcache.test", SCHED_PRIORITY_NORMAL);
+}
+
+/* A reader that gets to a page of a window still being read waits for it
+ * (a hit), and gets its bytes. */
+static void reader_waits_for_a_window_in_flight(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, async_store_init(&store, &mapping));
+	struct pcache_ahead ahead = {0};
+	struct thread *ender = window_in_flight(t, &store, &mapping, &ahead);
+	ASSERT_TRUE(t, ender != NULL);
+	struct pcache_page *page;
+	ASSERT_EQ(t, pcache_get_cached(&mapping, 6, &ahead, 32, &page), 0);
+	EXPECT_EQ(t, page->data[0], 7);
+	pcache_put(page);
+	thread_join(ender, NULL);
+	EXPECT_EQ(t, mapping.stats.misses, 1);
+	store_done(&store, &mapping);
+}
+
+/* An asynchronous window that fails keeps nothing: its pages are read
+ * again, alone, by the reader that wants one; nothing is left behind. */
+static void failed_async_window_is_read_again(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, async_store_init(&store, &mapping));
+	store.failing = 9;
+	struct pcache_ahead ahead = {0};
+	struct pcache_page *page;
+	for (uint64_t index = 0; index < 2; index++) {
+		ASSERT_EQ(t, reader_get(&mapping, index, &ahead, 32, &page), 0);
+		pcache_put(page);
+	}
+	EXPECT_EQ(t, store.async_starts, 1); /* [4, 12) failed */
+	store.failing = UINT64_MAX;
+	EXPECT_EQ(t, pcache_get_cached(&mapping, 4, &ahead, 32, &page), -ENOENT);
+	ASSERT_EQ(t, pcache_get(&mapping, 4, PCACHE_READ, &page), 0);
+	EXPECT_EQ(t, page->data[0], 5);
+	pcache_put(page);
+	pcache_forget(&mapping, 0);
+	EXPECT_EQ(t, mapping.stats.pages, 0); /* the failed pages went too */
+	store_done(&store, &mapping);
+}
+
+/* Forgetting a mapping waits for its window in flight, so its owner may
+ * free it afterwards. */
+static void forget_waits_for_a_window_in_flight(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, async_store_init(&store, &mapping));
+	struct pcache_ahead ahead = {0};
+	struct thread *ender = window_in_flight(t, &store, &mapping, &ahead);
+	ASSERT_TRUE(t, ender != NULL);
+	pcache_forget(&mapping, 0);
+	EXPECT_EQ(t, mapping.stats.pages, 0);
+	thread_join(ender, NULL);
+	store_done(&store, &mapping);
+}
+
 KTEST_SUITE(pcache, KTEST_CASE(second_read_is_a_hit), KTEST_CASE(failed_read_is_reported_not_kept),
 	    KTEST_CASE(pressure_evicts_and_writes_back), KTEST_CASE(sync_writes_dirty_pages_only),
 	    KTEST_CASE(sequential_reads_are_read_ahead), KTEST_CASE(jumps_are_not_read_ahead),
-	    KTEST_CASE(failed_window_reads_the_page_alone));
+	    KTEST_CASE(failed_window_reads_the_page_alone), KTEST_CASE(get_cached_is_a_hit_or_nothing),
+	    KTEST_CASE(forgotten_page_in_use_goes_at_its_last_put),
+	    KTEST_CASE(sequential_hits_start_the_next_window),
+	    KTEST_CASE(reader_waits_for_a_window_in_flight),
+	    KTEST_CASE(failed_async_window_is_read_again),
+	    KTEST_CASE(forget_waits_for_a_window_in_flight));

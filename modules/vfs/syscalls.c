@@ -4,7 +4,9 @@
  * copies its user arguments into the kernel first (paths through
  * strncpy_from_user, then joined to the working directory), then calls the
  * vfs_* API with kernel buffers; data moves through a bounce buffer of at
- * most IO_CHUNK bytes at a time.  A bad pointer is -EFAULT, a bad descriptor
+ * most IO_CHUNK bytes at a time, except a read of a file that copies into
+ * user memory itself (vfs_reads_to_user: ext2 copies from the page cache),
+ * which gets the user buffer whole.  A bad pointer is -EFAULT, a bad descriptor
  * -EBADF, a path of VFS_PATH_MAX bytes or more -ENAMETOOLONG.
  */
 #include "devfs/devfs.h"
@@ -81,9 +83,12 @@ static bool is_regular(const struct vfs_file *file)
 /* ---- Reading and writing ----------------------------------------------------- */
 
 /* Reads into user memory chunk by chunk; stops at a short read, and after
- * the first read of a pipe or device (which may have no more to give). */
+ * the first read of a pipe or device (which may have no more to give).  No
+ * bounce: the file copies into user memory itself, all at once. */
 static long read_to_user(struct vfs_file *file, char *user, size_t count, char *bounce)
 {
+	if (!bounce)
+		return (long)vfs_read_to(file, user, count, VFS_USER_BUFFER);
 	size_t done = 0;
 	while (done < count) {
 		size_t chunk = count - done < IO_CHUNK ? count - done : IO_CHUNK;
@@ -118,6 +123,12 @@ static long write_from_user(struct vfs_file *file, const char *user, size_t coun
 
 enum direction { TO_USER, FROM_USER };
 
+/* Whether moving count bytes in direction needs a bounce buffer. */
+static bool needs_bounce(const struct vfs_file *file, size_t count, enum direction direction)
+{
+	return count && (direction == FROM_USER || !vfs_reads_to_user(file));
+}
+
 static long transfer(int fd, char *user, size_t count, enum direction direction)
 {
 	struct vfs_file *file;
@@ -130,7 +141,8 @@ static long transfer(int fd, char *user, size_t count, enum direction direction)
 		result = -EFAULT;
 	else if (count == 0)
 		result = 0;
-	else if (!(bounce = kmalloc(count < IO_CHUNK ? count : IO_CHUNK)))
+	else if (needs_bounce(file, count, direction) &&
+		 !(bounce = kmalloc(count < IO_CHUNK ? count : IO_CHUNK)))
 		result = -ENOMEM;
 	else if (direction == TO_USER)
 		result = read_to_user(file, user, count, bounce);
@@ -151,26 +163,15 @@ SYSCALL_DEFINE3(write, int, fd, const char *, buffer, size_t, count)
 	return transfer(fd, (char *)buffer, count, FROM_USER);
 }
 
-/* pread64 and pwrite64: at offset, through one bounce buffer of at most
- * IO_CHUNK bytes at a time; the position stays. */
-static long transfer_at(int fd, char *user, size_t count, int64_t offset, enum direction direction)
+/* pread64 and pwrite64 through bounce, IO_CHUNK bytes at a time; the
+ * position stays. */
+static long bounce_at(struct vfs_file *file, char *user, size_t count, uint64_t offset,
+		      enum direction direction, char *bounce)
 {
-	struct vfs_file *file;
-	if (offset < 0)
-		return -EINVAL;
-	int err = file_of(fd, &file);
-	if (err)
-		return err;
-	char *bounce = NULL;
-	long result = 0;
-	if (!uaccess_range_ok((uint64_t)user, count))
-		result = -EFAULT;
-	else if (count && !(bounce = kmalloc(count < IO_CHUNK ? count : IO_CHUNK)))
-		result = -ENOMEM;
 	size_t done = 0;
-	while (result == 0 && done < count) {
+	while (done < count) {
 		size_t chunk = count - done < IO_CHUNK ? count - done : IO_CHUNK;
-		uint64_t at = (uint64_t)offset + done;
+		uint64_t at = offset + done;
 		int64_t n;
 		if (direction == TO_USER) {
 			n = vfs_pread(file, bounce, chunk, at);
@@ -181,16 +182,38 @@ static long transfer_at(int fd, char *user, size_t count, int64_t offset, enum d
 								      : vfs_pwrite(file, bounce, chunk, at);
 		}
 		if (n < 0)
-			result = done ? 0 : n;
-		if (n <= 0)
-			break;
+			return done ? (long)done : (long)n;
 		done += (size_t)n;
 		if ((size_t)n < chunk)
 			break;
 	}
+	return (long)done;
+}
+
+/* pread64 and pwrite64: at offset, through a bounce buffer, or straight
+ * into user memory for a file that reads there itself. */
+static long transfer_at(int fd, char *user, size_t count, int64_t offset, enum direction direction)
+{
+	struct vfs_file *file;
+	if (offset < 0)
+		return -EINVAL;
+	int err = file_of(fd, &file);
+	if (err)
+		return err;
+	char *bounce = NULL;
+	long result;
+	if (!uaccess_range_ok((uint64_t)user, count))
+		result = -EFAULT;
+	else if (!needs_bounce(file, count, direction))
+		result = count ? vfs_pread_to(file, user, count, (uint64_t)offset, VFS_USER_BUFFER)
+			       : 0;
+	else if (!(bounce = kmalloc(count < IO_CHUNK ? count : IO_CHUNK)))
+		result = -ENOMEM;
+	else
+		result = bounce_at(file, user, count, (uint64_t)offset, direction, bounce);
 	kfree(bounce);
 	vfs_file_put(file);
-	return result < 0 ? result : (long)done;
+	return result;
 }
 
 SYSCALL_DEFINE4(pread64, int, fd, char *, buffer, size_t, count, int64_t, offset)

@@ -126,18 +126,35 @@ JOINPOINT_DEFINE(vfs, open, int, const char *, path, int, flags, uint32_t, mode,
 	return err;
 }
 
-JOINPOINT_DEFINE(vfs, read, int64_t, struct vfs_file *, file, void *, buffer, size_t, length)
+typedef int64_t (*read_op)(struct vfs_file *file, void *buffer, size_t length, uint64_t offset);
+
+bool vfs_reads_to_user(const struct vfs_file *file)
+{
+	return file->ops && file->ops->read_user;
+}
+
+/* The file's read op for a buffer lying where where says, or NULL. */
+static read_op read_op_of(const struct vfs_file *file, enum vfs_buffer where)
+{
+	if (!file->ops)
+		return NULL;
+	return where == VFS_USER_BUFFER ? file->ops->read_user : file->ops->read;
+}
+
+JOINPOINT_DEFINE_AS(vfs, read, vfs_read_to, int64_t, struct vfs_file *, file, void *, buffer,
+		    size_t, length, enum vfs_buffer, where)
 {
 	if (!file || !can_read(file))
 		return -EBADF;
 	if (VFS_IS_DIR(file->node->mode))
 		return -EISDIR;
-	if (!file->ops || !file->ops->read)
+	read_op read = read_op_of(file, where);
+	if (!read)
 		return -EINVAL;
 	if (!has_position(file->node))
-		return file->ops->read(file, buffer, length, 0);
+		return read(file, buffer, length, 0);
 	mutex_lock(&file->position_lock);
-	int64_t n = file->ops->read(file, buffer, length, file->position);
+	int64_t n = read(file, buffer, length, file->position);
 	if (n > 0)
 		file->position += (uint64_t)n;
 	mutex_unlock(&file->position_lock);
@@ -172,17 +189,18 @@ static int check_positional(const struct vfs_file *file)
 	return VFS_IS_REG(file->node->mode) ? 0 : -ESPIPE;
 }
 
-JOINPOINT_DEFINE(vfs, pread, int64_t, struct vfs_file *, file, void *, buffer, size_t, length,
-		 uint64_t, offset)
+JOINPOINT_DEFINE_AS(vfs, pread, vfs_pread_to, int64_t, struct vfs_file *, file, void *, buffer,
+		    size_t, length, uint64_t, offset, enum vfs_buffer, where)
 {
 	if (!file || !can_read(file))
 		return -EBADF;
 	int err = check_positional(file);
 	if (err)
 		return err;
-	if (!file->ops || !file->ops->read)
+	read_op read = read_op_of(file, where);
+	if (!read)
 		return -EINVAL;
-	return file->ops->read(file, buffer, length, offset);
+	return read(file, buffer, length, offset);
 }
 
 JOINPOINT_DEFINE(vfs, pwrite, int64_t, struct vfs_file *, file, const void *, buffer, size_t,

@@ -197,6 +197,12 @@ struct vfs_node_ops {
 struct vfs_file_ops {
 	int (*open)(struct vfs_file *file); /* may fail the open; NULL: nothing to do */
 	int64_t (*read)(struct vfs_file *file, void *buffer, size_t length, uint64_t offset);
+	/* Optional: read with buffer in the calling process's memory, copied
+	 * straight from the file system's own pages (the system calls then
+	 * need no bounce buffer).  Also returns -EFAULT when nothing could be
+	 * stored (a short count when some was).  It must hold no lock of its
+	 * own while it copies: the copy may fault in a page of a mapped file. */
+	int64_t (*read_user)(struct vfs_file *file, void *buffer, size_t length, uint64_t offset);
 	int64_t (*write)(struct vfs_file *file, const void *buffer, size_t length, uint64_t offset);
 	/* argument is a kernel buffer of the command's size; -ENOTTY when unknown. */
 	int (*ioctl)(struct vfs_file *file, unsigned long command, void *argument);
@@ -300,10 +306,21 @@ struct vfs_node *vfs_ramfs_create(void);
  * on a non-directory), -EISDIR (writing a directory), -EEXIST (VFS_O_CREAT |
  * VFS_O_EXCL), -ENAMETOOLONG, -EINVAL (bad flags), -ENOMEM. */
 int vfs_open(const char *path, int flags, uint32_t mode, struct vfs_file **file);
-/* Reads up to length bytes at the position (advancing it).  Returns the bytes
- * read (0 at end of file), or -EBADF (not open for reading), -EISDIR, -EAGAIN
- * (nonblocking, nothing there), -EINTR, or the device's error. */
-int64_t vfs_read(struct vfs_file *file, void *buffer, size_t length);
+/* Where a read's buffer lies: kernel memory, or the calling process's
+ * (only for files that vfs_reads_to_user says can). */
+enum vfs_buffer { VFS_KERNEL_BUFFER, VFS_USER_BUFFER };
+/* Reads up to length bytes at the position (advancing it) into buffer, which
+ * lies where where says (the join point "vfs.read").  Returns the bytes read
+ * (0 at end of file), or -EBADF (not open for reading), -EISDIR, -EAGAIN
+ * (nonblocking, nothing there), -EINTR, or the device's error; for a user
+ * buffer also -EFAULT, and -EINVAL when the file cannot read into one. */
+int64_t vfs_read_to(struct vfs_file *file, void *buffer, size_t length, enum vfs_buffer where);
+static inline int64_t vfs_read(struct vfs_file *file, void *buffer, size_t length)
+{
+	return vfs_read_to(file, buffer, length, VFS_KERNEL_BUFFER);
+}
+/* Whether file reads straight into user memory (its read_user op). */
+bool vfs_reads_to_user(const struct vfs_file *file);
 /* Writes length bytes at the position (at the end with VFS_O_APPEND).
  * Returns the bytes written, or -EBADF, -EISDIR, -EPIPE, -EAGAIN, -EINTR,
  * -ENOMEM, -EFBIG. */
@@ -312,7 +329,13 @@ int64_t vfs_write(struct vfs_file *file, const void *buffer, size_t length);
  * pwrite; VFS_O_APPEND does not apply).  Regular files only: -ESPIPE for a
  * pipe or device, -EISDIR for a directory; otherwise vfs_read's and
  * vfs_write's errors. */
-int64_t vfs_pread(struct vfs_file *file, void *buffer, size_t length, uint64_t offset);
+int64_t vfs_pread_to(struct vfs_file *file, void *buffer, size_t length, uint64_t offset,
+		     enum vfs_buffer where);
+static inline int64_t vfs_pread(struct vfs_file *file, void *buffer, size_t length,
+				uint64_t offset)
+{
+	return vfs_pread_to(file, buffer, length, offset, VFS_KERNEL_BUFFER);
+}
 int64_t vfs_pwrite(struct vfs_file *file, const void *buffer, size_t length, uint64_t offset);
 /* Sets an open regular file's size (ftruncate).  Returns 0, -EBADF (not
  * open for writing), -EINVAL (not a regular file), -EFBIG, -ENOMEM. */

@@ -5,7 +5,7 @@
 # taken from the host's Debian packages of the same release) serving the same
 # files as microScope's httpd, with busybox-static for /init's shell and `ip`,
 # and readbench (userland/readbench, built with the host's gcc) with the
-# virtio-blk and ext2 (ext4) modules for the storage bench.
+# virtio-blk, NVMe and ext2 (ext4) modules for the storage bench.
 #   <out>/vmlinuz            the kernel: /boot/vmlinuz-* when linux-image-amd64
 #                            is installed, else taken from the package that
 #                            `apt-get download` fetches (nothing is installed)
@@ -76,12 +76,15 @@ for lib in $(ldd "$root/bin/nginx" | awk '/=>/ {print $3} /ld-linux/ {print $1}'
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done
-# The NIC and disk drivers and ext4 (which mounts ext2) are modules in
+# The NIC and disk drivers (virtio-blk; NVMe with the checksums its
+# integrity support needs) and ext4 (which mounts ext2) are modules in
 # Debian's kernel; /init loads them in this order.
 for module in virtio/virtio_ring virtio/virtio virtio/virtio_pci_legacy_dev \
 	virtio/virtio_pci_modern_dev virtio/virtio_pci net/core/failover net/net_failover \
 	net/virtio_net net/ethernet/intel/e1000/e1000 block/virtio_blk lib/crc16 fs/mbcache \
-	jbd2/jbd2 crypto/crc32c_generic fs/ext4/ext4; do
+	jbd2/jbd2 crypto/crc32c_generic fs/ext4/ext4 crypto/crct10dif_common \
+	crypto/crct10dif_generic lib/crc-t10dif lib/crc64 crypto/crc64_rocksoft_generic \
+	lib/crc64-rocksoft block/t10-pi nvme/host/nvme-core nvme/host/nvme; do
 	found=$(find "$tree/lib/modules/$version/kernel" -path "*/$module.ko*" | head -n 1)
 	[ -n "$found" ] && cp "$found" "$root/modules/"
 done

@@ -13,7 +13,7 @@
  * microScope unmounts the disk and mounts it again (a mount starts with none
  * of the file's pages cached).
  *
- * Usage: readbench [FILE MOUNT-POINT DEVICE]   (default /disk/bench.bin /disk vda)
+ * Usage: readbench [FILE MOUNT-POINT DEVICE]   (default /disk/bench.bin /disk vda, or nvme0n1)
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -39,6 +39,19 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+#ifndef READBENCH_LINUX
+/* Mounts device at mount_point; the default device (vda) falls back to the
+ * first NVMe namespace, the boot disk when the bench attaches it as NVMe. */
+static long mount_again(const char *mount_point, const char *device)
+{
+	long error = ms_syscall6(__NR_mount, (long)device, (long)mount_point, (long)"ext2", 0, 0, 0);
+	if (error && strcmp(device, "vda") == 0)
+		error = ms_syscall6(__NR_mount, (long)"nvme0n1", (long)mount_point, (long)"ext2", 0,
+				    0, 0);
+	return error;
+}
+#endif
+
 /* Returns 0, or -1 after saying why. */
 static int empty_cache(const char *mount_point, const char *device)
 {
@@ -55,8 +68,7 @@ static int empty_cache(const char *mount_point, const char *device)
 #else
 	long error = ms_syscall3(__NR_umount2, (long)mount_point, 0, 0);
 	if (!error)
-		error = ms_syscall6(__NR_mount, (long)device, (long)mount_point, (long)"ext2", 0, 0,
-				    0);
+		error = mount_again(mount_point, device);
 	if (error) {
 		printf("readbench: cannot mount %s again at %s: %ld\n", device, mount_point, error);
 		return -1;

@@ -700,6 +700,95 @@ void shared_file_mmap(void)
 	sync();
 }
 
+/* ---- read() of an ext2 file straight into user memory --------------------------- */
+
+#define DIRECT_FILE  "/disk/direct.bin"
+#define DIRECT_BYTES (3 * 4096 + 100)
+#define UNMAPPED     0x10000000000L
+
+static long sys_read(int fd, long buffer, long count)
+{
+	return ms_syscall3(__NR_read, fd, buffer, count);
+}
+
+/* Bad buffers: nothing read, the position stays; a buffer whose second
+ * page is unmapped: the first page, and the position moves by that much. */
+static void direct_read_refuses_bad_buffers(int fd)
+{
+	expect("read into an unmapped page", sys_read(fd, UNMAPPED, 4096), -L_EFAULT);
+	expect("read into kernel memory", sys_read(fd, KERNEL_ADDR, 4096), -L_EFAULT);
+	expect("pread into an unmapped page",
+	       ms_syscall6(__NR_pread64, fd, UNMAPPED, 4096, 0, 0, 0), -L_EFAULT);
+	long readonly = raw_mmap(4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (readonly > 0) {
+		expect("read into a read-only page", sys_read(fd, readonly, 100), -L_EFAULT);
+		munmap((void *)readonly, 4096);
+	}
+	expect("position after refused reads", lseek(fd, 0, SEEK_CUR), 0);
+	long at = raw_mmap(2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (at < 0 || munmap((char *)at + 4096, 4096) < 0) {
+		t_fail("cannot map a page followed by a hole: %ld", at);
+		return;
+	}
+	expect("read running into an unmapped page", sys_read(fd, at, 8192), 4096);
+	expect("position after a short read", lseek(fd, 0, SEEK_CUR), 4096);
+	if (((char *)at)[0] != shared_byte(0) || ((char *)at)[4095] != shared_byte(4095))
+		t_fail("the short read's bytes are not the file's");
+	munmap((void *)at, 4096);
+}
+
+/* The destination is a shared mapping of the file itself: the copy out of
+ * the cache faults in the file's own page, which takes ext2's and the
+ * cache's locks (a read holding either would hang here). */
+static void direct_read_into_the_files_own_mapping(int fd)
+{
+	long at = raw_mmap(4 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (at < 0) {
+		t_fail("mmap MAP_SHARED of " DIRECT_FILE ": %ld", at);
+		return;
+	}
+	char *map = (char *)at, back[64];
+	expect("pread of page 0 into the mapping's page 1", pread(fd, map + 4096, 4096, 0), 4096);
+	if (pread(fd, back, sizeof back, 4096 + 1000) != sizeof back)
+		t_fail("cannot read page 1 back");
+	for (long i = 0; i < (long)sizeof back; i++)
+		if (back[i] != shared_byte(1000 + i)) {
+			t_fail("page 1 after the copy differs at %ld", i);
+			break;
+		}
+	expect("munmap", munmap(map, 4 * 4096), 0);
+}
+
+/* Does read() of an ext2 file, which copies from the page cache straight
+ * into the caller's buffer, give the file's bytes, refuse bad buffers with
+ * EFAULT (a short count when part of the buffer is good), and survive a
+ * buffer that is a mapping of the same file? */
+void ext2_read_copies_into_user_memory(void)
+{
+	static char data[DIRECT_BYTES], got[DIRECT_BYTES + 10];
+	for (long i = 0; i < DIRECT_BYTES; i++)
+		data[i] = shared_byte(i);
+	int fd = open(DIRECT_FILE, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, data, DIRECT_BYTES) != DIRECT_BYTES) {
+		t_fail("no ext2 disk at /disk: cannot make " DIRECT_FILE);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	lseek(fd, 0, SEEK_SET);
+	expect("read of the whole file", read(fd, got, sizeof got), DIRECT_BYTES);
+	if (memcmp(got, data, DIRECT_BYTES) != 0)
+		t_fail("read() gives other bytes than write() wrote");
+	expect("pread across pages", pread(fd, got, 5000, 3000), 5000);
+	if (memcmp(got, data + 3000, 5000) != 0)
+		t_fail("pread across pages gives other bytes");
+	lseek(fd, 0, SEEK_SET);
+	direct_read_refuses_bad_buffers(fd);
+	direct_read_into_the_files_own_mapping(fd);
+	close(fd);
+	unlink(DIRECT_FILE);
+}
+
 /* ---- scale ------------------------------------------------------------------ */
 
 #define MANY 10000

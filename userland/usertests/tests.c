@@ -988,6 +988,7 @@ const struct user_test user_tests[] = {
     {"mount_and_umount", mount_and_umount, 20000},
     {"file_mmap_and_positional_io", file_mmap_and_positional_io, 20000},
     {"shared_file_mmap", shared_file_mmap, 30000},
+    {"ext2_read_copies_into_user_memory", ext2_read_copies_into_user_memory, 30000},
     {"orphans_go_to_init", orphans_go_to_init, 10000},
     {"orphaned_group_hears_sighup", orphaned_group_hears_sighup, 15000},
     {"console_hangup_reaches_foreground", console_hangup_reaches_foreground, 15000},

@@ -82,6 +82,7 @@ void ramfs_files_are_sparse_pages(void);
 void mount_and_umount(void);
 void file_mmap_and_positional_io(void);
 void shared_file_mmap(void);
+void ext2_read_copies_into_user_memory(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
