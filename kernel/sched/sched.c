@@ -234,9 +234,10 @@ JOINPOINT_DEFINE_VOID_NOSLEEP_AS(sched, switch, sched_note_switch, struct thread
 
 static int32_t trace_state(const struct thread *t)
 {
-	if (t->state == THREAD_EXITING || t->state == THREAD_DEAD)
+	enum thread_state state = t->state; /* read once */
+	if (state == THREAD_EXITING || state == THREAD_DEAD)
 		return TRACE_EXITED;
-	return t->state == THREAD_BLOCKED ? TRACE_BLOCKED : TRACE_RUNNABLE;
+	return state == THREAD_BLOCKED ? TRACE_BLOCKED : TRACE_RUNNABLE;
 }
 
 static void trace_switch(const struct thread *prev, const struct thread *next)

@@ -24,6 +24,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "panic/panic.h"
 #include "proc/proc.h"
 #include "time/time.h"
 
@@ -243,6 +244,8 @@ static int share_ring(struct tel_channel *channel, unsigned cpu)
 
 int tel_channel_share(struct tel_channel *channel, int pid)
 {
+	if (tel_channel_kernel_only(channel))
+		return -EBUSY;
 	for (unsigned i = 0; i < MAX_CPUS; i++) {
 		if (!channel->rings[i].data)
 			continue;
@@ -261,6 +264,7 @@ int tel_channel_consumer(const struct tel_channel *channel)
 
 void tel_channel_keep_for_kernel(struct tel_channel *channel)
 {
+	ASSERT(!tel_channel_consumer(channel));
 	__atomic_store_n(&channel->kernel_only, true, __ATOMIC_RELEASE);
 }
 

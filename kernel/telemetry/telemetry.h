@@ -71,6 +71,9 @@ static inline void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint6
 				     uint32_t length);
 /* Publishes the record reserved last (its size as reserve left it). */
 static inline void tel_ring_commit(struct tel_ring *ring);
+/* tel_ring_commit for a ring that is never shared (a kernel-only channel's:
+ * tel_channel_share refuses those), without the mirror's test. */
+static inline void tel_ring_commit_unshared(struct tel_ring *ring);
 /* Records written into ring so far. */
 static inline uint64_t tel_ring_produced(const struct tel_ring *ring)
 {
@@ -138,7 +141,7 @@ static inline void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint6
 	return r + 1;
 }
 
-static inline void tel_ring_commit(struct tel_ring *ring)
+static inline void tel_ring_commit_unshared(struct tel_ring *ring)
 {
 	uint64_t head = ring->reserved_end, commits = ring->commits;
 	/* x86 keeps stores in order; the compiler must too. */
@@ -146,9 +149,14 @@ static inline void tel_ring_commit(struct tel_ring *ring)
 	__atomic_signal_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&ring->head, head, __ATOMIC_RELEASE);
 	__atomic_store_n(&ring->commits, commits + 2, __ATOMIC_RELEASE);
+}
+
+static inline void tel_ring_commit(struct tel_ring *ring)
+{
+	tel_ring_commit_unshared(ring);
 	if (__builtin_expect(ring->shared != 0, 0)) {
-		__atomic_store_n(&ring->shared->produced, commits / 2 + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&ring->shared->head, head, __ATOMIC_RELEASE);
+		__atomic_store_n(&ring->shared->produced, ring->commits / 2, __ATOMIC_RELAXED);
+		__atomic_store_n(&ring->shared->head, ring->head, __ATOMIC_RELEASE);
 	}
 }
 
@@ -194,13 +202,16 @@ int tel_channel_get_stats(struct tel_channel *channel, unsigned cpu, struct tel_
 void tel_channel_get_totals(struct tel_channel *channel, struct tel_ring_stats *stats);
 /* Shares a stream channel's rings (header and position pages, once) and
  * names pid the only process allowed to map it.  No producer may run.
- * Returns 0, -EINVAL (flight recorder) or -ENOMEM. */
+ * Returns 0, -EINVAL (flight recorder), -EBUSY (a kernel-only channel, whose
+ * producers commit without the mirror) or -ENOMEM. */
 int tel_channel_share(struct tel_channel *channel, int pid);
 /* The process the channel is shared with, or 0. */
 int tel_channel_consumer(const struct tel_channel *channel);
-/* Marks a channel that the kernel drains itself (the trace stream): a second
- * reader would take records that then count as neither delivered nor
- * dropped, so ms_tel_read refuses it (-EBUSY), privileged or not. */
+/* Marks a channel that the kernel drains itself (the trace stream), before it
+ * is ever shared: a second reader would take records that then count as
+ * neither delivered nor dropped, so ms_tel_read refuses it (-EBUSY),
+ * privileged or not, and it is never shared (its writers may commit with
+ * tel_ring_commit_unshared). */
 void tel_channel_keep_for_kernel(struct tel_channel *channel);
 bool tel_channel_kernel_only(const struct tel_channel *channel);
 /* Maps the shared channel into the calling process at TEL_MAP_BASE + id *

@@ -204,6 +204,20 @@ static void shared_channel_maps_only_into_a_process(struct ktest *t)
 	tel_channel_destroy(ch);
 }
 
+/* A channel the kernel drains itself is never shared: its writers commit
+ * without updating a mirror. */
+static void kernel_only_channel_is_never_shared(struct ktest *t)
+{
+	struct tel_channel *ch = tel_channel_create("test", 4096, TEL_STREAM);
+	ASSERT_TRUE(t, ch != NULL);
+	tel_channel_keep_for_kernel(ch);
+	EXPECT_EQ(t, tel_channel_share(ch, 4242), -EBUSY);
+	EXPECT_EQ(t, tel_channel_consumer(ch), 0);
+	struct tel_map map;
+	EXPECT_EQ(t, tel_channel_map(ch, &map), -EINVAL);
+	tel_channel_destroy(ch);
+}
+
 /* Emits n 48-byte records on this CPU; returns how many went in. */
 static int emit_some(struct tel_channel *ch, int n)
 {
@@ -320,4 +334,5 @@ KTEST_SUITE(telemetry, KTEST_CASE(records_land_on_this_cpu),
 	    KTEST_CASE(flight_recorder_snapshot_has_the_newest),
 	    KTEST_CASE(every_record_is_read_or_counted),
 	    KTEST_CASE(shared_channel_maps_only_into_a_process),
-	    KTEST_CASE(bogus_position_is_clamped), KTEST_CASE(this_ring_takes_records_in_place));
+	    KTEST_CASE(kernel_only_channel_is_never_shared), KTEST_CASE(bogus_position_is_clamped),
+	    KTEST_CASE(this_ring_takes_records_in_place));

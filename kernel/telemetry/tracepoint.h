@@ -51,7 +51,7 @@ static inline __attribute__((always_inline)) void tracepoint_record(uint16_t typ
 			__builtin_memcpy(&last, from + (length & ~7u), length & 7);
 			out[length / 8] = last;
 		}
-		tel_ring_commit(ring);
+		tel_ring_commit_unshared(ring); /* the stream's channel is kernel-only */
 	}
 	irq_restore(flags);
 }
