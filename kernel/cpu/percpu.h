@@ -86,6 +86,18 @@ static inline struct cpu *this_cpu(void)
 	return cpu;
 }
 
+/* Is the running thread's process in the trace map (cpu->user_stacks)?  One
+ * %gs-relative load, so a thread that is preempted and moves meanwhile cannot
+ * read another CPU's flag (the thread's own is set again at every switch). */
+static inline bool this_cpu_user_stacks(void)
+{
+	bool user_stacks;
+	__asm__ volatile("movb %%gs:%c1, %0"
+			 : "=q"(user_stacks)
+			 : "i"(__builtin_offsetof(struct cpu, user_stacks)));
+	return user_stacks;
+}
+
 static inline unsigned this_cpu_id(void)
 {
 	return this_cpu()->id;

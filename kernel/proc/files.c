@@ -97,9 +97,9 @@ int proc_map_page(void *object, uint64_t offset, bool writable, uint64_t *phys)
 	return ops()->map_page(object, offset, writable, phys);
 }
 
-void proc_map_unpage(void *object, uint64_t offset, bool writable)
+void proc_map_unpage(void *object, uint64_t offset, bool writable, uint64_t phys)
 {
-	ops()->map_unpage(object, offset, writable);
+	ops()->map_unpage(object, offset, writable, phys);
 }
 
 int proc_map_sync(void *object)

@@ -288,7 +288,7 @@ int proc_map_open(int fd, bool writable, void **object);
 void proc_map_get(void *object);
 void proc_map_put(void *object);
 int proc_map_page(void *object, uint64_t offset, bool writable, uint64_t *phys);
-void proc_map_unpage(void *object, uint64_t offset, bool writable);
+void proc_map_unpage(void *object, uint64_t offset, bool writable, uint64_t phys);
 int proc_map_sync(void *object);
 void proc_free_program(void *image, size_t size);
 

@@ -136,7 +136,8 @@ static void unmap_file_pages(struct proc_memory *memory, const struct proc_regio
 		    vm_unmap(memory->space, page) < 0)
 			continue;
 		memory->pages--;
-		proc_map_unpage(r->file, r->file_offset + (page - r->start), (flags & VM_WRITE) != 0);
+		proc_map_unpage(r->file, r->file_offset + (page - r->start), (flags & VM_WRITE) != 0,
+				phys);
 	}
 }
 
@@ -270,7 +271,7 @@ static int map_file_page(struct proc_memory *memory, struct proc_region *r, uint
 	if (error)
 		return error;
 	if (vm_map(memory->space, page, phys, page_flags(r)) < 0) {
-		proc_map_unpage(r->file, offset, writable);
+		proc_map_unpage(r->file, offset, writable, phys);
 		return -ENOMEM;
 	}
 	memory->pages++;

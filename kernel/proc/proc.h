@@ -238,10 +238,10 @@ struct proc_file_ops {
 	void (*map_get)(void *object);
 	void (*map_put)(void *object);
 	/* The frame of the file's page at offset (page aligned), kept until
-	 * map_unpage with the same writable: 0 and *phys, -EFAULT (past the end
-	 * of the file), -EIO, -ENOSPC, -ENOMEM. */
+	 * map_unpage with the same writable and that frame: 0 and *phys,
+	 * -EFAULT (past the end of the file), -EIO, -ENOSPC, -ENOMEM. */
 	int (*map_page)(void *object, uint64_t offset, bool writable, uint64_t *phys);
-	void (*map_unpage)(void *object, uint64_t offset, bool writable);
+	void (*map_unpage)(void *object, uint64_t offset, bool writable, uint64_t phys);
 	/* Writes the file back (msync): 0 or -EIO. */
 	int (*map_sync)(void *object);
 };

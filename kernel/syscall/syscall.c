@@ -67,7 +67,7 @@ const struct syscall_entry *syscall_find(uint64_t number)
 static long dispatch_with_stack(const struct syscall_entry *entry, uint64_t number,
 				const uint64_t *args)
 {
-	if (this_cpu()->user_stacks) {
+	if (this_cpu_user_stacks()) {
 		struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};
 		tracepoint_write(TRACE_SYSCALL_ENTRY, &in, sizeof in);
 		uscope_record_stack(syscall_user_frame(), entry ? entry->name : NULL);
@@ -85,7 +85,7 @@ static inline __attribute__((always_inline)) long dispatch(const struct syscall_
 	}
 	struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};
 	tracepoint_record(TRACE_SYSCALL_ENTRY, rdtsc(), &in, sizeof in); /* in line: hot */
-	if (this_cpu()->user_stacks) /* the process is in the trace map: its stack follows */
+	if (this_cpu_user_stacks()) /* the process is in the trace map: its stack follows */
 		uscope_record_stack(syscall_user_frame(), entry ? entry->name : NULL);
 	long result = entry ? entry->call(args) : -ENOSYS;
 	struct trace_syscall_exit out = {.number = (int64_t)number, .result = result};

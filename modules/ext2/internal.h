@@ -141,7 +141,7 @@ int ext2_unmount(struct vfs_node *vroot);
 int ext2_setattr(struct vfs_node *vnode);
 /* mmap.c: the VFS's map_page and unmap_page (shared file mappings). */
 int ext2_map_page(struct vfs_node *vnode, uint64_t index, bool writable, uint64_t *phys);
-void ext2_unmap_page(struct vfs_node *vnode, uint64_t index, bool writable);
+void ext2_unmap_page(struct vfs_node *vnode, uint64_t index, bool writable, uint64_t phys);
 /* Frees an in-memory inode whose last reference (the live list's) went. */
 void ext2_release_node(struct vfs_node *vnode);
 

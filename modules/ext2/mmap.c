@@ -46,11 +46,13 @@ int ext2_map_page(struct vfs_node *vnode, uint64_t index, bool writable, uint64_
 	return 0;
 }
 
-void ext2_unmap_page(struct vfs_node *vnode, uint64_t index, bool writable)
+void ext2_unmap_page(struct vfs_node *vnode, uint64_t index, bool writable, uint64_t phys)
 {
 	struct ext2_node *node = vnode->private;
 	struct pcache_page *page;
-	if (pcache_find(&node->mapping, index, &page))
+	/* The page whose frame was mapped, not whichever holds index now: a
+	 * truncate may have taken it out of the file's pages meanwhile. */
+	if (pcache_find_frame(&node->mapping, index, phys_to_virt(phys), &page))
 		return; /* not mapped: nothing was kept */
 	if (writable)
 		pcache_unmap_writable(page);

@@ -487,8 +487,8 @@ static int get_page(struct pcache_mapping *mapping, uint64_t index, enum pcache_
 {
 	struct pcache_charge charge = {0};
 	int error = 0;
-	bool sequential = ahead && index == ahead->next;
 	mutex_lock(&pcache_lock);
+	bool sequential = ahead && index == ahead->next; /* pcache_get_cached moves it, locked */
 	struct pcache_page *page = find_valid(mapping, index);
 	if (page) {
 		count_hit(page);
@@ -673,6 +673,20 @@ int pcache_find(struct pcache_mapping *mapping, uint64_t index, struct pcache_pa
 {
 	mutex_lock(&pcache_lock);
 	struct pcache_page *page = find_valid(mapping, index);
+	mutex_unlock(&pcache_lock);
+	*result = page;
+	return page ? 0 : -ENOENT;
+}
+
+int pcache_find_frame(struct pcache_mapping *mapping, uint64_t index, const void *data,
+		      struct pcache_page **result)
+{
+	mutex_lock(&pcache_lock);
+	struct pcache_page *page = *bucket_of(mapping, index);
+	while (page && (page->index != index || page->data != data))
+		page = page->next_in_mapping;
+	if (page)
+		ref_get(page);
 	mutex_unlock(&pcache_lock);
 	*result = page;
 	return page ? 0 : -ENOENT;

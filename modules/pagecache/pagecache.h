@@ -153,6 +153,11 @@ void pcache_unmap_writable(struct pcache_page *page);
 /* The cached page index of mapping, referenced, without reading it: 0, or
  * -ENOENT when it is not cached.  Not counted as a hit. */
 int pcache_find(struct pcache_mapping *mapping, uint64_t index, struct pcache_page **page);
+/* The page of mapping at index whose data is data, referenced, even one a
+ * forget took out while it was held (a shared mapping's, after a truncate):
+ * 0 and *page, or -ENOENT. */
+int pcache_find_frame(struct pcache_mapping *mapping, uint64_t index, const void *data,
+		      struct pcache_page **page);
 /* Writes back every dirty page of mapping, and every page mapped writable
  * into a process.  Returns 0 or the first error (the pages that failed stay
  * dirty). */

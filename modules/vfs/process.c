@@ -84,10 +84,10 @@ static int map_page(void *object, uint64_t offset, bool writable, uint64_t *phys
 	return node->ops->map_page(node, offset / PAGE_SIZE, writable, phys);
 }
 
-static void map_unpage(void *object, uint64_t offset, bool writable)
+static void map_unpage(void *object, uint64_t offset, bool writable, uint64_t phys)
 {
 	struct vfs_node *node = ((struct vfs_file *)object)->node;
-	node->ops->unmap_page(node, offset / PAGE_SIZE, writable);
+	node->ops->unmap_page(node, offset / PAGE_SIZE, writable, phys);
 }
 
 static int map_sync(void *object)

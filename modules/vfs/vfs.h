@@ -183,8 +183,10 @@ struct vfs_node_ops {
 	 * -EFAULT (the page lies past the end of the file), -ENOSPC, -EIO,
 	 * -ENOMEM.  NULL: the file system has no shared mappings. */
 	int (*map_page)(struct vfs_node *node, uint64_t index, bool writable, uint64_t *phys);
-	/* Ends one map_page of index with the same writable. */
-	void (*unmap_page)(struct vfs_node *node, uint64_t index, bool writable);
+	/* Ends one map_page of index with the same writable, whose frame was
+	 * phys (the page it mapped, even if a truncate took it out of the
+	 * file's pages since and another now holds index). */
+	void (*unmap_page)(struct vfs_node *node, uint64_t index, bool writable, uint64_t phys);
 	/* Writes the file's changed pages (mapped writable ones too) and its
 	 * inode back, and flushes the disk: 0 or -EIO.  NULL: nothing to write. */
 	int (*sync)(struct vfs_node *node);
