@@ -282,7 +282,44 @@ static void bad_names_are_refused(struct ktest *t)
 	EXPECT_EQ(t, ext2_sync_node(NULL), -EINVAL);
 }
 
-KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused));
+/* A shared mapping's page survives a truncate that takes it out of the file:
+ * its unmap releases that page, not the one that holds the index since (a
+ * write after the truncate), which a second mapping still holds and which
+ * must not be evicted. */
+static void unmap_after_truncate_releases_the_mapped_page(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *path = EXT2_BOOT_MOUNT "/mapped-truncated";
+	struct vfs_file *file;
+	ASSERT_EQ(t, write_pattern(path, PAGE_SIZE), 0);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_RDWR, 0, &file), 0);
+	struct vfs_node *node = file->node;
+	struct pcache_mapping *mapping = &((struct ext2_node *)node->private)->mapping;
+	uint8_t *page = kmalloc(PAGE_SIZE);
+	uint64_t first = 0, second = 0;
+	ASSERT_TRUE(t, page != NULL);
+	memset(page, 0xa5, PAGE_SIZE);
+	ASSERT_EQ(t, node->ops->map_page(node, 0, true, &first), 0);
+	EXPECT_EQ(t, vfs_truncate_file(file, 0), 0);
+	EXPECT_EQ(t, vfs_pwrite(file, page, PAGE_SIZE, 0), PAGE_SIZE);
+	ASSERT_EQ(t, node->ops->map_page(node, 0, true, &second), 0);
+	EXPECT_TRUE(t, second != first);
+	node->ops->unmap_page(node, 0, true, first);
+	pcache_shrink(0); /* evicts whatever nobody holds */
+	struct pcache_page *held;
+	if (EXPECT_EQ(t, pcache_find_frame(mapping, 0, phys_to_virt(second), &held), 0)) {
+		EXPECT_EQ(t, held->data[PAGE_SIZE - 1], 0xa5);
+		pcache_put(held);
+	}
+	node->ops->unmap_page(node, 0, true, second);
+	kfree(page);
+	vfs_close(file);
+	EXPECT_EQ(t, vfs_unlink(path, false), 0);
+}
+
+KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
+	    KTEST_CASE(unmap_after_truncate_releases_the_mapped_page));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
 
 /* ---- Read-ahead, counted at the block boundary ---------------------------- */
