@@ -90,6 +90,7 @@ struct thread {
 	struct fpu_state fpu;
 
 	struct process *process;     /* NULL for a kernel thread */
+	int32_t pid;                 /* process's pid (0: none), for the trace's switch records */
 	struct address_space *space; /* loaded while it runs; NULL: the kernel's */
 	void *acct;                  /* kernel/acct's state of the thread, NULL: none */
 	const char *wait_channel;    /* while it blocks: the waitq or mutex it waits on */

@@ -240,13 +240,15 @@ static int32_t trace_state(const struct thread *t)
 	return state == THREAD_BLOCKED ? TRACE_BLOCKED : TRACE_RUNNABLE;
 }
 
-static void trace_switch(const struct thread *prev, const struct thread *next)
+/* In line in the switch, interrupts already off: it runs at every switch. */
+static inline __attribute__((always_inline)) void trace_switch(const struct thread *prev,
+							       const struct thread *next)
 {
 	struct trace_sched_switch event = {.prev_tid = (int32_t)prev->id,
 					   .next_tid = (int32_t)next->id,
 					   .prev_state = trace_state(prev),
-					   .next_pid = next->process ? proc_pid(next->process) : 0};
-	tracepoint_record(TRACE_SCHED_SWITCH, rdtsc(), &event, sizeof event); /* in line: hot */
+					   .next_pid = next->pid};
+	tracepoint_record_irqs_off(TRACE_SCHED_SWITCH, rdtsc(), &event, sizeof event);
 }
 
 /* sched_switch_to with the clock already read (now); inlined into the
@@ -403,7 +405,7 @@ static bool wakeup_locked(struct run_queue *from, struct run_queue *to, struct t
 	t->cpu = to->cpu->id;
 	if (tracepoint_on()) {
 		struct trace_sched_wakeup event = {.tid = (int32_t)t->id, .target_cpu = (int32_t)t->cpu};
-		tracepoint_record(TRACE_SCHED_WAKEUP, rdtsc(), &event, sizeof event);
+		tracepoint_record_irqs_off(TRACE_SCHED_WAKEUP, rdtsc(), &event, sizeof event);
 	}
 	rq_enqueue(to, t, clock_ns());
 	rq_kick(to, t);

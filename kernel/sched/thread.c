@@ -289,6 +289,7 @@ void thread_set_process(struct thread *t, struct process *process, struct addres
 {
 	uint64_t irq = irq_save();
 	t->process = process;
+	t->pid = process ? proc_pid(process) : 0;
 	t->space = space;
 	if (t == thread_current())
 		vm_space_activate(space ? space : vm_kernel_space());

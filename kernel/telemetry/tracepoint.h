@@ -30,17 +30,14 @@ extern struct tel_channel *tracepoint_channel;
 extern struct tel_channel *tracepoint_stacks_channel;
 
 /* Writes one event stamped time into this CPU's ring of the stream, unless
- * no trace runs or the running thread is left out (any context: interrupts
- * are held off from picking the ring to the commit, which makes the writer
- * the ring's one producer).  A full ring counts a drop.  In line, so that a
- * constant type and length fold the checks and unroll the copy. */
-static inline __attribute__((always_inline)) void tracepoint_record(uint16_t type, uint64_t time,
-								  const void *payload,
-								  uint32_t length)
+ * no trace runs or the running thread is left out; interrupts must be off
+ * (they make the writer the ring's one producer), as they are where the
+ * scheduler switches and wakes threads.  A full ring counts a drop.  In line,
+ * so that a constant type and length fold the checks and unroll the copy. */
+static inline __attribute__((always_inline)) void
+tracepoint_record_irqs_off(uint16_t type, uint64_t time, const void *payload, uint32_t length)
 {
-	uint64_t flags = irq_save();
-	struct cpu *cpu = this_cpu();
-	struct tel_ring *ring = cpu->trace_ring;
+	struct tel_ring *ring = this_cpu()->trace_ring;
 	uint64_t *out = ring ? tel_ring_reserve(ring, type, time, length) : 0;
 	if (out) {
 		const uint8_t *from = payload;
@@ -53,6 +50,15 @@ static inline __attribute__((always_inline)) void tracepoint_record(uint16_t typ
 		}
 		tel_ring_commit_unshared(ring); /* the stream's channel is kernel-only */
 	}
+}
+
+/* tracepoint_record_irqs_off in any context: interrupts are held off from
+ * picking the ring to the commit. */
+static inline __attribute__((always_inline)) void
+tracepoint_record(uint16_t type, uint64_t time, const void *payload, uint32_t length)
+{
+	uint64_t flags = irq_save();
+	tracepoint_record_irqs_off(type, time, payload, length);
 	irq_restore(flags);
 }
 
