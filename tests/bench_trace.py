@@ -203,7 +203,9 @@ def bench_icount(args):
         time.sleep(1)
         timed_requests(guest, 20)  # warm-up
         overhead = reading_cost(guest)
-        for label, patterns, line, stacks_only in ICOUNT_SETS:
+        for number, (label, patterns, line, stacks_only) in enumerate(ICOUNT_SETS, 1):
+            if args.row and number not in args.row:
+                continue
             if line:
                 subprocess.run([os.path.join(ROOT, "tools", "mscope"), "send", "--attach", sock,
                                 line], cwd=ROOT, capture_output=True, timeout=120)
@@ -276,6 +278,8 @@ def main():
                    help="requests per -icount measurement (default 2000)")
     p.add_argument("--icount-only", action="store_true",
                    help="only the -icount part (every recorded set, uscope included)")
+    p.add_argument("--row", type=int, action="append", default=[],
+                   help="with --icount-only: only this row of the table (1-5; repeatable)")
     p.add_argument("--stacks", action="store_true",
                    help="with --uscope: a stacks-only trace (no other kernel event)")
     args = p.parse_args()

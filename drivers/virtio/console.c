@@ -152,11 +152,25 @@ static size_t vcon_offer_chunk(struct vcon *vc, const uint8_t *data, size_t leng
 	return chunk;
 }
 
-int vcon_send(struct vcon *vc, const void *data, size_t length)
+/* Offers the caller's data itself in one descriptor (vcon_send_lent).
+ * Returns the bytes taken: length, or 0 when every buffer is with the device. */
+static size_t vcon_offer_lent(struct vcon *vc, const uint8_t *data, size_t length)
+{
+	vcon_reclaim_tx(vc);
+	int id = virtio_find_free_buffer(&vc->tx);
+	if (id < 0)
+		return 0;
+	virtio_offer_external(&vc->tx, (unsigned)id, virt_to_phys(data), (uint32_t)length);
+	return length;
+}
+
+static int vcon_send_as(struct vcon *vc, const void *data, size_t length, bool lent)
 {
 	const uint8_t *bytes = data;
 	size_t sent = 0;
 	int error = 0;
+	if (lent && length > UINT32_MAX)
+		return -EINVAL;
 	mutex_lock(&vc->write_lock);
 	if (vc->failed)
 		error = -EIO;
@@ -166,7 +180,8 @@ int vcon_send(struct vcon *vc, const void *data, size_t length)
 			error = vcon_wait_host(vc);
 			continue;
 		}
-		size_t chunk = vcon_offer_chunk(vc, bytes + sent, length - sent);
+		size_t chunk = lent ? vcon_offer_lent(vc, bytes, length)
+				    : vcon_offer_chunk(vc, bytes + sent, length - sent);
 		if (chunk) {
 			sent += chunk;
 			continue;
@@ -181,6 +196,16 @@ int vcon_send(struct vcon *vc, const void *data, size_t length)
 	}
 	mutex_unlock(&vc->write_lock);
 	return error;
+}
+
+int vcon_send(struct vcon *vc, const void *data, size_t length)
+{
+	return vcon_send_as(vc, data, length, false);
+}
+
+int vcon_send_lent(struct vcon *vc, const void *data, size_t length)
+{
+	return vcon_send_as(vc, data, length, true);
 }
 
 int vcon_drain(struct vcon *vc)
@@ -424,6 +449,12 @@ int vcon_write(const void *data, size_t length)
 {
 	struct vcon *vc = vcon_current();
 	return vc ? vcon_send(vc, data, length) : -ENODEV;
+}
+
+int vcon_write_lent(const void *data, size_t length)
+{
+	struct vcon *vc = vcon_current();
+	return vc ? vcon_send_lent(vc, data, length) : -ENODEV;
 }
 
 int vcon_flush(void)

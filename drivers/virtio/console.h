@@ -12,7 +12,8 @@
  *     static void on_bytes(const uint8_t *data, size_t length, void *arg) { ... }
  *     vcon_set_receiver(on_bytes, NULL);       // host -> OS, in the driver's thread
  *     if (vcon_write(packet, size) < 0) ...    // OS -> host, in order, may sleep
- *     vcon_flush();                            // before stopping the machine
+ *     vcon_write_lent(pages, size);            // the same, read in place (no copy)
+ *     vcon_flush();                            // before stopping the machine, or reusing pages
  */
 #ifndef DRIVERS_VIRTIO_CONSOLE_H
 #define DRIVERS_VIRTIO_CONSOLE_H
@@ -48,6 +49,12 @@ bool vcon_present(void);
  * Thread context.  Returns 0, -ENODEV (no device) or -EIO (the device failed;
  * some of the bytes may have been sent). */
 int vcon_write(const void *data, size_t length);
+/* vcon_write without the copy: the device reads data where it is, so data
+ * must be physically contiguous (mm_alloc_pages) and stay as it is until a
+ * vcon_flush made after this call returns.  For a stream of large frames
+ * whose writer can keep each buffer until its next round.  Returns what
+ * vcon_write does, or -EINVAL (longer than 4 GiB). */
+int vcon_write_lent(const void *data, size_t length);
 /* Waits until the device has taken every byte written before the call (the
  * device works through its queue on its own time, so bytes written just
  * before the machine stops may otherwise never leave it).  Thread context.

@@ -90,8 +90,9 @@ struct vcon {
 
 /* Initialises the locks and queues of a zeroed vc (no device involved). */
 void vcon_init_state(struct vcon *vc);
-/* vcon_write on vc.  Returns 0 or -EIO. */
+/* vcon_write and vcon_write_lent on vc.  Return 0 or -EIO (-EINVAL: too long to lend). */
 int vcon_send(struct vcon *vc, const void *data, size_t length);
+int vcon_send_lent(struct vcon *vc, const void *data, size_t length);
 /* vcon_flush on vc.  Returns 0 or -EIO. */
 int vcon_drain(struct vcon *vc);
 /* What the interrupt does: re-reads the device status and wakes the writers

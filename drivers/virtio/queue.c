@@ -68,20 +68,37 @@ void *virtio_queue_buffer(struct virtqueue *queue, unsigned id)
 	return queue->buffers + (size_t)id * queue->buffer_size;
 }
 
-int virtio_offer_buffer(struct virtqueue *queue, unsigned id, uint32_t length, bool device_writes)
+/* Fills descriptor id and puts it in the available ring. */
+static void offer_descriptor(struct virtqueue *queue, unsigned id, uint64_t phys, uint32_t length,
+			     uint16_t flags)
 {
-	if (id >= queue->size || queue->in_flight[id])
-		return -EINVAL;
 	struct virtq_desc *desc = &queue->desc[id];
-	desc->address = queue->buffers_phys + (uint64_t)id * queue->buffer_size;
-	desc->length = length < queue->buffer_size ? length : queue->buffer_size;
-	desc->flags = device_writes ? VIRTQ_DESC_F_WRITE : 0;
+	desc->address = phys;
+	desc->length = length;
+	desc->flags = flags;
 	desc->next = 0;
 	queue->in_flight[id] = 1;
 	queue->free_count--;
 	queue->avail->ring[queue->next_avail % queue->size] = (uint16_t)id;
 	queue->next_avail++;
 	__atomic_store_n(&queue->avail->index, queue->next_avail, __ATOMIC_RELEASE);
+}
+
+int virtio_offer_buffer(struct virtqueue *queue, unsigned id, uint32_t length, bool device_writes)
+{
+	if (id >= queue->size || queue->in_flight[id])
+		return -EINVAL;
+	offer_descriptor(queue, id, queue->buffers_phys + (uint64_t)id * queue->buffer_size,
+			 length < queue->buffer_size ? length : queue->buffer_size,
+			 device_writes ? VIRTQ_DESC_F_WRITE : 0);
+	return 0;
+}
+
+int virtio_offer_external(struct virtqueue *queue, unsigned id, uint64_t phys, uint32_t length)
+{
+	if (id >= queue->size || queue->in_flight[id])
+		return -EINVAL;
+	offer_descriptor(queue, id, phys, length, 0);
 	return 0;
 }
 

@@ -16,22 +16,45 @@
 static struct mutex frame_lock = MUTEX_INIT(frame_lock, "trace.port");
 static int write_frame(void *context, uint16_t kind, uint16_t stream, const void *data,
 		       uint32_t length);
-static const struct trace_sink console_sink = {.name = "console", .frame = write_frame};
+static int write_frame_lent(void *context, uint16_t kind, uint16_t stream, const void *data,
+			    uint32_t length);
+static int settle(void *context);
+static const struct trace_sink console_sink = {
+    .name = "console", .frame = write_frame, .frame_lent = write_frame_lent, .settle = settle};
 static struct trace_control port_control = {.sink = &console_sink};
 
-static int write_frame(void *context, uint16_t kind, uint16_t stream, const void *data,
-		       uint32_t length)
+/* The frame's header (copied), then its bytes: copied, or read in place. */
+static int send_frame(uint16_t kind, uint16_t stream, const void *data, uint32_t length,
+		      bool lent)
 {
 	struct trace_frame header = {
 	    .magic = TRACE_FRAME_MAGIC, .kind = kind, .stream = stream, .length = length};
 	mutex_lock(&frame_lock);
 	int error = vcon_write(&header, sizeof header);
 	if (!error && length)
-		error = vcon_write(data, length);
+		error = lent ? vcon_write_lent(data, length) : vcon_write(data, length);
 	if (!error && kind == TRACE_FRAME_END)
 		error = vcon_flush(); /* the machine may stop right after */
 	mutex_unlock(&frame_lock);
 	return error;
+}
+
+static int write_frame(void *context, uint16_t kind, uint16_t stream, const void *data,
+		       uint32_t length)
+{
+	return send_frame(kind, stream, data, length, false);
+}
+
+/* A packet the device reads where it lies (no copy into the queue's buffers). */
+static int write_frame_lent(void *context, uint16_t kind, uint16_t stream, const void *data,
+			    uint32_t length)
+{
+	return send_frame(kind, stream, data, length, true);
+}
+
+static int settle(void *context)
+{
+	return vcon_flush();
 }
 
 static void receive(const uint8_t *data, size_t length, void *arg)

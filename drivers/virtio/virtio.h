@@ -138,6 +138,11 @@ void *virtio_queue_buffer(struct virtqueue *queue, unsigned id);
 /* Offers descriptor id (length bytes; device_writes: a receive buffer) to the
  * device.  Returns 0 or -EINVAL (id out of range or already in flight). */
 int virtio_offer_buffer(struct virtqueue *queue, unsigned id, uint32_t length, bool device_writes);
+/* Offers descriptor id pointing at length bytes of the caller's memory at
+ * phys (physically contiguous) for the device to read, instead of the
+ * descriptor's own buffer; the memory must stay as it is until the device
+ * returns id.  Returns 0 or -EINVAL (id out of range or already in flight). */
+int virtio_offer_external(struct virtqueue *queue, unsigned id, uint64_t phys, uint32_t length);
 /* One piece of a descriptor chain: a physical range, and whether the device
  * writes it. */
 struct virtio_segment {

@@ -39,6 +39,8 @@
 /* A stream packet's records at most: the console's transmit buffers (16 of
  * 4 KiB) hold one whole; a ring that holds more is read in walks. */
 #define PACKET_RECORDS     (64 * 1024)
+/* A packet lent to a sink that reads it in place: a header and PACKET_RECORDS. */
+#define LENT_PACKET_PAGES  (PACKET_RECORDS / PAGE_SIZE + 1)
 /* The drain thread's pauses: after a pass that found nothing, and after one
  * that found records but no stream near a packet's worth (a pass that did
  * goes again at once).  A ring read more often holds less than a packet and
@@ -61,6 +63,10 @@ struct session {
 	uint64_t base_dropped[MAX_CPUS];
 	struct tel_ring_stats base;
 	uint8_t *packet;
+	/* A stream's packets for a sink that takes them without a copy
+	 * (frame_lent): one per CPU, untouched until the sink settles. */
+	uint8_t *lent_packets[MAX_CPUS];
+	bool lending; /* this session lends its packets */
 	struct thread *drainer;
 	bool drain_again; /* the last pass sealed a packet of half PACKET_RECORDS or more */
 	uint64_t delivered, refused_by_sink;
@@ -163,7 +169,7 @@ static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 {
 	struct ctf_stream *stream = &session.streams[cpu];
 	struct tel_read_summary read = {.last_time = stream->last_time};
-	*packet = session.packet;
+	*packet = session.lending ? session.lent_packets[cpu] : session.packet;
 	int64_t bytes = tel_channel_take_all(session.channel, cpu,
 					     *packet + sizeof(struct ctf_packet_header),
 					     PACKET_RECORDS, &read);
@@ -188,8 +194,8 @@ static uint64_t drain_cpu(unsigned cpu)
 	if (!size)
 		return 0;
 	uint64_t count = stream->events - before;
-	int error = session.sink->frame(session.sink->context, TRACE_FRAME_PACKET, (uint16_t)cpu,
-					packet, (uint32_t)size);
+	int error = (session.lending ? session.sink->frame_lent : session.sink->frame)(
+	    session.sink->context, TRACE_FRAME_PACKET, (uint16_t)cpu, packet, (uint32_t)size);
 	__atomic_fetch_add(error ? &session.refused_by_sink : &session.delivered, count,
 			   __ATOMIC_RELAXED);
 	return count;
@@ -198,6 +204,8 @@ static uint64_t drain_cpu(unsigned cpu)
 static uint64_t drain_all(void)
 {
 	uint64_t moved = 0;
+	if (session.lending) /* every packet lent before is free again */
+		session.sink->settle(session.sink->context);
 	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
 		moved += drain_cpu(cpu);
 	return moved;
@@ -305,6 +313,22 @@ static int make_channel(void)
 	return session.channel && session.packet ? 0 : -ENOMEM;
 }
 
+/* A stream into a sink that reads packets in place gets a packet buffer per
+ * CPU (made once, kept); without memory for them it copies as others do. */
+static void choose_lending(const struct trace_sink *sink)
+{
+	session.lending = false;
+	if (session.flight || !sink->frame_lent || !sink->settle)
+		return;
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
+		if (!session.lent_packets[cpu])
+			session.lent_packets[cpu] = mm_alloc_pages(LENT_PACKET_PAGES, PAGE_SIZE);
+		if (!session.lent_packets[cpu])
+			return;
+	}
+	session.lending = true;
+}
+
 /* Empties the rings of what an earlier session left, and notes where the
  * counts stand. */
 static void reset_streams(const uint8_t uuid[16])
@@ -347,6 +371,7 @@ static int begin(const struct trace_sink *sink, const char *argument, const char
 	if (error)
 		return error;
 	session.sink = sink;
+	choose_lending(sink);
 	if (sink->open && (error = sink->open(sink->context, argument ? argument : "")))
 		return error;
 	uint8_t uuid[16];

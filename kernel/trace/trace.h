@@ -39,6 +39,12 @@ struct trace_sink {
 	int (*frame)(void *context, uint16_t kind, uint16_t stream, const void *data,
 		     uint32_t length);
 	void (*close)(void *context);
+	/* Optional: frame without a copy.  The sink reads data in place (pages
+	 * from mm_alloc_pages) until settle returns; settle waits until the
+	 * sink no longer needs the data of any frame lent before it. */
+	int (*frame_lent)(void *context, uint16_t kind, uint16_t stream, const void *data,
+			  uint32_t length);
+	int (*settle)(void *context);
 	void *context;
 };
 
