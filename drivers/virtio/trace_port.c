@@ -4,7 +4,9 @@
  * and the host's lines coming back in are control lines for the trace
  * module (trace_control_bytes: trace start/stop, files, kernel-shell lines),
  * answered on the port.  The network under test is never touched.  Both directions run in threads
- * left out of the trace, so carrying the stream does not feed it.
+ * left out of the trace, so carrying the stream does not feed it.  A stream's
+ * packets are lent (frame_lent): the device reads them where they lie, in the
+ * session's packet header and the ring itself, and settle waits until it has.
  */
 #include "virtio/trace_port.h"
 
@@ -16,23 +18,28 @@
 static struct mutex frame_lock = MUTEX_INIT(frame_lock, "trace.port");
 static int write_frame(void *context, uint16_t kind, uint16_t stream, const void *data,
 		       uint32_t length);
-static int write_frame_lent(void *context, uint16_t kind, uint16_t stream, const void *data,
-			    uint32_t length);
+static int write_frame_lent(void *context, uint16_t kind, uint16_t stream,
+			    const struct trace_part *parts, unsigned count);
 static int settle(void *context);
 static const struct trace_sink console_sink = {
     .name = "console", .frame = write_frame, .frame_lent = write_frame_lent, .settle = settle};
 static struct trace_control port_control = {.sink = &console_sink};
 
-/* The frame's header (copied), then its bytes: copied, or read in place. */
-static int send_frame(uint16_t kind, uint16_t stream, const void *data, uint32_t length,
-		      bool lent)
+/* The frame's header (copied), then its parts: copied, or read in place. */
+static int send_frame(uint16_t kind, uint16_t stream, const struct trace_part *parts,
+		      unsigned count, bool lent)
 {
+	uint32_t length = 0;
+	for (unsigned i = 0; i < count; i++)
+		length += parts[i].length;
 	struct trace_frame header = {
 	    .magic = TRACE_FRAME_MAGIC, .kind = kind, .stream = stream, .length = length};
 	mutex_lock(&frame_lock);
 	int error = vcon_write(&header, sizeof header);
-	if (!error && length)
-		error = lent ? vcon_write_lent(data, length) : vcon_write(data, length);
+	for (unsigned i = 0; i < count && !error; i++)
+		if (parts[i].length)
+			error = lent ? vcon_write_lent(parts[i].data, parts[i].length)
+				     : vcon_write(parts[i].data, parts[i].length);
 	if (!error && kind == TRACE_FRAME_END)
 		error = vcon_flush(); /* the machine may stop right after */
 	mutex_unlock(&frame_lock);
@@ -42,14 +49,14 @@ static int send_frame(uint16_t kind, uint16_t stream, const void *data, uint32_t
 static int write_frame(void *context, uint16_t kind, uint16_t stream, const void *data,
 		       uint32_t length)
 {
-	return send_frame(kind, stream, data, length, false);
+	struct trace_part part = {.data = data, .length = length};
+	return send_frame(kind, stream, &part, 1, false);
 }
 
-/* A packet the device reads where it lies (no copy into the queue's buffers). */
-static int write_frame_lent(void *context, uint16_t kind, uint16_t stream, const void *data,
-			    uint32_t length)
+static int write_frame_lent(void *context, uint16_t kind, uint16_t stream,
+			    const struct trace_part *parts, unsigned count)
 {
-	return send_frame(kind, stream, data, length, true);
+	return send_frame(kind, stream, parts, count, true);
 }
 
 static int settle(void *context)

@@ -184,6 +184,29 @@ int64_t tel_channel_take_all(struct tel_channel *channel, unsigned cpu, void *bu
 	return (int64_t)bytes;
 }
 
+int64_t tel_channel_lend_all(struct tel_channel *channel, unsigned cpu, uint64_t length,
+			     struct tel_read_summary *summary, struct tel_ring_lent *lent)
+{
+	struct tel_ring *ring = ring_of(channel, cpu);
+	if (!ring)
+		return -EINVAL;
+	uint64_t irq = spin_lock_irqsave(&channel->reader_lock);
+	int64_t bytes = tel_ring_lend_all(ring, length, summary, lent);
+	spin_unlock_irqrestore(&channel->reader_lock, irq);
+	return bytes;
+}
+
+void tel_channel_release(struct tel_channel *channel, unsigned cpu,
+			 const struct tel_ring_lent *lent)
+{
+	struct tel_ring *ring = ring_of(channel, cpu);
+	if (!ring)
+		return;
+	uint64_t irq = spin_lock_irqsave(&channel->reader_lock);
+	tel_ring_release(ring, lent);
+	spin_unlock_irqrestore(&channel->reader_lock, irq);
+}
+
 int64_t tel_channel_read(struct tel_channel *channel, unsigned cpu, void *buffer, uint64_t length)
 {
 	struct tel_read_summary summary = {0};

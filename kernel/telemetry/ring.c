@@ -331,15 +331,16 @@ static struct published read_published(const struct tel_ring *ring)
 	}
 }
 
-uint64_t tel_ring_take_all(struct tel_ring *ring, void *buffer, uint64_t length,
-			   struct tel_read_summary *summary)
+int64_t tel_ring_lend_all(struct tel_ring *ring, uint64_t length, struct tel_read_summary *summary,
+			  struct tel_ring_lent *lent)
 {
 	if (ring->position || ring->mode != TEL_STREAM)
-		return tel_ring_read_summed(ring, buffer, length, summary);
+		return -1;
 	struct published now = read_published(ring);
 	uint64_t tail = ring->tail;
-	if (now.head - tail > length) /* more than fits: as many whole records as do */
-		return tel_ring_read_summed(ring, buffer, length, summary);
+	if (now.head - tail > length) /* more than fits: the caller walks them */
+		return -1;
+	*lent = (struct tel_ring_lent){.produced = now.produced, .head = now.head};
 	summary->first_time = summary->last_time;
 	summary->records = now.produced - ring->consumed;
 	if (!summary->records)
@@ -347,17 +348,38 @@ uint64_t tel_ring_take_all(struct tel_ring *ring, void *buffer, uint64_t length,
 	summary->last_time = now.last_time;
 	/* Records never cross the end of the data area: one stretch before it
 	 * (a pad at its end left out), one after. */
-	uint64_t boundary = (tail | ring->mask) + 1, copied = 0;
+	uint64_t boundary = (tail | ring->mask) + 1;
 	if (now.head > boundary) {
 		uint64_t end = now.pad_at >= tail && now.pad_at < boundary ? now.pad_at : boundary;
-		__builtin_memcpy(buffer, record_at(ring, tail), end - tail);
-		copied = end - tail;
+		lent->data[lent->stretches] = record_at(ring, tail);
+		lent->bytes[lent->stretches++] = end - tail;
 		tail = boundary;
 	}
-	__builtin_memcpy((uint8_t *)buffer + copied, record_at(ring, tail), now.head - tail);
-	copied += now.head - tail;
-	ring->consumed = now.produced;
-	store_release(&ring->tail, now.head);
+	lent->data[lent->stretches] = record_at(ring, tail);
+	lent->bytes[lent->stretches++] = now.head - tail;
+	return (int64_t)(lent->bytes[0] + (lent->stretches > 1 ? lent->bytes[1] : 0));
+}
+
+void tel_ring_release(struct tel_ring *ring, const struct tel_ring_lent *lent)
+{
+	ring->consumed = lent->produced;
+	store_release(&ring->tail, lent->head);
+}
+
+uint64_t tel_ring_take_all(struct tel_ring *ring, void *buffer, uint64_t length,
+			   struct tel_read_summary *summary)
+{
+	struct tel_ring_lent lent;
+	int64_t bytes = tel_ring_lend_all(ring, length, summary, &lent);
+	if (bytes < 0) /* as many whole records as fit */
+		return tel_ring_read_summed(ring, buffer, length, summary);
+	uint64_t copied = 0;
+	for (unsigned i = 0; i < lent.stretches; i++) {
+		__builtin_memcpy((uint8_t *)buffer + copied, lent.data[i], lent.bytes[i]);
+		copied += lent.bytes[i];
+	}
+	if (bytes)
+		tel_ring_release(ring, &lent);
 	return copied;
 }
 

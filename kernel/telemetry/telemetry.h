@@ -107,6 +107,25 @@ uint64_t tel_ring_take_all(struct tel_ring *ring, void *buffer, uint64_t length,
 			   struct tel_read_summary *summary);
 uint64_t tel_ring_read_summed(struct tel_ring *ring, void *buffer, uint64_t length,
 			      struct tel_read_summary *summary);
+/* Where tel_ring_take_all's records lie in the ring: at most two stretches
+ * (the end of the data area splits them), and what tel_ring_release needs. */
+struct tel_ring_lent {
+	const void *data[2];
+	uint64_t bytes[2];
+	unsigned stretches;
+	uint64_t produced, head;
+};
+/* tel_ring_take_all without the copy, for a reader that hands the records
+ * on where they lie: fills *lent and *summary and leaves the records in the
+ * ring, where the producer cannot overwrite them, until tel_ring_release.
+ * Returns their bytes (0: none; nothing to release), or -1 when they are more
+ * than length bytes or the ring is shared or a flight recorder (nothing
+ * lent: take them with tel_ring_take_all).  The reader lends one batch at a
+ * time and reads nothing else from the ring until it releases it. */
+int64_t tel_ring_lend_all(struct tel_ring *ring, uint64_t length, struct tel_read_summary *summary,
+			  struct tel_ring_lent *lent);
+/* Frees the room of the records tel_ring_lend_all lent. */
+void tel_ring_release(struct tel_ring *ring, const struct tel_ring_lent *lent);
 /* Copies the newest whole records that fit into buffer, oldest first,
  * without consuming them.  Returns the bytes copied.  The producer must not
  * run meanwhile (the channel holds it off).  The first records may be
@@ -194,6 +213,13 @@ int64_t tel_channel_read_summed(struct tel_channel *channel, unsigned cpu, void 
 /* Everything CPU cpu's ring holds (tel_ring_take_all).  Returns bytes, or -EINVAL. */
 int64_t tel_channel_take_all(struct tel_channel *channel, unsigned cpu, void *buffer,
 			     uint64_t length, struct tel_read_summary *summary);
+/* tel_ring_lend_all and tel_ring_release on CPU cpu's ring.  lend returns
+ * bytes, -1 (take them instead) or -EINVAL; release is harmless for a CPU
+ * without a ring. */
+int64_t tel_channel_lend_all(struct tel_channel *channel, unsigned cpu, uint64_t length,
+			     struct tel_read_summary *summary, struct tel_ring_lent *lent);
+void tel_channel_release(struct tel_channel *channel, unsigned cpu,
+			 const struct tel_ring_lent *lent);
 /* Snapshot of CPU cpu's ring.  Returns bytes, or -EINVAL. */
 int64_t tel_channel_snapshot(struct tel_channel *channel, unsigned cpu, void *buffer,
 			     uint64_t length);

@@ -39,8 +39,10 @@
 /* A stream packet's records at most: the console's transmit buffers (16 of
  * 4 KiB) hold one whole; a ring that holds more is read in walks. */
 #define PACKET_RECORDS     (64 * 1024)
-/* A packet lent to a sink that reads it in place: a header and PACKET_RECORDS. */
+/* A packet lent to a sink that reads it in place: a header and PACKET_RECORDS
+ * (records a walk copies); records lent where they lie, up to LENT_RECORDS. */
 #define LENT_PACKET_PAGES  (PACKET_RECORDS / PAGE_SIZE + 1)
+#define LENT_RECORDS       (TRACE_RING_BYTES / 2)
 /* The drain thread's pauses: after a pass that found nothing, and after one
  * that found records but no stream near a packet's worth (a pass that did
  * goes again at once).  A ring read more often holds less than a packet and
@@ -64,11 +66,15 @@ struct session {
 	struct tel_ring_stats base;
 	uint8_t *packet;
 	/* A stream's packets for a sink that takes them without a copy
-	 * (frame_lent): one per CPU, untouched until the sink settles. */
+	 * (frame_lent): the header in a buffer per CPU, the records where they
+	 * lie in the ring (or copied after the header when a walk reads them);
+	 * both untouched, the ring's room not freed, until the sink settles. */
 	uint8_t *lent_packets[MAX_CPUS];
-	bool lending; /* this session lends its packets */
+	struct tel_ring_lent lent[MAX_CPUS];
+	bool lent_pending[MAX_CPUS]; /* lent[cpu] holds records to release */
+	bool lending;                /* this session lends its packets */
 	struct thread *drainer;
-	bool drain_again; /* the last pass sealed a packet of half PACKET_RECORDS or more */
+	bool drain_again; /* the last pass sealed a packet of half its most records or more */
 	uint64_t delivered, refused_by_sink;
 	struct trace_end final;
 };
@@ -170,16 +176,40 @@ static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 	struct ctf_stream *stream = &session.streams[cpu];
 	struct tel_read_summary read = {.last_time = stream->last_time};
 	*packet = session.lending ? session.lent_packets[cpu] : session.packet;
-	int64_t bytes = tel_channel_take_all(session.channel, cpu,
+	int64_t bytes = -1;
+	if (session.lending) {
+		bytes = tel_channel_lend_all(session.channel, cpu, LENT_RECORDS, &read,
+					     &session.lent[cpu]);
+		session.lent_pending[cpu] = bytes > 0;
+	}
+	if (bytes < 0) { /* not lent: copied after the header */
+		session.lent[cpu].stretches = 0;
+		bytes = tel_channel_take_all(session.channel, cpu,
 					     *packet + sizeof(struct ctf_packet_header),
 					     PACKET_RECORDS, &read);
+	}
 	stream->events_discarded = ring_dropped(cpu) - session.base_dropped[cpu];
 	if (bytes <= 0)
 		return 0;
-	if ((uint64_t)bytes >= PACKET_RECORDS / 2)
+	if ((uint64_t)bytes >= (session.lending ? LENT_RECORDS : PACKET_RECORDS) / 2)
 		session.drain_again = true;
 	return ctf_seal_packet_counted(*packet, (uint64_t)bytes, stream, read.records,
 				       read.first_time, read.last_time);
+}
+
+/* A lent packet's parts: its header, then its records where they lie (or
+ * copied after the header).  Returns the sink's answer. */
+static int send_lent_packet(unsigned cpu, const uint8_t *packet, uint64_t size)
+{
+	const struct tel_ring_lent *lent = &session.lent[cpu];
+	struct trace_part parts[TRACE_LENT_PARTS] = {
+	    {.data = packet, .length = lent->stretches ? sizeof(struct ctf_packet_header) : size}};
+	unsigned count = 1;
+	for (unsigned i = 0; i < lent->stretches; i++)
+		parts[count++] =
+		    (struct trace_part){.data = lent->data[i], .length = lent->bytes[i]};
+	return session.sink->frame_lent(session.sink->context, TRACE_FRAME_PACKET, (uint16_t)cpu,
+					parts, count);
 }
 
 /* Moves what CPU cpu's ring holds into one packet for the sink.  Returns the
@@ -194,18 +224,31 @@ static uint64_t drain_cpu(unsigned cpu)
 	if (!size)
 		return 0;
 	uint64_t count = stream->events - before;
-	int error = (session.lending ? session.sink->frame_lent : session.sink->frame)(
-	    session.sink->context, TRACE_FRAME_PACKET, (uint16_t)cpu, packet, (uint32_t)size);
+	int error = session.lending ? send_lent_packet(cpu, packet, size)
+				    : session.sink->frame(session.sink->context, TRACE_FRAME_PACKET,
+							  (uint16_t)cpu, packet, (uint32_t)size);
 	__atomic_fetch_add(error ? &session.refused_by_sink : &session.delivered, count,
 			   __ATOMIC_RELAXED);
 	return count;
 }
 
+/* Once the sink has settled, every packet lent before is free again, and
+ * so is the ring's room its records took. */
+static void release_lent(void)
+{
+	session.sink->settle(session.sink->context);
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
+		if (session.lent_pending[cpu]) {
+			tel_channel_release(session.channel, cpu, &session.lent[cpu]);
+			session.lent_pending[cpu] = false;
+		}
+}
+
 static uint64_t drain_all(void)
 {
 	uint64_t moved = 0;
-	if (session.lending) /* every packet lent before is free again */
-		session.sink->settle(session.sink->context);
+	if (session.lending)
+		release_lent();
 	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
 		moved += drain_cpu(cpu);
 	return moved;

@@ -28,6 +28,13 @@
 
 #define TRACE_PATTERNS_MAX 8
 #define TRACE_SINKS_MAX    4
+#define TRACE_LENT_PARTS   3 /* a packet's header and the ring's two stretches */
+
+/* One piece of a frame lent to a sink. */
+struct trace_part {
+	const void *data;
+	uint32_t length;
+};
 
 /* Where packets go.  open gets the session's argument (a directory for the
  * file sink, "" otherwise) before the first frame; frame takes one frame
@@ -39,11 +46,13 @@ struct trace_sink {
 	int (*frame)(void *context, uint16_t kind, uint16_t stream, const void *data,
 		     uint32_t length);
 	void (*close)(void *context);
-	/* Optional: frame without a copy.  The sink reads data in place (pages
-	 * from mm_alloc_pages) until settle returns; settle waits until the
-	 * sink no longer needs the data of any frame lent before it. */
-	int (*frame_lent)(void *context, uint16_t kind, uint16_t stream, const void *data,
-			  uint32_t length);
+	/* Optional: frame without a copy, its bytes the parts in order (at most
+	 * TRACE_LENT_PARTS, each physically contiguous: mm_alloc_pages memory,
+	 * a telemetry ring's data).  The sink reads them in place until settle
+	 * returns; settle waits until the sink no longer needs the bytes of any
+	 * frame lent before it. */
+	int (*frame_lent)(void *context, uint16_t kind, uint16_t stream,
+			  const struct trace_part *parts, unsigned count);
 	int (*settle)(void *context);
 	void *context;
 };
