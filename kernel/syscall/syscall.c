@@ -84,12 +84,13 @@ static inline __attribute__((always_inline)) long dispatch(const struct syscall_
 		return entry ? entry->call(args) : -ENOSYS;
 	}
 	struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};
-	tracepoint_record(TRACE_SYSCALL_ENTRY, rdtsc(), &in, sizeof in); /* in line: hot */
+	tracepoint_record_irqs_on(TRACE_SYSCALL_ENTRY, rdtsc(), &in, sizeof in); /* in line: hot */
 	if (this_cpu_user_stacks()) /* the process is in the trace map: its stack follows */
 		uscope_record_stack(syscall_user_frame(), entry ? entry->name : NULL);
 	long result = entry ? entry->call(args) : -ENOSYS;
 	struct trace_syscall_exit out = {.number = (int64_t)number, .result = result};
-	tracepoint(TRACE_SYSCALL_EXIT, &out, sizeof out);
+	if (tracepoint_on())
+		tracepoint_record_irqs_on(TRACE_SYSCALL_EXIT, rdtsc(), &out, sizeof out);
 	return result;
 }
 

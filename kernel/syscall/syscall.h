@@ -43,8 +43,9 @@ struct syscall_entry {
  * out-of-range number. */
 void syscall_init_cpu(void);
 
-/* Runs system call number with args[0..5].  Returns the handler's result, or
- * -ENOSYS for a number with no handler. */
+/* Runs system call number with args[0..5], in a thread with interrupts on
+ * (a system call may sleep; its trace records count on it).  Returns the
+ * handler's result, or -ENOSYS for a number with no handler. */
 long syscall_dispatch(uint64_t number, const uint64_t *args);
 
 /* Returns the handler entry for number, or NULL. */

@@ -62,6 +62,16 @@ tracepoint_record(uint16_t type, uint64_t time, const void *payload, uint32_t le
 	irq_restore(flags);
 }
 
+/* tracepoint_record where interrupts are known to be on (a system call,
+ * which may sleep): held off for the write without saving the flag. */
+static inline __attribute__((always_inline)) void
+tracepoint_record_irqs_on(uint16_t type, uint64_t time, const void *payload, uint32_t length)
+{
+	irq_disable();
+	tracepoint_record_irqs_off(type, time, payload, length);
+	irq_enable();
+}
+
 /* tracepoint_record now, out of line (for rare events and long payloads). */
 void tracepoint_write(uint16_t type, const void *payload, uint32_t length);
 
