@@ -165,29 +165,30 @@ def timed_requests(guest, count, overhead=0):
 
 
 def timed_while_recording(guest, sock, count, patterns, stacks_only, overhead):
-    """timed_requests while mscope records; returns (us, mscope's counts line)."""
+    """timed_requests while mscope records; returns (us, mscope's counts line).
+    mscope writes into a file, read back while waiting for "trace started"."""
     out = tempfile.mkdtemp(prefix="trace-")
     os.rmdir(out)
-    mscope = subprocess.Popen(
-        [os.path.join(ROOT, "tools", "mscope"), "record", "--attach", sock, "-o", out] +
-        [a for p in patterns for a in ("-p", p)] + (["--stacks"] if stacks_only else []),
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"))  # "trace started" as it comes
-    lines, started = [], threading.Event()
+    with tempfile.TemporaryFile(mode="w+") as log:
+        mscope = subprocess.Popen(
+            [os.path.join(ROOT, "tools", "mscope"), "record", "--attach", sock, "-o", out] +
+            [a for p in patterns for a in ("-p", p)] + (["--stacks"] if stacks_only else []),
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"))  # "trace started" as it comes
 
-    def read():
-        for line in mscope.stdout:
-            lines.append(line)
-            if "trace started" in line:
-                started.set()
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    us = timed_requests(guest, count, overhead) if started.wait(600) else None  # a hang guard
-    mscope.send_signal(signal.SIGINT)
-    mscope.wait(timeout=300)
-    reader.join(timeout=10)
+        def text():
+            log.seek(0)
+            return log.read()
+        deadline = time.monotonic() + 600  # a hang guard
+        while "trace started" not in text() and mscope.poll() is None and \
+                time.monotonic() < deadline:
+            time.sleep(0.1)
+        us = timed_requests(guest, count, overhead) if "trace started" in text() else None
+        mscope.send_signal(signal.SIGINT)
+        mscope.wait(timeout=300)
+        lines = text().splitlines()
     counts = [line.strip() for line in lines if line.startswith("recorded ")]
-    return us, (counts[-1] if counts else "".join(lines)[-300:])
+    return us, (counts[-1] if counts else "\n".join(lines)[-300:])
 
 
 def bench_icount(args):

@@ -208,6 +208,15 @@ int vcon_send_lent(struct vcon *vc, const void *data, size_t length)
 	return vcon_send_as(vc, data, length, true);
 }
 
+bool vcon_taken(struct vcon *vc)
+{
+	mutex_lock(&vc->write_lock);
+	vcon_reclaim_tx(vc);
+	bool taken = vc->failed || vc->tx.free_count == vc->tx.size;
+	mutex_unlock(&vc->write_lock);
+	return taken;
+}
+
 int vcon_drain(struct vcon *vc)
 {
 	int error = 0;
@@ -455,6 +464,12 @@ int vcon_write_lent(const void *data, size_t length)
 {
 	struct vcon *vc = vcon_current();
 	return vc ? vcon_send_lent(vc, data, length) : -ENODEV;
+}
+
+bool vcon_flushed(void)
+{
+	struct vcon *vc = vcon_current();
+	return !vc || vcon_taken(vc);
 }
 
 int vcon_flush(void)

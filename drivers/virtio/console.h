@@ -60,6 +60,9 @@ int vcon_write_lent(const void *data, size_t length);
  * before the machine stops may otherwise never leave it).  Thread context.
  * Returns 0, -ENODEV (no device) or -EIO (the device failed). */
 int vcon_flush(void);
+/* vcon_flush without the wait: true when the device has taken every byte
+ * written so far (or there is no device, or it failed). */
+bool vcon_flushed(void);
 /* Makes receive(data, length, arg) get the host's bytes from now on; NULL
  * stops delivery (bytes arriving meanwhile are dropped and counted).  When it
  * returns, the previous receiver is not running and will not be called again

@@ -95,6 +95,8 @@ int vcon_send(struct vcon *vc, const void *data, size_t length);
 int vcon_send_lent(struct vcon *vc, const void *data, size_t length);
 /* vcon_flush on vc.  Returns 0 or -EIO. */
 int vcon_drain(struct vcon *vc);
+/* vcon_flushed on vc. */
+bool vcon_taken(struct vcon *vc);
 /* What the interrupt does: re-reads the device status and wakes the writers
  * and the receive worker. */
 void vcon_notify(struct vcon *vc);

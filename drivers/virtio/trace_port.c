@@ -12,6 +12,7 @@
 
 #include "virtio/console.h"
 
+#include "lib/errno.h"
 #include "sched/sched.h"
 #include "trace/trace.h"
 
@@ -20,7 +21,7 @@ static int write_frame(void *context, uint16_t kind, uint16_t stream, const void
 		       uint32_t length);
 static int write_frame_lent(void *context, uint16_t kind, uint16_t stream,
 			    const struct trace_part *parts, unsigned count);
-static int settle(void *context);
+static int settle(void *context, bool wait);
 static const struct trace_sink console_sink = {
     .name = "console", .frame = write_frame, .frame_lent = write_frame_lent, .settle = settle};
 static struct trace_control port_control = {.sink = &console_sink};
@@ -59,9 +60,11 @@ static int write_frame_lent(void *context, uint16_t kind, uint16_t stream,
 	return send_frame(kind, stream, parts, count, true);
 }
 
-static int settle(void *context)
+static int settle(void *context, bool wait)
 {
-	return vcon_flush();
+	if (wait)
+		return vcon_flush();
+	return vcon_flushed() ? 0 : -EAGAIN;
 }
 
 static void receive(const uint8_t *data, size_t length, void *arg)

@@ -74,7 +74,7 @@ struct session {
 	bool lent_pending[MAX_CPUS]; /* lent[cpu] holds records to release */
 	bool lending;                /* this session lends its packets */
 	struct thread *drainer;
-	bool drain_again; /* the last pass sealed a packet of half its most records or more */
+	bool drain_again; /* the last pass sealed half a copied packet or more, or walked */
 	uint64_t delivered, refused_by_sink;
 	struct trace_end final;
 };
@@ -184,6 +184,7 @@ static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 	}
 	if (bytes < 0) { /* not lent: copied after the header */
 		session.lent[cpu].stretches = 0;
+		session.drain_again = session.lending; /* more than a lent packet holds */
 		bytes = tel_channel_take_all(session.channel, cpu,
 					     *packet + sizeof(struct ctf_packet_header),
 					     PACKET_RECORDS, &read);
@@ -191,7 +192,7 @@ static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 	stream->events_discarded = ring_dropped(cpu) - session.base_dropped[cpu];
 	if (bytes <= 0)
 		return 0;
-	if ((uint64_t)bytes >= (session.lending ? LENT_RECORDS : PACKET_RECORDS) / 2)
+	if ((uint64_t)bytes >= PACKET_RECORDS / 2)
 		session.drain_again = true;
 	return ctf_seal_packet_counted(*packet, (uint64_t)bytes, stream, read.records,
 				       read.first_time, read.last_time);
@@ -233,10 +234,12 @@ static uint64_t drain_cpu(unsigned cpu)
 }
 
 /* Once the sink has settled, every packet lent before is free again, and
- * so is the ring's room its records took. */
-static void release_lent(void)
+ * so is the ring's room its records took.  Without wait, only if it already
+ * has (a sink that failed needs nothing any more). */
+static void release_lent(bool wait)
 {
-	session.sink->settle(session.sink->context);
+	if (session.sink->settle(session.sink->context, wait) == -EAGAIN)
+		return;
 	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
 		if (session.lent_pending[cpu]) {
 			tel_channel_release(session.channel, cpu, &session.lent[cpu]);
@@ -248,9 +251,11 @@ static uint64_t drain_all(void)
 {
 	uint64_t moved = 0;
 	if (session.lending)
-		release_lent();
+		release_lent(true);
 	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
 		moved += drain_cpu(cpu);
+	if (session.lending) /* the device may have read them already: room sooner */
+		release_lent(false);
 	return moved;
 }
 

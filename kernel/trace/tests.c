@@ -4,7 +4,9 @@
  * join point that cannot sleep come out as call records, of one that may
  * sleep as entry and exit pairs, in packets whose records time forward; a
  * flooded ring (the drainer held off) refuses and counts, and then recorded
- * = delivered + dropped exactly; END comes last with those counts.
+ * = delivered + dropped exactly; END comes last with those counts.  A sink
+ * that reads packets in place gets records that stay in the ring, untouched,
+ * until it settles.
  */
 #include "trace/internal.h"
 
@@ -249,6 +251,90 @@ static void flight_recorder_snapshots(struct ktest *t)
 	trace_stop(NULL);
 }
 
+/* ---- A sink that reads packets in place (frame_lent) ---------------------- */
+
+/* What the last lent packet held, copied when it was lent: its parts must
+ * still hold exactly that when the sink settles, however many records the
+ * producers wrote meanwhile (the ring's room is freed only after). */
+static struct {
+	uint8_t *copy;
+	struct trace_part parts[TRACE_LENT_PARTS];
+	unsigned count, lent, settles, changed_while_lent;
+} lending;
+
+#define LENDING_COPY_BYTES (256 * 1024)
+
+static int keep_lent(void *context, uint16_t kind, uint16_t stream, const struct trace_part *parts,
+		     unsigned count)
+{
+	uint32_t length = 0;
+	for (unsigned i = 0; i < count; i++) {
+		if (length + parts[i].length > LENDING_COPY_BYTES)
+			return -ENOSPC;
+		memcpy(lending.copy + length, parts[i].data, parts[i].length);
+		length += parts[i].length;
+		lending.parts[i] = parts[i];
+	}
+	lending.count = count;
+	lending.lent++;
+	return keep_frame(context, kind, stream, lending.copy, length);
+}
+
+/* Like a device that reads slowly: never done when asked without waiting,
+ * so the records stay lent until the drainer's next pass waits. */
+static int settle_lent(void *context, bool wait)
+{
+	if (!wait)
+		return -EAGAIN;
+	uint32_t at = 0;
+	for (unsigned i = 0; i < lending.count; i++) {
+		lending.changed_while_lent +=
+		    memcmp(lending.copy + at, lending.parts[i].data, lending.parts[i].length) != 0;
+		at += lending.parts[i].length;
+	}
+	lending.count = 0;
+	lending.settles++;
+	return 0;
+}
+
+static const struct trace_sink lending_sink = {
+    .name = "test-lending", .frame = keep_frame, .frame_lent = keep_lent, .settle = settle_lent};
+
+/* Records lent to the sink stay in the ring until it settles: each round
+ * lets the drainer lend a batch that fits a packet, then floods the ring
+ * with more than its free room while that batch is out (the ring fills and
+ * refuses); the batch is still as lent when the sink settles, and every
+ * record is delivered or counted as dropped. */
+static void lent_packets_keep_their_records_until_the_sink_settles(struct ktest *t)
+{
+	const char *patterns[] = {"jp.bench_nop"};
+	memset(&lending, 0, sizeof lending);
+	lending.copy = mm_alloc_pages(LENDING_COPY_BYTES / PAGE_SIZE, PAGE_SIZE);
+	ASSERT_TRUE(t, lending.copy != NULL);
+	memset(&captured, 0, sizeof captured);
+	bench_index = jp_index(jp_find("jp.bench_nop"));
+	ASSERT_EQ(t, trace_start(&lending_sink, "", patterns, 1), 0);
+	for (int round = 0; round < 10; round++) {
+		for (int i = 0; i < 2000; i++) /* well under half a ring: lent */
+			jp_bench_nop();
+		sched_sleep_ns(3 * 1000 * 1000); /* the drainer's pass lends them */
+		for (int i = 0; i < 20000; i++)  /* more than the whole ring */
+			jp_bench_nop();
+		sched_sleep_ns(3 * 1000 * 1000);
+	}
+	struct trace_end end;
+	ASSERT_EQ(t, trace_stop(&end), 0);
+	EXPECT_TRUE(t, lending.lent > 0);
+	EXPECT_TRUE(t, lending.settles > 0);
+	EXPECT_EQ(t, lending.changed_while_lent, 0);
+	EXPECT_TRUE(t, end.dropped > 0); /* the floods filled the ring */
+	EXPECT_EQ(t, end.recorded, end.delivered + end.dropped);
+	EXPECT_EQ(t, end.delivered, captured.records);
+	EXPECT_EQ(t, captured.backwards, 0);
+	EXPECT_EQ(t, captured.order_errors, 0);
+	mm_free_pages(lending.copy, LENDING_COPY_BYTES / PAGE_SIZE);
+}
+
 static void bad_starts_are_refused(struct ktest *t)
 {
 	const char *none[] = {"no.such.joinpoint"};
@@ -328,5 +414,5 @@ static void control_bytes_split_anywhere(struct ktest *t)
 KTEST_SUITE(trace, KTEST_CASE(calls_come_out_as_records),
 	    KTEST_CASE(call_records_carry_argument_result_and_duration),
 	    KTEST_CASE(a_flooded_ring_counts_every_record), KTEST_CASE(flight_recorder_snapshots),
-	    KTEST_CASE(bad_starts_are_refused),
-	    KTEST_CASE(control_bytes_split_anywhere));
+	    KTEST_CASE(lent_packets_keep_their_records_until_the_sink_settles),
+	    KTEST_CASE(bad_starts_are_refused), KTEST_CASE(control_bytes_split_anywhere));

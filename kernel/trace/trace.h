@@ -49,11 +49,12 @@ struct trace_sink {
 	/* Optional: frame without a copy, its bytes the parts in order (at most
 	 * TRACE_LENT_PARTS, each physically contiguous: mm_alloc_pages memory,
 	 * a telemetry ring's data).  The sink reads them in place until settle
-	 * returns; settle waits until the sink no longer needs the bytes of any
-	 * frame lent before it. */
+	 * says it is done: settle(wait) returns 0 once the sink no longer needs
+	 * the bytes of any frame lent before it, waiting for that when wait is
+	 * true, else -EAGAIN at once while it still does. */
 	int (*frame_lent)(void *context, uint16_t kind, uint16_t stream,
 			  const struct trace_part *parts, unsigned count);
-	int (*settle)(void *context);
+	int (*settle)(void *context, bool wait);
 	void *context;
 };
 
