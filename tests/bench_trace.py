@@ -163,12 +163,12 @@ def timed_requests(guest, count, overhead=0):
     return (after - before - overhead) / count
 
 
-def timed_while_recording(guest, sock, count, patterns, stacks_only, overhead):
+def timed_while_recording(guest, sock, count, patterns, stacks_only, overhead, log_path):
     """timed_requests while mscope records; returns (us, mscope's counts line).
-    mscope writes into a file, read back while waiting for "trace started"."""
+    mscope writes into log_path, read back while waiting for "trace started"."""
     out = tempfile.mkdtemp(prefix="trace-")
     os.rmdir(out)
-    with tempfile.TemporaryFile(mode="w+") as log:
+    with open(log_path, "w+") as log:
         mscope = subprocess.Popen(
             [os.path.join(ROOT, "tools", "mscope"), "record", "--attach", sock, "-o", out] +
             [a for p in patterns for a in ("-p", p)] + (["--stacks"] if stacks_only else []),
@@ -210,8 +210,9 @@ def bench_icount(args):
                 subprocess.run([os.path.join(ROOT, "tools", "mscope"), "send", "--attach", sock,
                                 line], cwd=ROOT, capture_output=True, timeout=120)
             off = timed_requests(guest, args.requests, overhead)
-            on, counts = timed_while_recording(guest, sock, args.requests, patterns,
-                                               stacks_only, overhead)
+            on, counts = timed_while_recording(
+                guest, sock, args.requests, patterns, stacks_only, overhead,
+                os.path.join(args.build, "bench", f"trace-icount-mscope-{number}.log"))
             results.append((label, off, on, counts))
             print(f"-icount: {label}: off {off or 0:.1f} us, on {on or 0:.1f} us per request  "
                   f"{counts}", flush=True)
