@@ -152,16 +152,19 @@ static size_t vcon_offer_chunk(struct vcon *vc, const uint8_t *data, size_t leng
 	return chunk;
 }
 
-/* Offers the caller's data itself in one descriptor (vcon_send_lent).
- * Returns the bytes taken: length, or 0 when every buffer is with the device. */
+/* Offers up to one buffer's worth of the caller's data itself, in place
+ * (vcon_send_lent): descriptors no longer than the queue's own buffers, so
+ * the device sees what a copy would have given it.  Returns the bytes taken,
+ * or 0 when every descriptor is with the device. */
 static size_t vcon_offer_lent(struct vcon *vc, const uint8_t *data, size_t length)
 {
 	vcon_reclaim_tx(vc);
 	int id = virtio_find_free_buffer(&vc->tx);
 	if (id < 0)
 		return 0;
-	virtio_offer_external(&vc->tx, (unsigned)id, virt_to_phys(data), (uint32_t)length);
-	return length;
+	size_t chunk = length < VCON_BUFFER ? length : VCON_BUFFER;
+	virtio_offer_external(&vc->tx, (unsigned)id, virt_to_phys(data), (uint32_t)chunk);
+	return chunk;
 }
 
 static int vcon_send_as(struct vcon *vc, const void *data, size_t length, bool lent)
@@ -169,8 +172,6 @@ static int vcon_send_as(struct vcon *vc, const void *data, size_t length, bool l
 	const uint8_t *bytes = data;
 	size_t sent = 0;
 	int error = 0;
-	if (lent && length > UINT32_MAX)
-		return -EINVAL;
 	mutex_lock(&vc->write_lock);
 	if (vc->failed)
 		error = -EIO;
@@ -180,7 +181,7 @@ static int vcon_send_as(struct vcon *vc, const void *data, size_t length, bool l
 			error = vcon_wait_host(vc);
 			continue;
 		}
-		size_t chunk = lent ? vcon_offer_lent(vc, bytes, length)
+		size_t chunk = lent ? vcon_offer_lent(vc, bytes + sent, length - sent)
 				    : vcon_offer_chunk(vc, bytes + sent, length - sent);
 		if (chunk) {
 			sent += chunk;

@@ -53,7 +53,7 @@ int vcon_write(const void *data, size_t length);
  * must be physically contiguous (mm_alloc_pages) and stay as it is until a
  * vcon_flush made after this call returns.  For a stream of large frames
  * whose writer can keep each buffer until its next round.  Returns what
- * vcon_write does, or -EINVAL (longer than 4 GiB). */
+ * vcon_write does. */
 int vcon_write_lent(const void *data, size_t length);
 /* Waits until the device has taken every byte written before the call (the
  * device works through its queue on its own time, so bytes written just

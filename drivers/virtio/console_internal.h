@@ -90,7 +90,7 @@ struct vcon {
 
 /* Initialises the locks and queues of a zeroed vc (no device involved). */
 void vcon_init_state(struct vcon *vc);
-/* vcon_write and vcon_write_lent on vc.  Return 0 or -EIO (-EINVAL: too long to lend). */
+/* vcon_write and vcon_write_lent on vc.  Return 0 or -EIO. */
 int vcon_send(struct vcon *vc, const void *data, size_t length);
 int vcon_send_lent(struct vcon *vc, const void *data, size_t length);
 /* vcon_flush on vc.  Returns 0 or -EIO. */

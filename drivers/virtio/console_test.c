@@ -340,35 +340,39 @@ static void a_flush_waits_until_the_device_has_taken_everything(struct ktest *t)
 	fake_console_free(fake);
 }
 
-/* A lent write is one descriptor at the caller's own memory (physical
- * address and length, read by the device), ordered after a copied write and
- * before the next, with nothing copied into the queue's buffers. */
-static void a_lent_write_is_one_descriptor_at_the_callers_memory(struct ktest *t)
+/* A lent write is descriptors at the caller's own memory (physical address
+ * and length, read by the device), no longer than the queue's own buffers,
+ * ordered after a copied write and before the next, with nothing copied
+ * into the queue's buffers. */
+static void a_lent_write_points_at_the_callers_memory(struct ktest *t)
 {
-	struct fake_console *fake = fake_console_create(4, 4);
+	struct fake_console *fake = fake_console_create(8, 4);
 	ASSERT_TRUE(t, fake != NULL);
 	struct vcon *vc = &fake->vc;
-	size_t length = 3 * VCON_BUFFER + 100; /* more than one of the queue's buffers */
-	uint8_t *pages = mm_alloc_pages(4, PAGE_SIZE);
+	size_t length = 2 * VCON_BUFFER + 100; /* more than one of the queue's buffers */
+	uint8_t *pages = mm_alloc_pages(3, PAGE_SIZE);
 	ASSERT_TRUE(t, pages != NULL);
 	fill_pattern(pages, 0, length);
 	uint8_t header[16] = {1};
 	EXPECT_EQ(t, vcon_send(vc, header, sizeof header), 0);
 	EXPECT_EQ(t, vcon_send_lent(vc, pages + 8, length - 8), 0);
 	EXPECT_EQ(t, vcon_send(vc, header, 1), 0);
-	EXPECT_EQ(t, vc->tx.avail->index, 3);
+	EXPECT_EQ(t, vc->tx.avail->index, 5);
 	EXPECT_EQ(t, offered(&vc->tx, 0)->length, sizeof header);
-	EXPECT_EQ(t, offered(&vc->tx, 1)->address, virt_to_phys(pages + 8));
-	EXPECT_EQ(t, offered(&vc->tx, 1)->length, length - 8);
-	EXPECT_EQ(t, offered(&vc->tx, 1)->flags, 0); /* the device reads it */
-	EXPECT_EQ(t, offered(&vc->tx, 2)->length, 1);
+	for (unsigned n = 1; n <= 3; n++) {
+		size_t at = 8 + (n - 1) * VCON_BUFFER;
+		EXPECT_EQ(t, offered(&vc->tx, n)->address, virt_to_phys(pages + at));
+		EXPECT_EQ(t, offered(&vc->tx, n)->length, n < 3 ? VCON_BUFFER : length - at);
+		EXPECT_EQ(t, offered(&vc->tx, n)->flags, 0); /* the device reads it */
+	}
+	EXPECT_EQ(t, offered(&vc->tx, 4)->length, 1);
 	EXPECT_EQ(t, vc->counters.bytes_out, sizeof header + length - 8 + 1);
-	/* The descriptor goes back to its own buffer once the device returns it. */
+	/* A descriptor goes back to its own buffer once the device returns it. */
 	device_uses(&vc->tx, vc->tx.avail->ring[1], 0);
 	EXPECT_EQ(t, vcon_send(vc, header, sizeof header), 0);
-	EXPECT_EQ(t, offered(&vc->tx, 3)->address,
-		  vc->tx.buffers_phys + (uint64_t)vc->tx.avail->ring[3] * VCON_BUFFER);
-	mm_free_pages(pages, 4);
+	EXPECT_EQ(t, offered(&vc->tx, 5)->address,
+		  vc->tx.buffers_phys + (uint64_t)vc->tx.avail->ring[5] * VCON_BUFFER);
+	mm_free_pages(pages, 3);
 	fake_console_free(fake);
 }
 
@@ -709,7 +713,7 @@ KTEST_SUITE(vcon, KTEST_CASE(write_without_device_is_enodev),
 	    KTEST_CASE(a_writer_waits_for_the_device_then_goes_on),
 	    KTEST_CASE(a_device_that_needs_reset_fails_the_write),
 	    KTEST_CASE(a_flush_waits_until_the_device_has_taken_everything),
-	    KTEST_CASE(a_lent_write_is_one_descriptor_at_the_callers_memory),
+	    KTEST_CASE(a_lent_write_points_at_the_callers_memory),
 	    KTEST_CASE(the_named_port_is_made_ready_and_opened),
 	    KTEST_CASE(a_port_with_another_name_is_not_used),
 	    KTEST_CASE(a_writer_waits_for_the_host_then_goes_on),

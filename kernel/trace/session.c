@@ -40,9 +40,8 @@
  * 4 KiB) hold one whole; a ring that holds more is read in walks. */
 #define PACKET_RECORDS     (64 * 1024)
 /* A packet lent to a sink that reads it in place: a header and PACKET_RECORDS
- * (records a walk copies); records lent where they lie, up to LENT_RECORDS. */
-#define LENT_PACKET_PAGES  (PACKET_RECORDS / PAGE_SIZE + 1)
-#define LENT_RECORDS       (TRACE_RING_BYTES / 2)
+ * (records a walk copies); records lent where they lie, as many. */
+#define LENT_PACKET_PAGES (PACKET_RECORDS / PAGE_SIZE + 1)
 /* The drain thread's pauses: after a pass that found nothing, and after one
  * that found records but no stream near a packet's worth (a pass that did
  * goes again at once).  A ring read more often holds less than a packet and
@@ -178,7 +177,7 @@ static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 	*packet = session.lending ? session.lent_packets[cpu] : session.packet;
 	int64_t bytes = -1;
 	if (session.lending) {
-		bytes = tel_channel_lend_all(session.channel, cpu, LENT_RECORDS, &read,
+		bytes = tel_channel_lend_all(session.channel, cpu, PACKET_RECORDS, &read,
 					     &session.lent[cpu]);
 		session.lent_pending[cpu] = bytes > 0;
 	}
