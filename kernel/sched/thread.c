@@ -345,10 +345,12 @@ void thread_print_all(void)
 	uint64_t flags = spin_lock_irqsave(&threads_lock);
 	for (struct sched_link *l = all_threads.next; l != &all_threads; l = l->next) {
 		struct thread *t = container_of(l, struct thread, all_link);
-		pr_info(
-		    "thread %lu %-16s %-8s prio %d cpu %u run %lu us wait %lu us switches %lu\n",
-		    t->id, t->name, state_name(t->state), t->priority, t->cpu,
-		    t->stats.run_ns / 1000, t->stats.wait_ns / 1000, t->stats.switches);
+		const char *channel = t->state == THREAD_BLOCKED ? thread_wait_channel(t) : NULL;
+		pr_info("thread %lu %-16s %-8s prio %d cpu %u run %lu us wait %lu us switches "
+			"%lu%s%s\n",
+			t->id, t->name, state_name(t->state), t->priority, t->cpu,
+			t->stats.run_ns / 1000, t->stats.wait_ns / 1000, t->stats.switches,
+			channel ? " on " : "", channel ? channel : "");
 	}
 	spin_unlock_irqrestore(&threads_lock, flags);
 }

@@ -33,7 +33,7 @@
 #include "time/time.h"
 #include "trace/ctf.h"
 
-#define TRACE_RING_BYTES   (256 * 1024)
+#define TRACE_RING_BYTES (512 * 1024)
 /* The packet buffer: a header and a whole ring (a snapshot takes it all). */
 #define PACKET_PAGES       (TRACE_RING_BYTES / PAGE_SIZE + 1)
 /* A stream packet's records at most: the console's transmit buffers (16 of

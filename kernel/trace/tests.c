@@ -204,7 +204,7 @@ static void a_flooded_ring_counts_every_record(struct ktest *t)
 	const char *patterns[] = {"jp.bench_nop"};
 	start_recording(t, patterns, 1);
 	captured.hold = true;
-	for (int i = 0; i < 40000; i++)
+	for (int i = 0; i < 80000; i++)
 		jp_bench_nop();
 	captured.hold = false;
 	struct trace_end end;
@@ -212,7 +212,7 @@ static void a_flooded_ring_counts_every_record(struct ktest *t)
 	EXPECT_TRUE(t, end.dropped > 0);
 	EXPECT_EQ(t, end.recorded, end.delivered + end.dropped);
 	EXPECT_EQ(t, end.delivered, captured.records);
-	EXPECT_TRUE(t, captured.calls + end.dropped >= 40000);
+	EXPECT_TRUE(t, captured.calls + end.dropped >= 80000);
 	EXPECT_EQ(t, captured.backwards, 0);
 	EXPECT_EQ(t, captured.order_errors, 0);
 }
@@ -318,7 +318,7 @@ static void lent_packets_keep_their_records_until_the_sink_settles(struct ktest 
 		for (int i = 0; i < 2000; i++) /* well under half a ring: lent */
 			jp_bench_nop();
 		sched_sleep_ns(3 * 1000 * 1000); /* the drainer's pass lends them */
-		for (int i = 0; i < 20000; i++)  /* more than the whole ring */
+		for (int i = 0; i < 60000; i++)  /* more than the whole ring */
 			jp_bench_nop();
 		sched_sleep_ns(3 * 1000 * 1000);
 	}
