@@ -132,13 +132,44 @@ static int vcon_wait_host(struct vcon *vc)
 	return vc->failed ? -EIO : 0;
 }
 
+/* Descriptors a departed host's connection left with the device, which has
+ * since returned a newer one: it works in order, so it dropped them. */
+static void vcon_forget_departed(struct vcon *vc, uint32_t epoch)
+{
+	for (unsigned id = 0; id < vc->tx.size; id++)
+		if (virtio_buffer_in_flight(&vc->tx, id) && vc->tx_epoch[id] != epoch) {
+			virtio_forget_buffer(&vc->tx, id);
+			vcon_add(&vc->counters.tx_lost, 1);
+		}
+}
+
 static void vcon_reclaim_tx(struct vcon *vc)
 {
 	mutex_assert_held(&vc->write_lock);
 	unsigned id;
 	uint32_t length;
+	bool returned_this_hosts = false;
+	uint32_t epoch = __atomic_load_n(&vc->host_epoch, __ATOMIC_ACQUIRE);
 	while (virtio_take_used(&vc->tx, &id, &length))
-		;
+		returned_this_hosts |= vc->tx_epoch[id] == epoch;
+	if (returned_this_hosts) /* the device went past what a departed host's left */
+		vcon_forget_departed(vc, epoch);
+}
+
+/* Is a descriptor offered for the host connected now still with the device? */
+static bool vcon_this_hosts_in_flight(struct vcon *vc)
+{
+	uint32_t epoch = __atomic_load_n(&vc->host_epoch, __ATOMIC_ACQUIRE);
+	for (unsigned id = 0; id < vc->tx.size; id++)
+		if (virtio_buffer_in_flight(&vc->tx, id) && vc->tx_epoch[id] == epoch)
+			return true;
+	return false;
+}
+
+/* Notes the host's epoch on descriptor id, just offered. */
+static void vcon_note_offer(struct vcon *vc, int id)
+{
+	vc->tx_epoch[id] = __atomic_load_n(&vc->host_epoch, __ATOMIC_ACQUIRE);
 }
 
 /* Copies up to one buffer of data into a free transmit buffer and offers it.
@@ -152,6 +183,7 @@ static size_t vcon_offer_chunk(struct vcon *vc, const uint8_t *data, size_t leng
 	size_t chunk = length < VCON_BUFFER ? length : VCON_BUFFER;
 	memcpy(virtio_queue_buffer(&vc->tx, (unsigned)id), data, chunk);
 	virtio_offer_buffer(&vc->tx, (unsigned)id, (uint32_t)chunk, false);
+	vcon_note_offer(vc, id);
 	return chunk;
 }
 
@@ -167,6 +199,7 @@ static size_t vcon_offer_lent(struct vcon *vc, const uint8_t *data, size_t lengt
 		return 0;
 	size_t chunk = length < VCON_BUFFER ? length : VCON_BUFFER;
 	virtio_offer_external(&vc->tx, (unsigned)id, virt_to_phys(data), (uint32_t)chunk);
+	vcon_note_offer(vc, id);
 	return chunk;
 }
 
@@ -216,7 +249,7 @@ bool vcon_taken(struct vcon *vc)
 {
 	mutex_lock(&vc->write_lock);
 	vcon_reclaim_tx(vc);
-	bool taken = vc->failed || vc->tx.free_count == vc->tx.size;
+	bool taken = vc->failed || !vcon_this_hosts_in_flight(vc);
 	mutex_unlock(&vc->write_lock);
 	return taken;
 }
@@ -229,7 +262,7 @@ int vcon_drain(struct vcon *vc)
 		vcon_reclaim_tx(vc);
 		if (vc->failed)
 			error = -EIO;
-		if (error || vc->tx.free_count == vc->tx.size)
+		if (error || !vcon_this_hosts_in_flight(vc))
 			break;
 		error = vcon_wait_tx(vc);
 	}
@@ -287,6 +320,8 @@ static bool vcon_name_is_ours(const uint8_t *name, size_t length)
 
 static void vcon_set_host_open(struct vcon *vc, bool open)
 {
+	if (!open && vc->host_open) /* a new epoch: what the host left may be dropped */
+		__atomic_fetch_add(&vc->host_epoch, 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&vc->host_open, open, __ATOMIC_SEQ_CST);
 	waitq_wake_all(&vc->tx_waiters);
 }

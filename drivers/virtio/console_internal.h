@@ -62,6 +62,7 @@ struct vcon_counters {
 	uint64_t control_in;      /* control messages taken from the device */
 	uint64_t control_bad;     /* ... too short or too long: ignored */
 	uint64_t control_unsent;  /* replies lost: every control buffer with the device */
+	uint64_t tx_lost;         /* transmit buffers the device kept when a host left */
 };
 
 struct vcon {
@@ -73,6 +74,14 @@ struct vcon {
 	volatile bool port_added;  /* the device announced VCON_PORT */
 	volatile bool port_named;  /* ... and named it VCON_PORT_NAME: the port is used */
 	volatile bool host_open;   /* the host's end is connected (always, without MULTIPORT) */
+	/* Counts the host's departures.  A transmit descriptor remembers the
+	 * count it was offered under: one the device held, throttled, when the
+	 * host left may never come back (QEMU drops such an element without
+	 * returning it), so flushes wait only for this host's descriptors, and
+	 * an older one still out once the device returns a newer is counted
+	 * lost and free again. */
+	volatile uint32_t host_epoch;
+	uint32_t tx_epoch[VCON_TX_BUFFERS];
 	enum pci_irq_kind irq_kind;
 	struct mutex write_lock; /* serialises writers; guards tx */
 	struct waitq tx_waiters; /* writers waiting for the device to return a buffer */

@@ -477,6 +477,43 @@ static void a_writer_waits_for_the_host_then_goes_on(struct ktest *t)
 	fake_console_free(fake);
 }
 
+/* A host that leaves while the device holds a buffer (QEMU drops a
+ * throttled element when the host's end closes, without returning it): a
+ * flush waits only for what the next host's writes offered, and once the
+ * device returns one of those, the dropped buffer is counted lost and free
+ * again. */
+static void a_buffer_kept_when_the_host_left_holds_no_flush(struct ktest *t)
+{
+	struct fake_console *fake = fake_multiport_create(4);
+	ASSERT_TRUE(t, fake != NULL);
+	struct vcon *vc = &fake->vc;
+	device_announces_port(fake, VCON_PORT_NAME);
+	device_says(fake, VCON_PORT, VCON_MSG_PORT_OPEN, 1, NULL);
+	vcon_poll_control(vc);
+	ASSERT_TRUE(t, vc->host_open);
+	uint8_t data[64] = {7};
+	EXPECT_EQ(t, vcon_send(vc, data, sizeof data), 0); /* the device keeps it */
+	unsigned kept = vc->tx.avail->ring[0];
+	device_says(fake, VCON_PORT, VCON_MSG_PORT_OPEN, 0, NULL); /* the host leaves */
+	vcon_poll_control(vc);
+	device_says(fake, VCON_PORT, VCON_MSG_PORT_OPEN, 1, NULL); /* another comes */
+	vcon_poll_control(vc);
+	EXPECT_EQ(t, vcon_drain(vc), 0); /* nothing of this host's is out */
+	EXPECT_EQ(t, vcon_send(vc, data, sizeof data), 0);
+	EXPECT_FALSE(t, vcon_taken(vc)); /* this host's write is out */
+	EXPECT_EQ(t, vc->tx.free_count, 2);
+	device_uses(&vc->tx, vc->tx.avail->ring[1], sizeof data);
+	EXPECT_TRUE(t, vcon_taken(vc));
+	EXPECT_EQ(t, vc->tx.free_count, 4); /* the kept one counted lost */
+	EXPECT_EQ(t, vc->counters.tx_lost, 1);
+	/* Should the device return the lost one after all, it is skipped. */
+	device_uses(&vc->tx, kept, sizeof data);
+	EXPECT_TRUE(t, vcon_taken(vc));
+	EXPECT_EQ(t, vc->tx.free_count, 4);
+	EXPECT_EQ(t, vc->tx.bad_used, 1);
+	fake_console_free(fake);
+}
+
 /* The device removes the port while a writer waits for the host: the write
  * fails with -EIO, and so does every later one. */
 static void a_removed_port_fails_the_write(struct ktest *t)
@@ -717,6 +754,7 @@ KTEST_SUITE(vcon, KTEST_CASE(write_without_device_is_enodev),
 	    KTEST_CASE(the_named_port_is_made_ready_and_opened),
 	    KTEST_CASE(a_port_with_another_name_is_not_used),
 	    KTEST_CASE(a_writer_waits_for_the_host_then_goes_on),
+	    KTEST_CASE(a_buffer_kept_when_the_host_left_holds_no_flush),
 	    KTEST_CASE(a_removed_port_fails_the_write),
 	    KTEST_CASE(received_bytes_reach_the_receiver_in_order),
 	    KTEST_CASE(the_pattern_reaches_the_host),

@@ -124,6 +124,19 @@ int virtio_offer_chain(struct virtqueue *queue, unsigned head,
 	return 0;
 }
 
+void virtio_forget_buffer(struct virtqueue *queue, unsigned id)
+{
+	if (id >= queue->size || !queue->in_flight[id])
+		return;
+	queue->in_flight[id] = 0;
+	queue->free_count++;
+}
+
+bool virtio_buffer_in_flight(const struct virtqueue *queue, unsigned id)
+{
+	return id < queue->size && queue->in_flight[id];
+}
+
 int virtio_find_free_buffer(struct virtqueue *queue)
 {
 	if (queue->free_count == 0)

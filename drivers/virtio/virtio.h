@@ -157,6 +157,11 @@ struct virtio_segment {
  * count 0). */
 int virtio_offer_chain(struct virtqueue *queue, unsigned head,
 		       const struct virtio_segment *segments, unsigned count);
+/* The device will never return descriptor id (it dropped it): counts it
+ * free again.  Harmless for one not in flight. */
+void virtio_forget_buffer(struct virtqueue *queue, unsigned id);
+/* Is descriptor id with the device? */
+bool virtio_buffer_in_flight(const struct virtqueue *queue, unsigned id);
 /* A descriptor that is not in flight, or -EAGAIN when all are. */
 int virtio_find_free_buffer(struct virtqueue *queue);
 /* Takes the next used entry: returns true with *id and *length, false when
