@@ -166,6 +166,7 @@ static const struct jp_advice native_advice = {
     .flags = JP_ADVICE_NATIVE,
     .fast_path = {acct_fast_path0, acct_fast_path1},
     .around = acct_around,
+    .nested_call = acct_fast_call,
 };
 
 static const struct linker_native_advice native = {
