@@ -246,10 +246,8 @@ open_frame(struct acct_owner *owner, const struct thread *thread, unsigned flags
 			owner->pending_modules |= 1ULL << caller->module;
 		}
 	}
-	owner->frames[depth] = (struct acct_frame){.entry_ns = now,
-						   .charge_generation = generation,
-						   .module = class.module,
-						   .kind = class.kind};
+	owner->frames[depth].entry_ns = now;
+	owner->frames[depth].tag = acct_frame_tag(generation, class.module, class.kind);
 	owner->last_ns = now;
 	owner->depth = depth + 1;
 	return depth + 1;
@@ -330,20 +328,20 @@ static __attribute__((noinline)) void close_outermost(struct acct_owner *owner,
  * closing a call takes no lock.  Its inclusive time is its own difference,
  * its exclusive time the part since the stack's last transition (the rest
  * went to it at each close of a call it made); nothing is written into the
- * results page until the outermost call closes (close_outermost). */
+ * results page here.  Returns the call's ns; *charged says whether it was
+ * charged (its result is still the one charged). */
 static inline __attribute__((always_inline)) uint64_t
-close_frame(struct acct_owner *owner, const struct thread *thread, unsigned level,
-	    struct acct_frame *frame, bool syscall, uint64_t tsc,
-	    const struct acct_event_charge *event)
+close_pending(struct acct_owner *owner, unsigned level, const struct acct_frame *frame,
+	      bool syscall, uint64_t tsc, bool *charged)
 {
 	uint64_t last = owner->last_ns, now = acct_time_ns(tsc);
 	now = now > last ? now : last; /* a CPU whose TSC lags: no time back */
 	uint64_t ns = now - frame->entry_ns;
 	owner->last_ns = now;
 	owner->depth = level - 1;
-	bool charged = frame->charge_generation ==
-		       __atomic_load_n(&owner->charge_generation, __ATOMIC_RELAXED);
-	if (__builtin_expect(charged, 1)) {
+	*charged = frame->charge_generation ==
+		   __atomic_load_n(&owner->charge_generation, __ATOMIC_RELAXED);
+	if (__builtin_expect(*charged, 1)) {
 		unsigned module = frame->module;
 		struct acct_pending *pending = &owner->pending[module];
 		pending->calls++;
@@ -352,12 +350,15 @@ close_frame(struct acct_owner *owner, const struct thread *thread, unsigned leve
 		owner->pending_modules |= 1ULL << module;
 		owner->pending_activity.syscalls += syscall;
 	}
-	if (event && __atomic_load_n(&owner->charged, __ATOMIC_RELAXED) >= 0)
-		charge_event_pending(owner, level - 1, event->event,
-				     event->amount_is_time ? ns : event->amount);
+	return ns;
+}
+
+/* After the close: the outermost call's fold (close_outermost). */
+static inline __attribute__((always_inline)) void
+close_end(struct acct_owner *owner, const struct thread *thread, unsigned level, bool syscall)
+{
 	if (level == 1 && (!syscall || __builtin_expect(owner->oneshot, 0)))
 		close_outermost(owner, thread, syscall);
-	return charged ? ns : 0;
 }
 
 /* The open call at level (1 = outermost), or NULL when there is none. */
@@ -377,8 +378,12 @@ uint64_t acct_call_exit(const struct jp_context *context, unsigned flags, uint64
 		return 0;
 	unsigned level = (unsigned)(context->activity & 0xff);
 	struct acct_frame *frame = frame_at(owner, level);
-	return frame ? close_frame(owner, thread, level, frame, flags & ACCT_SYSCALL, tsc, NULL)
-		     : 0;
+	if (!frame)
+		return 0;
+	bool syscall = flags & ACCT_SYSCALL, charged;
+	uint64_t ns = close_pending(owner, level, frame, syscall, tsc, &charged);
+	close_end(owner, thread, level, syscall);
+	return charged ? ns : 0;
 }
 
 const char *acct_innermost_subsystem(const struct jp_context *context)
@@ -507,18 +512,20 @@ static bool event_of(const struct joinpoint *jp, const uint64_t *args, uint64_t 
 	}
 }
 
-/* The close of a call whose kind means an event too (an interrupt, a fault,
- * an allocation or a free): out of line, a few per request. */
-static __attribute__((noinline)) void close_with_event(const struct joinpoint *jp,
-						       const uint64_t *args, uint64_t ret,
-						       const struct thread *thread,
-						       struct acct_owner *owner, unsigned level,
-						       struct acct_frame *frame, uint64_t tsc)
+/* What a closed call whose kind means an event too (an interrupt, a fault,
+ * an allocation or a free) charges besides itself, ns long, its frame at
+ * level just popped: out of line, a few per request. */
+static __attribute__((noinline)) void charge_kind_event(const struct joinpoint *jp,
+							const uint64_t *args, uint64_t ret,
+							struct acct_owner *owner, unsigned level,
+							unsigned kind, uint64_t ns)
 {
 	struct acct_event_charge event;
-	const struct acct_frame *parent = level > 1 ? frame - 1 : NULL;
-	bool charges = event_of(jp, args, ret, (enum acct_kind)frame->kind, parent, &event);
-	close_frame(owner, thread, level, frame, false, tsc, charges ? &event : NULL);
+	const struct acct_frame *parent = level > 1 ? &owner->frames[level - 2] : NULL;
+	if (!event_of(jp, args, ret, (enum acct_kind)kind, parent, &event) ||
+	    __atomic_load_n(&owner->charged, __ATOMIC_RELAXED) < 0)
+		return;
+	charge_event_pending(owner, level - 1, event.event, event.amount_is_time ? ns : event.amount);
 }
 
 /* The close of the call at level that the native advice opened for owner
@@ -534,10 +541,11 @@ native_close_level(const struct joinpoint *jp, const uint64_t *args, uint64_t re
 	    !(frame = frame_at(owner, level)))
 		return;
 	unsigned kind = frame->kind;
-	if (__builtin_expect(kind < ACCT_KIND_IRQ, 1))
-		close_frame(owner, thread, level, frame, kind == ACCT_KIND_SYSCALL, tsc, NULL);
-	else
-		close_with_event(jp, args, ret, thread, owner, level, frame, tsc);
+	bool syscall = kind == ACCT_KIND_SYSCALL, charged;
+	uint64_t ns = close_pending(owner, level, frame, syscall, tsc, &charged);
+	if (__builtin_expect(kind >= ACCT_KIND_IRQ, 0))
+		charge_kind_event(jp, args, ret, owner, level, kind, ns);
+	close_end(owner, thread, level, syscall);
 }
 
 /* The same, for the C path: the owner and level are in the activity. */

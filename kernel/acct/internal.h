@@ -61,12 +61,23 @@
  * are points on the owner's own time line (acct_time_ns), so that the
  * differences charged at transitions add up exactly. */
 struct acct_frame {
-	uint64_t entry_ns;   /* when it opened (acct_time_ns) */
-	uint32_t charge_generation; /* the owner's then: which result it charges */
-	uint8_t module;      /* the module's id (native.c) */
-	uint8_t kind;        /* the join point's enum acct_kind */
-	uint16_t unused;
+	uint64_t entry_ns; /* when it opened (acct_time_ns) */
+	union {
+		struct {
+			uint32_t charge_generation; /* the owner's then: which result it charges */
+			uint8_t module;             /* the module's id (native.c) */
+			uint8_t kind;               /* the join point's enum acct_kind */
+			uint16_t unused;
+		};
+		uint64_t tag; /* the same, written at once (acct_frame_tag) */
+	};
 };
+
+static inline uint64_t acct_frame_tag(uint32_t charge_generation, uint8_t module, uint8_t kind)
+{
+	return charge_generation | (uint64_t)module << 32 | (uint64_t)kind << 40;
+}
+_Static_assert(sizeof(struct acct_frame) == 16, "a frame is two words");
 
 /* What an owner's calls of one module charged since its last fold
  * (charge.c): the subsystem's fields that calls and events add to. */
