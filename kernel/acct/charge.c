@@ -216,7 +216,8 @@ static __attribute__((noinline)) void start_next(struct acct_owner *owner,
  * and either value is a consistent start: a call opened for a result no
  * longer charged at its close is not charged.  The time since the stack's
  * last transition is the caller's exclusive time (KUtrace's way: time goes
- * to whatever was innermost), so that no frame keeps a nested time. */
+ * to whatever was innermost), so that no frame keeps a nested time and no
+ * close looks at its parent. */
 static inline __attribute__((always_inline)) unsigned
 open_frame(struct acct_owner *owner, const struct thread *thread, unsigned flags,
 	   struct acct_class class, uint64_t tsc)
@@ -238,15 +239,15 @@ open_frame(struct acct_owner *owner, const struct thread *thread, unsigned flags
 	uint32_t generation = __atomic_load_n(&owner->charge_generation, __ATOMIC_RELAXED);
 	uint64_t now = acct_time_ns(tsc);
 	if (depth) {
-		const struct acct_frame *caller = &owner->frames[depth - 1];
+		/* The caller was innermost since the last transition: that is its
+		 * exclusive time, kept in its frame until its close decides
+		 * whether it is charged at all. */
 		uint64_t last = owner->last_ns;
 		now = now > last ? now : last; /* a CPU whose TSC lags: no time back */
-		if (caller->charge_generation == generation) {
-			owner->pending[caller->module].exclusive_ns += now - last;
-			owner->pending_modules |= 1ULL << caller->module;
-		}
+		owner->frames[depth - 1].exclusive_ns += now - last;
 	}
 	owner->frames[depth].entry_ns = now;
+	owner->frames[depth].exclusive_ns = 0;
 	owner->frames[depth].tag = acct_frame_tag(generation, class.module, class.kind);
 	owner->last_ns = now;
 	owner->depth = depth + 1;
@@ -326,9 +327,8 @@ static __attribute__((noinline)) void close_outermost(struct acct_owner *owner,
 
 /* The stack and what is pending are the owner thread's (see open_frame):
  * closing a call takes no lock.  Its inclusive time is its own difference,
- * its exclusive time the part since the stack's last transition (the rest
- * went to it at each close of a call it made); nothing is written into the
- * results page here.  Returns the call's ns; *charged says whether it was
+ * its exclusive time what its frame kept plus the part since the stack's
+ * last transition; nothing is written into the results page here.  Returns the call's ns; *charged says whether it was
  * charged (its result is still the one charged). */
 static inline __attribute__((always_inline)) uint64_t
 close_pending(struct acct_owner *owner, unsigned level, const struct acct_frame *frame,
@@ -346,7 +346,7 @@ close_pending(struct acct_owner *owner, unsigned level, const struct acct_frame 
 		struct acct_pending *pending = &owner->pending[module];
 		pending->calls++;
 		pending->inclusive_ns += ns;
-		pending->exclusive_ns += now - last;
+		pending->exclusive_ns += frame->exclusive_ns + (now - last);
 		owner->pending_modules |= 1ULL << module;
 		owner->pending_activity.syscalls += syscall;
 	}

@@ -57,11 +57,12 @@
 #define ACCT_UNATTRIBUTED ACCT_MAX_TOKENS
 #define ACCT_RESULTS      (ACCT_MAX_TOKENS + 1)
 
-/* One open join point call of an accounted thread: two words.  Its times
+/* One open join point call of an accounted thread: three words.  Its times
  * are points on the owner's own time line (acct_time_ns), so that the
  * differences charged at transitions add up exactly. */
 struct acct_frame {
-	uint64_t entry_ns; /* when it opened (acct_time_ns) */
+	uint64_t entry_ns;     /* when it opened (acct_time_ns) */
+	uint64_t exclusive_ns; /* the time it was innermost, up to its last nested open */
 	union {
 		struct {
 			uint32_t charge_generation; /* the owner's then: which result it charges */
@@ -77,7 +78,7 @@ static inline uint64_t acct_frame_tag(uint32_t charge_generation, uint8_t module
 {
 	return charge_generation | (uint64_t)module << 32 | (uint64_t)kind << 40;
 }
-_Static_assert(sizeof(struct acct_frame) == 16, "a frame is two words");
+_Static_assert(sizeof(struct acct_frame) == 24, "a frame is three words");
 
 /* What an owner's calls of one module charged since its last fold
  * (charge.c): the subsystem's fields that calls and events add to. */
