@@ -1,30 +1,36 @@
 /*
  * The state the accounting charges: per accounted thread, the stack of join
- * point calls it is inside, and the results written under their sequence
- * counts.  The native advice (native.c) calls it on every join point while
- * the accounting is woven, with the join point's class fixed when it was
- * first woven (its module's id and its kind); the ms_acct_* ABI (abi.c) is
- * the same for an aspect of its own.
+ * point calls it is inside, the counts its calls have pending, and the
+ * results they are folded into under their sequence counts.  The native
+ * advice (native.c) calls it on every join point while the accounting is
+ * woven, with the join point's class fixed when it was first woven (its
+ * module's id and its kind); the ms_acct_* ABI (abi.c) is the same for an
+ * aspect of its own.
  *
  * A call is a frame charged to the result that was charged when it opened
- * (a token, or `unattributed`); closing it charges calls and inclusive time
- * to its subsystem only if that result is still the charged one (the calls
- * that start, stop or switch tokens are charged to none).  Exclusive time:
- * a call adds its inclusive time to its parent's nested time when the parent
- * is another subsystem, and passes its own nested time up when it is the
- * same one; only the outermost call of a run of one subsystem charges
- * exclusive_ns (its inclusive less its nested time).  So the exclusive times
- * of a result add up to the time in its outermost calls, nothing counted
- * twice.  Time off the CPU, interrupts and allocations are charged to every
- * subsystem with a call open (once each) and to the activity.
+ * (a token, or `unattributed`: the owner's charge generation names it);
+ * closing it charges calls, inclusive and exclusive time to its module only
+ * if that result is still the charged one (the calls that start, stop or
+ * switch tokens are charged to none).  Times are differences of points on
+ * the owner's time line (acct_time_ns), so that they add up exactly.
+ * Exclusive time is charged at transitions, KUtrace's way: the time since the
+ * stack's last open or close belongs to the call that was innermost, kept in
+ * its frame until its close.  So the exclusive times of a result add up to
+ * the time in its outermost calls, nothing counted twice, and match the old
+ * rule (inclusive less nested calls to other subsystems, charged by the
+ * outermost call of a run of one subsystem).  Time off the CPU, interrupts
+ * and allocations are charged to every subsystem with a call open (once
+ * each) and to the activity.
  *
- * Cost: the advice of an accounted thread opens and closes calls on its own
- * stack without a lock and takes its owner's lock (never a global one, and
- * without touching interrupts: internal.h) only to write a result; it keeps a
- * call's start as a TSC reading (its own, or the guard's for the ABI),
- * converts the difference once, in line, at the close, and writes the result
- * under one sequence count bracket per close (none at the open).  The
- * subsystem slot of a module in a result is one table lookup (slot_of).
+ * Cost: an accounted thread's calls open and close on its own stack and add
+ * to its own pending counts, per module: a TSC read converted in line, a
+ * three-word frame, a few adds, no lock, no sequence count, no subsystem slot
+ * and no name.  The owner's lock (never a global one, and without touching
+ * interrupts: internal.h) is taken to fold what is pending into the charged
+ * result, in one bracket: when the thread is switched out, before the charged
+ * result changes, and when an outermost call other than a system call closes
+ * (acct_fold_pending); the subsystem slot of a module is then one table
+ * lookup (slot_of).
  */
 #include "acct/internal.h"
 #include "cpu/percpu.h"
