@@ -125,6 +125,8 @@ def main():
     p.add_argument("--requests", type=int, default=300)
     p.add_argument("--server", choices=["on", "off"], default="on")
     p.add_argument("--top", type=int, default=40)
+    p.add_argument("--disk", action="store_true",
+                   help="serve from an ext2 disk, as bench_acct_events.py --disk")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "exec.log")

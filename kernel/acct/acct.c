@@ -91,6 +91,14 @@ void acct_update_charged(struct acct_owner *owner, uint64_t now)
  * the owner, on a CPU, or acct_set_woven acting for every owner. */
 static void charge_result(struct acct_owner *owner, int index, uint64_t now)
 {
+	/* What the owner's calls have pending is the old result's.  Another
+	 * thread (acct_set_woven) may not touch it: the owner's next fold gives
+	 * it to the result charged then, or drops it when none is. */
+	if (owner->thread == thread_current())
+		acct_fold_pending(owner);
+	/* Calls open now are not charged at their close (charge.c). */
+	__atomic_store_n(&owner->charge_generation, owner->charge_generation + 1,
+			 __ATOMIC_RELAXED);
 	acct_update_charged(owner, now);
 	if (owner->charged == ACCT_UNATTRIBUTED)
 		owner->page->unattributed.state = ACCT_TOKEN_IDLE;
@@ -175,6 +183,13 @@ void acct_set_woven(bool woven, uint64_t now)
 static void reset_token(struct acct_owner *owner, int index)
 {
 	struct acct_result *result = &owner->page->results[index];
+	if (index == owner->charged && owner->thread == thread_current()) {
+		/* Pending is the charged result's: it goes with the reset, and so
+		 * do the calls open now. */
+		acct_drop_pending(owner);
+		__atomic_store_n(&owner->charge_generation, owner->charge_generation + 1,
+				 __ATOMIC_RELAXED);
+	}
 	uint32_t state = result->state;
 	unsigned used = owner->slots_used[index]; /* not subsystem_count: a shared page */
 	acct_result_begin(result);
@@ -187,7 +202,6 @@ static void reset_token(struct acct_owner *owner, int index)
 	*acct_steal_of(owner, index) = 0;
 	result->state = state;
 	acct_result_end(result);
-	memset(owner->modules[index], 0, used * sizeof owner->modules[index][0]);
 	/* Every module that has a slot_of entry here was given a slot, even
 	 * past the last one ("other"): those entries are found by the scan. */
 	if (used < ACCT_MAX_SUBSYSTEMS)

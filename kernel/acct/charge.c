@@ -1,30 +1,36 @@
 /*
  * The state the accounting charges: per accounted thread, the stack of join
- * point calls it is inside, and the results written under their sequence
- * counts.  The native advice (native.c) calls it on every join point while
- * the accounting is woven, with the join point's class fixed when it was
- * first woven (its module's id and its kind); the ms_acct_* ABI (abi.c) is
- * the same for an aspect of its own.
+ * point calls it is inside, the counts its calls have pending, and the
+ * results they are folded into under their sequence counts.  The native
+ * advice (native.c) calls it on every join point while the accounting is
+ * woven, with the join point's class fixed when it was first woven (its
+ * module's id and its kind); the ms_acct_* ABI (abi.c) is the same for an
+ * aspect of its own.
  *
  * A call is a frame charged to the result that was charged when it opened
- * (a token, or `unattributed`); closing it charges calls and inclusive time
- * to its subsystem only if that result is still the charged one (the calls
- * that start, stop or switch tokens are charged to none).  Exclusive time:
- * a call adds its inclusive time to its parent's nested time when the parent
- * is another subsystem, and passes its own nested time up when it is the
- * same one; only the outermost call of a run of one subsystem charges
- * exclusive_ns (its inclusive less its nested time).  So the exclusive times
- * of a result add up to the time in its outermost calls, nothing counted
- * twice.  Time off the CPU, interrupts and allocations are charged to every
- * subsystem with a call open (once each) and to the activity.
+ * (a token, or `unattributed`: the owner's charge generation names it);
+ * closing it charges calls, inclusive and exclusive time to its module only
+ * if that result is still the charged one (the calls that start, stop or
+ * switch tokens are charged to none).  Times are differences of points on
+ * the owner's time line (acct_time_ns), so that they add up exactly.
+ * Exclusive time is charged at transitions, KUtrace's way: the time since the
+ * stack's last open or close belongs to the call that was innermost, kept in
+ * its frame until its close.  So the exclusive times of a result add up to
+ * the time in its outermost calls, nothing counted twice, and match the old
+ * rule (inclusive less nested calls to other subsystems, charged by the
+ * outermost call of a run of one subsystem).  Time off the CPU, interrupts
+ * and allocations are charged to every subsystem with a call open (once
+ * each) and to the activity.
  *
- * Cost: the advice of an accounted thread opens and closes calls on its own
- * stack without a lock and takes its owner's lock (never a global one, and
- * without touching interrupts: internal.h) only to write a result; it keeps a
- * call's start as a TSC reading (its own, or the guard's for the ABI),
- * converts the difference once, in line, at the close, and writes the result
- * under one sequence count bracket per close (none at the open).  The
- * subsystem slot of a module in a result is one table lookup (slot_of).
+ * Cost: an accounted thread's calls open and close on its own stack and add
+ * to its own pending counts, per module: a TSC read converted in line, a
+ * three-word frame, a few adds, no lock, no sequence count, no subsystem slot
+ * and no name.  The owner's lock (never a global one, and without touching
+ * interrupts: internal.h) is taken to fold what is pending into the charged
+ * result, in one bracket: when the thread is switched out, before the charged
+ * result changes, and when an outermost call other than a system call closes
+ * (acct_fold_pending); the subsystem slot of a module is then one table
+ * lookup (slot_of).
  */
 #include "acct/internal.h"
 #include "cpu/percpu.h"
@@ -54,14 +60,15 @@ static bool still_owner(const struct acct_owner *owner, const struct thread *thr
 	return owner && thread && owner->thread == thread;
 }
 
-/* The slot of module (an id) in result index's subsystems, added if it has
- * none yet; the last slot takes every module past the others ("other").  The
- * hot path finds it in slot_of; this (out of line, once per module and
- * result) takes the next slot by the kernel's own count of them and names it
- * with a fixed-size copy: module ids are told apart by name once, at boot
- * (native.c), so no name is compared here. */
-static inline __attribute__((always_inline)) unsigned slot_for_name(struct acct_owner *owner,
-								    int index, unsigned module_id)
+/* ---- Slots ------------------------------------------------------------------ */
+
+/* Adds module's slot to result index's subsystems, in a sequence count
+ * bracket the caller holds, under the owner's lock; the last slot takes every
+ * module past the others ("other").  The next slot by the kernel's own count
+ * of them, named with a fixed-size copy: module ids are told apart by name
+ * once, at boot (native.c), so no name is compared here. */
+static __attribute__((noinline)) unsigned slot_add(struct acct_owner *owner, int index,
+						   unsigned module_id)
 {
 	struct acct_result *result = acct_result_of(owner, index);
 	/* The slots in use are counted by the kernel, never from the result's
@@ -73,17 +80,24 @@ static inline __attribute__((always_inline)) unsigned slot_for_name(struct acct_
 	}
 	static const char other[ACCT_NAME_MAX] = "other";
 	bool last = i == ACCT_MAX_SUBSYSTEMS - 1;
-	owner->modules[index][i] = last ? "other" : acct_module_names[module_id];
 	owner->slot_module[index][i] = (uint8_t)module_id;
 	owner->slots_used[index] = (uint8_t)(i + 1);
-	acct_result_begin(result);
 	__builtin_memcpy(result->subsystems[i].name, last ? other : acct_module_labels[module_id],
 			 ACCT_NAME_MAX);
 	result->subsystem_count = i + 1;
-	acct_result_end(result);
 found:
 	owner->slot_of[index][module_id] = (uint8_t)(i + 1);
 	return i;
+}
+
+/* The slot of module in result index, added when it has none (under the
+ * owner's lock, in a bracket of that result). */
+static inline unsigned slot_in_bracket(struct acct_owner *owner, int index, unsigned module)
+{
+	unsigned slot = owner->slot_of[index][module];
+	if (__builtin_expect(slot != 0, 1))
+		return slot - 1;
+	return slot_add(owner, index, module);
 }
 
 /* The owner's calls still open: none when the aspect was unlinked since it
@@ -94,16 +108,95 @@ static inline unsigned live_depth(const struct acct_owner *owner)
 	return owner->epoch == __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED) ? owner->depth : 0;
 }
 
-/* The slots of the charged result with a call open, as a mask. */
-static unsigned slots_in_open_calls(const struct acct_owner *owner)
+/* The modules with a call open for the charged result, as a mask. */
+static uint64_t modules_in_open_calls(const struct acct_owner *owner)
 {
-	unsigned mask = 0, depth = live_depth(owner);
-	for (unsigned i = 0; i < depth; i++) {
-		const struct acct_frame *frame = &owner->frames[i];
-		if (frame->index == owner->charged && owner->modules[frame->index][frame->slot])
-			mask |= 1u << frame->slot;
-	}
+	uint64_t mask = 0;
+	unsigned depth = live_depth(owner);
+	for (unsigned i = 0; i < depth; i++)
+		if (owner->frames[i].charge_generation == owner->charge_generation)
+			mask |= 1ULL << owner->frames[i].module;
 	return mask;
+}
+
+/* ---- Folding what calls charged into the results ------------------------------ */
+
+static void fold_activity(struct acct_owner *owner, struct acct_result *result)
+{
+	struct acct_pending_activity *pending = &owner->pending_activity;
+	result->syscalls += pending->syscalls;
+	pending->syscalls = 0;
+	if (!owner->pending_events)
+		return;
+	result->interrupts += pending->interrupts;
+	result->irq_ns += pending->irq_ns;
+	result->page_faults += pending->page_faults;
+	result->alloc_bytes += pending->alloc_bytes;
+	result->free_bytes += pending->free_bytes;
+	*pending = (struct acct_pending_activity){0};
+	owner->pending_events = false;
+}
+
+static void fold_events(struct acct_pending *pending, struct acct_subsystem *subsystem)
+{
+	subsystem->interrupts += pending->interrupts;
+	subsystem->allocs += pending->allocs;
+	subsystem->alloc_bytes += pending->alloc_bytes;
+	subsystem->frees += pending->frees;
+	subsystem->free_bytes += pending->free_bytes;
+	pending->interrupts = pending->allocs = pending->alloc_bytes = 0;
+	pending->frees = pending->free_bytes = 0;
+}
+
+static void fold_modules(struct acct_owner *owner, int index, struct acct_result *result)
+{
+	uint64_t events = owner->pending_event_modules;
+	for (uint64_t mask = owner->pending_modules | events; mask; mask &= mask - 1) {
+		unsigned module = (unsigned)__builtin_ctzll(mask);
+		struct acct_pending *pending = &owner->pending[module];
+		struct acct_subsystem *subsystem =
+		    &result->subsystems[slot_in_bracket(owner, index, module)];
+		subsystem->calls += pending->calls;
+		subsystem->inclusive_ns += pending->inclusive_ns;
+		subsystem->exclusive_ns += pending->exclusive_ns;
+		pending->calls = pending->inclusive_ns = pending->exclusive_ns = 0;
+		if (events & (1ULL << module))
+			fold_events(pending, subsystem);
+	}
+	owner->pending_modules = owner->pending_event_modules = 0;
+}
+
+static bool nothing_pending(const struct acct_owner *owner)
+{
+	return !(owner->pending_modules | owner->pending_event_modules |
+		 owner->pending_activity.syscalls) &&
+	       !owner->pending_events;
+}
+
+void acct_drop_pending(struct acct_owner *owner)
+{
+	uint64_t mask = owner->pending_modules | owner->pending_event_modules;
+	for (; mask; mask &= mask - 1)
+		owner->pending[__builtin_ctzll(mask)] = (struct acct_pending){0};
+	owner->pending_activity = (struct acct_pending_activity){0};
+	owner->pending_modules = owner->pending_event_modules = 0;
+	owner->pending_events = false;
+}
+
+void acct_fold_pending(struct acct_owner *owner)
+{
+	if (nothing_pending(owner))
+		return;
+	int charged = owner->charged;
+	if (charged < 0) {
+		acct_drop_pending(owner);
+		return;
+	}
+	struct acct_result *result = acct_result_of(owner, charged);
+	acct_result_begin(result);
+	fold_activity(owner, result);
+	fold_modules(owner, charged, result);
+	acct_result_end(result);
 }
 
 /* ---- Calls ------------------------------------------------------------------ */
@@ -122,38 +215,19 @@ static __attribute__((noinline)) void start_next(struct acct_owner *owner,
 	acct_owner_unlock_in_advice(owner);
 }
 
-/* The slot, added under the owner's lock when it is new (a change of the
- * result's subsystem names). */
-static __attribute__((noinline)) unsigned slot_for_locked(struct acct_owner *owner, int index,
-							  unsigned module,
-							  const struct thread *thread)
-{
-	acct_owner_lock_in_advice(owner);
-	unsigned slot = still_owner(owner, thread) ? slot_for_name(owner, index, module)
-						   : ACCT_MAX_SUBSYSTEMS - 1;
-	acct_owner_unlock_in_advice(owner);
-	return slot;
-}
-
-static inline unsigned slot_for(struct acct_owner *owner, int index, unsigned module,
-				const struct thread *thread)
-{
-	unsigned slot = owner->slot_of[index][module];
-	if (__builtin_expect(slot != 0, 1))
-		return slot - 1;
-	return slot_for_locked(owner, index, module, thread);
-}
-
-/* Without the owner's lock: the frames and depth are the owner thread's
- * alone (its advice runs with preemption off on its CPU, and interrupts
- * taken meanwhile run no advice); what other threads change here (charged,
- * by acct_set_woven) is read once, and either value is a consistent start:
- * a call opened for a result no longer charged at its close is not charged. */
+/* Without the owner's lock: the frames, the depth and what is pending are
+ * the owner thread's alone (its advice runs with preemption off on its CPU,
+ * and interrupts taken meanwhile run no advice); what other threads change
+ * here (charged and the charge generation, by acct_set_woven) is read once,
+ * and either value is a consistent start: a call opened for a result no
+ * longer charged at its close is not charged.  The time since the stack's
+ * last transition is the caller's exclusive time (KUtrace's way: time goes
+ * to whatever was innermost), so that no frame keeps a nested time and no
+ * close looks at its parent. */
 static inline __attribute__((always_inline)) unsigned
 open_frame(struct acct_owner *owner, const struct thread *thread, unsigned flags,
 	   struct acct_class class, uint64_t tsc)
 {
-	unsigned module = class.module;
 	uint32_t epoch = __atomic_load_n(&acct_epoch, __ATOMIC_RELAXED);
 	unsigned depth = owner->depth;
 	if ((flags & ACCT_OUTERMOST) || owner->epoch != epoch) {
@@ -168,17 +242,20 @@ open_frame(struct acct_owner *owner, const struct thread *thread, unsigned flags
 		owner->depth = depth;
 		return 0;
 	}
-	unsigned slot = slot_for(owner, charged, module, thread);
-	struct acct_frame *frame = &owner->frames[depth];
-	struct acct_result *result = acct_result_of(owner, charged);
-	frame->entry_tsc = tsc;
-	frame->nested_ns = 0;
-	frame->result = result;
-	frame->subsystem = &result->subsystems[slot];
-	frame->index = (uint8_t)charged;
-	frame->slot = (uint8_t)slot;
-	frame->module = (uint8_t)module;
-	frame->kind = class.kind;
+	uint32_t generation = __atomic_load_n(&owner->charge_generation, __ATOMIC_RELAXED);
+	uint64_t now = acct_time_ns(tsc);
+	if (depth) {
+		/* The caller was innermost since the last transition: that is its
+		 * exclusive time, kept in its frame until its close decides
+		 * whether it is charged at all. */
+		uint64_t last = owner->last_ns;
+		now = now > last ? now : last; /* a CPU whose TSC lags: no time back */
+		owner->frames[depth - 1].exclusive_ns += now - last;
+	}
+	owner->frames[depth].entry_ns = now;
+	owner->frames[depth].exclusive_ns = 0;
+	owner->frames[depth].tag = acct_frame_tag(generation, class.module, class.kind);
+	owner->last_ns = now;
 	owner->depth = depth + 1;
 	return depth + 1;
 }
@@ -220,112 +297,80 @@ int acct_call_enter(struct jp_context *context, unsigned flags, uint64_t tsc)
 	return open_call(owner, context, flags, acct_class_of(context->joinpoint), tsc);
 }
 
-static const char *frame_module(const struct acct_owner *owner, const struct acct_frame *frame)
-{
-	return owner->modules[frame->index][frame->slot];
-}
-
-/* Under the owner's lock and its result's sequence count bracket: charges
- * the closed call (its frame, ns long) to its subsystem. */
-static inline void charge_call(struct acct_result *result, const struct acct_frame *frame,
-			       uint64_t ns, uint64_t exclusive_ns, unsigned flags)
-{
-	struct acct_subsystem *subsystem = frame->subsystem;
-	subsystem->calls++;
-	subsystem->inclusive_ns += ns;
-	subsystem->exclusive_ns += exclusive_ns;
-	if (flags & ACCT_SYSCALL)
-		result->syscalls++;
-}
-
-/* Whether the closed call is charged: its result is still the one charged
- * and its slot still in use (a TK_RESET meanwhile empties it, and a slot
- * with no name was emptied so). */
-static inline bool call_still_charged(const struct acct_owner *owner,
-				      const struct acct_frame *frame)
-{
-	return frame->index == owner->charged && frame->subsystem->name[0];
-}
-
 /* An event charged with the close of a call (native.c's kinds). */
 struct acct_event_charge {
 	unsigned event; /* ACCT_INTERRUPT, ... */
 	bool amount_is_time; /* the call's ns (an interrupt's handler) */
 	uint64_t amount;
 };
-static void charge_event_in_bracket(struct acct_owner *owner, struct acct_result *result,
-				    unsigned event, uint64_t amount);
-static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64_t amount);
+static void charge_event_pending(struct acct_owner *owner, unsigned depth, unsigned event,
+				 uint64_t amount);
 
-static __attribute__((noinline)) void stop_oneshot(struct acct_owner *owner,
-						   const struct thread *thread)
+/* The outermost call closed, and it was no system call (a kernel thread's
+ * call, an interrupt or a fault taken in user mode): what is pending goes
+ * into the result, under the owner's lock (checked there to be still the
+ * thread's: a thread whose process has ended still runs join points on its
+ * way out, and reclaim_dead_owners (acct.c) may meanwhile have given the
+ * entry up and freed its results pages, clearing the entry under the same
+ * lock before it frees them).  After a system call, the thread goes back to
+ * user mode and what is pending waits for its next switch, START, STOP or
+ * switch of tokens (the results page's promise: complete after STOP,
+ * brought up to date at every switch while started), which saves the lock
+ * and the bracket per system call.  A token of ACCT_NEXT stops with it, its
+ * call folded first. */
+static __attribute__((noinline)) void close_outermost(struct acct_owner *owner,
+						      const struct thread *thread, bool syscall)
 {
 	acct_owner_lock_in_advice(owner);
-	if (still_owner(owner, thread) && owner->oneshot && owner->current >= 0)
-		acct_stop_current(owner, clock_ns());
+	if (still_owner(owner, thread)) {
+		if (!syscall)
+			acct_fold_pending(owner);
+		if (owner->oneshot && owner->current >= 0)
+			acct_stop_current(owner, clock_ns());
+	}
 	acct_owner_unlock_in_advice(owner);
 }
 
-/* The stack is the owner thread's (see open_call): closing a call takes no
- * lock; charging it, a change of its result, takes the owner's and checks
- * under it that the entry is still the thread's: a thread whose process has
- * ended still runs join points on its way out, and reclaim_dead_owners
- * (acct.c) may meanwhile have given the entry up and freed its results pages
- * (it clears the entry under the same lock before it frees them).  Every
- * write to a results page from advice makes the same check under the lock. */
+/* The stack and what is pending are the owner thread's (see open_frame):
+ * closing a call takes no lock.  Its inclusive time is its own difference,
+ * its exclusive time what its frame kept plus the part since the stack's
+ * last transition; nothing is written into the results page here.  Returns the call's ns; *charged says whether it was
+ * charged (its result is still the one charged). */
 static inline __attribute__((always_inline)) uint64_t
-close_frame(struct acct_owner *owner, const struct thread *thread, unsigned level,
-	    struct acct_frame *frame, unsigned flags, uint64_t tsc,
-	    const struct acct_event_charge *event)
+close_pending(struct acct_owner *owner, unsigned level, const struct acct_frame *frame,
+	      bool syscall, uint64_t tsc, bool *charged)
 {
-	int64_t ticks = (int64_t)(tsc - frame->entry_tsc); /* < 0: moved to a CPU whose TSC lags */
-	uint64_t ns = ticks > 0 ? acct_ticks_to_ns((uint64_t)ticks) : 0;
+	uint64_t last = owner->last_ns, now = acct_time_ns(tsc);
+	now = now > last ? now : last; /* a CPU whose TSC lags: no time back */
+	uint64_t ns = now - frame->entry_ns;
+	owner->last_ns = now;
 	owner->depth = level - 1;
-	/* Exclusive time is charged by the outermost call of a run of one
-	 * subsystem; a nested call of the same one passes its nested time up. */
-	uint64_t exclusive_ns = ns - (frame->nested_ns < ns ? frame->nested_ns : ns);
-	if (level > 1) {
-		struct acct_frame *parent = frame - 1;
-		bool same = parent->subsystem == frame->subsystem;
-		parent->nested_ns += same ? frame->nested_ns : ns;
-		if (same)
-			exclusive_ns = 0;
+	*charged = frame->charge_generation ==
+		   __atomic_load_n(&owner->charge_generation, __ATOMIC_RELAXED);
+	if (__builtin_expect(*charged, 1)) {
+		unsigned module = frame->module;
+		struct acct_pending *pending = &owner->pending[module];
+		pending->calls++;
+		pending->inclusive_ns += ns;
+		pending->exclusive_ns += frame->exclusive_ns + (now - last);
+		owner->pending_modules |= 1ULL << module;
+		owner->pending_activity.syscalls += syscall;
 	}
-	/* The call and the event it means go to the charged result in one
-	 * sequence count bracket. */
-	acct_owner_lock_in_advice(owner);
-	bool charged = false;
-	if (still_owner(owner, thread) && owner->charged >= 0) {
-		charged = call_still_charged(owner, frame);
-		if (charged || event) {
-			struct acct_result *result =
-			    charged ? frame->result : acct_result_of(owner, owner->charged);
-			acct_result_begin(result);
-			if (charged)
-				charge_call(result, frame, ns, exclusive_ns, flags);
-			if (event)
-				charge_event_in_bracket(owner, result, event->event,
-							event->amount_is_time ? ns : event->amount);
-			acct_result_end(result);
-		}
-	}
-	acct_owner_unlock_in_advice(owner);
-	if (__builtin_expect(level == 1 && owner->oneshot, 0))
-		stop_oneshot(owner, thread);
-	return charged ? ns : 0;
+	return ns;
+}
+
+/* After the close: the outermost call's fold (close_outermost). */
+static inline __attribute__((always_inline)) void
+close_end(struct acct_owner *owner, const struct thread *thread, unsigned level, bool syscall)
+{
+	if (level == 1 && (!syscall || __builtin_expect(owner->oneshot, 0)))
+		close_outermost(owner, thread, syscall);
 }
 
 /* The open call at level (1 = outermost), or NULL when there is none. */
 static inline struct acct_frame *frame_at(struct acct_owner *owner, unsigned level)
 {
 	return level && level <= live_depth(owner) ? &owner->frames[level - 1] : NULL;
-}
-
-static inline uint64_t close_call(struct acct_owner *owner, const struct thread *thread,
-				  unsigned level, unsigned flags, uint64_t tsc)
-{
-	struct acct_frame *frame = frame_at(owner, level);
-	return frame ? close_frame(owner, thread, level, frame, flags, tsc, NULL) : 0;
 }
 
 uint64_t acct_call_exit(const struct jp_context *context, unsigned flags, uint64_t tsc)
@@ -337,7 +382,14 @@ uint64_t acct_call_exit(const struct jp_context *context, unsigned flags, uint64
 	__asm__("" : "+r"(owner)); /* a pointer from here on, not an index to scale again */
 	if (__atomic_load_n(&owner->thread, __ATOMIC_RELAXED) != thread)
 		return 0;
-	return close_call(owner, thread, (unsigned)(context->activity & 0xff), flags, tsc);
+	unsigned level = (unsigned)(context->activity & 0xff);
+	struct acct_frame *frame = frame_at(owner, level);
+	if (!frame)
+		return 0;
+	bool syscall = flags & ACCT_SYSCALL, charged;
+	uint64_t ns = close_pending(owner, level, frame, syscall, tsc, &charged);
+	close_end(owner, thread, level, syscall);
+	return charged ? ns : 0;
 }
 
 const char *acct_innermost_subsystem(const struct jp_context *context)
@@ -348,51 +400,67 @@ const char *acct_innermost_subsystem(const struct jp_context *context)
 		return name;
 	acct_owner_lock_in_advice(owner);
 	unsigned depth = live_depth(owner);
-	if (still_owner(owner, context->thread) && depth &&
-	    frame_module(owner, &owner->frames[depth - 1]))
-		name = frame_module(owner, &owner->frames[depth - 1]);
+	if (still_owner(owner, context->thread) && depth) {
+		const struct acct_frame *frame = &owner->frames[depth - 1];
+		if (frame->charge_generation == owner->charge_generation &&
+		    acct_module_names[frame->module])
+			name = acct_module_names[frame->module];
+	}
 	acct_owner_unlock_in_advice(owner);
 	return name;
 }
 
 /* ---- Events ----------------------------------------------------------------- */
 
-/* event to each subsystem with a call open (in the charged result), once. */
-static void charge_subsystems(const struct acct_owner *owner, struct acct_result *result,
-			      unsigned event, uint64_t amount)
-{
-	unsigned seen = 0, depth = live_depth(owner);
-	int charged = owner->charged;
-	for (unsigned level = 0; level < depth; level++) {
-		const struct acct_frame *frame = &owner->frames[level];
-		unsigned bit = 1u << frame->slot;
-		if ((seen & bit) || frame->index != charged || !frame->subsystem->name[0])
-			continue; /* a slot with no name was emptied by a reset */
-		seen |= bit;
-		struct acct_subsystem *subsystem = &result->subsystems[frame->slot];
-		if (event == ACCT_INTERRUPT) {
-			subsystem->interrupts++;
-		} else if (event == ACCT_ALLOC) {
-			subsystem->allocs++;
-			subsystem->alloc_bytes += amount;
-		} else if (event == ACCT_FREE) {
-			subsystem->frees++;
-			subsystem->free_bytes += amount;
-		}
-	}
-}
-
-static void charge_activity(struct acct_result *result, unsigned event, uint64_t amount)
+static void charge_activity(struct acct_pending_activity *activity, unsigned event,
+			    uint64_t amount)
 {
 	switch (event) {
 	case ACCT_INTERRUPT:
-		result->interrupts++;
-		result->irq_ns += amount;
+		activity->interrupts++;
+		activity->irq_ns += amount;
 		break;
-	case ACCT_PAGE_FAULT: result->page_faults++; break;
-	case ACCT_ALLOC: result->alloc_bytes += amount; break;
-	case ACCT_FREE: result->free_bytes += amount; break;
+	case ACCT_PAGE_FAULT: activity->page_faults++; break;
+	case ACCT_ALLOC: activity->alloc_bytes += amount; break;
+	case ACCT_FREE: activity->free_bytes += amount; break;
 	}
+}
+
+static void charge_module(struct acct_pending *pending, unsigned event, uint64_t amount)
+{
+	if (event == ACCT_INTERRUPT) {
+		pending->interrupts++;
+	} else if (event == ACCT_ALLOC) {
+		pending->allocs++;
+		pending->alloc_bytes += amount;
+	} else if (event == ACCT_FREE) {
+		pending->frees++;
+		pending->free_bytes += amount;
+	}
+}
+
+/* By the owner's thread, charged >= 0: event to the activity and to every
+ * module with one of the depth innermost calls open for the charged result,
+ * once each; pending until the next fold. */
+static __attribute__((noinline)) void charge_event_pending(struct acct_owner *owner,
+							    unsigned depth, unsigned event,
+							    uint64_t amount)
+{
+	charge_activity(&owner->pending_activity, event, amount);
+	owner->pending_events = true;
+	if (event == ACCT_PAGE_FAULT)
+		return; /* an activity's field only */
+	uint64_t seen = 0;
+	uint32_t generation = owner->charge_generation;
+	for (unsigned level = 0; level < depth; level++) {
+		const struct acct_frame *frame = &owner->frames[level];
+		uint64_t bit = 1ULL << frame->module;
+		if ((seen & bit) || frame->charge_generation != generation)
+			continue;
+		seen |= bit;
+		charge_module(&owner->pending[frame->module], event, amount);
+	}
+	owner->pending_event_modules |= seen;
 }
 
 int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t amount)
@@ -405,30 +473,14 @@ int acct_charge_event(const struct jp_context *context, unsigned event, uint64_t
 	int error = -ENOENT;
 	acct_owner_lock_in_advice(owner);
 	if (still_owner(owner, context->thread) && owner->charged >= 0) {
-		charge_event_locked(owner, event, amount);
+		unsigned depth = live_depth(owner);
+		charge_event_pending(owner, depth, event, amount);
+		if (!depth)
+			acct_fold_pending(owner);
 		error = 0;
 	}
 	acct_owner_unlock_in_advice(owner);
 	return error;
-}
-
-/* Under the owner's lock, the entry still the thread's: event to the
- * charged result and to every subsystem with a call open. */
-static void charge_event_in_bracket(struct acct_owner *owner, struct acct_result *result,
-				    unsigned event, uint64_t amount)
-{
-	charge_activity(result, event, amount);
-	charge_subsystems(owner, result, event, amount);
-}
-
-static void charge_event_locked(struct acct_owner *owner, unsigned event, uint64_t amount)
-{
-	if (owner->charged < 0)
-		return;
-	struct acct_result *result = acct_result_of(owner, owner->charged);
-	acct_result_begin(result);
-	charge_event_in_bracket(owner, result, event, amount);
-	acct_result_end(result);
 }
 
 /* ---- The native advice's close (native.c) ------------------------------------ */
@@ -466,6 +518,22 @@ static bool event_of(const struct joinpoint *jp, const uint64_t *args, uint64_t 
 	}
 }
 
+/* What a closed call whose kind means an event too (an interrupt, a fault,
+ * an allocation or a free) charges besides itself, ns long, its frame at
+ * level just popped: out of line, a few per request. */
+static __attribute__((noinline)) void charge_kind_event(const struct joinpoint *jp,
+							const uint64_t *args, uint64_t ret,
+							struct acct_owner *owner, unsigned level,
+							unsigned kind, uint64_t ns)
+{
+	struct acct_event_charge event;
+	const struct acct_frame *parent = level > 1 ? &owner->frames[level - 2] : NULL;
+	if (!event_of(jp, args, ret, (enum acct_kind)kind, parent, &event) ||
+	    __atomic_load_n(&owner->charged, __ATOMIC_RELAXED) < 0)
+		return;
+	charge_event_pending(owner, level - 1, event.event, event.amount_is_time ? ns : event.amount);
+}
+
 /* The close of the call at level that the native advice opened for owner
  * (thread's, when it opened): its kind is in its frame; jp, args and ret
  * say what an allocation, a free or a fault was. */
@@ -479,15 +547,11 @@ native_close_level(const struct joinpoint *jp, const uint64_t *args, uint64_t re
 	    !(frame = frame_at(owner, level)))
 		return;
 	unsigned kind = frame->kind;
-	unsigned flags = kind == ACCT_KIND_SYSCALL ? ACCT_SYSCALL : 0;
-	if (__builtin_expect(kind < ACCT_KIND_IRQ, 1)) {
-		close_frame(owner, thread, level, frame, flags, tsc, NULL);
-		return;
-	}
-	struct acct_event_charge event;
-	const struct acct_frame *parent = level > 1 ? frame - 1 : NULL;
-	bool charges = event_of(jp, args, ret, (enum acct_kind)kind, parent, &event);
-	close_frame(owner, thread, level, frame, flags, tsc, charges ? &event : NULL);
+	bool syscall = kind == ACCT_KIND_SYSCALL, charged;
+	uint64_t ns = close_pending(owner, level, frame, syscall, tsc, &charged);
+	if (__builtin_expect(kind >= ACCT_KIND_IRQ, 0))
+		charge_kind_event(jp, args, ret, owner, level, kind, ns);
+	close_end(owner, thread, level, syscall);
 }
 
 /* The same, for the C path: the owner and level are in the activity. */
@@ -502,8 +566,11 @@ static inline __attribute__((always_inline)) void native_close(const struct jp_c
 
 /* ---- Switches --------------------------------------------------------------- */
 
+/* prev, the owner's thread, leaves its CPU: what its calls have pending goes
+ * into the result first (readers see it up to date while it is away). */
 static void switch_out(struct acct_owner *owner, struct thread *prev, uint64_t now)
 {
+	acct_fold_pending(owner);
 	acct_update_charged(owner, now);
 	struct acct_result *result = acct_result_of(owner, owner->charged);
 	acct_result_begin(result);
@@ -513,16 +580,21 @@ static void switch_out(struct acct_owner *owner, struct thread *prev, uint64_t n
 	owner->out_runnable = thread_state(prev) != THREAD_BLOCKED;
 }
 
+/* In result's bracket: the time off the CPU to every subsystem with a call
+ * open, once each. */
 static void charge_subsystems_out(struct acct_owner *owner, struct acct_result *result,
 				  uint64_t out_ns)
 {
-	for (unsigned mask = slots_in_open_calls(owner); mask; mask &= mask - 1) {
-		unsigned i = (unsigned)__builtin_ctz(mask);
-		result->subsystems[i].sched_out_ns += out_ns;
+	int index = owner->charged;
+	for (uint64_t mask = modules_in_open_calls(owner); mask; mask &= mask - 1) {
+		unsigned module = (unsigned)__builtin_ctzll(mask);
+		struct acct_subsystem *subsystem =
+		    &result->subsystems[slot_in_bracket(owner, index, module)];
+		subsystem->sched_out_ns += out_ns;
 		if (owner->out_runnable)
-			result->subsystems[i].preempted_ns += out_ns;
+			subsystem->preempted_ns += out_ns;
 		else
-			result->subsystems[i].blocked_ns += out_ns;
+			subsystem->blocked_ns += out_ns;
 	}
 }
 

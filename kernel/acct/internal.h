@@ -22,12 +22,14 @@
  * thread_id or thread takes both (acct_lock first).  Two exceptions, for the
  * advice of an accounted thread, which runs on that thread's CPU with
  * preemption off (interrupts taken meanwhile run no advice):
- *   - its stack of open calls (depth, epoch, frames) is the thread's alone:
- *     opening a call takes no lock; nothing else writes the stack (an unlink
- *     moves acct_epoch on instead of clearing it);
- *   - every change of a result takes the owner's lock, closing a call
- *     included: other writers of the same owner at the same time are work
- *     charged for it from another thread (async.c), the weaving thread
+ *   - its stack of open calls (depth, epoch, frames, last_ns) and what its
+ *     calls have pending (pending*) are the thread's alone: opening and
+ *     closing a call take no lock; nothing else writes the stack (an unlink
+ *     moves acct_epoch on instead of clearing it) or the pending counts
+ *     (the switch folds them as the thread leaves its CPU);
+ *   - every change of a result takes the owner's lock, folding what is
+ *     pending included: other writers of the same owner at the same time are
+ *     work charged for it from another thread (async.c), the weaving thread
  *     (acct_set_woven) and the control calls, so each result has one writer
  *     at a time and its sequence count stays even between writes.
  * Owners never share a lock, so accounted threads on different CPUs never
@@ -55,16 +57,50 @@
 #define ACCT_UNATTRIBUTED ACCT_MAX_TOKENS
 #define ACCT_RESULTS      (ACCT_MAX_TOKENS + 1)
 
-/* One open join point call of an accounted thread. */
+/* One open join point call of an accounted thread: three words.  Its times
+ * are points on the owner's own time line (acct_time_ns), so that the
+ * differences charged at transitions add up exactly. */
 struct acct_frame {
-	uint64_t entry_tsc; /* a TSC reading: a call's time is one conversion of its difference */
-	uint64_t nested_ns; /* time in nested calls to other subsystems (exclusive_ns) */
-	struct acct_result *result;       /* the result charged (the page never moves) */
-	struct acct_subsystem *subsystem; /* its subsystem slot in it */
-	uint8_t index;                    /* index of the result charged */
-	uint8_t slot;                     /* the subsystem's slot */
-	uint8_t module;                   /* the module's id (native.c) */
-	uint8_t kind;                     /* the join point's enum acct_kind */
+	uint64_t entry_ns;     /* when it opened (acct_time_ns) */
+	uint64_t exclusive_ns; /* the time it was innermost, up to its last nested open */
+	union {
+		struct {
+			uint32_t charge_generation; /* the owner's then: which result it charges */
+			uint8_t module;             /* the module's id (native.c) */
+			uint8_t kind;               /* the join point's enum acct_kind */
+			uint16_t unused;
+		};
+		uint64_t tag; /* the same, written at once (acct_frame_tag) */
+	};
+};
+
+static inline uint64_t acct_frame_tag(uint32_t charge_generation, uint8_t module, uint8_t kind)
+{
+	return charge_generation | (uint64_t)module << 32 | (uint64_t)kind << 40;
+}
+_Static_assert(sizeof(struct acct_frame) == 24, "a frame is three words");
+
+/* What an owner's calls of one module charged since its last fold
+ * (charge.c): the subsystem's fields that calls and events add to. */
+struct acct_pending {
+	uint64_t calls;
+	uint64_t inclusive_ns;
+	uint64_t exclusive_ns;
+	uint64_t interrupts;
+	uint64_t allocs;
+	uint64_t alloc_bytes;
+	uint64_t frees;
+	uint64_t free_bytes;
+};
+
+/* The same for the activity's own fields. */
+struct acct_pending_activity {
+	uint64_t syscalls;
+	uint64_t interrupts;
+	uint64_t irq_ns;
+	uint64_t page_faults;
+	uint64_t alloc_bytes;
+	uint64_t free_bytes;
 };
 
 struct acct_owner {
@@ -87,11 +123,22 @@ struct acct_owner {
 	int steal_cpu;         /* where steal_at was read, -1: not yet */
 	unsigned depth;        /* frames[] in use, while epoch is acct_epoch (else none) */
 	uint32_t epoch;        /* acct_epoch when the stack was last known good */
+	/* Moved on (under the lock) whenever charged changes or the charged
+	 * result is reset: a frame of an older one is charged nothing. */
+	uint32_t charge_generation;
+	uint64_t last_ns; /* the stack's last open or close (acct_time_ns) */
 	struct acct_frame frames[ACCT_MAX_DEPTH];
-	/* The module name each subsystem slot was added for (pointer compared
-	 * first, then the text). */
-	const char *modules[ACCT_RESULTS][ACCT_MAX_SUBSYSTEMS];
-	/* The same, by module id: slot + 1, 0 while the module has none. */
+	/* Charged by the owner thread's calls without a lock, folded into the
+	 * charged result under it (charge.c: acct_fold_pending) when its
+	 * outermost call closes, when it is switched out and before charged
+	 * changes: the modules with something pending, those with events. */
+	uint64_t pending_modules;
+	uint64_t pending_event_modules;
+	bool pending_events; /* pending_activity has more than syscalls */
+	struct acct_pending_activity pending_activity;
+	struct acct_pending pending[ACCT_MAX_MODULES];
+	/* Each result's subsystem slot of each module id: slot + 1, 0 while
+	 * the module has none there. */
 	uint8_t slot_of[ACCT_RESULTS][ACCT_MAX_MODULES];
 	/* The slots in use per result (the kernel's count: subsystem_count is
 	 * in the shared page), and the module id each was added for, so that a
@@ -183,6 +230,14 @@ extern uint64_t acct_tsc_ns_mult;
 static inline uint64_t acct_ticks_to_ns(uint64_t ticks)
 {
 	return (uint64_t)(((unsigned __int128)ticks * acct_tsc_ns_mult) >> 32);
+}
+
+/* A TSC reading as a point of the accounting's time line (ns, from an
+ * arbitrary origin): a call's times are differences of such points, so that
+ * the parts charged at each transition add up to the whole exactly. */
+static inline uint64_t acct_time_ns(uint64_t tsc)
+{
+	return acct_ticks_to_ns(tsc);
 }
 
 /* ---- native.c: what each join point means, decided once -------------------- */
@@ -302,6 +357,13 @@ void acct_steal_rebase(struct acct_owner *owner);
  * to now (CPU time less the steal time the hypervisor reports meanwhile). */
 void acct_update_charged(struct acct_owner *owner, uint64_t now);
 void acct_make_current(struct acct_owner *owner, int index, uint64_t now);
+/* charge.c, under the owner's lock, the entry still its thread's: adds what
+ * the owner's calls have pending to the charged result (nothing when none
+ * is), and empties it.  Only from the owner's thread, or while it is off
+ * every CPU (its calls write pending without the lock). */
+void acct_fold_pending(struct acct_owner *owner);
+/* The same, dropping it (the charged result is being reset). */
+void acct_drop_pending(struct acct_owner *owner);
 void acct_stop_current(struct acct_owner *owner, uint64_t now);
 /* Under acct_lock (it takes each owner's): on a change of acct_woven,
  * starts (woven) or ends (not) the unattributed stretch of every owner with

@@ -12,13 +12,14 @@
  * interrupt, a fault, an allocation or a free) and its module's id, which
  * each result maps to its subsystem slot through a table (charge.c).  A
  * thread that is not accounted costs the class load and a load and a test of
- * its state; an accounted one a TSC read, a frame pushed, and at the close
- * one owner lock and one sequence count bracket.
+ * its state; an accounted one a TSC read and a frame pushed, and at the close
+ * another TSC read and a few adds to its pending counts (charge.c).
  *
  * While it is alone on a join point the advice runs whole calls instead of a
  * before and an after: the trampoline jumps to its fast path code on a
  * _NOSLEEP join point, the dispatcher calls its around on one that may sleep
- * (charge.c: acct_fast_call, acct_around), with no context built.
+ * and its nested_call on one reached inside a _NOSLEEP call (charge.c:
+ * acct_fast_call, acct_around), with no context built.
  *
  * The classes: one byte pair per join point of the registry, by its index
  * (a pointer difference); module ids by name, the same string compared once
@@ -166,6 +167,7 @@ static const struct jp_advice native_advice = {
     .flags = JP_ADVICE_NATIVE,
     .fast_path = {acct_fast_path0, acct_fast_path1},
     .around = acct_around,
+    .nested_call = acct_fast_call,
 };
 
 static const struct linker_native_advice native = {

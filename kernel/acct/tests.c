@@ -342,6 +342,83 @@ static void a_call_that_sleeps_is_charged_its_time_off_the_cpu(struct ktest *t)
 	acct_detach_kernel_thread();
 }
 
+/* Join points that change the charged result inside their call: one starts
+ * another token, one resets the current one, each around a call of
+ * acctleaf. */
+static int token_to_start, token_to_reset;
+void acctnest_starts_another(void);
+void acctnest_resets(void);
+
+JOINPOINT_DEFINE_VOID(acctnest, starts_another)
+{
+	acctleaf_inner();
+	acct_control(token_to_start, ACCT_START);
+	acctleaf_inner();
+}
+
+JOINPOINT_DEFINE_VOID(acctnest, resets)
+{
+	acctleaf_inner();
+	acct_control(token_to_reset, ACCT_TK_RESET);
+	acctleaf_inner();
+}
+
+/* Nothing of a call, or of its exclusive time: a slot with no calls, or
+ * none. */
+static bool charged_nothing(const struct acct_result *result, const char *name)
+{
+	const struct acct_subsystem *found = subsystem(result, name);
+	return !found || (found->calls == 0 && found->inclusive_ns == 0 && found->exclusive_ns == 0);
+}
+
+/* A call opened for one token and closed while another is current: is it
+ * charged to neither, its exclusive time before the START included, and the
+ * calls it made before and after the START to the token current then? */
+static void a_call_open_across_a_start_is_charged_to_neither(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int a = acct_get_token(), b = acct_get_token();
+	token_to_start = b;
+	EXPECT_EQ(t, acct_control(a, ACCT_START), 0);
+	acctnest_starts_another();
+	EXPECT_EQ(t, acct_control(b, ACCT_STOP), 0);
+	EXPECT_EQ(t, acct_switch_token(a), 0);
+	EXPECT_EQ(t, acct_control(a, ACCT_STOP), 0);
+	const struct acct_result *in_a = &page->results[a - 1], *in_b = &page->results[b - 1];
+	const struct acct_subsystem *leaf_a = subsystem(in_a, "acctleaf");
+	const struct acct_subsystem *leaf_b = subsystem(in_b, "acctleaf");
+	EXPECT_TRUE(t, charged_nothing(in_a, "acctnest"));
+	EXPECT_TRUE(t, charged_nothing(in_b, "acctnest"));
+	/* (an interrupt may nest in either: exclusive at most inclusive) */
+	EXPECT_TRUE(t, leaf_a && leaf_a->calls == 1 && leaf_a->exclusive_ns <= leaf_a->inclusive_ns);
+	EXPECT_TRUE(t, leaf_b && leaf_b->calls == 1 && leaf_b->exclusive_ns <= leaf_b->inclusive_ns);
+	EXPECT_EQ(t, acct_free_token(a), 0);
+	EXPECT_EQ(t, acct_free_token(b), 0);
+	acct_detach_kernel_thread();
+}
+
+/* A TK_RESET of the current token inside a call: is what its calls charged
+ * before it gone, the call open across it charged nothing, and the call
+ * after it charged? */
+static void a_reset_inside_a_call_keeps_only_what_follows(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int token = acct_get_token();
+	token_to_reset = token;
+	EXPECT_EQ(t, acct_control(token, ACCT_START), 0);
+	acctnest_resets();
+	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
+	const struct acct_result *result = &page->results[token - 1];
+	const struct acct_subsystem *leaf = subsystem(result, "acctleaf");
+	EXPECT_TRUE(t, charged_nothing(result, "acctnest"));
+	EXPECT_TRUE(t, leaf && leaf->calls == 1 && leaf->inclusive_ns > 0);
+	EXPECT_EQ(t, result->sequence % 2, 0);
+	EXPECT_EQ(t, acct_free_token(token), 0);
+	acct_detach_kernel_thread();
+}
+
 /* Hole B: a subsystem_count the kernel did not write (the results page is
  * shared with user space) must not steer the slot lookup or a reset. */
 static void results_page_subsystem_count_is_not_trusted(struct ktest *t)
@@ -670,6 +747,8 @@ KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_witho
 	    KTEST_CASE(nothing_is_woven_while_idle), KTEST_CASE(stale_ref_charges_nothing),
 	    KTEST_CASE(exclusive_leaves_out_other_subsystems),
 	    KTEST_CASE(results_page_subsystem_count_is_not_trusted),
+	    KTEST_CASE(a_call_open_across_a_start_is_charged_to_neither),
+	    KTEST_CASE(a_reset_inside_a_call_keeps_only_what_follows),
 	    KTEST_CASE(interrupts_and_allocations_are_charged),
 	    KTEST_CASE(unattributed_takes_the_gaps), KTEST_CASE(aspect_links_direct_only),
 	    KTEST_CASE(aspect_linked_by_hand_is_used),

@@ -57,8 +57,9 @@ static void compile(struct jp_list *out, uint64_t generation, const struct joinp
 	out->fast.index = jp_index(jp);
 	out->fast.shape = jp_shape_select(out, jp);
 	const struct jp_advice *alone = out->count == 1 ? out->entries[0].advice : NULL;
-	out->around = alone && (alone->flags & JP_ADVICE_NATIVE) && jp->may_sleep ? alone->around
-										    : NULL;
+	bool native = alone && (alone->flags & JP_ADVICE_NATIVE);
+	out->around = native && jp->may_sleep ? alone->around : NULL;
+	out->nested_call = native ? alone->nested_call : NULL;
 }
 
 struct jp_list *jp_list_empty(const struct joinpoint *jp)

@@ -285,6 +285,14 @@ static __attribute__((noinline, cold)) uint64_t dispatch_inside(const struct joi
 	unsigned bits = sections_word() & (JP_SECTION_INSIDE | JP_SECTION_CALLING);
 	if (bits == JP_SECTION_INSIDE)
 		return call_skipped(jp, args);
+	/* The outer call's section holds the list (see run_after). */
+	const struct jp_list *list = load_list(jp);
+	if (list && list->nested_call) {
+		section_enter(true);
+		uint64_t ret = list->nested_call(&list->fast, args);
+		section_leave(true);
+		return ret;
+	}
 	return dispatch(jp, args, true);
 }
 

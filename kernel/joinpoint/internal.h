@@ -50,6 +50,8 @@ struct jp_list {
 	unsigned count;
 	/* The one native advice's around (joinpoint.h), or NULL. */
 	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args);
+	/* The one native advice's nested_call (joinpoint.h), or NULL. */
+	uint64_t (*nested_call)(const struct jp_fast_list *list, uint64_t *args);
 	struct jp_call before[JP_MAX_ADVICE];
 	struct jp_call after[JP_MAX_ADVICE];
 	struct jp_list *retired_next; /* writer's chain once unpublished */

@@ -85,6 +85,8 @@ struct jp_context {
 
 typedef void (*jp_advice_fn)(struct jp_context *context, void *cookie);
 
+struct jp_fast_list;
+
 /* A piece of advice.  The struct must outlive its attachments: the join point
  * copies the function pointers but identifies the advice by this address. */
 struct jp_advice {
@@ -104,6 +106,11 @@ struct jp_advice {
 	 * point that may sleep, on which this advice is alone, in place of
 	 * before and after.  See "Fast paths of their own" below. */
 	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args);
+	/* Optional, for JP_ADVICE_NATIVE advice only: the whole call of a join
+	 * point reached inside the call of a _NOSLEEP one (nested), on which
+	 * this advice is alone, in place of before and after.  See "Fast paths
+	 * of their own" below. */
+	uint64_t (*nested_call)(const struct jp_fast_list *list, uint64_t *args);
 };
 
 /* jp_advice.flags: the context's entry_tsc and exit_tsc are wanted. */
@@ -233,6 +240,16 @@ void jp_boot_report(void);
  * it may enter a section of its own again (jp_section_enter, never held
  * across a sleep).  What runs after the call may run after a detach has
  * returned: that is why only native advice may have one.
+ */
+/*
+ * And a native advice may run the whole call of a join point reached inside
+ * the call of a _NOSLEEP one (whose section is still held), where neither the
+ * trampoline's fast path nor an around is taken: jp_advice.nested_call.  The
+ * dispatcher calls nested_call(list, args) in the nested section it enters
+ * (preemption off, JP_SECTION_CALLING clear: the CPU reads as in advice), with
+ * the join point's list and its argument slots; like fast path code it must
+ * call list->call(args) with JP_SECTION_CALLING added around the call
+ * (jp_section_calling), must not sleep, and returns the call's result.
  */
 struct jp_fast_list {
 	const void *shape;                      /* the code the trampoline jumps to */

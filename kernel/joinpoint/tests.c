@@ -930,6 +930,63 @@ static void around_runs_whole_calls_when_alone(struct ktest *t)
 	EXPECT_EQ(t, jp_detach(handle), 0);
 }
 
+/* ---- A native advice's nested call ------------------------------------------ */
+
+/* The smallest nested_call (joinpoint.h's contract): note the section bits
+ * it was called with, make the call with JP_SECTION_CALLING around it, and
+ * return its result plus 1000 so that the caller shows whose result it got. */
+static uint64_t nested_calls, nested_as_advice;
+static uint64_t jptest_nested_call(const struct jp_fast_list *list, uint64_t *args)
+{
+	nested_calls++;
+	nested_as_advice += section_bits() == JP_SECTION_INSIDE;
+	jp_section_calling(true);
+	uint64_t ret = list->call(args);
+	jp_section_calling(false);
+	return ret + 1000;
+}
+
+static struct tally nested_tally;
+static const struct jp_advice nested_native = {.name = "nested",
+					       .before = tally_before,
+					       .after = tally_after,
+					       .cookie = &nested_tally,
+					       .flags = JP_ADVICE_NATIVE,
+					       .nested_call = jptest_nested_call};
+
+/* Alone on a join point reached inside a _NOSLEEP call (fast_outer, woven),
+ * a native advice's nested_call runs the whole call, as advice (CALLING
+ * clear), and the outer call finds its section as it left it; outermost, or
+ * beside other advice, its before and after run instead. */
+static void nested_call_runs_whole_nested_calls_when_alone(struct ktest *t)
+{
+	nested_calls = nested_as_advice = 0;
+	nested_tally = (struct tally){0};
+	int handle = jp_attach("jptest.fast_add", &nested_native);
+	ASSERT_TRUE(t, handle > 0);
+	EXPECT_EQ(t, jptest_fast_add(1, 1), 2); /* outermost: before and after */
+	EXPECT_EQ(t, nested_calls, 0);
+	EXPECT_EQ(t, nested_tally.before, 1);
+	int outer = jp_attach("jptest.fast_outer", &jp_advice_count);
+	ASSERT_TRUE(t, outer > 0);
+	EXPECT_EQ(t, jptest_fast_outer(1), 2004); /* (1 + 1 + 1000) * 2 */
+	EXPECT_EQ(t, nested_calls, 1);
+	EXPECT_EQ(t, nested_as_advice, 1);
+	EXPECT_EQ(t, nested_tally.before, 1);
+	EXPECT_EQ(t, section_bits(), 0);
+	int counting = jp_attach("jptest.fast_add", &jp_advice_count);
+	ASSERT_TRUE(t, counting > 0);
+	EXPECT_EQ(t, jptest_fast_outer(1), 4); /* shared: before and after */
+	EXPECT_EQ(t, nested_calls, 1);
+	EXPECT_EQ(t, nested_tally.before, 2);
+	EXPECT_EQ(t, nested_tally.after, 2);
+	EXPECT_EQ(t, jp_detach(counting), 0);
+	EXPECT_EQ(t, jp_detach(outer), 0);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_EQ(t, jptest_fast_outer(1), 4);
+	EXPECT_EQ(t, nested_calls, 1);
+}
+
 KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(advice_runs_in_priority_order), KTEST_CASE(advice_sees_args_and_result),
 	    KTEST_CASE(advice_calling_a_joinpoint_does_not_recurse),
@@ -946,4 +1003,5 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(fast_path_nests_and_does_not_recurse),
 	    KTEST_CASE(fast_path_attach_detach_while_hammered),
 	    KTEST_CASE(around_runs_whole_calls_when_alone),
+	    KTEST_CASE(nested_call_runs_whole_nested_calls_when_alone),
 	    KTEST_CASE(own_fast_path_runs_when_alone));
