@@ -204,6 +204,8 @@ def bench_icount(args):
         timed_requests(guest, 20)  # warm-up
         overhead = reading_cost(guest)
         for label, patterns, line, stacks_only in ICOUNT_SETS:
+            if args.only_set and args.only_set not in label:
+                continue
             if line:
                 subprocess.run([os.path.join(ROOT, "tools", "mscope"), "send", "--attach", sock,
                                 line], cwd=ROOT, capture_output=True, timeout=120)
@@ -276,6 +278,9 @@ def main():
                    help="requests per -icount measurement (default 2000)")
     p.add_argument("--icount-only", action="store_true",
                    help="only the -icount part (every recorded set, uscope included)")
+    p.add_argument("--only-set", metavar="TEXT",
+                   help="with --icount-only: only the recorded sets whose label holds TEXT "
+                   "(e.g. 'stacks alone')")
     p.add_argument("--stacks", action="store_true",
                    help="with --uscope: a stacks-only trace (no other kernel event)")
     args = p.parse_args()

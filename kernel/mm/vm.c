@@ -196,13 +196,28 @@ int vm_translate(struct address_space *space, uint64_t virt, uint64_t *phys, uns
 	return 0;
 }
 
+uint64_t vm_peek_root(void)
+{
+	return read_cr3() & PTE_ADDRESS_MASK;
+}
+
 const void *vm_user_peek(uint64_t virt)
 {
+	return vm_user_peek_path(virt, NULL);
+}
+
+const void *vm_user_peek_path(uint64_t virt, struct vm_peek_path *path)
+{
+	if (path)
+		path->root = 0;
 	if (!pt_is_canonical(virt) || virt >= LOWER_HALF_END)
 		return NULL;
-	uint64_t phys = pt_peek_user(read_cr3() & PTE_ADDRESS_MASK, virt);
+	uint64_t root = read_cr3() & PTE_ADDRESS_MASK;
+	uint64_t phys = pt_peek_user_path(root, virt, path);
 	if (phys == PT_NO_PAGE || (phys & PT_PEEK_DEVICE) || phys >= pmm_ram_end())
 		return NULL;
+	if (path)
+		path->root = root;
 	return phys_to_virt(phys);
 }
 

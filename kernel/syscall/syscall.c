@@ -67,11 +67,9 @@ const struct syscall_entry *syscall_find(uint64_t number)
 static long dispatch_with_stack(const struct syscall_entry *entry, uint64_t number,
 				const uint64_t *args)
 {
-	if (this_cpu_user_stacks()) {
-		struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};
-		tracepoint_write(TRACE_SYSCALL_ENTRY, &in, sizeof in);
-		uscope_record_stack(syscall_user_frame(), entry ? entry->name : NULL);
-	}
+	if (this_cpu_user_stacks())
+		uscope_record_syscall(syscall_user_frame(), entry ? entry->name : NULL,
+				      (int64_t)number, args[0]);
 	return entry ? entry->call(args) : -ENOSYS;
 }
 

@@ -49,19 +49,56 @@ struct uscope_entry {
 static struct uscope_entry entries[USCOPE_MAP_MAX + 1];
 static struct spinlock map_lock = SPINLOCK_INIT("trace.uscope");
 
-/* Rules found, per CPU (lib/cfi.h): made with the map's first entry. */
+/* Rules found, per CPU (lib/cfi.h), and the stacks each CPU sent
+ * (stack_memo.c): made with the map's first entry. */
 static struct cfi_cache *rule_caches[MAX_CPUS];
+static struct stack_memo *memos[MAX_CPUS];
+
+/* The stream's epoch for references: 0 while none may be written (no trace,
+ * or a flight recorder, whose oldest records are overwritten). */
+static uint32_t stream_epoch, epochs;
+
+/* *slot, made if it is NULL (another command may make it meanwhile). */
+static void make_once(void **slot, size_t size)
+{
+	if (__atomic_load_n(slot, __ATOMIC_ACQUIRE))
+		return;
+	void *made = kzalloc(size), *none = NULL;
+	if (made && !__atomic_compare_exchange_n(slot, &none, made, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+		kfree(made);
+}
 
 static void make_rule_caches(void)
 {
-	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
-		if (!__atomic_load_n(&rule_caches[cpu], __ATOMIC_ACQUIRE)) {
-			struct cfi_cache *cache = kzalloc(sizeof *cache), *none = NULL;
-			if (cache && !__atomic_compare_exchange_n(&rule_caches[cpu], &none, cache,
-								  false, __ATOMIC_ACQ_REL,
-								  __ATOMIC_ACQUIRE))
-				kfree(cache); /* another command made it meanwhile */
-		}
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
+		make_once((void **)&rule_caches[cpu], sizeof *rule_caches[cpu]);
+		make_once((void **)&memos[cpu], sizeof *memos[cpu]);
+	}
+}
+
+static void new_epoch(bool references)
+{
+	uint32_t epoch = 0;
+	if (references && !(epoch = ++epochs))
+		epoch = ++epochs; /* 0 is "none" */
+	__atomic_store_n(&stream_epoch, epoch, __ATOMIC_RELEASE);
+}
+
+void uscope_stream_begins(bool references)
+{
+	new_epoch(references);
+}
+
+void uscope_stream_ends(void)
+{
+	new_epoch(false);
+}
+
+void uscope_stream_lost(void)
+{
+	if (__atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE))
+		new_epoch(true);
 }
 
 static bool entry_matches(const struct uscope_entry *e, const char *name, const char *path)
@@ -162,6 +199,7 @@ struct walk {
 	uint64_t own_start, own_end;
 	struct cfi_tables unwind; /* the program's (lib/cfi.h), or empty */
 	struct cfi_cache *cache;  /* this CPU's found rules, or NULL */
+	struct stack_memo *memo;  /* notes the stack words read, or NULL */
 	struct user_peek peek;    /* the pages the walk has found */
 	uint64_t *frames;
 	unsigned count;
@@ -178,14 +216,42 @@ static bool keep_frame(struct walk *w, uint64_t address)
 
 /* Every read of the walk: present pages only, never a fault or a sleep (the
  * walk runs with interrupts off, at join points that may not sleep too).
- * The steps read words and pairs of words: those copies are moves. */
-static int read_user(void *to, uint64_t address, size_t length, void *arg)
+ * The steps read words and pairs of words: those copies are moves.  Reads
+ * of the unwind tables (they do not change while the program runs). */
+static int read_table(void *to, uint64_t address, size_t length, void *arg)
 {
 	if (length == 8)
 		return user_peek_read(arg, to, address, 8);
 	if (length == 16)
 		return user_peek_read(arg, to, address, 16);
 	return user_peek_read(arg, to, address, length);
+}
+
+/* A read of the stack (what the steps read): noted for the memo when the
+ * walk is to be remembered. */
+static inline __attribute__((always_inline)) int read_stack(struct walk *w, void *to,
+							    uint64_t address, size_t length)
+{
+	if (!w->memo)
+		return user_peek_read(&w->peek, to, address, length);
+	unsigned slot;
+	const uint8_t *at = user_peek_where(&w->peek, address, length, &slot);
+	if (!at) {
+		w->memo->reading.unusable = true; /* across pages, or unreadable */
+		return user_peek_read(&w->peek, to, address, length);
+	}
+	__builtin_memcpy(to, at, length);
+	stack_memo_note(w->memo, at, slot, length);
+	return 0;
+}
+
+static int read_user(void *to, uint64_t address, size_t length, void *arg)
+{
+	if (length == 8)
+		return read_stack(arg, to, address, 8);
+	if (length == 16)
+		return read_stack(arg, to, address, 16);
+	return read_stack(arg, to, address, length);
 }
 
 /* One step out along the frame-pointer chain, for code the unwind tables do
@@ -198,7 +264,7 @@ static int frame_pointer_step(struct walk *w, struct cfi_regs *regs)
 		return CFI_OUTERMOST;
 	if ((regs->rbp & 7) || regs->rbp < regs->rsp)
 		return -EINVAL;
-	if (user_peek_read(&w->peek, pair, regs->rbp, sizeof pair))
+	if (read_stack(w, pair, regs->rbp, sizeof pair))
 		return -EFAULT;
 	if (pair[0] && pair[0] <= regs->rbp)
 		return -EINVAL;
@@ -219,14 +285,14 @@ static int quick_step(struct walk *w, const struct cfi_rule *rule, struct cfi_re
 	    (!by_rsp && rule->cfa_register != CFI_DWARF_RBP) ||
 	    rule->return_address.how != CFI_AT_CFA || rule->return_address.offset != -8 ||
 	    (rule->rbp.how != CFI_SAME && rule->rbp.how != CFI_AT_CFA))
-		return cfi_step_by_rule(rule, regs, read_user, &w->peek);
+		return cfi_step_by_rule(rule, regs, read_user, w);
 	uint64_t cfa = (by_rsp ? regs->rsp : regs->rbp) + (uint64_t)rule->cfa_offset;
 	uint64_t rip, rbp = regs->rbp;
 	if (cfa <= regs->rsp)
 		return -EINVAL; /* a caller's frame lies above its callee's */
-	if (user_peek_read(&w->peek, &rip, cfa - 8, 8) ||
+	if (read_stack(w, &rip, cfa - 8, 8) ||
 	    (rule->rbp.how == CFI_AT_CFA &&
-	     user_peek_read(&w->peek, &rbp, cfa + (uint64_t)rule->rbp.offset, 8)))
+	     read_stack(w, &rbp, cfa + (uint64_t)rule->rbp.offset, 8)))
 		return -EFAULT;
 	*regs = (struct cfi_regs){.rip = rip, .rsp = cfa, .rbp = rbp};
 	return 0;
@@ -245,10 +311,10 @@ static int cfi_step(struct walk *w, struct cfi_regs *regs, enum cfi_frame frame)
 	if (cached)
 		return cached->error ? cached->error : quick_step(w, &cached->rule, regs);
 	struct cfi_rule rule;
-	int error = cfi_find_rule(&w->unwind, pc, read_user, &w->peek, &rule);
+	int error = cfi_find_rule(&w->unwind, pc, read_table, &w->peek, &rule);
 	if (w->cache)
 		cfi_cache_insert(w->cache, w->unwind.identity, pc, &rule, error);
-	return error ? error : cfi_step_by_rule(&rule, regs, read_user, &w->peek);
+	return error ? error : cfi_step_by_rule(&rule, regs, read_user, w);
 }
 
 /* Walks out from the user registers, reading at most TRACE_STACK_MAX frames
@@ -294,27 +360,111 @@ static void write_stack(int32_t tid, const uint64_t *frames, unsigned count, uin
 			 (uint32_t)(sizeof event.head + count * sizeof event.frames[0]));
 }
 
-/* Writes p's user stack (slot's entry says how much) into the stream. */
-static void record_stack(struct process *p, int slot, const struct trap_frame *user)
+/* One record into this CPU's ring of the stream (interrupts are off):
+ * false when none runs or the ring is full (a drop, counted).  In line, so
+ * that a constant length unrolls the copy. */
+static inline __attribute__((always_inline)) bool put_record(uint16_t type, const void *payload,
+							   uint32_t length)
 {
-	const struct uscope_entry *e = &entries[slot];
+	struct tel_ring *ring = this_cpu()->trace_ring;
+	uint64_t *out = ring ? tel_ring_reserve(ring, type, rdtsc(), length) : NULL;
+	if (!out)
+		return false;
+	for (uint32_t i = 0; i < length / 8; i++) /* length: a multiple of 8 */
+		out[i] = ((const uint64_t *)payload)[i];
+	tel_ring_commit_unshared(ring);
+	return true;
+}
+
+/* A stack the memo found: one record naming the stack sent before (with the
+ * system call's entry, in a trace of stacks alone). */
+static void put_reference(int32_t tid, uint32_t id, const struct trace_syscall_entry *call)
+{
+	if (call) {
+		struct trace_syscall_stack both = {
+		    .number = call->number, .arg0 = call->arg0, .tid = tid, .id = id};
+		put_record(TRACE_SYSCALL_STACK, &both, sizeof both);
+	} else {
+		struct trace_user_stack_ref ref = {.tid = tid, .id = id};
+		put_record(TRACE_USER_STACK_REF, &ref, sizeof ref);
+	}
+}
+
+/* How much of the stack slot's entry keeps. */
+static unsigned frames_kept(const struct uscope_entry *e)
+{
+	return e->mode == 1 || e->mode == 3 ? 1 : e->budget;
+}
+
+/* The walk of a stack the memo did not have (memo: this CPU's, to remember
+ * it in epoch; NULL: the stream takes no references), its record written
+ * after call's (if any).  Interrupts are off. */
+static __attribute__((noinline)) void record_walked(const struct uscope_entry *e,
+						    const struct trap_frame *user, int32_t tid,
+						    const struct trace_syscall_entry *call,
+						    const struct stack_memo_key *key,
+						    const struct cfi_tables *tables,
+						    struct stack_memo *memo, uint32_t epoch)
+{
 	struct {
-		struct trace_user_stack head;
+		struct trace_user_stack_def head;
 		uint64_t frames[TRACE_STACK_MAX]; /* only the first count are written and sent */
 	} event;
-	event.head = (struct trace_user_stack){.tid = (int32_t)thread_id(thread_current())};
-	struct walk w = {.keep = e->mode == 1 || e->mode == 3 ? 1 : e->budget,
+	struct walk w = {.keep = frames_kept(e),
 			 .own_only = e->mode <= 2,
+			 .own_start = key->own_start,
+			 .own_end = key->own_end,
+			 .unwind = *tables,
+			 .cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE),
+			 .memo = memo,
 			 .frames = event.frames};
-	proc_own_code(p, &w.own_start, &w.own_end);
-	proc_unwind_tables(p, &w.unwind);
-	uint64_t irq = irq_save();
-	w.cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE);
+	if (memo)
+		stack_memo_begin(memo, &w.peek);
+	if (call)
+		put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
 	walk(user, &w);
-	event.head.count = (uint16_t)w.count;
-	event.head.flags = w.flags;
-	tracepoint_write(TRACE_USER_STACK, &event,
-			 (uint32_t)(sizeof event.head + w.count * sizeof event.frames[0]));
+	uint32_t length = (uint32_t)(w.count * sizeof event.frames[0]);
+	if (memo) {
+		uint32_t id = ++memo->next_id;
+		event.head = (struct trace_user_stack_def){
+		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags, .id = id};
+		if (put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
+		    !(w.flags & TRACE_STACK_UNREADABLE))
+			stack_memo_keep(memo, key, id, epoch, &w.peek);
+	} else {
+		/* A user_stack is a def without its id: the frames move up. */
+		struct trace_user_stack *plain = (struct trace_user_stack *)((uint8_t *)&event + 8);
+		*plain = (struct trace_user_stack){
+		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags};
+		put_record(TRACE_USER_STACK, plain, sizeof *plain + length);
+	}
+}
+
+/* Writes p's user stack (slot's entry says how much) into the stream; call:
+ * the system call's entry record to write first (a trace of stacks alone),
+ * or NULL.  In a streamed trace a stack this CPU sent before, found the same
+ * by the memo, goes as a reference; one walked goes as a user_stack_def the
+ * memo remembers. */
+static void record_stack(struct process *p, int slot, const struct trap_frame *user,
+			 const struct trace_syscall_entry *call)
+{
+	const struct uscope_entry *e = &entries[slot];
+	int32_t tid = (int32_t)thread_id(thread_current());
+	struct cfi_tables tables;
+	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
+				     .config = e->mode | frames_kept(e) << 8};
+	proc_own_code(p, &key.own_start, &key.own_end);
+	proc_unwind_tables(p, &tables);
+	key.identity = tables.identity;
+	uint64_t irq = irq_save();
+	struct stack_memo *memo = __atomic_load_n(&memos[this_cpu_id()], __ATOMIC_ACQUIRE);
+	uint32_t epoch = __atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE);
+	const struct stack_memo_entry *sent =
+	    epoch && memo ? stack_memo_find(memo, &key, epoch) : NULL;
+	if (sent)
+		put_reference(tid, sent->id, call);
+	else
+		record_walked(e, user, tid, call, &key, &tables, epoch ? memo : NULL, epoch);
 	irq_restore(irq);
 }
 
@@ -336,7 +486,19 @@ void uscope_record_stack(const struct trap_frame *user, const char *syscall_name
 	int slot = proc_trace_slot(p);
 	if (!slot || !user || !wants(slot, "sys.", syscall_name ? syscall_name : "?"))
 		return;
-	record_stack(p, slot, user);
+	record_stack(p, slot, user, NULL);
+}
+
+void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name,
+			   int64_t number, uint64_t arg0)
+{
+	struct trace_syscall_entry call = {.number = number, .arg0 = arg0};
+	struct process *p = proc_current();
+	int slot = proc_trace_slot(p);
+	if (slot && user && wants(slot, "sys.", syscall_name ? syscall_name : "?"))
+		record_stack(p, slot, user, &call);
+	else
+		tracepoint_write(TRACE_SYSCALL_ENTRY, &call, sizeof call);
 }
 
 /* The registers the current thread entered the kernel with, when it came
@@ -382,5 +544,5 @@ void uscope_record_joinpoint_stack(const char *joinpoint)
 		return;
 	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
 	if (trap_frame_from_user(user))
-		record_stack(p, slot, user);
+		record_stack(p, slot, user, NULL);
 }

@@ -165,7 +165,50 @@ static void nofault_copy_reads_present_pages_only(struct ktest *t)
 	peek_space_drop(&s);
 }
 
+/* Does a page's path (the entries a peek read) hold while the page maps as
+ * then, and stop holding when the page is unmapped, mapped to another frame,
+ * made kernel-only, or another space is active? */
+static void peek_path_holds_while_the_page_maps_as_then(struct ktest *t)
+{
+	struct peek_space s = {0};
+	ASSERT_TRUE(t, peek_space_make(&s));
+	struct vm_peek_path path, absent;
+	uint64_t irq = irq_save();
+	vm_space_activate(s.space);
+	uint64_t root = vm_peek_root();
+	const uint8_t *at = vm_user_peek_path(PEEK_BASE, &path);
+	const void *none = vm_user_peek_path(PEEK_BASE + 2 * PAGE_SIZE, &absent);
+	bool held = at && vm_peek_path_holds(&path, root);
+	bool absent_holds = vm_peek_path_holds(&absent, root);
+	vm_space_activate(vm_kernel_space());
+	bool in_other_space = vm_peek_path_holds(&path, vm_peek_root());
+	vm_space_activate(s.space);
+	bool after_remap = false, after_protect = false, after_unmap = false;
+	if (vm_unmap(s.space, PEEK_BASE) >= 0) {
+		after_unmap = vm_peek_path_holds(&path, root);
+		vm_map(s.space, PEEK_BASE, s.frames[2], VM_USER); /* another frame */
+		after_remap = vm_peek_path_holds(&path, root);
+		vm_unmap(s.space, PEEK_BASE);
+		vm_map(s.space, PEEK_BASE, s.frames[0], VM_USER); /* the same again */
+		bool again = vm_peek_path_holds(&path, root);
+		vm_protect(s.space, PEEK_BASE, VM_READ); /* kernel only */
+		after_protect = vm_peek_path_holds(&path, root);
+		EXPECT_TRUE(t, again);
+	}
+	vm_space_activate(vm_kernel_space());
+	irq_restore(irq);
+	EXPECT_TRUE(t, held);
+	EXPECT_EQ(t, at ? at[0] : 0, 1);
+	EXPECT_TRUE(t, none == NULL && absent.root == 0 && !absent_holds);
+	EXPECT_FALSE(t, in_other_space);
+	EXPECT_FALSE(t, after_unmap);
+	EXPECT_FALSE(t, after_remap);
+	EXPECT_FALSE(t, after_protect);
+	peek_space_drop(&s);
+}
+
 KTEST_SUITE(uaccess, KTEST_CASE(range_check_boundaries), KTEST_CASE(copy_from_bad_pointers),
 	    KTEST_CASE(copy_to_bad_pointers), KTEST_CASE(strings_from_bad_pointers),
 	    KTEST_CASE(zero_length_copies), KTEST_CASE(nofault_copy_from_bad_pointers),
-	    KTEST_CASE(nofault_copy_reads_present_pages_only));
+	    KTEST_CASE(nofault_copy_reads_present_pages_only),
+	    KTEST_CASE(peek_path_holds_while_the_page_maps_as_then));
