@@ -85,9 +85,6 @@ int pt_lookup(uint64_t root, uint64_t virt, uint64_t *phys, uint64_t *pte);
 #define PT_NO_PAGE     ((uint64_t)-1)
 #define PT_PEEK_DEVICE (1UL << 62)
 uint64_t pt_peek_user(uint64_t root, uint64_t virt);
-struct vm_peek_path;
-/* pt_peek_user that notes each entry read and its value in path (mm.h). */
-uint64_t pt_peek_user_path(uint64_t root, uint64_t virt, struct vm_peek_path *path);
 /* The first address in [virt, end) (virt page aligned) that a leaf maps, or
  * end: absent tables are skipped whole, so the cost is what is mapped, not
  * the size of the range. */

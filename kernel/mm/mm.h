@@ -108,33 +108,14 @@ uint64_t vm_next_mapped(struct address_space *space, uint64_t virt, uint64_t end
  * is not faulted in.  Only the process's own thread changes its memory, so
  * from that thread the answer holds until it returns to user mode. */
 const void *vm_user_peek(uint64_t virt);
-/* vm_user_peek, and the way it went: the page-table entries it read, level by
- * level, from the root of the space active then.  While that space is active
- * and every entry still holds what it held, the page is still mapped for the
- * user at the same frame (each entry found is what leads to the next table):
- * vm_peek_path_holds checks that in a few loads, where a walk costs some 70
- * instructions, so a translation found once may be used again later. */
-#define VM_PEEK_LEVELS 4
-struct vm_peek_path {
-	uint64_t root; /* the page tables' physical address (0: no path) */
-	const uint64_t *entry[VM_PEEK_LEVELS];
-	uint64_t value[VM_PEEK_LEVELS];
-	unsigned levels;
-};
-const void *vm_user_peek_path(uint64_t virt, struct vm_peek_path *path);
-/* The page tables of the space active on this CPU (what a path's root is). */
-uint64_t vm_peek_root(void);
-/* Does the page of a path found before still map as then?  root: the space
- * active now (vm_peek_root). */
-static inline bool vm_peek_path_holds(const struct vm_peek_path *path, uint64_t root)
-{
-	if (path->root != root)
-		return false;
-	for (unsigned i = 0; i < path->levels; i++)
-		if (__atomic_load_n(path->entry[i], __ATOMIC_RELAXED) != path->value[i])
-			return false;
-	return true;
-}
+/* The stamp of the address space active on this CPU (interrupts off): given
+ * once, to this space, and given anew whenever one of its pages is unmapped
+ * or its protection changes (vm_unmap, vm_protect; copy-on-write and
+ * munmap go through them).  While it is the same, every user page found
+ * before (vm_user_peek) is still mapped, at the same frame and as readable:
+ * mapping a page where none was changes no translation found before.  0 for
+ * the kernel's space. */
+uint64_t vm_space_stamp(void);
 /* Returns an uncached kernel mapping of [phys, phys + length) of device memory
  * (any alignment), or NULL when length is 0 or mapping failed.  Mappings are
  * permanent. */

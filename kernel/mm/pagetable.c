@@ -129,21 +129,10 @@ static int walk_find(uint64_t root, uint64_t virt, uint64_t **entry, int *level)
 
 uint64_t pt_peek_user(uint64_t root, uint64_t virt)
 {
-	return pt_peek_user_path(root, virt, NULL);
-}
-
-uint64_t pt_peek_user_path(uint64_t root, uint64_t virt, struct vm_peek_path *path)
-{
 	uint64_t table = root;
-	if (path)
-		path->levels = 0;
 	for (int at = LEVEL_PML4;; at--) {
-		const uint64_t *where = &table_at(table)[index_at(virt, at)];
-		uint64_t e = __atomic_load_n(where, __ATOMIC_RELAXED);
-		if (path) {
-			path->entry[path->levels] = where;
-			path->value[path->levels++] = e;
-		}
+		uint64_t e =
+		    __atomic_load_n(&table_at(table)[index_at(virt, at)], __ATOMIC_RELAXED);
 		if ((e & (PTE_PRESENT | PTE_USER)) != (PTE_PRESENT | PTE_USER))
 			return PT_NO_PAGE;
 		uint64_t device = e & PTE_PCD ? PT_PEEK_DEVICE : 0;

@@ -21,6 +21,7 @@
  * the build puts its own objects in (userland/own-code.ld) and exec notes.
  */
 #include "trace/internal.h"
+#include "trace/stack_memo.h"
 
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/trapframe.h"
@@ -234,14 +235,13 @@ static inline __attribute__((always_inline)) int read_stack(struct walk *w, void
 {
 	if (!w->memo)
 		return user_peek_read(&w->peek, to, address, length);
-	unsigned slot;
-	const uint8_t *at = user_peek_where(&w->peek, address, length, &slot);
+	const uint8_t *at = user_peek_where(&w->peek, address, length);
 	if (!at) {
 		w->memo->reading.unusable = true; /* across pages, or unreadable */
 		return user_peek_read(&w->peek, to, address, length);
 	}
 	__builtin_memcpy(to, at, length);
-	stack_memo_note(w->memo, at, slot, length);
+	stack_memo_note(w->memo, at, length);
 	return 0;
 }
 
@@ -378,7 +378,8 @@ static inline __attribute__((always_inline)) bool put_record(uint16_t type, cons
 
 /* A stack the memo found: one record naming the stack sent before (with the
  * system call's entry, in a trace of stacks alone). */
-static void put_reference(int32_t tid, uint32_t id, const struct trace_syscall_entry *call)
+static inline __attribute__((always_inline)) void
+put_reference(int32_t tid, uint32_t id, const struct trace_syscall_entry *call)
 {
 	if (call) {
 		struct trace_syscall_stack both = {
@@ -396,14 +397,13 @@ static unsigned frames_kept(const struct uscope_entry *e)
 	return e->mode == 1 || e->mode == 3 ? 1 : e->budget;
 }
 
-/* The walk of a stack the memo did not have (memo: this CPU's, to remember
- * it in epoch; NULL: the stream takes no references), its record written
- * after call's (if any).  Interrupts are off. */
+/* The walk of the current process's stack, which the memo did not have (memo: this CPU's, to
+ * remember it under key in epoch; NULL: the stream takes no references), its
+ * record written after call's (if any).  Interrupts are off. */
 static __attribute__((noinline)) void record_walked(const struct uscope_entry *e,
 						    const struct trap_frame *user, int32_t tid,
 						    const struct trace_syscall_entry *call,
 						    const struct stack_memo_key *key,
-						    const struct cfi_tables *tables,
 						    struct stack_memo *memo, uint32_t epoch)
 {
 	struct {
@@ -412,14 +412,14 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 	} event;
 	struct walk w = {.keep = frames_kept(e),
 			 .own_only = e->mode <= 2,
-			 .own_start = key->own_start,
-			 .own_end = key->own_end,
-			 .unwind = *tables,
 			 .cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE),
 			 .memo = memo,
 			 .frames = event.frames};
+	struct process *p = proc_current();
+	proc_own_code(p, &w.own_start, &w.own_end);
+	proc_unwind_tables(p, &w.unwind);
 	if (memo)
-		stack_memo_begin(memo, &w.peek);
+		stack_memo_begin(memo, key->space);
 	if (call)
 		put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
 	walk(user, &w);
@@ -430,7 +430,7 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags, .id = id};
 		if (put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
 		    !(w.flags & TRACE_STACK_UNREADABLE))
-			stack_memo_keep(memo, key, id, epoch, &w.peek);
+			stack_memo_keep(memo, key, id, epoch);
 	} else {
 		/* A user_stack is a def without its id: the frames move up. */
 		struct trace_user_stack *plain = (struct trace_user_stack *)((uint8_t *)&event + 8);
@@ -440,23 +440,21 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 	}
 }
 
-/* Writes p's user stack (slot's entry says how much) into the stream; call:
+/* Writes the current process's user stack (slot's entry says how much) into
+ * the stream; call:
  * the system call's entry record to write first (a trace of stacks alone),
  * or NULL.  In a streamed trace a stack this CPU sent before, found the same
  * by the memo, goes as a reference; one walked goes as a user_stack_def the
  * memo remembers. */
-static void record_stack(struct process *p, int slot, const struct trap_frame *user,
-			 const struct trace_syscall_entry *call)
+static inline __attribute__((always_inline)) void
+record_stack(int slot, const struct trap_frame *user, const struct trace_syscall_entry *call)
 {
 	const struct uscope_entry *e = &entries[slot];
 	int32_t tid = (int32_t)thread_id(thread_current());
-	struct cfi_tables tables;
-	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
-				     .config = e->mode | frames_kept(e) << 8};
-	proc_own_code(p, &key.own_start, &key.own_end);
-	proc_unwind_tables(p, &tables);
-	key.identity = tables.identity;
 	uint64_t irq = irq_save();
+	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
+				     .space = vm_space_stamp(),
+				     .config = e->mode | frames_kept(e) << 8};
 	struct stack_memo *memo = __atomic_load_n(&memos[this_cpu_id()], __ATOMIC_ACQUIRE);
 	uint32_t epoch = __atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE);
 	const struct stack_memo_entry *sent =
@@ -464,20 +462,25 @@ static void record_stack(struct process *p, int slot, const struct trap_frame *u
 	if (sent)
 		put_reference(tid, sent->id, call);
 	else
-		record_walked(e, user, tid, call, &key, &tables, epoch ? memo : NULL, epoch);
+		record_walked(e, user, tid, call, &key, epoch ? memo : NULL, epoch);
 	irq_restore(irq);
 }
 
-/* Does slot's entry want stacks at the event named prefix + name? */
-static bool wants(int slot, const char *prefix, const char *name)
+/* wants, for a pattern other than "*". */
+static __attribute__((noinline)) bool wants_named(int slot, const char *prefix, const char *name)
 {
 	const char *events = entries[slot].events;
-	if (events[0] == '*' && !events[1])
-		return true;
 	char full[64];
 	size_t length = strlcpy(full, prefix, sizeof full);
 	strlcpy(full + length, name, sizeof full - length);
 	return jp_pattern_match(events, full);
+}
+
+/* Does slot's entry want stacks at the event named prefix + name? */
+static inline bool wants(int slot, const char *prefix, const char *name)
+{
+	const char *events = entries[slot].events;
+	return (events[0] == '*' && !events[1]) || wants_named(slot, prefix, name);
 }
 
 void uscope_record_stack(const struct trap_frame *user, const char *syscall_name)
@@ -486,17 +489,18 @@ void uscope_record_stack(const struct trap_frame *user, const char *syscall_name
 	int slot = proc_trace_slot(p);
 	if (!slot || !user || !wants(slot, "sys.", syscall_name ? syscall_name : "?"))
 		return;
-	record_stack(p, slot, user, NULL);
+	record_stack(slot, user, NULL);
 }
 
 void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name,
-			   int64_t number, uint64_t arg0)
+			   int64_t number, uint64_t arg0, unsigned slot)
 {
 	struct trace_syscall_entry call = {.number = number, .arg0 = arg0};
-	struct process *p = proc_current();
-	int slot = proc_trace_slot(p);
-	if (slot && user && wants(slot, "sys.", syscall_name ? syscall_name : "?"))
-		record_stack(p, slot, user, &call);
+	/* The CPU's slot is set again when the map changes: an entry taken out
+	 * meanwhile is no longer used. */
+	if (slot <= USCOPE_MAP_MAX && entries[slot].used &&
+	    wants((int)slot, "sys.", syscall_name ? syscall_name : "?"))
+		record_stack((int)slot, user, &call);
 	else
 		tracepoint_write(TRACE_SYSCALL_ENTRY, &call, sizeof call);
 }
@@ -544,5 +548,5 @@ void uscope_record_joinpoint_stack(const char *joinpoint)
 		return;
 	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
 	if (trap_frame_from_user(user))
-		record_stack(p, slot, user, NULL);
+		record_stack(slot, user, NULL);
 }

@@ -124,35 +124,27 @@ int copy_from_user_nofault(void *dst, const void __user *src, size_t length)
 	return user_peek_fill(&peek, dst, (uint64_t)src, length);
 }
 
-/* The physmap address of src's page, from peek or found and kept there
- * (its slot in *slot). */
-static const uint8_t *peek_page(struct user_peek *peek, uint64_t src, unsigned *slot)
+/* The physmap address of src's page, from peek or found and kept there. */
+static const uint8_t *peek_page(struct user_peek *peek, uint64_t src)
 {
 	uint64_t page = (src & ~(uint64_t)0xfff) + 1;
 	for (unsigned i = 0; i < USER_PEEK_PAGES; i++)
-		if (peek->page[i] == page) {
-			*slot = i;
+		if (peek->page[i] == page)
 			return peek->at[i];
-		}
-	struct vm_peek_path path;
-	const uint8_t *at = vm_user_peek_path(src & ~(uint64_t)0xfff, peek->paths ? &path : NULL);
+	const uint8_t *at = vm_user_peek(src & ~(uint64_t)0xfff);
 	if (at) {
-		unsigned next = peek->next++ % USER_PEEK_PAGES;
-		peek->page[next] = page;
-		peek->at[next] = at;
-		if (peek->paths)
-			peek->paths[next] = path;
-		*slot = next;
+		unsigned slot = peek->next++ % USER_PEEK_PAGES;
+		peek->page[slot] = page;
+		peek->at[slot] = at;
 	}
 	return at;
 }
 
-const uint8_t *user_peek_find(struct user_peek *peek, uint64_t src, size_t length,
-			      unsigned *slot)
+const uint8_t *user_peek_find(struct user_peek *peek, uint64_t src, size_t length)
 {
 	if (!uaccess_range_ok(src, length) || (src & 0xfff) + length > 0x1000)
 		return NULL;
-	const uint8_t *at = peek_page(peek, src, slot);
+	const uint8_t *at = peek_page(peek, src);
 	return at ? at + (src & 0xfff) : NULL;
 }
 
@@ -162,8 +154,7 @@ int user_peek_fill(struct user_peek *peek, void *dst, uint64_t src, size_t lengt
 		return -EFAULT;
 	while (length) {
 		size_t in_page = 0x1000 - (src & 0xfff), now = length < in_page ? length : in_page;
-		unsigned slot;
-		const uint8_t *at = peek_page(peek, src, &slot);
+		const uint8_t *at = peek_page(peek, src);
 		if (!at)
 			return -EFAULT;
 		memcpy(dst, at + (src & 0xfff), now);

@@ -49,32 +49,24 @@ int copy_from_user_nofault(void *dst, const void __user *src, size_t length);
  *     struct user_peek peek = {0};
  *     if (user_peek_read(&peek, &word, address, 8)) ...unreadable... */
 #define USER_PEEK_PAGES 4
-struct vm_peek_path;
 struct user_peek {
 	uint64_t page[USER_PEEK_PAGES]; /* user page address + 1 (0: empty) */
 	const uint8_t *at[USER_PEEK_PAGES];
 	unsigned next;
-	/* NULL, or USER_PEEK_PAGES paths (mm.h): how each page was found, so
-	 * that a caller may check later that it still maps as then. */
-	struct vm_peek_path *paths;
 };
 int user_peek_fill(struct user_peek *peek, void *dst, uint64_t src, size_t length);
 /* Where length bytes at user address src (within one page) can be read now,
- * through the physmap, and in *slot the peek's page they are in; NULL when
- * they cross a page or are not readable. */
-const uint8_t *user_peek_find(struct user_peek *peek, uint64_t src, size_t length,
-			      unsigned *slot);
+ * through the physmap; NULL when they cross a page or are not readable. */
+const uint8_t *user_peek_find(struct user_peek *peek, uint64_t src, size_t length);
 static inline const uint8_t *user_peek_where(struct user_peek *peek, uint64_t src,
-					     size_t length, unsigned *slot)
+					     size_t length)
 {
 	uint64_t page = (src & ~0xfffUL) + 1;
 	if ((src & 0xfff) + length <= 0x1000)
 		for (unsigned i = 0; i < USER_PEEK_PAGES; i++)
-			if (peek->page[i] == page) {
-				*slot = i;
+			if (peek->page[i] == page)
 				return peek->at[i] + (src & 0xfff);
-			}
-	return user_peek_find(peek, src, length, slot);
+	return user_peek_find(peek, src, length);
 }
 
 /* Reads length bytes at user address src: 0 or -EFAULT. */
