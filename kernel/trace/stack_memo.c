@@ -24,25 +24,6 @@
  */
 #include "trace/stack_memo.h"
 
-void stack_memo_begin(struct stack_memo *memo, uint64_t space)
-{
-	memo->reading.words = 0;
-	memo->reading.unusable = !space; /* the kernel's */
-}
-
-void stack_memo_note(struct stack_memo *memo, const uint8_t *at, size_t length)
-{
-	struct stack_memo_reading *r = &memo->reading;
-	for (size_t done = 0; done < length; done += 8) {
-		if (r->words == STACK_MEMO_WORDS || length - done < 8 || ((uint64_t)at & 7)) {
-			r->unusable = true;
-			return;
-		}
-		const uint64_t *word = (const uint64_t *)(at + done);
-		r->word[r->words++] = (struct stack_memo_word){.at = word, .value = *word};
-	}
-}
-
 /* The entry to fill for key: the way holding key, an empty or stale one, or
  * the set's next in turn. */
 static struct stack_memo_entry *victim(struct stack_memo *memo, const struct stack_memo_key *key,
@@ -56,17 +37,22 @@ static struct stack_memo_entry *victim(struct stack_memo *memo, const struct sta
 	return &ways[memo->turn[set]++ % STACK_MEMO_WAYS];
 }
 
+void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t epoch)
+{
+	struct stack_memo_entry *e = victim(memo, key, epoch);
+	e->epoch = 0;
+	e->words = 0;
+	memo->filling = e;
+	memo->unusable = !key->space; /* the kernel's */
+}
+
 void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t id,
 		     uint32_t epoch)
 {
-	const struct stack_memo_reading *r = &memo->reading;
-	if (r->unusable)
+	struct stack_memo_entry *e = memo->filling;
+	if (memo->unusable)
 		return;
-	struct stack_memo_entry *e = victim(memo, key, epoch);
 	e->key = *key;
-	e->epoch = epoch;
 	e->id = id;
-	e->words = r->words;
-	for (unsigned i = 0; i < r->words; i++)
-		e->word[i] = r->word[i];
+	e->epoch = epoch;
 }

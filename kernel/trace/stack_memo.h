@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mm/mm.h"
+#include "uaccess/uaccess.h"
 
 #define STACK_MEMO_ENTRIES 64
 #define STACK_MEMO_WORDS   14 /* user words a remembered walk read, at most */
@@ -33,28 +34,38 @@ struct stack_memo_entry {
 	unsigned words;
 	struct stack_memo_word word[STACK_MEMO_WORDS];
 };
-/* A walk in progress: the words it read. */
-struct stack_memo_reading {
-	unsigned words;
-	bool unusable; /* too many words, or one read across pages */
-	struct stack_memo_word word[STACK_MEMO_WORDS];
-};
 struct stack_memo {
 	struct stack_memo_entry entries[STACK_MEMO_ENTRIES];
 	uint8_t turn[STACK_MEMO_ENTRIES]; /* per set: the way to replace next */
 	uint32_t next_id;
-	struct stack_memo_reading reading;
+	struct stack_memo_entry *filling; /* the walk in progress notes its words here */
+	bool unusable; /* it read too many words, or one across pages or unaligned */
+	/* The pages the last walk found, in the space whose stamp is
+	 * pages_space: the next walk in that space starts with them. */
+	uint64_t pages_space;
+	struct user_peek pages;
 };
-/* Before a walk whose reads stack_memo_note notes, in the space whose
- * stamp is space (read before the walk's first read: a page unmapped while
- * it runs gives the space a new one, and the entry never matches). */
-void stack_memo_begin(struct stack_memo *memo, uint64_t space);
-/* The walk read length bytes (a multiple of 8) at physmap address at. */
-void stack_memo_note(struct stack_memo *memo, const uint8_t *at, size_t length);
+/* Before a walk whose reads stack_memo_note notes, for key (key->space read
+ * before the walk's first read: a page unmapped while it runs gives the
+ * space a new stamp, and the entry never matches); the entry it will fill
+ * matches nothing meanwhile. */
+void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t epoch);
 /* Keeps the walk just noted as key's stack, sent as id in epoch (unless it
  * read too much). */
 void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t id,
 		     uint32_t epoch);
+/* The walk read the word at physmap address at. */
+static inline __attribute__((always_inline)) void stack_memo_note(struct stack_memo *memo,
+								  const uint8_t *at)
+{
+	struct stack_memo_entry *e = memo->filling;
+	if (e->words < STACK_MEMO_WORDS && !((uint64_t)at & 7)) {
+		const uint64_t *word = (const uint64_t *)at;
+		e->word[e->words++] = (struct stack_memo_word){.at = word, .value = *word};
+	} else {
+		memo->unusable = true;
+	}
+}
 #define STACK_MEMO_WAYS 4
 #define STACK_MEMO_SETS (STACK_MEMO_ENTRIES / STACK_MEMO_WAYS)
 _Static_assert((STACK_MEMO_SETS & (STACK_MEMO_SETS - 1)) == 0, "sets: a power of two");

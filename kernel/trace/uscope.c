@@ -236,12 +236,14 @@ static inline __attribute__((always_inline)) int read_stack(struct walk *w, void
 	if (!w->memo)
 		return user_peek_read(&w->peek, to, address, length);
 	const uint8_t *at = user_peek_where(&w->peek, address, length);
-	if (!at) {
-		w->memo->reading.unusable = true; /* across pages, or unreadable */
+	if (!at || (length != 8 && length != 16)) {
+		w->memo->unusable = true; /* across pages, unreadable, or not words */
 		return user_peek_read(&w->peek, to, address, length);
 	}
 	__builtin_memcpy(to, at, length);
-	stack_memo_note(w->memo, at, length);
+	stack_memo_note(w->memo, at);
+	if (length == 16)
+		stack_memo_note(w->memo, at + 8);
 	return 0;
 }
 
@@ -406,6 +408,7 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 						    const struct stack_memo_key *key,
 						    struct stack_memo *memo, uint32_t epoch)
 {
+	struct stack_memo *cpu_memo = __atomic_load_n(&memos[this_cpu_id()], __ATOMIC_ACQUIRE);
 	struct {
 		struct trace_user_stack_def head;
 		uint64_t frames[TRACE_STACK_MAX]; /* only the first count are written and sent */
@@ -418,11 +421,20 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 	struct process *p = proc_current();
 	proc_own_code(p, &w.own_start, &w.own_end);
 	proc_unwind_tables(p, &w.unwind);
+	/* The pages the CPU's last walk found hold while the space's stamp does
+	 * (every unmap and change of protection gives it a new one). */
+	bool same_space = cpu_memo && key->space && cpu_memo->pages_space == key->space;
+	if (same_space)
+		w.peek = cpu_memo->pages;
 	if (memo)
-		stack_memo_begin(memo, key->space);
+		stack_memo_begin(memo, key, epoch);
 	if (call)
 		put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
 	walk(user, &w);
+	if (cpu_memo && key->space) {
+		cpu_memo->pages = w.peek;
+		cpu_memo->pages_space = key->space;
+	}
 	uint32_t length = (uint32_t)(w.count * sizeof event.frames[0]);
 	if (memo) {
 		uint32_t id = ++memo->next_id;
