@@ -422,16 +422,17 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 	proc_own_code(p, &w.own_start, &w.own_end);
 	proc_unwind_tables(p, &w.unwind);
 	/* The pages the CPU's last walk found hold while the space's stamp does
-	 * (every unmap and change of protection gives it a new one). */
-	bool same_space = cpu_memo && key->space && cpu_memo->pages_space == key->space;
-	if (same_space)
+	 * (every unmap and change of protection gives it a new one).  A walk
+	 * that keeps the first frame of any code reads nothing. */
+	bool reads = w.own_only || w.keep > 1;
+	if (reads && cpu_memo && key->space && cpu_memo->pages_space == key->space)
 		w.peek = cpu_memo->pages;
 	if (memo)
 		stack_memo_begin(memo, key, epoch);
 	if (call)
 		put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
 	walk(user, &w);
-	if (cpu_memo && key->space) {
+	if (reads && cpu_memo && key->space) {
 		cpu_memo->pages = w.peek;
 		cpu_memo->pages_space = key->space;
 	}

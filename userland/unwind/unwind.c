@@ -17,6 +17,11 @@
  * stacks differ only in one return address, so a stack remembered by its
  * registers must be told apart by the words it read (the program checks
  * that rsp was the same at every call, and exits 2 when it was not).
+ * With "unmapped" it makes the corrupt call three times with rsp in the
+ * middle of anonymous memory it filled with a return address into main (a
+ * stack that unwinds through main again and again), the third time after
+ * unmapping that memory: a stack remembered from the first two calls must
+ * not come back for the third, which can read nothing.
  * usertests' uscope_unwinds_code_without_frame_pointers,
  * uscope_stacks_at_joinpoints_that_cannot_sleep and
  * uscope_same_registers_other_caller check them against its symbols.
@@ -105,6 +110,40 @@ static unsigned long untouched_memory(void)
 	return at < 0 ? 0 : (unsigned long)at + UNTOUCHED / 2;
 }
 
+static long raw_munmap(unsigned long at, unsigned long length)
+{
+	long result;
+	asm volatile("syscall"
+		     : "=a"(result)
+		     : "a"((long)__NR_munmap), "D"(at), "S"(length)
+		     : "rcx", "r11", "memory");
+	return result;
+}
+
+/* An address in main (where the call below returns to). */
+static __attribute__((noipa)) unsigned long address_in_caller(void)
+{
+	return (unsigned long)__builtin_return_address(0);
+}
+
+/* Three corrupt calls from the middle of memory filled with an address in
+ * main, the last after it is unmapped; 0 when each call was made. */
+static __attribute__((noipa)) int from_memory_then_unmapped(void)
+{
+	unsigned long in_main = address_in_caller();
+	unsigned long middle = untouched_memory();
+	if (!middle)
+		return 2;
+	unsigned long *words = (unsigned long *)(middle - UNTOUCHED / 2);
+	for (unsigned i = 0; i < UNTOUCHED / sizeof *words; i++)
+		words[i] = in_main;
+	long first = unwind_corrupt(middle), second = unwind_corrupt(middle);
+	if (raw_munmap(middle - UNTOUCHED / 2, UNTOUCHED) != 0)
+		return 3;
+	long third = unwind_corrupt(middle);
+	return first < 0 || second < 0 || third < 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *how = argc > 1 ? argv[1] : "";
@@ -114,6 +153,8 @@ int main(int argc, char **argv)
 		return unwind_corrupt(NOWHERE) < 0;
 	if (!strcmp(how, "callers"))
 		return from_two_callers();
+	if (!strcmp(how, "unmapped"))
+		return from_memory_then_unmapped();
 	if (!strcmp(how, "corrupt-pipe")) {
 		unsigned long untouched = untouched_memory();
 		return !untouched || unwind_corrupt(untouched) < 0;

@@ -955,6 +955,8 @@ const struct user_test user_tests[] = {
     {"uscope_unwinds_code_without_frame_pointers", uscope_unwinds_code_without_frame_pointers,
      60000},
     {"uscope_same_registers_other_caller", uscope_same_registers_other_caller, 60000},
+    {"uscope_stack_on_unmapped_memory_is_not_remembered",
+     uscope_stack_on_unmapped_memory_is_not_remembered, 60000},
     {"uscope_stacks_follow_the_events_named", uscope_stacks_follow_the_events_named, 60000},
     {"uscope_stacks_only_trace_holds_nothing_else", uscope_stacks_only_trace_holds_nothing_else,
      60000},

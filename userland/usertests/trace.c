@@ -666,6 +666,80 @@ void uscope_same_registers_other_caller(void)
 		t_fail("%d references to stacks sent before, expected 3 a pass", references_seen / 2);
 }
 
+/* The stacks of unwind's calls from unwind_corrupt, in order: frames and
+ * flags. */
+struct corrupt_seen {
+	struct unwind_seen unwind;
+	uint16_t count[8], flags[8];
+	int calls;
+};
+
+static void note_corrupt_calls(const struct tel_record *r, void *arg)
+{
+	struct corrupt_seen *seen = arg;
+	const struct trace_user_stack *s = tel_record_payload(r);
+	if (r->type != TRACE_USER_STACK || !s->count)
+		return;
+	int ours = 0;
+	for (int i = 0; i < seen->unwind.tid_count; i++)
+		ours |= seen->unwind.tids[i] == s->tid;
+	const uint64_t *frames = (const uint64_t *)(s + 1);
+	if (!ours || !in_symbol(&seen->unwind, CORRUPT, frames[0]) || seen->calls >= 8)
+		return;
+	seen->count[seen->calls] = s->count;
+	seen->flags[seen->calls++] = s->flags;
+}
+
+/* Is a stack remembered from memory that is unmapped since not sent again:
+ * unwind makes the same call (the same registers) three times with rsp in
+ * memory it filled with an address in main, the third after unmapping it;
+ * the first two stacks are eight frames (the budget), the second sent as a
+ * reference to the first, and the third is one frame, marked unreadable? */
+void uscope_stack_on_unmapped_memory_is_not_remembered(void)
+{
+	struct corrupt_seen seen = {
+	    .unwind = {.symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
+				   {"unwind_corrupt"}, {"unwind_other"}}}};
+	if (symbols_of("/bin/unwind", seen.unwind.symbols, UNWIND_SYMBOLS) != UNWIND_SYMBOLS) {
+		t_fail("/bin/unwind lacks one of its symbols");
+		return;
+	}
+	if (shell("uscope trace unwind --mode 4 --budget 8") != 0 ||
+	    shell("trace start -o file:" TRACE_DIR) != 0) {
+		t_fail("uscope trace or trace start failed");
+		shell("uscope untrace unwind");
+		return;
+	}
+	int status = -1;
+	pid_t child = fork();
+	if (child == 0) {
+		execl("/bin/unwind", "unwind", "unmapped", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(child, &status, 0);
+	shell("trace stop");
+	shell("uscope untrace unwind");
+	references_seen = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int cpu = 0; cpu < 64; cpu++) {
+			char path[64];
+			snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+			each_record(path, pass ? note_corrupt_calls : note_unwind_names, &seen);
+		}
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		t_fail("unwind unmapped exited with status %#x", status);
+	if (seen.calls != 3)
+		t_fail("%d stacks of calls from unwind_corrupt, not 3", seen.calls);
+	else if (seen.count[0] != 8 || seen.count[1] != 8 || !(seen.flags[0] & TRACE_STACK_TRUNCATED))
+		t_fail("the calls from filled memory gave %u and %u frames (flags %#x), not 8",
+		       seen.count[0], seen.count[1], seen.flags[0]);
+	else if (seen.count[2] != 1 || !(seen.flags[2] & TRACE_STACK_UNREADABLE))
+		t_fail("the call from unmapped memory gave %u frames, flags %#x: not one, unreadable",
+		       seen.count[2], seen.flags[2]);
+	if (references_seen < 2) /* the second call's, in each pass */
+		t_fail("the second call's stack was not sent as a reference");
+}
+
 /* ---- uscope: stacks at the events an entry names ------------------------ */
 
 struct events_seen {
