@@ -11,9 +11,11 @@
  * by the program's DWARF CFI (.eh_frame, noted at exec: lib/cfi.h) where it
  * covers the code, so that code built without frame pointers unwinds, and
  * along the frame-pointer chain where it does not; every read goes through
- * copy_from_user: a stack that cannot be read ends the walk and is marked,
- * never a fault.  Work is bounded: at most TRACE_STACK_MAX frames, the rules
- * found cached per CPU.  Scope modes (Uscope's table): 1 = the last frame
+ * the page tables without a fault (uaccess's user_peek): a stack that cannot
+ * be read ends the walk and is marked, never a fault.  Work is bounded: at
+ * most TRACE_STACK_MAX frames, the rules found cached per CPU.  In a streamed
+ * trace a stack the CPU sent before, found the same by the registers and the
+ * words its walk read (stack_memo.c), goes as a reference to it.  Scope modes (Uscope's table): 1 = the last frame
  * in the application's own code, 2 = up to the budget's frames of its own
  * code, 3 = the last frame wherever it is, 4 = up to the budget's frames of
  * all code.  The programs are static: own code is told from newlib's and
