@@ -328,7 +328,11 @@ def bench_uscope(build, out_dir):
         lines += ["", f"A stacks-only trace (`trace start --stacks`): the program untraced "
                   f"{cases['stacks-off']:.0f} per call, traced in mode 2 with budget 5 "
                   f"{cases['stacks-mode2']:.0f} (the stack and its system call's record: "
-                  f"{cases['stacks-mode2'] - cases['stacks-off']:.0f})."]
+                  f"{cases['stacks-mode2'] - cases['stacks-off']:.0f}: the same stack every call, "
+                  "sent as a reference to the one sent first)"
+                  + (f"; each call's stack walked and sent whole {cases['stacks-walked']:.0f} "
+                     f"({cases['stacks-walked'] - cases['stacks-off']:.0f})"
+                     if "stacks-walked" in cases else "") + "."]
     return lines + [""]
 
 

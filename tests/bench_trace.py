@@ -204,7 +204,8 @@ def bench_icount(args):
         timed_requests(guest, 20)  # warm-up
         overhead = reading_cost(guest)
         for number, (label, patterns, line, stacks_only) in enumerate(ICOUNT_SETS, 1):
-            if args.row and number not in args.row:
+            if (args.row and number not in args.row) or \
+                    (args.only_set and args.only_set not in label):
                 continue
             if line:
                 subprocess.run([os.path.join(ROOT, "tools", "mscope"), "send", "--attach", sock,
@@ -281,6 +282,9 @@ def main():
                    help="only the -icount part (every recorded set, uscope included)")
     p.add_argument("--row", type=int, action="append", default=[],
                    help="with --icount-only: only this row of the table (1-5; repeatable)")
+    p.add_argument("--only-set", metavar="TEXT",
+                   help="with --icount-only: only the recorded sets whose label holds TEXT "
+                   "(e.g. 'stacks alone')")
     p.add_argument("--stacks", action="store_true",
                    help="with --uscope: a stacks-only trace (no other kernel event)")
     args = p.parse_args()

@@ -40,8 +40,8 @@ struct cpu {
 	int irq_depth;      /* nesting of interrupt handlers */
 	int need_resched;   /* set by the tick or a wake-up, acted on at exit */
 	bool untraced;      /* the running thread's events stay out of the trace stream */
-	bool user_stacks;   /* the running thread's process is in the trace map (its user
-			     * stacks go with its events) */
+	uint8_t user_stacks; /* the running thread's process's slot in the trace map (its
+			      * user stacks go with its events), 0: not in it */
 	struct tel_ring *stream_ring; /* this CPU's ring of the trace stream while a trace runs */
 	struct tel_ring *trace_ring;  /* where its events go now: stream_ring, NULL if untraced */
 	struct tel_ring *fast_ring;   /* trace_ring, but NULL for a thread with user stacks: the
@@ -71,10 +71,12 @@ static inline void cpu_set_untraced(struct cpu *cpu, bool untraced)
 }
 
 /* Marks the thread running on cpu (the calling CPU, interrupts off) as one
- * whose user stacks the trace map wants or not. */
-static inline void cpu_set_user_stacks(struct cpu *cpu, bool user_stacks)
+ * whose user stacks the trace map wants (slot: its process's entry) or not
+ * (0). */
+static inline void cpu_set_user_stacks(struct cpu *cpu, unsigned slot)
 {
-	cpu->user_stacks = user_stacks;
+	cpu->user_stacks = (uint8_t)slot;
+	bool user_stacks = slot != 0;
 	cpu->fast_ring = user_stacks ? NULL : cpu->trace_ring;
 }
 extern unsigned cpu_count;
@@ -86,16 +88,17 @@ static inline struct cpu *this_cpu(void)
 	return cpu;
 }
 
-/* Is the running thread's process in the trace map (cpu->user_stacks)?  One
- * %gs-relative load, so a thread that is preempted and moves meanwhile cannot
- * read another CPU's flag (the thread's own is set again at every switch). */
-static inline bool this_cpu_user_stacks(void)
+/* The running thread's process's slot in the trace map (cpu->user_stacks; 0:
+ * not in it).  One %gs-relative load, so a thread that is preempted and
+ * moves meanwhile cannot read another CPU's slot (the thread's own is set
+ * again at every switch). */
+static inline unsigned this_cpu_user_stacks(void)
 {
-	bool user_stacks;
-	__asm__ volatile("movb %%gs:%c1, %0"
-			 : "=q"(user_stacks)
+	unsigned slot;
+	__asm__ volatile("movzbl %%gs:%c1, %0"
+			 : "=r"(slot)
 			 : "i"(__builtin_offsetof(struct cpu, user_stacks)));
-	return user_stacks;
+	return slot;
 }
 
 static inline unsigned this_cpu_id(void)

@@ -108,6 +108,14 @@ uint64_t vm_next_mapped(struct address_space *space, uint64_t virt, uint64_t end
  * is not faulted in.  Only the process's own thread changes its memory, so
  * from that thread the answer holds until it returns to user mode. */
 const void *vm_user_peek(uint64_t virt);
+/* The stamp of the address space active on this CPU (interrupts off): given
+ * once, to this space, and given anew whenever one of its pages is unmapped
+ * or its protection changes (vm_unmap, vm_protect; copy-on-write and
+ * munmap go through them).  While it is the same, every user page found
+ * before (vm_user_peek) is still mapped, at the same frame and as readable:
+ * mapping a page where none was changes no translation found before.  0 for
+ * the kernel's space. */
+uint64_t vm_space_stamp(void);
 /* Returns an uncached kernel mapping of [phys, phys + length) of device memory
  * (any alignment), or NULL when length is 0 or mapping failed.  Mappings are
  * permanent. */

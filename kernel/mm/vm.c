@@ -42,9 +42,20 @@ struct address_space {
 	uint64_t root; /* physical address of the PML4 */
 	struct spinlock lock;
 	uint64_t active_cpus; /* CPUs with this space in CR3 (user spaces) */
+	uint64_t stamp;       /* vm_space_stamp: new at creation, unmap and protect */
 };
 
-static struct address_space kernel_space = {0, SPINLOCK_INIT("vm.kernel"), 0};
+static struct address_space kernel_space = {0, SPINLOCK_INIT("vm.kernel"), 0, 0};
+/* The last stamp given: each is given once, to one space. */
+static uint64_t stamps;
+
+static void new_stamp(struct address_space *space)
+{
+	if (space == &kernel_space)
+		return; /* its stamp stays 0: user pages are never found there */
+	__atomic_store_n(&space->stamp, __atomic_add_fetch(&stamps, 1, __ATOMIC_RELAXED),
+			 __ATOMIC_RELEASE);
+}
 static struct address_space *active_space[MAX_CPUS]; /* what each CPU's CR3 holds */
 static bool own_tables_active;
 
@@ -155,8 +166,10 @@ int64_t vm_unmap(struct address_space *space, uint64_t virt)
 	uint64_t old_phys;
 	uint64_t irq = spin_lock_irqsave(&space->lock);
 	error = pt_unmap(space->root, virt, &old_phys);
-	if (!error)
+	if (!error) {
+		new_stamp(space);
 		vm_tlb_flush_page(space, virt);
+	}
 	spin_unlock_irqrestore(&space->lock, irq);
 	if (error)
 		return error;
@@ -171,8 +184,10 @@ int vm_protect(struct address_space *space, uint64_t virt, unsigned flags)
 		return error;
 	uint64_t irq = spin_lock_irqsave(&space->lock);
 	error = pt_protect(space->root, virt, pt_flags_from_vm(flags));
-	if (!error)
+	if (!error) {
+		new_stamp(space);
 		vm_tlb_flush_page(space, virt);
+	}
 	spin_unlock_irqrestore(&space->lock, irq);
 	if (!error)
 		vm_tlb_shootdown(space, virt);
@@ -227,6 +242,7 @@ struct address_space *vm_space_create(void)
 		return NULL;
 	}
 	spin_init(&space->lock, "vm.user");
+	new_stamp(space);
 	uint64_t *entries = pt_table_ptr(space->root);
 	const uint64_t *kernel_entries = pt_table_ptr(kernel_space.root);
 	for (unsigned i = PT_KERNEL_FIRST_SLOT; i < PT_ENTRIES; i++)
@@ -241,6 +257,12 @@ void vm_space_destroy(struct address_space *space)
 	ASSERT(__atomic_load_n(&space->active_cpus, __ATOMIC_SEQ_CST) == 0);
 	pt_destroy_user(space->root);
 	kfree(space);
+}
+
+uint64_t vm_space_stamp(void)
+{
+	struct address_space *space = active_space[this_cpu_id()];
+	return space ? __atomic_load_n(&space->stamp, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* Interrupts off, so the CPU and its active_space entry stay ours. */

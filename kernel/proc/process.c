@@ -114,7 +114,7 @@ void proc_refresh_user_stacks(void *unused)
 {
 	(void)unused;
 	uint64_t irq = irq_save();
-	cpu_set_user_stacks(this_cpu(), proc_trace_slot(proc_current()) != 0);
+	cpu_set_user_stacks(this_cpu(), (unsigned)proc_trace_slot(proc_current()));
 	irq_restore(irq);
 }
 

@@ -276,7 +276,7 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	cpu->stats.context_switches++;
 	grace_note_quiescent();
 	sched_note_switch(prev, next); /* prev's stack, if traced: the flag is still prev's */
-	cpu_set_user_stacks(cpu, next->process && proc_trace_slot(next->process));
+	cpu_set_user_stacks(cpu, next->process ? (unsigned)proc_trace_slot(next->process) : 0);
 	if (tracepoint_on())
 		trace_switch(prev, next);
 

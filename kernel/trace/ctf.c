@@ -101,6 +101,19 @@ static const struct builtin_event builtin_events[] = {
      {{"int32_t", "tid"}, {"uint16_t", "count"}, {"uint16_t", "flags"},
       {"uint64_hex_t", "frames[count]"}},
      sizeof(struct trace_user_stack)},
+    {TRACE_USER_STACK_DEF,
+     "user_stack_def",
+     {{"int32_t", "tid"}, {"uint16_t", "count"}, {"uint16_t", "flags"}, {"uint32_t", "id"},
+      {"uint32_t", "reserved"}, {"uint64_hex_t", "frames[count]"}},
+     sizeof(struct trace_user_stack_def)},
+    {TRACE_USER_STACK_REF,
+     "user_stack_ref",
+     {{"int32_t", "tid"}, {"uint32_t", "id"}},
+     sizeof(struct trace_user_stack_ref)},
+    {TRACE_SYSCALL_STACK,
+     "syscall_stack",
+     {{"int64_t", "number"}, {"uint64_hex_t", "arg0"}, {"int32_t", "tid"}, {"uint32_t", "id"}},
+     sizeof(struct trace_syscall_stack)},
 };
 
 static int strcmp_prefix(const char *text, const char *prefix)

@@ -18,6 +18,13 @@ void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argumen
  * sink.  Returns the records moved.  For the benchmark, which holds the
  * drain thread off with interrupts. */
 uint64_t trace_drain_now(void);
+/* The stream's epoch for references (uscope.c): a stream begins (references
+ * only where no record is overwritten: not in a flight recorder), ends, or
+ * lost a packet (stacks sent before may never reach the reader). */
+void uscope_stream_begins(bool references);
+void uscope_stream_ends(void);
+void uscope_stream_lost(void);
+
 bool trace_may_sleep(const struct joinpoint *jp);
 bool trace_cannot_sleep(const struct joinpoint *jp);
 

@@ -229,6 +229,8 @@ static uint64_t drain_cpu(unsigned cpu)
 							  (uint16_t)cpu, packet, (uint32_t)size);
 	__atomic_fetch_add(error ? &session.refused_by_sink : &session.delivered, count,
 			   __ATOMIC_RELAXED);
+	if (error) /* stacks in it may be referred to later: send them again */
+		uscope_stream_lost();
 	return count;
 }
 
@@ -434,6 +436,7 @@ static int begin(const struct trace_sink *sink, const char *argument, const char
 		return error;
 	}
 	session.stopping = false;
+	uscope_stream_begins(!session.flight); /* before any record of the session */
 	tracepoint_set_channel(session.channel, session_scope());
 	thread_trace_names();
 	if (!session.flight)
@@ -498,6 +501,7 @@ static void end_session(void)
 {
 	detach_patterns();
 	tracepoint_set_channel(NULL, TRACEPOINT_ALL_EVENTS);
+	uscope_stream_ends();
 	grace_synchronize(); /* no CPU is still inside a trace point's write */
 	__atomic_store_n(&session.stopping, true, __ATOMIC_RELEASE);
 	if (session.drainer)

@@ -152,6 +152,13 @@ int uscope_list(struct uscope_info *info, int count);
  * stack of a traced process into the stream, if its entry names the event
  * sys.<syscall_name> (nothing for the others). */
 void uscope_record_stack(const struct trap_frame *user, const char *syscall_name);
+/* The same in a trace of stacks alone, which records nothing else of a
+ * traced process's system call: its entry record (number, arg0) and, if its
+ * entry names the event, the stack (the two as one record when the stack is
+ * one this CPU sent before: uapi/trace.h's syscall_stack).  slot: the
+ * caller's in the trace map (this_cpu_user_stacks, not 0). */
+void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name,
+			   int64_t number, uint64_t arg0, unsigned slot);
 /* At a recorded join point, right after its entry record (one that may
  * sleep) or its call record (one that may not: the stack follows the call):
  * the user stack of a traced process that reached it (from the registers it

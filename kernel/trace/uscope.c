@@ -11,9 +11,11 @@
  * by the program's DWARF CFI (.eh_frame, noted at exec: lib/cfi.h) where it
  * covers the code, so that code built without frame pointers unwinds, and
  * along the frame-pointer chain where it does not; every read goes through
- * copy_from_user: a stack that cannot be read ends the walk and is marked,
- * never a fault.  Work is bounded: at most TRACE_STACK_MAX frames, the rules
- * found cached per CPU.  Scope modes (Uscope's table): 1 = the last frame
+ * the page tables without a fault (uaccess's user_peek): a stack that cannot
+ * be read ends the walk and is marked, never a fault.  Work is bounded: at
+ * most TRACE_STACK_MAX frames, the rules found cached per CPU.  In a streamed
+ * trace a stack the CPU sent before, found the same by the registers and the
+ * words its walk read (stack_memo.c), goes as a reference to it.  Scope modes (Uscope's table): 1 = the last frame
  * in the application's own code, 2 = up to the budget's frames of its own
  * code, 3 = the last frame wherever it is, 4 = up to the budget's frames of
  * all code.  The programs are static: own code is told from newlib's and
@@ -21,6 +23,7 @@
  * the build puts its own objects in (userland/own-code.ld) and exec notes.
  */
 #include "trace/internal.h"
+#include "trace/stack_memo.h"
 
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/trapframe.h"
@@ -49,19 +52,56 @@ struct uscope_entry {
 static struct uscope_entry entries[USCOPE_MAP_MAX + 1];
 static struct spinlock map_lock = SPINLOCK_INIT("trace.uscope");
 
-/* Rules found, per CPU (lib/cfi.h): made with the map's first entry. */
+/* Rules found, per CPU (lib/cfi.h), and the stacks each CPU sent
+ * (stack_memo.c): made with the map's first entry. */
 static struct cfi_cache *rule_caches[MAX_CPUS];
+static struct stack_memo *memos[MAX_CPUS];
+
+/* The stream's epoch for references: 0 while none may be written (no trace,
+ * or a flight recorder, whose oldest records are overwritten). */
+static uint32_t stream_epoch, epochs;
+
+/* *slot, made if it is NULL (another command may make it meanwhile). */
+static void make_once(void **slot, size_t size)
+{
+	if (__atomic_load_n(slot, __ATOMIC_ACQUIRE))
+		return;
+	void *made = kzalloc(size), *none = NULL;
+	if (made && !__atomic_compare_exchange_n(slot, &none, made, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+		kfree(made);
+}
 
 static void make_rule_caches(void)
 {
-	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
-		if (!__atomic_load_n(&rule_caches[cpu], __ATOMIC_ACQUIRE)) {
-			struct cfi_cache *cache = kzalloc(sizeof *cache), *none = NULL;
-			if (cache && !__atomic_compare_exchange_n(&rule_caches[cpu], &none, cache,
-								  false, __ATOMIC_ACQ_REL,
-								  __ATOMIC_ACQUIRE))
-				kfree(cache); /* another command made it meanwhile */
-		}
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
+		make_once((void **)&rule_caches[cpu], sizeof *rule_caches[cpu]);
+		make_once((void **)&memos[cpu], sizeof *memos[cpu]);
+	}
+}
+
+static void new_epoch(bool references)
+{
+	uint32_t epoch = 0;
+	if (references && !(epoch = ++epochs))
+		epoch = ++epochs; /* 0 is "none" */
+	__atomic_store_n(&stream_epoch, epoch, __ATOMIC_RELEASE);
+}
+
+void uscope_stream_begins(bool references)
+{
+	new_epoch(references);
+}
+
+void uscope_stream_ends(void)
+{
+	new_epoch(false);
+}
+
+void uscope_stream_lost(void)
+{
+	if (__atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE))
+		new_epoch(true);
 }
 
 static bool entry_matches(const struct uscope_entry *e, const char *name, const char *path)
@@ -162,6 +202,7 @@ struct walk {
 	uint64_t own_start, own_end;
 	struct cfi_tables unwind; /* the program's (lib/cfi.h), or empty */
 	struct cfi_cache *cache;  /* this CPU's found rules, or NULL */
+	struct stack_memo *memo;  /* notes the stack words read, or NULL */
 	struct user_peek peek;    /* the pages the walk has found */
 	uint64_t *frames;
 	unsigned count;
@@ -178,14 +219,43 @@ static bool keep_frame(struct walk *w, uint64_t address)
 
 /* Every read of the walk: present pages only, never a fault or a sleep (the
  * walk runs with interrupts off, at join points that may not sleep too).
- * The steps read words and pairs of words: those copies are moves. */
-static int read_user(void *to, uint64_t address, size_t length, void *arg)
+ * The steps read words and pairs of words: those copies are moves.  Reads
+ * of the unwind tables (they do not change while the program runs). */
+static int read_table(void *to, uint64_t address, size_t length, void *arg)
 {
 	if (length == 8)
 		return user_peek_read(arg, to, address, 8);
 	if (length == 16)
 		return user_peek_read(arg, to, address, 16);
 	return user_peek_read(arg, to, address, length);
+}
+
+/* A read of the stack (what the steps read): noted for the memo when the
+ * walk is to be remembered. */
+static inline __attribute__((always_inline)) int read_stack(struct walk *w, void *to,
+							    uint64_t address, size_t length)
+{
+	if (!w->memo)
+		return user_peek_read(&w->peek, to, address, length);
+	const uint8_t *at = user_peek_where(&w->peek, address, length);
+	if (!at || (length != 8 && length != 16)) {
+		w->memo->unusable = true; /* across pages, unreadable, or not words */
+		return user_peek_read(&w->peek, to, address, length);
+	}
+	__builtin_memcpy(to, at, length);
+	stack_memo_note(w->memo, at);
+	if (length == 16)
+		stack_memo_note(w->memo, at + 8);
+	return 0;
+}
+
+static int read_user(void *to, uint64_t address, size_t length, void *arg)
+{
+	if (length == 8)
+		return read_stack(arg, to, address, 8);
+	if (length == 16)
+		return read_stack(arg, to, address, 16);
+	return read_stack(arg, to, address, length);
 }
 
 /* One step out along the frame-pointer chain, for code the unwind tables do
@@ -198,7 +268,7 @@ static int frame_pointer_step(struct walk *w, struct cfi_regs *regs)
 		return CFI_OUTERMOST;
 	if ((regs->rbp & 7) || regs->rbp < regs->rsp)
 		return -EINVAL;
-	if (user_peek_read(&w->peek, pair, regs->rbp, sizeof pair))
+	if (read_stack(w, pair, regs->rbp, sizeof pair))
 		return -EFAULT;
 	if (pair[0] && pair[0] <= regs->rbp)
 		return -EINVAL;
@@ -219,14 +289,14 @@ static int quick_step(struct walk *w, const struct cfi_rule *rule, struct cfi_re
 	    (!by_rsp && rule->cfa_register != CFI_DWARF_RBP) ||
 	    rule->return_address.how != CFI_AT_CFA || rule->return_address.offset != -8 ||
 	    (rule->rbp.how != CFI_SAME && rule->rbp.how != CFI_AT_CFA))
-		return cfi_step_by_rule(rule, regs, read_user, &w->peek);
+		return cfi_step_by_rule(rule, regs, read_user, w);
 	uint64_t cfa = (by_rsp ? regs->rsp : regs->rbp) + (uint64_t)rule->cfa_offset;
 	uint64_t rip, rbp = regs->rbp;
 	if (cfa <= regs->rsp)
 		return -EINVAL; /* a caller's frame lies above its callee's */
-	if (user_peek_read(&w->peek, &rip, cfa - 8, 8) ||
+	if (read_stack(w, &rip, cfa - 8, 8) ||
 	    (rule->rbp.how == CFI_AT_CFA &&
-	     user_peek_read(&w->peek, &rbp, cfa + (uint64_t)rule->rbp.offset, 8)))
+	     read_stack(w, &rbp, cfa + (uint64_t)rule->rbp.offset, 8)))
 		return -EFAULT;
 	*regs = (struct cfi_regs){.rip = rip, .rsp = cfa, .rbp = rbp};
 	return 0;
@@ -245,10 +315,10 @@ static int cfi_step(struct walk *w, struct cfi_regs *regs, enum cfi_frame frame)
 	if (cached)
 		return cached->error ? cached->error : quick_step(w, &cached->rule, regs);
 	struct cfi_rule rule;
-	int error = cfi_find_rule(&w->unwind, pc, read_user, &w->peek, &rule);
+	int error = cfi_find_rule(&w->unwind, pc, read_table, &w->peek, &rule);
 	if (w->cache)
 		cfi_cache_insert(w->cache, w->unwind.identity, pc, &rule, error);
-	return error ? error : cfi_step_by_rule(&rule, regs, read_user, &w->peek);
+	return error ? error : cfi_step_by_rule(&rule, regs, read_user, w);
 }
 
 /* Walks out from the user registers, reading at most TRACE_STACK_MAX frames
@@ -294,40 +364,138 @@ static void write_stack(int32_t tid, const uint64_t *frames, unsigned count, uin
 			 (uint32_t)(sizeof event.head + count * sizeof event.frames[0]));
 }
 
-/* Writes p's user stack (slot's entry says how much) into the stream. */
-static void record_stack(struct process *p, int slot, const struct trap_frame *user)
+/* One record into this CPU's ring of the stream (interrupts are off):
+ * false when none runs or the ring is full (a drop, counted).  In line, so
+ * that a constant length unrolls the copy. */
+static inline __attribute__((always_inline)) bool put_record(uint16_t type, const void *payload,
+							   uint32_t length)
 {
-	const struct uscope_entry *e = &entries[slot];
+	struct tel_ring *ring = this_cpu()->trace_ring;
+	uint64_t *out = ring ? tel_ring_reserve(ring, type, rdtsc(), length) : NULL;
+	if (!out)
+		return false;
+	for (uint32_t i = 0; i < length / 8; i++) /* length: a multiple of 8 */
+		out[i] = ((const uint64_t *)payload)[i];
+	tel_ring_commit_unshared(ring);
+	return true;
+}
+
+/* A stack the memo found: one record naming the stack sent before (with the
+ * system call's entry, in a trace of stacks alone). */
+static inline __attribute__((always_inline)) void
+put_reference(int32_t tid, uint32_t id, const struct trace_syscall_entry *call)
+{
+	if (call) {
+		struct trace_syscall_stack both = {
+		    .number = call->number, .arg0 = call->arg0, .tid = tid, .id = id};
+		put_record(TRACE_SYSCALL_STACK, &both, sizeof both);
+	} else {
+		struct trace_user_stack_ref ref = {.tid = tid, .id = id};
+		put_record(TRACE_USER_STACK_REF, &ref, sizeof ref);
+	}
+}
+
+/* How much of the stack slot's entry keeps. */
+static unsigned frames_kept(const struct uscope_entry *e)
+{
+	return e->mode == 1 || e->mode == 3 ? 1 : e->budget;
+}
+
+/* The walk of the current process's stack, which the memo did not have (memo: this CPU's, to
+ * remember it under key in epoch; NULL: the stream takes no references), its
+ * record written after call's (if any).  Interrupts are off. */
+static __attribute__((noinline)) void record_walked(const struct uscope_entry *e,
+						    const struct trap_frame *user, int32_t tid,
+						    const struct trace_syscall_entry *call,
+						    const struct stack_memo_key *key,
+						    struct stack_memo *memo, uint32_t epoch)
+{
+	struct stack_memo *cpu_memo = __atomic_load_n(&memos[this_cpu_id()], __ATOMIC_ACQUIRE);
 	struct {
-		struct trace_user_stack head;
+		struct trace_user_stack_def head;
 		uint64_t frames[TRACE_STACK_MAX]; /* only the first count are written and sent */
 	} event;
-	event.head = (struct trace_user_stack){.tid = (int32_t)thread_id(thread_current())};
-	struct walk w = {.keep = e->mode == 1 || e->mode == 3 ? 1 : e->budget,
+	struct walk w = {.keep = frames_kept(e),
 			 .own_only = e->mode <= 2,
+			 .cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE),
+			 .memo = memo,
 			 .frames = event.frames};
+	struct process *p = proc_current();
 	proc_own_code(p, &w.own_start, &w.own_end);
 	proc_unwind_tables(p, &w.unwind);
-	uint64_t irq = irq_save();
-	w.cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE);
+	/* The pages the CPU's last walk found hold while the space's stamp does
+	 * (every unmap and change of protection gives it a new one).  A walk
+	 * that keeps the first frame of any code reads nothing. */
+	bool reads = w.own_only || w.keep > 1;
+	if (reads && cpu_memo && key->space && cpu_memo->pages_space == key->space)
+		w.peek = cpu_memo->pages;
+	if (memo)
+		stack_memo_begin(memo, key, epoch);
+	if (call)
+		put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
 	walk(user, &w);
-	event.head.count = (uint16_t)w.count;
-	event.head.flags = w.flags;
-	tracepoint_write(TRACE_USER_STACK, &event,
-			 (uint32_t)(sizeof event.head + w.count * sizeof event.frames[0]));
+	if (reads && cpu_memo && key->space) {
+		cpu_memo->pages = w.peek;
+		cpu_memo->pages_space = key->space;
+	}
+	uint32_t length = (uint32_t)(w.count * sizeof event.frames[0]);
+	if (memo) {
+		uint32_t id = ++memo->next_id;
+		event.head = (struct trace_user_stack_def){
+		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags, .id = id};
+		if (put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
+		    !(w.flags & TRACE_STACK_UNREADABLE))
+			stack_memo_keep(memo, key, id, epoch);
+	} else {
+		/* A user_stack is a def without its id: the frames move up. */
+		struct trace_user_stack *plain = (struct trace_user_stack *)((uint8_t *)&event + 8);
+		*plain = (struct trace_user_stack){
+		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags};
+		put_record(TRACE_USER_STACK, plain, sizeof *plain + length);
+	}
+}
+
+/* Writes the current process's user stack (slot's entry says how much) into
+ * the stream; call:
+ * the system call's entry record to write first (a trace of stacks alone),
+ * or NULL.  In a streamed trace a stack this CPU sent before, found the same
+ * by the memo, goes as a reference; one walked goes as a user_stack_def the
+ * memo remembers. */
+static inline __attribute__((always_inline)) void
+record_stack(int slot, const struct trap_frame *user, const struct trace_syscall_entry *call)
+{
+	const struct uscope_entry *e = &entries[slot];
+	int32_t tid = (int32_t)thread_id(thread_current());
+	uint64_t irq = irq_save();
+	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
+				     .space = vm_space_stamp(),
+				     .config = e->mode | frames_kept(e) << 8};
+	struct stack_memo *memo = __atomic_load_n(&memos[this_cpu_id()], __ATOMIC_ACQUIRE);
+	uint32_t epoch = __atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE);
+	const struct stack_memo_entry *sent =
+	    epoch && memo ? stack_memo_find(memo, &key, epoch) : NULL;
+	if (sent)
+		put_reference(tid, sent->id, call);
+	else
+		record_walked(e, user, tid, call, &key, epoch ? memo : NULL, epoch);
 	irq_restore(irq);
 }
 
-/* Does slot's entry want stacks at the event named prefix + name? */
-static bool wants(int slot, const char *prefix, const char *name)
+/* wants, for a pattern other than "*". */
+static __attribute__((noinline)) bool wants_named(int slot, const char *prefix, const char *name)
 {
 	const char *events = entries[slot].events;
-	if (events[0] == '*' && !events[1])
-		return true;
 	char full[64];
 	size_t length = strlcpy(full, prefix, sizeof full);
 	strlcpy(full + length, name, sizeof full - length);
 	return jp_pattern_match(events, full);
+}
+
+/* Does slot's entry want stacks at the event named prefix + name? */
+static inline bool wants(int slot, const char *prefix, const char *name)
+{
+	const char *events = entries[slot].events;
+	return (events[0] == '*' && !events[1]) || wants_named(slot, prefix, name);
 }
 
 void uscope_record_stack(const struct trap_frame *user, const char *syscall_name)
@@ -336,7 +504,20 @@ void uscope_record_stack(const struct trap_frame *user, const char *syscall_name
 	int slot = proc_trace_slot(p);
 	if (!slot || !user || !wants(slot, "sys.", syscall_name ? syscall_name : "?"))
 		return;
-	record_stack(p, slot, user);
+	record_stack(slot, user, NULL);
+}
+
+void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name,
+			   int64_t number, uint64_t arg0, unsigned slot)
+{
+	struct trace_syscall_entry call = {.number = number, .arg0 = arg0};
+	/* The CPU's slot is set again when the map changes: an entry taken out
+	 * meanwhile is no longer used. */
+	if (slot <= USCOPE_MAP_MAX && entries[slot].used &&
+	    wants((int)slot, "sys.", syscall_name ? syscall_name : "?"))
+		record_stack((int)slot, user, &call);
+	else
+		tracepoint_write(TRACE_SYSCALL_ENTRY, &call, sizeof call);
 }
 
 /* The registers the current thread entered the kernel with, when it came
@@ -382,5 +563,5 @@ void uscope_record_joinpoint_stack(const char *joinpoint)
 		return;
 	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
 	if (trap_frame_from_user(user))
-		record_stack(p, slot, user);
+		record_stack(slot, user, NULL);
 }

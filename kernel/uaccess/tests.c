@@ -165,7 +165,47 @@ static void nofault_copy_reads_present_pages_only(struct ktest *t)
 	peek_space_drop(&s);
 }
 
+/* Is the active space's stamp the same while no translation found before
+ * can have changed (a page mapped where none was), new after an unmap and
+ * after a change of protection, unlike any other space's, and 0 for the
+ * kernel's? */
+static void space_stamp_changes_with_the_mappings(struct ktest *t)
+{
+	struct peek_space s = {0}, other = {0};
+	ASSERT_TRUE(t, peek_space_make(&s));
+	ASSERT_TRUE(t, peek_space_make(&other));
+	uint64_t frame = pmm_alloc_frame();
+	ASSERT_TRUE(t, frame != 0);
+	uint64_t irq = irq_save();
+	vm_space_activate(s.space);
+	uint64_t first = vm_space_stamp();
+	int mapped = vm_map(s.space, PEEK_BASE + 2 * PAGE_SIZE, frame, VM_USER);
+	uint64_t after_map = vm_space_stamp();
+	int64_t unmapped = vm_unmap(s.space, PEEK_BASE + 2 * PAGE_SIZE);
+	uint64_t after_unmap = vm_space_stamp();
+	int protected = vm_protect(s.space, PEEK_BASE, VM_READ);
+	uint64_t after_protect = vm_space_stamp();
+	vm_space_activate(other.space);
+	uint64_t of_other = vm_space_stamp();
+	vm_space_activate(vm_kernel_space());
+	uint64_t of_kernel = vm_space_stamp();
+	irq_restore(irq);
+	EXPECT_EQ(t, mapped, 0);
+	EXPECT_TRUE(t, unmapped >= 0);
+	EXPECT_EQ(t, protected, 0);
+	EXPECT_TRUE(t, first != 0);
+	EXPECT_EQ(t, after_map, first);
+	EXPECT_TRUE(t, after_unmap != first);
+	EXPECT_TRUE(t, after_protect != after_unmap && after_protect != first);
+	EXPECT_TRUE(t, of_other != first && of_other != after_unmap && of_other != after_protect);
+	EXPECT_EQ(t, of_kernel, 0);
+	pmm_free_frame(frame);
+	peek_space_drop(&other);
+	peek_space_drop(&s);
+}
+
 KTEST_SUITE(uaccess, KTEST_CASE(range_check_boundaries), KTEST_CASE(copy_from_bad_pointers),
 	    KTEST_CASE(copy_to_bad_pointers), KTEST_CASE(strings_from_bad_pointers),
 	    KTEST_CASE(zero_length_copies), KTEST_CASE(nofault_copy_from_bad_pointers),
-	    KTEST_CASE(nofault_copy_reads_present_pages_only));
+	    KTEST_CASE(nofault_copy_reads_present_pages_only),
+	    KTEST_CASE(space_stamp_changes_with_the_mappings));

@@ -140,6 +140,14 @@ static const uint8_t *peek_page(struct user_peek *peek, uint64_t src)
 	return at;
 }
 
+const uint8_t *user_peek_find(struct user_peek *peek, uint64_t src, size_t length)
+{
+	if (!uaccess_range_ok(src, length) || (src & 0xfff) + length > 0x1000)
+		return NULL;
+	const uint8_t *at = peek_page(peek, src);
+	return at ? at + (src & 0xfff) : NULL;
+}
+
 int user_peek_fill(struct user_peek *peek, void *dst, uint64_t src, size_t length)
 {
 	if (!uaccess_range_ok(src, length))

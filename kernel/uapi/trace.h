@@ -31,6 +31,9 @@ enum trace_event {
 	TRACE_USER_MARK,        /* struct trace_mark, then length bytes */
 	TRACE_ASPECT_EMIT,      /* struct trace_mark, then length bytes (ms_emit) */
 	TRACE_USER_STACK,       /* struct trace_user_stack, then count frames */
+	TRACE_USER_STACK_DEF,   /* struct trace_user_stack_def, then count frames */
+	TRACE_USER_STACK_REF,   /* struct trace_user_stack_ref */
+	TRACE_SYSCALL_STACK,    /* struct trace_syscall_stack */
 	TRACE_BUILTIN_EVENTS,   /* one past the last built-in event */
 };
 
@@ -107,7 +110,37 @@ struct trace_user_stack {
 };
 #define TRACE_STACK_TRUNCATED  1 /* the budget ended the walk before the stack did */
 #define TRACE_STACK_UNREADABLE 2 /* a frame could not be read (or went the wrong way) */
+#define TRACE_STACK_LOST       4 /* a reference whose stack never reached the reader */
 #define TRACE_STACK_MAX        32
+/* A stack the thread's walk found the same as one already in the stream
+ * goes as a reference to it.  In a streamed trace (not a flight recorder)
+ * a stack is written once as a user_stack_def, which is a user_stack with
+ * an id (the CPU's count: unique in its stream), and again as a
+ * user_stack_ref naming that id, in the same CPU's stream, after it; in a
+ * trace of stacks alone a system call whose stack is a reference is one
+ * syscall_stack record (its syscall_entry and the reference).  A reader
+ * makes each into what it stands for: a def into the user_stack, a ref into
+ * the user_stack of its def with the ref's tid, a syscall_stack into a
+ * syscall_entry and that user_stack (tools/mscope does, as it records); a
+ * ref to an id it never saw (a packet lost) is a user_stack with no frame
+ * and TRACE_STACK_UNREADABLE | TRACE_STACK_LOST. */
+struct trace_user_stack_def {
+	int32_t tid;
+	uint16_t count; /* frames that follow (uint64_t each) */
+	uint16_t flags; /* TRACE_STACK_* */
+	uint32_t id;
+	uint32_t reserved;
+};
+struct trace_user_stack_ref {
+	int32_t tid;
+	uint32_t id; /* of a user_stack_def before it in the same stream */
+};
+struct trace_syscall_stack {
+	int64_t number; /* the syscall_entry's */
+	uint64_t arg0;
+	int32_t tid; /* the user_stack_ref's */
+	uint32_t id;
+};
 
 struct trace_jp_call {
 	uint64_t arg0;

@@ -16,7 +16,8 @@ CLOCK_FREQ = 2_500_000_000  # a TSC frequency: ticks are not nanoseconds
 UUID = bytes(range(0x10, 0x20))
 PACKET_MAGIC = 0xC1FC1FC1
 
-INT_TYPES = {"u8": ("uint8_t", "<B"), "u32": ("uint32_t", "<I"), "i32": ("int32_t", "<i"),
+INT_TYPES = {"u8": ("uint8_t", "<B"), "u16": ("uint16_t", "<H"), "u32": ("uint32_t", "<I"),
+             "i32": ("int32_t", "<i"),
              "u64": ("uint64_t", "<Q"), "i64": ("int64_t", "<q")}
 
 # (id, name, fields): the payloads of kernel/uapi/trace.h.  "name16" is
@@ -35,6 +36,11 @@ EVENTS = [
     (10, "process_exec", [("pid", "i32"), ("tid", "i32"), ("name", "name16")]),
     (12, "thread_name", [("pid", "i32"), ("tid", "i32"), ("name", "name16")]),
     (13, "user_mark", [("type", "u32"), ("length", "u32"), ("data", "bytes")]),
+    (15, "user_stack", [("tid", "i32"), ("count", "u16"), ("flags", "u16"), ("frames", "frames")]),
+    (16, "user_stack_def", [("tid", "i32"), ("count", "u16"), ("flags", "u16"), ("id", "u32"),
+                            ("reserved", "u32"), ("frames", "frames")]),
+    (17, "user_stack_ref", [("tid", "i32"), ("id", "u32")]),
+    (18, "syscall_stack", [("number", "i64"), ("arg0", "u64"), ("tid", "i32"), ("id", "u32")]),
     (1024 + 3 * 5 + 0, "vfs.read:entry", [("arg0", "u64")]),
     (1024 + 3 * 5 + 1, "vfs.read:exit", [("result", "i64")]),
     (1024 + 3 * 7 + 2, "vfs.lookup:call", [("arg0", "u64"), ("result", "i32"),
@@ -148,6 +154,8 @@ def tsdl():
                              f"encoding = UTF8; }} {fname}[16];")
             elif ftype == "bytes":
                 lines.append(f"\t\tuint8_t {fname}[length];")
+            elif ftype == "frames":
+                lines.append(f"\t\tuint64_t {fname}[count];")
             else:
                 lines.append(f"\t\t{INT_TYPES[ftype][0]} {fname};")
         lines += ["\t};", "};", ""]
@@ -168,6 +176,8 @@ def payload(name, values):
             out += v.encode()[:16].ljust(16, b"\0")
         elif ftype == "bytes":
             out += v
+        elif ftype == "frames":
+            out += b"".join(struct.pack("<Q", f) for f in v)
         else:
             out += struct.pack(INT_TYPES[ftype][1], v)
     return out

@@ -10,6 +10,7 @@ interpreter has python3-bt2), the cases need only the standard library.
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -190,6 +191,145 @@ def record_stops_on_ctrl_c():
     expect(guest.error is None, f"fake guest: {guest.error}")
     expect(proc.returncode == 0 and "trace complete" in out and lines[-1] == "trace stop",
            "Ctrl-C did not stop the capture cleanly\n" + shown(proc.returncode, out, err))
+
+
+# ---------------------------------------------------------------- stack references
+
+A, B, C = 0x401234, 0x402345, 0x403456
+# The OS's records: CPU 0 defines stack 7 and refers to it three ways (a
+# reference, a syscall_stack, another thread's reference), then to 99, which
+# it never sent (its packet lost); CPU 1 refers to 7, which its own stream
+# never defined (ids are a stream's own).
+REFERENCE_RECORDS = {
+    0: [[(1000, "thread_name", dict(pid=2, tid=2, name="httpd")),
+         (2000, "syscall_entry", dict(number=0, arg0=3)),
+         (2100, "user_stack_def", dict(tid=2, count=3, flags=1, id=7, reserved=0,
+                                       frames=[A, B, C])),
+         (3000, "syscall_entry", dict(number=1, arg0=4))],
+        [(3100, "user_stack_ref", dict(tid=2, id=7)),
+         (4000, "syscall_stack", dict(number=0, arg0=5, tid=2, id=7)),
+         (5000, "syscall_stack", dict(number=3, arg0=6, tid=4, id=7)),
+         (6000, "user_stack_ref", dict(tid=2, id=99))]],
+    1: [[(1500, "user_stack_ref", dict(tid=3, id=7))]],
+}
+# What they stand for: every stack whole, as if no memo had been used.
+WHOLE = dict(count=3, flags=1, frames=[A, B, C])
+LOST = dict(count=0, flags=2 | 4, frames=[])
+RESOLVED = {
+    0: [("thread_name", dict(pid=2, tid=2, name="httpd")),
+        ("syscall_entry", dict(number=0, arg0=3)), ("user_stack", dict(tid=2, **WHOLE)),
+        ("syscall_entry", dict(number=1, arg0=4)), ("user_stack", dict(tid=2, **WHOLE)),
+        ("syscall_entry", dict(number=0, arg0=5)), ("user_stack", dict(tid=2, **WHOLE)),
+        ("syscall_entry", dict(number=3, arg0=6)), ("user_stack", dict(tid=4, **WHOLE)),
+        ("user_stack", dict(tid=2, **LOST))],
+    1: [("user_stack", dict(tid=3, **LOST))],
+}
+REFERENCE_COUNT = sum(len(p) for packets in REFERENCE_RECORDS.values() for p in packets)
+
+
+def reference_packets():
+    return {cpu: [ctf_fixture.packet_bytes(cpu, events, 0) for events in plist]
+            for cpu, plist in REFERENCE_RECORDS.items()}
+
+
+def records_of(stream):
+    """(event name, fields) of each record in a stream file's packets, read
+    by the layout (ctf_fixture's): what a CTF reader finds there."""
+    names = {eid: (name, fields) for eid, name, fields in ctf_fixture.EVENTS}
+    out, packet = [], 0
+    while packet + 72 <= len(stream):
+        content, size = struct.unpack_from("<QQ", stream, packet + 40)
+        at, end = packet + 72, packet + content // 8
+        while at + 8 <= end:
+            eid, words, kind = struct.unpack_from("<HBB", stream, at)
+            body = at + (16 if kind else 8)
+            name, fields = names[eid]
+            values = {}
+            for fname, ftype in fields:
+                if ftype == "frames":
+                    values[fname] = list(struct.unpack_from(f"<{values['count']}Q", stream, body))
+                    body += 8 * values["count"]
+                elif ftype == "name16":
+                    values[fname] = stream[body:body + 16].split(b"\0")[0].decode()
+                    body += 16
+                else:
+                    fmt = ctf_fixture.INT_TYPES[ftype][1]
+                    values[fname] = struct.unpack_from(fmt, stream, body)[0]
+                    body += struct.calcsize(fmt)
+            out.append((name, values))
+            at += words * 8
+        packet += size // 8
+    return out
+
+
+def reference_script(end_counts):
+    def script(conn):
+        line = conn.read_line()
+        expect(line.startswith("trace start"), f"first line {line!r}")
+        conn.send(fake_guest.text("tracing\n"))
+        data = frame(FRAME_METADATA, ctf_fixture.tsdl().encode())
+        for cpu, plist in reference_packets().items():
+            for packet in plist:
+                data += frame(FRAME_PACKET, packet, stream=cpu)
+        conn.send(data)
+        expect(conn.read_line() == "trace stop", "no trace stop")
+        conn.send(fake_guest.text("stopped\n"))
+        conn.send(fake_guest.end(*end_counts))
+    return script
+
+
+def record_resolves_stack_references():
+    """The files mscope writes hold every stack whole: a definition as the
+    user_stack it is, a reference and a syscall_stack as the user_stack they
+    name (with their own tid), the syscall_stack's entry before it; a
+    reference to a stack the stream never held has no frame and is marked
+    unreadable and lost.  babeltrace2 counts the events (two for each
+    syscall_stack) and the capture is complete."""
+    end = (REFERENCE_COUNT, REFERENCE_COUNT, 0)
+    status, out, err, out_dir, _ = record(reference_script(end), "--stacks")
+    expect(status == 0 and "trace complete" in out, "record failed\n" + shown(status, out, err))
+    expect("2 user stacks lost" in out, "the lost references were not reported\n" + out)
+    for cpu, want in RESOLVED.items():
+        with open(os.path.join(out_dir, f"stream_{cpu}"), "rb") as f:
+            got = records_of(f.read())
+        expect(got == want, f"stream_{cpu} holds\n{got}\nnot\n{want}")
+    proc = subprocess.run(["babeltrace2", out_dir], capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    events = proc.stdout.splitlines()
+    expect(proc.returncode == 0 and len(events) == sum(len(w) for w in RESOLVED.values()),
+           f"babeltrace2 read {len(events)} events\n" + proc.stdout + proc.stderr)
+    expect(not [e for e in events if "stack_def" in e or "stack_ref" in e or "syscall_stack" in e],
+           "a reference reached the files\n" + proc.stdout)
+
+
+def references_read_as_the_stacks_they_name():
+    """A directory that holds the records as the OS wrote them (its file
+    sink's) reads, in every output, as the one mscope record makes of them:
+    the text, and the folded stacks and their table."""
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = os.path.join(tmp, "raw")
+        os.makedirs(raw)
+        with open(os.path.join(raw, "metadata"), "w") as f:
+            f.write(ctf_fixture.tsdl())
+        for cpu, plist in reference_packets().items():
+            with open(os.path.join(raw, f"stream_{cpu}"), "wb") as f:
+                f.write(b"".join(plist))
+        end = (REFERENCE_COUNT, REFERENCE_COUNT, 0)
+        status, out, err, whole, _ = record(reference_script(end), "--stacks")
+        expect(status == 0, "record failed\n" + shown(status, out, err))
+        outputs = {}
+        for name, directory in (("raw", raw), ("whole", whole)):
+            folded = os.path.join(tmp, f"{name}.folded")
+            _, text, _ = mscope("convert", directory, "--text")
+            _, table, _ = mscope("stacks", directory, "--folded", folded, "--elf-dir", tmp)
+            with open(folded) as f:
+                outputs[name] = (text, table, f.read())
+    expect(outputs["raw"] == outputs["whole"],
+           f"the raw records read differently:\n{outputs['raw']}\n{outputs['whole']}")
+    text, table, folded = outputs["whole"]
+    expect(text.count("user_stack:") == 6 and "stack_ref" not in text,
+           "the text does not hold six whole stacks\n" + text)
+    expect(f"httpd;{C:#x};{B:#x};{A:#x};read 2" in folded, "folded stacks\n" + folded)
 
 
 # ---------------------------------------------------------------- control
@@ -421,6 +561,7 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          record_reports_delivered_events_missing_from_the_files, record_refuses_a_bad_magic,
          record_refuses_a_truncated_frame, record_refuses_a_malformed_end,
          record_without_end_is_incomplete, record_stops_on_ctrl_c,
+         record_resolves_stack_references, references_read_as_the_stacks_they_name,
          aspect_link_uploads_loads_and_links,
          aspect_link_stops_when_the_load_fails, aspect_unlink_relink_stats_and_send,
          lattrack_names_user_frames_from_the_elf,

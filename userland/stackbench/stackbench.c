@@ -15,7 +15,11 @@
  *                 cost is the difference to untraced
  *   stacks-off    a stacks-only trace (trace start --stacks, into /trace),
  *                 the program not traced
- *   stacks-mode2  the same, traced in mode 2 with budget 5 (bench-trace's)
+ *   stacks-mode2  the same, traced in mode 2 with budget 5 (bench-trace's):
+ *                 the same stack every call, sent once and then as a
+ *                 reference (kernel/trace/stack_memo.c)
+ *   stacks-walked the same, each call from a stack depth the last 250 calls
+ *                 did not use (alloca): every stack is walked and sent
  * Exits 0 when every control line was taken.
  */
 #include <stdint.h>
@@ -54,11 +58,23 @@ static __attribute__((noipa)) long descend(int depth)
 	return descend(depth - 1) + 1;
 }
 
+static int shift_by_case; /* stacks-walked: each call from another depth */
+
+/* descend, from a stack moved down by 16 bytes times the call's number
+ * modulo 251 (a memo of stacks by their registers finds none of them). */
+static __attribute__((noipa)) long descend_shifted(void)
+{
+	static unsigned call;
+	volatile char *room = __builtin_alloca(16 * (call++ % 251 + 1));
+	room[0] = 0;
+	return descend(DEPTH);
+}
+
 static __attribute__((noipa)) uint64_t one_batch(void)
 {
 	uint64_t start = ticks_now();
 	for (int i = 0; i < CALLS; i++)
-		descend(DEPTH);
+		shift_by_case ? descend_shifted() : descend(DEPTH);
 	return ticks_now() - start;
 }
 
@@ -122,5 +138,7 @@ int main(void)
 		traced_case(names[mode], "--flight", mode, 8);
 	traced_case("stacks-off", "--stacks", 0, 0);
 	traced_case("stacks-mode2", "--stacks", 2, 5);
+	shift_by_case = 1;
+	traced_case("stacks-walked", "--stacks", 2, 5);
 	return failures != 0;
 }

@@ -133,11 +133,86 @@ static int is_cat(const struct stacks_seen *seen, int32_t tid)
 	return 0;
 }
 
-/* Walks one stream file's records, calling visit on each. */
+/* A stream's stacks sent whole (user_stack_def), by id, so that the
+ * references to them (user_stack_ref, syscall_stack) read as the stacks
+ * they stand for (uapi/trace.h). */
+#define DEFS_MAX 1024
+static struct {
+	uint32_t id[DEFS_MAX];
+	const struct trace_user_stack_def *def[DEFS_MAX];
+	int count;
+} defs;
+static int references_seen; /* user_stack_ref and syscall_stack records read */
+
+static const struct trace_user_stack_def *def_of(uint32_t id)
+{
+	for (int i = defs.count - 1; i >= 0; i--)
+		if (defs.id[i] == id)
+			return defs.def[i];
+	return NULL;
+}
+
+/* Visits thread tid's user_stack record with def's frames (none and marked
+ * lost when def is NULL), stamped as r. */
+static void visit_stack(const struct tel_record *r, int32_t tid,
+			const struct trace_user_stack_def *def,
+			void (*visit)(const struct tel_record *, void *), void *arg)
+{
+	static uint64_t record[2 + TRACE_STACK_MAX];
+	unsigned count = def && def->count <= TRACE_STACK_MAX ? def->count : 0;
+	struct tel_record head = {.type = TRACE_USER_STACK, .words = (uint8_t)(2 + count),
+				  .kind = TEL_COMPACT, .time = r->time};
+	struct trace_user_stack stack = {
+	    .tid = tid,
+	    .count = (uint16_t)count,
+	    .flags = def ? def->flags : TRACE_STACK_UNREADABLE | TRACE_STACK_LOST};
+	memcpy(record, &head, 8);
+	memcpy(record + 1, &stack, 8);
+	if (count)
+		memcpy(record + 2, def + 1, count * 8);
+	visit((const struct tel_record *)record, arg);
+}
+
+/* Visits r, or what it stands for: a definition as the user_stack it is, a
+ * reference as its definition's, a syscall_stack as its syscall_entry and
+ * that stack. */
+static void visit_resolved(const struct tel_record *r,
+			   void (*visit)(const struct tel_record *, void *), void *arg)
+{
+	if (r->type == TRACE_USER_STACK_DEF) {
+		const struct trace_user_stack_def *def = tel_record_payload(r);
+		if (defs.count < DEFS_MAX) {
+			defs.id[defs.count] = def->id;
+			defs.def[defs.count++] = def;
+		}
+		visit_stack(r, def->tid, def, visit, arg);
+	} else if (r->type == TRACE_USER_STACK_REF) {
+		const struct trace_user_stack_ref *ref = tel_record_payload(r);
+		references_seen++;
+		visit_stack(r, ref->tid, def_of(ref->id), visit, arg);
+	} else if (r->type == TRACE_SYSCALL_STACK) {
+		const struct trace_syscall_stack *both = tel_record_payload(r);
+		uint64_t entry[3];
+		struct tel_record head = {
+		    .type = TRACE_SYSCALL_ENTRY, .words = 3, .kind = TEL_COMPACT, .time = r->time};
+		struct trace_syscall_entry call = {.number = both->number, .arg0 = both->arg0};
+		memcpy(entry, &head, 8);
+		memcpy(entry + 1, &call, 16);
+		references_seen++;
+		visit((const struct tel_record *)entry, arg);
+		visit_stack(r, both->tid, def_of(both->id), visit, arg);
+	} else {
+		visit(r, arg);
+	}
+}
+
+/* Walks one stream file's records, calling visit on each (references to
+ * stacks resolved). */
 static void each_record(const char *path, void (*visit)(const struct tel_record *, void *),
 			void *arg)
 {
 	static uint8_t stream[256 * 1024] __attribute__((aligned(8)));
+	defs.count = 0;
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return;
@@ -151,7 +226,7 @@ static void each_record(const char *path, void (*visit)(const struct tel_record 
 			const struct tel_record *r = (const void *)(stream + at);
 			if (!r->words)
 				break;
-			visit(r, arg);
+			visit_resolved(r, visit, arg);
 			at += (long)tel_record_bytes(r);
 		}
 		packet = end > packet ? end : bytes;
@@ -346,7 +421,7 @@ static int symbols_of(const char *path, struct symbol_range *ranges, int count)
 	return found;
 }
 
-enum { INNER, MIDDLE, OUTER, MAIN, CORRUPT, UNWIND_SYMBOLS };
+enum { INNER, MIDDLE, OUTER, MAIN, CORRUPT, OTHER, UNWIND_SYMBOLS };
 
 struct unwind_seen {
 	struct symbol_range symbols[UNWIND_SYMBOLS];
@@ -424,7 +499,7 @@ static struct unwind_seen stacks_of_unwind(unsigned mode, unsigned budget, unsig
 {
 	struct unwind_seen seen = {
 	    .symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
-			{"unwind_corrupt"}},
+			{"unwind_corrupt"}, {"unwind_other"}},
 	    .expect = expect};
 	if (symbols_of("/bin/unwind", seen.symbols, UNWIND_SYMBOLS) != UNWIND_SYMBOLS) {
 		t_fail("/bin/unwind lacks one of its symbols");
@@ -515,6 +590,154 @@ void uscope_stacks_at_joinpoints_that_cannot_sleep(void)
 			t_fail("mode %u: %d of unwind's %d stacks follow a join point's call record",
 			       mode, seen.after_call, seen.stacks);
 	}
+}
+
+/* The callers of unwind's calls from unwind_inner, in order: 'O' for
+ * unwind_outer, 'X' for unwind_other, '?' for neither. */
+struct callers_seen {
+	struct unwind_seen unwind;
+	char order[16];
+	int count;
+};
+
+static void note_callers(const struct tel_record *r, void *arg)
+{
+	struct callers_seen *seen = arg;
+	const struct trace_user_stack *s = tel_record_payload(r);
+	if (r->type != TRACE_USER_STACK || !s->count)
+		return;
+	int ours = 0;
+	for (int i = 0; i < seen->unwind.tid_count; i++)
+		ours |= seen->unwind.tids[i] == s->tid;
+	const uint64_t *frames = (const uint64_t *)(s + 1);
+	if (!ours || !in_symbol(&seen->unwind, INNER, frames[0]) || seen->count >= 15)
+		return;
+	char caller = s->count < 3 || !in_symbol(&seen->unwind, MIDDLE, frames[1]) ? '?'
+		      : in_symbol(&seen->unwind, OUTER, frames[2])			  ? 'O'
+		      : in_symbol(&seen->unwind, OTHER, frames[2])			  ? 'X'
+											  : '?';
+	seen->order[seen->count++] = caller;
+}
+
+/* Does a stack found the same by the registers at the call (rip, rsp, rbp)
+ * but reached from another caller come out with its own caller, not the
+ * stack sent before: unwind's six calls from unwind_outer, unwind_outer,
+ * unwind_other, unwind_other, unwind_outer, unwind_outer (rsp the same at
+ * each, which unwind checks) give exactly those callers, and the second of
+ * each pair goes as a reference (the memo is used, and would have been
+ * wrong at the third and fifth)? */
+void uscope_same_registers_other_caller(void)
+{
+	struct callers_seen seen = {
+	    .unwind = {.symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
+				   {"unwind_corrupt"}, {"unwind_other"}}}};
+	if (symbols_of("/bin/unwind", seen.unwind.symbols, UNWIND_SYMBOLS) != UNWIND_SYMBOLS) {
+		t_fail("/bin/unwind lacks one of its symbols");
+		return;
+	}
+	if (shell("uscope trace unwind --mode 4 --budget 8") != 0 ||
+	    shell("trace start -o file:" TRACE_DIR) != 0) {
+		t_fail("uscope trace or trace start failed");
+		shell("uscope untrace unwind");
+		return;
+	}
+	int status = -1;
+	pid_t child = fork();
+	if (child == 0) {
+		execl("/bin/unwind", "unwind", "callers", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(child, &status, 0);
+	shell("trace stop");
+	shell("uscope untrace unwind");
+	references_seen = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int cpu = 0; cpu < 64; cpu++) {
+			char path[64];
+			snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+			each_record(path, pass ? note_callers : note_unwind_names, &seen);
+		}
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		t_fail("unwind callers exited with status %#x (2: rsp differed between calls)",
+		       status);
+	if (seen.count != 6 || strcmp(seen.order, "OOXXOO"))
+		t_fail("the calls' callers came out as '%s', not OOXXOO", seen.order);
+	if (references_seen < 6) /* the pairs' seconds, and each of both passes */
+		t_fail("%d references to stacks sent before, expected 3 a pass", references_seen / 2);
+}
+
+/* The stacks of unwind's calls from unwind_corrupt, in order: frames and
+ * flags. */
+struct corrupt_seen {
+	struct unwind_seen unwind;
+	uint16_t count[8], flags[8];
+	int calls;
+};
+
+static void note_corrupt_calls(const struct tel_record *r, void *arg)
+{
+	struct corrupt_seen *seen = arg;
+	const struct trace_user_stack *s = tel_record_payload(r);
+	if (r->type != TRACE_USER_STACK || !s->count)
+		return;
+	int ours = 0;
+	for (int i = 0; i < seen->unwind.tid_count; i++)
+		ours |= seen->unwind.tids[i] == s->tid;
+	const uint64_t *frames = (const uint64_t *)(s + 1);
+	if (!ours || !in_symbol(&seen->unwind, CORRUPT, frames[0]) || seen->calls >= 8)
+		return;
+	seen->count[seen->calls] = s->count;
+	seen->flags[seen->calls++] = s->flags;
+}
+
+/* Is a stack remembered from memory that is unmapped since not sent again:
+ * unwind makes the same call (the same registers) three times with rsp in
+ * memory it filled with an address in main, the third after unmapping it;
+ * the first two stacks are eight frames (the budget), the second sent as a
+ * reference to the first, and the third is one frame, marked unreadable? */
+void uscope_stack_on_unmapped_memory_is_not_remembered(void)
+{
+	struct corrupt_seen seen = {
+	    .unwind = {.symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
+				   {"unwind_corrupt"}, {"unwind_other"}}}};
+	if (symbols_of("/bin/unwind", seen.unwind.symbols, UNWIND_SYMBOLS) != UNWIND_SYMBOLS) {
+		t_fail("/bin/unwind lacks one of its symbols");
+		return;
+	}
+	if (shell("uscope trace unwind --mode 4 --budget 8") != 0 ||
+	    shell("trace start -o file:" TRACE_DIR) != 0) {
+		t_fail("uscope trace or trace start failed");
+		shell("uscope untrace unwind");
+		return;
+	}
+	int status = -1;
+	pid_t child = fork();
+	if (child == 0) {
+		execl("/bin/unwind", "unwind", "unmapped", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(child, &status, 0);
+	shell("trace stop");
+	shell("uscope untrace unwind");
+	references_seen = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int cpu = 0; cpu < 64; cpu++) {
+			char path[64];
+			snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+			each_record(path, pass ? note_corrupt_calls : note_unwind_names, &seen);
+		}
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		t_fail("unwind unmapped exited with status %#x", status);
+	if (seen.calls != 3)
+		t_fail("%d stacks of calls from unwind_corrupt, not 3", seen.calls);
+	else if (seen.count[0] != 8 || seen.count[1] != 8 || !(seen.flags[0] & TRACE_STACK_TRUNCATED))
+		t_fail("the calls from filled memory gave %u and %u frames (flags %#x), not 8",
+		       seen.count[0], seen.count[1], seen.flags[0]);
+	else if (seen.count[2] != 1 || !(seen.flags[2] & TRACE_STACK_UNREADABLE))
+		t_fail("the call from unmapped memory gave %u frames, flags %#x: not one, unreadable",
+		       seen.count[2], seen.flags[2]);
+	if (references_seen < 2) /* the second call's, in each pass */
+		t_fail("the second call's stack was not sent as a reference");
 }
 
 /* ---- uscope: stacks at the events an entry names ------------------------ */

@@ -53,6 +53,8 @@ void trace_marks_reach_the_stream(void);
 void trace_mark_refuses_bad_input(void);
 void uscope_traces_a_program_by_name(void);
 void uscope_unwinds_code_without_frame_pointers(void);
+void uscope_same_registers_other_caller(void);
+void uscope_stack_on_unmapped_memory_is_not_remembered(void);
 void uscope_stacks_follow_the_events_named(void);
 void uscope_stacks_only_trace_holds_nothing_else(void);
 void uscope_stacks_at_joinpoints_that_cannot_sleep(void);

@@ -1,0 +1,58 @@
+/*
+ * The stacks a CPU has sent, remembered so that the same stack goes again as
+ * a reference (uapi/trace.h's user_stack_ref) instead of a walk and its
+ * frames.  A walk is a function of the registers it starts from (rip, rsp,
+ * rbp), the program's unwind tables (the rules' identity), what the mode
+ * keeps, and the user words it read on the way (return addresses, saved rbp
+ * values): the tables do not change while the program runs (the rule cache
+ * holds the same), so when those registers are the same and every word the
+ * walk read still holds its value, the walk would find the same stack.  The
+ * memo keeps, per stack, where each word was read (its physmap address),
+ * under the address space's stamp then (mm's vm_space_stamp, new whenever a
+ * page of the space is unmapped or reprotected, and a space holds one
+ * program: it stands for the tables too): while the stamp is the same,
+ * those physmap addresses are still where the words are.  A check is a load
+ * and a compare per word, where the walk costs some 160 instructions a step.
+ * A caller that changed at the same depth leaves a different return address
+ * in a slot the walk read: no match, a walk.
+ *
+ * A CPU's memo names stacks in its own stream (ids are the CPU's count), so
+ * a reference never points into another CPU's packets; entries carry the
+ * stream's epoch (a new trace, or a packet the sink refused, starts a new
+ * one) so no reference names a stack the reader may not have.  Used with
+ * interrupts off: the memo is its CPU's alone meanwhile.
+ */
+#include "trace/stack_memo.h"
+
+/* The entry to fill for key: the way holding key, an empty or stale one, or
+ * the set's next in turn. */
+static struct stack_memo_entry *victim(struct stack_memo *memo, const struct stack_memo_key *key,
+				       uint32_t epoch)
+{
+	unsigned set = stack_memo_set(key);
+	struct stack_memo_entry *ways = &memo->entries[set * STACK_MEMO_WAYS];
+	for (unsigned way = 0; way < STACK_MEMO_WAYS; way++)
+		if (ways[way].epoch != epoch || stack_memo_same_key(&ways[way].key, key))
+			return &ways[way];
+	return &ways[memo->turn[set]++ % STACK_MEMO_WAYS];
+}
+
+void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t epoch)
+{
+	struct stack_memo_entry *e = victim(memo, key, epoch);
+	e->epoch = 0;
+	e->words = 0;
+	memo->filling = e;
+	memo->unusable = !key->space; /* the kernel's */
+}
+
+void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t id,
+		     uint32_t epoch)
+{
+	struct stack_memo_entry *e = memo->filling;
+	if (memo->unusable)
+		return;
+	e->key = *key;
+	e->id = id;
+	e->epoch = epoch;
+}

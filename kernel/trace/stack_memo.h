@@ -1,0 +1,113 @@
+/*
+ * The stacks each CPU has sent (stack_memo.c): a stack found the same, by
+ * the registers its walk starts from and the user words it read, goes into
+ * the stream as a reference.  The lookup is here, in line: it runs at every
+ * system call of a traced process.
+ */
+#ifndef KERNEL_TRACE_STACK_MEMO_H
+#define KERNEL_TRACE_STACK_MEMO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mm/mm.h"
+#include "uaccess/uaccess.h"
+
+#define STACK_MEMO_ENTRIES 64
+#define STACK_MEMO_WORDS   14 /* user words a remembered walk read, at most */
+/* The address space's stamp stands for the program too: a space holds one
+ * program for good (exec gives the process a new space). */
+struct stack_memo_key {
+	uint64_t rip, rsp, rbp; /* where the walk starts */
+	uint64_t space;         /* the address space's stamp (mm's vm_space_stamp) */
+	uint64_t config;        /* what the mode keeps */
+};
+struct stack_memo_word {
+	const uint64_t *at; /* where the walk read it (physmap) */
+	uint64_t value;
+};
+struct stack_memo_entry {
+	struct stack_memo_key key;
+	uint32_t epoch; /* the stream's when written (0: empty) */
+	uint32_t id;    /* the user_stack_def's */
+	unsigned words;
+	struct stack_memo_word word[STACK_MEMO_WORDS];
+};
+struct stack_memo {
+	struct stack_memo_entry entries[STACK_MEMO_ENTRIES];
+	uint8_t turn[STACK_MEMO_ENTRIES]; /* per set: the way to replace next */
+	uint32_t next_id;
+	struct stack_memo_entry *filling; /* the walk in progress notes its words here */
+	bool unusable; /* it read too many words, or one across pages or unaligned */
+	/* The pages the last walk found, in the space whose stamp is
+	 * pages_space: the next walk in that space starts with them. */
+	uint64_t pages_space;
+	struct user_peek pages;
+};
+/* Before a walk whose reads stack_memo_note notes, for key (key->space read
+ * before the walk's first read: a page unmapped while it runs gives the
+ * space a new stamp, and the entry never matches); the entry it will fill
+ * matches nothing meanwhile. */
+void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t epoch);
+/* Keeps the walk just noted as key's stack, sent as id in epoch (unless it
+ * read too much). */
+void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t id,
+		     uint32_t epoch);
+/* The walk read the word at physmap address at. */
+static inline __attribute__((always_inline)) void stack_memo_note(struct stack_memo *memo,
+								  const uint8_t *at)
+{
+	struct stack_memo_entry *e = memo->filling;
+	if (e->words < STACK_MEMO_WORDS && !((uint64_t)at & 7)) {
+		const uint64_t *word = (const uint64_t *)at;
+		e->word[e->words++] = (struct stack_memo_word){.at = word, .value = *word};
+	} else {
+		memo->unusable = true;
+	}
+}
+#define STACK_MEMO_WAYS 4
+#define STACK_MEMO_SETS (STACK_MEMO_ENTRIES / STACK_MEMO_WAYS)
+_Static_assert((STACK_MEMO_SETS & (STACK_MEMO_SETS - 1)) == 0, "sets: a power of two");
+
+static inline unsigned stack_memo_set(const struct stack_memo_key *key)
+{
+	uint64_t h = (key->rip ^ key->rsp << 7) * 0x9e3779b97f4a7c15ULL;
+	return (unsigned)(h >> 58) & (STACK_MEMO_SETS - 1);
+}
+
+static inline __attribute__((always_inline)) bool
+stack_memo_same_key(const struct stack_memo_key *a, const struct stack_memo_key *b)
+{
+	return a->rip == b->rip && a->rsp == b->rsp && a->rbp == b->rbp && a->space == b->space &&
+	       a->config == b->config;
+}
+
+/* Does every word the walk read still hold the value it had (the space's
+ * stamp the same: each is still where it was read)?  Two at a time. */
+static inline __attribute__((always_inline)) bool
+stack_memo_holds(const struct stack_memo_entry *e)
+{
+	const struct stack_memo_word *w = e->word, *end = w + e->words;
+	for (; w + 1 < end; w += 2)
+		if ((__atomic_load_n(w[0].at, __ATOMIC_RELAXED) ^ w[0].value) |
+		    (__atomic_load_n(w[1].at, __ATOMIC_RELAXED) ^ w[1].value))
+			return false;
+	return w == end || __atomic_load_n(w->at, __ATOMIC_RELAXED) == w->value;
+}
+
+/* The entry for key written in epoch, if every word its walk read still
+ * holds (key.space: the stamp now; interrupts off), else NULL. */
+static inline __attribute__((always_inline)) const struct stack_memo_entry *
+stack_memo_find(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t epoch)
+{
+	struct stack_memo_entry *set = &memo->entries[stack_memo_set(key) * STACK_MEMO_WAYS];
+	for (unsigned way = 0; way < STACK_MEMO_WAYS; way++) {
+		struct stack_memo_entry *e = &set[way];
+		if (e->epoch == epoch && stack_memo_same_key(&e->key, key))
+			return stack_memo_holds(e) ? e : NULL;
+	}
+	return NULL;
+}
+
+#endif
