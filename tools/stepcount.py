@@ -112,6 +112,7 @@ def main():
     p.add_argument("--user", action="append", default=[], help="a user program's ELF")
     p.add_argument("--max-steps", type=int, default=200000)
     p.add_argument("--timeout", type=int, default=900)
+    p.add_argument("--pcs", help="also write every stepped address here, one a line")
     args = p.parse_args()
 
     kernel = symbols(args.kernel)
@@ -129,6 +130,9 @@ def main():
             sys.exit("stepcount.py: the breakpoint was never reached")
         with open(out) as f:
             pcs = [int(line, 16) for line in f if line.strip()]
+    if args.pcs:
+        with open(args.pcs, "w") as f:
+            f.writelines("%x\n" % pc for pc in pcs)
 
     names = [name_of(pc, kernel, user) for pc in pcs]
     runs = []

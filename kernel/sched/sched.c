@@ -337,7 +337,9 @@ static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_fla
 
 	rq->switched_from = NULL;
 	rq->migrating = NULL;
-	spin_unlock_irqrestore(&rq->lock, irq_flags);
+	spin_unlock_handed(&rq->lock); /* spin_unlock_irqrestore, in line */
+	irq_restore(irq_flags);
+	preempt_enable();
 	if (moving)
 		sched_push_thread(moving);
 	if (prev && prev->state == THREAD_EXITING)
@@ -472,6 +474,9 @@ static bool can_hand_off(struct run_queue *here, struct run_queue *from, struct 
 	       rq_best_priority(here) <= next->priority;
 }
 
+static bool handoff_general(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+			    uint64_t deadline_ns);
+
 /* Reads and clears self's hand-off mark. */
 static bool take_handed_off(struct thread *self)
 {
@@ -480,11 +485,70 @@ static bool take_handed_off(struct thread *self)
 	return handed;
 }
 
+/* The hand-off's fast path, the IPC round trip's on one CPU (seL4's
+ * fastpath): next is blocked on this very CPU, may run here, and nothing
+ * ready here outranks it.  Then one run-queue lock is taken, which inherits
+ * held's hold on preemption (spin_lock_handed: no preempt_enable between
+ * the two), next is claimed under both, held is released and the switch
+ * uses the clock the caller read (now).  Nothing a switch does is left out
+ * (switch_at); next's wait is nil (it was never ready).  Returns false with
+ * nothing changed when next is elsewhere or the check fails: the general
+ * hand-off then decides. */
+static inline __attribute__((always_inline)) bool
+handoff_here(struct cpu *cpu, struct thread *next, struct spinlock *held, uint64_t irq_flags,
+	     uint64_t deadline_ns, uint64_t now, bool *handed)
+{
+	struct run_queue *here = cpu->sched;
+	struct thread *self = cpu->current;
+	unsigned index = cpu->id;
+	if (__atomic_load_n(&next->cpu, __ATOMIC_RELAXED) != index)
+		return false;
+	spin_lock_handed(&here->lock);
+	if (next->cpu != index || self->state != THREAD_BLOCKED ||
+	    next->state != THREAD_BLOCKED || !sched_cpu_allowed_quickly(next, index) ||
+	    rq_best_priority(here) > next->priority) {
+		spin_unlock_handed(&here->lock);
+		return false;
+	}
+	rq_remove_sleeper(next);
+	next->ready_since_ns = now;
+	next->handed_off = true;
+	spin_unlock_handed(held); /* next is ours; the count now stands for here->lock */
+	if (deadline_ns) {
+		self->wake_deadline_ns = deadline_ns;
+		rq_add_sleeper(here, self);
+	}
+	cpu->need_resched = 0;
+	switch_at(self, next, now);
+	rq_remove_sleeper(self); /* woken before the deadline */
+	finish_switch(irq_flags);
+	*handed = take_handed_off(self);
+	return true;
+}
+
 bool sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
 		   uint64_t deadline_ns)
 {
-	struct run_queue *here = this_rq(), *from;
+	return sched_handoff_at(next, held, irq_flags, deadline_ns, clock_ns());
+}
+
+bool sched_handoff_at(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+		      uint64_t deadline_ns, uint64_t now)
+{
+	struct cpu *cpu = this_cpu();
+	bool handed;
 	ASSERT(!irq_enabled());
+	if (handoff_here(cpu, next, held, irq_flags, deadline_ns, now, &handed))
+		return handed;
+	return handoff_general(next, held, irq_flags, deadline_ns);
+}
+
+/* Every other hand-off: next on another CPU's queue (both locked), or one
+ * that turns into a wake-up and a block. */
+static bool handoff_general(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+			    uint64_t deadline_ns)
+{
+	struct run_queue *here = this_rq(), *from;
 	for (;;) {
 		from = rq_of(next);
 		if (from == here)

@@ -183,6 +183,10 @@ bool sched_wakeup_next(struct thread *t);
  * unlock and sched_block.  Returns what sched_resumed_by_handoff would. */
 bool sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
 		   uint64_t deadline_ns);
+/* sched_handoff with the clock the caller read just before (clock_ns()):
+ * the switch charges the time up to now, and the caller saves a reading. */
+bool sched_handoff_at(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+		      uint64_t deadline_ns, uint64_t now);
 /* True when the calling thread's last block (since its sched_prepare_block)
  * ended with another thread's sched_handoff switching straight to it: that
  * thread was done with it, and with whatever it changed under the lock it
