@@ -375,6 +375,7 @@ int sched_get_cpu_stats(unsigned index, struct cpu_stats *stats)
 	stats->irq_ns = __atomic_load_n(&live->irq_ns, __ATOMIC_RELAXED);
 	stats->context_switches = __atomic_load_n(&live->context_switches, __ATOMIC_RELAXED);
 	stats->interrupts = __atomic_load_n(&live->interrupts, __ATOMIC_RELAXED);
+	stats->direct_switches = __atomic_load_n(&live->direct_switches, __ATOMIC_RELAXED);
 	return 0;
 }
 

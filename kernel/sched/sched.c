@@ -284,6 +284,7 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	cpu->irq_depth = next->saved_irq_depth;
 	cpu->current = next;
 	cpu->acct = next->acct;
+	cpu->process = next->process;
 	rq->switched_from = prev;
 	/* Traps and SYSCALL from user mode land on the thread's own stack. */
 	tss_set_kernel_stack(next->stack.top);
@@ -519,6 +520,7 @@ handoff_here(struct cpu *cpu, struct thread *next, struct spinlock *held, uint64
 		rq_add_sleeper(here, self);
 	}
 	cpu->need_resched = 0;
+	cpu->stats.direct_switches++;
 	switch_at(self, next, now);
 	rq_remove_sleeper(self); /* woken before the deadline */
 	finish_switch(irq_flags);

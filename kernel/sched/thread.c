@@ -290,8 +290,10 @@ void thread_set_process(struct thread *t, struct process *process, struct addres
 	uint64_t irq = irq_save();
 	t->process = process;
 	t->space = space;
-	if (t == thread_current())
+	if (t == thread_current()) {
+		this_cpu()->process = process; /* proc_current's copy */
 		vm_space_activate(space ? space : vm_kernel_space());
+	}
 	irq_restore(irq);
 }
 
