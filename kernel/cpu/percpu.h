@@ -29,6 +29,7 @@ struct cpu_stats {
 
 struct tel_ring;
 struct process;
+struct address_space;
 
 struct cpu {
 	struct cpu *self;          /* offset 0: this_cpu() reads it */
@@ -53,6 +54,8 @@ struct cpu {
 		     * accounting's advice to test with one load */
 	struct process *process; /* the running thread's process, NULL: a kernel thread (set
 				  * by sched at every switch; proc_current reads it) */
+	struct address_space *loaded_space; /* what CR3 holds (mm's vm_space_activate sets it): a
+					     * kernel thread runs in whatever is loaded */
 	uint64_t quiescent_generation; /* grace periods: quiescent points passed (smp/grace.c) */
 	void *arch;         /* GDT/TSS and stacks, owned by arch code */
 	void *sched;        /* run queue, owned by sched */

@@ -40,7 +40,8 @@
  *    sched.switch join point (per-activity accounting's acct_note_switch
  *    is advice on it), run-time and wait statistics, the grace period's
  *    quiescent state, irq_depth, TSS rsp0 and the SYSCALL stack, FPU state
- *    and the address space all change there and nowhere else.
+ *    and the address space all change there and nowhere else.  A kernel
+ *    thread keeps the address space it finds loaded (mm's invariants).
  *  - A hand-off marks the thread it switches to (handed_off) after claiming
  *    it and before the switch, when the handing thread is done with it and
  *    with whatever it changed under its lock; sched_prepare_block clears the
@@ -257,7 +258,7 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	struct cpu *cpu = this_cpu();
 	struct run_queue *rq = cpu->sched;
 
-	spin_assert_held(&rq->lock);
+	ASSERT(rq->lock.owner_cpu == (int)cpu->id); /* spin_assert_held, in line */
 	ASSERT(!irq_enabled() && prev == cpu->current);
 	if (cpu->preempt_count != 1)
 		panic("sched: switch from '%s' with preempt_count %d (sleeping with a lock held?)",
@@ -291,8 +292,11 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	cpu->syscall_stack = next->stack.top;
 	fpu_save(&prev->fpu);
 	fpu_restore(&next->fpu);
-	if (next->space != prev->space)
-		vm_space_activate(next->space ? next->space : vm_kernel_space());
+	/* A kernel thread runs on whatever tables are loaded (the kernel half is
+	 * the same in all): a round trip between a process and a kernel thread
+	 * reloads nothing (mm's vm_space_destroy takes a dying space back). */
+	if (next->space && next->space != cpu->loaded_space)
+		vm_space_activate(next->space);
 	arch_context_switch(&prev->saved_rsp, next->saved_rsp);
 }
 

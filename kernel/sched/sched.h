@@ -71,8 +71,14 @@ int thread_join(struct thread *t, int *status);
 /* Lets t be reclaimed by itself when it ends; it can no longer be joined.
  * Returns 0 or -EINVAL (already detached or joined). */
 int thread_detach(struct thread *t);
-/* The calling thread; NULL before sched_init. */
-struct thread *thread_current(void);
+/* The calling thread; NULL before sched_init.  One load of the CPU's
+ * current thread, in line: IPC and system calls ask at every step. */
+static inline struct thread *thread_current(void)
+{
+	struct thread *current;
+	__asm__ volatile("movq %%gs:%c1, %0" : "=r"(current) : "i"(offsetof(struct cpu, current)));
+	return current;
+}
 /* Accessors: id (0 = the boot thread), name, priority, state, statistics. */
 uint64_t thread_id(const struct thread *t);
 const char *thread_name(const struct thread *t);
