@@ -55,7 +55,9 @@ void rq_unlock_two(struct run_queue *a, struct run_queue *b)
 	spin_unlock(&a->lock);
 }
 
-uint64_t sched_allowed_cpus(const struct thread *t)
+/* sched_allowed_cpus' body, in line in thread_allowed_cpus too (IPC asks
+ * at every receive). */
+static inline __attribute__((always_inline)) uint64_t allowed_cpus(const struct thread *t)
 {
 	uint64_t online = smp_online_mask();
 	uint64_t allowed = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED) & online;
@@ -69,9 +71,14 @@ uint64_t sched_allowed_cpus(const struct thread *t)
 	return allowed;
 }
 
+uint64_t sched_allowed_cpus(const struct thread *t)
+{
+	return allowed_cpus(t);
+}
+
 uint64_t thread_allowed_cpus(const struct thread *t)
 {
-	return sched_allowed_cpus(t);
+	return allowed_cpus(t);
 }
 
 bool sched_cpu_allowed(const struct thread *t, unsigned index)

@@ -344,7 +344,10 @@ static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_fla
 	rq->migrating = NULL;
 	spin_unlock_handed(&rq->lock); /* spin_unlock_irqrestore, in line */
 	irq_restore(irq_flags);
-	preempt_enable();
+	struct cpu *cpu = rq->cpu; /* preempt_enable, in line */
+	__asm__ volatile("" : : : "memory");
+	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irq_enabled())
+		sched_preempt();
 	if (moving)
 		sched_push_thread(moving);
 	if (prev && prev->state == THREAD_EXITING)
@@ -543,9 +546,8 @@ bool sched_handoff_at(struct thread *next, struct spinlock *held, uint64_t irq_f
 {
 	struct cpu *cpu = this_cpu();
 	bool handed;
-	ASSERT(!irq_enabled());
 	if (handoff_here(cpu, next, held, irq_flags, deadline_ns, now, &handed))
-		return handed;
+		return handed; /* (switch_at asserted that interrupts are off) */
 	return handoff_general(next, held, irq_flags, deadline_ns);
 }
 
@@ -555,6 +557,7 @@ static bool handoff_general(struct thread *next, struct spinlock *held, uint64_t
 			    uint64_t deadline_ns)
 {
 	struct run_queue *here = this_rq(), *from;
+	ASSERT(!irq_enabled());
 	for (;;) {
 		from = rq_of(next);
 		if (from == here)
