@@ -498,7 +498,8 @@ static bool take_handed_off(struct thread *self)
  * ready here outranks it.  Then one run-queue lock is taken, which inherits
  * held's hold on preemption (spin_lock_handed: no preempt_enable between
  * the two), next is claimed under both, held is released and the switch
- * uses the clock the caller read (now).  Nothing a switch does is left out
+ * uses the clock the caller read (now, or the CPU's last charge if that is
+ * later: time is never charged backwards).  Nothing a switch does is left out
  * (switch_at); next's wait is nil (it was never ready).  Returns false with
  * nothing changed when next is elsewhere or the check fails: the general
  * hand-off then decides. */
@@ -518,6 +519,10 @@ handoff_here(struct cpu *cpu, struct thread *next, struct spinlock *held, uint64
 		spin_unlock_handed(&here->lock);
 		return false;
 	}
+	/* now was read before held was taken, with interrupts on: a tick since
+	 * may have charged this CPU up to a later time, never to be undone. */
+	if (now < here->last_account_ns)
+		now = here->last_account_ns;
 	rq_remove_sleeper(next);
 	next->ready_since_ns = now;
 	next->handed_off = true;

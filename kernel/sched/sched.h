@@ -190,7 +190,8 @@ bool sched_wakeup_next(struct thread *t);
 bool sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
 		   uint64_t deadline_ns);
 /* sched_handoff with the clock the caller read just before (clock_ns()):
- * the switch charges the time up to now, and the caller saves a reading. */
+ * the switch charges the time up to now (or to the CPU's last charge, when
+ * a tick came after the reading), and the caller saves a reading. */
 bool sched_handoff_at(struct thread *next, struct spinlock *held, uint64_t irq_flags,
 		      uint64_t deadline_ns, uint64_t now);
 /* True when the calling thread's last block (since its sched_prepare_block)
