@@ -24,9 +24,12 @@ struct cpu_stats {
 	uint64_t irq_ns;
 	uint64_t context_switches;
 	uint64_t interrupts;
+	uint64_t direct_switches; /* of context_switches: the hand-off's fast path (sched) */
 };
 
 struct tel_ring;
+struct process;
+struct address_space;
 
 struct cpu {
 	struct cpu *self;          /* offset 0: this_cpu() reads it */
@@ -49,6 +52,10 @@ struct cpu {
 	unsigned jp_sections; /* join points: odd while running advice (guard, grace) */
 	void *acct; /* the running thread's kernel/acct state (thread_acct_state), for the
 		     * accounting's advice to test with one load */
+	struct process *process; /* the running thread's process, NULL: a kernel thread (set
+				  * by sched at every switch; proc_current reads it) */
+	struct address_space *loaded_space; /* what CR3 holds (mm's vm_space_activate sets it): a
+					     * kernel thread runs in whatever is loaded */
 	uint64_t quiescent_generation; /* grace periods: quiescent points passed (smp/grace.c) */
 	void *arch;         /* GDT/TSS and stacks, owned by arch code */
 	void *sched;        /* run queue, owned by sched */

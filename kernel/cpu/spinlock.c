@@ -104,6 +104,11 @@ void spin_unlock_irqrestore(struct spinlock *lock, uint64_t flags)
 	preempt_enable();
 }
 
+void spin_misuse(const struct spinlock *lock, const char *what)
+{
+	panic("spinlock '%s' %s on cpu %u", lock->name, what, this_cpu_id());
+}
+
 bool spin_held_by_me(const struct spinlock *lock)
 {
 	return lock->owner_cpu == (int)this_cpu_id();

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cpu/percpu.h"
+
 struct spinlock {
 	volatile uint32_t next_ticket;
 	volatile uint32_t serving;
@@ -31,6 +33,35 @@ void spin_unlock_irqrestore(struct spinlock *lock, uint64_t flags);
 bool spin_held_by_me(const struct spinlock *lock);
 
 #define spin_assert_held(lock) ASSERT(spin_held_by_me(lock))
+
+/* ---- A lock's hold on preemption handed to another lock ------------------ */
+
+/* The scheduler's direct switch holds one lock on entry (the waiter's) and
+ * must hold exactly one at the switch (the run queue's): these take and drop
+ * a lock without touching the preemption count, so that the count the first
+ * lock took passes to the second, with no preempt_enable check between.
+ * Interrupts off; the same ownership checks as spin_lock and spin_unlock
+ * (spin_misuse panics, naming the lock). */
+__attribute__((noreturn, cold)) void spin_misuse(const struct spinlock *lock, const char *what);
+
+static inline __attribute__((always_inline)) void spin_lock_handed(struct spinlock *lock)
+{
+	int cpu = (int)this_cpu_id();
+	if (lock->owner_cpu == cpu)
+		spin_misuse(lock, "taken twice");
+	uint32_t ticket = __atomic_fetch_add(&lock->next_ticket, 1, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&lock->serving, __ATOMIC_ACQUIRE) != ticket)
+		__asm__ volatile("pause" : : : "memory");
+	lock->owner_cpu = cpu;
+}
+
+static inline __attribute__((always_inline)) void spin_unlock_handed(struct spinlock *lock)
+{
+	if (lock->owner_cpu != (int)this_cpu_id())
+		spin_misuse(lock, "released by a CPU that does not hold it");
+	lock->owner_cpu = -1;
+	__atomic_store_n(&lock->serving, lock->serving + 1, __ATOMIC_RELEASE);
+}
 
 void preempt_disable(void);
 void preempt_enable(void);

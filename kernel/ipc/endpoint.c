@@ -293,14 +293,14 @@ static uint64_t wake_time(uint64_t now, uint64_t deadline)
  * the lock and was done with this waiter before it switched (sched.h), so
  * nothing is left to look at under the lock. */
 HOT bool block_unlocked(struct ipc_endpoint *e, uint64_t *irq, struct thread **handoff,
-			uint64_t until, const volatile int *done, int done_value)
+			uint64_t now, uint64_t until, const volatile int *done, int done_value)
 {
 	bool handed;
 	sched_prepare_block();
 	if (*handoff) {
 		struct thread *next = *handoff;
 		*handoff = NULL;
-		handed = sched_handoff(next, &e->lock, *irq, until); /* drops the lock */
+		handed = sched_handoff_at(next, &e->lock, *irq, until, now); /* drops the lock */
 	} else {
 		spin_unlock_irqrestore(&e->lock, *irq);
 		sched_block(until);
@@ -390,7 +390,7 @@ static int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, u
 			result = withdraw_locked(e, call, -ETIMEDOUT);
 			break;
 		}
-		if (block_unlocked(e, irq, &receiver, wake_time(now, deadline), &call->state,
+		if (block_unlocked(e, irq, &receiver, now, wake_time(now, deadline), &call->state,
 				   IPC_CALL_DONE)) {
 			*locked = false; /* answered, and handed back by the replier */
 			return call->result;
@@ -527,13 +527,14 @@ enum wait_outcome {
 /* Queues the caller as a receiver into message and blocks (handing the CPU
  * to handoff). */
 HOT enum wait_outcome wait_for_message(struct ipc_endpoint *e, struct ipc_message *message,
-				       uint64_t *irq, struct thread **handoff, uint64_t until)
+				       uint64_t *irq, struct thread **handoff, uint64_t now,
+				       uint64_t until)
 {
 	struct ipc_receiver self = {
 	    .next = e->receivers, .thread = thread_current(), .buffer = message};
 	e->receivers = &self;
 	e->receiver_cpus = thread_allowed_cpus(self.thread);
-	if (block_unlocked(e, irq, handoff, until, &self.delivered, 1))
+	if (block_unlocked(e, irq, handoff, now, until, &self.delivered, 1))
 		return WAIT_DELIVERED_UNLOCKED;
 	remove_receiver_locked(e, &self);
 	return self.delivered ? WAIT_DELIVERED : WAIT_NOTHING;
@@ -610,8 +611,8 @@ HOT int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint
 			polled = true;
 			outcome = poll_briefly(e, message, irq, now, deadline);
 		} else {
-			outcome =
-			    wait_for_message(e, message, irq, &handoff, wake_time(now, deadline));
+			outcome = wait_for_message(e, message, irq, &handoff, now,
+						   wake_time(now, deadline));
 		}
 		if (outcome != WAIT_NOTHING) {
 			*locked = outcome == WAIT_DELIVERED;

@@ -421,6 +421,75 @@ static void call_delivered_straight_to_a_waiting_receiver(struct ktest *t)
 	ipc_endpoint_put(s.endpoint);
 }
 
+/* The hand-off's fast path both ways: with the server blocked in receive on
+ * the caller's CPU, each call switches straight to it and each
+ * ipc_reply_receive straight back (the CPU counts them), and the time the
+ * server ran is charged to it at those switches. */
+static void same_cpu_round_trip_is_a_direct_switch_both_ways(struct ktest *t)
+{
+	struct server s = {
+	    .endpoint = ipc_endpoint_create("test", 4), .count = 8, .mode = SERVE_REPLY_RECEIVE};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	uint64_t saved;
+	struct thread *server = start_server_here(&s, "ipc-direct", &saved);
+	ASSERT_TRUE(t, server != NULL);
+	struct cpu_stats before, after;
+	struct thread_stats server_before, server_after;
+	sched_get_cpu_stats(this_cpu_id(), &before);
+	thread_get_stats(server, &server_before);
+	for (int i = 0; i < s.count; i++) {
+		struct ipc_message m = make_message(30 + i, "ping"), r;
+		EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, PEER_GUARD_NS), 0);
+		EXPECT_EQ(t, r.label, 31 + i);
+	}
+	sched_get_cpu_stats(this_cpu_id(), &after);
+	thread_get_stats(server, &server_after);
+	/* Each call in, each answer but the last (its receive does not wait)
+	 * back; a tick that made something else ready may send one the
+	 * general way, never many. */
+	EXPECT_TRUE(t, after.direct_switches - before.direct_switches >= 2 * (uint64_t)s.count - 3);
+	EXPECT_TRUE(t, server_after.switches - server_before.switches >= (uint64_t)s.count);
+	EXPECT_TRUE(t, server_after.run_ns > server_before.run_ns);
+	int status = -1;
+	thread_join(server, &status);
+	thread_set_affinity(thread_current(), saved);
+	EXPECT_EQ(t, status, 0);
+	ipc_endpoint_put(s.endpoint);
+}
+
+/* A receiver blocked on this CPU whose affinity changed since it blocked
+ * (now another CPU only) is not switched to: the hand-off wakes it where
+ * it may run, the caller blocks, and the call still gets its answer. */
+static void receiver_moved_off_this_cpu_is_woken_not_switched_to(struct ktest *t)
+{
+	if (cpu_count < 2) {
+		ktest_skip(t, "one CPU");
+		return;
+	}
+	struct server s = {
+	    .endpoint = ipc_endpoint_create("test", 4), .count = 1, .mode = SERVE_REPLY_RECEIVE};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	uint64_t saved;
+	struct thread *server = start_server_here(&s, "ipc-moved", &saved);
+	ASSERT_TRUE(t, server != NULL);
+	unsigned here = this_cpu_id(), there = here == 0 ? 1 : 0;
+	EXPECT_EQ(t, thread_set_affinity(server, 1ull << there), 0);
+	struct cpu_stats before, after;
+	sched_get_cpu_stats(here, &before);
+	struct ipc_message m = make_message(40, "ping"), r;
+	EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, PEER_GUARD_NS), 0);
+	EXPECT_EQ(t, r.label, 41);
+	EXPECT_EQ(t, this_cpu_id(), here); /* pinned: never pulled to the server's CPU */
+	sched_get_cpu_stats(here, &after);
+	EXPECT_EQ(t, after.direct_switches, before.direct_switches);
+	EXPECT_EQ(t, thread_cpu(server), there);
+	int status = -1;
+	thread_join(server, &status);
+	thread_set_affinity(thread_current(), saved);
+	EXPECT_EQ(t, status, 0);
+	ipc_endpoint_put(s.endpoint);
+}
+
 /* Calls from another CPU to a server answering with ipc_reply_receive:
  * after each answer the server polls for the next call (its last caller
  * ran elsewhere), and a call that comes meanwhile goes straight into its
@@ -532,5 +601,7 @@ KTEST_SUITE(ipc, KTEST_CASE(send_then_receive_in_order), KTEST_CASE(full_queue_d
 	    KTEST_CASE(receiver_gone_mid_call_gives_epipe),
 	    KTEST_CASE(call_that_cannot_be_served_fails_fast),
 	    KTEST_CASE(call_delivered_straight_to_a_waiting_receiver),
+	    KTEST_CASE(same_cpu_round_trip_is_a_direct_switch_both_ways),
+	    KTEST_CASE(receiver_moved_off_this_cpu_is_woken_not_switched_to),
 	    KTEST_CASE(call_queued_when_no_receiver_waits),
 	    KTEST_CASE(calls_from_another_cpu_arrive_whole), KTEST_CASE(join_points_are_declared));

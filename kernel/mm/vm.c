@@ -15,7 +15,12 @@
  *    and vm_tlb_shootdown (other CPUs) after it is dropped, before the call
  *    returns: a caller never frees a frame another CPU can still reach;
  *  - a user space's active_cpus has the bit of every CPU whose CR3 holds it
- *    (set before CR3 is loaded, cleared after it is replaced).
+ *    (set before CR3 is loaded, cleared after it is replaced);
+ *  - a CPU may hold a user space none of whose threads runs there: the
+ *    scheduler leaves CR3 alone when it switches to a kernel thread (the
+ *    kernel half is the same everywhere), so a round trip between a process
+ *    and a kernel thread reloads nothing.  vm_space_destroy has every CPU
+ *    still holding the space load the kernel's tables first.
  * Until the switch, new page-table frames are written through the boot
  * physmap, which covers only the first 4 GiB: frames come lowest first.
  */
@@ -250,9 +255,27 @@ struct address_space *vm_space_create(void)
 	return space;
 }
 
+/* A CPU whose CR3 still holds arg (a kernel thread runs there on it) loads
+ * the kernel's tables instead; one running a thread of arg cannot exist,
+ * since arg is being destroyed. */
+static void drop_space_here(void *arg)
+{
+	uint64_t irq = irq_save();
+	if (active_space[this_cpu_id()] == arg)
+		vm_space_activate(&kernel_space);
+	irq_restore(irq);
+}
+
 void vm_space_destroy(struct address_space *space)
 {
 	ASSERT(space != &kernel_space);
+	preempt_disable();
+	drop_space_here(space);
+	uint64_t holders = __atomic_load_n(&space->active_cpus, __ATOMIC_SEQ_CST) &
+			   ~SMP_CPU_BIT(this_cpu_id());
+	if (holders && smp_call(holders, drop_space_here, space, SMP_CALL_WAIT))
+		panic("vm: an address space destroyed from an interrupt handler");
+	preempt_enable();
 	ASSERT((read_cr3() & PTE_ADDRESS_MASK) != space->root);
 	ASSERT(__atomic_load_n(&space->active_cpus, __ATOMIC_SEQ_CST) == 0);
 	pt_destroy_user(space->root);
@@ -276,6 +299,7 @@ void vm_space_activate(struct address_space *space)
 	if ((read_cr3() & PTE_ADDRESS_MASK) != space->root)
 		write_cr3(space->root);
 	active_space[cpu] = space;
+	this_cpu()->loaded_space = space;
 	if (old && old != space && old != &kernel_space)
 		__atomic_and_fetch(&old->active_cpus, ~SMP_CPU_BIT(cpu), __ATOMIC_SEQ_CST);
 	irq_restore(irq);

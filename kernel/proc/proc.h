@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu/percpu.h"
 #include "lib/cfi.h"
 #include "uapi/cred.h"
 #include "uapi/proc.h"
@@ -34,8 +35,18 @@ struct proc_module_slots {
 	void *fs;    /* the working directory (modules/vfs) */
 };
 
-/* The process the calling thread runs for, or NULL in a kernel thread. */
-struct process *proc_current(void);
+/* The process the calling thread runs for, or NULL in a kernel thread: one
+ * load of the CPU's copy, which the scheduler sets at every switch (and
+ * thread_set_process for the calling thread), since system calls and IPC
+ * ask at every step. */
+static inline struct process *proc_current(void)
+{
+	struct process *process;
+	__asm__ volatile("movq %%gs:%c1, %0"
+			 : "=r"(process)
+			 : "i"(offsetof(struct cpu, process)));
+	return process;
+}
 /* Accessors.  proc_parent_pid is 0 for init and orphans' reapers. */
 int proc_pid(const struct process *p);
 int proc_parent_pid(const struct process *p);

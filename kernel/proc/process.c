@@ -51,12 +51,6 @@ static struct process kernel_parent = {
 
 /* ---- Accessors ------------------------------------------------------------ */
 
-struct process *proc_current(void)
-{
-	struct thread *self = thread_current();
-	return self ? thread_process(self) : NULL;
-}
-
 int proc_pid(const struct process *p)
 {
 	return p->pid;

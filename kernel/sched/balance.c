@@ -26,7 +26,7 @@
 #include "time/time.h"
 #include "telemetry/tracepoint.h"
 
-static uint64_t monitor_cpus;       /* reserved for monitors */
+uint64_t sched_reserved_cpus;       /* reserved for monitors (internal.h) */
 static uint64_t monitor_cpus_asked; /* monitor_cpus= on the command line */
 
 struct run_queue *rq_of_cpu(unsigned index)
@@ -55,23 +55,30 @@ void rq_unlock_two(struct run_queue *a, struct run_queue *b)
 	spin_unlock(&a->lock);
 }
 
-uint64_t sched_allowed_cpus(const struct thread *t)
+/* sched_allowed_cpus' body, in line in thread_allowed_cpus too (IPC asks
+ * at every receive). */
+static inline __attribute__((always_inline)) uint64_t allowed_cpus(const struct thread *t)
 {
 	uint64_t online = smp_online_mask();
 	uint64_t allowed = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED) & online;
 	if (!allowed)
 		return online;
 	if (!(t->flags & THREAD_MONITOR)) {
-		uint64_t ordinary = allowed & ~__atomic_load_n(&monitor_cpus, __ATOMIC_RELAXED);
+		uint64_t ordinary = allowed & ~__atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED);
 		if (ordinary)
 			allowed = ordinary;
 	}
 	return allowed;
 }
 
+uint64_t sched_allowed_cpus(const struct thread *t)
+{
+	return allowed_cpus(t);
+}
+
 uint64_t thread_allowed_cpus(const struct thread *t)
 {
-	return sched_allowed_cpus(t);
+	return allowed_cpus(t);
 }
 
 bool sched_cpu_allowed(const struct thread *t, unsigned index)
@@ -80,13 +87,9 @@ bool sched_cpu_allowed(const struct thread *t, unsigned index)
 	 * mask (the hand-off's question, at every direct switch) when it is not
 	 * reserved for monitors, t is a monitor, or t's affinity names monitor
 	 * CPUs only (then those are what it has). */
-	uint64_t bit = SMP_CPU_BIT(index);
-	uint64_t affinity = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);
-	uint64_t monitors = __atomic_load_n(&monitor_cpus, __ATOMIC_RELAXED);
-	if (index == this_cpu_id() && (affinity & bit) &&
-	    (!(monitors & bit) || (t->flags & THREAD_MONITOR) || !(affinity & ~monitors)))
+	if (index == this_cpu_id() && sched_cpu_allowed_quickly(t, index))
 		return true;
-	return sched_allowed_cpus(t) & bit;
+	return sched_allowed_cpus(t) & SMP_CPU_BIT(index);
 }
 
 static unsigned cpu_load(unsigned index)
@@ -306,10 +309,10 @@ int cpu_reserve_for_monitors(unsigned index)
 {
 	if (!smp_cpu_online(index))
 		return -EINVAL;
-	uint64_t reserved = __atomic_load_n(&monitor_cpus, __ATOMIC_RELAXED) | SMP_CPU_BIT(index);
+	uint64_t reserved = __atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED) | SMP_CPU_BIT(index);
 	if (!(smp_online_mask() & ~reserved))
 		return -EBUSY;
-	__atomic_or_fetch(&monitor_cpus, SMP_CPU_BIT(index), __ATOMIC_SEQ_CST);
+	__atomic_or_fetch(&sched_reserved_cpus, SMP_CPU_BIT(index), __ATOMIC_SEQ_CST);
 	evict_cpu(index);
 	pr_info("sched: cpu %u runs monitors only\n", index);
 	return 0;
@@ -319,13 +322,13 @@ int cpu_release_from_monitors(unsigned index)
 {
 	if (index >= MAX_CPUS || !(sched_monitor_cpus() & SMP_CPU_BIT(index)))
 		return -EINVAL;
-	__atomic_and_fetch(&monitor_cpus, ~SMP_CPU_BIT(index), __ATOMIC_SEQ_CST);
+	__atomic_and_fetch(&sched_reserved_cpus, ~SMP_CPU_BIT(index), __ATOMIC_SEQ_CST);
 	return 0;
 }
 
 uint64_t sched_monitor_cpus(void)
 {
-	return __atomic_load_n(&monitor_cpus, __ATOMIC_RELAXED);
+	return __atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED);
 }
 
 /* monitor_cpus=1,3: kept until the CPUs are online (sched_apply_monitor_cpus). */
@@ -379,6 +382,7 @@ int sched_get_cpu_stats(unsigned index, struct cpu_stats *stats)
 	stats->irq_ns = __atomic_load_n(&live->irq_ns, __ATOMIC_RELAXED);
 	stats->context_switches = __atomic_load_n(&live->context_switches, __ATOMIC_RELAXED);
 	stats->interrupts = __atomic_load_n(&live->interrupts, __ATOMIC_RELAXED);
+	stats->direct_switches = __atomic_load_n(&live->direct_switches, __ATOMIC_RELAXED);
 	return 0;
 }
 

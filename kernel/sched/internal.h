@@ -156,6 +156,21 @@ struct run_queue *rq_lock_thread(struct thread *t, uint64_t *flags);
 void rq_kick(struct run_queue *rq, const struct thread *t);
 
 /* balance.c: where threads run */
+/* The CPUs reserved for monitors (sched_monitor_cpus), read relaxed. */
+extern uint64_t sched_reserved_cpus;
+/* sched_cpu_allowed's answer without the whole mask, for CPU index, which is
+ * online (this CPU): in t's affinity and not reserved for monitors, or t is
+ * a monitor, or t's affinity names monitor CPUs only (then those are what
+ * it has).  False may still be allowed (an affinity with no CPU online). */
+static inline __attribute__((always_inline)) bool sched_cpu_allowed_quickly(const struct thread *t,
+									  unsigned index)
+{
+	uint64_t bit = 1ull << index;
+	uint64_t affinity = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);
+	uint64_t monitors = __atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED);
+	return (affinity & bit) &&
+	       (!(monitors & bit) || (t->flags & THREAD_MONITOR) || !(affinity & ~monitors));
+}
 /* The run queue of CPU index. */
 struct run_queue *rq_of_cpu(unsigned index);
 /* Locks two run queues (or one, when the same) in index order, interrupts

@@ -40,7 +40,8 @@
  *    sched.switch join point (per-activity accounting's acct_note_switch
  *    is advice on it), run-time and wait statistics, the grace period's
  *    quiescent state, irq_depth, TSS rsp0 and the SYSCALL stack, FPU state
- *    and the address space all change there and nowhere else.
+ *    and the address space all change there and nowhere else.  A kernel
+ *    thread keeps the address space it finds loaded (mm's invariants).
  *  - A hand-off marks the thread it switches to (handed_off) after claiming
  *    it and before the switch, when the handing thread is done with it and
  *    with whatever it changed under its lock; sched_prepare_block clears the
@@ -259,7 +260,7 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	struct cpu *cpu = this_cpu();
 	struct run_queue *rq = cpu->sched;
 
-	spin_assert_held(&rq->lock);
+	ASSERT(rq->lock.owner_cpu == (int)cpu->id); /* spin_assert_held, in line */
 	ASSERT(!irq_enabled() && prev == cpu->current);
 	if (cpu->preempt_count != 1)
 		panic("sched: switch from '%s' with preempt_count %d (sleeping with a lock held?)",
@@ -286,14 +287,18 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	cpu->irq_depth = next->saved_irq_depth;
 	cpu->current = next;
 	cpu->acct = next->acct;
+	cpu->process = next->process;
 	rq->switched_from = prev;
 	/* Traps and SYSCALL from user mode land on the thread's own stack. */
 	tss_set_kernel_stack(next->stack.top);
 	cpu->syscall_stack = next->stack.top;
 	fpu_save(&prev->fpu);
 	fpu_restore(&next->fpu);
-	if (next->space != prev->space)
-		vm_space_activate(next->space ? next->space : vm_kernel_space());
+	/* A kernel thread runs on whatever tables are loaded (the kernel half is
+	 * the same in all): a round trip between a process and a kernel thread
+	 * reloads nothing (mm's vm_space_destroy takes a dying space back). */
+	if (next->space && next->space != cpu->loaded_space)
+		vm_space_activate(next->space);
 	arch_context_switch(&prev->saved_rsp, next->saved_rsp);
 }
 
@@ -339,7 +344,12 @@ static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_fla
 
 	rq->switched_from = NULL;
 	rq->migrating = NULL;
-	spin_unlock_irqrestore(&rq->lock, irq_flags);
+	spin_unlock_handed(&rq->lock); /* spin_unlock_irqrestore, in line */
+	irq_restore(irq_flags);
+	struct cpu *cpu = rq->cpu; /* preempt_enable, in line */
+	__asm__ volatile("" : : : "memory");
+	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irq_enabled())
+		sched_preempt();
 	if (moving)
 		sched_push_thread(moving);
 	if (prev && prev->state == THREAD_EXITING)
@@ -474,6 +484,9 @@ static bool can_hand_off(struct run_queue *here, struct run_queue *from, struct 
 	       rq_best_priority(here) <= next->priority;
 }
 
+static bool handoff_general(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+			    uint64_t deadline_ns);
+
 /* Reads and clears self's hand-off mark. */
 static bool take_handed_off(struct thread *self)
 {
@@ -482,8 +495,73 @@ static bool take_handed_off(struct thread *self)
 	return handed;
 }
 
+/* The hand-off's fast path, the IPC round trip's on one CPU (seL4's
+ * fastpath): next is blocked on this very CPU, may run here, and nothing
+ * ready here outranks it.  Then one run-queue lock is taken, which inherits
+ * held's hold on preemption (spin_lock_handed: no preempt_enable between
+ * the two), next is claimed under both, held is released and the switch
+ * uses the clock the caller read (now, or the CPU's last charge if that is
+ * later: time is never charged backwards).  Nothing a switch does is left out
+ * (switch_at); next's wait is nil (it was never ready).  Returns false with
+ * nothing changed when next is elsewhere or the check fails: the general
+ * hand-off then decides. */
+static inline __attribute__((always_inline)) bool
+handoff_here(struct cpu *cpu, struct thread *next, struct spinlock *held, uint64_t irq_flags,
+	     uint64_t deadline_ns, uint64_t now, bool *handed)
+{
+	struct run_queue *here = cpu->sched;
+	struct thread *self = cpu->current;
+	unsigned index = cpu->id;
+	if (__atomic_load_n(&next->cpu, __ATOMIC_RELAXED) != index)
+		return false;
+	spin_lock_handed(&here->lock);
+	if (next->cpu != index || self->state != THREAD_BLOCKED ||
+	    next->state != THREAD_BLOCKED || !sched_cpu_allowed_quickly(next, index) ||
+	    rq_best_priority(here) > next->priority) {
+		spin_unlock_handed(&here->lock);
+		return false;
+	}
+	/* now was read before held was taken, with interrupts on: a tick since
+	 * may have charged this CPU up to a later time, never to be undone. */
+	if (now < here->last_account_ns)
+		now = here->last_account_ns;
+	rq_remove_sleeper(next);
+	next->ready_since_ns = now;
+	next->handed_off = true;
+	spin_unlock_handed(held); /* next is ours; the count now stands for here->lock */
+	if (deadline_ns) {
+		self->wake_deadline_ns = deadline_ns;
+		rq_add_sleeper(here, self);
+	}
+	cpu->need_resched = 0;
+	cpu->stats.direct_switches++;
+	switch_at(self, next, now);
+	rq_remove_sleeper(self); /* woken before the deadline */
+	finish_switch(irq_flags);
+	*handed = take_handed_off(self);
+	return true;
+}
+
 bool sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
 		   uint64_t deadline_ns)
+{
+	return sched_handoff_at(next, held, irq_flags, deadline_ns, clock_ns());
+}
+
+bool sched_handoff_at(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+		      uint64_t deadline_ns, uint64_t now)
+{
+	struct cpu *cpu = this_cpu();
+	bool handed;
+	if (handoff_here(cpu, next, held, irq_flags, deadline_ns, now, &handed))
+		return handed; /* (switch_at asserted that interrupts are off) */
+	return handoff_general(next, held, irq_flags, deadline_ns);
+}
+
+/* Every other hand-off: next on another CPU's queue (both locked), or one
+ * that turns into a wake-up and a block. */
+static bool handoff_general(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+			    uint64_t deadline_ns)
 {
 	struct run_queue *here = this_rq(), *from;
 	ASSERT(!irq_enabled());

@@ -71,8 +71,14 @@ int thread_join(struct thread *t, int *status);
 /* Lets t be reclaimed by itself when it ends; it can no longer be joined.
  * Returns 0 or -EINVAL (already detached or joined). */
 int thread_detach(struct thread *t);
-/* The calling thread; NULL before sched_init. */
-struct thread *thread_current(void);
+/* The calling thread; NULL before sched_init.  One load of the CPU's
+ * current thread, in line: IPC and system calls ask at every step. */
+static inline struct thread *thread_current(void)
+{
+	struct thread *current;
+	__asm__ volatile("movq %%gs:%c1, %0" : "=r"(current) : "i"(offsetof(struct cpu, current)));
+	return current;
+}
 /* Accessors: id (0 = the boot thread), name, priority, state, statistics. */
 uint64_t thread_id(const struct thread *t);
 const char *thread_name(const struct thread *t);
@@ -183,6 +189,11 @@ bool sched_wakeup_next(struct thread *t);
  * unlock and sched_block.  Returns what sched_resumed_by_handoff would. */
 bool sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flags,
 		   uint64_t deadline_ns);
+/* sched_handoff with the clock the caller read just before (clock_ns()):
+ * the switch charges the time up to now (or to the CPU's last charge, when
+ * a tick came after the reading), and the caller saves a reading. */
+bool sched_handoff_at(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+		      uint64_t deadline_ns, uint64_t now);
 /* True when the calling thread's last block (since its sched_prepare_block)
  * ended with another thread's sched_handoff switching straight to it: that
  * thread was done with it, and with whatever it changed under the lock it

@@ -709,6 +709,64 @@ static void handoff_runs_the_blocked_thread_next_body(struct ktest *t)
 }
 ONE_CPU_CASE(handoff_runs_the_blocked_thread_next)
 
+/* A hand-off given a clock reading older than the CPU's last charge (the
+ * IPC reads the clock before it takes its lock, and a tick may come
+ * between) charges nothing backwards: neither thread's run time nor the
+ * CPU's busy time grows by more than the time that passed, and the switch
+ * still went the fast way.  (Run at SCHED_PRIORITY_MAX, as above.) */
+static void stale_clock_scenario(struct ktest *t)
+{
+	struct handoff_pair p = {.lock = SPINLOCK_INIT("handoff"), .first = thread_current()};
+	p.partner = thread_create(handoff_partner, &p, "handoff", SCHED_PRIORITY_MAX);
+	ASSERT_TRUE(t, p.partner != NULL);
+	while (!p.partner_waiting || thread_state(p.partner) != THREAD_BLOCKED)
+		sched_yield();
+	struct thread_stats before, after;
+	struct cpu_stats cpu_before, cpu_after;
+	unsigned cpu = this_cpu_id();
+	/* Everything is charged up to the CPU's last charge: the counts grow
+	 * from there, by at most the time that passes from there. */
+	uint64_t irq = irq_save();
+	uint64_t start = rq_of_cpu(cpu)->last_account_ns;
+	thread_get_stats(thread_current(), &before);
+	sched_get_cpu_stats(cpu, &cpu_before);
+	irq_restore(irq);
+	uint64_t flags = spin_lock_irqsave(&p.lock);
+	++p.sequence;
+	sched_prepare_block();
+	sched_handoff_at(p.partner, &p.lock, flags, 0, 1); /* a reading from boot */
+	while (!p.first_woken) { /* spurious wake-ups */
+		flags = spin_lock_irqsave(&p.lock);
+		if (!p.first_woken)
+			sched_prepare_block();
+		spin_unlock_irqrestore(&p.lock, flags);
+		sched_block(0);
+	}
+	thread_get_stats(thread_current(), &after);
+	sched_get_cpu_stats(cpu, &cpu_after);
+	uint64_t elapsed = clock_ns() - start;
+	EXPECT_TRUE(t, after.run_ns - before.run_ns <= elapsed);
+	EXPECT_TRUE(t, cpu_after.busy_ns - cpu_before.busy_ns <= elapsed);
+	EXPECT_TRUE(t, cpu_after.direct_switches > cpu_before.direct_switches);
+	EXPECT_TRUE(t, p.partner_handed);
+	thread_join(p.partner, NULL);
+}
+
+static int run_stale_clock_scenario(void *t)
+{
+	stale_clock_scenario(t);
+	return 0;
+}
+
+static void handoff_never_charges_time_backwards_body(struct ktest *t)
+{
+	struct thread *runner =
+	    thread_create(run_stale_clock_scenario, t, "handoff-clock", SCHED_PRIORITY_MAX);
+	ASSERT_TRUE(t, runner != NULL);
+	EXPECT_EQ(t, thread_join(runner, NULL), 0);
+}
+ONE_CPU_CASE(handoff_never_charges_time_backwards)
+
 KTEST_SUITE(
     sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
     KTEST_CASE(higher_priority_runs_before_create_returns),
@@ -718,6 +776,7 @@ KTEST_SUITE(
     KTEST_CASE(producers_and_consumers_lose_nothing),
     KTEST_CASE(completions_and_semaphores_wake_waiters),
     KTEST_CASE(mutex_contention_gives_exact_total), KTEST_CASE(mutex_waiters_get_it_by_priority),
-    KTEST_CASE(handoff_runs_the_blocked_thread_next), KTEST_CASE(join_reclaims_threads_and_stacks),
+    KTEST_CASE(handoff_runs_the_blocked_thread_next),
+    KTEST_CASE(handoff_never_charges_time_backwards), KTEST_CASE(join_reclaims_threads_and_stacks),
     KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
     KTEST_CASE(fpu_state_stays_with_its_thread), KTEST_CASE(switches_and_time_are_accounted));

@@ -207,13 +207,6 @@ int thread_detach(struct thread *t)
 
 /* One load through %gs: a thread moved to another CPU between reading
  * this_cpu() and its current field would see the other CPU's thread. */
-struct thread *thread_current(void)
-{
-	struct thread *current;
-	__asm__ volatile("mov %%gs:%c1, %0" : "=r"(current) : "i"(offsetof(struct cpu, current)));
-	return current;
-}
-
 void thread_mark_monitor(struct thread *t, bool monitor)
 {
 	uint64_t flags = spin_lock_irqsave(&threads_lock);
@@ -291,8 +284,10 @@ void thread_set_process(struct thread *t, struct process *process, struct addres
 	t->process = process;
 	t->pid = process ? proc_pid(process) : 0;
 	t->space = space;
-	if (t == thread_current())
+	if (t == thread_current()) {
+		this_cpu()->process = process; /* proc_current's copy */
 		vm_space_activate(space ? space : vm_kernel_space());
+	}
 	irq_restore(irq);
 }
 

@@ -12,7 +12,8 @@
  * is now mapped as needed), so the retry loop ends.
  *
  * The kernel does not run with SMAP, so no STAC/CLAC is needed; the range
- * check is what keeps a user pointer from naming kernel memory.
+ * check is what keeps a user pointer from naming kernel memory.  A kernel
+ * thread's copies are refused: it may run on the last process's tables.
  *
  * copy_from_user_nofault and user_peek_read read without any of that: mm's
  * vm_user_peek reads the page tables (no lock) and the bytes are copied
@@ -29,6 +30,14 @@
 #include "proc/proc.h"
 
 enum access { ACCESS_READ, ACCESS_WRITE };
+
+/* A kernel thread has no user memory: the tables it runs on may be the last
+ * process's (the scheduler leaves them loaded), so its accesses to user
+ * addresses are refused instead of reaching that process. */
+static bool user_memory_is_ours(void)
+{
+	return proc_current() != NULL;
+}
 
 bool uaccess_range_ok(uint64_t address, size_t length)
 {
@@ -96,26 +105,44 @@ static unsigned fault_error_of(enum access access)
 	return PF_ERROR_USER | (access == ACCESS_WRITE ? PF_ERROR_WRITE : 0);
 }
 
-/* Runs copy_bytes until done, resolving faults at user_base + progress. */
-static int copy_with_faults(void *dst, const void *src, size_t length, uint64_t user_base,
-			    enum access access)
+/* The copy stopped at a fault at user_base + done (done < length): resolves
+ * it and copies on, as often as it takes.  Out of line: copy_user tries once
+ * in line first, and most copies never fault. */
+static __attribute__((noinline)) int copy_with_faults(void *dst, const void *src, size_t length,
+						      uint64_t user_base, enum access access,
+						      size_t done)
 {
-	size_t done = 0;
 	while (done < length) {
+		if (proc_resolve_fault(user_base + done, fault_error_of(access)) < 0)
+			return -EFAULT;
 		size_t left =
 		    copy_bytes((char *)dst + done, (const char *)src + done, length - done);
 		done = length - left;
-		if (left && proc_resolve_fault(user_base + done, fault_error_of(access)) < 0)
-			return -EFAULT;
 	}
 	return 0;
+}
+
+/* The copy of copy_from_user and copy_to_user: once in line, then the
+ * fault-resolving loop from where it stopped. */
+static inline __attribute__((always_inline)) int copy_user(void *dst, const void *src,
+							    size_t length, uint64_t user_base,
+							    enum access access)
+{
+	if (!length)
+		return 0;
+	if (!user_memory_is_ours())
+		return -EFAULT;
+	size_t left = copy_bytes(dst, src, length);
+	if (!left)
+		return 0;
+	return copy_with_faults(dst, src, length, user_base, access, length - left);
 }
 
 int copy_from_user(void *dst, const void __user *src, size_t length)
 {
 	if (!uaccess_range_ok((uint64_t)src, length))
 		return -EFAULT;
-	return copy_with_faults(dst, src, length, (uint64_t)src, ACCESS_READ);
+	return copy_user(dst, src, length, (uint64_t)src, ACCESS_READ);
 }
 
 int copy_from_user_nofault(void *dst, const void __user *src, size_t length)
@@ -169,12 +196,12 @@ int copy_to_user(void __user *dst, const void *src, size_t length)
 {
 	if (!uaccess_range_ok((uint64_t)dst, length))
 		return -EFAULT;
-	return copy_with_faults(dst, src, length, (uint64_t)dst, ACCESS_WRITE);
+	return copy_user(dst, src, length, (uint64_t)dst, ACCESS_WRITE);
 }
 
 int clear_user(void __user *dst, size_t length)
 {
-	if (!uaccess_range_ok((uint64_t)dst, length))
+	if (!uaccess_range_ok((uint64_t)dst, length) || (length && !user_memory_is_ours()))
 		return -EFAULT;
 	size_t done = 0;
 	while (done < length) {
@@ -189,7 +216,7 @@ int clear_user(void __user *dst, size_t length)
 /* Reads the byte at user address src, resolving a fault once. */
 static int read_user_byte(const char *src, char *value)
 {
-	if (!uaccess_range_ok((uint64_t)src, 1))
+	if (!uaccess_range_ok((uint64_t)src, 1) || !user_memory_is_ours())
 		return -EFAULT;
 	if (load_byte(src, value) == 0)
 		return 0;

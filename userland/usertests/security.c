@@ -4,6 +4,7 @@
  * pages and the telemetry rings are the kernel's regions of the process, so
  * they can be neither mapped over, nor unmapped, nor written.
  */
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -676,6 +677,67 @@ void scope_reply_receive_refuses_hostile_input(void)
 	if (scope_reply_receive(0, 0, 0, &m, 0) != -L_EAGAIN)
 		t_fail("a message was left behind after the failed copies");
 	close((int)endpoint);
+}
+
+/* A caller killed while the receiver, pinned to the caller's own CPU, holds
+ * its call (the call went there by the direct switch, or by the queue when
+ * the receiver was late): does the call end by the signal, withdrawn (the
+ * receiver's answer finds no call: -ENOENT, counted as late), and not by its
+ * minute-long deadline (no timeout counted)? */
+void ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call(void)
+{
+	cpu_set_t all, one;
+	if (sched_getaffinity(0, sizeof all, &all) < 0 || CPU_COUNT(&all) < 1) {
+		t_fail("sched_getaffinity failed");
+		return;
+	}
+	int cpu = 0;
+	while (!CPU_ISSET(cpu, &all))
+		cpu++;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof one, &one) < 0) /* the child inherits it */
+		t_fail("sched_setaffinity to CPU %d failed", cpu);
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	if (endpoint < 0) {
+		t_fail("ms_ipc_create: %ld", endpoint);
+		return;
+	}
+	const long minute = 60L * 1000 * 1000 * 1000;
+	int child = fork();
+	if (child == 0) {
+		static struct ipc_message m, reply;
+		for (int i = 0; i < 4; i++)
+			sched_yield(); /* the parent goes into its receive first */
+		m.label = 7;
+		ms_syscall6(__NR_ms_ipc_call, endpoint, (long)&m, (long)&reply, minute, 0, 0);
+		exit(1); /* only the signal may end the call */
+	}
+	static struct ipc_message m;
+	long result = child < 0 ? -1 : ms_syscall3(__NR_ms_ipc_receive, endpoint, (long)&m, minute);
+	if (result != 0 || m.token == 0 || m.label != 7)
+		t_fail("receiving the child's call: %ld (token %lu, label %lu)", result,
+		       (unsigned long)m.token, (unsigned long)m.label);
+	int status = 0;
+	if (child > 0) {
+		kill(child, SIGKILL);
+		if (waitpid(child, &status, 0) != child || !WIFSIGNALED(status) ||
+		    WTERMSIG(status) != SIGKILL)
+			t_fail("the caller did not end by SIGKILL: status %#x", status);
+	}
+	struct ipc_message answer = {.label = 8};
+	result = ms_syscall3(__NR_ms_ipc_reply, endpoint, (long)m.token, (long)&answer);
+	if (result != -L_ENOENT)
+		t_fail("answering the killed caller: %ld, expected -ENOENT", result);
+	struct ipc_stats stats;
+	memset(&stats, 0, sizeof stats);
+	if (ms_syscall3(__NR_ms_ipc_stats, endpoint, (long)&stats, 0) != 0 || stats.timeouts != 0 ||
+	    stats.late_replies != 1 || stats.calls != 1)
+		t_fail("stats: %lu calls, %lu timeouts, %lu late replies (expected 1, 0, 1)",
+		       (unsigned long)stats.calls, (unsigned long)stats.timeouts,
+		       (unsigned long)stats.late_replies);
+	close((int)endpoint);
+	sched_setaffinity(0, sizeof all, &all);
 }
 
 #define L_ENOLINK 67
