@@ -392,7 +392,7 @@ void lattrack_syscall_report_has_the_user_stack(void)
 	 * guard against a hang. */
 	int held = 0, done = 0;
 	struct timespec tick = {0, 1000 * 1000};
-	for (int round = 0; found >= 0 && !held && round < 400; round++) {
+	for (int round = 0; found >= 0 && !held && round < 20000; round++) { /* ~20 s: a hang guard */
 		nanosleep(&tick, NULL);
 		held = snapshot_holds(record.stack[found], &done);
 		if (!held && round % 40 == 39)
