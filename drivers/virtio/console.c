@@ -159,6 +159,8 @@ static void vcon_reclaim_tx(struct vcon *vc)
 /* Is a descriptor offered for the host connected now still with the device? */
 static bool vcon_this_hosts_in_flight(struct vcon *vc)
 {
+	if (vc->tx.free_count == vc->tx.size) /* the usual answer, without the walk */
+		return false;
 	uint32_t epoch = __atomic_load_n(&vc->host_epoch, __ATOMIC_ACQUIRE);
 	for (unsigned id = 0; id < vc->tx.size; id++)
 		if (virtio_buffer_in_flight(&vc->tx, id) && vc->tx_epoch[id] == epoch)
