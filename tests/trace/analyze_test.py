@@ -15,15 +15,25 @@ import json
 import os
 import random
 import re
+import importlib.util
 import subprocess
 import sys
 import tempfile
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-import ctf_fixture  # noqa: E402
+# A copy of the CTF fixture of its own: write_trace changes its events and
+# packets for a while, and the host tests run in threads, some of them
+# reading the shared module's (tests/trace/mscope_test.py).  The lock keeps
+# these tests' own writes one at a time.
+_spec = importlib.util.spec_from_file_location("analyze_ctf_fixture",
+                                               os.path.join(HERE, "ctf_fixture.py"))
+ctf_fixture = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ctf_fixture)
+FIXTURE_LOCK = threading.Lock()
 
 TIMEOUT = 60  # seconds: only against hangs
 
@@ -116,15 +126,17 @@ def answered_events():
 
 
 def write_trace(directory, events=None):
-    saved = ctf_fixture.EVENTS, ctf_fixture.BY_NAME, ctf_fixture.CPUS, ctf_fixture.DISCARDED
-    ctf_fixture.EVENTS = saved[0] + JOINPOINT_EVENTS
-    ctf_fixture.BY_NAME = {name: (eid, fields) for eid, name, fields in ctf_fixture.EVENTS}
-    ctf_fixture.CPUS = {0: [events or request_events()]}
-    ctf_fixture.DISCARDED = {}
-    try:
-        return ctf_fixture.write(directory)
-    finally:
-        ctf_fixture.EVENTS, ctf_fixture.BY_NAME, ctf_fixture.CPUS, ctf_fixture.DISCARDED = saved
+    with FIXTURE_LOCK:
+        saved = ctf_fixture.EVENTS, ctf_fixture.BY_NAME, ctf_fixture.CPUS, ctf_fixture.DISCARDED
+        ctf_fixture.EVENTS = saved[0] + JOINPOINT_EVENTS
+        ctf_fixture.BY_NAME = {name: (eid, fields) for eid, name, fields in ctf_fixture.EVENTS}
+        ctf_fixture.CPUS = {0: [events or request_events()]}
+        ctf_fixture.DISCARDED = {}
+        try:
+            return ctf_fixture.write(directory)
+        finally:
+            (ctf_fixture.EVENTS, ctf_fixture.BY_NAME, ctf_fixture.CPUS,
+             ctf_fixture.DISCARDED) = saved
 
 
 def csv_rows(text):
