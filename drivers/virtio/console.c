@@ -94,17 +94,14 @@ static bool vcon_tx_ready(void *arg)
 }
 
 /* Every buffer is with the device: sleep until it returns one or fails.
- * Each recheck that finds nothing returned kicks the queue again, whether
- * or not the device asked for kicks: one that missed a kick (or stalled on
- * a host that went and came back) looks at the queue anew.  Returns 0 or
- * -EIO. */
+ * Returns 0 or -EIO. */
 static int vcon_wait_tx(struct vcon *vc)
 {
 	vcon_add(&vc->counters.tx_waits, 1);
 	virtio_allow_interrupts(&vc->tx);
 	while (vcon_check_device(vc) &&
 	       waitq_wait_timeout(&vc->tx_waiters, vcon_tx_ready, vc, VCON_STATUS_RECHECK_NS))
-		virtio_kick_queue_anyway(&vc->tx);
+		;
 	virtio_suppress_interrupts(&vc->tx);
 	return vc->failed ? -EIO : 0;
 }

@@ -191,13 +191,6 @@ void virtio_kick_queue(struct virtqueue *queue)
 	queue->kicks++;
 }
 
-void virtio_kick_queue_anyway(struct virtqueue *queue)
-{
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	*queue->notify = (uint16_t)queue->index;
-	queue->kicks++;
-}
-
 void virtio_suppress_interrupts(struct virtqueue *queue)
 {
 	__atomic_store_n(&queue->avail->flags, VIRTQ_AVAIL_F_NO_INTERRUPT, __ATOMIC_RELAXED);

@@ -174,9 +174,6 @@ unsigned virtio_used_pending(struct virtqueue *queue);
 bool virtio_has_used(struct virtqueue *queue);
 /* Notifies the device of new buffers unless it asked not to be. */
 void virtio_kick_queue(struct virtqueue *queue);
-/* A kick even when the device asked for none: for a driver that has waited
- * long for a device that may have missed one. */
-void virtio_kick_queue_anyway(struct virtqueue *queue);
 /* Used-buffer notifications off (a hint to the device) or on. */
 void virtio_suppress_interrupts(struct virtqueue *queue);
 void virtio_allow_interrupts(struct virtqueue *queue);

@@ -36,8 +36,8 @@
 #define TRACE_RING_BYTES (512 * 1024)
 /* The packet buffer: a header and a whole ring (a snapshot takes it all). */
 #define PACKET_PAGES       (TRACE_RING_BYTES / PAGE_SIZE + 1)
-/* A stream packet's records at most: the console's transmit buffers (16 of
- * 4 KiB) hold one whole; a ring that holds more is read in walks. */
+/* A stream packet's records at most (16 of the console's 4 KiB transmit
+ * descriptors, copied or lent); a ring that holds more is read in walks. */
 #define PACKET_RECORDS     (64 * 1024)
 /* A packet lent to a sink that reads it in place: a header and PACKET_RECORDS
  * (records a walk copies); records lent where they lie, as many. */
