@@ -14,13 +14,14 @@
 #include "joinpoint/joinpoint.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
+#include "lib/format.h"
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
+#include "time/time.h"
 #include "trace/ctf.h"
-#include "vfs/vfs.h"
-#include "lib/format.h"
 #include "uapi/telemetry.h"
+#include "vfs/vfs.h"
 
 /* The join points jp_bench measures (kernel/joinpoint/bench_target.c): one
  * that cannot sleep and one declared the default way, both doing nothing. */
@@ -301,9 +302,9 @@ static const struct trace_sink lending_sink = {
     .name = "test-lending", .frame = keep_frame, .frame_lent = keep_lent, .settle = settle_lent};
 
 /* Records lent to the sink stay in the ring until it settles: each round
- * lets the drainer lend a batch that fits a packet, then floods the ring
- * with more than its free room while that batch is out (the ring fills and
- * refuses); the batch is still as lent when the sink settles, and every
+ * the drainer lends a batch that fits a packet and is held in the sink
+ * with it, while a flood of more than the ring holds comes (the ring fills
+ * and refuses); the batch is still as lent when the sink settles, and every
  * record is delivered or counted as dropped. */
 static void lent_packets_keep_their_records_until_the_sink_settles(struct ktest *t)
 {
@@ -313,18 +314,29 @@ static void lent_packets_keep_their_records_until_the_sink_settles(struct ktest 
 	ASSERT_TRUE(t, lending.copy != NULL);
 	memset(&captured, 0, sizeof captured);
 	bench_index = jp_index(jp_find("jp.bench_nop"));
+	/* On one CPU, so that the floods go into the ring that was lent. */
+	struct thread *self = thread_current();
+	uint64_t allowed = thread_allowed_cpus(self);
+	ASSERT_EQ(t, thread_set_affinity(self, 1ull << this_cpu()->id), 0);
 	ASSERT_EQ(t, trace_start(&lending_sink, "", patterns, 1), 0);
-	for (int round = 0; round < 10; round++) {
-		for (int i = 0; i < 2000; i++) /* well under half a ring: lent */
+	for (int round = 0; round < 5; round++) {
+		unsigned lent_before = __atomic_load_n(&lending.lent, __ATOMIC_ACQUIRE);
+		captured.hold = true;          /* the drainer stays in the sink with what it lent */
+		for (int i = 0; i < 2000; i++) /* well under a packet: lent */
 			jp_bench_nop();
-		sched_sleep_ns(3 * 1000 * 1000); /* the drainer's pass lends them */
-		for (int i = 0; i < 60000; i++)  /* more than the whole ring */
+		uint64_t guard = clock_ns() + 10ull * 1000 * 1000 * 1000; /* only against a hang */
+		while (__atomic_load_n(&lending.lent, __ATOMIC_ACQUIRE) == lent_before &&
+		       clock_ns() < guard)
+			sched_sleep_ns(1000 * 1000);
+		for (int i = 0; i < 60000; i++) /* more than the whole ring, while it is lent */
 			jp_bench_nop();
+		captured.hold = false;
 		sched_sleep_ns(3 * 1000 * 1000);
 	}
 	struct trace_end end;
 	ASSERT_EQ(t, trace_stop(&end), 0);
-	EXPECT_TRUE(t, lending.lent > 0);
+	thread_set_affinity(self, allowed);
+	EXPECT_TRUE(t, lending.lent >= 5);
 	EXPECT_TRUE(t, lending.settles > 0);
 	EXPECT_EQ(t, lending.changed_while_lent, 0);
 	EXPECT_TRUE(t, end.dropped > 0); /* the floods filled the ring */
