@@ -10,11 +10,19 @@
  * global lock taken with interrupts off, re-entrant on the CPU that holds it
  * (lwIP's sections are short and never sleep).  Every object lwIP allocates
  * here is counted (net_port_objects), so leaks show up in the statistics.
+ *
+ * The core lock (LOCK_TCPIP_CORE) holds back the wake-ups of the mailboxes
+ * its holder posts to until it unlocks.  The loopback interface hands every
+ * packet to the tcpip thread through its mailbox while the sender holds the
+ * lock; woken at once, the tcpip thread (which outranks socket callers) ran
+ * only to wait for that lock: a wake-up and two switches for nothing, twice
+ * per loopback request and answer.
  */
 #include <stdlib.h>
 
 #include "arch/sys_arch.h"
 #include "lwip/sys.h"
+#include "lwip/tcpip.h"
 
 #include "arch/x86_64/cpu.h"
 #include "console/console.h"
@@ -71,6 +79,68 @@ u32_t sys_now(void)
 	return (u32_t)(clock_ns() / NSEC_PER_MSEC);
 }
 
+/* ---- The core lock -------------------------------------------------------- */
+
+/* Mailboxes posted to while the core lock was held, one entry per post, to
+ * be woken at the unlock; a post beyond them wakes at once. */
+#define CORE_HELD_WAKES 8
+
+static struct thread *core_holder; /* written only by the holder */
+static struct net_sys_mbox *core_held_wakes[CORE_HELD_WAKES];
+static unsigned core_held_count;
+
+void net_core_lock(void)
+{
+	sys_mutex_lock(&lock_tcpip_core);
+	__atomic_store_n(&core_holder, thread_current(), __ATOMIC_RELAXED);
+}
+
+/* The held wake-ups, now (before the holder may sleep, and at the unlock). */
+static void core_wake_held(void)
+{
+	while (core_held_count)
+		waitq_wake_one(&core_held_wakes[--core_held_count]->not_empty);
+}
+
+void net_core_unlock(void)
+{
+	struct net_sys_mbox *held[CORE_HELD_WAKES];
+	unsigned count = core_held_count;
+	for (unsigned i = 0; i < count; i++)
+		held[i] = core_held_wakes[i];
+	core_held_count = 0;
+	__atomic_store_n(&core_holder, NULL, __ATOMIC_RELAXED);
+	sys_mutex_unlock(&lock_tcpip_core);
+	for (unsigned i = 0; i < count; i++)
+		waitq_wake_one(&held[i]->not_empty);
+}
+
+/* True when the caller holds the core lock (in a thread, not an interrupt
+ * that came in on its CPU). */
+static bool core_held_here(void)
+{
+	return this_cpu()->irq_depth == 0 &&
+	       __atomic_load_n(&core_holder, __ATOMIC_RELAXED) == thread_current();
+}
+
+/* Holds back m's wake-up until the core lock's unlock, if the caller holds
+ * it and there is room.  Returns whether it did. */
+static bool core_hold_wake(struct net_sys_mbox *m)
+{
+	if (!core_held_here() || core_held_count == CORE_HELD_WAKES)
+		return false;
+	core_held_wakes[core_held_count++] = m;
+	return true;
+}
+
+/* Before a wait that may sleep: a holder of the core lock wakes what it
+ * held back (the thread it waits for may be among them). */
+static void core_wake_held_before_sleep(void)
+{
+	if (core_held_here())
+		core_wake_held();
+}
+
 /* ---- Semaphores ----------------------------------------------------------- */
 
 err_t sys_sem_new(sys_sem_t *sem, u8_t count)
@@ -119,6 +189,7 @@ u32_t sys_arch_sem_wait(sys_sem_t *sem, u32_t timeout)
 	uint64_t start = clock_ns();
 	uint64_t deadline = start + (uint64_t)timeout * NSEC_PER_MSEC;
 	while (!sem_take(s)) {
+		core_wake_held_before_sleep();
 		if (!timeout) {
 			waitq_wait(&s->queue, sem_available, s);
 			continue;
@@ -205,7 +276,7 @@ static bool mbox_put(struct net_sys_mbox *m, void *msg)
 		m->head++;
 	}
 	spin_unlock_irqrestore(&m->lock, flags);
-	if (room)
+	if (room && !core_hold_wake(m))
 		waitq_wake_one(&m->not_empty);
 	return room;
 }
@@ -228,8 +299,10 @@ static bool mbox_get(struct net_sys_mbox *m, void **msg)
 
 void sys_mbox_post(sys_mbox_t *mbox, void *msg)
 {
-	while (!mbox_put(*mbox, msg))
+	while (!mbox_put(*mbox, msg)) {
+		core_wake_held_before_sleep();
 		waitq_wait(&(*mbox)->not_full, mbox_has_room, *mbox);
+	}
 }
 
 err_t sys_mbox_trypost(sys_mbox_t *mbox, void *msg)
@@ -249,6 +322,7 @@ u32_t sys_arch_mbox_fetch(sys_mbox_t *mbox, void **msg, u32_t timeout)
 	uint64_t start = clock_ns();
 	uint64_t deadline = start + (uint64_t)timeout * NSEC_PER_MSEC;
 	while (!mbox_get(m, msg)) {
+		core_wake_held_before_sleep();
 		if (!timeout) {
 			waitq_wait(&m->not_empty, mbox_has_message, m);
 			continue;

@@ -3,13 +3,19 @@
  * datagrams, refused connections, address reuse, timeouts, readiness,
  * nonblocking calls, memory coming back) and, when QEMU gave the machine a
  * NIC on its user network, the DHCP lease from slirp and an ICMP echo to the
- * gateway 10.0.2.2.  Cases without a NIC are skipped, not failed.
+ * gateway 10.0.2.2.  Cases without a NIC are skipped, not failed.  The
+ * port's core lock holds back the wake-ups of what its holder posts until
+ * the unlock, or until the holder waits.
  */
+#include "lwip/sys.h"
+#include "lwip/tcpip.h"
+
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "net/internal.h"
 #include "sched/sched.h"
+#include "smp/smp.h"
 #include "time/time.h"
 
 #define LOOPBACK NET_IPV4(127, 0, 0, 1)
@@ -343,8 +349,93 @@ static void icmp_echo_to_gateway(struct ktest *t)
 	net_close(s);
 }
 
-KTEST_SUITE(net, KTEST_CASE(address_before_the_lease), KTEST_CASE(tcp_loopback_echo), KTEST_CASE(udp_loopback),
-	    KTEST_CASE(connect_refused), KTEST_CASE(bind_in_use), KTEST_CASE(bind_twice_is_refused),
-	    KTEST_CASE(socket_calls_follow_posix_states), KTEST_CASE(timeouts_and_nonblocking),
-	    KTEST_CASE(poll_readiness), KTEST_CASE(memory_comes_back),
-	    KTEST_CASE(dhcp_lease_from_slirp), KTEST_CASE(icmp_echo_to_gateway));
+/* ---- The core lock holds back mailbox wake-ups ----------------------------- */
+
+/* Cases about who runs when on one CPU: the ktest thread is pinned to the
+ * CPU it is on, and the threads it creates inherit the pin. */
+#define ONE_CPU_CASE(name)                                                \
+	static void name(struct ktest *t)                                 \
+	{                                                                 \
+		struct thread *self = thread_current();                   \
+		uint64_t affinity = thread_affinity(self);                \
+		thread_set_affinity(self, SMP_CPU_BIT(thread_cpu(self))); \
+		name##_body(t);                                           \
+		thread_set_affinity(self, affinity);                      \
+	}
+
+struct held_wake_job {
+	sys_mbox_t mbox;
+	sys_sem_t fetched_sem;
+	volatile int fetched;
+};
+
+/* A reader that outranks the test: it blocks in the fetch at once, and runs
+ * as soon as it is woken. */
+static int fetch_one(void *arg)
+{
+	struct held_wake_job *job = arg;
+	void *msg;
+	sys_arch_mbox_fetch(&job->mbox, &msg, 0);
+	__atomic_store_n(&job->fetched, 1, __ATOMIC_RELEASE);
+	sys_sem_signal(&job->fetched_sem);
+	return 0;
+}
+
+static struct thread *start_reader(struct ktest *t, struct held_wake_job *job)
+{
+	job->fetched = 0;
+	EXPECT_EQ(t, sys_mbox_new(&job->mbox, 4), ERR_OK);
+	EXPECT_EQ(t, sys_sem_new(&job->fetched_sem, 0), ERR_OK);
+	return thread_create(fetch_one, job, "net.test", SCHED_PRIORITY_HIGH);
+}
+
+static void free_reader(struct held_wake_job *job)
+{
+	sys_mbox_free(&job->mbox);
+	sys_sem_free(&job->fetched_sem);
+}
+
+/* Posted while the core lock is held, the reader is not woken (it would
+ * only wait for the lock); the unlock wakes it. */
+static void a_post_under_the_core_lock_wakes_its_reader_at_the_unlock_body(struct ktest *t)
+{
+	static struct held_wake_job job;
+	struct thread *reader = start_reader(t, &job);
+	ASSERT_TRUE(t, reader != NULL);
+	LOCK_TCPIP_CORE();
+	sys_mbox_post(&job.mbox, &job);
+	int fetched_under_lock = __atomic_load_n(&job.fetched, __ATOMIC_ACQUIRE);
+	UNLOCK_TCPIP_CORE();
+	EXPECT_EQ(t, fetched_under_lock, 0);
+	EXPECT_EQ(t, thread_join(reader, NULL), 0);
+	EXPECT_EQ(t, job.fetched, 1);
+	free_reader(&job);
+}
+ONE_CPU_CASE(a_post_under_the_core_lock_wakes_its_reader_at_the_unlock)
+
+/* A holder that waits (here for the reader itself) wakes what it held back
+ * first.  The 20 s bound only turns the deadlock it would otherwise be into
+ * a failure. */
+static void a_holder_that_waits_wakes_what_it_held_back_body(struct ktest *t)
+{
+	static struct held_wake_job job;
+	struct thread *reader = start_reader(t, &job);
+	ASSERT_TRUE(t, reader != NULL);
+	LOCK_TCPIP_CORE();
+	sys_mbox_post(&job.mbox, &job);
+	u32_t waited = sys_arch_sem_wait(&job.fetched_sem, 20 * 1000);
+	UNLOCK_TCPIP_CORE();
+	EXPECT_TRUE(t, waited != SYS_ARCH_TIMEOUT);
+	EXPECT_EQ(t, thread_join(reader, NULL), 0);
+	free_reader(&job);
+}
+ONE_CPU_CASE(a_holder_that_waits_wakes_what_it_held_back)
+
+KTEST_SUITE(net, KTEST_CASE(address_before_the_lease), KTEST_CASE(tcp_loopback_echo),
+	    KTEST_CASE(udp_loopback), KTEST_CASE(connect_refused), KTEST_CASE(bind_in_use),
+	    KTEST_CASE(bind_twice_is_refused), KTEST_CASE(socket_calls_follow_posix_states),
+	    KTEST_CASE(timeouts_and_nonblocking), KTEST_CASE(poll_readiness),
+	    KTEST_CASE(memory_comes_back), KTEST_CASE(dhcp_lease_from_slirp),
+	    KTEST_CASE(icmp_echo_to_gateway),
+	    KTEST_CASE(a_post_under_the_core_lock_wakes_its_reader_at_the_unlock),
+	    KTEST_CASE(a_holder_that_waits_wakes_what_it_held_back));

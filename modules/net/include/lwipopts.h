@@ -20,6 +20,12 @@
 #define LWIP_TCPIP_CORE_LOCKING       1
 #define LWIP_TCPIP_CORE_LOCKING_INPUT 1
 #define TCPIP_THREAD_NAME             "net.tcpip"
+/* The core lock is sys_arch.c's: a mailbox's wake-up posted while it is held
+ * waits for the unlock (the reader would only wait for the lock). */
+void net_core_lock(void);
+void net_core_unlock(void);
+#define LOCK_TCPIP_CORE()             net_core_lock()
+#define UNLOCK_TCPIP_CORE()           net_core_unlock()
 #define TCPIP_THREAD_PRIO             6 /* SCHED_PRIORITY_HIGH */
 #define TCPIP_THREAD_STACKSIZE        0 /* the kernel's stack size */
 #define TCPIP_MBOX_SIZE               256
