@@ -149,16 +149,21 @@ static void vcon_reclaim_tx(struct vcon *vc)
 	uint32_t epoch = __atomic_load_n(&vc->host_epoch, __ATOMIC_ACQUIRE);
 	while (virtio_take_used(&vc->tx, &id, &length))
 		returned_this_hosts |= vc->tx_epoch[id] == epoch;
-	if (returned_this_hosts) /* the device went past what a departed host's left */
-		vcon_forget_departed(vc, epoch);
+	if (returned_this_hosts && vc->clean_epoch != epoch) {
+		vcon_forget_departed(vc,
+				     epoch); /* the device went past what a departed host's left */
+		vc->clean_epoch = epoch;
+	}
 }
 
 /* Is a descriptor offered for the host connected now still with the device? */
 static bool vcon_this_hosts_in_flight(struct vcon *vc)
 {
-	if (vc->tx.free_count == vc->tx.size) /* the usual answer, without the walk */
+	if (vc->tx.free_count == vc->tx.size) /* the usual answers, without the walk */
 		return false;
 	uint32_t epoch = __atomic_load_n(&vc->host_epoch, __ATOMIC_ACQUIRE);
+	if (vc->clean_epoch == epoch)
+		return true;
 	for (unsigned id = 0; id < vc->tx.size; id++)
 		if (virtio_buffer_in_flight(&vc->tx, id) && vc->tx_epoch[id] == epoch)
 			return true;

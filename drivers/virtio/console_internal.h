@@ -82,6 +82,10 @@ struct vcon {
 	 * lost and free again. */
 	volatile uint32_t host_epoch;
 	uint32_t tx_epoch[VCON_TX_BUFFERS];
+	/* The epoch at which a walk last forgot every older descriptor: while
+	 * host_epoch equals it, every descriptor in flight is this host's and
+	 * nothing needs the walks (under write_lock). */
+	uint32_t clean_epoch;
 	enum pci_irq_kind irq_kind;
 	struct mutex write_lock; /* serialises writers; guards tx */
 	struct waitq tx_waiters; /* writers waiting for the device to return a buffer */

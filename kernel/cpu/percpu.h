@@ -108,6 +108,17 @@ static inline unsigned this_cpu_user_stacks(void)
 	return slot;
 }
 
+/* This CPU's cpu->trace_ring, in one %gs-relative load (the caller holds
+ * interrupts off, so the CPU cannot change under it). */
+static inline struct tel_ring *this_cpu_trace_ring(void)
+{
+	struct tel_ring *ring;
+	__asm__ volatile("mov %%gs:%c1, %0"
+			 : "=r"(ring)
+			 : "i"(__builtin_offsetof(struct cpu, trace_ring)));
+	return ring;
+}
+
 static inline unsigned this_cpu_id(void)
 {
 	return this_cpu()->id;

@@ -143,31 +143,53 @@ int tel_ring_share(struct tel_ring *ring, struct tel_ring_header *header,
 
 /* The common case of reserve, in line: a compact record that ends by the
  * fast limit (ring.c); anything else goes to tel_ring_reserve_slow.  With a
- * constant type and length the first two tests fold away. */
-static inline void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint64_t time,
-				     uint32_t length)
+ * constant type and length the first two tests fold away.  *end is where
+ * the record ends, for tel_ring_publish_unshared: a producer that keeps it
+ * in a register does not store and load ring->reserved_end. */
+static inline void *tel_ring_reserve_end(struct tel_ring *ring, uint16_t type, uint64_t time,
+					 uint32_t length, uint64_t *end)
 {
 	uint64_t record = TEL_RECORD_SIZE(length, TEL_COMPACT), head = ring->head;
 	if (__builtin_expect(length > TEL_RECORD_MAX || type == TEL_TYPE_PAD ||
 				 head + record > ring->fast_limit ||
 				 time - ring->last_time > UINT32_MAX,
-			     0))
-		return tel_ring_reserve_slow(ring, type, time, length);
+			     0)) {
+		void *payload = tel_ring_reserve_slow(ring, type, time, length);
+		*end = ring->reserved_end;
+		return payload;
+	}
 	struct tel_record *r = (struct tel_record *)(ring->data + (head & ring->mask));
 	*r = (struct tel_record){.type = type, .words = (uint8_t)(record / 8), .time = (uint32_t)time};
 	ring->last_time = time;
-	ring->reserved_end = head + record;
+	*end = head + record;
 	return r + 1;
+}
+
+static inline void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint64_t time,
+				     uint32_t length)
+{
+	uint64_t end;
+	void *payload = tel_ring_reserve_end(ring, type, time, length, &end);
+	ring->reserved_end = end;
+	return payload;
+}
+
+/* Publishes the record reserved last, which ends at end, in a ring that is
+ * never shared (tel_ring_commit_unshared). */
+static inline void tel_ring_publish_unshared(struct tel_ring *ring, uint64_t end)
+{
+	/* One producer (interrupts off), so the count goes odd and even again
+	 * with a plain increment in memory, not a locked one; x86 keeps the
+	 * stores in order, and "memory" keeps the compiler from moving the
+	 * record's stores past them. */
+	__asm__ volatile("incq %0" : "+m"(ring->commits) : : "memory");
+	__atomic_store_n(&ring->head, end, __ATOMIC_RELEASE);
+	__asm__ volatile("incq %0" : "+m"(ring->commits) : : "memory");
 }
 
 static inline void tel_ring_commit_unshared(struct tel_ring *ring)
 {
-	uint64_t head = ring->reserved_end, commits = ring->commits;
-	/* x86 keeps stores in order; the compiler must too. */
-	__atomic_store_n(&ring->commits, commits + 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&ring->head, head, __ATOMIC_RELEASE);
-	__atomic_store_n(&ring->commits, commits + 2, __ATOMIC_RELEASE);
+	tel_ring_publish_unshared(ring, ring->reserved_end);
 }
 
 static inline void tel_ring_commit(struct tel_ring *ring)

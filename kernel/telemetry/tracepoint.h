@@ -37,8 +37,9 @@ extern struct tel_channel *tracepoint_stacks_channel;
 static inline __attribute__((always_inline)) void
 tracepoint_record_irqs_off(uint16_t type, uint64_t time, const void *payload, uint32_t length)
 {
-	struct tel_ring *ring = this_cpu()->trace_ring;
-	uint64_t *out = ring ? tel_ring_reserve(ring, type, time, length) : 0;
+	struct tel_ring *ring = this_cpu_trace_ring();
+	uint64_t end;
+	uint64_t *out = ring ? tel_ring_reserve_end(ring, type, time, length, &end) : 0;
 	if (out) {
 		const uint8_t *from = payload;
 		for (uint32_t i = 0; i < length / 8; i++)
@@ -48,7 +49,7 @@ tracepoint_record_irqs_off(uint16_t type, uint64_t time, const void *payload, ui
 			__builtin_memcpy(&last, from + (length & ~7u), length & 7);
 			out[length / 8] = last;
 		}
-		tel_ring_commit_unshared(ring); /* the stream's channel is kernel-only */
+		tel_ring_publish_unshared(ring, end); /* the stream's channel is kernel-only */
 	}
 }
 
