@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Measures boot time as a person sees it: wall-clock time from starting QEMU
 to the first byte on the serial console, to the banner line, and to the end of
-boot (the kernel says it is up), for the fast `-kernel` path and the GRUB ISO
-under SeaBIOS and under OVMF (UEFI), median of several runs.
+boot (the kernel says it is up), for the fast `-kernel` path (under SeaBIOS
+and under QEMU's minimal qboot) and the GRUB ISO under SeaBIOS and under OVMF
+(UEFI), median of several runs.
 
 With --http it measures instead, for each NIC (e1000, virtio-net), the time
 from starting QEMU (-kernel with the initial RAM disk, QEMU's user network,
 httpd's port 80 forwarded to 127.0.0.1) to the first good response: an HTTP
 200 with /small.txt's exact body, asked for every 5 ms from the host.  Both
-with a static address on the command line (ip=static:...) and with DHCP;
-every boot is listed, so a delay that comes only sometimes shows.  With
+with a static address on the command line (ip=static:...) and with DHCP,
+under SeaBIOS and under qboot (--firmware), rounds interleaved; every boot is
+listed, so a delay that comes only sometimes shows.  With
 --compare OTHER_BUILD the two trees' boots alternate, round by round (for a
 before/after on a busy host).
 
@@ -97,12 +99,18 @@ def http_ok(port, expected):
     return data.startswith(b"HTTP/1.1 200") and data.endswith(b"\r\n\r\n" + expected)
 
 
-def first_response(build, nic, append, timeout):
+# QEMU's firmwares for -kernel: SeaBIOS (the default) and qboot (minimal: it
+# starts the kernel sooner and leaves the PCI BARs to it).
+FIRMWARE = {"seabios": [], "qboot": ["-bios", "/usr/share/qemu/qboot.rom"]}
+
+
+def first_response(build, nic, append, timeout, firmware="seabios"):
     """Milliseconds from starting QEMU to the first good response, or None."""
     port = free_port()
     expected = open(os.path.join(build, "user", "root", "www", "small.txt"), "rb").read()
     cmd = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "q35", "-m", "256M", "-cpu", "max",
-           "-display", "none", "-monitor", "none", "-serial", "null", "-no-reboot",
+           "-display", "none", "-monitor", "none", "-serial", "null", "-no-reboot"] + \
+        FIRMWARE[firmware] + [
            "-kernel", os.path.join(build, "microscope.elf"),
            "-initrd", os.path.join(build, "initrd.cpio"), "-append", append,
            "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{port}-:80",
@@ -121,18 +129,27 @@ def first_response(build, nic, append, timeout):
         proc.wait()
 
 
-def measure_http(build, runs, timeout):
+def measure_http(build, runs, timeout, firmwares):
+    """Every (NIC, address, firmware) once a round, runs rounds: a host whose
+    load changes moves them alike."""
     print(f"host wall-clock milliseconds from starting QEMU (TCG, -kernel) to the first HTTP 200 "
-          f"with the right body; {runs} boots each\n")
-    print("| NIC | address | median | each boot |")
-    print("|---|---|---:|---|")
-    for nic in NIC_DEVICES:
-        for label, append in (("static (" + STATIC_IP + ")", STATIC_IP), ("DHCP", "")):
-            samples = [first_response(build, nic, append, timeout) for _ in range(runs)]
-            done = [x for x in samples if x is not None]
-            median = f"{statistics.median(done):.0f}" if done else "-"
-            each = ", ".join("timeout" if x is None else f"{x:.0f}" for x in samples)
-            print(f"| {nic} | {label} | {median} | {each} |", flush=True)
+          f"with the right body; {runs} rounds, interleaved\n")
+    cases = [(nic, label, append, firmware) for nic in NIC_DEVICES
+             for label, append in (("static (" + STATIC_IP + ")", STATIC_IP), ("DHCP", ""))
+             for firmware in firmwares]
+    samples = {case: [] for case in cases}
+    for _ in range(runs):
+        for case in cases:
+            nic, _, append, firmware = case
+            samples[case].append(first_response(build, nic, append, timeout, firmware))
+    print("| NIC | address | firmware | median | each boot |")
+    print("|---|---|---|---:|---|")
+    for case in cases:
+        nic, label, _, firmware = case
+        done = [x for x in samples[case] if x is not None]
+        median = f"{statistics.median(done):.0f}" if done else "-"
+        each = ", ".join("timeout" if x is None else f"{x:.0f}" for x in samples[case])
+        print(f"| {nic} | {label} | {firmware} | {median} | {each} |", flush=True)
 
 
 def compare_http(builds, runs, timeout):
@@ -167,6 +184,8 @@ def main():
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--timeout", type=float, default=30)
     p.add_argument("--http", action="store_true", help="launch to first HTTP 200 instead")
+    p.add_argument("--firmware", choices=["seabios", "qboot", "both"], default="both",
+                   help="with --http: the firmware QEMU starts the kernel with (default both)")
     p.add_argument("--compare", metavar="OTHER_BUILD",
                    help="with --http: OTHER_BUILD's tree first, then --build's, interleaved")
     args = p.parse_args()
@@ -174,7 +193,8 @@ def main():
         compare_http([args.compare, args.build], args.runs, args.timeout)
         return
     if args.http:
-        measure_http(args.build, args.runs, args.timeout)
+        firmwares = ["seabios", "qboot"] if args.firmware == "both" else [args.firmware]
+        measure_http(args.build, args.runs, args.timeout, firmwares)
         return
     kernel = os.path.join(args.build, "microscope.elf")
     iso = os.path.join(args.build, "microscope.iso")
@@ -183,6 +203,8 @@ def main():
     print("| boot path | first serial byte | banner | boot complete |")
     print("|---|---:|---:|---:|")
     measure("QEMU -kernel (multiboot1)", ["-kernel", kernel], args.runs, args.timeout)
+    measure("QEMU -kernel (multiboot1), qboot", FIRMWARE["qboot"] + ["-kernel", kernel],
+            args.runs, args.timeout)
     measure("ISO, SeaBIOS + GRUB (multiboot2)", ["-cdrom", iso], args.runs, args.timeout)
     measure("ISO, OVMF (UEFI) + GRUB (multiboot2)", ["-bios", ovmf, "-cdrom", iso], args.runs,
             args.timeout)

@@ -127,6 +127,15 @@ static volatile uint8_t *pci_ecam_address(unsigned bus, unsigned device, unsigne
 	return window ? window + (device << 15 | function << 12 | offset) : NULL;
 }
 
+bool pci_ecam_range(uint64_t *base, uint64_t *end)
+{
+	if (pci_access != PCI_ACCESS_ECAM)
+		return false;
+	*base = pci_ecam.base;
+	*end = pci_ecam.base + ((uint64_t)(pci_ecam.end_bus - pci_ecam.start_bus + 1) << 20);
+	return true;
+}
+
 static bool pci_ecam_setup(void)
 {
 	const struct acpi_table *mcfg = acpi_find_table("MCFG");

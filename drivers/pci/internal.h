@@ -36,6 +36,27 @@ enum pci_bar_kind pci_bar_decode_kind(uint32_t low);
 uint64_t pci_bar_decode_size(uint32_t low_probe, uint32_t high_probe, enum pci_bar_kind kind);
 uint64_t pci_bar_decode_base(uint32_t low, uint32_t high, enum pci_bar_kind kind);
 
+/* The ECAM region's addresses, [*base, *end).  False without ECAM. */
+bool pci_ecam_range(uint64_t *base, uint64_t *end);
+
+/* ---- Placing BARs firmware left unassigned (assign.c) ---- */
+
+struct pci_range {
+	uint64_t base, end; /* [base, end) */
+};
+struct pci_placement {
+	uint64_t size; /* in: a power of two */
+	uint64_t base; /* out: where it goes, 0 when it found no room */
+};
+/* Places each request in window, aligned to its size (at least min_align),
+ * overlapping no taken range and no other request, largest first.  Returns
+ * how many were placed. */
+unsigned pci_place(struct pci_range window, uint64_t min_align, const struct pci_range *taken,
+		   unsigned taken_count, struct pci_placement *requests, unsigned count);
+/* When no memory BAR of any function has an address, places and writes
+ * those of bus 0.  Returns how many BARs stayed without an address. */
+unsigned pci_assign_unassigned(void);
+
 /* The list of functions, in bus order. */
 extern struct pci_device *pci_device_list;
 /* Enumerates from bus 0 into pci_device_list.  Returns the count. */

@@ -217,6 +217,7 @@ unsigned pci_init(void)
 	}
 	unsigned count = pci_enumerate();
 	pr_info("pci: %u functions via %s\n", count, pci_access_name());
+	pci_assign_unassigned();
 	pci_print_devices(false);
 	pci_probe_drivers();
 	return count;

@@ -25,12 +25,13 @@ FRAMES_FREE = re.compile(r"mm: (\d+) of (\d+) frames free")
 class Guest:
     def __init__(self, build, nic, forwards, log, timeout=170, memory="256M", smp=1,
                  kernel=None, initrd=None, append="", console_port=None, icount=False,
-                 disk=None):
+                 disk=None, qboot=False):
         """kernel, initrd: another system to boot (bench-net's Linux guest);
         console_port: a QEMU chardev spec for a virtio console port (the trace
         stream's), e.g. "socket,path=/tmp/x.sock,server=on,wait=off"; icount:
         QEMU -icount shift=0 (guest time counts instructions); disk: an image
-        attached as a virtio-blk disk (mounted at /disk when ext2)."""
+        attached as a virtio-blk disk (mounted at /disk when ext2); qboot:
+        QEMU's qboot firmware, which leaves the PCI BARs to the kernel."""
         self.log, self.text, self.lock = log, "", threading.Condition()
         self.forwards = dict(forwards)  # host port: guest port
         kernel = kernel or os.path.join(build, "microscope.elf")
@@ -46,6 +47,8 @@ class Guest:
             cmd.append("--icount")
         if disk:
             cmd += ["--disk", disk]
+        if qboot:
+            cmd.append("--qboot")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      start_new_session=True)
