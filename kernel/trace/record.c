@@ -33,21 +33,29 @@ static uint64_t first_argument(const struct jp_context *context)
 	return context->joinpoint->argc ? context->args[0] : 0;
 }
 
-static void write_entry(const struct joinpoint *jp, uint64_t argument)
+/* One record of one word (in line: the around path writes two per call). */
+static inline __attribute__((always_inline)) void write_word(uint16_t type, uint64_t word)
 {
-	tracepoint_record(event_of(jp, TRACE_JP_ENTRY), rdtsc(), &argument, 8);
-	if (this_cpu()->user_stacks) /* a traced process's stack follows its entry record */
+	tracepoint_record(type, rdtsc(), &word, 8);
+}
+
+static inline __attribute__((always_inline)) void write_entry(const struct joinpoint *jp,
+							      uint16_t type, uint64_t argument)
+{
+	write_word(type, argument);
+	if (this_cpu_user_stacks()) /* a traced process's stack follows its entry record */
 		uscope_record_joinpoint_stack(jp->name);
 }
 
 static void write_exit(const struct joinpoint *jp, uint64_t result)
 {
-	tracepoint_record(event_of(jp, TRACE_JP_EXIT), rdtsc(), &result, 8);
+	write_word(event_of(jp, TRACE_JP_EXIT), result);
 }
 
 static void record_entry(struct jp_context *context, void *cookie)
 {
-	write_entry(context->joinpoint, first_argument(context));
+	write_entry(context->joinpoint, event_of(context->joinpoint, TRACE_JP_ENTRY),
+		    first_argument(context));
 }
 
 static void record_exit(struct jp_context *context, void *cookie)
@@ -61,10 +69,11 @@ static void record_exit(struct jp_context *context, void *cookie)
  * section: once a session stops, the CPU's ring is NULL). */
 static uint64_t record_around(const struct joinpoint *jp, uint64_t *args)
 {
-	write_entry(jp, jp->argc ? args[0] : 0);
+	uint16_t entry = event_of(jp, TRACE_JP_ENTRY);
+	write_entry(jp, entry, jp->argc ? args[0] : 0);
 	jp_section_leave();
 	uint64_t result = jp->call(args);
-	write_exit(jp, result);
+	write_word((uint16_t)(entry + TRACE_JP_EXIT - TRACE_JP_ENTRY), result);
 	return result;
 }
 
