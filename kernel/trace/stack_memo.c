@@ -44,15 +44,27 @@ void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key,
 	e->words = 0;
 	memo->filling = e;
 	memo->unusable = !key->space; /* the kernel's */
+	memo->unused_rbp = 0;
 }
 
-void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t id,
-		     uint32_t epoch)
+/* Leaves out of e's check the words whose bit unused is set. */
+static void drop_words(struct stack_memo_entry *e, unsigned unused)
+{
+	unsigned kept = 0;
+	for (unsigned i = 0; i < e->words; i++)
+		if (!(unused & 1u << i))
+			e->word[kept++] = e->word[i];
+	e->words = kept;
+}
+
+void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key,
+		     struct trace_user_stack_ref ref, uint32_t epoch)
 {
 	struct stack_memo_entry *e = memo->filling;
 	if (memo->unusable)
 		return;
+	drop_words(e, memo->unused_rbp);
 	e->key = *key;
-	e->id = id;
+	e->ref = ref;
 	e->epoch = epoch;
 }

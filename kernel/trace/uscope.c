@@ -51,6 +51,30 @@ struct uscope_entry {
 /* Slot i of the map is entries[i]; slot 0 means "not traced". */
 static struct uscope_entry entries[USCOPE_MAP_MAX + 1];
 static struct spinlock map_lock = SPINLOCK_INIT("trace.uscope");
+/* Per slot, for the system calls' fast path (uscope_syscall): the memo's
+ * config of its entry's stacks when the entry wants every system call's
+ * ("*"), 0 when not (unused, or a pattern to match by name). */
+static uint32_t every_call_config[USCOPE_MAP_MAX + 1];
+
+/* How much of the stack slot's entry keeps. */
+static unsigned frames_kept(const struct uscope_entry *e)
+{
+	return e->mode == 1 || e->mode == 3 ? 1 : e->budget;
+}
+
+/* The memo's config for e's stacks: what its mode keeps (never 0). */
+static uint32_t memo_config(const struct uscope_entry *e)
+{
+	return e->mode | frames_kept(e) << 8;
+}
+
+/* Sets every_call_config[slot] from its entry (under map_lock). */
+static void note_every_call(int slot)
+{
+	const struct uscope_entry *e = &entries[slot];
+	uint32_t config = e->used && !strcmp(e->events, "*") ? memo_config(e) : 0;
+	__atomic_store_n(&every_call_config[slot], config, __ATOMIC_RELEASE);
+}
 
 /* Rules found, per CPU (lib/cfi.h), and the stacks each CPU sent
  * (stack_memo.c): made with the map's first entry. */
@@ -153,6 +177,7 @@ int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *e
 		    .used = true, .mode = mode, .budget = budget ? budget : 1};
 		strlcpy(entries[slot].name, name, sizeof entries[slot].name);
 		strlcpy(entries[slot].events, events, sizeof entries[slot].events);
+		note_every_call(slot);
 	}
 	spin_unlock_irqrestore(&map_lock, irq);
 	if (!slot)
@@ -168,8 +193,10 @@ int uscope_untrace(const char *name)
 {
 	uint64_t irq = spin_lock_irqsave(&map_lock);
 	int slot = name ? decide(name, NULL) : 0;
-	if (slot)
+	if (slot) {
 		entries[slot].used = false;
+		note_every_call(slot);
+	}
 	spin_unlock_irqrestore(&map_lock, irq);
 	if (!slot)
 		return -ENOENT;
@@ -203,6 +230,7 @@ struct walk {
 	struct cfi_tables unwind; /* the program's (lib/cfi.h), or empty */
 	struct cfi_cache *cache;  /* this CPU's found rules, or NULL */
 	struct stack_memo *memo;  /* notes the stack words read, or NULL */
+	unsigned rbp_word;        /* regs.rbp came from the memo's word rbp_word - 1 (0: not) */
 	struct user_peek peek;    /* the pages the walk has found */
 	uint64_t *frames;
 	unsigned count;
@@ -258,12 +286,34 @@ static int read_user(void *to, uint64_t address, size_t length, void *arg)
 	return read_stack(arg, to, address, length);
 }
 
+/* The memo checks only the words a walk's outcome depends on: a saved rbp
+ * read at a step and never used afterwards (the later steps found their CFA
+ * by rsp, and kept or read rbp anew, or the walk ended) changes no frame and
+ * no address read, whatever its value.  Code built without frame pointers
+ * saves rbp as any other register: those words are left out of the check. */
+static inline void rbp_used(struct walk *w)
+{
+	if (w->memo && w->rbp_word)
+		w->memo->unused_rbp &= (uint16_t)~(1u << (w->rbp_word - 1));
+	w->rbp_word = 0;
+}
+
+/* regs.rbp now holds the word the walk noted last. */
+static inline void rbp_read(struct walk *w)
+{
+	if (!w->memo || w->memo->unusable)
+		return;
+	w->rbp_word = w->memo->filling->words;
+	w->memo->unused_rbp |= (uint16_t)(1u << (w->rbp_word - 1));
+}
+
 /* One step out along the frame-pointer chain, for code the unwind tables do
  * not cover: 0, CFI_OUTERMOST (rbp 0), -EINVAL (a frame below the stack
  * pointer, misaligned, or a chain that does not go up) or -EFAULT. */
 static int frame_pointer_step(struct walk *w, struct cfi_regs *regs)
 {
 	uint64_t pair[2]; /* the saved rbp, the return address */
+	rbp_used(w); /* the next rbp is tested at once: its word is checked too */
 	if (!regs->rbp)
 		return CFI_OUTERMOST;
 	if ((regs->rbp & 7) || regs->rbp < regs->rsp)
@@ -288,16 +338,23 @@ static int quick_step(struct walk *w, const struct cfi_rule *rule, struct cfi_re
 	if (rule->cfa_known != CFI_CFA_REGISTER ||
 	    (!by_rsp && rule->cfa_register != CFI_DWARF_RBP) ||
 	    rule->return_address.how != CFI_AT_CFA || rule->return_address.offset != -8 ||
-	    (rule->rbp.how != CFI_SAME && rule->rbp.how != CFI_AT_CFA))
+	    (rule->rbp.how != CFI_SAME && rule->rbp.how != CFI_AT_CFA)) {
+		rbp_used(w); /* any use, and the next rbp from any word */
 		return cfi_step_by_rule(rule, regs, read_user, w);
+	}
+	if (!by_rsp)
+		rbp_used(w);
 	uint64_t cfa = (by_rsp ? regs->rsp : regs->rbp) + (uint64_t)rule->cfa_offset;
 	uint64_t rip, rbp = regs->rbp;
 	if (cfa <= regs->rsp)
 		return -EINVAL; /* a caller's frame lies above its callee's */
-	if (read_stack(w, &rip, cfa - 8, 8) ||
-	    (rule->rbp.how == CFI_AT_CFA &&
-	     read_stack(w, &rbp, cfa + (uint64_t)rule->rbp.offset, 8)))
+	if (read_stack(w, &rip, cfa - 8, 8))
 		return -EFAULT;
+	if (rule->rbp.how == CFI_AT_CFA) {
+		if (read_stack(w, &rbp, cfa + (uint64_t)rule->rbp.offset, 8))
+			return -EFAULT;
+		rbp_read(w);
+	}
 	*regs = (struct cfi_regs){.rip = rip, .rsp = cfa, .rbp = rbp};
 	return 0;
 }
@@ -318,7 +375,10 @@ static int cfi_step(struct walk *w, struct cfi_regs *regs, enum cfi_frame frame)
 	int error = cfi_find_rule(&w->unwind, pc, read_table, &w->peek, &rule);
 	if (w->cache)
 		cfi_cache_insert(w->cache, w->unwind.identity, pc, &rule, error);
-	return error ? error : cfi_step_by_rule(&rule, regs, read_user, w);
+	if (error)
+		return error;
+	rbp_used(w);
+	return cfi_step_by_rule(&rule, regs, read_user, w);
 }
 
 /* Walks out from the user registers, reading at most TRACE_STACK_MAX frames
@@ -383,22 +443,15 @@ static inline __attribute__((always_inline)) bool put_record(uint16_t type, cons
 /* A stack the memo found: one record naming the stack sent before (with the
  * system call's entry, in a trace of stacks alone). */
 static inline __attribute__((always_inline)) void
-put_reference(int32_t tid, uint32_t id, const struct trace_syscall_entry *call)
+put_reference(struct trace_user_stack_ref ref, const struct trace_syscall_entry *call)
 {
 	if (call) {
 		struct trace_syscall_stack both = {
-		    .number = call->number, .arg0 = call->arg0, .tid = tid, .id = id};
+		    .number = call->number, .arg0 = call->arg0, .tid = ref.tid, .id = ref.id};
 		put_record(TRACE_SYSCALL_STACK, &both, sizeof both);
 	} else {
-		struct trace_user_stack_ref ref = {.tid = tid, .id = id};
 		put_record(TRACE_USER_STACK_REF, &ref, sizeof ref);
 	}
-}
-
-/* How much of the stack slot's entry keeps. */
-static unsigned frames_kept(const struct uscope_entry *e)
-{
-	return e->mode == 1 || e->mode == 3 ? 1 : e->budget;
 }
 
 /* The walk of the current process's stack, which the memo did not have (memo: this CPU's, to
@@ -445,7 +498,8 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags, .id = id};
 		if (put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
 		    !(w.flags & TRACE_STACK_UNREADABLE))
-			stack_memo_keep(memo, key, id, epoch);
+			stack_memo_keep(memo, key, (struct trace_user_stack_ref){.tid = tid, .id = id},
+					epoch);
 	} else {
 		/* A user_stack is a def without its id: the frames move up. */
 		struct trace_user_stack *plain = (struct trace_user_stack *)((uint8_t *)&event + 8);
@@ -469,16 +523,42 @@ record_stack(int slot, const struct trap_frame *user, const struct trace_syscall
 	uint64_t irq = irq_save();
 	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
 				     .space = vm_space_stamp(),
-				     .config = e->mode | frames_kept(e) << 8};
+				     .config = memo_config(e),
+				     .thread = thread_current()};
 	struct stack_memo *memo = __atomic_load_n(&memos[this_cpu_id()], __ATOMIC_ACQUIRE);
 	uint32_t epoch = __atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE);
 	const struct stack_memo_entry *sent =
 	    epoch && memo ? stack_memo_find(memo, &key, epoch) : NULL;
 	if (sent)
-		put_reference(tid, sent->id, call);
+		put_reference(sent->ref, call);
 	else
 		record_walked(e, user, tid, call, &key, epoch ? memo : NULL, epoch);
 	irq_restore(irq);
+}
+
+/* Flattened: the ring's reserve and commit in line, no call on the way. */
+__attribute__((flatten)) bool uscope_syscall_sent(int64_t number, uint64_t arg0, unsigned slot)
+{
+	uint32_t config = slot <= USCOPE_MAP_MAX
+			      ? __atomic_load_n(&every_call_config[slot], __ATOMIC_RELAXED)
+			      : 0;
+	if (!config)
+		return false;
+	irq_disable(); /* a system call runs with interrupts on */
+	struct cpu *cpu = this_cpu();
+	struct stack_memo *memo = __atomic_load_n(&memos[cpu->id], __ATOMIC_ACQUIRE);
+	uint32_t epoch = __atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE);
+	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
+	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
+				     .space = vm_space_stamp(), .config = config,
+				     .thread = cpu->current};
+	const struct stack_memo_entry *sent =
+	    memo && epoch ? stack_memo_find(memo, &key, epoch) : NULL;
+	if (sent)
+		put_reference(sent->ref,
+			      &(struct trace_syscall_entry){.number = number, .arg0 = arg0});
+	irq_enable();
+	return sent != NULL;
 }
 
 /* wants, for a pattern other than "*". */
