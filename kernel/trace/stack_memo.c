@@ -44,26 +44,29 @@ void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key,
 	e->words = 0;
 	memo->filling = e;
 	memo->unusable = !key->space; /* the kernel's */
-	memo->unused_rbp = 0;
 }
 
-/* Leaves out of e's check the words whose bit unused is set. */
-static void drop_words(struct stack_memo_entry *e, unsigned unused)
+/* Leaves out of e's check the words whose bit unused is set (usually the
+ * last step's rbp alone: the loop starts at the first). */
+static void drop_words(struct stack_memo_entry *e, uint32_t unused)
 {
-	unsigned kept = 0;
-	for (unsigned i = 0; i < e->words; i++)
+	unused &= (1u << e->words) - 1;
+	if (!unused)
+		return;
+	unsigned kept = (unsigned)__builtin_ctz(unused);
+	for (unsigned i = kept; i < e->words; i++)
 		if (!(unused & 1u << i))
 			e->word[kept++] = e->word[i];
 	e->words = kept;
 }
 
 void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key,
-		     struct trace_user_stack_ref ref, uint32_t epoch)
+		     struct trace_user_stack_ref ref, uint32_t epoch, uint32_t unused)
 {
 	struct stack_memo_entry *e = memo->filling;
 	if (memo->unusable)
 		return;
-	drop_words(e, memo->unused_rbp);
+	drop_words(e, unused);
 	e->key = *key;
 	e->ref = ref;
 	e->epoch = epoch;

@@ -42,9 +42,6 @@ struct stack_memo {
 	uint32_t next_id;
 	struct stack_memo_entry *filling; /* the walk in progress notes its words here */
 	bool unusable; /* it read too many words, or one across pages or unaligned */
-	/* Words of the walk in progress that need no check: a saved rbp that no
-	 * later step used (bit i: filling->word[i]). */
-	uint16_t unused_rbp;
 	/* The pages the last walk found, in the space whose stamp is
 	 * pages_space: the next walk in that space starts with them. */
 	uint64_t pages_space;
@@ -56,10 +53,11 @@ struct stack_memo {
  * matches nothing meanwhile. */
 void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t epoch);
 /* Keeps the walk just noted as key's stack, sent as ref (the thread's id
- * and the definition's) in epoch (unless it read too much); the words in
- * unused_rbp are left out of its check. */
+ * and the definition's) in epoch (unless it read too much); the words whose
+ * bit unused sets (bit i: the i-th noted) are left out of its check: saved
+ * rbp values that no later step of the walk used. */
 void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key,
-		     struct trace_user_stack_ref ref, uint32_t epoch);
+		     struct trace_user_stack_ref ref, uint32_t epoch, uint32_t unused);
 /* The walk read the word at physmap address at. */
 static inline __attribute__((always_inline)) void stack_memo_note(struct stack_memo *memo,
 								  const uint8_t *at)

@@ -230,7 +230,8 @@ struct walk {
 	struct cfi_tables unwind; /* the program's (lib/cfi.h), or empty */
 	struct cfi_cache *cache;  /* this CPU's found rules, or NULL */
 	struct stack_memo *memo;  /* notes the stack words read, or NULL */
-	unsigned rbp_word;        /* regs.rbp came from the memo's word rbp_word - 1 (0: not) */
+	uint32_t rbp_word;        /* regs.rbp came from the memo's word of this bit (0: not) */
+	uint32_t unused_rbp;      /* the memo's words that gave an rbp no step used */
 	struct user_peek peek;    /* the pages the walk has found */
 	uint64_t *frames;
 	unsigned count;
@@ -293,18 +294,18 @@ static int read_user(void *to, uint64_t address, size_t length, void *arg)
  * saves rbp as any other register: those words are left out of the check. */
 static inline void rbp_used(struct walk *w)
 {
-	if (w->memo && w->rbp_word)
-		w->memo->unused_rbp &= (uint16_t)~(1u << (w->rbp_word - 1));
+	w->unused_rbp &= ~w->rbp_word;
 	w->rbp_word = 0;
 }
 
-/* regs.rbp now holds the word the walk noted last. */
-static inline void rbp_read(struct walk *w)
+/* The word the walk notes next (if it notes it: else the memo's entry is
+ * not kept) is a saved rbp. */
+static inline void rbp_read_next(struct walk *w)
 {
-	if (!w->memo || w->memo->unusable)
-		return;
-	w->rbp_word = w->memo->filling->words;
-	w->memo->unused_rbp |= (uint16_t)(1u << (w->rbp_word - 1));
+	if (w->memo) {
+		w->rbp_word = 1u << w->memo->filling->words; /* at most 1 << STACK_MEMO_WORDS */
+		w->unused_rbp |= w->rbp_word;
+	}
 }
 
 /* One step out along the frame-pointer chain, for code the unwind tables do
@@ -351,9 +352,9 @@ static int quick_step(struct walk *w, const struct cfi_rule *rule, struct cfi_re
 	if (read_stack(w, &rip, cfa - 8, 8))
 		return -EFAULT;
 	if (rule->rbp.how == CFI_AT_CFA) {
+		rbp_read_next(w);
 		if (read_stack(w, &rbp, cfa + (uint64_t)rule->rbp.offset, 8))
 			return -EFAULT;
-		rbp_read(w);
 	}
 	*regs = (struct cfi_regs){.rip = rip, .rsp = cfa, .rbp = rbp};
 	return 0;
@@ -499,7 +500,7 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 		if (put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
 		    !(w.flags & TRACE_STACK_UNREADABLE))
 			stack_memo_keep(memo, key, (struct trace_user_stack_ref){.tid = tid, .id = id},
-					epoch);
+					epoch, w.unused_rbp);
 	} else {
 		/* A user_stack is a def without its id: the frames move up. */
 		struct trace_user_stack *plain = (struct trace_user_stack *)((uint8_t *)&event + 8);
