@@ -21,6 +21,7 @@
 #include "proc/proc.h"
 #include "telemetry/tracepoint.h"
 #include "trace/trace.h"
+#include "trace/uscope_syscall.h"
 #include "uaccess/uaccess.h"
 
 #define EFER_SCE 1UL
@@ -67,7 +68,10 @@ static inline __attribute__((always_inline)) long dispatch(const struct syscall_
 {
 	if (!tracepoint_on()) {
 		unsigned slot = tracepoint_stacks_on() ? this_cpu_user_stacks() : 0;
-		if (slot && !uscope_syscall_sent((int64_t)number, args[0], slot))
+		/* nothing else of a stacks-only trace is a system call's: a traced
+		 * process's call gets its entry record and its stack (uscope.c) */
+		if (__builtin_expect(slot != 0, 0) &&
+		    !uscope_syscall_sent((int64_t)number, args[0], slot))
 			uscope_record_syscall(syscall_user_frame(), entry ? entry->name : NULL,
 					      (int64_t)number, args[0], slot);
 		return entry ? entry->call(args) : -ENOSYS;

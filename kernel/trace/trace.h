@@ -159,12 +159,9 @@ void uscope_record_stack(const struct trap_frame *user, const char *syscall_name
  * caller's in the trace map (this_cpu_user_stacks, not 0). */
 void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name,
 			   int64_t number, uint64_t arg0, unsigned slot);
-/* The usual case of uscope_record_syscall, first, from the system call's
- * path: when slot's entry wants every system call's stack and this CPU sent
- * this one before (the memo has it, from the registers the call entered
- * with), writes its syscall_stack record and returns true (a few loads and
- * one record, no call); false: uscope_record_syscall is to do it. */
-bool uscope_syscall_sent(int64_t number, uint64_t arg0, unsigned slot);
+/* Its usual case is in line in the system call's path, first:
+ * uscope_syscall.h's uscope_syscall_sent; uscope_record_syscall is called
+ * when that returned false. */
 /* At a recorded join point, right after its entry record (one that may
  * sleep) or its call record (one that may not: the stack follows the call):
  * the user stack of a traced process that reached it (from the registers it

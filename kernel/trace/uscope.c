@@ -24,6 +24,7 @@
  */
 #include "trace/internal.h"
 #include "trace/stack_memo.h"
+#include "trace/uscope_syscall.h"
 
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/trapframe.h"
@@ -51,10 +52,8 @@ struct uscope_entry {
 /* Slot i of the map is entries[i]; slot 0 means "not traced". */
 static struct uscope_entry entries[USCOPE_MAP_MAX + 1];
 static struct spinlock map_lock = SPINLOCK_INIT("trace.uscope");
-/* Per slot, for the system calls' fast path (uscope_syscall): the memo's
- * config of its entry's stacks when the entry wants every system call's
- * ("*"), 0 when not (unused, or a pattern to match by name). */
-static uint32_t every_call_config[USCOPE_MAP_MAX + 1];
+/* What the system call's path reads (uscope_syscall.h). */
+struct uscope_syscalls uscope_syscalls;
 
 /* How much of the stack slot's entry keeps. */
 static unsigned frames_kept(const struct uscope_entry *e)
@@ -68,22 +67,25 @@ static uint32_t memo_config(const struct uscope_entry *e)
 	return e->mode | frames_kept(e) << 8;
 }
 
-/* Sets every_call_config[slot] from its entry (under map_lock). */
+/* Sets uscope_syscalls.every_call_config[slot] from its entry (under
+ * map_lock). */
 static void note_every_call(int slot)
 {
 	const struct uscope_entry *e = &entries[slot];
 	uint32_t config = e->used && !strcmp(e->events, "*") ? memo_config(e) : 0;
-	__atomic_store_n(&every_call_config[slot], config, __ATOMIC_RELEASE);
+	__atomic_store_n(&uscope_syscalls.every_call_config[slot], config, __ATOMIC_RELEASE);
 }
 
 /* Rules found, per CPU (lib/cfi.h), and the stacks each CPU sent
  * (stack_memo.c): made with the map's first entry. */
 static struct cfi_cache *rule_caches[MAX_CPUS];
-static struct stack_memo *memos[MAX_CPUS];
+static struct stack_memo **const memos = uscope_syscalls.memo;
 
-/* The stream's epoch for references: 0 while none may be written (no trace,
- * or a flight recorder, whose oldest records are overwritten). */
-static uint32_t stream_epoch, epochs;
+/* The stream's epoch for references (uscope_syscalls.epoch): 0 while none
+ * may be written (no trace, or a flight recorder, whose oldest records are
+ * overwritten). */
+static uint32_t *const stream_epoch_at = &uscope_syscalls.epoch;
+static uint32_t epochs;
 
 /* *slot, made if it is NULL (another command may make it meanwhile). */
 static void make_once(void **slot, size_t size)
@@ -109,7 +111,7 @@ static void new_epoch(bool references)
 	uint32_t epoch = 0;
 	if (references && !(epoch = ++epochs))
 		epoch = ++epochs; /* 0 is "none" */
-	__atomic_store_n(&stream_epoch, epoch, __ATOMIC_RELEASE);
+	__atomic_store_n(stream_epoch_at, epoch, __ATOMIC_RELEASE);
 }
 
 void uscope_stream_begins(bool references)
@@ -124,7 +126,7 @@ void uscope_stream_ends(void)
 
 void uscope_stream_lost(void)
 {
-	if (__atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(stream_epoch_at, __ATOMIC_ACQUIRE))
 		new_epoch(true);
 }
 
@@ -425,34 +427,15 @@ static void write_stack(int32_t tid, const uint64_t *frames, unsigned count, uin
 			 (uint32_t)(sizeof event.head + count * sizeof event.frames[0]));
 }
 
-/* One record into this CPU's ring of the stream (interrupts are off):
- * false when none runs or the ring is full (a drop, counted).  In line, so
- * that a constant length unrolls the copy. */
-static inline __attribute__((always_inline)) bool put_record(uint16_t type, const void *payload,
-							   uint32_t length)
-{
-	struct tel_ring *ring = this_cpu()->trace_ring;
-	uint64_t *out = ring ? tel_ring_reserve(ring, type, rdtsc(), length) : NULL;
-	if (!out)
-		return false;
-	for (uint32_t i = 0; i < length / 8; i++) /* length: a multiple of 8 */
-		out[i] = ((const uint64_t *)payload)[i];
-	tel_ring_commit_unshared(ring);
-	return true;
-}
-
-/* A stack the memo found: one record naming the stack sent before (with the
+/* A stack the memo found: a reference to the one sent before (with the
  * system call's entry, in a trace of stacks alone). */
 static inline __attribute__((always_inline)) void
 put_reference(struct trace_user_stack_ref ref, const struct trace_syscall_entry *call)
 {
-	if (call) {
-		struct trace_syscall_stack both = {
-		    .number = call->number, .arg0 = call->arg0, .tid = ref.tid, .id = ref.id};
-		put_record(TRACE_SYSCALL_STACK, &both, sizeof both);
-	} else {
-		put_record(TRACE_USER_STACK_REF, &ref, sizeof ref);
-	}
+	if (call)
+		uscope_put_syscall_stack(ref, call->number, call->arg0);
+	else
+		uscope_put_record(TRACE_USER_STACK_REF, &ref, sizeof ref);
 }
 
 /* The walk of the current process's stack, which the memo did not have (memo: this CPU's, to
@@ -486,7 +469,7 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 	if (memo)
 		stack_memo_begin(memo, key, epoch);
 	if (call)
-		put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
+		uscope_put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
 	walk(user, &w);
 	if (reads && cpu_memo && key->space) {
 		cpu_memo->pages = w.peek;
@@ -497,7 +480,7 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 		uint32_t id = ++memo->next_id;
 		event.head = (struct trace_user_stack_def){
 		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags, .id = id};
-		if (put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
+		if (uscope_put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
 		    !(w.flags & TRACE_STACK_UNREADABLE))
 			stack_memo_keep(memo, key, (struct trace_user_stack_ref){.tid = tid, .id = id},
 					epoch, w.unused_rbp);
@@ -506,7 +489,7 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 		struct trace_user_stack *plain = (struct trace_user_stack *)((uint8_t *)&event + 8);
 		*plain = (struct trace_user_stack){
 		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags};
-		put_record(TRACE_USER_STACK, plain, sizeof *plain + length);
+		uscope_put_record(TRACE_USER_STACK, plain, sizeof *plain + length);
 	}
 }
 
@@ -517,7 +500,8 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
  * by the memo, goes as a reference; one walked goes as a user_stack_def the
  * memo remembers. */
 static inline __attribute__((always_inline)) void
-record_stack(int slot, const struct trap_frame *user, const struct trace_syscall_entry *call)
+record_stack(int slot, const struct trap_frame *user, const struct trace_syscall_entry *call,
+	     bool looked)
 {
 	const struct uscope_entry *e = &entries[slot];
 	int32_t tid = (int32_t)thread_id(thread_current());
@@ -527,39 +511,14 @@ record_stack(int slot, const struct trap_frame *user, const struct trace_syscall
 				     .config = memo_config(e),
 				     .thread = thread_current()};
 	struct stack_memo *memo = __atomic_load_n(&memos[this_cpu_id()], __ATOMIC_ACQUIRE);
-	uint32_t epoch = __atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE);
+	uint32_t epoch = __atomic_load_n(stream_epoch_at, __ATOMIC_ACQUIRE);
 	const struct stack_memo_entry *sent =
-	    epoch && memo ? stack_memo_find(memo, &key, epoch) : NULL;
+	    epoch && memo && !looked ? stack_memo_find(memo, &key, epoch) : NULL;
 	if (sent)
 		put_reference(sent->ref, call);
 	else
 		record_walked(e, user, tid, call, &key, epoch ? memo : NULL, epoch);
 	irq_restore(irq);
-}
-
-/* Flattened: the ring's reserve and commit in line, no call on the way. */
-__attribute__((flatten)) bool uscope_syscall_sent(int64_t number, uint64_t arg0, unsigned slot)
-{
-	uint32_t config = slot <= USCOPE_MAP_MAX
-			      ? __atomic_load_n(&every_call_config[slot], __ATOMIC_RELAXED)
-			      : 0;
-	if (!config)
-		return false;
-	irq_disable(); /* a system call runs with interrupts on */
-	struct cpu *cpu = this_cpu();
-	struct stack_memo *memo = __atomic_load_n(&memos[cpu->id], __ATOMIC_ACQUIRE);
-	uint32_t epoch = __atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE);
-	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
-	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
-				     .space = vm_space_stamp(), .config = config,
-				     .thread = cpu->current};
-	const struct stack_memo_entry *sent =
-	    memo && epoch ? stack_memo_find(memo, &key, epoch) : NULL;
-	if (sent)
-		put_reference(sent->ref,
-			      &(struct trace_syscall_entry){.number = number, .arg0 = arg0});
-	irq_enable();
-	return sent != NULL;
 }
 
 /* wants, for a pattern other than "*". */
@@ -585,7 +544,7 @@ void uscope_record_stack(const struct trap_frame *user, const char *syscall_name
 	int slot = proc_trace_slot(p);
 	if (!slot || !user || !wants(slot, "sys.", syscall_name ? syscall_name : "?"))
 		return;
-	record_stack(slot, user, NULL);
+	record_stack(slot, user, NULL, false);
 }
 
 void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name,
@@ -593,10 +552,15 @@ void uscope_record_syscall(const struct trap_frame *user, const char *syscall_na
 {
 	struct trace_syscall_entry call = {.number = number, .arg0 = arg0};
 	/* The CPU's slot is set again when the map changes: an entry taken out
-	 * meanwhile is no longer used. */
+	 * meanwhile is no longer used.  When the entry wants every call's stack,
+	 * uscope_syscall_sent has looked in the memo already: a walk now (even
+	 * if the thread moved to a CPU whose memo has the stack) is always a
+	 * right answer. */
 	if (slot <= USCOPE_MAP_MAX && entries[slot].used &&
 	    wants((int)slot, "sys.", syscall_name ? syscall_name : "?"))
-		record_stack((int)slot, user, &call);
+		record_stack((int)slot, user, &call,
+			     __atomic_load_n(&uscope_syscalls.every_call_config[slot],
+					     __ATOMIC_RELAXED) != 0);
 	else
 		tracepoint_write(TRACE_SYSCALL_ENTRY, &call, sizeof call);
 }
@@ -644,5 +608,5 @@ void uscope_record_joinpoint_stack(const char *joinpoint)
 		return;
 	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
 	if (trap_frame_from_user(user))
-		record_stack(slot, user, NULL);
+		record_stack(slot, user, NULL, false);
 }
