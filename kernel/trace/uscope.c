@@ -234,7 +234,7 @@ struct walk {
 	struct stack_memo *memo;  /* notes the stack words read, or NULL */
 	uint32_t rbp_word;        /* regs.rbp came from the memo's word of this bit (0: not) */
 	uint32_t unused_rbp;      /* the memo's words that gave an rbp no step used */
-	struct user_peek peek;    /* the pages the walk has found */
+	struct user_peek *peek;   /* the pages the walk has found */
 	uint64_t *frames;
 	unsigned count;
 	uint16_t flags;
@@ -267,11 +267,11 @@ static inline __attribute__((always_inline)) int read_stack(struct walk *w, void
 							    uint64_t address, size_t length)
 {
 	if (!w->memo)
-		return user_peek_read(&w->peek, to, address, length);
-	const uint8_t *at = user_peek_where(&w->peek, address, length);
+		return user_peek_read(w->peek, to, address, length);
+	const uint8_t *at = user_peek_where(w->peek, address, length);
 	if (!at || (length != 8 && length != 16)) {
 		w->memo->unusable = true; /* across pages, unreadable, or not words */
-		return user_peek_read(&w->peek, to, address, length);
+		return user_peek_read(w->peek, to, address, length);
 	}
 	__builtin_memcpy(to, at, length);
 	stack_memo_note(w->memo, at);
@@ -375,7 +375,7 @@ static int cfi_step(struct walk *w, struct cfi_regs *regs, enum cfi_frame frame)
 	if (cached)
 		return cached->error ? cached->error : quick_step(w, &cached->rule, regs);
 	struct cfi_rule rule;
-	int error = cfi_find_rule(&w->unwind, pc, read_table, &w->peek, &rule);
+	int error = cfi_find_rule(&w->unwind, pc, read_table, w->peek, &rule);
 	if (w->cache)
 		cfi_cache_insert(w->cache, w->unwind.identity, pc, &rule, error);
 	if (error)
@@ -452,29 +452,33 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 		struct trace_user_stack_def head;
 		uint64_t frames[TRACE_STACK_MAX]; /* only the first count are written and sent */
 	} event;
+	struct user_peek none = {0};
 	struct walk w = {.keep = frames_kept(e),
 			 .own_only = e->mode <= 2,
 			 .cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE),
 			 .memo = memo,
+			 .peek = &none,
 			 .frames = event.frames};
 	struct process *p = proc_current();
 	proc_own_code(p, &w.own_start, &w.own_end);
 	proc_unwind_tables(p, &w.unwind);
 	/* The pages the CPU's last walk found hold while the space's stamp does
-	 * (every unmap and change of protection gives it a new one).  A walk
-	 * that keeps the first frame of any code reads nothing. */
-	bool reads = w.own_only || w.keep > 1;
-	if (reads && cpu_memo && key->space && cpu_memo->pages_space == key->space)
-		w.peek = cpu_memo->pages;
+	 * (every unmap and change of protection gives it a new one): the walk
+	 * starts with them and leaves its own there (interrupts are off: they
+	 * are the CPU's alone).  A walk that keeps the first frame of any code
+	 * reads nothing. */
+	if ((w.own_only || w.keep > 1) && cpu_memo && key->space) {
+		if (cpu_memo->pages_space != key->space) {
+			cpu_memo->pages = none;
+			cpu_memo->pages_space = key->space;
+		}
+		w.peek = &cpu_memo->pages;
+	}
 	if (memo)
 		stack_memo_begin(memo, key, epoch);
 	if (call)
 		uscope_put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
 	walk(user, &w);
-	if (reads && cpu_memo && key->space) {
-		cpu_memo->pages = w.peek;
-		cpu_memo->pages_space = key->space;
-	}
 	uint32_t length = (uint32_t)(w.count * sizeof event.frames[0]);
 	if (memo) {
 		uint32_t id = ++memo->next_id;
@@ -582,7 +586,9 @@ unsigned uscope_take_stack(uint64_t *frames, unsigned max, uint16_t *flags)
 	const struct trap_frame *user = entry_registers();
 	if (!user || !max || !irq_enabled())
 		return 0;
-	struct walk w = {.keep = max < TRACE_STACK_MAX ? max : TRACE_STACK_MAX, .frames = frames};
+	struct user_peek none = {0};
+	struct walk w = {
+	    .keep = max < TRACE_STACK_MAX ? max : TRACE_STACK_MAX, .peek = &none, .frames = frames};
 	proc_unwind_tables(proc_current(), &w.unwind);
 	walk(user, &w);
 	*flags = w.flags;
