@@ -74,10 +74,12 @@ static inline __attribute__((always_inline)) void stack_memo_note(struct stack_m
 #define STACK_MEMO_SETS (STACK_MEMO_ENTRIES / STACK_MEMO_WAYS)
 _Static_assert((STACK_MEMO_SETS & (STACK_MEMO_SETS - 1)) == 0, "sets: a power of two");
 
+/* The set: the call's place (a wrapper's rip) and its depth (rsp in 16-byte
+ * steps, the ABI's alignment at a call) mixed by a xor: the stacks of a
+ * program's system calls differ in one or the other. */
 static inline unsigned stack_memo_set(const struct stack_memo_key *key)
 {
-	uint64_t h = (key->rip ^ key->rsp << 7) * 0x9e3779b97f4a7c15ULL;
-	return (unsigned)(h >> 58) & (STACK_MEMO_SETS - 1);
+	return (unsigned)(key->rip ^ key->rsp >> 4) & (STACK_MEMO_SETS - 1);
 }
 
 static inline __attribute__((always_inline)) bool

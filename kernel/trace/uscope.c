@@ -53,7 +53,9 @@ struct uscope_entry {
 static struct uscope_entry entries[USCOPE_MAP_MAX + 1];
 static struct spinlock map_lock = SPINLOCK_INIT("trace.uscope");
 /* What the system call's path reads (uscope_syscall.h). */
-struct uscope_syscalls uscope_syscalls;
+uint32_t uscope_every_call_config[USCOPE_MAP_MAX + 1];
+struct stack_memo *uscope_memos[MAX_CPUS];
+uint32_t uscope_stream_epoch;
 
 /* How much of the stack slot's entry keeps. */
 static unsigned frames_kept(const struct uscope_entry *e)
@@ -67,24 +69,23 @@ static uint32_t memo_config(const struct uscope_entry *e)
 	return e->mode | frames_kept(e) << 8;
 }
 
-/* Sets uscope_syscalls.every_call_config[slot] from its entry (under
- * map_lock). */
+/* Sets uscope_every_call_config[slot] from its entry (under map_lock). */
 static void note_every_call(int slot)
 {
 	const struct uscope_entry *e = &entries[slot];
 	uint32_t config = e->used && !strcmp(e->events, "*") ? memo_config(e) : 0;
-	__atomic_store_n(&uscope_syscalls.every_call_config[slot], config, __ATOMIC_RELEASE);
+	__atomic_store_n(&uscope_every_call_config[slot], config, __ATOMIC_RELEASE);
 }
 
 /* Rules found, per CPU (lib/cfi.h), and the stacks each CPU sent
  * (stack_memo.c): made with the map's first entry. */
 static struct cfi_cache *rule_caches[MAX_CPUS];
-static struct stack_memo **const memos = uscope_syscalls.memo;
+static struct stack_memo **const memos = uscope_memos;
 
-/* The stream's epoch for references (uscope_syscalls.epoch): 0 while none
- * may be written (no trace, or a flight recorder, whose oldest records are
+/* The stream's epoch for references (uscope_stream_epoch): 0 while none may
+ * be written (no trace, or a flight recorder, whose oldest records are
  * overwritten). */
-static uint32_t *const stream_epoch_at = &uscope_syscalls.epoch;
+static uint32_t *const stream_epoch_at = &uscope_stream_epoch;
 static uint32_t epochs;
 
 /* *slot, made if it is NULL (another command may make it meanwhile). */
@@ -563,7 +564,7 @@ void uscope_record_syscall(const struct trap_frame *user, const char *syscall_na
 	if (slot <= USCOPE_MAP_MAX && entries[slot].used &&
 	    wants((int)slot, "sys.", syscall_name ? syscall_name : "?"))
 		record_stack((int)slot, user, &call,
-			     __atomic_load_n(&uscope_syscalls.every_call_config[slot],
+			     __atomic_load_n(&uscope_every_call_config[slot],
 					     __ATOMIC_RELAXED) != 0);
 	else
 		tracepoint_write(TRACE_SYSCALL_ENTRY, &call, sizeof call);

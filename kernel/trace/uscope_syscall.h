@@ -22,15 +22,14 @@
 #include "trace/trace.h"
 #include "uapi/trace.h"
 
-struct uscope_syscalls {
-	uint32_t epoch; /* the stream's for references (0: none may be written) */
-	/* per slot of the trace map: the memo's config of its entry's stacks when
-	 * the entry wants every system call's ("*"), 0 when not (unused, or a
-	 * pattern to match by name) */
-	uint32_t every_call_config[USCOPE_MAP_MAX + 1];
-	struct stack_memo *memo[MAX_CPUS]; /* the stacks each CPU sent (made with the map's first entry) */
-};
-extern struct uscope_syscalls uscope_syscalls;
+/* The stream's epoch for references (0: none may be written). */
+extern uint32_t uscope_stream_epoch;
+/* Per slot of the trace map: the memo's config of its entry's stacks when the
+ * entry wants every system call's ("*"), 0 when not (unused, or a pattern to
+ * match by name). */
+extern uint32_t uscope_every_call_config[USCOPE_MAP_MAX + 1];
+/* The stacks each CPU sent (made with the map's first entry). */
+extern struct stack_memo *uscope_memos[MAX_CPUS];
 
 /* One record into this CPU's ring of the stream (interrupts are off):
  * false when none runs or the ring is full (a drop, counted).  In line, so
@@ -70,14 +69,14 @@ static inline __attribute__((always_inline)) bool uscope_syscall_sent(int64_t nu
 {
 	uint32_t config =
 	    slot <= USCOPE_MAP_MAX
-		? __atomic_load_n(&uscope_syscalls.every_call_config[slot], __ATOMIC_RELAXED)
+		? __atomic_load_n(&uscope_every_call_config[slot], __ATOMIC_RELAXED)
 		: 0;
-	uint32_t epoch = __atomic_load_n(&uscope_syscalls.epoch, __ATOMIC_ACQUIRE);
+	uint32_t epoch = __atomic_load_n(&uscope_stream_epoch, __ATOMIC_ACQUIRE);
 	if (!config || !epoch)
 		return false;
 	irq_disable();
 	struct cpu *cpu = this_cpu();
-	struct stack_memo *memo = __atomic_load_n(&uscope_syscalls.memo[cpu->id], __ATOMIC_ACQUIRE);
+	struct stack_memo *memo = __atomic_load_n(&uscope_memos[cpu->id], __ATOMIC_ACQUIRE);
 	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
 	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
 				     .space = vm_space_stamp(), .config = config,
