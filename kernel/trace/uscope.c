@@ -543,7 +543,10 @@ static inline bool wants(int slot, const char *prefix, const char *name)
 	return (events[0] == '*' && !events[1]) || wants_named(slot, prefix, name);
 }
 
-void uscope_record_stack(const struct trap_frame *user, const char *syscall_name)
+/* These three are flattened: the ring's reserve and commit in line (GCC
+ * leaves them out of line in functions this size), as at a system call. */
+__attribute__((flatten)) void uscope_record_stack(const struct trap_frame *user,
+						  const char *syscall_name)
 {
 	struct process *p = proc_current();
 	int slot = proc_trace_slot(p);
@@ -552,8 +555,9 @@ void uscope_record_stack(const struct trap_frame *user, const char *syscall_name
 	record_stack(slot, user, NULL, false);
 }
 
-void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name,
-			   int64_t number, uint64_t arg0, unsigned slot)
+__attribute__((flatten)) void uscope_record_syscall(const struct trap_frame *user,
+						    const char *syscall_name, int64_t number,
+						    uint64_t arg0, unsigned slot)
 {
 	struct trace_syscall_entry call = {.number = number, .arg0 = arg0};
 	/* The CPU's slot is set again when the map changes: an entry taken out
@@ -606,7 +610,7 @@ void uscope_write_stack(int tid, const uint64_t *frames, unsigned count, uint16_
 	write_stack((int32_t)tid, frames, count, flags);
 }
 
-void uscope_record_joinpoint_stack(const char *joinpoint)
+__attribute__((flatten)) void uscope_record_joinpoint_stack(const char *joinpoint)
 {
 	struct process *p = proc_current();
 	int slot = proc_trace_slot(p);
