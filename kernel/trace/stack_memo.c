@@ -11,10 +11,13 @@
  * under the address space's stamp then (mm's vm_space_stamp, new whenever a
  * page of the space is unmapped or reprotected, and a space holds one
  * program: it stands for the tables too): while the stamp is the same,
- * those physmap addresses are still where the words are.  A check is a load
- * and a compare per word, where the walk costs some 160 instructions a step.
- * A caller that changed at the same depth leaves a different return address
- * in a slot the walk read: no match, a walk.
+ * those physmap addresses are still where the words are.  A check is two
+ * loads, a xor and an or per word, where the walk costs some 160
+ * instructions a step.  A caller that changed at the same depth leaves a
+ * different return address in a slot the walk read: no match, a walk.  A
+ * saved rbp that no later step of the walk used is left out of the check
+ * (the walk says which): its value changes no frame and no address read.
+ * The key holds the thread walked too, whose id goes with the references.
  *
  * A CPU's memo names stacks in its own stream (ids are the CPU's count), so
  * a reference never points into another CPU's packets; entries carry the

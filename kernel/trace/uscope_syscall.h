@@ -34,9 +34,8 @@ extern struct stack_memo *uscope_memos[MAX_CPUS];
 /* One record into this CPU's ring of the stream (interrupts are off):
  * false when none runs or the ring is full (a drop, counted).  In line, so
  * that a constant length unrolls the copy. */
-static inline __attribute__((always_inline)) bool uscope_put_record(uint16_t type,
-								   const void *payload,
-								   uint32_t length)
+static inline __attribute__((always_inline)) bool
+uscope_put_record(uint16_t type, const void *payload, uint32_t length)
 {
 	struct tel_ring *ring = this_cpu()->trace_ring;
 	uint64_t *out = ring ? tel_ring_reserve(ring, type, rdtsc(), length) : NULL;
@@ -63,14 +62,12 @@ uscope_put_syscall_stack(struct trace_user_stack_ref ref, int64_t number, uint64
  * registers the call entered with), writes its syscall_stack record and
  * returns true; false: uscope_record_syscall is to do it.  Interrupts on (a
  * system call), held off meanwhile: the memo is the CPU's alone. */
-static inline __attribute__((always_inline)) bool uscope_syscall_sent(int64_t number,
-								     uint64_t arg0,
-								     unsigned slot)
+static inline __attribute__((always_inline)) bool uscope_syscall_sent(int64_t number, uint64_t arg0,
+								      unsigned slot)
 {
-	uint32_t config =
-	    slot <= USCOPE_MAP_MAX
-		? __atomic_load_n(&uscope_every_call_config[slot], __ATOMIC_RELAXED)
-		: 0;
+	uint32_t config = slot <= USCOPE_MAP_MAX
+			      ? __atomic_load_n(&uscope_every_call_config[slot], __ATOMIC_RELAXED)
+			      : 0;
 	uint32_t epoch = __atomic_load_n(&uscope_stream_epoch, __ATOMIC_ACQUIRE);
 	if (!config || !epoch)
 		return false;
@@ -78,8 +75,11 @@ static inline __attribute__((always_inline)) bool uscope_syscall_sent(int64_t nu
 	struct cpu *cpu = this_cpu();
 	struct stack_memo *memo = __atomic_load_n(&uscope_memos[cpu->id], __ATOMIC_ACQUIRE);
 	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
-	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
-				     .space = vm_space_stamp(), .config = config,
+	struct stack_memo_key key = {.rip = user->rip,
+				     .rsp = user->rsp,
+				     .rbp = user->rbp,
+				     .space = vm_space_stamp(),
+				     .config = config,
 				     .thread = cpu->current};
 	const struct stack_memo_entry *sent = memo ? stack_memo_find(memo, &key, epoch) : NULL;
 	if (sent)
