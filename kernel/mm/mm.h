@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "arch/x86_64/layout.h"
+#include "cpu/percpu.h"
 
 #define VM_MMIO_BASE        0xffffc00000000000UL
 #define VM_MMIO_SIZE        (1UL << 40)
@@ -114,8 +115,13 @@ const void *vm_user_peek(uint64_t virt);
  * munmap go through them).  While it is the same, every user page found
  * before (vm_user_peek) is still mapped, at the same frame and as readable:
  * mapping a page where none was changes no translation found before.  0 for
- * the kernel's space. */
-uint64_t vm_space_stamp(void);
+ * the kernel's space.  In line (a traced system call asks for it): the
+ * stamp is the first word of the space the CPU has loaded. */
+static inline uint64_t vm_space_stamp(void)
+{
+	const uint64_t *stamp = (const uint64_t *)this_cpu()->loaded_space;
+	return stamp ? __atomic_load_n(stamp, __ATOMIC_ACQUIRE) : 0;
+}
 /* Returns an uncached kernel mapping of [phys, phys + length) of device memory
  * (any alignment), or NULL when length is 0 or mapping failed.  Mappings are
  * permanent. */

@@ -44,13 +44,15 @@
 #define FIRMWARE_RESERVED_MAX (16UL << 20)
 
 struct address_space {
-	uint64_t root; /* physical address of the PML4 */
+	uint64_t stamp; /* vm_space_stamp (first: mm.h reads it in line): new at creation,
+			 * unmap and protect */
+	uint64_t root;  /* physical address of the PML4 */
 	struct spinlock lock;
 	uint64_t active_cpus; /* CPUs with this space in CR3 (user spaces) */
-	uint64_t stamp;       /* vm_space_stamp: new at creation, unmap and protect */
 };
+_Static_assert(offsetof(struct address_space, stamp) == 0, "mm.h's vm_space_stamp reads it first");
 
-static struct address_space kernel_space = {0, SPINLOCK_INIT("vm.kernel"), 0, 0};
+static struct address_space kernel_space = {0, 0, SPINLOCK_INIT("vm.kernel"), 0};
 /* The last stamp given: each is given once, to one space. */
 static uint64_t stamps;
 
@@ -280,12 +282,6 @@ void vm_space_destroy(struct address_space *space)
 	ASSERT(__atomic_load_n(&space->active_cpus, __ATOMIC_SEQ_CST) == 0);
 	pt_destroy_user(space->root);
 	kfree(space);
-}
-
-uint64_t vm_space_stamp(void)
-{
-	struct address_space *space = active_space[this_cpu_id()];
-	return space ? __atomic_load_n(&space->stamp, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* Interrupts off, so the CPU and its active_space entry stay ours. */

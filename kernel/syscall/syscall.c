@@ -21,6 +21,7 @@
 #include "proc/proc.h"
 #include "telemetry/tracepoint.h"
 #include "trace/trace.h"
+#include "trace/uscope_syscall.h"
 #include "uaccess/uaccess.h"
 
 #define EFER_SCE 1UL
@@ -62,24 +63,17 @@ const struct syscall_entry *syscall_find(uint64_t number)
 	return number < SYSCALL_TABLE_SIZE ? table[number] : NULL;
 }
 
-/* A stacks-only trace runs and the caller's process is in the trace map
- * (slot): its call gets its entry record and its stack. */
-static __attribute__((noinline)) long dispatch_with_stack(const struct syscall_entry *entry,
-							  uint64_t number, const uint64_t *args,
-							  unsigned slot)
-{
-	uscope_record_syscall(syscall_user_frame(), entry ? entry->name : NULL, (int64_t)number,
-			      args[0], slot);
-	return entry ? entry->call(args) : -ENOSYS;
-}
-
 static inline __attribute__((always_inline)) long dispatch(const struct syscall_entry *entry,
 							   uint64_t number, const uint64_t *args)
 {
 	if (!tracepoint_on()) {
 		unsigned slot = tracepoint_stacks_on() ? this_cpu_user_stacks() : 0;
-		if (slot) /* nothing else of a stacks-only trace is a system call's */
-			return dispatch_with_stack(entry, number, args, slot);
+		/* nothing else of a stacks-only trace is a system call's: a traced
+		 * process's call gets its entry record and its stack (uscope.c) */
+		if (__builtin_expect(slot != 0, 0) &&
+		    !uscope_syscall_sent((int64_t)number, args[0], slot))
+			uscope_record_syscall(syscall_user_frame(), entry ? entry->name : NULL,
+					      (int64_t)number, args[0], slot);
 		return entry ? entry->call(args) : -ENOSYS;
 	}
 	struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};

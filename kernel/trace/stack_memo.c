@@ -11,10 +11,13 @@
  * under the address space's stamp then (mm's vm_space_stamp, new whenever a
  * page of the space is unmapped or reprotected, and a space holds one
  * program: it stands for the tables too): while the stamp is the same,
- * those physmap addresses are still where the words are.  A check is a load
- * and a compare per word, where the walk costs some 160 instructions a step.
- * A caller that changed at the same depth leaves a different return address
- * in a slot the walk read: no match, a walk.
+ * those physmap addresses are still where the words are.  A check is two
+ * loads, a xor and an or per word, where the walk costs some 160
+ * instructions a step.  A caller that changed at the same depth leaves a
+ * different return address in a slot the walk read: no match, a walk.  A
+ * saved rbp that no later step of the walk used is left out of the check
+ * (the walk says which): its value changes no frame and no address read.
+ * The key holds the thread walked too, whose id goes with the references.
  *
  * A CPU's memo names stacks in its own stream (ids are the CPU's count), so
  * a reference never points into another CPU's packets; entries carry the
@@ -46,13 +49,28 @@ void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key,
 	memo->unusable = !key->space; /* the kernel's */
 }
 
-void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t id,
-		     uint32_t epoch)
+/* Leaves out of e's check the words whose bit unused is set (usually the
+ * last step's rbp alone: the loop starts at the first). */
+static void drop_words(struct stack_memo_entry *e, uint32_t unused)
+{
+	unused &= (1u << e->words) - 1;
+	if (!unused)
+		return;
+	unsigned kept = (unsigned)__builtin_ctz(unused);
+	for (unsigned i = kept; i < e->words; i++)
+		if (!(unused & 1u << i))
+			e->word[kept++] = e->word[i];
+	e->words = kept;
+}
+
+void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key,
+		     struct trace_user_stack_ref ref, uint32_t epoch, uint32_t unused)
 {
 	struct stack_memo_entry *e = memo->filling;
 	if (memo->unusable)
 		return;
+	drop_words(e, unused);
 	e->key = *key;
-	e->id = id;
+	e->ref = ref;
 	e->epoch = epoch;
 }

@@ -13,6 +13,7 @@
 
 #include "mm/mm.h"
 #include "uaccess/uaccess.h"
+#include "uapi/trace.h"
 
 #define STACK_MEMO_ENTRIES 64
 #define STACK_MEMO_WORDS   14 /* user words a remembered walk read, at most */
@@ -22,6 +23,7 @@ struct stack_memo_key {
 	uint64_t rip, rsp, rbp; /* where the walk starts */
 	uint64_t space;         /* the address space's stamp (mm's vm_space_stamp) */
 	uint64_t config;        /* what the mode keeps */
+	const void *thread;     /* the thread walked (its id goes with the references) */
 };
 struct stack_memo_word {
 	const uint64_t *at; /* where the walk read it (physmap) */
@@ -30,8 +32,8 @@ struct stack_memo_word {
 struct stack_memo_entry {
 	struct stack_memo_key key;
 	uint32_t epoch; /* the stream's when written (0: empty) */
-	uint32_t id;    /* the user_stack_def's */
 	unsigned words;
+	struct trace_user_stack_ref ref; /* the thread's id, the user_stack_def's */
 	struct stack_memo_word word[STACK_MEMO_WORDS];
 };
 struct stack_memo {
@@ -50,10 +52,12 @@ struct stack_memo {
  * space a new stamp, and the entry never matches); the entry it will fill
  * matches nothing meanwhile. */
 void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t epoch);
-/* Keeps the walk just noted as key's stack, sent as id in epoch (unless it
- * read too much). */
-void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t id,
-		     uint32_t epoch);
+/* Keeps the walk just noted as key's stack, sent as ref (the thread's id
+ * and the definition's) in epoch (unless it read too much); the words whose
+ * bit unused sets (bit i: the i-th noted) are left out of its check: saved
+ * rbp values that no later step of the walk used. */
+void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key,
+		     struct trace_user_stack_ref ref, uint32_t epoch, uint32_t unused);
 /* The walk read the word at physmap address at. */
 static inline __attribute__((always_inline)) void stack_memo_note(struct stack_memo *memo,
 								  const uint8_t *at)
@@ -70,31 +74,52 @@ static inline __attribute__((always_inline)) void stack_memo_note(struct stack_m
 #define STACK_MEMO_SETS (STACK_MEMO_ENTRIES / STACK_MEMO_WAYS)
 _Static_assert((STACK_MEMO_SETS & (STACK_MEMO_SETS - 1)) == 0, "sets: a power of two");
 
+/* The set: the call's place (a wrapper's rip) and its depth (rsp in 16-byte
+ * steps, the ABI's alignment at a call) mixed by a xor: the stacks of a
+ * program's system calls differ in one or the other. */
 static inline unsigned stack_memo_set(const struct stack_memo_key *key)
 {
-	uint64_t h = (key->rip ^ key->rsp << 7) * 0x9e3779b97f4a7c15ULL;
-	return (unsigned)(h >> 58) & (STACK_MEMO_SETS - 1);
+	return (unsigned)(key->rip ^ key->rsp >> 4) & (STACK_MEMO_SETS - 1);
 }
 
 static inline __attribute__((always_inline)) bool
 stack_memo_same_key(const struct stack_memo_key *a, const struct stack_memo_key *b)
 {
 	return a->rip == b->rip && a->rsp == b->rsp && a->rbp == b->rbp && a->space == b->space &&
-	       a->config == b->config;
+	       a->config == b->config && a->thread == b->thread;
 }
 
 /* Does every word the walk read still hold the value it had (the space's
- * stamp the same: each is still where it was read)?  Two at a time. */
+ * stamp the same: each is still where it was read)?  Unrolled from the
+ * count: a load, a load, a xor and an or a word, one branch at the end. */
+#define STACK_MEMO_DIFF(n) (__atomic_load_n(w[n].at, __ATOMIC_RELAXED) ^ w[n].value)
 static inline __attribute__((always_inline)) bool
 stack_memo_holds(const struct stack_memo_entry *e)
 {
-	const struct stack_memo_word *w = e->word, *end = w + e->words;
-	for (; w + 1 < end; w += 2)
-		if ((__atomic_load_n(w[0].at, __ATOMIC_RELAXED) ^ w[0].value) |
-		    (__atomic_load_n(w[1].at, __ATOMIC_RELAXED) ^ w[1].value))
-			return false;
-	return w == end || __atomic_load_n(w->at, __ATOMIC_RELAXED) == w->value;
+	_Static_assert(STACK_MEMO_WORDS == 14, "the cases below: one a word");
+	const struct stack_memo_word *w = e->word;
+	uint64_t diff = 0;
+	switch (e->words) {
+	case 14: diff |= STACK_MEMO_DIFF(13); /* fall through */
+	case 13: diff |= STACK_MEMO_DIFF(12); /* fall through */
+	case 12: diff |= STACK_MEMO_DIFF(11); /* fall through */
+	case 11: diff |= STACK_MEMO_DIFF(10); /* fall through */
+	case 10: diff |= STACK_MEMO_DIFF(9); /* fall through */
+	case 9: diff |= STACK_MEMO_DIFF(8); /* fall through */
+	case 8: diff |= STACK_MEMO_DIFF(7); /* fall through */
+	case 7: diff |= STACK_MEMO_DIFF(6); /* fall through */
+	case 6: diff |= STACK_MEMO_DIFF(5); /* fall through */
+	case 5: diff |= STACK_MEMO_DIFF(4); /* fall through */
+	case 4: diff |= STACK_MEMO_DIFF(3); /* fall through */
+	case 3: diff |= STACK_MEMO_DIFF(2); /* fall through */
+	case 2: diff |= STACK_MEMO_DIFF(1); /* fall through */
+	case 1: diff |= STACK_MEMO_DIFF(0); /* fall through */
+	case 0: break;
+	default: __builtin_unreachable(); /* stack_memo_note keeps at most 14 */
+	}
+	return !diff;
 }
+#undef STACK_MEMO_DIFF
 
 /* The entry for key written in epoch, if every word its walk read still
  * holds (key.space: the stamp now; interrupts off), else NULL. */

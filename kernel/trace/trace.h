@@ -156,7 +156,10 @@ void uscope_record_stack(const struct trap_frame *user, const char *syscall_name
  * traced process's system call: its entry record (number, arg0) and, if its
  * entry names the event, the stack (the two as one record when the stack is
  * one this CPU sent before: uapi/trace.h's syscall_stack).  slot: the
- * caller's in the trace map (this_cpu_user_stacks, not 0). */
+ * caller's in the trace map (this_cpu_user_stacks, not 0).  Its usual case
+ * is in line in the system call's path, first (uscope_syscall.h's
+ * uscope_syscall_sent): this is called when that returned false, and does
+ * not look in the memo again when the entry wants every call's stack. */
 void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name,
 			   int64_t number, uint64_t arg0, unsigned slot);
 /* At a recorded join point, right after its entry record (one that may

@@ -24,6 +24,7 @@
  */
 #include "trace/internal.h"
 #include "trace/stack_memo.h"
+#include "trace/uscope_syscall.h"
 
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/trapframe.h"
@@ -51,15 +52,41 @@ struct uscope_entry {
 /* Slot i of the map is entries[i]; slot 0 means "not traced". */
 static struct uscope_entry entries[USCOPE_MAP_MAX + 1];
 static struct spinlock map_lock = SPINLOCK_INIT("trace.uscope");
+/* What the system call's path reads (uscope_syscall.h). */
+uint32_t uscope_every_call_config[USCOPE_MAP_MAX + 1];
+struct stack_memo *uscope_memos[MAX_CPUS];
+uint32_t uscope_stream_epoch;
+
+/* How much of the stack slot's entry keeps. */
+static unsigned frames_kept(const struct uscope_entry *e)
+{
+	return e->mode == 1 || e->mode == 3 ? 1 : e->budget;
+}
+
+/* The memo's config for e's stacks: what its mode keeps (never 0). */
+static uint32_t memo_config(const struct uscope_entry *e)
+{
+	return e->mode | frames_kept(e) << 8;
+}
+
+/* Sets uscope_every_call_config[slot] from its entry (under map_lock). */
+static void note_every_call(int slot)
+{
+	const struct uscope_entry *e = &entries[slot];
+	uint32_t config = e->used && !strcmp(e->events, "*") ? memo_config(e) : 0;
+	__atomic_store_n(&uscope_every_call_config[slot], config, __ATOMIC_RELEASE);
+}
 
 /* Rules found, per CPU (lib/cfi.h), and the stacks each CPU sent
  * (stack_memo.c): made with the map's first entry. */
 static struct cfi_cache *rule_caches[MAX_CPUS];
-static struct stack_memo *memos[MAX_CPUS];
+static struct stack_memo **const memos = uscope_memos;
 
-/* The stream's epoch for references: 0 while none may be written (no trace,
- * or a flight recorder, whose oldest records are overwritten). */
-static uint32_t stream_epoch, epochs;
+/* The stream's epoch for references (uscope_stream_epoch): 0 while none may
+ * be written (no trace, or a flight recorder, whose oldest records are
+ * overwritten). */
+static uint32_t *const stream_epoch_at = &uscope_stream_epoch;
+static uint32_t epochs;
 
 /* *slot, made if it is NULL (another command may make it meanwhile). */
 static void make_once(void **slot, size_t size)
@@ -85,7 +112,7 @@ static void new_epoch(bool references)
 	uint32_t epoch = 0;
 	if (references && !(epoch = ++epochs))
 		epoch = ++epochs; /* 0 is "none" */
-	__atomic_store_n(&stream_epoch, epoch, __ATOMIC_RELEASE);
+	__atomic_store_n(stream_epoch_at, epoch, __ATOMIC_RELEASE);
 }
 
 void uscope_stream_begins(bool references)
@@ -100,7 +127,7 @@ void uscope_stream_ends(void)
 
 void uscope_stream_lost(void)
 {
-	if (__atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(stream_epoch_at, __ATOMIC_ACQUIRE))
 		new_epoch(true);
 }
 
@@ -153,6 +180,7 @@ int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *e
 		    .used = true, .mode = mode, .budget = budget ? budget : 1};
 		strlcpy(entries[slot].name, name, sizeof entries[slot].name);
 		strlcpy(entries[slot].events, events, sizeof entries[slot].events);
+		note_every_call(slot);
 	}
 	spin_unlock_irqrestore(&map_lock, irq);
 	if (!slot)
@@ -168,8 +196,10 @@ int uscope_untrace(const char *name)
 {
 	uint64_t irq = spin_lock_irqsave(&map_lock);
 	int slot = name ? decide(name, NULL) : 0;
-	if (slot)
+	if (slot) {
 		entries[slot].used = false;
+		note_every_call(slot);
+	}
 	spin_unlock_irqrestore(&map_lock, irq);
 	if (!slot)
 		return -ENOENT;
@@ -203,7 +233,9 @@ struct walk {
 	struct cfi_tables unwind; /* the program's (lib/cfi.h), or empty */
 	struct cfi_cache *cache;  /* this CPU's found rules, or NULL */
 	struct stack_memo *memo;  /* notes the stack words read, or NULL */
-	struct user_peek peek;    /* the pages the walk has found */
+	uint32_t rbp_word;        /* regs.rbp came from the memo's word of this bit (0: not) */
+	uint32_t unused_rbp;      /* the memo's words that gave an rbp no step used */
+	struct user_peek *peek;   /* the pages the walk has found */
 	uint64_t *frames;
 	unsigned count;
 	uint16_t flags;
@@ -236,11 +268,11 @@ static inline __attribute__((always_inline)) int read_stack(struct walk *w, void
 							    uint64_t address, size_t length)
 {
 	if (!w->memo)
-		return user_peek_read(&w->peek, to, address, length);
-	const uint8_t *at = user_peek_where(&w->peek, address, length);
+		return user_peek_read(w->peek, to, address, length);
+	const uint8_t *at = user_peek_where(w->peek, address, length);
 	if (!at || (length != 8 && length != 16)) {
 		w->memo->unusable = true; /* across pages, unreadable, or not words */
-		return user_peek_read(&w->peek, to, address, length);
+		return user_peek_read(w->peek, to, address, length);
 	}
 	__builtin_memcpy(to, at, length);
 	stack_memo_note(w->memo, at);
@@ -258,12 +290,34 @@ static int read_user(void *to, uint64_t address, size_t length, void *arg)
 	return read_stack(arg, to, address, length);
 }
 
+/* The memo checks only the words a walk's outcome depends on: a saved rbp
+ * read at a step and never used afterwards (the later steps found their CFA
+ * by rsp, and kept or read rbp anew, or the walk ended) changes no frame and
+ * no address read, whatever its value.  Code built without frame pointers
+ * saves rbp as any other register: those words are left out of the check. */
+static inline void rbp_used(struct walk *w)
+{
+	w->unused_rbp &= ~w->rbp_word;
+	w->rbp_word = 0;
+}
+
+/* The word the walk notes next (if it notes it: else the memo's entry is
+ * not kept) is a saved rbp. */
+static inline void rbp_read_next(struct walk *w)
+{
+	if (w->memo) {
+		w->rbp_word = 1u << w->memo->filling->words; /* at most 1 << STACK_MEMO_WORDS */
+		w->unused_rbp |= w->rbp_word;
+	}
+}
+
 /* One step out along the frame-pointer chain, for code the unwind tables do
  * not cover: 0, CFI_OUTERMOST (rbp 0), -EINVAL (a frame below the stack
  * pointer, misaligned, or a chain that does not go up) or -EFAULT. */
 static int frame_pointer_step(struct walk *w, struct cfi_regs *regs)
 {
 	uint64_t pair[2]; /* the saved rbp, the return address */
+	rbp_used(w); /* the next rbp is tested at once: its word is checked too */
 	if (!regs->rbp)
 		return CFI_OUTERMOST;
 	if ((regs->rbp & 7) || regs->rbp < regs->rsp)
@@ -288,16 +342,23 @@ static int quick_step(struct walk *w, const struct cfi_rule *rule, struct cfi_re
 	if (rule->cfa_known != CFI_CFA_REGISTER ||
 	    (!by_rsp && rule->cfa_register != CFI_DWARF_RBP) ||
 	    rule->return_address.how != CFI_AT_CFA || rule->return_address.offset != -8 ||
-	    (rule->rbp.how != CFI_SAME && rule->rbp.how != CFI_AT_CFA))
+	    (rule->rbp.how != CFI_SAME && rule->rbp.how != CFI_AT_CFA)) {
+		rbp_used(w); /* any use, and the next rbp from any word */
 		return cfi_step_by_rule(rule, regs, read_user, w);
+	}
+	if (!by_rsp)
+		rbp_used(w);
 	uint64_t cfa = (by_rsp ? regs->rsp : regs->rbp) + (uint64_t)rule->cfa_offset;
 	uint64_t rip, rbp = regs->rbp;
 	if (cfa <= regs->rsp)
 		return -EINVAL; /* a caller's frame lies above its callee's */
-	if (read_stack(w, &rip, cfa - 8, 8) ||
-	    (rule->rbp.how == CFI_AT_CFA &&
-	     read_stack(w, &rbp, cfa + (uint64_t)rule->rbp.offset, 8)))
+	if (read_stack(w, &rip, cfa - 8, 8))
 		return -EFAULT;
+	if (rule->rbp.how == CFI_AT_CFA) {
+		rbp_read_next(w);
+		if (read_stack(w, &rbp, cfa + (uint64_t)rule->rbp.offset, 8))
+			return -EFAULT;
+	}
 	*regs = (struct cfi_regs){.rip = rip, .rsp = cfa, .rbp = rbp};
 	return 0;
 }
@@ -315,10 +376,13 @@ static int cfi_step(struct walk *w, struct cfi_regs *regs, enum cfi_frame frame)
 	if (cached)
 		return cached->error ? cached->error : quick_step(w, &cached->rule, regs);
 	struct cfi_rule rule;
-	int error = cfi_find_rule(&w->unwind, pc, read_table, &w->peek, &rule);
+	int error = cfi_find_rule(&w->unwind, pc, read_table, w->peek, &rule);
 	if (w->cache)
 		cfi_cache_insert(w->cache, w->unwind.identity, pc, &rule, error);
-	return error ? error : cfi_step_by_rule(&rule, regs, read_user, w);
+	if (error)
+		return error;
+	rbp_used(w);
+	return cfi_step_by_rule(&rule, regs, read_user, w);
 }
 
 /* Walks out from the user registers, reading at most TRACE_STACK_MAX frames
@@ -364,41 +428,15 @@ static void write_stack(int32_t tid, const uint64_t *frames, unsigned count, uin
 			 (uint32_t)(sizeof event.head + count * sizeof event.frames[0]));
 }
 
-/* One record into this CPU's ring of the stream (interrupts are off):
- * false when none runs or the ring is full (a drop, counted).  In line, so
- * that a constant length unrolls the copy. */
-static inline __attribute__((always_inline)) bool put_record(uint16_t type, const void *payload,
-							   uint32_t length)
-{
-	struct tel_ring *ring = this_cpu()->trace_ring;
-	uint64_t *out = ring ? tel_ring_reserve(ring, type, rdtsc(), length) : NULL;
-	if (!out)
-		return false;
-	for (uint32_t i = 0; i < length / 8; i++) /* length: a multiple of 8 */
-		out[i] = ((const uint64_t *)payload)[i];
-	tel_ring_commit_unshared(ring);
-	return true;
-}
-
-/* A stack the memo found: one record naming the stack sent before (with the
+/* A stack the memo found: a reference to the one sent before (with the
  * system call's entry, in a trace of stacks alone). */
 static inline __attribute__((always_inline)) void
-put_reference(int32_t tid, uint32_t id, const struct trace_syscall_entry *call)
+put_reference(struct trace_user_stack_ref ref, const struct trace_syscall_entry *call)
 {
-	if (call) {
-		struct trace_syscall_stack both = {
-		    .number = call->number, .arg0 = call->arg0, .tid = tid, .id = id};
-		put_record(TRACE_SYSCALL_STACK, &both, sizeof both);
-	} else {
-		struct trace_user_stack_ref ref = {.tid = tid, .id = id};
-		put_record(TRACE_USER_STACK_REF, &ref, sizeof ref);
-	}
-}
-
-/* How much of the stack slot's entry keeps. */
-static unsigned frames_kept(const struct uscope_entry *e)
-{
-	return e->mode == 1 || e->mode == 3 ? 1 : e->budget;
+	if (call)
+		uscope_put_syscall_stack(ref, call->number, call->arg0);
+	else
+		uscope_put_record(TRACE_USER_STACK_REF, &ref, sizeof ref);
 }
 
 /* The walk of the current process's stack, which the memo did not have (memo: this CPU's, to
@@ -415,43 +453,48 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 		struct trace_user_stack_def head;
 		uint64_t frames[TRACE_STACK_MAX]; /* only the first count are written and sent */
 	} event;
+	struct user_peek none = {0};
 	struct walk w = {.keep = frames_kept(e),
 			 .own_only = e->mode <= 2,
 			 .cache = __atomic_load_n(&rule_caches[this_cpu_id()], __ATOMIC_ACQUIRE),
 			 .memo = memo,
+			 .peek = &none,
 			 .frames = event.frames};
 	struct process *p = proc_current();
 	proc_own_code(p, &w.own_start, &w.own_end);
 	proc_unwind_tables(p, &w.unwind);
 	/* The pages the CPU's last walk found hold while the space's stamp does
-	 * (every unmap and change of protection gives it a new one).  A walk
-	 * that keeps the first frame of any code reads nothing. */
-	bool reads = w.own_only || w.keep > 1;
-	if (reads && cpu_memo && key->space && cpu_memo->pages_space == key->space)
-		w.peek = cpu_memo->pages;
+	 * (every unmap and change of protection gives it a new one): the walk
+	 * starts with them and leaves its own there (interrupts are off: they
+	 * are the CPU's alone).  A walk that keeps the first frame of any code
+	 * reads nothing. */
+	if ((w.own_only || w.keep > 1) && cpu_memo && key->space) {
+		if (cpu_memo->pages_space != key->space) {
+			cpu_memo->pages = none;
+			cpu_memo->pages_space = key->space;
+		}
+		w.peek = &cpu_memo->pages;
+	}
 	if (memo)
 		stack_memo_begin(memo, key, epoch);
 	if (call)
-		put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
+		uscope_put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
 	walk(user, &w);
-	if (reads && cpu_memo && key->space) {
-		cpu_memo->pages = w.peek;
-		cpu_memo->pages_space = key->space;
-	}
 	uint32_t length = (uint32_t)(w.count * sizeof event.frames[0]);
 	if (memo) {
 		uint32_t id = ++memo->next_id;
 		event.head = (struct trace_user_stack_def){
 		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags, .id = id};
-		if (put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
+		if (uscope_put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
 		    !(w.flags & TRACE_STACK_UNREADABLE))
-			stack_memo_keep(memo, key, id, epoch);
+			stack_memo_keep(memo, key, (struct trace_user_stack_ref){.tid = tid, .id = id},
+					epoch, w.unused_rbp);
 	} else {
 		/* A user_stack is a def without its id: the frames move up. */
 		struct trace_user_stack *plain = (struct trace_user_stack *)((uint8_t *)&event + 8);
 		*plain = (struct trace_user_stack){
 		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags};
-		put_record(TRACE_USER_STACK, plain, sizeof *plain + length);
+		uscope_put_record(TRACE_USER_STACK, plain, sizeof *plain + length);
 	}
 }
 
@@ -462,20 +505,22 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
  * by the memo, goes as a reference; one walked goes as a user_stack_def the
  * memo remembers. */
 static inline __attribute__((always_inline)) void
-record_stack(int slot, const struct trap_frame *user, const struct trace_syscall_entry *call)
+record_stack(int slot, const struct trap_frame *user, const struct trace_syscall_entry *call,
+	     bool looked)
 {
 	const struct uscope_entry *e = &entries[slot];
 	int32_t tid = (int32_t)thread_id(thread_current());
 	uint64_t irq = irq_save();
 	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
 				     .space = vm_space_stamp(),
-				     .config = e->mode | frames_kept(e) << 8};
+				     .config = memo_config(e),
+				     .thread = thread_current()};
 	struct stack_memo *memo = __atomic_load_n(&memos[this_cpu_id()], __ATOMIC_ACQUIRE);
-	uint32_t epoch = __atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE);
+	uint32_t epoch = __atomic_load_n(stream_epoch_at, __ATOMIC_ACQUIRE);
 	const struct stack_memo_entry *sent =
-	    epoch && memo ? stack_memo_find(memo, &key, epoch) : NULL;
+	    epoch && memo && !looked ? stack_memo_find(memo, &key, epoch) : NULL;
 	if (sent)
-		put_reference(tid, sent->id, call);
+		put_reference(sent->ref, call);
 	else
 		record_walked(e, user, tid, call, &key, epoch ? memo : NULL, epoch);
 	irq_restore(irq);
@@ -498,24 +543,33 @@ static inline bool wants(int slot, const char *prefix, const char *name)
 	return (events[0] == '*' && !events[1]) || wants_named(slot, prefix, name);
 }
 
-void uscope_record_stack(const struct trap_frame *user, const char *syscall_name)
+/* These three are flattened: the ring's reserve and commit in line (GCC
+ * leaves them out of line in functions this size), as at a system call. */
+__attribute__((flatten)) void uscope_record_stack(const struct trap_frame *user,
+						  const char *syscall_name)
 {
 	struct process *p = proc_current();
 	int slot = proc_trace_slot(p);
 	if (!slot || !user || !wants(slot, "sys.", syscall_name ? syscall_name : "?"))
 		return;
-	record_stack(slot, user, NULL);
+	record_stack(slot, user, NULL, false);
 }
 
-void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name,
-			   int64_t number, uint64_t arg0, unsigned slot)
+__attribute__((flatten)) void uscope_record_syscall(const struct trap_frame *user,
+						    const char *syscall_name, int64_t number,
+						    uint64_t arg0, unsigned slot)
 {
 	struct trace_syscall_entry call = {.number = number, .arg0 = arg0};
 	/* The CPU's slot is set again when the map changes: an entry taken out
-	 * meanwhile is no longer used. */
+	 * meanwhile is no longer used.  When the entry wants every call's stack,
+	 * uscope_syscall_sent has looked in the memo already: a walk now (even
+	 * if the thread moved to a CPU whose memo has the stack) is always a
+	 * right answer. */
 	if (slot <= USCOPE_MAP_MAX && entries[slot].used &&
 	    wants((int)slot, "sys.", syscall_name ? syscall_name : "?"))
-		record_stack((int)slot, user, &call);
+		record_stack((int)slot, user, &call,
+			     __atomic_load_n(&uscope_every_call_config[slot],
+					     __ATOMIC_RELAXED) != 0);
 	else
 		tracepoint_write(TRACE_SYSCALL_ENTRY, &call, sizeof call);
 }
@@ -537,7 +591,9 @@ unsigned uscope_take_stack(uint64_t *frames, unsigned max, uint16_t *flags)
 	const struct trap_frame *user = entry_registers();
 	if (!user || !max || !irq_enabled())
 		return 0;
-	struct walk w = {.keep = max < TRACE_STACK_MAX ? max : TRACE_STACK_MAX, .frames = frames};
+	struct user_peek none = {0};
+	struct walk w = {
+	    .keep = max < TRACE_STACK_MAX ? max : TRACE_STACK_MAX, .peek = &none, .frames = frames};
 	proc_unwind_tables(proc_current(), &w.unwind);
 	walk(user, &w);
 	*flags = w.flags;
@@ -554,7 +610,7 @@ void uscope_write_stack(int tid, const uint64_t *frames, unsigned count, uint16_
 	write_stack((int32_t)tid, frames, count, flags);
 }
 
-void uscope_record_joinpoint_stack(const char *joinpoint)
+__attribute__((flatten)) void uscope_record_joinpoint_stack(const char *joinpoint)
 {
 	struct process *p = proc_current();
 	int slot = proc_trace_slot(p);
@@ -563,5 +619,5 @@ void uscope_record_joinpoint_stack(const char *joinpoint)
 		return;
 	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
 	if (trap_frame_from_user(user))
-		record_stack(slot, user, NULL);
+		record_stack(slot, user, NULL, false);
 }

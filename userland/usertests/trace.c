@@ -625,8 +625,18 @@ static void note_callers(const struct tel_record *r, void *arg)
  * unwind_other, unwind_other, unwind_outer, unwind_outer (rsp the same at
  * each, which unwind checks) give exactly those callers, and the second of
  * each pair goes as a reference (the memo is used, and would have been
- * wrong at the third and fifth)? */
+ * wrong at the third and fifth)?  In a trace of every kernel event (the
+ * stack after the call's entry record) and in a trace of stacks alone (the
+ * system call's path checks the memo in line: syscall_stack records). */
+static void same_registers_other_caller(const char *trace_start);
+
 void uscope_same_registers_other_caller(void)
+{
+	same_registers_other_caller("trace start -o file:" TRACE_DIR);
+	same_registers_other_caller("trace start --stacks -o file:" TRACE_DIR);
+}
+
+static void same_registers_other_caller(const char *trace_start)
 {
 	struct callers_seen seen = {
 	    .unwind = {.symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
@@ -635,8 +645,7 @@ void uscope_same_registers_other_caller(void)
 		t_fail("/bin/unwind lacks one of its symbols");
 		return;
 	}
-	if (shell("uscope trace unwind --mode 4 --budget 8") != 0 ||
-	    shell("trace start -o file:" TRACE_DIR) != 0) {
+	if (shell("uscope trace unwind --mode 4 --budget 8") != 0 || shell(trace_start) != 0) {
 		t_fail("uscope trace or trace start failed");
 		shell("uscope untrace unwind");
 		return;
@@ -658,12 +667,14 @@ void uscope_same_registers_other_caller(void)
 			each_record(path, pass ? note_callers : note_unwind_names, &seen);
 		}
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		t_fail("unwind callers exited with status %#x (2: rsp differed between calls)",
-		       status);
+		t_fail("%s: unwind callers exited with status %#x (2: rsp differed between calls)",
+		       trace_start, status);
 	if (seen.count != 6 || strcmp(seen.order, "OOXXOO"))
-		t_fail("the calls' callers came out as '%s', not OOXXOO", seen.order);
+		t_fail("%s: the calls' callers came out as '%s', not OOXXOO", trace_start,
+		       seen.order);
 	if (references_seen < 6) /* the pairs' seconds, and each of both passes */
-		t_fail("%d references to stacks sent before, expected 3 a pass", references_seen / 2);
+		t_fail("%s: %d references to stacks sent before, expected 3 a pass", trace_start,
+		       references_seen / 2);
 }
 
 /* The stacks of unwind's calls from unwind_corrupt, in order: frames and
@@ -694,8 +705,18 @@ static void note_corrupt_calls(const struct tel_record *r, void *arg)
  * unwind makes the same call (the same registers) three times with rsp in
  * memory it filled with an address in main, the third after unmapping it;
  * the first two stacks are eight frames (the budget), the second sent as a
- * reference to the first, and the third is one frame, marked unreadable? */
+ * reference to the first, and the third is one frame, marked unreadable?
+ * In a trace of every kernel event and in a trace of stacks alone (the
+ * memo's check in line in the system call's path). */
+static void stack_on_unmapped_memory(const char *trace_start);
+
 void uscope_stack_on_unmapped_memory_is_not_remembered(void)
+{
+	stack_on_unmapped_memory("trace start -o file:" TRACE_DIR);
+	stack_on_unmapped_memory("trace start --stacks -o file:" TRACE_DIR);
+}
+
+static void stack_on_unmapped_memory(const char *trace_start)
 {
 	struct corrupt_seen seen = {
 	    .unwind = {.symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
@@ -704,8 +725,7 @@ void uscope_stack_on_unmapped_memory_is_not_remembered(void)
 		t_fail("/bin/unwind lacks one of its symbols");
 		return;
 	}
-	if (shell("uscope trace unwind --mode 4 --budget 8") != 0 ||
-	    shell("trace start -o file:" TRACE_DIR) != 0) {
+	if (shell("uscope trace unwind --mode 4 --budget 8") != 0 || shell(trace_start) != 0) {
 		t_fail("uscope trace or trace start failed");
 		shell("uscope untrace unwind");
 		return;
@@ -727,17 +747,18 @@ void uscope_stack_on_unmapped_memory_is_not_remembered(void)
 			each_record(path, pass ? note_corrupt_calls : note_unwind_names, &seen);
 		}
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		t_fail("unwind unmapped exited with status %#x", status);
+		t_fail("%s: unwind unmapped exited with status %#x", trace_start, status);
 	if (seen.calls != 3)
-		t_fail("%d stacks of calls from unwind_corrupt, not 3", seen.calls);
+		t_fail("%s: %d stacks of calls from unwind_corrupt, not 3", trace_start, seen.calls);
 	else if (seen.count[0] != 8 || seen.count[1] != 8 || !(seen.flags[0] & TRACE_STACK_TRUNCATED))
-		t_fail("the calls from filled memory gave %u and %u frames (flags %#x), not 8",
-		       seen.count[0], seen.count[1], seen.flags[0]);
+		t_fail("%s: the calls from filled memory gave %u and %u frames (flags %#x), not 8",
+		       trace_start, seen.count[0], seen.count[1], seen.flags[0]);
 	else if (seen.count[2] != 1 || !(seen.flags[2] & TRACE_STACK_UNREADABLE))
-		t_fail("the call from unmapped memory gave %u frames, flags %#x: not one, unreadable",
-		       seen.count[2], seen.flags[2]);
+		t_fail("%s: the call from unmapped memory gave %u frames, flags %#x: not one, "
+		       "unreadable",
+		       trace_start, seen.count[2], seen.flags[2]);
 	if (references_seen < 2) /* the second call's, in each pass */
-		t_fail("the second call's stack was not sent as a reference");
+		t_fail("%s: the second call's stack was not sent as a reference", trace_start);
 }
 
 /* ---- uscope: stacks at the events an entry names ------------------------ */

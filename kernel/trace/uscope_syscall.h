@@ -1,0 +1,91 @@
+/*
+ * A traced process's system call in a trace of stacks alone, the usual case
+ * in line in the system call's path (syscall.c): the stack is one this CPU
+ * sent before (stack_memo.h: the same registers, every word its walk read
+ * unchanged), and the call's whole record is one syscall_stack naming it.
+ * In line because the call into uscope and the frames around it cost as much
+ * as the memo's key; uscope.c owns the state read here and does everything
+ * else (uscope_record_syscall).
+ */
+#ifndef KERNEL_TRACE_USCOPE_SYSCALL_H
+#define KERNEL_TRACE_USCOPE_SYSCALL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86_64/cpu.h"
+#include "arch/x86_64/trapframe.h"
+#include "cpu/percpu.h"
+#include "mm/mm.h"
+#include "telemetry/telemetry.h"
+#include "trace/stack_memo.h"
+#include "trace/trace.h"
+#include "uapi/trace.h"
+
+/* The stream's epoch for references (0: none may be written). */
+extern uint32_t uscope_stream_epoch;
+/* Per slot of the trace map: the memo's config of its entry's stacks when the
+ * entry wants every system call's ("*"), 0 when not (unused, or a pattern to
+ * match by name). */
+extern uint32_t uscope_every_call_config[USCOPE_MAP_MAX + 1];
+/* The stacks each CPU sent (made with the map's first entry). */
+extern struct stack_memo *uscope_memos[MAX_CPUS];
+
+/* One record into this CPU's ring of the stream (interrupts are off):
+ * false when none runs or the ring is full (a drop, counted).  In line, so
+ * that a constant length unrolls the copy. */
+static inline __attribute__((always_inline)) bool
+uscope_put_record(uint16_t type, const void *payload, uint32_t length)
+{
+	struct tel_ring *ring = this_cpu()->trace_ring;
+	uint64_t *out = ring ? tel_ring_reserve(ring, type, rdtsc(), length) : NULL;
+	if (!out)
+		return false;
+	for (uint32_t i = 0; i < length / 8; i++) /* length: a multiple of 8 */
+		out[i] = ((const uint64_t *)payload)[i];
+	tel_ring_commit_unshared(ring);
+	return true;
+}
+
+/* A system call's entry and the reference to its stack, as one record. */
+static inline __attribute__((always_inline)) void
+uscope_put_syscall_stack(struct trace_user_stack_ref ref, int64_t number, uint64_t arg0)
+{
+	struct trace_syscall_stack both = {
+	    .number = number, .arg0 = arg0, .tid = ref.tid, .id = ref.id};
+	uscope_put_record(TRACE_SYSCALL_STACK, &both, sizeof both);
+}
+
+/* The usual case of uscope_record_syscall, first: when slot's entry (the
+ * caller's slot in the trace map, this_cpu_user_stacks) wants every system
+ * call's stack and this CPU sent this one before (the memo has it, from the
+ * registers the call entered with), writes its syscall_stack record and
+ * returns true; false: uscope_record_syscall is to do it.  Interrupts on (a
+ * system call), held off meanwhile: the memo is the CPU's alone. */
+static inline __attribute__((always_inline)) bool uscope_syscall_sent(int64_t number, uint64_t arg0,
+								      unsigned slot)
+{
+	uint32_t config = slot <= USCOPE_MAP_MAX
+			      ? __atomic_load_n(&uscope_every_call_config[slot], __ATOMIC_RELAXED)
+			      : 0;
+	uint32_t epoch = __atomic_load_n(&uscope_stream_epoch, __ATOMIC_ACQUIRE);
+	if (!config || !epoch)
+		return false;
+	irq_disable();
+	struct cpu *cpu = this_cpu();
+	struct stack_memo *memo = __atomic_load_n(&uscope_memos[cpu->id], __ATOMIC_ACQUIRE);
+	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
+	struct stack_memo_key key = {.rip = user->rip,
+				     .rsp = user->rsp,
+				     .rbp = user->rbp,
+				     .space = vm_space_stamp(),
+				     .config = config,
+				     .thread = cpu->current};
+	const struct stack_memo_entry *sent = memo ? stack_memo_find(memo, &key, epoch) : NULL;
+	if (sent)
+		uscope_put_syscall_stack(sent->ref, number, arg0);
+	irq_enable();
+	return sent != NULL;
+}
+
+#endif
