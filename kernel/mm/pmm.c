@@ -10,7 +10,9 @@
  *  - free_frames is the number of zero bits;
  *  - no zero bit lies at or after frame_count.
  * Single frames come from a next-fit scan (word at a time) starting at a hint,
- * so early allocations are the lowest addresses; contiguous runs from a
+ * so early allocations are the lowest addresses; a contiguous run is the run
+ * freed last when it fits (still free, aligned, long enough: no search for the
+ * buffer a system call frees and takes again), else comes from a
  * first-fit scan over aligned candidates that starts at the lowest frame that
  * may be free (every frame below first_free_hint is in use: allocations only
  * set bits, and a free lowers the hint) and skips used words whole.  Both are
@@ -42,6 +44,10 @@ static uint64_t free_frames;
 static uint64_t usable_frames;
 static uint64_t next_word_hint;
 static uint64_t first_free_hint; /* every frame below it is in use */
+/* The run pmm_free_contiguous freed last: the next run of its size or less
+ * takes it back without a search (a system call's bounce buffer is freed and
+ * allocated again at every call). */
+static uint64_t recent_run_frame, recent_run_count;
 
 /* Usable frame ranges and reserved ranges, kept to validate frees. */
 static struct pmm_range usable[BOOT_MAX_REGIONS];
@@ -203,6 +209,7 @@ static void fill_bitmap(const struct boot_region *regions, unsigned count)
 	free_frames = count_free_bits();
 	next_word_hint = 0;
 	first_free_hint = 0;
+	recent_run_count = 0;
 }
 
 int pmm_setup(const struct boot_region *regions, unsigned region_count,
@@ -312,12 +319,26 @@ static uint64_t find_run(uint64_t count, uint64_t align_frames)
 	}
 }
 
+/* The run freed last, if it holds count frames aligned to align_frames and
+ * they are all still free (single frames may have been taken from it); else 0. */
+static uint64_t take_recent_run(uint64_t count, uint64_t align_frames)
+{
+	uint64_t first = recent_run_frame;
+	if (count > recent_run_count || first % align_frames ||
+	    first_used(first, count) != first + count)
+		return 0;
+	recent_run_count = 0;
+	return first;
+}
+
 uint64_t pmm_alloc_contiguous(size_t count, uint64_t align)
 {
 	if (count == 0 || align < PAGE_SIZE || (align & (align - 1)))
 		return 0;
 	uint64_t flags = spin_lock_irqsave(&lock);
-	uint64_t first = find_run(count, align / PAGE_SIZE);
+	uint64_t first = take_recent_run(count, align / PAGE_SIZE);
+	if (!first)
+		first = find_run(count, align / PAGE_SIZE);
 	if (first) {
 		mark_range(first * PAGE_SIZE, (first + count) * PAGE_SIZE, true);
 		free_frames -= count;
@@ -365,6 +386,8 @@ void pmm_free_contiguous(uint64_t phys, size_t count)
 	for (size_t i = 0; i < count; i++)
 		free_one_locked(phys + i * PAGE_SIZE);
 	lower_first_free_hint(phys / PAGE_SIZE);
+	recent_run_frame = phys / PAGE_SIZE;
+	recent_run_count = count;
 	spin_unlock_irqrestore(&lock, flags);
 }
 

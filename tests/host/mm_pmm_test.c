@@ -175,6 +175,24 @@ static void freed_low_runs_are_found_again(void)
 	EXPECT(pmm_alloc_contiguous(1, PAGE_SIZE) == second + 6 * PAGE_SIZE);
 }
 
+/* The run freed last is the next run of its size or less, although lower
+ * holes would fit; once any of its frames is taken, the search decides. */
+static void the_run_freed_last_comes_back_first(void)
+{
+	EXPECT(setup(qemu_256m, 6) == 0);
+	uint64_t low = pmm_alloc_contiguous(4, PAGE_SIZE);
+	uint64_t high = pmm_alloc_contiguous(4, PAGE_SIZE);
+	EXPECT(low != 0 && high == low + 4 * PAGE_SIZE);
+	pmm_free_contiguous(low, 4);
+	pmm_free_contiguous(high, 4);
+	EXPECT(pmm_alloc_contiguous(3, PAGE_SIZE) == high); /* not low, the lowest fit */
+	EXPECT(pmm_alloc_contiguous(3, PAGE_SIZE) == low);  /* taken once, then first fit */
+	pmm_free_contiguous(high, 3);
+	uint64_t aligned = pmm_alloc_contiguous(2, 8 * PAGE_SIZE); /* the run only if aligned */
+	EXPECT(aligned != 0 && aligned % (8 * PAGE_SIZE) == 0);
+	EXPECT((aligned == high) == (high % (8 * PAGE_SIZE) == 0));
+}
+
 /* The search skips in-use frames a word at a time: it must still find the
  * lowest fitting run, past a hole too small, a hole misaligned, and holes in
  * a later bitmap word. */
@@ -241,6 +259,7 @@ static const struct mm_test_case cases[] = {
     {"memory_above_4g", memory_above_4g},
     {"contiguous_runs", contiguous_runs},
     {"freed_low_runs_are_found_again", freed_low_runs_are_found_again},
+    {"the_run_freed_last_comes_back_first", the_run_freed_last_comes_back_first},
     {"contiguous_run_is_the_lowest_fit", contiguous_run_is_the_lowest_fit},
     {"bad_frees_panic", bad_frees_panic},
     {"overlapping_and_empty_maps", overlapping_and_empty_maps},
