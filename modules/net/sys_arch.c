@@ -102,17 +102,27 @@ static void core_wake_held(void)
 		waitq_wake_one(&core_held_wakes[--core_held_count]->not_empty);
 }
 
+/* The held wake-ups are done while the lock is still held (a mailbox may be
+ * freed by the next holder, and only under the lock), with preemption off
+ * until the unlock: a reader that outranks the holder runs right after it,
+ * and finds the lock free. */
 void net_core_unlock(void)
 {
-	struct net_sys_mbox *held[CORE_HELD_WAKES];
-	unsigned count = core_held_count;
-	for (unsigned i = 0; i < count; i++)
-		held[i] = core_held_wakes[i];
-	core_held_count = 0;
+	preempt_disable();
+	core_wake_held();
 	__atomic_store_n(&core_holder, NULL, __ATOMIC_RELAXED);
 	sys_mutex_unlock(&lock_tcpip_core);
-	for (unsigned i = 0; i < count; i++)
-		waitq_wake_one(&held[i]->not_empty);
+	preempt_enable();
+}
+
+/* A mailbox freed under the core lock takes its held wake-ups with it. */
+static void core_forget_held(const struct net_sys_mbox *m)
+{
+	unsigned kept = 0;
+	for (unsigned i = 0; i < core_held_count; i++)
+		if (core_held_wakes[i] != m)
+			core_held_wakes[kept++] = core_held_wakes[i];
+	core_held_count = kept;
 }
 
 /* True when the caller holds the core lock (in a thread, not an interrupt
@@ -251,6 +261,8 @@ err_t sys_mbox_new(sys_mbox_t *mbox, int size)
 
 void sys_mbox_free(sys_mbox_t *mbox)
 {
+	if (core_held_here())
+		core_forget_held(*mbox);
 	port_free(*mbox);
 	*mbox = NULL;
 }
