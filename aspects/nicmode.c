@@ -22,6 +22,14 @@
  *       until idle, as NAPI does).
  * The first sample of a NIC (and the first after a relink) only notes the
  * counters and answers the mode the NIC has.
+ * An idle answer of interrupts (idle for IDLE_SAMPLES samples or more) holds
+ * for HOLD_FRAMES frames: the reply says so (mode | frames << 8), and the
+ * driver does not sample the NIC again until it has moved that many frames
+ * in and out.  An idle NIC woken by a request every few hundred milliseconds
+ * then costs a sample (a round trip to this advice and its counter reads)
+ * every HOLD_FRAMES frames instead of at every wake-up; a load that comes
+ * back is seen after at most HOLD_FRAMES frames, taken on interrupts
+ * meanwhile.
  * Each decision is also a telemetry record (NICMODE_RECORD: index, mode
  * before and after, frames per second) and counted ("to_interrupt", ...).
  */
@@ -42,6 +50,8 @@ MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its
 #define PENDING_BUSY   32 /* virtio-net: used receive entries not yet taken */
 #define STEADY_SAMPLES 3
 #define IDLE_SAMPLES   2
+#define HOLD_FRAMES    64 /* one poll pass's budget: a few hundred ms of idle probes */
+#define HOLD_SHIFT     8  /* NIC_REPLY_HOLD_SHIFT */
 
 struct nic_state {
 	int seen;
@@ -108,8 +118,11 @@ static void decide(struct ms_ctx *ctx)
 	s->seen = 1;
 	s->frames = frames;
 	s->missed = missed;
-	ms_reply(ctx, next);
+	int hold = next == MODE_INTERRUPT && s->idle_streak >= IDLE_SAMPLES;
+	ms_reply(ctx, (int64_t)next | (hold ? (int64_t)HOLD_FRAMES << HOLD_SHIFT : 0));
 	ms_counter_add("decisions", 1);
+	if (hold)
+		ms_counter_add("holds", 1);
 	if (next != mode) {
 		ms_counter_add(next == MODE_POLLING  ? "to_polling"
 			       : next == MODE_HYBRID ? "to_hybrid"

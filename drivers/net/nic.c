@@ -23,9 +23,13 @@
  * the join point nic.sample; an aspect there (aspects/nicmode.c, in any
  * binding) reads the NIC's counters and answers with a mode (ms_reply,
  * posted under the join point and this NIC: linker/weave/reply.c), which
- * nic_steer_apply takes and applies.  The answer is not trusted: one that
- * names no mode, or answers that stop coming (a monitor that died or was
- * unlinked), put the NIC back in interrupt mode, which needs nobody.
+ * nic_steer_apply takes and applies.  An answer of interrupt mode may carry
+ * a hold: the worker samples again only once the NIC has moved that many
+ * more frames (an idle NIC then costs no monitor round trip per wake-up),
+ * and at worst the hold keeps the NIC on interrupts, the mode that needs
+ * nobody, for those frames.  The answer is not trusted: one that names no
+ * mode or a hold that is not allowed, or answers that stop coming (a monitor
+ * that died or was unlinked), put the NIC back in interrupt mode.
  *
  * ms_device_counter reaches the NICs' counters through the source this module
  * registers with the linker: a device is a NIC's name or "nic<index>".
@@ -71,6 +75,7 @@ static const struct nic_own_counter nic_own_counters[] = {
     NIC_OWN(interrupts),      NIC_OWN(polls),         NIC_OWN(empty_polls),
     NIC_OWN(samples),         NIC_OWN(steer_replies), NIC_OWN(steer_bad_replies),
     NIC_OWN(steer_fallbacks), NIC_OWN(mode_switches), NIC_OWN(hybrid_polls),
+    NIC_OWN(samples_held),
 };
 #define NIC_OWN_COUNT (sizeof(nic_own_counters) / sizeof(nic_own_counters[0]))
 
@@ -104,7 +109,7 @@ static void nic_maybe_steer(struct nic *nic)
 	if (nic->sample_interval_ns == NIC_SAMPLE_NEVER)
 		return;
 	if (clock_ns() - nic->last_sample_ns >= nic->sample_interval_ns)
-		nic_steer(nic);
+		nic_steer_unless_held(nic);
 }
 
 /* Interrupt mode, device masked: drain, unmask, then catch the race window.
@@ -257,8 +262,10 @@ static void nic_init_state(struct nic *nic)
 	nic->last_sample_ns = clock_ns();
 	nic->steered = false;
 	nic->steer_misses = 0;
+	nic->hold_until_frames = 0;
 	nic->samples = nic->steer_replies = nic->steer_bad_replies = 0;
 	nic->steer_fallbacks = nic->mode_switches = nic->hybrid_polls = 0;
+	nic->samples_held = 0;
 	nic->history_count = 0;
 }
 
@@ -394,10 +401,18 @@ JOINPOINT_DEFINE_VOID(nic, sample, struct nic *, nic, unsigned, index, unsigned,
 
 /* ---- Following the replies ------------------------------------------------ */
 
+/* The frames the NIC has moved, the count a hold is measured in. */
+static uint64_t nic_frames_moved(const struct nic *nic)
+{
+	return __atomic_load_n(&nic->rx_frames, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&nic->tx_frames, __ATOMIC_RELAXED);
+}
+
 static void nic_fall_back(struct nic *nic)
 {
 	nic->steered = false;
 	nic->steer_misses = 0;
+	nic->hold_until_frames = 0;
 	nic_add(&nic->steer_fallbacks, 1);
 	if (nic->mode != NIC_MODE_INTERRUPT)
 		nic_set_mode(nic, NIC_MODE_INTERRUPT);
@@ -411,7 +426,9 @@ int nic_steer_apply(struct nic *nic)
 			nic_fall_back(nic);
 		return -ENOENT;
 	}
-	if (reply < 0 || reply >= NIC_MODE_COUNT) {
+	int64_t mode = reply & NIC_REPLY_MODE_MASK, hold = reply >> NIC_REPLY_HOLD_SHIFT;
+	if (reply < 0 || mode >= NIC_MODE_COUNT || hold > NIC_HOLD_MAX_FRAMES ||
+	    (hold && mode != NIC_MODE_INTERRUPT)) {
 		nic_add(&nic->steer_bad_replies, 1);
 		nic_fall_back(nic);
 		return -EINVAL;
@@ -419,11 +436,18 @@ int nic_steer_apply(struct nic *nic)
 	nic_add(&nic->steer_replies, 1);
 	nic->steered = true;
 	nic->steer_misses = 0;
-	if (nic->mode != (enum nic_mode)reply) {
+	nic->hold_until_frames = hold ? nic_frames_moved(nic) + (uint64_t)hold : 0;
+	if (nic->mode != (enum nic_mode)mode) {
 		nic_add(&nic->mode_switches, 1);
-		nic_set_mode(nic, (enum nic_mode)reply);
+		nic_set_mode(nic, (enum nic_mode)mode);
 	}
-	return (int)reply;
+	return (int)mode;
+}
+
+bool nic_steer_held(struct nic *nic)
+{
+	return nic->steered && nic->mode == NIC_MODE_INTERRUPT &&
+	       nic_frames_moved(nic) < nic->hold_until_frames;
 }
 
 bool nic_steer_reply_waiting(struct nic *nic)
@@ -438,6 +462,14 @@ int nic_steer(struct nic *nic)
 	nic->last_sample_ns = now;
 	nic_sample(nic, nic->index, nic->mode, elapsed_us);
 	return nic_steer_apply(nic);
+}
+
+int nic_steer_unless_held(struct nic *nic)
+{
+	if (!nic_steer_held(nic))
+		return nic_steer(nic);
+	nic_add(&nic->samples_held, 1);
+	return -EBUSY;
 }
 
 /* ---- Lookup, settings, counters ------------------------------------------ */
