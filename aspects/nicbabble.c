@@ -1,21 +1,24 @@
 /*
  * nicbabble: answers every nic.sample with something that is not a mode
  * (for the tests: a monitor that talks nonsense must leave the NIC in
- * interrupt mode).  Goes round four answers: a negative value, one past the
- * last mode, polling with a hold (a hold goes with interrupts only), and
- * interrupts with a hold above the driver's limit (NIC_HOLD_MAX_FRAMES).
+ * interrupt mode).  Goes round five answers: a negative value, one past the
+ * last mode, and modes whose holds are above the driver's bounds (more than
+ * NIC_HOLD_MAX_FRAMES frames or NIC_HOLD_MAX_SAMPLES samples) or have bits
+ * beyond the reply's fields.
  */
 #include <microscope/aspect.h>
 
 MS_ASPECT("nicbabble", "answers nic.sample with values that name no mode (for the tests)");
 
-#define HOLD_SHIFT 8 /* NIC_REPLY_HOLD_SHIFT */
+#define FRAMES_SHIFT  8  /* NIC_REPLY_FRAMES_SHIFT */
+#define SAMPLES_SHIFT 24 /* NIC_REPLY_SAMPLES_SHIFT */
 
 static const int64_t answers[] = {
     -1,
     3,
-    1 | (int64_t)16 << HOLD_SHIFT,    /* polling, held */
-    0 | (int64_t)4097 << HOLD_SHIFT, /* interrupts, held too long */
+    0 | (int64_t)4097 << FRAMES_SHIFT | (int64_t)1 << SAMPLES_SHIFT, /* frames: too many */
+    1 | (int64_t)64 << FRAMES_SHIFT | (int64_t)17 << SAMPLES_SHIFT,  /* samples: too many */
+    2 | (int64_t)1 << 40,                                            /* beyond the fields */
 };
 static unsigned next_answer;
 

@@ -22,14 +22,18 @@
  *       until idle, as NAPI does).
  * The first sample of a NIC (and the first after a relink) only notes the
  * counters and answers the mode the NIC has.
- * An idle answer of interrupts (idle for IDLE_SAMPLES samples or more) holds
- * for HOLD_FRAMES frames: the reply says so (mode | frames << 8), and the
- * driver does not sample the NIC again until it has moved that many frames
- * in and out.  An idle NIC woken by a request every few hundred milliseconds
- * then costs a sample (a round trip to this advice and its counter reads)
- * every HOLD_FRAMES frames instead of at every wake-up; a load that comes
- * back is seen after at most HOLD_FRAMES frames, taken on interrupts
- * meanwhile.
+ * A settled answer holds: the reply says for how long (mode | frames << 8 |
+ * samples << 24), and the driver leaves out the samples that come due until
+ * the NIC has moved that many frames or that many samples were left out.
+ * Interrupts, idle for IDLE_SAMPLES samples or more, hold for IDLE_HOLD_FRAMES
+ * frames (what could change the answer is a load that comes back; it is
+ * taken on interrupts until then) or IDLE_HOLD_SAMPLES samples; polling under
+ * a busy load holds for POLL_HOLD_SAMPLES samples (what could change it is
+ * the load going away, which costs empty polls until then).  An idle NIC
+ * woken by a request every few hundred milliseconds then costs a sample (a
+ * round trip to this advice and its counter reads) every IDLE_HOLD_FRAMES
+ * frames instead of at every wake-up, and a polling one every
+ * POLL_HOLD_SAMPLES + 1 samples' time instead of every one.
  * Each decision is also a telemetry record (NICMODE_RECORD: index, mode
  * before and after, frames per second) and counted ("to_interrupt", ...).
  */
@@ -50,8 +54,12 @@ MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its
 #define PENDING_BUSY   32 /* virtio-net: used receive entries not yet taken */
 #define STEADY_SAMPLES 3
 #define IDLE_SAMPLES   2
-#define HOLD_FRAMES    64 /* one poll pass's budget: a few hundred ms of idle probes */
-#define HOLD_SHIFT     8  /* NIC_REPLY_HOLD_SHIFT */
+#define IDLE_HOLD_FRAMES  64 /* one poll pass's budget */
+#define IDLE_HOLD_SAMPLES 16 /* NIC_HOLD_MAX_SAMPLES */
+#define POLL_HOLD_FRAMES  4096 /* NIC_HOLD_MAX_FRAMES: the samples end it */
+#define POLL_HOLD_SAMPLES 4
+#define FRAMES_SHIFT      8  /* NIC_REPLY_FRAMES_SHIFT */
+#define SAMPLES_SHIFT     24 /* NIC_REPLY_SAMPLES_SHIFT */
 
 struct nic_state {
 	int seen;
@@ -94,6 +102,18 @@ static unsigned choose(struct nic_state *s, unsigned mode, uint64_t rate, int pr
 	return mode == MODE_POLLING ? MODE_POLLING : MODE_HYBRID;
 }
 
+/* The hold of a settled answer, in the reply's bits; 0 for none. */
+static int64_t holding(const struct nic_state *s, unsigned next)
+{
+	if (next == MODE_INTERRUPT && s->idle_streak >= IDLE_SAMPLES)
+		return (int64_t)IDLE_HOLD_FRAMES << FRAMES_SHIFT |
+		       (int64_t)IDLE_HOLD_SAMPLES << SAMPLES_SHIFT;
+	if (next == MODE_POLLING && s->busy_streak > 0)
+		return (int64_t)POLL_HOLD_FRAMES << FRAMES_SHIFT |
+		       (int64_t)POLL_HOLD_SAMPLES << SAMPLES_SHIFT;
+	return 0;
+}
+
 static void decide(struct ms_ctx *ctx)
 {
 	unsigned index = (unsigned)ms_arg(ctx, 1), mode = (unsigned)ms_arg(ctx, 2);
@@ -118,8 +138,8 @@ static void decide(struct ms_ctx *ctx)
 	s->seen = 1;
 	s->frames = frames;
 	s->missed = missed;
-	int hold = next == MODE_INTERRUPT && s->idle_streak >= IDLE_SAMPLES;
-	ms_reply(ctx, (int64_t)next | (hold ? (int64_t)HOLD_FRAMES << HOLD_SHIFT : 0));
+	int64_t hold = holding(s, next);
+	ms_reply(ctx, (int64_t)next | hold);
 	ms_counter_add("decisions", 1);
 	if (hold)
 		ms_counter_add("holds", 1);

@@ -23,13 +23,15 @@
  * the join point nic.sample; an aspect there (aspects/nicmode.c, in any
  * binding) reads the NIC's counters and answers with a mode (ms_reply,
  * posted under the join point and this NIC: linker/weave/reply.c), which
- * nic_steer_apply takes and applies.  An answer of interrupt mode may carry
- * a hold: the worker samples again only once the NIC has moved that many
- * more frames (an idle NIC then costs no monitor round trip per wake-up),
- * and at worst the hold keeps the NIC on interrupts, the mode that needs
- * nobody, for those frames.  The answer is not trusted: one that names no
- * mode or a hold that is not allowed, or answers that stop coming (a monitor
- * that died or was unlinked), put the NIC back in interrupt mode.
+ * nic_steer_apply takes and applies.  An answer may carry a hold: the
+ * worker leaves out its samples until the NIC has moved so many frames or
+ * so many samples were left out (an idle NIC on interrupts then costs no
+ * monitor round trip per wake-up, a busy one polling fewer); the driver
+ * bounds both, so a hold given by a monitor that then dies ends after
+ * NIC_HOLD_MAX_SAMPLES samples.  The answer is not trusted: one that names
+ * no mode or a hold above the bounds, or answers that stop coming (a monitor
+ * that died or was unlinked), put the NIC back in interrupt mode, which
+ * needs nobody.
  *
  * ms_device_counter reaches the NICs' counters through the source this module
  * registers with the linker: a device is a NIC's name or "nic<index>".
@@ -263,6 +265,7 @@ static void nic_init_state(struct nic *nic)
 	nic->steered = false;
 	nic->steer_misses = 0;
 	nic->hold_until_frames = 0;
+	nic->hold_samples_left = 0;
 	nic->samples = nic->steer_replies = nic->steer_bad_replies = 0;
 	nic->steer_fallbacks = nic->mode_switches = nic->hybrid_polls = 0;
 	nic->samples_held = 0;
@@ -412,7 +415,7 @@ static void nic_fall_back(struct nic *nic)
 {
 	nic->steered = false;
 	nic->steer_misses = 0;
-	nic->hold_until_frames = 0;
+	nic->hold_samples_left = 0;
 	nic_add(&nic->steer_fallbacks, 1);
 	if (nic->mode != NIC_MODE_INTERRUPT)
 		nic_set_mode(nic, NIC_MODE_INTERRUPT);
@@ -426,9 +429,11 @@ int nic_steer_apply(struct nic *nic)
 			nic_fall_back(nic);
 		return -ENOENT;
 	}
-	int64_t mode = reply & NIC_REPLY_MODE_MASK, hold = reply >> NIC_REPLY_HOLD_SHIFT;
-	if (reply < 0 || mode >= NIC_MODE_COUNT || hold > NIC_HOLD_MAX_FRAMES ||
-	    (hold && mode != NIC_MODE_INTERRUPT)) {
+	int64_t mode = reply & NIC_REPLY_MODE_MASK,
+		frames = (reply >> NIC_REPLY_FRAMES_SHIFT) & NIC_REPLY_FIELD_MASK,
+		samples = (reply >> NIC_REPLY_SAMPLES_SHIFT) & NIC_REPLY_FIELD_MASK;
+	if (reply < 0 || reply >> (NIC_REPLY_SAMPLES_SHIFT + 16) || mode >= NIC_MODE_COUNT ||
+	    frames > NIC_HOLD_MAX_FRAMES || samples > NIC_HOLD_MAX_SAMPLES) {
 		nic_add(&nic->steer_bad_replies, 1);
 		nic_fall_back(nic);
 		return -EINVAL;
@@ -436,7 +441,9 @@ int nic_steer_apply(struct nic *nic)
 	nic_add(&nic->steer_replies, 1);
 	nic->steered = true;
 	nic->steer_misses = 0;
-	nic->hold_until_frames = hold ? nic_frames_moved(nic) + (uint64_t)hold : 0;
+	nic->hold_mode = (enum nic_mode)mode;
+	nic->hold_until_frames = nic_frames_moved(nic) + (uint64_t)frames;
+	nic->hold_samples_left = frames ? (unsigned)samples : 0;
 	if (nic->mode != (enum nic_mode)mode) {
 		nic_add(&nic->mode_switches, 1);
 		nic_set_mode(nic, (enum nic_mode)mode);
@@ -446,7 +453,7 @@ int nic_steer_apply(struct nic *nic)
 
 bool nic_steer_held(struct nic *nic)
 {
-	return nic->steered && nic->mode == NIC_MODE_INTERRUPT &&
+	return nic->steered && nic->hold_samples_left && nic->mode == nic->hold_mode &&
 	       nic_frames_moved(nic) < nic->hold_until_frames;
 }
 
@@ -468,6 +475,7 @@ int nic_steer_unless_held(struct nic *nic)
 {
 	if (!nic_steer_held(nic))
 		return nic_steer(nic);
+	nic->hold_samples_left--;
 	nic_add(&nic->samples_held, 1);
 	return -EBUSY;
 }

@@ -41,12 +41,18 @@
 #define NIC_SAMPLE_NS        10000000 /* the worker calls nic.sample this often, at most */
 #define NIC_SAMPLE_NEVER     UINT64_MAX
 #define NIC_STEER_MISSES     3   /* samples without a reply before a steered NIC falls back */
-/* A reply to nic.sample is a mode, plus (interrupt mode only) a hold: the
- * frames in and out the NIC may move before the worker samples again, at
- * most NIC_HOLD_MAX_FRAMES: reply = mode | hold << NIC_REPLY_HOLD_SHIFT. */
-#define NIC_REPLY_HOLD_SHIFT 8
-#define NIC_REPLY_MODE_MASK  0xff
-#define NIC_HOLD_MAX_FRAMES  4096
+/* A reply to nic.sample is a mode and a hold (frames, samples): the worker
+ * leaves out the samples that come due until the NIC has moved `frames`
+ * more frames in and out or `samples` of them were left out, whichever is
+ * first; the mode the answer set holds that long unless the NIC's load
+ * changes enough.  reply = mode | frames << NIC_REPLY_FRAMES_SHIFT |
+ * samples << NIC_REPLY_SAMPLES_SHIFT; either 0: no hold. */
+#define NIC_REPLY_MODE_MASK     0xff
+#define NIC_REPLY_FRAMES_SHIFT  8
+#define NIC_REPLY_SAMPLES_SHIFT 24
+#define NIC_REPLY_FIELD_MASK    0xffff
+#define NIC_HOLD_MAX_FRAMES     4096
+#define NIC_HOLD_MAX_SAMPLES    16 /* a dead monitor's hold lasts this many samples at most */
 #define NIC_HISTORY          256 /* mode changes remembered per NIC */
 /* A TCP/IPv4 frame that the device cuts into MTU-sized segments
  * (transmit_segmented): at most this long, headers included. */
@@ -141,9 +147,12 @@ struct nic {
 	uint64_t last_sample_ns;
 	bool steered;          /* the mode follows nic.sample's replies */
 	unsigned steer_misses; /* samples since the last reply */
-	/* rx_frames + tx_frames below which the last reply's hold keeps the
-	 * worker from sampling (interrupt mode only); 0: no hold */
+	/* The last reply's hold: while the NIC is in hold_mode, has moved
+	 * fewer than hold_until_frames (rx_frames + tx_frames) and
+	 * hold_samples_left > 0, the worker leaves its samples out. */
 	uint64_t hold_until_frames;
+	unsigned hold_samples_left;
+	enum nic_mode hold_mode;
 	uint64_t samples, steer_replies, steer_bad_replies, steer_fallbacks, mode_switches;
 	uint64_t samples_held; /* samples that were due but left out under a hold */
 	uint64_t hybrid_polls; /* hybrid wake-ups busy enough to poll on */
@@ -214,23 +223,25 @@ int nic_set_mode(struct nic *nic, enum nic_mode mode);
  * (ms_reply).  Called by the worker every sample_interval_ns; tests may. */
 void nic_sample(struct nic *nic, unsigned index, unsigned mode, uint64_t elapsed_us);
 /* Takes the reply to the NIC's samples, if one came, and switches to the
- * mode it names; a hold in it (interrupt mode only) starts now.  With none, a
- * NIC whose mode follows the replies falls back to interrupt mode after
- * NIC_STEER_MISSES samples without one; a reply that names no mode, or a
- * hold with another mode or above NIC_HOLD_MAX_FRAMES, makes it fall back at
- * once.  Returns the mode applied, -ENOENT (no reply) or -EINVAL (a reply
- * that makes no sense). */
+ * mode it names; its hold starts now.  With none, a NIC whose mode follows
+ * the replies falls back to interrupt mode after NIC_STEER_MISSES samples
+ * without one; a reply that names no mode or a hold above
+ * NIC_HOLD_MAX_FRAMES or NIC_HOLD_MAX_SAMPLES makes it fall back at once.
+ * Returns the mode applied, -ENOENT (no reply) or -EINVAL (a reply that
+ * makes no sense). */
 int nic_steer_apply(struct nic *nic);
 /* True while the last reply's hold lasts: the NIC follows the replies, is in
- * interrupt mode, and has moved fewer frames than the hold since it came.
- * The worker does not sample then (nic_steer_unless_held). */
+ * the mode the reply set, has moved fewer frames than the hold's since it
+ * came, and fewer samples than the hold's were left out.  The worker does
+ * not sample then (nic_steer_unless_held). */
 bool nic_steer_held(struct nic *nic);
 /* True when a reply to the NIC's samples waits for nic_steer_apply. */
 bool nic_steer_reply_waiting(struct nic *nic);
 /* nic_sample with the time since the last one, then nic_steer_apply. */
 int nic_steer(struct nic *nic);
 /* What the worker does when a sample is due: nic_steer, unless
- * nic_steer_held, when it only counts samples_held and returns -EBUSY. */
+ * nic_steer_held, when it only counts the sample left out (samples_held,
+ * and one of the hold's samples) and returns -EBUSY. */
 int nic_steer_unless_held(struct nic *nic);
 /* Calls fn(ns, mode, arg) for the last mode changes (at most NIC_HISTORY),
  * oldest first: when each happened (clock_ns) and the mode it set. */

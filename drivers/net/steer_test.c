@@ -90,7 +90,7 @@ static struct nic *fresh_nic(struct ktest *t)
 	nic_set_mode(&steer_nic, NIC_MODE_INTERRUPT);
 	steer_nic.steered = false;
 	steer_nic.steer_misses = 0;
-	steer_nic.hold_until_frames = 0;
+	steer_nic.hold_samples_left = 0;
 	return &steer_nic;
 }
 
@@ -174,34 +174,41 @@ static int step(struct nic *nic, uint64_t frames, uint64_t missed, bool reply_ex
 struct load_step {
 	uint64_t frames, missed;
 	enum nic_mode expected;
-	bool held; /* the reply holds the NIC on interrupts (HOLD frames) */
+	unsigned hold; /* the samples the reply holds for (its frames: IDLE_HOLD, POLL_HOLD) */
 };
 
-#define I NIC_MODE_INTERRUPT
-#define P NIC_MODE_POLLING
-#define H NIC_MODE_HYBRID
+#define I   NIC_MODE_INTERRUPT
+#define P   NIC_MODE_POLLING
+#define H   NIC_MODE_HYBRID
+#define IDL 16 /* aspects/nicmode.c: interrupts, idle, hold 16 samples (or 64 frames) */
+#define BSY 4  /* polling, busy: hold 4 samples (or 4096 frames) */
 /* In 10 ms: 100 frames is 10,000 per second (high), 5 is 500 (busy), 2 is
  * 200 (between), 0 idle; a missed frame is pressure (high) whatever the rate.
- * An answer of interrupts after two idle samples holds. */
+ * Settled answers hold: interrupts after two idle samples, polling while
+ * busy. */
 static const struct load_step load_script[] = {
-    {0, 0, I, false},                   /* the first sample notes the counters */
-    {0, 0, I, false},                   /* idle once: no hold yet */
-    {5, 0, H, false},                   /* busy: hybrid at once */
-    {5, 0, H, false},  {5, 0, P, false}, /* steady: polling from the third busy sample */
-    {5, 0, P, false},  {2, 0, P, false}, /* between: a polling NIC polls on */
-    {0, 0, P, false},  {0, 0, I, true},  /* idle twice: interrupts, held */
-    {2, 0, H, false},                   /* between: hybrid */
-    {0, 1, P, false},                   /* missed frames: polling at once */
-    {0, 0, P, false},  {0, 0, I, true},  /* idle twice: interrupts, held */
-    {0, 0, I, true},                    /* and again */
-    {100, 0, P, false}, {0, 0, P, false}, /* high: polling at once */
-    {0, 0, I, true},
+    {0, 0, I, 0},                    /* the first sample notes the counters */
+    {0, 0, I, 0},                    /* idle once: not settled */
+    {5, 0, H, 0},                    /* busy: hybrid at once */
+    {5, 0, H, 0},   {5, 0, P, BSY},  /* steady: polling from the third busy sample */
+    {5, 0, P, BSY}, {2, 0, P, 0},    /* between: a polling NIC polls on */
+    {0, 0, P, 0},   {0, 0, I, IDL},  /* idle twice: interrupts */
+    {2, 0, H, 0},                    /* between: hybrid */
+    {0, 1, P, BSY},                  /* missed frames: polling at once */
+    {0, 0, P, 0},   {0, 0, I, IDL},  /* idle twice: interrupts */
+    {0, 0, I, IDL},                  /* and again */
+    {100, 0, P, BSY}, {0, 0, P, 0},  /* high: polling at once */
+    {0, 0, I, IDL},
 };
 #undef I
 #undef P
 #undef H
-#define LOAD_HOLDS 4 /* the steps above that hold */
-#define HOLD       64 /* aspects/nicmode.c's HOLD_FRAMES */
+#undef IDL
+#undef BSY
+#define LOAD_HOLDS      8    /* the steps above that hold */
+#define IDLE_HOLD       64   /* frames */
+#define IDLE_HOLD_SAMPS 16
+#define POLL_HOLD_SAMPS 4
 #define LOAD_STEPS (sizeof(load_script) / sizeof(load_script[0]))
 
 static void decisions_follow_the_load(struct ktest *t, enum aspect_binding binding,
@@ -218,13 +225,13 @@ static void decisions_follow_the_load(struct ktest *t, enum aspect_binding bindi
 	enum nic_mode previous = nic->mode;
 	for (unsigned i = 0; i < LOAD_STEPS; i++) {
 		int got = step(nic, load_script[i].frames, load_script[i].missed, true);
-		bool held = nic_steer_held(nic);
+		unsigned hold = nic_steer_held(nic) ? nic->hold_samples_left : 0;
 		if (got == (int)load_script[i].expected && nic->mode == load_script[i].expected &&
-		    held == load_script[i].held)
+		    hold == load_script[i].hold)
 			matched++;
 		else /* names the step's values */
-			EXPECT_EQ(t, got * 10 + held,
-				  load_script[i].expected * 10 + load_script[i].held);
+			EXPECT_EQ(t, got * 100 + hold,
+				  load_script[i].expected * 100 + load_script[i].hold);
 		switches += nic->mode != previous;
 		previous = nic->mode;
 	}
@@ -297,9 +304,10 @@ static void dead_monitor_leaves_interrupts(struct ktest *t)
 	unlink_and_unload(a);
 }
 
-/* Answers that name no mode (-1, then 3) or a hold that is not allowed
- * (with polling; longer than NIC_HOLD_MAX_FRAMES) put the NIC on interrupts
- * at once, whatever mode it was in, and hold nothing. */
+/* Answers that name no mode (-1, then 3) or a hold the driver does not allow
+ * (more than NIC_HOLD_MAX_FRAMES frames, NIC_HOLD_MAX_SAMPLES samples, bits
+ * beyond the fields) put the NIC on interrupts at once, whatever mode it was
+ * in, and hold nothing. */
 static void garbage_answers_leave_interrupts(struct ktest *t, enum aspect_binding binding)
 {
 	struct nic *nic = fresh_nic(t);
@@ -310,14 +318,14 @@ static void garbage_answers_leave_interrupts(struct ktest *t, enum aspect_bindin
 		return;
 	uint64_t bad = nic->steer_bad_replies;
 	enum nic_mode modes[] = {NIC_MODE_POLLING, NIC_MODE_HYBRID, NIC_MODE_POLLING,
-				 NIC_MODE_HYBRID};
-	for (unsigned i = 0; i < 4; i++) {
+				 NIC_MODE_HYBRID, NIC_MODE_POLLING};
+	for (unsigned i = 0; i < 5; i++) {
 		nic_set_mode(nic, modes[i]);
 		EXPECT_EQ(t, step(nic, 100, 0, true), -EINVAL);
 		EXPECT_EQ(t, nic->mode, NIC_MODE_INTERRUPT);
 		EXPECT_FALSE(t, nic_steer_held(nic));
 	}
-	EXPECT_EQ(t, nic->steer_bad_replies - bad, 4);
+	EXPECT_EQ(t, nic->steer_bad_replies - bad, 5);
 	unlink_and_unload(a);
 }
 
@@ -332,48 +340,68 @@ static void garbage_answers_leave_interrupts_msg(struct ktest *t)
 }
 
 /* Drives the NIC idle until the aspect answers interrupts with a hold. */
-static bool drive_to_hold(struct ktest *t, struct nic *nic)
+static bool drive_to_idle_hold(struct ktest *t, struct nic *nic)
 {
-	for (unsigned i = 0; i < 3 && !nic_steer_held(nic); i++)
+	for (unsigned i = 0; i < 3 && !(nic_steer_held(nic) && nic->mode == NIC_MODE_INTERRUPT); i++)
 		step(nic, 0, 0, true);
 	EXPECT_EQ(t, nic->mode, NIC_MODE_INTERRUPT);
 	return EXPECT_TRUE(t, nic_steer_held(nic));
 }
 
-/* A hold lasts exactly its frames, counted in and out: until then the
- * worker's sample is left out (counted, nothing sent: the aspect decides
- * nothing), and the first one after it goes to the aspect again.  A mode
- * other than interrupts ends it. */
-static void a_hold_lasts_its_frames(struct ktest *t, enum aspect_binding binding)
+/* Leaves out count samples under the hold; true when each was left out
+ * (-EBUSY, counted, nothing sent). */
+static bool leave_out(struct ktest *t, struct nic *nic, unsigned count)
+{
+	uint64_t samples = nic->samples, held = nic->samples_held;
+	unsigned left_out = 0;
+	for (unsigned i = 0; i < count; i++)
+		left_out += nic_steer_unless_held(nic) == -EBUSY;
+	return EXPECT_EQ(t, left_out, count) && EXPECT_EQ(t, nic->samples, samples) &&
+	       EXPECT_EQ(t, nic->samples_held - held, count);
+}
+
+/* The sample after a hold goes to the aspect again: one more decision. */
+static void sample_goes_out(struct ktest *t, struct nic *nic, struct aspect *a)
+{
+	EXPECT_FALSE(t, nic_steer_held(nic));
+	uint64_t samples = nic->samples;
+	int64_t decisions = aspect_counter_value(a, "decisions");
+	nic_steer_unless_held(nic); /* its answer depends on the time since the last: not checked */
+	EXPECT_EQ(t, nic->samples - samples, 1);
+	EXPECT_EQ(t, aspect_counter_value(a, "decisions"), decisions + 1);
+}
+
+/* A hold lasts its frames, counted in and out, or its samples, whichever is
+ * first: until then the worker's samples are left out (counted, nothing
+ * sent: the aspect decides nothing), and the first one after it goes to the
+ * aspect again.  Idle interrupts hold for 64 frames or 16 samples, busy
+ * polling for 4 samples; a mode set by someone else ends a hold. */
+static void a_hold_lasts_its_frames_or_samples(struct ktest *t, enum aspect_binding binding)
 {
 	struct nic *nic = fresh_nic(t);
 	if (!nic)
 		return;
-	struct aspect *a = link_fresh(t, "nicmode", binding, binding == ASPECT_BINDING_MSG);
+	struct aspect *a = link_fresh(t, "nicmode", binding, true);
 	if (!a)
 		return;
-	if (!drive_to_hold(t, nic)) {
-		unlink_and_unload(a);
-		return;
+	if (drive_to_idle_hold(t, nic)) { /* by its frames */
+		__atomic_fetch_add(&nic->rx_frames, IDLE_HOLD / 2, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&nic->tx_frames, IDLE_HOLD / 2 - 1, __ATOMIC_RELAXED);
+		leave_out(t, nic, 5);
+		__atomic_fetch_add(&nic->tx_frames, 1, __ATOMIC_RELAXED); /* the hold's last */
+		sample_goes_out(t, nic, a);
 	}
-	uint64_t samples = nic->samples, held = nic->samples_held;
-	int64_t decisions = aspect_counter_value(a, "decisions");
-	__atomic_fetch_add(&nic->rx_frames, HOLD / 2, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&nic->tx_frames, HOLD / 2 - 1, __ATOMIC_RELAXED);
-	for (unsigned i = 0; i < 5; i++)
-		EXPECT_EQ(t, nic_steer_unless_held(nic), -EBUSY);
-	EXPECT_EQ(t, nic->samples_held - held, 5);
-	EXPECT_EQ(t, nic->samples, samples);
-	__atomic_fetch_add(&nic->tx_frames, 1, __ATOMIC_RELAXED); /* the hold's last frame */
-	EXPECT_FALSE(t, nic_steer_held(nic));
-	nic_steer_unless_held(nic); /* its answer depends on the time since the last: not checked */
-	uint64_t deadline = clock_ns() + REPLY_WAIT_NS;
-	while (aspect_counter_value(a, "decisions") == decisions && clock_ns() < deadline)
-		sched_sleep_ns(NSEC_PER_MSEC); /* shm: the monitor runs meanwhile */
-	EXPECT_EQ(t, nic->samples - samples, 1);
-	EXPECT_EQ(t, nic->samples_held - held, 5);
-	EXPECT_EQ(t, aspect_counter_value(a, "decisions"), decisions + 1);
-	if (drive_to_hold(t, nic)) {
+	if (drive_to_idle_hold(t, nic)) { /* by its samples */
+		leave_out(t, nic, IDLE_HOLD_SAMPS);
+		sample_goes_out(t, nic, a);
+	}
+	drive_to_polling(t, nic); /* busy polling: by its samples */
+	if (EXPECT_TRUE(t, nic_steer_held(nic))) {
+		__atomic_fetch_add(&nic->rx_frames, 1000, __ATOMIC_RELAXED);
+		leave_out(t, nic, POLL_HOLD_SAMPS);
+		sample_goes_out(t, nic, a);
+	}
+	if (drive_to_idle_hold(t, nic)) { /* by a mode set by hand */
 		nic_set_mode(nic, NIC_MODE_POLLING);
 		EXPECT_FALSE(t, nic_steer_held(nic));
 	}
@@ -381,18 +409,18 @@ static void a_hold_lasts_its_frames(struct ktest *t, enum aspect_binding binding
 	unlink_and_unload(a);
 }
 
-static void a_hold_lasts_its_frames_direct(struct ktest *t)
+static void a_hold_lasts_its_frames_or_samples_direct(struct ktest *t)
 {
-	a_hold_lasts_its_frames(t, ASPECT_BINDING_DIRECT);
+	a_hold_lasts_its_frames_or_samples(t, ASPECT_BINDING_DIRECT);
 }
 
-static void a_hold_lasts_its_frames_msg(struct ktest *t)
+static void a_hold_lasts_its_frames_or_samples_msg(struct ktest *t)
 {
-	a_hold_lasts_its_frames(t, ASPECT_BINDING_MSG);
+	a_hold_lasts_its_frames_or_samples(t, ASPECT_BINDING_MSG);
 }
 
-/* The monitor dies while its hold keeps the NIC on interrupts: once the
- * hold's frames have passed the samples go out again, get no answer, and
+/* The monitor dies while its hold keeps the NIC polling and no frame comes:
+ * the hold ends after its samples, the samples after it get no answer, and
  * after NIC_STEER_MISSES of them the NIC follows nobody, on interrupts. */
 static void dead_monitor_after_a_hold(struct ktest *t)
 {
@@ -402,10 +430,7 @@ static void dead_monitor_after_a_hold(struct ktest *t)
 	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_MSG, true);
 	if (!a)
 		return;
-	if (!drive_to_hold(t, nic)) {
-		unlink_and_unload(a);
-		return;
-	}
+	drive_to_polling(t, nic);
 	int pid = linker_monitor_pid();
 	ASSERT_TRUE(t, pid > 0);
 	EXPECT_EQ(t, proc_kill(pid, SIGKILL), 0);
@@ -413,9 +438,9 @@ static void dead_monitor_after_a_hold(struct ktest *t)
 	uint64_t deadline = clock_ns() + REPLY_WAIT_NS;
 	while (linker_monitor_pid() == pid && clock_ns() < deadline)
 		sched_sleep_ns(NSEC_PER_MSEC);
-	EXPECT_EQ(t, nic_steer_unless_held(nic), -EBUSY); /* still held: interrupts, asking nobody */
-	__atomic_fetch_add(&nic->rx_frames, HOLD, __ATOMIC_RELAXED);
 	uint64_t fallbacks = nic->steer_fallbacks;
+	leave_out(t, nic, POLL_HOLD_SAMPS); /* polling, asking nobody */
+	EXPECT_EQ(t, nic->mode, NIC_MODE_POLLING);
 	for (unsigned i = 0; i < NIC_STEER_MISSES; i++) {
 		EXPECT_TRUE(t, nic->steered);
 		EXPECT_EQ(t, nic_steer_unless_held(nic), -ENOENT);
@@ -499,5 +524,7 @@ KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
 	    KTEST_CASE(decisions_follow_the_load_msg_oneway),
 	    KTEST_CASE(garbage_answers_leave_interrupts_direct),
 	    KTEST_CASE(garbage_answers_leave_interrupts_msg),
-	    KTEST_CASE(dead_monitor_leaves_interrupts), KTEST_CASE(a_hold_lasts_its_frames_direct),
-	    KTEST_CASE(a_hold_lasts_its_frames_msg), KTEST_CASE(dead_monitor_after_a_hold));
+	    KTEST_CASE(dead_monitor_leaves_interrupts),
+	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_direct),
+	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_msg),
+	    KTEST_CASE(dead_monitor_after_a_hold));
