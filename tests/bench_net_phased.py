@@ -432,8 +432,9 @@ def main():
                 rounds[mode].append(run_mode(args, console, port, nic, mode, want))
                 f = rounds[mode][-1]
                 print(f"round {r + 1} {mode:9} " + "  ".join(
-                    f"{ph} {f[ph]['requests'] / f[ph]['seconds']:.0f}/s "
-                    f"p90 {f[ph]['p90']:.1f}ms busy {f[ph]['busy_share'] * 100:.1f}%"
+                    f"{ph} {f[ph]['requests']} in {f[ph]['seconds']:.1f}s "
+                    f"p90 {f[ph]['p90']:.1f}ms busy {f[ph]['busy_ms'] * 1000:.0f}us "
+                    f"({f[ph]['busy_share'] * 100:.1f}%)"
                     for ph, _ in phases(args.scale)), flush=True)
         print(console.run(f"kcmd nic stats {nic}"))
         print(console.run("scopectl stats nicmode"))
