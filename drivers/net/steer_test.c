@@ -451,6 +451,59 @@ static void dead_monitor_after_a_hold(struct ktest *t)
 	unlink_and_unload(a);
 }
 
+/* ---- The monitor between samples ------------------------------------------ */
+
+#define QUIET_NS  (200 * NSEC_PER_MSEC) /* longer than the monitor's longest ring poll (64 ms) */
+#define SETTLE_NS (10 * NSEC_PER_MSEC)
+
+/* The other NICs' workers sample too (nicmode answers every NIC): their
+ * samples are held off while the monitor must be sent nothing. */
+static int set_sample_interval(struct nic *nic, void *interval)
+{
+	if (nic != &steer_nic)
+		__atomic_store_n(&nic->sample_interval_ns, *(uint64_t *)interval, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Whether the monitor came back to its loop while nothing was sent to it
+ * for QUIET_NS (after SETTLE_NS for it to finish what it was doing). */
+static bool monitor_woke_while_quiet(void)
+{
+	uint64_t never = NIC_SAMPLE_NEVER, usual = NIC_SAMPLE_NS;
+	nic_for_each(set_sample_interval, &never);
+	sched_sleep_ns(SETTLE_NS);
+	uint64_t before = linker_monitor_receives();
+	sched_sleep_ns(QUIET_NS);
+	bool woke = linker_monitor_receives() != before;
+	nic_for_each(set_sample_interval, &usual);
+	return woke;
+}
+
+/* A monitor whose aspects take only messages does not come back to its loop
+ * between them: the NIC's samples are all the decision loop costs while the
+ * NIC is held (it used to wake every 2 to 64 ms to read the rings).  Once an
+ * aspect linked shm brings the rings, it polls them again. */
+static void msg_monitor_sleeps_between_samples(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_MSG, true);
+	if (!a)
+		return;
+	uint64_t receives = linker_monitor_receives();
+	step(nic, 0, 0, true);
+	ASSERT_TRUE(t, linker_monitor_receives() > receives); /* the count sees the sample */
+	EXPECT_FALSE(t, monitor_woke_while_quiet());
+	struct aspect *rings = link_fresh(t, "nicbabble", ASPECT_BINDING_SHM, true);
+	if (rings) {
+		EXPECT_TRUE(t, monitor_woke_while_quiet());
+		aspect_unlink(rings);
+		aspect_unload(rings);
+	}
+	unlink_and_unload(a);
+}
+
 /* ---- The pieces under the loop ---------------------------------------------- */
 
 /* A reply is kept per join point and first argument, taken once, and a
@@ -527,4 +580,4 @@ KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
 	    KTEST_CASE(dead_monitor_leaves_interrupts),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_direct),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_msg),
-	    KTEST_CASE(dead_monitor_after_a_hold));
+	    KTEST_CASE(dead_monitor_after_a_hold), KTEST_CASE(msg_monitor_sleeps_between_samples));

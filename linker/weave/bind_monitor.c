@@ -121,6 +121,13 @@ int linker_monitor_pid(void)
 	return monitor_is_gone() ? 0 : __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
 }
 
+static uint64_t monitor_receives;
+
+uint64_t linker_monitor_receives(void)
+{
+	return __atomic_load_n(&monitor_receives, __ATOMIC_RELAXED);
+}
+
 /* ---- Starting and attaching ------------------------------------------------- */
 
 static bool monitor_attached(void *arg)
@@ -457,6 +464,7 @@ SYSCALL_DEFINE5(ms_scope_reply_receive, uint64_t, token, uint64_t, word0, uint64
 	struct ipc_endpoint *e = callers_monitor_endpoint();
 	if (!e)
 		return -EPERM;
+	__atomic_fetch_add(&monitor_receives, 1, __ATOMIC_RELAXED);
 	struct ipc_message answer, received;
 	answer.label = 0;
 	answer.words[0] = word0;
