@@ -543,6 +543,17 @@ int nic_set_mode(struct nic *nic, enum nic_mode mode)
 	return 0;
 }
 
+int nic_set_mode_by_hand(struct nic *nic, enum nic_mode mode)
+{
+	int error = nic_set_mode(nic, mode);
+	if (!error) {
+		nic->steered = false;
+		nic->steer_misses = 0;
+		nic->hold_samples_left = 0;
+	}
+	return error;
+}
+
 void nic_mode_history(struct nic *nic, void (*fn)(uint64_t ns, enum nic_mode mode, void *arg),
 		      void *arg)
 {

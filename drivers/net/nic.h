@@ -217,6 +217,10 @@ unsigned nic_poll(struct nic *nic, unsigned budget);
  * next pass, without losing a frame the device delivered.  Returns 0 or
  * -EINVAL (nic NULL or mode unknown). */
 int nic_set_mode(struct nic *nic, enum nic_mode mode);
+/* nic_set_mode by hand (the console): the NIC stops following the replies
+ * to its samples (until the next one comes), so a monitor that goes away
+ * later does not put it back on interrupts. */
+int nic_set_mode_by_hand(struct nic *nic, enum nic_mode mode);
 /* The decision join point: the NIC's number, its mode and the time since the
  * previous sample, for an aspect that reads the counters (ms_device_counter
  * on "nic<index>" or the NIC's name) and answers with an enum nic_mode

@@ -451,6 +451,28 @@ static void dead_monitor_after_a_hold(struct ktest *t)
 	unlink_and_unload(a);
 }
 
+/* A mode set by hand (the console) is kept when the monitor that steered the
+ * NIC goes: no fallback over it, however many samples get no answer. */
+static void a_mode_set_by_hand_outlives_the_monitor(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_DIRECT, false);
+	if (!a)
+		return;
+	drive_to_polling(t, nic);
+	EXPECT_TRUE(t, nic->steered);
+	unlink_and_unload(a);
+	EXPECT_EQ(t, nic_set_mode_by_hand(nic, NIC_MODE_HYBRID), 0);
+	uint64_t fallbacks = nic->steer_fallbacks;
+	for (unsigned i = 0; i < 2 * NIC_STEER_MISSES; i++)
+		EXPECT_EQ(t, nic_steer_unless_held(nic), -ENOENT);
+	EXPECT_EQ(t, nic->mode, NIC_MODE_HYBRID);
+	EXPECT_EQ(t, nic->steer_fallbacks, fallbacks);
+	nic_set_mode(nic, NIC_MODE_INTERRUPT);
+}
+
 /* ---- The monitor between samples ------------------------------------------ */
 
 #define QUIET_NS  (200 * NSEC_PER_MSEC) /* longer than the monitor's longest ring poll (64 ms) */
@@ -580,4 +602,5 @@ KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
 	    KTEST_CASE(dead_monitor_leaves_interrupts),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_direct),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_msg),
-	    KTEST_CASE(dead_monitor_after_a_hold), KTEST_CASE(msg_monitor_sleeps_between_samples));
+	    KTEST_CASE(dead_monitor_after_a_hold), KTEST_CASE(msg_monitor_sleeps_between_samples),
+	    KTEST_CASE(a_mode_set_by_hand_outlives_the_monitor));
