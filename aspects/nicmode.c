@@ -17,7 +17,8 @@
  *   busy (rate >= BUSY_RATE): polling once busy for STEADY_SAMPLES samples
  *       in a row, else hybrid;
  *   idle (no pressure, rate < IDLE_RATE): interrupts once idle for
- *       IDLE_SAMPLES samples in a row, else the mode the NIC has;
+ *       IDLE_SAMPLES samples in a row, or at once when no frame moved at all
+ *       (the load has gone: NAPI's empty poll), else the mode the NIC has;
  *   anything between: hybrid, but a NIC that polls goes on polling (it polls
  *       until idle, as NAPI does).
  * The first sample of a NIC (and the first after a relink) only notes the
@@ -25,15 +26,16 @@
  * A settled answer holds: the reply says for how long (mode | frames << 8 |
  * samples << 24), and the driver leaves out the samples that come due until
  * the NIC has moved that many frames or that many samples were left out.
- * Interrupts, idle for IDLE_SAMPLES samples or more, hold for IDLE_HOLD_FRAMES
- * frames (what could change the answer is a load that comes back; it is
- * taken on interrupts until then) or IDLE_HOLD_SAMPLES samples; polling under
- * a busy load holds for POLL_HOLD_SAMPLES samples (what could change it is
- * the load going away, which costs empty polls until then).  An idle NIC
- * woken by a request every few hundred milliseconds then costs a sample (a
- * round trip to this advice and its counter reads) every IDLE_HOLD_FRAMES
- * frames instead of at every wake-up, and a polling one every
- * POLL_HOLD_SAMPLES + 1 samples' time instead of every one.
+ * Interrupts under an idle load hold for IDLE_HOLD_FRAMES frames (what could
+ * change the answer is a load that comes back; it is taken on interrupts
+ * until then) or IDLE_HOLD_SAMPLES samples; polling under a busy load holds
+ * for POLL_HOLD_SAMPLES samples (what could change it is the load going
+ * away, and the driver ends such a hold at a sample that finds no frame
+ * moved).  An idle NIC woken by a request every few hundred milliseconds
+ * then costs a sample (a round trip to this advice and its counter reads)
+ * every IDLE_HOLD_FRAMES frames or IDLE_HOLD_SAMPLES wake-ups instead of at
+ * nearly every wake-up, and a polling one every POLL_HOLD_SAMPLES + 1
+ * samples' time instead of every one.
  * Each decision is also a telemetry record (NICMODE_RECORD: index, mode
  * before and after, frames per second) and counted ("to_interrupt", ...).
  */
@@ -97,15 +99,15 @@ static unsigned choose(struct nic_state *s, unsigned mode, uint64_t rate, int pr
 		return high || s->busy_streak >= STEADY_SAMPLES || mode == MODE_POLLING
 			   ? MODE_POLLING
 			   : MODE_HYBRID;
-	if (idle)
-		return s->idle_streak >= IDLE_SAMPLES ? MODE_INTERRUPT : mode;
+	if (idle) /* no frame at all: the load has gone (NAPI's empty poll) */
+		return s->idle_streak >= IDLE_SAMPLES || rate == 0 ? MODE_INTERRUPT : mode;
 	return mode == MODE_POLLING ? MODE_POLLING : MODE_HYBRID;
 }
 
 /* The hold of a settled answer, in the reply's bits; 0 for none. */
 static int64_t holding(const struct nic_state *s, unsigned next)
 {
-	if (next == MODE_INTERRUPT && s->idle_streak >= IDLE_SAMPLES)
+	if (next == MODE_INTERRUPT && s->idle_streak > 0)
 		return (int64_t)IDLE_HOLD_FRAMES << FRAMES_SHIFT |
 		       (int64_t)IDLE_HOLD_SAMPLES << SAMPLES_SHIFT;
 	if (next == MODE_POLLING && s->busy_streak > 0)

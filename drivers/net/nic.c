@@ -110,8 +110,11 @@ static void nic_maybe_steer(struct nic *nic)
 {
 	if (nic->sample_interval_ns == NIC_SAMPLE_NEVER)
 		return;
-	if (clock_ns() - nic->last_sample_ns >= nic->sample_interval_ns)
+	uint64_t now = clock_ns();
+	if (now - nic->last_due_ns >= nic->sample_interval_ns) {
+		nic->last_due_ns = now;
 		nic_steer_unless_held(nic);
+	}
 }
 
 /* Interrupt mode, device masked: drain, unmask, then catch the race window.
@@ -261,7 +264,7 @@ static void nic_init_state(struct nic *nic)
 	nic->interrupts = nic->polls = nic->empty_polls = 0;
 	if (nic->sample_interval_ns != NIC_SAMPLE_NEVER) /* a test's NIC: samples by hand */
 		nic->sample_interval_ns = NIC_SAMPLE_NS;
-	nic->last_sample_ns = clock_ns();
+	nic->last_sample_ns = nic->last_due_ns = clock_ns();
 	nic->steered = false;
 	nic->steer_misses = 0;
 	nic->hold_until_frames = 0;
@@ -442,7 +445,8 @@ int nic_steer_apply(struct nic *nic)
 	nic->steered = true;
 	nic->steer_misses = 0;
 	nic->hold_mode = (enum nic_mode)mode;
-	nic->hold_until_frames = nic_frames_moved(nic) + (uint64_t)frames;
+	nic->hold_seen_frames = nic_frames_moved(nic);
+	nic->hold_until_frames = nic->hold_seen_frames + (uint64_t)frames;
 	nic->hold_samples_left = frames ? (unsigned)samples : 0;
 	if (nic->mode != (enum nic_mode)mode) {
 		nic_add(&nic->mode_switches, 1);
@@ -473,8 +477,13 @@ int nic_steer(struct nic *nic)
 
 int nic_steer_unless_held(struct nic *nic)
 {
-	if (!nic_steer_held(nic))
+	uint64_t frames = nic_frames_moved(nic);
+	bool load_gone = nic->hold_mode != NIC_MODE_INTERRUPT && frames == nic->hold_seen_frames;
+	if (!nic_steer_held(nic) || load_gone) {
+		nic->hold_samples_left = 0;
 		return nic_steer(nic);
+	}
+	nic->hold_seen_frames = frames;
 	nic->hold_samples_left--;
 	nic_add(&nic->samples_held, 1);
 	return -EBUSY;

@@ -144,13 +144,15 @@ struct nic {
 	/* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER (set before nic_register): only the
 	 * callers of nic_steer sample (tests) */
 	uint64_t sample_interval_ns;
-	uint64_t last_sample_ns;
+	uint64_t last_sample_ns; /* the last nic.sample */
+	uint64_t last_due_ns;    /* the last sample that came due, sent or left out */
 	bool steered;          /* the mode follows nic.sample's replies */
 	unsigned steer_misses; /* samples since the last reply */
 	/* The last reply's hold: while the NIC is in hold_mode, has moved
 	 * fewer than hold_until_frames (rx_frames + tx_frames) and
 	 * hold_samples_left > 0, the worker leaves its samples out. */
 	uint64_t hold_until_frames;
+	uint64_t hold_seen_frames; /* at the reply or the last sample left out */
 	unsigned hold_samples_left;
 	enum nic_mode hold_mode;
 	uint64_t samples, steer_replies, steer_bad_replies, steer_fallbacks, mode_switches;
@@ -243,9 +245,11 @@ bool nic_steer_held(struct nic *nic);
 bool nic_steer_reply_waiting(struct nic *nic);
 /* nic_sample with the time since the last one, then nic_steer_apply. */
 int nic_steer(struct nic *nic);
-/* What the worker does when a sample is due: nic_steer, unless
- * nic_steer_held, when it only counts the sample left out (samples_held,
- * and one of the hold's samples) and returns -EBUSY. */
+/* What the worker does when a sample is due (sample_interval_ns after the
+ * last one due): nic_steer, unless nic_steer_held, when it only counts the
+ * sample left out (samples_held, and one of the hold's samples) and returns
+ * -EBUSY.  A hold of polling or hybrid mode ends at a sample that finds no
+ * frame moved since the one before (the load it was held for has gone). */
 int nic_steer_unless_held(struct nic *nic);
 /* Calls fn(ns, mode, arg) for the last mode changes (at most NIC_HISTORY),
  * oldest first: when each happened (clock_ns) and the mode it set. */

@@ -160,19 +160,27 @@ static void unlink_and_unload(struct aspect *a)
 /* One synthetic sample: frames more in, missed more missed, SAMPLE_US later.
  * Waits (against hangs only) for the reply when one must come, then applies
  * it.  Returns nic_steer_apply's. */
-static int step(struct nic *nic, uint64_t frames, uint64_t missed, bool reply_expected)
+static int step_over(struct nic *nic, uint64_t frames, uint64_t missed, uint64_t us,
+		     bool reply_expected)
 {
 	__atomic_fetch_add(&nic->rx_frames, frames, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&synthetic_missed, missed, __ATOMIC_RELAXED);
-	nic_sample(nic, nic->index, nic->mode, SAMPLE_US);
+	nic_sample(nic, nic->index, nic->mode, us);
 	uint64_t deadline = clock_ns() + REPLY_WAIT_NS;
 	while (reply_expected && !nic_steer_reply_waiting(nic) && clock_ns() < deadline)
 		sched_sleep_ns(NSEC_PER_MSEC); /* shm: the monitor runs meanwhile */
 	return nic_steer_apply(nic);
 }
 
+/* One synthetic sample of SAMPLE_US. */
+static int step(struct nic *nic, uint64_t frames, uint64_t missed, bool reply_expected)
+{
+	return step_over(nic, frames, missed, SAMPLE_US, reply_expected);
+}
+
 struct load_step {
 	uint64_t frames, missed;
+	uint64_t us; /* the sample's elapsed time; 0: SAMPLE_US */
 	enum nic_mode expected;
 	unsigned hold; /* the samples the reply holds for (its frames: IDLE_HOLD, POLL_HOLD) */
 };
@@ -182,30 +190,32 @@ struct load_step {
 #define H   NIC_MODE_HYBRID
 #define IDL 16 /* aspects/nicmode.c: interrupts, idle, hold 16 samples (or 64 frames) */
 #define BSY 4  /* polling, busy: hold 4 samples (or 4096 frames) */
+#define MS  100000 /* one frame in 100 ms: 10 per second, idle but not none */
 /* In 10 ms: 100 frames is 10,000 per second (high), 5 is 500 (busy), 2 is
- * 200 (between), 0 idle; a missed frame is pressure (high) whatever the rate.
- * Settled answers hold: interrupts after two idle samples, polling while
- * busy. */
+ * 200 (between), 0 none; a missed frame is pressure (high) whatever the
+ * rate.  Settled answers hold: interrupts under an idle load, polling under a
+ * busy one. */
 static const struct load_step load_script[] = {
-    {0, 0, I, 0},                    /* the first sample notes the counters */
-    {0, 0, I, 0},                    /* idle once: not settled */
-    {5, 0, H, 0},                    /* busy: hybrid at once */
-    {5, 0, H, 0},   {5, 0, P, BSY},  /* steady: polling from the third busy sample */
-    {5, 0, P, BSY}, {2, 0, P, 0},    /* between: a polling NIC polls on */
-    {0, 0, P, 0},   {0, 0, I, IDL},  /* idle twice: interrupts */
-    {2, 0, H, 0},                    /* between: hybrid */
-    {0, 1, P, BSY},                  /* missed frames: polling at once */
-    {0, 0, P, 0},   {0, 0, I, IDL},  /* idle twice: interrupts */
-    {0, 0, I, IDL},                  /* and again */
-    {100, 0, P, BSY}, {0, 0, P, 0},  /* high: polling at once */
-    {0, 0, I, IDL},
+    {0, 0, 0, I, 0},                    /* the first sample notes the counters */
+    {0, 0, 0, I, IDL},                  /* no frame: interrupts, held */
+    {5, 0, 0, H, 0},                    /* busy: hybrid at once */
+    {5, 0, 0, H, 0},   {5, 0, 0, P, BSY}, /* steady: polling from the third busy sample */
+    {5, 0, 0, P, BSY}, {2, 0, 0, P, 0},   /* between: a polling NIC polls on */
+    {1, 0, MS, P, 0},  {1, 0, MS, I, IDL}, /* idle twice: interrupts */
+    {2, 0, 0, H, 0},                    /* between: hybrid */
+    {0, 1, 0, P, BSY},                  /* missed frames: polling at once */
+    {0, 0, 0, I, IDL},                  /* no frame: the load has gone, interrupts at once */
+    {0, 0, 0, I, IDL},                  /* and again */
+    {100, 0, 0, P, BSY},                /* high: polling at once */
+    {0, 0, 0, I, IDL},
 };
 #undef I
 #undef P
 #undef H
 #undef IDL
 #undef BSY
-#define LOAD_HOLDS      8    /* the steps above that hold */
+#undef MS
+#define LOAD_HOLDS      9    /* the steps above that hold */
 #define IDLE_HOLD       64   /* frames */
 #define IDLE_HOLD_SAMPS 16
 #define POLL_HOLD_SAMPS 4
@@ -224,7 +234,8 @@ static void decisions_follow_the_load(struct ktest *t, enum aspect_binding bindi
 	unsigned matched = 0, switches = 0;
 	enum nic_mode previous = nic->mode;
 	for (unsigned i = 0; i < LOAD_STEPS; i++) {
-		int got = step(nic, load_script[i].frames, load_script[i].missed, true);
+		const struct load_step *l = &load_script[i];
+		int got = step_over(nic, l->frames, l->missed, l->us ? l->us : SAMPLE_US, true);
 		unsigned hold = nic_steer_held(nic) ? nic->hold_samples_left : 0;
 		if (got == (int)load_script[i].expected && nic->mode == load_script[i].expected &&
 		    hold == load_script[i].hold)
@@ -363,7 +374,6 @@ static bool leave_out(struct ktest *t, struct nic *nic, unsigned count)
 /* The sample after a hold goes to the aspect again: one more decision. */
 static void sample_goes_out(struct ktest *t, struct nic *nic, struct aspect *a)
 {
-	EXPECT_FALSE(t, nic_steer_held(nic));
 	uint64_t samples = nic->samples;
 	int64_t decisions = aspect_counter_value(a, "decisions");
 	nic_steer_unless_held(nic); /* its answer depends on the time since the last: not checked */
@@ -375,7 +385,8 @@ static void sample_goes_out(struct ktest *t, struct nic *nic, struct aspect *a)
  * first: until then the worker's samples are left out (counted, nothing
  * sent: the aspect decides nothing), and the first one after it goes to the
  * aspect again.  Idle interrupts hold for 64 frames or 16 samples, busy
- * polling for 4 samples; a mode set by someone else ends a hold. */
+ * polling for 4 samples while frames move (a sample that finds none ends
+ * it); a mode set by someone else ends a hold. */
 static void a_hold_lasts_its_frames_or_samples(struct ktest *t, enum aspect_binding binding)
 {
 	struct nic *nic = fresh_nic(t);
@@ -389,17 +400,30 @@ static void a_hold_lasts_its_frames_or_samples(struct ktest *t, enum aspect_bind
 		__atomic_fetch_add(&nic->tx_frames, IDLE_HOLD / 2 - 1, __ATOMIC_RELAXED);
 		leave_out(t, nic, 5);
 		__atomic_fetch_add(&nic->tx_frames, 1, __ATOMIC_RELAXED); /* the hold's last */
+		EXPECT_FALSE(t, nic_steer_held(nic));
 		sample_goes_out(t, nic, a);
 	}
 	if (drive_to_idle_hold(t, nic)) { /* by its samples */
 		leave_out(t, nic, IDLE_HOLD_SAMPS);
+		EXPECT_FALSE(t, nic_steer_held(nic));
 		sample_goes_out(t, nic, a);
 	}
-	drive_to_polling(t, nic); /* busy polling: by its samples */
+	drive_to_polling(t, nic); /* busy polling: by its samples, while frames move */
 	if (EXPECT_TRUE(t, nic_steer_held(nic))) {
-		__atomic_fetch_add(&nic->rx_frames, 1000, __ATOMIC_RELAXED);
-		leave_out(t, nic, POLL_HOLD_SAMPS);
+		for (unsigned i = 0; i < POLL_HOLD_SAMPS; i++) {
+			__atomic_fetch_add(&nic->rx_frames, 100, __ATOMIC_RELAXED);
+			leave_out(t, nic, 1);
+		}
+		__atomic_fetch_add(&nic->rx_frames, 100, __ATOMIC_RELAXED);
+		EXPECT_FALSE(t, nic_steer_held(nic));
 		sample_goes_out(t, nic, a);
+	}
+	drive_to_polling(t, nic); /* busy polling: by a sample that finds no frame moved */
+	if (EXPECT_TRUE(t, nic_steer_held(nic))) {
+		__atomic_fetch_add(&nic->rx_frames, 100, __ATOMIC_RELAXED);
+		leave_out(t, nic, 1);
+		EXPECT_TRUE(t, nic_steer_held(nic)); /* by its frames and samples */
+		sample_goes_out(t, nic, a);          /* but no frame moved */
 	}
 	if (drive_to_idle_hold(t, nic)) { /* by a mode set by hand */
 		nic_set_mode(nic, NIC_MODE_POLLING);
@@ -419,8 +443,8 @@ static void a_hold_lasts_its_frames_or_samples_msg(struct ktest *t)
 	a_hold_lasts_its_frames_or_samples(t, ASPECT_BINDING_MSG);
 }
 
-/* The monitor dies while its hold keeps the NIC polling and no frame comes:
- * the hold ends after its samples, the samples after it get no answer, and
+/* The monitor dies while its hold keeps the NIC polling under a load: the
+ * hold ends after its samples, the samples after it get no answer, and
  * after NIC_STEER_MISSES of them the NIC follows nobody, on interrupts. */
 static void dead_monitor_after_a_hold(struct ktest *t)
 {
@@ -439,10 +463,14 @@ static void dead_monitor_after_a_hold(struct ktest *t)
 	while (linker_monitor_pid() == pid && clock_ns() < deadline)
 		sched_sleep_ns(NSEC_PER_MSEC);
 	uint64_t fallbacks = nic->steer_fallbacks;
-	leave_out(t, nic, POLL_HOLD_SAMPS); /* polling, asking nobody */
+	for (unsigned i = 0; i < POLL_HOLD_SAMPS; i++) { /* polling, asking nobody */
+		__atomic_fetch_add(&nic->rx_frames, 100, __ATOMIC_RELAXED);
+		leave_out(t, nic, 1);
+	}
 	EXPECT_EQ(t, nic->mode, NIC_MODE_POLLING);
 	for (unsigned i = 0; i < NIC_STEER_MISSES; i++) {
 		EXPECT_TRUE(t, nic->steered);
+		__atomic_fetch_add(&nic->rx_frames, 100, __ATOMIC_RELAXED);
 		EXPECT_EQ(t, nic_steer_unless_held(nic), -ENOENT);
 	}
 	EXPECT_FALSE(t, nic->steered);
