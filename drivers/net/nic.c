@@ -435,7 +435,7 @@ int nic_steer_apply(struct nic *nic)
 	int64_t mode = reply & NIC_REPLY_MODE_MASK,
 		frames = (reply >> NIC_REPLY_FRAMES_SHIFT) & NIC_REPLY_FIELD_MASK,
 		samples = (reply >> NIC_REPLY_SAMPLES_SHIFT) & NIC_REPLY_FIELD_MASK;
-	if (reply < 0 || reply >> (NIC_REPLY_SAMPLES_SHIFT + 16) || mode >= NIC_MODE_COUNT ||
+	if (reply < 0 || reply >> NIC_REPLY_BITS || mode >= NIC_MODE_COUNT ||
 	    frames > NIC_HOLD_MAX_FRAMES || samples > NIC_HOLD_MAX_SAMPLES) {
 		nic_add(&nic->steer_bad_replies, 1);
 		nic_fall_back(nic);

@@ -51,6 +51,7 @@
 #define NIC_REPLY_FRAMES_SHIFT  8
 #define NIC_REPLY_SAMPLES_SHIFT 24
 #define NIC_REPLY_FIELD_MASK    0xffff
+#define NIC_REPLY_BITS          40 /* a reply with a bit above these is not one */
 #define NIC_HOLD_MAX_FRAMES     4096
 #define NIC_HOLD_MAX_SAMPLES    16 /* a dead monitor's hold lasts this many samples at most */
 #define NIC_HISTORY          256 /* mode changes remembered per NIC */
@@ -225,8 +226,9 @@ int nic_set_mode(struct nic *nic, enum nic_mode mode);
 int nic_set_mode_by_hand(struct nic *nic, enum nic_mode mode);
 /* The decision join point: the NIC's number, its mode and the time since the
  * previous sample, for an aspect that reads the counters (ms_device_counter
- * on "nic<index>" or the NIC's name) and answers with an enum nic_mode
- * (ms_reply).  Called by the worker every sample_interval_ns; tests may. */
+ * on "nic<index>" or the NIC's name) and answers with an enum nic_mode and
+ * a hold (ms_reply, NIC_REPLY_*).  Called by the worker every
+ * sample_interval_ns unless a hold leaves it out; tests may. */
 void nic_sample(struct nic *nic, unsigned index, unsigned mode, uint64_t elapsed_us);
 /* Takes the reply to the NIC's samples, if one came, and switches to the
  * mode it names; its hold starts now.  With none, a NIC whose mode follows
