@@ -50,14 +50,14 @@ MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its
 #define MODE_POLLING   1
 #define MODE_HYBRID    2
 
-#define HIGH_RATE      1000 /* frames per second in and out: ~350 small requests/s */
-#define BUSY_RATE      400
-#define IDLE_RATE      50
-#define PENDING_BUSY   32 /* virtio-net: used receive entries not yet taken */
-#define STEADY_SAMPLES 3
-#define IDLE_SAMPLES   2
-#define IDLE_HOLD_FRAMES  64 /* one poll pass's budget */
-#define IDLE_HOLD_SAMPLES 16 /* NIC_HOLD_MAX_SAMPLES */
+#define HIGH_RATE         1000 /* frames per second in and out: ~350 small requests/s */
+#define BUSY_RATE         400
+#define IDLE_RATE         50
+#define PENDING_BUSY      32 /* virtio-net: used receive entries not yet taken */
+#define STEADY_SAMPLES    3
+#define IDLE_SAMPLES      2
+#define IDLE_HOLD_FRAMES  64   /* one poll pass's budget */
+#define IDLE_HOLD_SAMPLES 16   /* NIC_HOLD_MAX_SAMPLES */
 #define POLL_HOLD_FRAMES  4096 /* NIC_HOLD_MAX_FRAMES: the samples end it */
 #define POLL_HOLD_SAMPLES 4
 #define FRAMES_SHIFT      8  /* NIC_REPLY_FRAMES_SHIFT */
@@ -104,15 +104,18 @@ static unsigned choose(struct nic_state *s, unsigned mode, uint64_t rate, int pr
 	return mode == MODE_POLLING ? MODE_POLLING : MODE_HYBRID;
 }
 
+static int64_t hold_bits(int64_t frames, int64_t samples)
+{
+	return frames << FRAMES_SHIFT | samples << SAMPLES_SHIFT;
+}
+
 /* The hold of a settled answer, in the reply's bits; 0 for none. */
 static int64_t holding(const struct nic_state *s, unsigned next)
 {
 	if (next == MODE_INTERRUPT && s->idle_streak > 0)
-		return (int64_t)IDLE_HOLD_FRAMES << FRAMES_SHIFT |
-		       (int64_t)IDLE_HOLD_SAMPLES << SAMPLES_SHIFT;
+		return hold_bits(IDLE_HOLD_FRAMES, IDLE_HOLD_SAMPLES);
 	if (next == MODE_POLLING && s->busy_streak > 0)
-		return (int64_t)POLL_HOLD_FRAMES << FRAMES_SHIFT |
-		       (int64_t)POLL_HOLD_SAMPLES << SAMPLES_SHIFT;
+		return hold_bits(POLL_HOLD_FRAMES, POLL_HOLD_SAMPLES);
 	return 0;
 }
 

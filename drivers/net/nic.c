@@ -71,13 +71,12 @@ struct nic_own_counter {
 #field, offsetof(struct nic, field) \
 	}
 static const struct nic_own_counter nic_own_counters[] = {
-    NIC_OWN(rx_frames),       NIC_OWN(rx_bytes),      NIC_OWN(rx_dropped),
-    NIC_OWN(tx_frames),       NIC_OWN(tx_bytes),      NIC_OWN(tx_errors),
-    NIC_OWN(tx_completions),
-    NIC_OWN(interrupts),      NIC_OWN(polls),         NIC_OWN(empty_polls),
-    NIC_OWN(samples),         NIC_OWN(steer_replies), NIC_OWN(steer_bad_replies),
-    NIC_OWN(steer_fallbacks), NIC_OWN(mode_switches), NIC_OWN(hybrid_polls),
-    NIC_OWN(samples_held),
+    NIC_OWN(rx_frames),         NIC_OWN(rx_bytes),        NIC_OWN(rx_dropped),
+    NIC_OWN(tx_frames),         NIC_OWN(tx_bytes),        NIC_OWN(tx_errors),
+    NIC_OWN(tx_completions),    NIC_OWN(interrupts),      NIC_OWN(polls),
+    NIC_OWN(empty_polls),       NIC_OWN(samples),         NIC_OWN(steer_replies),
+    NIC_OWN(steer_bad_replies), NIC_OWN(steer_fallbacks), NIC_OWN(mode_switches),
+    NIC_OWN(hybrid_polls),      NIC_OWN(samples_held),
 };
 #define NIC_OWN_COUNT (sizeof(nic_own_counters) / sizeof(nic_own_counters[0]))
 

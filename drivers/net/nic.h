@@ -40,7 +40,7 @@
 #define NIC_HYBRID_IDLE      4        /* hybrid: empty passes that end the polling */
 #define NIC_SAMPLE_NS        10000000 /* the worker calls nic.sample this often, at most */
 #define NIC_SAMPLE_NEVER     UINT64_MAX
-#define NIC_STEER_MISSES     3   /* samples without a reply before a steered NIC falls back */
+#define NIC_STEER_MISSES     3 /* samples without a reply before a steered NIC falls back */
 /* A reply to nic.sample is a mode and a hold (frames, samples): the worker
  * leaves out the samples that come due until the NIC has moved `frames`
  * more frames in and out or `samples` of them were left out, whichever is
@@ -53,8 +53,8 @@
 #define NIC_REPLY_FIELD_MASK    0xffff
 #define NIC_REPLY_BITS          40 /* a reply with a bit above these is not one */
 #define NIC_HOLD_MAX_FRAMES     4096
-#define NIC_HOLD_MAX_SAMPLES    16 /* a dead monitor's hold lasts this many samples at most */
-#define NIC_HISTORY          256 /* mode changes remembered per NIC */
+#define NIC_HOLD_MAX_SAMPLES    16  /* a dead monitor's hold lasts this many samples at most */
+#define NIC_HISTORY             256 /* mode changes remembered per NIC */
 /* A TCP/IPv4 frame that the device cuts into MTU-sized segments
  * (transmit_segmented): at most this long, headers included. */
 #define NIC_SEGMENTED_MAX 32768
@@ -147,8 +147,8 @@ struct nic {
 	uint64_t sample_interval_ns;
 	uint64_t last_sample_ns; /* the last nic.sample */
 	uint64_t last_due_ns;    /* the last sample that came due, sent or left out */
-	bool steered;          /* the mode follows nic.sample's replies */
-	unsigned steer_misses; /* samples since the last reply */
+	bool steered;            /* the mode follows nic.sample's replies */
+	unsigned steer_misses;   /* samples since the last reply */
 	/* The last reply's hold: while the NIC is in hold_mode, has moved
 	 * fewer than hold_until_frames (rx_frames + tx_frames) and
 	 * hold_samples_left > 0, the worker leaves its samples out. */

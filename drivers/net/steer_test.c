@@ -188,25 +188,25 @@ struct load_step {
 #define I   NIC_MODE_INTERRUPT
 #define P   NIC_MODE_POLLING
 #define H   NIC_MODE_HYBRID
-#define IDL 16 /* aspects/nicmode.c: interrupts, idle, hold 16 samples (or 64 frames) */
-#define BSY 4  /* polling, busy: hold 4 samples (or 4096 frames) */
+#define IDL 16     /* aspects/nicmode.c: interrupts, idle, hold 16 samples (or 64 frames) */
+#define BSY 4      /* polling, busy: hold 4 samples (or 4096 frames) */
 #define MS  100000 /* one frame in 100 ms: 10 per second, idle but not none */
 /* In 10 ms: 100 frames is 10,000 per second (high), 5 is 500 (busy), 2 is
  * 200 (between), 0 none; a missed frame is pressure (high) whatever the
  * rate.  Settled answers hold: interrupts under an idle load, polling under a
  * busy one. */
 static const struct load_step load_script[] = {
-    {0, 0, 0, I, 0},                    /* the first sample notes the counters */
-    {0, 0, 0, I, IDL},                  /* no frame: interrupts, held */
-    {5, 0, 0, H, 0},                    /* busy: hybrid at once */
-    {5, 0, 0, H, 0},   {5, 0, 0, P, BSY}, /* steady: polling from the third busy sample */
-    {5, 0, 0, P, BSY}, {2, 0, 0, P, 0},   /* between: a polling NIC polls on */
-    {1, 0, MS, P, 0},  {1, 0, MS, I, IDL}, /* idle twice: interrupts */
-    {2, 0, 0, H, 0},                    /* between: hybrid */
-    {0, 1, 0, P, BSY},                  /* missed frames: polling at once */
-    {0, 0, 0, I, IDL},                  /* no frame: the load has gone, interrupts at once */
-    {0, 0, 0, I, IDL},                  /* and again */
-    {100, 0, 0, P, BSY},                /* high: polling at once */
+    {0, 0, 0, I, 0},                         /* the first sample notes the counters */
+    {0, 0, 0, I, IDL},                       /* no frame: interrupts, held */
+    {5, 0, 0, H, 0},                         /* busy: hybrid at once */
+    {5, 0, 0, H, 0},     {5, 0, 0, P, BSY},  /* steady: polling from the third busy sample */
+    {5, 0, 0, P, BSY},   {2, 0, 0, P, 0},    /* between: a polling NIC polls on */
+    {1, 0, MS, P, 0},    {1, 0, MS, I, IDL}, /* idle twice: interrupts */
+    {2, 0, 0, H, 0},                         /* between: hybrid */
+    {0, 1, 0, P, BSY},                       /* missed frames: polling at once */
+    {0, 0, 0, I, IDL},                       /* no frame: the load has gone, interrupts at once */
+    {0, 0, 0, I, IDL},                       /* and again */
+    {100, 0, 0, P, BSY},                     /* high: polling at once */
     {0, 0, 0, I, IDL},
 };
 #undef I
@@ -215,11 +215,11 @@ static const struct load_step load_script[] = {
 #undef IDL
 #undef BSY
 #undef MS
-#define LOAD_HOLDS      9    /* the steps above that hold */
-#define IDLE_HOLD       64   /* frames */
+#define LOAD_HOLDS      9  /* the steps above that hold */
+#define IDLE_HOLD       64 /* frames */
 #define IDLE_HOLD_SAMPS 16
 #define POLL_HOLD_SAMPS 4
-#define LOAD_STEPS (sizeof(load_script) / sizeof(load_script[0]))
+#define LOAD_STEPS      (sizeof(load_script) / sizeof(load_script[0]))
 
 static void decisions_follow_the_load(struct ktest *t, enum aspect_binding binding,
 				      bool synchronous)
@@ -353,7 +353,8 @@ static void garbage_answers_leave_interrupts_msg(struct ktest *t)
 /* Drives the NIC idle until the aspect answers interrupts with a hold. */
 static bool drive_to_idle_hold(struct ktest *t, struct nic *nic)
 {
-	for (unsigned i = 0; i < 3 && !(nic_steer_held(nic) && nic->mode == NIC_MODE_INTERRUPT); i++)
+	for (unsigned i = 0; i < 3 && !(nic_steer_held(nic) && nic->mode == NIC_MODE_INTERRUPT);
+	     i++)
 		step(nic, 0, 0, true);
 	EXPECT_EQ(t, nic->mode, NIC_MODE_INTERRUPT);
 	return EXPECT_TRUE(t, nic_steer_held(nic));
