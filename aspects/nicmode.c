@@ -17,11 +17,25 @@
  *   busy (rate >= BUSY_RATE): polling once busy for STEADY_SAMPLES samples
  *       in a row, else hybrid;
  *   idle (no pressure, rate < IDLE_RATE): interrupts once idle for
- *       IDLE_SAMPLES samples in a row, else the mode the NIC has;
+ *       IDLE_SAMPLES samples in a row, or at once when no frame moved at all
+ *       (the load has gone: NAPI's empty poll), else the mode the NIC has;
  *   anything between: hybrid, but a NIC that polls goes on polling (it polls
  *       until idle, as NAPI does).
  * The first sample of a NIC (and the first after a relink) only notes the
  * counters and answers the mode the NIC has.
+ * A settled answer holds: the reply says for how long (mode | frames << 8 |
+ * samples << 24), and the driver leaves out the samples that come due until
+ * the NIC has moved that many frames or that many samples were left out.
+ * Interrupts under an idle load hold for IDLE_HOLD_FRAMES frames (what could
+ * change the answer is a load that comes back; it is taken on interrupts
+ * until then) or IDLE_HOLD_SAMPLES samples; polling under a busy load holds
+ * for POLL_HOLD_SAMPLES samples (what could change it is the load going
+ * away, and the driver ends such a hold at a sample that finds no frame
+ * moved).  An idle NIC woken by a request every few hundred milliseconds
+ * then costs a sample (a round trip to this advice and its counter reads)
+ * every IDLE_HOLD_FRAMES frames or IDLE_HOLD_SAMPLES wake-ups instead of at
+ * nearly every wake-up, and a polling one every POLL_HOLD_SAMPLES + 1
+ * samples' time instead of every one.
  * Each decision is also a telemetry record (NICMODE_RECORD: index, mode
  * before and after, frames per second) and counted ("to_interrupt", ...).
  */
@@ -36,12 +50,18 @@ MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its
 #define MODE_POLLING   1
 #define MODE_HYBRID    2
 
-#define HIGH_RATE      1000 /* frames per second in and out: ~350 small requests/s */
-#define BUSY_RATE      400
-#define IDLE_RATE      50
-#define PENDING_BUSY   32 /* virtio-net: used receive entries not yet taken */
-#define STEADY_SAMPLES 3
-#define IDLE_SAMPLES   2
+#define HIGH_RATE         1000 /* frames per second in and out: ~350 small requests/s */
+#define BUSY_RATE         400
+#define IDLE_RATE         50
+#define PENDING_BUSY      32 /* virtio-net: used receive entries not yet taken */
+#define STEADY_SAMPLES    3
+#define IDLE_SAMPLES      2
+#define IDLE_HOLD_FRAMES  64   /* one poll pass's budget */
+#define IDLE_HOLD_SAMPLES 16   /* NIC_HOLD_MAX_SAMPLES */
+#define POLL_HOLD_FRAMES  4096 /* NIC_HOLD_MAX_FRAMES: the samples end it */
+#define POLL_HOLD_SAMPLES 4
+#define FRAMES_SHIFT      8  /* NIC_REPLY_FRAMES_SHIFT */
+#define SAMPLES_SHIFT     24 /* NIC_REPLY_SAMPLES_SHIFT */
 
 struct nic_state {
 	int seen;
@@ -79,9 +99,24 @@ static unsigned choose(struct nic_state *s, unsigned mode, uint64_t rate, int pr
 		return high || s->busy_streak >= STEADY_SAMPLES || mode == MODE_POLLING
 			   ? MODE_POLLING
 			   : MODE_HYBRID;
-	if (idle)
-		return s->idle_streak >= IDLE_SAMPLES ? MODE_INTERRUPT : mode;
+	if (idle) /* no frame at all: the load has gone (NAPI's empty poll) */
+		return s->idle_streak >= IDLE_SAMPLES || rate == 0 ? MODE_INTERRUPT : mode;
 	return mode == MODE_POLLING ? MODE_POLLING : MODE_HYBRID;
+}
+
+static int64_t hold_bits(int64_t frames, int64_t samples)
+{
+	return frames << FRAMES_SHIFT | samples << SAMPLES_SHIFT;
+}
+
+/* The hold of a settled answer, in the reply's bits; 0 for none. */
+static int64_t holding(const struct nic_state *s, unsigned next)
+{
+	if (next == MODE_INTERRUPT && s->idle_streak > 0)
+		return hold_bits(IDLE_HOLD_FRAMES, IDLE_HOLD_SAMPLES);
+	if (next == MODE_POLLING && s->busy_streak > 0)
+		return hold_bits(POLL_HOLD_FRAMES, POLL_HOLD_SAMPLES);
+	return 0;
 }
 
 static void decide(struct ms_ctx *ctx)
@@ -108,8 +143,11 @@ static void decide(struct ms_ctx *ctx)
 	s->seen = 1;
 	s->frames = frames;
 	s->missed = missed;
-	ms_reply(ctx, next);
+	int64_t hold = holding(s, next);
+	ms_reply(ctx, (int64_t)next | hold);
 	ms_counter_add("decisions", 1);
+	if (hold)
+		ms_counter_add("holds", 1);
 	if (next != mode) {
 		ms_counter_add(next == MODE_POLLING  ? "to_polling"
 			       : next == MODE_HYBRID ? "to_hybrid"

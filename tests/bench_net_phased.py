@@ -74,11 +74,12 @@ class Load:
     """Keep-alive clients whose activity follows the phase: every thread
     requests back to back while `full` is set; thread 0 alone sends one probe
     every PROBE_SECONDS otherwise.  Each completed request is (end time,
-    latency)."""
+    latency).  in_flight counts the requests started while `full` was set
+    that have not completed, so that a phase can end after them (drain)."""
 
     def __init__(self, readers):
         self.readers, self.full, self.stop = readers, threading.Event(), threading.Event()
-        self.lock, self.done, self.errors = threading.Lock(), [], 0
+        self.lock, self.done, self.errors, self.in_flight = threading.Lock(), [], 0, 0
         self.threads = [threading.Thread(target=self.worker, args=(i,), daemon=True)
                         for i in range(len(readers))]
         for t in self.threads:
@@ -100,11 +101,24 @@ class Load:
             self.done.append((end, end - start))
         return True
 
+    def start_full(self):
+        """True (and counted in flight) when a full load's request may start:
+        tested under the lock, so that drain, after `full` is cleared, sees
+        every request that started."""
+        with self.lock:
+            if not self.full.is_set():
+                return False
+            self.in_flight += 1
+            return True
+
     def worker(self, i):
         reader, next_probe = self.readers[i], time.monotonic()
         while not self.stop.is_set():
-            if self.full.is_set():
-                if not self.request(reader):
+            if self.start_full():
+                ok = self.request(reader)
+                with self.lock:
+                    self.in_flight -= 1
+                if not ok:
                     return
             elif i == 0 and time.monotonic() >= next_probe:
                 next_probe = time.monotonic() + PROBE_SECONDS
@@ -112,6 +126,16 @@ class Load:
                     return
             else:
                 self.full.wait(0.01)
+
+    def drain(self, timeout=10):
+        """Waits (against hangs only) until the requests of a full load have
+        completed: they belong to the phase that started them."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.in_flight == 0:
+                    return
+            time.sleep(0.001)
 
     def close(self):
         self.stop.set()
@@ -161,7 +185,10 @@ class Console:
 
 
 def run_phase(load, name, seconds):
-    """Drives the load through one phase; returns when it ends."""
+    """Drives the load through one phase; returns when it ends, once the
+    requests it started have completed (a steady phase's last requests, which
+    would otherwise land in the next idle phase, probes that are the same in
+    every mode)."""
     end = time.monotonic() + seconds
     if name == "steady":
         load.full.set()
@@ -175,6 +202,7 @@ def run_phase(load, name, seconds):
     else:
         time.sleep(seconds)
     load.full.clear()
+    load.drain()
 
 
 def percentile(values, fraction):
@@ -404,8 +432,9 @@ def main():
                 rounds[mode].append(run_mode(args, console, port, nic, mode, want))
                 f = rounds[mode][-1]
                 print(f"round {r + 1} {mode:9} " + "  ".join(
-                    f"{ph} {f[ph]['requests'] / f[ph]['seconds']:.0f}/s "
-                    f"p90 {f[ph]['p90']:.1f}ms busy {f[ph]['busy_share'] * 100:.1f}%"
+                    f"{ph} {f[ph]['requests']} in {f[ph]['seconds']:.1f}s "
+                    f"p90 {f[ph]['p90']:.1f}ms busy {f[ph]['busy_ms'] * 1000:.0f}us "
+                    f"({f[ph]['busy_share'] * 100:.1f}%)"
                     for ph, _ in phases(args.scale)), flush=True)
         print(console.run(f"kcmd nic stats {nic}"))
         print(console.run("scopectl stats nicmode"))

@@ -39,11 +39,11 @@ static void nic_print_change(uint64_t ns, enum nic_mode mode, void *arg)
 static int nic_command_mode(struct nic *nic, const char *mode)
 {
 	if (strcmp(mode, "irq") == 0 || strcmp(mode, "interrupt") == 0)
-		return nic_set_mode(nic, NIC_MODE_INTERRUPT);
+		return nic_set_mode_by_hand(nic, NIC_MODE_INTERRUPT);
 	if (strcmp(mode, "poll") == 0 || strcmp(mode, "polling") == 0)
-		return nic_set_mode(nic, NIC_MODE_POLLING);
+		return nic_set_mode_by_hand(nic, NIC_MODE_POLLING);
 	if (strcmp(mode, "hybrid") == 0)
-		return nic_set_mode(nic, NIC_MODE_HYBRID);
+		return nic_set_mode_by_hand(nic, NIC_MODE_HYBRID);
 	return KSHELL_USAGE;
 }
 

@@ -23,9 +23,15 @@
  * the join point nic.sample; an aspect there (aspects/nicmode.c, in any
  * binding) reads the NIC's counters and answers with a mode (ms_reply,
  * posted under the join point and this NIC: linker/weave/reply.c), which
- * nic_steer_apply takes and applies.  The answer is not trusted: one that
- * names no mode, or answers that stop coming (a monitor that died or was
- * unlinked), put the NIC back in interrupt mode, which needs nobody.
+ * nic_steer_apply takes and applies.  An answer may carry a hold: the
+ * worker leaves out its samples until the NIC has moved so many frames or
+ * so many samples were left out (an idle NIC on interrupts then costs no
+ * monitor round trip per wake-up, a busy one polling fewer); the driver
+ * bounds both, so a hold given by a monitor that then dies ends after
+ * NIC_HOLD_MAX_SAMPLES samples.  The answer is not trusted: one that names
+ * no mode or a hold above the bounds, or answers that stop coming (a monitor
+ * that died or was unlinked), put the NIC back in interrupt mode, which
+ * needs nobody.
  *
  * ms_device_counter reaches the NICs' counters through the source this module
  * registers with the linker: a device is a NIC's name or "nic<index>".
@@ -65,12 +71,12 @@ struct nic_own_counter {
 #field, offsetof(struct nic, field) \
 	}
 static const struct nic_own_counter nic_own_counters[] = {
-    NIC_OWN(rx_frames),       NIC_OWN(rx_bytes),      NIC_OWN(rx_dropped),
-    NIC_OWN(tx_frames),       NIC_OWN(tx_bytes),      NIC_OWN(tx_errors),
-    NIC_OWN(tx_completions),
-    NIC_OWN(interrupts),      NIC_OWN(polls),         NIC_OWN(empty_polls),
-    NIC_OWN(samples),         NIC_OWN(steer_replies), NIC_OWN(steer_bad_replies),
-    NIC_OWN(steer_fallbacks), NIC_OWN(mode_switches), NIC_OWN(hybrid_polls),
+    NIC_OWN(rx_frames),         NIC_OWN(rx_bytes),        NIC_OWN(rx_dropped),
+    NIC_OWN(tx_frames),         NIC_OWN(tx_bytes),        NIC_OWN(tx_errors),
+    NIC_OWN(tx_completions),    NIC_OWN(interrupts),      NIC_OWN(polls),
+    NIC_OWN(empty_polls),       NIC_OWN(samples),         NIC_OWN(steer_replies),
+    NIC_OWN(steer_bad_replies), NIC_OWN(steer_fallbacks), NIC_OWN(mode_switches),
+    NIC_OWN(hybrid_polls),      NIC_OWN(samples_held),
 };
 #define NIC_OWN_COUNT (sizeof(nic_own_counters) / sizeof(nic_own_counters[0]))
 
@@ -103,8 +109,11 @@ static void nic_maybe_steer(struct nic *nic)
 {
 	if (nic->sample_interval_ns == NIC_SAMPLE_NEVER)
 		return;
-	if (clock_ns() - nic->last_sample_ns >= nic->sample_interval_ns)
-		nic_steer(nic);
+	uint64_t now = clock_ns();
+	if (now - nic->last_due_ns >= nic->sample_interval_ns) {
+		nic->last_due_ns = now;
+		nic_steer_unless_held(nic);
+	}
 }
 
 /* Interrupt mode, device masked: drain, unmask, then catch the race window.
@@ -254,11 +263,14 @@ static void nic_init_state(struct nic *nic)
 	nic->interrupts = nic->polls = nic->empty_polls = 0;
 	if (nic->sample_interval_ns != NIC_SAMPLE_NEVER) /* a test's NIC: samples by hand */
 		nic->sample_interval_ns = NIC_SAMPLE_NS;
-	nic->last_sample_ns = clock_ns();
+	nic->last_sample_ns = nic->last_due_ns = clock_ns();
 	nic->steered = false;
 	nic->steer_misses = 0;
+	nic->hold_until_frames = 0;
+	nic->hold_samples_left = 0;
 	nic->samples = nic->steer_replies = nic->steer_bad_replies = 0;
 	nic->steer_fallbacks = nic->mode_switches = nic->hybrid_polls = 0;
+	nic->samples_held = 0;
 	nic->history_count = 0;
 }
 
@@ -394,10 +406,18 @@ JOINPOINT_DEFINE_VOID(nic, sample, struct nic *, nic, unsigned, index, unsigned,
 
 /* ---- Following the replies ------------------------------------------------ */
 
+/* The frames the NIC has moved, the count a hold is measured in. */
+static uint64_t nic_frames_moved(const struct nic *nic)
+{
+	return __atomic_load_n(&nic->rx_frames, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&nic->tx_frames, __ATOMIC_RELAXED);
+}
+
 static void nic_fall_back(struct nic *nic)
 {
 	nic->steered = false;
 	nic->steer_misses = 0;
+	nic->hold_samples_left = 0;
 	nic_add(&nic->steer_fallbacks, 1);
 	if (nic->mode != NIC_MODE_INTERRUPT)
 		nic_set_mode(nic, NIC_MODE_INTERRUPT);
@@ -411,7 +431,11 @@ int nic_steer_apply(struct nic *nic)
 			nic_fall_back(nic);
 		return -ENOENT;
 	}
-	if (reply < 0 || reply >= NIC_MODE_COUNT) {
+	int64_t mode = reply & NIC_REPLY_MODE_MASK,
+		frames = (reply >> NIC_REPLY_FRAMES_SHIFT) & NIC_REPLY_FIELD_MASK,
+		samples = (reply >> NIC_REPLY_SAMPLES_SHIFT) & NIC_REPLY_FIELD_MASK;
+	if (reply < 0 || reply >> NIC_REPLY_BITS || mode >= NIC_MODE_COUNT ||
+	    frames > NIC_HOLD_MAX_FRAMES || samples > NIC_HOLD_MAX_SAMPLES) {
 		nic_add(&nic->steer_bad_replies, 1);
 		nic_fall_back(nic);
 		return -EINVAL;
@@ -419,11 +443,21 @@ int nic_steer_apply(struct nic *nic)
 	nic_add(&nic->steer_replies, 1);
 	nic->steered = true;
 	nic->steer_misses = 0;
-	if (nic->mode != (enum nic_mode)reply) {
+	nic->hold_mode = (enum nic_mode)mode;
+	nic->hold_seen_frames = nic_frames_moved(nic);
+	nic->hold_until_frames = nic->hold_seen_frames + (uint64_t)frames;
+	nic->hold_samples_left = frames ? (unsigned)samples : 0;
+	if (nic->mode != (enum nic_mode)mode) {
 		nic_add(&nic->mode_switches, 1);
-		nic_set_mode(nic, (enum nic_mode)reply);
+		nic_set_mode(nic, (enum nic_mode)mode);
 	}
-	return (int)reply;
+	return (int)mode;
+}
+
+bool nic_steer_held(struct nic *nic)
+{
+	return nic->steered && nic->hold_samples_left && nic->mode == nic->hold_mode &&
+	       nic_frames_moved(nic) < nic->hold_until_frames;
 }
 
 bool nic_steer_reply_waiting(struct nic *nic)
@@ -438,6 +472,20 @@ int nic_steer(struct nic *nic)
 	nic->last_sample_ns = now;
 	nic_sample(nic, nic->index, nic->mode, elapsed_us);
 	return nic_steer_apply(nic);
+}
+
+int nic_steer_unless_held(struct nic *nic)
+{
+	uint64_t frames = nic_frames_moved(nic);
+	bool load_gone = nic->hold_mode != NIC_MODE_INTERRUPT && frames == nic->hold_seen_frames;
+	if (!nic_steer_held(nic) || load_gone) {
+		nic->hold_samples_left = 0;
+		return nic_steer(nic);
+	}
+	nic->hold_seen_frames = frames;
+	nic->hold_samples_left--;
+	nic_add(&nic->samples_held, 1);
+	return -EBUSY;
 }
 
 /* ---- Lookup, settings, counters ------------------------------------------ */
@@ -501,6 +549,17 @@ int nic_set_mode(struct nic *nic, enum nic_mode mode)
 	spin_unlock_irqrestore(&nic->lock, flags);
 	waitq_wake_one(&nic->worker_queue);
 	return 0;
+}
+
+int nic_set_mode_by_hand(struct nic *nic, enum nic_mode mode)
+{
+	int error = nic_set_mode(nic, mode);
+	if (!error) {
+		nic->steered = false;
+		nic->steer_misses = 0;
+		nic->hold_samples_left = 0;
+	}
+	return error;
 }
 
 void nic_mode_history(struct nic *nic, void (*fn)(uint64_t ns, enum nic_mode mode, void *arg),

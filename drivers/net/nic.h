@@ -40,8 +40,21 @@
 #define NIC_HYBRID_IDLE      4        /* hybrid: empty passes that end the polling */
 #define NIC_SAMPLE_NS        10000000 /* the worker calls nic.sample this often, at most */
 #define NIC_SAMPLE_NEVER     UINT64_MAX
-#define NIC_STEER_MISSES     3   /* samples without a reply before a steered NIC falls back */
-#define NIC_HISTORY          256 /* mode changes remembered per NIC */
+#define NIC_STEER_MISSES     3 /* samples without a reply before a steered NIC falls back */
+/* A reply to nic.sample is a mode and a hold (frames, samples): the worker
+ * leaves out the samples that come due until the NIC has moved `frames`
+ * more frames in and out or `samples` of them were left out, whichever is
+ * first; the mode the answer set holds that long unless the NIC's load
+ * changes enough.  reply = mode | frames << NIC_REPLY_FRAMES_SHIFT |
+ * samples << NIC_REPLY_SAMPLES_SHIFT; either 0: no hold. */
+#define NIC_REPLY_MODE_MASK     0xff
+#define NIC_REPLY_FRAMES_SHIFT  8
+#define NIC_REPLY_SAMPLES_SHIFT 24
+#define NIC_REPLY_FIELD_MASK    0xffff
+#define NIC_REPLY_BITS          40 /* a reply with a bit above these is not one */
+#define NIC_HOLD_MAX_FRAMES     4096
+#define NIC_HOLD_MAX_SAMPLES    16  /* a dead monitor's hold lasts this many samples at most */
+#define NIC_HISTORY             256 /* mode changes remembered per NIC */
 /* A TCP/IPv4 frame that the device cuts into MTU-sized segments
  * (transmit_segmented): at most this long, headers included. */
 #define NIC_SEGMENTED_MAX 32768
@@ -132,10 +145,19 @@ struct nic {
 	/* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER (set before nic_register): only the
 	 * callers of nic_steer sample (tests) */
 	uint64_t sample_interval_ns;
-	uint64_t last_sample_ns;
-	bool steered;          /* the mode follows nic.sample's replies */
-	unsigned steer_misses; /* samples since the last reply */
+	uint64_t last_sample_ns; /* the last nic.sample */
+	uint64_t last_due_ns;    /* the last sample that came due, sent or left out */
+	bool steered;            /* the mode follows nic.sample's replies */
+	unsigned steer_misses;   /* samples since the last reply */
+	/* The last reply's hold: while the NIC is in hold_mode, has moved
+	 * fewer than hold_until_frames (rx_frames + tx_frames) and
+	 * hold_samples_left > 0, the worker leaves its samples out. */
+	uint64_t hold_until_frames;
+	uint64_t hold_seen_frames; /* at the reply or the last sample left out */
+	unsigned hold_samples_left;
+	enum nic_mode hold_mode;
 	uint64_t samples, steer_replies, steer_bad_replies, steer_fallbacks, mode_switches;
+	uint64_t samples_held; /* samples that were due but left out under a hold */
 	uint64_t hybrid_polls; /* hybrid wake-ups busy enough to poll on */
 	struct nic_mode_change {
 		uint64_t ns; /* clock_ns() */
@@ -198,21 +220,39 @@ unsigned nic_poll(struct nic *nic, unsigned budget);
  * next pass, without losing a frame the device delivered.  Returns 0 or
  * -EINVAL (nic NULL or mode unknown). */
 int nic_set_mode(struct nic *nic, enum nic_mode mode);
+/* nic_set_mode by hand (the console): the NIC stops following the replies
+ * to its samples (until the next one comes), so a monitor that goes away
+ * later does not put it back on interrupts. */
+int nic_set_mode_by_hand(struct nic *nic, enum nic_mode mode);
 /* The decision join point: the NIC's number, its mode and the time since the
  * previous sample, for an aspect that reads the counters (ms_device_counter
- * on "nic<index>" or the NIC's name) and answers with an enum nic_mode
- * (ms_reply).  Called by the worker every sample_interval_ns; tests may. */
+ * on "nic<index>" or the NIC's name) and answers with an enum nic_mode and
+ * a hold (ms_reply, NIC_REPLY_*).  Called by the worker every
+ * sample_interval_ns unless a hold leaves it out; tests may. */
 void nic_sample(struct nic *nic, unsigned index, unsigned mode, uint64_t elapsed_us);
 /* Takes the reply to the NIC's samples, if one came, and switches to the
- * mode it names.  With none, a NIC whose mode follows the replies falls back
- * to interrupt mode after NIC_STEER_MISSES samples without one; a reply that
- * names no mode makes it fall back at once.  Returns the mode applied,
- * -ENOENT (no reply) or -EINVAL (a reply that names no mode). */
+ * mode it names; its hold starts now.  With none, a NIC whose mode follows
+ * the replies falls back to interrupt mode after NIC_STEER_MISSES samples
+ * without one; a reply that names no mode or a hold above
+ * NIC_HOLD_MAX_FRAMES or NIC_HOLD_MAX_SAMPLES makes it fall back at once.
+ * Returns the mode applied, -ENOENT (no reply) or -EINVAL (a reply that
+ * makes no sense). */
 int nic_steer_apply(struct nic *nic);
+/* True while the last reply's hold lasts: the NIC follows the replies, is in
+ * the mode the reply set, has moved fewer frames than the hold's since it
+ * came, and fewer samples than the hold's were left out.  The worker does
+ * not sample then (nic_steer_unless_held). */
+bool nic_steer_held(struct nic *nic);
 /* True when a reply to the NIC's samples waits for nic_steer_apply. */
 bool nic_steer_reply_waiting(struct nic *nic);
 /* nic_sample with the time since the last one, then nic_steer_apply. */
 int nic_steer(struct nic *nic);
+/* What the worker does when a sample is due (sample_interval_ns after the
+ * last one due): nic_steer, unless nic_steer_held, when it only counts the
+ * sample left out (samples_held, and one of the hold's samples) and returns
+ * -EBUSY.  A hold of polling or hybrid mode ends at a sample that finds no
+ * frame moved since the one before (the load it was held for has gone). */
+int nic_steer_unless_held(struct nic *nic);
 /* Calls fn(ns, mode, arg) for the last mode changes (at most NIC_HISTORY),
  * oldest first: when each happened (clock_ns) and the mode it set. */
 void nic_mode_history(struct nic *nic, void (*fn)(uint64_t ns, enum nic_mode mode, void *arg),

@@ -90,6 +90,7 @@ static struct nic *fresh_nic(struct ktest *t)
 	nic_set_mode(&steer_nic, NIC_MODE_INTERRUPT);
 	steer_nic.steered = false;
 	steer_nic.steer_misses = 0;
+	steer_nic.hold_samples_left = 0;
 	return &steer_nic;
 }
 
@@ -159,44 +160,66 @@ static void unlink_and_unload(struct aspect *a)
 /* One synthetic sample: frames more in, missed more missed, SAMPLE_US later.
  * Waits (against hangs only) for the reply when one must come, then applies
  * it.  Returns nic_steer_apply's. */
-static int step(struct nic *nic, uint64_t frames, uint64_t missed, bool reply_expected)
+static int step_over(struct nic *nic, uint64_t frames, uint64_t missed, uint64_t us,
+		     bool reply_expected)
 {
 	__atomic_fetch_add(&nic->rx_frames, frames, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&synthetic_missed, missed, __ATOMIC_RELAXED);
-	nic_sample(nic, nic->index, nic->mode, SAMPLE_US);
+	nic_sample(nic, nic->index, nic->mode, us);
 	uint64_t deadline = clock_ns() + REPLY_WAIT_NS;
 	while (reply_expected && !nic_steer_reply_waiting(nic) && clock_ns() < deadline)
 		sched_sleep_ns(NSEC_PER_MSEC); /* shm: the monitor runs meanwhile */
 	return nic_steer_apply(nic);
 }
 
+/* One synthetic sample of SAMPLE_US. */
+static int step(struct nic *nic, uint64_t frames, uint64_t missed, bool reply_expected)
+{
+	return step_over(nic, frames, missed, SAMPLE_US, reply_expected);
+}
+
 struct load_step {
 	uint64_t frames, missed;
+	uint64_t us; /* the sample's elapsed time; 0: SAMPLE_US */
 	enum nic_mode expected;
+	unsigned hold; /* the samples the reply holds for (its frames: IDLE_HOLD, POLL_HOLD) */
 };
 
-#define I NIC_MODE_INTERRUPT
-#define P NIC_MODE_POLLING
-#define H NIC_MODE_HYBRID
+#define I   NIC_MODE_INTERRUPT
+#define P   NIC_MODE_POLLING
+#define H   NIC_MODE_HYBRID
+#define IDL 16     /* aspects/nicmode.c: interrupts, idle, hold 16 samples (or 64 frames) */
+#define BSY 4      /* polling, busy: hold 4 samples (or 4096 frames) */
+#define MS  100000 /* one frame in 100 ms: 10 per second, idle but not none */
 /* In 10 ms: 100 frames is 10,000 per second (high), 5 is 500 (busy), 2 is
- * 200 (between), 0 idle; a missed frame is pressure (high) whatever the rate. */
+ * 200 (between), 0 none; a missed frame is pressure (high) whatever the
+ * rate.  Settled answers hold: interrupts under an idle load, polling under a
+ * busy one. */
 static const struct load_step load_script[] = {
-    {0, 0, I},              /* the first sample notes the counters */
-    {0, 0, I},              /* idle */
-    {5, 0, H},              /* busy: hybrid at once */
-    {5, 0, H},   {5, 0, P}, /* steady: polling from the third busy sample */
-    {5, 0, P},   {2, 0, P}, /* between: a polling NIC polls on */
-    {0, 0, P},   {0, 0, I}, /* idle twice: interrupts */
-    {2, 0, H},              /* between: hybrid */
-    {0, 1, P},              /* missed frames: polling at once */
-    {0, 0, P},   {0, 0, I}, /* idle twice: interrupts */
-    {100, 0, P}, {0, 0, P}, /* high: polling at once */
-    {0, 0, I},
+    {0, 0, 0, I, 0},                         /* the first sample notes the counters */
+    {0, 0, 0, I, IDL},                       /* no frame: interrupts, held */
+    {5, 0, 0, H, 0},                         /* busy: hybrid at once */
+    {5, 0, 0, H, 0},     {5, 0, 0, P, BSY},  /* steady: polling from the third busy sample */
+    {5, 0, 0, P, BSY},   {2, 0, 0, P, 0},    /* between: a polling NIC polls on */
+    {1, 0, MS, P, 0},    {1, 0, MS, I, IDL}, /* idle twice: interrupts */
+    {2, 0, 0, H, 0},                         /* between: hybrid */
+    {0, 1, 0, P, BSY},                       /* missed frames: polling at once */
+    {0, 0, 0, I, IDL},                       /* no frame: the load has gone, interrupts at once */
+    {0, 0, 0, I, IDL},                       /* and again */
+    {100, 0, 0, P, BSY},                     /* high: polling at once */
+    {0, 0, 0, I, IDL},
 };
 #undef I
 #undef P
 #undef H
-#define LOAD_STEPS (sizeof(load_script) / sizeof(load_script[0]))
+#undef IDL
+#undef BSY
+#undef MS
+#define LOAD_HOLDS      9  /* the steps above that hold */
+#define IDLE_HOLD       64 /* frames */
+#define IDLE_HOLD_SAMPS 16
+#define POLL_HOLD_SAMPS 4
+#define LOAD_STEPS      (sizeof(load_script) / sizeof(load_script[0]))
 
 static void decisions_follow_the_load(struct ktest *t, enum aspect_binding binding,
 				      bool synchronous)
@@ -211,15 +234,20 @@ static void decisions_follow_the_load(struct ktest *t, enum aspect_binding bindi
 	unsigned matched = 0, switches = 0;
 	enum nic_mode previous = nic->mode;
 	for (unsigned i = 0; i < LOAD_STEPS; i++) {
-		int got = step(nic, load_script[i].frames, load_script[i].missed, true);
-		if (got == (int)load_script[i].expected && nic->mode == load_script[i].expected)
+		const struct load_step *l = &load_script[i];
+		int got = step_over(nic, l->frames, l->missed, l->us ? l->us : SAMPLE_US, true);
+		unsigned hold = nic_steer_held(nic) ? nic->hold_samples_left : 0;
+		if (got == (int)load_script[i].expected && nic->mode == load_script[i].expected &&
+		    hold == load_script[i].hold)
 			matched++;
-		else
-			EXPECT_EQ(t, got, load_script[i].expected); /* names the step's values */
+		else /* names the step's values */
+			EXPECT_EQ(t, got * 100 + hold,
+				  load_script[i].expected * 100 + load_script[i].hold);
 		switches += nic->mode != previous;
 		previous = nic->mode;
 	}
 	EXPECT_EQ(t, matched, LOAD_STEPS);
+	EXPECT_EQ(t, aspect_counter_value(a, "holds"), LOAD_HOLDS);
 	EXPECT_EQ(t, nic->mode_switches - switches_before, switches);
 	EXPECT_TRUE(t, nic->steered);
 	EXPECT_EQ(t, aspect_counter_value(a, "decisions"), LOAD_STEPS);
@@ -287,8 +315,10 @@ static void dead_monitor_leaves_interrupts(struct ktest *t)
 	unlink_and_unload(a);
 }
 
-/* Answers that name no mode (-1, then 3) put the NIC on interrupts at once,
- * whatever mode it was in. */
+/* Answers that name no mode (-1, then 3) or a hold the driver does not allow
+ * (more than NIC_HOLD_MAX_FRAMES frames, NIC_HOLD_MAX_SAMPLES samples, bits
+ * beyond the fields) put the NIC on interrupts at once, whatever mode it was
+ * in, and hold nothing. */
 static void garbage_answers_leave_interrupts(struct ktest *t, enum aspect_binding binding)
 {
 	struct nic *nic = fresh_nic(t);
@@ -298,13 +328,15 @@ static void garbage_answers_leave_interrupts(struct ktest *t, enum aspect_bindin
 	if (!a)
 		return;
 	uint64_t bad = nic->steer_bad_replies;
-	enum nic_mode modes[] = {NIC_MODE_POLLING, NIC_MODE_HYBRID, NIC_MODE_POLLING};
-	for (unsigned i = 0; i < 3; i++) {
+	enum nic_mode modes[] = {NIC_MODE_POLLING, NIC_MODE_HYBRID, NIC_MODE_POLLING,
+				 NIC_MODE_HYBRID, NIC_MODE_POLLING};
+	for (unsigned i = 0; i < 5; i++) {
 		nic_set_mode(nic, modes[i]);
 		EXPECT_EQ(t, step(nic, 100, 0, true), -EINVAL);
 		EXPECT_EQ(t, nic->mode, NIC_MODE_INTERRUPT);
+		EXPECT_FALSE(t, nic_steer_held(nic));
 	}
-	EXPECT_EQ(t, nic->steer_bad_replies - bad, 3);
+	EXPECT_EQ(t, nic->steer_bad_replies - bad, 5);
 	unlink_and_unload(a);
 }
 
@@ -316,6 +348,211 @@ static void garbage_answers_leave_interrupts_direct(struct ktest *t)
 static void garbage_answers_leave_interrupts_msg(struct ktest *t)
 {
 	garbage_answers_leave_interrupts(t, ASPECT_BINDING_MSG);
+}
+
+/* Drives the NIC idle until the aspect answers interrupts with a hold. */
+static bool drive_to_idle_hold(struct ktest *t, struct nic *nic)
+{
+	for (unsigned i = 0; i < 3 && !(nic_steer_held(nic) && nic->mode == NIC_MODE_INTERRUPT);
+	     i++)
+		step(nic, 0, 0, true);
+	EXPECT_EQ(t, nic->mode, NIC_MODE_INTERRUPT);
+	return EXPECT_TRUE(t, nic_steer_held(nic));
+}
+
+/* Leaves out count samples under the hold; true when each was left out
+ * (-EBUSY, counted, nothing sent). */
+static bool leave_out(struct ktest *t, struct nic *nic, unsigned count)
+{
+	uint64_t samples = nic->samples, held = nic->samples_held;
+	unsigned left_out = 0;
+	for (unsigned i = 0; i < count; i++)
+		left_out += nic_steer_unless_held(nic) == -EBUSY;
+	return EXPECT_EQ(t, left_out, count) && EXPECT_EQ(t, nic->samples, samples) &&
+	       EXPECT_EQ(t, nic->samples_held - held, count);
+}
+
+/* The sample after a hold goes to the aspect again: one more decision. */
+static void sample_goes_out(struct ktest *t, struct nic *nic, struct aspect *a)
+{
+	uint64_t samples = nic->samples;
+	int64_t decisions = aspect_counter_value(a, "decisions");
+	nic_steer_unless_held(nic); /* its answer depends on the time since the last: not checked */
+	EXPECT_EQ(t, nic->samples - samples, 1);
+	EXPECT_EQ(t, aspect_counter_value(a, "decisions"), decisions + 1);
+}
+
+/* A hold lasts its frames, counted in and out, or its samples, whichever is
+ * first: until then the worker's samples are left out (counted, nothing
+ * sent: the aspect decides nothing), and the first one after it goes to the
+ * aspect again.  Idle interrupts hold for 64 frames or 16 samples, busy
+ * polling for 4 samples while frames move (a sample that finds none ends
+ * it); a mode set by someone else ends a hold. */
+static void a_hold_lasts_its_frames_or_samples(struct ktest *t, enum aspect_binding binding)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicmode", binding, true);
+	if (!a)
+		return;
+	if (drive_to_idle_hold(t, nic)) { /* by its frames */
+		__atomic_fetch_add(&nic->rx_frames, IDLE_HOLD / 2, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&nic->tx_frames, IDLE_HOLD / 2 - 1, __ATOMIC_RELAXED);
+		leave_out(t, nic, 5);
+		__atomic_fetch_add(&nic->tx_frames, 1, __ATOMIC_RELAXED); /* the hold's last */
+		EXPECT_FALSE(t, nic_steer_held(nic));
+		sample_goes_out(t, nic, a);
+	}
+	if (drive_to_idle_hold(t, nic)) { /* by its samples */
+		leave_out(t, nic, IDLE_HOLD_SAMPS);
+		EXPECT_FALSE(t, nic_steer_held(nic));
+		sample_goes_out(t, nic, a);
+	}
+	drive_to_polling(t, nic); /* busy polling: by its samples, while frames move */
+	if (EXPECT_TRUE(t, nic_steer_held(nic))) {
+		for (unsigned i = 0; i < POLL_HOLD_SAMPS; i++) {
+			__atomic_fetch_add(&nic->rx_frames, 100, __ATOMIC_RELAXED);
+			leave_out(t, nic, 1);
+		}
+		__atomic_fetch_add(&nic->rx_frames, 100, __ATOMIC_RELAXED);
+		EXPECT_FALSE(t, nic_steer_held(nic));
+		sample_goes_out(t, nic, a);
+	}
+	drive_to_polling(t, nic); /* busy polling: by a sample that finds no frame moved */
+	if (EXPECT_TRUE(t, nic_steer_held(nic))) {
+		__atomic_fetch_add(&nic->rx_frames, 100, __ATOMIC_RELAXED);
+		leave_out(t, nic, 1);
+		EXPECT_TRUE(t, nic_steer_held(nic)); /* by its frames and samples */
+		sample_goes_out(t, nic, a);          /* but no frame moved */
+	}
+	if (drive_to_idle_hold(t, nic)) { /* by a mode set by hand */
+		nic_set_mode(nic, NIC_MODE_POLLING);
+		EXPECT_FALSE(t, nic_steer_held(nic));
+	}
+	nic_set_mode(nic, NIC_MODE_INTERRUPT);
+	unlink_and_unload(a);
+}
+
+static void a_hold_lasts_its_frames_or_samples_direct(struct ktest *t)
+{
+	a_hold_lasts_its_frames_or_samples(t, ASPECT_BINDING_DIRECT);
+}
+
+static void a_hold_lasts_its_frames_or_samples_msg(struct ktest *t)
+{
+	a_hold_lasts_its_frames_or_samples(t, ASPECT_BINDING_MSG);
+}
+
+/* The monitor dies while its hold keeps the NIC polling under a load: the
+ * hold ends after its samples, the samples after it get no answer, and
+ * after NIC_STEER_MISSES of them the NIC follows nobody, on interrupts. */
+static void dead_monitor_after_a_hold(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_MSG, true);
+	if (!a)
+		return;
+	drive_to_polling(t, nic);
+	int pid = linker_monitor_pid();
+	ASSERT_TRUE(t, pid > 0);
+	EXPECT_EQ(t, proc_kill(pid, SIGKILL), 0);
+	EXPECT_EQ(t, proc_wait(pid, NULL, 0), pid);
+	uint64_t deadline = clock_ns() + REPLY_WAIT_NS;
+	while (linker_monitor_pid() == pid && clock_ns() < deadline)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	uint64_t fallbacks = nic->steer_fallbacks;
+	for (unsigned i = 0; i < POLL_HOLD_SAMPS; i++) { /* polling, asking nobody */
+		__atomic_fetch_add(&nic->rx_frames, 100, __ATOMIC_RELAXED);
+		leave_out(t, nic, 1);
+	}
+	EXPECT_EQ(t, nic->mode, NIC_MODE_POLLING);
+	for (unsigned i = 0; i < NIC_STEER_MISSES; i++) {
+		EXPECT_TRUE(t, nic->steered);
+		__atomic_fetch_add(&nic->rx_frames, 100, __ATOMIC_RELAXED);
+		EXPECT_EQ(t, nic_steer_unless_held(nic), -ENOENT);
+	}
+	EXPECT_FALSE(t, nic->steered);
+	EXPECT_EQ(t, nic->steer_fallbacks - fallbacks, 1);
+	EXPECT_EQ(t, nic->mode, NIC_MODE_INTERRUPT);
+	unlink_and_unload(a);
+}
+
+/* A mode set by hand (the console) is kept when the monitor that steered the
+ * NIC goes: no fallback over it, however many samples get no answer. */
+static void a_mode_set_by_hand_outlives_the_monitor(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_DIRECT, false);
+	if (!a)
+		return;
+	drive_to_polling(t, nic);
+	EXPECT_TRUE(t, nic->steered);
+	unlink_and_unload(a);
+	EXPECT_EQ(t, nic_set_mode_by_hand(nic, NIC_MODE_HYBRID), 0);
+	uint64_t fallbacks = nic->steer_fallbacks;
+	for (unsigned i = 0; i < 2 * NIC_STEER_MISSES; i++)
+		EXPECT_EQ(t, nic_steer_unless_held(nic), -ENOENT);
+	EXPECT_EQ(t, nic->mode, NIC_MODE_HYBRID);
+	EXPECT_EQ(t, nic->steer_fallbacks, fallbacks);
+	nic_set_mode(nic, NIC_MODE_INTERRUPT);
+}
+
+/* ---- The monitor between samples ------------------------------------------ */
+
+#define QUIET_NS  (200 * NSEC_PER_MSEC) /* longer than the monitor's longest ring poll (64 ms) */
+#define SETTLE_NS (10 * NSEC_PER_MSEC)
+
+/* The other NICs' workers sample too (nicmode answers every NIC): their
+ * samples are held off while the monitor must be sent nothing. */
+static int set_sample_interval(struct nic *nic, void *interval)
+{
+	if (nic != &steer_nic)
+		__atomic_store_n(&nic->sample_interval_ns, *(uint64_t *)interval, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Whether the monitor came back to its loop while nothing was sent to it
+ * for QUIET_NS (after SETTLE_NS for it to finish what it was doing). */
+static bool monitor_woke_while_quiet(void)
+{
+	uint64_t never = NIC_SAMPLE_NEVER, usual = NIC_SAMPLE_NS;
+	nic_for_each(set_sample_interval, &never);
+	sched_sleep_ns(SETTLE_NS);
+	uint64_t before = linker_monitor_receives();
+	sched_sleep_ns(QUIET_NS);
+	bool woke = linker_monitor_receives() != before;
+	nic_for_each(set_sample_interval, &usual);
+	return woke;
+}
+
+/* A monitor whose aspects take only messages does not come back to its loop
+ * between them: the NIC's samples are all the decision loop costs while the
+ * NIC is held (it used to wake every 2 to 64 ms to read the rings).  Once an
+ * aspect linked shm brings the rings, it polls them again. */
+static void msg_monitor_sleeps_between_samples(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_MSG, true);
+	if (!a)
+		return;
+	uint64_t receives = linker_monitor_receives();
+	step(nic, 0, 0, true);
+	ASSERT_TRUE(t, linker_monitor_receives() > receives); /* the count sees the sample */
+	EXPECT_FALSE(t, monitor_woke_while_quiet());
+	struct aspect *rings = link_fresh(t, "nicbabble", ASPECT_BINDING_SHM, true);
+	if (rings) {
+		EXPECT_TRUE(t, monitor_woke_while_quiet());
+		aspect_unlink(rings);
+		aspect_unload(rings);
+	}
+	unlink_and_unload(a);
 }
 
 /* ---- The pieces under the loop ---------------------------------------------- */
@@ -391,4 +628,8 @@ KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
 	    KTEST_CASE(decisions_follow_the_load_msg_oneway),
 	    KTEST_CASE(garbage_answers_leave_interrupts_direct),
 	    KTEST_CASE(garbage_answers_leave_interrupts_msg),
-	    KTEST_CASE(dead_monitor_leaves_interrupts));
+	    KTEST_CASE(dead_monitor_leaves_interrupts),
+	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_direct),
+	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_msg),
+	    KTEST_CASE(dead_monitor_after_a_hold), KTEST_CASE(msg_monitor_sleeps_between_samples),
+	    KTEST_CASE(a_mode_set_by_hand_outlives_the_monitor));

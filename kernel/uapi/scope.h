@@ -55,6 +55,9 @@ struct scope_event {
 /* ---- Messages from the kernel to the monitor (IPC labels) ------------------
  * LOAD    words[0] = aspect id, payload = its name: link the object
  *         (ms_scope_image); reply words[0] = 0 or a negative error.
+ *         words[1] = 1: its events come through the rings (shm), which the
+ *         monitor reads from then on; an aspect already linked may be
+ *         loaded again for this alone.
  * UNLOAD  words[0] = aspect id: forget it.  Reply words[0] = 0.
  * FLUSH   words[0] = aspect id: run every pending event, report the aspect's
  *         counters (ms_scope_report), zero them; reply words[0] = 0.

@@ -49,6 +49,7 @@ struct aspect_id {
 	struct aspect *aspect;
 	int refs;
 	uint64_t generation;
+	bool rings; /* the monitor was told its events come through the rings */
 };
 
 static struct {
@@ -118,6 +119,13 @@ struct tel_channel *monitor_event_channel(const struct jp_context *context, bool
 int linker_monitor_pid(void)
 {
 	return monitor_is_gone() ? 0 : __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
+}
+
+static uint64_t monitor_receives;
+
+uint64_t linker_monitor_receives(void)
+{
+	return __atomic_load_n(&monitor_receives, __ATOMIC_RELAXED);
 }
 
 /* ---- Starting and attaching ------------------------------------------------- */
@@ -238,7 +246,7 @@ static int claim_id(struct aspect *aspect)
 	for (int i = 0; i < ASPECT_MAX; i++) {
 		struct aspect_id *slot = &session.ids[i];
 		if (!slot->aspect || slot->generation != session.generation) {
-			*slot = (struct aspect_id){aspect, 0, session.generation};
+			*slot = (struct aspect_id){aspect, 0, session.generation, false};
 			return i + 1;
 		}
 	}
@@ -247,12 +255,12 @@ static int claim_id(struct aspect *aspect)
 
 /* ---- Control messages ------------------------------------------------------------ */
 
-static int control_call(uint64_t label, uint32_t id, const char *name)
+static int control_call(uint64_t label, uint32_t id, uint64_t word1, const char *name)
 {
 	struct ipc_endpoint *e = monitor_endpoint();
 	if (!e)
 		return -EPIPE;
-	struct ipc_message m = {.label = label, .words = {id}}, reply;
+	struct ipc_message m = {.label = label, .words = {id, word1}}, reply;
 	if (name) {
 		m.length = strlen(name) + 1;
 		memcpy(m.payload, name, m.length);
@@ -267,26 +275,33 @@ static int control_call(uint64_t label, uint32_t id, const char *name)
 	return error ? error : (int)reply.words[0];
 }
 
-int monitor_load_aspect(struct aspect *aspect)
+int monitor_load_aspect(struct aspect *aspect, bool rings)
 {
 	int error = start_monitor();
 	if (error)
 		return error;
 	int id = find_id(aspect);
 	if (id) {
-		session.ids[id - 1].refs++;
+		struct aspect_id *slot = &session.ids[id - 1];
+		/* linked already: a LOAD again only says its rings are in use */
+		if (rings && !slot->rings &&
+		    (error = control_call(SCOPE_MSG_LOAD, (uint32_t)id, 1, aspect->name)))
+			return error;
+		slot->rings |= rings;
+		slot->refs++;
 		return id;
 	}
 	id = claim_id(aspect);
 	if (id < 0)
 		return id;
-	error = control_call(SCOPE_MSG_LOAD, (uint32_t)id, aspect->name);
+	error = control_call(SCOPE_MSG_LOAD, (uint32_t)id, rings, aspect->name);
 	if (error) {
 		session.ids[id - 1].aspect = NULL;
 		pr_warn("monitor: cannot link %s (error %d)\n", aspect->name, error);
 		return error;
 	}
 	session.ids[id - 1].refs = 1;
+	session.ids[id - 1].rings = rings;
 	return id;
 }
 
@@ -311,7 +326,7 @@ int monitor_flush_aspect(struct aspect *aspect)
 	int id = find_id(aspect);
 	if (!id)
 		return -ENOENT;
-	int error = control_call(SCOPE_MSG_FLUSH, (uint32_t)id, NULL);
+	int error = control_call(SCOPE_MSG_FLUSH, (uint32_t)id, 0, NULL);
 	merge_report(aspect, (uint32_t)id);
 	return error;
 }
@@ -322,7 +337,7 @@ void monitor_unload_aspect(struct aspect *aspect)
 	if (!id || --session.ids[id - 1].refs > 0)
 		return;
 	if (monitor_flush_aspect(aspect) == 0)
-		control_call(SCOPE_MSG_UNLOAD, (uint32_t)id, NULL);
+		control_call(SCOPE_MSG_UNLOAD, (uint32_t)id, 0, NULL);
 	session.ids[id - 1].aspect = NULL;
 }
 
@@ -449,6 +464,7 @@ SYSCALL_DEFINE5(ms_scope_reply_receive, uint64_t, token, uint64_t, word0, uint64
 	struct ipc_endpoint *e = callers_monitor_endpoint();
 	if (!e)
 		return -EPERM;
+	__atomic_fetch_add(&monitor_receives, 1, __ATOMIC_RELAXED);
 	struct ipc_message answer, received;
 	answer.label = 0;
 	answer.words[0] = word0;
@@ -580,7 +596,7 @@ int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
 	struct monitor_state *state = kzalloc(sizeof *state);
 	if (!state)
 		return -ENOMEM;
-	int id = monitor_load_aspect(aspect);
+	int id = monitor_load_aspect(aspect, binding == ASPECT_BINDING_SHM);
 	if (id < 0) {
 		kfree(state);
 		return id;

@@ -16,10 +16,12 @@
 #include "telemetry/telemetry.h"
 
 /* Makes sure a monitor runs and has aspect linked (once per aspect, counted:
- * shm and msg share it).  Thread context, control mutex held.  Returns the
- * aspect's id (> 0), or -ENOENT (no /bin/monitor), -ETIMEDOUT (it did not
- * attach or answer), -ENOSPC, or the monitor's link error. */
-int monitor_load_aspect(struct aspect *aspect);
+ * shm and msg share it); rings: the aspect's events come through the rings
+ * (shm), which the monitor then reads (a monitor whose aspects take only
+ * messages waits for messages alone).  Thread context, control mutex held.
+ * Returns the aspect's id (> 0), or -ENOENT (no /bin/monitor), -ETIMEDOUT
+ * (it did not attach or answer), -ENOSPC, or the monitor's link error. */
+int monitor_load_aspect(struct aspect *aspect, bool rings);
 /* Runs the monitor's pending events of aspect and merges its counters into
  * aspect->counters.  Returns 0 or the error of the call (the monitor is gone:
  * what it had not reported is lost, and counted as drops). */

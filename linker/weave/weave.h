@@ -187,6 +187,9 @@ bool aspect_reply_waiting(const struct joinpoint *joinpoint, uint64_t key);
 
 /* The pid of the monitor process attached for shm and msg, or 0 (none). */
 int linker_monitor_pid(void);
+/* How many times a monitor has asked for its next message
+ * (ms_scope_reply_receive): each is a return to its loop in user space. */
+uint64_t linker_monitor_receives(void);
 
 /* Where ms_device_counter finds the counters of devices the linker cannot
  * see (NICs: drivers/net registers one).  fn runs in any context, also inside

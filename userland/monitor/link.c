@@ -110,6 +110,14 @@ int monitor_link(uint32_t id)
 	return 0;
 }
 
+bool monitor_rings_in_use(void)
+{
+	for (unsigned i = 0; i < MONITOR_ASPECTS; i++)
+		if (aspects[i].linked && aspects[i].rings)
+			return true;
+	return false;
+}
+
 void monitor_unlink(uint32_t id)
 {
 	struct monitor_aspect *a = monitor_aspect(id);

@@ -12,14 +12,16 @@
  * One system call per message: ms_scope_reply_receive hands the answer to the
  * last call back (two words, in registers) and waits for the next message on
  * the attached endpoint, and when it blocks the CPU goes straight back to the
- * caller it answered (on one CPU a synchronous event is two switches).  It never blocks longer than POLL_NS while the
- * rings bring records, and drains the rings after every wait that brought no
- * call and every DRAIN_EVERY calls, so ring records run within about that
- * time even under a stream of calls.  While the rings stay empty the wait
- * doubles up to IDLE_POLL_NS, so an idle monitor (one serving only `msg`
- * aspects, or none) does not wake its CPU 500 times a second; a record or a
- * message brings it back to POLL_NS.  If the kernel's side goes away it
- * exits.
+ * caller it answered (on one CPU a synchronous event is two switches).  While
+ * an aspect's events come through the rings (shm: the kernel says so when it
+ * loads the aspect) it never blocks longer than POLL_NS while the rings bring
+ * records, and drains the rings after every wait that brought no call and
+ * every DRAIN_EVERY calls, so ring records run within about that time even
+ * under a stream of calls; while the rings stay empty the wait doubles up to
+ * IDLE_POLL_NS, and a record or a message brings it back to POLL_NS.  A
+ * monitor whose aspects take only messages (`msg`), or that has none, waits
+ * for the next message alone: it does not wake while nothing is sent.  If
+ * the kernel's side goes away it exits.
  */
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +34,7 @@
 
 #define POLL_NS      (2 * 1000 * 1000)
 #define IDLE_POLL_NS (64 * 1000 * 1000)
+#define WAIT_FOREVER UINT64_MAX /* the kernel's deadline saturates */
 #define DRAIN_EVERY 32
 #define MAX_CPUS    64
 
@@ -124,6 +127,8 @@ static void handle(const struct ipc_message *m)
 	switch (m->label) {
 	case SCOPE_MSG_LOAD: {
 		int error = monitor_link(id);
+		if (!error && m->words[1])
+			monitor_aspect(id)->rings = true;
 		if (error)
 			printf("monitor: cannot link aspect %u: %s\n", id,
 			       monitor_aspect(id) ? "" : "see the kernel log");
@@ -165,9 +170,10 @@ int main(void)
 	static struct ipc_message m;
 	uint64_t token = 0, wait_ns = POLL_NS;
 	for (unsigned calls = 0;;) {
+		uint64_t wait = monitor_rings_in_use() ? wait_ns : WAIT_FOREVER;
 		long error =
 		    ms_syscall6(__NR_ms_scope_reply_receive, (long)token, (long)reply_words[0],
-				(long)reply_words[1], (long)&m, (long)wait_ns, 0);
+				(long)reply_words[1], (long)&m, (long)wait, 0);
 		token = 0;
 		if (error == 0) {
 			handle(&m);

@@ -15,6 +15,7 @@
 
 struct monitor_aspect {
 	bool linked;
+	bool rings; /* its events come through the rings (LOAD words[1]) */
 	struct linker_object object;
 	struct linker_counters counters; /* since the last report */
 	char error[160];
@@ -26,6 +27,8 @@ struct monitor_aspect *monitor_aspect(uint32_t id);
  * error (the message in the aspect's error). */
 int monitor_link(uint32_t id);
 void monitor_unlink(uint32_t id);
+/* True when a linked aspect's events come through the rings. */
+bool monitor_rings_in_use(void);
 
 /* What an advice's struct ms_ctx is in the monitor. */
 struct ms_ctx {
