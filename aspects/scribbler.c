@@ -39,7 +39,10 @@ static void misuse(unsigned how, struct ms_ctx *ctx)
 		break;
 	case 4: *(volatile uint64_t *)non_canonical = 1; break;
 	case 5: *(volatile char *)ms_joinpoint_name(ctx) = 'x'; break;
-	case 6: value = *(volatile uint64_t *)unmapped_kernel; ms_counter_add("read", (int64_t)value); break;
+	case 6:
+		value = *(volatile uint64_t *)unmapped_kernel;
+		ms_counter_add("read", (int64_t)value);
+		break;
 	default: break;
 	}
 	ms_counter_add("survived", 1);

@@ -17,15 +17,15 @@
 #include "boot/bootinfo.h"
 #include "boot/cmdline.h"
 #include "console/console.h"
-#include "crashtest/crashtest.h"
 #include "cpu/percpu.h"
-#include "fb/fbcon.h"
+#include "crashtest/crashtest.h"
 #include "ext2/ext2.h"
+#include "fb/fbcon.h"
 #include "initrd/initrd.h"
 #include "joinpoint/joinpoint.h"
 #include "kshell/kshell.h"
-#include "lattrack/lattrack.h"
 #include "ktest/ktest.h"
+#include "lattrack/lattrack.h"
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "net/net.h"
@@ -34,13 +34,13 @@
 #include "power/power.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
-#include "syscall/syscall.h"
 #include "smp/smp.h"
+#include "syscall/syscall.h"
 #include "time/time.h"
+#include "trace/trace.h"
 #include "uart/uart.h"
 #include "version.h"
 #include "vfs/vfs.h"
-#include "trace/trace.h"
 #include "virtio/trace_port.h"
 
 /* The boot page tables map the first 4 GiB at PHYSMAP_BASE. */
@@ -53,7 +53,7 @@ static const void *early_phys_to_ptr(uint64_t phys, uint64_t length)
 
 static int set_loglevel(const char *value)
 {
-	static const char *const names[] = {"emerg", "alert", "crit", "err",
+	static const char *const names[] = {"emerg", "alert",  "crit", "err",
 					    "warn",  "notice", "info", "debug"};
 	if (!value)
 		return -1;
@@ -135,13 +135,13 @@ void kernel_entry(uint32_t magic, uint64_t info_phys)
 	acct_boot_init(); /* the accounting's native advice, for the rscfl aspect */
 	arch_smp_start_cpus();
 	sched_apply_monitor_cpus();
-	pci_init(); /* and the drivers of what it finds (NICs start their workers) */
+	pci_init();        /* and the drivers of what it finds (NICs start their workers) */
 	ext2_mount_boot(); /* the first disk at /disk when it holds ext2 */
-	net_init(); /* lwIP and an interface per NIC; addresses come in the background */
+	net_init();        /* lwIP and an interface per NIC; addresses come in the background */
 	smp_bench_run_if_requested();
 	lattrack_bench_run_if_requested();
 	trace_set_line_runner(kshell_execute_captured); /* for a host's control lines */
-	if (!ktest_requested()) /* the suites may want the console port for themselves */
+	if (!ktest_requested())    /* the suites may want the console port for themselves */
 		trace_port_init(); /* the trace stream's console sink, if there is a console device */
 	trace_boot_init();
 	ext2_bench_run_if_requested();

@@ -143,7 +143,8 @@ struct e1000 {
 	bool rx_discarding; /* inside a frame that spans descriptors */
 	unsigned tx_tail;   /* next free descriptor */
 	unsigned tx_clean;  /* oldest descriptor not yet reclaimed */
-	bool tx_ends_frame[E1000_TX_RING]; /* the slot of a frame's last descriptor: nic_tx_done at DD */
+	bool tx_ends_frame
+	    [E1000_TX_RING]; /* the slot of a frame's last descriptor: nic_tx_done at DD */
 	struct spinlock tx_lock;
 	struct spinlock stats_lock;
 	volatile bool interrupts_on;

@@ -277,8 +277,8 @@ static void nvme_watch(struct nvme *nv)
 {
 	if (nv->watching || nv->dead)
 		return;
-	nv->watching = timer_arm_oneshot_ns(&nv->watchdog, clock_ns() + NVME_WATCH_NS,
-					    nvme_watchdog, nv) == 0;
+	nv->watching =
+	    timer_arm_oneshot_ns(&nv->watchdog, clock_ns() + NVME_WATCH_NS, nvme_watchdog, nv) == 0;
 }
 
 /* Lock held: whether a command in flight is older than the timeout, and
@@ -329,8 +329,9 @@ static void nvme_watchdog(struct timer_oneshot *timer, void *ctx)
 		nvme_watch(nv);
 	spin_unlock_irqrestore(&nv->lock, flags);
 	if (count)
-		pr_warn("nvme: %s did not answer for %lu s: controller reset, %u requests timed out\n",
-			nv->block.name, (unsigned long)(NVME_IO_TIMEOUT_NS / NSEC_PER_SEC), count);
+		pr_warn(
+		    "nvme: %s did not answer for %lu s: controller reset, %u requests timed out\n",
+		    nv->block.name, (unsigned long)(NVME_IO_TIMEOUT_NS / NSEC_PER_SEC), count);
 	for (unsigned i = 0; i < count; i++) {
 		semaphore_up(&nv->free_slots);
 		block_complete(ended[i], -ETIMEDOUT);

@@ -9,15 +9,15 @@
 #include "console/console.h"
 #include "uart/internal.h"
 
-#define REG_DATA 0
-#define REG_IER 1
-#define REG_FCR 2
-#define REG_LCR 3
-#define REG_MCR 4
-#define REG_LSR 5
+#define REG_DATA       0
+#define REG_IER        1
+#define REG_FCR        2
+#define REG_LCR        3
+#define REG_MCR        4
+#define REG_LSR        5
 #define LSR_DATA_READY 0x01
-#define LSR_THR_EMPTY 0x20
-#define SPIN_LIMIT 100000
+#define LSR_THR_EMPTY  0x20
+#define SPIN_LIMIT     100000
 
 static bool present[2];
 
@@ -29,7 +29,7 @@ static bool *presence(uint16_t port)
 bool uart_init(uint16_t port)
 {
 	outb(port + REG_IER, 0x00);
-	outb(port + REG_LCR, 0x80); /* divisor latch */
+	outb(port + REG_LCR, 0x80);  /* divisor latch */
 	outb(port + REG_DATA, 0x01); /* 115200 baud */
 	outb(port + REG_IER, 0x00);
 	outb(port + REG_LCR, 0x03); /* 8N1 */

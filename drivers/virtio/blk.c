@@ -133,7 +133,8 @@ static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx)
 	spin_unlock_irqrestore(&vb->lock, flags);
 	if (count)
 		pr_warn("virtio-blk: %s did not answer for %lu s: reset, %u requests timed out\n",
-			vb->block.name, (unsigned long)(VIRTIO_BLK_TIMEOUT_NS / NSEC_PER_SEC), count);
+			vb->block.name, (unsigned long)(VIRTIO_BLK_TIMEOUT_NS / NSEC_PER_SEC),
+			count);
 	for (unsigned i = 0; i < count; i++) {
 		semaphore_up(&vb->free_slots);
 		block_complete(ended[i], -ETIMEDOUT);

@@ -352,16 +352,13 @@ static void vcon_control_message(struct vcon *vc, const uint8_t *bytes, uint32_t
 			vcon_send_control_locked(vc, VCON_PORT, VCON_MSG_PORT_OPEN, 1);
 		}
 		break;
-	case VCON_MSG_PORT_OPEN:
-		vcon_set_host_open(vc, vc->port_named && message.value);
-		break;
+	case VCON_MSG_PORT_OPEN: vcon_set_host_open(vc, vc->port_named && message.value); break;
 	case VCON_MSG_DEVICE_REMOVE:
 		if (vc->port_named)
 			vc->failed = true; /* the stream's port is gone for good */
 		vcon_set_host_open(vc, false);
 		break;
-	default:
-		break; /* CONSOLE_PORT, RESIZE: nothing to do */
+	default: break; /* CONSOLE_PORT, RESIZE: nothing to do */
 	}
 }
 
@@ -553,7 +550,8 @@ static int vcon_setup_queues(struct vcon *vc, uint16_t entry)
 	unsigned tx = vc->multiport ? VCON_PORT_TX_QUEUE : VCON_TX_QUEUE;
 	int error = virtio_setup_queue(&vc->vdev, &vc->rx, rx, VCON_RX_BUFFERS, VCON_BUFFER, entry);
 	if (!error)
-		error = virtio_setup_queue(&vc->vdev, &vc->tx, tx, VCON_TX_BUFFERS, VCON_BUFFER, entry);
+		error =
+		    virtio_setup_queue(&vc->vdev, &vc->tx, tx, VCON_TX_BUFFERS, VCON_BUFFER, entry);
 	if (!error && vc->multiport)
 		error = virtio_setup_queue(&vc->vdev, &vc->control_rx, VCON_CONTROL_RX_QUEUE,
 					   VCON_CONTROL_RX_BUFFERS, VCON_CONTROL_BUFFER, entry);
@@ -567,8 +565,8 @@ static int vcon_setup_queues(struct vcon *vc, uint16_t entry)
  * -ENODEV (MULTIPORT with too few ports). */
 static int vcon_negotiate(struct vcon *vc)
 {
-	int error = virtio_negotiate_features(&vc->vdev, VIRTIO_CONSOLE_F_MULTIPORT,
-					      VIRTIO_F_VERSION_1);
+	int error =
+	    virtio_negotiate_features(&vc->vdev, VIRTIO_CONSOLE_F_MULTIPORT, VIRTIO_F_VERSION_1);
 	if (error)
 		return error;
 	vc->multiport = (vc->vdev.features & VIRTIO_CONSOLE_F_MULTIPORT) != 0;
@@ -636,8 +634,8 @@ static int vcon_start(struct vcon *vc, struct pci_device *pci)
 	if (vc->multiport) {
 		error = vcon_find_port(vc);
 		if (error) {
-			pr_warn("vcon: virtio-serial without port %u named %s: not used\n", VCON_PORT,
-				VCON_PORT_NAME);
+			pr_warn("vcon: virtio-serial without port %u named %s: not used\n",
+				VCON_PORT, VCON_PORT_NAME);
 			return error;
 		}
 	}
@@ -667,12 +665,13 @@ static int vcon_probe(struct pci_device *pci)
 	__atomic_store_n(&vcon_device, vc, __ATOMIC_RELEASE);
 	static const char *const irq_names[] = {"none", "INTx", "MSI", "MSI-X"};
 	if (vc->multiport)
-		pr_info("vcon: virtio console, port %u (%s, host %s), %u+%u buffers of %u bytes, %s\n",
-			VCON_PORT, VCON_PORT_NAME, vc->host_open ? "connected" : "not connected",
-			vc->rx.size, vc->tx.size, VCON_BUFFER, irq_names[vc->irq_kind]);
+		pr_info(
+		    "vcon: virtio console, port %u (%s, host %s), %u+%u buffers of %u bytes, %s\n",
+		    VCON_PORT, VCON_PORT_NAME, vc->host_open ? "connected" : "not connected",
+		    vc->rx.size, vc->tx.size, VCON_BUFFER, irq_names[vc->irq_kind]);
 	else
-		pr_info("vcon: virtio console, port 0, %u+%u buffers of %u bytes, %s\n", vc->rx.size,
-			vc->tx.size, VCON_BUFFER, irq_names[vc->irq_kind]);
+		pr_info("vcon: virtio console, port 0, %u+%u buffers of %u bytes, %s\n",
+			vc->rx.size, vc->tx.size, VCON_BUFFER, irq_names[vc->irq_kind]);
 	return 0;
 }
 

@@ -33,8 +33,8 @@ struct vcon_stats {
 	uint64_t writes;             /* vcon_write calls that sent something */
 	uint64_t rx_buffers_dropped; /* received buffers not delivered: no receiver, or a
 					device that reported a length beyond the buffer */
-	uint64_t tx_waits;   /* times a writer slept until the device returned a buffer */
-	uint64_t host_waits; /* times a writer slept until the host connected */
+	uint64_t tx_waits;           /* times a writer slept until the device returned a buffer */
+	uint64_t host_waits;         /* times a writer slept until the host connected */
 };
 
 /* True when a console device was found and started. */

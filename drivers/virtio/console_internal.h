@@ -49,20 +49,20 @@ enum vcon_control_event {
 	VCON_MSG_PORT_READY = 3,   /* driver: port id is set up (value 1) */
 	VCON_MSG_CONSOLE_PORT = 4, /* device: port id is a console */
 	VCON_MSG_RESIZE = 5,
-	VCON_MSG_PORT_OPEN = 6,    /* either side: its end of port id opened (1) or closed (0) */
-	VCON_MSG_PORT_NAME = 7,    /* device: port id's name */
+	VCON_MSG_PORT_OPEN = 6, /* either side: its end of port id opened (1) or closed (0) */
+	VCON_MSG_PORT_NAME = 7, /* device: port id's name */
 };
 
 struct vcon_counters {
 	uint64_t bytes_out, bytes_in, writes, rx_buffers_dropped;
-	uint64_t rx_bad_length;   /* used lengths beyond the buffer */
-	uint64_t tx_waits;        /* times a writer slept for a free buffer */
-	uint64_t host_waits;      /* times a writer slept for the host to connect */
+	uint64_t rx_bad_length; /* used lengths beyond the buffer */
+	uint64_t tx_waits;      /* times a writer slept for a free buffer */
+	uint64_t host_waits;    /* times a writer slept for the host to connect */
 	uint64_t interrupts;
-	uint64_t control_in;      /* control messages taken from the device */
-	uint64_t control_bad;     /* ... too short or too long: ignored */
-	uint64_t control_unsent;  /* replies lost: every control buffer with the device */
-	uint64_t tx_lost;         /* transmit buffers the device kept when a host left */
+	uint64_t control_in;     /* control messages taken from the device */
+	uint64_t control_bad;    /* ... too short or too long: ignored */
+	uint64_t control_unsent; /* replies lost: every control buffer with the device */
+	uint64_t tx_lost;        /* transmit buffers the device kept when a host left */
 };
 
 struct vcon {

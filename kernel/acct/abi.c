@@ -33,7 +33,9 @@ static const struct jp_context *jp_of(const struct ms_ctx *ctx)
 int ms_acct_enter(struct ms_ctx *ctx, unsigned flags)
 {
 	const struct jp_context *jp = jp_of(ctx);
-	return jp ? acct_call_enter((struct jp_context *)jp, flags, linker_advice_frame(ctx)->start_tsc) : 0;
+	return jp ? acct_call_enter((struct jp_context *)jp, flags,
+				    linker_advice_frame(ctx)->start_tsc)
+		  : 0;
 }
 
 uint64_t ms_acct_exit(struct ms_ctx *ctx, unsigned flags)

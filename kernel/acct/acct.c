@@ -97,8 +97,7 @@ static void charge_result(struct acct_owner *owner, int index, uint64_t now)
 	if (owner->thread == thread_current())
 		acct_fold_pending(owner);
 	/* Calls open now are not charged at their close (charge.c). */
-	__atomic_store_n(&owner->charge_generation, owner->charge_generation + 1,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&owner->charge_generation, owner->charge_generation + 1, __ATOMIC_RELAXED);
 	acct_update_charged(owner, now);
 	if (owner->charged == ACCT_UNATTRIBUTED)
 		owner->page->unattributed.state = ACCT_TOKEN_IDLE;

@@ -277,9 +277,10 @@ control_as_syscall(const struct acct_owner *owner, struct acct_class class)
 }
 
 /* open_frame, its level named in the context's activity for the close. */
-static inline __attribute__((always_inline)) int
-open_call(struct acct_owner *owner, struct jp_context *context, unsigned flags,
-	  struct acct_class class, uint64_t tsc)
+static inline __attribute__((always_inline)) int open_call(struct acct_owner *owner,
+							   struct jp_context *context,
+							   unsigned flags, struct acct_class class,
+							   uint64_t tsc)
 {
 	unsigned level = open_frame(owner, context->thread, flags, class, tsc);
 	if (level)
@@ -299,7 +300,7 @@ int acct_call_enter(struct jp_context *context, unsigned flags, uint64_t tsc)
 
 /* An event charged with the close of a call (native.c's kinds). */
 struct acct_event_charge {
-	unsigned event; /* ACCT_INTERRUPT, ... */
+	unsigned event;      /* ACCT_INTERRUPT, ... */
 	bool amount_is_time; /* the call's ns (an interrupt's handler) */
 	uint64_t amount;
 };
@@ -412,8 +413,7 @@ const char *acct_innermost_subsystem(const struct jp_context *context)
 
 /* ---- Events ----------------------------------------------------------------- */
 
-static void charge_activity(struct acct_pending_activity *activity, unsigned event,
-			    uint64_t amount)
+static void charge_activity(struct acct_pending_activity *activity, unsigned event, uint64_t amount)
 {
 	switch (event) {
 	case ACCT_INTERRUPT:
@@ -442,9 +442,8 @@ static void charge_module(struct acct_pending *pending, unsigned event, uint64_t
 /* By the owner's thread, charged >= 0: event to the activity and to every
  * module with one of the depth innermost calls open for the charged result,
  * once each; pending until the next fold. */
-static __attribute__((noinline)) void charge_event_pending(struct acct_owner *owner,
-							    unsigned depth, unsigned event,
-							    uint64_t amount)
+static __attribute__((noinline)) void charge_event_pending(struct acct_owner *owner, unsigned depth,
+							   unsigned event, uint64_t amount)
 {
 	charge_activity(&owner->pending_activity, event, amount);
 	owner->pending_events = true;
@@ -531,7 +530,8 @@ static __attribute__((noinline)) void charge_kind_event(const struct joinpoint *
 	if (!event_of(jp, args, ret, (enum acct_kind)kind, parent, &event) ||
 	    __atomic_load_n(&owner->charged, __ATOMIC_RELAXED) < 0)
 		return;
-	charge_event_pending(owner, level - 1, event.event, event.amount_is_time ? ns : event.amount);
+	charge_event_pending(owner, level - 1, event.event,
+			     event.amount_is_time ? ns : event.amount);
 }
 
 /* The close of the call at level that the native advice opened for owner
@@ -649,7 +649,8 @@ void acct_native_before(struct jp_context *context, void *cookie)
 	(void)cookie;
 	acct_native_events[context->cpu % MAX_CPUS]++;
 	if (__builtin_expect(context->joinpoint == acct_switch_joinpoint, 0)) {
-		acct_note_switch((struct thread *)context->args[0], (struct thread *)context->args[1]);
+		acct_note_switch((struct thread *)context->args[0],
+				 (struct thread *)context->args[1]);
 		return;
 	}
 	const struct thread *thread = context->thread;
@@ -711,16 +712,15 @@ static inline __attribute__((always_inline)) bool accounted(const struct acct_ow
 	return owner && __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) == thread;
 }
 
-static inline __attribute__((always_inline)) unsigned open_fast(struct acct_owner *owner,
-								 const struct thread *thread,
-								 struct acct_class class)
+static inline __attribute__((always_inline)) unsigned
+open_fast(struct acct_owner *owner, const struct thread *thread, struct acct_class class)
 {
 	unsigned flags = class.kind == ACCT_KIND_SYSCALL ? ACCT_OUTERMOST : 0;
 	return open_frame(owner, thread, flags, class, rdtsc());
 }
 
 static inline __attribute__((always_inline)) uint64_t call_nosleep(const struct jp_fast_list *list,
-								    uint64_t *args)
+								   uint64_t *args)
 {
 	jp_section_calling(true);
 	uint64_t ret = list->call(args);
@@ -800,8 +800,8 @@ static __attribute__((noinline)) uint64_t around_accounted(const struct joinpoin
  * dispatcher's section, the call outside it, closed in a section of its own.
  * (sched.switch is _NOSLEEP: it never comes here.)  Sibling calls on (the
  * kernel is built without them): both ways end in a jump. */
-__attribute__((optimize("optimize-sibling-calls"))) uint64_t
-acct_around(const struct joinpoint *jp, uint64_t *args)
+__attribute__((optimize("optimize-sibling-calls"))) uint64_t acct_around(const struct joinpoint *jp,
+									 uint64_t *args)
 {
 	count_event();
 	struct thread *thread = running_thread();

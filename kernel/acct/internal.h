@@ -50,8 +50,8 @@
 #include "arch/x86_64/cpu.h"
 #include "joinpoint/joinpoint.h"
 
-#define ACCT_MAX_OWNERS 16 /* threads with accounting state at once */
-#define ACCT_MAX_DEPTH  24 /* nested join point calls tracked; deeper ones are not */
+#define ACCT_MAX_OWNERS  16 /* threads with accounting state at once */
+#define ACCT_MAX_DEPTH   24 /* nested join point calls tracked; deeper ones are not */
 #define ACCT_MAX_MODULES 64 /* module names told apart (native.c); the last one takes the rest */
 /* The result index of the page's `unattributed` result. */
 #define ACCT_UNATTRIBUTED ACCT_MAX_TOKENS

@@ -61,10 +61,14 @@ static enum acct_kind kind_of_name(const char *name)
 		const char *name;
 		enum acct_kind kind;
 	} named[] = {
-	    {"sched.switch", ACCT_KIND_SWITCH},      {"irq.entry", ACCT_KIND_IRQ},
-	    {"trap.entry", ACCT_KIND_TRAP},          {"mm.kmalloc", ACCT_KIND_KMALLOC},
-	    {"mm.alloc_frame", ACCT_KIND_FRAME},     {"mm.kfree", ACCT_KIND_KFREE},
-	    {"mm.free_frame", ACCT_KIND_FREE_FRAME}, {"sys.ms_acct", ACCT_KIND_CONTROL},
+	    {"sched.switch", ACCT_KIND_SWITCH},
+	    {"irq.entry", ACCT_KIND_IRQ},
+	    {"trap.entry", ACCT_KIND_TRAP},
+	    {"mm.kmalloc", ACCT_KIND_KMALLOC},
+	    {"mm.alloc_frame", ACCT_KIND_FRAME},
+	    {"mm.kfree", ACCT_KIND_KFREE},
+	    {"mm.free_frame", ACCT_KIND_FREE_FRAME},
+	    {"sys.ms_acct", ACCT_KIND_CONTROL},
 	    {"sys.ms_acct_switch_token", ACCT_KIND_CONTROL},
 	};
 	for (unsigned i = 0; i < sizeof named / sizeof named[0]; i++)

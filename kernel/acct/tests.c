@@ -368,7 +368,8 @@ JOINPOINT_DEFINE_VOID(acctnest, resets)
 static bool charged_nothing(const struct acct_result *result, const char *name)
 {
 	const struct acct_subsystem *found = subsystem(result, name);
-	return !found || (found->calls == 0 && found->inclusive_ns == 0 && found->exclusive_ns == 0);
+	return !found ||
+	       (found->calls == 0 && found->inclusive_ns == 0 && found->exclusive_ns == 0);
 }
 
 /* A call opened for one token and closed while another is current: is it
@@ -391,8 +392,10 @@ static void a_call_open_across_a_start_is_charged_to_neither(struct ktest *t)
 	EXPECT_TRUE(t, charged_nothing(in_a, "acctnest"));
 	EXPECT_TRUE(t, charged_nothing(in_b, "acctnest"));
 	/* (an interrupt may nest in either: exclusive at most inclusive) */
-	EXPECT_TRUE(t, leaf_a && leaf_a->calls == 1 && leaf_a->exclusive_ns <= leaf_a->inclusive_ns);
-	EXPECT_TRUE(t, leaf_b && leaf_b->calls == 1 && leaf_b->exclusive_ns <= leaf_b->inclusive_ns);
+	EXPECT_TRUE(t,
+		    leaf_a && leaf_a->calls == 1 && leaf_a->exclusive_ns <= leaf_a->inclusive_ns);
+	EXPECT_TRUE(t,
+		    leaf_b && leaf_b->calls == 1 && leaf_b->exclusive_ns <= leaf_b->inclusive_ns);
 	EXPECT_EQ(t, acct_free_token(a), 0);
 	EXPECT_EQ(t, acct_free_token(b), 0);
 	acct_detach_kernel_thread();
@@ -611,9 +614,8 @@ static int zero_pages_read(struct pcache_mapping *mapping, uint64_t first, unsig
 	return 0;
 }
 
-static const struct pcache_ops memory_pages = {.read_page = zero_page_read,
-					       .write_page = discard_page_write,
-					       .read_pages = zero_pages_read};
+static const struct pcache_ops memory_pages = {
+    .read_page = zero_page_read, .write_page = discard_page_write, .read_pages = zero_pages_read};
 
 static void read_page_twice(struct pcache_mapping *mapping, uint64_t index)
 {
@@ -680,7 +682,8 @@ static void read_ahead_is_charged(struct ktest *t)
 	EXPECT_EQ(t, acct_control(reader, ACCT_START), 0);
 	for (uint64_t index = 0; index < 8; index++) {
 		struct pcache_page *cached;
-		if (EXPECT_EQ(t, pcache_get_ahead(&file, index, &ahead, index + 1, 8, &cached), 0)) {
+		if (EXPECT_EQ(t, pcache_get_ahead(&file, index, &ahead, index + 1, 8, &cached),
+			      0)) {
 			EXPECT_EQ(t, cached->data[0], (uint8_t)index);
 			pcache_put(cached);
 		}

@@ -10,10 +10,10 @@
  * the aspect (acct.c's fast path): so the decision to unlink and the clearing
  * of acct_woven are made in one acct_lock section, before the unlink.
  */
+#include "linker/weave/weave.h"
 #include "acct/internal.h"
 #include "console/console.h"
 #include "lib/string.h"
-#include "linker/weave/weave.h"
 #include "sched/sched.h"
 #include "time/time.h"
 

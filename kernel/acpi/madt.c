@@ -124,10 +124,12 @@ static void parse_entry(struct acpi_madt *out, const uint8_t *entry)
 	case MADT_LOCAL_APIC: add_cpu(out, entry[3], entry[2], read_le32(entry + 4) & 3); break;
 	case MADT_IOAPIC: add_ioapic(out, entry); break;
 	case MADT_OVERRIDE: add_override(out, entry); break;
-	case MADT_NMI_SOURCE: add_nmi(out, source_nmi(read_le16(entry + 2), read_le32(entry + 4))); break;
+	case MADT_NMI_SOURCE:
+		add_nmi(out, source_nmi(read_le16(entry + 2), read_le32(entry + 4)));
+		break;
 	case MADT_LOCAL_APIC_NMI:
-		add_nmi(out, local_nmi(entry[2] == 0xff ? 0xffffffffu : entry[2], read_le16(entry + 3),
-				       entry[5]));
+		add_nmi(out, local_nmi(entry[2] == 0xff ? 0xffffffffu : entry[2],
+				       read_le16(entry + 3), entry[5]));
 		break;
 	case MADT_LAPIC_ADDRESS: out->lapic_address = read_le64(entry + 4); break;
 	case MADT_LOCAL_X2APIC:

@@ -145,7 +145,8 @@ int acpi_load_tables(const void *rsdp, size_t rsdp_length, acpi_map_fn map, stru
 	uint32_t length = read_le32(root + 4);
 	for (uint32_t offset = ACPI_HEADER_SIZE; offset + entry_size <= length;
 	     offset += entry_size) {
-		uint64_t phys = out->root_is_xsdt ? read_le64(root + offset) : read_le32(root + offset);
+		uint64_t phys =
+		    out->root_is_xsdt ? read_le64(root + offset) : read_le32(root + offset);
 		add_table(map, phys, out);
 	}
 	return 0;

@@ -83,7 +83,8 @@ int cmdline_apply_params(const char *cmdline, const struct kernel_param *first,
 		if (length == 0)
 			break;
 		if (length < 0) {
-			pr_warn("cmdline: option longer than %d characters ignored\n", WORD_MAX - 1);
+			pr_warn("cmdline: option longer than %d characters ignored\n",
+				WORD_MAX - 1);
 			problems++;
 			continue;
 		}

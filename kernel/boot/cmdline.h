@@ -17,10 +17,10 @@ struct kernel_param {
 	const char *help;
 };
 
-#define KERNEL_PARAM(param_name, setter, help_text)                                   \
-	static const struct kernel_param kernel_param_##param_name                       \
-		__attribute__((section(".kparams"), used, aligned(8))) = {#param_name, setter, \
-									  help_text}
+#define KERNEL_PARAM(param_name, setter, help_text)                                        \
+	static const struct kernel_param kernel_param_##param_name                         \
+	    __attribute__((section(".kparams"), used, aligned(8))) = {#param_name, setter, \
+								      help_text}
 
 /* Applies every "name" or "name=value" word of cmdline to the params in
  * [first, last).  Returns the number of words reported and ignored. */

@@ -12,10 +12,10 @@
 #include "lib/string.h"
 #include "lib/unaligned.h"
 
-#define MB1_FLAG_CMDLINE (1u << 2)
-#define MB1_FLAG_MODS (1u << 3)
-#define MB1_FLAG_MMAP (1u << 6)
-#define MB1_FLAG_LOADER (1u << 9)
+#define MB1_FLAG_CMDLINE     (1u << 2)
+#define MB1_FLAG_MODS        (1u << 3)
+#define MB1_FLAG_MMAP        (1u << 6)
+#define MB1_FLAG_LOADER      (1u << 9)
 #define MB1_FLAG_FRAMEBUFFER (1u << 12)
 
 enum mb2_tag {
@@ -143,7 +143,8 @@ static int parse_mb1(bootinfo_phys_to_ptr map, uint64_t info_phys, struct boot_i
 		drop_image_name(out->cmdline);
 	}
 	if (flags & MB1_FLAG_LOADER)
-		copy_phys_string(map, read_le32(info + 64), out->loader_name, sizeof out->loader_name);
+		copy_phys_string(map, read_le32(info + 64), out->loader_name,
+				 sizeof out->loader_name);
 	if (flags & MB1_FLAG_MODS)
 		parse_mb1_modules(map, read_le32(info + 20), read_le32(info + 24), out);
 	if (flags & MB1_FLAG_FRAMEBUFFER)
@@ -208,7 +209,8 @@ static int parse_mb2_tag(const uint8_t *tag, uint32_t type, uint32_t size, struc
 			return -1;
 		add_module(out, read_le32(tag + 8), read_le32(tag + 12));
 		if (out->module_count)
-			copy_bounded_string(tag + 16, size - 16, out->modules[out->module_count - 1].name,
+			copy_bounded_string(tag + 16, size - 16,
+					    out->modules[out->module_count - 1].name,
 					    sizeof out->modules[0].name);
 		break;
 	case MB2_TAG_MMAP: return parse_mb2_mmap(tag, size, out);

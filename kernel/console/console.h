@@ -34,12 +34,12 @@ struct console_sink {
  * number of characters of the message (without the prefix). */
 int printk(enum log_level level, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
-#define pr_emerg(...) printk(LOG_EMERG, __VA_ARGS__)
-#define pr_err(...) printk(LOG_ERR, __VA_ARGS__)
-#define pr_warn(...) printk(LOG_WARN, __VA_ARGS__)
+#define pr_emerg(...)  printk(LOG_EMERG, __VA_ARGS__)
+#define pr_err(...)    printk(LOG_ERR, __VA_ARGS__)
+#define pr_warn(...)   printk(LOG_WARN, __VA_ARGS__)
 #define pr_notice(...) printk(LOG_NOTICE, __VA_ARGS__)
-#define pr_info(...) printk(LOG_INFO, __VA_ARGS__)
-#define pr_debug(...) printk(LOG_DEBUG, __VA_ARGS__)
+#define pr_info(...)   printk(LOG_INFO, __VA_ARGS__)
+#define pr_debug(...)  printk(LOG_DEBUG, __VA_ARGS__)
 
 /* Writes text as it is, no prefix, no level filter (KTAP output, the shell). */
 void console_write(const char *text, size_t length);

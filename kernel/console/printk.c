@@ -93,9 +93,9 @@ void console_print(const char *format, ...)
 static size_t add_prefixes(char *out, size_t size, const char *message, uint64_t now_ns)
 {
 	char prefix[24];
-	int prefix_length = snprintf(prefix, sizeof prefix, "[%5lu.%06lu] ",
-				     (unsigned long)(now_ns / 1000000000),
-				     (unsigned long)(now_ns / 1000 % 1000000));
+	int prefix_length =
+	    snprintf(prefix, sizeof prefix, "[%5lu.%06lu] ", (unsigned long)(now_ns / 1000000000),
+		     (unsigned long)(now_ns / 1000 % 1000000));
 	size_t n = 0;
 	bool line_start = at_line_start;
 

@@ -39,17 +39,17 @@ struct cpu {
 	uint32_t apic_id;
 	struct thread *current;
 	struct thread *idle_thread;
-	int preempt_count;  /* > 0: no involuntary switch */
-	int irq_depth;      /* nesting of interrupt handlers */
-	int need_resched;   /* set by the tick or a wake-up, acted on at exit */
-	bool untraced;      /* the running thread's events stay out of the trace stream */
-	uint8_t user_stacks; /* the running thread's process's slot in the trace map (its
+	int preempt_count;            /* > 0: no involuntary switch */
+	int irq_depth;                /* nesting of interrupt handlers */
+	int need_resched;             /* set by the tick or a wake-up, acted on at exit */
+	bool untraced;                /* the running thread's events stay out of the trace stream */
+	uint8_t user_stacks;          /* the running thread's process's slot in the trace map (its
 			      * user stacks go with its events), 0: not in it */
 	struct tel_ring *stream_ring; /* this CPU's ring of the trace stream while a trace runs */
 	struct tel_ring *trace_ring;  /* where its events go now: stream_ring, NULL if untraced */
 	struct tel_ring *fast_ring;   /* trace_ring, but NULL for a thread with user stacks: the
 				       * recorder's fast path writes here, else goes to C */
-	unsigned jp_sections; /* join points: odd while running advice (guard, grace) */
+	unsigned jp_sections;         /* join points: odd while running advice (guard, grace) */
 	void *acct; /* the running thread's kernel/acct state (thread_acct_state), for the
 		     * accounting's advice to test with one load */
 	struct process *process; /* the running thread's process, NULL: a kernel thread (set
@@ -57,8 +57,8 @@ struct cpu {
 	struct address_space *loaded_space; /* what CR3 holds (mm's vm_space_activate sets it): a
 					     * kernel thread runs in whatever is loaded */
 	uint64_t quiescent_generation; /* grace periods: quiescent points passed (smp/grace.c) */
-	void *arch;         /* GDT/TSS and stacks, owned by arch code */
-	void *sched;        /* run queue, owned by sched */
+	void *arch;                    /* GDT/TSS and stacks, owned by arch code */
+	void *sched;                   /* run queue, owned by sched */
 	struct cpu_stats stats;
 	/* system calls the latency tracker's quiet path counted on this CPU
 	 * (lattrack/lattrack.h): one instruction, %gs-relative, no lock */

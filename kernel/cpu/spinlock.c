@@ -36,8 +36,7 @@ void preempt_enable(void)
 	struct cpu *cpu = this_cpu();
 
 	__asm__ volatile("" : : : "memory");
-	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 &&
-	    irq_enabled())
+	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irq_enabled())
 		sched_preempt();
 }
 

@@ -22,7 +22,10 @@ struct spinlock {
 	const char *name;
 };
 
-#define SPINLOCK_INIT(lock_name) {0, 0, -1, lock_name}
+#define SPINLOCK_INIT(lock_name)    \
+	{                           \
+		0, 0, -1, lock_name \
+	}
 
 void spin_init(struct spinlock *lock, const char *name);
 void spin_lock(struct spinlock *lock);

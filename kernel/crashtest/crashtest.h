@@ -17,7 +17,9 @@
 #ifdef KERNEL_TESTS
 void crashtest_run(void);
 #else
-static inline void crashtest_run(void) {} /* only the test kernel crashes on purpose */
+static inline void crashtest_run(void)
+{
+} /* only the test kernel crashes on purpose */
 #endif
 
 #endif

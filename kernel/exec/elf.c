@@ -171,8 +171,8 @@ static int read_section(const void *file, size_t size, const struct elf64_header
 			struct elf64_shdr *out)
 {
 	uint64_t at = h->shoff + (uint64_t)i * sizeof *out;
-	if (h->shentsize != sizeof *out || i >= h->shnum || h->shoff > size ||
-	    at < h->shoff || at > size - sizeof *out)
+	if (h->shentsize != sizeof *out || i >= h->shnum || h->shoff > size || at < h->shoff ||
+	    at > size - sizeof *out)
 		return -ENOEXEC;
 	memcpy(out, (const uint8_t *)file + at, sizeof *out);
 	return 0;
@@ -234,7 +234,8 @@ static void note_unwind_tables(const void *file, size_t size, const struct elf64
 	tables.eh_frame_end = eh_frame->addr + eh_frame->size;
 	uint64_t identity = cfi_hash(CFI_HASH_SEED, &tables, sizeof tables);
 	identity = cfi_hash(identity, (const uint8_t *)file + hdr->offset, hdr->size);
-	tables.identity = cfi_hash(identity, (const uint8_t *)file + eh_frame->offset, eh_frame->size);
+	tables.identity =
+	    cfi_hash(identity, (const uint8_t *)file + eh_frame->offset, eh_frame->size);
 	image->unwind = tables;
 }
 

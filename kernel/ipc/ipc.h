@@ -25,7 +25,6 @@
 
 #include "uapi/ipc.h"
 
-
 /* ---- Kernel API ------------------------------------------------------------ */
 
 struct ipc_endpoint;

@@ -301,9 +301,8 @@ static __attribute__((noinline, cold)) uint64_t dispatch_inside(const struct joi
  * one entered by the caller), without the deferral slot (a native advice
  * never defers: jp_defer finds no slot open and says -EWOULDBLOCK) and
  * without timestamps. */
-static __attribute__((noinline)) uint64_t dispatch_native(const struct joinpoint *jp,
-							  uint64_t *args,
-							  const struct jp_list *list)
+static __attribute__((noinline)) uint64_t
+dispatch_native(const struct joinpoint *jp, uint64_t *args, const struct jp_list *list)
 {
 	struct jp_context context;
 	struct cpu *cpu = this_cpu();
@@ -335,8 +334,7 @@ static inline bool only_native(const struct jp_list *list)
 
 /* Every list but one with an around: out of line, so that the around's path
  * saves no registers. */
-static __attribute__((noinline)) uint64_t dispatch_list(const struct joinpoint *jp,
-							uint64_t *args,
+static __attribute__((noinline)) uint64_t dispatch_list(const struct joinpoint *jp, uint64_t *args,
 							const struct jp_list *hint)
 {
 	if (only_native(hint)) {
@@ -352,7 +350,7 @@ static __attribute__((noinline)) uint64_t dispatch_list(const struct joinpoint *
 /* Sibling calls on (the kernel is built without them): the around, or the
  * rest, is jumped to. */
 __attribute__((optimize("optimize-sibling-calls"))) uint64_t jp_dispatch(const struct joinpoint *jp,
-									  uint64_t *args)
+									 uint64_t *args)
 {
 	/* Nothing but an interrupt changes the word from here on, and an
 	 * interrupt leaves it as it found it. */

@@ -43,7 +43,7 @@ struct jp_call {
  * path needs no NULL test. */
 struct jp_list {
 	struct jp_fast_list fast; /* first: the fast path's code, the call, the index */
-	uint64_t generation;                    /* sequence number of the update that built it */
+	uint64_t generation;      /* sequence number of the update that built it */
 	unsigned before_count;
 	unsigned after_count;
 	unsigned flags; /* JP_ADVICE_* of every entry, or-ed */
@@ -135,7 +135,9 @@ void jp_bench_nop_sleeps(void);
 #ifdef KERNEL_TESTS
 void jp_bench_run_if_requested(void);
 #else
-static inline void jp_bench_run_if_requested(void) {} /* benchmarks: test kernel only */
+static inline void jp_bench_run_if_requested(void)
+{
+} /* benchmarks: test kernel only */
 #endif
 
 /* ---- The fast path (trampoline.c) ---------------------------------------- */
@@ -164,8 +166,8 @@ void jp_resched_after_section(void);
  * inside the call of a _NOSLEEP one) leaves bit 0 and the count alone: the
  * outer section covers it.  True when the caller may wait for a grace
  * period: not inside any section and not in an interrupt handler. */
-#define JP_SECTION_INSIDE  1u
-#define JP_SECTION_ENDED   4u /* JP_SECTION_CALLING (2) is in joinpoint.h */
+#define JP_SECTION_INSIDE 1u
+#define JP_SECTION_ENDED  4u /* JP_SECTION_CALLING (2) is in joinpoint.h */
 bool jp_may_wait(void);
 
 #endif

@@ -60,5 +60,4 @@ int kshell_split_words(char *line, char **argv, int max_words);
 
 extern const struct kshell_command __kshell_commands_start[], __kshell_commands_end[];
 
-
 #endif

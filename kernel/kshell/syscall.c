@@ -94,8 +94,7 @@ static bool stops_the_machine(const char *line)
  * With output (size bytes, at most CAPTURE_MAX are used) the command's
  * console output is copied there instead of printed, and its length stored
  * in *length (which must then be given). */
-SYSCALL_DEFINE4(ms_kshell, const char *, line, char *, output, uint64_t, size, uint64_t *,
-		length)
+SYSCALL_DEFINE4(ms_kshell, const char *, line, char *, output, uint64_t, size, uint64_t *, length)
 {
 	char buffer[KSHELL_LINE_MAX];
 	if (!proc_has_privilege(PRIV_KSHELL))

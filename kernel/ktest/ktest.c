@@ -43,8 +43,8 @@ bool ktest_check_eq(struct ktest *t, uint64_t a, uint64_t b, const char *file, i
 		    const char *a_text, const char *b_text)
 {
 	if (a != b) {
-		console_print("    # %s: %s:%d: expected %s == %s, got %#lx != %#lx\n", t->name, file,
-			      line, a_text, b_text, a, b);
+		console_print("    # %s: %s:%d: expected %s == %s, got %#lx != %#lx\n", t->name,
+			      file, line, a_text, b_text, a, b);
 		t->failures++;
 	}
 	return a == b;

@@ -32,14 +32,17 @@ struct ktest_suite {
 	size_t case_count;
 };
 
-#define KTEST_CASE(fn) {#fn, fn}
+#define KTEST_CASE(fn)  \
+	{               \
+#fn, fn \
+	}
 
-#define KTEST_SUITE(suite_name, ...)                                                          \
-	static const struct ktest_case suite_name##_ktest_cases[] = {__VA_ARGS__};           \
-	static const struct ktest_suite suite_name##_ktest_suite                               \
-		__attribute__((section(".ktest.suites." #suite_name), used, aligned(8))) = {    \
-			#suite_name, suite_name##_ktest_cases,                                  \
-			sizeof(suite_name##_ktest_cases) / sizeof(suite_name##_ktest_cases[0])}
+#define KTEST_SUITE(suite_name, ...)                                                     \
+	static const struct ktest_case suite_name##_ktest_cases[] = {__VA_ARGS__};       \
+	static const struct ktest_suite suite_name##_ktest_suite                         \
+	    __attribute__((section(".ktest.suites." #suite_name), used, aligned(8))) = { \
+		#suite_name, suite_name##_ktest_cases,                                   \
+		sizeof(suite_name##_ktest_cases) / sizeof(suite_name##_ktest_cases[0])}
 
 /* Records a failed check with its location; returns ok so ASSERT can return. */
 bool ktest_check(struct ktest *t, bool ok, const char *file, int line, const char *what);
@@ -47,25 +50,25 @@ bool ktest_check_eq(struct ktest *t, uint64_t a, uint64_t b, const char *file, i
 		    const char *a_text, const char *b_text);
 void ktest_skip(struct ktest *t, const char *reason);
 
-#define EXPECT_TRUE(t, cond) ktest_check(t, (cond), __FILE__, __LINE__, #cond)
+#define EXPECT_TRUE(t, cond)  ktest_check(t, (cond), __FILE__, __LINE__, #cond)
 #define EXPECT_FALSE(t, cond) ktest_check(t, !(cond), __FILE__, __LINE__, "!(" #cond ")")
 #define EXPECT_EQ(t, a, b) \
 	ktest_check_eq(t, (uint64_t)(a), (uint64_t)(b), __FILE__, __LINE__, #a, #b)
 #define EXPECT_NE(t, a, b) ktest_check(t, (a) != (b), __FILE__, __LINE__, #a " != " #b)
-#define ASSERT_TRUE(t, cond)                   \
-	do {                                   \
-		if (!EXPECT_TRUE(t, cond))     \
-			return;                \
+#define ASSERT_TRUE(t, cond)               \
+	do {                               \
+		if (!EXPECT_TRUE(t, cond)) \
+			return;            \
 	} while (0)
-#define ASSERT_EQ(t, a, b)                     \
-	do {                                   \
-		if (!EXPECT_EQ(t, a, b))       \
-			return;                \
+#define ASSERT_EQ(t, a, b)               \
+	do {                             \
+		if (!EXPECT_EQ(t, a, b)) \
+			return;          \
 	} while (0)
-#define ASSERT_NE(t, a, b)                     \
-	do {                                   \
-		if (!EXPECT_NE(t, a, b))       \
-			return;                \
+#define ASSERT_NE(t, a, b)               \
+	do {                             \
+		if (!EXPECT_NE(t, a, b)) \
+			return;          \
 	} while (0)
 
 /* The suites exist only in the test kernel (KERNEL_TESTS=1); the kernel that

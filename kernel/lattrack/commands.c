@@ -100,7 +100,8 @@ static void print_waker(const struct lattrack_record *r)
 	if (!(r->waker_flags & LATTRACK_WAKER_KNOWN))
 		return;
 	kshell_print("    woken by tid %u (%s) on cpu %u%s\n", r->waker_tid, r->waker_name,
-		     r->waker_cpu, r->waker_flags & LATTRACK_WAKER_INTERRUPT ? ", in an interrupt" : "");
+		     r->waker_cpu,
+		     r->waker_flags & LATTRACK_WAKER_INTERRUPT ? ", in an interrupt" : "");
 }
 
 /* Frames as "#N 0xADDRESS": a kernel address gets its function here; a user
@@ -110,16 +111,18 @@ static void print_stack(const struct lattrack_record *r)
 	for (unsigned i = 0; i < r->stack_count && i < LATTRACK_RECORD_STACK; i++) {
 		uint64_t offset;
 		const char *name = r->stack_flags & LATTRACK_STACK_KERNEL
-					   ? ksym_lookup(r->stack[i] - 1, &offset)
-					   : NULL;
+				       ? ksym_lookup(r->stack[i] - 1, &offset)
+				       : NULL;
 		if (name)
-			kshell_print("    #%u 0x%016lx %s+0x%lx\n", i, r->stack[i], name, offset + 1);
+			kshell_print("    #%u 0x%016lx %s+0x%lx\n", i, r->stack[i], name,
+				     offset + 1);
 		else
 			kshell_print("    #%u 0x%016lx\n", i, r->stack[i]);
 	}
 	if (r->stack_flags & (LATTRACK_STACK_TRUNCATED | LATTRACK_STACK_UNREADABLE))
-		kshell_print("    (%s)\n", r->stack_flags & LATTRACK_STACK_UNREADABLE ? "unreadable"
-										    : "truncated");
+		kshell_print("    (%s)\n", r->stack_flags & LATTRACK_STACK_UNREADABLE
+					       ? "unreadable"
+					       : "truncated");
 }
 
 /* A tracker's last reports, oldest first: "report" lines the host's mscope
@@ -164,6 +167,8 @@ static int cmd_lattrack(int argc, char **argv)
 	return KSHELL_USAGE;
 }
 KSHELL_COMMAND(lattrack, cmd_lattrack,
-	       "lattrack [create NAME wakeup|ttfb|syscall[:CALL]|offcpu|irq|nic|nictx|block US [TIMEOUT_US] | threshold NAME US | show NAME | remove NAME |"
+	       "lattrack [create NAME wakeup|ttfb|syscall[:CALL]|offcpu|irq|nic|nictx|block US "
+	       "[TIMEOUT_US] | threshold NAME US | show NAME | remove NAME |"
 	       " snapshot on DIR|console [PATTERN...] | snapshot off]",
-	       "latency trackers on join points (slow wake-ups, requests, calls, interrupts, I/O), with snapshots");
+	       "latency trackers on join points (slow wake-ups, requests, calls, interrupts, I/O), "
+	       "with snapshots");

@@ -66,8 +66,8 @@ static inline __attribute__((always_inline)) uint32_t hash_key(const void *key, 
 }
 
 /* 8-byte keys (pointers, ids: the usual case) compare and copy as one word. */
-static inline __attribute__((always_inline)) bool key_equal(const struct lattrack_event *event, uint32_t hash, const void *key,
-		      unsigned length)
+static inline __attribute__((always_inline)) bool
+key_equal(const struct lattrack_event *event, uint32_t hash, const void *key, unsigned length)
 {
 	if (event->hash != hash || event->key_length != length)
 		return false;
@@ -213,9 +213,8 @@ static void end_replaced(struct lattrack *tracker, struct lattrack_event *old, u
 
 /* The callback for an event event_out ended, if any; frees it.  Interrupts
  * off on entry; restores flags. */
-static inline __attribute__((always_inline)) void end_out(struct lattrack *tracker,
-							 struct lattrack_event *event, unsigned id,
-							 uint64_t flags)
+static inline __attribute__((always_inline)) void
+end_out(struct lattrack *tracker, struct lattrack_event *event, unsigned id, uint64_t flags)
 {
 	uint64_t now = rdtsc();
 	uint64_t delay = now - event->start_tsc;
@@ -247,7 +246,7 @@ static inline __attribute__((always_inline)) uint32_t hash_word(uint64_t word)
 }
 
 static inline __attribute__((always_inline)) bool word_path(const struct lattrack *tracker,
-							     const void *key, unsigned length)
+							    const void *key, unsigned length)
 {
 	return length == 8 && tracker && key &&
 	       __atomic_load_n(&tracker->word_path, __ATOMIC_ACQUIRE);
@@ -255,8 +254,8 @@ static inline __attribute__((always_inline)) bool word_path(const struct lattrac
 
 /* The freelist was empty: the remote stack, or a drop.  Interrupts off;
  * restores flags on a drop. */
-static __attribute__((noinline)) struct lattrack_event *
-word_refill(struct lattrack_cpu *cpu, uint64_t flags)
+static __attribute__((noinline)) struct lattrack_event *word_refill(struct lattrack_cpu *cpu,
+								    uint64_t flags)
 {
 	struct lattrack_event *event = alloc_event(cpu);
 	if (!event) {
@@ -267,13 +266,14 @@ word_refill(struct lattrack_cpu *cpu, uint64_t flags)
 }
 
 /* A unique in: unlinks the key's event (bucket locked), or NULL. */
-static __attribute__((noinline)) struct lattrack_event *
-word_unlink(struct lattrack_bucket *bucket, uint32_t hash, uint64_t word)
+static __attribute__((noinline)) struct lattrack_event *word_unlink(struct lattrack_bucket *bucket,
+								    uint32_t hash, uint64_t word)
 {
 	return unlink_key(bucket, hash, &word, 8);
 }
 
-static inline __attribute__((always_inline)) int event_in_word(struct lattrack *tracker, uint64_t word, enum lattrack_in_mode mode)
+static inline __attribute__((always_inline)) int
+event_in_word(struct lattrack *tracker, uint64_t word, enum lattrack_in_mode mode)
 {
 	uint32_t hash = hash_word(word);
 	uint64_t flags = irq_save();
@@ -305,14 +305,14 @@ static inline __attribute__((always_inline)) int event_in_word(struct lattrack *
 /* event_out found its event, which needs more than a local free: a
  * callback (NORMAL or LATE) or a remote free.  Interrupts off on entry;
  * restores flags. */
-static __attribute__((noinline)) void word_end_slow(struct lattrack *tracker,
-						    struct lattrack_event *event, unsigned id,
-						    uint64_t flags)
+static __attribute__((noinline)) void
+word_end_slow(struct lattrack *tracker, struct lattrack_event *event, unsigned id, uint64_t flags)
 {
 	end_out(tracker, event, id, flags);
 }
 
-static inline __attribute__((always_inline)) int event_out_word(struct lattrack *tracker, uint64_t word, unsigned id)
+static inline __attribute__((always_inline)) int event_out_word(struct lattrack *tracker,
+								uint64_t word, unsigned id)
 {
 	uint32_t hash = hash_word(word);
 	struct lattrack_bucket *bucket = bucket_of(tracker, hash);
@@ -338,7 +338,8 @@ static inline __attribute__((always_inline)) int event_out_word(struct lattrack 
 	}
 	uint64_t delay = rdtsc() - event->start_tsc;
 	if (__builtin_expect(event->timed_out || event->home_cpu != cpu_id ||
-				 delay >= __atomic_load_n(&tracker->threshold_tsc, __ATOMIC_RELAXED),
+				 delay >=
+				     __atomic_load_n(&tracker->threshold_tsc, __ATOMIC_RELAXED),
 			     0)) {
 		word_end_slow(tracker, event, id, flags);
 		return 0;
@@ -353,8 +354,8 @@ static inline __attribute__((always_inline)) int event_out_word(struct lattrack 
 /* ---- The general path --------------------------------------------------------- */
 
 static __attribute__((noinline)) int event_in_general(struct lattrack *tracker, const void *key,
-							unsigned length, enum lattrack_in_mode mode,
-							const void *priv)
+						      unsigned length, enum lattrack_in_mode mode,
+						      const void *priv)
 {
 	if (bad_key(tracker, key, length) || mode > LATTRACK_IN_UNIQUE)
 		return -EINVAL;
@@ -371,7 +372,7 @@ static __attribute__((noinline)) int event_in_general(struct lattrack *tracker, 
 	struct lattrack_bucket *bucket = bucket_of(tracker, hash);
 	lattrack_bucket_lock(bucket);
 	struct lattrack_event *old =
-		mode == LATTRACK_IN_UNIQUE ? unlink_key(bucket, hash, key, length) : NULL;
+	    mode == LATTRACK_IN_UNIQUE ? unlink_key(bucket, hash, key, length) : NULL;
 	event->next = bucket->head;
 	bucket->head = event;
 	lattrack_bucket_unlock(bucket);
@@ -384,7 +385,7 @@ static __attribute__((noinline)) int event_in_general(struct lattrack *tracker, 
 }
 
 static __attribute__((noinline)) int event_out_general(struct lattrack *tracker, const void *key,
-							 unsigned length, unsigned id)
+						       unsigned length, unsigned id)
 {
 	if (bad_key(tracker, key, length))
 		return -EINVAL;
@@ -453,10 +454,9 @@ bool lattrack_contains_unlocked(struct lattrack *tracker, const void *key, unsig
 /* A span: the caller timed it (both ends in its own frame), the tracker
  * counts it in and out at once and reports it when it took the threshold
  * or more.  No event is taken: a report's event is built on the stack. */
-__attribute__((noinline, cold)) void lattrack_report_span(struct lattrack *tracker,
-							  const void *key, unsigned length,
-							  uint64_t start_tsc, uint64_t end_tsc,
-							  unsigned id)
+__attribute__((noinline, cold)) void lattrack_report_span(struct lattrack *tracker, const void *key,
+							  unsigned length, uint64_t start_tsc,
+							  uint64_t end_tsc, unsigned id)
 {
 	union {
 		struct lattrack_event event;

@@ -18,11 +18,11 @@
 
 struct lattrack_event {
 	struct lattrack_event *next; /* chain, freelist or remote stack */
-	uint64_t start_tsc; /* TSC at event_in: the hot path never converts */
+	uint64_t start_tsc;          /* TSC at event_in: the hot path never converts */
 	uint32_t hash;
 	uint16_t key_length;
-	uint8_t timed_out; /* TIMEOUT reported; written under the bucket lock */
-	uint8_t home_cpu;  /* whose freelist it returns to */
+	uint8_t timed_out;    /* TIMEOUT reported; written under the bucket lock */
+	uint8_t home_cpu;     /* whose freelist it returns to */
 	unsigned char data[]; /* key (key_size), then priv (priv_size), 8-aligned */
 };
 
@@ -43,7 +43,7 @@ struct lattrack_cpu {
 
 struct lattrack {
 	char name[LATTRACK_NAME_MAX];
-	uint64_t threshold_ns; /* set any time */
+	uint64_t threshold_ns;  /* set any time */
 	uint64_t threshold_tsc; /* the same in TSC cycles: what the hot path compares */
 	uint64_t timeout_ns, timeout_tsc;
 	uint64_t gc_age_ns, gc_age_tsc;
@@ -61,7 +61,7 @@ struct lattrack {
 	bool word_path;
 	int references;
 	struct lattrack_bucket *buckets;
-	void *events; /* max_events * event_size */
+	void *events;              /* max_events * event_size */
 	struct lattrack_cpu *cpus; /* cpu_count of them, 64-byte aligned in cpus_block */
 	void *cpus_block;
 	struct timer_oneshot timer;
@@ -76,7 +76,8 @@ struct lattrack {
 	/* the last reports (subscribers_lock), for `lattrack show` */
 	struct lattrack_record recent[LATTRACK_RECENT];
 	char recent_programs[LATTRACK_RECENT][16];
-	uint32_t recent_next; /* reports kept in all: the next goes to recent_next % LATTRACK_RECENT */
+	uint32_t
+	    recent_next; /* reports kept in all: the next goes to recent_next % LATTRACK_RECENT */
 	/* owned trackers (user.c): made from user space or by aspects, shared
 	 * by their owners (registry lock), destroyed by the last release */
 	bool owned;

@@ -54,8 +54,8 @@ struct kind {
 	jp_advice_fn after[KIND_ADVICE];
 	bool (*where)(const struct joinpoint *jp); /* NULL: every match */
 	lattrack_annotate_fn annotate;             /* NULL: reports say only the times */
-	unsigned instance_cookie;                  /* bit i: advice i gets the instance, not the tracker */
-	unsigned advice_flags;                     /* JP_ADVICE_* of every advice */
+	unsigned instance_cookie; /* bit i: advice i gets the instance, not the tracker */
+	unsigned advice_flags;    /* JP_ADVICE_* of every advice */
 	/* advice shared by every tracker of the kind: joined after the
 	 * tracker is enabled, before its own advice; NULL: none */
 	int (*join)(struct lattrack *tracker);
@@ -64,12 +64,12 @@ struct kind {
 
 /* The last wake-up of a thread, as the offcpu tracker saw it. */
 struct wake_note {
-	uint32_t lock;        /* test-and-set, interrupts off */
-	uint64_t thread;      /* the woken thread (0: empty) */
-	uint64_t tsc;         /* when it was woken */
-	uint32_t waker_tid;   /* its process's number; 0: a kernel thread or an interrupt */
+	uint32_t lock;      /* test-and-set, interrupts off */
+	uint64_t thread;    /* the woken thread (0: empty) */
+	uint64_t tsc;       /* when it was woken */
+	uint32_t waker_tid; /* its process's number; 0: a kernel thread or an interrupt */
 	uint32_t waker_cpu;
-	uint32_t flags;       /* LATTRACK_WAKER_* */
+	uint32_t flags; /* LATTRACK_WAKER_* */
 	char waker_name[16];
 	uint64_t callers[WAKE_CALLERS]; /* from the advice outwards */
 };
@@ -79,7 +79,7 @@ struct instance {
 	char pattern[PATTERN_MAX]; /* "sys.NAME" for "syscall:NAME" */
 	struct jp_advice advice[KIND_ADVICE];
 	int handles[KIND_ADVICE];
-	bool span; /* a syscall tracker timed on the system-call path (spans.c) */
+	bool span;                 /* a syscall tracker timed on the system-call path (spans.c) */
 	const struct kind *joined; /* the kind whose shared advice it joined, or NULL */
 	struct wake_note notes[WAKE_NOTES]; /* offcpu only */
 };
@@ -239,7 +239,8 @@ static void syscall_annotate(struct lattrack_report *report, void *context)
 	if (key != (uint64_t)(uintptr_t)thread_current())
 		return; /* not in the caller's context */
 	uint16_t flags;
-	report->stack_count = (uint16_t)uscope_take_stack(report->stack, LATTRACK_STACK_MAX, &flags);
+	report->stack_count =
+	    (uint16_t)uscope_take_stack(report->stack, LATTRACK_STACK_MAX, &flags);
 	report->stack_flags = (flags & TRACE_STACK_TRUNCATED ? LATTRACK_STACK_TRUNCATED : 0) |
 			      (flags & TRACE_STACK_UNREADABLE ? LATTRACK_STACK_UNREADABLE : 0);
 }
@@ -308,7 +309,10 @@ static void offcpu_wakeup(struct jp_context *context, void *cookie)
 	note->waker_cpu = context->cpu;
 	note->flags = LATTRACK_WAKER_KNOWN | (in_interrupt ? LATTRACK_WAKER_INTERRUPT : 0);
 	note->waker_tid = process ? (uint32_t)proc_pid(process) : 0;
-	strlcpy(note->waker_name, in_interrupt ? "interrupt" : waker ? thread_name(waker) : "",
+	strlcpy(note->waker_name,
+		in_interrupt ? "interrupt"
+		: waker      ? thread_name(waker)
+			     : "",
 		sizeof note->waker_name);
 	kernel_callers(note->callers);
 	note_unlock(note);
@@ -454,44 +458,44 @@ static void block_complete_before(struct jp_context *context, void *cookie)
 }
 
 static const struct kind kinds[] = {
-	{.name = "wakeup",
-	 .patterns = {"sched.wakeup", "sched.switch"},
-	 .before = {wakeup_before, switch_before},
-	 .after = {wakeup_after, NULL}},
-	{.name = "ttfb",
-	 .patterns = {"net.accept", "net.close"},
-	 .before = {NULL, close_before},
-	 .after = {accept_after, NULL},
-	 .join = send_join,
-	 .leave = send_leave},
-	/* native (joinpoint.h): kernel code in a static instance that never
+    {.name = "wakeup",
+     .patterns = {"sched.wakeup", "sched.switch"},
+     .before = {wakeup_before, switch_before},
+     .after = {wakeup_after, NULL}},
+    {.name = "ttfb",
+     .patterns = {"net.accept", "net.close"},
+     .before = {NULL, close_before},
+     .after = {accept_after, NULL},
+     .join = send_join,
+     .leave = send_leave},
+    /* native (joinpoint.h): kernel code in a static instance that never
 	 * sleeps, defers or reads the context's timestamps: the dispatcher's
 	 * short path */
-	{.name = "syscall",
-	 .patterns = {"sys.*"},
-	 .before = {syscall_before},
-	 .after = {syscall_after},
-	 .where = returns,
-	 .annotate = syscall_annotate,
-	 .advice_flags = JP_ADVICE_NATIVE},
-	{.name = "offcpu",
-	 .patterns = {"sched.switch", "sched.wakeup"},
-	 .before = {offcpu_switch, NULL},
-	 .after = {NULL, offcpu_wakeup},
-	 .annotate = offcpu_annotate,
-	 .instance_cookie = 1u << 1},
-	{.name = "irq", .patterns = {"irq.entry"}, .before = {irq_before}, .after = {irq_after}},
-	{.name = "nic",
-	 .patterns = {"nic.irq", "nic.poll"},
-	 .before = {nic_irq_before, NULL},
-	 .after = {NULL, nic_poll_after}},
-	{.name = "nictx",
-	 .patterns = {"nic.tx_queued", "nic.tx_done"},
-	 .before = {nic_tx_queued_before, nic_tx_done_before}},
-	{.name = "block",
-	 .patterns = {"block.submit", "block.complete"},
-	 .before = {block_submit_before, block_complete_before},
-	 .after = {block_submit_after, NULL}},
+    {.name = "syscall",
+     .patterns = {"sys.*"},
+     .before = {syscall_before},
+     .after = {syscall_after},
+     .where = returns,
+     .annotate = syscall_annotate,
+     .advice_flags = JP_ADVICE_NATIVE},
+    {.name = "offcpu",
+     .patterns = {"sched.switch", "sched.wakeup"},
+     .before = {offcpu_switch, NULL},
+     .after = {NULL, offcpu_wakeup},
+     .annotate = offcpu_annotate,
+     .instance_cookie = 1u << 1},
+    {.name = "irq", .patterns = {"irq.entry"}, .before = {irq_before}, .after = {irq_after}},
+    {.name = "nic",
+     .patterns = {"nic.irq", "nic.poll"},
+     .before = {nic_irq_before, NULL},
+     .after = {NULL, nic_poll_after}},
+    {.name = "nictx",
+     .patterns = {"nic.tx_queued", "nic.tx_done"},
+     .before = {nic_tx_queued_before, nic_tx_done_before}},
+    {.name = "block",
+     .patterns = {"block.submit", "block.complete"},
+     .before = {block_submit_before, block_complete_before},
+     .after = {block_submit_after, NULL}},
 };
 
 /* A slow event asks for a snapshot; a user stack it carries goes into the
@@ -503,10 +507,12 @@ static void on_slow(const struct lattrack_report *report, void *context)
 		return;
 	struct thread *thread = thread_current();
 	if (report->stack_count && !(report->stack_flags & LATTRACK_STACK_KERNEL) && thread) {
-		uint16_t flags = (report->stack_flags & LATTRACK_STACK_TRUNCATED ? TRACE_STACK_TRUNCATED : 0) |
-				 (report->stack_flags & LATTRACK_STACK_UNREADABLE ? TRACE_STACK_UNREADABLE : 0);
+		uint16_t flags =
+		    (report->stack_flags & LATTRACK_STACK_TRUNCATED ? TRACE_STACK_TRUNCATED : 0) |
+		    (report->stack_flags & LATTRACK_STACK_UNREADABLE ? TRACE_STACK_UNREADABLE : 0);
 		/* the trace's thread id, as its other records give it */
-		uscope_write_stack((int)thread_id(thread), report->stack, report->stack_count, flags);
+		uscope_write_stack((int)thread_id(thread), report->stack, report->stack_count,
+				   flags);
 	}
 	lattrack_snapshot_request();
 }
@@ -571,8 +577,8 @@ static int attach_advice(int slot, const struct kind *kind)
 							 .cookie = kind->instance_cookie & (1u << i)
 								       ? (void *)instance
 								       : (void *)instance->tracker};
-		const char *pattern = i == 0 && instance->pattern[0] ? instance->pattern
-								     : kind->patterns[i];
+		const char *pattern =
+		    i == 0 && instance->pattern[0] ? instance->pattern : kind->patterns[i];
 		instance->handles[i] = jp_attach_where(pattern, kind->where, &instance->advice[i]);
 		if (instance->handles[i] < 0)
 			return instance->handles[i];
@@ -608,9 +614,8 @@ static int configure(struct lattrack *tracker, const struct kind *kind, void *an
 	return lattrack_enable(tracker);
 }
 
-int lattrack_attach_kind_callback(const char *name, const char *kind_name,
-				  uint64_t threshold_ns, uint64_t timeout_ns,
-				  lattrack_callback callback, void *context)
+int lattrack_attach_kind_callback(const char *name, const char *kind_name, uint64_t threshold_ns,
+				  uint64_t timeout_ns, lattrack_callback callback, void *context)
 {
 	char pattern[PATTERN_MAX];
 	const struct kind *kind = kind_name ? kind_named(kind_name, pattern) : NULL;
@@ -624,8 +629,8 @@ int lattrack_attach_kind_callback(const char *name, const char *kind_name,
 	if (error)
 		return error;
 	memset(&instances[slot], 0, sizeof instances[slot]);
-	error = configure(tracker, kind, &instances[slot], threshold_ns, timeout_ns, callback,
-			  context);
+	error =
+	    configure(tracker, kind, &instances[slot], threshold_ns, timeout_ns, callback, context);
 	if (error)
 		goto out_destroy;
 	if (kind->annotate == syscall_annotate)

@@ -89,8 +89,9 @@ static void syscall_tracker_counts_each_call(struct ktest *t)
 	EXPECT_EQ(t, lattrack_detach("t-sys"), 0);
 	memset(&kind_seen, 0, sizeof kind_seen);
 	__atomic_store_n(&kind_seen.key, self, __ATOMIC_RELEASE);
-	EXPECT_EQ(t, lattrack_attach_kind_callback("t-sys", "syscall:sched_yield", 0, 1000 * MS,
-						   count_report, NULL),
+	EXPECT_EQ(t,
+		  lattrack_attach_kind_callback("t-sys", "syscall:sched_yield", 0, 1000 * MS,
+						count_report, NULL),
 		  0);
 	for (int i = 0; i < ROUNDS; i++) {
 		sys_sched_yield();
@@ -125,8 +126,9 @@ static void syscall_quiet_calls_follow_the_thresholds(struct ktest *t)
 	struct lattrack_counts before, after;
 	memset(&kind_seen, 0, sizeof kind_seen);
 	__atomic_store_n(&kind_seen.key, self, __ATOMIC_RELEASE);
-	ASSERT_EQ(t, lattrack_attach_kind_callback("t-quiet", "syscall", 3600 * 1000 * MS, 0,
-						   count_report, NULL),
+	ASSERT_EQ(t,
+		  lattrack_attach_kind_callback("t-quiet", "syscall", 3600 * 1000 * MS, 0,
+						count_report, NULL),
 		  0);
 	counts_of("t-quiet", &before);
 	uint64_t quiet_before = quiet_calls();
@@ -140,8 +142,9 @@ static void syscall_quiet_calls_follow_the_thresholds(struct ktest *t)
 	EXPECT_EQ(t, after.over, 0);
 	EXPECT_EQ(t, kind_seen.matched, 0);
 
-	EXPECT_EQ(t, lattrack_attach_kind_callback("t-named", "syscall:sched_yield", 0, 0,
-						   count_report, NULL),
+	EXPECT_EQ(t,
+		  lattrack_attach_kind_callback("t-named", "syscall:sched_yield", 0, 0,
+						count_report, NULL),
 		  0);
 	counts_of("t-quiet", &before);
 	for (int i = 0; i < ROUNDS; i++)
@@ -204,9 +207,9 @@ static struct {
 	int round;   /* the waker's: the sleeper waits for it to pass its own */
 	int waiting; /* the sleeper's: the round it waits for now */
 	char waker_name[16];
-	uint64_t named;        /* reports naming the waker thread */
-	uint64_t where;        /* ... whose kernel frames hold wake_the_sleeper */
-	uint64_t wrong_waker;  /* reports naming another waker */
+	uint64_t named;       /* reports naming the waker thread */
+	uint64_t where;       /* ... whose kernel frames hold wake_the_sleeper */
+	uint64_t wrong_waker; /* reports naming another waker */
 } woken;
 
 static bool round_passed(void *arg)
@@ -439,8 +442,7 @@ out:
 
 KTEST_SUITE(lattrack_kinds, KTEST_CASE(syscall_tracker_counts_each_call),
 	    KTEST_CASE(syscall_quiet_calls_follow_the_thresholds),
-	    KTEST_CASE(offcpu_tracker_sees_each_sleep),
-	    KTEST_CASE(offcpu_report_names_the_waker),
+	    KTEST_CASE(offcpu_tracker_sees_each_sleep), KTEST_CASE(offcpu_report_names_the_waker),
 	    KTEST_CASE(irq_tracker_sees_timer_interrupts),
 	    KTEST_CASE(nic_tracker_times_interrupt_to_poll),
 	    KTEST_CASE(nictx_tracker_times_queued_to_done),

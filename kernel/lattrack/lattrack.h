@@ -63,15 +63,15 @@ struct lattrack_report {
 	unsigned out_id; /* event_out's id (NORMAL, LATE), else 0 */
 	/* Filled by the tracker's annotate function (lattrack_set_annotate), if
 	 * any, before the callback and the records see the report; else 0. */
-	uint16_t stack_count;  /* frames in stack, innermost first */
-	uint16_t stack_flags;  /* LATTRACK_STACK_* (uapi/lattrack.h) */
+	uint16_t stack_count;               /* frames in stack, innermost first */
+	uint16_t stack_flags;               /* LATTRACK_STACK_* (uapi/lattrack.h) */
 	uint64_t stack[LATTRACK_STACK_MAX]; /* user (syscall) or kernel (offcpu's waker) */
-	uint32_t waker_tid;    /* offcpu: who woke the key's thread (gettid(); 0: a kernel thread) */
+	uint32_t waker_tid; /* offcpu: who woke the key's thread (gettid(); 0: a kernel thread) */
 	uint32_t waker_cpu;
-	uint32_t waker_flags;  /* LATTRACK_WAKER_* (uapi/lattrack.h) */
-	char waker_name[16];   /* the waker thread's name */
-	uint32_t thread_tid;   /* offcpu: the thread that was off its CPU (0: a kernel thread) */
-	char thread_name[16];  /* its name ("": not known) */
+	uint32_t waker_flags; /* LATTRACK_WAKER_* (uapi/lattrack.h) */
+	char waker_name[16];  /* the waker thread's name */
+	uint32_t thread_tid;  /* offcpu: the thread that was off its CPU (0: a kernel thread) */
+	char thread_name[16]; /* its name ("": not known) */
 };
 
 /* Runs in the context of event_out, event_in or the tracker's timer
@@ -104,8 +104,8 @@ int lattrack_create(const char *name, struct lattrack **out);
 int lattrack_set_threshold_ns(struct lattrack *tracker, uint64_t ns);
 int lattrack_set_timeout_ns(struct lattrack *tracker, uint64_t ns); /* 0: none */
 int lattrack_set_callback(struct lattrack *tracker, lattrack_callback fn, void *context);
-int lattrack_set_key_size(struct lattrack *tracker, unsigned bytes);  /* 1..LATTRACK_KEY_MAX */
-int lattrack_set_priv_size(struct lattrack *tracker, unsigned bytes); /* 0..LATTRACK_PRIV_MAX */
+int lattrack_set_key_size(struct lattrack *tracker, unsigned bytes);   /* 1..LATTRACK_KEY_MAX */
+int lattrack_set_priv_size(struct lattrack *tracker, unsigned bytes);  /* 0..LATTRACK_PRIV_MAX */
 int lattrack_set_max_events(struct lattrack *tracker, unsigned count); /* 1..LATTRACK_EVENTS_MAX */
 int lattrack_set_gc_age_ns(struct lattrack *tracker, uint64_t ns);     /* 0: none */
 int lattrack_set_timer_period_ns(struct lattrack *tracker, uint64_t ns); /* >= 1 ms */
@@ -227,8 +227,8 @@ struct lattrack_snapshot_counts {
  * join points matching patterns, and the thread that takes snapshots.
  * Thread context.  Returns 0, -ENOENT (no such sink), -EBUSY (a trace runs
  * already), or trace_start_flight's error. */
-int lattrack_flight_start(const char *sink_name, const char *directory,
-			  const char *const *patterns, unsigned count);
+int lattrack_flight_start(const char *sink_name, const char *directory, const char *const *patterns,
+			  unsigned count);
 /* Stops the session and the thread.  Returns 0 or -ENOENT (none runs). */
 int lattrack_flight_stop(void);
 bool lattrack_flight_running(void);
@@ -319,7 +319,9 @@ void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc
 #ifdef KERNEL_TESTS
 void lattrack_bench_run_if_requested(void);
 #else
-static inline void lattrack_bench_run_if_requested(void) {} /* test kernel only */
+static inline void lattrack_bench_run_if_requested(void)
+{
+} /* test kernel only */
 #endif
 
 #endif

@@ -39,7 +39,7 @@ static void fill_record(struct lattrack_record *record, const struct lattrack_re
 	    report->key_length < LATTRACK_RECORD_KEY ? report->key_length : LATTRACK_RECORD_KEY;
 	memcpy(record->key, report->key, copy);
 	unsigned frames = report->stack_count < LATTRACK_RECORD_STACK ? report->stack_count
-								     : LATTRACK_RECORD_STACK;
+								      : LATTRACK_RECORD_STACK;
 	record->stack_count = (uint16_t)frames;
 	record->stack_flags = report->stack_flags;
 	memcpy(record->stack, report->stack, frames * sizeof record->stack[0]);

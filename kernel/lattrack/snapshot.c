@@ -109,7 +109,8 @@ static const char *session_argument(char *buffer, size_t size, unsigned sequence
 static int start_session(unsigned sequence)
 {
 	char argument[DIRECTORY_MAX + 16];
-	return trace_start_flight(flight.sink, session_argument(argument, sizeof argument, sequence),
+	return trace_start_flight(flight.sink,
+				  session_argument(argument, sizeof argument, sequence),
 				  flight.patterns, flight.pattern_count);
 }
 
@@ -171,13 +172,13 @@ static int configure(const char *sink_name, const char *directory, const char *c
 	if (!flight.sink)
 		return -ENOENT;
 	if (!directory || strlcpy(flight.directory, directory, sizeof flight.directory) >=
-				  sizeof flight.directory)
+			      sizeof flight.directory)
 		return -EINVAL;
 	return copy_patterns(patterns, count);
 }
 
-static int start_locked(const char *sink_name, const char *directory,
-			const char *const *patterns, unsigned count)
+static int start_locked(const char *sink_name, const char *directory, const char *const *patterns,
+			unsigned count)
 {
 	if (flight.running || trace_running())
 		return -EBUSY;
@@ -186,7 +187,8 @@ static int start_locked(const char *sink_name, const char *directory,
 		return error;
 	flight.stop = false;
 	flight.pending = 0;
-	flight.thread = thread_create(snapshot_thread, NULL, "lattrack-snap", SCHED_PRIORITY_NORMAL);
+	flight.thread =
+	    thread_create(snapshot_thread, NULL, "lattrack-snap", SCHED_PRIORITY_NORMAL);
 	if (!flight.thread)
 		return -ENOMEM;
 	error = start_session(flight.counts.sequence + 1);
@@ -212,8 +214,8 @@ static void leave(void)
 	__atomic_store_n(&flight.busy, false, __ATOMIC_RELEASE);
 }
 
-int lattrack_flight_start(const char *sink_name, const char *directory,
-			  const char *const *patterns, unsigned count)
+int lattrack_flight_start(const char *sink_name, const char *directory, const char *const *patterns,
+			  unsigned count)
 {
 	if (!enter())
 		return -EBUSY;

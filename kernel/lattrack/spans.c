@@ -34,16 +34,16 @@
 #include "sched/sched.h"
 #include "smp/smp.h"
 
-#define SPAN_SLOTS      4
-#define SPAN_NUMBERS    1024 /* join-point indices cached for numbers below this */
-#define NUMBER_UNKNOWN  (-1) /* "syscall:NAME" before its first call */
-#define NUMBER_EVERY    (-2) /* "syscall": every call */
+#define SPAN_SLOTS     4
+#define SPAN_NUMBERS   1024 /* join-point indices cached for numbers below this */
+#define NUMBER_UNKNOWN (-1) /* "syscall:NAME" before its first call */
+#define NUMBER_EVERY   (-2) /* "syscall": every call */
 
 struct span_slot {
 	struct lattrack *tracker; /* NULL: free */
 	int number;
 	char name[LATTRACK_NAME_MAX]; /* the call, for NUMBER_UNKNOWN */
-	uint64_t quiet_base; /* NUMBER_EVERY: the quiet calls before the slot was filled */
+	uint64_t quiet_base;          /* NUMBER_EVERY: the quiet calls before the slot was filled */
 };
 
 static struct span_slot slots[SPAN_SLOTS];
@@ -127,9 +127,9 @@ static inline bool count_span(struct lattrack *tracker, unsigned cpu, uint64_t d
  * name keeps number and counts the span.  Returns the slots over their
  * thresholds.  Interrupts off. */
 static __attribute__((noinline, cold)) unsigned learn_numbers(unsigned unknown, uint64_t number,
-							       const char *name, unsigned cpu,
-							       uint64_t delay,
-							       struct lattrack **over_trackers)
+							      const char *name, unsigned cpu,
+							      uint64_t delay,
+							      struct lattrack **over_trackers)
 {
 	unsigned over = 0;
 	for (; unknown; unknown &= unknown - 1) {
@@ -151,11 +151,9 @@ static __attribute__((noinline, cold)) unsigned learn_numbers(unsigned unknown, 
  * cleared meanwhile may hold another already): their largest delay noted
  * (interrupts off), then reported with interrupts on (a report may walk the
  * user stack) and preemption off, the reader section going on. */
-static __attribute__((noinline, cold)) void report_spans(unsigned over,
-							 struct lattrack *const *over_trackers,
-							 uint64_t number, const char *name,
-							 uint64_t start_tsc, uint64_t delay,
-							 uint64_t flags)
+static __attribute__((noinline, cold)) void
+report_spans(unsigned over, struct lattrack *const *over_trackers, uint64_t number,
+	     const char *name, uint64_t start_tsc, uint64_t delay, uint64_t flags)
 {
 	for (unsigned i = 0; i < SPAN_SLOTS; i++)
 		if (over & (1u << i))
@@ -185,7 +183,8 @@ void lattrack_syscall_span(uint64_t number, const char *name, uint64_t start_tsc
 	struct lattrack *over_trackers[SPAN_SLOTS];
 	uint64_t flags = irq_save();
 	unsigned cpu = this_cpu_id();
-	for (unsigned used = __atomic_load_n(&used_slots, __ATOMIC_ACQUIRE); used; used &= used - 1) {
+	for (unsigned used = __atomic_load_n(&used_slots, __ATOMIC_ACQUIRE); used;
+	     used &= used - 1) {
 		unsigned i = (unsigned)__builtin_ctz(used);
 		struct lattrack *tracker = __atomic_load_n(&slots[i].tracker, __ATOMIC_ACQUIRE);
 		int wanted = __atomic_load_n(&slots[i].number, __ATOMIC_RELAXED);

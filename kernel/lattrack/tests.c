@@ -21,12 +21,12 @@
 #include "trace/trace.h"
 #include "vfs/vfs.h"
 
-#define MS              (1000ULL * 1000)
-#define WAIT_GUARD_MS   5000 /* only against hangs */
-#define STRESS_THREADS  4
-#define STRESS_ROUNDS   3000
-#define STRESS_KEYS     48
-#define STRESS_SERIALS  (STRESS_THREADS * STRESS_ROUNDS)
+#define MS             (1000ULL * 1000)
+#define WAIT_GUARD_MS  5000 /* only against hangs */
+#define STRESS_THREADS 4
+#define STRESS_ROUNDS  3000
+#define STRESS_KEYS    48
+#define STRESS_SERIALS (STRESS_THREADS * STRESS_ROUNDS)
 
 /* What the callbacks saw. */
 static struct {
@@ -184,8 +184,9 @@ static void unique_replaces_shared_stacks(struct ktest *t)
 	EXPECT_EQ(t, seen.calls[LATTRACK_NORMAL], 2);
 	/* keys of other lengths are other keys */
 	uint32_t short_key = 21;
-	EXPECT_EQ(t, lattrack_event_in(tracker, &short_key, sizeof short_key, LATTRACK_IN_UNIQUE,
-				       NULL), 0);
+	EXPECT_EQ(
+	    t, lattrack_event_in(tracker, &short_key, sizeof short_key, LATTRACK_IN_UNIQUE, NULL),
+	    0);
 	EXPECT_EQ(t, lattrack_event_out(tracker, &key, sizeof key, 0), -ENOENT);
 	EXPECT_EQ(t, lattrack_event_out(tracker, &short_key, sizeof short_key, 0), 0);
 	EXPECT_EQ(t, lattrack_destroy(tracker), 0);
@@ -355,8 +356,8 @@ static void callback_from_interrupt(struct ktest *t)
 	ASSERT_TRUE(t, tracker != NULL);
 	ASSERT_EQ(t, lattrack_enable(tracker), 0);
 	irq_done = 0;
-	ASSERT_EQ(t, timer_arm_oneshot_ns(&irq_timer, clock_ns(), in_and_out_from_interrupt,
-					  tracker), 0);
+	ASSERT_EQ(
+	    t, timer_arm_oneshot_ns(&irq_timer, clock_ns(), in_and_out_from_interrupt, tracker), 0);
 	EXPECT_TRUE(t, wait_for(&irq_done, 1));
 	EXPECT_EQ(t, seen.calls[LATTRACK_NORMAL], 1);
 	EXPECT_EQ(t, seen.in_interrupt, 1);
@@ -385,7 +386,8 @@ static void instances_and_setters(struct ktest *t)
 	EXPECT_EQ(t, lattrack_set_timeout_ns(a, MS), -EBUSY);
 	unsigned char big[LATTRACK_KEY_MAX + 1] = {1};
 	EXPECT_EQ(t, lattrack_event_in(a, big, LATTRACK_KEY_MAX, LATTRACK_IN_SHARED, NULL), 0);
-	EXPECT_EQ(t, lattrack_event_in(b, big, LATTRACK_KEY_MAX, LATTRACK_IN_SHARED, NULL), -EINVAL);
+	EXPECT_EQ(t, lattrack_event_in(b, big, LATTRACK_KEY_MAX, LATTRACK_IN_SHARED, NULL),
+		  -EINVAL);
 	EXPECT_EQ(t, lattrack_event_in(a, big, sizeof big, LATTRACK_IN_SHARED, NULL), -EINVAL);
 	EXPECT_EQ(t, lattrack_event_in(b, &key, sizeof key, LATTRACK_IN_SHARED, NULL), 0);
 	EXPECT_TRUE(t, lattrack_contains(b, &key, sizeof key));
@@ -504,7 +506,8 @@ static void ttfb_tracker_times_the_first_send(struct ktest *t)
 		EXPECT_EQ(t, net_bind(server, &any), 0);
 		EXPECT_EQ(t, net_listen(server, 2), 0);
 	}
-	struct thread *client = thread_create(ttfb_client, NULL, "ttfb-client", SCHED_PRIORITY_NORMAL);
+	struct thread *client =
+	    thread_create(ttfb_client, NULL, "ttfb-client", SCHED_PRIORITY_NORMAL);
 	if (server && client && net_accept(server, &peer, &from) == 0) {
 		EXPECT_EQ(t, net_send(peer, "a", 1, 0, NULL), 1);
 		EXPECT_EQ(t, net_send(peer, "b", 1, 0, NULL), 1);
@@ -520,10 +523,10 @@ static void ttfb_tracker_times_the_first_send(struct ktest *t)
 	EXPECT_EQ(t, lattrack_detach("t-ttfb"), 0);
 }
 
-KTEST_SUITE(lattrack, KTEST_CASE(threshold_decides_the_callback),
-	    KTEST_CASE(timeout_then_late_out), KTEST_CASE(unique_replaces_shared_stacks),
-	    KTEST_CASE(garbage_is_collected), KTEST_CASE(exhausted_freelist_drops_and_counts),
-	    KTEST_CASE(concurrent_random_in_out_loses_nothing),
-	    KTEST_CASE(callback_from_interrupt), KTEST_CASE(instances_and_setters),
-	    KTEST_CASE(snapshots_are_rate_limited), KTEST_CASE(wakeup_tracker_sees_wakeups),
-	    KTEST_CASE(ttfb_tracker_times_the_first_send), KTEST_CASE(span_counts_and_reports));
+KTEST_SUITE(lattrack, KTEST_CASE(threshold_decides_the_callback), KTEST_CASE(timeout_then_late_out),
+	    KTEST_CASE(unique_replaces_shared_stacks), KTEST_CASE(garbage_is_collected),
+	    KTEST_CASE(exhausted_freelist_drops_and_counts),
+	    KTEST_CASE(concurrent_random_in_out_loses_nothing), KTEST_CASE(callback_from_interrupt),
+	    KTEST_CASE(instances_and_setters), KTEST_CASE(snapshots_are_rate_limited),
+	    KTEST_CASE(wakeup_tracker_sees_wakeups), KTEST_CASE(ttfb_tracker_times_the_first_send),
+	    KTEST_CASE(span_counts_and_reports));

@@ -36,8 +36,8 @@ static bool is_timeout(const struct lattrack *tracker, const struct lattrack_eve
 }
 
 /* Takes one collectable event out of bucket, or NULL (interrupts off). */
-static struct lattrack_event *take_garbage(struct lattrack *tracker,
-					   struct lattrack_bucket *bucket, uint64_t now)
+static struct lattrack_event *take_garbage(struct lattrack *tracker, struct lattrack_bucket *bucket,
+					   uint64_t now)
 {
 	lattrack_bucket_lock(bucket);
 	struct lattrack_event **link = &bucket->head;

@@ -185,16 +185,17 @@ static uint32_t bucket_count_for(unsigned events)
 
 static int allocate(struct lattrack *tracker)
 {
-	tracker->event_size = (unsigned)(sizeof(struct lattrack_event) +
-					 ((tracker->key_size + 7) & ~7u) +
-					 ((tracker->priv_size + 7) & ~7u));
+	tracker->event_size =
+	    (unsigned)(sizeof(struct lattrack_event) + ((tracker->key_size + 7) & ~7u) +
+		       ((tracker->priv_size + 7) & ~7u));
 	uint32_t buckets = bucket_count_for(tracker->max_events);
 	tracker->bucket_mask = buckets - 1;
 	tracker->buckets = kzalloc(buckets * sizeof *tracker->buckets);
 	tracker->events = kzalloc((size_t)tracker->max_events * tracker->event_size);
 	/* each CPU's part on cache lines of its own (kmalloc aligns to 16) */
 	tracker->cpus_block = kzalloc(cpu_count * sizeof *tracker->cpus + 64);
-	tracker->cpus = (struct lattrack_cpu *)(((uintptr_t)tracker->cpus_block + 63) & ~(uintptr_t)63);
+	tracker->cpus =
+	    (struct lattrack_cpu *)(((uintptr_t)tracker->cpus_block + 63) & ~(uintptr_t)63);
 	if (tracker->buckets && tracker->events && tracker->cpus_block)
 		return 0;
 	kfree(tracker->buckets);

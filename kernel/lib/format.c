@@ -63,8 +63,8 @@ static char *digits(uint64_t value, unsigned base, bool upper, char *end)
 	return p;
 }
 
-static void put_number(struct out *out, const struct spec *spec, uint64_t magnitude,
-		       bool negative, unsigned base, bool upper, const char *prefix)
+static void put_number(struct out *out, const struct spec *spec, uint64_t magnitude, bool negative,
+		       unsigned base, bool upper, const char *prefix)
 {
 	char scratch[24];
 	char *end = scratch + sizeof scratch;

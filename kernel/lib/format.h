@@ -17,6 +17,6 @@
  * always terminated when size > 0. */
 int vsnprintf(char *buffer, size_t size, const char *format, va_list args);
 int snprintf(char *buffer, size_t size, const char *format, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -273,8 +273,8 @@ void vm_space_destroy(struct address_space *space)
 	ASSERT(space != &kernel_space);
 	preempt_disable();
 	drop_space_here(space);
-	uint64_t holders = __atomic_load_n(&space->active_cpus, __ATOMIC_SEQ_CST) &
-			   ~SMP_CPU_BIT(this_cpu_id());
+	uint64_t holders =
+	    __atomic_load_n(&space->active_cpus, __ATOMIC_SEQ_CST) & ~SMP_CPU_BIT(this_cpu_id());
 	if (holders && smp_call(holders, drop_space_here, space, SMP_CALL_WAIT))
 		panic("vm: an address space destroyed from an interrupt handler");
 	preempt_enable();

@@ -90,8 +90,8 @@ int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t en
  * failure) from file_offset at [start, end): its pages are the file's cached
  * pages, mapped on first touch.  Returns 0, -EINVAL (overlap, range),
  * -ENOMEM. */
-int memory_map_shared_file(struct proc_memory *memory, uint64_t start, uint64_t end,
-			   unsigned flags, void *file, uint64_t file_offset);
+int memory_map_shared_file(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags,
+			   void *file, uint64_t file_offset);
 /* msync: writes back the shared file mappings in [start, end).  Returns 0,
  * -ENOMEM (part of the range is not mapped), or the write-back's error. */
 int memory_sync(struct proc_memory *memory, uint64_t start, uint64_t end);
@@ -166,10 +166,10 @@ struct process {
 	int exit_status;                   /* wait status word, once a zombie */
 	volatile uint32_t pending_signals; /* bit per signal number */
 	volatile uint32_t ignored_signals; /* bit per signal set to SIG_IGN (kept across exec) */
-	int pgid;                          /* process group and session (session.c), under proc_lock */
+	int pgid; /* process group and session (session.c), under proc_lock */
 	int sid;
-	volatile bool stopped;             /* stopped by SIGTSTP/SIGSTOP until SIGCONT */
-	bool stop_reported;                /* wait4(WUNTRACED) has told the parent */
+	volatile bool stopped; /* stopped by SIGTSTP/SIGSTOP until SIGCONT */
+	bool stop_reported;    /* wait4(WUNTRACED) has told the parent */
 
 	struct process *first_child; /* under proc_lock */
 	struct process *next_sibling;
@@ -179,11 +179,11 @@ struct process {
 
 	struct trap_frame start_frame; /* the registers the thread enters user mode with */
 
-	uint8_t trace_slot;    /* its entry in the trace map (kernel/trace/uscope.c), 0: none */
+	uint8_t trace_slot; /* its entry in the trace map (kernel/trace/uscope.c), 0: none */
 	uint64_t own_code_start, own_code_end; /* its program's own code (exec_image's) */
 	struct cfi_tables unwind;              /* its program's unwind tables (exec_image's) */
-	uint64_t final_cpu_ns; /* its thread's time on a CPU, once a zombie */
-	int final_cpu;         /* the CPU it ended on */
+	uint64_t final_cpu_ns;                 /* its thread's time on a CPU, once a zombie */
+	int final_cpu;                         /* the CPU it ended on */
 
 	struct proc_cred cred; /* fork copies it, exec keeps it */
 };

@@ -136,8 +136,8 @@ static void unmap_file_pages(struct proc_memory *memory, const struct proc_regio
 		    vm_unmap(memory->space, page) < 0)
 			continue;
 		memory->pages--;
-		proc_map_unpage(r->file, r->file_offset + (page - r->start), (flags & VM_WRITE) != 0,
-				phys);
+		proc_map_unpage(r->file, r->file_offset + (page - r->start),
+				(flags & VM_WRITE) != 0, phys);
 	}
 }
 
@@ -241,8 +241,8 @@ int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t en
 	return 0;
 }
 
-int memory_map_shared_file(struct proc_memory *memory, uint64_t start, uint64_t end,
-			   unsigned flags, void *file, uint64_t file_offset)
+int memory_map_shared_file(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags,
+			   void *file, uint64_t file_offset)
 {
 	int error = -ENOMEM;
 	struct proc_region *r = NULL;

@@ -42,9 +42,7 @@ struct proc_module_slots {
 static inline struct process *proc_current(void)
 {
 	struct process *process;
-	__asm__ volatile("movq %%gs:%c1, %0"
-			 : "=r"(process)
-			 : "i"(offsetof(struct cpu, process)));
+	__asm__ volatile("movq %%gs:%c1, %0" : "=r"(process) : "i"(offsetof(struct cpu, process)));
 	return process;
 }
 /* Accessors.  proc_parent_pid is 0 for init and orphans' reapers. */

@@ -462,8 +462,7 @@ static struct process *adopter_locked(const struct process *p)
  * (linked through next_sibling) for the caller to free.  The groups of the
  * children that stay are appended to groups[] (PROC_MAX + 1 entries), whose
  * count *group_count is, for the orphaned-group rule. */
-static struct process *give_away_children_locked(struct process *p, int *groups,
-						 int *group_count)
+static struct process *give_away_children_locked(struct process *p, int *groups, int *group_count)
 {
 	struct process *zombies = NULL, *adopter = adopter_locked(p);
 	while (p->first_child) {
@@ -565,8 +564,7 @@ static bool wanted(const struct process *self, const struct process *c, int pid)
 /* Finds a waitable child: returns the zombie to reap (or, with WUNTRACED, a
  * child that stopped and was not reported yet), or NULL with *found telling
  * whether any matching child exists. */
-static struct process *find_waitable_locked(struct process *self, int pid, int options,
-					    bool *found)
+static struct process *find_waitable_locked(struct process *self, int pid, int options, bool *found)
 {
 	*found = false;
 	for (struct process *c = self->first_child; c; c = c->next_sibling) {

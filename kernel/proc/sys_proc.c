@@ -11,9 +11,9 @@
 #include "lib/string.h"
 #include "proc/internal.h"
 #include "syscall/syscall.h"
+#include "telemetry/tracepoint.h"
 #include "time/time.h"
 #include "uaccess/uaccess.h"
-#include "telemetry/tracepoint.h"
 
 #define PATH_MAX      4096
 #define EXEC_ARGS_MAX 4096 /* argv plus envp entries */
@@ -444,7 +444,8 @@ SYSCALL_DEFINE3(ms_getprocs, void *, buffer, int, count, size_t, entry_size)
 	int copied = total < count ? total : count;
 	long error = 0;
 	for (int i = 0; i < copied && !error; i++) {
-		char *to = (char *)buffer + (size_t)i * (with_wait ? sizeof *info : sizeof info->info);
+		char *to =
+		    (char *)buffer + (size_t)i * (with_wait ? sizeof *info : sizeof info->info);
 		error = with_wait ? copy_to_user(to, &info[i], sizeof info[i])
 				  : copy_to_user(to, &info[i].info, sizeof info[i].info);
 	}

@@ -23,8 +23,8 @@
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
 #include "smp/smp.h"
-#include "time/time.h"
 #include "telemetry/tracepoint.h"
+#include "time/time.h"
 
 uint64_t sched_reserved_cpus;       /* reserved for monitors (internal.h) */
 static uint64_t monitor_cpus_asked; /* monitor_cpus= on the command line */
@@ -64,7 +64,8 @@ static inline __attribute__((always_inline)) uint64_t allowed_cpus(const struct 
 	if (!allowed)
 		return online;
 	if (!(t->flags & THREAD_MONITOR)) {
-		uint64_t ordinary = allowed & ~__atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED);
+		uint64_t ordinary =
+		    allowed & ~__atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED);
 		if (ordinary)
 			allowed = ordinary;
 	}
@@ -309,7 +310,8 @@ int cpu_reserve_for_monitors(unsigned index)
 {
 	if (!smp_cpu_online(index))
 		return -EINVAL;
-	uint64_t reserved = __atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED) | SMP_CPU_BIT(index);
+	uint64_t reserved =
+	    __atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED) | SMP_CPU_BIT(index);
 	if (!(smp_online_mask() & ~reserved))
 		return -EBUSY;
 	__atomic_or_fetch(&sched_reserved_cpus, SMP_CPU_BIT(index), __ATOMIC_SEQ_CST);

@@ -116,7 +116,7 @@ struct run_queue {
 struct waiter {
 	struct sched_link link;
 	struct thread *thread;
-	bool queued; /* still on the list: nobody has picked it to wake */
+	bool queued;        /* still on the list: nobody has picked it to wake */
 	waitq_cond_fn cond; /* what it waits for (waitq_wake_ready asks it) */
 	void *arg;
 };
@@ -163,7 +163,7 @@ extern uint64_t sched_reserved_cpus;
  * a monitor, or t's affinity names monitor CPUs only (then those are what
  * it has).  False may still be allowed (an affinity with no CPU online). */
 static inline __attribute__((always_inline)) bool sched_cpu_allowed_quickly(const struct thread *t,
-									  unsigned index)
+									    unsigned index)
 {
 	uint64_t bit = 1ull << index;
 	uint64_t affinity = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);

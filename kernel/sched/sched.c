@@ -228,8 +228,8 @@ uint64_t thread_cpu_time_ns(const struct thread *t)
 /* The sched.switch join point: a notification just before every switch from
  * prev to next (run queue lock held, interrupts off), since the switch itself
  * does not return to its caller as a join point must. */
-JOINPOINT_DEFINE_VOID_NOSLEEP_AS(sched, switch, sched_note_switch, struct thread *, prev, struct thread *,
-			 next)
+JOINPOINT_DEFINE_VOID_NOSLEEP_AS(sched, switch, sched_note_switch, struct thread *, prev,
+				 struct thread *, next)
 {
 }
 
@@ -414,7 +414,8 @@ static bool wakeup_locked(struct run_queue *from, struct run_queue *to, struct t
 		to = from; /* the affinity changed meanwhile: the switch-out path moves it */
 	t->cpu = to->cpu->id;
 	if (tracepoint_on()) {
-		struct trace_sched_wakeup event = {.tid = (int32_t)t->id, .target_cpu = (int32_t)t->cpu};
+		struct trace_sched_wakeup event = {.tid = (int32_t)t->id,
+						   .target_cpu = (int32_t)t->cpu};
 		tracepoint_record_irqs_off(TRACE_SCHED_WAKEUP, rdtsc(), &event, sizeof event);
 	}
 	rq_enqueue(to, t, clock_ns());
@@ -515,9 +516,8 @@ handoff_here(struct cpu *cpu, struct thread *next, struct spinlock *held, uint64
 	if (__atomic_load_n(&next->cpu, __ATOMIC_RELAXED) != index)
 		return false;
 	spin_lock_handed(&here->lock);
-	if (next->cpu != index || self->state != THREAD_BLOCKED ||
-	    next->state != THREAD_BLOCKED || !sched_cpu_allowed_quickly(next, index) ||
-	    rq_best_priority(here) > next->priority) {
+	if (next->cpu != index || self->state != THREAD_BLOCKED || next->state != THREAD_BLOCKED ||
+	    !sched_cpu_allowed_quickly(next, index) || rq_best_priority(here) > next->priority) {
 		spin_unlock_handed(&here->lock);
 		return false;
 	}

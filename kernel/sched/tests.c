@@ -735,7 +735,7 @@ static void stale_clock_scenario(struct ktest *t)
 	++p.sequence;
 	sched_prepare_block();
 	sched_handoff_at(p.partner, &p.lock, flags, 0, 1); /* a reading from boot */
-	while (!p.first_woken) { /* spurious wake-ups */
+	while (!p.first_woken) {                           /* spurious wake-ups */
 		flags = spin_lock_irqsave(&p.lock);
 		if (!p.first_woken)
 			sched_prepare_block();

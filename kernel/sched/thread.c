@@ -324,11 +324,12 @@ void thread_trace_names(void)
 	cpu_set_untraced(this_cpu(), false);
 	for (struct sched_link *l = all_threads.next; l != &all_threads; l = l->next) {
 		struct thread *t = container_of(l, struct thread, all_link);
-		struct trace_thread_name event = {
-		    .pid = t->process ? proc_pid(t->process) : 0, .tid = (int32_t)t->id};
+		struct trace_thread_name event = {.pid = t->process ? proc_pid(t->process) : 0,
+						  .tid = (int32_t)t->id};
 		/* A process's thread by its program (it may have been forked under
 		 * another one's name and exec'd since), as process_exec names it. */
-		strlcpy(event.name, t->process ? proc_name(t->process) : t->name, sizeof event.name);
+		strlcpy(event.name, t->process ? proc_name(t->process) : t->name,
+			sizeof event.name);
 		tracepoint_write(TRACE_THREAD_NAME, &event, sizeof event); /* any scope */
 	}
 	cpu_set_untraced(this_cpu(), untraced);

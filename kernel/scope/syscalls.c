@@ -265,8 +265,8 @@ static long counter(struct scope_ctl *c, struct text *t)
 			found = true;
 		}
 	}
-	const struct linker_histogram *h = error || found ? NULL
-							  : linker_hist_find(store, c->counter);
+	const struct linker_histogram *h =
+	    error || found ? NULL : linker_hist_find(store, c->counter);
 	if (h) {
 		c->value = (int64_t)h->count;
 		histogram_line(t, h);
@@ -318,7 +318,8 @@ static long control(struct scope_ctl *c, struct text *t)
 		struct aspect *a;
 		int error = linker_load_file(c->name, &a, c->error, sizeof c->error);
 		struct aspect_stats stats;
-		if (!error && aspect_get_stats(a, &stats) == 0) /* the answer names what was loaded */
+		if (!error &&
+		    aspect_get_stats(a, &stats) == 0) /* the answer names what was loaded */
 			strlcpy(c->name, stats.name, sizeof c->name);
 		return error;
 	}
@@ -333,10 +334,11 @@ static long control(struct scope_ctl *c, struct text *t)
 	if (c->op == SCOPE_CLEAR) {
 		long error = aspect_clear_counters(c->name);
 		if (error == -EBUSY)
-			snprintf(c->error, sizeof c->error, "'%s' is linked: unlink it first", c->name);
-		else if (error)
-			snprintf(c->error, sizeof c->error, "no aspect called '%s', nor values kept of one",
+			snprintf(c->error, sizeof c->error, "'%s' is linked: unlink it first",
 				 c->name);
+		else if (error)
+			snprintf(c->error, sizeof c->error,
+				 "no aspect called '%s', nor values kept of one", c->name);
 		return error;
 	}
 	struct aspect *a = aspect_find(c->name);
@@ -377,7 +379,8 @@ static size_t strip_prefixes(char *messages, size_t length)
 			size_t close = i;
 			while (close < length && messages[close] != ']' && messages[close] != '\n')
 				close++;
-			if (close + 1 < length && messages[close] == ']' && messages[close + 1] == ' ') {
+			if (close + 1 < length && messages[close] == ']' &&
+			    messages[close + 1] == ' ') {
 				i = close + 2;
 				continue;
 			}
@@ -423,8 +426,8 @@ static long control_with_messages(struct scope_ctl *c, struct text *t)
 
 static bool changes_an_aspect(enum scope_op op)
 {
-	return op == SCOPE_LOAD || op == SCOPE_LINK || op == SCOPE_RELINK ||
-	       op == SCOPE_UNLINK || op == SCOPE_UNLOAD;
+	return op == SCOPE_LOAD || op == SCOPE_LINK || op == SCOPE_RELINK || op == SCOPE_UNLINK ||
+	       op == SCOPE_UNLOAD;
 }
 
 SYSCALL_DEFINE1(ms_scope_ctl, struct scope_ctl *, user_ctl)

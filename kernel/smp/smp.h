@@ -66,7 +66,9 @@ void smp_drop_next_call_ipi(void);
 #ifdef KERNEL_TESTS
 void smp_bench_run_if_requested(void);
 #else
-static inline void smp_bench_run_if_requested(void) {} /* benchmarks: test kernel only */
+static inline void smp_bench_run_if_requested(void)
+{
+} /* benchmarks: test kernel only */
 #endif
 
 /* Grace periods.  A reader section is any stretch with preemption off

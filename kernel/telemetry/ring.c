@@ -157,7 +157,7 @@ static void write_header(struct tel_record *r, uint16_t type, uint64_t bytes, ui
 static uint8_t kind_for(const struct tel_ring *ring, uint64_t time)
 {
 	return time - ring->last_time <= UINT32_MAX && ring->head < ring->next_sync ? TEL_COMPACT
-										     : TEL_EXTENDED;
+										    : TEL_EXTENDED;
 }
 
 /* Where the fast path must stop, from end (the head after this record): the
@@ -245,7 +245,8 @@ static uint64_t record_size_at(const struct tel_ring *ring, uint64_t position, u
 {
 	const struct tel_record *r = record_at(ring, position);
 	uint64_t size = tel_record_bytes(r);
-	if (size < sizeof *r || size > ring->record_max || size > head - position || (position & (ring->size - 1)) + size > ring->size)
+	if (size < sizeof *r || size > ring->record_max || size > head - position ||
+	    (position & (ring->size - 1)) + size > ring->size)
 		return 0;
 	return size;
 }
@@ -323,7 +324,8 @@ static struct published read_published(const struct tel_ring *ring)
 		uint64_t commits = load_acquire(&ring->commits);
 		struct published p = {.head = load_acquire(&ring->head),
 				      .produced = commits / 2,
-				      .last_time = __atomic_load_n(&ring->last_time, __ATOMIC_ACQUIRE),
+				      .last_time =
+					  __atomic_load_n(&ring->last_time, __ATOMIC_ACQUIRE),
 				      .pad_at = __atomic_load_n(&ring->pad_at, __ATOMIC_ACQUIRE)};
 		if (!(commits & 1) && load_acquire(&ring->commits) == commits)
 			return p;

@@ -159,7 +159,8 @@ static inline void *tel_ring_reserve_end(struct tel_ring *ring, uint16_t type, u
 		return payload;
 	}
 	struct tel_record *r = (struct tel_record *)(ring->data + (head & ring->mask));
-	*r = (struct tel_record){.type = type, .words = (uint8_t)(record / 8), .time = (uint32_t)time};
+	*r = (struct tel_record){
+	    .type = type, .words = (uint8_t)(record / 8), .time = (uint32_t)time};
 	ring->last_time = time;
 	*end = head + record;
 	return r + 1;

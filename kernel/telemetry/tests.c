@@ -319,7 +319,8 @@ static void this_ring_takes_records_in_place(struct ktest *t)
 	int64_t bytes = tel_channel_read(ch, cpu, buffer, sizeof buffer);
 	int whole = 0;
 	uint64_t last = 0;
-	for (int64_t at = 0; at < bytes; at += (int64_t)tel_record_bytes((const void *)(buffer + at))) {
+	for (int64_t at = 0; at < bytes;
+	     at += (int64_t)tel_record_bytes((const void *)(buffer + at))) {
 		const struct tel_record *r = (const void *)(buffer + at);
 		const uint64_t *p = tel_record_payload(r);
 		whole += r->type == 9 && tel_record_payload_bytes(r) == 40 &&

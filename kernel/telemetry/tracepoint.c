@@ -32,8 +32,8 @@ static void refresh_trace_ring(void *unused)
 void tracepoint_set_channel(struct tel_channel *channel, enum tracepoint_scope scope)
 {
 	for (unsigned i = 0; i < cpu_count; i++)
-		__atomic_store_n(&cpus[i].stream_ring, channel ? tel_channel_ring(channel, i) : NULL,
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&cpus[i].stream_ring,
+				 channel ? tel_channel_ring(channel, i) : NULL, __ATOMIC_RELEASE);
 	uint64_t flags = irq_save(); /* this CPU first: before smp_init no call reaches it */
 	refresh_trace_ring(NULL);
 	irq_restore(flags);

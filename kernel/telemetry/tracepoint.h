@@ -90,7 +90,7 @@ static inline bool tracepoint_stacks_on(void)
 
 /* An event now, if a trace runs: one load and a branch when none does. */
 static inline __attribute__((always_inline)) void tracepoint(uint16_t type, const void *payload,
-							   uint32_t length)
+							     uint32_t length)
 {
 	if (tracepoint_on())
 		tracepoint_record(type, rdtsc(), payload, length);

@@ -86,8 +86,7 @@ static void report(const char *name, uint64_t ticks, uint64_t baseline)
 		      over / (int64_t)BENCH_CALLS);
 }
 
-static int discard(void *context, uint16_t kind, uint16_t stream, const void *data,
-		   uint32_t length)
+static int discard(void *context, uint16_t kind, uint16_t stream, const void *data, uint32_t length)
 {
 	return 0;
 }

@@ -23,8 +23,9 @@ static int set_trace(const char *value)
 	boot_requested = true;
 	return 0;
 }
-KERNEL_PARAM(trace, set_trace,
-	     "PATTERN[,PATTERN...] or on: record from the boot (into the virtio console, or /trace)");
+KERNEL_PARAM(
+    trace, set_trace,
+    "PATTERN[,PATTERN...] or on: record from the boot (into the virtio console, or /trace)");
 
 /* Splits boot_patterns at commas ("on" alone: no join point). */
 static unsigned split_patterns(const char **patterns)

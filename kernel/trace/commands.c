@@ -56,8 +56,10 @@ static int start(int argc, char **argv)
 			     : trace_start(sink, argument, patterns, argc - first);
 	if (!error)
 		kshell_print("trace: recording%s into %s%s%s\n",
-			     flight ? " (flight recorder)" : stacks ? " (stacks only)" : "", sink->name,
-			     *argument ? " " : "", argument);
+			     flight   ? " (flight recorder)"
+			     : stacks ? " (stacks only)"
+				      : "",
+			     sink->name, *argument ? " " : "", argument);
 	else if (error == -ENOENT)
 		kshell_print("trace: a pattern matches no join point\n");
 	return error;
@@ -97,10 +99,11 @@ static int trace_command(int argc, char **argv)
 	return KSHELL_USAGE;
 }
 
-KSHELL_COMMAND(trace, trace_command,
-	       "trace start [--flight] [-o console|file:DIR] [PATTERN...] | start --stacks [-o SINK] | "
-	       "snapshot | stop | status",
-	       "record the kernel's events and join points, out of the OS as a CTF trace");
+KSHELL_COMMAND(
+    trace, trace_command,
+    "trace start [--flight] [-o console|file:DIR] [PATTERN...] | start --stacks [-o SINK] | "
+    "snapshot | stop | status",
+    "record the kernel's events and join points, out of the OS as a CTF trace");
 
 /* ---- uscope: the trace map ------------------------------------------------ */
 
@@ -165,8 +168,9 @@ static int uscope_command(int argc, char **argv)
 	return KSHELL_USAGE;
 }
 
-KSHELL_COMMAND(uscope, uscope_command,
-	       "uscope trace NAME|PATH [--events PATTERN] [--mode 1-4] [--budget S] | untrace NAME | "
-	       "list",
-	       "user stacks of a named application at its system calls and join points, into the "
-	       "trace stream");
+KSHELL_COMMAND(
+    uscope, uscope_command,
+    "uscope trace NAME|PATH [--events PATTERN] [--mode 1-4] [--budget S] | untrace NAME | "
+    "list",
+    "user stacks of a named application at its system calls and join points, into the "
+    "trace stream");

@@ -75,7 +75,7 @@ int trace_store_file(const char *name, const void *data, size_t length)
 }
 
 static void answer(const struct trace_sink *sink, const char *format, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void answer(const struct trace_sink *sink, const char *format, ...)
 {
 	char text[160];
@@ -116,7 +116,9 @@ static int start_from_line(const struct trace_sink *sink, char **words, unsigned
 		answer(sink, "trace start: error %d\n", error);
 	else
 		answer(sink, "trace started%s\n",
-		       flight ? " (flight recorder)" : stacks ? " (stacks only)" : "");
+		       flight   ? " (flight recorder)"
+		       : stacks ? " (stacks only)"
+				: "");
 	return error;
 }
 
@@ -133,7 +135,8 @@ int trace_control_line(const struct trace_sink *sink, const char *line)
 		return start_from_line(sink, words + 2, count - 2);
 	if (count == 2 && !strcmp(words[0], "trace") && !strcmp(words[1], "snapshot")) {
 		int error = trace_snapshot();
-		answer(sink, error ? "trace snapshot: no flight recorder runs\n" : "snapshot sent\n");
+		answer(sink,
+		       error ? "trace snapshot: no flight recorder runs\n" : "snapshot sent\n");
 		return error;
 	}
 	if (count == 2 && !strcmp(words[0], "trace") && !strcmp(words[1], "stop")) {

@@ -32,14 +32,16 @@ struct builtin_event {
 	size_t size; /* of the payload struct, checked against the fields */
 };
 
-#define NAME_FIELD "char_t", "name[" TRACE_NAME_MAX_TEXT "]"
+#define NAME_FIELD          "char_t", "name[" TRACE_NAME_MAX_TEXT "]"
 #define TRACE_NAME_MAX_TEXT "16"
 _Static_assert(TRACE_NAME_MAX == 16, "the metadata spells the name length out");
 
 static const struct builtin_event builtin_events[] = {
     {TRACE_SCHED_SWITCH,
      "sched_switch",
-     {{"int32_t", "prev_tid"}, {"int32_t", "next_tid"}, {"int32_t", "prev_state"},
+     {{"int32_t", "prev_tid"},
+      {"int32_t", "next_tid"},
+      {"int32_t", "prev_state"},
       {"int32_t", "next_pid"}},
      sizeof(struct trace_sched_switch)},
     {TRACE_SCHED_WAKEUP,
@@ -68,12 +70,16 @@ static const struct builtin_event builtin_events[] = {
      sizeof(struct trace_syscall_exit)},
     {TRACE_PAGE_FAULT,
      "page_fault",
-     {{"uint64_hex_t", "address"}, {"uint64_hex_t", "ip"}, {"uint32_t", "error_code"},
+     {{"uint64_hex_t", "address"},
+      {"uint64_hex_t", "ip"},
+      {"uint32_t", "error_code"},
       {"int32_t", "tid"}},
      sizeof(struct trace_page_fault)},
     {TRACE_PROCESS_FORK,
      "process_fork",
-     {{"int32_t", "parent_pid"}, {"int32_t", "child_pid"}, {"int32_t", "child_tid"},
+     {{"int32_t", "parent_pid"},
+      {"int32_t", "child_pid"},
+      {"int32_t", "child_tid"},
       {"int32_t", "reserved"}},
      sizeof(struct trace_process_fork)},
     {TRACE_PROCESS_EXEC,
@@ -98,13 +104,19 @@ static const struct builtin_event builtin_events[] = {
      sizeof(struct trace_mark)},
     {TRACE_USER_STACK,
      "user_stack",
-     {{"int32_t", "tid"}, {"uint16_t", "count"}, {"uint16_t", "flags"},
+     {{"int32_t", "tid"},
+      {"uint16_t", "count"},
+      {"uint16_t", "flags"},
       {"uint64_hex_t", "frames[count]"}},
      sizeof(struct trace_user_stack)},
     {TRACE_USER_STACK_DEF,
      "user_stack_def",
-     {{"int32_t", "tid"}, {"uint16_t", "count"}, {"uint16_t", "flags"}, {"uint32_t", "id"},
-      {"uint32_t", "reserved"}, {"uint64_hex_t", "frames[count]"}},
+     {{"int32_t", "tid"},
+      {"uint16_t", "count"},
+      {"uint16_t", "flags"},
+      {"uint32_t", "id"},
+      {"uint32_t", "reserved"},
+      {"uint64_hex_t", "frames[count]"}},
      sizeof(struct trace_user_stack_def)},
     {TRACE_USER_STACK_REF,
      "user_stack_ref",
@@ -214,7 +226,8 @@ static void put_stream(struct ctf_text *out)
 
 static void put_event(struct ctf_text *out, unsigned id, const char *name, const char *suffix)
 {
-	put(out, "event {\n\tname = \"%s%s\";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n",
+	put(out,
+	    "event {\n\tname = \"%s%s\";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n",
 	    name, suffix, id);
 }
 

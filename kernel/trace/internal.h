@@ -12,8 +12,7 @@ extern const struct jp_advice trace_record_sleeping;
 extern const struct jp_advice trace_record_nosleep;
 /* The call record of join point index (its place in the registry), in C: the
  * fast path's way out for every case but the common one, and record.c's. */
-void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argument,
-			    uint64_t result);
+void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argument, uint64_t result);
 /* What the drain thread does once: every CPU's records into packets for the
  * sink.  Returns the records moved.  For the benchmark, which holds the
  * drain thread off with interrupts. */
@@ -33,7 +32,9 @@ bool trace_cannot_sleep(const struct joinpoint *jp);
 #ifdef KERNEL_TESTS
 void trace_bench_run_if_requested(void);
 #else
-static inline void trace_bench_run_if_requested(void) {} /* benchmarks: test kernel only */
+static inline void trace_bench_run_if_requested(void)
+{
+} /* benchmarks: test kernel only */
 #endif
 
 #endif

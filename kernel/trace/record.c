@@ -84,12 +84,11 @@ static void stamp_entry(struct jp_context *context, void *cookie)
 	context->entry_tsc = rdtsc();
 }
 
-void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argument,
-			    uint64_t result)
+void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argument, uint64_t result)
 {
 	uint64_t now = rdtsc(), duration = now - entry_tsc;
-	uint64_t words[2] = {argument,
-			     (uint32_t)result | (duration > UINT32_MAX ? UINT32_MAX : duration) << 32};
+	uint64_t words[2] = {argument, (uint32_t)result |
+					   (duration > UINT32_MAX ? UINT32_MAX : duration) << 32};
 	tracepoint_record((uint16_t)TRACE_JP_EVENT(index, TRACE_JP_CALL), now, words, sizeof words);
 	if (this_cpu()->user_stacks) /* a traced process's stack follows its call record */
 		uscope_record_joinpoint_stack(__joinpoints_start[index].name);
@@ -126,8 +125,9 @@ const struct jp_advice trace_record_sleeping = {.name = "trace",
  * where the recorder is alone on its join point. */
 extern const char trace_record_fast0[], trace_record_fast1[];
 
-const struct jp_advice trace_record_nosleep = {.name = "trace",
-					       .before = stamp_entry,
-					       .after = record_call,
-					       .priority = -100,
-					       .fast_path = {trace_record_fast0, trace_record_fast1}};
+const struct jp_advice trace_record_nosleep = {
+    .name = "trace",
+    .before = stamp_entry,
+    .after = record_call,
+    .priority = -100,
+    .fast_path = {trace_record_fast0, trace_record_fast1}};

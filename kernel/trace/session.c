@@ -35,10 +35,10 @@
 
 #define TRACE_RING_BYTES (512 * 1024)
 /* The packet buffer: a header and a whole ring (a snapshot takes it all). */
-#define PACKET_PAGES       (TRACE_RING_BYTES / PAGE_SIZE + 1)
+#define PACKET_PAGES (TRACE_RING_BYTES / PAGE_SIZE + 1)
 /* A stream packet's records at most (16 of the console's 4 KiB transmit
  * descriptors, copied or lent); a ring that holds more is read in walks. */
-#define PACKET_RECORDS     (64 * 1024)
+#define PACKET_RECORDS (64 * 1024)
 /* A packet lent to a sink that reads it in place: a header and PACKET_RECORDS
  * (records a walk copies); records lent where they lie, as many. */
 #define LENT_PACKET_PAGES (PACKET_RECORDS / PAGE_SIZE + 1)
@@ -47,13 +47,13 @@
  * goes again at once).  A ring read more often holds less than a packet and
  * is taken without a walk; a pass costs a wake-up, two switches and a frame
  * per stream, so an idle trace sleeps longer. */
-#define DRAIN_IDLE_NS      (5 * 1000 * 1000)
-#define DRAIN_BUSY_NS      (1000 * 1000)
+#define DRAIN_IDLE_NS (5 * 1000 * 1000)
+#define DRAIN_BUSY_NS (1000 * 1000)
 
 struct session {
 	bool running;
-	bool flight; /* flight recorder: no drainer, snapshots on request */
-	bool stacks_only; /* the trace map's stacks and their system calls only */
+	bool flight;                     /* flight recorder: no drainer, snapshots on request */
+	bool stacks_only;                /* the trace map's stacks and their system calls only */
 	struct tel_channel *channels[2]; /* stream, flight recorder: made once */
 	volatile bool stopping;
 	const struct trace_sink *sink;
@@ -98,9 +98,8 @@ static void new_uuid(uint8_t uuid[16])
 /* Writes the metadata and hands it to the sink. */
 static int send_metadata(const uint8_t uuid[16])
 {
-	struct ctf_trace trace = {.clock_hz = clock_tsc_hz(),
-				  .joinpoints = jp_count(),
-				  .joinpoint_name = joinpoint_name};
+	struct ctf_trace trace = {
+	    .clock_hz = clock_tsc_hz(), .joinpoints = jp_count(), .joinpoint_name = joinpoint_name};
 	memcpy(trace.uuid, uuid, 16);
 	struct ctf_text text = {0};
 	ctf_write_metadata(&text, &trace);
@@ -219,8 +218,8 @@ static uint64_t drain_cpu(unsigned cpu)
 	struct ctf_stream *stream = &session.streams[cpu];
 	uint8_t *packet;
 	uint64_t before = stream->events;
-	uint64_t size = session.flight ? seal_flight_packet(cpu, &packet)
-				       : seal_stream_packet(cpu, &packet);
+	uint64_t size =
+	    session.flight ? seal_flight_packet(cpu, &packet) : seal_stream_packet(cpu, &packet);
 	if (!size)
 		return 0;
 	uint64_t count = stream->events - before;
@@ -287,10 +286,10 @@ void trace_get_counts(struct trace_end *counts)
 	tel_channel_get_totals(session.channel, &now);
 	uint64_t refused = now.dropped - session.base.dropped;
 	uint64_t by_sink = __atomic_load_n(&session.refused_by_sink, __ATOMIC_RELAXED);
-	*counts = (struct trace_end){
-	    .recorded = now.produced - session.base.produced + refused,
-	    .delivered = __atomic_load_n(&session.delivered, __ATOMIC_RELAXED),
-	    .dropped = refused + by_sink};
+	*counts =
+	    (struct trace_end){.recorded = now.produced - session.base.produced + refused,
+			       .delivered = __atomic_load_n(&session.delivered, __ATOMIC_RELAXED),
+			       .dropped = refused + by_sink};
 	if (session.flight) /* overwritten, skipped, or never asked for */
 		counts->dropped = counts->recorded - counts->delivered;
 }
@@ -335,7 +334,8 @@ static int attach_patterns(const char *const *patterns, unsigned count)
 	for (unsigned i = 0; i < count; i++) {
 		int nosleep = attach_kind(patterns[i], trace_cannot_sleep, &trace_record_nosleep);
 		int sleeping =
-		    nosleep < 0 ? 0 : attach_kind(patterns[i], trace_may_sleep, &trace_record_sleeping);
+		    nosleep < 0 ? 0
+				: attach_kind(patterns[i], trace_may_sleep, &trace_record_sleeping);
 		int error = nosleep < 0 ? nosleep : sleeping < 0 ? sleeping : 0;
 		if (!error && !nosleep && !sleeping)
 			error = -ENOENT;
@@ -450,8 +450,7 @@ enum start_kind { START_STREAM, START_FLIGHT, START_STACKS };
 static int start(const struct trace_sink *sink, const char *argument, const char *const *patterns,
 		 unsigned count, enum start_kind kind)
 {
-	if (!sink || !sink->frame || count > TRACE_PATTERNS_MAX ||
-	    (kind == START_STACKS && count))
+	if (!sink || !sink->frame || count > TRACE_PATTERNS_MAX || (kind == START_STACKS && count))
 		return -EINVAL;
 	mutex_lock(&start_stop);
 	int error = -EBUSY;

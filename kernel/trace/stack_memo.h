@@ -93,8 +93,7 @@ stack_memo_same_key(const struct stack_memo_key *a, const struct stack_memo_key 
  * stamp the same: each is still where it was read)?  Unrolled from the
  * count: a load, a load, a xor and an or a word, one branch at the end. */
 #define STACK_MEMO_DIFF(n) (__atomic_load_n(w[n].at, __ATOMIC_RELAXED) ^ w[n].value)
-static inline __attribute__((always_inline)) bool
-stack_memo_holds(const struct stack_memo_entry *e)
+static inline __attribute__((always_inline)) bool stack_memo_holds(const struct stack_memo_entry *e)
 {
 	_Static_assert(STACK_MEMO_WORDS == 14, "the cases below: one a word");
 	const struct stack_memo_word *w = e->word;
@@ -104,16 +103,16 @@ stack_memo_holds(const struct stack_memo_entry *e)
 	case 13: diff |= STACK_MEMO_DIFF(12); /* fall through */
 	case 12: diff |= STACK_MEMO_DIFF(11); /* fall through */
 	case 11: diff |= STACK_MEMO_DIFF(10); /* fall through */
-	case 10: diff |= STACK_MEMO_DIFF(9); /* fall through */
-	case 9: diff |= STACK_MEMO_DIFF(8); /* fall through */
-	case 8: diff |= STACK_MEMO_DIFF(7); /* fall through */
-	case 7: diff |= STACK_MEMO_DIFF(6); /* fall through */
-	case 6: diff |= STACK_MEMO_DIFF(5); /* fall through */
-	case 5: diff |= STACK_MEMO_DIFF(4); /* fall through */
-	case 4: diff |= STACK_MEMO_DIFF(3); /* fall through */
-	case 3: diff |= STACK_MEMO_DIFF(2); /* fall through */
-	case 2: diff |= STACK_MEMO_DIFF(1); /* fall through */
-	case 1: diff |= STACK_MEMO_DIFF(0); /* fall through */
+	case 10: diff |= STACK_MEMO_DIFF(9);  /* fall through */
+	case 9: diff |= STACK_MEMO_DIFF(8);   /* fall through */
+	case 8: diff |= STACK_MEMO_DIFF(7);   /* fall through */
+	case 7: diff |= STACK_MEMO_DIFF(6);   /* fall through */
+	case 6: diff |= STACK_MEMO_DIFF(5);   /* fall through */
+	case 5: diff |= STACK_MEMO_DIFF(4);   /* fall through */
+	case 4: diff |= STACK_MEMO_DIFF(3);   /* fall through */
+	case 3: diff |= STACK_MEMO_DIFF(2);   /* fall through */
+	case 2: diff |= STACK_MEMO_DIFF(1);   /* fall through */
+	case 1: diff |= STACK_MEMO_DIFF(0);   /* fall through */
 	case 0: break;
 	default: __builtin_unreachable(); /* stack_memo_note keeps at most 14 */
 	}

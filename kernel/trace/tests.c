@@ -231,7 +231,7 @@ static void flight_recorder_snapshots(struct ktest *t)
 	uint64_t empty_snapshot = captured.records;
 	unsigned packets = captured.packets;
 	for (int i = 0; i < 40000; i++)
-		jp_bench_nop(); /* far more than a ring holds */
+		jp_bench_nop();                  /* far more than a ring holds */
 	EXPECT_EQ(t, captured.packets, packets); /* nothing leaves without a snapshot */
 	ASSERT_EQ(t, trace_snapshot(), 0);
 	uint64_t first = captured.records - empty_snapshot;

@@ -160,8 +160,8 @@ void uscope_record_stack(const struct trap_frame *user, const char *syscall_name
  * is in line in the system call's path, first (uscope_syscall.h's
  * uscope_syscall_sent): this is called when that returned false, and does
  * not look in the memo again when the entry wants every call's stack. */
-void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name,
-			   int64_t number, uint64_t arg0, unsigned slot);
+void uscope_record_syscall(const struct trap_frame *user, const char *syscall_name, int64_t number,
+			   uint64_t arg0, unsigned slot);
 /* At a recorded join point, right after its entry record (one that may
  * sleep) or its call record (one that may not: the stack follows the call):
  * the user stack of a traced process that reached it (from the registers it

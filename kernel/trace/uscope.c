@@ -227,8 +227,8 @@ int uscope_list(struct uscope_info *info, int count)
 
 /* The user stack, walked and filtered as an entry's mode says. */
 struct walk {
-	unsigned keep;      /* frames to keep at most */
-	bool own_only;      /* only frames in [own_start, own_end) */
+	unsigned keep; /* frames to keep at most */
+	bool own_only; /* only frames in [own_start, own_end) */
 	uint64_t own_start, own_end;
 	struct cfi_tables unwind; /* the program's (lib/cfi.h), or empty */
 	struct cfi_cache *cache;  /* this CPU's found rules, or NULL */
@@ -317,7 +317,7 @@ static inline void rbp_read_next(struct walk *w)
 static int frame_pointer_step(struct walk *w, struct cfi_regs *regs)
 {
 	uint64_t pair[2]; /* the saved rbp, the return address */
-	rbp_used(w); /* the next rbp is tested at once: its word is checked too */
+	rbp_used(w);      /* the next rbp is tested at once: its word is checked too */
 	if (!regs->rbp)
 		return CFI_OUTERMOST;
 	if ((regs->rbp & 7) || regs->rbp < regs->rsp)
@@ -422,7 +422,8 @@ static void write_stack(int32_t tid, const uint64_t *frames, unsigned count, uin
 		uint64_t frames[TRACE_STACK_MAX]; /* only the first count are written and sent */
 	} event;
 	count = count < TRACE_STACK_MAX ? count : TRACE_STACK_MAX;
-	event.head = (struct trace_user_stack){.tid = tid, .count = (uint16_t)count, .flags = flags};
+	event.head =
+	    (struct trace_user_stack){.tid = tid, .count = (uint16_t)count, .flags = flags};
 	memcpy(event.frames, frames, count * sizeof frames[0]);
 	tracepoint_write(TRACE_USER_STACK, &event,
 			 (uint32_t)(sizeof event.head + count * sizeof event.frames[0]));
@@ -487,8 +488,9 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 		    .tid = tid, .count = (uint16_t)w.count, .flags = w.flags, .id = id};
 		if (uscope_put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
 		    !(w.flags & TRACE_STACK_UNREADABLE))
-			stack_memo_keep(memo, key, (struct trace_user_stack_ref){.tid = tid, .id = id},
-					epoch, w.unused_rbp);
+			stack_memo_keep(memo, key,
+					(struct trace_user_stack_ref){.tid = tid, .id = id}, epoch,
+					w.unused_rbp);
 	} else {
 		/* A user_stack is a def without its id: the frames move up. */
 		struct trace_user_stack *plain = (struct trace_user_stack *)((uint8_t *)&event + 8);
@@ -511,7 +513,9 @@ record_stack(int slot, const struct trap_frame *user, const struct trace_syscall
 	const struct uscope_entry *e = &entries[slot];
 	int32_t tid = (int32_t)thread_id(thread_current());
 	uint64_t irq = irq_save();
-	struct stack_memo_key key = {.rip = user->rip, .rsp = user->rsp, .rbp = user->rbp,
+	struct stack_memo_key key = {.rip = user->rip,
+				     .rsp = user->rsp,
+				     .rbp = user->rbp,
 				     .space = vm_space_stamp(),
 				     .config = memo_config(e),
 				     .thread = thread_current()};
@@ -568,8 +572,8 @@ __attribute__((flatten)) void uscope_record_syscall(const struct trap_frame *use
 	if (slot <= USCOPE_MAP_MAX && entries[slot].used &&
 	    wants((int)slot, "sys.", syscall_name ? syscall_name : "?"))
 		record_stack((int)slot, user, &call,
-			     __atomic_load_n(&uscope_every_call_config[slot],
-					     __ATOMIC_RELAXED) != 0);
+			     __atomic_load_n(&uscope_every_call_config[slot], __ATOMIC_RELAXED) !=
+				 0);
 	else
 		tracepoint_write(TRACE_SYSCALL_ENTRY, &call, sizeof call);
 }
@@ -615,7 +619,8 @@ __attribute__((flatten)) void uscope_record_joinpoint_stack(const char *joinpoin
 	struct process *p = proc_current();
 	int slot = proc_trace_slot(p);
 	struct cpu *cpu = this_cpu();
-	if (!slot || cpu->irq_depth || !strncmp(joinpoint, "sys.", 4) || !wants(slot, "", joinpoint))
+	if (!slot || cpu->irq_depth || !strncmp(joinpoint, "sys.", 4) ||
+	    !wants(slot, "", joinpoint))
 		return;
 	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
 	if (trap_frame_from_user(user))

@@ -124,9 +124,8 @@ static __attribute__((noinline)) int copy_with_faults(void *dst, const void *src
 
 /* The copy of copy_from_user and copy_to_user: once in line, then the
  * fault-resolving loop from where it stopped. */
-static inline __attribute__((always_inline)) int copy_user(void *dst, const void *src,
-							    size_t length, uint64_t user_base,
-							    enum access access)
+static inline __attribute__((always_inline)) int
+copy_user(void *dst, const void *src, size_t length, uint64_t user_base, enum access access)
 {
 	if (!length)
 		return 0;

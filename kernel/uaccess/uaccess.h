@@ -58,8 +58,7 @@ int user_peek_fill(struct user_peek *peek, void *dst, uint64_t src, size_t lengt
 /* Where length bytes at user address src (within one page) can be read now,
  * through the physmap; NULL when they cross a page or are not readable. */
 const uint8_t *user_peek_find(struct user_peek *peek, uint64_t src, size_t length);
-static inline const uint8_t *user_peek_where(struct user_peek *peek, uint64_t src,
-					     size_t length)
+static inline const uint8_t *user_peek_where(struct user_peek *peek, uint64_t src, size_t length)
 {
 	uint64_t page = (src & ~0xfffUL) + 1;
 	if ((src & 0xfff) + length <= 0x1000)

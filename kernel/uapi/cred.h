@@ -20,8 +20,8 @@
 #define PRIV_DEVICE  0x20u /* device control: raw sockets, mount and umount */
 /* files: read, write and search whatever the permission bits say, change
  * any file's mode and owner (Linux's CAP_DAC_OVERRIDE and CAP_FOWNER, CAP_CHOWN) */
-#define PRIV_FILES   0x40u
-#define PRIV_ALL     0x7fu
+#define PRIV_FILES 0x40u
+#define PRIV_ALL   0x7fu
 
 #define ROOT_UID 0
 #define ROOT_GID 0

@@ -90,7 +90,8 @@ struct lattrack_record {
 	uint32_t waker_flags; /* LATTRACK_WAKER_* */
 	char waker_name[16];  /* the waker thread's name, NUL-terminated */
 	uint64_t stack[LATTRACK_RECORD_STACK];
-	uint32_t thread_tid;  /* offcpu: the thread that was off its CPU (gettid(); 0: a kernel thread) */
+	uint32_t
+	    thread_tid; /* offcpu: the thread that was off its CPU (gettid(); 0: a kernel thread) */
 	char thread_name[16]; /* its name, NUL-terminated ("": not known) */
 	uint32_t reserved;    /* 0 */
 };

@@ -15,25 +15,25 @@
 /* Signals: Linux's numbers.  Each has its default action (end, stop,
  * continue or nothing) unless the process set it to be ignored
  * (rt_sigaction with SIG_IGN); there are no handlers. */
-#define SIGHUP  1
-#define SIGINT  2
-#define SIGQUIT 3
-#define SIGILL  4
-#define SIGTRAP 5
-#define SIGFPE  8
-#define SIGKILL 9
-#define SIGSEGV 11
-#define SIGPIPE 13
-#define SIGTERM 15
-#define SIGUSR1 10
-#define SIGUSR2 12
-#define SIGALRM 14
-#define SIGCHLD 17
-#define SIGCONT 18 /* continues a stopped process; otherwise nothing */
-#define SIGSTOP 19 /* stops; cannot be ignored */
-#define SIGTSTP 20 /* stops: ^Z at the console */
-#define SIGTTIN 21 /* stops: a background group read its terminal */
-#define SIGTTOU 22
+#define SIGHUP       1
+#define SIGINT       2
+#define SIGQUIT      3
+#define SIGILL       4
+#define SIGTRAP      5
+#define SIGFPE       8
+#define SIGKILL      9
+#define SIGSEGV      11
+#define SIGPIPE      13
+#define SIGTERM      15
+#define SIGUSR1      10
+#define SIGUSR2      12
+#define SIGALRM      14
+#define SIGCHLD      17
+#define SIGCONT      18 /* continues a stopped process; otherwise nothing */
+#define SIGSTOP      19 /* stops; cannot be ignored */
+#define SIGTSTP      20 /* stops: ^Z at the console */
+#define SIGTTIN      21 /* stops: a background group read its terminal */
+#define SIGTTOU      22
 #define PROC_SIGNALS 32 /* signal numbers are 1 .. PROC_SIGNALS - 1 */
 /* wait4 status words, as Linux encodes them: an exit code, or a signal. */
 #define PROC_STATUS_EXITED(code)  (((code)&0xff) << 8)
@@ -56,11 +56,11 @@ struct proc_info {
 	int32_t exit_status;
 	uint64_t pages; /* user pages mapped */
 	char name[PROC_NAME_MAX];
-	int32_t cpu;     /* the CPU it runs or last ran on; -1 before it first ran */
-	uint32_t flags;  /* PROC_INFO_* */
-	uint64_t cpu_ns; /* time on a CPU so far (at its end, for a zombie) */
-	int32_t pgid;    /* process group */
-	int32_t sid;     /* session */
+	int32_t cpu;       /* the CPU it runs or last ran on; -1 before it first ran */
+	uint32_t flags;    /* PROC_INFO_* */
+	uint64_t cpu_ns;   /* time on a CPU so far (at its end, for a zombie) */
+	int32_t pgid;      /* process group */
+	int32_t sid;       /* session */
 	int32_t run_state; /* enum proc_run_state, for a RUNNING process */
 	uint32_t reserved;
 };
@@ -90,11 +90,11 @@ struct proc_info_wait {
 };
 /* One CPU's statistics for top (sys ms_getcpus). */
 struct proc_cpu_info {
-	uint32_t index;           /* dense CPU index */
-	uint32_t flags;           /* PROC_CPU_* */
-	uint64_t busy_ns;         /* running threads other than the idle thread */
-	uint64_t idle_ns;         /* running its idle thread */
-	uint64_t irq_ns;          /* in interrupt handlers (part of the two above) */
+	uint32_t index;   /* dense CPU index */
+	uint32_t flags;   /* PROC_CPU_* */
+	uint64_t busy_ns; /* running threads other than the idle thread */
+	uint64_t idle_ns; /* running its idle thread */
+	uint64_t irq_ns;  /* in interrupt handlers (part of the two above) */
 	uint64_t context_switches;
 	uint64_t interrupts;
 };

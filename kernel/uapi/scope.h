@@ -78,20 +78,20 @@ enum scope_op {
 	SCOPE_RELINK,
 	SCOPE_UNLINK,
 	SCOPE_UNLOAD,
-	SCOPE_STATS,        /* buffer ← text, one aspect per line (name = "" for all) */
-	SCOPE_COUNTER,      /* value ← counter `counter` of aspect name */
-	SCOPE_SET_MSG_MODE, /* binding = 0 one-way, 1 synchronous; value = deadline in ns */
-	SCOPE_JOINPOINT_NAME, /* name ← the name of join point number value (an event's
+	SCOPE_STATS,           /* buffer ← text, one aspect per line (name = "" for all) */
+	SCOPE_COUNTER,         /* value ← counter `counter` of aspect name */
+	SCOPE_SET_MSG_MODE,    /* binding = 0 one-way, 1 synchronous; value = deadline in ns */
+	SCOPE_JOINPOINT_NAME,  /* name ← the name of join point number value (an event's
 			       * joinpoint); -ENOENT past the last one */
 	SCOPE_JOINPOINT_STATS, /* buffer ← text, "NAME CALLS TIMED_CALLS TOTAL_NS" per join
 				* point that the built-in count or time advice counted */
 	SCOPE_DEVICE_COUNTERS, /* buffer ← text, "NIC COUNTER VALUE" per counter of each NIC
 				* (the NIC module's, then the driver's) */
-	SCOPE_SHOW,  /* buffer ← text: whose values (live, unlinked, unloaded), then
+	SCOPE_SHOW,            /* buffer ← text: whose values (live, unlinked, unloaded), then
 		      * each counter and histogram (count, mean, p50/p90/p99/max
 		      * with its unit); an unloaded aspect's last values stay until
 		      * cleared or an aspect of that name is loaded */
-	SCOPE_CLEAR, /* forget aspect name's values (not while it is linked: -EBUSY) */
+	SCOPE_CLEAR,           /* forget aspect name's values (not while it is linked: -EBUSY) */
 };
 /* A histogram's unit is its name's suffix: _ns, _us, _ms, _s (time, printed
  * scaled), _bytes, _cycles, _pages; without one its values are plain counts.

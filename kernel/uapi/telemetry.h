@@ -20,10 +20,10 @@
  * Timestamps are TSC ticks (uapi/time.h converts them).  This is the event
  * layout of the CTF traces the kernel writes (uapi/trace.h). */
 struct tel_record {
-	uint16_t type;  /* TEL_TYPE_PAD is the ring's own filler, never delivered */
-	uint8_t words;  /* the whole record, header included, in 8-byte words */
-	uint8_t kind;   /* TEL_COMPACT or TEL_EXTENDED */
-	uint32_t time;  /* the timestamp's low 32 bits */
+	uint16_t type; /* TEL_TYPE_PAD is the ring's own filler, never delivered */
+	uint8_t words; /* the whole record, header included, in 8-byte words */
+	uint8_t kind;  /* TEL_COMPACT or TEL_EXTENDED */
+	uint32_t time; /* the timestamp's low 32 bits */
 };
 #define TEL_TYPE_PAD      0
 #define TEL_COMPACT       0

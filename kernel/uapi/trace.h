@@ -53,7 +53,9 @@ struct trace_sched_switch {
 	int32_t next_pid;
 };
 enum trace_thread_state {
-	TRACE_RUNNABLE, TRACE_BLOCKED, TRACE_EXITED,
+	TRACE_RUNNABLE,
+	TRACE_BLOCKED,
+	TRACE_EXITED,
 };
 struct trace_sched_wakeup {
 	int32_t tid;

@@ -192,15 +192,36 @@ struct linker_env {
  * kernel (direct) and the monitor process (shm, msg) each implement all of
  * them and build their symbol tables from this one list, so the two cannot
  * offer different ABIs. */
-#define LINKER_ABI_FUNCTIONS(X)                                                                  \
-	X(ms_argc)                                                                               \
-	X(ms_arg)                                                                                \
-	X(ms_retval)                                                                             \
-	X(ms_entry_ns) X(ms_exit_ns) X(ms_cpu) X(ms_pid) X(ms_tid) X(ms_program_name)            \
-	    X(ms_joinpoint_name) X(ms_activity) X(ms_now_ns) X(ms_counter_add) X(ms_hist_record) \
-		X(ms_emit) X(ms_device_counter) X(ms_reply) X(ms_log) X(memcpy) X(memmove)       \
-		    X(memset) X(memcmp) X(ms_lattrack_create) X(ms_lattrack_event_in)             \
-			X(ms_lattrack_event_out) X(ms_lattrack_destroy)
+/* (One entry a line; clang-format does not settle on a layout of its own.) */
+// clang-format off
+#define LINKER_ABI_FUNCTIONS(X) \
+	X(ms_argc) \
+	X(ms_arg) \
+	X(ms_retval) \
+	X(ms_entry_ns) \
+	X(ms_exit_ns) \
+	X(ms_cpu) \
+	X(ms_pid) \
+	X(ms_tid) \
+	X(ms_program_name) \
+	X(ms_joinpoint_name) \
+	X(ms_activity) \
+	X(ms_now_ns) \
+	X(ms_counter_add) \
+	X(ms_hist_record) \
+	X(ms_emit) \
+	X(ms_device_counter) \
+	X(ms_reply) \
+	X(ms_log) \
+	X(memcpy) \
+	X(memmove) \
+	X(memset) \
+	X(memcmp) \
+	X(ms_lattrack_create) \
+	X(ms_lattrack_event_in) \
+	X(ms_lattrack_event_out) \
+	X(ms_lattrack_destroy)
+// clang-format on
 
 /* The part of the ABI only the kernel offers: the accounting calls write
  * results synchronously into their owners' pages, so an aspect that imports

@@ -13,8 +13,8 @@
  * fuzzer (see object.h).
  */
 #include "lib/errno.h"
-#include "linker/object/object.h"
 #include "linker/object/internal.h"
+#include "linker/object/object.h"
 
 static const uint8_t elf_magic[4] = {0x7f, 'E', 'L', 'F'};
 #define EI_CLASS    4

@@ -20,8 +20,8 @@
 #include "proc/proc.h"
 #include "sched/sched.h"
 #include "telemetry/telemetry.h"
-#include "time/time.h"
 #include "telemetry/tracepoint.h"
+#include "time/time.h"
 
 static const struct linker_run *run_of(const struct ms_ctx *ctx)
 {

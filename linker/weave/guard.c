@@ -93,12 +93,13 @@ bool linker_may_write_for_aspect(const void *address, size_t length, const char 
 	/* The advice's own frames: below the stack pointer the guard saved, above
 	 * this call's frame. */
 	uint64_t frames = (uint64_t)__builtin_frame_address(0), frames_end = run->jmp.rsp;
-	if (end >= start && ((data && start >= data && end <= data_end) ||
-			     (start >= frames && end <= frames_end)))
+	if (end >= start &&
+	    ((data && start >= data && end <= data_end) || (start >= frames && end <= frames_end)))
 		return true;
 	char reason[sizeof run->aspect->last_failure];
-	snprintf(reason, sizeof reason, "%s: asked the kernel to write %zu bytes at %#lx, outside its data",
-		 what, length, start);
+	snprintf(reason, sizeof reason,
+		 "%s: asked the kernel to write %zu bytes at %#lx, outside its data", what, length,
+		 start);
 	aspect_report_failure(run->aspect, reason);
 	return false;
 }

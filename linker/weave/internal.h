@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "joinpoint/joinpoint.h"
-#include "linker/weave/weave.h"
 #include "linker/object/object.h"
+#include "linker/weave/weave.h"
 
 /* Aspect code and data live in their own kernel virtual area, in slots of
  * LINKER_SLOT_SIZE (one region each, an unmapped gap after it), so a fault

@@ -12,8 +12,8 @@
 #include "ipc/ipc.h"
 #include "joinpoint/joinpoint.h"
 #include "linker/weave/internal.h"
-#include "uapi/scope.h"
 #include "telemetry/telemetry.h"
+#include "uapi/scope.h"
 
 /* Makes sure a monitor runs and has aspect linked (once per aspect, counted:
  * shm and msg share it); rings: the aspect's events come through the rings

@@ -64,8 +64,8 @@ static void stat_root(struct ktest *t, int times)
 
 static void every_example_loads_and_unloads(struct ktest *t)
 {
-	static const char *const names[] = {"callcount", "latency", "tracer", "faulty", "loopy",
-					    "scribbler"};
+	static const char *const names[] = {"callcount", "latency", "tracer",
+					    "faulty",    "loopy",   "scribbler"};
 	for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
 		struct aspect *aspect = load(t, names[i]);
 		if (!aspect)
@@ -427,16 +427,19 @@ static void kernel_console_command_drives_the_linker(struct ktest *t)
 	EXPECT_EQ(t, kshell_execute_line("aspect load nosuch"), -ENOENT);
 }
 
-KTEST_SUITE(
-    linker, KTEST_CASE(every_example_loads_and_unloads),
-    KTEST_CASE(callcount_counts_every_call_direct), KTEST_CASE(counts_carry_over_relink_and_unlink),
-    KTEST_CASE(bindings_not_built_in_are_refused),
-    KTEST_CASE(latency_fills_a_histogram_per_joinpoint),
-    KTEST_CASE(unloaded_aspect_keeps_its_last_values),
-    KTEST_CASE(aspect_writing_outside_its_data_is_contained), KTEST_CASE(tracer_emits_a_record_per_call),
-    KTEST_CASE(faulting_advice_is_unlinked_and_the_call_completes),
-    KTEST_CASE(looping_advice_is_aborted_by_the_tick), KTEST_CASE(truncated_object_is_refused),
-    KTEST_CASE(section_past_end_is_refused), KTEST_CASE(four_gib_section_is_refused),
-    KTEST_CASE(overlapping_sections_are_refused), KTEST_CASE(symbol_index_out_of_range_is_refused),
-    KTEST_CASE(unsupported_relocation_is_refused), KTEST_CASE(import_outside_the_abi_is_refused),
-    KTEST_CASE(not_an_aspect_is_refused), KTEST_CASE(kernel_console_command_drives_the_linker));
+KTEST_SUITE(linker, KTEST_CASE(every_example_loads_and_unloads),
+	    KTEST_CASE(callcount_counts_every_call_direct),
+	    KTEST_CASE(counts_carry_over_relink_and_unlink),
+	    KTEST_CASE(bindings_not_built_in_are_refused),
+	    KTEST_CASE(latency_fills_a_histogram_per_joinpoint),
+	    KTEST_CASE(unloaded_aspect_keeps_its_last_values),
+	    KTEST_CASE(aspect_writing_outside_its_data_is_contained),
+	    KTEST_CASE(tracer_emits_a_record_per_call),
+	    KTEST_CASE(faulting_advice_is_unlinked_and_the_call_completes),
+	    KTEST_CASE(looping_advice_is_aborted_by_the_tick),
+	    KTEST_CASE(truncated_object_is_refused), KTEST_CASE(section_past_end_is_refused),
+	    KTEST_CASE(four_gib_section_is_refused), KTEST_CASE(overlapping_sections_are_refused),
+	    KTEST_CASE(symbol_index_out_of_range_is_refused),
+	    KTEST_CASE(unsupported_relocation_is_refused),
+	    KTEST_CASE(import_outside_the_abi_is_refused), KTEST_CASE(not_an_aspect_is_refused),
+	    KTEST_CASE(kernel_console_command_drives_the_linker));

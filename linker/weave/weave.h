@@ -194,8 +194,7 @@ uint64_t linker_monitor_receives(void);
 /* Where ms_device_counter finds the counters of devices the linker cannot
  * see (NICs: drivers/net registers one).  fn runs in any context, also inside
  * `direct` advice: it must not sleep.  Returns 0 with *value, or -ENOENT. */
-typedef int (*linker_device_source_fn)(const char *device, const char *counter,
-				       uint64_t *value);
+typedef int (*linker_device_source_fn)(const char *device, const char *counter, uint64_t *value);
 void linker_set_device_source(linker_device_source_fn fn);
 int linker_device_source_read(const char *device, const char *counter, uint64_t *value);
 

@@ -43,18 +43,18 @@
 #define COOKED_SIZE      1024
 #define POLL_INTERVAL_NS (20 * NSEC_PER_MSEC)
 
-#define CTRL_C    0x03
-#define CTRL_D    0x04
-#define CTRL_U    0x15
-#define CTRL_Z    0x1a
+#define CTRL_C 0x03
+#define CTRL_D 0x04
+#define CTRL_U 0x15
+#define CTRL_Z 0x1a
 
 /* c_lflag bits (Linux's) the line discipline honours. */
 #define LFLAG_ISIG   0000001
 #define LFLAG_ICANON 0000002
 #define LFLAG_ECHO   0000010
 #define LFLAG_COOKED 0000073 /* ISIG | ICANON | ECHO | ECHOE | ECHOK: the default */
-#define BACKSPACE 0x08
-#define DELETE    0x7f
+#define BACKSPACE    0x08
+#define DELETE       0x7f
 
 static struct {
 	struct spinlock lock;
@@ -282,9 +282,9 @@ static int64_t console_write_op(struct vfs_file *file, const void *buffer, size_
 static void fill_termios(uint8_t *termios)
 {
 	uint32_t flags[4] = {
-	    0000400,              /* c_iflag: ICRNL */
-	    0000005,              /* c_oflag: OPOST | ONLCR */
-	    0010002 | 060 | 0200, /* c_cflag: B115200 | CS8 | CREAD */
+	    0000400,                                           /* c_iflag: ICRNL */
+	    0000005,                                           /* c_oflag: OPOST | ONLCR */
+	    0010002 | 060 | 0200,                              /* c_cflag: B115200 | CS8 | CREAD */
 	    __atomic_load_n(&console.lflag, __ATOMIC_RELAXED), /* c_lflag */
 	};
 	memset(termios, 0, DEVFS_TERMIOS_SIZE);

@@ -275,7 +275,8 @@ static int init_contents(struct ext2_node *dir, struct ext2_node *child, const c
 }
 
 /* A new in-memory inode for ino (allocated on disk already). */
-static struct ext2_node *new_node(struct ext2_node *dir, uint32_t ino, const struct vfs_create *what)
+static struct ext2_node *new_node(struct ext2_node *dir, uint32_t ino,
+				  const struct vfs_create *what)
 {
 	uint32_t mode = what->mode;
 	struct ext2_node *child = kzalloc(sizeof(*child));

@@ -224,14 +224,13 @@ static int submit_run(struct ext2_node *node, struct block_request *request, uin
 		      unsigned pages, uint8_t *buffer, void (*done)(struct block_request *),
 		      void *private, int *pending)
 {
-	*request = (struct block_request){
-	    .device = node->fs->disk,
-	    .op = BLOCK_READ,
-	    .sector = (uint64_t)block * EXT2_SECTORS_PER_BLOCK,
-	    .count = pages * EXT2_SECTORS_PER_BLOCK,
-	    .buffer = buffer,
-	    .done = done,
-	    .private = private};
+	*request = (struct block_request){.device = node->fs->disk,
+					  .op = BLOCK_READ,
+					  .sector = (uint64_t)block * EXT2_SECTORS_PER_BLOCK,
+					  .count = pages * EXT2_SECTORS_PER_BLOCK,
+					  .buffer = buffer,
+					  .done = done,
+					  .private = private};
 	__atomic_add_fetch(pending, 1, __ATOMIC_RELAXED);
 	int error = block_submit(request);
 	if (error)
@@ -663,8 +662,8 @@ static int reader_page(struct vfs_file *file, uint64_t index, uint64_t want_end,
 		       struct pcache_page **page)
 {
 	struct ext2_node *node = file->node->private;
-	uint64_t end = (__atomic_load_n(&node->vnode.size, __ATOMIC_RELAXED) + PAGE_SIZE - 1) /
-		       PAGE_SIZE;
+	uint64_t end =
+	    (__atomic_load_n(&node->vnode.size, __ATOMIC_RELAXED) + PAGE_SIZE - 1) / PAGE_SIZE;
 	if (pcache_get_cached(&node->mapping, index, &file->read_ahead, end, page) == 0)
 		return 0;
 	mutex_lock(&ext2_lock);
@@ -702,12 +701,13 @@ static int64_t file_read(struct vfs_file *file, void *buffer, size_t length, uin
 	while (done < length) {
 		uint64_t position = offset + done;
 		size_t in_page = position % PAGE_SIZE;
-		size_t chunk = PAGE_SIZE - in_page < length - done ? PAGE_SIZE - in_page
-								   : length - done;
+		size_t chunk =
+		    PAGE_SIZE - in_page < length - done ? PAGE_SIZE - in_page : length - done;
 		struct pcache_page *page;
 		int error = reader_page(file, position / PAGE_SIZE, want_end, &page);
 		if (error == 0) {
-			error = copy_out((uint8_t *)buffer + done, page->data + in_page, chunk, where);
+			error =
+			    copy_out((uint8_t *)buffer + done, page->data + in_page, chunk, where);
 			pcache_put(page);
 		}
 		if (error)

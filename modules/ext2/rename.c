@@ -98,7 +98,8 @@ static int rename_nodes(struct ext2_node *old_dir, struct ext2_node *new_dir,
 	if (!target && new_dir->vnode.links == 0)
 		return -ENOENT;
 	bool directory = VFS_IS_DIR(moved->vnode.mode);
-	if (directory && old_dir != new_dir && !target && new_dir->disk.links_count >= EXT2_LINK_MAX)
+	if (directory && old_dir != new_dir && !target &&
+	    new_dir->disk.links_count >= EXT2_LINK_MAX)
 		return -EMLINK;
 	error = target ? ext2_dir_retarget(new_dir, n->new_name, n->new_length, moved->ino,
 					   moved->vnode.mode)

@@ -8,8 +8,8 @@
  * `ext2r`, in a second boot, reads everything back.  Both are skipped when
  * nothing is mounted at /disk.
  */
-#include "ext2/internal.h"
 #include "console/console.h"
+#include "ext2/internal.h"
 #include "joinpoint/joinpoint.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
@@ -228,7 +228,8 @@ static void read_tree_back(struct ktest *t)
 	struct vfs_file *file;
 	if (EXPECT_EQ(t, vfs_open(TREE "/huge.bin", VFS_O_RDONLY, 0, &file), 0)) {
 		uint8_t bytes[16];
-		EXPECT_EQ(t, vfs_pread(file, bytes, sizeof bytes, 3 * 1024 * 1024 + 5), sizeof bytes);
+		EXPECT_EQ(t, vfs_pread(file, bytes, sizeof bytes, 3 * 1024 * 1024 + 5),
+			  sizeof bytes);
 		for (unsigned i = 0; i < sizeof bytes; i++)
 			EXPECT_EQ(t, bytes[i], pattern_byte(3 * 1024 * 1024 + 5 + i));
 		EXPECT_EQ(t, file->position, 0);
@@ -367,11 +368,12 @@ static void read_huge(struct ktest *t, unsigned stride, struct request_count *co
 	}
 	if (handle > 0)
 		jp_detach(handle);
-	*delta = (struct pcache_stats){.hits = stats->hits - before.hits,
-				       .misses = stats->misses - before.misses,
-				       .read_ahead = stats->read_ahead - before.read_ahead,
-				       .windows = stats->windows - before.windows,
-				       .async_windows = stats->async_windows - before.async_windows};
+	*delta =
+	    (struct pcache_stats){.hits = stats->hits - before.hits,
+				  .misses = stats->misses - before.misses,
+				  .read_ahead = stats->read_ahead - before.read_ahead,
+				  .windows = stats->windows - before.windows,
+				  .async_windows = stats->async_windows - before.async_windows};
 	kfree(chunk);
 	vfs_close(file);
 }
@@ -490,8 +492,10 @@ static void unmount_writes_back(struct ktest *t)
 		return;
 	struct block_device *disk;
 	struct vfs_file *file;
-	ASSERT_EQ(t, vfs_open(EXT2_BOOT_MOUNT "/after-unmount.txt", VFS_O_WRONLY | VFS_O_CREAT, 0644,
-			      &file), 0);
+	ASSERT_EQ(
+	    t,
+	    vfs_open(EXT2_BOOT_MOUNT "/after-unmount.txt", VFS_O_WRONLY | VFS_O_CREAT, 0644, &file),
+	    0);
 	disk = ((struct ext2_node *)file->node->private)->fs->disk;
 	EXPECT_EQ(t, vfs_write(file, "written back by umount\n", 23), 23);
 	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), -EBUSY); /* the file is open */

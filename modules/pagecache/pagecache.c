@@ -137,7 +137,8 @@ static bool page_busy(const struct pcache_page *page)
  * held): nothing else frees it. */
 static bool dead_and_unused(const struct pcache_page *page)
 {
-	return !page_busy(page) && page->dead && __atomic_load_n(&page->refs, __ATOMIC_ACQUIRE) == 0;
+	return !page_busy(page) && page->dead &&
+	       __atomic_load_n(&page->refs, __ATOMIC_ACQUIRE) == 0;
 }
 
 /* Drops a reference (pcache_lock held); the last one frees a page that no
@@ -495,8 +496,7 @@ static int get_page(struct pcache_mapping *mapping, uint64_t index, enum pcache_
 		charge.hit = true;
 		*result = page;
 	} else {
-		unsigned window =
-		    ahead ? next_window(ahead, sequential, index, want_end, end) : 1;
+		unsigned window = ahead ? next_window(ahead, sequential, index, want_end, end) : 1;
 		error = get_missing(mapping, index, fill, window, result, &charge);
 		if (!error && sequential && charge.pages_read > 1)
 			mark_next_window(mapping, index, charge.pages_read, ahead);
@@ -581,8 +581,8 @@ static unsigned window_make(struct pcache_mapping *mapping, uint64_t first, unsi
 		*evicted = evict_to(pcache_max_pages - pcache_max_pages / 8);
 	if (mapping_find(mapping, first))
 		return 0;
-	count = window_pages(mapping, first, window_room(mapping, first, count), window->pages,
-			     buffer);
+	count =
+	    window_pages(mapping, first, window_room(mapping, first, count), window->pages, buffer);
 	for (unsigned i = 0; i < count; i++)
 		window->pages[i]->reading_ahead = true;
 	if (count) {

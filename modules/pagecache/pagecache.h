@@ -73,8 +73,8 @@ struct pcache_ahead {
 struct pcache_stats {
 	uint64_t hits, misses, evictions, writebacks, write_errors;
 	uint64_t pages, dirty;
-	uint64_t read_ahead; /* pages read in a window beyond the one asked for */
-	uint64_t windows;    /* read-ahead windows read (read_pages calls that succeeded) */
+	uint64_t read_ahead;    /* pages read in a window beyond the one asked for */
+	uint64_t windows;       /* read-ahead windows read (read_pages calls that succeeded) */
 	uint64_t async_windows; /* of those, started asynchronously (start_read_pages) */
 };
 
@@ -93,10 +93,10 @@ struct pcache_page {
 	/* private to the cache */
 	unsigned refs; /* atomic; PCACHE_GONE once forget took it out while referenced */
 	bool dirty, busy, valid;
-	bool dead; /* its read failed: found by nobody, freed by the last put */
-	bool trigger; /* a sequential reader's hit here starts the next window */
+	bool dead;          /* its read failed: found by nobody, freed by the last put */
+	bool trigger;       /* a sequential reader's hit here starts the next window */
 	bool reading_ahead; /* busy in an asynchronous window (pcache_window_begin) */
-	unsigned writers; /* user pages mapping it writable (pcache_map_writable) */
+	unsigned writers;   /* user pages mapping it writable (pcache_map_writable) */
 	struct pcache_page *next_in_mapping;
 	struct pcache_page *lru_prev, *lru_next;
 };

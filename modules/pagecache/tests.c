@@ -23,7 +23,7 @@ struct store {
 	uint8_t *bytes; /* STORE_PAGES pages */
 	unsigned reads, writes;
 	unsigned window_reads; /* read_pages calls */
-	uint64_t failing; /* reads of this page fail; UINT64_MAX: none */
+	uint64_t failing;      /* reads of this page fail; UINT64_MAX: none */
 	/* asynchronous windows (async_store_ops) */
 	unsigned async_starts;
 	bool defer;                   /* keep the window for a later store_end_window */
@@ -257,8 +257,8 @@ static void jumps_are_not_read_ahead(struct ktest *t)
 	for (uint64_t i = 1; i <= 12; i++) {
 		uint64_t index = i * 5 % STORE_PAGES;
 		struct pcache_page *page;
-		ASSERT_EQ(t, pcache_get_ahead(&mapping, index, &ahead, index + 1, STORE_PAGES, &page),
-			  0);
+		ASSERT_EQ(
+		    t, pcache_get_ahead(&mapping, index, &ahead, index + 1, STORE_PAGES, &page), 0);
 		pcache_put(page);
 	}
 	EXPECT_EQ(t, store.window_reads, 0);
@@ -469,7 +469,8 @@ static void forget_waits_for_a_window_in_flight(struct ktest *t)
 KTEST_SUITE(pcache, KTEST_CASE(second_read_is_a_hit), KTEST_CASE(failed_read_is_reported_not_kept),
 	    KTEST_CASE(pressure_evicts_and_writes_back), KTEST_CASE(sync_writes_dirty_pages_only),
 	    KTEST_CASE(sequential_reads_are_read_ahead), KTEST_CASE(jumps_are_not_read_ahead),
-	    KTEST_CASE(failed_window_reads_the_page_alone), KTEST_CASE(get_cached_is_a_hit_or_nothing),
+	    KTEST_CASE(failed_window_reads_the_page_alone),
+	    KTEST_CASE(get_cached_is_a_hit_or_nothing),
 	    KTEST_CASE(forgotten_page_in_use_goes_at_its_last_put),
 	    KTEST_CASE(sequential_hits_start_the_next_window),
 	    KTEST_CASE(reader_waits_for_a_window_in_flight),

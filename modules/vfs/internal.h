@@ -8,9 +8,9 @@
 #include "vfs/vfs.h"
 
 enum vfs_resolve_mode {
-	RESOLVE_FOLLOW,    /* a symbolic link at the end is followed */
-	RESOLVE_NOFOLLOW,  /* ... is the node found (lstat, readlink) */
-	RESOLVE_PARENT,    /* stop at the directory holding the last component */
+	RESOLVE_FOLLOW,   /* a symbolic link at the end is followed */
+	RESOLVE_NOFOLLOW, /* ... is the node found (lstat, readlink) */
+	RESOLVE_PARENT,   /* stop at the directory holding the last component */
 };
 
 /* Resolves an absolute, normalized path to a referenced node, following

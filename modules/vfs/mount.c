@@ -72,8 +72,8 @@ bool vfs_is_mount_point(const char *path)
 static int lookup_child(struct vfs_node *dir, const char *name, size_t length,
 			struct vfs_node **child)
 {
-	int err = dir->ops && dir->ops->lookup ? dir->ops->lookup(dir, name, length, child)
-					       : -ENOENT;
+	int err =
+	    dir->ops && dir->ops->lookup ? dir->ops->lookup(dir, name, length, child) : -ENOENT;
 	if (!err)
 		(*child)->device = dir->device;
 	return err;

@@ -41,7 +41,8 @@ static struct vfs_node *name_node(const struct name *name)
 {
 	struct vfs_node *node;
 	struct vfs_node *dir = name->dir;
-	if (!dir->ops || !dir->ops->lookup || dir->ops->lookup(dir, name->last, name->length, &node))
+	if (!dir->ops || !dir->ops->lookup ||
+	    dir->ops->lookup(dir, name->last, name->length, &node))
 		return NULL;
 	node->device = dir->device;
 	return node;
@@ -149,7 +150,7 @@ JOINPOINT_DEFINE(vfs, readlink, int64_t, const char *, path, char *, buffer, siz
 		err = vfs_resolve_in_place(normal, RESOLVE_NOFOLLOW, &node);
 	if (err)
 		return err;
-	int64_t n = !VFS_IS_LNK(node->mode)		  ? -EINVAL
+	int64_t n = !VFS_IS_LNK(node->mode)            ? -EINVAL
 		    : node->ops && node->ops->readlink ? node->ops->readlink(node, buffer, size)
 						       : -EINVAL;
 	vfs_node_put(node);
@@ -228,7 +229,8 @@ JOINPOINT_DEFINE(vfs, chown_node, int, struct vfs_node *, node, uint32_t, uid, u
 	if (gid != VFS_ID_UNCHANGED)
 		node->gid = gid;
 	if (VFS_IS_REG(node->mode))
-		node->mode &= ~(uint32_t)(VFS_S_ISUID | VFS_S_ISGID); /* as Linux: no inherited setuid */
+		node->mode &=
+		    ~(uint32_t)(VFS_S_ISUID | VFS_S_ISGID); /* as Linux: no inherited setuid */
 	return store_attributes(node);
 }
 

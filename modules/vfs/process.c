@@ -39,9 +39,9 @@ static int64_t read_at(void *files, int fd, uint64_t offset, void *buffer, size_
 	if (err)
 		return err;
 	int64_t n = (file->flags & VFS_O_ACCMODE) == VFS_O_WRONLY ? -EACCES
-		    : !VFS_IS_REG(file->node->mode)		     ? -ENODEV
-		    : length					     ? vfs_pread(file, buffer, length, offset)
-								     : 0;
+		    : !VFS_IS_REG(file->node->mode)               ? -ENODEV
+		    : length ? vfs_pread(file, buffer, length, offset)
+			     : 0;
 	vfs_file_put(file);
 	return n;
 }
@@ -57,8 +57,7 @@ static int map_open(void *files, int fd, bool writable, void **object)
 	unsigned access = file->flags & VFS_O_ACCMODE;
 	if (access == VFS_O_WRONLY || (writable && access == VFS_O_RDONLY))
 		error = -EACCES;
-	else if (!VFS_IS_REG(file->node->mode) || !file->node->ops ||
-		 !file->node->ops->map_page)
+	else if (!VFS_IS_REG(file->node->mode) || !file->node->ops || !file->node->ops->map_page)
 		error = -ENODEV;
 	if (error) {
 		vfs_file_put(file);

@@ -24,9 +24,9 @@
 #include "mm/mm.h"
 #include "panic/panic.h"
 
-#define RAMFS_MIN_SLOTS    16 /* page pointers a file starts with */
-#define RAMFS_MIN_BUCKETS  8
-#define RAMFS_LINK_MAX     65000
+#define RAMFS_MIN_SLOTS   16 /* page pointers a file starts with */
+#define RAMFS_MIN_BUCKETS 8
+#define RAMFS_LINK_MAX    65000
 
 struct ram_entry {
 	struct ram_entry *next, *previous; /* creation order */
@@ -268,7 +268,7 @@ static int ramfs_link(struct vfs_node *dir, const char *name, size_t length, str
 		return -ENOMEM;
 	mutex_lock(&ramfs_lock);
 	int err = node->links >= RAMFS_LINK_MAX ? -EMLINK
-		  : node->links == 0		? -ENOENT /* its last name went meanwhile */
+		  : node->links == 0            ? -ENOENT /* its last name went meanwhile */
 						: add_entry(dir, entry);
 	if (!err) {
 		vfs_node_get(node);
@@ -358,7 +358,7 @@ static int ramfs_rename(struct vfs_node *old_dir, const char *old_name, size_t o
 			remove_entry(new_dir, target);
 		bool dir = VFS_IS_DIR(moved->node->mode);
 		take_out(ram(old_dir), moved);
-		fresh->node = moved->node; /* the entry's reference moves with it */
+		fresh->node = moved->node;   /* the entry's reference moves with it */
 		insert(ram(new_dir), fresh); /* cannot fail: make_room above */
 		if (dir && old_dir != new_dir) {
 			old_dir->links--;
@@ -510,7 +510,7 @@ static void ramfs_release(struct vfs_node *node)
 {
 	struct ram_node *n = ram(node);
 	ASSERT(VFS_IS_DIR(node->mode) || node->links == 0); /* a named file holds a reference */
-	while (n->first) { /* an unmounted tree: its names go */
+	while (n->first) {                                  /* an unmounted tree: its names go */
 		struct ram_entry *e = n->first;
 		n->first = e->next;
 		if (VFS_IS_DIR(e->node->mode))
@@ -551,8 +551,7 @@ static int64_t ramfs_read(struct vfs_file *file, void *buffer, size_t length, ui
 
 /* Copies length bytes into the file from offset, making pages as it goes.
  * Returns the bytes written: fewer than length only when memory ran out. */
-static size_t write_pages(struct ram_node *file, const void *buffer, size_t length,
-			  uint64_t offset)
+static size_t write_pages(struct ram_node *file, const void *buffer, size_t length, uint64_t offset)
 {
 	size_t done = 0;
 	while (done < length) {

@@ -178,8 +178,9 @@ static long bounce_at(struct vfs_file *file, char *user, size_t count, uint64_t 
 			if (n > 0 && copy_to_user(user + done, bounce, (size_t)n))
 				n = -EFAULT;
 		} else {
-			n = copy_from_user(bounce, user + done, chunk) ? -EFAULT
-								      : vfs_pwrite(file, bounce, chunk, at);
+			n = copy_from_user(bounce, user + done, chunk)
+				? -EFAULT
+				: vfs_pwrite(file, bounce, chunk, at);
 		}
 		if (n < 0)
 			return done ? (long)done : (long)n;
@@ -205,8 +206,8 @@ static long transfer_at(int fd, char *user, size_t count, int64_t offset, enum d
 	if (!uaccess_range_ok((uint64_t)user, count))
 		result = -EFAULT;
 	else if (!needs_bounce(file, count, direction))
-		result = count ? vfs_pread_to(file, user, count, (uint64_t)offset, VFS_USER_BUFFER)
-			       : 0;
+		result =
+		    count ? vfs_pread_to(file, user, count, (uint64_t)offset, VFS_USER_BUFFER) : 0;
 	else if (!(bounce = kmalloc(count < IO_CHUNK ? count : IO_CHUNK)))
 		result = -ENOMEM;
 	else

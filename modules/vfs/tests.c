@@ -502,7 +502,7 @@ static void poller_sleeps_through_other_pipes_traffic(struct ktest *t)
 	ASSERT_EQ(t, pipe_create(0, &other_r, &other_w), 0);
 	/* Two pipes may share a bucket (a needless wake-up each): pick another. */
 	for (unsigned i = 0; i < 8 && vfs_poll_bucket(watched_r->ops->poll_key(watched_r)) ==
-				       vfs_poll_bucket(other_r->ops->poll_key(other_r));
+					  vfs_poll_bucket(other_r->ops->poll_key(other_r));
 	     i++) {
 		vfs_close(other_r);
 		vfs_close(other_w);
@@ -668,6 +668,6 @@ KTEST_SUITE(vfs, KTEST_CASE(unpacks_an_archive), KTEST_CASE(corrupt_archive_keep
 	    KTEST_CASE(fork_shares_files_exec_closes_cloexec),
 	    KTEST_CASE(initial_table_is_the_console), KTEST_CASE(pipe_passes_bytes_and_ends),
 	    KTEST_CASE(pipe_without_reader_is_epipe), KTEST_CASE(pipe_nonblocking_is_eagain),
-    KTEST_CASE(poller_sleeps_through_other_pipes_traffic),
+	    KTEST_CASE(poller_sleeps_through_other_pipes_traffic),
 	    KTEST_CASE(pipe_reader_blocks_until_written), KTEST_CASE(blocked_writer_gets_epipe),
 	    KTEST_CASE(many_writers_never_interleave), KTEST_CASE(api_functions_are_join_points));

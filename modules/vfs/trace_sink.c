@@ -58,8 +58,7 @@ static int write_frame(void *context, uint16_t kind, uint16_t stream, const void
 	case TRACE_FRAME_PACKET:
 		snprintf(name, sizeof name, "stream_%u", stream);
 		return write_file(name, VFS_O_APPEND, data, length);
-	default:
-		return 0; /* END and TEXT: the counts are the session's to report */
+	default: return 0; /* END and TEXT: the counts are the session's to report */
 	}
 }
 

@@ -50,8 +50,9 @@ int vfs_create_node(char *path, uint32_t mode, const char *link_target, struct v
 	vfs_current_owner(&what.uid, &what.gid);
 	err = vfs_may_remove(dir, NULL);
 	if (!err)
-		err = dir->ops && dir->ops->create ? dir->ops->create(dir, name, length, &what, node)
-						   : -ENOTSUP;
+		err = dir->ops && dir->ops->create
+			  ? dir->ops->create(dir, name, length, &what, node)
+			  : -ENOTSUP;
 	if (!err)
 		(*node)->device = dir->device;
 	vfs_node_put(dir);

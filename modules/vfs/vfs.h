@@ -333,8 +333,7 @@ int64_t vfs_write(struct vfs_file *file, const void *buffer, size_t length);
  * vfs_write's errors. */
 int64_t vfs_pread_to(struct vfs_file *file, void *buffer, size_t length, uint64_t offset,
 		     enum vfs_buffer where);
-static inline int64_t vfs_pread(struct vfs_file *file, void *buffer, size_t length,
-				uint64_t offset)
+static inline int64_t vfs_pread(struct vfs_file *file, void *buffer, size_t length, uint64_t offset)
 {
 	return vfs_pread_to(file, buffer, length, offset, VFS_KERNEL_BUFFER);
 }

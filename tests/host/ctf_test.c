@@ -103,8 +103,9 @@ static void babeltrace2_reads_a_sealed_trace(void)
 	uint64_t arg = 0x1234;
 	REQUIRE_EQ(tel_ring_write(&ring, TRACE_JP_EVENT(0, TRACE_JP_ENTRY), 2000, &arg, 8), 0);
 	struct trace_jp_call call = {.arg0 = 5, .result = -2, .duration = 300};
-	REQUIRE_EQ(tel_ring_write(&ring, TRACE_JP_EVENT(1, TRACE_JP_CALL), 0xffffff00, &call,
-				  sizeof call), 0);
+	REQUIRE_EQ(
+	    tel_ring_write(&ring, TRACE_JP_EVENT(1, TRACE_JP_CALL), 0xffffff00, &call, sizeof call),
+	    0);
 	seal_into(dir, &ring, &stream);
 	/* Across the 32-bit wrap (compact), then a gap of more than 2^32. */
 	int64_t result = 42;
@@ -131,12 +132,24 @@ static void babeltrace2_reads_a_sealed_trace(void)
 	output[got] = 0;
 	int status = pclose(pipe);
 	CHECK_EQ(status, 0);
-	const char *expect[] = {"[00000000000000001000]",       "sched_switch",   "next_pid = 7",
-				"[00000000000000002000]",       "vfs.read:entry", "arg0 = 0x1234",
-				"[00000000004294967040]", "net.accept:call", "result = -2",
-				"duration = 300",      "[00000000004294967552]", "vfs.read:exit",
-				"result = 42",         "[00000000038654705664]", "thread_name",
-				"\"httpd\"",           "user_mark",      "length = 5"};
+	const char *expect[] = {"[00000000000000001000]",
+				"sched_switch",
+				"next_pid = 7",
+				"[00000000000000002000]",
+				"vfs.read:entry",
+				"arg0 = 0x1234",
+				"[00000000004294967040]",
+				"net.accept:call",
+				"result = -2",
+				"duration = 300",
+				"[00000000004294967552]",
+				"vfs.read:exit",
+				"result = 42",
+				"[00000000038654705664]",
+				"thread_name",
+				"\"httpd\"",
+				"user_mark",
+				"length = 5"};
 	const char *at = output;
 	int missing = 0;
 	for (unsigned i = 0; i < sizeof expect / sizeof expect[0]; i++) {

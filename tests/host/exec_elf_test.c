@@ -230,7 +230,8 @@ static void own_code_section_is_found(void)
 		for (int n = 1 + rand() % 4; n > 0; n--)
 			f.bytes[0x1600 + rand() % 0x120] = (uint8_t)rand();
 		if (exec_parse_elf(f.bytes, sizeof f.bytes, &image) == 0 && image.own_code_end)
-			CHECK(image.own_code_start >= TEXT_VA && image.own_code_end <= TEXT_VA + 0x1000);
+			CHECK(image.own_code_start >= TEXT_VA &&
+			      image.own_code_end <= TEXT_VA + 0x1000);
 	}
 }
 
@@ -286,14 +287,14 @@ static void unwind_tables_are_found(void)
 		uint64_t value;
 		int width;
 	} hostile[] = {
-	    {0x800, 2, 1},                      /* header version 2 */
-	    {0x801, 0x9b, 1},                   /* an indirect eh_frame pointer */
-	    {0x808, 0x7fffffff, 4},             /* a search table past the section */
-	    {0x804, 0x200, 4},                  /* the pointer misses .eh_frame */
-	    {0x1600 + 64 + 16, DATA_VA, 8},     /* the header in the data segment's bss */
-	    {0x1600 + 128 + 24, 0x950, 8},      /* .eh_frame's offset not its address's */
-	    {0x1600 + 128 + 32, 0x2000, 8},     /* .eh_frame past the file */
-	    {0x1600 + 64 + 32, 0, 8},           /* an empty header */
+	    {0x800, 2, 1},                  /* header version 2 */
+	    {0x801, 0x9b, 1},               /* an indirect eh_frame pointer */
+	    {0x808, 0x7fffffff, 4},         /* a search table past the section */
+	    {0x804, 0x200, 4},              /* the pointer misses .eh_frame */
+	    {0x1600 + 64 + 16, DATA_VA, 8}, /* the header in the data segment's bss */
+	    {0x1600 + 128 + 24, 0x950, 8},  /* .eh_frame's offset not its address's */
+	    {0x1600 + 128 + 32, 0x2000, 8}, /* .eh_frame past the file */
+	    {0x1600 + 64 + 32, 0, 8},       /* an empty header */
 	};
 	for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
 		build_good(&f);
@@ -309,10 +310,12 @@ static void unwind_tables_are_found(void)
 		add_unwind_sections(&f);
 		for (int n = 1 + rand() % 4; n > 0; n--) {
 			int region = rand() % 2;
-			f.bytes[region ? 0x1600 + rand() % 0x140 : 0x800 + rand() % 20] = (uint8_t)rand();
+			f.bytes[region ? 0x1600 + rand() % 0x140 : 0x800 + rand() % 20] =
+			    (uint8_t)rand();
 		}
 		if (exec_parse_elf(f.bytes, sizeof f.bytes, &image) == 0 && image.unwind.fde_count)
-			CHECK(image.unwind.hdr >= TEXT_VA && image.unwind.eh_frame_end <= TEXT_VA + 0x1000);
+			CHECK(image.unwind.hdr >= TEXT_VA &&
+			      image.unwind.eh_frame_end <= TEXT_VA + 0x1000);
 	}
 }
 

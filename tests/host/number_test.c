@@ -25,9 +25,12 @@ static void bad_numbers_are_refused(void)
 	const struct {
 		const char *text;
 		uint64_t max;
-	} bad[] = {{"", UINT64_MAX},     {"-1", UINT64_MAX},
-		   {"12a", UINT64_MAX},  {" 1", UINT64_MAX},
-		   {"1 ", UINT64_MAX},   {"65536", 65535},
+	} bad[] = {{"", UINT64_MAX},
+		   {"-1", UINT64_MAX},
+		   {"12a", UINT64_MAX},
+		   {" 1", UINT64_MAX},
+		   {"1 ", UINT64_MAX},
+		   {"65536", 65535},
 		   {"18446744073709551616", UINT64_MAX},
 		   {"99999999999999999999999", UINT64_MAX}};
 	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++)

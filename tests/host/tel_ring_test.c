@@ -258,9 +258,9 @@ static void compact_times_rebuild_exactly(void)
 	static uint8_t big[65536] __attribute__((aligned(16)));
 	struct tel_ring ring;
 	REQUIRE_EQ(tel_ring_init(&ring, big, sizeof big, TEL_STREAM), 0);
-	uint64_t times[] = {5, 0xfffffff0, 0x100000010, 0x1fffffff0, 0x200000001,
-			    0x300000001, /* exactly 2^32 after: extended */
-			    0x300000000, /* older: raised */
+	uint64_t times[] = {5,           0xfffffff0,  0x100000010, 0x1fffffff0,
+			    0x200000001, 0x300000001, /* exactly 2^32 after: extended */
+			    0x300000000,              /* older: raised */
 			    0x300000002};
 	unsigned n = sizeof times / sizeof times[0];
 	for (unsigned i = 0; i < n; i++)
@@ -448,16 +448,18 @@ static void summed_reads_match_a_walk_of_what_they_copied(void)
 		uint64_t room_before = ring.head;
 		if (tel_ring_write(&ring, 1, time, payload, length) == 0) {
 			written++;
-			pads_seen += (ring.head & ~(uint64_t)255) != (room_before & ~(uint64_t)255) &&
-				     (ring.head & 255);
+			pads_seen +=
+			    (ring.head & ~(uint64_t)255) != (room_before & ~(uint64_t)255) &&
+			    (ring.head & 255);
 		}
 		if (rand() % 3)
 			continue;
 		struct tel_read_summary summary = {.last_time = last_time};
 		bool take_all = rand() % 2;
-		uint64_t bytes = take_all ? tel_ring_take_all(&ring, out, sizeof out, &summary)
-					  : tel_ring_read_summed(&ring, out, 16 + (unsigned)rand() % 200,
-								 &summary);
+		uint64_t bytes =
+		    take_all
+			? tel_ring_take_all(&ring, out, sizeof out, &summary)
+			: tel_ring_read_summed(&ring, out, 16 + (unsigned)rand() % 200, &summary);
 		uint64_t walk_time = last_time, first = 0, count = 0;
 		for (uint64_t at = 0; at < bytes; count++) {
 			const struct tel_record *r = (const void *)(out + at);

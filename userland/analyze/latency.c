@@ -162,7 +162,8 @@ static void on_joinpoint(struct collector *c, const struct trace_item *e, const 
 static void on_event(struct collector *c, const struct trace_item *e)
 {
 	char name[64];
-	if (e->type == TRACE_SCHED_SWITCH && e->payload_bytes >= sizeof(struct trace_sched_switch)) {
+	if (e->type == TRACE_SCHED_SWITCH &&
+	    e->payload_bytes >= sizeof(struct trace_sched_switch)) {
 		on_switch(c, e);
 	} else if (e->type == TRACE_SYSCALL_ENTRY || e->type == TRACE_SYSCALL_EXIT) {
 		if (e->payload_bytes < 8)

@@ -20,8 +20,8 @@
 #include "requests_report.h"
 #include "trace_read.h"
 
-#define FOLDS_MAX   8
-#define WHERE_MAX   QUERY_CONDITIONS_MAX
+#define FOLDS_MAX 8
+#define WHERE_MAX QUERY_CONDITIONS_MAX
 
 enum format { TEXT, JSON, CSV, PROMETHEUS };
 
@@ -140,7 +140,8 @@ static int parse_time(const struct request_set *set, const char *text, uint64_t 
 	struct query_filter probe = {0};
 	char condition[64];
 	snprintf(condition, sizeof condition, "start>=%s", text);
-	if (query_parse_condition(set, condition, &probe) < 0 || probe.where[0].percentile_per_mille)
+	if (query_parse_condition(set, condition, &probe) < 0 ||
+	    probe.where[0].percentile_per_mille)
 		return -1;
 	*ns = probe.where[0].value;
 	return 0;
@@ -149,9 +150,8 @@ static int parse_time(const struct request_set *set, const char *text, uint64_t 
 static int build_filter(const struct options *o, const struct request_set *set,
 			struct query_filter *filter)
 {
-	*filter = (struct query_filter){.pid = o->filter.pid,
-					.matched_only = o->filter.match && *o->filter.match &&
-							!o->rscfl};
+	*filter = (struct query_filter){
+	    .pid = o->filter.pid, .matched_only = o->filter.match && *o->filter.match && !o->rscfl};
 	for (unsigned i = 0; i < o->where_count; i++)
 		if (query_parse_condition(set, o->where[i], filter) < 0)
 			return -1;

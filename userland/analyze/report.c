@@ -10,10 +10,9 @@
 
 /* The Prometheus buckets' upper bounds, in ns: 1 us to 10 s, 1-2-5 steps. */
 static const uint64_t prometheus_bounds[] = {
-    1000,      2000,      5000,      10000,      20000,      50000,      100000,
-    200000,    500000,    1000000,   2000000,    5000000,    10000000,   20000000,
-    50000000,  100000000, 200000000, 500000000,  1000000000, 2000000000, 5000000000,
-    10000000000};
+    1000,      2000,      5000,       10000,      20000,      50000,      100000,   200000,
+    500000,    1000000,   2000000,    5000000,    10000000,   20000000,   50000000, 100000000,
+    200000000, 500000000, 1000000000, 2000000000, 5000000000, 10000000000};
 
 static int by_total(const void *a, const void *b)
 {
@@ -23,8 +22,7 @@ static int by_total(const void *a, const void *b)
 }
 
 /* The table's kinds that have values, largest total first; returns how many. */
-static unsigned sorted_kinds(const struct latency_table *table,
-			     const struct latency_kind **sorted)
+static unsigned sorted_kinds(const struct latency_table *table, const struct latency_kind **sorted)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < table->kind_count; i++)
@@ -51,8 +49,7 @@ void report_text(FILE *out, const struct latency_table *table, unsigned top)
 	const struct latency_kind *sorted[LATENCY_MAX_KINDS];
 	unsigned n = sorted_kinds(table, sorted);
 	fprintf(out, "%llu events over %.3f s, %llu discarded by the OS, %llu calls unpaired\n",
-		(unsigned long long)table->events,
-		(double)(table->last_ns - table->first_ns) / 1e9,
+		(unsigned long long)table->events, (double)(table->last_ns - table->first_ns) / 1e9,
 		(unsigned long long)table->discarded, (unsigned long long)table->unpaired);
 	fprintf(out, "%-28s %8s %10s %10s %10s %10s %10s\n", "latency of", "count", "p50", "p90",
 		"p99", "max", "total");
@@ -85,7 +82,8 @@ void report_json(FILE *out, const struct latency_table *table)
 {
 	const struct latency_kind *sorted[LATENCY_MAX_KINDS];
 	unsigned n = sorted_kinds(table, sorted);
-	fprintf(out, "{\"events\": %llu, \"discarded\": %llu, \"unpaired\": %llu, \"latency_ns\": [",
+	fprintf(out,
+		"{\"events\": %llu, \"discarded\": %llu, \"unpaired\": %llu, \"latency_ns\": [",
 		(unsigned long long)table->events, (unsigned long long)table->discarded,
 		(unsigned long long)table->unpaired);
 	for (unsigned i = 0; i < n; i++) {
@@ -112,8 +110,7 @@ static void print_bucket(FILE *out, const char *name, const char *le, uint64_t c
 }
 
 /* Calls per join point and per system call (the histograms' counts). */
-static void report_prometheus_calls(FILE *out, const struct latency_kind *const *sorted,
-				    unsigned n)
+static void report_prometheus_calls(FILE *out, const struct latency_kind *const *sorted, unsigned n)
 {
 	fprintf(out, "# HELP microscope_joinpoint_calls_total Calls of a join point.\n"
 		     "# TYPE microscope_joinpoint_calls_total counter\n");
@@ -171,7 +168,8 @@ void report_prometheus(FILE *out, const struct latency_table *table)
 		     "from a microScope trace.\n# TYPE microscope_latency_seconds histogram\n");
 	for (unsigned i = 0; i < n; i++) {
 		const struct histogram *h = sorted[i]->hist;
-		for (unsigned b = 0; b < sizeof prometheus_bounds / sizeof prometheus_bounds[0]; b++) {
+		for (unsigned b = 0; b < sizeof prometheus_bounds / sizeof prometheus_bounds[0];
+		     b++) {
 			char le[32];
 			snprintf(le, sizeof le, "%g", (double)prometheus_bounds[b] / 1e9);
 			print_bucket(out, sorted[i]->name, le,
@@ -180,17 +178,19 @@ void report_prometheus(FILE *out, const struct latency_table *table)
 		print_bucket(out, sorted[i]->name, "+Inf", h->count);
 		fprintf(out, "microscope_latency_seconds_sum{event=");
 		print_quoted(out, sorted[i]->name);
-		fprintf(out, "} %.9f\nmicroscope_latency_seconds_count{event=", (double)h->sum / 1e9);
+		fprintf(out,
+			"} %.9f\nmicroscope_latency_seconds_count{event=", (double)h->sum / 1e9);
 		print_quoted(out, sorted[i]->name);
 		fprintf(out, "} %llu\n", (unsigned long long)h->count);
 	}
 	report_prometheus_calls(out, sorted, n);
 	report_prometheus_telemetry(out, table);
-	fprintf(out, "# HELP microscope_trace_events_total Events read from the trace.\n"
-		     "# TYPE microscope_trace_events_total counter\n"
-		     "microscope_trace_events_total %llu\n"
-		     "# HELP microscope_trace_discarded_total Records the OS counted as dropped.\n"
-		     "# TYPE microscope_trace_discarded_total counter\n"
-		     "microscope_trace_discarded_total %llu\n",
+	fprintf(out,
+		"# HELP microscope_trace_events_total Events read from the trace.\n"
+		"# TYPE microscope_trace_events_total counter\n"
+		"microscope_trace_events_total %llu\n"
+		"# HELP microscope_trace_discarded_total Records the OS counted as dropped.\n"
+		"# TYPE microscope_trace_discarded_total counter\n"
+		"microscope_trace_discarded_total %llu\n",
 		(unsigned long long)table->events, (unsigned long long)table->discarded);
 }

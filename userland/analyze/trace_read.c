@@ -131,10 +131,10 @@ static int advance(struct trace_stream *s, unsigned cpu)
 	if (s->at + sizeof *r > s->packet_end || size < header || size > s->packet_end - s->at)
 		return 0;
 	s->next = (struct trace_item){.time = tel_record_time(r, &s->time),
-				       .cpu = cpu,
-				       .type = r->type,
-				       .payload = tel_record_payload(r),
-				       .payload_bytes = (uint32_t)(size - header)};
+				      .cpu = cpu,
+				      .type = r->type,
+				      .payload = tel_record_payload(r),
+				      .payload_bytes = (uint32_t)(size - header)};
 	s->at += size;
 	return 1;
 }

@@ -461,7 +461,8 @@ static void on_readable(struct connection *c)
 		return;
 	}
 	if (n <= 0) { /* end of file or reset: nothing to answer */
-		connection_close(c, n == 0 ? HTTP_CLOSE_PEER : HTTP_CLOSE_RECV_ERROR, n ? errno : 0);
+		connection_close(c, n == 0 ? HTTP_CLOSE_PEER : HTTP_CLOSE_RECV_ERROR,
+				 n ? errno : 0);
 		return;
 	}
 	if (fresh) {

@@ -30,8 +30,8 @@
 #define SUBSYSTEM_TOTALS 16
 
 /* The duration buckets' upper bounds, in microseconds: 100 us to 10 s. */
-static const uint64_t bounds_us[] = {100,    250,    500,     1000,    2500,    5000,
-				     10000,  25000,  50000,   100000,  250000,  500000,
+static const uint64_t bounds_us[] = {100,     250,     500,     1000,    2500,   5000,
+				     10000,   25000,   50000,   100000,  250000, 500000,
 				     1000000, 2500000, 5000000, 10000000};
 #define BOUNDS (sizeof bounds_us / sizeof bounds_us[0])
 
@@ -148,9 +148,10 @@ static void put_requests(struct text *t)
 	for (unsigned i = 0; i < BOUNDS; i++)
 		put(t, "httpd_request_duration_seconds_bucket{le=\"%g\"} %llu\n",
 		    (double)bounds_us[i] / 1e6, (unsigned long long)served.buckets[i]);
-	put(t, "httpd_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-	       "httpd_request_duration_seconds_sum %.6f\n"
-	       "httpd_request_duration_seconds_count %llu\n",
+	put(t,
+	    "httpd_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+	    "httpd_request_duration_seconds_sum %.6f\n"
+	    "httpd_request_duration_seconds_count %llu\n",
 	    (unsigned long long)served.count, (double)served.sum_us / 1e6,
 	    (unsigned long long)served.count);
 }
@@ -201,8 +202,8 @@ static void put_processes(struct text *t)
 	for (long i = 0; i < count; i++) {
 		char name[PROC_NAME_MAX];
 		label_safe(name, sizeof name, info[i].name);
-		put(t, "microscope_process_memory_bytes{pid=\"%d\",name=\"%s\"} %llu\n", info[i].pid,
-		    name, (unsigned long long)info[i].pages * 4096);
+		put(t, "microscope_process_memory_bytes{pid=\"%d\",name=\"%s\"} %llu\n",
+		    info[i].pid, name, (unsigned long long)info[i].pages * 4096);
 	}
 }
 
@@ -214,8 +215,8 @@ static void put_kernel_time(struct text *t)
 		char name[ACCT_NAME_MAX + 1] = {0};
 		memcpy(name, kernel_time.names[i], ACCT_NAME_MAX);
 		label_safe(name, sizeof name, name);
-		put(t, "microscope_request_kernel_seconds_total{subsystem=\"%s\"} %llu.%09llu\n", name,
-		    (unsigned long long)(kernel_time.ns[i] / 1000000000),
+		put(t, "microscope_request_kernel_seconds_total{subsystem=\"%s\"} %llu.%09llu\n",
+		    name, (unsigned long long)(kernel_time.ns[i] / 1000000000),
 		    (unsigned long long)(kernel_time.ns[i] % 1000000000));
 	}
 }
@@ -237,14 +238,16 @@ static void put_telemetry(struct text *t)
 		}
 	}
 	for (unsigned s = 0; s < 3; s++) {
-		put(t, "# HELP microscope_telemetry_%s_total Telemetry records %s, by channel.\n"
-		       "# TYPE microscope_telemetry_%s_total counter\n", states[s], states[s], states[s]);
+		put(t,
+		    "# HELP microscope_telemetry_%s_total Telemetry records %s, by channel.\n"
+		    "# TYPE microscope_telemetry_%s_total counter\n",
+		    states[s], states[s], states[s]);
 		for (int channel = 0; channel < TEL_CHANNELS; channel++) {
 			const struct tel_ring_stats *c = &totals[channel];
 			uint64_t value = s == 0 ? c->produced : s == 1 ? c->consumed : c->dropped;
 			if (exists[channel])
-				put(t, "microscope_telemetry_%s_total{channel=\"%d\"} %llu\n", states[s],
-				    channel, (unsigned long long)value);
+				put(t, "microscope_telemetry_%s_total{channel=\"%d\"} %llu\n",
+				    states[s], channel, (unsigned long long)value);
 		}
 	}
 }
@@ -280,9 +283,9 @@ static void put_joinpoints(struct text *t, char *buffer)
 /* The NIC module's own counters (every NIC has them; all only go up). */
 static int nic_counter_is_kept(const char *name)
 {
-	static const char *const kept[] = {"rx_frames", "rx_bytes", "rx_dropped",
-					   "tx_frames", "tx_bytes", "tx_errors",
-					   "interrupts", "polls", "empty_polls"};
+	static const char *const kept[] = {"rx_frames",  "rx_bytes", "rx_dropped",
+					   "tx_frames",  "tx_bytes", "tx_errors",
+					   "interrupts", "polls",    "empty_polls"};
 	for (unsigned i = 0; i < sizeof kept / sizeof kept[0]; i++)
 		if (!strcmp(kept[i], name))
 			return 1;
@@ -317,7 +320,8 @@ static void put_aspect_counter(struct text *t, const char *family, const char *h
 {
 	put(t, "# HELP %s %s\n# TYPE %s counter\n", family, help, family);
 	for (unsigned i = 0; i < n; i++)
-		put(t, "%s{aspect=\"%s\"} %llu\n", family, a[i].name, drops ? a[i].drops : a[i].events);
+		put(t, "%s{aspect=\"%s\"} %llu\n", family, a[i].name,
+		    drops ? a[i].drops : a[i].events);
 }
 
 /* Lines "callcount state=LIVE binding=direct events=12 drops=0 ...". */
@@ -329,8 +333,8 @@ static void put_aspects(struct text *t, char *buffer)
 		for (char *line = strtok(buffer, "\n"); line && n < ASPECTS_SHOWN;
 		     line = strtok(NULL, "\n")) {
 			struct aspect_line *a = &aspects[n];
-			if (sscanf(line, "%63s state=%23s binding=%23s events=%llu drops=%llu", a->name,
-				   a->state, a->binding, &a->events, &a->drops) != 5)
+			if (sscanf(line, "%63s state=%23s binding=%23s events=%llu drops=%llu",
+				   a->name, a->state, a->binding, &a->events, &a->drops) != 5)
 				continue;
 			label_safe(a->name, sizeof a->name, a->name);
 			n++;

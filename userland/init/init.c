@@ -17,8 +17,8 @@
 
 #include <microscope/syscall.h>
 
-#define SHELL   "/bin/sh"
-#define RC_FILE "/etc/rc"
+#define SHELL     "/bin/sh"
+#define RC_FILE   "/etc/rc"
 #define TIOCSCTTY 0x540e
 
 enum terminal { NO_TERMINAL, CONSOLE_TERMINAL };
@@ -28,9 +28,8 @@ static pid_t start(char *const argv[], enum terminal terminal)
 	pid_t pid = fork();
 	if (pid == 0) {
 		setsid();
-		long error = terminal == CONSOLE_TERMINAL
-				 ? ms_syscall3(__NR_ioctl, 0, TIOCSCTTY, 0)
-				 : 0;
+		long error =
+		    terminal == CONSOLE_TERMINAL ? ms_syscall3(__NR_ioctl, 0, TIOCSCTTY, 0) : 0;
 		if (error < 0)
 			fprintf(stderr, "init: no controlling terminal (error %ld)\n", -error);
 		execv(argv[0], argv);

@@ -226,7 +226,8 @@ int ms_lattrack_event_out(int tracker, const void *key, unsigned length, unsigne
 int ms_lattrack_destroy(int tracker)
 {
 	for (int i = 0; i < MONITOR_TRACKERS; i++) {
-		if (trackers[i].aspect && trackers[i].aspect == running && trackers[i].fd == tracker) {
+		if (trackers[i].aspect && trackers[i].aspect == running &&
+		    trackers[i].fd == tracker) {
 			close(tracker);
 			trackers[i].aspect = NULL;
 			return 0;

@@ -28,15 +28,15 @@
 
 #include <microscope/syscall.h>
 
-#include "uapi/ipc.h"
 #include "monitor.h"
+#include "uapi/ipc.h"
 #include "uapi/telemetry.h"
 
 #define POLL_NS      (2 * 1000 * 1000)
 #define IDLE_POLL_NS (64 * 1000 * 1000)
 #define WAIT_FOREVER UINT64_MAX /* the kernel's deadline saturates */
-#define DRAIN_EVERY 32
-#define MAX_CPUS    64
+#define DRAIN_EVERY  32
+#define MAX_CPUS     64
 
 static int endpoint;
 static int channel;

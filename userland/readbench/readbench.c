@@ -44,7 +44,8 @@ static uint64_t now_ns(void)
  * first NVMe namespace, the boot disk when the bench attaches it as NVMe. */
 static long mount_again(const char *mount_point, const char *device)
 {
-	long error = ms_syscall6(__NR_mount, (long)device, (long)mount_point, (long)"ext2", 0, 0, 0);
+	long error =
+	    ms_syscall6(__NR_mount, (long)device, (long)mount_point, (long)"ext2", 0, 0, 0);
 	if (error && strcmp(device, "vda") == 0)
 		error = ms_syscall6(__NR_mount, (long)"nvme0n1", (long)mount_point, (long)"ext2", 0,
 				    0, 0);
@@ -120,7 +121,8 @@ int main(int argc, char **argv)
 	for (int pass = 0; pass < PASSES && !failed; pass++)
 		failed = empty_cache(mount_point, device) || timed_reads("seq-cold", path, 0) ||
 			 timed_reads("seq-cached", path, 0) || empty_cache(mount_point, device) ||
-			 timed_reads("random-cold", path, 1) || timed_reads("random-cached", path, 1);
+			 timed_reads("random-cold", path, 1) ||
+			 timed_reads("random-cached", path, 1);
 	printf("readbench: %s\n", failed ? "failed" : "done");
 	return failed;
 }

@@ -553,8 +553,10 @@ static void totals_match_independent_clocks(void)
 	struct outside_measure outside = measured_activity(token, mixed_work, &full);
 	const struct acct_result *r = &full.kernel;
 	uint64_t steal = handle->page->steal_ns[token - 1];
-	uint64_t wall_gap = outside.wall_ns - r->wall_ns, cpu_gap = outside.cpu_ns - (r->cpu_ns + steal);
-	uint64_t wall_allowed = 2 * (bracket.wall_ns - empty.kernel.wall_ns) + ACCT_REMAINDER_TICK_NS;
+	uint64_t wall_gap = outside.wall_ns - r->wall_ns,
+		 cpu_gap = outside.cpu_ns - (r->cpu_ns + steal);
+	uint64_t wall_allowed =
+	    2 * (bracket.wall_ns - empty.kernel.wall_ns) + ACCT_REMAINDER_TICK_NS;
 	uint64_t cpu_allowed = 2 * (bracket.cpu_ns - empty.kernel.cpu_ns) + ACCT_REMAINDER_TICK_NS;
 	printf("# wall %llu ns (clock %llu, remainder %llu, allowed %llu); cpu %llu ns "
 	       "(scheduler %llu, remainder %llu, allowed %llu); out %llu steal %llu\n",
@@ -571,7 +573,8 @@ static void totals_match_independent_clocks(void)
 	for (unsigned i = 0; i < r->subsystem_count && i < ACCT_MAX_SUBSYSTEMS; i++)
 		exclusive += r->subsystems[i].exclusive_ns;
 	CHECK(ok, exclusive > 0 && exclusive <= r->wall_ns);
-	unsigned flags = handle->page->flags & (ACCT_PAGE_STEAL_MEASURED | ACCT_PAGE_STEAL_NOT_REPORTED);
+	unsigned flags =
+	    handle->page->flags & (ACCT_PAGE_STEAL_MEASURED | ACCT_PAGE_STEAL_NOT_REPORTED);
 	CHECK(ok, flags == ACCT_PAGE_STEAL_MEASURED || flags == ACCT_PAGE_STEAL_NOT_REPORTED);
 	CHECK(ok, !(flags & ACCT_PAGE_STEAL_NOT_REPORTED) || steal == 0);
 	if (!ok)

@@ -32,9 +32,10 @@ static char text[32 * 1024];
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: scopectl list [PATTERN] | load FILE | link NAME --binding B | relink NAME "
-			"--binding B | unlink NAME | unload NAME | stats [NAME] | counter NAME "
-			"COUNTER | show NAME | clear NAME | msg-mode oneway|sync [DEADLINE_US]\n");
+	fprintf(stderr,
+		"usage: scopectl list [PATTERN] | load FILE | link NAME --binding B | relink NAME "
+		"--binding B | unlink NAME | unload NAME | stats [NAME] | counter NAME "
+		"COUNTER | show NAME | clear NAME | msg-mode oneway|sync [DEADLINE_US]\n");
 	return 2;
 }
 

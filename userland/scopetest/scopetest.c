@@ -43,7 +43,7 @@
 #include "uapi/scope.h"
 #include "uapi/telemetry.h"
 
-#define ROUNDS 200
+#define ROUNDS          200
 #define LATTRACK_ROUNDS 100 /* fewer than a descriptor queues */
 
 static int failures, case_number;

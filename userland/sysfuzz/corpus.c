@@ -54,10 +54,12 @@ int corpus_replay_objects(void)
 		long result = scope(SCOPE_LOAD, path, error, sizeof error);
 		count++;
 		if (result < 0 && !error[0]) {
-			printf("# corpus: %s refused (error %ld) without a reason\n", path, -result);
+			printf("# corpus: %s refused (error %ld) without a reason\n", path,
+			       -result);
 			failed = 1;
 		} else {
-			printf("# corpus: %s: %s%s\n", path, result < 0 ? "refused: " : "loaded, unloaded",
+			printf("# corpus: %s: %s%s\n", path,
+			       result < 0 ? "refused: " : "loaded, unloaded",
 			       result < 0 ? error : "");
 		}
 	}

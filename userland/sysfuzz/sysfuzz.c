@@ -53,9 +53,17 @@ static uint64_t pick(const uint64_t *values, size_t count)
 
 #define PICK(array) pick(array, sizeof(array) / sizeof(array[0]))
 
-static const char *const paths[] = {
-    "/tmp/fuzz",   "/",  "/etc/passwd",         "", "/tmp", "/dev/null",
-    "/tmp/fuzz/x", "..", "/aspects/callcount.o", "/tmp/fuzz/l", "/tmp/fuzz/x/../l"};
+static const char *const paths[] = {"/tmp/fuzz",
+				    "/",
+				    "/etc/passwd",
+				    "",
+				    "/tmp",
+				    "/dev/null",
+				    "/tmp/fuzz/x",
+				    "..",
+				    "/aspects/callcount.o",
+				    "/tmp/fuzz/l",
+				    "/tmp/fuzz/x/../l"};
 
 static long argument(char type)
 {

@@ -32,7 +32,7 @@
 #define L_ENOTEMPTY    39
 #define L_ELOOP        40
 
-#define USER_ID     1000
+#define USER_ID 1000
 
 int lstat(const char *path, struct stat *st); /* the glue has it; newlib declares none */
 #define PERM_DIR    "/tmp/perm"
@@ -79,7 +79,8 @@ static int make_root_tree(void)
 	mkdir("/tmp", 01777);
 	mkdir(PERM_DIR, 0755);
 	mkdir(PERM_DIR "/closed", 0700);
-	return put_file(PERM_DIR "/secret", "secret\n", 0600) | put_file(PERM_DIR "/public", "public\n", 0644) |
+	return put_file(PERM_DIR "/secret", "secret\n", 0600) |
+	       put_file(PERM_DIR "/public", "public\n", 0644) |
 	       put_file(PERM_DIR "/closed/inside", "inside\n", 0644) |
 	       put_file(PERM_DIR "/script", "#!nothing\n", 0644) |
 	       put_file("/tmp/roots-file", "anyone may write\n", 0666);
@@ -95,10 +96,12 @@ static void refused_to_a_user(void)
 	       -L_EACCES);
 	expect("create in root's 0755 directory", raw_open(PERM_DIR "/new", L_O_CREAT | L_O_WRONLY),
 	       -L_EACCES);
-	expect("mkdir in root's directory", sys2(__NR_mkdir, PERM_DIR "/newdir", (void *)0755), -L_EACCES);
-	expect("unlink in root's directory", sys2(__NR_unlink, PERM_DIR "/public", NULL), -L_EACCES);
-	expect("rename in root's directory", sys2(__NR_rename, PERM_DIR "/public", PERM_DIR "/moved"),
+	expect("mkdir in root's directory", sys2(__NR_mkdir, PERM_DIR "/newdir", (void *)0755),
 	       -L_EACCES);
+	expect("unlink in root's directory", sys2(__NR_unlink, PERM_DIR "/public", NULL),
+	       -L_EACCES);
+	expect("rename in root's directory",
+	       sys2(__NR_rename, PERM_DIR "/public", PERM_DIR "/moved"), -L_EACCES);
 	expect("rename out of root's directory", sys2(__NR_rename, PERM_DIR "/public", "/tmp/mine"),
 	       -L_EACCES);
 	expect("link into root's directory", sys2(__NR_link, PERM_DIR "/public", PERM_DIR "/again"),
@@ -106,11 +109,14 @@ static void refused_to_a_user(void)
 	expect("symlink in root's directory", sys2(__NR_symlink, "x", PERM_DIR "/link"), -L_EACCES);
 	expect("stat through a 0700 directory", raw_open(PERM_DIR "/closed/inside", 0), -L_EACCES);
 	expect("list a 0700 directory", raw_open(PERM_DIR "/closed", 0), -L_EACCES);
-	expect("chdir into a 0700 directory", sys2(__NR_chdir, PERM_DIR "/closed", NULL), -L_EACCES);
-	expect("chmod of root's file", sys2(__NR_chmod, PERM_DIR "/public", (void *)0666), -L_EPERM);
-	expect("chown of root's file", ms_syscall3(__NR_chown, (long)PERM_DIR "/public", USER_ID, USER_ID),
+	expect("chdir into a 0700 directory", sys2(__NR_chdir, PERM_DIR "/closed", NULL),
+	       -L_EACCES);
+	expect("chmod of root's file", sys2(__NR_chmod, PERM_DIR "/public", (void *)0666),
 	       -L_EPERM);
-	expect("access(W_OK) of root's file", sys2(__NR_access, PERM_DIR "/public", (void *)2), -L_EACCES);
+	expect("chown of root's file",
+	       ms_syscall3(__NR_chown, (long)PERM_DIR "/public", USER_ID, USER_ID), -L_EPERM);
+	expect("access(W_OK) of root's file", sys2(__NR_access, PERM_DIR "/public", (void *)2),
+	       -L_EACCES);
 	expect("access(R_OK) of root's file", sys2(__NR_access, PERM_DIR "/public", (void *)4), 0);
 	char *argv[] = {PERM_DIR "/script", NULL};
 	expect("exec of a file without x", ms_syscall3(__NR_execve, (long)argv[0], (long)argv, 0),
@@ -169,14 +175,15 @@ void file_permissions_hold_against_a_user(void)
 	expect("root writes a 0644 file", raw_open(PERM_DIR "/public", L_O_WRONLY), 0);
 	expect("root enters a 0700 directory", raw_open(PERM_DIR "/closed/inside", 0), 0);
 	char *argv[] = {PERM_DIR "/script", NULL};
-	expect("root execs a file without x", ms_syscall3(__NR_execve, (long)argv[0], (long)argv, 0),
-	       -L_EACCES);
-	expect("root chowns", ms_syscall3(__NR_chown, (long)PERM_DIR "/public", USER_ID, USER_ID), 0);
+	expect("root execs a file without x",
+	       ms_syscall3(__NR_execve, (long)argv[0], (long)argv, 0), -L_EACCES);
+	expect("root chowns", ms_syscall3(__NR_chown, (long)PERM_DIR "/public", USER_ID, USER_ID),
+	       0);
 	struct stat st;
 	if (stat(PERM_DIR "/public", &st) < 0 || st.st_uid != USER_ID || st.st_gid != USER_ID)
 		t_fail("chown by root did not take");
-	const char *files[] = {PERM_DIR "/secret", PERM_DIR "/public", PERM_DIR "/closed/inside", PERM_DIR "/script",
-			       "/tmp/roots-file"};
+	const char *files[] = {PERM_DIR "/secret", PERM_DIR "/public", PERM_DIR "/closed/inside",
+			       PERM_DIR "/script", "/tmp/roots-file"};
 	for (unsigned i = 0; i < sizeof files / sizeof files[0]; i++)
 		unlink(files[i]);
 	rmdir(PERM_DIR "/closed");
@@ -214,7 +221,8 @@ static void rename_cases(void)
 		t_fail("the moved directory's contents are not under its new name");
 	mkdir(R "/full", 0755);
 	put_file(R "/full/x", "x\n", 0644);
-	expect("over a non-empty directory", sys2(__NR_rename, R "/empty", R "/full"), -L_ENOTEMPTY);
+	expect("over a non-empty directory", sys2(__NR_rename, R "/empty", R "/full"),
+	       -L_ENOTEMPTY);
 	expect("a file over a directory", sys2(__NR_rename, R "/b", R "/full"), -L_EISDIR);
 	expect("a directory over a file", sys2(__NR_rename, R "/full", R "/b"), -L_ENOTDIR);
 	expect("a directory into itself", sys2(__NR_rename, R "/empty", R "/empty/sub/in"),
@@ -235,7 +243,8 @@ static void link_cases(void)
 	expect("link to a taken name", sys2(__NR_link, R "/orig", R "/second"), -L_EEXIST);
 	expect("link of a directory", sys2(__NR_link, R "/full", R "/dirlink"), -L_EPERM);
 	expect("link across mounts", sys2(__NR_link, R "/orig", "/dev/orig"), -L_EXDEV);
-	expect("rename between two names of one file", sys2(__NR_rename, R "/orig", R "/second"), 0);
+	expect("rename between two names of one file", sys2(__NR_rename, R "/orig", R "/second"),
+	       0);
 	unlink(R "/orig");
 	if (!reads(R "/second", "linked\n"))
 		t_fail("the second name lost the contents when the first went");
@@ -274,7 +283,8 @@ static void symlink_cases(void)
 	long n = ms_syscall3(__NR_readlink, (long)R "/l", (long)buffer, sizeof buffer);
 	if (n != 11 || memcmp(buffer, "orig-target", 11))
 		t_fail("readlink: %ld", n);
-	expect("readlink into 4 bytes", ms_syscall3(__NR_readlink, (long)R "/l", (long)buffer, 4), 4);
+	expect("readlink into 4 bytes", ms_syscall3(__NR_readlink, (long)R "/l", (long)buffer, 4),
+	       4);
 	expect("readlink of a file", ms_syscall3(__NR_readlink, (long)R "/b", (long)buffer, 64),
 	       -22);
 	struct stat st;
@@ -299,8 +309,9 @@ static void symlink_cases(void)
 
 static void clean_names(void)
 {
-	const char *files[] = {R "/b", R "/second", R "/orig-target", R "/dl", R "/abs",
-			       R "/dangling", R "/loop1", R "/loop2", R "/full/x", R "/empty/sub/f"};
+	const char *files[] = {R "/b",      R "/second",     R "/orig-target", R "/dl",
+			       R "/abs",    R "/dangling",   R "/loop1",       R "/loop2",
+			       R "/full/x", R "/empty/sub/f"};
 	for (unsigned i = 0; i < sizeof files / sizeof files[0]; i++)
 		unlink(files[i]);
 	const char *dirs[] = {R "/full", R "/empty/sub", R "/empty", R};
@@ -342,28 +353,35 @@ void file_calls_refuse_hostile_input(void)
 		long p = bad[i];
 		const long fault = -L_EFAULT;
 		expect("rename(bad, ok)", ms_syscall3(__NR_rename, p, (long)"/tmp/x", 0), fault);
-		expect("rename(ok, bad)", ms_syscall3(__NR_rename, (long)"/tmp/hostile", p, 0), fault);
+		expect("rename(ok, bad)", ms_syscall3(__NR_rename, (long)"/tmp/hostile", p, 0),
+		       fault);
 		expect("link(bad, ok)", ms_syscall3(__NR_link, p, (long)"/tmp/x", 0), fault);
 		expect("link(ok, bad)", ms_syscall3(__NR_link, (long)"/tmp/hostile", p, 0), fault);
 		expect("symlink(bad, ok)", ms_syscall3(__NR_symlink, p, (long)"/tmp/x", 0), fault);
 		expect("symlink(ok, bad)", ms_syscall3(__NR_symlink, (long)"x", p, 0), fault);
-		expect("readlink(bad, ...)", ms_syscall3(__NR_readlink, p, (long)long_path, 10), fault);
+		expect("readlink(bad, ...)", ms_syscall3(__NR_readlink, p, (long)long_path, 10),
+		       fault);
 		expect("chmod(bad)", ms_syscall3(__NR_chmod, p, 0644, 0), fault);
 		expect("chown(bad)", ms_syscall3(__NR_chown, p, 0, 0), fault);
 		expect("lchown(bad)", ms_syscall3(__NR_lchown, p, 0, 0), fault);
-		expect("lstat(ok, bad)", ms_syscall3(__NR_lstat, (long)"/tmp/hostile", p, 0), fault);
+		expect("lstat(ok, bad)", ms_syscall3(__NR_lstat, (long)"/tmp/hostile", p, 0),
+		       fault);
 	}
 	expect("symlink", sys2(__NR_symlink, "hostile", "/tmp/hostile-link"), 0);
 	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		expect("readlink into a bad buffer",
-		       ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link", bad[i], 64), -L_EFAULT);
-	expect("readlink, size 0", ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link",
-					       (long)long_path, 0), -L_EINVAL);
-	expect("readlink, size -1", ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link",
-						(long)long_path, -1), -L_EINVAL);
+		       ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link", bad[i], 64),
+		       -L_EFAULT);
+	expect("readlink, size 0",
+	       ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link", (long)long_path, 0),
+	       -L_EINVAL);
+	expect("readlink, size -1",
+	       ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link", (long)long_path, -1),
+	       -L_EINVAL);
 	/* the size is an int, as Linux's: 2^40 is 0 */
-	expect("readlink, size 2^40", ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link",
-						  (long)long_path, 1L << 40), -L_EINVAL);
+	expect("readlink, size 2^40",
+	       ms_syscall3(__NR_readlink, (long)"/tmp/hostile-link", (long)long_path, 1L << 40),
+	       -L_EINVAL);
 	expect("rename, path too long", sys2(__NR_rename, long_path, "/tmp/x"), -L_ENAMETOOLONG);
 	expect("link, path too long", sys2(__NR_link, "/tmp/hostile", long_path), -L_ENAMETOOLONG);
 	expect("symlink, target too long", sys2(__NR_symlink, long_path, "/tmp/x"),
@@ -450,8 +468,8 @@ void mount_and_umount(void)
 
 /* ---- mmap of files, pread, pwrite, ftruncate ----------------------------------- */
 
-#define L_ESPIPE 29
-#define L_ENODEV 19
+#define L_ESPIPE   29
+#define L_ENODEV   19
 #define FILE_BYTES 10000
 
 static long raw_mmap(long length, int protection, int flags, int fd, long offset)
@@ -481,7 +499,8 @@ static void mmap_cases(int fd, const char *data)
 		munmap((void *)at, 4096);
 	expect("mmap MAP_SHARED on the RAM fs", raw_mmap(4096, PROT_READ, MAP_SHARED, fd, 0),
 	       -L_ENODEV);
-	expect("mmap, offset not a page", raw_mmap(4096, PROT_READ, MAP_PRIVATE, fd, 100), -L_EINVAL);
+	expect("mmap, offset not a page", raw_mmap(4096, PROT_READ, MAP_PRIVATE, fd, 100),
+	       -L_EINVAL);
 	expect("mmap, bad fd", raw_mmap(4096, PROT_READ, MAP_PRIVATE, 99, 0), -L_EBADF);
 	expect("mmap, fd -1 without MAP_ANONYMOUS", raw_mmap(4096, PROT_READ, MAP_PRIVATE, -1, 0),
 	       -L_EBADF);
@@ -489,7 +508,8 @@ static void mmap_cases(int fd, const char *data)
 	expect("mmap of a directory", raw_mmap(4096, PROT_READ, MAP_PRIVATE, dir, 0), -L_ENODEV);
 	close(dir);
 	int writer = open("/tmp/mapped", O_WRONLY);
-	expect("mmap of a write-only fd", raw_mmap(4096, PROT_READ, MAP_PRIVATE, writer, 0), -L_EACCES);
+	expect("mmap of a write-only fd", raw_mmap(4096, PROT_READ, MAP_PRIVATE, writer, 0),
+	       -L_EACCES);
 	close(writer);
 }
 
@@ -512,8 +532,8 @@ static void positional_cases(int fd, const char *data)
 	expect("pread, bad fd", ms_syscall6(__NR_pread64, 77, (long)buffer, 1, 0, 0, 0), -L_EBADF);
 	int pipe_fds[2];
 	if (pipe(pipe_fds) == 0) {
-		expect("pread of a pipe", ms_syscall6(__NR_pread64, pipe_fds[0], (long)buffer, 1, 0, 0, 0),
-		       -L_ESPIPE);
+		expect("pread of a pipe",
+		       ms_syscall6(__NR_pread64, pipe_fds[0], (long)buffer, 1, 0, 0, 0), -L_ESPIPE);
 		close(pipe_fds[0]);
 		close(pipe_fds[1]);
 	}
@@ -606,8 +626,8 @@ static void shared_stores_are_the_file(int fd)
 		t_fail("a forked child's store is not the parent's: status %d", status);
 	t_expect_signal("a touch past the end of the file", touch_past_the_end, map, SIGSEGV);
 	expect("msync", msync(map, 5 * 4096, MS_SYNC), 0);
-	expect("mprotect of a shared file mapping",
-	       ms_syscall3(__NR_mprotect, at, 4096, PROT_READ), -L_EINVAL);
+	expect("mprotect of a shared file mapping", ms_syscall3(__NR_mprotect, at, 4096, PROT_READ),
+	       -L_EINVAL);
 	expect("munmap", munmap(map, 5 * 4096), 0);
 	expect("munmap", munmap(other, 4096), 0);
 }
@@ -643,8 +663,8 @@ static void shared_mmap_refuses(int fd)
 	       -L_EINVAL);
 	expect("MAP_SHARED, offset and length overflow",
 	       raw_mmap(8192, PROT_READ, MAP_SHARED, fd, -4096L), -L_EOVERFLOW);
-	expect("MAP_SHARED and MAP_PRIVATE", raw_mmap(4096, PROT_READ, MAP_SHARED | MAP_PRIVATE, fd, 0),
-	       -L_EINVAL);
+	expect("MAP_SHARED and MAP_PRIVATE",
+	       raw_mmap(4096, PROT_READ, MAP_SHARED | MAP_PRIVATE, fd, 0), -L_EINVAL);
 	expect("MAP_SHARED anonymous", raw_mmap(4096, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0),
 	       -L_EINVAL);
 	expect("MAP_SHARED, bad fd", raw_mmap(4096, PROT_READ, MAP_SHARED, 99, 0), -L_EBADF);
@@ -661,15 +681,17 @@ static void shared_mmap_refuses(int fd)
 	close(reader);
 	close(writer);
 	int dir = open("/disk", O_RDONLY);
-	expect("MAP_SHARED of a directory", raw_mmap(4096, PROT_READ, MAP_SHARED, dir, 0), -L_ENODEV);
+	expect("MAP_SHARED of a directory", raw_mmap(4096, PROT_READ, MAP_SHARED, dir, 0),
+	       -L_ENODEV);
 	close(dir);
 	char page[4096] __attribute__((aligned(4096)));
 	expect("msync, address not a page", ms_syscall3(__NR_msync, (long)page + 1, 10, MS_SYNC),
 	       -L_EINVAL);
 	expect("msync, unknown flags", ms_syscall3(__NR_msync, (long)page, 10, 0x100), -L_EINVAL);
-	expect("msync, MS_SYNC and MS_ASYNC", ms_syscall3(__NR_msync, (long)page, 10, MS_SYNC | MS_ASYNC),
+	expect("msync, MS_SYNC and MS_ASYNC",
+	       ms_syscall3(__NR_msync, (long)page, 10, MS_SYNC | MS_ASYNC), -L_EINVAL);
+	expect("msync, kernel address", ms_syscall3(__NR_msync, KERNEL_ADDR, 4096, MS_SYNC),
 	       -L_EINVAL);
-	expect("msync, kernel address", ms_syscall3(__NR_msync, KERNEL_ADDR, 4096, MS_SYNC), -L_EINVAL);
 	expect("msync, nothing mapped", ms_syscall3(__NR_msync, 0x10000000000L, 4096, MS_SYNC),
 	       -L_ENOMEM);
 }

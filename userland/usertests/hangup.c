@@ -19,10 +19,10 @@
 
 #include "usertests.h"
 
-#define L_SIGHUP  1
-#define L_SIGSTOP 19
-#define L_SIGKILL 9
-#define TIOCSCTTY 0x540e
+#define L_SIGHUP         1
+#define L_SIGSTOP        19
+#define L_SIGKILL        9
+#define TIOCSCTTY        0x540e
 #define COLLECT_LIMIT_MS 8000
 
 struct kernel_sigaction {

@@ -392,14 +392,16 @@ void lattrack_syscall_report_has_the_user_stack(void)
 	 * guard against a hang. */
 	int held = 0, done = 0;
 	struct timespec tick = {0, 1000 * 1000};
-	for (int round = 0; found >= 0 && !held && round < 20000; round++) { /* ~20 s: a hang guard */
+	for (int round = 0; found >= 0 && !held && round < 20000;
+	     round++) { /* ~20 s: a hang guard */
 		nanosleep(&tick, NULL);
 		held = snapshot_holds(record.stack[found], &done);
 		if (!held && round % 40 == 39)
 			sleep_in_known_frame();
 	}
 	if (found >= 0 && !held)
-		t_fail("no snapshot holds the frame 0x%llx", (unsigned long long)record.stack[found]);
+		t_fail("no snapshot holds the frame 0x%llx",
+		       (unsigned long long)record.stack[found]);
 	if (kshell("lattrack snapshot off") != 0)
 		t_fail("lattrack snapshot off failed");
 	close((int)reader);

@@ -94,7 +94,8 @@ void ps_shows_wait_channels(void)
 	long listed_count = ms_syscall3(__NR_ms_getprocs, (long)listed, PROC_MAX, sizeof listed[0]);
 	const struct proc_info_wait *entry = find_waiting(listed, listed_count, named);
 	if (!entry || strcmp(entry->args, "sleep 5") != 0)
-		t_fail("the command line of 'sleep 5' reads '%s'", entry ? entry->args : "(not listed)");
+		t_fail("the command line of 'sleep 5' reads '%s'",
+		       entry ? entry->args : "(not listed)");
 	ms_syscall3(__NR_kill, named, 9, 0);
 	waitpid(named, NULL, 0);
 	expect_channel("a reader of an empty pipe", reader, "pipe");
@@ -118,16 +119,16 @@ void ps_shows_wait_channels(void)
 	expect_result("entry size one past",
 		      ms_syscall3(__NR_ms_getprocs, (long)with, PROC_MAX, sizeof with[0] + 1),
 		      -L_EINVAL);
-	expect_result("count -1",
-		      ms_syscall3(__NR_ms_getprocs, (long)with, -1, sizeof with[0]), -L_EINVAL);
-	expect_result("a kernel pointer",
-		      ms_syscall3(__NR_ms_getprocs, (long)0xffff800000001000L, PROC_MAX,
-				  sizeof with[0]),
-		      -L_EFAULT);
-	expect_result("a buffer ending too soon",
-		      ms_syscall3(__NR_ms_getprocs, (long)0x00007ffffffff000L, PROC_MAX,
-				  sizeof with[0]),
-		      -L_EFAULT);
+	expect_result("count -1", ms_syscall3(__NR_ms_getprocs, (long)with, -1, sizeof with[0]),
+		      -L_EINVAL);
+	expect_result(
+	    "a kernel pointer",
+	    ms_syscall3(__NR_ms_getprocs, (long)0xffff800000001000L, PROC_MAX, sizeof with[0]),
+	    -L_EFAULT);
+	expect_result(
+	    "a buffer ending too soon",
+	    ms_syscall3(__NR_ms_getprocs, (long)0x00007ffffffff000L, PROC_MAX, sizeof with[0]),
+	    -L_EFAULT);
 	if (write(fds[1], "x", 1) != 1)
 		t_fail("write");
 	ms_syscall3(__NR_kill, sleeper, 9, 0);

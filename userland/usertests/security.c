@@ -827,6 +827,7 @@ void scope_show_and_clear(void)
 	int status = t_run_child(clear_as_user, NULL);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		t_fail("SCOPE_CLEAR as uid %d was not -EPERM (status %#x)", USER_ID, status);
-	if (scope_ctl(SCOPE_CLEAR, "callcount") != 0 || scope_ctl(SCOPE_CLEAR, "callcount") != -L_ENOENT)
+	if (scope_ctl(SCOPE_CLEAR, "callcount") != 0 ||
+	    scope_ctl(SCOPE_CLEAR, "callcount") != -L_ENOENT)
 		t_fail("SCOPE_CLEAR as root: not 0 then -ENOENT");
 }

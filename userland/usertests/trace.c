@@ -7,9 +7,9 @@
  * names, which a fork and an exec decide.
  */
 #include <fcntl.h>
-#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <microscope/syscall.h>
@@ -52,7 +52,8 @@ static int marks_in(const char *path, uint32_t type, int *out_of_order)
 			if (r->type == TRACE_USER_MARK && m->type == type) {
 				char expect[16];
 				int n = snprintf(expect, sizeof expect, "mark %d", found);
-				*out_of_order += m->length != (uint32_t)n || memcmp(m + 1, expect, n);
+				*out_of_order +=
+				    m->length != (uint32_t)n || memcmp(m + 1, expect, n);
 				found++;
 			}
 			if (!r->words)
@@ -160,12 +161,14 @@ static void visit_stack(const struct tel_record *r, int32_t tid,
 {
 	static uint64_t record[2 + TRACE_STACK_MAX];
 	unsigned count = def && def->count <= TRACE_STACK_MAX ? def->count : 0;
-	struct tel_record head = {.type = TRACE_USER_STACK, .words = (uint8_t)(2 + count),
-				  .kind = TEL_COMPACT, .time = r->time};
-	struct trace_user_stack stack = {
-	    .tid = tid,
-	    .count = (uint16_t)count,
-	    .flags = def ? def->flags : TRACE_STACK_UNREADABLE | TRACE_STACK_LOST};
+	struct tel_record head = {.type = TRACE_USER_STACK,
+				  .words = (uint8_t)(2 + count),
+				  .kind = TEL_COMPACT,
+				  .time = r->time};
+	struct trace_user_stack stack = {.tid = tid,
+					 .count = (uint16_t)count,
+					 .flags = def ? def->flags
+						      : TRACE_STACK_UNREADABLE | TRACE_STACK_LOST};
 	memcpy(record, &head, 8);
 	memcpy(record + 1, &stack, 8);
 	if (count)
@@ -291,7 +294,8 @@ static void own_code_of(const char *path, uint64_t *start, uint64_t *end)
 		const uint8_t *sh = file + shoff + i * 64;
 		uint32_t name;
 		memcpy(&name, sh, 4);
-		if (names + name + 10 <= (uint64_t)size && !memcmp(file + names + name, ".text.own", 10)) {
+		if (names + name + 10 <= (uint64_t)size &&
+		    !memcmp(file + names + name, ".text.own", 10)) {
 			uint64_t addr, length;
 			memcpy(&addr, sh + 16, 8);
 			memcpy(&length, sh + 32, 8);
@@ -428,7 +432,7 @@ struct unwind_seen {
 	int32_t tids[4];
 	int tid_count;
 	int calls, chains_right, corrupt_calls, corrupt_marked, too_long;
-	unsigned expect; /* frames the mode keeps: the chain inner, middle, outer, main first */
+	unsigned expect;    /* frames the mode keeps: the chain inner, middle, outer, main first */
 	uint16_t last_type; /* the record before a stack in its ring */
 	int stacks, after_call; /* stacks of unwind, and those after a join point's call record */
 };
@@ -469,8 +473,8 @@ static void note_unwind_stacks(const struct tel_record *r, void *arg)
 	if (in_symbol(seen, CORRUPT, frames[0])) {
 		seen->corrupt_calls++;
 		/* a walk that keeps one frame reads nothing past it, so finds nothing wrong */
-		seen->corrupt_marked += s->count == 1 && (seen->expect == 1 ||
-							  (s->flags & TRACE_STACK_UNREADABLE));
+		seen->corrupt_marked +=
+		    s->count == 1 && (seen->expect == 1 || (s->flags & TRACE_STACK_UNREADABLE));
 		return;
 	}
 	if (!in_symbol(seen, INNER, frames[0]))
@@ -485,22 +489,24 @@ static void note_unwind_stacks(const struct tel_record *r, void *arg)
 /* Where unwind's stacks are taken: at its system calls (getppid), or at a
  * join point that may not sleep which its call (pipe) reaches. */
 struct unwind_how {
-	const char *events;  /* the trace map's --events */
-	const char *pattern; /* join points the trace records, or "" */
+	const char *events;    /* the trace map's --events */
+	const char *pattern;   /* join points the trace records, or "" */
 	char *plain, *corrupt; /* unwind's argument for each run */
 };
 static const struct unwind_how at_getppid = {"*", "", NULL, "corrupt"};
-static const struct unwind_how at_kmalloc = {"mm.kmalloc", " mm.kmalloc", "pipe",
-					     "corrupt-pipe"};
+static const struct unwind_how at_kmalloc = {"mm.kmalloc", " mm.kmalloc", "pipe", "corrupt-pipe"};
 
 /* Traces unwind in mode, budget, runs it plainly and corrupted as how says. */
 static struct unwind_seen stacks_of_unwind(unsigned mode, unsigned budget, unsigned expect,
 					   const struct unwind_how *how)
 {
-	struct unwind_seen seen = {
-	    .symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
-			{"unwind_corrupt"}, {"unwind_other"}},
-	    .expect = expect};
+	struct unwind_seen seen = {.symbols = {{"unwind_inner"},
+					       {"unwind_middle"},
+					       {"unwind_outer"},
+					       {"main"},
+					       {"unwind_corrupt"},
+					       {"unwind_other"}},
+				   .expect = expect};
 	if (symbols_of("/bin/unwind", seen.symbols, UNWIND_SYMBOLS) != UNWIND_SYMBOLS) {
 		t_fail("/bin/unwind lacks one of its symbols");
 		return seen;
@@ -587,8 +593,9 @@ void uscope_stacks_at_joinpoints_that_cannot_sleep(void)
 			       "frame marked unreadable",
 			       mode, seen.corrupt_calls, seen.corrupt_marked);
 		if (seen.after_call != seen.stacks)
-			t_fail("mode %u: %d of unwind's %d stacks follow a join point's call record",
-			       mode, seen.after_call, seen.stacks);
+			t_fail(
+			    "mode %u: %d of unwind's %d stacks follow a join point's call record",
+			    mode, seen.after_call, seen.stacks);
 	}
 }
 
@@ -613,9 +620,9 @@ static void note_callers(const struct tel_record *r, void *arg)
 	if (!ours || !in_symbol(&seen->unwind, INNER, frames[0]) || seen->count >= 15)
 		return;
 	char caller = s->count < 3 || !in_symbol(&seen->unwind, MIDDLE, frames[1]) ? '?'
-		      : in_symbol(&seen->unwind, OUTER, frames[2])			  ? 'O'
-		      : in_symbol(&seen->unwind, OTHER, frames[2])			  ? 'X'
-											  : '?';
+		      : in_symbol(&seen->unwind, OUTER, frames[2])                 ? 'O'
+		      : in_symbol(&seen->unwind, OTHER, frames[2])                 ? 'X'
+										   : '?';
 	seen->order[seen->count++] = caller;
 }
 
@@ -638,9 +645,12 @@ void uscope_same_registers_other_caller(void)
 
 static void same_registers_other_caller(const char *trace_start)
 {
-	struct callers_seen seen = {
-	    .unwind = {.symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
-				   {"unwind_corrupt"}, {"unwind_other"}}}};
+	struct callers_seen seen = {.unwind = {.symbols = {{"unwind_inner"},
+							   {"unwind_middle"},
+							   {"unwind_outer"},
+							   {"main"},
+							   {"unwind_corrupt"},
+							   {"unwind_other"}}}};
 	if (symbols_of("/bin/unwind", seen.unwind.symbols, UNWIND_SYMBOLS) != UNWIND_SYMBOLS) {
 		t_fail("/bin/unwind lacks one of its symbols");
 		return;
@@ -718,9 +728,12 @@ void uscope_stack_on_unmapped_memory_is_not_remembered(void)
 
 static void stack_on_unmapped_memory(const char *trace_start)
 {
-	struct corrupt_seen seen = {
-	    .unwind = {.symbols = {{"unwind_inner"}, {"unwind_middle"}, {"unwind_outer"}, {"main"},
-				   {"unwind_corrupt"}, {"unwind_other"}}}};
+	struct corrupt_seen seen = {.unwind = {.symbols = {{"unwind_inner"},
+							   {"unwind_middle"},
+							   {"unwind_outer"},
+							   {"main"},
+							   {"unwind_corrupt"},
+							   {"unwind_other"}}}};
 	if (symbols_of("/bin/unwind", seen.unwind.symbols, UNWIND_SYMBOLS) != UNWIND_SYMBOLS) {
 		t_fail("/bin/unwind lacks one of its symbols");
 		return;
@@ -749,8 +762,10 @@ static void stack_on_unmapped_memory(const char *trace_start)
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		t_fail("%s: unwind unmapped exited with status %#x", trace_start, status);
 	if (seen.calls != 3)
-		t_fail("%s: %d stacks of calls from unwind_corrupt, not 3", trace_start, seen.calls);
-	else if (seen.count[0] != 8 || seen.count[1] != 8 || !(seen.flags[0] & TRACE_STACK_TRUNCATED))
+		t_fail("%s: %d stacks of calls from unwind_corrupt, not 3", trace_start,
+		       seen.calls);
+	else if (seen.count[0] != 8 || seen.count[1] != 8 ||
+		 !(seen.flags[0] & TRACE_STACK_TRUNCATED))
 		t_fail("%s: the calls from filled memory gave %u and %u frames (flags %#x), not 8",
 		       trace_start, seen.count[0], seen.count[1], seen.flags[0]);
 	else if (seen.count[2] != 1 || !(seen.flags[2] & TRACE_STACK_UNREADABLE))
@@ -766,7 +781,7 @@ static void stack_on_unmapped_memory(const char *trace_start)
 struct events_seen {
 	int32_t tids[4];
 	int tid_count;
-	int32_t running; /* the thread on the CPU (sched_switch): cat's calls only count */
+	int32_t running;    /* the thread on the CPU (sched_switch): cat's calls only count */
 	uint16_t last_type; /* the last system call's or join point's entry before a stack */
 	int64_t last_number;
 	int after_read, after_other_syscall, after_joinpoint;
@@ -853,10 +868,11 @@ void uscope_stacks_follow_the_events_named(void)
 {
 	struct events_seen reads = stacks_at("sys.read");
 	if (!reads.after_read || reads.after_other_syscall || reads.after_joinpoint)
-		t_fail("--events sys.read: %d stacks at read, %d at other calls (the last %lld), %d "
-		       "at join points",
-		       reads.after_read, reads.after_other_syscall, (long long)reads.other_number,
-		       reads.after_joinpoint);
+		t_fail(
+		    "--events sys.read: %d stacks at read, %d at other calls (the last %lld), %d "
+		    "at join points",
+		    reads.after_read, reads.after_other_syscall, (long long)reads.other_number,
+		    reads.after_joinpoint);
 	struct events_seen vfs = stacks_at("vfs.*");
 	if (!vfs.after_joinpoint || vfs.after_read || vfs.after_other_syscall)
 		t_fail("--events vfs.*: %d stacks at join points, %d at system calls",

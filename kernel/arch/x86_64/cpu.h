@@ -9,14 +9,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MSR_EFER 0xc0000080
-#define MSR_STAR 0xc0000081
-#define MSR_LSTAR 0xc0000082
-#define MSR_FMASK 0xc0000084
-#define MSR_FS_BASE 0xc0000100
-#define MSR_GS_BASE 0xc0000101
+#define MSR_EFER           0xc0000080
+#define MSR_STAR           0xc0000081
+#define MSR_LSTAR          0xc0000082
+#define MSR_FMASK          0xc0000084
+#define MSR_FS_BASE        0xc0000100
+#define MSR_GS_BASE        0xc0000101
 #define MSR_KERNEL_GS_BASE 0xc0000102
-#define MSR_APIC_BASE 0x1b
+#define MSR_APIC_BASE      0x1b
 
 #define RFLAGS_IF (1UL << 9)
 

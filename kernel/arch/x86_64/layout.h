@@ -10,10 +10,10 @@
 #ifndef ARCH_X86_64_LAYOUT_H
 #define ARCH_X86_64_LAYOUT_H
 
-#define KERNEL_VMA 0xffffffff80000000
-#define KERNEL_PHYS 0x100000
-#define PHYSMAP_BASE 0xffff800000000000
+#define KERNEL_VMA      0xffffffff80000000
+#define KERNEL_PHYS     0x100000
+#define PHYSMAP_BASE    0xffff800000000000
 #define BOOT_STACK_SIZE 16384
-#define PAGE_SIZE 4096
+#define PAGE_SIZE       4096
 
 #endif

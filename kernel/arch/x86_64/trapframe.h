@@ -55,7 +55,9 @@ static inline bool trap_frame_from_user(const struct trap_frame *frame)
 
 #ifdef __ASSEMBLY__
 /* The general-purpose registers in struct trap_frame's order (r15 at the lowest
- * address), shared by the interrupt and the system-call entry paths. */
+ * address), shared by the interrupt and the system-call entry paths.  (Assembly:
+ * clang-format would join it into C-looking lines.) */
+// clang-format off
 .macro PUSH_GPRS
 	push %rax
 	push %rbx
@@ -91,6 +93,7 @@ static inline bool trap_frame_from_user(const struct trap_frame *frame)
 	pop %rbx
 	pop %rax
 .endm
+// clang-format on
 #endif
 
 #endif

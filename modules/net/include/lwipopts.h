@@ -24,18 +24,18 @@
  * waits for the unlock (the reader would only wait for the lock). */
 void net_core_lock(void);
 void net_core_unlock(void);
-#define LOCK_TCPIP_CORE()             net_core_lock()
-#define UNLOCK_TCPIP_CORE()           net_core_unlock()
-#define TCPIP_THREAD_PRIO             6 /* SCHED_PRIORITY_HIGH */
-#define TCPIP_THREAD_STACKSIZE        0 /* the kernel's stack size */
-#define TCPIP_MBOX_SIZE               256
-#define DEFAULT_THREAD_PRIO           4
-#define DEFAULT_RAW_RECVMBOX_SIZE     32
-#define DEFAULT_UDP_RECVMBOX_SIZE     64
-#define DEFAULT_TCP_RECVMBOX_SIZE     128
-#define DEFAULT_ACCEPTMBOX_SIZE       64
-#define LWIP_NETCONN_SEM_PER_THREAD   0
-#define LWIP_NETCONN_FULLDUPLEX       0
+#define LOCK_TCPIP_CORE()           net_core_lock()
+#define UNLOCK_TCPIP_CORE()         net_core_unlock()
+#define TCPIP_THREAD_PRIO           6 /* SCHED_PRIORITY_HIGH */
+#define TCPIP_THREAD_STACKSIZE      0 /* the kernel's stack size */
+#define TCPIP_MBOX_SIZE             256
+#define DEFAULT_THREAD_PRIO         4
+#define DEFAULT_RAW_RECVMBOX_SIZE   32
+#define DEFAULT_UDP_RECVMBOX_SIZE   64
+#define DEFAULT_TCP_RECVMBOX_SIZE   128
+#define DEFAULT_ACCEPTMBOX_SIZE     64
+#define LWIP_NETCONN_SEM_PER_THREAD 0
+#define LWIP_NETCONN_FULLDUPLEX     0
 
 /* ---- Memory -------------------------------------------------------------- */
 #define MEM_ALIGNMENT            8
