@@ -95,10 +95,22 @@ static inline struct cpu *this_cpu(void)
 	return cpu;
 }
 
+/* cpu->field of the CPU this runs on, in one %gs-relative load: a thread
+ * preempted and moved between a this_cpu() and the field's load would read
+ * another CPU's; this cannot.  (The mov takes its size from the field's.) */
+#define this_cpu_read(field)                                                    \
+	({                                                                      \
+		__typeof__(((struct cpu *)0)->field) value_;                    \
+		__asm__ volatile("mov %%gs:%c1, %0"                             \
+				 : "=r"(value_)                                 \
+				 : "i"(__builtin_offsetof(struct cpu, field))); \
+		value_;                                                         \
+	})
+
 /* The running thread's process's slot in the trace map (cpu->user_stacks; 0:
- * not in it).  One %gs-relative load, so a thread that is preempted and
- * moves meanwhile cannot read another CPU's slot (the thread's own is set
- * again at every switch). */
+ * not in it); the thread's own is set again at every switch.  this_cpu_read,
+ * widened in the load itself (the system-call path uses the slot as an
+ * index). */
 static inline unsigned this_cpu_user_stacks(void)
 {
 	unsigned slot;
@@ -108,15 +120,11 @@ static inline unsigned this_cpu_user_stacks(void)
 	return slot;
 }
 
-/* This CPU's cpu->trace_ring, in one %gs-relative load (the caller holds
- * interrupts off, so the CPU cannot change under it). */
+/* This CPU's cpu->trace_ring (the caller holds interrupts off, so the CPU
+ * cannot change under it). */
 static inline struct tel_ring *this_cpu_trace_ring(void)
 {
-	struct tel_ring *ring;
-	__asm__ volatile("mov %%gs:%c1, %0"
-			 : "=r"(ring)
-			 : "i"(__builtin_offsetof(struct cpu, trace_ring)));
-	return ring;
+	return this_cpu_read(trace_ring);
 }
 
 static inline unsigned this_cpu_id(void)

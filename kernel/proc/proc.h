@@ -41,9 +41,7 @@ struct proc_module_slots {
  * ask at every step. */
 static inline struct process *proc_current(void)
 {
-	struct process *process;
-	__asm__ volatile("movq %%gs:%c1, %0" : "=r"(process) : "i"(offsetof(struct cpu, process)));
-	return process;
+	return this_cpu_read(process);
 }
 /* Accessors.  proc_parent_pid is 0 for init and orphans' reapers. */
 int proc_pid(const struct process *p);

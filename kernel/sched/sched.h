@@ -75,9 +75,7 @@ int thread_detach(struct thread *t);
  * current thread, in line: IPC and system calls ask at every step. */
 static inline struct thread *thread_current(void)
 {
-	struct thread *current;
-	__asm__ volatile("movq %%gs:%c1, %0" : "=r"(current) : "i"(offsetof(struct cpu, current)));
-	return current;
+	return this_cpu_read(current);
 }
 /* Accessors: id (0 = the boot thread), name, priority, state, statistics. */
 uint64_t thread_id(const struct thread *t);

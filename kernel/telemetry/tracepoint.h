@@ -30,11 +30,12 @@ extern struct tel_channel *tracepoint_channel;
 extern struct tel_channel *tracepoint_stacks_channel;
 
 /* Writes one event stamped time into this CPU's ring of the stream, unless
- * no trace runs or the running thread is left out; interrupts must be off
+ * no trace runs or the running thread is left out (false then, or when the
+ * ring was full); interrupts must be off
  * (they make the writer the ring's one producer), as they are where the
  * scheduler switches and wakes threads.  A full ring counts a drop.  In line,
  * so that a constant type and length fold the checks and unroll the copy. */
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) bool
 tracepoint_record_irqs_off(uint16_t type, uint64_t time, const void *payload, uint32_t length)
 {
 	struct tel_ring *ring = this_cpu_trace_ring();
@@ -51,6 +52,7 @@ tracepoint_record_irqs_off(uint16_t type, uint64_t time, const void *payload, ui
 		}
 		tel_ring_publish_unshared(ring, end); /* the stream's channel is kernel-only */
 	}
+	return out != 0;
 }
 
 /* tracepoint_record_irqs_off in any context: interrupts are held off from

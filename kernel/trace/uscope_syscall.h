@@ -18,6 +18,7 @@
 #include "cpu/percpu.h"
 #include "mm/mm.h"
 #include "telemetry/telemetry.h"
+#include "telemetry/tracepoint.h"
 #include "trace/stack_memo.h"
 #include "trace/trace.h"
 #include "uapi/trace.h"
@@ -32,19 +33,11 @@ extern uint32_t uscope_every_call_config[USCOPE_MAP_MAX + 1];
 extern struct stack_memo *uscope_memos[MAX_CPUS];
 
 /* One record into this CPU's ring of the stream (interrupts are off):
- * false when none runs or the ring is full (a drop, counted).  In line, so
- * that a constant length unrolls the copy. */
+ * false when none runs or the ring is full (a drop, counted). */
 static inline __attribute__((always_inline)) bool
 uscope_put_record(uint16_t type, const void *payload, uint32_t length)
 {
-	struct tel_ring *ring = this_cpu()->trace_ring;
-	uint64_t *out = ring ? tel_ring_reserve(ring, type, rdtsc(), length) : NULL;
-	if (!out)
-		return false;
-	for (uint32_t i = 0; i < length / 8; i++) /* length: a multiple of 8 */
-		out[i] = ((const uint64_t *)payload)[i];
-	tel_ring_commit_unshared(ring);
-	return true;
+	return tracepoint_record_irqs_off(type, rdtsc(), payload, length);
 }
 
 /* A system call's entry and the reference to its stack, as one record. */
