@@ -101,7 +101,7 @@ unsigned pci_place(struct pci_range window, uint64_t min_align, const struct pci
 
 #ifndef HOST_TEST
 
-/* One BAR to place: where it is, and its request. */
+/* One BAR to place: its function and its index there. */
 struct bar_ref {
 	struct pci_device *dev;
 	unsigned index;

@@ -176,33 +176,24 @@ static void vcon_note_offer(struct vcon *vc, int id)
 	vc->tx_epoch[id] = __atomic_load_n(&vc->host_epoch, __ATOMIC_ACQUIRE);
 }
 
-/* Copies up to one buffer of data into a free transmit buffer and offers it.
- * Returns the bytes taken, or 0 when every buffer is with the device. */
-static size_t vcon_offer_chunk(struct vcon *vc, const uint8_t *data, size_t length)
+/* Offers up to one buffer's worth of data in a free transmit descriptor:
+ * copied into the queue's own buffer, or lent (vcon_send_lent: the
+ * descriptor points at the caller's memory, no longer than a buffer, so the
+ * device sees what a copy would have given it).  Returns the bytes taken, or
+ * 0 when every descriptor is with the device. */
+static size_t vcon_offer(struct vcon *vc, const uint8_t *data, size_t length, bool lent)
 {
 	vcon_reclaim_tx(vc);
 	int id = virtio_find_free_buffer(&vc->tx);
 	if (id < 0)
 		return 0;
 	size_t chunk = length < VCON_BUFFER ? length : VCON_BUFFER;
-	memcpy(virtio_queue_buffer(&vc->tx, (unsigned)id), data, chunk);
-	virtio_offer_buffer(&vc->tx, (unsigned)id, (uint32_t)chunk, false);
-	vcon_note_offer(vc, id);
-	return chunk;
-}
-
-/* Offers up to one buffer's worth of the caller's data itself, in place
- * (vcon_send_lent): descriptors no longer than the queue's own buffers, so
- * the device sees what a copy would have given it.  Returns the bytes taken,
- * or 0 when every descriptor is with the device. */
-static size_t vcon_offer_lent(struct vcon *vc, const uint8_t *data, size_t length)
-{
-	vcon_reclaim_tx(vc);
-	int id = virtio_find_free_buffer(&vc->tx);
-	if (id < 0)
-		return 0;
-	size_t chunk = length < VCON_BUFFER ? length : VCON_BUFFER;
-	virtio_offer_external(&vc->tx, (unsigned)id, virt_to_phys(data), (uint32_t)chunk);
+	if (lent) {
+		virtio_offer_external(&vc->tx, (unsigned)id, virt_to_phys(data), (uint32_t)chunk);
+	} else {
+		memcpy(virtio_queue_buffer(&vc->tx, (unsigned)id), data, chunk);
+		virtio_offer_buffer(&vc->tx, (unsigned)id, (uint32_t)chunk, false);
+	}
 	vcon_note_offer(vc, id);
 	return chunk;
 }
@@ -221,8 +212,7 @@ static int vcon_send_as(struct vcon *vc, const void *data, size_t length, bool l
 			error = vcon_wait_host(vc);
 			continue;
 		}
-		size_t chunk = lent ? vcon_offer_lent(vc, bytes + sent, length - sent)
-				    : vcon_offer_chunk(vc, bytes + sent, length - sent);
+		size_t chunk = vcon_offer(vc, bytes + sent, length - sent, lent);
 		if (chunk) {
 			sent += chunk;
 			continue;
