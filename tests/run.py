@@ -1209,6 +1209,11 @@ def kernel_boots(kernel):
         runs.append((f"boot/kernel-{memory}",
                      kernel_args(kernel, append="ktest=all exit=qemu") + ["--memory", memory],
                      BIOS_TIMEOUT))
+    # A machine without an HPET: the TSC is calibrated against the PIT again,
+    # and the clock, the tick and the timers run on that rate.
+    runs.append(("boot/kernel-no-hpet",
+                 kernel_args(kernel, append="ktest=time,sched exit=qemu") +
+                 ["--machine", "q35,hpet=off"], BIOS_TIMEOUT))
     return runs
 
 
@@ -1234,6 +1239,8 @@ def boot_listing(args):
     lines = [f"boot/{firmware}-{machine}-{memory}  (the self-test ISO)"
              for firmware, machine, memory in BOOT_MATRIX]
     lines += [f"boot/kernel-{memory}  (ktest=all exit=qemu)" for memory in KERNEL_BOOT_MEMORY]
+    lines.append("boot/kernel-no-hpet  (q35 without an HPET: ktest=time,sched on a TSC "
+                 "calibrated against the PIT)")
     for name, _, _, smp, what in SMP_BOOTS:
         lines.append(f"boot/{name}  ({smp} CPUs, {'the self-test ISO' if what == 'iso' else what})")
     lines.append(f"boot/hang-report  (a {HANG_REPORT_SECONDS} s run that times out reports "

@@ -4,8 +4,10 @@
  * asserts how long anything took, since an emulator's time is not the host's.
  */
 #include "arch/x86_64/cpu.h"
+#include "arch/x86_64/hpet.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
+#include "lib/string.h"
 #include "mm/mm.h"
 #include "time/time.h"
 
@@ -152,8 +154,20 @@ static void user_clock_page_converts_as_clock_ns(struct ktest *t)
 	EXPECT_TRUE(t, before <= user && user <= after);
 }
 
+/* The TSC's rate comes from the HPET where the machine has one, from the PIT
+ * again (10 ms windows) where it has none (tests/run.py's boot/kernel-no-hpet
+ * boots a q35 without one); either way a rate some x86_64 CPU has. */
+static void calibrated_against_what_the_machine_has(struct ktest *t)
+{
+	const char *expected = hpet_period_fs() ? "HPET" : "PIT";
+	EXPECT_EQ(t, strcmp(clock_reference(), expected), 0);
+	uint64_t hz = clock_tsc_hz();
+	EXPECT_TRUE(t, hz >= 100000000ULL && hz <= 20000000000ULL);
+}
+
 KTEST_SUITE(time, KTEST_CASE(clock_is_monotonic), KTEST_CASE(clock_advances),
 	    KTEST_CASE(tick_advances_with_interrupts_on), KTEST_CASE(tick_callback_runs),
 	    KTEST_CASE(oneshot_fires_once), KTEST_CASE(oneshot_cancel_and_busy),
 	    KTEST_CASE(oneshots_fire_in_deadline_order),
-	    KTEST_CASE(user_clock_page_converts_as_clock_ns));
+	    KTEST_CASE(user_clock_page_converts_as_clock_ns),
+	    KTEST_CASE(calibrated_against_what_the_machine_has));
