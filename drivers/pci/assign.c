@@ -19,6 +19,7 @@
 
 #include "boot/bootinfo.h"
 #include "console/console.h"
+#include "lib/align.h"
 
 #define MEM_WINDOW_END 0xfec00000ULL /* the I/O APIC, HPET and local APIC follow */
 #define MEM_MIN_ALIGN  4096ULL       /* a page: no two BARs share a mapping */
@@ -27,11 +28,6 @@
 #define MAX_REQUESTS   64
 #define MAX_TAKEN      (BOOT_MAX_REGIONS + 2)
 #define FOUR_GIB       (1ULL << 32)
-
-static uint64_t align_up(uint64_t value, uint64_t align)
-{
-	return (value + align - 1) & ~(align - 1);
-}
 
 static bool overlaps(uint64_t base, uint64_t size, const struct pci_range *range)
 {

@@ -18,6 +18,7 @@
 
 #include "console/console.h"
 #include "cpu/spinlock.h"
+#include "lib/align.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/internal.h"
@@ -81,11 +82,6 @@ static void list_remove(struct slab **head, struct slab *slab)
 }
 
 /* ---- Geometry and slabs ------------------------------------------------------ */
-
-static size_t align_up(size_t value, size_t align)
-{
-	return (value + align - 1) & ~(align - 1);
-}
 
 static int set_geometry(struct kmem_cache *cache, const char *name, size_t size, size_t align)
 {

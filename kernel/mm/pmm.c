@@ -28,6 +28,7 @@
 #include "arch/x86_64/layout.h"
 #include "cpu/spinlock.h"
 #include "joinpoint/joinpoint.h"
+#include "lib/align.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/internal.h"
@@ -54,11 +55,6 @@ static struct pmm_range usable[BOOT_MAX_REGIONS];
 static unsigned usable_count;
 static struct pmm_range reserved_ranges[PMM_MAX_RESERVED + 1];
 static unsigned reserved_range_count;
-
-static uint64_t round_up(uint64_t value, uint64_t align)
-{
-	return (value + align - 1) & ~(align - 1);
-}
 
 static uint64_t round_down(uint64_t value, uint64_t align)
 {
@@ -102,7 +98,7 @@ static void collect_usable(const struct boot_region *regions, unsigned count)
 	for (unsigned i = 0; i < count; i++) {
 		if (regions[i].type != BOOT_REGION_USABLE)
 			continue;
-		uint64_t base = round_up(regions[i].base, PAGE_SIZE);
+		uint64_t base = align_up(regions[i].base, PAGE_SIZE);
 		uint64_t end = round_down(region_end(&regions[i]), PAGE_SIZE);
 		if (base < end && base < PHYSMAP_MAX_BYTES)
 			usable[usable_count++] = (struct pmm_range){base, end};
@@ -114,7 +110,7 @@ static bool hits_unusable(uint64_t base, uint64_t end, const struct boot_region 
 {
 	for (unsigned i = 0; i < count; i++) {
 		struct pmm_range r = {round_down(regions[i].base, PAGE_SIZE),
-				      round_up(region_end(&regions[i]), PAGE_SIZE)};
+				      align_up(region_end(&regions[i]), PAGE_SIZE)};
 		if (regions[i].type != BOOT_REGION_USABLE && overlaps(base, end, &r))
 			return true;
 	}
@@ -145,7 +141,7 @@ static uint64_t find_bitmap_home(uint64_t length, uint64_t limit, const struct b
 	for (unsigned i = 0; i < usable_count + reserved_range_count; i++) {
 		uint64_t candidate =
 		    i < usable_count ? usable[i].base
-				     : round_up(reserved_ranges[i - usable_count].end, PAGE_SIZE);
+				     : align_up(reserved_ranges[i - usable_count].end, PAGE_SIZE);
 		if (candidate && (!best || candidate < best) &&
 		    span_is_free(candidate, length, limit, regions, count))
 			best = candidate;
@@ -200,12 +196,12 @@ static void fill_bitmap(const struct boot_region *regions, unsigned count)
 	for (unsigned i = 0; i < count; i++)
 		if (regions[i].type != BOOT_REGION_USABLE)
 			mark_range(round_down(regions[i].base, PAGE_SIZE),
-				   round_up(region_end(&regions[i]), PAGE_SIZE), true);
+				   align_up(region_end(&regions[i]), PAGE_SIZE), true);
 	usable_frames = count_free_bits();
 	frame_set(0); /* 0 means "no frame" to callers */
 	for (unsigned i = 0; i < reserved_range_count; i++)
 		mark_range(round_down(reserved_ranges[i].base, PAGE_SIZE),
-			   round_up(reserved_ranges[i].end, PAGE_SIZE), true);
+			   align_up(reserved_ranges[i].end, PAGE_SIZE), true);
 	free_frames = count_free_bits();
 	next_word_hint = 0;
 	first_free_hint = 0;
@@ -229,7 +225,7 @@ int pmm_setup(const struct boot_region *regions, unsigned region_count,
 	reserved_range_count = reserved_count;
 
 	uint64_t frames = ram_end / PAGE_SIZE;
-	uint64_t bytes = round_up(round_up(frames, BITS_PER_WORD) / 8, PAGE_SIZE);
+	uint64_t bytes = align_up(align_up(frames, BITS_PER_WORD) / 8, PAGE_SIZE);
 	uint64_t home = find_bitmap_home(bytes, bitmap_limit, regions, region_count);
 	if (!home)
 		return -ENOMEM;
@@ -237,7 +233,7 @@ int pmm_setup(const struct boot_region *regions, unsigned region_count,
 
 	bitmap = map(home, bytes);
 	frame_count = frames;
-	word_count = round_up(frames, BITS_PER_WORD) / BITS_PER_WORD;
+	word_count = align_up(frames, BITS_PER_WORD) / BITS_PER_WORD;
 	fill_bitmap(regions, region_count);
 	return 0;
 }
@@ -307,7 +303,7 @@ static uint64_t find_run(uint64_t count, uint64_t align_frames)
 	first_free_hint = next_free(first_free_hint);
 	uint64_t candidate = first_free_hint;
 	for (;;) {
-		candidate = round_up(next_free(candidate), align_frames);
+		candidate = align_up(next_free(candidate), align_frames);
 		if (candidate < align_frames)
 			candidate = align_frames; /* frame 0 means "none" */
 		if (candidate + count > frame_count)
