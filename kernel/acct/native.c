@@ -163,6 +163,17 @@ __attribute__((used)) static void fast_path_code(void)
 }
 // clang-format on
 
+/* Only an owner's calls are charged: the running thread's state in struct
+ * cpu (acct) is nonzero exactly while an owner runs, so other threads' calls
+ * skip the join point's dispatching path altogether (joinpoint.h, "Advice
+ * for some threads").  Not sched.switch: switching in an owner from another
+ * thread is charged too (its time off the CPU), while the CPU's word is still
+ * the other thread's. */
+static uint32_t owners_only(const struct joinpoint *jp)
+{
+	return jp_index(jp) == acct_switch_index ? 0 : (uint32_t)offsetof(struct cpu, acct);
+}
+
 static const struct jp_advice native_advice = {
     .name = "rscfl",
     .before = acct_native_before,
@@ -172,6 +183,7 @@ static const struct jp_advice native_advice = {
     .fast_path = {acct_fast_path0, acct_fast_path1},
     .around = acct_around,
     .nested_call = acct_fast_call,
+    .thread_scope = owners_only,
 };
 
 static const struct linker_native_advice native = {

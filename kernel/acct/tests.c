@@ -729,6 +729,47 @@ static void running_state_follows_the_thread(struct ktest *t)
 	EXPECT_TRUE(t, running_state() == NULL);
 }
 
+/* acctnest.outer's four _NOSLEEP calls (outer, inner, helper, inner) with
+ * interrupts off: the accounting advice's events this CPU counted meanwhile. */
+static uint64_t events_of_outer(void)
+{
+	uint64_t flags = irq_save();
+	uint64_t before = acct_native_events[this_cpu_id()];
+	acctnest_outer();
+	uint64_t seen = acct_native_events[this_cpu_id()] - before;
+	irq_restore(flags);
+	return seen;
+}
+
+static int outsider_calls(void *events)
+{
+	*(uint64_t *)events = events_of_outer();
+	return 0;
+}
+
+/* Accounting on for one thread costs the others only a check at the join
+ * points' sites (joinpoint.h, "Advice for some threads"): while this thread
+ * is an owner with a started token, its own calls reach the accounting, every
+ * one, and another thread's calls of the same join points reach none. */
+static void other_threads_calls_skip_the_accounting(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int token = acct_get_token();
+	EXPECT_EQ(t, acct_control(token, ACCT_START), 0);
+	EXPECT_EQ(t, events_of_outer(), 4);
+	uint64_t outsider = UINT64_MAX;
+	struct thread *other =
+	    thread_create(outsider_calls, &outsider, "outsider", SCHED_PRIORITY_NORMAL);
+	if (EXPECT_TRUE(t, other != NULL))
+		thread_join(other, NULL);
+	EXPECT_EQ(t, outsider, 0);
+	EXPECT_EQ(t, events_of_outer(), 4);
+	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
+	EXPECT_EQ(t, acct_free_token(token), 0);
+	acct_detach_kernel_thread();
+}
+
 /* Are the calls that start, stop and switch tokens told apart from other
  * system calls once, by name, so that they are never opened? */
 static void control_calls_are_classed_apart(struct ktest *t)
@@ -760,4 +801,5 @@ KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_witho
 	    KTEST_CASE(whole_call_paths_charge_as_before_and_after_do),
 	    KTEST_CASE(a_call_that_sleeps_is_charged_its_time_off_the_cpu),
 	    KTEST_CASE(running_state_follows_the_thread),
-	    KTEST_CASE(control_calls_are_classed_apart), KTEST_CASE(nothing_is_woven_while_idle));
+	    KTEST_CASE(control_calls_are_classed_apart), KTEST_CASE(nothing_is_woven_while_idle),
+	    KTEST_CASE(other_threads_calls_skip_the_accounting));

@@ -69,9 +69,30 @@ static struct jp_list *published(const struct joinpoint *jp)
 	return jp->state->list;
 }
 
+/* The struct cpu word every advice on list names for jp (thread_scope), or
+ * 0 when one names none or another word. */
+static uint32_t list_scope(const struct jp_list *list, const struct joinpoint *jp)
+{
+	uint32_t scope = 0;
+	for (unsigned i = 0; i < jp_list_length(list); i++) {
+		const struct jp_advice *advice = list->entries[i].advice;
+		uint32_t own = advice->thread_scope ? advice->thread_scope(jp) : 0;
+		if (!own || (scope && own != scope))
+			return 0;
+		scope = own;
+	}
+	return scope;
+}
+
+/* Publishes list with its scope, then gives the sites the form it needs (a
+ * list that became empty had its sites turned back to NOPs before). */
 static void publish(const struct joinpoint *jp, struct jp_list *list)
 {
+	uint32_t scope = list_scope(list, jp);
+	__atomic_store_n(&jp->state->scope, scope, __ATOMIC_RELAXED);
 	__atomic_store_n(&jp->state->list, list, __ATOMIC_RELEASE);
+	if (jp_list_length(list))
+		jp_patch_sites(jp, scope ? JP_SITE_SCOPED : JP_SITE_JUMP);
 }
 
 /* Unpublished lists wait here for a grace period (not the shared empty
@@ -148,8 +169,6 @@ static struct jp_list *weave(const char *pattern, bool (*where)(const struct joi
 		ASSERT(list);
 		jp_list_build_with(list, old, entry, entry->since, jp);
 		publish(jp, list);
-		if (!jp_list_length(old))
-			jp_patch_sites(jp, true);
 		retire(&retired, old);
 	}
 	return retired;
@@ -230,7 +249,7 @@ static struct jp_list *unweave(unsigned slot, uint64_t generation)
 			ASSERT(list);
 			jp_list_build_without(list, old, slot, generation, jp);
 		} else {
-			jp_patch_sites(jp, false);
+			jp_patch_sites(jp, JP_SITE_NOP);
 		}
 		publish(jp, list);
 		retire(&retired, old);

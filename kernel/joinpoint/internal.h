@@ -100,12 +100,13 @@ unsigned jp_list_available(void);
 enum jp_site_state {
 	JP_SITE_NOP,     /* 0f 1f 44 00 00 */
 	JP_SITE_JUMP,    /* e9 <rel32 to site->target> */
+	JP_SITE_SCOPED,  /* e9 <rel32 to site->scoped_target> */
 	JP_SITE_CORRUPT, /* anything else */
 };
 
-/* Turns every site of jp into a jump to its target (enable) or back to the
- * NOP.  Caller holds the writer lock. */
-void jp_patch_sites(const struct joinpoint *jp, bool enable);
+/* Turns every site of jp into form (not JP_SITE_CORRUPT): the NOP, a jump to
+ * its target, or one to its scoped target.  Caller holds the writer lock. */
+void jp_patch_sites(const struct joinpoint *jp, enum jp_site_state form);
 /* What a site holds now. */
 enum jp_site_state jp_site_read(const struct jp_site *site);
 

@@ -48,6 +48,9 @@ struct jp_state {
 	uint64_t max_ns;
 	uint64_t skipped;                  /* calls reached inside advice, which ran none */
 	const struct joinpoint *joinpoint; /* back to the descriptor (the fast path needs it) */
+	/* The struct cpu word every advice on the list names (thread_scope),
+	 * 0 when one does not: the scoped sites' check reads it. */
+	uint32_t scope;
 };
 
 /* One join point, as JOINPOINT_DEFINE lays it out in .joinpoints. */
@@ -111,6 +114,11 @@ struct jp_advice {
 	 * this advice is alone, in place of before and after.  See "Fast paths
 	 * of their own" below. */
 	uint64_t (*nested_call)(const struct jp_fast_list *list, uint64_t *args);
+	/* Optional: which threads' calls of jp this advice is for.  0: every
+	 * thread's; else the offset in struct cpu of a word that is nonzero
+	 * while such a thread runs (the running thread's own state, which the
+	 * scheduler keeps there).  See "Advice for some threads" below. */
+	uint32_t (*thread_scope)(const struct joinpoint *jp);
 };
 
 /* jp_advice.flags: the context's entry_tsc and exit_tsc are wanted. */
@@ -259,6 +267,36 @@ struct jp_fast_list {
 #define JP_SECTION_CALLING 2u /* in struct cpu's jp_sections: the real function runs */
 extern const char jp_fast_path_leave0[], jp_fast_path_leave1[];
 
+/* ---- Advice for some threads ---------------------------------------------- */
+
+/*
+ * An advice that is only for some threads' calls (the per-activity
+ * accounting's: the threads with an accounting owner) says so with
+ * jp_advice.thread_scope: for each join point, the offset in struct cpu of a
+ * word that is nonzero while such a thread runs.  While every advice on a
+ * join point names the same word, its state's scope holds that offset and its
+ * sites jump to a check of the word (jp__scoped_out, three instructions)
+ * instead of straight to the dispatching path: another thread's call goes on
+ * into the function as if nothing were woven, without the trampoline's or the
+ * dispatcher's section.  A list with any other advice is not scoped, and its
+ * sites jump as before, with no check.  The advice still sees every call of
+ * a thread it is for; it may see others' too (a list being changed, a word
+ * that is nonzero for threads it then finds it is not for), so it tests the
+ * thread itself as it did before.
+ */
+#ifdef HOST_TEST
+#define jp__scoped_out(state) false
+#else
+static inline __attribute__((always_inline)) bool jp__scoped_out(const struct jp_state *state)
+{
+	uint64_t scope = __atomic_load_n(&state->scope, __ATOMIC_RELAXED), word;
+	if (!scope)
+		return false;
+	__asm__("movq %%gs:(%1), %0" : "=r"(word) : "r"(scope));
+	return word == 0;
+}
+#endif
+
 /* ---- The dispatcher (called by the code JOINPOINT_DEFINE generates) ------ */
 
 /* Runs the advice around jp->call(args); returns the call's result. */
@@ -281,6 +319,7 @@ struct jp_site {
 	uint64_t code;   /* address of the 5-byte NOP */
 	uint64_t target; /* where the patched jump goes: the dispatching path */
 	const struct joinpoint *joinpoint;
+	uint64_t scoped_target; /* the same behind the check of the state's scope */
 };
 
 /* ---- Declaring a join point ---------------------------------------------- */
@@ -350,17 +389,18 @@ struct jp_site {
 	RETURN(ret, jp_dispatch(&jp_desc_##c_name, jp_args))
 
 /* The static branch: a 5-byte NOP (0f 1f 44 00 00) recorded in .jump_table;
- * patched into "jmp label" while the join point has advice. */
-#define JP__SITE(desc, label)                                            \
-	__asm__ goto("1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"         \
-		     ".pushsection .jump_table, " JP__TABLE_FLAGS "\n\t" \
-		     ".balign 8\n\t"                                     \
-		     ".quad 1b, %l[" #label "], %c0\n\t"                 \
-		     ".popsection"                                       \
-		     :                                                   \
-		     : "i"(desc)                                         \
-		     :                                                   \
-		     : label)
+ * patched into "jmp label" while the join point has advice, or "jmp scoped"
+ * while all of it is for some threads (jp_state.scope). */
+#define JP__SITE(desc, label, scoped)                                     \
+	__asm__ goto("1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"          \
+		     ".pushsection .jump_table, " JP__TABLE_FLAGS "\n\t"  \
+		     ".balign 8\n\t"                                      \
+		     ".quad 1b, %l[" #label "], %c0, %l[" #scoped "]\n\t" \
+		     ".popsection"                                        \
+		     :                                                    \
+		     : "i"(desc)                                          \
+		     :                                                    \
+		     : label, scoped)
 
 /* The expansion: argument checks, the prototype, the thunk the dispatcher
  * calls with unpacked arguments, the state and descriptor, the public
@@ -400,8 +440,12 @@ struct jp_site {
 	};                                                                                      \
 	MODE##_ATTRIBUTES ret c_name(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__))                      \
 	{                                                                                       \
-		JP__SITE(&jp_desc_##c_name, jp_advised);                                        \
+		JP__SITE(&jp_desc_##c_name, jp_advised, jp_scoped);                             \
+	jp_body:                                                                                \
 		return jp_impl_##c_name(JP__CAT(JP__NAMES_ONLY_, n)(__VA_ARGS__));              \
+	jp_scoped: __attribute__((cold));                                                       \
+		if (jp__scoped_out(&jp_state_##c_name))                                         \
+			goto jp_body;                                                           \
 	jp_advised: __attribute__((cold));                                                      \
 		MODE##_ADVISED(n, c_name, RETURN, ret, __VA_ARGS__);                            \
 	}                                                                                       \

@@ -1,7 +1,9 @@
 /*
  * Weaving: flipping a join point's sites between the 5-byte NOP that
  * JOINPOINT_DEFINE emits (0f 1f 44 00 00) and "jmp rel32" to the site's
- * dispatching path (e9 + target - (site + 5)).
+ * dispatching path (e9 + target - (site + 5)), or to the same behind a check
+ * of the threads its advice is for (scoped_target: joinpoint.h, "Advice for
+ * some threads").
  *
  * Kernel text is mapped read-only and executable; it is written through its
  * physmap alias instead, which mm maps read-write: the image sits at
@@ -44,19 +46,19 @@
 
 static const uint8_t site_nop[SITE_BYTES] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
 
-/* The join point whose sites are mid-patch (NULL: none), and whether they
- * are becoming jumps; read by the breakpoint handler. */
+/* The join point whose sites are mid-patch (NULL: none), and what they are
+ * becoming; read by the breakpoint handler. */
 static const struct joinpoint *patching;
-static bool patching_enable;
+static enum jp_site_state patching_form;
 /* See site_breakpoint; read in a hang report (tools/qemu.py --hang-symbols)
  * or with a debugger: stale, the site was whole in memory; orphaned, it held
  * int3 while no patch of its join point was in progress (which the protocol
  * rules out: one would mean a patch left unfinished). */
 static uint64_t stale_breakpoints, orphaned_breakpoints;
 
-static void jump_bytes(const struct jp_site *site, uint8_t out[SITE_BYTES])
+static void jump_bytes(const struct jp_site *site, uint64_t target, uint8_t out[SITE_BYTES])
 {
-	int64_t displacement = (int64_t)(site->target - (site->code + SITE_BYTES));
+	int64_t displacement = (int64_t)(target - (site->code + SITE_BYTES));
 	ASSERT(displacement >= INT32_MIN && displacement <= INT32_MAX);
 	int32_t rel32 = (int32_t)displacement;
 	out[0] = OPCODE_JMP_REL32;
@@ -66,12 +68,15 @@ static void jump_bytes(const struct jp_site *site, uint8_t out[SITE_BYTES])
 enum jp_site_state jp_site_read(const struct jp_site *site)
 {
 	const uint8_t *code = (const uint8_t *)site->code;
-	uint8_t jump[SITE_BYTES];
-	jump_bytes(site, jump);
+	uint8_t jump[SITE_BYTES], scoped[SITE_BYTES];
+	jump_bytes(site, site->target, jump);
+	jump_bytes(site, site->scoped_target, scoped);
 	if (!memcmp(code, site_nop, SITE_BYTES))
 		return JP_SITE_NOP;
 	if (!memcmp(code, jump, SITE_BYTES))
 		return JP_SITE_JUMP;
+	if (!memcmp(code, scoped, SITE_BYTES))
+		return JP_SITE_SCOPED;
 	return JP_SITE_CORRUPT;
 }
 
@@ -86,6 +91,14 @@ static void serialize_here(void *arg)
 	uint32_t regs[4];
 	(void)arg;
 	cpuid(0, 0, regs);
+}
+
+/* Where a CPU at site goes when the site holds form. */
+static uint64_t resume_at(const struct jp_site *site, enum jp_site_state form)
+{
+	return form == JP_SITE_JUMP     ? site->target
+	       : form == JP_SITE_SCOPED ? site->scoped_target
+					: site->code + SITE_BYTES;
 }
 
 static void sync_all_cpus(void)
@@ -121,38 +134,38 @@ static bool site_breakpoint(struct trap_frame *frame)
 		return false;
 	for (int look = 0; look < 2; look++) {
 		if (site->joinpoint == __atomic_load_n(&patching, __ATOMIC_ACQUIRE)) {
-			frame->rip = patching_enable ? site->target : site->code + SITE_BYTES;
+			frame->rip = resume_at(site, patching_form);
 			return true;
 		}
 		if (__atomic_load_n((const uint8_t *)site->code, __ATOMIC_ACQUIRE) != OPCODE_INT3)
 			break;
 	}
 	__atomic_fetch_add(&stale_breakpoints, 1, __ATOMIC_RELAXED);
-	switch (jp_site_read(site)) {
-	case JP_SITE_NOP: frame->rip = site->code + SITE_BYTES; break;
-	case JP_SITE_JUMP: frame->rip = site->target; break;
-	default: /* int3 with no patch in progress: look again */
+	enum jp_site_state now = jp_site_read(site);
+	if (now == JP_SITE_CORRUPT) { /* int3 with no patch in progress: look again */
 		__atomic_fetch_add(&orphaned_breakpoints, 1, __ATOMIC_RELAXED);
 		frame->rip = site->code;
-		break;
+	} else {
+		frame->rip = resume_at(site, now);
 	}
 	return true;
 }
 
 /* Does site belong to jp and need changing?  Panics on a corrupt site. */
-static bool needs_patch(const struct joinpoint *jp, const struct jp_site *site, bool enable)
+static bool needs_patch(const struct joinpoint *jp, const struct jp_site *site,
+			enum jp_site_state form)
 {
 	if (site->joinpoint != jp)
 		return false;
 	enum jp_site_state state = jp_site_read(site);
 	if (state == JP_SITE_CORRUPT)
 		panic("joinpoint %s: site %#lx holds neither NOP nor jump", jp->name, site->code);
-	return state != (enable ? JP_SITE_JUMP : JP_SITE_NOP);
+	return state != form;
 }
 
 enum patch_step { STEP_INT3, STEP_TAIL, STEP_HEAD };
 
-static void write_step(const struct joinpoint *jp, bool enable, enum patch_step step)
+static void write_step(const struct joinpoint *jp, enum jp_site_state form, enum patch_step step)
 {
 	const struct jp_site *first, *last;
 	jp_site_bounds(&first, &last);
@@ -160,10 +173,10 @@ static void write_step(const struct joinpoint *jp, bool enable, enum patch_step 
 		if (site->joinpoint != jp)
 			continue;
 		uint8_t bytes[SITE_BYTES];
-		if (enable)
-			jump_bytes(site, bytes);
-		else
+		if (form == JP_SITE_NOP)
 			memcpy(bytes, site_nop, SITE_BYTES);
+		else
+			jump_bytes(site, resume_at(site, form), bytes);
 		volatile uint8_t *alias = writable_alias(site->code);
 		if (step == STEP_INT3)
 			alias[0] = OPCODE_INT3;
@@ -175,7 +188,7 @@ static void write_step(const struct joinpoint *jp, bool enable, enum patch_step 
 	}
 }
 
-void jp_patch_sites(const struct joinpoint *jp, bool enable)
+void jp_patch_sites(const struct joinpoint *jp, enum jp_site_state form)
 {
 	static bool handler_installed;
 	const struct jp_site *first, *last;
@@ -183,20 +196,21 @@ void jp_patch_sites(const struct joinpoint *jp, bool enable)
 
 	jp_site_bounds(&first, &last);
 	for (const struct jp_site *site = first; site < last; site++)
-		changing += needs_patch(jp, site, enable);
+		changing += needs_patch(jp, site, form);
 	if (!changing)
 		return;
 	if (!handler_installed) {
 		trap_set_kernel_breakpoint_handler(site_breakpoint);
 		handler_installed = true;
 	}
-	patching_enable = enable;
+	ASSERT(form != JP_SITE_CORRUPT);
+	patching_form = form;
 	__atomic_store_n(&patching, jp, __ATOMIC_SEQ_CST);
-	write_step(jp, enable, STEP_INT3);
+	write_step(jp, form, STEP_INT3);
 	sync_all_cpus();
-	write_step(jp, enable, STEP_TAIL);
+	write_step(jp, form, STEP_TAIL);
 	sync_all_cpus();
-	write_step(jp, enable, STEP_HEAD);
+	write_step(jp, form, STEP_HEAD);
 	sync_all_cpus();
 	__atomic_store_n(&patching, NULL, __ATOMIC_SEQ_CST);
 }

@@ -987,6 +987,89 @@ static void nested_call_runs_whole_nested_calls_when_alone(struct ktest *t)
 	EXPECT_EQ(t, nested_calls, 1);
 }
 
+/* ---- Advice for some threads ----------------------------------------------- */
+
+/* Scopes (thread_scope) that this kernel thread is out of (it has no process)
+ * and in (it runs). */
+static uint32_t processes_only(const struct joinpoint *jp)
+{
+	return (uint32_t)offsetof(struct cpu, process);
+}
+
+static uint32_t running_threads(const struct joinpoint *jp)
+{
+	return (uint32_t)offsetof(struct cpu, current);
+}
+
+static struct tally for_processes, for_running, for_all;
+static const struct jp_advice processes_advice = {.name = "processes",
+						  .before = tally_before,
+						  .after = tally_after,
+						  .cookie = &for_processes,
+						  .thread_scope = processes_only};
+static const struct jp_advice running_advice = {.name = "running",
+						.before = tally_before,
+						.after = tally_after,
+						.cookie = &for_running,
+						.thread_scope = running_threads};
+static const struct jp_advice all_advice = {
+    .name = "all", .before = tally_before, .after = tally_after, .cookie = &for_all};
+
+static bool tallied(const struct tally *tally, uint64_t calls)
+{
+	return tally->before == calls && tally->after == calls;
+}
+
+/* While all the advice on name names one word of struct cpu, its sites jump
+ * to the check of that word, and this thread, for which the word is 0, calls
+ * the function without the advice; advice for another word or for every
+ * thread beside it makes the sites plain jumps again, and then every advice
+ * runs; what it leaves behind decides the sites' form again. */
+static void scoped_advice_runs_for_its_threads(struct ktest *t, const char *name,
+					       long (*add)(long, long))
+{
+	if (advice_on(name))
+		return ktest_skip(t, "the join point has advice from the command line");
+	ASSERT_TRUE(t, this_cpu_read(process) == NULL); /* a kernel thread */
+	for_processes = for_running = for_all = (struct tally){0};
+	int processes = jp_attach(name, &processes_advice);
+	ASSERT_TRUE(t, processes > 0);
+	EXPECT_TRUE(t, sites_are(name, JP_SITE_SCOPED));
+	EXPECT_EQ(t, add(2, 3), 5);
+	EXPECT_TRUE(t, tallied(&for_processes, 0));
+
+	int running = jp_attach(name, &running_advice); /* another word: unscoped */
+	ASSERT_TRUE(t, running > 0);
+	EXPECT_TRUE(t, sites_are(name, JP_SITE_JUMP));
+	EXPECT_EQ(t, add(2, 3), 5);
+	EXPECT_TRUE(t, tallied(&for_processes, 1) && tallied(&for_running, 1));
+
+	EXPECT_EQ(t, jp_detach(processes), 0); /* running's word alone: this thread is in it */
+	EXPECT_TRUE(t, sites_are(name, JP_SITE_SCOPED));
+	EXPECT_EQ(t, add(2, 3), 5);
+	EXPECT_TRUE(t, tallied(&for_processes, 1) && tallied(&for_running, 2));
+
+	int all = jp_attach(name, &all_advice); /* for every thread: unscoped */
+	ASSERT_TRUE(t, all > 0);
+	EXPECT_TRUE(t, sites_are(name, JP_SITE_JUMP));
+	EXPECT_EQ(t, jp_detach(all), 0);
+	EXPECT_TRUE(t, sites_are(name, JP_SITE_SCOPED));
+	EXPECT_EQ(t, jp_detach(running), 0);
+	EXPECT_TRUE(t, sites_are(name, JP_SITE_NOP));
+	EXPECT_EQ(t, add(2, 3), 5);
+	EXPECT_TRUE(t, tallied(&for_running, 2) && tallied(&for_all, 0));
+}
+
+static void scoped_advice_runs_for_its_threads_may_sleep(struct ktest *t)
+{
+	scoped_advice_runs_for_its_threads(t, "jptest.add", jptest_add);
+}
+
+static void scoped_advice_runs_for_its_threads_nosleep(struct ktest *t)
+{
+	scoped_advice_runs_for_its_threads(t, "jptest.fast_add", jptest_fast_add);
+}
+
 KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(advice_runs_in_priority_order), KTEST_CASE(advice_sees_args_and_result),
 	    KTEST_CASE(advice_calling_a_joinpoint_does_not_recurse),
@@ -1004,4 +1087,6 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(fast_path_attach_detach_while_hammered),
 	    KTEST_CASE(around_runs_whole_calls_when_alone),
 	    KTEST_CASE(nested_call_runs_whole_nested_calls_when_alone),
-	    KTEST_CASE(own_fast_path_runs_when_alone));
+	    KTEST_CASE(own_fast_path_runs_when_alone),
+	    KTEST_CASE(scoped_advice_runs_for_its_threads_may_sleep),
+	    KTEST_CASE(scoped_advice_runs_for_its_threads_nosleep));
