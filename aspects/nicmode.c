@@ -1,9 +1,8 @@
 /*
  * nicmode: decides whether a NIC takes interrupts, polls, or runs hybrid
  * (interrupts until busy, polling until idle), from the NIC's own counters.
- * drivers/net calls the join point nic.sample(nic, index, mode, elapsed_us,
- * empty_polls) every 10 ms of worker activity, and at once when a polling
- * NIC's polls have found nothing four times in a row; this advice reads the counters of device
+ * drivers/net calls the join point nic.sample(nic, index, mode, elapsed_us)
+ * every 10 ms of worker activity; this advice reads the counters of device
  * "nic<index>" (frames in and out; the e1000's missed-packet and no-buffer
  * counts; the virtio-net receive ring's pending entries), turns them into a
  * rate and a pressure over the elapsed time, and answers with a mode
@@ -21,11 +20,7 @@
  *       IDLE_SAMPLES samples in a row, or at once when no frame moved at all
  *       (the load has gone: NAPI's empty poll), else the mode the NIC has;
  *   anything between: hybrid, but a NIC that polls goes on polling (it polls
- *       until idle, as NAPI does);
- *   gone (a polling NIC whose last LOAD_GONE_POLLS polls in a row found
- *       nothing: the argument empty_polls): interrupts at once, whatever the
- *       rate over the sample's window, which still counts the load's last
- *       frames.  The driver asks at once when that happens.
+ *       until idle, as NAPI does).
  * The first sample of a NIC (and the first after a relink) only notes the
  * counters and answers the mode the NIC has.
  * A settled answer holds: the reply says for how long (mode | frames << 8 |
@@ -60,7 +55,6 @@ MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its
 #define IDLE_RATE         50
 #define PENDING_BUSY      32 /* virtio-net: used receive entries not yet taken */
 #define STEADY_SAMPLES    3
-#define LOAD_GONE_POLLS   4 /* NIC_LOAD_GONE_POLLS */
 #define IDLE_SAMPLES      2
 #define IDLE_HOLD_FRAMES  64   /* one poll pass's budget */
 #define IDLE_HOLD_SAMPLES 16   /* NIC_HOLD_MAX_SAMPLES */
@@ -95,13 +89,8 @@ static uint64_t counter(const char *device, const char *name)
 	return ms_device_counter(device, name, &value) == 0 ? value : 0;
 }
 
-static unsigned choose(struct nic_state *s, unsigned mode, uint64_t rate, int pressure, int gone)
+static unsigned choose(struct nic_state *s, unsigned mode, uint64_t rate, int pressure)
 {
-	if (gone) { /* idle now, whatever the window held: a settled idle answer */
-		s->busy_streak = 0;
-		s->idle_streak++;
-		return MODE_INTERRUPT;
-	}
 	int high = pressure || rate >= HIGH_RATE;
 	int busy = high || rate >= BUSY_RATE, idle = !busy && rate < IDLE_RATE;
 	s->busy_streak = busy ? s->busy_streak + 1 : 0;
@@ -144,13 +133,12 @@ static void decide(struct ms_ctx *ctx)
 	uint64_t frames = counter(device, "rx_frames") + counter(device, "tx_frames");
 	uint64_t missed = counter(device, "MPC") + counter(device, "RNBC");
 	int backed_up = counter(device, "rx_used_pending") >= PENDING_BUSY;
-	int gone = mode == MODE_POLLING && ms_arg(ctx, 4) >= LOAD_GONE_POLLS;
 	unsigned next = mode;
 	uint64_t rate = 0;
 	if (s->seen) {
 		uint64_t delta = frames - s->frames;
 		rate = elapsed_us ? delta * 1000000 / elapsed_us : delta * 1000000;
-		next = choose(s, mode, rate, missed != s->missed || backed_up, gone);
+		next = choose(s, mode, rate, missed != s->missed || backed_up);
 	}
 	s->seen = 1;
 	s->frames = frames;

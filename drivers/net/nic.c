@@ -76,7 +76,7 @@ static const struct nic_own_counter nic_own_counters[] = {
     NIC_OWN(tx_completions),    NIC_OWN(interrupts),      NIC_OWN(polls),
     NIC_OWN(empty_polls),       NIC_OWN(samples),         NIC_OWN(steer_replies),
     NIC_OWN(steer_bad_replies), NIC_OWN(steer_fallbacks), NIC_OWN(mode_switches),
-    NIC_OWN(hybrid_polls),      NIC_OWN(samples_held),    NIC_OWN(empty_poll_streak),
+    NIC_OWN(hybrid_polls),      NIC_OWN(samples_held),
 };
 #define NIC_OWN_COUNT (sizeof(nic_own_counters) / sizeof(nic_own_counters[0]))
 
@@ -142,28 +142,12 @@ static unsigned nic_worker_interrupt_pass(struct nic *nic, enum nic_mode mode)
 	}
 }
 
-/* Asks the monitor now, not when the next sample comes due. */
-static void nic_steer_now(struct nic *nic)
-{
-	nic->last_due_ns = clock_ns();
-	nic->hold_samples_left = 0;
-	nic_steer(nic);
-}
-
-/* A polling NIC whose mode a monitor decides asks it at once when its polls
- * have found nothing NIC_LOAD_GONE_POLLS times in a row (the load has gone:
- * NAPI's empty poll), instead of polling on empty until the next sample,
- * whose window would still count the load's last frames. */
 static void nic_worker_polling_pass(struct nic *nic)
 {
-	if (nic_poll(nic, NIC_POLL_BUDGET) != 0) {
+	if (nic_poll(nic, NIC_POLL_BUDGET) == 0)
+		sched_sleep_ns(NIC_POLL_IDLE_NS);
+	else
 		sched_yield();
-		return;
-	}
-	if (nic->steered && nic->empty_poll_streak == NIC_LOAD_GONE_POLLS &&
-	    nic->sample_interval_ns != NIC_SAMPLE_NEVER) /* NEVER: a test samples by hand */
-		nic_steer_now(nic);
-	sched_sleep_ns(NIC_POLL_IDLE_NS);
 }
 
 /* Hybrid mode: an interrupt woke the worker.  A quiet wake-up is handled as
@@ -276,7 +260,7 @@ static void nic_init_state(struct nic *nic)
 	mutex_init(&nic->poll_lock, "nic.poll");
 	nic->rx_frames = nic->rx_bytes = nic->rx_dropped = 0;
 	nic->tx_frames = nic->tx_bytes = nic->tx_errors = nic->tx_completions = 0;
-	nic->interrupts = nic->polls = nic->empty_polls = nic->empty_poll_streak = 0;
+	nic->interrupts = nic->polls = nic->empty_polls = 0;
 	if (nic->sample_interval_ns != NIC_SAMPLE_NEVER) /* a test's NIC: samples by hand */
 		nic->sample_interval_ns = NIC_SAMPLE_NS;
 	nic->last_sample_ns = nic->last_due_ns = clock_ns();
@@ -408,8 +392,6 @@ JOINPOINT_DEFINE(nic, poll, unsigned, struct nic *, nic, unsigned, budget)
 	nic_add(&nic->polls, 1);
 	if (delivered == 0)
 		nic_add(&nic->empty_polls, 1);
-	__atomic_store_n(&nic->empty_poll_streak, delivered ? 0 : nic->empty_poll_streak + 1,
-			 __ATOMIC_RELAXED);
 	return delivered;
 }
 
@@ -417,7 +399,7 @@ JOINPOINT_DEFINE(nic, poll, unsigned, struct nic *, nic, unsigned, budget)
  * it, whose reply nic_steer_apply takes.  It may sleep, so a synchronous
  * msg advice blocks the worker here and hands the CPU to the monitor. */
 JOINPOINT_DEFINE_VOID(nic, sample, struct nic *, nic, unsigned, index, unsigned, mode, uint64_t,
-		      elapsed_us, uint64_t, empty_polls)
+		      elapsed_us)
 {
 	nic_add(&nic->samples, 1);
 }
@@ -488,8 +470,7 @@ int nic_steer(struct nic *nic)
 	uint64_t now = clock_ns();
 	uint64_t elapsed_us = (now - nic->last_sample_ns) / 1000;
 	nic->last_sample_ns = now;
-	nic_sample(nic, nic->index, nic->mode, elapsed_us,
-		   __atomic_load_n(&nic->empty_poll_streak, __ATOMIC_RELAXED));
+	nic_sample(nic, nic->index, nic->mode, elapsed_us);
 	return nic_steer_apply(nic);
 }
 

@@ -38,7 +38,6 @@
 #define NIC_COUNTER_NAME_MAX 24
 #define NIC_HYBRID_BUSY      2        /* hybrid: frames in one wake-up that make it poll on */
 #define NIC_HYBRID_IDLE      4        /* hybrid: empty passes that end the polling */
-#define NIC_LOAD_GONE_POLLS  4        /* steered polling: empty passes that ask at once */
 #define NIC_SAMPLE_NS        10000000 /* the worker calls nic.sample this often, at most */
 #define NIC_SAMPLE_NEVER     UINT64_MAX
 #define NIC_STEER_MISSES     3 /* samples without a reply before a steered NIC falls back */
@@ -142,7 +141,6 @@ struct nic {
 	uint64_t tx_frames, tx_bytes, tx_errors;  /* seen by nic_tx */
 	uint64_t tx_completions;                  /* nic_tx_done */
 	uint64_t interrupts, polls, empty_polls;
-	uint64_t empty_poll_streak; /* polls in a row that found nothing (a gauge) */
 	unsigned index; /* registration order: device "nic<index>" */
 	/* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER (set before nic_register): only the
 	 * callers of nic_steer sample (tests) */
@@ -226,15 +224,12 @@ int nic_set_mode(struct nic *nic, enum nic_mode mode);
  * to its samples (until the next one comes), so a monitor that goes away
  * later does not put it back on interrupts. */
 int nic_set_mode_by_hand(struct nic *nic, enum nic_mode mode);
-/* The decision join point: the NIC's number, its mode, the time since the
- * previous sample and the polls in a row that found nothing, for an aspect
- * that reads the counters (ms_device_counter on "nic<index>" or the NIC's
- * name) and answers with an enum nic_mode and a hold (ms_reply,
- * NIC_REPLY_*).  Called by the worker every sample_interval_ns unless a hold
- * leaves it out, and at once when a polling NIC's polls have found nothing
- * NIC_LOAD_GONE_POLLS times in a row; tests may. */
-void nic_sample(struct nic *nic, unsigned index, unsigned mode, uint64_t elapsed_us,
-		uint64_t empty_polls);
+/* The decision join point: the NIC's number, its mode and the time since the
+ * previous sample, for an aspect that reads the counters (ms_device_counter
+ * on "nic<index>" or the NIC's name) and answers with an enum nic_mode and
+ * a hold (ms_reply, NIC_REPLY_*).  Called by the worker every
+ * sample_interval_ns unless a hold leaves it out; tests may. */
+void nic_sample(struct nic *nic, unsigned index, unsigned mode, uint64_t elapsed_us);
 /* Takes the reply to the NIC's samples, if one came, and switches to the
  * mode it names; its hold starts now.  With none, a NIC whose mode follows
  * the replies falls back to interrupt mode after NIC_STEER_MISSES samples

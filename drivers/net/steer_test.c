@@ -29,7 +29,6 @@
 /* ---- A NIC whose counters the test sets ---------------------------------- */
 
 static uint64_t synthetic_missed; /* its "MPC" */
-static unsigned synthetic_frames; /* what its next poll finds */
 
 static int steer_transmit(struct nic *nic, const void *frame, size_t length)
 {
@@ -38,7 +37,7 @@ static int steer_transmit(struct nic *nic, const void *frame, size_t length)
 
 static unsigned steer_poll(struct nic *nic, unsigned budget)
 {
-	return __atomic_exchange_n(&synthetic_frames, 0, __ATOMIC_RELAXED);
+	return 0;
 }
 
 static void steer_interrupts(struct nic *nic)
@@ -158,26 +157,19 @@ static void unlink_and_unload(struct aspect *a)
 
 /* ---- Samples --------------------------------------------------------------- */
 
-/* One synthetic sample: frames more in, missed more missed, us later, the
- * last empty polls in a row having found nothing.  Waits (against hangs only)
- * for the reply when one must come, then applies it.  Returns
- * nic_steer_apply's. */
-static int step_after_empty_polls(struct nic *nic, uint64_t frames, uint64_t missed, uint64_t us,
-				  uint64_t empty_polls, bool reply_expected)
+/* One synthetic sample: frames more in, missed more missed, SAMPLE_US later.
+ * Waits (against hangs only) for the reply when one must come, then applies
+ * it.  Returns nic_steer_apply's. */
+static int step_over(struct nic *nic, uint64_t frames, uint64_t missed, uint64_t us,
+		     bool reply_expected)
 {
 	__atomic_fetch_add(&nic->rx_frames, frames, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&synthetic_missed, missed, __ATOMIC_RELAXED);
-	nic_sample(nic, nic->index, nic->mode, us, empty_polls);
+	nic_sample(nic, nic->index, nic->mode, us);
 	uint64_t deadline = clock_ns() + REPLY_WAIT_NS;
 	while (reply_expected && !nic_steer_reply_waiting(nic) && clock_ns() < deadline)
 		sched_sleep_ns(NSEC_PER_MSEC); /* shm: the monitor runs meanwhile */
 	return nic_steer_apply(nic);
-}
-
-static int step_over(struct nic *nic, uint64_t frames, uint64_t missed, uint64_t us,
-		     bool reply_expected)
-{
-	return step_after_empty_polls(nic, frames, missed, us, 0, reply_expected);
 }
 
 /* One synthetic sample of SAMPLE_US. */
@@ -191,7 +183,6 @@ struct load_step {
 	uint64_t us; /* the sample's elapsed time; 0: SAMPLE_US */
 	enum nic_mode expected;
 	unsigned hold; /* the samples the reply holds for (its frames: IDLE_HOLD, POLL_HOLD) */
-	uint64_t empty_polls; /* the NIC's last polls in a row that found nothing */
 };
 
 #define I   NIC_MODE_INTERRUPT
@@ -205,20 +196,18 @@ struct load_step {
  * rate.  Settled answers hold: interrupts under an idle load, polling under a
  * busy one. */
 static const struct load_step load_script[] = {
-    {0, 0, 0, I, 0, 0},                            /* the first sample notes the counters */
-    {0, 0, 0, I, IDL, 0},                          /* no frame: interrupts, held */
-    {5, 0, 0, H, 0, 0},                            /* busy: hybrid at once */
-    {5, 0, 0, H, 0, 0},     {5, 0, 0, P, BSY, 0},  /* steady: polling from the third busy sample */
-    {5, 0, 0, P, BSY, 0},   {2, 0, 0, P, 0, 0},    /* between: a polling NIC polls on */
-    {1, 0, MS, P, 0, 0},    {1, 0, MS, I, IDL, 0}, /* idle twice: interrupts */
-    {2, 0, 0, H, 0, 0},                            /* between: hybrid */
-    {0, 1, 0, P, BSY, 0},                          /* missed frames: polling at once */
-    {0, 0, 0, I, IDL, 0},   /* no frame: the load has gone, interrupts at once */
-    {0, 0, 0, I, IDL, 0},   /* and again */
-    {100, 0, 0, P, BSY, 0}, /* high: polling at once */
-    {0, 0, 0, I, IDL, 0},   {100, 0, 0, P, BSY, 0}, /* high again */
-    {5, 0, 0, P, BSY, 3},                           /* busy window, 3 empty polls: polls on */
-    {5, 0, 0, I, IDL, 4},                           /* 4: the load has gone, whatever the window */
+    {0, 0, 0, I, 0},                         /* the first sample notes the counters */
+    {0, 0, 0, I, IDL},                       /* no frame: interrupts, held */
+    {5, 0, 0, H, 0},                         /* busy: hybrid at once */
+    {5, 0, 0, H, 0},     {5, 0, 0, P, BSY},  /* steady: polling from the third busy sample */
+    {5, 0, 0, P, BSY},   {2, 0, 0, P, 0},    /* between: a polling NIC polls on */
+    {1, 0, MS, P, 0},    {1, 0, MS, I, IDL}, /* idle twice: interrupts */
+    {2, 0, 0, H, 0},                         /* between: hybrid */
+    {0, 1, 0, P, BSY},                       /* missed frames: polling at once */
+    {0, 0, 0, I, IDL},                       /* no frame: the load has gone, interrupts at once */
+    {0, 0, 0, I, IDL},                       /* and again */
+    {100, 0, 0, P, BSY},                     /* high: polling at once */
+    {0, 0, 0, I, IDL},
 };
 #undef I
 #undef P
@@ -226,7 +215,7 @@ static const struct load_step load_script[] = {
 #undef IDL
 #undef BSY
 #undef MS
-#define LOAD_HOLDS      12 /* the steps above that hold */
+#define LOAD_HOLDS      9  /* the steps above that hold */
 #define IDLE_HOLD       64 /* frames */
 #define IDLE_HOLD_SAMPS 16
 #define POLL_HOLD_SAMPS 4
@@ -246,8 +235,7 @@ static void decisions_follow_the_load(struct ktest *t, enum aspect_binding bindi
 	enum nic_mode previous = nic->mode;
 	for (unsigned i = 0; i < LOAD_STEPS; i++) {
 		const struct load_step *l = &load_script[i];
-		int got = step_after_empty_polls(nic, l->frames, l->missed,
-						 l->us ? l->us : SAMPLE_US, l->empty_polls, true);
+		int got = step_over(nic, l->frames, l->missed, l->us ? l->us : SAMPLE_US, true);
 		unsigned hold = nic_steer_held(nic) ? nic->hold_samples_left : 0;
 		if (got == (int)load_script[i].expected && nic->mode == load_script[i].expected &&
 		    hold == load_script[i].hold)
@@ -263,7 +251,7 @@ static void decisions_follow_the_load(struct ktest *t, enum aspect_binding bindi
 	EXPECT_EQ(t, nic->mode_switches - switches_before, switches);
 	EXPECT_TRUE(t, nic->steered);
 	EXPECT_EQ(t, aspect_counter_value(a, "decisions"), LOAD_STEPS);
-	EXPECT_EQ(t, aspect_counter_value(a, "to_polling"), 4);
+	EXPECT_EQ(t, aspect_counter_value(a, "to_polling"), 3);
 	unlink_and_unload(a);
 }
 
@@ -633,38 +621,6 @@ static void no_aspect_no_steering(struct ktest *t)
 	nic_set_mode(nic, NIC_MODE_INTERRUPT);
 }
 
-/* The worker's own path: a NIC polling on the monitor's word whose polls
- * find nothing NIC_LOAD_GONE_POLLS times in a row asks at once (one sample,
- * none due: its interval is made too long to come), and nicmode, seeing the
- * streak, answers interrupts. */
-static void polling_asks_at_once_when_the_load_goes(struct ktest *t)
-{
-	struct nic *nic = fresh_nic(t);
-	if (!nic)
-		return;
-	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_DIRECT, false);
-	if (!a)
-		return;
-	drive_to_polling(t, nic);
-	uint64_t samples = nic->samples, switches = nic->mode_switches;
-	__atomic_store_n(&nic->sample_interval_ns, UINT64_MAX - 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&synthetic_frames, 1, __ATOMIC_RELAXED); /* a frame, then the streak */
-	uint64_t deadline = clock_ns() + REPLY_WAIT_NS;           /* against a hang only */
-	while (nic->mode != NIC_MODE_INTERRUPT && clock_ns() < deadline)
-		sched_sleep_ns(NSEC_PER_MSEC);
-	__atomic_store_n(&nic->sample_interval_ns, NIC_SAMPLE_NEVER, __ATOMIC_RELAXED);
-	EXPECT_EQ(t, nic->mode, NIC_MODE_INTERRUPT);
-	EXPECT_EQ(t, nic->samples - samples, 1);
-	EXPECT_EQ(t, nic->mode_switches - switches, 1);
-	/* It asked at the NIC_LOAD_GONE_POLLS-th empty poll; the interrupt pass
-	 * after the switch may have polled twice more since (the drain, and the
-	 * look after unmasking). */
-	uint64_t streak = nic->empty_poll_streak;
-	EXPECT_TRUE(t, streak >= NIC_LOAD_GONE_POLLS && streak <= NIC_LOAD_GONE_POLLS + 2);
-	EXPECT_EQ(t, aspect_counter_value(a, "to_interrupt"), 1);
-	unlink_and_unload(a);
-}
-
 KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
 	    KTEST_CASE(nic_counters_are_device_counters), KTEST_CASE(no_aspect_no_steering),
 	    KTEST_CASE(decisions_follow_the_load_direct), KTEST_CASE(decisions_follow_the_load_shm),
@@ -676,5 +632,4 @@ KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_direct),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_msg),
 	    KTEST_CASE(dead_monitor_after_a_hold), KTEST_CASE(msg_monitor_sleeps_between_samples),
-	    KTEST_CASE(a_mode_set_by_hand_outlives_the_monitor),
-	    KTEST_CASE(polling_asks_at_once_when_the_load_goes));
+	    KTEST_CASE(a_mode_set_by_hand_outlives_the_monitor));
