@@ -65,6 +65,7 @@ CASE_LABELS = [
     ("file-off", "a file request without the network (open, fstat, read, close, pipe round trip), "
                  "accounting off"),
     ("file-on", "the same inside httpd's per-request sequence, accounting on"),
+    ("getpid-other", "getpid in another process, not accounted, while this one is"),
 ]
 
 

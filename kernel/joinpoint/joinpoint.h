@@ -275,7 +275,7 @@ extern const char jp_fast_path_leave0[], jp_fast_path_leave1[];
  * jp_advice.thread_scope: for each join point, the offset in struct cpu of a
  * word that is nonzero while such a thread runs.  While every advice on a
  * join point names the same word, its state's scope holds that offset and its
- * sites jump to a check of the word (jp__scoped_out, three instructions)
+ * sites jump to a check of the word (JP__SITE's, eight instructions)
  * instead of straight to the dispatching path: another thread's call goes on
  * into the function as if nothing were woven, without the trampoline's or the
  * dispatcher's section.  A list with any other advice is not scoped, and its
@@ -284,18 +284,6 @@ extern const char jp_fast_path_leave0[], jp_fast_path_leave1[];
  * that is nonzero for threads it then finds it is not for), so it tests the
  * thread itself as it did before.
  */
-#ifdef HOST_TEST
-#define jp__scoped_out(state) false
-#else
-static inline __attribute__((always_inline)) bool jp__scoped_out(const struct jp_state *state)
-{
-	uint64_t scope = __atomic_load_n(&state->scope, __ATOMIC_RELAXED), word;
-	if (!scope)
-		return false;
-	__asm__("movq %%gs:(%1), %0" : "=r"(word) : "r"(scope));
-	return word == 0;
-}
-#endif
 
 /* ---- The dispatcher (called by the code JOINPOINT_DEFINE generates) ------ */
 
@@ -389,18 +377,41 @@ struct jp_site {
 	RETURN(ret, jp_dispatch(&jp_desc_##c_name, jp_args))
 
 /* The static branch: a 5-byte NOP (0f 1f 44 00 00) recorded in .jump_table;
- * patched into "jmp label" while the join point has advice, or "jmp scoped"
- * while all of it is for some threads (jp_state.scope). */
-#define JP__SITE(desc, label, scoped)                                     \
-	__asm__ goto("1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"          \
-		     ".pushsection .jump_table, " JP__TABLE_FLAGS "\n\t"  \
-		     ".balign 8\n\t"                                      \
-		     ".quad 1b, %l[" #label "], %c0, %l[" #scoped "]\n\t" \
-		     ".popsection"                                        \
-		     :                                                    \
-		     : "i"(desc)                                          \
-		     :                                                    \
-		     : label, scoped)
+ * patched into "jmp label" while the join point has advice, or into a jump to
+ * the check beside it (2:, in .text.jp_scoped) while all of it is for some
+ * threads: the state's scope names a word of struct cpu, and a thread for
+ * which that word is 0 goes on after the NOP as if nothing were woven.  The
+ * check is assembly that keeps every register (its scratch one pushed; the
+ * kernel has no red zone), so the function around the site compiles as it
+ * would without it. */
+#define JP__SITE(desc, state, label)                                                \
+	__asm__ goto("1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"                    \
+		     "jp_scoped_check %c1+%c2, %l[" #label "]\n\t"                  \
+		     ".pushsection .jump_table, " JP__TABLE_FLAGS "\n\t"            \
+		     ".balign 8\n\t"                                                \
+		     ".quad 1b, %l[" #label "], %c0, 2b; .popsection"               \
+		     :                                                              \
+		     : "i"(desc), "i"(state), "i"(offsetof(struct jp_state, scope)) \
+		     :                                                              \
+		     : label)
+/* The check a scoped site jumps to (see JP__SITE), as an assembler macro so
+ * that the statement above counts as long as it did without it: GCC sizes an
+ * asm by its statements when it decides what to inline around it. */
+__asm__(".macro jp_scoped_check scope, advised\n"
+	"\t.pushsection .text.jp_scoped, \"ax\"\n"
+	"2:\tpush %rax\n"
+	"\tmovl \\scope(%rip), %eax\n"
+	"\ttest %eax, %eax\n"
+	"\tjz 3f\n"
+	"\tmovq %gs:(%rax), %rax\n"
+	"\ttest %rax, %rax\n"
+	"\tjz 4f\n"
+	"3:\tpop %rax\n"
+	"\tjmp \\advised\n"
+	"4:\tpop %rax\n"
+	"\tjmp 1b + 5\n"
+	"\t.popsection\n"
+	".endm");
 
 /* The expansion: argument checks, the prototype, the thunk the dispatcher
  * calls with unpacked arguments, the state and descriptor, the public
@@ -440,12 +451,8 @@ struct jp_site {
 	};                                                                                      \
 	MODE##_ATTRIBUTES ret c_name(JP__CAT(JP__PARAMS_, n)(__VA_ARGS__))                      \
 	{                                                                                       \
-		JP__SITE(&jp_desc_##c_name, jp_advised, jp_scoped);                             \
-	jp_body:                                                                                \
+		JP__SITE(&jp_desc_##c_name, &jp_state_##c_name, jp_advised);                    \
 		return jp_impl_##c_name(JP__CAT(JP__NAMES_ONLY_, n)(__VA_ARGS__));              \
-	jp_scoped: __attribute__((cold));                                                       \
-		if (jp__scoped_out(&jp_state_##c_name))                                         \
-			goto jp_body;                                                           \
 	jp_advised: __attribute__((cold));                                                      \
 		MODE##_ADVISED(n, c_name, RETURN, ret, __VA_ARGS__);                            \
 	}                                                                                       \

@@ -22,6 +22,9 @@
  *   file-on      the same inside httpd's per-request sequence, with the
  *                server token started: what accounting adds to that work,
  *                control calls and the advice on every join point together
+ *   getpid-other getpid in a child process that is not accounted, while
+ *                this one's server token is started (the aspect linked):
+ *                what accounting on for one process costs the others
  * The loop itself is timed and subtracted.  Exits 0 when every call worked.
  */
 #include <fcntl.h>
@@ -30,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <microscope/syscall.h>
@@ -38,6 +42,7 @@
 
 #define BATCHES            15
 #define CALIBRATION_ROUNDS 10000
+#define OPS                8 /* operations per batch */
 
 static rscfl_handle handle;
 static int request_token, server_token;
@@ -157,6 +162,22 @@ static void report(const char *name, void (*op)(void), unsigned ops, uint64_t lo
 	printf("acct_bench: case %s ops %u ticks %llu\n", name, ops, (unsigned long long)ticks);
 }
 
+/* getpid timed in a child process that never asks for accounting. */
+static void report_in_another_process(uint64_t loop)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		report("getpid-other", op_getpid, OPS, loop);
+		_exit(0);
+	}
+	int status = 0;
+	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		printf("acct_bench: the other process failed (%d, status %#x)\n", child, status);
+		failures++;
+	}
+}
+
 /* Makes request_token's result look like a request's: a few system calls in
  * a few subsystems, so that read copies a realistic result. */
 static void give_request_subsystems(void)
@@ -186,7 +207,6 @@ int main(void)
 	calibration_ticks();
 	printf("acct_bench: calibration %u instructions took %llu ticks\n",
 	       CALIBRATION_ROUNDS * 10 + 1, (unsigned long long)calibration_ticks());
-	enum { OPS = 8 };
 	uint64_t loop = time_op(op_nothing, OPS);
 	if (pipe(pipe_fds) < 0) {
 		printf("acct_bench: no pipe\n");
@@ -200,6 +220,7 @@ int main(void)
 	report("read", op_read, OPS, loop);
 	report("request", op_request, OPS, loop);
 	report("file-on", op_file_on, OPS, loop);
+	report_in_another_process(loop);
 	check(rscfl_acct(handle, request_token, ACCT_START), "START the request");
 	check(rscfl_switch_token(handle, server_token), "switch to the server");
 	report("switch-pair", op_switch_pair, OPS, loop);
