@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 
+#include "cpu/percpu.h"
 #include "cpu/spinlock.h"
 #include "lib/errno.h"
 #include "panic/panic.h"
@@ -68,6 +69,9 @@ static struct jp_list *published(const struct joinpoint *jp)
 {
 	return jp->state->list;
 }
+
+_Static_assert(offsetof(struct cpu, self) == 0,
+	       "a scoped site's check with a scope of 0 reads the CPU's self pointer");
 
 /* The struct cpu word every advice on list names for jp (thread_scope), or
  * 0 when one names none or another word. */

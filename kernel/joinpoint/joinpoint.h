@@ -275,7 +275,7 @@ extern const char jp_fast_path_leave0[], jp_fast_path_leave1[];
  * jp_advice.thread_scope: for each join point, the offset in struct cpu of a
  * word that is nonzero while such a thread runs.  While every advice on a
  * join point names the same word, its state's scope holds that offset and its
- * sites jump to a check of the word (JP__SITE's, eight instructions)
+ * sites jump to a check of the word (JP__SITE's, five instructions)
  * instead of straight to the dispatching path: another thread's call goes on
  * into the function as if nothing were woven, without the trampoline's or the
  * dispatcher's section.  A list with any other advice is not scoped, and its
@@ -397,19 +397,17 @@ struct jp_site {
 /* The check a scoped site jumps to (see JP__SITE), as an assembler macro so
  * that the statement above counts as long as it did without it: GCC sizes an
  * asm by its statements when it decides what to inline around it. */
+/* A scope of 0 (the list stopped being scoped while the site still jumps
+ * here) reads struct cpu's first word, its self pointer, which is never 0:
+ * such a call goes on to the dispatching path.  pop leaves the flags. */
 __asm__(".macro jp_scoped_check scope, advised\n"
 	"\t.pushsection .text.jp_scoped, \"ax\"\n"
 	"2:\tpush %rax\n"
 	"\tmovl \\scope(%rip), %eax\n"
-	"\ttest %eax, %eax\n"
-	"\tjz 3f\n"
-	"\tmovq %gs:(%rax), %rax\n"
-	"\ttest %rax, %rax\n"
-	"\tjz 4f\n"
-	"3:\tpop %rax\n"
+	"\tcmpq $0, %gs:(%rax)\n"
+	"\tpop %rax\n"
+	"\tje 1b + 5\n"
 	"\tjmp \\advised\n"
-	"4:\tpop %rax\n"
-	"\tjmp 1b + 5\n"
 	"\t.popsection\n"
 	".endm");
 
