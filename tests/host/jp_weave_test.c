@@ -73,9 +73,15 @@ void jp_site_bounds(const struct jp_site **first, const struct jp_site **last)
 	*first = *last = NULL;
 }
 
-void jp_patch_sites(const struct joinpoint *jp, bool enable)
+/* Like the kernel's: a form the sites already have changes nothing.  None of
+ * these join points' advice is for some threads only, so a list's sites are
+ * plain jumps. */
+void jp_patch_sites(const struct joinpoint *jp, enum jp_site_state form)
 {
-	CHECK(enabled[jp - points] != enable); /* only ever flips */
+	CHECK(form == JP_SITE_NOP || form == JP_SITE_JUMP);
+	bool enable = form == JP_SITE_JUMP;
+	if (enabled[jp - points] == enable)
+		return;
 	enabled[jp - points] = enable;
 	patches++;
 }
