@@ -38,10 +38,11 @@
  * is counted in its state's skipped.
  *
  * jp_defer: an outermost call names its context in this CPU's deferral slot
- * while its advice runs; an advice of that call (and only of that call: the
- * trampoline's and nested sections never name theirs) may leave work there,
- * which the dispatcher takes before leaving the section and runs after it,
- * on its own stack, where the thread may sleep.
+ * while its advice runs, when the list has advice that may defer
+ * (JP_ADVICE_DEFERS: the msg binding's); an advice of that call (and only of
+ * that call: the trampoline's and nested sections never name theirs) may
+ * leave work there, which the dispatcher takes before leaving the section
+ * and runs after it, on its own stack, where the thread may sleep.
  */
 #include "joinpoint/internal.h"
 
@@ -72,19 +73,30 @@ int jp_defer(struct jp_context *context, jp_advice_fn fn, void *cookie)
 	return 0;
 }
 
-/* Opens the slot for an outermost call's advice (nothing for a nested one). */
-static inline __attribute__((always_inline)) void
-deferral_open(struct jp_deferral *slot, struct jp_context *context, bool nested)
+/* Whether an outermost call's advice from list gets the slot: only a list
+ * with advice that may defer (JP_ADVICE_DEFERS) needs it. */
+static inline __attribute__((always_inline)) bool deferral_wanted(const struct jp_list *list,
+								  bool nested)
 {
-	if (!nested)
-		slot->context = context;
+	return !nested && list && (list->flags & JP_ADVICE_DEFERS);
+}
+
+/* Opens the slot for the advice's calls (nothing when not wanted). */
+static inline __attribute__((always_inline)) struct jp_deferral *
+deferral_open(struct jp_context *context, bool wanted)
+{
+	if (!wanted)
+		return NULL;
+	struct jp_deferral *slot = &deferrals[this_cpu_id()];
+	slot->context = context;
+	return slot;
 }
 
 /* Closes the slot; returns what was deferred (NULL: nothing) in *cookie. */
 static inline __attribute__((always_inline)) jp_advice_fn deferral_close(struct jp_deferral *slot,
-									 bool nested, void **cookie)
+									 void **cookie)
 {
-	if (nested)
+	if (!slot)
 		return NULL;
 	jp_advice_fn fn = slot->fn;
 	slot->context = NULL;
@@ -202,10 +214,9 @@ run_before(struct jp_context *context, bool nested, const struct jp_list **used)
 	struct cpu *cpu = this_cpu();
 	context->cpu = cpu->id;
 	context->thread = cpu->current;
-	struct jp_deferral *slot = &deferrals[cpu->id];
-	deferral_open(slot, context, nested);
 	const struct jp_list *list = load_list(context->joinpoint);
 	*used = list;
+	struct jp_deferral *slot = deferral_open(context, deferral_wanted(list, nested));
 	uint64_t generation = 0;
 	if (__builtin_expect(list != NULL, 1)) { /* NULL: detached since the site jumped */
 		if (__builtin_expect(list->flags & JP_ADVICE_TIMESTAMPS, 0))
@@ -219,7 +230,7 @@ run_before(struct jp_context *context, bool nested, const struct jp_list **used)
 			generation = list->generation;
 	}
 	void *cookie = NULL;
-	jp_advice_fn deferred = deferral_close(slot, nested, &cookie);
+	jp_advice_fn deferred = deferral_close(slot, &cookie);
 	section_leave(nested);
 	if (__builtin_expect(deferred != NULL, 0))
 		deferred(context, cookie);
@@ -236,9 +247,8 @@ static inline __attribute__((always_inline)) void run_after(struct jp_context *c
 							    const struct jp_list *before_list)
 {
 	section_enter(nested);
-	struct jp_deferral *slot = &deferrals[this_cpu_id()];
-	deferral_open(slot, context, nested);
 	const struct jp_list *list = nested ? before_list : load_list(context->joinpoint);
+	struct jp_deferral *slot = deferral_open(context, deferral_wanted(list, nested));
 	if (__builtin_expect(list && list->generation == generation, 1)) {
 		list->after[0].fn(context, list->after[0].cookie);
 		if (__builtin_expect(list->after_count > 1, 0))
@@ -247,7 +257,7 @@ static inline __attribute__((always_inline)) void run_after(struct jp_context *c
 		run_after_checked(list, context, generation);
 	}
 	void *cookie = NULL;
-	jp_advice_fn deferred = deferral_close(slot, nested, &cookie);
+	jp_advice_fn deferred = deferral_close(slot, &cookie);
 	section_leave(nested);
 	if (__builtin_expect(deferred != NULL, 0))
 		deferred(context, cookie);

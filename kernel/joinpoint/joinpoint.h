@@ -128,6 +128,10 @@ struct jp_advice {
  * accounting's native advice).  A join point that may sleep and has only such
  * an advice is dispatched without the deferral slot. */
 #define JP_ADVICE_NATIVE 0x2u
+/* jp_advice.flags: the advice may call jp_defer (the msg binding's), so the
+ * dispatcher opens this CPU's deferral slot around its calls; a list without
+ * such advice skips the slot. */
+#define JP_ADVICE_DEFERS 0x4u
 
 /* Work an advice cannot do in its section because it sleeps (a message to a
  * monitor waiting for the reply): fn(context, cookie) runs on the calling
@@ -135,8 +139,9 @@ struct jp_advice {
  * call (from a before advice) or before the join point returns (from an
  * after advice).  Only an outermost call of a join point that may sleep
  * (JOINPOINT_DEFINE, not _NOSLEEP, not nested in one), outside interrupts,
- * with no lock held and preemption otherwise on, can defer; one deferral per
- * section.  fn runs outside every section: it must keep what cookie points
+ * with no lock held and preemption otherwise on, can defer, and only an
+ * advice whose flags say JP_ADVICE_DEFERS; one deferral per section.  fn
+ * runs outside every section: it must keep what cookie points
  * at alive itself (a grace period does not wait for it).  Returns 0 or
  * -EWOULDBLOCK (this call may not sleep: do the work without sleeping). */
 int jp_defer(struct jp_context *context, jp_advice_fn fn, void *cookie);

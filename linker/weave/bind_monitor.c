@@ -574,7 +574,8 @@ struct monitor_state {
 };
 
 static void monitor_prepare_advice(struct monitor_advice *a, struct aspect *aspect, int id,
-				   unsigned index, void (*before)(struct jp_context *, void *),
+				   unsigned index, bool defers,
+				   void (*before)(struct jp_context *, void *),
 				   void (*after)(struct jp_context *, void *))
 {
 	const struct linker_advice *advice = &aspect->object.advice[index];
@@ -585,7 +586,8 @@ static void monitor_prepare_advice(struct monitor_advice *a, struct aspect *aspe
 	    .after = advice->kind == MS_ADVICE_AFTER ? after : NULL,
 	    .cookie = a,
 	    .priority = advice->priority,
-	    .flags = (advice->flags & MS_WANT_TIMESTAMPS) ? JP_ADVICE_TIMESTAMPS : 0,
+	    .flags = ((advice->flags & MS_WANT_TIMESTAMPS) ? JP_ADVICE_TIMESTAMPS : 0) |
+		     (defers ? JP_ADVICE_DEFERS : 0),
 	};
 }
 
@@ -603,7 +605,9 @@ int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
 	}
 	aspect->binding_state[binding] = state;
 	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
-		monitor_prepare_advice(&state->advice[i], aspect, id, i, before, after);
+		monitor_prepare_advice(&state->advice[i], aspect, id, i,
+				       binding == ASPECT_BINDING_MSG, /* its calls defer */
+				       before, after);
 		int error = aspect_weave_advice(aspect, binding, i, &state->advice[i].jp);
 		if (error) {
 			monitor_unweave_aspect(aspect, binding);
