@@ -564,17 +564,24 @@ struct hammer_result {
 	unsigned failures;
 };
 
-/* Attaches a steady advice to name, then attaches and detaches a toggled one
- * HAMMER_ROUNDS times while two threads and the tick call it; 0, or -ENOMEM
- * when the threads cannot start. */
+static uint32_t running_threads(const struct joinpoint *jp);
+
+/* Attaches a steady advice to name (for the threads steady_scope names, or
+ * every thread), then attaches and detaches a toggled one rounds times while
+ * two threads and the tick call it; 0, or -ENOMEM when the threads cannot
+ * start. */
 static int hammer(const char *name, void (*fn)(uint64_t *), timer_tick_fn tick,
-		  uint64_t *tick_counter, struct hammer_result *r)
+		  uint64_t *tick_counter, uint32_t (*steady_scope)(const struct joinpoint *jp),
+		  unsigned rounds, struct hammer_result *r)
 {
 	static struct jp_advice steady_advice, toggled_advice;
 	uint64_t own_calls = 0;
 	*r = (struct hammer_result){0};
-	steady_advice = (struct jp_advice){
-	    .name = "steady", .before = tally_before, .after = tally_after, .cookie = &r->steady};
+	steady_advice = (struct jp_advice){.name = "steady",
+					   .before = tally_before,
+					   .after = tally_after,
+					   .cookie = &r->steady,
+					   .thread_scope = steady_scope};
 	toggled_advice = (struct jp_advice){.name = "toggled",
 					    .before = tally_before,
 					    .after = tally_after,
@@ -594,7 +601,7 @@ static int hammer(const char *name, void (*fn)(uint64_t *), timer_tick_fn tick,
 		return -ENOMEM;
 	previous_tick = timer_set_tick_callback(tick);
 
-	for (unsigned i = 0; i < HAMMER_ROUNDS; i++) {
+	for (unsigned i = 0; i < rounds; i++) {
 		int handle = jp_attach(name, &toggled_advice);
 		fn(&own_calls);
 		r->failures += handle <= 0 || jp_detach(handle) != 0;
@@ -626,7 +633,8 @@ static void attach_detach_while_hammered(struct ktest *t)
 	static struct hammer_result r;
 	if (!thread_current())
 		return ktest_skip(t, "no scheduler");
-	ASSERT_EQ(t, hammer("jptest.touch", touch, tick_hammer, &tick_calls, &r), 0);
+	ASSERT_EQ(
+	    t, hammer("jptest.touch", touch, tick_hammer, &tick_calls, NULL, HAMMER_ROUNDS, &r), 0);
 	EXPECT_EQ(t, r.failures, 0);
 	EXPECT_EQ(t, r.steady.before + r.skipped, r.total);
 	EXPECT_EQ(t, r.steady.after, r.steady.before);
@@ -643,8 +651,10 @@ static void fast_path_attach_detach_while_hammered(struct ktest *t)
 	static struct hammer_result r;
 	if (!thread_current())
 		return ktest_skip(t, "no scheduler");
-	ASSERT_EQ(
-	    t, hammer("jptest.fast_touch", fast_touch, tick_hammer_fast, &fast_tick_calls, &r), 0);
+	ASSERT_EQ(t,
+		  hammer("jptest.fast_touch", fast_touch, tick_hammer_fast, &fast_tick_calls, NULL,
+			 HAMMER_ROUNDS, &r),
+		  0);
 	EXPECT_EQ(t, r.failures, 0);
 	EXPECT_EQ(t, r.steady.before + r.skipped, r.total);
 	EXPECT_EQ(t, r.steady.after, r.steady.before);
@@ -1070,6 +1080,40 @@ static void scoped_advice_runs_for_its_threads_nosleep(struct ktest *t)
 	scoped_advice_runs_for_its_threads(t, "jptest.fast_add", jptest_fast_add);
 }
 
+/* The storm again with the steady advice for every running thread's calls
+ * (all of them, so it must still see each call) but scoped: each attach of
+ * the toggled advice, which is for every thread, turns the sites from the
+ * scoped jump into the plain one, and each detach back, while two threads
+ * and the tick run through them.  Fewer rounds: each one patches the text
+ * twice, with three waits for every CPU. */
+#define FORM_ROUNDS 1000
+static void scoped_sites_change_form_while_hammered(struct ktest *t)
+{
+	static struct hammer_result r;
+	if (!thread_current())
+		return ktest_skip(t, "no scheduler");
+	ASSERT_EQ(t,
+		  hammer("jptest.touch", touch, tick_hammer, &tick_calls, running_threads,
+			 FORM_ROUNDS, &r),
+		  0);
+	EXPECT_EQ(t, r.failures, 0);
+	EXPECT_EQ(t, r.steady.before + r.skipped, r.total);
+	EXPECT_EQ(t, r.steady.after, r.steady.before);
+	EXPECT_TRUE(t, r.toggled.after <= r.toggled.before);
+	EXPECT_TRUE(t, r.toggled.before >= FORM_ROUNDS);
+	EXPECT_TRUE(t, r.threads[0] > 0 && r.threads[1] > 0 && r.tick > 0);
+	EXPECT_TRUE(t, sites_are("jptest.touch", JP_SITE_NOP));
+	ASSERT_EQ(t,
+		  hammer("jptest.fast_touch", fast_touch, tick_hammer_fast, &fast_tick_calls,
+			 running_threads, FORM_ROUNDS, &r),
+		  0);
+	EXPECT_EQ(t, r.failures, 0);
+	EXPECT_EQ(t, r.steady.before + r.skipped, r.total);
+	EXPECT_EQ(t, r.steady.after, r.steady.before);
+	EXPECT_EQ(t, r.toggled.after, r.toggled.before);
+	EXPECT_TRUE(t, sites_are("jptest.fast_touch", JP_SITE_NOP));
+}
+
 KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(advice_runs_in_priority_order), KTEST_CASE(advice_sees_args_and_result),
 	    KTEST_CASE(advice_calling_a_joinpoint_does_not_recurse),
@@ -1089,4 +1133,5 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(nested_call_runs_whole_nested_calls_when_alone),
 	    KTEST_CASE(own_fast_path_runs_when_alone),
 	    KTEST_CASE(scoped_advice_runs_for_its_threads_may_sleep),
-	    KTEST_CASE(scoped_advice_runs_for_its_threads_nosleep));
+	    KTEST_CASE(scoped_advice_runs_for_its_threads_nosleep),
+	    KTEST_CASE(scoped_sites_change_form_while_hammered));
