@@ -11,6 +11,7 @@
  * the statistics before the kernel stops.
  */
 #include "joinpoint/internal.h"
+#include "joinpoint/section.h"
 
 #include "boot/cmdline.h"
 #include "console/console.h"
@@ -25,6 +26,17 @@
 static void count_before(struct jp_context *context, void *cookie)
 {
 	__atomic_fetch_add(&context->joinpoint->state->calls, 1, __ATOMIC_RELAXED);
+}
+
+/* The whole call of a join point that may sleep, where counting is alone on
+ * it (jp_advice.around: counting has no after, so nothing of it runs once
+ * the call has started): the count in the dispatcher's section, then the
+ * call outside it. */
+static uint64_t count_around(const struct joinpoint *jp, uint64_t *args)
+{
+	__atomic_fetch_add(&jp->state->calls, 1, __ATOMIC_RELAXED);
+	jp_section_leave();
+	return jp->call(args);
 }
 
 static void store_min(uint64_t *inverted_min, uint64_t ns)
@@ -53,7 +65,8 @@ static void time_after(struct jp_context *context, void *cookie)
 	store_max(&state->max_ns, ns);
 }
 
-const struct jp_advice jp_advice_count = {.name = "count", .before = count_before};
+const struct jp_advice jp_advice_count = {
+    .name = "count", .before = count_before, .around = count_around};
 const struct jp_advice jp_advice_time = {
     .name = "time", .after = time_after, .flags = JP_ADVICE_TIMESTAMPS};
 

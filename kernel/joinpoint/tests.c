@@ -940,6 +940,43 @@ static void around_runs_whole_calls_when_alone(struct ktest *t)
 	EXPECT_EQ(t, jp_detach(handle), 0);
 }
 
+/* The built-in counting has no after, so where it is alone on a join point
+ * that may sleep it runs the whole call (its around): every call counted,
+ * the section left before the call; beside other advice it counts through
+ * the dispatcher's before, as every advice does. */
+static void counting_alone_runs_whole_calls(struct ktest *t)
+{
+	static const struct jp_advice tracer = TRACER(A, 0);
+	const struct joinpoint *jp = jp_find("jptest.add");
+	ASSERT_TRUE(t, jp != NULL);
+	if (advice_on("jptest.add"))
+		return ktest_skip(t, "jptest.add has advice from the command line");
+	struct jp_stats before, after;
+	jp_get_stats(jp, &before);
+	int counting = jp_attach("jptest.add", &jp_advice_count);
+	ASSERT_TRUE(t, counting > 0);
+	EXPECT_TRUE(t, jp->state->list->around != NULL);
+	EXPECT_EQ(t, jptest_add(40, 2), 42);
+	EXPECT_EQ(t, jptest_outer(1), 4); /* outer has no advice; its add does */
+	EXPECT_EQ(t, section_bits(), 0);
+	jp_get_stats(jp, &after);
+	EXPECT_EQ(t, after.calls - before.calls, 2);
+
+	trace_reset();
+	int traced = jp_attach("jptest.add", &tracer);
+	ASSERT_TRUE(t, traced > 0);
+	EXPECT_TRUE(t, jp->state->list->around == NULL);
+	EXPECT_EQ(t, jptest_add(1, 2), 3);
+	TRACE_IS(t, "Aa");
+	jp_get_stats(jp, &after);
+	EXPECT_EQ(t, after.calls - before.calls, 3);
+	EXPECT_EQ(t, jp_detach(traced), 0);
+	EXPECT_EQ(t, jp_detach(counting), 0);
+	EXPECT_EQ(t, jptest_add(1, 1), 2);
+	jp_get_stats(jp, &after);
+	EXPECT_EQ(t, after.calls - before.calls, 3);
+}
+
 /* ---- A native advice's nested call ------------------------------------------ */
 
 /* The smallest nested_call (joinpoint.h's contract): note the section bits
@@ -1130,6 +1167,7 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(fast_path_nests_and_does_not_recurse),
 	    KTEST_CASE(fast_path_attach_detach_while_hammered),
 	    KTEST_CASE(around_runs_whole_calls_when_alone),
+	    KTEST_CASE(counting_alone_runs_whole_calls),
 	    KTEST_CASE(nested_call_runs_whole_nested_calls_when_alone),
 	    KTEST_CASE(own_fast_path_runs_when_alone),
 	    KTEST_CASE(scoped_advice_runs_for_its_threads_may_sleep),
