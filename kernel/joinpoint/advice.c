@@ -58,10 +58,7 @@ static void compile(struct jp_list *out, uint64_t generation, const struct joinp
 	out->fast.shape = jp_shape_select(out, jp);
 	const struct jp_advice *alone = out->count == 1 ? out->entries[0].advice : NULL;
 	bool native = alone && (alone->flags & JP_ADVICE_NATIVE);
-	/* What runs after a call may run after a detach returned: only native
-	 * advice, or advice with nothing after the call, may have an around. */
-	bool whole_call = alone && (native || !alone->after);
-	out->around = whole_call && jp->may_sleep ? alone->around : NULL;
+	out->around = alone && jp->may_sleep ? alone->around : NULL;
 	out->nested_call = native ? alone->nested_call : NULL;
 }
 

@@ -151,6 +151,9 @@ static void run_bench(void)
 	count = attach_or_panic("jp.bench_nop_sleeps", &jp_advice_count);
 	uint64_t sleeping_counted = with_irqs_off(time_sleeping_joinpoint);
 	jp_detach(count);
+	int timing = attach_or_panic("jp.bench_nop_sleeps", &jp_advice_time);
+	uint64_t sleeping_timed = with_irqs_off(time_sleeping_joinpoint);
+	jp_detach(timing);
 
 	report("loop", loop, plain);
 	report("baseline", plain, plain);
@@ -159,6 +162,7 @@ static void run_bench(void)
 	report("enabled-count", counted, plain);
 	report("sleeping-empty", sleeping_empty, plain);
 	report("sleeping-count", sleeping_counted, plain);
+	report("sleeping-time", sleeping_timed, plain);
 }
 
 void jp_bench_run_if_requested(void)

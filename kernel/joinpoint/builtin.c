@@ -2,9 +2,13 @@
  * The built-in advice and the kernel-side controls until the shell exists.
  * jp_advice_count counts calls; jp_advice_time counts and times them (from
  * the dispatcher's entry and exit stamps, so advice that runs before it is
- * included).  Both keep their figures in the join point's own jp_state with
+ * included; alone on a join point that may sleep, from its own stamps around
+ * the call).  Both keep their figures in the join point's own jp_state with
  * atomic updates: any CPU and interrupts may hit a join point at once.  The
  * minimum is stored inverted so that the zeroed state means "no call yet".
+ * Alone on a join point that may sleep, each runs the whole call (its
+ * around: joinpoint.h), which they may because they are kernel code for good
+ * and what they do after a call touches only the join point's state.
  *
  * Boot controls: jp_attach=pattern[:count|time] (up to BOOT_REQUESTS words)
  * attaches a built-in advice once the clock runs, and jp_boot_report prints
@@ -13,6 +17,7 @@
 #include "joinpoint/internal.h"
 #include "joinpoint/section.h"
 
+#include "arch/x86_64/cpu.h"
 #include "boot/cmdline.h"
 #include "console/console.h"
 #include "lib/errno.h"
@@ -29,8 +34,7 @@ static void count_before(struct jp_context *context, void *cookie)
 }
 
 /* The whole call of a join point that may sleep, where counting is alone on
- * it (jp_advice.around: counting has no after, so nothing of it runs once
- * the call has started): the count in the dispatcher's section, then the
+ * it (jp_advice.around): the count in the dispatcher's section, then the
  * call outside it. */
 static uint64_t count_around(const struct joinpoint *jp, uint64_t *args)
 {
@@ -55,20 +59,36 @@ static void store_max(uint64_t *max, uint64_t ns)
 		;
 }
 
-static void time_after(struct jp_context *context, void *cookie)
+static void record_time(struct jp_state *state, uint64_t ns)
 {
-	struct jp_state *state = context->joinpoint->state;
-	uint64_t ns = clock_tsc_to_ns(context->exit_tsc - context->entry_tsc);
 	__atomic_fetch_add(&state->timed_calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&state->total_ns, ns, __ATOMIC_RELAXED);
 	store_min(&state->min_ns, ns);
 	store_max(&state->max_ns, ns);
 }
 
+static void time_after(struct jp_context *context, void *cookie)
+{
+	record_time(context->joinpoint->state,
+		    clock_tsc_to_ns(context->exit_tsc - context->entry_tsc));
+}
+
+/* The whole call where timing is alone on a join point that may sleep: the
+ * TSC in the dispatcher's section, the call outside it, the figures after
+ * (into the join point's own state, which outlives any detach). */
+static uint64_t time_around(const struct joinpoint *jp, uint64_t *args)
+{
+	uint64_t entry = rdtsc();
+	jp_section_leave();
+	uint64_t result = jp->call(args);
+	record_time(jp->state, clock_tsc_to_ns(rdtsc() - entry));
+	return result;
+}
+
 const struct jp_advice jp_advice_count = {
     .name = "count", .before = count_before, .around = count_around};
 const struct jp_advice jp_advice_time = {
-    .name = "time", .after = time_after, .flags = JP_ADVICE_TIMESTAMPS};
+    .name = "time", .after = time_after, .flags = JP_ADVICE_TIMESTAMPS, .around = time_around};
 
 void jp_get_stats(const struct joinpoint *jp, struct jp_stats *stats)
 {

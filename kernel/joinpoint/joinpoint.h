@@ -105,10 +105,10 @@ struct jp_advice {
 	 * [0] for join points without arguments, [1] for those with.  See "Fast
 	 * paths of their own" below. */
 	const void *fast_path[2];
-	/* Optional, for kernel code that is JP_ADVICE_NATIVE or has no after:
-	 * the whole call of a join point that may sleep, on which this advice is
-	 * alone, in place of before and after.  See "Fast paths of their own"
-	 * below. */
+	/* Optional, for kernel code only (the accounting's native advice, the
+	 * built-in counting and timing; never an aspect's): the whole call of a
+	 * join point that may sleep, on which this advice is alone, in place of
+	 * before and after.  See "Fast paths of their own" below. */
 	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args);
 	/* Optional, for JP_ADVICE_NATIVE advice only: the whole call of a join
 	 * point reached inside the call of a _NOSLEEP one (nested), on which
@@ -243,9 +243,9 @@ void jp_boot_report(void);
  * sleep, and may take interrupts off for its own work.
  */
 /*
- * A native advice (JP_ADVICE_NATIVE: kernel code and data that live as long as
- * the kernel), or kernel code with no after (the built-in counting), may also
- * run whole calls of join points that may sleep: jp_advice.around.  The dispatcher calls around(jp, args) inside the reader
+ * Advice that is kernel code and data living as long as the kernel (the
+ * accounting's native advice, the built-in counting and timing) may also run
+ * whole calls of join points that may sleep: jp_advice.around.  The dispatcher calls around(jp, args) inside the reader
  * section of an outermost call (preemption off; not for a call nested in a
  * _NOSLEEP one, nor while another advice shares the list), in place of the
  * before and after calls and the call itself.  It must leave that section
@@ -253,8 +253,8 @@ void jp_boot_report(void);
  * where the thread may sleep, and return the call's result; after the call
  * it may enter a section of its own again (jp_section_enter, never held
  * across a sleep).  What runs after the call may run after a detach has
- * returned: that is why only native advice, or advice with nothing to do
- * after the call, may have one.
+ * returned: that is why only such advice may have one (the linker never
+ * gives an aspect's advice one: aspects are unloaded).
  */
 /*
  * And a native advice may run the whole call of a join point reached inside

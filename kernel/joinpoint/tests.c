@@ -977,6 +977,29 @@ static void counting_alone_runs_whole_calls(struct ktest *t)
 	EXPECT_EQ(t, after.calls - before.calls, 3);
 }
 
+/* The built-in timing, alone on a join point that may sleep, times the whole
+ * call the same way (its around): every call timed, the figures in order. */
+static void timing_alone_runs_whole_calls(struct ktest *t)
+{
+	const struct joinpoint *jp = jp_find("jptest.add");
+	ASSERT_TRUE(t, jp != NULL);
+	if (advice_on("jptest.add"))
+		return ktest_skip(t, "jptest.add has advice from the command line");
+	struct jp_stats before, after;
+	jp_get_stats(jp, &before);
+	int timing = jp_attach("jptest.add", &jp_advice_time);
+	ASSERT_TRUE(t, timing > 0);
+	EXPECT_TRUE(t, jp->state->list->around != NULL);
+	EXPECT_EQ(t, jptest_add(40, 2), 42);
+	EXPECT_EQ(t, jptest_add(1, 2), 3);
+	EXPECT_EQ(t, section_bits(), 0);
+	EXPECT_EQ(t, jp_detach(timing), 0);
+	jp_get_stats(jp, &after);
+	EXPECT_EQ(t, after.timed_calls - before.timed_calls, 2);
+	EXPECT_TRUE(t, after.min_ns <= after.max_ns);
+	EXPECT_TRUE(t, after.total_ns - before.total_ns >= after.min_ns);
+}
+
 /* ---- A native advice's nested call ------------------------------------------ */
 
 /* The smallest nested_call (joinpoint.h's contract): note the section bits
@@ -1167,7 +1190,7 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(fast_path_nests_and_does_not_recurse),
 	    KTEST_CASE(fast_path_attach_detach_while_hammered),
 	    KTEST_CASE(around_runs_whole_calls_when_alone),
-	    KTEST_CASE(counting_alone_runs_whole_calls),
+	    KTEST_CASE(counting_alone_runs_whole_calls), KTEST_CASE(timing_alone_runs_whole_calls),
 	    KTEST_CASE(nested_call_runs_whole_nested_calls_when_alone),
 	    KTEST_CASE(own_fast_path_runs_when_alone),
 	    KTEST_CASE(scoped_advice_runs_for_its_threads_may_sleep),
