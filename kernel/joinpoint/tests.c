@@ -625,6 +625,25 @@ static int hammer(const char *name, void (*fn)(uint64_t *), timer_tick_fn tick,
 	return 0;
 }
 
+/* What every storm must show: no weaving error, the steady advice on every
+ * call (or the call counted as skipped), never an after without its before
+ * (on the fast path, every after), the toggled advice attached each round,
+ * all three callers running, and the sites back to NOPs. */
+static void expect_storm(struct ktest *t, const struct hammer_result *r, const char *name,
+			 unsigned rounds, bool fast_path)
+{
+	EXPECT_EQ(t, r->failures, 0);
+	EXPECT_EQ(t, r->steady.before + r->skipped, r->total);
+	EXPECT_EQ(t, r->steady.after, r->steady.before);
+	if (fast_path)
+		EXPECT_EQ(t, r->toggled.after, r->toggled.before);
+	else
+		EXPECT_TRUE(t, r->toggled.after <= r->toggled.before);
+	EXPECT_TRUE(t, r->toggled.before >= rounds);
+	EXPECT_TRUE(t, r->threads[0] > 0 && r->threads[1] > 0 && r->tick > 0);
+	EXPECT_TRUE(t, sites_are(name, JP_SITE_NOP));
+}
+
 /* Attach/detach 10,000 times while two threads and the tick call the join
  * point: does a permanent advice see every call (or count it as skipped), and
  * does the toggled one never get an after without its before? */
@@ -635,13 +654,7 @@ static void attach_detach_while_hammered(struct ktest *t)
 		return ktest_skip(t, "no scheduler");
 	ASSERT_EQ(
 	    t, hammer("jptest.touch", touch, tick_hammer, &tick_calls, NULL, HAMMER_ROUNDS, &r), 0);
-	EXPECT_EQ(t, r.failures, 0);
-	EXPECT_EQ(t, r.steady.before + r.skipped, r.total);
-	EXPECT_EQ(t, r.steady.after, r.steady.before);
-	EXPECT_TRUE(t, r.toggled.after <= r.toggled.before);
-	EXPECT_TRUE(t, r.toggled.before >= HAMMER_ROUNDS);
-	EXPECT_TRUE(t, r.threads[0] > 0 && r.threads[1] > 0 && r.tick > 0);
-	EXPECT_TRUE(t, sites_are("jptest.touch", JP_SITE_NOP));
+	expect_storm(t, &r, "jptest.touch", HAMMER_ROUNDS, false);
 }
 
 /* The same storm on the fast path, where a call holds its section from
@@ -655,13 +668,7 @@ static void fast_path_attach_detach_while_hammered(struct ktest *t)
 		  hammer("jptest.fast_touch", fast_touch, tick_hammer_fast, &fast_tick_calls, NULL,
 			 HAMMER_ROUNDS, &r),
 		  0);
-	EXPECT_EQ(t, r.failures, 0);
-	EXPECT_EQ(t, r.steady.before + r.skipped, r.total);
-	EXPECT_EQ(t, r.steady.after, r.steady.before);
-	EXPECT_EQ(t, r.toggled.after, r.toggled.before);
-	EXPECT_TRUE(t, r.toggled.before >= HAMMER_ROUNDS);
-	EXPECT_TRUE(t, r.threads[0] > 0 && r.threads[1] > 0 && r.tick > 0);
-	EXPECT_TRUE(t, sites_are("jptest.fast_touch", JP_SITE_NOP));
+	expect_storm(t, &r, "jptest.fast_touch", HAMMER_ROUNDS, true);
 	EXPECT_EQ(t, this_cpu()->jp_sections & 3, 0);
 }
 
@@ -940,22 +947,39 @@ static void around_runs_whole_calls_when_alone(struct ktest *t)
 	EXPECT_EQ(t, jp_detach(handle), 0);
 }
 
-/* The built-in counting has no after, so where it is alone on a join point
- * that may sleep it runs the whole call (its around): every call counted,
- * the section left before the call; beside other advice it counts through
- * the dispatcher's before, as every advice does. */
+/* Attaches advice alone to jptest.add (a join point that may sleep) after
+ * noting its statistics in *before, and checks that the list runs whole
+ * calls through the advice's around.  Returns the handle; 0: skipped or
+ * failed. */
+static int attach_alone(struct ktest *t, const struct jp_advice *advice, struct jp_stats *before)
+{
+	const struct joinpoint *jp = jp_find("jptest.add");
+	if (!EXPECT_TRUE(t, jp != NULL))
+		return 0;
+	if (advice_on("jptest.add")) {
+		ktest_skip(t, "jptest.add has advice from the command line");
+		return 0;
+	}
+	jp_get_stats(jp, before);
+	int handle = jp_attach("jptest.add", advice);
+	if (!EXPECT_TRUE(t, handle > 0))
+		return 0;
+	EXPECT_TRUE(t, jp->state->list->around != NULL);
+	return handle;
+}
+
+/* The built-in counting, alone on a join point that may sleep, runs the
+ * whole call (its around): every call counted, the section left before the
+ * call; beside other advice it counts through the dispatcher's before, as
+ * every advice does. */
 static void counting_alone_runs_whole_calls(struct ktest *t)
 {
 	static const struct jp_advice tracer = TRACER(A, 0);
 	const struct joinpoint *jp = jp_find("jptest.add");
-	ASSERT_TRUE(t, jp != NULL);
-	if (advice_on("jptest.add"))
-		return ktest_skip(t, "jptest.add has advice from the command line");
 	struct jp_stats before, after;
-	jp_get_stats(jp, &before);
-	int counting = jp_attach("jptest.add", &jp_advice_count);
-	ASSERT_TRUE(t, counting > 0);
-	EXPECT_TRUE(t, jp->state->list->around != NULL);
+	int counting = attach_alone(t, &jp_advice_count, &before);
+	if (!counting)
+		return;
 	EXPECT_EQ(t, jptest_add(40, 2), 42);
 	EXPECT_EQ(t, jptest_outer(1), 4); /* outer has no advice; its add does */
 	EXPECT_EQ(t, section_bits(), 0);
@@ -981,20 +1005,15 @@ static void counting_alone_runs_whole_calls(struct ktest *t)
  * call the same way (its around): every call timed, the figures in order. */
 static void timing_alone_runs_whole_calls(struct ktest *t)
 {
-	const struct joinpoint *jp = jp_find("jptest.add");
-	ASSERT_TRUE(t, jp != NULL);
-	if (advice_on("jptest.add"))
-		return ktest_skip(t, "jptest.add has advice from the command line");
 	struct jp_stats before, after;
-	jp_get_stats(jp, &before);
-	int timing = jp_attach("jptest.add", &jp_advice_time);
-	ASSERT_TRUE(t, timing > 0);
-	EXPECT_TRUE(t, jp->state->list->around != NULL);
+	int timing = attach_alone(t, &jp_advice_time, &before);
+	if (!timing)
+		return;
 	EXPECT_EQ(t, jptest_add(40, 2), 42);
 	EXPECT_EQ(t, jptest_add(1, 2), 3);
 	EXPECT_EQ(t, section_bits(), 0);
 	EXPECT_EQ(t, jp_detach(timing), 0);
-	jp_get_stats(jp, &after);
+	jp_get_stats(jp_find("jptest.add"), &after);
 	EXPECT_EQ(t, after.timed_calls - before.timed_calls, 2);
 	EXPECT_TRUE(t, after.min_ns <= after.max_ns);
 	EXPECT_TRUE(t, after.total_ns - before.total_ns >= after.min_ns);
@@ -1156,22 +1175,12 @@ static void scoped_sites_change_form_while_hammered(struct ktest *t)
 		  hammer("jptest.touch", touch, tick_hammer, &tick_calls, running_threads,
 			 FORM_ROUNDS, &r),
 		  0);
-	EXPECT_EQ(t, r.failures, 0);
-	EXPECT_EQ(t, r.steady.before + r.skipped, r.total);
-	EXPECT_EQ(t, r.steady.after, r.steady.before);
-	EXPECT_TRUE(t, r.toggled.after <= r.toggled.before);
-	EXPECT_TRUE(t, r.toggled.before >= FORM_ROUNDS);
-	EXPECT_TRUE(t, r.threads[0] > 0 && r.threads[1] > 0 && r.tick > 0);
-	EXPECT_TRUE(t, sites_are("jptest.touch", JP_SITE_NOP));
+	expect_storm(t, &r, "jptest.touch", FORM_ROUNDS, false);
 	ASSERT_EQ(t,
 		  hammer("jptest.fast_touch", fast_touch, tick_hammer_fast, &fast_tick_calls,
 			 running_threads, FORM_ROUNDS, &r),
 		  0);
-	EXPECT_EQ(t, r.failures, 0);
-	EXPECT_EQ(t, r.steady.before + r.skipped, r.total);
-	EXPECT_EQ(t, r.steady.after, r.steady.before);
-	EXPECT_EQ(t, r.toggled.after, r.toggled.before);
-	EXPECT_TRUE(t, sites_are("jptest.fast_touch", JP_SITE_NOP));
+	expect_storm(t, &r, "jptest.fast_touch", FORM_ROUNDS, true);
 }
 
 KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
