@@ -14,11 +14,15 @@ static const uint64_t prometheus_bounds[] = {
     500000,    1000000,   2000000,    5000000,    10000000,   20000000,   50000000, 100000000,
     200000000, 500000000, 1000000000, 2000000000, 5000000000, 10000000000};
 
+/* Largest total first; equal totals by name, so that the order is the same
+ * whichever C library's qsort (newlib's in the OS, glibc's on the host) ran. */
 static int by_total(const void *a, const void *b)
 {
 	const struct latency_kind *x = *(const struct latency_kind *const *)a;
 	const struct latency_kind *y = *(const struct latency_kind *const *)b;
-	return x->hist->sum < y->hist->sum ? 1 : x->hist->sum > y->hist->sum ? -1 : 0;
+	if (x->hist->sum != y->hist->sum)
+		return x->hist->sum < y->hist->sum ? 1 : -1;
+	return strcmp(x->name, y->name);
 }
 
 /* The table's kinds that have values, largest total first; returns how many. */
