@@ -88,14 +88,17 @@ static uint32_t list_scope(const struct jp_list *list, const struct joinpoint *j
 	return scope;
 }
 
-/* Publishes list with its scope, then gives the sites the form it needs (a
- * list that became empty had its sites turned back to NOPs before). */
+/* Publishes list with its scope, then gives the sites the form it needs
+ * when that changed: woven from nothing, or scoped from plain or back (a list
+ * that became empty had its sites turned back to NOPs before). */
 static void publish(const struct joinpoint *jp, struct jp_list *list)
 {
+	bool was_woven = jp_list_length(published(jp)) > 0;
+	bool was_scoped = jp->state->scope != 0;
 	uint32_t scope = list_scope(list, jp);
 	__atomic_store_n(&jp->state->scope, scope, __ATOMIC_RELAXED);
 	__atomic_store_n(&jp->state->list, list, __ATOMIC_RELEASE);
-	if (jp_list_length(list))
+	if (jp_list_length(list) && (!was_woven || was_scoped != (scope != 0)))
 		jp_patch_sites(jp, scope ? JP_SITE_SCOPED : JP_SITE_JUMP);
 }
 

@@ -245,10 +245,11 @@ void jp_boot_report(void);
 /*
  * Advice that is kernel code and data living as long as the kernel (the
  * accounting's native advice, the built-in counting and timing) may also run
- * whole calls of join points that may sleep: jp_advice.around.  The dispatcher calls around(jp, args) inside the reader
- * section of an outermost call (preemption off; not for a call nested in a
- * _NOSLEEP one, nor while another advice shares the list), in place of the
- * before and after calls and the call itself.  It must leave that section
+ * whole calls of join points that may sleep: jp_advice.around.  The
+ * dispatcher calls around(jp, args) inside the reader section of an outermost
+ * call (preemption off; not for a call nested in a _NOSLEEP one, nor while
+ * another advice shares the list), in place of the before and after calls and
+ * the call itself.  It must leave that section
  * with jp_section_leave (joinpoint/section.h) before it calls jp->call(args),
  * where the thread may sleep, and return the call's result; after the call
  * it may enter a section of its own again (jp_section_enter, never held
