@@ -30,6 +30,7 @@ struct cpu_stats {
 struct tel_ring;
 struct process;
 struct address_space;
+struct stack_memo;
 
 struct cpu {
 	struct cpu *self;          /* offset 0: this_cpu() reads it */
@@ -49,6 +50,7 @@ struct cpu {
 	struct tel_ring *trace_ring;  /* where its events go now: stream_ring, NULL if untraced */
 	struct tel_ring *fast_ring;   /* trace_ring, but NULL for a thread with user stacks: the
 				       * recorder's fast path writes here, else goes to C */
+	struct stack_memo *stack_memo; /* the user stacks this CPU sent (kernel/trace), or NULL */
 	unsigned jp_sections;         /* join points: odd while running advice (guard, grace) */
 	void *acct; /* the running thread's kernel/acct state (thread_acct_state), for the
 		     * accounting's advice to test with one load */

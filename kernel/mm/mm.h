@@ -122,6 +122,12 @@ static inline uint64_t vm_space_stamp(void)
 	const uint64_t *stamp = (const uint64_t *)this_cpu()->loaded_space;
 	return stamp ? __atomic_load_n(stamp, __ATOMIC_ACQUIRE) : 0;
 }
+/* vm_space_stamp on cpu (the caller's), known to run a process's system call:
+ * its space is the one loaded. */
+static inline uint64_t vm_process_space_stamp(const struct cpu *cpu)
+{
+	return __atomic_load_n((const uint64_t *)cpu->loaded_space, __ATOMIC_ACQUIRE);
+}
 /* Returns an uncached kernel mapping of [phys, phys + length) of device memory
  * (any alignment), or NULL when length is 0 or mapping failed.  Mappings are
  * permanent. */

@@ -42,13 +42,16 @@
 /* A packet lent to a sink that reads it in place: a header and PACKET_RECORDS
  * (records a walk copies); records lent where they lie, as many. */
 #define LENT_PACKET_PAGES (PACKET_RECORDS / PAGE_SIZE + 1)
-/* The drain thread's pauses: after a pass that found nothing, and after one
- * that found records but no stream near a packet's worth (a pass that did
- * goes again at once).  A ring read more often holds less than a packet and
- * is taken without a walk; a pass costs a wake-up, two switches and a frame
- * per stream, so an idle trace sleeps longer. */
+/* The drain thread's pauses: after a pass that found nothing, and at least
+ * after one that found records but no stream near a packet's worth (a pass
+ * that did goes again at once).  A ring read before it holds a packet is
+ * taken without a walk; a pass costs a wake-up, two switches and a frame
+ * per stream, so a slow stream is read less often: the pause lets the
+ * fullest ring gather about DRAIN_FILL bytes at the rate it filled since the
+ * pass before, within DRAIN_BUSY_NS..DRAIN_IDLE_NS. */
 #define DRAIN_IDLE_NS (5 * 1000 * 1000)
 #define DRAIN_BUSY_NS (1000 * 1000)
+#define DRAIN_FILL    (PACKET_RECORDS / 4)
 
 struct session {
 	bool running;
@@ -74,6 +77,7 @@ struct session {
 	bool lending;                /* this session lends its packets */
 	struct thread *drainer;
 	bool drain_again; /* the last pass sealed half a copied packet or more, or walked */
+	uint64_t fullest; /* the most bytes of records one ring gave in this pass */
 	uint64_t delivered, refused_by_sink;
 	struct trace_end final;
 };
@@ -192,6 +196,8 @@ static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 		return 0;
 	if ((uint64_t)bytes >= PACKET_RECORDS / 2)
 		session.drain_again = true;
+	if ((uint64_t)bytes > session.fullest)
+		session.fullest = (uint64_t)bytes;
 	return ctf_seal_packet_counted(*packet, (uint64_t)bytes, stream, read.records,
 				       read.first_time, read.last_time);
 }
@@ -264,14 +270,29 @@ uint64_t trace_drain_now(void)
 	return drain_all();
 }
 
+/* How long the drain thread sleeps after a pass in which the fullest ring
+ * gave fullest bytes, since_ns after the pass before began. */
+static uint64_t drain_pause_ns(uint64_t fullest, uint64_t since_ns)
+{
+	if (!fullest || since_ns / fullest >= DRAIN_IDLE_NS / DRAIN_FILL)
+		return DRAIN_IDLE_NS;
+	uint64_t pause = since_ns * DRAIN_FILL / fullest;
+	return pause < DRAIN_BUSY_NS ? DRAIN_BUSY_NS : pause;
+}
+
 static int drain_loop(void *arg)
 {
 	thread_set_untraced(true);
+	uint64_t last = clock_ns();
 	while (!__atomic_load_n(&session.stopping, __ATOMIC_ACQUIRE)) {
 		session.drain_again = false;
+		session.fullest = 0;
+		uint64_t now = clock_ns();
 		uint64_t moved = drain_all();
+		uint64_t pause = drain_pause_ns(session.fullest, now - last);
+		last = now;
 		if (!session.drain_again)
-			sched_sleep_ns(moved ? DRAIN_BUSY_NS : DRAIN_IDLE_NS);
+			sched_sleep_ns(moved ? pause : DRAIN_IDLE_NS);
 	}
 	return 0;
 }

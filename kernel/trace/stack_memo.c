@@ -20,30 +20,31 @@
  * The key holds the thread walked too, whose id goes with the references.
  *
  * A CPU's memo names stacks in its own stream (ids are the CPU's count), so
- * a reference never points into another CPU's packets; entries carry the
- * stream's epoch (a new trace, or a packet the sink refused, starts a new
- * one) so no reference names a stack the reader may not have.  Used with
- * interrupts off: the memo is its CPU's alone meanwhile.
+ * a reference never points into another CPU's packets; keys carry the
+ * stream's epoch in their config (a new trace, or a packet the sink refused,
+ * starts a new one) so no reference names a stack the reader may not have.
+ * Used with interrupts off: the memo is its CPU's alone meanwhile.
  */
 #include "trace/stack_memo.h"
 
 /* The entry to fill for key: the way holding key, an empty or stale one, or
  * the set's next in turn. */
-static struct stack_memo_entry *victim(struct stack_memo *memo, const struct stack_memo_key *key,
-				       uint32_t epoch)
+static struct stack_memo_entry *victim(struct stack_memo *memo, const struct stack_memo_key *key)
 {
 	unsigned set = stack_memo_set(key);
 	struct stack_memo_entry *ways = &memo->entries[set * STACK_MEMO_WAYS];
+	uint32_t epoch = stack_memo_epoch(key->config);
 	for (unsigned way = 0; way < STACK_MEMO_WAYS; way++)
-		if (ways[way].epoch != epoch || stack_memo_same_key(&ways[way].key, key))
+		if (stack_memo_epoch(ways[way].key.config) != epoch ||
+		    stack_memo_same_key(&ways[way].key, key))
 			return &ways[way];
 	return &ways[memo->turn[set]++ % STACK_MEMO_WAYS];
 }
 
-void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t epoch)
+void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key)
 {
-	struct stack_memo_entry *e = victim(memo, key, epoch);
-	e->epoch = 0;
+	struct stack_memo_entry *e = victim(memo, key);
+	e->key.config = 0;
 	e->words = 0;
 	memo->filling = e;
 	memo->unusable = !key->space; /* the kernel's */
@@ -64,7 +65,7 @@ static void drop_words(struct stack_memo_entry *e, uint32_t unused)
 }
 
 void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key,
-		     struct trace_user_stack_ref ref, uint32_t epoch, uint32_t unused)
+		     struct trace_user_stack_ref ref, uint32_t unused)
 {
 	struct stack_memo_entry *e = memo->filling;
 	if (memo->unusable)
@@ -72,5 +73,4 @@ void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key,
 	drop_words(e, unused);
 	e->key = *key;
 	e->ref = ref;
-	e->epoch = epoch;
 }

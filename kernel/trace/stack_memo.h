@@ -22,16 +22,27 @@
 struct stack_memo_key {
 	uint64_t rip, rsp, rbp; /* where the walk starts */
 	uint64_t space;         /* the address space's stamp (mm's vm_space_stamp) */
-	uint64_t config;        /* what the mode keeps */
+	uint64_t config;        /* stack_memo_config: what the mode keeps, the stream's epoch */
 	const void *thread;     /* the thread walked (its id goes with the references) */
 };
+/* A key's config: what the mode keeps (never 0) and the stream's epoch (0:
+ * none, and then no key is looked up or kept), so that an entry of an
+ * earlier stream matches no key of this one, and an empty entry (config 0)
+ * none at all. */
+static inline uint64_t stack_memo_config(uint32_t kept, uint32_t epoch)
+{
+	return kept | (uint64_t)epoch << 32;
+}
+static inline uint32_t stack_memo_epoch(uint64_t config)
+{
+	return (uint32_t)(config >> 32);
+}
 struct stack_memo_word {
 	const uint64_t *at; /* where the walk read it (physmap) */
 	uint64_t value;
 };
 struct stack_memo_entry {
-	struct stack_memo_key key;
-	uint32_t epoch; /* the stream's when written (0: empty) */
+	struct stack_memo_key key; /* config 0: empty */
 	unsigned words;
 	struct trace_user_stack_ref ref; /* the thread's id, the user_stack_def's */
 	struct stack_memo_word word[STACK_MEMO_WORDS];
@@ -51,13 +62,13 @@ struct stack_memo {
  * before the walk's first read: a page unmapped while it runs gives the
  * space a new stamp, and the entry never matches); the entry it will fill
  * matches nothing meanwhile. */
-void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t epoch);
+void stack_memo_begin(struct stack_memo *memo, const struct stack_memo_key *key);
 /* Keeps the walk just noted as key's stack, sent as ref (the thread's id
- * and the definition's) in epoch (unless it read too much); the words whose
- * bit unused sets (bit i: the i-th noted) are left out of its check: saved
- * rbp values that no later step of the walk used. */
+ * and the definition's) in key's epoch (unless it read too much); the words
+ * whose bit unused sets (bit i: the i-th noted) are left out of its check:
+ * saved rbp values that no later step of the walk used. */
 void stack_memo_keep(struct stack_memo *memo, const struct stack_memo_key *key,
-		     struct trace_user_stack_ref ref, uint32_t epoch, uint32_t unused);
+		     struct trace_user_stack_ref ref, uint32_t unused);
 /* The walk read the word at physmap address at. */
 static inline __attribute__((always_inline)) void stack_memo_note(struct stack_memo *memo,
 								  const uint8_t *at)
@@ -120,15 +131,16 @@ static inline __attribute__((always_inline)) bool stack_memo_holds(const struct 
 }
 #undef STACK_MEMO_DIFF
 
-/* The entry for key written in epoch, if every word its walk read still
- * holds (key.space: the stamp now; interrupts off), else NULL. */
+/* The entry for key (its config: the stream's epoch now), if every word its
+ * walk read still holds (key.space: the stamp now; interrupts off), else
+ * NULL. */
 static inline __attribute__((always_inline)) const struct stack_memo_entry *
-stack_memo_find(struct stack_memo *memo, const struct stack_memo_key *key, uint32_t epoch)
+stack_memo_find(struct stack_memo *memo, const struct stack_memo_key *key)
 {
 	struct stack_memo_entry *set = &memo->entries[stack_memo_set(key) * STACK_MEMO_WAYS];
 	for (unsigned way = 0; way < STACK_MEMO_WAYS; way++) {
 		struct stack_memo_entry *e = &set[way];
-		if (e->epoch == epoch && stack_memo_same_key(&e->key, key))
+		if (stack_memo_same_key(&e->key, key))
 			return stack_memo_holds(e) ? e : NULL;
 	}
 	return NULL;

@@ -53,9 +53,7 @@ struct uscope_entry {
 static struct uscope_entry entries[USCOPE_MAP_MAX + 1];
 static struct spinlock map_lock = SPINLOCK_INIT("trace.uscope");
 /* What the system call's path reads (uscope_syscall.h). */
-uint32_t uscope_every_call_config[USCOPE_MAP_MAX + 1];
-struct stack_memo *uscope_memos[MAX_CPUS];
-uint32_t uscope_stream_epoch;
+uint64_t uscope_call_config[UINT8_MAX + 1];
 
 /* How much of the stack slot's entry keeps. */
 static unsigned frames_kept(const struct uscope_entry *e)
@@ -69,24 +67,36 @@ static uint32_t memo_config(const struct uscope_entry *e)
 	return e->mode | frames_kept(e) << 8;
 }
 
-/* Sets uscope_every_call_config[slot] from its entry (under map_lock). */
-static void note_every_call(int slot)
+/* Rules found, per CPU (lib/cfi.h), and the stacks each CPU sent
+ * (stack_memo.c, cpu->stack_memo): made with the map's first entry. */
+static struct cfi_cache *rule_caches[MAX_CPUS];
+static bool memos_made; /* every CPU has its stack_memo */
+
+/* The stream's epoch for references: 0 while none may be written (no
+ * trace, or a flight recorder, whose oldest records are overwritten). */
+static uint32_t stream_epoch;
+static uint32_t epochs;
+
+/* Sets uscope_call_config from the map, the stream's epoch and the memos
+ * (under map_lock). */
+static void note_call_configs(void)
 {
-	const struct uscope_entry *e = &entries[slot];
-	uint32_t config = e->used && !strcmp(e->events, "*") ? memo_config(e) : 0;
-	__atomic_store_n(&uscope_every_call_config[slot], config, __ATOMIC_RELEASE);
+	uint32_t epoch = __atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE);
+	for (int slot = 1; slot <= USCOPE_MAP_MAX; slot++) {
+		const struct uscope_entry *e = &entries[slot];
+		bool every_call = e->used && !strcmp(e->events, "*") && epoch &&
+				  __atomic_load_n(&memos_made, __ATOMIC_ACQUIRE);
+		uint64_t config = every_call ? stack_memo_config(memo_config(e), epoch) : 0;
+		__atomic_store_n(&uscope_call_config[slot], config, __ATOMIC_RELEASE);
+	}
 }
 
-/* Rules found, per CPU (lib/cfi.h), and the stacks each CPU sent
- * (stack_memo.c): made with the map's first entry. */
-static struct cfi_cache *rule_caches[MAX_CPUS];
-static struct stack_memo **const memos = uscope_memos;
-
-/* The stream's epoch for references (uscope_stream_epoch): 0 while none may
- * be written (no trace, or a flight recorder, whose oldest records are
- * overwritten). */
-static uint32_t *const stream_epoch_at = &uscope_stream_epoch;
-static uint32_t epochs;
+static void refresh_call_configs(void)
+{
+	uint64_t irq = spin_lock_irqsave(&map_lock);
+	note_call_configs();
+	spin_unlock_irqrestore(&map_lock, irq);
+}
 
 /* *slot, made if it is NULL (another command may make it meanwhile). */
 static void make_once(void **slot, size_t size)
@@ -101,9 +111,15 @@ static void make_once(void **slot, size_t size)
 
 static void make_rule_caches(void)
 {
+	bool all = true;
 	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
 		make_once((void **)&rule_caches[cpu], sizeof *rule_caches[cpu]);
-		make_once((void **)&memos[cpu], sizeof *memos[cpu]);
+		make_once((void **)&cpus[cpu].stack_memo, sizeof *cpus[cpu].stack_memo);
+		all = all && __atomic_load_n(&cpus[cpu].stack_memo, __ATOMIC_ACQUIRE);
+	}
+	if (all && !__atomic_load_n(&memos_made, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&memos_made, true, __ATOMIC_RELEASE);
+		refresh_call_configs();
 	}
 }
 
@@ -112,7 +128,8 @@ static void new_epoch(bool references)
 	uint32_t epoch = 0;
 	if (references && !(epoch = ++epochs))
 		epoch = ++epochs; /* 0 is "none" */
-	__atomic_store_n(stream_epoch_at, epoch, __ATOMIC_RELEASE);
+	__atomic_store_n(&stream_epoch, epoch, __ATOMIC_RELEASE);
+	refresh_call_configs();
 }
 
 void uscope_stream_begins(bool references)
@@ -127,7 +144,7 @@ void uscope_stream_ends(void)
 
 void uscope_stream_lost(void)
 {
-	if (__atomic_load_n(stream_epoch_at, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE))
 		new_epoch(true);
 }
 
@@ -180,7 +197,7 @@ int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *e
 		    .used = true, .mode = mode, .budget = budget ? budget : 1};
 		strlcpy(entries[slot].name, name, sizeof entries[slot].name);
 		strlcpy(entries[slot].events, events, sizeof entries[slot].events);
-		note_every_call(slot);
+		note_call_configs();
 	}
 	spin_unlock_irqrestore(&map_lock, irq);
 	if (!slot)
@@ -198,7 +215,7 @@ int uscope_untrace(const char *name)
 	int slot = name ? decide(name, NULL) : 0;
 	if (slot) {
 		entries[slot].used = false;
-		note_every_call(slot);
+		note_call_configs();
 	}
 	spin_unlock_irqrestore(&map_lock, irq);
 	if (!slot)
@@ -441,15 +458,16 @@ put_reference(struct trace_user_stack_ref ref, const struct trace_syscall_entry 
 }
 
 /* The walk of the current process's stack, which the memo did not have (memo: this CPU's, to
- * remember it under key in epoch; NULL: the stream takes no references), its
- * record written after call's (if any).  Interrupts are off. */
+ * remember it under key, whose config holds the stream's epoch; NULL: the
+ * stream takes no references), its record written after call's (if any).
+ * Interrupts are off. */
 static __attribute__((noinline)) void record_walked(const struct uscope_entry *e,
 						    const struct trap_frame *user, int32_t tid,
 						    const struct trace_syscall_entry *call,
 						    const struct stack_memo_key *key,
-						    struct stack_memo *memo, uint32_t epoch)
+						    struct stack_memo *memo)
 {
-	struct stack_memo *cpu_memo = __atomic_load_n(&memos[this_cpu_id()], __ATOMIC_ACQUIRE);
+	struct stack_memo *cpu_memo = this_cpu_read(stack_memo);
 	struct {
 		struct trace_user_stack_def head;
 		uint64_t frames[TRACE_STACK_MAX]; /* only the first count are written and sent */
@@ -477,7 +495,7 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 		w.peek = &cpu_memo->pages;
 	}
 	if (memo)
-		stack_memo_begin(memo, key, epoch);
+		stack_memo_begin(memo, key);
 	if (call)
 		uscope_put_record(TRACE_SYSCALL_ENTRY, call, sizeof *call);
 	walk(user, &w);
@@ -489,7 +507,7 @@ static __attribute__((noinline)) void record_walked(const struct uscope_entry *e
 		if (uscope_put_record(TRACE_USER_STACK_DEF, &event, sizeof event.head + length) &&
 		    !(w.flags & TRACE_STACK_UNREADABLE))
 			stack_memo_keep(memo, key,
-					(struct trace_user_stack_ref){.tid = tid, .id = id}, epoch,
+					(struct trace_user_stack_ref){.tid = tid, .id = id},
 					w.unused_rbp);
 	} else {
 		/* A user_stack is a def without its id: the frames move up. */
@@ -513,20 +531,19 @@ record_stack(int slot, const struct trap_frame *user, const struct trace_syscall
 	const struct uscope_entry *e = &entries[slot];
 	int32_t tid = (int32_t)thread_id(thread_current());
 	uint64_t irq = irq_save();
+	uint32_t epoch = __atomic_load_n(&stream_epoch, __ATOMIC_ACQUIRE);
 	struct stack_memo_key key = {.rip = user->rip,
 				     .rsp = user->rsp,
 				     .rbp = user->rbp,
 				     .space = vm_space_stamp(),
-				     .config = memo_config(e),
+				     .config = stack_memo_config(memo_config(e), epoch),
 				     .thread = thread_current()};
-	struct stack_memo *memo = __atomic_load_n(&memos[this_cpu_id()], __ATOMIC_ACQUIRE);
-	uint32_t epoch = __atomic_load_n(stream_epoch_at, __ATOMIC_ACQUIRE);
-	const struct stack_memo_entry *sent =
-	    epoch && memo && !looked ? stack_memo_find(memo, &key, epoch) : NULL;
+	struct stack_memo *memo = epoch ? this_cpu_read(stack_memo) : NULL;
+	const struct stack_memo_entry *sent = memo && !looked ? stack_memo_find(memo, &key) : NULL;
 	if (sent)
 		put_reference(sent->ref, call);
 	else
-		record_walked(e, user, tid, call, &key, epoch ? memo : NULL, epoch);
+		record_walked(e, user, tid, call, &key, memo);
 	irq_restore(irq);
 }
 
@@ -572,8 +589,7 @@ __attribute__((flatten)) void uscope_record_syscall(const struct trap_frame *use
 	if (slot <= USCOPE_MAP_MAX && entries[slot].used &&
 	    wants((int)slot, "sys.", syscall_name ? syscall_name : "?"))
 		record_stack((int)slot, user, &call,
-			     __atomic_load_n(&uscope_every_call_config[slot], __ATOMIC_RELAXED) !=
-				 0);
+			     __atomic_load_n(&uscope_call_config[slot], __ATOMIC_RELAXED) != 0);
 	else
 		tracepoint_write(TRACE_SYSCALL_ENTRY, &call, sizeof call);
 }

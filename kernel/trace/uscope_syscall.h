@@ -23,14 +23,12 @@
 #include "trace/trace.h"
 #include "uapi/trace.h"
 
-/* The stream's epoch for references (0: none may be written). */
-extern uint32_t uscope_stream_epoch;
-/* Per slot of the trace map: the memo's config of its entry's stacks when the
- * entry wants every system call's ("*"), 0 when not (unused, or a pattern to
- * match by name). */
-extern uint32_t uscope_every_call_config[USCOPE_MAP_MAX + 1];
-/* The stacks each CPU sent (made with the map's first entry). */
-extern struct stack_memo *uscope_memos[MAX_CPUS];
+/* Per slot of the trace map, indexed by the CPU's byte (no bound test): the
+ * memo's key config (stack_memo_config) for its entry's stacks when the entry
+ * wants every system call's ("*"), the stream takes references and every
+ * CPU has its memo (cpu->stack_memo); 0 when not (unused, a pattern to
+ * match by name, no stream, or a flight recorder). */
+extern uint64_t uscope_call_config[UINT8_MAX + 1];
 
 /* One record into this CPU's ring of the stream (interrupts are off):
  * false when none runs or the ring is full (a drop, counted). */
@@ -50,7 +48,7 @@ uscope_put_syscall_stack(struct trace_user_stack_ref ref, int64_t number, uint64
 }
 
 /* The usual case of uscope_record_syscall, first: when slot's entry (the
- * caller's slot in the trace map, this_cpu_user_stacks) wants every system
+ * caller's slot in the trace map, this_cpu_user_stacks: a byte) wants every system
  * call's stack and this CPU sent this one before (the memo has it, from the
  * registers the call entered with), writes its syscall_stack record and
  * returns true; false: uscope_record_syscall is to do it.  Interrupts on (a
@@ -58,23 +56,20 @@ uscope_put_syscall_stack(struct trace_user_stack_ref ref, int64_t number, uint64
 static inline __attribute__((always_inline)) bool uscope_syscall_sent(int64_t number, uint64_t arg0,
 								      unsigned slot)
 {
-	uint32_t config = slot <= USCOPE_MAP_MAX
-			      ? __atomic_load_n(&uscope_every_call_config[slot], __ATOMIC_RELAXED)
-			      : 0;
-	uint32_t epoch = __atomic_load_n(&uscope_stream_epoch, __ATOMIC_ACQUIRE);
-	if (!config || !epoch)
+	_Static_assert(sizeof(((struct cpu *)0)->user_stacks) == 1, "slot: a byte");
+	uint64_t config = __atomic_load_n(&uscope_call_config[slot], __ATOMIC_ACQUIRE);
+	if (!config)
 		return false;
 	irq_disable();
 	struct cpu *cpu = this_cpu();
-	struct stack_memo *memo = __atomic_load_n(&uscope_memos[cpu->id], __ATOMIC_ACQUIRE);
 	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
 	struct stack_memo_key key = {.rip = user->rip,
 				     .rsp = user->rsp,
 				     .rbp = user->rbp,
-				     .space = vm_space_stamp(),
+				     .space = vm_process_space_stamp(cpu),
 				     .config = config,
 				     .thread = cpu->current};
-	const struct stack_memo_entry *sent = memo ? stack_memo_find(memo, &key, epoch) : NULL;
+	const struct stack_memo_entry *sent = stack_memo_find(cpu->stack_memo, &key);
 	if (sent)
 		uscope_put_syscall_stack(sent->ref, number, arg0);
 	irq_enable();
