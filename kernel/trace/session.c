@@ -49,9 +49,9 @@
  * per stream, so a slow stream is read less often: the pause lets the
  * fullest ring gather about DRAIN_FILL bytes at the rate it filled since the
  * pass before, within DRAIN_BUSY_NS..DRAIN_IDLE_NS. */
-#define DRAIN_IDLE_NS (5 * 1000 * 1000)
+#define DRAIN_IDLE_NS (10 * 1000 * 1000)
 #define DRAIN_BUSY_NS (1000 * 1000)
-#define DRAIN_FILL    (PACKET_RECORDS / 4)
+#define DRAIN_FILL    (PACKET_RECORDS * 3 / 8)
 
 struct session {
 	bool running;
