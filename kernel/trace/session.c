@@ -42,14 +42,15 @@
 /* A packet lent to a sink that reads it in place: a header and PACKET_RECORDS
  * (records a walk copies); records lent where they lie, as many. */
 #define LENT_PACKET_PAGES (PACKET_RECORDS / PAGE_SIZE + 1)
-/* The drain thread's pauses: after a pass that found nothing, and at least
- * after one that found records but no stream near a packet's worth (a pass
- * that did goes again at once).  A ring read before it holds a packet is
- * taken without a walk; a pass costs a wake-up, two switches and a frame
- * per stream, so a slow stream is read less often: the pause lets the
- * fullest ring gather about DRAIN_FILL bytes at the rate it filled since the
- * pass before, within DRAIN_BUSY_NS..DRAIN_IDLE_NS. */
-#define DRAIN_IDLE_NS (10 * 1000 * 1000)
+/* The drain thread's pauses.  A ring read before it holds a packet is taken
+ * without a walk (a walk reads and copies every record), and a
+ * pass costs a wake-up, two switches and a frame per stream, so a slow
+ * stream is read less often: each pause is the last one scaled by how far
+ * the fullest ring's bytes since were from DRAIN_FILL, within
+ * DRAIN_BUSY_NS..DRAIN_IDLE_NS (sleeps end at a tick, so the bytes, not the
+ * pause asked for, set the next).  A pass that found nothing waits
+ * DRAIN_IDLE_NS; one that found half a packet or more goes again at once. */
+#define DRAIN_IDLE_NS (5 * 1000 * 1000)
 #define DRAIN_BUSY_NS (1000 * 1000)
 #define DRAIN_FILL    (PACKET_RECORDS * 3 / 8)
 
@@ -270,29 +271,38 @@ uint64_t trace_drain_now(void)
 	return drain_all();
 }
 
-/* How long the drain thread sleeps after a pass in which the fullest ring
- * gave fullest bytes, since_ns after the pass before began. */
-static uint64_t drain_pause_ns(uint64_t fullest, uint64_t since_ns)
+/* The pause after the last one (last_ns), in which the fullest ring gave
+ * fullest bytes. */
+static uint64_t drain_pause_ns(uint64_t last_ns, uint64_t fullest)
 {
-	if (!fullest || since_ns / fullest >= DRAIN_IDLE_NS / DRAIN_FILL)
+	if (!fullest || last_ns / fullest >= DRAIN_IDLE_NS / DRAIN_FILL)
 		return DRAIN_IDLE_NS;
-	uint64_t pause = since_ns * DRAIN_FILL / fullest;
+	uint64_t pause = last_ns * DRAIN_FILL / fullest;
 	return pause < DRAIN_BUSY_NS ? DRAIN_BUSY_NS : pause;
+}
+
+/* One pass: every ring, again at once while one gave half a packet or more
+ * (or was walked).  Returns the most bytes one ring gave, summed over the
+ * turns. */
+static uint64_t drain_pass(void)
+{
+	uint64_t fullest = 0;
+	do {
+		session.drain_again = false;
+		session.fullest = 0;
+		drain_all();
+		fullest += session.fullest;
+	} while (session.drain_again && !__atomic_load_n(&session.stopping, __ATOMIC_ACQUIRE));
+	return fullest;
 }
 
 static int drain_loop(void *arg)
 {
 	thread_set_untraced(true);
-	uint64_t last = clock_ns();
+	uint64_t pause = DRAIN_IDLE_NS;
 	while (!__atomic_load_n(&session.stopping, __ATOMIC_ACQUIRE)) {
-		session.drain_again = false;
-		session.fullest = 0;
-		uint64_t now = clock_ns();
-		uint64_t moved = drain_all();
-		uint64_t pause = drain_pause_ns(session.fullest, now - last);
-		last = now;
-		if (!session.drain_again)
-			sched_sleep_ns(moved ? pause : DRAIN_IDLE_NS);
+		pause = drain_pause_ns(pause, drain_pass());
+		sched_sleep_ns(pause);
 	}
 	return 0;
 }
