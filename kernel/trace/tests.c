@@ -20,6 +20,7 @@
 #include "sched/sched.h"
 #include "time/time.h"
 #include "trace/ctf.h"
+#include "trace/uscope_syscall.h"
 #include "uapi/telemetry.h"
 #include "vfs/vfs.h"
 
@@ -423,8 +424,38 @@ static void control_bytes_split_anywhere(struct ktest *t)
 	vfs_unlink("/tmp/ktest-put.txt", false);
 }
 
+/* The system call's path reads one word per slot of the trace map
+ * (uscope_syscall.h): the memo's key config, with the stream's epoch in its
+ * upper half, exactly while the entry wants every call's stack and a stream
+ * takes references; 0 otherwise, so the path asks nothing else. */
+static void the_system_calls_word_says_when_its_fast_path_applies(struct ktest *t)
+{
+	int every = uscope_trace("ktest-every", 2, 5, "*");
+	int named = uscope_trace("ktest-named", 2, 5, "sys.read");
+	ASSERT_TRUE(t, every > 0 && named > 0);
+	uscope_stream_ends();
+	EXPECT_EQ(t, uscope_call_config[every], 0);
+	uscope_stream_begins(true);
+	uint64_t first = uscope_call_config[every];
+	EXPECT_EQ(t, first & 0xffffffff, 2u | 5u << 8); /* the mode, the frames it keeps */
+	EXPECT_TRUE(t, first >> 32 != 0);
+	EXPECT_EQ(t, uscope_call_config[named], 0); /* a pattern: matched by name, slowly */
+	uscope_stream_lost();                       /* a new epoch: no entry matches the new keys */
+	EXPECT_EQ(t, uscope_call_config[every] & 0xffffffff, first & 0xffffffff);
+	EXPECT_TRUE(t, uscope_call_config[every] >> 32 != 0);
+	EXPECT_TRUE(t, uscope_call_config[every] >> 32 != first >> 32);
+	uscope_stream_begins(false); /* a flight recorder: no references */
+	EXPECT_EQ(t, uscope_call_config[every], 0);
+	uscope_stream_begins(true);
+	EXPECT_EQ(t, uscope_untrace("ktest-every"), 0);
+	EXPECT_EQ(t, uscope_call_config[every], 0);
+	EXPECT_EQ(t, uscope_untrace("ktest-named"), 0);
+	uscope_stream_ends();
+}
+
 KTEST_SUITE(trace, KTEST_CASE(calls_come_out_as_records),
 	    KTEST_CASE(call_records_carry_argument_result_and_duration),
 	    KTEST_CASE(a_flooded_ring_counts_every_record), KTEST_CASE(flight_recorder_snapshots),
 	    KTEST_CASE(lent_packets_keep_their_records_until_the_sink_settles),
-	    KTEST_CASE(bad_starts_are_refused), KTEST_CASE(control_bytes_split_anywhere));
+	    KTEST_CASE(bad_starts_are_refused), KTEST_CASE(control_bytes_split_anywhere),
+	    KTEST_CASE(the_system_calls_word_says_when_its_fast_path_applies));
