@@ -280,6 +280,9 @@ static int process_thread_main(void *arg)
 	struct thread *self = thread_current();
 
 	thread_set_process(self, p, p->memory->space);
+	/* It was switched to as a kernel thread: its process's place in the
+	 * trace map (a fork's is its parent's) holds from its first system call. */
+	proc_refresh_user_stacks(NULL);
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	p->thread = self;
 	p->state = PROC_RUNNING;

@@ -946,6 +946,8 @@ const struct user_test user_tests[] = {
     {"trace_marks_reach_the_stream", trace_marks_reach_the_stream, 60000},
     {"trace_mark_refuses_bad_input", trace_mark_refuses_bad_input, 10000},
     {"uscope_traces_a_program_by_name", uscope_traces_a_program_by_name, 60000},
+    {"uscope_follows_a_fork_and_stops_at_a_renamed_exec",
+     uscope_follows_a_fork_and_stops_at_a_renamed_exec, 60000},
     {"lattrack_records_reach_the_descriptor", lattrack_records_reach_the_descriptor, 10000},
     {"lattrack_overflow_is_counted", lattrack_overflow_is_counted, 10000},
     {"lattrack_refuses_bad_input", lattrack_refuses_bad_input, 10000},

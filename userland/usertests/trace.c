@@ -7,6 +7,7 @@
  * names, which a fork and an exec decide.
  */
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -356,6 +357,110 @@ void uscope_traces_a_program_by_name(void)
 	}
 	if (shell("uscope trace cat --mode 5") == 0 || shell("uscope untrace nobody") == 0)
 		t_fail("mode 5 or an unknown name was accepted");
+}
+
+/* ---- uscope: fork inherits, exec re-decides ---------------------------- */
+
+/* Stacks of sh, which forks a child that execs cat, in one CPU's stream (the
+ * test pins itself, and so its children, to one CPU: the stream is then in
+ * the order things ran). */
+struct lineage {
+	int32_t sh_tids[8], cat_tids[8];
+	int sh_count, cat_count;
+	int of_sh, of_child_before_exec, of_child_after_exec, of_others;
+	int32_t exec_seen[8]; /* cat_tids whose exec the walk has passed */
+	int exec_seen_count;
+};
+
+static int tid_in(const int32_t *tids, int count, int32_t tid)
+{
+	for (int i = 0; i < count; i++)
+		if (tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+static void note_lineage_names(const struct tel_record *r, void *arg)
+{
+	struct lineage *l = arg;
+	const struct trace_thread_name *n = tel_record_payload(r);
+	if (r->type != TRACE_PROCESS_EXEC)
+		return;
+	if (!strcmp(n->name, "sh") && l->sh_count < 8)
+		l->sh_tids[l->sh_count++] = n->tid;
+	if (!strcmp(n->name, "cat") && l->cat_count < 8)
+		l->cat_tids[l->cat_count++] = n->tid;
+}
+
+static void note_lineage_stacks(const struct tel_record *r, void *arg)
+{
+	struct lineage *l = arg;
+	if (r->type == TRACE_PROCESS_EXEC) {
+		const struct trace_thread_name *n = tel_record_payload(r);
+		if (tid_in(l->cat_tids, l->cat_count, n->tid) && l->exec_seen_count < 8)
+			l->exec_seen[l->exec_seen_count++] = n->tid;
+		return;
+	}
+	if (r->type != TRACE_USER_STACK)
+		return;
+	const struct trace_user_stack *s = tel_record_payload(r);
+	if (tid_in(l->cat_tids, l->cat_count, s->tid))
+		*(tid_in(l->exec_seen, l->exec_seen_count, s->tid) ? &l->of_child_after_exec
+								   : &l->of_child_before_exec) += 1;
+	else
+		*(tid_in(l->sh_tids, l->sh_count, s->tid) ? &l->of_sh : &l->of_others) += 1;
+}
+
+/* With sh in the map, sh -c "cat /etc/rc": sh is traced by its name; the
+ * child it forks is traced from the fork on (it inherits the mark) until
+ * its exec into cat, which the map does not name; nothing else is. */
+void uscope_follows_a_fork_and_stops_at_a_renamed_exec(void)
+{
+	cpu_set_t all, one;
+	if (sched_getaffinity(0, sizeof all, &all) < 0) {
+		t_fail("sched_getaffinity failed");
+		return;
+	}
+	int cpu = 0;
+	while (!CPU_ISSET(cpu, &all))
+		cpu++;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof one, &one) < 0) { /* the children inherit it */
+		t_fail("sched_setaffinity to CPU %d failed", cpu);
+		return;
+	}
+	if (shell("uscope trace sh --mode 4 --budget 4") != 0 ||
+	    shell("trace start -o file:" TRACE_DIR) != 0) {
+		t_fail("uscope trace sh or trace start failed");
+		shell("uscope untrace sh");
+		sched_setaffinity(0, sizeof all, &all);
+		return;
+	}
+	char *sh[] = {"sh", "-c", "cat /etc/rc", NULL};
+	run_quietly("/bin/sh", sh);
+	shell("trace stop");
+	shell("uscope untrace sh");
+	sched_setaffinity(0, sizeof all, &all);
+	static struct lineage l;
+	memset(&l, 0, sizeof l);
+	char path[64];
+	snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+	each_record(path, note_lineage_names, &l);
+	each_record(path, note_lineage_stacks, &l);
+	if (l.sh_count != 1 || l.cat_count != 1)
+		t_fail("%d process_exec of sh and %d of cat on CPU %d, expected one each",
+		       l.sh_count, l.cat_count, cpu);
+	if (!l.of_sh)
+		t_fail("no stack of sh, which the map names");
+	if (!l.of_child_before_exec)
+		t_fail("no stack of sh's child before its exec: the fork did not pass the mark on");
+	if (l.of_child_after_exec)
+		t_fail(
+		    "%d stacks of the child after its exec into cat, which the map does not name",
+		    l.of_child_after_exec);
+	if (l.of_others)
+		t_fail("%d stacks of processes that are neither sh nor its child", l.of_others);
 }
 
 /* ---- uscope: stacks of code without frame pointers ---------------------- */
