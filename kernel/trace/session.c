@@ -271,14 +271,16 @@ uint64_t trace_drain_now(void)
 	return drain_all();
 }
 
-/* The pause after the last one (last_ns), in which the fullest ring gave
- * fullest bytes. */
+/* The pause after the last one (last_ns, at most DRAIN_IDLE_NS), in which
+ * the fullest ring gave fullest bytes. */
 static uint64_t drain_pause_ns(uint64_t last_ns, uint64_t fullest)
 {
-	if (!fullest || last_ns / fullest >= DRAIN_IDLE_NS / DRAIN_FILL)
+	if (!fullest)
 		return DRAIN_IDLE_NS;
 	uint64_t pause = last_ns * DRAIN_FILL / fullest;
-	return pause < DRAIN_BUSY_NS ? DRAIN_BUSY_NS : pause;
+	return pause < DRAIN_BUSY_NS   ? DRAIN_BUSY_NS
+	       : pause > DRAIN_IDLE_NS ? DRAIN_IDLE_NS
+				       : pause;
 }
 
 /* One pass: every ring, again at once while one gave half a packet or more
