@@ -51,7 +51,7 @@ struct cpu {
 	struct tel_ring *fast_ring;   /* trace_ring, but NULL for a thread with user stacks: the
 				       * recorder's fast path writes here, else goes to C */
 	struct stack_memo *stack_memo; /* the user stacks this CPU sent (kernel/trace), or NULL */
-	unsigned jp_sections;         /* join points: odd while running advice (guard, grace) */
+	unsigned jp_sections;          /* join points: odd while running advice (guard, grace) */
 	void *acct; /* the running thread's kernel/acct state (thread_acct_state), for the
 		     * accounting's advice to test with one load */
 	struct process *process; /* the running thread's process, NULL: a kernel thread (set

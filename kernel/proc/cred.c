@@ -49,6 +49,18 @@ uint32_t proc_current_egid(void)
 	return self ? self->cred.egid : ROOT_GID;
 }
 
+uint32_t proc_owner(const struct process *p)
+{
+	const struct proc_cred *c = &p->cred;
+	return c->uid == c->euid && c->uid == c->suid ? c->uid : PROC_OWNER_MIXED;
+}
+
+uint32_t proc_current_owner(void)
+{
+	struct process *self = proc_current();
+	return self ? proc_owner(self) : ROOT_UID;
+}
+
 static bool owns(const struct proc_cred *actor, const struct proc_cred *target)
 {
 	return actor->uid == target->uid || actor->uid == target->suid ||

@@ -222,6 +222,8 @@ void proc_set_name(struct process *p, const char *path);
 /* cred.c: the credentials of a child of parent (NULL: of the kernel: root
  * with every privilege). */
 struct proc_cred proc_cred_for_child(const struct process *parent);
+/* proc_current_owner of p. */
+uint32_t proc_owner(const struct process *p);
 /* Sets the caller's real, effective and saved user ids (group: group ids)
  * to wanted[] where an entry is not 0xffffffff, by POSIX's rules.  Returns 0
  * or -EPERM (nothing changed). */

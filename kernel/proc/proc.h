@@ -181,15 +181,23 @@ int proc_trace_slot(const struct process *p);
  * an exec of the running thread, and on every CPU (smp_call_all) after the
  * map changed.  The argument is unused (an smp_call function). */
 void proc_refresh_user_stacks(void *unused);
-void proc_set_trace_exec_hook(int (*decide)(const char *name, const char *path));
+/* The user a process belongs to, for the trace map's entries of one user:
+ * its user id when its real, effective and saved user ids are the same,
+ * PROC_OWNER_MIXED when not (a set-uid program belongs to no one user). */
+#define PROC_OWNER_MIXED 0xffffffffu
+uint32_t proc_current_owner(void);
+/* The trace map's exec hook: the slot for a process of the program name
+ * (path: as exec was given it) that belongs to owner, or 0. */
+void proc_set_trace_exec_hook(int (*decide)(const char *name, const char *path, uint32_t owner));
 /* Where p's program has its own code, apart from its libraries ([start,
  * end); both 0 when the program does not say: kernel/exec). */
 void proc_own_code(const struct process *p, uint64_t *start, uint64_t *end);
 /* Where p's program has its unwind tables (all 0 when it has none). */
 void proc_unwind_tables(const struct process *p, struct cfi_tables *out);
-/* Re-marks every live process: pick(name, slot now) gives its new slot.
- * Returns how many changed.  pick runs with the process table locked. */
-int proc_retrace(int (*pick)(const char *name, int slot));
+/* Re-marks every live process: pick(name, slot now, owner as
+ * proc_current_owner says) gives its new slot.  Returns how many changed.
+ * pick runs with the process table locked. */
+int proc_retrace(int (*pick)(const char *name, int slot, uint32_t owner));
 
 /* ---- CPUs: affinity, monitors, statistics (proc/affinity.c) -------------- */
 

@@ -92,9 +92,9 @@ struct proc_module_slots *proc_slots(struct process *p)
 	return &p->slots;
 }
 
-static int (*trace_exec_hook)(const char *name, const char *path);
+static int (*trace_exec_hook)(const char *name, const char *path, uint32_t owner);
 
-void proc_set_trace_exec_hook(int (*decide)(const char *name, const char *path))
+void proc_set_trace_exec_hook(int (*decide)(const char *name, const char *path, uint32_t owner))
 {
 	__atomic_store_n(&trace_exec_hook, decide, __ATOMIC_RELEASE);
 }
@@ -132,10 +132,11 @@ void proc_set_name(struct process *p, const char *path)
 	strlcpy(p->name, base, sizeof p->name);
 	if (p->thread)
 		thread_set_name(p->thread, p->name);
-	int (*decide)(const char *, const char *) =
+	int (*decide)(const char *, const char *, uint32_t) =
 	    __atomic_load_n(&trace_exec_hook, __ATOMIC_ACQUIRE);
 	if (decide) { /* an exec re-decides by the new program's name or path */
-		__atomic_store_n(&p->trace_slot, (uint8_t)decide(p->name, path), __ATOMIC_RELAXED);
+		__atomic_store_n(&p->trace_slot, (uint8_t)decide(p->name, path, proc_owner(p)),
+				 __ATOMIC_RELAXED);
 		proc_refresh_user_stacks(NULL);
 	}
 	if (tracepoint_on() || (tracepoint_stacks_on() && p->trace_slot)) {
@@ -781,7 +782,7 @@ void proc_setup_faults(void)
 }
 
 /* Sets the slot of every live process as pick(its name, its slot now) says. */
-int proc_retrace(int (*pick)(const char *name, int slot))
+int proc_retrace(int (*pick)(const char *name, int slot, uint32_t owner))
 {
 	int changed = 0;
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
@@ -789,7 +790,7 @@ int proc_retrace(int (*pick)(const char *name, int slot))
 		struct process *p = table[i];
 		if (!p || p->state == PROC_ZOMBIE)
 			continue;
-		int slot = pick(p->name, p->trace_slot);
+		int slot = pick(p->name, p->trace_slot, proc_owner(p));
 		changed += slot != p->trace_slot;
 		__atomic_store_n(&p->trace_slot, (uint8_t)slot, __ATOMIC_RELAXED);
 	}

@@ -158,9 +158,14 @@ static int uscope_command(int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "list")) {
 		struct uscope_info info[USCOPE_MAP_MAX];
 		int n = uscope_list(info, USCOPE_MAP_MAX);
-		for (int i = 0; i < n; i++)
-			kshell_print("%-16s mode %u budget %u events %s\n", info[i].name,
+		for (int i = 0; i < n; i++) {
+			kshell_print("%-16s mode %u budget %u events %s ", info[i].name,
 				     info[i].mode, info[i].budget, info[i].events);
+			if (info[i].every_user)
+				kshell_print("(every user)\n");
+			else
+				kshell_print("(user %u)\n", info[i].owner);
+		}
 		if (!n)
 			kshell_print("uscope: nothing traced\n");
 		return 0;

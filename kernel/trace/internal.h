@@ -24,6 +24,26 @@ void uscope_stream_begins(bool references);
 void uscope_stream_ends(void);
 void uscope_stream_lost(void);
 
+/* Who changes the trace map (uscope.c): the console, the host or a program
+ * with PRIV_MONITOR (entries for every user's processes), or a program's
+ * user (proc_current_owner: entries for that user's processes only). */
+struct uscope_requester {
+	bool every_user;
+	uint32_t owner;
+};
+/* uscope_trace for who: adds its entry for name, or changes the one it has
+ * (a user has at most USCOPE_USER_MAX).  Returns the slot, -EINVAL or
+ * -ENOSPC. */
+int uscope_trace_as(const char *name, unsigned mode, unsigned budget, const char *events,
+		    struct uscope_requester who);
+/* Takes who's entry for name out; one for every user may take out a user's
+ * entry of that name when it has none.  Returns 0, -ENOENT or -EPERM (only
+ * another user's entry has the name). */
+int uscope_untrace_as(const char *name, struct uscope_requester who);
+/* The entries who may see (every user's and its own; all for every user),
+ * up to count into info; returns how many there are. */
+int uscope_list_as(struct uscope_info *info, int count, struct uscope_requester who);
+
 bool trace_may_sleep(const struct joinpoint *jp);
 bool trace_cannot_sleep(const struct joinpoint *jp);
 

@@ -125,15 +125,7 @@ void trace_set_file_store(int (*store)(const char *name, const void *data, size_
 
 /* ---- The trace map: user stacks of named applications (uscope.c) -------- */
 
-#define USCOPE_MAP_MAX    8
-#define USCOPE_EVENTS_MAX 48
-
 struct trap_frame;
-struct uscope_info {
-	char name[16];
-	unsigned mode, budget;
-	char events[USCOPE_EVENTS_MAX];
-};
 /* Traces every process of the program name (or path): its user stack goes
  * into the stream at each event events names (a join-point pattern, NULL:
  * "*"; a system call is the event sys.NAME, as its join point), system calls
@@ -142,9 +134,13 @@ struct uscope_info {
  * last frame, 4 = up to budget frames (at most TRACE_STACK_MAX).  Processes
  * running it now join at once, fork inherits, exec re-decides.  Returns the
  * map's slot (> 0), or -EINVAL (a bad name, mode, budget or pattern),
- * -ENOSPC (USCOPE_MAP_MAX entries). */
+ * -ENOSPC (USCOPE_MAP_MAX entries).  These three are the console's and the
+ * host's: an entry for every user's processes (a program's own entries go
+ * through ms_uscope: uapi/trace.h). */
 int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *events);
-/* Takes name out of the map; its processes stop being traced.  0 or -ENOENT. */
+/* Takes name's entry for every user out of the map (or, if there is none, a
+ * user's entry of that name); its processes stop being traced.  0 or
+ * -ENOENT. */
 int uscope_untrace(const char *name);
 /* Fills up to count entries; returns how many the map holds. */
 int uscope_list(struct uscope_info *info, int count);

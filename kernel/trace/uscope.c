@@ -43,6 +43,8 @@
 
 struct uscope_entry {
 	bool used;
+	bool every_user; /* every user's processes (the console's, PRIV_MONITOR's) */
+	uint32_t owner;  /* else: the user whose processes it traces, who alone changes it */
 	char name[PROC_NAME_MAX]; /* a program's name, or a path (with a '/') */
 	unsigned mode;
 	unsigned budget;
@@ -148,26 +150,67 @@ void uscope_stream_lost(void)
 		new_epoch(true);
 }
 
-static bool entry_matches(const struct uscope_entry *e, const char *name, const char *path)
+_Static_assert(USCOPE_NAME_MAX == PROC_NAME_MAX, "a name in the map is a process's name");
+
+/* Does e trace the processes of owner (proc_current_owner)? */
+static bool entry_covers(const struct uscope_entry *e, uint32_t owner)
 {
-	return e->used && (!strcmp(e->name, name) || (path && !strcmp(e->name, path)));
+	return e->used && (e->every_user || (owner != PROC_OWNER_MIXED && e->owner == owner));
 }
 
-/* The exec hook: the slot naming this program, or 0. */
-static int decide(const char *name, const char *path)
+static bool entry_matches(const struct uscope_entry *e, const char *name, const char *path,
+			  uint32_t owner)
 {
+	return entry_covers(e, owner) &&
+	       (!strcmp(e->name, name) || (path && !strcmp(e->name, path)));
+}
+
+/* The exec hook: the slot naming this program for a process of owner, or 0
+ * (an entry for every user first). */
+static int decide(const char *name, const char *path, uint32_t owner)
+{
+	int own = 0;
 	for (int slot = 1; slot <= USCOPE_MAP_MAX; slot++)
-		if (entry_matches(&entries[slot], name, path))
+		if (entry_matches(&entries[slot], name, path, owner)) {
+			if (entries[slot].every_user)
+				return slot;
+			own = own ? own : slot;
+		}
+	return own;
+}
+
+static int retrace_pick(const char *name, int slot, uint32_t owner)
+{
+	int named = decide(name, NULL, owner);
+	if (named)
+		return named;
+	/* inherited, and its entry still in the map for this process */
+	return slot && entry_covers(&entries[slot], owner) ? slot : 0;
+}
+
+static const struct uscope_requester console = {.every_user = true};
+
+/* The slot of the entry named name that is requester's (under map_lock),
+ * or 0. */
+static int entry_of(const char *name, struct uscope_requester who)
+{
+	for (int slot = 1; slot <= USCOPE_MAP_MAX; slot++) {
+		const struct uscope_entry *e = &entries[slot];
+		if (e->used && !strcmp(e->name, name) && e->every_user == who.every_user &&
+		    (who.every_user || e->owner == who.owner))
 			return slot;
+	}
 	return 0;
 }
 
-static int retrace_pick(const char *name, int slot)
+/* How many entries owner has (under map_lock). */
+static int entries_owned(uint32_t owner)
 {
-	int named = decide(name, NULL);
-	if (named)
-		return named;
-	return slot && entries[slot].used ? slot : 0; /* inherited, still in the map */
+	int count = 0;
+	for (int slot = 1; slot <= USCOPE_MAP_MAX; slot++)
+		count +=
+		    entries[slot].used && !entries[slot].every_user && entries[slot].owner == owner;
+	return count;
 }
 
 /* Every CPU notes whether its running thread is traced now (the recorder's
@@ -178,7 +221,8 @@ static void refresh_user_stacks(void)
 	smp_call_all(proc_refresh_user_stacks, NULL);
 }
 
-int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *events)
+int uscope_trace_as(const char *name, unsigned mode, unsigned budget, const char *events,
+		    struct uscope_requester who)
 {
 	events = events ? events : "*";
 	if (!name || !*name || strlen(name) >= PROC_NAME_MAX || budget > TRACE_STACK_MAX ||
@@ -187,14 +231,18 @@ int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *e
 	if (mode < 1 || mode > 4)
 		return -EINVAL;
 	uint64_t irq = spin_lock_irqsave(&map_lock);
-	int slot = decide(name, NULL), free_slot = 0;
-	for (int i = 1; i <= USCOPE_MAP_MAX && !slot && !free_slot; i++)
+	int slot = entry_of(name, who), free_slot = 0;
+	bool room = slot || who.every_user || entries_owned(who.owner) < USCOPE_USER_MAX;
+	for (int i = 1; i <= USCOPE_MAP_MAX && !slot && !free_slot && room; i++)
 		if (!entries[i].used)
 			free_slot = i;
 	slot = slot ? slot : free_slot;
 	if (slot) {
-		entries[slot] = (struct uscope_entry){
-		    .used = true, .mode = mode, .budget = budget ? budget : 1};
+		entries[slot] = (struct uscope_entry){.used = true,
+						      .every_user = who.every_user,
+						      .owner = who.owner,
+						      .mode = mode,
+						      .budget = budget ? budget : 1};
 		strlcpy(entries[slot].name, name, sizeof entries[slot].name);
 		strlcpy(entries[slot].events, events, sizeof entries[slot].events);
 		note_call_configs();
@@ -209,37 +257,67 @@ int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *e
 	return slot;
 }
 
-int uscope_untrace(const char *name)
+int uscope_trace(const char *name, unsigned mode, unsigned budget, const char *events)
+{
+	return uscope_trace_as(name, mode, budget, events, console);
+}
+
+/* The slot of any entry named name (under map_lock), or 0. */
+static int any_entry_named(const char *name)
+{
+	for (int slot = 1; slot <= USCOPE_MAP_MAX; slot++)
+		if (entries[slot].used && !strcmp(entries[slot].name, name))
+			return slot;
+	return 0;
+}
+
+int uscope_untrace_as(const char *name, struct uscope_requester who)
 {
 	uint64_t irq = spin_lock_irqsave(&map_lock);
-	int slot = name ? decide(name, NULL) : 0;
+	int slot = name ? entry_of(name, who) : 0, others = name ? any_entry_named(name) : 0;
+	slot = slot ? slot : who.every_user ? others : 0;
 	if (slot) {
 		entries[slot].used = false;
 		note_call_configs();
 	}
 	spin_unlock_irqrestore(&map_lock, irq);
 	if (!slot)
-		return -ENOENT;
+		return others ? -EPERM : -ENOENT;
 	proc_retrace(retrace_pick);
 	refresh_user_stacks();
 	return 0;
 }
 
-int uscope_list(struct uscope_info *info, int count)
+int uscope_untrace(const char *name)
+{
+	return uscope_untrace_as(name, console);
+}
+
+int uscope_list_as(struct uscope_info *info, int count, struct uscope_requester who)
 {
 	int n = 0;
+	uint64_t irq = spin_lock_irqsave(&map_lock);
 	for (int slot = 1; slot <= USCOPE_MAP_MAX; slot++) {
 		const struct uscope_entry *e = &entries[slot];
-		if (!e->used)
+		if (!e->used || !(who.every_user || e->every_user || e->owner == who.owner))
 			continue;
 		if (n < count) {
-			info[n] = (struct uscope_info){.mode = e->mode, .budget = e->budget};
+			info[n] = (struct uscope_info){.mode = e->mode,
+						       .budget = e->budget,
+						       .every_user = e->every_user,
+						       .owner = e->every_user ? 0 : e->owner};
 			strlcpy(info[n].name, e->name, sizeof info[n].name);
 			strlcpy(info[n].events, e->events, sizeof info[n].events);
 		}
 		n++;
 	}
+	spin_unlock_irqrestore(&map_lock, irq);
 	return n;
+}
+
+int uscope_list(struct uscope_info *info, int count)
+{
+	return uscope_list_as(info, count, console);
 }
 
 /* The user stack, walked and filtered as an entry's mode says. */

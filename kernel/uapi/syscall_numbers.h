@@ -160,6 +160,7 @@
 #define __NR_ms_lattrack_open        571
 #define __NR_ms_lattrack_event       572
 #define __NR_ms_trace_mark           620 /* a user mark into the trace stream: see uapi/trace.h */
+#define __NR_ms_uscope               621 /* the trace map (uscope): see uapi/trace.h */
 #define __NR_ms_priv                 560 /* drop privileges, read them: see uapi/cred.h */
 
 /* One past the highest number the kernel's table holds. */

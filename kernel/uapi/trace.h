@@ -203,4 +203,42 @@ struct trace_end {
 #define TRACE_PUT_MAX          (4 * 1024 * 1024)
 #define TRACE_PUT_NAME_MAX     64
 
+/* ---- The trace map from a program (ms_uscope) ---------------------------------
+ * ms_uscope(op, name, arg, size):
+ *   USCOPE_TRACE    name (a program's name or path), arg: struct
+ *                   uscope_request, size: its size; returns the map's slot
+ *   USCOPE_UNTRACE  name, arg NULL, size 0; returns 0
+ *   USCOPE_LIST     name NULL, arg: struct uscope_info[size]; returns the
+ *                   entries the caller may see (fills up to size of them)
+ * With PRIV_MONITOR an entry traces every user's processes of the program.
+ * Without it an entry is the caller's own: it traces only the processes of
+ * the caller's user (real, effective and saved user ids all that user's),
+ * only its owner may change or take it out (-EPERM), it shows only to its
+ * owner and to PRIV_MONITOR, and a user has at most USCOPE_USER_MAX of them
+ * (-ENOSPC).  A caller whose user ids differ (set-uid) may add none
+ * (-EPERM).  Errors: -EFAULT (a bad pointer), -EINVAL (a bad op, name,
+ * size, mode, budget or events), -ENOSPC (the map is full), -ENOENT (no
+ * such entry of the caller's). */
+#define USCOPE_TRACE   1
+#define USCOPE_UNTRACE 2
+#define USCOPE_LIST    3
+
+#define USCOPE_MAP_MAX    8  /* entries in the map */
+#define USCOPE_USER_MAX   2  /* entries one user may own without PRIV_MONITOR */
+#define USCOPE_NAME_MAX   32 /* a name or path with its NUL (the kernel's PROC_NAME_MAX) */
+#define USCOPE_EVENTS_MAX 48 /* a join-point pattern with its NUL */
+
+struct uscope_request {
+	uint32_t mode;   /* 1-4: own code's last frame, own code, last frame, all */
+	uint32_t budget; /* frames kept in modes 2 and 4 (0: 1), at most TRACE_STACK_MAX */
+	char events[USCOPE_EVENTS_MAX]; /* the events with stacks, NUL-terminated ("*": all) */
+};
+struct uscope_info {
+	char name[USCOPE_NAME_MAX];
+	uint32_t mode, budget;
+	char events[USCOPE_EVENTS_MAX];
+	uint32_t every_user; /* 1: every user's processes; 0: owner's only */
+	uint32_t owner;      /* the user whose entry it is (every_user 0) */
+};
+
 #endif

@@ -220,6 +220,7 @@ static const struct call calls[] = {
     {__NR_ms_lattrack_create, "p"},
     {__NR_ms_lattrack_open, "s"},
     {__NR_ms_lattrack_event, "fipli"},
+    {__NR_ms_uscope, "ispl"},
 };
 
 /* Numbers never made: they end or replace the worker, or sleep on purpose. */

@@ -463,6 +463,230 @@ void uscope_follows_a_fork_and_stops_at_a_renamed_exec(void)
 		t_fail("%d stacks of processes that are neither sh nor its child", l.of_others);
 }
 
+/* ---- uscope: a user's own entries (ms_uscope) ---------------------------- */
+
+#define L_EPERM  1
+#define L_ENOSPC 28
+#define USER_ID  1000
+
+static long uscope_call(uint32_t op, const void *name, void *arg, uint64_t size)
+{
+	return ms_syscall6(__NR_ms_uscope, op, (long)name, (long)arg, (long)size, 0, 0);
+}
+
+static long uscope_add(const char *name, uint32_t mode, uint32_t budget)
+{
+	struct uscope_request request = {.mode = mode, .budget = budget, .events = "*"};
+	return uscope_call(USCOPE_TRACE, name, &request, sizeof request);
+}
+
+static void become_user(void)
+{
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0 || getuid() != USER_ID) {
+		t_fail("becoming uid %d failed", USER_ID);
+		_exit(1);
+	}
+}
+
+static void add_cat_as_user(void *unused)
+{
+	(void)unused;
+	become_user();
+	long slot = uscope_add("cat", 4, 4);
+	if (slot <= 0)
+		t_fail("ms_uscope(TRACE, cat) as uid %d: %ld", USER_ID, slot);
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void untrace_cat_as_user(void *unused)
+{
+	(void)unused;
+	become_user();
+	long error = uscope_call(USCOPE_UNTRACE, "cat", NULL, 0);
+	if (error != 0)
+		t_fail("ms_uscope(UNTRACE, cat) as uid %d: %ld", USER_ID, error);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Runs cat (its output to /dev/null) as uid (0: root); returns its pid. */
+static pid_t run_cat_as(uid_t uid)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		if (uid && (setgid(uid) < 0 || setuid(uid) < 0))
+			_exit(126);
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		char *argv[] = {"cat", "/etc/rc", NULL};
+		execv("/bin/cat", argv);
+		_exit(127);
+	}
+	waitpid(child, NULL, 0);
+	return child;
+}
+
+struct two_cats {
+	pid_t pid[2];   /* the user's, root's */
+	int32_t tid[2]; /* their threads, from their process_exec records */
+	int stacks[2];  /* their user stacks */
+	int others;     /* stacks of any other thread */
+};
+
+static void note_cat_threads(const struct tel_record *r, void *arg)
+{
+	struct two_cats *cats = arg;
+	const struct trace_thread_name *n = tel_record_payload(r);
+	if (r->type == TRACE_PROCESS_EXEC)
+		for (int i = 0; i < 2; i++)
+			if (n->pid == cats->pid[i])
+				cats->tid[i] = n->tid;
+}
+
+static void count_cat_stacks(const struct tel_record *r, void *arg)
+{
+	struct two_cats *cats = arg;
+	const struct trace_user_stack *s = tel_record_payload(r);
+	if (r->type != TRACE_USER_STACK)
+		return;
+	int i = s->tid == cats->tid[0] ? 0 : s->tid == cats->tid[1] ? 1 : -1;
+	*(i < 0 ? &cats->others : &cats->stacks[i]) += 1;
+}
+
+/* A user puts cat in the map through ms_uscope, without privileges: the cat
+ * the user runs has stacks, root's cat none (the entry is the user's). */
+void uscope_a_user_traces_only_their_own_processes(void)
+{
+	if (t_run_child(add_cat_as_user, NULL) != 0 ||
+	    shell("trace start -o file:" TRACE_DIR) != 0) {
+		t_fail("the user's entry or trace start failed");
+		shell("uscope untrace cat");
+		return;
+	}
+	static struct two_cats cats;
+	memset(&cats, 0, sizeof cats);
+	cats.pid[0] = run_cat_as(USER_ID);
+	cats.pid[1] = run_cat_as(0);
+	shell("trace stop");
+	if (t_run_child(untrace_cat_as_user, NULL) != 0)
+		t_fail("the user could not take their entry out");
+	for (int pass = 0; pass < 2; pass++)
+		for (int cpu = 0; cpu < 64; cpu++) {
+			char path[64];
+			snprintf(path, sizeof path, TRACE_DIR "/stream_%d", cpu);
+			each_record(path, pass ? count_cat_stacks : note_cat_threads, &cats);
+		}
+	if (!cats.tid[0] || !cats.tid[1])
+		t_fail("no process_exec of the user's cat (%d) or root's (%d)", cats.pid[0],
+		       cats.pid[1]);
+	if (!cats.stacks[0])
+		t_fail("no stack of the user's cat, which the user's entry names");
+	if (cats.stacks[1] || cats.others)
+		t_fail("%d stacks of root's cat and %d of others: the entry is the user's only",
+		       cats.stacks[1], cats.others);
+}
+
+struct refusal {
+	const char *what;
+	long got, want;
+};
+
+static void expect_all(const struct refusal *cases, int count, const char *who)
+{
+	for (int i = 0; i < count; i++)
+		if (cases[i].got != cases[i].want)
+			t_fail("%s, %s: %ld, expected %ld", who, cases[i].what, cases[i].got,
+			       cases[i].want);
+}
+
+/* As the user: bad input of every kind, then the rules an entry of one's
+ * own keeps (its number, another's entry, what a list shows). */
+static void bad_requests_as_user(void *unused)
+{
+	(void)unused;
+	become_user();
+	struct uscope_request good = {.mode = 2, .budget = 3, .events = "*"};
+	struct uscope_request no_nul = good, bad_mode = good, big_budget = good;
+	memset(no_nul.events, 'a', sizeof no_nul.events);
+	bad_mode.mode = 5;
+	big_budget.budget = 1000;
+	char long_name[64];
+	memset(long_name, 'n', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = 0;
+	const void *kernel = (const void *)0xffff800000000000ul;
+	struct uscope_info info[USCOPE_MAP_MAX];
+	struct refusal cases[] = {
+	    {"an unknown op", uscope_call(99, "cat", &good, sizeof good), -L_EINVAL},
+	    {"a NULL name", uscope_call(USCOPE_TRACE, NULL, &good, sizeof good), -L_EFAULT},
+	    {"a name at a kernel address", uscope_call(USCOPE_TRACE, kernel, &good, sizeof good),
+	     -L_EFAULT},
+	    {"an empty name", uscope_call(USCOPE_TRACE, "", &good, sizeof good), -L_EINVAL},
+	    {"a name too long", uscope_call(USCOPE_TRACE, long_name, &good, sizeof good),
+	     -L_EINVAL},
+	    {"a short request", uscope_call(USCOPE_TRACE, "cat", &good, sizeof good - 1),
+	     -L_EINVAL},
+	    {"a request at a kernel address",
+	     uscope_call(USCOPE_TRACE, "cat", (void *)kernel, sizeof good), -L_EFAULT},
+	    {"events without a NUL", uscope_call(USCOPE_TRACE, "cat", &no_nul, sizeof no_nul),
+	     -L_EINVAL},
+	    {"mode 5", uscope_call(USCOPE_TRACE, "cat", &bad_mode, sizeof bad_mode), -L_EINVAL},
+	    {"budget 1000", uscope_call(USCOPE_TRACE, "cat", &big_budget, sizeof big_budget),
+	     -L_EINVAL},
+	    {"untrace with an argument", uscope_call(USCOPE_UNTRACE, "cat", &good, 0), -L_EINVAL},
+	    {"untrace of nothing", uscope_call(USCOPE_UNTRACE, "nothing-here", NULL, 0), -L_ENOENT},
+	    {"list with a name", uscope_call(USCOPE_LIST, "cat", info, USCOPE_MAP_MAX), -L_EINVAL},
+	    {"untrace of root's entry", uscope_call(USCOPE_UNTRACE, "echo", NULL, 0), -L_EPERM},
+	    {"a first entry", uscope_add("ls", 2, 3) > 0, 1},
+	    {"a second entry", uscope_add("cat", 2, 3) > 0, 1},
+	    {"the same entry again", uscope_add("cat", 4, 8) > 0, 1},
+	    {"a third entry", uscope_add("sh", 2, 3), -L_ENOSPC},
+	    {"a list into a kernel address", uscope_call(USCOPE_LIST, NULL, (void *)kernel, 8),
+	     -L_EFAULT},
+	    {"a list: root's echo and the user's ls and cat",
+	     uscope_call(USCOPE_LIST, NULL, info, USCOPE_MAP_MAX), 3},
+	};
+	expect_all(cases, (int)(sizeof cases / sizeof cases[0]), "as a user");
+	for (int i = 0; i < 3; i++)
+		if (!info[i].every_user && info[i].owner != USER_ID)
+			t_fail("the user's list shows %s of uid %u", info[i].name, info[i].owner);
+	uscope_call(USCOPE_UNTRACE, "ls", NULL, 0);
+	uscope_call(USCOPE_UNTRACE, "cat", NULL, 0);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Real and effective user ids that differ (a set-uid program's) belong to
+ * no one user: such a caller may add no entry of its own. */
+static void request_with_mixed_ids(void *unused)
+{
+	(void)unused;
+	if (ms_syscall3(__NR_setresgid, USER_ID, USER_ID, USER_ID) < 0 ||
+	    ms_syscall3(__NR_setresuid, USER_ID, USER_ID + 1, USER_ID) < 0)
+		t_fail("setresuid(%d, %d, %d) failed", USER_ID, USER_ID + 1, USER_ID);
+	long got = uscope_add("cat", 2, 3);
+	if (got != -L_EPERM)
+		t_fail("ms_uscope(TRACE) with mixed user ids: %ld, expected -EPERM", got);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* ms_uscope refuses bad input with the error it documents and loses
+ * nothing: the map holds what it held. */
+void uscope_refuses_bad_requests(void)
+{
+	if (shell("uscope trace echo --mode 2 --budget 3") != 0) {
+		t_fail("uscope trace echo failed");
+		return;
+	}
+	if (t_run_child(bad_requests_as_user, NULL) != 0)
+		t_fail("as a user: see above");
+	if (t_run_child(request_with_mixed_ids, NULL) != 0)
+		t_fail("with mixed ids: see above");
+	struct uscope_info info[USCOPE_MAP_MAX];
+	long n = uscope_call(USCOPE_LIST, NULL, info, USCOPE_MAP_MAX);
+	if (n != 1 || strcmp(info[0].name, "echo") || !info[0].every_user)
+		t_fail("the map after: %ld entries, expected root's echo alone", n);
+	if (uscope_call(USCOPE_UNTRACE, "echo", NULL, 0) != 0)
+		t_fail("root could not take echo out through ms_uscope");
+}
+
 /* ---- uscope: stacks of code without frame pointers ---------------------- */
 
 struct symbol_range {

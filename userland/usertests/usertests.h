@@ -53,6 +53,8 @@ void trace_marks_reach_the_stream(void);
 void trace_mark_refuses_bad_input(void);
 void uscope_traces_a_program_by_name(void);
 void uscope_follows_a_fork_and_stops_at_a_renamed_exec(void);
+void uscope_a_user_traces_only_their_own_processes(void);
+void uscope_refuses_bad_requests(void);
 void uscope_unwinds_code_without_frame_pointers(void);
 void uscope_same_registers_other_caller(void);
 void uscope_stack_on_unmapped_memory_is_not_remembered(void);
