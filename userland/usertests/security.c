@@ -686,18 +686,9 @@ void scope_reply_receive_refuses_hostile_input(void)
  * minute-long deadline (no timeout counted)? */
 void ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call(void)
 {
-	cpu_set_t all, one;
-	if (sched_getaffinity(0, sizeof all, &all) < 0 || CPU_COUNT(&all) < 1) {
-		t_fail("sched_getaffinity failed");
+	cpu_set_t all;
+	if (t_pin_to_one_cpu(&all, sizeof all) < 0) /* the child inherits it */
 		return;
-	}
-	int cpu = 0;
-	while (!CPU_ISSET(cpu, &all))
-		cpu++;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof one, &one) < 0) /* the child inherits it */
-		t_fail("sched_setaffinity to CPU %d failed", cpu);
 	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
 	if (endpoint < 0) {
 		t_fail("ms_ipc_create: %ld", endpoint);

@@ -416,20 +416,10 @@ static void note_lineage_stacks(const struct tel_record *r, void *arg)
  * its exec into cat, which the map does not name; nothing else is. */
 void uscope_follows_a_fork_and_stops_at_a_renamed_exec(void)
 {
-	cpu_set_t all, one;
-	if (sched_getaffinity(0, sizeof all, &all) < 0) {
-		t_fail("sched_getaffinity failed");
+	cpu_set_t all;
+	int cpu = t_pin_to_one_cpu(&all, sizeof all); /* the children inherit it */
+	if (cpu < 0)
 		return;
-	}
-	int cpu = 0;
-	while (!CPU_ISSET(cpu, &all))
-		cpu++;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof one, &one) < 0) { /* the children inherit it */
-		t_fail("sched_setaffinity to CPU %d failed", cpu);
-		return;
-	}
 	if (shell("uscope trace sh --mode 4 --budget 4") != 0 ||
 	    shell("trace start -o file:" TRACE_DIR) != 0) {
 		t_fail("uscope trace sh or trace start failed");

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -94,6 +95,25 @@ long t_now_ms(void)
 	if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
 		return -1;
 	return now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+int t_pin_to_one_cpu(void *previous, size_t size)
+{
+	cpu_set_t *all = previous, one;
+	if (size < sizeof *all || sched_getaffinity(0, sizeof *all, all) < 0 || !CPU_COUNT(all)) {
+		t_fail("sched_getaffinity failed");
+		return -1;
+	}
+	int cpu = 0;
+	while (!CPU_ISSET(cpu, all))
+		cpu++;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof one, &one) < 0) {
+		t_fail("sched_setaffinity to CPU %d failed", cpu);
+		return -1;
+	}
+	return cpu;
 }
 
 void t_sleep_ms(long ms)

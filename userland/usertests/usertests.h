@@ -44,6 +44,10 @@ int t_failed(void);
 int t_run_child(void (*body)(void *), void *argument);
 /* Runs body in a child and fails unless the child is killed by signal sig. */
 void t_expect_signal(const char *what, void (*body)(void *), void *argument, int sig);
+/* Pins the caller (and so the children it forks after) to the first CPU it
+ * may run on; *previous gets what it may run on now, to give back with
+ * sched_setaffinity.  Returns the CPU, or -1 (recorded as a failure). */
+int t_pin_to_one_cpu(void *previous, size_t size);
 /* Monotonic milliseconds, or -1 without a clock. */
 long t_now_ms(void);
 void t_sleep_ms(long ms);
