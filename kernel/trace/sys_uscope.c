@@ -16,7 +16,8 @@
 #include "uapi/cred.h"
 
 /* The caller as a requester: PRIV_MONITOR for every user, else its user
- * (-EPERM: its user ids differ). */
+ * (-EPERM: its user ids differ, or it is root without PRIV_MONITOR, which
+ * gave up watching the processes of others: root's are the system's). */
 static int caller(struct uscope_requester *who)
 {
 	if (proc_has_privilege(PRIV_MONITOR)) {
@@ -24,7 +25,7 @@ static int caller(struct uscope_requester *who)
 		return 0;
 	}
 	*who = (struct uscope_requester){.owner = proc_current_owner()};
-	return who->owner == PROC_OWNER_MIXED ? -EPERM : 0;
+	return who->owner == PROC_OWNER_MIXED || who->owner == 0 ? -EPERM : 0;
 }
 
 /* A user string of at most USCOPE_NAME_MAX - 1 bytes into name. */

@@ -215,8 +215,8 @@ struct trace_end {
  * the caller's user (real, effective and saved user ids all that user's),
  * only its owner may change or take it out (-EPERM), it shows only to its
  * owner and to PRIV_MONITOR, and a user has at most USCOPE_USER_MAX of them
- * (-ENOSPC).  A caller whose user ids differ (set-uid) may add none
- * (-EPERM).  Errors: -EFAULT (a bad pointer), -EINVAL (a bad op, name,
+ * (-ENOSPC).  A caller whose user ids differ (set-uid), or root without
+ * PRIV_MONITOR, may add none (-EPERM).  Errors: -EFAULT (a bad pointer), -EINVAL (a bad op, name,
  * size, mode, budget or events), -ENOSPC (the map is full), -ENOENT (no
  * such entry of the caller's). */
 #define USCOPE_TRACE   1

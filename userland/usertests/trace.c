@@ -15,6 +15,7 @@
 
 #include <microscope/syscall.h>
 
+#include "uapi/cred.h"
 #include "uapi/telemetry.h"
 #include "uapi/trace.h"
 #include "usertests.h"
@@ -657,6 +658,19 @@ static void request_with_mixed_ids(void *unused)
 	_exit(t_failed() ? 1 : 0);
 }
 
+/* Root that gave up PRIV_MONITOR may not put root's processes (the
+ * system's) in the map. */
+static void request_as_root_without_monitor(void *unused)
+{
+	(void)unused;
+	if (ms_syscall3(__NR_ms_priv, PRIV_MONITOR, 0, 0) < 0)
+		t_fail("ms_priv(drop PRIV_MONITOR) failed");
+	long got = uscope_add("cat", 2, 3);
+	if (got != -L_EPERM)
+		t_fail("ms_uscope(TRACE) as root without PRIV_MONITOR: %ld, expected -EPERM", got);
+	_exit(t_failed() ? 1 : 0);
+}
+
 /* ms_uscope refuses bad input with the error it documents and loses
  * nothing: the map holds what it held. */
 void uscope_refuses_bad_requests(void)
@@ -669,6 +683,8 @@ void uscope_refuses_bad_requests(void)
 		t_fail("as a user: see above");
 	if (t_run_child(request_with_mixed_ids, NULL) != 0)
 		t_fail("with mixed ids: see above");
+	if (t_run_child(request_as_root_without_monitor, NULL) != 0)
+		t_fail("as root without PRIV_MONITOR: see above");
 	struct uscope_info info[USCOPE_MAP_MAX];
 	long n = uscope_call(USCOPE_LIST, NULL, info, USCOPE_MAP_MAX);
 	if (n != 1 || strcmp(info[0].name, "echo") || !info[0].every_user)
