@@ -83,6 +83,11 @@ SHELL_LINES = [
      r"httpd: 127\.0\.0\.1 GET /small\.txt 200 "),
     ("dmesg", "dmesg > /tmp/d; tail -n 400 /tmp/d", r"\] monitor: pid \d+ attached"),
     ("kcmd-redirect", "kcmd uptime > /k; echo saved; cat /k | cat", r"saved\n.*up \d+\.\d+ s"),
+    ("uscope-program", "uscope trace cat --mode 2 --budget 3; uscope list; uscope untrace cat",
+     r"tracing cat, mode 2, budget 3, events \* \(slot \d+\)\n"
+     r"cat +mode 2 budget 3 events \* \(every user\)\nuscope: cat untraced"),
+    ("uscope-program-refuses", "uscope trace cat --mode 9 || echo refused",
+     r"cannot trace cat: .*\nrefused"),
 ]
 
 
