@@ -8,7 +8,9 @@
  * back.  The recorder writes in place with tracepoint_record: reserve, fill,
  * commit, with interrupts held off.  Where it is the only advice on a
  * _NOSLEEP join point, the trampoline runs record_fast.c's code instead,
- * which writes the same call record without a context or an advice call.
+ * which writes the same call record without a context or an advice call;
+ * alone on a join point that may sleep, the dispatcher runs record_fast.c's
+ * whole-call path (the same entry and exit records, in line).
  */
 #include "trace/internal.h"
 
@@ -63,17 +65,17 @@ static void record_exit(struct jp_context *context, void *cookie)
 	write_exit(context->joinpoint, context->ret);
 }
 
-/* The whole call where the recorder is alone on a join point that may sleep
- * (jp_advice.around): the entry record in the dispatcher's section, the
- * call outside it, the exit record after (a trace point, which needs no
- * section: once a session stops, the CPU's ring is NULL). */
-static uint64_t record_around(const struct joinpoint *jp, uint64_t *args)
+/* trace_record_whole_call's (record_fast.c) ways out to C: the entry record
+ * in the dispatcher's section, and the exit record after the call, which
+ * hands back the call's result. */
+void trace_record_entry_slow(const struct joinpoint *jp, uint64_t argument)
 {
-	uint16_t entry = event_of(jp, TRACE_JP_ENTRY);
-	write_entry(jp, entry, jp->argc ? args[0] : 0);
-	jp_section_leave();
-	uint64_t result = jp->call(args);
-	write_word((uint16_t)(entry + TRACE_JP_EXIT - TRACE_JP_ENTRY), result);
+	write_entry(jp, event_of(jp, TRACE_JP_ENTRY), argument);
+}
+
+uint64_t trace_record_exit_slow(unsigned type, uint64_t result)
+{
+	write_word((uint16_t)type, result);
 	return result;
 }
 
@@ -118,7 +120,7 @@ bool trace_cannot_sleep(const struct joinpoint *jp)
 const struct jp_advice trace_record_sleeping = {.name = "trace",
 						.before = record_entry,
 						.after = record_exit,
-						.around = record_around,
+						.around = trace_record_whole_call,
 						.priority = -100,
 						.flags = JP_ADVICE_NATIVE};
 /* record_fast.c: the same call record, written by the trampoline's own code

@@ -34,6 +34,9 @@ void jp_bench_nop_sleeps(void);
 long jptest_fast_add(long a, long b);
 long jptest_fast_outer(long value);
 long jptest_fast_six(long a, long b, long c, long d, long e, long f);
+/* ... and two that may sleep: a + b; add(value, 1) * 2. */
+long jptest_add(long a, long b);
+long jptest_outer(long value);
 
 /* A call record of a join point other than jp.bench_nop. */
 struct logged_call {
@@ -42,10 +45,24 @@ struct logged_call {
 };
 #define CALL_LOG_MAX 16
 
+/* An entry or exit record of a watched join point (watch_words). */
+struct logged_word {
+	uint16_t type;
+	int64_t word;
+};
+#define WORD_LOG_MAX 16
+
 struct captured {
 	unsigned metadata, packets, ends, texts, order_errors;
 	struct logged_call call_log[CALL_LOG_MAX];
 	unsigned logged;
+	struct logged_word word_log[WORD_LOG_MAX];
+	unsigned words_logged;
+	/* watched entries and exits, and exits whose result is not twice the
+	 * argument of their own call or a later one (add(i, i) in a loop: a
+	 * dropped record may come between an entry and the next exit) */
+	uint64_t watched_entries, watched_exits, wrong_exits;
+	struct logged_word last_word[MAX_CPUS];
 	bool metadata_names_bench;
 	uint64_t calls, entries, exits, records, backwards;
 	uint64_t last_time[MAX_CPUS];
@@ -56,6 +73,37 @@ struct captured {
 static struct captured captured;
 
 static unsigned bench_index, sleeps_index;
+/* The join points whose entry and exit records are logged (0: none). */
+static const struct joinpoint *watched[2];
+
+static bool is_watched_word(uint16_t type)
+{
+	for (unsigned i = 0; i < 2; i++) {
+		uint16_t entry =
+		    watched[i] ? TRACE_JP_EVENT(jp_index(watched[i]), TRACE_JP_ENTRY) : 0;
+		if (entry && (type == entry || type == entry + 1))
+			return true;
+	}
+	return false;
+}
+
+static void log_word(const struct tel_record *r, unsigned cpu)
+{
+	if (!is_watched_word(r->type))
+		return;
+	struct logged_word word = {.type = r->type};
+	memcpy(&word.word, tel_record_payload(r), sizeof word.word);
+	bool exit = (r->type - TRACE_JP_BASE) % 3 == TRACE_JP_EXIT;
+	captured.watched_entries += !exit;
+	captured.watched_exits += exit;
+	const struct logged_word *last = &captured.last_word[cpu];
+	captured.wrong_exits +=
+	    exit && last->type == r->type - 1 && (word.word % 2 || word.word / 2 < last->word);
+	if (!exit)
+		captured.last_word[cpu] = word;
+	if (captured.words_logged < WORD_LOG_MAX)
+		captured.word_log[captured.words_logged++] = word;
+}
 
 static void log_call(const struct tel_record *r)
 {
@@ -79,6 +127,7 @@ static void count_records(const uint8_t *records, uint64_t bytes, unsigned cpu)
 		captured.entries += r->type == TRACE_JP_EVENT(sleeps_index, TRACE_JP_ENTRY);
 		captured.exits += r->type == TRACE_JP_EVENT(sleeps_index, TRACE_JP_EXIT);
 		log_call(r);
+		log_word(r, cpu);
 		at += tel_record_bytes(r);
 	}
 }
@@ -197,6 +246,75 @@ static void call_records_carry_argument_result_and_duration(struct ktest *t)
 	EXPECT_TRUE(t, around->call.duration > inner->call.duration);
 	EXPECT_TRUE(t, logged_with(add, 1000) == NULL);
 	EXPECT_EQ(t, captured.backwards, 0);
+}
+
+/* The recorder alone on join points that may sleep (record_fast.c's whole
+ * call): an entry record with the first argument and an exit record with
+ * the result, each of its own join point's type, nested calls inside their
+ * caller's pair; none for an untraced thread.  Pinned to one CPU, so the
+ * records come in one stream, in order. */
+static void whole_calls_record_entry_and_exit(struct ktest *t)
+{
+	struct thread *self = thread_current();
+	uint64_t affinity = thread_affinity(self);
+	ASSERT_EQ(t, thread_set_affinity(self, 1ull << thread_cpu(self)), 0);
+	const struct joinpoint *add = jp_find("jptest.add"), *outer = jp_find("jptest.outer");
+	const char *patterns[] = {"jptest.add", "jptest.outer"};
+	watched[0] = add;
+	watched[1] = outer;
+	start_recording(t, patterns, 2);
+	EXPECT_EQ(t, jptest_add(40, 2), 42);
+	EXPECT_EQ(t, jptest_outer(5), 12);
+	thread_set_untraced(true);
+	EXPECT_EQ(t, jptest_add(1000, 1), 1001);
+	thread_set_untraced(false);
+	EXPECT_EQ(t, jptest_add(-5, 3), -2);
+	ASSERT_EQ(t, trace_stop(NULL), 0);
+	thread_set_affinity(self, affinity);
+	watched[0] = watched[1] = NULL;
+
+	uint16_t add_entry = TRACE_JP_EVENT(jp_index(add), TRACE_JP_ENTRY);
+	uint16_t outer_entry = TRACE_JP_EVENT(jp_index(outer), TRACE_JP_ENTRY);
+	const struct logged_word expected[] = {
+	    {add_entry, 40},    {add_entry + 1, 42},   {outer_entry, 5}, {add_entry, 5},
+	    {add_entry + 1, 6}, {outer_entry + 1, 12}, {add_entry, -5},  {add_entry + 1, -2}};
+	ASSERT_EQ(t, captured.words_logged, sizeof expected / sizeof expected[0]);
+	for (unsigned i = 0; i < captured.words_logged; i++) {
+		EXPECT_EQ(t, captured.word_log[i].type, expected[i].type);
+		EXPECT_EQ(t, captured.word_log[i].word, expected[i].word);
+	}
+	EXPECT_EQ(t, captured.backwards, 0);
+}
+
+/* Whole calls through a ring that wraps, or fills, whether the drainer keeps
+ * up or not: records at the ring's end or in a full ring go through C, every
+ * call's two records are delivered or counted as dropped, and every exit
+ * carries its call's result. */
+static void whole_calls_through_a_wrapping_ring(struct ktest *t)
+{
+	struct thread *self = thread_current();
+	uint64_t affinity = thread_affinity(self);
+	ASSERT_EQ(t, thread_set_affinity(self, 1ull << thread_cpu(self)), 0);
+	const char *patterns[] = {"jptest.add"};
+	watched[0] = jp_find("jptest.add");
+	start_recording(t, patterns, 1);
+	enum { CALLS = 60000 }; /* 1.9 MB of records through a ring of 512 KiB */
+	long wrong = 0;
+	for (long i = 0; i < CALLS; i++)
+		wrong += jptest_add(i, i) != 2 * i;
+	struct trace_end end;
+	ASSERT_EQ(t, trace_stop(&end), 0);
+	thread_set_affinity(self, affinity);
+	watched[0] = NULL;
+	EXPECT_EQ(t, wrong, 0);
+	EXPECT_EQ(t, captured.wrong_exits, 0);
+	EXPECT_TRUE(t, captured.watched_entries <= CALLS && captured.watched_exits <= CALLS);
+	EXPECT_TRUE(t,
+		    captured.watched_entries + captured.watched_exits + end.dropped >= 2 * CALLS);
+	EXPECT_EQ(t, end.recorded, end.delivered + end.dropped);
+	EXPECT_EQ(t, end.delivered, captured.records);
+	EXPECT_EQ(t, captured.backwards, 0);
+	EXPECT_EQ(t, captured.order_errors, 0);
 }
 
 /* Far more records than a ring holds, written while the drainer waits in
@@ -455,6 +573,8 @@ static void the_system_calls_word_says_when_its_fast_path_applies(struct ktest *
 
 KTEST_SUITE(trace, KTEST_CASE(calls_come_out_as_records),
 	    KTEST_CASE(call_records_carry_argument_result_and_duration),
+	    KTEST_CASE(whole_calls_record_entry_and_exit),
+	    KTEST_CASE(whole_calls_through_a_wrapping_ring),
 	    KTEST_CASE(a_flooded_ring_counts_every_record), KTEST_CASE(flight_recorder_snapshots),
 	    KTEST_CASE(lent_packets_keep_their_records_until_the_sink_settles),
 	    KTEST_CASE(bad_starts_are_refused), KTEST_CASE(control_bytes_split_anywhere),
