@@ -17,6 +17,7 @@
 #include "cpu/percpu.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
+#include "time/time.h"
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
@@ -80,7 +81,8 @@ struct thread {
 	struct sched_link run_link;   /* run queue, under its lock */
 	struct sched_link sleep_link; /* run queue's sleepers, under its lock */
 	uint64_t wake_deadline_ns;
-	bool sleeping;              /* on sleep_link */
+	uint64_t sleeper_timer_wakeups; /* its sleeps ended by its queue's sleeper_timer */
+	bool sleeping;                  /* on sleep_link */
 	bool handed_off;            /* its block ended with a sched_handoff to it */
 	struct sched_link all_link; /* every thread, under threads_lock */
 	struct waitq exit_queue;    /* joiners wait here for THREAD_DEAD */
@@ -110,6 +112,10 @@ struct run_queue {
 	struct thread *next;          /* sched_wakeup_next: on this queue, to run first */
 	uint64_t last_account_ns;
 	struct cpu *cpu;
+	/* wakes the soonest sleeper when it is due before the CPU's next tick
+	 * (sched.c); sleeper_timer_ns: the deadline it is armed for, 0: none */
+	struct timer_oneshot sleeper_timer;
+	uint64_t sleeper_timer_ns;
 };
 
 /* A thread parked on a waitq or a mutex; lives on the waiter's stack. */

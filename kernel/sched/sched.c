@@ -57,8 +57,11 @@
  *
  * Time accounting: at every switch and tick, the time since the last one is
  * charged to the running thread and to the CPU's busy or idle time; a thread
- * also collects the time it spent ready (wait_ns).  Sleeping uses the tick:
- * each run queue keeps its sleepers sorted by deadline.
+ * also collects the time it spent ready (wait_ns).  Sleepers: each run queue
+ * keeps them sorted by deadline; the tick wakes those due, and when the
+ * soonest comes due before the CPU's next tick, a one-shot of the queue's
+ * own (sleeper_timer) wakes it then, so a sleep of less than a tick lasts
+ * what it asked for.
  */
 #include "sched/internal.h"
 
@@ -164,6 +167,8 @@ static struct thread *rq_pick(struct run_queue *rq)
 	return container_of(link, struct thread, run_link);
 }
 
+static void arm_sleeper_timer(struct run_queue *rq, uint64_t deadline);
+
 static void rq_add_sleeper(struct run_queue *rq, struct thread *t)
 {
 	struct sched_link *position = rq->sleepers.next;
@@ -171,8 +176,11 @@ static void rq_add_sleeper(struct run_queue *rq, struct thread *t)
 	       container_of(position, struct thread, sleep_link)->wake_deadline_ns <=
 		   t->wake_deadline_ns)
 		position = position->next;
+	bool soonest = position == rq->sleepers.next;
 	link_insert_before(position, &t->sleep_link);
 	t->sleeping = true;
+	if (soonest)
+		arm_sleeper_timer(rq, t->wake_deadline_ns);
 }
 
 static void rq_remove_sleeper(struct thread *t)
@@ -680,6 +688,48 @@ static unsigned collect_expired(struct run_queue *rq, uint64_t now, struct threa
 		expired[count++] = t;
 	}
 	return count;
+}
+
+/* The soonest sleeper's deadline, 0 when none sleeps; rq locked. */
+static uint64_t soonest_deadline(struct run_queue *rq)
+{
+	if (link_empty(&rq->sleepers))
+		return 0;
+	return container_of(rq->sleepers.next, struct thread, sleep_link)->wake_deadline_ns;
+}
+
+/* The queue's one-shot, at a sleeper's deadline: wakes the sleepers due,
+ * and arms itself again for the next when that too comes before the tick. */
+static void wake_sleepers_due(struct timer_oneshot *timer, void *ctx)
+{
+	struct run_queue *rq = ctx;
+	struct thread *expired[WAKEUPS_PER_TICK];
+	uint64_t flags = spin_lock_irqsave(&rq->lock);
+	rq->sleeper_timer_ns = 0;
+	unsigned count = collect_expired(rq, clock_ns(), expired, WAKEUPS_PER_TICK);
+	uint64_t next = soonest_deadline(rq);
+	if (next)
+		arm_sleeper_timer(rq, next);
+	for (unsigned i = 0; i < count; i++)
+		expired[i]->sleeper_timer_wakeups++;
+	spin_unlock_irqrestore(&rq->lock, flags);
+	for (unsigned i = 0; i < count; i++)
+		sched_wakeup(expired[i]);
+}
+
+/* A sleeper of this CPU's queue is due at deadline, before the next tick:
+ * the queue's one-shot fires then (a tick would be up to a period late).
+ * rq locked, interrupts off.  Another CPU's queue is left to its ticks;
+ * a deadline at or after the next tick is the tick's. */
+static void arm_sleeper_timer(struct run_queue *rq, uint64_t deadline)
+{
+	if (rq->cpu != this_cpu() || deadline >= timer_next_tick_ns())
+		return;
+	if (rq->sleeper_timer_ns && rq->sleeper_timer_ns <= deadline)
+		return; /* armed for as soon or sooner */
+	timer_cancel_oneshot(&rq->sleeper_timer);
+	if (timer_arm_oneshot_ns(&rq->sleeper_timer, deadline, wake_sleepers_due, rq) == 0)
+		rq->sleeper_timer_ns = deadline;
 }
 
 static void end_slice_if_due(struct run_queue *rq)

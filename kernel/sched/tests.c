@@ -198,6 +198,36 @@ static void sleep_lasts_at_least_its_time(struct ktest *t)
 	EXPECT_TRUE(t, clock_ns() - start >= 3 * NSEC_PER_MSEC);
 }
 
+/* A sleep that ends before the CPU's next tick is woken by its run queue's
+ * own one-shot, not left to the tick (which would end it up to a period
+ * late).  Seen, not timed: pinned to one CPU, each try sleeps half the time
+ * to the next tick, and one that was back before the tick (the same tick
+ * count) shows it; a try that a stalled host let reach the tick shows
+ * nothing, and the next try goes again. */
+static void a_sleep_shorter_than_a_tick_ends_at_its_deadline(struct ktest *t)
+{
+	struct thread *self = thread_current();
+	uint64_t affinity = thread_affinity(self), period = NSEC_PER_SEC / timer_hz();
+	ASSERT_EQ(t, thread_set_affinity(self, 1ull << thread_cpu(self)), 0);
+	bool back_before_tick = false;
+	uint64_t before = self->sleeper_timer_wakeups;
+	for (int tries = 0; tries < 50 && !back_before_tick; tries++) {
+		uint64_t flags = irq_save();
+		uint64_t now = clock_ns(), next = timer_next_tick_ns(), ticks = timer_tick_count();
+		irq_restore(flags);
+		if (next > now && next - now > period / 2) { /* room before the tick */
+			sched_sleep_ns((next - now) / 2);
+			EXPECT_TRUE(t, clock_ns() >= now + (next - now) / 2);
+			back_before_tick = timer_tick_count() == ticks;
+		} else {
+			sched_sleep_ns(period); /* past the tick */
+		}
+	}
+	thread_set_affinity(self, affinity);
+	EXPECT_TRUE(t, back_before_tick);
+	EXPECT_TRUE(t, self->sleeper_timer_wakeups > before);
+}
+
 static bool never(void *arg)
 {
 	return false;
@@ -767,16 +797,20 @@ static void handoff_never_charges_time_backwards_body(struct ktest *t)
 }
 ONE_CPU_CASE(handoff_never_charges_time_backwards)
 
-KTEST_SUITE(
-    sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
-    KTEST_CASE(higher_priority_runs_before_create_returns),
-    KTEST_CASE(woken_high_priority_preempts_busy_low), KTEST_CASE(equal_priorities_share_the_cpu),
-    KTEST_CASE(sleep_lasts_at_least_its_time), KTEST_CASE(wait_timeout_reports_which_came_first),
-    KTEST_CASE(wake_ready_wakes_only_the_waiters_whose_condition_holds),
-    KTEST_CASE(producers_and_consumers_lose_nothing),
-    KTEST_CASE(completions_and_semaphores_wake_waiters),
-    KTEST_CASE(mutex_contention_gives_exact_total), KTEST_CASE(mutex_waiters_get_it_by_priority),
-    KTEST_CASE(handoff_runs_the_blocked_thread_next),
-    KTEST_CASE(handoff_never_charges_time_backwards), KTEST_CASE(join_reclaims_threads_and_stacks),
-    KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
-    KTEST_CASE(fpu_state_stays_with_its_thread), KTEST_CASE(switches_and_time_are_accounted));
+KTEST_SUITE(sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
+	    KTEST_CASE(higher_priority_runs_before_create_returns),
+	    KTEST_CASE(woken_high_priority_preempts_busy_low),
+	    KTEST_CASE(equal_priorities_share_the_cpu), KTEST_CASE(sleep_lasts_at_least_its_time),
+	    KTEST_CASE(a_sleep_shorter_than_a_tick_ends_at_its_deadline),
+	    KTEST_CASE(wait_timeout_reports_which_came_first),
+	    KTEST_CASE(wake_ready_wakes_only_the_waiters_whose_condition_holds),
+	    KTEST_CASE(producers_and_consumers_lose_nothing),
+	    KTEST_CASE(completions_and_semaphores_wake_waiters),
+	    KTEST_CASE(mutex_contention_gives_exact_total),
+	    KTEST_CASE(mutex_waiters_get_it_by_priority),
+	    KTEST_CASE(handoff_runs_the_blocked_thread_next),
+	    KTEST_CASE(handoff_never_charges_time_backwards),
+	    KTEST_CASE(join_reclaims_threads_and_stacks),
+	    KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
+	    KTEST_CASE(fpu_state_stays_with_its_thread),
+	    KTEST_CASE(switches_and_time_are_accounted));

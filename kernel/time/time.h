@@ -1,7 +1,7 @@
 /*
  * Time: a monotonic nanosecond clock from the TSC, calibrated at boot against
  * the PIT and then the HPET; the per-CPU tick from the LAPIC timer (hz= on the
- * command line, 1000 by default); and one-shot deadlines checked at each tick.
+ * command line, 1000 by default); and one-shot deadlines met between ticks.
  * The clock's parameters are also published in one read-only page that every
  * process maps (the user clock), so user space reads the time without a
  * system call, with the same arithmetic (clock_scale_ns, in uapi/time.h).
@@ -86,12 +86,14 @@ void timer_init_cpu(void);
 timer_tick_fn timer_set_tick_callback(timer_tick_fn callback);
 /* Ticks this CPU has taken since its timer started. */
 uint64_t timer_tick_count(void);
+/* When this CPU's next tick is due (clock_ns() time). */
+uint64_t timer_next_tick_ns(void);
 /* The tick rate in Hz (hz= on the command line). */
 unsigned timer_hz(void);
-/* Arms timer to call callback(timer, ctx) once, at the first tick of the
- * calling CPU at or after deadline_ns (clock_ns() time; a past deadline fires
- * at the next tick).  Returns 0, -EINVAL (NULL timer or callback) or -EBUSY
- * (already armed). */
+/* Arms timer to call callback(timer, ctx) once, on the calling CPU, in the
+ * timer interrupt at deadline_ns (clock_ns() time; the LAPIC timer is armed
+ * for it when it comes before the next tick; a past deadline fires at once).
+ * Returns 0, -EINVAL (NULL timer or callback) or -EBUSY (already armed). */
 int timer_arm_oneshot_ns(struct timer_oneshot *timer, uint64_t deadline_ns, timer_callback callback,
 			 void *ctx);
 /* Disarms timer.  Returns 0, or -ENOENT when it was not armed (it may have

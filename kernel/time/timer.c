@@ -1,18 +1,27 @@
 /*
  * The tick and one-shot deadlines, both driven by each CPU's LAPIC timer in
- * periodic mode at timer_hz() (hz= on the command line).
+ * one-shot mode, armed for whichever comes first: the CPU's next tick (every
+ * 1 / timer_hz(), hz= on the command line) or its soonest one-shot.
  *
  * The LAPIC timer's rate is measured once against the (already calibrated)
  * TSC on the boot CPU; every CPU's timer runs at the same bus clock.  Each
- * tick bumps the CPU's tick count, runs the one-shots of that CPU whose
- * deadline has passed, then the registered tick callback (the scheduler's).
+ * interrupt runs the one-shots of that CPU whose deadline has passed; when
+ * the tick is due (within TICK_SLACK_DIVISOR of a period: the LAPIC's clock
+ * and the TSC's may disagree by a little), it bumps the CPU's tick count and
+ * runs the registered tick callback (the scheduler's); then it arms the
+ * timer again.  Ticks keep their cadence (the next is one period after the
+ * last one due, or one period from now after a stall), so a CPU takes hz
+ * ticks a second whatever else its timer does.
  *
  * One-shots wait in a per-CPU list sorted by deadline, under that CPU's lock
- * (taken with interrupts off: the tick takes it too).  A timer's queue field
- * says which list holds it and changes only under that list's lock, so
+ * (taken with interrupts off: the interrupt takes it too).  A timer's queue
+ * field says which list holds it and changes only under that list's lock, so
  * cancelling from another CPU finds it or learns it already fired.  Callbacks
- * run with the lock released, so they may arm timers again.  A deadline is
- * met at the first tick at or after it: the resolution is one tick.
+ * run with the lock released, so they may arm timers again.  A one-shot that
+ * comes due before the CPU's next tick arms the LAPIC timer for itself: a
+ * deadline is met to within the interrupt's latency, not to a tick (a
+ * sleeping thread's deadline too: the scheduler arms one for its soonest
+ * sleeper when that comes before the tick).
  */
 #include "time/time.h"
 
@@ -30,11 +39,16 @@
 #define MIN_HZ         10
 #define MAX_HZ         10000
 #define CALIBRATION_NS (2 * NSEC_PER_MSEC)
+/* An interrupt this close to the tick's time (a period over this) is the
+ * tick: the LAPIC's clock may run a little ahead of the TSC's. */
+#define TICK_SLACK_DIVISOR 32
 
 struct timer_queue {
 	struct spinlock lock;
 	struct timer_oneshot *head; /* soonest first */
 	uint64_t ticks;             /* written only by its CPU's tick */
+	uint64_t next_tick_ns;      /* when its next tick is due */
+	uint64_t armed_ns;          /* when its LAPIC timer fires next (under lock) */
 } __attribute__((aligned(64)));
 
 static struct timer_queue queues[MAX_CPUS] = {
@@ -42,7 +56,7 @@ static struct timer_queue queues[MAX_CPUS] = {
 };
 static unsigned tick_hz = DEFAULT_HZ;
 static uint64_t lapic_timer_hz;
-static uint32_t counts_per_tick;
+static uint64_t tick_period_ns;
 static timer_tick_fn tick_callback;
 
 static int set_hz(const char *value)
@@ -68,6 +82,32 @@ unsigned timer_hz(void)
 uint64_t timer_tick_count(void)
 {
 	return __atomic_load_n(&queues[this_cpu_id()].ticks, __ATOMIC_RELAXED);
+}
+
+uint64_t timer_next_tick_ns(void)
+{
+	return __atomic_load_n(&queues[this_cpu_id()].next_tick_ns, __ATOMIC_RELAXED);
+}
+
+/* LAPIC timer counts for delta_ns, rounded up, at least 1 (0 would stop it). */
+static uint32_t counts_for(uint64_t delta_ns)
+{
+	uint64_t counts = (delta_ns * lapic_timer_hz + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
+	return counts ? (uint32_t)(counts > UINT32_MAX ? UINT32_MAX : counts) : 1;
+}
+
+/* Arms this CPU's timer for its next event, the tick or the soonest
+ * one-shot, unless it is armed for then already; queue locked, interrupts
+ * off.  (delta stays below a period, which keeps the product in range.) */
+static void arm_next(struct timer_queue *queue, uint64_t now)
+{
+	uint64_t at = queue->next_tick_ns;
+	if (queue->head && queue->head->deadline_ns < at)
+		at = queue->head->deadline_ns;
+	if (at == queue->armed_ns)
+		return;
+	queue->armed_ns = at;
+	lapic_timer_rearm(counts_for(at > now ? at - now : 0));
 }
 
 timer_tick_fn timer_set_tick_callback(timer_tick_fn callback)
@@ -101,6 +141,8 @@ int timer_arm_oneshot_ns(struct timer_oneshot *timer, uint64_t deadline_ns, time
 		timer->callback = callback;
 		timer->ctx = ctx;
 		insert_sorted(queue, timer);
+		if (deadline_ns < queue->armed_ns) /* before what the timer waits for */
+			arm_next(queue, clock_ns());
 		error = 0;
 	}
 	spin_unlock(&queue->lock);
@@ -148,17 +190,36 @@ static struct timer_oneshot *pop_expired(struct timer_queue *queue, uint64_t now
 	return timer;
 }
 
+/* The tick, if it is due at now: counted, its time moved on a period (from
+ * now, after a stall), the callback run.  Returns whether it was. */
+static bool tick_if_due(struct timer_queue *queue, uint64_t now)
+{
+	if (now + tick_period_ns / TICK_SLACK_DIVISOR < queue->next_tick_ns)
+		return false;
+	__atomic_store_n(&queue->ticks, queue->ticks + 1, __ATOMIC_RELAXED);
+	uint64_t next = queue->next_tick_ns + tick_period_ns;
+	__atomic_store_n(&queue->next_tick_ns, next > now ? next : now + tick_period_ns,
+			 __ATOMIC_RELAXED);
+	timer_tick_fn callback = __atomic_load_n(&tick_callback, __ATOMIC_ACQUIRE);
+	if (callback)
+		callback();
+	return true;
+}
+
+/* One-shots first, so that a one-shot due before a tick sees the tick count
+ * it was armed in even when a late interrupt serves both. */
 static void timer_interrupt(struct trap_frame *frame, void *ctx)
 {
 	struct timer_queue *queue = &queues[this_cpu_id()];
-	__atomic_store_n(&queue->ticks, queue->ticks + 1, __ATOMIC_RELAXED);
 	uint64_t now = clock_ns();
 	struct timer_oneshot *timer;
 	while ((timer = pop_expired(queue, now)))
 		timer->callback(timer, timer->ctx);
-	timer_tick_fn callback = __atomic_load_n(&tick_callback, __ATOMIC_ACQUIRE);
-	if (callback)
-		callback();
+	tick_if_due(queue, now);
+	spin_lock(&queue->lock);
+	queue->armed_ns = 0; /* it fired: arm_next arms it, whatever it was */
+	arm_next(queue, clock_ns());
+	spin_unlock(&queue->lock);
 }
 
 /* LAPIC timer counts per second, measured against the TSC. */
@@ -178,8 +239,13 @@ static uint64_t measure_lapic_timer_hz(void)
 
 void timer_init_cpu(void)
 {
-	ASSERT(counts_per_tick);
-	lapic_timer_start(counts_per_tick, APIC_VECTOR_TIMER, LAPIC_TIMER_PERIODIC);
+	ASSERT(tick_period_ns);
+	struct timer_queue *queue = &queues[this_cpu_id()];
+	uint64_t flags = spin_lock_irqsave(&queue->lock);
+	queue->next_tick_ns = clock_ns() + tick_period_ns;
+	queue->armed_ns = queue->next_tick_ns;
+	lapic_timer_start(counts_for(tick_period_ns), APIC_VECTOR_TIMER, LAPIC_TIMER_ONESHOT);
+	spin_unlock_irqrestore(&queue->lock, flags);
 }
 
 void timer_init(void)
@@ -189,7 +255,7 @@ void timer_init(void)
 	lapic_timer_hz = measure_lapic_timer_hz();
 	if (lapic_timer_hz < tick_hz)
 		panic("time: LAPIC timer does not count (%lu Hz)", lapic_timer_hz);
-	counts_per_tick = (uint32_t)(lapic_timer_hz / tick_hz);
+	tick_period_ns = NSEC_PER_SEC / tick_hz;
 	int error = irq_register(APIC_VECTOR_TIMER, timer_interrupt, NULL, "timer");
 	if (error)
 		panic("time: cannot take vector %#x for the tick (%d)", APIC_VECTOR_TIMER, error);

@@ -57,6 +57,9 @@ void lapic_send_startup(uint32_t apic_id, uint8_t page);
 /* Starts this CPU's timer: count ticks of bus clock / LAPIC_TIMER_DIVIDER,
  * then interrupt on vector (and reload, when periodic).  count 0 stops it. */
 void lapic_timer_start(uint32_t count, uint8_t vector, enum lapic_timer_mode mode);
+/* Counts down from count again, in the mode lapic_timer_start set (a
+ * one-shot timer fires once more, count ticks from now). */
+void lapic_timer_rearm(uint32_t count);
 /* Stops this CPU's timer and masks its interrupt. */
 void lapic_timer_stop(void);
 /* The timer's current count (counts down to 0). */

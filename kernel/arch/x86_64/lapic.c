@@ -177,6 +177,11 @@ void lapic_timer_start(uint32_t count, uint8_t vector, enum lapic_timer_mode mod
 	lapic_write(LAPIC_TIMER_INITIAL, count);
 }
 
+void lapic_timer_rearm(uint32_t count)
+{
+	lapic_write(LAPIC_TIMER_INITIAL, count);
+}
+
 void lapic_timer_stop(void)
 {
 	lapic_write(LAPIC_LVT_TIMER, LVT_MASKED | APIC_VECTOR_TIMER);
