@@ -83,9 +83,9 @@ struct thread {
 	uint64_t wake_deadline_ns;
 	uint64_t sleeper_timer_wakeups; /* its sleeps ended by its queue's sleeper_timer */
 	bool sleeping;                  /* on sleep_link */
-	bool handed_off;            /* its block ended with a sched_handoff to it */
-	struct sched_link all_link; /* every thread, under threads_lock */
-	struct waitq exit_queue;    /* joiners wait here for THREAD_DEAD */
+	bool handed_off;                /* its block ended with a sched_handoff to it */
+	struct sched_link all_link;     /* every thread, under threads_lock */
+	struct waitq exit_queue;        /* joiners wait here for THREAD_DEAD */
 
 	uint64_t ready_since_ns;
 	struct thread_stats stats;
