@@ -11,8 +11,7 @@
  * and the unmask is picked up now rather than by the next interrupt (which,
  * with edge-triggered MSI, might never come).  Polling mode keeps the device
  * masked; the worker polls continuously, yielding after a busy pass and
- * sleeping NIC_POLL_IDLE_NS (in practice until the next tick, 1 ms at the
- * default hz) after an empty one.  A mode switch only sets a flag and wakes
+ * sleeping NIC_POLL_IDLE_NS after an empty one.  A mode switch only sets a flag and wakes
  * the worker, which applies it between passes: frames stay in the device's
  * ring until some pass takes them, so none is lost.  Hybrid mode is interrupt
  * mode until a wake-up finds NIC_HYBRID_BUSY frames, then polling (as in

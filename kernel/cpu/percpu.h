@@ -65,6 +65,9 @@ struct cpu {
 	/* system calls the latency tracker's quiet path counted on this CPU
 	 * (lattrack/lattrack.h): one instruction, %gs-relative, no lock */
 	uint64_t syscall_quiet_spans;
+	/* when this CPU's next tick is due (time/timer.c writes it in the timer
+	 * interrupt; the scheduler reads it to tell a sleep shorter than that) */
+	uint64_t next_tick_ns;
 };
 
 extern struct cpu cpus[MAX_CPUS];

@@ -142,8 +142,9 @@ __attribute__((noreturn)) void sched_start_cpu(void);
 /* Gives the CPU to the next ready thread of the same or higher priority, if
  * any.  Must not be called with a spinlock held. */
 void sched_yield(void);
-/* Blocks the caller for at least ns nanoseconds (tick resolution: it wakes
- * on the first tick past the deadline).  0 just yields. */
+/* Blocks the caller for at least ns nanoseconds (it wakes at the deadline:
+ * a tick, or the run queue's one-shot when that comes first).  0 just
+ * yields. */
 void sched_sleep_ns(uint64_t ns);
 /* Makes a blocked thread ready (or cancels a block it is about to enter).
  * Every wake-up in the kernel goes through here.  Returns true when t was

@@ -47,7 +47,6 @@ struct timer_queue {
 	struct spinlock lock;
 	struct timer_oneshot *head; /* soonest first */
 	uint64_t ticks;             /* written only by its CPU's tick */
-	uint64_t next_tick_ns;      /* when its next tick is due */
 	uint64_t armed_ns;          /* when its LAPIC timer fires next (under lock) */
 } __attribute__((aligned(64)));
 
@@ -86,7 +85,7 @@ uint64_t timer_tick_count(void)
 
 uint64_t timer_next_tick_ns(void)
 {
-	return __atomic_load_n(&queues[this_cpu_id()].next_tick_ns, __ATOMIC_RELAXED);
+	return this_cpu_read(next_tick_ns);
 }
 
 /* LAPIC timer counts for delta_ns, rounded up, at least 1 (0 would stop it). */
@@ -101,7 +100,7 @@ static uint32_t counts_for(uint64_t delta_ns)
  * off.  (delta stays below a period, which keeps the product in range.) */
 static void arm_next(struct timer_queue *queue, uint64_t now)
 {
-	uint64_t at = queue->next_tick_ns;
+	uint64_t at = this_cpu()->next_tick_ns;
 	if (queue->head && queue->head->deadline_ns < at)
 		at = queue->head->deadline_ns;
 	if (at == queue->armed_ns)
@@ -194,11 +193,12 @@ static struct timer_oneshot *pop_expired(struct timer_queue *queue, uint64_t now
  * now, after a stall), the callback run.  Returns whether it was. */
 static bool tick_if_due(struct timer_queue *queue, uint64_t now)
 {
-	if (now + tick_period_ns / TICK_SLACK_DIVISOR < queue->next_tick_ns)
+	struct cpu *cpu = this_cpu();
+	if (now + tick_period_ns / TICK_SLACK_DIVISOR < cpu->next_tick_ns)
 		return false;
 	__atomic_store_n(&queue->ticks, queue->ticks + 1, __ATOMIC_RELAXED);
-	uint64_t next = queue->next_tick_ns + tick_period_ns;
-	__atomic_store_n(&queue->next_tick_ns, next > now ? next : now + tick_period_ns,
+	uint64_t next = cpu->next_tick_ns + tick_period_ns;
+	__atomic_store_n(&cpu->next_tick_ns, next > now ? next : now + tick_period_ns,
 			 __ATOMIC_RELAXED);
 	timer_tick_fn callback = __atomic_load_n(&tick_callback, __ATOMIC_ACQUIRE);
 	if (callback)
@@ -242,8 +242,8 @@ void timer_init_cpu(void)
 	ASSERT(tick_period_ns);
 	struct timer_queue *queue = &queues[this_cpu_id()];
 	uint64_t flags = spin_lock_irqsave(&queue->lock);
-	queue->next_tick_ns = clock_ns() + tick_period_ns;
-	queue->armed_ns = queue->next_tick_ns;
+	this_cpu()->next_tick_ns = clock_ns() + tick_period_ns;
+	queue->armed_ns = this_cpu()->next_tick_ns;
 	lapic_timer_start(counts_for(tick_period_ns), APIC_VECTOR_TIMER, LAPIC_TIMER_ONESHOT);
 	spin_unlock_irqrestore(&queue->lock, flags);
 }

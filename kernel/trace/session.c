@@ -47,8 +47,8 @@
  * pass costs a wake-up, two switches and a frame per stream, so a slow
  * stream is read less often: each pause is the last one scaled by how far
  * the fullest ring's bytes since were from DRAIN_FILL, within
- * DRAIN_BUSY_NS..DRAIN_IDLE_NS (sleeps end at a tick, so the bytes, not the
- * pause asked for, set the next).  A pass that found nothing waits
+ * DRAIN_BUSY_NS..DRAIN_IDLE_NS (the bytes, not the pause asked for, set
+ * the next).  A pass that found nothing waits
  * DRAIN_IDLE_NS; one that found half a packet or more goes again at once. */
 #define DRAIN_IDLE_NS (5 * 1000 * 1000)
 #define DRAIN_BUSY_NS (1000 * 1000)
