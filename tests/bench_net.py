@@ -179,10 +179,21 @@ def keep_alive_requests(port, count, expected):
     return True
 
 
+def new_connection_requests(port, count, expected):
+    """count GETs of /small.txt, each on a connection of its own ("Connection:
+    close"); False if one went wrong."""
+    for _ in range(count):
+        r = httpcheck.get(port, "/small.txt")
+        if not r or r[2] != expected:
+            return False
+    return True
+
+
 def instructions_per_request(args, nic, append):
     """Guest instructions (busy time under -icount shift=0) per 1 MiB
-    response (args.downloads sequential downloads, a connection each) and per
-    keep-alive request for /small.txt (args.requests on one connection)."""
+    response (args.downloads sequential downloads, a connection each), per
+    keep-alive request for /small.txt (args.requests on one connection) and
+    per request for /small.txt on a new connection (args.connects of them)."""
     port = httpcheck.free_port()
     log = os.path.join(args.build, "bench", f"net-icount-{nic}.log")
     guest = Guest(args.build, nic, {port: 80}, log, timeout=900, append=append, icount=True)
@@ -191,35 +202,45 @@ def instructions_per_request(args, nic, append):
     small = open(os.path.join(www, "small.txt"), "rb").read()
     try:
         if not (guest.boot() or "").startswith("serving"):
-            return None, None
+            return None
         for _ in range(2):  # warm-up: ARP, page cache, first accept
             httpcheck.get(port, "/1mib.txt")
         before = busy_ms(guest)
         for _ in range(args.downloads):
             r = httpcheck.get(port, "/1mib.txt")
             if not r or r[2] != big:
-                return None, None
+                return None
         middle = busy_ms(guest)
         if not keep_alive_requests(port, args.requests, small):
-            return None, None
+            return None
         after = busy_ms(guest)
-        if None in (before, middle, after):
-            return None, None
-        return ((middle - before) * 1e6 / args.downloads, (after - middle) * 1e6 / args.requests)
+        if not new_connection_requests(port, args.connects, small):
+            return None
+        last = busy_ms(guest)
+        if None in (before, middle, after, last):
+            return None
+        return ((middle - before) * 1e6 / args.downloads, (after - middle) * 1e6 / args.requests,
+                (last - after) * 1e6 / args.connects)
     finally:
         guest.stop()
 
 
 def instruction_table(args):
     lines = [f"guest instructions (busy time under -icount shift=0, the shipped httpd with its "
-             f"access log): per 1 MiB response over {args.downloads} sequential downloads, and per "
-             f"keep-alive request for /small.txt over {args.requests} on one connection", "",
-             "| configuration | per 1 MiB response | per byte | per small keep-alive request |",
-             "|---|---:|---:|---:|"]
+             f"access log): per 1 MiB response over {args.downloads} sequential downloads, per "
+             f"keep-alive request for /small.txt over {args.requests} on one connection, and per "
+             f"request for /small.txt on a new connection over {args.connects}", "",
+             "| configuration | per 1 MiB response | per byte | per small keep-alive request | "
+             "per small request, new connection |",
+             "|---|---:|---:|---:|---:|"]
     for label, nic, append in INSTRUCTION_CONFIGS:
-        big, small = instructions_per_request(args, nic, append)
-        text = ("- | - | -" if big is None else
-                f"{big / 1e6:.1f} M | {big / 1048576:.1f} | {small / 1e3:.0f} k")
+        figures = instructions_per_request(args, nic, append)
+        if figures is None:
+            text = "- | - | - | -"
+        else:
+            big, small, connect = figures
+            text = (f"{big / 1e6:.1f} M | {big / 1048576:.1f} | {small / 1e3:.0f} k | "
+                    f"{connect / 1e3:.0f} k")
         lines.append(f"| {label} | {text} |")
         print(lines[-1], flush=True)
     return lines
@@ -240,6 +261,8 @@ def main():
                    help="instead: guest instructions per 1 MiB response under -icount")
     p.add_argument("--downloads", type=int, default=16)
     p.add_argument("--requests", type=int, default=500)
+    p.add_argument("--connects", type=int, default=200,
+                   help="with --instructions: requests on new connections")
     args = p.parse_args()
     if args.instructions:
         os.chdir(ROOT)
