@@ -148,13 +148,33 @@ static unsigned take_free_index(const struct kmem_cache *cache, struct slab *sla
 	panic("kmem: cache '%s' slab %p on the partial list is full", cache->name, (void *)slab);
 }
 
+static __attribute__((noreturn, cold)) void
+written_after_free(const struct kmem_cache *cache, const unsigned char *obj, size_t from)
+{
+	size_t byte = from;
+	while (byte < cache->object_size - 1 && obj[byte] == POISON)
+		byte++;
+	panic("kmem: object %p of cache '%s' was written after it was freed (byte %zu)",
+	      (const void *)obj, cache->name, byte);
+}
+
+/* A word at a time (objects are at least 16-byte aligned), the tail a byte
+ * at a time; the byte that differs is looked for only when a word does.
+ * (A byte at a time took about 4 instructions a byte: 12,000 of a request
+ * on a new connection, whose sockets and buffers are large objects.) */
 static void check_poison(const struct kmem_cache *cache, const unsigned char *obj)
 {
-	for (size_t i = 0; i < cache->object_size; i++)
+	const uint64_t pattern = 0x0101010101010101ull * POISON;
+	size_t words = cache->object_size / 8;
+	for (size_t i = 0; i < words; i++) {
+		uint64_t word;
+		__builtin_memcpy(&word, obj + i * 8, sizeof word);
+		if (word != pattern)
+			written_after_free(cache, obj, i * 8);
+	}
+	for (size_t i = words * 8; i < cache->object_size; i++)
 		if (obj[i] != POISON)
-			panic("kmem: object %p of cache '%s' was written after it was freed "
-			      "(byte %zu)",
-			      (const void *)obj, cache->name, i);
+			written_after_free(cache, obj, i);
 }
 
 /* A slab with a free object, on the partial list; NULL when out of memory. */

@@ -148,6 +148,7 @@ static void misuse_panics(void)
 	stale[5] = 1;
 	EXPECT(MM_SHIM_PANICS(kmem_cache_alloc(cache)));
 	EXPECT(strstr(mm_shim_last_panic, "written after") != NULL);
+	EXPECT(strstr(mm_shim_last_panic, "(byte 5)") != NULL);
 	free(from_libc);
 	/* The lock is free again after the caught panics; the object the
 	 * panicking allocation took counts as allocated. */
@@ -160,6 +161,28 @@ static void misuse_panics(void)
 }
 
 /* Random allocations and frees with contents checked on free. */
+/* A write after free is named by its byte, in a whole word of the object or
+ * in the bytes after its last whole word. */
+static void write_after_free_names_the_byte(void)
+{
+	struct kmem_cache *cache = kmem_cache_create("odd-size", 45, 0);
+	const size_t bytes[] = {0, 21, 39, 40, 44};
+	for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
+		char *stale = kmem_cache_alloc(cache);
+		kmem_cache_free(cache, stale);
+		stale[bytes[i]] = 0;
+		EXPECT(MM_SHIM_PANICS(kmem_cache_alloc(cache)));
+		char expected[32];
+		snprintf(expected, sizeof expected, "(byte %zu)", bytes[i]);
+		EXPECT(strstr(mm_shim_last_panic, expected) != NULL);
+		memset(stale, 0x6b, 45); /* the panicking allocation took it */
+		kmem_cache_free(cache, stale);
+	}
+	char *object = kmem_cache_alloc(cache);
+	kmem_cache_free(cache, object);
+	EXPECT(kmem_cache_destroy(cache) == 0);
+}
+
 static void random_stress(void)
 {
 	enum { SLOTS = 512 };
@@ -197,6 +220,7 @@ static const struct mm_test_case cases[] = {
     {"cache_alignment_and_stats", cache_alignment_and_stats},
     {"cache_reuses_freed_object", cache_reuses_freed_object},
     {"misuse_panics", misuse_panics},
+    {"write_after_free_names_the_byte", write_after_free_names_the_byte},
     {"random_stress", random_stress},
 };
 
