@@ -2,7 +2,9 @@
  * The virtio-net driver (virtio 1.0, -device virtio-net-pci, transitional or
  * disable-legacy=on).  Features: VERSION_1 (required), MAC and STATUS when
  * offered; nothing else, so every buffer holds one whole frame behind a
- * 12-byte header (no mergeable buffers, no offloads).  One receive and one
+ * 12-byte header (no mergeable buffers, no offloads).  A large TCP frame from
+ * the stack (transmit_segmented) is cut into segments by the driver itself
+ * (net/segment.c), one buffer each, behind one kick.  One receive and one
  * transmit queue, VIRTIO_QUEUE_MAX descriptors each, fixed 2 KiB buffers.
  *
  * Interrupts: one MSI-X vector for both queues and configuration changes
@@ -19,6 +21,8 @@
  * Receive runs only in the NIC's worker; transmit takes tx_lock.
  */
 #include "virtio/internal.h"
+
+#define ETHERNET_HEADER_BYTES 14
 
 #include "console/console.h"
 #include "lib/errno.h"
@@ -103,6 +107,45 @@ static int virtio_net_transmit(struct nic *nic, const void *frame, size_t length
 	spin_unlock_irqrestore(&vn->tx_lock, flags);
 	virtio_net_add(&vn->counters.tx_packets, 1);
 	virtio_net_add(&vn->counters.tx_bytes, length);
+	return 0;
+}
+
+/* A large TCP frame cut into segments here (the device offers no offload):
+ * each segment written straight into a transmit buffer, one kick for all.
+ * All or none: a ring without room for every segment refuses the frame
+ * (-EAGAIN; TCP sends it again) before any is offered. */
+static int virtio_net_transmit_segmented(struct nic *nic, const void *frame, size_t length,
+					 size_t header_length)
+{
+	struct virtio_net *vn = nic->driver;
+	size_t mss = nic->mtu + ETHERNET_HEADER_BYTES - header_length;
+	unsigned count = nic_segment_count(frame, length, header_length, mss);
+	if (!count || nic->mtu <= header_length - ETHERNET_HEADER_BYTES ||
+	    header_length + mss > VIRTIO_NET_BUFFER - VIRTIO_NET_HEADER)
+		return -EINVAL;
+	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
+	virtio_net_reclaim_tx(vn);
+	if (vn->tx.free_count < count) {
+		spin_unlock_irqrestore(&vn->tx_lock, flags);
+		virtio_net_add(&vn->counters.tx_ring_full, 1);
+		return -EAGAIN;
+	}
+	size_t bytes = 0;
+	for (unsigned i = 0; i < count; i++) {
+		int id = virtio_find_free_buffer(&vn->tx); /* free_count says there is one */
+		uint8_t *buffer = virtio_queue_buffer(&vn->tx, (unsigned)id);
+		memset(buffer, 0, VIRTIO_NET_HEADER);
+		size_t written = nic_segment_write(frame, length, header_length, mss, i,
+						   buffer + VIRTIO_NET_HEADER);
+		virtio_offer_buffer(&vn->tx, (unsigned)id, (uint32_t)(VIRTIO_NET_HEADER + written),
+				    false);
+		nic_tx_queued(&vn->nic, (unsigned)id);
+		bytes += written;
+	}
+	virtio_kick_queue(&vn->tx);
+	spin_unlock_irqrestore(&vn->tx_lock, flags);
+	virtio_net_add(&vn->counters.tx_packets, count);
+	virtio_net_add(&vn->counters.tx_bytes, bytes);
 	return 0;
 }
 
@@ -241,6 +284,7 @@ static const struct nic_ops virtio_net_ops = {
     .read_counter = virtio_net_read_counter,
     .list_counters = virtio_net_list_counters,
     .update_link = virtio_net_update_link,
+    .transmit_segmented = virtio_net_transmit_segmented,
 };
 
 /* ---- Probe --------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-// host-test-sources: modules/net/checksum.c
+// host-test-sources: kernel/lib/checksum.c
 /* net_checksum gives lwIP's lwip_standard_chksum value (RFC 1071's sum of
  * big-endian 16-bit words, an odd last byte padded with zero, returned in
  * network order) for every length and every start address: the reference
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "hosttest.h"
-#include "net/checksum.h"
+#include "lib/checksum.h"
 
 static uint16_t reference_checksum(const uint8_t *data, int length)
 {

@@ -53,7 +53,7 @@ void net_port_set_errno(int err);
 #define LWIP_PLATFORM_ASSERT(message) \
 	panic("lwip: assertion \"%s\" failed at %s:%d", message, __FILE__, __LINE__)
 
-/* Eight bytes a turn instead of lwIP's two (modules/net/checksum.c). */
+/* Eight bytes a turn instead of lwIP's two (kernel/lib/checksum.c). */
 uint16_t net_checksum(const void *data, int length);
 #define LWIP_CHKSUM net_checksum
 

@@ -1,5 +1,6 @@
 /*
- * The Internet checksum (RFC 1071) for lwIP (LWIP_CHKSUM, see arch/cc.h):
+ * The Internet checksum (RFC 1071) for lwIP (LWIP_CHKSUM, see
+ * modules/net/include/arch/cc.h) and for NIC drivers that make segments:
  * the ones' complement sum of the data as 16-bit words, folded, in network
  * byte order, exactly what lwIP's lwip_standard_chksum returns (its
  * inet_chksum complements it).  lwIP's own loops take two or four bytes a
@@ -10,7 +11,7 @@
  * already in network order; 2^16 = 1 (mod 2^16 - 1), so wider words fold to
  * the same 16-bit sum.  No alignment is assumed (x86 loads any address).
  */
-#include "net/checksum.h"
+#include "lib/checksum.h"
 
 #include <stddef.h>
 

@@ -1,12 +1,13 @@
 /*
  * The Internet checksum that lwIP uses for every header and payload
- * (LWIP_CHKSUM in arch/cc.h): eight bytes a turn.
+ * (LWIP_CHKSUM in modules/net/include/arch/cc.h), and drivers that cut TCP
+ * segments themselves: eight bytes a turn.
  *
  *     uint16_t sum = net_checksum(segment, length);   // not complemented
  *     header->checksum = (uint16_t)~sum;
  */
-#ifndef MODULES_NET_CHECKSUM_H
-#define MODULES_NET_CHECKSUM_H
+#ifndef KERNEL_LIB_CHECKSUM_H
+#define KERNEL_LIB_CHECKSUM_H
 
 #include <stdint.h>
 

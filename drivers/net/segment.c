@@ -1,0 +1,118 @@
+/*
+ * TCP segmentation in software, for a NIC whose device cannot cut a large
+ * frame itself (virtio-net where the host offers no offload): the stack
+ * hands the driver one Ethernet + IPv4 + TCP frame of up to
+ * NIC_SEGMENTED_MAX bytes (transmit_segmented), and the driver writes its
+ * segments straight into its transmit buffers with nic_segment_write.  What
+ * this saves is the stack's work per segment (lwIP's output path, a buffer
+ * and a driver call each); the checksums are made here instead of there,
+ * over the same bytes.  Each segment gets what a device that segments gives
+ * it (transmit_segmented's contract in nic.h): the headers, the IP length,
+ * an id one more than the last, the IP checksum, the sequence number of its
+ * first byte, FIN and PSH on the last segment only, and its TCP checksum.
+ */
+#include "net/nic.h"
+
+#include "lib/checksum.h"
+#include "lib/string.h"
+
+#define ETHERNET_HEADER 14
+#define IP_MIN_HEADER   20
+#define TCP_MIN_HEADER  20
+#define TCP_FIN         0x01
+#define TCP_PSH         0x08
+#define IP_PROTO_TCP    6
+
+/* Where frame's IP and TCP headers are, from header_length; false when
+ * they do not add up to an IPv4 TCP frame. */
+static bool tcp_headers(const uint8_t *frame, size_t length, size_t header_length,
+			size_t *ip_length)
+{
+	if (header_length < ETHERNET_HEADER + IP_MIN_HEADER + TCP_MIN_HEADER ||
+	    header_length >= length || frame[12] != 0x08 || frame[13] != 0x00)
+		return false;
+	const uint8_t *ip = frame + ETHERNET_HEADER;
+	*ip_length = (size_t)(ip[0] & 0x0f) * 4;
+	if ((ip[0] >> 4) != 4 || *ip_length < IP_MIN_HEADER || ip[9] != IP_PROTO_TCP ||
+	    header_length < ETHERNET_HEADER + *ip_length + TCP_MIN_HEADER)
+		return false;
+	size_t tcp_length = header_length - ETHERNET_HEADER - *ip_length;
+	return (size_t)(ip[*ip_length + 12] >> 4) * 4 == tcp_length; /* the data offset */
+}
+
+unsigned nic_segment_count(const void *frame, size_t length, size_t header_length, size_t mss)
+{
+	size_t ip_length;
+	if (!frame || !mss || !tcp_headers(frame, length, header_length, &ip_length))
+		return 0;
+	return (unsigned)((length - header_length + mss - 1) / mss);
+}
+
+static uint16_t load_be16(const uint8_t *at)
+{
+	return (uint16_t)(at[0] << 8 | at[1]);
+}
+
+static void store_be16(uint8_t *at, uint16_t value)
+{
+	at[0] = (uint8_t)(value >> 8);
+	at[1] = (uint8_t)value;
+}
+
+static void store_be32(uint8_t *at, uint32_t value)
+{
+	store_be16(at, (uint16_t)(value >> 16));
+	store_be16(at + 2, (uint16_t)value);
+}
+
+/* Two ones' complement sums (net_checksum's) added and folded. */
+static uint16_t add_sums(uint16_t a, uint16_t b)
+{
+	uint32_t sum = (uint32_t)a + b;
+	return (uint16_t)((sum & 0xffff) + (sum >> 16));
+}
+
+/* The TCP checksum of the segment whose TCP header (checksum field 0) and
+ * payload take tcp_bytes at tcp, between the addresses of ip. */
+static uint16_t tcp_checksum(const uint8_t *ip, const uint8_t *tcp, size_t tcp_bytes)
+{
+	uint8_t pseudo[12];
+	memcpy(pseudo, ip + 12, 8); /* source and destination */
+	pseudo[8] = 0;
+	pseudo[9] = IP_PROTO_TCP;
+	store_be16(pseudo + 10, (uint16_t)tcp_bytes);
+	return (uint16_t)~add_sums(net_checksum(pseudo, sizeof pseudo),
+				   net_checksum(tcp, (int)tcp_bytes));
+}
+
+size_t nic_segment_write(const void *frame_in, size_t length, size_t header_length, size_t mss,
+			 unsigned index, void *out_buffer)
+{
+	const uint8_t *frame = frame_in;
+	uint8_t *out = out_buffer;
+	size_t ip_length, payload = length - header_length, offset = (size_t)index * mss;
+	if (!out || !tcp_headers(frame, length, header_length, &ip_length) || !mss ||
+	    offset >= payload)
+		return 0;
+	size_t bytes = payload - offset < mss ? payload - offset : mss;
+	bool last = offset + bytes == payload;
+	memcpy(out, frame, header_length);
+	memcpy(out + header_length, frame + header_length + offset, bytes);
+
+	uint8_t *ip = out + ETHERNET_HEADER, *tcp = ip + ip_length;
+	size_t tcp_bytes = header_length - ETHERNET_HEADER - ip_length + bytes;
+	store_be16(ip + 2, (uint16_t)(ip_length + tcp_bytes));
+	store_be16(ip + 4, (uint16_t)(load_be16(ip + 4) + index));
+	store_be16(ip + 10, 0);
+	uint16_t ip_sum = (uint16_t)~net_checksum(ip, (int)ip_length);
+	memcpy(ip + 10, &ip_sum, sizeof ip_sum); /* net_checksum's order is the wire's */
+
+	uint32_t sequence = (uint32_t)(tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 | tcp[7]);
+	store_be32(tcp + 4, sequence + (uint32_t)offset);
+	if (!last)
+		tcp[13] &= (uint8_t) ~(TCP_FIN | TCP_PSH);
+	store_be16(tcp + 16, 0);
+	uint16_t tcp_sum = tcp_checksum(ip, tcp, tcp_bytes);
+	memcpy(tcp + 16, &tcp_sum, sizeof tcp_sum);
+	return header_length + bytes;
+}

@@ -1,0 +1,136 @@
+/*
+ * The nicseg suite: TCP segmentation in software (segment.c), on frames
+ * built here, no device needed.  Each segment's IP and TCP checksums are
+ * checked the receiver's way (the sum over the checksummed bytes, the
+ * checksum included, comes to 0xffff), so a wrong checksum cannot agree with
+ * a wrong computation of it.
+ */
+#include "ktest/ktest.h"
+#include "lib/checksum.h"
+#include "lib/string.h"
+#include "net/nic.h"
+
+#define HEADERS   54 /* Ethernet 14, IPv4 20, TCP 20 */
+#define PAYLOAD   4000
+#define MSS       1460
+#define IP_AT     14
+#define TCP_AT    34
+#define FIRST_ID  0xfffe      /* the ids wrap too */
+#define FIRST_SEQ 0xfffff000u /* and the sequence numbers */
+
+static uint8_t frame[HEADERS + PAYLOAD];
+static uint8_t segment[HEADERS + MSS];
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	put_be16(p, (uint16_t)(v >> 16));
+	put_be16(p + 2, (uint16_t)v);
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A frame as the stack hands it to transmit_segmented: its headers' length
+ * fields and checksums are the large frame's, which no segment keeps. */
+static void build_frame(uint8_t flags)
+{
+	memset(frame, 0, sizeof frame);
+	memset(frame, 0x52, 12); /* MACs */
+	put_be16(frame + 12, 0x0800);
+	uint8_t *ip = frame + IP_AT, *tcp = frame + TCP_AT;
+	ip[0] = 0x45;
+	put_be16(ip + 2, 20 + 20 + PAYLOAD);
+	put_be16(ip + 4, FIRST_ID);
+	put_be16(ip + 6, 0x4000); /* don't fragment */
+	ip[8] = 64;
+	ip[9] = 6;
+	put_be32(ip + 12, 0x0a00020f);
+	put_be32(ip + 16, 0x0a000202);
+	put_be16(tcp, 80);
+	put_be16(tcp + 2, 40000);
+	put_be32(tcp + 4, FIRST_SEQ);
+	put_be32(tcp + 8, 0x12345678);
+	tcp[12] = 5 << 4;
+	tcp[13] = flags;
+	put_be16(tcp + 14, 65535);
+	for (unsigned i = 0; i < PAYLOAD; i++)
+		frame[HEADERS + i] = (uint8_t)(i * 7 + 3);
+}
+
+static uint16_t fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)((sum & 0xffff) + (sum >> 16));
+}
+
+/* The receiver's check of a segment's TCP checksum. */
+static bool tcp_checksum_holds(const uint8_t *seg, size_t length)
+{
+	uint8_t pseudo[12];
+	memcpy(pseudo, seg + IP_AT + 12, 8);
+	pseudo[8] = 0;
+	pseudo[9] = 6;
+	put_be16(pseudo + 10, (uint16_t)(length - TCP_AT));
+	return fold((uint32_t)net_checksum(pseudo, 12) +
+		    net_checksum(seg + TCP_AT, (int)(length - TCP_AT))) == 0xffff;
+}
+
+static void segments_carry_the_frame_with_their_own_headers(struct ktest *t)
+{
+	build_frame(0x10 | 0x08 | 0x01); /* ACK, PSH, FIN */
+	unsigned count = nic_segment_count(frame, sizeof frame, HEADERS, MSS);
+	ASSERT_EQ(t, count, (PAYLOAD + MSS - 1) / MSS);
+	size_t carried = 0;
+	for (unsigned i = 0; i < count; i++) {
+		memset(segment, 0xee, sizeof segment);
+		size_t length = nic_segment_write(frame, sizeof frame, HEADERS, MSS, i, segment);
+		size_t bytes = i + 1 < count ? MSS : PAYLOAD - (count - 1) * MSS;
+		ASSERT_EQ(t, length, HEADERS + bytes);
+		const uint8_t *ip = segment + IP_AT, *tcp = segment + TCP_AT;
+		EXPECT_EQ(t, (ip[2] << 8 | ip[3]), 40 + bytes);
+		EXPECT_EQ(t, (ip[4] << 8 | ip[5]), (uint16_t)(FIRST_ID + i));
+		EXPECT_EQ(t, net_checksum(ip, 20), 0xffff);
+		EXPECT_EQ(t, get_be32(tcp + 4), FIRST_SEQ + (uint32_t)(i * MSS));
+		bool last = i + 1 == count;
+		EXPECT_EQ(t, tcp[13], last ? 0x19 : 0x10);
+		EXPECT_TRUE(t, tcp_checksum_holds(segment, length));
+		EXPECT_EQ(t, memcmp(segment, frame, 12), 0);
+		EXPECT_EQ(t, memcmp(segment + HEADERS, frame + HEADERS + carried, bytes), 0);
+		carried += bytes;
+	}
+	EXPECT_EQ(t, carried, PAYLOAD);
+	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MSS, count, segment), 0);
+}
+
+/* What is not an IPv4 TCP frame with the headers said, or a segment past
+ * the last, gives nothing. */
+static void frames_that_are_not_tcp_give_no_segments(struct ktest *t)
+{
+	build_frame(0x10);
+	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS + 4, MSS), 0); /* wrong split */
+	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, 0), 0);
+	EXPECT_EQ(t, nic_segment_count(NULL, sizeof frame, HEADERS, MSS), 0);
+	EXPECT_EQ(t, nic_segment_count(frame, HEADERS, HEADERS, MSS), 0); /* no payload */
+	frame[IP_AT + 9] = 17;                                            /* UDP */
+	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MSS), 0);
+	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MSS, 0, segment), 0);
+	build_frame(0x10);
+	frame[IP_AT] = 0x4f; /* a 60-byte IP header that the split does not allow for */
+	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MSS), 0);
+	build_frame(0x10);
+	put_be16(frame + 12, 0x86dd); /* IPv6 */
+	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MSS), 0);
+	build_frame(0x10);
+	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MSS, 0, NULL), 0);
+}
+
+KTEST_SUITE(nicseg, KTEST_CASE(segments_carry_the_frame_with_their_own_headers),
+	    KTEST_CASE(frames_that_are_not_tcp_give_no_segments));
