@@ -23,6 +23,7 @@ struct virtio_net_counters {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t rx_bad_length; /* used lengths beyond the buffer or below a header */
 	uint64_t tx_ring_full, interrupts, config_changes;
+	uint64_t tx_segmented; /* large TCP frames the driver cut into segments */
 };
 
 struct virtio_net {

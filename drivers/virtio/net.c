@@ -144,6 +144,7 @@ static int virtio_net_transmit_segmented(struct nic *nic, const void *frame, siz
 	}
 	virtio_kick_queue(&vn->tx);
 	spin_unlock_irqrestore(&vn->tx_lock, flags);
+	virtio_net_add(&vn->counters.tx_segmented, 1);
 	virtio_net_add(&vn->counters.tx_packets, count);
 	virtio_net_add(&vn->counters.tx_bytes, bytes);
 	return 0;
@@ -214,7 +215,7 @@ struct virtio_net_counter_name {
 static const struct virtio_net_counter_name virtio_net_counter_names[] = {
     VN_COUNTER(rx_packets), VN_COUNTER(rx_bytes),       VN_COUNTER(tx_packets),
     VN_COUNTER(tx_bytes),   VN_COUNTER(rx_bad_length),  VN_COUNTER(tx_ring_full),
-    VN_COUNTER(interrupts), VN_COUNTER(config_changes),
+    VN_COUNTER(interrupts), VN_COUNTER(config_changes), VN_COUNTER(tx_segmented),
 };
 #define VN_COUNTER_COUNT (sizeof(virtio_net_counter_names) / sizeof(virtio_net_counter_names[0]))
 
