@@ -15,6 +15,7 @@
 
 #include "lib/checksum.h"
 #include "lib/string.h"
+#include "lib/unaligned.h"
 
 #define ETHERNET_HEADER 14
 #define IP_MIN_HEADER   20
@@ -48,23 +49,6 @@ unsigned nic_segment_count(const void *frame, size_t length, size_t header_lengt
 	return (unsigned)((length - header_length + mss - 1) / mss);
 }
 
-static uint16_t load_be16(const uint8_t *at)
-{
-	return (uint16_t)(at[0] << 8 | at[1]);
-}
-
-static void store_be16(uint8_t *at, uint16_t value)
-{
-	at[0] = (uint8_t)(value >> 8);
-	at[1] = (uint8_t)value;
-}
-
-static void store_be32(uint8_t *at, uint32_t value)
-{
-	store_be16(at, (uint16_t)(value >> 16));
-	store_be16(at + 2, (uint16_t)value);
-}
-
 /* Two ones' complement sums (net_checksum's) added and folded. */
 static uint16_t add_sums(uint16_t a, uint16_t b)
 {
@@ -80,7 +64,7 @@ static uint16_t tcp_checksum(const uint8_t *ip, const uint8_t *tcp, size_t tcp_b
 	memcpy(pseudo, ip + 12, 8); /* source and destination */
 	pseudo[8] = 0;
 	pseudo[9] = IP_PROTO_TCP;
-	store_be16(pseudo + 10, (uint16_t)tcp_bytes);
+	write_be16(pseudo + 10, (uint16_t)tcp_bytes);
 	return (uint16_t)~add_sums(net_checksum(pseudo, sizeof pseudo),
 				   net_checksum(tcp, (int)tcp_bytes));
 }
@@ -101,17 +85,16 @@ size_t nic_segment_write(const void *frame_in, size_t length, size_t header_leng
 
 	uint8_t *ip = out + ETHERNET_HEADER, *tcp = ip + ip_length;
 	size_t tcp_bytes = header_length - ETHERNET_HEADER - ip_length + bytes;
-	store_be16(ip + 2, (uint16_t)(ip_length + tcp_bytes));
-	store_be16(ip + 4, (uint16_t)(load_be16(ip + 4) + index));
-	store_be16(ip + 10, 0);
+	write_be16(ip + 2, (uint16_t)(ip_length + tcp_bytes));
+	write_be16(ip + 4, (uint16_t)(read_be16(ip + 4) + index));
+	write_be16(ip + 10, 0);
 	uint16_t ip_sum = (uint16_t)~net_checksum(ip, (int)ip_length);
 	memcpy(ip + 10, &ip_sum, sizeof ip_sum); /* net_checksum's order is the wire's */
 
-	uint32_t sequence = (uint32_t)(tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 | tcp[7]);
-	store_be32(tcp + 4, sequence + (uint32_t)offset);
+	write_be32(tcp + 4, read_be32(tcp + 4) + (uint32_t)offset);
 	if (!last)
 		tcp[13] &= (uint8_t) ~(TCP_FIN | TCP_PSH);
-	store_be16(tcp + 16, 0);
+	write_be16(tcp + 16, 0);
 	uint16_t tcp_sum = tcp_checksum(ip, tcp, tcp_bytes);
 	memcpy(tcp + 16, &tcp_sum, sizeof tcp_sum);
 	return header_length + bytes;

@@ -8,6 +8,7 @@
 #include "ktest/ktest.h"
 #include "lib/checksum.h"
 #include "lib/string.h"
+#include "lib/unaligned.h"
 #include "net/nic.h"
 
 #define HEADERS   54 /* Ethernet 14, IPv4 20, TCP 20 */
@@ -21,46 +22,29 @@
 static uint8_t frame[HEADERS + PAYLOAD];
 static uint8_t segment[HEADERS + MSS];
 
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	put_be16(p, (uint16_t)(v >> 16));
-	put_be16(p + 2, (uint16_t)v);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* A frame as the stack hands it to transmit_segmented: its headers' length
  * fields and checksums are the large frame's, which no segment keeps. */
 static void build_frame(uint8_t flags)
 {
 	memset(frame, 0, sizeof frame);
 	memset(frame, 0x52, 12); /* MACs */
-	put_be16(frame + 12, 0x0800);
+	write_be16(frame + 12, 0x0800);
 	uint8_t *ip = frame + IP_AT, *tcp = frame + TCP_AT;
 	ip[0] = 0x45;
-	put_be16(ip + 2, 20 + 20 + PAYLOAD);
-	put_be16(ip + 4, FIRST_ID);
-	put_be16(ip + 6, 0x4000); /* don't fragment */
+	write_be16(ip + 2, 20 + 20 + PAYLOAD);
+	write_be16(ip + 4, FIRST_ID);
+	write_be16(ip + 6, 0x4000); /* don't fragment */
 	ip[8] = 64;
 	ip[9] = 6;
-	put_be32(ip + 12, 0x0a00020f);
-	put_be32(ip + 16, 0x0a000202);
-	put_be16(tcp, 80);
-	put_be16(tcp + 2, 40000);
-	put_be32(tcp + 4, FIRST_SEQ);
-	put_be32(tcp + 8, 0x12345678);
+	write_be32(ip + 12, 0x0a00020f);
+	write_be32(ip + 16, 0x0a000202);
+	write_be16(tcp, 80);
+	write_be16(tcp + 2, 40000);
+	write_be32(tcp + 4, FIRST_SEQ);
+	write_be32(tcp + 8, 0x12345678);
 	tcp[12] = 5 << 4;
 	tcp[13] = flags;
-	put_be16(tcp + 14, 65535);
+	write_be16(tcp + 14, 65535);
 	for (unsigned i = 0; i < PAYLOAD; i++)
 		frame[HEADERS + i] = (uint8_t)(i * 7 + 3);
 }
@@ -78,7 +62,7 @@ static bool tcp_checksum_holds(const uint8_t *seg, size_t length)
 	memcpy(pseudo, seg + IP_AT + 12, 8);
 	pseudo[8] = 0;
 	pseudo[9] = 6;
-	put_be16(pseudo + 10, (uint16_t)(length - TCP_AT));
+	write_be16(pseudo + 10, (uint16_t)(length - TCP_AT));
 	return fold((uint32_t)net_checksum(pseudo, 12) +
 		    net_checksum(seg + TCP_AT, (int)(length - TCP_AT))) == 0xffff;
 }
@@ -98,7 +82,7 @@ static void segments_carry_the_frame_with_their_own_headers(struct ktest *t)
 		EXPECT_EQ(t, (ip[2] << 8 | ip[3]), 40 + bytes);
 		EXPECT_EQ(t, (ip[4] << 8 | ip[5]), (uint16_t)(FIRST_ID + i));
 		EXPECT_EQ(t, net_checksum(ip, 20), 0xffff);
-		EXPECT_EQ(t, get_be32(tcp + 4), FIRST_SEQ + (uint32_t)(i * MSS));
+		EXPECT_EQ(t, read_be32(tcp + 4), FIRST_SEQ + (uint32_t)(i * MSS));
 		bool last = i + 1 == count;
 		EXPECT_EQ(t, tcp[13], last ? 0x19 : 0x10);
 		EXPECT_TRUE(t, tcp_checksum_holds(segment, length));
@@ -126,7 +110,7 @@ static void frames_that_are_not_tcp_give_no_segments(struct ktest *t)
 	frame[IP_AT] = 0x4f; /* a 60-byte IP header that the split does not allow for */
 	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MSS), 0);
 	build_frame(0x10);
-	put_be16(frame + 12, 0x86dd); /* IPv6 */
+	write_be16(frame + 12, 0x86dd); /* IPv6 */
 	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MSS), 0);
 	build_frame(0x10);
 	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MSS, 0, NULL), 0);

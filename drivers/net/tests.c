@@ -13,6 +13,7 @@
 #include "lattrack/lattrack.h"
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "lib/unaligned.h"
 #include "net/nic.h"
 #include "time/time.h"
 
@@ -28,45 +29,28 @@ struct arp_watch {
 	uint8_t gateway_mac[NIC_MAC_LENGTH];
 };
 
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	put_be16(p, (uint16_t)(v >> 16));
-	put_be16(p + 2, (uint16_t)v);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static void build_arp_request(const struct nic *nic, uint8_t *frame)
 {
 	memset(frame, 0, ARP_FRAME_LENGTH);
 	memset(frame, 0xff, 6);
 	memcpy(frame + 6, nic->mac, 6);
-	put_be16(frame + 12, 0x0806);
+	write_be16(frame + 12, 0x0806);
 	uint8_t *arp = frame + 14;
-	put_be16(arp, 1);          /* Ethernet */
-	put_be16(arp + 2, 0x0800); /* IPv4 */
+	write_be16(arp, 1);          /* Ethernet */
+	write_be16(arp + 2, 0x0800); /* IPv4 */
 	arp[4] = 6;
 	arp[5] = 4;
-	put_be16(arp + 6, 1); /* request */
+	write_be16(arp + 6, 1); /* request */
 	memcpy(arp + 8, nic->mac, 6);
-	put_be32(arp + 14, GUEST_IP);
-	put_be32(arp + 24, GATEWAY_IP);
+	write_be32(arp + 14, GUEST_IP);
+	write_be32(arp + 24, GATEWAY_IP);
 }
 
 static bool is_gateway_arp_reply(const uint8_t *frame, size_t length)
 {
 	const uint8_t *arp = frame + 14;
 	return length >= 42 && frame[12] == 0x08 && frame[13] == 0x06 && arp[6] == 0 &&
-	       arp[7] == 2 && get_be32(arp + 14) == GATEWAY_IP && get_be32(arp + 24) == GUEST_IP;
+	       arp[7] == 2 && read_be32(arp + 14) == GATEWAY_IP && read_be32(arp + 24) == GUEST_IP;
 }
 
 static void watch_frame(struct nic *nic, const void *frame, size_t length, void *context)
