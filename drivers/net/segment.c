@@ -75,7 +75,7 @@ size_t nic_segment_write(const void *frame_in, size_t length, size_t header_leng
 	const uint8_t *frame = frame_in;
 	uint8_t *out = out_buffer;
 	size_t ip_length, payload = length - header_length, offset = (size_t)index * mss;
-	if (!out || !tcp_headers(frame, length, header_length, &ip_length) || !mss ||
+	if (!frame || !out || !tcp_headers(frame, length, header_length, &ip_length) || !mss ||
 	    offset >= payload)
 		return 0;
 	size_t bytes = payload - offset < mss ? payload - offset : mss;

@@ -114,6 +114,7 @@ static void frames_that_are_not_tcp_give_no_segments(struct ktest *t)
 	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MSS), 0);
 	build_frame(0x10);
 	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MSS, 0, NULL), 0);
+	EXPECT_EQ(t, nic_segment_write(NULL, sizeof frame, HEADERS, MSS, 0, segment), 0);
 }
 
 KTEST_SUITE(nicseg, KTEST_CASE(segments_carry_the_frame_with_their_own_headers),
