@@ -30,26 +30,40 @@ void preempt_disable(void)
 }
 
 /* Dropping the last reason not to preempt acts on a pending reschedule, but
- * only where a switch is allowed: outside interrupt handlers, interrupts on. */
-void preempt_enable(void)
+ * only where a switch is allowed: outside interrupt handlers, interrupts on
+ * (irqs_on: what the caller knows of the flag).  In line in the unlocks. */
+static inline __attribute__((always_inline)) void enable_preemption(bool irqs_on)
 {
 	struct cpu *cpu = this_cpu();
 
 	__asm__ volatile("" : : : "memory");
-	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irq_enabled())
+	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irqs_on)
 		sched_preempt();
+}
+
+void preempt_enable(void)
+{
+	enable_preemption(irq_enabled());
+}
+
+/* This CPU's number in one %gs-relative load (the caller holds preemption
+ * off, so it cannot change under it). */
+static inline int cpu_number(void)
+{
+	return (int)this_cpu_read(id);
 }
 
 /* Waits for a ticket's turn; inlined into both ways of taking a lock. */
 static inline __attribute__((always_inline)) void acquire(struct spinlock *lock)
 {
 	preempt_disable();
-	if (lock->owner_cpu == (int)this_cpu_id())
-		panic("spinlock '%s' taken twice on cpu %u", lock->name, this_cpu_id());
+	int cpu = cpu_number();
+	if (lock->owner_cpu == cpu)
+		panic("spinlock '%s' taken twice on cpu %d", lock->name, cpu);
 	uint32_t ticket = __atomic_fetch_add(&lock->next_ticket, 1, __ATOMIC_RELAXED);
 	while (__atomic_load_n(&lock->serving, __ATOMIC_ACQUIRE) != ticket)
 		cpu_relax();
-	lock->owner_cpu = (int)this_cpu_id();
+	lock->owner_cpu = cpu;
 }
 
 void spin_lock(struct spinlock *lock)
@@ -64,7 +78,7 @@ bool spin_trylock(struct spinlock *lock)
 	uint32_t expected = serving;
 	if (__atomic_compare_exchange_n(&lock->next_ticket, &expected, serving + 1, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-		lock->owner_cpu = (int)this_cpu_id();
+		lock->owner_cpu = cpu_number();
 		return true;
 	}
 	preempt_enable();
@@ -74,9 +88,9 @@ bool spin_trylock(struct spinlock *lock)
 /* Gives the lock to the next ticket; preemption stays off (the caller's). */
 static inline void release(struct spinlock *lock)
 {
-	if (lock->owner_cpu != (int)this_cpu_id())
-		panic("spinlock '%s' released on cpu %u, which does not hold it", lock->name,
-		      this_cpu_id());
+	int cpu = cpu_number();
+	if (lock->owner_cpu != cpu)
+		panic("spinlock '%s' released on cpu %d, which does not hold it", lock->name, cpu);
 	lock->owner_cpu = -1;
 	__atomic_store_n(&lock->serving, lock->serving + 1, __ATOMIC_RELEASE);
 }
@@ -84,7 +98,7 @@ static inline void release(struct spinlock *lock)
 void spin_unlock(struct spinlock *lock)
 {
 	release(lock);
-	preempt_enable();
+	enable_preemption(irq_enabled());
 }
 
 uint64_t spin_lock_irqsave(struct spinlock *lock)
@@ -100,7 +114,7 @@ void spin_unlock_irqrestore(struct spinlock *lock, uint64_t flags)
 {
 	release(lock);
 	irq_restore(flags);
-	preempt_enable();
+	enable_preemption(flags & RFLAGS_IF);
 }
 
 void spin_misuse(const struct spinlock *lock, const char *what)
