@@ -215,15 +215,15 @@ bool nic_can_segment(const struct nic *nic);
 int nic_tx_segmented(struct nic *nic, const void *frame, size_t length, size_t header_length);
 /* TCP segmentation in software (segment.c), for a driver's transmit_segmented
  * when its device cannot cut frames: frame and header_length as
- * transmit_segmented gets them, mss the payload bytes a segment carries (the
- * MTU less the IP and TCP headers).  The number of segments, 0 when frame is
- * not an IPv4 TCP frame with those headers. */
-unsigned nic_segment_count(const void *frame, size_t length, size_t header_length, size_t mss);
-/* Writes segment index of frame into out (header_length + mss bytes at most)
+ * transmit_segmented gets them, mtu the wire's (each segment carries the MTU
+ * less the IP and TCP headers of payload).  The number of segments, 0 when
+ * frame is not an IPv4 TCP frame with those headers or they fill the MTU. */
+unsigned nic_segment_count(const void *frame, size_t length, size_t header_length, size_t mtu);
+/* Writes segment index of frame into out (NIC_FRAME_MIN + mtu bytes at most)
  * with its own IP length, id, checksum, sequence number, flags (FIN and PSH
  * on the last only) and TCP checksum.  Returns its length, 0 when there is
  * no such segment. */
-size_t nic_segment_write(const void *frame, size_t length, size_t header_length, size_t mss,
+size_t nic_segment_write(const void *frame, size_t length, size_t header_length, size_t mtu,
 			 unsigned index, void *out);
 /* Runs one poll pass of at most budget frames in the caller's thread.  Returns
  * the frames delivered.  The worker calls it; tests may too. */

@@ -17,7 +17,7 @@
 #include "lib/string.h"
 #include "lib/unaligned.h"
 
-#define ETHERNET_HEADER 14
+#define ETHERNET_HEADER NIC_FRAME_MIN
 #define IP_MIN_HEADER   20
 #define TCP_MIN_HEADER  20
 #define TCP_FIN         0x01
@@ -41,12 +41,22 @@ static bool tcp_headers(const uint8_t *frame, size_t length, size_t header_lengt
 	return (size_t)(ip[*ip_length + 12] >> 4) * 4 == tcp_length; /* the data offset */
 }
 
-unsigned nic_segment_count(const void *frame, size_t length, size_t header_length, size_t mss)
+/* The payload bytes a segment of frame carries on a wire of mtu bytes (the
+ * MTU less the IP and TCP headers); 0 when frame is not an IPv4 TCP frame
+ * with those headers or they leave no room. */
+static size_t segment_payload(const uint8_t *frame, size_t length, size_t header_length, size_t mtu,
+			      size_t *ip_length)
 {
-	size_t ip_length;
-	if (!frame || !mss || !tcp_headers(frame, length, header_length, &ip_length))
+	if (!frame || !tcp_headers(frame, length, header_length, ip_length) ||
+	    mtu + ETHERNET_HEADER <= header_length)
 		return 0;
-	return (unsigned)((length - header_length + mss - 1) / mss);
+	return mtu + ETHERNET_HEADER - header_length;
+}
+
+unsigned nic_segment_count(const void *frame, size_t length, size_t header_length, size_t mtu)
+{
+	size_t ip_length, mss = segment_payload(frame, length, header_length, mtu, &ip_length);
+	return mss ? (unsigned)((length - header_length + mss - 1) / mss) : 0;
 }
 
 /* Two ones' complement sums (net_checksum's) added and folded. */
@@ -69,14 +79,14 @@ static uint16_t tcp_checksum(const uint8_t *ip, const uint8_t *tcp, size_t tcp_b
 				   net_checksum(tcp, (int)tcp_bytes));
 }
 
-size_t nic_segment_write(const void *frame_in, size_t length, size_t header_length, size_t mss,
+size_t nic_segment_write(const void *frame_in, size_t length, size_t header_length, size_t mtu,
 			 unsigned index, void *out_buffer)
 {
 	const uint8_t *frame = frame_in;
 	uint8_t *out = out_buffer;
-	size_t ip_length, payload = length - header_length, offset = (size_t)index * mss;
-	if (!frame || !out || !tcp_headers(frame, length, header_length, &ip_length) || !mss ||
-	    offset >= payload)
+	size_t ip_length, mss = segment_payload(frame, length, header_length, mtu, &ip_length);
+	size_t payload = length - header_length, offset = (size_t)index * mss;
+	if (!out || !mss || offset >= payload)
 		return 0;
 	size_t bytes = payload - offset < mss ? payload - offset : mss;
 	bool last = offset + bytes == payload;

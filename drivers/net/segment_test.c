@@ -13,7 +13,8 @@
 
 #define HEADERS   54 /* Ethernet 14, IPv4 20, TCP 20 */
 #define PAYLOAD   4000
-#define MSS       1460
+#define MTU       1500
+#define MSS       (MTU - 40) /* the payload a segment carries */
 #define IP_AT     14
 #define TCP_AT    34
 #define FIRST_ID  0xfffe      /* the ids wrap too */
@@ -70,12 +71,12 @@ static bool tcp_checksum_holds(const uint8_t *seg, size_t length)
 static void segments_carry_the_frame_with_their_own_headers(struct ktest *t)
 {
 	build_frame(0x10 | 0x08 | 0x01); /* ACK, PSH, FIN */
-	unsigned count = nic_segment_count(frame, sizeof frame, HEADERS, MSS);
+	unsigned count = nic_segment_count(frame, sizeof frame, HEADERS, MTU);
 	ASSERT_EQ(t, count, (PAYLOAD + MSS - 1) / MSS);
 	size_t carried = 0;
 	for (unsigned i = 0; i < count; i++) {
 		memset(segment, 0xee, sizeof segment);
-		size_t length = nic_segment_write(frame, sizeof frame, HEADERS, MSS, i, segment);
+		size_t length = nic_segment_write(frame, sizeof frame, HEADERS, MTU, i, segment);
 		size_t bytes = i + 1 < count ? MSS : PAYLOAD - (count - 1) * MSS;
 		ASSERT_EQ(t, length, HEADERS + bytes);
 		const uint8_t *ip = segment + IP_AT, *tcp = segment + TCP_AT;
@@ -91,7 +92,7 @@ static void segments_carry_the_frame_with_their_own_headers(struct ktest *t)
 		carried += bytes;
 	}
 	EXPECT_EQ(t, carried, PAYLOAD);
-	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MSS, count, segment), 0);
+	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MTU, count, segment), 0);
 }
 
 /* What is not an IPv4 TCP frame with the headers said, or a segment past
@@ -99,22 +100,23 @@ static void segments_carry_the_frame_with_their_own_headers(struct ktest *t)
 static void frames_that_are_not_tcp_give_no_segments(struct ktest *t)
 {
 	build_frame(0x10);
-	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS + 4, MSS), 0); /* wrong split */
+	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS + 4, MTU), 0); /* wrong split */
 	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, 0), 0);
-	EXPECT_EQ(t, nic_segment_count(NULL, sizeof frame, HEADERS, MSS), 0);
-	EXPECT_EQ(t, nic_segment_count(frame, HEADERS, HEADERS, MSS), 0); /* no payload */
+	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, 40), 0); /* headers fill it */
+	EXPECT_EQ(t, nic_segment_count(NULL, sizeof frame, HEADERS, MTU), 0);
+	EXPECT_EQ(t, nic_segment_count(frame, HEADERS, HEADERS, MTU), 0); /* no payload */
 	frame[IP_AT + 9] = 17;                                            /* UDP */
-	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MSS), 0);
-	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MSS, 0, segment), 0);
+	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MTU), 0);
+	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MTU, 0, segment), 0);
 	build_frame(0x10);
 	frame[IP_AT] = 0x4f; /* a 60-byte IP header that the split does not allow for */
-	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MSS), 0);
+	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MTU), 0);
 	build_frame(0x10);
 	write_be16(frame + 12, 0x86dd); /* IPv6 */
-	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MSS), 0);
+	EXPECT_EQ(t, nic_segment_count(frame, sizeof frame, HEADERS, MTU), 0);
 	build_frame(0x10);
-	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MSS, 0, NULL), 0);
-	EXPECT_EQ(t, nic_segment_write(NULL, sizeof frame, HEADERS, MSS, 0, segment), 0);
+	EXPECT_EQ(t, nic_segment_write(frame, sizeof frame, HEADERS, MTU, 0, NULL), 0);
+	EXPECT_EQ(t, nic_segment_write(NULL, sizeof frame, HEADERS, MTU, 0, segment), 0);
 }
 
 KTEST_SUITE(nicseg, KTEST_CASE(segments_carry_the_frame_with_their_own_headers),

@@ -22,8 +22,6 @@
  */
 #include "virtio/internal.h"
 
-#define ETHERNET_HEADER_BYTES 14
-
 #include "console/console.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -118,10 +116,8 @@ static int virtio_net_transmit_segmented(struct nic *nic, const void *frame, siz
 					 size_t header_length)
 {
 	struct virtio_net *vn = nic->driver;
-	size_t mss = nic->mtu + ETHERNET_HEADER_BYTES - header_length;
-	unsigned count = nic_segment_count(frame, length, header_length, mss);
-	if (!count || nic->mtu <= header_length - ETHERNET_HEADER_BYTES ||
-	    header_length + mss > VIRTIO_NET_BUFFER - VIRTIO_NET_HEADER)
+	unsigned count = nic_segment_count(frame, length, header_length, nic->mtu);
+	if (!count || NIC_FRAME_MIN + nic->mtu > VIRTIO_NET_BUFFER - VIRTIO_NET_HEADER)
 		return -EINVAL;
 	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
 	virtio_net_reclaim_tx(vn);
@@ -135,7 +131,7 @@ static int virtio_net_transmit_segmented(struct nic *nic, const void *frame, siz
 		int id = virtio_find_free_buffer(&vn->tx); /* free_count says there is one */
 		uint8_t *buffer = virtio_queue_buffer(&vn->tx, (unsigned)id);
 		memset(buffer, 0, VIRTIO_NET_HEADER);
-		size_t written = nic_segment_write(frame, length, header_length, mss, i,
+		size_t written = nic_segment_write(frame, length, header_length, nic->mtu, i,
 						   buffer + VIRTIO_NET_HEADER);
 		virtio_offer_buffer(&vn->tx, (unsigned)id, (uint32_t)(VIRTIO_NET_HEADER + written),
 				    false);

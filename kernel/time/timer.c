@@ -190,12 +190,12 @@ static struct timer_oneshot *pop_expired(struct timer_queue *queue, uint64_t now
 }
 
 /* The tick, if it is due at now: counted, its time moved on a period (from
- * now, after a stall), the callback run.  Returns whether it was. */
-static bool tick_if_due(struct timer_queue *queue, uint64_t now)
+ * now, after a stall), the callback run. */
+static void tick_if_due(struct timer_queue *queue, uint64_t now)
 {
 	struct cpu *cpu = this_cpu();
 	if (now + tick_period_ns / TICK_SLACK_DIVISOR < cpu->next_tick_ns)
-		return false;
+		return;
 	__atomic_store_n(&queue->ticks, queue->ticks + 1, __ATOMIC_RELAXED);
 	uint64_t next = cpu->next_tick_ns + tick_period_ns;
 	__atomic_store_n(&cpu->next_tick_ns, next > now ? next : now + tick_period_ns,
@@ -203,7 +203,6 @@ static bool tick_if_due(struct timer_queue *queue, uint64_t now)
 	timer_tick_fn callback = __atomic_load_n(&tick_callback, __ATOMIC_ACQUIRE);
 	if (callback)
 		callback();
-	return true;
 }
 
 /* One-shots first, so that a one-shot due before a tick sees the tick count

@@ -17,7 +17,6 @@
 #include "arch/x86_64/cpu.h"
 #include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
-#include "joinpoint/section.h"
 #include "telemetry/telemetry.h"
 #include "telemetry/tracepoint.h"
 
