@@ -45,7 +45,7 @@ struct logged_call {
 };
 #define CALL_LOG_MAX 16
 
-/* An entry or exit record of a watched join point (watch_words). */
+/* An entry or exit record of a watched join point (watched, below). */
 struct logged_word {
 	uint16_t type;
 	int64_t word;
