@@ -72,6 +72,32 @@ __attribute__((used)) static void record_fast_code(void)
 	"	or %%rdx, %%rax\n"
 	".endm\n"
 
+	/* \\bytes in the ring at %%rcx, for a record at time %%rax: %%rdi
+	 * the record, %%rdx the head that publishes it.  Goes to \\slow, with
+	 * nothing taken, where the record needs C: a full time (2^32 ticks or
+	 * more since the ring's last record), or the end of the ring. */
+	".macro RING_RESERVE bytes, slow\n"
+	"	mov %%rax, %%rdx\n"
+	"	sub %c[last_time](%%rcx), %%rdx\n"
+	"	shr $32, %%rdx\n"
+	"	jnz \\slow\n"
+	"	mov %c[head](%%rcx), %%rdi\n"
+	"	lea \\bytes(%%rdi), %%rdx\n"
+	"	cmp %c[fast_limit](%%rcx), %%rdx\n"
+	"	ja \\slow\n"
+	"	mov %%rax, %c[last_time](%%rcx)\n"
+	"	and %c[mask](%%rcx), %%rdi\n"
+	"	add %c[data](%%rcx), %%rdi\n"
+	".endm\n"
+
+	/* The record written at %%rdi is published: the commit count odd while
+	 * the head moves, even after (x86: stores stay in order). */
+	".macro RING_PUBLISH\n"
+	"	incq %c[commits](%%rcx)\n"
+	"	mov %%rdx, %c[head](%%rcx)\n"
+	"	incq %c[commits](%%rcx)\n"
+	".endm\n"
+
 	/* \\arguments: 1 when the trampoline reserved six argument slots. */
 	".macro RECORD_FAST arguments\n"
 	"	.globl trace_record_fast\\arguments\n"
@@ -94,17 +120,7 @@ __attribute__((used)) static void record_fast_code(void)
 	"	test %%rcx, %%rcx\n"
 	"	jz 5f\n"
 	"	TSC_NOW\n"
-	"	mov %%rax, %%rdx\n"                     /* a compact time needs < 2^32 since the last */
-	"	sub %c[last_time](%%rcx), %%rdx\n"
-	"	shr $32, %%rdx\n"
-	"	jnz 8f\n"
-	"	mov %c[head](%%rcx), %%rdi\n"
-	"	lea %c[bytes](%%rdi), %%rdx\n"          /* the new head */
-	"	cmp %c[fast_limit](%%rcx), %%rdx\n"
-	"	ja 8f\n"
-	"	mov %%rax, %c[last_time](%%rcx)\n"
-	"	and %c[mask](%%rcx), %%rdi\n"
-	"	add %c[data](%%rcx), %%rdi\n"            /* the record */
+	"	RING_RESERVE %c[bytes], 8f\n"
 	"	mov %c[list_index](%%rbx), %%r8d\n"
 	"	lea %c[header](%%r8,%%r8,2), %%r8d\n"
 	"	mov %%r8d, (%%rdi)\n"
@@ -121,9 +137,7 @@ __attribute__((used)) static void record_fast_code(void)
 	"	shr $32, %%rax\n"
 	"	jnz 7f\n"
 	"6:\n"
-	"	incq %c[commits](%%rcx)\n"             /* odd: a commit is under way */
-	"	mov %%rdx, %c[head](%%rcx)\n"           /* publish (x86: stores stay in order) */
-	"	incq %c[commits](%%rcx)\n"             /* even: one more record */
+	"	RING_PUBLISH\n"
 	"9:\n"
 	"	popfq\n"
 	"	mov %%rsi, %%rax\n"
@@ -168,23 +182,11 @@ __attribute__((used)) static void record_fast_code(void)
 	 * record needs C (a full time, the end of the ring). */
 	".macro WORD_RECORD header, word, slow\n"
 	"	TSC_NOW\n"
-	"	mov %%rax, %%rdx\n"
-	"	sub %c[last_time](%%rcx), %%rdx\n"
-	"	shr $32, %%rdx\n"
-	"	jnz \\slow\n"
-	"	mov %c[head](%%rcx), %%rdi\n"
-	"	lea %c[word_bytes](%%rdi), %%rdx\n"
-	"	cmp %c[fast_limit](%%rcx), %%rdx\n"
-	"	ja \\slow\n"
-	"	mov %%rax, %c[last_time](%%rcx)\n"
-	"	and %c[mask](%%rcx), %%rdi\n"
-	"	add %c[data](%%rcx), %%rdi\n"
+	"	RING_RESERVE %c[word_bytes], \\slow\n"
 	"	mov \\header, (%%rdi)\n"
 	"	mov %%eax, 4(%%rdi)\n"
 	"	mov \\word, 8(%%rdi)\n"
-	"	incq %c[commits](%%rcx)\n"
-	"	mov %%rdx, %c[head](%%rcx)\n"
-	"	incq %c[commits](%%rcx)\n"
+	"	RING_PUBLISH\n"
 	".endm\n"
 
 	/* trace_record_whole_call(jp, args): the recorder's around (joinpoint.h)
@@ -271,6 +273,8 @@ __attribute__((used)) static void record_fast_code(void)
 	"	ret\n"
 	"	.size trace_record_whole_call, . - trace_record_whole_call\n"
 	".purgem WORD_RECORD\n"
+	".purgem RING_PUBLISH\n"
+	".purgem RING_RESERVE\n"
 	".purgem TSC_NOW\n"
 	"	.popsection\n"
 	:
