@@ -25,6 +25,7 @@ struct cpu_stats {
 	uint64_t context_switches;
 	uint64_t interrupts;
 	uint64_t direct_switches; /* of context_switches: the hand-off's fast path (sched) */
+	uint64_t sleeps_ended_between_ticks; /* by the run queue's one-shot (sched) */
 };
 
 struct tel_ring;

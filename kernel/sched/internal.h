@@ -81,7 +81,6 @@ struct thread {
 	struct sched_link run_link;   /* run queue, under its lock */
 	struct sched_link sleep_link; /* run queue's sleepers, under its lock */
 	uint64_t wake_deadline_ns;
-	uint64_t sleeper_timer_wakeups; /* its sleeps ended by its queue's sleeper_timer */
 	bool sleeping;                  /* on sleep_link */
 	bool handed_off;                /* its block ended with a sched_handoff to it */
 	struct sched_link all_link;     /* every thread, under threads_lock */

@@ -722,8 +722,7 @@ static void wake_sleepers_due(struct timer_oneshot *timer, void *ctx)
 	uint64_t next = soonest_deadline(rq);
 	if (next)
 		arm_sleeper_timer(rq, next);
-	for (unsigned i = 0; i < count; i++)
-		expired[i]->sleeper_timer_wakeups++;
+	rq->cpu->stats.sleeps_ended_between_ticks += count;
 	spin_unlock_irqrestore(&rq->lock, flags);
 	for (unsigned i = 0; i < count; i++)
 		sched_wakeup(expired[i]);
