@@ -260,6 +260,14 @@ unsigned thread_cpu(const struct thread *t)
 	return __atomic_load_n(&t->cpu, __ATOMIC_RELAXED);
 }
 
+uint64_t thread_pin_here(void)
+{
+	struct thread *self = thread_current();
+	uint64_t affinity = thread_affinity(self);
+	thread_set_affinity(self, SMP_CPU_BIT(thread_cpu(self)));
+	return affinity;
+}
+
 void thread_set_kind(struct thread *t, enum thread_kind kind)
 {
 	thread_mark_monitor(t, kind == THREAD_KIND_MONITOR);

@@ -220,6 +220,10 @@ int thread_set_affinity(struct thread *t, uint64_t mask);
 /* t's affinity mask, and the CPU it runs or last ran on. */
 uint64_t thread_affinity(const struct thread *t);
 unsigned thread_cpu(const struct thread *t);
+/* Pins the running thread to the CPU it is on (a test or a benchmark about
+ * one CPU); returns the affinity it had, to give back with
+ * thread_set_affinity. */
+uint64_t thread_pin_here(void);
 /* Makes t a monitor thread or an ordinary one (moving it off monitor CPUs). */
 void thread_set_kind(struct thread *t, enum thread_kind kind);
 enum thread_kind thread_get_kind(const struct thread *t);

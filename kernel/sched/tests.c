@@ -12,6 +12,7 @@
 #include "arch/x86_64/cpu.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
+#include "sched/one_cpu_case.h"
 #include "smp/smp.h"
 #include "time/time.h"
 
@@ -19,19 +20,6 @@
  * seconds, and a bound would then decide the result.  A wait that never ends
  * is a hang, which the harness's timeout catches and names (tests/run.py's
  * hang symbols). */
-
-/* Cases about one CPU's policy (who runs first, who preempts whom, what one
- * CPU counts) run with the ktest thread pinned to the CPU it is on; the
- * threads they create inherit the pin. */
-#define ONE_CPU_CASE(name)                                                \
-	static void name(struct ktest *t)                                 \
-	{                                                                 \
-		struct thread *self = thread_current();                   \
-		uint64_t affinity = thread_affinity(self);                \
-		thread_set_affinity(self, SMP_CPU_BIT(thread_cpu(self))); \
-		name##_body(t);                                           \
-		thread_set_affinity(self, affinity);                      \
-	}
 
 /* Spawns count threads of fn(&args[i]) and joins them all; returns the sum of
  * their exit statuses, or -1 if one could not be created or joined. */

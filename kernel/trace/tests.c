@@ -255,9 +255,7 @@ static void call_records_carry_argument_result_and_duration(struct ktest *t)
  * records come in one stream, in order. */
 static void whole_calls_record_entry_and_exit(struct ktest *t)
 {
-	struct thread *self = thread_current();
-	uint64_t affinity = thread_affinity(self);
-	ASSERT_EQ(t, thread_set_affinity(self, 1ull << thread_cpu(self)), 0);
+	uint64_t affinity = thread_pin_here();
 	const struct joinpoint *add = jp_find("jptest.add"), *outer = jp_find("jptest.outer");
 	const char *patterns[] = {"jptest.add", "jptest.outer"};
 	watched[0] = add;
@@ -270,7 +268,7 @@ static void whole_calls_record_entry_and_exit(struct ktest *t)
 	thread_set_untraced(false);
 	EXPECT_EQ(t, jptest_add(-5, 3), -2);
 	ASSERT_EQ(t, trace_stop(NULL), 0);
-	thread_set_affinity(self, affinity);
+	thread_set_affinity(thread_current(), affinity);
 	watched[0] = watched[1] = NULL;
 
 	uint16_t add_entry = TRACE_JP_EVENT(jp_index(add), TRACE_JP_ENTRY);
@@ -292,9 +290,7 @@ static void whole_calls_record_entry_and_exit(struct ktest *t)
  * carries its call's result. */
 static void whole_calls_through_a_wrapping_ring(struct ktest *t)
 {
-	struct thread *self = thread_current();
-	uint64_t affinity = thread_affinity(self);
-	ASSERT_EQ(t, thread_set_affinity(self, 1ull << thread_cpu(self)), 0);
+	uint64_t affinity = thread_pin_here();
 	const char *patterns[] = {"jptest.add"};
 	watched[0] = jp_find("jptest.add");
 	start_recording(t, patterns, 1);
@@ -304,7 +300,7 @@ static void whole_calls_through_a_wrapping_ring(struct ktest *t)
 		wrong += jptest_add(i, i) != 2 * i;
 	struct trace_end end;
 	ASSERT_EQ(t, trace_stop(&end), 0);
-	thread_set_affinity(self, affinity);
+	thread_set_affinity(thread_current(), affinity);
 	watched[0] = NULL;
 	EXPECT_EQ(t, wrong, 0);
 	EXPECT_EQ(t, captured.wrong_exits, 0);
@@ -434,9 +430,7 @@ static void lent_packets_keep_their_records_until_the_sink_settles(struct ktest 
 	memset(&captured, 0, sizeof captured);
 	bench_index = jp_index(jp_find("jp.bench_nop"));
 	/* On one CPU, so that the floods go into the ring that was lent. */
-	struct thread *self = thread_current();
-	uint64_t allowed = thread_allowed_cpus(self);
-	ASSERT_EQ(t, thread_set_affinity(self, 1ull << this_cpu()->id), 0);
+	uint64_t affinity = thread_pin_here();
 	ASSERT_EQ(t, trace_start(&lending_sink, "", patterns, 1), 0);
 	for (int round = 0; round < 5; round++) {
 		unsigned lent_before = __atomic_load_n(&lending.lent, __ATOMIC_ACQUIRE);
@@ -454,7 +448,7 @@ static void lent_packets_keep_their_records_until_the_sink_settles(struct ktest 
 	}
 	struct trace_end end;
 	ASSERT_EQ(t, trace_stop(&end), 0);
-	thread_set_affinity(self, allowed);
+	thread_set_affinity(thread_current(), affinity);
 	EXPECT_TRUE(t, lending.lent >= 5);
 	EXPECT_TRUE(t, lending.settles > 0);
 	EXPECT_EQ(t, lending.changed_while_lent, 0);

@@ -14,6 +14,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "net/internal.h"
+#include "sched/one_cpu_case.h"
 #include "sched/sched.h"
 #include "smp/smp.h"
 #include "time/time.h"
@@ -351,17 +352,7 @@ static void icmp_echo_to_gateway(struct ktest *t)
 
 /* ---- The core lock holds back mailbox wake-ups ----------------------------- */
 
-/* Cases about who runs when on one CPU: the ktest thread is pinned to the
- * CPU it is on, and the threads it creates inherit the pin. */
-#define ONE_CPU_CASE(name)                                                \
-	static void name(struct ktest *t)                                 \
-	{                                                                 \
-		struct thread *self = thread_current();                   \
-		uint64_t affinity = thread_affinity(self);                \
-		thread_set_affinity(self, SMP_CPU_BIT(thread_cpu(self))); \
-		name##_body(t);                                           \
-		thread_set_affinity(self, affinity);                      \
-	}
+/* Cases about who runs when on one CPU (sched/one_cpu_case.h). */
 
 struct held_wake_job {
 	sys_mbox_t mbox;
