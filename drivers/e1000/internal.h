@@ -86,6 +86,10 @@ struct pci_device;
 #define E1000_POPTS_TXSM 0x02 /* insert the TCP checksum */
 
 #define E1000_RX_RING     256 /* descriptors; 16 bytes each, a multiple of 128 bytes */
+/* Receive descriptors go back to the device (an RDT write, which the device
+ * sees as a register access) this many at a time: the device keeps at least
+ * RX_RING - RX_RETURN_BATCH of them, and a frame costs no register write. */
+#define E1000_RX_RETURN_BATCH 16
 #define E1000_TX_RING     256
 #define E1000_BUFFER_SIZE 2048 /* RCTL.BSIZE 00 */
 
@@ -144,6 +148,7 @@ struct e1000 {
 	uint8_t *tx_buffers;
 	uint64_t rx_ring_phys, tx_ring_phys, rx_buffers_phys, tx_buffers_phys;
 	unsigned rx_next;   /* next descriptor the device fills */
+	unsigned rx_held;   /* emptied before rx_next, not yet given back by RDT */
 	bool rx_discarding; /* inside a frame that spans descriptors */
 	unsigned tx_tail;   /* next free descriptor */
 	unsigned tx_clean;  /* oldest descriptor not yet reclaimed */

@@ -2,7 +2,8 @@
  * The e1000's descriptor rings.  Receive: E1000_RX_RING descriptors, each
  * owning one E1000_BUFFER_SIZE buffer for its whole life; the device fills a
  * descriptor and sets DD, the driver hands the frame to nic_rx, clears the
- * status and returns the descriptor by advancing RDT.  Only one thread polls
+ * status and returns the descriptor by advancing RDT, E1000_RX_RETURN_BATCH
+ * descriptors at a time.  Only one thread polls
  * at a time (drivers/net serialises passes), so the receive side has no lock.
  * Everything the device wrote is checked before use: a length beyond the
  * buffer or below an Ethernet header, error bits, or a frame spread over
@@ -70,7 +71,7 @@ void e1000_rings_program(struct e1000 *e)
 	e1000_write(e, E1000_RDT, E1000_RX_RING - 1);
 	e1000_write(e, E1000_RDTR, 0);
 	e1000_write(e, E1000_RCTL, E1000_RCTL_EN | E1000_RCTL_BAM | E1000_RCTL_SECRC);
-	e->rx_next = 0;
+	e->rx_next = e->rx_held = 0;
 
 	e1000_write(e, E1000_TDBAL, (uint32_t)e->tx_ring_phys);
 	e1000_write(e, E1000_TDBAH, (uint32_t)(e->tx_ring_phys >> 32));
@@ -139,9 +140,11 @@ unsigned e1000_rx_poll(struct e1000 *e, unsigned budget)
 		e->rx_next = (e->rx_next + 1) % E1000_RX_RING;
 		consumed++;
 	}
-	if (consumed) {
+	e->rx_held += consumed;
+	if (e->rx_held >= E1000_RX_RETURN_BATCH) {
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		e1000_write(e, E1000_RDT, (e->rx_next + E1000_RX_RING - 1) % E1000_RX_RING);
+		e->rx_held = 0;
 	}
 	return delivered;
 }

@@ -3,7 +3,8 @@
  * lies.  A fake e1000 (registers in ordinary memory, real rings) gets
  * descriptors with garbage lengths, error bits and frames spread over several
  * descriptors; the driver must deliver only the good frames, count every bad
- * one, give every descriptor back, and refuse to overfill the transmit ring.
+ * one, give every descriptor back (in batches), and refuse to overfill the
+ * transmit ring.
  */
 #include "e1000/internal.h"
 #include "ktest/ktest.h"
@@ -79,9 +80,34 @@ static void bad_descriptors_are_dropped_and_counted(struct ktest *t)
 	EXPECT_EQ(t, e->soft.rx_errors, 1);
 	EXPECT_EQ(t, e->soft.rx_fragments, 2);
 	EXPECT_EQ(t, e->rx_next, 8);
-	EXPECT_EQ(t, e1000_read(e, E1000_RDT), 7); /* every descriptor went back */
+	EXPECT_EQ(t, e->rx_held, 8); /* every descriptor emptied, to go back in a batch */
 	for (unsigned i = 0; i < 8; i++)
 		EXPECT_EQ(t, e->rx_ring[i].status, 0);
+	fake_free(e);
+}
+
+/* Emptied descriptors go back to the device E1000_RX_RETURN_BATCH at a
+ * time, each batch in one RDT write that names the last of them, across the
+ * ring's end too. */
+static void descriptors_go_back_in_batches(struct ktest *t)
+{
+	struct capture capture = {0};
+	struct e1000 *e = fake_e1000(&capture);
+	ASSERT_TRUE(t, e != NULL);
+	e1000_write(e, E1000_RDT, E1000_RX_RING - 1); /* as programmed */
+	unsigned filled = 0;
+	for (unsigned batch = 0; batch < E1000_RX_RING / E1000_RX_RETURN_BATCH + 2; batch++) {
+		for (unsigned i = 0; i < E1000_RX_RETURN_BATCH - 1; i++, filled++)
+			device_writes(e, filled % E1000_RX_RING, E1000_RX_DD | E1000_RX_EOP, 0, 64);
+		unsigned tail = e1000_read(e, E1000_RDT);
+		EXPECT_EQ(t, e1000_rx_poll(e, 64), E1000_RX_RETURN_BATCH - 1);
+		EXPECT_EQ(t, e1000_read(e, E1000_RDT), tail); /* one short: held */
+		device_writes(e, filled++ % E1000_RX_RING, E1000_RX_DD | E1000_RX_EOP, 0, 64);
+		EXPECT_EQ(t, e1000_rx_poll(e, 64), 1);
+		EXPECT_EQ(t, e1000_read(e, E1000_RDT), (filled - 1) % E1000_RX_RING);
+		EXPECT_EQ(t, e->rx_held, 0);
+	}
+	EXPECT_EQ(t, capture.frames, filled);
 	fake_free(e);
 }
 
@@ -132,6 +158,6 @@ static void transmit_ring_fills_then_drains(struct ktest *t)
 }
 
 KTEST_SUITE(e1000, KTEST_CASE(bad_descriptors_are_dropped_and_counted),
-	    KTEST_CASE(receive_stops_at_the_budget),
+	    KTEST_CASE(descriptors_go_back_in_batches), KTEST_CASE(receive_stops_at_the_budget),
 	    KTEST_CASE(a_device_that_never_stops_cannot_trap_the_poll),
 	    KTEST_CASE(transmit_ring_fills_then_drains));
