@@ -323,15 +323,15 @@ void semaphore_up(struct semaphore *s);
  * unlock, and waiters get it in priority order (FIFO within a priority), by
  * direct hand-over so none can be overtaken.  Not for interrupt context. */
 struct mutex {
-	struct spinlock lock;
-	struct thread *owner;
+	struct spinlock lock; /* guards the waiters */
+	uintptr_t owner_word; /* the owning thread, | 1 while waiters may be queued */
 	struct sched_link waiters;
 	const char *name;
 };
 
-#define MUTEX_INIT(m, mutex_name)                                                         \
-	{                                                                                 \
-		SPINLOCK_INIT(mutex_name), NULL, {&(m).waiters, &(m).waiters}, mutex_name \
+#define MUTEX_INIT(m, mutex_name)                                                      \
+	{                                                                              \
+		SPINLOCK_INIT(mutex_name), 0, {&(m).waiters, &(m).waiters}, mutex_name \
 	}
 
 void mutex_init(struct mutex *m, const char *name);
@@ -344,6 +344,8 @@ bool mutex_trylock(struct mutex *m);
 void mutex_unlock(struct mutex *m);
 /* True when the calling thread owns m. */
 bool mutex_held_by_me(const struct mutex *m);
+/* True when nobody owns m (and so nobody waits for it). */
+bool mutex_is_free(const struct mutex *m);
 
 #define mutex_assert_held(m) ASSERT(mutex_held_by_me(m))
 

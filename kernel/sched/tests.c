@@ -435,7 +435,40 @@ static void mutex_contention_gives_exact_total(struct ktest *t)
 	mutex_counter = 0;
 	EXPECT_EQ(t, run_threads(increment_under_mutex, args, priorities, 8), 0);
 	EXPECT_EQ(t, mutex_counter, 8 * 300);
-	EXPECT_TRUE(t, !counter_mutex.owner && link_empty(&counter_mutex.waiters));
+	EXPECT_TRUE(t, mutex_is_free(&counter_mutex) && link_empty(&counter_mutex.waiters));
+}
+
+/* Short holds with no yield, from threads on every CPU: releases on the
+ * fast path (nobody marked) race with waiters marking the word and queueing,
+ * and releases that find the mark hand over.  Every increment must count,
+ * and the mutex must end free with nobody queued. */
+static int increment_briefly_under_mutex(void *arg)
+{
+	for (int i = 0; i < 20000; i++) {
+		mutex_lock(&counter_mutex);
+		mutex_counter = mutex_counter + 1;
+		mutex_unlock(&counter_mutex);
+		if (i % 64 == 0 && mutex_trylock(&counter_mutex)) {
+			mutex_counter = mutex_counter + 1;
+			mutex_unlock(&counter_mutex);
+			__atomic_fetch_add((uint64_t *)arg, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return 0;
+}
+
+static void mutex_fast_and_contended_paths_race(struct ktest *t)
+{
+	uint64_t tried = 0;
+	void *args[6] = {&tried, &tried, &tried, &tried, &tried, &tried};
+	int priorities[6];
+	for (int i = 0; i < 6; i++)
+		priorities[i] = SCHED_PRIORITY_LOW + i % 2;
+	mutex_init(&counter_mutex, "brief");
+	mutex_counter = 0;
+	EXPECT_EQ(t, run_threads(increment_briefly_under_mutex, args, priorities, 6), 0);
+	EXPECT_EQ(t, mutex_counter, 6 * 20000 + tried);
+	EXPECT_TRUE(t, mutex_is_free(&counter_mutex) && link_empty(&counter_mutex.waiters));
 }
 
 static struct mutex order_mutex;
@@ -786,20 +819,18 @@ static void handoff_never_charges_time_backwards_body(struct ktest *t)
 }
 ONE_CPU_CASE(handoff_never_charges_time_backwards)
 
-KTEST_SUITE(sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
-	    KTEST_CASE(higher_priority_runs_before_create_returns),
-	    KTEST_CASE(woken_high_priority_preempts_busy_low),
-	    KTEST_CASE(equal_priorities_share_the_cpu), KTEST_CASE(sleep_lasts_at_least_its_time),
-	    KTEST_CASE(a_sleep_shorter_than_a_tick_ends_at_its_deadline),
-	    KTEST_CASE(wait_timeout_reports_which_came_first),
-	    KTEST_CASE(wake_ready_wakes_only_the_waiters_whose_condition_holds),
-	    KTEST_CASE(producers_and_consumers_lose_nothing),
-	    KTEST_CASE(completions_and_semaphores_wake_waiters),
-	    KTEST_CASE(mutex_contention_gives_exact_total),
-	    KTEST_CASE(mutex_waiters_get_it_by_priority),
-	    KTEST_CASE(handoff_runs_the_blocked_thread_next),
-	    KTEST_CASE(handoff_never_charges_time_backwards),
-	    KTEST_CASE(join_reclaims_threads_and_stacks),
-	    KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
-	    KTEST_CASE(fpu_state_stays_with_its_thread),
-	    KTEST_CASE(switches_and_time_are_accounted));
+KTEST_SUITE(
+    sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
+    KTEST_CASE(higher_priority_runs_before_create_returns),
+    KTEST_CASE(woken_high_priority_preempts_busy_low), KTEST_CASE(equal_priorities_share_the_cpu),
+    KTEST_CASE(sleep_lasts_at_least_its_time),
+    KTEST_CASE(a_sleep_shorter_than_a_tick_ends_at_its_deadline),
+    KTEST_CASE(wait_timeout_reports_which_came_first),
+    KTEST_CASE(wake_ready_wakes_only_the_waiters_whose_condition_holds),
+    KTEST_CASE(producers_and_consumers_lose_nothing),
+    KTEST_CASE(completions_and_semaphores_wake_waiters),
+    KTEST_CASE(mutex_contention_gives_exact_total), KTEST_CASE(mutex_fast_and_contended_paths_race),
+    KTEST_CASE(mutex_waiters_get_it_by_priority), KTEST_CASE(handoff_runs_the_blocked_thread_next),
+    KTEST_CASE(handoff_never_charges_time_backwards), KTEST_CASE(join_reclaims_threads_and_stacks),
+    KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
+    KTEST_CASE(fpu_state_stays_with_its_thread), KTEST_CASE(switches_and_time_are_accounted));
