@@ -217,7 +217,8 @@ void *kmem_cache_alloc(struct kmem_cache *cache)
 static struct slab *slab_of(const void *obj)
 {
 	struct slab *slab = (struct slab *)((uintptr_t)obj & ~(HEAP_BLOCK_ALIGN - 1));
-	if (!mm_pages_in_use(obj) || !mm_pages_in_use(slab) || slab->magic != SLAB_MAGIC)
+	if (!mm_pages_in_use(slab) || !mm_page_in_use_beside(obj, slab) ||
+	    slab->magic != SLAB_MAGIC)
 		return NULL;
 	return slab;
 }

@@ -100,7 +100,7 @@ static struct large_header *large_of(void *ptr)
 {
 	struct large_header *header =
 	    (struct large_header *)((uintptr_t)ptr & ~(HEAP_BLOCK_ALIGN - 1));
-	if (!mm_pages_in_use(ptr) || !mm_pages_in_use(header))
+	if (!mm_pages_in_use(header) || !mm_page_in_use_beside(ptr, header))
 		return NULL;
 	if (header->magic == LARGE_DEAD && (void *)(header + 1) == ptr)
 		panic("kfree: double free of %p (large block)", ptr);

@@ -110,6 +110,12 @@ void kmem_cache_print_all(void);
 /* True when addr lies in a page that mm_alloc_pages handed out: the heap reads
  * a slab header there only then, so foreign pointers panic instead of faulting. */
 bool mm_pages_in_use(const void *addr);
+/* The same for addr, known to lie at or after base, whose page is in use:
+ * an address in base's own page needs no second look. */
+static inline bool mm_page_in_use_beside(const void *addr, const void *base)
+{
+	return (uintptr_t)addr / 4096 == (uintptr_t)base / 4096 || mm_pages_in_use(addr);
+}
 
 /* kmalloc's size classes, created by heap_init (called from mm_init). */
 void heap_init(void);
