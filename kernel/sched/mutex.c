@@ -72,7 +72,8 @@ static bool mutex_take_or_mark(struct mutex *m, struct thread *self)
 	}
 }
 
-static void mutex_lock_contended(struct mutex *m, struct thread *self)
+/* Out of line, so that the fast paths keep a frame of their own size. */
+static __attribute__((noinline)) void mutex_lock_contended(struct mutex *m, struct thread *self)
 {
 	struct waiter w = {.thread = self};
 	link_init(&w.link);
@@ -108,7 +109,7 @@ bool mutex_trylock(struct mutex *m)
 }
 
 /* The owner's word has the waiters' bit: the first waiter gets the mutex. */
-static void mutex_hand_over(struct mutex *m)
+static __attribute__((noinline)) void mutex_hand_over(struct mutex *m)
 {
 	uint64_t flags = spin_lock_irqsave(&m->lock);
 	uintptr_t word = 0;
