@@ -158,7 +158,8 @@ BUSY = re.compile(r"cpu 0: busy (\d+) ms")
 INSTRUCTION_CONFIGS = (  # (label, NIC, kernel command line)
     ("e1000, device segmentation", "e1000", ""),
     ("e1000, net_segmentation=off", "e1000", "net_segmentation=off"),
-    ("virtio-net (no offload offered)", "virtio", ""),
+    ("virtio-net, segmented by its driver (no offload offered)", "virtio", ""),
+    ("virtio-net, net_segmentation=off", "virtio", "net_segmentation=off"),
 )
 
 
