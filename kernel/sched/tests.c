@@ -425,17 +425,24 @@ static int increment_under_mutex(void *arg)
 	return 0;
 }
 
-static void mutex_contention_gives_exact_total(struct ktest *t)
+/* Runs count threads of fn (at two priorities) on a fresh counter_mutex;
+ * the mutex must end free with nobody queued.  Returns the counter. */
+static uint64_t count_under_mutex(struct ktest *t, thread_fn fn, void **args, int count)
 {
-	void *args[8] = {0};
 	int priorities[8];
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < count && i < 8; i++)
 		priorities[i] = SCHED_PRIORITY_LOW + i % 2;
 	mutex_init(&counter_mutex, "counter");
 	mutex_counter = 0;
-	EXPECT_EQ(t, run_threads(increment_under_mutex, args, priorities, 8), 0);
-	EXPECT_EQ(t, mutex_counter, 8 * 300);
+	EXPECT_EQ(t, run_threads(fn, args, priorities, count), 0);
 	EXPECT_TRUE(t, mutex_is_free(&counter_mutex) && link_empty(&counter_mutex.waiters));
+	return mutex_counter;
+}
+
+static void mutex_contention_gives_exact_total(struct ktest *t)
+{
+	void *args[8] = {0};
+	EXPECT_EQ(t, count_under_mutex(t, increment_under_mutex, args, 8), 8 * 300);
 }
 
 /* Short holds with no yield, from threads on every CPU: releases on the
@@ -461,14 +468,8 @@ static void mutex_fast_and_contended_paths_race(struct ktest *t)
 {
 	uint64_t tried = 0;
 	void *args[6] = {&tried, &tried, &tried, &tried, &tried, &tried};
-	int priorities[6];
-	for (int i = 0; i < 6; i++)
-		priorities[i] = SCHED_PRIORITY_LOW + i % 2;
-	mutex_init(&counter_mutex, "brief");
-	mutex_counter = 0;
-	EXPECT_EQ(t, run_threads(increment_briefly_under_mutex, args, priorities, 6), 0);
-	EXPECT_EQ(t, mutex_counter, 6 * 20000 + tried);
-	EXPECT_TRUE(t, mutex_is_free(&counter_mutex) && link_empty(&counter_mutex.waiters));
+	uint64_t total = count_under_mutex(t, increment_briefly_under_mutex, args, 6);
+	EXPECT_EQ(t, total, 6 * 20000 + tried);
 }
 
 static struct mutex order_mutex;
