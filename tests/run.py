@@ -327,7 +327,8 @@ def boot_and_collect_ktap(log, kernel, timeout, initrd=None, append="", smp=1, q
 HOST_CFLAGS = ["-std=gnu11", "-O1", "-g", "-fsanitize=address,undefined",
                "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-Wall", "-Wextra",
                "-Werror", "-Wno-unused-parameter", "-Ikernel", "-Idrivers", "-Imodules",
-               "-Ilinker", "-I.", "-Iaspects/include", "-Itests/host/shim", "-DHOST_TEST"]
+               "-Ilinker", "-I.", "-Iaspects/include", "-Itests/host/shim", "-Iuserland",
+               "-DHOST_TEST"]
 HOST_TEST_TIMEOUT = 120
 
 
