@@ -56,11 +56,11 @@ struct pci_device;
 #define E1000_TIPG_VALUE (10u | 8u << 10 | 6u << 20)
 
 /* Interrupt causes (ICR, IMS, IMC). */
-#define E1000_INT_TXDW    (1u << 0)
-#define E1000_INT_LSC     (1u << 2)
-#define E1000_INT_RXDMT0  (1u << 4)
-#define E1000_INT_RXO     (1u << 6)
-#define E1000_INT_RXT0    (1u << 7)
+#define E1000_INT_TXDW   (1u << 0)
+#define E1000_INT_LSC    (1u << 2)
+#define E1000_INT_RXDMT0 (1u << 4)
+#define E1000_INT_RXO    (1u << 6)
+#define E1000_INT_RXT0   (1u << 7)
 /* Receive causes wake the worker.  A transmit completion (TXDW) raises no
  * interrupt: its descriptors are reclaimed when the next frame is queued or
  * the next pass polls, as on virtio-net, so a response costs no second
@@ -85,13 +85,13 @@ struct pci_device;
 #define E1000_POPTS_IXSM 0x01 /* insert the IP checksum */
 #define E1000_POPTS_TXSM 0x02 /* insert the TCP checksum */
 
-#define E1000_RX_RING     256 /* descriptors; 16 bytes each, a multiple of 128 bytes */
+#define E1000_RX_RING 256 /* descriptors; 16 bytes each, a multiple of 128 bytes */
 /* Receive descriptors go back to the device (an RDT write, which the device
  * sees as a register access) this many at a time: the device keeps at least
  * RX_RING - RX_RETURN_BATCH of them, and a frame costs no register write. */
 #define E1000_RX_RETURN_BATCH 16
-#define E1000_TX_RING     256
-#define E1000_BUFFER_SIZE 2048 /* RCTL.BSIZE 00 */
+#define E1000_TX_RING         256
+#define E1000_BUFFER_SIZE     2048 /* RCTL.BSIZE 00 */
 
 struct e1000_rx_desc {
 	uint64_t address;

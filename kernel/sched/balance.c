@@ -411,7 +411,8 @@ void sched_print_cpu_stats(void)
 		/* The microseconds last: a quiet stretch under -icount is a few
 		 * hundred of them, below the milliseconds' resolution. */
 		pr_info("cpu %u%s: busy %lu ms (%lu.%lu%%) idle %lu ms irq %lu ms, %lu switches, "
-			"%lu interrupts, %lu calls, %u ready, %lu sleeps ended between ticks; busy %lu us "
+			"%lu interrupts, %lu calls, %u ready, %lu sleeps ended between ticks; busy "
+			"%lu us "
 			"idle %lu us\n",
 			index, (monitors & SMP_CPU_BIT(index)) ? " [monitors]" : "",
 			(uint64_t)(stats.busy_ns / NSEC_PER_MSEC), busy_permille / 10,
@@ -419,8 +420,7 @@ void sched_print_cpu_stats(void)
 			(uint64_t)(stats.irq_ns / NSEC_PER_MSEC), stats.context_switches,
 			stats.interrupts, smp_calls_received(index),
 			__atomic_load_n(&rq_of_cpu(index)->ready_count, __ATOMIC_RELAXED),
-			stats.sleeps_ended_between_ticks,
-			(uint64_t)(stats.busy_ns / NSEC_PER_USEC),
+			stats.sleeps_ended_between_ticks, (uint64_t)(stats.busy_ns / NSEC_PER_USEC),
 			(uint64_t)(stats.idle_ns / NSEC_PER_USEC));
 	}
 }
