@@ -170,7 +170,7 @@ static struct thread *rq_pick(struct run_queue *rq)
 	return container_of(link, struct thread, run_link);
 }
 
-static void arm_sleeper_timer(struct run_queue *rq, uint64_t deadline);
+static inline void arm_sleeper_timer(struct run_queue *rq, uint64_t deadline);
 
 /* Woken by the tick at or after its deadline (the IPC hand-off's callers:
  * a deadline that guards against a partner that never answers needs no
@@ -191,8 +191,7 @@ static void rq_add_sleeper(struct run_queue *rq, struct thread *t)
 static void rq_add_sleeper_on_time(struct run_queue *rq, struct thread *t)
 {
 	rq_add_sleeper(rq, t);
-	if (t->wake_deadline_ns < this_cpu_read(next_tick_ns))
-		arm_sleeper_timer(rq, t->wake_deadline_ns);
+	arm_sleeper_timer(rq, t->wake_deadline_ns);
 }
 
 static void rq_remove_sleeper(struct thread *t)
@@ -732,9 +731,9 @@ static void wake_sleepers_due(struct timer_oneshot *timer, void *ctx)
  * the queue's one-shot fires then (a tick would be up to a period late).
  * rq locked, interrupts off.  Another CPU's queue is left to its ticks;
  * a deadline at or after the next tick is the tick's. */
-static void arm_sleeper_timer(struct run_queue *rq, uint64_t deadline)
+static inline void arm_sleeper_timer(struct run_queue *rq, uint64_t deadline)
 {
-	if (rq->cpu != this_cpu() || deadline >= timer_next_tick_ns())
+	if (deadline >= timer_next_tick_ns() || rq->cpu != this_cpu())
 		return;
 	if (rq->sleeper_timer_ns && rq->sleeper_timer_ns <= deadline)
 		return; /* armed for as soon or sooner */

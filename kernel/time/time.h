@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cpu/percpu.h"
 #include "uapi/time.h"
 
 /* ---- Clock ----------------------------------------------------------------- */
@@ -86,8 +87,12 @@ void timer_init_cpu(void);
 timer_tick_fn timer_set_tick_callback(timer_tick_fn callback);
 /* Ticks this CPU has taken since its timer started. */
 uint64_t timer_tick_count(void);
-/* When this CPU's next tick is due (clock_ns() time). */
-uint64_t timer_next_tick_ns(void);
+/* When this CPU's next tick is due (clock_ns() time): one load, for the
+ * scheduler's test of every timed block. */
+static inline uint64_t timer_next_tick_ns(void)
+{
+	return this_cpu_read(next_tick_ns);
+}
 /* The tick rate in Hz (hz= on the command line). */
 unsigned timer_hz(void);
 /* Arms timer to call callback(timer, ctx) once, on the calling CPU, in the

@@ -83,11 +83,6 @@ uint64_t timer_tick_count(void)
 	return __atomic_load_n(&queues[this_cpu_id()].ticks, __ATOMIC_RELAXED);
 }
 
-uint64_t timer_next_tick_ns(void)
-{
-	return this_cpu_read(next_tick_ns);
-}
-
 /* LAPIC timer counts for delta_ns, rounded up, at least 1 (0 would stop it). */
 static uint32_t counts_for(uint64_t delta_ns)
 {
