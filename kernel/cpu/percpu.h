@@ -133,9 +133,10 @@ static inline struct tel_ring *this_cpu_trace_ring(void)
 	return this_cpu_read(trace_ring);
 }
 
+/* This CPU's dense index, in one load (this_cpu_read). */
 static inline unsigned this_cpu_id(void)
 {
-	return this_cpu()->id;
+	return this_cpu_read(id);
 }
 
 /* Points GS at cpus[index] on the calling CPU; used once per CPU at start-up. */

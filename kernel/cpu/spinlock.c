@@ -46,18 +46,11 @@ void preempt_enable(void)
 	enable_preemption(irq_enabled());
 }
 
-/* This CPU's number in one %gs-relative load (the caller holds preemption
- * off, so it cannot change under it). */
-static inline int cpu_number(void)
-{
-	return (int)this_cpu_read(id);
-}
-
 /* Waits for a ticket's turn; inlined into both ways of taking a lock. */
 static inline __attribute__((always_inline)) void acquire(struct spinlock *lock)
 {
 	preempt_disable();
-	int cpu = cpu_number();
+	int cpu = (int)this_cpu_id();
 	if (lock->owner_cpu == cpu)
 		panic("spinlock '%s' taken twice on cpu %d", lock->name, cpu);
 	uint32_t ticket = __atomic_fetch_add(&lock->next_ticket, 1, __ATOMIC_RELAXED);
@@ -78,7 +71,7 @@ bool spin_trylock(struct spinlock *lock)
 	uint32_t expected = serving;
 	if (__atomic_compare_exchange_n(&lock->next_ticket, &expected, serving + 1, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-		lock->owner_cpu = cpu_number();
+		lock->owner_cpu = (int)this_cpu_id();
 		return true;
 	}
 	preempt_enable();
@@ -88,7 +81,7 @@ bool spin_trylock(struct spinlock *lock)
 /* Gives the lock to the next ticket; preemption stays off (the caller's). */
 static inline void release(struct spinlock *lock)
 {
-	int cpu = cpu_number();
+	int cpu = (int)this_cpu_id();
 	if (lock->owner_cpu != cpu)
 		panic("spinlock '%s' released on cpu %d, which does not hold it", lock->name, cpu);
 	lock->owner_cpu = -1;
