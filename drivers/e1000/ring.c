@@ -211,19 +211,6 @@ static unsigned e1000_tx_free_locked(struct e1000 *e)
 	return (e->tx_clean + E1000_TX_RING - e->tx_tail - 1) % E1000_TX_RING;
 }
 
-/* The header lengths of an Ethernet + IPv4 + TCP frame, or 0 when it is not
- * one or the lengths do not add up to header_length. */
-static size_t e1000_tcp_ip_length(const uint8_t *frame, size_t header_length)
-{
-	if (header_length < 14 + 20 + 20 || frame[12] != 0x08 || frame[13] != 0x00)
-		return 0;
-	size_t ip_length = (size_t)(frame[14] & 0x0f) * 4;
-	if ((frame[14] >> 4) != 4 || ip_length < 20 || frame[14 + 9] != 6)
-		return 0;
-	size_t tcp_length = (size_t)(frame[14 + ip_length + 12] >> 4) * 4;
-	return 14 + ip_length + tcp_length == header_length && tcp_length >= 20 ? ip_length : 0;
-}
-
 /* The folded ones' complement sum of the pseudo header without its length,
  * which the device adds per segment: source, destination, protocol. */
 static uint16_t e1000_pseudo_header_sum(const uint8_t *ip)
@@ -292,9 +279,8 @@ static unsigned e1000_tx_data(struct e1000 *e, unsigned slot, const uint8_t *fra
 
 int e1000_tx_segmented(struct e1000 *e, const void *frame, size_t length, size_t header_length)
 {
-	size_t ip_length = e1000_tcp_ip_length(frame, header_length);
-	if (!ip_length || length <= header_length || length > NIC_SEGMENTED_MAX ||
-	    header_length >= NIC_FRAME_MAX)
+	size_t ip_length = nic_tcp_ip_length(frame, length, header_length);
+	if (!ip_length || length > NIC_SEGMENTED_MAX || header_length >= NIC_FRAME_MAX)
 		return -EINVAL;
 	unsigned mss = (unsigned)(e->nic.mtu + 14 - header_length);
 	unsigned needed = 1 + (unsigned)((length + E1000_BUFFER_SIZE - 1) / E1000_BUFFER_SIZE);

@@ -213,6 +213,10 @@ bool nic_can_segment(const struct nic *nic);
  * NULL, no segmentation, length or header_length out of range), -EAGAIN,
  * -EIO. */
 int nic_tx_segmented(struct nic *nic, const void *frame, size_t length, size_t header_length);
+/* The IP header's length in frame, an Ethernet + IPv4 + TCP frame whose
+ * headers take header_length bytes and leave a payload; 0 when it is not one
+ * or the lengths do not add up (segment.c; a segmenting driver's check). */
+size_t nic_tcp_ip_length(const void *frame, size_t length, size_t header_length);
 /* TCP segmentation in software (segment.c), for a driver's transmit_segmented
  * when its device cannot cut frames: frame and header_length as
  * transmit_segmented gets them, mtu the wire's (each segment carries the MTU

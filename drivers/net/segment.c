@@ -24,21 +24,20 @@
 #define TCP_PSH         0x08
 #define IP_PROTO_TCP    6
 
-/* Where frame's IP and TCP headers are, from header_length; false when
- * they do not add up to an IPv4 TCP frame. */
-static bool tcp_headers(const uint8_t *frame, size_t length, size_t header_length,
-			size_t *ip_length)
+size_t nic_tcp_ip_length(const void *frame_in, size_t length, size_t header_length)
 {
+	const uint8_t *frame = frame_in;
 	if (header_length < ETHERNET_HEADER + IP_MIN_HEADER + TCP_MIN_HEADER ||
 	    header_length >= length || frame[12] != 0x08 || frame[13] != 0x00)
-		return false;
+		return 0;
 	const uint8_t *ip = frame + ETHERNET_HEADER;
-	*ip_length = (size_t)(ip[0] & 0x0f) * 4;
-	if ((ip[0] >> 4) != 4 || *ip_length < IP_MIN_HEADER || ip[9] != IP_PROTO_TCP ||
-	    header_length < ETHERNET_HEADER + *ip_length + TCP_MIN_HEADER)
-		return false;
-	size_t tcp_length = header_length - ETHERNET_HEADER - *ip_length;
-	return (size_t)(ip[*ip_length + 12] >> 4) * 4 == tcp_length; /* the data offset */
+	size_t ip_length = (size_t)(ip[0] & 0x0f) * 4;
+	if ((ip[0] >> 4) != 4 || ip_length < IP_MIN_HEADER || ip[9] != IP_PROTO_TCP ||
+	    header_length < ETHERNET_HEADER + ip_length + TCP_MIN_HEADER)
+		return 0;
+	size_t tcp_length = header_length - ETHERNET_HEADER - ip_length;
+	return (size_t)(ip[ip_length + 12] >> 4) * 4 == tcp_length ? ip_length
+								   : 0; /* data offset */
 }
 
 /* The payload bytes a segment of frame carries on a wire of mtu bytes (the
@@ -47,8 +46,8 @@ static bool tcp_headers(const uint8_t *frame, size_t length, size_t header_lengt
 static size_t segment_payload(const uint8_t *frame, size_t length, size_t header_length, size_t mtu,
 			      size_t *ip_length)
 {
-	if (!frame || !tcp_headers(frame, length, header_length, ip_length) ||
-	    mtu + ETHERNET_HEADER <= header_length)
+	*ip_length = frame ? nic_tcp_ip_length(frame, length, header_length) : 0;
+	if (!*ip_length || mtu + ETHERNET_HEADER <= header_length)
 		return 0;
 	return mtu + ETHERNET_HEADER - header_length;
 }
