@@ -68,6 +68,11 @@ def network_options(args):
     nic = args.nic or ("e1000" if args.interactive else "none")
     if nic == "none":
         return []
+    if args.tap:
+        # A host TAP device instead (bench-net --tap): the host's own TCP/IP
+        # stack talks to the OS, with no user-mode network between them.
+        netdev = f"tap,id=n0,ifname={args.tap},script=no,downscript=no"
+        return ["-netdev", netdev, "-device", f"{NIC_DEVICES.get(nic, nic)},netdev=n0"]
     hostfwd = args.hostfwd if args.hostfwd is not None else (
         [RUN_HOSTFWD] if args.interactive else [])
     netdev = "user,id=n0" + "".join(f",hostfwd={h}" for h in hostfwd)
@@ -187,6 +192,9 @@ def main():
     p.add_argument("--hostfwd", action="append",
                    help="forward a host port to the OS, e.g. tcp:127.0.0.1:8080-:80 (repeatable; "
                    "interactive default: " + RUN_HOSTFWD + ")")
+    p.add_argument("--tap", metavar="IFNAME",
+                   help="attach the NIC to the host TAP device IFNAME (which must exist) instead of "
+                   "the user network; --hostfwd does not apply")
     p.add_argument("--console-port", metavar="SPEC",
                    help="attach a virtio console port to the QEMU character device SPEC, e.g. "
                    "file,path=out.bin or socket,path=/tmp/x.sock,server=on,wait=off")

@@ -211,18 +211,6 @@ static unsigned e1000_tx_free_locked(struct e1000 *e)
 	return (e->tx_clean + E1000_TX_RING - e->tx_tail - 1) % E1000_TX_RING;
 }
 
-/* The folded ones' complement sum of the pseudo header without its length,
- * which the device adds per segment: source, destination, protocol. */
-static uint16_t e1000_pseudo_header_sum(const uint8_t *ip)
-{
-	uint32_t sum = 6;
-	for (unsigned i = 12; i < 20; i += 2)
-		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
 /* Writes the context descriptor for frames with these header lengths. */
 static void e1000_tx_context(struct e1000 *e, unsigned slot, size_t ip_length, size_t header_length,
 			     size_t payload, unsigned mss)
@@ -257,10 +245,10 @@ static unsigned e1000_tx_data(struct e1000 *e, unsigned slot, const uint8_t *fra
 		uint8_t *buffer = e->tx_buffers + (size_t)slot * E1000_BUFFER_SIZE;
 		memcpy(buffer, frame + done, chunk);
 		if (done == 0) {
-			uint16_t pseudo = e1000_pseudo_header_sum(buffer + 14);
+			/* The device adds each segment's length itself. */
+			uint16_t pseudo = nic_tcp_pseudo_sum(buffer + 14, 0);
 			buffer[14 + 10] = buffer[14 + 11] = 0;
-			buffer[14 + ip_length + 16] = (uint8_t)(pseudo >> 8);
-			buffer[14 + ip_length + 17] = (uint8_t)pseudo;
+			memcpy(buffer + 14 + ip_length + 16, &pseudo, sizeof pseudo);
 		}
 		volatile struct e1000_tx_desc *desc = &e->tx_ring[slot];
 		desc->address = e->tx_buffers_phys + (uint64_t)slot * E1000_BUFFER_SIZE;

@@ -217,6 +217,12 @@ int nic_tx_segmented(struct nic *nic, const void *frame, size_t length, size_t h
  * headers take header_length bytes and leave a payload; 0 when it is not one
  * or the lengths do not add up (segment.c; a segmenting driver's check). */
 size_t nic_tcp_ip_length(const void *frame, size_t length, size_t header_length);
+/* The ones' complement sum (net_checksum's, in wire order) of the TCP
+ * pseudo header for the IPv4 header at ip and tcp_bytes of TCP header and
+ * payload: what a device that completes the checksum wants in the TCP
+ * checksum field (tcp_bytes 0 for a device that adds each segment's length
+ * itself, as the e1000's segmentation does). */
+uint16_t nic_tcp_pseudo_sum(const void *ip, size_t tcp_bytes);
 /* TCP segmentation in software (segment.c), for a driver's transmit_segmented
  * when its device cannot cut frames: frame and header_length as
  * transmit_segmented gets them, mtu the wire's (each segment carries the MTU

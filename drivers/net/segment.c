@@ -65,16 +65,22 @@ static uint16_t add_sums(uint16_t a, uint16_t b)
 	return (uint16_t)((sum & 0xffff) + (sum >> 16));
 }
 
-/* The TCP checksum of the segment whose TCP header (checksum field 0) and
- * payload take tcp_bytes at tcp, between the addresses of ip. */
-static uint16_t tcp_checksum(const uint8_t *ip, const uint8_t *tcp, size_t tcp_bytes)
+uint16_t nic_tcp_pseudo_sum(const void *ip_header, size_t tcp_bytes)
 {
+	const uint8_t *ip = ip_header;
 	uint8_t pseudo[12];
 	memcpy(pseudo, ip + 12, 8); /* source and destination */
 	pseudo[8] = 0;
 	pseudo[9] = IP_PROTO_TCP;
 	write_be16(pseudo + 10, (uint16_t)tcp_bytes);
-	return (uint16_t)~add_sums(net_checksum(pseudo, sizeof pseudo),
+	return net_checksum(pseudo, sizeof pseudo);
+}
+
+/* The TCP checksum of the segment whose TCP header (checksum field 0) and
+ * payload take tcp_bytes at tcp, between the addresses of ip. */
+static uint16_t tcp_checksum(const uint8_t *ip, const uint8_t *tcp, size_t tcp_bytes)
+{
+	return (uint16_t)~add_sums(nic_tcp_pseudo_sum(ip, tcp_bytes),
 				   net_checksum(tcp, (int)tcp_bytes));
 }
 

@@ -11,19 +11,48 @@
 #include "pci/pci.h"
 #include "virtio/virtio.h"
 
-#define VIRTIO_NET_F_MAC     (1ull << 5)
-#define VIRTIO_NET_F_STATUS  (1ull << 16)
-#define VIRTIO_NET_S_LINK_UP 1
-#define VIRTIO_NET_HEADER    12 /* struct virtio_net_hdr with num_buffers (VERSION_1) */
-#define VIRTIO_NET_BUFFER    2048
-#define VIRTIO_NET_RX_QUEUE  0
-#define VIRTIO_NET_TX_QUEUE  1
+#define VIRTIO_NET_F_CSUM      (1ull << 0) /* the device completes a partial checksum */
+#define VIRTIO_NET_F_MAC       (1ull << 5)
+#define VIRTIO_NET_F_HOST_TSO4 (1ull << 11) /* the device segments TCP/IPv4 frames */
+#define VIRTIO_NET_F_STATUS    (1ull << 16)
+#define VIRTIO_NET_S_LINK_UP   1
+#define VIRTIO_NET_HEADER      12 /* struct virtio_net_hdr with num_buffers (VERSION_1) */
+#define VIRTIO_NET_BUFFER      2048
+#define VIRTIO_NET_RX_QUEUE    0
+#define VIRTIO_NET_TX_QUEUE    1
+
+/* The header in front of every frame, little-endian (virtio 1.0, 5.1.6). */
+struct virtio_net_header {
+	uint8_t flags;     /* VIRTIO_NET_HDR_F_NEEDS_CSUM */
+	uint8_t gso_type;  /* VIRTIO_NET_HDR_GSO_* */
+	uint16_t hdr_len;  /* Ethernet + IP + TCP header bytes */
+	uint16_t gso_size; /* payload bytes per segment */
+	uint16_t csum_start, csum_offset;
+	uint16_t num_buffers; /* receive only (mergeable buffers); 0 */
+} __attribute__((packed));
+_Static_assert(sizeof(struct virtio_net_header) == VIRTIO_NET_HEADER, "virtio-net header");
+#define VIRTIO_NET_HDR_F_NEEDS_CSUM 1
+#define VIRTIO_NET_HDR_GSO_TCPV4    1
+
+/* Frames the device segments (HOST_TSO4) go in buffers of their own, one
+ * descriptor each: at most this many in flight, each a header and up to
+ * NIC_SEGMENTED_MAX bytes of frame. */
+#define VIRTIO_NET_LARGE_BUFFERS 32
+#define VIRTIO_NET_LARGE_STRIDE  ((VIRTIO_NET_HEADER + NIC_SEGMENTED_MAX + 63) & ~63u)
+
+struct virtio_net_large {
+	uint8_t *memory; /* NULL: no offload negotiated, the driver segments */
+	uint64_t phys;
+	uint32_t free_mask;                      /* bit i: buffer i is free */
+	uint8_t of_descriptor[VIRTIO_QUEUE_MAX]; /* the buffer + 1 a descriptor holds, 0 none */
+};
 
 struct virtio_net_counters {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t rx_bad_length; /* used lengths beyond the buffer or below a header */
 	uint64_t tx_ring_full, interrupts, config_changes;
 	uint64_t tx_segmented; /* large TCP frames the driver cut into segments */
+	uint64_t tx_offloaded; /* large TCP frames handed whole to the device to segment */
 };
 
 struct virtio_net {
@@ -34,6 +63,7 @@ struct virtio_net {
 	enum pci_irq_kind irq_kind;
 	volatile bool interrupts_on;
 	struct virtio_net_counters counters;
+	struct virtio_net_large large;
 };
 
 /* The queue size to use for a device offering offered (at most max, a power
@@ -44,5 +74,18 @@ unsigned virtio_choose_queue_size(unsigned offered, unsigned max, bool *clamped)
 unsigned virtio_net_receive(struct virtio_net *vn, unsigned budget);
 /* Offers every free receive buffer to the device.  Returns how many. */
 unsigned virtio_net_fill_rx(struct virtio_net *vn);
+/* Sets up the buffers for frames the device segments when CSUM and
+ * HOST_TSO4 were negotiated.  Returns true when the device will segment
+ * (else the driver does, as without the features). */
+bool virtio_net_setup_offload(struct virtio_net *vn);
+/* transmit_segmented through the device's segmentation (setup_offload said
+ * yes): the whole frame behind one header, one descriptor.  Returns 0,
+ * -EINVAL (not a TCP/IPv4 frame of that size) or -EAGAIN (no descriptor or
+ * large buffer free). */
+int virtio_net_transmit_offloaded(struct virtio_net *vn, const void *frame, size_t length,
+				  size_t header_length);
+/* Takes back the transmit descriptors the device has finished with, and the
+ * large buffers they held.  tx_lock held. */
+void virtio_net_reclaim_tx(struct virtio_net *vn);
 
 #endif

@@ -5,11 +5,15 @@
  * exist or that the device does not own, and lengths beyond the buffer or
  * below the header.  Only good frames may reach nic_rx, every bad entry is
  * counted, and every buffer goes back to the device.  An absurd queue size
- * offered by a device is cut to a power of two the driver can hold.
+ * offered by a device is cut to a power of two the driver can hold.  A large
+ * TCP frame goes to a device that segments (CSUM, HOST_TSO4) whole, behind a
+ * header that asks for it, in a large buffer that comes back with its
+ * descriptor.
  */
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "lib/unaligned.h"
 #include "mm/mm.h"
 #include "virtio/internal.h"
 
@@ -119,7 +123,131 @@ static void interrupt_suppression_is_a_flag_in_the_ring(struct ktest *t)
 	virtio_free_queue(&queue);
 }
 
+/* An Ethernet + IPv4 + TCP frame (no options) of length bytes whose payload
+ * counts bytes up from 0. */
+static void make_tcp_frame(uint8_t *frame, size_t length)
+{
+	memset(frame, 0, 54);
+	frame[12] = 0x08; /* IPv4 */
+	uint8_t *ip = frame + 14, *tcp = ip + 20;
+	ip[0] = 0x45;
+	write_be16(ip + 2, (uint16_t)(length - 14));
+	ip[8] = 64;
+	ip[9] = 6;
+	write_be32(ip + 12, 0x0a000201); /* 10.0.2.1 -> 10.0.2.2 */
+	write_be32(ip + 16, 0x0a000202);
+	write_be16(tcp, 80);
+	write_be16(tcp + 2, 40000);
+	write_be32(tcp + 4, 1000);
+	tcp[12] = 5 << 4;
+	tcp[13] = 0x18;               /* PSH, ACK */
+	write_be16(tcp + 16, 0xdead); /* the stack's checksum, replaced */
+	for (size_t i = 54; i < length; i++)
+		frame[i] = (uint8_t)(i - 54);
+}
+
+static struct virtio_net *offloading_device(struct ktest *t, unsigned queue_size)
+{
+	struct virtio_net *vn = kzalloc(sizeof(*vn));
+	if (!vn)
+		return NULL;
+	spin_init(&vn->tx_lock, "virtio-net.tx");
+	vn->nic.driver = vn;
+	vn->nic.mtu = 1500;
+	vn->vdev.features = VIRTIO_NET_F_CSUM | VIRTIO_NET_F_HOST_TSO4;
+	if (virtio_alloc_queue(&vn->tx, queue_size, VIRTIO_NET_BUFFER) ||
+	    !virtio_net_setup_offload(vn)) {
+		kfree(vn);
+		return NULL;
+	}
+	vn->tx.notify = &fake_notify;
+	EXPECT_EQ(t, vn->large.free_mask, (uint32_t)((1ull << VIRTIO_NET_LARGE_BUFFERS) - 1));
+	return vn;
+}
+
+static void free_offloading_device(struct virtio_net *vn)
+{
+	size_t bytes = (size_t)VIRTIO_NET_LARGE_BUFFERS * VIRTIO_NET_LARGE_STRIDE;
+	mm_free_pages(vn->large.memory, (bytes + PAGE_SIZE - 1) / PAGE_SIZE);
+	virtio_free_queue(&vn->tx);
+	kfree(vn);
+}
+
+static void large_frames_go_whole_to_a_device_that_segments(struct ktest *t)
+{
+	struct virtio_net plain = {.vdev.features = VIRTIO_NET_F_CSUM}; /* no HOST_TSO4 */
+	EXPECT_FALSE(t, virtio_net_setup_offload(&plain));
+	EXPECT_TRUE(t, plain.large.memory == NULL);
+
+	const size_t length = 20000;
+	uint8_t *frame = kmalloc(length);
+	struct virtio_net *vn = offloading_device(t, 8);
+	ASSERT_TRUE(t, frame != NULL && vn != NULL);
+	make_tcp_frame(frame, length);
+	ASSERT_EQ(t, virtio_net_transmit_offloaded(vn, frame, length, 54), 0);
+	EXPECT_EQ(t, vn->tx.avail->index, 1);
+	unsigned id = vn->tx.avail->ring[0];
+	struct virtq_desc *desc = &vn->tx.desc[id];
+	EXPECT_EQ(t, desc->length, VIRTIO_NET_HEADER + length);
+	EXPECT_EQ(t, desc->flags, 0); /* one descriptor, the device reads it */
+	unsigned index = vn->large.of_descriptor[id] - 1u;
+	ASSERT_TRUE(t, index < VIRTIO_NET_LARGE_BUFFERS);
+	EXPECT_EQ(t, desc->address, vn->large.phys + (uint64_t)index * VIRTIO_NET_LARGE_STRIDE);
+	const uint8_t *buffer = vn->large.memory + (size_t)index * VIRTIO_NET_LARGE_STRIDE;
+	const struct virtio_net_header *header = (const void *)buffer;
+	EXPECT_EQ(t, header->flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	EXPECT_EQ(t, header->gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
+	EXPECT_EQ(t, header->hdr_len, 54);
+	EXPECT_EQ(t, header->gso_size, 1460);
+	EXPECT_EQ(t, header->csum_start, 34);
+	EXPECT_EQ(t, header->csum_offset, 16);
+	EXPECT_EQ(t, header->num_buffers, 0);
+	const uint8_t *copy = buffer + VIRTIO_NET_HEADER;
+	uint16_t pseudo = nic_tcp_pseudo_sum(frame + 14, length - 34);
+	EXPECT_EQ(t, memcmp(copy + 50, &pseudo, 2), 0); /* the checksum field */
+	EXPECT_EQ(t, memcmp(copy, frame, 50), 0);
+	EXPECT_EQ(t, memcmp(copy + 52, frame + 52, length - 52), 0);
+	EXPECT_EQ(t, vn->counters.tx_offloaded, 1);
+	EXPECT_EQ(t, vn->counters.tx_packets, (length - 54 + 1459) / 1460);
+
+	/* Not a TCP/IPv4 frame, or longer than a device segments: refused. */
+	frame[23] = 17; /* UDP */
+	EXPECT_EQ(t, virtio_net_transmit_offloaded(vn, frame, length, 54), -EINVAL);
+	frame[23] = 6;
+	EXPECT_EQ(t, virtio_net_transmit_offloaded(vn, frame, NIC_SEGMENTED_MAX + 1, 54), -EINVAL);
+
+	/* The buffer comes back with its descriptor. */
+	device_uses(&vn->tx, id, 0);
+	virtio_net_reclaim_tx(vn);
+	EXPECT_EQ(t, vn->large.of_descriptor[id], 0);
+	EXPECT_EQ(t, vn->large.free_mask, (uint32_t)((1ull << VIRTIO_NET_LARGE_BUFFERS) - 1));
+	EXPECT_EQ(t, vn->tx.free_count, 8);
+	free_offloading_device(vn);
+	kfree(frame);
+}
+
+static void a_full_queue_refuses_large_frames_and_keeps_its_buffers(struct ktest *t)
+{
+	const size_t length = 4000;
+	uint8_t frame[4000];
+	make_tcp_frame(frame, length);
+	struct virtio_net *vn = offloading_device(t, 64); /* more descriptors than large buffers */
+	ASSERT_TRUE(t, vn != NULL);
+	for (unsigned i = 0; i < VIRTIO_NET_LARGE_BUFFERS; i++)
+		ASSERT_EQ(t, virtio_net_transmit_offloaded(vn, frame, length, 54), 0);
+	EXPECT_EQ(t, vn->large.free_mask, 0);
+	EXPECT_EQ(t, virtio_net_transmit_offloaded(vn, frame, length, 54), -EAGAIN);
+	EXPECT_EQ(t, vn->counters.tx_ring_full, 1);
+	EXPECT_EQ(t, vn->tx.avail->index, VIRTIO_NET_LARGE_BUFFERS); /* nothing more offered */
+	device_uses(&vn->tx, vn->tx.avail->ring[5], 0);
+	EXPECT_EQ(t, virtio_net_transmit_offloaded(vn, frame, length, 54), 0); /* reclaimed first */
+	EXPECT_EQ(t, vn->large.free_mask, 0);
+	free_offloading_device(vn);
+}
+
 KTEST_SUITE(virtio, KTEST_CASE(bad_used_entries_are_dropped_and_counted),
 	    KTEST_CASE(entries_for_buffers_the_device_does_not_own_are_skipped),
 	    KTEST_CASE(absurd_queue_sizes_are_cut),
-	    KTEST_CASE(interrupt_suppression_is_a_flag_in_the_ring));
+	    KTEST_CASE(interrupt_suppression_is_a_flag_in_the_ring),
+	    KTEST_CASE(large_frames_go_whole_to_a_device_that_segments),
+	    KTEST_CASE(a_full_queue_refuses_large_frames_and_keeps_its_buffers));

@@ -142,7 +142,7 @@ int virtio_open_device(struct virtio_device *vdev, struct pci_device *pci)
 
 /* ---- Features, queues, start --------------------------------------------- */
 
-static uint64_t virtio_device_features(struct virtio_device *vdev)
+uint64_t virtio_device_features(struct virtio_device *vdev)
 {
 	write32(vdev->common, COMMON_DEVICE_FEATURE_SELECT, 0);
 	uint64_t low = read32(vdev->common, COMMON_DEVICE_FEATURE);

@@ -100,6 +100,8 @@ struct virtqueue {
  * the device and sets ACKNOWLEDGE | DRIVER.  Returns 0, -ENODEV (a structure
  * missing, out of its BAR, or an unmappable BAR) or -EIO (reset never ends). */
 int virtio_open_device(struct virtio_device *vdev, struct pci_device *pci);
+/* The features the device offers (before negotiation). */
+uint64_t virtio_device_features(struct virtio_device *vdev);
 /* Accepts offered & wanted, which must include required; sets FEATURES_OK
  * and checks the device kept it.  Returns 0 or -ENODEV (a required feature
  * missing, or the device refused). */

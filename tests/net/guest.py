@@ -25,13 +25,17 @@ FRAMES_FREE = re.compile(r"mm: (\d+) of (\d+) frames free")
 class Guest:
     def __init__(self, build, nic, forwards, log, timeout=170, memory="256M", smp=1,
                  kernel=None, initrd=None, append="", console_port=None, icount=False,
-                 disk=None, qboot=False):
+                 disk=None, qboot=False, tap=None, wrap=None):
         """kernel, initrd: another system to boot (bench-net's Linux guest);
         console_port: a QEMU chardev spec for a virtio console port (the trace
         stream's), e.g. "socket,path=/tmp/x.sock,server=on,wait=off"; icount:
         QEMU -icount shift=0 (guest time counts instructions); disk: an image
         attached as a virtio-blk disk (mounted at /disk when ext2); qboot:
-        QEMU's qboot firmware, which leaves the PCI BARs to the kernel."""
+        QEMU's qboot firmware, which leaves the PCI BARs to the kernel; tap: a
+        host TAP device for the NIC instead of the user network (forwards then
+        do not apply: the host reaches the guest's own address); wrap: a
+        function that wraps QEMU's command (tapnet.TapNet.wrap: QEMU runs in
+        the namespace that holds the TAP device)."""
         self.log, self.text, self.lock = log, "", threading.Condition()
         self.forwards = dict(forwards)  # host port: guest port
         kernel = kernel or os.path.join(build, "microscope.elf")
@@ -41,6 +45,10 @@ class Guest:
                "--timeout", str(timeout), "--nic", nic, "--memory", memory, "--smp", str(smp)]
         for host_port, guest_port in forwards.items():
             cmd += ["--hostfwd", f"tcp:127.0.0.1:{host_port}-:{guest_port}"]
+        if tap:
+            cmd += ["--tap", tap]
+        if wrap:
+            cmd = wrap(cmd)
         if console_port:
             cmd += ["--console-port", console_port]
         if icount:

@@ -10,7 +10,9 @@ fetching from a server on the host, rscflnet's accounting of a transfer to
 the host, and an accounted httpd's /rscfl and access log (acctcheck.py).
 An ext2 disk holding a copy of /www is attached too, and a second httpd
 (user www) serves it from /disk/www through the page cache: the same files,
-byte-identical.
+byte-identical.  Then the same NIC on a host TAP device (tapnet.py), where
+the host kernel's TCP/IP talks to the OS's and virtio-net is offered the
+device's segmentation: the files and a 16 MiB file byte-identical again.
 
 run_host(build, report): the same httpd (and httpget, ping) on the Linux host:
 the programs use Linux's ABI, so this checks the libc socket glue and the
@@ -30,6 +32,7 @@ import time
 import acctcheck
 import httpcheck
 from guest import Guest
+from tapnet import TapNet
 
 NIC_NAMES = {"e1000": "e1000.0", "virtio": "virtio-net.0"}  # the NIC module's names
 LOAD_SECONDS, LOAD_CONNECTIONS = 10, 32
@@ -159,11 +162,9 @@ def check_bulk_download(guest, port, files, nic):
     full rings, checksums of every segment) end to end.  The NIC's TCP
     segmentation (the e1000's device, the virtio-net driver) must have carried
     it (NETWORK.md)."""
-    sources = " ".join(["/www/1mib.txt"] * BULK_COPIES)
-    made = guest.run(f"cat {sources} > /www/16mib.txt; ls -l /www/16mib.txt", timeout=180)
-    expected = files["/1mib.txt"] * BULK_COPIES
-    if made is None or str(len(expected)) not in made:
-        return False, f"the OS did not make /www/16mib.txt: {made!r}"
+    expected, error = make_bulk_file(guest, files)
+    if error:
+        return False, error
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "body")
         proc = subprocess.run(["curl", "-s", "-S", "-f", "--max-time", str(BULK_TIMEOUT), "-o", out,
@@ -176,11 +177,76 @@ def check_bulk_download(guest, port, files, nic):
         return False, (f"{len(got)} bytes, expected {len(expected)} (first difference at "
                        f"{httpcheck.first_difference(got, expected)})")
     # The e1000's device, or the virtio-net driver, segments: the transfer must have used it.
-    stats = guest.run(f"kcmd nic stats {NIC_NAMES[nic]}") or ""
-    m = re.search(r"tx_segmented\s+(\d+)", stats)
-    if not m or int(m.group(1)) == 0:
+    segmented = nic_counter(guest, nic, "tx_segmented")
+    if not segmented:
         return False, f"16 MiB identical, but the {nic} segmented no frame (tx_segmented 0)"
-    return True, f"16 MiB identical, {m.group(1)} frames segmented by the {nic} so far"
+    return True, f"16 MiB identical, {segmented} frames segmented by the {nic} so far"
+
+
+def make_bulk_file(guest, files):
+    """Makes /www/16mib.txt in the OS.  Returns (its expected bytes, None) or
+    (None, what went wrong)."""
+    sources = " ".join(["/www/1mib.txt"] * BULK_COPIES)
+    made = guest.run(f"cat {sources} > /www/16mib.txt; ls -l /www/16mib.txt", timeout=180)
+    expected = files["/1mib.txt"] * BULK_COPIES
+    if made is None or str(len(expected)) not in made:
+        return None, f"the OS did not make /www/16mib.txt: {made!r}"
+    return expected, None
+
+
+def nic_counter(guest, nic, name):
+    """A counter of `kcmd nic stats` for the NIC, or None."""
+    m = re.search(rf"\b{name}\s+(\d+)", guest.run(f"kcmd nic stats {NIC_NAMES[nic]}") or "")
+    return int(m.group(1)) if m else None
+
+
+# What carries large frames over a TAP device: the e1000's own segmentation;
+# virtio-net's device (CSUM and HOST_TSO4, which QEMU offers on a TAP device).
+TAP_LARGE_FRAMES = {"e1000": "tx_segmented", "virtio": "tx_offloaded"}
+
+
+def check_tap(build, nic, log, kernel):
+    """The NIC on a host TAP device in a namespace of its own instead of
+    QEMU's user network: the host kernel's TCP/IP against the OS's.  Every
+    file and a 16 MiB one arrive byte-exact (curl in the namespace), and the
+    large frames went whole to the device (TAP_LARGE_FRAMES).  Skipped where
+    no namespace or TAP device can be made (root and /dev/net/tun needed)."""
+    net, reason = TapNet.create(count=1)
+    if not net:
+        return None, f"no TAP device here: {reason}"
+    guest = Guest(build, nic, {}, log, kernel=kernel, tap=net.tap(0), wrap=net.wrap,
+                  append=net.microscope_append(0))
+    try:
+        httpd = guest.boot()
+        if not httpd or not httpd.startswith("serving"):
+            return False, f"httpd: {httpd} (log {log})"
+        files = www_files(build)
+        files["/16mib.txt"], error = make_bulk_file(guest, files)
+        if error:
+            return False, error
+        for path, expected in files.items():
+            got = curl_in(net, f"http://{net.guest_address(0)}{path}")
+            if got != expected:
+                return False, (f"{path}: {len(got)} bytes, expected {len(expected)} (first "
+                               f"difference at {httpcheck.first_difference(got, expected)})")
+        large = nic_counter(guest, nic, TAP_LARGE_FRAMES[nic])
+        if not large:
+            return False, f"every file identical, but {TAP_LARGE_FRAMES[nic]} is {large}"
+        return True, (f"{len(files)} files identical over {net.tap(0)}, {large} large frames "
+                      f"({TAP_LARGE_FRAMES[nic]})")
+    finally:
+        guest.stop()
+        net.destroy()
+
+
+def curl_in(net, url):
+    """The body curl gets for url from inside the namespace (b"" on an error)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "body")
+        subprocess.run(net.wrap(["curl", "-s", "-S", "-f", "--max-time", str(BULK_TIMEOUT),
+                                 "-o", out, url]),
+                       capture_output=True, timeout=BULK_TIMEOUT + 30)
+        return open(out, "rb").read() if os.path.exists(out) else b""
 
 
 def check_ping(guest, target):
@@ -306,6 +372,7 @@ def run_guest(build, nic, report, log, kernel=None):
     finally:
         guest.stop()
     timed(report, prefix + "/qboot", check_qboot, build, nic, log + ".qboot", kernel)
+    timed(report, prefix + "/tap", check_tap, build, nic, log + ".tap", kernel)
 
 
 PLACED_BAR = re.compile(r"pci: 00:(\w\w)\.(\d) BAR(\d) placed at (0x[0-9a-f]+)")
