@@ -125,6 +125,10 @@ struct nic {
 	volatile enum nic_link link;
 	const struct nic_ops *ops;
 	void *driver; /* the driver's own state */
+	/* The device completes the TCP checksum of every TCP/IPv4 frame it is
+	 * given (nic_tcp_checksum_start finds one), whatever the frame's checksum
+	 * field holds: the stack may leave it out. */
+	bool tx_tcp_checksum;
 
 	/* ---- owned by drivers/net ---- */
 	volatile enum nic_mode mode;
@@ -223,6 +227,11 @@ size_t nic_tcp_ip_length(const void *frame, size_t length, size_t header_length)
  * checksum field (tcp_bytes 0 for a device that adds each segment's length
  * itself, as the e1000's segmentation does). */
 uint16_t nic_tcp_pseudo_sum(const void *ip, size_t tcp_bytes);
+/* Where the TCP header of frame (an Ethernet + IPv4 + TCP frame of length
+ * bytes, not an IP fragment, its TCP header whole) starts, with the TCP
+ * header and payload bytes the IP header says in *tcp_bytes; 0 for any other
+ * frame (segment.c).  Where a device that completes checksums puts it. */
+size_t nic_tcp_checksum_start(const void *frame, size_t length, size_t *tcp_bytes);
 /* TCP segmentation in software (segment.c), for a driver's transmit_segmented
  * when its device cannot cut frames: frame and header_length as
  * transmit_segmented gets them, mtu the wire's (each segment carries the MTU

@@ -40,6 +40,21 @@ size_t nic_tcp_ip_length(const void *frame_in, size_t length, size_t header_leng
 								   : 0; /* data offset */
 }
 
+size_t nic_tcp_checksum_start(const void *frame_in, size_t length, size_t *tcp_bytes)
+{
+	const uint8_t *frame = frame_in, *ip = frame + ETHERNET_HEADER;
+	if (length < ETHERNET_HEADER + IP_MIN_HEADER + TCP_MIN_HEADER || frame[12] != 0x08 ||
+	    frame[13] != 0x00 || (ip[0] >> 4) != 4 || ip[9] != IP_PROTO_TCP)
+		return 0;
+	size_t ip_length = (size_t)(ip[0] & 0x0f) * 4, total = read_be16(ip + 2);
+	bool fragment = (read_be16(ip + 6) & 0x3fff) != 0; /* more fragments, or an offset */
+	if (fragment || ip_length < IP_MIN_HEADER || total < ip_length + TCP_MIN_HEADER ||
+	    ETHERNET_HEADER + total > length)
+		return 0;
+	*tcp_bytes = total - ip_length;
+	return ETHERNET_HEADER + ip_length;
+}
+
 /* The payload bytes a segment of frame carries on a wire of mtu bytes (the
  * MTU less the IP and TCP headers); 0 when frame is not an IPv4 TCP frame
  * with those headers or they leave no room. */

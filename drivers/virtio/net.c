@@ -2,7 +2,9 @@
  * The virtio-net driver (virtio 1.0, -device virtio-net-pci, transitional or
  * disable-legacy=on).  Features: VERSION_1 (required); MAC and STATUS when
  * offered; CSUM with HOST_TSO4 when both are offered (a host TAP backend
- * offers them, QEMU's user network does not).  Every receive buffer holds
+ * offers them, QEMU's user network does not): with CSUM the device completes
+ * every TCP frame's checksum (nic.tx_tcp_checksum), so the stack leaves them
+ * out.  Every receive buffer holds
  * one whole frame behind a 12-byte header (no mergeable buffers, no receive
  * offloads).  A large TCP frame from the stack (transmit_segmented) goes to
  * the device whole, in a large buffer of its own behind a header that asks
@@ -92,6 +94,25 @@ void virtio_net_reclaim_tx(struct virtio_net *vn)
 	}
 }
 
+/* A TCP frame in buffer (behind its header) left to the device's checksum
+ * (CSUM): the header asks for it and the field holds the pseudo-header sum.
+ * Returns the bytes to offer: the frame up to its IP length, since the
+ * device sums to the end of what it is given. */
+static size_t ask_for_tcp_checksum(uint8_t *buffer, size_t length)
+{
+	uint8_t *frame = buffer + VIRTIO_NET_HEADER;
+	size_t tcp_bytes, start = nic_tcp_checksum_start(frame, length, &tcp_bytes);
+	if (!start)
+		return length;
+	struct virtio_net_header *header = (struct virtio_net_header *)buffer;
+	header->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	header->csum_start = (uint16_t)start;
+	header->csum_offset = 16; /* the TCP header's checksum field */
+	uint16_t pseudo = nic_tcp_pseudo_sum(frame + NIC_FRAME_MIN, tcp_bytes);
+	memcpy(frame + start + 16, &pseudo, sizeof pseudo);
+	return start + tcp_bytes;
+}
+
 static int virtio_net_transmit(struct nic *nic, const void *frame, size_t length)
 {
 	struct virtio_net *vn = nic->driver;
@@ -108,7 +129,8 @@ static int virtio_net_transmit(struct nic *nic, const void *frame, size_t length
 	uint8_t *buffer = virtio_queue_buffer(&vn->tx, (unsigned)id);
 	memset(buffer, 0, VIRTIO_NET_HEADER);
 	memcpy(buffer + VIRTIO_NET_HEADER, frame, length);
-	virtio_offer_buffer(&vn->tx, (unsigned)id, (uint32_t)(VIRTIO_NET_HEADER + length), false);
+	size_t offered = nic->tx_tcp_checksum ? ask_for_tcp_checksum(buffer, length) : length;
+	virtio_offer_buffer(&vn->tx, (unsigned)id, (uint32_t)(VIRTIO_NET_HEADER + offered), false);
 	nic_tx_queued(&vn->nic, (unsigned)id);
 	virtio_kick_queue(&vn->tx);
 	spin_unlock_irqrestore(&vn->tx_lock, flags);
@@ -399,6 +421,7 @@ static int virtio_net_start(struct virtio_net *vn, struct pci_device *pci)
 	int error = virtio_negotiate_features(&vn->vdev, wanted, VIRTIO_F_VERSION_1);
 	if (error)
 		return error;
+	vn->nic.tx_tcp_checksum = (vn->vdev.features & VIRTIO_NET_F_CSUM) != 0;
 	if (virtio_net_setup_offload(vn))
 		pr_info("virtio-net: the device segments TCP frames (CSUM, HOST_TSO4)\n");
 	int kind = pci_attach_irq(pci, PCI_IRQ_MSIX, virtio_net_irq, vn, "virtio-net");

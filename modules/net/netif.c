@@ -24,6 +24,7 @@
 #include "lwip/netif.h"
 #include "lwip/dhcp.h"
 #include "lwip/etharp.h"
+#include "lwip/inet_chksum.h"
 #include "lwip/ip4_frag.h"
 #include "lwip/prot/ip4.h"
 #include "lwip/prot/tcp.h"
@@ -58,10 +59,12 @@ struct link {
 	struct netif netif;
 	struct nic *nic;
 	bool dhcp_lease;
-	bool segments; /* the NIC cuts large TCP frames: netif MTU is large */
+	bool segments;            /* the NIC cuts large TCP frames: netif MTU is large */
+	bool tcp_checksum_by_nic; /* lwIP leaves TCP checksums out (nic->tx_tcp_checksum) */
 };
 
 volatile int net_segmenting_links;
+volatile int net_checksumming_links;
 /* A large frame made contiguous for the NIC; lwIP's output runs under the
  * core lock, so one buffer serves every link. */
 static uint8_t large_frame[NIC_SEGMENTED_MAX];
@@ -169,6 +172,23 @@ static int set_segmentation(const char *value)
 KERNEL_PARAM(net_segmentation, set_segmentation,
 	     "on (default) or off: large TCP frames cut by NICs that can");
 
+/* net_checksum_offload=off has lwIP make every TCP checksum itself, also
+ * where the NIC would (for measuring what the device's checksum saves). */
+static bool checksum_offload_off;
+
+static int set_checksum_offload(const char *value)
+{
+	if (value && !strcmp(value, "off"))
+		checksum_offload_off = true;
+	else if (value && !strcmp(value, "on"))
+		checksum_offload_off = false;
+	else
+		return -1;
+	return 0;
+}
+KERNEL_PARAM(net_checksum_offload, set_checksum_offload,
+	     "on (default) or off: TCP checksums left to NICs that make them");
+
 /* ---- Frames in and out ------------------------------------------------------- */
 
 /* The Ethernet + IPv4 + TCP header length of a contiguous frame, or 0 when
@@ -186,6 +206,26 @@ static size_t tcp_header_length(const uint8_t *frame, size_t length)
 	return tcp_length >= TCP_HLEN && header < length ? header : 0;
 }
 
+/* Makes the TCP checksum of p (an IPv4 packet from its IP header) that lwIP
+ * left to the NIC: the NIC cannot make it for a packet cut into fragments. */
+static void complete_tcp_checksum(struct pbuf *p)
+{
+	const struct ip_hdr *ip = p->payload;
+	u16_t ip_length = (u16_t)(IPH_HL(ip) * 4), total = lwip_ntohs(IPH_LEN(ip));
+	if (IPH_PROTO(ip) != IP_PROTO_TCP || total > p->tot_len || total < ip_length + TCP_HLEN ||
+	    p->len < ip_length + TCP_HLEN)
+		return;
+	ip4_addr_t source, dest;
+	ip4_addr_copy(source, ip->src);
+	ip4_addr_copy(dest, ip->dest);
+	struct tcp_hdr *tcp = (struct tcp_hdr *)((u8_t *)p->payload + ip_length);
+	tcp->chksum = 0;
+	pbuf_remove_header(p, ip_length);
+	tcp->chksum =
+	    inet_chksum_pseudo(p, IP_PROTO_TCP, (u16_t)(total - ip_length), &source, &dest);
+	pbuf_add_header(p, ip_length);
+}
+
 /* A packet longer than the wire's MTU that the NIC will not segment (not
  * TCP, or a NIC without offload): lwIP cuts it into IP fragments of the
  * wire's MTU, which come back through link_output. */
@@ -193,6 +233,8 @@ static err_t link_fragment(struct link *l, struct pbuf *p)
 {
 	if (pbuf_remove_header(p, SIZEOF_ETH_HDR) || p->len < IP_HLEN)
 		return ERR_BUF;
+	if (l->tcp_checksum_by_nic)
+		complete_tcp_checksum(p);
 	const struct ip_hdr *ip = p->payload;
 	ip4_addr_t dest;
 	ip4_addr_copy(dest, ip->dest);
@@ -232,6 +274,35 @@ static err_t link_output_large(struct link *l, struct pbuf *p)
 	LINK_STATS_INC(link.xmit);
 	net_activity_frame_out(p);
 	return ERR_OK;
+}
+
+/* lwIP's loopback interface (127.0.0.1, the first netif lwIP adds). */
+static struct netif *loopback_netif(void)
+{
+	static struct netif *loopback;
+	struct netif *netif;
+	if (!loopback)
+		NETIF_FOREACH(netif)
+	if (netif->name[0] == 'l' && netif->name[1] == 'o')
+		loopback = netif;
+	return loopback;
+}
+
+/* A packet from src to one of this host's own addresses on a link whose NIC
+ * makes the TCP checksums goes through the loopback interface instead of
+ * that link's own loop: it never meets the NIC, so lwIP must make its
+ * checksum, which it does for the loopback interface and not for the link.
+ * The source stays the link's address; the link's netif accepts it as its
+ * own (ip4_input).  NULL: route as usual. */
+struct netif *net_hook_route_to_self(const ip4_addr_t *src, const ip4_addr_t *dest)
+{
+	if (ip4_addr_isany(src))
+		return NULL; /* only choosing a source address: no packet yet */
+	for (unsigned i = 0; i < link_count; i++)
+		if (links[i].tcp_checksum_by_nic &&
+		    ip4_addr_cmp(dest, netif_ip4_addr(&links[i].netif)))
+			return loopback_netif();
+	return NULL;
 }
 
 /* Called for every connection over a segmenting link whose mss is still the
@@ -316,6 +387,13 @@ static err_t link_init(struct netif *netif)
 		netif->mtu = NIC_SEGMENTED_MAX - SIZEOF_ETH_HDR;
 		l->segments = true;
 		net_segmenting_links++;
+	}
+	if (l->nic->tx_tcp_checksum && !checksum_offload_off) {
+		/* Packets to the link's own address take the loopback interface,
+		 * which makes them (net_hook_route_to_self). */
+		NETIF_SET_CHECKSUM_CTRL(netif, NETIF_CHECKSUM_ENABLE_ALL & ~NETIF_CHECKSUM_GEN_TCP);
+		l->tcp_checksum_by_nic = true;
+		net_checksumming_links++;
 	}
 	netif->hwaddr_len = ETH_HWADDR_LEN;
 	memcpy(netif->hwaddr, l->nic->mac, ETH_HWADDR_LEN);

@@ -38,6 +38,14 @@ err_t net_hook_tcp_in(struct tcp_pcb *pcb, struct pbuf *p);
 extern volatile int net_segmenting_links;
 void net_hook_tcp_segment_size(struct tcp_pcb *pcb);
 
+/* Checksum offload (modules/net/netif.c): the number of links whose NIC
+ * makes TCP checksums, which lwIP then leaves out, and the route that sends a
+ * packet from src to one of those links' own addresses through the loopback
+ * interface, where lwIP makes them (NULL: route as usual). */
+struct ip4_addr;
+extern volatile int net_checksumming_links;
+struct netif *net_hook_route_to_self(const struct ip4_addr *src, const struct ip4_addr *dest);
+
 /* An IPv4 packet arrived on netif while some socket carries an activity.
  * Returns 0 (lwIP goes on as usual) or 1 (the hook ran ip4_input itself,
  * which took the packet). */

@@ -141,21 +141,30 @@ void net_core_unlock(void);
 	      : (void)0),                                                              \
 	 NET_PCB_ACTIVITY(pcb) ? net_hook_tcp_in(pcb, p) : ERR_OK)
 #define LWIP_HOOK_IP4_INPUT(p, netif) (net_sockets_with_activity ? net_hook_ip4_input(p, netif) : 0)
+/* A packet to this host's own address on a link whose NIC makes the TCP
+ * checksums takes the loopback interface (netif.c); src is NULL when lwIP
+ * asks after finding no route. */
+#define LWIP_HOOK_IP4_ROUTE_SRC(src, dest) \
+	(net_checksumming_links && (src) ? net_hook_route_to_self(src, dest) : NULL)
 
 /* ---- Checksums, statistics, debugging ------------------------------------ */
-#define LWIP_CHECKSUM_ON_COPY 1
-#define LWIP_STATS            1
-#define LWIP_STATS_DISPLAY    0
-#define MEM_STATS             1
-#define MEMP_STATS            1
-#define SYS_STATS             1
-#define LINK_STATS            1
-#define IP_STATS              1
-#define TCP_STATS             1
-#define UDP_STATS             1
-#define ICMP_STATS            1
-#define MIB2_STATS            1 /* retransmitted segments, resets */
-#define LWIP_DEBUG            0
-#define LWIP_PERF             0
+/* Checksums per interface: a NIC that makes TCP checksums gets none from
+ * lwIP (netif.c).  Not on copy, which would make them before lwIP knows the
+ * interface. */
+#define LWIP_CHECKSUM_CTRL_PER_NETIF 1
+#define LWIP_CHECKSUM_ON_COPY        0
+#define LWIP_STATS                   1
+#define LWIP_STATS_DISPLAY           0
+#define MEM_STATS                    1
+#define MEMP_STATS                   1
+#define SYS_STATS                    1
+#define LINK_STATS                   1
+#define IP_STATS                     1
+#define TCP_STATS                    1
+#define UDP_STATS                    1
+#define ICMP_STATS                   1
+#define MIB2_STATS                   1 /* retransmitted segments, resets */
+#define LWIP_DEBUG                   0
+#define LWIP_PERF                    0
 
 #endif
