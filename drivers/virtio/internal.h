@@ -37,13 +37,14 @@ _Static_assert(sizeof(struct virtio_net_header) == VIRTIO_NET_HEADER, "virtio-ne
 /* Frames the device segments (HOST_TSO4) go in buffers of their own, one
  * descriptor each: at most this many in flight, each a header and up to
  * NIC_SEGMENTED_MAX bytes of frame. */
-#define VIRTIO_NET_LARGE_BUFFERS 32
+#define VIRTIO_NET_LARGE_BUFFERS 64
+#define VIRTIO_NET_LARGE_ALL     (~0ull >> (64 - VIRTIO_NET_LARGE_BUFFERS)) /* every one free */
 #define VIRTIO_NET_LARGE_STRIDE  ((VIRTIO_NET_HEADER + NIC_SEGMENTED_MAX + 63) & ~63u)
 
 struct virtio_net_large {
 	uint8_t *memory; /* NULL: no offload negotiated, the driver segments */
 	uint64_t phys;
-	uint32_t free_mask;                      /* bit i: buffer i is free */
+	uint64_t free_mask;                      /* bit i: buffer i is free */
 	uint8_t of_descriptor[VIRTIO_QUEUE_MAX]; /* the buffer + 1 a descriptor holds, 0 none */
 };
 

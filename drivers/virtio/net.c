@@ -88,7 +88,7 @@ void virtio_net_reclaim_tx(struct virtio_net *vn)
 		unsigned large = vn->large.of_descriptor[id];
 		if (large) {
 			vn->large.of_descriptor[id] = 0;
-			vn->large.free_mask |= 1u << (large - 1);
+			vn->large.free_mask |= 1ull << (large - 1);
 		}
 		nic_tx_done(&vn->nic, id);
 	}
@@ -151,7 +151,7 @@ bool virtio_net_setup_offload(struct virtio_net *vn)
 	if (!vn->large.memory)
 		return false; /* the driver segments, as without the features */
 	vn->large.phys = virt_to_phys(vn->large.memory);
-	vn->large.free_mask = (uint32_t)((1ull << VIRTIO_NET_LARGE_BUFFERS) - 1);
+	vn->large.free_mask = VIRTIO_NET_LARGE_ALL;
 	return true;
 }
 
@@ -201,8 +201,8 @@ int virtio_net_transmit_offloaded(struct virtio_net *vn, const void *frame, size
 		virtio_net_add(&vn->counters.tx_ring_full, 1);
 		return -EAGAIN;
 	}
-	unsigned index = (unsigned)__builtin_ctz(vn->large.free_mask);
-	vn->large.free_mask &= ~(1u << index);
+	unsigned index = (unsigned)__builtin_ctzll(vn->large.free_mask);
+	vn->large.free_mask &= ~(1ull << index);
 	vn->large.of_descriptor[id] = (uint8_t)(index + 1);
 	fill_large_buffer(vn, index, frame, length, header_length, ip_length);
 	virtio_offer_external(&vn->tx, (unsigned)id,

@@ -161,7 +161,7 @@ static struct virtio_net *offloading_device(struct ktest *t, unsigned queue_size
 		return NULL;
 	}
 	vn->tx.notify = &fake_notify;
-	EXPECT_EQ(t, vn->large.free_mask, (uint32_t)((1ull << VIRTIO_NET_LARGE_BUFFERS) - 1));
+	EXPECT_EQ(t, vn->large.free_mask, VIRTIO_NET_LARGE_ALL);
 	return vn;
 }
 
@@ -220,7 +220,7 @@ static void large_frames_go_whole_to_a_device_that_segments(struct ktest *t)
 	device_uses(&vn->tx, id, 0);
 	virtio_net_reclaim_tx(vn);
 	EXPECT_EQ(t, vn->large.of_descriptor[id], 0);
-	EXPECT_EQ(t, vn->large.free_mask, (uint32_t)((1ull << VIRTIO_NET_LARGE_BUFFERS) - 1));
+	EXPECT_EQ(t, vn->large.free_mask, VIRTIO_NET_LARGE_ALL);
 	EXPECT_EQ(t, vn->tx.free_count, 8);
 	free_offloading_device(vn);
 	kfree(frame);

@@ -45,6 +45,7 @@
 #define __NR_pause             34 /* -ENOSYS */
 #define __NR_nanosleep         35
 #define __NR_getpid            39
+#define __NR_sendfile          40
 #define __NR_socket            41
 #define __NR_connect           42
 #define __NR_accept            43

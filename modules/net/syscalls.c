@@ -2,7 +2,9 @@
  * The socket system calls (Linux x86_64 numbers and layouts): socket,
  * bind, listen, accept and accept4, connect, sendto and recvfrom (send and
  * recv are these without an address), shutdown, setsockopt and getsockopt,
- * getsockname and getpeername.  A socket is a descriptor: each call finds
+ * getsockname and getpeername; and sendfile, which sends a file's bytes to a
+ * socket (or another file) without a copy through user memory.  A socket is
+ * a descriptor: each call finds
  * the file, checks it is a socket (-ENOTSOCK), copies user arguments in,
  * calls the net_* API and copies results out.  Data moves through a kernel
  * bounce buffer of at most IO_CHUNK bytes per call to the socket layer (a
@@ -251,6 +253,96 @@ SYSCALL_DEFINE6(recvfrom, int, fd, void *, user, size_t, length, int, flags, voi
 		result = -EFAULT;
 	kfree(bounce);
 	vfs_file_put(file);
+	return result;
+}
+
+/* ---- sendfile ---------------------------------------------------------------- */
+
+/* Read from the file per step: about what a non-blocking send takes at once,
+ * so that little is read again after a short send. */
+#define SENDFILE_CHUNK (16 * 1024)
+#define SENDFILE_MAX   0x7ffff000 /* one call's most, as Linux's MAX_RW_COUNT */
+
+static int64_t write_out(struct vfs_file *out, struct net_socket *socket, const void *buffer,
+			 size_t length)
+{
+	return socket ? net_send(socket, buffer, length, 0, NULL) : vfs_write(out, buffer, length);
+}
+
+/* Copies up to count bytes of in from position to out through buffer, until
+ * the end of the file or a short write.  Returns the bytes written, or an
+ * error when there were none. */
+static long copy_between(struct vfs_file *in, uint64_t position, struct vfs_file *out, size_t count,
+			 char *buffer)
+{
+	struct net_socket *socket = net_socket_of_file(out);
+	size_t done = 0;
+	while (done < count) {
+		size_t chunk = count - done < SENDFILE_CHUNK ? count - done : SENDFILE_CHUNK;
+		int64_t got = vfs_pread(in, buffer, chunk, position + done);
+		if (got == -EISDIR || got == -ESPIPE)
+			got = -EINVAL; /* not a file with positions: Linux's answer */
+		if (got <= 0)
+			return done ? (long)done : (long)got;
+		int64_t put = write_out(out, socket, buffer, (size_t)got);
+		if (put < 0)
+			return done ? (long)done : (long)put;
+		done += (size_t)put;
+		if (put < got)
+			break;
+	}
+	return (long)done;
+}
+
+/* sendfile with both files found: from *offset when the caller gave one
+ * (the file's position stays), else from the file's position (which moves
+ * by what was sent). */
+static long sendfile_files(struct vfs_file *out, struct vfs_file *in, int64_t *user_offset,
+			   int64_t offset, size_t count)
+{
+	if (!user_offset) {
+		offset = vfs_lseek(in, 0, VFS_SEEK_CUR);
+		if (offset < 0)
+			return offset == -ESPIPE ? -EINVAL : (long)offset;
+	}
+	if (count == 0)
+		return 0;
+	char *buffer = kmalloc(count < SENDFILE_CHUNK ? count : SENDFILE_CHUNK);
+	if (!buffer)
+		return -ENOMEM;
+	long sent = copy_between(in, (uint64_t)offset, out, count, buffer);
+	kfree(buffer);
+	if (sent <= 0)
+		return sent;
+	int64_t end = offset + sent;
+	if (user_offset)
+		return copy_to_user(user_offset, &end, sizeof end) ? -EFAULT : sent;
+	vfs_lseek(in, end, VFS_SEEK_SET);
+	return sent;
+}
+
+SYSCALL_DEFINE4(sendfile, int, out_fd, int, in_fd, int64_t *, user_offset, size_t, count)
+{
+	int64_t offset = 0;
+	if (user_offset && copy_from_user(&offset, user_offset, sizeof offset))
+		return -EFAULT;
+	if (offset < 0)
+		return -EINVAL;
+	if (count > SENDFILE_MAX)
+		count = SENDFILE_MAX;
+	void *table = current_files();
+	struct vfs_file *in, *out;
+	int err = table ? vfs_fd_get(table, in_fd, &in) : -EBADF;
+	if (err)
+		return err;
+	err = vfs_fd_get(table, out_fd, &out);
+	if (err) {
+		vfs_file_put(in);
+		return err;
+	}
+	long result = sendfile_files(out, in, user_offset, offset, count);
+	vfs_file_put(out);
+	vfs_file_put(in);
 	return result;
 }
 

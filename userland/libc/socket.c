@@ -5,9 +5,11 @@
  * converted (sys_result: Linux's number to newlib's).  send and recv are
  * sendto and recvfrom without an address, as on Linux x86_64, which has no
  * separate send/recv calls.  read, write, close and fcntl(O_NONBLOCK) work
- * on sockets through files.c.
+ * on sockets through files.c.  sendfile is here too: its usual target is a
+ * socket.
  */
 #include <errno.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -50,6 +52,9 @@
 #ifndef __NR_getsockopt
 #define __NR_getsockopt 55
 #endif
+#ifndef __NR_sendfile
+#define __NR_sendfile 40
+#endif
 #ifndef __NR_accept4
 #define __NR_accept4 288
 #endif
@@ -61,6 +66,13 @@ _Static_assert(sizeof(socklen_t) == 4, "socklen_t is not Linux's");
 int socket(int domain, int type, int protocol)
 {
 	return (int)sys_result(ms_syscall3(__NR_socket, domain, type, protocol));
+}
+
+ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+	_Static_assert(sizeof(off_t) == 8, "off_t is not Linux's");
+	return sys_result(
+	    ms_syscall6(__NR_sendfile, out_fd, in_fd, (long)offset, (long)count, 0, 0));
 }
 
 int bind(int fd, const struct sockaddr *address, socklen_t length)
