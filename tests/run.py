@@ -1417,7 +1417,8 @@ USERTESTS_WATCH = Watch(end=re.compile(r"(ALL TESTS PASSED|SOME TESTS FAILED)"),
 USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_binary",
                    "pipe_dead_reader", "kill_mid_syscall", "stack_guard", "bad_memory_access",
                    "cpu_exceptions", "float_state_survives_switches", "fork_copies_memory",
-                   "heap_and_mappings", "clocks_and_sleep", "affinity_pins_a_process"]
+                   "heap_and_mappings", "clocks_and_sleep", "affinity_pins_a_process",
+                   "sendfile_sends_a_file_to_a_socket_and_a_file"]
 # The programs under the host's (Linux) kernel: (name, argv, what it must print).
 USER_HOST_CHECKS = [
     ("echo", ["echo", "-n", "a", "b c"], "a b c"),

@@ -203,6 +203,7 @@ static int e1000_probe(struct pci_device *dev)
 	e->nic.driver = e;
 	e->nic.ops = &e1000_nic_ops;
 	e->nic.mtu = 1500;
+	e->nic.tx_tcp_checksum = true; /* a checksum context and TXSM per frame (ring.c) */
 	pci_enable_device(dev, PCI_ENABLE_MEMORY | PCI_ENABLE_BUS_MASTER);
 	e->regs = pci_map_bar(dev, 0);
 	int error = e->regs && dev->bars[0].size >= E1000_REGS_SIZE ? e1000_start(e) : -ENODEV;

@@ -135,7 +135,8 @@ struct e1000_soft_counters {
 	uint64_t tx_ring_full, interrupts, link_changes;
 	/* interrupts by cause (an interrupt may count under several) */
 	uint64_t irq_tx_done, irq_rx_timer, irq_rx_low, irq_rx_overrun;
-	uint64_t tx_segmented; /* large frames handed to the device's TSO */
+	uint64_t tx_segmented;   /* large frames handed to the device's TSO */
+	uint64_t tx_checksummed; /* frames whose TCP checksum the device made */
 };
 
 struct e1000 {
@@ -152,6 +153,9 @@ struct e1000 {
 	bool rx_discarding; /* inside a frame that spans descriptors */
 	unsigned tx_tail;   /* next free descriptor */
 	unsigned tx_clean;  /* oldest descriptor not yet reclaimed */
+	/* Where the TCP header starts in the frames the checksum context last
+	 * written describes; 0 when the last context is a TSO one (or none). */
+	unsigned tx_checksum_context;
 	bool tx_ends_frame
 	    [E1000_TX_RING]; /* the slot of a frame's last descriptor: nic_tx_done at DD */
 	struct spinlock tx_lock;

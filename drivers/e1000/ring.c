@@ -173,26 +173,89 @@ void e1000_tx_reclaim(struct e1000 *e)
 	spin_unlock_irqrestore(&e->tx_lock, flags);
 }
 
+/* Free descriptors (one always stays empty).  Called with tx_lock held. */
+static unsigned e1000_tx_free_locked(struct e1000 *e)
+{
+	return (e->tx_clean + E1000_TX_RING - e->tx_tail - 1) % E1000_TX_RING;
+}
+
+/* The checksum context for TCP/IPv4 frames whose TCP header starts at start
+ * (no segmentation): the device makes the TCP checksum from there to the
+ * frame's end into the field at start + 16.  Returns the slot after it. */
+static unsigned e1000_tx_checksum_context(struct e1000 *e, unsigned slot, unsigned start)
+{
+	volatile struct e1000_context_desc *c =
+	    (volatile struct e1000_context_desc *)&e->tx_ring[slot];
+	c->ipcss = 14;
+	c->ipcso = 14 + 10;
+	c->ipcse = (uint16_t)(start - 1);
+	c->tucss = (uint8_t)start;
+	c->tucso = (uint8_t)(start + 16);
+	c->tucse = 0;
+	c->payload_and_command =
+	    (uint32_t)(E1000_TUCMD_TCP | E1000_TUCMD_IP | E1000_TX_RS | E1000_TX_DEXT) << 24;
+	c->status = 0;
+	c->header_length = 0;
+	c->mss = 0;
+	e->tx_checksum_context = start;
+	return (slot + 1) % E1000_TX_RING;
+}
+
+/* Copies a frame into slot's buffer, its TCP checksum field seeded with the
+ * pseudo header when the device is to make the checksum (start: where the
+ * TCP header starts, 0 for none).  Returns the bytes the device sends: the
+ * IP length's, since it sums to the end. */
+static size_t e1000_tx_copy(struct e1000 *e, unsigned slot, const void *frame, size_t length,
+			    size_t start, size_t tcp_bytes)
+{
+	uint8_t *buffer = e->tx_buffers + (size_t)slot * E1000_BUFFER_SIZE;
+	memcpy(buffer, frame, length);
+	if (!start)
+		return length;
+	uint16_t pseudo = nic_tcp_pseudo_sum(buffer + 14, tcp_bytes);
+	memcpy(buffer + start + 16, &pseudo, sizeof pseudo);
+	return start + tcp_bytes;
+}
+
+/* One frame's data descriptor: a plain one, or an extended one asking for
+ * the TCP checksum under the context before it. */
+static void e1000_tx_data_descriptor(struct e1000 *e, unsigned slot, size_t length, bool checksum)
+{
+	volatile struct e1000_tx_desc *desc = &e->tx_ring[slot];
+	desc->address = e->tx_buffers_phys + (uint64_t)slot * E1000_BUFFER_SIZE;
+	desc->length = (uint16_t)length;
+	desc->cso = checksum ? E1000_TX_DTYP_D : 0;
+	desc->command = E1000_TX_EOP | E1000_TX_IFCS | E1000_TX_RS | (checksum ? E1000_TX_DEXT : 0);
+	desc->css = checksum ? E1000_POPTS_TXSM : 0;
+	desc->special = 0;
+	desc->status = 0;
+}
+
 int e1000_tx_frame(struct e1000 *e, const void *frame, size_t length)
 {
 	if (length < NIC_FRAME_MIN || length > E1000_BUFFER_SIZE || length > NIC_FRAME_MAX)
 		return -EINVAL;
+	/* A TCP/IPv4 frame's checksum is the device's where the NIC makes them:
+	 * behind a checksum context, unless the last context written fits. */
+	size_t tcp_bytes = 0, start = e->nic.tx_tcp_checksum
+					  ? nic_tcp_checksum_start(frame, length, &tcp_bytes)
+					  : 0;
 	uint64_t flags = spin_lock_irqsave(&e->tx_lock);
+	bool context = start && start != e->tx_checksum_context;
 	e1000_tx_reclaim_locked(e);
-	unsigned next = (e->tx_tail + 1) % E1000_TX_RING;
-	if (next == e->tx_clean) {
+	if (e1000_tx_free_locked(e) < 1u + context) {
 		spin_unlock_irqrestore(&e->tx_lock, flags);
 		e1000_add(e, &e->soft.tx_ring_full, 1);
 		return -EAGAIN;
 	}
-	unsigned slot = e->tx_tail;
-	memcpy(e->tx_buffers + (size_t)slot * E1000_BUFFER_SIZE, frame, length);
-	volatile struct e1000_tx_desc *desc = &e->tx_ring[slot];
-	desc->address = e->tx_buffers_phys + (uint64_t)slot * E1000_BUFFER_SIZE;
-	desc->length = (uint16_t)length;
-	desc->command = E1000_TX_EOP | E1000_TX_IFCS | E1000_TX_RS;
-	desc->status = 0;
+	unsigned slot =
+	    context ? e1000_tx_checksum_context(e, e->tx_tail, (unsigned)start) : e->tx_tail;
+	unsigned next = (slot + 1) % E1000_TX_RING;
+	length = e1000_tx_copy(e, slot, frame, length, start, tcp_bytes);
+	e1000_tx_data_descriptor(e, slot, length, start != 0);
 	e->tx_tail = next;
+	if (start)
+		e1000_add(e, &e->soft.tx_checksummed, 1);
 	e->tx_ends_frame[slot] = true;
 	nic_tx_queued(&e->nic, slot);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -204,12 +267,6 @@ int e1000_tx_frame(struct e1000 *e, const void *frame, size_t length)
 }
 
 /* ---- TCP segmentation ---------------------------------------------------- */
-
-/* Free descriptors (one always stays empty).  Called with tx_lock held. */
-static unsigned e1000_tx_free_locked(struct e1000 *e)
-{
-	return (e->tx_clean + E1000_TX_RING - e->tx_tail - 1) % E1000_TX_RING;
-}
 
 /* Writes the context descriptor for frames with these header lengths. */
 static void e1000_tx_context(struct e1000 *e, unsigned slot, size_t ip_length, size_t header_length,
@@ -230,6 +287,7 @@ static void e1000_tx_context(struct e1000 *e, unsigned slot, size_t ip_length, s
 	c->status = 0;
 	c->header_length = (uint8_t)header_length;
 	c->mss = (uint16_t)mss;
+	e->tx_checksum_context = 0;
 }
 
 /* Copies the frame into consecutive descriptors' buffers, 2 KiB each, as TSO

@@ -51,11 +51,12 @@ struct e1000_soft_name {
 #field, offsetof(struct e1000_soft_counters, field) \
 	}
 static const struct e1000_soft_name e1000_soft_names[] = {
-    E1000_SOFT(rx_packets),   E1000_SOFT(rx_bytes),       E1000_SOFT(tx_packets),
-    E1000_SOFT(tx_bytes),     E1000_SOFT(rx_errors),      E1000_SOFT(rx_bad_length),
-    E1000_SOFT(rx_fragments), E1000_SOFT(tx_ring_full),   E1000_SOFT(interrupts),
-    E1000_SOFT(link_changes), E1000_SOFT(irq_tx_done),    E1000_SOFT(irq_rx_timer),
-    E1000_SOFT(irq_rx_low),   E1000_SOFT(irq_rx_overrun), E1000_SOFT(tx_segmented),
+    E1000_SOFT(rx_packets),     E1000_SOFT(rx_bytes),       E1000_SOFT(tx_packets),
+    E1000_SOFT(tx_bytes),       E1000_SOFT(rx_errors),      E1000_SOFT(rx_bad_length),
+    E1000_SOFT(rx_fragments),   E1000_SOFT(tx_ring_full),   E1000_SOFT(interrupts),
+    E1000_SOFT(link_changes),   E1000_SOFT(irq_tx_done),    E1000_SOFT(irq_rx_timer),
+    E1000_SOFT(irq_rx_low),     E1000_SOFT(irq_rx_overrun), E1000_SOFT(tx_segmented),
+    E1000_SOFT(tx_checksummed),
 };
 #define E1000_SOFT_COUNT (sizeof(e1000_soft_names) / sizeof(e1000_soft_names[0]))
 

@@ -4,13 +4,15 @@
  * descriptors with garbage lengths, error bits and frames spread over several
  * descriptors; the driver must deliver only the good frames, count every bad
  * one, give every descriptor back (in batches), and refuse to overfill the
- * transmit ring.
+ * transmit ring.  TCP frames get the device's checksum behind a context
+ * descriptor written only when the last one does not fit.
  */
 #include "e1000/internal.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "net/test_frames.h"
 
 struct capture {
 	unsigned frames;
@@ -157,7 +159,74 @@ static void transmit_ring_fills_then_drains(struct ktest *t)
 	fake_free(e);
 }
 
+static bool asks_for_checksum(const volatile struct e1000_tx_desc *d)
+{
+	return d->cso == E1000_TX_DTYP_D && (d->command & E1000_TX_DEXT) &&
+	       d->css == E1000_POPTS_TXSM && !(d->command & E1000_TX_TSE);
+}
+
+static void tcp_frames_get_the_devices_checksum(struct ktest *t)
+{
+	struct capture capture = {0};
+	struct e1000 *e = fake_e1000(&capture);
+	ASSERT_TRUE(t, e != NULL);
+	e->nic.tx_tcp_checksum = true;
+	uint8_t frame[200], other[60] = {0};
+	test_tcp_frame(frame, sizeof frame);
+
+	/* The first TCP frame: a checksum context, then its data descriptor. */
+	ASSERT_EQ(t, e1000_tx_frame(e, frame, sizeof frame), 0);
+	EXPECT_EQ(t, e->tx_tail, 2);
+	const volatile struct e1000_context_desc *c = (const void *)&e->tx_ring[0];
+	EXPECT_EQ(t, c->tucss, TEST_TCP_START);
+	EXPECT_EQ(t, c->tucso, TEST_TCP_START + 16);
+	EXPECT_EQ(t, c->tucse, 0);
+	EXPECT_EQ(t, c->payload_and_command >> 24 & E1000_TX_TSE, 0);
+	EXPECT_TRUE(t, asks_for_checksum(&e->tx_ring[1]));
+	EXPECT_EQ(t, e->tx_ring[1].length, sizeof frame);
+	const uint8_t *copy = e->tx_buffers + E1000_BUFFER_SIZE;
+	uint16_t pseudo = nic_tcp_pseudo_sum(frame + 14, sizeof frame - TEST_TCP_START);
+	EXPECT_EQ(t, memcmp(copy + TEST_TCP_START + 16, &pseudo, 2), 0);
+	EXPECT_EQ(t,
+		  memcmp(copy + TEST_TCP_HEADERS, frame + TEST_TCP_HEADERS,
+			 sizeof frame - TEST_TCP_HEADERS),
+		  0);
+
+	/* The next one reuses the context; a frame that is not TCP asks nothing. */
+	ASSERT_EQ(t, e1000_tx_frame(e, frame, sizeof frame), 0);
+	EXPECT_EQ(t, e->tx_tail, 3);
+	EXPECT_TRUE(t, asks_for_checksum(&e->tx_ring[2]));
+	ASSERT_EQ(t, e1000_tx_frame(e, other, sizeof other), 0);
+	EXPECT_EQ(t, e->tx_ring[3].command, E1000_TX_EOP | E1000_TX_IFCS | E1000_TX_RS);
+	EXPECT_EQ(t, e->soft.tx_checksummed, 2);
+
+	/* A TSO frame's context replaces it: the next TCP frame writes one again. */
+	uint8_t *large = kmalloc(8000);
+	ASSERT_TRUE(t, large != NULL);
+	test_tcp_frame(large, 8000);
+	ASSERT_EQ(t, e1000_tx_segmented(e, large, 8000, TEST_TCP_HEADERS), 0);
+	unsigned before = e->tx_tail;
+	ASSERT_EQ(t, e1000_tx_frame(e, frame, sizeof frame), 0);
+	EXPECT_EQ(t, e->tx_tail, (before + 2) % E1000_TX_RING);
+	kfree(large);
+
+	/* No room for a context and the frame: refused, nothing written. */
+	e->nic.tx_tcp_checksum = false;
+	while (e1000_tx_frame(e, other, sizeof other) == 0)
+		;
+	for (unsigned i = 0; i < E1000_TX_RING; i++)
+		e->tx_ring[i].status = 0;
+	e->tx_clean = (e->tx_tail + 2) % E1000_TX_RING; /* one slot free */
+	e->nic.tx_tcp_checksum = true;
+	e->tx_checksum_context = 0;
+	unsigned tail = e->tx_tail;
+	EXPECT_EQ(t, e1000_tx_frame(e, frame, sizeof frame), -EAGAIN);
+	EXPECT_EQ(t, e->tx_tail, tail);
+	fake_free(e);
+}
+
 KTEST_SUITE(e1000, KTEST_CASE(bad_descriptors_are_dropped_and_counted),
 	    KTEST_CASE(descriptors_go_back_in_batches), KTEST_CASE(receive_stops_at_the_budget),
 	    KTEST_CASE(a_device_that_never_stops_cannot_trap_the_poll),
-	    KTEST_CASE(transmit_ring_fills_then_drains));
+	    KTEST_CASE(transmit_ring_fills_then_drains),
+	    KTEST_CASE(tcp_frames_get_the_devices_checksum));

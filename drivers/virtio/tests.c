@@ -15,6 +15,7 @@
 #include "lib/string.h"
 #include "lib/unaligned.h"
 #include "mm/mm.h"
+#include "net/test_frames.h"
 #include "virtio/internal.h"
 
 static volatile uint16_t fake_notify;
@@ -123,29 +124,6 @@ static void interrupt_suppression_is_a_flag_in_the_ring(struct ktest *t)
 	virtio_free_queue(&queue);
 }
 
-/* An Ethernet + IPv4 + TCP frame (no options) of length bytes whose payload
- * counts bytes up from 0. */
-static void make_tcp_frame(uint8_t *frame, size_t length)
-{
-	memset(frame, 0, 54);
-	frame[12] = 0x08; /* IPv4 */
-	uint8_t *ip = frame + 14, *tcp = ip + 20;
-	ip[0] = 0x45;
-	write_be16(ip + 2, (uint16_t)(length - 14));
-	ip[8] = 64;
-	ip[9] = 6;
-	write_be32(ip + 12, 0x0a000201); /* 10.0.2.1 -> 10.0.2.2 */
-	write_be32(ip + 16, 0x0a000202);
-	write_be16(tcp, 80);
-	write_be16(tcp + 2, 40000);
-	write_be32(tcp + 4, 1000);
-	tcp[12] = 5 << 4;
-	tcp[13] = 0x18;               /* PSH, ACK */
-	write_be16(tcp + 16, 0xdead); /* the stack's checksum, replaced */
-	for (size_t i = 54; i < length; i++)
-		frame[i] = (uint8_t)(i - 54);
-}
-
 static struct virtio_net *offloading_device(struct ktest *t, unsigned queue_size)
 {
 	struct virtio_net *vn = kzalloc(sizeof(*vn));
@@ -183,7 +161,7 @@ static void large_frames_go_whole_to_a_device_that_segments(struct ktest *t)
 	uint8_t *frame = kmalloc(length);
 	struct virtio_net *vn = offloading_device(t, 8);
 	ASSERT_TRUE(t, frame != NULL && vn != NULL);
-	make_tcp_frame(frame, length);
+	test_tcp_frame(frame, length);
 	ASSERT_EQ(t, virtio_net_transmit_offloaded(vn, frame, length, 54), 0);
 	EXPECT_EQ(t, vn->tx.avail->index, 1);
 	unsigned id = vn->tx.avail->ring[0];
@@ -230,7 +208,7 @@ static void a_full_queue_refuses_large_frames_and_keeps_its_buffers(struct ktest
 {
 	const size_t length = 4000;
 	uint8_t frame[4000];
-	make_tcp_frame(frame, length);
+	test_tcp_frame(frame, length);
 	struct virtio_net *vn = offloading_device(t, 64); /* more descriptors than large buffers */
 	ASSERT_TRUE(t, vn != NULL);
 	for (unsigned i = 0; i < VIRTIO_NET_LARGE_BUFFERS; i++)

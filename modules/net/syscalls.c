@@ -296,10 +296,16 @@ static long copy_between(struct vfs_file *in, uint64_t position, struct vfs_file
 
 /* sendfile with both files found: from *offset when the caller gave one
  * (the file's position stays), else from the file's position (which moves
- * by what was sent). */
+ * by what was sent).  As on Linux, in must be open for reading and out for
+ * writing, and not the same file nor one open for appending. */
 static long sendfile_files(struct vfs_file *out, struct vfs_file *in, int64_t *user_offset,
 			   int64_t offset, size_t count)
 {
+	if ((in->flags & VFS_O_ACCMODE) == VFS_O_WRONLY ||
+	    (out->flags & VFS_O_ACCMODE) == VFS_O_RDONLY)
+		return -EBADF;
+	if (in->node == out->node || (out->flags & VFS_O_APPEND))
+		return -EINVAL; /* a file into itself would read what it writes */
 	if (!user_offset) {
 		offset = vfs_lseek(in, 0, VFS_SEEK_CUR);
 		if (offset < 0)

@@ -135,6 +135,7 @@ static const struct call calls[] = {
     {__NR_socket, "iii"},
     {__NR_connect, "fpl"},
     {__NR_accept, "fpp"},
+    {__NR_sendfile, "ffpl"},
     {__NR_sendto, "fplgpl"},
     {__NR_recvfrom, "fplgpp"},
     {__NR_shutdown, "fi"},

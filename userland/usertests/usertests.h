@@ -90,6 +90,9 @@ void ramfs_directory_of_ten_thousand(void);
 void ramfs_files_are_sparse_pages(void);
 void mount_and_umount(void);
 void file_mmap_and_positional_io(void);
+/* sendfile.c: a file to a socket and a file, and refusals */
+void sendfile_sends_a_file_to_a_socket_and_a_file(void);
+void sendfile_refuses_hostile_input(void);
 void shared_file_mmap(void);
 void ext2_read_copies_into_user_memory(void);
 
