@@ -57,7 +57,7 @@
 #define NIC_HISTORY             256 /* mode changes remembered per NIC */
 /* A TCP/IPv4 frame that the device cuts into MTU-sized segments
  * (transmit_segmented): at most this long, headers included. */
-#define NIC_SEGMENTED_MAX 32768
+#define NIC_SEGMENTED_MAX 65535 /* an IPv4 length field's most, and the e1000's */
 
 enum nic_mode {
 	NIC_MODE_INTERRUPT, /* device interrupts wake the worker */

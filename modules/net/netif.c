@@ -53,7 +53,7 @@
 
 /* With segmentation offload a connection's segments carry up to this many
  * times the wire's MSS (and fit NIC_SEGMENTED_MAX with their headers). */
-#define SEGMENTS_PER_FRAME 16
+#define SEGMENTS_PER_FRAME 44
 
 struct link {
 	struct netif netif;
@@ -68,6 +68,7 @@ volatile int net_checksumming_links;
 /* A large frame made contiguous for the NIC; lwIP's output runs under the
  * core lock, so one buffer serves every link. */
 static uint8_t large_frame[NIC_SEGMENTED_MAX];
+_Static_assert(NIC_SEGMENTED_MAX >= 0xffff, "a pbuf's tot_len must fit large_frame");
 
 static struct link links[NET_MAX_LINKS];
 static unsigned link_count;
@@ -261,13 +262,18 @@ static int transmit(struct link *l, const void *data, size_t length, size_t head
 
 static err_t link_output_large(struct link *l, struct pbuf *p)
 {
-	if (!l->segments || p->tot_len > sizeof large_frame)
+	if (!l->segments)
 		return link_fragment(l, p);
-	pbuf_copy_partial(p, large_frame, p->tot_len, 0);
-	size_t header = tcp_header_length(large_frame, p->tot_len);
+	/* One buffer (lwIP's oversize) goes as it is; a chain is made whole. */
+	const uint8_t *frame = p->payload;
+	if (p->next) {
+		pbuf_copy_partial(p, large_frame, p->tot_len, 0);
+		frame = large_frame;
+	}
+	size_t header = tcp_header_length(frame, p->tot_len);
 	if (!header)
 		return link_fragment(l, p);
-	if (transmit(l, large_frame, p->tot_len, header)) {
+	if (transmit(l, frame, p->tot_len, header)) {
 		LINK_STATS_INC(link.drop);
 		return ERR_IF;
 	}

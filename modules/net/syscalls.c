@@ -264,9 +264,10 @@ SYSCALL_DEFINE6(recvfrom, int, fd, void *, user, size_t, length, int, flags, voi
 #define SENDFILE_MAX   0x7ffff000 /* one call's most, as Linux's MAX_RW_COUNT */
 
 static int64_t write_out(struct vfs_file *out, struct net_socket *socket, const void *buffer,
-			 size_t length)
+			 size_t length, int flags)
 {
-	return socket ? net_send(socket, buffer, length, 0, NULL) : vfs_write(out, buffer, length);
+	return socket ? net_send(socket, buffer, length, flags, NULL)
+		      : vfs_write(out, buffer, length);
 }
 
 /* Copies up to count bytes of in from position to out through buffer, until
@@ -284,7 +285,9 @@ static long copy_between(struct vfs_file *in, uint64_t position, struct vfs_file
 			got = -EINVAL; /* not a file with positions: Linux's answer */
 		if (got <= 0)
 			return done ? (long)done : (long)got;
-		int64_t put = write_out(out, socket, buffer, (size_t)got);
+		/* More follows: lwIP may fill one segment's buffer across chunks. */
+		int more = done + (size_t)got < count ? NET_MSG_MORE : 0;
+		int64_t put = write_out(out, socket, buffer, (size_t)got, more);
 		if (put < 0)
 			return done ? (long)done : (long)put;
 		done += (size_t)put;

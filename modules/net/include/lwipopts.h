@@ -39,7 +39,7 @@ void net_core_unlock(void);
 
 /* ---- Memory -------------------------------------------------------------- */
 #define MEM_ALIGNMENT            8
-#define MEM_SIZE                 (2 * 1024 * 1024)
+#define MEM_SIZE                 (4 * 1024 * 1024)
 #define MEMP_NUM_PBUF            256
 #define MEMP_NUM_RAW_PCB         8
 #define MEMP_NUM_UDP_PCB         16
@@ -91,7 +91,7 @@ void net_core_unlock(void);
 /* ---- TCP ----------------------------------------------------------------- */
 #define TCP_MSS                    1460
 #define TCP_WND                    (32 * TCP_MSS)
-#define TCP_SND_BUF                (32 * TCP_MSS)
+#define TCP_SND_BUF                (64 * TCP_MSS)
 #define TCP_SND_QUEUELEN           (4 * TCP_SND_BUF / TCP_MSS)
 #define TCP_QUEUE_OOSEQ            1
 #define TCP_LISTEN_BACKLOG         1
@@ -100,8 +100,12 @@ void net_core_unlock(void);
 #define LWIP_TCP_TIMESTAMPS        0
 /* TIME_WAIT lasts 2 * TCP_MSL: 10 s rather than 2 min, so pcbs (and the
  * memory figures) come back soon after a load run. */
-#define TCP_MSL        5000UL
-#define TCP_OVERSIZE   TCP_MSS
+#define TCP_MSL 5000UL
+/* A write that more will follow (MSG_MORE, or Nagle's wait) may take a
+ * segment's whole buffer at once, up to the segment size of a link whose NIC
+ * segments (16 MSS, netif.c): the writes after it fill the same buffer, so a
+ * large segment is one buffer that goes to the NIC without a copy. */
+#define TCP_OVERSIZE   (44 * TCP_MSS)
 #define LWIP_WND_SCALE 1
 #define TCP_RCV_SCALE  2
 
