@@ -3,6 +3,7 @@
 #   make        kernel + ISO                          make test   every test, one summary line
 #   make bench  benchmarks (-icount)                  make debug  QEMU waiting for gdb on :1234
 #   make bench-net  HTTP against a Linux guest        (make run: http://127.0.0.1:8080/)
+#   make bench-net-tap  the same over host TAP devices (root)
 #   make bench-acct  httpd's accounting, off vs on
 #   make bench-lattrack  httpd with latency trackers, off vs on
 #   make bench-trace  httpd recorded and streamed to the host, off vs on
@@ -54,7 +55,7 @@ ISO := $(BUILD)/microscope.iso
 TEST_ISO := $(BUILD)/microscope-selftest.iso
 STAMP_DEPS := $(BUILD)/.deps-ok
 
-.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-storage bench-acct bench-lattrack bench-trace soak debug clean format check-format check-layering disk
+.PHONY: all deps kernel test-kernel iso run test test-host test-qemu test-net bench bench-net bench-net-tap bench-storage bench-acct bench-lattrack bench-trace soak debug clean format check-format check-layering disk
 all: kernel iso initrd
 
 # User space (newlib, programs, initrd): defines INITRD, used by the ISO rules.
@@ -223,6 +224,14 @@ bench-storage: deps all $(TEST_IMAGES)
 	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt \
 		$(BUILD)/user/root/www/1mib.txt
 	$(Q)$(PYTHON) tests/bench_storage.py --build $(BUILD)
+
+# The same three cases with each guest's NIC on a host TAP device (root): the
+# host kernel's TCP/IP instead of QEMU's user network, virtio-net offloads.
+bench-net-tap: deps all
+	$(say) GUEST $(BUILD)/linux-guest
+	$(Q)sh tools/linux-guest/build.sh $(BUILD)/linux-guest userland/rootfs/www/small.txt \
+		$(BUILD)/user/root/www/1mib.txt
+	$(Q)$(PYTHON) tests/bench_net.py --build $(BUILD) --tap
 
 bench-net: deps all
 	$(say) GUEST $(BUILD)/linux-guest

@@ -10,6 +10,7 @@
 #include "lib/string.h"
 #include "lib/unaligned.h"
 #include "net/nic.h"
+#include "net/test_frames.h"
 
 #define HEADERS   54 /* Ethernet 14, IPv4 20, TCP 20 */
 #define PAYLOAD   4000
@@ -27,27 +28,15 @@ static uint8_t segment[HEADERS + MSS];
  * fields and checksums are the large frame's, which no segment keeps. */
 static void build_frame(uint8_t flags)
 {
-	memset(frame, 0, sizeof frame);
+	test_tcp_frame(frame, sizeof frame);
 	memset(frame, 0x52, 12); /* MACs */
-	write_be16(frame + 12, 0x0800);
 	uint8_t *ip = frame + IP_AT, *tcp = frame + TCP_AT;
-	ip[0] = 0x45;
-	write_be16(ip + 2, 20 + 20 + PAYLOAD);
 	write_be16(ip + 4, FIRST_ID);
 	write_be16(ip + 6, 0x4000); /* don't fragment */
-	ip[8] = 64;
-	ip[9] = 6;
-	write_be32(ip + 12, 0x0a00020f);
-	write_be32(ip + 16, 0x0a000202);
-	write_be16(tcp, 80);
-	write_be16(tcp + 2, 40000);
 	write_be32(tcp + 4, FIRST_SEQ);
 	write_be32(tcp + 8, 0x12345678);
-	tcp[12] = 5 << 4;
 	tcp[13] = flags;
 	write_be16(tcp + 14, 65535);
-	for (unsigned i = 0; i < PAYLOAD; i++)
-		frame[HEADERS + i] = (uint8_t)(i * 7 + 3);
 }
 
 static uint16_t fold(uint32_t sum)
