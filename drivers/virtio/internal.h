@@ -34,19 +34,28 @@ _Static_assert(sizeof(struct virtio_net_header) == VIRTIO_NET_HEADER, "virtio-ne
 #define VIRTIO_NET_HDR_F_NEEDS_CSUM 1
 #define VIRTIO_NET_HDR_GSO_TCPV4    1
 
-/* Frames the device segments (HOST_TSO4) go in buffers of their own, one
- * descriptor each: at most this many in flight, each a header and up to
- * NIC_SEGMENTED_MAX bytes of frame. */
-#define VIRTIO_NET_LARGE_BUFFERS 64
-#define VIRTIO_NET_LARGE_ALL     (~0ull >> (64 - VIRTIO_NET_LARGE_BUFFERS)) /* every one free */
-#define VIRTIO_NET_LARGE_STRIDE  ((VIRTIO_NET_HEADER + NIC_SEGMENTED_MAX + 63) & ~63u)
+/* Frames the device segments (HOST_TSO4) go whole into an area of their own,
+ * one descriptor each, a header and the frame in a run of pages taken for it
+ * (large.c): what is in flight is bounded by bytes, not by frames, since
+ * TCP's frames are often far below NIC_SEGMENTED_MAX. */
+#define VIRTIO_NET_LARGE_PAGES 1024 /* 4 MiB */
+#define VIRTIO_NET_PAGE        4096
 
 struct virtio_net_large {
 	uint8_t *memory; /* NULL: no offload negotiated, the driver segments */
 	uint64_t phys;
-	uint64_t free_mask;                      /* bit i: buffer i is free */
-	uint8_t of_descriptor[VIRTIO_QUEUE_MAX]; /* the buffer + 1 a descriptor holds, 0 none */
+	uint64_t taken[VIRTIO_NET_LARGE_PAGES / 64]; /* bit: the page holds a frame */
+	unsigned free_pages;
+	unsigned cursor; /* the next search starts here: runs come back about in order */
+	uint16_t first[VIRTIO_QUEUE_MAX]; /* a descriptor's first page + 1, 0 none */
+	uint8_t pages[VIRTIO_QUEUE_MAX];  /* and how many */
 };
+
+/* A run of count free pages of the area, taken.  Returns its first page, or
+ * -1 when there is none. */
+int virtio_net_large_take(struct virtio_net_large *large, unsigned count);
+/* Gives back the run of count pages from first. */
+void virtio_net_large_give(struct virtio_net_large *large, unsigned first, unsigned count);
 
 struct virtio_net_counters {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;

@@ -85,10 +85,10 @@ void virtio_net_reclaim_tx(struct virtio_net *vn)
 	unsigned id;
 	uint32_t length;
 	while (virtio_take_used(&vn->tx, &id, &length)) {
-		unsigned large = vn->large.of_descriptor[id];
-		if (large) {
-			vn->large.of_descriptor[id] = 0;
-			vn->large.free_mask |= 1ull << (large - 1);
+		unsigned first = vn->large.first[id];
+		if (first) {
+			virtio_net_large_give(&vn->large, first - 1, vn->large.pages[id]);
+			vn->large.first[id] = 0;
 		}
 		nic_tx_done(&vn->nic, id);
 	}
@@ -146,12 +146,12 @@ bool virtio_net_setup_offload(struct virtio_net *vn)
 	const uint64_t both = VIRTIO_NET_F_CSUM | VIRTIO_NET_F_HOST_TSO4;
 	if ((vn->vdev.features & both) != both)
 		return false;
-	size_t bytes = (size_t)VIRTIO_NET_LARGE_BUFFERS * VIRTIO_NET_LARGE_STRIDE;
-	vn->large.memory = mm_alloc_pages((bytes + PAGE_SIZE - 1) / PAGE_SIZE, PAGE_SIZE);
+	_Static_assert(VIRTIO_NET_PAGE == PAGE_SIZE, "the area's pages are the kernel's");
+	vn->large.memory = mm_alloc_pages(VIRTIO_NET_LARGE_PAGES, PAGE_SIZE);
 	if (!vn->large.memory)
 		return false; /* the driver segments, as without the features */
 	vn->large.phys = virt_to_phys(vn->large.memory);
-	vn->large.free_mask = VIRTIO_NET_LARGE_ALL;
+	vn->large.free_pages = VIRTIO_NET_LARGE_PAGES;
 	return true;
 }
 
@@ -171,12 +171,12 @@ static void offload_header(struct virtio_net_header *header, size_t header_lengt
 	};
 }
 
-/* Copies the frame behind its header into large buffer index, the TCP
+/* Copies the frame behind its header to the area's page first, the TCP
  * checksum field seeded with the pseudo header over the whole TCP length. */
-static void fill_large_buffer(struct virtio_net *vn, unsigned index, const uint8_t *frame,
+static void fill_large_buffer(struct virtio_net *vn, unsigned first, const uint8_t *frame,
 			      size_t length, size_t header_length, size_t ip_length)
 {
-	uint8_t *buffer = vn->large.memory + (size_t)index * VIRTIO_NET_LARGE_STRIDE;
+	uint8_t *buffer = vn->large.memory + (size_t)first * VIRTIO_NET_PAGE;
 	unsigned mss = (unsigned)(vn->nic.mtu + NIC_FRAME_MIN - header_length);
 	offload_header((struct virtio_net_header *)buffer, header_length, ip_length, mss);
 	uint8_t *copy = buffer + VIRTIO_NET_HEADER;
@@ -195,18 +195,20 @@ int virtio_net_transmit_offloaded(struct virtio_net *vn, const void *frame, size
 		return -EINVAL;
 	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
 	virtio_net_reclaim_tx(vn);
-	int id = vn->large.free_mask ? virtio_find_free_buffer(&vn->tx) : -EAGAIN;
-	if (id < 0) {
+	unsigned pages =
+	    (unsigned)((VIRTIO_NET_HEADER + length + VIRTIO_NET_PAGE - 1) / VIRTIO_NET_PAGE);
+	int id = vn->tx.free_count ? virtio_find_free_buffer(&vn->tx) : -EAGAIN;
+	int first = id >= 0 ? virtio_net_large_take(&vn->large, pages) : -1;
+	if (first < 0) {
 		spin_unlock_irqrestore(&vn->tx_lock, flags);
 		virtio_net_add(&vn->counters.tx_ring_full, 1);
 		return -EAGAIN;
 	}
-	unsigned index = (unsigned)__builtin_ctzll(vn->large.free_mask);
-	vn->large.free_mask &= ~(1ull << index);
-	vn->large.of_descriptor[id] = (uint8_t)(index + 1);
-	fill_large_buffer(vn, index, frame, length, header_length, ip_length);
+	vn->large.first[id] = (uint16_t)(first + 1);
+	vn->large.pages[id] = (uint8_t)pages;
+	fill_large_buffer(vn, (unsigned)first, frame, length, header_length, ip_length);
 	virtio_offer_external(&vn->tx, (unsigned)id,
-			      vn->large.phys + (uint64_t)index * VIRTIO_NET_LARGE_STRIDE,
+			      vn->large.phys + (uint64_t)first * VIRTIO_NET_PAGE,
 			      (uint32_t)(VIRTIO_NET_HEADER + length));
 	nic_tx_queued(&vn->nic, (unsigned)id);
 	virtio_kick_queue(&vn->tx);

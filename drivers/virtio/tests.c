@@ -139,14 +139,13 @@ static struct virtio_net *offloading_device(struct ktest *t, unsigned queue_size
 		return NULL;
 	}
 	vn->tx.notify = &fake_notify;
-	EXPECT_EQ(t, vn->large.free_mask, VIRTIO_NET_LARGE_ALL);
+	EXPECT_EQ(t, vn->large.free_pages, VIRTIO_NET_LARGE_PAGES);
 	return vn;
 }
 
 static void free_offloading_device(struct virtio_net *vn)
 {
-	size_t bytes = (size_t)VIRTIO_NET_LARGE_BUFFERS * VIRTIO_NET_LARGE_STRIDE;
-	mm_free_pages(vn->large.memory, (bytes + PAGE_SIZE - 1) / PAGE_SIZE);
+	mm_free_pages(vn->large.memory, VIRTIO_NET_LARGE_PAGES);
 	virtio_free_queue(&vn->tx);
 	kfree(vn);
 }
@@ -168,10 +167,12 @@ static void large_frames_go_whole_to_a_device_that_segments(struct ktest *t)
 	struct virtq_desc *desc = &vn->tx.desc[id];
 	EXPECT_EQ(t, desc->length, VIRTIO_NET_HEADER + length);
 	EXPECT_EQ(t, desc->flags, 0); /* one descriptor, the device reads it */
-	unsigned index = vn->large.of_descriptor[id] - 1u;
-	ASSERT_TRUE(t, index < VIRTIO_NET_LARGE_BUFFERS);
-	EXPECT_EQ(t, desc->address, vn->large.phys + (uint64_t)index * VIRTIO_NET_LARGE_STRIDE);
-	const uint8_t *buffer = vn->large.memory + (size_t)index * VIRTIO_NET_LARGE_STRIDE;
+	unsigned first = vn->large.first[id] - 1u;
+	ASSERT_TRUE(t, first < VIRTIO_NET_LARGE_PAGES);
+	EXPECT_EQ(t, vn->large.pages[id], 5); /* 12 + 20,000 bytes */
+	EXPECT_EQ(t, vn->large.free_pages, VIRTIO_NET_LARGE_PAGES - 5);
+	EXPECT_EQ(t, desc->address, vn->large.phys + (uint64_t)first * VIRTIO_NET_PAGE);
+	const uint8_t *buffer = vn->large.memory + (size_t)first * VIRTIO_NET_PAGE;
 	const struct virtio_net_header *header = (const void *)buffer;
 	EXPECT_EQ(t, header->flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
 	EXPECT_EQ(t, header->gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
@@ -194,33 +195,63 @@ static void large_frames_go_whole_to_a_device_that_segments(struct ktest *t)
 	frame[23] = 6;
 	EXPECT_EQ(t, virtio_net_transmit_offloaded(vn, frame, NIC_SEGMENTED_MAX + 1, 54), -EINVAL);
 
-	/* The buffer comes back with its descriptor. */
+	/* The pages come back with the descriptor. */
 	device_uses(&vn->tx, id, 0);
 	virtio_net_reclaim_tx(vn);
-	EXPECT_EQ(t, vn->large.of_descriptor[id], 0);
-	EXPECT_EQ(t, vn->large.free_mask, VIRTIO_NET_LARGE_ALL);
+	EXPECT_EQ(t, vn->large.first[id], 0);
+	EXPECT_EQ(t, vn->large.free_pages, VIRTIO_NET_LARGE_PAGES);
 	EXPECT_EQ(t, vn->tx.free_count, 8);
 	free_offloading_device(vn);
 	kfree(frame);
 }
 
-static void a_full_queue_refuses_large_frames_and_keeps_its_buffers(struct ktest *t)
+/* Frames of 15 pages each until the area is full: the next is refused with
+ * nothing offered, and one that comes back makes room for it. */
+static void a_full_area_refuses_large_frames_and_keeps_its_pages(struct ktest *t)
 {
-	const size_t length = 4000;
-	uint8_t frame[4000];
+	const size_t length = 60000, per_frame = 15;
+	uint8_t *frame = kmalloc(length);
+	struct virtio_net *vn = offloading_device(t, 128); /* more descriptors than room */
+	ASSERT_TRUE(t, frame != NULL && vn != NULL);
 	test_tcp_frame(frame, length);
-	struct virtio_net *vn = offloading_device(t, 64); /* more descriptors than large buffers */
-	ASSERT_TRUE(t, vn != NULL);
-	for (unsigned i = 0; i < VIRTIO_NET_LARGE_BUFFERS; i++)
+	unsigned fit = VIRTIO_NET_LARGE_PAGES / per_frame;
+	for (unsigned i = 0; i < fit; i++)
 		ASSERT_EQ(t, virtio_net_transmit_offloaded(vn, frame, length, 54), 0);
-	EXPECT_EQ(t, vn->large.free_mask, 0);
+	EXPECT_EQ(t, vn->large.free_pages, VIRTIO_NET_LARGE_PAGES - fit * per_frame);
 	EXPECT_EQ(t, virtio_net_transmit_offloaded(vn, frame, length, 54), -EAGAIN);
 	EXPECT_EQ(t, vn->counters.tx_ring_full, 1);
-	EXPECT_EQ(t, vn->tx.avail->index, VIRTIO_NET_LARGE_BUFFERS); /* nothing more offered */
+	EXPECT_EQ(t, vn->tx.avail->index, fit); /* nothing more offered */
 	device_uses(&vn->tx, vn->tx.avail->ring[5], 0);
 	EXPECT_EQ(t, virtio_net_transmit_offloaded(vn, frame, length, 54), 0); /* reclaimed first */
-	EXPECT_EQ(t, vn->large.free_mask, 0);
+	EXPECT_EQ(t, vn->large.free_pages, VIRTIO_NET_LARGE_PAGES - fit * per_frame);
+	/* Small frames fit where a large one does not: the area counts bytes. */
+	const size_t small = 4000; /* one page */
+	unsigned more = 0;
+	while (virtio_net_transmit_offloaded(vn, frame, small, 54) == 0)
+		more++;
+	EXPECT_EQ(t, more, VIRTIO_NET_LARGE_PAGES - fit * per_frame);
+	EXPECT_EQ(t, vn->large.free_pages, 0);
 	free_offloading_device(vn);
+	kfree(frame);
+}
+
+/* Runs taken and given back out of order: next fit wraps round and finds
+ * the free run wherever it is. */
+static void the_area_reuses_runs_given_back_out_of_order(struct ktest *t)
+{
+	struct virtio_net_large large = {.free_pages = VIRTIO_NET_LARGE_PAGES};
+	int a = virtio_net_large_take(&large, 512), b = virtio_net_large_take(&large, 500);
+	EXPECT_EQ(t, a, 0);
+	EXPECT_EQ(t, b, 512);
+	EXPECT_EQ(t, virtio_net_large_take(&large, 13), -1); /* 12 left at the end */
+	virtio_net_large_give(&large, 0, 512);
+	EXPECT_EQ(t, virtio_net_large_take(&large, 13), 0);  /* wrapped to the start */
+	EXPECT_EQ(t, virtio_net_large_take(&large, 12), 13); /* on from there */
+	EXPECT_EQ(t, virtio_net_large_take(&large, 0), -1);
+	EXPECT_EQ(t, large.free_pages, 1024 - 500 - 25);
+	virtio_net_large_give(&large, 512, 500);
+	EXPECT_EQ(t, virtio_net_large_take(&large, 999), 25); /* all the rest, one run */
+	EXPECT_EQ(t, large.free_pages, 0);
 }
 
 KTEST_SUITE(virtio, KTEST_CASE(bad_used_entries_are_dropped_and_counted),
@@ -228,4 +259,5 @@ KTEST_SUITE(virtio, KTEST_CASE(bad_used_entries_are_dropped_and_counted),
 	    KTEST_CASE(absurd_queue_sizes_are_cut),
 	    KTEST_CASE(interrupt_suppression_is_a_flag_in_the_ring),
 	    KTEST_CASE(large_frames_go_whole_to_a_device_that_segments),
-	    KTEST_CASE(a_full_queue_refuses_large_frames_and_keeps_its_buffers));
+	    KTEST_CASE(a_full_area_refuses_large_frames_and_keeps_its_pages),
+	    KTEST_CASE(the_area_reuses_runs_given_back_out_of_order));
