@@ -1,17 +1,20 @@
 /*
  * The virtio-net driver (virtio 1.0, -device virtio-net-pci, transitional or
  * disable-legacy=on).  Features: VERSION_1 (required); MAC and STATUS when
- * offered; CSUM with HOST_TSO4 when both are offered (a host TAP backend
- * offers them, QEMU's user network does not): with CSUM the device completes
- * every TCP frame's checksum (nic.tx_tcp_checksum), so the stack leaves them
- * out.  Every receive buffer holds
- * one whole frame behind a 12-byte header (no mergeable buffers, no receive
- * offloads).  A large TCP frame from the stack (transmit_segmented) goes to
- * the device whole, in a large buffer of its own behind a header that asks
- * for TSO and the checksum, where HOST_TSO4 was negotiated; else the driver
- * cuts it into segments itself (net/segment.c), one buffer each, behind one
- * kick.  One receive and one transmit queue, VIRTIO_QUEUE_MAX descriptors
- * each, fixed 2 KiB buffers.
+ * offered; CSUM, and HOST_TSO4 with it, when offered (a host TAP backend
+ * offers them, QEMU's user network does not).
+ *
+ * Receive: one receive and one transmit queue, VIRTIO_QUEUE_MAX descriptors
+ * each, fixed 2 KiB buffers; every receive buffer holds one whole frame
+ * behind a 12-byte header (no mergeable buffers, no receive offloads).
+ *
+ * Transmit: with CSUM the device completes every TCP frame's checksum
+ * (nic.tx_tcp_checksum), so the stack leaves them out.  A large TCP frame
+ * from the stack (transmit_segmented) goes to the device whole where
+ * HOST_TSO4 was negotiated: one descriptor, a run of pages of the large-frame
+ * area (large.c), a header asking for TCPv4 segmentation and the checksum.
+ * Else the driver cuts it into segments itself (net/segment.c), one 2 KiB
+ * buffer each, behind one kick.
  *
  * Interrupts: one MSI-X vector for both queues and configuration changes
  * (INTx with the ISR register when MSI-X is unavailable).  The NIC module

@@ -286,11 +286,9 @@ static err_t link_output_large(struct link *l, struct pbuf *p)
 static struct netif *loopback_netif(void)
 {
 	static struct netif *loopback;
-	struct netif *netif;
-	if (!loopback)
-		NETIF_FOREACH(netif)
-	if (netif->name[0] == 'l' && netif->name[1] == 'o')
-		loopback = netif;
+	for (struct netif *n = netif_list; n && !loopback; n = n->next)
+		if (n->name[0] == 'l' && n->name[1] == 'o')
+			loopback = n;
 	return loopback;
 }
 
