@@ -82,6 +82,7 @@ void e1000_rings_program(struct e1000 *e)
 	e1000_write(e, E1000_TCTL,
 		    E1000_TCTL_EN | E1000_TCTL_PSP | E1000_TCTL_CT | E1000_TCTL_COLD);
 	e->tx_tail = e->tx_clean = 0;
+	e->tx_checksum_context = 0; /* the device holds no context after a reset */
 	memset(e->tx_ends_frame, 0, sizeof e->tx_ends_frame);
 }
 

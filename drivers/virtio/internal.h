@@ -94,6 +94,10 @@ bool virtio_net_setup_offload(struct virtio_net *vn);
  * large buffer free). */
 int virtio_net_transmit_offloaded(struct virtio_net *vn, const void *frame, size_t length,
 				  size_t header_length);
+/* transmit_segmented: the device's segmentation where set up, the driver's
+ * where not or when the device's area has no room for the frame. */
+int virtio_net_transmit_large(struct virtio_net *vn, const void *frame, size_t length,
+			      size_t header_length);
 /* Takes back the transmit descriptors the device has finished with, and the
  * large buffers they held.  tx_lock held. */
 void virtio_net_reclaim_tx(struct virtio_net *vn);

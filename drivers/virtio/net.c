@@ -223,16 +223,20 @@ int virtio_net_transmit_offloaded(struct virtio_net *vn, const void *frame, size
 	return 0;
 }
 
-/* A large TCP frame cut into segments here (the device offers no offload):
- * each segment written straight into a transmit buffer, one kick for all.
- * All or none: a ring without room for every segment refuses the frame
- * (-EAGAIN; TCP sends it again) before any is offered. */
-static int virtio_net_transmit_segmented(struct nic *nic, const void *frame, size_t length,
-					 size_t header_length)
+/* A large TCP frame cut into segments here (the device offers no offload, or
+ * its area for whole frames is full): each segment written straight into a
+ * transmit buffer, one kick for all.  All or none: a ring without room for
+ * every segment refuses the frame (-EAGAIN; TCP sends it again) before any is
+ * offered. */
+int virtio_net_transmit_large(struct virtio_net *vn, const void *frame, size_t length,
+			      size_t header_length)
 {
-	struct virtio_net *vn = nic->driver;
-	if (vn->large.memory)
-		return virtio_net_transmit_offloaded(vn, frame, length, header_length);
+	struct nic *nic = &vn->nic;
+	if (vn->large.memory) {
+		int error = virtio_net_transmit_offloaded(vn, frame, length, header_length);
+		if (error != -EAGAIN || vn->large.free_pages * VIRTIO_NET_PAGE > length)
+			return error; /* sent, refused, or the ring is what is full */
+	}
 	unsigned count = nic_segment_count(frame, length, header_length, nic->mtu);
 	if (!count || NIC_FRAME_MIN + nic->mtu > VIRTIO_NET_BUFFER - VIRTIO_NET_HEADER)
 		return -EINVAL;
@@ -261,6 +265,12 @@ static int virtio_net_transmit_segmented(struct nic *nic, const void *frame, siz
 	virtio_net_add(&vn->counters.tx_packets, count);
 	virtio_net_add(&vn->counters.tx_bytes, bytes);
 	return 0;
+}
+
+static int virtio_net_transmit_segmented(struct nic *nic, const void *frame, size_t length,
+					 size_t header_length)
+{
+	return virtio_net_transmit_large(nic->driver, frame, length, header_length);
 }
 
 static unsigned virtio_net_poll(struct nic *nic, unsigned budget)
@@ -427,8 +437,6 @@ static int virtio_net_start(struct virtio_net *vn, struct pci_device *pci)
 	if (error)
 		return error;
 	vn->nic.tx_tcp_checksum = (vn->vdev.features & VIRTIO_NET_F_CSUM) != 0;
-	if (virtio_net_setup_offload(vn))
-		pr_info("virtio-net: the device segments TCP frames (CSUM, HOST_TSO4)\n");
 	int kind = pci_attach_irq(pci, PCI_IRQ_MSIX, virtio_net_irq, vn, "virtio-net");
 	if (kind < 0)
 		return kind;
@@ -443,6 +451,8 @@ static int virtio_net_start(struct virtio_net *vn, struct pci_device *pci)
 		error = virtio_set_config_vector(&vn->vdev, entry);
 	if (error)
 		return error;
+	if (virtio_net_setup_offload(vn)) /* last: nothing after it can fail */
+		pr_info("virtio-net: the device segments TCP frames (CSUM, HOST_TSO4)\n");
 	virtio_suppress_interrupts(&vn->tx);
 	virtio_net_disable_interrupts(&vn->nic);
 	virtio_net_read_mac(vn, pci);

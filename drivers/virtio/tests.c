@@ -224,6 +224,10 @@ static void a_full_area_refuses_large_frames_and_keeps_its_pages(struct ktest *t
 	device_uses(&vn->tx, vn->tx.avail->ring[5], 0);
 	EXPECT_EQ(t, virtio_net_transmit_offloaded(vn, frame, length, 54), 0); /* reclaimed first */
 	EXPECT_EQ(t, vn->large.free_pages, VIRTIO_NET_LARGE_PAGES - fit * per_frame);
+	/* With the area short of the frame, the driver cuts it itself. */
+	EXPECT_EQ(t, virtio_net_transmit_large(vn, frame, length, 54), 0);
+	EXPECT_EQ(t, vn->counters.tx_segmented, 1);
+	EXPECT_EQ(t, vn->tx.avail->index, fit + 1 + (length - 54 + 1459) / 1460);
 	/* Small frames fit where a large one does not: the area counts bytes. */
 	const size_t small = 4000; /* one page */
 	unsigned more = 0;

@@ -292,21 +292,37 @@ static struct netif *loopback_netif(void)
 	return loopback;
 }
 
-/* A packet from src to one of this host's own addresses on a link whose NIC
- * makes the TCP checksums goes through the loopback interface instead of
- * that link's own loop: it never meets the NIC, so lwIP must make its
- * checksum, which it does for the loopback interface and not for the link.
- * The source stays the link's address; the link's netif accepts it as its
- * own (ip4_input).  NULL: route as usual. */
+/* A packet from src to one of this host's own addresses on an interface
+ * whose NIC makes the TCP checksums (lwIP's generation off there) goes
+ * through the loopback interface instead of that interface's own loop: it
+ * never meets the NIC, so lwIP must make its checksum, which it does for the
+ * loopback interface (net_init switches its checksums on) and checks on
+ * arrival there.  The source stays the interface's address, which its netif
+ * accepts as its own (ip4_input).  The interfaces' flags, not the links
+ * table: they are set before an interface has an address.  Core lock held.
+ * NULL: route as usual. */
 struct netif *net_hook_route_to_self(const ip4_addr_t *src, const ip4_addr_t *dest)
 {
 	if (ip4_addr_isany(src))
 		return NULL; /* only choosing a source address: no packet yet */
-	for (unsigned i = 0; i < link_count; i++)
-		if (links[i].tcp_checksum_by_nic &&
-		    ip4_addr_cmp(dest, netif_ip4_addr(&links[i].netif)))
-			return loopback_netif();
+	struct netif *loopback = loopback_netif();
+	for (struct netif *n = netif_list; n; n = n->next)
+		if (n != loopback && !(n->chksum_flags & NETIF_CHECKSUM_GEN_TCP) &&
+		    ip4_addr_cmp(dest, netif_ip4_addr(n)))
+			return loopback;
 	return NULL;
+}
+
+/* lwIP's loopback interface starts with every checksum off; on, as before
+ * checksums were set per interface: raw sockets on 127.0.0.1 see real ones,
+ * and packets to a NIC's own address routed here (above) get theirs. */
+static void loopback_checksums_on(void)
+{
+	LOCK_TCPIP_CORE();
+	struct netif *loopback = loopback_netif();
+	if (loopback)
+		NETIF_SET_CHECKSUM_CTRL(loopback, NETIF_CHECKSUM_ENABLE_ALL);
+	UNLOCK_TCPIP_CORE();
 }
 
 /* Called for every connection over a segmenting link whose mss is still the
@@ -392,7 +408,9 @@ static err_t link_init(struct netif *netif)
 		l->segments = true;
 		net_segmenting_links++;
 	}
-	if (l->nic->tx_tcp_checksum && !checksum_offload_off) {
+	if (checksum_offload_off)
+		l->nic->tx_tcp_checksum = false; /* the device asked for nothing either */
+	if (l->nic->tx_tcp_checksum) {
 		/* Packets to the link's own address take the loopback interface,
 		 * which makes them (net_hook_route_to_self). */
 		NETIF_SET_CHECKSUM_CTRL(netif, NETIF_CHECKSUM_ENABLE_ALL & ~NETIF_CHECKSUM_GEN_TCP);
@@ -528,6 +546,7 @@ int net_init(void)
 		return 0;
 	completion_init(&configured, "net.configured");
 	tcpip_init(NULL, NULL);
+	loopback_checksums_on();
 	net_activity_init();
 	started = true;
 	nic_for_each(attach_visit, NULL);

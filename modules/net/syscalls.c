@@ -281,8 +281,8 @@ static long copy_between(struct vfs_file *in, uint64_t position, struct vfs_file
 	while (done < count) {
 		size_t chunk = count - done < SENDFILE_CHUNK ? count - done : SENDFILE_CHUNK;
 		int64_t got = vfs_pread(in, buffer, chunk, position + done);
-		if (got == -EISDIR || got == -ESPIPE)
-			got = -EINVAL; /* not a file with positions: Linux's answer */
+		if (got == -EISDIR)
+			got = -EINVAL; /* Linux's answer */
 		if (got <= 0)
 			return done ? (long)done : (long)got;
 		/* More follows: lwIP may fill one segment's buffer across chunks. */
@@ -297,18 +297,35 @@ static long copy_between(struct vfs_file *in, uint64_t position, struct vfs_file
 	return (long)done;
 }
 
-/* sendfile with both files found: from *offset when the caller gave one
- * (the file's position stays), else from the file's position (which moves
- * by what was sent).  As on Linux, in must be open for reading and out for
- * writing, and not the same file nor one open for appending. */
+/* Linux's checks of the input, in its order: open for reading (-EBADF), an
+ * offset only for a file with positions (-ESPIPE), no negative offset or
+ * count (-EINVAL). */
+static long check_input(struct vfs_file *in, const int64_t *user_offset, int64_t offset,
+			size_t count)
+{
+	if ((in->flags & VFS_O_ACCMODE) == VFS_O_WRONLY)
+		return -EBADF;
+	if (user_offset && vfs_lseek(in, 0, VFS_SEEK_CUR) == -ESPIPE)
+		return -ESPIPE;
+	return offset < 0 || (int64_t)count < 0 ? -EINVAL : 0;
+}
+
+/* The output: open for writing (-EBADF), not opened for appending (-EINVAL,
+ * as Linux), and not the input's file (-EINVAL: a file sent into itself
+ * would read what it writes; Linux copies it, this kernel refuses). */
+static long check_output(const struct vfs_file *out, const struct vfs_file *in)
+{
+	if ((out->flags & VFS_O_ACCMODE) == VFS_O_RDONLY)
+		return -EBADF;
+	return in->node == out->node || (out->flags & VFS_O_APPEND) ? -EINVAL : 0;
+}
+
+/* sendfile with both files found and checked: from *offset when the caller
+ * gave one (the file's position stays), else from the file's position
+ * (which moves by what was sent). */
 static long sendfile_files(struct vfs_file *out, struct vfs_file *in, int64_t *user_offset,
 			   int64_t offset, size_t count)
 {
-	if ((in->flags & VFS_O_ACCMODE) == VFS_O_WRONLY ||
-	    (out->flags & VFS_O_ACCMODE) == VFS_O_RDONLY)
-		return -EBADF;
-	if (in->node == out->node || (out->flags & VFS_O_APPEND))
-		return -EINVAL; /* a file into itself would read what it writes */
 	if (!user_offset) {
 		offset = vfs_lseek(in, 0, VFS_SEEK_CUR);
 		if (offset < 0)
@@ -335,21 +352,22 @@ SYSCALL_DEFINE4(sendfile, int, out_fd, int, in_fd, int64_t *, user_offset, size_
 	int64_t offset = 0;
 	if (user_offset && copy_from_user(&offset, user_offset, sizeof offset))
 		return -EFAULT;
-	if (offset < 0)
-		return -EINVAL;
-	if (count > SENDFILE_MAX)
-		count = SENDFILE_MAX;
 	void *table = current_files();
 	struct vfs_file *in, *out;
-	int err = table ? vfs_fd_get(table, in_fd, &in) : -EBADF;
-	if (err)
-		return err;
-	err = vfs_fd_get(table, out_fd, &out);
-	if (err) {
+	long result = table ? vfs_fd_get(table, in_fd, &in) : -EBADF;
+	if (result)
+		return result;
+	result = check_input(in, user_offset, offset, count);
+	if (!result)
+		result = vfs_fd_get(table, out_fd, &out);
+	if (result) {
 		vfs_file_put(in);
-		return err;
+		return result;
 	}
-	long result = sendfile_files(out, in, user_offset, offset, count);
+	result = check_output(out, in);
+	if (!result)
+		result = sendfile_files(out, in, user_offset, offset,
+					count < SENDFILE_MAX ? count : SENDFILE_MAX);
 	vfs_file_put(out);
 	vfs_file_put(in);
 	return result;

@@ -27,6 +27,7 @@
 #define PART_OFFSET 1000
 #define PART_BYTES  5000
 #define BAD_POINTER ((long)0xffff800000001000L)
+#define L_ESPIPE    29
 
 static unsigned char pattern_byte(size_t i)
 {
@@ -195,6 +196,9 @@ void sendfile_refuses_hostile_input(void)
 	expect("input write-only", raw_sendfile(out, write_only, (long)&at, 10), -L_EBADF);
 	expect("input a directory", raw_sendfile(out, directory, 0, 10), -L_EINVAL);
 	expect("input a pipe", raw_sendfile(out, pipe_ends[0], 0, 10), -L_EINVAL);
+	expect("input a pipe, an offset", raw_sendfile(out, pipe_ends[0], (long)&at, 10),
+	       -L_ESPIPE);
+	expect("negative count", raw_sendfile(out, file, (long)&at, -1L), -L_EINVAL);
 	int both = open(SOURCE, O_RDWR);
 	expect("a file into itself", raw_sendfile(both, both, (long)&at, 10), -L_EINVAL);
 	close(both);
@@ -203,7 +207,7 @@ void sendfile_refuses_hostile_input(void)
 	expect("negative offset", raw_sendfile(out, file, (long)&negative, 10), -L_EINVAL);
 	expect("nothing asked", raw_sendfile(out, file, 0, 0), 0);
 	expect("position after refusals", lseek(file, 0, SEEK_CUR), 0);
-	expect("length past the end", raw_sendfile(out, file, (long)&near_end, -1L), 10);
+	expect("length past the end", raw_sendfile(out, file, (long)&near_end, 1L << 40), 10);
 	expect("offset after it", near_end, FILE_BYTES);
 	expect("bytes in the output", lseek(out, 0, SEEK_END), 10);
 	close(file);

@@ -40,10 +40,8 @@ void net_core_unlock(void);
 /* ---- Memory -------------------------------------------------------------- */
 #define MEM_ALIGNMENT 8
 /* lwIP's heap holds the segments sent and not yet acknowledged: 64 MSS a
- * connection (TCP_SND_BUF), in buffers taken up to 44 MSS ahead.  16 busy
- * connections of 1 MiB responses took 6 MiB; at 4 MiB writes failed for
- * memory and waited for lwIP's timer (0.8 s tails). */
-#define MEM_SIZE (8 * 1024 * 1024)
+ * connection (TCP_SND_BUF), 1.5 MiB for 16 busy connections. */
+#define MEM_SIZE                 (4 * 1024 * 1024)
 #define MEMP_NUM_PBUF            256
 #define MEMP_NUM_RAW_PCB         8
 #define MEMP_NUM_UDP_PCB         16
@@ -105,11 +103,11 @@ void net_core_unlock(void);
 /* TIME_WAIT lasts 2 * TCP_MSL: 10 s rather than 2 min, so pcbs (and the
  * memory figures) come back soon after a load run. */
 #define TCP_MSL 5000UL
-/* A write that more will follow (MSG_MORE, or Nagle's wait) may take a
- * segment's whole buffer at once, up to the segment size of a link whose NIC
- * segments (16 MSS, netif.c): the writes after it fill the same buffer, so a
- * large segment is one buffer that goes to the NIC without a copy. */
-#define TCP_OVERSIZE   (44 * TCP_MSS)
+/* A write that more will follow (MSG_MORE, or Nagle's wait) takes one MSS
+ * more than it needs.  Not more: lwIP gives up the room left over whenever
+ * it sends (TCP_NODELAY, as httpd has it, sends every write at once), so a
+ * larger figure held up to 64 KiB of heap for each 16 KiB write. */
+#define TCP_OVERSIZE   TCP_MSS
 #define LWIP_WND_SCALE 1
 #define TCP_RCV_SCALE  2
 
