@@ -108,5 +108,41 @@ static void frames_that_are_not_tcp_give_no_segments(struct ktest *t)
 	EXPECT_EQ(t, nic_segment_write(NULL, sizeof frame, HEADERS, MTU, 0, segment), 0);
 }
 
+/* Where a device that makes checksums finds the TCP header: only in a whole,
+ * unfragmented IPv4 TCP packet whose lengths agree with the frame. */
+static void checksum_start_is_found_only_in_whole_tcp_frames(struct ktest *t)
+{
+	size_t tcp_bytes = 0, length = HEADERS + 100;
+	build_frame(0x18);
+	uint8_t *ip = frame + IP_AT;
+	write_be16(ip + 2, 20 + 20 + 100);
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, length, &tcp_bytes), TCP_AT);
+	EXPECT_EQ(t, tcp_bytes, 20 + 100);
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, length + 6, &tcp_bytes), TCP_AT); /* padding */
+	EXPECT_EQ(t, tcp_bytes, 20 + 100);
+	write_be16(ip + 6, 0x2000); /* more fragments */
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, length, &tcp_bytes), 0);
+	write_be16(ip + 6, 0x0001); /* a later fragment */
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, length, &tcp_bytes), 0);
+	write_be16(ip + 6, 0x4000);
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, length - 1, &tcp_bytes), 0); /* IP says more */
+	write_be16(ip + 2, 20 + 19); /* no whole TCP header */
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, length, &tcp_bytes), 0);
+	write_be16(ip + 2, 20 + 20 + 100);
+	ip[9] = 17; /* UDP */
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, length, &tcp_bytes), 0);
+	ip[9] = 6;
+	ip[0] = 0x44; /* a header shorter than IPv4's least */
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, length, &tcp_bytes), 0);
+	ip[0] = 0x46; /* 24 bytes: options */
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, length, &tcp_bytes), TCP_AT + 4);
+	EXPECT_EQ(t, tcp_bytes, 20 + 100 - 4);
+	ip[0] = 0x45;
+	write_be16(frame + 12, 0x8100); /* a VLAN tag: not looked into */
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, length, &tcp_bytes), 0);
+	EXPECT_EQ(t, nic_tcp_checksum_start(frame, 20, &tcp_bytes), 0); /* too short */
+}
+
 KTEST_SUITE(nicseg, KTEST_CASE(segments_carry_the_frame_with_their_own_headers),
-	    KTEST_CASE(frames_that_are_not_tcp_give_no_segments));
+	    KTEST_CASE(frames_that_are_not_tcp_give_no_segments),
+	    KTEST_CASE(checksum_start_is_found_only_in_whole_tcp_frames));

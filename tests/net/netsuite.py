@@ -242,6 +242,14 @@ def check_tap(build, nic, log, kernel):
         net.destroy()
 
 
+def check_own_address(guest, files):
+    """httpget in the OS from its own address on the NIC (10.0.2.15): where
+    the NIC makes the TCP checksums (the e1000; virtio-net where offered),
+    such packets take the loopback interface (NETWORK.md)."""
+    note, error = fetch_own_address(guest, "10.0.2.15", files)
+    return (True, note) if note else (False, error)
+
+
 def fetch_own_address(guest, address, files):
     """httpget in the OS from its own address on the TAP link: on virtio-net
     such packets take the loopback interface, where lwIP makes the TCP
@@ -427,6 +435,7 @@ def run_guest_checks(guest, build, nic, port, report, prefix):
     timed(report, prefix + "/ping-gateway", check_ping, guest, "10.0.2.2")
     timed(report, prefix + "/ping-self", check_ping, guest, "10.0.2.15")
     timed(report, prefix + "/httpget", check_httpget, guest, build)
+    timed(report, prefix + "/own-address", check_own_address, guest, files)
     timed(report, prefix + "/rscfl", acctcheck.check_rscfl, guest, small)
     timed(report, prefix + "/rscflnet", check_rscflnet, guest)
     timed(report, prefix + "/bulk-16mib", check_bulk_download, guest, port, files, nic)
