@@ -91,7 +91,7 @@ bool virtio_net_setup_offload(struct virtio_net *vn);
 /* transmit_segmented through the device's segmentation (setup_offload said
  * yes): the whole frame behind one header, one descriptor.  Returns 0,
  * -EINVAL (not a TCP/IPv4 frame of that size) or -EAGAIN (no descriptor or
- * large buffer free). */
+ * run of pages free). */
 int virtio_net_transmit_offloaded(struct virtio_net *vn, const void *frame, size_t length,
 				  size_t header_length);
 /* transmit_segmented: the device's segmentation where set up, the driver's
@@ -99,7 +99,7 @@ int virtio_net_transmit_offloaded(struct virtio_net *vn, const void *frame, size
 int virtio_net_transmit_large(struct virtio_net *vn, const void *frame, size_t length,
 			      size_t header_length);
 /* Takes back the transmit descriptors the device has finished with, and the
- * large buffers they held.  tx_lock held. */
+ * pages of the area they held.  tx_lock held. */
 void virtio_net_reclaim_tx(struct virtio_net *vn);
 
 #endif

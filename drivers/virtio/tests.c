@@ -7,8 +7,9 @@
  * counted, and every buffer goes back to the device.  An absurd queue size
  * offered by a device is cut to a power of two the driver can hold.  A large
  * TCP frame goes to a device that segments (CSUM, HOST_TSO4) whole, behind a
- * header that asks for it, in a large buffer that comes back with its
- * descriptor.
+ * header that asks for it, in a run of pages of its area that comes back
+ * with the descriptor; the area counts bytes, reuses runs given back out of
+ * order, and the driver segments itself when it is short.
  */
 #include "ktest/ktest.h"
 #include "lib/errno.h"
