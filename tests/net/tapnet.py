@@ -21,9 +21,11 @@ tcp_tw_reuse cannot help).  Needs root (CAP_NET_ADMIN) and /dev/net/tun.
     net.tap(0), net.host_address(0), net.guest_address(0)
     net.destroy()
 """
+import itertools
 import os
 import subprocess
 
+_serial = itertools.count()  # two checks of one process run side by side
 SYSCTLS = {"net.ipv4.tcp_max_tw_buckets": "0", "net.ipv4.ip_local_port_range": "1024 65535"}
 
 
@@ -42,7 +44,7 @@ class TapNet:
         """The namespace with count TAP devices up, or (None, why not)."""
         if not os.path.exists("/dev/net/tun"):
             return None, "no /dev/net/tun"
-        net = cls(name or f"mscope-{os.getpid()}", count)
+        net = cls(name or f"mscope-{os.getpid()}-{next(_serial)}", count)
         try:
             _run(["ip", "netns", "add", net.name])
         except (OSError, FileNotFoundError) as e:
