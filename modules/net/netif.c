@@ -38,6 +38,7 @@
 #include "console/console.h"
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "mm/mm.h"
 #include "net/internal.h"
 #include "net/nic.h"
 #include "sched/sched.h"
@@ -540,10 +541,21 @@ static int config_thread(void *arg)
 	return 0;
 }
 
+/* lwIP's heap (LWIP_RAM_HEAP_POINTER), taken when the stack starts rather
+ * than kept in the kernel's image: under UEFI in 64 MiB, GRUB found no room
+ * for an image 2 MiB larger.  A page more than MEM_SIZE for the heap's own
+ * headers and alignment. */
+void *net_ram_heap;
+
 int net_init(void)
 {
 	if (started)
 		return 0;
+	net_ram_heap = mm_alloc_pages(MEM_SIZE / PAGE_SIZE + 1, PAGE_SIZE);
+	if (!net_ram_heap) {
+		pr_err("net: no memory for the stack's heap\n");
+		return -ENOMEM;
+	}
 	completion_init(&configured, "net.configured");
 	tcpip_init(NULL, NULL);
 	loopback_checksums_on();

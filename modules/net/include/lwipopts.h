@@ -40,8 +40,12 @@ void net_core_unlock(void);
 /* ---- Memory -------------------------------------------------------------- */
 #define MEM_ALIGNMENT 8
 /* lwIP's heap holds the segments sent and not yet acknowledged: 64 MSS a
- * connection (TCP_SND_BUF), 1.5 MiB for 16 busy connections. */
-#define MEM_SIZE                 (4 * 1024 * 1024)
+ * connection (TCP_SND_BUF), 1.5 MiB for 16 busy connections.  It comes from
+ * the frame allocator when the stack starts (netif.c), not from the kernel's
+ * image, which the boot loader must find room for. */
+#define MEM_SIZE              (4 * 1024 * 1024)
+#define LWIP_RAM_HEAP_POINTER net_ram_heap
+extern void *net_ram_heap;
 #define MEMP_NUM_PBUF            256
 #define MEMP_NUM_RAW_PCB         8
 #define MEMP_NUM_UDP_PCB         16
