@@ -180,25 +180,29 @@ static unsigned e1000_tx_free_locked(struct e1000 *e)
 	return (e->tx_clean + E1000_TX_RING - e->tx_tail - 1) % E1000_TX_RING;
 }
 
-/* The checksum context for TCP/IPv4 frames whose TCP header starts at start
- * (no segmentation): the device makes the TCP checksum from there to the
- * frame's end into the field at start + 16.  Returns the slot after it. */
-static unsigned e1000_tx_checksum_context(struct e1000 *e, unsigned slot, unsigned start)
+/* Writes a context descriptor at slot for TCP/IPv4 frames whose IP header
+ * takes ip_length bytes: for segmentation when mss is not 0 (the headers'
+ * length, the payload's, the MSS), else for the TCP checksum alone.  The
+ * device keeps one context, so the checksum one is remembered until another
+ * replaces it.  Returns the slot after it. */
+static unsigned e1000_tx_context(struct e1000 *e, unsigned slot, size_t ip_length,
+				 size_t header_length, size_t payload, unsigned mss)
 {
 	volatile struct e1000_context_desc *c =
 	    (volatile struct e1000_context_desc *)&e->tx_ring[slot];
 	c->ipcss = 14;
 	c->ipcso = 14 + 10;
-	c->ipcse = (uint16_t)(start - 1);
-	c->tucss = (uint8_t)start;
-	c->tucso = (uint8_t)(start + 16);
+	c->ipcse = (uint16_t)(14 + ip_length - 1);
+	c->tucss = (uint8_t)(14 + ip_length);
+	c->tucso = (uint8_t)(14 + ip_length + 16);
 	c->tucse = 0;
-	c->payload_and_command =
-	    (uint32_t)(E1000_TUCMD_TCP | E1000_TUCMD_IP | E1000_TX_RS | E1000_TX_DEXT) << 24;
+	uint32_t command = E1000_TUCMD_TCP | E1000_TUCMD_IP | E1000_TX_RS | E1000_TX_DEXT |
+			   (mss ? E1000_TX_TSE : 0);
+	c->payload_and_command = (uint32_t)payload | command << 24;
 	c->status = 0;
-	c->header_length = 0;
-	c->mss = 0;
-	e->tx_checksum_context = start;
+	c->header_length = (uint8_t)header_length;
+	c->mss = (uint16_t)mss;
+	e->tx_checksum_context = mss ? 0 : (unsigned)(14 + ip_length);
 	return (slot + 1) % E1000_TX_RING;
 }
 
@@ -213,8 +217,7 @@ static size_t e1000_tx_copy(struct e1000 *e, unsigned slot, const void *frame, s
 	memcpy(buffer, frame, length);
 	if (!start)
 		return length;
-	uint16_t pseudo = nic_tcp_pseudo_sum(buffer + 14, tcp_bytes);
-	memcpy(buffer + start + 16, &pseudo, sizeof pseudo);
+	nic_seed_tcp_checksum(buffer, start, tcp_bytes);
 	return start + tcp_bytes;
 }
 
@@ -249,8 +252,7 @@ int e1000_tx_frame(struct e1000 *e, const void *frame, size_t length)
 		e1000_add(e, &e->soft.tx_ring_full, 1);
 		return -EAGAIN;
 	}
-	unsigned slot =
-	    context ? e1000_tx_checksum_context(e, e->tx_tail, (unsigned)start) : e->tx_tail;
+	unsigned slot = context ? e1000_tx_context(e, e->tx_tail, start - 14, 0, 0, 0) : e->tx_tail;
 	unsigned next = (slot + 1) % E1000_TX_RING;
 	length = e1000_tx_copy(e, slot, frame, length, start, tcp_bytes);
 	e1000_tx_data_descriptor(e, slot, length, start != 0);
@@ -269,28 +271,6 @@ int e1000_tx_frame(struct e1000 *e, const void *frame, size_t length)
 
 /* ---- TCP segmentation ---------------------------------------------------- */
 
-/* Writes the context descriptor for frames with these header lengths. */
-static void e1000_tx_context(struct e1000 *e, unsigned slot, size_t ip_length, size_t header_length,
-			     size_t payload, unsigned mss)
-{
-	volatile struct e1000_context_desc *c =
-	    (volatile struct e1000_context_desc *)&e->tx_ring[slot];
-	c->ipcss = 14;
-	c->ipcso = 14 + 10;
-	c->ipcse = (uint16_t)(14 + ip_length - 1);
-	c->tucss = (uint8_t)(14 + ip_length);
-	c->tucso = (uint8_t)(14 + ip_length + 16);
-	c->tucse = 0;
-	c->payload_and_command =
-	    (uint32_t)payload | (uint32_t)(E1000_TUCMD_TCP | E1000_TUCMD_IP | E1000_TX_TSE |
-					   E1000_TX_RS | E1000_TX_DEXT)
-				    << 24;
-	c->status = 0;
-	c->header_length = (uint8_t)header_length;
-	c->mss = (uint16_t)mss;
-	e->tx_checksum_context = 0;
-}
-
 /* Copies the frame into consecutive descriptors' buffers, 2 KiB each, as TSO
  * data descriptors; fixes the copied headers as the device wants them (IP
  * checksum 0, the TCP checksum seeded with the pseudo header).  Returns the
@@ -305,9 +285,8 @@ static unsigned e1000_tx_data(struct e1000 *e, unsigned slot, const uint8_t *fra
 		memcpy(buffer, frame + done, chunk);
 		if (done == 0) {
 			/* The device adds each segment's length itself. */
-			uint16_t pseudo = nic_tcp_pseudo_sum(buffer + 14, 0);
+			nic_seed_tcp_checksum(buffer, 14 + ip_length, 0);
 			buffer[14 + 10] = buffer[14 + 11] = 0;
-			memcpy(buffer + 14 + ip_length + 16, &pseudo, sizeof pseudo);
 		}
 		volatile struct e1000_tx_desc *desc = &e->tx_ring[slot];
 		desc->address = e->tx_buffers_phys + (uint64_t)slot * E1000_BUFFER_SIZE;

@@ -227,6 +227,9 @@ size_t nic_tcp_ip_length(const void *frame, size_t length, size_t header_length)
  * checksum field (tcp_bytes 0 for a device that adds each segment's length
  * itself, as the e1000's segmentation does). */
 uint16_t nic_tcp_pseudo_sum(const void *ip, size_t tcp_bytes);
+/* Writes that sum into the TCP checksum field of frame (an Ethernet + IPv4 +
+ * TCP frame whose TCP header starts at start), for a device to complete. */
+void nic_seed_tcp_checksum(void *frame, size_t start, size_t tcp_bytes);
 /* Where the TCP header of frame (an Ethernet + IPv4 + TCP frame of length
  * bytes, not an IP fragment, its TCP header whole) starts, with the TCP
  * header and payload bytes the IP header says in *tcp_bytes; 0 for any other

@@ -91,6 +91,13 @@ uint16_t nic_tcp_pseudo_sum(const void *ip_header, size_t tcp_bytes)
 	return net_checksum(pseudo, sizeof pseudo);
 }
 
+void nic_seed_tcp_checksum(void *frame_in, size_t start, size_t tcp_bytes)
+{
+	uint8_t *frame = frame_in;
+	uint16_t pseudo = nic_tcp_pseudo_sum(frame + ETHERNET_HEADER, tcp_bytes);
+	memcpy(frame + start + 16, &pseudo, sizeof pseudo); /* the wire's order */
+}
+
 /* The TCP checksum of the segment whose TCP header (checksum field 0) and
  * payload take tcp_bytes at tcp, between the addresses of ip. */
 static uint16_t tcp_checksum(const uint8_t *ip, const uint8_t *tcp, size_t tcp_bytes)

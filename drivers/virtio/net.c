@@ -111,8 +111,7 @@ static size_t ask_for_tcp_checksum(uint8_t *buffer, size_t length)
 	header->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
 	header->csum_start = (uint16_t)start;
 	header->csum_offset = 16; /* the TCP header's checksum field */
-	uint16_t pseudo = nic_tcp_pseudo_sum(frame + NIC_FRAME_MIN, tcp_bytes);
-	memcpy(frame + start + 16, &pseudo, sizeof pseudo);
+	nic_seed_tcp_checksum(frame, start, tcp_bytes);
 	return start + tcp_bytes;
 }
 
@@ -184,9 +183,8 @@ static void fill_large_buffer(struct virtio_net *vn, unsigned first, const uint8
 	offload_header((struct virtio_net_header *)buffer, header_length, ip_length, mss);
 	uint8_t *copy = buffer + VIRTIO_NET_HEADER;
 	memcpy(copy, frame, length);
-	const uint8_t *ip = copy + NIC_FRAME_MIN;
-	uint16_t pseudo = nic_tcp_pseudo_sum(ip, length - NIC_FRAME_MIN - ip_length);
-	memcpy(copy + NIC_FRAME_MIN + ip_length + 16, &pseudo, sizeof pseudo);
+	size_t start = NIC_FRAME_MIN + ip_length;
+	nic_seed_tcp_checksum(copy, start, length - start);
 }
 
 int virtio_net_transmit_offloaded(struct virtio_net *vn, const void *frame, size_t length,

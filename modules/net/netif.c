@@ -60,8 +60,7 @@ struct link {
 	struct netif netif;
 	struct nic *nic;
 	bool dhcp_lease;
-	bool segments;            /* the NIC cuts large TCP frames: netif MTU is large */
-	bool tcp_checksum_by_nic; /* lwIP leaves TCP checksums out (nic->tx_tcp_checksum) */
+	bool segments; /* the NIC cuts large TCP frames: netif MTU is large */
 };
 
 volatile int net_segmenting_links;
@@ -235,7 +234,7 @@ static err_t link_fragment(struct link *l, struct pbuf *p)
 {
 	if (pbuf_remove_header(p, SIZEOF_ETH_HDR) || p->len < IP_HLEN)
 		return ERR_BUF;
-	if (l->tcp_checksum_by_nic)
+	if (l->nic->tx_tcp_checksum) /* lwIP left it out (link_init) */
 		complete_tcp_checksum(p);
 	const struct ip_hdr *ip = p->payload;
 	ip4_addr_t dest;
@@ -415,7 +414,6 @@ static err_t link_init(struct netif *netif)
 		/* Packets to the link's own address take the loopback interface,
 		 * which makes them (net_hook_route_to_self). */
 		NETIF_SET_CHECKSUM_CTRL(netif, NETIF_CHECKSUM_ENABLE_ALL & ~NETIF_CHECKSUM_GEN_TCP);
-		l->tcp_checksum_by_nic = true;
 		net_checksumming_links++;
 	}
 	netif->hwaddr_len = ETH_HWADDR_LEN;

@@ -285,7 +285,7 @@ static long copy_between(struct vfs_file *in, uint64_t position, struct vfs_file
 			got = -EINVAL; /* Linux's answer */
 		if (got <= 0)
 			return done ? (long)done : (long)got;
-		/* More follows: lwIP may fill one segment's buffer across chunks. */
+		/* More follows: lwIP holds the chunks back to send them together. */
 		int more = done + (size_t)got < count ? NET_MSG_MORE : 0;
 		int64_t put = write_out(out, socket, buffer, (size_t)got, more);
 		if (put < 0)
