@@ -58,6 +58,7 @@ static void compile(struct jp_list *out, uint64_t generation, const struct joinp
 	out->fast.shape = jp_shape_select(out, jp);
 	const struct jp_advice *alone = out->count == 1 ? out->entries[0].advice : NULL;
 	bool native = alone && (alone->flags & JP_ADVICE_NATIVE);
+	out->fast.word = alone && alone->fast_word ? alone->fast_word(jp) : 0;
 	out->around = alone && jp->may_sleep ? alone->around : NULL;
 	out->nested_call = native ? alone->nested_call : NULL;
 }

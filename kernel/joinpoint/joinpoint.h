@@ -105,6 +105,11 @@ struct jp_advice {
 	 * [0] for join points without arguments, [1] for those with.  See "Fast
 	 * paths of their own" below. */
 	const void *fast_path[2];
+	/* Optional, with fast_path: a word of the fast path's own for each
+	 * join point, computed when the list is built and kept in its
+	 * jp_fast_list (the recorder's: its record's header), so that the
+	 * code need not work it out at every call. */
+	uint32_t (*fast_word)(const struct joinpoint *jp);
 	/* Optional, for kernel code only (the accounting's native advice, the
 	 * built-in counting and timing; never an aspect's): the whole call of a
 	 * join point that may sleep, on which this advice is alone, in place of
@@ -271,6 +276,7 @@ struct jp_fast_list {
 	const void *shape;                      /* the code the trampoline jumps to */
 	uint64_t (*call)(const uint64_t *args); /* the join point's call */
 	uint32_t index;                         /* the join point's place in the registry */
+	uint32_t word; /* the fast path's word for the join point (jp_advice.fast_word), or 0 */
 };
 #define JP_SECTION_CALLING 2u /* in struct cpu's jp_sections: the real function runs */
 extern const char jp_fast_path_leave0[], jp_fast_path_leave1[];

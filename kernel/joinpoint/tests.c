@@ -809,9 +809,11 @@ static void weaving_from_advice_is_refused(struct ktest *t)
 
 /* ---- An advice's own fast path -------------------------------------------- */
 
-/* The smallest own fast path (joinpoint.h's contract): count, make the call
- * with the slots in %rdi and JP_SECTION_CALLING around it, leave. */
+/* The smallest own fast path (joinpoint.h's contract): count, note the
+ * list's word, make the call with the slots in %rdi and JP_SECTION_CALLING
+ * around it, leave. */
 static uint64_t own_fast_calls;
+static uint32_t own_fast_word_seen;
 extern const char jptest_own_fast0[], jptest_own_fast1[];
 // clang-format off
 __attribute__((used)) static void own_fast_code(void)
@@ -821,6 +823,8 @@ __attribute__((used)) static void own_fast_code(void)
 	".macro JPTEST_OWN_FAST arguments\n"
 	"jptest_own_fast\\arguments:\n"
 	"	incq %c[calls]\n"
+	"	mov %c[word](%%rbx), %%eax\n"
+	"	mov %%eax, %c[seen]\n"
 	"	mov %%rsp, %%rdi\n"
 	"	addl %[calling], %%gs:%c[sections]\n"
 	"	call *%c[call](%%rbx)\n"
@@ -832,22 +836,31 @@ __attribute__((used)) static void own_fast_code(void)
 	".purgem JPTEST_OWN_FAST\n"
 	".popsection\n"
 	:
-	: [calls] "i"(&own_fast_calls), [calling] "i"(JP_SECTION_CALLING),
+	: [calls] "i"(&own_fast_calls), [seen] "i"(&own_fast_word_seen),
+	  [word] "i"(offsetof(struct jp_fast_list, word)), [calling] "i"(JP_SECTION_CALLING),
 	  [sections] "i"(offsetof(struct cpu, jp_sections)),
 	  [call] "i"(offsetof(struct jp_fast_list, call)));
 }
 // clang-format on
+
+/* The word the advice wants its code to find for jp: one per join point. */
+static uint32_t own_fast_word(const struct joinpoint *jp)
+{
+	return 0x5000 + jp_index(jp);
+}
 
 static struct tally own_tally;
 static const struct jp_advice own_fast = {.name = "own-fast",
 					  .before = tally_before,
 					  .after = tally_after,
 					  .cookie = &own_tally,
-					  .fast_path = {jptest_own_fast0, jptest_own_fast1}};
+					  .fast_path = {jptest_own_fast0, jptest_own_fast1},
+					  .fast_word = own_fast_word};
 
 /* Alone on a _NOSLEEP join point, the advice's code runs the call (with six
- * arguments, two, or none); beside other advice, or nested in another fast
- * call, its before and after run instead. */
+ * arguments, two, or none) and finds the word it asked for that join point
+ * in the list; beside other advice, or nested in another fast call, its
+ * before and after run instead. */
 static void own_fast_path_runs_when_alone(struct ktest *t)
 {
 	own_fast_calls = 0;
@@ -855,7 +868,9 @@ static void own_fast_path_runs_when_alone(struct ktest *t)
 	int handle = jp_attach("jptest.fast_*", &own_fast);
 	ASSERT_TRUE(t, handle > 0);
 	EXPECT_EQ(t, jptest_fast_add(40, 2), 42);
+	EXPECT_EQ(t, own_fast_word_seen, 0x5000 + jp_index(jp_find("jptest.fast_add")));
 	EXPECT_EQ(t, jptest_fast_six(1, 1, 1, 1, 1, 1), 21);
+	EXPECT_EQ(t, own_fast_word_seen, 0x5000 + jp_index(jp_find("jptest.fast_six")));
 	uint64_t bumps = fast_bumps;
 	jptest_fast_bump();
 	EXPECT_EQ(t, fast_bumps, bumps + 1);

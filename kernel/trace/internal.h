@@ -13,6 +13,9 @@ extern const struct jp_advice trace_record_nosleep;
 /* The call record of join point index (its place in the registry), in C: the
  * fast path's way out for every case but the common one, and record.c's. */
 void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argument, uint64_t result);
+/* The header word of jp's call record, kept in its list for the fast path
+ * (jp_advice.fast_word). */
+uint32_t trace_call_header(const struct joinpoint *jp);
 /* The recorder's around on a join point that may sleep (record_fast.c: the
  * entry record, the call, the exit record), and its ways out to C. */
 uint64_t trace_record_whole_call(const struct joinpoint *jp, uint64_t *args);

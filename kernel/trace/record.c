@@ -131,4 +131,5 @@ const struct jp_advice trace_record_nosleep = {
     .before = stamp_entry,
     .after = record_call,
     .priority = -100,
-    .fast_path = {trace_record_fast0, trace_record_fast1}};
+    .fast_path = {trace_record_fast0, trace_record_fast1},
+    .fast_word = trace_call_header};

@@ -59,6 +59,14 @@ _Static_assert(TEL_RECORD_SIZE(sizeof(uint64_t), TEL_COMPACT) == WORD_RECORD_BYT
 _Static_assert(TRACE_JP_EXIT == TRACE_JP_ENTRY + 1, "an exit's type follows its entry's");
 _Static_assert(sizeof(struct joinpoint) == 144, "the type is the descriptor's offset / 48");
 
+/* The header word of join point jp's call record, which the fast path finds
+ * in its list (jp_advice.fast_word): the type of the join point's call
+ * event and the record's size, written with one store. */
+uint32_t trace_call_header(const struct joinpoint *jp)
+{
+	return CALL_HEADER_BASE + 3 * jp_index(jp);
+}
+
 // clang-format off
 __attribute__((used)) static void record_fast_code(void)
 {
@@ -121,8 +129,7 @@ __attribute__((used)) static void record_fast_code(void)
 	"	jz 5f\n"
 	"	TSC_NOW\n"
 	"	RING_RESERVE %c[bytes], 8f\n"
-	"	mov %c[list_index](%%rbx), %%r8d\n"
-	"	lea %c[header](%%r8,%%r8,2), %%r8d\n"
+	"	mov %c[list_word](%%rbx), %%r8d\n"     /* the header: trace_call_header */
 	"	mov %%r8d, (%%rdi)\n"
 	"	mov %%eax, 4(%%rdi)\n"
 	"	.if \\arguments\n"
@@ -283,10 +290,11 @@ __attribute__((used)) static void record_fast_code(void)
 	  [fast_ring] "i"(CPU_FIELD(fast_ring)),
 	  [list_call] "i"(offsetof(struct jp_fast_list, call)),
 	  [list_index] "i"(offsetof(struct jp_fast_list, index)),
+	  [list_word] "i"(offsetof(struct jp_fast_list, word)),
 	  [head] "i"(RING_FIELD(head)), [last_time] "i"(RING_FIELD(last_time)),
 	  [fast_limit] "i"(RING_FIELD(fast_limit)), [mask] "i"(RING_FIELD(mask)),
 	  [data] "i"(RING_FIELD(data)), [commits] "i"(RING_FIELD(commits)),
-	  [bytes] "i"(CALL_RECORD_BYTES), [header] "i"(CALL_HEADER_BASE),
+	  [bytes] "i"(CALL_RECORD_BYTES),
 	  [word_bytes] "i"(WORD_RECORD_BYTES), [entry_header] "i"(ENTRY_HEADER_BASE),
 	  [preempt] "i"(CPU_FIELD(preempt_count)), [resched] "i"(CPU_FIELD(need_resched)),
 	  [jp_call] "i"(offsetof(struct joinpoint, call)));
