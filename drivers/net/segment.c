@@ -24,15 +24,24 @@
 #define TCP_PSH         0x08
 #define IP_PROTO_TCP    6
 
-size_t nic_tcp_ip_length(const void *frame_in, size_t length, size_t header_length)
+/* The IPv4 header of frame when it is an Ethernet + IPv4 frame of length
+ * bytes carrying TCP whose IP header fits (*ip_length its bytes), else NULL:
+ * the checks both lookups below begin with. */
+static const uint8_t *tcp_ipv4_header(const uint8_t *frame, size_t length, size_t *ip_length)
 {
-	const uint8_t *frame = frame_in;
-	if (header_length < ETHERNET_HEADER + IP_MIN_HEADER + TCP_MIN_HEADER ||
-	    header_length >= length || frame[12] != 0x08 || frame[13] != 0x00)
-		return 0;
 	const uint8_t *ip = frame + ETHERNET_HEADER;
-	size_t ip_length = (size_t)(ip[0] & 0x0f) * 4;
-	if ((ip[0] >> 4) != 4 || ip_length < IP_MIN_HEADER || ip[9] != IP_PROTO_TCP ||
+	if (length < ETHERNET_HEADER + IP_MIN_HEADER + TCP_MIN_HEADER || frame[12] != 0x08 ||
+	    frame[13] != 0x00 || (ip[0] >> 4) != 4 || ip[9] != IP_PROTO_TCP)
+		return NULL;
+	*ip_length = (size_t)(ip[0] & 0x0f) * 4;
+	return *ip_length >= IP_MIN_HEADER ? ip : NULL;
+}
+
+size_t nic_tcp_ip_length(const void *frame, size_t length, size_t header_length)
+{
+	size_t ip_length;
+	const uint8_t *ip = tcp_ipv4_header(frame, length, &ip_length);
+	if (!ip || header_length >= length ||
 	    header_length < ETHERNET_HEADER + ip_length + TCP_MIN_HEADER)
 		return 0;
 	size_t tcp_length = header_length - ETHERNET_HEADER - ip_length;
@@ -40,16 +49,15 @@ size_t nic_tcp_ip_length(const void *frame_in, size_t length, size_t header_leng
 								   : 0; /* data offset */
 }
 
-size_t nic_tcp_checksum_start(const void *frame_in, size_t length, size_t *tcp_bytes)
+size_t nic_tcp_checksum_start(const void *frame, size_t length, size_t *tcp_bytes)
 {
-	const uint8_t *frame = frame_in, *ip = frame + ETHERNET_HEADER;
-	if (length < ETHERNET_HEADER + IP_MIN_HEADER + TCP_MIN_HEADER || frame[12] != 0x08 ||
-	    frame[13] != 0x00 || (ip[0] >> 4) != 4 || ip[9] != IP_PROTO_TCP)
+	size_t ip_length;
+	const uint8_t *ip = tcp_ipv4_header(frame, length, &ip_length);
+	if (!ip)
 		return 0;
-	size_t ip_length = (size_t)(ip[0] & 0x0f) * 4, total = read_be16(ip + 2);
+	size_t total = read_be16(ip + 2);
 	bool fragment = (read_be16(ip + 6) & 0x3fff) != 0; /* more fragments, or an offset */
-	if (fragment || ip_length < IP_MIN_HEADER || total < ip_length + TCP_MIN_HEADER ||
-	    ETHERNET_HEADER + total > length)
+	if (fragment || total < ip_length + TCP_MIN_HEADER || ETHERNET_HEADER + total > length)
 		return 0;
 	*tcp_bytes = total - ip_length;
 	return ETHERNET_HEADER + ip_length;

@@ -176,10 +176,9 @@ static void offload_header(struct virtio_net_header *header, size_t header_lengt
 /* Copies the frame behind its header to the area's page first, the TCP
  * checksum field seeded with the pseudo header over the whole TCP length. */
 static void fill_large_buffer(struct virtio_net *vn, unsigned first, const uint8_t *frame,
-			      size_t length, size_t header_length, size_t ip_length)
+			      size_t length, size_t header_length, size_t ip_length, unsigned mss)
 {
 	uint8_t *buffer = vn->large.memory + (size_t)first * VIRTIO_NET_PAGE;
-	unsigned mss = (unsigned)(vn->nic.mtu + NIC_FRAME_MIN - header_length);
 	offload_header((struct virtio_net_header *)buffer, header_length, ip_length, mss);
 	uint8_t *copy = buffer + VIRTIO_NET_HEADER;
 	memcpy(copy, frame, length);
@@ -207,14 +206,14 @@ int virtio_net_transmit_offloaded(struct virtio_net *vn, const void *frame, size
 	}
 	vn->large.first[id] = (uint16_t)(first + 1);
 	vn->large.pages[id] = (uint8_t)pages;
-	fill_large_buffer(vn, (unsigned)first, frame, length, header_length, ip_length);
+	unsigned mss = (unsigned)(vn->nic.mtu + NIC_FRAME_MIN - header_length);
+	fill_large_buffer(vn, (unsigned)first, frame, length, header_length, ip_length, mss);
 	virtio_offer_external(&vn->tx, (unsigned)id,
 			      vn->large.phys + (uint64_t)first * VIRTIO_NET_PAGE,
 			      (uint32_t)(VIRTIO_NET_HEADER + length));
 	nic_tx_queued(&vn->nic, (unsigned)id);
 	virtio_kick_queue(&vn->tx);
 	spin_unlock_irqrestore(&vn->tx_lock, flags);
-	size_t mss = vn->nic.mtu + NIC_FRAME_MIN - header_length;
 	virtio_net_add(&vn->counters.tx_offloaded, 1);
 	virtio_net_add(&vn->counters.tx_packets, (length - header_length + mss - 1) / mss);
 	virtio_net_add(&vn->counters.tx_bytes, length);
