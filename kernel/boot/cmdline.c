@@ -98,3 +98,14 @@ int cmdline_apply(const char *cmdline)
 {
 	return cmdline_apply_params(cmdline, __kparams_start, __kparams_end);
 }
+
+int cmdline_on_off(const char *value, bool *off)
+{
+	if (value && !strcmp(value, "off"))
+		*off = true;
+	else if (value && !strcmp(value, "on"))
+		*off = false;
+	else
+		return -1;
+	return 0;
+}

@@ -10,6 +10,8 @@
 #ifndef KERNEL_BOOT_CMDLINE_H
 #define KERNEL_BOOT_CMDLINE_H
 
+#include <stdbool.h>
+
 struct kernel_param {
 	const char *name;
 	/* value is NULL for a bare "name"; returns 0, or < 0 to reject it */
@@ -28,5 +30,8 @@ int cmdline_apply_params(const char *cmdline, const struct kernel_param *first,
 			 const struct kernel_param *last);
 /* The same against the kernel's own KERNEL_PARAM section. */
 int cmdline_apply(const char *cmdline);
+/* A setter's value "on" or "off" into *off (true for "off").  Returns 0, or
+ * -1 (nothing changed) for anything else, a bare name included. */
+int cmdline_on_off(const char *value, bool *off);
 
 #endif

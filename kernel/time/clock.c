@@ -59,13 +59,7 @@ static bool user_clock_off;
 
 static int set_user_clock(const char *value)
 {
-	if (value && !strcmp(value, "off"))
-		user_clock_off = true;
-	else if (value && !strcmp(value, "on"))
-		user_clock_off = false;
-	else
-		return -1;
-	return 0;
+	return cmdline_on_off(value, &user_clock_off);
 }
 KERNEL_PARAM(user_clock, set_user_clock,
 	     "on|off: processes read the time from the user clock page (default on)");

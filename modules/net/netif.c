@@ -160,21 +160,9 @@ KERNEL_PARAM(net_dhcp_ms, set_dhcp_ms, "milliseconds to wait for a DHCP lease (d
  * what the device's segmentation saves). */
 static bool segmentation_off;
 
-/* "on" or "off" into *off.  Returns 0, or -1 for anything else. */
-static int parse_off(const char *value, bool *off)
-{
-	if (value && !strcmp(value, "off"))
-		*off = true;
-	else if (value && !strcmp(value, "on"))
-		*off = false;
-	else
-		return -1;
-	return 0;
-}
-
 static int set_segmentation(const char *value)
 {
-	return parse_off(value, &segmentation_off);
+	return cmdline_on_off(value, &segmentation_off);
 }
 KERNEL_PARAM(net_segmentation, set_segmentation,
 	     "on (default) or off: large TCP frames cut by NICs that can");
@@ -185,7 +173,7 @@ static bool checksum_offload_off;
 
 static int set_checksum_offload(const char *value)
 {
-	return parse_off(value, &checksum_offload_off);
+	return cmdline_on_off(value, &checksum_offload_off);
 }
 KERNEL_PARAM(net_checksum_offload, set_checksum_offload,
 	     "on (default) or off: TCP checksums left to NICs that make them");

@@ -141,6 +141,22 @@ static void kernel_section_is_empty_on_the_host(void)
 	CHECK_EQ(cmdline_apply("anything"), 1);
 }
 
+/* cmdline_on_off: "on" and "off" only; anything else leaves the flag. */
+static void on_off_values_set_the_flag_and_others_are_refused(void)
+{
+	bool off = false;
+	CHECK_EQ(cmdline_on_off("off", &off), 0);
+	CHECK(off);
+	CHECK_EQ(cmdline_on_off("on", &off), 0);
+	CHECK(!off);
+	off = true;
+	CHECK_EQ(cmdline_on_off(NULL, &off), -1);
+	CHECK_EQ(cmdline_on_off("", &off), -1);
+	CHECK_EQ(cmdline_on_off("On", &off), -1);
+	CHECK_EQ(cmdline_on_off("offf", &off), -1);
+	CHECK(off);
+}
+
 HOSTTEST_MAIN(HOSTTEST_CASE(accepted_options_are_applied),
 	      HOSTTEST_CASE(unknown_option_is_reported_and_ignored),
 	      HOSTTEST_CASE(bad_value_is_reported_and_ignored),
@@ -150,4 +166,5 @@ HOSTTEST_MAIN(HOSTTEST_CASE(accepted_options_are_applied),
 	      HOSTTEST_CASE(empty_and_blank_lines_do_nothing),
 	      HOSTTEST_CASE(extra_spaces_and_tabs_separate_words),
 	      HOSTTEST_CASE(empty_value_is_passed_as_empty_string),
-	      HOSTTEST_CASE(kernel_section_is_empty_on_the_host))
+	      HOSTTEST_CASE(kernel_section_is_empty_on_the_host),
+	      HOSTTEST_CASE(on_off_values_set_the_flag_and_others_are_refused))
