@@ -1435,7 +1435,8 @@ USERTESTS_SMP = 4  # usertests run again on this many CPUs
 # freshly patched code or on its load.
 KTAP_INITS = [
     ("scopetest", [], 120, "the shm and msg bindings end to end (same counts in every binding, "
-     "relink under load, a killed monitor, a missed deadline)"),
+     "relink under load, a killed monitor, a missed deadline, msg on sched.switch dropped "
+     "and counted)"),
     ("rscfltest", ["--icount"], 120, "per-activity accounting end to end (a sleep is time off "
      "the CPU, a pipe shows pipe and vfs, bad calls are errors, switched tokens charge each "
      "request once, ACCT_NEXT, a private read-only results page, application metrics)"),

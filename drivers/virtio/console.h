@@ -52,7 +52,7 @@ int vcon_write(const void *data, size_t length);
 /* vcon_write without the copy: the device reads data where it is, so data
  * must be physically contiguous (mm_alloc_pages) and stay as it is until a
  * vcon_flush made after this call returns.  For a stream of large frames
- * whose writer can keep each buffer until its next round.  Returns what
+ * whose writer can keep each buffer until its next pass.  Returns what
  * vcon_write does. */
 int vcon_write_lent(const void *data, size_t length);
 /* Waits until the device has taken every byte written before the call (the

@@ -98,6 +98,14 @@ static struct run_queue *rq_of(const struct thread *t)
 	return cpus[__atomic_load_n(&t->cpu, __ATOMIC_RELAXED)].sched;
 }
 
+bool sched_may_wake_here(void)
+{
+	uint64_t flags = irq_save(); /* this CPU's queue while we look */
+	bool held = this_rq()->lock.owner_cpu == (int)this_cpu_id();
+	irq_restore(flags);
+	return !held;
+}
+
 /* Locks this CPU's run queue.  Interrupts go off first: until then the
  * caller may be moved to another CPU. */
 static struct run_queue *lock_this_rq(uint64_t *flags)

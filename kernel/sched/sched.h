@@ -150,6 +150,11 @@ void sched_sleep_ns(uint64_t ns);
  * Every wake-up in the kernel goes through here.  Returns true when t was
  * blocked, false when it was already runnable or gone past waking. */
 bool sched_wakeup(struct thread *t);
+/* False while this CPU holds its run queue's lock (the sched.switch join
+ * point's advice runs there): a wake-up from here would take that lock
+ * again.  Code that may run at any join point asks before it wakes a thread
+ * (the msg binding, whose message wakes the monitor). */
+bool sched_may_wake_here(void);
 /* Switches now if this CPU was asked to reschedule and may: preempt_enable
  * calls it when the preemption count drops to 0 with interrupts on. */
 void sched_preempt(void);

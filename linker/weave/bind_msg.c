@@ -11,8 +11,11 @@
  * point, a lock held) the advice spins, which only a monitor on another CPU
  * can answer (reserve one with monitor_cpus=); when the monitor may only run
  * on this CPU the call fails at once (-EDEADLK) and the event is counted as
- * dropped.  A missed deadline or a closed endpoint (the monitor ended)
- * reports the aspect, which unlinks it; the join point completes either way.
+ * dropped.  An event from inside the scheduler (sched.switch, whose advice
+ * runs under the run queue's lock) is dropped and counted too: the message
+ * would wake the monitor, and a wake-up takes that lock.  A missed deadline
+ * or a closed endpoint (the monitor ended) reports the aspect, which
+ * unlinks it; the join point completes either way.
  *
  * A sleeping call runs outside every section, so nothing that a grace period
  * protects may be used there: it counts itself in its advice's in_flight
@@ -37,6 +40,7 @@
 #include "lib/string.h"
 #include "linker/weave/monitor_internal.h"
 #include "mm/mm.h"
+#include "sched/sched.h"
 #include "time/time.h"
 
 #define MSG_DEFAULT_DEADLINE_NS (10 * NSEC_PER_MSEC)
@@ -68,7 +72,8 @@ int scope_msg_reply(const struct joinpoint *joinpoint, int64_t *value)
 	return 1;
 }
 
-static int unserved_noted; /* the -EDEADLK warning was printed */
+static int unserved_noted;         /* the -EDEADLK warning was printed */
+static int inside_scheduler_noted; /* drop_inside_scheduler's was */
 
 /* The threads in a sleeping call, and how many there are; each slot also
  * holds what its deferred call needs (the cookie jp_defer passes on). */
@@ -218,12 +223,31 @@ static bool defer_call(struct monitor_advice *a, struct jp_context *context, boo
 	return true;
 }
 
+/* An event of a join point inside the scheduler (sched.switch, its run
+ * queue's lock held): a message wakes the monitor, and a wake-up takes that
+ * lock, so the event is dropped and counted, with one warning (printing
+ * wakes nobody). */
+static __attribute__((noinline, cold)) void drop_inside_scheduler(struct monitor_advice *a)
+{
+	aspect_count_drop(a->aspect);
+	if (!__atomic_exchange_n(&inside_scheduler_noted, 1, __ATOMIC_RELAXED))
+		pr_warn(
+		    "linker: aspect '%s' msg: an event from inside the scheduler (sched.switch) "
+		    "cannot be sent, since a message wakes the monitor: dropped (counted); "
+		    "link it direct or shm\n",
+		    a->aspect->name);
+}
+
 static inline __attribute__((always_inline)) void
 msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
 {
 	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG) || monitor_is_caller(context) ||
 	    is_waiting(context->thread))
 		return;
+	if (__builtin_expect(!sched_may_wake_here(), 0)) {
+		drop_inside_scheduler(a);
+		return;
+	}
 	bool sync = __atomic_load_n(&synchronous, __ATOMIC_ACQUIRE);
 	if (sync && defer_call(a, context, after))
 		return;

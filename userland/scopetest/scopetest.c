@@ -12,6 +12,9 @@
  *     CPU), counting like direct?
  *   - when the monitor misses a synchronous call's deadline (slowpoke takes
  *     20 ms to answer), is the aspect unlinked?
+ *   - linked msg on sched.switch, whose advice runs under the run queue's
+ *     lock, are its events dropped and counted while the kernel goes on, and
+ *     counted once relinked direct?
  *   - do ms_emit and ms_device_counter work the same in the monitor as in the
  *     kernel (abicheck: the same counts, records in the same channel)?
  *   - does an aspect's latency tracker (statlat) get every event in and out,
@@ -363,9 +366,47 @@ static void missed_deadline_is_unlinked(void)
 	set_msg_mode(0, 0);
 }
 
+static int64_t switches_counted(void)
+{
+	int64_t value = -1;
+	ctl(SCOPE_COUNTER, "switchcount", 0, "switches", &value);
+	return value;
+}
+
+/* Each sleep blocks this thread: at least two switches. */
+static void sleep_often(void)
+{
+	for (int i = 0; i < 10; i++)
+		usleep(2000);
+}
+
+/* A message wakes the monitor, and sched.switch's advice runs where a
+ * wake-up would take the run queue's lock again. */
+static void msg_inside_the_scheduler_drops_and_counts(void)
+{
+	long error = ctl(SCOPE_LOAD, "/aspects/switchcount.o", 0, NULL, NULL);
+	if (error >= 0)
+		error = ctl(SCOPE_LINK, "switchcount", 3, NULL, NULL);
+	int64_t drops_before = drops_of("switchcount");
+	sleep_often();
+	int64_t dropped = drops_of("switchcount") - drops_before;
+	if (!error)
+		error = ctl(SCOPE_RELINK, "switchcount", 1, NULL, NULL);
+	int64_t before = switches_counted();
+	sleep_often();
+	int64_t counted = switches_counted() - before;
+	ctl(SCOPE_UNLINK, "switchcount", 0, NULL, NULL);
+	ctl(SCOPE_UNLOAD, "switchcount", 0, NULL, NULL);
+	char detail[160];
+	snprintf(detail, sizeof detail, "link %ld, dropped under msg %lld, counted direct %lld",
+		 error, (long long)dropped, (long long)counted);
+	report("msg_inside_the_scheduler_drops_and_counts",
+	       !error && dropped >= 20 && counted >= 20, detail);
+}
+
 int main(void)
 {
-	printf("KTAP version 1\n1..8\n");
+	printf("KTAP version 1\n1..9\n");
 	if (ctl(SCOPE_LOAD, "/aspects/callcount.o", 0, NULL, NULL) < 0) {
 		printf("# cannot load /aspects/callcount.o\n");
 		return 1;
@@ -377,6 +418,7 @@ int main(void)
 	emit_and_device_counter_in_every_binding();
 	lattrack_in_every_binding();
 	missed_deadline_is_unlinked();
+	msg_inside_the_scheduler_drops_and_counts();
 	printf(failures ? "# %d FAILED\n" : "# ALL TESTS PASSED\n", failures);
 	return failures ? 1 : 0;
 }
