@@ -111,11 +111,28 @@ static void charge_result(struct acct_owner *owner, int index, uint64_t now)
 		acct_result_of(owner, index)->state = ACCT_TOKEN_CURRENT;
 }
 
+/* The system call a token of ACCT_NEXT waited for starts or switches to
+ * another token: that ends the waiting token, which keeps the call, counted,
+ * and its time up to here (the rest of the call goes to no token: its frame
+ * is of the older charge generation). */
+static void end_oneshot(struct acct_owner *owner, int index)
+{
+	struct acct_result *result = acct_result_of(owner, index);
+	acct_result_begin(result);
+	result->syscalls++;
+	acct_result_end(result);
+	result->state = ACCT_TOKEN_IDLE;
+}
+
 void acct_make_current(struct acct_owner *owner, int index, uint64_t now)
 {
-	if (owner->current >= 0)
-		owner->page->results[owner->current].state = ACCT_TOKEN_SUSPENDED;
+	int left = owner->current;
+	bool ends = owner->oneshot && left >= 0;
+	if (left >= 0 && !ends)
+		owner->page->results[left].state = ACCT_TOKEN_SUSPENDED;
 	charge_result(owner, index, now);
+	if (ends)
+		end_oneshot(owner, left);
 	owner->current = index;
 	owner->oneshot = false;
 }
@@ -471,8 +488,13 @@ static void apply_control(struct acct_owner *owner, int index, unsigned flags, u
 {
 	if (flags & ACCT_STOP)
 		stop_token(owner, index, now);
-	if (flags & ACCT_TK_RESET)
+	if (flags & ACCT_TK_RESET) {
+		/* The current token's time so far goes with the reset: its
+		 * stretch starts again now. */
+		if (index == owner->charged)
+			acct_update_charged(owner, now);
 		reset_token(owner, index);
+	}
 	if (flags & ACCT_START)
 		acct_make_current(owner, index, now);
 	if (flags & ACCT_NEXT) {

@@ -422,6 +422,34 @@ static void a_reset_inside_a_call_keeps_only_what_follows(struct ktest *t)
 	acct_detach_kernel_thread();
 }
 
+/* A TK_RESET of the token being charged: wall and CPU time start again from
+ * the reset, not from the START before it.  Another token stays started, so
+ * the STOP does not unlink the accounting and the reset's time is most of
+ * what the token keeps. */
+static void a_reset_of_the_current_token_restarts_its_time(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int keeper = acct_get_token(), token = acct_get_token();
+	EXPECT_EQ(t, acct_control(keeper, ACCT_START), 0);
+	EXPECT_EQ(t, acct_control(token, ACCT_START), 0);
+	uint64_t started = clock_ns();
+	while (clock_ns() - started < 2 * NSEC_PER_MSEC)
+		cpu_relax(); /* time before the reset, to be dropped by it */
+	uint64_t reset = clock_ns();
+	EXPECT_EQ(t, acct_control(token, ACCT_TK_RESET), 0);
+	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
+	uint64_t stopped = clock_ns();
+	const struct acct_result *result = &page->results[token - 1];
+	EXPECT_TRUE(t, result->wall_ns <= stopped - reset);
+	EXPECT_TRUE(t, result->cpu_ns <= stopped - reset);
+	EXPECT_EQ(t, result->sequence % 2, 0);
+	EXPECT_EQ(t, acct_control(keeper, ACCT_STOP), 0);
+	EXPECT_EQ(t, acct_free_token(token), 0);
+	EXPECT_EQ(t, acct_free_token(keeper), 0);
+	acct_detach_kernel_thread();
+}
+
 /* Hole B: a subsystem_count the kernel did not write (the results page is
  * shared with user space) must not steer the slot lookup or a reset. */
 static void results_page_subsystem_count_is_not_trusted(struct ktest *t)
@@ -793,6 +821,7 @@ KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_witho
 	    KTEST_CASE(results_page_subsystem_count_is_not_trusted),
 	    KTEST_CASE(a_call_open_across_a_start_is_charged_to_neither),
 	    KTEST_CASE(a_reset_inside_a_call_keeps_only_what_follows),
+	    KTEST_CASE(a_reset_of_the_current_token_restarts_its_time),
 	    KTEST_CASE(interrupts_and_allocations_are_charged),
 	    KTEST_CASE(unattributed_takes_the_gaps), KTEST_CASE(aspect_links_direct_only),
 	    KTEST_CASE(aspect_linked_by_hand_is_used),

@@ -10,7 +10,8 @@
  *   - with two requests interleaved by switching tokens, is each charged only
  *     its own system calls, and do their wall times add up to at most the
  *     elapsed time?
- *   - does ACCT_NEXT account exactly the next system call?
+ *   - does ACCT_NEXT account exactly the next system call, and end when
+ *     that call starts another token?
  *   - is the results page private and read-only: a forked child has no
  *     mapping (reading the parent's handle faults), and writing its own page
  *     faults?
@@ -266,6 +267,31 @@ static void next_accounts_one_system_call(void)
 	CHECK(ok, rscfl_acct(handle, token, ACCT_STOP) == -E_INVAL);
 	CHECK(ok, rscfl_free_token(handle, token) == 0);
 	report("next_accounts_one_system_call", ok);
+}
+
+/* A token of ACCT_NEXT whose system call starts another token: the call
+ * ends it (idle, the call counted) and the other one is current, not a
+ * token left started that the program never started. */
+static void next_ends_at_a_start_of_another(void)
+{
+	int ok = 1, waiting = rscfl_get_token(handle), other = rscfl_get_token(handle);
+	struct rscfl_acct a;
+	CHECK(ok, rscfl_acct(handle, waiting, ACCT_NEXT) == 0);
+	CHECK(ok, rscfl_acct(handle, other, ACCT_START) == 0);
+	stat_times(2);
+	CHECK(ok, rscfl_read_acct(handle, waiting, &a) == 0);
+	print_result("next, then a start", &a);
+	CHECK(ok, a.kernel.state == ACCT_TOKEN_IDLE);
+	CHECK(ok, a.kernel.syscalls == 1);
+	CHECK(ok, calls_of(&a, "vfs") == 0);
+	CHECK(ok, rscfl_acct(handle, waiting, ACCT_STOP) == -E_INVAL);
+	CHECK(ok, rscfl_read_acct(handle, other, &a) == 0);
+	CHECK(ok, a.kernel.state == ACCT_TOKEN_CURRENT);
+	CHECK(ok, rscfl_acct(handle, other, ACCT_STOP) == 0);
+	CHECK(ok, rscfl_read_acct(handle, other, &a) == 0);
+	CHECK(ok, a.kernel.syscalls >= 2 && calls_of(&a, "vfs") >= 2);
+	CHECK(ok, rscfl_free_token(handle, waiting) == 0 && rscfl_free_token(handle, other) == 0);
+	report("next_ends_at_a_start_of_another", ok);
 }
 
 static int child_status(pid_t pid)
@@ -628,7 +654,7 @@ static void print_costs(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..13\n");
+	printf("KTAP version 1\n1..14\n");
 	handle = rscfl_init();
 	if (!handle || handle->page->magic != ACCT_PAGE_MAGIC) {
 		printf("# rscfl_init failed\n");
@@ -640,6 +666,7 @@ int main(void)
 	bad_input_is_an_error();
 	switched_tokens_charge_each_once();
 	next_accounts_one_system_call();
+	next_ends_at_a_start_of_another();
 	results_page_is_private_and_read_only();
 	metrics_are_stored_beside();
 	fresh_stack_pages_are_page_faults();
