@@ -1,7 +1,9 @@
 /*
  * The IPC system calls: thin glue between user memory and the endpoint API.
  * Messages are copied in and out whole-header-plus-payload through uaccess;
- * the kernel never keeps a user pointer.  The descriptor's open file is
+ * the kernel never keeps a user pointer, and a buffer a message will be
+ * written to is cleared before one is taken, so that a bad buffer loses no
+ * message.  The descriptor's open file is
  * held for the length of the call; it keeps the endpoint alive.  Waits end
  * early with -EINTR when the caller's process is told to end.
  *
@@ -35,6 +37,15 @@ static int message_from_user(struct ipc_message *dst, const struct ipc_message _
 static int message_to_user(struct ipc_message __user *dst, const struct ipc_message *src)
 {
 	return copy_to_user(dst, src, IPC_HEADER_SIZE + src->length) ? -EFAULT : 0;
+}
+
+/* Makes sure a message can be written to dst before one is taken for it:
+ * the buffer is cleared now, so a bad one gets -EFAULT while the message
+ * stays queued (or the call unsent), and the copy out at the end cannot
+ * fault (processes are single-threaded: nothing unmaps it meanwhile). */
+static int message_buffer_writable(struct ipc_message __user *dst)
+{
+	return clear_user(dst, sizeof *dst) ? -EFAULT : 0;
 }
 
 SYSCALL_DEFINE1(ms_ipc_create, unsigned, capacity)
@@ -71,7 +82,7 @@ SYSCALL_DEFINE4(ms_ipc_call, int, fd, const struct ipc_message *, message, struc
 	int error = message_from_user(&m, message);
 	if (error)
 		return error;
-	if (!uaccess_range_ok((uint64_t)reply, sizeof r))
+	if (message_buffer_writable(reply))
 		return -EFAULT;
 	struct vfs_file *file;
 	struct ipc_endpoint *e = ipc_file_endpoint(fd, &file, &error);
@@ -85,7 +96,7 @@ SYSCALL_DEFINE4(ms_ipc_call, int, fd, const struct ipc_message *, message, struc
 SYSCALL_DEFINE3(ms_ipc_receive, int, fd, struct ipc_message *, message, uint64_t, timeout_ns)
 {
 	struct ipc_message m;
-	if (!uaccess_range_ok((uint64_t)message, sizeof m))
+	if (message_buffer_writable(message))
 		return -EFAULT;
 	int error;
 	struct vfs_file *file;
@@ -121,7 +132,7 @@ SYSCALL_DEFINE5(ms_ipc_reply_receive, int, fd, uint64_t, token, const struct ipc
 	int error = token ? message_from_user(&r, reply) : 0;
 	if (error)
 		return error;
-	if (!uaccess_range_ok((uint64_t)message, sizeof m))
+	if (message_buffer_writable(message))
 		return -EFAULT;
 	struct vfs_file *file;
 	struct ipc_endpoint *e = ipc_file_endpoint(fd, &file, &error);

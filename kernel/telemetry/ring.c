@@ -411,18 +411,20 @@ uint64_t tel_ring_snapshot(const struct tel_ring *ring, void *buffer, uint64_t l
 {
 	uint64_t head = load_acquire(&ring->head), start = consumer_tail(ring, head), bytes;
 	uint64_t end = records_end(ring, start, head, &bytes);
-	uint64_t copied = 0;
-	/* Skip the oldest records until the rest fits. */
-	for (uint64_t p = start; p != end;) {
+	uint64_t copied = 0, size;
+	/* Skip the oldest records until the rest fits.  A producer may be
+	 * writing over them (a flight recorder): each size is checked again, as
+	 * records_end did, and the copy never passes length. */
+	for (uint64_t p = start; p != end && (size = record_size_at(ring, p, end)); p += size) {
 		const struct tel_record *r = record_at(ring, p);
-		uint64_t size = tel_record_bytes(r);
-		p += size;
 		if (r->type == TEL_TYPE_PAD)
 			continue;
 		if (bytes > length) {
-			bytes -= size; /* too old to fit */
+			bytes -= size < bytes ? size : bytes; /* too old to fit */
 			continue;
 		}
+		if (size > length - copied)
+			break;
 		copy_record((uint8_t *)buffer + copied, r, size);
 		copied += size;
 	}

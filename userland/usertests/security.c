@@ -731,6 +731,43 @@ void ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call(void)
 	sched_setaffinity(0, sizeof all, &all);
 }
 
+/* A receive into a buffer the process may not write (a read-only page) is
+ * refused before a message is taken: the message waits for the next receive,
+ * and a call whose reply buffer is read-only is never sent. */
+void ipc_receive_into_a_bad_buffer_loses_no_message(void)
+{
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	void *read_only = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (endpoint < 0 || read_only == MAP_FAILED) {
+		t_fail("ms_ipc_create %ld, mmap %p", endpoint, read_only);
+		return;
+	}
+	static struct ipc_message m, received;
+	m.label = 9;
+	if (ms_syscall3(__NR_ms_ipc_send, endpoint, (long)&m, 0) != 0)
+		t_fail("ms_ipc_send failed");
+	long result = ms_syscall3(__NR_ms_ipc_receive, endpoint, (long)read_only, 0);
+	if (result != -L_EFAULT)
+		t_fail("receive into a read-only page: %ld, expected -EFAULT", result);
+	result = ms_syscall6(__NR_ms_ipc_reply_receive, endpoint, 0, 0, (long)read_only, 0, 0);
+	if (result != -L_EFAULT)
+		t_fail("reply_receive into a read-only page: %ld, expected -EFAULT", result);
+	static struct ipc_message call = {.label = 10};
+	result = ms_syscall6(__NR_ms_ipc_call, endpoint, (long)&call, (long)read_only, 1000, 0, 0);
+	if (result != -L_EFAULT)
+		t_fail("call with a read-only reply buffer: %ld, expected -EFAULT", result);
+	result = ms_syscall3(__NR_ms_ipc_receive, endpoint, (long)&received, 0);
+	if (result != 0 || received.label != 9)
+		t_fail("the message after the refused receives: %ld, label %lu (expected 0, 9)",
+		       result, (unsigned long)received.label);
+	result = ms_syscall3(__NR_ms_ipc_receive, endpoint, (long)&received, 0);
+	if (result != -L_EAGAIN)
+		t_fail("a second message (the refused call's?): %ld, label %lu, expected -EAGAIN",
+		       result, (unsigned long)received.label);
+	munmap(read_only, 4096);
+	close((int)endpoint);
+}
+
 #define L_ENOLINK 67
 
 /* When the privileged unweave the kernel's accounting aspect while a process

@@ -977,6 +977,8 @@ const struct user_test user_tests[] = {
     {"scope_reply_receive_refuses_hostile_input", scope_reply_receive_refuses_hostile_input, 20000},
     {"ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call",
      ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call, 20000},
+    {"ipc_receive_into_a_bad_buffer_loses_no_message",
+     ipc_receive_into_a_bad_buffer_loses_no_message, 10000},
     {"users_and_privileges", users_and_privileges, 10000},
     {"impostor_rscfl_is_refused", impostor_rscfl_is_refused, 10000},
     {"hole_d_memory_comes_on_first_touch", hole_d_memory_comes_on_first_touch, 10000},

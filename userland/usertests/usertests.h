@@ -113,6 +113,7 @@ void attacks_succeed_as_root(void);
 void scope_reply_is_the_monitors_only(void);
 void scope_reply_receive_refuses_hostile_input(void);
 void ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call(void);
+void ipc_receive_into_a_bad_buffer_loses_no_message(void);
 void users_and_privileges(void);
 void impostor_rscfl_is_refused(void);
 void rscfl_unwoven_gives_an_error(void);
