@@ -139,11 +139,6 @@ struct scope_ctl {
 
 /* ---- Kernel API (user space sees the declarations only) -------------------- */
 
-struct joinpoint;
-/* For a join point's owner, right after calling it: when a synchronous `msg`
- * advice on joinpoint ran on this CPU and its monitor answered with
- * ms_reply, stores the value and returns 1 (once); else returns 0. */
-int scope_msg_reply(const struct joinpoint *joinpoint, int64_t *value);
 /* Switches the msg binding to synchronous calls with deadline_ns (0: the
  * default, 10 ms) or back to one-way messages. */
 void scope_set_msg_mode(int synchronous, uint64_t deadline_ns);

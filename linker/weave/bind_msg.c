@@ -28,14 +28,11 @@
  * is sent as from a join point that may not sleep.
  *
  * The reply steers the join point's owner: the value the advice gave
- * ms_reply is kept per CPU with the join point it answered (the owner reads
- * it with scope_msg_reply() right after the call) and posted under the join
- * point and its first argument (aspect_reply_take, the same in every
- * binding: reply.c).
+ * ms_reply is posted under the join point and its first argument (the owner
+ * takes it with aspect_reply_take, the same in every binding: reply.c).
  */
 #include "arch/x86_64/cpu.h"
 #include "console/console.h"
-#include "cpu/percpu.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "linker/weave/monitor_internal.h"
@@ -49,27 +46,11 @@
 static bool synchronous;
 static uint64_t deadline_ns = MSG_DEFAULT_DEADLINE_NS;
 
-/* The last reply on each CPU. */
-static struct {
-	const struct joinpoint *joinpoint;
-	int64_t value;
-} replies[MAX_CPUS];
-
 void scope_set_msg_mode(int sync, uint64_t deadline)
 {
 	__atomic_store_n(&deadline_ns, deadline ? deadline : MSG_DEFAULT_DEADLINE_NS,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&synchronous, sync != 0, __ATOMIC_RELEASE);
-}
-
-int scope_msg_reply(const struct joinpoint *joinpoint, int64_t *value)
-{
-	unsigned cpu = this_cpu_id();
-	if (replies[cpu].joinpoint != joinpoint || !joinpoint)
-		return 0;
-	*value = replies[cpu].value;
-	replies[cpu].joinpoint = NULL;
-	return 1;
 }
 
 static int unserved_noted;         /* the -EDEADLK warning was printed */
@@ -121,12 +102,9 @@ static bool is_waiting(const struct thread *t)
 	return false;
 }
 
-static void take_reply(unsigned cpu, const struct jp_context *context,
-		       const struct ipc_message *reply)
+static void take_reply(const struct jp_context *context, const struct ipc_message *reply)
 {
 	if (reply->words[0] == 1) {
-		replies[cpu].joinpoint = context->joinpoint;
-		replies[cpu].value = (int64_t)reply->words[1];
 		uint64_t key = context->joinpoint->argc ? context->args[0] : 0;
 		aspect_reply_post(context->joinpoint, key, (int64_t)reply->words[1]);
 	}
@@ -181,7 +159,7 @@ msg_call_sleeping(struct msg_waiter *w, struct jp_context *context, bool after)
 		build_message(&m, a, context, after, true);
 		error = ipc_call(e, &m, &reply, __atomic_load_n(&deadline_ns, __ATOMIC_RELAXED));
 		if (error == 0)
-			take_reply(this_cpu_id(), context, &reply);
+			take_reply(context, &reply);
 	}
 	count_outcome(a, error, start);
 	if (e)
@@ -260,7 +238,7 @@ msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
 			? ipc_call(e, &m, &reply, __atomic_load_n(&deadline_ns, __ATOMIC_RELAXED))
 			: ipc_send(e, &m);
 	if (error == 0 && sync)
-		take_reply(context->cpu, context, &reply);
+		take_reply(context, &reply);
 	count_outcome(a, error, start);
 }
 
