@@ -76,10 +76,10 @@ void acct_update_charged(struct acct_owner *owner, uint64_t now)
 	if (owner->charged < 0)
 		return;
 	struct acct_result *result = acct_result_of(owner, owner->charged);
-	uint64_t on_ns = owner->out_since_ns ? 0 : now - owner->on_cpu_ns;
+	uint64_t on_ns = owner->out_since_ns ? 0 : acct_ns_since(now, owner->on_cpu_ns);
 	uint64_t steal = on_ns ? steal_since(owner, on_ns) : 0;
 	acct_result_begin(result);
-	result->wall_ns += now - owner->stretch_ns;
+	result->wall_ns += acct_ns_since(now, owner->stretch_ns);
 	result->cpu_ns += on_ns - steal;
 	*acct_steal_of(owner, owner->charged) += steal;
 	acct_result_end(result);

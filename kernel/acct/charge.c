@@ -602,7 +602,7 @@ static void switch_in(struct acct_owner *owner, uint64_t now)
 {
 	if (!owner->out_since_ns)
 		return;
-	uint64_t out_ns = now - owner->out_since_ns;
+	uint64_t out_ns = acct_ns_since(now, owner->out_since_ns);
 	owner->on_cpu_ns = now; /* the time off the CPU is no CPU time */
 	acct_steal_rebase(owner);
 	struct acct_result *result = acct_result_of(owner, owner->charged);

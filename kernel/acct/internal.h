@@ -154,6 +154,14 @@ struct acct_owner {
 
 extern uint32_t acct_lock;
 
+/* now - then, or 0 when then is later: a time read before the owner's lock
+ * may be older than one another CPU stored under it meanwhile (the weaving
+ * thread charging every owner), and an unsigned difference must not wrap. */
+static inline uint64_t acct_ns_since(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
 /* Takes the lock word with interrupts off; returns the flags for the unlock. */
 static inline uint64_t acct_word_lock_irqsave(uint32_t *word)
 {
