@@ -12,6 +12,7 @@
 
 #include "lib/errno.h"
 #include "lib/string.h"
+#include "sched/sched.h"
 
 #define USER_DEFAULT_KEY_SIZE   8
 #define USER_DEFAULT_MAX_EVENTS 256
@@ -69,6 +70,13 @@ static int share(struct lattrack *tracker, uint32_t uid)
 	return error;
 }
 
+/* Keys older than ten timeouts are collected; a timeout too large to
+ * multiply keeps them for ever rather than wrapping to a few ns. */
+static uint64_t gc_age_for(uint64_t timeout_ns)
+{
+	return timeout_ns > UINT64_MAX / 10 ? UINT64_MAX : 10 * timeout_ns;
+}
+
 static int configure(struct lattrack *tracker, const struct lattrack_config *config, uint32_t uid)
 {
 	tracker->kind = "user";
@@ -79,7 +87,7 @@ static int configure(struct lattrack *tracker, const struct lattrack_config *con
 	if (!error)
 		error = lattrack_set_timeout_ns(tracker, config->timeout_ns);
 	if (!error && config->timeout_ns)
-		error = lattrack_set_gc_age_ns(tracker, 10 * config->timeout_ns);
+		error = lattrack_set_gc_age_ns(tracker, gc_age_for(config->timeout_ns));
 	if (!error)
 		error = lattrack_set_key_size(tracker, config->key_size ? config->key_size
 									: USER_DEFAULT_KEY_SIZE);
@@ -91,8 +99,8 @@ static int configure(struct lattrack *tracker, const struct lattrack_config *con
 	return error;
 }
 
-static int create(const struct lattrack_config *config, uint32_t uid, bool privileged,
-		  struct lattrack **out)
+static int create_counted(const struct lattrack_config *config, uint32_t uid, bool privileged,
+			  struct lattrack **out)
 {
 	struct owned_count owned = {.uid = uid};
 	lattrack_for_each(count_owned, &owned);
@@ -110,6 +118,23 @@ static int create(const struct lattrack_config *config, uint32_t uid, bool privi
 	lattrack_get_reference(tracker); /* the owner's; destroy drops the creator's */
 	*out = tracker;
 	return 0;
+}
+
+/* Creators without privilege one at a time: a tracker counts as its user's
+ * only once configured, so counting and creating must be one step, or users
+ * racing on several CPUs would pass LATTRACK_USER_OWN.  (The privileged are
+ * not counted; the aspect ABI creates as such, from an aspect's init.) */
+static struct mutex unprivileged_create = MUTEX_INIT(unprivileged_create, "lattrack.create");
+
+static int create(const struct lattrack_config *config, uint32_t uid, bool privileged,
+		  struct lattrack **out)
+{
+	if (privileged)
+		return create_counted(config, uid, privileged, out);
+	mutex_lock(&unprivileged_create);
+	int error = create_counted(config, uid, privileged, out);
+	mutex_unlock(&unprivileged_create);
+	return error;
 }
 
 int lattrack_open_owned(const struct lattrack_config *config, uint32_t uid, bool privileged,

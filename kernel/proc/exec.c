@@ -124,10 +124,13 @@ static void set_entry_frame(struct trap_frame *frame, uint64_t entry, uint64_t s
 	frame->rflags = USER_RFLAGS;
 }
 
-/* p->args: argv joined by spaces, cut to fit (argv is the kernel's copy). */
+/* p->args: argv joined by spaces, cut to fit (argv is the kernel's copy);
+ * the rest of the field cleared, since the process list copies it whole and
+ * an earlier, longer command line must not show past the new one. */
 static void note_args(struct process *p, char *const argv[])
 {
 	size_t used = 0;
+	memset(p->args, 0, sizeof p->args);
 	for (size_t i = 0; argv && argv[i] && used + 1 < sizeof p->args; i++) {
 		if (i)
 			p->args[used++] = ' ';

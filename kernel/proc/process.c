@@ -691,7 +691,7 @@ static int32_t run_state_of(const struct process *p)
  * does not sleep). */
 static void fill_wait_channel(const struct process *p, char *channel)
 {
-	channel[0] = '\0';
+	memset(channel, 0, PROC_WAIT_CHANNEL_MAX);
 	if (p->state != PROC_RUNNING || !p->thread || p->stopped)
 		return;
 	const char *name = thread_wait_channel(p->thread);

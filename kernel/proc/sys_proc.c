@@ -437,7 +437,9 @@ SYSCALL_DEFINE3(ms_getprocs, void *, buffer, int, count, size_t, entry_size)
 		return -EINVAL;
 	if (count > PROC_MAX)
 		count = PROC_MAX;
-	struct proc_info_wait *info = kmalloc(PROC_MAX * sizeof *info);
+	/* Zeroed: what the entries leave unwritten (the tail of a short wait
+	 * channel's name) goes to the caller, who may be anyone. */
+	struct proc_info_wait *info = kzalloc(PROC_MAX * sizeof *info);
 	if (!info)
 		return -ENOMEM;
 	int total = proc_list_waits(info, count);

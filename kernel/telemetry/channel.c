@@ -90,6 +90,8 @@ struct tel_channel *tel_channel_create(const char *name, uint64_t bytes_per_cpu,
 	/* Every possible CPU: one that comes online later finds its ring. */
 	for (unsigned i = 0; i < MAX_CPUS && (i < cpu_count || i == 0); i++) {
 		void *data = mm_alloc_pages(pages, PAGE_SIZE);
+		if (data) /* read out and mapped whole: no earlier owner's bytes */
+			memset(data, 0, channel->bytes_per_cpu);
 		if (!data || tel_ring_init(&channel->rings[i], data, channel->bytes_per_cpu, mode))
 			goto out_free;
 	}

@@ -14,13 +14,13 @@
 
 #define TEL_READ_MAX (16 * 1024)
 
-/* A channel carries other processes' events: its consumer reads it, and
- * otherwise only PRIV_MONITOR (-EPERM). */
-static bool may_read(const struct tel_channel *channel)
+/* A channel carries other processes' events: only PRIV_MONITOR reads it
+ * (-EPERM).  Its consumer is a monitor, which has that privilege; the
+ * consumer's pid alone proves nothing once that monitor has ended and its
+ * pid is another process's. */
+static bool may_read(void)
 {
-	struct process *self = proc_current();
-	return proc_has_privilege(PRIV_MONITOR) ||
-	       (self && tel_channel_consumer(channel) == proc_pid(self));
+	return proc_has_privilege(PRIV_MONITOR);
 }
 
 SYSCALL_DEFINE4(ms_tel_read, int, channel, unsigned, cpu, void *, buffer, uint64_t, length)
@@ -30,7 +30,7 @@ SYSCALL_DEFINE4(ms_tel_read, int, channel, unsigned, cpu, void *, buffer, uint64
 		return -EINVAL;
 	if (tel_channel_kernel_only(ch))
 		return -EBUSY;
-	if (!may_read(ch))
+	if (!may_read())
 		return -EPERM;
 	if (length > TEL_READ_MAX)
 		length = TEL_READ_MAX;
@@ -61,8 +61,8 @@ SYSCALL_DEFINE2(ms_tel_map, int, channel, struct tel_map *, layout)
 	struct process *self = proc_current();
 	if (!ch || !self)
 		return -EINVAL;
-	if (tel_channel_consumer(ch) != proc_pid(self))
-		return -EPERM;
+	if (!may_read() || tel_channel_consumer(ch) != proc_pid(self))
+		return -EPERM; /* the monitor it is shared with maps it */
 	struct tel_map map;
 	int error = tel_channel_map(ch, &map);
 	if (error)

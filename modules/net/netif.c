@@ -335,12 +335,21 @@ void net_hook_tcp_segment_size(struct tcp_pcb *pcb)
 	}
 }
 
+/* The longest frame the wire takes: the Ethernet header and the NIC's MTU
+ * (NIC_FRAME_MAX leaves room for a VLAN tag this stack never adds). */
+static size_t wire_frame_max(const struct link *l)
+{
+	return SIZEOF_ETH_HDR + (l->nic->mtu ? l->nic->mtu : 1500);
+}
+
 static err_t link_output(struct netif *netif, struct pbuf *p)
 {
 	struct link *l = netif->state;
 	uint8_t frame[NIC_FRAME_MAX];
 	const void *data = p->payload;
-	if (p->tot_len > sizeof frame)
+	/* A segmenting link's lwIP MTU is the large frame's: anything longer
+	 * than the wire's is cut here, not sent whole. */
+	if (p->tot_len > sizeof frame || p->tot_len > wire_frame_max(l))
 		return link_output_large(l, p);
 	if (p->next) {
 		pbuf_copy_partial(p, frame, p->tot_len, 0);

@@ -10,6 +10,7 @@
 #include "lwip/sys.h"
 #include "lwip/tcpip.h"
 
+#include "joinpoint/joinpoint.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -422,11 +423,48 @@ static void a_holder_that_waits_wakes_what_it_held_back_body(struct ktest *t)
 }
 ONE_CPU_CASE(a_holder_that_waits_wakes_what_it_held_back)
 
+static volatile size_t longest_frame;
+
+static void note_frame_length(struct jp_context *context, void *cookie)
+{
+	(void)cookie;
+	size_t length = (size_t)context->args[2];
+	if (length > longest_frame)
+		longest_frame = length;
+}
+
+/* A datagram whose IP packet is a few bytes over the wire's 1500 goes out
+ * as fragments of at most 1514-byte frames, also on a link whose NIC
+ * segments TCP (lwIP's MTU there is the large frame's). */
+static void frames_never_exceed_the_wire_mtu(struct ktest *t)
+{
+	struct net_interface info;
+	if (net_get_interface(1, &info)) {
+		ktest_skip(t, "no NIC");
+		return;
+	}
+	ASSERT_EQ(t, net_wait_configured(15 * NSEC_PER_SEC), 0);
+	static const struct jp_advice watch = {.name = "ktest.frames", .before = note_frame_length};
+	longest_frame = 0;
+	int handle = jp_attach("nic.tx", &watch);
+	ASSERT_TRUE(t, handle >= 0);
+	struct net_socket *s = make(t, NET_SOCK_DGRAM);
+	struct net_sockaddr_in discard = net_sockaddr(NET_IPV4(10, 0, 2, 2), 9);
+	static uint8_t datagram[1476];
+	for (size_t payload = 1472; s && payload <= sizeof datagram; payload++)
+		EXPECT_EQ(t, net_send(s, datagram, payload, 0, &discard), (int64_t)payload);
+	if (s)
+		net_close(s);
+	jp_detach(handle);
+	EXPECT_TRUE(t, longest_frame > 0);
+	EXPECT_TRUE(t, longest_frame <= 14 + 1500);
+}
+
 KTEST_SUITE(net, KTEST_CASE(address_before_the_lease), KTEST_CASE(tcp_loopback_echo),
 	    KTEST_CASE(udp_loopback), KTEST_CASE(connect_refused), KTEST_CASE(bind_in_use),
 	    KTEST_CASE(bind_twice_is_refused), KTEST_CASE(socket_calls_follow_posix_states),
 	    KTEST_CASE(timeouts_and_nonblocking), KTEST_CASE(poll_readiness),
 	    KTEST_CASE(memory_comes_back), KTEST_CASE(dhcp_lease_from_slirp),
-	    KTEST_CASE(icmp_echo_to_gateway),
+	    KTEST_CASE(icmp_echo_to_gateway), KTEST_CASE(frames_never_exceed_the_wire_mtu),
 	    KTEST_CASE(a_post_under_the_core_lock_wakes_its_reader_at_the_unlock),
 	    KTEST_CASE(a_holder_that_waits_wakes_what_it_held_back));

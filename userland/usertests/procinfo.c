@@ -56,6 +56,19 @@ static void expect_result(const char *what, long got, long expected)
 		t_fail("%s: got %ld, expected %ld", what, got, expected);
 }
 
+/* The list goes to anyone: past a name's NUL there must be nothing but
+ * zeros (no kernel memory, no earlier name). */
+static void expect_zero_after_the_name(const char *what, int pid, const char *field, size_t size)
+{
+	size_t at = strnlen(field, size);
+	for (size_t i = at; i < size; i++)
+		if (field[i]) {
+			t_fail("%s of pid %d: byte %zu past its end is %#x", what, pid, i,
+			       (unsigned char)field[i]);
+			return;
+		}
+}
+
 /* Does ms_getprocs name what a sleeping process waits on (nanosleep, a pipe,
  * wait4), keep its first layout for size 0, and refuse bad sizes, counts and
  * pointers? */
@@ -96,6 +109,12 @@ void ps_shows_wait_channels(void)
 	if (!entry || strcmp(entry->args, "sleep 5") != 0)
 		t_fail("the command line of 'sleep 5' reads '%s'",
 		       entry ? entry->args : "(not listed)");
+	for (long i = 0; i < listed_count && i < PROC_MAX; i++) {
+		expect_zero_after_the_name("a wait channel", listed[i].info.pid,
+					   listed[i].wait_channel, sizeof listed[i].wait_channel);
+		expect_zero_after_the_name("a command line", listed[i].info.pid, listed[i].args,
+					   sizeof listed[i].args);
+	}
 	ms_syscall3(__NR_kill, named, 9, 0);
 	waitpid(named, NULL, 0);
 	expect_channel("a reader of an empty pipe", reader, "pipe");
