@@ -508,6 +508,12 @@ int vcon_flush(void)
 	return vc ? vcon_drain(vc) : -ENODEV;
 }
 
+uint32_t vcon_host_epoch(void)
+{
+	struct vcon *vc = vcon_current();
+	return vc ? __atomic_load_n(&vc->host_epoch, __ATOMIC_ACQUIRE) : 0;
+}
+
 void vcon_set_receiver(vcon_receive_fn receive, void *arg)
 {
 	struct vcon *vc = vcon_current();

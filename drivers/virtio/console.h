@@ -69,6 +69,9 @@ bool vcon_flushed(void);
  * (unless the receiver itself made the call).  Until a receiver is first set,
  * the host's bytes wait in the host.  Without a device it does nothing. */
 void vcon_set_receiver(vcon_receive_fn receive, void *arg);
+/* Moves on each time the host closes the port: a receiver that sees it move
+ * knows the bytes now come from another connection. */
+uint32_t vcon_host_epoch(void);
 /* Copies the driver's counters (all 0 without a device). */
 void vcon_get_stats(struct vcon_stats *stats);
 

@@ -67,9 +67,18 @@ static int settle(void *context, bool wait)
 	return vcon_flushed() ? 0 : -EAGAIN;
 }
 
+/* Bytes from the host.  A host that closed the port left its half line or
+ * half file behind: the next one starts afresh (its session, if it started
+ * one, runs on until `trace stop`). */
 static void receive(const uint8_t *data, size_t length, void *arg)
 {
+	static uint32_t host_epoch;
 	thread_set_untraced(true);
+	uint32_t epoch = vcon_host_epoch();
+	if (epoch != host_epoch) {
+		trace_control_end(&port_control);
+		host_epoch = epoch;
+	}
 	trace_control_bytes(&port_control, data, length);
 }
 

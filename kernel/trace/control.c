@@ -14,6 +14,7 @@
 #include "lib/number.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "sched/sched.h"
 
 #define TRACE_ANSWER_MAX 4096 /* a shell line's printed answer, cut beyond */
 
@@ -122,6 +123,31 @@ static int start_from_line(const struct trace_sink *sink, char **words, unsigned
 	return error;
 }
 
+#define ANSWER_STATUS_MAX 64 /* "[answer cut ...]" and "error N" after the output */
+
+/* A kernel-shell line, answered with what it printed and its status.  The
+ * console and the TCP sink each have a thread that runs lines: one answer
+ * buffer, one line at a time, so that neither gets the other's output.  The
+ * status always fits; an answer cut to fit says so. */
+static int run_shell_line(const struct trace_sink *sink, const char *line)
+{
+	static struct mutex answer_lock = MUTEX_INIT(answer_lock, "trace.answer");
+	static char output[TRACE_ANSWER_MAX];
+	mutex_lock(&answer_lock);
+	size_t room = sizeof output - ANSWER_STATUS_MAX;
+	output[0] = 0;
+	int result = line_runner(line, output, room);
+	output[room - 1] = 0;
+	size_t used = strlen(output);
+	if (used == room - 1)
+		used += (size_t)snprintf(output + used, sizeof output - used,
+					 "\n[answer cut at %zu bytes]\n", used);
+	snprintf(output + used, sizeof output - used, result ? "error %d\n" : "ok\n", result);
+	sink->frame(sink->context, TRACE_FRAME_TEXT, 0, output, (uint32_t)strlen(output));
+	mutex_unlock(&answer_lock);
+	return result;
+}
+
 int trace_control_line(const struct trace_sink *sink, const char *line)
 {
 	char copy[TRACE_CONTROL_LINE_MAX];
@@ -129,8 +155,10 @@ int trace_control_line(const struct trace_sink *sink, const char *line)
 		answer(sink, "error: line longer than %d bytes\n", TRACE_CONTROL_LINE_MAX - 1);
 		return -E2BIG;
 	}
-	char *words[TRACE_PATTERNS_MAX + 2];
-	unsigned count = split(copy, words, TRACE_PATTERNS_MAX + 2);
+	/* "trace start --flight" and the patterns; one word more, so that too
+	 * many patterns are refused rather than the last one cut short. */
+	char *words[TRACE_PATTERNS_MAX + 4];
+	unsigned count = split(copy, words, TRACE_PATTERNS_MAX + 4);
 	if (count >= 2 && !strcmp(words[0], "trace") && !strcmp(words[1], "start"))
 		return start_from_line(sink, words + 2, count - 2);
 	if (count == 2 && !strcmp(words[0], "trace") && !strcmp(words[1], "snapshot")) {
@@ -154,13 +182,7 @@ int trace_control_line(const struct trace_sink *sink, const char *line)
 		answer(sink, "error: no shell to run '%s'\n", line);
 		return -ENOSYS;
 	}
-	static char output[TRACE_ANSWER_MAX]; /* lines come from one thread at a time */
-	int result = line_runner(line, output, sizeof output);
-	char status[32];
-	snprintf(status, sizeof status, result ? "error %d\n" : "ok\n", result);
-	strlcpy(output + strlen(output), status, sizeof output - strlen(output));
-	sink->frame(sink->context, TRACE_FRAME_TEXT, 0, output, (uint32_t)strlen(output));
-	return result;
+	return run_shell_line(sink, line);
 }
 
 /* ---- The byte stream of one connection ---------------------------------- */
@@ -189,35 +211,72 @@ void trace_control_end(struct trace_control *control)
 	if (control->put_data)
 		mm_free_pages(control->put_data, control->put_pages);
 	control->put_data = NULL;
+	control->skip_left = 0;
+	control->lost = false;
+	control->line_length = 0;
+	control->line_too_long = false;
 }
 
-/* Parses "NAME LENGTH" after "put ".  Returns true when both are sound. */
-static bool parse_put(struct trace_control *control, const char *arguments, uint64_t *length)
+/* The LENGTH of "put NAME LENGTH", or -1 when it is no number: then where
+ * the file's bytes end cannot be known. */
+static int64_t put_length_of(const char *arguments)
 {
 	const char *space = strchr(arguments, ' ');
-	size_t name_length = space ? (size_t)(space - arguments) : 0;
-	if (!space || parse_decimal(space + 1, TRACE_PUT_MAX, length) || !name_length ||
-	    name_length > TRACE_PUT_NAME_MAX)
+	uint64_t length;
+	if (!space || parse_decimal(space + 1, INT64_MAX, &length))
+		return -1;
+	return (int64_t)length;
+}
+
+/* The NAME of "put NAME LENGTH" into put_name; false when it does not fit. */
+static bool take_put_name(struct trace_control *control, const char *arguments)
+{
+	size_t name_length = (size_t)(strchr(arguments, ' ') - arguments);
+	if (!name_length || name_length > TRACE_PUT_NAME_MAX)
 		return false;
 	memcpy(control->put_name, arguments, name_length);
 	control->put_name[name_length] = 0;
 	return true;
 }
 
+/* A put refused: its LENGTH bytes still come, and are skipped (never read
+ * as lines).  Without a LENGTH nothing that follows can be trusted to be a
+ * line: the rest of this host's bytes are dropped until it reconnects. */
+static void refuse_put(struct trace_control *control, int64_t length, const char *why)
+{
+	char text[160];
+	if (length < 0) {
+		control->lost = true;
+		snprintf(text, sizeof text,
+			 "error: put NAME LENGTH: %s; what follows is ignored until the host "
+			 "reconnects\n",
+			 why);
+	} else {
+		control->skip_left = (uint64_t)length;
+		snprintf(text, sizeof text, "error: put NAME LENGTH: %s; its %lld bytes skipped\n",
+			 why, (long long)length);
+	}
+	answer_text(control, text);
+}
+
 /* "put NAME LENGTH": the file's bytes follow. */
 static void begin_put(struct trace_control *control, const char *arguments)
 {
-	uint64_t length;
-	if (!parse_put(control, arguments, &length)) {
-		answer_text(control, "error: put NAME LENGTH (LENGTH at most 4 MiB)\n");
-		return;
+	int64_t length = put_length_of(arguments);
+	const char *refused = length < 0                           ? "LENGTH is no number"
+			      : (uint64_t)length > TRACE_PUT_MAX   ? "LENGTH over 4 MiB"
+			      : !take_put_name(control, arguments) ? "NAME empty or over 64 bytes"
+								   : NULL;
+	if (!refused) {
+		control->put_pages = ((size_t)length + PAGE_SIZE) / PAGE_SIZE;
+		control->put_data = mm_alloc_pages(control->put_pages, PAGE_SIZE);
+		control->put_length = (size_t)length;
+		control->put_received = 0;
+		if (!control->put_data)
+			refused = "no memory for the file";
 	}
-	control->put_pages = (length + PAGE_SIZE) / PAGE_SIZE;
-	control->put_data = mm_alloc_pages(control->put_pages, PAGE_SIZE);
-	control->put_length = length;
-	control->put_received = 0;
-	if (!control->put_data)
-		answer_text(control, "error: no memory for the file\n");
+	if (refused)
+		refuse_put(control, length, refused);
 	else if (!length)
 		end_put(control);
 }
@@ -247,13 +306,29 @@ static void run_line(struct trace_control *control)
 	control->line_too_long = false;
 }
 
+/* Skips what data holds of a refused file; returns the bytes skipped. */
+static size_t skip_put_bytes(struct trace_control *control, size_t length)
+{
+	size_t skip = control->skip_left < length ? (size_t)control->skip_left : length;
+	control->skip_left -= skip;
+	return skip;
+}
+
 void trace_control_bytes(struct trace_control *control, const uint8_t *data, size_t length)
 {
+	if (control->lost)
+		return;
 	for (size_t i = 0; i < length; i++) {
 		if (control->put_data) {
 			i += take_put_bytes(control, data + i, length - i) - 1;
 			continue;
 		}
+		if (control->skip_left) {
+			i += skip_put_bytes(control, length - i) - 1;
+			continue;
+		}
+		if (control->lost)
+			return;
 		char c = (char)data[i];
 		if (c == '\n')
 			run_line(control);

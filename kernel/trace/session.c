@@ -460,9 +460,11 @@ static int begin(const struct trace_sink *sink, const char *argument, const char
 	new_uuid(uuid);
 	reset_streams(uuid);
 	resync_rings();
-	error = send_metadata(uuid);
-	if (!error)
-		error = attach_patterns(patterns, count);
+	/* The patterns first: a start they refuse sends the host nothing but
+	 * the refusal (no metadata of a trace that never runs). */
+	error = attach_patterns(patterns, count);
+	if (!error && (error = send_metadata(uuid)))
+		detach_patterns();
 	if (error) {
 		if (sink->close)
 			sink->close(sink->context);

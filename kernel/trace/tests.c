@@ -536,6 +536,103 @@ static void control_bytes_split_anywhere(struct ktest *t)
 	vfs_unlink("/tmp/ktest-put.txt", false);
 }
 
+static unsigned count_of(const char *text, const char *word)
+{
+	size_t length = strlen(text), word_length = strlen(word);
+	unsigned count = 0;
+	for (size_t at = 0; at + word_length <= length; at++)
+		count += !memcmp(text + at, word, word_length);
+	return count;
+}
+
+static void fresh_control(struct trace_control *control)
+{
+	trace_control_end(control);
+	memset(control, 0, sizeof *control);
+	control->sink = &answer_sink;
+	answers_length = 0;
+	answers[0] = 0;
+}
+
+/* A refused put's bytes are skipped, never read as lines; a put without a
+ * LENGTH stops the reading until the host reconnects; a host's half line does
+ * not reach the next host. */
+static void refused_puts_run_none_of_their_bytes(struct ktest *t)
+{
+	static char input[600];
+	static char name[80];
+	memset(name, 'a', 70);
+	memcpy(name + 70, ".o", 3);
+	size_t length = (size_t)snprintf(input, sizeof input, "put %s 44\n", name);
+	for (int i = 0; i < 4; i++) /* the file's bytes: lines, if they were read as such */
+		length += (size_t)snprintf(input + length, sizeof input - length, "trace stop\n");
+	length += (size_t)snprintf(input + length, sizeof input - length, "trace stop\n");
+	static struct trace_control control;
+	for (size_t chunk = 1; chunk <= 7; chunk += 3) {
+		fresh_control(&control);
+		feed_in_chunks(&control, input, length, chunk);
+		EXPECT_TRUE(t, count_of(answers, "its 44 bytes skipped") == 1);
+		EXPECT_EQ(t, count_of(answers, "no trace runs"), 1);
+	}
+	fresh_control(&control);
+	static const char no_length[] = "put a.o xyz\ntrace stop\n";
+	feed_in_chunks(&control, no_length, sizeof no_length - 1, 3);
+	EXPECT_TRUE(t, count_of(answers, "ignored until the host reconnects") == 1);
+	EXPECT_EQ(t, count_of(answers, "no trace runs"), 0);
+	trace_control_end(&control); /* the host reconnects */
+	static const char half[] = "trace sta";
+	feed_in_chunks(&control, half, sizeof half - 1, 4);
+	trace_control_end(&control);
+	static const char next[] = "trace stop\n";
+	feed_in_chunks(&control, next, sizeof next - 1, 4);
+	EXPECT_EQ(t, count_of(answers, "no trace runs"), 1);
+	trace_control_end(&control);
+}
+
+/* The last TEXT frame, whole. */
+static char last_answer[4096];
+static uint32_t last_answer_length;
+
+static int keep_last_answer(void *context, uint16_t kind, uint16_t stream, const void *data,
+			    uint32_t length)
+{
+	if (kind == TRACE_FRAME_TEXT && length < sizeof last_answer) {
+		memcpy(last_answer, data, length);
+		last_answer[length] = 0;
+		last_answer_length = length;
+	}
+	return 0;
+}
+
+static const struct trace_sink last_answer_sink = {.name = "test-last", .frame = keep_last_answer};
+
+/* A shell line's answer longer than the frame is cut, says so, and still
+ * ends with its status; a flight recorder takes as many patterns as a
+ * stream. */
+static void long_answers_and_full_pattern_lists(struct ktest *t)
+{
+	ASSERT_EQ(t, trace_control_line(&last_answer_sink, "jp list"), 0);
+	EXPECT_TRUE(t, count_of(last_answer, "[answer cut at") == 1);
+	EXPECT_TRUE(t, last_answer_length >= 3 &&
+			   !strcmp(last_answer + last_answer_length - 3, "ok\n"));
+	static char line[TRACE_CONTROL_LINE_MAX];
+	size_t used = (size_t)snprintf(line, sizeof line, "trace start --flight");
+	static const char *const patterns[] = {
+	    "jp.bench_nop", "jp.bench_nop_sleeps", "ipc.send",    "ipc.call",   "ipc.receive",
+	    "ipc.reply",    "sched.yield",         "sched.sleep", "sched.spawn"};
+	_Static_assert(sizeof patterns / sizeof patterns[0] == TRACE_PATTERNS_MAX + 1,
+		       "one pattern more than a start takes");
+	for (int i = 0; i < TRACE_PATTERNS_MAX; i++)
+		used += (size_t)snprintf(line + used, sizeof line - used, " %s", patterns[i]);
+	EXPECT_EQ(t, trace_control_line(&last_answer_sink, line), 0);
+	EXPECT_TRUE(t, count_of(last_answer, "trace started (flight recorder)") == 1);
+	struct trace_end end;
+	EXPECT_EQ(t, trace_stop(&end), 0);
+	snprintf(line + used, sizeof line - used, " %s", patterns[TRACE_PATTERNS_MAX]);
+	EXPECT_EQ(t, trace_control_line(&last_answer_sink, line), -EINVAL);
+	EXPECT_FALSE(t, trace_running());
+}
+
 /* The system call's path reads one word per slot of the trace map
  * (uscope_syscall.h): the memo's key config, with the stream's epoch in its
  * upper half, exactly while the entry wants every call's stack and a stream
@@ -572,4 +669,6 @@ KTEST_SUITE(trace, KTEST_CASE(calls_come_out_as_records),
 	    KTEST_CASE(a_flooded_ring_counts_every_record), KTEST_CASE(flight_recorder_snapshots),
 	    KTEST_CASE(lent_packets_keep_their_records_until_the_sink_settles),
 	    KTEST_CASE(bad_starts_are_refused), KTEST_CASE(control_bytes_split_anywhere),
+	    KTEST_CASE(refused_puts_run_none_of_their_bytes),
+	    KTEST_CASE(long_answers_and_full_pattern_lists),
 	    KTEST_CASE(the_system_calls_word_says_when_its_fast_path_applies));

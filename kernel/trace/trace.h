@@ -110,9 +110,12 @@ struct trace_control {
 	char put_name[TRACE_PUT_NAME_MAX + 1];
 	uint8_t *put_data; /* NULL: no file coming in */
 	size_t put_length, put_received, put_pages;
+	uint64_t skip_left; /* bytes of a refused file still to come */
+	bool lost;          /* a put without a LENGTH: nothing more is read */
 };
 void trace_control_bytes(struct trace_control *control, const uint8_t *data, size_t length);
-/* Forgets a file half received (the connection ended). */
+/* The host went away: forgets a file half received, a half line, bytes to
+ * skip; the next host starts afresh. */
 void trace_control_end(struct trace_control *control);
 void trace_set_line_runner(int (*run)(const char *line, char *output, size_t size));
 

@@ -302,6 +302,33 @@ def record_resolves_stack_references():
            "a reference reached the files\n" + proc.stdout)
 
 
+def record_refuses_a_stack_record_too_short_for_its_fields():
+    """A user_stack_def that is only a header, inside the packet's content:
+    exit 2 with the stream named, not a Python traceback."""
+    packet = bytearray(ctf_fixture.packet_bytes(0, [(1000, "user_stack", dict(
+        tid=3, count=0, flags=0, frames=[]))], 0))
+    content_bits = struct.unpack_from("<Q", packet, 40)[0]
+    at = content_bits // 8
+    struct.pack_into("<HBBI", packet, at, 16, 1, 0, 1000)  # id 16 (user_stack_def), 8 bytes
+    struct.pack_into("<Q", packet, 40, (at + 8) * 8)
+    data = frame(FRAME_METADATA, ctf_fixture.tsdl().encode()) + frame(FRAME_PACKET, bytes(packet))
+    status, out, err, _, _ = record(capture_script(None, after_start=data), "--stacks")
+    expect(status == 2 and "malformed packet on stream 0" in err and "Traceback" not in err,
+           "a short stack record was not refused clearly\n" + shown(status, out, err))
+
+
+def record_reports_a_refused_start():
+    """The OS answers `trace start` with an error: mscope says so and why,
+    exit 1, without waiting for a trace that never comes."""
+    def script(conn):
+        expect(conn.read_line().startswith("trace start"), "no trace start")
+        conn.send(fake_guest.text("trace start: error -2\n"))
+    status, out, err, _, lines = record(script, "-p", "no.such.jp")
+    expect(status == 1 and "refused `trace start`" in err and "no join point matches" in err,
+           "a refused start was not reported\n" + shown(status, out, err))
+    expect(lines == ["trace start no.such.jp"], f"control lines {lines}")
+
+
 def references_read_as_the_stacks_they_name():
     """A directory that holds the records as the OS wrote them (its file
     sink's) reads, in every output, as the one mscope record makes of them:
@@ -561,7 +588,8 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          record_reports_delivered_events_missing_from_the_files, record_refuses_a_bad_magic,
          record_refuses_a_truncated_frame, record_refuses_a_malformed_end,
          record_without_end_is_incomplete, record_stops_on_ctrl_c,
-         record_resolves_stack_references, references_read_as_the_stacks_they_name,
+         record_resolves_stack_references, record_refuses_a_stack_record_too_short_for_its_fields,
+         record_reports_a_refused_start, references_read_as_the_stacks_they_name,
          aspect_link_uploads_loads_and_links,
          aspect_link_stops_when_the_load_fails, aspect_unlink_relink_stats_and_send,
          lattrack_names_user_frames_from_the_elf,
