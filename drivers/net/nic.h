@@ -129,6 +129,10 @@ struct nic {
 	 * given (nic_tcp_checksum_start finds one), whatever the frame's checksum
 	 * field holds: the stack may leave it out. */
 	bool tx_tcp_checksum;
+	/* With transmit_segmented: the most segments one frame may make (a
+	 * driver that cuts frames itself offers them all at once, so no more
+	 * than its transmit ring holds); 0: as many as NIC_SEGMENTED_MAX holds. */
+	unsigned tx_segments_max;
 
 	/* ---- owned by drivers/net ---- */
 	volatile enum nic_mode mode;

@@ -448,6 +448,9 @@ static int virtio_net_start(struct virtio_net *vn, struct pci_device *pci)
 		error = virtio_set_config_vector(&vn->vdev, entry);
 	if (error)
 		return error;
+	/* A frame the device does not segment is cut here and offered whole:
+	 * never more segments than the ring has descriptors. */
+	vn->nic.tx_segments_max = vn->tx.size;
 	if (virtio_net_setup_offload(vn)) /* last: nothing after it can fail */
 		pr_info("virtio-net: the device segments TCP frames (CSUM, HOST_TSO4)\n");
 	virtio_suppress_interrupts(&vn->tx);

@@ -47,13 +47,18 @@ enum region_kind {
 	REGION_SHARED_FILE
 };
 
+/* A region's flag beside VM_WRITE and VM_EXEC: PROT_NONE.  Its pages are
+ * mapped for the kernel only, so that any user access faults (SIGSEGV) and
+ * what they hold stays for a later mprotect. */
+#define REGION_NO_ACCESS (1u << 16)
+
 /* A range of user addresses with one set of permissions.  Pages in it are
  * mapped on creation (program, heap, mmap) or on first touch (stack). */
 struct proc_region {
 	struct proc_region *next; /* sorted by start, none overlapping */
 	uint64_t start, end;      /* page aligned; end == start only for an empty heap */
 	uint64_t mapped_low;      /* no page below it is mapped (the stack fills in downwards) */
-	unsigned flags;           /* VM_WRITE, VM_EXEC (VM_USER is implied) */
+	unsigned flags;           /* VM_WRITE, VM_EXEC, REGION_NO_ACCESS (VM_USER is implied) */
 	enum region_kind kind;
 	void *file;           /* REGION_SHARED_FILE: the file (proc_map_*), referenced */
 	uint64_t file_offset; /* REGION_SHARED_FILE: the file offset at start */

@@ -49,6 +49,8 @@ static uint64_t page_up(uint64_t value)
 
 static unsigned page_flags(const struct proc_region *r)
 {
+	if (r->flags & REGION_NO_ACCESS)
+		return VM_READ; /* the kernel's only: every user access faults */
 	return VM_USER | r->flags;
 }
 
@@ -203,7 +205,7 @@ struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start
 	*region = (struct proc_region){.start = start,
 				       .end = end,
 				       .mapped_low = kind == REGION_STACK ? end : start,
-				       .flags = flags & (VM_WRITE | VM_EXEC),
+				       .flags = flags & (VM_WRITE | VM_EXEC | REGION_NO_ACCESS),
 				       .kind = kind};
 	insert_sorted(memory, region);
 	*error = 0;
@@ -514,7 +516,7 @@ int memory_protect(struct proc_memory *memory, uint64_t start, uint64_t end, uns
 		return error;
 	for (struct proc_region *r = memory->regions; r; r = r->next) {
 		if (r->start >= start && r->end <= end) {
-			r->flags = flags & (VM_WRITE | VM_EXEC);
+			r->flags = flags & (VM_WRITE | VM_EXEC | REGION_NO_ACCESS);
 			reprotect_pages(memory, r);
 		}
 	}
@@ -630,7 +632,7 @@ static int break_cow(struct proc_memory *memory, const struct proc_region *r, ui
 int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error)
 {
 	struct proc_region *r = find_region(memory, address);
-	if (!r || r->kind == REGION_KERNEL ||
+	if (!r || r->kind == REGION_KERNEL || (r->flags & REGION_NO_ACCESS) ||
 	    ((error & PF_ERROR_WRITE) && !(r->flags & VM_WRITE)) ||
 	    ((error & PF_ERROR_FETCH) && !(r->flags & VM_EXEC)))
 		return -EFAULT;

@@ -258,6 +258,8 @@ static uint64_t mapping_start(struct proc_memory *memory, uint64_t address, uint
 
 static unsigned vm_flags_of(int protection)
 {
+	if (!(protection & (PROT_READ | PROT_WRITE | PROT_EXEC)))
+		return REGION_NO_ACCESS; /* PROT_NONE */
 	return (protection & PROT_WRITE ? VM_WRITE : 0) | (protection & PROT_EXEC ? VM_EXEC : 0);
 }
 
@@ -357,9 +359,7 @@ SYSCALL_DEFINE3(mprotect, uint64_t, address, uint64_t, length, int, protection)
 	    (protection & ~(PROT_READ | PROT_WRITE | PROT_EXEC)))
 		return -EINVAL;
 	length = (length + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
-	unsigned vm_flags =
-	    (protection & PROT_WRITE ? VM_WRITE : 0) | (protection & PROT_EXEC ? VM_EXEC : 0);
-	return memory_protect(self()->memory, address, address + length, vm_flags);
+	return memory_protect(self()->memory, address, address + length, vm_flags_of(protection));
 }
 
 #define MS_ASYNC      1

@@ -328,7 +328,12 @@ void net_hook_tcp_segment_size(struct tcp_pcb *pcb)
 		if (ip_addr_cmp(&pcb->local_ip, &pcb->remote_ip) ||
 		    (unsigned)pcb->mss + IP_HLEN + TCP_HLEN != l->nic->mtu)
 			return;
-		pcb->mss = (u16_t)(pcb->mss * SEGMENTS_PER_FRAME);
+		unsigned segments = SEGMENTS_PER_FRAME, most = l->nic->tx_segments_max;
+		if (most && most < segments)
+			segments = most; /* a small ring: a larger frame would never go */
+		if (segments < 2)
+			return;
+		pcb->mss = (u16_t)(pcb->mss * segments);
 		if (pcb->cwnd < pcb->mss) /* else nothing fits until a timer splits it */
 			pcb->cwnd = pcb->mss;
 		return;

@@ -183,6 +183,13 @@ static long read_channel(long channel)
 	return ms_syscall6(__NR_ms_tel_read, channel, 0, (long)buffer, sizeof buffer, 0, 0);
 }
 
+/* Pins another user's process to CPU 0 (harmless when root may). */
+static long pin_another(pid_t other)
+{
+	static uint64_t cpu0 = 1;
+	return ms_syscall3(__NR_sched_setaffinity, other, sizeof cpu0, (long)&cpu0);
+}
+
 /* Each attack as the caller is; expected: refused (EPERM) or done (>= 0). */
 static void run_attacks(bool expect_refused, long channel, pid_t other)
 {
@@ -197,6 +204,7 @@ static void run_attacks(bool expect_refused, long channel, pid_t other)
 	    {"ms_scope_attach: receive every process's events", become_the_monitor()},
 	    {"ms_tel_read: read another's telemetry channel", read_channel(channel)},
 	    {"ms_setmonitor: reserve the monitor CPUs", reserve_monitor_cpus()},
+	    {"sched_setaffinity(other): pin another user's process", pin_another(other)},
 	    {"socket(SOCK_RAW): device control", raw_socket()},
 	};
 	for (size_t i = 0; i < sizeof attacks / sizeof attacks[0]; i++) {
@@ -487,8 +495,32 @@ static void write_byte(void *address)
 	*(volatile char *)address = 1;
 }
 
-/* Does mprotect change an anonymous mapping's permissions page by page, and
- * refuse holes, bad flags and the kernel's pages (the clock page here)? */
+static void read_byte(void *address)
+{
+	(void)*(volatile char *)address;
+}
+
+/* PROT_NONE, by mmap or by mprotect: no access at all, the contents kept
+ * for a later mprotect. */
+static void prot_none_allows_nothing(char *bytes)
+{
+	if (raw_mprotect((uint64_t)bytes, PAGE, 0 /* PROT_NONE */) != 0)
+		t_fail("mprotect to PROT_NONE failed");
+	t_expect_signal("a read of a PROT_NONE page", read_byte, bytes, SIGSEGV);
+	t_expect_signal("a write to a PROT_NONE page", write_byte, bytes, SIGSEGV);
+	if (raw_mprotect((uint64_t)bytes, PAGE, PROT_READ) != 0 || bytes[0] != 4)
+		t_fail("the PROT_NONE page lost its contents");
+	long fresh = ms_syscall6(__NR_mmap, 0, PAGE, 0, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fresh < 0)
+		t_fail("mmap(PROT_NONE): %ld", fresh);
+	else
+		t_expect_signal("a read of an mmap(PROT_NONE) page", read_byte, (void *)fresh,
+				SIGSEGV);
+}
+
+/* Does mprotect change an anonymous mapping's permissions page by page
+ * (PROT_NONE too), and refuse holes, bad flags and the kernel's pages (the
+ * clock page here)? */
 void mprotect_changes_anonymous_mappings_only(void)
 {
 	long area = ms_syscall6(__NR_mmap, 0, 3 * PAGE, PROT_READ | PROT_WRITE,
@@ -498,6 +530,10 @@ void mprotect_changes_anonymous_mappings_only(void)
 		return;
 	}
 	char *bytes = (char *)area;
+	bytes[0] = 4;
+	prot_none_allows_nothing(bytes);
+	if (raw_mprotect((uint64_t)area, PAGE, PROT_READ | PROT_WRITE) != 0)
+		t_fail("mprotect of the first page back to PROT_READ | PROT_WRITE failed");
 	bytes[PAGE] = 5;
 	if (raw_mprotect((uint64_t)area + PAGE, PAGE, PROT_READ) != 0)
 		t_fail("mprotect of the middle page to PROT_READ failed");
