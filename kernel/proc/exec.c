@@ -34,12 +34,11 @@ static unsigned vm_flags_of(unsigned segment_flags)
 static int load_segment(struct proc_memory *memory, const uint8_t *file,
 			const struct exec_segment *s)
 {
-	int error;
 	uint64_t start = page_down(s->vaddr);
 	uint64_t end = page_down(s->vaddr + s->memsz + PAGE_SIZE - 1);
-	if (!memory_add_region(memory, start, end, vm_flags_of(s->flags), REGION_PROGRAM, &error))
-		return error;
-	error = memory_populate(memory, start, end);
+	int error = memory_add_program(memory, start, end, vm_flags_of(s->flags));
+	if (!error)
+		error = memory_populate(memory, start, end);
 	if (error)
 		return error;
 	return memory_write(memory, s->vaddr, file + s->offset, s->filesz);
@@ -82,15 +81,18 @@ out:
 	return sp;
 }
 
-/* Builds the new memory for image.  Returns it with *sp set, or NULL. */
+/* Builds the new memory for image, under old's RLIMIT_AS (none: no limit).
+ * Returns it with *sp set, or NULL. */
 static struct proc_memory *build_memory(const void *file, const struct exec_image *image,
-					char *const argv[], char *const envp[], uint64_t *sp,
-					int *error)
+					char *const argv[], char *const envp[],
+					const struct proc_memory *old, uint64_t *sp, int *error)
 {
 	struct proc_memory *memory = memory_create();
 	*error = -ENOMEM;
 	if (!memory)
 		return NULL;
+	if (old)
+		memory->address_limit = old->address_limit; /* RLIMIT_AS outlives exec */
 	for (unsigned i = 0; i < image->segment_count; i++) {
 		*error = load_segment(memory, file, &image->segments[i]);
 		if (*error)
@@ -149,14 +151,13 @@ int proc_exec_image(struct process *p, const void *file, size_t size, char *cons
 	if (error)
 		return error;
 	uint64_t sp;
-	struct proc_memory *memory = build_memory(file, &image, argv, envp, &sp, &error);
+	struct proc_memory *old = p->memory;
+	struct proc_memory *memory = build_memory(file, &image, argv, envp, old, &sp, &error);
 	if (!memory)
 		return error;
-
-	struct proc_memory *old = p->memory;
-	if (old)
-		memory->address_limit = old->address_limit; /* RLIMIT_AS outlives exec */
+	uint64_t lock_flags = spin_lock_irqsave(&proc_lock); /* the process list reads it */
 	p->memory = memory;
+	spin_unlock_irqrestore(&proc_lock, lock_flags);
 	if (thread_current() == p->thread)
 		thread_set_process(p->thread, p, memory->space);
 	if (old)

@@ -83,6 +83,9 @@ void memory_destroy(struct proc_memory *memory);
  * *error = -EINVAL (overlap, out of range) or -ENOMEM. */
 struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start, uint64_t end,
 				      unsigned flags, enum region_kind kind, int *error);
+/* A program segment's region [start, end): within RLIMIT_AS and committed
+ * like heap and mmap pages.  Returns 0, -EINVAL or -ENOMEM. */
+int memory_add_program(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags);
 /* Maps fresh zeroed frames on every unmapped page of [start, end) (inside
  * regions).  Returns 0 or -ENOMEM (pages mapped so far stay). */
 int memory_populate(struct proc_memory *memory, uint64_t start, uint64_t end);

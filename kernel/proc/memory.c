@@ -58,7 +58,7 @@ static unsigned page_flags(const struct proc_region *r)
 
 static void drop_empty_regions(struct proc_memory *memory);
 
-static uint64_t committed_pages; /* every process's heap and mmap pages, atomic */
+static uint64_t committed_pages; /* every process's program, heap and mmap pages, atomic */
 
 /* Promises pages more to memory.  Returns 0 or -ENOMEM. */
 static int commit(struct proc_memory *memory, uint64_t pages)
@@ -82,7 +82,7 @@ static void uncommit(struct proc_memory *memory, uint64_t pages)
 
 static bool committed_kind(enum region_kind kind)
 {
-	return kind == REGION_MMAP || kind == REGION_HEAP;
+	return kind == REGION_MMAP || kind == REGION_HEAP || kind == REGION_PROGRAM;
 }
 
 static struct proc_region *find_region(struct proc_memory *memory, uint64_t address)
@@ -227,12 +227,14 @@ static bool within_limit(const struct proc_memory *memory, uint64_t length)
 	return length <= memory->address_limit && size <= memory->address_limit - length;
 }
 
-int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags)
+/* A region whose pages are promised: within RLIMIT_AS and committed. */
+static int add_committed_region(struct proc_memory *memory, uint64_t start, uint64_t end,
+				unsigned flags, enum region_kind kind)
 {
 	if (end < start || !within_limit(memory, end - start))
 		return -ENOMEM;
 	int error;
-	struct proc_region *r = memory_add_region(memory, start, end, flags, REGION_MMAP, &error);
+	struct proc_region *r = memory_add_region(memory, start, end, flags, kind, &error);
 	if (!r)
 		return error;
 	if (commit(memory, (end - start) / PAGE_SIZE) < 0) {
@@ -241,6 +243,16 @@ int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t en
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+int memory_map_anonymous(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags)
+{
+	return add_committed_region(memory, start, end, flags, REGION_MMAP);
+}
+
+int memory_add_program(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags)
+{
+	return add_committed_region(memory, start, end, flags, REGION_PROGRAM);
 }
 
 int memory_map_shared_file(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags,

@@ -516,8 +516,13 @@ __attribute__((noreturn)) void proc_exit_current(int status)
 	tracepoint(TRACE_PROCESS_EXIT, &event, sizeof event);
 	proc_files_exit(p);
 	thread_set_process(thread_current(), NULL, NULL);
-	memory_destroy(p->memory);
+	/* Out of the table's sight first: the process list reads p->memory
+	 * under proc_lock from any CPU. */
+	uint64_t lock_flags = spin_lock_irqsave(&proc_lock);
+	struct proc_memory *memory = p->memory;
 	p->memory = NULL;
+	spin_unlock_irqrestore(&proc_lock, lock_flags);
+	memory_destroy(memory);
 
 	struct thread_stats stats;
 	thread_get_stats(thread_current(), &stats);

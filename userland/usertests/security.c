@@ -407,6 +407,21 @@ struct rlimit_user {
 #define RLIMIT_AS_RESOURCE 9
 #define TIB                (1UL << 40)
 
+#define EXEC_REFUSED 42 /* exec_under_a_tiny_limit's status when exec said -ENOMEM */
+
+/* A program's segments count against RLIMIT_AS as mmap's pages do: exec of
+ * one larger than the limit fails, and the caller goes on. */
+static void exec_under_a_tiny_limit(void *unused)
+{
+	(void)unused;
+	struct rlimit_user tiny = {64UL << 10, 64UL << 10};
+	if (ms_syscall3(__NR_setrlimit, RLIMIT_AS_RESOURCE, (long)&tiny, 0) != 0)
+		_exit(1);
+	char *argv[] = {"/bin/echo", "exec under RLIMIT_AS", NULL};
+	long result = ms_syscall3(__NR_execve, (long)argv[0], (long)argv, 0);
+	_exit(result == -L_ENOMEM ? EXEC_REFUSED : 2);
+}
+
 /* Hole D: mmap and brk of 1 TiB populated memory eagerly (and SIGKILL then
  * took a minute to tear it down).  Now memory comes on first touch, a
  * request memory cannot back fails at once, and RLIMIT_AS bounds the rest. */
@@ -449,6 +464,10 @@ void hole_d_memory_comes_on_first_touch(void)
 	if (ms_syscall3(__NR_setrlimit, RLIMIT_AS_RESOURCE, 0, 0) != -L_EFAULT ||
 	    ms_syscall3(__NR_setrlimit, 3, (long)&limit, 0) != -L_EINVAL)
 		t_fail("setrlimit with a bad pointer or resource was not refused");
+	int status = t_run_child(exec_under_a_tiny_limit, NULL);
+	if (status != EXEC_REFUSED << 8)
+		t_fail("exec of /bin/echo under RLIMIT_AS 64 KiB: status %#x, expected -ENOMEM",
+		       status);
 }
 
 static void map_and_touch_then_wait(void *unused)
