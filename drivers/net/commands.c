@@ -18,8 +18,8 @@ static int nic_print_line(struct nic *nic, void *arg)
 	const uint8_t *m = nic->mac;
 	kshell_print(
 	    "%-14s %02x:%02x:%02x:%02x:%02x:%02x mtu %u link %-4s mode %-9s rx %lu tx %lu\n",
-	    nic->name, m[0], m[1], m[2], m[3], m[4], m[5], nic->mtu, nic_link_name(nic->link),
-	    nic_mode_name(nic->mode), rx, tx);
+	    nic->name, m[0], m[1], m[2], m[3], m[4], m[5], nic->mtu,
+	    nic_link_name(nic_link_now(nic)), nic_mode_name(nic->mode), rx, tx);
 	return 0;
 }
 

@@ -605,6 +605,13 @@ const char *nic_mode_name(enum nic_mode mode)
 					 : "interrupt";
 }
 
+enum nic_link nic_link_now(struct nic *nic)
+{
+	if (nic->ops->update_link)
+		nic->ops->update_link(nic);
+	return nic->link;
+}
+
 const char *nic_link_name(enum nic_link link)
 {
 	return link == NIC_LINK_UP ? "up" : "down";

@@ -303,6 +303,9 @@ int nic_read_counter(struct nic *nic, const char *name, uint64_t *value);
 void nic_list_counters(struct nic *nic, nic_counter_fn fn, void *arg);
 /* Human-readable "interrupt"/"polling"/"hybrid" and "up"/"down". */
 const char *nic_mode_name(enum nic_mode mode);
+/* The link as the device reports it now (a driver whose interrupts do not
+ * say when it changes, virtio-net's on MSI-X, is asked), else as kept. */
+enum nic_link nic_link_now(struct nic *nic);
 const char *nic_link_name(enum nic_link link);
 /* Number of registered NICs. */
 unsigned nic_count(void);

@@ -116,6 +116,7 @@ static void driver_comes_up(struct ktest *t)
 	EXPECT_TRUE(t, nic_find("nope.0") == NULL);
 	EXPECT_EQ(t, nic->mtu, 1500);
 	EXPECT_EQ(t, nic->link, NIC_LINK_UP);
+	EXPECT_EQ(t, nic_link_now(nic), NIC_LINK_UP); /* asked of the device */
 	/* QEMU's default MAC unless -device ...,mac= says otherwise */
 	static const uint8_t qemu_mac[NIC_MAC_LENGTH] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
 	EXPECT_EQ(t, memcmp(nic->mac, qemu_mac, NIC_MAC_LENGTH), 0);
