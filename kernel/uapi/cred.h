@@ -21,7 +21,9 @@
 /* files: read, write and search whatever the permission bits say, change
  * any file's mode and owner (Linux's CAP_DAC_OVERRIDE and CAP_FOWNER, CAP_CHOWN) */
 #define PRIV_FILES 0x40u
-#define PRIV_ALL   0x7fu
+/* bind a TCP or UDP port below 1024 (Linux's CAP_NET_BIND_SERVICE) */
+#define PRIV_NET_BIND 0x80u
+#define PRIV_ALL      0xffu
 
 #define ROOT_UID 0
 #define ROOT_GID 0

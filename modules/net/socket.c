@@ -26,6 +26,7 @@
  */
 #include "lwip/api.h"
 #include "lwip/priv/sockets_priv.h"
+#include "lwip/priv/tcp_priv.h"
 #include "lwip/sockets.h"
 
 #include "acct/acct.h"
@@ -259,6 +260,25 @@ static bool keep_waiting(const struct net_socket *s, int flags, uint64_t deadlin
 
 /* ---- Connections ------------------------------------------------------------ */
 
+/* With SO_REUSEADDR lwIP lets a socket bound to one address share a port
+ * with a listener bound to any address, and takes that port's connections
+ * from it (the more exact binding wins): another user's server would take
+ * them.  Refused as Linux does: no TCP bind onto a port a socket listens on
+ * over the same or any address. */
+static bool port_listened_on(const struct sockaddr_in *a)
+{
+	bool taken = false;
+	u16_t port = lwip_ntohs(a->sin_port);
+	LOCK_TCPIP_CORE();
+	for (struct tcp_pcb_listen *l = tcp_listen_pcbs.listen_pcbs; l && !taken; l = l->next)
+		taken =
+		    l->local_port == port &&
+		    (ip_addr_isany(&l->local_ip) || a->sin_addr.s_addr == PP_HTONL(INADDR_ANY) ||
+		     ip4_addr_get_u32(ip_2_ip4(&l->local_ip)) == a->sin_addr.s_addr);
+	UNLOCK_TCPIP_CORE();
+	return taken;
+}
+
 JOINPOINT_DEFINE(net, bind, int, struct net_socket *, socket, const struct net_sockaddr_in *,
 		 address)
 {
@@ -268,6 +288,8 @@ JOINPOINT_DEFINE(net, bind, int, struct net_socket *, socket, const struct net_s
 	if (address->family != NET_AF_INET)
 		return -EAFNOSUPPORT;
 	to_lwip_address(address, &a);
+	if (socket->type == NET_SOCK_STREAM && a.sin_port && port_listened_on(&a))
+		return -EADDRINUSE;
 	/* Claimed before lwIP sees it: two binds at once (a socket shared
 	 * across fork) cannot both get through. */
 	int fresh = NET_SOCKET_FRESH;
@@ -408,16 +430,20 @@ JOINPOINT_DEFINE(net, send, int64_t, struct net_socket *, socket, const void *, 
 	return err;
 }
 
+/* A datagram's sender goes to from; a stream's is getpeername's, and from
+ * stays empty (lwIP would fill it from a connection a reset may have taken,
+ * or not at all). */
 static int64_t recv_once(struct net_socket *s, void *buffer, size_t length, int flags,
 			 struct net_sockaddr_in *from)
 {
-	struct sockaddr_in a;
+	struct sockaddr_in a = {0};
 	socklen_t a_length = sizeof a;
+	bool sender = from && s->type != NET_SOCK_STREAM;
 	ssize_t n = lwip_recvfrom(s->lwip, buffer, length, to_lwip_flags(flags),
-				  (struct sockaddr *)&a, &a_length);
+				  sender ? (struct sockaddr *)&a : NULL, sender ? &a_length : NULL);
 	if (n < 0)
 		return lwip_error();
-	if (from)
+	if (sender)
 		from_lwip_address(&a, from);
 	return n;
 }

@@ -76,6 +76,10 @@ static int address_to_user(const struct net_sockaddr_in *address, void *user, ui
 		return 0;
 	if (copy_from_user(&room, user_length, sizeof room))
 		return -EFAULT;
+	if (!address->family) { /* none (a stream's recvfrom): its length 0, as Linux */
+		uint32_t none = 0;
+		return copy_to_user(user_length, &none, sizeof none) ? -EFAULT : 0;
+	}
 	uint32_t n = room < ADDRESS_BYTES ? room : (uint32_t)ADDRESS_BYTES;
 	uint32_t full = ADDRESS_BYTES;
 	if (copy_to_user(user, address, n) || copy_to_user(user_length, &full, sizeof full))
@@ -111,9 +115,21 @@ static int with_user_address(int fd, const void *user, uint32_t length,
 	return err;
 }
 
+#define FIRST_UNPRIVILEGED_PORT 1024
+
+/* net_bind, and a port below 1024 only with PRIV_NET_BIND (-EACCES): a
+ * user's server must not take a system service's port. */
+static int bind_checked(struct net_socket *socket, const struct net_sockaddr_in *address)
+{
+	uint16_t port = net_htons(address->port); /* to host order */
+	if (port && port < FIRST_UNPRIVILEGED_PORT && !proc_has_privilege(PRIV_NET_BIND))
+		return -EACCES;
+	return net_bind(socket, address);
+}
+
 SYSCALL_DEFINE3(bind, int, fd, const void *, user, uint32_t, length)
 {
-	return with_user_address(fd, user, length, net_bind);
+	return with_user_address(fd, user, length, bind_checked);
 }
 
 SYSCALL_DEFINE2(listen, int, fd, int, backlog)

@@ -15,12 +15,10 @@
 struct vfs_files {
 	struct spinlock lock;
 	struct vfs_file *fds[VFS_MAX_FDS];
-	uint64_t close_on_exec; /* bit per descriptor */
+	bool close_on_exec[VFS_MAX_FDS];
 	uint32_t umask;
 	char cwd[VFS_PATH_MAX];
 };
-
-_Static_assert(VFS_MAX_FDS <= 64, "close_on_exec is one 64-bit word");
 
 void *vfs_files_create(void)
 {
@@ -59,7 +57,7 @@ int vfs_files_clone(void *parent_files, void **child_files)
 	for (int fd = 0; fd < VFS_MAX_FDS; fd++)
 		if (parent->fds[fd])
 			child->fds[fd] = vfs_file_get(parent->fds[fd]);
-	child->close_on_exec = parent->close_on_exec;
+	memcpy(child->close_on_exec, parent->close_on_exec, sizeof child->close_on_exec);
 	child->umask = parent->umask;
 	memcpy(child->cwd, parent->cwd, sizeof child->cwd);
 	spin_unlock_irqrestore(&parent->lock, flags);
@@ -67,19 +65,20 @@ int vfs_files_clone(void *parent_files, void **child_files)
 	return 0;
 }
 
-/* Empties the slots whose bit is set in mask; closes their files unlocked. */
-static void close_mask(struct vfs_files *files, uint64_t mask)
+/* Empties every slot, or those marked close-on-exec; closes their files
+ * unlocked. */
+static void close_slots(struct vfs_files *files, bool only_close_on_exec)
 {
 	struct vfs_file *closing[VFS_MAX_FDS];
 	unsigned count = 0;
 	uint64_t flags = spin_lock_irqsave(&files->lock);
 	for (int fd = 0; fd < VFS_MAX_FDS; fd++) {
-		if ((mask >> fd & 1) && files->fds[fd]) {
+		if (files->fds[fd] && (!only_close_on_exec || files->close_on_exec[fd])) {
 			closing[count++] = files->fds[fd];
 			files->fds[fd] = NULL;
+			files->close_on_exec[fd] = false;
 		}
 	}
-	files->close_on_exec &= ~mask;
 	spin_unlock_irqrestore(&files->lock, flags);
 	for (unsigned i = 0; i < count; i++)
 		vfs_close(closing[i]);
@@ -87,16 +86,15 @@ static void close_mask(struct vfs_files *files, uint64_t mask)
 
 void vfs_files_close_on_exec(void *files)
 {
-	struct vfs_files *table = files;
-	if (table)
-		close_mask(table, __atomic_load_n(&table->close_on_exec, __ATOMIC_RELAXED));
+	if (files)
+		close_slots(files, true);
 }
 
 void vfs_files_release(void *files)
 {
 	if (!files)
 		return;
-	close_mask(files, ~0ULL);
+	close_slots(files, false);
 	kfree(files);
 }
 
@@ -112,10 +110,7 @@ static int free_slot(struct vfs_files *files, int from)
 
 static void set_cloexec_locked(struct vfs_files *files, int fd, bool close_on_exec)
 {
-	if (close_on_exec)
-		files->close_on_exec |= 1ULL << fd;
-	else
-		files->close_on_exec &= ~(1ULL << fd);
+	files->close_on_exec[fd] = close_on_exec;
 }
 
 int vfs_fd_install(void *files, struct vfs_file *file, bool close_on_exec)
@@ -229,7 +224,7 @@ int vfs_fd_get_cloexec(void *files, int fd)
 	if (!valid_fd(table, fd))
 		return -EBADF;
 	uint64_t flags = spin_lock_irqsave(&table->lock);
-	int result = table->fds[fd] ? (int)(table->close_on_exec >> fd & 1) : -EBADF;
+	int result = table->fds[fd] ? (int)table->close_on_exec[fd] : -EBADF;
 	spin_unlock_irqrestore(&table->lock, flags);
 	return result;
 }

@@ -37,7 +37,7 @@
 
 #define VFS_PATH_MAX  256 /* bytes, with the terminating NUL */
 #define VFS_NAME_MAX  255 /* one path component */
-#define VFS_MAX_FDS   64  /* descriptors per table */
+#define VFS_MAX_FDS   256 /* descriptors per table (a server's connections and their files) */
 #define VFS_MAX_MOUNT 8
 
 /* open() flags: Linux's values, as user space passes them. */

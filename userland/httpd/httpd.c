@@ -91,6 +91,7 @@ struct options {
 	int port;
 	const char *docroot;
 	int max_connections;
+	int connections_asked; /* -c given */
 	int quiet;
 	int background;
 	int accounting;
@@ -99,7 +100,7 @@ struct options {
 };
 
 static struct connection pool[MAX_CONNECTIONS];
-static struct options options = {80, "/www", 64, 0, 0, 0, NULL, NULL};
+static struct options options = {.port = 80, .docroot = "/www", .max_connections = 64};
 static int log_fd = 1;
 static uint64_t turn_ms; /* the clock when poll() last returned */
 static char log_buffer[LOG_BUFFER_BYTES];
@@ -130,7 +131,7 @@ static void rotate_log(void)
 	/* A FILE.1 that is not ours in a sticky directory (/tmp) cannot be
 	 * replaced: then this log starts afresh, and the bound still holds. */
 	(void)rename(options.log_path, old_path);
-	int fresh = open(options.log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	int fresh = open(options.log_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0644);
 	if (fresh < 0)
 		return; /* keep writing to the old one */
 	close(log_fd);
@@ -652,7 +653,10 @@ static int parse_options(int argc, char **argv)
 		switch (c) {
 		case 'p': options.port = atoi(optarg); break;
 		case 'r': options.docroot = optarg; break;
-		case 'c': options.max_connections = atoi(optarg); break;
+		case 'c':
+			options.max_connections = atoi(optarg);
+			options.connections_asked = 1;
+			break;
 		case 'q': options.quiet = 1; break;
 		case 'b': options.background = 1; break;
 		case 'a': options.accounting = 1; break;
@@ -681,18 +685,47 @@ static void start_accounting(void)
 	fflush(stdout);
 }
 
-/* -l: the access log goes to the end of that file.  Returns 0 or -1. */
+int lstat(const char *path, struct stat *st); /* the OS's libc has it; newlib declares none */
+
+/* The log that is there already: a regular file of one name, opened as the
+ * very file lstat saw (not a link swapped in between).  Returns the
+ * descriptor, or -1 with errno (ELOOP: a link, EPERM: not such a file). */
+static int open_existing_log(const struct stat *seen)
+{
+	if (!S_ISREG(seen->st_mode) || seen->st_nlink != 1) {
+		errno = S_ISLNK(seen->st_mode) ? ELOOP : EPERM;
+		return -1;
+	}
+	int fd = open(options.log_path, O_WRONLY | O_APPEND);
+	struct stat opened;
+	if (fd >= 0 && (fstat(fd, &opened) < 0 || opened.st_ino != seen->st_ino ||
+			opened.st_dev != seen->st_dev)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+/* -l: the access log goes to the end of that file.  httpd is root here and
+ * gives the log to -u's user, so it never goes through a symbolic or hard
+ * link someone planted in a shared directory (/tmp): that would hand the
+ * link's target over.  A new log is made exclusively.  Returns 0 or -1. */
 static int open_log(void)
 {
 	if (!options.log_path)
 		return 0;
-	log_fd = open(options.log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
 	struct stat st;
+	if (lstat(options.log_path, &st) == 0)
+		log_fd = open_existing_log(&st);
+	else
+		log_fd = open(options.log_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0644);
 	if (log_fd >= 0) {
 		log_file_bytes = fstat(log_fd, &st) == 0 ? (uint64_t)st.st_size : 0;
 		return 0;
 	}
-	fprintf(stderr, "httpd: %s: %s\n", options.log_path, strerror(errno));
+	fprintf(stderr, "httpd: %s: %s\n", options.log_path,
+		errno == ELOOP ? "a symbolic link: refused" : strerror(errno));
 	return -1;
 }
 
@@ -747,6 +780,33 @@ static int become_user(void)
 	return 0;
 }
 
+/* Descriptors this process can still open: taken one by one, then given
+ * back (the OS's per-process limit is not asked of it otherwise). */
+static int descriptors_left(int open_fd)
+{
+	int taken[MAX_CONNECTIONS * 2 + 8], count = 0;
+	while (count < (int)(sizeof taken / sizeof taken[0]) && (taken[count] = dup(open_fd)) >= 0)
+		count++;
+	for (int i = 0; i < count; i++)
+		close(taken[i]);
+	return count;
+}
+
+/* Each connection holds its socket and, while it sends, a file: a pool
+ * larger than half the descriptors left would let idle connections take
+ * the last ones and every file open fail (500 for all).  So the pool stops
+ * there, and the next client gets 503. */
+static void fit_pool_to_descriptors(int listener)
+{
+	int fit = descriptors_left(listener) / 2;
+	if (fit >= 1 && options.max_connections > fit) {
+		if (options.connections_asked)
+			fprintf(stderr, "httpd: -c %d: %d connections fit the descriptors\n",
+				options.max_connections, fit);
+		options.max_connections = fit;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (parse_options(argc, argv) < 0) {
@@ -764,6 +824,7 @@ int main(int argc, char **argv)
 	int listener = open_listener(options.port);
 	if (listener < 0 || become_user() < 0)
 		return 1;
+	fit_pool_to_descriptors(listener);
 	if (options.background) {
 		pid_t pid = fork();
 		if (pid < 0) {

@@ -1002,6 +1002,7 @@ const struct user_test user_tests[] = {
     {"sendfile_sends_a_file_to_a_socket_and_a_file", sendfile_sends_a_file_to_a_socket_and_a_file,
      30000},
     {"sendfile_refuses_hostile_input", sendfile_refuses_hostile_input, 20000},
+    {"sockets_refuse_what_is_not_the_callers", sockets_refuse_what_is_not_the_callers, 20000},
     {"shared_file_mmap", shared_file_mmap, 30000},
     {"ext2_read_copies_into_user_memory", ext2_read_copies_into_user_memory, 30000},
     {"orphans_go_to_init", orphans_go_to_init, 10000},

@@ -90,6 +90,8 @@ void ramfs_directory_of_ten_thousand(void);
 void ramfs_files_are_sparse_pages(void);
 void mount_and_umount(void);
 void file_mmap_and_positional_io(void);
+/* sockets.c: ports and addresses a caller is not entitled to */
+void sockets_refuse_what_is_not_the_callers(void);
 /* sendfile.c: a file to a socket and a file, and refusals */
 void sendfile_sends_a_file_to_a_socket_and_a_file(void);
 void sendfile_refuses_hostile_input(void);
