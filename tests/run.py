@@ -713,15 +713,19 @@ def run_ktest_blocktimeout(args, reporter, device="virtio"):
 
 def run_ktest_blockerr(args, reporter, name, device="virtio"):
     """blockerr on an ext2 image holding victim.txt, whose data block (from
-    debugfs) fails to read, as does sector 1024."""
-    image, code, output = make_ext2_image(args, name, {"victim.txt": "never read\n"})
+    debugfs) fails to read, as does sector 1024, and unwritable.txt, whose
+    data block fails to be written."""
+    image, code, output = make_ext2_image(args, name, {"victim.txt": "never read\n",
+                                                       "unwritable.txt": "on the disk\n"})
     block = re.search(rb"^(\d+)\s*$", debugfs(image, "bmap /victim.txt 0"), re.M)
-    if code != 0 or not block:
+    unwritable = re.search(rb"^(\d+)\s*$", debugfs(image, "bmap /unwritable.txt 0"), re.M)
+    if code != 0 or not block or not unwritable:
         reporter.report(Result(name + "/setup", "FAIL", 0.0, output, "mke2fs or debugfs failed"))
         return
     rule = os.path.join(args.build, "test-logs", name + ".blkdebug")
     with open(rule, "w") as f:
-        f.write(BLKDEBUG_RULE.format(1024) + BLKDEBUG_RULE.format(int(block.group(1)) * 8))
+        f.write(BLKDEBUG_RULE.format(1024) + BLKDEBUG_RULE.format(int(block.group(1)) * 8) +
+                BLKDEBUG_RULE.replace("read_aio", "write_aio").format(int(unwritable.group(1)) * 8))
     run_ktest(args, reporter, name, "blockerr,ext2err",
               qemu_args=["--disk", image, "--blkdebug", rule, "--disk-device", device])
 
@@ -861,8 +865,8 @@ def ktest_listing(args):
     lines.append("ktest-nicsteer-smp1/nicsteer/<case>, ktest-nicsteer-smp2/...: the NIC decision "
                  "loop with the initrd, so that shm and msg have /bin/monitor, on 1 and 2 CPUs")
     lines.append("ktest-block/block/<case>: the block suite on a scratch virtio-blk disk")
-    lines.append("ktest-blockerr/blockerr/<case>: reads failed by QEMU blkdebug rules, raw and "
-                 "through ext2")
+    lines.append("ktest-blockerr/blockerr/<case>: reads and writes failed by QEMU blkdebug rules, "
+                 "raw and through ext2")
     lines.append("ktest-block-nvme/..., ktest-blockerr-nvme/...: the same on an NVMe disk")
     lines.append("ktest-blocktimeout/blocktimeout/<case>, ktest-blocktimeout-nvme/...: a virtio-blk "
                  "(an NVMe) disk that stops answering (QEMU throttling): -ETIMEDOUT and a reset, "

@@ -7,7 +7,9 @@
  * Lifetime: every in-memory inode is on its file system's live list, which
  * holds one VFS reference, so a file written and closed keeps its dirty pages
  * cached until sync.  Sync writes them back and drops the inodes nobody else
- * holds; an inode whose last name went is freed on disk when dropped.
+ * holds; an inode whose last name went is freed on disk when dropped.  An
+ * inode whose pages could not be written is not dropped: its pages stay
+ * dirty, the next sync tries them again and reports the error.
  */
 #include "ext2/internal.h"
 
@@ -626,8 +628,9 @@ static void ext2_delete(struct ext2_node *node)
 	ext2_free_inode(node->fs, node->ino, is_dir(node));
 }
 
-void ext2_drop_unused(struct ext2_fs *fs)
+int ext2_drop_unused(struct ext2_fs *fs)
 {
+	int first_error = 0;
 	struct ext2_node **link = &fs->live;
 	while (*link) {
 		struct ext2_node *node = *link;
@@ -635,14 +638,19 @@ void ext2_drop_unused(struct ext2_fs *fs)
 			link = &node->next_live;
 			continue;
 		}
+		int error = node->unlinked ? 0 : ext2_sync_node_locked(node);
+		if (error) { /* its dirty pages stay, and the node with them, for the next sync */
+			first_error = first_error ? first_error : error;
+			link = &node->next_live;
+			continue;
+		}
 		*link = node->next_live;
 		if (node->unlinked)
 			ext2_delete(node);
-		else
-			ext2_sync_node_locked(node);
 		pcache_forget(&node->mapping, 0);
 		vfs_node_put(&node->vnode); /* release frees it */
 	}
+	return first_error;
 }
 
 /* The live list's reference was the last: only ext2_drop_unused gets here. */
@@ -781,6 +789,7 @@ int ext2_sync_node(struct vfs_node *vnode)
 		error = pcache_sync(&node->fs->meta);
 	if (!error)
 		error = block_rw(node->fs->disk, BLOCK_FLUSH, 0, 0, NULL);
+	int earlier = ext2_take_write_error(node->fs);
 	mutex_unlock(&ext2_lock);
-	return error;
+	return error ? error : earlier;
 }

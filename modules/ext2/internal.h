@@ -82,6 +82,7 @@ struct ext2_fs {
 	struct ext2_node *live; /* every in-memory inode, each holding one reference */
 	struct work writeback;  /* queued on ext2_writeback after a write */
 	bool unmounted;         /* kept for a late write-back item, which skips it */
+	int write_error;        /* the write-back worker's last failure, for the next sync */
 	struct ext2_fs *next;
 };
 
@@ -102,6 +103,9 @@ extern struct mutex ext2_lock;
 /* The write-back worker: syncs a file system soon after a write dirtied it. */
 extern struct workqueue ext2_writeback;
 void ext2_queue_writeback(struct ext2_fs *fs);
+/* The error the write-back worker met since the last call, cleared (0 when
+ * none): sync, fsync and umount report it. */
+int ext2_take_write_error(struct ext2_fs *fs);
 
 /* super.c: blocks, maps and inodes (ext2_lock held). */
 int ext2_meta_get(struct ext2_fs *fs, uint32_t block, enum pcache_fill fill,
@@ -130,7 +134,10 @@ int64_t ext2_write_locked(struct ext2_node *node, const void *buffer, size_t len
 			  uint64_t offset);
 int ext2_truncate_locked(struct ext2_node *node, uint64_t size);
 int ext2_sync_node_locked(struct ext2_node *node);
-void ext2_drop_unused(struct ext2_fs *fs);
+/* Drops the inodes nobody holds, writing each back first (an unlinked one is
+ * freed on disk); one whose write-back fails stays, dirty.  Returns 0 or the
+ * first error. */
+int ext2_drop_unused(struct ext2_fs *fs);
 uint64_t ext2_size(const struct ext2_inode *inode);
 void ext2_set_size(struct ext2_node *node, uint64_t size);
 extern const struct vfs_file_ops ext2_file_ops;

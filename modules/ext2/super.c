@@ -29,14 +29,24 @@ uint32_t ext2_now(void)
 static int ext2_sync_fs(struct ext2_fs *fs);
 
 /* The writeback work: what a write left dirty goes to the disk soon after,
- * in the worker, charged to the writer's activity. */
+ * in the worker, charged to the writer's activity.  Nobody waits for it, so
+ * a failure is kept for the next sync, fsync or umount to report (the pages
+ * that failed stay dirty). */
 static void ext2_writeback_fs(struct work *work)
 {
 	mutex_lock(&ext2_lock);
 	struct ext2_fs *fs = work->arg;
-	if (!fs->unmounted)
-		ext2_sync_fs(fs);
+	int error = fs->unmounted ? 0 : ext2_sync_fs(fs);
+	if (error)
+		fs->write_error = error;
 	mutex_unlock(&ext2_lock);
+}
+
+int ext2_take_write_error(struct ext2_fs *fs)
+{
+	int error = fs->write_error;
+	fs->write_error = 0;
+	return error;
 }
 
 /* A write's pages wait this long for more writes before they are written
@@ -416,8 +426,9 @@ static int ext2_sync_fs(struct ext2_fs *fs)
 		if (error && !first_error)
 			first_error = error;
 	}
-	ext2_drop_unused(fs);
-	int error = pcache_sync(&fs->meta);
+	int error = ext2_drop_unused(fs);
+	first_error = first_error ? first_error : error;
+	error = pcache_sync(&fs->meta);
 	if (!error)
 		error = block_rw(fs->disk, BLOCK_FLUSH, 0, 0, NULL);
 	return first_error ? first_error : error;
@@ -429,6 +440,8 @@ int ext2_sync_all(void)
 	mutex_lock(&ext2_lock);
 	for (struct ext2_fs *fs = ext2_mounted; fs; fs = fs->next) {
 		int error = ext2_sync_fs(fs);
+		int earlier = ext2_take_write_error(fs);
+		error = error ? error : earlier;
 		if (error && !first_error)
 			first_error = error;
 	}

@@ -16,10 +16,11 @@
 #include "syscall/syscall.h"
 #include "uaccess/uaccess.h"
 
+/* Unlike Linux's sync, a write-back that failed is reported (-EIO): the
+ * pages stay dirty and the next sync tries them again. */
 SYSCALL_DEFINE0(sync)
 {
-	ext2_sync_all();
-	return 0; /* sync reports nothing, as on Linux */
+	return ext2_sync_all();
 }
 
 static long fsync_fd(int fd)

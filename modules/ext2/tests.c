@@ -477,7 +477,47 @@ static void device_error_reaches_reader(struct ktest *t)
 	vfs_close(file);
 }
 
-KTEST_SUITE(ext2err, KTEST_CASE(device_error_reaches_reader));
+/* The dirty pages of a node's mapping (the node held by an open file). */
+static uint64_t dirty_pages_of(const char *path)
+{
+	struct vfs_file *file;
+	if (vfs_open(path, VFS_O_RDONLY, 0, &file))
+		return 0;
+	uint64_t dirty = ((struct ext2_node *)file->node->private)->mapping.stats.dirty;
+	vfs_close(file);
+	return dirty;
+}
+
+/* With tests/run.py's blkdebug rule failing every write of unwritable.txt's
+ * data block: a sync after the file was changed and closed is -EIO, and the
+ * changed page is kept dirty, not dropped: the file still reads as written,
+ * every later sync (the system call, the write-back worker's) tries it again
+ * and fails again. */
+static void failed_writeback_keeps_the_data(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *path = EXT2_BOOT_MOUNT "/unwritable.txt";
+	struct vfs_file *file;
+	ASSERT_EQ(t, vfs_open(path, VFS_O_WRONLY, 0, &file), 0);
+	EXPECT_EQ(t, vfs_write(file, "NOT ON DISK", 11), 11);
+	vfs_close(file);
+	EXPECT_EQ(t, ext2_sync_all(), -EIO);
+	expect_file(t, path, "NOT ON DISK\n", 12);
+	EXPECT_EQ(t, dirty_pages_of(path), 1);
+	EXPECT_EQ(t, ext2_sync_all(), -EIO);
+	EXPECT_EQ(t, sys_sync(), -EIO);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_WRONLY, 0, &file), 0);
+	EXPECT_EQ(t, vfs_pwrite(file, "n", 1, 0), 1);
+	vfs_close(file);
+	workqueue_flush(&ext2_writeback); /* fails, and keeps the error for the next sync */
+	expect_file(t, path, "nOT ON DISK\n", 12);
+	EXPECT_EQ(t, dirty_pages_of(path), 1);
+	EXPECT_EQ(t, ext2_sync_all(), -EIO);
+}
+
+KTEST_SUITE(ext2err, KTEST_CASE(device_error_reaches_reader),
+	    KTEST_CASE(failed_writeback_keeps_the_data));
 
 long sys_mount(const char *source, const char *target, const char *type, unsigned long flags,
 	       const void *data);
