@@ -807,11 +807,28 @@ def host_debugfs(args, reporter, name, image):
                            "\n".join(problems), "; ".join(problems)))
 
 
+# A fast symbolic link with an extended-attribute block (its block count is
+# not 0): its one-byte target, read as a block pointer, names a block of the
+# inode table.  ext2w reads and removes it; e2fsck then checks the image.
+EXT2_XATTR_LINK = "symlink /xlink A\nea_set /xlink user.note hello\n"
+
+
+def debugfs_write(args, name, image, requests):
+    """Runs debugfs -w with requests (one a line) on image; its status."""
+    script = os.path.join(args.build, "test-logs", name + ".debugfs")
+    with open(script, "w") as f:
+        f.write(requests)
+    return subprocess.run(["/sbin/debugfs", "-w", "-f", script, image],
+                          capture_output=True).returncode
+
+
 def run_ktest_ext2(args, reporter):
     name = "ktest-ext2"
     image, code, output = make_ext2_image(args, name)
+    if code == 0:
+        code = debugfs_write(args, name, image, EXT2_XATTR_LINK)
     if code != 0:
-        reporter.report(Result(name + "/mke2fs", "FAIL", 0.0, output, "mke2fs failed"))
+        reporter.report(Result(name + "/mke2fs", "FAIL", 0.0, output, "mke2fs or debugfs failed"))
         return
     run_ktest(args, reporter, name + "-write", "ext2w,ext2wb", qemu_args=["--disk", image])
     host_e2fsck(reporter, name + "/host/e2fsck-after-write", image)

@@ -345,7 +345,7 @@ int64_t ext2_readlink_locked(struct ext2_node *node, char *buffer, size_t size)
 	uint64_t length = node->vnode.size;
 	if (length > size)
 		length = size;
-	if (node->disk.blocks == 0 && node->vnode.size <= EXT2_FAST_LINK_MAX) {
+	if (ext2_is_fast_link(node)) {
 		memcpy(buffer, node->disk.block, length);
 		return (int64_t)length;
 	}

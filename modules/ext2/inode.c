@@ -29,6 +29,13 @@ void ext2_set_size(struct ext2_node *node, uint64_t size)
 	node->vnode.size = size;
 }
 
+bool ext2_is_fast_link(const struct ext2_node *node)
+{
+	uint32_t xattr_sectors = node->disk.file_acl ? EXT2_SECTORS_PER_BLOCK : 0;
+	return (node->disk.mode & VFS_S_IFMT) == EXT2_S_IFLNK &&
+	       node->vnode.size <= EXT2_FAST_LINK_MAX && node->disk.blocks == xattr_sectors;
+}
+
 static bool is_dir(const struct ext2_node *node)
 {
 	return VFS_IS_DIR(node->vnode.mode);
@@ -615,12 +622,37 @@ int ext2_sync_node_locked(struct ext2_node *node)
 	return error ? error : inode_error;
 }
 
-/* Frees the inode's blocks and the inode itself (its last name is gone). */
+/* The inode's extended-attribute block loses its user: freed when it was the
+ * last (the header's reference count), left alone when it is not one. */
+static void release_xattr_block(struct ext2_node *node)
+{
+	uint32_t block = node->disk.file_acl;
+	struct pcache_page *page;
+	if (!block || ext2_meta_get(node->fs, block, PCACHE_READ, &page))
+		return;
+	uint32_t *header = (uint32_t *)page->data; /* magic, reference count */
+	bool ours = header[0] == EXT2_XATTR_MAGIC, last = ours && header[1] <= 1;
+	if (ours && !last) {
+		header[1]--;
+		pcache_mark_dirty(page);
+	}
+	pcache_put(page);
+	if (last)
+		ext2_free_block(node->fs, block);
+	if (ours) {
+		node->disk.file_acl = 0;
+		node->disk.blocks -= EXT2_SECTORS_PER_BLOCK;
+	}
+}
+
+/* Frees the inode's blocks and the inode itself (its last name is gone).  A
+ * fast link's block pointers are its target's text, not blocks. */
 static void ext2_delete(struct ext2_node *node)
 {
 	pcache_forget(&node->mapping, 0);
-	if ((node->disk.mode & VFS_S_IFMT) != EXT2_S_IFLNK || node->disk.blocks)
+	if (!ext2_is_fast_link(node))
 		free_blocks_from(node, 0);
+	release_xattr_block(node);
 	node->disk.dtime = ext2_now();
 	node->disk.links_count = 0;
 	node->disk.size = 0;

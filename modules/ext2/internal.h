@@ -24,6 +24,7 @@
 #define EXT2_SECTORS_PER_BLOCK (EXT2_BLOCK_SIZE / BLOCK_SECTOR_SIZE)
 #define EXT2_FILE_MAX          0x7fffffffu /* no large_file writes */
 #define EXT2_FAST_LINK_MAX     59          /* targets up to this fit in i_block */
+#define EXT2_XATTR_MAGIC       0xea020000u /* an extended-attribute block's header */
 
 #define EXT2_FEATURE_INCOMPAT_FILETYPE 0x0002
 #define EXT2_FEATURE_RO_COMPAT_SPARSE  0x0001
@@ -78,6 +79,7 @@ struct ext2_fs {
 	    meta; /* the disk's blocks: superblock, maps, inodes, indirect blocks */
 	uint32_t blocks_count, inodes_count, blocks_per_group, inodes_per_group;
 	uint32_t first_data_block, group_count, inode_size, first_ino;
+	uint32_t inode_table_blocks; /* per group */
 	bool filetype;
 	struct ext2_node *live; /* every in-memory inode, each holding one reference */
 	struct work writeback;  /* queued on ext2_writeback after a write */
@@ -113,7 +115,9 @@ int ext2_meta_get(struct ext2_fs *fs, uint32_t block, enum pcache_fill fill,
 int ext2_read_inode(struct ext2_fs *fs, uint32_t ino, struct ext2_inode *inode);
 int ext2_write_inode(struct ext2_node *node);
 int ext2_alloc_block(struct ext2_fs *fs, uint32_t *block);
-void ext2_free_block(struct ext2_fs *fs, uint32_t block);
+/* Frees a data or indirect block: 0, or -EIO for a block outside the file
+ * system or holding its metadata (a corrupt pointer), which stays as it is. */
+int ext2_free_block(struct ext2_fs *fs, uint32_t block);
 int ext2_alloc_inode(struct ext2_fs *fs, bool dir, uint32_t *ino);
 void ext2_free_inode(struct ext2_fs *fs, uint32_t ino, bool dir);
 int ext2_adjust_dirs(struct ext2_fs *fs, uint32_t ino, int delta);
@@ -140,6 +144,9 @@ int ext2_sync_node_locked(struct ext2_node *node);
 int ext2_drop_unused(struct ext2_fs *fs);
 uint64_t ext2_size(const struct ext2_inode *inode);
 void ext2_set_size(struct ext2_node *node, uint64_t size);
+/* A symbolic link whose target lies in i_block (Linux's rule: no block but
+ * an extended-attribute block, and under 60 bytes). */
+bool ext2_is_fast_link(const struct ext2_node *node);
 extern const struct vfs_file_ops ext2_file_ops;
 /* The VFS's unmount op on the root: syncs, and lets go when nothing else is
  * in use (-EBUSY otherwise). */

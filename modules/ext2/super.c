@@ -161,6 +161,20 @@ static uint32_t group_blocks(struct ext2_fs *fs, uint32_t group)
 	return left < fs->blocks_per_group ? left : fs->blocks_per_group;
 }
 
+/* Whether block holds the file system's own structures.  Without flex_bg
+ * (refused at mount) a group's metadata is at its start: the superblock
+ * and group descriptors (with their reserved room) where the group has a
+ * copy, the two bitmaps, the inode table. */
+static bool is_metadata(struct ext2_fs *fs, uint32_t group, const struct ext2_group_desc *desc,
+			uint32_t block)
+{
+	uint32_t first = fs->first_data_block + group * fs->blocks_per_group;
+	uint32_t table_end = desc->inode_table + fs->inode_table_blocks;
+	return block <= fs->first_data_block || (block >= first && block < table_end) ||
+	       block == desc->block_bitmap || block == desc->inode_bitmap ||
+	       (block >= desc->inode_table && block < table_end);
+}
+
 int ext2_alloc_block(struct ext2_fs *fs, uint32_t *block)
 {
 	for (uint32_t group = 0; group < fs->group_count; group++) {
@@ -175,26 +189,36 @@ int ext2_alloc_block(struct ext2_fs *fs, uint32_t *block)
 			pcache_put(page);
 			continue;
 		}
+		uint32_t taken = fs->first_data_block + group * fs->blocks_per_group + bit;
+		if (is_metadata(fs, group, desc, taken)) {
+			pcache_put(page); /* a bitmap that lost a metadata bit: it is set again */
+			return -EIO;
+		}
 		desc->free_blocks_count--;
 		pcache_mark_dirty(page);
 		pcache_put(page);
 		super_adjust(fs, true, -1);
-		*block = fs->first_data_block + group * fs->blocks_per_group + bit;
+		*block = taken;
 		return 0;
 	}
 	return -ENOSPC;
 }
 
-void ext2_free_block(struct ext2_fs *fs, uint32_t block)
+int ext2_free_block(struct ext2_fs *fs, uint32_t block)
 {
 	if (block < fs->first_data_block || block >= fs->blocks_count)
-		return;
+		return -EIO;
 	uint32_t group = (block - fs->first_data_block) / fs->blocks_per_group;
 	uint32_t bit = (block - fs->first_data_block) % fs->blocks_per_group;
 	struct pcache_page *page;
 	struct ext2_group_desc *desc;
-	if (group_get(fs, group, &page, &desc))
-		return;
+	int error = group_get(fs, group, &page, &desc);
+	if (error)
+		return error;
+	if (is_metadata(fs, group, desc, block)) {
+		pcache_put(page);
+		return -EIO;
+	}
 	pcache_forget_page(&fs->meta,
 			   block); /* an indirect block's stale copy must not come back */
 	if (bitmap_clear(fs, desc->block_bitmap, bit)) {
@@ -203,6 +227,7 @@ void ext2_free_block(struct ext2_fs *fs, uint32_t block)
 		super_adjust(fs, true, 1);
 	}
 	pcache_put(page);
+	return 0;
 }
 
 int ext2_alloc_inode(struct ext2_fs *fs, bool dir, uint32_t *ino)
@@ -347,6 +372,9 @@ static void ext2_fs_fill(struct ext2_fs *fs, const struct ext2_super *super)
 	    super->blocks_per_group;
 	fs->inode_size = super->rev_level >= 1 ? super->inode_size : sizeof(struct ext2_inode);
 	fs->first_ino = super->rev_level >= 1 ? super->first_ino : 11;
+	fs->inode_table_blocks =
+	    (uint32_t)(((uint64_t)fs->inodes_per_group * fs->inode_size + EXT2_BLOCK_SIZE - 1) /
+		       EXT2_BLOCK_SIZE);
 	fs->filetype =
 	    super->rev_level >= 1 && (super->feature_incompat & EXT2_FEATURE_INCOMPAT_FILETYPE);
 }

@@ -319,8 +319,86 @@ static void unmap_after_truncate_releases_the_mapped_page(struct ktest *t)
 	EXPECT_EQ(t, vfs_unlink(path, false), 0);
 }
 
+/* The host's /xlink is a fast link to "A" with an extended-attribute block
+ * (tests/run.py): its target is the inode's text, not a block (read as a
+ * pointer, 'A' is a block of the inode table), and removing it frees the
+ * attribute block and nothing else; e2fsck checks the image after the run. */
+static void fast_link_with_xattr_block(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	char target[8];
+	struct vfs_stat stat;
+	if (vfs_lstat(EXT2_BOOT_MOUNT "/xlink", &stat)) {
+		ktest_skip(t, "no /xlink on this disk");
+		return;
+	}
+	EXPECT_EQ(t, vfs_readlink(EXT2_BOOT_MOUNT "/xlink", target, sizeof target), 1);
+	EXPECT_EQ(t, target[0], 'A');
+	EXPECT_EQ(t, vfs_unlink(EXT2_BOOT_MOUNT "/xlink", false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+}
+
+/* The group's first descriptor (ext2_lock held). */
+static struct ext2_group_desc first_group(struct ext2_fs *fs)
+{
+	struct ext2_group_desc desc = {0};
+	struct pcache_page *page;
+	if (ext2_meta_get(fs, fs->first_data_block + 1, PCACHE_READ, &page) == 0) {
+		memcpy(&desc, page->data, sizeof desc);
+		pcache_put(page);
+	}
+	return desc;
+}
+
+static bool bitmap_bit(struct ext2_fs *fs, uint32_t bitmap, uint32_t bit, bool clear)
+{
+	struct pcache_page *page;
+	if (ext2_meta_get(fs, bitmap, PCACHE_READ, &page))
+		return false;
+	bool set = page->data[bit / 8] & (1u << (bit % 8));
+	if (clear)
+		page->data[bit / 8] &= (uint8_t) ~(1u << (bit % 8));
+	pcache_put(page);
+	return set;
+}
+
+/* Blocks of the file system's own structures are never freed (a corrupt
+ * pointer naming one is -EIO) nor handed out (a bitmap that lost the bit
+ * of one: the allocation is -EIO and the bit is set again). */
+static void metadata_blocks_are_never_freed_or_allocated(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	struct vfs_file *file;
+	ASSERT_EQ(t, vfs_open(EXT2_BOOT_MOUNT, VFS_O_RDONLY | VFS_O_DIRECTORY, 0, &file), 0);
+	struct ext2_fs *fs = ((struct ext2_node *)file->node->private)->fs;
+	mutex_lock(&ext2_lock);
+	struct ext2_group_desc desc = first_group(fs);
+	uint32_t table_end = desc.inode_table + fs->inode_table_blocks;
+	EXPECT_EQ(t, ext2_free_block(fs, 0), -EIO);
+	EXPECT_EQ(t, ext2_free_block(fs, fs->first_data_block + 1), -EIO);
+	EXPECT_EQ(t, ext2_free_block(fs, desc.block_bitmap), -EIO);
+	EXPECT_EQ(t, ext2_free_block(fs, desc.inode_bitmap), -EIO);
+	EXPECT_EQ(t, ext2_free_block(fs, desc.inode_table), -EIO);
+	EXPECT_EQ(t, ext2_free_block(fs, table_end - 1), -EIO);
+	EXPECT_EQ(t, ext2_free_block(fs, fs->blocks_count), -EIO);
+	EXPECT_TRUE(t, bitmap_bit(fs, desc.block_bitmap, desc.inode_table, false));
+	EXPECT_EQ(t, first_group(fs).free_blocks_count, desc.free_blocks_count);
+	bitmap_bit(fs, desc.block_bitmap, desc.inode_table, true);
+	uint32_t block = 0;
+	EXPECT_EQ(t, ext2_alloc_block(fs, &block), -EIO);
+	EXPECT_EQ(t, block, 0);
+	EXPECT_TRUE(t, bitmap_bit(fs, desc.block_bitmap, desc.inode_table, false));
+	EXPECT_EQ(t, first_group(fs).free_blocks_count, desc.free_blocks_count);
+	mutex_unlock(&ext2_lock);
+	vfs_close(file);
+}
+
 KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
-	    KTEST_CASE(unmap_after_truncate_releases_the_mapped_page));
+	    KTEST_CASE(unmap_after_truncate_releases_the_mapped_page),
+	    KTEST_CASE(fast_link_with_xattr_block),
+	    KTEST_CASE(metadata_blocks_are_never_freed_or_allocated));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
 
 /* ---- Read-ahead, counted at the block boundary ---------------------------- */
