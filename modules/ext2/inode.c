@@ -780,10 +780,28 @@ static int64_t ext2_file_write(struct vfs_file *file, const void *buffer, size_t
 	return n;
 }
 
+/* O_APPEND: the end is taken under ext2_lock, which every write that
+ * extends the file holds, so appenders with separate opens never meet. */
+static int64_t ext2_file_append(struct vfs_file *file, const void *buffer, size_t length,
+				uint64_t *end)
+{
+	struct ext2_node *node = file->node->private;
+	mutex_lock(&ext2_lock);
+	uint64_t at = node->vnode.size;
+	int64_t n = ext2_write_locked(node, buffer, length, at);
+	mutex_unlock(&ext2_lock);
+	if (n > 0) {
+		*end = at + (uint64_t)n;
+		ext2_queue_writeback(node->fs);
+	}
+	return n;
+}
+
 const struct vfs_file_ops ext2_file_ops = {
     .read = ext2_file_read,
     .read_user = ext2_file_read_user,
     .write = ext2_file_write,
+    .append = ext2_file_append,
 };
 
 static int ext2_truncate(struct vfs_node *vnode, uint64_t size)

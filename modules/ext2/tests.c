@@ -15,6 +15,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "time/time.h"
 
 #define TREE        EXT2_BOOT_MOUNT "/tree"
 #define SMALL_TEXT  "hello from microScope\n"
@@ -395,10 +396,67 @@ static void metadata_blocks_are_never_freed_or_allocated(struct ktest *t)
 	vfs_close(file);
 }
 
+static unsigned mutex_waiters(struct mutex *m)
+{
+	unsigned n = 0;
+	uint64_t flags = spin_lock_irqsave(&m->lock);
+	for (struct sched_link *l = m->waiters.next; l != &m->waiters; l = l->next)
+		n++;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return n;
+}
+
+#define RECORD_BYTES 100
+
+static int append_record(void *arg)
+{
+	struct vfs_file *file = arg;
+	char record[RECORD_BYTES];
+	memset(record, file->flags & VFS_O_RDWR ? 'b' : 'a', sizeof record);
+	return vfs_write(file, record, sizeof record) == sizeof record ? 0 : -EIO;
+}
+
+/* Two O_APPEND opens of one file, each written by its own thread while both
+ * wait for ext2_lock: both records land, one after the other, and each
+ * file's position is the end of its own record. */
+static void appends_through_separate_opens_both_land(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *path = EXT2_BOOT_MOUNT "/appended.txt";
+	struct vfs_file *a, *b;
+	ASSERT_EQ(t, write_file(path, "", 0, 0644), 0);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_WRONLY | VFS_O_APPEND, 0, &a), 0);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_RDWR | VFS_O_APPEND, 0, &b), 0);
+	mutex_lock(&ext2_lock);
+	struct thread *first = thread_create(append_record, a, "appender", SCHED_PRIORITY_NORMAL);
+	struct thread *second = thread_create(append_record, b, "appender", SCHED_PRIORITY_NORMAL);
+	for (int i = 0; i < 1000 && mutex_waiters(&ext2_lock) < 2; i++)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	EXPECT_EQ(t, mutex_waiters(&ext2_lock), 2);
+	mutex_unlock(&ext2_lock);
+	int status = -1;
+	if (EXPECT_TRUE(t, first && second)) {
+		EXPECT_EQ(t, thread_join(first, &status), 0);
+		EXPECT_EQ(t, status, 0);
+		EXPECT_EQ(t, thread_join(second, &status), 0);
+		EXPECT_EQ(t, status, 0);
+	}
+	EXPECT_EQ(t, a->node->size, 2 * RECORD_BYTES);
+	EXPECT_TRUE(t, a->position + b->position == 3 * RECORD_BYTES);
+	char bytes[2 * RECORD_BYTES];
+	EXPECT_EQ(t, vfs_pread(b, bytes, sizeof bytes, 0), sizeof bytes);
+	EXPECT_TRUE(t, bytes[0] != bytes[RECORD_BYTES]);
+	vfs_close(a);
+	vfs_close(b);
+	EXPECT_EQ(t, vfs_unlink(path, false), 0);
+}
+
 KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(unmap_after_truncate_releases_the_mapped_page),
 	    KTEST_CASE(fast_link_with_xattr_block),
-	    KTEST_CASE(metadata_blocks_are_never_freed_or_allocated));
+	    KTEST_CASE(metadata_blocks_are_never_freed_or_allocated),
+	    KTEST_CASE(appends_through_separate_opens_both_land));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
 
 /* ---- Read-ahead, counted at the block boundary ---------------------------- */

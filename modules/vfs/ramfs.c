@@ -566,23 +566,46 @@ static size_t write_pages(struct ram_node *file, const void *buffer, size_t leng
 	return done;
 }
 
-static int64_t ramfs_write(struct vfs_file *file, const void *buffer, size_t length,
-			   uint64_t offset)
+/* Writes at offset, or at the end when offset is NULL (O_APPEND: the end is
+ * read under ramfs_lock, which every writer holds); *offset is then where. */
+static int64_t ramfs_write_at(struct vfs_file *file, const void *buffer, size_t length,
+			      uint64_t *offset)
 {
 	struct vfs_node *node = file->node;
 	if (length == 0)
 		return 0;
-	if (offset + length < offset || offset + length > file_size_limit())
-		return -EFBIG;
 	mutex_lock(&ramfs_lock);
-	int err = ensure_slots(ram(node), pages_for(offset + length));
-	size_t written = err ? 0 : write_pages(ram(node), buffer, length, offset);
-	if (written && offset + written > node->size)
-		node->size = offset + written;
+	uint64_t at = *offset == UINT64_MAX ? node->size : *offset;
+	int err = at + length < at || at + length > file_size_limit() ? -EFBIG : 0;
+	if (!err)
+		err = ensure_slots(ram(node), pages_for(at + length));
+	size_t written = err ? 0 : write_pages(ram(node), buffer, length, at);
+	if (written && at + written > node->size)
+		node->size = at + written;
 	mutex_unlock(&ramfs_lock);
+	*offset = at;
+	if (err == -EFBIG)
+		return err;
 	if (err || !written)
 		return -ENOSPC; /* no memory for the page array or the first page */
 	return (int64_t)written;
+}
+
+static int64_t ramfs_write(struct vfs_file *file, const void *buffer, size_t length,
+			   uint64_t offset)
+{
+	if (offset == UINT64_MAX)
+		return -EFBIG;
+	return ramfs_write_at(file, buffer, length, &offset);
+}
+
+static int64_t ramfs_append(struct vfs_file *file, const void *buffer, size_t length, uint64_t *end)
+{
+	uint64_t at = UINT64_MAX;
+	int64_t n = ramfs_write_at(file, buffer, length, &at);
+	if (n > 0)
+		*end = at + (uint64_t)n;
+	return n;
 }
 
 static int64_t ramfs_readlink(struct vfs_node *node, char *buffer, size_t size)
@@ -615,4 +638,5 @@ static const struct vfs_node_ops ramfs_link_ops = {
 static const struct vfs_file_ops ramfs_file_ops = {
     .read = ramfs_read,
     .write = ramfs_write,
+    .append = ramfs_append,
 };

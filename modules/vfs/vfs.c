@@ -7,7 +7,10 @@
  * The position of a regular file or directory is guarded by the file's
  * position_lock, so processes sharing an open file (dup, fork) never lose a
  * read or write; pipes and devices have no position and are called without
- * it, so a blocked reader does not stall the other users of the file.
+ * it, so a blocked reader does not stall the other users of the file.  An
+ * O_APPEND write of a file system with the append op takes the end of the
+ * file under the file system's own lock, so separate opens of one file
+ * never write over each other's records.
  */
 #include "vfs/vfs.h"
 
@@ -173,11 +176,19 @@ JOINPOINT_DEFINE(vfs, write, int64_t, struct vfs_file *, file, const void *, buf
 	if (!has_position(file->node))
 		return file->ops->write(file, buffer, length, 0);
 	mutex_lock(&file->position_lock);
-	if (file->flags & VFS_O_APPEND)
-		file->position = file->node->size;
-	int64_t n = file->ops->write(file, buffer, length, file->position);
-	if (n > 0)
-		file->position += (uint64_t)n;
+	int64_t n;
+	if ((file->flags & VFS_O_APPEND) && file->ops->append) {
+		uint64_t end = 0;
+		n = file->ops->append(file, buffer, length, &end);
+		if (n > 0)
+			file->position = end;
+	} else {
+		if (file->flags & VFS_O_APPEND)
+			file->position = file->node->size;
+		n = file->ops->write(file, buffer, length, file->position);
+		if (n > 0)
+			file->position += (uint64_t)n;
+	}
 	mutex_unlock(&file->position_lock);
 	return n;
 }

@@ -206,6 +206,12 @@ struct vfs_file_ops {
 	 * own while it copies: the copy may fault in a page of a mapped file. */
 	int64_t (*read_user)(struct vfs_file *file, void *buffer, size_t length, uint64_t offset);
 	int64_t (*write)(struct vfs_file *file, const void *buffer, size_t length, uint64_t offset);
+	/* Optional (regular files): write at the end of the file, taking the
+	 * end under the same lock that extends the file, so that writers with
+	 * separate opens never overwrite each other; *end is then the offset
+	 * after the last byte written.  Without it an O_APPEND write goes to
+	 * the size read before the write. */
+	int64_t (*append)(struct vfs_file *file, const void *buffer, size_t length, uint64_t *end);
 	/* argument is a kernel buffer of the command's size; -ENOTTY when unknown. */
 	int (*ioctl)(struct vfs_file *file, unsigned long command, void *argument);
 	void (*release)(struct vfs_file *file); /* the last reference was closed */
