@@ -390,6 +390,29 @@ int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, ui
 	return (int64_t)done;
 }
 
+/* The last page of a file may hold, past its end, what a shared mapping
+ * stored there (the mapping covers the whole page): before the file grows
+ * over those bytes they are zeroed, in the cached page, made dirty. */
+static int zero_tail(struct ext2_node *node)
+{
+	uint64_t size = node->vnode.size;
+	uint32_t block;
+	bool fresh;
+	if (size % PAGE_SIZE == 0)
+		return 0;
+	int error = ext2_bmap(node, size / PAGE_SIZE, false, &block, &fresh);
+	if (error || block == 0)
+		return error; /* a hole reads as zeros */
+	struct pcache_page *page;
+	error = pcache_get(&node->mapping, size / PAGE_SIZE, PCACHE_READ, &page);
+	if (error)
+		return error;
+	memset(page->data + size % PAGE_SIZE, 0, PAGE_SIZE - size % PAGE_SIZE);
+	pcache_mark_dirty(page);
+	pcache_put(page);
+	return 0;
+}
+
 int64_t ext2_write_locked(struct ext2_node *node, const void *buffer, size_t length,
 			  uint64_t offset)
 {
@@ -398,7 +421,9 @@ int64_t ext2_write_locked(struct ext2_node *node, const void *buffer, size_t len
 	if (length > EXT2_FILE_MAX - offset)
 		length = EXT2_FILE_MAX - offset;
 	size_t done = 0;
-	int error = 0;
+	int error = length && offset + length > node->vnode.size ? zero_tail(node) : 0;
+	if (error)
+		return error;
 	while (done < length) {
 		uint64_t position = offset + done;
 		size_t in_page = position % PAGE_SIZE;
@@ -492,6 +517,11 @@ int ext2_truncate_locked(struct ext2_node *node, uint64_t size)
 	if (size > EXT2_FILE_MAX)
 		return -EFBIG;
 	uint64_t old = node->vnode.size;
+	if (size > old) {
+		int error = zero_tail(node);
+		if (error)
+			return error;
+	}
 	if (size < old) {
 		uint64_t keep = (size + PAGE_SIZE - 1) / PAGE_SIZE;
 		pcache_forget(&node->mapping, keep);

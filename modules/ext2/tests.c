@@ -452,11 +452,62 @@ static void appends_through_separate_opens_both_land(struct ktest *t)
 	EXPECT_EQ(t, vfs_unlink(path, false), 0);
 }
 
+/* Stores through a shared mapping into the last page, past the end of the
+ * file. */
+static void store_past_the_end(struct ktest *t, struct vfs_node *node)
+{
+	uint64_t phys, size = node->size;
+	ASSERT_EQ(t, node->ops->map_page(node, size / PAGE_SIZE, true, &phys), 0);
+	memset((uint8_t *)phys_to_virt(phys) + size % PAGE_SIZE, 'X', PAGE_SIZE - size % PAGE_SIZE);
+	node->ops->unmap_page(node, size / PAGE_SIZE, true, phys);
+}
+
+static void expect_zeros(struct ktest *t, struct vfs_file *file, uint64_t from, uint64_t to)
+{
+	uint8_t bytes[64];
+	for (uint64_t at = from; at < to; at += sizeof bytes) {
+		size_t n = to - at < sizeof bytes ? (size_t)(to - at) : sizeof bytes;
+		EXPECT_EQ(t, vfs_pread(file, bytes, n, at), n);
+		for (size_t i = 0; i < n; i++)
+			if (bytes[i]) {
+				EXPECT_EQ(t, bytes[i], 0);
+				return;
+			}
+	}
+}
+
+/* What a shared mapping stored past the end of a file never becomes part of
+ * it: a truncation up and a write past the end both read zeros there. */
+static void stores_past_the_end_stay_out_of_the_file(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *path = EXT2_BOOT_MOUNT "/grown.txt";
+	struct vfs_file *file;
+	ASSERT_EQ(t, write_file(path, "0123456789", 10, 0644), 0);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_RDWR, 0, &file), 0);
+	store_past_the_end(t, file->node);
+	EXPECT_EQ(t, vfs_truncate_file(file, 2000), 0);
+	expect_zeros(t, file, 10, 2000);
+	store_past_the_end(t, file->node);
+	EXPECT_EQ(t, vfs_pwrite(file, "y", 1, 3000), 1);
+	expect_zeros(t, file, 2000, 3000);
+	EXPECT_EQ(t, file->node->size, 3001);
+	vfs_close(file);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_RDONLY, 0, &file), 0);
+	pcache_shrink(0); /* read from the disk again */
+	expect_zeros(t, file, 10, 3000);
+	vfs_close(file);
+	EXPECT_EQ(t, vfs_unlink(path, false), 0);
+}
+
 KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(unmap_after_truncate_releases_the_mapped_page),
 	    KTEST_CASE(fast_link_with_xattr_block),
 	    KTEST_CASE(metadata_blocks_are_never_freed_or_allocated),
-	    KTEST_CASE(appends_through_separate_opens_both_land));
+	    KTEST_CASE(appends_through_separate_opens_both_land),
+	    KTEST_CASE(stores_past_the_end_stay_out_of_the_file));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
 
 /* ---- Read-ahead, counted at the block boundary ---------------------------- */
