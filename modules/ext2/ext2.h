@@ -22,9 +22,10 @@
 
 struct vfs_node;
 
-/* Mounts the ext2 file system on disk at path.  Returns 0, -EINVAL (not
- * ext2, or a block size or feature this driver does not handle), -EIO,
- * -ENOMEM, or vfs_mount's errors. */
+/* Mounts the ext2 file system on disk at path.  Returns 0, -EBUSY (the disk
+ * is mounted already), -EINVAL (not ext2, or a block size or feature this
+ * driver does not handle), -EIO, -ENOMEM, or vfs_mount's errors (after which
+ * the disk is not mounted and may be mounted again). */
 int ext2_mount(struct block_device *disk, const char *path);
 /* True when disk holds a mounted ext2 file system. */
 bool ext2_disk_mounted(const struct block_device *disk);

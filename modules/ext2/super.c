@@ -397,6 +397,39 @@ static int ext2_read_super(struct ext2_fs *fs)
 	return error;
 }
 
+static bool disk_mounted_locked(const struct block_device *disk)
+{
+	for (struct ext2_fs *fs = ext2_mounted; fs; fs = fs->next)
+		if (fs->disk == disk)
+			return true;
+	return false;
+}
+
+static void release_fs(struct ext2_fs *fs, struct ext2_node *root, int root_refs);
+
+/* Reads the superblock and the root and puts fs on the mounted list
+ * (ext2_lock held): from then on another mount of the disk is -EBUSY. */
+static int ext2_mount_locked(struct ext2_fs *fs, struct ext2_node **root)
+{
+	if (disk_mounted_locked(fs->disk))
+		return -EBUSY;
+	int error = ext2_writeback.worker ? 0 : workqueue_start(&ext2_writeback, "ext2.writeback");
+	if (!error)
+		error = ext2_read_super(fs);
+	if (!error)
+		error = ext2_iget(fs, EXT2_ROOT_INO, root);
+	if (!error && !VFS_IS_DIR((*root)->vnode.mode)) {
+		vfs_node_put(&(*root)->vnode);
+		return -EINVAL; /* the live list keeps it, as fs (pages may still name it) */
+	}
+	if (!error) {
+		vfs_node_get(&(*root)->vnode); /* the mount's own reference */
+		fs->next = ext2_mounted;
+		ext2_mounted = fs;
+	}
+	return error;
+}
+
 int ext2_mount(struct block_device *disk, const char *path)
 {
 	if (!disk || !path)
@@ -410,21 +443,16 @@ int ext2_mount(struct block_device *disk, const char *path)
 	pcache_mapping_init(&fs->meta, &ext2_meta_ops, fs);
 	mutex_lock(&ext2_lock);
 	struct ext2_node *root = NULL;
-	int error = ext2_writeback.worker ? 0 : workqueue_start(&ext2_writeback, "ext2.writeback");
-	if (!error)
-		error = ext2_read_super(fs);
-	if (!error)
-		error = ext2_iget(fs, EXT2_ROOT_INO, &root);
-	if (!error && !VFS_IS_DIR(root->vnode.mode))
-		error = -EINVAL;
-	if (!error) {
-		vfs_node_get(&root->vnode); /* the mount's own reference */
-		fs->next = ext2_mounted;
-		ext2_mounted = fs;
-	}
+	int error = ext2_mount_locked(fs, &root);
 	mutex_unlock(&ext2_lock);
-	if (!error)
+	if (!error) {
 		error = vfs_mount(path, &root->vnode);
+		if (error) { /* nothing was written: the disk is free again */
+			mutex_lock(&ext2_lock);
+			release_fs(fs, root, 3);
+			mutex_unlock(&ext2_lock);
+		}
+	}
 	if (!error)
 		pr_info("ext2: %s at %s, %u blocks, %u inodes, %u groups\n", disk->name, path,
 			fs->blocks_count, fs->inodes_count, fs->group_count);
@@ -480,9 +508,7 @@ int ext2_sync_all(void)
 bool ext2_disk_mounted(const struct block_device *disk)
 {
 	mutex_lock(&ext2_lock);
-	bool found = false;
-	for (struct ext2_fs *fs = ext2_mounted; fs && !found; fs = fs->next)
-		found = fs->disk == disk;
+	bool found = disk_mounted_locked(disk);
 	mutex_unlock(&ext2_lock);
 	return found;
 }
@@ -495,9 +521,10 @@ static bool only_root_left(struct ext2_fs *fs, struct ext2_node *root)
 	       __atomic_load_n(&root->vnode.refs, __ATOMIC_ACQUIRE) == 4;
 }
 
-/* Lets go of a synced, unused file system.  The struct stays (marked) so
- * that a write-back item queued late finds it and does nothing. */
-static void release_fs(struct ext2_fs *fs, struct ext2_node *root)
+/* Lets go of a synced, unused file system, whose root root_refs references
+ * hold besides the VFS's.  The struct stays (marked) so that a write-back
+ * item queued late finds it and does nothing. */
+static void release_fs(struct ext2_fs *fs, struct ext2_node *root, int root_refs)
 {
 	struct ext2_fs **link = &ext2_mounted;
 	while (*link != fs)
@@ -506,8 +533,8 @@ static void release_fs(struct ext2_fs *fs, struct ext2_node *root)
 	fs->unmounted = true;
 	fs->live = NULL;
 	pcache_forget(&root->mapping, 0);
-	for (int i = 0; i < 3; i++)
-		vfs_node_put(&root->vnode); /* the VFS's entry keeps the last one */
+	for (int i = 0; i < root_refs; i++)
+		vfs_node_put(&root->vnode); /* the VFS's entry keeps the last one, if any */
 	pcache_forget(&fs->meta, 0);
 }
 
@@ -523,7 +550,7 @@ int ext2_unmount(struct vfs_node *vroot)
 	if (!error && !only_root_left(fs, root))
 		error = -EBUSY;
 	if (!error)
-		release_fs(fs, root);
+		release_fs(fs, root, 3);
 	mutex_unlock(&ext2_lock);
 	if (!error)
 		pr_info("ext2: %s unmounted\n", fs->disk->name);

@@ -72,9 +72,7 @@ static int mount_ext2(const char *source, const char *path)
 	struct block_device *disk = block_find(source);
 	if (!disk)
 		return -ENODEV;
-	if (ext2_disk_mounted(disk))
-		return -EBUSY;
-	return ext2_mount(disk, path);
+	return ext2_mount(disk, path); /* -EBUSY when it is mounted already */
 }
 
 static int mount_ramfs(const char *path)

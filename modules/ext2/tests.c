@@ -752,4 +752,27 @@ static void mount_calls_refuse_bad_input(struct ktest *t)
 	EXPECT_EQ(t, sys_umount2(NULL, 2), -EINVAL);
 }
 
-KTEST_SUITE(ext2umount, KTEST_CASE(mount_calls_refuse_bad_input), KTEST_CASE(unmount_writes_back));
+/* A mount that fails (no such mount point) leaves the disk free to mount;
+ * a disk mounted once is -EBUSY for a second mount, wherever. */
+static void failed_mount_leaves_the_disk_free(struct ktest *t)
+{
+	struct block_device *disk = block_get(0);
+	const char *elsewhere = "/ktest-ext2-elsewhere";
+	if (!disk || ext2_disk_mounted(disk)) {
+		ktest_skip(t, "no unmounted ext2 disk");
+		return;
+	}
+	EXPECT_TRUE(t, ext2_mount(disk, "/no/such/place") < 0);
+	EXPECT_FALSE(t, ext2_disk_mounted(disk));
+	ASSERT_EQ(t, ext2_mount(disk, EXT2_BOOT_MOUNT), 0);
+	ASSERT_EQ(t, vfs_mkdir(elsewhere, 0755), 0);
+	if (!EXPECT_EQ(t, ext2_mount(disk, elsewhere), -EBUSY))
+		vfs_umount(elsewhere);
+	EXPECT_EQ(t, vfs_unlink(elsewhere, true), 0);
+	expect_file(t, TREE "/small.txt", SMALL_TEXT, strlen(SMALL_TEXT));
+	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), 0);
+	EXPECT_FALSE(t, ext2_disk_mounted(disk));
+}
+
+KTEST_SUITE(ext2umount, KTEST_CASE(mount_calls_refuse_bad_input), KTEST_CASE(unmount_writes_back),
+	    KTEST_CASE(failed_mount_leaves_the_disk_free));
