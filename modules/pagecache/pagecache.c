@@ -4,7 +4,8 @@
  * page being read or written back is `busy`: others wait on pcache_waiters
  * until it is not.  Eviction happens in pcache_get when the cache is over its
  * limit, taking unreferenced pages from the cold end of the LRU list; a
- * dirty one is written back first (the evicting thread pays for it).
+ * dirty one is written back first (the evicting thread pays for it), and one
+ * whose write fails moves to the warm end, still dirty.
  *
  * Read-ahead (pcache_get_ahead): a miss that continues where the open file's
  * last access stopped reads a window of pages after it, made busy over
@@ -254,10 +255,13 @@ static int write_back(struct pcache_page *page)
 }
 
 /* Evicts from the cold end until at most target pages stay (pcache_lock
- * held; dropped while a dirty page is written back). */
+ * held; dropped while a dirty page is written back).  A page whose write
+ * fails goes to the warm end, dirty, and no other dirty page is written in
+ * this pass: a miss costs at most one failing write. */
 static unsigned evict_to(unsigned target)
 {
 	unsigned attempts = (unsigned)totals.pages, evicted = 0;
+	bool write_failed = false;
 	struct pcache_page *page = lru_tail;
 	while (totals.pages > target && page && attempts--) {
 		struct pcache_page *warmer = page->lru_prev;
@@ -270,10 +274,19 @@ static unsigned evict_to(unsigned target)
 			page = warmer;
 			continue;
 		}
+		if (page->dirty && write_failed) {
+			page = warmer;
+			continue;
+		}
 		if (page->dirty) {
 			ref_get(page);
 			int error = write_back(page);
 			bool kept = error || refs_of(page) > 1 || page->dirty || page->dead;
+			if (error) {
+				write_failed = true;
+				lru_unlink(page);
+				lru_push_head(page);
+			}
 			ref_drop_locked(page);
 			if (kept) {
 				page = lru_tail; /* the list may have changed: start again */

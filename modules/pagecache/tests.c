@@ -2,7 +2,8 @@
  * The page-cache suite, against a mapping backed by memory (no disk): a page
  * read twice is a miss then a hit, for that mapping only; a failed read is
  * reported and not kept; under a small limit clean pages are evicted and dirty
- * ones written back first, and every byte written comes back; sync writes
+ * ones written back first, and every byte written comes back; a dirty page
+ * whose write fails costs a miss at most one write; sync writes
  * back exactly the dirty pages; forget drops pages without writing them,
  * and a forgotten page still in use goes at its last put; a hit-only lookup
  * counts nothing when the page is not there.  With asynchronous read-ahead
@@ -24,6 +25,8 @@ struct store {
 	unsigned reads, writes;
 	unsigned window_reads; /* read_pages calls */
 	uint64_t failing;      /* reads of this page fail; UINT64_MAX: none */
+	bool writes_fail;      /* every write fails */
+	unsigned write_attempts;
 	/* asynchronous windows (async_store_ops) */
 	unsigned async_starts;
 	bool defer;                   /* keep the window for a later store_end_window */
@@ -44,7 +47,8 @@ static int store_read(struct pcache_mapping *mapping, uint64_t index, void *page
 static int store_write(struct pcache_mapping *mapping, uint64_t index, const void *page)
 {
 	struct store *store = mapping->owner;
-	if (index >= STORE_PAGES)
+	store->write_attempts++;
+	if (index >= STORE_PAGES || store->writes_fail)
 		return -EIO;
 	store->writes++;
 	memcpy(store->bytes + index * PAGE_SIZE, page, PAGE_SIZE);
@@ -185,6 +189,41 @@ static void pressure_evicts_and_writes_back(struct ktest *t)
 		EXPECT_EQ(t, page->data[PAGE_SIZE - 1], want);
 		pcache_put(page);
 	}
+	pcache_set_limit(old_limit);
+	store_done(&store, &mapping);
+}
+
+/* Dirty pages whose writes fail fill the cache: a miss tries at most one of
+ * them, which then moves away from the cold end (still dirty); once the
+ * writes work again, sync writes them all. */
+static void failing_writeback_costs_a_miss_one_write(struct ktest *t)
+{
+	struct store store;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&store, &mapping));
+	unsigned old_limit = pcache_limit();
+	pcache_shrink(0);
+	pcache_set_limit(16);
+	store.writes_fail = true;
+	struct pcache_page *page;
+	for (unsigned i = 0; i < 16; i++) {
+		ASSERT_EQ(t, pcache_get(&mapping, i, PCACHE_ZERO, &page), 0);
+		page->data[0] = (uint8_t)(0xc0 + i);
+		pcache_mark_dirty(page);
+		pcache_put(page);
+	}
+	for (unsigned i = 16; i < 20; i++) {
+		unsigned attempts = store.write_attempts;
+		ASSERT_EQ(t, pcache_get(&mapping, i, PCACHE_READ, &page), 0);
+		pcache_put(page);
+		EXPECT_TRUE(t, store.write_attempts - attempts <= 1);
+	}
+	EXPECT_EQ(t, mapping.stats.dirty, 16);
+	store.writes_fail = false;
+	EXPECT_EQ(t, pcache_sync(&mapping), 0);
+	EXPECT_EQ(t, mapping.stats.dirty, 0);
+	for (unsigned i = 0; i < 16; i++)
+		EXPECT_EQ(t, store.bytes[i * PAGE_SIZE], 0xc0 + i);
 	pcache_set_limit(old_limit);
 	store_done(&store, &mapping);
 }
@@ -467,9 +506,10 @@ static void forget_waits_for_a_window_in_flight(struct ktest *t)
 }
 
 KTEST_SUITE(pcache, KTEST_CASE(second_read_is_a_hit), KTEST_CASE(failed_read_is_reported_not_kept),
-	    KTEST_CASE(pressure_evicts_and_writes_back), KTEST_CASE(sync_writes_dirty_pages_only),
-	    KTEST_CASE(sequential_reads_are_read_ahead), KTEST_CASE(jumps_are_not_read_ahead),
-	    KTEST_CASE(failed_window_reads_the_page_alone),
+	    KTEST_CASE(pressure_evicts_and_writes_back),
+	    KTEST_CASE(failing_writeback_costs_a_miss_one_write),
+	    KTEST_CASE(sync_writes_dirty_pages_only), KTEST_CASE(sequential_reads_are_read_ahead),
+	    KTEST_CASE(jumps_are_not_read_ahead), KTEST_CASE(failed_window_reads_the_page_alone),
 	    KTEST_CASE(get_cached_is_a_hit_or_nothing),
 	    KTEST_CASE(forgotten_page_in_use_goes_at_its_last_put),
 	    KTEST_CASE(sequential_hits_start_the_next_window),
