@@ -608,6 +608,8 @@ int ext2_iget(struct ext2_fs *fs, uint32_t ino, struct ext2_node **out)
 	int error = ext2_read_inode(fs, ino, &node->disk);
 	if (!error && (node->disk.links_count == 0 || node->disk.mode == 0))
 		error = -EIO; /* a directory entry naming a free inode */
+	if (!error && VFS_IS_DIR(node->disk.mode) && node->disk.size % EXT2_BLOCK_SIZE)
+		error = -EIO; /* entries would be added at an offset inside a block */
 	if (error) {
 		kfree(node);
 		return error;

@@ -502,12 +502,58 @@ static void stores_past_the_end_stay_out_of_the_file(struct ktest *t)
 	EXPECT_EQ(t, vfs_unlink(path, false), 0);
 }
 
+/* Sets the on-disk size of inode ino, bypassing the in-memory inode
+ * (ext2_lock held). */
+static int set_disk_size(struct ext2_fs *fs, uint32_t ino, uint32_t size)
+{
+	struct ext2_node *scratch = kzalloc(sizeof *scratch);
+	if (!scratch)
+		return -ENOMEM;
+	scratch->fs = fs;
+	scratch->ino = ino;
+	int error = ext2_read_inode(fs, ino, &scratch->disk);
+	scratch->disk.size = size;
+	if (!error)
+		error = ext2_write_inode(scratch);
+	kfree(scratch);
+	return error;
+}
+
+/* A directory whose size is not a whole number of blocks is corrupt: it
+ * is refused (-EIO), never read or added to at an offset inside a block. */
+static void directory_of_a_partial_block_is_refused(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *path = EXT2_BOOT_MOUNT "/oddsize";
+	struct vfs_file *file;
+	ASSERT_EQ(t, vfs_mkdir(path, 0755), 0);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_RDONLY | VFS_O_DIRECTORY, 0, &file), 0);
+	struct ext2_node *node = file->node->private;
+	struct ext2_fs *fs = node->fs;
+	uint32_t ino = node->ino;
+	vfs_close(file);
+	EXPECT_EQ(t, ext2_sync_all(), 0); /* nobody holds it: dropped */
+	mutex_lock(&ext2_lock);
+	EXPECT_EQ(t, set_disk_size(fs, ino, 1000), 0);
+	mutex_unlock(&ext2_lock);
+	EXPECT_EQ(t, vfs_open(path, VFS_O_RDONLY | VFS_O_DIRECTORY, 0, &file), -EIO);
+	EXPECT_EQ(t, vfs_mkdir(EXT2_BOOT_MOUNT "/oddsize/inside", 0755), -EIO);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+	mutex_lock(&ext2_lock);
+	EXPECT_EQ(t, set_disk_size(fs, ino, EXT2_BLOCK_SIZE), 0);
+	mutex_unlock(&ext2_lock);
+	EXPECT_EQ(t, vfs_unlink(path, true), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+}
+
 KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(unmap_after_truncate_releases_the_mapped_page),
 	    KTEST_CASE(fast_link_with_xattr_block),
 	    KTEST_CASE(metadata_blocks_are_never_freed_or_allocated),
 	    KTEST_CASE(appends_through_separate_opens_both_land),
-	    KTEST_CASE(stores_past_the_end_stay_out_of_the_file));
+	    KTEST_CASE(stores_past_the_end_stay_out_of_the_file),
+	    KTEST_CASE(directory_of_a_partial_block_is_refused));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
 
 /* ---- Read-ahead, counted at the block boundary ---------------------------- */

@@ -84,7 +84,9 @@ static bool is_regular(const struct vfs_file *file)
 
 /* Reads into user memory chunk by chunk; stops at a short read, and after
  * the first read of a pipe or device (which may have no more to give).  No
- * bounce: the file copies into user memory itself, all at once. */
+ * bounce: the file copies into user memory itself, all at once.  A chunk
+ * that cannot be stored ends the read with the bytes stored before it
+ * (-EFAULT when none); a regular file's position goes back over it. */
 static long read_to_user(struct vfs_file *file, char *user, size_t count, char *bounce)
 {
 	if (!bounce)
@@ -95,8 +97,11 @@ static long read_to_user(struct vfs_file *file, char *user, size_t count, char *
 		int64_t n = vfs_read(file, bounce, chunk);
 		if (n < 0)
 			return done ? (long)done : (long)n;
-		if (n && copy_to_user(user + done, bounce, (size_t)n))
-			return -EFAULT;
+		if (n && copy_to_user(user + done, bounce, (size_t)n)) {
+			if (is_regular(file))
+				vfs_lseek(file, -n, VFS_SEEK_CUR);
+			return done ? (long)done : -EFAULT;
+		}
 		done += (size_t)n;
 		if ((size_t)n < chunk || !is_regular(file))
 			break;

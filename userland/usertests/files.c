@@ -811,6 +811,37 @@ void ext2_read_copies_into_user_memory(void)
 	unlink(DIRECT_FILE);
 }
 
+/* Does a read of a RAM file system file (copied through the kernel's bounce
+ * buffer) into a buffer whose second page is unmapped give the first page,
+ * with the position moved by that much only, and a read into an unmapped
+ * buffer EFAULT with the position unchanged? */
+void bounced_read_stops_at_a_bad_page(void)
+{
+	static char data[8192];
+	for (int i = 0; i < (int)sizeof data; i++)
+		data[i] = (char)(i * 3 + 1);
+	mkdir("/tmp", 01777);
+	int fd = open("/tmp/bounced", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	char *map = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fd < 0 || map == MAP_FAILED || write(fd, data, sizeof data) != (long)sizeof data) {
+		t_fail("cannot make /tmp/bounced or map a buffer");
+		return;
+	}
+	munmap(map + 4096, 4096);
+	lseek(fd, 0, SEEK_SET);
+	expect("read into a buffer whose second page is unmapped", read(fd, map, 8192), 4096);
+	if (memcmp(map, data, 4096) != 0)
+		t_fail("the first page holds other bytes than the file's");
+	expect("the position after the short read", lseek(fd, 0, SEEK_CUR), 4096);
+	errno = 0;
+	expect("read into an unmapped buffer", read(fd, map + 4096, 100), -1);
+	expect("its errno", errno, EFAULT);
+	expect("the position after the refused read", lseek(fd, 0, SEEK_CUR), 4096);
+	munmap(map, 4096);
+	close(fd);
+	unlink("/tmp/bounced");
+}
+
 /* ---- scale ------------------------------------------------------------------ */
 
 #define MANY 10000

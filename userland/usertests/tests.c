@@ -1005,6 +1005,7 @@ const struct user_test user_tests[] = {
     {"sockets_refuse_what_is_not_the_callers", sockets_refuse_what_is_not_the_callers, 20000},
     {"shared_file_mmap", shared_file_mmap, 30000},
     {"ext2_read_copies_into_user_memory", ext2_read_copies_into_user_memory, 30000},
+    {"bounced_read_stops_at_a_bad_page", bounced_read_stops_at_a_bad_page, 10000},
     {"orphans_go_to_init", orphans_go_to_init, 10000},
     {"orphaned_group_hears_sighup", orphaned_group_hears_sighup, 15000},
     {"console_hangup_reaches_foreground", console_hangup_reaches_foreground, 15000},

@@ -97,6 +97,7 @@ void sendfile_sends_a_file_to_a_socket_and_a_file(void);
 void sendfile_refuses_hostile_input(void);
 void shared_file_mmap(void);
 void ext2_read_copies_into_user_memory(void);
+void bounced_read_stops_at_a_bad_page(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
