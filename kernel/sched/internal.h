@@ -81,8 +81,9 @@ struct thread {
 	struct sched_link run_link;   /* run queue, under its lock */
 	struct sched_link sleep_link; /* run queue's sleepers, under its lock */
 	uint64_t wake_deadline_ns;
-	bool sleeping;              /* on sleep_link */
-	bool handed_off;            /* its block ended with a sched_handoff to it */
+	uint32_t expiry_wakers; /* ticks waking it after its deadline (sched.c's wake_expired) */
+	bool sleeping;          /* on sleep_link */
+	bool handed_off;        /* its block ended with a sched_handoff to it */
 	struct sched_link all_link; /* every thread, under threads_lock */
 	struct waitq exit_queue;    /* joiners wait here for THREAD_DEAD */
 

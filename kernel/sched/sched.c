@@ -373,14 +373,17 @@ static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_fla
 	rq->migrating = NULL;
 	spin_unlock_handed(&rq->lock); /* spin_unlock_irqrestore, in line */
 	irq_restore(irq_flags);
-	struct cpu *cpu = rq->cpu; /* preempt_enable, in line */
-	__asm__ volatile("" : : : "memory");
-	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irq_enabled())
-		sched_preempt();
+	/* Before this thread may be preempted: a thread to move is on no queue
+	 * until pushed (no other CPU can find it), and one exiting keeps its
+	 * joiner waiting until reaped. */
 	if (moving)
 		sched_push_thread(moving);
 	if (prev && prev->state == THREAD_EXITING)
 		thread_reap(prev);
+	struct cpu *cpu = rq->cpu; /* preempt_enable, in line */
+	__asm__ volatile("" : : : "memory");
+	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irq_enabled())
+		sched_preempt();
 }
 
 /* A new thread's first code, called by arch_thread_trampoline. */
@@ -704,9 +707,22 @@ static unsigned collect_expired(struct run_queue *rq, uint64_t now, struct threa
 		if (t->wake_deadline_ns > now)
 			break;
 		rq_remove_sleeper(t);
+		__atomic_fetch_add(&t->expiry_wakers, 1, __ATOMIC_RELAXED); /* see wake_expired */
 		expired[count++] = t;
 	}
 	return count;
+}
+
+/* Wakes what collect_expired took, with the queue's lock dropped.  Another
+ * CPU may wake one of them meanwhile, and it may run, exit and be reaped:
+ * the count each holds keeps thread_free from freeing it until its wake-up
+ * here is done. */
+static void wake_expired(struct thread **expired, unsigned count)
+{
+	for (unsigned i = 0; i < count; i++) {
+		sched_wakeup(expired[i]);
+		__atomic_fetch_sub(&expired[i]->expiry_wakers, 1, __ATOMIC_RELEASE);
+	}
 }
 
 /* The soonest sleeper's deadline, 0 when none sleeps; rq locked. */
@@ -731,8 +747,7 @@ static void wake_sleepers_due(struct timer_oneshot *timer, void *ctx)
 		arm_sleeper_timer(rq, next);
 	rq->cpu->stats.sleeps_ended_between_ticks += count;
 	spin_unlock_irqrestore(&rq->lock, flags);
-	for (unsigned i = 0; i < count; i++)
-		sched_wakeup(expired[i]);
+	wake_expired(expired, count);
 }
 
 /* A sleeper of this CPU's queue is due at deadline, before the next tick:
@@ -781,8 +796,7 @@ static void sched_tick(void)
 	unsigned count = collect_expired(rq, now, expired, WAKEUPS_PER_TICK);
 	end_slice_if_due(rq);
 	spin_unlock_irqrestore(&rq->lock, flags);
-	for (unsigned i = 0; i < count; i++)
-		sched_wakeup(expired[i]);
+	wake_expired(expired, count);
 }
 
 /* Called by the interrupt code on the way out of every handler. */

@@ -81,6 +81,10 @@ void thread_free(struct thread *t)
 	spin_unlock_irqrestore(&threads_lock, flags);
 	if (t->flags & THREAD_STATIC)
 		return;
+	/* A tick or one-shot on another CPU may still be waking t (its
+	 * deadline expired as another waker woke it): a few instructions. */
+	while (__atomic_load_n(&t->expiry_wakers, __ATOMIC_ACQUIRE))
+		cpu_relax();
 	kstack_free(&t->stack);
 	kmem_cache_free(thread_cache, t);
 }

@@ -25,8 +25,10 @@
 void grace_note_quiescent(void)
 {
 	struct cpu *cpu = this_cpu();
-	__atomic_store_n(&cpu->quiescent_generation, cpu->quiescent_generation + 1,
-			 __ATOMIC_RELEASE);
+	/* A full barrier (a locked add): the reader section that may follow
+	 * (an interrupt's trace point) must not load before the new count is
+	 * visible, or a grace period could end with it inside. */
+	__atomic_fetch_add(&cpu->quiescent_generation, 1, __ATOMIC_SEQ_CST);
 }
 
 static uint64_t quiescent_count(unsigned index)
