@@ -279,6 +279,13 @@ static bool port_listened_on(const struct sockaddr_in *a)
 	return taken;
 }
 
+static int bind_lwip(struct net_socket *socket, struct sockaddr_in *a)
+{
+	if (socket->type == NET_SOCK_STREAM && a->sin_port && port_listened_on(a))
+		return -EADDRINUSE;
+	return lwip_bind(socket->lwip, (struct sockaddr *)a, sizeof *a) ? lwip_error() : 0;
+}
+
 JOINPOINT_DEFINE(net, bind, int, struct net_socket *, socket, const struct net_sockaddr_in *,
 		 address)
 {
@@ -288,15 +295,13 @@ JOINPOINT_DEFINE(net, bind, int, struct net_socket *, socket, const struct net_s
 	if (address->family != NET_AF_INET)
 		return -EAFNOSUPPORT;
 	to_lwip_address(address, &a);
-	if (socket->type == NET_SOCK_STREAM && a.sin_port && port_listened_on(&a))
-		return -EADDRINUSE;
 	/* Claimed before lwIP sees it: two binds at once (a socket shared
 	 * across fork) cannot both get through. */
 	int fresh = NET_SOCKET_FRESH;
 	if (!__atomic_compare_exchange_n(&socket->state, &fresh, NET_SOCKET_BOUND, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return -EINVAL;
-	int err = lwip_bind(socket->lwip, (struct sockaddr *)&a, sizeof a) ? lwip_error() : 0;
+	int err = bind_lwip(socket, &a);
 	if (err)
 		__atomic_store_n(&socket->state, NET_SOCKET_FRESH, __ATOMIC_RELEASE);
 	return err;
