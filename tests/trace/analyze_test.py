@@ -308,10 +308,84 @@ def rscfl_refuses_bad_input():
         analyze("--rscfl", os.path.join(tmp, "missing.json"), status=1)
 
 
+def analyze_run(*args):
+    """(status, stdout, stderr) of the analyzer."""
+    proc = subprocess.run([analyzer(), *args], capture_output=True, text=True, timeout=TIMEOUT)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def write_fixture(directory, cpus):
+    """ctf_fixture's trace with cpus ({cpu: [packet events, ...]}) instead of its own."""
+    with FIXTURE_LOCK:
+        saved = ctf_fixture.CPUS, ctf_fixture.DISCARDED
+        ctf_fixture.CPUS, ctf_fixture.DISCARDED = cpus, {}
+        try:
+            return ctf_fixture.write(directory)
+        finally:
+            ctf_fixture.CPUS, ctf_fixture.DISCARDED = saved
+
+
+def padded_packets_are_read_whole():
+    """Packets whose padding follows their content (packet_size past
+    content_size, legal CTF): every event of every packet is read."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_fixture(os.path.join(tmp, "t"), ctf_fixture.CPUS)
+        doc = json.loads(analyze(trace, "--json"))
+        expect(doc["events"] == ctf_fixture.EVENT_COUNT,
+               f"{doc['events']} events read of {ctf_fixture.EVENT_COUNT}")
+
+
+def cut_or_corrupt_traces_are_said_so():
+    """A stream cut short, or a record whose size is 0: the figures of what
+    was read, a line naming the stream and the byte, and status 1."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_trace(os.path.join(tmp, "t"))
+        stream = os.path.join(trace, "stream_0")
+        with open(stream, "rb") as f:
+            whole = f.read()
+        with open(stream, "wb") as f:
+            f.write(whole[:-5])
+        for args in ([trace], [trace, "--requests"]):
+            status, out, err = analyze_run(*args)
+            expect(status == 1 and "stream_0:" in err and "at byte" in err,
+                   f"a cut stream (analyze {' '.join(args)}): status {status}\n{out}{err}")
+        corrupt = bytearray(whole)
+        corrupt[72 + 2] = 0  # the first record's size in words
+        with open(stream, "wb") as f:
+            f.write(bytes(corrupt))
+        status, out, err = analyze_run(trace)
+        expect(status == 1 and "does not fit" in err,
+               f"a record of size 0: status {status}\n{out}{err}")
+
+
+def many_threads_share_a_slot_and_say_so():
+    """More threads than the analyzer keeps apart (256): no crash, and a
+    line that says their latencies may mix."""
+    switches = [(1000 + 10 * i, "sched_switch",
+                 dict(prev_tid=i, next_tid=i + 1, prev_state=0, next_pid=i + 1))
+                for i in range(300)]
+    other_cpu = [(9000, "syscall_entry", dict(number=0, arg0=3))]
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_fixture(os.path.join(tmp, "t"), {0: [switches], 1: [other_cpu]})
+        status, out, err = analyze_run(trace)
+        expect(status == 0 and "more than 256 threads" in err,
+               f"300 threads: status {status}\n{out}{err}")
+
+
+def values_that_are_no_numbers_are_refused():
+    """--where with NaN, infinity or a value past 2^64 ns: refused."""
+    with tempfile.TemporaryDirectory() as tmp:
+        good = write_rscfl(os.path.join(tmp, "rscfl.json"), rscfl_requests(3))
+        for value in ("nan", "inf", "1e30", "-1"):
+            analyze("--rscfl", good, "--where", f"latency<{value}", status=1)
+
+
 CASES = [trace_requests_break_down_by_subsystem, trace_request_ends_when_the_server_shuts_down,
          trace_requests_fold_filter_and_window,
          trace_requests_json_carries_events, trace_requests_text_lists_the_slowest,
-         rscfl_folds_are_exact, rscfl_top_and_csv_are_exact, rscfl_refuses_bad_input]
+         rscfl_folds_are_exact, rscfl_top_and_csv_are_exact, rscfl_refuses_bad_input,
+         padded_packets_are_read_whole, cut_or_corrupt_traces_are_said_so,
+         many_threads_share_a_slot_and_say_so, values_that_are_no_numbers_are_refused]
 
 
 def case_names():

@@ -562,6 +562,26 @@ def convert_text_resolves_names():
         expect(any(want in line for line in lines), f"no line with {want!r}\n" + out)
 
 
+def convert_refuses_metadata_it_cannot_read():
+    """Metadata cut short or not TSDL at all, and an output it cannot write:
+    a line that says so and status 1, never an abort or a traceback."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ctf_fixture.write(tmp)
+        with open(os.path.join(tmp, "metadata")) as f:
+            text = f.read()
+        for bad in (text[:3000], "this is not TSDL\n"):
+            with open(os.path.join(tmp, "metadata"), "w") as f:
+                f.write(bad)
+            status, out, err = mscope("convert", tmp, "--text")
+            expect(status == 1 and "Traceback" not in err,
+                   "unreadable metadata was not refused clearly\n" + shown(status, out, err))
+        with open(os.path.join(tmp, "metadata"), "w") as f:
+            f.write(text)
+        status, out, err = mscope("convert", tmp, "--chrome", os.path.join(tmp, "no", "o.json"))
+        expect(status == 1 and "Traceback" not in err and "No such file" in err,
+               "an output it cannot write was not refused clearly\n" + shown(status, out, err))
+
+
 def chrome_check_finds_faults():
     """The checker itself fails on each kind of fault it is meant to find."""
     good = {"traceEvents": [
@@ -594,6 +614,7 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          aspect_link_stops_when_the_load_fails, aspect_unlink_relink_stats_and_send,
          lattrack_names_user_frames_from_the_elf,
          babeltrace2_reads_the_synthetic_trace, convert_chrome_passes_the_structural_check,
+         convert_refuses_metadata_it_cannot_read,
          convert_chrome_spans_threads_and_names, convert_text_resolves_names,
          chrome_check_finds_faults]
 

@@ -32,6 +32,7 @@ struct collector {
 	const struct latency_filter *filter;
 	struct thread_state threads[LATENCY_THREADS];
 	unsigned thread_count;
+	int threads_merged;                  /* said that threads past the table share a slot */
 	int32_t current[TRACE_READ_STREAMS]; /* index in threads, -1: unknown */
 };
 
@@ -50,13 +51,26 @@ static int kind_of(struct latency_table *table, const char *name)
 	return (int)table->kind_count++;
 }
 
+/* Threads past the table share its last slot (their calls may pair across
+ * threads); said once, on stderr, so that no figure is trusted blindly. */
+static struct thread_state *shared_last_slot(struct thread_state *threads, unsigned size, int *said)
+{
+	if (!*said)
+		fprintf(stderr,
+			"analyze: more than %u threads: the rest share one slot, and their "
+			"latencies may mix\n",
+			size);
+	*said = 1;
+	return &threads[size - 1];
+}
+
 static struct thread_state *thread_of(struct collector *c, int32_t tid)
 {
 	for (unsigned i = 0; i < c->thread_count; i++)
 		if (c->threads[i].tid == tid)
 			return &c->threads[i];
 	if (c->thread_count == LATENCY_THREADS)
-		return NULL;
+		return shared_last_slot(c->threads, LATENCY_THREADS, &c->threads_merged);
 	c->threads[c->thread_count] = (struct thread_state){.tid = tid};
 	return &c->threads[c->thread_count++];
 }
@@ -71,7 +85,8 @@ static struct thread_state *running(struct collector *c, unsigned cpu)
 
 static uint64_t to_ns(const struct trace_dir *t, uint64_t ticks)
 {
-	return (uint64_t)((double)ticks * 1e9 / (double)t->clock_hz);
+	double ns = (double)ticks * 1e9 / (double)t->clock_hz;
+	return ns < 18446744073709551616.0 ? (uint64_t)ns : UINT64_MAX; /* a clock of a few Hz */
 }
 
 static int wanted(const struct collector *c, const struct thread_state *thread, const char *name)
@@ -110,7 +125,10 @@ static void close_call(struct collector *c, struct thread_state *thread, const c
 	for (unsigned d = thread->depth; d-- > 0;) {
 		if (thread->open[d].kind != kind)
 			continue;
-		record(c, thread, name, time - thread->open[d].start);
+		if (time >= thread->open[d].start) /* else the trace's time went back: no latency */
+			record(c, thread, name, time - thread->open[d].start);
+		else
+			c->table->unpaired++;
 		c->table->unpaired += thread->depth - 1 - d; /* inner calls never closed */
 		thread->depth = d;
 		return;
@@ -195,7 +213,7 @@ int latency_collect(struct latency_table *table, struct trace_dir *trace,
 		table->last_ns = to_ns(trace, e.time);
 		on_event(c, &e);
 	}
-	table->discarded = trace->discarded;
+	table->discarded = trace_discarded(trace);
 	free(c);
 	return 0;
 }

@@ -128,9 +128,11 @@ static int collect_requests(const struct options *o, struct request_set *set)
 	if (trace_open(&trace, o->dir))
 		return -1;
 	int error = requests_from_trace(set, &trace, &o->filter);
-	trace_close(&trace);
 	if (error)
 		fprintf(stderr, "analyze: out of memory\n");
+	else if (trace_problems(&trace, o->dir))
+		error = -1; /* what was read is no whole capture */
+	trace_close(&trace);
 	return error;
 }
 
@@ -215,6 +217,7 @@ int main(int argc, char **argv)
 		return 1;
 	static struct latency_table table;
 	int error = latency_collect(&table, &trace, &o.filter);
+	int cut = error ? 0 : trace_problems(&trace, o.dir);
 	trace_close(&trace);
 	if (error) {
 		fprintf(stderr, "analyze: out of memory\n");
@@ -227,5 +230,6 @@ int main(int argc, char **argv)
 	else
 		report_text(stdout, &table, o.top);
 	latency_free(&table);
-	return error;
+	return error || cut ? 1
+			    : 0; /* a cut capture's figures are printed, and the status says so */
 }

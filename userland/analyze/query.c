@@ -55,13 +55,16 @@ static int parse_value(const char *text, uint64_t *value)
 		const char *unit;
 		double scale;
 	} units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-	if (rest == text || number < 0)
+	if (rest == text || !(number >= 0)) /* NaN is refused too */
 		return -1;
 	for (unsigned i = 0; i < sizeof units / sizeof units[0]; i++) {
-		if (!strcmp(rest, units[i].unit)) {
-			*value = (uint64_t)(number * units[i].scale + 0.5);
-			return 0;
-		}
+		double ns = number * units[i].scale + 0.5;
+		if (strcmp(rest, units[i].unit))
+			continue;
+		if (!(ns < 18446744073709551616.0)) /* 2^64: past it (or inf) no ns fits */
+			return -1;
+		*value = (uint64_t)ns;
+		return 0;
 	}
 	return -1;
 }

@@ -67,7 +67,8 @@ struct collector {
 
 static uint64_t to_ns(const struct collector *c, uint64_t ticks)
 {
-	return (uint64_t)((double)ticks * 1e9 / (double)c->trace->clock_hz);
+	double ns = (double)ticks * 1e9 / (double)c->trace->clock_hz;
+	return ns < 18446744073709551616.0 ? (uint64_t)ns : UINT64_MAX; /* a clock of a few Hz */
 }
 
 static struct thread_state *thread_of(struct collector *c, int32_t tid)

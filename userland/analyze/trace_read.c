@@ -15,6 +15,7 @@
 
 #define PACKET_HEADER_BYTES 72
 #define PACKET_CONTENT_BITS 40 /* offset of content_size in the packet header */
+#define PACKET_SIZE_BITS    48 /* offset of packet_size: content and padding */
 #define PACKET_DISCARDED    56 /* offset of events_discarded */
 
 static uint8_t *read_file(const char *path, size_t *size)
@@ -111,26 +112,60 @@ static uint64_t load64(const uint8_t *p)
 	return v;
 }
 
+/* Notes the first thing in s that does not add up, at byte at, and ends
+ * the stream there: the caller says so (trace_problems) instead of taking a
+ * cut or corrupt capture for a whole one.  Returns 0. */
+static int stream_problem(struct trace_stream *s, const char *what, size_t at)
+{
+	s->problem = what;
+	s->problem_at = at;
+	return 0;
+}
+
+/* The packet at s->next_packet: its content (records) and its whole size
+ * (content and padding, which the next packet follows).  Returns 1, or 0 at
+ * the stream's end or a problem. */
+static int enter_packet(struct trace_stream *s)
+{
+	size_t packet = s->next_packet;
+	if (packet == s->size)
+		return 0; /* the end */
+	if (packet + PACKET_HEADER_BYTES > s->size)
+		return stream_problem(s, "a packet header cut short", packet);
+	uint64_t content = load64(s->data + packet + PACKET_CONTENT_BITS) / 8;
+	uint64_t whole = load64(s->data + packet + PACKET_SIZE_BITS) / 8;
+	if (content < PACKET_HEADER_BYTES || whole < content)
+		return stream_problem(s, "a packet whose sizes do not add up", packet);
+	if (whole > s->size - packet)
+		return stream_problem(s, "a packet longer than the file (cut short?)", packet);
+	s->at = packet + PACKET_HEADER_BYTES;
+	s->packet_end = packet + content;
+	s->next_packet = packet + whole;
+	s->discarded = load64(s->data + packet + PACKET_DISCARDED);
+	return 1;
+}
+
 /* Moves s to its next record (entering the next packet as needed); 0 at the
- * end or at the first thing that does not add up. */
+ * end or at the first thing that does not add up (s->problem). */
 static int advance(struct trace_stream *s, unsigned cpu)
 {
-	while (s->at >= s->packet_end) {
-		size_t packet = s->packet_end;
-		if (packet + PACKET_HEADER_BYTES > s->size)
+	while (s->at >= s->packet_end)
+		if (!enter_packet(s))
 			return 0;
-		uint64_t bytes = load64(s->data + packet + PACKET_CONTENT_BITS) / 8;
-		if (bytes < PACKET_HEADER_BYTES || bytes > s->size - packet)
-			return 0;
-		s->at = packet + PACKET_HEADER_BYTES;
-		s->packet_end = packet + bytes;
-	}
 	const struct tel_record *r = (const void *)(s->data + s->at);
+	if (s->at + sizeof *r > s->packet_end)
+		return stream_problem(s, "a record header past its packet's content", s->at);
 	uint64_t size = tel_record_bytes(r);
 	size_t header = sizeof *r + (r->kind == TEL_EXTENDED ? 8 : 0);
-	if (s->at + sizeof *r > s->packet_end || size < header || size > s->packet_end - s->at)
-		return 0;
-	s->next = (struct trace_item){.time = tel_record_time(r, &s->time),
+	/* (A last record's padding may lie past the content, inside the packet.) */
+	if (size < header || size > s->next_packet - s->at)
+		return stream_problem(s, "a record whose size does not fit its packet", s->at);
+	uint64_t before = s->time;
+	uint64_t time = tel_record_time(r, &s->time);
+	if (s->started && time < before)
+		return stream_problem(s, "a record earlier than the one before it", s->at);
+	s->started = 1;
+	s->next = (struct trace_item){.time = time,
 				      .cpu = cpu,
 				      .type = r->type,
 				      .payload = tel_record_payload(r),
@@ -139,18 +174,27 @@ static int advance(struct trace_stream *s, unsigned cpu)
 	return 1;
 }
 
-/* The last sound packet's events_discarded: what the stream lost in all. */
-static uint64_t last_discarded(const struct trace_stream *s)
+uint64_t trace_discarded(const struct trace_dir *t)
 {
 	uint64_t discarded = 0;
-	for (size_t p = 0; p + PACKET_HEADER_BYTES <= s->size;) {
-		uint64_t bytes = load64(s->data + p + PACKET_CONTENT_BITS) / 8;
-		if (bytes < PACKET_HEADER_BYTES || bytes > s->size - p)
-			break;
-		discarded = load64(s->data + p + PACKET_DISCARDED);
-		p += bytes;
-	}
+	for (unsigned cpu = 0; cpu < t->stream_count; cpu++)
+		discarded += t->streams[cpu].discarded;
 	return discarded;
+}
+
+int trace_problems(const struct trace_dir *t, const char *dir)
+{
+	int count = 0;
+	for (unsigned cpu = 0; cpu < t->stream_count; cpu++) {
+		const struct trace_stream *s = &t->streams[cpu];
+		if (!s->problem)
+			continue;
+		fprintf(stderr,
+			"analyze: %s/stream_%u: %s at byte %zu; the rest of it was not read\n", dir,
+			cpu, s->problem, s->problem_at);
+		count++;
+	}
+	return count;
 }
 
 static int read_streams(struct trace_dir *t, const char *dir)
@@ -163,7 +207,6 @@ static int read_streams(struct trace_dir *t, const char *dir)
 		if (!s->data)
 			continue;
 		t->stream_count = cpu + 1;
-		t->discarded += last_discarded(s);
 		s->has_next = advance(s, cpu);
 	}
 	if (!t->stream_count)

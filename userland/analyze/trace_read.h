@@ -29,11 +29,16 @@ struct trace_item {
 struct trace_stream {
 	uint8_t *data;
 	size_t size;
-	size_t at;         /* the next record */
-	size_t packet_end; /* the end of the current packet's content */
-	uint64_t time;     /* of the record read last */
+	size_t at;          /* the next record */
+	size_t packet_end;  /* the end of the current packet's content */
+	size_t next_packet; /* where the packet after it starts */
+	uint64_t time;      /* of the record read last */
+	int started;        /* a record was read: time is one */
+	uint64_t discarded; /* the latest packet's events_discarded */
 	int has_next;
 	struct trace_item next;
+	const char *problem; /* what ended the stream early, or NULL */
+	size_t problem_at;
 };
 
 struct trace_dir {
@@ -42,7 +47,6 @@ struct trace_dir {
 	unsigned name_count;
 	unsigned stream_count;
 	struct trace_stream streams[TRACE_READ_STREAMS];
-	uint64_t discarded; /* the packets' events_discarded, last of each stream, summed */
 };
 
 /* Reads DIR/metadata and DIR/stream_<n>.  Returns 0, or -1 with a message on
@@ -50,6 +54,12 @@ struct trace_dir {
 int trace_open(struct trace_dir *t, const char *dir);
 /* The next event in time order: 1, or 0 at the end. */
 int trace_next(struct trace_dir *t, struct trace_item *event);
+/* Says on stderr what ended a stream early (a cut or corrupt capture), one
+ * line each; returns how many did. */
+int trace_problems(const struct trace_dir *t, const char *dir);
+/* What the OS discarded: each stream's latest packet's count, summed (the
+ * packets read so far: at the end, all of them). */
+uint64_t trace_discarded(const struct trace_dir *t);
 /* The event's name from the metadata, or "event <id>". */
 const char *trace_event_name(const struct trace_dir *t, uint16_t type);
 void trace_close(struct trace_dir *t);
