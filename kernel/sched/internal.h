@@ -29,6 +29,17 @@ static inline void link_init(struct sched_link *head)
 	head->prev = head;
 }
 
+/* The nodes on head's list, counted under lock. */
+static inline unsigned link_count_locked(struct spinlock *lock, const struct sched_link *head)
+{
+	unsigned n = 0;
+	uint64_t flags = spin_lock_irqsave(lock);
+	for (const struct sched_link *l = head->next; l != head; l = l->next)
+		n++;
+	spin_unlock_irqrestore(lock, flags);
+	return n;
+}
+
 static inline bool link_empty(const struct sched_link *head)
 {
 	return head->next == head;

@@ -149,3 +149,8 @@ bool mutex_is_free(const struct mutex *m)
 {
 	return __atomic_load_n(&m->owner_word, __ATOMIC_ACQUIRE) == 0;
 }
+
+unsigned mutex_waiters(struct mutex *m)
+{
+	return link_count_locked(&m->lock, &m->waiters);
+}

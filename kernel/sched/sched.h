@@ -289,6 +289,8 @@ int waitq_wake_all(struct waitq *queue);
  * as what it waits for is in the state it reads).  For a queue whose waiters
  * wait for different things.  Returns how many threads were woken. */
 int waitq_wake_ready(struct waitq *queue);
+/* How many threads wait on queue now (tests that must see waiters queued). */
+unsigned waitq_waiters(struct waitq *queue);
 
 /* ---- Completions: "this has happened", once and for everybody ------------ */
 
@@ -351,6 +353,8 @@ void mutex_unlock(struct mutex *m);
 bool mutex_held_by_me(const struct mutex *m);
 /* True when nobody owns m (and so nobody waits for it). */
 bool mutex_is_free(const struct mutex *m);
+/* How many threads wait for m now (tests that must see waiters queued). */
+unsigned mutex_waiters(struct mutex *m);
 
 #define mutex_assert_held(m) ASSERT(mutex_held_by_me(m))
 

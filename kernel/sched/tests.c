@@ -257,16 +257,6 @@ static int wait_for_flag(void *arg)
 	return 0;
 }
 
-static unsigned waiters_queued(struct waitq *queue)
-{
-	unsigned n = 0;
-	uint64_t flags = spin_lock_irqsave(&queue->lock);
-	for (struct sched_link *l = queue->waiters.next; l != &queue->waiters; l = l->next)
-		n++;
-	spin_unlock_irqrestore(&queue->lock, flags);
-	return n;
-}
-
 static void wake_ready_wakes_only_the_waiters_whose_condition_holds(struct ktest *t)
 {
 	struct waitq queue;
@@ -275,7 +265,7 @@ static void wake_ready_wakes_only_the_waiters_whose_condition_holds(struct ktest
 	struct thread *ta = thread_create(wait_for_flag, &a, "wait-a", SCHED_PRIORITY_NORMAL);
 	struct thread *tb = thread_create(wait_for_flag, &b, "wait-b", SCHED_PRIORITY_NORMAL);
 	ASSERT_TRUE(t, ta && tb);
-	while (waiters_queued(&queue) < 2)
+	while (waitq_waiters(&queue) < 2)
 		sched_yield();
 	EXPECT_EQ(t, waitq_wake_ready(&queue), 0); /* nobody's flag is set */
 	a.flag = true;
@@ -283,7 +273,7 @@ static void wake_ready_wakes_only_the_waiters_whose_condition_holds(struct ktest
 	EXPECT_EQ(t, thread_join(ta, NULL), 0);
 	EXPECT_TRUE(t, a.done);
 	EXPECT_FALSE(t, b.done);
-	EXPECT_EQ(t, waiters_queued(&queue), 1); /* b sleeps on */
+	EXPECT_EQ(t, waitq_waiters(&queue), 1); /* b sleeps on */
 	b.flag = true;
 	EXPECT_EQ(t, waitq_wake_ready(&queue), 1);
 	EXPECT_EQ(t, thread_join(tb, NULL), 0);

@@ -198,3 +198,8 @@ void semaphore_up(struct semaphore *s)
 	waitq_wake_locked(&s->queue, WAKE_ONE);
 	spin_unlock_irqrestore(&s->queue.lock, flags);
 }
+
+unsigned waitq_waiters(struct waitq *queue)
+{
+	return link_count_locked(&queue->lock, &queue->waiters);
+}

@@ -396,16 +396,6 @@ static void metadata_blocks_are_never_freed_or_allocated(struct ktest *t)
 	vfs_close(file);
 }
 
-static unsigned mutex_waiters(struct mutex *m)
-{
-	unsigned n = 0;
-	uint64_t flags = spin_lock_irqsave(&m->lock);
-	for (struct sched_link *l = m->waiters.next; l != &m->waiters; l = l->next)
-		n++;
-	spin_unlock_irqrestore(&m->lock, flags);
-	return n;
-}
-
 #define RECORD_BYTES 100
 
 static int append_record(void *arg)
