@@ -226,24 +226,15 @@ int jp_attach_where(const char *pattern, bool (*where)(const struct joinpoint *j
 	return handle;
 }
 
-/* Lists detaching slot needs (join points that keep other advice). */
-static unsigned lists_needed_without(unsigned slot)
-{
-	const struct joinpoint *first, *last;
-	jp_section_bounds(&first, &last);
-	unsigned needed = 0;
-	for (const struct joinpoint *jp = first; jp < last; jp++) {
-		unsigned own = jp_list_count_owner(published(jp), slot);
-		needed += own && own < jp_list_length(published(jp));
-	}
-	return needed;
-}
-
-/* The do phase of detach: cannot fail.  Returns the old lists to retire. */
-static struct jp_list *unweave(unsigned slot, uint64_t generation)
+/* The do phase of detach, as far as the free lists go: slot's advice comes
+ * off every join point where it is alone, and off those that keep other
+ * advice while a new list is to be had.  Returns the old lists to retire;
+ * *left counts the join points still to do. */
+static struct jp_list *unweave(unsigned slot, uint64_t generation, unsigned *left)
 {
 	const struct joinpoint *first, *last;
 	struct jp_list *retired = NULL;
+	*left = 0;
 	jp_section_bounds(&first, &last);
 	for (const struct joinpoint *jp = first; jp < last; jp++) {
 		struct jp_list *old = published(jp);
@@ -252,8 +243,11 @@ static struct jp_list *unweave(unsigned slot, uint64_t generation)
 			continue;
 		struct jp_list *list = jp_list_empty(jp);
 		if (own < jp_list_length(old)) {
-			list = jp_list_alloc();
-			ASSERT(list);
+			list = jp_list_available() ? jp_list_alloc() : NULL;
+			if (!list) {
+				(*left)++;
+				continue;
+			}
 			jp_list_build_without(list, old, slot, generation, jp);
 		} else {
 			jp_patch_sites(jp, JP_SITE_NOP);
@@ -264,6 +258,11 @@ static struct jp_list *unweave(unsigned slot, uint64_t generation)
 	return retired;
 }
 
+/* A detach never fails for want of lists: when the pool is short (every
+ * join point holds one and attachments share them), it goes in rounds, each
+ * retiring the lists it replaced and waiting a grace period for them to be
+ * free again.  The pool holds more lists than there are join points, so
+ * every round frees some.  The advice may be freed once this returns. */
 int jp_detach(int handle)
 {
 	if (!jp_may_wait())
@@ -275,11 +274,18 @@ int jp_detach(int handle)
 		spin_unlock(&writer_lock);
 		return -EINVAL;
 	}
-	if (jp_list_available() < lists_needed_without((unsigned)slot)) {
+	uint64_t generation = ++sequence;
+	unsigned left;
+	struct jp_list *retired = unweave((unsigned)slot, generation, &left);
+	while (left) {
 		spin_unlock(&writer_lock);
-		return -ENOMEM;
+		if (retired)
+			free_retired(retired);
+		else
+			jp_synchronize(); /* the lists are another writer's, retired: soon free */
+		spin_lock(&writer_lock);
+		retired = unweave((unsigned)slot, generation, &left);
 	}
-	struct jp_list *retired = unweave((unsigned)slot, ++sequence);
 	attachments[slot].advice = NULL;
 	attachments[slot].generation++;
 	spin_unlock(&writer_lock);

@@ -207,8 +207,10 @@ int jp_attach_where(const char *pattern, bool (*where)(const struct joinpoint *j
  * advice.  When it returns, no CPU runs that advice for this attachment any
  * more (a grace period has passed); a call in progress that ran its before
  * may miss its after (not on a _NOSLEEP join point, whose calls in progress
- * are waited for).  Returns 0, or with nothing changed: -EINVAL (handle is
- * not attached: never was, or detached already), -ENOMEM, -EDEADLK. */
+ * are waited for).  Never short of lists: when the pool is, it detaches in
+ * rounds, a grace period between them.  Returns 0, or with nothing changed:
+ * -EINVAL (handle is not attached: never was, or detached already),
+ * -EDEADLK. */
 int jp_detach(int handle);
 /* Waits until every CPU has left the advice it was running when this was
  * called (a grace period).  Must not be called from advice or interrupts. */

@@ -16,6 +16,7 @@
 #include "kshell/kshell.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
+#include "lib/format.h"
 #include "lib/string.h"
 #include "sched/sched.h"
 #include "time/time.h"
@@ -313,6 +314,78 @@ static void weaving_errors_are_distinct_and_change_nothing(struct ktest *t)
 	EXPECT_EQ(t, jp_detach(handle), -EINVAL);
 	EXPECT_EQ(t, advice_on("jptest.add"), 0);
 	EXPECT_TRUE(t, sites_are("jptest.add", JP_SITE_NOP));
+}
+
+/* Attaches filler advice to one module's join points after another ("vfs.*",
+ * "net.*", ...; not the jptest module's, which the test uses) until fewer
+ * lists than keep are free (a module too large for what is left is passed
+ * over: -ENOMEM).  Returns how many handles it put in handles. */
+static unsigned drain_the_list_pool(int *handles, unsigned max, unsigned keep)
+{
+	static const struct jp_advice filler = {.name = "pool-filler", .before = noop_advice};
+	const struct joinpoint *first, *last;
+	jp_section_bounds(&first, &last);
+	unsigned count = 0;
+	for (const struct joinpoint *jp = first; jp < last && count < max; jp++) {
+		if (jp_list_available() < keep)
+			break;
+		char pattern[64];
+		if (!strcmp(jp->module, "jptest") || !strcmp(jp->module, "sys") ||
+		    snprintf(pattern, sizeof pattern, "%s.*", jp->module) >= (int)sizeof pattern)
+			continue;
+		int handle = jp_attach(pattern, &filler); /* -EEXIST once its module has it */
+		if (handle > 0)
+			handles[count++] = handle;
+	}
+	return count;
+}
+
+/* The join points of the sys module whose names start with one of the
+ * prefixes: where the test's second advice goes. */
+static const char *const beside_patterns[] = {"sys.s*", "sys.g*", "sys.m*", "sys.r*"};
+
+static bool beside_matches(const char *name)
+{
+	for (unsigned i = 0; i < sizeof beside_patterns / sizeof beside_patterns[0]; i++)
+		if (!strncmp(name, beside_patterns[i], strlen(beside_patterns[i]) - 1))
+			return true;
+	return false;
+}
+
+/* A detach that needs more new lists than the pool has free (every join
+ * point holding one, and the advice sharing many join points with another)
+ * still detaches, in rounds, instead of failing and leaving advice its
+ * owner is about to free woven. */
+static void detach_goes_on_when_the_list_pool_is_short(struct ktest *t)
+{
+	static const struct jp_advice shared_advice = {.name = "shared", .before = noop_advice};
+	static const struct jp_advice beside = {.name = "beside", .before = noop_advice};
+	static int fillers[JP_MAX_ATTACHMENTS], besides[4];
+	int shared = jp_attach("sys.*", &shared_advice);
+	ASSERT_TRUE(t, shared > 0);
+	for (unsigned i = 0; i < 4; i++)
+		besides[i] = jp_attach(beside_patterns[i], &beside);
+	const struct joinpoint *first, *last, *probe = NULL;
+	jp_section_bounds(&first, &last);
+	unsigned needed = 0;
+	for (const struct joinpoint *jp = first; jp < last; jp++)
+		if (!strncmp(jp->name, "sys.", 4) && beside_matches(jp->name)) {
+			needed++;
+			probe = jp;
+		}
+	ASSERT_TRUE(t, probe != NULL);
+	unsigned filled = drain_the_list_pool(fillers, JP_MAX_ATTACHMENTS - 8, needed);
+	EXPECT_TRUE(t, jp_list_available() < needed); /* the case under test */
+	EXPECT_EQ(t, advice_on(probe->name), 2);
+	EXPECT_EQ(t, jp_detach(shared), 0);
+	EXPECT_EQ(t, advice_on(probe->name), 1);
+	EXPECT_EQ(t, advice_on("sys.close"), 0); /* the shared advice alone was there */
+	for (unsigned i = 0; i < filled; i++)
+		EXPECT_EQ(t, jp_detach(fillers[i]), 0);
+	for (unsigned i = 0; i < 4; i++)
+		if (besides[i] > 0)
+			EXPECT_EQ(t, jp_detach(besides[i]), 0);
+	EXPECT_EQ(t, advice_on(probe->name), 0);
 }
 
 /* Does one pattern weave every join point it matches, and only those? */
@@ -1203,6 +1276,7 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(advice_calling_a_joinpoint_does_not_recurse),
 	    KTEST_CASE(nested_joinpoints_each_run_advice),
 	    KTEST_CASE(weaving_errors_are_distinct_and_change_nothing),
+	    KTEST_CASE(detach_goes_on_when_the_list_pool_is_short),
 	    KTEST_CASE(pattern_attaches_every_match), KTEST_CASE(advice_runs_on_the_interrupt_path),
 	    KTEST_CASE(attach_detach_while_hammered), KTEST_CASE(weaving_from_advice_is_refused),
 	    KTEST_CASE(irq_entry_runs_advice_inside_the_interrupt),

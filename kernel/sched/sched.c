@@ -100,10 +100,9 @@ static struct run_queue *rq_of(const struct thread *t)
 
 bool sched_may_wake_here(void)
 {
-	uint64_t flags = irq_save(); /* this CPU's queue while we look */
-	bool held = this_rq()->lock.owner_cpu == (int)this_cpu_id();
-	irq_restore(flags);
-	return !held;
+	struct cpu *cpu = this_cpu(); /* preemption is off: it stays this CPU */
+	const struct run_queue *rq = cpu->sched;
+	return rq->lock.owner_cpu != (int)cpu->id;
 }
 
 /* Locks this CPU's run queue.  Interrupts go off first: until then the

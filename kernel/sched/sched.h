@@ -153,7 +153,7 @@ bool sched_wakeup(struct thread *t);
 /* False while this CPU holds its run queue's lock (the sched.switch join
  * point's advice runs there): a wake-up from here would take that lock
  * again.  Code that may run at any join point asks before it wakes a thread
- * (the msg binding, whose message wakes the monitor). */
+ * (the msg binding, whose message wakes the monitor).  Preemption off. */
 bool sched_may_wake_here(void);
 /* Switches now if this CPU was asked to reschedule and may: preempt_enable
  * calls it when the preemption count drops to 0 with interrupts on. */
