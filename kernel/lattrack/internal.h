@@ -111,6 +111,13 @@ void lattrack_report_event(struct lattrack *tracker, struct lattrack_event *even
 void lattrack_note_max(struct lattrack *tracker, uint64_t delay_tsc);
 bool lattrack_contains_unlocked(struct lattrack *tracker, const void *key, unsigned length);
 
+/* Keys older than ten timeouts are collected; a timeout too large to
+ * multiply keeps them for ever rather than wrapping to a few ns. */
+static inline uint64_t lattrack_gc_age_for(uint64_t timeout_ns)
+{
+	return timeout_ns > UINT64_MAX / 10 ? UINT64_MAX : 10 * timeout_ns;
+}
+
 static inline void *lattrack_event_priv(const struct lattrack *tracker,
 					struct lattrack_event *event)
 {

@@ -610,12 +610,17 @@ static int configure(struct lattrack *tracker, const struct kind *kind, void *an
 	lattrack_set_timeout_ns(tracker, timeout_ns);
 	lattrack_set_callback(tracker, callback ? callback : on_slow, context);
 	if (timeout_ns) /* what never comes out is collected, reported GC */
-		lattrack_set_gc_age_ns(tracker, 10 * timeout_ns);
+		lattrack_set_gc_age_ns(tracker, lattrack_gc_age_for(timeout_ns));
 	return lattrack_enable(tracker);
 }
 
-int lattrack_attach_kind_callback(const char *name, const char *kind_name, uint64_t threshold_ns,
-				  uint64_t timeout_ns, lattrack_callback callback, void *context)
+/* The instances change one caller at a time (the shell's thread, kcmd's, a
+ * host's control line): a free slot found is the caller's until it is
+ * filled, and a tracker detached is nobody else's half-made one. */
+static struct mutex instances_lock = MUTEX_INIT(instances_lock, "lattrack.kinds");
+
+static int attach_kind_locked(const char *name, const char *kind_name, uint64_t threshold_ns,
+			      uint64_t timeout_ns, lattrack_callback callback, void *context)
 {
 	char pattern[PATTERN_MAX];
 	const struct kind *kind = kind_name ? kind_named(kind_name, pattern) : NULL;
@@ -649,6 +654,16 @@ out_destroy:
 	return error;
 }
 
+int lattrack_attach_kind_callback(const char *name, const char *kind_name, uint64_t threshold_ns,
+				  uint64_t timeout_ns, lattrack_callback callback, void *context)
+{
+	mutex_lock(&instances_lock);
+	int error =
+	    attach_kind_locked(name, kind_name, threshold_ns, timeout_ns, callback, context);
+	mutex_unlock(&instances_lock);
+	return error;
+}
+
 int lattrack_attach_kind(const char *name, const char *kind_name, uint64_t threshold_ns,
 			 uint64_t timeout_ns)
 {
@@ -660,9 +675,11 @@ int lattrack_detach(const char *name)
 	struct lattrack *tracker = lattrack_get(name);
 	if (!tracker)
 		return -ENOENT;
+	mutex_lock(&instances_lock);
 	for (int i = 0; i < LATTRACK_TRACKERS_MAX; i++)
 		if (instances[i].tracker == tracker)
 			detach_instance(i);
+	mutex_unlock(&instances_lock);
 	lattrack_destroy(tracker);
 	lattrack_put(tracker);
 	return 0;

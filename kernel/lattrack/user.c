@@ -70,13 +70,6 @@ static int share(struct lattrack *tracker, uint32_t uid)
 	return error;
 }
 
-/* Keys older than ten timeouts are collected; a timeout too large to
- * multiply keeps them for ever rather than wrapping to a few ns. */
-static uint64_t gc_age_for(uint64_t timeout_ns)
-{
-	return timeout_ns > UINT64_MAX / 10 ? UINT64_MAX : 10 * timeout_ns;
-}
-
 static int configure(struct lattrack *tracker, const struct lattrack_config *config, uint32_t uid)
 {
 	tracker->kind = "user";
@@ -87,7 +80,7 @@ static int configure(struct lattrack *tracker, const struct lattrack_config *con
 	if (!error)
 		error = lattrack_set_timeout_ns(tracker, config->timeout_ns);
 	if (!error && config->timeout_ns)
-		error = lattrack_set_gc_age_ns(tracker, gc_age_for(config->timeout_ns));
+		error = lattrack_set_gc_age_ns(tracker, lattrack_gc_age_for(config->timeout_ns));
 	if (!error)
 		error = lattrack_set_key_size(tracker, config->key_size ? config->key_size
 									: USER_DEFAULT_KEY_SIZE);
