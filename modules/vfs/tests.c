@@ -14,6 +14,7 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "pipe/pipe.h"
+#include "sched/one_cpu_case.h"
 #include "sched/sched.h"
 #include "time/time.h"
 #include "vfs/vfs.h"
@@ -494,7 +495,13 @@ static int poll_until_readable(void *arg)
 
 #define OTHER_PIPE_WRITES 100
 
-static void poller_sleeps_through_other_pipes_traffic(struct ktest *t)
+/* On one CPU, so that the other pipe's writes never land while the poller
+ * scans (a notification of any bucket during its scan sends it round once
+ * more, by design).  Notifications that name no object (the console, a
+ * socket's close) still wake it, however many the rest of the system makes
+ * meanwhile: the bound is half the writes, where waking for each would make
+ * them all. */
+static void poller_sleeps_through_other_pipes_traffic_body(struct ktest *t)
 {
 	struct vfs_file *watched_r, *watched_w, *other_r, *other_w;
 	char c;
@@ -522,14 +529,13 @@ static void poller_sleeps_through_other_pipes_traffic(struct ktest *t)
 	unsigned rounds_before_own = poller.rounds;
 	EXPECT_EQ(t, vfs_write(watched_w, "y", 1), 1);
 	EXPECT_EQ(t, thread_join(thread, NULL), 0);
-	/* Every notification on the other pipe used to wake the poller; a few
-	 * that name no object (the console, a socket's close) still may. */
-	EXPECT_TRUE(t, rounds_before_own < OTHER_PIPE_WRITES / 5);
+	EXPECT_TRUE(t, rounds_before_own < OTHER_PIPE_WRITES / 2);
 	vfs_close(watched_r);
 	vfs_close(watched_w);
 	vfs_close(other_r);
 	vfs_close(other_w);
 }
+ONE_CPU_CASE(poller_sleeps_through_other_pipes_traffic)
 
 struct pipe_job {
 	struct vfs_file *file;
