@@ -507,14 +507,19 @@ static void poller_sleeps_through_other_pipes_traffic_body(struct ktest *t)
 	char c;
 	ASSERT_EQ(t, pipe_create(0, &watched_r, &watched_w), 0);
 	ASSERT_EQ(t, pipe_create(0, &other_r, &other_w), 0);
-	/* Two pipes may share a bucket (a needless wake-up each): pick another. */
-	for (unsigned i = 0; i < 8 && vfs_poll_bucket(watched_r->ops->poll_key(watched_r)) ==
-					  vfs_poll_bucket(other_r->ops->poll_key(other_r));
-	     i++) {
-		vfs_close(other_r);
-		vfs_close(other_w);
+	/* Two pipes may share a bucket (a needless wake-up each): pick another,
+	 * keeping the ones passed over open until the end, or the allocator
+	 * would hand the same memory, and so the same bucket, straight back. */
+	struct vfs_file *passed_over[16];
+	unsigned passed = 0;
+	while (passed + 2 <= 16 && vfs_poll_bucket(watched_r->ops->poll_key(watched_r)) ==
+				       vfs_poll_bucket(other_r->ops->poll_key(other_r))) {
+		passed_over[passed++] = other_r;
+		passed_over[passed++] = other_w;
 		ASSERT_EQ(t, pipe_create(0, &other_r, &other_w), 0);
 	}
+	EXPECT_TRUE(t, vfs_poll_bucket(watched_r->ops->poll_key(watched_r)) !=
+			   vfs_poll_bucket(other_r->ops->poll_key(other_r)));
 	struct pipe_poller poller = {.file = watched_r};
 	struct thread *thread =
 	    thread_create(poll_until_readable, &poller, "poller", SCHED_PRIORITY_NORMAL);
@@ -534,6 +539,8 @@ static void poller_sleeps_through_other_pipes_traffic_body(struct ktest *t)
 	vfs_close(watched_w);
 	vfs_close(other_r);
 	vfs_close(other_w);
+	for (unsigned i = 0; i < passed; i++)
+		vfs_close(passed_over[i]);
 }
 ONE_CPU_CASE(poller_sleeps_through_other_pipes_traffic)
 
