@@ -405,7 +405,7 @@ static bool disk_mounted_locked(const struct block_device *disk)
 	return false;
 }
 
-static void release_fs(struct ext2_fs *fs, struct ext2_node *root, int root_refs);
+static void release_fs(struct ext2_fs *fs, struct ext2_node *root);
 
 /* Reads the superblock and the root and puts fs on the mounted list
  * (ext2_lock held): from then on another mount of the disk is -EBUSY. */
@@ -449,7 +449,7 @@ int ext2_mount(struct block_device *disk, const char *path)
 		error = vfs_mount(path, &root->vnode);
 		if (error) { /* nothing was written: the disk is free again */
 			mutex_lock(&ext2_lock);
-			release_fs(fs, root, 3);
+			release_fs(fs, root);
 			mutex_unlock(&ext2_lock);
 		}
 	}
@@ -521,10 +521,9 @@ static bool only_root_left(struct ext2_fs *fs, struct ext2_node *root)
 	       __atomic_load_n(&root->vnode.refs, __ATOMIC_ACQUIRE) == 4;
 }
 
-/* Lets go of a synced, unused file system, whose root root_refs references
- * hold besides the VFS's.  The struct stays (marked) so that a write-back
- * item queued late finds it and does nothing. */
-static void release_fs(struct ext2_fs *fs, struct ext2_node *root, int root_refs)
+/* Lets go of a synced, unused file system.  The struct stays (marked) so
+ * that a write-back item queued late finds it and does nothing. */
+static void release_fs(struct ext2_fs *fs, struct ext2_node *root)
 {
 	struct ext2_fs **link = &ext2_mounted;
 	while (*link != fs)
@@ -533,7 +532,7 @@ static void release_fs(struct ext2_fs *fs, struct ext2_node *root, int root_refs
 	fs->unmounted = true;
 	fs->live = NULL;
 	pcache_forget(&root->mapping, 0);
-	for (int i = 0; i < root_refs; i++)
+	for (int i = 0; i < 3; i++)
 		vfs_node_put(&root->vnode); /* the VFS's entry keeps the last one, if any */
 	pcache_forget(&fs->meta, 0);
 }
@@ -550,7 +549,7 @@ int ext2_unmount(struct vfs_node *vroot)
 	if (!error && !only_root_left(fs, root))
 		error = -EBUSY;
 	if (!error)
-		release_fs(fs, root, 3);
+		release_fs(fs, root);
 	mutex_unlock(&ext2_lock);
 	if (!error)
 		pr_info("ext2: %s unmounted\n", fs->disk->name);

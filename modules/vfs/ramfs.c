@@ -566,16 +566,16 @@ static size_t write_pages(struct ram_node *file, const void *buffer, size_t leng
 	return done;
 }
 
-/* Writes at offset, or at the end when offset is NULL (O_APPEND: the end is
- * read under ramfs_lock, which every writer holds); *offset is then where. */
-static int64_t ramfs_write_at(struct vfs_file *file, const void *buffer, size_t length,
+/* Writes at *offset, or with at_end at the end (O_APPEND: the end is read
+ * under ramfs_lock, which every writer holds); *offset is then where. */
+static int64_t ramfs_write_at(struct vfs_file *file, const void *buffer, size_t length, bool at_end,
 			      uint64_t *offset)
 {
 	struct vfs_node *node = file->node;
 	if (length == 0)
 		return 0;
 	mutex_lock(&ramfs_lock);
-	uint64_t at = *offset == UINT64_MAX ? node->size : *offset;
+	uint64_t at = at_end ? node->size : *offset;
 	int err = at + length < at || at + length > file_size_limit() ? -EFBIG : 0;
 	if (!err)
 		err = ensure_slots(ram(node), pages_for(at + length));
@@ -594,15 +594,13 @@ static int64_t ramfs_write_at(struct vfs_file *file, const void *buffer, size_t 
 static int64_t ramfs_write(struct vfs_file *file, const void *buffer, size_t length,
 			   uint64_t offset)
 {
-	if (offset == UINT64_MAX)
-		return -EFBIG;
-	return ramfs_write_at(file, buffer, length, &offset);
+	return ramfs_write_at(file, buffer, length, false, &offset);
 }
 
 static int64_t ramfs_append(struct vfs_file *file, const void *buffer, size_t length, uint64_t *end)
 {
-	uint64_t at = UINT64_MAX;
-	int64_t n = ramfs_write_at(file, buffer, length, &at);
+	uint64_t at = 0;
+	int64_t n = ramfs_write_at(file, buffer, length, true, &at);
 	if (n > 0)
 		*end = at + (uint64_t)n;
 	return n;

@@ -32,7 +32,6 @@ struct collector {
 	const struct latency_filter *filter;
 	struct thread_state threads[LATENCY_THREADS];
 	unsigned thread_count;
-	int threads_merged;                  /* said that threads past the table share a slot */
 	int32_t current[TRACE_READ_STREAMS]; /* index in threads, -1: unknown */
 };
 
@@ -51,26 +50,15 @@ static int kind_of(struct latency_table *table, const char *name)
 	return (int)table->kind_count++;
 }
 
-/* Threads past the table share its last slot (their calls may pair across
- * threads); said once, on stderr, so that no figure is trusted blindly. */
-static struct thread_state *shared_last_slot(struct thread_state *threads, unsigned size, int *said)
-{
-	if (!*said)
-		fprintf(stderr,
-			"analyze: more than %u threads: the rest share one slot, and their "
-			"latencies may mix\n",
-			size);
-	*said = 1;
-	return &threads[size - 1];
-}
-
 static struct thread_state *thread_of(struct collector *c, int32_t tid)
 {
 	for (unsigned i = 0; i < c->thread_count; i++)
 		if (c->threads[i].tid == tid)
 			return &c->threads[i];
-	if (c->thread_count == LATENCY_THREADS)
-		return shared_last_slot(c->threads, LATENCY_THREADS, &c->threads_merged);
+	if (c->thread_count == LATENCY_THREADS) {
+		trace_note_threads_shared(LATENCY_THREADS);
+		return &c->threads[LATENCY_THREADS - 1];
+	}
 	c->threads[c->thread_count] = (struct thread_state){.tid = tid};
 	return &c->threads[c->thread_count++];
 }

@@ -76,8 +76,10 @@ static struct thread_state *thread_of(struct collector *c, int32_t tid)
 	for (unsigned i = 0; i < c->thread_count; i++)
 		if (c->threads[i].tid == tid)
 			return &c->threads[i];
-	if (c->thread_count == THREADS_MAX)
+	if (c->thread_count == THREADS_MAX) {
+		trace_note_threads_shared(THREADS_MAX);
 		return &c->threads[THREADS_MAX - 1]; /* the rest share it: their calls mix */
+	}
 	c->threads[c->thread_count] = (struct thread_state){.tid = tid, .request = -1};
 	return &c->threads[c->thread_count++];
 }

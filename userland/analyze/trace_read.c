@@ -174,6 +174,17 @@ static int advance(struct trace_stream *s, unsigned cpu)
 	return 1;
 }
 
+void trace_note_threads_shared(unsigned kept)
+{
+	static int said;
+	if (!said)
+		fprintf(stderr,
+			"analyze: more than %u threads: the rest share one slot, and their "
+			"calls may mix\n",
+			kept);
+	said = 1;
+}
+
 uint64_t trace_discarded(const struct trace_dir *t)
 {
 	uint64_t discarded = 0;

@@ -57,6 +57,9 @@ int trace_next(struct trace_dir *t, struct trace_item *event);
 /* Says on stderr what ended a stream early (a cut or corrupt capture), one
  * line each; returns how many did. */
 int trace_problems(const struct trace_dir *t, const char *dir);
+/* Says once, on stderr, that threads past the kept ones share a slot (their
+ * calls may pair across threads), so that no figure is trusted blindly. */
+void trace_note_threads_shared(unsigned kept);
 /* What the OS discarded: each stream's latest packet's count, summed (the
  * packets read so far: at the end, all of them). */
 uint64_t trace_discarded(const struct trace_dir *t);
