@@ -128,6 +128,7 @@ static struct aspect *link_fresh(struct ktest *t, const char *name, enum aspect_
 	err = aspect_link(a, binding);
 	if (!EXPECT_EQ(t, err, 0)) {
 		aspect_unload(a);
+		aspect_put(a);
 		return NULL;
 	}
 	return a;
@@ -151,6 +152,7 @@ static void unlink_and_unload(struct aspect *a)
 		return;
 	aspect_unlink(a); /* -EINVAL when a dead monitor took it down already */
 	aspect_unload(a);
+	aspect_put(a);
 	scope_set_msg_mode(0, 0);
 	end_monitor();
 }
@@ -551,6 +553,7 @@ static void msg_monitor_sleeps_between_samples(struct ktest *t)
 		EXPECT_TRUE(t, monitor_woke_while_quiet());
 		aspect_unlink(rings);
 		aspect_unload(rings);
+		aspect_put(rings);
 	}
 	unlink_and_unload(a);
 }

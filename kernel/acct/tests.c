@@ -560,6 +560,7 @@ static void aspect_links_direct_only(struct ktest *t)
 	EXPECT_EQ(t, aspect_link(aspect, ASPECT_BINDING_SHM), -EPERM);
 	EXPECT_EQ(t, acct_free_token(token), 0);
 	acct_detach_kernel_thread();
+	aspect_put(aspect);
 }
 
 /* An aspect someone linked by hand before the first token: is it used, with
@@ -589,6 +590,7 @@ static void aspect_linked_by_hand_is_used(struct ktest *t)
 	EXPECT_EQ(t, acct_free_token(a), 0);
 	EXPECT_EQ(t, acct_free_token(b), 0);
 	acct_detach_kernel_thread();
+	aspect_put(aspect);
 }
 
 /* Unlinked by another hand while a token stays started (the guard reports
@@ -619,6 +621,7 @@ static void aspect_unlinked_under_a_started_token_is_an_error_then_linked_again(
 	EXPECT_EQ(t, acct_free_token(a), 0);
 	EXPECT_EQ(t, acct_free_token(b), 0);
 	acct_detach_kernel_thread();
+	aspect_put(aspect);
 }
 
 /* ---- The page cache and work queues charge the activity ---------------- */

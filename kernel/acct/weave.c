@@ -52,8 +52,8 @@ static void aspect_unlinked(const char *name)
 		acct_sever_owners();
 }
 
-/* The loaded aspect, loading the embedded object if need be; NULL when it
- * cannot be loaded (reported). */
+/* The loaded aspect, loading the embedded object if need be, referenced
+ * (aspect_put); NULL when it cannot be loaded (reported). */
 static struct aspect *accounting_aspect(void)
 {
 	int err = acct_native_register();
@@ -112,6 +112,7 @@ static void weave(bool force)
 		__atomic_store_n(&unlinking_thread, NULL, __ATOMIC_RELAXED);
 	}
 	mutex_unlock(&weave_lock);
+	aspect_put(aspect);
 }
 
 void acct_weave_update(void)

@@ -288,6 +288,17 @@ static bool changes_weaving(uint32_t op)
 	       op == SCOPE_RELINK || op == SCOPE_UNLINK || op == SCOPE_UNLOAD || op == SCOPE_CLEAR;
 }
 
+static long on_aspect(const struct scope_ctl *c, struct aspect *a)
+{
+	switch (c->op) {
+	case SCOPE_LINK: return aspect_link(a, (enum aspect_binding)c->binding);
+	case SCOPE_RELINK: return aspect_relink(a, (enum aspect_binding)c->binding);
+	case SCOPE_UNLINK: return aspect_unlink(a);
+	case SCOPE_UNLOAD: return aspect_unload(a);
+	default: return -EINVAL;
+	}
+}
+
 static long control(struct scope_ctl *c, struct text *t)
 {
 	c->name[sizeof c->name - 1] = c->counter[sizeof c->counter - 1] = '\0';
@@ -321,6 +332,8 @@ static long control(struct scope_ctl *c, struct text *t)
 		if (!error &&
 		    aspect_get_stats(a, &stats) == 0) /* the answer names what was loaded */
 			strlcpy(c->name, stats.name, sizeof c->name);
+		if (!error)
+			aspect_put(a);
 		return error;
 	}
 	if (c->op == SCOPE_SET_MSG_MODE) {
@@ -346,13 +359,9 @@ static long control(struct scope_ctl *c, struct text *t)
 		snprintf(c->error, sizeof c->error, "no aspect called '%s'", c->name);
 		return -ENOENT;
 	}
-	switch (c->op) {
-	case SCOPE_LINK: return aspect_link(a, (enum aspect_binding)c->binding);
-	case SCOPE_RELINK: return aspect_relink(a, (enum aspect_binding)c->binding);
-	case SCOPE_UNLINK: return aspect_unlink(a);
-	case SCOPE_UNLOAD: return aspect_unload(a);
-	default: return -EINVAL;
-	}
+	long result = on_aspect(c, a);
+	aspect_put(a);
+	return result;
 }
 
 /* ---- The linker's own words reach the caller ----------------------------- */

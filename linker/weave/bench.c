@@ -223,6 +223,7 @@ static int cmd_bindbench(int argc, char **argv)
 		kshell_print("bind_bench: binding failed (%d)\n", err);
 	scope_set_msg_mode(0, 0);
 	thread_set_affinity(thread_current(), saved);
+	aspect_put(a);
 	kshell_print("bind_bench: done\n");
 	return err;
 }

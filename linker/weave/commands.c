@@ -55,6 +55,7 @@ static int do_load(const char *what)
 		return err;
 	}
 	kshell_print("aspect %s loaded (%u advice)\n", aspect->name, aspect->object.advice_count);
+	aspect_put(aspect);
 	return 0;
 }
 
@@ -78,10 +79,10 @@ static int do_bind(struct aspect *aspect, const char *verb, const char *binding_
 	return err;
 }
 
-static void print_counters(struct aspect *aspect)
+/* Prints a copy taken under the linker's lock: the counters of a live
+ * aspect move to the retained table when another thread unloads it. */
+static void print_store(const struct linker_counters *store)
 {
-	linker_collect_for_print(aspect);
-	const struct linker_counters *store = aspect->counters;
 	for (unsigned i = 0; i < MS_MAX_COUNTERS; i++)
 		if (store->counters[i].state == LINKER_SLOT_USED)
 			kshell_print("counter   %-32s %ld\n", store->counters[i].name,
@@ -101,16 +102,23 @@ static void print_counters(struct aspect *aspect)
 	}
 }
 
-void aspect_print_counters(struct aspect *aspect)
+static int print_counters(const char *name)
 {
-	print_counters(aspect);
+	struct linker_counters *store = kmalloc(sizeof *store);
+	if (!store)
+		return -ENOMEM;
+	struct aspect_counters_owner owner;
+	int err = aspect_copy_counters(name, store, &owner);
+	if (err)
+		kshell_print("aspect: no aspect '%s' loaded, nor values kept of one\n", name);
+	else
+		print_store(store);
+	kfree(store);
+	return err;
 }
 
-static int with_aspect(int argc, char **argv)
+static int on_aspect(struct aspect *aspect, int argc, char **argv)
 {
-	struct aspect *aspect = named(argv[2]);
-	if (!aspect)
-		return -ENOENT;
 	const char *verb = argv[1];
 	if ((strcmp(verb, "link") == 0 || strcmp(verb, "relink") == 0) && argc == 4)
 		return do_bind(aspect, verb, argv[3]);
@@ -122,11 +130,19 @@ static int with_aspect(int argc, char **argv)
 		return aspect_unload(aspect);
 	if (strcmp(verb, "stats") == 0)
 		return stats_one(aspect, NULL);
-	if (strcmp(verb, "counters") == 0) {
-		print_counters(aspect);
-		return 0;
-	}
 	return KSHELL_USAGE;
+}
+
+static int with_aspect(int argc, char **argv)
+{
+	if (strcmp(argv[1], "counters") == 0)
+		return argc == 3 ? print_counters(argv[2]) : KSHELL_USAGE;
+	struct aspect *aspect = named(argv[2]);
+	if (!aspect)
+		return -ENOENT;
+	int result = on_aspect(aspect, argc, argv);
+	aspect_put(aspect);
+	return result;
 }
 
 static int cmd_aspect(int argc, char **argv)

@@ -62,6 +62,7 @@ struct aspect {
 	uint64_t budget_ns;
 	int failure_pending; /* atomic: the reaper unlinks it */
 	char last_failure[128];
+	unsigned refs; /* atomic: the table's, and one per aspect_find or load caller */
 };
 
 /* ---- Bindings ---------------------------------------------------------------
@@ -137,9 +138,8 @@ void linker_unbind(struct aspect *aspect, enum aspect_binding binding);
 /* Makes `to` (woven) the active binding, then unbinds `from` (unless NONE). */
 void linker_switch_binding(struct aspect *aspect, enum aspect_binding from, enum aspect_binding to);
 /* Lets every woven binding merge what it counted elsewhere (control mutex
- * held); linker_collect_for_print takes the mutex itself. */
+ * held). */
 void linker_collect(struct aspect *aspect);
-void linker_collect_for_print(struct aspect *aspect);
 
 /* ---- Kernel memory for aspects (memory.c) --------------------------------- */
 

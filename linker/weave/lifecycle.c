@@ -110,6 +110,15 @@ static void free_aspect(struct aspect *aspect)
 	kfree(aspect);
 }
 
+/* One reference more, for a caller; under the control mutex (the table's
+ * reference keeps it alive meanwhile).  NULL stays NULL. */
+static struct aspect *get_locked(struct aspect *aspect)
+{
+	if (aspect)
+		__atomic_fetch_add(&aspect->refs, 1, __ATOMIC_RELAXED);
+	return aspect;
+}
+
 static struct aspect *new_aspect(const void *image, size_t size)
 {
 	struct aspect *aspect = kzalloc(sizeof *aspect);
@@ -124,6 +133,7 @@ static struct aspect *new_aspect(const void *image, size_t size)
 	memcpy(aspect->image, image, size);
 	aspect->image_size = size;
 	aspect->state = ASPECT_LOADING;
+	aspect->refs = 1; /* the table's, once it is in it */
 	aspect->slot[0] = aspect->slot[1] = -1;
 	aspect->budget_ns = linker_default_budget_ns();
 	return aspect;
@@ -239,6 +249,7 @@ static int load(const void *image, size_t size, struct aspect **result, char *er
 		aspect->state = ASPECT_LOADED;
 		table[table_count++] = aspect;
 		drop_retained_locked(aspect->name); /* a new life: the old values go */
+		*result = get_locked(aspect);
 	}
 	mutex_unlock(&control);
 	if (err)
@@ -246,7 +257,6 @@ static int load(const void *image, size_t size, struct aspect **result, char *er
 	linker_guard_init();
 	linker_emit_init();
 	start_reaper();
-	*result = aspect;
 	return 0;
 
 out_free_regions:
@@ -369,6 +379,10 @@ int aspect_unload(struct aspect *aspect)
 	if (!aspect)
 		return -EINVAL;
 	mutex_lock(&control);
+	if (aspect->state == ASPECT_GONE) { /* another caller unloaded it */
+		mutex_unlock(&control);
+		return -ENOENT;
+	}
 	if (aspect->state == ASPECT_LIVE)
 		unlink_locked(aspect);
 	if (aspect->weave_count) {
@@ -381,8 +395,7 @@ int aspect_unload(struct aspect *aspect)
 	aspect->state = ASPECT_GONE;
 	retain_locked(aspect);
 	mutex_unlock(&control);
-	linker_free_regions(aspect);
-	free_aspect(aspect);
+	aspect_put(aspect); /* the table's reference */
 	return 0;
 }
 
@@ -391,9 +404,18 @@ struct aspect *aspect_find(const char *name)
 	if (!name)
 		return NULL;
 	mutex_lock(&control);
-	struct aspect *aspect = find_locked(name);
+	struct aspect *aspect = get_locked(find_locked(name));
 	mutex_unlock(&control);
 	return aspect;
+}
+
+void aspect_put(struct aspect *aspect)
+{
+	if (!aspect || __atomic_sub_fetch(&aspect->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	ASSERT(aspect->state == ASPECT_GONE);
+	linker_free_regions(aspect);
+	free_aspect(aspect);
 }
 
 int aspect_for_each(int (*fn)(struct aspect *aspect, void *arg), void *arg)
@@ -401,14 +423,16 @@ int aspect_for_each(int (*fn)(struct aspect *aspect, void *arg), void *arg)
 	struct aspect *snapshot[ASPECT_MAX];
 	mutex_lock(&control);
 	unsigned count = table_count;
-	memcpy(snapshot, table, count * sizeof table[0]);
+	for (unsigned i = 0; i < count; i++)
+		snapshot[i] = get_locked(table[i]);
 	mutex_unlock(&control);
+	int result = 0;
 	for (unsigned i = 0; i < count; i++) {
-		int result = fn(snapshot[i], arg);
-		if (result)
-			return result;
+		if (!result)
+			result = fn(snapshot[i], arg);
+		aspect_put(snapshot[i]);
 	}
-	return 0;
+	return result;
 }
 
 int aspect_get_stats(struct aspect *aspect, struct aspect_stats *stats)
@@ -441,7 +465,7 @@ int64_t aspect_counter_value(struct aspect *aspect, const char *name)
 	mutex_lock(&control);
 	if (aspect->state == ASPECT_LIVE)
 		linker_collect(aspect);
-	int64_t value = linker_counter_get(aspect->counters, name);
+	int64_t value = aspect->counters ? linker_counter_get(aspect->counters, name) : 0;
 	mutex_unlock(&control);
 	return value;
 }
@@ -452,7 +476,7 @@ bool aspect_has_counter(struct aspect *aspect, const char *name)
 	mutex_lock(&control);
 	if (aspect->state == ASPECT_LIVE)
 		linker_collect(aspect);
-	for (unsigned i = 0; i < MS_MAX_COUNTERS && !found; i++) {
+	for (unsigned i = 0; aspect->counters && i < MS_MAX_COUNTERS && !found; i++) {
 		const struct linker_counter *c = &aspect->counters->counters[i];
 		found = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == LINKER_SLOT_USED &&
 			strcmp(c->name, name) == 0;
@@ -466,7 +490,8 @@ uint64_t aspect_histogram_count(struct aspect *aspect, const char *name)
 	mutex_lock(&control);
 	if (aspect->state == ASPECT_LIVE)
 		linker_collect(aspect);
-	const struct linker_histogram *h = linker_hist_find(aspect->counters, name);
+	const struct linker_histogram *h =
+	    aspect->counters ? linker_hist_find(aspect->counters, name) : NULL;
 	uint64_t count = h ? __atomic_load_n(&h->count, __ATOMIC_RELAXED) : 0;
 	mutex_unlock(&control);
 	return count;
@@ -509,14 +534,6 @@ int aspect_clear_counters(const char *name)
 		result = -ENOENT;
 	mutex_unlock(&control);
 	return result;
-}
-
-void linker_collect_for_print(struct aspect *aspect)
-{
-	mutex_lock(&control);
-	if (aspect->state == ASPECT_LIVE)
-		linker_collect(aspect);
-	mutex_unlock(&control);
 }
 
 void aspect_count_drop(struct aspect *aspect)

@@ -72,8 +72,12 @@ static void every_example_loads_and_unloads(struct ktest *t)
 			continue;
 		EXPECT_TRUE(t, strcmp(aspect->name, names[i]) == 0);
 		EXPECT_TRUE(t, aspect->object.advice_count >= 1);
-		EXPECT_TRUE(t, aspect_find(names[i]) == aspect);
+		struct aspect *found = aspect_find(names[i]);
+		EXPECT_TRUE(t, found == aspect);
+		aspect_put(found);
 		EXPECT_EQ(t, aspect_unload(aspect), 0);
+		EXPECT_EQ(t, aspect_unload(aspect), -ENOENT); /* once only */
+		aspect_put(aspect);
 		EXPECT_TRUE(t, aspect_find(names[i]) == NULL);
 	}
 }
@@ -94,6 +98,7 @@ static void callcount_counts_every_call_direct(struct ktest *t)
 	stat_root(t, CALLS); /* not counted: unlinked */
 	EXPECT_EQ(t, aspect_counter_value(aspect, "vfs.stat"), CALLS);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 }
 
 static void counts_carry_over_relink_and_unlink(struct ktest *t)
@@ -110,6 +115,7 @@ static void counts_carry_over_relink_and_unlink(struct ktest *t)
 	stat_root(t, CALLS);
 	EXPECT_EQ(t, aspect_counter_value(aspect, "vfs.stat"), 2 * CALLS);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 }
 
 static void bindings_not_built_in_are_refused(struct ktest *t)
@@ -120,6 +126,7 @@ static void bindings_not_built_in_are_refused(struct ktest *t)
 	if (!linker_binding_ops(ASPECT_BINDING_SHM))
 		EXPECT_EQ(t, aspect_link(aspect, ASPECT_BINDING_SHM), -ENOSYS);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 }
 
 static void latency_fills_a_histogram_per_joinpoint(struct ktest *t)
@@ -131,6 +138,7 @@ static void latency_fills_a_histogram_per_joinpoint(struct ktest *t)
 	EXPECT_EQ(t, aspect_histogram_count(aspect, "vfs.stat_ns"), CALLS);
 	EXPECT_EQ(t, aspect_counter_value(aspect, "untimed"), 0);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 }
 
 /* Do an aspect's counters stay readable once it is unlinked and unloaded,
@@ -147,6 +155,7 @@ static void unloaded_aspect_keeps_its_last_values(struct ktest *t)
 	stat_root(t, CALLS);
 	EXPECT_EQ(t, aspect_clear_counters("callcount"), -EBUSY);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 	ASSERT_EQ(t, aspect_copy_counters("callcount", store, &owner), 0);
 	EXPECT_EQ(t, owner.state, ASPECT_GONE);
 	EXPECT_EQ(t, linker_counter_get(store, "vfs.stat"), CALLS);
@@ -159,12 +168,14 @@ static void unloaded_aspect_keeps_its_last_values(struct ktest *t)
 	ASSERT_EQ(t, aspect_link(aspect, ASPECT_BINDING_DIRECT), 0);
 	stat_root(t, CALLS);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 	aspect = load(t, "callcount"); /* a new life: the old values are gone */
 	ASSERT_TRUE(t, aspect != NULL);
 	ASSERT_EQ(t, aspect_copy_counters("callcount", store, &owner), 0);
 	EXPECT_EQ(t, owner.state, ASPECT_LOADED);
 	EXPECT_EQ(t, linker_counter_get(store, "vfs.stat"), 0);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 	EXPECT_EQ(t, aspect_clear_counters("callcount"), 0);
 	kfree(store);
 }
@@ -179,6 +190,7 @@ static void tracer_emits_a_record_per_call(struct ktest *t)
 		  aspect_counter_value(aspect, "records") + aspect_counter_value(aspect, "dropped"),
 		  CALLS);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 }
 
 /* The failure is reported at once; the linker's thread unlinks it later, the
@@ -207,6 +219,7 @@ static void faulting_advice_is_unlinked_and_the_call_completes(struct ktest *t)
 	EXPECT_EQ(t, aspect_counter_value(aspect, "before_fault"), 1);
 	EXPECT_EQ(t, aspect_counter_value(aspect, "after_fault"), 0);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 }
 
 /* One more misuse by scribbler (one stat): is it contained (failure number
@@ -250,6 +263,7 @@ static void aspect_writing_outside_its_data_is_contained(struct ktest *t)
 	expect_scribble_contained(t, aspect, 6, "page fault at text+0x");
 	EXPECT_EQ(t, aspect_counter_value(aspect, "read"), 0);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 }
 
 static void looping_advice_is_aborted_by_the_tick(struct ktest *t)
@@ -266,6 +280,7 @@ static void looping_advice_is_aborted_by_the_tick(struct ktest *t)
 	expect_contained(t, aspect, "ran past its budget");
 	EXPECT_EQ(t, aspect_counter_value(aspect, "entered"), 1);
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
+	aspect_put(aspect);
 }
 
 /* ---- Hostile objects: a real object with one thing broken ------------------ */
@@ -319,8 +334,10 @@ static void expect_refused(struct ktest *t, struct mutated *m, size_t size, int 
 	EXPECT_EQ(t, err, expected_err);
 	EXPECT_TRUE(t, contains(error, message));
 	ktest_log(t, "refused: %s", error);
-	if (!err)
+	if (!err) {
 		aspect_unload(aspect);
+		aspect_put(aspect);
+	}
 	kfree(m->bytes);
 }
 
@@ -415,6 +432,35 @@ static void not_an_aspect_is_refused(struct ktest *t)
 	expect_refused(t, &m, m.size, -ENOEXEC, "not ET_REL");
 }
 
+/* A caller that looked an aspect up while another unloaded it (the shell and
+ * scopectl at once) holds a reference: every call on it fails or reads its
+ * last state, a second unload is refused, and the memory goes with the last
+ * reference, not before. */
+static void a_reference_outlives_an_unload_by_another(struct ktest *t)
+{
+	struct aspect *loaded = load(t, "callcount");
+	ASSERT_TRUE(t, loaded != NULL);
+	ASSERT_EQ(t, aspect_link(loaded, ASPECT_BINDING_DIRECT), 0);
+	stat_root(t, CALLS);
+	struct aspect *held = aspect_find("callcount");
+	ASSERT_TRUE(t, held == loaded);
+	EXPECT_EQ(t, kshell_execute_line("aspect unload callcount"), 0);
+	EXPECT_TRUE(t, aspect_find("callcount") == NULL);
+	EXPECT_EQ(t, aspect_unload(held), -ENOENT);
+	EXPECT_EQ(t, aspect_link(held, ASPECT_BINDING_DIRECT), -EINVAL);
+	EXPECT_EQ(t, aspect_relink(held, ASPECT_BINDING_SHM), -EINVAL);
+	EXPECT_EQ(t, aspect_unlink(held), -EINVAL);
+	struct aspect_stats stats;
+	EXPECT_EQ(t, aspect_get_stats(held, &stats), 0);
+	EXPECT_EQ(t, stats.state, ASPECT_GONE);
+	EXPECT_EQ(t, aspect_counter_value(held, "vfs.stat"), 0); /* kept by name */
+	EXPECT_FALSE(t, aspect_has_counter(held, "vfs.stat"));
+	EXPECT_EQ(t, kshell_execute_line("aspect counters callcount"), 0);
+	aspect_put(held);
+	aspect_put(loaded); /* the last reference: freed here */
+	EXPECT_EQ(t, aspect_clear_counters("callcount"), 0);
+}
+
 static void kernel_console_command_drives_the_linker(struct ktest *t)
 {
 	EXPECT_EQ(t, kshell_execute_line("aspect load callcount"), 0);
@@ -442,4 +488,5 @@ KTEST_SUITE(linker, KTEST_CASE(every_example_loads_and_unloads),
 	    KTEST_CASE(symbol_index_out_of_range_is_refused),
 	    KTEST_CASE(unsupported_relocation_is_refused),
 	    KTEST_CASE(import_outside_the_abi_is_refused), KTEST_CASE(not_an_aspect_is_refused),
+	    KTEST_CASE(a_reference_outlives_an_unload_by_another),
 	    KTEST_CASE(kernel_console_command_drives_the_linker));

@@ -9,6 +9,8 @@
  *     struct aspect *a;  char error[LINKER_ERROR_MAX];
  *     int err = linker_load(image, size, &a, error, sizeof error);   // LOADED
  *     if (!err) err = aspect_link(a, ASPECT_BINDING_DIRECT);          // LIVE
+ *     ...
+ *     aspect_put(a);      // the caller's reference; the table keeps its own
  *
  * States: LOADING -> LOADED -> LIVE -> UNLINKING -> GONE.  A LOADED aspect is
  * linked in the kernel but has no advice woven; LIVE has.  aspect_unlink takes
@@ -18,8 +20,9 @@
  * (reported on the console; aspect_get_stats says why).
  *
  * Every control function may sleep (kernel thread context only) and is
- * serialised by one mutex; lookups return aspects that stay valid until
- * aspect_unload.
+ * serialised by one mutex.  A pointer from a lookup or a load is a reference
+ * (aspect_put gives it back): its memory stays valid while held, so a caller
+ * racing another's aspect_unload gets an error, never freed memory.
  */
 #ifndef LINKER_LINKER_H
 #define LINKER_LINKER_H
@@ -83,7 +86,8 @@ struct linker_native_advice {
 int linker_set_native_advice(const struct linker_native_advice *native);
 
 /* Validates and links image (an ET_REL object of size bytes; copied) in the
- * kernel and runs nothing yet.  On success *aspect is LOADED.  Returns 0, or
+ * kernel and runs nothing yet.  On success *aspect is LOADED and referenced
+ * for the caller (aspect_put).  Returns 0, or
  * with a message in error (error_size bytes, may be NULL):
  *   -ENOEXEC  not a valid aspect object (the message names the problem)
  *   -ENOENT   an undefined symbol outside the aspect ABI
@@ -122,17 +126,24 @@ int aspect_relink(struct aspect *aspect, enum aspect_binding binding);
  * advice of it runs anywhere.  It is LOADED again (counters kept).  Returns 0
  * or -EINVAL (not LIVE). */
 int aspect_unlink(struct aspect *aspect);
-/* Unlinks if needed, runs the aspect's exit, and frees it (GONE).  Returns 0 or
- * -EBUSY (a binding still uses it). */
+/* Unlinks if needed, runs the aspect's exit and takes it out of the table
+ * (GONE); it is freed when the last reference goes (aspect_put).  Returns 0,
+ * -EBUSY (a binding still uses it) or -ENOENT (already unloaded). */
 int aspect_unload(struct aspect *aspect);
 /* Registers the one function told, under the linker's lock, each time an
  * aspect is unlinked (by hand, by unload, or after a fault): accounting
  * hears that its aspect went.  The observer may not call the linker. */
 void aspect_set_unlink_observer(void (*observer)(const char *name));
-/* Returns the aspect called name, or NULL. */
+/* Returns the aspect called name with a reference the caller gives back with
+ * aspect_put, or NULL.  The reference keeps the memory, not the aspect: once
+ * it is unloaded (maybe by another thread) every call on it fails or reads
+ * its last state. */
 struct aspect *aspect_find(const char *name);
+/* Gives back a reference from aspect_find or linker_load*; the last one frees
+ * an unloaded aspect.  NULL is ignored. */
+void aspect_put(struct aspect *aspect);
 /* Calls fn for every loaded aspect, in load order, until it returns non-zero;
- * returns that value or 0.  fn may not load or unload aspects. */
+ * returns that value or 0.  Each aspect is referenced while fn runs. */
 int aspect_for_each(int (*fn)(struct aspect *aspect, void *arg), void *arg);
 /* Fills *stats.  Returns 0 or -EINVAL (NULL). */
 int aspect_get_stats(struct aspect *aspect, struct aspect_stats *stats);
@@ -161,7 +172,6 @@ int aspect_copy_counters(const char *name, struct linker_counters *out,
  * (linked: its advice adds to them) or -ENOENT. */
 int aspect_clear_counters(const char *name);
 /* Prints the aspect's counters and histograms to the console. */
-void aspect_print_counters(struct aspect *aspect);
 
 /* "direct", "shm", "msg", "none". */
 const char *aspect_binding_name(enum aspect_binding binding);
