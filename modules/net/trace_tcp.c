@@ -9,7 +9,10 @@
  * the socket is only ever used under one lock: the server thread polls it
  * for the host's bytes without blocking, and the sink sends frames from the
  * drain thread.  Both threads are left out of the trace.  When the host goes
- * away, a trace into this sink is stopped (nobody would receive it).
+ * away, a trace into this sink is stopped (nobody would receive it).  A host
+ * that has said nothing for trace_tcp_idle seconds (60) while no trace runs
+ * into this sink is let go, so that one that connected and vanished, or never
+ * meant to speak, does not hold the port from the next.
  */
 #include "lwip/sockets.h"
 
@@ -25,6 +28,7 @@
 #define POLL_NS (10 * 1000 * 1000)
 
 static unsigned listen_port;
+static uint64_t idle_ns = 60 * NSEC_PER_SEC;
 static struct mutex socket_lock = MUTEX_INIT(socket_lock, "trace.tcp");
 static int connection = -1; /* lwIP's socket of the host, under socket_lock */
 
@@ -37,6 +41,17 @@ static int set_port(const char *value)
 	return 0;
 }
 KERNEL_PARAM(trace_tcp, set_port, "PORT: serve the trace stream and its control lines over TCP");
+
+static int set_idle(const char *value)
+{
+	uint64_t seconds;
+	if (parse_decimal(value, 24 * 3600, &seconds) || !seconds)
+		return -EINVAL;
+	idle_ns = seconds * NSEC_PER_SEC;
+	return 0;
+}
+KERNEL_PARAM(trace_tcp_idle, set_idle,
+	     "SECONDS: let a TCP trace host go after this long silent with no trace running (60)");
 
 /* Sends all of data on the connection; socket_lock held. */
 static int send_all(const void *data, size_t length)
@@ -80,15 +95,28 @@ static int receive_some(uint8_t *buffer, size_t size)
 	return n ? n : -1; /* 0: the host closed */
 }
 
+/* True when the host has been silent for idle_ns and nothing streams to it. */
+static bool host_is_idle(uint64_t last_heard)
+{
+	return !trace_running_into(&tcp_sink) && clock_ns() - last_heard >= idle_ns;
+}
+
 static void serve_connection(void)
 {
 	static uint8_t buffer[4096];
+	uint64_t last_heard = clock_ns();
 	int n;
 	while ((n = receive_some(buffer, sizeof buffer)) >= 0) {
-		if (n)
+		if (n) {
 			trace_control_bytes(&control, buffer, (size_t)n);
-		else
+			last_heard = clock_ns();
+		} else if (host_is_idle(last_heard)) {
+			pr_info("trace: the TCP host said nothing for %lu s: letting it go\n",
+				(unsigned long)(idle_ns / NSEC_PER_SEC));
+			break;
+		} else {
 			sched_sleep_ns(POLL_NS);
+		}
 	}
 	trace_control_end(&control);
 	if (trace_running_into(&tcp_sink))

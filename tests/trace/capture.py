@@ -25,6 +25,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -438,26 +439,42 @@ TCP_CHECKS = ["tcp-record-complete"]
 TCP_PORT = 7700
 
 
+def silent_host_let_go(sock):
+    """Whether the OS closed a connection that never said anything: recv
+    gives b'' (the bound only guards against a hang)."""
+    sock.settimeout(120)
+    try:
+        return sock.recv(1) == b""
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
 def run_tcp_capture(build, kernel, log, report):
     """The same stream over TCP (trace_tcp=PORT, for machines without a
-    virtio console): mscope record --attach HOST:PORT must get a complete
-    trace that babeltrace2 reads."""
+    virtio console): a host that connects first and says nothing is let go
+    after trace_tcp_idle seconds; then mscope record --attach HOST:PORT, queued
+    behind it, must get a complete trace that babeltrace2 reads."""
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="trace-tcp-")
     out_dir = os.path.join(work, "trace")
     port, http = httpcheck.free_port(), httpcheck.free_port()
     guest = Guest(build, "e1000", {port: TCP_PORT, http: 80}, log, kernel=kernel,
-                  append=f"trace_tcp={TCP_PORT}")
+                  append=f"trace_tcp={TCP_PORT} trace_tcp_idle=2")
     try:
         problem, text = None, ""
         if not guest.boot():
             problem, text = "no boot", guest.text[-3000:]
         else:
+            silent = socket.create_connection(("127.0.0.1", port))
             status, text, served = record(f"127.0.0.1:{port}", out_dir, http, None)
             bt = subprocess.run(["babeltrace2", out_dir], capture_output=True, text=True)
             counts = COUNTS.search(text)
             delivered = int(counts.group(2)) if counts else -1
-            if status or bt.returncode or len(bt.stdout.splitlines()) != delivered:
+            if not silent_host_let_go(silent):
+                problem = "the silent host was never let go"
+            elif status or bt.returncode or len(bt.stdout.splitlines()) != delivered:
                 problem = (f"mscope exit {status}, babeltrace2 exit {bt.returncode}, "
                            f"{len(bt.stdout.splitlines())} events of {delivered}")
     finally:
