@@ -54,6 +54,10 @@ static uint64_t *timeout_slot(struct net_socket *s, int name)
 	return name == NET_SO_RCVTIMEO ? &s->recv_timeout_ns : &s->send_timeout_ns;
 }
 
+/* Longer timeouts mean "for ever" (stored as 0, as no timeout), as a
+ * deadline that far off would overflow the clock's nanoseconds. */
+#define TIMEOUT_MAX_SECONDS (100ULL * 365 * 24 * 3600)
+
 static int set_timeout(struct net_socket *s, int name, const void *value, size_t length)
 {
 	struct net_timeval tv;
@@ -63,7 +67,9 @@ static int set_timeout(struct net_socket *s, int name, const void *value, size_t
 	if (tv.seconds < 0 || tv.microseconds < 0 || tv.microseconds >= 1000000)
 		return -EINVAL;
 	*timeout_slot(s, name) =
-	    (uint64_t)tv.seconds * NSEC_PER_SEC + (uint64_t)tv.microseconds * 1000;
+	    (uint64_t)tv.seconds > TIMEOUT_MAX_SECONDS
+		? 0
+		: (uint64_t)tv.seconds * NSEC_PER_SEC + (uint64_t)tv.microseconds * 1000;
 	return 0;
 }
 

@@ -228,6 +228,14 @@ static void timeouts_and_nonblocking(struct ktest *t)
 	EXPECT_EQ(t, net_recv(u, buffer, sizeof buffer, NET_MSG_DONTWAIT, NULL), -EAGAIN);
 	net_set_nonblocking(l, true);
 	EXPECT_EQ(t, net_accept(l, &peer, NULL), -EAGAIN);
+	/* a timeout past what the clock can add up means for ever, not a
+	 * wrapped product: the option reads back as none */
+	struct net_timeval forever = {INT64_MAX, 999999}, back = {1, 1};
+	size_t length = sizeof back;
+	EXPECT_EQ(t, net_setsockopt(u, NET_SOL_SOCKET, NET_SO_RCVTIMEO, &forever, sizeof forever),
+		  0);
+	EXPECT_EQ(t, net_getsockopt(u, NET_SOL_SOCKET, NET_SO_RCVTIMEO, &back, &length), 0);
+	EXPECT_TRUE(t, back.seconds == 0 && back.microseconds == 0);
 	net_close(u);
 	net_close(l);
 }
