@@ -132,7 +132,6 @@ JOINPOINT_DEFINE(block, submit, int, struct block_request *, request)
 		return 0;
 	}
 	request->status = 0;
-	request->submit_ns = clock_ns();
 	block_count_submit(device, request);
 	error = device->ops->submit(device, request);
 	if (error) {

@@ -46,8 +46,8 @@ struct block_request {
 	void *buffer;    /* count * BLOCK_SECTOR_SIZE bytes, physically contiguous */
 	int status;      /* 0, -EIO or -ETIMEDOUT, set before done */
 	block_done_fn done;
-	void *private; /* the submitter's */
-	uint64_t submit_ns;
+	void *private;      /* the submitter's */
+	uint64_t queued_ns; /* set by the driver once the device has it: its watchdog's start */
 };
 
 /* What a driver does.  submit queues the request (it may sleep until the

@@ -292,7 +292,7 @@ static bool nvme_stuck(struct nvme *nv, bool *busy)
 		struct block_request *request = nv->slots[i];
 		if (request) {
 			*busy = true;
-			stuck |= now - request->submit_ns > NVME_IO_TIMEOUT_NS;
+			stuck |= now - request->queued_ns > NVME_IO_TIMEOUT_NS;
 		}
 	}
 	return stuck;
@@ -361,6 +361,7 @@ static int nvme_submit(struct block_device *device, struct block_request *reques
 	while (nv->slots[slot])
 		slot++;
 	nv->slots[slot] = request;
+	request->queued_ns = clock_ns(); /* waiting for a slot is no stuck device */
 	struct nvme_command command = {.dword0 = opcode_of(request->op) | (uint32_t)slot << 16,
 				       .nsid = 1};
 	if (request->op != BLOCK_FLUSH) {

@@ -96,7 +96,7 @@ static bool virtio_blk_stuck(struct virtio_blk *vb, bool *busy)
 		struct block_request *request = vb->slots[i].request;
 		if (request) {
 			*busy = true;
-			stuck |= now - request->submit_ns > VIRTIO_BLK_TIMEOUT_NS;
+			stuck |= now - request->queued_ns > VIRTIO_BLK_TIMEOUT_NS;
 		}
 	}
 	return stuck;
@@ -157,6 +157,8 @@ static unsigned virtio_blk_take_slot(struct virtio_blk *vb, struct block_request
 	while (vb->slots[slot].request)
 		slot++;
 	vb->slots[slot].request = request;
+	/* not before: waiting for a slot is no sign of a stuck device */
+	request->queued_ns = clock_ns();
 	return slot;
 }
 

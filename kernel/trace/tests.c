@@ -536,6 +536,61 @@ static void control_bytes_split_anywhere(struct ktest *t)
 	vfs_unlink("/tmp/ktest-put.txt", false);
 }
 
+static int write_whole(const char *path, const char *text)
+{
+	struct vfs_file *file;
+	int error = vfs_open(path, VFS_O_WRONLY | VFS_O_CREAT | VFS_O_TRUNC, 0644, &file);
+	if (error)
+		return error;
+	int64_t written = vfs_write(file, text, strlen(text));
+	vfs_close(file);
+	return written == (int64_t)strlen(text) ? 0 : -EIO;
+}
+
+static bool holds(const char *path, const char *text)
+{
+	struct vfs_file *file;
+	char back[16] = {0};
+	if (vfs_open(path, VFS_O_RDONLY, 0, &file))
+		return false;
+	int64_t n = vfs_read(file, back, sizeof back - 1);
+	vfs_close(file);
+	return n == (int64_t)strlen(text) && memcmp(back, text, (size_t)n) == 0;
+}
+
+/* The kernel writes past every permission bit, so a put must not write
+ * through a name another user planted in /tmp (a link to root's file, or the
+ * user's own file that it could change before the object is linked), and a
+ * trace directory that is not root's alone is refused. */
+static void stores_follow_no_planted_name(struct ktest *t)
+{
+	vfs_unlink("/tmp/ktest-planted", false);
+	ASSERT_EQ(t, write_whole("/tmp/ktest-victim", "keep"), 0);
+	ASSERT_EQ(t, vfs_symlink("/tmp/ktest-victim", "/tmp/ktest-planted"), 0);
+	static struct trace_control control;
+	memset(&control, 0, sizeof control);
+	control.sink = &answer_sink;
+	answers_length = 0;
+	static const char put[] = "put ktest-planted 4\nabcd";
+	feed_in_chunks(&control, put, sizeof put - 1, 3);
+	EXPECT_TRUE(t, contains(answers, (uint32_t)answers_length, "stored /tmp/ktest-planted"));
+	EXPECT_TRUE(t, holds("/tmp/ktest-victim", "keep"));
+	struct vfs_stat st;
+	ASSERT_EQ(t, vfs_lstat("/tmp/ktest-planted", &st), 0);
+	EXPECT_TRUE(t, VFS_IS_REG(st.mode) && st.uid == 0 && (st.mode & 0777) == 0600);
+	EXPECT_TRUE(t, holds("/tmp/ktest-planted", "abcd"));
+	vfs_unlink("/tmp/ktest-planted", false);
+	vfs_unlink("/tmp/ktest-victim", false);
+
+	ASSERT_EQ(t, vfs_mkdir("/tmp/ktest-users-dir", 0777), 0);
+	ASSERT_EQ(t, vfs_chown("/tmp/ktest-users-dir", 1000, 1000, false), 0);
+	const struct trace_sink *file_sink = trace_find_sink("file");
+	ASSERT_TRUE(t, file_sink != NULL);
+	EXPECT_EQ(t, trace_start(file_sink, "/tmp/ktest-users-dir", NULL, 0), -EPERM);
+	EXPECT_FALSE(t, trace_running());
+	vfs_unlink("/tmp/ktest-users-dir", true);
+}
+
 static unsigned count_of(const char *text, const char *word)
 {
 	size_t length = strlen(text), word_length = strlen(word);
@@ -670,5 +725,6 @@ KTEST_SUITE(trace, KTEST_CASE(calls_come_out_as_records),
 	    KTEST_CASE(lent_packets_keep_their_records_until_the_sink_settles),
 	    KTEST_CASE(bad_starts_are_refused), KTEST_CASE(control_bytes_split_anywhere),
 	    KTEST_CASE(refused_puts_run_none_of_their_bytes),
+	    KTEST_CASE(stores_follow_no_planted_name),
 	    KTEST_CASE(long_answers_and_full_pattern_lists),
 	    KTEST_CASE(the_system_calls_word_says_when_its_fast_path_applies));

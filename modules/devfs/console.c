@@ -440,5 +440,7 @@ static void hang_up(int sid)
 int devfs_console_register(void)
 {
 	proc_set_session_end_hook(hang_up);
-	return devfs_register("console", &console_ops, NULL);
+	/* root's alone, as on Linux: another user's process opening it could
+	 * take the lines typed at the console shell or change its modes */
+	return devfs_register("console", 0600, &console_ops, NULL);
 }

@@ -65,16 +65,16 @@ static bool valid_name(const char *name)
 	return length > 0 && length < DEVFS_NAME_MAX && !strchr(name, '/');
 }
 
-int devfs_register(const char *name, const struct vfs_file_ops *ops, void *private)
+int devfs_register(const char *name, unsigned mode, const struct vfs_file_ops *ops, void *private)
 {
 	struct vfs_node *dummy;
-	if (!valid_name(name) || !ops)
+	if (!valid_name(name) || !ops || mode > 0777)
 		return -EINVAL;
 	struct device *d = kzalloc(sizeof *d);
 	if (!d)
 		return -ENOMEM;
 	strlcpy(d->name, name, sizeof d->name);
-	vfs_node_init(&d->node, VFS_S_IFCHR | 0666, NULL, ops, private);
+	vfs_node_init(&d->node, VFS_S_IFCHR | mode, NULL, ops, private);
 	uint64_t flags = spin_lock_irqsave(&devfs_lock);
 	int err = devfs_lookup(NULL, name, strlen(name), &dummy) == 0 ? -EEXIST : 0;
 	if (!err && device_count == DEVFS_MAX_DEVICES)

@@ -5,7 +5,7 @@
  * operations; opening /dev/<name> gives a file with those operations.
  *
  *     static const struct vfs_file_ops ops = {.read = my_read, .write = my_write};
- *     devfs_register("mydev", &ops, NULL);
+ *     devfs_register("mydev", 0666, &ops, NULL);
  *     vfs_open("/dev/mydev", VFS_O_RDWR, 0, &file);
  */
 #ifndef MODULES_DEVFS_DEVFS_H
@@ -29,10 +29,11 @@
 /* Returns devfs's root (referenced), making it and the built-in devices on
  * the first call, or NULL when memory ran out. */
 struct vfs_node *devfs_create(void);
-/* Adds /dev/name (a character device; private goes to every file opened on
- * it).  Returns 0, -EEXIST, -ENOSPC (DEVFS_MAX_DEVICES), -EINVAL (name empty,
- * too long or with '/'), -ENOMEM. */
-int devfs_register(const char *name, const struct vfs_file_ops *ops, void *private);
+/* Adds /dev/name (a character device, root's, with permission bits mode;
+ * private goes to every file opened on it).  Returns 0, -EEXIST, -ENOSPC
+ * (DEVFS_MAX_DEVICES), -EINVAL (name empty, too long or with '/'; mode
+ * outside 0777), -ENOMEM. */
+int devfs_register(const char *name, unsigned mode, const struct vfs_file_ops *ops, void *private);
 
 /* Feeds bytes to the console's line discipline as if typed on COM1 (tests,
  * and the receive interrupt).  Any context. */

@@ -53,5 +53,7 @@ static const struct vfs_file_ops kmsg_ops = {.read = kmsg_read};
 int devfs_kmsg_register(void)
 {
 	console_register(&kmsg_sink);
-	return devfs_register("kmsg", &kmsg_ops, NULL);
+	/* root's alone (Linux's dmesg_restrict): the kernel's lines say what
+	 * other users' processes did */
+	return devfs_register("kmsg", 0600, &kmsg_ops, NULL);
 }

@@ -30,7 +30,7 @@ static const struct vfs_file_ops zero_ops = {.read = zero_read, .write = discard
 
 void devfs_register_builtin(void)
 {
-	if (devfs_console_register() < 0 || devfs_register("null", &null_ops, NULL) < 0 ||
-	    devfs_register("zero", &zero_ops, NULL) < 0 || devfs_kmsg_register() < 0)
+	if (devfs_console_register() < 0 || devfs_register("null", 0666, &null_ops, NULL) < 0 ||
+	    devfs_register("zero", 0666, &zero_ops, NULL) < 0 || devfs_kmsg_register() < 0)
 		panic("devfs: cannot register the built-in devices");
 }

@@ -132,6 +132,10 @@ static void refused_to_a_user(void)
 	       -L_EPERM);
 	expect("chmod of one's own file", sys2(__NR_chmod, "/tmp/users-file", (void *)0600), 0);
 	expect("unlink of one's own file in /tmp", sys2(__NR_unlink, "/tmp/users-file", NULL), 0);
+	/* the console and the kernel's lines are root's; /dev/null is anyone's */
+	expect("open the console", raw_open("/dev/console", L_O_RDWR), -L_EACCES);
+	expect("read the kernel's lines", raw_open("/dev/kmsg", 0), -L_EACCES);
+	expect("write /dev/null", raw_open("/dev/null", L_O_RDWR), 0);
 	/* umask takes bits away from what is created */
 	umask(077);
 	struct stat st;
