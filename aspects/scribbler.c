@@ -9,8 +9,15 @@
  *   4  writes through a non-canonical pointer (a general protection fault)
  *   5  writes into the kernel's read-only data (a join point's name)
  *   6  reads through a kernel address nothing is mapped at
- * The first two are refused by the ABI, the last four caught by the guard;
- * each unlinks the aspect and the kernel goes on.
+ *   7  memset over its ms_ctx (kernel memory)
+ *   8  memcpy from a kernel address nothing is mapped at
+ *   9  memcmp against a kernel address nothing is mapped at
+ *  10  memmove within its own data, overlapping both ways (allowed: counted
+ *      when the bytes come out right, then the next call goes on at 11)
+ *  11  memcpy onto its own text (read-only: refused by the ABI's check)
+ * 0, 1, 7 and 11 are refused by the ABI, the others but 2 and 10 caught by
+ * the guard (in the aspect's text or in the ABI's string loops); each
+ * unlinks the aspect and the kernel goes on.
  */
 #include <microscope/aspect.h>
 
@@ -20,6 +27,22 @@ static volatile unsigned calls;
 /* volatile: the compiler may not turn a bad access into a trap instruction. */
 static volatile uint64_t non_canonical = 0x8000000000000000UL;
 static volatile uint64_t unmapped_kernel = 0xffffffff00000000UL;
+/* volatile: the calls stay calls into the ABI, not stores in line. */
+static volatile size_t sixty_four = 64;
+static char own[16];
+
+/* memmove up and down within own[]: true when both give the right bytes. */
+static int moves_right(void)
+{
+	static const char start[] = "abcdefgh", up[] = "aabcdefg", down[] = "bcdefghh";
+	size_t n = sixty_four / 8; /* 8 */
+	memcpy(own, start, n);
+	memmove(own + 1, own, n - 1);
+	int ok = memcmp(own, up, n) == 0;
+	memcpy(own, start, n);
+	memmove(own, own + 1, n - 1);
+	return ok && memcmp(own, down, n) == 0;
+}
 
 static void misuse(unsigned how, struct ms_ctx *ctx)
 {
@@ -42,6 +65,19 @@ static void misuse(unsigned how, struct ms_ctx *ctx)
 	case 6:
 		value = *(volatile uint64_t *)unmapped_kernel;
 		ms_counter_add("read", (int64_t)value);
+		break;
+	case 7: memset(ctx, 0, sixty_four); break;
+	case 8: memcpy(own, (const void *)unmapped_kernel, sizeof own); break;
+	case 9:
+		ms_counter_add("compared", memcmp(own, (const void *)unmapped_kernel, sixty_four));
+		break;
+	case 10:
+		if (moves_right())
+			ms_counter_add("moved_right", 1);
+		break;
+	case 11:
+		__asm__ volatile("lea 0(%%rip), %0" : "=r"(value));
+		memcpy((void *)value, own, sixty_four / 8);
 		break;
 	default: break;
 	}

@@ -233,12 +233,54 @@ void ms_log(const char *text)
 	pr_info("aspect %s: %s\n", aspect ? aspect->name : "?", line);
 }
 
+void *linker_aspect_memcpy(void *dst, const void *src, size_t n)
+{
+	if (linker_may_write_for_aspect(dst, n, "memcpy"))
+		linker_string_copy(dst, src, n);
+	return dst;
+}
+
+void *linker_aspect_memmove(void *dst, const void *src, size_t n)
+{
+	if (!linker_may_write_for_aspect(dst, n, "memmove"))
+		return dst;
+	if ((uintptr_t)dst - (uintptr_t)src < n) /* above an overlapping source */
+		linker_string_copy_back(dst, src, n);
+	else
+		linker_string_copy(dst, src, n);
+	return dst;
+}
+
+void *linker_aspect_memset(void *dst, int c, size_t n)
+{
+	if (linker_may_write_for_aspect(dst, n, "memset"))
+		linker_string_fill(dst, c, n);
+	return dst;
+}
+
+int linker_aspect_memcmp(const void *a, const void *b, size_t n)
+{
+	return linker_string_compare(a, b, n);
+}
+
 static const struct linker_abi_symbol abi_table[] = {LINKER_ABI_FUNCTIONS(LINKER_ABI_SYMBOL)
 							 LINKER_ABI_DIRECT_ONLY(LINKER_ABI_SYMBOL)};
+
+/* Where the kernel's table differs from the names: a fault in the kernel's
+ * own memcpy is a kernel panic, in these the advice's. */
+static const struct linker_abi_symbol guarded_strings[] = {
+    {"memcpy", (uint64_t)linker_aspect_memcpy},
+    {"memmove", (uint64_t)linker_aspect_memmove},
+    {"memset", (uint64_t)linker_aspect_memset},
+    {"memcmp", (uint64_t)linker_aspect_memcmp},
+};
 
 int linker_abi_resolve(void *env, const char *name, uint64_t *address)
 {
 	(void)env;
+	if (linker_abi_lookup(guarded_strings, sizeof guarded_strings / sizeof guarded_strings[0],
+			      name, address) == 0)
+		return 0;
 	return linker_abi_lookup(abi_table, sizeof abi_table / sizeof abi_table[0], name, address);
 }
 

@@ -4,7 +4,8 @@
  * this CPU which aspect runs, since when, and a recovery point
  * (linker_guard_call in guard.S).  Two things can abort the call there:
  *   - an exception in kernel mode whose instruction pointer lies in the text
- *     of the aspect running on this CPU (the traps code's kernel fault hook);
+ *     of the aspect running on this CPU, or in the ABI's string loops it
+ *     called (guard.S; the traps code's kernel fault hook);
  *   - interrupts, normally the tick, that find the CPU in that aspect's
  *     text past the aspect's time budget twice, a budget apart (checked at
  *     interrupt exit).
@@ -18,7 +19,8 @@
  * advice, so calls never nest (a nested attempt is refused).  Only faults in
  * aspect text are caught: a fault inside the kernel (an ABI function given a
  * bad pointer) is a kernel bug and panics as before, which is why the ABI
- * functions read aspect-supplied memory with trap_read_kernel_word.  Advice
+ * functions read aspect-supplied memory with trap_read_kernel_word, and
+ * memcpy, memmove, memset and memcmp are loops of the guard's own.  Advice
  * that spins with interrupts off cannot be seen by the tick (a limit).
  */
 #include "arch/x86_64/cpu.h"
@@ -244,6 +246,13 @@ static uint64_t text_offset(const struct aspect *aspect, uint64_t rip)
 	return rip - (uint64_t)aspect->object.region[LINKER_REGION_TEXT];
 }
 
+/* True when rip lies in the ABI's string loops (guard.S), which run only
+ * for the advice on this CPU. */
+static bool in_aspect_strings(uint64_t rip)
+{
+	return rip >= (uint64_t)linker_string_start && rip < (uint64_t)linker_string_end;
+}
+
 /* The aspect running on this CPU when rip lies in its text, else NULL. */
 static struct aspect *running_in_text(struct linker_run *run, uint64_t rip)
 {
@@ -253,20 +262,38 @@ static struct aspect *running_in_text(struct linker_run *run, uint64_t rip)
 	return aspect;
 }
 
+/* The aspect whose advice runs at rip: in its text, or in the string loops
+ * it called; else NULL. */
+static struct aspect *advice_at(struct linker_run *run, uint64_t rip)
+{
+	struct aspect *aspect = __atomic_load_n(&run->aspect, __ATOMIC_ACQUIRE);
+	return aspect && in_aspect_strings(rip) ? aspect : running_in_text(run, rip);
+}
+
+/* Where the fault was, for the report: its text offset, or the ABI's
+ * string functions. */
+static void describe_fault_site(const struct aspect *aspect, uint64_t rip, char *where, size_t size)
+{
+	if (in_aspect_strings(rip))
+		snprintf(where, size, "in the ABI's memcpy/memmove/memset/memcmp");
+	else
+		snprintf(where, size, "at text+%#lx", text_offset(aspect, rip));
+}
+
 static bool on_kernel_fault(struct trap_frame *frame, uint64_t cr2)
 {
 	struct linker_run *run = &runs[this_cpu_id()];
-	struct aspect *aspect = running_in_text(run, frame->rip);
+	struct aspect *aspect = advice_at(run, frame->rip);
 	if (!aspect)
 		return false;
-	char reason[sizeof aspect->last_failure];
+	char reason[sizeof aspect->last_failure], where[48];
+	describe_fault_site(aspect, frame->rip, where, sizeof where);
 	if (frame->vector == TRAP_PAGE_FAULT)
-		snprintf(reason, sizeof reason, "%s at text+%#lx (address %#lx)",
-			 trap_name_of((unsigned)frame->vector), text_offset(aspect, frame->rip),
-			 cr2);
+		snprintf(reason, sizeof reason, "%s %s (address %#lx)",
+			 trap_name_of((unsigned)frame->vector), where, cr2);
 	else
-		snprintf(reason, sizeof reason, "%s at text+%#lx",
-			 trap_name_of((unsigned)frame->vector), text_offset(aspect, frame->rip));
+		snprintf(reason, sizeof reason, "%s %s", trap_name_of((unsigned)frame->vector),
+			 where);
 	aspect_report_failure(aspect, reason);
 	resume_at_abort(frame, run);
 	return true;
@@ -278,7 +305,7 @@ static void check_overrun(struct trap_frame *frame)
 		return;
 	unsigned cpu = this_cpu_id();
 	struct linker_run *run = &runs[cpu];
-	struct aspect *aspect = running_in_text(run, frame->rip);
+	struct aspect *aspect = advice_at(run, frame->rip);
 	if (!aspect)
 		return;
 	uint64_t now = rdtsc();
@@ -294,10 +321,10 @@ static void check_overrun(struct trap_frame *frame)
 		run->deadline_tsc = now + budget_tsc(aspect, cpu);
 		return;
 	}
-	char reason[sizeof aspect->last_failure];
-	snprintf(reason, sizeof reason, "ran past its budget of %lu us at text+%#lx",
-		 (unsigned long)(aspect->budget_ns / NSEC_PER_USEC),
-		 text_offset(aspect, frame->rip));
+	char reason[sizeof aspect->last_failure], where[48];
+	describe_fault_site(aspect, frame->rip, where, sizeof where);
+	snprintf(reason, sizeof reason, "ran past its budget of %lu us %s",
+		 (unsigned long)(aspect->budget_ns / NSEC_PER_USEC), where);
 	aspect_report_failure(aspect, reason);
 	resume_at_abort(frame, run);
 }

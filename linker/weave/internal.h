@@ -128,6 +128,21 @@ void aspect_report_failure(struct aspect *aspect, const char *reason);
  * and the caller must refuse. */
 bool linker_may_write_for_aspect(const void *address, size_t length, const char *what);
 
+/* The aspect ABI's string functions as `direct` advice gets them: the
+ * destination checked as above, the bytes moved by guard.S's loops, whose
+ * faults abort the advice like a fault in its own text.  Same results as
+ * the C library's (a refused write writes nothing). */
+void *linker_aspect_memcpy(void *dst, const void *src, size_t n);
+void *linker_aspect_memmove(void *dst, const void *src, size_t n);
+void *linker_aspect_memset(void *dst, int c, size_t n);
+int linker_aspect_memcmp(const void *a, const void *b, size_t n);
+/* guard.S: the loops, and the bounds of their code. */
+void linker_string_copy(void *dst, const void *src, size_t n);
+void linker_string_copy_back(void *dst, const void *src, size_t n);
+void linker_string_fill(void *dst, int c, size_t n);
+int linker_string_compare(const void *a, const void *b, size_t n);
+extern const char linker_string_start[], linker_string_end[];
+
 /* The binding table: ops for binding, or NULL when not built in. */
 const struct binding_ops *linker_binding_ops(enum aspect_binding binding);
 /* Weaves binding, inactive.  Returns 0, -EINVAL, -ENOSYS, -EBUSY (woven

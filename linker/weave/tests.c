@@ -262,6 +262,13 @@ static void aspect_writing_outside_its_data_is_contained(struct ktest *t)
 	expect_scribble_contained(t, aspect, 5, "page fault at text+0x");
 	expect_scribble_contained(t, aspect, 6, "page fault at text+0x");
 	EXPECT_EQ(t, aspect_counter_value(aspect, "read"), 0);
+	expect_scribble_contained(t, aspect, 7, "memset: asked the kernel to write");
+	expect_scribble_contained(t, aspect, 8, "page fault in the ABI's memcpy");
+	expect_scribble_contained(t, aspect, 9, "page fault in the ABI's memcpy");
+	EXPECT_EQ(t, aspect_counter_value(aspect, "compared"), 0);
+	stat_root(t, 1); /* memmove both ways within its data: allowed, right */
+	EXPECT_EQ(t, aspect_counter_value(aspect, "moved_right"), 1);
+	expect_scribble_contained(t, aspect, 10, "memcpy: asked the kernel to write");
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
 	aspect_put(aspect);
 }
