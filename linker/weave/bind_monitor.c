@@ -76,6 +76,14 @@ struct tel_channel *monitor_channel(void)
 	return __atomic_load_n(&session.channel, __ATOMIC_ACQUIRE);
 }
 
+struct ipc_endpoint *monitor_endpoint_of(uint64_t generation)
+{
+	/* The endpoint first: attach stores the generation before it (release),
+	 * so a new monitor's endpoint comes with its new generation. */
+	struct ipc_endpoint *e = monitor_endpoint();
+	return __atomic_load_n(&session.generation, __ATOMIC_RELAXED) == generation ? e : NULL;
+}
+
 bool monitor_is_gone(void)
 {
 	struct ipc_endpoint *e = monitor_endpoint();
@@ -104,11 +112,12 @@ bool monitor_is_caller(const struct jp_context *context)
 /* monitor_is_caller, then monitor_is_gone, in one call.  The channel is
  * stored before the endpoint (release), so an endpoint read with acquire
  * comes with its channel. */
-struct tel_channel *monitor_event_channel(const struct jp_context *context, bool *gone)
+struct tel_channel *monitor_event_channel(const struct jp_context *context, uint64_t generation,
+					  bool *gone)
 {
 	if (context_is_monitor(context))
 		return NULL;
-	struct ipc_endpoint *e = monitor_endpoint();
+	struct ipc_endpoint *e = monitor_endpoint_of(generation);
 	if (!e || ipc_endpoint_is_closed(e)) {
 		*gone = true;
 		return NULL;
@@ -206,7 +215,7 @@ SYSCALL_DEFINE1(ms_scope_attach, int, fd)
 	}
 	uint64_t irq = spin_lock_irqsave(&session.lock);
 	struct ipc_endpoint *old = session.endpoint;
-	session.generation++;
+	__atomic_store_n(&session.generation, session.generation + 1, __ATOMIC_RELAXED);
 	session.pid = proc_pid(proc_current());
 	__atomic_store_n(&session.process, proc_current(), __ATOMIC_RELAXED);
 	__atomic_store_n(&session.channel, channel, __ATOMIC_RELEASE);
@@ -331,10 +340,16 @@ int monitor_flush_aspect(struct aspect *aspect)
 	return error;
 }
 
-void monitor_unload_aspect(struct aspect *aspect)
+uint64_t monitor_id_generation(int id)
 {
-	int id = find_id(aspect);
-	if (!id || --session.ids[id - 1].refs > 0)
+	return session.ids[id - 1].generation;
+}
+
+void monitor_unload_aspect(struct aspect *aspect, int id, uint64_t generation)
+{
+	struct aspect_id *slot = &session.ids[id - 1];
+	if (slot->aspect != aspect || slot->generation != generation ||
+	    generation != session.generation || --slot->refs > 0)
 		return;
 	if (monitor_flush_aspect(aspect) == 0)
 		control_call(SCOPE_MSG_UNLOAD, (uint32_t)id, 0, NULL);
@@ -571,6 +586,8 @@ void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned 
 
 struct monitor_state {
 	struct monitor_advice advice[LINKER_MAX_ADVICE];
+	int id;              /* the aspect's id in the monitor it was loaded into */
+	uint64_t generation; /* that monitor's */
 };
 
 static void monitor_prepare_advice(struct monitor_advice *a, struct aspect *aspect, int id,
@@ -603,11 +620,14 @@ int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
 		kfree(state);
 		return id;
 	}
+	state->id = id;
+	state->generation = monitor_id_generation(id);
 	aspect->binding_state[binding] = state;
 	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
 		monitor_prepare_advice(&state->advice[i], aspect, id, i,
 				       binding == ASPECT_BINDING_MSG, /* its calls defer */
 				       before, after);
+		state->advice[i].generation = state->generation;
 		int error = aspect_weave_advice(aspect, binding, i, &state->advice[i].jp);
 		if (error) {
 			monitor_unweave_aspect(aspect, binding);
@@ -629,9 +649,10 @@ static void wait_in_flight(struct monitor_state *state)
 
 void monitor_unweave_aspect(struct aspect *aspect, enum aspect_binding binding)
 {
+	struct monitor_state *state = aspect->binding_state[binding];
 	aspect_unweave_binding(aspect, binding);
-	wait_in_flight(aspect->binding_state[binding]);
-	monitor_unload_aspect(aspect);
-	kfree(aspect->binding_state[binding]);
+	wait_in_flight(state);
+	monitor_unload_aspect(aspect, state->id, state->generation);
+	kfree(state);
 	aspect->binding_state[binding] = NULL;
 }

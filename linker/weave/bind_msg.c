@@ -195,7 +195,7 @@ static bool defer_call(struct monitor_advice *a, struct jp_context *context, boo
 		leave_waiting(w);
 		return false;
 	}
-	struct ipc_endpoint *e = monitor_endpoint();
+	struct ipc_endpoint *e = monitor_endpoint_of(a->generation);
 	w->endpoint = e ? ipc_endpoint_get(e) : NULL;
 	__atomic_fetch_add(&a->in_flight, 1, __ATOMIC_ACQ_REL);
 	return true;
@@ -229,7 +229,7 @@ msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
 	bool sync = __atomic_load_n(&synchronous, __ATOMIC_ACQUIRE);
 	if (sync && defer_call(a, context, after))
 		return;
-	struct ipc_endpoint *e = monitor_endpoint();
+	struct ipc_endpoint *e = monitor_endpoint_of(a->generation);
 	uint64_t start = rdtsc();
 	struct ipc_message m, reply;
 	build_message(&m, a, context, after, sync);

@@ -24,7 +24,7 @@ shm_produce(struct monitor_advice *a, struct jp_context *context, bool after)
 	if (!aspect_is_active(aspect, ASPECT_BINDING_SHM))
 		return;
 	bool gone = false;
-	struct tel_channel *channel = monitor_event_channel(context, &gone);
+	struct tel_channel *channel = monitor_event_channel(context, a->generation, &gone);
 	if (!channel) {
 		if (!gone)
 			return; /* the monitor's own event */

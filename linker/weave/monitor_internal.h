@@ -26,18 +26,27 @@ int monitor_load_aspect(struct aspect *aspect, bool rings);
  * aspect->counters.  Returns 0 or the error of the call (the monitor is gone:
  * what it had not reported is lost, and counted as drops). */
 int monitor_flush_aspect(struct aspect *aspect);
-/* Drops one reference taken by monitor_load_aspect; the last one flushes and
- * tells the monitor to forget the aspect. */
-void monitor_unload_aspect(struct aspect *aspect);
+/* Which monitor an id was given by: a new monitor gives ids afresh, so an
+ * id of an earlier one names nothing (or another aspect) in it.  Control
+ * mutex held; id from monitor_load_aspect. */
+uint64_t monitor_id_generation(int id);
+/* Drops one reference monitor_load_aspect gave id under generation; the last
+ * one flushes and tells the monitor to forget the aspect.  Nothing when that
+ * monitor is gone (its successor never knew the id). */
+void monitor_unload_aspect(struct aspect *aspect, int id, uint64_t generation);
 
 /* For the join-point side (any context). */
 struct ipc_endpoint *monitor_endpoint(void); /* NULL when none */
-struct tel_channel *monitor_channel(void);   /* NULL before the first monitor */
+/* The endpoint for advice woven under the monitor of generation; NULL when
+ * that monitor is gone, even when another has attached since. */
+struct ipc_endpoint *monitor_endpoint_of(uint64_t generation);
+struct tel_channel *monitor_channel(void); /* NULL before the first monitor */
 bool monitor_is_gone(void);
-/* Where an shm event of context goes: the attached monitor's channel; NULL
- * for the monitor's own events (not sent), and NULL with *gone set when no
- * monitor is attached or it ended. */
-struct tel_channel *monitor_event_channel(const struct jp_context *context, bool *gone);
+/* Where an shm event of context, woven under the monitor of generation,
+ * goes: that monitor's channel; NULL for the monitor's own events (not sent),
+ * and NULL with *gone set when it ended (another may have attached since). */
+struct tel_channel *monitor_event_channel(const struct jp_context *context, uint64_t generation,
+					  bool *gone);
 /* True when the event comes from the monitor process itself (not sent). */
 bool monitor_is_caller(const struct jp_context *context);
 void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned advice_index,
@@ -50,7 +59,8 @@ struct monitor_advice {
 	struct aspect *aspect;
 	uint32_t aspect_id;
 	unsigned index;
-	unsigned in_flight; /* synchronous msg events sleeping outside their section */
+	unsigned in_flight;  /* synchronous msg events sleeping outside their section */
+	uint64_t generation; /* of the monitor that gave aspect_id */
 };
 
 /* Loads aspect into the monitor and weaves each of its advice with before or

@@ -6,7 +6,9 @@
  *   - relinked direct -> msg -> shm -> direct under load, is every event
  *     counted once, or reported dropped?
  *   - when the monitor process is killed, is the aspect unlinked and
- *     reported, and does the system keep serving?
+ *     reported, and does the system keep serving?  And when another aspect
+ *     starts a new monitor before the first saw its monitor end, are the
+ *     first's events refused (it is unlinked), never run as the other's?
  *   - with synchronous msg on one CPU, does every event get its answer from
  *     the monitor on the same CPU (the join point blocks and hands it the
  *     CPU), counting like direct?
@@ -192,6 +194,52 @@ static void killed_monitor_is_unlinked(void)
 	snprintf(detail, sizeof detail, "relink %ld, counted %lld", error,
 		 (long long)(stat_count() - before));
 	report("new_monitor_after_kill", !error && stat_count() - before == ROUNDS, detail);
+}
+
+/* Waits until no monitor process runs (the bound only guards against a
+ * hang); true when none does. */
+static int monitor_ended(void)
+{
+	for (int i = 0; i < 500 && monitor_pid() >= 0; i++)
+		usleep(10000);
+	return monitor_pid() < 0;
+}
+
+/* abicheck (on vfs.stat alone) linked shm, its monitor killed with no event
+ * in between, then switchcount linked shm starts a new monitor, which gives
+ * ids afresh: the id abicheck still carries names switchcount there.
+ * abicheck's next events must find their monitor gone (it is reported and
+ * unlinked), not be run as switchcount's advice. */
+static void events_of_a_dead_monitors_aspect_reach_no_other(void)
+{
+	long error = ctl(SCOPE_LOAD, "/aspects/abicheck.o", 0, NULL, NULL);
+	long other = ctl(SCOPE_LOAD, "/aspects/switchcount.o", 0, NULL, NULL);
+	if (error >= 0)
+		error = ctl(SCOPE_LINK, "abicheck", 2, NULL, NULL);
+	int pid = monitor_pid();
+	if (!error && pid >= 0)
+		ms_syscall3(__NR_kill, pid, 9 /* SIGKILL */, 0);
+	int ended = monitor_ended();
+	if (other >= 0)
+		other = ctl(SCOPE_LINK, "switchcount", 2, NULL, NULL);
+	for (int i = 0; i < 50; i++) { /* bounded: only against a hang */
+		workload(10);
+		usleep(20000);
+		ctl(SCOPE_STATS, "abicheck", 0, NULL, NULL);
+		if (strstr(text, "state=loaded"))
+			break;
+	}
+	int unlinked = strstr(text, "state=loaded") && strstr(text, "last_failure=");
+	char detail[240];
+	snprintf(detail, sizeof detail,
+		 "link %ld, monitor %d ended %d, other %ld; abicheck: %.150s", error, pid, ended,
+		 other, text);
+	ctl(SCOPE_UNLINK, "switchcount", 0, NULL, NULL);
+	ctl(SCOPE_UNLOAD, "switchcount", 0, NULL, NULL);
+	ctl(SCOPE_UNLINK, "abicheck", 0, NULL, NULL);
+	ctl(SCOPE_UNLOAD, "abicheck", 0, NULL, NULL);
+	report("events_of_a_dead_monitors_aspect_reach_no_other",
+	       !error && pid >= 0 && ended && other == 0 && unlinked, detail);
 }
 
 /* Records produced so far by telemetry channel id on every CPU, or -1 when
@@ -406,7 +454,7 @@ static void msg_inside_the_scheduler_drops_and_counts(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..9\n");
+	printf("KTAP version 1\n1..10\n");
 	if (ctl(SCOPE_LOAD, "/aspects/callcount.o", 0, NULL, NULL) < 0) {
 		printf("# cannot load /aspects/callcount.o\n");
 		return 1;
@@ -414,6 +462,7 @@ int main(void)
 	same_counts_in_every_binding();
 	relink_under_load_counts_each_event_once();
 	killed_monitor_is_unlinked();
+	events_of_a_dead_monitors_aspect_reach_no_other();
 	sync_msg_on_one_cpu_counts_like_direct();
 	emit_and_device_counter_in_every_binding();
 	lattrack_in_every_binding();
