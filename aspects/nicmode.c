@@ -21,8 +21,12 @@
  *       (the load has gone: NAPI's empty poll), else the mode the NIC has;
  *   anything between: hybrid, but a NIC that polls goes on polling (it polls
  *       until idle, as NAPI does).
- * The first sample of a NIC (and the first after a relink) only notes the
- * counters and answers the mode the NIC has.
+ * The first sample of a NIC in a copy of this object only notes the
+ * counters and answers the mode the NIC has.  (Linked shm or msg, the monitor
+ * loads a fresh copy; the kernel's `direct` copy keeps its state while the
+ * aspect is bound elsewhere, so its first sample back measures the frames of
+ * that whole time over one sample's elapsed time: a rate too high, which
+ * may answer polling once, until the next sample finds the load as it is.)
  * A settled answer holds: the reply says for how long (mode | frames << 8 |
  * samples << 24), and the driver leaves out the samples that come due until
  * the NIC has moved that many frames or that many samples were left out.

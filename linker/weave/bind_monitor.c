@@ -45,11 +45,15 @@
 #define ATTACH_TIMEOUT_NS     (10 * NSEC_PER_SEC)
 #define CONTROL_TIMEOUT_NS    (5 * NSEC_PER_SEC)
 
+/* An id the monitor knows an aspect by.  aspect, refs and generation change
+ * under the control mutex and session.lock (the monitor's system calls look
+ * them up under the lock alone); report under report_lock. */
 struct aspect_id {
 	struct aspect *aspect;
 	int refs;
 	uint64_t generation;
-	bool rings; /* the monitor was told its events come through the rings */
+	bool rings;                     /* the monitor was told its events come through the rings */
+	struct linker_counters *report; /* what ms_scope_report handed in, not merged yet */
 };
 
 static struct {
@@ -60,9 +64,9 @@ static struct {
 	struct process *process; /* the attached monitor's (with pid: which one) */
 	uint64_t generation;
 	struct aspect_id ids[ASPECT_MAX];
-	struct linker_counters *report; /* what ms_scope_report handed in */
-	uint32_t report_id;
 } session = {.lock = SPINLOCK_INIT("monitor.session")};
+
+static struct mutex report_lock = MUTEX_INIT(report_lock, "monitor.report");
 
 static struct waitq attached = WAITQ_INIT(attached, "monitor.attach");
 
@@ -242,12 +246,36 @@ static int find_id(struct aspect *aspect)
 	return 0;
 }
 
+/* The aspect the attached monitor knows as id, referenced (aspect_put), or
+ * NULL.  For the monitor's system calls: an aspect is unbound, and so its id
+ * let go under the lock, before it can be unloaded. */
 static struct aspect *aspect_of_id(uint32_t id)
 {
 	if (id == 0 || id > ASPECT_MAX)
 		return NULL;
 	struct aspect_id *slot = &session.ids[id - 1];
-	return slot->generation == session.generation ? slot->aspect : NULL;
+	uint64_t irq = spin_lock_irqsave(&session.lock);
+	struct aspect *aspect =
+	    slot->generation == session.generation ? aspect_get(slot->aspect) : NULL;
+	spin_unlock_irqrestore(&session.lock, irq);
+	return aspect;
+}
+
+/* Sets what id names (NULL: nothing); control mutex held. */
+static void set_id(int id, struct aspect *aspect)
+{
+	uint64_t irq = spin_lock_irqsave(&session.lock);
+	session.ids[id - 1].aspect = aspect;
+	spin_unlock_irqrestore(&session.lock, irq);
+}
+
+/* Forgets a report an earlier holder of the slot never had merged. */
+static void drop_report(struct aspect_id *slot)
+{
+	mutex_lock(&report_lock);
+	kfree(slot->report);
+	slot->report = NULL;
+	mutex_unlock(&report_lock);
 }
 
 static int claim_id(struct aspect *aspect)
@@ -255,7 +283,10 @@ static int claim_id(struct aspect *aspect)
 	for (int i = 0; i < ASPECT_MAX; i++) {
 		struct aspect_id *slot = &session.ids[i];
 		if (!slot->aspect || slot->generation != session.generation) {
-			*slot = (struct aspect_id){aspect, 0, session.generation, false};
+			drop_report(slot);
+			uint64_t irq = spin_lock_irqsave(&session.lock);
+			*slot = (struct aspect_id){aspect, 0, session.generation, false, NULL};
+			spin_unlock_irqrestore(&session.lock, irq);
 			return i + 1;
 		}
 	}
@@ -264,9 +295,21 @@ static int claim_id(struct aspect *aspect)
 
 /* ---- Control messages ------------------------------------------------------------ */
 
+/* The attached monitor's endpoint, referenced: a control call may wait in it
+ * for seconds, while another monitor attaching puts the last one's. */
+static struct ipc_endpoint *session_endpoint_get(void)
+{
+	preempt_disable(); /* the attach puts an old endpoint after a grace period */
+	struct ipc_endpoint *e = monitor_endpoint();
+	if (e)
+		ipc_endpoint_get(e);
+	preempt_enable();
+	return e;
+}
+
 static int control_call(uint64_t label, uint32_t id, uint64_t word1, const char *name)
 {
-	struct ipc_endpoint *e = monitor_endpoint();
+	struct ipc_endpoint *e = session_endpoint_get();
 	if (!e)
 		return -EPIPE;
 	struct ipc_message m = {.label = label, .words = {id, word1}}, reply;
@@ -281,6 +324,7 @@ static int control_call(uint64_t label, uint32_t id, uint64_t word1, const char 
 	while ((error = ipc_call(e, &m, &reply, CONTROL_TIMEOUT_NS)) == -EAGAIN &&
 	       clock_ns() < deadline)
 		sched_sleep_ns(NSEC_PER_MSEC);
+	ipc_endpoint_put(e);
 	return error ? error : (int)reply.words[0];
 }
 
@@ -305,7 +349,7 @@ int monitor_load_aspect(struct aspect *aspect, bool rings)
 		return id;
 	error = control_call(SCOPE_MSG_LOAD, (uint32_t)id, rings, aspect->name);
 	if (error) {
-		session.ids[id - 1].aspect = NULL;
+		set_id(id, NULL);
 		pr_warn("monitor: cannot link %s (error %d)\n", aspect->name, error);
 		return error;
 	}
@@ -314,15 +358,14 @@ int monitor_load_aspect(struct aspect *aspect, bool rings)
 	return id;
 }
 
-/* Merges what the monitor reported for id; the report buffer is ours
- * again after. */
+/* Merges what the monitor reported for id (every report since the last
+ * merge, a late one after a FLUSH that timed out included). */
 static void merge_report(struct aspect *aspect, uint32_t id)
 {
-	uint64_t irq = spin_lock_irqsave(&session.lock);
-	struct linker_counters *report = session.report_id == id ? session.report : NULL;
-	session.report = NULL;
-	session.report_id = 0;
-	spin_unlock_irqrestore(&session.lock, irq);
+	mutex_lock(&report_lock);
+	struct linker_counters *report = session.ids[id - 1].report;
+	session.ids[id - 1].report = NULL;
+	mutex_unlock(&report_lock);
 	if (!report)
 		return;
 	if (aspect->counters)
@@ -353,7 +396,7 @@ void monitor_unload_aspect(struct aspect *aspect, int id, uint64_t generation)
 		return;
 	if (monitor_flush_aspect(aspect) == 0)
 		control_call(SCOPE_MSG_UNLOAD, (uint32_t)id, 0, NULL);
-	session.ids[id - 1].aspect = NULL;
+	set_id(id, NULL);
 }
 
 /* ---- What the monitor asks ---------------------------------------------------------- */
@@ -369,15 +412,35 @@ SYSCALL_DEFINE3(ms_scope_image, uint32_t, id, void *, buffer, uint64_t, length)
 	struct aspect *aspect = caller_is_monitor() ? aspect_of_id(id) : NULL;
 	if (!aspect)
 		return -ENOENT;
+	long result = (long)aspect->image_size;
 	if (length >= aspect->image_size && copy_to_user(buffer, aspect->image, aspect->image_size))
-		return -EFAULT;
-	return (long)aspect->image_size;
+		result = -EFAULT;
+	aspect_put(aspect);
+	return result;
+}
+
+/* Keeps report for id until monitor_flush_aspect merges it; one that finds
+ * an earlier report still there (its FLUSH timed out) is added to it: the
+ * monitor zeroes what it reported. */
+static void keep_report(uint32_t id, struct linker_counters *report)
+{
+	mutex_lock(&report_lock);
+	struct aspect_id *slot = &session.ids[id - 1];
+	if (slot->report) {
+		linker_counters_merge(slot->report, report);
+		kfree(report);
+	} else {
+		slot->report = report;
+	}
+	mutex_unlock(&report_lock);
 }
 
 SYSCALL_DEFINE2(ms_scope_report, uint32_t, id, const struct linker_counters *, counters)
 {
-	if (!caller_is_monitor() || !aspect_of_id(id))
+	struct aspect *aspect = caller_is_monitor() ? aspect_of_id(id) : NULL;
+	if (!aspect)
 		return -ENOENT;
+	aspect_put(aspect);
 	struct linker_counters *report = kmalloc(sizeof *report);
 	if (!report)
 		return -ENOMEM;
@@ -385,12 +448,7 @@ SYSCALL_DEFINE2(ms_scope_report, uint32_t, id, const struct linker_counters *, c
 		kfree(report);
 		return -EFAULT;
 	}
-	uint64_t irq = spin_lock_irqsave(&session.lock);
-	struct linker_counters *old = session.report;
-	session.report = report;
-	session.report_id = id;
-	spin_unlock_irqrestore(&session.lock, irq);
-	kfree(old);
+	keep_report(id, report);
 	return 0;
 }
 
@@ -422,13 +480,15 @@ SYSCALL_DEFINE3(ms_scope_device_counter, const char *, device, const char *, cou
 SYSCALL_DEFINE4(ms_scope_emit, uint32_t, id, uint32_t, type, const void *, payload, uint64_t,
 		length)
 {
-	struct aspect *aspect = caller_is_monitor() ? aspect_of_id(id) : NULL;
-	if (!aspect)
-		return -ENOENT;
 	uint8_t copy[MS_EMIT_MAX];
 	if (length > MS_EMIT_MAX || (length && copy_from_user(copy, payload, length)))
 		return -EINVAL;
-	return linker_emit_record(aspect, type, copy, length);
+	struct aspect *aspect = caller_is_monitor() ? aspect_of_id(id) : NULL;
+	if (!aspect)
+		return -ENOENT;
+	long result = linker_emit_record(aspect, type, copy, length);
+	aspect_put(aspect);
+	return result;
 }
 
 /* The aspect ABI's ms_reply for aspects in the monitor when no call waits

@@ -152,6 +152,12 @@ int linker_bind(struct aspect *aspect, enum aspect_binding binding);
 void linker_unbind(struct aspect *aspect, enum aspect_binding binding);
 /* Makes `to` (woven) the active binding, then unbinds `from` (unless NONE). */
 void linker_switch_binding(struct aspect *aspect, enum aspect_binding from, enum aspect_binding to);
+/* One reference more, for a caller who knows the aspect is alive meanwhile:
+ * under the control mutex (the table holds one), or through a structure
+ * cleared under its own lock before the aspect can be unloaded (a monitor's
+ * id).  NULL stays NULL. */
+struct aspect *aspect_get(struct aspect *aspect);
+
 /* Lets every woven binding merge what it counted elsewhere (control mutex
  * held). */
 void linker_collect(struct aspect *aspect);

@@ -110,15 +110,6 @@ static void free_aspect(struct aspect *aspect)
 	kfree(aspect);
 }
 
-/* One reference more, for a caller; under the control mutex (the table's
- * reference keeps it alive meanwhile).  NULL stays NULL. */
-static struct aspect *get_locked(struct aspect *aspect)
-{
-	if (aspect)
-		__atomic_fetch_add(&aspect->refs, 1, __ATOMIC_RELAXED);
-	return aspect;
-}
-
 static struct aspect *new_aspect(const void *image, size_t size)
 {
 	struct aspect *aspect = kzalloc(sizeof *aspect);
@@ -249,7 +240,7 @@ static int load(const void *image, size_t size, struct aspect **result, char *er
 		aspect->state = ASPECT_LOADED;
 		table[table_count++] = aspect;
 		drop_retained_locked(aspect->name); /* a new life: the old values go */
-		*result = get_locked(aspect);
+		*result = aspect_get(aspect);
 	}
 	mutex_unlock(&control);
 	if (err)
@@ -404,8 +395,15 @@ struct aspect *aspect_find(const char *name)
 	if (!name)
 		return NULL;
 	mutex_lock(&control);
-	struct aspect *aspect = get_locked(find_locked(name));
+	struct aspect *aspect = aspect_get(find_locked(name));
 	mutex_unlock(&control);
+	return aspect;
+}
+
+struct aspect *aspect_get(struct aspect *aspect)
+{
+	if (aspect)
+		__atomic_fetch_add(&aspect->refs, 1, __ATOMIC_RELAXED);
 	return aspect;
 }
 
@@ -424,7 +422,7 @@ int aspect_for_each(int (*fn)(struct aspect *aspect, void *arg), void *arg)
 	mutex_lock(&control);
 	unsigned count = table_count;
 	for (unsigned i = 0; i < count; i++)
-		snapshot[i] = get_locked(table[i]);
+		snapshot[i] = aspect_get(table[i]);
 	mutex_unlock(&control);
 	int result = 0;
 	for (unsigned i = 0; i < count; i++) {
