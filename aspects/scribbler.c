@@ -15,7 +15,9 @@
  *  10  memmove within its own data, overlapping both ways (allowed: counted
  *      when the bytes come out right, then the next call goes on at 11)
  *  11  memcpy onto its own text (read-only: refused by the ABI's check)
- * 0, 1, 7 and 11 are refused by the ABI, the others but 2 and 10 caught by
+ *  12  has the kernel write a program name just below its stack pointer,
+ *      where the ABI function's own frame and return address will be
+ * 0, 1, 7, 11 and 12 are refused by the ABI, the others but 2 and 10 caught by
  * the guard (in the aspect's text or in the ABI's string loops); each
  * unlinks the aspect and the kernel goes on.
  */
@@ -78,6 +80,10 @@ static void misuse(unsigned how, struct ms_ctx *ctx)
 	case 11:
 		__asm__ volatile("lea 0(%%rip), %0" : "=r"(value));
 		memcpy((void *)value, own, sixty_four / 8);
+		break;
+	case 12:
+		__asm__ volatile("mov %%rsp, %0" : "=r"(value));
+		ms_program_name(ctx, (char *)(value - sixty_four), sixty_four);
 		break;
 	default: break;
 	}

@@ -93,8 +93,11 @@ bool linker_may_write_for_aspect(const void *address, size_t length, const char 
 	uint64_t data = (uint64_t)aspect->object.region[LINKER_REGION_DATA];
 	uint64_t data_end = data + aspect->object.region_size[LINKER_REGION_DATA];
 	/* The advice's own frames: below the stack pointer the guard saved, above
-	 * this call's frame. */
-	uint64_t frames = (uint64_t)__builtin_frame_address(0), frames_end = run->jmp.rsp;
+	 * the frame of the ABI function that asks (its saved frame pointer and
+	 * return address included: the advice may not have it write over them).
+	 * This function's frame record holds that function's frame pointer. */
+	uint64_t asker_frame = *(const uint64_t *)__builtin_frame_address(0);
+	uint64_t frames = asker_frame + 16, frames_end = run->jmp.rsp;
 	if (end >= start &&
 	    ((data && start >= data && end <= data_end) || (start >= frames && end <= frames_end)))
 		return true;

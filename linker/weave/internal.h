@@ -121,8 +121,10 @@ void aspect_count_drop(struct aspect *aspect);
  * advice and interrupts.  Only the first report of a failure counts. */
 void aspect_report_failure(struct aspect *aspect, const char *reason);
 /* For an ABI function about to write length bytes at address on behalf of
- * the advice running on this CPU: true when the range lies in the aspect's
- * data or in the advice's frames on this stack, or when no advice runs on
+ * the advice running on this CPU, called by that function itself (its frame
+ * is found from the caller's frame pointer): true when the range lies in the
+ * aspect's data or in the advice's frames on this stack (above the ABI
+ * function's), or when no advice runs on
  * this CPU (the kernel calls the function for a monitor's system call).  Otherwise (the kernel would
  * write where the aspect may not) the aspect is reported, and so unlinked,
  * and the caller must refuse. */

@@ -269,6 +269,7 @@ static void aspect_writing_outside_its_data_is_contained(struct ktest *t)
 	stat_root(t, 1); /* memmove both ways within its data: allowed, right */
 	EXPECT_EQ(t, aspect_counter_value(aspect, "moved_right"), 1);
 	expect_scribble_contained(t, aspect, 10, "memcpy: asked the kernel to write");
+	expect_scribble_contained(t, aspect, 11, "ms_program_name: asked the kernel to write");
 	EXPECT_EQ(t, aspect_unload(aspect), 0);
 	aspect_put(aspect);
 }
