@@ -100,6 +100,7 @@ static void write_links_and_renames(struct ktest *t)
 	EXPECT_EQ(t, vfs_rename(TREE "/emptydir", TREE "/overdir"), 0); /* an empty one goes */
 	EXPECT_EQ(t, vfs_rename(TREE "/sub", TREE "/sub/deeper/x"), -EINVAL);
 	EXPECT_EQ(t, vfs_rename(TREE "/overdir", TREE "/many"), -ENOTEMPTY);
+	EXPECT_EQ(t, vfs_rename(TREE "/many", TREE "/many"), 0); /* onto itself: nothing done */
 	EXPECT_EQ(t, vfs_rename(TREE "/orig.txt", TREE "/sub"), -EISDIR);
 	EXPECT_EQ(t, vfs_rename(TREE "/sub", TREE "/orig.txt"), -ENOTDIR);
 	EXPECT_EQ(t, vfs_rename(TREE "/small.txt", "/across"), -EXDEV);

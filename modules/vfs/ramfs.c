@@ -349,10 +349,12 @@ static int ramfs_rename(struct vfs_node *old_dir, const char *old_name, size_t o
 	mutex_lock(&ramfs_lock);
 	struct ram_entry *moved = find(ram(old_dir), old_name, old_length);
 	target = find(ram(new_dir), new_name, new_length);
-	int err = !moved ? -ENOENT : new_dir->links == 0 ? -ENOENT : check_replace(moved, target);
-	if (!err)
+	int err = !moved ? -ENOENT : new_dir->links == 0 ? -ENOENT : 0;
+	bool same = !err && target && target->node == moved->node; /* POSIX: nothing to do */
+	if (!err && !same)
+		err = check_replace(moved, target);
+	if (!err && !same)
 		err = make_room(ram(new_dir)); /* so that the insert below cannot fail */
-	bool same = !err && target && target->node == moved->node;
 	if (!err && !same) {
 		if (target)
 			remove_entry(new_dir, target);

@@ -234,6 +234,9 @@ static void rename_cases(void)
 	expect("across mounts", sys2(__NR_rename, R "/b", "/dev/b"), -L_EXDEV);
 	expect("a missing name", sys2(__NR_rename, R "/missing", R "/c"), -L_ENOENT);
 	expect("onto itself", sys2(__NR_rename, R "/b", R "/b"), 0);
+	expect("a non-empty directory onto itself", sys2(__NR_rename, R "/full", R "/full"), 0);
+	if (!reads(R "/full/x", "x\n"))
+		t_fail("a directory renamed onto itself lost its contents");
 	expect("mount point", sys2(__NR_rename, "/dev", R "/dev"), -16 /* EBUSY */);
 }
 
