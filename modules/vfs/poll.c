@@ -17,12 +17,13 @@
 #include "uaccess/uaccess.h"
 #include "vfs/internal.h"
 
-#define POLL_MAX_FDS    1024
-#define POLL_STACK_FDS  32 /* arrays this small stay on the stack (256 bytes, as Linux) */
-#define SIGNAL_CHECK_NS (100 * NSEC_PER_MSEC)
-#define SELECT_SET_BITS 1024
-#define POLL_BUCKETS    64
-#define ANY_OBJECT      (POLL_BUCKETS - 1) /* notifications that name no object */
+#define POLL_MAX_FDS       1024
+#define POLL_STACK_FDS     32 /* arrays this small stay on the stack (256 bytes, as Linux) */
+#define SIGNAL_CHECK_NS    (100 * NSEC_PER_MSEC)
+#define SELECT_SET_BITS    1024
+#define SELECT_MAX_SECONDS (1000LL * 365 * 24 * 3600) /* a thousand years */
+#define POLL_BUCKETS       64
+#define ANY_OBJECT         (POLL_BUCKETS - 1) /* notifications that name no object */
 
 static struct waitq poll_queue = WAITQ_INIT(poll_queue, "poll"); /* ps's wait channel */
 static volatile uint64_t poll_sequence;
@@ -196,9 +197,16 @@ static int scan_poll_request(void *arg, struct vfs_poll_watch *watch)
 	return scan_pollfds(r->fds, r->count, watch);
 }
 
+/* The clock reading ms milliseconds from now; 0 (no deadline: for ever) for
+ * a negative ms, and for one too far away to add to the clock. */
 static uint64_t deadline_after_ms(int64_t ms)
 {
-	return ms > 0 ? clock_ns() + (uint64_t)ms * NSEC_PER_MSEC : 0;
+	if (ms <= 0)
+		return 0;
+	uint64_t now = clock_ns();
+	if ((uint64_t)ms > (UINT64_MAX - now) / NSEC_PER_MSEC)
+		return 0;
+	return now + (uint64_t)ms * NSEC_PER_MSEC;
 }
 
 SYSCALL_DEFINE3(poll, struct linux_pollfd *, user_fds, unsigned, count, int, timeout_ms)
@@ -260,6 +268,25 @@ static int scan_select_request(void *arg, struct vfs_poll_watch *watch)
 	return ready;
 }
 
+/* select's timeout {seconds, microseconds} in milliseconds (-1: for ever,
+ * no timeout given), or -EINVAL for a negative one or microseconds outside
+ * 0..999999.  Seconds beyond SELECT_MAX_SECONDS are as long as that, which
+ * keeps the product in range (and is longer than any machine stays up). */
+static int select_timeout_ms(const int64_t *user_timeout, int64_t *ms)
+{
+	int64_t timeout[2]; /* seconds, microseconds */
+	*ms = -1;
+	if (!user_timeout)
+		return 0;
+	if (copy_from_user(timeout, user_timeout, sizeof timeout))
+		return -EFAULT;
+	if (timeout[0] < 0 || timeout[1] < 0 || timeout[1] > 999999)
+		return -EINVAL;
+	int64_t seconds = timeout[0] < SELECT_MAX_SECONDS ? timeout[0] : SELECT_MAX_SECONDS;
+	*ms = seconds * 1000 + timeout[1] / 1000;
+	return 0;
+}
+
 static int copy_set_in(uint64_t *set, const void *user, size_t bytes)
 {
 	memset(set, 0, SELECT_SET_BITS / 8);
@@ -273,11 +300,10 @@ SYSCALL_DEFINE5(select, int, nfds, void *, user_read, void *, user_write, void *
 	if (nfds < 0 || nfds > SELECT_SET_BITS)
 		return -EINVAL;
 	size_t bytes = ((size_t)nfds + 63) / 64 * 8;
-	int64_t timeout[2] = {-1, 0}; /* seconds, microseconds; -1: forever */
-	if (user_timeout && copy_from_user(timeout, user_timeout, sizeof timeout))
-		return -EFAULT;
-	if (timeout[0] < 0 && user_timeout)
-		return -EINVAL;
+	int64_t ms;
+	int err = select_timeout_ms(user_timeout, &ms);
+	if (err)
+		return err;
 	struct select_request *r = kzalloc(sizeof *r);
 	if (!r)
 		return -ENOMEM;
@@ -285,10 +311,8 @@ SYSCALL_DEFINE5(select, int, nfds, void *, user_read, void *, user_write, void *
 	r->nfds = nfds;
 	for (int set = 0; set < 3 && !result; set++)
 		result = copy_set_in(r->in[set], user_sets[set], bytes);
-	if (!result) {
-		int64_t ms = timeout[0] < 0 ? -1 : timeout[0] * 1000 + timeout[1] / 1000;
+	if (!result)
 		result = wait_ready(scan_select_request, r, deadline_after_ms(ms), ms != 0);
-	}
 	for (int set = 0; set < 3 && result >= 0; set++)
 		if (user_sets[set] && copy_to_user(user_sets[set], r->out[set], bytes))
 			result = -EFAULT;

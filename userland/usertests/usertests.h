@@ -98,6 +98,8 @@ void sendfile_refuses_hostile_input(void);
 void shared_file_mmap(void);
 void ext2_read_copies_into_user_memory(void);
 void bounced_read_stops_at_a_bad_page(void);
+/* pipes.c: pipes and waiting for descriptors */
+void select_timeout_is_checked_and_never_wraps(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);

@@ -1,0 +1,73 @@
+/*
+ * Pipes and waiting for descriptors as a user program sees them: a read
+ * into a bad buffer takes nothing out of the pipe, poll's POLLOUT promises a
+ * write of PIPE_BUF bytes, a larger nonblocking write is partial, and
+ * select's timeout is checked and never wraps into a short one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <microscope/syscall.h>
+
+#include "usertests.h"
+
+#define LINUX_PIPE_BUF 4096
+
+static void expect(const char *what, long got, long want)
+{
+	if (got != want)
+		t_fail("%s: %ld, expected %ld", what, got, want);
+}
+
+static void close_both(int fds[2])
+{
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* ---- select's timeout ------------------------------------------------------- */
+
+static long raw_select(int nfds, unsigned long *read_set, const long *timeout)
+{
+	return ms_syscall6(__NR_select, nfds, (long)read_set, 0, 0, (long)timeout, 0);
+}
+
+static void write_one_byte_later(void *fd)
+{
+	t_sleep_ms(100);
+	_exit(write((int)(long)fd, "x", 1) == 1 ? 0 : 1);
+}
+
+/* Is a timeout with microseconds outside 0..999999 or negative seconds
+ * refused, and does one of 2^61 seconds (whose milliseconds would wrap to
+ * 0) wait until the pipe is readable instead of returning at once? */
+void select_timeout_is_checked_and_never_wraps(void)
+{
+	int fds[2];
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	unsigned long set = 1UL << fds[0];
+	static const long bad[][2] = {{0, 1000000}, {0, -1}, {-1, 0}, {1, 0x7fffffffffffffffL}};
+	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		expect("select, a bad timeout", raw_select(fds[0] + 1, &set, bad[i]), -L_EINVAL);
+	long zero[2] = {0, 0};
+	set = 1UL << fds[0];
+	expect("select, an empty pipe, no wait", raw_select(fds[0] + 1, &set, zero), 0);
+	pid_t writer = fork();
+	if (writer == 0)
+		write_one_byte_later((void *)(long)fds[1]);
+	long huge[2] = {1L << 61, 0};
+	set = 1UL << fds[0];
+	expect("select, 2^61 seconds, a byte comes", raw_select(fds[0] + 1, &set, huge), 1);
+	if (set != 1UL << fds[0])
+		t_fail("select did not mark the pipe readable: set %#lx", set);
+	int status;
+	waitpid(writer, &status, 0);
+	close_both(fds);
+}
