@@ -15,6 +15,9 @@
  * check is what keeps a user pointer from naming kernel memory.  A kernel
  * thread's copies are refused: it may run on the last process's tables.
  *
+ * uaccess_writable_prefix makes pages writable the same way without changing
+ * them: a locked add of zero to one byte of each page is the write access.
+ *
  * copy_from_user_nofault and user_peek_read read without any of that: mm's
  * vm_user_peek reads the page tables (no lock) and the bytes are copied
  * through the physmap, so no fault is ever taken and nothing sleeps: a page
@@ -210,6 +213,42 @@ int clear_user(void __user *dst, size_t length)
 			return -EFAULT;
 	}
 	return 0;
+}
+
+/* Adds zero to the user byte at dst with a locked instruction: a write
+ * access that changes nothing, even with another writer of the byte at the
+ * same time.  Returns 0 or -EFAULT. */
+static int add_zero_byte(char *dst)
+{
+	int error = -EFAULT;
+	__asm__ volatile("1: lock addb $0, (%[dst])\n\t"
+			 "xorl %[error], %[error]\n"
+			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 : [error] "+r"(error)
+			 : [dst] "r"(dst)
+			 : "memory", "cc");
+	return error;
+}
+
+/* Makes the page holding user address dst writable as a write there would
+ * (resolving a fault once).  Returns 0 or -EFAULT. */
+static int make_page_writable(char *dst)
+{
+	if (!add_zero_byte(dst))
+		return 0;
+	if (proc_resolve_fault((uint64_t)dst, fault_error_of(ACCESS_WRITE)) < 0)
+		return -EFAULT;
+	return add_zero_byte(dst);
+}
+
+size_t uaccess_writable_prefix(void __user *dst, size_t length)
+{
+	uint64_t start = (uint64_t)dst, at = start;
+	if (!length || !uaccess_range_ok(start, length) || !user_memory_is_ours())
+		return 0;
+	while (at - start < length && !make_page_writable((char *)at))
+		at = (at & ~(uint64_t)(PAGE_SIZE - 1)) + PAGE_SIZE;
+	return at - start < length ? at - start : length;
 }
 
 /* Reads the byte at user address src, resolving a fault once. */

@@ -87,6 +87,14 @@ int copy_to_user(void __user *dst, const void *src, size_t length);
 /* Sets length bytes of user memory at dst to 0.  Returns 0 or -EFAULT. */
 int clear_user(void __user *dst, size_t length);
 
+/* How many of the length bytes from user address dst, counted from dst, can
+ * be written now (whole pages, at most length; 0 for a bad range): each page
+ * is made present and writable as a write would make it (copy-on-write
+ * broken, a first-touched page given a frame), without changing a byte.
+ * For a read that takes bytes it cannot put back (a pipe, the console):
+ * it takes no more than this, then copies. */
+size_t uaccess_writable_prefix(void __user *dst, size_t length);
+
 /* Copies a NUL-terminated string of at most size - 1 characters from user
  * memory into dst (size > 0) and terminates it.  Returns its length (without
  * the NUL), -EFAULT (a byte up to the NUL is unreadable or out of range) or

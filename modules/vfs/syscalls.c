@@ -6,7 +6,9 @@
  * vfs_* API with kernel buffers; data moves through a bounce buffer of at
  * most IO_CHUNK bytes at a time, except a read of a file that copies into
  * user memory itself (vfs_reads_to_user: ext2 copies from the page cache),
- * which gets the user buffer whole.  A bad pointer is -EFAULT, a bad descriptor
+ * which gets the user buffer whole.  A pipe or a device, which cannot put
+ * back what a read took, is asked for no more than the user buffer can store.
+ * A bad pointer is -EFAULT, a bad descriptor
  * -EBADF, a path of VFS_PATH_MAX bytes or more -ENAMETOOLONG.
  */
 #include "devfs/devfs.h"
@@ -82,18 +84,31 @@ static bool is_regular(const struct vfs_file *file)
 
 /* ---- Reading and writing ----------------------------------------------------- */
 
+/* The bytes of the next chunk a read may take: a pipe or a device cannot
+ * put back what it gave, so it is asked for no more than the user buffer can
+ * store from user (made writable first; a process has one thread, so it
+ * stays so until the copy).  A regular file's position can go back instead. */
+static size_t storable_chunk(struct vfs_file *file, char *user, size_t chunk)
+{
+	return is_regular(file) ? chunk : uaccess_writable_prefix(user, chunk);
+}
+
 /* Reads into user memory chunk by chunk; stops at a short read, and after
  * the first read of a pipe or device (which may have no more to give).  No
  * bounce: the file copies into user memory itself, all at once.  A chunk
  * that cannot be stored ends the read with the bytes stored before it
- * (-EFAULT when none); a regular file's position goes back over it. */
+ * (-EFAULT when none): a pipe or device is not asked for it, a regular
+ * file's position goes back over it. */
 static long read_to_user(struct vfs_file *file, char *user, size_t count, char *bounce)
 {
 	if (!bounce)
 		return (long)vfs_read_to(file, user, count, VFS_USER_BUFFER);
 	size_t done = 0;
 	while (done < count) {
-		size_t chunk = count - done < IO_CHUNK ? count - done : IO_CHUNK;
+		size_t chunk = storable_chunk(file, user + done,
+					      count - done < IO_CHUNK ? count - done : IO_CHUNK);
+		if (!chunk)
+			return done ? (long)done : -EFAULT;
 		int64_t n = vfs_read(file, bounce, chunk);
 		if (n < 0)
 			return done ? (long)done : (long)n;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,5 +70,42 @@ void select_timeout_is_checked_and_never_wraps(void)
 		t_fail("select did not mark the pipe readable: set %#lx", set);
 	int status;
 	waitpid(writer, &status, 0);
+	close_both(fds);
+}
+
+/* ---- a read into a bad buffer ------------------------------------------------- */
+
+static void expect_pipe_holds(int fd, const char *text)
+{
+	char buffer[16] = {0};
+	size_t length = strlen(text);
+	long n = read(fd, buffer, sizeof buffer);
+	if (n != (long)length || memcmp(buffer, text, length) != 0)
+		t_fail("the pipe gave %ld bytes \"%.16s\", expected \"%s\"", n, buffer, text);
+}
+
+/* Does a read from a pipe into an unmapped or a read-only buffer fail with
+ * EFAULT and leave the bytes in the pipe for the next read? */
+void pipe_read_into_a_bad_buffer_keeps_the_bytes(void)
+{
+	int fds[2];
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	fcntl(fds[0], F_SETFL, O_NONBLOCK); /* an emptied pipe is EAGAIN, not a hang */
+	expect("write", write(fds[1], "hello", 5), 5);
+	expect("read into an unmapped page", ms_syscall3(__NR_read, fds[0], 0x1000, 5), -L_EFAULT);
+	expect_pipe_holds(fds[0], "hello");
+	void *readonly = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (readonly == MAP_FAILED) {
+		t_fail("mmap: %s", strerror(errno));
+	} else {
+		expect("write", write(fds[1], "again", 5), 5);
+		expect("read into a read-only page",
+		       ms_syscall3(__NR_read, fds[0], (long)readonly, 5), -L_EFAULT);
+		expect_pipe_holds(fds[0], "again");
+		munmap(readonly, 4096);
+	}
 	close_both(fds);
 }

@@ -999,6 +999,8 @@ const struct user_test user_tests[] = {
     {"ramfs_files_are_sparse_pages", ramfs_files_are_sparse_pages, 60000},
     {"mount_and_umount", mount_and_umount, 20000},
     {"select_timeout_is_checked_and_never_wraps", select_timeout_is_checked_and_never_wraps, 20000},
+    {"pipe_read_into_a_bad_buffer_keeps_the_bytes", pipe_read_into_a_bad_buffer_keeps_the_bytes,
+     10000},
     {"file_mmap_and_positional_io", file_mmap_and_positional_io, 20000},
     {"sendfile_sends_a_file_to_a_socket_and_a_file", sendfile_sends_a_file_to_a_socket_and_a_file,
      30000},

@@ -100,6 +100,7 @@ void ext2_read_copies_into_user_memory(void);
 void bounced_read_stops_at_a_bad_page(void);
 /* pipes.c: pipes and waiting for descriptors */
 void select_timeout_is_checked_and_never_wraps(void);
+void pipe_read_into_a_bad_buffer_keeps_the_bytes(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
