@@ -1,6 +1,12 @@
 /*
- * Pipes.  One struct pipe holds a ring buffer and the count of open read and
- * write ends; each end is a vfs_file on the pipe's anonymous node (a FIFO).
+ * Pipes.  One struct pipe holds a ring buffer of PIPE_BUFFER_SIZE bytes
+ * (kmalloc'd, so charged to the activity that made the pipe) and the count
+ * of open read and write ends; each end is a vfs_file on the pipe's
+ * anonymous node (a FIFO).  The ring is larger than
+ * PIPE_ATOMIC_MAX (POSIX's PIPE_BUF), and POLLOUT means room for
+ * PIPE_ATOMIC_MAX bytes, so a write poll promised never finds the pipe full:
+ * a write of at most PIPE_ATOMIC_MAX goes in whole, a larger one goes in as
+ * far as there is room (all of it when blocking, what fits when not).
  * The ring, the counts and `closed_*` change under pipe->lock; sleepers wait
  * on pipe->readable / pipe->writable with conditions that read those fields
  * (a waker changes them first, then wakes, so no wake-up is lost).  Every
@@ -29,8 +35,8 @@ struct pipe {
 	struct spinlock lock;
 	struct waitq readable; /* readers wait for data or end of file */
 	struct waitq writable; /* writers wait for room or a dead reader */
-	char buffer[PIPE_BUFFER_SIZE];
-	size_t head, tail; /* head - tail bytes buffered; indices grow forever */
+	char *buffer;          /* PIPE_BUFFER_SIZE bytes */
+	size_t head, tail;     /* head - tail bytes buffered; indices grow forever */
 	unsigned readers, writers;
 };
 
@@ -49,6 +55,11 @@ static size_t buffered(const struct pipe *p)
 	return p->head - p->tail;
 }
 
+static size_t room(const struct pipe *p)
+{
+	return PIPE_BUFFER_SIZE - buffered(p);
+}
+
 static bool can_read(void *arg)
 {
 	struct pipe *p = ((struct wait_arg *)arg)->pipe;
@@ -59,8 +70,7 @@ static bool can_write(void *arg)
 {
 	struct wait_arg *w = arg;
 	struct pipe *p = w->pipe;
-	return PIPE_BUFFER_SIZE - buffered(p) >= w->needed || p->readers == 0 ||
-	       vfs_signal_pending();
+	return room(p) >= w->needed || p->readers == 0 || vfs_signal_pending();
 }
 
 /* Copies out up to length buffered bytes.  Returns how many. */
@@ -105,7 +115,7 @@ static int64_t put(struct pipe *p, const char *in, size_t length, bool all)
 	int64_t n = 0;
 	if (p->readers == 0) {
 		n = -EPIPE;
-	} else if (!all || PIPE_BUFFER_SIZE - buffered(p) >= length) {
+	} else if (!all || room(p) >= length) {
 		for (; (size_t)n < length && buffered(p) < PIPE_BUFFER_SIZE; n++)
 			p->buffer[p->head++ % PIPE_BUFFER_SIZE] = in[n];
 	}
@@ -191,7 +201,7 @@ static unsigned pipe_poll_op(struct vfs_file *file)
 		if (p->writers == 0)
 			events |= VFS_POLL_IN | VFS_POLL_HUP;
 	} else {
-		if (buffered(p) < PIPE_BUFFER_SIZE)
+		if (room(p) >= PIPE_ATOMIC_MAX)
 			events |= VFS_POLL_OUT;
 		if (p->readers == 0)
 			events |= VFS_POLL_ERR;
@@ -200,9 +210,15 @@ static unsigned pipe_poll_op(struct vfs_file *file)
 	return events;
 }
 
+static void free_pipe(struct pipe *p)
+{
+	kfree(p->buffer);
+	kfree(p);
+}
+
 static void pipe_release_node(struct vfs_node *node)
 {
-	kfree(node->private);
+	free_pipe(node->private);
 }
 
 static const struct vfs_file_ops pipe_file_ops = {
@@ -220,8 +236,12 @@ static const struct vfs_node_ops pipe_node_ops = {
 int pipe_create(unsigned flags, struct vfs_file **read_end, struct vfs_file **write_end)
 {
 	struct pipe *p = kzalloc(sizeof *p);
-	if (!p)
+	if (p)
+		p->buffer = kmalloc(PIPE_BUFFER_SIZE);
+	if (!p || !p->buffer) {
+		kfree(p);
 		return -ENOMEM;
+	}
 	vfs_node_init(&p->node, VFS_S_IFIFO | 0600, &pipe_node_ops, &pipe_file_ops, p);
 	spin_init(&p->lock, "pipe");
 	waitq_init(&p->readable, "pipe"); /* the names are ps's wait channels */
@@ -230,7 +250,7 @@ int pipe_create(unsigned flags, struct vfs_file **read_end, struct vfs_file **wr
 	flags &= VFS_O_NONBLOCK;
 	int err = vfs_file_create(&p->node, VFS_O_RDONLY | flags, p, read_end);
 	if (err) {
-		kfree(p);
+		free_pipe(p);
 		return err;
 	}
 	err = vfs_file_create(&p->node, VFS_O_WRONLY | flags, p, write_end);

@@ -4,7 +4,9 @@
  * block until data or end of file (every write end closed); writes block
  * until room, and fail with -EPIPE (and SIGPIPE to the writer) once every
  * read end is closed.  Writes of at most PIPE_ATOMIC_MAX bytes are never
- * interleaved with other writers'.  "pipe.read" and "pipe.write" are join
+ * interleaved with other writers' and go in whole or not at all; a larger
+ * nonblocking write goes in as far as there is room.  Poll's POLLOUT on the
+ * write end means room for PIPE_ATOMIC_MAX bytes.  "pipe.read" and "pipe.write" are join
  * points.
  *
  *     struct vfs_file *read_end, *write_end;
@@ -19,8 +21,8 @@
 
 #include "vfs/vfs.h"
 
-#define PIPE_BUFFER_SIZE 4096
-#define PIPE_ATOMIC_MAX  PIPE_BUFFER_SIZE /* POSIX's PIPE_BUF */
+#define PIPE_BUFFER_SIZE 16384 /* the ring, larger than PIPE_ATOMIC_MAX */
+#define PIPE_ATOMIC_MAX  4096  /* POSIX's PIPE_BUF */
 
 /* Makes a pipe.  flags may hold VFS_O_NONBLOCK (both ends).  Returns 0 with
  * *read_end and *write_end (one reference each, closed with vfs_close), or
@@ -30,7 +32,10 @@ int pipe_create(unsigned flags, struct vfs_file **read_end, struct vfs_file **wr
 /* The file operations behind the ends, join points.  pipe_read returns the
  * bytes read (up to length; 0 at end of file), or -EAGAIN (nonblocking and
  * empty), -EINTR (a signal while waiting).  pipe_write returns length, or the
- * bytes written before the failure, or -EPIPE, -EAGAIN, -EINTR. */
+ * bytes written before the failure (a nonblocking write of more than
+ * PIPE_ATOMIC_MAX that found room for part of it), or -EPIPE, -EAGAIN,
+ * -EINTR.  write(2) passes up to PIPE_BUFFER_SIZE bytes at once, so that
+ * length is the whole write's. */
 int64_t pipe_read(struct vfs_file *file, void *buffer, size_t length);
 int64_t pipe_write(struct vfs_file *file, const void *buffer, size_t length);
 

@@ -4,7 +4,8 @@
  * copies its user arguments into the kernel first (paths through
  * strncpy_from_user, then joined to the working directory), then calls the
  * vfs_* API with kernel buffers; data moves through a bounce buffer of at
- * most IO_CHUNK bytes at a time, except a read of a file that copies into
+ * most IO_CHUNK bytes at a time (a write to a pipe: up to its whole ring, so
+ * that the pipe sees the write's length), except a read of a file that copies into
  * user memory itself (vfs_reads_to_user: ext2 copies from the page cache),
  * which gets the user buffer whole.  A pipe or a device, which cannot put
  * back what a read took, is asked for no more than the user buffer can store.
@@ -124,11 +125,21 @@ static long read_to_user(struct vfs_file *file, char *user, size_t count, char *
 	return (long)done;
 }
 
+/* The most bytes one vfs_write is given.  A pipe gets up to its whole ring
+ * at once, so that it sees how long the write is (up to PIPE_ATOMIC_MAX:
+ * whole or not at all; longer: partial when nonblocking); other files get
+ * IO_CHUNK. */
+static size_t write_chunk(const struct vfs_file *file)
+{
+	bool pipe = (file->node->mode & VFS_S_IFMT) == VFS_S_IFIFO;
+	return pipe ? PIPE_BUFFER_SIZE : IO_CHUNK;
+}
+
 static long write_from_user(struct vfs_file *file, const char *user, size_t count, char *bounce)
 {
-	size_t done = 0;
+	size_t done = 0, most = write_chunk(file);
 	while (done < count) {
-		size_t chunk = count - done < IO_CHUNK ? count - done : IO_CHUNK;
+		size_t chunk = count - done < most ? count - done : most;
 		if (copy_from_user(bounce, user + done, chunk))
 			return done ? (long)done : -EFAULT;
 		int64_t n = vfs_write(file, bounce, chunk);
@@ -149,6 +160,12 @@ static bool needs_bounce(const struct vfs_file *file, size_t count, enum directi
 	return count && (direction == FROM_USER || !vfs_reads_to_user(file));
 }
 
+static size_t bounce_size(const struct vfs_file *file, size_t count, enum direction direction)
+{
+	size_t most = direction == FROM_USER ? write_chunk(file) : IO_CHUNK;
+	return count < most ? count : most;
+}
+
 static long transfer(int fd, char *user, size_t count, enum direction direction)
 {
 	struct vfs_file *file;
@@ -162,7 +179,7 @@ static long transfer(int fd, char *user, size_t count, enum direction direction)
 	else if (count == 0)
 		result = 0;
 	else if (needs_bounce(file, count, direction) &&
-		 !(bounce = kmalloc(count < IO_CHUNK ? count : IO_CHUNK)))
+		 !(bounce = kmalloc(bounce_size(file, count, direction))))
 		result = -ENOMEM;
 	else if (direction == TO_USER)
 		result = read_to_user(file, user, count, bounce);

@@ -617,7 +617,7 @@ static void blocked_writer_gets_epipe(struct ktest *t)
 	vfs_close(w);
 }
 
-/* Four writers, 200 records each through a 4 KiB pipe: every record
+/* Four writers, 200 records each through a 16 KiB pipe: every record
  * arrives whole (writes up to PIPE_ATOMIC_MAX do not interleave) and the
  * reader sees end of file only after the last writer closed. */
 static void many_writers_never_interleave(struct ktest *t)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -107,5 +108,75 @@ void pipe_read_into_a_bad_buffer_keeps_the_bytes(void)
 		expect_pipe_holds(fds[0], "again");
 		munmap(readonly, 4096);
 	}
+	close_both(fds);
+}
+
+/* ---- poll's POLLOUT and the writes it promises ---------------------------------- */
+
+#define POLL_ROUNDS 100 /* far more PIPE_BUF writes than any pipe holds */
+
+static bool poll_says_writable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLOUT);
+}
+
+/* One round of the agreement: POLLOUT, and a write of PIPE_BUF goes in
+ * whole (a larger one goes in at least that far); no POLLOUT, and a write
+ * of PIPE_BUF is EAGAIN.  False once the pipe is full. */
+static bool write_as_poll_promises(int fd, unsigned round)
+{
+	static char bytes[2 * LINUX_PIPE_BUF];
+	size_t length = round % 2 ? sizeof bytes : LINUX_PIPE_BUF;
+	bool writable = poll_says_writable(fd);
+	long n = write(fd, bytes, length);
+	if (writable && (n < LINUX_PIPE_BUF || n > (long)length))
+		t_fail("POLLOUT, but a nonblocking write of %zu gave %ld (errno %d)", length, n,
+		       errno);
+	if (!writable && !(n < 0 && errno == EAGAIN))
+		t_fail("no POLLOUT, but a nonblocking write of %zu gave %ld", length, n);
+	return writable && n > 0;
+}
+
+/* Does a pipe with a byte in it poll as writable only while a nonblocking
+ * write of PIPE_BUF bytes would go in, as poll-then-write loops expect? */
+void pipe_pollout_means_a_pipe_buf_write_fits(void)
+{
+	int fds[2];
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	expect("write of one byte", write(fds[1], "x", 1), 1);
+	unsigned round = 0;
+	while (round < POLL_ROUNDS && write_as_poll_promises(fds[1], round))
+		round++;
+	if (round == POLL_ROUNDS)
+		t_fail("%d writes and the pipe never filled", POLL_ROUNDS);
+	close_both(fds);
+}
+
+/* Does a nonblocking write of more than PIPE_BUF into a pipe with room for
+ * part of it go in partially, filling the pipe exactly? */
+void pipe_large_nonblocking_write_is_partial(void)
+{
+	static char bytes[2 * LINUX_PIPE_BUF];
+	int fds[2];
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	expect("write of one byte", write(fds[1], "x", 1), 1);
+	long n = 0, last = 0;
+	for (unsigned i = 0; i < POLL_ROUNDS && (n = write(fds[1], bytes, sizeof bytes)) > 0; i++)
+		last = n;
+	if (n >= 0 || errno != EAGAIN)
+		t_fail("writes of %zu never came to EAGAIN: %ld", sizeof bytes, n);
+	if (last <= 0 || last >= (long)sizeof bytes)
+		t_fail("the write before EAGAIN went in %ld bytes, not a part of %zu", last,
+		       sizeof bytes);
+	expect("a byte more after the partial write", write(fds[1], "y", 1), -1);
 	close_both(fds);
 }

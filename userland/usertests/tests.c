@@ -1001,6 +1001,8 @@ const struct user_test user_tests[] = {
     {"select_timeout_is_checked_and_never_wraps", select_timeout_is_checked_and_never_wraps, 20000},
     {"pipe_read_into_a_bad_buffer_keeps_the_bytes", pipe_read_into_a_bad_buffer_keeps_the_bytes,
      10000},
+    {"pipe_pollout_means_a_pipe_buf_write_fits", pipe_pollout_means_a_pipe_buf_write_fits, 10000},
+    {"pipe_large_nonblocking_write_is_partial", pipe_large_nonblocking_write_is_partial, 10000},
     {"file_mmap_and_positional_io", file_mmap_and_positional_io, 20000},
     {"sendfile_sends_a_file_to_a_socket_and_a_file", sendfile_sends_a_file_to_a_socket_and_a_file,
      30000},

@@ -101,6 +101,8 @@ void bounced_read_stops_at_a_bad_page(void);
 /* pipes.c: pipes and waiting for descriptors */
 void select_timeout_is_checked_and_never_wraps(void);
 void pipe_read_into_a_bad_buffer_keeps_the_bytes(void);
+void pipe_pollout_means_a_pipe_buf_write_fits(void);
+void pipe_large_nonblocking_write_is_partial(void);
 
 /* clock.c: the user clock page */
 void user_clock_agrees_with_the_kernel(void);
