@@ -29,6 +29,7 @@ struct mount {
 static struct mount mounts[VFS_MAX_MOUNT];
 static unsigned mount_count;
 static struct spinlock mount_lock = SPINLOCK_INIT("vfs.mount");
+struct mutex vfs_tree_lock = MUTEX_INIT(vfs_tree_lock, "vfs.tree");
 
 /* True when mount path m (length bytes) covers path. */
 static bool covers(const char *m, size_t length, const char *path)
@@ -232,19 +233,10 @@ static int prepare_mount_point(const char *path)
 
 static uint64_t next_device = 1;
 
-int vfs_mount(const char *path, struct vfs_node *root)
+/* Enters a mount of root at normal (absolute, normalized, prepared). */
+static int add_mount(const char *normal, struct vfs_node *root)
 {
-	char normal[VFS_PATH_MAX];
-	if (!path || path[0] != '/' || !root || !VFS_IS_DIR(root->mode))
-		return -EINVAL;
-	int err = vfs_path_absolute(path, normal);
-	if (err)
-		return err;
-	if (vfs_is_mount_point(normal))
-		return -EBUSY;
-	err = prepare_mount_point(normal);
-	if (err)
-		return err;
+	int err = 0;
 	uint64_t flags = spin_lock_irqsave(&mount_lock);
 	for (unsigned i = 0; i < mount_count; i++)
 		if (!strcmp(mounts[i].path, normal))
@@ -262,6 +254,22 @@ int vfs_mount(const char *path, struct vfs_node *root)
 	root->device = next_device++;
 	spin_unlock_irqrestore(&mount_lock, flags);
 	return 0;
+}
+
+int vfs_mount(const char *path, struct vfs_node *root)
+{
+	char normal[VFS_PATH_MAX];
+	if (!path || path[0] != '/' || !root || !VFS_IS_DIR(root->mode))
+		return -EINVAL;
+	int err = vfs_path_absolute(path, normal);
+	if (err)
+		return err;
+	mutex_lock(&vfs_tree_lock); /* no rename of a directory on the path meanwhile */
+	err = vfs_is_mount_point(normal) ? -EBUSY : prepare_mount_point(normal);
+	if (!err)
+		err = add_mount(normal, root);
+	mutex_unlock(&vfs_tree_lock);
+	return err;
 }
 
 /* Takes the mount at path out of the table: its slot's contents in *out. */

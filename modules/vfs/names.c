@@ -6,7 +6,10 @@
  * (write and search on every directory whose entries change, the sticky
  * bit, ownership for chmod and chown), then asks the file system.  Names
  * that would join two file systems are -EXDEV: a file system only ever sees
- * its own nodes.
+ * its own nodes.  Renames run one at a time under vfs_tree_lock, from the
+ * resolution of both names through the file system's rename: "a directory
+ * into itself" is decided on the resolved path text, which is only sound
+ * while no other rename moves a directory on either path.
  */
 #include "vfs/internal.h"
 
@@ -55,7 +58,8 @@ static bool is_under(const char *a, const char *b)
 	return !strncmp(a, b, length) && (b[length] == '/' || b[length] == '\0');
 }
 
-/* The checks rename makes before asking the file system. */
+/* The checks rename makes before asking the file system (vfs_tree_lock
+ * held, so that no other rename changes the tree they look at). */
 static int check_rename(struct name *from, struct name *to)
 {
 	if (from->dir->device != to->dir->device)
@@ -75,6 +79,7 @@ JOINPOINT_DEFINE(vfs, rename, int, const char *, old_path, const char *, new_pat
 {
 	struct name *from = kzalloc(sizeof *from), *to = kzalloc(sizeof *to);
 	int err = from && to ? 0 : -ENOMEM;
+	mutex_lock(&vfs_tree_lock); /* from the names to the file system's change */
 	if (!err)
 		err = name_resolve(old_path, from);
 	if (!err)
@@ -86,6 +91,7 @@ JOINPOINT_DEFINE(vfs, rename, int, const char *, old_path, const char *, new_pat
 		err = dir->ops && dir->ops->rename ? dir->ops->rename(dir, from->last, from->length,
 								      to->dir, to->last, to->length)
 						   : -ENOTSUP;
+	mutex_unlock(&vfs_tree_lock);
 	if (from)
 		vfs_node_put(from->dir);
 	if (to)

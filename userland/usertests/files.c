@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +342,88 @@ void rename_and_links(void)
 	unlinked_open_file_cases();
 	symlink_cases();
 	clean_names();
+}
+
+/* ---- renames racing ------------------------------------------------------------- */
+
+#define RACE        "/tmp/race"
+#define RACE_A      RACE "/a"
+#define RACE_B      RACE "/b"
+#define RACE_AIB    RACE "/b/c" /* a's name inside b */
+#define RACE_BIA    RACE "/a/d" /* b's name inside a */
+#define RACE_ROUNDS 5000
+
+static bool reachable(const char *name, const char *name_inside_other)
+{
+	struct stat st;
+	return stat(name, &st) == 0 || stat(name_inside_other, &st) == 0;
+}
+
+static bool both_reachable(void)
+{
+	return reachable(RACE_A, RACE_AIB) && reachable(RACE_B, RACE_BIA);
+}
+
+/* Puts the caller on the which'th CPU it may run on, when there is one, so
+ * that the two racers run at the same time. */
+static void run_on_own_cpu(int which)
+{
+	cpu_set_t all, one;
+	if (sched_getaffinity(0, sizeof all, &all) < 0 || CPU_COUNT(&all) <= which)
+		return;
+	int cpu = 0;
+	for (int seen = 0;; cpu++) {
+		if (CPU_ISSET(cpu, &all) && seen++ == which)
+			break;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof one, &one);
+}
+
+/* One racer: a into b and back, or b into a and back, RACE_ROUNDS times. */
+static void rename_back_and_forth(int which)
+{
+	run_on_own_cpu(which);
+	const char *from = which ? RACE_B : RACE_A, *to = which ? RACE_BIA : RACE_AIB;
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		sys2(__NR_rename, from, to);
+		sys2(__NR_rename, to, from);
+	}
+	_exit(0);
+}
+
+/* Two processes move a into b and b into a at once: each rename alone is
+ * fine, together they would put each directory inside the other, out of
+ * the tree for good, unless renames are checked and done one at a time.
+ * Both must be reachable when the racers are done.  (A race: it cannot prove
+ * the absence of the cycle; without the serialization a run on two CPUs
+ * failed every time it was tried.) */
+void renames_racing_never_make_a_cycle(void)
+{
+	mkdir("/tmp", 01777);
+	if (mkdir(RACE, 0755) < 0 || mkdir(RACE_A, 0755) < 0 || mkdir(RACE_B, 0755) < 0) {
+		t_fail("mkdir " RACE ": %s", strerror(errno));
+		return;
+	}
+	pid_t racers[2];
+	for (int which = 0; which < 2; which++)
+		if ((racers[which] = fork()) == 0)
+			rename_back_and_forth(which);
+	for (int which = 0; which < 2; which++) {
+		int status = -1;
+		if (racers[which] < 0 || waitpid(racers[which], &status, 0) < 0)
+			t_fail("racer %d: fork or wait failed", which);
+		else if (status != 0)
+			t_fail("racer %d: status %#x", which, status);
+	}
+	if (!both_reachable()) /* a cycle stays: each directory is inside the other */
+		t_fail("after the race a or b is not reachable from " RACE);
+	sys2(__NR_rename, RACE_AIB, RACE_A);
+	sys2(__NR_rename, RACE_BIA, RACE_B);
+	rmdir(RACE_A);
+	rmdir(RACE_B);
+	rmdir(RACE);
 }
 
 /* ---- hostile input -------------------------------------------------------- */

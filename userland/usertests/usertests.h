@@ -89,6 +89,7 @@ void file_calls_refuse_hostile_input(void);
 void ramfs_directory_of_ten_thousand(void);
 void ramfs_files_are_sparse_pages(void);
 void mount_and_umount(void);
+void renames_racing_never_make_a_cycle(void);
 void file_mmap_and_positional_io(void);
 /* sockets.c: ports and addresses a caller is not entitled to */
 void sockets_refuse_what_is_not_the_callers(void);
