@@ -28,11 +28,15 @@ int vfs_resolve_in_place(char *path, enum vfs_resolve_mode mode, struct vfs_node
 int vfs_resolve_parent(char *path, struct vfs_node **dir, const char **name, size_t *length);
 /* True when path is a mount point. */
 bool vfs_is_mount_point(const char *path);
-/* Held from the name resolution of a rename through the file system's
- * operation, and across a mount's preparation and entry, so that the checks
- * made on path text ("a directory into itself") hold for the tree the
- * operation changes: no other rename or mount runs meanwhile (as Linux's
- * s_vfs_rename_mutex).  Taken before any file system's lock. */
+/* True when a mount lies strictly below path (absolute, normalized): a
+ * directory there may not be renamed or removed (-EBUSY). */
+bool vfs_has_mount_below(const char *path);
+/* Held from the name resolution of a rename or an rmdir through the file
+ * system's operation, and across a mount's preparation and entry, so that
+ * the checks made on path text ("a directory into itself", "a mount below
+ * it") hold for the tree the operation changes: no other rename, rmdir or
+ * mount runs meanwhile (as Linux's s_vfs_rename_mutex).  Taken before any
+ * file system's lock. */
 extern struct mutex vfs_tree_lock;
 /* Normalizes path (relative to "/") into out (VFS_PATH_MAX).  Returns 0 or
  * vfs_path_normalize's errors. */

@@ -12,7 +12,10 @@
  * reference to its root.  An unmount takes the entry out first, so no new walk
  * enters, then asks the file system, which refuses while anyone still holds
  * one of its nodes (a walk that entered before, an open file); the entry
- * then goes back.
+ * then goes back.  Since mounts are found by path text, a directory with a
+ * mount below it stays where it is (rename and rmdir ask
+ * vfs_has_mount_below), and a mount is made under vfs_tree_lock, which
+ * rename and rmdir hold from their names to the file system's change.
  */
 #include "vfs/internal.h"
 
@@ -56,6 +59,17 @@ static struct vfs_node *find_mount(const char *path, const char **rest)
 	spin_unlock_irqrestore(&mount_lock, flags);
 	*rest = path + (best == 1 ? 0 : best);
 	return root;
+}
+
+bool vfs_has_mount_below(const char *path)
+{
+	bool found = false;
+	size_t length = strlen(path);
+	uint64_t flags = spin_lock_irqsave(&mount_lock);
+	for (unsigned i = 0; i < mount_count && !found; i++)
+		found = mounts[i].length > length && covers(path, length, mounts[i].path);
+	spin_unlock_irqrestore(&mount_lock, flags);
+	return found;
 }
 
 bool vfs_is_mount_point(const char *path)
@@ -264,7 +278,7 @@ int vfs_mount(const char *path, struct vfs_node *root)
 	int err = vfs_path_absolute(path, normal);
 	if (err)
 		return err;
-	mutex_lock(&vfs_tree_lock); /* no rename of a directory on the path meanwhile */
+	mutex_lock(&vfs_tree_lock); /* no rename or rmdir of a directory on the path meanwhile */
 	err = vfs_is_mount_point(normal) ? -EBUSY : prepare_mount_point(normal);
 	if (!err)
 		err = add_mount(normal, root);

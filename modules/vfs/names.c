@@ -9,7 +9,8 @@
  * its own nodes.  Renames run one at a time under vfs_tree_lock, from the
  * resolution of both names through the file system's rename: "a directory
  * into itself" is decided on the resolved path text, which is only sound
- * while no other rename moves a directory on either path.
+ * while no other rename moves a directory on either path.  A directory with
+ * a mount below it stays where it is (-EBUSY): mounts are found by path.
  */
 #include "vfs/internal.h"
 
@@ -58,6 +59,18 @@ static bool is_under(const char *a, const char *b)
 	return !strncmp(a, b, length) && (b[length] == '/' || b[length] == '\0');
 }
 
+/* Whether the directories a rename moves or replaces may go from where
+ * they are: not with a mount below them. */
+static int check_no_mount_below(const struct vfs_node *moved, const struct name *from,
+				const struct vfs_node *replaced, const struct name *to)
+{
+	if (VFS_IS_DIR(moved->mode) && vfs_has_mount_below(from->path))
+		return -EBUSY;
+	if (replaced && VFS_IS_DIR(replaced->mode) && vfs_has_mount_below(to->path))
+		return -EBUSY;
+	return 0;
+}
+
 /* The checks rename makes before asking the file system (vfs_tree_lock
  * held, so that no other rename changes the tree they look at). */
 static int check_rename(struct name *from, struct name *to)
@@ -70,6 +83,8 @@ static int check_rename(struct name *from, struct name *to)
 		err = vfs_may_remove(to->dir, replaced);
 	if (!err && VFS_IS_DIR(moved->mode) && moved != replaced && is_under(from->path, to->path))
 		err = -EINVAL; /* a directory into itself */
+	if (!err && moved != replaced)
+		err = check_no_mount_below(moved, from, replaced, to);
 	vfs_node_put(moved);
 	vfs_node_put(replaced);
 	return err;

@@ -369,24 +369,38 @@ static int check_remove(struct vfs_node *dir, const char *name, size_t length)
 	return err;
 }
 
-JOINPOINT_DEFINE(vfs, unlink, int, const char *, path, bool, dir_wanted)
+/* Removes the name normal (an absolute, normalized VFS_PATH_MAX buffer). */
+static int remove_name(char *normal, bool dir_wanted)
 {
-	char normal[VFS_PATH_MAX];
 	struct vfs_node *dir;
 	const char *name;
 	size_t length;
-	if (!path)
-		return -EINVAL;
-	int err = vfs_path_absolute(path, normal);
-	if (!err)
-		err = vfs_resolve_parent(normal, &dir, &name, &length);
+	int err = vfs_resolve_parent(normal, &dir, &name, &length);
 	if (err)
 		return err;
-	err = check_remove(dir, name, length);
+	err = dir_wanted && vfs_has_mount_below(normal) ? -EBUSY : check_remove(dir, name, length);
 	if (!err)
 		err = dir->ops && dir->ops->unlink ? dir->ops->unlink(dir, name, length, dir_wanted)
 						   : -ENOTSUP;
 	vfs_node_put(dir);
+	return err;
+}
+
+/* An rmdir holds vfs_tree_lock: no rename or mount changes the tree between
+ * its check for a mount below the directory and the removal. */
+JOINPOINT_DEFINE(vfs, unlink, int, const char *, path, bool, dir_wanted)
+{
+	char normal[VFS_PATH_MAX];
+	if (!path)
+		return -EINVAL;
+	int err = vfs_path_absolute(path, normal);
+	if (err)
+		return err;
+	if (dir_wanted)
+		mutex_lock(&vfs_tree_lock);
+	err = remove_name(normal, dir_wanted);
+	if (dir_wanted)
+		mutex_unlock(&vfs_tree_lock);
 	return err;
 }
 

@@ -407,7 +407,8 @@ int vfs_stat(const char *path, struct vfs_stat *stat);
  * -ENAMETOOLONG, -ENOTSUP (the file system cannot), -ENOMEM. */
 int vfs_mkdir(const char *path, uint32_t mode);
 /* Removes a name (dir_wanted: an empty directory, as rmdir).  Returns 0,
- * -ENOENT, -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (a mount point), -ENOTSUP. */
+ * -ENOENT, -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (a mount point, or a
+ * directory with a mount below it), -ENOTSUP. */
 int vfs_unlink(const char *path, bool dir_wanted);
 /* Fills *stat for path itself when it is a symbolic link (lstat).  Returns
  * vfs_stat's errors. */
@@ -415,7 +416,8 @@ int vfs_lstat(const char *path, struct vfs_stat *stat);
 /* Moves old_path to new_path, replacing a file there (or an empty directory
  * by a directory), as POSIX rename.  The same file under both names: nothing
  * happens.  Returns 0, -ENOENT, -EXDEV (another mount), -EINVAL (a directory
- * into itself), -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (a mount point),
+ * into itself), -EISDIR, -ENOTDIR, -ENOTEMPTY, -EBUSY (a mount point, or a
+ * directory with a mount below it),
  * -EACCES, -EPERM (sticky directory), -ENOTSUP, -ENOSPC, -ENOMEM. */
 int vfs_rename(const char *old_path, const char *new_path);
 /* Gives existing (a symbolic link itself, not what it names) another name.

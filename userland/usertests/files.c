@@ -556,6 +556,43 @@ void mount_and_umount(void)
 	rmdir("/tmp/mnt");
 }
 
+/* ---- a mount below a directory ---------------------------------------------- */
+
+#define MB "/tmp/mount-below"
+
+/* May a directory with a mount somewhere below it be renamed or removed
+ * (no: EBUSY, the mount stays reachable), and may one whose name merely
+ * starts with the same letters (yes)? */
+void directory_with_a_mount_below_stays(void)
+{
+	mkdir("/tmp", 01777);
+	mkdir(MB, 0755);
+	mkdir(MB "/inner", 0755);
+	mkdir(MB "/inner/deeper", 0755);
+	mkdir(MB "/inne", 0755);
+	expect("mount tmpfs", sys_mount("none", MB "/inner/deeper/m", "tmpfs", 0), 0);
+	put_file(MB "/inner/deeper/m/f", "mounted\n", 0644);
+	expect("rename of the mount's grandparent", sys2(__NR_rename, MB "/inner", MB "/moved"),
+	       -L_EBUSY);
+	expect("rename of the mount's parent", sys2(__NR_rename, MB "/inner/deeper", MB "/moved"),
+	       -L_EBUSY);
+	expect("rename of the top", sys2(__NR_rename, MB, "/tmp/mount-below-2"), -L_EBUSY);
+	expect("rmdir of the mount's parent",
+	       ms_syscall3(__NR_rmdir, (long)MB "/inner/deeper", 0, 0), -L_EBUSY);
+	if (!reads(MB "/inner/deeper/m/f", "mounted\n"))
+		t_fail("the mount's file is not reachable by its path any more");
+	expect("rename of a sibling with a common prefix",
+	       sys2(__NR_rename, MB "/inne", MB "/other"), 0);
+	unlink(MB "/inner/deeper/m/f");
+	expect("umount", ms_syscall3(__NR_umount2, (long)MB "/inner/deeper/m", 0, 0), 0);
+	expect("rename once the mount is gone", sys2(__NR_rename, MB "/inner", MB "/moved"), 0);
+	rmdir(MB "/moved/deeper/m");
+	rmdir(MB "/moved/deeper");
+	rmdir(MB "/moved");
+	rmdir(MB "/other");
+	rmdir(MB);
+}
+
 /* ---- mmap of files, pread, pwrite, ftruncate ----------------------------------- */
 
 #define L_ESPIPE   29

@@ -999,6 +999,7 @@ const struct user_test user_tests[] = {
     {"ramfs_files_are_sparse_pages", ramfs_files_are_sparse_pages, 60000},
     {"mount_and_umount", mount_and_umount, 20000},
     {"renames_racing_never_make_a_cycle", renames_racing_never_make_a_cycle, 120000},
+    {"directory_with_a_mount_below_stays", directory_with_a_mount_below_stays, 20000},
     {"select_timeout_is_checked_and_never_wraps", select_timeout_is_checked_and_never_wraps, 20000},
     {"pipe_read_into_a_bad_buffer_keeps_the_bytes", pipe_read_into_a_bad_buffer_keeps_the_bytes,
      10000},

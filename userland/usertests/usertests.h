@@ -90,6 +90,7 @@ void ramfs_directory_of_ten_thousand(void);
 void ramfs_files_are_sparse_pages(void);
 void mount_and_umount(void);
 void renames_racing_never_make_a_cycle(void);
+void directory_with_a_mount_below_stays(void);
 void file_mmap_and_positional_io(void);
 /* sockets.c: ports and addresses a caller is not entitled to */
 void sockets_refuse_what_is_not_the_callers(void);
