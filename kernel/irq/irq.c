@@ -50,6 +50,10 @@ static int check_vector(unsigned vector)
 		return -EINVAL;
 	if (vector < IRQ_FIRST_VECTOR || vector == IRQ_SPURIOUS_VECTOR)
 		return -EPERM;
+	/* The IDT sends 0x80 to the system-call entry, not to irq dispatch: a
+	 * handler here would never run and its device would never get an EOI. */
+	if (vector == IRQ_SYSCALL_VECTOR)
+		return -EPERM;
 	return 0;
 }
 
@@ -100,6 +104,8 @@ int irq_alloc_vector(void)
 	uint64_t flags = spin_lock_irqsave(&irq_lock);
 	for (unsigned vector = IRQ_DEVICE_FIRST; vector <= IRQ_DEVICE_LAST; vector++) {
 		struct irq_vector *v = &vectors[vector];
+		if (vector == IRQ_SYSCALL_VECTOR)
+			continue;
 		if (!v->allocated && !v->handler) {
 			v->allocated = true;
 			result = (int)vector;

@@ -13,14 +13,16 @@
 
 #include <stdint.h>
 
+#include "arch/x86_64/idt.h"
 #include "arch/x86_64/trapframe.h"
 
 #define IRQ_VECTORS         256
 #define IRQ_FIRST_VECTOR    32 /* below: CPU exceptions, never registrable */
-#define IRQ_DEVICE_FIRST    32 /* irq_alloc_vector hands out 32..239 */
+#define IRQ_DEVICE_FIRST    32 /* irq_alloc_vector hands out 32..239 but 0x80 */
 #define IRQ_DEVICE_LAST     239
-#define IRQ_SYSTEM_FIRST    240  /* 240..254: fixed vectors (timer, IPIs) */
-#define IRQ_SPURIOUS_VECTOR 0xff /* counted, never handled, never EOI'd */
+#define IRQ_SYSTEM_FIRST    240                /* 240..254: fixed vectors (timer, IPIs) */
+#define IRQ_SPURIOUS_VECTOR 0xff               /* counted, never handled, never EOI'd */
+#define IRQ_SYSCALL_VECTOR  IDT_SYSCALL_VECTOR /* int $0x80 system calls: never a device's */
 
 /* Runs with interrupts off on the interrupted CPU's stack (or its kernel
  * stack, from user mode); may change the frame, which is restored on return. */
@@ -30,7 +32,8 @@ typedef void (*irq_exit_hook_fn)(struct trap_frame *frame);
 
 /* Makes handler(frame, ctx) run for every interrupt on vector.  Returns 0;
  * -EINVAL when vector >= IRQ_VECTORS or handler is NULL; -EPERM for a reserved
- * vector (an exception, 0-31, or the spurious vector); -EBUSY when the vector
+ * vector (an exception, 0-31, the system-call gate 0x80, or the spurious
+ * vector); -EBUSY when the vector
  * already has a handler. */
 int irq_register(unsigned vector, irq_handler_fn handler, void *ctx, const char *name);
 

@@ -26,6 +26,7 @@ static void bad_vectors_get_distinct_errors(struct ktest *t)
 	EXPECT_EQ(t, irq_register(14, first_handler, NULL, "x"), -EPERM);
 	EXPECT_EQ(t, irq_register(31, first_handler, NULL, "x"), -EPERM);
 	EXPECT_EQ(t, irq_register(IRQ_SPURIOUS_VECTOR, first_handler, NULL, "x"), -EPERM);
+	EXPECT_EQ(t, irq_register(IRQ_SYSCALL_VECTOR, first_handler, NULL, "x"), -EPERM);
 }
 
 static void registering_a_taken_vector_is_busy(struct ktest *t)
@@ -70,15 +71,21 @@ static void alloc_hands_out_each_device_vector_once(struct ktest *t)
 	EXPECT_EQ(t, irq_free_vector(second), 0);
 }
 
+/* ...and never hands out the system-call gate, which the IDT does not route
+ * to irq dispatch. */
 static void alloc_runs_out_with_enospc(struct ktest *t)
 {
 	static int taken[IRQ_DEVICE_LAST - IRQ_DEVICE_FIRST + 1];
 	unsigned count = 0;
 	int vector;
-	while ((vector = irq_alloc_vector()) >= 0)
+	while ((vector = irq_alloc_vector()) >= 0) {
+		EXPECT_NE(t, vector, IRQ_SYSCALL_VECTOR);
 		taken[count++] = vector;
+	}
 	EXPECT_EQ(t, vector, -ENOSPC);
 	EXPECT_TRUE(t, count > 0);
+	/* with every device vector taken, the system-call gate is still refused */
+	EXPECT_EQ(t, irq_register(IRQ_SYSCALL_VECTOR, first_handler, NULL, "x"), -EPERM);
 	for (unsigned i = 0; i < count; i++)
 		EXPECT_EQ(t, irq_free_vector(taken[i]), 0);
 }
