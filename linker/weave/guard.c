@@ -283,8 +283,17 @@ static void describe_fault_site(const struct aspect *aspect, uint64_t rip, char 
 		snprintf(where, size, "at text+%#lx", text_offset(aspect, rip));
 }
 
+/* An NMI, #DF or #MC is not the advice's doing (and one arriving while advice
+ * runs must not unlink it): only a fault the code itself raised aborts it. */
+static bool is_fault_of_the_code(uint64_t vector)
+{
+	return vector != TRAP_NMI && vector != TRAP_DOUBLE_FAULT && vector != TRAP_MACHINE_CHECK;
+}
+
 static bool on_kernel_fault(struct trap_frame *frame, uint64_t cr2)
 {
+	if (!is_fault_of_the_code(frame->vector))
+		return false;
 	struct linker_run *run = &runs[this_cpu_id()];
 	struct aspect *aspect = advice_at(run, frame->rip);
 	if (!aspect)

@@ -49,6 +49,8 @@ uint32_t lapic_id(void);
 void lapic_eoi(void);
 /* Sends a fixed interrupt with vector to the CPU with apic_id. */
 void lapic_send_ipi(uint32_t apic_id, uint8_t vector);
+/* An NMI to the CPU with apic_id (its own included). */
+void lapic_send_nmi(uint32_t apic_id);
 /* INIT to apic_id (the first step of starting an application processor). */
 void lapic_send_init(uint32_t apic_id);
 /* STARTUP to apic_id: it begins in real mode at physical page * 4096 (the

@@ -42,6 +42,7 @@
 #define LVT_TIMER_PERIODIC (1u << 17)
 #define TIMER_DIVIDE_BY_16 0x3
 #define ICR_FIXED          (0u << 8)
+#define ICR_NMI            (4u << 8)
 #define ICR_INIT           (5u << 8)
 #define ICR_STARTUP        (6u << 8)
 #define ICR_PENDING        (1u << 12)
@@ -155,6 +156,11 @@ static void send_command(uint32_t apic_id, uint32_t command)
 void lapic_send_ipi(uint32_t apic_id, uint8_t vector)
 {
 	send_command(apic_id, ICR_FIXED | ICR_ASSERT | vector);
+}
+
+void lapic_send_nmi(uint32_t apic_id)
+{
+	send_command(apic_id, ICR_NMI | ICR_ASSERT);
 }
 
 void lapic_send_init(uint32_t apic_id)

@@ -12,6 +12,11 @@
  * CR2 is read first thing, before anything else can fault and overwrite it.
  * Exceptions other than #BP, NMI, #DF and #MC pass through the trap.entry
  * join point on their way to (1)-(3).
+ *
+ * An NMI is not a fault of the code it interrupts: it is counted, reported
+ * (rate-limited) and resumed, whatever the mode.  A #DF or #MC says the
+ * machine, not the code, is broken: it goes straight to (3), never to a user
+ * process's signal, a fix-up or the aspect guard.
  */
 #include "arch/x86_64/traps.h"
 
@@ -29,8 +34,10 @@
 #include "panic/panic.h"
 #include "sched/sched.h"
 #include "telemetry/tracepoint.h"
+#include "time/time.h"
 
-#define MAX_BACKTRACE 32
+#define MAX_BACKTRACE          32
+#define NMI_REPORT_INTERVAL_NS NSEC_PER_SEC
 
 struct exception_name {
 	const char *mnemonic;
@@ -75,6 +82,9 @@ static const struct exception_name exception_names[TRAP_EXCEPTION_COUNT] = {
 extern const struct ex_table_entry __ex_table_start[], __ex_table_end[];
 
 static trap_user_fault_fn user_fault_handler;
+static uint64_t nmi_count;
+static uint64_t nmi_last_report_ns; /* clock_ns() of the last report, 0: none */
+static bool nmi_report_pending;     /* NMIs came since the last report */
 static trap_kernel_breakpoint_fn kernel_breakpoint_handler;
 static trap_kernel_fault_fn kernel_fault_handler;
 
@@ -243,8 +253,16 @@ static void trace_page_fault(const struct trap_frame *frame, uint64_t cr2)
 	tracepoint_write(TRACE_PAGE_FAULT, &event, sizeof event);
 }
 
+/* #DF and #MC: the machine is in trouble, whoever was running. */
+static bool is_machine_failure(uint64_t vector)
+{
+	return vector == TRAP_DOUBLE_FAULT || vector == TRAP_MACHINE_CHECK;
+}
+
 static void handle_exception(struct trap_frame *frame, uint64_t cr2)
 {
+	if (is_machine_failure(frame->vector))
+		report_exception(frame, cr2);
 	if (trap_frame_from_user(frame)) {
 		trap_user_fault_fn handler = __atomic_load_n(&user_fault_handler, __ATOMIC_ACQUIRE);
 		uint64_t fault_address = frame->vector == TRAP_PAGE_FAULT ? cr2 : 0;
@@ -276,16 +294,65 @@ static bool bypasses_joinpoint(uint64_t vector)
 	       vector == TRAP_MACHINE_CHECK;
 }
 
+uint64_t trap_nmi_count(void)
+{
+	return __atomic_load_n(&nmi_count, __ATOMIC_RELAXED);
+}
+
+/* The console takes its lock with interrupts off, so code that ran with
+ * interrupts on holds no console lock on this CPU: only a trap that found
+ * them on (or found user mode) may print without risking a deadlock. */
+static bool may_print_from(const struct trap_frame *frame)
+{
+	return trap_frame_from_user(frame) || (frame->rflags & RFLAGS_IF);
+}
+
+/* At most one report per NMI_REPORT_INTERVAL_NS, across CPUs. */
+static bool nmi_report_due(void)
+{
+	uint64_t now = clock_ns() | 1; /* never 0, which means "no report yet" */
+	uint64_t last = __atomic_load_n(&nmi_last_report_ns, __ATOMIC_RELAXED);
+	if (last && now - last < NMI_REPORT_INTERVAL_NS)
+		return false;
+	return __atomic_compare_exchange_n(&nmi_last_report_ns, &last, now, false, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED);
+}
+
+static void report_pending_nmis(void)
+{
+	if (!__atomic_load_n(&nmi_report_pending, __ATOMIC_RELAXED) || !nmi_report_due())
+		return;
+	if (__atomic_exchange_n(&nmi_report_pending, false, __ATOMIC_RELAXED))
+		pr_warn("NMI received (unknown reason), %lu so far\n",
+			(unsigned long)trap_nmi_count());
+}
+
+/* Nothing in the kernel raises NMIs on purpose (no watchdog, no NMI IPIs), so
+ * one is a platform event the kernel cannot attribute: count it and go on.
+ * One that found interrupts off leaves its report to the next trap that finds
+ * them on (an interrupt from user mode or a timer tick). */
+static void handle_nmi(const struct trap_frame *frame)
+{
+	__atomic_add_fetch(&nmi_count, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&nmi_report_pending, true, __ATOMIC_RELAXED);
+	if (may_print_from(frame))
+		report_pending_nmis();
+}
+
 /* Called from isr.S for every vector, interrupts off. */
 void trap_dispatch(struct trap_frame *frame);
 void trap_dispatch(struct trap_frame *frame)
 {
 	if (frame->vector >= TRAP_EXCEPTION_COUNT) {
 		irq_dispatch(frame);
+		if (may_print_from(frame))
+			report_pending_nmis();
 		return;
 	}
 	uint64_t cr2 = read_cr2();
-	if (bypasses_joinpoint(frame->vector))
+	if (frame->vector == TRAP_NMI)
+		handle_nmi(frame);
+	else if (bypasses_joinpoint(frame->vector))
 		handle_exception(frame, cr2);
 	else
 		trap_handle_exception((unsigned)frame->vector, frame, cr2);

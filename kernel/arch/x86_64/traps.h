@@ -4,7 +4,8 @@
  * or #GP in the kernel at an instruction listed in the exception table resumes
  * at its fix-up (how copy_from_user survives bad pointers); anything else is
  * a panic report naming the exception, the registers and a symbolized
- * backtrace that starts at the faulting instruction.
+ * backtrace that starts at the faulting instruction.  An NMI is counted and
+ * resumed; a #DF or #MC is always a panic report.
  *
  *     long err = -EFAULT;
  *     __asm__("1: movq (%2), %0\n xor %k1, %k1\n 2:\n" EX_TABLE_ENTRY(1b, 2b)
@@ -89,6 +90,10 @@ typedef bool (*trap_kernel_fault_fn)(struct trap_frame *frame, uint64_t cr2);
 
 /* Installs the kernel fault handler (NULL removes it); returns the previous one. */
 trap_kernel_fault_fn trap_set_kernel_fault_handler(trap_kernel_fault_fn handler);
+
+/* NMIs taken so far, on all CPUs.  An NMI is counted, reported at most once a
+ * second ("NMI received (unknown reason)") and resumed, in either mode. */
+uint64_t trap_nmi_count(void);
 
 /* Returns the fix-up address listed for rip in the exception table, or 0. */
 uint64_t trap_find_fixup(uint64_t rip);

@@ -9,6 +9,7 @@
  */
 #include <stdint.h>
 
+#include "arch/x86_64/apic.h"
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/gdt.h"
 #include "arch/x86_64/traps.h"
@@ -18,6 +19,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "time/time.h"
 
 #define MAGIC_RBX     0x1111222233334444ULL
 #define MAGIC_R12     0x5555666677778888ULL
@@ -266,6 +268,35 @@ static void user_fault_handler_swaps(struct ktest *t)
 	EXPECT_TRUE(t, trap_set_user_fault_handler(previous) == never_handles);
 }
 
+/* Waits for the NMI count to pass before; the bound only keeps a lost NMI
+ * from hanging the suite. */
+static bool nmi_count_rises_past(uint64_t before)
+{
+	uint64_t give_up = clock_ns() + 10 * NSEC_PER_SEC;
+	while (trap_nmi_count() == before) {
+		if (clock_ns() > give_up)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+/* An NMI in kernel mode (this CPU's own, through the LAPIC) is counted and
+ * the interrupted code goes on with its registers, with interrupts on and
+ * with them off. */
+static void nmi_in_kernel_is_counted_and_resumed(struct ktest *t)
+{
+	uint64_t before = trap_nmi_count();
+	lapic_send_nmi(this_cpu()->apic_id);
+	EXPECT_TRUE(t, nmi_count_rises_past(before));
+
+	uint64_t flags = irq_save();
+	before = trap_nmi_count();
+	lapic_send_nmi(this_cpu()->apic_id);
+	EXPECT_TRUE(t, nmi_count_rises_past(before));
+	irq_restore(flags);
+}
+
 KTEST_SUITE(traps, KTEST_CASE(software_vector_reaches_handler_with_its_frame),
 	    KTEST_CASE(dispatch_counts_acknowledges_and_calls_exit_hook),
 	    KTEST_CASE(unhandled_vector_is_counted_not_fatal),
@@ -273,4 +304,5 @@ KTEST_SUITE(traps, KTEST_CASE(software_vector_reaches_handler_with_its_frame),
 	    KTEST_CASE(exception_table_recovers_from_page_fault),
 	    KTEST_CASE(exception_table_recovers_from_general_protection),
 	    KTEST_CASE(read_kernel_word_reads_mapped_memory), KTEST_CASE(exceptions_have_names),
-	    KTEST_CASE(cpu_tables_are_loaded), KTEST_CASE(user_fault_handler_swaps));
+	    KTEST_CASE(cpu_tables_are_loaded), KTEST_CASE(user_fault_handler_swaps),
+	    KTEST_CASE(nmi_in_kernel_is_counted_and_resumed));
