@@ -58,6 +58,7 @@ struct boot_info {
 	char cmdline[BOOT_CMDLINE_MAX];
 	struct boot_region regions[BOOT_MAX_REGIONS];
 	unsigned region_count;
+	unsigned regions_dropped; /* entries past BOOT_MAX_REGIONS after merging */
 	struct boot_module modules[BOOT_MAX_MODULES];
 	unsigned module_count;
 	bool has_framebuffer;

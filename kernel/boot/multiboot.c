@@ -6,6 +6,7 @@
  * is checked against what contains it before use: a loader bug or a corrupted
  * block gives an error, not a wild read.
  */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "boot/bootinfo.h"
@@ -56,12 +57,42 @@ static void copy_bounded_string(const uint8_t *src, size_t available, char *dst,
 	dst[n] = '\0';
 }
 
+/* Extends a region of type that ends where base starts or starts where
+ * base + length ends.  Returns false when none touches it. */
+static bool merge_region(struct boot_info *out, uint64_t base, uint64_t length, uint32_t type)
+{
+	for (unsigned i = 0; i < out->region_count; i++) {
+		struct boot_region *r = &out->regions[i];
+		if (r->type != type)
+			continue;
+		if (base >= r->base && base - r->base == r->length) {
+			r->length += length;
+			return true;
+		}
+		if (base < r->base && r->base - base == length) {
+			r->base = base;
+			r->length += length;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Firmware may split one range into many entries: touching ones of a type
+ * become one region, so the table holds more of the map; what still does
+ * not fit is counted in regions_dropped. */
 static void add_region(struct boot_info *out, uint64_t base, uint64_t length, uint32_t type)
 {
-	if (out->region_count == BOOT_MAX_REGIONS || length == 0)
+	if (length == 0)
 		return;
 	if (type < BOOT_REGION_USABLE || type > BOOT_REGION_BAD)
 		type = BOOT_REGION_RESERVED;
+	if (merge_region(out, base, length, type))
+		return;
+	if (out->region_count == BOOT_MAX_REGIONS) {
+		out->regions_dropped++;
+		return;
+	}
 	out->regions[out->region_count++] = (struct boot_region){base, length, type};
 }
 
@@ -86,19 +117,24 @@ static void drop_image_name(char *cmdline)
 	memmove(cmdline, space + 1, strlen(space + 1) + 1);
 }
 
+#define MB1_MMAP_ENTRY_MIN 24 /* the size field (4) and a 20-byte entry */
+
+/* Each entry is a 32-bit size, then that many bytes (base, length, type
+ * first).  The offset is 64-bit so a huge size cannot wrap it back, and an
+ * entry whose size runs past the map is an inconsistent block. */
 static int parse_mb1_mmap(bootinfo_phys_to_ptr map, uint64_t address, uint32_t length,
 			  struct boot_info *out)
 {
 	const uint8_t *entries = map(address, length);
 	if (!entries)
 		return -1;
-	for (uint32_t offset = 0; offset + 24 <= length;) {
+	for (uint64_t offset = 0; offset + MB1_MMAP_ENTRY_MIN <= length;) {
 		uint32_t size = read_le32(entries + offset);
-		if (size < 20)
+		if (size < MB1_MMAP_ENTRY_MIN - 4 || size > length - offset - 4)
 			return -1;
 		add_region(out, read_le64(entries + offset + 4), read_le64(entries + offset + 12),
 			   read_le32(entries + offset + 20));
-		offset += size + 4;
+		offset += (uint64_t)size + 4;
 	}
 	return 0;
 }

@@ -45,6 +45,10 @@ static void print_memory_map(const struct boot_info *boot)
 		pr_info("mm: ... %u more region(s), %lu KiB\n", boot->region_count - listed,
 			rest >> 10);
 	}
+	if (boot->regions_dropped)
+		pr_warn("mm: %u region(s) of the loader's memory map past the %u kept (after "
+			"merging touching ones) are left out: their memory is not used\n",
+			boot->regions_dropped, BOOT_MAX_REGIONS);
 }
 
 static void *map_bitmap(uint64_t phys, uint64_t length)

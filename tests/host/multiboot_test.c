@@ -170,6 +170,74 @@ static void mb1_bad_mmap_entry_size_is_refused(void)
 	forget_memory();
 }
 
+/* Parses a multiboot1 block whose memory map is the length bytes at mmap. */
+static int parse_mb1_with_mmap(const uint8_t *mmap, uint32_t length)
+{
+	uint8_t mb1[116];
+	build_mb1(mb1, 1u << 6);
+	put32(mb1 + 44, length);
+	put32(mb1 + 48, (uint32_t)place(0x20000, mmap, length));
+	uint64_t at = place(0x9000, mb1, sizeof mb1);
+	int result = bootinfo_parse(MULTIBOOT1_LOADER_MAGIC, at, map, &info);
+	forget_memory();
+	return result;
+}
+
+static void put_mb1_entry(uint8_t *entry, uint32_t size, uint64_t base, uint64_t length,
+			  uint32_t type)
+{
+	put32(entry, size);
+	put64(entry + 4, base);
+	put64(entry + 12, length);
+	put32(entry + 20, type);
+}
+
+/* A size of 0xffffffe4 made a 32-bit offset wrap back to the first entry:
+ * the parser went round for ever. */
+static void mb1_mmap_entry_size_that_wraps_is_refused(void)
+{
+	uint8_t mmap[48] = {0};
+	put_mb1_entry(mmap, 20, 0x100000, 0x1000000, 1);
+	put_mb1_entry(mmap + 24, 0xffffffe4, 0, 0, 1);
+	CHECK_EQ(parse_mb1_with_mmap(mmap, sizeof mmap), -1);
+}
+
+static void mb1_mmap_entry_past_the_map_is_refused(void)
+{
+	uint8_t mmap[48] = {0};
+	put_mb1_entry(mmap, 20, 0x100000, 0x1000000, 1);
+	put_mb1_entry(mmap + 24, 40, 0x2000000, 0x1000, 1); /* 44 bytes, 24 left */
+	CHECK_EQ(parse_mb1_with_mmap(mmap, sizeof mmap), -1);
+}
+
+#define MANY_ENTRIES (BOOT_MAX_REGIONS + 72)
+
+/* Touching entries of a type become one region, whatever their number. */
+static void mb1_touching_entries_of_a_type_merge(void)
+{
+	static uint8_t mmap[MANY_ENTRIES * 24];
+	for (unsigned i = 0; i < MANY_ENTRIES; i++)
+		put_mb1_entry(mmap + i * 24, 20, 0x100000 + i * 0x1000ULL, 0x1000,
+			      i == MANY_ENTRIES - 1 ? 2 : 1);
+	REQUIRE_EQ(parse_mb1_with_mmap(mmap, sizeof mmap), 0);
+	REQUIRE_EQ(info.region_count, 2);
+	CHECK_EQ(info.regions[0].base, 0x100000);
+	CHECK_EQ(info.regions[0].length, (MANY_ENTRIES - 1) * 0x1000ULL);
+	CHECK_EQ(info.regions[1].type, BOOT_REGION_RESERVED);
+	CHECK_EQ(info.regions_dropped, 0);
+}
+
+/* Separate entries past the table are counted, not silently lost. */
+static void mb1_entries_past_the_table_are_counted(void)
+{
+	static uint8_t mmap[MANY_ENTRIES * 24];
+	for (unsigned i = 0; i < MANY_ENTRIES; i++)
+		put_mb1_entry(mmap + i * 24, 20, 0x100000 + i * 0x2000ULL, 0x1000, 1);
+	REQUIRE_EQ(parse_mb1_with_mmap(mmap, sizeof mmap), 0);
+	CHECK_EQ(info.region_count, BOOT_MAX_REGIONS);
+	CHECK_EQ(info.regions_dropped, MANY_ENTRIES - BOOT_MAX_REGIONS);
+}
+
 static void unmapped_or_unknown_blocks_are_refused(void)
 {
 	CHECK_EQ(bootinfo_parse(MULTIBOOT1_LOADER_MAGIC, 0x9000, map, &info), -1);
@@ -395,6 +463,10 @@ HOSTTEST_MAIN(HOSTTEST_CASE(mb1_block_parses_completely),
 	      HOSTTEST_CASE(mb1_image_name_alone_gives_empty_cmdline),
 	      HOSTTEST_CASE(mb1_without_memory_map_is_refused),
 	      HOSTTEST_CASE(mb1_bad_mmap_entry_size_is_refused),
+	      HOSTTEST_CASE(mb1_mmap_entry_size_that_wraps_is_refused),
+	      HOSTTEST_CASE(mb1_mmap_entry_past_the_map_is_refused),
+	      HOSTTEST_CASE(mb1_touching_entries_of_a_type_merge),
+	      HOSTTEST_CASE(mb1_entries_past_the_table_are_counted),
 	      HOSTTEST_CASE(unmapped_or_unknown_blocks_are_refused),
 	      HOSTTEST_CASE(mb2_block_parses_completely),
 	      HOSTTEST_CASE(mb2_old_rsdp_does_not_replace_new),
