@@ -300,13 +300,15 @@ static uint64_t first_used(uint64_t first, uint64_t count)
 
 static uint64_t find_run(uint64_t count, uint64_t align_frames)
 {
+	if (count > frame_count)
+		return 0; /* and candidate + count below cannot wrap */
 	first_free_hint = next_free(first_free_hint);
 	uint64_t candidate = first_free_hint;
 	for (;;) {
 		candidate = align_up(next_free(candidate), align_frames);
 		if (candidate < align_frames)
 			candidate = align_frames; /* frame 0 means "none" */
-		if (candidate + count > frame_count)
+		if (candidate > frame_count - count)
 			return 0;
 		uint64_t used = first_used(candidate, count);
 		if (used == candidate + count)

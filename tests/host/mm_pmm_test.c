@@ -5,6 +5,7 @@
  * contiguous alignment, and that bad frees panic.  Frames are never touched,
  * so a map can describe 8 GiB without having it.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,11 @@ static void contiguous_runs(void)
 	EXPECT(pmm_alloc_contiguous(1, 2048) == 0);
 	EXPECT(pmm_alloc_contiguous(0, PAGE_SIZE) == 0);
 	EXPECT(pmm_alloc_contiguous(FRAMES(256 * MiB), PAGE_SIZE) == 0);
+	/* counts so large that candidate + count wrapped past the end */
+	EXPECT(pmm_alloc_contiguous(SIZE_MAX, PAGE_SIZE) == 0);
+	EXPECT(pmm_alloc_contiguous(SIZE_MAX - 0x2ff, PAGE_SIZE) == 0);
+	EXPECT(pmm_alloc_contiguous(SIZE_MAX / 2, 2 * MiB) == 0);
+	EXPECT(pmm_count_free() == free_before);
 	/* A run never spans the firmware hole or reserved memory. */
 	uint64_t big = pmm_alloc_contiguous(FRAMES(200 * MiB), PAGE_SIZE);
 	EXPECT(big >= 3 * MiB && big + 200 * MiB <= 0xffdf000);
