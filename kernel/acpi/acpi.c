@@ -31,12 +31,16 @@ static bool madt_valid;
 static struct acpi_hpet hpet;
 static bool hpet_valid;
 
-/* The physmap alias when every page of the range is mapped there (RAM), else
- * a new permanent uncached mapping (firmware-reserved memory). */
-static const void *map_physical(uint64_t phys, uint64_t length)
+/* The physmap alias when the range lies inside the physmap and every page of
+ * it is mapped there (RAM), else a new permanent uncached mapping
+ * (firmware-reserved memory).  Past the physmap's size, phys_to_virt would
+ * point into the MMIO window, where a page may well be mapped, to a device. */
+const void *acpi_map_physical(uint64_t phys, uint64_t length)
 {
 	if (!length || phys + length < phys)
 		return NULL;
+	if (phys + length > PHYSMAP_MAX_BYTES)
+		return vm_map_mmio(phys, length);
 	for (uint64_t page = phys & ~(uint64_t)(PAGE_SIZE - 1); page < phys + length;
 	     page += PAGE_SIZE) {
 		if (vm_translate(vm_kernel_space(), (uint64_t)phys_to_virt(page), NULL, NULL))
@@ -48,7 +52,7 @@ static const void *map_physical(uint64_t phys, uint64_t length)
 /* A valid RSDP on a 16-byte boundary of [phys, phys + length), or NULL. */
 static const uint8_t *scan_area(uint64_t phys, uint64_t length, size_t *rsdp_length)
 {
-	const uint8_t *area = map_physical(phys, length);
+	const uint8_t *area = acpi_map_physical(phys, length);
 	long offset = area ? acpi_scan_rsdp(area, length) : -ENOENT;
 	if (offset < 0)
 		return NULL;
@@ -67,7 +71,7 @@ static const uint8_t *find_rsdp(size_t *length, const char **source)
 		return boot->rsdp;
 	}
 	uint16_t segment = 0;
-	const void *bda = map_physical(BDA_EBDA_SEGMENT, 2);
+	const void *bda = acpi_map_physical(BDA_EBDA_SEGMENT, 2);
 	if (bda)
 		memcpy(&segment, bda, 2);
 	uint64_t ebda = (uint64_t)segment << 4;
@@ -149,7 +153,7 @@ int acpi_init(void)
 		pr_warn("acpi: no RSDP found; running without ACPI\n");
 		return -ENODEV;
 	}
-	int error = acpi_load_tables(rsdp, length, map_physical, &tables);
+	int error = acpi_load_tables(rsdp, length, acpi_map_physical, &tables);
 	if (error) {
 		pr_err("acpi: root table unusable (%d); running without ACPI\n", error);
 		return -EBADMSG;

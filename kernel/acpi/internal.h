@@ -18,6 +18,10 @@
 /* Maps length bytes at physical address phys; NULL when it cannot. */
 typedef const void *(*acpi_map_fn)(uint64_t phys, uint64_t length);
 
+/* The kernel's acpi_map_fn (acpi.c; not in host tests): the physmap alias of
+ * RAM inside the physmap, else a permanent uncached mapping. */
+const void *acpi_map_physical(uint64_t phys, uint64_t length);
+
 /* Sum of the bytes modulo 256 (0 for a valid ACPI structure). */
 uint8_t acpi_checksum(const void *data, size_t length);
 /* Checks an RSDP of available bytes: signature, v1 checksum, and for v2 the

@@ -6,6 +6,7 @@
 #include "acpi/internal.h"
 #include "arch/x86_64/apic.h"
 #include "ktest/ktest.h"
+#include "mm/mm.h"
 
 static void madt_is_found(struct ktest *t)
 {
@@ -47,6 +48,21 @@ static void fadt_is_found(struct ktest *t)
 	EXPECT_TRUE(t, acpi_find_table("NONE") == NULL);
 }
 
+/* An address past the physmap's size is mapped, not given the physmap alias:
+ * that alias would land in the MMIO window, here on a page mapped to the
+ * local APIC. */
+static void address_past_the_physmap_is_mapped(struct ktest *t)
+{
+	const uint8_t *lapic = vm_map_mmio(0xfee00000, PAGE_SIZE);
+	ASSERT_TRUE(t, lapic != NULL);
+	uint64_t alias_phys = (uint64_t)lapic - PHYSMAP_BASE;
+	ASSERT_TRUE(t, alias_phys >= PHYSMAP_MAX_BYTES);
+	const void *mapped = acpi_map_physical(alias_phys, 16);
+	EXPECT_TRUE(t, mapped != NULL);
+	EXPECT_TRUE(t, mapped != (const void *)lapic);
+	EXPECT_TRUE(t, acpi_map_physical(0x1000, 16) == phys_to_virt(0x1000));
+}
+
 KTEST_SUITE(acpi, KTEST_CASE(madt_is_found), KTEST_CASE(every_table_checksums),
-	    KTEST_CASE(boot_cpu_is_listed), KTEST_CASE(an_ioapic_exists),
-	    KTEST_CASE(fadt_is_found));
+	    KTEST_CASE(boot_cpu_is_listed), KTEST_CASE(an_ioapic_exists), KTEST_CASE(fadt_is_found),
+	    KTEST_CASE(address_past_the_physmap_is_mapped));
