@@ -57,13 +57,13 @@ static size_t copy_bytes(void *dst, const void *src, size_t length)
 {
 	size_t quads = length / 8, left;
 	__asm__ volatile("1: rep movsq\n"
-			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 "2:\n" EX_TABLE_USER_ENTRY(1b, 2b)
 			 : "+D"(dst), "+S"(src), "+c"(quads)
 			 :
 			 : "memory");
 	left = quads * 8 + length % 8;
 	__asm__ volatile("1: rep movsb\n"
-			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 "2:\n" EX_TABLE_USER_ENTRY(1b, 2b)
 			 : "+D"(dst), "+S"(src), "+c"(left)
 			 :
 			 : "memory");
@@ -75,13 +75,13 @@ static size_t clear_bytes(void *dst, size_t length)
 {
 	size_t quads = length / 8, left;
 	__asm__ volatile("1: rep stosq\n"
-			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 "2:\n" EX_TABLE_USER_ENTRY(1b, 2b)
 			 : "+D"(dst), "+c"(quads)
 			 : "a"(0UL)
 			 : "memory");
 	left = quads * 8 + length % 8;
 	__asm__ volatile("1: rep stosb\n"
-			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 "2:\n" EX_TABLE_USER_ENTRY(1b, 2b)
 			 : "+D"(dst), "+c"(left)
 			 : "a"(0)
 			 : "memory");
@@ -95,7 +95,7 @@ static int load_byte(const char *src, char *value)
 	char byte = 0;
 	__asm__ volatile("1: movb (%[src]), %[byte]\n\t"
 			 "xorl %[error], %[error]\n"
-			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 "2:\n" EX_TABLE_USER_ENTRY(1b, 2b)
 			 : [byte] "+q"(byte), [error] "+r"(error)
 			 : [src] "r"(src)
 			 : "memory");

@@ -3,7 +3,8 @@
  * isr.S: vectors from 32 on go to kernel/irq; an exception is, in order,
  * (1) from user mode: offered to the registered user fault handler;
  * (2) a #PF or #GP in the kernel at an instruction listed in .ex_table:
- *     resumed at its fix-up; a #BP in the kernel: offered to the kernel
+ *     resumed at its fix-up (for a user-memory copy's entry, only a #PF on a
+ *     user address); a #BP in the kernel: offered to the kernel
  *     breakpoint handler (the join-point weaver's, while it patches text);
  * (3) otherwise: a panic report.  The report names the exception, decodes a
  *     #PF error code, symbolizes RIP, prints every register and CR0/2/3/4,
@@ -35,6 +36,7 @@
 #include "sched/sched.h"
 #include "telemetry/tracepoint.h"
 #include "time/time.h"
+#include "uaccess/uaccess.h"
 
 #define MAX_BACKTRACE          32
 #define NMI_REPORT_INTERVAL_NS NSEC_PER_SEC
@@ -126,14 +128,20 @@ static bool handle_kernel_breakpoint(struct trap_frame *frame)
 	return frame->vector == TRAP_BREAKPOINT && handler && handler(frame);
 }
 
-uint64_t trap_find_fixup(uint64_t rip)
+static const struct ex_table_entry *find_ex_table_entry(uint64_t rip)
 {
 	for (const struct ex_table_entry *entry = __ex_table_start; entry < __ex_table_end;
 	     entry++) {
 		if (entry->fault_rip == rip)
-			return entry->fixup_rip;
+			return entry;
 	}
-	return 0;
+	return NULL;
+}
+
+uint64_t trap_find_fixup(uint64_t rip)
+{
+	const struct ex_table_entry *entry = find_ex_table_entry(rip);
+	return entry ? entry->fixup_rip : 0;
 }
 
 int trap_read_kernel_word(uint64_t address, uint64_t *value)
@@ -230,14 +238,25 @@ __attribute__((noreturn)) static void report_exception(const struct trap_frame *
 	panic_end();
 }
 
-static bool apply_fixup(struct trap_frame *frame)
+/* A user-memory copy checked its range first, so a #PF it takes on a kernel
+ * address is a kernel bug (a bad kernel buffer, or a pointer that skipped
+ * the check), not a bad user pointer. */
+static bool fixup_covers(const struct ex_table_entry *entry, const struct trap_frame *frame,
+			 uint64_t cr2)
+{
+	if (entry->kind == EX_TABLE_USER && frame->vector == TRAP_PAGE_FAULT)
+		return cr2 < USER_SPACE_END;
+	return true;
+}
+
+static bool apply_fixup(struct trap_frame *frame, uint64_t cr2)
 {
 	if (frame->vector != TRAP_PAGE_FAULT && frame->vector != TRAP_GENERAL_PROTECTION)
 		return false;
-	uint64_t fixup = trap_find_fixup(frame->rip);
-	if (!fixup)
+	const struct ex_table_entry *entry = find_ex_table_entry(frame->rip);
+	if (!entry || !fixup_covers(entry, frame, cr2))
 		return false;
-	frame->rip = fixup;
+	frame->rip = entry->fixup_rip;
 	return true;
 }
 
@@ -270,7 +289,7 @@ static void handle_exception(struct trap_frame *frame, uint64_t cr2)
 			trace_page_fault(frame, cr2);
 		if (handler && handler(frame, fault_address))
 			return;
-	} else if (apply_fixup(frame) || handle_kernel_breakpoint(frame) ||
+	} else if (apply_fixup(frame, cr2) || handle_kernel_breakpoint(frame) ||
 		   handle_kernel_fault(frame, cr2)) {
 		return;
 	}

@@ -47,23 +47,34 @@
 
 #ifdef __ASSEMBLY__
 /* Lists fault as an instruction that may fault, resuming at fixup. */
-.macro EX_TABLE fault, fixup.pushsection.ex_table, "a".balign 8.quad \fault, \fixup.popsection.endm
+.macro EX_TABLE fault, fixup.pushsection.ex_table, "a".balign 8.quad \fault, \fixup,
+    0.popsection.endm
 #else
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "arch/x86_64/trapframe.h"
 
-/* One exception-table entry: a #PF or #GP at fault_rip resumes at fixup_rip. */
+/* Which faults an exception-table entry covers. */
+#define EX_TABLE_ANY  0 /* any #PF or #GP (a probe of kernel memory) */
+#define EX_TABLE_USER 1 /* a #PF only on a user address (a user-memory copy) */
+
+/* One exception-table entry: a #PF or #GP at fault_rip resumes at fixup_rip,
+ * as kind allows. */
 struct ex_table_entry {
 	uint64_t fault_rip;
 	uint64_t fixup_rip;
+	uint64_t kind;
 };
 
-/* For inline assembly: "1: <insn>\n" ... "2:\n" EX_TABLE_ENTRY(1b, 2b). */
-#define EX_TABLE_ENTRY(fault, fixup)                                              \
-	".pushsection .ex_table, \"a\"\n\t.balign 8\n\t.quad " #fault ", " #fixup \
+#define EX_TABLE_ENTRY_OF(fault, fixup, kind)                                                \
+	".pushsection .ex_table, \"a\"\n\t.balign 8\n\t.quad " #fault ", " #fixup ", " #kind \
 	"\n\t.popsection\n"
+/* For inline assembly: "1: <insn>\n" ... "2:\n" EX_TABLE_ENTRY(1b, 2b). */
+#define EX_TABLE_ENTRY(fault, fixup)      EX_TABLE_ENTRY_OF(fault, fixup, 0)
+/* The same for an access to user memory: a #PF on a kernel address there
+ * (below USER_SPACE_END is user) is a kernel fault, reported, not -EFAULT. */
+#define EX_TABLE_USER_ENTRY(fault, fixup) EX_TABLE_ENTRY_OF(fault, fixup, 1)
 
 /* Called for every exception from user mode with the faulting address (CR2)
  * for #PF, else 0.  Returns true when it handled the fault (the frame is then

@@ -219,6 +219,62 @@ static void exception_table_recovers_from_general_protection(struct ktest *t)
 	EXPECT_EQ(t, trap_read_kernel_word(NON_CANONICAL, &value), -EFAULT);
 }
 
+static unsigned kernel_faults_reported;
+static unsigned fault_test_cpu;
+static trap_kernel_fault_fn previous_kernel_fault_handler;
+
+/* Stands in for the aspect guard on the test's CPU: counts the fault and
+ * resumes after it. */
+static bool resume_at_fixup(struct trap_frame *frame, uint64_t cr2)
+{
+	if (this_cpu_id() != fault_test_cpu)
+		return previous_kernel_fault_handler && previous_kernel_fault_handler(frame, cr2);
+	kernel_faults_reported++;
+	frame->rip = trap_find_fixup(frame->rip);
+	return frame->rip != 0;
+}
+
+/* A read listed as a user-memory copy's: -EFAULT when the exception table
+ * took its fault. */
+static int read_as_user_copy(uint64_t address)
+{
+	int error = -EFAULT;
+	uint64_t word = 0;
+	__asm__ volatile("1: movq (%[address]), %[word]\n\t"
+			 "xorl %[error], %[error]\n"
+			 "2:\n\t" EX_TABLE_USER_ENTRY(1b, 2b)
+			 : [word] "+r"(word), [error] "+r"(error)
+			 : [address] "r"(address)
+			 : "memory");
+	return error;
+}
+
+/* A user-copy instruction's fix-up takes a #PF on a user address only; one on
+ * a kernel address reaches the kernel fault handler (else a panic report). */
+static void user_copy_fixup_covers_only_user_addresses(struct ktest *t)
+{
+	uint64_t kernel_hole = VM_MMIO_BASE + VM_MMIO_SIZE - PAGE_SIZE;
+	if (vm_translate(vm_kernel_space(), NULL_FIELD, NULL, NULL) != -ENOENT ||
+	    vm_translate(vm_kernel_space(), kernel_hole, NULL, NULL) != -ENOENT) {
+		ktest_skip(t, "a probed page is mapped");
+		return;
+	}
+	uint64_t flags = irq_save();
+	fault_test_cpu = this_cpu_id();
+	previous_kernel_fault_handler = trap_set_kernel_fault_handler(resume_at_fixup);
+	kernel_faults_reported = 0;
+	int user_result = read_as_user_copy(NULL_FIELD);
+	unsigned after_user = kernel_faults_reported;
+	int kernel_result = read_as_user_copy(kernel_hole);
+	unsigned after_kernel = kernel_faults_reported;
+	trap_set_kernel_fault_handler(previous_kernel_fault_handler);
+	irq_restore(flags);
+	EXPECT_EQ(t, user_result, -EFAULT);
+	EXPECT_EQ(t, after_user, 0);
+	EXPECT_EQ(t, kernel_result, -EFAULT);
+	EXPECT_EQ(t, after_kernel, 1);
+}
+
 static void read_kernel_word_reads_mapped_memory(struct ktest *t)
 {
 	static const uint64_t word = 0x0123456789abcdefULL;
@@ -303,6 +359,7 @@ KTEST_SUITE(traps, KTEST_CASE(software_vector_reaches_handler_with_its_frame),
 	    KTEST_CASE(spurious_vector_is_counted_without_eoi),
 	    KTEST_CASE(exception_table_recovers_from_page_fault),
 	    KTEST_CASE(exception_table_recovers_from_general_protection),
+	    KTEST_CASE(user_copy_fixup_covers_only_user_addresses),
 	    KTEST_CASE(read_kernel_word_reads_mapped_memory), KTEST_CASE(exceptions_have_names),
 	    KTEST_CASE(cpu_tables_are_loaded), KTEST_CASE(user_fault_handler_swaps),
 	    KTEST_CASE(nmi_in_kernel_is_counted_and_resumed));
