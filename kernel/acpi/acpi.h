@@ -83,7 +83,9 @@ struct acpi_override {
 
 enum acpi_nmi_kind { ACPI_NMI_LOCAL, ACPI_NMI_SOURCE };
 
-/* ACPI_NMI_LOCAL: LINT pin lint of the CPU with uid (0xff / 0xffffffff: all).
+#define ACPI_NMI_ALL_CPUS 0xffffffffu /* an NMI entry's uid (0xff in a short entry) */
+
+/* ACPI_NMI_LOCAL: LINT pin lint of the CPU with uid (ACPI_NMI_ALL_CPUS: all).
  * ACPI_NMI_SOURCE: global system interrupt gsi is the NMI. */
 struct acpi_nmi {
 	enum acpi_nmi_kind kind;

@@ -128,7 +128,7 @@ static void parse_entry(struct acpi_madt *out, const uint8_t *entry)
 		add_nmi(out, source_nmi(read_le16(entry + 2), read_le32(entry + 4)));
 		break;
 	case MADT_LOCAL_APIC_NMI:
-		add_nmi(out, local_nmi(entry[2] == 0xff ? 0xffffffffu : entry[2],
+		add_nmi(out, local_nmi(entry[2] == 0xff ? ACPI_NMI_ALL_CPUS : entry[2],
 				       read_le16(entry + 3), entry[5]));
 		break;
 	case MADT_LAPIC_ADDRESS: out->lapic_address = read_le64(entry + 4); break;

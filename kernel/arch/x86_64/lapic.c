@@ -35,10 +35,8 @@
 #define LAPIC_TIMER_DIVIDE  0x3e0
 
 #define SVR_ENABLE         (1u << 8)
-#define LVT_MASKED         (1u << 16)
 #define LVT_LEVEL          (1u << 15)
 #define LVT_ACTIVE_LOW     (1u << 13)
-#define LVT_NMI            (4u << 8)
 #define LVT_TIMER_PERIODIC (1u << 17)
 #define TIMER_DIVIDE_BY_16 0x3
 #define ICR_FIXED          (0u << 8)
@@ -96,13 +94,33 @@ static void enable_xapic_mode(void)
 	wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE);
 }
 
-/* LINT pins: NMI where the MADT says so (uid 0xffffffff: every CPU), else masked
- * (the 8259s behind LINT0 are masked for good). */
-static uint32_t lint_setting(const struct acpi_madt *madt, uint8_t pin)
+/* The ACPI processor UID of the CPU with apic_id, as the MADT lists it. */
+static bool uid_of(const struct acpi_madt *madt, uint32_t apic_id, uint32_t *uid)
+{
+	for (unsigned i = 0; i < madt->cpu_count; i++) {
+		if (madt->cpus[i].apic_id == apic_id) {
+			*uid = madt->cpus[i].uid;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A local NMI entry names one CPU by its ACPI UID, or all of them. */
+static bool nmi_is_for(const struct acpi_nmi *nmi, const struct acpi_madt *madt, uint32_t apic_id)
+{
+	uint32_t uid;
+	if (nmi->uid == ACPI_NMI_ALL_CPUS)
+		return true;
+	return uid_of(madt, apic_id, &uid) && uid == nmi->uid;
+}
+
+uint32_t lapic_lint_setting(const struct acpi_madt *madt, uint32_t apic_id, uint8_t pin)
 {
 	for (unsigned i = 0; madt && i < madt->nmi_count; i++) {
 		const struct acpi_nmi *nmi = &madt->nmis[i];
-		if (nmi->kind != ACPI_NMI_LOCAL || nmi->lint != pin)
+		if (nmi->kind != ACPI_NMI_LOCAL || nmi->lint != pin ||
+		    !nmi_is_for(nmi, madt, apic_id))
 			continue;
 		return LVT_NMI | (nmi->polarity == ACPI_POLARITY_LOW ? LVT_ACTIVE_LOW : 0) |
 		       (nmi->trigger == ACPI_TRIGGER_LEVEL ? LVT_LEVEL : 0);
@@ -117,8 +135,9 @@ void lapic_enable(void)
 	const struct acpi_madt *madt = acpi_get_madt();
 	lapic_write(LAPIC_TPR, 0);
 	lapic_write(LAPIC_LVT_TIMER, LVT_MASKED | APIC_VECTOR_TIMER);
-	lapic_write(LAPIC_LVT_LINT0, lint_setting(madt, 0));
-	lapic_write(LAPIC_LVT_LINT1, lint_setting(madt, 1));
+	uint32_t apic_id = lapic_id();
+	lapic_write(LAPIC_LVT_LINT0, lapic_lint_setting(madt, apic_id, 0));
+	lapic_write(LAPIC_LVT_LINT1, lapic_lint_setting(madt, apic_id, 1));
 	lapic_write(LAPIC_LVT_ERROR, APIC_VECTOR_ERROR);
 	lapic_write(LAPIC_ESR, 0);
 	lapic_write(LAPIC_ESR, 0);
