@@ -7,7 +7,11 @@
  * skew it), so the boot log has timestamps before ACPI is read.  Once ACPI is
  * up, clock_calibrate_hpet measures again against the HPET, a counter with a
  * stated period, which is more precise (the median of three 2 ms windows);
- * without one it measures again against the PIT in 10 ms windows.  The clock
+ * without one it measures again against the PIT in 10 ms windows.  Every
+ * window is bounded (in TSC cycles and in reads): a reference that does not
+ * get there counts as stuck, and the clock falls back, with a warning, to
+ * the other reference, else keeps the rate it has (at first: CPUID's base
+ * frequency or 2 GHz).  The clock
  * then continues from the value it had at the switch with the new rate, so
  * it never jumps back.  Short windows because every boot waits for them: the
  * first HTTP answer after launch is a figure of merit.
@@ -34,6 +38,7 @@
 #include "boot/cmdline.h"
 #include "console/console.h"
 #include "joinpoint/joinpoint.h"
+#include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
 
@@ -46,6 +51,13 @@
 #define HPET_WINDOW_MS     2
 #define CALIBRATION_ROUNDS 3
 #define FS_PER_NS          1000000ULL
+/* Bounds on a calibration window: a reference that has not got there after
+ * WAIT_BUDGET_WINDOWS windows at the fastest TSC rate, or after
+ * MAX_REFERENCE_POLLS reads (should the TSC stand still), is stuck. */
+#define MAX_TSC_HZ          20000000000ULL
+#define WAIT_BUDGET_WINDOWS 8
+#define MAX_REFERENCE_POLLS (1ULL << 24)
+#define ASSUMED_TSC_HZ      2000000000ULL
 
 static uint64_t tsc_hz;
 static struct clock_scale scale;
@@ -120,7 +132,33 @@ static void clock_set_rate(uint64_t hz, const char *source)
 	publish_user_page();
 }
 
-/* Counts TSC cycles during one PIT one-shot of window_ms. */
+bool clock_poll_until(bool (*done)(void *ctx), void *ctx, uint64_t budget_cycles,
+		      uint64_t max_polls)
+{
+	uint64_t start = rdtsc();
+	for (uint64_t polls = 0; polls < max_polls; polls++) {
+		if (done(ctx))
+			return true;
+		if (rdtsc() - start > budget_cycles)
+			return false;
+	}
+	return false;
+}
+
+/* The TSC cycles a reference may take for a window of window_ms before it
+ * counts as stuck: WAIT_BUDGET_WINDOWS windows at the fastest TSC rate. */
+static uint64_t wait_budget_cycles(uint64_t window_ms)
+{
+	return window_ms * (MAX_TSC_HZ / 1000) * WAIT_BUDGET_WINDOWS;
+}
+
+static bool pit_counted_down(void *ctx)
+{
+	return inb(PIT_GATE) & 0x20;
+}
+
+/* Counts TSC cycles during one PIT one-shot of window_ms; 0 when the PIT
+ * did not count down within its budget. */
 static uint64_t tsc_cycles_in_pit_window(uint64_t window_ms)
 {
 	uint16_t count = (uint16_t)(PIT_HZ * window_ms / 1000);
@@ -133,25 +171,40 @@ static uint64_t tsc_cycles_in_pit_window(uint64_t window_ms)
 	outb(PIT_GATE, inb(PIT_GATE) | 0x01);
 
 	uint64_t start = rdtsc();
-	while (!(inb(PIT_GATE) & 0x20))
-		;
+	if (!clock_poll_until(pit_counted_down, NULL, wait_budget_cycles(window_ms),
+			      MAX_REFERENCE_POLLS))
+		return 0;
 	return rdtsc() - start;
 }
 
-/* TSC frequency over one window of about HPET_WINDOW_MS of HPET ticks. */
+struct hpet_window {
+	uint64_t start, ticks, mask;
+	uint64_t elapsed;
+};
+
+static bool hpet_window_passed(void *ctx)
+{
+	struct hpet_window *w = ctx;
+	w->elapsed = (hpet_read_counter() - w->start) & w->mask;
+	return w->elapsed >= w->ticks;
+}
+
+/* TSC frequency over one window of about HPET_WINDOW_MS of HPET ticks; 0
+ * when the counter did not get there within its budget. */
 static uint64_t tsc_hz_in_hpet_window(void)
 {
-	uint64_t mask = hpet_counter_mask();
-	uint64_t ticks = HPET_WINDOW_MS * NSEC_PER_MSEC * FS_PER_NS / hpet_period_fs();
-	uint64_t hpet_start = hpet_read_counter();
+	struct hpet_window w = {
+	    .mask = hpet_counter_mask(),
+	    .ticks = HPET_WINDOW_MS * NSEC_PER_MSEC * FS_PER_NS / hpet_period_fs(),
+	    .start = hpet_read_counter(),
+	};
 	uint64_t tsc_start = rdtsc();
-	uint64_t elapsed;
-	do {
-		elapsed = (hpet_read_counter() - hpet_start) & mask;
-	} while (elapsed < ticks);
+	if (!clock_poll_until(hpet_window_passed, &w, wait_budget_cycles(HPET_WINDOW_MS),
+			      MAX_REFERENCE_POLLS))
+		return 0;
 	uint64_t cycles = rdtsc() - tsc_start;
-	uint64_t window_ns = elapsed * hpet_period_fs() / FS_PER_NS;
-	return cycles * NSEC_PER_SEC / window_ns;
+	uint64_t window_ns = w.elapsed * hpet_period_fs() / FS_PER_NS;
+	return window_ns ? cycles * NSEC_PER_SEC / window_ns : 0;
 }
 
 static bool tsc_is_invariant(void)
@@ -171,21 +224,43 @@ static void report(void)
 }
 
 /* The TSC's rate from CALIBRATION_ROUNDS PIT windows of window_ms, the
- * smallest count kept. */
-static void calibrate_against_pit(uint64_t window_ms)
+ * smallest count kept.  Returns false, the rate unchanged, when a window
+ * timed out (the PIT is missing or stuck). */
+static bool calibrate_against_pit(uint64_t window_ms)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < CALIBRATION_ROUNDS; i++) {
 		uint64_t cycles = tsc_cycles_in_pit_window(window_ms);
+		if (!cycles)
+			return false;
 		if (cycles < best)
 			best = cycles;
 	}
 	clock_set_rate(best * 1000 / window_ms, "PIT");
+	return true;
+}
+
+/* A rate to run on when no reference answers: CPUID's base frequency (leaf
+ * 0x16), else ASSUMED_TSC_HZ. */
+static uint64_t assumed_tsc_hz(void)
+{
+	uint32_t regs[4];
+	cpuid(0, 0, regs);
+	if (regs[0] >= 0x16) {
+		cpuid(0x16, 0, regs);
+		if (regs[0] & 0xffff)
+			return (uint64_t)(regs[0] & 0xffff) * 1000000;
+	}
+	return ASSUMED_TSC_HZ;
 }
 
 void clock_init(void)
 {
-	calibrate_against_pit(EARLY_WINDOW_MS);
+	if (!calibrate_against_pit(EARLY_WINDOW_MS)) {
+		clock_set_rate(assumed_tsc_hz(), "assumed");
+		pr_warn("time: the PIT did not count down in time: running on an assumed "
+			"TSC rate until the HPET measures it\n");
+	}
 	report();
 }
 
@@ -199,23 +274,51 @@ static uint64_t median3(uint64_t a, uint64_t b, uint64_t c)
 	return c;
 }
 
+/* The PIT in PIT_WINDOW_MS windows, or, when it is stuck too, the rate the
+ * clock already has. */
+static void calibrate_against_pit_again(void)
+{
+	uint64_t flags = irq_save();
+	bool measured = calibrate_against_pit(PIT_WINDOW_MS);
+	irq_restore(flags);
+	if (!measured)
+		pr_warn("time: the PIT did not count down in time: keeping the %s rate\n",
+			reference);
+}
+
+/* The median of three HPET windows; 0 when one timed out. */
+static uint64_t tsc_hz_against_hpet(void)
+{
+	uint64_t rates[3];
+	for (int i = 0; i < 3; i++) {
+		rates[i] = tsc_hz_in_hpet_window();
+		if (!rates[i])
+			return 0;
+	}
+	return median3(rates[0], rates[1], rates[2]);
+}
+
 int clock_calibrate_hpet(void)
 {
 	int error = hpet_init();
 	if (error) {
 		pr_info("time: no usable HPET (%d), calibrating against the PIT again\n", error);
-		uint64_t flags = irq_save();
-		calibrate_against_pit(PIT_WINDOW_MS);
-		irq_restore(flags);
+		calibrate_against_pit_again();
 		report();
 		return error;
 	}
 	uint64_t flags = irq_save();
-	uint64_t a = tsc_hz_in_hpet_window();
-	uint64_t b = tsc_hz_in_hpet_window();
-	uint64_t c = tsc_hz_in_hpet_window();
-	clock_set_rate(median3(a, b, c), "HPET");
+	uint64_t hz = tsc_hz_against_hpet();
+	if (hz)
+		clock_set_rate(hz, "HPET");
 	irq_restore(flags);
+	if (!hz) {
+		pr_warn("time: the HPET counter did not advance in time: calibrating against "
+			"the PIT again\n");
+		calibrate_against_pit_again();
+		report();
+		return -ETIMEDOUT;
+	}
 	report();
 	return 0;
 }

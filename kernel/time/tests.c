@@ -212,10 +212,38 @@ static void calibrated_against_what_the_machine_has(struct ktest *t)
 	EXPECT_TRUE(t, hz >= 100000000ULL && hz <= 20000000000ULL);
 }
 
+struct poll_count {
+	unsigned calls, done_at; /* done_at 0: never */
+};
+
+static bool counted_poll(void *ctx)
+{
+	struct poll_count *p = ctx;
+	return ++p->calls == p->done_at;
+}
+
+/* A calibration's wait ends on its reference, or, when the reference is
+ * stuck, on whichever budget runs out first. */
+static void calibration_wait_is_bounded(struct ktest *t)
+{
+	struct poll_count reached = {0, 3};
+	EXPECT_TRUE(t, clock_poll_until(counted_poll, &reached, UINT64_MAX, 100));
+	EXPECT_EQ(t, reached.calls, 3);
+
+	struct poll_count stuck = {0, 0};
+	EXPECT_FALSE(t, clock_poll_until(counted_poll, &stuck, UINT64_MAX, 10));
+	EXPECT_EQ(t, stuck.calls, 10);
+
+	stuck.calls = 0;
+	EXPECT_FALSE(t, clock_poll_until(counted_poll, &stuck, 1000, UINT64_MAX));
+	EXPECT_TRUE(t, stuck.calls > 0);
+}
+
 KTEST_SUITE(time, KTEST_CASE(clock_is_monotonic), KTEST_CASE(clock_advances),
 	    KTEST_CASE(tick_advances_with_interrupts_on), KTEST_CASE(tick_callback_runs),
 	    KTEST_CASE(oneshot_fires_once), KTEST_CASE(oneshot_cancel_and_busy),
 	    KTEST_CASE(oneshots_fire_in_deadline_order),
 	    KTEST_CASE(oneshot_between_ticks_fires_before_the_next_tick),
 	    KTEST_CASE(user_clock_page_converts_as_clock_ns),
-	    KTEST_CASE(calibrated_against_what_the_machine_has));
+	    KTEST_CASE(calibrated_against_what_the_machine_has),
+	    KTEST_CASE(calibration_wait_is_bounded));

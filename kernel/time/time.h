@@ -29,7 +29,8 @@ uint64_t clock_ns(void);
 uint64_t clock_ns_at_tsc(uint64_t tsc);
 /* Calibrated TSC frequency in Hz, 0 before calibration. */
 uint64_t clock_tsc_hz(void);
-/* The reference the TSC was calibrated against: "PIT", "HPET" or "none". */
+/* The reference the TSC was calibrated against: "PIT", "HPET", "assumed" (none
+ * answered) or "none". */
 const char *clock_reference(void);
 /* Converts a TSC delta to nanoseconds. */
 uint64_t clock_tsc_to_ns(uint64_t cycles);
@@ -37,9 +38,16 @@ uint64_t clock_tsc_to_ns(uint64_t cycles);
 void clock_init(void);
 /* Measures the TSC again against the HPET when ACPI lists one; clock_ns()
  * continues from its current value at the new rate.  Returns 0, or the error
- * of hpet_init (-ENODEV: no HPET) with the PIT calibration kept.  Boot CPU,
- * after acpi_init, before other CPUs start. */
+ * of hpet_init (-ENODEV: no HPET), or -ETIMEDOUT when the HPET did not
+ * advance, with the PIT measured again (or, stuck too, the rate kept).  Boot
+ * CPU, after acpi_init, before other CPUs start. */
 int clock_calibrate_hpet(void);
+/* Calls done(ctx) until it returns true (then returns true), or until
+ * budget_cycles of TSC have passed or max_polls calls were made (then
+ * false): how a calibration waits for its reference without hanging on a
+ * stuck one. */
+bool clock_poll_until(bool (*done)(void *ctx), void *ctx, uint64_t budget_cycles,
+		      uint64_t max_polls);
 /* Busy-waits for at least ns nanoseconds (works before the scheduler). */
 void clock_delay_ns(uint64_t ns);
 
