@@ -89,6 +89,13 @@ uint64_t pt_peek_user(uint64_t root, uint64_t virt);
  * end: absent tables are skipped whole, so the cost is what is mapped, not
  * the size of the range. */
 uint64_t pt_next_mapped(uint64_t root, uint64_t virt, uint64_t end);
+/* Takes out of the tables at root every table (page table, directory or
+ * PDPT, never root) whose whole span lies in [start, end) of the lower half
+ * and that maps nothing, children first: its parent entry is cleared and
+ * collect(table, ctx) gets it, to free once no CPU can walk into it. */
+typedef void (*pt_collect_fn)(uint64_t table, void *ctx);
+void pt_detach_empty_tables(uint64_t root, uint64_t start, uint64_t end, pt_collect_fn collect,
+			    void *ctx);
 /* Frees every table reachable from the lower half of root, and root itself. */
 void pt_destroy_user(uint64_t root);
 

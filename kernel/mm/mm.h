@@ -91,6 +91,10 @@ int vm_map(struct address_space *space, uint64_t virt, uint64_t phys, unsigned f
 /* Unmaps one 4 KiB page (splitting a 2 MiB page if needed).  Returns the
  * physical address that was mapped, or -EINVAL, -ENOENT (not mapped), -ENOMEM. */
 int64_t vm_unmap(struct address_space *space, uint64_t virt);
+/* Frees the page tables of a user space that [start, end) covers whole and
+ * that map nothing (after munmap: the gap between the regions left), once
+ * no CPU can still walk through them.  The kernel's tables stay. */
+void vm_free_tables(struct address_space *space, uint64_t start, uint64_t end);
 /* Changes the flags of one mapped 4 KiB page.  Returns 0, -EINVAL, -ENOENT,
  * -ENOMEM (splitting a 2 MiB page). */
 int vm_protect(struct address_space *space, uint64_t virt, unsigned flags);

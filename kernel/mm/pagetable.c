@@ -11,8 +11,9 @@
  *  - a leaf is a 4 KiB PTE or a 2 MiB PDE (PTE_LARGE); 1 GiB pages are never
  *    made, and 4 KiB operations inside a 2 MiB page split it first, keeping
  *    every other page's translation and flags;
- *  - tables emptied by unmapping stay until pt_destroy_user (or a 2 MiB map
- *    over an empty table) frees them.
+ *  - tables emptied by unmapping stay until pt_detach_empty_tables takes
+ *    those a range covers whole, pt_destroy_user frees them all, or a 2 MiB
+ *    map replaces an empty one.
  * Locking and TLB invalidation are the caller's (vm.c).
  */
 #include <stdbool.h>
@@ -260,6 +261,47 @@ int pt_lookup(uint64_t root, uint64_t virt, uint64_t *phys, uint64_t *pte)
 	*phys = (*entry & mask) | (virt & (page_size - 1));
 	*pte = *entry;
 	return 0;
+}
+
+/* Bytes one entry of a table at level maps. */
+static uint64_t entry_span(int level)
+{
+	return 1ULL << (12 + 9 * level);
+}
+
+/* Detaches, below the table at level that maps from table_base, every table
+ * that [start, end) covers whole and that is empty once its own children
+ * were looked at. */
+static void detach_below(uint64_t table, int level, uint64_t table_base, uint64_t start,
+			 uint64_t end, pt_collect_fn collect, void *ctx)
+{
+	uint64_t *entries = table_at(table);
+	uint64_t span = entry_span(level);
+	unsigned first = start > table_base ? (unsigned)((start - table_base) / span) : 0;
+	for (unsigned i = first; i < PT_ENTRIES; i++) {
+		uint64_t base = table_base + i * span;
+		if (base >= end)
+			break;
+		uint64_t e = entries[i];
+		if (!(e & PTE_PRESENT) || (e & PTE_LARGE))
+			continue;
+		uint64_t child = e & PTE_ADDRESS_MASK;
+		if (level - 1 > LEVEL_PT)
+			detach_below(child, level - 1, base, start, end, collect, ctx);
+		if (base >= start && end - base >= span && table_is_empty(child)) {
+			entries[i] = 0;
+			collect(child, ctx);
+		}
+	}
+}
+
+void pt_detach_empty_tables(uint64_t root, uint64_t start, uint64_t end, pt_collect_fn collect,
+			    void *ctx)
+{
+	if (end > LOWER_HALF_END)
+		end = LOWER_HALF_END;
+	if (start < end)
+		detach_below(root, LEVEL_PML4, 0, start, end, collect, ctx);
 }
 
 static void destroy_table(uint64_t table, int level)

@@ -184,6 +184,49 @@ int64_t vm_unmap(struct address_space *space, uint64_t virt)
 	return (int64_t)old_phys;
 }
 
+/* Threads a detached table onto a list through its first entry: the table
+ * is empty, and a page-aligned address there reads as "not present" to a
+ * CPU that still walks into it before the shootdown. */
+static void link_detached_table(uint64_t table, void *ctx)
+{
+	uint64_t *head = ctx;
+	uint64_t *entries = pt_table_ptr(table);
+	entries[0] = *head;
+	*head = table;
+}
+
+static void free_detached_tables(uint64_t table)
+{
+	while (table) {
+		uint64_t *entries = pt_table_ptr(table);
+		uint64_t next = entries[0];
+		entries[0] = 0;
+		pt_free_table(table);
+		table = next;
+	}
+}
+
+/* The tables are detached under the lock, every CPU that may cache a walk
+ * through them is flushed (INVLPG drops the paging-structure caches too),
+ * and only then are they freed, as vm_unmap does with a page's frame. */
+void vm_free_tables(struct address_space *space, uint64_t start, uint64_t end)
+{
+	if (space == &kernel_space || start >= end)
+		return;
+	uint64_t detached = 0;
+	uint64_t irq = spin_lock_irqsave(&space->lock);
+	pt_detach_empty_tables(space->root, start, end, link_detached_table, &detached);
+	if (detached) {
+		new_stamp(space);
+		vm_tlb_flush_page(space, start & ~(PAGE_SIZE - 1));
+	}
+	spin_unlock_irqrestore(&space->lock, irq);
+	if (!detached)
+		return;
+	vm_tlb_shootdown(space, start & ~(PAGE_SIZE - 1));
+	free_detached_tables(detached);
+}
+
 int vm_protect(struct address_space *space, uint64_t virt, unsigned flags)
 {
 	int error = check_virt(space, virt, flags);
@@ -222,7 +265,11 @@ const void *vm_user_peek(uint64_t virt)
 {
 	if (!pt_is_canonical(virt) || virt >= LOWER_HALF_END)
 		return NULL;
+	/* Interrupts off: vm_free_tables' shootdown waits for this walk to end
+	 * before it frees a table the walk may be reading. */
+	uint64_t irq = irq_save();
 	uint64_t phys = pt_peek_user(read_cr3() & PTE_ADDRESS_MASK, virt);
+	irq_restore(irq);
 	if (phys == PT_NO_PAGE || (phys & PT_PEEK_DEVICE) || phys >= pmm_ram_end())
 		return NULL;
 	return phys_to_virt(phys);

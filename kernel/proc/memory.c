@@ -422,6 +422,31 @@ static bool kernel_owned(const struct proc_region *r)
 	return r->kind == REGION_KERNEL || r->kind == REGION_CLOCK;
 }
 
+/* The free gap around [start, end): from the end of the region below it to
+ * the start of the region above it.  No region's page is in there, so a
+ * table it covers whole maps nothing a region still needs. */
+static void gap_around(const struct proc_memory *memory, uint64_t start, uint64_t end,
+		       uint64_t *floor, uint64_t *ceiling)
+{
+	*floor = 0;
+	*ceiling = UINT64_MAX;
+	for (const struct proc_region *r = memory->regions; r; r = r->next) {
+		if (r->end <= start && r->end > *floor)
+			*floor = r->end;
+		if (r->start >= end && r->start < *ceiling)
+			*ceiling = r->start;
+	}
+}
+
+/* Tables emptied by the unmap go back, as far as the gap reaches: a 4 KiB
+ * munmap alone covers no table, yet leaves one holding nothing. */
+static void free_unused_tables(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	uint64_t floor, ceiling;
+	gap_around(memory, start, end, &floor, &ceiling);
+	vm_free_tables(memory->space, floor, ceiling);
+}
+
 int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end)
 {
 	int error = 0;
@@ -433,6 +458,7 @@ int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end)
 		    r->start < end)
 			error = cut_region(memory, r, start, end);
 	drop_empty_regions(memory);
+	free_unused_tables(memory, start, end);
 	return error;
 }
 

@@ -105,6 +105,39 @@ static void large_map_over_emptied_table(void)
 	pt_destroy_user(root);
 }
 
+static void free_collected(uint64_t table, void *ctx)
+{
+	(*(unsigned *)ctx)++;
+	pt_free_table(table);
+}
+
+/* Empty tables a range covers whole go (page table, directory, PDPT), from
+ * the bottom up; one that still maps a page, or that the range only partly
+ * covers, stays. */
+static void detach_takes_only_covered_empty_tables(void)
+{
+	uint64_t root = new_root(), phys, pte;
+	uint64_t flags = pt_flags_from_vm(VM_USER);
+	EXPECT(pt_map(root, USER_BASE, 0x5000, flags, PT_PAGE_4K) == 0);
+	EXPECT(pt_map(root, USER_BASE + 2 * MiB, 0x6000, flags, PT_PAGE_4K) == 0);
+	EXPECT(mm_shim_tables_live() == 5); /* root, PDPT, PD, two PTs */
+	EXPECT(pt_unmap(root, USER_BASE + 2 * MiB, &phys) == 0);
+	unsigned freed = 0;
+	pt_detach_empty_tables(root, USER_BASE + 2 * MiB, USER_BASE + 2 * MiB + 4096,
+			       free_collected, &freed);
+	EXPECT(freed == 0); /* a page of its 2 MiB: not covered */
+	pt_detach_empty_tables(root, USER_BASE, USER_BASE + 4 * MiB, free_collected, &freed);
+	EXPECT(freed == 1); /* the second PT; the first still maps a page */
+	EXPECT(pt_lookup(root, USER_BASE, &phys, &pte) == 0 && phys == 0x5000);
+	EXPECT(pt_unmap(root, USER_BASE, &phys) == 0);
+	pt_detach_empty_tables(root, 0, UINT64_MAX, free_collected, &freed);
+	EXPECT(freed == 4); /* PT, PD and PDPT; the root stays */
+	EXPECT(mm_shim_tables_live() == 1);
+	EXPECT(pt_map(root, USER_BASE, 0x5000, flags, PT_PAGE_4K) == 0);
+	pt_destroy_user(root);
+	EXPECT(mm_shim_tables_live() == 0);
+}
+
 static void out_of_tables(void)
 {
 	uint64_t root = new_root(), phys, pte;
@@ -189,6 +222,7 @@ static const struct mm_test_case cases[] = {
     {"protect_keeps_address", protect_keeps_address},
     {"large_pages_split", large_pages_split},
     {"large_map_over_emptied_table", large_map_over_emptied_table},
+    {"detach_takes_only_covered_empty_tables", detach_takes_only_covered_empty_tables},
     {"out_of_tables", out_of_tables},
     {"destroy_spares_the_kernel_half", destroy_spares_the_kernel_half},
     {"random_against_model", random_against_model},
