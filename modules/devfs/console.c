@@ -28,7 +28,8 @@
  * Raw mode: TCSETS with ICANON off hands every typed byte to readers as it
  * comes (a read returns what is there, at least one byte), ECHO off stops the
  * echo, ISIG off makes ^C and ^Z plain bytes; the other termios fields are
- * accepted and ignored.  The user shell edits its own line this way.
+ * accepted and ignored.  The user shell edits its own line this way.  The
+ * console is cooked again when its session hangs up or a session takes it.
  */
 #include "devfs/devfs.h"
 
@@ -312,6 +313,7 @@ static int take_console(void)
 	uint64_t flags = spin_lock_irqsave(&console.lock);
 	console.session = proc_sid(self);
 	console.foreground = proc_pgid(self);
+	console.lflag = LFLAG_COOKED; /* whatever raw mode the last session left */
 	spin_unlock_irqrestore(&console.lock, flags);
 	return 0;
 }
@@ -425,13 +427,15 @@ static const struct vfs_file_ops console_ops = {
 
 /* The leader of session sid ended: when it held the console, its foreground
  * group hears SIGHUP (then SIGCONT, so that a stopped member acts on it) and
- * the console is free.  A daemon in a session of its own is not reached. */
+ * the console is free and cooked again.  A daemon in a session of its own is not reached. */
 static void hang_up(int sid)
 {
 	uint64_t flags = spin_lock_irqsave(&console.lock);
 	int foreground = console.session == sid ? console.foreground : 0;
-	if (console.session == sid)
+	if (console.session == sid) {
 		console.session = console.foreground = 0;
+		console.lflag = LFLAG_COOKED; /* a shell that died editing left it raw */
+	}
 	spin_unlock_irqrestore(&console.lock, flags);
 	if (foreground > 0)
 		proc_hangup_group(foreground);

@@ -131,6 +131,24 @@ def check(results, name, ok, detail=""):
     results.append(("jobs/" + name, bool(ok), "" if ok else detail))
 
 
+def check_console_cooked_after_shell_killed(guest, results):
+    """The shell killed while it edits a line (the console raw): the shell
+    init starts next must run programs on a cooked console (^D ends cat)."""
+    guest.run('sh -c "sleep 2; kill -9 $$" &')
+    time.sleep(8)  # the old shell killed, the next one at its prompt
+    respawned = guest.run("echo respawned") or ""
+    guest.type("cat")
+    time.sleep(1)
+    with guest.lock:
+        mark = len(guest.text)
+    guest.proc.stdin.write(b"typed\r\x04")
+    guest.proc.stdin.flush()
+    from guest import PROMPT
+    ended = guest.wait_for(PROMPT, 20, mark)
+    check(results, "sh-console-cooked-after-shell-killed", "respawned\n" in respawned and ended,
+          f"respawned: {respawned!r}, cat ended by ^D: {bool(ended)}")
+
+
 def run(build, log):
     guest = Guest(build, "e1000", {}, log, timeout=240)
     results = []
@@ -222,6 +240,7 @@ def run(build, log):
         out = guest.run("scopectl counter latency nosuch || echo refused") or ""
         check(results, "scopectl-unknown-counter",
               re.search(r"has no counter 'nosuch'.*\nrefused", out, re.S), out)
+        check_console_cooked_after_shell_killed(guest, results)  # last: may leave it raw
     finally:
         guest.stop()
     return results

@@ -60,7 +60,8 @@ static void out_text(const char *text)
 }
 
 /* Switches the console's line discipline; returns 0, or -1 when fd 0 is
- * not a terminal. */
+ * not a terminal.  Back from raw it is always cooked (ISIG, ICANON, ECHO
+ * on), even when a program before us left the console raw. */
 static int set_raw(int raw, uint32_t *saved)
 {
 	uint8_t termios[TERMIOS_SIZE];
@@ -72,7 +73,7 @@ static int set_raw(int raw, uint32_t *saved)
 		*saved = lflag;
 		lflag &= ~(uint32_t)LFLAG_RAW;
 	} else {
-		lflag = *saved;
+		lflag = *saved | LFLAG_RAW;
 	}
 	memcpy(termios + 12, &lflag, sizeof lflag);
 	return ms_syscall3(__NR_ioctl, 0, TCSETS, (long)termios) < 0 ? -1 : 0;

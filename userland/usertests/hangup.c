@@ -3,8 +3,9 @@
  * ends: orphans go to init (pid 1, which reaps them), a process group left
  * orphaned with a stopped member hears SIGHUP and SIGCONT (POSIX), and the
  * console's foreground group hears SIGHUP when the console's session leader
- * ends, while a daemon in a session of its own and a background group do not.
- * Each process reports what it lived through as one byte into a pipe the
+ * ends, while a daemon in a session of its own and a background group do not;
+ * the console is cooked again for the next session even when the last one
+ * left it raw.  Each process reports what it lived through as one byte into a pipe the
  * test reads until every writer has ended.
  */
 #include <errno.h>
@@ -246,4 +247,72 @@ void console_hangup_reaches_foreground(void)
 	waitpid(next, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		t_fail("the console was not free after its session leader ended");
+}
+
+#define TCGETS       0x5401
+#define TCSETS       0x5402
+#define LFLAG_COOKED 0000013 /* ISIG | ICANON | ECHO */
+
+/* The console's c_lflag, or -1. */
+static long console_lflag(void)
+{
+	uint8_t termios[36];
+	if (ms_syscall3(__NR_ioctl, 0, TCGETS, (long)termios) < 0)
+		return -1;
+	uint32_t lflag;
+	memcpy(&lflag, termios + 12, sizeof lflag);
+	return lflag;
+}
+
+static void set_console_lflag(uint32_t lflag)
+{
+	uint8_t termios[36];
+	if (ms_syscall3(__NR_ioctl, 0, TCGETS, (long)termios) < 0)
+		return;
+	memcpy(termios + 12, &lflag, sizeof lflag);
+	ms_syscall3(__NR_ioctl, 0, TCSETS, (long)termios);
+}
+
+/* A session leader that takes the console, leaves it raw and ends (as a
+ * shell killed while editing a line does); 2: the console was not free. */
+static void leave_console_raw(void *unused)
+{
+	(void)unused;
+	ms_syscall3(__NR_setsid, 0, 0, 0);
+	if (ms_syscall3(__NR_ioctl, 0, TIOCSCTTY, 0) < 0)
+		_exit(2);
+	set_console_lflag((uint32_t)console_lflag() & ~(uint32_t)LFLAG_COOKED);
+	_exit(0);
+}
+
+/* A new session taking the console: 0 when it finds it cooked. */
+static void take_console_cooked(void *unused)
+{
+	(void)unused;
+	ms_syscall3(__NR_setsid, 0, 0, 0);
+	if (ms_syscall3(__NR_ioctl, 0, TIOCSCTTY, 0) < 0)
+		_exit(2);
+	_exit((console_lflag() & LFLAG_COOKED) == LFLAG_COOKED ? 0 : 1);
+}
+
+/* Is the console cooked again when the session that left it raw hangs up,
+ * and when a new session takes a console left raw? */
+void console_cooked_after_hangup(void)
+{
+	if (!isatty(0) || console_lflag() < 0)
+		exit(T_SKIPPED);
+	uint32_t before = (uint32_t)console_lflag();
+	int status = t_run_child(leave_console_raw, NULL);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+		t_note("the console belongs to another session: not checked");
+		exit(T_SKIPPED);
+	}
+	if ((console_lflag() & LFLAG_COOKED) != LFLAG_COOKED)
+		t_fail("the console stayed raw (lflag %#lo) after its session hung up",
+		       console_lflag());
+	set_console_lflag(before & ~(uint32_t)LFLAG_COOKED);
+	status = t_run_child(take_console_cooked, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		t_fail("a session taking a raw console found it raw (status %#x)", status);
+	set_console_lflag(before | LFLAG_COOKED);
 }

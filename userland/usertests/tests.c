@@ -1016,6 +1016,7 @@ const struct user_test user_tests[] = {
     {"orphans_go_to_init", orphans_go_to_init, 10000},
     {"orphaned_group_hears_sighup", orphaned_group_hears_sighup, 15000},
     {"console_hangup_reaches_foreground", console_hangup_reaches_foreground, 15000},
+    {"console_cooked_after_hangup", console_cooked_after_hangup, 10000},
     {"ps_shows_wait_channels", ps_shows_wait_channels, 15000},
     {"rscfl_unwoven_gives_an_error", rscfl_unwoven_gives_an_error, 15000},
     {"scope_show_and_clear", scope_show_and_clear, 15000},

@@ -72,6 +72,7 @@ void ps_shows_wait_channels(void);
 void orphans_go_to_init(void);
 void orphaned_group_hears_sighup(void);
 void console_hangup_reaches_foreground(void);
+void console_cooked_after_hangup(void);
 /* jobs.c: process groups, sessions, stops, ignored signals, the terminal */
 void groups_and_sessions(void);
 void stop_and_continue(void);
