@@ -58,6 +58,11 @@ SHELL_LINES = [
     ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
     ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
     ("kill-l", "kill -l", r"15 TERM"),
+    ("script-long-line-dropped",
+     "X=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxx; Y=$X$X$X$X$X$X$X$X$X$X$X$X; echo \"echo $Y; echo INJECTED\" > /l; echo 'echo end' >> /l; "
+     "sh /l",
+     r"^(?!.*INJECTED\n)\nsh: line too long\nend\n"),
     ("scopectl-list-pattern", "scopectl list 'vfs.op*'", r"vfs\.open\(.*\) -> "),
     ("scopectl-list-nothing", "scopectl list 'nothing.*' || echo refused",
      r"no join point matches 'nothing\.\*'\nrefused"),

@@ -873,6 +873,20 @@ static int read_interactive(FILE *in, char *line, size_t size)
 	return fgets(line, (int)size, in) ? 0 : -1;
 }
 
+/* After fgets filled line: when it holds no newline and is full, the line
+ * was longer than the limit.  Its rest is read and dropped (so that its tail
+ * never runs as a command of its own); returns 1 then, else 0. */
+static int dropped_long_line(FILE *in, const char *line, size_t size)
+{
+	size_t length = strlen(line);
+	if (length + 1 < size || line[length - 1] == '\n')
+		return 0;
+	int c;
+	while ((c = getc(in)) != EOF && c != '\n')
+		;
+	return 1;
+}
+
 static int run_file(FILE *in)
 {
 	char line[LINE_MAX_BYTES + 2];
@@ -883,6 +897,11 @@ static int run_file(FILE *in)
 			break;
 		if (!interactive)
 			reap_background(); /* frees the slots of ended background jobs */
+		if (dropped_long_line(in, line, sizeof line)) {
+			fprintf(stderr, "sh: line too long\n");
+			last_status = 2;
+			continue;
+		}
 		run_line(line);
 	}
 	if (interactive)
