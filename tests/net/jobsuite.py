@@ -154,9 +154,40 @@ def check_console_cooked_after_shell_killed(guest, results):
           f"respawned: {respawned!r}, cat ended by ^D: {bool(ended)}")
 
 
+def check_foreground_pipeline_on_two_cpus(build, log, results):
+    """On two CPUs a pipeline's stages may read the console before the shell
+    hands it to their group: each must have it already (never stopped by
+    SIGTTIN), and ^D must end `cat | cat`."""
+    guest = Guest(build, "e1000", {}, log, timeout=180, smp=2)
+    answers = []
+    try:
+        if not guest.boot():
+            check(results, "smp2-boot", False, "no httpd line or no prompt")
+            return
+        from guest import PROMPT
+        for _ in range(5):
+            guest.type("cat | cat")
+            time.sleep(1)
+            with guest.lock:
+                mark = len(guest.text)
+            guest.proc.stdin.write(b"piped\r\x04")
+            guest.proc.stdin.flush()
+            ended = guest.wait_for(PROMPT, 20, mark)
+            with guest.lock:
+                answers.append(guest.text[mark:ended.start() + 1] if ended else None)
+            if not ended:
+                break
+    finally:
+        guest.stop()
+    check(results, "sh-smp2-foreground-pipeline-owns-the-console",
+          answers and all(a is not None and "piped\npiped\n" in a and "stopped" not in a
+                          for a in answers), f"{answers}")
+
+
 def run(build, log):
-    guest = Guest(build, "e1000", {}, log, timeout=240)
     results = []
+    check_foreground_pipeline_on_two_cpus(build, log + ".smp2", results)
+    guest = Guest(build, "e1000", {}, log, timeout=240)
     try:
         if not guest.boot():
             check(results, "boot", False, "no httpd line or no prompt")

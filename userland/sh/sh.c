@@ -660,6 +660,10 @@ static void run_stage(struct command *cmd, pid_t pgid, int in_fd, int out_fd, in
 {
 	if (interactive) {
 		setpgid(0, pgid);
+		/* The job may read the console before the shell hands it over: a
+		 * foreground stage takes it itself (SIGTTOU is still ignored). */
+		if (!background)
+			tcsetpgrp(0, pgid ? pgid : getpid());
 		set_signals(SIG_DFL);
 	} else if (background) {
 		struct sigaction ignore = {0};
