@@ -58,6 +58,8 @@ SHELL_LINES = [
     ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
     ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
     ("kill-l", "kill -l", r"15 TERM"),
+    ("foreground-needs-no-job-slot", "sh -c '" + "sleep 3 & " * 16 + "echo ran; kill -l | cat'",
+     r"\nran\n.*15 TERM"),
     ("script-long-line-dropped",
      "X=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
      "xxx; Y=$X$X$X$X$X$X$X$X$X$X$X$X; echo \"echo $Y; echo INJECTED\" > /l; echo 'echo end' >> /l; "

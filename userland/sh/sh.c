@@ -91,7 +91,8 @@ struct job {
 static int last_status;
 static int interactive;
 static pid_t shell_pgid;
-static struct job jobs[MAX_JOBS];
+static struct job jobs[MAX_JOBS]; /* background and stopped jobs */
+static struct job foreground_job; /* the one waited for: it needs no slot */
 static int script_argc;
 static char **script_argv;
 
@@ -330,14 +331,21 @@ static int parse_pipeline(struct token *tokens, int count, int *i, struct pipeli
 
 /* ---- Jobs -------------------------------------------------------------- */
 
+static int stage_of_pid(const struct job *job, pid_t pid)
+{
+	for (int s = 0; job->used && s < job->count; s++)
+		if (job->pids[s] == pid)
+			return s;
+	return -1;
+}
+
 static struct job *job_of_pid(pid_t pid, int *stage)
 {
+	if ((*stage = stage_of_pid(&foreground_job, pid)) >= 0)
+		return &foreground_job;
 	for (int j = 0; j < MAX_JOBS; j++)
-		for (int s = 0; jobs[j].used && s < jobs[j].count; s++)
-			if (jobs[j].pids[s] == pid) {
-				*stage = s;
-				return &jobs[j];
-			}
+		if ((*stage = stage_of_pid(&jobs[j], pid)) >= 0)
+			return &jobs[j];
 	return NULL;
 }
 
@@ -346,13 +354,19 @@ static int job_number(const struct job *job)
 	return (int)(job - jobs) + 1;
 }
 
+static void start_job(struct job *job, const char *text)
+{
+	memset(job, 0, sizeof *job);
+	job->used = 1;
+	snprintf(job->text, sizeof job->text, "%s", text);
+}
+
+/* A slot in the table for a background job, or NULL when all are taken. */
 static struct job *new_job(const char *text)
 {
 	for (int j = 0; j < MAX_JOBS; j++) {
 		if (!jobs[j].used) {
-			memset(&jobs[j], 0, sizeof jobs[j]);
-			jobs[j].used = 1;
-			snprintf(jobs[j].text, sizeof jobs[j].text, "%s", text);
+			start_job(&jobs[j], text);
 			return &jobs[j];
 		}
 	}
@@ -396,8 +410,8 @@ static void gave_back_console(void)
 		tcsetpgrp(0, shell_pgid);
 }
 
-/* Waits until every stage of job ended or one stopped (then the job stays). */
-static void wait_job(struct job *job)
+/* Waits until every stage of job ended or one stopped. */
+static void wait_for_stages(struct job *job)
 {
 	job->stopped = 0;
 	while (job->running > 0 && !job->stopped) {
@@ -411,6 +425,38 @@ static void wait_job(struct job *job)
 		note_status(pid, status);
 	}
 	gave_back_console();
+}
+
+/* The stopped foreground job moves into the table, so that fg and bg find
+ * it; the slot it takes, or NULL (then it was continued, as there is no way
+ * to name it). */
+static struct job *keep_stopped(struct job *job)
+{
+	struct job *slot = new_job(job->text);
+	if (!slot) {
+		fprintf(stderr, "sh: %d jobs already: continuing %s\n", MAX_JOBS, job->text);
+		if (interactive)
+			tcsetpgrp(0, job->pgid);
+		kill(-job->pgid, SIGCONT);
+		return NULL;
+	}
+	*slot = *job;
+	job->used = 0;
+	return slot;
+}
+
+/* Waits until every stage of job ended or one stopped (then the job stays). */
+static void wait_job(struct job *job)
+{
+	wait_for_stages(job);
+	while (job == &foreground_job && job->stopped) {
+		struct job *slot = keep_stopped(job);
+		if (slot) {
+			job = slot;
+			break;
+		}
+		wait_for_stages(job);
+	}
 	last_status = status_value(job->status);
 	if (job->stopped) {
 		last_status = 128 + SIGTSTP;
@@ -751,9 +797,11 @@ static void run_pipeline(struct pipeline *pl, int background, const char *text)
 		last_status = run_builtin_here(builtin, first);
 		return;
 	}
-	struct job *job = new_job(text);
+	struct job *job = background ? new_job(text) : &foreground_job;
+	if (!background)
+		start_job(job, text);
 	if (!job) {
-		fprintf(stderr, "sh: too many jobs\n");
+		fprintf(stderr, "sh: %d background jobs already\n", MAX_JOBS);
 		last_status = 1;
 		return;
 	}
