@@ -93,8 +93,8 @@ static int interactive;
 static pid_t shell_pgid;
 static struct job jobs[MAX_JOBS]; /* background and stopped jobs */
 static struct job foreground_job; /* the one waited for: it needs no slot */
-static int script_argc;
-static char **script_argv;
+static int script_argc;           /* $0 and the arguments: $# is one less */
+static char **script_argv;        /* $0, $1, ... */
 
 /* ---- Expansion --------------------------------------------------------- */
 
@@ -123,7 +123,7 @@ static const char *expand_dollar(const char *p, struct cursor *c)
 	char number[16], name[64];
 	size_t length = 0;
 	if (*p == '?' || *p == '$' || *p == '#') {
-		int value = *p == '?' ? last_status : *p == '$' ? (int)getpid() : script_argc;
+		int value = *p == '?' ? last_status : *p == '$' ? (int)getpid() : script_argc - 1;
 		snprintf(number, sizeof number, "%d", value);
 		put_text(c, number);
 		return p + 1;
@@ -975,11 +975,12 @@ static void take_console(void)
 
 int main(int argc, char **argv)
 {
+	/* sh: $0 is sh; sh file a b: file, a, b; sh -c line x y: x, y (POSIX) */
 	script_argc = argc > 1 ? argc - 1 : 1;
 	script_argv = argc > 1 ? argv + 1 : argv;
 	if (argc > 2 && strcmp(argv[1], "-c") == 0) {
-		script_argc = argc - 2;
-		script_argv = argv + 2;
+		script_argc = argc > 3 ? argc - 3 : 1;
+		script_argv = argc > 3 ? argv + 3 : argv;
 		run_line(argv[2]);
 		return last_status;
 	}
