@@ -6,8 +6,9 @@
  * by `&&` and `||`; a pipeline is commands joined by `|`; a command is words
  * and redirections (`< f`, `> f`, `>> f`, `2> f`, `2>> f`, `2>&1`, `>&2`).
  * Words may be quoted ('...' literally, "..." with $ expanded, \x escapes
- * one character); $NAME, ${NAME}, $? (the last status), $$, $# and $0..$9
- * (a script's arguments) expand outside single quotes.  `#` starts a
+ * one character); $NAME, ${NAME}, $? (the last status), $$, $! (the last
+ * background job's last pid), $# and $0..$9 (a script's arguments) expand
+ * outside single quotes.  `#` starts a
  * comment.  `sh -c "line"` runs one line; `sh file [args]` runs a file's
  * lines.  Builtins run in the shell (cd, exit, export, jobs, fg, bg, ...),
  * with their redirections; inside a pipeline they run in a child.
@@ -89,6 +90,7 @@ struct job {
 };
 
 static int last_status;
+static pid_t last_background_pid; /* $!: the last stage of the last `&` job */
 static int interactive;
 static pid_t shell_pgid;
 static struct job jobs[MAX_JOBS]; /* background and stopped jobs */
@@ -122,8 +124,11 @@ static const char *expand_dollar(const char *p, struct cursor *c)
 {
 	char number[16], name[64];
 	size_t length = 0;
-	if (*p == '?' || *p == '$' || *p == '#') {
-		int value = *p == '?' ? last_status : *p == '$' ? (int)getpid() : script_argc - 1;
+	if (*p == '?' || *p == '$' || *p == '#' || *p == '!') {
+		int value = *p == '?'   ? last_status
+			    : *p == '$' ? (int)getpid()
+			    : *p == '!' ? (int)last_background_pid
+					: script_argc - 1;
 		snprintf(number, sizeof number, "%d", value);
 		put_text(c, number);
 		return p + 1;
@@ -811,7 +816,11 @@ static void run_pipeline(struct pipeline *pl, int background, const char *text)
 		return;
 	}
 	if (background) {
-		fprintf(stderr, "[%d] %d\n", job_number(job), (int)job->pgid);
+		/* a job's group when there is job control; else (the job is in the
+		 * shell's group) its pid, as $! */
+		last_background_pid = job->pids[job->count - 1];
+		fprintf(stderr, "[%d] %d\n", job_number(job),
+			(int)(interactive ? job->pgid : last_background_pid));
 		last_status = 0;
 		return;
 	}
