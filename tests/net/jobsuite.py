@@ -58,6 +58,8 @@ SHELL_LINES = [
     ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
     ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
     ("kill-l", "kill -l", r"15 TERM"),
+    ("descriptor-digit-redirects", "echo one 1>/o1; echo two 1>>/o1; cat 0</o1; cat /none 2>/o2 1>&2; cat /o2",
+     r"\none\ntwo\n.*none"),
     ("script-background-pid", "sh -c 'sleep 1 & echo bg=$!'", r"\n\[1\] (\d+)\nbg=\1\n"),
     ("argument-count-and-name",
      "echo 'echo n=$# z=$0 a=$1' > /a.sh; sh /a.sh p q; sh -c 'echo $# $0 $1' x y; echo i=$#",

@@ -4,7 +4,8 @@
  * A line is a list of and-or lists separated by `;` or `&` (the latter runs
  * the one before it in the background); an and-or list is pipelines joined
  * by `&&` and `||`; a pipeline is commands joined by `|`; a command is words
- * and redirections (`< f`, `> f`, `>> f`, `2> f`, `2>> f`, `2>&1`, `>&2`).
+ * and redirections (`< f`, `> f`, `>> f`, `>&m`, each with an optional
+ * descriptor digit before it: `2> f`, `2>> f`, `2>&1`, `0< f`).
  * Words may be quoted ('...' literally, "..." with $ expanded, \x escapes
  * one character); $NAME, ${NAME}, $? (the last status), $$, $! (the last
  * background job's last pid), $# and $0..$9 (a script's arguments) expand
@@ -52,12 +53,12 @@ enum token_kind {
 	T_OR,        /* || */
 	T_SEMICOLON, /* ; */
 	T_AMPERSAND, /* & */
-	T_REDIRECT,  /* < > >> 2> 2>> 2>&1 >&2 */
+	T_REDIRECT,  /* [n]< [n]> [n]>> [n]>&m (n, m: one digit) */
 };
 
 struct token {
 	enum token_kind kind;
-	char *word; /* T_WORD: the expanded text; T_REDIRECT: the operator */
+	char *word; /* T_WORD: its source text; T_REDIRECT: the operator's */
 };
 
 struct redirect {
@@ -165,9 +166,7 @@ static int scan_operator(const char *p, struct token *t)
 		const char *text;
 		enum token_kind kind;
 	} operators[] = {
-	    {"2>&1", T_REDIRECT}, {"2>>", T_REDIRECT}, {">&2", T_REDIRECT}, {"2>", T_REDIRECT},
-	    {">>", T_REDIRECT},   {"&&", T_AND},       {"||", T_OR},        {"|", T_PIPE},
-	    {";", T_SEMICOLON},   {"&", T_AMPERSAND},  {"<", T_REDIRECT},   {">", T_REDIRECT},
+	    {"&&", T_AND}, {"||", T_OR}, {"|", T_PIPE}, {";", T_SEMICOLON}, {"&", T_AMPERSAND},
 	};
 	for (unsigned i = 0; i < sizeof operators / sizeof operators[0]; i++) {
 		size_t length = strlen(operators[i].text);
@@ -178,6 +177,22 @@ static int scan_operator(const char *p, struct token *t)
 		}
 	}
 	return 0;
+}
+
+/* The length of the redirection operator at p ([n]<, [n]>, [n]>>, [n]>&m
+ * with n and m one digit each), or 0. */
+static int redirect_length(const char *p)
+{
+	const char *q = p + (isdigit((unsigned char)p[0]) && (p[1] == '<' || p[1] == '>'));
+	if (*q == '<')
+		return (int)(q - p) + 1;
+	if (*q != '>')
+		return 0;
+	if (q[1] == '>')
+		return (int)(q - p) + 2;
+	if (q[1] == '&' && isdigit((unsigned char)q[2]))
+		return (int)(q - p) + 3;
+	return (int)(q - p) + 1;
 }
 
 /* Reads one word at p into c (quotes removed, $ expanded).  Returns the
@@ -219,9 +234,18 @@ static int tokenize(const char *line, struct token *tokens, char *storage)
 			return -1;
 		}
 		struct token *t = &tokens[count++];
-		int length = p[0] == '2' && p[1] == '>' ? scan_operator(p, t) : 0;
-		if (!length && is_operator_char(*p))
-			length = scan_operator(p, t);
+		int length = redirect_length(p);
+		if (length) { /* the operator's text, parsed again by add_redirect */
+			t->kind = T_REDIRECT;
+			t->word = c.out;
+			for (int k = 0; k < length; k++)
+				put_char(&c, *p++);
+			put_char(&c, '\0');
+			if (c.overflow)
+				break;
+			continue;
+		}
+		length = is_operator_char(*p) ? scan_operator(p, t) : 0;
 		if (length) {
 			p += length;
 			continue;
@@ -240,11 +264,11 @@ static int tokenize(const char *line, struct token *tokens, char *storage)
 		while (p < end)
 			put_char(&c, *p++);
 		put_char(&c, '\0');
-		if (c.overflow) {
-			fprintf(stderr, "sh: line too long\n");
-			return -1;
-		}
+		if (c.overflow)
+			break;
 	}
+	fprintf(stderr, "sh: line too long\n");
+	return -1;
 }
 
 /* The expansion of a word's source text, in storage that lasts until the
@@ -259,6 +283,13 @@ static char *expand_word(const char *source, struct cursor *c)
 
 /* ---- Parsing ----------------------------------------------------------- */
 
+/* Does the redirection operator op (a token's text) name a file after it?
+ * Not `>&m`, which copies descriptor m. */
+static int redirect_needs_path(const char *op)
+{
+	return strchr(op, '&') == NULL;
+}
+
 static int add_redirect(struct command *cmd, const char *op, const char *path)
 {
 	if (cmd->redirect_count == MAX_REDIRECTS) {
@@ -266,14 +297,16 @@ static int add_redirect(struct command *cmd, const char *op, const char *path)
 		return -1;
 	}
 	struct redirect *r = &cmd->redirects[cmd->redirect_count++];
-	*r = (struct redirect){.fd = op[0] == '<' ? 0 : op[0] == '2' ? 2 : 1, .path = path};
-	if (strcmp(op, "2>&1") == 0 || strcmp(op, ">&2") == 0) {
+	const char *arrow = op + (isdigit((unsigned char)op[0]) ? 1 : 0);
+	int fd = arrow > op ? op[0] - '0' : *arrow == '<' ? 0 : 1;
+	*r = (struct redirect){.fd = fd, .path = path};
+	if (arrow[1] == '&') {
 		r->flags = -1;
-		r->from_fd = strcmp(op, "2>&1") == 0 ? 1 : 2;
-	} else if (op[0] == '<') {
+		r->from_fd = arrow[2] - '0';
+	} else if (*arrow == '<') {
 		r->flags = O_RDONLY;
 	} else {
-		r->flags = O_WRONLY | O_CREAT | (strstr(op, ">>") ? O_APPEND : O_TRUNC);
+		r->flags = O_WRONLY | O_CREAT | (arrow[1] == '>' ? O_APPEND : O_TRUNC);
 	}
 	return 0;
 }
@@ -301,10 +334,8 @@ static int parse_pipeline(struct token *tokens, int count, int *i, struct pipeli
 			}
 			cmd->argv[cmd->argc++] = word;
 		} else if (t->kind == T_REDIRECT) {
-			int needs_path = t->word[strlen(t->word) - 1] != '1' &&
-					 t->word[strlen(t->word) - 1] != '2';
 			const char *path = NULL;
-			if (needs_path) {
+			if (redirect_needs_path(t->word)) {
 				if (*i + 1 == count || tokens[*i + 1].kind != T_WORD) {
 					fprintf(stderr, "sh: redirection needs a file name\n");
 					return -1;
@@ -641,7 +672,8 @@ static const struct builtin {
 static int builtin_help(int argc, char **argv)
 {
 	puts("Lines: `a; b`, `a && b`, `a || b`, `a | b`, `a &`; redirections `< f`, `> f`,");
-	puts("`>> f`, `2> f`, `2>&1`; quotes '...' and \"...\"; $NAME, $?, $$; # comments.");
+	puts("`>> f`, `>&2`, a digit before one for another descriptor (`2> f`, `2>&1`);");
+	puts("quotes '...' and \"...\"; $NAME, $?, $$, $!, $#, $0..$9; # comments.");
 	puts("^C interrupts and ^Z stops the foreground job.  Programs are in /bin; builtins:");
 	for (unsigned i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
 		if (builtins[i].help)
