@@ -590,7 +590,8 @@ static int builtin_export(int argc, char **argv)
 	return 0;
 }
 
-/* NAME=value as a command: sets a shell variable (kept in the environment). */
+/* NAME=value as a command: sets a shell variable (kept in the environment);
+ * before a command's name: in that command's environment only. */
 static int is_assignment(const char *word)
 {
 	const char *equals = strchr(word, '=');
@@ -718,15 +719,58 @@ static void set_signals(void (*action)(int))
 		sigaction(job_signals[i], &sa, NULL);
 }
 
-/* Runs a builtin in the shell with its redirections, then puts the
- * descriptors back. */
+/* How many of cmd's first words are NAME=value: they go into the
+ * command's environment (`FOO=bar cmd`). */
+static int assignment_count(const struct command *cmd)
+{
+	int count = 0;
+	while (count < cmd->argc && is_assignment(cmd->argv[count]))
+		count++;
+	return count;
+}
+
+/* Sets count NAME=value words in the environment; what they replace goes
+ * to saved (NULL: it was unset) for restore_assignments. */
+static void set_assignments(char **words, int count, char **saved)
+{
+	for (int i = 0; i < count; i++) {
+		char *equals = strchr(words[i], '=');
+		*equals = '\0';
+		const char *old = getenv(words[i]);
+		saved[i] = old ? strdup(old) : NULL;
+		setenv(words[i], equals + 1, 1);
+		*equals = '=';
+	}
+}
+
+static void restore_assignments(char **words, int count, char **saved)
+{
+	for (int i = count - 1; i >= 0; i--) {
+		char *equals = strchr(words[i], '=');
+		*equals = '\0';
+		if (saved[i])
+			setenv(words[i], saved[i], 1);
+		else
+			unsetenv(words[i]);
+		*equals = '=';
+		free(saved[i]);
+	}
+}
+
+/* Runs a builtin in the shell with its redirections and its leading
+ * assignments, then puts the descriptors and the variables back. */
 static int run_builtin_here(const struct builtin *builtin, struct command *cmd)
 {
-	int saved[3];
+	int saved[3], assignments = assignment_count(cmd);
+	char *saved_values[MAX_WORDS];
 	for (int fd = 0; fd < 3; fd++)
 		saved[fd] = dup(fd);
 	fflush(stdout);
-	int status = apply_redirects(cmd) < 0 ? 1 : builtin->run(cmd->argc, cmd->argv);
+	set_assignments(cmd->argv, assignments, saved_values);
+	int status = apply_redirects(cmd) < 0
+			 ? 1
+			 : builtin->run(cmd->argc - assignments, cmd->argv + assignments);
+	restore_assignments(cmd->argv, assignments, saved_values);
 	fflush(stdout);
 	fflush(stderr);
 	for (int fd = 0; fd < 3; fd++) {
@@ -763,14 +807,21 @@ static void run_stage(struct command *cmd, pid_t pgid, int in_fd, int out_fd, in
 	}
 	if (apply_redirects(cmd) < 0)
 		_exit(1);
-	const struct builtin *builtin = find_builtin(cmd->argv[0]);
+	char *replaced[MAX_WORDS];
+	int assignments = assignment_count(cmd);
+	set_assignments(cmd->argv, assignments, replaced);
+	char **argv = cmd->argv + assignments;
+	int argc = cmd->argc - assignments;
+	if (argc == 0)
+		_exit(0);
+	const struct builtin *builtin = find_builtin(argv[0]);
 	if (builtin) {
-		int status = builtin->run(cmd->argc, cmd->argv);
+		int status = builtin->run(argc, argv);
 		fflush(stdout);
 		_exit(status);
 	}
-	execvp(cmd->argv[0], cmd->argv);
-	fprintf(stderr, "sh: %s: %s\n", cmd->argv[0], strerror(errno));
+	execvp(argv[0], argv);
+	fprintf(stderr, "sh: %s: %s\n", argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
@@ -820,16 +871,15 @@ static int start_pipeline(struct pipeline *pl, struct job *job, int background)
 static void run_pipeline(struct pipeline *pl, int background, const char *text)
 {
 	struct command *first = &pl->stages[0];
-	int assignments = 0;
-	while (assignments < first->argc && is_assignment(first->argv[assignments]))
-		assignments++;
+	int assignments = assignment_count(first);
 	if (pl->count == 1 && assignments == first->argc) {
 		for (int i = 0; i < assignments; i++)
 			putenv(strdup(first->argv[i]));
 		last_status = 0;
 		return;
 	}
-	const struct builtin *builtin = find_builtin(first->argv[0]);
+	const struct builtin *builtin =
+	    assignments < first->argc ? find_builtin(first->argv[assignments]) : NULL;
 	if (builtin && pl->count == 1 && !background) {
 		last_status = run_builtin_here(builtin, first);
 		return;
