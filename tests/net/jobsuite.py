@@ -58,6 +58,8 @@ SHELL_LINES = [
     ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
     ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
     ("kill-l", "kill -l", r"15 TERM"),
+    ("signal-numbers-are-linux", "sh -c 'kill -USR1 $$'; echo st=$?",
+     r"killed by signal 10\nst=138\n"),
     ("assignment-before-command",
      "FOO=bar sh -c 'echo foo=$FOO'; echo after=$FOO; HOME=/etc cd; pwd; cd /; echo home=$HOME",
      r"\nfoo=bar\nafter=\n/etc\nhome=\S*\n"),
@@ -236,6 +238,8 @@ def run(build, log):
         guest.type("sleep 100")
         time.sleep(2)
         stopped = press(guest, CTRL_Z) or ""
+        stop_status = guest.run("echo st=$?") or ""
+        check(results, "ctrl-z-status-148", "st=148\n" in stop_status, stop_status)
         table = processes(guest)
         sleeping = pids_named(table, "sleep")
         check(results, "ctrl-z-stops", "stopped" in stopped and sleeping and
