@@ -58,6 +58,8 @@ SHELL_LINES = [
     ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
     ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
     ("kill-l", "kill -l", r"15 TERM"),
+    ("jobs-reports-a-job-reaped-meanwhile", "true & sleep 2; jobs",
+     r"^(?!.*running).*\[\d+\] done, status 0  true\n"),
     ("signal-numbers-are-linux", "sh -c 'kill -USR1 $$'; echo st=$?",
      r"killed by signal 10\nst=138\n"),
     ("assignment-before-command",

@@ -619,8 +619,11 @@ static int is_assignment(const char *word)
 	return !isdigit((unsigned char)word[0]);
 }
 
+/* Jobs that ended while the shell waited for another are reported (and
+ * dropped) first, never listed as running. */
 static int builtin_jobs(int argc, char **argv)
 {
+	reap_background();
 	for (int j = 0; j < MAX_JOBS; j++)
 		if (jobs[j].used)
 			printf("[%d] %-8s %d  %s\n", j + 1, jobs[j].stopped ? "stopped" : "running",
