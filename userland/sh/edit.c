@@ -199,6 +199,8 @@ static void complete(struct editor *e)
 	while (start > 0 && e->line[start - 1] != ' ')
 		start--;
 	char word[EDIT_LINE_MAX];
+	if (e->cursor - start >= sizeof word)
+		return; /* no name is that long; word must keep room for its NUL */
 	memcpy(word, e->line + start, e->cursor - start);
 	word[e->cursor - start] = '\0';
 	int first_word = strspn(e->line, " ") >= start;
