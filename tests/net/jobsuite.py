@@ -58,6 +58,8 @@ SHELL_LINES = [
     ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
     ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
     ("kill-l", "kill -l", r"15 TERM"),
+    ("backslash-in-double-quotes", "echo \"C:\\temp\" \"a\\$b\" 'c\\d' e\\f",
+     r"\nC:\\temp a\$b c\\d ef\n"),
     ("jobs-reports-a-job-reaped-meanwhile", "true & sleep 2; jobs",
      r"^(?!.*running).*\[\d+\] done, status 0  true\n"),
     ("signal-numbers-are-linux", "sh -c 'kill -USR1 $$'; echo st=$?",

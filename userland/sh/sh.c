@@ -7,11 +7,12 @@
  * and redirections (`< f`, `> f`, `>> f`, `>&m`, each with an optional
  * descriptor digit before it: `2> f`, `2>> f`, `2>&1`, `0< f`).
  * Words may be quoted ('...' literally, "..." with $ expanded, \x escapes
- * one character); $NAME, ${NAME}, $? (the last status), $$, $! (the last
- * background job's last pid), $# and $0..$9 (a script's arguments) expand
- * outside single quotes.  `#` starts a
- * comment.  `sh -c "line"` runs one line; `sh file [args]` runs a file's
- * lines.  Builtins run in the shell (cd, exit, export, jobs, fg, bg, ...),
+ * one character, inside "..." only $ ` " \ and newline); $NAME, ${NAME},
+ * $? (the last status), $$, $! (the last background job's last pid), $#
+ * and $0..$9 (a script's arguments) expand outside single quotes.  `#`
+ * starts a comment.  `sh -c "line"` runs one line; `sh file [args]` runs a
+ * file's lines; `FOO=bar cmd` puts FOO in cmd's environment only.
+ * Builtins run in the shell (cd, exit, export, jobs, fg, bg, ...),
  * with their redirections; inside a pipeline they run in a child.
  *
  * Job control (interactive shells only, when stdin is the console): the
@@ -206,6 +207,8 @@ static const char *scan_word(const char *p, struct cursor *c)
 		} else if (quote && *p == quote) {
 			quote = 0;
 			p++;
+		} else if (*p == '\\' && quote == '"' && p[1] && !strchr("$`\"\\\n", p[1])) {
+			put_char(c, *p++); /* in "...", \ escapes only $ ` " \ and newline */
 		} else if (*p == '\\' && quote != '\'' && p[1]) {
 			put_char(c, p[1]);
 			p += 2;
