@@ -1103,6 +1103,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "sh: %s: %s\n", argv[1], strerror(errno));
 			return 127;
 		}
+		/* not inherited: a daemon the script starts (httpd -b) would
+		 * keep it open for good */
+		fcntl(fileno(script), F_SETFD, FD_CLOEXEC);
 		return run_file(script);
 	}
 	if (isatty(0))
