@@ -601,12 +601,15 @@ static int builtin_exit(int argc, char **argv)
 	exit(argc > 1 ? atoi(argv[1]) : last_status);
 }
 
-static int builtin_export(int argc, char **argv)
+/* A variable's name: letters, digits and _, not starting with a digit. */
+static int is_name(const char *start, const char *end)
 {
-	for (int i = 1; i < argc; i++)
-		if (putenv(strdup(argv[i])) != 0)
-			return 1;
-	return 0;
+	if (start == end || isdigit((unsigned char)*start))
+		return 0;
+	for (const char *p = start; p < end; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return 0;
+	return 1;
 }
 
 /* NAME=value as a command: sets a shell variable (kept in the environment);
@@ -614,12 +617,23 @@ static int builtin_export(int argc, char **argv)
 static int is_assignment(const char *word)
 {
 	const char *equals = strchr(word, '=');
-	if (!equals || equals == word)
-		return 0;
-	for (const char *p = word; p < equals; p++)
-		if (!isalnum((unsigned char)*p) && *p != '_')
-			return 0;
-	return !isdigit((unsigned char)word[0]);
+	return equals && is_name(word, equals);
+}
+
+/* export NAME=value sets and exports; export NAME has nothing to do, as
+ * every shell variable is in the environment already. */
+static int builtin_export(int argc, char **argv)
+{
+	int status = 0;
+	for (int i = 1; i < argc; i++) {
+		if (is_assignment(argv[i])) {
+			putenv(strdup(argv[i]));
+		} else if (!is_name(argv[i], argv[i] + strlen(argv[i]))) {
+			fprintf(stderr, "export: %s: not a variable name\n", argv[i]);
+			status = 1;
+		}
+	}
+	return status;
 }
 
 /* Jobs that ended while the shell waited for another are reported (and
