@@ -58,6 +58,8 @@ SHELL_LINES = [
     ("comment", "echo visible # echo hidden", r"visible\n(?!hidden)"),
     ("script", "echo 'echo script $1' > /s; sh /s arg", r"script arg\n"),
     ("kill-l", "kill -l", r"15 TERM"),
+    ("pipeline-stage-limit", "sh -c 'echo x" + " | cat" * 8 + "'; sh -c 'echo x | | cat'",
+     r"\nsh: a pipeline has at most 8 commands\nsh: missing command before \|\n"),
     ("export-name-alone", "NOEQ=1; export NOEQ; echo st=$?; export 9x; echo st=$?",
      r"\nst=0\nexport: 9x: not a variable name\nst=1\n"),
     ("script-file-not-inherited",

@@ -352,8 +352,13 @@ static int parse_pipeline(struct token *tokens, int count, int *i, struct pipeli
 			if (add_redirect(cmd, t->word, path) < 0)
 				return -1;
 		} else if (t->kind == T_PIPE) {
-			if (cmd->argc == 0 || pl->count == MAX_STAGES) {
-				fprintf(stderr, "sh: bad pipeline\n");
+			if (cmd->argc == 0) {
+				fprintf(stderr, "sh: missing command before |\n");
+				return -1;
+			}
+			if (pl->count == MAX_STAGES) {
+				fprintf(stderr, "sh: a pipeline has at most %d commands\n",
+					MAX_STAGES);
 				return -1;
 			}
 			cmd = &pl->stages[pl->count++];
