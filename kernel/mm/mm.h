@@ -83,6 +83,9 @@ struct address_space *vm_space_create(void);
 void vm_space_destroy(struct address_space *space);
 /* Loads space into CR3 on this CPU. */
 void vm_space_activate(struct address_space *space);
+/* vm_space_activate for the scheduler's switch: interrupts off, and space is
+ * not this CPU's loaded_space. */
+void vm_space_switch(struct address_space *space);
 
 /* Maps one 4 KiB page.  Returns 0, -EINVAL (unaligned or non-canonical virt
  * or phys, VM_USER in the upper half, a user space's upper half), -EEXIST

@@ -63,7 +63,6 @@ static void new_stamp(struct address_space *space)
 	__atomic_store_n(&space->stamp, __atomic_add_fetch(&stamps, 1, __ATOMIC_RELAXED),
 			 __ATOMIC_RELEASE);
 }
-static struct address_space *active_space[MAX_CPUS]; /* what each CPU's CR3 holds */
 static bool own_tables_active;
 
 static struct spinlock mmio_lock = SPINLOCK_INIT("vm.mmio");
@@ -310,7 +309,7 @@ struct address_space *vm_space_create(void)
 static void drop_space_here(void *arg)
 {
 	uint64_t irq = irq_save();
-	if (active_space[this_cpu_id()] == arg)
+	if (this_cpu()->loaded_space == arg)
 		vm_space_activate(&kernel_space);
 	irq_restore(irq);
 }
@@ -331,20 +330,29 @@ void vm_space_destroy(struct address_space *space)
 	kfree(space);
 }
 
-/* Interrupts off, so the CPU and its active_space entry stay ours. */
+/* Interrupts off, so the CPU and its loaded_space stay ours; space is not
+ * the one loaded.  CR3 holds cpu->loaded_space's root (every load goes
+ * through here), so it is written without being read first. */
+void vm_space_switch(struct address_space *space)
+{
+	struct cpu *cpu = this_cpu();
+	struct address_space *old = cpu->loaded_space;
+	uint64_t bit = SMP_CPU_BIT(cpu->id);
+	if (space != &kernel_space)
+		__atomic_or_fetch(&space->active_cpus, bit, __ATOMIC_SEQ_CST);
+	write_cr3(space->root);
+	cpu->loaded_space = space;
+	if (old && old != &kernel_space)
+		__atomic_and_fetch(&old->active_cpus, ~bit, __ATOMIC_SEQ_CST);
+}
+
 void vm_space_activate(struct address_space *space)
 {
 	uint64_t irq = irq_save();
-	unsigned cpu = this_cpu_id();
-	struct address_space *old = active_space[cpu];
-	if (space != &kernel_space)
-		__atomic_or_fetch(&space->active_cpus, SMP_CPU_BIT(cpu), __ATOMIC_SEQ_CST);
-	if ((read_cr3() & PTE_ADDRESS_MASK) != space->root)
+	if (space != this_cpu()->loaded_space)
+		vm_space_switch(space);
+	else if ((read_cr3() & PTE_ADDRESS_MASK) != space->root)
 		write_cr3(space->root);
-	active_space[cpu] = space;
-	this_cpu()->loaded_space = space;
-	if (old && old != space && old != &kernel_space)
-		__atomic_and_fetch(&old->active_cpus, ~SMP_CPU_BIT(cpu), __ATOMIC_SEQ_CST);
 	irq_restore(irq);
 }
 

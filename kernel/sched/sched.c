@@ -316,7 +316,7 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	cpu->process = next->process;
 	rq->switched_from = prev;
 	/* Traps and SYSCALL from user mode land on the thread's own stack. */
-	tss_set_kernel_stack(next->stack.top);
+	tss_set_kernel_stack_of(cpu->arch, next->stack.top);
 	cpu->syscall_stack = next->stack.top;
 	fpu_save(&prev->fpu);
 	fpu_restore(&next->fpu);
@@ -324,7 +324,7 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	 * the same in all): a round trip between a process and a kernel thread
 	 * reloads nothing (mm's vm_space_destroy takes a dying space back). */
 	if (next->space && next->space != cpu->loaded_space)
-		vm_space_activate(next->space);
+		vm_space_switch(next->space);
 	arch_context_switch(&prev->saved_rsp, next->saved_rsp);
 }
 

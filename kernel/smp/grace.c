@@ -22,15 +22,6 @@
 #include "sched/sched.h"
 #include "time/time.h"
 
-void grace_note_quiescent(void)
-{
-	struct cpu *cpu = this_cpu();
-	/* A full barrier (a locked add): the reader section that may follow
-	 * (an interrupt's trace point) must not load before the new count is
-	 * visible, or a grace period could end with it inside. */
-	__atomic_fetch_add(&cpu->quiescent_generation, 1, __ATOMIC_SEQ_CST);
-}
-
 static uint64_t quiescent_count(unsigned index)
 {
 	return __atomic_load_n(&cpus[index].quiescent_generation, __ATOMIC_ACQUIRE);

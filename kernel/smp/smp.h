@@ -79,7 +79,13 @@ static inline void smp_bench_run_if_requested(void)
  * began: anything unpublished before it is unreachable to every reader
  * after.  May sleep: thread context, no spinlock held. */
 void grace_synchronize(void);
-/* Records a quiescent point of the calling CPU (scheduler and tick). */
-void grace_note_quiescent(void);
+/* Records a quiescent point of the calling CPU (scheduler and tick), in
+ * line: every switch passes one.  A full barrier (a locked add): the reader
+ * section that may follow (an interrupt's trace point) must not load before
+ * the new count is visible, or a grace period could end with it inside. */
+static inline void grace_note_quiescent(void)
+{
+	__atomic_fetch_add(&this_cpu()->quiescent_generation, 1, __ATOMIC_SEQ_CST);
+}
 
 #endif

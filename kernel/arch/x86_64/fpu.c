@@ -30,16 +30,6 @@
 static struct fpu_state clean_state;
 static bool clean_state_ready;
 
-void fpu_save(struct fpu_state *state)
-{
-	__asm__ volatile("fxsave64 %0" : "=m"(*state));
-}
-
-void fpu_restore(const struct fpu_state *state)
-{
-	__asm__ volatile("fxrstor64 %0" : : "m"(*state));
-}
-
 void fpu_init_state(struct fpu_state *state)
 {
 	memcpy(state, &clean_state, sizeof *state);

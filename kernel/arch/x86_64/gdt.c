@@ -43,6 +43,10 @@ struct descriptor_register {
 	uint64_t base;
 } __attribute__((packed));
 
+_Static_assert(offsetof(struct arch_cpu, tss) + offsetof(struct tss, rsp) ==
+		   ARCH_CPU_TSS_RSP0_OFFSET,
+	       "tss_set_kernel_stack_of writes TSS.RSP0");
+
 static struct arch_cpu arch_cpus[MAX_CPUS] __attribute__((aligned(64)));
 
 #define SEGMENT_KERNEL_CODE 0x00af9a000000ffffULL /* present, DPL 0, code, long mode */

@@ -42,6 +42,16 @@ void arch_cpu_tables_init(unsigned cpu_index);
  * the calling CPU.  Call with preemption off. */
 void tss_set_kernel_stack(uint64_t rsp0);
 
+/* Where TSS.RSP0 lies in a CPU's arch area (cpu->arch; gdt.c checks it). */
+#define ARCH_CPU_TSS_RSP0_OFFSET (7 * 8 + 4)
+
+/* tss_set_kernel_stack for arch, the calling CPU's cpu->arch, in line: the
+ * scheduler sets it at every switch, and a call costs more than the store. */
+static inline void tss_set_kernel_stack_of(void *arch, uint64_t rsp0)
+{
+	__builtin_memcpy((char *)arch + ARCH_CPU_TSS_RSP0_OFFSET, &rsp0, sizeof rsp0);
+}
+
 /* Returns the IST slot (TSS_IST_*) whose stack on the calling CPU contains
  * address, or 0 when none does. */
 int tss_ist_stack_of(uint64_t address);
