@@ -43,8 +43,13 @@ static inline struct process *proc_current(void)
 {
 	return this_cpu_read(process);
 }
-/* Accessors.  proc_parent_pid is 0 for init and orphans' reapers. */
-int proc_pid(const struct process *p);
+/* Accessors.  proc_parent_pid is 0 for init and orphans' reapers.  proc_pid
+ * is in line (every IPC message and event is stamped with it): the pid is
+ * the first field of a process (process.c checks it). */
+static inline int proc_pid(const struct process *p)
+{
+	return *(const int *)p;
+}
 int proc_parent_pid(const struct process *p);
 const char *proc_name(const struct process *p);
 struct proc_module_slots *proc_slots(struct process *p);

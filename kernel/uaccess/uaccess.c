@@ -42,11 +42,6 @@ static bool user_memory_is_ours(void)
 	return proc_current() != NULL;
 }
 
-bool uaccess_range_ok(uint64_t address, size_t length)
-{
-	return address <= USER_SPACE_END && length <= USER_SPACE_END - address;
-}
-
 /* Copies length bytes, eight at a time and then the rest one at a time;
  * returns the number NOT copied (0 on success).  A fault in the eight-byte
  * part leaves RCX/RSI/RDI at the first uncopied quad (a faulting movsq stores

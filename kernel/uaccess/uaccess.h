@@ -27,8 +27,12 @@
 #define __user
 
 /* True when [address, address + length) lies entirely in user space (no
- * wrap-around).  A zero length is in range for any address up to the end. */
-bool uaccess_range_ok(uint64_t address, size_t length);
+ * wrap-around).  A zero length is in range for any address up to the end.
+ * In line: system calls check their buffers with it before anything else. */
+static inline bool uaccess_range_ok(uint64_t address, size_t length)
+{
+	return address <= USER_SPACE_END && length <= USER_SPACE_END - address;
+}
 
 /* Copies length bytes from user memory at src to dst.  Returns 0, or -EFAULT
  * when src is out of range or any byte of it is not readable (dst may then
