@@ -434,16 +434,22 @@ bool proc_stop_if_requested(void)
 	return !proc_is_killed(p);
 }
 
-void proc_return_to_user(struct trap_frame *frame)
+/* A signal is pending on the way out: out of line, so that the usual way
+ * out (nothing pending) is a leaf with no frame of its own. */
+static __attribute__((noinline, cold)) void return_interrupted(struct process *p)
 {
-	(void)frame;
-	struct process *p = proc_current();
-	if (!p || !proc_is_interrupted(p))
-		return;
 	irq_enable();
 	proc_stop_if_requested();
 	if (proc_is_killed(p))
 		proc_exit_current(exit_status_of(p));
+}
+
+void proc_return_to_user(struct trap_frame *frame)
+{
+	(void)frame;
+	struct process *p = proc_current();
+	if (p && proc_is_interrupted(p))
+		return_interrupted(p);
 }
 
 /* ---- Ending ---------------------------------------------------------------- */

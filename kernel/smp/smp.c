@@ -54,7 +54,7 @@ struct call_request {
 
 static struct call_request requests[MAX_CPUS];
 static uint64_t calls_received[MAX_CPUS];
-static uint64_t online_mask;
+uint64_t smp_online_cpus; /* bit i: CPU i is online (smp_online_mask, in line) */
 static uint64_t calls_resent;
 static uint64_t lost_ipis; /* resent to a target that was idle */
 static bool drop_next_ipi; /* the smp suite's lost IPI */
@@ -66,11 +66,6 @@ static unsigned count_bits(uint64_t mask)
 	for (; mask; mask &= mask - 1)
 		n++;
 	return n;
-}
-
-uint64_t smp_online_mask(void)
-{
-	return __atomic_load_n(&online_mask, __ATOMIC_ACQUIRE);
 }
 
 unsigned smp_online_count(void)
@@ -87,7 +82,7 @@ void smp_set_online(void)
 {
 	ASSERT(!irq_enabled());
 	uint64_t mask =
-	    __atomic_or_fetch(&online_mask, SMP_CPU_BIT(this_cpu_id()), __ATOMIC_SEQ_CST);
+	    __atomic_or_fetch(&smp_online_cpus, SMP_CPU_BIT(this_cpu_id()), __ATOMIC_SEQ_CST);
 	__atomic_store_n(&cpu_count, count_bits(mask), __ATOMIC_RELEASE);
 }
 

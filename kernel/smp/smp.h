@@ -34,8 +34,14 @@ void smp_init(void);
 /* Marks the calling CPU online: from now on it receives calls and threads.
  * For the bring-up code, on each new CPU with interrupts still off. */
 void smp_set_online(void);
-/* The online CPUs, and how many there are. */
-uint64_t smp_online_mask(void);
+/* The online CPUs (smp.c sets them; read it through smp_online_mask), and
+ * how many there are.  In line: the scheduler and IPC ask at every receive
+ * and wake-up. */
+extern uint64_t smp_online_cpus;
+static inline uint64_t smp_online_mask(void)
+{
+	return __atomic_load_n(&smp_online_cpus, __ATOMIC_ACQUIRE);
+}
 unsigned smp_online_count(void);
 /* True when CPU index is online. */
 bool smp_cpu_online(unsigned index);
