@@ -63,24 +63,24 @@ const struct syscall_entry *syscall_find(uint64_t number)
 	return number < SYSCALL_TABLE_SIZE ? table[number] : NULL;
 }
 
-static inline __attribute__((always_inline)) long dispatch(const struct syscall_entry *entry,
-							   uint64_t number, const uint64_t *args)
+static inline __attribute__((always_inline)) long
+dispatch(const struct syscall_entry *entry, uint64_t number, const struct trap_frame *frame)
 {
 	if (!tracepoint_on()) {
 		unsigned slot = tracepoint_stacks_on() ? this_cpu_user_stacks() : 0;
 		/* nothing else of a stacks-only trace is a system call's: a traced
 		 * process's call gets its entry record and its stack (uscope.c) */
 		if (__builtin_expect(slot != 0, 0) &&
-		    !uscope_syscall_sent((int64_t)number, args[0], slot))
+		    !uscope_syscall_sent((int64_t)number, frame->rdi, slot))
 			uscope_record_syscall(syscall_user_frame(), entry ? entry->name : NULL,
-					      (int64_t)number, args[0], slot);
-		return entry ? entry->call(args) : -ENOSYS;
+					      (int64_t)number, frame->rdi, slot);
+		return entry ? entry->call(frame) : -ENOSYS;
 	}
-	struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = args[0]};
+	struct trace_syscall_entry in = {.number = (int64_t)number, .arg0 = frame->rdi};
 	tracepoint_record_irqs_on(TRACE_SYSCALL_ENTRY, rdtsc(), &in, sizeof in); /* in line: hot */
 	if (this_cpu_user_stacks()) /* the process is in the trace map: its stack follows */
 		uscope_record_stack(syscall_user_frame(), entry ? entry->name : NULL);
-	long result = entry ? entry->call(args) : -ENOSYS;
+	long result = entry ? entry->call(frame) : -ENOSYS;
 	struct trace_syscall_exit out = {.number = (int64_t)number, .result = result};
 	if (tracepoint_on())
 		tracepoint_record_irqs_on(TRACE_SYSCALL_EXIT, rdtsc(), &out, sizeof out);
@@ -88,9 +88,10 @@ static inline __attribute__((always_inline)) long dispatch(const struct syscall_
 }
 
 static __attribute__((noinline)) long dispatch_out_of_line(const struct syscall_entry *entry,
-							   uint64_t number, const uint64_t *args)
+							   uint64_t number,
+							   const struct trap_frame *frame)
 {
-	return dispatch(entry, number, args);
+	return dispatch(entry, number, frame);
 }
 
 /* A syscall latency tracker runs (lattrack/spans.c): the call is timed here,
@@ -99,14 +100,14 @@ static __attribute__((noinline)) long dispatch_out_of_line(const struct syscall_
  * one) is counted in line; any other goes to lattrack_syscall_span.  A
  * traced call is dispatched out of line: the usual path stays short. */
 static inline __attribute__((always_inline)) long
-dispatch_timed(const struct syscall_entry *entry, uint64_t number, const uint64_t *args)
+dispatch_timed(const struct syscall_entry *entry, uint64_t number, const struct trap_frame *frame)
 {
 	uint64_t start = rdtsc();
 	long result;
 	if (__builtin_expect(tracepoint_on() || tracepoint_stacks_on(), 0))
-		result = dispatch_out_of_line(entry, number, args);
+		result = dispatch_out_of_line(entry, number, frame);
 	else
-		result = entry ? entry->call(args) : -ENOSYS;
+		result = entry ? entry->call(frame) : -ENOSYS;
 	uint64_t delay = rdtsc() - start;
 	if (!lattrack_syscall_count_quiet(number, delay))
 		lattrack_syscall_span(number, entry ? entry->name : NULL, start, delay);
@@ -116,17 +117,24 @@ dispatch_timed(const struct syscall_entry *entry, uint64_t number, const uint64_
 /* syscall_dispatch, in line in the entry from user mode: a call and a frame
  * of its own cost a system call about twenty instructions. */
 static inline __attribute__((always_inline)) long dispatch_any(uint64_t number,
-							       const uint64_t *args)
+							       const struct trap_frame *frame)
 {
 	const struct syscall_entry *entry = syscall_find(number);
 	if (__builtin_expect(lattrack_syscalls_timed(), 0))
-		return dispatch_timed(entry, number, args);
-	return dispatch(entry, number, args);
+		return dispatch_timed(entry, number, frame);
+	return dispatch(entry, number, frame);
 }
 
+/* The arguments go where the entry from user mode leaves them. */
 long syscall_dispatch(uint64_t number, const uint64_t *args)
 {
-	return dispatch_any(number, args);
+	const struct trap_frame frame = {.rdi = args[0],
+					 .rsi = args[1],
+					 .rdx = args[2],
+					 .r10 = args[3],
+					 .r8 = args[4],
+					 .r9 = args[5]};
+	return dispatch_any(number, &frame);
 }
 
 struct trap_frame *syscall_user_frame(void)
@@ -136,14 +144,12 @@ struct trap_frame *syscall_user_frame(void)
 
 static inline __attribute__((always_inline)) void run_from_frame(struct trap_frame *frame)
 {
-	const uint64_t args[6] = {frame->rdi, frame->rsi, frame->rdx,
-				  frame->r10, frame->r8,  frame->r9};
 	uint64_t number = frame->rax;
 	long result;
 	/* A call interrupted by a stop signal is made again once the process
 	 * is continued, so that ^Z and fg look like nothing to the program. */
 	do
-		result = dispatch_any(number, args);
+		result = dispatch_any(number, frame);
 	while (result == -EINTR && proc_stop_if_requested());
 	frame->rax = (uint64_t)result;
 	proc_return_to_user(frame);

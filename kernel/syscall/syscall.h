@@ -24,17 +24,18 @@
 
 #include <stdint.h>
 
+#include "arch/x86_64/trapframe.h"
 #include "joinpoint/joinpoint.h"
 #include "uapi/syscall_numbers.h"
 
-struct trap_frame;
-
-/* One handler, as SYSCALL_DEFINEn lays it out in .syscalls. */
+/* One handler, as SYSCALL_DEFINEn lays it out in .syscalls.  call reads the
+ * arguments where the entry saved them (rdi, rsi, rdx, r10, r8, r9 of the
+ * frame): no copy of them on the way in. */
 struct syscall_entry {
 	unsigned number;
 	const char *name;
-	long (*call)(const uint64_t *args); /* calls sys_<name> (the join point) */
-	const char *file;                   /* its source: "kernel/acct/syscalls.c" */
+	long (*call)(const struct trap_frame *frame); /* calls sys_<name> (the join point) */
+	const char *file;                             /* its source: "kernel/acct/syscalls.c" */
 };
 
 /* Builds the number → handler table from .syscalls and sets up SYSCALL/SYSRET
@@ -72,9 +73,9 @@ struct trap_frame *syscall_user_frame(void);
 // clang-format off
 #define SYSCALL__DEFINE(n, sysname, ...)                                                \
 	long sys_##sysname(SYSCALL__PARAMS_##n(__VA_ARGS__));                           \
-	static long syscall_call_##sysname(const uint64_t *syscall_args)                \
+	static long syscall_call_##sysname(const struct trap_frame *syscall_frame)      \
 	{                                                                               \
-		(void)syscall_args;                                                     \
+		(void)syscall_frame;                                                    \
 		return sys_##sysname(SYSCALL__UNPACK_##n(__VA_ARGS__));                 \
 	}                                                                               \
 	const struct syscall_entry syscall_entry_##sysname                              \
@@ -97,15 +98,15 @@ struct trap_frame *syscall_user_frame(void);
 	t0 a0, t1 a1, t2 a2, t3 a3, t4 a4, t5 a5
 
 #define SYSCALL__UNPACK_0()
-#define SYSCALL__UNPACK_1(t0, a0)         (t0) syscall_args[0]
-#define SYSCALL__UNPACK_2(t0, a0, t1, a1) (t0) syscall_args[0], (t1)syscall_args[1]
+#define SYSCALL__UNPACK_1(t0, a0)         (t0) syscall_frame->rdi
+#define SYSCALL__UNPACK_2(t0, a0, t1, a1) (t0) syscall_frame->rdi, (t1)syscall_frame->rsi
 #define SYSCALL__UNPACK_3(t0, a0, t1, a1, t2, a2) \
-	SYSCALL__UNPACK_2(t0, a0, t1, a1), (t2)syscall_args[2]
+	SYSCALL__UNPACK_2(t0, a0, t1, a1), (t2)syscall_frame->rdx
 #define SYSCALL__UNPACK_4(t0, a0, t1, a1, t2, a2, t3, a3) \
-	SYSCALL__UNPACK_3(t0, a0, t1, a1, t2, a2), (t3)syscall_args[3]
+	SYSCALL__UNPACK_3(t0, a0, t1, a1, t2, a2), (t3)syscall_frame->r10
 #define SYSCALL__UNPACK_5(t0, a0, t1, a1, t2, a2, t3, a3, t4, a4) \
-	SYSCALL__UNPACK_4(t0, a0, t1, a1, t2, a2, t3, a3), (t4)syscall_args[4]
+	SYSCALL__UNPACK_4(t0, a0, t1, a1, t2, a2, t3, a3), (t4)syscall_frame->r8
 #define SYSCALL__UNPACK_6(t0, a0, t1, a1, t2, a2, t3, a3, t4, a4, t5, a5) \
-	SYSCALL__UNPACK_5(t0, a0, t1, a1, t2, a2, t3, a3, t4, a4), (t5)syscall_args[5]
+	SYSCALL__UNPACK_5(t0, a0, t1, a1, t2, a2, t3, a3, t4, a4), (t5)syscall_frame->r9
 
 #endif
