@@ -161,8 +161,11 @@ struct proc_cred {
 	unsigned privileges; /* PRIV_*: held; they count while euid is 0 */
 };
 
+/* The first three fields are read in line through proc.h (PROC_OFFSET_*). */
 struct process {
 	int pid;
+	volatile uint32_t pending_signals; /* bit per signal number */
+	uint8_t trace_slot;     /* its entry in the trace map (kernel/trace/uscope.c), 0: none */
 	struct process *parent; /* kernel_parent for children of the kernel */
 	char name[PROC_NAME_MAX];
 	char args[PROC_ARGS_MAX]; /* the command line of its last exec (ps -f) */
@@ -172,7 +175,6 @@ struct process {
 	struct thread *thread;
 	struct proc_module_slots slots;
 	int exit_status;                   /* wait status word, once a zombie */
-	volatile uint32_t pending_signals; /* bit per signal number */
 	volatile uint32_t ignored_signals; /* bit per signal set to SIG_IGN (kept across exec) */
 	int pgid; /* process group and session (session.c), under proc_lock */
 	int sid;
@@ -187,7 +189,6 @@ struct process {
 
 	struct trap_frame start_frame; /* the registers the thread enters user mode with */
 
-	uint8_t trace_slot; /* its entry in the trace map (kernel/trace/uscope.c), 0: none */
 	uint64_t own_code_start, own_code_end; /* its program's own code (exec_image's) */
 	struct cfi_tables unwind;              /* its program's unwind tables (exec_image's) */
 	uint64_t final_cpu_ns;                 /* its thread's time on a CPU, once a zombie */

@@ -43,12 +43,23 @@ static inline struct process *proc_current(void)
 {
 	return this_cpu_read(process);
 }
-/* Accessors.  proc_parent_pid is 0 for init and orphans' reapers.  proc_pid
- * is in line (every IPC message and event is stamped with it): the pid is
- * the first field of a process (process.c checks it). */
+/* Where the fields that hot paths read in line lie in a process (process.c
+ * lays them out so and checks it): the pid (every IPC message and event is
+ * stamped with it), the pending signals (every wait and every return to
+ * user mode look), the trace map's slot (every switch). */
+#define PROC_OFFSET_PID             0
+#define PROC_OFFSET_PENDING_SIGNALS 4
+#define PROC_OFFSET_TRACE_SLOT      8
+/* Signals whose default action is to be ignored, or to stop; every other one
+ * ends the process.  A pending stop or end interrupts a wait. */
+#define PROC_IGNORED_SIGNALS      ((1u << SIGCHLD) | (1u << SIGCONT) | (1u << 23) | (1u << 28))
+#define PROC_STOP_SIGNALS         ((1u << SIGSTOP) | (1u << SIGTSTP) | (1u << SIGTTIN) | (1u << SIGTTOU))
+#define PROC_INTERRUPTING_SIGNALS (PROC_STOP_SIGNALS | ~PROC_IGNORED_SIGNALS)
+
+/* Accessors.  proc_parent_pid is 0 for init and orphans' reapers. */
 static inline int proc_pid(const struct process *p)
 {
-	return *(const int *)p;
+	return *(const int *)((const char *)p + PROC_OFFSET_PID);
 }
 int proc_parent_pid(const struct process *p);
 const char *proc_name(const struct process *p);
@@ -157,9 +168,17 @@ bool proc_ignores_signal(int signal);
 bool proc_stop_if_requested(void);
 
 /* True when the calling thread's process has been told to end (a signal
- * whose action is to terminate, or exit): long waits elsewhere (pipes,
- * consoles) should give up with -EINTR.  False in kernel threads. */
-bool proc_signal_pending(void);
+ * whose action is to terminate, or exit) or to stop: long waits elsewhere
+ * (pipes, consoles) should give up with -EINTR.  False in kernel threads.
+ * In line: IPC asks before every block. */
+static inline bool proc_signal_pending(void)
+{
+	const struct process *p = proc_current();
+	return p &&
+	       (__atomic_load_n((const uint32_t *)((const char *)p + PROC_OFFSET_PENDING_SIGNALS),
+				__ATOMIC_ACQUIRE) &
+		PROC_INTERRUPTING_SIGNALS) != 0;
+}
 /* The syscall and interrupt exits call this just before returning to user
  * mode (interrupts on or off): a process told to end ends here.  Returns
  * only when it goes on running. */
@@ -180,7 +199,11 @@ int proc_count(void);
 
 /* p's slot in the trace map, 0 when it is not traced; fork copies it, and an
  * exec (or a spawn) takes what the hook decides for the new program. */
-int proc_trace_slot(const struct process *p);
+static inline int proc_trace_slot(const struct process *p)
+{
+	return p ? __atomic_load_n((const uint8_t *)p + PROC_OFFSET_TRACE_SLOT, __ATOMIC_RELAXED)
+		 : 0;
+}
 /* Notes on this CPU whether its running thread's process is in the trace
  * map (cpu->user_stacks, which a switch sets for the thread it runs): after
  * an exec of the running thread, and on every CPU (smp_call_all) after the

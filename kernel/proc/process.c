@@ -29,12 +29,10 @@
 #include "proc/internal.h"
 #include "telemetry/tracepoint.h"
 
-#define PID_MAX      32768
-#define EXIT_REQUEST 0 /* bit 0 of pending_signals: exit() was called */
-/* Signals whose default action is to be ignored, or to stop; every other one
- * ends the process. */
-#define IGNORED_SIGNALS ((1u << SIGCHLD) | (1u << SIGCONT) | (1u << 23) | (1u << 28))
-#define STOP_SIGNALS    ((1u << SIGSTOP) | (1u << SIGTSTP) | (1u << SIGTTIN) | (1u << SIGTTOU))
+#define PID_MAX         32768
+#define EXIT_REQUEST    0                    /* bit 0 of pending_signals: exit() was called */
+#define IGNORED_SIGNALS PROC_IGNORED_SIGNALS /* proc.h */
+#define STOP_SIGNALS    PROC_STOP_SIGNALS
 #define UNIGNORABLE     ((1u << SIGKILL) | (1u << SIGSTOP))
 
 struct spinlock proc_lock = SPINLOCK_INIT("proc");
@@ -51,7 +49,10 @@ static struct process kernel_parent = {
 
 /* ---- Accessors ------------------------------------------------------------ */
 
-_Static_assert(offsetof(struct process, pid) == 0, "proc_pid reads the first field");
+_Static_assert(offsetof(struct process, pid) == PROC_OFFSET_PID &&
+		   offsetof(struct process, pending_signals) == PROC_OFFSET_PENDING_SIGNALS &&
+		   offsetof(struct process, trace_slot) == PROC_OFFSET_TRACE_SLOT,
+	       "proc.h reads these fields in line");
 
 int proc_parent_pid(const struct process *p)
 {
@@ -94,11 +95,6 @@ static int (*trace_exec_hook)(const char *name, const char *path, uint32_t owner
 void proc_set_trace_exec_hook(int (*decide)(const char *name, const char *path, uint32_t owner))
 {
 	__atomic_store_n(&trace_exec_hook, decide, __ATOMIC_RELEASE);
-}
-
-int proc_trace_slot(const struct process *p)
-{
-	return p ? __atomic_load_n(&p->trace_slot, __ATOMIC_RELAXED) : 0;
 }
 
 void proc_refresh_user_stacks(void *unused)
@@ -333,13 +329,7 @@ bool proc_is_killed(const struct process *p)
 bool proc_is_interrupted(const struct process *p)
 {
 	uint32_t pending = __atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE);
-	return (pending & (STOP_SIGNALS | ~IGNORED_SIGNALS)) != 0;
-}
-
-bool proc_signal_pending(void)
-{
-	struct process *p = proc_current();
-	return p && proc_is_interrupted(p);
+	return (pending & PROC_INTERRUPTING_SIGNALS) != 0;
 }
 
 /* The status a process told to end ends with: SIGKILL first, then the lowest
