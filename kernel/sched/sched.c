@@ -38,10 +38,12 @@
  *    still pins it, and switches to it without queueing it at all.
  *  - Every switch, the hand-off's included, goes through switch_at: the
  *    sched.switch join point (per-activity accounting's acct_note_switch
- *    is advice on it), run-time and wait statistics, the grace period's
- *    quiescent state, irq_depth, TSS rsp0 and the SYSCALL stack, FPU state
- *    and the address space all change there and nowhere else.  A kernel
- *    thread keeps the address space it finds loaded (mm's invariants).
+ *    is advice on it), run-time statistics, the grace period's quiescent
+ *    state, irq_depth, TSS rsp0 and the SYSCALL stack, FPU state and the
+ *    address space all change there and nowhere else.  A thread switched
+ *    to from a ready list is charged its wait first (sched_switch_to); a
+ *    hand-off's was never ready.  A kernel thread keeps the address space
+ *    it finds loaded (mm's invariants).
  *  - A hand-off marks the thread it switches to (handed_off) after claiming
  *    it and before the switch, when the handing thread is done with it and
  *    with whatever it changed under its lock; sched_prepare_block clears the
@@ -293,8 +295,6 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 		      prev->name, cpu->preempt_count);
 
 	account_current(rq, now);
-	if (next != rq->idle)
-		next->stats.wait_ns += now - next->ready_since_ns;
 	next->state = THREAD_RUNNING;
 	next->cpu = cpu->id;
 	cpu_set_untraced(cpu, next->untraced);
@@ -328,9 +328,14 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	arch_context_switch(&prev->saved_rsp, next->saved_rsp);
 }
 
+/* A switch to a thread that was ready charges it the time it waited; a
+ * hand-off's thread was never ready (its wait is nil). */
 void sched_switch_to(struct thread *prev, struct thread *next)
 {
-	switch_at(prev, next, clock_ns());
+	uint64_t now = clock_ns();
+	if (next != this_rq()->idle)
+		next->stats.wait_ns += now - next->ready_since_ns;
+	switch_at(prev, next, now);
 }
 
 /* Picks the next thread and switches to it, run queue lock held.  Returns
@@ -555,7 +560,6 @@ handoff_here(struct cpu *cpu, struct thread *next, struct spinlock *held, uint64
 	if (now < here->last_account_ns)
 		now = here->last_account_ns;
 	rq_remove_sleeper(next);
-	next->ready_since_ns = now;
 	next->handed_off = true;
 	spin_unlock_handed(held); /* next is ours; the count now stands for here->lock */
 	if (deadline_ns) {
@@ -615,7 +619,6 @@ static bool handoff_general(struct thread *next, struct spinlock *held, uint64_t
 	uint64_t now = clock_ns();
 	rq_remove_sleeper(next);
 	next->cpu = here->cpu->id;
-	next->ready_since_ns = now;
 	next->handed_off = true;
 	if (from != here)
 		spin_unlock(&from->lock);
