@@ -53,9 +53,7 @@ static inline __attribute__((always_inline)) void acquire(struct spinlock *lock)
 	int cpu = (int)this_cpu_id();
 	if (lock->owner_cpu == cpu)
 		panic("spinlock '%s' taken twice on cpu %d", lock->name, cpu);
-	uint32_t ticket = __atomic_fetch_add(&lock->next_ticket, 1, __ATOMIC_RELAXED);
-	while (__atomic_load_n(&lock->serving, __ATOMIC_ACQUIRE) != ticket)
-		cpu_relax();
+	spin_wait_turn(lock);
 	lock->owner_cpu = cpu;
 }
 
@@ -85,7 +83,7 @@ static inline void release(struct spinlock *lock)
 	if (lock->owner_cpu != cpu)
 		panic("spinlock '%s' released on cpu %d, which does not hold it", lock->name, cpu);
 	lock->owner_cpu = -1;
-	__atomic_store_n(&lock->serving, lock->serving + 1, __ATOMIC_RELEASE);
+	spin_serve_next(lock);
 }
 
 void spin_unlock(struct spinlock *lock)

@@ -37,6 +37,28 @@ bool spin_held_by_me(const struct spinlock *lock);
 
 #define spin_assert_held(lock) ASSERT(spin_held_by_me(lock))
 
+/* ---- Tickets, shared by every way of taking and dropping a lock ----------- */
+
+/* Takes the next ticket and waits for its turn.  The usual case, the lock
+ * free, is one compare and a branch not taken: the wait loop is entered only
+ * when it is needed. */
+static inline __attribute__((always_inline)) void spin_wait_turn(struct spinlock *lock)
+{
+	uint32_t ticket = __atomic_fetch_add(&lock->next_ticket, 1, __ATOMIC_RELAXED);
+	if (__builtin_expect(__atomic_load_n(&lock->serving, __ATOMIC_ACQUIRE) != ticket, 0)) {
+		do
+			__asm__ volatile("pause" : : : "memory");
+		while (__atomic_load_n(&lock->serving, __ATOMIC_ACQUIRE) != ticket);
+	}
+}
+
+/* Serves the next ticket.  Only the holder writes serving, so one add to it
+ * in place does (x86 orders it after the holder's stores, as a release). */
+static inline __attribute__((always_inline)) void spin_serve_next(struct spinlock *lock)
+{
+	__asm__ volatile("addl $1, %0" : "+m"(lock->serving) : : "memory");
+}
+
 /* ---- A lock's hold on preemption handed to another lock ------------------ */
 
 /* The scheduler's direct switch holds one lock on entry (the waiter's) and
@@ -52,9 +74,7 @@ static inline __attribute__((always_inline)) void spin_lock_handed(struct spinlo
 	int cpu = (int)this_cpu_id();
 	if (lock->owner_cpu == cpu)
 		spin_misuse(lock, "taken twice");
-	uint32_t ticket = __atomic_fetch_add(&lock->next_ticket, 1, __ATOMIC_RELAXED);
-	while (__atomic_load_n(&lock->serving, __ATOMIC_ACQUIRE) != ticket)
-		__asm__ volatile("pause" : : : "memory");
+	spin_wait_turn(lock);
 	lock->owner_cpu = cpu;
 }
 
@@ -63,7 +83,7 @@ static inline __attribute__((always_inline)) void spin_unlock_handed(struct spin
 	if (lock->owner_cpu != (int)this_cpu_id())
 		spin_misuse(lock, "released by a CPU that does not hold it");
 	lock->owner_cpu = -1;
-	__atomic_store_n(&lock->serving, lock->serving + 1, __ATOMIC_RELEASE);
+	spin_serve_next(lock);
 }
 
 void preempt_disable(void);
