@@ -202,7 +202,7 @@ static void copy_message(struct ipc_message *dst, const struct ipc_message *src)
 
 static uint32_t sender_pid(void)
 {
-	struct process *p = this_cpu()->irq_depth ? NULL : proc_current();
+	struct process *p = this_cpu_read(irq_depth) ? NULL : proc_current();
 	return p ? (uint32_t)proc_pid(p) : 0;
 }
 

@@ -91,7 +91,10 @@ void grace_synchronize(void);
  * the new count is visible, or a grace period could end with it inside. */
 static inline void grace_note_quiescent(void)
 {
-	__atomic_fetch_add(&this_cpu()->quiescent_generation, 1, __ATOMIC_SEQ_CST);
+	__asm__ volatile("lock addq $1, %%gs:%c0"
+			 :
+			 : "i"(offsetof(struct cpu, quiescent_generation))
+			 : "memory", "cc");
 }
 
 #endif
