@@ -65,8 +65,8 @@
  * one-shot of the queue's own (sleeper_timer) wakes it then, so a sleep of
  * less than a tick lasts what it asked for.  An IPC hand-off's deadline
  * keeps the tick's resolution: it guards against a partner that never
- * answers, and the hand-off's fast path stays 2,002 instructions a round
- * trip (with the check in line it took 30 more, in spilled registers).
+ * answers, and the one-shot's check in line would cost the hand-off's fast
+ * path about 30 instructions a round trip (in spilled registers).
  */
 #include "sched/internal.h"
 
