@@ -152,7 +152,8 @@ static inline __attribute__((always_inline)) void run_from_frame(struct trap_fra
 		result = dispatch_any(number, frame);
 	while (result == -EINTR && proc_stop_if_requested());
 	frame->rax = (uint64_t)result;
-	proc_return_to_user(frame);
+	if (proc_signal_pending()) /* in line: the usual way out calls nothing */
+		proc_return_to_user(frame);
 }
 
 /* From syscall.S, interrupts on.  Returns 0 to leave by SYSRET, 1 by IRETQ. */
