@@ -99,11 +99,22 @@ bool monitor_is_gone(void)
  * work, so events of the monitor process are not sent at all.  The process
  * pointer answers for every other process at once; its pid confirms a match
  * (a process that reuses a dead monitor's memory has another pid). */
+/* The process of the context's thread: advice runs in that thread, whose
+ * process the CPU holds (one load), so the scheduler is asked only for a
+ * thread that is not the running one. */
+static inline __attribute__((always_inline)) struct process *
+context_process(const struct jp_context *context)
+{
+	struct thread *t = context->thread;
+	if (__builtin_expect(t == thread_current(), 1))
+		return proc_current();
+	return t ? thread_process(t) : NULL;
+}
+
 static inline __attribute__((always_inline)) bool
 context_is_monitor(const struct jp_context *context)
 {
-	struct thread *t = context->thread;
-	struct process *p = t ? thread_process(t) : NULL;
+	struct process *p = context_process(context);
 	return p && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
 	       proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
 }
@@ -623,7 +634,7 @@ void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned 
 {
 	const struct joinpoint *jp = context->joinpoint;
 	struct thread *t = context->thread;
-	struct process *p = t ? thread_process(t) : NULL;
+	struct process *p = context_process(context);
 	event->aspect_id = aspect_id;
 	event->advice_index = (uint16_t)advice_index;
 	event->flags = after ? SCOPE_EVENT_AFTER : 0;
