@@ -190,8 +190,9 @@ static void msg_call_after(struct jp_context *context, void *cookie)
  * endpoint referenced here, where a grace period still keeps the pointer
  * valid (no lock).  Returns false, with nothing taken, when the call may not
  * be deferred or every slot is in use: the caller then calls without
- * sleeping. */
-static bool defer_call(struct monitor_advice *a, struct jp_context *context, bool after)
+ * sleeping.  In line in the advice, whose frame serves it too. */
+static inline __attribute__((always_inline)) bool defer_call(struct monitor_advice *a,
+							     struct jp_context *context, bool after)
 {
 	int slot = enter_waiting(context->thread);
 	if (slot < 0)
