@@ -302,12 +302,13 @@ HOT bool block_unlocked(struct ipc_endpoint *e, uint64_t *irq, struct thread **h
 			uint64_t now, uint64_t until, const volatile int *done, int done_value)
 {
 	bool handed;
-	sched_prepare_block();
 	if (*handoff) {
 		struct thread *next = *handoff;
 		*handoff = NULL;
-		handed = sched_handoff_at(next, &e->lock, *irq, until, now); /* drops the lock */
+		/* marks this thread blocked, and drops the lock */
+		handed = sched_block_handing_off_at(next, &e->lock, *irq, until, now);
 	} else {
+		sched_prepare_block();
 		spin_unlock_irqrestore(&e->lock, *irq);
 		sched_block(until);
 		handed = sched_resumed_by_handoff();

@@ -591,6 +591,20 @@ bool sched_handoff_at(struct thread *next, struct spinlock *held, uint64_t irq_f
 	return handoff_general(next, held, irq_flags, deadline_ns);
 }
 
+bool sched_block_handing_off_at(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+				uint64_t deadline_ns, uint64_t now)
+{
+	struct cpu *cpu = this_cpu();
+	struct thread *self = cpu->current;
+	self->handed_off = false; /* sched_prepare_block, in line: held is still held */
+	self->state = THREAD_BLOCKED;
+	__asm__ volatile("" : : : "memory");
+	bool handed;
+	if (handoff_here(cpu, next, held, irq_flags, deadline_ns, now, &handed))
+		return handed;
+	return handoff_general(next, held, irq_flags, deadline_ns);
+}
+
 /* Every other hand-off: next on another CPU's queue (both locked), or one
  * that turns into a wake-up and a block. */
 static bool handoff_general(struct thread *next, struct spinlock *held, uint64_t irq_flags,

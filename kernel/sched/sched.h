@@ -198,6 +198,10 @@ bool sched_handoff(struct thread *next, struct spinlock *held, uint64_t irq_flag
  * a tick came after the reading), and the caller saves a reading. */
 bool sched_handoff_at(struct thread *next, struct spinlock *held, uint64_t irq_flags,
 		      uint64_t deadline_ns, uint64_t now);
+/* sched_prepare_block then sched_handoff_at, in one call (IPC's direct
+ * switch): the caller is marked blocked under held, as it would mark itself. */
+bool sched_block_handing_off_at(struct thread *next, struct spinlock *held, uint64_t irq_flags,
+				uint64_t deadline_ns, uint64_t now);
 /* True when the calling thread's last block (since its sched_prepare_block)
  * ended with another thread's sched_handoff switching straight to it: that
  * thread was done with it, and with whatever it changed under the lock it
