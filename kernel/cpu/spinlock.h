@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86_64/cpu.h"
 #include "cpu/percpu.h"
 
 struct spinlock {
@@ -84,6 +85,21 @@ static inline __attribute__((always_inline)) void spin_unlock_handed(struct spin
 		spin_misuse(lock, "released by a CPU that does not hold it");
 	lock->owner_cpu = -1;
 	spin_serve_next(lock);
+}
+
+/* spin_lock_irqsave in line, for the paths where its call counts (IPC's
+ * call and reply-receive): interrupts off, preemption off with one
+ * instruction on this CPU's own count, then the ticket. */
+static inline __attribute__((always_inline)) uint64_t
+spin_lock_irqsave_inline(struct spinlock *lock)
+{
+	uint64_t flags = irq_save();
+	__asm__ volatile("incl %%gs:%c0"
+			 :
+			 : "i"(__builtin_offsetof(struct cpu, preempt_count))
+			 : "memory");
+	spin_lock_handed(lock);
+	return flags;
 }
 
 void preempt_disable(void);

@@ -471,7 +471,7 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 	struct ipc_call call = {.reply = reply, .state = IPC_CALL_QUEUED};
 	uint64_t now = clock_ns(), deadline = deadline_after(now, timeout_ns);
 	struct thread *receiver = NULL;
-	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
+	uint64_t irq = spin_lock_irqsave_inline(&endpoint->lock);
 	if (!sleeping && unservable_locked(endpoint)) {
 		endpoint->stats.unserved++;
 		error = -EDEADLK;
@@ -698,7 +698,7 @@ JOINPOINT_DEFINE(ipc, reply_receive, int, struct ipc_endpoint *, endpoint, uint6
 		return error ? error : -EINVAL;
 	bool sleeping = may_sleep(), locked = true;
 	struct thread *caller = NULL;
-	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
+	uint64_t irq = spin_lock_irqsave_inline(&endpoint->lock);
 	if (token && reply_locked(endpoint, token, reply, &caller) < 0)
 		endpoint->stats.late_replies++;
 	error = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, caller, &locked);
