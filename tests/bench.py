@@ -378,7 +378,7 @@ BIND_ROWS = [
 ]
 # The round trips held against the target of <= 4 getpid round trips.
 BIND_ROUND_TRIPS = ["msg-call-same", "msg-roundtrip-other", "msg-call-other", "ipc-call-same"]
-GETPID_ROUND_TRIP = 125  # proc_bench, instructions
+GETPID_ROUND_TRIP = 122  # proc_bench, instructions
 # The same-CPU msg round trip (an event and its reply) against seL4-style IPC.
 MSG_ROUND_TRIP_TARGET = 1000
 
