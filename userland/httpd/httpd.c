@@ -807,6 +807,16 @@ static void fit_pool_to_descriptors(int listener)
 	}
 }
 
+/* sendfile has no MSG_NOSIGNAL: a reset client must cost its connection
+ * only, so SIGPIPE is ignored in the kernel (sigaction; newlib's signal()
+ * only emulates handlers in user space and leaves the kernel's action). */
+static void ignore_sigpipe(void)
+{
+	struct sigaction ignore = {.sa_handler = SIG_IGN};
+	if (sigaction(SIGPIPE, &ignore, NULL) < 0)
+		perror("httpd: SIGPIPE stays fatal");
+}
+
 int main(int argc, char **argv)
 {
 	if (parse_options(argc, argv) < 0) {
@@ -819,8 +829,7 @@ int main(int argc, char **argv)
 	}
 	if (open_log() < 0)
 		return 1;
-	signal(SIGPIPE, SIG_IGN); /* sendfile has no MSG_NOSIGNAL: a reset client costs its
-				     connection only */
+	ignore_sigpipe();
 	int listener = open_listener(options.port);
 	if (listener < 0 || become_user() < 0)
 		return 1;
