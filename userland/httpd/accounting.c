@@ -143,19 +143,32 @@ void http_acct_abandon(int token)
 		finish(token);
 }
 
+struct http_served *http_acct_entry(struct http_served *local)
+{
+	return http_acct_enabled() ? &ring[ring_next] : local;
+}
+
+/* The request's status and body bytes, stored beside its results by
+ * position (the same two names every time: none compared). */
+static void store_metrics(int token, const struct http_served *done)
+{
+	struct rscfl_metric metrics[] = {{"status", done->status}, {"body_bytes", done->bytes}};
+	rscfl_store_metrics(handle, token, metrics, sizeof metrics / sizeof metrics[0]);
+}
+
 const struct http_served *http_acct_end(int token, const struct http_served *done)
 {
 	if (!http_acct_enabled())
 		return done; /* nothing kept: accounting off costs no copy */
 	struct http_served *kept = &ring[ring_next];
-	memcpy(kept, done, offsetof(struct http_served, acct));
+	if (done != kept)
+		memcpy(kept, done, offsetof(struct http_served, acct));
 	kept->id = ++served_count;
 	kept->accounted = 0;
 	if (token) {
 		finish(token);
-		rscfl_store_metric(handle, token, "status", done->status);
-		rscfl_store_metric(handle, token, "body_bytes", done->bytes);
-		kept->accounted = rscfl_read_acct(handle, token, &kept->acct) == 0;
+		store_metrics(token, kept);
+		kept->accounted = rscfl_read_acct_used(handle, token, &kept->acct) == 0;
 	}
 	ring_next = (ring_next + 1) % HTTP_ACCT_RING;
 	if (ring_count < HTTP_ACCT_RING)

@@ -117,9 +117,13 @@ void http_acct_pause(void);
 /* A begun request that never had a byte (the peer closed): its token goes
  * back, nothing is recorded. */
 void http_acct_abandon(int token);
+/* Where to describe the request that ends: with accounting on the ring's
+ * next entry (kept as it is written, no copy), else *local. */
+struct http_served *http_acct_entry(struct http_served *local);
 /* Ends the request described by *done (all but its acct): with accounting
  * on, keeps it in the ring with token's results (token 0: unaccounted) and
- * returns the kept copy; with accounting off returns done. */
+ * returns the kept entry (done itself when http_acct_entry gave it); with
+ * accounting off returns done. */
 const struct http_served *http_acct_end(int token, const struct http_served *done);
 /* Stops the server token once no request was in flight for
  * HTTP_ACCT_LINGER_MS (called once per loop turn). */

@@ -174,17 +174,17 @@ static void log_line(const char *format, ...)
  * and it is logged. */
 static void end_request(struct connection *c, const char *note)
 {
-	struct http_served done;
-	memcpy(done.peer, c->peer, sizeof done.peer);
-	memcpy(done.method, c->request.method_name, sizeof done.method);
-	memcpy(done.path, c->request.path, sizeof done.path);
-	done.status = c->response.status;
-	done.bytes = c->body_sent;
-	done.latency_us = now_us() - c->started_us;
-	done.note = note;
-	done.accounted = 0;
-	http_metrics_note(done.status, done.latency_us);
-	const struct http_served *s = http_acct_end(c->token, &done);
+	struct http_served local, *done = http_acct_entry(&local);
+	memcpy(done->peer, c->peer, sizeof done->peer);
+	memcpy(done->method, c->request.method_name, sizeof done->method);
+	memcpy(done->path, c->request.path, sizeof done->path);
+	done->status = c->response.status;
+	done->bytes = c->body_sent;
+	done->latency_us = now_us() - c->started_us;
+	done->note = note;
+	done->accounted = 0;
+	http_metrics_note(done->status, done->latency_us);
+	const struct http_served *s = http_acct_end(c->token, done);
 	http_metrics_note_kernel(s);
 	c->token = 0;
 	c->in_request = 0;

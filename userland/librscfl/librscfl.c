@@ -103,6 +103,45 @@ int rscfl_read_acct(rscfl_handle h, int token, struct rscfl_acct *acct)
 	return 0;
 }
 
+/* copy_result's, for the subsystems in use only: the fields before them,
+ * then as many slots as the copied subsystem_count says (bounded), all
+ * under the one sequence check. */
+static int copy_used(const struct acct_result *r, struct acct_result *out)
+{
+	const size_t head = offsetof(struct acct_result, subsystems);
+	for (int i = 0; i < READ_RETRIES; i++) {
+		uint32_t before = __atomic_load_n(&r->sequence, __ATOMIC_ACQUIRE);
+		if (before & 1)
+			continue;
+		memcpy(out, (const void *)r, head);
+		unsigned used = out->subsystem_count;
+		if (used > ACCT_MAX_SUBSYSTEMS)
+			used = ACCT_MAX_SUBSYSTEMS;
+		memcpy(out->subsystems, r->subsystems, used * sizeof r->subsystems[0]);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&r->sequence, __ATOMIC_RELAXED) == before)
+			return 0;
+	}
+	return -E_AGAIN;
+}
+
+int rscfl_read_acct_used(rscfl_handle h, int token, struct rscfl_acct *acct)
+{
+	if (!h || !acct || !valid_token(token))
+		return -E_INVAL;
+	const struct acct_result *r = &h->page->results[token - 1];
+	if (r->state == ACCT_TOKEN_FREE)
+		return -E_INVAL;
+	int result = copy_used(r, &acct->kernel);
+	if (result < 0)
+		return result;
+	const struct rscfl_acct_metrics *m = &h->metrics[token - 1];
+	acct->metric_count = m->count;
+	for (unsigned i = 0; i < m->count && i < RSCFL_MAX_METRICS; i++)
+		acct->metrics[i] = m->metrics[i];
+	return 0;
+}
+
 int rscfl_read_unattributed(rscfl_handle h, struct rscfl_acct *acct)
 {
 	if (!h || !acct)
@@ -132,5 +171,22 @@ int rscfl_store_metric(rscfl_handle h, int token, const char *name, int64_t valu
 		m->count++;
 	}
 	m->metrics[i].value = value;
+	return 0;
+}
+
+int rscfl_store_metrics(rscfl_handle h, int token, const struct rscfl_metric *metrics,
+			unsigned count)
+{
+	if (!h || (!metrics && count) || !valid_token(token) ||
+	    h->page->results[token - 1].state == ACCT_TOKEN_FREE)
+		return -E_INVAL;
+	if (count > RSCFL_MAX_METRICS)
+		return -E_NOSPC;
+	struct rscfl_acct_metrics *m = &h->metrics[token - 1];
+	for (unsigned i = 0; i < count; i++) {
+		m->metrics[i] = metrics[i];
+		m->metrics[i].name[RSCFL_METRIC_NAME - 1] = 0;
+	}
+	m->count = count;
 	return 0;
 }

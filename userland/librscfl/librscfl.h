@@ -64,6 +64,11 @@ int rscfl_switch_token(rscfl_handle h, int token);
  * Returns 0, -EINVAL (h or acct NULL, unknown token), -EAGAIN (the kernel
  * kept writing). */
 int rscfl_read_acct(rscfl_handle h, int token, struct rscfl_acct *acct);
+/* The same, copying only what is in use: the subsystems below
+ * acct->kernel.subsystem_count and the metrics below acct->metric_count;
+ * the slots past those are left as they were in *acct (for a program that
+ * reads only the used ones, as librscfl's aggregation does). */
+int rscfl_read_acct_used(rscfl_handle h, int token, struct rscfl_acct *acct);
 /* Copies what the thread spent while accounting was on but none of its
  * tokens was current (acct_page.unattributed: the sum over tokens plus it is
  * the thread's total over that time) into *acct, without metrics.  Returns
@@ -72,6 +77,13 @@ int rscfl_read_unattributed(rscfl_handle h, struct rscfl_acct *acct);
 /* Stores an application metric beside token's results (same name: replaced).
  * Returns 0, -EINVAL (unknown token, name NULL), -ENOSPC (RSCFL_MAX_METRICS). */
 int rscfl_store_metric(rscfl_handle h, int token, const char *name, int64_t value);
+/* Stores metrics[0..count) beside token's results in place of the metrics it
+ * has, by position: no name is compared or measured, for a program that
+ * stores the same names for every activity (a name's last byte is taken as
+ * 0; the names should differ).  Returns 0, -EINVAL (unknown token, metrics
+ * NULL), -ENOSPC (count over RSCFL_MAX_METRICS: nothing stored). */
+int rscfl_store_metrics(rscfl_handle h, int token, const struct rscfl_metric *metrics,
+			unsigned count);
 
 /* The subsystem named name in acct, or NULL. */
 const struct acct_subsystem *rscfl_find_subsystem(const struct rscfl_acct *acct, const char *name);

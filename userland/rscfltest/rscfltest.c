@@ -15,7 +15,10 @@
  *   - is the results page private and read-only: a forked child has no
  *     mapping (reading the parent's handle faults), and writing its own page
  *     faults?
- *   - do application metrics come back beside the kernel's?
+ *   - do application metrics come back beside the kernel's, stored by name
+ *     or by position?
+ *   - does reading only what is used copy the fields, the subsystems in use
+ *     and the metrics as a whole read does, and leave the rest alone?
  *   - does touching fresh stack pages count page faults, and the frames they
  *     bring in as allocations of the "trap" subsystem?  (Anonymous mmap
  *     populates its pages at once here: the stack below its first 16 KiB is
@@ -354,8 +357,56 @@ static void metrics_are_stored_beside(void)
 	CHECK(ok, rscfl_read_acct(handle, token, &a) == 0);
 	CHECK(ok, a.metric_count == 4 && a.metrics[0].value == 200 && a.metrics[1].value == 3);
 	CHECK(ok, strcmp(a.metrics[1].name, "rows") == 0);
+	/* By position, in place of those: the names kept NUL-ended. */
+	struct rscfl_metric two[] = {{"status", 200}, {"", 5}};
+	memcpy(two[1].name, "body_bytes_and_more", RSCFL_METRIC_NAME); /* no NUL in it */
+	struct rscfl_metric five[RSCFL_MAX_METRICS + 1] = {{"a", 1}};
+	CHECK(ok, rscfl_store_metrics(handle, token, two, 2) == 0);
+	CHECK(ok, rscfl_store_metrics(handle, token, five, RSCFL_MAX_METRICS + 1) == -E_NOSPC);
+	CHECK(ok, rscfl_store_metrics(handle, 99, two, 1) == -E_INVAL);
+	CHECK(ok, rscfl_store_metrics(handle, token, NULL, 1) == -E_INVAL);
+	CHECK(ok, rscfl_read_acct(handle, token, &a) == 0);
+	CHECK(ok, a.metric_count == 2 && a.metrics[0].value == 200 && a.metrics[1].value == 5);
+	CHECK(ok, strcmp(a.metrics[0].name, "status") == 0);
+	CHECK(ok, strcmp(a.metrics[1].name, "body_bytes_and_") == 0);
+	CHECK(ok, rscfl_store_metric(handle, token, "status", 404) == 0);
+	CHECK(ok, rscfl_read_acct(handle, token, &a) == 0 && a.metric_count == 2);
+	CHECK(ok, a.metrics[0].value == 404);
 	CHECK(ok, rscfl_free_token(handle, token) == 0);
 	report("metrics_are_stored_beside", ok);
+}
+
+/* Does rscfl_read_acct_used copy what rscfl_read_acct does for the fields,
+ * the subsystems in use and the metrics, and leave the rest alone? */
+static void read_used_copies_what_is_used(void)
+{
+	static char chunk[512];
+	static struct rscfl_acct all, used;
+	int ok = 1, fds[2], token = rscfl_get_token(handle);
+	CHECK(ok, token > 0 && pipe(fds) == 0);
+	CHECK(ok, rscfl_acct(handle, token, ACCT_START) == 0);
+	CHECK(ok, write(fds[1], chunk, sizeof chunk) == sizeof chunk);
+	CHECK(ok, read(fds[0], chunk, sizeof chunk) == sizeof chunk);
+	CHECK(ok, rscfl_acct(handle, token, ACCT_STOP) == 0);
+	CHECK(ok, rscfl_store_metric(handle, token, "bytes", 512) == 0);
+	memset(&used, 0xa5, sizeof used);
+	CHECK(ok, rscfl_read_acct(handle, token, &all) == 0);
+	CHECK(ok, rscfl_read_acct_used(handle, token, &used) == 0);
+	unsigned n = all.kernel.subsystem_count;
+	CHECK(ok, n > 0 && n < ACCT_MAX_SUBSYSTEMS);
+	CHECK(ok, memcmp(&all.kernel, &used.kernel, offsetof(struct acct_result, subsystems)) == 0);
+	CHECK(ok, memcmp(all.kernel.subsystems, used.kernel.subsystems,
+			 n * sizeof all.kernel.subsystems[0]) == 0);
+	CHECK(ok,
+	      n < ACCT_MAX_SUBSYSTEMS && used.kernel.subsystems[n].calls == 0xa5a5a5a5a5a5a5a5ULL);
+	CHECK(ok, used.metric_count == 1 && used.metrics[0].value == 512);
+	CHECK(ok, strcmp(used.metrics[0].name, "bytes") == 0);
+	CHECK(ok, used.metrics[1].value == (int64_t)0xa5a5a5a5a5a5a5a5ULL);
+	CHECK(ok, rscfl_read_acct_used(handle, 99, &used) == -E_INVAL);
+	close(fds[0]);
+	close(fds[1]);
+	CHECK(ok, rscfl_free_token(handle, token) == 0);
+	report("read_used_copies_what_is_used", ok);
 }
 
 /* Touches every page of a 1 MiB stack frame, far below anything used before. */
@@ -654,7 +705,7 @@ static void print_costs(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..14\n");
+	printf("KTAP version 1\n1..15\n");
 	handle = rscfl_init();
 	if (!handle || handle->page->magic != ACCT_PAGE_MAGIC) {
 		printf("# rscfl_init failed\n");
@@ -669,6 +720,7 @@ int main(void)
 	next_ends_at_a_start_of_another();
 	results_page_is_private_and_read_only();
 	metrics_are_stored_beside();
+	read_used_copies_what_is_used();
 	fresh_stack_pages_are_page_faults();
 	pipe_allocations_are_charged();
 	event_loop_adds_up_with_unattributed();
