@@ -46,7 +46,7 @@ struct acct_owner *acct_find_owner(uint64_t thread_id)
 
 void acct_steal_rebase(struct acct_owner *owner)
 {
-	if (!clock_steal_reported())
+	if (!owner->steal_measured)
 		return;
 	preempt_disable();
 	owner->steal_at = clock_steal_ns();
@@ -59,7 +59,7 @@ void acct_steal_rebase(struct acct_owner *owner)
  * (the weaving thread acting for every owner). */
 static uint64_t steal_since(struct acct_owner *owner, uint64_t on_ns)
 {
-	if (!clock_steal_reported() || owner->thread != thread_current())
+	if (!owner->steal_measured || owner->thread != thread_current())
 		return 0;
 	preempt_disable();
 	uint64_t steal = clock_steal_ns();
@@ -284,11 +284,12 @@ static void owner_setup(struct acct_owner *owner, uint64_t tid, int pid, uint64_
 	owner->current = -1;
 	owner->charged = -1;
 	owner->next = -1;
+	owner->steal_measured = clock_steal_reported();
 	if (acct_woven)
 		charge_result(owner, ACCT_UNATTRIBUTED, clock_ns());
 	owner->steal_cpu = -1;
 	owner->page->flags =
-	    clock_steal_reported() ? ACCT_PAGE_STEAL_MEASURED : ACCT_PAGE_STEAL_NOT_REPORTED;
+	    owner->steal_measured ? ACCT_PAGE_STEAL_MEASURED : ACCT_PAGE_STEAL_NOT_REPORTED;
 	owner->page->magic = ACCT_PAGE_MAGIC;
 	owner->page->tokens = ACCT_MAX_TOKENS;
 	owner->page->pid = pid;
@@ -397,7 +398,7 @@ void acct_sever_owners(void)
 
 static int caller_token(struct acct_owner **owner, int token)
 {
-	*owner = acct_owner_of(thread_current());
+	*owner = acct_running_owner();
 	if (!*owner)
 		return -ENOENT;
 	acct_owner_lock(*owner);

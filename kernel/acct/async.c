@@ -68,30 +68,32 @@ static struct acct_result *ref_result(struct acct_owner *owner, acct_ref_t ref)
 	return result->state == ACCT_TOKEN_FREE ? NULL : result;
 }
 
+/* The owner's current token and its generation are changed only by the
+ * owner's own thread (its control calls, the system call ACCT_NEXT waited
+ * for), so that thread reads them without the lock.  The entry's thread id
+ * may go meanwhile (reclaim_dead_owners, for a process that ended): a ref
+ * read then names no live owner, and ref_result refuses it under the lock. */
 acct_ref_t acct_current_ref(void)
 {
 	/* No token is current while the aspect is not linked (weave.c links it
 	 * before a token starts): accounting off costs this load and branch. */
 	if (!__atomic_load_n(&acct_woven, __ATOMIC_RELAXED))
 		return 0;
-	struct thread *self = thread_current();
-	struct acct_owner *owner = acct_owner_of(self); /* a hint until the lock */
-	if (!owner || __atomic_load_n(&owner->current, __ATOMIC_RELAXED) < 0)
-		return 0; /* not an owner, or no token current: no lock taken */
-	uint64_t tid = thread_id(self);
-	acct_ref_t ref = 0;
+	struct acct_owner *owner = acct_running_owner();
+	if (!owner)
+		return 0;
+	int current = __atomic_load_n(&owner->current, __ATOMIC_RELAXED);
+	if (current < 0)
+		return 0; /* no token current */
 	ASSERT(this_cpu()->irq_depth == 0);
-	uint64_t flags = acct_owner_lock(owner);
-	if (owner->thread_id == tid && owner->current >= 0)
-		ref = ref_encode((unsigned)(owner - acct_owners), owner->current, tid,
-				 owner->generation[owner->current]);
-	acct_owner_unlock(owner, flags);
-	return ref;
+	uint64_t tid = __atomic_load_n(&owner->thread_id, __ATOMIC_RELAXED);
+	return tid ? ref_encode(owner->number, current, tid, owner->generation[current]) : 0;
 }
 
 /* The ref's owner, its lock taken (interrupts off); never from an
  * interrupt handler. */
-static struct acct_owner *lock_ref_owner(acct_ref_t ref, uint64_t *flags)
+static inline __attribute__((always_inline)) struct acct_owner *lock_ref_owner(acct_ref_t ref,
+									       uint64_t *flags)
 {
 	ASSERT(this_cpu()->irq_depth == 0);
 	struct acct_owner *owner = ref_owner(ref);

@@ -48,6 +48,7 @@
 
 #include "acct/acct.h"
 #include "arch/x86_64/cpu.h"
+#include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
 
 #define ACCT_MAX_OWNERS  16 /* threads with accounting state at once */
@@ -119,6 +120,7 @@ struct acct_owner {
 	uint64_t on_cpu_ns;    /* CPU time of charged counted up to here */
 	uint64_t out_since_ns; /* switched out at, 0 while on a CPU */
 	bool out_runnable;     /* preempted, not blocked */
+	bool steal_measured;   /* clock_steal_reported() when it was set up */
 	uint64_t steal_at;     /* clock_steal_ns() of steal_cpu when last counted */
 	int steal_cpu;         /* where steal_at was read, -1: not yet */
 	unsigned depth;        /* frames[] in use, while epoch is acct_epoch (else none) */
@@ -327,6 +329,17 @@ extern uint64_t acct_native_events[];
  * entry's thread, or NULL.  Without the owner's lock it is a hint, to be
  * checked again under it. */
 struct acct_owner *acct_owner_of(const struct thread *thread);
+/* The running thread's owner, or NULL: its state pointer, which the
+ * scheduler keeps in the CPU's structure (one load, no call), checked
+ * against the entry's thread.  Without the owner's lock it is a hint, to be
+ * checked again under it. */
+static inline struct acct_owner *acct_running_owner(void)
+{
+	struct acct_owner *owner = this_cpu_read(acct);
+	return owner && __atomic_load_n(&owner->thread, __ATOMIC_RELAXED) == this_cpu_read(current)
+		   ? owner
+		   : NULL;
+}
 /* acct.c, under acct_lock */
 struct acct_owner *acct_find_owner(uint64_t thread_id);
 /* Whether the owner needs the aspect linked: a token current, pending or
