@@ -369,7 +369,7 @@ static void stop_token(struct acct_owner *owner, int index, uint64_t now);
 
 /* The accounting aspect went while owner accounted: its tokens stop (what
  * they counted stays in its results), and the caller hears of it once. */
-static int report_severed(struct acct_owner *owner)
+static __attribute__((noinline, cold)) int report_severed(struct acct_owner *owner)
 {
 	owner->severed = false;
 	uint64_t now = clock_ns();
@@ -470,7 +470,7 @@ int acct_free_token(int token)
 }
 
 /* Checks flags against the token's state; returns 0, -EINVAL or -EALREADY. */
-static int check_control(uint32_t state, unsigned flags)
+static inline int check_control(uint32_t state, unsigned flags)
 {
 	unsigned actions = flags & (ACCT_START | ACCT_STOP | ACCT_NEXT);
 	if (flags & ~(ACCT_START | ACCT_STOP | ACCT_NEXT | ACCT_TK_RESET))

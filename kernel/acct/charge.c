@@ -778,14 +778,16 @@ static __attribute__((noinline, cold)) uint64_t resched_then_call(const struct j
 	return jp->call(args);
 }
 
-/* The accounted thread's call of a join point that may sleep. */
-static __attribute__((noinline)) uint64_t around_accounted(const struct joinpoint *jp,
-							   uint64_t *args,
-							   const struct thread *thread,
-							   struct acct_owner *owner)
+/* The accounted thread's call of a join point that may sleep, of the class
+ * kind and module (not a control call: those are not opened, acct_around
+ * makes them as an unaccounted thread's).  The class comes as two words: a
+ * two-byte struct would be packed into one register and out again. */
+static __attribute__((noinline)) uint64_t
+around_accounted(const struct joinpoint *jp, uint64_t *args, const struct thread *thread,
+		 struct acct_owner *owner, unsigned kind, unsigned module)
 {
-	struct acct_class class = control_as_syscall(owner, acct_class_of(jp));
-	unsigned level = class.kind == ACCT_KIND_CONTROL ? 0 : open_fast(owner, thread, class);
+	struct acct_class class = {.kind = (uint8_t)kind, .module = (uint8_t)module};
+	unsigned level = open_fast(owner, thread, class);
 	jp_section_leave();
 	uint64_t ret = jp->call(args);
 	if (level) {
@@ -798,16 +800,21 @@ static __attribute__((noinline)) uint64_t around_accounted(const struct joinpoin
 
 /* A call of a join point that may sleep (jp_advice.around): opened in the
  * dispatcher's section, the call outside it, closed in a section of its own.
- * (sched.switch is _NOSLEEP: it never comes here.)  Sibling calls on (the
- * kernel is built without them): both ways end in a jump. */
+ * (sched.switch is _NOSLEEP: it never comes here.)  A control call of the
+ * accounted thread is made as any thread's, without around_accounted's
+ * saved registers.  Sibling calls on (the kernel is built without them):
+ * every way ends in a jump. */
 __attribute__((optimize("optimize-sibling-calls"))) uint64_t acct_around(const struct joinpoint *jp,
 									 uint64_t *args)
 {
 	count_event();
 	struct thread *thread = running_thread();
 	struct acct_owner *owner = running_owner();
-	if (accounted(owner, thread))
-		return around_accounted(jp, args, thread, owner);
+	if (accounted(owner, thread)) {
+		struct acct_class class = control_as_syscall(owner, acct_class_of(jp));
+		if (class.kind != ACCT_KIND_CONTROL)
+			return around_accounted(jp, args, thread, owner, class.kind, class.module);
+	}
 	if (__builtin_expect(jp_section_leave_unless_resched(), 0))
 		return resched_then_call(jp, args);
 	return jp->call(args);
