@@ -213,8 +213,8 @@ static void reset_token(struct acct_owner *owner, int index)
 	 * used): the used ones are all there is to clear, which matters to a
 	 * server that resets a token per request. */
 	memset((char *)result + sizeof result->sequence, 0,
-	       offsetof(struct acct_result, subsystems) - sizeof result->sequence);
-	memset(result->subsystems, 0, used * sizeof result->subsystems[0]);
+	       offsetof(struct acct_result, subsystems) - sizeof result->sequence +
+		   used * sizeof result->subsystems[0]); /* the fields, then the slots */
 	*acct_steal_of(owner, index) = 0;
 	result->state = state;
 	acct_result_end(result);

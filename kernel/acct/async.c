@@ -53,7 +53,8 @@ static struct acct_owner *ref_owner(acct_ref_t ref)
 
 /* Under the owner's lock (owner = ref_owner(ref)): the result ref names, or
  * NULL when it is stale. */
-static struct acct_result *ref_result(struct acct_owner *owner, acct_ref_t ref)
+static inline __attribute__((always_inline)) struct acct_result *
+ref_result(struct acct_owner *owner, acct_ref_t ref)
 {
 	unsigned owner_index = (unsigned)(ref >> REF_OWNER_SHIFT & REF_INDEX_MASK);
 	unsigned index = (unsigned)(ref >> REF_TOKEN_SHIFT & REF_INDEX_MASK);

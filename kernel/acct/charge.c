@@ -67,8 +67,8 @@ static bool still_owner(const struct acct_owner *owner, const struct thread *thr
  * module past the others ("other").  The next slot by the kernel's own count
  * of them, named with a fixed-size copy: module ids are told apart by name
  * once, at boot (native.c), so no name is compared here. */
-static __attribute__((noinline)) unsigned slot_add(struct acct_owner *owner, int index,
-						   unsigned module_id)
+static inline __attribute__((always_inline)) unsigned slot_add(struct acct_owner *owner, int index,
+							       unsigned module_id)
 {
 	struct acct_result *result = acct_result_of(owner, index);
 	/* The slots in use are counted by the kernel, never from the result's
