@@ -81,7 +81,8 @@ void acct_update_charged(struct acct_owner *owner, uint64_t now)
 	acct_result_begin(result);
 	result->wall_ns += acct_ns_since(now, owner->stretch_ns);
 	result->cpu_ns += on_ns - steal;
-	*acct_steal_of(owner, owner->charged) += steal;
+	if (steal) /* never without a hypervisor that reports it */
+		*acct_steal_of(owner, owner->charged) += steal;
 	acct_result_end(result);
 	owner->stretch_ns = now;
 	owner->on_cpu_ns = now;
