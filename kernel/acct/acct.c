@@ -71,7 +71,9 @@ static uint64_t steal_since(struct acct_owner *owner, uint64_t on_ns)
 	return delta < on_ns ? delta : on_ns;
 }
 
-void acct_update_charged(struct acct_owner *owner, uint64_t now)
+/* acct_update_charged, in line in this file's callers (the control calls). */
+static inline __attribute__((always_inline)) void update_charged(struct acct_owner *owner,
+								 uint64_t now)
 {
 	if (owner->charged < 0)
 		return;
@@ -88,6 +90,11 @@ void acct_update_charged(struct acct_owner *owner, uint64_t now)
 	owner->on_cpu_ns = now;
 }
 
+void acct_update_charged(struct acct_owner *owner, uint64_t now)
+{
+	update_charged(owner, now);
+}
+
 /* Charges result index from now on.  Under the owner's lock: the caller is
  * the owner, on a CPU, or acct_set_woven acting for every owner. */
 static void charge_result(struct acct_owner *owner, int index, uint64_t now)
@@ -99,7 +106,7 @@ static void charge_result(struct acct_owner *owner, int index, uint64_t now)
 		acct_fold_pending(owner);
 	/* Calls open now are not charged at their close (charge.c). */
 	__atomic_store_n(&owner->charge_generation, owner->charge_generation + 1, __ATOMIC_RELAXED);
-	acct_update_charged(owner, now);
+	update_charged(owner, now);
 	if (owner->charged == ACCT_UNATTRIBUTED)
 		owner->page->unattributed.state = ACCT_TOKEN_IDLE;
 	owner->charged = index;
@@ -397,7 +404,7 @@ void acct_sever_owners(void)
 	acct_unlock_irqrestore(flags);
 }
 
-static int caller_token(struct acct_owner **owner, int token)
+static inline __attribute__((always_inline)) int caller_token(struct acct_owner **owner, int token)
 {
 	*owner = acct_running_owner();
 	if (!*owner)
@@ -494,7 +501,7 @@ static void apply_control(struct acct_owner *owner, int index, unsigned flags, u
 		/* The current token's time so far goes with the reset: its
 		 * stretch starts again now. */
 		if (index == owner->charged)
-			acct_update_charged(owner, now);
+			update_charged(owner, now);
 		reset_token(owner, index);
 	}
 	if (flags & ACCT_START)
