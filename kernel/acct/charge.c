@@ -304,8 +304,8 @@ struct acct_event_charge {
 	bool amount_is_time; /* the call's ns (an interrupt's handler) */
 	uint64_t amount;
 };
-static void charge_event_pending(struct acct_owner *owner, unsigned depth, unsigned event,
-				 uint64_t amount);
+static inline void charge_event_pending(struct acct_owner *owner, unsigned depth, unsigned event,
+					uint64_t amount);
 
 /* The outermost call closed, and it was no system call (a kernel thread's
  * call, an interrupt or a fault taken in user mode): what is pending goes
@@ -442,8 +442,8 @@ static void charge_module(struct acct_pending *pending, unsigned event, uint64_t
 /* By the owner's thread, charged >= 0: event to the activity and to every
  * module with one of the depth innermost calls open for the charged result,
  * once each; pending until the next fold. */
-static __attribute__((noinline)) void charge_event_pending(struct acct_owner *owner, unsigned depth,
-							   unsigned event, uint64_t amount)
+static inline __attribute__((always_inline)) void
+charge_event_pending(struct acct_owner *owner, unsigned depth, unsigned event, uint64_t amount)
 {
 	charge_activity(&owner->pending_activity, event, amount);
 	owner->pending_events = true;
