@@ -43,9 +43,14 @@ int kill(pid_t pid, int sig)
 }
 ALSO_NAMED(kill, _kill);
 
+unsigned ms_fork_depth; /* microscope/process.h */
+
 pid_t fork(void)
 {
-	return (pid_t)sys_result(ms_syscall3(__NR_fork, 0, 0, 0));
+	pid_t pid = (pid_t)sys_result(ms_syscall3(__NR_fork, 0, 0, 0));
+	if (pid == 0)
+		ms_fork_depth++;
+	return pid;
 }
 ALSO_NAMED(fork, _fork);
 

@@ -4,11 +4,13 @@
  * ACCT_USER_ADDRESS, retried while a result's sequence count is odd or moved
  * under the copy.  Application metrics live in the handle, in the process's
  * own memory: the page is the kernel's and read-only.  One handle per
- * process (its one thread), made on first rscfl_init.
+ * process (its one thread), made on first rscfl_init, and made again in a
+ * child after fork (microscope/process.h tells a parent's from its own).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <microscope/process.h>
 #include <microscope/syscall.h>
 
 #include "librscfl/librscfl.h"
@@ -17,20 +19,34 @@
 #define E_INVAL      22
 #define E_NOSPC      28
 #define E_AGAIN      11
+#define E_NOENT      2
 
 static struct rscfl_state *self;
 
+/* 0 when h is this process's handle; -EINVAL for none, -ENOENT for the one
+ * a parent made before fork (the child has no such page mapped). */
+static int check_handle(rscfl_handle h)
+{
+	if (!h)
+		return -E_INVAL;
+	return h->fork_depth == ms_fork_depth ? 0 : -E_NOENT;
+}
+
 rscfl_handle rscfl_init(void)
 {
-	if (self)
+	if (self && self->fork_depth == ms_fork_depth)
 		return self;
 	long address = ms_syscall3(__NR_ms_acct_init, 0, 0, 0);
 	if (address < 0 && address > -4096)
 		return NULL;
-	struct rscfl_state *h = calloc(1, sizeof *h);
+	/* A parent's handle, copied by fork, becomes the child's: the pointer
+	 * the program kept is then this process's too. */
+	struct rscfl_state *h = self ? self : calloc(1, sizeof *h);
 	if (!h)
 		return NULL;
+	memset(h, 0, sizeof *h);
 	h->page = (const struct acct_page *)address;
+	h->fork_depth = ms_fork_depth;
 	self = h;
 	return h;
 }
@@ -42,8 +58,9 @@ static int valid_token(int token)
 
 int rscfl_get_token(rscfl_handle h)
 {
-	if (!h)
-		return -E_INVAL;
+	int bad = check_handle(h);
+	if (bad)
+		return bad;
 	long token = ms_syscall3(__NR_ms_acct_get_token, 0, 0, 0);
 	if (token > 0)
 		h->metrics[token - 1].count = 0;
@@ -52,15 +69,17 @@ int rscfl_get_token(rscfl_handle h)
 
 int rscfl_free_token(rscfl_handle h, int token)
 {
-	if (!h)
-		return -E_INVAL;
+	int bad = check_handle(h);
+	if (bad)
+		return bad;
 	return (int)ms_syscall3(__NR_ms_acct_free_token, token, 0, 0);
 }
 
 int rscfl_acct(rscfl_handle h, int token, unsigned flags)
 {
-	if (!h)
-		return -E_INVAL;
+	int bad = check_handle(h);
+	if (bad)
+		return bad;
 	int result = (int)ms_syscall3(__NR_ms_acct, token, flags, 0);
 	if (result == 0 && (flags & ACCT_TK_RESET))
 		h->metrics[token - 1].count = 0;
@@ -69,8 +88,9 @@ int rscfl_acct(rscfl_handle h, int token, unsigned flags)
 
 int rscfl_switch_token(rscfl_handle h, int token)
 {
-	if (!h)
-		return -E_INVAL;
+	int bad = check_handle(h);
+	if (bad)
+		return bad;
 	return (int)ms_syscall3(__NR_ms_acct_switch_token, token, 0, 0);
 }
 
@@ -90,8 +110,11 @@ static int copy_result(const struct acct_result *r, struct acct_result *out)
 
 int rscfl_read_acct(rscfl_handle h, int token, struct rscfl_acct *acct)
 {
-	if (!h || !acct || !valid_token(token))
+	if (!acct || !valid_token(token))
 		return -E_INVAL;
+	int bad = check_handle(h);
+	if (bad)
+		return bad;
 	const struct acct_result *r = &h->page->results[token - 1];
 	if (r->state == ACCT_TOKEN_FREE)
 		return -E_INVAL;
@@ -127,8 +150,11 @@ static int copy_used(const struct acct_result *r, struct acct_result *out)
 
 int rscfl_read_acct_used(rscfl_handle h, int token, struct rscfl_acct *acct)
 {
-	if (!h || !acct || !valid_token(token))
+	if (!acct || !valid_token(token))
 		return -E_INVAL;
+	int bad = check_handle(h);
+	if (bad)
+		return bad;
 	const struct acct_result *r = &h->page->results[token - 1];
 	if (r->state == ACCT_TOKEN_FREE)
 		return -E_INVAL;
@@ -144,8 +170,11 @@ int rscfl_read_acct_used(rscfl_handle h, int token, struct rscfl_acct *acct)
 
 int rscfl_read_unattributed(rscfl_handle h, struct rscfl_acct *acct)
 {
-	if (!h || !acct)
+	if (!acct)
 		return -E_INVAL;
+	int bad = check_handle(h);
+	if (bad)
+		return bad;
 	int result = copy_result(&h->page->unattributed, &acct->kernel);
 	acct->metric_count = 0;
 	return result;
@@ -153,8 +182,10 @@ int rscfl_read_unattributed(rscfl_handle h, struct rscfl_acct *acct)
 
 int rscfl_store_metric(rscfl_handle h, int token, const char *name, int64_t value)
 {
-	if (!h || !name || !valid_token(token) ||
-	    h->page->results[token - 1].state == ACCT_TOKEN_FREE)
+	int bad = check_handle(h);
+	if (bad)
+		return bad;
+	if (!name || !valid_token(token) || h->page->results[token - 1].state == ACCT_TOKEN_FREE)
 		return -E_INVAL;
 	struct rscfl_acct_metrics *m = &h->metrics[token - 1];
 	unsigned i;
@@ -177,7 +208,10 @@ int rscfl_store_metric(rscfl_handle h, int token, const char *name, int64_t valu
 int rscfl_store_metrics(rscfl_handle h, int token, const struct rscfl_metric *metrics,
 			unsigned count)
 {
-	if (!h || (!metrics && count) || !valid_token(token) ||
+	int bad = check_handle(h);
+	if (bad)
+		return bad;
+	if ((!metrics && count) || !valid_token(token) ||
 	    h->page->results[token - 1].state == ACCT_TOKEN_FREE)
 		return -E_INVAL;
 	if (count > RSCFL_MAX_METRICS)

@@ -38,6 +38,7 @@ struct rscfl_acct {
 
 struct rscfl_state {
 	const struct acct_page *page; /* the kernel's results, read-only */
+	unsigned fork_depth;          /* ms_fork_depth when made: whose process's */
 	struct rscfl_acct_metrics {
 		unsigned count;
 		struct rscfl_metric metrics[RSCFL_MAX_METRICS];
@@ -46,7 +47,10 @@ struct rscfl_state {
 typedef struct rscfl_state *rscfl_handle;
 
 /* The calling thread's handle (the same one on every call), or NULL when the
- * kernel refuses (no memory, every accounting state in use). */
+ * kernel refuses (no memory, every accounting state in use).  In a child
+ * after fork the parent's handle is not the child's (its results page is not
+ * mapped there): every call on it gives -ENOENT, and rscfl_init makes it the
+ * child's own, with no token and no metrics. */
 rscfl_handle rscfl_init(void);
 /* Returns a new token (> 0), or -ENOSPC (all ACCT_MAX_TOKENS in use),
  * -EINVAL (h is NULL), -ENOENT (h is not this thread's). */

@@ -314,16 +314,34 @@ static void results_page_is_private_and_read_only(void)
 	CHECK(ok, rscfl_acct(handle, token, ACCT_STOP) == 0);
 	pid_t pid = fork();
 	if (pid == 0) {
-		/* The child is not an owner: the kernel says so, then its copy of
-		 * the parent's handle points at nothing mapped. */
+		/* The child is not an owner: the kernel says so, librscfl says
+		 * the parent's handle is not the child's, and the page it points
+		 * at is not mapped here. */
 		if (ms_syscall3(__NR_ms_acct_get_token, 0, 0, 0) != -E_NOENT)
 			_exit(3);
 		struct rscfl_acct a;
-		rscfl_read_acct(handle, token, &a);
+		if (rscfl_read_acct(handle, token, &a) != -E_NOENT ||
+		    rscfl_get_token(handle) != -E_NOENT)
+			_exit(5);
+		(void)*(volatile const uint32_t *)&handle->page->magic;
 		_exit(4);
 	}
 	int status = child_status(pid);
 	CHECK(ok, WIFSIGNALED(status) && WTERMSIG(status) == 11);
+	pid = fork();
+	if (pid == 0) { /* rscfl_init makes the handle the child's own */
+		struct rscfl_acct a;
+		rscfl_handle mine = rscfl_init();
+		int child_token = mine == handle ? rscfl_get_token(mine) : -1;
+		int started = child_token > 0 ? rscfl_acct(mine, child_token, ACCT_START) : -1;
+		stat_times(1);
+		_exit(started == 0 && rscfl_acct(mine, child_token, ACCT_STOP) == 0 &&
+			      rscfl_read_acct(mine, child_token, &a) == 0 && a.kernel.syscalls >= 1
+			  ? 0
+			  : 6);
+	}
+	status = child_status(pid);
+	CHECK(ok, WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	pid = fork();
 	if (pid == 0) {
 		long page = ms_syscall3(__NR_ms_acct_init, 0, 0, 0);
