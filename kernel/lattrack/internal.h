@@ -154,6 +154,10 @@ void lattrack_span_threshold_changed(void);
 /* timer.c */
 void lattrack_timer_start(struct lattrack *tracker);
 void lattrack_timer_stop(struct lattrack *tracker);
+/* The timer's scan as of TSC now: collects what is past the GC age and
+ * reports what is past the timeout; an event that went in after now is
+ * neither.  (The timer calls it with rdtsc(); tests with other times.) */
+void lattrack_scan_at(struct lattrack *tracker, uint64_t now);
 
 /* tracker.c: the registry's lock, which also guards owners. */
 extern struct spinlock lattrack_registry_lock;

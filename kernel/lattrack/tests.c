@@ -211,6 +211,33 @@ static void garbage_is_collected(struct ktest *t)
 	EXPECT_EQ(t, lattrack_destroy(tracker), 0);
 }
 
+/* A scan whose time was read before an event went in (another CPU's in
+ * while the timer walks the buckets) neither times it out nor collects it:
+ * its age is 0, not the wrapped difference. */
+static void events_newer_than_the_scan_are_left_alone(struct ktest *t)
+{
+	struct lattrack *tracker = make(t, "t-newer", 0);
+	ASSERT_TRUE(t, tracker != NULL);
+	lattrack_set_timeout_ns(tracker, 2 * MS);
+	lattrack_set_gc_age_ns(tracker, 4 * MS);
+	lattrack_set_timer_period_ns(tracker, 1000 * MS); /* the test scans by hand */
+	ASSERT_EQ(t, lattrack_enable(tracker), 0);
+	uint64_t before = rdtsc(), key = 41;
+	EXPECT_EQ(t, lattrack_event_in(tracker, &key, sizeof key, LATTRACK_IN_SHARED, NULL), 0);
+	lattrack_scan_at(tracker, before - 1);
+	struct lattrack_counts c;
+	lattrack_get_counts(tracker, &c);
+	EXPECT_EQ(t, c.timeout, 0);
+	EXPECT_EQ(t, c.gc, 0);
+	EXPECT_EQ(t, c.in_flight, 1);
+	EXPECT_EQ(t, lattrack_event_out(tracker, &key, sizeof key, 0), 0);
+	lattrack_get_counts(tracker, &c);
+	EXPECT_EQ(t, c.out, 1);
+	EXPECT_EQ(t, c.late, 0);
+	EXPECT_EQ(t, c.unmatched, 0);
+	EXPECT_EQ(t, lattrack_destroy(tracker), 0);
+}
+
 /* An empty freelist drops at once (with interrupts off: nothing can block). */
 static void exhausted_freelist_drops_and_counts(struct ktest *t)
 {
@@ -525,6 +552,7 @@ static void ttfb_tracker_times_the_first_send(struct ktest *t)
 
 KTEST_SUITE(lattrack, KTEST_CASE(threshold_decides_the_callback), KTEST_CASE(timeout_then_late_out),
 	    KTEST_CASE(unique_replaces_shared_stacks), KTEST_CASE(garbage_is_collected),
+	    KTEST_CASE(events_newer_than_the_scan_are_left_alone),
 	    KTEST_CASE(exhausted_freelist_drops_and_counts),
 	    KTEST_CASE(concurrent_random_in_out_loses_nothing), KTEST_CASE(callback_from_interrupt),
 	    KTEST_CASE(instances_and_setters), KTEST_CASE(snapshots_are_rate_limited),

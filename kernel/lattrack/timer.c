@@ -22,17 +22,25 @@ struct timeout_copy {
 	unsigned char bytes[sizeof(struct lattrack_event) + LATTRACK_KEY_MAX + LATTRACK_PRIV_MAX];
 } __attribute__((aligned(8)));
 
+/* How long event has been in at now: 0 for one that went in after now was
+ * read (on another CPU while this scan ran, or by a TSC a little ahead),
+ * never the wrapped difference, which would look older than any limit. */
+static uint64_t age_of(const struct lattrack_event *event, uint64_t now)
+{
+	return (int64_t)(now - event->start_tsc) > 0 ? now - event->start_tsc : 0;
+}
+
 static bool is_garbage(const struct lattrack *tracker, const struct lattrack_event *event,
 		       uint64_t now)
 {
-	return tracker->gc_age_tsc && now - event->start_tsc >= tracker->gc_age_tsc;
+	return tracker->gc_age_tsc && age_of(event, now) >= tracker->gc_age_tsc;
 }
 
 static bool is_timeout(const struct lattrack *tracker, const struct lattrack_event *event,
 		       uint64_t now)
 {
 	return tracker->timeout_tsc && !event->timed_out &&
-	       now - event->start_tsc >= tracker->timeout_tsc;
+	       age_of(event, now) >= tracker->timeout_tsc;
 }
 
 /* Takes one collectable event out of bucket, or NULL (interrupts off). */
@@ -85,11 +93,10 @@ static void scan_bucket(struct lattrack *tracker, struct lattrack_bucket *bucket
 	}
 }
 
-static void scan(struct lattrack *tracker)
+void lattrack_scan_at(struct lattrack *tracker, uint64_t now)
 {
 	if (!tracker->timeout_tsc && !tracker->gc_age_tsc)
 		return;
-	uint64_t now = rdtsc();
 	for (uint32_t i = 0; i <= tracker->bucket_mask; i++)
 		if (__atomic_load_n(&tracker->buckets[i].head, __ATOMIC_RELAXED))
 			scan_bucket(tracker, &tracker->buckets[i], now);
@@ -100,7 +107,7 @@ static void on_timer(struct timer_oneshot *timer, void *context)
 	struct lattrack *tracker = context;
 	if (__atomic_load_n(&tracker->stopping, __ATOMIC_ACQUIRE))
 		return;
-	scan(tracker);
+	lattrack_scan_at(tracker, rdtsc());
 	timer_arm_oneshot_ns(timer, clock_ns() + tracker->timer_period_ns, on_timer, tracker);
 }
 
