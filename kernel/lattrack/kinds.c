@@ -374,13 +374,18 @@ static void offcpu_annotate(struct lattrack_report *report, void *context)
 	report->stack_flags = LATTRACK_STACK_KERNEL;
 }
 
+/* A thread leaving its CPU for good (exiting) puts no event in: nothing
+ * would take it out, and the next thread made at its address would end it
+ * as its own wait. */
 static void offcpu_switch(struct jp_context *context, void *cookie)
 {
 	uint64_t prev = context->args[0], next = context->args[1];
 	if (prev == next)
 		return;
 	lattrack_event_out(cookie, &next, sizeof next, OUT_NORMAL);
-	lattrack_event_in(cookie, &prev, sizeof prev, LATTRACK_IN_UNIQUE, NULL);
+	enum thread_state leaving = thread_state((const struct thread *)(uintptr_t)prev);
+	if (leaving != THREAD_EXITING && leaving != THREAD_DEAD)
+		lattrack_event_in(cookie, &prev, sizeof prev, LATTRACK_IN_UNIQUE, NULL);
 }
 
 /* ---- irq --------------------------------------------------------------------- */

@@ -194,6 +194,13 @@ static void offcpu_tracker_sees_each_sleep(struct ktest *t)
 	__atomic_store_n(&go, true, __ATOMIC_RELEASE);
 	thread_join(thread, NULL);
 	EXPECT_TRUE(t, kind_seen.matched >= ROUNDS);
+	/* its last switch off the CPU put nothing in for a thread made at its
+	 * address later to end */
+	struct lattrack *tracker = lattrack_get("t-off");
+	uint64_t gone = (uint64_t)(uintptr_t)thread;
+	ASSERT_TRUE(t, tracker != NULL);
+	EXPECT_EQ(t, lattrack_event_out(tracker, &gone, sizeof gone, 0), -ENOENT);
+	lattrack_put(tracker);
 	struct lattrack_counts c;
 	counts_of("t-off", &c);
 	EXPECT_EQ(t, c.in, c.out + c.unique + c.gc + c.in_flight);
