@@ -57,10 +57,17 @@ static inline __attribute__((always_inline)) bool uscope_syscall_sent(int64_t nu
 								      unsigned slot)
 {
 	_Static_assert(sizeof(((struct cpu *)0)->user_stacks) == 1, "slot: a byte");
-	uint64_t config = __atomic_load_n(&uscope_call_config[slot], __ATOMIC_ACQUIRE);
-	if (!config)
+	if (!__atomic_load_n(&uscope_call_config[slot], __ATOMIC_RELAXED))
 		return false;
 	irq_disable();
+	/* Read again with interrupts off: a trace that restarted while this
+	 * thread was preempted above has a new epoch in the config, and the
+	 * memo's entries of the old stream must not match. */
+	uint64_t config = __atomic_load_n(&uscope_call_config[slot], __ATOMIC_ACQUIRE);
+	if (!config) {
+		irq_enable();
+		return false;
+	}
 	struct cpu *cpu = this_cpu();
 	const struct trap_frame *user = (const struct trap_frame *)cpu->syscall_stack - 1;
 	struct stack_memo_key key = {.rip = user->rip,
