@@ -680,6 +680,9 @@ int lattrack_detach(const char *name)
 	struct lattrack *tracker = lattrack_get(name);
 	if (!tracker)
 		return -ENOENT;
+	/* The timer's reports are annotated from the instance: it stops before
+	 * the instance is cleared (or reused by the next attach). */
+	lattrack_timer_stop(tracker);
 	mutex_lock(&instances_lock);
 	for (int i = 0; i < LATTRACK_TRACKERS_MAX; i++)
 		if (instances[i].tracker == tracker)
