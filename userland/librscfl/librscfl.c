@@ -7,6 +7,7 @@
  * process (its one thread), made on first rscfl_init, and made again in a
  * child after fork (microscope/process.h tells a parent's from its own).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,53 +95,31 @@ int rscfl_switch_token(rscfl_handle h, int token)
 	return (int)ms_syscall3(__NR_ms_acct_switch_token, token, 0, 0);
 }
 
-static int copy_result(const struct acct_result *r, struct acct_result *out)
+/* The bytes of r a reader wants: all of it, or (used_only) the fields
+ * before the subsystems and as many slots as its subsystem_count says,
+ * bounded. */
+static void copy_once(const struct acct_result *r, struct acct_result *out, bool used_only)
 {
-	for (int i = 0; i < READ_RETRIES; i++) {
-		uint32_t before = __atomic_load_n(&r->sequence, __ATOMIC_ACQUIRE);
-		if (before & 1)
-			continue;
+	if (!used_only) {
 		memcpy(out, (const void *)r, sizeof *out);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&r->sequence, __ATOMIC_RELAXED) == before)
-			return 0;
+		return;
 	}
-	return -E_AGAIN;
+	memcpy(out, (const void *)r, offsetof(struct acct_result, subsystems));
+	unsigned used = out->subsystem_count;
+	if (used > ACCT_MAX_SUBSYSTEMS)
+		used = ACCT_MAX_SUBSYSTEMS;
+	memcpy(out->subsystems, r->subsystems, used * sizeof r->subsystems[0]);
 }
 
-int rscfl_read_acct(rscfl_handle h, int token, struct rscfl_acct *acct)
+/* Copies r, retried while its sequence count is odd or moved under the
+ * copy.  Returns 0 or -EAGAIN. */
+static int copy_result(const struct acct_result *r, struct acct_result *out, bool used_only)
 {
-	if (!acct || !valid_token(token))
-		return -E_INVAL;
-	int bad = check_handle(h);
-	if (bad)
-		return bad;
-	const struct acct_result *r = &h->page->results[token - 1];
-	if (r->state == ACCT_TOKEN_FREE)
-		return -E_INVAL;
-	int result = copy_result(r, &acct->kernel);
-	if (result < 0)
-		return result;
-	acct->metric_count = h->metrics[token - 1].count;
-	memcpy(acct->metrics, h->metrics[token - 1].metrics, sizeof acct->metrics);
-	return 0;
-}
-
-/* copy_result's, for the subsystems in use only: the fields before them,
- * then as many slots as the copied subsystem_count says (bounded), all
- * under the one sequence check. */
-static int copy_used(const struct acct_result *r, struct acct_result *out)
-{
-	const size_t head = offsetof(struct acct_result, subsystems);
 	for (int i = 0; i < READ_RETRIES; i++) {
 		uint32_t before = __atomic_load_n(&r->sequence, __ATOMIC_ACQUIRE);
 		if (before & 1)
 			continue;
-		memcpy(out, (const void *)r, head);
-		unsigned used = out->subsystem_count;
-		if (used > ACCT_MAX_SUBSYSTEMS)
-			used = ACCT_MAX_SUBSYSTEMS;
-		memcpy(out->subsystems, r->subsystems, used * sizeof r->subsystems[0]);
+		copy_once(r, out, used_only);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&r->sequence, __ATOMIC_RELAXED) == before)
 			return 0;
@@ -148,7 +127,9 @@ static int copy_used(const struct acct_result *r, struct acct_result *out)
 	return -E_AGAIN;
 }
 
-int rscfl_read_acct_used(rscfl_handle h, int token, struct rscfl_acct *acct)
+/* A token's result and metrics into acct: all of them, or (used_only) the
+ * subsystems and metrics in use, the slots past them left as they were. */
+static int read_token(rscfl_handle h, int token, struct rscfl_acct *acct, bool used_only)
 {
 	if (!acct || !valid_token(token))
 		return -E_INVAL;
@@ -158,14 +139,25 @@ int rscfl_read_acct_used(rscfl_handle h, int token, struct rscfl_acct *acct)
 	const struct acct_result *r = &h->page->results[token - 1];
 	if (r->state == ACCT_TOKEN_FREE)
 		return -E_INVAL;
-	int result = copy_used(r, &acct->kernel);
+	int result = copy_result(r, &acct->kernel, used_only);
 	if (result < 0)
 		return result;
 	const struct rscfl_acct_metrics *m = &h->metrics[token - 1];
 	acct->metric_count = m->count;
-	for (unsigned i = 0; i < m->count && i < RSCFL_MAX_METRICS; i++)
+	unsigned metrics = used_only ? m->count : RSCFL_MAX_METRICS;
+	for (unsigned i = 0; i < metrics && i < RSCFL_MAX_METRICS; i++)
 		acct->metrics[i] = m->metrics[i];
 	return 0;
+}
+
+int rscfl_read_acct(rscfl_handle h, int token, struct rscfl_acct *acct)
+{
+	return read_token(h, token, acct, false);
+}
+
+int rscfl_read_acct_used(rscfl_handle h, int token, struct rscfl_acct *acct)
+{
+	return read_token(h, token, acct, true);
 }
 
 int rscfl_read_unattributed(rscfl_handle h, struct rscfl_acct *acct)
@@ -175,7 +167,7 @@ int rscfl_read_unattributed(rscfl_handle h, struct rscfl_acct *acct)
 	int bad = check_handle(h);
 	if (bad)
 		return bad;
-	int result = copy_result(&h->page->unattributed, &acct->kernel);
+	int result = copy_result(&h->page->unattributed, &acct->kernel, false);
 	acct->metric_count = 0;
 	return result;
 }
