@@ -6,9 +6,11 @@
  */
 #include "ktest/ktest.h"
 
+#include "arch/x86_64/cpu.h"
 #include "boot/cmdline.h"
 #include "console/console.h"
 #include "lib/string.h"
+#include "time/time.h"
 
 #define SELECTION_MAX 256
 
@@ -48,6 +50,17 @@ bool ktest_check_eq(struct ktest *t, uint64_t a, uint64_t b, const char *file, i
 		t->failures++;
 	}
 	return a == b;
+}
+
+bool ktest_spin_until(bool (*done)(void *arg), void *arg, uint64_t guard_ns)
+{
+	uint64_t give_up = clock_ns() + guard_ns;
+	while (!done(arg)) {
+		if (clock_ns() > give_up)
+			return false;
+		cpu_relax();
+	}
+	return true;
 }
 
 void ktest_skip(struct ktest *t, const char *reason)

@@ -91,4 +91,9 @@ static inline bool ktest_requested(void)
 }
 #endif
 
+/* Spins (cpu_relax) until done(arg) is true.  Returns false when it is not
+ * after guard_ns: a bound against a hang only, which the caller reports as
+ * a failure that names the hang; it never decides a result. */
+bool ktest_spin_until(bool (*done)(void *arg), void *arg, uint64_t guard_ns);
+
 #endif

@@ -44,15 +44,14 @@ static bool runs_on_past(int pid, unsigned cpu, uint64_t cpu_ns)
 	return false;
 }
 
+static bool nmi_counted_past(void *before)
+{
+	return trap_nmi_count() != *(const uint64_t *)before;
+}
+
 static bool nmi_count_rises_past(uint64_t before)
 {
-	uint64_t give_up = clock_ns() + 10 * NSEC_PER_SEC;
-	while (trap_nmi_count() == before) {
-		if (clock_ns() > give_up)
-			return false;
-		cpu_relax();
-	}
-	return true;
+	return ktest_spin_until(nmi_counted_past, &before, 10 * NSEC_PER_SEC);
 }
 
 static unsigned last_online_cpu(void)

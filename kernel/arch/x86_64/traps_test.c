@@ -326,15 +326,14 @@ static void user_fault_handler_swaps(struct ktest *t)
 
 /* Waits for the NMI count to pass before; the bound only keeps a lost NMI
  * from hanging the suite. */
+static bool nmi_counted_past(void *before)
+{
+	return trap_nmi_count() != *(const uint64_t *)before;
+}
+
 static bool nmi_count_rises_past(uint64_t before)
 {
-	uint64_t give_up = clock_ns() + 10 * NSEC_PER_SEC;
-	while (trap_nmi_count() == before) {
-		if (clock_ns() > give_up)
-			return false;
-		cpu_relax();
-	}
-	return true;
+	return ktest_spin_until(nmi_counted_past, &before, 10 * NSEC_PER_SEC);
 }
 
 /* An NMI in kernel mode (this CPU's own, through the LAPIC) is counted and
