@@ -138,17 +138,26 @@ static bool write_as_poll_promises(int fd, unsigned round)
 	return writable && n > 0;
 }
 
+/* A pipe whose write end does not block, one byte in it; false (a failure
+ * said) when none can be made. */
+static bool nonblocking_pipe_with_a_byte(int fds[2])
+{
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return false;
+	}
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	expect("write of one byte", write(fds[1], "x", 1), 1);
+	return true;
+}
+
 /* Does a pipe with a byte in it poll as writable only while a nonblocking
  * write of PIPE_BUF bytes would go in, as poll-then-write loops expect? */
 void pipe_pollout_means_a_pipe_buf_write_fits(void)
 {
 	int fds[2];
-	if (pipe(fds) < 0) {
-		t_fail("pipe: %s", strerror(errno));
+	if (!nonblocking_pipe_with_a_byte(fds))
 		return;
-	}
-	fcntl(fds[1], F_SETFL, O_NONBLOCK);
-	expect("write of one byte", write(fds[1], "x", 1), 1);
 	unsigned round = 0;
 	while (round < POLL_ROUNDS && write_as_poll_promises(fds[1], round))
 		round++;
@@ -163,12 +172,8 @@ void pipe_large_nonblocking_write_is_partial(void)
 {
 	static char bytes[2 * LINUX_PIPE_BUF];
 	int fds[2];
-	if (pipe(fds) < 0) {
-		t_fail("pipe: %s", strerror(errno));
+	if (!nonblocking_pipe_with_a_byte(fds))
 		return;
-	}
-	fcntl(fds[1], F_SETFL, O_NONBLOCK);
-	expect("write of one byte", write(fds[1], "x", 1), 1);
 	long n = 0, last = 0;
 	for (unsigned i = 0; i < POLL_ROUNDS && (n = write(fds[1], bytes, sizeof bytes)) > 0; i++)
 		last = n;
