@@ -20,6 +20,8 @@ NET_READY = re.compile(r"net: \S+ \d+\.\d+\.\d+\.\d+/\d+ gateway")
 PROMPT = re.compile(r"\n/[^\n]*\$ $|\n/[^\n]*\$ (?=\S)")
 HTTPD_READY = re.compile(r"httpd: (serving .*|no network.*|port \d+: .*)")
 FRAMES_FREE = re.compile(r"mm: (\d+) of (\d+) frames free")
+HOSTFWD_FAILED = re.compile(r"Could not set up host forwarding rule")
+FORWARD_ATTEMPTS = 5
 
 
 class Guest:
@@ -102,6 +104,12 @@ class Guest:
         self.run("", timeout=30)  # a fresh prompt: the console is ours
         return m.group(1)
 
+    def forwarding_failed(self):
+        """Whether QEMU gave up because it could not bind a forwarded host
+        port (one taken between picking it and QEMU's start)."""
+        with self.lock:
+            return bool(HOSTFWD_FAILED.search(self.text))
+
     def type(self, line):
         self.proc.stdin.write(line.encode() + b"\r")
         self.proc.stdin.flush()
@@ -129,3 +137,23 @@ class Guest:
         self.reader.join(5)
         with open(self.log, "w") as f:
             f.write(self.text)
+
+
+def boot_forwarded(count, make, boot=Guest.boot):
+    """Picks count host ports (httpcheck.pick_ports), makes a Guest with
+    make(ports) and boots it (boot(guest), Guest.boot by default).  A port is
+    free when picked but bound by QEMU only later: where QEMU could not set
+    up the forwarding, the guest is stopped and made again with new ports.
+    Returns (guest, ports, what boot returned); the caller stops the guest."""
+    import httpcheck
+    for attempt in range(FORWARD_ATTEMPTS):
+        ports = httpcheck.pick_ports(count)
+        guest = make(ports)
+        try:
+            booted = boot(guest)
+        except BaseException:
+            guest.stop()
+            raise
+        if booted or not guest.forwarding_failed() or attempt == FORWARD_ATTEMPTS - 1:
+            return guest, ports, booted
+        guest.stop()

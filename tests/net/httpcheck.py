@@ -6,6 +6,7 @@ Every check takes the server's port on 127.0.0.1 and returns (ok, detail).
 Nothing here knows about QEMU.
 """
 import os
+import random
 import re
 import socket
 import subprocess
@@ -17,11 +18,78 @@ HOST = "127.0.0.1"
 TIMEOUT = 20.0
 
 
+# Host ports for QEMU's forwards and the host's own servers are picked below
+# the kernel's ephemeral range, where no outgoing connection (of this run or
+# of anything else on the host) is given one meanwhile; randomly, so that two
+# runs at once rarely try the same; and never twice in one process.
+PORT_FLOOR, PORT_CEILING = 10000, 65535
+_handed_out, _handed_out_lock = set(), threading.Lock()
+
+
+def ephemeral_range():
+    """The kernel's range for ports it gives out by itself (bind(0), connect)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(x) for x in f.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
+def candidate_ports():
+    """Every port in [PORT_FLOOR, PORT_CEILING] outside the ephemeral range, shuffled."""
+    low, high = ephemeral_range()
+    ports = [p for p in range(PORT_FLOOR, PORT_CEILING + 1) if not low <= p <= high]
+    random.SystemRandom().shuffle(ports)
+    return ports
+
+
+def reserve_ports(count):
+    """count distinct ports outside the ephemeral range, each held by a socket
+    bound to it on 127.0.0.1 (not listening: a connect to it is refused).
+    Why held: while one is held nobody can bind it, so the ports picked for a
+    run are all distinct and each was free when the last was found.  Returns
+    the sockets; close them (release_ports) just before the ports are used."""
+    sockets = []
+    with _handed_out_lock:
+        for port in candidate_ports():
+            if len(sockets) == count:
+                break
+            if port in _handed_out:
+                continue
+            s = socket.socket()
+            try:
+                s.bind((HOST, port))
+            except OSError:
+                s.close()
+                continue
+            _handed_out.add(port)
+            sockets.append(s)
+    if len(sockets) < count:
+        release_ports(sockets)
+        raise RuntimeError(f"no {count} free ports outside the ephemeral range")
+    return sockets
+
+
+def release_ports(sockets):
+    for s in sockets:
+        s.close()
+
+
+def pick_ports(count):
+    """count distinct TCP ports on 127.0.0.1, outside the ephemeral range, that
+    nobody held when the last of them was picked; released for the caller
+    (QEMU's hostfwd, a server) to bind.  Where that bind fails anyway (some
+    other program took one meanwhile), pick again (guest.boot_forwarded)."""
+    sockets = reserve_ports(count)
+    ports = [s.getsockname()[1] for s in sockets]
+    release_ports(sockets)
+    return ports
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
+    """One port as pick_ports picks them."""
+    return pick_ports(1)[0]
 
 
 def connect(port, timeout=TIMEOUT):

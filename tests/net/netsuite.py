@@ -31,7 +31,7 @@ import time
 
 import acctcheck
 import httpcheck
-from guest import Guest
+from guest import Guest, boot_forwarded
 from tapnet import TapNet
 
 NIC_NAMES = {"e1000": "e1000.0", "virtio": "virtio-net.0"}  # the NIC module's names
@@ -372,15 +372,17 @@ def check_served_from_disk(guest, port, files):
 def run_guest(build, nic, report, log, kernel=None):
     """kernel: the image to boot (Guest's default when None)."""
     prefix = f"net/{nic}"
-    port, disk_port = httpcheck.free_port(), httpcheck.free_port()
     start = time.monotonic()
     disk = make_www_disk(build, log)
-    forwards = {port: 80, httpcheck.free_port(): acctcheck.ACCT_PORT}
-    if disk:
-        forwards[disk_port] = DISK_PORT
-    guest = Guest(build, nic, forwards, log, kernel=kernel, disk=disk)
+
+    def make(ports):
+        forwards = {ports[0]: 80, ports[1]: acctcheck.ACCT_PORT}
+        if disk:
+            forwards[ports[2]] = DISK_PORT
+        return Guest(build, nic, forwards, log, kernel=kernel, disk=disk)
+
+    guest, (port, _, disk_port), httpd = boot_forwarded(3, make)
     try:
-        httpd = guest.boot()
         seconds = time.monotonic() - start
         if httpd is None or not httpd.startswith("serving"):
             if httpd and httpd.startswith("no network"):
@@ -407,10 +409,9 @@ PLACED_BAR = re.compile(r"pci: 00:(\w\w)\.(\d) BAR(\d) placed at (0x[0-9a-f]+)")
 def check_qboot(build, nic, log, kernel):
     """Under QEMU's qboot firmware, which gives no PCI BAR an address, the
     kernel places them and the NIC works: every file served byte-exact."""
-    port = httpcheck.free_port()
-    guest = Guest(build, nic, {port: 80}, log, kernel=kernel, qboot=True)
+    guest, (port,), httpd = boot_forwarded(
+        1, lambda ports: Guest(build, nic, {ports[0]: 80}, log, kernel=kernel, qboot=True))
     try:
-        httpd = guest.boot()
         if not httpd or not httpd.startswith("serving"):
             return False, f"httpd: {httpd} (log {log})"
         placed = PLACED_BAR.findall(guest.text)
@@ -449,14 +450,11 @@ def run_host(build, report):
     bin_dir = os.path.join(build, "user", "bin")
     root = os.path.join(build, "user", "root", "www")
     files = www_files(build)
-    port = httpcheck.free_port()
     log_path = os.path.join(build, "test-logs", "httpd-host.log")
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
-    with open(log_path, "w") as log_file:  # a file: a pipe nobody reads would stall httpd
-        server = subprocess.Popen([os.path.join(bin_dir, "httpd"), "-p", str(port), "-r", root],
-                                  stdout=log_file, stderr=subprocess.STDOUT)
+    server, port = start_host_httpd(bin_dir, root, log_path)
     try:
-        if not wait_listening(port, 10):
+        if not port:
             report("user/host/httpd", "FAIL", 0.0, None, "httpd does not listen")
             return
         small = files["/small.txt"]
@@ -480,9 +478,31 @@ def run_host(build, report):
     timed(report, "user/host/ping", check_host_ping, bin_dir)
 
 
-def wait_listening(port, seconds):
+HOST_HTTPD_ATTEMPTS = 5
+LISTEN_HANG_GUARD = 60  # seconds for httpd to listen: a hang guard only
+
+
+def start_host_httpd(bin_dir, root, log_path):
+    """httpd on the host on a picked port; where it exits (the port taken
+    after it was picked), again on another.  Returns (the process, its port),
+    the port None when it never listened."""
+    for _ in range(HOST_HTTPD_ATTEMPTS):
+        port = httpcheck.free_port()
+        with open(log_path, "w") as log_file:  # a file: a pipe nobody reads would stall httpd
+            server = subprocess.Popen([os.path.join(bin_dir, "httpd"), "-p", str(port), "-r",
+                                       root], stdout=log_file, stderr=subprocess.STDOUT)
+        if wait_listening(port, LISTEN_HANG_GUARD, server):
+            return server, port
+        if server.poll() is None:
+            return server, None  # running but not listening: no point in another port
+    return server, None
+
+
+def wait_listening(port, seconds, server=None):
+    """Whether something accepts on port before seconds pass (a hang guard)
+    or server, if given, exits."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and (server is None or server.poll() is None):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return True
@@ -501,9 +521,14 @@ def check_host_httpget(bin_dir, port, files):
                           timeout=30)
     if proc.returncode != 1 or b"status 404" not in proc.stderr:
         return False, f"missing: status {proc.returncode}, {proc.stderr!r}"
-    closed = httpcheck.free_port()
-    proc = subprocess.run([httpget, f"http://127.0.0.1:{closed}/"], capture_output=True,
-                          timeout=30)
+    # A port held bound but not listening: a connect to it is refused for sure.
+    held = httpcheck.reserve_ports(1)
+    try:
+        closed = held[0].getsockname()[1]
+        proc = subprocess.run([httpget, f"http://127.0.0.1:{closed}/"], capture_output=True,
+                              timeout=30)
+    finally:
+        httpcheck.release_ports(held)
     if proc.returncode != 1 or b"Connection refused" not in proc.stderr:
         return False, f"closed port: {proc.stderr!r} (ECONNREFUSED must map to newlib's errno)"
     return True, "1 MiB identical, 404 and ECONNREFUSED reported"

@@ -32,7 +32,7 @@ import time
 
 import httpcheck
 from chrome_check import check_chrome_trace
-from guest import Guest
+from guest import Guest, boot_forwarded
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MSCOPE = os.path.join(ROOT, "tools", "mscope")
@@ -374,16 +374,16 @@ def run_capture(build, kernel, log, report):
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="trace-test-")
     sock, out_dir = os.path.join(work, "console.sock"), os.path.join(work, "trace")
-    port, accounted_port = httpcheck.free_port(), httpcheck.free_port()
-    guest = Guest(build, "e1000", {port: 80, accounted_port: 8081}, log, kernel=kernel,
-                  console_port=f"socket,path={sock},server=on,wait=off")
+    guest, (port, accounted_port), httpd = boot_forwarded(
+        2, lambda ports: Guest(build, "e1000", {ports[0]: 80, ports[1]: 8081}, log,
+                               kernel=kernel,
+                               console_port=f"socket,path={sock},server=on,wait=off"))
 
     def result(check, problem, text=None):
         report(f"trace/{check}", "FAIL" if problem else "ok", time.monotonic() - started,
                text, problem or "")
 
     try:
-        httpd = guest.boot()
         if not httpd or not httpd.startswith("serving"):
             for check in CHECKS:
                 result(check, f"no web server ({httpd})", guest.text[-3000:])
@@ -459,12 +459,12 @@ def run_tcp_capture(build, kernel, log, report):
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="trace-tcp-")
     out_dir = os.path.join(work, "trace")
-    port, http = httpcheck.free_port(), httpcheck.free_port()
-    guest = Guest(build, "e1000", {port: TCP_PORT, http: 80}, log, kernel=kernel,
-                  append=f"trace_tcp={TCP_PORT} trace_tcp_idle=2")
+    guest, (port, http), booted = boot_forwarded(
+        2, lambda ports: Guest(build, "e1000", {ports[0]: TCP_PORT, ports[1]: 80}, log,
+                               kernel=kernel, append=f"trace_tcp={TCP_PORT} trace_tcp_idle=2"))
     try:
         problem, text = None, ""
-        if not guest.boot():
+        if not booted:
             problem, text = "no boot", guest.text[-3000:]
         else:
             silent = socket.create_connection(("127.0.0.1", port))
@@ -543,12 +543,12 @@ def run_broken_httpd_capture(build, kernel, log, report):
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="trace-broken-")
     sock, out_dir = os.path.join(work, "console.sock"), os.path.join(work, "trace")
-    port = httpcheck.free_port()
-    guest = Guest(build, "e1000", {port: BROKEN_PORT}, log, kernel=kernel,
-                  console_port=f"socket,path={sock},server=on,wait=off")
+    guest, (port,), booted = boot_forwarded(
+        1, lambda ports: Guest(build, "e1000", {ports[0]: BROKEN_PORT}, log, kernel=kernel,
+                               console_port=f"socket,path={sock},server=on,wait=off"))
     problem, text = None, ""
     try:
-        if not guest.boot():
+        if not booted:
             problem, text = "no boot", guest.text[-3000:]
         else:
             guest.run(f"httpd-slow -q -p {BROKEN_PORT} &")
