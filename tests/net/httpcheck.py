@@ -348,24 +348,52 @@ def check_load(port, path, expected, seconds=10, connections=32):
     return ok, detail if ok else detail + "\n" + output
 
 
-def download_many(port, path, expected, count, results):
-    """Fetches path count times in a row (for a mode switch under way);
-    appends one problem string per bad download to results."""
-    for i in range(count):
-        try:
-            r = get(port, path)
-            if not r or r[0] != 200 or r[2] != expected:
-                got = len(r[2]) if r else None
-                results.append(f"download {i + 1}: {r and r[0]}, {got} bytes")
-        except OSError as e:
-            results.append(f"download {i + 1}: {e}")
+class Downloads:
+    """Fetches path again and again on new connections until stopped: the
+    traffic a NIC mode switch must happen under.  Why a loop rather than a
+    fixed number: a fixed number may all be done before the switches come."""
 
+    def __init__(self, port, path, expected):
+        self.port, self.path, self.expected = port, path, expected
+        self.done, self.problems, self.stopping = 0, [], False
+        self.cond = threading.Condition()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
 
-def start_downloads(port, path, expected, count):
-    problems = []
-    thread = threading.Thread(target=download_many, args=(port, path, expected, count, problems))
-    thread.start()
-    return thread, problems
+    def _run(self):
+        """Downloads until stop(); one problem string per bad download."""
+        while True:
+            with self.cond:
+                if self.stopping:
+                    return
+                number = self.done + 1
+            try:
+                r = get(self.port, self.path, timeout=HANG_GUARD)
+                problem = None
+                if not r or r[0] != 200 or r[2] != self.expected:
+                    problem = f"download {number}: {r and r[0]}, {len(r[2]) if r else None} bytes"
+            except OSError as e:
+                problem = f"download {number}: {e}"
+            with self.cond:
+                self.done += 1
+                if problem:
+                    self.problems.append(problem)
+                self.cond.notify_all()
+
+    def wait_past(self, count, timeout=HANG_GUARD):
+        """Waits until more than count downloads have ended (timeout only
+        guards against a hang); returns how many have."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.done > count, timeout)
+            return self.done
+
+    def stop(self, timeout=HANG_GUARD):
+        """Lets the download under way end and stops; returns whether the
+        loop ended (False: a download hangs)."""
+        with self.cond:
+            self.stopping = True
+        self.thread.join(timeout)
+        return not self.thread.is_alive()
 
 
 # ---- paced keep-alive load (for the OS behind QEMU's port forward) ----------

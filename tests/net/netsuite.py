@@ -104,6 +104,33 @@ def closed_during_load(before, after):
     return "; ".join(problems)
 
 
+FRAMES_HANG_GUARD = 60  # seconds: a hang guard only, the last value is judged
+FRAMES_STABLE_READS = 3
+
+
+def settled_frames_free(guest, target=None):
+    """Free frames once the kernel has let go of what a load used: read
+    until within FRAME_SLACK of target (when given) or the same number
+    FRAMES_STABLE_READS times in a row.  Why not a fixed pause: on a busy
+    host httpd's last connections and lwIP's timers may close late.  Returns
+    the last value read (None when `kcmd mem` gives none)."""
+    deadline = time.monotonic() + FRAMES_HANG_GUARD
+    values = []
+    while True:
+        empty_access_logs(guest)
+        value = guest.frames_free()
+        if value is None:
+            return None
+        values.append(value)
+        if target is not None and value >= target - FRAME_SLACK:
+            return value
+        if len(values) >= FRAMES_STABLE_READS and len(set(values[-FRAMES_STABLE_READS:])) == 1:
+            return value
+        if time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
 def check_load_memory(guest, port, files):
     """Warm-up, free frames, the load, free frames again.  The load opens its
     connections one at a time (httpcheck.open_paced says why: QEMU's port
@@ -112,9 +139,7 @@ def check_load_memory(guest, port, files):
     nor the stack (by lwIP's count of resets sent) may end one: if a client
     still sees its connection end, that says where."""
     httpcheck.run_paced_load(port, "/small.txt", files["/small.txt"], 2, LOAD_CONNECTIONS)
-    time.sleep(1)
-    empty_access_logs(guest)
-    before = guest.frames_free()
+    before = settled_frames_free(guest)
     snapshots = {}
     ok, detail = httpcheck.check_paced_load(
         port, "/small.txt", files["/small.txt"], LOAD_SECONDS, LOAD_CONNECTIONS,
@@ -122,9 +147,7 @@ def check_load_memory(guest, port, files):
     ended = closed_during_load(snapshots.get("opened"), snapshots.get("ending"))
     if ended:
         ok, detail = False, detail + "; during the load " + ended
-    time.sleep(2)
-    empty_access_logs(guest)
-    after = guest.frames_free()
+    after = settled_frames_free(guest, before)
     if before is None or after is None:
         return False, detail + "; `kcmd mem` gave no frame count"
     memory = f"; free frames {before} before, {after} after"
@@ -133,22 +156,53 @@ def check_load_memory(guest, port, files):
     return ok, detail + memory
 
 
+HISTORY_NOW = re.compile(r" now (\d+)\.(\d{6}), mode (\w+);")
+HISTORY_CHANGE = re.compile(r"^\s+(\d+)\.(\d{6}) (\w+)$", re.M)
+
+
+def mode_history(guest, name):
+    """The NIC's clock now and its remembered mode changes, in microseconds
+    since boot, from `kcmd nic history`: (now, [(us, mode), ...]), or (None, [])."""
+    text = guest.run(f"kcmd nic history {name}") or ""
+    now = HISTORY_NOW.search(text)
+    if not now:
+        return None, []
+    changes = [(int(s) * 1000000 + int(us), mode) for s, us, mode in HISTORY_CHANGE.findall(text)]
+    return int(now.group(1)) * 1000000 + int(now.group(2)), changes
+
+
 def check_mode_switch(guest, port, files, nic):
-    """Downloads of 1 MiB while the NIC flips between interrupt and polling."""
+    """Downloads of 1 MiB go on, one after another, while the NIC flips
+    between interrupt and polling SWITCHES times; after each switch another
+    download must end (traffic crossed each mode), every download must be
+    byte-identical, and the NIC's mode history must show the switches."""
     name = NIC_NAMES[nic]
-    thread, problems = httpcheck.start_downloads(port, "/1mib.txt", files["/1mib.txt"], 4)
+    since, _ = mode_history(guest, name)
+    downloads = httpcheck.Downloads(port, "/1mib.txt", files["/1mib.txt"])
     answers = []
-    for i in range(SWITCHES):
-        answers.append(guest.run(f"kcmd nic mode {name} {'poll' if i % 2 == 0 else 'irq'}") or "")
-        time.sleep(0.3)
-    thread.join(120)
+    try:
+        for i in range(SWITCHES):
+            ended = downloads.done
+            answers.append(guest.run(f"kcmd nic mode {name} {'poll' if i % 2 == 0 else 'irq'}")
+                           or "")
+            if downloads.wait_past(ended) <= ended:
+                break  # a download hangs: reported below
+    finally:
+        stopped = downloads.stop()
+    _, changes = mode_history(guest, name)
     guest.run(f"kcmd nic mode {name} irq")
     if any("unknown command" in a for a in answers):
         return None, "the kernel has no `nic` shell command"
     failed = [a.strip() for a in answers if "kcmd:" in a]
-    if failed or problems or thread.is_alive():
-        return False, "; ".join(failed + problems) or "downloads did not finish"
-    return True, f"4 downloads of 1 MiB identical across {SWITCHES} mode switches"
+    if failed or downloads.problems or not stopped or len(answers) < SWITCHES:
+        return False, "; ".join(failed + downloads.problems) or "a download did not finish"
+    if since is None:
+        return False, "`kcmd nic history` gave no clock"
+    made = [mode for at, mode in changes if at > since]
+    if len(made) < SWITCHES or not {"polling", "interrupt"} <= set(made):
+        return False, f"{len(made)} mode changes in the NIC's history ({made}), {SWITCHES} made"
+    return True, (f"{downloads.done} downloads of 1 MiB identical across {SWITCHES} mode "
+                  f"switches (history: {' '.join(made)})")
 
 
 BULK_COPIES = 16  # of /www/1mib.txt: a 16 MiB file
