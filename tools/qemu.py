@@ -7,13 +7,15 @@ timeout, and the result is the isa-debug-exit code the kernel chose.
 Console (--console-stdio): batch, but the serial console is stdin/stdout, for
 tests that type commands at the kernel shell.
 A batch or console run that times out first reports what each CPU was doing
-(tools/qemu_dump.py).
+(tools/qemu_dump.py); a batch run with --dump-on TEXT does the same once TEXT
+is in its serial log.
 """
 import argparse
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import qemu_dump
@@ -119,42 +121,80 @@ def run_interactive(cmd):
     return subprocess.call(cmd)
 
 
+POLL_SECONDS = 0.1  # how often a --dump-on run reads its serial log
+
+
+def dump_requested(args):
+    """Whether the serial log holds --dump-on's text yet (never without one)."""
+    if not args.dump_on:
+        return False
+    try:
+        with open(args.log, "rb") as f:
+            return args.dump_on.encode() in f.read()
+    except OSError:
+        return False
+
+
+def wait_for_end(proc, reader, args):
+    """Waits for QEMU to exit; returns None then, "timeout" when it outlives
+    --timeout (a hang guard), or "dump-on" once --dump-on's text is in the
+    serial log (a run stopped where it was, on purpose, to be described)."""
+    deadline = time.monotonic() + args.timeout
+    while True:
+        left = deadline - time.monotonic()
+        reader.join(min(left, POLL_SECONDS) if args.dump_on else left)
+        if not reader.is_alive():
+            return None
+        if dump_requested(args):
+            return "dump-on"
+        if time.monotonic() >= deadline:
+            return "timeout"
+
+
 def run_until_timeout(cmd, args, **popen):
-    """Runs QEMU with a private QMP socket; returns (exit status or None when
-    it timed out, its output).  A run that times out is first stopped and its
+    """Runs QEMU with a private QMP socket; returns (exit status, or None when
+    it was stopped: timed out, or --dump-on's text came; its output; why it
+    was stopped: None, "timeout" or "dump-on").  A stopped run first has its
     CPUs described (tools/qemu_dump.py): in the serial log, or on stderr when
     the console is stdio."""
     with tempfile.TemporaryDirectory(prefix="qemu-") as tmp:
         qmp_path = os.path.join(tmp, "qmp.sock")
         proc = subprocess.Popen(cmd + ["-qmp", f"unix:{qmp_path},server=on,wait=off"], **popen)
-        try:
-            output, _ = proc.communicate(timeout=args.timeout)
-            return proc.returncode, output
-        except subprocess.TimeoutExpired:
-            report = qemu_dump.dump_cpus(qmp_path, args.kernel, args.hang_symbols)
-            proc.kill()
-            output, _ = proc.communicate()
-            if args.console_stdio:
-                sys.stderr.write(report)
-            else:
-                with open(args.log, "a") as f:
-                    f.write("\n" + report)
-            return None, output
+        result = {}
+        # QEMU's output is read on a thread, so that waiting can also watch the log.
+        reader = threading.Thread(target=lambda: result.update(output=proc.communicate()[0]),
+                                  daemon=True)
+        reader.start()
+        stopped = wait_for_end(proc, reader, args)
+        if stopped is None:
+            return proc.returncode, result.get("output"), None
+        report = qemu_dump.dump_cpus(qmp_path, args.kernel, args.hang_symbols)
+        proc.kill()
+        reader.join()
+        if args.console_stdio:
+            sys.stderr.write(report)
+        else:
+            with open(args.log, "a") as f:
+                f.write("\n" + report)
+        return None, result.get("output"), stopped
 
 
 def run_batch(cmd, args):
     cmd += ["-display", "none", "-serial", f"file:{args.log}", "-monitor", "none"]
+    if args.dump_on:
+        open(args.log, "w").close()  # an earlier run's text must not trigger this one's dump
     start = time.monotonic()
-    code, output = run_until_timeout(cmd, args, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    timed_out = code is None
+    code, output, stopped = run_until_timeout(cmd, args, stdin=subprocess.DEVNULL,
+                                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     qemu_output = (output or b"").decode(errors="replace")
     elapsed = time.monotonic() - start
     if qemu_output.strip():
         sys.stderr.write(qemu_output)
-    verdict = "timed out (hang)" if timed_out else EXIT_NAMES.get(code, f"exit status {code}")
+    verdict = {"timeout": "timed out (hang)",
+               "dump-on": f"stopped and described at {args.dump_on!r} (--dump-on)"}.get(
+                   stopped) or EXIT_NAMES.get(code, f"exit status {code}")
     print(f"qemu.py: {verdict} after {elapsed:.1f}s, serial log in {args.log}", file=sys.stderr)
-    return 124 if timed_out else code
+    return 124 if stopped else code
 
 
 def run_console(cmd, args):
@@ -162,8 +202,8 @@ def run_console(cmd, args):
     test can talk to the kernel shell through pipes; same timeout and exit
     status as batch mode."""
     cmd += ["-display", "none", "-serial", "stdio", "-monitor", "none"]
-    code, _ = run_until_timeout(cmd, args)
-    if code is None:
+    code, _, stopped = run_until_timeout(cmd, args)
+    if stopped:
         print(f"qemu.py: timed out (hang) after {args.timeout:.0f}s", file=sys.stderr)
         return 124
     return code
@@ -207,10 +247,15 @@ def main():
     p.add_argument("--hang-symbols", type=lambda v: [x for x in v.split(",") if x], default=[],
                    help="kernel variables (comma-separated) whose first words a timed-out run "
                    "reports beside each CPU's backtrace")
+    p.add_argument("--dump-on", metavar="TEXT",
+                   help="batch: once TEXT is in the serial log, stop the run and describe each "
+                   "CPU as at a timeout (exit status 124), e.g. at a prompt, where the OS idles")
     p.add_argument("extra", nargs="*", help="more QEMU arguments, after --")
     args = p.parse_args()
     if not args.kernel and not args.iso:
         p.error("give --kernel or --iso")
+    if args.dump_on and (args.console_stdio or args.interactive):
+        p.error("--dump-on reads the serial log: batch runs only")
     cmd = qemu_command(args)
     if args.interactive:
         sys.exit(run_interactive(cmd))

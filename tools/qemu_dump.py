@@ -173,7 +173,7 @@ def dump_cpus(socket_path, kernel, symbols=()):
         return f"qemu.py: could not read the CPUs' state: {e}\n"
     try:
         qmp.execute("stop")
-        lines = ["qemu.py: the CPUs when the run timed out (frame-pointer backtraces):"]
+        lines = ["qemu.py: the CPUs when the run was stopped (frame-pointer backtraces):"]
         for cpu in range(cpu_count(qmp)):
             lines += describe_cpu(qmp, cpu, kernel)
         if symbols:
