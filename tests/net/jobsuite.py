@@ -46,6 +46,37 @@ def press(guest, key):
         return guest.text[mark:m.start() + 1] if m else None
 
 
+# A bound that only guards against a hang: waiting for a program's marker,
+# a respawned shell, never decides a result by how long it took.
+HANG_GUARD = 60
+READY = re.compile(r"\nready (\d+)\n")
+
+
+def start_foreground(guest, line):
+    """Types line and waits for what it prints once it runs (its marker, a
+    regular expression; hang-guarded).  Why: a key typed before the program
+    owns the console is a plain byte, or reaches the shell.  The shell's
+    stage takes the console itself before exec (sh.c run_stage), so a marker
+    the program prints says it has it.  Returns the match, or None."""
+    with guest.lock:
+        mark = len(guest.text)
+    guest.type(line)
+    return guest.wait_for(READY, HANG_GUARD, mark + len(line))
+
+
+def foreground_sleep(guest):
+    """A foreground `sleep 100` that owns the console: sh -c prints its pid
+    (which exec keeps) and execs sleep.  Returns the pid, or None."""
+    m = start_foreground(guest, "sh -c 'echo ready $$; exec sleep 100'")
+    return int(m.group(1)) if m else None
+
+
+def shell_pid(guest):
+    """The pid of the shell at the console (`echo $$`), or None."""
+    m = re.search(r"\n(\d+)\n", guest.run("echo $$", timeout=HANG_GUARD) or "")
+    return int(m.group(1)) if m else None
+
+
 # (name, line, pattern its output must match)
 SHELL_LINES = [
     ("semicolon", "echo one; echo two", r"one\ntwo\n"),
@@ -163,25 +194,32 @@ def check(results, name, ok, detail=""):
 def check_console_cooked_after_shell_killed(guest, results):
     """The shell killed while it edits a line (the console raw): the shell
     init starts next must run programs on a cooked console (^D ends cat)."""
+    old = shell_pid(guest)
     guest.run('sh -c "sleep 2; kill -9 $$" &')
-    time.sleep(8)  # the old shell killed, the next one at its prompt
+    # The old shell killed, the next one at its prompt: its pid answers.
+    deadline, new = time.monotonic() + HANG_GUARD, old
+    while old is not None and new in (old, None) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        new = shell_pid(guest)
     respawned = guest.run("echo respawned") or ""
-    guest.type("cat")
-    time.sleep(1)
+    ran = start_foreground(guest, "sh -c 'echo ready $$; exec cat'")
     with guest.lock:
         mark = len(guest.text)
     guest.proc.stdin.write(b"typed\r\x04")
     guest.proc.stdin.flush()
     from guest import PROMPT
-    ended = guest.wait_for(PROMPT, 20, mark)
-    check(results, "sh-console-cooked-after-shell-killed", "respawned\n" in respawned and ended,
-          f"respawned: {respawned!r}, cat ended by ^D: {bool(ended)}")
+    ended = guest.wait_for(PROMPT, HANG_GUARD, mark)
+    check(results, "sh-console-cooked-after-shell-killed",
+          old is not None and new not in (old, None) and "respawned\n" in respawned and ran
+          and ended, f"shell pid {old} then {new}, respawned: {respawned!r}, cat ran: "
+          f"{bool(ran)}, cat ended by ^D: {bool(ended)}")
 
 
 def check_foreground_pipeline_on_two_cpus(build, log, results):
     """On two CPUs a pipeline's stages may read the console before the shell
     hands it to their group: each must have it already (never stopped by
-    SIGTTIN), and ^D must end `cat | cat`."""
+    SIGTTIN), and ^D must end `sh -c 'echo go; cat' | cat` (typed once "go"
+    says both stages run)."""
     guest = Guest(build, "e1000", {}, log, timeout=180, smp=2)
     answers = []
     try:
@@ -190,8 +228,14 @@ def check_foreground_pipeline_on_two_cpus(build, log, results):
             return
         from guest import PROMPT
         for _ in range(5):
-            guest.type("cat | cat")
-            time.sleep(1)
+            # The first stage says "go" through the second once both run.
+            with guest.lock:
+                mark = len(guest.text)
+            line = "sh -c 'echo go; cat' | cat"
+            guest.type(line)
+            if not guest.wait_for(re.compile(r"\ngo\n"), HANG_GUARD, mark + len(line)):
+                answers.append(None)
+                break
             with guest.lock:
                 mark = len(guest.text)
             guest.proc.stdin.write(b"piped\r\x04")
@@ -236,25 +280,23 @@ def run(build, log):
               re.search(rf"\n\s*{httpd[0]}\s.*httpd -b -u www -l /tmp/httpd\.log", full),
               full)
 
-        guest.type("sleep 100")
-        time.sleep(2)
-        answer = press(guest, CTRL_C)
+        sleeper = foreground_sleep(guest)
+        answer = press(guest, CTRL_C) if sleeper else None
         after = processes(guest)
-        check(results, "ctrl-c-ends-foreground", answer is not None and
-              not pids_named(after, "sleep"), f"after ^C: {after}")
+        check(results, "ctrl-c-ends-foreground", answer is not None and sleeper not in after
+              and not pids_named(after, "sleep"), f"sleep's pid {sleeper}; after ^C: {after}")
         check(results, "ctrl-c-spares-daemons",
               set(httpd) <= set(after) and set(monitor) <= set(after),
               f"before {before}, after {after}")
 
-        guest.type("sleep 100")
-        time.sleep(2)
-        stopped = press(guest, CTRL_Z) or ""
+        sleeper = foreground_sleep(guest)
+        stopped = (press(guest, CTRL_Z) if sleeper else None) or ""
         stop_status = guest.run("echo st=$?") or ""
         check(results, "ctrl-z-status-148", "st=148\n" in stop_status, stop_status)
         table = processes(guest)
-        sleeping = pids_named(table, "sleep")
+        sleeping = [sleeper] if sleeper in table else []
         check(results, "ctrl-z-stops", "stopped" in stopped and sleeping and
-              table[sleeping[0]][0] == "stopped", f"{stopped!r}, {table}")
+              table[sleeper][0] == "stopped", f"{stopped!r}, sleep's pid {sleeper}, {table}")
         resumed = guest.run("bg; jobs") or ""
         check(results, "bg-continues", re.search(r"\[1\] running", resumed), resumed)
 
@@ -269,9 +311,12 @@ def run(build, log):
         for pid in sleeping:
             guest.run(f"kill {pid}")
 
+        with guest.lock:
+            mark = len(guest.text)
         guest.type("top -d 1")
-        time.sleep(3)
-        quit_answer = guest.run("q")  # None: no prompt came back
+        # top's first report ends "since boot": it runs and owns the console.
+        reported = guest.wait_for(re.compile(r"since boot\n"), HANG_GUARD, mark)
+        quit_answer = guest.run("q") if reported else None  # None: no prompt came back
         check(results, "top-quits-on-q", quit_answer is not None and
               not pids_named(processes(guest), "top"), repr(quit_answer))
 
