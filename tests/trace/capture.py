@@ -519,6 +519,7 @@ def run_flight_capture(build, kernel, log, report):
 
 BROKEN_CHECKS = ["broken-httpd-found"]
 BROKEN_PORT = 81
+SERVING_HANG_GUARD = 60  # seconds for httpd-slow to listen: a hang guard only
 
 
 def broken_httpd_problems(folded_text, table_text):
@@ -551,22 +552,29 @@ def run_broken_httpd_capture(build, kernel, log, report):
         if not booted:
             problem, text = "no boot", guest.text[-3000:]
         else:
+            with guest.lock:
+                mark = len(guest.text)
             guest.run(f"httpd-slow -q -p {BROKEN_PORT} &")
-            time.sleep(1)
-            subprocess.run([MSCOPE, "uscope", "trace", "httpd-slow", "--mode", "2", "--budget", "3",
-                            "--attach", sock], cwd=ROOT, capture_output=True, timeout=120)
-            status, output, response = record_around(
-                ["--attach", sock, "--stacks", "-o", out_dir],
-                lambda: httpcheck.get(port, "/index.html"))
-            folded = os.path.join(work, "folded")
-            stacks = subprocess.run([MSCOPE, "stacks", out_dir, "--folded", folded],
-                                    capture_output=True, text=True)
-            folded_text = open(folded).read() if os.path.exists(folded) else ""
-            text = output + stacks.stdout + folded_text
-            if status or not response or response[0] != 200:
-                problem = f"mscope record exit {status}, response {response and response[0]}"
+            # It says so once it listens; the bound only guards against a hang.
+            serving = re.compile(rf"httpd: serving \S+ on port {BROKEN_PORT}\b")
+            if not guest.wait_for(serving, SERVING_HANG_GUARD, mark):
+                problem, text = "httpd-slow never said it serves", guest.text[-3000:]
             else:
-                problem = broken_httpd_problems(folded_text, stacks.stdout)
+                subprocess.run([MSCOPE, "uscope", "trace", "httpd-slow", "--mode", "2",
+                                "--budget", "3", "--attach", sock], cwd=ROOT,
+                               capture_output=True, timeout=120)
+                status, output, response = record_around(
+                    ["--attach", sock, "--stacks", "-o", out_dir],
+                    lambda: httpcheck.get(port, "/index.html"))
+                folded = os.path.join(work, "folded")
+                stacks = subprocess.run([MSCOPE, "stacks", out_dir, "--folded", folded],
+                                        capture_output=True, text=True)
+                folded_text = open(folded).read() if os.path.exists(folded) else ""
+                text = output + stacks.stdout + folded_text
+                if status or not response or response[0] != 200:
+                    problem = f"mscope record exit {status}, response {response and response[0]}"
+                else:
+                    problem = broken_httpd_problems(folded_text, stacks.stdout)
     finally:
         guest.stop()
     report("trace/broken-httpd-found", "FAIL" if problem else "ok", time.monotonic() - started,
