@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "boot/bootinfo.h"
 #include "pci/pci.h"
 
 /* Raw configuration access by address; width 1, 2 or 4, offset aligned to it.
@@ -35,6 +36,13 @@ int pci_parse_mcfg(const void *table, uint32_t length, struct pci_ecam_region *r
 enum pci_bar_kind pci_bar_decode_kind(uint32_t low);
 uint64_t pci_bar_decode_size(uint32_t low_probe, uint32_t high_probe, enum pci_bar_kind kind);
 uint64_t pci_bar_decode_base(uint32_t low, uint32_t high, enum pci_bar_kind kind);
+
+/* Whether a memory BAR at [base, base + size) may be mapped: it has an
+ * address (0 is a BAR nobody placed), does not wrap, and overlaps no usable
+ * RAM region of the boot memory map (a device mapped there would write into
+ * memory the kernel hands out). */
+bool pci_bar_range_is_device_memory(uint64_t base, uint64_t size, const struct boot_region *regions,
+				    unsigned region_count);
 
 /* The ECAM region's addresses, [*base, *end).  False without ECAM. */
 bool pci_ecam_range(uint64_t *base, uint64_t *end);

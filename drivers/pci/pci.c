@@ -13,6 +13,7 @@
  */
 #include "pci/internal.h"
 
+#include "boot/bootinfo.h"
 #include "console/console.h"
 #include "joinpoint/joinpoint.h"
 #include "lib/errno.h"
@@ -257,6 +258,20 @@ JOINPOINT_DEFINE(pci, enable_device, int, struct pci_device *, dev, unsigned, fl
 	return 0;
 }
 
+bool pci_bar_range_is_device_memory(uint64_t base, uint64_t size, const struct boot_region *regions,
+				    unsigned region_count)
+{
+	if (base == 0 || size == 0 || base + size < base)
+		return false; /* never placed, or wrapping past the top */
+	for (unsigned i = 0; i < region_count; i++) {
+		const struct boot_region *r = &regions[i];
+		if (r->type == BOOT_REGION_USABLE && base < r->base + r->length &&
+		    r->base < base + size)
+			return false;
+	}
+	return true;
+}
+
 JOINPOINT_DEFINE(pci, map_bar, void *, struct pci_device *, dev, unsigned, index)
 {
 	if (!dev || index >= PCI_BAR_COUNT)
@@ -264,8 +279,17 @@ JOINPOINT_DEFINE(pci, map_bar, void *, struct pci_device *, dev, unsigned, index
 	struct pci_bar *bar = &dev->bars[index];
 	if (bar->kind != PCI_BAR_MEM32 && bar->kind != PCI_BAR_MEM64)
 		return NULL;
-	if (!bar->mapped)
-		bar->mapped = vm_map_mmio(bar->base, bar->size);
+	if (bar->mapped)
+		return bar->mapped;
+	const struct boot_info *boot = bootinfo();
+	if (!pci_bar_range_is_device_memory(bar->base, bar->size, boot->regions,
+					    boot->region_count)) {
+		pr_warn("pci: %02x:%02x.%u BAR%u at %#lx (%lu bytes) is no device memory: "
+			"not mapped\n",
+			dev->bus, dev->device, dev->function, index, bar->base, bar->size);
+		return NULL;
+	}
+	bar->mapped = vm_map_mmio(bar->base, bar->size);
 	return bar->mapped;
 }
 

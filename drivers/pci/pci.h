@@ -139,8 +139,10 @@ enum pci_enable_flags {
  * Returns 0 or -EINVAL (dev NULL). */
 int pci_enable_device(struct pci_device *dev, unsigned flags);
 /* Maps memory BAR index uncached (once; later calls return the same).
- * Returns the mapping, or NULL (index out of range, not a memory BAR,
- * mapping failed). */
+ * Returns the mapping, or NULL (index out of range, not a memory BAR, a BAR
+ * without an address (base 0: behind a bridge nobody programmed, or left by
+ * the firmware), one that wraps or overlaps usable RAM, mapping failed):
+ * the caller's probe must then fail. */
 void *pci_map_bar(struct pci_device *dev, unsigned index);
 
 /* Makes handler(frame, ctx) run for the device's interrupt on a new vector,

@@ -1,8 +1,9 @@
 /*
  * The pci suite: enumeration found the host bridge, chose the access method
  * the machine offers, sized every BAR sanely, bound the NIC when there is
- * one; and the pure pieces (BAR decoding, the MCFG parser, INTx routing)
- * give the values the specifications and QEMU's wiring say.
+ * one, refused to map a BAR without device memory behind it; and the pure
+ * pieces (BAR decoding, the MCFG parser, INTx routing) give the values the
+ * specifications and QEMU's wiring say.
  */
 #include "ktest/ktest.h"
 #include "lib/errno.h"
@@ -110,6 +111,32 @@ static void bar_decoding_follows_the_spec(struct ktest *t)
 	EXPECT_EQ(t, pci_bar_decode_base(0xc041, 0, PCI_BAR_IO), 0xc040);
 }
 
+/* A BAR nobody placed (base 0), one that wraps and one over RAM are never
+ * mapped: a device's registers there would be RAM the kernel uses. */
+static void bars_without_device_memory_are_not_mapped(struct ktest *t)
+{
+	struct pci_device fake = {.bus = 0xff};
+	fake.bars[0] = (struct pci_bar){.kind = PCI_BAR_MEM32, .base = 0, .size = 4096};
+	fake.bars[1] = (struct pci_bar){.kind = PCI_BAR_MEM64, .base = ~0ull - 4095, .size = 8192};
+	EXPECT_TRUE(t, pci_map_bar(&fake, 0) == NULL);
+	EXPECT_TRUE(t, pci_map_bar(&fake, 1) == NULL);
+	const struct boot_info *boot = bootinfo();
+	for (unsigned i = 0; i < boot->region_count; i++) {
+		const struct boot_region *r = &boot->regions[i];
+		if (r->type != BOOT_REGION_USABLE || r->length < 8192 || r->base == 0)
+			continue;
+		fake.bars[2] =
+		    (struct pci_bar){.kind = PCI_BAR_MEM32, .base = r->base, .size = 4096};
+		EXPECT_TRUE(t, pci_map_bar(&fake, 2) == NULL);
+		break;
+	}
+	struct boot_region ram = {.base = 0x100000, .length = 0x100000, .type = BOOT_REGION_USABLE};
+	EXPECT_FALSE(t, pci_bar_range_is_device_memory(0x1ff000, 0x2000, &ram, 1));
+	EXPECT_TRUE(t, pci_bar_range_is_device_memory(0x200000, 0x1000, &ram, 1));
+	EXPECT_FALSE(t, pci_bar_range_is_device_memory(0, 0x1000, &ram, 0));
+	EXPECT_FALSE(t, pci_bar_range_is_device_memory(~0ull - 0xfff, 0x2000, &ram, 0));
+}
+
 static void mcfg_parser_refuses_bad_lengths(struct ktest *t)
 {
 	uint8_t table[44 + 16 * 2] = {0};
@@ -140,5 +167,6 @@ static void intx_routes_follow_the_chipset(struct ktest *t)
 KTEST_SUITE(pci, KTEST_CASE(host_bridge_is_found), KTEST_CASE(access_method_matches_the_machine),
 	    KTEST_CASE(bar_sizes_are_sane), KTEST_CASE(capability_walks_end),
 	    KTEST_CASE(nic_is_bound_when_present), KTEST_CASE(bar_decoding_follows_the_spec),
+	    KTEST_CASE(bars_without_device_memory_are_not_mapped),
 	    KTEST_CASE(mcfg_parser_refuses_bad_lengths),
 	    KTEST_CASE(intx_routes_follow_the_chipset));
