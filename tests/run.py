@@ -756,9 +756,13 @@ def scratch_disk(args, name):
     return path
 
 
-def run_ktest_block(args, reporter, name, suites, device="virtio"):
-    run_ktest(args, reporter, name, suites, provides=["scratch-disk"],
+def run_ktest_block(args, reporter, name, suites, device="virtio", options=""):
+    run_ktest(args, reporter, name, suites, options=options, provides=["scratch-disk"],
               qemu_args=["--disk", scratch_disk(args, name), "--disk-device", device])
+
+
+# QEMU's NVMe controller's ids: pci_intx= makes it interrupt through INTx.
+NVME_PCI_IDS = "1b36:0010"
 
 
 def run_ktest_blocktimeout(args, reporter, device="virtio"):
@@ -954,6 +958,8 @@ def ktest_listing(args):
     lines.append("ktest-blockerr/blockerr/<case>: reads and writes failed by QEMU blkdebug rules, "
                  "raw and through ext2")
     lines.append("ktest-block-nvme/..., ktest-blockerr-nvme/...: the same on an NVMe disk")
+    lines.append("ktest-block-nvme-intx/...: the block suite on an NVMe disk interrupting "
+                 "through INTx (pci_intx=)")
     lines.append("ktest-blocktimeout/blocktimeout/<case>, ktest-blocktimeout-nvme/...: a virtio-blk "
                  "(an NVMe) disk that stops answering (QEMU throttling): -ETIMEDOUT and a reset, "
                  "then -EIO, no hang")
@@ -1174,6 +1180,8 @@ def ktest_jobs(args, reporter):
          lambda: run_ktest_blocktimeout(args, reporter),
          lambda: run_ktest_blocktimeout(args, reporter, "nvme"),
          lambda: run_ktest_block(args, reporter, "ktest-block-nvme", "block", "nvme"),
+         lambda: run_ktest_block(args, reporter, "ktest-block-nvme-intx", "block", "nvme",
+                                 f"pci_intx={NVME_PCI_IDS}"),
          lambda: run_ktest_blockerr(args, reporter, "ktest-blockerr-nvme", "nvme"),
          lambda: run_ktest_ext2(args, reporter)]
 

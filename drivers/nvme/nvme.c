@@ -253,7 +253,8 @@ static int create_io_queues(struct nvme *nv, uint16_t vector)
 	int error = queue_alloc(&nv->io, 1);
 	if (error)
 		return error;
-	uint32_t interrupts = vector == 0xffff ? 0 : (uint32_t)vector << 16 | 2;
+	/* IEN (bit 1) either way: on INTx the queue interrupts with IV 0 */
+	uint32_t interrupts = vector == 0xffff ? 2u : (uint32_t)vector << 16 | 2;
 	struct nvme_command cq = {.dword0 = NVME_ADMIN_CREATE_CQ,
 				  .prp1 = virt_to_phys(nv->io.cq),
 				  .cdw10 = (NVME_QUEUE_ENTRIES - 1) << 16 | 1,

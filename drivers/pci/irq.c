@@ -29,6 +29,7 @@
 
 #include "acpi/acpi.h"
 #include "arch/x86_64/apic.h"
+#include "boot/cmdline.h"
 #include "console/console.h"
 #include "cpu/spinlock.h"
 #include "joinpoint/joinpoint.h"
@@ -286,12 +287,59 @@ static int pci_attach_message(struct pci_device *dev, enum pci_irq_kind kind,
 	return kind;
 }
 
+/* pci_intx=VVVV:DDDD: the function with these ids gets INTx even where it
+ * offers MSI-X or MSI, so a test can drive a driver's INTx path. */
+static struct {
+	bool set;
+	uint16_t vendor_id, device_id;
+} forced_intx;
+
+/* Four hexadecimal digits at text into *value.  Returns false otherwise. */
+static bool parse_hex16(const char *text, uint16_t *value)
+{
+	unsigned result = 0;
+	for (unsigned i = 0; i < 4; i++) {
+		char c = text[i];
+		unsigned digit = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+				 : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+				 : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+							: 16u;
+		if (digit == 16)
+			return false;
+		result = result << 4 | digit;
+	}
+	*value = (uint16_t)result;
+	return true;
+}
+
+static int set_forced_intx(const char *value)
+{
+	if (!value || !parse_hex16(value, &forced_intx.vendor_id) || value[4] != ':' ||
+	    !parse_hex16(value + 5, &forced_intx.device_id) || value[9] != '\0')
+		return -1;
+	forced_intx.set = true;
+	return 0;
+}
+KERNEL_PARAM(pci_intx, set_forced_intx,
+	     "VVVV:DDDD (hex ids): that device interrupts through INTx, never MSI-X or MSI");
+
+static bool intx_forced_for(const struct pci_device *dev)
+{
+	return forced_intx.set && dev->vendor_id == forced_intx.vendor_id &&
+	       dev->device_id == forced_intx.device_id;
+}
+
 JOINPOINT_DEFINE(pci, attach_irq, int, struct pci_device *, dev, enum pci_irq_kind, prefer,
 		 irq_handler_fn, handler, void *, ctx, const char *, name)
 {
 	if (!dev || !handler || dev->irq_kind != PCI_IRQ_NONE)
 		return -EINVAL;
 	int kind = -ENODEV;
+	if (intx_forced_for(dev)) {
+		pr_info("pci: %02x:%02x.%u: INTx only (pci_intx=)\n", dev->bus, dev->device,
+			dev->function);
+		prefer = PCI_IRQ_INTX;
+	}
 	if (prefer == PCI_IRQ_MSIX)
 		kind = pci_attach_message(dev, PCI_IRQ_MSIX, handler, ctx, name);
 	if (kind < 0 && prefer != PCI_IRQ_INTX)
