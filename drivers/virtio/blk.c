@@ -18,6 +18,8 @@
  * the device dead.  The driver resets it (from then on it touches no buffer
  * and raises no interrupt), ends every request in flight with -ETIMEDOUT,
  * and refuses later ones with -EIO: nothing waits forever on a silent disk.
+ * A device whose used index runs ahead of the requests it holds (virtio/queue.c
+ * breaks the queue) is reset the same way, its requests ending with -EIO.
  */
 #include "virtio/internal.h"
 
@@ -117,6 +119,35 @@ static unsigned virtio_blk_give_up(struct virtio_blk *vb, struct block_request *
 	return count;
 }
 
+/* Frees the slots of the requests give_up took and ends them with status. */
+static void virtio_blk_end_all(struct virtio_blk *vb, struct block_request **ended, unsigned count,
+			       int status)
+{
+	for (unsigned i = 0; i < count; i++) {
+		semaphore_up(&vb->free_slots);
+		block_complete(ended[i], status);
+	}
+}
+
+/* The queue broke (the device claimed more requests done than it held): the
+ * device is reset, every request in flight fails with -EIO and later ones
+ * are refused. */
+static void virtio_blk_fail_broken(struct virtio_blk *vb)
+{
+	struct block_request *ended[VIRTIO_BLK_SLOTS];
+	unsigned count = 0;
+	uint64_t flags = spin_lock_irqsave(&vb->lock);
+	bool first = !vb->dead;
+	if (first)
+		count = virtio_blk_give_up(vb, ended);
+	spin_unlock_irqrestore(&vb->lock, flags);
+	if (first)
+		pr_warn("virtio-blk: %s returned more requests than it held: reset, %u requests "
+			"failed\n",
+			vb->block.name, count);
+	virtio_blk_end_all(vb, ended, count, -EIO);
+}
+
 static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx)
 {
 	(void)timer;
@@ -135,10 +166,7 @@ static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx)
 		pr_warn("virtio-blk: %s did not answer for %lu s: reset, %u requests timed out\n",
 			vb->block.name, (unsigned long)(VIRTIO_BLK_TIMEOUT_NS / NSEC_PER_SEC),
 			count);
-	for (unsigned i = 0; i < count; i++) {
-		semaphore_up(&vb->free_slots);
-		block_complete(ended[i], -ETIMEDOUT);
-	}
+	virtio_blk_end_all(vb, ended, count, -ETIMEDOUT);
 }
 
 static unsigned virtio_blk_devices;
@@ -237,6 +265,8 @@ static void virtio_blk_irq(struct trap_frame *frame, void *ctx)
 		semaphore_up(&vb->free_slots);
 		block_complete(request, status);
 	}
+	if (vb->queue.broken)
+		virtio_blk_fail_broken(vb);
 }
 
 static const struct block_ops virtio_blk_ops = {

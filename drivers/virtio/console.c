@@ -37,8 +37,8 @@
  * The device is not trusted: used entries naming a buffer it does not own are
  * skipped (virtio/queue.c), a length beyond the buffer is dropped and counted,
  * a control message of the wrong size is ignored and counted.  A device that
- * reports NEEDS_RESET or FAILED, or removes the port, makes writes fail with
- * -EIO.
+ * reports NEEDS_RESET or FAILED, breaks a queue (a used index ahead of the
+ * buffers it holds) or removes the port makes writes fail with -EIO.
  *
  * No join points here: the trace stream itself leaves through vcon_write, and
  * recording it would record the recorder.
@@ -80,7 +80,8 @@ void vcon_init_state(struct vcon *vc)
 static bool vcon_check_device(struct vcon *vc)
 {
 	uint8_t status = virtio_read_status(&vc->vdev);
-	if (status & (VIRTIO_STATUS_NEEDS_RESET | VIRTIO_STATUS_FAILED))
+	if (status & (VIRTIO_STATUS_NEEDS_RESET | VIRTIO_STATUS_FAILED) || vc->rx.broken ||
+	    vc->tx.broken || vc->control_rx.broken || vc->control_tx.broken)
 		vc->failed = true;
 	return !vc->failed;
 }

@@ -72,6 +72,7 @@ struct virtio_net {
 	struct spinlock tx_lock;
 	enum pci_irq_kind irq_kind;
 	volatile bool interrupts_on;
+	bool failed; /* a queue broke: the device was reset */
 	struct virtio_net_counters counters;
 	struct virtio_net_large large;
 };

@@ -26,8 +26,10 @@
  *
  * The device is not trusted: a used entry for a descriptor it does not own is
  * skipped (virtio/queue.c), a length below the header or beyond the buffer is
- * dropped and counted, and the buffer goes back to the device either way.
- * Receive runs only in the NIC's worker; transmit takes tx_lock.
+ * dropped and counted, and the buffer goes back to the device either way; a
+ * used index ahead of the buffers the device holds breaks the queue, and the
+ * worker resets the device.  Receive runs only in the NIC's worker; transmit
+ * takes tx_lock.
  */
 #include "virtio/internal.h"
 
@@ -270,13 +272,28 @@ static int virtio_net_transmit_segmented(struct nic *nic, const void *frame, siz
 	return virtio_net_transmit_large(nic->driver, frame, length, header_length);
 }
 
+/* A queue broke (the device claimed more buffers back than it held): the
+ * device is reset once and the NIC stays silent; the buffers it held are
+ * never reused. */
+static void virtio_net_check_queues(struct virtio_net *vn)
+{
+	if (vn->failed || !(vn->rx.broken || vn->tx.broken))
+		return;
+	vn->failed = true;
+	virtio_reset_device(&vn->vdev);
+	pr_warn("virtio-net: the device returned more buffers than it held: reset, no more "
+		"frames\n");
+}
+
 static unsigned virtio_net_poll(struct nic *nic, unsigned budget)
 {
 	struct virtio_net *vn = nic->driver;
 	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
 	virtio_net_reclaim_tx(vn);
 	spin_unlock_irqrestore(&vn->tx_lock, flags);
-	return virtio_net_receive(vn, budget);
+	unsigned delivered = virtio_net_receive(vn, budget);
+	virtio_net_check_queues(vn);
+	return delivered;
 }
 
 /* ---- Interrupts, link, counters ------------------------------------------ */

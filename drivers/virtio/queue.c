@@ -4,7 +4,11 @@
  * ring", and a used entry names the buffer to read.  The driver remembers
  * which descriptors the device owns (in_flight), and a used entry naming a
  * descriptor out of range or not owned by the device is counted and skipped:
- * the device is never trusted to say which memory is whose.  Lengths the
+ * the device is never trusted to say which memory is whose.  A used index
+ * that runs ahead of the buffers in flight and those the driver forgot
+ * (which would make stale ring entries look like completions) marks the
+ * queue broken: nothing more is
+ * taken from it, and the driver fails or resets the device.  Lengths the
  * device reports are checked by the caller against buffer_size.
  *
  * Ordering: x86 keeps stores in order and loads in order, so publishing a
@@ -130,6 +134,7 @@ void virtio_forget_buffer(struct virtqueue *queue, unsigned id)
 		return;
 	queue->in_flight[id] = 0;
 	queue->free_count++;
+	queue->forgotten++;
 }
 
 bool virtio_buffer_in_flight(const struct virtqueue *queue, unsigned id)
@@ -159,11 +164,25 @@ unsigned virtio_used_pending(struct virtqueue *queue)
 
 bool virtio_has_used(struct virtqueue *queue)
 {
-	return __atomic_load_n(&queue->used->index, __ATOMIC_ACQUIRE) != queue->last_used;
+	return !queue->broken &&
+	       __atomic_load_n(&queue->used->index, __ATOMIC_ACQUIRE) != queue->last_used;
+}
+
+/* Whether the device claims more used entries than it holds buffers: an
+ * honest device returns each buffer in flight once, and each buffer the
+ * driver forgot at most once more (never beyond the ring's size). */
+static bool used_index_ran_ahead(struct virtqueue *queue)
+{
+	unsigned could_return = queue->size - queue->free_count + queue->forgotten;
+	if (could_return > queue->size)
+		could_return = queue->size;
+	return virtio_used_pending(queue) > could_return;
 }
 
 bool virtio_take_used(struct virtqueue *queue, unsigned *id, uint32_t *length)
 {
+	if (!queue->broken && used_index_ran_ahead(queue))
+		queue->broken = true;
 	while (virtio_has_used(queue)) {
 		volatile struct virtq_used_elem *elem =
 		    &queue->used->ring[queue->last_used % queue->size];
@@ -171,6 +190,8 @@ bool virtio_take_used(struct virtqueue *queue, unsigned *id, uint32_t *length)
 		queue->last_used++;
 		if (used_id >= queue->size || !queue->in_flight[used_id]) {
 			queue->bad_used++;
+			if (queue->forgotten)
+				queue->forgotten--; /* perhaps a forgotten one, back after all */
 			continue;
 		}
 		queue->in_flight[used_id] = 0;

@@ -4,7 +4,8 @@
  * plays the device by writing used entries naming descriptors that do not
  * exist or that the device does not own, and lengths beyond the buffer or
  * below the header.  Only good frames may reach nic_rx, every bad entry is
- * counted, and every buffer goes back to the device.  An absurd queue size
+ * counted, and every buffer goes back to the device; a used index further
+ * ahead than the buffers in flight breaks the queue.  An absurd queue size
  * offered by a device is cut to a power of two the driver can hold.  A large
  * TCP frame goes to a device that segments (CSUM, HOST_TSO4) whole, behind a
  * header that asks for it, in a run of pages of its area that comes back
@@ -74,7 +75,9 @@ static void entries_for_buffers_the_device_does_not_own_are_skipped(struct ktest
 	struct virtqueue queue = {0};
 	ASSERT_EQ(t, virtio_alloc_queue(&queue, 4, 64), 0);
 	queue.notify = &fake_notify;
+	ASSERT_EQ(t, virtio_offer_buffer(&queue, 0, 64, false), 0);
 	ASSERT_EQ(t, virtio_offer_buffer(&queue, 1, 64, false), 0);
+	ASSERT_EQ(t, virtio_offer_buffer(&queue, 3, 64, false), 0);
 	EXPECT_EQ(t, virtio_offer_buffer(&queue, 1, 64, false), -EINVAL); /* twice */
 	EXPECT_EQ(t, virtio_offer_buffer(&queue, 4, 64, false), -EINVAL); /* out of range */
 	device_uses(&queue, 2, 10);                                       /* never offered */
@@ -86,7 +89,32 @@ static void entries_for_buffers_the_device_does_not_own_are_skipped(struct ktest
 	EXPECT_EQ(t, id, 1);
 	EXPECT_FALSE(t, virtio_take_used(&queue, &id, &length));
 	EXPECT_EQ(t, queue.bad_used, 2);
-	EXPECT_EQ(t, queue.free_count, 4);
+	EXPECT_EQ(t, queue.free_count, 2);
+	EXPECT_FALSE(t, queue.broken);
+	virtio_free_queue(&queue);
+}
+
+/* Four buffers offered; the device returns descriptor 1, then moves its
+ * used index four further without writing entries: what the ring holds
+ * there is stale, and descriptor 0 (still the device's) must not come back. */
+static void a_used_index_ahead_of_the_buffers_in_flight_breaks_the_queue(struct ktest *t)
+{
+	struct virtqueue queue = {0};
+	ASSERT_EQ(t, virtio_alloc_queue(&queue, 4, 64), 0);
+	queue.notify = &fake_notify;
+	for (unsigned i = 0; i < 4; i++)
+		ASSERT_EQ(t, virtio_offer_buffer(&queue, i, 64, true), 0);
+	device_uses(&queue, 1, 10);
+	queue.used->index += 4;
+	unsigned id = 0, taken = 0;
+	uint32_t length = 0;
+	while (virtio_take_used(&queue, &id, &length))
+		taken++;
+	EXPECT_EQ(t, taken, 0);
+	EXPECT_TRUE(t, queue.broken);
+	EXPECT_FALSE(t, virtio_has_used(&queue));
+	for (unsigned i = 0; i < 4; i++)
+		EXPECT_TRUE(t, virtio_buffer_in_flight(&queue, i)); /* none handed back */
 	virtio_free_queue(&queue);
 }
 
@@ -261,6 +289,7 @@ static void the_area_reuses_runs_given_back_out_of_order(struct ktest *t)
 
 KTEST_SUITE(virtio, KTEST_CASE(bad_used_entries_are_dropped_and_counted),
 	    KTEST_CASE(entries_for_buffers_the_device_does_not_own_are_skipped),
+	    KTEST_CASE(a_used_index_ahead_of_the_buffers_in_flight_breaks_the_queue),
 	    KTEST_CASE(absurd_queue_sizes_are_cut),
 	    KTEST_CASE(interrupt_suppression_is_a_flag_in_the_ring),
 	    KTEST_CASE(large_frames_go_whole_to_a_device_that_segments),

@@ -94,6 +94,8 @@ struct virtqueue {
 	uint64_t bad_used;    /* used entries with an id out of range or not in flight */
 	uint64_t kicks;
 	bool size_clamped; /* the device offered more than VIRTIO_QUEUE_MAX or a non power of two */
+	unsigned forgotten; /* buffers virtio_forget_buffer took back that may yet be returned */
+	bool broken; /* the used index ran ahead of the buffers in flight: nothing is taken */
 };
 
 /* Finds the common, notify, ISR and device capabilities, maps them, resets
@@ -160,7 +162,8 @@ struct virtio_segment {
 int virtio_offer_chain(struct virtqueue *queue, unsigned head,
 		       const struct virtio_segment *segments, unsigned count);
 /* The device will never return descriptor id (it dropped it): counts it
- * free again.  Harmless for one not in flight. */
+ * free again, and as one the device may still return once (a used entry
+ * the queue then skips).  Harmless for one not in flight. */
 void virtio_forget_buffer(struct virtqueue *queue, unsigned id);
 /* Is descriptor id with the device? */
 bool virtio_buffer_in_flight(const struct virtqueue *queue, unsigned id);
@@ -168,7 +171,9 @@ bool virtio_buffer_in_flight(const struct virtqueue *queue, unsigned id);
 int virtio_find_free_buffer(struct virtqueue *queue);
 /* Takes the next used entry: returns true with *id and *length, false when
  * none is pending.  Entries naming a descriptor out of range or not in flight
- * are counted in bad_used and skipped. */
+ * are counted in bad_used and skipped.  A used index further ahead than the
+ * buffers in flight sets broken, and a broken queue returns false (and
+ * virtio_has_used false) from then on: the caller fails the device. */
 bool virtio_take_used(struct virtqueue *queue, unsigned *id, uint32_t *length);
 /* Used entries the device returned that virtio_take_used has not taken. */
 unsigned virtio_used_pending(struct virtqueue *queue);
