@@ -226,13 +226,33 @@ unsigned pci_init(void)
 
 /* ---- Capabilities, command register, BAR mappings ------------------------ */
 
+int pci_for_each_capability(const struct pci_device *dev, uint8_t id,
+			    int (*fn)(unsigned offset, void *arg), void *arg)
+{
+	if (!(pci_read_config16(dev, PCI_STATUS) & PCI_STATUS_CAPABILITIES))
+		return 0;
+	unsigned offset = pci_read_config8(dev, PCI_CAPABILITIES);
+	for (unsigned steps = 0; steps < PCI_CAPABILITY_STEPS; steps++) {
+		offset &= 0xfc;
+		if (offset < 0x40)
+			return 0;
+		if (pci_read_config8(dev, offset) == id) {
+			int result = fn(offset, arg);
+			if (result)
+				return result;
+		}
+		offset = pci_read_config8(dev, offset + 1);
+	}
+	return 0;
+}
+
 unsigned pci_find_capability(const struct pci_device *dev, uint8_t id, unsigned start)
 {
 	if (!(pci_read_config16(dev, PCI_STATUS) & PCI_STATUS_CAPABILITIES))
 		return 0;
 	unsigned offset =
 	    start ? pci_read_config8(dev, start + 1) : pci_read_config8(dev, PCI_CAPABILITIES);
-	for (unsigned steps = 0; steps < 48; steps++) {
+	for (unsigned steps = 0; steps < PCI_CAPABILITY_STEPS; steps++) {
 		offset &= 0xfc;
 		if (offset < 0x40)
 			return 0;

@@ -123,10 +123,20 @@ void pci_write_config8(const struct pci_device *dev, unsigned offset, uint8_t va
 void pci_write_config16(const struct pci_device *dev, unsigned offset, uint16_t value);
 void pci_write_config32(const struct pci_device *dev, unsigned offset, uint32_t value);
 
+/* Capabilities a list is followed for at most: 192 bytes of 4-byte-aligned
+ * entries past the header hold no more than 48. */
+#define PCI_CAPABILITY_STEPS 48
 /* Returns the offset of the first capability with id after offset start
  * (0: from the beginning), or 0 when there is none.  A looping or
- * out-of-range list ends the walk. */
+ * out-of-range list ends the walk; calling it again from each result is not
+ * bounded as a whole (a list that loops through id repeats forever): walk
+ * every capability of an id with pci_for_each_capability. */
 unsigned pci_find_capability(const struct pci_device *dev, uint8_t id, unsigned start);
+/* Calls fn(offset, arg) for each capability with id in list order until it
+ * returns non-zero; returns that value, or 0.  The whole walk takes at most
+ * PCI_CAPABILITY_STEPS steps, so a list whose next pointers loop ends. */
+int pci_for_each_capability(const struct pci_device *dev, uint8_t id,
+			    int (*fn)(unsigned offset, void *arg), void *arg);
 
 /* ---- Devices ------------------------------------------------------------- */
 

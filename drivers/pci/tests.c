@@ -76,6 +76,27 @@ static void capability_walks_end(struct ktest *t)
 	pci_for_each_device(check_capabilities, t);
 }
 
+static int count_capability(unsigned offset, void *arg)
+{
+	(void)offset;
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+/* A function on a bus nobody answers on reads all ones: its status says it
+ * has capabilities, and the list at 0xfc names itself as next, id 0xff, for
+ * ever.  Walking every capability of that id ends within the budget. */
+static void a_looping_capability_list_ends(struct ktest *t)
+{
+	struct pci_device absent = {.bus = 0xff, .device = 31, .function = 7};
+	ASSERT_EQ(t, pci_read_config16(&absent, PCI_VENDOR_ID), 0xffff);
+	EXPECT_EQ(t, pci_find_capability(&absent, 0xff, 0), 0xfc);
+	EXPECT_EQ(t, pci_find_capability(&absent, 0xff, 0xfc), 0xfc); /* loops */
+	unsigned visits = 0;
+	EXPECT_EQ(t, pci_for_each_capability(&absent, 0xff, count_capability, &visits), 0);
+	EXPECT_EQ(t, visits, PCI_CAPABILITY_STEPS);
+}
+
 static void nic_is_bound_when_present(struct ktest *t)
 {
 	struct pci_device *nic = pci_find_class(0x02, 0x00, 0);
@@ -166,7 +187,8 @@ static void intx_routes_follow_the_chipset(struct ktest *t)
 
 KTEST_SUITE(pci, KTEST_CASE(host_bridge_is_found), KTEST_CASE(access_method_matches_the_machine),
 	    KTEST_CASE(bar_sizes_are_sane), KTEST_CASE(capability_walks_end),
-	    KTEST_CASE(nic_is_bound_when_present), KTEST_CASE(bar_decoding_follows_the_spec),
+	    KTEST_CASE(a_looping_capability_list_ends), KTEST_CASE(nic_is_bound_when_present),
+	    KTEST_CASE(bar_decoding_follows_the_spec),
 	    KTEST_CASE(bars_without_device_memory_are_not_mapped),
 	    KTEST_CASE(mcfg_parser_refuses_bad_lengths),
 	    KTEST_CASE(intx_routes_follow_the_chipset));

@@ -4,7 +4,8 @@
  * described by vendor-specific PCI capabilities naming a BAR, an offset and a
  * length; each is checked to lie inside its BAR before it is used, so a
  * device (or a firmware) that points outside cannot make the driver touch
- * memory it did not map.  Initialisation follows the spec's order: reset,
+ * memory it did not map, and the walk over them is bounded as a whole, so a
+ * list whose next pointers loop ends.  Initialisation follows the spec's order: reset,
  * ACKNOWLEDGE, DRIVER, features, FEATURES_OK (re-read), queues, DRIVER_OK.
  * Only the probing thread touches the common configuration, so it has no lock.
  */
@@ -81,8 +82,11 @@ static volatile uint8_t *virtio_map_structure(struct pci_device *pci, unsigned c
 	return base ? base + offset : NULL;
 }
 
-static void virtio_find_structure(struct virtio_device *vdev, unsigned cap)
+/* One vendor capability: maps the structure it describes unless one of its
+ * kind was found before.  Returns 0: the walk goes on. */
+static int virtio_find_structure(unsigned cap, void *arg)
 {
+	struct virtio_device *vdev = arg;
 	struct pci_device *pci = vdev->pci;
 	switch (pci_read_config8(pci, cap + 3)) {
 	case CAP_COMMON:
@@ -105,6 +109,7 @@ static void virtio_find_structure(struct virtio_device *vdev, unsigned cap)
 			    virtio_map_structure(pci, cap, 1, &vdev->device_config_length);
 		break;
 	}
+	return 0;
 }
 
 void virtio_reset_device(struct virtio_device *vdev)
@@ -126,9 +131,7 @@ int virtio_open_device(struct virtio_device *vdev, struct pci_device *pci)
 {
 	*vdev = (struct virtio_device){.pci = pci};
 	pci_enable_device(pci, PCI_ENABLE_MEMORY | PCI_ENABLE_BUS_MASTER);
-	for (unsigned cap = pci_find_capability(pci, PCI_CAP_VENDOR, 0); cap;
-	     cap = pci_find_capability(pci, PCI_CAP_VENDOR, cap))
-		virtio_find_structure(vdev, cap);
+	pci_for_each_capability(pci, PCI_CAP_VENDOR, virtio_find_structure, vdev);
 	if (!vdev->common || !vdev->notify_base || !vdev->isr || !vdev->device_config)
 		return -ENODEV;
 	virtio_reset_device(vdev);
