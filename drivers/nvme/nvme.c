@@ -3,7 +3,8 @@
  * machines boot from), behind the block boundary (block/block.h).  Each
  * namespace with 512-byte logical blocks becomes a block device "nvme0n1".
  *
- * Bring-up follows the specification's order: disable (CC.EN = 0, wait for
+ * Bring-up follows the specification's order: check that BAR0 holds the
+ * doorbells at CAP's stride, disable (CC.EN = 0, wait for
  * CSTS.RDY = 0), admin queues (AQA, ASQ, ACQ), enable (wait for RDY, bounded
  * by CAP.TO), then admin commands, polled: Identify Controller, Identify
  * Namespace 1, Create I/O Completion Queue (interrupting through MSI-X entry
@@ -20,6 +21,8 @@
  * every request in flight with -ETIMEDOUT and refuse later ones with -EIO,
  * as the virtio-blk driver does: nothing waits forever on a silent disk.
  */
+#include "nvme/internal.h"
+
 #include "block/block.h"
 #include "console/console.h"
 #include "lib/errno.h"
@@ -35,7 +38,6 @@
 #define NVME_REG_AQA  0x24
 #define NVME_REG_ASQ  0x28
 #define NVME_REG_ACQ  0x30
-#define NVME_DOORBELL 0x1000
 
 #define NVME_CC_EN     1u
 #define NVME_CC_IOSQES (6u << 16) /* 64-byte submission entries */
@@ -210,7 +212,9 @@ static int enable_controller(struct nvme *nv)
 	uint64_t cap = reg_read64(nv, NVME_REG_CAP);
 	if ((cap & 0xffff) + 1 < NVME_QUEUE_ENTRIES || ((cap >> 48) & 0xf) != 0)
 		return -ENODEV; /* queues too short, or no 4 KiB pages */
-	nv->doorbell_stride = 4u << ((cap >> 32) & 0xf);
+	if (!nvme_doorbells_fit(cap, nv->pci->bars[0].size, NVME_QUEUE_PAIRS))
+		return -ENODEV; /* a stride that puts doorbells past the BAR */
+	nv->doorbell_stride = (unsigned)nvme_doorbell_stride(cap);
 	nv->timeout_ns = (((cap >> 24) & 0xff) + 1) * 500 * NSEC_PER_MSEC;
 	reg_write32(nv, NVME_REG_CC, 0);
 	int error = wait_ready(nv, false);
@@ -253,12 +257,10 @@ static int create_io_queues(struct nvme *nv, uint16_t vector)
 	int error = queue_alloc(&nv->io, 1);
 	if (error)
 		return error;
-	/* IEN (bit 1) either way: on INTx the queue interrupts with IV 0 */
-	uint32_t interrupts = vector == 0xffff ? 2u : (uint32_t)vector << 16 | 2;
 	struct nvme_command cq = {.dword0 = NVME_ADMIN_CREATE_CQ,
 				  .prp1 = virt_to_phys(nv->io.cq),
 				  .cdw10 = (NVME_QUEUE_ENTRIES - 1) << 16 | 1,
-				  .cdw11 = interrupts | 1};
+				  .cdw11 = nvme_cq_interrupt_flags(vector) | 1};
 	error = admin_command(nv, &cq);
 	if (error)
 		return error;
@@ -432,7 +434,7 @@ static int nvme_start(struct nvme *nv, struct pci_device *pci)
 {
 	pci_enable_device(pci, PCI_ENABLE_MEMORY | PCI_ENABLE_BUS_MASTER);
 	nv->regs = pci_map_bar(pci, 0);
-	if (!nv->regs || pci->bars[0].size < NVME_DOORBELL + 4 * 16)
+	if (!nv->regs)
 		return -ENODEV;
 	nv->prp_lists = mm_alloc_pages(NVME_SLOTS, PAGE_SIZE);
 	if (!nv->prp_lists)
@@ -446,7 +448,7 @@ static int nvme_start(struct nvme *nv, struct pci_device *pci)
 	if (kind < 0)
 		return kind;
 	nv->irq_kind = (enum pci_irq_kind)kind;
-	return create_io_queues(nv, kind == PCI_IRQ_MSIX || kind == PCI_IRQ_MSI ? 0 : 0xffff);
+	return create_io_queues(nv, kind == PCI_IRQ_MSIX || kind == PCI_IRQ_MSI ? 0 : NVME_INTX);
 }
 
 static int nvme_probe(struct pci_device *pci)
