@@ -48,34 +48,6 @@
 #define VIRTIO_BLK_TIMEOUT_NS       (5 * NSEC_PER_SEC)
 #define VIRTIO_BLK_WATCH_NS         NSEC_PER_SEC
 
-struct virtio_blk_header {
-	uint32_t type;
-	uint32_t reserved;
-	uint64_t sector;
-};
-
-/* Device-visible: the header and status of one request in flight. */
-struct virtio_blk_slot {
-	struct virtio_blk_header header;
-	volatile uint8_t status;
-	struct block_request *request; /* NULL: the slot is free */
-};
-
-struct virtio_blk {
-	struct block_device block;
-	struct virtio_device vdev;
-	struct virtqueue queue;
-	struct spinlock lock; /* the queue and the slots */
-	struct semaphore free_slots;
-	struct virtio_blk_slot *slots; /* slot_count, in one DMA page */
-	unsigned slot_count;
-	enum pci_irq_kind irq_kind;
-	uint64_t interrupts;
-	struct timer_oneshot watchdog;
-	bool watching; /* the watchdog is armed */
-	bool dead;     /* timed out and reset: every request is refused */
-};
-
 static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx);
 
 /* Lock held: arms the watchdog unless it is armed or the device is dead. */
@@ -252,12 +224,14 @@ static bool virtio_blk_take_finished(struct virtio_blk *vb, struct block_request
 	return found;
 }
 
-static void virtio_blk_irq(struct trap_frame *frame, void *ctx)
+void virtio_blk_irq(struct trap_frame *frame, void *ctx)
 {
 	(void)frame;
 	struct virtio_blk *vb = ctx;
 	if (vb->irq_kind == PCI_IRQ_INTX && !virtio_read_isr(&vb->vdev))
 		return; /* another device on a shared line */
+	if (!vb->io_ready)
+		return; /* before the queue exists: nothing can have finished */
 	__atomic_fetch_add(&vb->interrupts, 1, __ATOMIC_RELAXED);
 	struct block_request *request;
 	int status;
@@ -280,7 +254,10 @@ static uint64_t virtio_blk_capacity(struct virtio_blk *vb)
 	return high << 32 | low;
 }
 
-/* Queue, slots, interrupt, DRIVER_OK.  Returns 0 or an error. */
+/* Interrupt, queue (its MSI-X entry depends on the interrupt's kind), slots,
+ * DRIVER_OK.  The handler serves nothing until io_ready: an interrupt that
+ * comes before the queue and slots exist finds nothing to read.  Returns 0
+ * or an error. */
 static int virtio_blk_start(struct virtio_blk *vb, struct pci_device *pci)
 {
 	int error = virtio_negotiate_features(
@@ -308,6 +285,7 @@ static int virtio_blk_start(struct virtio_blk *vb, struct pci_device *pci)
 		return -ENOMEM;
 	memset(vb->slots, 0, PAGE_SIZE);
 	semaphore_init(&vb->free_slots, vb->slot_count, "virtio-blk.slots");
+	__atomic_store_n(&vb->io_ready, true, __ATOMIC_RELEASE);
 	virtio_start_device(&vb->vdev);
 	return 0;
 }

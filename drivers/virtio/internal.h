@@ -1,14 +1,17 @@
-/* The virtio drivers' private declarations: the virtio-net state, and the
- * pieces the hostile-device tests drive directly. */
+/* The virtio drivers' private declarations: the virtio-net and virtio-blk
+ * state, and the pieces the hostile-device tests drive directly. */
 #ifndef DRIVERS_VIRTIO_INTERNAL_H
 #define DRIVERS_VIRTIO_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "block/block.h"
 #include "cpu/spinlock.h"
 #include "net/nic.h"
 #include "pci/pci.h"
+#include "sched/sched.h"
+#include "time/time.h"
 #include "virtio/virtio.h"
 
 #define VIRTIO_NET_F_CSUM      (1ull << 0) /* the device completes a partial checksum */
@@ -102,5 +105,40 @@ int virtio_net_transmit_large(struct virtio_net *vn, const void *frame, size_t l
 /* Takes back the transmit descriptors the device has finished with, and the
  * pages of the area they held.  tx_lock held. */
 void virtio_net_reclaim_tx(struct virtio_net *vn);
+
+/* ---- virtio-blk (blk.c) --------------------------------------------------- */
+
+struct virtio_blk_header {
+	uint32_t type;
+	uint32_t reserved;
+	uint64_t sector;
+};
+
+/* Device-visible: the header and status of one request in flight. */
+struct virtio_blk_slot {
+	struct virtio_blk_header header;
+	volatile uint8_t status;
+	struct block_request *request; /* NULL: the slot is free */
+};
+
+struct virtio_blk {
+	struct block_device block;
+	struct virtio_device vdev;
+	struct virtqueue queue;
+	struct spinlock lock; /* the queue and the slots */
+	struct semaphore free_slots;
+	struct virtio_blk_slot *slots; /* slot_count, in one DMA page */
+	unsigned slot_count;
+	enum pci_irq_kind irq_kind;
+	volatile bool io_ready; /* the queue and slots exist: interrupts are served */
+	uint64_t interrupts;
+	struct timer_oneshot watchdog;
+	bool watching; /* the watchdog is armed */
+	bool dead;     /* timed out and reset: every request is refused */
+};
+
+/* The device's interrupt: ends every finished request.  Ignored (the ISR
+ * read on INTx, nothing else) until io_ready. */
+void virtio_blk_irq(struct trap_frame *frame, void *ctx);
 
 #endif

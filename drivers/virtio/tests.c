@@ -5,7 +5,8 @@
  * exist or that the device does not own, and lengths beyond the buffer or
  * below the header.  Only good frames may reach nic_rx, every bad entry is
  * counted, and every buffer goes back to the device; a used index further
- * ahead than the buffers in flight breaks the queue.  An absurd queue size
+ * ahead than the buffers in flight breaks the queue, and virtio-blk ignores an
+ * interrupt that comes before its queue exists.  An absurd queue size
  * offered by a device is cut to a power of two the driver can hold.  A large
  * TCP frame goes to a device that segments (CSUM, HOST_TSO4) whole, behind a
  * header that asks for it, in a run of pages of its area that comes back
@@ -287,9 +288,23 @@ static void the_area_reuses_runs_given_back_out_of_order(struct ktest *t)
 	EXPECT_EQ(t, large.free_pages, 0);
 }
 
+/* An interrupt that arrives before the queue exists (attached first, for
+ * its MSI-X entry) is ignored: the queue's rings are not there to read. */
+static void an_interrupt_before_the_blk_queue_exists_is_ignored(struct ktest *t)
+{
+	struct virtio_blk *vb = kzalloc(sizeof(*vb));
+	ASSERT_TRUE(t, vb != NULL);
+	spin_init(&vb->lock, "virtio-blk.test");
+	vb->irq_kind = PCI_IRQ_MSIX;
+	virtio_blk_irq(NULL, vb); /* queue.used is NULL */
+	EXPECT_EQ(t, vb->interrupts, 0);
+	kfree(vb);
+}
+
 KTEST_SUITE(virtio, KTEST_CASE(bad_used_entries_are_dropped_and_counted),
 	    KTEST_CASE(entries_for_buffers_the_device_does_not_own_are_skipped),
 	    KTEST_CASE(a_used_index_ahead_of_the_buffers_in_flight_breaks_the_queue),
+	    KTEST_CASE(an_interrupt_before_the_blk_queue_exists_is_ignored),
 	    KTEST_CASE(absurd_queue_sizes_are_cut),
 	    KTEST_CASE(interrupt_suppression_is_a_flag_in_the_ring),
 	    KTEST_CASE(large_frames_go_whole_to_a_device_that_segments),
