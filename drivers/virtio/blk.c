@@ -9,7 +9,9 @@
  * writes).  Up to VIRTIO_BLK_SLOTS requests are in flight; a submitter waits
  * for a free slot on a semaphore.  Completion is interrupt-driven (MSI-X, or
  * INTx with the ISR register); the handler reads each used slot's status and
- * ends its request through block_complete: anything but OK is -EIO.  A used
+ * ends its request through block_complete: anything but OK is -EIO, and so is
+ * a read whose used length is not its bytes and the status byte.  A device
+ * offering BLK_SIZE other than 512 is refused.  A used
  * entry naming a descriptor the driver did not offer is skipped and counted
  * (virtio/queue.c), so a lying device cannot complete someone else's request.
  *
@@ -33,7 +35,6 @@
 
 /* Feature bits and request layout (virtio 1.x, 5.2). */
 #define VIRTIO_BLK_F_RO            (1ull << 5)
-#define VIRTIO_BLK_F_BLK_SIZE      (1ull << 6)
 #define VIRTIO_BLK_F_FLUSH         (1ull << 9)
 #define VIRTIO_BLK_T_IN            0
 #define VIRTIO_BLK_T_OUT           1
@@ -201,6 +202,22 @@ static int virtio_blk_submit(struct block_device *device, struct block_request *
 	return error;
 }
 
+int virtio_blk_request_status(const struct block_request *request, uint8_t status,
+			      uint32_t used_length)
+{
+	if (status != VIRTIO_BLK_S_OK)
+		return -EIO;
+	if (request->op == BLOCK_READ &&
+	    used_length != (uint64_t)request->count * BLOCK_SECTOR_SIZE + 1)
+		return -EIO; /* the device wrote less (or claims more) than was asked */
+	return 0;
+}
+
+bool virtio_blk_block_size_usable(uint64_t features, uint32_t block_size)
+{
+	return !(features & VIRTIO_BLK_F_BLK_SIZE) || block_size == BLOCK_SECTOR_SIZE;
+}
+
 /* Takes one finished request off the queue: true with *request and *status. */
 static bool virtio_blk_take_finished(struct virtio_blk *vb, struct block_request **request,
 				     int *status)
@@ -216,7 +233,7 @@ static bool virtio_blk_take_finished(struct virtio_blk *vb, struct block_request
 			continue;
 		}
 		*request = slot->request;
-		*status = slot->status == VIRTIO_BLK_S_OK ? 0 : -EIO;
+		*status = virtio_blk_request_status(slot->request, slot->status, length);
 		slot->request = NULL;
 		found = true;
 	}
@@ -265,6 +282,9 @@ static int virtio_blk_start(struct virtio_blk *vb, struct pci_device *pci)
 	    VIRTIO_F_VERSION_1);
 	if (error)
 		return error;
+	if (!virtio_blk_block_size_usable(
+		vb->vdev.features, virtio_read_config32(&vb->vdev, VIRTIO_BLK_CONFIG_BLK_SIZE)))
+		return -ENODEV; /* the block layer speaks 512-byte sectors only */
 	int kind = pci_attach_irq(pci, PCI_IRQ_MSIX, virtio_blk_irq, vb, "virtio-blk");
 	if (kind < 0)
 		return kind;

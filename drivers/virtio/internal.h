@@ -137,6 +137,15 @@ struct virtio_blk {
 	bool dead;     /* timed out and reset: every request is refused */
 };
 
+#define VIRTIO_BLK_F_BLK_SIZE (1ull << 6)
+
+/* What a finished request ends with: 0, or -EIO for a status other than OK
+ * and for a read whose used length is not its bytes plus the status byte. */
+int virtio_blk_request_status(const struct block_request *request, uint8_t status,
+			      uint32_t used_length);
+/* Whether the device's block size (BLK_SIZE in features) is 512 bytes, the
+ * only size the block layer addresses. */
+bool virtio_blk_block_size_usable(uint64_t features, uint32_t block_size);
 /* The device's interrupt: ends every finished request.  Ignored (the ISR
  * read on INTx, nothing else) until io_ready. */
 void virtio_blk_irq(struct trap_frame *frame, void *ctx);

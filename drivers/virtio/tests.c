@@ -5,8 +5,9 @@
  * exist or that the device does not own, and lengths beyond the buffer or
  * below the header.  Only good frames may reach nic_rx, every bad entry is
  * counted, and every buffer goes back to the device; a used index further
- * ahead than the buffers in flight breaks the queue, and virtio-blk ignores an
- * interrupt that comes before its queue exists.  An absurd queue size
+ * ahead than the buffers in flight breaks the queue; virtio-blk ignores an
+ * interrupt that comes before its queue exists, fails a read whose used
+ * length is short and refuses a block size other than 512.  An absurd queue size
  * offered by a device is cut to a power of two the driver can hold.  A large
  * TCP frame goes to a device that segments (CSUM, HOST_TSO4) whole, behind a
  * header that asks for it, in a run of pages of its area that comes back
@@ -301,10 +302,29 @@ static void an_interrupt_before_the_blk_queue_exists_is_ignored(struct ktest *t)
 	kfree(vb);
 }
 
+/* A read the device says it wrote fewer (or more) bytes into than asked
+ * fails, even with status OK; writes and flushes go by the status alone. */
+static void a_blk_read_short_of_its_length_fails(struct ktest *t)
+{
+	struct block_request read = {.op = BLOCK_READ, .count = 2};
+	EXPECT_EQ(t, virtio_blk_request_status(&read, 0, 1025), 0);
+	EXPECT_EQ(t, virtio_blk_request_status(&read, 0, 513), -EIO);
+	EXPECT_EQ(t, virtio_blk_request_status(&read, 0, 1), -EIO);
+	EXPECT_EQ(t, virtio_blk_request_status(&read, 0, 2048), -EIO);
+	EXPECT_EQ(t, virtio_blk_request_status(&read, 1, 1025), -EIO);
+	struct block_request write = {.op = BLOCK_WRITE, .count = 2};
+	EXPECT_EQ(t, virtio_blk_request_status(&write, 0, 1), 0);
+	EXPECT_EQ(t, virtio_blk_request_status(&write, 0xff, 1), -EIO);
+	EXPECT_TRUE(t, virtio_blk_block_size_usable(0, 4096)); /* not offered: 512 */
+	EXPECT_TRUE(t, virtio_blk_block_size_usable(VIRTIO_BLK_F_BLK_SIZE, 512));
+	EXPECT_FALSE(t, virtio_blk_block_size_usable(VIRTIO_BLK_F_BLK_SIZE, 4096));
+}
+
 KTEST_SUITE(virtio, KTEST_CASE(bad_used_entries_are_dropped_and_counted),
 	    KTEST_CASE(entries_for_buffers_the_device_does_not_own_are_skipped),
 	    KTEST_CASE(a_used_index_ahead_of_the_buffers_in_flight_breaks_the_queue),
 	    KTEST_CASE(an_interrupt_before_the_blk_queue_exists_is_ignored),
+	    KTEST_CASE(a_blk_read_short_of_its_length_fails),
 	    KTEST_CASE(absurd_queue_sizes_are_cut),
 	    KTEST_CASE(interrupt_suppression_is_a_flag_in_the_ring),
 	    KTEST_CASE(large_frames_go_whole_to_a_device_that_segments),
