@@ -16,10 +16,15 @@
  *
  * A controller that stops answering: while commands are in flight a watchdog
  * timer looks every second; a command older than NVME_IO_TIMEOUT_NS makes
- * the driver reset the controller (CC.EN = 0: the controller drops every
- * queue and command, touches no buffer and posts no completion after it), end
- * every request in flight with -ETIMEDOUT and refuse later ones with -EIO,
- * as the virtio-blk driver does: nothing waits forever on a silent disk.
+ * the driver reset the controller (CC.EN = 0; once CSTS.RDY reads 0 the
+ * controller has dropped every queue and command, touches no buffer and
+ * posts no completion), end every request in flight with -ETIMEDOUT and
+ * refuse later ones with -EIO, as the virtio-blk driver does: nothing waits
+ * forever on a silent disk.  The watchdog looks for RDY = 0 every 10 ms up
+ * to CAP.TO (an interrupt may not wait that long); a controller that never
+ * gets there loses bus mastering and its requests never end, their buffers
+ * not handed back while it might still write them.  The same holds for the
+ * Identify page of an admin command that timed out at probe.
  */
 #include "nvme/internal.h"
 
@@ -32,17 +37,14 @@
 #include "sched/sched.h"
 #include "time/time.h"
 
-#define NVME_REG_CAP  0x00
-#define NVME_REG_CC   0x14
-#define NVME_REG_CSTS 0x1c
-#define NVME_REG_AQA  0x24
-#define NVME_REG_ASQ  0x28
-#define NVME_REG_ACQ  0x30
+#define NVME_REG_CAP 0x00
+#define NVME_REG_AQA 0x24
+#define NVME_REG_ASQ 0x28
+#define NVME_REG_ACQ 0x30
 
 #define NVME_CC_EN     1u
 #define NVME_CC_IOSQES (6u << 16) /* 64-byte submission entries */
 #define NVME_CC_IOCQES (4u << 20) /* 16-byte completion entries */
-#define NVME_CSTS_RDY  1u
 #define NVME_CSTS_CFS  2u
 
 #define NVME_ADMIN_CREATE_SQ 0x01
@@ -52,57 +54,11 @@
 #define NVME_CMD_WRITE       0x01
 #define NVME_CMD_READ        0x02
 
-#define NVME_QUEUE_ENTRIES 64
-#define NVME_SLOTS         32 /* fewer than entries: the submission queue never fills */
 #define NVME_ADMIN_TIMEOUT (2 * NSEC_PER_SEC)
 #define NVME_MAX_BYTES     (64u << 10) /* per request: 17 pages at most, a short PRP list */
 #define NVME_IO_TIMEOUT_NS (5 * NSEC_PER_SEC)
 #define NVME_WATCH_NS      NSEC_PER_SEC
-
-struct nvme_command {
-	uint32_t dword0; /* opcode, command id << 16 */
-	uint32_t nsid;
-	uint64_t reserved;
-	uint64_t metadata;
-	uint64_t prp1, prp2;
-	uint32_t cdw10, cdw11, cdw12, cdw13, cdw14, cdw15;
-};
-_Static_assert(sizeof(struct nvme_command) == 64, "submission entry");
-
-struct nvme_completion {
-	uint32_t result, reserved;
-	uint16_t sq_head, sq_id;
-	uint16_t command_id, status; /* status: phase in bit 0 */
-};
-_Static_assert(sizeof(struct nvme_completion) == 16, "completion entry");
-
-/* One submission/completion queue pair. */
-struct nvme_queue {
-	unsigned id;
-	struct nvme_command *sq;
-	struct nvme_completion *cq;
-	uint16_t sq_tail, cq_head;
-	uint16_t phase; /* the phase bit a new completion carries */
-};
-
-struct nvme {
-	struct block_device block;
-	struct pci_device *pci;
-	volatile uint8_t *regs;
-	unsigned doorbell_stride;
-	uint64_t timeout_ns;
-	struct nvme_queue admin, io;
-	struct spinlock lock; /* the I/O queue and the slots */
-	struct semaphore free_slots;
-	struct block_request *slots[NVME_SLOTS];
-	uint64_t *prp_lists; /* a page per slot */
-	enum pci_irq_kind irq_kind;
-	volatile bool io_ready;
-	uint64_t interrupts, bad_completions;
-	struct timer_oneshot watchdog;
-	bool watching; /* the watchdog is armed */
-	bool dead;     /* timed out and reset: every request is refused */
-};
+#define NVME_RESET_POLL_NS (10 * NSEC_PER_MSEC) /* how often a reset in progress is looked at */
 
 static unsigned nvme_controllers;
 
@@ -207,15 +163,40 @@ static int wait_ready(struct nvme *nv, bool ready)
 	return -ETIMEDOUT;
 }
 
+/* CSTS says RDY = 0: the controller has dropped its queues and commands.
+ * All ones is a controller that no longer answers, not one that stopped. */
+static bool nvme_is_disabled(struct nvme *nv)
+{
+	uint32_t status = reg_read32(nv, NVME_REG_CSTS);
+	return status != 0xffffffffu && !(status & NVME_CSTS_RDY);
+}
+
+/* Thread context: CC.EN = 0, then waits up to CAP.TO for RDY = 0.  Returns
+ * true when the controller stopped; false when it did not, and then it has
+ * lost bus mastering and no buffer it was given may be reused. */
+bool nvme_disable_controller(struct nvme *nv)
+{
+	reg_write32(nv, NVME_REG_CC, 0);
+	uint64_t deadline = clock_ns() + nv->timeout_ns;
+	while (!nvme_is_disabled(nv)) {
+		if (clock_ns() >= deadline) {
+			pci_disable_device(nv->pci, PCI_ENABLE_BUS_MASTER);
+			return false;
+		}
+		clock_delay_ns(100 * NSEC_PER_USEC);
+	}
+	return true;
+}
+
 static int enable_controller(struct nvme *nv)
 {
 	uint64_t cap = reg_read64(nv, NVME_REG_CAP);
+	nv->timeout_ns = (((cap >> 24) & 0xff) + 1) * 500 * NSEC_PER_MSEC;
 	if ((cap & 0xffff) + 1 < NVME_QUEUE_ENTRIES || ((cap >> 48) & 0xf) != 0)
 		return -ENODEV; /* queues too short, or no 4 KiB pages */
 	if (!nvme_doorbells_fit(cap, nv->pci->bars[0].size, NVME_QUEUE_PAIRS))
 		return -ENODEV; /* a stride that puts doorbells past the BAR */
 	nv->doorbell_stride = (unsigned)nvme_doorbell_stride(cap);
-	nv->timeout_ns = (((cap >> 24) & 0xff) + 1) * 500 * NSEC_PER_MSEC;
 	reg_write32(nv, NVME_REG_CC, 0);
 	int error = wait_ready(nv, false);
 	if (!error)
@@ -248,7 +229,9 @@ static int identify_namespace(struct nvme *nv)
 			error = -ENODEV; /* no namespace, or not 512-byte blocks */
 		nv->block.sectors = blocks;
 	}
-	mm_free_pages(data, 1);
+	/* an unanswered command may still write the page: stop the controller first */
+	if (error != -ETIMEDOUT || nvme_disable_controller(nv))
+		mm_free_pages(data, 1);
 	return error;
 }
 
@@ -273,15 +256,19 @@ static int create_io_queues(struct nvme *nv, uint16_t vector)
 
 /* ---- A controller that stops answering ------------------------------------- */
 
-static void nvme_watchdog(struct timer_oneshot *timer, void *ctx);
+/* Lock held: arms the watchdog delay_ns from now unless it is armed. */
+static void nvme_arm_watchdog(struct nvme *nv, uint64_t delay_ns)
+{
+	if (!nv->watching)
+		nv->watching = timer_arm_oneshot_ns(&nv->watchdog, clock_ns() + delay_ns,
+						    nvme_watchdog, nv) == 0;
+}
 
 /* Lock held: arms the watchdog unless it is armed or the controller is dead. */
 static void nvme_watch(struct nvme *nv)
 {
-	if (nv->watching || nv->dead)
-		return;
-	nv->watching =
-	    timer_arm_oneshot_ns(&nv->watchdog, clock_ns() + NVME_WATCH_NS, nvme_watchdog, nv) == 0;
+	if (!nv->dead)
+		nvme_arm_watchdog(nv, NVME_WATCH_NS);
 }
 
 /* Lock held: whether a command in flight is older than the timeout, and
@@ -301,44 +288,92 @@ static bool nvme_stuck(struct nvme *nv, bool *busy)
 	return stuck;
 }
 
-/* Lock held: resets the controller (CC.EN = 0 drops its queues and commands)
- * and empties every slot into ended[]. */
-static unsigned nvme_give_up(struct nvme *nv, struct block_request **ended)
+/* Lock held: refuses every later request and resets the controller (CC.EN =
+ * 0: once RDY reads 0 it has dropped its queues and commands). */
+static void nvme_begin_reset(struct nvme *nv)
+{
+	nv->dead = true;
+	nv->resetting = true;
+	nv->reset_deadline_ns = clock_ns() + nv->timeout_ns;
+	reg_write32(nv, NVME_REG_CC, 0);
+}
+
+enum nvme_reset_state { NVME_RESET_PENDING, NVME_RESET_DONE, NVME_RESET_FAILED };
+
+/* Lock held: where the reset stands.  Past CAP.TO without RDY = 0 it has
+ * failed, and the controller loses bus mastering. */
+static enum nvme_reset_state nvme_reset_state(struct nvme *nv)
+{
+	if (nvme_is_disabled(nv))
+		return NVME_RESET_DONE;
+	if (clock_ns() < nv->reset_deadline_ns)
+		return NVME_RESET_PENDING;
+	pci_disable_device(nv->pci, PCI_ENABLE_BUS_MASTER);
+	return NVME_RESET_FAILED;
+}
+
+/* Lock held: the requests in flight into ended[]; their slots are emptied
+ * only when the reset is done (otherwise the controller may still use
+ * their buffers, and they are kept for ever). */
+static unsigned nvme_take_slots(struct nvme *nv, struct block_request **ended, bool empty)
 {
 	unsigned count = 0;
-	nv->dead = true;
-	reg_write32(nv, NVME_REG_CC, 0);
 	for (unsigned i = 0; i < NVME_SLOTS; i++) {
-		if (nv->slots[i]) {
-			ended[count++] = nv->slots[i];
+		if (!nv->slots[i])
+			continue;
+		ended[count++] = nv->slots[i];
+		if (empty)
 			nv->slots[i] = NULL;
-		}
 	}
 	return count;
 }
 
-static void nvme_watchdog(struct timer_oneshot *timer, void *ctx)
+/* After the reset: frees the slots (a dead controller's are never used
+ * again, so a submitter waiting for one gets -EIO) and ends the requests
+ * with -ETIMEDOUT, unless the reset failed. */
+static void nvme_end_all(struct nvme *nv, struct block_request **ended, unsigned count,
+			 enum nvme_reset_state state)
+{
+	if (state == NVME_RESET_DONE)
+		pr_warn(
+		    "nvme: %s did not answer for %lu s: controller reset, %u requests timed out\n",
+		    nv->block.name, (unsigned long)(NVME_IO_TIMEOUT_NS / NSEC_PER_SEC), count);
+	else
+		pr_warn("nvme: %s did not answer and did not reset: bus mastering off, %u requests "
+			"never end (the controller may still use their buffers)\n",
+			nv->block.name, count);
+	for (unsigned i = 0; i < count; i++) {
+		semaphore_up(&nv->free_slots);
+		if (state == NVME_RESET_DONE)
+			block_complete(ended[i], -ETIMEDOUT);
+	}
+}
+
+void nvme_watchdog(struct timer_oneshot *timer, void *ctx)
 {
 	(void)timer;
 	struct nvme *nv = ctx;
 	struct block_request *ended[NVME_SLOTS];
 	unsigned count = 0;
-	bool busy;
+	enum nvme_reset_state state = NVME_RESET_PENDING;
+	bool busy = false;
 	uint64_t flags = spin_lock_irqsave(&nv->lock);
 	nv->watching = false;
-	if (nvme_stuck(nv, &busy))
-		count = nvme_give_up(nv, ended);
-	else if (busy)
+	if (!nv->dead && nvme_stuck(nv, &busy))
+		nvme_begin_reset(nv);
+	if (nv->resetting) {
+		state = nvme_reset_state(nv);
+		nv->resetting = state == NVME_RESET_PENDING;
+		if (nv->resetting)
+			nvme_arm_watchdog(nv, NVME_RESET_POLL_NS);
+		else
+			count = nvme_take_slots(nv, ended, state == NVME_RESET_DONE);
+	} else if (busy) {
 		nvme_watch(nv);
-	spin_unlock_irqrestore(&nv->lock, flags);
-	if (count)
-		pr_warn(
-		    "nvme: %s did not answer for %lu s: controller reset, %u requests timed out\n",
-		    nv->block.name, (unsigned long)(NVME_IO_TIMEOUT_NS / NSEC_PER_SEC), count);
-	for (unsigned i = 0; i < count; i++) {
-		semaphore_up(&nv->free_slots);
-		block_complete(ended[i], -ETIMEDOUT);
 	}
+	spin_unlock_irqrestore(&nv->lock, flags);
+	if (state != NVME_RESET_PENDING)
+		nvme_end_all(nv, ended, count, state);
 }
 
 /* ---- I/O ------------------------------------------------------------------- */
@@ -473,7 +508,7 @@ static int nvme_probe(struct pci_device *pci)
 	}
 	if (error) {
 		if (nv->regs)
-			reg_write32(nv, NVME_REG_CC, 0); /* stop all DMA */
+			nvme_disable_controller(nv); /* stop all DMA */
 		return error; /* nv stays: an interrupt handler may hold it */
 	}
 	pci->driver_data = nv;

@@ -278,6 +278,18 @@ JOINPOINT_DEFINE(pci, enable_device, int, struct pci_device *, dev, unsigned, fl
 	return 0;
 }
 
+void pci_disable_device(struct pci_device *dev, unsigned flags)
+{
+	uint16_t command = pci_read_config16(dev, PCI_COMMAND);
+	if (flags & PCI_ENABLE_IO)
+		command &= (uint16_t)~PCI_COMMAND_IO;
+	if (flags & PCI_ENABLE_MEMORY)
+		command &= (uint16_t)~PCI_COMMAND_MEMORY;
+	if (flags & PCI_ENABLE_BUS_MASTER)
+		command &= (uint16_t)~PCI_COMMAND_BUS_MASTER;
+	pci_write_config16(dev, PCI_COMMAND, command);
+}
+
 bool pci_bar_range_is_device_memory(uint64_t base, uint64_t size, const struct boot_region *regions,
 				    unsigned region_count)
 {

@@ -148,6 +148,10 @@ enum pci_enable_flags {
 /* Sets the command register bits named by flags (others unchanged).
  * Returns 0 or -EINVAL (dev NULL). */
 int pci_enable_device(struct pci_device *dev, unsigned flags);
+/* Clears the command register bits named by flags (others unchanged).
+ * Without PCI_ENABLE_BUS_MASTER the function can no longer read or write
+ * memory: what a driver does with a device that would not reset. */
+void pci_disable_device(struct pci_device *dev, unsigned flags);
 /* Maps memory BAR index uncached (once; later calls return the same).
  * Returns the mapping, or NULL (index out of range, not a memory BAR, a BAR
  * without an address (base 0: behind a bridge nobody programmed, or left by

@@ -17,9 +17,12 @@
  *
  * A device that stops answering: while requests are in flight a watchdog
  * timer looks every second; a request older than VIRTIO_BLK_TIMEOUT_NS makes
- * the device dead.  The driver resets it (from then on it touches no buffer
- * and raises no interrupt), ends every request in flight with -ETIMEDOUT,
- * and refuses later ones with -EIO: nothing waits forever on a silent disk.
+ * the device dead.  The driver resets it and waits (10 ms at most) for the
+ * status to read 0 (from then on it touches no buffer and raises no
+ * interrupt), ends every request in flight with -ETIMEDOUT, and refuses later
+ * ones with -EIO: nothing waits forever on a silent disk.  A device that does
+ * not read back reset loses bus mastering, and its requests are never ended:
+ * their buffers are not handed back while it might still write them.
  * A device whose used index runs ahead of the requests it holds (virtio/queue.c
  * breaks the queue) is reset the same way, its requests ending with -EIO.
  */
@@ -77,28 +80,49 @@ static bool virtio_blk_stuck(struct virtio_blk *vb, bool *busy)
 	return stuck;
 }
 
-/* Lock held: resets the device and empties every slot into ended[]. */
-static unsigned virtio_blk_give_up(struct virtio_blk *vb, struct block_request **ended)
+/* What giving up on the device leaves: the requests that were in flight,
+ * and whether the device read back reset.  If it did not, it may still use
+ * their buffers: they stay in their slots and are never ended. */
+struct virtio_blk_ending {
+	struct block_request *requests[VIRTIO_BLK_SLOTS];
+	unsigned count;
+	bool reset;
+};
+
+/* Lock held: resets the device and, once it is reset, empties every slot
+ * into ending. */
+static void virtio_blk_give_up(struct virtio_blk *vb, struct virtio_blk_ending *ending)
 {
-	unsigned count = 0;
 	vb->dead = true;
-	virtio_reset_device(&vb->vdev);
+	ending->count = 0;
+	ending->reset = virtio_reset_device(&vb->vdev) == 0;
 	for (unsigned i = 0; i < vb->slot_count; i++) {
-		if (vb->slots[i].request) {
-			ended[count++] = vb->slots[i].request;
-			vb->slots[i].request = NULL;
-		}
+		struct virtio_blk_slot *slot = &vb->slots[i];
+		if (!slot->request)
+			continue;
+		ending->requests[ending->count++] = slot->request;
+		if (ending->reset)
+			slot->request = NULL;
 	}
-	return count;
 }
 
-/* Frees the slots of the requests give_up took and ends them with status. */
-static void virtio_blk_end_all(struct virtio_blk *vb, struct block_request **ended, unsigned count,
-			       int status)
+/* Frees the slots of the requests give_up took (a dead device's slots are
+ * never used again, so a submitter waiting for one gets -EIO) and ends
+ * them with status, unless the device never reset. */
+static void virtio_blk_end_all(struct virtio_blk *vb, const struct virtio_blk_ending *ending,
+			       int status, const char *why)
 {
-	for (unsigned i = 0; i < count; i++) {
+	if (ending->reset && ending->count)
+		pr_warn("virtio-blk: %s %s: reset, %u requests %s\n", vb->block.name, why,
+			ending->count, status == -ETIMEDOUT ? "timed out" : "failed");
+	else if (!ending->reset)
+		pr_warn("virtio-blk: %s %s and did not reset: bus mastering off, %u requests "
+			"never end (the device may still use their buffers)\n",
+			vb->block.name, why, ending->count);
+	for (unsigned i = 0; i < ending->count; i++) {
 		semaphore_up(&vb->free_slots);
-		block_complete(ended[i], status);
+		if (ending->reset)
+			block_complete(ending->requests[i], status);
 	}
 }
 
@@ -107,39 +131,32 @@ static void virtio_blk_end_all(struct virtio_blk *vb, struct block_request **end
  * are refused. */
 static void virtio_blk_fail_broken(struct virtio_blk *vb)
 {
-	struct block_request *ended[VIRTIO_BLK_SLOTS];
-	unsigned count = 0;
+	struct virtio_blk_ending ending;
 	uint64_t flags = spin_lock_irqsave(&vb->lock);
 	bool first = !vb->dead;
 	if (first)
-		count = virtio_blk_give_up(vb, ended);
+		virtio_blk_give_up(vb, &ending);
 	spin_unlock_irqrestore(&vb->lock, flags);
 	if (first)
-		pr_warn("virtio-blk: %s returned more requests than it held: reset, %u requests "
-			"failed\n",
-			vb->block.name, count);
-	virtio_blk_end_all(vb, ended, count, -EIO);
+		virtio_blk_end_all(vb, &ending, -EIO, "returned more requests than it held");
 }
 
 static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx)
 {
 	(void)timer;
 	struct virtio_blk *vb = ctx;
-	struct block_request *ended[VIRTIO_BLK_SLOTS];
-	unsigned count = 0;
-	bool busy;
+	struct virtio_blk_ending ending;
+	bool busy, stuck;
 	uint64_t flags = spin_lock_irqsave(&vb->lock);
 	vb->watching = false;
-	if (virtio_blk_stuck(vb, &busy))
-		count = virtio_blk_give_up(vb, ended);
+	stuck = virtio_blk_stuck(vb, &busy);
+	if (stuck)
+		virtio_blk_give_up(vb, &ending);
 	else if (busy)
 		virtio_blk_watch(vb);
 	spin_unlock_irqrestore(&vb->lock, flags);
-	if (count)
-		pr_warn("virtio-blk: %s did not answer for %lu s: reset, %u requests timed out\n",
-			vb->block.name, (unsigned long)(VIRTIO_BLK_TIMEOUT_NS / NSEC_PER_SEC),
-			count);
-	virtio_blk_end_all(vb, ended, count, -ETIMEDOUT);
+	if (stuck)
+		virtio_blk_end_all(vb, &ending, -ETIMEDOUT, "did not answer for 5 s");
 }
 
 static unsigned virtio_blk_devices;

@@ -5,9 +5,12 @@
  * length; each is checked to lie inside its BAR before it is used, so a
  * device (or a firmware) that points outside cannot make the driver touch
  * memory it did not map, and the walk over them is bounded as a whole, so a
- * list whose next pointers loop ends.  Initialisation follows the spec's order: reset,
- * ACKNOWLEDGE, DRIVER, features, FEATURES_OK (re-read), queues, DRIVER_OK.
- * Only the probing thread touches the common configuration, so it has no lock.
+ * list whose next pointers loop ends.  Initialisation follows the spec's
+ * order: reset, ACKNOWLEDGE, DRIVER, features, FEATURES_OK (re-read), queues,
+ * DRIVER_OK.  A reset is over when the status reads 0 again; a device that
+ * never gets there loses bus mastering.  Only the probing thread touches the
+ * common configuration (a failing driver resets the device under its own
+ * lock), so it has no lock.
  */
 #include "virtio/internal.h"
 
@@ -112,18 +115,24 @@ static int virtio_find_structure(unsigned cap, void *arg)
 	return 0;
 }
 
-void virtio_reset_device(struct virtio_device *vdev)
-{
-	write8(vdev->common, COMMON_DEVICE_STATUS, 0);
-}
-
+/* Polls for the status to read 0, which says the reset is over (virtio 1.0,
+ * 4.1.4.3.2): at most VIRTIO_RESET_POLLS times, 10 us apart. */
 static int virtio_wait_reset(struct virtio_device *vdev)
 {
-	for (unsigned i = 0; i < 1000; i++) {
+	for (unsigned i = 0; i < VIRTIO_RESET_POLLS; i++) {
 		if (vdev->common[COMMON_DEVICE_STATUS] == 0)
 			return 0;
 		clock_delay_ns(10 * NSEC_PER_USEC);
 	}
+	return -EIO;
+}
+
+int virtio_reset_device(struct virtio_device *vdev)
+{
+	write8(vdev->common, COMMON_DEVICE_STATUS, 0);
+	if (virtio_wait_reset(vdev) == 0)
+		return 0;
+	pci_disable_device(vdev->pci, PCI_ENABLE_BUS_MASTER);
 	return -EIO;
 }
 
@@ -134,8 +143,7 @@ int virtio_open_device(struct virtio_device *vdev, struct pci_device *pci)
 	pci_for_each_capability(pci, PCI_CAP_VENDOR, virtio_find_structure, vdev);
 	if (!vdev->common || !vdev->notify_base || !vdev->isr || !vdev->device_config)
 		return -ENODEV;
-	virtio_reset_device(vdev);
-	if (virtio_wait_reset(vdev))
+	if (virtio_reset_device(vdev))
 		return -EIO;
 	write8(vdev->common, COMMON_DEVICE_STATUS, VIRTIO_STATUS_ACKNOWLEDGE);
 	write8(vdev->common, COMMON_DEVICE_STATUS,

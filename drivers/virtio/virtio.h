@@ -76,6 +76,8 @@ struct virtq_used {
 /* A split virtqueue whose descriptor i always describes buffer i (fixed
  * buffers: the driver copies in and out), so the queue needs no free list
  * beyond "in flight or not". */
+#define VIRTIO_RESET_POLLS 1000 /* 10 ms */
+
 struct virtqueue {
 	unsigned index; /* the device's queue number */
 	unsigned size;  /* descriptors, a power of two <= VIRTIO_QUEUE_MAX */
@@ -118,8 +120,11 @@ int virtio_setup_queue(struct virtio_device *vdev, struct virtqueue *queue, unsi
 int virtio_set_config_vector(struct virtio_device *vdev, uint16_t msix_entry);
 /* DRIVER_OK: the device may use the queues from now on. */
 void virtio_start_device(struct virtio_device *vdev);
-/* Resets the device (status 0), stopping all DMA. */
-void virtio_reset_device(struct virtio_device *vdev);
+/* Resets the device (status 0) and waits, at most VIRTIO_RESET_POLLS times
+ * 10 us, for the status to read 0: then it uses no buffer any more.  Returns
+ * 0, or -EIO when it never did: bus mastering is then turned off, and the
+ * caller must never reuse a buffer the device held (leak it). */
+int virtio_reset_device(struct virtio_device *vdev);
 /* The device status (VIRTIO_STATUS_*): NEEDS_RESET or FAILED say it broke. */
 uint8_t virtio_read_status(struct virtio_device *vdev);
 /* Reads and clears the ISR status (bit 0: queue, bit 1: configuration). */
