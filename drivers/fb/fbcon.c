@@ -4,13 +4,15 @@
  * of all text lines but the first one line up, then clears the last line.
  * The framebuffer is written only from fb_write, which the console calls under
  * its lock (or alone, in a panic), so the cursor needs no lock of its own.
- * Invariant: column < columns and row < rows between calls.
+ * Invariant: column < columns and row < rows between calls.  The loader's
+ * geometry is checked first: at most FBCON_MAX_PIXELS each way, and a pitch
+ * that holds a row (computed in 64 bits, so a huge width cannot wrap past it).
  *
  * The font (fbcon_font_*) is generated at build time by tools/mkfont.py: 256
  * glyphs for code points 0-255, fbcon_font_row_bytes bytes per pixel row,
  * most significant bit leftmost.
  */
-#include "fb/fbcon.h"
+#include "fb/internal.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -149,11 +151,21 @@ static uint32_t rgb(const struct boot_framebuffer *info, uint8_t level)
 	       (uint32_t)level << info->blue_shift;
 }
 
+bool fbcon_geometry_usable(const struct boot_framebuffer *info)
+{
+	if (info->bpp != 32 && info->bpp != 24)
+		return false;
+	if (!info->width || !info->height || info->width > FBCON_MAX_PIXELS ||
+	    info->height > FBCON_MAX_PIXELS)
+		return false;
+	uint64_t row_bytes = (uint64_t)info->width * (info->bpp / 8); /* no wrap in 64 bits */
+	return info->pitch >= (row_bytes + 7) / 8 * 8;
+}
+
 static int fb_console_start(const struct boot_framebuffer *info)
 {
 	uint32_t pixel_bytes = info->bpp / 8;
-	if ((info->bpp != 32 && info->bpp != 24) ||
-	    info->pitch < (info->width * pixel_bytes + 7) / 8 * 8)
+	if (!fbcon_geometry_usable(info))
 		return -ENOTSUP;
 	fb.columns = info->width / fbcon_font_width;
 	fb.rows = info->height / fbcon_font_height;
