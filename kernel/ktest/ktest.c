@@ -89,10 +89,13 @@ static bool run_case(const struct ktest_case *c, unsigned number)
 {
 	struct ktest t = {.name = c->name};
 	c->run(&t);
-	if (t.skipped) {
+	if (t.skipped && t.failures == 0) {
 		console_print("    ok %u %s # SKIP %s\n", number, c->name, t.skip_reason);
 		return true;
 	}
+	if (t.skipped) /* a failure before the skip still fails the case */
+		console_print("    # %s: skipped (%s) after %d failures\n", c->name, t.skip_reason,
+			      t.failures);
 	console_print("    %s %u %s\n", t.failures ? "not ok" : "ok", number, c->name);
 	return t.failures == 0;
 }
