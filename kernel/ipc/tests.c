@@ -100,7 +100,8 @@ struct server {
 	int count;
 	int mode;
 	uint64_t reply_delay_ns;
-	bool wait_for_a_call; /* receive only once a call is queued */
+	struct completion *reply_after; /* when set, each reply waits until it is signalled */
+	bool wait_for_a_call;           /* receive only once a call is queued */
 	int last_reply_result;
 	int not_ping; /* messages received that were not make_message(_, "ping") */
 };
@@ -154,6 +155,8 @@ static int serve(void *arg)
 		}
 		if (s->reply_delay_ns)
 			sched_sleep_ns(s->reply_delay_ns);
+		if (s->reply_after)
+			completion_wait_timeout(s->reply_after, PEER_GUARD_NS);
 		r = make_message(m.label + 1, "pong");
 		s->last_reply_result = ipc_reply(s->endpoint, m.token, &r);
 	}
@@ -202,17 +205,22 @@ static void call_times_out_without_receiver(struct ktest *t)
 	ipc_endpoint_put(e);
 }
 
-/* A reply after the deadline must find nothing (the caller has returned). */
+/* A reply after the deadline must find nothing (the caller has returned).
+ * The server replies only once the caller has seen its deadline pass, so
+ * the order holds however the host stalls either thread. */
 static void late_reply_finds_no_call(struct ktest *t)
 {
+	struct completion caller_returned;
+	completion_init(&caller_returned, "ipc-late");
 	struct server s = {.endpoint = ipc_endpoint_create("test", 4),
 			   .count = 1,
-			   .reply_delay_ns = 30 * NSEC_PER_MSEC};
+			   .reply_after = &caller_returned};
 	ASSERT_TRUE(t, s.endpoint != NULL);
 	struct thread *server = thread_create(serve, &s, "ipc-late", SCHED_PRIORITY_NORMAL);
 	ASSERT_TRUE(t, server != NULL);
 	struct ipc_message m = make_message(1, NULL), r;
 	EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, 5 * NSEC_PER_MSEC), -ETIMEDOUT);
+	completion_signal(&caller_returned);
 	thread_join(server, NULL);
 	EXPECT_EQ(t, s.last_reply_result, -ENOENT);
 	ipc_endpoint_put(s.endpoint);
