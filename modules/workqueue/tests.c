@@ -54,25 +54,48 @@ static void items_run_in_order_once(struct ktest *t)
 
 KTEST_SUITE(workqueue, KTEST_CASE(items_run_in_order_once));
 
-static void count_item(struct work *work)
+#define DELAY_NS (50 * NSEC_PER_MSEC)
+
+struct delayed_run {
+	unsigned runs;
+	uint64_t ran_at; /* clock_ns() when it last ran */
+};
+
+static void note_run(struct work *work)
 {
-	(*(unsigned *)work->arg)++;
+	struct delayed_run *run = work->arg;
+	run->runs++;
+	run->ran_at = clock_ns();
 }
 
-/* A delayed item has not run right after queuing, and runs by the flush. */
+static void wait_at_gate(struct work *work)
+{
+	completion_wait(work->arg);
+}
+
+/* A delayed item runs no earlier than its delay after it was queued (later
+ * is only a slow host), once however often it is queued meanwhile, and by
+ * the flush.  An item ahead of it holds the worker until the test has
+ * queued twice, so a stalled CPU cannot let the delay pass in between. */
 static void delayed_item_runs_later(struct ktest *t)
 {
 	static struct workqueue queue;
 	if (!queue.worker)
 		ASSERT_EQ(t, workqueue_start(&queue, "wq.test.delay"), 0);
-	unsigned runs = 0;
-	struct work item;
-	work_init(&item, count_item, &runs);
-	EXPECT_TRUE(t, work_queue_after(&queue, &item, 50 * NSEC_PER_MSEC));
-	EXPECT_EQ(t, runs, 0);
-	EXPECT_FALSE(t, work_queue_after(&queue, &item, 50 * NSEC_PER_MSEC));
+	struct completion gate;
+	completion_init(&gate, "wq.test.delay.gate");
+	struct work ahead, item;
+	struct delayed_run run = {0};
+	work_init(&ahead, wait_at_gate, &gate);
+	work_init(&item, note_run, &run);
+	EXPECT_TRUE(t, work_queue(&queue, &ahead));
+	uint64_t queued_at = clock_ns();
+	EXPECT_TRUE(t, work_queue_after(&queue, &item, DELAY_NS));
+	EXPECT_FALSE(t, work_queue_after(&queue, &item, DELAY_NS)); /* still queued: not twice */
+	completion_signal(&gate);
 	workqueue_flush(&queue);
-	EXPECT_EQ(t, runs, 1);
+	EXPECT_EQ(t, run.runs, 1);
+	EXPECT_TRUE(t, run.ran_at >= queued_at + DELAY_NS);
 }
 
 KTEST_SUITE(workqueue_delay, KTEST_CASE(delayed_item_runs_later));
