@@ -506,8 +506,10 @@ static void a_mode_set_by_hand_outlives_the_monitor(struct ktest *t)
 
 /* ---- The monitor between samples ------------------------------------------ */
 
-#define QUIET_NS  (200 * NSEC_PER_MSEC) /* longer than the monitor's longest ring poll (64 ms) */
-#define SETTLE_NS (10 * NSEC_PER_MSEC)
+#define QUIET_NS        (200 * NSEC_PER_MSEC) /* longer than the monitor's longest ring poll (64 ms) */
+#define SETTLE_POLL_NS  (10 * NSEC_PER_MSEC)
+#define SETTLED_POLLS   3
+#define SETTLE_GUARD_NS (60 * NSEC_PER_SEC) /* against a hang only */
 
 /* The other NICs' workers sample too (nicmode answers every NIC): their
  * samples are held off while the monitor must be sent nothing. */
@@ -518,18 +520,51 @@ static int set_sample_interval(struct nic *nic, void *interval)
 	return 0;
 }
 
+static void hold_off_other_samples(bool hold)
+{
+	uint64_t interval = hold ? NIC_SAMPLE_NEVER : NIC_SAMPLE_NS;
+	nic_for_each(set_sample_interval, &interval);
+}
+
+/* Whether process pid's thread is blocked (it waits for something). */
+static bool process_sleeps(int pid)
+{
+	static struct proc_info info[PROC_MAX]; /* the cases run one at a time */
+	int n = proc_list(info, PROC_MAX);
+	for (int i = 0; i < n && i < PROC_MAX; i++)
+		if (info[i].pid == pid)
+			return info[i].run_state == PROC_RUN_SLEEPING;
+	return false;
+}
+
+/* Waits until the monitor is blocked and its receive count stays put over
+ * SETTLED_POLLS polls in a row: it finished with the last message and is
+ * back in its receive (it blocks nowhere else), whenever the host lets it
+ * run.  False only when the hang guard ended the wait: the monitor never
+ * stayed blocked, so it kept waking. */
+static bool wait_until_monitor_settles(void)
+{
+	int pid = linker_monitor_pid();
+	uint64_t guard = clock_ns() + SETTLE_GUARD_NS;
+	uint64_t receives = linker_monitor_receives();
+	for (unsigned steady = 0; steady < SETTLED_POLLS;) {
+		if (clock_ns() > guard)
+			return false;
+		sched_sleep_ns(SETTLE_POLL_NS);
+		uint64_t now = linker_monitor_receives();
+		steady = now == receives && process_sleeps(pid) ? steady + 1 : 0;
+		receives = now;
+	}
+	return true;
+}
+
 /* Whether the monitor came back to its loop while nothing was sent to it
- * for QUIET_NS (after SETTLE_NS for it to finish what it was doing). */
+ * for QUIET_NS. */
 static bool monitor_woke_while_quiet(void)
 {
-	uint64_t never = NIC_SAMPLE_NEVER, usual = NIC_SAMPLE_NS;
-	nic_for_each(set_sample_interval, &never);
-	sched_sleep_ns(SETTLE_NS);
 	uint64_t before = linker_monitor_receives();
 	sched_sleep_ns(QUIET_NS);
-	bool woke = linker_monitor_receives() != before;
-	nic_for_each(set_sample_interval, &usual);
-	return woke;
+	return linker_monitor_receives() != before;
 }
 
 /* A monitor whose aspects take only messages does not come back to its loop
@@ -547,7 +582,9 @@ static void msg_monitor_sleeps_between_samples(struct ktest *t)
 	uint64_t receives = linker_monitor_receives();
 	step(nic, 0, 0, true);
 	ASSERT_TRUE(t, linker_monitor_receives() > receives); /* the count sees the sample */
-	EXPECT_FALSE(t, monitor_woke_while_quiet());
+	hold_off_other_samples(true);
+	if (EXPECT_TRUE(t, wait_until_monitor_settles()))
+		EXPECT_FALSE(t, monitor_woke_while_quiet());
 	struct aspect *rings = link_fresh(t, "nicbabble", ASPECT_BINDING_SHM, true);
 	if (rings) {
 		EXPECT_TRUE(t, monitor_woke_while_quiet());
@@ -555,6 +592,7 @@ static void msg_monitor_sleeps_between_samples(struct ktest *t)
 		aspect_unload(rings);
 		aspect_put(rings);
 	}
+	hold_off_other_samples(false);
 	unlink_and_unload(a);
 }
 
