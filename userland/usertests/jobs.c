@@ -5,6 +5,7 @@
  * must refuse.  Raw system calls (ms_syscall) where the Linux errno matters.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -81,16 +82,35 @@ void groups_and_sessions(void)
 		t_fail("the session checks failed (status %#x)", status);
 }
 
+/* The child of stop_and_continue: says it is up on started, then sleeps
+ * until its parent writes to go (a sleep the stop interrupts), and exits 7.
+ * It never ends by itself, so the stop always finds it alive. */
+static void sleep_until_told(int started, int go)
+{
+	if (write(started, "s", 1) != 1)
+		_exit(1);
+	fcntl(go, F_SETFL, O_NONBLOCK);
+	char byte;
+	while (read(go, &byte, 1) != 1)
+		t_sleep_ms(50);
+	_exit(7);
+}
+
 /* Does SIGSTOP stop a child (wait4 with WUNTRACED says so), SIGCONT
  * continue it, and a sleep interrupted by the stop finish afterwards? */
 void stop_and_continue(void)
 {
-	pid_t pid = fork();
-	if (pid == 0) {
-		t_sleep_ms(300);
-		_exit(7);
+	int started[2], go[2];
+	if (pipe(started) < 0 || pipe(go) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
 	}
-	t_sleep_ms(50);
+	pid_t pid = fork();
+	if (pid == 0)
+		sleep_until_told(started[1], go[0]);
+	char byte;
+	if (read(started[0], &byte, 1) != 1)
+		t_fail("the child never said it started");
 	expect("SIGSTOP", ms_syscall3(__NR_kill, pid, L_SIGSTOP, 0), 0);
 	int status = 0;
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status) ||
@@ -99,10 +119,16 @@ void stop_and_continue(void)
 	if (waitpid(pid, &status, WNOHANG | WUNTRACED) != 0)
 		t_fail("a stop was reported twice");
 	expect("SIGCONT", ms_syscall3(__NR_kill, pid, L_SIGCONT, 0), 0);
+	if (write(go[1], "g", 1) != 1)
+		t_fail("write to the child: %s", strerror(errno));
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 7)
 		t_fail("after SIGCONT: status %#x, expected exit 7", status);
 	expect("wait4 with an unknown option", ms_syscall6(__NR_wait4, -1, 0, 0x100, 0, 0, 0),
 	       -L_EINVAL);
+	close(started[0]);
+	close(started[1]);
+	close(go[0]);
+	close(go[1]);
 }
 
 /* Does kill(-pgid) reach every process of the group and nobody else, and
