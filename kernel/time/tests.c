@@ -5,12 +5,12 @@
  */
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/hpet.h"
+#include "cpu/percpu.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
-#include "smp/smp.h"
 #include "time/time.h"
 
 static volatile unsigned fired;
@@ -70,23 +70,38 @@ static void tick_advances_with_interrupts_on(struct ktest *t)
 	EXPECT_TRUE(t, after > start);
 }
 
+static unsigned counting_cpu; /* count_tick counts this CPU's ticks only */
+
 static void count_tick(void)
 {
-	__atomic_fetch_add(&ticks_seen, 1, __ATOMIC_RELAXED);
+	if (this_cpu_id() == counting_cpu)
+		ticks_seen++;
+}
+
+/* Spins until this CPU has taken count more ticks.  No time limit, as
+ * wait_for. */
+static void spin_for_ticks(uint64_t count)
+{
+	uint64_t start = timer_tick_count();
+	while (timer_tick_count() < start + count)
+		cpu_relax();
 }
 
 /* Does the callback run at the tick, and stop running once the previous one
- * is back?  After the grace period no CPU is still inside it; the sleep
- * spans ticks that would call it again. */
+ * is back?  Pinned, and counting its own CPU's calls only: a call runs in
+ * this CPU's interrupt, so none is half done when the test looks, and the
+ * ticks spun through after the restore would call it again. */
 static void tick_callback_runs(struct ktest *t)
 {
+	uint64_t saved = thread_pin_here();
+	counting_cpu = this_cpu_id();
 	ticks_seen = 0;
 	timer_tick_fn previous = timer_set_tick_callback(count_tick);
 	wait_for(&ticks_seen, 3); /* a callback never called hangs here */
 	EXPECT_TRUE(t, timer_set_tick_callback(previous) == count_tick);
-	grace_synchronize();
 	unsigned after_restoring = ticks_seen;
-	sched_sleep_ns(tick_periods_ns(5));
+	spin_for_ticks(5);
+	thread_set_affinity(thread_current(), saved);
 	EXPECT_EQ(t, ticks_seen, after_restoring);
 }
 
