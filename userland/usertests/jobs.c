@@ -83,15 +83,17 @@ void groups_and_sessions(void)
 }
 
 /* The child of stop_and_continue: says it is up on started, then sleeps
- * until its parent writes to go (a sleep the stop interrupts), and exits 7.
- * It never ends by itself, so the stop always finds it alive. */
-static void sleep_until_told(int started, int go)
+ * until its parent writes to go or is gone (a sleep the stop interrupts),
+ * and exits 7.  It never ends by itself, so the stop always finds it alive. */
+static void sleep_until_told(const int started[2], const int go[2])
 {
-	if (write(started, "s", 1) != 1)
+	close(started[0]);
+	close(go[1]);
+	if (write(started[1], "s", 1) != 1)
 		_exit(1);
-	fcntl(go, F_SETFL, O_NONBLOCK);
+	fcntl(go[0], F_SETFL, O_NONBLOCK);
 	char byte;
-	while (read(go, &byte, 1) != 1)
+	while (read(go[0], &byte, 1) < 0)
 		t_sleep_ms(50);
 	_exit(7);
 }
@@ -107,7 +109,11 @@ void stop_and_continue(void)
 	}
 	pid_t pid = fork();
 	if (pid == 0)
-		sleep_until_told(started[1], go[0]);
+		sleep_until_told(started, go);
+	if (pid < 0) {
+		t_fail("fork: %s", strerror(errno));
+		return;
+	}
 	char byte;
 	if (read(started[0], &byte, 1) != 1)
 		t_fail("the child never said it started");

@@ -152,11 +152,21 @@ static int wait_unless_hung(pid_t pid, long hang_guard_ms)
 	}
 }
 
+/* SIG_IGN or SIG_DFL for SIGHUP (sigaction: newlib's signal() does not
+ * reach the kernel). */
+static void set_hangup_action(void (*action)(int))
+{
+	struct sigaction hangup = {0};
+	hangup.sa_handler = action;
+	sigaction(SIGHUP, &hangup, NULL);
+}
+
 static int run_case(int number, const struct user_test *test)
 {
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
+		set_hangup_action(SIG_DFL); /* the runner's own ignoring is not the case's */
 		failures_in_case = 0;
 		test->run();
 		fflush(stdout);
@@ -209,6 +219,10 @@ int main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "--clock-check") == 0)
 		return user_clock_child_main();
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A case killed by its hang guard may leave a stopped child in the
+	 * runner's own process group, now orphaned: the SIGHUP POSIX sends that
+	 * group must not end the runner (init) with the cases still to run. */
+	set_hangup_action(SIG_IGN);
 	int count = 0, failed = 0;
 	for (const struct user_test *t = user_tests; t->name; t++)
 		count += selected(t, argc, argv);
