@@ -20,11 +20,14 @@
 
 #include "usertests.h"
 
-#define L_SIGHUP         1
-#define L_SIGSTOP        19
-#define L_SIGKILL        9
-#define TIOCSCTTY        0x540e
-#define COLLECT_LIMIT_MS 8000
+#define L_SIGHUP  1
+#define L_SIGSTOP 19
+#define L_SIGKILL 9
+#define TIOCSCTTY 0x540e
+
+/* A hang guard: when the system works every writer ends, and collect returns
+ * then; only a member left stopped for ever (a failure anyway) waits it out. */
+#define COLLECT_LIMIT_MS 60000
 
 struct kernel_sigaction {
 	unsigned long handler, flags, restorer, mask;
@@ -42,8 +45,8 @@ static void report(int fd, char what)
 		_exit(3);
 }
 
-/* Reads fd until every writer has closed it or limit_ms passed; returns the
- * bytes read (a string in out[size]). */
+/* Reads fd until every writer has closed it, or limit_ms passed (a hang
+ * guard); returns the bytes read (a string in out[size]). */
 static size_t collect(int fd, char *out, size_t size, long limit_ms)
 {
 	size_t length = 0;
@@ -150,10 +153,11 @@ void orphans_go_to_init(void)
 		t_fail("pipe: %s", strerror(errno));
 	pid_t parent = fork();
 	if (parent == 0) {
+		pid_t first = getpid(); /* before the fork: it may end before the child runs */
 		pid_t child = fork();
 		if (child == 0) {
-			pid_t first = getppid();
-			for (int i = 0; i < 500 && getppid() == first; i++)
+			/* never adopted: the case's hang guard ends it */
+			while (getppid() == first)
 				t_sleep_ms(10);
 			pid_t adopted = getppid();
 			if (write(out[1], &adopted, sizeof adopted) != sizeof adopted)
@@ -202,7 +206,7 @@ static void console_leader(int out)
 		report(out, 'd');
 		_exit(0);
 	}
-	for (int i = 0; i < 200 && ms_syscall3(__NR_getsid, daemon, 0, 0) != daemon; i++)
+	while (ms_syscall3(__NR_getsid, daemon, 0, 0) != daemon) /* out of the session first */
 		t_sleep_ms(5);
 	t_sleep_ms(100);
 	_exit(0);
