@@ -31,6 +31,7 @@
 #include "block/block.h"
 #include "console/console.h"
 #include "lib/errno.h"
+#include "lib/format.h"
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
@@ -89,21 +90,25 @@ struct virtio_blk_ending {
 	bool reset;
 };
 
-/* Lock held: resets the device and, once it is reset, empties every slot
- * into ending. */
+/* Lock held: the device is dead (submit refuses, the interrupt takes
+ * nothing more) and every request in flight goes into ending. */
 static void virtio_blk_give_up(struct virtio_blk *vb, struct virtio_blk_ending *ending)
 {
 	vb->dead = true;
 	ending->count = 0;
+	for (unsigned i = 0; i < vb->slot_count; i++)
+		if (vb->slots[i].request)
+			ending->requests[ending->count++] = vb->slots[i].request;
+}
+
+/* After give_up, lock not held (the reset may poll for up to 10 ms): resets
+ * the device and, once it reads back reset, empties the slots; a dead
+ * device's slots are never used again. */
+static void virtio_blk_reset_dead(struct virtio_blk *vb, struct virtio_blk_ending *ending)
+{
 	ending->reset = virtio_reset_device(&vb->vdev) == 0;
-	for (unsigned i = 0; i < vb->slot_count; i++) {
-		struct virtio_blk_slot *slot = &vb->slots[i];
-		if (!slot->request)
-			continue;
-		ending->requests[ending->count++] = slot->request;
-		if (ending->reset)
-			slot->request = NULL;
-	}
+	for (unsigned i = 0; ending->reset && i < vb->slot_count; i++)
+		vb->slots[i].request = NULL;
 }
 
 /* Frees the slots of the requests give_up took (a dead device's slots are
@@ -137,8 +142,10 @@ static void virtio_blk_fail_broken(struct virtio_blk *vb)
 	if (first)
 		virtio_blk_give_up(vb, &ending);
 	spin_unlock_irqrestore(&vb->lock, flags);
-	if (first)
-		virtio_blk_end_all(vb, &ending, -EIO, "returned more requests than it held");
+	if (!first)
+		return;
+	virtio_blk_reset_dead(vb, &ending);
+	virtio_blk_end_all(vb, &ending, -EIO, "returned more requests than it held");
 }
 
 static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx)
@@ -155,8 +162,13 @@ static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx)
 	else if (busy)
 		virtio_blk_watch(vb);
 	spin_unlock_irqrestore(&vb->lock, flags);
-	if (stuck)
-		virtio_blk_end_all(vb, &ending, -ETIMEDOUT, "did not answer for 5 s");
+	if (!stuck)
+		return;
+	virtio_blk_reset_dead(vb, &ending);
+	char why[48];
+	snprintf(why, sizeof why, "did not answer for %lu s",
+		 (unsigned long)(VIRTIO_BLK_TIMEOUT_NS / NSEC_PER_SEC));
+	virtio_blk_end_all(vb, &ending, -ETIMEDOUT, why);
 }
 
 static unsigned virtio_blk_devices;

@@ -122,6 +122,8 @@ static int virtio_net_transmit(struct nic *nic, const void *frame, size_t length
 	struct virtio_net *vn = nic->driver;
 	if (length < NIC_FRAME_MIN || length > VIRTIO_NET_BUFFER - VIRTIO_NET_HEADER)
 		return -EINVAL;
+	if (__atomic_load_n(&vn->failed, __ATOMIC_RELAXED))
+		return -EIO; /* reset for a broken queue: nothing may be offered */
 	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
 	virtio_net_reclaim_tx(vn);
 	int id = virtio_find_free_buffer(&vn->tx);
@@ -231,6 +233,8 @@ int virtio_net_transmit_large(struct virtio_net *vn, const void *frame, size_t l
 			      size_t header_length)
 {
 	struct nic *nic = &vn->nic;
+	if (__atomic_load_n(&vn->failed, __ATOMIC_RELAXED))
+		return -EIO; /* reset for a broken queue: nothing may be offered */
 	if (vn->large.memory) {
 		int error = virtio_net_transmit_offloaded(vn, frame, length, header_length);
 		if (error != -EAGAIN || vn->large.free_pages * VIRTIO_NET_PAGE > length)

@@ -218,7 +218,7 @@ static int add_zero_byte(char *dst)
 	int error = -EFAULT;
 	__asm__ volatile("1: lock addb $0, (%[dst])\n\t"
 			 "xorl %[error], %[error]\n"
-			 "2:\n" EX_TABLE_ENTRY(1b, 2b)
+			 "2:\n" EX_TABLE_USER_ENTRY(1b, 2b)
 			 : [error] "+r"(error)
 			 : [dst] "r"(dst)
 			 : "memory", "cc");

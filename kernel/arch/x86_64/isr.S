@@ -82,9 +82,10 @@ isr_common:
 	/* Off until IRETQ (which takes the flags from the frame): a handler
 	 * that turned them on (a fault that read a file page, a stop waited
 	 * out) would otherwise let an interrupt in after SWAPGS, where it
-	 * would find the user's GS base and take it for the kernel's. */
-3:	cli
-	POP_GPRS
+	 * would find the user's GS base and take it for the kernel's.  Back to
+	 * kernel mode there is no SWAPGS: an interrupt then nests as any does. */
+	cli
+3:	POP_GPRS
 	testb $3, TRAP_FRAME_CS - TRAP_FRAME_VECTOR(%rsp)
 	jz 2f
 	swapgs

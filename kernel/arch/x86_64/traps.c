@@ -305,11 +305,12 @@ JOINPOINT_DEFINE_VOID_AS(trap, entry, trap_handle_exception, unsigned, vector, s
 }
 
 /* Exceptions that bypass trap.entry: #BP, because text patching may put an
- * int3 on a join point's site (trap.entry's own included), and NMI, #DF and
- * #MC, which can arrive in the middle of a dispatch or on a broken stack. */
+ * int3 on a join point's site (trap.entry's own included), and #DF and #MC,
+ * which can arrive in the middle of a dispatch or on a broken stack (an NMI
+ * is counted before this is asked). */
 static bool bypasses_joinpoint(uint64_t vector)
 {
-	return vector == TRAP_BREAKPOINT || vector == TRAP_NMI || vector == TRAP_DOUBLE_FAULT ||
+	return vector == TRAP_BREAKPOINT || vector == TRAP_DOUBLE_FAULT ||
 	       vector == TRAP_MACHINE_CHECK;
 }
 
@@ -348,14 +349,13 @@ static void report_pending_nmis(void)
 
 /* Nothing in the kernel raises NMIs on purpose (no watchdog, no NMI IPIs), so
  * one is a platform event the kernel cannot attribute: count it and go on.
- * One that found interrupts off leaves its report to the next trap that finds
- * them on (an interrupt from user mode or a timer tick). */
-static void handle_nmi(const struct trap_frame *frame)
+ * It never prints: printing goes through a join point (whose patching may
+ * plant an int3, whose return would unblock NMIs on this NMI's stack); the
+ * next interrupt that finds interrupts on reports it. */
+static void handle_nmi(void)
 {
 	__atomic_add_fetch(&nmi_count, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&nmi_report_pending, true, __ATOMIC_RELAXED);
-	if (may_print_from(frame))
-		report_pending_nmis();
 }
 
 /* Called from isr.S for every vector, interrupts off. */
@@ -364,13 +364,14 @@ void trap_dispatch(struct trap_frame *frame)
 {
 	if (frame->vector >= TRAP_EXCEPTION_COUNT) {
 		irq_dispatch(frame);
-		if (may_print_from(frame))
+		if (__builtin_expect(__atomic_load_n(&nmi_report_pending, __ATOMIC_RELAXED), 0) &&
+		    may_print_from(frame))
 			report_pending_nmis();
 		return;
 	}
 	uint64_t cr2 = read_cr2();
 	if (frame->vector == TRAP_NMI)
-		handle_nmi(frame);
+		handle_nmi();
 	else if (bypasses_joinpoint(frame->vector))
 		handle_exception(frame, cr2);
 	else
