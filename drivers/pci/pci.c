@@ -226,12 +226,17 @@ unsigned pci_init(void)
 
 /* ---- Capabilities, command register, BAR mappings ------------------------ */
 
-int pci_for_each_capability(const struct pci_device *dev, uint8_t id,
-			    int (*fn)(unsigned offset, void *arg), void *arg)
+/* Walks the capability list from the one after start (0: the first),
+ * calling fn for each capability of id until it returns non-zero; that
+ * value, or 0.  One budget of PCI_CAPABILITY_STEPS for the whole walk, so a
+ * list whose next pointers loop ends. */
+static int walk_capabilities(const struct pci_device *dev, uint8_t id, unsigned start,
+			     int (*fn)(unsigned offset, void *arg), void *arg)
 {
 	if (!(pci_read_config16(dev, PCI_STATUS) & PCI_STATUS_CAPABILITIES))
 		return 0;
-	unsigned offset = pci_read_config8(dev, PCI_CAPABILITIES);
+	unsigned offset =
+	    start ? pci_read_config8(dev, start + 1) : pci_read_config8(dev, PCI_CAPABILITIES);
 	for (unsigned steps = 0; steps < PCI_CAPABILITY_STEPS; steps++) {
 		offset &= 0xfc;
 		if (offset < 0x40)
@@ -246,21 +251,21 @@ int pci_for_each_capability(const struct pci_device *dev, uint8_t id,
 	return 0;
 }
 
+int pci_for_each_capability(const struct pci_device *dev, uint8_t id,
+			    int (*fn)(unsigned offset, void *arg), void *arg)
+{
+	return walk_capabilities(dev, id, 0, fn, arg);
+}
+
+static int first_offset(unsigned offset, void *arg)
+{
+	(void)arg;
+	return (int)offset; /* >= 0x40: non-zero, ends the walk */
+}
+
 unsigned pci_find_capability(const struct pci_device *dev, uint8_t id, unsigned start)
 {
-	if (!(pci_read_config16(dev, PCI_STATUS) & PCI_STATUS_CAPABILITIES))
-		return 0;
-	unsigned offset =
-	    start ? pci_read_config8(dev, start + 1) : pci_read_config8(dev, PCI_CAPABILITIES);
-	for (unsigned steps = 0; steps < PCI_CAPABILITY_STEPS; steps++) {
-		offset &= 0xfc;
-		if (offset < 0x40)
-			return 0;
-		if (pci_read_config8(dev, offset) == id)
-			return offset;
-		offset = pci_read_config8(dev, offset + 1);
-	}
-	return 0;
+	return (unsigned)walk_capabilities(dev, id, start, first_offset, NULL);
 }
 
 JOINPOINT_DEFINE(pci, enable_device, int, struct pci_device *, dev, unsigned, flags)
