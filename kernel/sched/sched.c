@@ -401,12 +401,18 @@ __attribute__((noreturn)) static void thread_start(void *arg)
 
 /* ---- Blocking and waking ------------------------------------------------- */
 
-void sched_prepare_block(void)
+/* self is about to block: a hand-off sets handed_off only once it has
+ * switched out. */
+static inline __attribute__((always_inline)) void mark_blocked(struct thread *self)
 {
-	struct thread *self = thread_current();
-	self->handed_off = false; /* a hand-off sets it only once this has switched out */
+	self->handed_off = false;
 	self->state = THREAD_BLOCKED;
 	__asm__ volatile("" : : : "memory");
+}
+
+void sched_prepare_block(void)
+{
+	mark_blocked(thread_current());
 }
 
 int sched_block(uint64_t deadline_ns)
@@ -595,10 +601,7 @@ bool sched_block_handing_off_at(struct thread *next, struct spinlock *held, uint
 				uint64_t deadline_ns, uint64_t now)
 {
 	struct cpu *cpu = this_cpu();
-	struct thread *self = cpu->current;
-	self->handed_off = false; /* sched_prepare_block, in line: held is still held */
-	self->state = THREAD_BLOCKED;
-	__asm__ volatile("" : : : "memory");
+	mark_blocked(cpu->current); /* sched_prepare_block's, in line: held is still held */
 	bool handed;
 	if (handoff_here(cpu, next, held, irq_flags, deadline_ns, now, &handed))
 		return handed;
