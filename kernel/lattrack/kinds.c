@@ -680,15 +680,15 @@ int lattrack_detach(const char *name)
 	struct lattrack *tracker = lattrack_get(name);
 	if (!tracker)
 		return -ENOENT;
-	/* The timer's reports are annotated from the instance: it stops before
-	 * the instance is cleared (or reused by the next attach). */
-	lattrack_timer_stop(tracker);
+	/* Destroyed first (its timer stopped; the reference taken above keeps
+	 * its memory): the timer's reports are annotated from the instance,
+	 * which is cleared, or reused by the next attach, only after. */
+	lattrack_destroy(tracker);
 	mutex_lock(&instances_lock);
 	for (int i = 0; i < LATTRACK_TRACKERS_MAX; i++)
 		if (instances[i].tracker == tracker)
 			detach_instance(i);
 	mutex_unlock(&instances_lock);
-	lattrack_destroy(tracker);
 	lattrack_put(tracker);
 	return 0;
 }

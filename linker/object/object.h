@@ -192,9 +192,14 @@ struct linker_env {
  * kernel (direct) and the monitor process (shm, msg) each implement all of
  * them and build their symbol tables from this one list, so the two cannot
  * offer different ABIs. */
+/* The ABI: the C string functions a compiler may emit calls to (the kernel
+ * gives `direct` advice guarded copies of them), then the aspect calls. */
+#define LINKER_ABI_STRINGS(X) X(memcpy) X(memmove) X(memset) X(memcmp)
+
 /* (One entry a line; clang-format does not settle on a layout of its own.) */
 // clang-format off
-#define LINKER_ABI_FUNCTIONS(X) \
+#define LINKER_ABI_FUNCTIONS(X) LINKER_ABI_STRINGS(X) LINKER_ABI_CALLS(X)
+#define LINKER_ABI_CALLS(X) \
 	X(ms_argc) \
 	X(ms_arg) \
 	X(ms_retval) \
@@ -213,10 +218,6 @@ struct linker_env {
 	X(ms_device_counter) \
 	X(ms_reply) \
 	X(ms_log) \
-	X(memcpy) \
-	X(memmove) \
-	X(memset) \
-	X(memcmp) \
 	X(ms_lattrack_create) \
 	X(ms_lattrack_event_in) \
 	X(ms_lattrack_event_out) \

@@ -263,24 +263,18 @@ int linker_aspect_memcmp(const void *a, const void *b, size_t n)
 	return linker_string_compare(a, b, n);
 }
 
-static const struct linker_abi_symbol abi_table[] = {LINKER_ABI_FUNCTIONS(LINKER_ABI_SYMBOL)
-							 LINKER_ABI_DIRECT_ONLY(LINKER_ABI_SYMBOL)};
+/* The kernel's table: every ABI name, the string functions bound to the
+ * guard's copies (linker_aspect_*: a fault in the kernel's own memcpy would be
+ * a kernel panic, in these it is the advice's). */
+#define KERNEL_ABI_STRING(fn) {#fn, (uint64_t)linker_aspect_##fn},
 
-/* Where the kernel's table differs from the names: a fault in the kernel's
- * own memcpy is a kernel panic, in these the advice's. */
-static const struct linker_abi_symbol guarded_strings[] = {
-    {"memcpy", (uint64_t)linker_aspect_memcpy},
-    {"memmove", (uint64_t)linker_aspect_memmove},
-    {"memset", (uint64_t)linker_aspect_memset},
-    {"memcmp", (uint64_t)linker_aspect_memcmp},
-};
+static const struct linker_abi_symbol abi_table[] = {
+    LINKER_ABI_STRINGS(KERNEL_ABI_STRING) LINKER_ABI_CALLS(LINKER_ABI_SYMBOL)
+	LINKER_ABI_DIRECT_ONLY(LINKER_ABI_SYMBOL)};
 
 int linker_abi_resolve(void *env, const char *name, uint64_t *address)
 {
 	(void)env;
-	if (linker_abi_lookup(guarded_strings, sizeof guarded_strings / sizeof guarded_strings[0],
-			      name, address) == 0)
-		return 0;
 	return linker_abi_lookup(abi_table, sizeof abi_table / sizeof abi_table[0], name, address);
 }
 

@@ -432,11 +432,20 @@ SYSCALL_DEFINE3(ms_scope_image, uint32_t, id, void *, buffer, uint64_t, length)
 
 /* Keeps report for id until monitor_flush_aspect merges it; one that finds
  * an earlier report still there (its FLUSH timed out) is added to it: the
- * monitor zeroes what it reported. */
-static void keep_report(uint32_t id, struct linker_counters *report)
+ * monitor zeroes what it reported.  Returns 0, or -ENOENT when no aspect has
+ * id (any more): the report is dropped. */
+static int keep_report(uint32_t id, struct linker_counters *report)
 {
 	mutex_lock(&report_lock);
 	struct aspect_id *slot = &session.ids[id - 1];
+	uint64_t irq = spin_lock_irqsave(&session.lock);
+	bool named = slot->aspect && slot->generation == session.generation;
+	spin_unlock_irqrestore(&session.lock, irq);
+	if (!named) { /* no aspect has this id (any more): nobody's counts */
+		mutex_unlock(&report_lock);
+		kfree(report);
+		return -ENOENT;
+	}
 	if (slot->report) {
 		linker_counters_merge(slot->report, report);
 		kfree(report);
@@ -444,14 +453,13 @@ static void keep_report(uint32_t id, struct linker_counters *report)
 		slot->report = report;
 	}
 	mutex_unlock(&report_lock);
+	return 0;
 }
 
 SYSCALL_DEFINE2(ms_scope_report, uint32_t, id, const struct linker_counters *, counters)
 {
-	struct aspect *aspect = caller_is_monitor() ? aspect_of_id(id) : NULL;
-	if (!aspect)
+	if (!caller_is_monitor() || id == 0 || id > ASPECT_MAX)
 		return -ENOENT;
-	aspect_put(aspect);
 	struct linker_counters *report = kmalloc(sizeof *report);
 	if (!report)
 		return -ENOMEM;
@@ -459,8 +467,7 @@ SYSCALL_DEFINE2(ms_scope_report, uint32_t, id, const struct linker_counters *, c
 		kfree(report);
 		return -EFAULT;
 	}
-	keep_report(id, report);
-	return 0;
+	return keep_report(id, report);
 }
 
 /* The aspect ABI's device counters for aspects in the monitor: the kernel's

@@ -256,21 +256,14 @@ static bool in_aspect_strings(uint64_t rip)
 	return rip >= (uint64_t)linker_string_start && rip < (uint64_t)linker_string_end;
 }
 
-/* The aspect running on this CPU when rip lies in its text, else NULL. */
-static struct aspect *running_in_text(struct linker_run *run, uint64_t rip)
-{
-	struct aspect *aspect = __atomic_load_n(&run->aspect, __ATOMIC_ACQUIRE);
-	if (!aspect || linker_text_owner(rip) != aspect)
-		return NULL;
-	return aspect;
-}
-
 /* The aspect whose advice runs at rip: in its text, or in the string loops
  * it called; else NULL. */
 static struct aspect *advice_at(struct linker_run *run, uint64_t rip)
 {
 	struct aspect *aspect = __atomic_load_n(&run->aspect, __ATOMIC_ACQUIRE);
-	return aspect && in_aspect_strings(rip) ? aspect : running_in_text(run, rip);
+	if (!aspect)
+		return NULL;
+	return in_aspect_strings(rip) || linker_text_owner(rip) == aspect ? aspect : NULL;
 }
 
 /* Where the fault was, for the report: its text offset, or the ABI's

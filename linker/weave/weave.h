@@ -171,7 +171,6 @@ int aspect_copy_counters(const char *name, struct linker_counters *out,
  * linked, drops the last values of an unloaded one.  Returns 0, -EBUSY
  * (linked: its advice adds to them) or -ENOENT. */
 int aspect_clear_counters(const char *name);
-/* Prints the aspect's counters and histograms to the console. */
 
 /* "direct", "shm", "msg", "none". */
 const char *aspect_binding_name(enum aspect_binding binding);

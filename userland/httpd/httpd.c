@@ -129,8 +129,13 @@ static void rotate_log(void)
 	char old_path[256];
 	snprintf(old_path, sizeof old_path, "%s.1", options.log_path);
 	/* A FILE.1 that is not ours in a sticky directory (/tmp) cannot be
-	 * replaced: then this log starts afresh, and the bound still holds. */
-	(void)rename(options.log_path, old_path);
+	 * replaced: then this log (the file opened and checked at start)
+	 * starts afresh in place, and the bound still holds. */
+	if (rename(options.log_path, old_path) < 0) {
+		if (ftruncate(log_fd, 0) == 0)
+			log_file_bytes = 0;
+		return;
+	}
 	int fresh = open(options.log_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0644);
 	if (fresh < 0)
 		return; /* keep writing to the old one */
