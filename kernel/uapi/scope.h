@@ -109,10 +109,17 @@ struct scope_ctl {
 	char error[160]; /* why, when the answer is an error */
 };
 
+/* The monitor's inbox: ms_scope_attach maps one read-only page here, a kernel
+ * region of the monitor (it can neither unmap it nor map over it), and
+ * ms_scope_reply_receive given this address as its message receives into
+ * it: the monitor reads the message in place until its next receive. */
+#define SCOPE_INBOX_ADDRESS 0x0000700000200000UL /* past the user clock page */
+
 /* ms_scope_ctl(struct scope_ctl *) → 0 or bytes written to buffer, or a
  * negative error (with error filled in).
- * ms_scope_attach(endpoint fd) → the telemetry channel id of shm events;
- *     -EBUSY when another monitor is attached.
+ * ms_scope_attach(endpoint fd) → the telemetry channel id of shm events,
+ *     with the inbox mapped at SCOPE_INBOX_ADDRESS; -EBUSY when another
+ *     monitor is attached, -EINVAL when something else is mapped there.
  * ms_scope_image(aspect id, buffer, length) → the object's size (copied when
  *     it fits), -ENOENT.
  * ms_scope_report(aspect id, const struct linker_counters *) → 0, -EFAULT.
@@ -133,7 +140,9 @@ struct scope_ctl {
  *     words[1] = word1 (label, the other words and the length 0), passed in
  *     registers: no reply is read from memory and no descriptor is looked
  *     up.  A token that names no call (its caller timed out or is gone) is
- *     counted in late_replies and the receive goes on.
+ *     counted in late_replies and the receive goes on.  A message pointer
+ *     of SCOPE_INBOX_ADDRESS receives into the monitor's inbox, read in
+ *     place: nothing is copied out.
  * Only the attached monitor may call image, report, device_counter, emit,
  * reply, reply_receive. */
 

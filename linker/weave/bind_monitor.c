@@ -202,6 +202,44 @@ static void drain_channel(struct tel_channel *channel)
 			;
 }
 
+/* The monitor's inbox: the page its ms_scope_reply_receive receives into
+ * when asked (SCOPE_INBOX_ADDRESS), mapped read-only as a kernel region of
+ * the monitor, so the message is read in place and never copied out.  The
+ * kernel writes it only as an endpoint's receive buffer, under the endpoint
+ * lock, and never reads it back.  Made at the first attach and kept, as the
+ * channel is: a monitor's mapping ends with it. */
+_Static_assert(sizeof(struct ipc_message) <= PAGE_SIZE, "a message fits the inbox");
+static struct ipc_message *inbox;
+
+static struct ipc_message *inbox_page(void)
+{
+	struct ipc_message *page = __atomic_load_n(&inbox, __ATOMIC_ACQUIRE);
+	if (page)
+		return page;
+	page = mm_alloc_pages(1, PAGE_SIZE);
+	struct ipc_message *none = NULL;
+	if (page && !__atomic_compare_exchange_n(&inbox, &none, page, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+		mm_free_pages(page, 1); /* another attach made it first */
+		page = none;
+	}
+	return page;
+}
+
+/* Maps the inbox into the attaching monitor, cleared of what an earlier
+ * monitor received (its endpoint is closed: nothing writes it now). */
+static int map_inbox(void)
+{
+	struct ipc_message *page = inbox_page();
+	if (!page)
+		return -ENOMEM;
+	memset(page, 0, PAGE_SIZE);
+	int error = proc_add_kernel_region(SCOPE_INBOX_ADDRESS, SCOPE_INBOX_ADDRESS + PAGE_SIZE);
+	if (!error)
+		error = proc_map_kernel_frame(SCOPE_INBOX_ADDRESS, virt_to_phys(page), false);
+	return error == -EEXIST ? 0 : error;
+}
+
 SYSCALL_DEFINE1(ms_scope_attach, int, fd)
 {
 	if (!proc_has_privilege(PRIV_MONITOR))
@@ -213,17 +251,18 @@ SYSCALL_DEFINE1(ms_scope_attach, int, fd)
 		ipc_endpoint_put(e);
 		return -EBUSY;
 	}
-	struct tel_channel *channel = monitor_channel();
-	if (!channel)
+	int error = map_inbox();
+	struct tel_channel *channel = error ? NULL : monitor_channel();
+	if (!error && !channel)
 		channel = tel_channel_create("scope", MONITOR_CHANNEL_BYTES, TEL_STREAM);
 	if (!channel) {
 		ipc_endpoint_put(e);
-		return -ENOMEM;
+		return error ? error : -ENOMEM;
 	}
 	drain_channel(channel);
 	/* Nothing produces into it while no monitor is attached: share it with
 	 * this one, which maps it (ms_tel_map) and reads the rings in place. */
-	int error = tel_channel_share(channel, proc_pid(proc_current()));
+	error = tel_channel_share(channel, proc_pid(proc_current()));
 	if (error) {
 		ipc_endpoint_put(e);
 		return error;
@@ -549,12 +588,15 @@ static struct ipc_endpoint *callers_monitor_endpoint(void)
 
 /* The monitor's loop, one system call per event (seL4's reply / receive):
  * the answer comes in registers, the endpoint is the session's, and the
- * message received is copied out once.  The range is checked before the
- * reply goes: a bad buffer changes nothing. */
+ * message received goes into the inbox the monitor reads in place
+ * (SCOPE_INBOX_ADDRESS), or is copied out once to any other buffer.  The
+ * range is checked before the reply goes: a bad buffer changes nothing.
+ * The caller being the attached monitor, its attach mapped the inbox. */
 SYSCALL_DEFINE5(ms_scope_reply_receive, uint64_t, token, uint64_t, word0, uint64_t, word1,
 		struct ipc_message *, message, uint64_t, timeout_ns)
 {
-	if (!uaccess_range_ok((uint64_t)message, sizeof *message))
+	bool in_place = (uint64_t)message == SCOPE_INBOX_ADDRESS;
+	if (!in_place && !uaccess_range_ok((uint64_t)message, sizeof *message))
 		return -EFAULT;
 	struct ipc_endpoint *e = callers_monitor_endpoint();
 	if (!e)
@@ -567,9 +609,9 @@ SYSCALL_DEFINE5(ms_scope_reply_receive, uint64_t, token, uint64_t, word0, uint64
 	for (unsigned i = 2; i < IPC_WORDS; i++)
 		answer.words[i] = 0;
 	answer.length = 0;
-	int error = ipc_reply_receive(e, token, &answer, &received, timeout_ns);
+	int error = ipc_reply_receive(e, token, &answer, in_place ? inbox : &received, timeout_ns);
 	ipc_endpoint_put(e);
-	if (error)
+	if (error || in_place)
 		return error;
 	return copy_to_user(message, &received, IPC_HEADER_SIZE + received.length) ? -EFAULT : 0;
 }

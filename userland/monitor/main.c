@@ -11,7 +11,8 @@
  *
  * One system call per message: ms_scope_reply_receive hands the answer to the
  * last call back (two words, in registers) and waits for the next message on
- * the attached endpoint, and when it blocks the CPU goes straight back to the
+ * the attached endpoint, which it receives into the inbox the attach mapped
+ * (read in place, not copied out), and when it blocks the CPU goes straight back to the
  * caller it answered (on one CPU a synchronous event is two switches).  While
  * an aspect's events come through the rings (shm: the kernel says so when it
  * loads the aspect) it never blocks longer than POLL_NS while the rings bring
@@ -167,17 +168,18 @@ int main(void)
 	}
 	if (ms_syscall3(__NR_ms_tel_map, channel, (long)&map, 0) != 0)
 		map.cpus = 0;
-	static struct ipc_message m;
+	/* The inbox the attach mapped: each message is read there in place. */
+	const struct ipc_message *m = (const void *)SCOPE_INBOX_ADDRESS;
 	uint64_t token = 0, wait_ns = POLL_NS;
 	for (unsigned calls = 0;;) {
 		uint64_t wait = monitor_rings_in_use() ? wait_ns : WAIT_FOREVER;
 		long error =
 		    ms_syscall6(__NR_ms_scope_reply_receive, (long)token, (long)reply_words[0],
-				(long)reply_words[1], (long)&m, (long)wait, 0);
+				(long)reply_words[1], (long)m, (long)wait, 0);
 		token = 0;
 		if (error == 0) {
-			handle(&m);
-			token = m.token; /* a call: answered by the next reply_receive */
+			handle(m);
+			token = m->token; /* a call: answered by the next reply_receive */
 			wait_ns = POLL_NS;
 		} else if (error != -110 && error != -11) {
 			return 1; /* -EPIPE, -EINTR: the kernel side is gone */

@@ -734,6 +734,45 @@ void scope_reply_receive_refuses_hostile_input(void)
 	close((int)endpoint);
 }
 
+/* The monitor's inbox: a call received at SCOPE_INBOX_ADDRESS is read there
+ * in place (label, words, sender, token: nothing copied out), the answer goes
+ * back as with any buffer, and the page is a kernel region the monitor can
+ * neither unmap nor make writable, and the kernel writes nothing else into
+ * it on the monitor's behalf. */
+void scope_reply_receive_receives_into_the_inbox(void)
+{
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0) {
+		t_fail("attaching a monitor as root: %ld", channel);
+		return;
+	}
+	volatile const struct ipc_message *inbox = (const void *)SCOPE_INBOX_ADDRESS;
+	if (inbox->token != 0 || inbox->length != 0)
+		t_fail("the inbox does not start empty");
+	int child = fork();
+	if (child == 0)
+		call_the_monitor(&endpoint);
+	long result = child > 0 ? scope_reply_receive(0, 0, 0, (void *)inbox, MONITOR_WAIT_NS) : -1;
+	uint64_t token = inbox->token;
+	if (result != 0 || token == 0 || inbox->label != 7 || inbox->words[0] != 42 ||
+	    inbox->sender != (uint32_t)child || inbox->length != 0) {
+		t_fail("the child's call in the inbox: %ld (token %lu, label %lu, sender %u)",
+		       result, (unsigned long)token, (unsigned long)inbox->label, inbox->sender);
+		token = 0;
+	}
+	if (token && scope_reply_receive(token, 5, 6, (void *)inbox, 0) != -L_EAGAIN)
+		t_fail("answering the child's call did not go on to an empty receive");
+	int status = 0;
+	if (child > 0 &&
+	    (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		t_fail("the caller did not get exactly (5, 6) back: status %#x", status);
+	expect_kernel_region("the inbox", SCOPE_INBOX_ADDRESS, PAGE);
+	if (ms_syscall3(__NR_ms_ipc_stats, endpoint, SCOPE_INBOX_ADDRESS, 0) != -L_EFAULT)
+		t_fail("the kernel wrote another call's answer into the inbox");
+	close((int)endpoint);
+}
+
 /* A caller killed while the receiver, pinned to the caller's own CPU, holds
  * its call (the call went there by the direct switch, or by the queue when
  * the receiver was late): does the call end by the signal, withdrawn (the
