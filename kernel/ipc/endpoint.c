@@ -673,6 +673,32 @@ HOT int reply_locked(struct ipc_endpoint *e, uint64_t token, const struct ipc_me
 	return 0;
 }
 
+/* reply_locked with the answer given as its first two words (label 0, the
+ * other words 0, no payload), written straight into the caller's reply:
+ * no message is built to be copied. */
+HOT int reply_words_locked(struct ipc_endpoint *e, uint64_t token, uint64_t word0, uint64_t word1,
+			   struct thread **caller)
+{
+	int index = find_pending_locked(e, token);
+	if (index < 0)
+		return -ENOENT;
+	struct ipc_call *call = e->pending[index];
+	e->pending[index] = NULL;
+	e->calls_outstanding--;
+	struct ipc_message *reply = call->reply;
+	reply->label = 0;
+	reply->words[0] = word0;
+	reply->words[1] = word1;
+	for (unsigned i = 2; i < IPC_WORDS; i++)
+		reply->words[i] = 0;
+	reply->length = 0;
+	reply->token = token;
+	reply->sender = sender_pid();
+	e->stats.replies++;
+	*caller = finish_call(call, 0);
+	return 0;
+}
+
 JOINPOINT_DEFINE(ipc, reply, int, struct ipc_endpoint *, endpoint, uint64_t, token,
 		 const struct ipc_message *, message)
 {
@@ -702,6 +728,23 @@ JOINPOINT_DEFINE(ipc, reply_receive, int, struct ipc_endpoint *, endpoint, uint6
 	if (token && reply_locked(endpoint, token, reply, &caller) < 0)
 		endpoint->stats.late_replies++;
 	error = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, caller, &locked);
+	if (locked)
+		spin_unlock_irqrestore(&endpoint->lock, irq);
+	return error;
+}
+
+JOINPOINT_DEFINE(ipc, reply_words_receive, int, struct ipc_endpoint *, endpoint, uint64_t, token,
+		 uint64_t, word0, uint64_t, word1, struct ipc_message *, message, uint64_t,
+		 timeout_ns)
+{
+	if (!endpoint || !message)
+		return -EINVAL;
+	bool sleeping = may_sleep(), locked = true;
+	struct thread *caller = NULL;
+	uint64_t irq = spin_lock_irqsave_inline(&endpoint->lock);
+	if (token && reply_words_locked(endpoint, token, word0, word1, &caller) < 0)
+		endpoint->stats.late_replies++;
+	int error = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, caller, &locked);
 	if (locked)
 		spin_unlock_irqrestore(&endpoint->lock, irq);
 	return error;

@@ -90,8 +90,11 @@ static void bad_arguments_are_refused(struct ktest *t)
 
 /* A server thread: answers `count` calls with label + 1 and "pong"; with
  * SERVE_CLOSE receives and closes; with SERVE_HOLD receives and never
- * replies; with SERVE_REPLY_RECEIVE answers through ipc_reply_receive. */
-enum serve_mode { SERVE_REPLY, SERVE_CLOSE, SERVE_HOLD, SERVE_REPLY_RECEIVE };
+ * replies; with SERVE_REPLY_RECEIVE answers through ipc_reply_receive; with
+ * SERVE_REPLY_WORDS through ipc_reply_words_receive, the words (label + 1,
+ * REPLY_WORD1). */
+enum serve_mode { SERVE_REPLY, SERVE_CLOSE, SERVE_HOLD, SERVE_REPLY_RECEIVE, SERVE_REPLY_WORDS };
+#define REPLY_WORD1 0x5eedull
 
 struct server {
 	struct ipc_endpoint *endpoint;
@@ -113,7 +116,8 @@ static bool is_ping(const struct ipc_message *m)
 	       m->words[5] == m->label * 100 + 5;
 }
 
-/* The server loop of SERVE_REPLY_RECEIVE: one call per message. */
+/* The server loop of SERVE_REPLY_RECEIVE and SERVE_REPLY_WORDS: one call
+ * per message. */
 static int serve_reply_receive(struct server *s)
 {
 	struct ipc_message m, r;
@@ -122,7 +126,10 @@ static int serve_reply_receive(struct server *s)
 		s->not_ping += !is_ping(&m);
 		r = make_message(m.label + 1, "pong");
 		uint64_t timeout = i + 1 < s->count ? PEER_GUARD_NS : 0;
-		error = ipc_reply_receive(s->endpoint, m.token, &r, &m, timeout);
+		error = s->mode == SERVE_REPLY_WORDS
+			    ? ipc_reply_words_receive(s->endpoint, m.token, m.label + 1,
+						      REPLY_WORD1, &m, timeout)
+			    : ipc_reply_receive(s->endpoint, m.token, &r, &m, timeout);
 		if (i + 1 == s->count && error == -EAGAIN)
 			error = 0; /* nothing more was sent */
 	}
@@ -139,7 +146,7 @@ static int serve(void *arg)
 		sched_sleep_ns(NSEC_PER_MSEC);
 		ipc_get_stats(s->endpoint, &stats);
 	}
-	if (s->mode == SERVE_REPLY_RECEIVE)
+	if (s->mode == SERVE_REPLY_RECEIVE || s->mode == SERVE_REPLY_WORDS)
 		return serve_reply_receive(s);
 	for (int i = 0; i < s->count; i++) {
 		struct ipc_message m, r;
@@ -465,6 +472,46 @@ static void same_cpu_round_trip_is_a_direct_switch_both_ways(struct ktest *t)
 	ipc_endpoint_put(s.endpoint);
 }
 
+/* An answer in two words (ipc_reply_words_receive, the monitor's): does the
+ * caller get exactly them, every other word and the length cleared over
+ * what its reply buffer held, with the token and a kernel sender (0), and
+ * is a token that names no call a counted late reply? */
+static void reply_words_receive_answers_with_exactly_two_words(struct ktest *t)
+{
+	struct server s = {
+	    .endpoint = ipc_endpoint_create("test", 4), .count = 3, .mode = SERVE_REPLY_WORDS};
+	ASSERT_TRUE(t, s.endpoint != NULL);
+	uint64_t saved;
+	struct thread *server = start_server_here(&s, "ipc-words", &saved);
+	ASSERT_TRUE(t, server != NULL);
+	for (int i = 0; i < s.count; i++) {
+		struct ipc_message m = make_message(40 + i, "ping"), r;
+		memset(&r, 0xa5, sizeof r);
+		EXPECT_EQ(t, ipc_call(s.endpoint, &m, &r, PEER_GUARD_NS), 0);
+		EXPECT_EQ(t, r.label, 0);
+		EXPECT_EQ(t, r.words[0], 41 + i);
+		EXPECT_EQ(t, r.words[1], REPLY_WORD1);
+		for (unsigned w = 2; w < IPC_WORDS; w++)
+			EXPECT_EQ(t, r.words[w], 0);
+		EXPECT_EQ(t, r.length, 0);
+		EXPECT_EQ(t, r.sender, 0);
+		EXPECT_NE(t, r.token, 0);
+	}
+	int status = -1;
+	thread_join(server, &status);
+	thread_set_affinity(thread_current(), saved);
+	EXPECT_EQ(t, status, 0);
+	EXPECT_EQ(t, s.not_ping, 0);
+	struct ipc_message m;
+	EXPECT_EQ(t, ipc_reply_words_receive(s.endpoint, 0x12345601, 1, 2, &m, 0), -EAGAIN);
+	EXPECT_EQ(t, ipc_reply_words_receive(s.endpoint, 0, 1, 2, NULL, 0), -EINVAL);
+	struct ipc_stats stats;
+	ipc_get_stats(s.endpoint, &stats);
+	EXPECT_EQ(t, stats.replies, 3);
+	EXPECT_EQ(t, stats.late_replies, 1);
+	ipc_endpoint_put(s.endpoint);
+}
+
 /* A receiver blocked on this CPU whose affinity changed since it blocked
  * (now another CPU only) is not switched to: the hand-off wakes it where
  * it may run, the caller blocks, and the call still gets its answer. */
@@ -596,6 +643,7 @@ static void join_points_are_declared(struct ktest *t)
 	EXPECT_TRUE(t, jp_find("ipc.receive") != NULL);
 	EXPECT_TRUE(t, jp_find("ipc.reply") != NULL);
 	EXPECT_TRUE(t, jp_find("ipc.reply_receive") != NULL);
+	EXPECT_TRUE(t, jp_find("ipc.reply_words_receive") != NULL);
 	EXPECT_TRUE(t, jp_find("sched.wakeup_next") != NULL);
 }
 
@@ -610,6 +658,7 @@ KTEST_SUITE(ipc, KTEST_CASE(send_then_receive_in_order), KTEST_CASE(full_queue_d
 	    KTEST_CASE(call_that_cannot_be_served_fails_fast),
 	    KTEST_CASE(call_delivered_straight_to_a_waiting_receiver),
 	    KTEST_CASE(same_cpu_round_trip_is_a_direct_switch_both_ways),
+	    KTEST_CASE(reply_words_receive_answers_with_exactly_two_words),
 	    KTEST_CASE(receiver_moved_off_this_cpu_is_woken_not_switched_to),
 	    KTEST_CASE(call_queued_when_no_receiver_waits),
 	    KTEST_CASE(calls_from_another_cpu_arrive_whole), KTEST_CASE(join_points_are_declared));

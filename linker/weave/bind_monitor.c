@@ -602,14 +602,9 @@ SYSCALL_DEFINE5(ms_scope_reply_receive, uint64_t, token, uint64_t, word0, uint64
 	if (!e)
 		return -EPERM;
 	__atomic_fetch_add(&monitor_receives, 1, __ATOMIC_RELAXED);
-	struct ipc_message answer, received;
-	answer.label = 0;
-	answer.words[0] = word0;
-	answer.words[1] = word1;
-	for (unsigned i = 2; i < IPC_WORDS; i++)
-		answer.words[i] = 0;
-	answer.length = 0;
-	int error = ipc_reply_receive(e, token, &answer, in_place ? inbox : &received, timeout_ns);
+	struct ipc_message received;
+	int error = ipc_reply_words_receive(e, token, word0, word1, in_place ? inbox : &received,
+					    timeout_ns);
 	ipc_endpoint_put(e);
 	if (error || in_place)
 		return error;
