@@ -240,33 +240,22 @@ static int map_inbox(void)
 	return error == -EEXIST ? 0 : error;
 }
 
-SYSCALL_DEFINE1(ms_scope_attach, int, fd)
+/* Makes the caller, holding e, the attached monitor; attach_lock held, no
+ * monitor attached. */
+static int attach_monitor(struct ipc_endpoint *e)
 {
-	if (!proc_has_privilege(PRIV_MONITOR))
-		return -EPERM; /* the monitor receives every process's events */
-	struct ipc_endpoint *e = ipc_endpoint_from_fd(fd);
-	if (!e)
-		return -EBADF;
-	if (!monitor_is_gone()) {
-		ipc_endpoint_put(e);
-		return -EBUSY;
-	}
 	int error = map_inbox();
 	struct tel_channel *channel = error ? NULL : monitor_channel();
 	if (!error && !channel)
 		channel = tel_channel_create("scope", MONITOR_CHANNEL_BYTES, TEL_STREAM);
-	if (!channel) {
-		ipc_endpoint_put(e);
+	if (!channel)
 		return error ? error : -ENOMEM;
-	}
 	drain_channel(channel);
 	/* Nothing produces into it while no monitor is attached: share it with
 	 * this one, which maps it (ms_tel_map) and reads the rings in place. */
 	error = tel_channel_share(channel, proc_pid(proc_current()));
-	if (error) {
-		ipc_endpoint_put(e);
+	if (error)
 		return error;
-	}
 	uint64_t irq = spin_lock_irqsave(&session.lock);
 	struct ipc_endpoint *old = session.endpoint;
 	__atomic_store_n(&session.generation, session.generation + 1, __ATOMIC_RELAXED);
@@ -281,8 +270,30 @@ SYSCALL_DEFINE1(ms_scope_attach, int, fd)
 		jp_synchronize();
 		ipc_endpoint_put(old);
 	}
-	waitq_wake_all(&attached);
 	return tel_channel_id(channel);
+}
+
+/* Attaches are serialised from the check that no monitor is attached to the
+ * store of the new one: two at once would otherwise both find the place
+ * free, the second clearing the inbox the first reads and replacing its
+ * endpoint without closing it. */
+static struct mutex attach_lock = MUTEX_INIT(attach_lock, "monitor.attaching");
+
+SYSCALL_DEFINE1(ms_scope_attach, int, fd)
+{
+	if (!proc_has_privilege(PRIV_MONITOR))
+		return -EPERM; /* the monitor receives every process's events */
+	struct ipc_endpoint *e = ipc_endpoint_from_fd(fd);
+	if (!e)
+		return -EBADF;
+	mutex_lock(&attach_lock);
+	int result = monitor_is_gone() ? attach_monitor(e) : -EBUSY;
+	mutex_unlock(&attach_lock);
+	if (result < 0)
+		ipc_endpoint_put(e);
+	else
+		waitq_wake_all(&attached);
+	return result;
 }
 
 /* ---- Aspect ids --------------------------------------------------------------- */

@@ -953,3 +953,80 @@ void scope_show_and_clear(void)
 	    scope_ctl(SCOPE_CLEAR, "callcount") != -L_ENOENT)
 		t_fail("SCOPE_CLEAR as root: not 0 then -ENOENT");
 }
+
+/* Attaches racing each other: several root processes, released together
+ * through one pipe, each try to attach an endpoint of their own while all
+ * hold theirs open (each says it tried, then waits for the others).
+ * Exactly one may be the monitor; the others get -EBUSY: none replaced the
+ * attached one without closing it. */
+#define RACING_ATTACHES 4
+#define ATTACH_RACES    32 /* rounds: the window is narrow */
+
+struct attach_pipes {
+	int release[2], tried[2], done[2];
+};
+
+static void attach_when_released(const struct attach_pipes *p)
+{
+	close(p->release[1]);
+	close(p->tried[0]);
+	close(p->done[1]);
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	char byte = 0;
+	if (endpoint < 0 || read(p->release[0], &byte, 1) != 0)
+		_exit(2);
+	long channel = ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (write(p->tried[1], &byte, 1) != 1 || read(p->done[0], &byte, 1) != 0)
+		_exit(2); /* the endpoint stays open until every attach was tried */
+	_exit(channel >= 0 ? 0 : channel == -L_EBUSY ? 1 : 2);
+}
+
+static int wait_for_attach_outcomes(const int *children, int count, int *busy)
+{
+	int attached = 0;
+	for (int i = 0; i < count; i++) {
+		int status = 0;
+		if (waitpid(children[i], &status, 0) != children[i] || !WIFEXITED(status))
+			continue;
+		attached += WEXITSTATUS(status) == 0;
+		*busy += WEXITSTATUS(status) == 1;
+	}
+	return attached;
+}
+
+static void race_attaches_once(void)
+{
+	struct attach_pipes p;
+	if (pipe(p.release) < 0 || pipe(p.tried) < 0 || pipe(p.done) < 0) {
+		t_fail("pipe failed");
+		return;
+	}
+	int children[RACING_ATTACHES], started = 0;
+	for (; started < RACING_ATTACHES; started++) {
+		children[started] = fork();
+		if (children[started] == 0)
+			attach_when_released(&p);
+		if (children[started] < 0)
+			break;
+	}
+	close(p.release[0]);
+	close(p.release[1]); /* every child reads end of file at once */
+	close(p.tried[1]);
+	char byte;
+	for (int i = 0; i < started; i++)
+		if (read(p.tried[0], &byte, 1) != 1)
+			break; /* a child that died early: its status says so */
+	close(p.done[1]);
+	close(p.done[0]);
+	close(p.tried[0]);
+	int busy = 0, attached = wait_for_attach_outcomes(children, started, &busy);
+	if (started != RACING_ATTACHES || attached != 1 || busy != RACING_ATTACHES - 1)
+		t_fail("%d racing attaches: %d attached, %d refused busy (want 1 and %d)", started,
+		       attached, busy, RACING_ATTACHES - 1);
+}
+
+void racing_attaches_make_one_monitor(void)
+{
+	for (int round = 0; round < ATTACH_RACES && !t_failed(); round++)
+		race_attaches_once();
+}
