@@ -38,6 +38,10 @@ bool pmm_frame_in_use(uint64_t phys);
 
 /* ---- Page-table walker --------------------------------------------------- */
 
+/* PTE_PROTNONE is a software bit of a 4 KiB leaf that is not present: the
+ * page is kept (the entry holds its frame) but nobody, not even the kernel,
+ * may touch it (PROT_NONE; Linux's _PAGE_PROTNONE).  A fault on it is the
+ * region's to judge, and mprotect makes it present again, same frame. */
 #define PTE_PRESENT            (1UL << 0)
 #define PTE_WRITE              (1UL << 1)
 #define PTE_USER               (1UL << 2)
@@ -47,6 +51,7 @@ bool pmm_frame_in_use(uint64_t phys);
 #define PTE_DIRTY              (1UL << 6)
 #define PTE_LARGE              (1UL << 7)
 #define PTE_GLOBAL             (1UL << 8)
+#define PTE_PROTNONE           (1UL << 9)
 #define PTE_NX                 (1UL << 63)
 #define PTE_ADDRESS_MASK       0x000ffffffffff000UL
 #define PTE_LARGE_ADDRESS_MASK 0x000fffffffe00000UL

@@ -70,6 +70,7 @@ enum vm_flags {
 	VM_USER = 1u << 2,    /* user-accessible: lower half only */
 	VM_NOCACHE = 1u << 3, /* uncached (device memory) */
 	VM_LARGE = 1u << 4,   /* reported by vm_translate for a 2 MiB page */
+	VM_NONE = 1u << 5,    /* kept but not present: no access at all (PROT_NONE) */
 };
 
 struct address_space;

@@ -44,6 +44,8 @@ bool pt_is_canonical(uint64_t virt)
 
 uint64_t pt_flags_from_vm(unsigned vm_flags)
 {
+	if (vm_flags & VM_NONE)
+		return PTE_PROTNONE | (nx_supported ? PTE_NX : 0);
 	uint64_t pte = PTE_PRESENT;
 	if (vm_flags & VM_WRITE)
 		pte |= PTE_WRITE;
@@ -69,6 +71,8 @@ unsigned pt_flags_to_vm(uint64_t pte)
 		flags |= VM_NOCACHE;
 	if (pte & PTE_LARGE)
 		flags |= VM_LARGE;
+	if (!(pte & PTE_PRESENT) && (pte & PTE_PROTNONE))
+		flags |= VM_NONE;
 	return flags;
 }
 
@@ -80,6 +84,19 @@ static uint64_t *table_at(uint64_t phys)
 static unsigned index_at(uint64_t virt, int level)
 {
 	return (virt >> (12 + 9 * level)) & (PT_ENTRIES - 1);
+}
+
+/* Whether an entry at level maps something: present, or a kept 4 KiB leaf
+ * that is not present (PTE_PROTNONE). */
+static bool entry_maps(uint64_t e, int level)
+{
+	return (e & PTE_PRESENT) || (level == LEVEL_PT && (e & PTE_PROTNONE));
+}
+
+/* A leaf's present bit: set unless the leaf is a kept PROT_NONE page. */
+static uint64_t leaf_present(uint64_t pte_flags)
+{
+	return pte_flags & PTE_PROTNONE ? 0 : PTE_PRESENT;
 }
 
 static uint64_t intermediate_flags(uint64_t virt)
@@ -115,7 +132,7 @@ static int walk_find(uint64_t root, uint64_t virt, uint64_t **entry, int *level)
 	uint64_t table = root;
 	for (int at = LEVEL_PML4;; at--) {
 		uint64_t *e = &table_at(table)[index_at(virt, at)];
-		if (!(*e & PTE_PRESENT))
+		if (!entry_maps(*e, at))
 			return -ENOENT;
 		if (at == LEVEL_PT || ((*e & PTE_LARGE) && at == LEVEL_PD)) {
 			*entry = e;
@@ -155,7 +172,7 @@ uint64_t pt_next_mapped(uint64_t root, uint64_t virt, uint64_t end)
 		uint64_t table = root, span = 0;
 		for (int at = LEVEL_PML4; at >= LEVEL_PT; at--) {
 			uint64_t e = table_at(table)[index_at(virt, at)];
-			if (!(e & PTE_PRESENT)) {
+			if (!entry_maps(e, at)) {
 				span = 1ULL << (12 + 9 * at); /* nothing below this entry */
 				break;
 			}
@@ -220,9 +237,9 @@ int pt_map(uint64_t root, uint64_t virt, uint64_t phys, uint64_t pte_flags, enum
 		pt_free_table(*entry & PTE_ADDRESS_MASK);
 		*entry = 0;
 	}
-	if (*entry & PTE_PRESENT)
+	if (entry_maps(*entry, level))
 		return -EEXIST;
-	uint64_t leaf = phys | (pte_flags & PTE_FLAGS_MASK) | PTE_PRESENT;
+	uint64_t leaf = phys | (pte_flags & PTE_FLAGS_MASK) | leaf_present(pte_flags);
 	*entry = level == LEVEL_PD ? leaf | PTE_LARGE : leaf & ~PTE_LARGE;
 	return 0;
 }
@@ -245,7 +262,7 @@ int pt_protect(uint64_t root, uint64_t virt, uint64_t pte_flags)
 	if (error)
 		return error;
 	uint64_t kept = *entry & (PTE_ADDRESS_MASK | PTE_ACCESSED | PTE_DIRTY);
-	*entry = kept | (pte_flags & PTE_FLAGS_MASK & ~PTE_LARGE) | PTE_PRESENT;
+	*entry = kept | (pte_flags & PTE_FLAGS_MASK & ~PTE_LARGE) | leaf_present(pte_flags);
 	return 0;
 }
 

@@ -47,9 +47,10 @@ enum region_kind {
 	REGION_SHARED_FILE
 };
 
-/* A region's flag beside VM_WRITE and VM_EXEC: PROT_NONE.  Its pages are
- * mapped for the kernel only, so that any user access faults (SIGSEGV) and
- * what they hold stays for a later mprotect. */
+/* A region's flag beside VM_WRITE and VM_EXEC: PROT_NONE.  Its pages keep
+ * their frames in entries that are not present (VM_NONE), so that a user
+ * access faults (SIGSEGV), so does the kernel's copy from or to them
+ * (-EFAULT), and what they hold stays for a later mprotect. */
 #define REGION_NO_ACCESS (1u << 16)
 
 /* A range of user addresses with one set of permissions.  Pages in it are

@@ -50,7 +50,7 @@ static uint64_t page_up(uint64_t value)
 static unsigned page_flags(const struct proc_region *r)
 {
 	if (r->flags & REGION_NO_ACCESS)
-		return VM_READ; /* the kernel's only: every user access faults */
+		return VM_NONE; /* kept, not present: a user copy faults as the user does */
 	return VM_USER | r->flags;
 }
 

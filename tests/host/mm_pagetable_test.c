@@ -67,6 +67,33 @@ static void protect_keeps_address(void)
 	pt_destroy_user(root);
 }
 
+/* A PROT_NONE leaf keeps its frame but is not present: the MMU and the
+ * fault-free peek see no page, the walker sees it mapped (lookup, the next
+ * mapped page, no map over it, unmap hands its frame back), and protecting
+ * it again makes the same frame present. */
+static void protnone_keeps_the_frame(void)
+{
+	uint64_t root = new_root(), phys, pte;
+	EXPECT(pt_map(root, USER_BASE, 0x123000, pt_flags_from_vm(VM_WRITE | VM_USER),
+		      PT_PAGE_4K) == 0);
+	EXPECT(pt_protect(root, USER_BASE, pt_flags_from_vm(VM_NONE)) == 0);
+	EXPECT(pt_lookup(root, USER_BASE, &phys, &pte) == 0 && !(pte & PTE_PRESENT));
+	EXPECT(phys == 0x123000 && pt_flags_to_vm(pte) == VM_NONE);
+	EXPECT(pt_peek_user(root, USER_BASE) == PT_NO_PAGE);
+	EXPECT(pt_next_mapped(root, USER_BASE - 4096, USER_BASE + 4096) == USER_BASE);
+	EXPECT(pt_map(root, USER_BASE, 0x456000, pt_flags_from_vm(VM_USER), PT_PAGE_4K) == -EEXIST);
+	EXPECT(pt_protect(root, USER_BASE, pt_flags_from_vm(VM_WRITE | VM_USER)) == 0);
+	EXPECT(vm_flags_at(root, USER_BASE, &phys) == (VM_WRITE | VM_USER) && phys == 0x123000);
+	EXPECT(pt_peek_user(root, USER_BASE) == 0x123000);
+	EXPECT(pt_map(root, USER_BASE + 4096, 0x789000, pt_flags_from_vm(VM_NONE), PT_PAGE_4K) ==
+	       0);
+	EXPECT(vm_flags_at(root, USER_BASE + 4096, &phys) == VM_NONE && phys == 0x789000);
+	EXPECT(pt_unmap(root, USER_BASE + 4096, &phys) == 0 && phys == 0x789000);
+	EXPECT(pt_lookup(root, USER_BASE + 4096, &phys, &pte) == -ENOENT);
+	pt_destroy_user(root);
+	EXPECT(mm_shim_tables_live() == 0);
+}
+
 static void large_pages_split(void)
 {
 	uint64_t root = new_root(), phys;
@@ -226,6 +253,7 @@ static const struct mm_test_case cases[] = {
     {"out_of_tables", out_of_tables},
     {"destroy_spares_the_kernel_half", destroy_spares_the_kernel_half},
     {"random_against_model", random_against_model},
+    {"protnone_keeps_the_frame", protnone_keeps_the_frame},
 };
 
 int main(void)

@@ -537,6 +537,81 @@ static void prot_none_allows_nothing(char *bytes)
 				SIGSEGV);
 }
 
+#define L_EFAULT 14
+
+static const char prot_none_pattern[] = "kept behind PROT_NONE";
+
+/* The kernel's copies refuse a PROT_NONE buffer as the user's own accesses
+ * do: write() from it and read() into it give -EFAULT. */
+static void kernel_copies_refuse(const char *who, char *bytes, const int pipe_ends[2])
+{
+	long written = ms_syscall3(__NR_write, pipe_ends[1], (long)bytes, 16);
+	if (written != -L_EFAULT)
+		t_fail("%s: write() from a PROT_NONE page: %ld, expected -EFAULT", who, written);
+	if (write(pipe_ends[1], "xyz", 3) != 3) {
+		t_fail("%s: write() to the pipe failed", who);
+		return;
+	}
+	long got = ms_syscall3(__NR_read, pipe_ends[0], (long)bytes, 3);
+	if (got != -L_EFAULT)
+		t_fail("%s: read() into a PROT_NONE page: %ld, expected -EFAULT", who, got);
+	char back[4] = {0};
+	if (got == -L_EFAULT && (read(pipe_ends[0], back, 3) != 3 || memcmp(back, "xyz", 3)))
+		t_fail("%s: the bytes a refused read() was given are lost: \"%s\"", who, back);
+}
+
+struct prot_none_child {
+	char *bytes;
+	int pipe_ends[2];
+};
+
+/* A forked child's PROT_NONE pages are as its parent's: refused to the
+ * kernel's copies, the contents there once readable again. */
+static void prot_none_in_a_child(void *argument)
+{
+	struct prot_none_child *c = argument;
+	kernel_copies_refuse("the child", c->bytes, c->pipe_ends);
+	if (raw_mprotect((uint64_t)c->bytes, PAGE, PROT_READ) != 0 ||
+	    memcmp(c->bytes, prot_none_pattern, sizeof prot_none_pattern))
+		t_fail("the child's PROT_NONE page lost its contents");
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* write() from and read() into a PROT_NONE page give -EFAULT (the kernel
+ * once mapped such pages present for itself, and its copies went through),
+ * in a forked child too; once readable again the page holds what it held,
+ * and the kernel's copies take it. */
+void prot_none_is_refused_to_the_kernels_copies(void)
+{
+	struct prot_none_child c;
+	long area = ms_syscall6(__NR_mmap, 0, PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area < 0 || pipe(c.pipe_ends) < 0) {
+		t_fail("mmap or pipe failed: %ld", area);
+		return;
+	}
+	c.bytes = (char *)area;
+	memcpy(c.bytes, prot_none_pattern, sizeof prot_none_pattern);
+	if (raw_mprotect((uint64_t)area, PAGE, 0 /* PROT_NONE */) != 0)
+		t_fail("mprotect to PROT_NONE failed");
+	kernel_copies_refuse("the parent", c.bytes, c.pipe_ends);
+	int status = t_run_child(prot_none_in_a_child, &c);
+	if (status != 0)
+		t_fail("the forked child: status %#x (see above)", status);
+	if (raw_mprotect((uint64_t)area, PAGE, PROT_READ | PROT_WRITE) != 0 ||
+	    memcmp(c.bytes, prot_none_pattern, sizeof prot_none_pattern))
+		t_fail("the PROT_NONE page lost its contents");
+	char back[sizeof prot_none_pattern];
+	if (write(c.pipe_ends[1], c.bytes, sizeof back) != (ssize_t)sizeof back ||
+	    read(c.pipe_ends[0], back, sizeof back) != (ssize_t)sizeof back ||
+	    memcmp(back, prot_none_pattern, sizeof back))
+		t_fail("the page made readable again is not written and read whole");
+	c.bytes[0] = 'K'; /* writable again, its own frame */
+	close(c.pipe_ends[0]);
+	close(c.pipe_ends[1]);
+	munmap(c.bytes, PAGE);
+}
+
 /* Does mprotect change an anonymous mapping's permissions page by page
  * (PROT_NONE too), and refuse holes, bad flags and the kernel's pages (the
  * clock page here)? */

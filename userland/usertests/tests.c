@@ -1008,6 +1008,8 @@ const struct user_test user_tests[] = {
     {"hole_d_kill_gives_memory_back", hole_d_kill_gives_memory_back, HANG_GUARD_MS},
     {"mprotect_changes_anonymous_mappings_only", mprotect_changes_anonymous_mappings_only,
      HANG_GUARD_MS},
+    {"prot_none_is_refused_to_the_kernels_copies", prot_none_is_refused_to_the_kernels_copies,
+     HANG_GUARD_MS},
     {"groups_and_sessions", groups_and_sessions, HANG_GUARD_MS},
     {"stop_and_continue", stop_and_continue, HANG_GUARD_MS},
     {"signal_to_a_group", signal_to_a_group, HANG_GUARD_MS},

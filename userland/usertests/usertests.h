@@ -140,6 +140,7 @@ void scope_show_and_clear(void);
 void hole_d_memory_comes_on_first_touch(void);
 void hole_d_kill_gives_memory_back(void);
 void mprotect_changes_anonymous_mappings_only(void);
+void prot_none_is_refused_to_the_kernels_copies(void);
 
 /* lattrack.c: latency trackers' descriptors */
 void lattrack_records_reach_the_descriptor(void);
