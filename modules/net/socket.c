@@ -35,6 +35,7 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "net/internal.h"
+#include "sched/sched.h"
 #include "time/time.h"
 
 #define SLICE_MS             200
@@ -307,6 +308,26 @@ JOINPOINT_DEFINE(net, bind, int, struct net_socket *, socket, const struct net_s
 	return err;
 }
 
+/* The bind check alone lets two sockets with SO_REUSEADDR bind any and one
+ * address on a port before either listens; the second listen is refused
+ * here.  One listen at a time: lwIP takes its core lock inside lwip_listen,
+ * so the check and the listen are held together by this mutex instead. */
+static struct mutex listen_lock = MUTEX_INIT(listen_lock, "net.listen");
+
+static int listen_lwip(struct net_socket *socket, int backlog)
+{
+	struct sockaddr_in a;
+	socklen_t length = sizeof a;
+	bool again = __atomic_load_n(&socket->state, __ATOMIC_ACQUIRE) == NET_SOCKET_LISTENING;
+	if (!again && !lwip_getsockname(socket->lwip, (struct sockaddr *)&a, &length) &&
+	    a.sin_port && port_listened_on(&a))
+		return -EADDRINUSE;
+	int err = lwip_listen(socket->lwip, backlog) ? lwip_error() : 0;
+	if (!err)
+		__atomic_store_n(&socket->state, NET_SOCKET_LISTENING, __ATOMIC_RELEASE);
+	return err;
+}
+
 JOINPOINT_DEFINE(net, listen, int, struct net_socket *, socket, int, backlog)
 {
 	if (!socket)
@@ -317,9 +338,9 @@ JOINPOINT_DEFINE(net, listen, int, struct net_socket *, socket, int, backlog)
 		return -EINVAL;
 	if (backlog <= 0 || backlog > 255)
 		backlog = 255;
-	int err = lwip_listen(socket->lwip, backlog) ? lwip_error() : 0;
-	if (!err)
-		__atomic_store_n(&socket->state, NET_SOCKET_LISTENING, __ATOMIC_RELEASE);
+	mutex_lock(&listen_lock);
+	int err = listen_lwip(socket, backlog);
+	mutex_unlock(&listen_lock);
 	return err;
 }
 

@@ -152,6 +152,37 @@ static void bind_in_use(struct ktest *t)
 	net_close(b);
 }
 
+/* A stream socket with SO_REUSEADDR, or NULL. */
+static struct net_socket *reusing(struct ktest *t)
+{
+	struct net_socket *s = make(t, NET_SOCK_STREAM);
+	int on = 1;
+	if (s)
+		EXPECT_EQ(t, net_setsockopt(s, NET_SOL_SOCKET, NET_SO_REUSEADDR, &on, sizeof on),
+			  0);
+	return s;
+}
+
+/* Two sockets with SO_REUSEADDR bound to any and to 127.0.0.1 on one port
+ * before either listens: whichever listens second is refused, in both
+ * orders, and a socket that listens again keeps its port. */
+static void a_second_listener_on_a_port_is_refused(struct ktest *t)
+{
+	struct net_sockaddr_in any = net_sockaddr(0, 7014), one = net_sockaddr(LOOPBACK, 7014);
+	for (int order = 0; order < 2; order++) {
+		struct net_socket *wide = reusing(t), *exact = reusing(t);
+		ASSERT_TRUE(t, wide && exact);
+		EXPECT_EQ(t, net_bind(wide, &any), 0);
+		EXPECT_EQ(t, net_bind(exact, &one), 0);
+		struct net_socket *first = order ? exact : wide, *second = order ? wide : exact;
+		EXPECT_EQ(t, net_listen(first, 1), 0);
+		EXPECT_EQ(t, net_listen(second, 1), -EADDRINUSE);
+		EXPECT_EQ(t, net_listen(first, 2), 0);
+		net_close(wide);
+		net_close(exact);
+	}
+}
+
 /* Hole C: is a second bind of one socket refused (lwIP alone put a TCP
  * socket on its bound list twice, a cycle that hung its thread), and does
  * the stack still work after it? */
@@ -470,9 +501,10 @@ static void frames_never_exceed_the_wire_mtu(struct ktest *t)
 
 KTEST_SUITE(net, KTEST_CASE(address_before_the_lease), KTEST_CASE(tcp_loopback_echo),
 	    KTEST_CASE(udp_loopback), KTEST_CASE(connect_refused), KTEST_CASE(bind_in_use),
-	    KTEST_CASE(bind_twice_is_refused), KTEST_CASE(socket_calls_follow_posix_states),
-	    KTEST_CASE(timeouts_and_nonblocking), KTEST_CASE(poll_readiness),
-	    KTEST_CASE(memory_comes_back), KTEST_CASE(dhcp_lease_from_slirp),
-	    KTEST_CASE(icmp_echo_to_gateway), KTEST_CASE(frames_never_exceed_the_wire_mtu),
+	    KTEST_CASE(a_second_listener_on_a_port_is_refused), KTEST_CASE(bind_twice_is_refused),
+	    KTEST_CASE(socket_calls_follow_posix_states), KTEST_CASE(timeouts_and_nonblocking),
+	    KTEST_CASE(poll_readiness), KTEST_CASE(memory_comes_back),
+	    KTEST_CASE(dhcp_lease_from_slirp), KTEST_CASE(icmp_echo_to_gateway),
+	    KTEST_CASE(frames_never_exceed_the_wire_mtu),
 	    KTEST_CASE(a_post_under_the_core_lock_wakes_its_reader_at_the_unlock),
 	    KTEST_CASE(a_holder_that_waits_wakes_what_it_held_back));
