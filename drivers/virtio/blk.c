@@ -17,14 +17,16 @@
  *
  * A device that stops answering: while requests are in flight a watchdog
  * timer looks every second; a request older than VIRTIO_BLK_TIMEOUT_NS makes
- * the device dead.  The driver resets it and waits (10 ms at most) for the
- * status to read 0 (from then on it touches no buffer and raises no
- * interrupt), ends every request in flight with -ETIMEDOUT, and refuses later
- * ones with -EIO: nothing waits forever on a silent disk.  A device that does
- * not read back reset loses bus mastering, and its requests are never ended:
- * their buffers are not handed back while it might still write them.
- * A device whose used index runs ahead of the requests it holds (virtio/queue.c
- * breaks the queue) is reset the same way, its requests ending with -EIO.
+ * the device dead: later requests are refused with -EIO at once.  The driver
+ * resets it without waiting (this is timer or interrupt context): it writes
+ * status 0, and the watchdog looks every millisecond, 10 ms at most, for the
+ * status to read 0 (from then on the device touches no buffer and raises no
+ * interrupt); then every request in flight ends with -ETIMEDOUT: nothing
+ * waits forever on a silent disk.  A device that does not read back reset
+ * loses bus mastering, and its requests are never ended: their buffers are
+ * not handed back while it might still write them.  A device whose used
+ * index runs ahead of the requests it holds (virtio/queue.c breaks the
+ * queue) is reset the same way, its requests ending with -EIO.
  */
 #include "virtio/internal.h"
 
@@ -53,15 +55,22 @@
 #define VIRTIO_BLK_TIMEOUT_NS       (5 * NSEC_PER_SEC)
 #define VIRTIO_BLK_WATCH_NS         NSEC_PER_SEC
 
-static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx);
+#define VIRTIO_BLK_RESET_NS      (10 * NSEC_PER_MSEC) /* as virtio_reset_device waits */
+#define VIRTIO_BLK_RESET_POLL_NS NSEC_PER_MSEC        /* a reset in progress looked at */
+
+/* Lock held: arms the watchdog delay_ns from now unless it is armed. */
+static void virtio_blk_arm(struct virtio_blk *vb, uint64_t delay_ns)
+{
+	if (!vb->watching)
+		vb->watching = timer_arm_oneshot_ns(&vb->watchdog, clock_ns() + delay_ns,
+						    virtio_blk_watchdog, vb) == 0;
+}
 
 /* Lock held: arms the watchdog unless it is armed or the device is dead. */
 static void virtio_blk_watch(struct virtio_blk *vb)
 {
-	if (vb->watching || vb->dead)
-		return;
-	vb->watching = timer_arm_oneshot_ns(&vb->watchdog, clock_ns() + VIRTIO_BLK_WATCH_NS,
-					    virtio_blk_watchdog, vb) == 0;
+	if (!vb->dead)
+		virtio_blk_arm(vb, VIRTIO_BLK_WATCH_NS);
 }
 
 /* Lock held: whether a request in flight is older than the timeout (then
@@ -81,8 +90,24 @@ static bool virtio_blk_stuck(struct virtio_blk *vb, bool *busy)
 	return stuck;
 }
 
-/* What giving up on the device leaves: the requests that were in flight,
- * and whether the device read back reset.  If it did not, it may still use
+/* Lock held: the device is dead (submit refuses, the interrupt takes
+ * nothing more) and its reset begins.  Nothing waits for it here (this runs
+ * in interrupt or timer context): the watchdog looks at it a poll later,
+ * and the requests in flight end with status once it is over. */
+static void virtio_blk_give_up(struct virtio_blk *vb, int status)
+{
+	vb->dead = true;
+	vb->resetting = true;
+	vb->ending_status = status;
+	vb->reset_deadline_ns = clock_ns() + VIRTIO_BLK_RESET_NS;
+	virtio_begin_reset(&vb->vdev);
+	if (vb->watching && timer_cancel_oneshot(&vb->watchdog) == 0)
+		vb->watching = false; /* armed a second ahead: sooner */
+	virtio_blk_arm(vb, VIRTIO_BLK_RESET_POLL_NS);
+}
+
+/* What a reset that is over leaves: the requests that were in flight, and
+ * whether the device read back reset.  If it did not, it may still use
  * their buffers: they stay in their slots and are never ended. */
 struct virtio_blk_ending {
 	struct block_request *requests[VIRTIO_BLK_SLOTS];
@@ -90,33 +115,47 @@ struct virtio_blk_ending {
 	bool reset;
 };
 
-/* Lock held: the device is dead (submit refuses, the interrupt takes
- * nothing more) and every request in flight goes into ending. */
-static void virtio_blk_give_up(struct virtio_blk *vb, struct virtio_blk_ending *ending)
+/* Lock held: one step of a dead device's reset.  False while it is not
+ * over; otherwise true with ending filled: the slots are emptied only when
+ * the device read back reset, and past the deadline without that it loses
+ * bus mastering. */
+static bool virtio_blk_reset_step(struct virtio_blk *vb, struct virtio_blk_ending *ending)
 {
-	vb->dead = true;
+	ending->reset = virtio_reset_done(&vb->vdev);
+	if (!ending->reset && clock_ns() < vb->reset_deadline_ns)
+		return false;
+	if (!ending->reset)
+		virtio_reset_failed(&vb->vdev);
+	vb->resetting = false;
 	ending->count = 0;
-	for (unsigned i = 0; i < vb->slot_count; i++)
-		if (vb->slots[i].request)
-			ending->requests[ending->count++] = vb->slots[i].request;
+	for (unsigned i = 0; i < vb->slot_count; i++) {
+		if (!vb->slots[i].request)
+			continue;
+		ending->requests[ending->count++] = vb->slots[i].request;
+		if (ending->reset)
+			vb->slots[i].request = NULL;
+	}
+	return true;
 }
 
-/* After give_up, lock not held (the reset may poll for up to 10 ms): resets
- * the device and, once it reads back reset, empties the slots; a dead
- * device's slots are never used again. */
-static void virtio_blk_reset_dead(struct virtio_blk *vb, struct virtio_blk_ending *ending)
+/* Why the device was given up on, for the warning. */
+static void virtio_blk_why(int status, char *why, size_t size)
 {
-	ending->reset = virtio_reset_device(&vb->vdev) == 0;
-	for (unsigned i = 0; ending->reset && i < vb->slot_count; i++)
-		vb->slots[i].request = NULL;
+	if (status == -ETIMEDOUT)
+		snprintf(why, size, "did not answer for %lu s",
+			 (unsigned long)(VIRTIO_BLK_TIMEOUT_NS / NSEC_PER_SEC));
+	else
+		snprintf(why, size, "returned more requests than it held");
 }
 
-/* Frees the slots of the requests give_up took (a dead device's slots are
+/* Frees the slots of the requests the reset took (a dead device's slots are
  * never used again, so a submitter waiting for one gets -EIO) and ends
- * them with status, unless the device never reset. */
-static void virtio_blk_end_all(struct virtio_blk *vb, const struct virtio_blk_ending *ending,
-			       int status, const char *why)
+ * them with the status give_up was given, unless the device never reset. */
+static void virtio_blk_end_all(struct virtio_blk *vb, const struct virtio_blk_ending *ending)
 {
+	int status = vb->ending_status;
+	char why[48];
+	virtio_blk_why(status, why, sizeof why);
 	if (ending->reset && ending->count)
 		pr_warn("virtio-blk: %s %s: reset, %u requests %s\n", vb->block.name, why,
 			ending->count, status == -ETIMEDOUT ? "timed out" : "failed");
@@ -136,39 +175,32 @@ static void virtio_blk_end_all(struct virtio_blk *vb, const struct virtio_blk_en
  * are refused. */
 static void virtio_blk_fail_broken(struct virtio_blk *vb)
 {
-	struct virtio_blk_ending ending;
 	uint64_t flags = spin_lock_irqsave(&vb->lock);
-	bool first = !vb->dead;
-	if (first)
-		virtio_blk_give_up(vb, &ending);
+	if (!vb->dead)
+		virtio_blk_give_up(vb, -EIO);
 	spin_unlock_irqrestore(&vb->lock, flags);
-	if (!first)
-		return;
-	virtio_blk_reset_dead(vb, &ending);
-	virtio_blk_end_all(vb, &ending, -EIO, "returned more requests than it held");
 }
 
-static void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx)
+void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx)
 {
 	(void)timer;
 	struct virtio_blk *vb = ctx;
 	struct virtio_blk_ending ending;
-	bool busy, stuck;
+	bool busy = false, over = false;
 	uint64_t flags = spin_lock_irqsave(&vb->lock);
 	vb->watching = false;
-	stuck = virtio_blk_stuck(vb, &busy);
-	if (stuck)
-		virtio_blk_give_up(vb, &ending);
-	else if (busy)
+	if (vb->resetting) {
+		over = virtio_blk_reset_step(vb, &ending);
+		if (!over)
+			virtio_blk_arm(vb, VIRTIO_BLK_RESET_POLL_NS);
+	} else if (!vb->dead && virtio_blk_stuck(vb, &busy)) {
+		virtio_blk_give_up(vb, -ETIMEDOUT);
+	} else if (busy) {
 		virtio_blk_watch(vb);
+	}
 	spin_unlock_irqrestore(&vb->lock, flags);
-	if (!stuck)
-		return;
-	virtio_blk_reset_dead(vb, &ending);
-	char why[48];
-	snprintf(why, sizeof why, "did not answer for %lu s",
-		 (unsigned long)(VIRTIO_BLK_TIMEOUT_NS / NSEC_PER_SEC));
-	virtio_blk_end_all(vb, &ending, -ETIMEDOUT, why);
+	if (over)
+		virtio_blk_end_all(vb, &ending);
 }
 
 static unsigned virtio_blk_devices;

@@ -133,8 +133,11 @@ struct virtio_blk {
 	volatile bool io_ready; /* the queue and slots exist: interrupts are served */
 	uint64_t interrupts;
 	struct timer_oneshot watchdog;
-	bool watching; /* the watchdog is armed */
-	bool dead;     /* timed out and reset: every request is refused */
+	bool watching;              /* the watchdog is armed */
+	bool dead;                  /* timed out or broken: every request is refused */
+	bool resetting;             /* dead, and the reset is not over: the watchdog polls it */
+	int ending_status;          /* what the requests in flight end with: -ETIMEDOUT, -EIO */
+	uint64_t reset_deadline_ns; /* past it, a reset not over has failed */
 };
 
 #define VIRTIO_BLK_F_BLK_SIZE (1ull << 6)
@@ -149,5 +152,9 @@ bool virtio_blk_block_size_usable(uint64_t features, uint32_t block_size);
 /* The device's interrupt: ends every finished request.  Ignored (the ISR
  * read on INTx, nothing else) until io_ready. */
 void virtio_blk_irq(struct trap_frame *frame, void *ctx);
+/* The watchdog's timer callback: declares a device dead when a request is
+ * older than its timeout, and steps the reset of a dead one (never waiting
+ * for the device: the next step is a timer later). */
+void virtio_blk_watchdog(struct timer_oneshot *timer, void *ctx);
 
 #endif

@@ -302,6 +302,73 @@ static void an_interrupt_before_the_blk_queue_exists_is_ignored(struct ktest *t)
 	kfree(vb);
 }
 
+#define COMMON_STATUS_OFFSET 0x14 /* device_status in the common configuration */
+
+static int blk_test_ended = 1; /* the status the request ended with; 1: not ended */
+
+static void blk_test_done(struct block_request *request)
+{
+	blk_test_ended = request->status;
+}
+
+/* Runs the watchdog as its timer would, the timer disarmed first so that
+ * only the test steps it (interrupts are off meanwhile). */
+static void step_blk_watchdog(struct virtio_blk *vb)
+{
+	if (vb->watching && timer_cancel_oneshot(&vb->watchdog) == 0)
+		vb->watching = false;
+	virtio_blk_watchdog(&vb->watchdog, vb);
+}
+
+/* A device declared dead is reset without waiting in timer context: the
+ * watchdog that gives up on it writes status 0 and returns, its request
+ * still held (the device may still write the buffer); a step while the
+ * status does not read 0 keeps it held; the step that sees 0 ends it with
+ * -ETIMEDOUT and frees its slot.  The device is memory here, standing still
+ * between steps; the deadline is pushed out so no step depends on time. */
+static void a_dead_blk_device_is_reset_in_timer_steps(struct ktest *t)
+{
+	struct virtio_blk *vb = kzalloc(sizeof(*vb));
+	uint8_t *common = kzalloc(64);
+	struct block_device disk = {.name = "vdt"};
+	struct block_request request = {.device = &disk, .op = BLOCK_READ, .done = blk_test_done};
+	ASSERT_TRUE(t, vb && common);
+	spin_init(&vb->lock, "virtio-blk.test");
+	semaphore_init(&vb->free_slots, 0, "virtio-blk.test");
+	vb->vdev.common = common;
+	vb->slots = kzalloc(sizeof(*vb->slots));
+	ASSERT_TRUE(t, vb->slots != NULL);
+	vb->slot_count = 1;
+	vb->slots[0].request = &request;
+	request.queued_ns = clock_ns() - 6 * NSEC_PER_SEC; /* past the 5 s timeout */
+	disk.counters.in_flight = 1;
+	common[COMMON_STATUS_OFFSET] = 0x0f;
+	uint64_t irq = irq_save();
+	step_blk_watchdog(vb);
+	EXPECT_TRUE(t, vb->dead && vb->resetting && vb->watching);
+	EXPECT_EQ(t, common[COMMON_STATUS_OFFSET], 0);
+	EXPECT_EQ(t, blk_test_ended, 1);
+	vb->reset_deadline_ns = UINT64_MAX;
+	common[COMMON_STATUS_OFFSET] = 0x01; /* the reset is not over */
+	step_blk_watchdog(vb);
+	EXPECT_TRUE(t, vb->resetting && vb->watching);
+	EXPECT_EQ(t, blk_test_ended, 1);
+	EXPECT_TRUE(t, vb->slots[0].request == &request);
+	common[COMMON_STATUS_OFFSET] = 0;
+	step_blk_watchdog(vb);
+	EXPECT_FALSE(t, vb->resetting);
+	EXPECT_EQ(t, blk_test_ended, -ETIMEDOUT);
+	EXPECT_TRUE(t, vb->slots[0].request == NULL);
+	EXPECT_EQ(t, vb->free_slots.count, 1);
+	EXPECT_EQ(t, disk.counters.in_flight, 0);
+	if (vb->watching)
+		timer_cancel_oneshot(&vb->watchdog);
+	irq_restore(irq);
+	kfree(vb->slots);
+	kfree(common);
+	kfree(vb);
+}
+
 /* A read the device says it wrote fewer (or more) bytes into than asked
  * fails, even with status OK; writes and flushes go by the status alone. */
 static void a_blk_read_short_of_its_length_fails(struct ktest *t)
@@ -325,6 +392,7 @@ KTEST_SUITE(virtio, KTEST_CASE(bad_used_entries_are_dropped_and_counted),
 	    KTEST_CASE(a_used_index_ahead_of_the_buffers_in_flight_breaks_the_queue),
 	    KTEST_CASE(an_interrupt_before_the_blk_queue_exists_is_ignored),
 	    KTEST_CASE(a_blk_read_short_of_its_length_fails),
+	    KTEST_CASE(a_dead_blk_device_is_reset_in_timer_steps),
 	    KTEST_CASE(absurd_queue_sizes_are_cut),
 	    KTEST_CASE(interrupt_suppression_is_a_flag_in_the_ring),
 	    KTEST_CASE(large_frames_go_whole_to_a_device_that_segments),

@@ -120,19 +120,34 @@ static int virtio_find_structure(unsigned cap, void *arg)
 static int virtio_wait_reset(struct virtio_device *vdev)
 {
 	for (unsigned i = 0; i < VIRTIO_RESET_POLLS; i++) {
-		if (vdev->common[COMMON_DEVICE_STATUS] == 0)
+		if (virtio_reset_done(vdev))
 			return 0;
 		clock_delay_ns(10 * NSEC_PER_USEC);
 	}
 	return -EIO;
 }
 
-int virtio_reset_device(struct virtio_device *vdev)
+void virtio_begin_reset(struct virtio_device *vdev)
 {
 	write8(vdev->common, COMMON_DEVICE_STATUS, 0);
+}
+
+bool virtio_reset_done(struct virtio_device *vdev)
+{
+	return vdev->common[COMMON_DEVICE_STATUS] == 0;
+}
+
+void virtio_reset_failed(struct virtio_device *vdev)
+{
+	pci_disable_device(vdev->pci, PCI_ENABLE_BUS_MASTER);
+}
+
+int virtio_reset_device(struct virtio_device *vdev)
+{
+	virtio_begin_reset(vdev);
 	if (virtio_wait_reset(vdev) == 0)
 		return 0;
-	pci_disable_device(vdev->pci, PCI_ENABLE_BUS_MASTER);
+	virtio_reset_failed(vdev);
 	return -EIO;
 }
 

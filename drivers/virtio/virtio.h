@@ -125,6 +125,13 @@ void virtio_start_device(struct virtio_device *vdev);
  * 0, or -EIO when it never did: bus mastering is then turned off, and the
  * caller must never reuse a buffer the device held (leak it). */
 int virtio_reset_device(struct virtio_device *vdev);
+/* The same reset in steps, for a caller that may not wait (interrupt or
+ * timer context): begin writes status 0; done says whether the status reads
+ * 0 (the device uses no buffer any more); failed, once the caller stops
+ * waiting, turns bus mastering off (its buffers are then never reused). */
+void virtio_begin_reset(struct virtio_device *vdev);
+bool virtio_reset_done(struct virtio_device *vdev);
+void virtio_reset_failed(struct virtio_device *vdev);
 /* The device status (VIRTIO_STATUS_*): NEEDS_RESET or FAILED say it broke. */
 uint8_t virtio_read_status(struct virtio_device *vdev);
 /* Reads and clears the ISR status (bit 0: queue, bit 1: configuration). */
