@@ -670,6 +670,10 @@ def fuzz_jobs(args, reporter):
 # host thread, so more CPUs than host cores run slower.
 KTEST_CPUS = [1, 2, 4]
 KTEST_SMP_EXTRA_TIMEOUT = 60
+# More hang guard for each CPU past the first in a run of suites: TCG runs a
+# vCPU per host thread, so 4 CPUs on 2 busy cores took 563 s for a run that
+# takes a third of that on a quiet host.
+KTEST_PER_CPU_TIMEOUT = 150
 # Kernel variables a timed-out ktest run reports beside the CPUs' backtraces:
 # the join-point patcher's state (kernel/joinpoint/patch.c).
 KTEST_HANG_SYMBOLS = "patching,stale_breakpoints,orphaned_breakpoints"
@@ -728,7 +732,8 @@ def run_ktest(args, reporter, name, suites, smp=1, qemu_args=(), options="", ini
     if missing(kernel, reporter, name, "run make kernel"):
         return None
     run = boot_and_collect_ktap(test_log(args, name), kernel,
-                                BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1),
+                                BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT * (smp > 1) +
+                                KTEST_PER_CPU_TIMEOUT * (smp - 1),
                                 initrd=in_build(args, INITRD) if initrd else None,
                                 append=f"ktest={suites} exit=qemu {options}".strip(), smp=smp,
                                 qemu_args=["--hang-symbols", KTEST_HANG_SYMBOLS] + list(qemu_args))
