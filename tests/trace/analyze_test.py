@@ -358,6 +358,23 @@ def cut_or_corrupt_traces_are_said_so():
                f"a record of size 0: status {status}\n{out}{err}")
 
 
+def compact_times_start_from_the_packet_begin():
+    """A packet whose first record is compact, more than 2^32 ticks after the
+    last record the file holds before it (the packet between them was
+    refused by the sink): its time comes from the packet's timestamp_begin,
+    as babeltrace2 reads it, not from the record before."""
+    wrap = ctf_fixture.WRAP
+    cpus = {0: [[(1000, "syscall_entry", dict(number=READ, arg0=3))],
+                [(wrap + 5000, "syscall_exit", dict(number=READ, result=1))]]}
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_fixture(os.path.join(tmp, "t"), cpus)
+        doc = json.loads(analyze(trace, "--json"))
+    ticks = wrap + 4000
+    want = ticks * 10**9 // ctf_fixture.CLOCK_FREQ
+    got = [k["max"] for k in doc["latency_ns"] if k["name"] == "syscall read"]
+    expect(got == [want], f"read took {got} ns, the trace says {want}")
+
+
 def many_threads_share_a_slot_and_say_so():
     """More threads than the analyzer keeps apart (256): no crash, and a
     line that says their latencies may mix."""
@@ -385,6 +402,7 @@ CASES = [trace_requests_break_down_by_subsystem, trace_request_ends_when_the_ser
          trace_requests_json_carries_events, trace_requests_text_lists_the_slowest,
          rscfl_folds_are_exact, rscfl_top_and_csv_are_exact, rscfl_refuses_bad_input,
          padded_packets_are_read_whole, cut_or_corrupt_traces_are_said_so,
+         compact_times_start_from_the_packet_begin,
          many_threads_share_a_slot_and_say_so, values_that_are_no_numbers_are_refused]
 
 

@@ -14,6 +14,7 @@
 #include "uapi/telemetry.h"
 
 #define PACKET_HEADER_BYTES 72
+#define PACKET_BEGIN        24 /* offset of timestamp_begin: the clock's full value there */
 #define PACKET_CONTENT_BITS 40 /* offset of content_size in the packet header */
 #define PACKET_SIZE_BITS    48 /* offset of packet_size: content and padding */
 #define PACKET_DISCARDED    56 /* offset of events_discarded */
@@ -142,6 +143,11 @@ static int enter_packet(struct trace_stream *s)
 	s->packet_end = packet + content;
 	s->next_packet = packet + whole;
 	s->discarded = load64(s->data + packet + PACKET_DISCARDED);
+	/* A compact record's time is the low bits of the clock, whose full value
+	 * each packet's timestamp_begin gives (CTF's rule, and babeltrace2's): a
+	 * packet missing from the file (one the sink refused) then costs no
+	 * more than its own records' times. */
+	s->clock = load64(s->data + packet + PACKET_BEGIN);
 	return 1;
 }
 
@@ -160,10 +166,10 @@ static int advance(struct trace_stream *s, unsigned cpu)
 	/* (A last record's padding may lie past the content, inside the packet.) */
 	if (size < header || size > s->next_packet - s->at)
 		return stream_problem(s, "a record whose size does not fit its packet", s->at);
-	uint64_t before = s->time;
-	uint64_t time = tel_record_time(r, &s->time);
-	if (s->started && time < before)
+	uint64_t time = tel_record_time(r, &s->clock);
+	if (s->started && time < s->time)
 		return stream_problem(s, "a record earlier than the one before it", s->at);
+	s->time = time;
 	s->started = 1;
 	s->next = (struct trace_item){.time = time,
 				      .cpu = cpu,

@@ -1,7 +1,8 @@
 /*
  * Reading a microScope CTF trace directory (docs/TRACING.md): the metadata's
  * clock frequency and event names, and every stream's records merged into
- * one sequence in time order, times rebuilt from the compact records.  Not a
+ * one sequence in time order, times rebuilt from the compact records and
+ * each packet's timestamp_begin.  Not a
  * general CTF reader: it reads the layout the kernel writes (72-byte packet
  * headers, uapi/telemetry.h records), and checks every size it reads.
  *
@@ -32,6 +33,7 @@ struct trace_stream {
 	size_t at;          /* the next record */
 	size_t packet_end;  /* the end of the current packet's content */
 	size_t next_packet; /* where the packet after it starts */
+	uint64_t clock;     /* the clock's full value: the packet's begin, then each record's */
 	uint64_t time;      /* of the record read last */
 	int started;        /* a record was read: time is one */
 	uint64_t discarded; /* the latest packet's events_discarded */
