@@ -582,6 +582,29 @@ def convert_refuses_metadata_it_cannot_read():
                "an output it cannot write was not refused clearly\n" + shown(status, out, err))
 
 
+def convert_says_in_one_line_why_a_stream_is_unreadable():
+    """A record of an event id the metadata does not declare (found while
+    reading), and a stream cut in the middle of a packet (found while
+    indexing): status 1 and one line that names the fault, not babeltrace2's
+    chain of causes with bt2's Python traceback in it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ctf_fixture.write(tmp)
+        stream = os.path.join(tmp, "stream_0")
+        with open(stream, "rb") as f:
+            whole = f.read()
+        unknown = bytearray(whole)
+        struct.pack_into("<H", unknown, 72, 999)  # the first record's event id
+        for data, want in ((bytes(unknown), "event-class-id=999"), (whole[:-70], "stream_0")):
+            with open(stream, "wb") as f:
+                f.write(data)
+            status, out, err = mscope("convert", tmp, "--text")
+            lines = err.strip().splitlines()
+            expect(status == 1 and len(lines) == 1 and want in lines[0] and
+                   "Traceback" not in err,
+                   f"an unreadable stream ({want}) was not said in one line\n" +
+                   shown(status, out, err))
+
+
 def chrome_check_finds_faults():
     """The checker itself fails on each kind of fault it is meant to find."""
     good = {"traceEvents": [
@@ -615,6 +638,7 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          lattrack_names_user_frames_from_the_elf,
          babeltrace2_reads_the_synthetic_trace, convert_chrome_passes_the_structural_check,
          convert_refuses_metadata_it_cannot_read,
+         convert_says_in_one_line_why_a_stream_is_unreadable,
          convert_chrome_spans_threads_and_names, convert_text_resolves_names,
          chrome_check_finds_faults]
 
