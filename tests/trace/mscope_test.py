@@ -435,6 +435,25 @@ def aspect_unlink_relink_stats_and_send():
                f"mscope {' '.join(args)}\n" + shown(status, out, err))
 
 
+def control_commands_need_attach_or_boot():
+    """send, aspect, lattrack and uscope reach a running OS: without --attach
+    (or MSCOPE_SOCKET) and without --boot, a usage error and status 2, not a
+    boot of its own (the kernel named here does not exist, so that a boot
+    would end at once)."""
+    env = {k: v for k, v in os.environ.items() if k != "MSCOPE_SOCKET"}
+    with tempfile.TemporaryDirectory() as tmp:
+        reach = ["--kernel", os.path.join(tmp, "none.elf"),
+                 "--serial-log", os.path.join(tmp, "serial.log")]
+        for args in (["send", "ps"], ["aspect", "stats"], ["lattrack", "slow"],
+                     ["uscope", "list"], ["uscope", "trace", "httpd"]):
+            proc = subprocess.run([MSCOPE, *args, *reach], capture_output=True, text=True,
+                                  timeout=TIMEOUT, stdin=subprocess.DEVNULL, env=env)
+            expect(proc.returncode == 2 and "give --attach" in proc.stderr and
+                   "booting" not in proc.stderr,
+                   f"mscope {' '.join(args)} without --attach\n" +
+                   shown(proc.returncode, proc.stdout, proc.stderr))
+
+
 def lattrack_names_user_frames_from_the_elf():
     """`mscope lattrack NAME` asks `lattrack show NAME` and names each user
     frame from the reporting program's ELF (a return address is looked up
@@ -635,7 +654,7 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          record_reports_a_refused_start, references_read_as_the_stacks_they_name,
          aspect_link_uploads_loads_and_links,
          aspect_link_stops_when_the_load_fails, aspect_unlink_relink_stats_and_send,
-         lattrack_names_user_frames_from_the_elf,
+         lattrack_names_user_frames_from_the_elf, control_commands_need_attach_or_boot,
          babeltrace2_reads_the_synthetic_trace, convert_chrome_passes_the_structural_check,
          convert_refuses_metadata_it_cannot_read,
          convert_says_in_one_line_why_a_stream_is_unreadable,
