@@ -423,6 +423,29 @@ def aspect_link_stops_when_the_load_fails():
            shown(status, out, err))
 
 
+def aspect_link_says_when_the_os_hangs_up_during_the_upload():
+    """The OS reads `put NAME LENGTH` and closes the channel before the
+    object's bytes are through (more than the socket buffers hold): a line
+    that says so and status 1, not a silent exit."""
+    data = bytes(3 << 20)
+
+    def script(conn):
+        conn.read_line()
+        conn.sock.close()  # unread bytes: mscope's writes fail
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "big.o")
+        with open(path, "wb") as f:
+            f.write(data)
+        guest = fake_guest.FakeGuest(script)
+        status, out, err = mscope("aspect", "link", path, "--binding", "shm",
+                                  "--attach", guest.path)
+        guest.finish()
+    expect(status == 1 and f"closed the channel before answering `put big.o {len(data)}`" in err
+           and "Traceback" not in err,
+           "a hang-up during the upload was not said\n" + shown(status, out, err))
+
+
 def aspect_unlink_relink_stats_and_send():
     """Each is one kernel shell line in the `aspect` command's syntax."""
     cases = [(["aspect", "unlink", "tracer"], "aspect unlink tracer"),
@@ -653,7 +676,9 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          record_resolves_stack_references, record_refuses_a_stack_record_too_short_for_its_fields,
          record_reports_a_refused_start, references_read_as_the_stacks_they_name,
          aspect_link_uploads_loads_and_links,
-         aspect_link_stops_when_the_load_fails, aspect_unlink_relink_stats_and_send,
+         aspect_link_stops_when_the_load_fails,
+         aspect_link_says_when_the_os_hangs_up_during_the_upload,
+         aspect_unlink_relink_stats_and_send,
          lattrack_names_user_frames_from_the_elf, control_commands_need_attach_or_boot,
          babeltrace2_reads_the_synthetic_trace, convert_chrome_passes_the_structural_check,
          convert_refuses_metadata_it_cannot_read,
