@@ -446,6 +446,33 @@ def aspect_link_says_when_the_os_hangs_up_during_the_upload():
            "a hang-up during the upload was not said\n" + shown(status, out, err))
 
 
+def aspect_commands_the_os_refuses_exit_1():
+    """The kernel shell's refusals (the aspect command's complaint, the
+    shell's error line, its usage line) give status 1, for link's last
+    step too, so that a script can tell; the answer is still printed."""
+    no_such = "aspect: no aspect 'tracer' loaded\naspect: no such entry (-2)\n"
+    cases = [(["aspect", "unlink", "tracer"], "aspect unlink tracer", no_such),
+             (["aspect", "relink", "tracer", "--binding", "msg"], "aspect relink tracer msg",
+              "aspect: busy (-16)\n"),
+             (["aspect", "stats", "tracer"], "aspect stats tracer", no_such)]
+    for args, line, answer in cases:
+        status, out, err, _ = control([line], [answer], args)
+        expect(status == 1 and out == answer, f"mscope {' '.join(args)} refused\n" +
+               shown(status, out, err))
+    data = b"\x7fELF"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "probe.o")
+        with open(path, "wb") as f:
+            f.write(data)
+        put = f"put probe.o {len(data)}"
+        status, out, err, _ = control(
+            [put, "aspect load /tmp/probe.o", "aspect link tracer shm"],
+            ["stored /tmp/probe.o\n", "aspect tracer loaded (2 advice)\n",
+             "aspect: busy (-16)\n"],
+            ["aspect", "link", path, "--binding", "shm"], uploads={put: data})
+    expect(status == 1 and "busy" in out, "a refused link exited 0\n" + shown(status, out, err))
+
+
 def aspect_unlink_relink_stats_and_send():
     """Each is one kernel shell line in the `aspect` command's syntax."""
     cases = [(["aspect", "unlink", "tracer"], "aspect unlink tracer"),
@@ -678,7 +705,7 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          aspect_link_uploads_loads_and_links,
          aspect_link_stops_when_the_load_fails,
          aspect_link_says_when_the_os_hangs_up_during_the_upload,
-         aspect_unlink_relink_stats_and_send,
+         aspect_unlink_relink_stats_and_send, aspect_commands_the_os_refuses_exit_1,
          lattrack_names_user_frames_from_the_elf, control_commands_need_attach_or_boot,
          babeltrace2_reads_the_synthetic_trace, convert_chrome_passes_the_structural_check,
          convert_refuses_metadata_it_cannot_read,
