@@ -397,13 +397,31 @@ def values_that_are_no_numbers_are_refused():
             analyze("--rscfl", good, "--where", f"latency<{value}", status=1)
 
 
+def options_it_cannot_use_are_refused():
+    """A count that is no number (--top abc, --pid x: once taken for 0, all),
+    two formats at once, and --to or --events without requests (once
+    ignored): status 2 and the usage, nothing printed on stdout."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_trace(os.path.join(tmp, "t"))
+        for args in (["--top", "abc"], ["--top", "-1"], ["--pid", "x"], ["--pid", "2x"],
+                     ["--json", "--prometheus"], ["--requests", "--json", "--csv"],
+                     ["--to", "1s"], ["--events"]):
+            status, out, err = analyze_run(*args, trace)
+            expect(status == 2 and "usage:" in err and not out,
+                   f"analyze {' '.join(args)}: status {status}\n{out}{err}")
+        for args in (["--top", "2"], ["--pid", "2"], ["--requests", "--to", "1s"]):
+            status, out, err = analyze_run(*args, trace)
+            expect(status == 0, f"analyze {' '.join(args)}: status {status}\n{out}{err}")
+
+
 CASES = [trace_requests_break_down_by_subsystem, trace_request_ends_when_the_server_shuts_down,
          trace_requests_fold_filter_and_window,
          trace_requests_json_carries_events, trace_requests_text_lists_the_slowest,
          rscfl_folds_are_exact, rscfl_top_and_csv_are_exact, rscfl_refuses_bad_input,
          padded_packets_are_read_whole, cut_or_corrupt_traces_are_said_so,
          compact_times_start_from_the_packet_begin,
-         many_threads_share_a_slot_and_say_so, values_that_are_no_numbers_are_refused]
+         many_threads_share_a_slot_and_say_so, values_that_are_no_numbers_are_refused,
+         options_it_cannot_use_are_refused]
 
 
 def case_names():

@@ -57,18 +57,39 @@ static int add_to(const char **list, unsigned *count, unsigned max, const char *
 	return 0;
 }
 
+/* text as a whole decimal number in [low, high] into *value.  Returns 0, or
+ * -1 with a line on stderr (no number, trailing text, out of range): an
+ * option such as --top abc is refused, not taken for 0. */
+static int parse_number(const char *option, const char *text, long low, long high, long *value)
+{
+	char *end;
+	long number = strtol(text, &end, 10);
+	if (end == text || *end || number < low || number > high) {
+		fprintf(stderr, "analyze: %s takes a number from %ld to %ld, not '%s'\n", option,
+			low, high, text);
+		return -1;
+	}
+	*value = number;
+	return 0;
+}
+
 /* One option with its value; returns 1 when a was one, -1 on a bad one. */
 static int parse_valued(struct options *o, const char *a, const char *value)
 {
+	long number;
 	if (!value)
 		return 0;
-	if (!strcmp(a, "--top"))
-		o->top = (unsigned)strtoul(value, NULL, 10);
-	else if (!strcmp(a, "--match"))
+	if (!strcmp(a, "--top")) {
+		if (parse_number(a, value, 1, 1000000000, &number))
+			return -1;
+		o->top = (unsigned)number;
+	} else if (!strcmp(a, "--match")) {
 		o->filter.match = value;
-	else if (!strcmp(a, "--pid"))
-		o->filter.pid = atoi(value);
-	else if (!strcmp(a, "--rscfl"))
+	} else if (!strcmp(a, "--pid")) {
+		if (parse_number(a, value, 1, INT32_MAX, &number))
+			return -1;
+		o->filter.pid = (int)number;
+	} else if (!strcmp(a, "--rscfl"))
 		o->rscfl = value, o->requests = 1;
 	else if (!strcmp(a, "--where"))
 		return add_to(o->where, &o->where_count, WHERE_MAX, value) ? -1 : 1;
@@ -81,6 +102,25 @@ static int parse_valued(struct options *o, const char *a, const char *value)
 	else
 		return 0;
 	return 1;
+}
+
+/* The output format option a; returns 1 when a was one, -1 when a format
+ * was given already (--json --csv: which one was meant is not known). */
+static int parse_format(struct options *o, const char *a)
+{
+	static const struct {
+		const char *option;
+		enum format format;
+	} formats[] = {{"--json", JSON}, {"--csv", CSV}, {"--prometheus", PROMETHEUS}};
+	for (unsigned i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+		if (strcmp(a, formats[i].option))
+			continue;
+		if (o->format != TEXT)
+			return -1;
+		o->format = formats[i].format;
+		return 1;
+	}
+	return 0;
 }
 
 /* Returns 0 with *o filled, or -1 (usage). */
@@ -96,13 +136,12 @@ static int parse(int argc, char **argv, struct options *o)
 			i++;
 			continue;
 		}
-		if (!strcmp(a, "--json"))
-			o->format = JSON;
-		else if (!strcmp(a, "--csv"))
-			o->format = CSV;
-		else if (!strcmp(a, "--prometheus"))
-			o->format = PROMETHEUS;
-		else if (!strcmp(a, "--requests"))
+		int format = parse_format(o, a);
+		if (format < 0)
+			return -1;
+		if (format)
+			continue;
+		if (!strcmp(a, "--requests"))
 			o->requests = 1;
 		else if (!strcmp(a, "--events"))
 			o->events = 1;
@@ -113,7 +152,8 @@ static int parse(int argc, char **argv, struct options *o)
 	}
 	if (o->requests && o->format == PROMETHEUS)
 		return -1;
-	if (!o->requests && (o->format == CSV || o->where_count || o->fold_count || o->from))
+	if (!o->requests &&
+	    (o->format == CSV || o->where_count || o->fold_count || o->from || o->to || o->events))
 		return -1;
 	return (o->dir != NULL) != (o->rscfl != NULL) ? 0 : -1;
 }
