@@ -19,8 +19,8 @@ const puppeteer = require(path.join(npm, 'puppeteer-core'));
 const BINS = 40;
 
 function expectedEdges(latencies) {
-  const low = Math.max(1, Math.min(...latencies));
-  const high = Math.max(low + 1, Math.max(...latencies));
+  const low = Math.max(1, latencies.reduce((a, v) => Math.min(a, v), Infinity));
+  const high = Math.max(low + 1, latencies.reduce((a, v) => Math.max(a, v), -Infinity));
   return Array.from({ length: BINS + 1 }, (_, i) => low * Math.pow(high / low, i / BINS));
 }
 

@@ -59,10 +59,24 @@
 
   /* ---- histogram bins ------------------------------------------------ */
 
+  /* The smallest and largest of values by a loop: Math.min(...values) passes
+   * each value as an argument, and past about 120,000 of them the browser
+   * throws (maximum call stack size exceeded) instead of drawing. */
+  function extent(values) {
+    let least = Infinity;
+    let most = -Infinity;
+    for (const v of values) {
+      if (v < least) least = v;
+      if (v > most) most = v;
+    }
+    return [least, most];
+  }
+
   function makeEdges(latencies) {
     if (!latencies.length) return [0, 1];
-    const low = Math.max(1, Math.min(...latencies));
-    const high = Math.max(low + 1, Math.max(...latencies));
+    const [least, most] = extent(latencies);
+    const low = Math.max(1, least);
+    const high = Math.max(low + 1, most);
     const edges = [];
     for (let i = 0; i <= BINS; i++) edges.push(low * Math.pow(high / low, i / BINS));
     return edges;
@@ -175,8 +189,8 @@
     const chosen = [];
     state.bins.forEach((b, i) => { if (b >= first && b <= last) chosen.push(i); });
     if (!chosen.length) return;
-    const latencies = chosen.map((i) => state.data.requests[i].latency_ns / 1000);
-    brushAxis('latency', Math.min(...latencies), Math.max(...latencies));
+    const [low, high] = extent(chosen.map((i) => state.data.requests[i].latency_ns / 1000));
+    brushAxis('latency', low, high);
   }
 
   function brushAxis(id, low, high) {
