@@ -308,6 +308,19 @@ def rscfl_refuses_bad_input():
         analyze("--rscfl", os.path.join(tmp, "missing.json"), status=1)
 
 
+def rscfl_too_large_is_said_so():
+    """A file past the 64 MiB the reader takes (here JSON with its requests
+    after 65 MiB of spaces): refused as too large, not as JSON cut short at
+    the byte where reading stopped."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "rscfl.json")
+        with open(path, "w") as f:
+            f.write("{" + " " * (65 << 20) + '"requests": []}')
+        status, out, err = analyze_run("--rscfl", path)
+        expect(status == 1 and "larger than 64 MiB" in err and "at byte" not in err,
+               f"a 65 MiB file: status {status}\n{out}{err}")
+
+
 def analyze_run(*args):
     """(status, stdout, stderr) of the analyzer."""
     proc = subprocess.run([analyzer(), *args], capture_output=True, text=True, timeout=TIMEOUT)
@@ -418,6 +431,7 @@ CASES = [trace_requests_break_down_by_subsystem, trace_request_ends_when_the_ser
          trace_requests_fold_filter_and_window,
          trace_requests_json_carries_events, trace_requests_text_lists_the_slowest,
          rscfl_folds_are_exact, rscfl_top_and_csv_are_exact, rscfl_refuses_bad_input,
+         rscfl_too_large_is_said_so,
          padded_packets_are_read_whole, cut_or_corrupt_traces_are_said_so,
          compact_times_start_from_the_packet_begin,
          many_threads_share_a_slot_and_say_so, values_that_are_no_numbers_are_refused,

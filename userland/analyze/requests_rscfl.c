@@ -241,9 +241,13 @@ static void top_member(struct json *j, const char *key, void *arg)
 		skip_value(j);
 }
 
-static char *read_whole(const char *path, size_t *length)
+/* The file's text (malloc'd, *length bytes), or NULL with *too_big set when
+ * it holds more than FILE_MAX bytes (read up to there, it would be refused
+ * as JSON cut short, which is not what is wrong with it). */
+static char *read_whole(const char *path, size_t *length, int *too_big)
 {
 	FILE *f = fopen(path, "rb");
+	*too_big = 0;
 	if (!f)
 		return NULL;
 	size_t capacity = 65536, n = 0, got;
@@ -257,10 +261,15 @@ static char *read_whole(const char *path, size_t *length)
 			text = grown;
 			capacity *= 2;
 		} else if (n == capacity) {
+			*too_big = fgetc(f) != EOF;
 			break;
 		}
 	}
 	fclose(f);
+	if (*too_big) {
+		free(text);
+		text = NULL;
+	}
 	*length = n;
 	return text;
 }
@@ -268,7 +277,13 @@ static char *read_whole(const char *path, size_t *length)
 int requests_from_rscfl(struct request_set *set, const char *path)
 {
 	size_t length;
-	char *text = read_whole(path, &length);
+	int too_big;
+	char *text = read_whole(path, &length, &too_big);
+	if (!text && too_big) {
+		fprintf(stderr, "analyze: %s is larger than %u MiB: not httpd's /rscfl\n", path,
+			FILE_MAX >> 20);
+		return -1;
+	}
 	if (!text) {
 		fprintf(stderr, "analyze: cannot read %s\n", path);
 		return -1;
