@@ -388,6 +388,29 @@ def compact_times_start_from_the_packet_begin():
     expect(got == [want], f"read took {got} ns, the trace says {want}")
 
 
+def prometheus_buckets_count_exactly():
+    """A read of 1002 ns and a write of 1000 ns (a 2.5 GHz clock: 2505 and
+    2500 ticks): le="1e-06" holds the write and not the read, though both
+    lie in the histogram's bucket [1000, 1003] ns; every family's buckets are
+    cumulative and end at +Inf = _count."""
+    events = syscall(1000, READ, [], 3505) + syscall(5000, 1, [], 7500)
+    with tempfile.TemporaryDirectory() as tmp:
+        text = analyze("--prometheus", write_trace(os.path.join(tmp, "t"), events))
+    buckets = {}
+    for event, le, count in re.findall(
+            r'^microscope_latency_seconds_bucket\{event="([^"]+)",le="([^"]+)"\} (\d+)$', text,
+            re.MULTILINE):
+        buckets.setdefault(event, []).append((le, int(count)))
+    read, write = dict(buckets["syscall read"]), dict(buckets["syscall write"])
+    expect((read["1e-06"], read["2e-06"], write["1e-06"]) == (0, 1, 1),
+           f"le 1 us: read {read['1e-06']}, write {write['1e-06']}; le 2 us: read {read['2e-06']}")
+    for event, pairs in buckets.items():
+        counts = [c for _, c in pairs]
+        expect(counts == sorted(counts) and pairs[-1][0] == "+Inf" and
+               f'microscope_latency_seconds_count{{event="{event}"}} {counts[-1]}' in text,
+               f"{event}: buckets {pairs}")
+
+
 def many_threads_share_a_slot_and_say_so():
     """More threads than the analyzer keeps apart (256): no crash, and a
     line that says their latencies may mix."""
@@ -433,7 +456,7 @@ CASES = [trace_requests_break_down_by_subsystem, trace_request_ends_when_the_ser
          rscfl_folds_are_exact, rscfl_top_and_csv_are_exact, rscfl_refuses_bad_input,
          rscfl_too_large_is_said_so,
          padded_packets_are_read_whole, cut_or_corrupt_traces_are_said_so,
-         compact_times_start_from_the_packet_begin,
+         compact_times_start_from_the_packet_begin, prometheus_buckets_count_exactly,
          many_threads_share_a_slot_and_say_so, values_that_are_no_numbers_are_refused,
          options_it_cannot_use_are_refused]
 

@@ -31,8 +31,9 @@ void hist_merge(struct histogram *into, const struct histogram *from);
 /* The value at percentile (0..100): the lowest bucket's representative value
  * at or above that rank, clamped to [min, max]; 0 when empty. */
 uint64_t hist_percentile(const struct histogram *h, double percentile);
-/* Values added that are <= bound (for cumulative "le" buckets); exact when
- * bound is a bucket's upper edge, within one bucket otherwise. */
+/* Values added that are <= bound; exact when bound is a bucket's upper
+ * edge, within one bucket otherwise (Prometheus' le buckets are therefore
+ * counted apart, exactly: latency.h). */
 uint64_t hist_count_at_most(const struct histogram *h, uint64_t bound);
 /* Bucket index of value, and the lowest and highest value of bucket i. */
 unsigned hist_bucket_of(uint64_t value);

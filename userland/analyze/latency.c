@@ -15,6 +15,11 @@
 #include "syscall_names.h"
 #include "uapi/trace.h"
 
+const uint64_t latency_bounds_ns[LATENCY_BOUNDS] = {
+    1000,      2000,      5000,       10000,      20000,      50000,      100000,   200000,
+    500000,    1000000,   2000000,    5000000,    10000000,   20000000,   50000000, 100000000,
+    200000000, 500000000, 1000000000, 2000000000, 5000000000, 10000000000};
+
 struct open_call {
 	int32_t kind; /* index in the table */
 	uint64_t start;
@@ -92,7 +97,14 @@ static void record(struct collector *c, const struct thread_state *thread, const
 		return;
 	int kind = kind_of(c->table, name);
 	if (kind >= 0)
-		hist_add(c->table->kinds[kind].hist, to_ns(c->trace, ticks));
+		latency_add(&c->table->kinds[kind], to_ns(c->trace, ticks));
+}
+
+void latency_add(struct latency_kind *kind, uint64_t ns)
+{
+	hist_add(kind->hist, ns);
+	for (unsigned b = LATENCY_BOUNDS; b-- > 0 && ns <= latency_bounds_ns[b];)
+		kind->at_most[b]++;
 }
 
 static void open_call(struct collector *c, struct thread_state *thread, const char *name,

@@ -19,9 +19,18 @@
 #define LATENCY_OPEN_MAX  16 /* nested open calls kept per thread */
 #define LATENCY_THREADS   256
 
+/* The upper bounds of Prometheus' le buckets, in ns: 1 us to 10 s, 1-2-5
+ * steps.  Values are counted against them exactly as they are added: the
+ * histogram's buckets straddle most of these bounds (1000 ns is in
+ * [1000, 1003]), and counting a bucket whole would put a 1002 ns call under
+ * le="1e-06". */
+#define LATENCY_BOUNDS 22
+extern const uint64_t latency_bounds_ns[LATENCY_BOUNDS];
+
 struct latency_kind {
 	char name[64]; /* "syscall read", "vfs.read" */
 	struct histogram *hist;
+	uint64_t at_most[LATENCY_BOUNDS]; /* values <= latency_bounds_ns[i] */
 };
 
 struct latency_filter {
@@ -40,6 +49,8 @@ struct latency_table {
 /* Reads every event of trace into table.  Returns 0, or -1 (no memory). */
 int latency_collect(struct latency_table *table, struct trace_dir *trace,
 		    const struct latency_filter *filter);
+/* Adds a latency of ns to kind: its histogram and its le counts. */
+void latency_add(struct latency_kind *kind, uint64_t ns);
 void latency_free(struct latency_table *table);
 
 #endif

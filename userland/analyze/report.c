@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The Prometheus buckets' upper bounds, in ns: 1 us to 10 s, 1-2-5 steps. */
-static const uint64_t prometheus_bounds[] = {
-    1000,      2000,      5000,       10000,      20000,      50000,      100000,   200000,
-    500000,    1000000,   2000000,    5000000,    10000000,   20000000,   50000000, 100000000,
-    200000000, 500000000, 1000000000, 2000000000, 5000000000, 10000000000};
-
 /* Largest total first; equal totals by name, so that the order is the same
  * whichever C library's qsort (newlib's in the OS, glibc's on the host) ran. */
 static int by_total(const void *a, const void *b)
@@ -172,12 +166,10 @@ void report_prometheus(FILE *out, const struct latency_table *table)
 		     "from a microScope trace.\n# TYPE microscope_latency_seconds histogram\n");
 	for (unsigned i = 0; i < n; i++) {
 		const struct histogram *h = sorted[i]->hist;
-		for (unsigned b = 0; b < sizeof prometheus_bounds / sizeof prometheus_bounds[0];
-		     b++) {
+		for (unsigned b = 0; b < LATENCY_BOUNDS; b++) {
 			char le[32];
-			snprintf(le, sizeof le, "%g", (double)prometheus_bounds[b] / 1e9);
-			print_bucket(out, sorted[i]->name, le,
-				     hist_count_at_most(h, prometheus_bounds[b]));
+			snprintf(le, sizeof le, "%g", (double)latency_bounds_ns[b] / 1e9);
+			print_bucket(out, sorted[i]->name, le, sorted[i]->at_most[b]);
 		}
 		print_bucket(out, sorted[i]->name, "+Inf", h->count);
 		fprintf(out, "microscope_latency_seconds_sum{event=");
