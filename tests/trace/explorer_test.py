@@ -16,6 +16,7 @@ import http.server
 import json
 import os
 import random
+import socket
 import subprocess
 import sys
 import tempfile
@@ -136,6 +137,28 @@ def explorer_draws_ten_thousand_requests():
         return f"first draw after {found['firstDrawMs']:.0f} ms"
 
 
+def explore_says_when_its_port_is_taken():
+    """mscope explore on a port another server holds: one line that names
+    the address and what to do, status 1, and the site it wrote to serve
+    is gone (in a TMPDIR of the test's own)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = analyze_test.write_trace(os.path.join(tmp, "trace"))
+        private = os.path.join(tmp, "tmpdir")
+        os.mkdir(private)
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen(1)
+            port = taken.getsockname()[1]
+            proc = subprocess.run([MSCOPE, "explore", trace, "--port", str(port)],
+                                  capture_output=True, text=True, timeout=TIMEOUT,
+                                  stdin=subprocess.DEVNULL, env=dict(os.environ, TMPDIR=private))
+        left = os.listdir(private)
+    lines = proc.stderr.strip().splitlines()
+    expect(proc.returncode == 1 and len(lines) == 1 and f"127.0.0.1:{port}" in lines[0] and
+           "--port" in lines[0], f"status {proc.returncode}\n{proc.stderr}")
+    expect(not left, f"explore left {left} behind")
+
+
 def explorer_bins_two_hundred_thousand_requests():
     """More requests than a browser takes as the arguments of one call (a
     spread such as Math.min(...latencies) throws past about 120,000, and the
@@ -166,7 +189,8 @@ def explorer_bins_two_hundred_thousand_requests():
 
 
 CASES = [explorer_draws_accounting_results, explorer_shows_a_traced_requests_calls,
-         explorer_draws_ten_thousand_requests, explorer_bins_two_hundred_thousand_requests]
+         explorer_draws_ten_thousand_requests, explorer_bins_two_hundred_thousand_requests,
+         explore_says_when_its_port_is_taken]
 
 
 def case_names():
