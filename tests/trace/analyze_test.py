@@ -411,6 +411,25 @@ def prometheus_buckets_count_exactly():
                f"{event}: buckets {pairs}")
 
 
+def thousands_of_open_connections_are_each_a_request():
+    """1100 connections open at once (a load test's clients), each received
+    from, then each closed: 1100 requests (the table of open connections once
+    held 1024, and the rest were left out without a word)."""
+    count = 1100
+    events = [(10000, "sched_switch", dict(prev_tid=1, next_tid=2, prev_state=0, next_pid=2))]
+    ticks = 20000
+    for i in range(count):
+        events += call("net.recv", ticks, ticks + 100, 0x1000 + i, 10)
+        ticks += 200
+    for i in range(count):
+        events += call("net.close", ticks, ticks + 100, 0x1000 + i)
+        ticks += 200
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = json.loads(analyze("--requests", "--json", write_trace(os.path.join(tmp, "t"),
+                                                                     events)))
+    expect(len(doc["requests"]) == count, f"{len(doc['requests'])} requests of {count}")
+
+
 def many_threads_share_a_slot_and_say_so():
     """More threads than the analyzer keeps apart (256): no crash, and a
     line that says their latencies may mix."""
@@ -457,6 +476,7 @@ CASES = [trace_requests_break_down_by_subsystem, trace_request_ends_when_the_ser
          rscfl_too_large_is_said_so,
          padded_packets_are_read_whole, cut_or_corrupt_traces_are_said_so,
          compact_times_start_from_the_packet_begin, prometheus_buckets_count_exactly,
+         thousands_of_open_connections_are_each_a_request,
          many_threads_share_a_slot_and_say_so, values_that_are_no_numbers_are_refused,
          options_it_cannot_use_are_refused]
 

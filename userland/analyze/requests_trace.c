@@ -26,9 +26,8 @@
 #include "syscall_names.h"
 #include "uapi/trace.h"
 
-#define OPEN_MAX        16
-#define THREADS_MAX     256
-#define CONNECTIONS_MAX 1024
+#define OPEN_MAX    16
+#define THREADS_MAX 256
 
 struct open_call {
 	char name[32];
@@ -59,8 +58,8 @@ struct collector {
 	struct thread_state threads[THREADS_MAX];
 	unsigned thread_count;
 	int32_t current[TRACE_READ_STREAMS];
-	struct connection connections[CONNECTIONS_MAX];
-	unsigned connection_count;
+	struct connection *connections; /* open ones: as many as the server has at once */
+	unsigned connection_count, connection_capacity;
 	uint64_t first_ticks;
 	int failed;
 };
@@ -99,6 +98,24 @@ static struct connection *connection_of(struct collector *c, uint64_t socket)
 	return NULL;
 }
 
+/* Room for one more open connection (the table grows: a server may hold
+ * thousands at once, and none may be left out).  Returns 0, or -1 with
+ * c->failed set. */
+static int connection_room(struct collector *c)
+{
+	if (c->connection_count < c->connection_capacity)
+		return 0;
+	unsigned capacity = c->connection_capacity ? c->connection_capacity * 2 : 256;
+	struct connection *grown = realloc(c->connections, capacity * sizeof *grown);
+	if (!grown) {
+		c->failed = 1;
+		return -1;
+	}
+	c->connections = grown;
+	c->connection_capacity = capacity;
+	return 0;
+}
+
 /* The request of socket, begun now on thread when it is new. */
 static long request_for_socket(struct collector *c, struct thread_state *thread, uint64_t socket,
 			       uint64_t time)
@@ -106,7 +123,7 @@ static long request_for_socket(struct collector *c, struct thread_state *thread,
 	struct connection *known = connection_of(c, socket);
 	if (known)
 		return known->answered ? -1 : known->request;
-	if (c->connection_count == CONNECTIONS_MAX)
+	if (connection_room(c))
 		return -1;
 	struct request *r = request_add(c->set);
 	if (!r) {
@@ -368,6 +385,7 @@ int requests_from_trace(struct request_set *set, struct trace_dir *trace,
 	}
 	drop_unfinished(set, c);
 	int failed = c->failed;
+	free(c->connections);
 	free(c);
 	return failed ? -1 : 0;
 }
