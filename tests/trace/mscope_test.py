@@ -485,6 +485,25 @@ def aspect_unlink_relink_stats_and_send():
                f"mscope {' '.join(args)}\n" + shown(status, out, err))
 
 
+def control_lines_too_long_are_refused_plainly():
+    """A line longer than the OS reads (255 bytes): `send` says so in one
+    line, status 1, no traceback, nothing sent; `record` with patterns that
+    long says so before it attaches or writes anything."""
+    long_word = "x" * 300
+    guest = fake_guest.FakeGuest(lambda conn: None)
+    status, out, err = mscope("send", "--attach", guest.path, long_word)
+    lines = guest.finish()
+    expect(status == 1 and "at most 255" in err and "Traceback" not in err and
+           len(err.strip().splitlines()) == 1 and not lines,
+           f"a 300-byte line (the guest read {lines})\n" + shown(status, out, err))
+    with tempfile.TemporaryDirectory() as tmp:
+        out_dir = os.path.join(tmp, "trace")
+        status, out, err = mscope("record", "--attach", os.path.join(tmp, "none.sock"), "-p",
+                                  long_word, "-o", out_dir)
+        expect(status == 1 and "at most 255" in err and not os.path.exists(out_dir),
+               "a trace start too long\n" + shown(status, out, err))
+
+
 def control_commands_need_attach_or_boot():
     """send, aspect, lattrack and uscope reach a running OS: without --attach
     (or MSCOPE_SOCKET) and without --boot, a usage error and status 2, not a
@@ -707,6 +726,7 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          aspect_link_says_when_the_os_hangs_up_during_the_upload,
          aspect_unlink_relink_stats_and_send, aspect_commands_the_os_refuses_exit_1,
          lattrack_names_user_frames_from_the_elf, control_commands_need_attach_or_boot,
+         control_lines_too_long_are_refused_plainly,
          babeltrace2_reads_the_synthetic_trace, convert_chrome_passes_the_structural_check,
          convert_refuses_metadata_it_cannot_read,
          convert_says_in_one_line_why_a_stream_is_unreadable,
