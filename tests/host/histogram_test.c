@@ -40,7 +40,7 @@ static void every_value_has_a_tight_bucket(void)
  * value at rank ceil(p/100 * n). */
 static uint64_t exact(const uint64_t *sorted, size_t n, double p)
 {
-	double wanted = p / 100.0 * (double)n;
+	double wanted = p / 100.0 * (double)n - 1e-9;
 	size_t rank = wanted < 1 ? 1 : (size_t)wanted + (wanted > (double)(size_t)wanted);
 	return sorted[rank - 1];
 }
@@ -101,6 +101,20 @@ static void counts_at_bucket_edges_are_exact(void)
 	free(h);
 }
 
+/* 99.9 % of 1,000 values is the 999th: one outlier above 999 equal values is
+ * not the p99.9. */
+static void an_exact_rank_is_not_rounded_up(void)
+{
+	struct histogram *h = calloc(1, sizeof *h);
+	for (int i = 0; i < 999; i++)
+		hist_add(h, 100);
+	hist_add(h, 1000000);
+	CHECK_EQ(hist_percentile(h, 99.9), 100);
+	CHECK_EQ(hist_percentile(h, 100), 1000000);
+	free(h);
+}
+
 HOSTTEST_MAIN(HOSTTEST_CASE(every_value_has_a_tight_bucket),
 	      HOSTTEST_CASE(percentiles_within_one_percent), HOSTTEST_CASE(merging_is_adding),
-	      HOSTTEST_CASE(counts_at_bucket_edges_are_exact))
+	      HOSTTEST_CASE(counts_at_bucket_edges_are_exact),
+	      HOSTTEST_CASE(an_exact_rank_is_not_rounded_up))
