@@ -230,6 +230,18 @@ int ext2_free_block(struct ext2_fs *fs, uint32_t block)
 	return 0;
 }
 
+/* Whether inode ino is someone's: in memory, or linked on the disk.  An
+ * inode bitmap that lost its bit would hand it out again: a second file on
+ * the first's inode, whose contents and name would then be the new file's. */
+static bool inode_in_use(struct ext2_fs *fs, uint32_t ino)
+{
+	for (const struct ext2_node *node = fs->live; node; node = node->next_live)
+		if (node->ino == ino)
+			return true;
+	struct ext2_inode inode;
+	return ext2_read_inode(fs, ino, &inode) != 0 || inode.links_count != 0;
+}
+
 int ext2_alloc_inode(struct ext2_fs *fs, bool dir, uint32_t *ino)
 {
 	for (uint32_t group = 0; group < fs->group_count; group++) {
@@ -245,7 +257,10 @@ int ext2_alloc_inode(struct ext2_fs *fs, bool dir, uint32_t *ino)
 			continue;
 		}
 		uint32_t number = group * fs->inodes_per_group + bit + 1;
-		if (number < fs->first_ino) { /* reserved inodes are never handed out */
+		/* Reserved inodes and inodes in use are never handed out: the bit
+		 * the bitmap lost is set again. */
+		if (number < fs->first_ino || number > fs->inodes_count ||
+		    inode_in_use(fs, number)) {
 			pcache_put(page);
 			return -EIO;
 		}

@@ -397,6 +397,43 @@ static void metadata_blocks_are_never_freed_or_allocated(struct ktest *t)
 	vfs_close(file);
 }
 
+/* An inode bitmap that lost the bit of an inode in use: the allocation is
+ * -EIO (the bit is set again), never a second file on the first's inode. */
+static void inodes_in_use_are_never_allocated(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *kept = EXT2_BOOT_MOUNT "/inode-kept", *other = EXT2_BOOT_MOUNT "/inode-other";
+	ASSERT_EQ(t, write_file(kept, "kept\n", 5, 0644), 0);
+	struct vfs_file *file;
+	ASSERT_EQ(t, vfs_open(kept, VFS_O_RDONLY, 0, &file), 0);
+	struct ext2_node *node = file->node->private;
+	struct ext2_fs *fs = node->fs;
+	uint32_t ino = node->ino;
+	vfs_close(file);
+	ASSERT_TRUE(t, (ino - 1) / fs->inodes_per_group == 0); /* the first group's bitmap */
+	mutex_lock(&ext2_lock);
+	uint32_t bitmap = first_group(fs).inode_bitmap;
+	EXPECT_TRUE(t, bitmap_bit(fs, bitmap, ino - 1, true));
+	mutex_unlock(&ext2_lock);
+	EXPECT_EQ(t, write_file(other, "other\n", 6, 0644), -EIO);
+	mutex_lock(&ext2_lock);
+	EXPECT_TRUE(t, bitmap_bit(fs, bitmap, ino - 1, false));
+	mutex_unlock(&ext2_lock);
+	expect_file(t, kept, "kept\n", 5);
+	EXPECT_EQ(t, ext2_sync_all(), 0); /* dropped: the disk's inode is looked at too */
+	mutex_lock(&ext2_lock);
+	bitmap_bit(fs, bitmap, ino - 1, true);
+	mutex_unlock(&ext2_lock);
+	EXPECT_EQ(t, write_file(other, "other\n", 6, 0644), -EIO);
+	expect_file(t, kept, "kept\n", 5);
+	EXPECT_EQ(t, write_file(other, "other\n", 6, 0644), 0); /* the next inode */
+	expect_file(t, other, "other\n", 6);
+	EXPECT_EQ(t, vfs_unlink(kept, false), 0);
+	EXPECT_EQ(t, vfs_unlink(other, false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+}
+
 #define RECORD_BYTES 100
 
 static int append_record(void *arg)
@@ -542,6 +579,7 @@ KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(unmap_after_truncate_releases_the_mapped_page),
 	    KTEST_CASE(fast_link_with_xattr_block),
 	    KTEST_CASE(metadata_blocks_are_never_freed_or_allocated),
+	    KTEST_CASE(inodes_in_use_are_never_allocated),
 	    KTEST_CASE(appends_through_separate_opens_both_land),
 	    KTEST_CASE(stores_past_the_end_stay_out_of_the_file),
 	    KTEST_CASE(directory_of_a_partial_block_is_refused));
