@@ -50,11 +50,15 @@ static int indirect_slot(struct ext2_node *node, uint32_t indirect, uint32_t ind
 {
 	struct ext2_fs *fs = node->fs;
 	struct pcache_page *page;
+	if (!ext2_data_block(fs, indirect))
+		return -EIO; /* a corrupt pointer: never read or written as pointers */
 	int error = ext2_meta_get(fs, indirect, PCACHE_READ, &page);
 	if (error)
 		return error;
 	uint32_t *slots = (uint32_t *)page->data;
-	if (slots[index] == 0 && create) {
+	if (slots[index] && !ext2_data_block(fs, slots[index]))
+		error = -EIO;
+	else if (slots[index] == 0 && create) {
 		uint32_t block;
 		error = ext2_alloc_block(fs, &block);
 		if (!error) {
@@ -64,7 +68,7 @@ static int indirect_slot(struct ext2_node *node, uint32_t indirect, uint32_t ind
 			*fresh = true;
 		}
 	}
-	*out = slots[index];
+	*out = error ? 0 : slots[index];
 	pcache_put(page);
 	return error;
 }
@@ -122,7 +126,9 @@ int ext2_bmap(struct ext2_node *node, uint64_t file_block, bool create, uint32_t
 	*block = 0;
 	if (file_block < EXT2_NDIR_BLOCKS) {
 		int error = ensure_block(node, &direct[file_block], create, fresh);
-		*block = direct[file_block];
+		if (!error && direct[file_block] && !ext2_data_block(node->fs, direct[file_block]))
+			return -EIO; /* a corrupt pointer: its block is never read or written */
+		*block = error ? 0 : direct[file_block];
 		return error;
 	}
 	file_block -= EXT2_NDIR_BLOCKS;
@@ -463,7 +469,7 @@ static bool free_tree(struct ext2_node *node, uint32_t block, unsigned level, ui
 	struct ext2_fs *fs = node->fs;
 	uint64_t per_slot = level == 1 ? 1 : EXT2_PTRS;
 	struct pcache_page *page;
-	if (ext2_meta_get(fs, block, PCACHE_READ, &page))
+	if (!ext2_data_block(fs, block) || ext2_meta_get(fs, block, PCACHE_READ, &page))
 		return false;
 	uint32_t *slots = (uint32_t *)page->data;
 	for (uint32_t i = 0; i < EXT2_PTRS; i++) {
@@ -660,7 +666,7 @@ static void release_xattr_block(struct ext2_node *node)
 {
 	uint32_t block = node->disk.file_acl;
 	struct pcache_page *page;
-	if (!block || ext2_meta_get(node->fs, block, PCACHE_READ, &page))
+	if (!ext2_data_block(node->fs, block) || ext2_meta_get(node->fs, block, PCACHE_READ, &page))
 		return;
 	uint32_t *header = (uint32_t *)page->data; /* magic, reference count */
 	bool ours = header[0] == EXT2_XATTR_MAGIC, last = ours && header[1] <= 1;

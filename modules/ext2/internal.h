@@ -80,6 +80,9 @@ struct ext2_fs {
 	uint32_t blocks_count, inodes_count, blocks_per_group, inodes_per_group;
 	uint32_t first_data_block, group_count, inode_size, first_ino;
 	uint32_t inode_table_blocks; /* per group */
+	/* Per group, its first block past its own structures (checked at mount:
+	 * without flex_bg they sit at the group's start). */
+	uint32_t *data_start;
 	bool filetype;
 	struct ext2_node *live; /* every in-memory inode, each holding one reference */
 	struct work writeback;  /* queued on ext2_writeback after a write */
@@ -115,6 +118,10 @@ int ext2_meta_get(struct ext2_fs *fs, uint32_t block, enum pcache_fill fill,
 int ext2_read_inode(struct ext2_fs *fs, uint32_t ino, struct ext2_inode *inode);
 int ext2_write_inode(struct ext2_node *node);
 int ext2_alloc_block(struct ext2_fs *fs, uint32_t *block);
+/* Whether a block pointer read from an inode or an indirect block may name
+ * block: one of the groups' data blocks, never the file system's own
+ * structures (a corrupt pointer there is -EIO, never followed). */
+bool ext2_data_block(const struct ext2_fs *fs, uint32_t block);
 /* Frees a data or indirect block: 0, or -EIO for a block outside the file
  * system or holding its metadata (a corrupt pointer), which stays as it is. */
 int ext2_free_block(struct ext2_fs *fs, uint32_t block);

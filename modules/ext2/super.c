@@ -175,6 +175,14 @@ static bool is_metadata(struct ext2_fs *fs, uint32_t group, const struct ext2_gr
 	       (block >= desc->inode_table && block < table_end);
 }
 
+bool ext2_data_block(const struct ext2_fs *fs, uint32_t block)
+{
+	if (block <= fs->first_data_block || block >= fs->blocks_count || !fs->data_start)
+		return false;
+	uint32_t group = (block - fs->first_data_block) / fs->blocks_per_group;
+	return group < fs->group_count && block >= fs->data_start[group];
+}
+
 int ext2_alloc_block(struct ext2_fs *fs, uint32_t *block)
 {
 	for (uint32_t group = 0; group < fs->group_count; group++) {
@@ -394,6 +402,66 @@ static void ext2_fs_fill(struct ext2_fs *fs, const struct ext2_super *super)
 	    super->rev_level >= 1 && (super->feature_incompat & EXT2_FEATURE_INCOMPAT_FILETYPE);
 }
 
+/* The blocks of the group descriptor table (after the superblock). */
+static uint32_t descriptor_blocks(const struct ext2_fs *fs)
+{
+	uint32_t per_block = EXT2_BLOCK_SIZE / sizeof(struct ext2_group_desc);
+	return (fs->group_count + per_block - 1) / per_block;
+}
+
+/* Whether [start, start + count) lies in the group's blocks from lowest on. */
+static bool in_group(const struct ext2_fs *fs, uint32_t group, uint32_t lowest, uint64_t start,
+		     uint32_t count)
+{
+	uint64_t first = fs->first_data_block + (uint64_t)group * fs->blocks_per_group;
+	uint64_t end = first + fs->blocks_per_group;
+	end = end < fs->blocks_count ? end : fs->blocks_count;
+	return start >= first && start >= lowest && start + count <= end;
+}
+
+/* Checks the group's descriptor (its bitmaps and inode table inside the
+ * group, past the descriptor table in the first group) and notes where its
+ * data starts.  A descriptor naming blocks elsewhere would have allocation
+ * set bits in, and inodes written to, another group's or a file's blocks. */
+static int check_group(struct ext2_fs *fs, uint32_t group)
+{
+	struct pcache_page *page;
+	struct ext2_group_desc *desc;
+	int error = group_get(fs, group, &page, &desc);
+	if (error)
+		return error;
+	uint32_t lowest = group ? 0 : fs->first_data_block + 1 + descriptor_blocks(fs);
+	uint32_t bitmap = desc->block_bitmap, inodes = desc->inode_bitmap;
+	uint32_t table = desc->inode_table, table_end = table + fs->inode_table_blocks;
+	bool valid =
+	    in_group(fs, group, lowest, bitmap, 1) && in_group(fs, group, lowest, inodes, 1) &&
+	    in_group(fs, group, lowest, table, fs->inode_table_blocks) && bitmap != inodes &&
+	    (bitmap < table || bitmap >= table_end) && (inodes < table || inodes >= table_end);
+	pcache_put(page);
+	uint32_t end = bitmap + 1 > inodes + 1 ? bitmap + 1 : inodes + 1;
+	fs->data_start[group] = end > table_end ? end : table_end;
+	return valid ? 0 : -EINVAL;
+}
+
+/* The superblock's geometry against itself (every inode in a group, the
+ * descriptor table on the disk), then every group's descriptor. */
+static int ext2_check_groups(struct ext2_fs *fs)
+{
+	if (fs->first_data_block >= fs->blocks_count || fs->group_count == 0 ||
+	    fs->inodes_count > (uint64_t)fs->group_count * fs->inodes_per_group ||
+	    (uint64_t)fs->first_data_block + 1 + descriptor_blocks(fs) > fs->blocks_count ||
+	    fs->first_ino <= EXT2_ROOT_INO || fs->first_ino > fs->inodes_count)
+		return -EINVAL;
+	uint32_t *data_start = kzalloc((size_t)fs->group_count * sizeof *data_start);
+	if (!data_start)
+		return -ENOMEM;
+	fs->data_start = data_start; /* kept with fs: a late page write-back may look */
+	int error = 0;
+	for (uint32_t group = 0; group < fs->group_count && !error; group++)
+		error = check_group(fs, group);
+	return error;
+}
+
 static int ext2_read_super(struct ext2_fs *fs)
 {
 	struct pcache_page *page;
@@ -409,7 +477,7 @@ static int ext2_read_super(struct ext2_fs *fs)
 	pcache_put(page);
 	if (!error && (uint64_t)fs->blocks_count * EXT2_SECTORS_PER_BLOCK > fs->disk->sectors)
 		error = -EINVAL; /* the file system claims more than the disk has */
-	return error;
+	return error ? error : ext2_check_groups(fs);
 }
 
 static bool disk_mounted_locked(const struct block_device *disk)

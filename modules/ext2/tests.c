@@ -397,6 +397,69 @@ static void metadata_blocks_are_never_freed_or_allocated(struct ktest *t)
 	vfs_close(file);
 }
 
+/* A copy of the disk block's cached page (ext2_lock held). */
+static bool copy_meta_block(struct ext2_fs *fs, uint32_t block, uint8_t *out)
+{
+	struct pcache_page *page;
+	if (ext2_meta_get(fs, block, PCACHE_READ, &page))
+		return false;
+	memcpy(out, page->data, EXT2_BLOCK_SIZE);
+	pcache_put(page);
+	return true;
+}
+
+/* A block pointer of a corrupt inode that names a block of the file
+ * system's own structures (here the last block of the first group's inode
+ * table) is -EIO: the file's reads do not show it, its writes do not
+ * overwrite it, neither as a data block nor as an indirect one, and
+ * truncation does not read it as pointers to free. */
+static void pointers_into_metadata_are_refused(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *path = EXT2_BOOT_MOUNT "/badpointer";
+	uint8_t *data = kzalloc(PAGE_SIZE), *before = kmalloc(PAGE_SIZE),
+		*after = kmalloc(PAGE_SIZE);
+	struct vfs_file *file;
+	ASSERT_TRUE(t, data && before && after);
+	ASSERT_EQ(t, write_file(path, data, PAGE_SIZE, 0644), 0);
+	ASSERT_EQ(t, ext2_sync_all(), 0);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_RDWR, 0, &file), 0);
+	struct ext2_node *node = file->node->private;
+	struct ext2_fs *fs = node->fs;
+	mutex_lock(&ext2_lock);
+	uint32_t table_block = first_group(fs).inode_table + fs->inode_table_blocks - 1;
+	uint32_t saved = node->disk.block[0];
+	node->disk.block[0] = table_block;
+	node->disk.block[EXT2_IND_BLOCK] = table_block;
+	pcache_forget(&node->mapping, 0);
+	EXPECT_TRUE(t, copy_meta_block(fs, table_block, before));
+	mutex_unlock(&ext2_lock);
+	memset(data, 0xa5, PAGE_SIZE);
+	EXPECT_EQ(t, vfs_pread_to(file, data, PAGE_SIZE, 0, VFS_KERNEL_BUFFER), -EIO);
+	EXPECT_EQ(t, vfs_pwrite(file, data, PAGE_SIZE, 0), -EIO);
+	EXPECT_EQ(t, vfs_pwrite(file, data, 1, EXT2_NDIR_BLOCKS * PAGE_SIZE), -EIO);
+	mutex_lock(&ext2_lock);
+	node->disk.block[0] = saved;
+	pcache_forget(&node->mapping, 0);
+	mutex_unlock(&ext2_lock);
+	EXPECT_EQ(t, vfs_truncate_file(file, 0), 0);
+	mutex_lock(&ext2_lock);
+	EXPECT_TRUE(t, copy_meta_block(fs, table_block, after));
+	EXPECT_TRUE(t, memcmp(before, after, PAGE_SIZE) == 0);
+	EXPECT_EQ(t, node->disk.block[EXT2_IND_BLOCK], table_block);
+	node->disk.block[EXT2_IND_BLOCK] = 0; /* what e2fsck would clear */
+	EXPECT_EQ(t, node->disk.blocks, 0);
+	EXPECT_EQ(t, ext2_write_inode(node), 0);
+	mutex_unlock(&ext2_lock);
+	vfs_close(file);
+	EXPECT_EQ(t, vfs_unlink(path, false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+	kfree(data);
+	kfree(before);
+	kfree(after);
+}
+
 /* An inode bitmap that lost the bit of an inode in use: the allocation is
  * -EIO (the bit is set again), never a second file on the first's inode. */
 static void inodes_in_use_are_never_allocated(struct ktest *t)
@@ -579,6 +642,7 @@ KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(unmap_after_truncate_releases_the_mapped_page),
 	    KTEST_CASE(fast_link_with_xattr_block),
 	    KTEST_CASE(metadata_blocks_are_never_freed_or_allocated),
+	    KTEST_CASE(pointers_into_metadata_are_refused),
 	    KTEST_CASE(inodes_in_use_are_never_allocated),
 	    KTEST_CASE(appends_through_separate_opens_both_land),
 	    KTEST_CASE(stores_past_the_end_stay_out_of_the_file),
@@ -849,5 +913,79 @@ static void failed_mount_leaves_the_disk_free(struct ktest *t)
 	EXPECT_FALSE(t, ext2_disk_mounted(disk));
 }
 
+/* Block 0 (superblock) or 1 (first descriptors) of the unmounted disk,
+ * read or written raw. */
+static int raw_block(struct block_device *disk, enum block_op op, uint32_t block, void *page)
+{
+	return block_rw(disk, op, (uint64_t)block * EXT2_SECTORS_PER_BLOCK, EXT2_SECTORS_PER_BLOCK,
+			page);
+}
+
+/* Mounts disk with one corruption made by change, expecting -EINVAL, then
+ * puts the block back as it was. */
+static void expect_mount_refused(struct ktest *t, struct block_device *disk, uint32_t block,
+				 void (*change)(uint8_t *page), const char *what)
+{
+	uint8_t *page = mm_alloc_pages(1, PAGE_SIZE), *saved = mm_alloc_pages(1, PAGE_SIZE);
+	ASSERT_TRUE(t, page && saved);
+	ASSERT_EQ(t, raw_block(disk, BLOCK_READ, block, saved), 0);
+	memcpy(page, saved, PAGE_SIZE);
+	change(page);
+	ASSERT_EQ(t, raw_block(disk, BLOCK_WRITE, block, page), 0);
+	int error = ext2_mount(disk, EXT2_BOOT_MOUNT);
+	if (!EXPECT_EQ(t, error, -EINVAL)) {
+		pr_warn("ext2 test: mounted with %s\n", what);
+		if (error == 0)
+			vfs_umount(EXT2_BOOT_MOUNT);
+	}
+	EXPECT_EQ(t, raw_block(disk, BLOCK_WRITE, block, saved), 0);
+	mm_free_pages(page, 1);
+	mm_free_pages(saved, 1);
+}
+
+static struct ext2_group_desc *first_desc(uint8_t *page)
+{
+	return (struct ext2_group_desc *)page;
+}
+
+static void block_bitmap_over_the_descriptors(uint8_t *page)
+{
+	first_desc(page)->block_bitmap = 1;
+}
+
+static void inode_bitmap_is_the_block_bitmap(uint8_t *page)
+{
+	first_desc(page)->inode_bitmap = first_desc(page)->block_bitmap;
+}
+
+static void inodes_past_the_groups(uint8_t *page)
+{
+	struct ext2_super *super = (struct ext2_super *)(page + EXT2_SUPER_OFFSET);
+	super->inodes_count = super->inodes_per_group * 4;
+}
+
+/* A superblock or group descriptor naming blocks outside their group or
+ * over other structures (the descriptors, the other bitmap), or inodes no
+ * group has, is refused at mount: allocation would set bits in, and inodes
+ * be read from and written to, blocks of other structures. */
+static void corrupt_descriptors_are_refused_at_mount(struct ktest *t)
+{
+	struct block_device *disk = block_get(0);
+	if (!disk || ext2_disk_mounted(disk)) {
+		ktest_skip(t, "no unmounted ext2 disk");
+		return;
+	}
+	expect_mount_refused(t, disk, 1, block_bitmap_over_the_descriptors,
+			     "the block bitmap over the descriptors");
+	expect_mount_refused(t, disk, 1, inode_bitmap_is_the_block_bitmap,
+			     "one block for both bitmaps");
+	expect_mount_refused(t, disk, 0, inodes_past_the_groups,
+			     "more inodes than the groups have");
+	ASSERT_EQ(t, ext2_mount(disk, EXT2_BOOT_MOUNT), 0);
+	expect_file(t, TREE "/small.txt", SMALL_TEXT, strlen(SMALL_TEXT));
+	EXPECT_EQ(t, vfs_umount(EXT2_BOOT_MOUNT), 0);
+}
+
 KTEST_SUITE(ext2umount, KTEST_CASE(mount_calls_refuse_bad_input), KTEST_CASE(unmount_writes_back),
-	    KTEST_CASE(failed_mount_leaves_the_disk_free));
+	    KTEST_CASE(failed_mount_leaves_the_disk_free),
+	    KTEST_CASE(corrupt_descriptors_are_refused_at_mount));
