@@ -346,6 +346,8 @@ int64_t ext2_readlink_locked(struct ext2_node *node, char *buffer, size_t size)
 	if (length > size)
 		length = size;
 	if (ext2_is_fast_link(node)) {
+		if (length > EXT2_FAST_LINK_MAX)
+			length = EXT2_FAST_LINK_MAX; /* a corrupt size: the inode holds no more */
 		memcpy(buffer, node->disk.block, length);
 		return (int64_t)length;
 	}

@@ -32,8 +32,7 @@ void ext2_set_size(struct ext2_node *node, uint64_t size)
 bool ext2_is_fast_link(const struct ext2_node *node)
 {
 	uint32_t xattr_sectors = node->disk.file_acl ? EXT2_SECTORS_PER_BLOCK : 0;
-	return (node->disk.mode & VFS_S_IFMT) == EXT2_S_IFLNK &&
-	       node->vnode.size <= EXT2_FAST_LINK_MAX && node->disk.blocks == xattr_sectors;
+	return (node->disk.mode & VFS_S_IFMT) == EXT2_S_IFLNK && node->disk.blocks == xattr_sectors;
 }
 
 static bool is_dir(const struct ext2_node *node)

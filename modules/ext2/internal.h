@@ -152,7 +152,8 @@ int ext2_drop_unused(struct ext2_fs *fs);
 uint64_t ext2_size(const struct ext2_inode *inode);
 void ext2_set_size(struct ext2_node *node, uint64_t size);
 /* A symbolic link whose target lies in i_block (Linux's rule: no block but
- * an extended-attribute block, and under 60 bytes). */
+ * an extended-attribute block, whatever the size says; the target is at
+ * most 59 bytes). */
 bool ext2_is_fast_link(const struct ext2_node *node);
 extern const struct vfs_file_ops ext2_file_ops;
 /* The VFS's unmount op on the root: syncs, and lets go when nothing else is

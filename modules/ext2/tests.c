@@ -397,6 +397,65 @@ static void metadata_blocks_are_never_freed_or_allocated(struct ktest *t)
 	vfs_close(file);
 }
 
+/* The link name's and the file name's in-memory inodes under the mount's
+ * root (ext2_lock held); references for the caller to put. */
+static int find_two(struct ext2_node *root, const char *link, const char *file,
+		    struct ext2_node **link_node, struct ext2_node **file_node)
+{
+	uint32_t link_ino, file_ino;
+	int error = ext2_dir_find(root, link, strlen(link), &link_ino);
+	if (!error)
+		error = ext2_dir_find(root, file, strlen(file), &file_ino);
+	if (!error)
+		error = ext2_iget(root->fs, link_ino, link_node);
+	if (!error && (error = ext2_iget(root->fs, file_ino, file_node)))
+		vfs_node_put(&(*link_node)->vnode);
+	return error;
+}
+
+/* A symbolic link with no block counted is a fast link whatever its size
+ * says (Linux's rule): a corrupt size (here 100) never has its target's
+ * text read as block pointers (here naming another file's block), neither
+ * by readlink, which would show that file, nor by the removal, which would
+ * free its block; the target read stops at the inode's 59 bytes. */
+static void fast_link_of_a_corrupt_size_stays_fast(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *victim = EXT2_BOOT_MOUNT "/link-victim", *link = EXT2_BOOT_MOUNT "/sizelink";
+	struct vfs_file *dir;
+	ASSERT_EQ(t, write_file(victim, "victim\n", 7, 0644), 0);
+	ASSERT_EQ(t, vfs_symlink("short", link), 0);
+	ASSERT_EQ(t, vfs_open(EXT2_BOOT_MOUNT, VFS_O_RDONLY | VFS_O_DIRECTORY, 0, &dir), 0);
+	struct ext2_node *root = dir->node->private, *link_node, *file_node;
+	struct ext2_fs *fs = root->fs;
+	uint32_t block = 0;
+	mutex_lock(&ext2_lock);
+	int error = find_two(root, "sizelink", "link-victim", &link_node, &file_node);
+	if (!error) {
+		block = file_node->disk.block[0];
+		link_node->disk.block[0] = block; /* the target's first bytes, as a pointer */
+		ext2_set_size(link_node, 100);
+		error = ext2_write_inode(link_node);
+		vfs_node_put(&link_node->vnode);
+		vfs_node_put(&file_node->vnode);
+	}
+	mutex_unlock(&ext2_lock);
+	EXPECT_EQ(t, error, 0);
+	char target[128];
+	EXPECT_EQ(t, vfs_readlink(link, target, sizeof target), EXT2_FAST_LINK_MAX);
+	EXPECT_EQ(t, vfs_unlink(link, false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+	mutex_lock(&ext2_lock);
+	EXPECT_TRUE(t, block && bitmap_bit(fs, first_group(fs).block_bitmap,
+					   block - fs->first_data_block, false));
+	mutex_unlock(&ext2_lock);
+	expect_file(t, victim, "victim\n", 7);
+	vfs_close(dir);
+	EXPECT_EQ(t, vfs_unlink(victim, false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+}
+
 /* A copy of the disk block's cached page (ext2_lock held). */
 static bool copy_meta_block(struct ext2_fs *fs, uint32_t block, uint8_t *out)
 {
@@ -643,6 +702,7 @@ KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(fast_link_with_xattr_block),
 	    KTEST_CASE(metadata_blocks_are_never_freed_or_allocated),
 	    KTEST_CASE(pointers_into_metadata_are_refused),
+	    KTEST_CASE(fast_link_of_a_corrupt_size_stays_fast),
 	    KTEST_CASE(inodes_in_use_are_never_allocated),
 	    KTEST_CASE(appends_through_separate_opens_both_land),
 	    KTEST_CASE(stores_past_the_end_stay_out_of_the_file),
