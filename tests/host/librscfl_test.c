@@ -7,6 +7,7 @@
  * number of the kernel's layout, so a field added there without a row fails
  * here.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -136,6 +137,10 @@ static void percentile_is_nearest_rank(void)
 		hundred[i] = (uint64_t)(100 - i); /* 100 .. 1 */
 	CHECK_EQ(rscfl_percentile(hundred, 100, 99), 99);
 	CHECK_EQ(rscfl_percentile(hundred, 100, 99.5), 100);
+	/* A percent that is not a number (a ratio of two zeros) is no rank past
+	 * the array: the smallest, as 0 is. */
+	CHECK_EQ(rscfl_percentile(values, 5, NAN), 10);
+	CHECK_EQ(rscfl_percentile(values, 5, -NAN), 10);
 }
 
 /* The example: net time over the requests at or above p99 of wall time. */

@@ -208,7 +208,7 @@ uint64_t rscfl_percentile(uint64_t *values, size_t count, double percent)
 	if (count == 0)
 		return 0;
 	qsort(values, count, sizeof values[0], compare_values);
-	if (percent <= 0)
+	if (!(percent > 0)) /* NaN too: no rank to convert */
 		return values[0];
 	if (percent >= 100)
 		return values[count - 1];

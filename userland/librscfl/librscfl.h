@@ -173,7 +173,7 @@ size_t rscfl_filter(const struct rscfl_acct *accts, size_t count, rscfl_keep_fn 
  * extract(&accts[i], arg): initial when count is 0. */
 uint64_t rscfl_fold(const struct rscfl_acct *accts, size_t count, rscfl_extract_fn extract,
 		    const void *arg, rscfl_fold_fn fold, uint64_t initial);
-/* The nearest-rank percentile (0 < percent <= 100; 0 gives the smallest) of
+/* The nearest-rank percentile (0 < percent <= 100; 0 or less, or NaN, gives the smallest) of
  * values, which it sorts in place.  Returns 0 when count is 0. */
 uint64_t rscfl_percentile(uint64_t *values, size_t count, double percent);
 /* Fills top with up to max of acct's subsystems, largest value of by (a
