@@ -279,11 +279,17 @@ static struct acct_owner *free_owner(void)
 }
 
 /* Under acct_lock: makes the free entry owner the calling thread's.  Its
- * lock stays as it is: a stale ref (async.c) may be holding it. */
+ * lock stays as it is: a stale ref (async.c) may be holding it.  So do its
+ * tokens' generations: a ref keeps only the low bits of its thread's id, so
+ * a ref of the entry's earlier thread may name the new one, and must then
+ * name an older generation. */
 static void owner_setup(struct acct_owner *owner, uint64_t tid, int pid, uint64_t phys)
 {
+	uint32_t generation[ACCT_MAX_TOKENS];
 	uint64_t flags = acct_owner_lock(owner);
+	memcpy(generation, owner->generation, sizeof generation);
 	memset((char *)owner + sizeof owner->lock, 0, sizeof *owner - sizeof owner->lock);
+	memcpy(owner->generation, generation, sizeof generation);
 	owner->number = (uint32_t)(owner - acct_owners);
 	owner->thread_id = tid;
 	owner->pid = pid;

@@ -10,8 +10,10 @@
  * the time, plus the owner's thread id (its low bits) and a tag bit, so it is
  * never 0.  reset_token (acct.c) bumps the generation whenever a token is
  * allocated, reset or freed, and owner entries are reused only by other
- * threads: a ref whose token was freed or reset since, or whose owner entry
- * went to another thread, no longer matches and charges nothing.
+ * threads, keeping their generations (owner_setup): a ref whose token was
+ * freed or reset since, or whose owner entry went to another thread (even
+ * one whose id has the same low bits), no longer matches and charges
+ * nothing.
  *
  * Thread context, interrupts on or off, never an interrupt handler (checked):
  * the owner's advice may hold the owner's lock with interrupts on

@@ -80,6 +80,30 @@ static void stale_ref_charges_nothing(struct ktest *t)
 	acct_detach_kernel_thread();
 }
 
+/* An owner entry given up and taken again goes on with its tokens'
+ * generations: a ref of its earlier owner charges nothing.  The same thread
+ * takes it again here; in use it is another thread, whose id has the same
+ * low bits, the only ones a ref keeps, once thread ids pass 2^23. */
+static void ref_of_an_earlier_owner_charges_nothing(struct ktest *t)
+{
+	struct acct_page *page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	int token = acct_get_token();
+	EXPECT_EQ(t, acct_control(token, ACCT_START), 0);
+	acct_ref_t ref = acct_current_ref();
+	EXPECT_NE(t, ref, 0);
+	EXPECT_EQ(t, acct_control(token, ACCT_STOP), 0);
+	acct_detach_kernel_thread();
+	page = acct_attach_kernel_thread();
+	ASSERT_TRUE(t, page != NULL);
+	EXPECT_EQ(t, acct_get_token(), token);
+	acct_charge_ref(ref, ACCT_TCP_BYTES_SENT, 100);
+	acct_async_end(ref, acct_async_begin(ref));
+	EXPECT_EQ(t, page->results[token - 1].tcp_bytes_sent, 0);
+	EXPECT_EQ(t, page->results[token - 1].async_items, 0);
+	acct_detach_kernel_thread();
+}
+
 /* ---- The rscfl aspect, driven by a kernel thread made an owner ------------ */
 
 /* Test join points in two modules (subsystems): acctnest calls acctleaf. */
@@ -820,6 +844,7 @@ static void control_calls_are_classed_apart(struct ktest *t)
 
 KTEST_SUITE(acct, KTEST_CASE(kernel_thread_gets_no_page), KTEST_CASE(calls_without_init_are_errors),
 	    KTEST_CASE(nothing_is_woven_while_idle), KTEST_CASE(stale_ref_charges_nothing),
+	    KTEST_CASE(ref_of_an_earlier_owner_charges_nothing),
 	    KTEST_CASE(exclusive_leaves_out_other_subsystems),
 	    KTEST_CASE(results_page_subsystem_count_is_not_trusted),
 	    KTEST_CASE(a_call_open_across_a_start_is_charged_to_neither),
