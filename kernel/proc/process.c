@@ -28,6 +28,7 @@
 #include "lib/string.h"
 #include "proc/internal.h"
 #include "telemetry/tracepoint.h"
+#include "uapi/cred.h"
 
 #define PID_MAX         32768
 #define EXIT_REQUEST    0                    /* bit 0 of pending_signals: exit() was called */
@@ -213,6 +214,16 @@ static void link_child_locked(struct process *parent, struct process *p)
 	parent->first_child = p;
 }
 
+/* How many processes may exist when parent makes one more: a user's fork
+ * stops PROC_ROOT_RESERVED short of the table's end, so that no user can
+ * fill the table and leave root (the console shell, init's reaping, an
+ * administrator's kill) unable to start anything.  The kernel's children and
+ * a process of effective uid 0 may take every slot. */
+static int slots_for(const struct process *parent)
+{
+	return !parent || parent->cred.euid == ROOT_UID ? PROC_MAX : PROC_MAX - PROC_ROOT_RESERVED;
+}
+
 struct process *proc_alloc(struct process *parent, const char *name, int *error)
 {
 	struct process *p = kzalloc(sizeof *p);
@@ -234,7 +245,7 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	p->cred = proc_cred_for_child(parent);
 
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
-	if (live >= PROC_MAX) {
+	if (live >= slots_for(parent)) {
 		spin_unlock_irqrestore(&proc_lock, irq);
 		kfree(p);
 		*error = -EAGAIN;

@@ -8,9 +8,10 @@
 
 #include <stdint.h>
 
-#define PROC_NAME_MAX 32    /* the program's name, as ps shows it */
-#define PROC_MAX      64    /* processes that may exist at once (fork: -EAGAIN) */
-#define PROC_ARG_MAX  65536 /* bytes of argv and envp strings for execve (-E2BIG) */
+#define PROC_NAME_MAX      32    /* the program's name, as ps shows it */
+#define PROC_MAX           64    /* processes that may exist at once (fork: -EAGAIN) */
+#define PROC_ROOT_RESERVED 8     /* of those, the last ones only a process of euid 0 may make */
+#define PROC_ARG_MAX       65536 /* bytes of argv and envp strings for execve (-E2BIG) */
 
 /* Signals: Linux's numbers.  Each has its default action (end, stop,
  * continue or nothing) unless the process set it to be ignored
