@@ -71,13 +71,20 @@
 
 /* ---- Endpoints ------------------------------------------------------------ */
 
+/* The bytes of an endpoint of capacity (0: the default). */
+static uint64_t endpoint_bytes(unsigned capacity)
+{
+	return sizeof(struct ipc_endpoint) +
+	       (capacity ? capacity : IPC_QUEUE_DEFAULT) * sizeof(struct ipc_slot);
+}
+
 struct ipc_endpoint *ipc_endpoint_create(const char *name, unsigned capacity)
 {
 	if (capacity == 0)
 		capacity = IPC_QUEUE_DEFAULT;
 	if (capacity > IPC_QUEUE_MAX)
 		return NULL;
-	struct ipc_endpoint *e = kzalloc(sizeof *e + capacity * sizeof(struct ipc_slot));
+	struct ipc_endpoint *e = kzalloc(endpoint_bytes(capacity));
 	if (!e)
 		return NULL;
 	spin_init(&e->lock, "ipc.endpoint");
@@ -86,6 +93,24 @@ struct ipc_endpoint *ipc_endpoint_create(const char *name, unsigned capacity)
 	e->last_caller_cpu = -1;
 	e->next_token = 1;
 	strlcpy(e->name, name ? name : "ipc", sizeof e->name);
+	return e;
+}
+
+struct ipc_endpoint *ipc_endpoint_create_charged(const char *name, unsigned capacity, uint32_t uid,
+						 int *error)
+{
+	uint64_t bytes = endpoint_bytes(capacity);
+	*error = capacity > IPC_QUEUE_MAX ? -EINVAL : ipc_quota_charge(uid, bytes);
+	if (*error)
+		return NULL;
+	struct ipc_endpoint *e = ipc_endpoint_create(name, capacity);
+	if (!e) {
+		ipc_quota_release(uid, bytes);
+		*error = -ENOMEM;
+		return NULL;
+	}
+	e->charged_uid = uid;
+	e->charged_bytes = bytes;
 	return e;
 }
 
@@ -100,6 +125,8 @@ struct ipc_endpoint *ipc_endpoint_get(struct ipc_endpoint *endpoint)
 static __attribute__((noinline, cold)) void release_endpoint(struct ipc_endpoint *endpoint)
 {
 	ipc_endpoint_close(endpoint);
+	if (endpoint->charged_bytes)
+		ipc_quota_release(endpoint->charged_uid, endpoint->charged_bytes);
 	kfree(endpoint);
 }
 

@@ -36,6 +36,11 @@ struct vfs_file;
  * queues up to capacity messages (0: IPC_QUEUE_DEFAULT), or NULL when
  * capacity exceeds IPC_QUEUE_MAX or memory ran out.  name is copied. */
 struct ipc_endpoint *ipc_endpoint_create(const char *name, unsigned capacity);
+/* ipc_endpoint_create for a user's process: its bytes count against uid's
+ * IPC_USER_BYTES_MAX until it is freed.  Returns it, or NULL with *error
+ * -EINVAL (capacity) or -ENOMEM (past the budget, or no memory). */
+struct ipc_endpoint *ipc_endpoint_create_charged(const char *name, unsigned capacity, uint32_t uid,
+						 int *error);
 /* Takes a reference; returns endpoint. */
 struct ipc_endpoint *ipc_endpoint_get(struct ipc_endpoint *endpoint);
 /* Drops a reference; the last one frees the endpoint (closing it first). */

@@ -18,8 +18,10 @@
 #include "ipc/internal.h"
 
 #include "lib/errno.h"
+#include "proc/proc.h"
 #include "syscall/syscall.h"
 #include "uaccess/uaccess.h"
+#include "uapi/cred.h"
 #include "vfs/vfs.h"
 
 /* Copies a message from user memory: the header, then its payload. */
@@ -48,13 +50,19 @@ static int message_buffer_writable(struct ipc_message __user *dst)
 	return clear_user(dst, sizeof *dst) ? -EFAULT : 0;
 }
 
+/* A user's endpoints count against IPC_USER_BYTES_MAX (quota.c); root's,
+ * like the kernel's, against nothing. */
 SYSCALL_DEFINE1(ms_ipc_create, unsigned, capacity)
 {
 	if (capacity > IPC_QUEUE_MAX)
 		return -EINVAL;
-	struct ipc_endpoint *e = ipc_endpoint_create("user", capacity);
+	uint32_t uid = proc_current_euid();
+	int error = -ENOMEM;
+	struct ipc_endpoint *e = uid == ROOT_UID
+				     ? ipc_endpoint_create("user", capacity)
+				     : ipc_endpoint_create_charged("user", capacity, uid, &error);
 	if (!e)
-		return -ENOMEM;
+		return error;
 	int fd = ipc_endpoint_install_fd(e);
 	ipc_endpoint_put(e);
 	return fd;

@@ -366,6 +366,92 @@ void a_user_cannot_fill_the_process_table(void)
 		waitpid(user, NULL, 0);
 }
 
+/* ---- Endpoints: a user holds a bounded share of the kernel's memory ----------- */
+
+/* As uid 1000: makes endpoints of the largest capacity until one is refused,
+ * reports how many through report_fd, then (gate_fd >= 0) holds them until
+ * the gate closes. */
+static void endpoints_as_user(int report_fd, int gate_fd)
+{
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
+		_exit(1);
+	struct fill_report report = {0, 0};
+	while (report.made < 1000) {
+		report.result = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+		if (report.result < 0)
+			break;
+		report.made++;
+	}
+	write(report_fd, &report, sizeof report);
+	char c;
+	if (gate_fd >= 0)
+		read(gate_fd, &c, 1); /* end of file when the test closes the gate */
+	_exit(0);
+}
+
+/* Forks a process of uid 1000 that makes endpoints (endpoints_as_user) and
+ * returns its report; *pid is the process. */
+static struct fill_report endpoints_in_child(const int gate[2], bool hold, pid_t *pid)
+{
+	struct fill_report report = {-1, 0};
+	int fds[2];
+	if (pipe(fds) < 0)
+		return report;
+	fflush(stdout);
+	*pid = fork();
+	if (*pid == 0) {
+		close(fds[0]);
+		close(gate[1]);
+		endpoints_as_user(fds[1], hold ? gate[0] : -1);
+	}
+	close(fds[1]);
+	if (*pid < 0 || read(fds[0], &report, sizeof report) != sizeof report)
+		report.made = -1;
+	close(fds[0]);
+	return report;
+}
+
+/* Before: ms_ipc_create took some 23 KiB of kernel memory per endpoint for
+ * anyone, 256 per process, so one user's processes could take every frame
+ * (and with them the pages others were promised).  Now a user other than
+ * root holds IPC_USER_BYTES_MAX of endpoints in all its processes, gets it
+ * back as they are freed, and root is not held to it. */
+void a_users_endpoints_are_bounded(void)
+{
+	int gate[2];
+	if (pipe(gate) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	pid_t holder, second, third;
+	struct fill_report first = endpoints_in_child(gate, true, &holder);
+	if (first.made < 1 || first.result != -L_ENOMEM || first.made > 100)
+		t_fail("uid %d made %ld endpoints, then %ld: expected a few dozen, then -ENOMEM",
+		       USER_ID, first.made, first.result);
+	struct fill_report more = endpoints_in_child(gate, false, &second);
+	if (more.made != 0 || more.result != -L_ENOMEM)
+		t_fail("another process of uid %d made %ld endpoints more, then %ld: expected none "
+		       "(-ENOMEM)",
+		       USER_ID, more.made, more.result);
+	long root = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	if (root < 0)
+		t_fail("root cannot make an endpoint while uid %d holds its share: %ld", USER_ID,
+		       root);
+	else
+		close((int)root);
+	close(gate[1]);
+	waitpid(holder, NULL, 0);
+	waitpid(second, NULL, 0);
+	struct fill_report again = endpoints_in_child(gate, false, &third);
+	if (again.made != first.made)
+		t_fail("once the holder ended, uid %d made %ld endpoints, expected %ld again",
+		       USER_ID, again.made, first.made);
+	waitpid(third, NULL, 0);
+	close(gate[0]);
+	t_note("uid %d made %ld endpoints of capacity %d before -ENOMEM", USER_ID, first.made,
+	       IPC_QUEUE_MAX);
+}
+
 /* ---- Ids and privileges themselves ------------------------------------------- */
 
 static void ids_in_child(void *unused)
