@@ -106,8 +106,49 @@ static int nic_counter_lines(struct nic *nic, void *arg)
 
 struct stats_walk {
 	struct text *text;
-	const char *only; /* "" for every aspect */
+	const char *only;      /* "" for every aspect */
+	bool kernel_addresses; /* the reader may see them (PRIV_MONITOR) */
 };
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* Rewrites text in place with every number written 0x... that is no user
+ * address (a kernel one, or past the user half) shown as "<kernel>": a
+ * failure's reason names where the advice wrote or faulted (its ms_ctx, a
+ * kernel stack), and statistics are anyone's to read, kernel addresses not. */
+static void hide_kernel_addresses(char *text)
+{
+	static const char hidden[] = "<kernel>";
+	char *out = text;
+	for (const char *in = text; *in;) {
+		if (in[0] != '0' || (in[1] != 'x' && in[1] != 'X') || hex_digit(in[2]) < 0) {
+			*out++ = *in++;
+			continue;
+		}
+		const char *digits = in + 2, *end = digits;
+		uint64_t value = 0;
+		bool large = false;
+		for (; hex_digit(*end) >= 0; end++) {
+			large |= value >> 60 != 0;
+			value = value << 4 | (uint64_t)hex_digit(*end);
+		}
+		if (large || value >= USER_SPACE_END) {
+			memcpy(out, hidden, sizeof hidden - 1); /* shorter than 0x and 16 digits */
+			out += sizeof hidden - 1;
+		} else {
+			memmove(out, in, (size_t)(end - in));
+			out += end - in;
+		}
+		in = end;
+	}
+	*out = '\0';
+}
 
 /* aspect_for_each calls this without the linker's lock held, so
  * aspect_get_stats may take it. */
@@ -117,6 +158,8 @@ static int stats_line(struct aspect *aspect, void *arg)
 	struct aspect_stats s;
 	if (aspect_get_stats(aspect, &s) || (w->only[0] && strcmp(w->only, s.name)))
 		return 0;
+	if (!w->kernel_addresses)
+		hide_kernel_addresses(s.last_failure);
 	append(w->text, "%s state=%s binding=%s events=%lu drops=%lu time_ns=%lu faults=%lu%s%s\n",
 	       s.name, aspect_state_name(s.state), aspect_binding_name(s.binding), s.events,
 	       s.drops, s.time_ns, s.faults, s.last_failure[0] ? " last_failure=" : "",
@@ -321,7 +364,7 @@ static long control(struct scope_ctl *c, struct text *t)
 		return 0;
 	}
 	if (c->op == SCOPE_STATS) {
-		struct stats_walk walk = {t, c->name};
+		struct stats_walk walk = {t, c->name, proc_has_privilege(PRIV_MONITOR)};
 		aspect_for_each(stats_line, &walk);
 		return 0;
 	}

@@ -452,6 +452,58 @@ void a_users_endpoints_are_bounded(void)
 	       IPC_QUEUE_MAX);
 }
 
+/* ---- What anyone reads of the aspects: no kernel address ---------------------- */
+
+/* SCOPE_STATS of aspect name into text (size bytes, NUL-terminated). */
+static long aspect_stats_text(const char *name, char *text, size_t size)
+{
+	struct scope_ctl c = {.op = SCOPE_STATS, .buffer = text, .length = size - 1};
+	strncpy(c.name, name, sizeof c.name - 1);
+	memset(text, 0, size);
+	return ms_syscall3(__NR_ms_scope_ctl, (long)&c, 0, 0);
+}
+
+static void stats_as_user(void *unused)
+{
+	(void)unused;
+	char text[1024];
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
+		_exit(1);
+	long n = aspect_stats_text("scribbler", text, sizeof text);
+	if (n <= 0 || !strstr(text, "last_failure=") || strstr(text, "0xffff") ||
+	    strstr(text, "0xFFFF"))
+		t_fail("scribbler's statistics as uid %d (%ld): %s", USER_ID, n, text);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Before: the reason an aspect was unlinked for, which any process reads in
+ * the statistics (scopectl stats), named the kernel address the advice had
+ * the kernel write at: scribbler's first misuse gives its ms_ctx, in
+ * kernel memory.  Now a reader without PRIV_MONITOR sees "<kernel>" there;
+ * root still sees the address. */
+void aspect_failures_show_no_kernel_address_to_a_user(void)
+{
+	struct scope_ctl link = {.op = SCOPE_LINK, .binding = 1};
+	strncpy(link.name, "scribbler", sizeof link.name - 1);
+	struct stat st;
+	if (scope_ctl(SCOPE_LOAD, "/aspects/scribbler.o") != 0 ||
+	    ms_syscall3(__NR_ms_scope_ctl, (long)&link, 0, 0) != 0) {
+		t_fail("loading and linking scribbler as root failed: %s", link.error);
+		scope_ctl(SCOPE_UNLOAD, "scribbler");
+		return;
+	}
+	stat("/", &st); /* its first misuse: the kernel asked to write over its ms_ctx */
+	char text[1024];
+	long n = aspect_stats_text("scribbler", text, sizeof text);
+	if (n <= 0 || !strstr(text, "last_failure=") || !strstr(text, "0xffff"))
+		t_fail("scribbler's statistics as root (%ld): %s", n, text);
+	int status = t_run_child(stats_as_user, NULL);
+	if (status != 0)
+		t_fail("the statistics as uid %d: status %#x (see above)", USER_ID, status);
+	if (scope_ctl(SCOPE_UNLOAD, "scribbler") != 0)
+		t_fail("SCOPE_UNLOAD scribbler failed");
+}
+
 /* ---- Ids and privileges themselves ------------------------------------------- */
 
 static void ids_in_child(void *unused)

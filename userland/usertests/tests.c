@@ -1006,6 +1006,8 @@ const struct user_test user_tests[] = {
      ipc_receive_into_a_bad_buffer_loses_no_message, HANG_GUARD_MS},
     {"users_and_privileges", users_and_privileges, HANG_GUARD_MS},
     {"impostor_rscfl_is_refused", impostor_rscfl_is_refused, HANG_GUARD_MS},
+    {"aspect_failures_show_no_kernel_address_to_a_user",
+     aspect_failures_show_no_kernel_address_to_a_user, HANG_GUARD_MS},
     {"hole_d_memory_comes_on_first_touch", hole_d_memory_comes_on_first_touch, HANG_GUARD_MS},
     {"hole_d_kill_gives_memory_back", hole_d_kill_gives_memory_back, HANG_GUARD_MS},
     {"mprotect_changes_anonymous_mappings_only", mprotect_changes_anonymous_mappings_only,
