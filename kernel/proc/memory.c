@@ -10,7 +10,8 @@
  * exec).  So that running out of memory is still an error from the call
  * (brk, mmap, fork) and not a fault later, the heap's and mmap's pages are
  * committed when asked for: the sum over all processes stays within the
- * machine's frames, and one request may not ask for more than is free now.
+ * frames the kernel left free (commit_limit), and one request may not ask
+ * for more than is free now.
  * A request beyond the process's address_limit (RLIMIT_AS) fails too.
  * Unmapping walks only what is mapped (vm_next_mapped), so tearing down a
  * process costs what it touched, not what it reserved.  The user clock page
@@ -60,11 +61,35 @@ static void drop_empty_regions(struct proc_memory *memory);
 
 static uint64_t committed_pages; /* every process's program, heap and mmap pages, atomic */
 
+#define COMMIT_RESERVE_SHIFT 4 /* 1/16 of the frames stay the kernel's */
+
+/* The pages that may be promised to processes in all: the frames free when
+ * the first one is promised (what the kernel took by then, its image, heap,
+ * caches and the initial RAM disk, is not there to promise), less a
+ * sixteenth of the machine kept for what the kernel allocates as processes
+ * run: their page tables and kernel stacks, descriptors and the page cache.
+ * Promising every frame the machine has, the kernel's too, let a process
+ * that took its memory first and touched it after die on a page it had been
+ * promised. */
+static uint64_t commit_limit(void)
+{
+	static uint64_t limit; /* 0 until the first promise; atomic */
+	uint64_t current = __atomic_load_n(&limit, __ATOMIC_RELAXED);
+	if (current)
+		return current;
+	uint64_t free = pmm_count_free(), reserve = pmm_count_total() >> COMMIT_RESERVE_SHIFT;
+	uint64_t first = free > reserve ? free - reserve : 1;
+	__atomic_compare_exchange_n(&limit, &current, first, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	return __atomic_load_n(&limit, __ATOMIC_RELAXED);
+}
+
 /* Promises pages more to memory.  Returns 0 or -ENOMEM. */
 static int commit(struct proc_memory *memory, uint64_t pages)
 {
+	uint64_t limit = commit_limit();
 	uint64_t total = __atomic_add_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
-	if (total > pmm_count_total() || pages > pmm_count_free()) {
+	if (total > limit || pages > pmm_count_free()) {
 		__atomic_sub_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
 		return -ENOMEM;
 	}

@@ -504,6 +504,50 @@ void aspect_failures_show_no_kernel_address_to_a_user(void)
 		t_fail("SCOPE_UNLOAD scribbler failed");
 }
 
+/* ---- Committed memory is there when touched ------------------------------------ */
+
+/* Commits memory in 1 MiB mappings until the kernel refuses, touches every
+ * page of it, and reports how many MiB through fd: a page the kernel
+ * promised but cannot back ends the process with SIGSEGV instead. */
+static void commit_then_touch(void *fd)
+{
+	static char *blocks[4096];
+	int count = 0;
+	while (count < 4096) {
+		long area = ms_syscall6(__NR_mmap, 0, 1L << 20, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (area < 0)
+			break;
+		blocks[count++] = (char *)area;
+	}
+	for (int i = 0; i < count; i++)
+		for (long at = 0; at < (1L << 20); at += (long)PAGE)
+			blocks[i][at] = 1;
+	write((int)(long)fd, &count, sizeof count);
+}
+
+/* Before: the kernel promised pages up to every frame of the machine, its
+ * own included, so a process that took its memory first and touched it
+ * after was killed (SIGSEGV) on a page it had been promised.  Now the
+ * promise stops at the frames the kernel could spare. */
+void committed_memory_is_there_when_touched(void)
+{
+	int fds[2], megabytes = -1;
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	int status = t_run_child(commit_then_touch, (void *)(long)fds[1]);
+	close(fds[1]);
+	if (read(fds[0], &megabytes, sizeof megabytes) != sizeof megabytes)
+		megabytes = -1;
+	close(fds[0]);
+	t_note("committed and touched %d MiB", megabytes);
+	if (status != 0 || megabytes <= 0)
+		t_fail("the process that committed memory, then touched it: status %#x, %d MiB",
+		       status, megabytes);
+}
+
 /* ---- Ids and privileges themselves ------------------------------------------- */
 
 static void ids_in_child(void *unused)
