@@ -84,8 +84,7 @@ static uint64_t commit_limit(void)
 	return __atomic_load_n(&limit, __ATOMIC_RELAXED);
 }
 
-/* Promises pages more to memory.  Returns 0 or -ENOMEM. */
-static int commit(struct proc_memory *memory, uint64_t pages)
+int proc_promise_pages(uint64_t pages)
 {
 	uint64_t limit = commit_limit();
 	uint64_t total = __atomic_add_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
@@ -93,8 +92,21 @@ static int commit(struct proc_memory *memory, uint64_t pages)
 		__atomic_sub_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
 		return -ENOMEM;
 	}
-	memory->committed += pages;
 	return 0;
+}
+
+void proc_release_pages(uint64_t pages)
+{
+	__atomic_sub_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
+}
+
+/* Promises pages more to memory.  Returns 0 or -ENOMEM. */
+static int commit(struct proc_memory *memory, uint64_t pages)
+{
+	int error = proc_promise_pages(pages);
+	if (!error)
+		memory->committed += pages;
+	return error;
 }
 
 static void uncommit(struct proc_memory *memory, uint64_t pages)
@@ -102,7 +114,7 @@ static void uncommit(struct proc_memory *memory, uint64_t pages)
 	if (pages > memory->committed)
 		pages = memory->committed;
 	memory->committed -= pages;
-	__atomic_sub_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
+	proc_release_pages(pages);
 }
 
 static bool committed_kind(enum region_kind kind)

@@ -23,6 +23,7 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "panic/panic.h"
+#include "proc/proc.h"
 
 #define RAMFS_MIN_SLOTS   16 /* page pointers a file starts with */
 #define RAMFS_MIN_BUCKETS 8
@@ -462,14 +463,19 @@ static int ensure_slots(struct ram_node *file, size_t count)
 }
 
 /* The page that holds offset, made (zeroed) if it was a hole; NULL when no
- * memory is left.  The slot exists (ensure_slots). */
+ * memory is left.  The slot exists (ensure_slots).  A file's page is
+ * promised like a process's (proc_promise_pages): a user filling /tmp
+ * otherwise took the frames other processes had been promised, and they
+ * died on their first touch of them. */
 static char *page_to_write(struct ram_node *file, uint64_t offset)
 {
 	char **slot = &file->pages[offset / PAGE_SIZE];
-	if (!*slot) {
+	if (!*slot && proc_promise_pages(1) == 0) {
 		*slot = mm_alloc_pages(1, PAGE_SIZE);
 		if (*slot)
 			memset(*slot, 0, PAGE_SIZE);
+		else
+			proc_release_pages(1);
 	}
 	return *slot;
 }
@@ -479,8 +485,10 @@ static void drop_past(struct ram_node *file, uint64_t size)
 {
 	size_t keep = pages_for(size);
 	for (size_t i = keep; i < file->page_slots; i++) {
-		if (file->pages[i])
+		if (file->pages[i]) {
 			mm_free_pages(file->pages[i], 1);
+			proc_release_pages(1);
+		}
 		file->pages[i] = NULL;
 	}
 	if (size % PAGE_SIZE && keep <= file->page_slots && file->pages[keep - 1])

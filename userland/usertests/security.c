@@ -5,6 +5,7 @@
  * they can be neither mapped over, nor unmapped, nor written.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -546,6 +547,94 @@ void committed_memory_is_there_when_touched(void)
 	if (status != 0 || megabytes <= 0)
 		t_fail("the process that committed memory, then touched it: status %#x, %d MiB",
 		       status, megabytes);
+}
+
+#define FILLED_FILE "/tmp/usertests-fill"
+
+/* As uid 1000, once start has a byte: writes 1 MiB blocks to a file in
+ * /tmp until a write fails, and reports the MiB written through report. */
+static void fill_tmp_as_user(int start, int report)
+{
+	static char block[1 << 20];
+	char c;
+	if (read(start, &c, 1) != 1 || setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
+		_exit(1);
+	int file = open(FILLED_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int megabytes = 0;
+	memset(block, 0x5a, sizeof block);
+	while (file >= 0 && megabytes < 4096 &&
+	       write(file, block, sizeof block) == (ssize_t)sizeof block)
+		megabytes++;
+	write(report, &megabytes, sizeof megabytes);
+	_exit(0);
+}
+
+/* As root: commits memory in 1 MiB mappings until refused, reports how
+ * many, waits for the gate to close, then touches every page. */
+static void commit_wait_touch(int report, int gate)
+{
+	static char *blocks[4096];
+	int count = 0;
+	while (count < 4096) {
+		long area = ms_syscall6(__NR_mmap, 0, 1L << 20, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (area < 0)
+			break;
+		blocks[count++] = (char *)area;
+	}
+	write(report, &count, sizeof count);
+	char c;
+	read(gate, &c, 1);
+	for (int i = 0; i < count; i++)
+		for (long at = 0; at < (1L << 20); at += (long)PAGE)
+			blocks[i][at] = 1;
+	_exit(0);
+}
+
+/* Before: a file's pages in the RAM file system came from any free frame,
+ * so a user filling /tmp took the frames another process had been promised,
+ * which then died (SIGSEGV) touching its own memory.  Now a file's page is
+ * promised as memory is, and the user's write fails (ENOSPC).  Both
+ * processes are forked before the memory is taken: fork needs some. */
+void a_user_filling_tmp_takes_no_promised_memory(void)
+{
+	int start[2], gate[2], reports[2];
+	if (pipe(start) < 0 || pipe(gate) < 0 || pipe(reports) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	fflush(stdout);
+	pid_t user = fork();
+	if (user == 0)
+		fill_tmp_as_user(start[0], reports[1]);
+	pid_t holder = fork();
+	if (holder == 0) {
+		close(gate[1]);
+		commit_wait_touch(reports[1], gate[0]);
+	}
+	int committed = -1, written = -1, status = -1;
+	if (user < 0 || holder < 0 ||
+	    read(reports[0], &committed, sizeof committed) != sizeof committed)
+		t_fail("the committing process did not report");
+	write(start[1], "x", 1);
+	if (read(reports[0], &written, sizeof written) != sizeof written)
+		t_fail("the user filling /tmp did not report");
+	close(gate[1]);
+	if (holder > 0)
+		waitpid(holder, &status, 0);
+	if (user > 0)
+		waitpid(user, NULL, 0);
+	unlink(FILLED_FILE);
+	t_note("%d MiB committed, then uid %d wrote %d MiB to /tmp", committed, USER_ID, written);
+	if (status != 0)
+		t_fail("the process that had committed %d MiB, touching it after uid %d wrote %d "
+		       "MiB to /tmp: status %#x",
+		       committed, USER_ID, written, status);
+	close(start[0]);
+	close(start[1]);
+	close(gate[0]);
+	close(reports[0]);
+	close(reports[1]);
 }
 
 /* ---- Ids and privileges themselves ------------------------------------------- */
