@@ -1302,7 +1302,7 @@ def iso_boots(iso):
         if what != "iso":
             continue
         qemu_args = ["--iso", iso, "--machine", machine, "--memory", "256M", "--smp", str(smp)]
-        timeout = BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT
+        timeout = BIOS_TIMEOUT + KTEST_SMP_EXTRA_TIMEOUT + KTEST_PER_CPU_TIMEOUT * (smp - 1)
         if firmware == "uefi":
             qemu_args.append("--uefi")
             timeout = UEFI_TIMEOUT
