@@ -64,8 +64,12 @@ int proc_list_cpus(struct proc_cpu_info *info, int count)
 	for (uint64_t m = smp_online_mask(); m; m &= m - 1, n++) {
 		unsigned index = (unsigned)__builtin_ctzll(m);
 		struct cpu_stats stats = {0};
-		if (n >= count || sched_get_cpu_stats(index, &stats))
+		if (n >= count)
 			continue;
+		/* A CPU whose figures cannot be read (gone offline meanwhile)
+		 * keeps its place with zeros: every entry up to n is written. */
+		if (sched_get_cpu_stats(index, &stats))
+			stats = (struct cpu_stats){0};
 		info[n] = (struct proc_cpu_info){
 		    .index = index,
 		    .flags = (monitors & SMP_CPU_BIT(index)) ? PROC_CPU_MONITORS : 0,
