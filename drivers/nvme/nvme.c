@@ -54,8 +54,8 @@
 #define NVME_CMD_WRITE       0x01
 #define NVME_CMD_READ        0x02
 
-#define NVME_ADMIN_TIMEOUT (2 * NSEC_PER_SEC)
-#define NVME_MAX_BYTES     (64u << 10) /* per request: 17 pages at most, a short PRP list */
+#define NVME_ADMIN_TIMEOUT (10 * NSEC_PER_SEC) /* an emulator on a busy host can take seconds */
+#define NVME_MAX_BYTES     (64u << 10)         /* per request: 17 pages at most, a short PRP list */
 #define NVME_IO_TIMEOUT_NS (5 * NSEC_PER_SEC)
 #define NVME_WATCH_NS      NSEC_PER_SEC
 #define NVME_RESET_POLL_NS (10 * NSEC_PER_MSEC) /* how often a reset in progress is looked at */
@@ -135,16 +135,20 @@ static int admin_command(struct nvme *nv, struct nvme_command *command)
 	submit(nv, &nv->admin, command);
 	uint64_t deadline = clock_ns() + NVME_ADMIN_TIMEOUT;
 	struct nvme_completion completion;
-	while (clock_ns() < deadline) {
+	for (;;) {
+		/* Read the clock before looking: a CPU held off past the
+		 * deadline (a busy host) still looks once more. */
+		bool late = clock_ns() >= deadline;
 		if (take_completion(&nv->admin, &completion)) {
 			ring_cq(nv, &nv->admin);
 			if (completion.command_id != id)
 				continue;
 			return completion.status >> 1 ? -EIO : 0;
 		}
+		if (late)
+			return -ETIMEDOUT;
 		clock_delay_ns(10 * NSEC_PER_USEC);
 	}
-	return -ETIMEDOUT;
 }
 
 /* ---- Bring-up -------------------------------------------------------------- */
@@ -152,15 +156,17 @@ static int admin_command(struct nvme *nv, struct nvme_command *command)
 static int wait_ready(struct nvme *nv, bool ready)
 {
 	uint64_t deadline = clock_ns() + nv->timeout_ns;
-	while (clock_ns() < deadline) {
+	for (;;) {
+		bool late = clock_ns() >= deadline; /* then one more look, as above */
 		uint32_t status = reg_read32(nv, NVME_REG_CSTS);
 		if (status & NVME_CSTS_CFS)
 			return -EIO;
 		if (((status & NVME_CSTS_RDY) != 0) == ready)
 			return 0;
+		if (late)
+			return -ETIMEDOUT;
 		clock_delay_ns(100 * NSEC_PER_USEC);
 	}
-	return -ETIMEDOUT;
 }
 
 /* CSTS says RDY = 0: the controller has dropped its queues and commands.
