@@ -95,6 +95,9 @@ void timer_init_cpu(void);
 timer_tick_fn timer_set_tick_callback(timer_tick_fn callback);
 /* Ticks this CPU has taken since its timer started. */
 uint64_t timer_tick_count(void);
+/* When this CPU's timer is set to fire next (clock_ns() time): its tick or
+ * a sooner one-shot.  Interrupts off for a reading that stays true. */
+uint64_t timer_armed_ns(void);
 /* When this CPU's next tick is due (clock_ns() time): one load, for the
  * scheduler's test of every timed block. */
 static inline uint64_t timer_next_tick_ns(void)

@@ -83,6 +83,11 @@ uint64_t timer_tick_count(void)
 	return __atomic_load_n(&queues[this_cpu_id()].ticks, __ATOMIC_RELAXED);
 }
 
+uint64_t timer_armed_ns(void)
+{
+	return __atomic_load_n(&queues[this_cpu_id()].armed_ns, __ATOMIC_RELAXED);
+}
+
 /* LAPIC timer counts for delta_ns, rounded up, at least 1 (0 would stop it). */
 static uint32_t counts_for(uint64_t delta_ns)
 {
