@@ -804,8 +804,8 @@ around_accounted(const struct joinpoint *jp, uint64_t *args, const struct thread
  * accounted thread is made as any thread's, without around_accounted's
  * saved registers.  Sibling calls on (the kernel is built without them):
  * every way ends in a jump. */
-__attribute__((optimize("optimize-sibling-calls"))) uint64_t acct_around(const struct joinpoint *jp,
-									 uint64_t *args)
+__attribute__((optimize("optimize-sibling-calls"))) uint64_t
+acct_around(const struct joinpoint *jp, uint64_t *args, const struct jp_fast_list *list)
 {
 	count_event();
 	struct thread *thread = running_thread();

@@ -321,7 +321,7 @@ void acct_native_after(struct jp_context *context, void *cookie);
  * point (from native.c's fast path code) and of one that may sleep
  * (jp_advice.around). */
 uint64_t acct_fast_call(const struct jp_fast_list *list, uint64_t *args);
-uint64_t acct_around(const struct joinpoint *jp, uint64_t *args);
+uint64_t acct_around(const struct joinpoint *jp, uint64_t *args, const struct jp_fast_list *list);
 /* native.c: counts one event of the native advice on this CPU. */
 extern uint64_t acct_native_events[];
 

@@ -36,7 +36,8 @@ static void count_before(struct jp_context *context, void *cookie)
 /* The whole call of a join point that may sleep, where counting is alone on
  * it (jp_advice.around): the count in the dispatcher's section, then the
  * call outside it. */
-static uint64_t count_around(const struct joinpoint *jp, uint64_t *args)
+static uint64_t count_around(const struct joinpoint *jp, uint64_t *args,
+			     const struct jp_fast_list *list)
 {
 	__atomic_fetch_add(&jp->state->calls, 1, __ATOMIC_RELAXED);
 	jp_section_leave();
@@ -76,7 +77,8 @@ static void time_after(struct jp_context *context, void *cookie)
 /* The whole call where timing is alone on a join point that may sleep: the
  * TSC in the dispatcher's section, the call outside it, the figures after
  * (into the join point's own state, which outlives any detach). */
-static uint64_t time_around(const struct joinpoint *jp, uint64_t *args)
+static uint64_t time_around(const struct joinpoint *jp, uint64_t *args,
+			    const struct jp_fast_list *list)
 {
 	uint64_t entry = rdtsc();
 	jp_section_leave();

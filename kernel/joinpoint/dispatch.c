@@ -206,11 +206,13 @@ static __attribute__((noinline, cold)) void stamp(uint64_t *tsc)
 }
 
 /* Fills in where the call runs and runs the before calls; returns the
- * generation of the list used, or 0 when there is no after call to make. */
+ * generation of the list used, or 0 when there is no after call to make.
+ * An outermost call's section is already entered (jp_dispatch). */
 static inline __attribute__((always_inline)) uint64_t
 run_before(struct jp_context *context, bool nested, const struct jp_list **used)
 {
-	section_enter(nested);
+	if (nested)
+		section_enter(true);
 	struct cpu *cpu = this_cpu();
 	context->cpu = cpu->id;
 	context->thread = cpu->current;
@@ -342,39 +344,45 @@ static inline bool only_native(const struct jp_list *list)
 	return list && (list->flags & JP_ADVICE_NATIVE) && list->count == 1;
 }
 
-/* Every list but one with an around: out of line, so that the around's path
- * saves no registers. */
+/* Every list but one with an around, in the section jp_dispatch entered:
+ * out of line, so that the around's path saves no registers. */
 static __attribute__((noinline)) uint64_t dispatch_list(const struct joinpoint *jp, uint64_t *args,
-							const struct jp_list *hint)
+							const struct jp_list *list)
 {
-	if (only_native(hint)) {
-		section_enter(false);
-		const struct jp_list *list = load_list(jp);
-		if (__builtin_expect(only_native(list), 1))
-			return dispatch_native(jp, args, list);
-		section_leave(false);
-	}
+	if (only_native(list))
+		return dispatch_native(jp, args, list);
 	return dispatch(jp, args, false);
 }
 
+/* Enters an outermost section, or, when this CPU is inside one already,
+ * changes nothing and says so: the locked bit set is the test (the
+ * trampoline's jp_enterN does the same). */
+static inline __attribute__((always_inline)) bool section_enter_unless_inside(void)
+{
+	__asm__ goto("incl %%gs:%c0\n\t"
+		     "lock btsl $0, %%gs:%c1\n\t"
+		     "jc %l[inside]"
+		     :
+		     : "i"(CPU_FIELD(preempt_count)), "i"(CPU_FIELD(jp_sections))
+		     : "memory", "cc"
+		     : inside);
+	return false;
+inside: /* the section held keeps preemption off: no need_resched test */
+	__asm__ volatile("decl %%gs:%c0" ::"i"(CPU_FIELD(preempt_count)) : "memory", "cc");
+	return true;
+}
+
 /* Sibling calls on (the kernel is built without them): the around, or the
- * rest, is jumped to. */
+ * rest, is jumped to.  The section is entered first and the list loaded
+ * once in it: an around (set only for a native advice alone, advice.c)
+ * gets it as its third argument and leaves the section itself. */
 __attribute__((optimize("optimize-sibling-calls"))) uint64_t jp_dispatch(const struct joinpoint *jp,
 									 uint64_t *args)
 {
-	/* Nothing but an interrupt changes the word from here on, and an
-	 * interrupt leaves it as it found it. */
-	if (__builtin_expect(sections_word() & JP_SECTION_INSIDE, 0))
+	if (__builtin_expect(section_enter_unless_inside(), 0))
 		return dispatch_inside(jp, args);
-	/* A hint outside the section: lists live in a static pool (pool.c), so
-	 * a retired one reads as some list; the section's load decides. */
-	const struct jp_list *hint = __atomic_load_n(&jp->state->list, __ATOMIC_RELAXED);
-	if (hint && hint->around) { /* set only for a native advice alone (advice.c) */
-		section_enter(false);
-		const struct jp_list *list = load_list(jp);
-		if (__builtin_expect(list && list->around, 1))
-			return list->around(jp, args); /* it leaves the section */
-		section_leave(false);
-	}
-	return dispatch_list(jp, args, hint);
+	const struct jp_list *list = load_list(jp);
+	if (list && list->around)
+		return list->around(jp, args, &list->fast);
+	return dispatch_list(jp, args, list);
 }

@@ -49,7 +49,8 @@ struct jp_list {
 	unsigned flags; /* JP_ADVICE_* of every entry, or-ed */
 	unsigned count;
 	/* The one native advice's around (joinpoint.h), or NULL. */
-	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args);
+	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args,
+			   const struct jp_fast_list *list);
 	/* The one native advice's nested_call (joinpoint.h), or NULL. */
 	uint64_t (*nested_call)(const struct jp_fast_list *list, uint64_t *args);
 	struct jp_call before[JP_MAX_ADVICE];

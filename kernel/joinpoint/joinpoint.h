@@ -105,8 +105,8 @@ struct jp_advice {
 	 * [0] for join points without arguments, [1] for those with.  See "Fast
 	 * paths of their own" below. */
 	const void *fast_path[2];
-	/* Optional, with fast_path: a word of the fast path's own for each
-	 * join point, computed when the list is built and kept in its
+	/* Optional, with fast_path or around: a word of the advice's own for
+	 * each join point, computed when the list is built and kept in its
 	 * jp_fast_list (the recorder's: its record's header), so that the
 	 * code need not work it out at every call. */
 	uint32_t (*fast_word)(const struct joinpoint *jp);
@@ -114,7 +114,8 @@ struct jp_advice {
 	 * built-in counting and timing; never an aspect's): the whole call of a
 	 * join point that may sleep, on which this advice is alone, in place of
 	 * before and after.  See "Fast paths of their own" below. */
-	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args);
+	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args,
+			   const struct jp_fast_list *list);
 	/* Optional, for JP_ADVICE_NATIVE advice only: the whole call of a join
 	 * point reached inside the call of a _NOSLEEP one (nested), on which
 	 * this advice is alone, in place of before and after.  See "Fast paths
@@ -253,10 +254,12 @@ void jp_boot_report(void);
  * Advice that is kernel code and data living as long as the kernel (the
  * accounting's native advice, the built-in counting and timing) may also run
  * whole calls of join points that may sleep: jp_advice.around.  The
- * dispatcher calls around(jp, args) inside the reader section of an outermost
- * call (preemption off; not for a call nested in a _NOSLEEP one, nor while
- * another advice shares the list), in place of the before and after calls and
- * the call itself.  It must leave that section
+ * dispatcher calls around(jp, args, list) inside the reader section of an
+ * outermost call (preemption off; not for a call nested in a _NOSLEEP one,
+ * nor while another advice shares the list), in place of the before and after
+ * calls and the call itself; list is the head of the join point's list, which
+ * the section keeps valid (its word: jp_advice.fast_word).  It must leave that
+ * section
  * with jp_section_leave (joinpoint/section.h) before it calls jp->call(args),
  * where the thread may sleep, and return the call's result; after the call
  * it may enter a section of its own again (jp_section_enter, never held

@@ -972,14 +972,17 @@ static void own_fast_path_runs_when_alone(struct ktest *t)
 /* ---- A native advice's around ---------------------------------------------- */
 
 /* The smallest around (joinpoint.h's contract): note whether it was called
- * inside its section, leave it, make the call, and return its result plus
- * 1000 so that the caller shows whose result it got. */
-static uint64_t around_calls, around_inside;
-static uint64_t jptest_around(const struct joinpoint *jp, uint64_t *args)
+ * inside its section with its join point's list, leave it, make the call,
+ * and return its result plus 1000 so that the caller shows whose result it
+ * got. */
+static uint64_t around_calls, around_inside, around_listed;
+static uint64_t jptest_around(const struct joinpoint *jp, uint64_t *args,
+			      const struct jp_fast_list *list)
 {
 	around_calls++;
 	unsigned bits = this_cpu()->jp_sections & (JP_SECTION_INSIDE | JP_SECTION_CALLING);
 	around_inside += bits == JP_SECTION_INSIDE;
+	around_listed += list == &jp->state->list->fast;
 	jp_section_leave();
 	return jp->call(args) + 1000;
 }
@@ -1003,7 +1006,7 @@ static unsigned section_bits(void)
  * never called. */
 static void around_runs_whole_calls_when_alone(struct ktest *t)
 {
-	around_calls = around_inside = 0;
+	around_calls = around_inside = around_listed = 0;
 	around_tally = (struct tally){0};
 	int handle = jp_attach("jptest.add", &around_native);
 	ASSERT_TRUE(t, handle > 0);
@@ -1011,6 +1014,7 @@ static void around_runs_whole_calls_when_alone(struct ktest *t)
 	EXPECT_EQ(t, jptest_outer(1), 2004); /* outer has no advice; its add does */
 	EXPECT_EQ(t, around_calls, 2);
 	EXPECT_EQ(t, around_inside, 2);
+	EXPECT_EQ(t, around_listed, 2);
 	EXPECT_EQ(t, section_bits(), 0); /* left, nothing held */
 	EXPECT_EQ(t, around_tally.before + around_tally.after, 0);
 

@@ -152,7 +152,8 @@ static void send_after(struct jp_context *context, void *cookie)
 	/* nothing: native advice has both halves */
 }
 
-static uint64_t send_around(const struct joinpoint *jp, uint64_t *args)
+static uint64_t send_around(const struct joinpoint *jp, uint64_t *args,
+			    const struct jp_fast_list *list)
 {
 	end_first_send(args[0]);
 	jp_section_leave();

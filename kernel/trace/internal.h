@@ -6,6 +6,7 @@
 
 struct jp_advice;
 struct joinpoint;
+struct jp_fast_list;
 /* The recorder (record.c): entry and exit records on join points that may
  * sleep, one call record on those that cannot; attached with the filters. */
 extern const struct jp_advice trace_record_sleeping;
@@ -18,7 +19,8 @@ void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argumen
 uint32_t trace_call_header(const struct joinpoint *jp);
 /* The recorder's around on a join point that may sleep (record_fast.c: the
  * entry record, the call, the exit record), and its ways out to C. */
-uint64_t trace_record_whole_call(const struct joinpoint *jp, uint64_t *args);
+uint64_t trace_record_whole_call(const struct joinpoint *jp, uint64_t *args,
+				 const struct jp_fast_list *list);
 void trace_record_entry_slow(const struct joinpoint *jp, uint64_t argument);
 uint64_t trace_record_exit_slow(unsigned type, uint64_t result);
 /* What the drain thread does once: every CPU's records into packets for the
