@@ -17,6 +17,9 @@ void trace_record_call_slow(unsigned index, uint64_t entry_tsc, uint64_t argumen
 /* The header word of jp's call record, kept in its list for the fast path
  * (jp_advice.fast_word). */
 uint32_t trace_call_header(const struct joinpoint *jp);
+/* The header word of jp's entry record (its exit's is one more), kept in its
+ * list for the whole-call path (jp_advice.fast_word). */
+uint32_t trace_entry_header(const struct joinpoint *jp);
 /* The recorder's around on a join point that may sleep (record_fast.c: the
  * entry record, the call, the exit record), and its ways out to C. */
 uint64_t trace_record_whole_call(const struct joinpoint *jp, uint64_t *args,

@@ -120,6 +120,7 @@ const struct jp_advice trace_record_sleeping = {.name = "trace",
 						.before = record_entry,
 						.after = record_exit,
 						.around = trace_record_whole_call,
+						.fast_word = trace_entry_header,
 						.priority = -100,
 						.flags = JP_ADVICE_NATIVE};
 /* record_fast.c: the same call record, written by the trampoline's own code

@@ -20,7 +20,7 @@
  * written in line in the dispatcher's section, the section left, the call,
  * the exit record written in line, with C (record.c) for the same cases as
  * above.  Written in C it kept six registers and wrote each header field
- * apart: 106 instructions a call against 76 here.
+ * apart: 106 instructions a call against 63 here.
  *
  * The trace stream's rings are never shared with a process (kernel/trace
  * drains them itself), so there is no mirror to update at the commit.
@@ -49,15 +49,12 @@ _Static_assert(offsetof(struct tel_record, type) == 0 && offsetof(struct tel_rec
 	       "the header is written as two 32-bit words");
 _Static_assert(TEL_COMPACT == 0, "the kind byte of the header word is 0");
 /* The entry record of join point 0 (an exit's type is one more): a compact
- * header and one word.  Join point j adds 3 * j, which the code finds from
- * its descriptor's offset in the registry: 144 bytes a descriptor, so the
- * offset over 16 is 9 * j. */
+ * header and one word.  Join point j adds 3 * j. */
 #define WORD_RECORD_BYTES 16
 #define ENTRY_HEADER_BASE (TRACE_JP_EVENT(0, TRACE_JP_ENTRY) | (WORD_RECORD_BYTES / 8) << 16)
 _Static_assert(TEL_RECORD_SIZE(sizeof(uint64_t), TEL_COMPACT) == WORD_RECORD_BYTES,
 	       "an entry or exit record is a compact header and one word");
 _Static_assert(TRACE_JP_EXIT == TRACE_JP_ENTRY + 1, "an exit's type follows its entry's");
-_Static_assert(sizeof(struct joinpoint) == 144, "the type is the descriptor's offset / 48");
 
 /* The header word of join point jp's call record, which the fast path finds
  * in its list (jp_advice.fast_word): the type of the join point's call
@@ -67,33 +64,38 @@ uint32_t trace_call_header(const struct joinpoint *jp)
 	return CALL_HEADER_BASE + 3 * jp_index(jp);
 }
 
+/* The header word of join point jp's entry record, which the whole-call
+ * path finds in its list (jp_advice.fast_word); the exit's is one more. */
+uint32_t trace_entry_header(const struct joinpoint *jp)
+{
+	return ENTRY_HEADER_BASE + 3 * jp_index(jp);
+}
+
 // clang-format off
 __attribute__((used)) static void record_fast_code(void)
 {
 	__asm__ volatile(
 	".pushsection .text.jp_trampoline, \"ax\"\n"
 
-	/* %%rdx:%%rax = TSC, into %%rax. */
-	".macro TSC_NOW\n"
-	"	rdtsc\n"
-	"	shl $32, %%rdx\n"
-	"	or %%rdx, %%rax\n"
-	".endm\n"
-
-	/* \\bytes in the ring at %%rcx, for a record at time %%rax: %%rdi
-	 * the record, %%rdx the head that publishes it.  Goes to \\slow, with
-	 * nothing taken, where the record needs C: a full time (2^32 ticks or
-	 * more since the ring's last record), or the end of the ring. */
+	/* \\bytes in the ring at %%rcx, for a record at time %%edx:%%eax (as
+	 * rdtsc leaves it): %%rdi the record, %%rdx the head that publishes it,
+	 * the ring's last_time the time (its high half unchanged).  Goes to
+	 * \\slow, with nothing taken, where the record needs C: a time whose
+	 * high half is not the ring's last record's (2^32 ticks or more since
+	 * it, or the 2^32 boundary crossed: C writes it and sets the new high
+	 * half), a time before it, or the end of the ring.  Comparing the
+	 * halves in place costs 4 instructions where forming the 64-bit time
+	 * and testing the difference cost 7. */
 	".macro RING_RESERVE bytes, slow\n"
-	"	mov %%rax, %%rdx\n"
-	"	sub %c[last_time](%%rcx), %%rdx\n"
-	"	shr $32, %%rdx\n"
-	"	jnz \\slow\n"
+	"	cmp %%edx, %c[last_time] + 4(%%rcx)\n"
+	"	jne \\slow\n"
+	"	cmp %%eax, %c[last_time](%%rcx)\n"
+	"	ja \\slow\n"
 	"	mov %c[head](%%rcx), %%rdi\n"
 	"	lea \\bytes(%%rdi), %%rdx\n"
 	"	cmp %c[fast_limit](%%rcx), %%rdx\n"
 	"	ja \\slow\n"
-	"	mov %%rax, %c[last_time](%%rcx)\n"
+	"	mov %%eax, %c[last_time](%%rcx)\n"
 	"	and %c[mask](%%rcx), %%rdi\n"
 	"	add %c[data](%%rcx), %%rdi\n"
 	".endm\n"
@@ -127,7 +129,7 @@ __attribute__((used)) static void record_fast_code(void)
 	"	mov %%gs:%c[fast_ring], %%rcx\n"        /* NULL: see 5 */
 	"	test %%rcx, %%rcx\n"
 	"	jz 5f\n"
-	"	TSC_NOW\n"
+	"	rdtsc\n"
 	"	RING_RESERVE %c[bytes], 8f\n"
 	"	mov %c[list_word](%%rbx), %%r8d\n"     /* the header: trace_call_header */
 	"	mov %%r8d, (%%rdi)\n"
@@ -139,6 +141,7 @@ __attribute__((used)) static void record_fast_code(void)
 	"	movq $0, 8(%%rdi)\n"
 	"	.endif\n"
 	"	mov %%esi, 16(%%rdi)\n"
+	"	mov %c[last_time](%%rcx), %%rax\n"     /* the time, whole */
 	"	sub 8(%%rsp), %%rax\n"                  /* the duration */
 	"	mov %%eax, 20(%%rdi)\n"
 	"	shr $32, %%rax\n"
@@ -188,7 +191,7 @@ __attribute__((used)) static void record_fast_code(void)
 	 * %%rdi are used.  Goes to \\slow, with nothing written, where the
 	 * record needs C (a full time, the end of the ring). */
 	".macro WORD_RECORD header, word, slow\n"
-	"	TSC_NOW\n"
+	"	rdtsc\n"
 	"	RING_RESERVE %c[word_bytes], \\slow\n"
 	"	mov \\header, (%%rdi)\n"
 	"	mov %%eax, 4(%%rdi)\n"
@@ -196,32 +199,27 @@ __attribute__((used)) static void record_fast_code(void)
 	"	RING_PUBLISH\n"
 	".endm\n"
 
-	/* trace_record_whole_call(jp, args): the recorder's around (joinpoint.h)
-	 * on a join point that may sleep, entered in the dispatcher's section.
-	 * The entry record (args[0], which the dispatcher's array always has:
-	 * 0 without arguments), the section left, the call, the exit record.
-	 * The type is the join point's place in the registry times 3: its
-	 * descriptor's offset over 16, divided by 3 exactly (the inverse of 3
-	 * modulo 2^32).  %%rbx keeps the entry's header across the call. */
+	/* trace_record_whole_call(jp, args, list): the recorder's around
+	 * (joinpoint.h) on a join point that may sleep, entered in the
+	 * dispatcher's section.  The entry record (args[0], which the
+	 * dispatcher's array always has: 0 without arguments), the section
+	 * left, the call, the exit record.  The entry's header is the list's
+	 * word (trace_entry_header, when the list was built); %%rbx keeps it
+	 * across the call, and one more is the exit's.  The flags are kept on
+	 * the stack while interrupts are off: pushfq and popfq, nothing else. */
 	"	.globl trace_record_whole_call\n"
 	"	.type trace_record_whole_call, @function\n"
 	"trace_record_whole_call:\n"
 	"	push %%rbx\n"                          /* the ABI's alignment from here */
 	"	mov %%rdi, %%r9\n"                      /* the join point */
 	"	mov (%%rsi), %%r8\n"                    /* its first argument */
-	"	mov %%rdi, %%rbx\n"
-	"	sub $__joinpoints_start, %%rbx\n"
-	"	shr $4, %%ebx\n"
-	"	imul $0xaaaaaaab, %%ebx, %%ebx\n"
-	"	add %[entry_header], %%ebx\n"
+	"	mov %c[list_word](%%rdx), %%ebx\n"     /* the entry's header */
 	"	pushfq\n"
-	"	pop %%r11\n"
 	"	cli\n"
 	"	mov %%gs:%c[fast_ring], %%rcx\n"       /* NULL: C (see 1) */
 	"	test %%rcx, %%rcx\n"
 	"	jz 1f\n"
 	"	WORD_RECORD %%ebx, %%r8, 1f\n"
-	"	push %%r11\n"
 	"	popfq\n"
 	/* Leave the section: the bit cleared and the section counted (+3, as
 	 * section.h's jp_section_leave), preemption on, a reschedule asked for
@@ -237,13 +235,11 @@ __attribute__((used)) static void record_fast_code(void)
 	"	mov %%rax, %%r8\n"                      /* the result */
 	"	inc %%ebx\n"                            /* the exit's header */
 	"	pushfq\n"
-	"	pop %%r11\n"
 	"	cli\n"
 	"	mov %%gs:%c[fast_ring], %%rcx\n"
 	"	test %%rcx, %%rcx\n"
 	"	jz 5f\n"
 	"	WORD_RECORD %%ebx, %%r8, 5f\n"
-	"	push %%r11\n"
 	"	popfq\n"
 	"	mov %%r8, %%rax\n"
 	"	pop %%rbx\n"
@@ -252,7 +248,6 @@ __attribute__((used)) static void record_fast_code(void)
 	 * user stacks (its stack follows the record), or a record that needs
 	 * a full time or the end of the ring. */
 	"1:\n"
-	"	push %%r11\n"
 	"	popfq\n"
 	"	push %%rsi\n"
 	"	push %%r9\n"
@@ -271,7 +266,6 @@ __attribute__((used)) static void record_fast_code(void)
 	"	jmp 4b\n"
 	/* The exit record in C, which returns the result. */
 	"5:\n"
-	"	push %%r11\n"
 	"	popfq\n"
 	"	movzwl %%bx, %%edi\n"
 	"	mov %%r8, %%rsi\n"
@@ -282,8 +276,7 @@ __attribute__((used)) static void record_fast_code(void)
 	".purgem WORD_RECORD\n"
 	".purgem RING_PUBLISH\n"
 	".purgem RING_RESERVE\n"
-	".purgem TSC_NOW\n"
-	"	.popsection\n"
+		"	.popsection\n"
 	:
 	: [sections] "i"(CPU_FIELD(jp_sections)), [calling] "i"(JP_SECTION_CALLING),
 	  [ring] "i"(CPU_FIELD(trace_ring)), [untraced] "i"(CPU_FIELD(untraced)),
@@ -295,7 +288,7 @@ __attribute__((used)) static void record_fast_code(void)
 	  [fast_limit] "i"(RING_FIELD(fast_limit)), [mask] "i"(RING_FIELD(mask)),
 	  [data] "i"(RING_FIELD(data)), [commits] "i"(RING_FIELD(commits)),
 	  [bytes] "i"(CALL_RECORD_BYTES),
-	  [word_bytes] "i"(WORD_RECORD_BYTES), [entry_header] "i"(ENTRY_HEADER_BASE),
+	  [word_bytes] "i"(WORD_RECORD_BYTES),
 	  [preempt] "i"(CPU_FIELD(preempt_count)), [resched] "i"(CPU_FIELD(need_resched)),
 	  [jp_call] "i"(offsetof(struct joinpoint, call)));
 }

@@ -18,6 +18,7 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
+#include "telemetry/tracepoint.h"
 #include "time/time.h"
 #include "trace/ctf.h"
 #include "trace/uscope_syscall.h"
@@ -57,6 +58,7 @@ struct captured {
 	struct logged_call call_log[CALL_LOG_MAX];
 	unsigned logged;
 	struct logged_word word_log[WORD_LOG_MAX];
+	uint64_t word_time[WORD_LOG_MAX]; /* each one's time, as the reader finds it */
 	unsigned words_logged;
 	/* watched entries and exits, and exits whose result is not twice the
 	 * argument of their own call or a later one (add(i, i) in a loop: a
@@ -66,6 +68,7 @@ struct captured {
 	bool metadata_names_bench;
 	uint64_t calls, entries, exits, records, backwards;
 	uint64_t last_time[MAX_CPUS];
+	uint64_t call_time; /* of the last call record of jp.bench_nop */
 	struct trace_end end;
 	volatile bool hold; /* the drainer waits in the sink: nothing leaves the rings */
 };
@@ -101,8 +104,10 @@ static void log_word(const struct tel_record *r, unsigned cpu)
 	    exit && last->type == r->type - 1 && (word.word % 2 || word.word / 2 < last->word);
 	if (!exit)
 		captured.last_word[cpu] = word;
-	if (captured.words_logged < WORD_LOG_MAX)
+	if (captured.words_logged < WORD_LOG_MAX) {
+		captured.word_time[captured.words_logged] = captured.last_time[cpu];
 		captured.word_log[captured.words_logged++] = word;
+	}
 }
 
 static void log_call(const struct tel_record *r)
@@ -124,6 +129,8 @@ static void count_records(const uint8_t *records, uint64_t bytes, unsigned cpu)
 		captured.backwards += tel_record_time(r, &captured.last_time[cpu]) < before;
 		captured.records++;
 		captured.calls += r->type == TRACE_JP_EVENT(bench_index, TRACE_JP_CALL);
+		if (r->type == TRACE_JP_EVENT(bench_index, TRACE_JP_CALL))
+			captured.call_time = captured.last_time[cpu];
 		captured.entries += r->type == TRACE_JP_EVENT(sleeps_index, TRACE_JP_ENTRY);
 		captured.exits += r->type == TRACE_JP_EVENT(sleeps_index, TRACE_JP_EXIT);
 		log_call(r);
@@ -282,6 +289,58 @@ static void whole_calls_record_entry_and_exit(struct ktest *t)
 		EXPECT_EQ(t, captured.word_log[i].word, expected[i].word);
 	}
 	EXPECT_EQ(t, captured.backwards, 0);
+}
+
+/* The ring's last record written in C at a time of its own, later than
+ * this CPU's clock (one another CPU's clock stamped: the ring keeps it, as
+ * time never goes back there), then a whole call: its entry record must
+ * read as that time (clamped) or later, and never past both that time and
+ * the clock (a compact time read against the wrong high half is 2^32 ticks
+ * off).  ahead(now) gives the time. */
+static void whole_call_after_a_later_record(struct ktest *t, uint64_t (*ahead)(uint64_t now))
+{
+	const struct joinpoint *add = jp_find("jptest.add");
+	const char *patterns[] = {"jptest.add"};
+	watched[0] = add;
+	start_recording(t, patterns, 1);
+	uint64_t mark = 7, flags = irq_save(), later = ahead(rdtsc());
+	tracepoint_record_irqs_off(TRACE_JP_EVENT(bench_index, TRACE_JP_CALL), later, &mark,
+				   sizeof mark);
+	irq_restore(flags);
+	EXPECT_EQ(t, jptest_add(20, 1), 21);
+	uint64_t clock = rdtsc();
+	ASSERT_EQ(t, trace_stop(NULL), 0);
+	watched[0] = NULL;
+	EXPECT_EQ(t, captured.call_time, later);
+	ASSERT_EQ(t, captured.words_logged, 2);
+	EXPECT_EQ(t, captured.word_log[0].type, TRACE_JP_EVENT(jp_index(add), TRACE_JP_ENTRY));
+	EXPECT_TRUE(t, captured.word_time[0] >= later);
+	EXPECT_TRUE(t, captured.word_time[0] <= (later > clock ? later : clock));
+	EXPECT_EQ(t, captured.backwards, 0);
+}
+
+/* Later in the same high half (when there is room for it). */
+static uint64_t later_low_half(uint64_t now)
+{
+	return (uint32_t)now < 0xc0000000u ? now + (1u << 28) : now;
+}
+
+/* The start of the next high half. */
+static uint64_t next_high_half(uint64_t now)
+{
+	return ((now >> 32) + 1) << 32;
+}
+
+/* The whole-call path compares the time's high half with the ring's last
+ * record's, then the low half with it: a last record ahead of this CPU's
+ * clock, in either half, sends the record to C.  Last in the suite: the
+ * ring's time then runs ahead of the clock until the clock passes it. */
+static void whole_calls_after_a_later_record_never_go_back(struct ktest *t)
+{
+	uint64_t affinity = thread_pin_here();
+	whole_call_after_a_later_record(t, later_low_half);
+	whole_call_after_a_later_record(t, next_high_half);
+	thread_set_affinity(thread_current(), affinity);
 }
 
 /* Whole calls through a ring that wraps, or fills, whether the drainer keeps
@@ -727,4 +786,5 @@ KTEST_SUITE(trace, KTEST_CASE(calls_come_out_as_records),
 	    KTEST_CASE(refused_puts_run_none_of_their_bytes),
 	    KTEST_CASE(stores_follow_no_planted_name),
 	    KTEST_CASE(long_answers_and_full_pattern_lists),
-	    KTEST_CASE(the_system_calls_word_says_when_its_fast_path_applies));
+	    KTEST_CASE(the_system_calls_word_says_when_its_fast_path_applies),
+	    KTEST_CASE(whole_calls_after_a_later_record_never_go_back));
