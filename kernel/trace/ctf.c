@@ -279,10 +279,15 @@ static uint64_t write_packet_header(struct ctf_packet_header *header, uint64_t r
 				    uint64_t last)
 {
 	uint64_t bits = (sizeof *header + records_bytes) * 8;
+	/* The metadata's context ends before the header's reserved word: a
+	 * packet with no record has its content end there, or a reader would
+	 * take the word for the start of an event. */
+	uint64_t content_bits =
+	    records_bytes ? bits : offsetof(struct ctf_packet_header, reserved) * 8;
 	*header = (struct ctf_packet_header){.magic = CTF_MAGIC,
 					     .timestamp_begin = count ? first : stream->last_time,
 					     .timestamp_end = count ? last : stream->last_time,
-					     .content_size = bits,
+					     .content_size = content_bits,
 					     .packet_size = bits,
 					     .events_discarded = stream->events_discarded,
 					     .cpu_id = stream->cpu};

@@ -107,6 +107,7 @@ static void babeltrace2_reads_a_sealed_trace(void)
 	    tel_ring_write(&ring, TRACE_JP_EVENT(1, TRACE_JP_CALL), 0xffffff00, &call, sizeof call),
 	    0);
 	seal_into(dir, &ring, &stream);
+	seal_into(dir, &ring, &stream); /* an empty packet: its context, no event */
 	/* Across the 32-bit wrap (compact), then a gap of more than 2^32. */
 	int64_t result = 42;
 	REQUIRE_EQ(tel_ring_write(&ring, TRACE_JP_EVENT(0, TRACE_JP_EXIT), 0x100000100, &result, 8),

@@ -16,6 +16,8 @@ import os
 import random
 import re
 import importlib.util
+import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -371,6 +373,33 @@ def cut_or_corrupt_traces_are_said_so():
                f"a record of size 0: status {status}\n{out}{err}")
 
 
+def an_empty_packet_is_read_as_none():
+    """A packet with no record between two others, its content ending where
+    the metadata's packet context does (before the header's reserved word,
+    as the kernel seals one): analyze reads every event of the others, and
+    so does babeltrace2."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = write_fixture(os.path.join(tmp, "t"), ctf_fixture.CPUS)
+        stream = os.path.join(trace, "stream_0")
+        with open(stream, "rb") as f:
+            whole = f.read()
+        first = struct.unpack_from("<Q", whole, 48)[0] // 8  # the first packet's size
+        end = struct.unpack_from("<Q", whole, 32)[0]  # its timestamp_end
+        empty = struct.pack("<I16sI", ctf_fixture.PACKET_MAGIC, ctf_fixture.UUID, 0)
+        empty += struct.pack("<QQQQQII", end, end, 68 * 8, 72 * 8, 0, 0, 0)
+        with open(stream, "wb") as f:
+            f.write(whole[:first] + empty + whole[first:])
+        doc = json.loads(analyze(trace, "--json"))
+        expect(doc["events"] == ctf_fixture.EVENT_COUNT,
+               f"{doc['events']} events read of {ctf_fixture.EVENT_COUNT} past an empty packet")
+        if shutil.which("babeltrace2"):
+            run = subprocess.run(["babeltrace2", trace], capture_output=True, text=True)
+            lines = [line for line in run.stdout.splitlines() if line.startswith("[")]
+            expect(run.returncode == 0 and len(lines) == ctf_fixture.EVENT_COUNT,
+                   f"babeltrace2 past an empty packet: status {run.returncode}, "
+                   f"{len(lines)} events\n{run.stderr[-2000:]}")
+
+
 def compact_times_start_from_the_packet_begin():
     """A packet whose first record is compact, more than 2^32 ticks after the
     last record the file holds before it (the packet between them was
@@ -475,7 +504,8 @@ CASES = [trace_requests_break_down_by_subsystem, trace_request_ends_when_the_ser
          rscfl_folds_are_exact, rscfl_top_and_csv_are_exact, rscfl_refuses_bad_input,
          rscfl_too_large_is_said_so,
          padded_packets_are_read_whole, cut_or_corrupt_traces_are_said_so,
-         compact_times_start_from_the_packet_begin, prometheus_buckets_count_exactly,
+         compact_times_start_from_the_packet_begin, an_empty_packet_is_read_as_none,
+         prometheus_buckets_count_exactly,
          thousands_of_open_connections_are_each_a_request,
          many_threads_share_a_slot_and_say_so, values_that_are_no_numbers_are_refused,
          options_it_cannot_use_are_refused]

@@ -14,6 +14,7 @@
 #include "uapi/telemetry.h"
 
 #define PACKET_HEADER_BYTES 72
+#define PACKET_CONTEXT_END  68 /* where the metadata's context ends: an empty packet's content */
 #define PACKET_BEGIN        24 /* offset of timestamp_begin: the clock's full value there */
 #define PACKET_CONTENT_BITS 40 /* offset of content_size in the packet header */
 #define PACKET_SIZE_BITS    48 /* offset of packet_size: content and padding */
@@ -135,8 +136,10 @@ static int enter_packet(struct trace_stream *s)
 		return stream_problem(s, "a packet header cut short", packet);
 	uint64_t content = load64(s->data + packet + PACKET_CONTENT_BITS) / 8;
 	uint64_t whole = load64(s->data + packet + PACKET_SIZE_BITS) / 8;
-	if (content < PACKET_HEADER_BYTES || whole < content)
+	if (content < PACKET_CONTEXT_END || whole < content || whole < PACKET_HEADER_BYTES)
 		return stream_problem(s, "a packet whose sizes do not add up", packet);
+	if (content < PACKET_HEADER_BYTES)
+		content = PACKET_HEADER_BYTES; /* no record */
 	if (whole > s->size - packet)
 		return stream_problem(s, "a packet longer than the file (cut short?)", packet);
 	s->at = packet + PACKET_HEADER_BYTES;
