@@ -188,17 +188,35 @@ static int file_read_page(struct pcache_mapping *mapping, uint64_t index, void *
 			EXT2_SECTORS_PER_BLOCK, page);
 }
 
-static int file_write_page(struct pcache_mapping *mapping, uint64_t index, const void *page)
+/* Writes page index of node to its block (ext2_lock held). */
+static int write_page_locked(struct ext2_node *node, uint64_t index, const void *page)
 {
-	struct ext2_node *node = mapping->owner;
 	uint32_t block;
-	int error = file_block_of(node, index, &block);
+	bool fresh;
+	int error = ext2_bmap(node, index, false, &block, &fresh);
 	if (error)
 		return error;
 	if (block == 0 || block >= node->fs->blocks_count)
-		return 0; /* truncated away meanwhile */
+		return 0; /* truncated away */
 	return block_rw(node->fs->disk, BLOCK_WRITE, (uint64_t)block * EXT2_SECTORS_PER_BLOCK,
 			EXT2_SECTORS_PER_BLOCK, (void *)page);
+}
+
+/* The block is looked up and written under ext2_lock, so no truncation
+ * frees it (and no allocation hands it to another file) in between.  An
+ * eviction by another page-cache user does not wait for the lock: whoever
+ * holds it may be waiting for this very page (busy while written), and a
+ * truncation waits for it in pcache_forget; it answers -EAGAIN, and the
+ * page stays dirty. */
+static int file_write_page(struct pcache_mapping *mapping, uint64_t index, const void *page)
+{
+	bool locked_here = !mutex_held_by_me(&ext2_lock);
+	if (locked_here && !mutex_trylock(&ext2_lock))
+		return -EAGAIN;
+	int error = write_page_locked(mapping->owner, index, page);
+	if (locked_here)
+		mutex_unlock(&ext2_lock);
+	return error;
 }
 
 /* Read-ahead: the window's blocks are looked up first; each run of blocks

@@ -67,11 +67,20 @@ static int meta_read_page(struct pcache_mapping *mapping, uint64_t index, void *
 			EXT2_SECTORS_PER_BLOCK, page);
 }
 
+/* Under ext2_lock, as a file's pages (inode.c, file_write_page): a freed
+ * indirect block, reallocated as data, is never overwritten by its old
+ * pointers; another user's eviction gets -EAGAIN rather than wait. */
 static int meta_write_page(struct pcache_mapping *mapping, uint64_t index, const void *page)
 {
 	struct ext2_fs *fs = mapping->owner;
-	return block_rw(fs->disk, BLOCK_WRITE, index * EXT2_SECTORS_PER_BLOCK,
-			EXT2_SECTORS_PER_BLOCK, (void *)page);
+	bool locked_here = !mutex_held_by_me(&ext2_lock);
+	if (locked_here && !mutex_trylock(&ext2_lock))
+		return -EAGAIN;
+	int error = block_rw(fs->disk, BLOCK_WRITE, index * EXT2_SECTORS_PER_BLOCK,
+			     EXT2_SECTORS_PER_BLOCK, (void *)page);
+	if (locked_here)
+		mutex_unlock(&ext2_lock);
+	return error;
 }
 
 static const struct pcache_ops ext2_meta_ops = {.read_page = meta_read_page,

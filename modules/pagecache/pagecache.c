@@ -26,8 +26,10 @@
  * drops the window's references while the pages are still busy (nothing
  * frees or forgets a busy page), then sets valid (or dead) and clears busy
  * with a release store.  A dead page nobody refers to is freed by the next
- * eviction or forget.  Forget waits for pages being read ahead (they end
- * without any lock), so an owner may free its mapping after forgetting it.
+ * eviction or forget.  Forget waits for every busy page (read ahead, or
+ * written back by another user's eviction: both end without the owner's
+ * lock), so no page it should take stays and an owner may free its mapping
+ * after forgetting it.
  *
  * Pages mapped writable into processes (shared file mappings) are counted
  * in `writers`; their stores bypass the cache, so pcache_sync marks them
@@ -242,7 +244,9 @@ static int write_back(struct pcache_page *page)
 	mutex_unlock(&pcache_lock);
 	int error = mapping->ops->write_page(mapping, page->index, page->data);
 	mutex_lock(&pcache_lock);
-	if (error) {
+	if (error == -EAGAIN) {
+		set_dirty(page, true); /* the owner is busy: not now, not a failure */
+	} else if (error) {
 		set_dirty(page, true);
 		mapping->stats.write_errors++;
 		totals.write_errors++;
@@ -257,7 +261,9 @@ static int write_back(struct pcache_page *page)
 /* Evicts from the cold end until at most target pages stay (pcache_lock
  * held; dropped while a dirty page is written back).  A page whose write
  * fails goes to the warm end, dirty, and no other dirty page is written in
- * this pass: a miss costs at most one failing write. */
+ * this pass: a miss costs at most one failing write.  One whose owner said
+ * -EAGAIN (busy) goes to the warm end too, and other dirty pages are still
+ * tried. */
 static unsigned evict_to(unsigned target)
 {
 	unsigned attempts = (unsigned)totals.pages, evicted = 0;
@@ -283,7 +289,7 @@ static unsigned evict_to(unsigned target)
 			int error = write_back(page);
 			bool kept = error || refs_of(page) > 1 || page->dirty || page->dead;
 			if (error) {
-				write_failed = true;
+				write_failed |= error != -EAGAIN; /* owner busy: try others */
 				lru_unlink(page);
 				lru_push_head(page);
 			}
@@ -794,26 +800,33 @@ static void forget_one(struct pcache_page *page)
 		page_free(page);
 }
 
-static bool being_read_ahead(const struct pcache_page *page)
+/* Waits until page is not busy (pcache_lock held, dropped meanwhile). */
+static void wait_idle(struct pcache_page *page)
 {
-	return page->reading_ahead && page_busy(page);
+	ref_get(page);
+	wait_not_busy(page); /* ends without any lock: safe under the owner's */
+	ref_drop_locked(page);
 }
 
+/* Forget first waits for every busy page of the mapping: one being read
+ * ahead, and one being written back by another cache user's eviction (the
+ * owner's write_page must not wait for the owner's lock: it answers -EAGAIN
+ * instead).  A page skipped while busy would stay after the truncation, and
+ * a reader waiting for it would find it valid, past the end of the file,
+ * with bytes that come back when the file grows; and the owner may free the
+ * mapping once forget returns. */
 void pcache_forget(struct pcache_mapping *mapping, uint64_t first)
 {
 	mutex_lock(&pcache_lock);
 	struct pcache_page *page;
-	while ((page = mapping_first(mapping, being_read_ahead))) {
-		ref_get(page);
-		wait_not_busy(page); /* ends without any lock: safe under the owner's */
-		ref_drop_locked(page);
-	}
+	while ((page = mapping_first(mapping, page_busy)))
+		wait_idle(page);
 	for (unsigned bucket = 0; bucket < PCACHE_BUCKETS; bucket++) {
 		page = mapping->buckets[bucket];
 		while (page) {
 			struct pcache_page *next = page->next_in_mapping;
-			if (page->index < first || page_busy(page))
-				; /* kept, or being read or written by its owner */
+			if (page->index < first)
+				; /* kept */
 			else if (dead_and_unused(page))
 				page_free(page);
 			else if (!page->dead)
@@ -827,8 +840,10 @@ void pcache_forget(struct pcache_mapping *mapping, uint64_t first)
 void pcache_forget_page(struct pcache_mapping *mapping, uint64_t index)
 {
 	mutex_lock(&pcache_lock);
-	struct pcache_page *page = mapping_find(mapping, index);
-	if (page && !page->busy)
+	struct pcache_page *page;
+	while ((page = mapping_find(mapping, index)) && page_busy(page))
+		wait_idle(page); /* as pcache_forget */
+	if (page && !page->dead)
 		forget_one(page);
 	mutex_unlock(&pcache_lock);
 }

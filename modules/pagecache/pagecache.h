@@ -44,7 +44,10 @@ struct pcache_ops {
 	/* Fills page (PAGE_SIZE bytes) with page index of the mapping.
 	 * Returns 0 or a negative error (-EIO). */
 	int (*read_page)(struct pcache_mapping *mapping, uint64_t index, void *page);
-	/* Writes page index back.  Returns 0 or a negative error. */
+	/* Writes page index back.  Returns 0 or a negative error; -EAGAIN means
+	 * "not now" (the owner cannot write it without waiting for a lock whose
+	 * holder may wait for this page): it stays dirty, not counted as a
+	 * write error. */
 	int (*write_page)(struct pcache_mapping *mapping, uint64_t index, const void *page);
 	/* Optional, for read-ahead: fills count pages from index first into
 	 * buffer (count * PAGE_SIZE bytes, physically contiguous).  Returns 0 or
@@ -163,11 +166,13 @@ int pcache_find_frame(struct pcache_mapping *mapping, uint64_t index, const void
  * dirty). */
 int pcache_sync(struct pcache_mapping *mapping);
 /* Forgets pages from index first on, dirty or not (truncation, a freed
- * block); pages being read or written are left alone.  A referenced page
+ * block); pages being read or written back are waited for first (so the
+ * owner's write_page must never wait for a lock the caller holds).  A
+ * referenced page
  * is no longer found (the next lookup reads afresh), nor written back; its
  * last pcache_put frees it. */
 void pcache_forget(struct pcache_mapping *mapping, uint64_t first);
-/* Forgets one page (a disk block that was freed). */
+/* Forgets one page (a disk block that was freed), as pcache_forget. */
 void pcache_forget_page(struct pcache_mapping *mapping, uint64_t index);
 /* Evicts clean unreferenced pages until at most target pages stay cached,
  * writing dirty ones back first.  Returns how many pages left. */

@@ -9,7 +9,8 @@
  * counts nothing when the page is not there.  With asynchronous read-ahead
  * (async_store_ops): a sequential reader's hits start the next windows, a
  * window in flight is waited for by its reader and by forget, a failed one
- * is read again.
+ * is read again.  A forget while another user's eviction writes a page
+ * back waits for the write, and the page does not stay.
  */
 #include "ktest/ktest.h"
 #include "lib/errno.h"
@@ -17,6 +18,7 @@
 #include "mm/mm.h"
 #include "pagecache/pagecache.h"
 #include "sched/sched.h"
+#include "time/time.h"
 
 #define STORE_PAGES 96
 
@@ -505,6 +507,132 @@ static void forget_waits_for_a_window_in_flight(struct ktest *t)
 	store_done(&store, &mapping);
 }
 
+/* A store whose writes wait at a gate: the eviction writing a page back
+ * stays in the middle of it until the test opens the gate. */
+struct gated_store {
+	struct store store; /* first: the mapping's owner is either */
+	bool writing;
+	struct completion open;
+};
+
+static int gated_write(struct pcache_mapping *mapping, uint64_t index, const void *page)
+{
+	struct gated_store *gated = mapping->owner;
+	__atomic_store_n(&gated->writing, true, __ATOMIC_RELEASE);
+	completion_wait(&gated->open);
+	return store_write(mapping, index, page);
+}
+
+static const struct pcache_ops gated_store_ops = {.read_page = store_read,
+						  .write_page = gated_write};
+
+struct forget_race {
+	struct pcache_mapping *mapping;
+	struct pcache_page *page; /* the dirty page being written back */
+	struct gated_store *gated;
+	bool forgotten;
+};
+
+static int evict_everything(void *arg)
+{
+	(void)arg;
+	pcache_shrink(0);
+	return 0;
+}
+
+static int read_page_4(void *arg)
+{
+	struct forget_race *race = arg;
+	struct pcache_page *page;
+	int error = pcache_get(race->mapping, 4, PCACHE_READ, &page);
+	if (!error)
+		pcache_put(page);
+	return error;
+}
+
+static int forget_all(void *arg)
+{
+	struct forget_race *race = arg;
+	pcache_forget(race->mapping, 0);
+	__atomic_store_n(&race->forgotten, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static bool gate_reached(void *arg)
+{
+	return __atomic_load_n(&((struct gated_store *)arg)->writing, __ATOMIC_ACQUIRE);
+}
+
+static unsigned page_refs(const struct pcache_page *page)
+{
+	return __atomic_load_n(&page->refs, __ATOMIC_ACQUIRE) & ~PCACHE_GONE;
+}
+
+static bool reader_waits(void *arg)
+{
+	return page_refs(((struct forget_race *)arg)->page) >= 2; /* eviction's, reader's */
+}
+
+/* The forget returned, or waits for the page (its reference is the third). */
+static bool forget_returned_or_waits(void *arg)
+{
+	struct forget_race *race = arg;
+	return __atomic_load_n(&race->forgotten, __ATOMIC_ACQUIRE) || page_refs(race->page) >= 3;
+}
+
+#define RACE_GUARD_NS (10000 * NSEC_PER_MSEC) /* a hang guard only */
+
+static void join_ok(struct ktest *t, struct thread *thread)
+{
+	int status = -1;
+	if (EXPECT_TRUE(t, thread != NULL)) {
+		EXPECT_EQ(t, thread_join(thread, &status), 0);
+		EXPECT_EQ(t, status, 0);
+	}
+}
+
+/* A truncation (forget) while another user's eviction writes the page back,
+ * with a reader waiting for that page: forget waits for the write, and the
+ * page does not stay cached, so no byte of it comes back past the new end
+ * of the file.  (The reader may run before the forget, and gets the page,
+ * or after, and reads it afresh: either is right.) */
+static void forget_waits_for_a_page_being_written_back(struct ktest *t)
+{
+	static struct gated_store gated;
+	struct pcache_mapping mapping;
+	ASSERT_TRUE(t, store_init(&gated.store, &mapping));
+	pcache_mapping_init(&mapping, &gated_store_ops, &gated);
+	gated.writing = false;
+	completion_init(&gated.open, "pcache.test.gate");
+	struct forget_race race = {.mapping = &mapping, .gated = &gated};
+	ASSERT_EQ(t, pcache_get(&mapping, 4, PCACHE_READ, &race.page), 0);
+	race.page->data[0] = 0x77;
+	pcache_mark_dirty(race.page);
+	pcache_put(race.page);
+	unsigned reads_before = gated.store.reads;
+	struct thread *evictor =
+	    thread_create(evict_everything, NULL, "evictor", SCHED_PRIORITY_NORMAL);
+	EXPECT_TRUE(t, ktest_spin_until(gate_reached, &gated, RACE_GUARD_NS));
+	struct thread *reader = thread_create(read_page_4, &race, "reader", SCHED_PRIORITY_NORMAL);
+	EXPECT_TRUE(t, ktest_spin_until(reader_waits, &race, RACE_GUARD_NS));
+	struct thread *forgetter =
+	    thread_create(forget_all, &race, "forgetter", SCHED_PRIORITY_NORMAL);
+	EXPECT_TRUE(t, ktest_spin_until(forget_returned_or_waits, &race, RACE_GUARD_NS));
+	completion_signal(&gated.open);
+	join_ok(t, evictor);
+	join_ok(t, reader);
+	join_ok(t, forgetter);
+	/* Page 4 is not cached, or the reader, woken after the forget, read it
+	 * afresh from the store: never the page that was being written. */
+	struct pcache_page *page;
+	if (pcache_get_cached(&mapping, 4, NULL, STORE_PAGES, &page) == 0) {
+		EXPECT_EQ(t, gated.store.reads, reads_before + 1);
+		pcache_put(page);
+	}
+	EXPECT_EQ(t, gated.store.bytes[4 * PAGE_SIZE], 0x77); /* written before it went */
+	store_done(&gated.store, &mapping);
+}
+
 KTEST_SUITE(pcache, KTEST_CASE(second_read_is_a_hit), KTEST_CASE(failed_read_is_reported_not_kept),
 	    KTEST_CASE(pressure_evicts_and_writes_back),
 	    KTEST_CASE(failing_writeback_costs_a_miss_one_write),
@@ -515,4 +643,5 @@ KTEST_SUITE(pcache, KTEST_CASE(second_read_is_a_hit), KTEST_CASE(failed_read_is_
 	    KTEST_CASE(sequential_hits_start_the_next_window),
 	    KTEST_CASE(reader_waits_for_a_window_in_flight),
 	    KTEST_CASE(failed_async_window_is_read_again),
-	    KTEST_CASE(forget_waits_for_a_window_in_flight));
+	    KTEST_CASE(forget_waits_for_a_window_in_flight),
+	    KTEST_CASE(forget_waits_for_a_page_being_written_back));
