@@ -413,6 +413,83 @@ int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, ui
 	return (int64_t)done;
 }
 
+/* ---- A page about to be written ------------------------------------------ */
+
+#ifdef KERNEL_TESTS
+unsigned ext2_test_failing_page_fetches;
+#endif
+
+static int fetch_page(struct ext2_node *node, uint64_t index, enum pcache_fill fill,
+		      struct pcache_page **page)
+{
+#ifdef KERNEL_TESTS
+	if (ext2_test_failing_page_fetches) {
+		ext2_test_failing_page_fetches--;
+		return -ENOMEM;
+	}
+#endif
+	return pcache_get(&node->mapping, index, fill, page);
+}
+
+/* The slot that names page index's block: in the inode, or in an indirect
+ * block whose page is *holder (referenced; NULL for the inode's). */
+static int block_slot(struct ext2_node *node, uint64_t index, struct pcache_page **holder,
+		      uint32_t **slot)
+{
+	uint32_t *direct = node->disk.block;
+	*holder = NULL;
+	if (index < EXT2_NDIR_BLOCKS) {
+		*slot = &direct[index];
+		return 0;
+	}
+	index -= EXT2_NDIR_BLOCKS;
+	uint32_t indirect = direct[EXT2_IND_BLOCK];
+	if (index >= EXT2_PTRS) {
+		index -= EXT2_PTRS;
+		int error = ext2_meta_get(node->fs, direct[EXT2_DIND_BLOCK], PCACHE_READ, holder);
+		if (error)
+			return error;
+		indirect = ((uint32_t *)(*holder)->data)[index / EXT2_PTRS];
+		pcache_put(*holder);
+		index %= EXT2_PTRS;
+	}
+	int error = ext2_meta_get(node->fs, indirect, PCACHE_READ, holder);
+	if (!error)
+		*slot = (uint32_t *)(*holder)->data + index;
+	return error;
+}
+
+/* Takes block, just allocated for page index, out of the file again and
+ * frees it.  Indirect blocks allocated on the way stay (zeroed: they name
+ * nothing).  Returns 0, or the error that kept the block in the file. */
+static int release_fresh_block(struct ext2_node *node, uint64_t index, uint32_t block)
+{
+	struct pcache_page *holder;
+	uint32_t *slot;
+	int error = block_slot(node, index, &holder, &slot);
+	if (error)
+		return error;
+	if (*slot == block) {
+		*slot = 0;
+		node->disk.blocks -= EXT2_SECTORS_PER_BLOCK;
+		ext2_free_block(node->fs, block);
+		if (holder)
+			pcache_mark_dirty(holder);
+	}
+	if (holder)
+		pcache_put(holder);
+	return ext2_write_inode(node);
+}
+
+int ext2_page_for_write(struct ext2_node *node, uint64_t index, uint32_t block, bool fresh,
+			enum pcache_fill fill, struct pcache_page **page)
+{
+	int error = fetch_page(node, index, fill, page);
+	if (error && fresh)
+		release_fresh_block(node, index, block);
+	return error;
+}
+
 /* The last page of a file may hold, past its end, what a shared mapping
  * stored there (the mapping covers the whole page): before the file grows
  * over those bytes they are zeroed, in the cached page, made dirty. */
@@ -460,8 +537,8 @@ int64_t ext2_write_locked(struct ext2_node *node, const void *buffer, size_t len
 			break;
 		bool whole = in_page == 0 && chunk == PAGE_SIZE;
 		struct pcache_page *page;
-		error = pcache_get(&node->mapping, position / PAGE_SIZE,
-				   fresh || whole ? PCACHE_ZERO : PCACHE_READ, &page);
+		error = ext2_page_for_write(node, position / PAGE_SIZE, block, fresh,
+					    fresh || whole ? PCACHE_ZERO : PCACHE_READ, &page);
 		if (error)
 			break;
 		memcpy(page->data + in_page, (const uint8_t *)buffer + done, chunk);

@@ -138,6 +138,17 @@ void ext2_node_init_ops(struct ext2_node *node);
 void ext2_node_attach(struct ext2_node *node);
 int ext2_bmap(struct ext2_node *node, uint64_t file_block, bool create, uint32_t *block,
 	      bool *fresh);
+/* Page index of node, about to be written, referenced: fill as pcache_get.
+ * block is its block; fresh: just allocated, and then, when the page cannot
+ * be had (-ENOMEM), the block is taken out of the file and freed again, so
+ * that no block the file never wrote (a deleted file's bytes) stays in it. */
+int ext2_page_for_write(struct ext2_node *node, uint64_t index, uint32_t block, bool fresh,
+			enum pcache_fill fill, struct pcache_page **page);
+#ifdef KERNEL_TESTS
+/* Tests only: the next this many ext2_page_for_write fetches fail with
+ * -ENOMEM, as when no frame is left. */
+extern unsigned ext2_test_failing_page_fetches;
+#endif
 /* A read of node's contents into kernel memory with ext2_lock held (no
  * read-ahead): symbolic links' targets.  Open files read through file_read. */
 int64_t ext2_read_locked(struct ext2_node *node, void *buffer, size_t length, uint64_t offset);

@@ -15,10 +15,9 @@
 
 /* The block behind a page about to be written through a mapping, allocated
  * (and the inode written) when it was a hole.  *fresh: it is new. */
-static int ensure_page_block(struct ext2_node *node, uint64_t index, bool *fresh)
+static int ensure_page_block(struct ext2_node *node, uint64_t index, uint32_t *block, bool *fresh)
 {
-	uint32_t block;
-	int error = ext2_bmap(node, index, true, &block, fresh);
+	int error = ext2_bmap(node, index, true, block, fresh);
 	if (!error && *fresh)
 		error = ext2_write_inode(node);
 	return error;
@@ -28,13 +27,15 @@ int ext2_map_page(struct vfs_node *vnode, uint64_t index, bool writable, uint64_
 {
 	struct ext2_node *node = vnode->private;
 	bool fresh = false;
+	uint32_t block = 0;
 	mutex_lock(&ext2_lock);
 	int error = index < (node->vnode.size + PAGE_SIZE - 1) / PAGE_SIZE ? 0 : -EFAULT;
 	if (!error && writable)
-		error = ensure_page_block(node, index, &fresh);
+		error = ensure_page_block(node, index, &block, &fresh);
 	struct pcache_page *page = NULL;
 	if (!error)
-		error = pcache_get(&node->mapping, index, fresh ? PCACHE_ZERO : PCACHE_READ, &page);
+		error = ext2_page_for_write(node, index, block, fresh,
+					    fresh ? PCACHE_ZERO : PCACHE_READ, &page);
 	if (!error && writable)
 		pcache_map_writable(page);
 	mutex_unlock(&ext2_lock);

@@ -697,6 +697,75 @@ static void directory_of_a_partial_block_is_refused(struct ktest *t)
 	EXPECT_EQ(t, ext2_sync_all(), 0);
 }
 
+/* The superblock's free block count (ext2_lock held). */
+static uint32_t free_blocks(struct ext2_fs *fs)
+{
+	uint32_t count = 0;
+	struct pcache_page *page;
+	if (pcache_get(&fs->meta, 0, PCACHE_READ, &page) == 0) {
+		count = ((struct ext2_super *)(page->data + 1024))->free_blocks_count;
+		pcache_put(page);
+	}
+	return count;
+}
+
+/* The block behind page index of node, 0 for a hole (ext2_lock taken). */
+static uint32_t block_of(struct ext2_node *node, uint64_t index)
+{
+	uint32_t block = 0;
+	bool fresh;
+	mutex_lock(&ext2_lock);
+	ext2_bmap(node, index, false, &block, &fresh);
+	mutex_unlock(&ext2_lock);
+	return block;
+}
+
+#define HOLE_PAGE     (EXT2_NDIR_BLOCKS + 1) /* behind the single indirect block */
+#define PAST_THE_HOLE (EXT2_NDIR_BLOCKS + 3)
+
+/* When the page of a block just allocated cannot be had (no frame left),
+ * the block leaves the file again and is free: a write past the end, a
+ * write into a hole, a writable mapping of a hole.  Kept, it would show
+ * what a deleted file left there to a later partial write or read. */
+static void failed_page_fetch_gives_the_fresh_block_back(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *path = EXT2_BOOT_MOUNT "/nomem.bin";
+	struct vfs_file *file;
+	ASSERT_EQ(t, write_file(path, "", 0, 0644), 0);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_RDWR, 0, &file), 0);
+	struct ext2_node *node = file->node->private;
+	struct ext2_fs *fs = node->fs; /* node is freed with the file */
+	mutex_lock(&ext2_lock);
+	uint32_t free_before = free_blocks(fs);
+	mutex_unlock(&ext2_lock);
+	ext2_test_failing_page_fetches = 1;
+	EXPECT_EQ(t, vfs_pwrite(file, "x", 1, 2 * PAGE_SIZE + 10), -ENOMEM);
+	EXPECT_EQ(t, block_of(node, 2), 0);
+	EXPECT_EQ(t, node->disk.blocks, 0);
+	EXPECT_EQ(t, file->node->size, 0);
+	EXPECT_EQ(t, vfs_pwrite(file, "y", 1, PAST_THE_HOLE * PAGE_SIZE), 1);
+	uint32_t blocks = node->disk.blocks;
+	ext2_test_failing_page_fetches = 1;
+	EXPECT_EQ(t, vfs_pwrite(file, "z", 1, HOLE_PAGE * PAGE_SIZE + 10), -ENOMEM);
+	EXPECT_EQ(t, block_of(node, HOLE_PAGE), 0);
+	EXPECT_EQ(t, node->disk.blocks, blocks);
+	uint64_t phys;
+	ext2_test_failing_page_fetches = 1;
+	EXPECT_EQ(t, file->node->ops->map_page(file->node, HOLE_PAGE, true, &phys), -ENOMEM);
+	EXPECT_EQ(t, block_of(node, HOLE_PAGE), 0);
+	EXPECT_EQ(t, node->disk.blocks, blocks);
+	ext2_test_failing_page_fetches = 0;
+	expect_zeros(t, file, 0, PAST_THE_HOLE * PAGE_SIZE);
+	vfs_close(file);
+	EXPECT_EQ(t, vfs_unlink(path, false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+	mutex_lock(&ext2_lock);
+	EXPECT_EQ(t, free_blocks(fs), free_before);
+	mutex_unlock(&ext2_lock);
+}
+
 KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(unmap_after_truncate_releases_the_mapped_page),
 	    KTEST_CASE(fast_link_with_xattr_block),
@@ -706,7 +775,8 @@ KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(inodes_in_use_are_never_allocated),
 	    KTEST_CASE(appends_through_separate_opens_both_land),
 	    KTEST_CASE(stores_past_the_end_stay_out_of_the_file),
-	    KTEST_CASE(directory_of_a_partial_block_is_refused));
+	    KTEST_CASE(directory_of_a_partial_block_is_refused),
+	    KTEST_CASE(failed_page_fetch_gives_the_fresh_block_back));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
 
 /* ---- Read-ahead, counted at the block boundary ---------------------------- */
