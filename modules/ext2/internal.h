@@ -80,6 +80,9 @@ struct ext2_fs {
 	uint32_t blocks_count, inodes_count, blocks_per_group, inodes_per_group;
 	uint32_t first_data_block, group_count, inode_size, first_ino;
 	uint32_t inode_table_blocks; /* per group */
+	/* Blocks only root, reserved_uid or reserved_gid may take (s_r_blocks_count,
+	 * s_def_resuid, s_def_resgid): Linux's 5 % for root by default. */
+	uint32_t reserved_blocks, reserved_uid, reserved_gid;
 	/* Per group, its first block past its own structures (checked at mount:
 	 * without flex_bg they sit at the group's start). */
 	uint32_t *data_start;
@@ -117,7 +120,12 @@ int ext2_meta_get(struct ext2_fs *fs, uint32_t block, enum pcache_fill fill,
 		  struct pcache_page **page);
 int ext2_read_inode(struct ext2_fs *fs, uint32_t ino, struct ext2_inode *inode);
 int ext2_write_inode(struct ext2_node *node);
+/* A free block, or -ENOSPC: also when only the reserved blocks are left and
+ * the caller may not take them (ext2_may_use_reserve). */
 int ext2_alloc_block(struct ext2_fs *fs, uint32_t *block);
+/* Whether the caller may take fs's reserved blocks: effective uid 0, the
+ * superblock's reserved uid or its reserved gid. */
+bool ext2_may_use_reserve(const struct ext2_fs *fs);
 /* Whether a block pointer read from an inode or an indirect block may name
  * block: one of the groups' data blocks, never the file system's own
  * structures (a corrupt pointer there is -EIO, never followed). */
@@ -148,6 +156,10 @@ int ext2_page_for_write(struct ext2_node *node, uint64_t index, uint32_t block, 
 /* Tests only: the next this many ext2_page_for_write fetches fail with
  * -ENOMEM, as when no frame is left. */
 extern unsigned ext2_test_failing_page_fetches;
+/* Tests only: when not EXT2_OWN_IDS, the uid and gid ext2_may_use_reserve
+ * sees for the caller (a kernel thread is root). */
+#define EXT2_OWN_IDS 0xffffffffu
+extern uint32_t ext2_test_caller_ids;
 #endif
 /* A read of node's contents into kernel memory with ext2_lock held (no
  * read-ahead): symbolic links' targets.  Open files read through file_read. */

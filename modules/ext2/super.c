@@ -11,6 +11,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "proc/proc.h"
 #include "time/time.h"
 
 struct mutex ext2_lock = MUTEX_INIT(ext2_lock, "ext2");
@@ -192,8 +193,40 @@ bool ext2_data_block(const struct ext2_fs *fs, uint32_t block)
 	return group < fs->group_count && block >= fs->data_start[group];
 }
 
+#ifdef KERNEL_TESTS
+uint32_t ext2_test_caller_ids = EXT2_OWN_IDS;
+#endif
+
+bool ext2_may_use_reserve(const struct ext2_fs *fs)
+{
+	uint32_t uid = proc_current_euid(), gid = proc_current_egid();
+#ifdef KERNEL_TESTS
+	if (ext2_test_caller_ids != EXT2_OWN_IDS)
+		uid = gid = ext2_test_caller_ids;
+#endif
+	return uid == 0 || uid == fs->reserved_uid || gid == fs->reserved_gid;
+}
+
+/* -ENOSPC when no block above the reserve is free and the caller may not
+ * take a reserved one. */
+static int check_reserve(struct ext2_fs *fs)
+{
+	if (fs->reserved_blocks == 0)
+		return 0;
+	struct pcache_page *page;
+	int error = pcache_get(&fs->meta, 0, PCACHE_READ, &page);
+	if (error)
+		return error;
+	uint32_t free = super_of(page)->free_blocks_count;
+	pcache_put(page);
+	return free > fs->reserved_blocks || ext2_may_use_reserve(fs) ? 0 : -ENOSPC;
+}
+
 int ext2_alloc_block(struct ext2_fs *fs, uint32_t *block)
 {
+	int reserve = check_reserve(fs);
+	if (reserve)
+		return reserve;
 	for (uint32_t group = 0; group < fs->group_count; group++) {
 		struct pcache_page *page;
 		struct ext2_group_desc *desc;
@@ -404,6 +437,9 @@ static void ext2_fs_fill(struct ext2_fs *fs, const struct ext2_super *super)
 	    super->blocks_per_group;
 	fs->inode_size = super->rev_level >= 1 ? super->inode_size : sizeof(struct ext2_inode);
 	fs->first_ino = super->rev_level >= 1 ? super->first_ino : 11;
+	fs->reserved_blocks = super->r_blocks_count;
+	fs->reserved_uid = super->def_resuid;
+	fs->reserved_gid = super->def_resgid;
 	fs->inode_table_blocks =
 	    (uint32_t)(((uint64_t)fs->inodes_per_group * fs->inode_size + EXT2_BLOCK_SIZE - 1) /
 		       EXT2_BLOCK_SIZE);

@@ -766,6 +766,38 @@ static void failed_page_fetch_gives_the_fresh_block_back(struct ktest *t)
 	mutex_unlock(&ext2_lock);
 }
 
+/* The blocks mke2fs reserved (5 %) are root's: another user's write stops
+ * with -ENOSPC where only they are left; root, and the reserved uid, go on.
+ * The reserve is moved to two blocks below what is free, so two pages fit. */
+static void reserved_blocks_are_for_root(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *path = EXT2_BOOT_MOUNT "/reserve.bin";
+	struct vfs_file *file;
+	ASSERT_EQ(t, write_file(path, "", 0, 0644), 0);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_RDWR, 0, &file), 0);
+	struct ext2_fs *fs = ((struct ext2_node *)file->node->private)->fs;
+	uint32_t reserved = fs->reserved_blocks, reserved_uid = fs->reserved_uid;
+	EXPECT_TRUE(t, reserved > 0); /* mke2fs's default, read at mount */
+	static uint8_t pages[3 * PAGE_SIZE];
+	mutex_lock(&ext2_lock);
+	fs->reserved_blocks = free_blocks(fs) - 2;
+	mutex_unlock(&ext2_lock);
+	ext2_test_caller_ids = 1000;
+	EXPECT_EQ(t, vfs_pwrite(file, pages, sizeof pages, 0), 2 * PAGE_SIZE);
+	EXPECT_EQ(t, vfs_pwrite(file, pages, PAGE_SIZE, 2 * PAGE_SIZE), -ENOSPC);
+	fs->reserved_uid = 1000;
+	EXPECT_EQ(t, vfs_pwrite(file, pages, PAGE_SIZE, 2 * PAGE_SIZE), PAGE_SIZE);
+	fs->reserved_uid = reserved_uid;
+	ext2_test_caller_ids = EXT2_OWN_IDS; /* a kernel thread: root */
+	EXPECT_EQ(t, vfs_pwrite(file, pages, PAGE_SIZE, 3 * PAGE_SIZE), PAGE_SIZE);
+	fs->reserved_blocks = reserved;
+	vfs_close(file);
+	EXPECT_EQ(t, vfs_unlink(path, false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+}
+
 KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(unmap_after_truncate_releases_the_mapped_page),
 	    KTEST_CASE(fast_link_with_xattr_block),
@@ -776,7 +808,8 @@ KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(appends_through_separate_opens_both_land),
 	    KTEST_CASE(stores_past_the_end_stay_out_of_the_file),
 	    KTEST_CASE(directory_of_a_partial_block_is_refused),
-	    KTEST_CASE(failed_page_fetch_gives_the_fresh_block_back));
+	    KTEST_CASE(failed_page_fetch_gives_the_fresh_block_back),
+	    KTEST_CASE(reserved_blocks_are_for_root));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
 
 /* ---- Read-ahead, counted at the block boundary ---------------------------- */
