@@ -11,9 +11,13 @@
  * time and work go to the page's `unattributed` result instead, so that the
  * sum over tokens plus unattributed is what the thread spent while woven.
  *
- * Owners of ended processes are reclaimed lazily, at the next
- * acct_init_thread of any thread (their thread ids never come back; a reused
- * pid keeps a stale entry alive until the pid's new process ends).
+ * Owners of ended processes are reclaimed lazily, whenever a thread wants an
+ * entry (their thread ids never come back; a reused pid keeps a stale entry
+ * alive until the pid's new process ends).  The table is small and every
+ * thread may ask for an entry, so a user other than root holds at most
+ * ACCT_USER_THREADS of them, and the last ACCT_ROOT_RESERVED are root's and
+ * the kernel's: one user's processes can no longer leave everyone else
+ * -ENOSPC.
  */
 #include <stddef.h>
 
@@ -278,6 +282,23 @@ static struct acct_owner *free_owner(void)
 	return NULL;
 }
 
+/* Under acct_lock: whether uid may take one more entry.  Root may take any
+ * free one; another user only while it holds fewer than ACCT_USER_THREADS
+ * and more than ACCT_ROOT_RESERVED are free. */
+static bool share_left(uint32_t uid)
+{
+	if (uid == ROOT_UID)
+		return true;
+	unsigned held = 0, free = 0;
+	for (unsigned i = 0; i < ACCT_MAX_OWNERS; i++) {
+		if (!acct_owners[i].thread_id)
+			free++;
+		else if (acct_owners[i].uid == uid)
+			held++;
+	}
+	return held < ACCT_USER_THREADS && free > ACCT_ROOT_RESERVED;
+}
+
 /* Under acct_lock: makes the free entry owner the calling thread's.  Its
  * lock stays as it is: a stale ref (async.c) may be holding it.  So do its
  * tokens' generations: a ref keeps only the low bits of its thread's id, so
@@ -314,7 +335,7 @@ static void owner_setup(struct acct_owner *owner, uint64_t tid, int pid, uint64_
 
 /* Finds or makes the caller's owner; returns its page's frame, or 0 with
  * *error set. */
-static uint64_t owner_for_caller(uint64_t tid, int pid, int *error)
+static uint64_t owner_for_caller(uint64_t tid, int pid, uint32_t uid, int *error)
 {
 	uint64_t fresh = pmm_alloc_contiguous(ACCT_PAGES, PAGE_SIZE), phys = 0;
 	if (fresh)
@@ -325,8 +346,9 @@ static uint64_t owner_for_caller(uint64_t tid, int pid, int *error)
 		phys = owner->phys;
 	} else if (!fresh) {
 		*error = -ENOMEM;
-	} else if ((owner = free_owner())) {
+	} else if (share_left(uid) && (owner = free_owner())) {
 		owner_setup(owner, tid, pid, fresh);
+		owner->uid = uid;
 		phys = fresh;
 		fresh = 0;
 	} else {
@@ -364,7 +386,8 @@ int64_t acct_init_thread(void)
 		return -EPERM;
 	int error = 0;
 	reclaim_dead_owners();
-	uint64_t phys = owner_for_caller(thread_id(thread_current()), proc_pid(process), &error);
+	uint64_t phys = owner_for_caller(thread_id(thread_current()), proc_pid(process),
+					 proc_current_euid(), &error);
 	if (!phys)
 		return error;
 	uint64_t mapped = 0;
@@ -634,6 +657,7 @@ struct acct_page *acct_attach_kernel_thread(void)
 	if (!phys)
 		return NULL;
 	memset(phys_to_virt(phys), 0, ACCT_PAGES * PAGE_SIZE);
+	reclaim_dead_owners();
 	uint64_t flags = acct_lock_irqsave();
 	struct acct_owner *owner = free_owner();
 	if (owner)

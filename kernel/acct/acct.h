@@ -55,7 +55,8 @@ void acct_boot_init(void);
 /* Gives the calling thread (of a user process) its accounting state and maps
  * its results page read-only at ACCT_USER_ADDRESS, once per address space.
  * Returns that address, or -EPERM (a kernel thread), -ENOSPC (every state is
- * in use by a live thread), -ENOMEM. */
+ * in use by a live thread, or the caller's user, not root, holds
+ * ACCT_USER_THREADS of them or only ACCT_ROOT_RESERVED are free), -ENOMEM. */
 int64_t acct_init_thread(void);
 /* Allocates a token.  Returns it (1..ACCT_MAX_TOKENS), or -ENOSPC (all in
  * use), -ENOENT (no acct_init_thread yet). */

@@ -51,8 +51,8 @@
 #include "cpu/percpu.h"
 #include "joinpoint/joinpoint.h"
 
-#define ACCT_MAX_OWNERS  16 /* threads with accounting state at once */
-#define ACCT_MAX_DEPTH   24 /* nested join point calls tracked; deeper ones are not */
+#define ACCT_MAX_OWNERS  ACCT_MAX_THREADS /* threads with accounting state at once */
+#define ACCT_MAX_DEPTH   24               /* nested join point calls tracked; deeper ones are not */
 #define ACCT_MAX_MODULES 64 /* module names told apart (native.c); the last one takes the rest */
 /* The result index of the page's `unattributed` result. */
 #define ACCT_UNATTRIBUTED ACCT_MAX_TOKENS
@@ -110,6 +110,7 @@ struct acct_owner {
 	uint64_t thread_id;          /* 0: the entry is free */
 	const struct thread *thread; /* the thread, while thread_id is set */
 	int pid;
+	uint32_t uid;  /* the effective user id that took it (share_left) */
 	uint64_t phys; /* the results page */
 	struct acct_page *page;
 	int current;           /* token index current, or -1 */

@@ -12,6 +12,9 @@
 #define ACCT_MAX_TOKENS     16 /* tokens per process: ms_acct_get_token says -ENOSPC past it */
 #define ACCT_MAX_SUBSYSTEMS 12 /* per token; the last slot is "other" once they are used up */
 #define ACCT_NAME_MAX       16
+#define ACCT_MAX_THREADS    16 /* threads with a results page at once (ms_acct_init: -ENOSPC) */
+#define ACCT_USER_THREADS   4  /* of those, held by one user other than root at once */
+#define ACCT_ROOT_RESERVED  4  /* and the last ones only root (or the kernel) may take */
 #define ACCT_PAGE_MAGIC     0x74636361u          /* "acct" */
 #define ACCT_USER_ADDRESS   0x0000700000000000UL /* where the pages are mapped: past mmap's area */
 #define ACCT_PAGES          8                    /* size of the results area in pages */

@@ -453,6 +453,106 @@ void a_users_endpoints_are_bounded(void)
 	       IPC_QUEUE_MAX);
 }
 
+/* ---- Accounting: a user holds a bounded share of the results pages ----------- */
+
+/* Forks a process of uid that calls ms_acct_init, reports its result and
+ * holds its results page until the gate closes; returns the result (or
+ * -1000 when the child could not report) and the child in *pid. */
+static long results_page_in_child(const int gate[2], uint32_t uid, pid_t *pid)
+{
+	long result = -1000;
+	int fds[2];
+	if (pipe(fds) < 0)
+		return result;
+	fflush(stdout);
+	*pid = fork();
+	if (*pid == 0) {
+		close(fds[0]);
+		close(gate[1]);
+		if (setgid(uid) < 0 || setuid(uid) < 0)
+			_exit(1);
+		result = ms_syscall3(__NR_ms_acct_init, 0, 0, 0);
+		write(fds[1], &result, sizeof result);
+		char c;
+		read(gate[0], &c, 1); /* end of file when the test closes the gate */
+		_exit(0);
+	}
+	close(fds[1]);
+	if (*pid < 0 || read(fds[0], &result, sizeof result) != sizeof result)
+		result = -1000;
+	close(fds[0]);
+	return result;
+}
+
+/* Starts processes of uid holding results pages until one is refused, at
+ * most max; their pids go to pids[], the count to *started.  Returns how
+ * many got a page and the refusal in *refusal. */
+static int fill_results_pages(const int gate[2], uint32_t uid, pid_t *pids, int max, int *started,
+			      long *refusal)
+{
+	int made = 0;
+	*refusal = 0;
+	for (*started = 0; *started < max;) {
+		long result = results_page_in_child(gate, uid, &pids[*started]);
+		if (pids[*started] > 0)
+			(*started)++;
+		if (result < 0) {
+			*refusal = result;
+			break;
+		}
+		made++;
+	}
+	return made;
+}
+
+/* Before: the accounting table's ACCT_MAX_THREADS entries went to whoever
+ * asked first, so one user's processes took them all and left root and
+ * every other user -ENOSPC until they ended.  Now a user other than root
+ * holds at most ACCT_USER_THREADS, the last ACCT_ROOT_RESERVED are root's,
+ * and the entries of processes that ended go back when one is wanted. */
+void a_users_results_pages_are_bounded(void)
+{
+	enum { MAX = ACCT_MAX_THREADS + 2 };
+	int gate[2];
+	pid_t pids[MAX + 2];
+	int started = 0, others = 0;
+	long refusal, other_refusal;
+	if (pipe(gate) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	int made = fill_results_pages(gate, USER_ID, pids, MAX, &started, &refusal);
+	if (made < 1 || made > ACCT_USER_THREADS || refusal != -L_ENOSPC)
+		t_fail("uid %d's processes got %d results pages, then %ld: expected at most %d, "
+		       "then -ENOSPC",
+		       USER_ID, made, refusal, ACCT_USER_THREADS);
+	int other =
+	    fill_results_pages(gate, USER_ID + 1, pids + started, 1, &others, &other_refusal);
+	if (other != 1)
+		t_fail("uid %d got no results page while uid %d held its share: %ld", USER_ID + 1,
+		       USER_ID, other_refusal);
+	pid_t root_child;
+	long root = results_page_in_child(gate, ROOT_UID, &root_child);
+	if (root < 0)
+		t_fail("root got no results page while uid %d held its share: %ld", USER_ID, root);
+	close(gate[1]);
+	for (int i = 0; i < started + others; i++)
+		waitpid(pids[i], NULL, 0);
+	if (root_child > 0)
+		waitpid(root_child, NULL, 0);
+	if (pipe(gate) < 0)
+		return;
+	int again = fill_results_pages(gate, USER_ID, pids, MAX, &started, &refusal);
+	if (again != made)
+		t_fail("once its processes ended, uid %d got %d results pages, expected %d again",
+		       USER_ID, again, made);
+	close(gate[1]);
+	for (int i = 0; i < started; i++)
+		waitpid(pids[i], NULL, 0);
+	close(gate[0]);
+	t_note("uid %d's processes got %d results pages before -ENOSPC", USER_ID, made);
+}
+
 /* ---- What anyone reads of the aspects: no kernel address ---------------------- */
 
 /* SCOPE_STATS of aspect name into text (size bytes, NUL-terminated). */

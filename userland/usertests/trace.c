@@ -456,9 +456,8 @@ void uscope_follows_a_fork_and_stops_at_a_renamed_exec(void)
 
 /* ---- uscope: a user's own entries (ms_uscope) ---------------------------- */
 
-#define L_EPERM  1
-#define L_ENOSPC 28
-#define USER_ID  1000
+#define L_EPERM 1
+#define USER_ID 1000
 
 static long uscope_call(uint32_t op, const void *name, void *arg, uint64_t size)
 {
