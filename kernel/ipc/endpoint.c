@@ -100,12 +100,12 @@ struct ipc_endpoint *ipc_endpoint_create_charged(const char *name, unsigned capa
 						 int *error)
 {
 	uint64_t bytes = endpoint_bytes(capacity);
-	*error = capacity > IPC_QUEUE_MAX ? -EINVAL : ipc_quota_charge(uid, bytes);
+	*error = capacity > IPC_QUEUE_MAX ? -EINVAL : proc_user_memory_charge(uid, bytes);
 	if (*error)
 		return NULL;
 	struct ipc_endpoint *e = ipc_endpoint_create(name, capacity);
 	if (!e) {
-		ipc_quota_release(uid, bytes);
+		proc_user_memory_release(uid, bytes);
 		*error = -ENOMEM;
 		return NULL;
 	}
@@ -126,7 +126,7 @@ static __attribute__((noinline, cold)) void release_endpoint(struct ipc_endpoint
 {
 	ipc_endpoint_close(endpoint);
 	if (endpoint->charged_bytes)
-		ipc_quota_release(endpoint->charged_uid, endpoint->charged_bytes);
+		proc_user_memory_release(endpoint->charged_uid, endpoint->charged_bytes);
 	kfree(endpoint);
 }
 

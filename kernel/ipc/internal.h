@@ -70,16 +70,10 @@ struct ipc_endpoint {
 	int last_caller_cpu;            /* where the last call was queued from (-1: none) */
 	struct ipc_stats stats;
 	char name[IPC_NAME_MAX];
-	uint32_t charged_uid;   /* the user its memory is charged to (quota.c) */
+	uint32_t charged_uid;   /* the user its memory is charged to (proc_user_memory_charge) */
 	uint64_t charged_bytes; /* 0: charged to nobody (the kernel's, root's) */
 	struct ipc_slot slots[];
 };
-
-/* quota.c: the bytes of endpoints each user (but root) holds, at most
- * IPC_USER_BYTES_MAX (uapi/ipc.h).  Charging returns 0 or -ENOMEM (over the
- * budget, or too many users holding endpoints at once). */
-int ipc_quota_charge(uint32_t uid, uint64_t bytes);
-void ipc_quota_release(uint32_t uid, uint64_t bytes);
 
 /* file.c: descriptor glue, used by the system calls.  The endpoint behind
  * the calling process's descriptor fd, kept alive by the open file in *file

@@ -37,7 +37,7 @@ struct vfs_file;
  * capacity exceeds IPC_QUEUE_MAX or memory ran out.  name is copied. */
 struct ipc_endpoint *ipc_endpoint_create(const char *name, unsigned capacity);
 /* ipc_endpoint_create for a user's process: its bytes count against uid's
- * IPC_USER_BYTES_MAX until it is freed.  Returns it, or NULL with *error
+ * USER_KMEM_BYTES_MAX (proc_user_memory_charge) until it is freed.  Returns it, or NULL with *error
  * -EINVAL (capacity) or -ENOMEM (past the budget, or no memory). */
 struct ipc_endpoint *ipc_endpoint_create_charged(const char *name, unsigned capacity, uint32_t uid,
 						 int *error);

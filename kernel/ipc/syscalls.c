@@ -50,7 +50,7 @@ static int message_buffer_writable(struct ipc_message __user *dst)
 	return clear_user(dst, sizeof *dst) ? -EFAULT : 0;
 }
 
-/* A user's endpoints count against IPC_USER_BYTES_MAX (quota.c); root's,
+/* A user's endpoints count against USER_KMEM_BYTES_MAX (proc_user_memory_charge); root's,
  * like the kernel's, against nothing. */
 SYSCALL_DEFINE1(ms_ipc_create, unsigned, capacity)
 {

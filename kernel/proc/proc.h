@@ -101,6 +101,15 @@ uint32_t proc_current_euid(void);
 /* The caller's effective gid (0 in a kernel thread). */
 uint32_t proc_current_egid(void);
 
+/* ---- A user's share of kernel memory (proc/user_memory.c) ----------------- */
+
+/* Counts bytes of kernel memory made for uid's processes (an endpoint, a
+ * pipe) against USER_KMEM_BYTES_MAX (uapi/proc.h) until they are released;
+ * root's count against nothing.  Returns 0 or -ENOMEM (over the budget, or
+ * too many users holding memory at once). */
+int proc_user_memory_charge(uint32_t uid, uint64_t bytes);
+void proc_user_memory_release(uint32_t uid, uint64_t bytes);
+
 /* Starts the program at path (through the VFS) as a new process whose parent
  * is the calling process (or none: a child of the kernel).  argv and envp are
  * kernel arrays ending with NULL.  Returns the pid, or -ENOENT, -ENOEXEC,

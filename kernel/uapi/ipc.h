@@ -13,10 +13,7 @@
 #define IPC_QUEUE_MAX     64  /* messages one endpoint may queue */
 #define IPC_QUEUE_DEFAULT 16
 #define IPC_NAME_MAX      24
-/* The bytes of endpoints (ms_ipc_create) a user other than root may hold at
- * once, some 40 of capacity IPC_QUEUE_MAX; past it ms_ipc_create is -ENOMEM. */
-#define IPC_USER_BYTES_MAX (1UL << 20)
-#define IPC_FOREVER        UINT64_MAX /* a timeout that never ends */
+#define IPC_FOREVER       UINT64_MAX /* a timeout that never ends */
 
 /* One message.  label and words are the protocol's own; payload carries
  * length more bytes.  token and sender are filled in by the kernel on
@@ -54,7 +51,7 @@ struct ipc_stats {
 /* ---- System calls (microScope's numbers, uapi/syscall_numbers.h) --------------
  * ms_ipc_create(capacity)                    → fd of a new endpoint (0: default),
  *                                              -EINVAL, -EMFILE, -ENOMEM (also past
- *                                              IPC_USER_BYTES_MAX for a user but root)
+ *                                              USER_KMEM_BYTES_MAX, uapi/proc.h, for a user but root)
  * ms_ipc_send(fd, message)                   → 0, -EAGAIN, -EPIPE, -EFAULT, -EINVAL
  * ms_ipc_call(fd, message, reply, timeout)   → 0, -ETIMEDOUT, -EPIPE, -EINTR, ...
  * ms_ipc_receive(fd, message, timeout)       → 0, -ETIMEDOUT, -EPIPE, -EINTR, ...

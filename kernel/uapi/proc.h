@@ -12,6 +12,10 @@
 #define PROC_MAX           64    /* processes that may exist at once (fork: -EAGAIN) */
 #define PROC_ROOT_RESERVED 8     /* of those, the last ones only a process of euid 0 may make */
 #define PROC_ARG_MAX       65536 /* bytes of argv and envp strings for execve (-E2BIG) */
+/* The bytes of kernel memory a user other than root may hold at once in
+ * endpoints (ms_ipc_create: -ENOMEM past it, some 46 of capacity 64) and
+ * pipes (pipe: -ENFILE past it, some 63) together. */
+#define USER_KMEM_BYTES_MAX (1UL << 20)
 
 /* Signals: Linux's numbers.  Each has its default action (end, stop,
  * continue or nothing) unless the process set it to be ignored

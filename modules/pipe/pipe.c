@@ -17,6 +17,11 @@
  *
  * The pipe lives as long as its node: each end holds a reference through
  * its file, and the node's release frees the pipe once both ends are gone.
+ *
+ * A pipe made for a user other than root counts its bytes against that
+ * user's share of kernel memory (proc_user_memory_charge, with its
+ * endpoints) until it is freed: past it pipe() is -ENFILE, so one user's
+ * processes cannot fill the kernel heap with rings.
  */
 #include "pipe/pipe.h"
 
@@ -24,6 +29,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/mm.h"
+#include "proc/proc.h"
 #include "time/time.h"
 
 /* Waits re-check for a signal at least this often, in case the signal's
@@ -38,6 +44,7 @@ struct pipe {
 	char *buffer;          /* PIPE_BUFFER_SIZE bytes */
 	size_t head, tail;     /* head - tail bytes buffered; indices grow forever */
 	unsigned readers, writers;
+	uint32_t charged_uid; /* the user its bytes count against (root: none) */
 };
 
 struct wait_arg {
@@ -210,8 +217,12 @@ static unsigned pipe_poll_op(struct vfs_file *file)
 	return events;
 }
 
+/* What a pipe holds of the kernel's memory. */
+#define PIPE_BYTES (sizeof(struct pipe) + PIPE_BUFFER_SIZE)
+
 static void free_pipe(struct pipe *p)
 {
+	proc_user_memory_release(p->charged_uid, PIPE_BYTES);
 	kfree(p->buffer);
 	kfree(p);
 }
@@ -235,13 +246,18 @@ static const struct vfs_node_ops pipe_node_ops = {
 
 int pipe_create(unsigned flags, struct vfs_file **read_end, struct vfs_file **write_end)
 {
+	uint32_t uid = proc_current_euid();
+	if (proc_user_memory_charge(uid, PIPE_BYTES))
+		return -ENFILE;
 	struct pipe *p = kzalloc(sizeof *p);
 	if (p)
 		p->buffer = kmalloc(PIPE_BUFFER_SIZE);
 	if (!p || !p->buffer) {
 		kfree(p);
+		proc_user_memory_release(uid, PIPE_BYTES);
 		return -ENOMEM;
 	}
+	p->charged_uid = uid;
 	vfs_node_init(&p->node, VFS_S_IFIFO | 0600, &pipe_node_ops, &pipe_file_ops, p);
 	spin_init(&p->lock, "pipe");
 	waitq_init(&p->readable, "pipe"); /* the names are ps's wait channels */

@@ -10,7 +10,7 @@
  * points.
  *
  *     struct vfs_file *read_end, *write_end;
- *     pipe_create(&read_end, &write_end);               // or -ENOMEM
+ *     pipe_create(&read_end, &write_end);               // or -ENOMEM, -ENFILE
  *     vfs_write(write_end, "hi", 2); vfs_read(read_end, buffer, 2);
  */
 #ifndef MODULES_PIPE_PIPE_H
@@ -26,7 +26,8 @@
 
 /* Makes a pipe.  flags may hold VFS_O_NONBLOCK (both ends).  Returns 0 with
  * *read_end and *write_end (one reference each, closed with vfs_close), or
- * -ENOMEM. */
+ * -ENOMEM, or -ENFILE when the calling user's share of kernel memory
+ * (proc_user_memory_charge) has no room for it. */
 int pipe_create(unsigned flags, struct vfs_file **read_end, struct vfs_file **write_end);
 
 /* The file operations behind the ends, join points.  pipe_read returns the

@@ -369,16 +369,22 @@ void a_user_cannot_fill_the_process_table(void)
 
 /* ---- Endpoints: a user holds a bounded share of the kernel's memory ----------- */
 
-/* As uid 1000: makes endpoints of the largest capacity until one is refused,
- * reports how many through report_fd, then (gate_fd >= 0) holds them until
- * the gate closes. */
-static void endpoints_as_user(int report_fd, int gate_fd)
+/* One endpoint of the largest capacity: its descriptor or the error. */
+static long make_endpoint(void)
+{
+	return ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+}
+
+/* As uid 1000: makes things with make (an endpoint, a pipe) until one is
+ * refused, reports how many through report_fd, then (gate_fd >= 0) holds
+ * them until the gate closes. */
+static void fill_as_user(int report_fd, int gate_fd, long (*make)(void))
 {
 	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
 		_exit(1);
 	struct fill_report report = {0, 0};
 	while (report.made < 1000) {
-		report.result = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+		report.result = make();
 		if (report.result < 0)
 			break;
 		report.made++;
@@ -390,9 +396,10 @@ static void endpoints_as_user(int report_fd, int gate_fd)
 	_exit(0);
 }
 
-/* Forks a process of uid 1000 that makes endpoints (endpoints_as_user) and
- * returns its report; *pid is the process. */
-static struct fill_report endpoints_in_child(const int gate[2], bool hold, pid_t *pid)
+/* Forks a process of uid 1000 that makes things with make (fill_as_user)
+ * and returns its report; *pid is the process. */
+static struct fill_report filled_in_child(const int gate[2], bool hold, long (*make)(void),
+					  pid_t *pid)
 {
 	struct fill_report report = {-1, 0};
 	int fds[2];
@@ -403,7 +410,7 @@ static struct fill_report endpoints_in_child(const int gate[2], bool hold, pid_t
 	if (*pid == 0) {
 		close(fds[0]);
 		close(gate[1]);
-		endpoints_as_user(fds[1], hold ? gate[0] : -1);
+		fill_as_user(fds[1], hold ? gate[0] : -1, make);
 	}
 	close(fds[1]);
 	if (*pid < 0 || read(fds[0], &report, sizeof report) != sizeof report)
@@ -412,10 +419,28 @@ static struct fill_report endpoints_in_child(const int gate[2], bool hold, pid_t
 	return report;
 }
 
+/* Fills uid 1000's share with make (what: its name) in a process that holds
+ * it (*holder), and checks that it got a few dozen, then refusal, and that
+ * another process of the user (*second) then makes none.  Returns how many
+ * the first made. */
+static long fill_share(const int gate[2], long (*make)(void), const char *what, long refusal,
+		       pid_t *holder, pid_t *second)
+{
+	struct fill_report first = filled_in_child(gate, true, make, holder);
+	if (first.made < 1 || first.result != refusal || first.made >= 100)
+		t_fail("uid %d made %ld %s, then %ld: expected a few dozen, then %ld", USER_ID,
+		       first.made, what, first.result, refusal);
+	struct fill_report more = filled_in_child(gate, false, make, second);
+	if (more.made != 0 || more.result != refusal)
+		t_fail("another process of uid %d made %ld %s more, then %ld: expected none (%ld)",
+		       USER_ID, more.made, what, more.result, refusal);
+	return first.made;
+}
+
 /* Before: ms_ipc_create took some 23 KiB of kernel memory per endpoint for
  * anyone, 256 per process, so one user's processes could take every frame
  * (and with them the pages others were promised).  Now a user other than
- * root holds IPC_USER_BYTES_MAX of endpoints in all its processes, gets it
+ * root holds USER_KMEM_BYTES_MAX of endpoints in all its processes, gets it
  * back as they are freed, and root is not held to it. */
 void a_users_endpoints_are_bounded(void)
 {
@@ -425,15 +450,7 @@ void a_users_endpoints_are_bounded(void)
 		return;
 	}
 	pid_t holder, second, third;
-	struct fill_report first = endpoints_in_child(gate, true, &holder);
-	if (first.made < 1 || first.result != -L_ENOMEM || first.made > 100)
-		t_fail("uid %d made %ld endpoints, then %ld: expected a few dozen, then -ENOMEM",
-		       USER_ID, first.made, first.result);
-	struct fill_report more = endpoints_in_child(gate, false, &second);
-	if (more.made != 0 || more.result != -L_ENOMEM)
-		t_fail("another process of uid %d made %ld endpoints more, then %ld: expected none "
-		       "(-ENOMEM)",
-		       USER_ID, more.made, more.result);
+	long made = fill_share(gate, make_endpoint, "endpoints", -L_ENOMEM, &holder, &second);
 	long root = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
 	if (root < 0)
 		t_fail("root cannot make an endpoint while uid %d holds its share: %ld", USER_ID,
@@ -443,14 +460,63 @@ void a_users_endpoints_are_bounded(void)
 	close(gate[1]);
 	waitpid(holder, NULL, 0);
 	waitpid(second, NULL, 0);
-	struct fill_report again = endpoints_in_child(gate, false, &third);
-	if (again.made != first.made)
+	struct fill_report again = filled_in_child(gate, false, make_endpoint, &third);
+	if (again.made != made)
 		t_fail("once the holder ended, uid %d made %ld endpoints, expected %ld again",
-		       USER_ID, again.made, first.made);
+		       USER_ID, again.made, made);
 	waitpid(third, NULL, 0);
 	close(gate[0]);
-	t_note("uid %d made %ld endpoints of capacity %d before -ENOMEM", USER_ID, first.made,
+	t_note("uid %d made %ld endpoints of capacity %d before -ENOMEM", USER_ID, made,
 	       IPC_QUEUE_MAX);
+}
+
+/* ---- Pipes: their rings count against the same share ------------------------- */
+
+/* One pipe: 0 or the negated errno.  Its descriptors stay open. */
+static long make_pipe(void)
+{
+	int fds[2];
+	return pipe(fds) < 0 ? -errno : 0;
+}
+
+/* Before: a pipe's 16 KiB ring was kernel memory anyone took, 128 pipes per
+ * process, so a user's processes held some 110 MiB of kernel heap.  Now a
+ * user other than root holds USER_KMEM_BYTES_MAX of pipes and endpoints
+ * together (-ENFILE past it), gets it back as they are freed, and root is
+ * not held to it. */
+void a_users_pipes_are_bounded(void)
+{
+	int gate[2];
+	if (pipe(gate) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	pid_t holder, second, third, fourth;
+	long made = fill_share(gate, make_pipe, "pipes", -L_ENFILE, &holder, &second);
+	struct fill_report endpoints = filled_in_child(gate, false, make_endpoint, &third);
+	if (endpoints.made != 0 || endpoints.result != -L_ENOMEM)
+		t_fail("uid %d made %ld endpoints while its pipes held its share, then %ld: "
+		       "expected none (-ENOMEM)",
+		       USER_ID, endpoints.made, endpoints.result);
+	int fds[2];
+	if (pipe(fds) < 0) {
+		t_fail("root cannot make a pipe while uid %d holds its share: %s", USER_ID,
+		       strerror(errno));
+	} else {
+		close(fds[0]);
+		close(fds[1]);
+	}
+	close(gate[1]);
+	waitpid(holder, NULL, 0);
+	waitpid(second, NULL, 0);
+	waitpid(third, NULL, 0);
+	struct fill_report again = filled_in_child(gate, false, make_pipe, &fourth);
+	if (again.made != made)
+		t_fail("once the holder ended, uid %d made %ld pipes, expected %ld again", USER_ID,
+		       again.made, made);
+	waitpid(fourth, NULL, 0);
+	close(gate[0]);
+	t_note("uid %d made %ld pipes before -ENFILE", USER_ID, made);
 }
 
 /* ---- Accounting: a user holds a bounded share of the results pages ----------- */

@@ -20,6 +20,7 @@
 #define L_EFAULT  14
 #define L_EBUSY   16
 #define L_EINVAL  22
+#define L_ENFILE  23
 #define L_ENOSPC  28
 #define L_EPIPE   32
 #define L_ENOSYS  38
@@ -143,6 +144,7 @@ void hole_d_kill_gives_memory_back(void);
 void a_user_cannot_fill_the_process_table(void);
 void a_users_endpoints_are_bounded(void);
 void a_users_results_pages_are_bounded(void);
+void a_users_pipes_are_bounded(void);
 void aspect_failures_show_no_kernel_address_to_a_user(void);
 void committed_memory_is_there_when_touched(void);
 void a_user_filling_tmp_takes_no_promised_memory(void);
