@@ -280,16 +280,18 @@ int ext2_free_block(struct ext2_fs *fs, uint32_t block)
 	return 0;
 }
 
-/* Whether inode ino is someone's: in memory, or linked on the disk.  An
- * inode bitmap that lost its bit would hand it out again: a second file on
- * the first's inode, whose contents and name would then be the new file's. */
-static bool inode_in_use(struct ext2_fs *fs, uint32_t ino)
+/* Whether inode ino is someone's: in memory, or linked on the disk (1), or
+ * free (0), or a negative error when it cannot be read.  An inode bitmap
+ * that lost its bit would hand it out again: a second file on the first's
+ * inode, whose contents and name would then be the new file's. */
+static int inode_in_use(struct ext2_fs *fs, uint32_t ino)
 {
 	for (const struct ext2_node *node = fs->live; node; node = node->next_live)
 		if (node->ino == ino)
-			return true;
+			return 1;
 	struct ext2_inode inode;
-	return ext2_read_inode(fs, ino, &inode) != 0 || inode.links_count != 0;
+	int error = ext2_read_inode(fs, ino, &inode);
+	return error ? error : inode.links_count != 0;
 }
 
 int ext2_alloc_inode(struct ext2_fs *fs, bool dir, uint32_t *ino)
@@ -308,11 +310,16 @@ int ext2_alloc_inode(struct ext2_fs *fs, bool dir, uint32_t *ino)
 		}
 		uint32_t number = group * fs->inodes_per_group + bit + 1;
 		/* Reserved inodes and inodes in use are never handed out: the bit
-		 * the bitmap lost is set again. */
-		if (number < fs->first_ino || number > fs->inodes_count ||
-		    inode_in_use(fs, number)) {
+		 * the bitmap lost is set again.  One that cannot be read (no
+		 * frame) is given back, free as it was. */
+		int in_use = number < fs->first_ino || number > fs->inodes_count
+				 ? 1
+				 : inode_in_use(fs, number);
+		if (in_use < 0)
+			bitmap_clear(fs, desc->inode_bitmap, bit);
+		if (in_use) {
 			pcache_put(page);
-			return -EIO;
+			return in_use < 0 ? in_use : -EIO;
 		}
 		desc->free_inodes_count--;
 		if (dir)
