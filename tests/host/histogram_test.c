@@ -40,7 +40,7 @@ static void every_value_has_a_tight_bucket(void)
  * value at rank ceil(p/100 * n). */
 static uint64_t exact(const uint64_t *sorted, size_t n, double p)
 {
-	double wanted = p / 100.0 * (double)n - 1e-9;
+	double wanted = p * (double)n / 100.0 - 1e-9;
 	size_t rank = wanted < 1 ? 1 : (size_t)wanted + (wanted > (double)(size_t)wanted);
 	return sorted[rank - 1];
 }

@@ -72,10 +72,10 @@ uint64_t hist_percentile(const struct histogram *h, double percentile)
 {
 	if (!h->count)
 		return 0;
-	/* Less a hair, so that a rank the percentage gives exactly is not
-	 * rounded up past it by the decimal's binary error (99.9 % of 1,000 is
-	 * 999, not 999.0000000000001: rank 1,000). */
-	double wanted = percentile / 100.0 * (double)h->count - 1e-9;
+	/* Multiplied first and less a hair, so that a rank the percentage gives
+	 * exactly is not rounded up past it by the decimal's binary error (99.9 %
+	 * of 1,000 is 999, not 999.0000000000001: rank 1,000). */
+	double wanted = percentile * (double)h->count / 100.0 - 1e-9;
 	uint64_t rank = wanted < 1 ? 1 : (uint64_t)wanted + (wanted > (double)(uint64_t)wanted);
 	uint64_t seen = 0;
 	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
