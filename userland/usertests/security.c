@@ -606,6 +606,7 @@ void a_users_results_pages_are_bounded(void)
 		waitpid(pids[i], NULL, 0);
 	if (root_child > 0)
 		waitpid(root_child, NULL, 0);
+	close(gate[0]);
 	if (pipe(gate) < 0)
 		return;
 	int again = fill_results_pages(gate, USER_ID, pids, MAX, &started, &refusal);
@@ -1560,8 +1561,11 @@ static void attach_when_released(const struct attach_pipes *p)
 	close(p->done[1]);
 	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
 	char byte = 0;
-	if (endpoint < 0 || read(p->release[0], &byte, 1) != 0)
+	if (endpoint < 0 || read(p->release[0], &byte, 1) != 0) {
+		if (write(p->tried[1], &byte, 1) != 1) /* the parent waits for one a child */
+			_exit(3);
 		_exit(2);
+	}
 	long channel = ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
 	if (write(p->tried[1], &byte, 1) != 1 || read(p->done[0], &byte, 1) != 0)
 		_exit(2); /* the endpoint stays open until every attach was tried */
