@@ -89,9 +89,10 @@ int ipc_reply(struct ipc_endpoint *endpoint, uint64_t token, const struct ipc_me
 int ipc_reply_receive(struct ipc_endpoint *endpoint, uint64_t token,
 		      const struct ipc_message *reply, struct ipc_message *message,
 		      uint64_t timeout_ns);
-/* ipc_reply_receive (join point ipc.reply_words_receive) whose reply is two words (label 0, words[0] = word0,
- * words[1] = word1, the other words 0, no payload), written straight into
- * the caller's reply (seL4's answer in registers: no message to copy).
+/* ipc_reply_receive (join point ipc.reply_words_receive) whose reply is
+ * two words (label 0, words[0] = word0, words[1] = word1, the other words
+ * 0, no payload), written straight into the caller's reply (seL4's answer
+ * in registers: no message to copy).
  * Returns what ipc_reply_receive returns, or -EINVAL (NULL arguments). */
 int ipc_reply_words_receive(struct ipc_endpoint *endpoint, uint64_t token, uint64_t word0,
 			    uint64_t word1, struct ipc_message *message, uint64_t timeout_ns);

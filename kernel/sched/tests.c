@@ -190,8 +190,9 @@ static void sleep_lasts_at_least_its_time(struct ktest *t)
  * own one-shot at its deadline, not left to the tick (which would end it up
  * to a period late): the CPU counts the sleeps its one-shot ended, and the
  * count goes up across the sleep (that the timer is then set for the
- * one-shot is ktest=time's oneshot_between_ticks_sets_the_timer_for_itself).  Counted, not timed: a stalled host that
- * lets the tick come too changes nothing, as the timer interrupt runs the
+ * one-shot is ktest=time's oneshot_between_ticks_sets_the_timer_for_itself).
+ * Counted, not timed: a stalled host that lets the tick come too changes
+ * nothing, as the timer interrupt runs the
  * one-shots before the tick; a try whose deadline a stall put past the tick
  * before it blocked shows nothing, and the next try goes again. */
 static void a_sleep_shorter_than_a_tick_ends_at_its_deadline_body(struct ktest *t)

@@ -276,7 +276,7 @@ __attribute__((used)) static void record_fast_code(void)
 	".purgem WORD_RECORD\n"
 	".purgem RING_PUBLISH\n"
 	".purgem RING_RESERVE\n"
-		"	.popsection\n"
+	"	.popsection\n"
 	:
 	: [sections] "i"(CPU_FIELD(jp_sections)), [calling] "i"(JP_SECTION_CALLING),
 	  [ring] "i"(CPU_FIELD(trace_ring)), [untraced] "i"(CPU_FIELD(untraced)),

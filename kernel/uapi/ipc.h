@@ -51,7 +51,8 @@ struct ipc_stats {
 /* ---- System calls (microScope's numbers, uapi/syscall_numbers.h) --------------
  * ms_ipc_create(capacity)                    → fd of a new endpoint (0: default),
  *                                              -EINVAL, -EMFILE, -ENOMEM (also past
- *                                              USER_KMEM_BYTES_MAX, uapi/proc.h, for a user but root)
+ *                                              USER_KMEM_BYTES_MAX, uapi/proc.h,
+ *                                              for a user but root)
  * ms_ipc_send(fd, message)                   → 0, -EAGAIN, -EPIPE, -EFAULT, -EINVAL
  * ms_ipc_call(fd, message, reply, timeout)   → 0, -ETIMEDOUT, -EPIPE, -EINTR, ...
  * ms_ipc_receive(fd, message, timeout)       → 0, -ETIMEDOUT, -EPIPE, -EINTR, ...
