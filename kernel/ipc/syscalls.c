@@ -54,13 +54,9 @@ static int message_buffer_writable(struct ipc_message __user *dst)
  * like the kernel's, against nothing. */
 SYSCALL_DEFINE1(ms_ipc_create, unsigned, capacity)
 {
-	if (capacity > IPC_QUEUE_MAX)
-		return -EINVAL;
-	uint32_t uid = proc_current_euid();
-	int error = -ENOMEM;
-	struct ipc_endpoint *e = uid == ROOT_UID
-				     ? ipc_endpoint_create("user", capacity)
-				     : ipc_endpoint_create_charged("user", capacity, uid, &error);
+	int error;
+	struct ipc_endpoint *e =
+	    ipc_endpoint_create_charged("user", capacity, proc_current_euid(), &error);
 	if (!e)
 		return error;
 	int fd = ipc_endpoint_install_fd(e);
