@@ -625,6 +625,19 @@ static int configure(struct lattrack *tracker, const struct kind *kind, void *an
  * filled, and a tracker detached is nobody else's half-made one. */
 static struct mutex instances_lock = MUTEX_INIT(instances_lock, "lattrack.kinds");
 
+/* Under instances_lock, with a reference of the caller's that this drops:
+ * the tracker destroyed first (its timer stopped, the reference keeping its
+ * memory), because the timer's reports are annotated from the instance,
+ * which is cleared, or reused by the next attach, only after. */
+static void destroy_then_detach(struct lattrack *tracker)
+{
+	lattrack_destroy(tracker);
+	for (int i = 0; i < LATTRACK_TRACKERS_MAX; i++)
+		if (instances[i].tracker == tracker)
+			detach_instance(i);
+	lattrack_put(tracker);
+}
+
 static int attach_kind_locked(const char *name, const char *kind_name, uint64_t threshold_ns,
 			      uint64_t timeout_ns, lattrack_callback callback, void *context)
 {
@@ -654,7 +667,9 @@ static int attach_kind_locked(const char *name, const char *kind_name, uint64_t 
 		goto out_detach;
 	return 0;
 out_detach:
-	detach_instance(slot);
+	lattrack_get_reference(tracker);
+	destroy_then_detach(tracker);
+	return error;
 out_destroy:
 	lattrack_destroy(tracker);
 	return error;
@@ -681,15 +696,8 @@ int lattrack_detach(const char *name)
 	struct lattrack *tracker = lattrack_get(name);
 	if (!tracker)
 		return -ENOENT;
-	/* Destroyed first (its timer stopped; the reference taken above keeps
-	 * its memory): the timer's reports are annotated from the instance,
-	 * which is cleared, or reused by the next attach, only after. */
-	lattrack_destroy(tracker);
 	mutex_lock(&instances_lock);
-	for (int i = 0; i < LATTRACK_TRACKERS_MAX; i++)
-		if (instances[i].tracker == tracker)
-			detach_instance(i);
+	destroy_then_detach(tracker);
 	mutex_unlock(&instances_lock);
-	lattrack_put(tracker);
 	return 0;
 }
