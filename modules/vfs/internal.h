@@ -71,5 +71,9 @@ void vfs_file_destroy(struct vfs_file *file);
 void *vfs_current_files(void);
 /* Gives proc the descriptor-table operations (process.c); once, from vfs_init. */
 void vfs_register_process_files(void);
+/* vfs.c: reads the program at path (absolute) whole for exec: a regular file
+ * the caller may run.  Returns 0 with *buffer (kfree it) and *length, or
+ * vfs_read_whole_file's errors, -EACCES. */
+int vfs_read_program(const char *path, void **buffer, size_t *length);
 
 #endif

@@ -4,8 +4,9 @@
  * vfs_init: a fresh table on /dev/console for a child of the kernel, a clone
  * at fork, close-on-exec at exec, release at exit, and the program file read
  * whole for execve, relative to the working directory (it must be executable
- * and readable by the caller: -EACCES), a descriptor read at an offset for a
- * private mmap of a file, and the file's pages for a shared one.
+ * and readable by the caller, checked on the file it reads: -EACCES), a
+ * descriptor read at an offset for a private mmap of a file, and the file's
+ * pages for a shared one.
  */
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -23,9 +24,7 @@ static int read_program(void *files, const char *path, void **image, size_t *siz
 			vfs_files_get_cwd(files, cwd);
 		error = vfs_path_normalize(cwd, path, absolute, VFS_PATH_MAX);
 		if (error >= 0)
-			error = vfs_access(absolute, VFS_MAY_EXEC);
-		if (error >= 0)
-			error = vfs_read_whole_file(absolute, image, size);
+			error = vfs_read_program(absolute, image, size);
 	}
 	kfree(cwd);
 	kfree(absolute);

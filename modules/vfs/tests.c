@@ -17,6 +17,7 @@
 #include "sched/one_cpu_case.h"
 #include "sched/sched.h"
 #include "time/time.h"
+#include "vfs/internal.h"
 #include "vfs/vfs.h"
 
 #define ARCHIVE_MAX 2048
@@ -661,6 +662,75 @@ static void many_writers_never_interleave(struct ktest *t)
 	vfs_close(r);
 }
 
+/* ---- exec reads what it checked ------------------------------------------ */
+
+#define RUNNABLE_TEXT "runnable"
+
+/* Replaces the program by a file nobody may run, once, on the test's own
+ * thread, right before the next vfs_open: the window between a permission
+ * check by name and the open that reads the file. */
+struct exec_swap {
+	struct thread *thread;
+	bool armed;
+	int deferred; /* jp_defer's answer */
+	int renamed;  /* vfs_rename's */
+};
+
+static void swap_program(struct jp_context *context, void *cookie)
+{
+	(void)context;
+	struct exec_swap *swap = cookie;
+	swap->renamed = vfs_rename(TEST_ROOT "/exec-plain", TEST_ROOT "/exec-prog");
+}
+
+static void swap_before_open(struct jp_context *context, void *cookie)
+{
+	struct exec_swap *swap = cookie;
+	if (context->thread != swap->thread ||
+	    !__atomic_exchange_n(&swap->armed, false, __ATOMIC_ACQ_REL))
+		return;
+	swap->deferred = jp_defer(context, swap_program, swap); /* rename sleeps */
+}
+
+static int write_file(const char *path, uint32_t mode, const char *text)
+{
+	struct vfs_file *f;
+	int err = vfs_open(path, VFS_O_WRONLY | VFS_O_CREAT | VFS_O_TRUNC, mode, &f);
+	if (err)
+		return err;
+	int64_t n = vfs_write(f, text, strlen(text));
+	vfs_close(f);
+	return n == (int64_t)strlen(text) ? vfs_chmod(path, mode) : -EIO;
+}
+
+/* A program swapped for a file without execute bits between the check and
+ * the read: exec gets -EACCES, or the program it checked, never the other
+ * file (the check is made on the node it opened). */
+static void exec_reads_the_file_it_checked(struct ktest *t)
+{
+	struct initrd_stats stats;
+	ASSERT_EQ(t, unpack_test_archive(&stats), 0);
+	ASSERT_EQ(t, write_file(TEST_ROOT "/exec-prog", 0755, RUNNABLE_TEXT), 0);
+	ASSERT_EQ(t, write_file(TEST_ROOT "/exec-plain", 0644, "not a program"), 0);
+	struct exec_swap swap = {.thread = thread_current(), .armed = true, .deferred = 1};
+	struct jp_advice gate = {.name = "vfs.exec_swap",
+				 .before = swap_before_open,
+				 .cookie = &swap,
+				 .flags = JP_ADVICE_DEFERS};
+	int handle = jp_attach("vfs.open", &gate);
+	ASSERT_TRUE(t, handle > 0);
+	void *image = NULL;
+	size_t length = 0;
+	int err = vfs_read_program(TEST_ROOT "/exec-prog", &image, &length);
+	jp_detach(handle);
+	EXPECT_EQ(t, swap.deferred, 0); /* the swap ran in the window */
+	EXPECT_EQ(t, swap.renamed, 0);
+	EXPECT_TRUE(t, err == -EACCES || (err == 0 && length == strlen(RUNNABLE_TEXT) &&
+					  !memcmp(image, RUNNABLE_TEXT, length)));
+	kfree(image);
+	vfs_unlink(TEST_ROOT "/exec-prog", false);
+}
+
 static void api_functions_are_join_points(struct ktest *t)
 {
 	static const char *const names[] = {
@@ -683,4 +753,5 @@ KTEST_SUITE(vfs, KTEST_CASE(unpacks_an_archive), KTEST_CASE(corrupt_archive_keep
 	    KTEST_CASE(pipe_without_reader_is_epipe), KTEST_CASE(pipe_nonblocking_is_eagain),
 	    KTEST_CASE(poller_sleeps_through_other_pipes_traffic),
 	    KTEST_CASE(pipe_reader_blocks_until_written), KTEST_CASE(blocked_writer_gets_epipe),
-	    KTEST_CASE(many_writers_never_interleave), KTEST_CASE(api_functions_are_join_points));
+	    KTEST_CASE(many_writers_never_interleave), KTEST_CASE(exec_reads_the_file_it_checked),
+	    KTEST_CASE(api_functions_are_join_points));

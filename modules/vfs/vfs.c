@@ -421,16 +421,13 @@ static int read_exactly(struct vfs_file *file, char *buffer, size_t length)
 	return vfs_read(file, &extra, 1) == 0 ? 0 : -EIO;
 }
 
-JOINPOINT_DEFINE(vfs, read_whole_file, int, const char *, path, void **, buffer, size_t *, length)
+/* Reads the whole of file, a regular file open for reading, into a new
+ * buffer. */
+static int read_open_file(struct vfs_file *file, void **buffer, size_t *length)
 {
-	struct vfs_file *file;
-	if (!buffer || !length)
-		return -EINVAL;
-	int err = vfs_open(path, VFS_O_RDONLY, 0, &file);
-	if (err)
-		return err;
 	size_t size = file->node->size;
 	char *data = NULL;
+	int err;
 	if (!VFS_IS_REG(file->node->mode))
 		err = VFS_IS_DIR(file->node->mode) ? -EISDIR : -EINVAL;
 	else if (size > WHOLE_FILE_MAX)
@@ -439,7 +436,6 @@ JOINPOINT_DEFINE(vfs, read_whole_file, int, const char *, path, void **, buffer,
 		err = -ENOMEM;
 	else
 		err = read_exactly(file, data, size);
-	vfs_close(file);
 	if (err) {
 		kfree(data);
 		return err;
@@ -448,6 +444,35 @@ JOINPOINT_DEFINE(vfs, read_whole_file, int, const char *, path, void **, buffer,
 	*buffer = data;
 	*length = size;
 	return 0;
+}
+
+JOINPOINT_DEFINE(vfs, read_whole_file, int, const char *, path, void **, buffer, size_t *, length)
+{
+	struct vfs_file *file;
+	if (!buffer || !length)
+		return -EINVAL;
+	int err = vfs_open(path, VFS_O_RDONLY, 0, &file);
+	if (err)
+		return err;
+	err = read_open_file(file, buffer, length);
+	vfs_close(file);
+	return err;
+}
+
+/* One open: the execute permission is checked on the node that open found
+ * and the bytes are read through it, so a rename between the two cannot
+ * give exec another file than the one checked. */
+int vfs_read_program(const char *path, void **buffer, size_t *length)
+{
+	struct vfs_file *file;
+	int err = vfs_open(path, VFS_O_RDONLY, 0, &file);
+	if (err)
+		return err;
+	err = vfs_permission(file->node, VFS_MAY_EXEC);
+	if (!err)
+		err = read_open_file(file, buffer, length);
+	vfs_close(file);
+	return err;
 }
 
 void vfs_init(void)
