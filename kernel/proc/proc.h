@@ -138,6 +138,11 @@ int proc_wait(int pid, int *status, int options);
  * Returns 0, -ESRCH (no such process, or a zombie; no process in the group)
  * or -EINVAL (unknown signal). */
 int proc_kill(int pid, int signal);
+/* proc_kill as the caller may (kill(2)): another user's process only with
+ * PRIV_SIGNAL (-EPERM), checked on the process the signal goes to, in the
+ * same hold of the table's lock.  A group or everybody (pid <= 0): each
+ * member the caller may signal. */
+int proc_kill_checked(int pid, int signal);
 /* As proc_kill for pid <= 0. */
 int proc_kill_group(int pid, int signal);
 /* Sends signal to every process in group pgid; safe in interrupt context

@@ -379,19 +379,34 @@ void proc_signal_locked(struct process *p, int signal)
 	waitq_wake_all(&p->child_exit);
 }
 
-int proc_kill(int pid, int signal)
+/* Signals process pid, if checked says it may: the lookup, the check and
+ * the delivery under one hold of proc_lock, so the process checked is the
+ * one signalled (its pid cannot be freed and taken by another meanwhile). */
+static int kill_one(int pid, int signal, bool checked)
 {
-	if (signal < 0 || signal >= PROC_SIGNALS)
-		return -EINVAL;
-	if (pid <= 0)
-		return proc_kill_group(pid, signal);
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	struct process *p = proc_find_locked(pid);
-	int error = !p || p->state == PROC_ZOMBIE ? -ESRCH : 0;
+	int error = !p ? -ESRCH : checked && !proc_may_signal_locked(p) ? -EPERM : 0;
+	if (!error && p->state == PROC_ZOMBIE)
+		error = -ESRCH;
 	if (!error)
 		proc_signal_locked(p, signal);
 	spin_unlock_irqrestore(&proc_lock, irq);
 	return error;
+}
+
+int proc_kill(int pid, int signal)
+{
+	if (signal < 0 || signal >= PROC_SIGNALS)
+		return -EINVAL;
+	return pid <= 0 ? proc_kill_group(pid, signal) : kill_one(pid, signal, false);
+}
+
+int proc_kill_checked(int pid, int signal)
+{
+	if (signal < 0 || signal >= PROC_SIGNALS)
+		return -EINVAL;
+	return pid <= 0 ? proc_kill_group(pid, signal) : kill_one(pid, signal, true);
 }
 
 void proc_request_exit(struct process *p, int code)

@@ -199,14 +199,13 @@ SYSCALL_DEFINE4(wait4, int, pid, int *, status, int, options, void *, usage)
 	return pid_found;
 }
 
-/* Another user's process only with PRIV_SIGNAL (-EPERM). */
+/* Another user's process only with PRIV_SIGNAL (-EPERM); a group or
+ * everybody: each member the caller may signal (session.c). */
 SYSCALL_DEFINE2(kill, int, pid, int, signal)
 {
 	if (signal < 0 || signal >= 32)
 		return -EINVAL;
-	/* A group or everybody: each member the caller may signal (session.c). */
-	int allowed = pid > 0 ? proc_may_act_on(pid, PRIV_SIGNAL) : 0;
-	return allowed ? allowed : proc_kill(pid, signal);
+	return proc_kill_checked(pid, signal);
 }
 
 /* ---- Memory ---------------------------------------------------------------- */
