@@ -23,6 +23,11 @@
  * Lifetime.  A socket embeds its anonymous node (S_IFSOCK).  Its creator
  * holds one reference; net_socket_open_file hands that reference to a file,
  * whose release closes the lwIP socket.  The node's last reference frees it.
+ *
+ * Shares.  A socket made by a user other than root is counted to that user
+ * (user_sockets.c) from before lwIP makes it until lwIP's socket is closed:
+ * as a socket, a datagram socket, and once it listens a listener; accept
+ * counts the new one to its caller before it takes the connection.
  */
 #include "lwip/api.h"
 #include "lwip/priv/sockets_priv.h"
@@ -35,6 +40,7 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "net/internal.h"
+#include "proc/proc.h"
 #include "sched/sched.h"
 #include "time/time.h"
 
@@ -153,14 +159,41 @@ static void set_slices(int lwip)
 	lwip_setsockopt(lwip, SOL_SOCKET, SO_SNDTIMEO, &slice, sizeof slice);
 }
 
-/* Wraps lwIP socket lwip (closed on failure). */
-static int socket_wrap(int lwip, int type, struct net_socket **out)
+static void release_charges(uint32_t uid, unsigned charges)
+{
+	for (unsigned kind = 0; kind < NET_CHARGE_KINDS; kind++)
+		if (charges & (1u << kind))
+			net_user_release(uid, (enum net_charge)kind);
+}
+
+/* Counts each kind in charges (1 << enum net_charge) to uid: all of them,
+ * or none and -ENOBUFS. */
+static int take_charges(uint32_t uid, unsigned charges)
+{
+	for (unsigned kind = 0; kind < NET_CHARGE_KINDS; kind++) {
+		if (!(charges & (1u << kind)))
+			continue;
+		int err = net_user_charge(uid, (enum net_charge)kind);
+		if (err) {
+			release_charges(uid, charges & ((1u << kind) - 1));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Wraps lwIP socket lwip, which holds charges counted to uid (closed and
+ * given back on failure). */
+static int socket_wrap(int lwip, int type, uint32_t uid, unsigned charges, struct net_socket **out)
 {
 	struct net_socket *s = kzalloc(sizeof *s);
 	if (!s) {
 		lwip_close(lwip);
+		release_charges(uid, charges);
 		return -ENOMEM;
 	}
+	s->charged_uid = uid;
+	s->charges = charges;
 	__atomic_add_fetch(&sockets_alive, 1, __ATOMIC_RELAXED);
 	vfs_node_init(&s->node, NET_S_IFSOCK | 0777, &socket_node_ops, &socket_file_ops, s);
 	s->node.inode = vfs_next_inode();
@@ -194,10 +227,19 @@ JOINPOINT_DEFINE_AS(net, socket, net_socket_create, int, int, domain, int, type,
 		return kind >= NET_SOCK_STREAM && kind <= NET_SOCK_RAW ? -EPROTONOSUPPORT : -EINVAL;
 	if (!net_started())
 		return -ENETDOWN;
+	uint32_t uid = proc_current_euid();
+	unsigned charges =
+	    1u << NET_CHARGE_SOCKET | (kind == NET_SOCK_DGRAM ? 1u << NET_CHARGE_DATAGRAM : 0);
+	int err = take_charges(uid, charges);
+	if (err)
+		return err;
 	int lwip = lwip_socket(AF_INET, kind, protocol);
-	if (lwip < 0)
-		return lwip_error();
-	int err = socket_wrap(lwip, kind, out);
+	if (lwip < 0) {
+		err = lwip_error();
+		release_charges(uid, charges);
+		return err;
+	}
+	err = socket_wrap(lwip, kind, uid, charges, out);
 	if (!err && (type & NET_SOCK_NONBLOCK))
 		(*out)->nonblocking = true;
 	if (!err)
@@ -205,12 +247,15 @@ JOINPOINT_DEFINE_AS(net, socket, net_socket_create, int, int, domain, int, type,
 	return err;
 }
 
-/* Closes lwIP's socket, once. */
+/* Closes lwIP's socket, once, and gives back what it was charged. */
 static void close_lwip(struct net_socket *s)
 {
 	int lwip = __atomic_exchange_n(&s->lwip, -1, __ATOMIC_ACQ_REL);
-	if (lwip >= 0)
+	if (lwip >= 0) {
 		lwip_close(lwip);
+		release_charges(s->charged_uid,
+				__atomic_exchange_n(&s->charges, 0, __ATOMIC_ACQ_REL));
+	}
 	vfs_poll_notify();
 }
 
@@ -322,9 +367,17 @@ static int listen_lwip(struct net_socket *socket, int backlog)
 	if (!again && !lwip_getsockname(socket->lwip, (struct sockaddr *)&a, &length) &&
 	    a.sin_port && port_listened_on(&a))
 		return -EADDRINUSE;
-	int err = lwip_listen(socket->lwip, backlog) ? lwip_error() : 0;
+	/* A first listen takes a listener from lwIP's pool: counted first. */
+	unsigned charge = again ? 0 : 1u << NET_CHARGE_LISTENER;
+	int err = take_charges(socket->charged_uid, charge);
+	if (err)
+		return err;
+	__atomic_or_fetch(&socket->charges, charge, __ATOMIC_ACQ_REL);
+	err = lwip_listen(socket->lwip, backlog) ? lwip_error() : 0;
 	if (!err)
 		__atomic_store_n(&socket->state, NET_SOCKET_LISTENING, __ATOMIC_RELEASE);
+	else if (__atomic_fetch_and(&socket->charges, ~charge, __ATOMIC_ACQ_REL) & charge)
+		release_charges(socket->charged_uid, charge);
 	return err;
 }
 
@@ -355,13 +408,19 @@ JOINPOINT_DEFINE(net, accept, int, struct net_socket *, socket, struct net_socke
 		return -EOPNOTSUPP;
 	if (__atomic_load_n(&socket->state, __ATOMIC_ACQUIRE) != NET_SOCKET_LISTENING)
 		return -EINVAL;
+	/* The new socket is counted to the caller before lwIP gives it: a
+	 * caller past its share leaves the connection queued. */
+	uint32_t uid = proc_current_euid();
+	err = take_charges(uid, 1u << NET_CHARGE_SOCKET);
+	if (err)
+		return err;
 	sync_blocking(socket);
 	uint64_t deadline = deadline_after(socket->recv_timeout_ns);
 	for (;;) {
 		socklen_t length = sizeof a;
 		int lwip = lwip_accept(socket->lwip, (struct sockaddr *)&a, &length);
 		if (lwip >= 0) {
-			err = socket_wrap(lwip, NET_SOCK_STREAM, out);
+			err = socket_wrap(lwip, NET_SOCK_STREAM, uid, 1u << NET_CHARGE_SOCKET, out);
 			if (!err)
 				(*out)->state = NET_SOCKET_CONNECTED;
 			if (!err && peer)
@@ -371,8 +430,10 @@ JOINPOINT_DEFINE(net, accept, int, struct net_socket *, socket, struct net_socke
 			return err;
 		}
 		err = lwip_error();
-		if (err != -EAGAIN || !keep_waiting(socket, 0, deadline, &err))
+		if (err != -EAGAIN || !keep_waiting(socket, 0, deadline, &err)) {
+			release_charges(uid, 1u << NET_CHARGE_SOCKET);
 			return err;
+		}
 	}
 }
 

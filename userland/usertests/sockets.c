@@ -4,12 +4,16 @@
  * socket listens on (lwIP's SO_REUSEADDR would let a more exact bind take
  * its connections), and a TCP peer's address out of recvfrom (none: its
  * length 0, as Linux; lwIP would have left stack bytes there after a reset).
+ * And a user's share of lwIP's sockets: one user opening sockets until
+ * refused leaves root sockets and a working connection.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <microscope/syscall.h>
@@ -18,6 +22,7 @@
 
 #define L_EACCES     13
 #define L_EADDRINUSE 98
+#define L_ENOBUFS    105
 #define USER_ID      1000
 #define LOW_PORT     79 /* below 1024, and nothing listens there */
 
@@ -115,4 +120,206 @@ void sockets_refuse_what_is_not_the_callers(void)
 	no_bind_over_a_listener(port);
 	stream_recvfrom_gives_no_address(listener, port);
 	close(listener);
+}
+
+/* ---- A user's share of the sockets ------------------------------------------ */
+
+#define SOCKETS_TRIED 240 /* past a user's share, short of a process's 256 descriptors */
+#define FILLERS       5   /* users that fill their share at once: together past lwIP's pool */
+
+struct socket_fill {
+	long made;   /* sockets opened */
+	long result; /* what the last socket() returned */
+};
+
+/* One socket of each kind (kept open): its descriptor or the negated errno
+ * of the call that failed. */
+static long open_stream(void)
+{
+	return ms_syscall3(__NR_socket, AF_INET, SOCK_STREAM, 0);
+}
+
+static long open_datagram(void)
+{
+	return ms_syscall3(__NR_socket, AF_INET, SOCK_DGRAM, 0);
+}
+
+static long open_listener(void)
+{
+	long fd = open_stream();
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	long result = fd < 0 ? fd : ms_syscall3(__NR_bind, fd, (long)&a, sizeof a);
+	if (result == 0)
+		result = ms_syscall3(__NR_listen, fd, 1, 0);
+	return result < 0 ? result : fd;
+}
+
+/* As uid: opens sockets with make until one is refused (or SOCKETS_TRIED),
+ * reports through report_fd, holds them until the gate closes. */
+static void fill_sockets_as(uint32_t uid, long (*make)(void), int report_fd, int gate_fd)
+{
+	if (setgid(uid) < 0 || setuid(uid) < 0)
+		_exit(1);
+	struct socket_fill fill = {0, 0};
+	while (fill.made < SOCKETS_TRIED) {
+		fill.result = make();
+		if (fill.result < 0)
+			break;
+		fill.made++;
+	}
+	write(report_fd, &fill, sizeof fill);
+	char c;
+	read(gate_fd, &c, 1); /* end of file when the test closes the gate */
+	_exit(0);
+}
+
+/* Forks a process of uid that fills (fill_sockets_as) and returns its
+ * report; *pid is the process, which holds its sockets until gate closes. */
+static struct socket_fill filled_by(uint32_t uid, long (*make)(void), const int gate[2], pid_t *pid)
+{
+	struct socket_fill fill = {-1, 0};
+	int fds[2];
+	if (pipe(fds) < 0)
+		return fill;
+	fflush(stdout);
+	*pid = fork();
+	if (*pid == 0) {
+		close(fds[0]);
+		close(gate[1]);
+		fill_sockets_as(uid, make, fds[1], gate[0]);
+	}
+	close(fds[1]);
+	if (*pid < 0 || read(fds[0], &fill, sizeof fill) != sizeof fill)
+		fill.made = -1;
+	close(fds[0]);
+	return fill;
+}
+
+/* As root: a listener on 127.0.0.1, a connection to it, one byte across.
+ * Returns 0, or the step that failed. */
+static const char *loopback_connection_works(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t length = sizeof a;
+	int listener = socket(AF_INET, SOCK_STREAM, 0), client = -1, server = -1;
+	const char *failed = NULL;
+	char byte = 'x', got = 0;
+	if (listener < 0)
+		failed = "socket (listener)";
+	else if (bind(listener, (struct sockaddr *)&a, sizeof a) || listen(listener, 1) ||
+		 getsockname(listener, (struct sockaddr *)&a, &length))
+		failed = "bind, listen";
+	else if ((client = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		failed = "socket (client)";
+	else if (connect(client, (struct sockaddr *)&a, sizeof a))
+		failed = "connect";
+	else if ((server = accept(listener, NULL, NULL)) < 0)
+		failed = "accept";
+	else if (write(client, &byte, 1) != 1 || read(server, &got, 1) != 1 || got != byte)
+		failed = "a byte across";
+	if (server >= 0)
+		close(server);
+	if (client >= 0)
+		close(client);
+	if (listener >= 0)
+		close(listener);
+	return failed;
+}
+
+/* Users 1000.. fill their shares of stream sockets at once (FILLERS of
+ * them); returns how many the first made, the others in *others. */
+static long fill_stream_shares(const int gate[2], pid_t pids[FILLERS + 1], long *others)
+{
+	struct socket_fill first = filled_by(USER_ID, open_stream, gate, &pids[0]);
+	if (first.made < 1 || first.made >= 100 || first.result != -L_ENOBUFS)
+		t_fail("uid %d opened %ld sockets, then %ld: expected its share (under 100), then "
+		       "-ENOBUFS",
+		       USER_ID, first.made, first.result);
+	struct socket_fill more = filled_by(USER_ID, open_stream, gate, &pids[1]);
+	if (more.made != 0 || more.result != -L_ENOBUFS)
+		t_fail("another process of uid %d opened %ld sockets more, then %ld: expected none",
+		       USER_ID, more.made, more.result);
+	*others = 0;
+	for (int i = 1; i < FILLERS; i++) {
+		struct socket_fill fill = filled_by(USER_ID + i, open_stream, gate, &pids[i + 1]);
+		if (fill.result != -L_ENOBUFS)
+			t_fail("uid %d's sockets ended with %ld, expected -ENOBUFS", USER_ID + i,
+			       fill.result);
+		*others += fill.made > 0 ? fill.made : 0;
+	}
+	return first.made;
+}
+
+static void end_fillers(int gate[2], pid_t *pids, int count)
+{
+	close(gate[1]);
+	for (int i = 0; i < count; i++)
+		if (pids[i] > 0)
+			waitpid(pids[i], NULL, 0);
+	close(gate[0]);
+}
+
+/* Before: one user's processes opened sockets until lwIP's pool (128 then) was
+ * empty, and root could not open one: httpd could not accept.  Now a user
+ * holds NET_USER_SOCKETS_MAX (-ENOBUFS past it), all users together leave
+ * root its reserve, and root's connection over loopback works. */
+void a_user_cannot_take_every_socket(void)
+{
+	int gate[2];
+	pid_t pids[FILLERS + 1] = {0};
+	if (pipe(gate) < 0) {
+		t_fail("pipe failed");
+		return;
+	}
+	long others, made = fill_stream_shares(gate, pids, &others);
+	const char *failed = loopback_connection_works();
+	if (failed)
+		t_fail("root's connection over loopback failed at %s while users held %ld sockets",
+		       failed, made + others);
+	end_fillers(gate, pids, FILLERS + 1);
+	pid_t again_pid;
+	int again_gate[2];
+	if (pipe(again_gate) < 0)
+		return;
+	struct socket_fill again = filled_by(USER_ID, open_stream, again_gate, &again_pid);
+	if (again.made != made)
+		t_fail("once its processes ended, uid %d opened %ld sockets, expected %ld again",
+		       USER_ID, again.made, made);
+	end_fillers(again_gate, &again_pid, 1);
+	t_note("uid %d opened %ld sockets before -ENOBUFS; %d users together %ld", USER_ID, made,
+	       FILLERS, made + others);
+}
+
+/* A user fills what all users may hold of a pool lwIP keeps small (make:
+ * UDP sockets, listeners; what: their name), and root still gets one with
+ * root_make. */
+static void small_pool_keeps_roots_share(long (*make)(void), long (*root_make)(void),
+					 const char *what)
+{
+	int gate[2];
+	pid_t pid;
+	if (pipe(gate) < 0) {
+		t_fail("pipe failed");
+		return;
+	}
+	struct socket_fill fill = filled_by(USER_ID, make, gate, &pid);
+	if (fill.made < 1 || fill.result != -L_ENOBUFS)
+		t_fail("uid %d made %ld %s, then %ld: expected some, then -ENOBUFS", USER_ID,
+		       fill.made, what, fill.result);
+	long root = root_make();
+	if (root < 0)
+		t_fail("root cannot make one of the %s while uid %d holds %ld: %ld", what, USER_ID,
+		       fill.made, root);
+	else
+		close((int)root);
+	end_fillers(gate, &pid, 1);
+	t_note("uid %d made %ld %s before -ENOBUFS", USER_ID, fill.made, what);
+}
+
+/* Before: lwIP's 16 UDP sockets and 16 listeners went to whoever asked:
+ * a user holding them left root none (httpd could not listen again). */
+void small_socket_pools_keep_roots_share(void)
+{
+	small_pool_keeps_roots_share(open_datagram, open_datagram, "UDP sockets");
+	small_pool_keeps_roots_share(open_listener, open_listener, "listeners");
 }

@@ -101,8 +101,10 @@ void mount_and_umount(void);
 void renames_racing_never_make_a_cycle(void);
 void directory_with_a_mount_below_stays(void);
 void file_mmap_and_positional_io(void);
-/* sockets.c: ports and addresses a caller is not entitled to */
+/* sockets.c: ports and addresses a caller is not entitled to, a user's share */
 void sockets_refuse_what_is_not_the_callers(void);
+void a_user_cannot_take_every_socket(void);
+void small_socket_pools_keep_roots_share(void);
 /* sendfile.c: a file to a socket and a file, and refusals */
 void sendfile_sends_a_file_to_a_socket_and_a_file(void);
 void sendfile_refuses_hostile_input(void);

@@ -9,7 +9,8 @@
  *
  *     #include "lwip/opt.h"            // this file, then lwIP's defaults
  *     #if LWIP_TCP ... #endif
- *     MEMP_NUM_TCP_PCB sockets may be connected at once
+ *     MEMP_NUM_TCP_PCB sockets may be connected at once (users other than root:
+ *     fewer, modules/net/user_sockets.c)
  */
 #ifndef MODULES_NET_INCLUDE_LWIPOPTS_H
 #define MODULES_NET_INCLUDE_LWIPOPTS_H
@@ -49,14 +50,14 @@ extern void *net_ram_heap;
 #define MEMP_NUM_PBUF            256
 #define MEMP_NUM_RAW_PCB         8
 #define MEMP_NUM_UDP_PCB         16
-#define MEMP_NUM_TCP_PCB         128
+#define MEMP_NUM_TCP_PCB         256
 #define MEMP_NUM_TCP_PCB_LISTEN  16
 #define MEMP_NUM_TCP_SEG         1024
 #define MEMP_NUM_REASSDATA       8
 #define MEMP_NUM_FRAG_PBUF       16
 #define MEMP_NUM_ARP_QUEUE       32
 #define MEMP_NUM_NETBUF          64
-#define MEMP_NUM_NETCONN         128
+#define MEMP_NUM_NETCONN         256
 #define MEMP_NUM_SELECT_CB       32
 #define MEMP_NUM_TCPIP_MSG_API   64
 #define MEMP_NUM_TCPIP_MSG_INPKT 256
