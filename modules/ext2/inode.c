@@ -42,10 +42,72 @@ static bool is_dir(const struct ext2_node *node)
 
 /* ---- The block map -------------------------------------------------------- */
 
-/* Pointer slot index of the indirect block at block; allocates (zeroed) the
- * block it names when create and it is 0.  *fresh says a data block was new. */
+#ifdef KERNEL_TESTS
+unsigned ext2_test_failing_block_zeroings;
+#endif
+
+/* Zeroes a new indirect block in its cached page and on the disk (ext2_lock
+ * held); the page is left clean, the disk holding the same zeros. */
+static int zero_block(struct ext2_fs *fs, uint32_t block)
+{
+	struct pcache_page *page;
+#ifdef KERNEL_TESTS
+	if (ext2_test_failing_block_zeroings) {
+		ext2_test_failing_block_zeroings--;
+		return -ENOMEM;
+	}
+#endif
+	int error = ext2_meta_get(fs, block, PCACHE_ZERO, &page);
+	if (error)
+		return error;
+	memset(page->data, 0, EXT2_BLOCK_SIZE);
+	error = block_rw(fs->disk, BLOCK_WRITE, (uint64_t)block * EXT2_SECTORS_PER_BLOCK,
+			 EXT2_SECTORS_PER_BLOCK, page->data);
+	pcache_put(page);
+	return error;
+}
+
+/* A block for the map at a pointer that is 0: a data block (last), or an
+ * indirect block zeroed on the disk before anything names it, so that a
+ * failure in between (no frame, a write error) or a crash before the next
+ * sync never leaves a pointer to a block of stale pointers; such a block
+ * is freed again.  The caller links it and counts it in the inode. */
+static int alloc_map_block(struct ext2_fs *fs, bool last, uint32_t *block)
+{
+	int error = ext2_alloc_block(fs, block);
+	if (error || last)
+		return error;
+	error = zero_block(fs, *block);
+	if (error) {
+		ext2_free_block(fs, *block);
+		*block = 0;
+	}
+	return error;
+}
+
+/* Makes sure *pointer names a block when create, allocating one (a data
+ * block when last, else a zeroed indirect block) and linking it; *fresh
+ * says it was new.  A pointer that is set is left as it is. */
+static int ensure_block(struct ext2_node *node, uint32_t *pointer, bool create, bool last,
+			bool *fresh)
+{
+	if (*pointer || !create)
+		return 0;
+	uint32_t block;
+	int error = alloc_map_block(node->fs, last, &block);
+	if (error)
+		return error;
+	*pointer = block;
+	node->disk.blocks += EXT2_SECTORS_PER_BLOCK;
+	*fresh = true;
+	return 0;
+}
+
+/* Pointer slot index of the indirect block at indirect; allocates the
+ * block it names when create and it is 0 (as ensure_block).  *fresh says
+ * the block is new. */
 static int indirect_slot(struct ext2_node *node, uint32_t indirect, uint32_t index, bool create,
-			 uint32_t *out, bool *fresh)
+			 bool last, uint32_t *out, bool *fresh)
 {
 	struct ext2_fs *fs = node->fs;
 	struct pcache_page *page;
@@ -57,59 +119,24 @@ static int indirect_slot(struct ext2_node *node, uint32_t indirect, uint32_t ind
 	uint32_t *slots = (uint32_t *)page->data;
 	if (slots[index] && !ext2_data_block(fs, slots[index]))
 		error = -EIO;
-	else if (slots[index] == 0 && create) {
-		uint32_t block;
-		error = ext2_alloc_block(fs, &block);
-		if (!error) {
-			slots[index] = block;
-			pcache_mark_dirty(page);
-			node->disk.blocks += EXT2_SECTORS_PER_BLOCK;
-			*fresh = true;
-		}
-	}
+	else
+		error = ensure_block(node, &slots[index], create, last, fresh);
+	if (!error && *fresh)
+		pcache_mark_dirty(page);
 	*out = error ? 0 : slots[index];
 	pcache_put(page);
 	return error;
 }
 
-/* Makes sure *pointer names a block (allocating one when create). */
-static int ensure_block(struct ext2_node *node, uint32_t *pointer, bool create, bool *fresh)
-{
-	if (*pointer || !create)
-		return 0;
-	uint32_t block;
-	int error = ext2_alloc_block(node->fs, &block);
-	if (error)
-		return error;
-	*pointer = block;
-	node->disk.blocks += EXT2_SECTORS_PER_BLOCK;
-	*fresh = true;
-	return 0;
-}
-
-/* A new indirect block must start zeroed (no stale pointers from the disk). */
-static int zero_block(struct ext2_node *node, uint32_t block)
-{
-	struct pcache_page *page;
-	int error = ext2_meta_get(node->fs, block, PCACHE_ZERO, &page);
-	if (error)
-		return error;
-	memset(page->data, 0, EXT2_BLOCK_SIZE);
-	pcache_mark_dirty(page);
-	pcache_put(page);
-	return 0;
-}
-
 /* Follows (or creates) one level of indirection: *block is the indirect
- * block, index the slot; the result replaces *block. */
+ * block, index the slot; the result replaces *block.  *fresh says a data
+ * block (last) was new. */
 static int step(struct ext2_node *node, uint32_t *block, uint32_t index, bool create, bool last,
 		bool *fresh)
 {
 	bool new_block = false;
 	uint32_t next = 0;
-	int error = indirect_slot(node, *block, index, create, &next, &new_block);
-	if (!error && new_block && !last)
-		error = zero_block(node, next);
+	int error = indirect_slot(node, *block, index, create, last, &next, &new_block);
 	if (new_block && last)
 		*fresh = true;
 	*block = next;
@@ -124,7 +151,7 @@ int ext2_bmap(struct ext2_node *node, uint64_t file_block, bool create, uint32_t
 	*fresh = false;
 	*block = 0;
 	if (file_block < EXT2_NDIR_BLOCKS) {
-		int error = ensure_block(node, &direct[file_block], create, fresh);
+		int error = ensure_block(node, &direct[file_block], create, true, fresh);
 		if (!error && direct[file_block] && !ext2_data_block(node->fs, direct[file_block]))
 			return -EIO; /* a corrupt pointer: its block is never read or written */
 		*block = error ? 0 : direct[file_block];
@@ -137,9 +164,7 @@ int ext2_bmap(struct ext2_node *node, uint64_t file_block, bool create, uint32_t
 		if (file_block >= (uint64_t)EXT2_PTRS * EXT2_PTRS)
 			return -EFBIG;
 	}
-	int error = ensure_block(node, &direct[root_index], create, &made);
-	if (!error && made)
-		error = zero_block(node, direct[root_index]);
+	int error = ensure_block(node, &direct[root_index], create, false, &made);
 	uint32_t current = direct[root_index];
 	if (error || current == 0)
 		return error;

@@ -156,6 +156,9 @@ int ext2_page_for_write(struct ext2_node *node, uint64_t index, uint32_t block, 
 /* Tests only: the next this many ext2_page_for_write fetches fail with
  * -ENOMEM, as when no frame is left. */
 extern unsigned ext2_test_failing_page_fetches;
+/* Tests only: the next this many zeroings of a new indirect block fail with
+ * -ENOMEM, as when no frame is left for its page. */
+extern unsigned ext2_test_failing_block_zeroings;
 /* Tests only: when not EXT2_OWN_IDS, the uid and gid ext2_may_use_reserve
  * sees for the caller (a kernel thread is root). */
 #define EXT2_OWN_IDS 0xffffffffu

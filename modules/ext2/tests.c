@@ -766,6 +766,66 @@ static void failed_page_fetch_gives_the_fresh_block_back(struct ktest *t)
 	mutex_unlock(&ext2_lock);
 }
 
+/* Writes pointers to itself over block, on the disk, and frees it again
+ * (ext2_lock held): the block the next allocation takes then holds what a
+ * freed indirect block left, pointers a reader would follow. */
+static bool leave_stale_pointers(struct ext2_fs *fs, uint32_t *block)
+{
+	uint32_t *slots = kmalloc(EXT2_BLOCK_SIZE);
+	bool written = slots && ext2_alloc_block(fs, block) == 0;
+	for (uint32_t i = 0; written && i < EXT2_PTRS; i++)
+		slots[i] = *block;
+	uint64_t sector = (uint64_t)*block * EXT2_SECTORS_PER_BLOCK;
+	written =
+	    written && block_rw(fs->disk, BLOCK_WRITE, sector, EXT2_SECTORS_PER_BLOCK, slots) == 0;
+	written = written && ext2_free_block(fs, *block) == 0;
+	kfree(slots);
+	return written;
+}
+
+/* A new indirect block that cannot be zeroed (no frame) is never linked into
+ * the file: the write fails, the block is free again, nothing names it, and
+ * the hole it was for still reads as zeros (not the stale pointers the block
+ * held).  The next write links it zeroed, on the disk too.  The host's
+ * e2fsck -fn checks the image afterwards. */
+static void failed_zeroing_links_no_indirect_block(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *path = EXT2_BOOT_MOUNT "/unzeroed.bin";
+	const uint64_t size = (EXT2_NDIR_BLOCKS + 2) * PAGE_SIZE;
+	struct vfs_file *file;
+	ASSERT_EQ(t, write_file(path, "", 0, 0644), 0);
+	ASSERT_EQ(t, vfs_open(path, VFS_O_RDWR, 0, &file), 0);
+	ASSERT_EQ(t, vfs_truncate_file(file, size), 0); /* a hole past the direct blocks */
+	struct ext2_node *node = file->node->private;
+	struct ext2_fs *fs = node->fs;
+	uint32_t stale;
+	mutex_lock(&ext2_lock);
+	bool left = leave_stale_pointers(fs, &stale);
+	uint32_t free_before = free_blocks(fs);
+	mutex_unlock(&ext2_lock);
+	ASSERT_TRUE(t, left);
+	ext2_test_failing_block_zeroings = 1;
+	EXPECT_EQ(t, vfs_pwrite(file, "x", 1, EXT2_NDIR_BLOCKS * PAGE_SIZE), -ENOMEM);
+	EXPECT_EQ(t, ext2_test_failing_block_zeroings, 0); /* the failure was met */
+	ext2_test_failing_block_zeroings = 0;
+	EXPECT_EQ(t, node->disk.block[EXT2_IND_BLOCK], 0);
+	EXPECT_EQ(t, node->disk.blocks, 0);
+	mutex_lock(&ext2_lock);
+	EXPECT_EQ(t, free_blocks(fs), free_before);
+	mutex_unlock(&ext2_lock);
+	expect_zeros(t, file, 0, size);
+	EXPECT_EQ(t, vfs_pwrite(file, "y", 1, EXT2_NDIR_BLOCKS * PAGE_SIZE), 1);
+	EXPECT_EQ(t, node->disk.block[EXT2_IND_BLOCK], stale); /* taken again, zeroed */
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+	pcache_shrink(0); /* read from the disk again */
+	expect_zeros(t, file, (EXT2_NDIR_BLOCKS + 1) * PAGE_SIZE, size);
+	vfs_close(file);
+	EXPECT_EQ(t, vfs_unlink(path, false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+}
+
 /* The blocks mke2fs reserved (5 %) are root's: another user's write stops
  * with -ENOSPC where only they are left; root, and the reserved uid, go on.
  * The reserve is moved to two blocks below what is free, so two pages fit. */
@@ -809,6 +869,7 @@ KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(stores_past_the_end_stay_out_of_the_file),
 	    KTEST_CASE(directory_of_a_partial_block_is_refused),
 	    KTEST_CASE(failed_page_fetch_gives_the_fresh_block_back),
+	    KTEST_CASE(failed_zeroing_links_no_indirect_block),
 	    KTEST_CASE(reserved_blocks_are_for_root));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
 
