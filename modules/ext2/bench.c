@@ -82,7 +82,10 @@ static void hit_cost(void)
 		return;
 	struct ext2_node *node = file->node->private;
 	struct pcache_page *page;
-	if (pcache_get(&node->mapping, 0, PCACHE_READ, &page) == 0) {
+	mutex_lock(&ext2_lock); /* a miss fills the page, which needs ext2's block map */
+	int error = pcache_get(&node->mapping, 0, PCACHE_READ, &page);
+	mutex_unlock(&ext2_lock);
+	if (error == 0) {
 		pcache_put(page);
 		uint64_t start = rdtsc();
 		for (unsigned i = 0; i < HIT_ROUNDS; i++) {

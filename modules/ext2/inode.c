@@ -182,24 +182,36 @@ int ext2_bmap(struct ext2_node *node, uint64_t file_block, bool create, uint32_t
 
 /* ---- Pages of a file -------------------------------------------------------- */
 
-/* The block behind page index of node, or 0 for a hole.  Page fills and
- * write-backs normally come from ext2's own calls, under ext2_lock; one that
- * another page-cache user's eviction causes takes the lock here. */
+/* The block behind page index of node, or 0 for a hole, for a page being
+ * filled (busy).  Fills normally come from ext2's own calls, under
+ * ext2_lock.  One that comes without it (another page-cache user) only
+ * tries the lock and answers -EAGAIN when it is taken: the order is
+ * ext2_lock, then a busy page, and the holder may be waiting for this very
+ * page (pcache_forget in a truncation, pcache_sync); the page is not kept,
+ * and the next reader fills it again. */
 static int file_block_of(struct ext2_node *node, uint64_t index, uint32_t *block)
 {
 	bool locked_here = !mutex_held_by_me(&ext2_lock), fresh;
-	if (locked_here)
-		mutex_lock(&ext2_lock);
+	if (locked_here && !mutex_trylock(&ext2_lock))
+		return -EAGAIN;
 	int error = ext2_bmap(node, index, false, block, &fresh);
 	if (locked_here)
 		mutex_unlock(&ext2_lock);
 	return error;
 }
 
+#ifdef KERNEL_TESTS
+void (*ext2_test_page_fill_hook)(struct ext2_node *node, uint64_t index);
+#endif
+
 static int file_read_page(struct pcache_mapping *mapping, uint64_t index, void *page)
 {
 	struct ext2_node *node = mapping->owner;
 	uint32_t block;
+#ifdef KERNEL_TESTS
+	if (ext2_test_page_fill_hook)
+		ext2_test_page_fill_hook(node, index);
+#endif
 	int error = file_block_of(node, index, &block);
 	if (error)
 		return error;
@@ -295,8 +307,8 @@ static int submit_run(struct ext2_node *node, struct block_request *request, uin
 	return error;
 }
 
-/* Looks up the blocks of count pages from first (ext2_lock held or not);
- * a block past the disk is -EIO. */
+/* Looks up the blocks of count pages from first (as file_block_of: without
+ * ext2_lock, -EAGAIN when another holds it); a block past the disk is -EIO. */
 static int window_blocks(struct ext2_node *node, uint64_t first, unsigned count, uint32_t *blocks)
 {
 	int error = 0;

@@ -159,6 +159,9 @@ extern unsigned ext2_test_failing_page_fetches;
 /* Tests only: the next this many zeroings of a new indirect block fail with
  * -ENOMEM, as when no frame is left for its page. */
 extern unsigned ext2_test_failing_block_zeroings;
+/* Tests only: when set, called by a page fill of a file (its page busy)
+ * before the fill looks its block up. */
+extern void (*ext2_test_page_fill_hook)(struct ext2_node *node, uint64_t index);
 /* Tests only: when not EXT2_OWN_IDS, the uid and gid ext2_may_use_reserve
  * sees for the caller (a kernel thread is root). */
 #define EXT2_OWN_IDS 0xffffffffu

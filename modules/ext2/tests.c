@@ -826,6 +826,109 @@ static void failed_zeroing_links_no_indirect_block(struct ktest *t)
 	EXPECT_EQ(t, ext2_sync_all(), 0);
 }
 
+/* A page fill stopped at a gate (its page busy) while the test holds
+ * ext2_lock, as a truncation or sync does before it waits for the page. */
+struct fill_race {
+	struct ext2_node *node;
+	struct thread *filler;
+	struct completion go;
+	bool in_fill, filled;
+	int status;
+};
+static struct fill_race *fill_race;
+
+static void gate_in_fill(struct ext2_node *node, uint64_t index)
+{
+	struct fill_race *race = fill_race;
+	if (!race || node != race->node || index != 0)
+		return;
+	__atomic_store_n(&race->in_fill, true, __ATOMIC_RELEASE);
+	completion_wait(&race->go);
+}
+
+/* A page-cache user that gets page 0 without ext2_lock (storage_bench did). */
+static int fill_without_the_lock(void *arg)
+{
+	struct fill_race *race = arg;
+	struct pcache_page *page;
+	race->status = pcache_get(&race->node->mapping, 0, PCACHE_READ, &page);
+	if (race->status == 0)
+		pcache_put(page);
+	__atomic_store_n(&race->filled, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static bool fill_at_gate(void *arg)
+{
+	return __atomic_load_n(&((struct fill_race *)arg)->in_fill, __ATOMIC_ACQUIRE);
+}
+
+static bool waits_for_ext2_lock(const struct thread *thread)
+{
+	const char *channel = thread_wait_channel(thread);
+	return channel && strcmp(channel, ext2_lock.name) == 0;
+}
+
+/* The fill ended, or it waits for ext2_lock with its page busy: whoever
+ * holds the lock and waits for the page (pcache_forget, pcache_sync) would
+ * never wake. */
+static bool fill_ended_or_waits_for_the_lock(void *arg)
+{
+	struct fill_race *race = arg;
+	return __atomic_load_n(&race->filled, __ATOMIC_ACQUIRE) ||
+	       waits_for_ext2_lock(race->filler);
+}
+
+#define FILL_GUARD_NS (10000 * NSEC_PER_MSEC) /* a hang guard only */
+
+/* Lock order: ext2_lock, then a busy page.  A fill of a file's page that
+ * comes without ext2_lock (another page-cache user) never waits for it: it
+ * answers -EAGAIN while the lock is held, so the holder's forget of that
+ * page (a truncation) goes on, and the page is read afresh later. */
+static void fill_in_flight_never_waits_for_ext2_lock(struct ktest *t)
+{
+	if (!ext2_mounted_here(t))
+		return;
+	const char *path = EXT2_BOOT_MOUNT "/filled.txt";
+	struct vfs_file *file;
+	ASSERT_EQ(t, write_file(path, "filled\n", 7, 0644), 0);
+	ASSERT_EQ(t, ext2_sync_all(), 0); /* on the disk: the page may be forgotten */
+	ASSERT_EQ(t, vfs_open(path, VFS_O_RDONLY, 0, &file), 0);
+	struct ext2_node *node = file->node->private;
+	static struct fill_race race;
+	race = (struct fill_race){.node = node};
+	completion_init(&race.go, "ext2.test.gate");
+	fill_race = &race;
+	ext2_test_page_fill_hook = gate_in_fill;
+	/* Held from before the fill starts: no write-back takes the lock and
+	 * waits for the gated page. */
+	mutex_lock(&ext2_lock);
+	pcache_forget(&node->mapping, 0); /* page 0 must be filled again */
+	race.filler = thread_create(fill_without_the_lock, &race, "filler", SCHED_PRIORITY_NORMAL);
+	if (!EXPECT_TRUE(t, race.filler != NULL)) {
+		mutex_unlock(&ext2_lock);
+		ext2_test_page_fill_hook = NULL;
+		vfs_close(file);
+		return;
+	}
+	EXPECT_TRUE(t, ktest_spin_until(fill_at_gate, &race, FILL_GUARD_NS));
+	completion_signal(&race.go);
+	EXPECT_TRUE(t, ktest_spin_until(fill_ended_or_waits_for_the_lock, &race, FILL_GUARD_NS));
+	bool ended = __atomic_load_n(&race.filled, __ATOMIC_ACQUIRE);
+	EXPECT_TRUE(t, ended); /* else: it waits for ext2_lock, its page busy */
+	if (ended)
+		pcache_forget(&node->mapping, 0); /* a truncation's: returns */
+	mutex_unlock(&ext2_lock);
+	thread_join(race.filler, NULL);
+	ext2_test_page_fill_hook = NULL;
+	fill_race = NULL;
+	EXPECT_EQ(t, race.status, -EAGAIN);
+	expect_file(t, path, "filled\n", 7); /* read afresh, under the lock */
+	vfs_close(file);
+	EXPECT_EQ(t, vfs_unlink(path, false), 0);
+	EXPECT_EQ(t, ext2_sync_all(), 0);
+}
+
 /* The blocks mke2fs reserved (5 %) are root's: another user's write stops
  * with -ENOSPC where only they are left; root, and the reserved uid, go on.
  * The reserve is moved to two blocks below what is free, so two pages fit. */
@@ -870,6 +973,7 @@ KTEST_SUITE(ext2w, KTEST_CASE(write_tree), KTEST_CASE(bad_names_are_refused),
 	    KTEST_CASE(directory_of_a_partial_block_is_refused),
 	    KTEST_CASE(failed_page_fetch_gives_the_fresh_block_back),
 	    KTEST_CASE(failed_zeroing_links_no_indirect_block),
+	    KTEST_CASE(fill_in_flight_never_waits_for_ext2_lock),
 	    KTEST_CASE(reserved_blocks_are_for_root));
 KTEST_SUITE(ext2r, KTEST_CASE(read_tree_back));
 

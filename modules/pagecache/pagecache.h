@@ -42,7 +42,10 @@ struct pcache_window;
 
 struct pcache_ops {
 	/* Fills page (PAGE_SIZE bytes) with page index of the mapping.
-	 * Returns 0 or a negative error (-EIO). */
+	 * Returns 0 or a negative error (-EIO); -EAGAIN means "not now" (the
+	 * owner would wait for a lock whose holder may wait for this page,
+	 * which is busy meanwhile): the caller of pcache_get gets it, and the
+	 * page is not kept. */
 	int (*read_page)(struct pcache_mapping *mapping, uint64_t index, void *page);
 	/* Writes page index back.  Returns 0 or a negative error; -EAGAIN means
 	 * "not now" (the owner cannot write it without waiting for a lock whose
