@@ -519,6 +519,15 @@ static void pointers_into_metadata_are_refused(struct ktest *t)
 	kfree(after);
 }
 
+/* Whether inode ino is on fs's live list (ext2_lock held). */
+static bool inode_in_memory(struct ext2_fs *fs, uint32_t ino)
+{
+	for (const struct ext2_node *node = fs->live; node; node = node->next_live)
+		if (node->ino == ino)
+			return true;
+	return false;
+}
+
 /* An inode bitmap that lost the bit of an inode in use: the allocation is
  * -EIO (the bit is set again), never a second file on the first's inode. */
 static void inodes_in_use_are_never_allocated(struct ktest *t)
@@ -545,8 +554,10 @@ static void inodes_in_use_are_never_allocated(struct ktest *t)
 	expect_file(t, kept, "kept\n", 5);
 	EXPECT_EQ(t, ext2_sync_all(), 0); /* dropped: the disk's inode is looked at too */
 	mutex_lock(&ext2_lock);
+	bool in_memory = inode_in_memory(fs, ino);
 	bitmap_bit(fs, bitmap, ino - 1, true);
 	mutex_unlock(&ext2_lock);
+	EXPECT_FALSE(t, in_memory); /* else the check below is the in-memory one again */
 	EXPECT_EQ(t, write_file(other, "other\n", 6, 0644), -EIO);
 	expect_file(t, kept, "kept\n", 5);
 	EXPECT_EQ(t, write_file(other, "other\n", 6, 0644), 0); /* the next inode */
@@ -1259,6 +1270,8 @@ static void expect_mount_refused(struct ktest *t, struct block_device *disk, uin
 	ASSERT_EQ(t, raw_block(disk, BLOCK_READ, block, saved), 0);
 	memcpy(page, saved, PAGE_SIZE);
 	change(page);
+	if (!EXPECT_TRUE(t, memcmp(page, saved, PAGE_SIZE) != 0)) /* a corruption was made */
+		pr_warn("ext2 test: %s is how the disk is already\n", what);
 	ASSERT_EQ(t, raw_block(disk, BLOCK_WRITE, block, page), 0);
 	int error = ext2_mount(disk, EXT2_BOOT_MOUNT);
 	if (!EXPECT_EQ(t, error, -EINVAL)) {
@@ -1286,10 +1299,13 @@ static void inode_bitmap_is_the_block_bitmap(uint8_t *page)
 	first_desc(page)->inode_bitmap = first_desc(page)->block_bitmap;
 }
 
+/* One inode more than the superblock's groups hold, however many they are. */
 static void inodes_past_the_groups(uint8_t *page)
 {
 	struct ext2_super *super = (struct ext2_super *)(page + EXT2_SUPER_OFFSET);
-	super->inodes_count = super->inodes_per_group * 4;
+	uint32_t blocks = super->blocks_count - super->first_data_block;
+	uint32_t groups = (blocks + super->blocks_per_group - 1) / super->blocks_per_group;
+	super->inodes_count = super->inodes_per_group * groups + 1;
 }
 
 /* A superblock or group descriptor naming blocks outside their group or
