@@ -171,20 +171,12 @@ static uint32_t group_blocks(struct ext2_fs *fs, uint32_t group)
 	return left < fs->blocks_per_group ? left : fs->blocks_per_group;
 }
 
-/* Whether block holds the file system's own structures.  Without flex_bg
- * (refused at mount) a group's metadata is at its start: the superblock
- * and group descriptors (with their reserved room) where the group has a
- * copy, the two bitmaps, the inode table. */
-static bool is_metadata(struct ext2_fs *fs, uint32_t group, const struct ext2_group_desc *desc,
-			uint32_t block)
-{
-	uint32_t first = fs->first_data_block + group * fs->blocks_per_group;
-	uint32_t table_end = desc->inode_table + fs->inode_table_blocks;
-	return block <= fs->first_data_block || (block >= first && block < table_end) ||
-	       block == desc->block_bitmap || block == desc->inode_bitmap ||
-	       (block >= desc->inode_table && block < table_end);
-}
-
+/* One rule says which blocks are data (ext2_data_block): a block pointer is
+ * followed, a block allocated and a block freed only there.  Without flex_bg
+ * (refused at mount) a group's own structures sit at its start, before
+ * data_start (check_group): the superblock and descriptors with their
+ * reserved room where the group has a copy, the two bitmaps, the inode
+ * table. */
 bool ext2_data_block(const struct ext2_fs *fs, uint32_t block)
 {
 	if (block <= fs->first_data_block || block >= fs->blocks_count || !fs->data_start)
@@ -240,7 +232,7 @@ int ext2_alloc_block(struct ext2_fs *fs, uint32_t *block)
 			continue;
 		}
 		uint32_t taken = fs->first_data_block + group * fs->blocks_per_group + bit;
-		if (is_metadata(fs, group, desc, taken)) {
+		if (!ext2_data_block(fs, taken)) {
 			pcache_put(page); /* a bitmap that lost a metadata bit: it is set again */
 			return -EIO;
 		}
@@ -256,8 +248,8 @@ int ext2_alloc_block(struct ext2_fs *fs, uint32_t *block)
 
 int ext2_free_block(struct ext2_fs *fs, uint32_t block)
 {
-	if (block < fs->first_data_block || block >= fs->blocks_count)
-		return -EIO;
+	if (!ext2_data_block(fs, block))
+		return -EIO; /* outside the file system, or its own structures */
 	uint32_t group = (block - fs->first_data_block) / fs->blocks_per_group;
 	uint32_t bit = (block - fs->first_data_block) % fs->blocks_per_group;
 	struct pcache_page *page;
@@ -265,10 +257,6 @@ int ext2_free_block(struct ext2_fs *fs, uint32_t block)
 	int error = group_get(fs, group, &page, &desc);
 	if (error)
 		return error;
-	if (is_metadata(fs, group, desc, block)) {
-		pcache_put(page);
-		return -EIO;
-	}
 	pcache_forget_page(&fs->meta,
 			   block); /* an indirect block's stale copy must not come back */
 	if (bitmap_clear(fs, desc->block_bitmap, bit)) {
