@@ -116,6 +116,20 @@ static void drop_privileges_of_users(struct proc_cred *cred)
 		cred->privileges = 0;
 }
 
+static void (*cred_change_hook)(void);
+
+void proc_set_cred_change_hook(void (*hook)(void))
+{
+	__atomic_store_n(&cred_change_hook, hook, __ATOMIC_RELEASE);
+}
+
+static void cred_changed(void)
+{
+	void (*hook)(void) = __atomic_load_n(&cred_change_hook, __ATOMIC_ACQUIRE);
+	if (hook)
+		hook();
+}
+
 int proc_set_ids(bool group, const uint32_t wanted[3])
 {
 	struct process *self = proc_current();
@@ -133,6 +147,8 @@ int proc_set_ids(bool group, const uint32_t wanted[3])
 		drop_privileges_of_users(cred);
 	}
 	spin_unlock_irqrestore(&proc_lock, irq);
+	if (result == 0 && !group)
+		cred_changed();
 	return result;
 }
 
@@ -156,5 +172,6 @@ int proc_drop_privileges(unsigned drop)
 	self->cred.privileges &= ~drop;
 	unsigned held = self->cred.euid == ROOT_UID ? self->cred.privileges : 0;
 	spin_unlock_irqrestore(&proc_lock, irq);
+	cred_changed();
 	return (int)held;
 }

@@ -68,6 +68,13 @@ struct proc_module_slots *proc_slots(struct process *p);
  * Only p's own thread may change it. */
 struct address_space *proc_address_space(struct process *p);
 
+/* Whether p, which had pid, still runs with its memory: found in the table
+ * under pid, and not ended (an ended process's memory is gone).  A process
+ * that ended and whose pid and structure were both reused reads as running:
+ * callers use it to keep something from a process that may still reach it,
+ * where such a false "runs" only refuses. */
+bool proc_still_runs(int pid, const struct process *p);
+
 /* Kernel regions: ranges of the calling process's memory whose pages the
  * kernel owns and writes (accounting results, telemetry rings).  The process
  * can neither unmap them, map over them nor make them writable (-EINVAL);
@@ -100,6 +107,12 @@ int proc_may_act_on(int pid, unsigned privilege);
 uint32_t proc_current_euid(void);
 /* The caller's effective gid (0 in a kernel thread). */
 uint32_t proc_current_egid(void);
+
+/* Registers the hook a process's own thread calls after its user ids or
+ * privileges changed (setuid and the like, ms_priv), outside proc_lock: the
+ * monitor session lets go of a monitor that no longer holds PRIV_MONITOR.
+ * One hook; registering again replaces it. */
+void proc_set_cred_change_hook(void (*hook)(void));
 
 /* ---- A user's share of kernel memory (proc/user_memory.c) ----------------- */
 

@@ -156,6 +156,15 @@ struct process *proc_find_locked(int pid)
 	return NULL;
 }
 
+bool proc_still_runs(int pid, const struct process *p)
+{
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *found = pid > 0 ? proc_find_locked(pid) : NULL;
+	bool runs = found && found == p && found->state != PROC_ZOMBIE && found->memory;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return runs;
+}
+
 void proc_for_each_locked(void (*fn)(struct process *p, void *arg), void *arg)
 {
 	spin_assert_held(&proc_lock);

@@ -118,8 +118,13 @@ struct scope_ctl {
 /* ms_scope_ctl(struct scope_ctl *) → 0 or bytes written to buffer, or a
  * negative error (with error filled in).
  * ms_scope_attach(endpoint fd) → the telemetry channel id of shm events,
- *     with the inbox mapped at SCOPE_INBOX_ADDRESS; -EBUSY when another
- *     monitor is attached, -EINVAL when something else is mapped there.
+ *     with the inbox mapped at SCOPE_INBOX_ADDRESS; -EPERM without
+ *     PRIV_MONITOR, -EBUSY when another monitor is attached or an earlier
+ *     one, detached, still runs (the inbox and the rings stay mapped in it
+ *     until it ends; it alone may attach again), -EINVAL when something else
+ *     is mapped there.  A monitor detaches by closing its endpoint or giving
+ *     up PRIV_MONITOR (ms_priv, an effective uid other than 0), which closes
+ *     its endpoint for it.
  * ms_scope_image(aspect id, buffer, length) → the object's size (copied when
  *     it fits), -ENOENT.
  * ms_scope_report(aspect id, const struct linker_counters *) → 0, -EFAULT.

@@ -16,7 +16,10 @@
  * (ipc/ipc.h), and the join-point side sees monitor_is_gone() at the next
  * event and reports the aspect, which the linker's thread unlinks.  Nothing
  * here waits on the monitor without a deadline.  A new monitor starts a new
- * generation: ids of the old one are void.
+ * generation: ids of the old one are void.  The inbox and the rings stay
+ * mapped in a monitor's process until it ends, so no other process attaches
+ * while one that detached (closed its endpoint, or gave up PRIV_MONITOR,
+ * which closes it) still runs.
  *
  * Control paths (load, flush, unload) run under the linker's control mutex;
  * the session's fields change under `lock`, and the join-point side reads
@@ -61,7 +64,9 @@ static struct {
 	struct ipc_endpoint *endpoint; /* the attached monitor's, or a dead one's */
 	struct tel_channel *channel;
 	int pid;
-	struct process *process; /* the attached monitor's (with pid: which one) */
+	/* the attached monitor's (with pid: which one), or the last one's, in
+	 * which the inbox and rings stay mapped while it runs */
+	struct process *process;
 	uint64_t generation;
 	struct aspect_id ids[ASPECT_MAX];
 } session = {.lock = SPINLOCK_INIT("monitor.session")};
@@ -173,10 +178,34 @@ static void keep_on_monitor_cpus(int pid)
 		pr_warn("monitor: pid %d not kept on the monitor CPUs (error %d)\n", pid, error);
 }
 
+/* ---- Whose the inbox and rings are ---------------------------------------- */
+
+/* The inbox and the rings are mapped into the process that attached, for as
+ * long as it runs: the kernel cannot take them out of another process's
+ * memory (only a process's own thread changes it), and they are the same
+ * pages for the next monitor.  So the next attach waits for that process to
+ * end; until then only it may attach again (it maps them already). */
+static bool earlier_monitor_runs(void)
+{
+	struct process *p = __atomic_load_n(&session.process, __ATOMIC_RELAXED);
+	return p && proc_still_runs(__atomic_load_n(&session.pid, __ATOMIC_RELAXED), p);
+}
+
+static bool may_take_the_pages(void)
+{
+	return __atomic_load_n(&session.process, __ATOMIC_RELAXED) == proc_current() ||
+	       !earlier_monitor_runs();
+}
+
 static int start_monitor(void)
 {
 	if (!monitor_is_gone())
 		return 0;
+	if (earlier_monitor_runs()) { /* a new monitor could not attach */
+		pr_warn("monitor: pid %d, detached, still runs with the monitor's pages mapped\n",
+			__atomic_load_n(&session.pid, __ATOMIC_RELAXED));
+		return -EBUSY;
+	}
 	char *argv[] = {"monitor", NULL}, *envp[] = {NULL};
 	int pid = proc_spawn(MONITOR_PATH, argv, envp);
 	if (pid < 0) {
@@ -273,6 +302,8 @@ static int attach_monitor(struct ipc_endpoint *e)
 	return tel_channel_id(channel);
 }
 
+static void detach_monitor_without_privilege(void);
+
 /* Attaches are serialised from the check that no monitor is attached to the
  * store of the new one: two at once would otherwise both find the place
  * free, the second clearing the inbox the first reads and replacing its
@@ -286,8 +317,9 @@ SYSCALL_DEFINE1(ms_scope_attach, int, fd)
 	struct ipc_endpoint *e = ipc_endpoint_from_fd(fd);
 	if (!e)
 		return -EBADF;
+	proc_set_cred_change_hook(detach_monitor_without_privilege);
 	mutex_lock(&attach_lock);
-	int result = monitor_is_gone() ? attach_monitor(e) : -EBUSY;
+	int result = monitor_is_gone() && may_take_the_pages() ? attach_monitor(e) : -EBUSY;
 	mutex_unlock(&attach_lock);
 	if (result < 0)
 		ipc_endpoint_put(e);
@@ -366,6 +398,25 @@ static struct ipc_endpoint *session_endpoint_get(void)
 		ipc_endpoint_get(e);
 	preempt_enable();
 	return e;
+}
+
+/* A monitor that no longer holds PRIV_MONITOR (ms_priv, an effective uid
+ * other than 0) receives no more events: its endpoint is closed as if it had
+ * closed it.  Its own thread runs this right after the change
+ * (proc_set_cred_change_hook, set at the first attach). */
+static void detach_monitor_without_privilege(void)
+{
+	struct process *self = proc_current();
+	if (proc_has_privilege(PRIV_MONITOR) || !self ||
+	    self != __atomic_load_n(&session.process, __ATOMIC_RELAXED) ||
+	    proc_pid(self) != __atomic_load_n(&session.pid, __ATOMIC_RELAXED))
+		return;
+	struct ipc_endpoint *e = session_endpoint_get();
+	if (!e)
+		return;
+	ipc_endpoint_close(e);
+	ipc_endpoint_put(e);
+	pr_info("monitor: pid %d gave up PRIV_MONITOR: detached\n", proc_pid(self));
 }
 
 static int control_call(uint64_t label, uint32_t id, uint64_t word1, const char *name)

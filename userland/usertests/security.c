@@ -224,17 +224,26 @@ static void run_attacks(bool expect_refused, long channel, pid_t other)
 		t_fail("SCOPE_UNLINK rscfl as uid %d was not refused", USER_ID);
 }
 
-/* The monitor's channel: attached as root, then detached (the endpoint
- * closed), so that the attack may attach again. */
-static long attach_for_test(void)
+/* Attaches as the monitor and ends with the channel's id as its status. */
+static void attach_and_end(void *unused)
 {
+	(void)unused;
 	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
 	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
-	if (channel < 0)
-		t_fail("attaching a monitor as root: %ld", channel);
-	if (endpoint >= 0)
-		close((int)endpoint);
-	return channel;
+	_exit(channel >= 0 && channel < 255 ? (int)channel : 255);
+}
+
+/* The monitor's channel: attached by a root child that then ended (its
+ * endpoint closed, its mappings of the rings gone), so that the attack may
+ * attach again. */
+static long attach_for_test(void)
+{
+	int status = t_run_child(attach_and_end, NULL);
+	if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) == 255) {
+		t_fail("attaching a monitor as root: status %#x", status);
+		return -1;
+	}
+	return WEXITSTATUS(status);
 }
 
 struct attack_setup {
@@ -1620,4 +1629,120 @@ void racing_attaches_make_one_monitor(void)
 {
 	for (int round = 0; round < ATTACH_RACES && !t_failed(); round++)
 		race_attaches_once();
+}
+
+/* ---- A monitor that detached but runs on -------------------------------------- */
+
+struct lingering_monitor {
+	int ready, gate;    /* pipe ends: it says it has detached, then waits */
+	int gate_write;     /* the parent's end, closed here: end of file opens the gate */
+	bool closes_itself; /* it closes its endpoint, else only gives up the privilege */
+};
+
+/* The first monitor: attaches, closes its endpoint (or not), gives up
+ * PRIV_MONITOR, says so and waits for the gate; then exits 5 when its inbox
+ * holds a call (the next monitor's), 6 when its endpoint is still open (it
+ * would receive on without the privilege), else 0. */
+static void attach_detach_and_linger(void *argument)
+{
+	const struct lingering_monitor *how = argument;
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0)
+		_exit(2);
+	if (how->closes_itself)
+		close((int)endpoint);
+	if (ms_syscall3(__NR_ms_priv, PRIV_MONITOR, 0, 0) < 0)
+		_exit(3);
+	struct ipc_stats stats;
+	memset(&stats, 0, sizeof stats);
+	if (!how->closes_itself &&
+	    (ms_syscall3(__NR_ms_ipc_stats, endpoint, (long)&stats, 0) != 0 || !stats.closed))
+		_exit(6);
+	char byte = 1;
+	close(how->gate_write);
+	if (write(how->ready, &byte, 1) != 1 || read(how->gate, &byte, 1) < 0)
+		_exit(4);
+	volatile const struct ipc_message *inbox = (const void *)SCOPE_INBOX_ADDRESS;
+	_exit(inbox->token != 0 || inbox->label == 7 ? 5 : 0);
+}
+
+/* Receives one call from a child at SCOPE_INBOX_ADDRESS and answers it. */
+static void receive_a_call_in_the_inbox(long endpoint, const char *who)
+{
+	int child = fork();
+	if (child == 0)
+		call_the_monitor(&endpoint);
+	struct ipc_message *inbox = (void *)SCOPE_INBOX_ADDRESS;
+	uint64_t token = child > 0 ? take_call(inbox, child) : 0;
+	if (token && scope_reply_receive(token, 5, 6, inbox, 0) != -L_EAGAIN)
+		t_fail("%s: answering the call did not go on to an empty receive", who);
+	int status = 0;
+	if (child > 0 &&
+	    (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		t_fail("%s: the caller did not get its answer: status %#x", who, status);
+}
+
+/* In a child of the test, which ends with it: a monitor that detached keeps
+ * the place while it runs, the one after included. */
+static void detach_and_attach_after(void *argument)
+{
+	bool closes_itself = *(const bool *)argument;
+	const char *how = closes_itself ? "closed its endpoint" : "gave up PRIV_MONITOR";
+	int ready[2], gate[2];
+	if (pipe(ready) < 0 || pipe(gate) < 0) {
+		t_fail("pipe failed");
+		return;
+	}
+	struct lingering_monitor lingering = {ready[1], gate[0], gate[1], closes_itself};
+	fflush(stdout);
+	int first = fork();
+	if (first == 0)
+		attach_detach_and_linger(&lingering);
+	char byte;
+	close(ready[1]); /* end of file if the first one ends early */
+	if (first < 0 || read(ready[0], &byte, 1) != 1)
+		t_fail("the first monitor (%s) did not attach and detach", how);
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel >= 0) {
+		t_fail("a monitor attached while the one that %s still runs", how);
+		receive_a_call_in_the_inbox(endpoint, "the second monitor");
+	} else if (channel != -L_EBUSY) {
+		t_fail("attaching while the monitor that %s runs: %ld, expected -EBUSY", how,
+		       channel);
+	}
+	close(gate[1]); /* the first one reads end of file: it looks at its inbox */
+	int status = 0;
+	if (first > 0 &&
+	    (waitpid(first, &status, 0) != first || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		t_fail("the monitor that %s: status %#x (5: it saw the next one's call, 6: its "
+		       "endpoint stayed open)",
+		       how, status);
+	channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0)
+		t_fail("attaching once the monitor that %s has ended: %ld", how, channel);
+	else
+		receive_a_call_in_the_inbox(endpoint, "the monitor after it");
+	if (endpoint >= 0)
+		close((int)endpoint);
+	close(ready[0]);
+	close(gate[0]);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* The inbox and the rings stay mapped in a monitor that detached (closed
+ * its endpoint and gave up PRIV_MONITOR, or only gave up the privilege,
+ * which closes its endpoint for it): while it runs, no other process may
+ * attach (-EBUSY), so it never reads the next monitor's calls or events
+ * (before, the next monitor attached and the first read its calls in its own
+ * inbox; one that only gave up the privilege went on receiving).  Once it
+ * has ended, the next monitor attaches and receives. */
+void a_detached_monitor_never_sees_the_next_ones_events(void)
+{
+	static const bool closes_itself[] = {true, false};
+	for (int i = 0; i < 2; i++)
+		if (t_run_child(detach_and_attach_after, (void *)&closes_itself[i]) != 0)
+			t_fail("a monitor that %s (see above)",
+			       closes_itself[i] ? "closed its endpoint" : "gave up PRIV_MONITOR");
 }

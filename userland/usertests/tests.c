@@ -1006,6 +1006,8 @@ const struct user_test user_tests[] = {
     {"scope_reply_receive_receives_into_the_inbox", scope_reply_receive_receives_into_the_inbox,
      HANG_GUARD_MS},
     {"racing_attaches_make_one_monitor", racing_attaches_make_one_monitor, HANG_GUARD_MS},
+    {"a_detached_monitor_never_sees_the_next_ones_events",
+     a_detached_monitor_never_sees_the_next_ones_events, HANG_GUARD_MS},
     {"ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call",
      ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call, HANG_GUARD_MS},
     {"ipc_receive_into_a_bad_buffer_loses_no_message",
