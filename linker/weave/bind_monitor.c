@@ -791,6 +791,13 @@ int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
 			 void (*before)(struct jp_context *, void *),
 			 void (*after)(struct jp_context *, void *))
 {
+	/* Its events go to the monitor, which receives every process's: the
+	 * caller must hold what attaching as the monitor needs (a monitor the
+	 * kernel started for it would take its credentials and never attach). */
+	if (!proc_has_privilege(PRIV_MONITOR)) {
+		pr_warn("%s: linking it into the monitor needs PRIV_MONITOR\n", aspect->name);
+		return -EPERM;
+	}
 	struct monitor_state *state = kzalloc(sizeof *state);
 	if (!state)
 		return -ENOMEM;

@@ -1746,3 +1746,40 @@ void a_detached_monitor_never_sees_the_next_ones_events(void)
 			t_fail("a monitor that %s (see above)",
 			       closes_itself[i] ? "closed its endpoint" : "gave up PRIV_MONITOR");
 }
+
+/* Root without PRIV_MONITOR links an aspect into the monitor. */
+static void link_into_the_monitor_without_priv_monitor(void *unused)
+{
+	(void)unused;
+	if (ms_syscall3(__NR_ms_priv, PRIV_MONITOR, 0, 0) < 0)
+		_exit(2);
+	if (scope_ctl(SCOPE_LOAD, "/aspects/callcount.o") != 0)
+		_exit(3);
+	for (uint32_t binding = 2; binding <= 3; binding++) {
+		struct scope_ctl link = {.op = SCOPE_LINK, .binding = binding};
+		strcpy(link.name, "callcount");
+		long result = ms_syscall3(__NR_ms_scope_ctl, (long)&link, 0, 0);
+		if (result != -L_EPERM || !strstr(link.error, "PRIV_MONITOR"))
+			t_fail(
+			    "linking into the monitor (binding %u) without PRIV_MONITOR: %ld (%s)",
+			    binding, result, link.error);
+	}
+	if (scope_ctl(SCOPE_UNLOAD, "callcount") != 0)
+		t_fail("unloading the aspect after the refused links failed");
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* The monitor the kernel starts for a shm or msg link would take the
+ * linker's credentials: root that gave up PRIV_MONITOR got a monitor that
+ * could never attach (the link failed after the attach deadline, seconds
+ * later).  Such a link is refused at once with -EPERM, saying why, and
+ * leaves nothing behind (the aspect unloads, no monitor started). */
+void linking_into_the_monitor_needs_priv_monitor(void)
+{
+	int status = t_run_child(link_into_the_monitor_without_priv_monitor, NULL);
+	if (status != 0)
+		t_fail("links into the monitor without PRIV_MONITOR: status %#x (see above)",
+		       status);
+	if (scope_ctl(SCOPE_UNLOAD, "callcount") != -L_ENOENT)
+		t_fail("the aspect stayed loaded");
+}

@@ -136,6 +136,7 @@ void scope_reply_receive_refuses_hostile_input(void);
 void scope_reply_receive_receives_into_the_inbox(void);
 void racing_attaches_make_one_monitor(void);
 void a_detached_monitor_never_sees_the_next_ones_events(void);
+void linking_into_the_monitor_needs_priv_monitor(void);
 void ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call(void);
 void ipc_receive_into_a_bad_buffer_loses_no_message(void);
 void users_and_privileges(void);
