@@ -7,7 +7,10 @@ guest streams a synthetic trace of N events (the kernel's layout, 2 CPUs,
 packets of 1024 events) as fast as the socket takes it; `mscope record`
 captures it, `mscope convert --chrome` converts it.  Prints events per CPU
 second of each (mscope's own user + system time: steadier than wall-clock
-time on a shared host) and the wall-clock time.  Never asserts on time.   python3 tests/trace/bench_mscope.py [N]
+time on a shared host) and the wall-clock time.  Never asserts on time.
+
+    python3 tests/trace/bench_mscope.py [N]
+    python3 tests/trace/bench_mscope.py N --write DIR   # only the trace, into DIR
 """
 import os
 import resource
@@ -61,9 +64,24 @@ def timed(cmd):
     return proc, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def write_trace(directory, n):
+    """The synthetic trace of n events as a CTF directory (for measuring
+    `mscope convert` alone, with /usr/bin/time -v say)."""
+    os.makedirs(directory)
+    with open(os.path.join(directory, "metadata"), "w") as f:
+        f.write(ctf_fixture.tsdl())
+    for cpu, plist in synthetic_packets(n).items():
+        with open(os.path.join(directory, f"stream_{cpu}"), "wb") as f:
+            f.write(b"".join(plist))
+    return directory
+
+
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
     n -= n % 8
+    if len(sys.argv) == 4 and sys.argv[2] == "--write":
+        print(write_trace(sys.argv[3], n))
+        return
     packets = synthetic_packets(n)
     stream = frame(FRAME_METADATA, ctf_fixture.tsdl().encode()) + b"".join(
         frame(FRAME_PACKET, p, stream=cpu) for cpu, plist in packets.items() for p in plist)

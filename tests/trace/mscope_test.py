@@ -671,10 +671,9 @@ def convert_refuses_metadata_it_cannot_read():
 
 
 def convert_says_in_one_line_why_a_stream_is_unreadable():
-    """A record of an event id the metadata does not declare (found while
-    reading), and a stream cut in the middle of a packet (found while
-    indexing): status 1 and one line that names the fault, not babeltrace2's
-    chain of causes with bt2's Python traceback in it."""
+    """A record of an event id the metadata does not declare, and a packet
+    whose magic is wrong: status 1 and one line that names the stream and
+    the fault, not a Python traceback."""
     with tempfile.TemporaryDirectory() as tmp:
         ctf_fixture.write(tmp)
         stream = os.path.join(tmp, "stream_0")
@@ -682,15 +681,134 @@ def convert_says_in_one_line_why_a_stream_is_unreadable():
             whole = f.read()
         unknown = bytearray(whole)
         struct.pack_into("<H", unknown, 72, 999)  # the first record's event id
-        for data, want in ((bytes(unknown), "event-class-id=999"), (whole[:-70], "stream_0")):
+        bad_magic = bytearray(whole)
+        struct.pack_into("<I", bad_magic, 0, 0xDEADBEEF)
+        for data, want in ((bytes(unknown), "event id 999"), (bytes(bad_magic), "0xdeadbeef")):
             with open(stream, "wb") as f:
                 f.write(data)
             status, out, err = mscope("convert", tmp, "--text")
             lines = err.strip().splitlines()
             expect(status == 1 and len(lines) == 1 and want in lines[0] and
-                   "Traceback" not in err,
+                   "stream_0" in lines[0] and "Traceback" not in err,
                    f"an unreadable stream ({want}) was not said in one line\n" +
                    shown(status, out, err))
+
+
+# ---------------------------------------------------------------- a stream cut mid-packet
+
+def last_packet_records(cpu):
+    """(offset of the last packet of cpu's stream in its file, [(end of each
+    record's payload in the packet, its ticks)]): where a cut leaves each
+    record whole."""
+    plist = ctf_fixture.packets()[cpu]
+    offset = sum(len(p) for p in plist[:-1])
+    events, at, clock, ends = ctf_fixture.CPUS[cpu][-1], 72, ctf_fixture.CPUS[cpu][-1][0][0], []
+    for ticks, name, values in events:
+        data, clock, size = ctf_fixture.event_bytes(clock, ticks, name, values)
+        ends.append((at + size, ticks))
+        at += len(data)
+    return offset, ends
+
+
+def cut_fixture(tmp, cut):
+    """The fixture trace in tmp/cut with stream_0 cut after cut bytes."""
+    directory = fixture_trace(tmp)
+    with open(os.path.join(directory, "stream_0"), "rb") as f:
+        whole = f.read()
+    with open(os.path.join(directory, "stream_0"), "wb") as f:
+        f.write(whole[:cut])
+    return directory
+
+
+def cuts():
+    """(cut, records of the last packet left whole) at places that matter:
+    inside its header, right after its context, inside each record and at
+    its end, in the padding after the content."""
+    offset, ends = last_packet_records(0)
+    points = [(offset + 30, 0), (offset + 70, 0), (offset + 72, 0)]
+    for i, (end, _) in enumerate(ends):
+        points += [(offset + end - 1, i), (offset + end, i + 1)]
+    size = len(ctf_fixture.packets()[0][-1])
+    points.append((offset + size - 1, len(ends)))
+    return points
+
+
+def convert_reads_a_cut_stream_up_to_the_cut():
+    """stream_0 cut inside its last packet (where babeltrace2 refuses the
+    whole trace): convert reads every record before the cut, both outputs,
+    status 0, with one warning that names the stream and the cut."""
+    whole_events = ctf_fixture.EVENT_COUNT + 1  # and the discarded events' line
+    last = len(ctf_fixture.CPUS[0][-1])
+    for cut, kept in cuts():
+        with tempfile.TemporaryDirectory() as tmp:
+            directory = cut_fixture(tmp, cut)
+            status, out, err = mscope("convert", directory, "--text")
+            lines = out.splitlines()
+            want = whole_events - last + kept
+            expect(status == 0 and len(lines) == want,
+                   f"a cut at byte {cut}: {len(lines)} lines, {want} before it\n" +
+                   shown(status, out, err))
+            warnings = err.strip().splitlines()
+            expect(len(warnings) == 1 and "warning" in warnings[0] and "stream_0" in warnings[0]
+                   and f"cut at byte {cut}" in warnings[0],
+                   f"a cut at byte {cut} was not said in one warning\n{err}")
+            path = os.path.join(tmp, "t.json")
+            status, out, err = mscope("convert", directory, "--chrome", path)
+            with open(path) as f:
+                problems = chrome_check.check_chrome_trace(json.load(f))
+            expect(status == 0 and not problems,
+                   f"a cut at byte {cut}: chrome\n" + "\n".join(problems) + shown(status, out, err))
+
+
+# ---------------------------------------------------------------- convert in bounded memory
+
+RUN_EVENTS = 2000  # MSCOPE_RUN_EVENTS: the events convert --chrome holds before a sorted run
+
+
+def synthetic_trace(directory, n):
+    """bench_mscope's trace of n records (2 CPUs, packets of 1024)."""
+    import bench_mscope
+    return bench_mscope.write_trace(directory, n)
+
+
+def peak_rss_kib(args, environment):
+    """The peak resident set of mscope ARGS, in KiB: measured by a child
+    Python of its own, whose only child it is (getrusage of the children
+    is the largest one's)."""
+    measure = ("import resource, subprocess, sys\n"
+               "status = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+               "print(status, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    proc = subprocess.run([sys.executable, "-c", measure, MSCOPE, *args], capture_output=True,
+                          text=True, timeout=TIMEOUT * 4, env=dict(os.environ, **environment))
+    status, peak = proc.stdout.split()
+    expect(status == "0", f"mscope {' '.join(args)} failed\n{proc.stderr}")
+    return int(peak)
+
+
+def convert_memory_does_not_grow_with_the_records():
+    """convert --chrome and --text of N and of 4N records: the peak resident
+    set of the larger is within a quarter of the smaller's (holding every
+    record, as convert once did, took about 1.2 KiB more per record: three
+    times as much); the Chrome JSON written through sorted runs on disk is
+    the one written from memory."""
+    n = 30000
+    small_runs = {"MSCOPE_RUN_EVENTS": str(RUN_EVENTS)}
+    with tempfile.TemporaryDirectory() as tmp:
+        peaks = {}
+        for records in (n, 4 * n):
+            directory = synthetic_trace(os.path.join(tmp, f"t{records}"), records)
+            out = os.path.join(tmp, f"t{records}.json")
+            peaks[records] = (peak_rss_kib(["convert", directory, "--chrome", out], small_runs),
+                              peak_rss_kib(["convert", directory, "--text"], small_runs))
+        for i, how in enumerate(("--chrome", "--text")):
+            expect(peaks[4 * n][i] < peaks[n][i] * 1.25,
+                   f"convert {how}: {peaks[n][i]} KiB for {n} records, {peaks[4 * n][i]} KiB "
+                   f"for {4 * n}: memory grows with the records")
+        in_memory = os.path.join(tmp, "in-memory.json")
+        peak_rss_kib(["convert", os.path.join(tmp, f"t{n}"), "--chrome", in_memory],
+                     {"MSCOPE_RUN_EVENTS": str(10 * n)})
+        with open(in_memory) as a, open(os.path.join(tmp, f"t{n}.json")) as b:
+            expect(a.read() == b.read(), "the JSON sorted through runs on disk differs")
 
 
 def chrome_check_finds_faults():
@@ -730,6 +848,8 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          babeltrace2_reads_the_synthetic_trace, convert_chrome_passes_the_structural_check,
          convert_refuses_metadata_it_cannot_read,
          convert_says_in_one_line_why_a_stream_is_unreadable,
+         convert_reads_a_cut_stream_up_to_the_cut,
+         convert_memory_does_not_grow_with_the_records,
          convert_chrome_spans_threads_and_names, convert_text_resolves_names,
          chrome_check_finds_faults]
 
