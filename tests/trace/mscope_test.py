@@ -733,6 +733,12 @@ def cuts():
     return points
 
 
+def babeltrace2_events(directory):
+    proc = subprocess.run(["babeltrace2", directory], capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    return proc.returncode, [l for l in proc.stdout.splitlines() if l.startswith("[")]
+
+
 def convert_reads_a_cut_stream_up_to_the_cut():
     """stream_0 cut inside its last packet (where babeltrace2 refuses the
     whole trace): convert reads every record before the cut, both outputs,
@@ -750,7 +756,7 @@ def convert_reads_a_cut_stream_up_to_the_cut():
                    shown(status, out, err))
             warnings = err.strip().splitlines()
             expect(len(warnings) == 1 and "warning" in warnings[0] and "stream_0" in warnings[0]
-                   and f"cut at byte {cut}" in warnings[0],
+                   and f"cut at byte {cut}" in warnings[0] and "mscope repair" in warnings[0],
                    f"a cut at byte {cut} was not said in one warning\n{err}")
             path = os.path.join(tmp, "t.json")
             status, out, err = mscope("convert", directory, "--chrome", path)
@@ -758,6 +764,53 @@ def convert_reads_a_cut_stream_up_to_the_cut():
                 problems = chrome_check.check_chrome_trace(json.load(f))
             expect(status == 0 and not problems,
                    f"a cut at byte {cut}: chrome\n" + "\n".join(problems) + shown(status, out, err))
+
+
+def repair_makes_a_cut_stream_readable_by_babeltrace2():
+    """babeltrace2 refuses a trace whose stream is cut inside a packet;
+    mscope repair writes a copy it reads: every record before the cut, the
+    cut packet's context saying where its records end (content size, end
+    time, the discarded count unchanged), and convert reads the copy as it
+    read the cut trace.  A trace cut at a packet's end needs no repair."""
+    offset, ends = last_packet_records(0)
+    last = len(ends)
+    for cut, kept in cuts():
+        with tempfile.TemporaryDirectory() as tmp:
+            directory = cut_fixture(tmp, cut)
+            status, _ = babeltrace2_events(directory)
+            expect(status != 0, f"babeltrace2 read a stream cut at byte {cut}: the test is void")
+            copy = os.path.join(tmp, "copy")
+            status, out, err = mscope("repair", directory, "-o", copy)
+            expect(status == 0 and "stream_0: cut at byte" in out and "Traceback" not in err,
+                   f"repair of a cut at byte {cut}\n" + shown(status, out, err))
+            status, events = babeltrace2_events(copy)
+            want = ctf_fixture.EVENT_COUNT - last + kept
+            expect(status == 0 and len(events) == want,
+                   f"babeltrace2 reads {len(events)} events of the copy (status {status}), "
+                   f"{want} were before the cut at byte {cut}")
+            with open(os.path.join(copy, "stream_0"), "rb") as f:
+                repaired = f.read()
+            if cut - offset >= 68:  # the cut packet's header stayed: its context says so
+                begin, end, content, size, discarded = struct.unpack_from(
+                    "<QQQQQ", repaired, offset + 24)
+                want_end = ends[kept - 1][1] if kept else begin
+                want_content = ends[kept - 1][0] if kept else 68
+                expect((end, content, size, discarded) ==
+                       (want_end, want_content * 8, len(repaired[offset:]) * 8, 0) and
+                       size >= content and size % 64 == 0,
+                       f"the cut packet's context: end {end}, content {content}, size {size}, "
+                       f"discarded {discarded}; want end {want_end}, content {want_content * 8}")
+            else:
+                expect(len(repaired) == offset, f"a cut header was kept: {len(repaired)} bytes")
+            _, cut_text, _ = mscope("convert", directory, "--text")
+            _, copy_text, _ = mscope("convert", copy, "--text")
+            strip = [l.split(", until")[0] for l in cut_text.splitlines()]
+            expect(strip == [l.split(", until")[0] for l in copy_text.splitlines()],
+                   f"convert reads the copy otherwise than the cut trace (cut {cut})")
+    with tempfile.TemporaryDirectory() as tmp:
+        status, out, err = mscope("repair", fixture_trace(tmp), "-o", os.path.join(tmp, "copy"))
+        expect(status == 0 and "0 stream(s) repaired" in out,
+               "a whole trace was repaired\n" + shown(status, out, err))
 
 
 # ---------------------------------------------------------------- convert in bounded memory
@@ -849,6 +902,7 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          convert_refuses_metadata_it_cannot_read,
          convert_says_in_one_line_why_a_stream_is_unreadable,
          convert_reads_a_cut_stream_up_to_the_cut,
+         repair_makes_a_cut_stream_readable_by_babeltrace2,
          convert_memory_does_not_grow_with_the_records,
          convert_chrome_spans_threads_and_names, convert_text_resolves_names,
          chrome_check_finds_faults]
