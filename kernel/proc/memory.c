@@ -11,7 +11,13 @@
  * (brk, mmap, fork) and not a fault later, the heap's and mmap's pages are
  * committed when asked for: the sum over all processes stays within the
  * frames the kernel left free (commit_limit), and one request may not ask
- * for more than is free now.
+ * for more than is free now.  The stack's 2 MiB are promised as they are
+ * touched instead, from its top down to the lowest page touched
+ * (promise_stack_to): promising them at exec would make every exec and fork
+ * promise 2 MiB that most programs never use, and promising none let
+ * processes recursing to the bottom of their stacks take the frames others
+ * were promised.  A touch that cannot be promised is a fault (SIGSEGV), as
+ * a stack that cannot grow is on Linux.
  * A request beyond the process's address_limit (RLIMIT_AS) fails too.
  * Unmapping walks only what is mapped (vm_next_mapped), so tearing down a
  * process costs what it touched, not what it reserved.  The user clock page
@@ -59,7 +65,7 @@ static unsigned page_flags(const struct proc_region *r)
 
 static void drop_empty_regions(struct proc_memory *memory);
 
-static uint64_t committed_pages; /* every process's program, heap and mmap pages, atomic */
+static uint64_t committed_pages; /* every process's program, heap, mmap and stack pages, atomic */
 
 #define COMMIT_RESERVE_SHIFT 4 /* 1/16 of the frames stay the kernel's */
 
@@ -120,6 +126,25 @@ static void uncommit(struct proc_memory *memory, uint64_t pages)
 static bool committed_kind(enum region_kind kind)
 {
 	return kind == REGION_MMAP || kind == REGION_HEAP || kind == REGION_PROGRAM;
+}
+
+/* The pages of stack region r promised so far: from its lowest page touched
+ * to its top. */
+static uint64_t stack_pages_promised(const struct proc_region *r)
+{
+	return r->kind == REGION_STACK ? (r->end - r->mapped_low) / PAGE_SIZE : 0;
+}
+
+/* Before page of r is mapped: when r is the stack and page is below what
+ * it promised, promises the pages from page up to there.  Returns the pages
+ * promised (given back if the page cannot be mapped after all) or -ENOMEM. */
+static int64_t promise_stack_to(struct proc_memory *memory, const struct proc_region *r,
+				uint64_t page)
+{
+	if (r->kind != REGION_STACK || page >= r->mapped_low)
+		return 0;
+	uint64_t pages = (r->mapped_low - page) / PAGE_SIZE;
+	return commit(memory, pages) < 0 ? -ENOMEM : (int64_t)pages;
 }
 
 static struct proc_region *find_region(struct proc_memory *memory, uint64_t address)
@@ -332,12 +357,16 @@ static int map_file_page(struct proc_memory *memory, struct proc_region *r, uint
 /* Maps a fresh zeroed frame at page.  Returns 0 or -ENOMEM. */
 static int map_zero_page(struct proc_memory *memory, struct proc_region *r, uint64_t page)
 {
-	uint64_t frame = pmm_alloc_frame();
-	if (!frame)
+	int64_t promised = promise_stack_to(memory, r, page);
+	if (promised < 0)
 		return -ENOMEM;
-	memset(phys_to_virt(frame), 0, PAGE_SIZE);
-	if (vm_map(memory->space, page, frame, page_flags(r)) < 0) {
-		pmm_free_frame(frame);
+	uint64_t frame = pmm_alloc_frame();
+	if (frame)
+		memset(phys_to_virt(frame), 0, PAGE_SIZE);
+	if (!frame || vm_map(memory->space, page, frame, page_flags(r)) < 0) {
+		if (frame)
+			pmm_free_frame(frame);
+		uncommit(memory, (uint64_t)promised);
 		return -ENOMEM;
 	}
 	memory->pages++;
@@ -648,6 +677,8 @@ static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 	if (!copy)
 		return error;
 	if (committed_kind(r->kind) && commit(child, (r->end - r->start) / PAGE_SIZE) < 0)
+		return -ENOMEM;
+	if (r->kind == REGION_STACK && commit(child, stack_pages_promised(r)) < 0)
 		return -ENOMEM;
 	if (r == parent->heap)
 		child->heap = copy;

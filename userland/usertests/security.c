@@ -813,6 +813,133 @@ void a_user_filling_tmp_takes_no_promised_memory(void)
 	close(reports[1]);
 }
 
+/* ---- A stack's pages are promised as they are touched ------------------------- */
+
+#define STACK_EATERS 40 /* processes of uid 1000 that touch their whole stack */
+#define STACK_DEPTH  ((2L << 20) - (64L << 10)) /* below the frame, above the 2 MiB's bottom */
+
+/* The pipes of a_users_stacks_take_no_promised_memory: an eater
+ * (/bin/stackeat) starts when start ends (its standard input), writes done
+ * (its standard output) and holds its pages until hold ends (descriptor 3);
+ * the holder of promised memory sends its report and waits for the gate. */
+struct stack_pipes {
+	int start[2], done[2], hold[2], gate[2], report[2];
+};
+
+#define EATER_HOLD_FD 3 /* where /bin/stackeat reads hold */
+
+/* Closes every end of p's pipes but descriptor kept (-1: none). */
+static void close_stack_pipes(const struct stack_pipes *p, int kept)
+{
+	const int *ends = p->start;
+	for (unsigned i = 0; i < sizeof *p / sizeof *ends; i++)
+		if (ends[i] != kept)
+			close(ends[i]);
+}
+
+/* Becomes uid 1000 and runs /bin/stackeat, which touches every page of its
+ * stack down to STACK_DEPTH once start ends.  A page that cannot be
+ * promised ends it with SIGSEGV.  It keeps no other end of the pipes: the
+ * case reads done and report until they end. */
+static void eat_stack_as_user(const struct stack_pipes *p)
+{
+	char depth[16];
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0 || dup2(p->start[0], 0) < 0 ||
+	    dup2(p->done[1], 1) < 0 || dup2(p->hold[0], EATER_HOLD_FD) < 0)
+		_exit(1);
+	close_stack_pipes(p, EATER_HOLD_FD); /* an end may have been descriptor 3 */
+	snprintf(depth, sizeof depth, "%ld", STACK_DEPTH >> 10);
+	char *argv[] = {"/bin/stackeat", depth, NULL};
+	execv(argv[0], argv);
+	_exit(1);
+}
+
+/* Counts the bytes c on done until count were read or done ends. */
+static int bytes_on(int done, char c, int count)
+{
+	char got;
+	int seen = 0;
+	while (seen < count && read(done, &got, 1) == 1)
+		seen += got == c;
+	return seen;
+}
+
+/* Forks STACK_EATERS eaters into eaters (-1: the fork failed), then closes
+ * the case's writing end of done: an eater that ends early (no exec, no
+ * fork) ends the count of bytes on done instead of leaving it waiting. */
+static void fork_stack_eaters(struct stack_pipes *p, pid_t *eaters)
+{
+	for (int i = 0; i < STACK_EATERS; i++)
+		if ((eaters[i] = fork()) == 0)
+			eat_stack_as_user(p);
+	close(p->done[1]);
+	p->done[1] = -1;
+}
+
+/* Forks the process that commits all the memory it can, reports how many
+ * MiB, and touches it all once the gate closes.  Returns its pid or -1.
+ * The case then closes its own end of report: a holder that ends before
+ * reporting ends the read. */
+static pid_t fork_holder(struct stack_pipes *p)
+{
+	pid_t holder = fork();
+	if (holder == 0) {
+		close(p->gate[1]);
+		close(p->start[1]);
+		close(p->hold[1]);
+		commit_wait_touch(p->report[1], p->gate[0]);
+	}
+	close(p->report[1]);
+	p->report[1] = -1;
+	return holder;
+}
+
+/* Before: the 2 MiB stack was never promised, so processes of a user
+ * recursing to the bottom of their stacks took the frames another process
+ * had been promised, which then died (SIGSEGV) touching its own memory.
+ * Now a stack's pages are promised as they are touched: with every page
+ * promised to the holder, the user's stacks stop growing (SIGSEGV) and the
+ * holder touches all it was given.  Every process is forked before the
+ * memory is taken: fork needs some. */
+void a_users_stacks_take_no_promised_memory(void)
+{
+	struct stack_pipes p;
+	pid_t eaters[STACK_EATERS];
+	if (pipe(p.start) < 0 || pipe(p.done) < 0 || pipe(p.hold) < 0 || pipe(p.gate) < 0 ||
+	    pipe(p.report) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	fflush(stdout);
+	fork_stack_eaters(&p, eaters);
+	int ready = bytes_on(p.done[0], 'r', STACK_EATERS); /* or done ends: some died */
+	pid_t holder = ready == STACK_EATERS ? fork_holder(&p) : -1;
+	int committed = -1, status = -1;
+	if (holder < 0 || read(p.report[0], &committed, sizeof committed) != sizeof committed)
+		t_fail("the committing process did not report");
+	close(p.start[1]); /* every eater starts */
+	p.start[1] = -1;
+	int whole = bytes_on(p.done[0], 'x', ready); /* or done ends: all died */
+	close(p.gate[1]);
+	p.gate[1] = -1;
+	if (holder > 0)
+		waitpid(holder, &status, 0);
+	close(p.hold[1]); /* the eaters hold their pages until here */
+	p.hold[1] = -1;
+	for (int i = 0; i < STACK_EATERS; i++)
+		if (eaters[i] > 0)
+			waitpid(eaters[i], NULL, 0);
+	t_note("%d MiB committed, then %d of %d processes of uid %d touched their whole stack",
+	       committed, whole, ready, USER_ID);
+	if (ready != STACK_EATERS)
+		t_fail("%d of %d processes of uid %d started", ready, STACK_EATERS, USER_ID);
+	else if (status != 0)
+		t_fail("the process that had committed %d MiB, touching it after %d processes of "
+		       "uid %d touched their stacks: status %#x",
+		       committed, whole, USER_ID, status);
+	close_stack_pipes(&p, -1);
+}
+
 /* ---- Ids and privileges themselves ------------------------------------------- */
 
 static void ids_in_child(void *unused)

@@ -149,6 +149,7 @@ void a_user_cannot_fill_the_process_table(void);
 void a_users_endpoints_are_bounded(void);
 void a_users_results_pages_are_bounded(void);
 void a_users_pipes_are_bounded(void);
+void a_users_stacks_take_no_promised_memory(void);
 void aspect_failures_show_no_kernel_address_to_a_user(void);
 void committed_memory_is_there_when_touched(void);
 void a_user_filling_tmp_takes_no_promised_memory(void);
