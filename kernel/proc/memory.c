@@ -17,7 +17,12 @@
  * promise 2 MiB that most programs never use, and promising none let
  * processes recursing to the bottom of their stacks take the frames others
  * were promised.  A touch that cannot be promised is a fault (SIGSEGV), as
- * a stack that cannot grow is on Linux.
+ * a stack that cannot grow is on Linux.  The page tables the regions may
+ * need are promised with them (promise_tables): a page table per 2 MiB, a
+ * directory per 1 GiB and one more level per 512 GiB that some region
+ * reaches.  Sparse pages far apart cost two or three tables each beyond
+ * their own frame; unpromised, a process mapping them took frames others had
+ * been promised.
  * A request beyond the process's address_limit (RLIMIT_AS) fails too.
  * Unmapping walks only what is mapped (vm_next_mapped), so tearing down a
  * process costs what it touched, not what it reserved.  The user clock page
@@ -147,6 +152,54 @@ static int64_t promise_stack_to(struct proc_memory *memory, const struct proc_re
 	return commit(memory, pages) < 0 ? -ENOMEM : (int64_t)pages;
 }
 
+#define PT_SHIFT   21 /* a page table maps 2 MiB */
+#define PD_SHIFT   30 /* a page directory 1 GiB */
+#define PDPT_SHIFT 39 /* a page-directory-pointer table 512 GiB */
+
+/* The tables of the level that maps 1 << shift bytes the regions reach:
+ * the blocks of that size some region's page is in.  The regions are sorted
+ * and apart, so only a region's first block may be its predecessor's last. */
+static uint64_t tables_reached(const struct proc_memory *memory, unsigned shift)
+{
+	uint64_t count = 0, previous_last = 0;
+	bool any = false;
+	for (const struct proc_region *r = memory->regions; r; r = r->next) {
+		if (r->start >= r->end)
+			continue;
+		uint64_t first = r->start >> shift, last = (r->end - 1) >> shift;
+		if (any && first == previous_last)
+			first++;
+		if (first <= last)
+			count += last - first + 1;
+		previous_last = last;
+		any = true;
+	}
+	return count;
+}
+
+/* The page tables mapping every page of every region would take (the top
+ * level, made with the space, aside). */
+static uint64_t page_tables_needed(const struct proc_memory *memory)
+{
+	return tables_reached(memory, PT_SHIFT) + tables_reached(memory, PD_SHIFT) +
+	       tables_reached(memory, PDPT_SHIFT);
+}
+
+/* Promises the tables memory's regions need now, or gives back those they
+ * no longer do.  Called after regions were added or grew (it may fail:
+ * -ENOMEM), and after regions shrank and their emptied tables were freed
+ * (it cannot: only tables no region reaches are given back). */
+static int promise_tables(struct proc_memory *memory)
+{
+	uint64_t needed = page_tables_needed(memory);
+	if (needed > memory->table_pages && commit(memory, needed - memory->table_pages) < 0)
+		return -ENOMEM;
+	if (needed < memory->table_pages)
+		uncommit(memory, memory->table_pages - needed);
+	memory->table_pages = needed;
+	return 0;
+}
+
 static struct proc_region *find_region(struct proc_memory *memory, uint64_t address)
 {
 	for (struct proc_region *r = memory->regions; r; r = r->next)
@@ -252,6 +305,15 @@ static void insert_sorted(struct proc_memory *memory, struct proc_region *region
 	*link = region;
 }
 
+static void remove_region(struct proc_memory *memory, const struct proc_region *region)
+{
+	struct proc_region **link = &memory->regions;
+	while (*link && *link != region)
+		link = &(*link)->next;
+	if (*link)
+		*link = region->next;
+}
+
 struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start, uint64_t end,
 				      unsigned flags, enum region_kind kind, int *error)
 {
@@ -270,6 +332,11 @@ struct proc_region *memory_add_region(struct proc_memory *memory, uint64_t start
 				       .flags = flags & (VM_WRITE | VM_EXEC | REGION_NO_ACCESS),
 				       .kind = kind};
 	insert_sorted(memory, region);
+	if (promise_tables(memory) < 0) {
+		remove_region(memory, region);
+		kfree(region);
+		return NULL; /* *error is -ENOMEM */
+	}
 	*error = 0;
 	return region;
 }
@@ -302,6 +369,7 @@ static int add_committed_region(struct proc_memory *memory, uint64_t start, uint
 	if (commit(memory, (end - start) / PAGE_SIZE) < 0) {
 		r->end = r->start; /* nothing to uncommit or unmap: drop it */
 		drop_empty_regions(memory);
+		promise_tables(memory); /* gives back its tables: none was made */
 		return -ENOMEM;
 	}
 	return 0;
@@ -525,6 +593,7 @@ int memory_unmap(struct proc_memory *memory, uint64_t start, uint64_t end)
 			error = cut_region(memory, r, start, end);
 	drop_empty_regions(memory);
 	free_unused_tables(memory, start, end);
+	promise_tables(memory); /* gives back the tables just freed */
 	return error;
 }
 
@@ -790,10 +859,17 @@ uint64_t memory_set_brk(struct proc_memory *memory, uint64_t brk)
 		    commit(memory, (new_end - old_end) / PAGE_SIZE) < 0)
 			return memory->brk;
 		heap->end = new_end; /* its pages come on first touch */
+		if (promise_tables(memory) < 0) {
+			heap->end = old_end;
+			uncommit(memory, (new_end - old_end) / PAGE_SIZE);
+			return memory->brk;
+		}
 	} else if (new_end < old_end) {
 		unmap_pages(memory, new_end, old_end);
 		uncommit(memory, (old_end - new_end) / PAGE_SIZE);
 		heap->end = new_end;
+		free_unused_tables(memory, new_end, old_end);
+		promise_tables(memory); /* gives back the tables just freed */
 	}
 	memory->brk = brk;
 	return brk;

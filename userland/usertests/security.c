@@ -725,6 +725,81 @@ void committed_memory_is_there_when_touched(void)
 		       status, megabytes);
 }
 
+/* ---- Page tables are promised with the pages they map --------------------------- */
+
+#define SPARSE_BASE   0x200000000000L /* far above the 1 MiB mappings: 32 TiB */
+#define SPARSE_STRIDE (1L << 30)      /* a page directory and a page table per page */
+#define SPARSE_MAX    8192
+#define SPARSE_ROOM   16 /* MiB of 1 MiB mappings given back for the sparse pages */
+
+struct sparse_report {
+	int megabytes; /* committed in 1 MiB mappings, less SPARSE_ROOM */
+	int pages;     /* then mapped SPARSE_STRIDE apart until refused */
+};
+
+/* Maps one page at SPARSE_BASE + index strides.  Returns it or NULL. */
+static char *map_sparse_page(int index)
+{
+	long want = SPARSE_BASE + index * SPARSE_STRIDE;
+	long got = ms_syscall6(__NR_mmap, want, PAGE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	return got == want ? (char *)got : NULL;
+}
+
+/* Commits memory in 1 MiB mappings until refused, gives SPARSE_ROOM MiB
+ * back, maps single pages SPARSE_STRIDE apart until refused, touches every
+ * page of both, and reports through fd: a page or table the kernel
+ * promised but cannot back ends the process with SIGSEGV instead. */
+static void commit_sparse_then_touch(void *fd)
+{
+	static char *blocks[4096], *sparse[SPARSE_MAX];
+	struct sparse_report report = {0, 0};
+	while (report.megabytes < 4096) {
+		long area = ms_syscall6(__NR_mmap, 0, 1L << 20, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (area < 0)
+			break;
+		blocks[report.megabytes++] = (char *)area;
+	}
+	for (int i = 0; i < SPARSE_ROOM && report.megabytes > 0; i++)
+		raw_munmap((uint64_t)blocks[--report.megabytes], 1L << 20);
+	while (report.pages < SPARSE_MAX && (sparse[report.pages] = map_sparse_page(report.pages)))
+		report.pages++;
+	for (int i = 0; i < report.pages; i++)
+		sparse[i][0] = 1;
+	for (int i = 0; i < report.megabytes; i++)
+		for (long at = 0; at < (1L << 20); at += (long)PAGE)
+			blocks[i][at] = 1;
+	write((int)(long)fd, &report, sizeof report);
+}
+
+/* Before: a page's tables were not promised, so a process that committed
+ * all it could, then mapped pages 1 GiB apart (each needing a page
+ * directory and a page table besides its frame) and touched them, took
+ * frames it had not been promised and died (SIGSEGV) touching its own
+ * memory.  Now the tables are promised with the mapping that needs them:
+ * fewer sparse pages are given, and every page given is there. */
+void sparse_pages_come_with_their_tables(void)
+{
+	int fds[2];
+	struct sparse_report report = {-1, -1};
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	int status = t_run_child(commit_sparse_then_touch, (void *)(long)fds[1]);
+	close(fds[1]);
+	if (read(fds[0], &report, sizeof report) != sizeof report)
+		report.megabytes = report.pages = -1;
+	close(fds[0]);
+	t_note("committed %d MiB, then %d pages 1 GiB apart, and touched them all",
+	       report.megabytes, report.pages);
+	if (status != 0 || report.pages <= 0)
+		t_fail("the process that committed memory and mapped sparse pages, then touched "
+		       "them: status %#x, %d MiB, %d pages",
+		       status, report.megabytes, report.pages);
+}
+
 #define FILLED_FILE "/tmp/usertests-fill"
 
 /* As uid 1000, once start has a byte: writes 1 MiB blocks to a file in

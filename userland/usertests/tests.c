@@ -948,6 +948,8 @@ const struct user_test user_tests[] = {
     {"allocate_until_out_of_memory", allocate_until_out_of_memory, SLOW_HANG_GUARD_MS},
     {"committed_memory_is_there_when_touched", committed_memory_is_there_when_touched,
      SLOW_HANG_GUARD_MS},
+    {"sparse_pages_come_with_their_tables", sparse_pages_come_with_their_tables,
+     SLOW_HANG_GUARD_MS},
     {"a_user_filling_tmp_takes_no_promised_memory", a_user_filling_tmp_takes_no_promised_memory,
      SLOW_HANG_GUARD_MS},
     {"pipe_dead_reader", pipe_dead_reader, HANG_GUARD_MS},

@@ -152,6 +152,7 @@ void a_users_pipes_are_bounded(void);
 void a_users_stacks_take_no_promised_memory(void);
 void aspect_failures_show_no_kernel_address_to_a_user(void);
 void committed_memory_is_there_when_touched(void);
+void sparse_pages_come_with_their_tables(void);
 void a_user_filling_tmp_takes_no_promised_memory(void);
 void mprotect_changes_anonymous_mappings_only(void);
 void prot_none_is_refused_to_the_kernels_copies(void);
