@@ -737,6 +737,16 @@ static int share_page(struct proc_memory *child, struct proc_memory *parent,
 	return 0;
 }
 
+/* The child is promised every page of the parent's committed regions, not
+ * only those the parent touched: a page present in the parent becomes
+ * copy-on-write, and each owner may end up with a frame of its own (the
+ * first writer's copy, the last one's original); a page neither touched is
+ * a fresh frame on the child's first touch.  So a fork of usertests
+ * promises its 2.8 MiB of bss, though its parent touched little of it: the
+ * child may touch all of it.  Only a read-only program page present in the
+ * parent (text, constants: 300 KiB of usertests) can never cost the child a
+ * frame; it is promised all the same, to keep one rule.  The stack is
+ * promised down to the parent's lowest page touched, as the parent's is. */
 static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 			const struct proc_region *r)
 {
