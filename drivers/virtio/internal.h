@@ -66,6 +66,7 @@ struct virtio_net_counters {
 	uint64_t tx_ring_full, interrupts, config_changes;
 	uint64_t tx_segmented; /* large TCP frames the driver cut into segments */
 	uint64_t tx_offloaded; /* large TCP frames handed whole to the device to segment */
+	uint64_t tx_lost;      /* frames the device held when it was reset for a broken queue */
 };
 
 struct virtio_net {
@@ -105,6 +106,10 @@ int virtio_net_transmit_large(struct virtio_net *vn, const void *frame, size_t l
 /* Takes back the transmit descriptors the device has finished with, and the
  * pages of the area they held.  tx_lock held. */
 void virtio_net_reclaim_tx(struct virtio_net *vn);
+/* After a poll: a queue that broke fails the NIC (no frame is offered from
+ * then on), counts the transmit frames the device held in tx_lost (never
+ * confirmed sent) and resets the device, once. */
+void virtio_net_check_queues(struct virtio_net *vn);
 
 /* ---- virtio-blk (blk.c) --------------------------------------------------- */
 

@@ -122,9 +122,11 @@ static int virtio_net_transmit(struct nic *nic, const void *frame, size_t length
 	struct virtio_net *vn = nic->driver;
 	if (length < NIC_FRAME_MIN || length > VIRTIO_NET_BUFFER - VIRTIO_NET_HEADER)
 		return -EINVAL;
-	if (__atomic_load_n(&vn->failed, __ATOMIC_RELAXED))
-		return -EIO; /* reset for a broken queue: nothing may be offered */
 	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
+	if (vn->failed) {
+		spin_unlock_irqrestore(&vn->tx_lock, flags);
+		return -EIO; /* reset for a broken queue: nothing may be offered */
+	}
 	virtio_net_reclaim_tx(vn);
 	int id = virtio_find_free_buffer(&vn->tx);
 	if (id < 0) {
@@ -198,6 +200,10 @@ int virtio_net_transmit_offloaded(struct virtio_net *vn, const void *frame, size
 	    header_length >= NIC_FRAME_MIN + vn->nic.mtu)
 		return -EINVAL;
 	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
+	if (vn->failed) {
+		spin_unlock_irqrestore(&vn->tx_lock, flags);
+		return -EIO;
+	}
 	virtio_net_reclaim_tx(vn);
 	unsigned pages =
 	    (unsigned)((VIRTIO_NET_HEADER + length + VIRTIO_NET_PAGE - 1) / VIRTIO_NET_PAGE);
@@ -244,6 +250,10 @@ int virtio_net_transmit_large(struct virtio_net *vn, const void *frame, size_t l
 	if (!count || NIC_FRAME_MIN + nic->mtu > VIRTIO_NET_BUFFER - VIRTIO_NET_HEADER)
 		return -EINVAL;
 	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
+	if (vn->failed) {
+		spin_unlock_irqrestore(&vn->tx_lock, flags);
+		return -EIO;
+	}
 	virtio_net_reclaim_tx(vn);
 	if (vn->tx.free_count < count) {
 		spin_unlock_irqrestore(&vn->tx_lock, flags);
@@ -278,12 +288,18 @@ static int virtio_net_transmit_segmented(struct nic *nic, const void *frame, siz
 
 /* A queue broke (the device claimed more buffers back than it held): the
  * device is reset once and the NIC stays silent; the buffers it held are
- * never reused. */
-static void virtio_net_check_queues(struct virtio_net *vn)
+ * never reused.  failed is set under tx_lock, where transmit checks it, so
+ * no frame is offered to the device once it is being reset; the frames it
+ * held then are counted, not lost silently. */
+void virtio_net_check_queues(struct virtio_net *vn)
 {
 	if (vn->failed || !(vn->rx.broken || vn->tx.broken))
 		return;
-	vn->failed = true;
+	uint64_t flags = spin_lock_irqsave(&vn->tx_lock);
+	__atomic_store_n(&vn->failed, true, __ATOMIC_RELAXED);
+	unsigned held = vn->tx.size - vn->tx.free_count;
+	spin_unlock_irqrestore(&vn->tx_lock, flags);
+	virtio_net_add(&vn->counters.tx_lost, held);
 	virtio_reset_device(&vn->vdev);
 	pr_warn("virtio-net: the device returned more buffers than it held: reset, no more "
 		"frames\n");
@@ -357,7 +373,7 @@ static const struct virtio_net_counter_name virtio_net_counter_names[] = {
     VN_COUNTER(rx_packets),   VN_COUNTER(rx_bytes),       VN_COUNTER(tx_packets),
     VN_COUNTER(tx_bytes),     VN_COUNTER(rx_bad_length),  VN_COUNTER(tx_ring_full),
     VN_COUNTER(interrupts),   VN_COUNTER(config_changes), VN_COUNTER(tx_segmented),
-    VN_COUNTER(tx_offloaded),
+    VN_COUNTER(tx_offloaded), VN_COUNTER(tx_lost),
 };
 #define VN_COUNTER_COUNT (sizeof(virtio_net_counter_names) / sizeof(virtio_net_counter_names[0]))
 

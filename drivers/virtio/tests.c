@@ -5,7 +5,8 @@
  * exist or that the device does not own, and lengths beyond the buffer or
  * below the header.  Only good frames may reach nic_rx, every bad entry is
  * counted, and every buffer goes back to the device; a used index further
- * ahead than the buffers in flight breaks the queue; virtio-blk ignores an
+ * ahead than the buffers in flight breaks the queue, and the reset that
+ * follows counts the transmit frames the device held; virtio-blk ignores an
  * interrupt that comes before its queue exists, fails a read whose used
  * length is short and refuses a block size other than 512.  An absurd queue size
  * offered by a device is cut to a power of two the driver can hold.  A large
@@ -118,6 +119,53 @@ static void a_used_index_ahead_of_the_buffers_in_flight_breaks_the_queue(struct 
 	for (unsigned i = 0; i < 4; i++)
 		EXPECT_TRUE(t, virtio_buffer_in_flight(&queue, i)); /* none handed back */
 	virtio_free_queue(&queue);
+}
+
+#define COMMON_STATUS_OFFSET 0x14 /* device_status in the common configuration */
+
+/* The receive queue breaks while the device holds three transmit frames
+ * (one large frame the driver cut): the check after the poll fails the NIC,
+ * counts the three in tx_lost (they are never confirmed sent) and resets the
+ * device (status 0 written, read back at once: the device is memory here);
+ * nothing is offered afterwards. */
+static void a_reset_for_a_broken_queue_counts_the_frames_it_held(struct ktest *t)
+{
+	struct capture capture = {0};
+	const size_t length = 4000; /* three segments of 1,460 payload bytes */
+	struct virtio_net *vn = kzalloc(sizeof(*vn));
+	uint8_t *common = kzalloc(64), *frame = kmalloc(length);
+	ASSERT_TRUE(t, vn && common && frame);
+	spin_init(&vn->tx_lock, "virtio-net.test");
+	vn->nic.driver = vn;
+	vn->nic.mtu = 1500;
+	vn->nic.rx_handler = capture_frame;
+	vn->nic.rx_context = &capture;
+	vn->vdev.common = common;
+	ASSERT_EQ(t, virtio_alloc_queue(&vn->rx, 8, VIRTIO_NET_BUFFER), 0);
+	ASSERT_EQ(t, virtio_alloc_queue(&vn->tx, 8, VIRTIO_NET_BUFFER), 0);
+	vn->rx.notify = vn->tx.notify = &fake_notify;
+	test_tcp_frame(frame, length);
+	ASSERT_EQ(t, virtio_net_transmit_large(vn, frame, length, TEST_TCP_HEADERS), 0);
+	EXPECT_EQ(t, vn->tx.avail->index, 3);
+	virtio_net_fill_rx(vn);
+	vn->rx.used->index += 9; /* one more than the device holds */
+	EXPECT_EQ(t, virtio_net_receive(vn, 64), 0);
+	EXPECT_TRUE(t, vn->rx.broken);
+	common[COMMON_STATUS_OFFSET] = 0x0f; /* DRIVER_OK and the rest */
+	virtio_net_check_queues(vn);
+	EXPECT_TRUE(t, vn->failed);
+	EXPECT_EQ(t, common[COMMON_STATUS_OFFSET], 0);
+	EXPECT_EQ(t, vn->counters.tx_lost, 3);
+	virtio_net_check_queues(vn); /* once */
+	EXPECT_EQ(t, vn->counters.tx_lost, 3);
+	EXPECT_EQ(t, virtio_net_transmit_large(vn, frame, length, TEST_TCP_HEADERS), -EIO);
+	EXPECT_EQ(t, vn->tx.avail->index, 3);
+	EXPECT_EQ(t, capture.frames, 0);
+	virtio_free_queue(&vn->rx);
+	virtio_free_queue(&vn->tx);
+	kfree(frame);
+	kfree(common);
+	kfree(vn);
 }
 
 static void absurd_queue_sizes_are_cut(struct ktest *t)
@@ -302,8 +350,6 @@ static void an_interrupt_before_the_blk_queue_exists_is_ignored(struct ktest *t)
 	kfree(vb);
 }
 
-#define COMMON_STATUS_OFFSET 0x14 /* device_status in the common configuration */
-
 static int blk_test_ended = 1; /* the status the request ended with; 1: not ended */
 
 static void blk_test_done(struct block_request *request)
@@ -390,6 +436,7 @@ static void a_blk_read_short_of_its_length_fails(struct ktest *t)
 KTEST_SUITE(virtio, KTEST_CASE(bad_used_entries_are_dropped_and_counted),
 	    KTEST_CASE(entries_for_buffers_the_device_does_not_own_are_skipped),
 	    KTEST_CASE(a_used_index_ahead_of_the_buffers_in_flight_breaks_the_queue),
+	    KTEST_CASE(a_reset_for_a_broken_queue_counts_the_frames_it_held),
 	    KTEST_CASE(an_interrupt_before_the_blk_queue_exists_is_ignored),
 	    KTEST_CASE(a_blk_read_short_of_its_length_fails),
 	    KTEST_CASE(a_dead_blk_device_is_reset_in_timer_steps),
