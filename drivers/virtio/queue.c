@@ -168,22 +168,30 @@ bool virtio_has_used(struct virtqueue *queue)
 	       __atomic_load_n(&queue->used->index, __ATOMIC_ACQUIRE) != queue->last_used;
 }
 
-/* Whether the device claims more used entries than it holds buffers: an
- * honest device returns each buffer in flight once, and each buffer the
- * driver forgot at most once more (never beyond the ring's size). */
-static bool used_index_ran_ahead(struct virtqueue *queue)
+/* Whether the device, its used index at used_index, claims more used
+ * entries than it holds buffers: an honest device returns each buffer in
+ * flight once, and each buffer the driver forgot at most once more (never
+ * beyond the ring's size). */
+static bool used_index_ran_ahead(struct virtqueue *queue, uint16_t used_index)
 {
 	unsigned could_return = queue->size - queue->free_count + queue->forgotten;
 	if (could_return > queue->size)
 		could_return = queue->size;
-	return virtio_used_pending(queue) > could_return;
+	return (uint16_t)(used_index - queue->last_used) > could_return;
 }
 
+/* The used index is read once a call: the entries taken are those the check
+ * passed, not more the device claimed between the check and the walk. */
 bool virtio_take_used(struct virtqueue *queue, unsigned *id, uint32_t *length)
 {
-	if (!queue->broken && used_index_ran_ahead(queue))
+	if (queue->broken)
+		return false;
+	uint16_t used_index = __atomic_load_n(&queue->used->index, __ATOMIC_ACQUIRE);
+	if (used_index_ran_ahead(queue, used_index)) {
 		queue->broken = true;
-	while (virtio_has_used(queue)) {
+		return false;
+	}
+	while (queue->last_used != used_index) {
 		volatile struct virtq_used_elem *elem =
 		    &queue->used->ring[queue->last_used % queue->size];
 		uint32_t used_id = elem->id, used_length = elem->length;
