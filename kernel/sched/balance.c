@@ -132,9 +132,13 @@ void sched_push_thread(struct thread *t)
 	struct run_queue *from, *to;
 	for (;;) {
 		from = rq_of_cpu(t->cpu);
-		to = rq_of_cpu(sched_select_cpu(t));
+		unsigned target = sched_select_cpu(t);
+		sched_test_push_chosen(t, target);
+		to = rq_of_cpu(target);
 		rq_lock_two(from, to);
-		if (from == rq_of_cpu(t->cpu))
+		/* The choice was made unlocked: an affinity change (made under
+		 * from's lock) or a reservation since then chooses again. */
+		if (from == rq_of_cpu(t->cpu) && sched_cpu_allowed(t, target))
 			break;
 		rq_unlock_two(from, to);
 	}

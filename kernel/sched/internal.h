@@ -203,8 +203,22 @@ bool sched_cpu_allowed(const struct thread *t, unsigned index);
 /* The CPU a waking thread should go to: its last CPU when that is allowed
  * and no busier than any other allowed CPU, else the least loaded. */
 unsigned sched_select_cpu(const struct thread *t);
-/* Moves t (THREAD_READY, on no list) to the run queue sched_select_cpu picks. */
+/* Moves t (THREAD_READY, on no list) to the run queue sched_select_cpu picks,
+ * choosing again when t's affinity or the monitor CPUs changed between the
+ * choice and the locks. */
 void sched_push_thread(struct thread *t);
+/* Called by sched_push_thread between its choice (target) and taking the
+ * locks, interrupts off: the sched suite changes t's affinity there (the
+ * window of a racing thread_set_affinity).  Nothing outside the test kernel. */
+#ifdef KERNEL_TESTS
+void sched_test_push_chosen(struct thread *t, unsigned target);
+#else
+static inline void sched_test_push_chosen(struct thread *t, unsigned target)
+{
+	(void)t;
+	(void)target;
+}
+#endif
 /* Idle CPU: takes a ready thread from the busiest other queue.  Returns true
  * when this CPU now has one.  Interrupts off. */
 bool sched_pull_thread(void);

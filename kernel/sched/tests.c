@@ -815,6 +815,49 @@ static void handoff_never_charges_time_backwards_body(struct ktest *t)
 }
 ONE_CPU_CASE(handoff_never_charges_time_backwards)
 
+/* ---- A move follows an affinity changed while it chose where to ---------- */
+
+/* The thread whose move (sched_push_thread) gets its affinity set to
+ * affinity_meanwhile, once, between choosing a CPU and locking it. */
+static struct thread *volatile push_raced;
+static uint64_t affinity_meanwhile;
+
+void sched_test_push_chosen(struct thread *t, unsigned target)
+{
+	(void)target;
+	if (t != push_raced)
+		return;
+	push_raced = NULL;
+	thread_set_affinity(t, affinity_meanwhile);
+}
+
+static int note_cpu(void *arg)
+{
+	__atomic_store_n((unsigned *)arg, this_cpu_id(), __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* thread_set_affinity moves a queued thread off a CPU it may no longer use;
+ * a second change that lands after that move chose its CPU and before it
+ * took the locks wins: the thread runs where the last mask says, not on the
+ * CPU the first one chose (it ran there until it next switched out). */
+static void a_move_follows_an_affinity_changed_meanwhile_body(struct ktest *t)
+{
+	if (smp_online_count() < 2)
+		return ktest_skip(t, "one CPU");
+	unsigned here = this_cpu_id(), ran_on = ~0u;
+	/* Pinned here (the case's pin) below this thread's priority: queued. */
+	struct thread *moved = thread_create(note_cpu, &ran_on, "moved", SCHED_PRIORITY_LOW);
+	ASSERT_TRUE(t, moved != NULL);
+	affinity_meanwhile = SMP_CPU_BIT(here);
+	push_raced = moved;
+	EXPECT_EQ(t, thread_set_affinity(moved, smp_online_mask() & ~SMP_CPU_BIT(here)), 0);
+	EXPECT_TRUE(t, push_raced == NULL); /* the change came in that window */
+	EXPECT_EQ(t, thread_join(moved, NULL), 0);
+	EXPECT_EQ(t, ran_on, here);
+}
+ONE_CPU_CASE(a_move_follows_an_affinity_changed_meanwhile)
+
 KTEST_SUITE(
     sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
     KTEST_CASE(higher_priority_runs_before_create_returns),
@@ -829,4 +872,5 @@ KTEST_SUITE(
     KTEST_CASE(mutex_waiters_get_it_by_priority), KTEST_CASE(handoff_runs_the_blocked_thread_next),
     KTEST_CASE(handoff_never_charges_time_backwards), KTEST_CASE(join_reclaims_threads_and_stacks),
     KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
-    KTEST_CASE(fpu_state_stays_with_its_thread), KTEST_CASE(switches_and_time_are_accounted));
+    KTEST_CASE(fpu_state_stays_with_its_thread), KTEST_CASE(switches_and_time_are_accounted),
+    KTEST_CASE(a_move_follows_an_affinity_changed_meanwhile));
