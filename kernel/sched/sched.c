@@ -702,7 +702,7 @@ JOINPOINT_DEFINE_VOID_AS(sched, sleep, sched_sleep_ns, uint64_t, ns)
 		sched_yield();
 		return;
 	}
-	uint64_t deadline = clock_ns() + ns;
+	uint64_t deadline = clock_deadline_after(clock_ns(), ns);
 	struct thread *self = thread_current();
 	const char *outer_channel = self ? self->wait_channel : NULL;
 	if (self)

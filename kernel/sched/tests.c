@@ -285,6 +285,31 @@ static void wake_ready_wakes_only_the_waiters_whose_condition_holds(struct ktest
 	EXPECT_TRUE(t, b.done);
 }
 
+/* A timeout past the clock's range (UINT64_MAX: as long as it takes) waits
+ * for the condition: the deadline it adds up to must not wrap into the past
+ * and end the wait at once with -ETIMEDOUT.  The flag's setter is below the
+ * case's priority on its CPU: it runs only once the case has blocked. */
+static int set_flag_and_wake(void *arg)
+{
+	struct flag_waiter *w = arg;
+	w->flag = true;
+	waitq_wake_all(w->queue);
+	return 0;
+}
+
+static void a_timeout_past_the_clock_waits_for_the_condition_body(struct ktest *t)
+{
+	struct waitq queue;
+	waitq_init(&queue, "test.long");
+	struct flag_waiter w = {.queue = &queue};
+	struct thread *setter =
+	    thread_create(set_flag_and_wake, &w, "set-flag", SCHED_PRIORITY_LOW);
+	ASSERT_TRUE(t, setter != NULL);
+	EXPECT_EQ(t, waitq_wait_timeout(&queue, flag_set, &w, UINT64_MAX), 0);
+	EXPECT_EQ(t, thread_join(setter, NULL), 0);
+}
+ONE_CPU_CASE(a_timeout_past_the_clock_waits_for_the_condition)
+
 /* Producer/consumer through a 4-slot ring: every item arrives exactly once. */
 #define RING_SLOTS         4
 #define ITEMS_PER_PRODUCER 500
@@ -866,6 +891,7 @@ KTEST_SUITE(
     KTEST_CASE(a_sleep_shorter_than_a_tick_ends_at_its_deadline),
     KTEST_CASE(wait_timeout_reports_which_came_first),
     KTEST_CASE(wake_ready_wakes_only_the_waiters_whose_condition_holds),
+    KTEST_CASE(a_timeout_past_the_clock_waits_for_the_condition),
     KTEST_CASE(producers_and_consumers_lose_nothing),
     KTEST_CASE(completions_and_semaphores_wake_waiters),
     KTEST_CASE(mutex_contention_gives_exact_total), KTEST_CASE(mutex_fast_and_contended_paths_race),

@@ -119,7 +119,7 @@ int waitq_wait(struct waitq *queue, waitq_cond_fn cond, void *arg)
 
 int waitq_wait_timeout(struct waitq *queue, waitq_cond_fn cond, void *arg, uint64_t timeout_ns)
 {
-	uint64_t deadline = clock_ns() + timeout_ns;
+	uint64_t deadline = clock_deadline_after(clock_ns(), timeout_ns);
 	return waitq_wait_until(queue, cond, arg, deadline ? deadline : 1);
 }
 

@@ -27,6 +27,13 @@ uint64_t clock_ns(void);
 /* The clock_ns() time at which the TSC read tsc (a timestamp taken earlier with
  * RDTSC, as join-point contexts hold), so two such stamps convert consistently. */
 uint64_t clock_ns_at_tsc(uint64_t tsc);
+/* The clock_ns() time timeout_ns after now, or UINT64_MAX (never) when
+ * that is past the clock's range: the sum would wrap into the past and end
+ * the wait at once. */
+static inline uint64_t clock_deadline_after(uint64_t now, uint64_t timeout_ns)
+{
+	return timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+}
 /* Calibrated TSC frequency in Hz, 0 before calibration. */
 uint64_t clock_tsc_hz(void);
 /* The reference the TSC was calibrated against: "PIT", "HPET", "assumed" (none
