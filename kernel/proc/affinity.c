@@ -31,6 +31,15 @@ JOINPOINT_DEFINE(proc, set_affinity, int, int, pid, uint64_t, mask)
 	return proc_call_on_thread(pid, set_affinity, &mask);
 }
 
+/* As kill: another user's process only with PRIV_SIGNAL (Linux: EPERM
+ * without CAP_SYS_NICE). */
+int proc_set_affinity_checked(int pid, uint64_t mask)
+{
+	if (!(mask & smp_online_mask()))
+		return -EINVAL;
+	return proc_call_on_thread_checked(pid, PRIV_SIGNAL, set_affinity, &mask);
+}
+
 static int get_affinity(struct thread *t, void *arg)
 {
 	*(uint64_t *)arg = thread_affinity(t) & smp_online_mask();

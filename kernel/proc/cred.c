@@ -67,24 +67,15 @@ static bool owns(const struct proc_cred *actor, const struct proc_cred *target)
 	       actor->euid == target->uid || actor->euid == target->suid;
 }
 
-bool proc_may_signal_locked(const struct process *target)
+bool proc_may_act_on_locked(const struct process *target, unsigned privilege)
 {
 	struct process *self = proc_current();
-	return !self || effective(&self->cred, PRIV_SIGNAL) || owns(&self->cred, &target->cred);
+	return !self || effective(&self->cred, privilege) || owns(&self->cred, &target->cred);
 }
 
-int proc_may_act_on(int pid, unsigned privilege)
+bool proc_may_signal_locked(const struct process *target)
 {
-	struct process *self = proc_current();
-	uint64_t irq = spin_lock_irqsave(&proc_lock);
-	struct process *target = pid > 0 ? proc_find_locked(pid) : NULL;
-	int result =
-	    !target ? -ESRCH
-	    : !self || effective(&self->cred, privilege) || owns(&self->cred, &target->cred)
-		? 0
-		: -EPERM;
-	spin_unlock_irqrestore(&proc_lock, irq);
-	return result;
+	return proc_may_act_on_locked(target, PRIV_SIGNAL);
 }
 
 /* ---- Changing ids ------------------------------------------------------------ */

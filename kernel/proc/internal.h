@@ -216,6 +216,11 @@ int proc_start_thread(struct process *p);
  * locks; any other under proc_lock, so fn must not sleep) and returns its
  * result, or -ESRCH when there is no such process or it has ended. */
 int proc_call_on_thread(int pid, int (*fn)(struct thread *t, void *arg), void *arg);
+/* proc_call_on_thread when the caller may act on pid (it owns pid or holds
+ * privilege), else -EPERM: the lookup, the check and fn in one hold of
+ * proc_lock, so fn acts on the process checked. */
+int proc_call_on_thread_checked(int pid, unsigned privilege, int (*fn)(struct thread *t, void *arg),
+				void *arg);
 /* Ends the calling process with a wait status word.  Never returns. */
 __attribute__((noreturn)) void proc_exit_current(int status);
 /* Records exit(code): the process ends on its way back to user mode. */
@@ -247,6 +252,10 @@ int proc_drop_privileges(unsigned drop);
 /* May the caller signal target (its own user's, or PRIV_SIGNAL)?  proc_lock
  * held. */
 bool proc_may_signal_locked(const struct process *target);
+/* Whether the caller may act on target (signal it, pin it): it owns target
+ * (its real or effective uid is target's real or saved uid) or holds
+ * privilege.  Under proc_lock, in the hold that acts on target. */
+bool proc_may_act_on_locked(const struct process *target, unsigned privilege);
 /* Sets signal pending on p (unless p ignores it) and wakes its waits; a stop
  * or continue signal acts at once.  proc_lock held. */
 void proc_signal_locked(struct process *p, int signal);

@@ -99,10 +99,6 @@ void proc_release_pages(uint64_t pages);
 /* True when the caller holds privilege (PRIV_*, uapi/cred.h) now: its
  * effective uid is 0 and it has not dropped it.  Kernel threads hold all. */
 bool proc_has_privilege(unsigned privilege);
-/* Whether the caller may act on process pid (signal it, read its events):
- * 0 when it owns pid (its real or effective uid is pid's real or saved uid)
- * or holds privilege; -EPERM when not; -ESRCH when there is no such process. */
-int proc_may_act_on(int pid, unsigned privilege);
 /* The caller's effective uid (0 in a kernel thread). */
 uint32_t proc_current_euid(void);
 /* The caller's effective gid (0 in a kernel thread). */
@@ -269,6 +265,10 @@ int proc_retrace(int (*pick)(const char *name, int slot, uint32_t owner));
  * ended) or -EINVAL (no online CPU in mask, or only CPUs reserved for
  * monitors and the process is not one). */
 int proc_set_affinity(int pid, uint64_t mask);
+/* proc_set_affinity as the caller may (sched_setaffinity): another user's
+ * process only with PRIV_SIGNAL (-EPERM), checked on the process pinned in
+ * the same hold of the table's lock. */
+int proc_set_affinity_checked(int pid, uint64_t mask);
 /* Stores pid's affinity, limited to the online CPUs, in *mask.  Returns 0 or
  * -ESRCH. */
 int proc_get_affinity(int pid, uint64_t *mask);

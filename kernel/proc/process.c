@@ -320,18 +320,35 @@ int proc_start_thread(struct process *p)
 	return 0;
 }
 
-int proc_call_on_thread(int pid, int (*fn)(struct thread *t, void *arg), void *arg)
+/* fn on pid's thread; with checked, only when the caller may act on pid
+ * with privilege, found and checked in the same hold of proc_lock.  The
+ * caller itself is always its own. */
+static int call_on_thread(int pid, bool checked, unsigned privilege,
+			  int (*fn)(struct thread *t, void *arg), void *arg)
 {
 	struct process *self = proc_current();
 	if (pid == 0 || (self && pid == self->pid))
 		return self ? fn(thread_current(), arg) : -ESRCH;
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	struct process *p = pid > 0 ? proc_find_locked(pid) : NULL;
-	int result = -ESRCH;
-	if (p && p->state != PROC_ZOMBIE && p->thread)
+	int result = !p ? -ESRCH : checked && !proc_may_act_on_locked(p, privilege) ? -EPERM : 0;
+	if (!result && (p->state == PROC_ZOMBIE || !p->thread))
+		result = -ESRCH;
+	if (!result)
 		result = fn(p->thread, arg);
 	spin_unlock_irqrestore(&proc_lock, irq);
 	return result;
+}
+
+int proc_call_on_thread(int pid, int (*fn)(struct thread *t, void *arg), void *arg)
+{
+	return call_on_thread(pid, false, 0, fn, arg);
+}
+
+int proc_call_on_thread_checked(int pid, unsigned privilege, int (*fn)(struct thread *t, void *arg),
+				void *arg)
+{
+	return call_on_thread(pid, true, privilege, fn, arg);
 }
 
 /* ---- Signals --------------------------------------------------------------- */

@@ -22,10 +22,9 @@ SYSCALL_DEFINE3(sched_setaffinity, int, pid, uint64_t, length, const uint8_t *, 
 	uint64_t bytes = length < KERNEL_MASK_BYTES ? length : KERNEL_MASK_BYTES;
 	if (copy_from_user(&mask, user_mask, bytes) < 0)
 		return -EFAULT;
-	/* Another user's process only with PRIV_SIGNAL, as kill (Linux: EPERM
-	 * without CAP_SYS_NICE). */
-	int allowed = pid > 0 ? proc_may_act_on(pid, PRIV_SIGNAL) : 0;
-	return allowed ? allowed : proc_set_affinity(pid, mask);
+	/* Another user's process only with PRIV_SIGNAL, checked on the process
+	 * pinned (proc/affinity.c). */
+	return proc_set_affinity_checked(pid, mask);
 }
 
 /* Returns the bytes written (8), or -EINVAL when length is not a multiple of

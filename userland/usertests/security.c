@@ -42,6 +42,7 @@ static long raw_munmap(uint64_t address, uint64_t length)
 }
 
 #define L_EPERM 1
+#define L_ESRCH 3
 
 static long raw_mprotect(uint64_t address, uint64_t length, int protection)
 {
@@ -300,6 +301,78 @@ void attacks_are_refused_to_an_unprivileged_user(void)
 void attacks_succeed_as_root(void)
 {
 	run_attack_child(attack_as_root, false);
+}
+
+/* ---- Pinning a process: whose it is ------------------------------------------ */
+
+static long pin(pid_t pid, uint64_t mask)
+{
+	return ms_syscall3(__NR_sched_setaffinity, pid, sizeof mask, (long)&mask);
+}
+
+static uint64_t affinity_of(pid_t pid)
+{
+	uint64_t mask = 0;
+	return ms_syscall3(__NR_sched_getaffinity, pid, sizeof mask, (long)&mask) < 0 ? 0 : mask;
+}
+
+/* A reaped child's pid: no process has it (pids are not reused at once). */
+static pid_t a_missing_pid(void)
+{
+	pid_t child = fork();
+	if (child == 0)
+		_exit(0);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	return child;
+}
+
+/* As uid 1000: pins itself and its own child, not init (root's). */
+static void pin_as_user(void *unused)
+{
+	(void)unused;
+	int gate[2];
+	if (pipe(gate) < 0 || setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
+		_exit(2);
+	uint64_t init_mask = affinity_of(1);
+	pid_t child = fork();
+	if (child == 0) {
+		char byte;
+		close(gate[1]);
+		read(gate[0], &byte, 1); /* end of file when the parent closes the gate */
+		_exit(0);
+	}
+	close(gate[0]);
+	long own = child > 0 ? pin(child, 1) : -1;
+	if (own != 0 || affinity_of(child) != 1)
+		t_fail("pinning its own child to CPU 0: %ld, mask %#lx", own,
+		       (unsigned long)affinity_of(child));
+	if (pin(0, 1) != 0 || pin(0, ~0ul) != 0)
+		t_fail("a user could not pin itself");
+	long result = pin(1, 1);
+	if (result != -L_EPERM || affinity_of(1) != init_mask)
+		t_fail("pinning init as uid %d: %ld, mask %#lx (was %#lx), expected -EPERM",
+		       USER_ID, result, (unsigned long)affinity_of(1), (unsigned long)init_mask);
+	pid_t missing = a_missing_pid();
+	if (missing > 0 && (result = pin(missing, 1)) != -L_ESRCH)
+		t_fail("pinning a pid no process has: %ld, expected -ESRCH", result);
+	if ((result = pin(0, 0)) != -L_EINVAL)
+		t_fail("pinning to no CPU: %ld, expected -EINVAL", result);
+	close(gate[1]);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* sched_setaffinity's rules for a user: its own processes (itself, its
+ * child) yes; another user's (init, root's) -EPERM and left as it was; a
+ * pid nobody has -ESRCH; no CPU -EINVAL.  The check and the pinning are one
+ * hold of the process table's lock (proc_set_affinity_checked). */
+void a_user_pins_only_its_own_processes(void)
+{
+	int status = t_run_child(pin_as_user, NULL);
+	if (status != 0)
+		t_fail("pinning as uid %d: status %#x (see above)", USER_ID, status);
 }
 
 /* ---- The process table: a user cannot take it all ------------------------------ */

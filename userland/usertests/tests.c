@@ -1004,6 +1004,7 @@ const struct user_test user_tests[] = {
     {"attacks_are_refused_to_an_unprivileged_user", attacks_are_refused_to_an_unprivileged_user,
      HANG_GUARD_MS},
     {"attacks_succeed_as_root", attacks_succeed_as_root, HANG_GUARD_MS},
+    {"a_user_pins_only_its_own_processes", a_user_pins_only_its_own_processes, HANG_GUARD_MS},
     {"scope_reply_is_the_monitors_only", scope_reply_is_the_monitors_only, HANG_GUARD_MS},
     {"scope_reply_receive_refuses_hostile_input", scope_reply_receive_refuses_hostile_input,
      HANG_GUARD_MS},

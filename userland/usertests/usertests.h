@@ -131,6 +131,7 @@ void hole_a_results_page_is_a_kernel_region(void);
 void hole_e_telemetry_ring_is_a_kernel_region(void);
 void attacks_are_refused_to_an_unprivileged_user(void);
 void attacks_succeed_as_root(void);
+void a_user_pins_only_its_own_processes(void);
 void scope_reply_is_the_monitors_only(void);
 void scope_reply_receive_refuses_hostile_input(void);
 void scope_reply_receive_receives_into_the_inbox(void);
