@@ -174,6 +174,7 @@ struct process {
 	volatile enum proc_state state;
 	unsigned flags;
 	struct proc_memory *memory;
+	uint32_t execs; /* programs exec'd (the memory replaced), under proc_lock */
 	struct thread *thread;
 	struct proc_module_slots slots;
 	int exit_status;                   /* wait status word, once a zombie */

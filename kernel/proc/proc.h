@@ -74,6 +74,12 @@ struct address_space *proc_address_space(struct process *p);
  * callers use it to keep something from a process that may still reach it,
  * where such a false "runs" only refuses. */
 bool proc_still_runs(int pid, const struct process *p);
+/* How many programs p has exec'd (spawning one counts); read by p's own
+ * thread, or under what keeps p from exec'ing. */
+uint32_t proc_exec_count(const struct process *p);
+/* proc_still_runs, and p has exec'd no program since it had exec'd execs
+ * (exec drops the old memory with every kernel mapping in it). */
+bool proc_still_runs_program(int pid, const struct process *p, uint32_t execs);
 
 /* Kernel regions: ranges of the calling process's memory whose pages the
  * kernel owns and writes (accounting results, telemetry rings).  The process

@@ -165,6 +165,21 @@ bool proc_still_runs(int pid, const struct process *p)
 	return runs;
 }
 
+uint32_t proc_exec_count(const struct process *p)
+{
+	return __atomic_load_n(&p->execs, __ATOMIC_RELAXED);
+}
+
+bool proc_still_runs_program(int pid, const struct process *p, uint32_t execs)
+{
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *found = pid > 0 ? proc_find_locked(pid) : NULL;
+	bool runs = found && found == p && found->state != PROC_ZOMBIE && found->memory &&
+		    found->execs == execs;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return runs;
+}
+
 void proc_for_each_locked(void (*fn)(struct process *p, void *arg), void *arg)
 {
 	spin_assert_held(&proc_lock);

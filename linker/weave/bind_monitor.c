@@ -67,6 +67,7 @@ static struct {
 	/* the attached monitor's (with pid: which one), or the last one's, in
 	 * which the inbox and rings stay mapped while it runs */
 	struct process *process;
+	uint32_t execs; /* the programs process had exec'd when it attached */
 	uint64_t generation;
 	struct aspect_id ids[ASPECT_MAX];
 } session = {.lock = SPINLOCK_INIT("monitor.session")};
@@ -181,14 +182,16 @@ static void keep_on_monitor_cpus(int pid)
 /* ---- Whose the inbox and rings are ---------------------------------------- */
 
 /* The inbox and the rings are mapped into the process that attached, for as
- * long as it runs: the kernel cannot take them out of another process's
- * memory (only a process's own thread changes it), and they are the same
- * pages for the next monitor.  So the next attach waits for that process to
- * end; until then only it may attach again (it maps them already). */
+ * long as it runs the program that attached: the kernel cannot take them out
+ * of another process's memory (only a process's own thread changes it), and
+ * they are the same pages for the next monitor.  So the next attach waits for
+ * that process to end or to exec (exec leaves the old memory, mappings and
+ * all); until then only it may attach again (it maps them already). */
 static bool earlier_monitor_runs(void)
 {
 	struct process *p = __atomic_load_n(&session.process, __ATOMIC_RELAXED);
-	return p && proc_still_runs(__atomic_load_n(&session.pid, __ATOMIC_RELAXED), p);
+	return p && proc_still_runs_program(__atomic_load_n(&session.pid, __ATOMIC_RELAXED), p,
+					    __atomic_load_n(&session.execs, __ATOMIC_RELAXED));
 }
 
 static bool may_take_the_pages(void)
@@ -289,6 +292,7 @@ static int attach_monitor(struct ipc_endpoint *e)
 	struct ipc_endpoint *old = session.endpoint;
 	__atomic_store_n(&session.generation, session.generation + 1, __ATOMIC_RELAXED);
 	session.pid = proc_pid(proc_current());
+	__atomic_store_n(&session.execs, proc_exec_count(proc_current()), __ATOMIC_RELAXED);
 	__atomic_store_n(&session.process, proc_current(), __ATOMIC_RELAXED);
 	__atomic_store_n(&session.channel, channel, __ATOMIC_RELEASE);
 	__atomic_store_n(&session.endpoint, e, __ATOMIC_RELEASE);

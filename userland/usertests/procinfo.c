@@ -22,6 +22,26 @@ long t_own_pages(void)
 	return -1;
 }
 
+/* The process named by name's last component ends in exec'd name, or has
+ * ended, or is gone.  No time limit: one that never comes is the case's
+ * hang guard. */
+bool t_wait_until_named(int pid, const char *name)
+{
+	static struct proc_info info[PROC_MAX];
+	for (;;) {
+		long count = ms_syscall3(__NR_ms_getprocs, (long)info, PROC_MAX, 0);
+		const struct proc_info *found = NULL;
+		for (long i = 0; i < count && i < PROC_MAX; i++)
+			if (info[i].pid == pid)
+				found = &info[i];
+		if (!found || found->state == PROC_ZOMBIE)
+			return false;
+		if (strcmp(found->name, name) == 0)
+			return true;
+		t_sleep_ms(20);
+	}
+}
+
 /* The entry of pid in the wait-channel layout, or NULL. */
 static const struct proc_info_wait *find_waiting(const struct proc_info_wait *info, long count,
 						 int pid)

@@ -2022,6 +2022,57 @@ void a_detached_monitor_never_sees_the_next_ones_events(void)
 			       closes_itself[i] ? "closed its endpoint" : "gave up PRIV_MONITOR");
 }
 
+/* The first monitor: attaches, closes its endpoint, gives up PRIV_MONITOR
+ * and execs sleep, which runs on without the inbox and rings (exec dropped
+ * the memory they were mapped in). */
+static void attach_detach_and_exec(void)
+{
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0)
+		_exit(2);
+	close((int)endpoint);
+	if (ms_syscall3(__NR_ms_priv, PRIV_MONITOR, 0, 0) < 0)
+		_exit(3);
+	char *argv[] = {"/bin/sleep", "100000", NULL};
+	execv(argv[0], argv);
+	_exit(4);
+}
+
+static void exec_then_attach_after(void *unused)
+{
+	(void)unused;
+	fflush(stdout);
+	int first = fork();
+	if (first == 0)
+		attach_detach_and_exec();
+	if (first < 0 || !t_wait_until_named(first, "sleep")) {
+		t_fail("the first monitor did not attach, detach and exec sleep");
+		_exit(1);
+	}
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0)
+		t_fail("attaching while the monitor before runs another program: %ld", channel);
+	else
+		receive_a_call_in_the_inbox(endpoint, "the monitor after one that exec'd");
+	kill(first, SIGKILL);
+	waitpid(first, NULL, 0);
+	if (endpoint >= 0)
+		close((int)endpoint);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* A detached monitor holds the place only while the inbox and rings are
+ * mapped in it: once it has exec'd another program (exec drops the memory
+ * they were mapped in), the next monitor attaches and receives (before, the
+ * attach was -EBUSY for as long as the exec'd program ran). */
+void a_detached_monitor_that_execs_leaves_the_place(void)
+{
+	if (t_run_child(exec_then_attach_after, NULL) != 0)
+		t_fail("a monitor after one that exec'd (see above)");
+}
+
 /* Root without PRIV_MONITOR links an aspect into the monitor. */
 static void link_into_the_monitor_without_priv_monitor(void *unused)
 {

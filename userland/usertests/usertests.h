@@ -10,6 +10,8 @@
 #ifndef USERTESTS_USERTESTS_H
 #define USERTESTS_USERTESTS_H
 
+#include <stdbool.h>
+
 /* Linux's errno numbers, as ms_syscall returns them negated. */
 #define L_ENOENT  2
 #define L_ENOEXEC 8
@@ -75,6 +77,9 @@ void uscope_stacks_only_trace_holds_nothing_else(void);
 void uscope_stacks_at_joinpoints_that_cannot_sleep(void);
 /* The caller's mapped user pages, as ps sees them; -1 when not found. */
 long t_own_pages(void);
+/* Waits until process pid runs the program name (exec'd it): true, or false
+ * when it ended or is gone first. */
+bool t_wait_until_named(int pid, const char *name);
 void ps_shows_wait_channels(void);
 /* hangup.c: orphans, orphaned groups, the console's hang-up */
 void orphans_go_to_init(void);
@@ -137,6 +142,7 @@ void scope_reply_receive_refuses_hostile_input(void);
 void scope_reply_receive_receives_into_the_inbox(void);
 void racing_attaches_make_one_monitor(void);
 void a_detached_monitor_never_sees_the_next_ones_events(void);
+void a_detached_monitor_that_execs_leaves_the_place(void);
 void linking_into_the_monitor_needs_priv_monitor(void);
 void ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call(void);
 void ipc_receive_into_a_bad_buffer_loses_no_message(void);
