@@ -366,24 +366,29 @@ static void schedule_locked(struct run_queue *rq, enum switch_reason reason)
 
 /* The second half of every switch, in the thread that now runs: releases the
  * run queue lock taken by the thread before it, then reaps that thread if it
- * was exiting or moves it if it may not run here. */
+ * was exiting or moves it if it may not run here.  Whether it was exiting is
+ * read under the lock: once the lock is let go, a thread that switched out
+ * blocked may be woken, run on another CPU and end there, and that CPU's
+ * next thread reaps it (read after, both CPUs freed it). */
 static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_flags)
 {
 	struct run_queue *rq = this_rq();
 	struct thread *prev = rq->switched_from;
 	struct thread *moving = rq->migrating;
+	struct thread *exited = prev && prev->state == THREAD_EXITING ? prev : NULL;
 
 	rq->switched_from = NULL;
 	rq->migrating = NULL;
 	spin_unlock_handed(&rq->lock); /* spin_unlock_irqrestore, in line */
 	irq_restore(irq_flags);
+	sched_test_switch_finished(prev);
 	/* Before this thread may be preempted: a thread to move is on no queue
 	 * until pushed (no other CPU can find it), and one exiting keeps its
 	 * joiner waiting until reaped. */
 	if (moving)
 		sched_push_thread(moving);
-	if (prev && prev->state == THREAD_EXITING)
-		thread_reap(prev);
+	if (exited)
+		thread_reap(exited);
 	struct cpu *cpu = rq->cpu; /* preempt_enable, in line */
 	__asm__ volatile("" : : : "memory");
 	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irq_enabled())

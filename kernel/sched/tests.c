@@ -883,6 +883,89 @@ static void a_move_follows_an_affinity_changed_meanwhile_body(struct ktest *t)
 }
 ONE_CPU_CASE(a_move_follows_an_affinity_changed_meanwhile)
 
+/* ---- A thread ends elsewhere right after the switch away from it -------- */
+
+/* The thread whose switch-out on here_cpu is raced (the sched suite's
+ * sched_test_switch_finished): once it blocks at step 2, the thread that
+ * runs after it there moves it to other_cpu, wakes it and waits until it has
+ * ended; other_cpu's next thread holds back its reaping until the case has
+ * looked at it (exit_looked). */
+static struct thread *volatile raced_exit;
+static unsigned here_cpu, other_cpu;
+static volatile int exit_step;
+static volatile bool exit_raced, exit_looked;
+static struct waitq exit_gate = WAITQ_INIT(exit_gate, "test.exit-gate");
+
+static void wake_and_move_away(struct thread *prev)
+{
+	exit_raced = true;
+	thread_set_affinity(prev, SMP_CPU_BIT(other_cpu));
+	exit_step = 3;
+	waitq_wake_all(&exit_gate);
+	while (thread_state(prev) != THREAD_EXITING && thread_state(prev) != THREAD_DEAD)
+		cpu_relax();
+}
+
+void sched_test_switch_finished(struct thread *prev)
+{
+	if (!prev || prev != raced_exit)
+		return;
+	unsigned cpu = this_cpu_id();
+	if (cpu == here_cpu && !exit_raced && exit_step == 2 && prev->state == THREAD_BLOCKED)
+		wake_and_move_away(prev);
+	else if (cpu == other_cpu && prev->state == THREAD_EXITING)
+		while (!exit_looked)
+			cpu_relax();
+}
+
+static bool exit_step_reached(void *arg)
+{
+	return exit_step >= (int)(uintptr_t)arg;
+}
+
+/* Blocks twice on here_cpu, then ends wherever it was woken. */
+static int block_twice_then_end(void *arg)
+{
+	(void)arg;
+	waitq_wait(&exit_gate, exit_step_reached, (void *)1);
+	exit_step = 2;
+	waitq_wait(&exit_gate, exit_step_reached, (void *)3);
+	return 0;
+}
+
+/* A thread switched out blocked may be woken, run on another CPU and end
+ * there as soon as its run queue's lock is let go: the thread that runs
+ * after it here has to know whether it was exiting from before then.  Read
+ * after, it found the thread ending elsewhere exiting and reaped it too: two
+ * CPUs freed one stack (kstack's 'phys >= 0' in the reaper), or one freed it
+ * under a thread still on it.  Here the CPU it ended on holds its reaping
+ * back, so the thread stays THREAD_EXITING until the case has looked unless
+ * this CPU reaped it. */
+static void a_thread_ending_elsewhere_is_reaped_there_only_body(struct ktest *t)
+{
+	if (smp_online_count() < 2)
+		return ktest_skip(t, "one CPU");
+	here_cpu = this_cpu_id();
+	other_cpu = (unsigned)__builtin_ctzll(smp_online_mask() & ~SMP_CPU_BIT(here_cpu));
+	exit_step = 0;
+	exit_raced = exit_looked = false;
+	/* Above this thread's priority and pinned here (the case's pin): it
+	 * runs at once and blocks at step 1. */
+	struct thread *ender =
+	    thread_create(block_twice_then_end, NULL, "ender", SCHED_PRIORITY_HIGH);
+	ASSERT_TRUE(t, ender != NULL);
+	raced_exit = ender;
+	exit_step = 1;
+	waitq_wake_all(&exit_gate);
+	while (!exit_raced)
+		sched_yield();
+	EXPECT_EQ(t, thread_state(ender), THREAD_EXITING);
+	exit_looked = true;
+	raced_exit = NULL;
+	EXPECT_EQ(t, thread_join(ender, NULL), 0);
+}
+ONE_CPU_CASE(a_thread_ending_elsewhere_is_reaped_there_only)
+
 KTEST_SUITE(
     sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
     KTEST_CASE(higher_priority_runs_before_create_returns),
@@ -899,4 +982,5 @@ KTEST_SUITE(
     KTEST_CASE(handoff_never_charges_time_backwards), KTEST_CASE(join_reclaims_threads_and_stacks),
     KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
     KTEST_CASE(fpu_state_stays_with_its_thread), KTEST_CASE(switches_and_time_are_accounted),
-    KTEST_CASE(a_move_follows_an_affinity_changed_meanwhile));
+    KTEST_CASE(a_move_follows_an_affinity_changed_meanwhile),
+    KTEST_CASE(a_thread_ending_elsewhere_is_reaped_there_only));
