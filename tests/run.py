@@ -1204,6 +1204,7 @@ CRASH_TESTS = [
     ("assert", r"crashtest_assert_fails"),
     ("general_protection", r"crashtest_general_protection"),
     ("breakpoint", r"crashtest_breakpoint"),
+    ("kstack_stale_free", r"kstack: free of .*a stale free(.|\n)*crashtest_kstack_stale_free"),
 ]
 
 

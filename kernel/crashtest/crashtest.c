@@ -6,7 +6,8 @@
  * written).  The stack overflow recurses on a fresh kernel stack from mm into
  * the guard area below it: the CPU cannot push the #PF frame there and raises
  * a double fault, which runs on its own IST stack and is reported as
- * "kernel stack overflow".
+ * "kernel stack overflow".  The stale stack free frees a stack, has its slot
+ * taken by a newer one and frees the old one again: kstack must refuse.
  */
 #include "crashtest/crashtest.h"
 
@@ -21,6 +22,7 @@
 
 #define NULL_FIELD_ADDRESS   0x18 /* a field of a struct reached through NULL */
 #define OVERFLOW_STACK_PAGES 2
+#define STALE_FREE_TRIES     64 /* stacks taken until one lands in the freed slot */
 
 struct crash {
 	const char *name;
@@ -101,6 +103,27 @@ __attribute__((noipa, used)) static void crashtest_assert_fails(void)
 	ASSERT(two + two == 5);
 }
 
+/* A stack freed again after its slot went to a newer stack of its size:
+ * kstack refuses before it unmaps the newer stack's pages. */
+__attribute__((noipa, used)) static void crashtest_kstack_stale_free(void)
+{
+	struct kstack stack = kstack_alloc(OVERFLOW_STACK_PAGES);
+	if (!stack.base)
+		panic("crashtest: no kernel stack to free");
+	struct kstack stale = stack, others[STALE_FREE_TRIES], newer = {0, 0, 0, 0};
+	kstack_free(&stack);
+	unsigned taken = 0;
+	while (taken < STALE_FREE_TRIES && newer.base != stale.base) {
+		newer = kstack_alloc(OVERFLOW_STACK_PAGES);
+		others[taken++] = newer;
+	}
+	if (newer.base != stale.base)
+		panic("crashtest: the freed stack's slot was not taken again");
+	for (unsigned i = 0; i + 1 < taken; i++)
+		kstack_free(&others[i]);
+	kstack_free(&stale);
+}
+
 static const struct crash crashes[] = {
     {"page_fault", crash_page_fault},
     {"divide_error", crashtest_divide_by_zero},
@@ -109,6 +132,7 @@ static const struct crash crashes[] = {
     {"assert", crashtest_assert_fails},
     {"general_protection", crashtest_general_protection},
     {"breakpoint", crashtest_breakpoint},
+    {"kstack_stale_free", crashtest_kstack_stale_free},
 };
 
 static int set_crashtest(const char *value)
@@ -125,7 +149,7 @@ static int set_crashtest(const char *value)
 }
 KERNEL_PARAM(crashtest, set_crashtest,
 	     "page_fault|divide_error|invalid_opcode|stack_overflow|assert|general_protection|"
-	     "breakpoint: crash after boot");
+	     "breakpoint|kstack_stale_free: crash after boot");
 
 void crashtest_run(void)
 {

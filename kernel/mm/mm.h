@@ -201,13 +201,17 @@ struct kstack {
 	uint64_t base; /* lowest mapped address; 0 when allocation failed */
 	uint64_t top;  /* initial stack pointer (one past the highest byte) */
 	size_t pages;
+	uint32_t generation; /* which of its slot's stacks it is (kstack_free checks) */
 };
 
 /* Maps pages (1..63) of fresh frames as a stack with an unmapped guard area
  * below it.  Returns the stack, with base == 0 on failure (bad size, out of
  * memory or out of stack slots). */
 struct kstack kstack_alloc(size_t pages);
-/* Unmaps a stack and frees its frames; the stack must not be in use. */
+/* Unmaps a stack and frees its frames; the stack must not be in use.  A
+ * stack freed twice (after it was freed, while another CPU frees it, or
+ * after its slot went to a newer stack) panics naming the slot, before
+ * anything is unmapped. */
 void kstack_free(struct kstack *stack);
 /* True when address lies in the guard area of a kernel stack slot: a fault
  * there is a kernel stack overflow. */
