@@ -6,7 +6,8 @@
  * descriptors, exit releases it.  The VFS sits a layer above and registers
  * those operations (struct proc_file_ops, from vfs_init); it calls down to
  * proc_current(), proc_signal_pending() and proc_send_sigpipe().  execve reads the program file whole through the
- * registered read_program, relative to the working directory.
+ * registered read_program, relative to the working directory, into memory
+ * the VFS takes from proc_program_alloc (program_images.c).
  */
 #include "lib/errno.h"
 #include "lib/string.h"
@@ -105,12 +106,6 @@ void proc_map_unpage(void *object, uint64_t offset, bool writable, uint64_t phys
 int proc_map_sync(void *object)
 {
 	return ops()->map_sync(object);
-}
-
-void proc_free_program(void *image, size_t size)
-{
-	(void)size;
-	kfree(image);
 }
 
 /* ---- What the VFS asks of processes ------------------------------------------ */

@@ -297,11 +297,12 @@ int proc_files_spawn(struct process *child);
 int proc_files_fork(struct process *child, struct process *parent);
 void proc_files_exec(struct process *p);
 void proc_files_exit(struct process *p);
-/* Reads the whole file at path.  Returns 0 with *image (free with
- * proc_free_program) and *size, or -ENOENT, -ENOMEM, ... */
 /* The calling process's descriptor fd read at offset (struct proc_file_ops'
  * read_at).  Returns its answer, or -EBADF without a table. */
 int64_t proc_read_file_at(int fd, uint64_t offset, void *buffer, size_t length);
+/* Reads the whole file at path (into proc_program_alloc's memory).  Returns
+ * 0 with *image (free with proc_free_program) and *size, or -ENOENT,
+ * -EACCES, -ENOMEM, -EINTR, ... */
 int proc_read_program(const char *path, void **image, size_t *size);
 /* Shared file mappings through struct proc_file_ops (the object is the
  * VFS's): map_open for the calling process's fd, then pages, references and
@@ -313,7 +314,6 @@ void proc_map_put(void *object);
 int proc_map_page(void *object, uint64_t offset, bool writable, uint64_t *phys);
 void proc_map_unpage(void *object, uint64_t offset, bool writable, uint64_t phys);
 int proc_map_sync(void *object);
-void proc_free_program(void *image, size_t size);
 
 /* syscall.S */
 __attribute__((noreturn)) void arch_enter_user(const struct trap_frame *frame);

@@ -100,6 +100,19 @@ int proc_map_kernel_frame(uint64_t address, uint64_t phys, bool writable);
 int proc_promise_pages(uint64_t pages);
 void proc_release_pages(uint64_t pages);
 
+/* Memory for a program image of size bytes that exec reads a file into
+ * (proc/program_images.c): promised as process pages are and, when the
+ * caller's effective uid is not 0, counted against the share of images in
+ * flight that all users but root hold together (64 MiB): an exec that does
+ * not fit waits for the ones before it, in order of arrival.  Returns the
+ * memory (free with proc_free_program), or NULL with *error -ENOMEM (no
+ * promise, no memory, or larger than the share) or -EINTR (the process was
+ * told to end or stop while it waited). */
+void *proc_program_alloc(size_t size, int *error);
+void proc_free_program(void *image, size_t size);
+/* Execs of users waiting for room in the share now (tests). */
+unsigned proc_program_waiters(void);
+
 /* ---- Users and privileges (proc/cred.c) ------------------------------------ */
 
 /* True when the caller holds privilege (PRIV_*, uapi/cred.h) now: its

@@ -103,6 +103,8 @@ entry:
 	je mode_args
 	cmp $'E', %al
 	je mode_exec_missing
+	cmp $'X', %al
+	je mode_exec_as_user
 	cmp $'B', %al
 	je mode_bench
 	EXIT 99
@@ -385,6 +387,24 @@ mode_exec_missing:
 	EXPECT_RAX -ENOENT, 81
 	EXIT 80
 
+/* X: as uid 1000 (real, effective and saved), execve of argv[2] with argv
+ * {argv[2], NULL}: exit(the errno it fails with), or 90 when the ids do
+ * not change. */
+mode_exec_as_user:
+	mov $1000, %edi
+	mov $1000, %esi
+	mov $1000, %edx
+	SYS __NR_setresuid
+	EXPECT_RAX 0, 90
+	mov 24(%rsp), %rdi      /* argv[2] */
+	mov %rdi, DATA(exec_argv)
+	mov $DATA(exec_argv), %esi
+	xor %edx, %edx
+	SYS __NR_execve
+	neg %rax
+	mov %rax, %rdi
+	SYS __NR_exit
+
 /* B: the proc_bench figures, printed on fd 1 as
  * "proc_bench: case <name> calls <n> ticks <t>" (RDTSC: instructions under
  * -icount shift=0).  The fork+exec case runs /tmp/testprog, which the kernel
@@ -539,6 +559,8 @@ good_argv:
 	.quad DATA(path_missing), 0
 bad_argv:
 	.quad 0x00000dead0000000, 0
+exec_argv:
+	.quad 0, 0
 	.balign 8
 pids:
 	.fill 256, 8, 0

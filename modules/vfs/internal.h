@@ -72,8 +72,9 @@ void *vfs_current_files(void);
 /* Gives proc the descriptor-table operations (process.c); once, from vfs_init. */
 void vfs_register_process_files(void);
 /* vfs.c: reads the program at path (absolute) whole for exec: a regular file
- * the caller may run.  Returns 0 with *buffer (kfree it) and *length, or
- * vfs_read_whole_file's errors, -EACCES. */
+ * the caller may run.  Returns 0 with *buffer (free it with
+ * proc_free_program) and *length, or vfs_read_whole_file's errors, -EACCES,
+ * proc_program_alloc's (-ENOMEM, -EINTR). */
 int vfs_read_program(const char *path, void **buffer, size_t *length);
 
 #endif

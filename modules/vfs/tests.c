@@ -14,6 +14,7 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "pipe/pipe.h"
+#include "proc/proc.h"
 #include "sched/one_cpu_case.h"
 #include "sched/sched.h"
 #include "time/time.h"
@@ -727,7 +728,7 @@ static void exec_reads_the_file_it_checked(struct ktest *t)
 	EXPECT_EQ(t, swap.renamed, 0);
 	EXPECT_TRUE(t, err == -EACCES || (err == 0 && length == strlen(RUNNABLE_TEXT) &&
 					  !memcmp(image, RUNNABLE_TEXT, length)));
-	kfree(image);
+	proc_free_program(image, length);
 	vfs_unlink(TEST_ROOT "/exec-prog", false);
 }
 

@@ -20,6 +20,7 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "panic/panic.h"
+#include "proc/proc.h"
 #include "vfs/internal.h"
 
 #define WHOLE_FILE_MAX (64UL << 20)
@@ -421,26 +422,53 @@ static int read_exactly(struct vfs_file *file, char *buffer, size_t length)
 	return vfs_read(file, &extra, 1) == 0 ? 0 : -EIO;
 }
 
-/* Reads the whole of file, a regular file open for reading, into a new
- * buffer. */
-static int read_open_file(struct vfs_file *file, void **buffer, size_t *length)
+/* Where a whole file is read into: the kernel heap with a '\0' after the
+ * bytes for a reader of text, the memory exec reads programs into for a
+ * program (proc_program_alloc: bounded, and it may wait). */
+struct whole_file_buffer {
+	void *(*alloc)(size_t size, int *error);
+	void (*free)(void *data, size_t size);
+	bool terminated; /* a '\0' follows the file's bytes */
+};
+
+static void *heap_alloc(size_t size, int *error)
 {
-	size_t size = file->node->size;
+	void *data = kmalloc(size);
+	*error = data ? 0 : -ENOMEM;
+	return data;
+}
+
+static void heap_free(void *data, size_t size)
+{
+	(void)size;
+	kfree(data);
+}
+
+static const struct whole_file_buffer text_buffer = {heap_alloc, heap_free, true};
+static const struct whole_file_buffer program_buffer = {proc_program_alloc, proc_free_program,
+							false};
+
+/* Reads the whole of file, a regular file open for reading, into a new
+ * buffer from how. */
+static int read_open_file(struct vfs_file *file, const struct whole_file_buffer *how, void **buffer,
+			  size_t *length)
+{
+	size_t size = file->node->size, allocated = size + (how->terminated ? 1 : 0);
 	char *data = NULL;
 	int err;
 	if (!VFS_IS_REG(file->node->mode))
 		err = VFS_IS_DIR(file->node->mode) ? -EISDIR : -EINVAL;
 	else if (size > WHOLE_FILE_MAX)
 		err = -EFBIG;
-	else if (!(data = kmalloc(size + 1)))
-		err = -ENOMEM;
-	else
+	else if ((data = how->alloc(allocated, &err)) != NULL)
 		err = read_exactly(file, data, size);
 	if (err) {
-		kfree(data);
+		if (data)
+			how->free(data, allocated);
 		return err;
 	}
-	data[size] = '\0';
+	if (how->terminated)
+		data[size] = '\0';
 	*buffer = data;
 	*length = size;
 	return 0;
@@ -454,14 +482,16 @@ JOINPOINT_DEFINE(vfs, read_whole_file, int, const char *, path, void **, buffer,
 	int err = vfs_open(path, VFS_O_RDONLY, 0, &file);
 	if (err)
 		return err;
-	err = read_open_file(file, buffer, length);
+	err = read_open_file(file, &text_buffer, buffer, length);
 	vfs_close(file);
 	return err;
 }
 
 /* One open: the execute permission is checked on the node that open found
  * and the bytes are read through it, so a rename between the two cannot
- * give exec another file than the one checked. */
+ * give exec another file than the one checked.  The bytes go into
+ * proc_program_alloc's memory (free with proc_free_program), which may wait
+ * for other users' execs. */
 int vfs_read_program(const char *path, void **buffer, size_t *length)
 {
 	struct vfs_file *file;
@@ -470,7 +500,7 @@ int vfs_read_program(const char *path, void **buffer, size_t *length)
 		return err;
 	err = vfs_permission(file->node, VFS_MAY_EXEC);
 	if (!err)
-		err = read_open_file(file, buffer, length);
+		err = read_open_file(file, &program_buffer, buffer, length);
 	vfs_close(file);
 	return err;
 }
