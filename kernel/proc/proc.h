@@ -129,12 +129,32 @@ uint32_t proc_current_egid(void);
  * One hook; registering again replaces it. */
 void proc_set_cred_change_hook(void (*hook)(void));
 
-/* ---- A user's share of kernel memory (proc/user_memory.c) ----------------- */
+/* ---- What each user holds (proc/user_charges.c) --------------------------- */
 
-/* Counts bytes of kernel memory made for uid's processes (an endpoint, a
- * pipe) against USER_KMEM_BYTES_MAX (uapi/proc.h) until they are released;
- * root's count against nothing.  Returns 0 or -ENOMEM (over the budget, or
- * too many users holding memory at once). */
+/* The resources a user other than root holds under a bound of its own, in
+ * all its processes together.  Each is counted in one table by uid. */
+enum proc_user_resource {
+	PROC_USER_KMEM_BYTES, /* endpoints' and pipes' kernel memory: USER_KMEM_BYTES_MAX */
+	PROC_USER_SOCKETS,    /* sockets (modules/net) */
+	PROC_USER_RESOURCES,
+};
+
+/* Counts amount more of resource to uid if uid then holds at most limit.
+ * Returns 0, -ENOSPC (past limit) or -ENOMEM (no memory for uid's entry).
+ * Root's charges count against nothing and always succeed; there is no
+ * bound on how many users hold something at once. */
+int proc_user_charge(uint32_t uid, enum proc_user_resource resource, uint64_t amount,
+		     uint64_t limit);
+/* Gives back amount of what proc_user_charge counted to uid. */
+void proc_user_release(uint32_t uid, enum proc_user_resource resource, uint64_t amount);
+/* What uid holds of resource now (0 for root). */
+uint64_t proc_user_held(uint32_t uid, enum proc_user_resource resource);
+/* How many users hold something now. */
+unsigned proc_users_holding(void);
+
+/* Kernel memory made for uid's processes (an endpoint, a pipe) against
+ * USER_KMEM_BYTES_MAX (uapi/proc.h), as proc_user_charge; returns 0 or
+ * -ENOMEM. */
 int proc_user_memory_charge(uint32_t uid, uint64_t bytes);
 void proc_user_memory_release(uint32_t uid, uint64_t bytes);
 

@@ -42,16 +42,17 @@ struct net_socket {
 };
 
 /* user_sockets.c: what a socket takes of lwIP's pools, counted to the user
- * that made it (NET_USER_SOCKETS_MAX, NET_ROOT_RESERVED_*, net.h).  charge
- * returns 0 or -ENOBUFS; root's charges count against nothing. */
+ * that made it (NET_USER_SOCKETS_MAX, NET_ROOT_RESERVED_*, net.h): count of
+ * kind at once.  charge returns 0 or -ENOBUFS (all or none of count); root's
+ * charges count against nothing. */
 enum net_charge {
 	NET_CHARGE_SOCKET,   /* any socket: NUM_SOCKETS */
 	NET_CHARGE_DATAGRAM, /* a UDP socket: MEMP_NUM_UDP_PCB */
 	NET_CHARGE_LISTENER, /* a listening socket: MEMP_NUM_TCP_PCB_LISTEN */
 	NET_CHARGE_KINDS,
 };
-int net_user_charge(uint32_t uid, enum net_charge kind);
-void net_user_release(uint32_t uid, enum net_charge kind);
+int net_user_charge(uint32_t uid, enum net_charge kind, unsigned count);
+void net_user_release(uint32_t uid, enum net_charge kind, unsigned count);
 
 /* errno.c: lwIP's errno, per thread.  take returns and clears it (EIO when
  * lwIP set none). */

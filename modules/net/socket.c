@@ -163,7 +163,7 @@ static void release_charges(uint32_t uid, unsigned charges)
 {
 	for (unsigned kind = 0; kind < NET_CHARGE_KINDS; kind++)
 		if (charges & (1u << kind))
-			net_user_release(uid, (enum net_charge)kind);
+			net_user_release(uid, (enum net_charge)kind, 1);
 }
 
 /* Counts each kind in charges (1 << enum net_charge) to uid: all of them,
@@ -173,7 +173,7 @@ static int take_charges(uint32_t uid, unsigned charges)
 	for (unsigned kind = 0; kind < NET_CHARGE_KINDS; kind++) {
 		if (!(charges & (1u << kind)))
 			continue;
-		int err = net_user_charge(uid, (enum net_charge)kind);
+		int err = net_user_charge(uid, (enum net_charge)kind, 1);
 		if (err) {
 			release_charges(uid, charges & ((1u << kind) - 1));
 			return err;

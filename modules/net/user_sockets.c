@@ -4,9 +4,10 @@
  * MEMP_NUM_TCP_PCB_LISTEN listeners.  Without a bound one user's processes
  * could open sockets until a pool was empty, and root's httpd could then
  * neither accept a connection nor listen again.  So, as with processes
- * (PROC_ROOT_RESERVED) and kernel memory (kernel/proc/user_memory.c), every
- * user but root holds at most NET_USER_SOCKETS_MAX sockets, and all users
- * but root together stop NET_ROOT_RESERVED_* short of each pool: past either
+ * (PROC_ROOT_RESERVED) and kernel memory, every user but root holds at most
+ * NET_USER_SOCKETS_MAX sockets (counted in the proc layer's per-user table,
+ * proc_user_charge, as PROC_USER_SOCKETS), and all users but root together
+ * stop NET_ROOT_RESERVED_* short of each pool (counted here): past either
  * bound a socket, accept or listen is -ENOBUFS.  Root (and every kernel
  * thread) counts against nothing.  A socket's charges go back when its lwIP
  * socket is closed.
@@ -16,17 +17,10 @@
 #include "cpu/spinlock.h"
 #include "lib/errno.h"
 #include "lwip/opt.h"
+#include "proc/proc.h"
 #include "uapi/cred.h"
 
-#define CHARGED_USERS 16 /* users holding sockets at once */
-
-struct user_sockets {
-	uint32_t uid;
-	unsigned sockets; /* 0: a free entry */
-};
-
-static struct spinlock sockets_lock = SPINLOCK_INIT("net.user_sockets");
-static struct user_sockets users[CHARGED_USERS];
+static struct spinlock pools_lock = SPINLOCK_INIT("net.user_sockets");
 static unsigned held[NET_CHARGE_KINDS]; /* by all users but root */
 
 /* What users other than root may hold of each pool together. */
@@ -40,51 +34,43 @@ static unsigned users_may_hold(enum net_charge kind)
 	}
 }
 
-/* uid's entry, or a free one to start it in, or NULL.  Lock held. */
-static struct user_sockets *user_of_locked(uint32_t uid)
+/* Counts count of kind to the pool all users but root share, if it fits. */
+static bool take_from_pool(enum net_charge kind, unsigned count)
 {
-	struct user_sockets *free_entry = NULL;
-	for (unsigned i = 0; i < CHARGED_USERS; i++) {
-		if (users[i].sockets && users[i].uid == uid)
-			return &users[i];
-		if (!users[i].sockets && !free_entry)
-			free_entry = &users[i];
-	}
-	if (free_entry)
-		free_entry->uid = uid;
-	return free_entry;
+	uint64_t irq = spin_lock_irqsave(&pools_lock);
+	bool fits = count <= users_may_hold(kind) - held[kind];
+	if (fits)
+		held[kind] += count;
+	spin_unlock_irqrestore(&pools_lock, irq);
+	return fits;
 }
 
-int net_user_charge(uint32_t uid, enum net_charge kind)
+static void give_to_pool(enum net_charge kind, unsigned count)
 {
-	if (uid == ROOT_UID)
+	uint64_t irq = spin_lock_irqsave(&pools_lock);
+	held[kind] -= count < held[kind] ? count : held[kind];
+	spin_unlock_irqrestore(&pools_lock, irq);
+}
+
+int net_user_charge(uint32_t uid, enum net_charge kind, unsigned count)
+{
+	if (uid == ROOT_UID || kind >= NET_CHARGE_KINDS || !count)
 		return 0;
-	uint64_t irq = spin_lock_irqsave(&sockets_lock);
-	struct user_sockets *user = kind == NET_CHARGE_SOCKET ? user_of_locked(uid) : NULL;
-	int error = held[kind] >= users_may_hold(kind) ? -ENOBUFS : 0;
-	if (!error && kind == NET_CHARGE_SOCKET && (!user || user->sockets >= NET_USER_SOCKETS_MAX))
-		error = -ENOBUFS;
-	if (!error) {
-		held[kind]++;
-		if (user)
-			user->sockets++;
-	}
-	spin_unlock_irqrestore(&sockets_lock, irq);
-	return error;
+	bool per_user = kind == NET_CHARGE_SOCKET;
+	if (per_user && proc_user_charge(uid, PROC_USER_SOCKETS, count, NET_USER_SOCKETS_MAX))
+		return -ENOBUFS;
+	if (take_from_pool(kind, count))
+		return 0;
+	if (per_user)
+		proc_user_release(uid, PROC_USER_SOCKETS, count);
+	return -ENOBUFS;
 }
 
-void net_user_release(uint32_t uid, enum net_charge kind)
+void net_user_release(uint32_t uid, enum net_charge kind, unsigned count)
 {
-	if (uid == ROOT_UID)
+	if (uid == ROOT_UID || kind >= NET_CHARGE_KINDS || !count)
 		return;
-	uint64_t irq = spin_lock_irqsave(&sockets_lock);
-	if (held[kind])
-		held[kind]--;
-	for (unsigned i = 0; i < CHARGED_USERS && kind == NET_CHARGE_SOCKET; i++) {
-		if (users[i].sockets && users[i].uid == uid) {
-			users[i].sockets--;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&sockets_lock, irq);
+	give_to_pool(kind, count);
+	if (kind == NET_CHARGE_SOCKET)
+		proc_user_release(uid, PROC_USER_SOCKETS, count);
 }

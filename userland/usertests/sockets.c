@@ -5,7 +5,8 @@
  * its connections), and a TCP peer's address out of recvfrom (none: its
  * length 0, as Linux; lwIP would have left stack bytes there after a reset).
  * And a user's share of lwIP's sockets: one user opening sockets until
- * refused leaves root sockets and a working connection.
+ * refused leaves root sockets and a working connection, and any number of
+ * users hold sockets and pipes at once.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -322,4 +323,91 @@ void small_socket_pools_keep_roots_share(void)
 {
 	small_pool_keeps_roots_share(open_datagram, open_datagram, "UDP sockets");
 	small_pool_keeps_roots_share(open_listener, open_listener, "listeners");
+}
+
+/* ---- Many users at once ------------------------------------------------------ */
+
+#define MANY_USERS 24   /* past the 16 users the per-user tables once held */
+#define FIRST_UID  2000 /* no other case's */
+
+struct holder_report {
+	long pipe_result;   /* 0, or pipe's negated errno */
+	long socket_result; /* a descriptor, or socket's negated errno */
+};
+
+/* As uid: a pipe and a socket, reported, held until the gate closes. */
+static void hold_pipe_and_socket_as(uint32_t uid, int report_fd, int gate_fd)
+{
+	if (setgid(uid) < 0 || setuid(uid) < 0)
+		_exit(1);
+	int fds[2];
+	struct holder_report report = {ms_syscall3(__NR_pipe, (long)fds, 0, 0), open_stream()};
+	write(report_fd, &report, sizeof report);
+	char c;
+	read(gate_fd, &c, 1); /* end of file when the test closes the gate */
+	_exit(0);
+}
+
+static struct holder_report held_by(uint32_t uid, const int gate[2], pid_t *pid)
+{
+	struct holder_report report = {-1000, -1000};
+	int fds[2];
+	if (pipe(fds) < 0)
+		return report;
+	fflush(stdout);
+	*pid = fork();
+	if (*pid == 0) {
+		close(fds[0]);
+		close(gate[1]);
+		hold_pipe_and_socket_as(uid, fds[1], gate[0]);
+	}
+	close(fds[1]);
+	if (*pid < 0 || read(fds[0], &report, sizeof report) != sizeof report)
+		report.pipe_result = report.socket_result = -1000;
+	close(fds[0]);
+	return report;
+}
+
+/* Root's pipe and socket while every user holds its own; returns the step
+ * that failed, or NULL. */
+static const char *root_still_gets_a_pipe_and_a_socket(void)
+{
+	int fds[2];
+	if (pipe(fds) < 0)
+		return "pipe";
+	close(fds[0]);
+	close(fds[1]);
+	long fd = open_stream();
+	if (fd < 0)
+		return "socket";
+	close((int)fd);
+	return NULL;
+}
+
+/* Before: what users held of kernel memory and of sockets was counted in
+ * two tables of 16 users each, so with 16 users holding a pipe and a socket
+ * the 17th was refused both (-ENFILE, -ENOBUFS) though it held nothing.  Now
+ * one table (kernel/proc/user_charges.c) holds any number of users. */
+void many_users_hold_pipes_and_sockets_at_once(void)
+{
+	int gate[2];
+	pid_t pids[MANY_USERS] = {0};
+	if (pipe(gate) < 0) {
+		t_fail("pipe failed");
+		return;
+	}
+	int refused = 0;
+	for (int i = 0; i < MANY_USERS; i++) {
+		struct holder_report r = held_by(FIRST_UID + i, gate, &pids[i]);
+		if (r.pipe_result < 0 || r.socket_result < 0) {
+			refused++;
+			t_fail("uid %d (user %d of %d holding at once): pipe %ld, socket %ld",
+			       FIRST_UID + i, i + 1, MANY_USERS, r.pipe_result, r.socket_result);
+		}
+	}
+	const char *failed = root_still_gets_a_pipe_and_a_socket();
+	if (failed)
+		t_fail("root's %s was refused while %d users held theirs", failed, MANY_USERS);
+	end_fillers(gate, pids, MANY_USERS);
+	t_note("%d users held a pipe and a socket at once, %d refused", MANY_USERS, refused);
 }

@@ -1063,6 +1063,8 @@ const struct user_test user_tests[] = {
      HANG_GUARD_MS},
     {"a_user_cannot_take_every_socket", a_user_cannot_take_every_socket, HANG_GUARD_MS},
     {"small_socket_pools_keep_roots_share", small_socket_pools_keep_roots_share, HANG_GUARD_MS},
+    {"many_users_hold_pipes_and_sockets_at_once", many_users_hold_pipes_and_sockets_at_once,
+     HANG_GUARD_MS},
     {"shared_file_mmap", shared_file_mmap, HANG_GUARD_MS},
     {"ext2_read_copies_into_user_memory", ext2_read_copies_into_user_memory, HANG_GUARD_MS},
     {"bounced_read_stops_at_a_bad_page", bounced_read_stops_at_a_bad_page, HANG_GUARD_MS},
