@@ -135,7 +135,7 @@ void proc_set_cred_change_hook(void (*hook)(void));
  * all its processes together.  Each is counted in one table by uid. */
 enum proc_user_resource {
 	PROC_USER_KMEM_BYTES, /* endpoints' and pipes' kernel memory: USER_KMEM_BYTES_MAX */
-	PROC_USER_SOCKETS,    /* sockets (modules/net) */
+	PROC_USER_SOCKETS,    /* sockets and listeners' queue places (modules/net) */
 	PROC_USER_RESOURCES,
 };
 

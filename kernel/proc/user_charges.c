@@ -12,8 +12,8 @@
  * USER_KMEM_BYTES_MAX bytes of endpoints and pipes together (one budget for
  * both: a user who holds its share in one kind has none left for the other).
  *
- * Sockets (PROC_USER_SOCKETS): modules/net counts a user's sockets here
- * against its own bound (user_sockets.c).
+ * Sockets (PROC_USER_SOCKETS): modules/net counts a user's sockets and its
+ * listeners' queues here against its own bound (user_sockets.c).
  *
  * A user's entry is made when it first holds something and freed when it
  * holds nothing again, so any number of users may hold something at once:

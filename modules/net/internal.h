@@ -37,8 +37,9 @@ struct net_socket {
 	/* The activity (acct_ref_t) this socket belongs to: the last accounted
 	 * one that used it, 0 when none (activity.c). */
 	volatile uint64_t activity;
-	uint32_t charged_uid; /* the user its charges are counted to (user_sockets.c) */
-	unsigned charges;     /* 1 << enum net_charge for each charge it holds */
+	uint32_t charged_uid;  /* the user its charges are counted to (user_sockets.c) */
+	unsigned charges;      /* 1 << enum net_charge for each charge it holds */
+	unsigned queue_places; /* a listener's: its queue, counted as sockets (socket.c) */
 };
 
 /* user_sockets.c: what a socket takes of lwIP's pools, counted to the user

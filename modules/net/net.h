@@ -38,14 +38,17 @@ struct vfs_file;
 #define NET_IPPROTO_UDP   17
 
 /* A user's share of the sockets (user_sockets.c): a user other than root
- * holds at most NET_USER_SOCKETS_MAX sockets in all its processes (httpd's
- * 64 connections and its listener fit), and all such users together leave
+ * holds at most NET_USER_SOCKETS_MAX sockets in all its processes, each
+ * place in its listeners' queues counting as one (a listener's backlog is
+ * cut to NET_USER_QUEUE_MAX places, and to what is left of the share: httpd's
+ * 64 connections, its listener and its queue fit), and all such users together leave
  * root the last NET_ROOT_RESERVED_SOCKETS of lwIP's MEMP_NUM_NETCONN (256),
  * NET_ROOT_RESERVED_DATAGRAMS of its MEMP_NUM_UDP_PCB (16) and
  * NET_ROOT_RESERVED_LISTENERS of its MEMP_NUM_TCP_PCB_LISTEN (16); past
  * either, socket, accept and listen are -ENOBUFS.  One user at its bound
  * leaves another (httpd's www) 144 sockets. */
 #define NET_USER_SOCKETS_MAX        80
+#define NET_USER_QUEUE_MAX          8
 #define NET_ROOT_RESERVED_SOCKETS   32
 #define NET_ROOT_RESERVED_DATAGRAMS 4
 #define NET_ROOT_RESERVED_LISTENERS 4

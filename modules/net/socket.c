@@ -27,7 +27,8 @@
  * Shares.  A socket made by a user other than root is counted to that user
  * (user_sockets.c) from before lwIP makes it until lwIP's socket is closed:
  * as a socket, a datagram socket, and once it listens a listener; accept
- * counts the new one to its caller before it takes the connection.
+ * counts the new one to its caller before it takes the connection.  A
+ * listener's queue places count as sockets of its owner (take_queue_places).
  */
 #include "lwip/api.h"
 #include "lwip/priv/sockets_priv.h"
@@ -255,6 +256,8 @@ static void close_lwip(struct net_socket *s)
 		lwip_close(lwip);
 		release_charges(s->charged_uid,
 				__atomic_exchange_n(&s->charges, 0, __ATOMIC_ACQ_REL));
+		net_user_release(s->charged_uid, NET_CHARGE_SOCKET,
+				 __atomic_exchange_n(&s->queue_places, 0, __ATOMIC_ACQ_REL));
 	}
 	vfs_poll_notify();
 }
@@ -359,25 +362,82 @@ JOINPOINT_DEFINE(net, bind, int, struct net_socket *, socket, const struct net_s
  * so the check and the listen are held together by this mutex instead. */
 static struct mutex listen_lock = MUTEX_INIT(listen_lock, "net.listen");
 
+/* A listener's queue: lwIP (TCP_LISTEN_BACKLOG) holds at most its backlog
+ * of connections from their SYN until accept takes them, each with a pcb
+ * and, once complete, a netconn of the pool sockets come from.  So for a
+ * user other than root each place counts as one of the owner's sockets
+ * from its first listen until it is closed: the backlog is cut to
+ * NET_USER_QUEUE_MAX and to what is left of the owner's share, and with no
+ * place left listen is -ENOBUFS.  Returns the places taken (root: the
+ * backlog, counted against nothing) or -ENOBUFS. */
+static int take_queue_places(const struct net_socket *socket, int backlog)
+{
+	if (socket->charged_uid == ROOT_UID)
+		return backlog;
+	int places = backlog < NET_USER_QUEUE_MAX ? backlog : NET_USER_QUEUE_MAX;
+	for (; places > 0; places--)
+		if (!net_user_charge(socket->charged_uid, NET_CHARGE_SOCKET, (unsigned)places))
+			return places;
+	return -ENOBUFS;
+}
+
+/* The backlog lwIP is given when a listening socket listens again: no more
+ * than the places its first listen took (a user's), so that it takes no
+ * more of the owner's share. */
+static int backlog_again(const struct net_socket *socket, int backlog)
+{
+	if (socket->charged_uid == ROOT_UID)
+		return backlog;
+	int places = (int)__atomic_load_n(&socket->queue_places, __ATOMIC_ACQUIRE);
+	return backlog < places ? backlog : places;
+}
+
+/* Gives back what a failed first listen took. */
+static void untake_listen_charges(struct net_socket *socket, unsigned charge)
+{
+	if (__atomic_fetch_and(&socket->charges, ~charge, __ATOMIC_ACQ_REL) & charge)
+		release_charges(socket->charged_uid, charge);
+	net_user_release(socket->charged_uid, NET_CHARGE_SOCKET,
+			 __atomic_exchange_n(&socket->queue_places, 0, __ATOMIC_ACQ_REL));
+}
+
+/* A first listen takes a listener from lwIP's pool and the queue's places,
+ * counted before lwIP sees it; returns the backlog for lwIP or -ENOBUFS. */
+static int take_listen_charges(struct net_socket *socket, int backlog)
+{
+	unsigned charge = 1u << NET_CHARGE_LISTENER;
+	int err = take_charges(socket->charged_uid, charge);
+	if (err)
+		return err;
+	__atomic_or_fetch(&socket->charges, charge, __ATOMIC_ACQ_REL);
+	int places = take_queue_places(socket, backlog);
+	if (places < 0) {
+		untake_listen_charges(socket, charge);
+		return places;
+	}
+	if (socket->charged_uid != ROOT_UID)
+		__atomic_store_n(&socket->queue_places, (unsigned)places, __ATOMIC_RELEASE);
+	return places;
+}
+
 static int listen_lwip(struct net_socket *socket, int backlog)
 {
 	struct sockaddr_in a;
 	socklen_t length = sizeof a;
 	bool again = __atomic_load_n(&socket->state, __ATOMIC_ACQUIRE) == NET_SOCKET_LISTENING;
-	if (!again && !lwip_getsockname(socket->lwip, (struct sockaddr *)&a, &length) &&
-	    a.sin_port && port_listened_on(&a))
+	if (again)
+		return lwip_listen(socket->lwip, backlog_again(socket, backlog)) ? lwip_error() : 0;
+	if (!lwip_getsockname(socket->lwip, (struct sockaddr *)&a, &length) && a.sin_port &&
+	    port_listened_on(&a))
 		return -EADDRINUSE;
-	/* A first listen takes a listener from lwIP's pool: counted first. */
-	unsigned charge = again ? 0 : 1u << NET_CHARGE_LISTENER;
-	int err = take_charges(socket->charged_uid, charge);
-	if (err)
-		return err;
-	__atomic_or_fetch(&socket->charges, charge, __ATOMIC_ACQ_REL);
-	err = lwip_listen(socket->lwip, backlog) ? lwip_error() : 0;
+	int queue = take_listen_charges(socket, backlog);
+	if (queue < 0)
+		return queue;
+	int err = lwip_listen(socket->lwip, queue) ? lwip_error() : 0;
 	if (!err)
 		__atomic_store_n(&socket->state, NET_SOCKET_LISTENING, __ATOMIC_RELEASE);
-	else if (__atomic_fetch_and(&socket->charges, ~charge, __ATOMIC_ACQ_REL) & charge)
-		release_charges(socket->charged_uid, charge);
+	else
+		untake_listen_charges(socket, 1u << NET_CHARGE_LISTENER);
 	return err;
 }
 

@@ -5,9 +5,13 @@
  * NIC on its user network, the DHCP lease from slirp and an ICMP echo to the
  * gateway 10.0.2.2.  Cases without a NIC are skipped, not failed.  The
  * port's core lock holds back the wake-ups of what its holder posts until
- * the unlock, or until the holder waits.
+ * the unlock, or until the holder waits.  A user's listener's queue is cut
+ * to its places, counted to its owner.
  */
+#include "lwip/api.h"
+#include "lwip/priv/sockets_priv.h"
 #include "lwip/sys.h"
+#include "lwip/tcp.h"
 #include "lwip/tcpip.h"
 
 #include "joinpoint/joinpoint.h"
@@ -15,6 +19,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "net/internal.h"
+#include "proc/proc.h"
 #include "sched/one_cpu_case.h"
 #include "sched/sched.h"
 #include "smp/smp.h"
@@ -499,6 +504,86 @@ static void frames_never_exceed_the_wire_mtu(struct ktest *t)
 	EXPECT_TRUE(t, longest_frame <= 14 + 1500);
 }
 
+/* ---- A user's listener's queue -------------------------------------------------- */
+
+#define QUEUE_OWNER 800000 /* a uid no other case or suite uses */
+
+/* A stream socket bound to 127.0.0.1:port, counted to uid as if uid had
+ * made it (the case runs as root, whose charges count against nothing, so
+ * there are none to move), or NULL. */
+static struct net_socket *bound_as(struct ktest *t, uint32_t uid, uint16_t port)
+{
+	struct net_socket *s = make(t, NET_SOCK_STREAM);
+	struct net_sockaddr_in a = net_sockaddr(LOOPBACK, port);
+	if (!s)
+		return NULL;
+	s->charged_uid = uid;
+	s->charges = 0;
+	EXPECT_EQ(t, net_bind(s, &a), 0);
+	return s;
+}
+
+/* lwIP's backlog for listening socket s: how many connections it queues
+ * from their SYN until accept takes them. */
+static unsigned lwip_backlog(struct net_socket *s)
+{
+	struct lwip_sock *sock = lwip_socket_dbg_get_socket(s->lwip);
+	if (!sock || !sock->conn || !sock->conn->pcb.tcp)
+		return 0;
+	return ((struct tcp_pcb_listen *)sock->conn->pcb.tcp)->backlog;
+}
+
+static uint64_t owner_sockets(void)
+{
+	return proc_user_held(QUEUE_OWNER, PROC_USER_SOCKETS);
+}
+
+/* Before: a user's listen(128) gave lwIP a backlog of 128, its queue
+ * counted to no one.  Now its places are its owner's sockets: at most
+ * NET_USER_QUEUE_MAX, no more on a second listen, back at close; root's
+ * backlog is what it asked. */
+static void a_users_listener_queue_counts_as_its_sockets(struct ktest *t)
+{
+	struct net_socket *user = bound_as(t, QUEUE_OWNER, 7021);
+	struct net_socket *root = bound_as(t, ROOT_UID, 7022);
+	ASSERT_TRUE(t, user && root);
+	EXPECT_EQ(t, net_listen(user, 128), 0);
+	EXPECT_EQ(t, lwip_backlog(user), NET_USER_QUEUE_MAX);
+	EXPECT_EQ(t, owner_sockets(), NET_USER_QUEUE_MAX);
+	EXPECT_EQ(t, net_listen(user, 200), 0);
+	EXPECT_EQ(t, lwip_backlog(user), NET_USER_QUEUE_MAX);
+	EXPECT_EQ(t, owner_sockets(), NET_USER_QUEUE_MAX);
+	EXPECT_EQ(t, net_listen(root, 128), 0);
+	EXPECT_EQ(t, lwip_backlog(root), 128);
+	net_close(user);
+	net_close(root);
+	EXPECT_EQ(t, owner_sockets(), 0);
+}
+
+/* With 3 sockets left of its share a user's listener gets a queue of 3;
+ * with none left its listen is -ENOBUFS and takes nothing. */
+static void a_users_queue_is_cut_to_what_is_left_of_its_share(struct ktest *t)
+{
+	uint64_t held = NET_USER_SOCKETS_MAX - 3;
+	ASSERT_EQ(t, proc_user_charge(QUEUE_OWNER, PROC_USER_SOCKETS, held, NET_USER_SOCKETS_MAX),
+		  0);
+	struct net_socket *first = bound_as(t, QUEUE_OWNER, 7023);
+	struct net_socket *second = bound_as(t, QUEUE_OWNER, 7024);
+	if (first && second) {
+		EXPECT_EQ(t, net_listen(first, 128), 0);
+		EXPECT_EQ(t, lwip_backlog(first), 3);
+		EXPECT_EQ(t, owner_sockets(), NET_USER_SOCKETS_MAX);
+		EXPECT_EQ(t, net_listen(second, 1), -ENOBUFS);
+		EXPECT_EQ(t, owner_sockets(), NET_USER_SOCKETS_MAX);
+	}
+	if (first)
+		net_close(first);
+	if (second)
+		net_close(second);
+	proc_user_release(QUEUE_OWNER, PROC_USER_SOCKETS, held);
+	EXPECT_EQ(t, owner_sockets(), 0);
+}
+
 KTEST_SUITE(net, KTEST_CASE(address_before_the_lease), KTEST_CASE(tcp_loopback_echo),
 	    KTEST_CASE(udp_loopback), KTEST_CASE(connect_refused), KTEST_CASE(bind_in_use),
 	    KTEST_CASE(a_second_listener_on_a_port_is_refused), KTEST_CASE(bind_twice_is_refused),
@@ -507,4 +592,6 @@ KTEST_SUITE(net, KTEST_CASE(address_before_the_lease), KTEST_CASE(tcp_loopback_e
 	    KTEST_CASE(dhcp_lease_from_slirp), KTEST_CASE(icmp_echo_to_gateway),
 	    KTEST_CASE(frames_never_exceed_the_wire_mtu),
 	    KTEST_CASE(a_post_under_the_core_lock_wakes_its_reader_at_the_unlock),
-	    KTEST_CASE(a_holder_that_waits_wakes_what_it_held_back));
+	    KTEST_CASE(a_holder_that_waits_wakes_what_it_held_back),
+	    KTEST_CASE(a_users_listener_queue_counts_as_its_sockets),
+	    KTEST_CASE(a_users_queue_is_cut_to_what_is_left_of_its_share));

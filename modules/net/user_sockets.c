@@ -8,9 +8,10 @@
  * NET_USER_SOCKETS_MAX sockets (counted in the proc layer's per-user table,
  * proc_user_charge, as PROC_USER_SOCKETS), and all users but root together
  * stop NET_ROOT_RESERVED_* short of each pool (counted here): past either
- * bound a socket, accept or listen is -ENOBUFS.  Root (and every kernel
- * thread) counts against nothing.  A socket's charges go back when its lwIP
- * socket is closed.
+ * bound a socket, accept or listen is -ENOBUFS.  A listener's queue places
+ * count as sockets (socket.c).  Root (and every kernel thread) counts
+ * against nothing.  A socket's charges go back when its lwIP socket is
+ * closed.
  */
 #include "net/internal.h"
 

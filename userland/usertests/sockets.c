@@ -5,8 +5,9 @@
  * its connections), and a TCP peer's address out of recvfrom (none: its
  * length 0, as Linux; lwIP would have left stack bytes there after a reset).
  * And a user's share of lwIP's sockets: one user opening sockets until
- * refused leaves root sockets and a working connection, and any number of
- * users hold sockets and pipes at once.
+ * refused leaves root sockets and a working connection, a listener's queue
+ * counts against its owner's share, and any number of users hold sockets
+ * and pipes at once.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -323,6 +324,141 @@ void small_socket_pools_keep_roots_share(void)
 {
 	small_pool_keeps_roots_share(open_datagram, open_datagram, "UDP sockets");
 	small_pool_keeps_roots_share(open_listener, open_listener, "listeners");
+}
+
+/* ---- A listener's queue counts against its owner ----------------------------- */
+
+#define USER_SOCKETS    80 /* NET_USER_SOCKETS_MAX, modules/net/net.h */
+#define USER_QUEUE      8  /* NET_USER_QUEUE_MAX: a user's listener's places at most */
+#define ASKED_BACKLOG   128
+#define QUEUE_CONNECTED USER_QUEUE
+
+struct queue_report {
+	long made_after_listen; /* streams opened past the listener before -ENOBUFS */
+	long listen_when_full;  /* listen() with the share taken: its result */
+	int port;               /* where the listener listens */
+};
+
+/* Opens streams with open_stream until refused; returns how many (they stay
+ * open) and the refusal in *result. */
+static long open_until_refused(long *result, long *last_fd)
+{
+	long made = 0;
+	*last_fd = -1;
+	while (made < SOCKETS_TRIED && (*result = open_stream()) >= 0) {
+		*last_fd = *result;
+		made++;
+	}
+	return made;
+}
+
+/* As uid 1000: a listener on loopback asked for a long queue, then streams
+ * until refused; then with one of those closed, a stream made to listen
+ * when nothing is left for its queue.  Reports, then accepts QUEUE_CONNECTED
+ * connections once the gate says so. */
+static void queue_filler(int report_fd, int gate_fd)
+{
+	struct queue_report report = {0, 0, 0};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t length = sizeof a;
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
+		_exit(1);
+	int listener = socket(AF_INET, SOCK_STREAM, 0);
+	if (listener < 0 || bind(listener, (struct sockaddr *)&a, sizeof a) ||
+	    listen(listener, ASKED_BACKLOG) ||
+	    getsockname(listener, (struct sockaddr *)&a, &length))
+		_exit(2);
+	report.port = ntohs(a.sin_port);
+	long result, last;
+	report.made_after_listen = open_until_refused(&result, &last);
+	close((int)last); /* one place: a socket, but nothing for its queue */
+	long lone = open_stream();
+	report.listen_when_full = lone < 0 ? lone : ms_syscall3(__NR_listen, lone, 1, 0);
+	write(report_fd, &report, sizeof report);
+	char c;
+	read(gate_fd, &c, 1); /* root has connected */
+	close((int)lone);
+	int accepted = 0;
+	for (int i = 0; i < QUEUE_CONNECTED; i++) { /* room: the closed lone socket's */
+		int server = accept(listener, NULL, NULL);
+		accepted += server >= 0;
+		if (server >= 0)
+			close(server);
+	}
+	_exit(accepted == QUEUE_CONNECTED ? 0 : 3);
+}
+
+/* As root: QUEUE_CONNECTED connections to 127.0.0.1:port, all left in
+ * clients[]; returns how many connected. */
+static int connect_clients(int port, int clients[QUEUE_CONNECTED])
+{
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int connected = 0;
+	for (int i = 0; i < QUEUE_CONNECTED; i++) {
+		clients[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (clients[i] >= 0 && !connect(clients[i], (struct sockaddr *)&to, sizeof to))
+			connected++;
+	}
+	return connected;
+}
+
+static void check_queue_report(const struct queue_report *r)
+{
+	long expected = USER_SOCKETS - 1 - USER_QUEUE;
+	if (r->made_after_listen != expected)
+		t_fail("uid %d opened %ld streams beside a listener asked for a backlog of %d, "
+		       "expected %ld (its queue's %d places count as its sockets)",
+		       USER_ID, r->made_after_listen, ASKED_BACKLOG, expected, USER_QUEUE);
+	if (r->listen_when_full != -L_ENOBUFS)
+		t_fail("uid %d's listen with no room for a queue: %ld, expected -ENOBUFS", USER_ID,
+		       r->listen_when_full);
+}
+
+/* Before: the connections lwIP completed in a listener's queue were no
+ * one's, so a user's listener asked for a backlog of 128 took as many of
+ * the pool's sockets beyond the user's 80.  Now its places (at most
+ * NET_USER_QUEUE_MAX) count as the owner's sockets from listen to close,
+ * and the queue still takes that many connections for accept. */
+void a_listeners_queue_counts_against_its_owner(void)
+{
+	int report_pipe[2], gate[2], clients[QUEUE_CONNECTED];
+	struct queue_report report = {-1, 0, 0};
+	if (pipe(report_pipe) < 0 || pipe(gate) < 0) {
+		t_fail("pipe failed");
+		return;
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(report_pipe[0]);
+		close(gate[1]);
+		queue_filler(report_pipe[1], gate[0]);
+	}
+	close(report_pipe[1]);
+	close(gate[0]);
+	if (pid < 0 || read(report_pipe[0], &report, sizeof report) != sizeof report)
+		t_fail("uid %d's listener did not report", USER_ID);
+	else
+		check_queue_report(&report);
+	int connected = report.port ? connect_clients(report.port, clients) : 0;
+	if (connected != QUEUE_CONNECTED)
+		t_fail("%d of %d connections to uid %d's listener completed before accept",
+		       connected, QUEUE_CONNECTED, USER_ID);
+	close(gate[1]);
+	int status = -1;
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (status != 0)
+		t_fail("uid %d's listener: status %#x (3: could not accept the queued connections)",
+		       USER_ID, status);
+	for (int i = 0; i < QUEUE_CONNECTED && report.port; i++)
+		if (clients[i] >= 0)
+			close(clients[i]);
+	close(report_pipe[0]);
+	t_note("uid %d: %ld streams beside its listener, %d queued connections accepted", USER_ID,
+	       report.made_after_listen, connected);
 }
 
 /* ---- Many users at once ------------------------------------------------------ */

@@ -1063,6 +1063,8 @@ const struct user_test user_tests[] = {
      HANG_GUARD_MS},
     {"a_user_cannot_take_every_socket", a_user_cannot_take_every_socket, HANG_GUARD_MS},
     {"small_socket_pools_keep_roots_share", small_socket_pools_keep_roots_share, HANG_GUARD_MS},
+    {"a_listeners_queue_counts_against_its_owner", a_listeners_queue_counts_against_its_owner,
+     HANG_GUARD_MS},
     {"many_users_hold_pipes_and_sockets_at_once", many_users_hold_pipes_and_sockets_at_once,
      HANG_GUARD_MS},
     {"shared_file_mmap", shared_file_mmap, HANG_GUARD_MS},

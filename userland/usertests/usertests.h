@@ -110,6 +110,7 @@ void file_mmap_and_positional_io(void);
 void sockets_refuse_what_is_not_the_callers(void);
 void a_user_cannot_take_every_socket(void);
 void small_socket_pools_keep_roots_share(void);
+void a_listeners_queue_counts_against_its_owner(void);
 void many_users_hold_pipes_and_sockets_at_once(void);
 /* sendfile.c: a file to a socket and a file, and refusals */
 void sendfile_sends_a_file_to_a_socket_and_a_file(void);
