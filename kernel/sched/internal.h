@@ -93,7 +93,7 @@ struct thread {
 	struct sched_link sleep_link; /* run queue's sleepers, under its lock */
 	uint64_t wake_deadline_ns;
 	uint32_t expiry_wakers; /* ticks waking it after its deadline (sched.c's wake_expired) */
-	bool sleeping;          /* on sleep_link */
+	bool sleeping;          /* on sleep_link (not when in its queue's parked) */
 	bool handed_off;        /* its block ended with a sched_handoff to it */
 	struct sched_link all_link; /* every thread, under threads_lock */
 	struct waitq exit_queue;    /* joiners wait here for THREAD_DEAD */
@@ -117,10 +117,15 @@ struct run_queue {
 	uint32_t ready_mask; /* bit p set: ready[p] is not empty */
 	unsigned ready_count;
 	struct sched_link sleepers; /* blocked with a deadline, earliest first */
+	struct thread *parked;      /* blocked in a hand-off with a deadline (sched.c) */
 	struct thread *idle;
-	struct thread *switched_from; /* set by a switch, consumed right after it */
-	struct thread *migrating;     /* switched out to move to another CPU */
-	struct thread *next;          /* sched_wakeup_next: on this queue, to run first */
+	/* switched out to be moved to another CPU (THREAD_READY) or reaped
+	 * (THREAD_EXITING) by the thread that runs next, in finish_switch */
+	struct thread *left_behind;
+#ifdef KERNEL_TESTS
+	struct thread *test_switched_from; /* for sched_test_switch_finished */
+#endif
+	struct thread *next; /* sched_wakeup_next: on this queue, to run first */
 	uint64_t last_account_ns;
 	struct cpu *cpu;
 	/* wakes the soonest sleeper when it is due before the CPU's next tick

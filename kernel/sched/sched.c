@@ -66,7 +66,11 @@
  * less than a tick lasts what it asked for.  An IPC hand-off's deadline
  * keeps the tick's resolution: it guards against a partner that never
  * answers, and the one-shot's check in line would cost the hand-off's fast
- * path about 30 instructions a round trip (in spilled registers).
+ * path about 30 instructions a round trip (in spilled registers).  It waits
+ * in the queue's one parking place (rq->parked) instead of the sorted list:
+ * the two sides of a round trip take turns there, a store each, and a thread
+ * parked earlier moves to the list.  Every wake-up takes its thread off the
+ * sleepers (rq_remove_sleeper, under the lock of the queue it slept on).
  */
 #include "sched/internal.h"
 
@@ -139,6 +143,14 @@ void rq_enqueue(struct run_queue *rq, struct thread *t, uint64_t now)
 	rq->ready_count++;
 }
 
+/* Is a thread of a priority above priority ready on rq?  (rq_best_priority
+ * > priority, without the bit scan: the mask's bits above priority's.) */
+static inline __attribute__((always_inline)) bool outranked_here(const struct run_queue *rq,
+								 int priority)
+{
+	return (rq->ready_mask >> priority) > 1;
+}
+
 /* Highest ready priority, or -1 when nothing is ready. */
 static int rq_best_priority(const struct run_queue *rq)
 {
@@ -203,8 +215,29 @@ static void rq_add_sleeper_on_time(struct run_queue *rq, struct thread *t)
 	arm_sleeper_timer(rq, t->wake_deadline_ns);
 }
 
-static void rq_remove_sleeper(struct thread *t)
+/* A hand-off's deadline (tick's resolution): t waits in the queue's one
+ * parking place rather than on the list, so that the round trip's two
+ * threads, each parked while the other runs, cost a store each instead of a
+ * sorted insert and a removal.  A thread parked before (a chain of
+ * hand-offs) moves to the list; the tick looks at both. */
+static inline __attribute__((always_inline)) void rq_park_sleeper(struct run_queue *rq,
+								  struct thread *t)
 {
+	struct thread *earlier = rq->parked;
+	if (earlier)
+		rq_add_sleeper(rq, earlier);
+	rq->parked = t;
+}
+
+/* Takes t off rq's sleepers (the parking place or the list), if it is
+ * there; rq is t's queue, locked. */
+static inline __attribute__((always_inline)) void rq_remove_sleeper(struct run_queue *rq,
+								    struct thread *t)
+{
+	if (rq->parked == t) {
+		rq->parked = NULL;
+		return;
+	}
 	if (t->sleeping) {
 		link_remove(&t->sleep_link);
 		t->sleeping = false;
@@ -226,18 +259,25 @@ void rq_kick(struct run_queue *rq, const struct thread *t)
 	smp_send_reschedule(rq->cpu->id);
 }
 
-/* Charges the time since the last charge to the running thread and CPU. */
-static void account_current(struct run_queue *rq, uint64_t now)
+/* Charges the time since the last charge to prev, the thread running on
+ * cpu (rq's), and to the CPU's busy or idle time. */
+static inline __attribute__((always_inline)) void
+account_switch(struct cpu *cpu, struct run_queue *rq, struct thread *prev, uint64_t now)
 {
-	struct thread *current = rq->cpu->current;
 	uint64_t delta = now - rq->last_account_ns;
 
 	rq->last_account_ns = now;
-	current->stats.run_ns += delta;
-	if (current == rq->idle)
-		rq->cpu->stats.idle_ns += delta;
+	prev->stats.run_ns += delta;
+	if (prev == rq->idle)
+		cpu->stats.idle_ns += delta;
 	else
-		rq->cpu->stats.busy_ns += delta;
+		cpu->stats.busy_ns += delta;
+}
+
+/* Charges the time since the last charge to the running thread and CPU. */
+static void account_current(struct run_queue *rq, uint64_t now)
+{
+	account_switch(rq->cpu, rq, rq->cpu->current, now);
 }
 
 uint64_t thread_cpu_time_ns(const struct thread *t)
@@ -280,23 +320,47 @@ static inline __attribute__((always_inline)) void trace_switch(const struct thre
 	tracepoint_record_irqs_off(TRACE_SCHED_SWITCH, rdtsc(), &event, sizeof event);
 }
 
-/* sched_switch_to with the clock already read (now); inlined into the
- * hand-off, the path of every IPC round trip. */
-static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
+/* The sched suite's window after a switch (sched_test_switch_finished):
+ * the test kernel notes the thread switched away from; nothing otherwise. */
+static inline __attribute__((always_inline)) void note_switched_from(struct run_queue *rq,
+								     struct thread *prev)
+{
+#ifdef KERNEL_TESTS
+	rq->test_switched_from = prev;
+#else
+	(void)rq;
+	(void)prev;
+#endif
+}
+
+static inline __attribute__((always_inline)) void switch_finished(struct run_queue *rq)
+{
+#ifdef KERNEL_TESTS
+	struct thread *prev = rq->test_switched_from;
+	rq->test_switched_from = NULL;
+	sched_test_switch_finished(prev);
+#else
+	(void)rq;
+#endif
+}
+
+/* The switch from prev, the running thread, to next, with the clock already
+ * read (now); cpu is this CPU and rq its queue, locked, interrupts off.  In
+ * line in the hand-off, the path of every IPC round trip, where the lock
+ * was taken and prev read from cpu->current a few lines before: the checks
+ * that only repeat that are the general path's (sched_switch_to).  next is
+ * on this CPU already (next->cpu: every queue's threads are its own, and
+ * the hand-off claims its thread here). */
+static inline __attribute__((always_inline)) void switch_at(struct cpu *cpu, struct run_queue *rq,
+							    struct thread *prev,
 							    struct thread *next, uint64_t now)
 {
-	struct cpu *cpu = this_cpu();
-	struct run_queue *rq = cpu->sched;
-
-	ASSERT(rq->lock.owner_cpu == (int)cpu->id); /* spin_assert_held, in line */
-	ASSERT(!irq_enabled() && prev == cpu->current);
 	if (cpu->preempt_count != 1)
 		panic("sched: switch from '%s' with preempt_count %d (sleeping with a lock held?)",
 		      prev->name, cpu->preempt_count);
 
-	account_current(rq, now);
+	account_switch(cpu, rq, prev, now);
 	next->state = THREAD_RUNNING;
-	next->cpu = cpu->id;
 	cpu_set_untraced(cpu, next->untraced);
 	next->slice_left = SCHED_SLICE_TICKS;
 	next->stats.switches++;
@@ -314,10 +378,10 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	cpu->current = next;
 	cpu->acct = next->acct;
 	cpu->process = next->process;
-	rq->switched_from = prev;
 	/* Traps and SYSCALL from user mode land on the thread's own stack. */
-	tss_set_kernel_stack_of(cpu->arch, next->stack.top);
-	cpu->syscall_stack = next->stack.top;
+	uint64_t stack_top = next->stack.top;
+	tss_set_kernel_stack_of(cpu->arch, stack_top);
+	cpu->syscall_stack = stack_top;
 	fpu_save(&prev->fpu);
 	fpu_restore(&next->fpu);
 	/* A kernel thread runs on whatever tables are loaded (the kernel half is
@@ -325,6 +389,7 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
 	 * reloads nothing (mm's vm_space_destroy takes a dying space back). */
 	if (next->space && next->space != cpu->loaded_space)
 		vm_space_switch(next->space);
+	note_switched_from(rq, prev);
 	arch_context_switch(&prev->saved_rsp, next->saved_rsp);
 }
 
@@ -332,10 +397,15 @@ static inline __attribute__((always_inline)) void switch_at(struct thread *prev,
  * hand-off's thread was never ready (its wait is nil). */
 void sched_switch_to(struct thread *prev, struct thread *next)
 {
+	struct cpu *cpu = this_cpu();
+	struct run_queue *rq = cpu->sched;
 	uint64_t now = clock_ns();
-	if (next != this_rq()->idle)
+
+	spin_assert_held(&rq->lock);
+	ASSERT(!irq_enabled() && prev == cpu->current && next->cpu == cpu->id);
+	if (next != rq->idle)
 		next->stats.wait_ns += now - next->ready_since_ns;
-	switch_at(prev, next, now);
+	switch_at(cpu, rq, prev, next, now);
 }
 
 /* Picks the next thread and switches to it, run queue lock held.  Returns
@@ -353,9 +423,11 @@ static void schedule_locked(struct run_queue *rq, enum switch_reason reason)
 			rq_enqueue(rq, prev, clock_ns());
 		} else {
 			prev->state = THREAD_READY; /* pushed once off its stack */
-			rq->migrating = prev;
+			rq->left_behind = prev;
 		}
 	}
+	if (reason == SWITCH_EXIT)
+		rq->left_behind = prev; /* reaped once off its stack */
 	struct thread *next = rq_pick(rq);
 	if (next == prev) {
 		prev->state = THREAD_RUNNING;
@@ -364,33 +436,43 @@ static void schedule_locked(struct run_queue *rq, enum switch_reason reason)
 	sched_switch_to(prev, next);
 }
 
+/* finish_switch's unlock when the switch left a thread behind: moves it if
+ * it may not run here or reaps it if it was exiting, once the lock is
+ * released and before this thread may be preempted (a thread to move is on
+ * no queue until pushed, so no other CPU can find it, and one exiting keeps
+ * its joiner waiting until reaped). */
+static __attribute__((noinline)) void unlock_and_see_to(struct run_queue *rq, struct thread *left,
+							uint64_t irq_flags)
+{
+	rq->left_behind = NULL;
+	bool exiting = left->state == THREAD_EXITING; /* else THREAD_READY, to move */
+	spin_unlock_handed(&rq->lock);
+	irq_restore(irq_flags);
+	switch_finished(rq);
+	if (exiting)
+		thread_reap(left);
+	else
+		sched_push_thread(left);
+}
+
 /* The second half of every switch, in the thread that now runs: releases the
- * run queue lock taken by the thread before it, then reaps that thread if it
- * was exiting or moves it if it may not run here.  Whether it was exiting is
- * read under the lock: once the lock is let go, a thread that switched out
- * blocked may be woken, run on another CPU and end there, and that CPU's
- * next thread reaps it (read after, both CPUs freed it). */
+ * run queue lock taken by the thread before it, and sees to that thread if
+ * it left it behind (rq->left_behind: most switches leave nothing, and cost
+ * one load and a branch here). */
 static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_flags)
 {
-	struct run_queue *rq = this_rq();
-	struct thread *prev = rq->switched_from;
-	struct thread *moving = rq->migrating;
-	struct thread *exited = prev && prev->state == THREAD_EXITING ? prev : NULL;
+	struct cpu *cpu = this_cpu();
+	struct run_queue *rq = cpu->sched;
+	struct thread *left = rq->left_behind;
 
-	rq->switched_from = NULL;
-	rq->migrating = NULL;
-	spin_unlock_handed(&rq->lock); /* spin_unlock_irqrestore, in line */
-	irq_restore(irq_flags);
-	sched_test_switch_finished(prev);
-	/* Before this thread may be preempted: a thread to move is on no queue
-	 * until pushed (no other CPU can find it), and one exiting keeps its
-	 * joiner waiting until reaped. */
-	if (moving)
-		sched_push_thread(moving);
-	if (exited)
-		thread_reap(exited);
-	struct cpu *cpu = rq->cpu; /* preempt_enable, in line */
-	__asm__ volatile("" : : : "memory");
+	if (__builtin_expect(left != NULL, 0)) {
+		unlock_and_see_to(rq, left, irq_flags);
+	} else {
+		spin_unlock_handed(&rq->lock); /* spin_unlock_irqrestore, in line */
+		irq_restore(irq_flags);
+		switch_finished(rq);
+	}
+	__asm__ volatile("" : : : "memory"); /* preempt_enable, in line */
 	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irq_enabled())
 		sched_preempt();
 }
@@ -440,7 +522,7 @@ int sched_block(uint64_t deadline_ns)
 		rq_add_sleeper_on_time(rq, self);
 	}
 	schedule_locked(rq, SWITCH_BLOCK);
-	rq_remove_sleeper(self); /* woken before the deadline */
+	rq_remove_sleeper(this_rq(), self); /* (every wake-up took it off already) */
 	finish_switch(flags);
 	return deadline_ns && clock_ns() >= deadline_ns ? -ETIMEDOUT : 0;
 }
@@ -454,7 +536,7 @@ static bool wakeup_locked(struct run_queue *from, struct run_queue *to, struct t
 		t->state = THREAD_RUNNING; /* it has not switched away yet */
 		return true;
 	}
-	rq_remove_sleeper(t);
+	rq_remove_sleeper(from, t);
 	if (!sched_cpu_allowed(t, to->cpu->id))
 		to = from; /* the affinity changed meanwhile: the switch-out path moves it */
 	t->cpu = to->cpu->id;
@@ -511,7 +593,7 @@ JOINPOINT_DEFINE_NOSLEEP_AS(sched, wakeup_next, sched_wakeup_next, bool, struct 
 	if (woken && from->cpu->current == t) {
 		t->state = THREAD_RUNNING; /* it has not switched away yet */
 	} else if (woken) {
-		rq_remove_sleeper(t);
+		rq_remove_sleeper(from, t);
 		t->cpu = here->cpu->id;
 		rq_enqueue(here, t, clock_ns());
 		here->next = t;
@@ -562,25 +644,26 @@ handoff_here(struct cpu *cpu, struct thread *next, struct spinlock *held, uint64
 		return false;
 	spin_lock_handed(&here->lock);
 	if (next->cpu != index || self->state != THREAD_BLOCKED || next->state != THREAD_BLOCKED ||
-	    !sched_cpu_allowed_quickly(next, index) || rq_best_priority(here) > next->priority) {
+	    !sched_cpu_allowed_quickly(next, index) || outranked_here(here, next->priority)) {
 		spin_unlock_handed(&here->lock);
 		return false;
 	}
+	ASSERT(!irq_enabled());
 	/* now was read before held was taken, with interrupts on: a tick since
 	 * may have charged this CPU up to a later time, never to be undone. */
 	if (now < here->last_account_ns)
 		now = here->last_account_ns;
-	rq_remove_sleeper(next);
+	rq_remove_sleeper(here, next);
 	next->handed_off = true;
 	spin_unlock_handed(held); /* next is ours; the count now stands for here->lock */
 	if (deadline_ns) {
 		self->wake_deadline_ns = deadline_ns;
-		rq_add_sleeper(here, self);
+		rq_park_sleeper(here, self);
 	}
 	cpu->need_resched = 0;
 	cpu->stats.direct_switches++;
-	switch_at(self, next, now);
-	rq_remove_sleeper(self); /* woken before the deadline */
+	switch_at(cpu, here, self, next, now);
+	/* (whatever woke self took it off the sleepers) */
 	finish_switch(irq_flags);
 	*handed = take_handed_off(self);
 	return true;
@@ -598,7 +681,7 @@ bool sched_handoff_at(struct thread *next, struct spinlock *held, uint64_t irq_f
 	struct cpu *cpu = this_cpu();
 	bool handed;
 	if (handoff_here(cpu, next, held, irq_flags, deadline_ns, now, &handed))
-		return handed; /* (switch_at asserted that interrupts are off) */
+		return handed;
 	return handoff_general(next, held, irq_flags, deadline_ns);
 }
 
@@ -639,7 +722,7 @@ static bool handoff_general(struct thread *next, struct spinlock *held, uint64_t
 		return take_handed_off(self);
 	}
 	uint64_t now = clock_ns();
-	rq_remove_sleeper(next);
+	rq_remove_sleeper(from, next);
 	next->cpu = here->cpu->id;
 	next->handed_off = true;
 	if (from != here)
@@ -647,11 +730,11 @@ static bool handoff_general(struct thread *next, struct spinlock *held, uint64_t
 	spin_unlock(held); /* next is ours now; interrupts stay off */
 	if (deadline_ns) {
 		self->wake_deadline_ns = deadline_ns;
-		rq_add_sleeper(here, self);
+		rq_park_sleeper(here, self);
 	}
 	here->cpu->need_resched = 0;
-	switch_at(self, next, now);
-	rq_remove_sleeper(self); /* woken before the deadline */
+	switch_at(here->cpu, here, self, next, now);
+	/* (whatever woke self took it off the sleepers) */
 	finish_switch(irq_flags);
 	return take_handed_off(self);
 }
@@ -721,16 +804,24 @@ JOINPOINT_DEFINE_VOID_AS(sched, sleep, sched_sleep_ns, uint64_t, ns)
 
 /* ---- Tick and interrupt exit --------------------------------------------- */
 
-/* Takes up to max expired sleepers off the list; returns how many. */
+/* Takes up to max expired sleepers off the parking place and the list;
+ * returns how many. */
 static unsigned collect_expired(struct run_queue *rq, uint64_t now, struct thread **expired,
 				unsigned max)
 {
 	unsigned count = 0;
+	struct thread *parked = rq->parked;
+	if (parked && parked->wake_deadline_ns <= now && max) {
+		rq->parked = NULL;
+		__atomic_fetch_add(&parked->expiry_wakers, 1,
+				   __ATOMIC_RELAXED); /* see wake_expired */
+		expired[count++] = parked;
+	}
 	while (count < max && !link_empty(&rq->sleepers)) {
 		struct thread *t = container_of(rq->sleepers.next, struct thread, sleep_link);
 		if (t->wake_deadline_ns > now)
 			break;
-		rq_remove_sleeper(t);
+		rq_remove_sleeper(rq, t);
 		__atomic_fetch_add(&t->expiry_wakers, 1, __ATOMIC_RELAXED); /* see wake_expired */
 		expired[count++] = t;
 	}

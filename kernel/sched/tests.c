@@ -840,6 +840,109 @@ static void handoff_never_charges_time_backwards_body(struct ktest *t)
 }
 ONE_CPU_CASE(handoff_never_charges_time_backwards)
 
+/* ---- A hand-off's deadline ends the wait of a partner that never answers - */
+
+/* A chain of hand-offs on one CPU: first hands to middle, middle to last,
+ * both with deadlines, and last never answers.  A hand-off's deadline waits
+ * in its queue's parking place, and the one parked before moves to the
+ * sorted list: middle is parked, first is listed, and the tick must end
+ * both waits, not handed (the wake-up is the deadline's), not before the
+ * deadline. */
+struct handoff_chain {
+	struct spinlock lock;
+	struct thread *middle, *last;
+	volatile bool middle_waiting, last_waiting, handed_on, released;
+	volatile bool middle_done, middle_handed;
+	volatile uint64_t middle_deadline, middle_woke_at;
+};
+
+#define CHAIN_DEADLINE_NS (2 * NSEC_PER_MSEC)
+#define CHAIN_GIVE_UP_NS  (10 * NSEC_PER_SEC) /* only against a hang */
+
+/* Blocks under c->lock until flag is set (spurious wake-ups absorbed);
+ * returns with the lock held. */
+static uint64_t chain_block_until(struct handoff_chain *c, volatile bool *waiting,
+				  volatile bool *flag)
+{
+	uint64_t flags = spin_lock_irqsave(&c->lock);
+	*waiting = true;
+	while (!*flag) {
+		sched_prepare_block();
+		spin_unlock_irqrestore(&c->lock, flags);
+		sched_block(0);
+		flags = spin_lock_irqsave(&c->lock);
+	}
+	return flags;
+}
+
+static int chain_last(void *arg)
+{
+	struct handoff_chain *c = arg;
+	uint64_t flags = chain_block_until(c, &c->last_waiting, &c->released);
+	spin_unlock_irqrestore(&c->lock, flags);
+	return 0;
+}
+
+static int chain_middle(void *arg)
+{
+	struct handoff_chain *c = arg;
+	uint64_t flags = chain_block_until(c, &c->middle_waiting, &c->handed_on);
+	c->middle_deadline = clock_ns() + CHAIN_DEADLINE_NS;
+	sched_prepare_block();
+	c->middle_handed = sched_handoff(c->last, &c->lock, flags, c->middle_deadline);
+	c->middle_woke_at = clock_ns();
+	c->middle_done = true;
+	return 0;
+}
+
+static void handoff_chain_scenario(struct ktest *t)
+{
+	struct handoff_chain c = {.lock = SPINLOCK_INIT("handoff-chain")};
+	c.last = thread_create(chain_last, &c, "chain-last", SCHED_PRIORITY_MAX);
+	c.middle = thread_create(chain_middle, &c, "chain-middle", SCHED_PRIORITY_MAX);
+	ASSERT_TRUE(t, c.last != NULL && c.middle != NULL);
+	while (!c.last_waiting || !c.middle_waiting || thread_state(c.last) != THREAD_BLOCKED ||
+	       thread_state(c.middle) != THREAD_BLOCKED)
+		sched_yield();
+	uint64_t flags = spin_lock_irqsave(&c.lock);
+	c.handed_on = true;
+	uint64_t deadline = clock_ns() + CHAIN_DEADLINE_NS;
+	sched_prepare_block();
+	bool handed = sched_handoff(c.middle, &c.lock, flags, deadline);
+	EXPECT_TRUE(t, clock_ns() >= deadline);
+	EXPECT_FALSE(t, handed);
+	uint64_t give_up = clock_ns() + CHAIN_GIVE_UP_NS;
+	while (!c.middle_done && clock_ns() < give_up)
+		sched_yield();
+	EXPECT_TRUE(t, c.middle_done); /* the parked one was woken too */
+	if (c.middle_done) {
+		EXPECT_TRUE(t, c.middle_woke_at >= c.middle_deadline);
+		EXPECT_FALSE(t, c.middle_handed);
+	}
+	flags = spin_lock_irqsave(&c.lock);
+	c.released = true;
+	spin_unlock_irqrestore(&c.lock, flags);
+	sched_wakeup(c.last);
+	sched_wakeup(c.middle); /* (only if its deadline was missed) */
+	thread_join(c.last, NULL);
+	thread_join(c.middle, NULL);
+}
+
+static int run_handoff_chain_scenario(void *t)
+{
+	handoff_chain_scenario(t);
+	return 0;
+}
+
+static void handoff_deadlines_end_a_chain_nobody_answers_body(struct ktest *t)
+{
+	struct thread *runner =
+	    thread_create(run_handoff_chain_scenario, t, "handoff-chain", SCHED_PRIORITY_MAX);
+	ASSERT_TRUE(t, runner != NULL);
+	EXPECT_EQ(t, thread_join(runner, NULL), 0);
+}
+ONE_CPU_CASE(handoff_deadlines_end_a_chain_nobody_answers)
+
 /* ---- A move follows an affinity changed while it chose where to ---------- */
 
 /* The thread whose move (sched_push_thread) gets its affinity set to
@@ -966,21 +1069,25 @@ static void a_thread_ending_elsewhere_is_reaped_there_only_body(struct ktest *t)
 }
 ONE_CPU_CASE(a_thread_ending_elsewhere_is_reaped_there_only)
 
-KTEST_SUITE(
-    sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
-    KTEST_CASE(higher_priority_runs_before_create_returns),
-    KTEST_CASE(woken_high_priority_preempts_busy_low), KTEST_CASE(equal_priorities_share_the_cpu),
-    KTEST_CASE(sleep_lasts_at_least_its_time),
-    KTEST_CASE(a_sleep_shorter_than_a_tick_ends_at_its_deadline),
-    KTEST_CASE(wait_timeout_reports_which_came_first),
-    KTEST_CASE(wake_ready_wakes_only_the_waiters_whose_condition_holds),
-    KTEST_CASE(a_timeout_past_the_clock_waits_for_the_condition),
-    KTEST_CASE(producers_and_consumers_lose_nothing),
-    KTEST_CASE(completions_and_semaphores_wake_waiters),
-    KTEST_CASE(mutex_contention_gives_exact_total), KTEST_CASE(mutex_fast_and_contended_paths_race),
-    KTEST_CASE(mutex_waiters_get_it_by_priority), KTEST_CASE(handoff_runs_the_blocked_thread_next),
-    KTEST_CASE(handoff_never_charges_time_backwards), KTEST_CASE(join_reclaims_threads_and_stacks),
-    KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
-    KTEST_CASE(fpu_state_stays_with_its_thread), KTEST_CASE(switches_and_time_are_accounted),
-    KTEST_CASE(a_move_follows_an_affinity_changed_meanwhile),
-    KTEST_CASE(a_thread_ending_elsewhere_is_reaped_there_only));
+KTEST_SUITE(sched, KTEST_CASE(threads_of_every_priority_run_and_finish),
+	    KTEST_CASE(higher_priority_runs_before_create_returns),
+	    KTEST_CASE(woken_high_priority_preempts_busy_low),
+	    KTEST_CASE(equal_priorities_share_the_cpu), KTEST_CASE(sleep_lasts_at_least_its_time),
+	    KTEST_CASE(a_sleep_shorter_than_a_tick_ends_at_its_deadline),
+	    KTEST_CASE(wait_timeout_reports_which_came_first),
+	    KTEST_CASE(wake_ready_wakes_only_the_waiters_whose_condition_holds),
+	    KTEST_CASE(a_timeout_past_the_clock_waits_for_the_condition),
+	    KTEST_CASE(producers_and_consumers_lose_nothing),
+	    KTEST_CASE(completions_and_semaphores_wake_waiters),
+	    KTEST_CASE(mutex_contention_gives_exact_total),
+	    KTEST_CASE(mutex_fast_and_contended_paths_race),
+	    KTEST_CASE(mutex_waiters_get_it_by_priority),
+	    KTEST_CASE(handoff_runs_the_blocked_thread_next),
+	    KTEST_CASE(handoff_never_charges_time_backwards),
+	    KTEST_CASE(handoff_deadlines_end_a_chain_nobody_answers),
+	    KTEST_CASE(join_reclaims_threads_and_stacks),
+	    KTEST_CASE(detached_threads_reclaim_themselves), KTEST_CASE(join_refuses_bad_targets),
+	    KTEST_CASE(fpu_state_stays_with_its_thread),
+	    KTEST_CASE(switches_and_time_are_accounted),
+	    KTEST_CASE(a_move_follows_an_affinity_changed_meanwhile),
+	    KTEST_CASE(a_thread_ending_elsewhere_is_reaped_there_only));
