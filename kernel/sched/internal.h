@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "arch/x86_64/fpu.h"
+#include "arch/x86_64/switch.h"
 #include "cpu/percpu.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
@@ -73,7 +74,7 @@ enum thread_flags {
 };
 
 struct thread {
-	uint64_t saved_rsp; /* while switched out: what arch_context_switch restores */
+	uint64_t saved_rsp; /* while switched out: what arch_switch_stacks restores */
 	uint64_t id;
 	char name[THREAD_NAME_MAX];
 	volatile enum thread_state state;
@@ -240,9 +241,5 @@ static inline void sched_test_switch_finished(struct thread *prev)
 /* Idle CPU: takes a ready thread from the busiest other queue.  Returns true
  * when this CPU now has one.  Interrupts off. */
 bool sched_pull_thread(void);
-
-/* switch.S */
-void arch_context_switch(uint64_t *save_rsp, uint64_t load_rsp);
-void arch_thread_trampoline(void);
 
 #endif

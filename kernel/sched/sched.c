@@ -390,7 +390,7 @@ static inline __attribute__((always_inline)) void switch_at(struct cpu *cpu, str
 	if (next->space && next->space != cpu->loaded_space)
 		vm_space_switch(next->space);
 	note_switched_from(rq, prev);
-	arch_context_switch(&prev->saved_rsp, next->saved_rsp);
+	arch_switch_stacks(&prev->saved_rsp, next->saved_rsp);
 }
 
 /* A switch to a thread that was ready charges it the time it waited; a

@@ -101,19 +101,19 @@ void thread_setup_boot(struct thread *t, const char *name, uint64_t stack_base, 
 }
 
 /*
- * Lays out the stack as arch_context_switch leaves it: R15, R14, R13, R12,
- * RBX, RBP, then the return address; R12/R13 carry start and its argument to
- * the trampoline.  Two zero words above keep RSP 16-byte aligned at the
- * trampoline's call, as the ABI wants.
+ * Lays out the stack as a switch leaves it (arch/x86_64/switch.h): the
+ * address the thread resumes at, arch_thread_trampoline, then start and its
+ * argument for the trampoline to pop, then two zero words that keep RSP
+ * 16-byte aligned at the trampoline's call, as the ABI wants.
  */
 void thread_prepare_stack(struct thread *t, void (*start)(void *), void *start_arg)
 {
-	uint64_t *frame = (uint64_t *)(t->stack.top - 9 * sizeof(uint64_t));
+	uint64_t *frame = (uint64_t *)(t->stack.top - 5 * sizeof(uint64_t));
 
-	memset(frame, 0, 9 * sizeof(uint64_t));
-	frame[3] = (uint64_t)start;     /* R12 */
-	frame[2] = (uint64_t)start_arg; /* R13 */
-	frame[6] = (uint64_t)arch_thread_trampoline;
+	memset(frame, 0, 5 * sizeof(uint64_t));
+	frame[0] = (uint64_t)arch_thread_trampoline;
+	frame[1] = (uint64_t)start;
+	frame[2] = (uint64_t)start_arg;
 	t->saved_rsp = (uint64_t)frame;
 }
 
