@@ -91,9 +91,21 @@ static inline __attribute__((always_inline)) void spin_unlock_handed(struct spin
  * call and reply-receive): interrupts off, preemption off with one
  * instruction on this CPU's own count, then the ticket. */
 static inline __attribute__((always_inline)) uint64_t
+spin_lock_irqsave_inline_with(struct spinlock *lock, uint64_t flags);
+
+static inline __attribute__((always_inline)) uint64_t
 spin_lock_irqsave_inline(struct spinlock *lock)
 {
-	uint64_t flags = irq_save();
+	return spin_lock_irqsave_inline_with(lock, read_rflags());
+}
+
+/* The same for a caller that read its flags (read_rflags) already, to ask
+ * whether it may sleep: they are what it returns, for spin_unlock_irqrestore
+ * (an interrupt or a move to another CPU meanwhile leaves them as they were). */
+static inline __attribute__((always_inline)) uint64_t
+spin_lock_irqsave_inline_with(struct spinlock *lock, uint64_t flags)
+{
+	irq_disable();
 	__asm__ volatile("incl %%gs:%c0"
 			 :
 			 : "i"(__builtin_offsetof(struct cpu, preempt_count))

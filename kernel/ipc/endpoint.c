@@ -114,26 +114,17 @@ struct ipc_endpoint *ipc_endpoint_create_charged(const char *name, unsigned capa
 	return e;
 }
 
-struct ipc_endpoint *ipc_endpoint_get(struct ipc_endpoint *endpoint)
-{
-	__atomic_fetch_add(&endpoint->refs, 1, __ATOMIC_RELAXED);
-	return endpoint;
-}
+_Static_assert(offsetof(struct ipc_endpoint, refs) == IPC_OFFSET_REFS,
+	       "ipc.h takes references in line");
 
-/* The last reference gone, out of line: ipc_endpoint_put stays a leaf, no
- * frame, as every msg event and monitor receive drops one. */
-static __attribute__((noinline, cold)) void release_endpoint(struct ipc_endpoint *endpoint)
+/* The last reference gone, out of line: ipc_endpoint_put, in line in its
+ * callers, is one locked subtraction and a branch. */
+__attribute__((noinline, cold)) void ipc_endpoint_release(struct ipc_endpoint *endpoint)
 {
 	ipc_endpoint_close(endpoint);
 	if (endpoint->charged_bytes)
 		proc_user_memory_release(endpoint->charged_uid, endpoint->charged_bytes);
 	kfree(endpoint);
-}
-
-void ipc_endpoint_put(struct ipc_endpoint *endpoint)
-{
-	if (endpoint && __atomic_sub_fetch(&endpoint->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		release_endpoint(endpoint);
 }
 
 /* Ends a call (lock held) and returns the thread blocked for it, if any:
@@ -208,6 +199,10 @@ void ipc_get_stats(const struct ipc_endpoint *endpoint, struct ipc_stats *stats)
 	struct ipc_endpoint *e = (struct ipc_endpoint *)endpoint;
 	uint64_t irq = spin_lock_irqsave(&e->lock);
 	*stats = e->stats;
+	/* A call delivered straight into a receiver's buffer was queued and
+	 * received at once: deliver_locked counts it once, in delivered. */
+	stats->calls += e->stats.delivered;
+	stats->received += e->stats.delivered;
 	stats->queued = e->count;
 	stats->closed = e->closed;
 	spin_unlock_irqrestore(&e->lock, irq);
@@ -305,6 +300,15 @@ static bool may_sleep(void)
 {
 	struct cpu *cpu = this_cpu();
 	return irq_enabled() && cpu->preempt_count == 0 && cpu->irq_depth == 0 && cpu->current;
+}
+
+/* may_sleep for a caller that read its flags already: it takes the
+ * endpoint lock with them (spin_lock_irqsave_inline_with), one read. */
+HOT bool may_sleep_with(uint64_t flags)
+{
+	struct cpu *cpu = this_cpu();
+	return (flags & RFLAGS_IF) && cpu->preempt_count == 0 && cpu->irq_depth == 0 &&
+	       cpu->current;
 }
 
 static uint64_t deadline_after(uint64_t now, uint64_t timeout_ns)
@@ -478,9 +482,7 @@ static struct thread *deliver_locked(struct ipc_endpoint *e, const struct ipc_me
 	m->sender = sender_pid();
 	m->token = take_pending_locked(e, call);
 	e->calls_outstanding++;
-	e->stats.calls++;
-	e->stats.received++;
-	e->stats.delivered++;
+	e->stats.delivered++; /* a call and a receive: ipc_get_stats counts it in both */
 	e->last_caller_cpu = (int)this_cpu_id();
 	r->next = NULL;
 	r->thread = NULL;
@@ -494,11 +496,12 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 	int error = check_message(endpoint, message);
 	if (error || !reply)
 		return error ? error : -EINVAL;
-	bool sleeping = may_sleep();
+	uint64_t flags = read_rflags();
+	bool sleeping = may_sleep_with(flags);
 	struct ipc_call call = {.reply = reply, .state = IPC_CALL_QUEUED};
 	uint64_t now = clock_ns(), deadline = deadline_after(now, timeout_ns);
 	struct thread *receiver = NULL;
-	uint64_t irq = spin_lock_irqsave_inline(&endpoint->lock);
+	uint64_t irq = spin_lock_irqsave_inline_with(&endpoint->lock, flags);
 	if (!sleeping && unservable_locked(endpoint)) {
 		endpoint->stats.unserved++;
 		error = -EDEADLK;
@@ -749,9 +752,10 @@ JOINPOINT_DEFINE(ipc, reply_receive, int, struct ipc_endpoint *, endpoint, uint6
 	int error = token ? check_message(endpoint, reply) : 0;
 	if (error || !endpoint || !message)
 		return error ? error : -EINVAL;
-	bool sleeping = may_sleep(), locked = true;
+	uint64_t flags = read_rflags();
+	bool sleeping = may_sleep_with(flags), locked = true;
 	struct thread *caller = NULL;
-	uint64_t irq = spin_lock_irqsave_inline(&endpoint->lock);
+	uint64_t irq = spin_lock_irqsave_inline_with(&endpoint->lock, flags);
 	if (token && reply_locked(endpoint, token, reply, &caller) < 0)
 		endpoint->stats.late_replies++;
 	error = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, caller, &locked);
@@ -766,9 +770,10 @@ JOINPOINT_DEFINE(ipc, reply_words_receive, int, struct ipc_endpoint *, endpoint,
 {
 	if (!endpoint || !message)
 		return -EINVAL;
-	bool sleeping = may_sleep(), locked = true;
+	uint64_t flags = read_rflags();
+	bool sleeping = may_sleep_with(flags), locked = true;
 	struct thread *caller = NULL;
-	uint64_t irq = spin_lock_irqsave_inline(&endpoint->lock);
+	uint64_t irq = spin_lock_irqsave_inline_with(&endpoint->lock, flags);
 	if (token && reply_words_locked(endpoint, token, word0, word1, &caller) < 0)
 		endpoint->stats.late_replies++;
 	int error = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, caller, &locked);

@@ -55,8 +55,8 @@ struct ipc_slot {
 };
 
 struct ipc_endpoint {
-	struct spinlock lock;
-	int refs; /* atomic */
+	struct spinlock lock; /* first: the lock is the endpoint's address */
+	int refs;             /* atomic; at IPC_OFFSET_REFS (ipc.h takes and drops them in line) */
 	volatile bool closed;
 	unsigned capacity;
 	unsigned head;              /* oldest queued slot */

@@ -41,10 +41,26 @@ struct ipc_endpoint *ipc_endpoint_create(const char *name, unsigned capacity);
  * -EINVAL (capacity) or -ENOMEM (past the budget, or no memory). */
 struct ipc_endpoint *ipc_endpoint_create_charged(const char *name, unsigned capacity, uint32_t uid,
 						 int *error);
+/* Where an endpoint's reference count lies (endpoint.c lays it out so and
+ * checks it): every msg event and every monitor receive takes one and drops
+ * it, in line. */
+#define IPC_OFFSET_REFS 24
 /* Takes a reference; returns endpoint. */
-struct ipc_endpoint *ipc_endpoint_get(struct ipc_endpoint *endpoint);
-/* Drops a reference; the last one frees the endpoint (closing it first). */
-void ipc_endpoint_put(struct ipc_endpoint *endpoint);
+static inline struct ipc_endpoint *ipc_endpoint_get(struct ipc_endpoint *endpoint)
+{
+	__atomic_fetch_add((int *)((char *)endpoint + IPC_OFFSET_REFS), 1, __ATOMIC_RELAXED);
+	return endpoint;
+}
+/* The last reference dropped: closes the endpoint and frees it. */
+void ipc_endpoint_release(struct ipc_endpoint *endpoint);
+/* Drops a reference (none for NULL); the last one frees the endpoint
+ * (closing it first). */
+static inline void ipc_endpoint_put(struct ipc_endpoint *endpoint)
+{
+	if (endpoint && __atomic_sub_fetch((int *)((char *)endpoint + IPC_OFFSET_REFS), 1,
+					   __ATOMIC_ACQ_REL) == 0)
+		ipc_endpoint_release(endpoint);
+}
 /* Closes the endpoint: queued one-way messages are dropped (counted as
  * peer_gone), queued and pending calls and waiting receivers return -EPIPE,
  * later sends and calls fail with -EPIPE.  Idempotent. */

@@ -430,6 +430,8 @@ static void call_delivered_straight_to_a_waiting_receiver(struct ktest *t)
 	struct ipc_stats stats;
 	ipc_get_stats(s.endpoint, &stats);
 	EXPECT_EQ(t, stats.delivered, s.count);
+	/* counted once when delivered, a call and a receive in the stats */
+	EXPECT_EQ(t, stats.calls, s.count);
 	EXPECT_EQ(t, stats.received, s.count);
 	EXPECT_EQ(t, stats.replies, s.count);
 	EXPECT_EQ(t, stats.queued, 0);
