@@ -50,6 +50,7 @@ static inline struct process *proc_current(void)
 #define PROC_OFFSET_PID             0
 #define PROC_OFFSET_PENDING_SIGNALS 4
 #define PROC_OFFSET_TRACE_SLOT      8
+#define PROC_OFFSET_NAME            24 /* every msg and shm event carries it */
 /* Signals whose default action is to be ignored, or to stop; every other one
  * ends the process.  A pending stop or end interrupts a wait. */
 #define PROC_IGNORED_SIGNALS      ((1u << SIGCHLD) | (1u << SIGCONT) | (1u << 23) | (1u << 28))
@@ -62,7 +63,12 @@ static inline int proc_pid(const struct process *p)
 	return *(const int *)((const char *)p + PROC_OFFSET_PID);
 }
 int proc_parent_pid(const struct process *p);
-const char *proc_name(const struct process *p);
+/* The program's name: PROC_NAME_MAX bytes, NUL-padded to the end (every
+ * byte after the name is 0), so it may be copied a word at a time. */
+static inline const char *proc_name(const struct process *p)
+{
+	return (const char *)p + PROC_OFFSET_NAME;
+}
 struct proc_module_slots *proc_slots(struct process *p);
 /* The address space p's user memory lives in (NULL once p's memory is gone).
  * Only p's own thread may change it. */

@@ -52,17 +52,13 @@ static struct process kernel_parent = {
 
 _Static_assert(offsetof(struct process, pid) == PROC_OFFSET_PID &&
 		   offsetof(struct process, pending_signals) == PROC_OFFSET_PENDING_SIGNALS &&
-		   offsetof(struct process, trace_slot) == PROC_OFFSET_TRACE_SLOT,
+		   offsetof(struct process, trace_slot) == PROC_OFFSET_TRACE_SLOT &&
+		   offsetof(struct process, name) == PROC_OFFSET_NAME,
 	       "proc.h reads these fields in line");
 
 int proc_parent_pid(const struct process *p)
 {
 	return p->parent ? p->parent->pid : 0;
-}
-
-const char *proc_name(const struct process *p)
-{
-	return p->name;
 }
 
 struct address_space *proc_address_space(struct process *p)
@@ -123,6 +119,7 @@ void proc_set_name(struct process *p, const char *path)
 	for (const char *c = path; *c; c++)
 		if (*c == '/' && c[1])
 			base = c + 1;
+	memset(p->name, 0, sizeof p->name); /* NUL-padded to its end: proc_name */
 	strlcpy(p->name, base, sizeof p->name);
 	if (p->thread)
 		thread_set_name(p->thread, p->name);

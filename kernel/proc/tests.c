@@ -315,6 +315,24 @@ static void exec_names_the_thread(struct ktest *t)
 	EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
 }
 
+/* A name is NUL-padded to the end of its field, even after a longer one
+ * (exec renames a process): every scope event copies the first 16 bytes in
+ * two words, so what followed the NUL would go to the monitor. */
+static void a_shorter_name_clears_the_longer_one(struct ktest *t)
+{
+	int error = 0;
+	struct process *p = proc_alloc(NULL, "a-name-of-thirty-one-characters", &error);
+	ASSERT_TRUE(t, p != NULL);
+	proc_set_name(p, "/bin/sh");
+	const char *name = proc_name(p);
+	EXPECT_EQ(t, strcmp(name, "sh"), 0);
+	unsigned stale = 0;
+	for (unsigned i = 2; i < PROC_NAME_MAX; i++)
+		stale += name[i] != 0;
+	EXPECT_EQ(t, stale, 0);
+	proc_free_embryo(p);
+}
+
 KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_is_the_pid),
 	    KTEST_CASE(int80_is_a_system_call_too), KTEST_CASE(fork_copies_on_write),
 	    KTEST_CASE(user_faults_kill_only_that_process),
@@ -325,4 +343,5 @@ KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_
 	    KTEST_CASE(fork_until_the_table_is_full), KTEST_CASE(allocate_until_memory_runs_out),
 	    KTEST_CASE(exec_of_a_missing_program_fails), KTEST_CASE(bad_pointers_give_efault),
 	    KTEST_CASE(hostile_elf_images_are_refused),
-	    KTEST_CASE(truncated_elf_images_are_refused), KTEST_CASE(exec_names_the_thread));
+	    KTEST_CASE(truncated_elf_images_are_refused), KTEST_CASE(exec_names_the_thread),
+	    KTEST_CASE(a_shorter_name_clears_the_longer_one));
