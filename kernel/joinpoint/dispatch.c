@@ -205,19 +205,19 @@ static __attribute__((noinline, cold)) void stamp(uint64_t *tsc)
 	*tsc = rdtsc();
 }
 
-/* Fills in where the call runs and runs the before calls; returns the
- * generation of the list used, or 0 when there is no after call to make.
- * An outermost call's section is already entered (jp_dispatch). */
+/* Fills in where the call runs and runs the before calls of list; returns
+ * the generation of the list, or 0 when there is no after call to make.  An
+ * outermost call's section is already entered (jp_dispatch), and list was
+ * loaded in it; a nested call's list, loaded before its section, is held by
+ * the section of the call around it (see run_after). */
 static inline __attribute__((always_inline)) uint64_t
-run_before(struct jp_context *context, bool nested, const struct jp_list **used)
+run_before(struct jp_context *context, bool nested, const struct jp_list *list)
 {
 	if (nested)
 		section_enter(true);
 	struct cpu *cpu = this_cpu();
 	context->cpu = cpu->id;
 	context->thread = cpu->current;
-	const struct jp_list *list = load_list(context->joinpoint);
-	*used = list;
 	struct jp_deferral *slot = deferral_open(context, deferral_wanted(list, nested));
 	uint64_t generation = 0;
 	if (__builtin_expect(list != NULL, 1)) { /* NULL: detached since the site jumped */
@@ -266,9 +266,9 @@ static inline __attribute__((always_inline)) void run_after(struct jp_context *c
 }
 
 /* The dispatcher's body, for an outermost or a nested call (a constant once
- * inlined). */
-static inline __attribute__((always_inline)) uint64_t dispatch(const struct joinpoint *jp,
-							       uint64_t *args, bool nested)
+ * inlined), with the list its caller loaded (once a call). */
+static inline __attribute__((always_inline)) uint64_t
+dispatch(const struct joinpoint *jp, uint64_t *args, bool nested, const struct jp_list *list)
 {
 	/* Field by field, ret only once known: an initializer would zero the
 	 * whole struct first, on every call. */
@@ -278,8 +278,7 @@ static inline __attribute__((always_inline)) uint64_t dispatch(const struct join
 	context.activity = 0;
 	context.entry_tsc = 0;
 	context.exit_tsc = 0;
-	const struct jp_list *list;
-	uint64_t generation = run_before(&context, nested, &list);
+	uint64_t generation = run_before(&context, nested, list);
 	context.ret = jp->call(context.args);
 	if (generation) {
 		if (__builtin_expect(context.entry_tsc != 0, 0))
@@ -305,7 +304,7 @@ static __attribute__((noinline, cold)) uint64_t dispatch_inside(const struct joi
 		section_leave(true);
 		return ret;
 	}
-	return dispatch(jp, args, true);
+	return dispatch(jp, args, true, list);
 }
 
 /* A list whose one entry is native advice (JP_ADVICE_NATIVE): its before,
@@ -351,7 +350,7 @@ static __attribute__((noinline)) uint64_t dispatch_list(const struct joinpoint *
 {
 	if (only_native(list))
 		return dispatch_native(jp, args, list);
-	return dispatch(jp, args, false);
+	return dispatch(jp, args, false, list);
 }
 
 /* Enters an outermost section, or, when this CPU is inside one already,
