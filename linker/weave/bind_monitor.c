@@ -94,6 +94,12 @@ struct ipc_endpoint *monitor_endpoint_of(uint64_t generation)
 	return __atomic_load_n(&session.generation, __ATOMIC_RELAXED) == generation ? e : NULL;
 }
 
+struct ipc_endpoint *monitor_endpoint_get_of(uint64_t generation)
+{
+	struct ipc_endpoint *e = monitor_endpoint_of(generation);
+	return e ? ipc_endpoint_get(e) : NULL;
+}
+
 bool monitor_is_gone(void)
 {
 	struct ipc_endpoint *e = monitor_endpoint();
@@ -105,22 +111,10 @@ bool monitor_is_gone(void)
  * work, so events of the monitor process are not sent at all.  The process
  * pointer answers for every other process at once; its pid confirms a match
  * (a process that reuses a dead monitor's memory has another pid). */
-/* The process of the context's thread: advice runs in that thread, whose
- * process the CPU holds (one load), so the scheduler is asked only for a
- * thread that is not the running one. */
-static inline __attribute__((always_inline)) struct process *
-context_process(const struct jp_context *context)
-{
-	struct thread *t = context->thread;
-	if (__builtin_expect(t == thread_current(), 1))
-		return proc_current();
-	return t ? thread_process(t) : NULL;
-}
-
 static inline __attribute__((always_inline)) bool
 context_is_monitor(const struct jp_context *context)
 {
-	struct process *p = context_process(context);
+	struct process *p = monitor_context_process(context);
 	return p && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
 	       proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
 }
@@ -677,93 +671,31 @@ SYSCALL_DEFINE5(ms_scope_reply_receive, uint64_t, token, uint64_t, word0, uint64
 	return copy_to_user(message, &received, IPC_HEADER_SIZE + received.length) ? -EFAULT : 0;
 }
 
-/* ---- The event record ------------------------------------------------------------------ */
+/* ---- The event record (event_fill.h) --------------------------------------------------- */
 
-static uint64_t tsc_to_ns(uint64_t tsc)
+uint64_t monitor_tsc_to_ns(uint64_t tsc)
 {
-	if (!tsc)
-		return 0;
 	uint64_t now_tsc = rdtsc(), now_ns = clock_ns();
 	uint64_t ago = now_tsc > tsc ? clock_tsc_to_ns(now_tsc - tsc) : 0;
 	return now_ns > ago ? now_ns - ago : 0;
 }
 
-/* The first join point of the registry: events name a join point by its
- * index from there (SCOPE_JOINPOINT_NAME names it for the monitor). */
-static const struct joinpoint *first_joinpoint;
+const struct joinpoint *monitor_first_joinpoint;
 
 static int note_first(const struct joinpoint *jp, void *arg)
 {
 	(void)arg;
-	first_joinpoint = jp;
+	__atomic_store_n(&monitor_first_joinpoint, jp, __ATOMIC_RELAXED);
 	return 1;
 }
 
-static uint32_t joinpoint_index(const struct joinpoint *jp)
+const struct joinpoint *monitor_note_first_joinpoint(void)
 {
-	if (!first_joinpoint)
-		jp_for_each(note_first, NULL);
-	return (uint32_t)(jp - first_joinpoint);
+	jp_for_each(note_first, NULL);
+	return monitor_first_joinpoint;
 }
 
-/* Keeps the bytes of w before its first NUL (all of them when it has none;
- * *ended says a NUL was seen, in this word or before: then nothing is kept).
- * The lowest flagged byte of the zero-byte test is exact. */
-static uint64_t bytes_before_nul(uint64_t w, bool *ended)
-{
-	if (*ended)
-		return 0;
-	uint64_t zero = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
-	if (!zero)
-		return w;
-	*ended = true;
-	return w & ((1ull << (__builtin_ctzll(zero) - 7)) - 1);
-}
-
-/* The program's name into the event's field in two words: the field goes to
- * another process (the msg binding builds it on the kernel stack), so the
- * bytes after the name's NUL are cleared, not copied (a longer name once
- * stored there may follow it); a longer name is cut to 15 characters.
- * name has SCOPE_PROGRAM_NAME_MAX readable bytes. */
-_Static_assert(SCOPE_PROGRAM_NAME_MAX == 16 && PROC_NAME_MAX >= SCOPE_PROGRAM_NAME_MAX,
-	       "the program's name is copied in two words");
-static const char kernel_name[SCOPE_PROGRAM_NAME_MAX] = "kernel";
-
-static void copy_program_name(char *field, const char *name)
-{
-	uint64_t w[2];
-	bool ended = false;
-	__builtin_memcpy(w, name, sizeof w);
-	w[0] = bytes_before_nul(w[0], &ended);
-	w[1] = bytes_before_nul(w[1], &ended) & 0x00ffffffffffffffull;
-	__builtin_memcpy(field, w, sizeof w);
-}
-
-void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned advice_index,
-			const struct jp_context *context, bool after)
-{
-	const struct joinpoint *jp = context->joinpoint;
-	struct thread *t = context->thread;
-	struct process *p = context_process(context);
-	event->aspect_id = aspect_id;
-	event->advice_index = (uint16_t)advice_index;
-	event->flags = after ? SCOPE_EVENT_AFTER : 0;
-	event->pid = p ? proc_pid(p) : 0;
-	event->tid = t ? (int32_t)thread_id(t) : 0;
-	event->cpu = context->cpu;
-	event->argc = jp->argc;
-	/* Unrolled: six conditional moves, not six trips round a loop. */
-#pragma GCC unroll 6
-	for (unsigned i = 0; i < JP_MAX_ARGS; i++)
-		event->args[i] = i < jp->argc ? context->args[i] : 0;
-	event->ret = after ? context->ret : 0;
-	event->entry_ns = tsc_to_ns(context->entry_tsc);
-	event->exit_ns = after ? tsc_to_ns(context->exit_tsc) : 0;
-	event->activity = context->activity;
-	event->joinpoint = joinpoint_index(jp);
-	event->reserved = 0;
-	copy_program_name(event->program, p ? proc_name(p) : kernel_name);
-}
+const char monitor_kernel_name[SCOPE_PROGRAM_NAME_MAX] = "kernel";
 
 /* ---- Weaving shared by the shm and msg bindings -------------------------- */
 
@@ -779,7 +711,8 @@ static void monitor_prepare_advice(struct monitor_advice *a, struct aspect *aspe
 				   void (*after)(struct jp_context *, void *))
 {
 	const struct linker_advice *advice = &aspect->object.advice[index];
-	*a = (struct monitor_advice){.aspect = aspect, .aspect_id = (uint32_t)id, .index = index};
+	*a = (struct monitor_advice){.aspect = aspect,
+				     .event_head = monitor_event_head((uint32_t)id, index, 0)};
 	a->jp = (struct jp_advice){
 	    .name = aspect->name,
 	    .before = advice->kind == MS_ADVICE_BEFORE ? before : NULL,

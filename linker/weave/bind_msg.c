@@ -56,37 +56,38 @@ void scope_set_msg_mode(int sync, uint64_t deadline)
 static int unserved_noted;         /* the -EDEADLK warning was printed */
 static int inside_scheduler_noted; /* drop_inside_scheduler's was */
 
-/* The threads in a sleeping call, and how many there are; each slot also
- * holds what its deferred call needs (the cookie jp_defer passes on). */
-static struct thread *waiting[MSG_WAITERS];
-static unsigned waiting_count;
-
+/* The threads in a sleeping call, one a slot, and how many there are; each
+ * slot also holds what its deferred call needs (the cookie jp_defer passes
+ * on). */
 struct msg_waiter {
+	struct thread *thread; /* NULL: the slot is free */
 	struct monitor_advice *advice;
 	struct ipc_endpoint *endpoint; /* referenced, or NULL: no monitor */
 	volatile bool calling;         /* in the call, not only deferred to it */
 };
 static struct msg_waiter waiters[MSG_WAITERS];
+static unsigned waiting_count;
 
-/* Names t as in a sleeping call.  Returns its slot, or -1 when all are taken. */
-static int enter_waiting(struct thread *t)
+/* Names t as in a sleeping call.  Returns its slot, or NULL when all are
+ * taken. */
+static inline __attribute__((always_inline)) struct msg_waiter *enter_waiting(struct thread *t)
 {
 	for (int i = 0; i < MSG_WAITERS; i++) {
 		struct thread *none = NULL;
-		if (__atomic_compare_exchange_n(&waiting[i], &none, t, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
+		if (__atomic_compare_exchange_n(&waiters[i].thread, &none, t, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			__atomic_fetch_add(&waiting_count, 1, __ATOMIC_RELEASE);
-			return i;
+			return &waiters[i];
 		}
 	}
-	return -1;
+	return NULL;
 }
 
-static void leave_waiting(struct msg_waiter *w)
+static inline __attribute__((always_inline)) void leave_waiting(struct msg_waiter *w)
 {
 	w->calling = false;
 	__atomic_fetch_sub(&waiting_count, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&waiting[w - waiters], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->thread, NULL, __ATOMIC_RELEASE);
 }
 
 /* True when t is in a sleeping call: its join points send nothing.  (One
@@ -98,7 +99,8 @@ static inline __attribute__((always_inline)) bool is_waiting(const struct thread
 	if (!__atomic_load_n(&waiting_count, __ATOMIC_ACQUIRE))
 		return false;
 	for (int i = 0; i < MSG_WAITERS; i++)
-		if (__atomic_load_n(&waiting[i], __ATOMIC_RELAXED) == t && waiters[i].calling)
+		if (__atomic_load_n(&waiters[i].thread, __ATOMIC_RELAXED) == t &&
+		    waiters[i].calling)
 			return true;
 	return false;
 }
@@ -112,17 +114,18 @@ static void take_reply(const struct jp_context *context, const struct ipc_messag
 }
 
 /* The event as a message; synchronous ones are marked as calls. */
-static void build_message(struct ipc_message *m, struct monitor_advice *a,
-			  const struct jp_context *context, bool after, bool sync)
+static inline __attribute__((always_inline)) void build_message(struct ipc_message *m,
+								struct monitor_advice *a,
+								const struct jp_context *context,
+								bool after, bool sync)
 {
 	m->label = SCOPE_MSG_EVENT;
 	for (unsigned i = 0; i < IPC_WORDS; i++)
 		m->words[i] = 0; /* the message goes to another process: nothing left over */
 	m->length = sizeof(struct scope_event);
-	struct scope_event *event = (struct scope_event *)m->payload;
-	monitor_fill_event(event, a->aspect_id, a->index, context, after);
-	if (sync)
-		event->flags |= SCOPE_EVENT_CALL;
+	uint64_t flags = (after ? SCOPE_EVENT_AFTER : 0) | (sync ? SCOPE_EVENT_CALL : 0);
+	monitor_fill_event((struct scope_event *)m->payload,
+			   a->event_head | MONITOR_EVENT_FLAGS(flags), context, after);
 }
 
 /* Counts a failed event; a dead or late monitor is reported. */
@@ -195,17 +198,15 @@ static void msg_call_after(struct jp_context *context, void *cookie)
 static inline __attribute__((always_inline)) bool defer_call(struct monitor_advice *a,
 							     struct jp_context *context, bool after)
 {
-	int slot = enter_waiting(context->thread);
-	if (slot < 0)
+	struct msg_waiter *w = enter_waiting(context->thread);
+	if (!w)
 		return false;
-	struct msg_waiter *w = &waiters[slot];
 	w->advice = a;
 	if (jp_defer(context, after ? msg_call_after : msg_call_before, w) != 0) {
 		leave_waiting(w);
 		return false;
 	}
-	struct ipc_endpoint *e = monitor_endpoint_of(a->generation);
-	w->endpoint = e ? ipc_endpoint_get(e) : NULL;
+	w->endpoint = monitor_endpoint_get_of(a->generation);
 	__atomic_fetch_add(&a->in_flight, 1, __ATOMIC_ACQ_REL);
 	return true;
 }
@@ -231,13 +232,17 @@ msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
 	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG) || monitor_is_caller(context) ||
 	    is_waiting(context->thread))
 		return;
+	/* A deferred call runs outside the section with preemption and
+	 * interrupts on (jp_defer says so), so never inside the scheduler,
+	 * whose run queue's lock is held with interrupts off: only an event
+	 * sent from here is asked about. */
+	bool sync = __atomic_load_n(&synchronous, __ATOMIC_ACQUIRE);
+	if (sync && defer_call(a, context, after))
+		return;
 	if (__builtin_expect(!sched_may_wake_here(), 0)) {
 		drop_inside_scheduler(a);
 		return;
 	}
-	bool sync = __atomic_load_n(&synchronous, __ATOMIC_ACQUIRE);
-	if (sync && defer_call(a, context, after))
-		return;
 	struct ipc_endpoint *e = monitor_endpoint_of(a->generation);
 	uint64_t start = rdtsc();
 	struct ipc_message m, reply;

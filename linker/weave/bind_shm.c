@@ -41,7 +41,9 @@ shm_produce(struct monitor_advice *a, struct jp_context *context, bool after)
 		aspect_count_drop(aspect);
 		return;
 	}
-	monitor_fill_event(event, a->aspect_id, a->index, context, after);
+	monitor_fill_event(event,
+			   a->event_head | (after ? MONITOR_EVENT_FLAGS(SCOPE_EVENT_AFTER) : 0),
+			   context, after);
 	tel_ring_commit(ring);
 	irq_restore(flags);
 	aspect_count_event(aspect, rdtsc() - start);

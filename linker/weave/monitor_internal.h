@@ -11,6 +11,7 @@
 
 #include "ipc/ipc.h"
 #include "joinpoint/joinpoint.h"
+#include "linker/weave/event_fill.h"
 #include "linker/weave/internal.h"
 #include "telemetry/telemetry.h"
 #include "uapi/scope.h"
@@ -40,6 +41,8 @@ struct ipc_endpoint *monitor_endpoint(void); /* NULL when none */
 /* The endpoint for advice woven under the monitor of generation; NULL when
  * that monitor is gone, even when another has attached since. */
 struct ipc_endpoint *monitor_endpoint_of(uint64_t generation);
+/* monitor_endpoint_of, referenced (ipc_endpoint_put it), in one call. */
+struct ipc_endpoint *monitor_endpoint_get_of(uint64_t generation);
 struct tel_channel *monitor_channel(void); /* NULL before the first monitor */
 bool monitor_is_gone(void);
 /* Where an shm event of context, woven under the monitor of generation,
@@ -49,16 +52,12 @@ struct tel_channel *monitor_event_channel(const struct jp_context *context, uint
 					  bool *gone);
 /* True when the event comes from the monitor process itself (not sent). */
 bool monitor_is_caller(const struct jp_context *context);
-void monitor_fill_event(struct scope_event *event, uint32_t aspect_id, unsigned advice_index,
-			const struct jp_context *context, bool after);
-
 /* One woven advice of an aspect bound to the monitor (shm or msg): the
  * join-point advice and what its event names. */
 struct monitor_advice {
 	struct jp_advice jp;
 	struct aspect *aspect;
-	uint32_t aspect_id;
-	unsigned index;
+	uint64_t event_head; /* monitor_event_head(its aspect's id, its index, 0) */
 	unsigned in_flight;  /* synchronous msg events sleeping outside their section */
 	uint64_t generation; /* of the monitor that gave aspect_id */
 };
