@@ -622,28 +622,22 @@ SYSCALL_DEFINE3(ms_scope_reply, uint32_t, joinpoint, uint64_t, key, int64_t, val
 	return aspect_reply_post(jp, key, value);
 }
 
-/* The attached monitor's endpoint, referenced (put it), when the caller is
- * that monitor; else NULL.  Interrupts are off from the load to the
- * reference, so this CPU passes no quiescent point meanwhile (no switch, no
- * interrupt of preemptible code; fewer instructions than preemption off): a
- * monitor attaching meanwhile (this one's endpoint closed under it) puts the
- * endpoint it replaces only after a grace period, and stores its process
- * before its endpoint, so an endpoint read here comes with the process it
- * belongs to. */
+/* The attached monitor's endpoint when the caller is that monitor; else
+ * NULL.  No reference is taken, and none is needed for the call: the
+ * endpoint is the session's, which puts it only when the next monitor
+ * attaches (attach_monitor), and none attaches while this call runs.
+ * Another process attaches only once this one has ended or exec'd
+ * (may_take_the_pages), which its thread does itself, and this one only
+ * from its thread: a process has one (proc.h), and it is here.  For the
+ * same reason the endpoint and the process read here are one monitor's. */
 static struct ipc_endpoint *callers_monitor_endpoint(void)
 {
 	struct process *p = proc_current();
-	if (!p)
-		return NULL;
-	uint64_t irq = irq_save();
 	struct ipc_endpoint *e = monitor_endpoint();
-	if (e && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
-	    proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED))
-		ipc_endpoint_get(e);
-	else
-		e = NULL;
-	irq_restore(irq);
-	return e;
+	return p && e && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
+		       proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED)
+		   ? e
+		   : NULL;
 }
 
 /* The monitor's loop, one system call per event (seL4's reply / receive):
@@ -665,7 +659,6 @@ SYSCALL_DEFINE5(ms_scope_reply_receive, uint64_t, token, uint64_t, word0, uint64
 	struct ipc_message received;
 	int error = ipc_reply_words_receive(e, token, word0, word1, in_place ? inbox : &received,
 					    timeout_ns);
-	ipc_endpoint_put(e);
 	if (error || in_place)
 		return error;
 	return copy_to_user(message, &received, IPC_HEADER_SIZE + received.length) ? -EFAULT : 0;
