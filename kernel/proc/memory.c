@@ -11,7 +11,9 @@
  * (brk, mmap, fork) and not a fault later, the heap's and mmap's pages are
  * committed when asked for: the sum over all processes stays within the
  * frames the kernel left free (commit_limit), and one request may not ask
- * for more than is free now.  The stack's 2 MiB are promised as they are
+ * for more than is free now.  The last sixteenth of that is root's
+ * (limit_for_caller): users who promised all they could away leave root
+ * the pages to log in, fork and kill them with.  The stack's 2 MiB are promised as they are
  * touched instead, from its top down to the lowest page touched
  * (promise_stack_to): promising them at exec would make every exec and fork
  * promise 2 MiB that most programs never use, and promising none let
@@ -48,6 +50,7 @@
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "proc/internal.h"
+#include "uapi/cred.h"
 
 static uint64_t page_down(uint64_t value)
 {
@@ -72,7 +75,8 @@ static void drop_empty_regions(struct proc_memory *memory);
 
 static uint64_t committed_pages; /* every process's program, heap, mmap and stack pages, atomic */
 
-#define COMMIT_RESERVE_SHIFT 4 /* 1/16 of the frames stay the kernel's */
+#define COMMIT_RESERVE_SHIFT      4 /* 1/16 of the frames stay the kernel's */
+#define COMMIT_ROOT_RESERVE_SHIFT 4 /* 1/16 of what may be promised is root's */
 
 /* The pages that may be promised to processes in all: the frames free when
  * the first one is promised (what the kernel took by then, its image, heap,
@@ -95,9 +99,23 @@ static uint64_t commit_limit(void)
 	return __atomic_load_n(&limit, __ATOMIC_RELAXED);
 }
 
-int proc_promise_pages(uint64_t pages)
+/* The pages only root may be promised: the last sixteenth of the limit.
+ * Once users had promised every page away, no process could be promised a
+ * page more: pid 1 and root's shell died (SIGSEGV) on the next stack page
+ * they touched, and an administrator could neither log in nor fork a kill.
+ * The process table (PROC_ROOT_RESERVED) and the sockets keep root's share
+ * the same way. */
+static uint64_t limit_for_caller(void)
 {
 	uint64_t limit = commit_limit();
+	if (proc_current_euid() == ROOT_UID)
+		return limit;
+	return limit - (limit >> COMMIT_ROOT_RESERVE_SHIFT);
+}
+
+int proc_promise_pages(uint64_t pages)
+{
+	uint64_t limit = limit_for_caller();
 	uint64_t total = __atomic_add_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
 	if (total > limit || pages > pmm_count_free()) {
 		__atomic_sub_fetch(&committed_pages, pages, __ATOMIC_RELAXED);

@@ -101,8 +101,8 @@ int proc_map_kernel_frame(uint64_t address, uint64_t phys, bool writable);
 /* Pages the kernel keeps for processes outside their memory (a RAM file
  * system's file data) count against the same promise as their memory
  * (proc/memory.c): proc_promise_pages returns 0, or -ENOMEM when they would
- * take frames promised already; proc_release_pages gives them back once
- * freed. */
+ * take frames promised already (or, for a caller other than euid 0, the
+ * share kept for root); proc_release_pages gives them back once freed. */
 int proc_promise_pages(uint64_t pages);
 void proc_release_pages(uint64_t pages);
 

@@ -1088,6 +1088,115 @@ void a_users_stacks_take_no_promised_memory(void)
 	close_stack_pipes(&p, -1);
 }
 
+/* ---- Root keeps a share of the promise ------------------------------------------ */
+
+#define ROOT_STACK_KIB 1024 /* root's eater touches this much stack after the user's hog */
+
+/* As uid 1000: promises all it is given, in 1 MiB mappings and then in
+ * single pages, reports the MiB through report and holds it until gate
+ * ends. */
+static void promise_everything_as_user(int report, int gate)
+{
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
+		_exit(1);
+	int megabytes = 0;
+	while (megabytes < 4096 && ms_syscall6(__NR_mmap, 0, 1L << 20, PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) >= 0)
+		megabytes++;
+	for (int pages = 0; pages < 256; pages++)
+		if (ms_syscall6(__NR_mmap, 0, PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) < 0)
+			break;
+	write(report, &megabytes, sizeof megabytes);
+	char c;
+	while (read(gate, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/* As root: /bin/stackeat touching ROOT_STACK_KIB of its stack once start
+ * ends (as eat_stack_as_user, without becoming the user). */
+static void eat_stack_as_root(const struct stack_pipes *p)
+{
+	char depth[16];
+	if (dup2(p->start[0], 0) < 0 || dup2(p->done[1], 1) < 0 ||
+	    dup2(p->hold[0], EATER_HOLD_FD) < 0)
+		_exit(1);
+	close_stack_pipes(p, EATER_HOLD_FD);
+	snprintf(depth, sizeof depth, "%d", ROOT_STACK_KIB);
+	char *argv[] = {"/bin/stackeat", depth, NULL};
+	execv(argv[0], argv);
+	_exit(1);
+}
+
+static void exit_at_once(void *unused)
+{
+	(void)unused;
+}
+
+/* Forks the user's hog (-1: the fork failed); the case keeps no end of
+ * report or gate the hog needs. */
+static pid_t fork_user_hog(struct stack_pipes *p)
+{
+	pid_t hog = fork();
+	if (hog == 0) {
+		close(p->gate[1]);
+		close(p->start[1]);
+		close(p->hold[1]);
+		promise_everything_as_user(p->report[1], p->gate[0]);
+	}
+	close(p->report[1]);
+	p->report[1] = -1;
+	return hog;
+}
+
+/* Before: promises were the same for everyone, so once uid 1000 had
+ * promised every page away, root's process touching a new stack page died
+ * (SIGSEGV), and root could not fork (a shell, a kill).  Now the last
+ * sixteenth of what may be promised is root's: root's stack grows 1 MiB and
+ * root forks while the user holds all it could get. */
+void root_keeps_memory_a_user_cannot_promise_away(void)
+{
+	struct stack_pipes p;
+	if (pipe(p.start) < 0 || pipe(p.done) < 0 || pipe(p.hold) < 0 || pipe(p.gate) < 0 ||
+	    pipe(p.report) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	fflush(stdout);
+	pid_t eater = fork();
+	if (eater == 0)
+		eat_stack_as_root(&p);
+	close(p.done[1]);
+	p.done[1] = -1;
+	int ready = bytes_on(p.done[0], 'r', 1), megabytes = -1;
+	pid_t hog = ready == 1 ? fork_user_hog(&p) : -1;
+	if (hog < 0 || read(p.report[0], &megabytes, sizeof megabytes) != sizeof megabytes)
+		t_fail("uid %d's process promising all it could did not report", USER_ID);
+	close(p.start[1]); /* root's eater starts */
+	p.start[1] = -1;
+	int whole = bytes_on(p.done[0], 'x', 1);
+	int forked = t_run_child(exit_at_once, NULL), eaten = -1;
+	close(p.gate[1]);
+	p.gate[1] = -1;
+	if (hog > 0)
+		waitpid(hog, NULL, 0);
+	close(p.hold[1]);
+	p.hold[1] = -1;
+	if (eater > 0)
+		waitpid(eater, &eaten, 0);
+	t_note("uid %d promised %d MiB; then root touched %d KiB of stack (%s) and forked (%#x)",
+	       USER_ID, megabytes, ROOT_STACK_KIB, whole == 1 ? "whole" : "died", forked);
+	if (ready != 1 || whole != 1 || eaten != 0)
+		t_fail("root's process touching %d KiB of stack after uid %d promised all it "
+		       "could: status %#x",
+		       ROOT_STACK_KIB, USER_ID, eaten);
+	if (forked != 0)
+		t_fail("root's fork after uid %d promised all it could: status %#x", USER_ID,
+		       forked);
+	close_stack_pipes(&p, -1);
+}
+
 /* ---- Ids and privileges themselves ------------------------------------------- */
 
 static void ids_in_child(void *unused)
