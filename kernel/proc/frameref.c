@@ -4,9 +4,15 @@
  * to the number of owners beyond the first.  A frame that is not in the table
  * has one owner; dropping the last owner frees it to the frame allocator.
  *
- * Invariant (under refs_lock): every entry has extra >= 1.  Entries are
- * allocated in frame_ref_get, the only step that can fail, before anything
- * is shared, so fork can undo cleanly.
+ * A frame may also carry the promise of its page (frame_ref_carry_promise):
+ * a read-only program page shared by a fork is promised once, not by each
+ * process mapping it (memory.c), so the promise goes with the frame and is
+ * given back (proc_release_pages) when its last owner frees it, whichever
+ * process that is.
+ *
+ * Invariant (under refs_lock): every entry has extra >= 1 or carries a
+ * promise.  Entries are allocated in frame_ref_get, the only step that can
+ * fail, before anything is shared, so fork can undo cleanly.
  */
 #include "cpu/spinlock.h"
 #include "lib/errno.h"
@@ -18,7 +24,8 @@
 struct frame_ref {
 	struct frame_ref *next;
 	uint64_t phys;
-	unsigned extra; /* owners beyond the first */
+	unsigned extra;       /* owners beyond the first */
+	bool carries_promise; /* its page's promise is given back with the frame */
 };
 
 static struct spinlock refs_lock = SPINLOCK_INIT("proc.frameref");
@@ -45,7 +52,7 @@ int frame_ref_get(uint64_t phys)
 	if (ref) {
 		ref->extra++;
 	} else if (spare) {
-		*spare = (struct frame_ref){*bucket_of(phys), phys, 1};
+		*spare = (struct frame_ref){*bucket_of(phys), phys, 1, false};
 		*bucket_of(phys) = spare;
 		spare = NULL;
 	} else {
@@ -57,33 +64,54 @@ int frame_ref_get(uint64_t phys)
 	return 0;
 }
 
-/* Drops one extra owner; returns the entry to free when it was the last. */
-static struct frame_ref *drop_locked(uint64_t phys, bool *shared)
+bool frame_ref_carry_promise(uint64_t phys)
+{
+	uint64_t irq = spin_lock_irqsave(&refs_lock);
+	struct frame_ref *ref = find_locked(phys);
+	bool taken = ref && !ref->carries_promise;
+	if (taken)
+		ref->carries_promise = true;
+	spin_unlock_irqrestore(&refs_lock, irq);
+	return taken;
+}
+
+/* What dropping an owner of a frame does beside the count. */
+struct frame_drop {
+	struct frame_ref *unused; /* the entry to free, or NULL */
+	bool free_frame;          /* it was the last owner */
+	bool release_promise;     /* and the frame carried its page's promise */
+};
+
+/* Drops one owner of phys.  Lock held. */
+static struct frame_drop drop_locked(uint64_t phys)
 {
 	struct frame_ref **link = bucket_of(phys);
-	for (; *link; link = &(*link)->next) {
-		struct frame_ref *ref = *link;
-		if (ref->phys != phys)
-			continue;
-		*shared = true;
-		if (--ref->extra > 0)
-			return NULL;
+	while (*link && (*link)->phys != phys)
+		link = &(*link)->next;
+	struct frame_ref *ref = *link;
+	if (!ref)
+		return (struct frame_drop){NULL, true, false};
+	if (ref->extra > 0) {
+		ref->extra--;
+		if (ref->extra > 0 || ref->carries_promise)
+			return (struct frame_drop){NULL, false, false};
 		*link = ref->next;
-		return ref;
+		return (struct frame_drop){ref, false, false};
 	}
-	*shared = false;
-	return NULL;
+	*link = ref->next; /* the last owner of a frame carrying its promise */
+	return (struct frame_drop){ref, true, true};
 }
 
 void frame_ref_put(uint64_t phys)
 {
-	bool shared;
 	uint64_t irq = spin_lock_irqsave(&refs_lock);
-	struct frame_ref *unused = drop_locked(phys, &shared);
+	struct frame_drop drop = drop_locked(phys);
 	spin_unlock_irqrestore(&refs_lock, irq);
-	kfree(unused);
-	if (!shared)
+	kfree(drop.unused);
+	if (drop.free_frame)
 		pmm_free_frame(phys);
+	if (drop.release_promise)
+		proc_release_pages(1);
 }
 
 unsigned frame_ref_count(uint64_t phys)

@@ -141,6 +141,8 @@ uint64_t memory_size(const struct proc_memory *memory);
 uint64_t memory_find_free(struct proc_memory *memory, uint64_t length);
 /* Moves the program break.  Returns the new break, or the old one on failure. */
 uint64_t memory_set_brk(struct proc_memory *memory, uint64_t brk);
+/* The pages promised now, to every process and file (proc_promise_pages). */
+uint64_t memory_promised_pages(void);
 
 /* frameref.c: frames shared by several mappings.  A frame not listed has one
  * owner; frame_ref_get adds one, frame_ref_put drops one and frees the frame
@@ -148,6 +150,11 @@ uint64_t memory_set_brk(struct proc_memory *memory, uint64_t brk);
 int frame_ref_get(uint64_t phys); /* 0 or -ENOMEM */
 void frame_ref_put(uint64_t phys);
 unsigned frame_ref_count(uint64_t phys);
+/* Makes shared frame phys carry its page's promise: given back
+ * (proc_release_pages) when the frame is freed.  Returns true when it did
+ * not carry it yet (the caller gives up its own promise of the page), false
+ * when it did or phys is not shared. */
+bool frame_ref_carry_promise(uint64_t phys);
 
 /* ---- Processes ----------------------------------------------------------- */
 

@@ -24,7 +24,9 @@
  * directory per 1 GiB and one more level per 512 GiB that some region
  * reaches.  Sparse pages far apart cost two or three tables each beyond
  * their own frame; unpromised, a process mapping them took frames others had
- * been promised.
+ * been promised.  A read-only program page is never written, so fork shares
+ * its frame without promising it again: the frame carries the page's one
+ * promise from then on (frame_ref_carry_promise, see clone_region).
  * A request beyond the process's address_limit (RLIMIT_AS) fails too.
  * Unmapping walks only what is mapped (vm_next_mapped), so tearing down a
  * process costs what it touched, not what it reserved.  The user clock page
@@ -127,6 +129,11 @@ int proc_promise_pages(uint64_t pages)
 void proc_release_pages(uint64_t pages)
 {
 	__atomic_sub_fetch(&committed_pages, pages, __ATOMIC_RELAXED);
+}
+
+uint64_t memory_promised_pages(void)
+{
+	return __atomic_load_n(&committed_pages, __ATOMIC_RELAXED);
 }
 
 /* Promises pages more to memory.  Returns 0 or -ENOMEM. */
@@ -732,8 +739,18 @@ int memory_write(struct proc_memory *memory, uint64_t address, const void *src, 
 	return 0;
 }
 
+/* A program region mapped without write permission: text and constants.
+ * No page of it is ever written (mprotect refuses program regions), so a
+ * frame mapped there is never copied. */
+static bool never_written(const struct proc_region *r)
+{
+	return r->kind == REGION_PROGRAM && !(r->flags & VM_WRITE);
+}
+
 /* Shares one mapped page of parent's with child, read-only in both when the
- * region is writable.  Returns 0 or -ENOMEM. */
+ * region is writable.  A never-written page's frame takes over its promise
+ * from the parent, which held it, unless it carries it already (an earlier
+ * fork).  Returns 1 (shared), 0 (not mapped) or -ENOMEM. */
 static int share_page(struct proc_memory *child, struct proc_memory *parent,
 		      const struct proc_region *r, uint64_t page)
 {
@@ -752,18 +769,23 @@ static int share_page(struct proc_memory *child, struct proc_memory *parent,
 		return -ENOMEM;
 	}
 	child->pages++;
-	return 0;
+	if (never_written(r) && frame_ref_carry_promise(phys) && parent->committed > 0)
+		parent->committed--; /* the frame holds the page's promise now */
+	return 1;
 }
 
-/* The child is promised every page of the parent's committed regions, not
- * only those the parent touched: a page present in the parent becomes
- * copy-on-write, and each owner may end up with a frame of its own (the
- * first writer's copy, the last one's original); a page neither touched is
- * a fresh frame on the child's first touch.  So a fork of usertests
- * promises its 2.8 MiB of bss, though its parent touched little of it: the
- * child may touch all of it.  Only a read-only program page present in the
- * parent (text, constants: 300 KiB of usertests) can never cost the child a
- * frame; it is promised all the same, to keep one rule.  The stack is
+/* The child is promised every page of the parent's committed regions that
+ * may be written, not only those the parent touched: a page present in the
+ * parent becomes copy-on-write, and each owner may end up with a frame of
+ * its own (the first writer's copy, the last one's original); a page
+ * neither touched is a fresh frame on the child's first touch.  So a fork
+ * of usertests promises its 2.8 MiB of bss, though its parent touched
+ * little of it: the child may touch all of it.  A never-written program
+ * page present in the parent (text, constants: 300 KiB of usertests) can
+ * never cost the child a frame: its one frame carries its promise from the
+ * first fork on (frame_ref_carry_promise), given back when its last owner
+ * frees it, so it stays promised whichever owner ends first; the child is
+ * promised only such pages the parent has not mapped.  The stack is
  * promised down to the parent's lowest page touched, as the parent's is. */
 static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 			const struct proc_region *r)
@@ -773,7 +795,8 @@ static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 	    memory_add_region(child, r->start, r->end, r->flags, r->kind, &error);
 	if (!copy)
 		return error;
-	if (committed_kind(r->kind) && commit(child, (r->end - r->start) / PAGE_SIZE) < 0)
+	uint64_t pages = (r->end - r->start) / PAGE_SIZE, shared = 0;
+	if (committed_kind(r->kind) && !never_written(r) && commit(child, pages) < 0)
 		return -ENOMEM;
 	if (r->kind == REGION_STACK && commit(child, stack_pages_promised(r)) < 0)
 		return -ENOMEM;
@@ -787,9 +810,14 @@ static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 	}
 	copy->mapped_low = r->mapped_low;
 	for (uint64_t page = next_mapped(parent, r->mapped_low, r->end); page < r->end;
-	     page = next_mapped(parent, page + PAGE_SIZE, r->end))
-		if (share_page(child, parent, r, page) < 0)
+	     page = next_mapped(parent, page + PAGE_SIZE, r->end)) {
+		int result = share_page(child, parent, r, page);
+		if (result < 0)
 			return -ENOMEM;
+		shared += (uint64_t)result;
+	}
+	if (never_written(r) && commit(child, pages - shared) < 0)
+		return -ENOMEM;
 	return 0;
 }
 

@@ -1,0 +1,101 @@
+/*
+ * The proc_promise suite: what a fork promises.  A read-only program page
+ * is never written, so no owner ever needs a frame of its own for it: a
+ * fork must not promise the child the parent's text and constants again
+ * (with little left to promise, such a fork was refused), and the one
+ * promise of each shared frame must last as long as the frame, whichever
+ * owner ends first, and be given back with it.
+ */
+#include "ktest/ktest.h"
+#include "lib/errno.h"
+#include "mm/mm.h"
+#include "proc/internal.h"
+
+#define TEXT_PAGES 256 /* the read-only program segment: 1 MiB */
+#define DATA_PAGES 4   /* a writable one beside it */
+#define TEXT_START (EXEC_IMAGE_BASE + 0x100000UL)
+#define DATA_START (TEXT_START + TEXT_PAGES * PAGE_SIZE)
+#define LEFT_OVER  64 /* left to promise: more than the fork needs, less than the text */
+
+/* A memory with a populated read-only text segment and a writable data
+ * segment, as exec makes one.  NULL when memory ran out. */
+static struct proc_memory *program_memory(void)
+{
+	struct proc_memory *m = memory_create();
+	if (!m)
+		return NULL;
+	uint64_t text_end = DATA_START, data_end = DATA_START + DATA_PAGES * PAGE_SIZE;
+	if (memory_add_program(m, TEXT_START, text_end, VM_EXEC) < 0 ||
+	    memory_populate(m, TEXT_START, text_end) < 0 ||
+	    memory_add_program(m, DATA_START, data_end, VM_WRITE) < 0 ||
+	    memory_populate(m, DATA_START, data_end) < 0) {
+		memory_destroy(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* The child is promised its writable pages and its tables, not the text. */
+static void a_fork_promises_no_read_only_program_page(struct ktest *t)
+{
+	struct proc_memory *parent = program_memory();
+	ASSERT_TRUE(t, parent != NULL);
+	struct proc_memory *child = memory_clone(parent);
+	ASSERT_TRUE(t, child != NULL);
+	EXPECT_EQ(t, child->committed - child->table_pages, DATA_PAGES);
+	EXPECT_EQ(t, parent->committed - parent->table_pages, DATA_PAGES);
+	memory_destroy(child);
+	memory_destroy(parent);
+}
+
+/* Promises every page it can; returns how many. */
+static uint64_t promise_all_left(void)
+{
+	uint64_t held = 0;
+	for (uint64_t chunk = 1UL << 20; chunk; chunk >>= 1)
+		while (proc_promise_pages(chunk) == 0)
+			held += chunk;
+	return held;
+}
+
+/* With fewer pages left to promise than the text has, the fork still
+ * succeeds: it needs only the data pages and tables. */
+static void a_fork_with_a_large_text_fits_what_is_left(struct ktest *t)
+{
+	struct proc_memory *parent = program_memory();
+	ASSERT_TRUE(t, parent != NULL);
+	uint64_t held = promise_all_left();
+	proc_release_pages(LEFT_OVER);
+	struct proc_memory *child = memory_clone(parent);
+	proc_release_pages(held - LEFT_OVER);
+	EXPECT_TRUE(t, held > LEFT_OVER);
+	EXPECT_TRUE(t, child != NULL);
+	if (child)
+		memory_destroy(child);
+	memory_destroy(parent);
+}
+
+/* The promise of the shared text stays while any owner maps it, and is
+ * given back once with the frames, in either order of ending. */
+static void shared_text_stays_promised_until_its_last_owner_ends(struct ktest *t)
+{
+	for (unsigned parent_first = 0; parent_first < 2; parent_first++) {
+		uint64_t before = memory_promised_pages();
+		struct proc_memory *parent = program_memory();
+		ASSERT_TRUE(t, parent != NULL);
+		struct proc_memory *child = memory_clone(parent);
+		ASSERT_TRUE(t, child != NULL);
+		struct proc_memory *grandchild = memory_clone(child);
+		ASSERT_TRUE(t, grandchild != NULL);
+		memory_destroy(parent_first ? parent : grandchild);
+		EXPECT_TRUE(t, memory_promised_pages() >= before + TEXT_PAGES);
+		memory_destroy(child);
+		EXPECT_TRUE(t, memory_promised_pages() >= before + TEXT_PAGES);
+		memory_destroy(parent_first ? grandchild : parent);
+		EXPECT_EQ(t, memory_promised_pages(), before);
+	}
+}
+
+KTEST_SUITE(proc_promise, KTEST_CASE(a_fork_promises_no_read_only_program_page),
+	    KTEST_CASE(a_fork_with_a_large_text_fits_what_is_left),
+	    KTEST_CASE(shared_text_stays_promised_until_its_last_owner_ends));
