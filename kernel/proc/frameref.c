@@ -5,8 +5,8 @@
  * has one owner; dropping the last owner frees it to the frame allocator.
  *
  * A frame may also carry the promise of its page (frame_ref_carry_promise):
- * a read-only program page shared by a fork is promised once, not by each
- * process mapping it (memory.c), so the promise goes with the frame and is
+ * a read-only page shared by a fork is promised once, not by each process
+ * mapping it (memory.c), so the promise goes with the frame and is
  * given back (proc_release_pages) when its last owner frees it, whichever
  * process that is.
  *
@@ -73,6 +73,15 @@ bool frame_ref_carry_promise(uint64_t phys)
 		ref->carries_promise = true;
 	spin_unlock_irqrestore(&refs_lock, irq);
 	return taken;
+}
+
+bool frame_ref_carries_promise(uint64_t phys)
+{
+	uint64_t irq = spin_lock_irqsave(&refs_lock);
+	struct frame_ref *ref = find_locked(phys);
+	bool carries = ref && ref->carries_promise;
+	spin_unlock_irqrestore(&refs_lock, irq);
+	return carries;
 }
 
 /* What dropping an owner of a frame does beside the count. */

@@ -119,7 +119,9 @@ int memory_map_kernel_page(struct proc_memory *memory, uint64_t address, uint64_
 /* Gives the mmap regions over [start, end) (page aligned) the permissions
  * flags (VM_WRITE, VM_EXEC), splitting them at the ends.  Returns 0, -EPERM
  * (the range touches a kernel region or the clock page), -EINVAL (another
- * kind of region), -ENOMEM (a hole in the range, or no memory to split). */
+ * kind of region), -ENOMEM (a hole in the range, no memory to split, or
+ * read-only pages shared by a fork that cannot be promised again to be
+ * made writable). */
 int memory_protect(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags);
 /* Adds [start, end) as a REGION_KERNEL region (nothing mapped yet); an
  * identical kernel region is kept.  Returns 0, -EINVAL or -ENOMEM. */
@@ -155,6 +157,8 @@ unsigned frame_ref_count(uint64_t phys);
  * not carry it yet (the caller gives up its own promise of the page), false
  * when it did or phys is not shared. */
 bool frame_ref_carry_promise(uint64_t phys);
+/* Does frame phys carry its page's promise? */
+bool frame_ref_carries_promise(uint64_t phys);
 
 /* ---- Processes ----------------------------------------------------------- */
 

@@ -24,9 +24,11 @@
  * directory per 1 GiB and one more level per 512 GiB that some region
  * reaches.  Sparse pages far apart cost two or three tables each beyond
  * their own frame; unpromised, a process mapping them took frames others had
- * been promised.  A read-only program page is never written, so fork shares
- * its frame without promising it again: the frame carries the page's one
- * promise from then on (frame_ref_carry_promise, see clone_region).
+ * been promised.  A page present in a read-only region is never copied
+ * while the region stays so, so fork shares its frame without promising it
+ * again: the frame carries the page's one promise from then on
+ * (frame_ref_carry_promise, frames_hold_promises, clone_region), and
+ * mprotect promises such pages again before it makes them writable.
  * A request beyond the process's address_limit (RLIMIT_AS) fails too.
  * Unmapping walks only what is mapped (vm_next_mapped), so tearing down a
  * process costs what it touched, not what it reserved.  The user clock page
@@ -158,6 +160,40 @@ static bool committed_kind(enum region_kind kind)
 	return kind == REGION_MMAP || kind == REGION_HEAP || kind == REGION_PROGRAM;
 }
 
+/* The next mapped page in [page, end), or end. */
+static uint64_t next_mapped(struct proc_memory *memory, uint64_t page, uint64_t end)
+{
+	return page < end ? vm_next_mapped(memory->space, page, end) : end;
+}
+
+/* A committed region without write permission (text and constants, a
+ * read-only mmap): a page present there is never copied while it stays so,
+ * so its one frame is all it needs, and once a fork shares that frame the
+ * frame carries the page's promise (frame_ref_carry_promise): the process
+ * holds promises for the region's other pages only.  A program region is
+ * never made writable (mprotect refuses it); an mmap region made writable
+ * is promised those pages again first (memory_protect). */
+static bool frames_hold_promises(const struct proc_region *r)
+{
+	return committed_kind(r->kind) && !(r->flags & VM_WRITE);
+}
+
+/* The mapped pages in [start, end) whose frames carry their promise.  The
+ * count only grows while they stay mapped: a frame stops carrying only when
+ * it is freed. */
+static uint64_t carried_pages(struct proc_memory *memory, uint64_t start, uint64_t end)
+{
+	uint64_t count = 0;
+	for (uint64_t page = next_mapped(memory, start, end); page < end;
+	     page = next_mapped(memory, page + PAGE_SIZE, end)) {
+		uint64_t phys;
+		if (vm_translate(memory->space, page, &phys, NULL) == 0 &&
+		    frame_ref_carries_promise(page_down(phys)))
+			count++;
+	}
+	return count;
+}
+
 /* The pages of stack region r promised so far: from its lowest page touched
  * to its top. */
 static uint64_t stack_pages_promised(const struct proc_region *r)
@@ -245,12 +281,6 @@ struct proc_memory *memory_create(void)
 	}
 	memory->address_limit = NO_LIMIT;
 	return memory;
-}
-
-/* The next mapped page in [page, end), or end. */
-static uint64_t next_mapped(struct proc_memory *memory, uint64_t page, uint64_t end)
-{
-	return page < end ? vm_next_mapped(memory->space, page, end) : end;
 }
 
 static void unmap_pages(struct proc_memory *memory, uint64_t start, uint64_t end)
@@ -544,12 +574,14 @@ static int cut_region(struct proc_memory *memory, struct proc_region *r, uint64_
 	}
 	uint64_t from = start > r->start ? start : r->start;
 	uint64_t to = end < r->end ? end : r->end;
+	uint64_t held = committed_kind(r->kind) ? (to - from) / PAGE_SIZE : 0;
+	if (frames_hold_promises(r))
+		held -= carried_pages(memory, from, to);
 	if (r->kind == REGION_SHARED_FILE)
 		unmap_file_pages(memory, r, from, to);
 	else
 		unmap_pages(memory, from, to);
-	if (committed_kind(r->kind))
-		uncommit(memory, (to - from) / PAGE_SIZE);
+	uncommit(memory, held);
 	if (from == r->start) {
 		r->file_offset += to - r->start;
 		r->start = to;
@@ -703,6 +735,21 @@ static void reprotect_pages(struct proc_memory *memory, const struct proc_region
 	}
 }
 
+/* Promises again the pages of the read-only regions in [start, end) that
+ * become writable whose frames carried their promise: each may now be
+ * copied on its first write.  Returns 0 or -ENOMEM (nothing changed). */
+static int promise_for_writing(struct proc_memory *memory, uint64_t start, uint64_t end,
+			       unsigned flags)
+{
+	uint64_t pages = 0;
+	if (!(flags & VM_WRITE))
+		return 0;
+	for (struct proc_region *r = memory->regions; r; r = r->next)
+		if (r->start >= start && r->end <= end && frames_hold_promises(r))
+			pages += carried_pages(memory, r->start, r->end);
+	return commit(memory, pages);
+}
+
 int memory_protect(struct proc_memory *memory, uint64_t start, uint64_t end, unsigned flags)
 {
 	int error = check_protectable(memory, start, end);
@@ -710,11 +757,16 @@ int memory_protect(struct proc_memory *memory, uint64_t start, uint64_t end, uns
 		error = split_at(memory, start);
 	if (!error)
 		error = split_at(memory, end);
+	if (!error)
+		error = promise_for_writing(memory, start, end, flags);
 	if (error)
 		return error;
 	for (struct proc_region *r = memory->regions; r; r = r->next) {
 		if (r->start >= start && r->end <= end) {
+			bool was_writable = !frames_hold_promises(r);
 			r->flags = flags & (VM_WRITE | VM_EXEC | REGION_NO_ACCESS);
+			if (was_writable && frames_hold_promises(r))
+				uncommit(memory, carried_pages(memory, r->start, r->end));
 			reprotect_pages(memory, r);
 		}
 	}
@@ -739,16 +791,8 @@ int memory_write(struct proc_memory *memory, uint64_t address, const void *src, 
 	return 0;
 }
 
-/* A program region mapped without write permission: text and constants.
- * No page of it is ever written (mprotect refuses program regions), so a
- * frame mapped there is never copied. */
-static bool never_written(const struct proc_region *r)
-{
-	return r->kind == REGION_PROGRAM && !(r->flags & VM_WRITE);
-}
-
 /* Shares one mapped page of parent's with child, read-only in both when the
- * region is writable.  A never-written page's frame takes over its promise
+ * region is writable.  A read-only page's frame takes over its promise
  * from the parent, which held it, unless it carries it already (an earlier
  * fork).  Returns 1 (shared), 0 (not mapped) or -ENOMEM. */
 static int share_page(struct proc_memory *child, struct proc_memory *parent,
@@ -769,7 +813,7 @@ static int share_page(struct proc_memory *child, struct proc_memory *parent,
 		return -ENOMEM;
 	}
 	child->pages++;
-	if (never_written(r) && frame_ref_carry_promise(phys) && parent->committed > 0)
+	if (frames_hold_promises(r) && frame_ref_carry_promise(phys) && parent->committed > 0)
 		parent->committed--; /* the frame holds the page's promise now */
 	return 1;
 }
@@ -782,10 +826,11 @@ static int share_page(struct proc_memory *child, struct proc_memory *parent,
  * of usertests promises its 2.8 MiB of bss, though its parent touched
  * little of it: the child may touch all of it.  A never-written program
  * page present in the parent (text, constants: 300 KiB of usertests) can
- * never cost the child a frame: its one frame carries its promise from the
- * first fork on (frame_ref_carry_promise), given back when its last owner
- * frees it, so it stays promised whichever owner ends first; the child is
- * promised only such pages the parent has not mapped.  The stack is
+ * never cost the child a frame, nor can a page present in a read-only
+ * mmap region while it stays read-only: its one frame carries its promise
+ * from the first fork on (frame_ref_carry_promise), given back when its
+ * last owner frees it, so it stays promised whichever owner ends first; the
+ * child is promised only such pages the parent has not mapped.  The stack is
  * promised down to the parent's lowest page touched, as the parent's is. */
 static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 			const struct proc_region *r)
@@ -796,7 +841,7 @@ static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 	if (!copy)
 		return error;
 	uint64_t pages = (r->end - r->start) / PAGE_SIZE, shared = 0;
-	if (committed_kind(r->kind) && !never_written(r) && commit(child, pages) < 0)
+	if (committed_kind(r->kind) && !frames_hold_promises(r) && commit(child, pages) < 0)
 		return -ENOMEM;
 	if (r->kind == REGION_STACK && commit(child, stack_pages_promised(r)) < 0)
 		return -ENOMEM;
@@ -816,7 +861,7 @@ static int clone_region(struct proc_memory *child, struct proc_memory *parent,
 			return -ENOMEM;
 		shared += (uint64_t)result;
 	}
-	if (never_written(r) && commit(child, pages - shared) < 0)
+	if (frames_hold_promises(r) && commit(child, pages - shared) < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -1197,6 +1197,100 @@ void root_keeps_memory_a_user_cannot_promise_away(void)
 	close_stack_pipes(&p, -1);
 }
 
+/* ---- A fork shares read-only pages without promising them again --------------- */
+
+#define READ_ONLY_MIB 64 /* the read-only mapping */
+#define FORK_ROOM_MIB 16 /* left to promise for the fork: more than it needs, less than that */
+#define L_ENOMEM      12
+
+/* Promises 1 MiB mappings until refused, gives FORK_ROOM_MIB back, reports
+ * how many it kept through report and holds them until gate ends.  Another
+ * process than the one forking holds them: a fork would be promised them
+ * again. */
+static void promise_all_but_room(int report, int gate)
+{
+	static long blocks[4096];
+	int count = 0;
+	while (count < 4096) {
+		long area = ms_syscall6(__NR_mmap, 0, 1L << 20, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (area < 0)
+			break;
+		blocks[count++] = area;
+	}
+	for (int i = 0; i < FORK_ROOM_MIB && count > 0; i++)
+		raw_munmap((uint64_t)blocks[--count], 1L << 20);
+	write(report, &count, sizeof count);
+	char c;
+	while (read(gate, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/* In the fork: the shared mapping made writable needs its pages promised
+ * again, which the room left cannot hold. */
+static void make_shared_mapping_writable(void *area)
+{
+	long made =
+	    raw_mprotect((uint64_t)area, (uint64_t)READ_ONLY_MIB << 20, PROT_READ | PROT_WRITE);
+	if (made != -L_ENOMEM)
+		t_fail("mprotect(PROT_WRITE) of the shared %d MiB with %d MiB left: %ld, not "
+		       "-ENOMEM",
+		       READ_ONLY_MIB, FORK_ROOM_MIB, made);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Writes every page of READ_ONLY_MIB, makes it read-only, promises all but
+ * FORK_ROOM_MIB away and forks. */
+static void fork_with_a_large_read_only_mapping(void *unused)
+{
+	(void)unused;
+	long area = ms_syscall6(__NR_mmap, 0, (long)READ_ONLY_MIB << 20, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area < 0) {
+		t_fail("mmap of %d MiB: %ld", READ_ONLY_MIB, area);
+		_exit(1);
+	}
+	for (long at = 0; at < ((long)READ_ONLY_MIB << 20); at += (long)PAGE)
+		((char *)area)[at] = 1;
+	if (raw_mprotect((uint64_t)area, (uint64_t)READ_ONLY_MIB << 20, PROT_READ) != 0)
+		t_fail("mprotect(PROT_READ) of %d MiB failed", READ_ONLY_MIB);
+	int report[2], gate[2], kept = -1, status = -1;
+	if (pipe(report) < 0 || pipe(gate) < 0)
+		_exit(1);
+	pid_t holder = fork();
+	if (holder == 0) {
+		close(gate[1]);
+		promise_all_but_room(report[1], gate[0]);
+	}
+	close(gate[0]);
+	if (holder < 0 || read(report[0], &kept, sizeof kept) != sizeof kept)
+		t_fail("the process promising all but %d MiB did not report", FORK_ROOM_MIB);
+	else
+		status = t_run_child(make_shared_mapping_writable, (void *)area);
+	close(gate[1]);
+	if (holder > 0)
+		waitpid(holder, NULL, 0);
+	t_note("%d MiB read-only, %d MiB more promised, %d MiB left: the fork's status %#x",
+	       READ_ONLY_MIB, kept, FORK_ROOM_MIB, status);
+	if (status != 0)
+		t_fail("the fork with %d MiB left to promise: status %#x", FORK_ROOM_MIB, status);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Before: a fork promised the child every page of the parent's read-only
+ * mappings again, though a page present there is never copied while it
+ * stays read-only: with 16 MiB left to promise, a fork of a process holding
+ * 64 MiB read-only was refused.  Now the shared frame carries the page's
+ * one promise; the fork succeeds, and the child making the mapping
+ * writable is what needs the 64 MiB (-ENOMEM). */
+void a_fork_shares_read_only_pages_unpromised(void)
+{
+	int status = t_run_child(fork_with_a_large_read_only_mapping, NULL);
+	if (status != 0)
+		t_fail("the process with %d MiB read-only: status %#x", READ_ONLY_MIB, status);
+}
+
 /* ---- Ids and privileges themselves ------------------------------------------- */
 
 static void ids_in_child(void *unused)

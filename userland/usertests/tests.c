@@ -947,6 +947,8 @@ const struct user_test user_tests[] = {
      SLOW_HANG_GUARD_MS},
     {"root_keeps_memory_a_user_cannot_promise_away", root_keeps_memory_a_user_cannot_promise_away,
      SLOW_HANG_GUARD_MS},
+    {"a_fork_shares_read_only_pages_unpromised", a_fork_shares_read_only_pages_unpromised,
+     SLOW_HANG_GUARD_MS},
     {"allocate_until_out_of_memory", allocate_until_out_of_memory, SLOW_HANG_GUARD_MS},
     {"committed_memory_is_there_when_touched", committed_memory_is_there_when_touched,
      SLOW_HANG_GUARD_MS},

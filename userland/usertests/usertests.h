@@ -160,6 +160,7 @@ void a_users_results_pages_are_bounded(void);
 void a_users_pipes_are_bounded(void);
 void a_users_stacks_take_no_promised_memory(void);
 void root_keeps_memory_a_user_cannot_promise_away(void);
+void a_fork_shares_read_only_pages_unpromised(void);
 void aspect_failures_show_no_kernel_address_to_a_user(void);
 void committed_memory_is_there_when_touched(void);
 void sparse_pages_come_with_their_tables(void);
