@@ -72,7 +72,7 @@ struct proc_memory {
 	uint64_t brk;             /* heap end as the program sees it (not page aligned) */
 	uint64_t pages;           /* user pages mapped */
 	uint64_t committed;       /* pages promised: regions' and tables' (memory.c) */
-	uint64_t table_pages;     /* of those, page tables the regions may need */
+	uint64_t kernel_pages;    /* of those, the kernel's: page tables, region records */
 	uint64_t address_limit;   /* RLIMIT_AS: bytes of regions at most */
 };
 

@@ -13,22 +13,24 @@
  * frames the kernel left free (commit_limit), and one request may not ask
  * for more than is free now.  The last sixteenth of that is root's
  * (limit_for_caller): users who promised all they could away leave root
- * the pages to log in, fork and kill them with.  The stack's 2 MiB are promised as they are
- * touched instead, from its top down to the lowest page touched
- * (promise_stack_to): promising them at exec would make every exec and fork
- * promise 2 MiB that most programs never use, and promising none let
- * processes recursing to the bottom of their stacks take the frames others
- * were promised.  A touch that cannot be promised is a fault (SIGSEGV), as
- * a stack that cannot grow is on Linux.  The page tables the regions may
- * need are promised with them (promise_tables): a page table per 2 MiB, a
- * directory per 1 GiB and one more level per 512 GiB that some region
- * reaches.  Sparse pages far apart cost two or three tables each beyond
- * their own frame; unpromised, a process mapping them took frames others had
- * been promised.  A page present in a read-only region is never copied
- * while the region stays so, so fork shares its frame without promising it
- * again: the frame carries the page's one promise from then on
- * (frame_ref_carry_promise, frames_hold_promises, clone_region), and
- * mprotect promises such pages again before it makes them writable.
+ * the pages to log in, fork and kill them with.  The stack's 2 MiB are
+ * promised as they are touched instead, from its top down to the lowest
+ * page touched (promise_stack_to): promising them at exec would make every
+ * exec and fork promise 2 MiB that most programs never use, and promising
+ * none let processes recursing to the bottom of their stacks take the
+ * frames others were promised.  A touch that cannot be promised is a fault
+ * (SIGSEGV), as a stack that cannot grow is on Linux.  The page tables the
+ * regions may need are promised with them (promise_tables): a page table
+ * per 2 MiB, a directory per 1 GiB and one more level per 512 GiB that
+ * some region reaches, and the top level from the start; so are the heap pages their
+ * records take (new_record before a region is split).  Sparse pages far
+ * apart cost two or three tables each beyond their own frame; unpromised, a
+ * process mapping them took frames others had been promised.  A page
+ * present in a read-only region is never copied while the region stays so,
+ * so fork shares its frame without promising it again: the frame carries
+ * the page's one promise from then on (frame_ref_carry_promise,
+ * frames_hold_promises, clone_region), and mprotect promises such pages
+ * again before it makes them writable.
  * A request beyond the process's address_limit (RLIMIT_AS) fails too.
  * Unmapping walks only what is mapped (vm_next_mapped), so tearing down a
  * process costs what it touched, not what it reserved.  The user clock page
@@ -238,27 +240,70 @@ static uint64_t tables_reached(const struct proc_memory *memory, unsigned shift)
 	return count;
 }
 
-/* The page tables mapping every page of every region would take (the top
- * level, made with the space, aside). */
+/* The page tables mapping every page of every region would take, the top
+ * level made with the space included. */
 static uint64_t page_tables_needed(const struct proc_memory *memory)
 {
-	return tables_reached(memory, PT_SHIFT) + tables_reached(memory, PD_SHIFT) +
+	return 1 + tables_reached(memory, PT_SHIFT) + tables_reached(memory, PD_SHIFT) +
 	       tables_reached(memory, PDPT_SHIFT);
 }
 
-/* Promises the tables memory's regions need now, or gives back those they
- * no longer do.  Called after regions were added or grew (it may fail:
- * -ENOMEM), and after regions shrank and their emptied tables were freed
- * (it cannot: only tables no region reaches are given back). */
+/* Region records the kernel heap keeps in a page: kmalloc gives a record a
+ * block of the power-of-two class that fits it, and a slab page loses one
+ * block to its header. */
+static uint64_t records_per_page(void)
+{
+	uint64_t block = 16;
+	while (block < sizeof(struct proc_region))
+		block <<= 1;
+	return PAGE_SIZE / block - 1;
+}
+
+/* The heap pages memory's region records take, with more records besides.
+ * Unpromised, they were kernel memory any process could take by the
+ * thousand (each mprotect of a page in the middle of a mapping, each
+ * munmap of one, splits a region in two). */
+static uint64_t record_pages_needed(const struct proc_memory *memory, uint64_t more)
+{
+	uint64_t records = more;
+	for (const struct proc_region *r = memory->regions; r; r = r->next)
+		records++;
+	uint64_t per_page = records_per_page();
+	return (records + per_page - 1) / per_page;
+}
+
+/* Promises the kernel pages memory's regions need now, with more region
+ * records besides (one about to be made), or gives back those they no
+ * longer do: page tables and records.  Called after regions were added or
+ * grew and before one is split (it may fail: -ENOMEM), and after regions
+ * shrank or went and their emptied tables were freed (it cannot: only what
+ * nothing needs is given back). */
+static int promise_kernel_pages(struct proc_memory *memory, uint64_t more_records)
+{
+	uint64_t needed = page_tables_needed(memory) + record_pages_needed(memory, more_records);
+	if (needed > memory->kernel_pages && commit(memory, needed - memory->kernel_pages) < 0)
+		return -ENOMEM;
+	if (needed < memory->kernel_pages)
+		uncommit(memory, memory->kernel_pages - needed);
+	memory->kernel_pages = needed;
+	return 0;
+}
+
 static int promise_tables(struct proc_memory *memory)
 {
-	uint64_t needed = page_tables_needed(memory);
-	if (needed > memory->table_pages && commit(memory, needed - memory->table_pages) < 0)
-		return -ENOMEM;
-	if (needed < memory->table_pages)
-		uncommit(memory, memory->table_pages - needed);
-	memory->table_pages = needed;
-	return 0;
+	return promise_kernel_pages(memory, 0);
+}
+
+/* A region record more, promised before it is made.  NULL when it cannot
+ * be promised or allocated (the promise is given back). */
+static struct proc_region *new_record(struct proc_memory *memory)
+{
+	if (promise_kernel_pages(memory, 1) < 0)
+		return NULL;
+	struct proc_region *record = kzalloc(sizeof *record);
+	if (!record)
+		promise_tables(memory);
+	return record;
 }
 
 static struct proc_region *find_region(struct proc_memory *memory, uint64_t address)
@@ -280,6 +325,10 @@ struct proc_memory *memory_create(void)
 		return NULL;
 	}
 	memory->address_limit = NO_LIMIT;
+	if (promise_tables(memory) < 0) { /* the top level */
+		memory_destroy(memory);
+		return NULL;
+	}
 	return memory;
 }
 
@@ -556,7 +605,7 @@ static int cut_region(struct proc_memory *memory, struct proc_region *r, uint64_
 		      uint64_t end)
 {
 	if (start > r->start && end < r->end) {
-		struct proc_region *tail = kzalloc(sizeof *tail);
+		struct proc_region *tail = new_record(memory);
 		if (!tail)
 			return -ENOMEM;
 		*tail = (struct proc_region){.next = r->next,
@@ -684,7 +733,7 @@ static int split_at(struct proc_memory *memory, uint64_t address)
 	struct proc_region *r = find_region(memory, address);
 	if (!r || r->start == address || r->kind != REGION_MMAP)
 		return 0;
-	struct proc_region *tail = kzalloc(sizeof *tail);
+	struct proc_region *tail = new_record(memory);
 	if (!tail)
 		return -ENOMEM;
 	uint64_t mapped_low = address > r->mapped_low ? address : r->mapped_low;

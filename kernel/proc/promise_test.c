@@ -6,7 +6,8 @@
  * left to promise, such a fork was refused), the one promise of each shared
  * frame must last as long as the frame, whichever owner ends first, and be
  * given back with it, and a read-only mapping made writable again must be
- * promised again first.
+ * promised again first.  Also what a memory costs the kernel beside its
+ * pages: its top-level table and its region records are promised too.
  */
 #include "arch/x86_64/traps.h"
 #include "ktest/ktest.h"
@@ -57,10 +58,10 @@ static struct proc_memory *read_only_mapping_memory(void)
 	return m;
 }
 
-/* The pages memory holds promises for beside its tables. */
+/* The pages memory holds promises for beside its tables and records. */
 static uint64_t pages_held(const struct proc_memory *memory)
 {
-	return memory->committed - memory->table_pages;
+	return memory->committed - memory->kernel_pages;
 }
 
 /* The child is promised its writable pages and its tables, not the text. */
@@ -187,9 +188,56 @@ static void a_fork_with_a_large_read_only_mapping_fits_what_is_left(struct ktest
 	memory_destroy(parent);
 }
 
+#define SPLIT_PAGES 1024 /* a mapping split page by page: as many region records */
+
+/* Makes every other page of the SPLIT_PAGES mapping at MAP_START read-only:
+ * a region each.  Returns 0 or the first error. */
+static int split_page_by_page(struct proc_memory *m)
+{
+	int error = 0;
+	for (unsigned i = 0; i < SPLIT_PAGES && !error; i += 2)
+		error = memory_protect(m, MAP_START + i * PAGE_SIZE,
+				       MAP_START + (i + 1) * PAGE_SIZE, 0);
+	return error;
+}
+
+/* A memory is promised its top-level table from the start, and the heap
+ * pages its region records take as a mapping is split into a region a
+ * page; all of it goes back with the memory. */
+static void the_top_table_and_region_records_are_promised(struct ktest *t)
+{
+	uint64_t before = memory_promised_pages();
+	struct proc_memory *m = memory_create();
+	ASSERT_TRUE(t, m != NULL);
+	EXPECT_EQ(t, m->committed, 1);
+	EXPECT_EQ(t, memory_map_anonymous(m, MAP_START, MAP_START + SPLIT_PAGES * PAGE_SIZE, 0), 0);
+	uint64_t whole = m->committed;
+	EXPECT_EQ(t, split_page_by_page(m), 0);
+	EXPECT_TRUE(t,
+		    m->committed >= whole + SPLIT_PAGES / (PAGE_SIZE / sizeof(struct proc_region)));
+	memory_destroy(m);
+	EXPECT_EQ(t, memory_promised_pages(), before);
+}
+
+/* With nothing left to promise, splitting a mapping stops at -ENOMEM
+ * instead of taking heap pages for records unpromised. */
+static void splitting_a_mapping_needs_room_for_its_records(struct ktest *t)
+{
+	struct proc_memory *m = memory_create();
+	ASSERT_TRUE(t, m != NULL);
+	EXPECT_EQ(t, memory_map_anonymous(m, MAP_START, MAP_START + SPLIT_PAGES * PAGE_SIZE, 0), 0);
+	uint64_t held = promise_all_left();
+	int error = split_page_by_page(m);
+	proc_release_pages(held);
+	EXPECT_EQ(t, error, -ENOMEM);
+	memory_destroy(m);
+}
+
 KTEST_SUITE(proc_promise, KTEST_CASE(a_fork_promises_no_read_only_program_page),
 	    KTEST_CASE(a_fork_with_a_large_text_fits_what_is_left),
 	    KTEST_CASE(shared_text_stays_promised_until_its_last_owner_ends),
 	    KTEST_CASE(a_read_only_mapping_is_promised_again_when_made_writable),
 	    KTEST_CASE(making_a_shared_mapping_writable_needs_room),
-	    KTEST_CASE(a_fork_with_a_large_read_only_mapping_fits_what_is_left));
+	    KTEST_CASE(a_fork_with_a_large_read_only_mapping_fits_what_is_left),
+	    KTEST_CASE(the_top_table_and_region_records_are_promised),
+	    KTEST_CASE(splitting_a_mapping_needs_room_for_its_records));
