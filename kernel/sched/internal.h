@@ -226,17 +226,14 @@ static inline void sched_test_push_chosen(struct thread *t, unsigned target)
 }
 #endif
 /* Called by finish_switch, in the thread that runs after prev, right after
- * it lets go of the run queue's lock and turns interrupts back on: the sched
- * suite wakes prev there and has it end on another CPU (the window in which
- * whether prev was exiting must already be known).  Nothing outside the
- * test kernel. */
+ * it lets go of the run queue's lock and turns interrupts back on, when prev
+ * is the thread the sched suite watches (sched_test_watched, NULL but while
+ * one case runs): the suite wakes prev there and has it end on another CPU
+ * (the window in which whether prev was exiting must already be known).
+ * Nothing outside the test kernel. */
 #ifdef KERNEL_TESTS
+extern struct thread *volatile sched_test_watched;
 void sched_test_switch_finished(struct thread *prev);
-#else
-static inline void sched_test_switch_finished(struct thread *prev)
-{
-	(void)prev;
-}
 #endif
 /* Idle CPU: takes a ready thread from the busiest other queue.  Returns true
  * when this CPU now has one.  Interrupts off. */

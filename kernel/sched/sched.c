@@ -321,12 +321,14 @@ static inline __attribute__((always_inline)) void trace_switch(const struct thre
 }
 
 /* The sched suite's window after a switch (sched_test_switch_finished):
- * the test kernel notes the thread switched away from; nothing otherwise. */
+ * the test kernel notes the thread switched away from when it is the one the
+ * suite watches (a load and a branch a switch); nothing otherwise. */
 static inline __attribute__((always_inline)) void note_switched_from(struct run_queue *rq,
 								     struct thread *prev)
 {
 #ifdef KERNEL_TESTS
-	rq->test_switched_from = prev;
+	if (__builtin_expect(prev == sched_test_watched, 0))
+		rq->test_switched_from = prev;
 #else
 	(void)rq;
 	(void)prev;
@@ -337,8 +339,10 @@ static inline __attribute__((always_inline)) void switch_finished(struct run_que
 {
 #ifdef KERNEL_TESTS
 	struct thread *prev = rq->test_switched_from;
-	rq->test_switched_from = NULL;
-	sched_test_switch_finished(prev);
+	if (__builtin_expect(prev != NULL, 0)) {
+		rq->test_switched_from = NULL;
+		sched_test_switch_finished(prev);
+	}
 #else
 	(void)rq;
 #endif

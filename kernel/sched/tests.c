@@ -993,7 +993,7 @@ ONE_CPU_CASE(a_move_follows_an_affinity_changed_meanwhile)
  * runs after it there moves it to other_cpu, wakes it and waits until it has
  * ended; other_cpu's next thread holds back its reaping until the case has
  * looked at it (exit_looked). */
-static struct thread *volatile raced_exit;
+struct thread *volatile sched_test_watched;
 static unsigned here_cpu, other_cpu;
 static volatile int exit_step;
 static volatile bool exit_raced, exit_looked;
@@ -1011,7 +1011,7 @@ static void wake_and_move_away(struct thread *prev)
 
 void sched_test_switch_finished(struct thread *prev)
 {
-	if (!prev || prev != raced_exit)
+	if (!prev || prev != sched_test_watched)
 		return;
 	unsigned cpu = this_cpu_id();
 	if (cpu == here_cpu && !exit_raced && exit_step == 2 && prev->state == THREAD_BLOCKED)
@@ -1057,14 +1057,14 @@ static void a_thread_ending_elsewhere_is_reaped_there_only_body(struct ktest *t)
 	struct thread *ender =
 	    thread_create(block_twice_then_end, NULL, "ender", SCHED_PRIORITY_HIGH);
 	ASSERT_TRUE(t, ender != NULL);
-	raced_exit = ender;
+	sched_test_watched = ender;
 	exit_step = 1;
 	waitq_wake_all(&exit_gate);
 	while (!exit_raced)
 		sched_yield();
 	EXPECT_EQ(t, thread_state(ender), THREAD_EXITING);
 	exit_looked = true;
-	raced_exit = NULL;
+	sched_test_watched = NULL;
 	EXPECT_EQ(t, thread_join(ender, NULL), 0);
 }
 ONE_CPU_CASE(a_thread_ending_elsewhere_is_reaped_there_only)
