@@ -144,7 +144,7 @@ int tel_channel_emit(struct tel_channel *channel, uint16_t type, const void *pay
 	void *p = ring ? tel_ring_reserve(ring, type, rdtsc(), length) : NULL;
 	if (p) {
 		memcpy(p, payload, length);
-		tel_ring_commit(ring);
+		tel_ring_commit_length(ring, length);
 	}
 	irq_restore(flags);
 	return p ? 0 : -ENOBUFS;

@@ -223,7 +223,7 @@ int tel_ring_write(struct tel_ring *ring, uint16_t type, uint64_t time, const vo
 	if (!p)
 		return -ENOBUFS;
 	copy_bytes(p, payload, length);
-	tel_ring_commit(ring);
+	tel_ring_commit_length(ring, length);
 	return 0;
 }
 
@@ -273,7 +273,7 @@ uint64_t tel_ring_read_summed(struct tel_ring *ring, void *buffer, uint64_t leng
 			      struct tel_read_summary *summary)
 {
 	uint64_t head = load_acquire(&ring->head), tail = consumer_tail(ring, head);
-	uint64_t taken = 0, records = 0, time = summary->last_time;
+	uint64_t taken = 0, records = 0, time = summary->last_time, last_bytes = 0;
 	const uint64_t mask = ring->mask;
 	const uint8_t *const data = ring->data;
 	const bool shared = ring->position != NULL;
@@ -296,6 +296,7 @@ uint64_t tel_ring_read_summed(struct tel_ring *ring, void *buffer, uint64_t leng
 			if (!records++)
 				summary->first_time = time;
 			taken += size;
+			last_bytes = size;
 		}
 		tail += size;
 		if (!(tail & mask))
@@ -306,27 +307,32 @@ uint64_t tel_ring_read_summed(struct tel_ring *ring, void *buffer, uint64_t leng
 	store_release(shared ? &ring->position->tail : &ring->tail, tail);
 	summary->records = records;
 	summary->last_time = time;
+	summary->slack = 0;
+	summary->last_bytes = last_bytes;
 	return w.copied;
 }
 
 /* What the producer has published, read consistently: head, the count of
  * records up to it, and the times and pad it noted (those two may already
- * be the next record's, reserved and not yet committed).  A commit is a few
- * instructions with interrupts off: a reader that finds one under way asks
- * again. */
+ * be the next record's, reserved and not yet committed), and where the
+ * payload of the last short record ends (committed with head: it is the
+ * last record's when it lies less than a word before head).  A commit is a
+ * few instructions with interrupts off: a reader that finds one under way
+ * asks again. */
 struct published {
-	uint64_t head, produced, last_time, pad_at;
+	uint64_t head, produced, last_time, pad_at, short_end;
 };
 
 static struct published read_published(const struct tel_ring *ring)
 {
 	for (;;) {
 		uint64_t commits = load_acquire(&ring->commits);
-		struct published p = {.head = load_acquire(&ring->head),
-				      .produced = commits / 2,
-				      .last_time =
-					  __atomic_load_n(&ring->last_time, __ATOMIC_ACQUIRE),
-				      .pad_at = __atomic_load_n(&ring->pad_at, __ATOMIC_ACQUIRE)};
+		struct published p = {
+		    .head = load_acquire(&ring->head),
+		    .produced = commits / 2,
+		    .last_time = __atomic_load_n(&ring->last_time, __ATOMIC_ACQUIRE),
+		    .pad_at = __atomic_load_n(&ring->pad_at, __ATOMIC_ACQUIRE),
+		    .short_end = __atomic_load_n(&ring->short_end, __ATOMIC_RELAXED)};
 		if (!(commits & 1) && load_acquire(&ring->commits) == commits)
 			return p;
 		__builtin_ia32_pause();
@@ -345,9 +351,15 @@ int64_t tel_ring_lend_all(struct tel_ring *ring, uint64_t length, struct tel_rea
 	*lent = (struct tel_ring_lent){.produced = now.produced, .head = now.head};
 	summary->first_time = summary->last_time;
 	summary->records = now.produced - ring->consumed;
+	summary->slack = 0;
+	summary->last_bytes = 0;
 	if (!summary->records)
 		return 0;
 	summary->last_time = now.last_time;
+	/* An older short record's payload ends a whole record or more before
+	 * head: only the last one's lies within a word of it. */
+	if (now.head - now.short_end < TEL_ALIGN)
+		summary->slack = now.head - now.short_end;
 	/* Records never cross the end of the data area: one stretch before it
 	 * (a pad at its end left out), one after. */
 	uint64_t boundary = (tail | ring->mask) + 1;

@@ -49,6 +49,10 @@ struct tel_ring {
 	uint64_t next_sync;    /* head from which the next record is extended */
 	uint64_t fast_limit;   /* reserve's fast path writes below this (ring.c) */
 	uint64_t pad_at;       /* where the last pad starts */
+	uint64_t short_end;    /* where the payload of the last record whose payload does not
+				* fill its last word ends: published with head, so a reader
+				* that finds it less than TEL_ALIGN before head knows how much
+				* of the last record is padding (ring.c) */
 	enum tel_mode mode;
 	uint8_t *data;
 	struct tel_ring_header *shared;     /* mirrored for a mapped consumer, or NULL */
@@ -69,7 +73,9 @@ int tel_ring_init(struct tel_ring *ring, void *data, uint64_t size, enum tel_mod
  * before the end of the data area, a sound tail) takes no call. */
 static inline void *tel_ring_reserve(struct tel_ring *ring, uint16_t type, uint64_t time,
 				     uint32_t length);
-/* Publishes the record reserved last (its size as reserve left it). */
+/* Publishes the record reserved last (its size as reserve left it).  A
+ * record whose payload does not fill its last word is better committed with
+ * tel_ring_commit_length, which notes where the payload ends. */
 static inline void tel_ring_commit(struct tel_ring *ring);
 /* tel_ring_commit for a ring that is never shared (a kernel-only channel's:
  * tel_channel_share refuses those), without the mirror's test. */
@@ -94,12 +100,21 @@ uint64_t tel_ring_read(struct tel_ring *ring, void *buffer, uint64_t length);
 struct tel_read_summary {
 	uint64_t records;
 	uint64_t first_time, last_time;
+	/* The last record's padding, the bytes after its payload (0 to 7), as
+	 * the ring noted it: filled by the readers that do not walk (lend and
+	 * take), 0 after a walk. */
+	uint64_t slack;
+	/* After a walk: the size of the last record read (it ends the bytes
+	 * read), for a reader that knows its payload; 0 when nothing was walked. */
+	uint64_t last_bytes;
 };
 /* tel_ring_read, and fills *summary on the way (one walk). */
 /* A kernel ring's reader that does not walk: takes every record up to head
  * and fills *summary from what the producer published with them (records:
  * how many; last_time: at least the last one's, at most the next one's;
- * first_time: last_time as it came in).  When they hold more than length
+ * first_time: last_time as it came in; slack: the last record's padding,
+ * when its producer committed it with tel_ring_commit_length or
+ * tel_ring_publish_short_unshared).  When they hold more than length
  * bytes, or the ring is shared or a flight recorder, it reads as
  * tel_ring_read_summed does (a walk, as many whole records as fit).
  * Returns the bytes copied, or 0 when empty. */
@@ -188,18 +203,57 @@ static inline void tel_ring_publish_unshared(struct tel_ring *ring, uint64_t end
 	__asm__ volatile("incq %0" : "+m"(ring->commits) : : "memory");
 }
 
+/* tel_ring_publish_unshared for a record whose payload ends at payload_end,
+ * inside its last word: the ring notes where, in the same commit as head,
+ * so that a reader that does not walk (tel_ring_lend_all) can leave the
+ * padding out.  Only such records pay for the note: a producer with a
+ * constant length that is a multiple of TEL_ALIGN never calls this. */
+static inline void tel_ring_publish_short_unshared(struct tel_ring *ring, uint64_t end,
+						   uint64_t payload_end)
+{
+	__asm__ volatile("incq %0" : "+m"(ring->commits) : : "memory");
+	__atomic_store_n(&ring->short_end, payload_end, __ATOMIC_RELAXED);
+	__atomic_store_n(&ring->head, end, __ATOMIC_RELEASE);
+	__asm__ volatile("incq %0" : "+m"(ring->commits) : : "memory");
+}
+
+/* Where the payload of a record of length bytes that ends at end stops. */
+static inline uint64_t tel_payload_end(uint64_t end, uint32_t length)
+{
+	return end - (-(uint64_t)length & (TEL_ALIGN - 1));
+}
+
 static inline void tel_ring_commit_unshared(struct tel_ring *ring)
 {
 	tel_ring_publish_unshared(ring, ring->reserved_end);
 }
 
-static inline void tel_ring_commit(struct tel_ring *ring)
+/* What a shared ring's consumer sees of a commit (nothing when unshared). */
+static inline void tel_ring_mirror(struct tel_ring *ring)
 {
-	tel_ring_commit_unshared(ring);
 	if (__builtin_expect(ring->shared != 0, 0)) {
 		__atomic_store_n(&ring->shared->produced, ring->commits / 2, __ATOMIC_RELAXED);
 		__atomic_store_n(&ring->shared->head, ring->head, __ATOMIC_RELEASE);
 	}
+}
+
+static inline void tel_ring_commit(struct tel_ring *ring)
+{
+	tel_ring_commit_unshared(ring);
+	tel_ring_mirror(ring);
+}
+
+/* tel_ring_commit for a record reserved with length payload bytes: one
+ * whose payload stops short of its last word is noted
+ * (tel_ring_publish_short_unshared). */
+static inline void tel_ring_commit_length(struct tel_ring *ring, uint32_t length)
+{
+	if (length & (TEL_ALIGN - 1))
+		tel_ring_publish_short_unshared(ring, ring->reserved_end,
+						tel_payload_end(ring->reserved_end, length));
+	else
+		tel_ring_commit_unshared(ring);
+	tel_ring_mirror(ring);
 }
 
 /* ---- Channels: one ring per CPU (channel.c) --------------------------------- */

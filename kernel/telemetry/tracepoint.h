@@ -45,12 +45,18 @@ tracepoint_record_irqs_off(uint16_t type, uint64_t time, const void *payload, ui
 		const uint8_t *from = payload;
 		for (uint32_t i = 0; i < length / 8; i++)
 			out[i] = ((const uint64_t *)from)[i];
-		if (length & 7) {
+		/* The stream's channel is kernel-only: no mirror.  A payload that
+		 * stops short of its last word (a user mark's text) is noted, so
+		 * that the packet it ends says where its content ends; the test
+		 * is the copy's own, and folds away for a constant length. */
+		if (__builtin_expect(length & 7, 0)) {
 			uint64_t last = 0;
 			__builtin_memcpy(&last, from + (length & ~7u), length & 7);
 			out[length / 8] = last;
+			tel_ring_publish_short_unshared(ring, end, tel_payload_end(end, length));
+		} else {
+			tel_ring_publish_unshared(ring, end);
 		}
-		tel_ring_publish_unshared(ring, end); /* the stream's channel is kernel-only */
 	}
 	return out != 0;
 }

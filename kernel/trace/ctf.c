@@ -10,6 +10,10 @@
  * selects the timestamp: the low 32 bits at offset 4 (compact; readers add
  * the wraps, as CTF says for a clock field narrower than 64 bits), or the
  * full 64 bits at offset 8 (extended).
+ *
+ * A packet's content ends where its last event's fields do, which is before
+ * the end of its last record when that is a mark whose data stops short of
+ * a word: the record's padding is no event.
  */
 #include "trace/ctf.h"
 
@@ -127,6 +131,15 @@ static const struct builtin_event builtin_events[] = {
      {{"int64_t", "number"}, {"uint64_hex_t", "arg0"}, {"int32_t", "tid"}, {"uint32_t", "id"}},
      sizeof(struct trace_syscall_stack)},
 };
+
+/* A user mark's or an aspect's emit: its payload is a struct trace_mark
+ * and length bytes of data, the only built-in events whose payload may stop
+ * short of the record's last word (ctf_builtin_layouts_match checks that
+ * every other one is whole words). */
+static bool has_mark_payload(uint16_t id)
+{
+	return id == TRACE_USER_MARK || id == TRACE_ASPECT_EMIT;
+}
 
 static int strcmp_prefix(const char *text, const char *prefix)
 {
@@ -264,26 +277,67 @@ void ctf_write_metadata(struct ctf_text *out, const struct ctf_trace *trace)
 	put_joinpoint_events(out, trace);
 }
 
+/* Does every payload of event fill whole words?  Its fixed part must, and
+ * a sequence after it must be of 64-bit elements: else only its length
+ * says where it ends (ctf_record_slack knows the marks'). */
+static bool whole_words(const struct builtin_event *event)
+{
+	for (unsigned i = 0; i < 6 && event->fields[i].type; i++)
+		if (!field_bytes(&event->fields[i]) &&
+		    strcmp_prefix(event->fields[i].type, "uint64"))
+			return false;
+	return event->size % 8 == 0;
+}
+
 int ctf_builtin_layouts_match(void)
 {
-	for (unsigned e = 0; e < sizeof builtin_events / sizeof builtin_events[0]; e++)
-		if (declared_size(&builtin_events[e]) != builtin_events[e].size)
+	for (unsigned e = 0; e < sizeof builtin_events / sizeof builtin_events[0]; e++) {
+		const struct builtin_event *event = &builtin_events[e];
+		if (declared_size(event) != event->size)
 			return 0;
+		if (!whole_words(event) && !has_mark_payload(event->id))
+			return 0;
+	}
 	return 1;
 }
 
+uint64_t ctf_record_slack(const struct tel_record *record)
+{
+	if (!has_mark_payload(record->type))
+		return 0;
+	uint64_t bytes = tel_record_bytes(record);
+	uint64_t header = sizeof *record + (record->kind == TEL_EXTENDED ? 8 : 0);
+	const struct trace_mark *mark = (const void *)((const uint8_t *)record + header);
+	if (header + sizeof *mark > bytes || mark->length > bytes - header - sizeof *mark)
+		return 0; /* not what the event declares: read no further */
+	return bytes - header - sizeof *mark - mark->length;
+}
+
+uint64_t ctf_read_slack(const void *records, uint64_t records_bytes,
+			const struct tel_read_summary *read)
+{
+	if (!read->last_bytes || read->last_bytes > records_bytes)
+		return read->slack;
+	return ctf_record_slack(
+	    (const void *)((const uint8_t *)records + records_bytes - read->last_bytes));
+}
+
 /* Writes the header of a packet of records_bytes holding count records
- * timed first to last, and advances stream. */
+ * timed first to last, the last slack bytes of them padding after the last
+ * record's payload, and advances stream. */
 static uint64_t write_packet_header(struct ctf_packet_header *header, uint64_t records_bytes,
-				    struct ctf_stream *stream, uint64_t count, uint64_t first,
-				    uint64_t last)
+				    uint64_t slack, struct ctf_stream *stream, uint64_t count,
+				    uint64_t first, uint64_t last)
 {
 	uint64_t bits = (sizeof *header + records_bytes) * 8;
-	/* The metadata's context ends before the header's reserved word: a
-	 * packet with no record has its content end there, or a reader would
-	 * take the word for the start of an event. */
-	uint64_t content_bits =
-	    records_bytes ? bits : offsetof(struct ctf_packet_header, reserved) * 8;
+	/* The content ends where the last event's fields do: a reader
+	 * (babeltrace2) takes any content left after an event for the start
+	 * of another, and a last record's padding is not one.  The metadata's
+	 * context ends before the header's reserved word: a packet with no
+	 * record has its content end there, for the same reason. */
+	uint64_t content_bits = records_bytes && slack < records_bytes
+				    ? bits - slack * 8
+				    : offsetof(struct ctf_packet_header, reserved) * 8;
 	*header = (struct ctf_packet_header){.magic = CTF_MAGIC,
 					     .timestamp_begin = count ? first : stream->last_time,
 					     .timestamp_end = count ? last : stream->last_time,
@@ -303,19 +357,23 @@ uint64_t ctf_seal_packet(void *packet, uint64_t records_bytes, struct ctf_stream
 {
 	struct ctf_packet_header *header = packet;
 	const uint8_t *records = (const uint8_t *)(header + 1);
-	uint64_t first = 0, time = stream->last_time, count = 0;
+	uint64_t first = 0, time = stream->last_time, count = 0, slack = 0;
 	for (uint64_t at = 0; at < records_bytes; count++) {
 		const struct tel_record *record = (const void *)(records + at);
 		tel_record_time(record, &time);
 		if (!count)
 			first = time;
 		at += tel_record_bytes(record);
+		if (at == records_bytes)
+			slack = ctf_record_slack(record);
 	}
-	return write_packet_header(header, records_bytes, stream, count, first, time);
+	return write_packet_header(header, records_bytes, slack, stream, count, first, time);
 }
 
-uint64_t ctf_seal_packet_counted(void *packet, uint64_t records_bytes, struct ctf_stream *stream,
-				 uint64_t count, uint64_t first_time, uint64_t last_time)
+uint64_t ctf_seal_packet_counted(void *packet, uint64_t records_bytes, uint64_t slack,
+				 struct ctf_stream *stream, uint64_t count, uint64_t first_time,
+				 uint64_t last_time)
 {
-	return write_packet_header(packet, records_bytes, stream, count, first_time, last_time);
+	return write_packet_header(packet, records_bytes, slack, stream, count, first_time,
+				   last_time);
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "telemetry/telemetry.h"
+
 #define CTF_MAGIC 0xc1fc1fc1U
 
 /* Text written into a fixed buffer; length counts everything written, also
@@ -68,12 +70,26 @@ struct ctf_stream {
 /* Seals packet: a struct ctf_packet_header followed by records_bytes of
  * whole ring records.  Fills the header from stream (times rebuilt from the
  * records: the first record of a stream must be extended, as a ring's first
- * is) and advances stream.  Returns the packet's size in bytes. */
+ * is) and advances stream; the content ends where the last record's event
+ * does (ctf_record_slack).  Returns the packet's size in bytes. */
 uint64_t ctf_seal_packet(void *packet, uint64_t records_bytes, struct ctf_stream *stream);
 /* The same when the reader already knows what the records hold (count of
  * them, the full time of the first and the last, timed from
- * stream->last_time: tel_ring_read_summed): no second walk. */
-uint64_t ctf_seal_packet_counted(void *packet, uint64_t records_bytes, struct ctf_stream *stream,
-				 uint64_t count, uint64_t first_time, uint64_t last_time);
+ * stream->last_time, and slack, the padding after the last one's payload:
+ * tel_ring_take_all, or ctf_record_slack of the last record a walk read):
+ * no second walk. */
+uint64_t ctf_seal_packet_counted(void *packet, uint64_t records_bytes, uint64_t slack,
+				 struct ctf_stream *stream, uint64_t count, uint64_t first_time,
+				 uint64_t last_time);
+/* The padding after the last payload of records_bytes of records a ring
+ * reader gave as read says: the ring's note when it did not walk (the
+ * records may lie in the ring, lent), else the last record's own
+ * (ctf_record_slack: a walk may stop before the record the note is about). */
+uint64_t ctf_read_slack(const void *records, uint64_t records_bytes,
+			const struct tel_read_summary *read);
+/* The bytes at the end of record that its event's fields leave out: the
+ * padding after a mark's data (a user mark, an aspect's emit), 0 for every
+ * other event (their payloads fill whole words). */
+uint64_t ctf_record_slack(const struct tel_record *record);
 
 #endif

@@ -199,7 +199,10 @@ static uint64_t seal_stream_packet(unsigned cpu, uint8_t **packet)
 		session.drain_again = true;
 	if ((uint64_t)bytes > session.fullest)
 		session.fullest = (uint64_t)bytes;
-	return ctf_seal_packet_counted(*packet, (uint64_t)bytes, stream, read.records,
+	uint64_t slack = ctf_read_slack(
+	    *packet + sizeof(struct ctf_packet_header), (uint64_t)bytes,
+	    &read); /* lent: the records lie elsewhere, but then read.last_bytes is 0 */
+	return ctf_seal_packet_counted(*packet, (uint64_t)bytes, slack, stream, read.records,
 				       read.first_time, read.last_time);
 }
 

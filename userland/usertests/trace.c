@@ -33,6 +33,18 @@ static long shell(const char *line)
 	return ms_syscall3(__NR_ms_kshell, (long)line, 0, 0);
 }
 
+/* Where the packet at packet in stream ends its content (*end: its last
+ * record's payload may end before that record's padding) and where the next
+ * packet starts (returned). */
+static long packet_bounds(const uint8_t *stream, long packet, long *end)
+{
+	uint64_t content_bits, size_bits;
+	memcpy(&content_bits, stream + packet + 40, 8);
+	memcpy(&size_bits, stream + packet + 48, 8);
+	*end = packet + (long)(content_bits / 8);
+	return packet + (long)(size_bits / 8);
+}
+
 /* Counts the marks of type in one stream file whose data is "mark N" with
  * N = the count so far (in order). */
 static int marks_in(const char *path, uint32_t type, int *out_of_order)
@@ -45,9 +57,7 @@ static int marks_in(const char *path, uint32_t type, int *out_of_order)
 	close(fd);
 	int found = 0;
 	for (long packet = 0; packet + PACKET_BYTES <= bytes;) {
-		uint64_t bits;
-		memcpy(&bits, stream + packet + 40, 8); /* content_size */
-		long end = packet + (long)(bits / 8);
+		long end, next = packet_bounds(stream, packet, &end);
 		for (long at = packet + PACKET_BYTES; at < end && at < bytes;) {
 			const struct tel_record *r = (const void *)(stream + at);
 			const struct trace_mark *m = tel_record_payload(r);
@@ -62,7 +72,7 @@ static int marks_in(const char *path, uint32_t type, int *out_of_order)
 				break;
 			at += (long)tel_record_bytes(r);
 		}
-		packet = end > packet ? end : bytes;
+		packet = next > packet ? next : bytes;
 	}
 	return found;
 }
@@ -224,9 +234,7 @@ static void each_record(const char *path, void (*visit)(const struct tel_record 
 	long bytes = read(fd, stream, sizeof stream);
 	close(fd);
 	for (long packet = 0; packet + PACKET_BYTES <= bytes;) {
-		uint64_t bits;
-		memcpy(&bits, stream + packet + 40, 8);
-		long end = packet + (long)(bits / 8);
+		long end, next = packet_bounds(stream, packet, &end);
 		for (long at = packet + PACKET_BYTES; at < end && at < bytes;) {
 			const struct tel_record *r = (const void *)(stream + at);
 			if (!r->words)
@@ -234,7 +242,7 @@ static void each_record(const char *path, void (*visit)(const struct tel_record 
 			visit_resolved(r, visit, arg);
 			at += (long)tel_record_bytes(r);
 		}
-		packet = end > packet ? end : bytes;
+		packet = next > packet ? next : bytes;
 	}
 }
 
