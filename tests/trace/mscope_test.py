@@ -317,6 +317,54 @@ def record_refuses_a_stack_record_too_short_for_its_fields():
            "a short stack record was not refused clearly\n" + shown(status, out, err))
 
 
+def record_keeps_a_marks_padding_out_of_the_content():
+    """A packet whose stack references mscope rewrites, ending in a user mark
+    whose data stops short of its last word: the packet it writes still ends
+    its content where the mark's data does (the padding after it is no
+    event), so the Python bindings count the capture complete, babeltrace2
+    reads it without a complaint, and convert and repair read the same."""
+    lengths = (5, 3, 8)
+    packets = [ctf_fixture.packet_bytes(0, [
+        (t + 1000, "thread_name", dict(pid=2, tid=2, name="httpd")),
+        (t + 2100, "user_stack_def", dict(tid=2, count=1, flags=0, id=7, reserved=0,
+                                          frames=[A])),
+        (t + 3100, "user_stack_ref", dict(tid=2, id=7)),
+        (t + 3200, "user_mark", dict(type=1, length=length, data=b"x" * length))], 0)
+        for t, length in zip((0, 10000, 20000), lengths)]
+    count = 4 * len(packets)
+
+    def script(conn):
+        expect(conn.read_line().startswith("trace start"), "no trace start")
+        conn.send(fake_guest.text("tracing\n"))
+        conn.send(frame(FRAME_METADATA, ctf_fixture.tsdl().encode()) +
+                  b"".join(frame(FRAME_PACKET, p) for p in packets))
+        expect(conn.read_line() == "trace stop", "no trace stop")
+        conn.send(fake_guest.end(count, count, 0))
+    status, out, err, out_dir, _ = record(script, "--stacks")
+    expect(status == 0 and "trace complete" in out, "record failed\n" + shown(status, out, err))
+    with open(os.path.join(out_dir, "stream_0"), "rb") as f:
+        stream = f.read()
+    at, ends = 0, []  # where each packet's content ends inside its last word
+    while at < len(stream):
+        content, size = struct.unpack_from("<QQ", stream, at + 40)
+        ends.append(content // 8 % 8)
+        at += size // 8
+    expect(at == len(stream) and ends == [n % 8 for n in lengths],
+           f"contents end {ends} bytes into their last words, not {[n % 8 for n in lengths]}")
+    proc = subprocess.run(["babeltrace2", out_dir], capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    complaints = [line for line in proc.stderr.splitlines()
+                  if "WARN-MEANINGLESS-HEADER-FIELDS" not in line]
+    expect(proc.returncode == 0 and not complaints and len(proc.stdout.splitlines()) == count,
+           "babeltrace2 complained\n" + proc.stdout + proc.stderr)
+    status, text, err = mscope("convert", out_dir, "--text")
+    expect(status == 0 and len(text.splitlines()) == count,
+           "convert read otherwise\n" + shown(status, text, err))
+    repaired = out_dir + ".repaired"
+    status, rout, err = mscope("repair", out_dir, "-o", repaired)
+    expect(status == 0 and f"{count}" in rout, "repair read otherwise\n" + shown(status, rout, err))
+
+
 def record_reports_a_refused_start():
     """The OS answers `trace start` with an error: mscope says so and why,
     exit 1, without waiting for a trace that never comes."""
@@ -891,7 +939,8 @@ CASES = [record_writes_a_ctf_directory, record_reports_counts_that_do_not_add_up
          record_refuses_a_truncated_frame, record_refuses_a_malformed_end,
          record_without_end_is_incomplete, record_stops_on_ctrl_c,
          record_resolves_stack_references, record_refuses_a_stack_record_too_short_for_its_fields,
-         record_reports_a_refused_start, references_read_as_the_stacks_they_name,
+         record_keeps_a_marks_padding_out_of_the_content, record_reports_a_refused_start,
+         references_read_as_the_stacks_they_name,
          aspect_link_uploads_loads_and_links,
          aspect_link_stops_when_the_load_fails,
          aspect_link_says_when_the_os_hangs_up_during_the_upload,
