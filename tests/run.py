@@ -1837,7 +1837,8 @@ def trace_listing(args):
     sys.path.insert(0, os.path.join(ROOT, "tests", "trace"))
     import capture
     return [f"trace/{check}" for check in
-            capture.CHECKS + capture.TCP_CHECKS + capture.FLIGHT_CHECKS + capture.BROKEN_CHECKS]
+            capture.CHECKS + capture.TCP_CHECKS + capture.FLIGHT_CHECKS + capture.MARK_CHECKS +
+            capture.BROKEN_CHECKS]
 
 
 def run_trace_capture(args, reporter):
@@ -1861,6 +1862,13 @@ def run_trace_flight(args, reporter):
                                test_log(args, "trace-flight"), net_report(reporter))
 
 
+def run_trace_marks(args, reporter):
+    sys.path.insert(0, os.path.join(ROOT, "tests", "trace"))
+    import capture
+    capture.run_marks_capture(os.path.join(ROOT, args.build), in_build(args, SHIPPED_KERNEL),
+                              test_log(args, "trace-marks"), net_report(reporter))
+
+
 def run_trace_broken_httpd(args, reporter):
     sys.path.insert(0, os.path.join(ROOT, "tests", "trace"))
     import capture
@@ -1880,14 +1888,16 @@ def trace_jobs(args, reporter):
     aspect is linked, relinked and unlinked over the same port (mscope
     aspect); the analyzer's checks (docs/ANALYSIS.md); and a capture over TCP
     (trace_tcp=PORT, mscope record --attach HOST:PORT); a flight-recorder
-    capture (mscope record --flight); and the deliberately broken httpd
+    capture (mscope record --flight); marks whose data stops short of a
+    word ending packets (mscope and babeltrace2 read them without a
+    complaint); and the deliberately broken httpd
     (httpd-slow) traced by name in a stacks-only capture, where mscope
     stacks must show the function that breaks it."""
     if missing(in_build(args, SHIPPED_KERNEL), reporter, "trace", "run make kernel") or \
             missing(in_build(args, INITRD), reporter, "trace", "run make initrd"):
         return []
     return [lambda: run_trace_capture(args, reporter), lambda: run_trace_tcp(args, reporter),
-            lambda: run_trace_flight(args, reporter),
+            lambda: run_trace_flight(args, reporter), lambda: run_trace_marks(args, reporter),
             lambda: run_trace_broken_httpd(args, reporter)]
 
 

@@ -26,6 +26,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -514,6 +515,90 @@ def run_flight_capture(build, kernel, log, report):
     finally:
         guest.stop()
     report("trace/flight-recorder", "FAIL" if problem else "ok", time.monotonic() - started,
+           text, problem or "")
+
+
+MARK_CHECKS = ["marks-end-packets"]
+# Mark texts whose data stops short of a word (the record's padding follows).
+MARK_TEXTS = ["abcde", "abc", "abcdefg"]
+# Rounds of marks until packets end in them: a bound against a drain that
+# never catches one, not a time.
+MARK_ROUNDS_MAX, MARKS_PER_ROUND, PACKETS_WANTED = 12, 1500, 2
+
+
+def packets_ending_in_short_marks(out_dir):
+    """How many packets of the capture end in a user mark whose data stops
+    short of its record's last word, found by walking the records (the
+    content size alone says nothing when it counts the padding)."""
+    if not os.path.isfile(os.path.join(out_dir, "metadata")):
+        return 0
+    with open(os.path.join(out_dir, "metadata")) as f:
+        ids = dict(re.findall(r'name = "([^"]+)";\s*id = (\d+);', f.read()))
+    mark_id, found = int(ids["user_mark"]), 0
+    for name in os.listdir(out_dir):
+        if not name.startswith("stream_"):
+            continue
+        data = open(os.path.join(out_dir, name), "rb").read()
+        packet = 0
+        while packet + 72 <= len(data):  # (a capture still running: up to its last whole packet)
+            size = struct.unpack_from("<Q", data, packet + 48)[0] // 8
+            if packet + size > len(data):
+                break
+            at, last = packet + 72, None
+            while at + 8 <= packet + size:
+                ident, words, kind = struct.unpack_from("<HBB", data, at)
+                if not words:
+                    break
+                last, at = (ident, kind, at), at + words * 8
+            if last and last[0] == mark_id:
+                length = struct.unpack_from("<I", data, last[2] + (16 if last[1] else 8) + 4)[0]
+                found += length % 8 != 0
+            packet += max(size, 72)
+    return found
+
+
+def run_marks_capture(build, kernel, log, report):
+    """Marks whose data stops short of a word, written as fast as a program
+    can on one CPU while the drain reads on the other, until packets end in
+    them (the drain takes a ring up to its head, between a mark and the
+    system call's exit record that follows it): every such packet's content
+    ends where the mark's data does, so mscope's count through the Python
+    bindings says complete and babeltrace2 reads every event without a
+    complaint."""
+    started = time.monotonic()
+    work = tempfile.mkdtemp(prefix="trace-marks-")
+    sock, out_dir = os.path.join(work, "console.sock"), os.path.join(work, "trace")
+    guest = Guest(build, "e1000", {}, log, kernel=kernel, smp=2,
+                  console_port=f"socket,path={sock},server=on,wait=off")
+    problem, text = None, ""
+    try:
+        if not guest.boot():
+            problem, text = "no boot", guest.text[-3000:]
+        else:
+            def write_marks():
+                for i in range(MARK_ROUNDS_MAX):
+                    guest.run(f"mark {MARK_TEXTS[i % len(MARK_TEXTS)]} {MARKS_PER_ROUND}",
+                              timeout=120)
+                    if i >= 2 and packets_ending_in_short_marks(out_dir) >= PACKETS_WANTED:
+                        return
+            status, text, _ = record_around(["--attach", sock, "-o", out_dir], write_marks)
+            counts = COUNTS.search(text)
+            delivered = int(counts.group(2)) if counts else -1
+            bt = subprocess.run(["babeltrace2", out_dir], capture_output=True, text=True)
+            complaints = [line for line in bt.stderr.splitlines()
+                          if "WARN-MEANINGLESS-HEADER-FIELDS" not in line and
+                          "Tracer discarded" not in line]
+            events = len(bt.stdout.splitlines())
+            ending = packets_ending_in_short_marks(out_dir)
+            text += f"\n{ending} packets end in a mark\n" + "\n".join(complaints[:20])
+            if status or bt.returncode or events != delivered or complaints:
+                problem = (f"mscope exit {status}, babeltrace2 exit {bt.returncode}, "
+                           f"{events} events of {delivered}, {len(complaints)} complaints")
+            elif not ending:
+                problem = "no packet ended in a mark: nothing was tested"
+    finally:
+        guest.stop()
+    report("trace/marks-end-packets", "FAIL" if problem else "ok", time.monotonic() - started,
            text, problem or "")
 
 
