@@ -114,9 +114,16 @@ static void only_monitors_pin_to_monitor_cpus(struct ktest *t)
 	EXPECT_EQ(t, proc_set_affinity(pid, SMP_CPU_BIT(cpu)), -EINVAL);
 	EXPECT_EQ(t, proc_set_monitor(pid, true), 0);
 	EXPECT_EQ(t, proc_set_affinity(pid, SMP_CPU_BIT(cpu)), 0);
-	sched_sleep_ns(50 * 1000 * 1000);
+	/* The spinner moves at its next switch, whenever the host lets its vCPU
+	 * run: wait for it, the bound only a guard against a hang (10 s). */
 	struct proc_info info;
-	EXPECT_TRUE(t, find_info(pid, &info) && info.cpu == (int32_t)cpu);
+	bool moved = false;
+	for (unsigned ms = 0; !moved && ms < 10000; ms++) {
+		moved = find_info(pid, &info) && info.cpu == (int32_t)cpu;
+		if (!moved)
+			sched_sleep_ns(1000 * 1000);
+	}
+	EXPECT_TRUE(t, moved);
 	EXPECT_EQ(t, cpu_release_from_monitors(cpu), 0);
 	stop(pid);
 }
