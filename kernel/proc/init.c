@@ -46,6 +46,18 @@ static int wait_for_init(void *arg)
 	power_stop(status == 0 ? POWER_TESTS_PASSED : POWER_TESTS_FAILED);
 }
 
+/* Watches init until it ends; detached, so that its stack goes back once
+ * it has (nobody joins it). */
+static void start_init_watch(int pid)
+{
+	struct thread *watch = thread_create(wait_for_init, (void *)(intptr_t)pid, "init-watch",
+					     SCHED_PRIORITY_NORMAL);
+	if (watch)
+		thread_detach(watch);
+	else
+		pr_warn("proc: no thread to watch init; its end will go unnoticed\n");
+}
+
 int proc_start_init(void)
 {
 	proc_bench_run_if_requested();
@@ -57,8 +69,7 @@ int proc_start_init(void)
 			pid, pid == -2 ? ": no initial RAM filesystem or no such program" : "");
 	else
 		pr_info("proc: started %s as pid %d\n", init_path, pid);
-	if (pid > 0 && !thread_create(wait_for_init, (void *)(intptr_t)pid, "init-watch",
-				      SCHED_PRIORITY_NORMAL))
-		pr_warn("proc: no thread to watch init; its end will go unnoticed\n");
+	if (pid > 0)
+		start_init_watch(pid);
 	return pid;
 }

@@ -161,5 +161,9 @@ void net_trace_tcp_init(void)
 	if (!listen_port)
 		return;
 	trace_register_sink(&tcp_sink);
-	thread_create(server, NULL, "trace-tcp", SCHED_PRIORITY_NORMAL);
+	struct thread *t = thread_create(server, NULL, "trace-tcp", SCHED_PRIORITY_NORMAL);
+	if (t)
+		thread_detach(t); /* nobody joins it: its stack goes back when it ends */
+	else
+		pr_warn("trace: no thread for the TCP sink on port %u\n", (unsigned)listen_port);
 }
