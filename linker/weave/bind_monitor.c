@@ -628,14 +628,18 @@ SYSCALL_DEFINE3(ms_scope_reply, uint32_t, joinpoint, uint64_t, key, int64_t, val
  * attaches (attach_monitor), and none attaches while this call runs.
  * Another process attaches only once this one has ended or exec'd
  * (may_take_the_pages), which its thread does itself, and this one only
- * from its thread: a process has one (proc.h), and it is here.  For the
- * same reason the endpoint and the process read here are one monitor's. */
+ * from its thread: a process has one (proc.h), and it is here.  So the
+ * caller must still run the program that attached: once it has exec'd,
+ * another monitor may attach (and put this endpoint) while it sleeps in
+ * the call.  For the same reason the endpoint and the process read here
+ * are one monitor's. */
 static struct ipc_endpoint *callers_monitor_endpoint(void)
 {
 	struct process *p = proc_current();
 	struct ipc_endpoint *e = monitor_endpoint();
 	return p && e && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
-		       proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED)
+		       proc_still_runs_program(__atomic_load_n(&session.pid, __ATOMIC_RELAXED), p,
+					       __atomic_load_n(&session.execs, __ATOMIC_RELAXED))
 		   ? e
 		   : NULL;
 }

@@ -2276,6 +2276,41 @@ void a_detached_monitor_that_execs_leaves_the_place(void)
 		t_fail("a monitor after one that exec'd (see above)");
 }
 
+int user_reply_receive_child_main(void)
+{
+	long result = ms_syscall6(__NR_ms_scope_reply_receive, 0, 0, 0, (long)SCOPE_INBOX_ADDRESS,
+				  1000 * 1000, 0);
+	return result < 0 ? (int)-result : 0;
+}
+
+/* The monitor attaches and, still privileged with its endpoint open, execs
+ * a program that calls ms_scope_reply_receive. */
+static void attach_and_exec_a_receiver(void *unused)
+{
+	(void)unused;
+	long endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	long channel = endpoint < 0 ? endpoint : ms_syscall3(__NR_ms_scope_attach, endpoint, 0, 0);
+	if (channel < 0)
+		_exit(200);
+	char *argv[] = {"/bin/usertests", "--reply-receive", NULL};
+	execv(argv[0], argv);
+	_exit(201);
+}
+
+/* Once the monitor has exec'd, another monitor may attach and put the
+ * first one's endpoint (the place is free: exec dropped the inbox and
+ * rings), so the exec'd program is not the monitor: its reply-receive is
+ * -EPERM.  Before, it passed as the monitor and received on an endpoint the
+ * next attach could free under it. */
+void an_execd_monitor_is_no_longer_the_monitor(void)
+{
+	int status = t_run_child(attach_and_exec_a_receiver, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != L_EPERM)
+		t_fail(
+		    "the exec'd monitor's ms_scope_reply_receive: status %#x, want exit EPERM (%d)",
+		    status, L_EPERM);
+}
+
 /* Root without PRIV_MONITOR links an aspect into the monitor. */
 static void link_into_the_monitor_without_priv_monitor(void *unused)
 {

@@ -1019,6 +1019,8 @@ const struct user_test user_tests[] = {
      a_detached_monitor_never_sees_the_next_ones_events, HANG_GUARD_MS},
     {"a_detached_monitor_that_execs_leaves_the_place",
      a_detached_monitor_that_execs_leaves_the_place, HANG_GUARD_MS},
+    {"an_execd_monitor_is_no_longer_the_monitor", an_execd_monitor_is_no_longer_the_monitor,
+     HANG_GUARD_MS},
     {"linking_into_the_monitor_needs_priv_monitor", linking_into_the_monitor_needs_priv_monitor,
      HANG_GUARD_MS},
     {"ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call",

@@ -218,6 +218,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2 && strcmp(argv[1], "--clock-check") == 0)
 		return user_clock_child_main();
+	if (argc == 2 && strcmp(argv[1], "--reply-receive") == 0)
+		return user_reply_receive_child_main();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* A case killed by its hang guard may leave a stopped child in the
 	 * runner's own process group, now orphaned: the SIGHUP POSIX sends that

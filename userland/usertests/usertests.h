@@ -145,6 +145,10 @@ void scope_reply_receive_receives_into_the_inbox(void);
 void racing_attaches_make_one_monitor(void);
 void a_detached_monitor_never_sees_the_next_ones_events(void);
 void a_detached_monitor_that_execs_leaves_the_place(void);
+void an_execd_monitor_is_no_longer_the_monitor(void);
+/* `usertests --reply-receive` (exec'd by a test): one ms_scope_reply_receive
+ * into the inbox; exits with the errno it returned (0 when it succeeded). */
+int user_reply_receive_child_main(void);
 void linking_into_the_monitor_needs_priv_monitor(void);
 void ipc_caller_killed_while_a_receiver_on_its_cpu_holds_the_call(void);
 void ipc_receive_into_a_bad_buffer_loses_no_message(void);
