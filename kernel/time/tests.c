@@ -268,6 +268,33 @@ static void calibration_wait_is_bounded(struct ktest *t)
 	EXPECT_TRUE(t, stuck.calls > 0);
 }
 
+#define AWAY_CYCLES 100000ULL
+
+/* A reference that is there on the second look, the CPU having been away
+ * (as a host stops a vCPU) for longer than the whole budget between the
+ * first look and the second. */
+static bool there_after_an_absence(void *ctx)
+{
+	struct poll_count *p = ctx;
+	if (++p->calls == 1) {
+		uint64_t away_from = rdtsc();
+		while (rdtsc() - away_from <= AWAY_CYCLES)
+			cpu_relax();
+		return false;
+	}
+	return true;
+}
+
+/* A calibration that was not run while its window passed must not call its
+ * reference stuck (a loaded host made the HPET look stuck at boot, and the
+ * clock fell back to the PIT): the look after the absence decides. */
+static void calibration_wait_survives_an_absent_cpu(struct ktest *t)
+{
+	struct poll_count late = {0, 0};
+	EXPECT_TRUE(t, clock_poll_until(there_after_an_absence, &late, AWAY_CYCLES / 2, 100));
+	EXPECT_EQ(t, late.calls, 2);
+}
+
 KTEST_SUITE(time, KTEST_CASE(clock_is_monotonic), KTEST_CASE(clock_advances),
 	    KTEST_CASE(tick_advances_with_interrupts_on), KTEST_CASE(tick_callback_runs),
 	    KTEST_CASE(oneshot_fires_once), KTEST_CASE(oneshot_cancel_and_busy),
@@ -275,4 +302,5 @@ KTEST_SUITE(time, KTEST_CASE(clock_is_monotonic), KTEST_CASE(clock_advances),
 	    KTEST_CASE(oneshot_between_ticks_sets_the_timer_for_itself),
 	    KTEST_CASE(user_clock_page_converts_as_clock_ns),
 	    KTEST_CASE(calibrated_against_what_the_machine_has),
-	    KTEST_CASE(calibration_wait_is_bounded));
+	    KTEST_CASE(calibration_wait_is_bounded),
+	    KTEST_CASE(calibration_wait_survives_an_absent_cpu));

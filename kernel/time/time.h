@@ -49,10 +49,11 @@ void clock_init(void);
  * advance, with the PIT measured again (or, stuck too, the rate kept).  Boot
  * CPU, after acpi_init, before other CPUs start. */
 int clock_calibrate_hpet(void);
-/* Calls done(ctx) until it returns true (then returns true), or until
- * budget_cycles of TSC have passed or max_polls calls were made (then
- * false): how a calibration waits for its reference without hanging on a
- * stuck one. */
+/* Calls done(ctx) until it returns true (then returns true), or until a
+ * call begun after budget_cycles of TSC had passed, or the max_polls-th
+ * call, returned false (then false): how a calibration waits for its
+ * reference without hanging on a stuck one, and without calling a working
+ * one stuck because its CPU was not run for the whole budget. */
 bool clock_poll_until(bool (*done)(void *ctx), void *ctx, uint64_t budget_cycles,
 		      uint64_t max_polls);
 /* Busy-waits for at least ns nanoseconds (works before the scheduler). */
