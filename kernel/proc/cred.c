@@ -10,7 +10,8 @@
  * The id rules are POSIX's: with euid 0 a process may set any id;
  * otherwise only to one of its own real, effective or saved ids.  The ids
  * change only on the process's own thread, under proc_lock, so a check by
- * another process (kill) sees them whole.
+ * another process (kill) sees them whole.  A new real uid takes the
+ * process's count of processes with it (user_charges.c).
  */
 #include "uapi/cred.h"
 #include "lib/errno.h"
@@ -121,11 +122,9 @@ static void cred_changed(void)
 		hook();
 }
 
-int proc_set_ids(bool group, const uint32_t wanted[3])
+/* Changes self's ids under proc_lock; 0 or -EPERM. */
+static int change_ids(struct process *self, bool group, const uint32_t wanted[3])
 {
-	struct process *self = proc_current();
-	if (!self)
-		return -EPERM;
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	struct proc_cred *cred = &self->cred;
 	uint32_t ids[3] = {group ? cred->gid : cred->uid, group ? cred->egid : cred->euid,
@@ -138,6 +137,37 @@ int proc_set_ids(bool group, const uint32_t wanted[3])
 		drop_privileges_of_users(cred);
 	}
 	spin_unlock_irqrestore(&proc_lock, irq);
+	return result;
+}
+
+/* The real uid a change of ids leaves self with. */
+static uint32_t real_uid_after(const struct process *self, bool group, const uint32_t wanted[3])
+{
+	return group || wanted[0] == UNCHANGED ? self->cred.uid : wanted[0];
+}
+
+/* A process counts to its real uid's processes (process.c), so a new real
+ * uid takes the count: counted to new_uid before the change (unbounded: a
+ * process that may change its real uid was given that uid by root, and a
+ * refused setuid is a hazard to programs that do not check it), given back
+ * by the uid that no longer has it after.  Only the process's own thread
+ * changes its ids, so cred.uid stays as read here. */
+static int count_to_new_real_uid(uint32_t new_uid)
+{
+	return proc_user_charge(new_uid, PROC_USER_PROCESSES, 1, UINT64_MAX) ? -EAGAIN : 0;
+}
+
+int proc_set_ids(bool group, const uint32_t wanted[3])
+{
+	struct process *self = proc_current();
+	if (!self)
+		return -EPERM;
+	uint32_t old_uid = self->cred.uid, new_uid = real_uid_after(self, group, wanted);
+	if (new_uid != old_uid && count_to_new_real_uid(new_uid))
+		return -EAGAIN;
+	int result = change_ids(self, group, wanted);
+	if (new_uid != old_uid)
+		proc_user_release(result == 0 ? old_uid : new_uid, PROC_USER_PROCESSES, 1);
 	if (result == 0 && !group)
 		cred_changed();
 	return result;

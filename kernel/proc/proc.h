@@ -142,6 +142,7 @@ void proc_set_cred_change_hook(void (*hook)(void));
 enum proc_user_resource {
 	PROC_USER_KMEM_BYTES, /* endpoints' and pipes' kernel memory: USER_KMEM_BYTES_MAX */
 	PROC_USER_SOCKETS,    /* sockets and listeners' queue places (modules/net) */
+	PROC_USER_PROCESSES,  /* processes of the real uid (process.c): USER_PROC_MAX */
 	PROC_USER_RESOURCES,
 };
 

@@ -235,6 +235,11 @@ static void link_child_locked(struct process *parent, struct process *p)
 	parent->first_child = p;
 }
 
+static bool made_by_root(const struct process *parent)
+{
+	return !parent || parent->cred.euid == ROOT_UID;
+}
+
 /* How many processes may exist when parent makes one more: a user's fork
  * stops PROC_ROOT_RESERVED short of the table's end, so that no user can
  * fill the table and leave root (the console shell, init's reaping, an
@@ -242,7 +247,28 @@ static void link_child_locked(struct process *parent, struct process *p)
  * a process of effective uid 0 may take every slot. */
 static int slots_for(const struct process *parent)
 {
-	return !parent || parent->cred.euid == ROOT_UID ? PROC_MAX : PROC_MAX - PROC_ROOT_RESERVED;
+	return made_by_root(parent) ? PROC_MAX : PROC_MAX - PROC_ROOT_RESERVED;
+}
+
+/* Counts new process p to its real uid (user_charges.c) until it is freed
+ * (free_process); a setuid to another real uid moves the count (cred.c).
+ * All users but root share the table's first PROC_MAX - PROC_ROOT_RESERVED
+ * slots, and one user forking until refused would otherwise take them all
+ * and leave every other user unable to fork: so a user's own fork stops at
+ * USER_PROC_MAX processes of its real uid.  A process of euid 0 is counted
+ * but not bounded.  Returns 0, -EAGAIN or -ENOMEM. */
+static int charge_process(const struct process *parent, const struct process *p)
+{
+	uint64_t limit = made_by_root(parent) ? UINT64_MAX : USER_PROC_MAX;
+	int error = proc_user_charge(p->cred.uid, PROC_USER_PROCESSES, 1, limit);
+	return error == -ENOSPC ? -EAGAIN : error;
+}
+
+/* Frees p, out of the table, and gives back its count to its real uid. */
+static void free_process(struct process *p)
+{
+	proc_user_release(p->cred.uid, PROC_USER_PROCESSES, 1);
+	kfree(p);
 }
 
 struct process *proc_alloc(struct process *parent, const char *name, int *error)
@@ -264,11 +290,16 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 		p->unwind = parent->unwind;
 	}
 	p->cred = proc_cred_for_child(parent);
+	*error = charge_process(parent, p);
+	if (*error) {
+		kfree(p);
+		return NULL;
+	}
 
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	if (live >= slots_for(parent)) {
 		spin_unlock_irqrestore(&proc_lock, irq);
-		kfree(p);
+		free_process(p);
 		*error = -EAGAIN;
 		return NULL;
 	}
@@ -294,7 +325,7 @@ void proc_free_embryo(struct process *p)
 	proc_files_exit(p);
 	if (p->memory)
 		memory_destroy(p->memory);
-	kfree(p);
+	free_process(p);
 }
 
 /* ---- Running --------------------------------------------------------------- */
@@ -594,7 +625,7 @@ __attribute__((noreturn)) void proc_exit_current(int status)
 	/* p may be freed by its parent from here on. */
 	while (to_free) {
 		struct process *next = to_free->next_sibling;
-		kfree(to_free);
+		free_process(to_free);
 		to_free = next;
 	}
 	thread_exit(0);
@@ -680,7 +711,7 @@ int proc_wait(int pid, int *status, int options)
 			if (status)
 				*status = child_status;
 			if (reaped)
-				kfree(child);
+				free_process(child);
 			return child_pid;
 		}
 		if (!found)

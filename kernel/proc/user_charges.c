@@ -15,6 +15,10 @@
  * Sockets (PROC_USER_SOCKETS): modules/net counts a user's sockets and its
  * listeners' queues here against its own bound (user_sockets.c).
  *
+ * Processes (PROC_USER_PROCESSES): process.c counts each process to its
+ * real uid from fork until it is reaped against USER_PROC_MAX; a setuid to
+ * another real uid moves the count (cred.c).
+ *
  * A user's entry is made when it first holds something and freed when it
  * holds nothing again, so any number of users may hold something at once:
  * a charge is refused for its user's bound only (or when not even the

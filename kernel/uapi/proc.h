@@ -11,6 +11,7 @@
 #define PROC_NAME_MAX      32    /* the program's name, as ps shows it */
 #define PROC_MAX           64    /* processes that may exist at once (fork: -EAGAIN) */
 #define PROC_ROOT_RESERVED 8     /* of those, the last ones only a process of euid 0 may make */
+#define USER_PROC_MAX      18    /* processes of one real uid other than 0 (its fork: -EAGAIN) */
 #define PROC_ARG_MAX       65536 /* bytes of argv and envp strings for execve (-E2BIG) */
 /* The bytes of kernel memory a user other than root may hold at once in
  * endpoints (ms_ipc_create: -ENOMEM past it, some 46 of capacity 64) and

@@ -375,81 +375,12 @@ void a_user_pins_only_its_own_processes(void)
 		t_fail("pinning as uid %d: status %#x (see above)", USER_ID, status);
 }
 
-/* ---- The process table: a user cannot take it all ------------------------------ */
+/* ---- Endpoints: a user holds a bounded share of the kernel's memory ----------- */
 
 struct fill_report {
-	long made;   /* processes the user forked */
-	long result; /* what its last fork returned */
+	long made;   /* things the user made */
+	long result; /* what its last attempt returned */
 };
-
-/* As uid 1000: forks until fork fails, each child blocked on the gate, and
- * reports how far it got; then waits for them all. */
-static void fill_table_as_user(void *argument)
-{
-	const int *pipes = argument; /* gate[2], report[2] */
-	close(pipes[2]);
-	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0)
-		_exit(1);
-	struct fill_report report = {0, 0};
-	while (report.made < 5000) {
-		report.result = ms_syscall3(__NR_fork, 0, 0, 0);
-		if (report.result == 0) {
-			char c;
-			close(pipes[1]);
-			read(pipes[0], &c, 1); /* end of file when root closes the gate */
-			_exit(0);
-		}
-		if (report.result < 0)
-			break;
-		report.made++;
-	}
-	close(pipes[1]);
-	write(pipes[3], &report, sizeof report);
-	while (wait(NULL) > 0)
-		;
-	_exit(0);
-}
-
-/* Before: a user forking until fork failed filled all 64 slots, and root (the
- * console shell, an administrator's kill -9 pipeline) could not fork again
- * until the user's processes ended.  Now a user's fork stops at
- * PROC_MAX - PROC_ROOT_RESERVED, and root still forks. */
-void a_user_cannot_fill_the_process_table(void)
-{
-	int pipes[4]; /* gate: read, write; report: read, write */
-	if (pipe(pipes) < 0 || pipe(pipes + 2) < 0) {
-		t_fail("pipe: %s", strerror(errno));
-		return;
-	}
-	fflush(stdout);
-	pid_t user = fork();
-	if (user == 0)
-		fill_table_as_user(pipes);
-	close(pipes[3]);
-	struct fill_report report = {-1, 0};
-	if (user < 0 || read(pipes[2], &report, sizeof report) != sizeof report)
-		t_fail("the user's forks did not report");
-	else if (report.result != -L_EAGAIN && report.result != -L_ENOMEM)
-		t_fail("the user's fork failed with %ld, expected -EAGAIN or -ENOMEM",
-		       report.result);
-	long root = ms_syscall3(__NR_fork, 0, 0, 0);
-	if (root == 0)
-		_exit(0);
-	if (root < 0)
-		t_fail("root cannot fork once uid %d has forked %ld processes: %ld", USER_ID,
-		       report.made, root);
-	else
-		waitpid((pid_t)root, NULL, 0);
-	t_note("uid %d forked %ld processes before fork failed with %ld", USER_ID, report.made,
-	       report.result);
-	close(pipes[1]);
-	close(pipes[0]);
-	close(pipes[2]);
-	if (user > 0)
-		waitpid(user, NULL, 0);
-}
-
-/* ---- Endpoints: a user holds a bounded share of the kernel's memory ----------- */
 
 /* One endpoint of the largest capacity: its descriptor or the error. */
 static long make_endpoint(void)
