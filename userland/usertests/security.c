@@ -955,22 +955,30 @@ static void fork_stack_eaters(struct stack_pipes *p, pid_t *eaters)
 	p->done[1] = -1;
 }
 
+/* Forks a child that runs body with its end of report and of gate, closing
+ * the ends it does not use; the case then closes its own end of report (-1:
+ * the fork failed). */
+static pid_t fork_on_pipes(struct stack_pipes *p, void (*body)(int report, int gate))
+{
+	pid_t child = fork();
+	if (child == 0) {
+		close(p->gate[1]);
+		close(p->start[1]);
+		close(p->hold[1]);
+		body(p->report[1], p->gate[0]);
+	}
+	close(p->report[1]);
+	p->report[1] = -1;
+	return child;
+}
+
 /* Forks the process that commits all the memory it can, reports how many
  * MiB, and touches it all once the gate closes.  Returns its pid or -1.
  * The case then closes its own end of report: a holder that ends before
  * reporting ends the read. */
 static pid_t fork_holder(struct stack_pipes *p)
 {
-	pid_t holder = fork();
-	if (holder == 0) {
-		close(p->gate[1]);
-		close(p->start[1]);
-		close(p->hold[1]);
-		commit_wait_touch(p->report[1], p->gate[0]);
-	}
-	close(p->report[1]);
-	p->report[1] = -1;
-	return holder;
+	return fork_on_pipes(p, commit_wait_touch);
 }
 
 /* Before: the 2 MiB stack was never promised, so processes of a user
@@ -1069,16 +1077,7 @@ static void exit_at_once(void *unused)
  * report or gate the hog needs. */
 static pid_t fork_user_hog(struct stack_pipes *p)
 {
-	pid_t hog = fork();
-	if (hog == 0) {
-		close(p->gate[1]);
-		close(p->start[1]);
-		close(p->hold[1]);
-		promise_everything_as_user(p->report[1], p->gate[0]);
-	}
-	close(p->report[1]);
-	p->report[1] = -1;
-	return hog;
+	return fork_on_pipes(p, promise_everything_as_user);
 }
 
 /* Before: promises were the same for everyone, so once uid 1000 had
