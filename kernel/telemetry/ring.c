@@ -332,7 +332,7 @@ static struct published read_published(const struct tel_ring *ring)
 		    .produced = commits / 2,
 		    .last_time = __atomic_load_n(&ring->last_time, __ATOMIC_ACQUIRE),
 		    .pad_at = __atomic_load_n(&ring->pad_at, __ATOMIC_ACQUIRE),
-		    .short_end = __atomic_load_n(&ring->short_end, __ATOMIC_RELAXED)};
+		    .short_end = __atomic_load_n(&ring->short_end, __ATOMIC_ACQUIRE)};
 		if (!(commits & 1) && load_acquire(&ring->commits) == commits)
 			return p;
 		__builtin_ia32_pause();
