@@ -632,14 +632,17 @@ SYSCALL_DEFINE3(ms_scope_reply, uint32_t, joinpoint, uint64_t, key, int64_t, val
  * caller must still run the program that attached: once it has exec'd,
  * another monitor may attach (and put this endpoint) while it sleeps in
  * the call.  For the same reason the endpoint and the process read here
- * are one monitor's. */
+ * are one monitor's.  The caller is the process asked about, so it runs and
+ * its exec count is its own thread's to read: proc_still_runs_program's
+ * look-up under proc_lock (50 instructions of the round trip) would find
+ * the same. */
 static struct ipc_endpoint *callers_monitor_endpoint(void)
 {
 	struct process *p = proc_current();
 	struct ipc_endpoint *e = monitor_endpoint();
 	return p && e && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
-		       proc_still_runs_program(__atomic_load_n(&session.pid, __ATOMIC_RELAXED), p,
-					       __atomic_load_n(&session.execs, __ATOMIC_RELAXED))
+		       proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED) &&
+		       proc_exec_count(p) == __atomic_load_n(&session.execs, __ATOMIC_RELAXED)
 		   ? e
 		   : NULL;
 }
