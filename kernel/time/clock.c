@@ -60,7 +60,7 @@
 #define ASSUMED_TSC_HZ      2000000000ULL
 
 static uint64_t tsc_hz;
-static struct clock_scale scale;
+struct clock_scale clock_kernel_scale;
 static const char *reference = "none";
 
 static union {
@@ -83,7 +83,7 @@ static void publish_user_page(void)
 	struct clock_user_page *page = &user_page.page;
 	__atomic_store_n(&page->sequence, page->sequence + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE); /* odd before the fields */
-	page->scale = scale;
+	page->scale = clock_kernel_scale;
 	page->flags = tsc_hz && !user_clock_off ? CLOCK_USER_USABLE : 0;
 	__atomic_store_n(&page->sequence, page->sequence + 1, __ATOMIC_RELEASE);
 }
@@ -105,28 +105,28 @@ const char *clock_reference(void)
 
 uint64_t clock_tsc_to_ns(uint64_t cycles)
 {
-	return (uint64_t)(((unsigned __int128)cycles * scale.ns_mult) >> 32);
+	return (uint64_t)(((unsigned __int128)cycles * clock_kernel_scale.ns_mult) >> 32);
 }
 
 /* Before calibration the scale is all zero, so this is 0. */
 uint64_t clock_ns_at_tsc(uint64_t tsc)
 {
-	return clock_scale_ns(&scale, tsc);
+	return clock_scale_ns(&clock_kernel_scale, tsc);
 }
 
 uint64_t clock_ns(void)
 {
-	return clock_ns_at_tsc(rdtsc());
+	return clock_ns_inline();
 }
 
 /* Switches to a new rate, continuing from the current reading. */
 static void clock_set_rate(uint64_t hz, const char *source)
 {
 	uint64_t now_tsc = rdtsc();
-	uint64_t now_ns = clock_scale_ns(&scale, now_tsc);
-	scale.base_tsc = now_tsc;
-	scale.base_ns = now_ns;
-	scale.ns_mult = (NSEC_PER_SEC << 32) / hz;
+	uint64_t now_ns = clock_scale_ns(&clock_kernel_scale, now_tsc);
+	clock_kernel_scale.base_tsc = now_tsc;
+	clock_kernel_scale.base_ns = now_ns;
+	clock_kernel_scale.ns_mult = (NSEC_PER_SEC << 32) / hz;
 	tsc_hz = hz;
 	reference = source;
 	publish_user_page();
