@@ -228,10 +228,20 @@ static uint32_t sender_pid(void)
 	return p ? (uint32_t)proc_pid(p) : 0;
 }
 
+/* sender_pid for the call and the reply-receive, which read the calling
+ * process (proc_current) once, for the pid and for the signal check: a
+ * caller that may sleep (self) is in no interrupt, so needs no other load. */
+HOT uint32_t sender_pid_of(const struct thread *self, const struct process *proc)
+{
+	if (!proc || (!self && this_cpu_read(irq_depth)))
+		return 0;
+	return (uint32_t)proc_pid(proc);
+}
+
 /* Puts message (and call, when not NULL) at the tail, lock held.  Returns 0,
  * -EPIPE or -EAGAIN, counting the outcome. */
 static int enqueue_locked(struct ipc_endpoint *e, const struct ipc_message *message,
-			  struct ipc_call *call)
+			  struct ipc_call *call, uint32_t sender)
 {
 	if (e->closed) {
 		e->stats.peer_gone++;
@@ -244,7 +254,7 @@ static int enqueue_locked(struct ipc_endpoint *e, const struct ipc_message *mess
 	struct ipc_slot *slot = &e->slots[(e->head + e->count) % e->capacity];
 	copy_message(&slot->message, message);
 	slot->message.token = 0;
-	slot->message.sender = sender_pid();
+	slot->message.sender = sender;
 	slot->call = call;
 	e->count++;
 	if (call) {
@@ -285,7 +295,7 @@ JOINPOINT_DEFINE(ipc, send, int, struct ipc_endpoint *, endpoint, const struct i
 	if (error)
 		return error;
 	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
-	error = enqueue_locked(endpoint, message, NULL);
+	error = enqueue_locked(endpoint, message, NULL, sender_pid());
 	if (error == 0)
 		wake(pop_receiver_locked(endpoint));
 	spin_unlock_irqrestore(&endpoint->lock, irq);
@@ -302,13 +312,15 @@ static bool may_sleep(void)
 	return irq_enabled() && cpu->preempt_count == 0 && cpu->irq_depth == 0 && cpu->current;
 }
 
-/* may_sleep for a caller that read its flags already: it takes the
- * endpoint lock with them (spin_lock_irqsave_inline_with), one read. */
-HOT bool may_sleep_with(uint64_t flags)
+/* may_sleep for a caller that read its flags already (it takes the
+ * endpoint lock with them, spin_lock_irqsave_inline_with): the calling
+ * thread when it may block, else NULL, so that its waits have it at hand. */
+HOT struct thread *sleeper_with(uint64_t flags)
 {
 	struct cpu *cpu = this_cpu();
-	return (flags & RFLAGS_IF) && cpu->preempt_count == 0 && cpu->irq_depth == 0 &&
-	       cpu->current;
+	if (!(flags & RFLAGS_IF) || cpu->preempt_count || cpu->irq_depth)
+		return NULL;
+	return thread_current(); /* one load: this CPU's, wherever it runs now */
 }
 
 static uint64_t deadline_after(uint64_t now, uint64_t timeout_ns)
@@ -320,7 +332,8 @@ static uint64_t deadline_after(uint64_t now, uint64_t timeout_ns)
  * for a signal (a kill may not wake it). */
 static uint64_t wake_time(uint64_t now, uint64_t deadline)
 {
-	return deadline - now < SIGNAL_CHECK_NS ? deadline : now + SIGNAL_CHECK_NS;
+	uint64_t check = now + SIGNAL_CHECK_NS; /* the clock is centuries from wrapping */
+	return deadline < check ? deadline : check;
 }
 
 /* Blocks with the endpoint lock dropped, handing the CPU to *handoff first
@@ -398,29 +411,29 @@ static bool spin_briefly(struct ipc_endpoint *e, struct ipc_call *call, uint64_t
 	return false;
 }
 
-/* The caller blocks until its call is done, the deadline or a signal, lock
- * held on entry and on return unless *locked comes back false (the reply
- * seen while spinning, or handed back by the replier).  receiver (blocked
- * in receive, taken off the list) gets the CPU first. */
-static int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, uint64_t now,
-				uint64_t deadline, uint64_t *irq, struct thread *receiver,
-				bool *locked)
+/* The caller (self, of process proc) blocks until its call is done, the
+ * deadline or a signal, lock held on entry and on return unless *locked
+ * comes back false (the reply seen while spinning, or handed back by the
+ * replier).  receiver (blocked in receive, taken off the list) gets the CPU
+ * first.  The call was queued or delivered under the lock, so it is not done
+ * until this thread has dropped the lock once (blocked or spun). */
+HOT int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, struct thread *self,
+			     const struct process *proc, unsigned here, uint64_t now,
+			     uint64_t deadline, uint64_t *irq, struct thread *receiver,
+			     bool *locked)
 {
-	int result;
-	if (e->receiver_cpus && !(e->receiver_cpus & (1ull << this_cpu_id())) &&
-	    spin_briefly(e, call, now, deadline, irq, &receiver)) {
-		*locked = false;
-		return call->result;
-	}
-	call->waiter = thread_current(); /* under the lock: a reply from now on wakes it */
-	for (bool first = true;; first = false) {
-		if (call->state == IPC_CALL_DONE) {
-			result = call->result;
-			break;
+	if (e->receiver_cpus && !(e->receiver_cpus & (1ull << here))) {
+		if (spin_briefly(e, call, now, deadline, irq, &receiver)) {
+			*locked = false;
+			return call->result;
 		}
-		if (!first)
-			now = clock_ns();
-		if (proc_signal_pending()) {
+		if (call->state == IPC_CALL_DONE)
+			return call->result;
+	}
+	call->waiter = self; /* under the lock: a reply from now on wakes it */
+	int result;
+	for (;;) {
+		if (proc_signals_interrupt(proc)) {
 			result = withdraw_locked(e, call, -EINTR);
 			break;
 		}
@@ -433,6 +446,11 @@ static int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, u
 			*locked = false; /* answered, and handed back by the replier */
 			return call->result;
 		}
+		if (call->state == IPC_CALL_DONE) {
+			result = call->result;
+			break;
+		}
+		now = clock_ns_inline();
 	}
 	wake(receiver);
 	return result;
@@ -472,18 +490,18 @@ static bool can_deliver_locked(const struct ipc_endpoint *e)
  * off the list: no queue slot, no second copy.  Returns its thread, to be
  * handed the CPU or woken, or NULL when it polls (it is running). */
 static struct thread *deliver_locked(struct ipc_endpoint *e, const struct ipc_message *message,
-				     struct ipc_call *call)
+				     struct ipc_call *call, uint32_t sender, unsigned here)
 {
 	struct ipc_receiver *r = e->receivers;
 	struct thread *t = r->polling ? NULL : r->thread;
 	struct ipc_message *m = r->buffer;
 	e->receivers = r->next;
 	copy_message(m, message);
-	m->sender = sender_pid();
+	m->sender = sender;
 	m->token = take_pending_locked(e, call);
 	e->calls_outstanding++;
 	e->stats.delivered++; /* a call and a receive: ipc_get_stats counts it in both */
-	e->last_caller_cpu = (int)this_cpu_id();
+	e->last_caller_cpu = (int)here;
 	r->next = NULL;
 	r->thread = NULL;
 	__atomic_store_n(&r->delivered, 1, __ATOMIC_RELEASE); /* last: r may go once seen */
@@ -497,28 +515,31 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 	if (error || !reply)
 		return error ? error : -EINVAL;
 	uint64_t flags = read_rflags();
-	bool sleeping = may_sleep_with(flags);
+	struct thread *self = sleeper_with(flags);
+	const struct process *proc = proc_current();
 	struct ipc_call call = {.reply = reply, .state = IPC_CALL_QUEUED};
-	uint64_t now = clock_ns(), deadline = deadline_after(now, timeout_ns);
+	uint64_t now = clock_ns_inline(), deadline = deadline_after(now, timeout_ns);
 	struct thread *receiver = NULL;
 	uint64_t irq = spin_lock_irqsave_inline_with(&endpoint->lock, flags);
-	if (!sleeping && unservable_locked(endpoint)) {
+	unsigned here = this_cpu_id(); /* interrupts are off: it stays */
+	uint32_t sender = sender_pid_of(self, proc);
+	if (!self && unservable_locked(endpoint)) {
 		endpoint->stats.unserved++;
 		error = -EDEADLK;
 	} else if (can_deliver_locked(endpoint)) {
-		receiver = deliver_locked(endpoint, message, &call);
+		receiver = deliver_locked(endpoint, message, &call, sender, here);
 	} else {
-		error = enqueue_locked(endpoint, message, &call);
+		error = enqueue_locked(endpoint, message, &call, sender);
 		receiver = error ? NULL : pop_receiver_locked(endpoint);
 	}
 	if (error) {
 		spin_unlock_irqrestore(&endpoint->lock, irq);
 		return error;
 	}
-	if (sleeping) {
+	if (self) {
 		bool locked = true;
-		error =
-		    wait_sleeping_locked(endpoint, &call, now, deadline, &irq, receiver, &locked);
+		error = wait_sleeping_locked(endpoint, &call, self, proc, here, now, deadline, &irq,
+					     receiver, &locked);
 		if (locked)
 			spin_unlock_irqrestore(&endpoint->lock, irq);
 		return error;
@@ -563,12 +584,11 @@ enum wait_outcome {
 
 /* Queues the caller as a receiver into message and blocks (handing the CPU
  * to handoff). */
-HOT enum wait_outcome wait_for_message(struct ipc_endpoint *e, struct ipc_message *message,
-				       uint64_t *irq, struct thread **handoff, uint64_t now,
-				       uint64_t until)
+HOT enum wait_outcome wait_for_message(struct ipc_endpoint *e, struct thread *thread,
+				       struct ipc_message *message, uint64_t *irq,
+				       struct thread **handoff, uint64_t now, uint64_t until)
 {
-	struct ipc_receiver self = {
-	    .next = e->receivers, .thread = thread_current(), .buffer = message};
+	struct ipc_receiver self = {.next = e->receivers, .thread = thread, .buffer = message};
 	e->receivers = &self;
 	e->receiver_cpus = thread_allowed_cpus(self.thread);
 	if (block_unlocked(e, irq, handoff, now, until, &self.delivered, 1))
@@ -583,9 +603,10 @@ HOT enum wait_outcome wait_for_message(struct ipc_endpoint *e, struct ipc_messag
  * another CPU, is woken first. */
 static bool poll_first(const struct ipc_endpoint *e, const struct thread *handoff)
 {
-	int here = (int)this_cpu_id();
-	return e->last_caller_cpu >= 0 && e->last_caller_cpu != here &&
-	       (!handoff || thread_cpu(handoff) != (unsigned)here);
+	int here = (int)this_cpu_id(), last = e->last_caller_cpu;
+	if (last == here)
+		return false; /* the round trip on one CPU, first */
+	return last >= 0 && (!handoff || thread_cpu(handoff) != (unsigned)here);
 }
 
 /* Polls with the lock dropped, on `receivers` (marked polling) so that a
@@ -593,11 +614,12 @@ static bool poll_first(const struct ipc_endpoint *e, const struct thread *handof
  * wait_for_message; WAIT_DELIVERED_UNLOCKED when the delivery was seen
  * while polling (the caller set `delivered` last, under the lock, and does
  * not touch the record after it). */
-static enum wait_outcome poll_briefly(struct ipc_endpoint *e, struct ipc_message *message,
-				      uint64_t *irq, uint64_t now, uint64_t deadline)
+static enum wait_outcome poll_briefly(struct ipc_endpoint *e, struct thread *thread,
+				      struct ipc_message *message, uint64_t *irq, uint64_t now,
+				      uint64_t deadline)
 {
 	struct ipc_receiver self = {
-	    .next = e->receivers, .thread = thread_current(), .buffer = message, .polling = true};
+	    .next = e->receivers, .thread = thread, .buffer = message, .polling = true};
 	e->receivers = &self;
 	e->receiver_cpus = thread_allowed_cpus(self.thread);
 	spin_unlock_irqrestore(&e->lock, *irq);
@@ -612,11 +634,13 @@ static enum wait_outcome poll_briefly(struct ipc_endpoint *e, struct ipc_message
 	return self.delivered ? WAIT_DELIVERED : WAIT_NOTHING;
 }
 
-/* The receive loop, lock held on entry and on return unless *locked comes
+/* The receive loop of self (NULL: the caller may not sleep) of process
+ * proc (proc_current), lock held on entry and on return unless *locked comes
  * back false (a call delivered by a hand-off); handoff (a caller just
  * answered) gets the CPU when this blocks, or is woken at the end. */
 HOT int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns,
-		       bool sleeping, uint64_t *irq, struct thread *handoff, bool *locked)
+		       struct thread *self, const struct process *proc, uint64_t *irq,
+		       struct thread *handoff, bool *locked)
 {
 	uint64_t deadline = 0; /* set when it first has to wait */
 	bool polled = false;
@@ -630,14 +654,14 @@ HOT int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint
 		result = e->closed ? -EPIPE : timeout_ns == 0 ? -EAGAIN : 0;
 		if (result)
 			break;
-		uint64_t now = clock_ns();
+		uint64_t now = clock_ns_inline();
 		if (!deadline)
 			deadline = deadline_after(now, timeout_ns);
-		if (proc_signal_pending()) {
+		if (proc_signals_interrupt(proc)) {
 			result = -EINTR;
 			break;
 		}
-		if (now >= deadline || !sleeping) {
+		if (now >= deadline || !self) {
 			result = -ETIMEDOUT;
 			break;
 		}
@@ -646,9 +670,9 @@ HOT int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint
 			wake(handoff);
 			handoff = NULL;
 			polled = true;
-			outcome = poll_briefly(e, message, irq, now, deadline);
+			outcome = poll_briefly(e, self, message, irq, now, deadline);
 		} else {
-			outcome = wait_for_message(e, message, irq, &handoff, now,
+			outcome = wait_for_message(e, self, message, irq, &handoff, now,
 						   wake_time(now, deadline));
 		}
 		if (outcome != WAIT_NOTHING) {
@@ -666,9 +690,11 @@ JOINPOINT_DEFINE(ipc, receive, int, struct ipc_endpoint *, endpoint, struct ipc_
 {
 	if (!endpoint || !message)
 		return -EINVAL;
-	bool sleeping = may_sleep(), locked = true;
+	struct thread *self = may_sleep() ? thread_current() : NULL;
+	bool locked = true;
 	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
-	int result = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, NULL, &locked);
+	int result = receive_locked(endpoint, message, timeout_ns, self, proc_current(), &irq, NULL,
+				    &locked);
 	if (locked)
 		spin_unlock_irqrestore(&endpoint->lock, irq);
 	return result;
@@ -687,7 +713,7 @@ static int find_pending_locked(const struct ipc_endpoint *e, uint64_t token)
 /* Hands message to the call token names, lock held; *caller is the thread
  * blocked for it (NULL: it spins), to be woken.  Returns 0 or -ENOENT. */
 HOT int reply_locked(struct ipc_endpoint *e, uint64_t token, const struct ipc_message *message,
-		     struct thread **caller)
+		     uint32_t sender, struct thread **caller)
 {
 	int index = find_pending_locked(e, token);
 	if (index < 0)
@@ -697,7 +723,7 @@ HOT int reply_locked(struct ipc_endpoint *e, uint64_t token, const struct ipc_me
 	e->calls_outstanding--;
 	copy_message(call->reply, message);
 	call->reply->token = token;
-	call->reply->sender = sender_pid();
+	call->reply->sender = sender;
 	e->stats.replies++;
 	*caller = finish_call(call, 0);
 	return 0;
@@ -707,7 +733,7 @@ HOT int reply_locked(struct ipc_endpoint *e, uint64_t token, const struct ipc_me
  * other words 0, no payload), written straight into the caller's reply:
  * no message is built to be copied. */
 HOT int reply_words_locked(struct ipc_endpoint *e, uint64_t token, uint64_t word0, uint64_t word1,
-			   struct thread **caller)
+			   uint32_t sender, struct thread **caller)
 {
 	int index = find_pending_locked(e, token);
 	if (index < 0)
@@ -723,7 +749,7 @@ HOT int reply_words_locked(struct ipc_endpoint *e, uint64_t token, uint64_t word
 		reply->words[i] = 0;
 	reply->length = 0;
 	reply->token = token;
-	reply->sender = sender_pid();
+	reply->sender = sender;
 	e->stats.replies++;
 	*caller = finish_call(call, 0);
 	return 0;
@@ -737,7 +763,7 @@ JOINPOINT_DEFINE(ipc, reply, int, struct ipc_endpoint *, endpoint, uint64_t, tok
 		return error;
 	struct thread *caller = NULL;
 	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
-	error = reply_locked(endpoint, token, message, &caller);
+	error = reply_locked(endpoint, token, message, sender_pid(), &caller);
 	if (error)
 		endpoint->stats.late_replies++;
 	wake(caller);
@@ -753,12 +779,13 @@ JOINPOINT_DEFINE(ipc, reply_receive, int, struct ipc_endpoint *, endpoint, uint6
 	if (error || !endpoint || !message)
 		return error ? error : -EINVAL;
 	uint64_t flags = read_rflags();
-	bool sleeping = may_sleep_with(flags), locked = true;
-	struct thread *caller = NULL;
+	struct thread *self = sleeper_with(flags), *caller = NULL;
+	const struct process *proc = proc_current();
+	bool locked = true;
 	uint64_t irq = spin_lock_irqsave_inline_with(&endpoint->lock, flags);
-	if (token && reply_locked(endpoint, token, reply, &caller) < 0)
+	if (token && reply_locked(endpoint, token, reply, sender_pid_of(self, proc), &caller) < 0)
 		endpoint->stats.late_replies++;
-	error = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, caller, &locked);
+	error = receive_locked(endpoint, message, timeout_ns, self, proc, &irq, caller, &locked);
 	if (locked)
 		spin_unlock_irqrestore(&endpoint->lock, irq);
 	return error;
@@ -771,12 +798,15 @@ JOINPOINT_DEFINE(ipc, reply_words_receive, int, struct ipc_endpoint *, endpoint,
 	if (!endpoint || !message)
 		return -EINVAL;
 	uint64_t flags = read_rflags();
-	bool sleeping = may_sleep_with(flags), locked = true;
-	struct thread *caller = NULL;
+	struct thread *self = sleeper_with(flags), *caller = NULL;
+	const struct process *proc = proc_current();
+	bool locked = true;
 	uint64_t irq = spin_lock_irqsave_inline_with(&endpoint->lock, flags);
-	if (token && reply_words_locked(endpoint, token, word0, word1, &caller) < 0)
+	if (token && reply_words_locked(endpoint, token, word0, word1, sender_pid_of(self, proc),
+					&caller) < 0)
 		endpoint->stats.late_replies++;
-	int error = receive_locked(endpoint, message, timeout_ns, sleeping, &irq, caller, &locked);
+	int error =
+	    receive_locked(endpoint, message, timeout_ns, self, proc, &irq, caller, &locked);
 	if (locked)
 		spin_unlock_irqrestore(&endpoint->lock, irq);
 	return error;

@@ -243,17 +243,24 @@ bool proc_ignores_signal(int signal);
  * was killed while stopped. */
 bool proc_stop_if_requested(void);
 
+/* proc_signal_pending (below) of p, the calling thread's process (NULL: a
+ * kernel thread), for a caller that read it once already: IPC stamps its
+ * messages with the same process's pid. */
+static inline bool proc_signals_interrupt(const struct process *p)
+{
+	return p &&
+	       (__atomic_load_n((const uint32_t *)((const char *)p + PROC_OFFSET_PENDING_SIGNALS),
+				__ATOMIC_ACQUIRE) &
+		PROC_INTERRUPTING_SIGNALS) != 0;
+}
+
 /* True when the calling thread's process has been told to end (a signal
  * whose action is to terminate, or exit) or to stop: long waits elsewhere
  * (pipes, consoles) should give up with -EINTR.  False in kernel threads.
  * In line: IPC asks before every block. */
 static inline bool proc_signal_pending(void)
 {
-	const struct process *p = proc_current();
-	return p &&
-	       (__atomic_load_n((const uint32_t *)((const char *)p + PROC_OFFSET_PENDING_SIGNALS),
-				__ATOMIC_ACQUIRE) &
-		PROC_INTERRUPTING_SIGNALS) != 0;
+	return proc_signals_interrupt(proc_current());
 }
 /* The syscall and interrupt exits call this just before returning to user
  * mode (interrupts on or off): a process told to end ends here.  Returns
