@@ -62,7 +62,10 @@
 /* A caller whose receiver runs on another CPU first spins this long for the
  * reply: two idle wake-ups (interrupts to halted CPUs) cost more. */
 #define ADAPTIVE_SPIN_NS (20 * NSEC_PER_USEC)
-#define TOKEN_INDEX_BITS 8
+/* A token's low bits are its pending entry's index, all of them: any
+ * token names an entry, so looking one up needs no range check. */
+#define TOKEN_INDEX_BITS 6
+_Static_assert(IPC_QUEUE_MAX == 1 << TOKEN_INDEX_BITS, "every token index is an entry");
 /* The steps of the call / reply-receive path, inlined into the join points
  * that use them: a call and a return cost about fifteen instructions here
  * (frame pointers, callee-saved registers), a tenth of the IPC's share of a
@@ -271,9 +274,10 @@ static int enqueue_locked(struct ipc_endpoint *e, const struct ipc_message *mess
 static uint64_t take_pending_locked(struct ipc_endpoint *e, struct ipc_call *call)
 {
 	unsigned i = 0;
-	while (e->pending[i])
-		i++; /* calls_outstanding <= IPC_QUEUE_MAX keeps one free */
-	uint64_t token = (e->next_token++ << TOKEN_INDEX_BITS) | (i + 1);
+	/* calls_outstanding <= IPC_QUEUE_MAX keeps one free; the first, mostly */
+	while (__builtin_expect(e->pending[i] != NULL, 0))
+		i++;
+	uint64_t token = (e->next_token++ << TOKEN_INDEX_BITS) | i; /* not 0: it starts at 1 */
 	e->pending[i] = call;
 	e->pending_token[i] = token;
 	call->pending_index = i;
@@ -418,11 +422,10 @@ static bool spin_briefly(struct ipc_endpoint *e, struct ipc_call *call, uint64_t
  * first.  The call was queued or delivered under the lock, so it is not done
  * until this thread has dropped the lock once (blocked or spun). */
 HOT int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, struct thread *self,
-			     const struct process *proc, unsigned here, uint64_t now,
-			     uint64_t deadline, uint64_t *irq, struct thread *receiver,
-			     bool *locked)
+			     const struct process *proc, uint64_t now, uint64_t deadline,
+			     uint64_t *irq, struct thread *receiver, bool *locked)
 {
-	if (e->receiver_cpus && !(e->receiver_cpus & (1ull << here))) {
+	if (e->receiver_cpus && !(e->receiver_cpus & (1ull << this_cpu_id()))) {
 		if (spin_briefly(e, call, now, deadline, irq, &receiver)) {
 			*locked = false;
 			return call->result;
@@ -490,18 +493,18 @@ static bool can_deliver_locked(const struct ipc_endpoint *e)
  * off the list: no queue slot, no second copy.  Returns its thread, to be
  * handed the CPU or woken, or NULL when it polls (it is running). */
 static struct thread *deliver_locked(struct ipc_endpoint *e, const struct ipc_message *message,
-				     struct ipc_call *call, uint32_t sender, unsigned here)
+				     struct ipc_call *call, uint32_t sender)
 {
 	struct ipc_receiver *r = e->receivers;
 	struct thread *t = r->polling ? NULL : r->thread;
-	struct ipc_message *m = r->buffer;
 	e->receivers = r->next;
-	copy_message(m, message);
+	copy_message(r->buffer, message);
+	struct ipc_message *m = r->buffer; /* a load again costs less than a register kept */
 	m->sender = sender;
 	m->token = take_pending_locked(e, call);
 	e->calls_outstanding++;
 	e->stats.delivered++; /* a call and a receive: ipc_get_stats counts it in both */
-	e->last_caller_cpu = (int)here;
+	e->last_caller_cpu = (int)this_cpu_id();
 	r->next = NULL;
 	r->thread = NULL;
 	__atomic_store_n(&r->delivered, 1, __ATOMIC_RELEASE); /* last: r may go once seen */
@@ -517,17 +520,19 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 	uint64_t flags = read_rflags();
 	struct thread *self = sleeper_with(flags);
 	const struct process *proc = proc_current();
-	struct ipc_call call = {.reply = reply, .state = IPC_CALL_QUEUED};
+	struct ipc_call call; /* result and pending_index are written before they are read */
+	call.reply = reply;
+	call.state = IPC_CALL_QUEUED;
+	call.waiter = NULL; /* it spins until it names itself */
 	uint64_t now = clock_ns_inline(), deadline = deadline_after(now, timeout_ns);
 	struct thread *receiver = NULL;
 	uint64_t irq = spin_lock_irqsave_inline_with(&endpoint->lock, flags);
-	unsigned here = this_cpu_id(); /* interrupts are off: it stays */
 	uint32_t sender = sender_pid_of(self, proc);
 	if (!self && unservable_locked(endpoint)) {
 		endpoint->stats.unserved++;
 		error = -EDEADLK;
 	} else if (can_deliver_locked(endpoint)) {
-		receiver = deliver_locked(endpoint, message, &call, sender, here);
+		receiver = deliver_locked(endpoint, message, &call, sender);
 	} else {
 		error = enqueue_locked(endpoint, message, &call, sender);
 		receiver = error ? NULL : pop_receiver_locked(endpoint);
@@ -538,7 +543,7 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 	}
 	if (self) {
 		bool locked = true;
-		error = wait_sleeping_locked(endpoint, &call, self, proc, here, now, deadline, &irq,
+		error = wait_sleeping_locked(endpoint, &call, self, proc, now, deadline, &irq,
 					     receiver, &locked);
 		if (locked)
 			spin_unlock_irqrestore(&endpoint->lock, irq);
@@ -634,13 +639,12 @@ static enum wait_outcome poll_briefly(struct ipc_endpoint *e, struct thread *thr
 	return self.delivered ? WAIT_DELIVERED : WAIT_NOTHING;
 }
 
-/* The receive loop of self (NULL: the caller may not sleep) of process
- * proc (proc_current), lock held on entry and on return unless *locked comes
- * back false (a call delivered by a hand-off); handoff (a caller just
- * answered) gets the CPU when this blocks, or is woken at the end. */
+/* The receive loop of self (NULL: the caller may not sleep), lock held on
+ * entry and on return unless *locked comes back false (a call delivered by
+ * a hand-off); handoff (a caller just answered) gets the CPU when this
+ * blocks, or is woken at the end. */
 HOT int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns,
-		       struct thread *self, const struct process *proc, uint64_t *irq,
-		       struct thread *handoff, bool *locked)
+		       struct thread *self, uint64_t *irq, struct thread *handoff, bool *locked)
 {
 	uint64_t deadline = 0; /* set when it first has to wait */
 	bool polled = false;
@@ -657,7 +661,7 @@ HOT int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint
 		uint64_t now = clock_ns_inline();
 		if (!deadline)
 			deadline = deadline_after(now, timeout_ns);
-		if (proc_signals_interrupt(proc)) {
+		if (proc_signal_pending()) { /* one load: cheaper than a register kept */
 			result = -EINTR;
 			break;
 		}
@@ -693,21 +697,24 @@ JOINPOINT_DEFINE(ipc, receive, int, struct ipc_endpoint *, endpoint, struct ipc_
 	struct thread *self = may_sleep() ? thread_current() : NULL;
 	bool locked = true;
 	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
-	int result = receive_locked(endpoint, message, timeout_ns, self, proc_current(), &irq, NULL,
-				    &locked);
+	int result = receive_locked(endpoint, message, timeout_ns, self, &irq, NULL, &locked);
 	if (locked)
 		spin_unlock_irqrestore(&endpoint->lock, irq);
 	return result;
 }
 
-/* The pending entry token names, or -1. */
-static int find_pending_locked(const struct ipc_endpoint *e, uint64_t token)
+/* Takes the pending call token names out of the table (lock held); NULL
+ * when there is none: its entry is free, or holds a later call (the
+ * sequence differs), or token is 0 (never issued). */
+HOT struct ipc_call *take_back_pending_locked(struct ipc_endpoint *e, uint64_t token)
 {
-	uint64_t index = (token & ((1u << TOKEN_INDEX_BITS) - 1)) - 1;
-	if (token == 0 || index >= IPC_QUEUE_MAX || !e->pending[index] ||
-	    e->pending_token[index] != token)
-		return -1;
-	return (int)index;
+	unsigned index = token & (IPC_QUEUE_MAX - 1);
+	struct ipc_call *call = e->pending[index];
+	if (!call || e->pending_token[index] != token)
+		return NULL;
+	e->pending[index] = NULL;
+	e->calls_outstanding--;
+	return call;
 }
 
 /* Hands message to the call token names, lock held; *caller is the thread
@@ -715,12 +722,9 @@ static int find_pending_locked(const struct ipc_endpoint *e, uint64_t token)
 HOT int reply_locked(struct ipc_endpoint *e, uint64_t token, const struct ipc_message *message,
 		     uint32_t sender, struct thread **caller)
 {
-	int index = find_pending_locked(e, token);
-	if (index < 0)
+	struct ipc_call *call = take_back_pending_locked(e, token);
+	if (!call)
 		return -ENOENT;
-	struct ipc_call *call = e->pending[index];
-	e->pending[index] = NULL;
-	e->calls_outstanding--;
 	copy_message(call->reply, message);
 	call->reply->token = token;
 	call->reply->sender = sender;
@@ -735,12 +739,9 @@ HOT int reply_locked(struct ipc_endpoint *e, uint64_t token, const struct ipc_me
 HOT int reply_words_locked(struct ipc_endpoint *e, uint64_t token, uint64_t word0, uint64_t word1,
 			   uint32_t sender, struct thread **caller)
 {
-	int index = find_pending_locked(e, token);
-	if (index < 0)
+	struct ipc_call *call = take_back_pending_locked(e, token);
+	if (!call)
 		return -ENOENT;
-	struct ipc_call *call = e->pending[index];
-	e->pending[index] = NULL;
-	e->calls_outstanding--;
 	struct ipc_message *reply = call->reply;
 	reply->label = 0;
 	reply->words[0] = word0;
@@ -785,7 +786,7 @@ JOINPOINT_DEFINE(ipc, reply_receive, int, struct ipc_endpoint *, endpoint, uint6
 	uint64_t irq = spin_lock_irqsave_inline_with(&endpoint->lock, flags);
 	if (token && reply_locked(endpoint, token, reply, sender_pid_of(self, proc), &caller) < 0)
 		endpoint->stats.late_replies++;
-	error = receive_locked(endpoint, message, timeout_ns, self, proc, &irq, caller, &locked);
+	error = receive_locked(endpoint, message, timeout_ns, self, &irq, caller, &locked);
 	if (locked)
 		spin_unlock_irqrestore(&endpoint->lock, irq);
 	return error;
@@ -805,8 +806,7 @@ JOINPOINT_DEFINE(ipc, reply_words_receive, int, struct ipc_endpoint *, endpoint,
 	if (token && reply_words_locked(endpoint, token, word0, word1, sender_pid_of(self, proc),
 					&caller) < 0)
 		endpoint->stats.late_replies++;
-	int error =
-	    receive_locked(endpoint, message, timeout_ns, self, proc, &irq, caller, &locked);
+	int error = receive_locked(endpoint, message, timeout_ns, self, &irq, caller, &locked);
 	if (locked)
 		spin_unlock_irqrestore(&endpoint->lock, irq);
 	return error;

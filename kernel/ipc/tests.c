@@ -233,6 +233,50 @@ static void late_reply_finds_no_call(struct ktest *t)
 	ipc_endpoint_put(s.endpoint);
 }
 
+struct one_call {
+	struct ipc_endpoint *endpoint;
+	struct ipc_message reply;
+	int result;
+};
+
+static int call_once(void *arg)
+{
+	struct one_call *c = arg;
+	struct ipc_message m = make_message(7, "ping");
+	c->result = ipc_call(c->endpoint, &m, &c->reply, PEER_GUARD_NS);
+	return 0;
+}
+
+/* Only the token a call was given answers it: its entry under another
+ * sequence, the entry's index alone, a neighbouring entry, 0 and a high bit
+ * set find nothing (each a counted late reply), and the call still gets
+ * the answer sent with its own. */
+static void only_its_own_token_answers_a_call(struct ktest *t)
+{
+	struct one_call c = {.endpoint = ipc_endpoint_create("test", 4), .result = 1};
+	ASSERT_TRUE(t, c.endpoint != NULL);
+	struct thread *caller = thread_create(call_once, &c, "ipc-token", SCHED_PRIORITY_NORMAL);
+	ASSERT_TRUE(t, caller != NULL);
+	struct ipc_message m, r = make_message(8, "pong");
+	ASSERT_EQ(t, ipc_receive(c.endpoint, &m, PEER_GUARD_NS), 0);
+	uint64_t token = m.token;
+	EXPECT_NE(t, token, 0);
+	uint64_t others[] = {token + IPC_QUEUE_MAX,       token + 256,
+			     token & (IPC_QUEUE_MAX - 1), token ^ 1,
+			     token | (1ull << 63),        0};
+	for (unsigned i = 0; i < sizeof others / sizeof others[0]; i++)
+		EXPECT_EQ(t, ipc_reply(c.endpoint, others[i], &r), -ENOENT);
+	EXPECT_EQ(t, ipc_reply(c.endpoint, token, &r), 0);
+	thread_join(caller, NULL);
+	EXPECT_EQ(t, c.result, 0);
+	EXPECT_EQ(t, c.reply.label, 8);
+	struct ipc_stats stats;
+	ipc_get_stats(c.endpoint, &stats);
+	EXPECT_EQ(t, stats.late_replies, sizeof others / sizeof others[0]);
+	EXPECT_EQ(t, stats.replies, 1);
+	ipc_endpoint_put(c.endpoint);
+}
+
 /* A peer that goes away while a caller waits: -EPIPE, at once. */
 static void close_fails_waiting_caller(struct ktest *t)
 {
@@ -652,9 +696,9 @@ static void join_points_are_declared(struct ktest *t)
 KTEST_SUITE(ipc, KTEST_CASE(send_then_receive_in_order), KTEST_CASE(full_queue_drops_and_counts),
 	    KTEST_CASE(bad_arguments_are_refused), KTEST_CASE(call_gets_the_reply),
 	    KTEST_CASE(call_times_out_without_receiver), KTEST_CASE(late_reply_finds_no_call),
-	    KTEST_CASE(close_fails_waiting_caller), KTEST_CASE(close_wakes_receiver),
-	    KTEST_CASE(receive_times_out), KTEST_CASE(call_without_sleeping),
-	    KTEST_CASE(call_answered_on_the_same_cpu),
+	    KTEST_CASE(only_its_own_token_answers_a_call), KTEST_CASE(close_fails_waiting_caller),
+	    KTEST_CASE(close_wakes_receiver), KTEST_CASE(receive_times_out),
+	    KTEST_CASE(call_without_sleeping), KTEST_CASE(call_answered_on_the_same_cpu),
 	    KTEST_CASE(deadline_holds_when_the_receiver_never_replies),
 	    KTEST_CASE(receiver_gone_mid_call_gives_epipe),
 	    KTEST_CASE(call_that_cannot_be_served_fails_fast),
