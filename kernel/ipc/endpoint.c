@@ -482,10 +482,12 @@ static bool unservable_locked(const struct ipc_endpoint *e)
 }
 
 /* Can a call go straight to a receiver blocked in receive?  Only when
- * nothing is queued before it (lock held). */
+ * nothing is queued before it (lock held).  A closed endpoint has no
+ * receivers (the close takes them all off, and a receive that finds it
+ * closed never waits), so a call to one is queued, which fails it. */
 static bool can_deliver_locked(const struct ipc_endpoint *e)
 {
-	return e->receivers && !e->count && !e->closed && e->calls_outstanding < IPC_QUEUE_MAX;
+	return e->receivers && !e->count && e->calls_outstanding < IPC_QUEUE_MAX;
 }
 
 /* The call goes into the buffer of the most recent receiver blocked in
@@ -505,8 +507,6 @@ static struct thread *deliver_locked(struct ipc_endpoint *e, const struct ipc_me
 	e->calls_outstanding++;
 	e->stats.delivered++; /* a call and a receive: ipc_get_stats counts it in both */
 	e->last_caller_cpu = (int)this_cpu_id();
-	r->next = NULL;
-	r->thread = NULL;
 	__atomic_store_n(&r->delivered, 1, __ATOMIC_RELEASE); /* last: r may go once seen */
 	return t;
 }
@@ -570,8 +570,8 @@ static void dequeue_locked(struct ipc_endpoint *e, struct ipc_message *message)
 /* Takes self off `receivers` unless a waker did. */
 static void remove_receiver_locked(struct ipc_endpoint *e, struct ipc_receiver *self)
 {
-	if (!self->thread)
-		return;
+	if (!self->thread || self->delivered)
+		return; /* a delivery takes the receiver off and leaves its record as it was */
 	for (struct ipc_receiver **p = &e->receivers; *p; p = &(*p)->next) {
 		if (*p == self) {
 			*p = self->next;
@@ -606,12 +606,18 @@ HOT enum wait_outcome wait_for_message(struct ipc_endpoint *e, struct thread *th
  * ADAPTIVE_SPIN_NS first (lock dropped), so that a stream of calls from
  * there costs no idle wake-up of this CPU.  handoff, a caller answered on
  * another CPU, is woken first. */
-static bool poll_first(const struct ipc_endpoint *e, const struct thread *handoff)
+static __attribute__((noinline)) bool poll_first_elsewhere(const struct ipc_endpoint *e,
+							   const struct thread *handoff, int here)
 {
-	int here = (int)this_cpu_id(), last = e->last_caller_cpu;
-	if (last == here)
-		return false; /* the round trip on one CPU, first */
-	return last >= 0 && (!handoff || thread_cpu(handoff) != (unsigned)here);
+	return e->last_caller_cpu >= 0 && (!handoff || thread_cpu(handoff) != (unsigned)here);
+}
+
+/* The round trip on one CPU asks one compare: the rest is out of line (the
+ * compiler would otherwise compute both compares and branch once). */
+HOT bool poll_first(const struct ipc_endpoint *e, const struct thread *handoff)
+{
+	int here = (int)this_cpu_id();
+	return e->last_caller_cpu != here && poll_first_elsewhere(e, handoff, here);
 }
 
 /* Polls with the lock dropped, on `receivers` (marked polling) so that a
