@@ -645,6 +645,17 @@ static enum wait_outcome poll_briefly(struct ipc_endpoint *e, struct thread *thr
 	return self.delivered ? WAIT_DELIVERED : WAIT_NOTHING;
 }
 
+/* Takes the oldest queued message into message (0), or says why there is
+ * none to wait for (-EPIPE, -EAGAIN: timeout_ns is 0), or 1: wait for one. */
+HOT int receive_now_locked(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns)
+{
+	if (e->count) {
+		dequeue_locked(e, message);
+		return 0;
+	}
+	return e->closed ? -EPIPE : timeout_ns == 0 ? -EAGAIN : 1;
+}
+
 /* The receive loop of self (NULL: the caller may not sleep), lock held on
  * entry and on return unless *locked comes back false (a call delivered by
  * a hand-off); handoff (a caller just answered) gets the CPU when this
@@ -652,21 +663,14 @@ static enum wait_outcome poll_briefly(struct ipc_endpoint *e, struct thread *thr
 HOT int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns,
 		       struct thread *self, uint64_t *irq, struct thread *handoff, bool *locked)
 {
-	uint64_t deadline = 0; /* set when it first has to wait */
+	int result = receive_now_locked(e, message, timeout_ns);
+	if (result <= 0) {
+		wake(handoff);
+		return result;
+	}
+	uint64_t now = clock_ns_inline(), deadline = deadline_after(now, timeout_ns);
 	bool polled = false;
-	int result;
 	for (;;) {
-		if (e->count) {
-			dequeue_locked(e, message);
-			result = 0;
-			break;
-		}
-		result = e->closed ? -EPIPE : timeout_ns == 0 ? -EAGAIN : 0;
-		if (result)
-			break;
-		uint64_t now = clock_ns_inline();
-		if (!deadline)
-			deadline = deadline_after(now, timeout_ns);
 		if (proc_signal_pending()) { /* one load: cheaper than a register kept */
 			result = -EINTR;
 			break;
@@ -690,6 +694,10 @@ HOT int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint
 			result = 0;
 			break;
 		}
+		result = receive_now_locked(e, message, timeout_ns);
+		if (result <= 0)
+			break;
+		now = clock_ns_inline();
 	}
 	wake(handoff); /* NULL once it blocked: the hand-off took it */
 	return result;
