@@ -39,7 +39,7 @@
  * the hander set under the lock (the receiver's `delivered`, the caller's
  * call DONE) returns without taking the lock again: the hander finished with
  * it before it switched.  A receiver that polls (its last caller ran on
- * another CPU) is on the list too, marked polling: a call delivers into it
+ * another CPU) is on the list too, with no thread to wake: a call delivers into it
  * the same way and wakes nothing, and it sees `delivered` while it polls.
  * Every other case (queue not empty, one-way messages, a waiter woken by
  * its deadline or from another CPU) takes the lock and the queue as before.
@@ -155,7 +155,7 @@ static struct thread *pop_receiver_locked(struct ipc_endpoint *e)
 		return NULL;
 	e->receivers = r->next;
 	r->next = NULL;
-	struct thread *t = r->polling ? NULL : r->thread;
+	struct thread *t = r->wake;
 	r->thread = NULL; /* it is no longer on the list */
 	return t;
 }
@@ -261,6 +261,7 @@ static int enqueue_locked(struct ipc_endpoint *e, const struct ipc_message *mess
 	slot->call = call;
 	e->count++;
 	if (call) {
+		call->state = IPC_CALL_QUEUED;
 		e->calls_outstanding++;
 		e->stats.calls++;
 		e->last_caller_cpu = (int)this_cpu_id();
@@ -426,6 +427,7 @@ HOT int wait_sleeping_locked(struct ipc_endpoint *e, struct ipc_call *call, stru
 			     uint64_t *irq, struct thread *receiver, bool *locked)
 {
 	if (e->receiver_cpus && !(e->receiver_cpus & (1ull << this_cpu_id()))) {
+		call->waiter = NULL; /* it spins first: a reply meanwhile wakes nobody */
 		if (spin_briefly(e, call, now, deadline, irq, &receiver)) {
 			*locked = false;
 			return call->result;
@@ -498,7 +500,7 @@ static struct thread *deliver_locked(struct ipc_endpoint *e, const struct ipc_me
 				     struct ipc_call *call, uint32_t sender)
 {
 	struct ipc_receiver *r = e->receivers;
-	struct thread *t = r->polling ? NULL : r->thread;
+	struct thread *t = r->wake;
 	e->receivers = r->next;
 	copy_message(r->buffer, message);
 	struct ipc_message *m = r->buffer; /* a load again costs less than a register kept */
@@ -520,10 +522,8 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 	uint64_t flags = read_rflags();
 	struct thread *self = sleeper_with(flags);
 	const struct process *proc = proc_current();
-	struct ipc_call call; /* result and pending_index are written before they are read */
+	struct ipc_call call; /* the rest is set as it goes (internal.h) */
 	call.reply = reply;
-	call.state = IPC_CALL_QUEUED;
-	call.waiter = NULL; /* it spins until it names itself */
 	uint64_t now = clock_ns_inline(), deadline = deadline_after(now, timeout_ns);
 	struct thread *receiver = NULL;
 	uint64_t irq = spin_lock_irqsave_inline_with(&endpoint->lock, flags);
@@ -549,6 +549,7 @@ JOINPOINT_DEFINE(ipc, call, int, struct ipc_endpoint *, endpoint, const struct i
 			spin_unlock_irqrestore(&endpoint->lock, irq);
 		return error;
 	}
+	call.waiter = NULL; /* it spins: a reply wakes nobody */
 	wake(receiver);
 	spin_unlock_irqrestore(&endpoint->lock, irq);
 	return wait_spinning(endpoint, &call, deadline);
@@ -593,7 +594,8 @@ HOT enum wait_outcome wait_for_message(struct ipc_endpoint *e, struct thread *th
 				       struct ipc_message *message, uint64_t *irq,
 				       struct thread **handoff, uint64_t now, uint64_t until)
 {
-	struct ipc_receiver self = {.next = e->receivers, .thread = thread, .buffer = message};
+	struct ipc_receiver self = {
+	    .next = e->receivers, .thread = thread, .buffer = message, .wake = thread};
 	e->receivers = &self;
 	e->receiver_cpus = thread_allowed_cpus(self.thread);
 	if (block_unlocked(e, irq, handoff, now, until, &self.delivered, 1))
@@ -620,7 +622,7 @@ HOT bool poll_first(const struct ipc_endpoint *e, const struct thread *handoff)
 	return e->last_caller_cpu != here && poll_first_elsewhere(e, handoff, here);
 }
 
-/* Polls with the lock dropped, on `receivers` (marked polling) so that a
+/* Polls with the lock dropped, on `receivers` (with no thread to wake) so that a
  * call may be delivered straight into message meanwhile.  Returns as
  * wait_for_message; WAIT_DELIVERED_UNLOCKED when the delivery was seen
  * while polling (the caller set `delivered` last, under the lock, and does
@@ -630,7 +632,7 @@ static enum wait_outcome poll_briefly(struct ipc_endpoint *e, struct thread *thr
 				      uint64_t deadline)
 {
 	struct ipc_receiver self = {
-	    .next = e->receivers, .thread = thread, .buffer = message, .polling = true};
+	    .next = e->receivers, .thread = thread, .buffer = message, .wake = NULL};
 	e->receivers = &self;
 	e->receiver_cpus = thread_allowed_cpus(self.thread);
 	spin_unlock_irqrestore(&e->lock, *irq);

@@ -28,7 +28,9 @@ enum ipc_call_state {
 };
 
 /* A call in progress, on the caller's stack; the endpoint points at it from
- * a queue slot or a pending entry until it is done or withdrawn. */
+ * a queue slot or a pending entry until it is done or withdrawn.  Its state
+ * is set where it is queued or delivered, and its waiter on every path
+ * before the endpoint lock is first dropped after that. */
 struct ipc_call {
 	struct ipc_message *reply; /* where the reply goes (kernel memory) */
 	volatile int state;        /* enum ipc_call_state */
@@ -45,8 +47,8 @@ struct ipc_receiver {
 	struct ipc_receiver *next;
 	struct thread *thread;
 	struct ipc_message *buffer; /* where a delivered call goes (kernel memory) */
+	struct thread *wake;        /* woken or handed the CPU by a delivery; NULL: it polls */
 	volatile int delivered;     /* 1 once a call is in buffer (written last) */
-	bool polling;               /* running, polling (not blocked): never woken */
 };
 
 struct ipc_slot {
