@@ -281,7 +281,6 @@ static uint64_t take_pending_locked(struct ipc_endpoint *e, struct ipc_call *cal
 	uint64_t token = (e->next_token++ << TOKEN_INDEX_BITS) | i; /* not 0: it starts at 1 */
 	e->pending[i] = call;
 	e->pending_token[i] = token;
-	call->pending_index = i;
 	call->state = IPC_CALL_TAKEN;
 	return token;
 }
@@ -386,7 +385,10 @@ static int withdraw_locked(struct ipc_endpoint *e, struct ipc_call *call, int re
 		}
 		e->calls_outstanding--;
 	} else {
-		e->pending[call->pending_index] = NULL;
+		/* the entry is looked for here, not kept: every call would pay for it */
+		for (unsigned i = 0; i < IPC_QUEUE_MAX; i++)
+			if (e->pending[i] == call)
+				e->pending[i] = NULL;
 		e->calls_outstanding--;
 	}
 	if (result == -ETIMEDOUT)

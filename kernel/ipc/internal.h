@@ -35,8 +35,7 @@ struct ipc_call {
 	struct ipc_message *reply; /* where the reply goes (kernel memory) */
 	volatile int state;        /* enum ipc_call_state */
 	int result;
-	unsigned pending_index; /* while TAKEN */
-	struct thread *waiter;  /* blocked for the reply; NULL: it spins */
+	struct thread *waiter; /* blocked for the reply; NULL: it spins */
 };
 
 /* A thread blocked (or polling) in receive, on its stack, while on
