@@ -172,6 +172,7 @@ const struct nic_ops e1000_nic_ops = {
     .list_counters = e1000_list_counters,
     .update_link = e1000_update_link,
     .transmit_segmented = e1000_transmit_segmented,
+    .refresh_counters = e1000_refresh_counters,
 };
 
 /* ---- Probe --------------------------------------------------------------- */
@@ -202,6 +203,7 @@ static int e1000_probe(struct pci_device *dev)
 	e->pci = dev;
 	e->nic.driver = e;
 	e->nic.ops = &e1000_nic_ops;
+	e->nic.counter_refresh_ns = E1000_COUNTER_REFRESH_NS;
 	e->nic.mtu = 1500;
 	e->nic.tx_tcp_checksum = true; /* a checksum context and TXSM per frame (ring.c) */
 	pci_enable_device(dev, PCI_ENABLE_MEMORY | PCI_ENABLE_BUS_MASTER);

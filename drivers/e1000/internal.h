@@ -93,6 +93,15 @@ struct pci_device;
 #define E1000_TX_RING         256
 #define E1000_BUFFER_SIZE     2048 /* RCTL.BSIZE 00 */
 
+/* The statistics registers clear when read and stick at 0xffffffff when
+ * left unread.  The fastest 32-bit ones count frames: at 1 Gb/s at most
+ * E1000_LINE_RATE_FRAMES a second (64-byte frames, with preamble and gap 84
+ * byte times of 8 ns), which fills one in 2,886 s.  The worker folds them
+ * into the totals every E1000_COUNTER_REFRESH_NS, at most 14.9 million
+ * frames later: a 288th of the limit. */
+#define E1000_LINE_RATE_FRAMES   1488096
+#define E1000_COUNTER_REFRESH_NS (10ull * 1000000000ull)
+
 struct e1000_rx_desc {
 	uint64_t address;
 	uint16_t length;
@@ -191,5 +200,7 @@ extern const struct nic_ops e1000_nic_ops;
 int e1000_stats_init(struct e1000 *e);
 int e1000_read_counter(struct nic *nic, const char *name, uint64_t *value);
 void e1000_list_counters(struct nic *nic, nic_counter_fn fn, void *arg);
+/* Folds every statistics register into its total (the worker's refresh). */
+void e1000_refresh_counters(struct nic *nic);
 
 #endif

@@ -2,8 +2,11 @@
  * Counters by name.  The 8254x statistics registers clear when read, so every
  * read of one adds it to a 64-bit software total (hardware_totals, one per
  * table entry) under stats_lock, and the total is what is reported: reading a
- * counter never loses what an earlier read cleared.  64-bit counters (GORC,
- * GOTC, TOR, TOT) are read low half first; reading the high half clears both.
+ * counter never loses what an earlier read cleared.  Left unread, a register
+ * stops at 0xffffffff, so the NIC worker also folds them all every
+ * E1000_COUNTER_REFRESH_NS (refresh_counters), whether anybody reads them or
+ * not.  64-bit counters (GORC, GOTC, TOR, TOT) are read low half first;
+ * reading the high half clears both.
  * The driver's own counters (struct e1000_soft_counters) are listed after,
  * then "ITR", the interrupt moderation register (the minimum gap between
  * interrupts in 256 ns units, 0: none), read as it is.
@@ -109,14 +112,29 @@ int e1000_read_counter(struct nic *nic, const char *name, uint64_t *value)
 	return -ENOENT;
 }
 
+/* Folds every register into its total; copies the totals out when totals
+ * is not NULL. */
+static void e1000_stats_fold(struct e1000 *e, uint64_t *totals)
+{
+	uint64_t flags = spin_lock_irqsave(&e->stats_lock);
+	for (unsigned i = 0; i < E1000_STAT_COUNT; i++) {
+		uint64_t total = e1000_stat_update(e, i);
+		if (totals)
+			totals[i] = total;
+	}
+	spin_unlock_irqrestore(&e->stats_lock, flags);
+}
+
+void e1000_refresh_counters(struct nic *nic)
+{
+	e1000_stats_fold(nic->driver, NULL);
+}
+
 void e1000_list_counters(struct nic *nic, nic_counter_fn fn, void *arg)
 {
 	struct e1000 *e = nic->driver;
 	uint64_t totals[E1000_STAT_COUNT];
-	uint64_t flags = spin_lock_irqsave(&e->stats_lock);
-	for (unsigned i = 0; i < E1000_STAT_COUNT; i++)
-		totals[i] = e1000_stat_update(e, i);
-	spin_unlock_irqrestore(&e->stats_lock, flags);
+	e1000_stats_fold(e, totals);
 	for (unsigned i = 0; i < E1000_STAT_COUNT; i++)
 		fn(e1000_stats[i].name, totals[i], arg);
 	for (unsigned i = 0; i < E1000_SOFT_COUNT; i++)

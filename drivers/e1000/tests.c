@@ -5,7 +5,9 @@
  * descriptors; the driver must deliver only the good frames, count every bad
  * one, give every descriptor back (in batches), and refuse to overfill the
  * transmit ring.  TCP frames get the device's checksum behind a context
- * descriptor written only when the last one does not fit.
+ * descriptor written only when the last one does not fit.  The statistics
+ * registers count as the device's do (clear on read, stuck at 0xffffffff):
+ * hours of line rate that nobody reads must reach the totals whole.
  */
 #include "e1000/internal.h"
 #include "ktest/ktest.h"
@@ -35,10 +37,13 @@ static struct e1000 *fake_e1000(struct capture *capture)
 	spin_init(&e->tx_lock, "e1000.tx");
 	spin_init(&e->stats_lock, "e1000.stats");
 	e->nic.driver = e;
+	e->nic.ops = &e1000_nic_ops;
+	e->nic.counter_refresh_ns = E1000_COUNTER_REFRESH_NS;
 	e->nic.rx_handler = capture_frame;
 	e->nic.rx_context = capture;
-	if (!e->regs || e1000_rings_alloc(e)) {
+	if (!e->regs || e1000_rings_alloc(e) || e1000_stats_init(e)) {
 		e1000_rings_free(e);
+		kfree(e->hardware_totals);
 		kfree((void *)e->regs);
 		kfree(e);
 		return NULL;
@@ -49,6 +54,7 @@ static struct e1000 *fake_e1000(struct capture *capture)
 static void fake_free(struct e1000 *e)
 {
 	e1000_rings_free(e);
+	kfree(e->hardware_totals);
 	kfree((void *)e->regs);
 	kfree(e);
 }
@@ -225,8 +231,135 @@ static void tcp_frames_get_the_devices_checksum(struct ktest *t)
 	fake_free(e);
 }
 
+/* ---- Statistics registers ------------------------------------------------ */
+
+#define STATS_FIRST 0x4000 /* the statistics registers' block */
+#define STATS_END   0x4100
+#define TPR         0x40d0
+#define GPRC        0x4074
+#define PRC64       0x405c
+#define GORC        0x4088 /* 64 bits: low, then high */
+
+/* The fake device receives `frames` frames of 64 bytes: each frame counter stops
+ * at 0xffffffff, the octet counter at 2^64 - 1, as the device's do. */
+static void device_receives(struct e1000 *e, uint64_t frames)
+{
+	static const uint16_t frame_counters[] = {TPR, GPRC, PRC64};
+	for (unsigned i = 0; i < sizeof frame_counters / sizeof frame_counters[0]; i++) {
+		uint64_t value = e1000_read(e, frame_counters[i]) + frames;
+		e1000_write(e, frame_counters[i],
+			    value > 0xffffffffu ? 0xffffffffu : (uint32_t)value);
+	}
+	uint64_t octets = e1000_read(e, GORC) | (uint64_t)e1000_read(e, GORC + 4) << 32;
+	octets += 64 * frames;
+	e1000_write(e, GORC, (uint32_t)octets);
+	e1000_write(e, GORC + 4, (uint32_t)(octets >> 32));
+}
+
+/* The device clears what the driver read: one register, or all of them
+ * after a pass over every counter. */
+static void device_clears(struct e1000 *e, unsigned reg)
+{
+	e1000_write(e, reg, 0);
+	if (reg == GORC)
+		e1000_write(e, GORC + 4, 0);
+}
+
+static void device_clears_all(struct e1000 *e)
+{
+	for (unsigned reg = STATS_FIRST; reg < STATS_END; reg += 4)
+		e1000_write(e, reg, 0);
+}
+
+/* What the NIC worker does every counter_refresh_ns, read or not. */
+static void worker_refreshes(struct e1000 *e)
+{
+	if (!e->nic.ops->refresh_counters)
+		return;
+	e->nic.ops->refresh_counters(&e->nic);
+	device_clears_all(e);
+}
+
+static uint64_t counter(struct e1000 *e, const char *name, unsigned reg)
+{
+	uint64_t value = 0;
+	e1000_read_counter(&e->nic, name, &value);
+	device_clears(e, reg);
+	return value;
+}
+
+/* Three hours of the smallest frames at line rate and nobody reading the
+ * counters (the NIC decision aspect unlinked): only the worker's refreshes
+ * fold the registers, each before any of them can stop counting, so the
+ * totals hold every frame. */
+static void unread_counters_survive_hours_at_line_rate(struct ktest *t)
+{
+	struct capture capture = {0};
+	struct e1000 *e = fake_e1000(&capture);
+	ASSERT_TRUE(t, e != NULL);
+	uint64_t interval_ns = e->nic.counter_refresh_ns;
+	ASSERT_TRUE(t, interval_ns > 0);
+	uint64_t per_refresh = E1000_LINE_RATE_FRAMES * interval_ns / 1000000000ull;
+	EXPECT_TRUE(t, per_refresh < 0xffffffffu);
+	uint64_t refreshes = 3ull * 3600 * 1000000000ull / interval_ns;
+	for (uint64_t i = 0; i < refreshes; i++) {
+		device_receives(e, per_refresh);
+		worker_refreshes(e);
+	}
+	uint64_t frames = per_refresh * refreshes;
+	EXPECT_EQ(t, counter(e, "TPR", TPR), frames);
+	EXPECT_EQ(t, counter(e, "GPRC", GPRC), frames);
+	EXPECT_EQ(t, counter(e, "PRC64", PRC64), frames);
+	EXPECT_EQ(t, counter(e, "GORC", GORC), 64 * frames);
+	fake_free(e);
+}
+
+struct listed {
+	uint64_t gprc, gorc;
+};
+
+static void note_listed(const char *name, uint64_t value, void *arg)
+{
+	struct listed *listed = arg;
+	if (strcmp(name, "GPRC") == 0)
+		listed->gprc = value;
+	else if (strcmp(name, "GORC") == 0)
+		listed->gorc = value;
+}
+
+/* Two readers (an aspect by name, the shell's list) and the worker's
+ * refreshes, in every order: whoever reads sees every frame received so
+ * far, never a share of them. */
+static void two_readers_and_the_refresh_agree(struct ktest *t)
+{
+	struct capture capture = {0};
+	struct e1000 *e = fake_e1000(&capture);
+	ASSERT_TRUE(t, e != NULL);
+	uint64_t frames = 0;
+	for (unsigned round = 0; round < 12; round++) {
+		device_receives(e, 1000 + round);
+		frames += 1000 + round;
+		if (round % 3 == 0)
+			worker_refreshes(e);
+		if (round % 2 == 0) {
+			EXPECT_EQ(t, counter(e, "GPRC", GPRC), frames);
+			EXPECT_EQ(t, counter(e, "GORC", GORC), 64 * frames);
+		}
+		if (round % 4 != 1) {
+			struct listed listed = {0};
+			e1000_list_counters(&e->nic, note_listed, &listed);
+			device_clears_all(e);
+			EXPECT_EQ(t, listed.gprc, frames);
+			EXPECT_EQ(t, listed.gorc, 64 * frames);
+		}
+	}
+	fake_free(e);
+}
+
 KTEST_SUITE(e1000, KTEST_CASE(bad_descriptors_are_dropped_and_counted),
 	    KTEST_CASE(descriptors_go_back_in_batches), KTEST_CASE(receive_stops_at_the_budget),
 	    KTEST_CASE(a_device_that_never_stops_cannot_trap_the_poll),
 	    KTEST_CASE(transmit_ring_fills_then_drains),
-	    KTEST_CASE(tcp_frames_get_the_devices_checksum));
+	    KTEST_CASE(tcp_frames_get_the_devices_checksum),
+	    KTEST_CASE(unread_counters_survive_hours_at_line_rate),
+	    KTEST_CASE(two_readers_and_the_refresh_agree));

@@ -32,6 +32,11 @@
  * that died or was unlinked), put the NIC back in interrupt mode, which
  * needs nobody.
  *
+ * A driver whose device counters stop counting unless read (the e1000's)
+ * gives refresh_counters: the worker calls it every counter_refresh_ns
+ * between passes, and wakes for it when idle, so that the counters hold
+ * every event even when nobody reads them (no aspect linked) for hours.
+ *
  * ms_device_counter reaches the NICs' counters through the source this module
  * registers with the linker: a device is a NIC's name or "nic<index>".
  *
@@ -104,14 +109,59 @@ static enum nic_mode nic_take_work(struct nic *nic)
 	return mode;
 }
 
-static void nic_maybe_steer(struct nic *nic)
+static void nic_maybe_steer(struct nic *nic, uint64_t now)
 {
 	if (nic->sample_interval_ns == NIC_SAMPLE_NEVER)
 		return;
-	uint64_t now = clock_ns();
 	if (now - nic->last_due_ns >= nic->sample_interval_ns) {
 		nic->last_due_ns = now;
 		nic_steer_unless_held(nic);
+	}
+}
+
+/* How often the driver's counters need a refresh; 0: never. */
+static uint64_t nic_refresh_interval(const struct nic *nic)
+{
+	if (!nic->ops->refresh_counters)
+		return 0;
+	return __atomic_load_n(&nic->counter_refresh_ns, __ATOMIC_RELAXED);
+}
+
+static void nic_maybe_refresh_counters(struct nic *nic, uint64_t now)
+{
+	uint64_t interval = nic_refresh_interval(nic);
+	if (interval && now - nic->last_refresh_ns >= interval) {
+		nic->last_refresh_ns = now;
+		nic->ops->refresh_counters(nic);
+	}
+}
+
+/* Between passes, busy or not: the sample and the counters' refresh, when
+ * due. */
+static void nic_worker_periodic(struct nic *nic)
+{
+	uint64_t now = clock_ns();
+	nic_maybe_steer(nic, now);
+	nic_maybe_refresh_counters(nic, now);
+}
+
+/* Sleeps until there is work.  A NIC whose counters need refreshing wakes
+ * when the refresh is due even if nothing else happens (interrupt mode, no
+ * traffic: nobody else would wake it), refreshes and sleeps on, without a
+ * poll pass. */
+static void nic_worker_wait(struct nic *nic)
+{
+	for (;;) {
+		uint64_t interval = nic_refresh_interval(nic);
+		if (!interval) {
+			waitq_wait(&nic->worker_queue, nic_worker_has_work, nic);
+			return;
+		}
+		uint64_t elapsed = clock_ns() - nic->last_refresh_ns;
+		uint64_t left = elapsed < interval ? interval - elapsed : 0;
+		if (waitq_wait_timeout(&nic->worker_queue, nic_worker_has_work, nic, left) == 0)
+			return;
+		nic_maybe_refresh_counters(nic, clock_ns());
 	}
 }
 
@@ -123,7 +173,7 @@ static unsigned nic_worker_interrupt_pass(struct nic *nic, enum nic_mode mode)
 	for (;;) {
 		while ((got = nic_poll(nic, NIC_POLL_BUDGET)) == NIC_POLL_BUDGET) {
 			total += got;
-			nic_maybe_steer(nic);
+			nic_worker_periodic(nic);
 			if (nic->mode != mode)
 				return total;
 			sched_yield();
@@ -158,7 +208,7 @@ static void nic_worker_hybrid_pass(struct nic *nic)
 		return; /* interrupts are on again (or the mode changed) */
 	nic_add(&nic->hybrid_polls, 1);
 	for (unsigned empty = 0; nic->mode == NIC_MODE_HYBRID;) {
-		nic_maybe_steer(nic);
+		nic_worker_periodic(nic);
 		if (nic_poll(nic, NIC_POLL_BUDGET)) {
 			empty = 0;
 			sched_yield();
@@ -182,7 +232,7 @@ static int nic_worker(void *arg)
 	enum nic_mode applied = NIC_MODE_INTERRUPT;
 
 	for (;;) {
-		waitq_wait(&nic->worker_queue, nic_worker_has_work, nic);
+		nic_worker_wait(nic);
 		enum nic_mode mode = nic_take_work(nic);
 		if (mode != applied) {
 			if (mode == NIC_MODE_POLLING)
@@ -197,7 +247,7 @@ static int nic_worker(void *arg)
 			nic_worker_hybrid_pass(nic);
 		else
 			nic_worker_interrupt_pass(nic, NIC_MODE_INTERRUPT);
-		nic_maybe_steer(nic);
+		nic_worker_periodic(nic);
 	}
 	return 0;
 }
@@ -262,7 +312,7 @@ static void nic_init_state(struct nic *nic)
 	nic->interrupts = nic->polls = nic->empty_polls = 0;
 	if (nic->sample_interval_ns != NIC_SAMPLE_NEVER) /* a test's NIC: samples by hand */
 		nic->sample_interval_ns = NIC_SAMPLE_NS;
-	nic->last_sample_ns = nic->last_due_ns = clock_ns();
+	nic->last_sample_ns = nic->last_due_ns = nic->last_refresh_ns = clock_ns();
 	nic->steered = false;
 	nic->steer_misses = 0;
 	nic->hold_until_frames = 0;

@@ -114,6 +114,12 @@ struct nic_ops {
 	 * Returns 0, -EINVAL (not such a frame), -EAGAIN (ring full) or -EIO. */
 	int (*transmit_segmented)(struct nic *nic, const void *frame, size_t length,
 				  size_t header_length);
+	/* Optional: brings the driver's counter totals up to date from the
+	 * device, for counters the device itself can only hold for so long
+	 * (the e1000's clear-on-read registers stop at 0xffffffff).  The worker
+	 * calls it at least every counter_refresh_ns, busy or idle, whether or
+	 * not anybody reads the counters; thread context, may not sleep. */
+	void (*refresh_counters)(struct nic *nic);
 };
 
 /* One interface.  The driver sets the fields above the line before
@@ -133,6 +139,9 @@ struct nic {
 	 * driver that cuts frames itself offers them all at once, so no more
 	 * than its transmit ring holds); 0: as many as NIC_SEGMENTED_MAX holds. */
 	unsigned tx_segments_max;
+	/* With refresh_counters: the longest the worker waits between two
+	 * calls (0: it never calls it). */
+	uint64_t counter_refresh_ns;
 
 	/* ---- owned by drivers/net ---- */
 	volatile enum nic_mode mode;
@@ -153,10 +162,11 @@ struct nic {
 	/* NIC_SAMPLE_NS; NIC_SAMPLE_NEVER (set before nic_register): only the
 	 * callers of nic_steer sample (tests) */
 	uint64_t sample_interval_ns;
-	uint64_t last_sample_ns; /* the last nic.sample */
-	uint64_t last_due_ns;    /* the last sample that came due, sent or left out */
-	bool steered;            /* the mode follows nic.sample's replies */
-	unsigned steer_misses;   /* samples since the last reply */
+	uint64_t last_sample_ns;  /* the last nic.sample */
+	uint64_t last_due_ns;     /* the last sample that came due, sent or left out */
+	uint64_t last_refresh_ns; /* the last refresh_counters */
+	bool steered;             /* the mode follows nic.sample's replies */
+	unsigned steer_misses;    /* samples since the last reply */
 	/* The last reply's hold: while the NIC is in hold_mode, has moved
 	 * fewer than hold_until_frames (rx_frames + tx_frames) and
 	 * hold_samples_left > 0, the worker leaves its samples out. */

@@ -57,6 +57,13 @@ static void steer_list_counters(struct nic *nic, nic_counter_fn fn, void *arg)
 	fn("MPC", synthetic_missed, arg);
 }
 
+static volatile uint64_t counter_refreshes;
+
+static void steer_refresh_counters(struct nic *nic)
+{
+	counter_refreshes++;
+}
+
 static const struct nic_ops steer_ops = {
     .transmit = steer_transmit,
     .poll = steer_poll,
@@ -64,6 +71,7 @@ static const struct nic_ops steer_ops = {
     .disable_interrupts = steer_interrupts,
     .read_counter = steer_read_counter,
     .list_counters = steer_list_counters,
+    .refresh_counters = steer_refresh_counters,
 };
 
 static struct nic steer_nic = {
@@ -662,6 +670,27 @@ static void no_aspect_no_steering(struct ktest *t)
 	nic_set_mode(nic, NIC_MODE_INTERRUPT);
 }
 
+/* A device counter that only a refresh saves must be saved on a NIC that
+ * nobody reads and no frame wakes: an idle worker still refreshes every
+ * counter_refresh_ns, without a poll pass for it. */
+static void an_idle_nic_refreshes_its_counters(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	__atomic_store_n(&nic->counter_refresh_ns, NSEC_PER_MSEC, __ATOMIC_RELAXED);
+	nic_irq(nic); /* one pass, after which the worker waits with the refresh due */
+	uint64_t deadline = clock_ns() + REPLY_WAIT_NS, first = counter_refreshes;
+	while (counter_refreshes == first && clock_ns() < deadline)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	uint64_t polls = nic->polls, refreshed = counter_refreshes;
+	while (counter_refreshes < refreshed + 3 && clock_ns() < deadline)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	__atomic_store_n(&nic->counter_refresh_ns, 0, __ATOMIC_RELAXED);
+	EXPECT_TRUE(t, counter_refreshes >= refreshed + 3);
+	EXPECT_EQ(t, nic->polls, polls);
+}
+
 KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
 	    KTEST_CASE(nic_counters_are_device_counters), KTEST_CASE(no_aspect_no_steering),
 	    KTEST_CASE(decisions_follow_the_load_direct), KTEST_CASE(decisions_follow_the_load_shm),
@@ -673,4 +702,5 @@ KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_direct),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_msg),
 	    KTEST_CASE(dead_monitor_after_a_hold), KTEST_CASE(msg_monitor_sleeps_between_samples),
-	    KTEST_CASE(a_mode_set_by_hand_outlives_the_monitor));
+	    KTEST_CASE(a_mode_set_by_hand_outlives_the_monitor),
+	    KTEST_CASE(an_idle_nic_refreshes_its_counters));
