@@ -188,13 +188,14 @@ static int spawn(const void *image, size_t size, const char *name, char *const a
 	if (!error)
 		error = proc_exec_image(p, image, size, argv, envp ? envp : no_environment,
 					&p->start_frame);
+	int pid = p->pid; /* once started, any kernel thread may reap it */
 	if (!error)
 		error = proc_start_thread(p);
 	if (error) {
 		proc_free_embryo(p);
 		return error;
 	}
-	return p->pid; /* only the caller can reap it, so p is still there */
+	return pid;
 }
 
 int proc_spawn_image(const void *image, size_t size, const char *name, char *const argv[])

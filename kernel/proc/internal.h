@@ -183,6 +183,7 @@ struct process {
 	char name[PROC_NAME_MAX];
 	char args[PROC_ARGS_MAX]; /* the command line of its last exec (ps -f) */
 	volatile enum proc_state state;
+	bool started; /* proc_start_thread is done with it: it may end (under proc_lock) */
 	unsigned flags;
 	struct proc_memory *memory;
 	uint32_t execs; /* programs exec'd (the memory replaced), under proc_lock */
@@ -222,8 +223,17 @@ struct process *proc_find_locked(int pid);
 /* Frees an EMBRYO process that never ran (its memory too). */
 void proc_free_embryo(struct process *p);
 /* Starts p's thread, which enters user mode with p->start_frame.  Returns 0
- * or -ENOMEM (p is then still an embryo for the caller to free). */
+ * or -ENOMEM (p is then still an embryo for the caller to free).  p cannot
+ * end before this returns (its thread waits on PROC_START_GATE), so the
+ * caller may still read it; after, p is its reaper's. */
 int proc_start_thread(struct process *p);
+#define PROC_START_GATE "proc.start" /* the wait channel of a thread held so */
+#ifdef KERNEL_TESTS
+/* Called by proc_start_thread once the thread may run, before the start is
+ * done, when set (the proc suite holds that window open; NULL but while
+ * one case runs).  Nothing outside the test kernel. */
+extern void (*volatile proc_test_start_window)(struct process *p);
+#endif
 /* Runs fn(thread, arg) on process pid's thread (pid 0: the caller's, without
  * locks; any other under proc_lock, so fn must not sleep) and returns its
  * result, or -ESRCH when there is no such process or it has ended. */

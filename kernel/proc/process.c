@@ -9,7 +9,9 @@
  *    children of the kernel (spawned by kernel threads) have kernel_parent, a
  *    process that never runs; orphans go to init (pid 1), which reaps them,
  *    or to kernel_parent when init is gone (PROC_ORPHAN: freed at exit);
- *  - state only moves forward: EMBRYO → RUNNING → ZOMBIE.
+ *  - state only moves forward: EMBRYO → RUNNING → ZOMBIE;
+ *  - a process becomes a zombie only once started is set: proc_start_thread
+ *    writes p after its thread may have run, and a zombie may be freed.
  * A process ends in its own thread (proc_exit_current): it gives up its files
  * and memory, becomes a zombie and wakes its parent; after it drops
  * proc_lock it no longer touches its structure, which the parent's wait
@@ -330,6 +332,23 @@ void proc_free_embryo(struct process *p)
 
 /* ---- Running --------------------------------------------------------------- */
 
+/* Where a process that ends before proc_start_thread is done with it waits:
+ * were it to become a zombie first, a reaper could free it under the
+ * starter's last writes.  Rarely anybody: the start is done long before. */
+static struct waitq start_gate = WAITQ_INIT(start_gate, PROC_START_GATE);
+
+static bool start_done(void *arg)
+{
+	const struct process *p = arg;
+	return __atomic_load_n(&p->started, __ATOMIC_ACQUIRE);
+}
+
+static void wait_until_started(struct process *p)
+{
+	if (!start_done(p))
+		waitq_wait(&start_gate, start_done, p);
+}
+
 /* The first code of a process's thread: becomes the process, enters user mode. */
 static int process_thread_main(void *arg)
 {
@@ -348,18 +367,32 @@ static int process_thread_main(void *arg)
 	arch_enter_user(&p->start_frame);
 }
 
+/* The proc suite's window in proc_start_thread (proc_test_start_window). */
+static inline void start_window_for_tests(struct process *p)
+{
+#ifdef KERNEL_TESTS
+	void (*window)(struct process *) = proc_test_start_window;
+	if (window)
+		window(p);
+#else
+	(void)p;
+#endif
+}
+
 int proc_start_thread(struct process *p)
 {
 	struct thread *t = thread_create(process_thread_main, p, p->name, SCHED_PRIORITY_NORMAL);
 	if (!t)
 		return -ENOMEM;
 	thread_detach(t);
-	/* Known from now on (affinity calls right after fork), unless it has
-	 * already set itself and maybe ended. */
+	start_window_for_tests(p);
+	/* Known from now on (affinity calls right after fork).  The thread may
+	 * have run already, but it cannot have ended: it waits for started. */
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
-	if (p->state == PROC_EMBRYO)
-		p->thread = t;
+	p->thread = t;
+	__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);
 	spin_unlock_irqrestore(&proc_lock, irq);
+	waitq_wake_all(&start_gate);
 	return 0;
 }
 
@@ -600,6 +633,7 @@ __attribute__((noreturn)) void proc_exit_current(int status)
 	struct process *p = proc_current();
 	ASSERT(p && irq_enabled());
 
+	wait_until_started(p);
 	struct trace_process_exit event = {.pid = p->pid, .status = status};
 	tracepoint(TRACE_PROCESS_EXIT, &event, sizeof event);
 	proc_files_exit(p);

@@ -11,6 +11,7 @@
 #include "lib/string.h"
 #include "mm/mm.h"
 #include "proc/internal.h"
+#include "time/time.h"
 
 extern const uint8_t proc_test_image[], proc_test_image_end[];
 
@@ -333,6 +334,51 @@ static void a_shorter_name_clears_the_longer_one(struct ktest *t)
 	proc_free_embryo(p);
 }
 
+/* ---- A child that ends while it is being started ---------------------------- */
+
+void (*volatile proc_test_start_window)(struct process *p);
+static volatile bool window_saw_zombie, window_saw_child_held;
+
+/* Whether the child has ended (its parent could reap and free it now) or
+ * waits for its start to be published (PROC_START_GATE). */
+static bool child_ended_or_held(struct process *p)
+{
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	window_saw_zombie = p->state == PROC_ZOMBIE;
+	const char *channel =
+	    !window_saw_zombie && p->thread ? thread_wait_channel(p->thread) : NULL;
+	window_saw_child_held = channel && strcmp(channel, PROC_START_GATE) == 0;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return window_saw_zombie || window_saw_child_held;
+}
+
+/* Holds proc_start_thread between the thread's creation and the rest of
+ * the start until the child has either ended or is held back. */
+static void hold_start_window(struct process *p)
+{
+	proc_test_start_window = NULL;                      /* this start only */
+	uint64_t deadline = clock_ns() + 10 * NSEC_PER_SEC; /* against a hang only */
+	while (!child_ended_or_held(p) && clock_ns() < deadline)
+		sched_sleep_ns(NSEC_PER_MSEC);
+}
+
+/* A child that exits at once, while its starter is still at it: were it
+ * to end there, a reaper (any kernel thread, for the kernel's children)
+ * could free it under the starter's last writes.  It waits instead. */
+static void a_child_cannot_end_while_it_is_being_started(struct ktest *t)
+{
+	window_saw_zombie = window_saw_child_held = false;
+	proc_test_start_window = hold_start_window;
+	int pid = start("e");
+	proc_test_start_window = NULL;
+	ASSERT_TRUE(t, pid > 0);
+	EXPECT_FALSE(t, window_saw_zombie);
+	EXPECT_TRUE(t, window_saw_child_held);
+	int status = -1;
+	EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
+	EXPECT_EQ(t, status, PROC_STATUS_EXITED(42));
+}
+
 KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_is_the_pid),
 	    KTEST_CASE(int80_is_a_system_call_too), KTEST_CASE(fork_copies_on_write),
 	    KTEST_CASE(user_faults_kill_only_that_process),
@@ -344,4 +390,5 @@ KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_
 	    KTEST_CASE(exec_of_a_missing_program_fails), KTEST_CASE(bad_pointers_give_efault),
 	    KTEST_CASE(hostile_elf_images_are_refused),
 	    KTEST_CASE(truncated_elf_images_are_refused), KTEST_CASE(exec_names_the_thread),
-	    KTEST_CASE(a_shorter_name_clears_the_longer_one));
+	    KTEST_CASE(a_shorter_name_clears_the_longer_one),
+	    KTEST_CASE(a_child_cannot_end_while_it_is_being_started));
