@@ -183,7 +183,6 @@ struct process {
 	char name[PROC_NAME_MAX];
 	char args[PROC_ARGS_MAX]; /* the command line of its last exec (ps -f) */
 	volatile enum proc_state state;
-	bool started; /* proc_start_thread is done with it: it may end (under proc_lock) */
 	unsigned flags;
 	struct proc_memory *memory;
 	uint32_t execs; /* programs exec'd (the memory replaced), under proc_lock */
@@ -208,6 +207,8 @@ struct process {
 	struct cfi_tables unwind;              /* its program's unwind tables (exec_image's) */
 	uint64_t final_cpu_ns;                 /* its thread's time on a CPU, once a zombie */
 	int final_cpu;                         /* the CPU it ended on */
+	bool started;      /* proc_start_thread is done with it: it may end (under proc_lock) */
+	bool start_waited; /* its thread waits for started (under proc_lock) */
 
 	struct proc_cred cred; /* fork copies it, exec keeps it */
 };

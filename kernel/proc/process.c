@@ -343,9 +343,17 @@ static bool start_done(void *arg)
 	return __atomic_load_n(&p->started, __ATOMIC_ACQUIRE);
 }
 
+/* The waiter says so under proc_lock, where the start is published: the
+ * starter wakes the gate only for it, so a start costs no wake-up. */
 static void wait_until_started(struct process *p)
 {
-	if (!start_done(p))
+	if (start_done(p))
+		return;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	bool waiting = !p->started;
+	p->start_waited = waiting;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	if (waiting)
 		waitq_wait(&start_gate, start_done, p);
 }
 
@@ -391,8 +399,10 @@ int proc_start_thread(struct process *p)
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	p->thread = t;
 	__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);
+	bool waited = p->start_waited;
 	spin_unlock_irqrestore(&proc_lock, irq);
-	waitq_wake_all(&start_gate);
+	if (waited)
+		waitq_wake_all(&start_gate);
 	return 0;
 }
 
