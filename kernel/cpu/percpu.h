@@ -32,6 +32,7 @@ struct tel_ring;
 struct process;
 struct address_space;
 struct stack_memo;
+struct jp_context;
 
 struct cpu {
 	struct cpu *self;          /* offset 0: this_cpu() reads it */
@@ -53,6 +54,9 @@ struct cpu {
 				       * recorder's fast path writes here, else goes to C */
 	struct stack_memo *stack_memo; /* the user stacks this CPU sent (kernel/trace), or NULL */
 	unsigned jp_sections;          /* join points: odd while running advice (guard, grace) */
+	/* join points: the context of the outermost call whose advice runs
+	 * now and may defer (joinpoint/defer.h), NULL: none */
+	struct jp_context *jp_deferring;
 	void *acct; /* the running thread's kernel/acct state (thread_acct_state), for the
 		     * accounting's advice to test with one load */
 	struct process *process; /* the running thread's process, NULL: a kernel thread (set

@@ -28,8 +28,8 @@
  * advice asked for them (JP_ADVICE_TIMESTAMPS).
  *
  * A list whose one entry is native advice (JP_ADVICE_NATIVE: the
- * accounting's) takes a shorter path with the same sections: no deferral
- * slot, the list's generation read once; or, when the advice has an around
+ * accounting's) takes a shorter path with the same sections: nothing
+ * deferred, the list's generation read once; or, when the advice has an around
  * (joinpoint.h), that function runs the whole call, leaving the section
  * itself before the call.
  *
@@ -37,13 +37,15 @@
  * API, or an interrupt came in during advice) calls the function directly and
  * is counted in its state's skipped.
  *
- * jp_defer: an outermost call names its context in this CPU's deferral slot
- * while its advice runs, when the list has advice that may defer
- * (JP_ADVICE_DEFERS: the msg binding's); an advice of that call (and only of
- * that call: the trampoline's and nested sections never name theirs) may
- * leave work there, which the dispatcher takes before leaving the section
- * and runs after it, on its own stack, where the thread may sleep.
+ * jp_defer (defer.h): an outermost call names its context in this CPU's
+ * struct cpu (jp_deferring) while its advice runs, when the list has advice
+ * that may defer (JP_ADVICE_DEFERS: the msg binding's); an advice of that
+ * call (and only of that call: the trampoline's and nested sections never
+ * name theirs) may leave work beside the context, in the dispatcher's frame
+ * (struct jp_deferrable_call), which the dispatcher takes before leaving the
+ * section and runs after it, on its own stack, where the thread may sleep.
  */
+#include "joinpoint/defer.h"
 #include "joinpoint/internal.h"
 
 #include <stddef.h>
@@ -54,56 +56,44 @@
 
 #define CPU_FIELD(field) offsetof(struct cpu, field)
 
-/* Per CPU: the outermost call whose advice runs now, and its deferred work. */
-static struct jp_deferral {
-	struct jp_context *context;
-	jp_advice_fn fn;
-	void *cookie;
-} deferrals[MAX_CPUS];
-
-int jp_defer(struct jp_context *context, jp_advice_fn fn, void *cookie)
-{
-	struct cpu *cpu = this_cpu();
-	struct jp_deferral *slot = &deferrals[cpu->id];
-	if (!context || slot->context != context || slot->fn || cpu->preempt_count != 1 ||
-	    cpu->irq_depth || !irq_enabled() || !cpu->current)
-		return -EWOULDBLOCK;
-	slot->fn = fn;
-	slot->cookie = cookie;
-	return 0;
-}
-
-/* Whether an outermost call's advice from list gets the slot: only a list
- * with advice that may defer (JP_ADVICE_DEFERS) needs it. */
+/* Whether an outermost call's advice from list may defer: only a list with
+ * advice that may (JP_ADVICE_DEFERS) names its call. */
 static inline __attribute__((always_inline)) bool deferral_wanted(const struct jp_list *list,
 								  bool nested)
 {
 	return !nested && list && (list->flags & JP_ADVICE_DEFERS);
 }
 
-/* Opens the slot for the advice's calls (nothing when not wanted). */
-static inline __attribute__((always_inline)) struct jp_deferral *
-deferral_open(struct jp_context *context, bool wanted)
+/* No memory clobber: the advice reads what it names through a call, which
+ * the compiler orders anyway. */
+static inline __attribute__((always_inline)) void name_deferring(struct jp_context *context)
 {
-	if (!wanted)
-		return NULL;
-	struct jp_deferral *slot = &deferrals[this_cpu_id()];
-	slot->context = context;
-	return slot;
+	__asm__ volatile("movq %0, %%gs:%c1" : : "er"(context), "i"(CPU_FIELD(jp_deferring)));
 }
 
-/* Closes the slot; returns what was deferred (NULL: nothing) in *cookie. */
-static inline __attribute__((always_inline)) jp_advice_fn deferral_close(struct jp_deferral *slot,
-									 void **cookie)
+/* Names call as the one whose advice may defer (nothing when not wanted);
+ * returns whether it did. */
+static inline __attribute__((always_inline)) bool deferral_open(struct jp_deferrable_call *call,
+								bool wanted)
 {
-	if (!slot)
+	if (!wanted)
+		return false;
+	call->fn = NULL;
+	name_deferring(&call->context);
+	return true;
+}
+
+/* Ends what deferral_open began; returns what was deferred (NULL: nothing),
+ * with its cookie in *cookie. */
+static inline __attribute__((always_inline)) jp_advice_fn
+deferral_close(struct jp_deferrable_call *call, bool opened, void **cookie)
+{
+	if (!opened)
 		return NULL;
-	jp_advice_fn fn = slot->fn;
-	slot->context = NULL;
-	if (__builtin_expect(fn != NULL, 0)) {
-		*cookie = slot->cookie;
-		slot->fn = NULL;
-	}
+	name_deferring(NULL);
+	jp_advice_fn fn = call->fn;
+	if (__builtin_expect(fn != NULL, 0))
+		*cookie = call->cookie;
 	return fn;
 }
 
@@ -211,14 +201,15 @@ static __attribute__((noinline, cold)) void stamp(uint64_t *tsc)
  * loaded in it; a nested call's list, loaded before its section, is held by
  * the section of the call around it (see run_after). */
 static inline __attribute__((always_inline)) uint64_t
-run_before(struct jp_context *context, bool nested, const struct jp_list *list)
+run_before(struct jp_deferrable_call *call, bool nested, const struct jp_list *list)
 {
+	struct jp_context *context = &call->context;
 	if (nested)
 		section_enter(true);
 	struct cpu *cpu = this_cpu();
 	context->cpu = cpu->id;
 	context->thread = cpu->current;
-	struct jp_deferral *slot = deferral_open(context, deferral_wanted(list, nested));
+	bool opened = deferral_open(call, deferral_wanted(list, nested));
 	uint64_t generation = 0;
 	if (__builtin_expect(list != NULL, 1)) { /* NULL: detached since the site jumped */
 		if (__builtin_expect(list->flags & JP_ADVICE_TIMESTAMPS, 0))
@@ -232,7 +223,7 @@ run_before(struct jp_context *context, bool nested, const struct jp_list *list)
 			generation = list->generation;
 	}
 	void *cookie = NULL;
-	jp_advice_fn deferred = deferral_close(slot, &cookie);
+	jp_advice_fn deferred = deferral_close(call, opened, &cookie);
 	section_leave(nested);
 	if (__builtin_expect(deferred != NULL, 0))
 		deferred(context, cookie);
@@ -244,13 +235,14 @@ run_before(struct jp_context *context, bool nested, const struct jp_list *list)
  * until that section ends, so its after calls come from the same list, and an
  * advice detached meanwhile still gets the after call of a before it had.
  * (An outermost call has left its section during the call and must reload.) */
-static inline __attribute__((always_inline)) void run_after(struct jp_context *context,
+static inline __attribute__((always_inline)) void run_after(struct jp_deferrable_call *call,
 							    uint64_t generation, bool nested,
 							    const struct jp_list *before_list)
 {
+	struct jp_context *context = &call->context;
 	section_enter(nested);
 	const struct jp_list *list = nested ? before_list : load_list(context->joinpoint);
-	struct jp_deferral *slot = deferral_open(context, deferral_wanted(list, nested));
+	bool opened = deferral_open(call, deferral_wanted(list, nested));
 	if (__builtin_expect(list && list->generation == generation, 1)) {
 		list->after[0].fn(context, list->after[0].cookie);
 		if (__builtin_expect(list->after_count > 1, 0))
@@ -259,7 +251,7 @@ static inline __attribute__((always_inline)) void run_after(struct jp_context *c
 		run_after_checked(list, context, generation);
 	}
 	void *cookie = NULL;
-	jp_advice_fn deferred = deferral_close(slot, &cookie);
+	jp_advice_fn deferred = deferral_close(call, opened, &cookie);
 	section_leave(nested);
 	if (__builtin_expect(deferred != NULL, 0))
 		deferred(context, cookie);
@@ -272,20 +264,21 @@ dispatch(const struct joinpoint *jp, uint64_t *args, bool nested, const struct j
 {
 	/* Field by field, ret only once known: an initializer would zero the
 	 * whole struct first, on every call. */
-	struct jp_context context;
-	context.joinpoint = jp;
-	context.args = args;
-	context.activity = 0;
-	context.entry_tsc = 0;
-	context.exit_tsc = 0;
-	uint64_t generation = run_before(&context, nested, list);
-	context.ret = jp->call(context.args);
+	struct jp_deferrable_call call;
+	struct jp_context *context = &call.context;
+	context->joinpoint = jp;
+	context->args = args;
+	context->activity = 0;
+	context->entry_tsc = 0;
+	context->exit_tsc = 0;
+	uint64_t generation = run_before(&call, nested, list);
+	context->ret = jp->call(context->args);
 	if (generation) {
-		if (__builtin_expect(context.entry_tsc != 0, 0))
-			stamp(&context.exit_tsc);
-		run_after(&context, generation, nested, list);
+		if (__builtin_expect(context->entry_tsc != 0, 0))
+			stamp(&context->exit_tsc);
+		run_after(&call, generation, nested, list);
 	}
-	return context.ret;
+	return context->ret;
 }
 
 /* This CPU is inside a section: in advice (skip) or in the call of a
@@ -309,8 +302,8 @@ static __attribute__((noinline, cold)) uint64_t dispatch_inside(const struct joi
 
 /* A list whose one entry is native advice (JP_ADVICE_NATIVE): its before,
  * the call and its after, in the same two sections as dispatch() (the first
- * one entered by the caller), without the deferral slot (a native advice
- * never defers: jp_defer finds no slot open and says -EWOULDBLOCK) and
+ * one entered by the caller), without naming its call for deferral (a native advice
+ * never defers: jp_defer finds its call not named and says -EWOULDBLOCK) and
  * without timestamps. */
 static __attribute__((noinline)) uint64_t
 dispatch_native(const struct joinpoint *jp, uint64_t *args, const struct jp_list *list)

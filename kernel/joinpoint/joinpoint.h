@@ -140,18 +140,8 @@ struct jp_advice {
  * such advice skips the slot. */
 #define JP_ADVICE_DEFERS 0x4u
 
-/* Work an advice cannot do in its section because it sleeps (a message to a
- * monitor waiting for the reply): fn(context, cookie) runs on the calling
- * thread right after the advice's section, with preemption on, before the
- * call (from a before advice) or before the join point returns (from an
- * after advice).  Only an outermost call of a join point that may sleep
- * (JOINPOINT_DEFINE, not _NOSLEEP, not nested in one), outside interrupts,
- * with no lock held and preemption otherwise on, can defer, and only an
- * advice whose flags say JP_ADVICE_DEFERS; one deferral per section.  fn
- * runs outside every section: it must keep what cookie points
- * at alive itself (a grace period does not wait for it).  Returns 0 or
- * -EWOULDBLOCK (this call may not sleep: do the work without sleeping). */
-int jp_defer(struct jp_context *context, jp_advice_fn fn, void *cookie);
+/* Work an advice cannot do in its section because it sleeps is deferred to
+ * just after it: jp_defer, in line (joinpoint/defer.h). */
 
 /* The built-in advice: count calls, or count and time them (total, min, max),
  * into the join point's statistics. */

@@ -77,8 +77,14 @@ static inline struct thread *thread_current(void)
 {
 	return this_cpu_read(current);
 }
-/* Accessors: id (0 = the boot thread), name, priority, state, statistics. */
-uint64_t thread_id(const struct thread *t);
+/* Accessors: id (0 = the boot thread), name, priority, state, statistics.
+ * The id in line, at its fixed offset (thread.c checks it): every msg and
+ * shm event carries it. */
+#define THREAD_OFFSET_ID 8
+static inline uint64_t thread_id(const struct thread *t)
+{
+	return *(const uint64_t *)((const char *)t + THREAD_OFFSET_ID);
+}
 const char *thread_name(const struct thread *t);
 /* Renames t (truncated as thread_create does): a process's thread takes the
  * program's name at exec. */

@@ -221,10 +221,8 @@ void thread_mark_monitor(struct thread *t, bool monitor)
 	spin_unlock_irqrestore(&threads_lock, flags);
 }
 
-uint64_t thread_id(const struct thread *t)
-{
-	return t->id;
-}
+_Static_assert(__builtin_offsetof(struct thread, id) == THREAD_OFFSET_ID,
+	       "thread_id reads it in line");
 
 void *thread_acct_state(const struct thread *t)
 {

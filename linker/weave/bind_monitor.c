@@ -48,56 +48,18 @@
 #define ATTACH_TIMEOUT_NS     (10 * NSEC_PER_SEC)
 #define CONTROL_TIMEOUT_NS    (5 * NSEC_PER_SEC)
 
-/* An id the monitor knows an aspect by.  aspect, refs and generation change
- * under the control mutex and session.lock (the monitor's system calls look
- * them up under the lock alone); report under report_lock. */
-struct aspect_id {
-	struct aspect *aspect;
-	int refs;
-	uint64_t generation;
-	bool rings;                     /* the monitor was told its events come through the rings */
-	struct linker_counters *report; /* what ms_scope_report handed in, not merged yet */
-};
-
-static struct {
-	struct spinlock lock;
-	struct ipc_endpoint *endpoint; /* the attached monitor's, or a dead one's */
-	struct tel_channel *channel;
-	int pid;
-	/* the attached monitor's (with pid: which one), or the last one's, in
-	 * which the inbox and rings stay mapped while it runs */
-	struct process *process;
-	uint32_t execs; /* the programs process had exec'd when it attached */
-	uint64_t generation;
-	struct aspect_id ids[ASPECT_MAX];
-} session = {.lock = SPINLOCK_INIT("monitor.session")};
+static struct monitor_session session = {.lock = SPINLOCK_INIT("monitor.session")};
+/* The join-point side reads it in line (monitor_internal.h): an event's
+ * checks cost less than a call to them. */
+extern struct monitor_session monitor_session __attribute__((alias("session")));
 
 static struct mutex report_lock = MUTEX_INIT(report_lock, "monitor.report");
 
 static struct waitq attached = WAITQ_INIT(attached, "monitor.attach");
 
-struct ipc_endpoint *monitor_endpoint(void)
-{
-	return __atomic_load_n(&session.endpoint, __ATOMIC_ACQUIRE);
-}
-
 struct tel_channel *monitor_channel(void)
 {
 	return __atomic_load_n(&session.channel, __ATOMIC_ACQUIRE);
-}
-
-struct ipc_endpoint *monitor_endpoint_of(uint64_t generation)
-{
-	/* The endpoint first: attach stores the generation before it (release),
-	 * so a new monitor's endpoint comes with its new generation. */
-	struct ipc_endpoint *e = monitor_endpoint();
-	return __atomic_load_n(&session.generation, __ATOMIC_RELAXED) == generation ? e : NULL;
-}
-
-struct ipc_endpoint *monitor_endpoint_get_of(uint64_t generation)
-{
-	struct ipc_endpoint *e = monitor_endpoint_of(generation);
-	return e ? ipc_endpoint_get(e) : NULL;
 }
 
 bool monitor_is_gone(void)
@@ -106,31 +68,13 @@ bool monitor_is_gone(void)
 	return !e || ipc_endpoint_is_closed(e);
 }
 
-/* The monitor's own system calls reach join points too (its endpoint is a
- * descriptor: vfs.*); running its advice for them would feed it its own
- * work, so events of the monitor process are not sent at all.  The process
- * pointer answers for every other process at once; its pid confirms a match
- * (a process that reuses a dead monitor's memory has another pid). */
-static inline __attribute__((always_inline)) bool
-context_is_monitor(const struct jp_context *context)
-{
-	struct process *p = monitor_context_process(context);
-	return p && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
-	       proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
-}
-
-bool monitor_is_caller(const struct jp_context *context)
-{
-	return context_is_monitor(context);
-}
-
 /* monitor_is_caller, then monitor_is_gone, in one call.  The channel is
  * stored before the endpoint (release), so an endpoint read with acquire
  * comes with its channel. */
 struct tel_channel *monitor_event_channel(const struct jp_context *context, uint64_t generation,
 					  bool *gone)
 {
-	if (context_is_monitor(context))
+	if (monitor_is_caller(context))
 		return NULL;
 	struct ipc_endpoint *e = monitor_endpoint_of(generation);
 	if (!e || ipc_endpoint_is_closed(e)) {

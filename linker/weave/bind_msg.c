@@ -33,6 +33,7 @@
  */
 #include "arch/x86_64/cpu.h"
 #include "console/console.h"
+#include "joinpoint/defer.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "linker/weave/monitor_internal.h"
@@ -58,26 +59,33 @@ static int inside_scheduler_noted; /* drop_inside_scheduler's was */
 
 /* The threads in a sleeping call, one a slot, and how many there are; each
  * slot also holds what its deferred call needs (the cookie jp_defer passes
- * on). */
+ * on), and its message and reply: only the thread holding the slot uses
+ * them.  The message's header (label, words, length) is the same for every
+ * call and is set here once, so a call writes only its event. */
 struct msg_waiter {
 	struct thread *thread; /* NULL: the slot is free */
 	struct monitor_advice *advice;
 	struct ipc_endpoint *endpoint; /* referenced, or NULL: no monitor */
 	volatile bool calling;         /* in the call, not only deferred to it */
+	struct ipc_message message;
+	struct ipc_message reply;
 };
-static struct msg_waiter waiters[MSG_WAITERS];
+static struct msg_waiter waiters[MSG_WAITERS] = {
+    [0 ... MSG_WAITERS -
+     1] = {.message = {.label = SCOPE_MSG_EVENT, .length = sizeof(struct scope_event)}},
+};
 static unsigned waiting_count;
 
 /* Names t as in a sleeping call.  Returns its slot, or NULL when all are
  * taken. */
 static inline __attribute__((always_inline)) struct msg_waiter *enter_waiting(struct thread *t)
 {
-	for (int i = 0; i < MSG_WAITERS; i++) {
+	for (struct msg_waiter *w = waiters; w < waiters + MSG_WAITERS; w++) {
 		struct thread *none = NULL;
-		if (__atomic_compare_exchange_n(&waiters[i].thread, &none, t, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		if (__atomic_compare_exchange_n(&w->thread, &none, t, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
 			__atomic_fetch_add(&waiting_count, 1, __ATOMIC_RELEASE);
-			return &waiters[i];
+			return w;
 		}
 	}
 	return NULL;
@@ -113,7 +121,19 @@ static void take_reply(const struct jp_context *context, const struct ipc_messag
 	}
 }
 
-/* The event as a message; synchronous ones are marked as calls. */
+/* The event into a message's payload; synchronous ones are marked as
+ * calls. */
+static inline __attribute__((always_inline)) void fill_event(struct ipc_message *m,
+							     struct monitor_advice *a,
+							     const struct jp_context *context,
+							     bool after, bool sync)
+{
+	uint64_t flags = (after ? SCOPE_EVENT_AFTER : 0) | (sync ? SCOPE_EVENT_CALL : 0);
+	monitor_fill_event((struct scope_event *)m->payload,
+			   a->event_head | MONITOR_EVENT_FLAGS(flags), context, after);
+}
+
+/* The event as a message of its own. */
 static inline __attribute__((always_inline)) void build_message(struct ipc_message *m,
 								struct monitor_advice *a,
 								const struct jp_context *context,
@@ -123,9 +143,7 @@ static inline __attribute__((always_inline)) void build_message(struct ipc_messa
 	for (unsigned i = 0; i < IPC_WORDS; i++)
 		m->words[i] = 0; /* the message goes to another process: nothing left over */
 	m->length = sizeof(struct scope_event);
-	uint64_t flags = (after ? SCOPE_EVENT_AFTER : 0) | (sync ? SCOPE_EVENT_CALL : 0);
-	monitor_fill_event((struct scope_event *)m->payload,
-			   a->event_head | MONITOR_EVENT_FLAGS(flags), context, after);
+	fill_event(m, a, context, after, sync);
 }
 
 /* Counts a failed event; a dead or late monitor is reported. */
@@ -166,11 +184,11 @@ msg_call_sleeping(struct msg_waiter *w, struct jp_context *context, bool after)
 	 * this call before the monitor's counts are collected. */
 	int error = e ? 0 : -EPIPE;
 	if (!error) {
-		struct ipc_message m, reply;
-		build_message(&m, a, context, after, true);
-		error = ipc_call(e, &m, &reply, __atomic_load_n(&deadline_ns, __ATOMIC_RELAXED));
+		fill_event(&w->message, a, context, after, true);
+		error = ipc_call(e, &w->message, &w->reply,
+				 __atomic_load_n(&deadline_ns, __ATOMIC_RELAXED));
 		if (error == 0)
-			take_reply(context, &reply);
+			take_reply(context, &w->reply);
 	}
 	count_outcome(a, error, start);
 	if (e)
@@ -226,19 +244,16 @@ static __attribute__((noinline, cold)) void drop_inside_scheduler(struct monitor
 		    a->aspect->name);
 }
 
-static inline __attribute__((always_inline)) void
-msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
+/* The event sent from the advice itself: one-way, or synchronous without
+ * sleeping (the call could not be deferred).  Out of line: its message and
+ * reply take 600 bytes of stack that the deferring path does not need. */
+static __attribute__((noinline)) void
+msg_send_here(struct monitor_advice *a, struct jp_context *context, bool after, bool sync)
 {
-	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG) || monitor_is_caller(context) ||
-	    is_waiting(context->thread))
-		return;
 	/* A deferred call runs outside the section with preemption and
 	 * interrupts on (jp_defer says so), so never inside the scheduler,
 	 * whose run queue's lock is held with interrupts off: only an event
 	 * sent from here is asked about. */
-	bool sync = __atomic_load_n(&synchronous, __ATOMIC_ACQUIRE);
-	if (sync && defer_call(a, context, after))
-		return;
 	if (__builtin_expect(!sched_may_wake_here(), 0)) {
 		drop_inside_scheduler(a);
 		return;
@@ -256,12 +271,53 @@ msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
 	count_outcome(a, error, start);
 }
 
-static void msg_before(struct jp_context *context, void *cookie)
+/* The advice's checks and the deferral, for an event of process p (NULL:
+ * the kernel's), in line, calling nothing, so that a synchronous event that
+ * may sleep (the common case) sets up no frame beyond its own; the rest goes
+ * on in msg_send_here. */
+static inline __attribute__((always_inline)) void msg_deliver_as(struct monitor_advice *a,
+								 struct jp_context *context,
+								 bool after,
+								 const struct process *p)
+{
+	if (monitor_is_process(p) || is_waiting(context->thread))
+		return;
+	bool sync = __atomic_load_n(&synchronous, __ATOMIC_ACQUIRE);
+	if (sync && defer_call(a, context, after))
+		return;
+	msg_send_here(a, context, after, sync);
+}
+
+/* A context of another thread than the one running (not the dispatcher's:
+ * its advice runs on the calling thread): that thread's process is asked
+ * of the scheduler, by a call the common case need not make room for. */
+static __attribute__((noinline, cold)) void
+msg_deliver_for_other_thread(struct monitor_advice *a, struct jp_context *context, bool after)
+{
+	msg_deliver_as(a, context, after, monitor_context_process(context));
+}
+
+static inline __attribute__((always_inline)) void
+msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
+{
+	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG))
+		return;
+	if (__builtin_expect(context->thread != thread_current(), 0))
+		msg_deliver_for_other_thread(a, context, after);
+	else
+		msg_deliver_as(a, context, after, proc_current());
+}
+
+/* Sibling calls on (the kernel is built without them): msg_send_here or
+ * msg_deliver_for_other_thread is jumped to. */
+static __attribute__((optimize("optimize-sibling-calls"))) void
+msg_before(struct jp_context *context, void *cookie)
 {
 	msg_deliver(cookie, context, false);
 }
 
-static void msg_after(struct jp_context *context, void *cookie)
+static __attribute__((optimize("optimize-sibling-calls"))) void
+msg_after(struct jp_context *context, void *cookie)
 {
 	msg_deliver(cookie, context, true);
 }

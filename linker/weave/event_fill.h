@@ -78,6 +78,32 @@ static inline __attribute__((always_inline)) void monitor_copy_program_name(char
 	__builtin_memcpy(field + 8, &second, sizeof second);
 }
 
+/* The join point's argc arguments into the event's field, the rest zeroed:
+ * one jump on argc into a run of straight loads, then the six stores (a test
+ * of each argument's index costs four instructions an argument, whatever
+ * argc is). */
+_Static_assert(JP_MAX_ARGS == 6, "the copy names six arguments");
+static inline __attribute__((always_inline)) void
+monitor_copy_args(uint64_t *field, const uint64_t *args, unsigned argc)
+{
+	uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0;
+	switch (argc) {
+	default: a5 = args[5]; __attribute__((fallthrough));
+	case 5: a4 = args[4]; __attribute__((fallthrough));
+	case 4: a3 = args[3]; __attribute__((fallthrough));
+	case 3: a2 = args[2]; __attribute__((fallthrough));
+	case 2: a1 = args[1]; __attribute__((fallthrough));
+	case 1: a0 = args[0]; __attribute__((fallthrough));
+	case 0: break;
+	}
+	field[0] = a0;
+	field[1] = a1;
+	field[2] = a2;
+	field[3] = a3;
+	field[4] = a4;
+	field[5] = a5;
+}
+
 /* Fills the event of context; head from monitor_event_head with the
  * event's flags.  Every field is written (the message goes to another
  * process: nothing left over). */
@@ -93,10 +119,7 @@ monitor_fill_event(struct scope_event *event, uint64_t head, const struct jp_con
 	event->tid = t ? (int32_t)thread_id(t) : 0;
 	event->cpu = context->cpu;
 	event->argc = jp->argc;
-	/* Unrolled: six conditional moves, not six trips round a loop. */
-#pragma GCC unroll 6
-	for (unsigned i = 0; i < JP_MAX_ARGS; i++)
-		event->args[i] = i < jp->argc ? context->args[i] : 0;
+	monitor_copy_args(event->args, context->args, jp->argc);
 	event->ret = after ? context->ret : 0;
 	event->entry_ns = context->entry_tsc ? monitor_tsc_to_ns(context->entry_tsc) : 0;
 	event->exit_ns = after && context->exit_tsc ? monitor_tsc_to_ns(context->exit_tsc) : 0;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cpu/spinlock.h"
 #include "ipc/ipc.h"
 #include "joinpoint/joinpoint.h"
 #include "linker/weave/event_fill.h"
@@ -36,13 +37,55 @@ uint64_t monitor_id_generation(int id);
  * monitor is gone (its successor never knew the id). */
 void monitor_unload_aspect(struct aspect *aspect, int id, uint64_t generation);
 
+/* An id the monitor knows an aspect by.  aspect, refs and generation change
+ * under the control mutex and session.lock (the monitor's system calls look
+ * them up under the lock alone); report under report_lock. */
+struct aspect_id {
+	struct aspect *aspect;
+	int refs;
+	uint64_t generation;
+	bool rings;                     /* the monitor was told its events come through the rings */
+	struct linker_counters *report; /* what ms_scope_report handed in, not merged yet */
+};
+
+/* The one monitor session (bind_monitor.c).  Its fields change under `lock`;
+ * the join-point side reads endpoint, generation, process and pid without
+ * it, in line below. */
+struct monitor_session {
+	struct spinlock lock;
+	struct ipc_endpoint *endpoint; /* the attached monitor's, or a dead one's */
+	struct tel_channel *channel;
+	int pid;
+	/* the attached monitor's (with pid: which one), or the last one's, in
+	 * which the inbox and rings stay mapped while it runs */
+	struct process *process;
+	uint32_t execs; /* the programs process had exec'd when it attached */
+	uint64_t generation;
+	struct aspect_id ids[ASPECT_MAX];
+};
+extern struct monitor_session monitor_session;
+
 /* For the join-point side (any context). */
-struct ipc_endpoint *monitor_endpoint(void); /* NULL when none */
+static inline struct ipc_endpoint *monitor_endpoint(void) /* NULL when none */
+{
+	return __atomic_load_n(&monitor_session.endpoint, __ATOMIC_ACQUIRE);
+}
 /* The endpoint for advice woven under the monitor of generation; NULL when
- * that monitor is gone, even when another has attached since. */
-struct ipc_endpoint *monitor_endpoint_of(uint64_t generation);
-/* monitor_endpoint_of, referenced (ipc_endpoint_put it), in one call. */
-struct ipc_endpoint *monitor_endpoint_get_of(uint64_t generation);
+ * that monitor is gone, even when another has attached since.  The endpoint
+ * first: attach stores the generation before it (release), so a new
+ * monitor's endpoint comes with its new generation. */
+static inline struct ipc_endpoint *monitor_endpoint_of(uint64_t generation)
+{
+	struct ipc_endpoint *e = monitor_endpoint();
+	return __atomic_load_n(&monitor_session.generation, __ATOMIC_RELAXED) == generation ? e
+											    : NULL;
+}
+/* monitor_endpoint_of, referenced (ipc_endpoint_put it). */
+static inline struct ipc_endpoint *monitor_endpoint_get_of(uint64_t generation)
+{
+	struct ipc_endpoint *e = monitor_endpoint_of(generation);
+	return e ? ipc_endpoint_get(e) : NULL;
+}
 struct tel_channel *monitor_channel(void); /* NULL before the first monitor */
 bool monitor_is_gone(void);
 /* Where an shm event of context, woven under the monitor of generation,
@@ -50,8 +93,23 @@ bool monitor_is_gone(void);
  * and NULL with *gone set when it ended (another may have attached since). */
 struct tel_channel *monitor_event_channel(const struct jp_context *context, uint64_t generation,
 					  bool *gone);
+/* True when p (NULL: the kernel) is the monitor process.  The monitor's own
+ * system calls reach join points too (its endpoint is a descriptor: vfs.*);
+ * running its advice for them would feed it its own work, so its events
+ * are not sent.  The process pointer answers for every other process at
+ * once; its pid confirms a match (a process that reuses a dead monitor's
+ * memory has another pid).  In line: every event asks. */
+static inline __attribute__((always_inline)) bool monitor_is_process(const struct process *p)
+{
+	return p && p == __atomic_load_n(&monitor_session.process, __ATOMIC_RELAXED) &&
+	       proc_pid(p) == __atomic_load_n(&monitor_session.pid, __ATOMIC_RELAXED);
+}
 /* True when the event comes from the monitor process itself (not sent). */
-bool monitor_is_caller(const struct jp_context *context);
+static inline __attribute__((always_inline)) bool
+monitor_is_caller(const struct jp_context *context)
+{
+	return monitor_is_process(monitor_context_process(context));
+}
 /* One woven advice of an aspect bound to the monitor (shm or msg): the
  * join-point advice and what its event names. */
 struct monitor_advice {

@@ -10,6 +10,7 @@
  * every other exec gets its turn.
  */
 #include "console/console.h"
+#include "joinpoint/defer.h"
 #include "joinpoint/joinpoint.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"

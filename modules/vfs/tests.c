@@ -7,6 +7,7 @@
 #include "console/console.h"
 #include "devfs/devfs.h"
 #include "initrd/initrd.h"
+#include "joinpoint/defer.h"
 #include "joinpoint/joinpoint.h"
 #include "ktest/ktest.h"
 #include "lib/errno.h"
