@@ -336,11 +336,21 @@ static inline bool only_native(const struct jp_list *list)
 	return list && (list->flags & JP_ADVICE_NATIVE) && list->count == 1;
 }
 
+/* No list: detached since the site jumped.  Apart, so that the outermost
+ * dispatch below knows it has a list and tests it once. */
+static __attribute__((noinline, cold)) uint64_t dispatch_detached(const struct joinpoint *jp,
+								  uint64_t *args)
+{
+	return dispatch(jp, args, false, NULL);
+}
+
 /* Every list but one with an around, in the section jp_dispatch entered:
  * out of line, so that the around's path saves no registers. */
 static __attribute__((noinline)) uint64_t dispatch_list(const struct joinpoint *jp, uint64_t *args,
 							const struct jp_list *list)
 {
+	if (__builtin_expect(!list, 0))
+		return dispatch_detached(jp, args);
 	if (only_native(list))
 		return dispatch_native(jp, args, list);
 	return dispatch(jp, args, false, list);

@@ -710,7 +710,7 @@ int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
 static void wait_in_flight(struct monitor_state *state)
 {
 	for (unsigned i = 0; state && i < LINKER_MAX_ADVICE; i++)
-		while (__atomic_load_n(&state->advice[i].in_flight, __ATOMIC_ACQUIRE))
+		while (msg_advice_calling(&state->advice[i]))
 			sched_sleep_ns(NSEC_PER_MSEC);
 }
 

@@ -18,8 +18,9 @@
  * unlinks it; the join point completes either way.
  *
  * A sleeping call runs outside every section, so nothing that a grace period
- * protects may be used there: it counts itself in its advice's in_flight
- * (unweaving waits for those), takes its own reference to the endpoint, and
+ * protects may be used there: it holds a waiter slot naming its advice until
+ * its last use of it (unweaving waits for those), takes its own reference
+ * to the endpoint, and
  * while it runs, join points of its own thread send nothing (`waiting`, the
  * recursion guard that advice has from its section), so that a msg aspect
  * on ipc.* or sched.* cannot call itself.  Its slot there and the endpoint
@@ -98,6 +99,14 @@ static inline __attribute__((always_inline)) void leave_waiting(struct msg_waite
 	__atomic_store_n(&w->thread, NULL, __ATOMIC_RELEASE);
 }
 
+bool msg_advice_calling(const struct monitor_advice *a)
+{
+	for (const struct msg_waiter *w = waiters; w < waiters + MSG_WAITERS; w++)
+		if (__atomic_load_n(&w->thread, __ATOMIC_ACQUIRE) && w->advice == a)
+			return true;
+	return false;
+}
+
 /* True when t is in a sleeping call: its join points send nothing.  (One
  * only deferred, from the section still running, does not count: the other
  * advice of that section send as usual.)  In line in the advice: most often
@@ -121,16 +130,11 @@ static void take_reply(const struct jp_context *context, const struct ipc_messag
 	}
 }
 
-/* The event into a message's payload; synchronous ones are marked as
- * calls. */
-static inline __attribute__((always_inline)) void fill_event(struct ipc_message *m,
-							     struct monitor_advice *a,
-							     const struct jp_context *context,
-							     bool after, bool sync)
+/* The event's first word: synchronous events are marked as calls. */
+static inline uint64_t event_head(const struct monitor_advice *a, bool after, bool sync)
 {
 	uint64_t flags = (after ? SCOPE_EVENT_AFTER : 0) | (sync ? SCOPE_EVENT_CALL : 0);
-	monitor_fill_event((struct scope_event *)m->payload,
-			   a->event_head | MONITOR_EVENT_FLAGS(flags), context, after);
+	return a->event_head | MONITOR_EVENT_FLAGS(flags);
 }
 
 /* The event as a message of its own. */
@@ -143,7 +147,20 @@ static inline __attribute__((always_inline)) void build_message(struct ipc_messa
 	for (unsigned i = 0; i < IPC_WORDS; i++)
 		m->words[i] = 0; /* the message goes to another process: nothing left over */
 	m->length = sizeof(struct scope_event);
-	fill_event(m, a, context, after, sync);
+	monitor_fill_event((struct scope_event *)m->payload, event_head(a, after, sync), context,
+			   after);
+}
+
+/* The deferred call's event into its slot's message (whose header is set
+ * already).  The call runs on its context's thread, the running one and
+ * never NULL (jp_defer allows no other), so its process and id are the
+ * running thread's. */
+static inline __attribute__((always_inline)) void
+fill_deferred_event(struct msg_waiter *w, const struct jp_context *context, bool after)
+{
+	monitor_fill_event_of((struct scope_event *)w->message.payload,
+			      event_head(w->advice, after, true), context, after, proc_current(),
+			      (int32_t)thread_id(context->thread));
 }
 
 /* Counts a failed event; a dead or late monitor is reported. */
@@ -184,7 +201,7 @@ msg_call_sleeping(struct msg_waiter *w, struct jp_context *context, bool after)
 	 * this call before the monitor's counts are collected. */
 	int error = e ? 0 : -EPIPE;
 	if (!error) {
-		fill_event(&w->message, a, context, after, true);
+		fill_deferred_event(w, context, after);
 		error = ipc_call(e, &w->message, &w->reply,
 				 __atomic_load_n(&deadline_ns, __ATOMIC_RELAXED));
 		if (error == 0)
@@ -193,8 +210,7 @@ msg_call_sleeping(struct msg_waiter *w, struct jp_context *context, bool after)
 	count_outcome(a, error, start);
 	if (e)
 		ipc_endpoint_put(e);
-	leave_waiting(w);
-	__atomic_fetch_sub(&a->in_flight, 1, __ATOMIC_RELEASE);
+	leave_waiting(w); /* last: unweaving waits for the slot (msg_advice_calling) */
 }
 
 static void msg_call_before(struct jp_context *context, void *cookie)
@@ -225,7 +241,6 @@ static inline __attribute__((always_inline)) bool defer_call(struct monitor_advi
 		return false;
 	}
 	w->endpoint = monitor_endpoint_get_of(a->generation);
-	__atomic_fetch_add(&a->in_flight, 1, __ATOMIC_ACQ_REL);
 	return true;
 }
 

@@ -79,44 +79,39 @@ static inline __attribute__((always_inline)) void monitor_copy_program_name(char
 }
 
 /* The join point's argc arguments into the event's field, the rest zeroed:
- * one jump on argc into a run of straight loads, then the six stores (a test
- * of each argument's index costs four instructions an argument, whatever
- * argc is). */
+ * the field cleared, then one jump on argc into a run of straight copies (a
+ * test of each argument's index costs four instructions an argument,
+ * whatever argc is). */
 _Static_assert(JP_MAX_ARGS == 6, "the copy names six arguments");
 static inline __attribute__((always_inline)) void
 monitor_copy_args(uint64_t *field, const uint64_t *args, unsigned argc)
 {
-	uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0;
+#pragma GCC unroll 6
+	for (unsigned i = 0; i < JP_MAX_ARGS; i++)
+		field[i] = 0;
 	switch (argc) {
-	default: a5 = args[5]; __attribute__((fallthrough));
-	case 5: a4 = args[4]; __attribute__((fallthrough));
-	case 4: a3 = args[3]; __attribute__((fallthrough));
-	case 3: a2 = args[2]; __attribute__((fallthrough));
-	case 2: a1 = args[1]; __attribute__((fallthrough));
-	case 1: a0 = args[0]; __attribute__((fallthrough));
+	default: field[5] = args[5]; __attribute__((fallthrough));
+	case 5: field[4] = args[4]; __attribute__((fallthrough));
+	case 4: field[3] = args[3]; __attribute__((fallthrough));
+	case 3: field[2] = args[2]; __attribute__((fallthrough));
+	case 2: field[1] = args[1]; __attribute__((fallthrough));
+	case 1: field[0] = args[0]; __attribute__((fallthrough));
 	case 0: break;
 	}
-	field[0] = a0;
-	field[1] = a1;
-	field[2] = a2;
-	field[3] = a3;
-	field[4] = a4;
-	field[5] = a5;
 }
 
-/* Fills the event of context; head from monitor_event_head with the
+/* Fills the event of context, whose thread has id tid and belongs to
+ * process p (NULL: the kernel); head from monitor_event_head with the
  * event's flags.  Every field is written (the message goes to another
  * process: nothing left over). */
 static inline __attribute__((always_inline)) void
-monitor_fill_event(struct scope_event *event, uint64_t head, const struct jp_context *context,
-		   bool after)
+monitor_fill_event_of(struct scope_event *event, uint64_t head, const struct jp_context *context,
+		      bool after, const struct process *p, int32_t tid)
 {
 	const struct joinpoint *jp = context->joinpoint;
-	struct thread *t = context->thread;
-	struct process *p = monitor_context_process(context);
 	__builtin_memcpy(event, &head, sizeof head); /* aspect_id, advice_index, flags */
 	event->pid = p ? proc_pid(p) : 0;
-	event->tid = t ? (int32_t)thread_id(t) : 0;
+	event->tid = tid;
 	event->cpu = context->cpu;
 	event->argc = jp->argc;
 	monitor_copy_args(event->args, context->args, jp->argc);
@@ -127,6 +122,16 @@ monitor_fill_event(struct scope_event *event, uint64_t head, const struct jp_con
 	event->joinpoint = monitor_joinpoint_index(jp);
 	event->reserved = 0;
 	monitor_copy_program_name(event->program, p ? proc_name(p) : monitor_kernel_name);
+}
+
+/* Fills the event of context, of any thread (or none). */
+static inline __attribute__((always_inline)) void
+monitor_fill_event(struct scope_event *event, uint64_t head, const struct jp_context *context,
+		   bool after)
+{
+	struct thread *t = context->thread;
+	monitor_fill_event_of(event, head, context, after, monitor_context_process(context),
+			      t ? (int32_t)thread_id(t) : 0);
 }
 
 #endif

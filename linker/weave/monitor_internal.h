@@ -116,9 +116,11 @@ struct monitor_advice {
 	struct jp_advice jp;
 	struct aspect *aspect;
 	uint64_t event_head; /* monitor_event_head(its aspect's id, its index, 0) */
-	unsigned in_flight;  /* synchronous msg events sleeping outside their section */
 	uint64_t generation; /* of the monitor that gave aspect_id */
 };
+/* True while a synchronous msg event of a sleeps outside its section
+ * (bind_msg.c). */
+bool msg_advice_calling(const struct monitor_advice *a);
 
 /* Loads aspect into the monitor and weaves each of its advice with before or
  * after (as the advice's kind says) under binding; the cookie is the
