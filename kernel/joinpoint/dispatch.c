@@ -206,9 +206,8 @@ run_before(struct jp_deferrable_call *call, bool nested, const struct jp_list *l
 	struct jp_context *context = &call->context;
 	if (nested)
 		section_enter(true);
-	struct cpu *cpu = this_cpu();
-	context->cpu = cpu->id;
-	context->thread = cpu->current;
+	context->cpu = this_cpu_read(id);
+	context->thread = this_cpu_read(current);
 	bool opened = deferral_open(call, deferral_wanted(list, nested));
 	uint64_t generation = 0;
 	if (__builtin_expect(list != NULL, 1)) { /* NULL: detached since the site jumped */
@@ -331,26 +330,27 @@ dispatch_native(const struct joinpoint *jp, uint64_t *args, const struct jp_list
 	return context.ret;
 }
 
+/* The flag first, on its own: the count is read only for a list that has
+ * native advice. */
 static inline bool only_native(const struct jp_list *list)
 {
-	return list && (list->flags & JP_ADVICE_NATIVE) && list->count == 1;
+	return __builtin_expect(list->flags & JP_ADVICE_NATIVE, 0) && list->count == 1;
 }
 
 /* No list: detached since the site jumped.  Apart, so that the outermost
- * dispatch below knows it has a list and tests it once. */
+ * dispatch (dispatch_list) knows it has a list. */
 static __attribute__((noinline, cold)) uint64_t dispatch_detached(const struct joinpoint *jp,
 								  uint64_t *args)
 {
 	return dispatch(jp, args, false, NULL);
 }
 
-/* Every list but one with an around, in the section jp_dispatch entered:
- * out of line, so that the around's path saves no registers. */
+/* Every list but one with an around (list not NULL), in the section
+ * jp_dispatch entered: out of line, so that the around's path saves no
+ * registers. */
 static __attribute__((noinline)) uint64_t dispatch_list(const struct joinpoint *jp, uint64_t *args,
 							const struct jp_list *list)
 {
-	if (__builtin_expect(!list, 0))
-		return dispatch_detached(jp, args);
 	if (only_native(list))
 		return dispatch_native(jp, args, list);
 	return dispatch(jp, args, false, list);
@@ -384,7 +384,9 @@ __attribute__((optimize("optimize-sibling-calls"))) uint64_t jp_dispatch(const s
 	if (__builtin_expect(section_enter_unless_inside(), 0))
 		return dispatch_inside(jp, args);
 	const struct jp_list *list = load_list(jp);
-	if (list && list->around)
+	if (__builtin_expect(!list, 0))
+		return dispatch_detached(jp, args);
+	if (list->around)
 		return list->around(jp, args, &list->fast);
 	return dispatch_list(jp, args, list);
 }
