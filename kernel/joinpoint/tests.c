@@ -6,6 +6,7 @@
  * fast path of _NOSLEEP join points (every shape, nesting both ways, the
  * same storm).  The jptest.* join points below exist for these tests only.
  */
+#include "joinpoint/defer.h"
 #include "joinpoint/internal.h"
 #include "joinpoint/section.h"
 
@@ -1290,6 +1291,75 @@ static void scoped_sites_change_form_while_hammered(struct ktest *t)
 	expect_storm(t, &r, "jptest.fast_touch", true);
 }
 
+/* ---- Deferral (defer.h) ---------------------------------------------- */
+
+static int first_deferral, second_deferral;
+static bool deferred_outside_section, deferred_may_sleep;
+
+static void deferred_work(struct jp_context *context, void *cookie)
+{
+	trace_add((char)(uintptr_t)cookie);
+	deferred_outside_section = !(this_cpu()->jp_sections & JP_SECTION_INSIDE);
+	deferred_may_sleep = this_cpu()->preempt_count == 0 && irq_enabled();
+}
+
+/* The cookie is the letter the deferred work leaves: before, after. */
+static void defer_twice(struct jp_context *context, void *cookie)
+{
+	trace_add('A');
+	first_deferral = jp_defer(context, deferred_work, cookie);
+	second_deferral = jp_defer(context, deferred_work, cookie);
+}
+
+/* Does an outermost call of a join point that may sleep run what its advice
+ * deferred once, right after the section, where it may sleep; and is every
+ * other call refused: a second deferral in the section, a _NOSLEEP join
+ * point, a call with preemption off, an advice not flagged as deferring? */
+static void deferred_work_runs_after_the_section_once(struct ktest *t)
+{
+	static const struct jp_advice defers = {.name = "defers",
+						.before = defer_twice,
+						.after = defer_twice,
+						.cookie = (void *)'D',
+						.flags = JP_ADVICE_DEFERS};
+	static const struct jp_advice unflagged = {
+	    .name = "unflagged", .before = defer_twice, .cookie = (void *)'U'};
+	int handle = jp_attach("jptest.add", &defers);
+	ASSERT_TRUE(t, handle > 0);
+	trace_reset();
+	first_deferral = second_deferral = 1;
+	EXPECT_EQ(t, jptest_add(2, 3), 5);
+	EXPECT_EQ(t, strcmp(trace, "ADAD"), 0);
+	EXPECT_EQ(t, first_deferral, 0);
+	EXPECT_EQ(t, second_deferral, -EWOULDBLOCK);
+	EXPECT_TRUE(t, deferred_outside_section);
+	EXPECT_TRUE(t, deferred_may_sleep);
+	trace_reset();
+	preempt_disable();
+	EXPECT_EQ(t, jptest_add(2, 3), 5);
+	preempt_enable();
+	EXPECT_EQ(t, strcmp(trace, "AA"), 0);
+	EXPECT_EQ(t, first_deferral, -EWOULDBLOCK);
+	jp_detach(handle);
+
+	handle = jp_attach("jptest.fast_add", &defers);
+	ASSERT_TRUE(t, handle > 0);
+	trace_reset();
+	EXPECT_EQ(t, jptest_fast_add(2, 3), 5);
+	EXPECT_EQ(t, strcmp(trace, "AA"), 0);
+	EXPECT_EQ(t, first_deferral, -EWOULDBLOCK);
+	jp_detach(handle);
+
+	handle = jp_attach("jptest.add", &unflagged);
+	ASSERT_TRUE(t, handle > 0);
+	trace_reset();
+	EXPECT_EQ(t, jptest_add(2, 3), 5);
+	EXPECT_EQ(t, strcmp(trace, "A"), 0);
+	EXPECT_EQ(t, first_deferral, -EWOULDBLOCK);
+	jp_detach(handle);
+	EXPECT_TRUE(t, this_cpu()->jp_deferring == NULL);
+}
+
 KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(advice_runs_in_priority_order), KTEST_CASE(advice_sees_args_and_result),
 	    KTEST_CASE(advice_calling_a_joinpoint_does_not_recurse),
@@ -1312,4 +1382,5 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(own_fast_path_runs_when_alone),
 	    KTEST_CASE(scoped_advice_runs_for_its_threads_may_sleep),
 	    KTEST_CASE(scoped_advice_runs_for_its_threads_nosleep),
-	    KTEST_CASE(scoped_sites_change_form_while_hammered));
+	    KTEST_CASE(scoped_sites_change_form_while_hammered),
+	    KTEST_CASE(deferred_work_runs_after_the_section_once));
