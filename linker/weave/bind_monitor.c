@@ -656,7 +656,9 @@ static void monitor_prepare_advice(struct monitor_advice *a, struct aspect *aspe
 {
 	const struct linker_advice *advice = &aspect->object.advice[index];
 	*a = (struct monitor_advice){.aspect = aspect,
-				     .event_head = monitor_event_head((uint32_t)id, index, 0)};
+				     .event_head = monitor_event_head((uint32_t)id, index, 0),
+				     .call_head =
+					 monitor_event_head((uint32_t)id, index, SCOPE_EVENT_CALL)};
 	a->jp = (struct jp_advice){
 	    .name = aspect->name,
 	    .before = advice->kind == MS_ADVICE_BEFORE ? before : NULL,

@@ -152,15 +152,16 @@ static inline __attribute__((always_inline)) void build_message(struct ipc_messa
 }
 
 /* The deferred call's event into its slot's message (whose header is set
- * already).  The call runs on its context's thread, the running one and
- * never NULL (jp_defer allows no other), so its process and id are the
- * running thread's. */
+ * already), headed by its advice's call_head: a deferred event is always a
+ * call.  The call runs on its context's thread, the running one and never
+ * NULL (jp_defer allows no other), so its process and id are the running
+ * thread's. */
 static inline __attribute__((always_inline)) void
 fill_deferred_event(struct msg_waiter *w, const struct jp_context *context, bool after)
 {
-	monitor_fill_event_of((struct scope_event *)w->message.payload,
-			      event_head(w->advice, after, true), context, after, proc_current(),
-			      (int32_t)thread_id(context->thread));
+	uint64_t head = w->advice->call_head | MONITOR_EVENT_FLAGS(after ? SCOPE_EVENT_AFTER : 0);
+	monitor_fill_event_of((struct scope_event *)w->message.payload, head, context, after,
+			      proc_current(), (int32_t)thread_id(context->thread));
 }
 
 /* Counts a failed event; a dead or late monitor is reported. */

@@ -116,6 +116,7 @@ struct monitor_advice {
 	struct jp_advice jp;
 	struct aspect *aspect;
 	uint64_t event_head; /* monitor_event_head(its aspect's id, its index, 0) */
+	uint64_t call_head;  /* event_head with SCOPE_EVENT_CALL: a synchronous msg event's */
 	uint64_t generation; /* of the monitor that gave aspect_id */
 };
 /* True while a synchronous msg event of a sleeps outside its section
