@@ -102,7 +102,8 @@ static inline __attribute__((always_inline)) void leave_waiting(struct msg_waite
 bool msg_advice_calling(const struct monitor_advice *a)
 {
 	for (const struct msg_waiter *w = waiters; w < waiters + MSG_WAITERS; w++)
-		if (__atomic_load_n(&w->thread, __ATOMIC_ACQUIRE) && w->advice == a)
+		if (__atomic_load_n(&w->thread, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&w->advice, __ATOMIC_RELAXED) == a)
 			return true;
 	return false;
 }
@@ -236,7 +237,7 @@ static inline __attribute__((always_inline)) bool defer_call(struct monitor_advi
 	struct msg_waiter *w = enter_waiting(context->thread);
 	if (!w)
 		return false;
-	w->advice = a;
+	__atomic_store_n(&w->advice, a, __ATOMIC_RELAXED); /* read by msg_advice_calling */
 	if (jp_defer(context, after ? msg_call_after : msg_call_before, w) != 0) {
 		leave_waiting(w);
 		return false;
