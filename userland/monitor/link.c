@@ -13,14 +13,7 @@
 
 #include "monitor.h"
 
-static struct monitor_aspect aspects[MONITOR_ASPECTS];
-
-struct monitor_aspect *monitor_aspect(uint32_t id)
-{
-	if (id == 0 || id > MONITOR_ASPECTS || !aspects[id - 1].linked)
-		return NULL;
-	return &aspects[id - 1];
-}
+struct monitor_aspect monitor_aspects[MONITOR_ASPECTS];
 
 static void *alloc_region(void *env, enum linker_region region, size_t size)
 {
@@ -89,7 +82,7 @@ int monitor_link(uint32_t id)
 {
 	if (id == 0 || id > MONITOR_ASPECTS)
 		return -22;
-	struct monitor_aspect *a = &aspects[id - 1];
+	struct monitor_aspect *a = &monitor_aspects[id - 1];
 	if (a->linked)
 		return 0;
 	memset(a, 0, sizeof *a);
@@ -113,7 +106,7 @@ int monitor_link(uint32_t id)
 bool monitor_rings_in_use(void)
 {
 	for (unsigned i = 0; i < MONITOR_ASPECTS; i++)
-		if (aspects[i].linked && aspects[i].rings)
+		if (monitor_aspects[i].linked && monitor_aspects[i].rings)
 			return true;
 	return false;
 }

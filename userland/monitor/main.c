@@ -113,16 +113,13 @@ static long flush(uint32_t id)
 	return error;
 }
 
-/* The reply the next ms_scope_reply_receive sends: two words, in registers. */
-static uint64_t reply_words[2];
+/* Are any linked aspect's events in the rings?  Only a LOAD or an UNLOAD
+ * changes it, so it is worked out there, not on every message. */
+static bool rings_in_use;
 
-static void answer(uint64_t word0, uint64_t word1)
-{
-	reply_words[0] = word0;
-	reply_words[1] = word1;
-}
-
-static void handle(const struct ipc_message *m)
+/* LOAD, UNLOAD, FLUSH and anything unknown: the rare messages.  Returns the
+ * first word of the answer (the second is 0). */
+static __attribute__((noinline)) uint64_t handle_control(const struct ipc_message *m)
 {
 	uint32_t id = (uint32_t)m->words[0];
 	switch (m->label) {
@@ -133,25 +130,35 @@ static void handle(const struct ipc_message *m)
 		if (error)
 			printf("monitor: cannot link aspect %u: %s\n", id,
 			       monitor_aspect(id) ? "" : "see the kernel log");
-		answer((uint64_t)(int64_t)error, 0);
-		break;
+		rings_in_use = monitor_rings_in_use();
+		return (uint64_t)(int64_t)error;
 	}
 	case SCOPE_MSG_UNLOAD:
 		monitor_unlink(id);
-		answer(0, 0);
-		break;
-	case SCOPE_MSG_FLUSH: answer((uint64_t)flush(id), 0); break;
-	case SCOPE_MSG_EVENT: {
+		rings_in_use = monitor_rings_in_use();
+		return 0;
+	case SCOPE_MSG_FLUSH: return (uint64_t)flush(id);
+	default: return (uint64_t)-22;
+	}
+}
+
+/* Runs message m and sets the two words the next ms_scope_reply_receive
+ * answers it with.  An event is tested for first: it is nearly every
+ * message. */
+static inline void handle(const struct ipc_message *m, uint64_t reply[2])
+{
+	if (__builtin_expect(m->label == SCOPE_MSG_EVENT, 1)) {
 		/* In place: the payload is 8-byte aligned and stays put until
 		 * the next receive. */
 		const struct scope_event *event = (const void *)m->payload;
 		struct ms_ctx ctx;
 		monitor_run_event(event, &ctx);
-		answer(ctx.replied ? 1 : 0, (uint64_t)ctx.reply);
-		break;
+		reply[0] = ctx.replied ? 1 : 0;
+		reply[1] = (uint64_t)ctx.reply;
+		return;
 	}
-	default: answer((uint64_t)-22, 0);
-	}
+	reply[0] = handle_control(m);
+	reply[1] = 0;
 }
 
 int main(void)
@@ -170,15 +177,16 @@ int main(void)
 		map.cpus = 0;
 	/* The inbox the attach mapped: each message is read there in place. */
 	const struct ipc_message *m = (const void *)SCOPE_INBOX_ADDRESS;
-	uint64_t token = 0, wait_ns = POLL_NS;
+	/* The answer to the last call, sent by the next ms_scope_reply_receive
+	 * in registers. */
+	uint64_t token = 0, reply[2] = {0, 0}, wait_ns = POLL_NS;
 	for (unsigned calls = 0;;) {
-		uint64_t wait = monitor_rings_in_use() ? wait_ns : WAIT_FOREVER;
-		long error =
-		    ms_syscall6(__NR_ms_scope_reply_receive, (long)token, (long)reply_words[0],
-				(long)reply_words[1], (long)m, (long)wait, 0);
+		uint64_t wait = rings_in_use ? wait_ns : WAIT_FOREVER;
+		long error = ms_syscall6(__NR_ms_scope_reply_receive, (long)token, (long)reply[0],
+					 (long)reply[1], (long)m, (long)wait, 0);
 		token = 0;
 		if (error == 0) {
-			handle(m);
+			handle(m, reply);
 			token = m->token; /* a call: answered by the next reply_receive */
 			wait_ns = POLL_NS;
 		} else if (error != -110 && error != -11) {
