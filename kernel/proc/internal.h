@@ -174,18 +174,18 @@ struct proc_cred {
 	unsigned privileges; /* PRIV_*: held; they count while euid is 0 */
 };
 
-/* The first three fields are read in line through proc.h (PROC_OFFSET_*). */
+/* The first four fields are read in line through proc.h (PROC_OFFSET_*). */
 struct process {
 	int pid;
 	volatile uint32_t pending_signals; /* bit per signal number */
 	uint8_t trace_slot;     /* its entry in the trace map (kernel/trace/uscope.c), 0: none */
+	uint32_t execs;         /* programs exec'd (the memory replaced), under proc_lock */
 	struct process *parent; /* kernel_parent for children of the kernel */
 	char name[PROC_NAME_MAX];
 	char args[PROC_ARGS_MAX]; /* the command line of its last exec (ps -f) */
 	volatile enum proc_state state;
 	unsigned flags;
 	struct proc_memory *memory;
-	uint32_t execs; /* programs exec'd (the memory replaced), under proc_lock */
 	struct thread *thread;
 	struct proc_module_slots slots;
 	int exit_status;                   /* wait status word, once a zombie */

@@ -50,6 +50,7 @@ static inline struct process *proc_current(void)
 #define PROC_OFFSET_PID             0
 #define PROC_OFFSET_PENDING_SIGNALS 4
 #define PROC_OFFSET_TRACE_SLOT      8
+#define PROC_OFFSET_EXECS           12 /* the monitor's every reply_receive checks it */
 #define PROC_OFFSET_NAME            24 /* every msg and shm event carries it */
 /* Signals whose default action is to be ignored, or to stop; every other one
  * ends the process.  A pending stop or end interrupts a wait. */
@@ -82,7 +83,11 @@ struct address_space *proc_address_space(struct process *p);
 bool proc_still_runs(int pid, const struct process *p);
 /* How many programs p has exec'd (spawning one counts); read by p's own
  * thread, or under what keeps p from exec'ing. */
-uint32_t proc_exec_count(const struct process *p);
+static inline uint32_t proc_exec_count(const struct process *p)
+{
+	return __atomic_load_n((const uint32_t *)((const char *)p + PROC_OFFSET_EXECS),
+			       __ATOMIC_RELAXED);
+}
 /* proc_still_runs, and p has exec'd no program since it had exec'd execs
  * (exec drops the old memory with every kernel mapping in it). */
 bool proc_still_runs_program(int pid, const struct process *p, uint32_t execs);

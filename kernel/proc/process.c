@@ -55,6 +55,7 @@ static struct process kernel_parent = {
 _Static_assert(offsetof(struct process, pid) == PROC_OFFSET_PID &&
 		   offsetof(struct process, pending_signals) == PROC_OFFSET_PENDING_SIGNALS &&
 		   offsetof(struct process, trace_slot) == PROC_OFFSET_TRACE_SLOT &&
+		   offsetof(struct process, execs) == PROC_OFFSET_EXECS &&
 		   offsetof(struct process, name) == PROC_OFFSET_NAME,
 	       "proc.h reads these fields in line");
 
@@ -162,11 +163,6 @@ bool proc_still_runs(int pid, const struct process *p)
 	bool runs = found && found == p && found->state != PROC_ZOMBIE && found->memory;
 	spin_unlock_irqrestore(&proc_lock, irq);
 	return runs;
-}
-
-uint32_t proc_exec_count(const struct process *p)
-{
-	return __atomic_load_n(&p->execs, __ATOMIC_RELAXED);
 }
 
 bool proc_still_runs_program(int pid, const struct process *p, uint32_t execs)

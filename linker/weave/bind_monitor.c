@@ -579,8 +579,10 @@ SYSCALL_DEFINE3(ms_scope_reply, uint32_t, joinpoint, uint64_t, key, int64_t, val
  * are one monitor's.  The caller is the process asked about, so it runs and
  * its exec count is its own thread's to read: proc_still_runs_program's
  * look-up under proc_lock (50 instructions of the round trip) would find
- * the same. */
-static struct ipc_endpoint *callers_monitor_endpoint(void)
+ * the same.  In line, as proc_exec_count is: the system call's arguments
+ * then stay in the registers they came in, with no call to save them
+ * across. */
+static inline __attribute__((always_inline)) struct ipc_endpoint *callers_monitor_endpoint(void)
 {
 	struct process *p = proc_current();
 	struct ipc_endpoint *e = monitor_endpoint();
@@ -589,6 +591,27 @@ static struct ipc_endpoint *callers_monitor_endpoint(void)
 		       proc_exec_count(p) == __atomic_load_n(&session.execs, __ATOMIC_RELAXED)
 		   ? e
 		   : NULL;
+}
+
+/* ms_scope_reply_receive into a buffer of the monitor's own: received on
+ * the stack, then copied out once.  Out of line: the message's room on the
+ * stack and the copy are not the inbox path's. */
+static __attribute__((noinline)) long reply_receive_copying(uint64_t token, uint64_t word0,
+							    uint64_t word1,
+							    struct ipc_message *message,
+							    uint64_t timeout_ns)
+{
+	if (!uaccess_range_ok((uint64_t)message, sizeof *message))
+		return -EFAULT;
+	struct ipc_endpoint *e = callers_monitor_endpoint();
+	if (!e)
+		return -EPERM;
+	__atomic_fetch_add(&monitor_receives, 1, __ATOMIC_RELAXED);
+	struct ipc_message received;
+	int error = ipc_reply_words_receive(e, token, word0, word1, &received, timeout_ns);
+	if (error)
+		return error;
+	return copy_to_user(message, &received, IPC_HEADER_SIZE + received.length) ? -EFAULT : 0;
 }
 
 /* The monitor's loop, one system call per event (seL4's reply / receive):
@@ -600,19 +623,13 @@ static struct ipc_endpoint *callers_monitor_endpoint(void)
 SYSCALL_DEFINE5(ms_scope_reply_receive, uint64_t, token, uint64_t, word0, uint64_t, word1,
 		struct ipc_message *, message, uint64_t, timeout_ns)
 {
-	bool in_place = (uint64_t)message == SCOPE_INBOX_ADDRESS;
-	if (!in_place && !uaccess_range_ok((uint64_t)message, sizeof *message))
-		return -EFAULT;
+	if ((uint64_t)message != SCOPE_INBOX_ADDRESS)
+		return reply_receive_copying(token, word0, word1, message, timeout_ns);
 	struct ipc_endpoint *e = callers_monitor_endpoint();
 	if (!e)
 		return -EPERM;
 	__atomic_fetch_add(&monitor_receives, 1, __ATOMIC_RELAXED);
-	struct ipc_message received;
-	int error = ipc_reply_words_receive(e, token, word0, word1, in_place ? inbox : &received,
-					    timeout_ns);
-	if (error || in_place)
-		return error;
-	return copy_to_user(message, &received, IPC_HEADER_SIZE + received.length) ? -EFAULT : 0;
+	return ipc_reply_words_receive(e, token, word0, word1, inbox, timeout_ns);
 }
 
 /* ---- The event record (event_fill.h) --------------------------------------------------- */
