@@ -7,7 +7,7 @@
  * user mode saves one, so syscall_user_frame() finds the user registers from
  * any handler: fork copies them, execve replaces them.  On the way out the
  * process code may end the process (exit, a fatal signal); SYSRET is used
- * only when the saved RIP is a user address, else IRETQ.
+ * only when the saved RIP is a user address, else IRETQ (syscall.S).
  */
 #include "syscall/internal.h"
 
@@ -142,26 +142,60 @@ struct trap_frame *syscall_user_frame(void)
 	return (struct trap_frame *)this_cpu()->syscall_stack - 1;
 }
 
+/* Does anything watch system calls: a trace, a stacks-only trace or a
+ * latency tracker?  One test for the three, so a call nobody watches (the
+ * usual one) goes straight to its handler. */
+static inline bool syscalls_watched(void)
+{
+	uintptr_t any = (uintptr_t)__atomic_load_n(&tracepoint_channel, __ATOMIC_RELAXED) |
+			(uintptr_t)__atomic_load_n(&tracepoint_stacks_channel, __ATOMIC_RELAXED) |
+			__atomic_load_n(&lattrack_syscall_path.slots, __ATOMIC_RELAXED);
+	return __builtin_expect(any != 0, 0);
+}
+
+/* A watched call, or one with no handler.  Out of line: what it needs
+ * would otherwise cost every call its registers and their saving. */
+static __attribute__((noinline)) long dispatch_watched(uint64_t number,
+						       const struct trap_frame *frame)
+{
+	return dispatch_any(number, frame);
+}
+
+/* A call interrupted by a stop signal is made again once the process is
+ * continued, so that ^Z and fg look like nothing to the program.  The
+ * number is still the frame's RAX: only the way out writes the result
+ * there.  Out of line: rare. */
+static __attribute__((noinline)) long again_after_stop(const struct trap_frame *frame)
+{
+	long result = -EINTR;
+	while (result == -EINTR && proc_stop_if_requested())
+		result = dispatch_any(frame->rax, frame);
+	return result;
+}
+
 static inline __attribute__((always_inline)) void run_from_frame(struct trap_frame *frame)
 {
 	uint64_t number = frame->rax;
-	long result;
-	/* A call interrupted by a stop signal is made again once the process
-	 * is continued, so that ^Z and fg look like nothing to the program. */
-	do
-		result = dispatch_any(number, frame);
-	while (result == -EINTR && proc_stop_if_requested());
+	const struct syscall_entry *entry = syscall_find(number);
+	long result = __builtin_expect(entry && !syscalls_watched(), 1)
+			  ? entry->call(frame)
+			  : dispatch_watched(number, frame);
+	if (__builtin_expect(result == -EINTR, 0))
+		result = again_after_stop(frame);
 	frame->rax = (uint64_t)result;
 	if (proc_signal_pending()) /* in line: the usual way out calls nothing */
 		proc_return_to_user(frame);
 }
 
-/* From syscall.S, interrupts on.  Returns 0 to leave by SYSRET, 1 by IRETQ. */
-int syscall_from_user(struct trap_frame *frame);
-int syscall_from_user(struct trap_frame *frame)
+/* syscall.S leaves by SYSRET below this, by IRETQ at or above it. */
+_Static_assert(USER_SPACE_END == 0x00007ffffffff000UL, "syscall.S's SYSRET_RIP_END");
+
+/* From syscall.S, interrupts on.  The way out (SYSRET or IRETQ) is the
+ * assembly's to choose from the frame. */
+void syscall_from_user(struct trap_frame *frame);
+void syscall_from_user(struct trap_frame *frame)
 {
 	run_from_frame(frame);
-	return frame->rip >= USER_SPACE_END || frame->cs != GDT_USER_CODE;
 }
 
 /* The "int $0x80" entry, interrupts on; always leaves by IRETQ. */

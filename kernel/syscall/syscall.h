@@ -69,11 +69,16 @@ struct trap_frame *syscall_user_frame(void);
 #define SYSCALL_DEFINE6(sysname, ...) SYSCALL__DEFINE(6, sysname, __VA_ARGS__)
 
 /* The declaration, the unpacking thunk, the table entry, then the join point
- * whose body the macro's user writes. */
+ * whose body the macro's user writes.  The thunk ends in a jump to the
+ * handler, not a call (the kernel is built without sibling calls): the
+ * handler returns straight to the dispatcher, and every call saves the
+ * thunk's frame. */
+#define SYSCALL__THUNK_ATTRIBUTES static __attribute__((optimize("optimize-sibling-calls")))
 // clang-format off
 #define SYSCALL__DEFINE(n, sysname, ...)                                                \
 	long sys_##sysname(SYSCALL__PARAMS_##n(__VA_ARGS__));                           \
-	static long syscall_call_##sysname(const struct trap_frame *syscall_frame)      \
+	SYSCALL__THUNK_ATTRIBUTES long                                                  \
+	syscall_call_##sysname(const struct trap_frame *syscall_frame)                  \
 	{                                                                               \
 		(void)syscall_frame;                                                    \
 		return sys_##sysname(SYSCALL__UNPACK_##n(__VA_ARGS__));                 \

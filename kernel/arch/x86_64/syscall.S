@@ -8,16 +8,17 @@
  * on every switch) and builds the same struct trap_frame an interrupt from
  * user mode would, at the same place (the top of the stack), so C code sees
  * one layout.  Interrupts are enabled only once the frame and GS are in
- * place.  The way out is SYSRETQ when syscall_from_user says the saved RIP is
- * a user address (a non-canonical RCX would fault in ring 0 on Intel), else
- * IRETQ.  Every exit restores the registers from the frame, so a handler's
- * changes (execve's RIP and RSP, the result in RAX) take effect.
+ * place.  The way out is SYSRETQ when the saved CS is user code and the saved
+ * RIP a user address (a non-canonical RCX would fault in ring 0 on Intel),
+ * else IRETQ.  Every exit restores the registers from the frame, so a
+ * handler's changes (execve's RIP and RSP, the result in RAX) take effect.
  */
 #include "arch/x86_64/gdt.h"
 #include "arch/x86_64/trapframe.h"
 
 #define CPU_SYSCALL_STACK 8
 #define CPU_USER_STACK    16
+#define SYSRET_RIP_END    0x00007ffffffff000 /* USER_SPACE_END (syscall.c checks) */
 
 /* Calls fn(frame at RSP) with interrupts on and a frame record {RBP, user
  * RIP} on top, so backtraces continue into user code; returns with
@@ -49,16 +50,33 @@ syscall_entry:
 	pushq %rcx                 /* rip */
 	pushq $0                   /* error code */
 	pushq $0x100               /* "vector": 256 marks a SYSCALL frame */
-	PUSH_GPRS
-	cld
+	PUSH_GPRS                  /* no cld: MSR_FMASK cleared DF */
 	CALL_WITH_FRAME syscall_from_user
-	test %eax, %eax
-	jnz 1f
-	POP_GPRS
-	add $16, %rsp              /* vector, error code */
-	mov 0(%rsp), %rcx          /* rip */
-	mov 16(%rsp), %r11         /* rflags */
-	mov 24(%rsp), %rsp         /* user rsp: nothing may interrupt from here */
+	/* SYSRET only to user code at a user address: a non-canonical RCX
+	 * would fault in ring 0 on Intel.  RAX is free: restored below. */
+	cmpq $GDT_USER_CODE, TRAP_FRAME_CS(%rsp)
+	jne 1f
+	movabs $SYSRET_RIP_END, %rax
+	cmp %rax, TRAP_FRAME_RIP(%rsp)
+	jae 1f
+	/* Loads, not POP_GPRS: RCX and R11 are the frame's RIP and RFLAGS
+	 * for SYSRET, so their own slots are skipped. */
+	mov 0(%rsp), %r15
+	mov 8(%rsp), %r14
+	mov 16(%rsp), %r13
+	mov 24(%rsp), %r12
+	mov 40(%rsp), %r10
+	mov 48(%rsp), %r9
+	mov 56(%rsp), %r8
+	mov 64(%rsp), %rbp
+	mov 72(%rsp), %rdi
+	mov 80(%rsp), %rsi
+	mov 88(%rsp), %rdx
+	mov 104(%rsp), %rbx
+	mov 112(%rsp), %rax
+	mov TRAP_FRAME_RIP(%rsp), %rcx
+	mov TRAP_FRAME_RFLAGS(%rsp), %r11
+	mov TRAP_FRAME_RSP(%rsp), %rsp /* user rsp: nothing may interrupt from here */
 	swapgs
 	sysretq
 1:	POP_GPRS
