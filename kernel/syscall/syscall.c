@@ -161,46 +161,51 @@ static __attribute__((noinline)) long dispatch_watched(uint64_t number,
 	return dispatch_any(number, frame);
 }
 
-/* A call interrupted by a stop signal is made again once the process is
- * continued, so that ^Z and fg look like nothing to the program.  The
- * number is still the frame's RAX: only the way out writes the result
- * there.  Out of line: rare. */
-static __attribute__((noinline)) long again_after_stop(const struct trap_frame *frame)
+/* The end of a call whose result is -EINTR or that leaves a signal
+ * pending: a call interrupted by a stop signal is made again once the
+ * process is continued, so that ^Z and fg look like nothing to the program
+ * (the number is still the frame's RAX: only this writes the result
+ * there), then the signal is taken.  Returns the frame's RAX.  Out of line:
+ * rare. */
+static __attribute__((noinline)) long finish_rare(struct trap_frame *frame, long result)
 {
-	long result = -EINTR;
 	while (result == -EINTR && proc_stop_if_requested())
 		result = dispatch_any(frame->rax, frame);
-	return result;
+	frame->rax = (uint64_t)result;
+	if (proc_signal_pending())
+		proc_return_to_user(frame);
+	return (long)frame->rax;
 }
 
-static inline __attribute__((always_inline)) void run_from_frame(struct trap_frame *frame)
+static inline __attribute__((always_inline)) long call_from_frame(const struct trap_frame *frame)
 {
 	uint64_t number = frame->rax;
 	const struct syscall_entry *entry = syscall_find(number);
-	long result = __builtin_expect(entry && !syscalls_watched(), 1)
-			  ? entry->call(frame)
-			  : dispatch_watched(number, frame);
-	if (__builtin_expect(result == -EINTR, 0))
-		result = again_after_stop(frame);
-	frame->rax = (uint64_t)result;
-	if (proc_signal_pending()) /* in line: the usual way out calls nothing */
-		proc_return_to_user(frame);
+	return __builtin_expect(entry && !syscalls_watched(), 1) ? entry->call(frame)
+								 : dispatch_watched(number, frame);
 }
 
-/* syscall.S leaves by SYSRET below this, by IRETQ at or above it. */
+/* syscall.S leaves by SYSRET below this, by IRETQ at or above it, and
+ * stores the result at this offset. */
 _Static_assert(USER_SPACE_END == 0x00007ffffffff000UL, "syscall.S's SYSRET_RIP_END");
+_Static_assert(offsetof(struct trap_frame, rax) == 112, "syscall.S's TRAP_FRAME_RAX");
 
-/* From syscall.S, interrupts on.  The way out (SYSRET or IRETQ) is the
- * assembly's to choose from the frame. */
-void syscall_from_user(struct trap_frame *frame);
-void syscall_from_user(struct trap_frame *frame)
+/* From syscall.S, interrupts on: returns the result, which the assembly
+ * stores in the frame's RAX, then chooses the way out (SYSRET or IRETQ)
+ * from the frame.  The usual call keeps nothing across the handler: the
+ * rare ends find the frame again where the entry built it. */
+long syscall_from_user(struct trap_frame *frame);
+long syscall_from_user(struct trap_frame *frame)
 {
-	run_from_frame(frame);
+	long result = call_from_frame(frame);
+	if (__builtin_expect(result == -EINTR, 0) || proc_signal_pending())
+		return finish_rare(syscall_user_frame(), result);
+	return result;
 }
 
 /* The "int $0x80" entry, interrupts on; always leaves by IRETQ. */
 void syscall_from_int80(struct trap_frame *frame);
 void syscall_from_int80(struct trap_frame *frame)
 {
-	run_from_frame(frame);
+	finish_rare(frame, call_from_frame(frame));
 }

@@ -19,6 +19,7 @@
 #define CPU_SYSCALL_STACK 8
 #define CPU_USER_STACK    16
 #define SYSRET_RIP_END    0x00007ffffffff000 /* USER_SPACE_END (syscall.c checks) */
+#define TRAP_FRAME_RAX    112                /* syscall.c checks */
 
 /* Calls fn(frame at RSP) with interrupts on and a frame record {RBP, user
  * RIP} on top, so backtraces continue into user code; returns with
@@ -52,12 +53,13 @@ syscall_entry:
 	pushq $0x100               /* "vector": 256 marks a SYSCALL frame */
 	PUSH_GPRS                  /* no cld: MSR_FMASK cleared DF */
 	CALL_WITH_FRAME syscall_from_user
+	mov %rax, TRAP_FRAME_RAX(%rsp) /* the result */
 	/* SYSRET only to user code at a user address: a non-canonical RCX
-	 * would fault in ring 0 on Intel.  RAX is free: restored below. */
+	 * would fault in ring 0 on Intel.  RCX is free: loaded below. */
 	cmpq $GDT_USER_CODE, TRAP_FRAME_CS(%rsp)
 	jne 1f
-	movabs $SYSRET_RIP_END, %rax
-	cmp %rax, TRAP_FRAME_RIP(%rsp)
+	movabs $SYSRET_RIP_END, %rcx
+	cmp %rcx, TRAP_FRAME_RIP(%rsp)
 	jae 1f
 	/* Loads, not POP_GPRS: RCX and R11 are the frame's RIP and RFLAGS
 	 * for SYSRET, so their own slots are skipped. */
@@ -72,8 +74,7 @@ syscall_entry:
 	mov 72(%rsp), %rdi
 	mov 80(%rsp), %rsi
 	mov 88(%rsp), %rdx
-	mov 104(%rsp), %rbx
-	mov 112(%rsp), %rax
+	mov 104(%rsp), %rbx        /* RAX holds the result */
 	mov TRAP_FRAME_RIP(%rsp), %rcx
 	mov TRAP_FRAME_RFLAGS(%rsp), %r11
 	mov TRAP_FRAME_RSP(%rsp), %rsp /* user rsp: nothing may interrupt from here */
