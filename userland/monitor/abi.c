@@ -18,8 +18,7 @@
 #include "monitor.h"
 #include "uapi/lattrack.h"
 
-static struct monitor_aspect *running; /* whose advice runs now */
-static uint32_t running_id;            /* the kernel's number for it */
+struct monitor_aspect *monitor_running;
 
 unsigned ms_argc(const struct ms_ctx *ctx)
 {
@@ -118,22 +117,22 @@ uint64_t ms_now_ns(void)
 
 int ms_counter_add(const char *name, int64_t delta)
 {
-	return running ? linker_counter_add(&running->counters, name, delta) : -22;
+	return monitor_running ? linker_counter_add(&monitor_running->counters, name, delta) : -22;
 }
 
 int ms_hist_record(const char *name, uint64_t value)
 {
-	return running ? linker_hist_record(&running->counters, name, value) : -22;
+	return monitor_running ? linker_hist_record(&monitor_running->counters, name, value) : -22;
 }
 
 /* Into the kernel's "aspects" telemetry channel, the one direct aspects emit
  * to, in the same format and counted the same way (ms_scope_emit). */
 int ms_emit(uint32_t type, const void *payload, size_t length)
 {
-	if (!running || length > MS_EMIT_MAX || (length && !payload))
+	if (!monitor_running || length > MS_EMIT_MAX || (length && !payload))
 		return -22;
-	return (int)ms_syscall6(__NR_ms_scope_emit, running_id, type, (long)payload, (long)length,
-				0, 0);
+	return (int)ms_syscall6(__NR_ms_scope_emit, monitor_running->id, type, (long)payload,
+				(long)length, 0, 0);
 }
 
 /* The kernel's own answer (ms_scope_device_counter): the same counters as in
@@ -162,7 +161,7 @@ int ms_reply(struct ms_ctx *ctx, int64_t value)
 
 void ms_log(const char *text)
 {
-	printf("monitor: %s: %.120s\n", running ? running->object.name : "?", text);
+	printf("monitor: %s: %.120s\n", monitor_running ? monitor_running->object.name : "?", text);
 }
 
 /* ---- Latency trackers: the kernel's, through ms_lattrack_create/event -------
@@ -185,7 +184,7 @@ int ms_lattrack_create(const char *name, uint64_t threshold_ns, uint64_t timeout
 	int slot = 0;
 	while (slot < MONITOR_TRACKERS && trackers[slot].aspect)
 		slot++;
-	if (!running || !name || strlen(name) >= sizeof config.name)
+	if (!monitor_running || !name || strlen(name) >= sizeof config.name)
 		return -22;
 	if (slot == MONITOR_TRACKERS)
 		return -28;
@@ -193,7 +192,7 @@ int ms_lattrack_create(const char *name, uint64_t threshold_ns, uint64_t timeout
 	long fd = ms_syscall3(__NR_ms_lattrack_create, (long)&config, 0, 0);
 	if (fd < 0)
 		return (int)fd;
-	trackers[slot].aspect = running;
+	trackers[slot].aspect = monitor_running;
 	trackers[slot].fd = (int)fd;
 	return (int)fd;
 }
@@ -202,7 +201,8 @@ int ms_lattrack_create(const char *name, uint64_t threshold_ns, uint64_t timeout
 static int owns(int fd)
 {
 	for (int i = 0; i < MONITOR_TRACKERS; i++)
-		if (trackers[i].aspect && trackers[i].aspect == running && trackers[i].fd == fd)
+		if (trackers[i].aspect && trackers[i].aspect == monitor_running &&
+		    trackers[i].fd == fd)
 			return 1;
 	return 0;
 }
@@ -226,7 +226,7 @@ int ms_lattrack_event_out(int tracker, const void *key, unsigned length, unsigne
 int ms_lattrack_destroy(int tracker)
 {
 	for (int i = 0; i < MONITOR_TRACKERS; i++) {
-		if (trackers[i].aspect && trackers[i].aspect == running &&
+		if (trackers[i].aspect && trackers[i].aspect == monitor_running &&
 		    trackers[i].fd == tracker) {
 			close(tracker);
 			trackers[i].aspect = NULL;
@@ -246,25 +246,11 @@ void monitor_lattrack_release(struct monitor_aspect *aspect)
 	}
 }
 
-void monitor_run_lifecycle(struct monitor_aspect *aspect, uint32_t id, void (*call)(void *),
-			   void *arg)
+void monitor_run_lifecycle(struct monitor_aspect *aspect, void (*call)(void *), void *arg)
 {
-	running = aspect;
-	running_id = id;
+	monitor_running = aspect;
 	call(arg);
-	running = NULL;
-}
-
-void monitor_run_event(const struct scope_event *event, struct ms_ctx *ctx)
-{
-	struct monitor_aspect *a = monitor_aspect(event->aspect_id);
-	*ctx = (struct ms_ctx){.event = event, .aspect = a};
-	if (!a || event->advice_index >= a->object.advice_count)
-		return;
-	running = a;
-	running_id = event->aspect_id;
-	a->object.advice[event->advice_index].function(ctx);
-	running = NULL;
+	monitor_running = NULL;
 }
 
 static const struct linker_abi_symbol abi_table[] = {LINKER_ABI_FUNCTIONS(LINKER_ABI_SYMBOL)};

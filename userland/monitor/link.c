@@ -86,6 +86,7 @@ int monitor_link(uint32_t id)
 	if (a->linked)
 		return 0;
 	memset(a, 0, sizeof *a);
+	a->id = id;
 	size_t size;
 	uint8_t *image = fetch_image(id, &size);
 	if (!image)
@@ -98,7 +99,7 @@ int monitor_link(uint32_t id)
 		return error;
 	}
 	if (a->object.init)
-		monitor_run_lifecycle(a, id, call_init, a);
+		monitor_run_lifecycle(a, call_init, a);
 	a->linked = true;
 	return 0;
 }
@@ -117,7 +118,7 @@ void monitor_unlink(uint32_t id)
 	if (!a)
 		return;
 	if (a->object.exit)
-		monitor_run_lifecycle(a, id, call_exit, a);
+		monitor_run_lifecycle(a, call_exit, a);
 	monitor_lattrack_release(a);
 	linker_release_object(&a->object, &user_env, false);
 	free((void *)a->object.image);

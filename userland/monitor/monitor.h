@@ -14,6 +14,7 @@
 #define MONITOR_ASPECTS 32 /* ids 1..32, as the kernel numbers them */
 
 struct monitor_aspect {
+	uint32_t id; /* the kernel's number for it */
 	bool linked;
 	bool rings; /* its events come through the rings (LOAD words[1]) */
 	struct linker_object object;
@@ -46,12 +47,25 @@ struct ms_ctx {
 	bool replied;
 	int64_t reply;
 };
-/* Runs call(arg) as aspect id's init or exit (the ABI knows whose it is). */
-void monitor_run_lifecycle(struct monitor_aspect *aspect, uint32_t id, void (*call)(void *),
-			   void *arg);
+/* Whose advice runs now, for the aspect ABI's calls (abi.c); NULL between
+ * advice. */
+extern struct monitor_aspect *monitor_running;
+/* Runs call(arg) as aspect's init or exit (the ABI knows whose it is). */
+void monitor_run_lifecycle(struct monitor_aspect *aspect, void (*call)(void *), void *arg);
 /* Closes the latency trackers aspect opened (ms_lattrack_create). */
 void monitor_lattrack_release(struct monitor_aspect *aspect);
-/* Runs the advice the event names; returns the context it ran with. */
-void monitor_run_event(const struct scope_event *event, struct ms_ctx *ctx);
+
+/* Runs the advice the event names; returns the context it ran with.  In
+ * line: it runs for every event, and a call costs about what it does. */
+static inline void monitor_run_event(const struct scope_event *event, struct ms_ctx *ctx)
+{
+	struct monitor_aspect *a = monitor_aspect(event->aspect_id);
+	*ctx = (struct ms_ctx){.event = event, .aspect = a};
+	if (!a || event->advice_index >= a->object.advice_count)
+		return;
+	monitor_running = a;
+	a->object.advice[event->advice_index].function(ctx);
+	monitor_running = NULL;
+}
 
 #endif
