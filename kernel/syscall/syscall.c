@@ -29,10 +29,16 @@
 #define SYSCALL_RFLAGS_MASK ((1UL << 8) | (1UL << 9) | (1UL << 10) | (1UL << 14) | (1UL << 18))
 
 static const struct syscall_entry *table[SYSCALL_TABLE_SIZE];
+/* The entry from user mode's table: each number's call, or
+ * call_without_handler.  One load and a call, where the entries cost a
+ * second load and a test for a missing one. */
+static long (*calls[SYSCALL_TABLE_SIZE])(const struct trap_frame *frame);
 static bool table_built;
 
 /* syscall.S */
 void syscall_entry(void);
+
+static long call_without_handler(const struct trap_frame *frame);
 
 static void build_table(void)
 {
@@ -44,6 +50,8 @@ static void build_table(void)
 			      e->name, e->number);
 		table[e->number] = e;
 	}
+	for (unsigned number = 0; number < SYSCALL_TABLE_SIZE; number++)
+		calls[number] = table[number] ? table[number]->call : call_without_handler;
 	table_built = true;
 }
 
@@ -161,6 +169,13 @@ static __attribute__((noinline)) long dispatch_watched(uint64_t number,
 	return dispatch_any(number, frame);
 }
 
+/* A number without a handler goes the way a watched call does: -ENOSYS,
+ * traced when a trace runs.  The number is still the frame's RAX. */
+static long call_without_handler(const struct trap_frame *frame)
+{
+	return dispatch_watched(frame->rax, frame);
+}
+
 /* The end of a call whose result is -EINTR or that leaves a signal
  * pending: a call interrupted by a stop signal is made again once the
  * process is continued, so that ^Z and fg look like nothing to the program
@@ -180,9 +195,9 @@ static __attribute__((noinline)) long finish_rare(struct trap_frame *frame, long
 static inline __attribute__((always_inline)) long call_from_frame(const struct trap_frame *frame)
 {
 	uint64_t number = frame->rax;
-	const struct syscall_entry *entry = syscall_find(number);
-	return __builtin_expect(entry && !syscalls_watched(), 1) ? entry->call(frame)
-								 : dispatch_watched(number, frame);
+	return __builtin_expect(number < SYSCALL_TABLE_SIZE && !syscalls_watched(), 1)
+		   ? calls[number](frame)
+		   : dispatch_watched(number, frame);
 }
 
 /* syscall.S leaves by SYSRET below this, by IRETQ at or above it, and

@@ -223,6 +223,20 @@ static void exec_corrupt_binary(void)
 	unlink("/tmp/truncated");
 }
 
+/* Numbers without a handler: one inside the table (SYSCALL_TABLE_SIZE - 1,
+ * higher than any assigned), the first past it, a far one and a negative
+ * one.  Each is -ENOSYS, and the process goes on. */
+static void numbers_without_a_handler_are_enosys(void)
+{
+	const long numbers[] = {SYSCALL_TABLE_SIZE - 1, SYSCALL_TABLE_SIZE, 1L << 40, -1};
+	for (unsigned i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+		long result = ms_syscall3(numbers[i], 1, 2, 3);
+		if (result != -L_ENOSYS)
+			t_fail("system call %ld returned %ld, expected -ENOSYS", numbers[i],
+			       result);
+	}
+}
+
 /* Raw calls, each with one bad pointer: the expected result is -EFAULT. */
 static void check_fault(const char *call, long result)
 {
@@ -1045,6 +1059,7 @@ const struct user_test user_tests[] = {
      HANG_GUARD_MS},
     {"groups_and_sessions", groups_and_sessions, HANG_GUARD_MS},
     {"stop_and_continue", stop_and_continue, HANG_GUARD_MS},
+    {"numbers_without_a_handler_are_enosys", numbers_without_a_handler_are_enosys, HANG_GUARD_MS},
     {"signal_to_a_group", signal_to_a_group, HANG_GUARD_MS},
     {"ignored_signals", ignored_signals, HANG_GUARD_MS},
     {"terminal_ioctls", terminal_ioctls, HANG_GUARD_MS},
