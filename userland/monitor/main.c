@@ -161,6 +161,18 @@ static inline void handle(const struct ipc_message *m, uint64_t reply[2])
 	reply[1] = 0;
 }
 
+/* After a wait that brought nothing: the rings are drained, and the next
+ * wait is POLL_NS if they held records, else twice this one's up to
+ * IDLE_POLL_NS. */
+static uint64_t drain_after_quiet_wait(uint64_t wait_ns)
+{
+	unsigned long before = records_run;
+	drain_rings();
+	if (records_run != before)
+		return POLL_NS;
+	return wait_ns < IDLE_POLL_NS ? wait_ns * 2 : wait_ns;
+}
+
 int main(void)
 {
 	endpoint = (int)ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
@@ -184,21 +196,17 @@ int main(void)
 		uint64_t wait = rings_in_use ? wait_ns : WAIT_FOREVER;
 		long error = ms_syscall6(__NR_ms_scope_reply_receive, (long)token, (long)reply[0],
 					 (long)reply[1], (long)m, (long)wait, 0);
-		token = 0;
 		if (error == 0) {
 			handle(m, reply);
 			token = m->token; /* a call: answered by the next reply_receive */
 			wait_ns = POLL_NS;
-		} else if (error != -110 && error != -11) {
+			if (!token || ++calls % DRAIN_EVERY == 0)
+				drain_rings();
+			continue;
+		}
+		if (error != -110 && error != -11)
 			return 1; /* -EPIPE, -EINTR: the kernel side is gone */
-		}
-		if (!token || ++calls % DRAIN_EVERY == 0) {
-			unsigned long before = records_run;
-			drain_rings();
-			if (records_run != before)
-				wait_ns = POLL_NS;
-			else if (error && wait_ns < IDLE_POLL_NS)
-				wait_ns *= 2; /* a quiet wait and empty rings */
-		}
+		token = 0;
+		wait_ns = drain_after_quiet_wait(wait_ns);
 	}
 }
