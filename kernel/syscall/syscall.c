@@ -200,14 +200,14 @@ static inline __attribute__((always_inline)) long call_from_frame(const struct t
 		   : dispatch_watched(number, frame);
 }
 
-/* syscall.S leaves by SYSRET below this, by IRETQ at or above it, and
- * stores the result at this offset. */
+/* syscall.S leaves by SYSRET below this, by IRETQ at or above it (with
+ * the result stored at this offset). */
 _Static_assert(USER_SPACE_END == 0x00007ffffffff000UL, "syscall.S's SYSRET_RIP_END");
 _Static_assert(offsetof(struct trap_frame, rax) == 112, "syscall.S's TRAP_FRAME_RAX");
 
-/* From syscall.S, interrupts on: returns the result, which the assembly
- * stores in the frame's RAX, then chooses the way out (SYSRET or IRETQ)
- * from the frame.  The usual call keeps nothing across the handler: the
+/* From syscall.S, interrupts on: returns the result, with which the
+ * assembly leaves by SYSRET, or stores in the frame's RAX to leave by IRETQ
+ * (it chooses from the frame).  The usual call keeps nothing across the handler: the
  * rare ends find the frame again where the entry built it. */
 long syscall_from_user(struct trap_frame *frame);
 long syscall_from_user(struct trap_frame *frame)

@@ -53,9 +53,10 @@ syscall_entry:
 	pushq $0x100               /* "vector": 256 marks a SYSCALL frame */
 	PUSH_GPRS                  /* no cld: MSR_FMASK cleared DF */
 	CALL_WITH_FRAME syscall_from_user
-	mov %rax, TRAP_FRAME_RAX(%rsp) /* the result */
-	/* SYSRET only to user code at a user address: a non-canonical RCX
-	 * would fault in ring 0 on Intel.  RCX is free: loaded below. */
+	/* RAX holds the result: SYSRET leaves with it, IRETQ stores it in the
+	 * frame first.  SYSRET only to user code at a user address: a
+	 * non-canonical RCX would fault in ring 0 on Intel.  RCX is free:
+	 * loaded below. */
 	cmpq $GDT_USER_CODE, TRAP_FRAME_CS(%rsp)
 	jne 1f
 	movabs $SYSRET_RIP_END, %rcx
@@ -74,13 +75,14 @@ syscall_entry:
 	mov 72(%rsp), %rdi
 	mov 80(%rsp), %rsi
 	mov 88(%rsp), %rdx
-	mov 104(%rsp), %rbx        /* RAX holds the result */
+	mov 104(%rsp), %rbx
 	mov TRAP_FRAME_RIP(%rsp), %rcx
 	mov TRAP_FRAME_RFLAGS(%rsp), %r11
 	mov TRAP_FRAME_RSP(%rsp), %rsp /* user rsp: nothing may interrupt from here */
 	swapgs
 	sysretq
-1:	POP_GPRS
+1:	mov %rax, TRAP_FRAME_RAX(%rsp)
+	POP_GPRS
 	add $16, %rsp
 	swapgs
 	iretq
