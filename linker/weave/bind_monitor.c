@@ -581,12 +581,14 @@ SYSCALL_DEFINE3(ms_scope_reply, uint32_t, joinpoint, uint64_t, key, int64_t, val
  * look-up under proc_lock (50 instructions of the round trip) would find
  * the same.  In line, as proc_exec_count is: the system call's arguments
  * then stay in the registers they came in, with no call to save them
- * across. */
+ * across.  The attach stores the process before the endpoint (release; the
+ * endpoint is loaded with acquire, first), and never stores a NULL one:
+ * with an endpoint, a caller equal to the session's process is not NULL. */
 static inline __attribute__((always_inline)) struct ipc_endpoint *callers_monitor_endpoint(void)
 {
-	struct process *p = proc_current();
 	struct ipc_endpoint *e = monitor_endpoint();
-	return p && e && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
+	struct process *p = proc_current();
+	return e && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
 		       proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED) &&
 		       proc_exec_count(p) == __atomic_load_n(&session.execs, __ATOMIC_RELAXED)
 		   ? e
