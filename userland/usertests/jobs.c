@@ -137,6 +137,42 @@ void stop_and_continue(void)
 	close(go[1]);
 }
 
+/* Is a read that a stop interrupts while it waits made again once the
+ * process is continued, so that it returns the byte written afterwards
+ * instead of -EINTR?  Child exit 7: the byte; 8: -EINTR. */
+void a_stopped_read_goes_on_after_continue(void)
+{
+	int fds[2];
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		char byte = 0;
+		long got = ms_syscall3(__NR_read, fds[0], (long)&byte, 1);
+		_exit(got == 1 && byte == 'g' ? 7 : got == -4 ? 8 : 9);
+	}
+	if (pid < 0) {
+		t_fail("fork: %s", strerror(errno));
+		return;
+	}
+	if (!t_wait_until_waiting_on(pid, "pipe"))
+		t_fail("the child never waited in its read");
+	expect("SIGSTOP", ms_syscall3(__NR_kill, pid, L_SIGSTOP, 0), 0);
+	int status = 0;
+	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status))
+		t_fail("wait after SIGSTOP: status %#x", status);
+	expect("SIGCONT", ms_syscall3(__NR_kill, pid, L_SIGCONT, 0), 0);
+	if (write(fds[1], "g", 1) != 1)
+		t_fail("write to the child: %s", strerror(errno));
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 7)
+		t_fail("after SIGCONT: status %#x, expected exit 7 (8: the read gave -EINTR)",
+		       status);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 /* Does kill(-pgid) reach every process of the group and nobody else, and
  * kill(pid, 64) fail? */
 void signal_to_a_group(void)

@@ -52,21 +52,26 @@ static const struct proc_info_wait *find_waiting(const struct proc_info_wait *in
 	return NULL;
 }
 
-static void expect_channel(const char *what, int pid, const char *channel)
+bool t_wait_until_waiting_on(int pid, const char *channel)
 {
 	static struct proc_info_wait info[PROC_MAX];
-	const struct proc_info_wait *found = NULL;
 	/* It may not have reached its wait yet: asked again until it has, or
 	 * until it is gone.  No time limit (a busy host can take seconds to run
 	 * it); one that never comes is the test's timeout, a hang. */
 	for (;;) {
 		long count = ms_syscall3(__NR_ms_getprocs, (long)info, PROC_MAX, sizeof info[0]);
-		found = find_waiting(info, count, pid);
-		if (!found || strcmp(found->wait_channel, channel) == 0)
-			break;
+		const struct proc_info_wait *found = find_waiting(info, count, pid);
+		if (!found)
+			return false;
+		if (strcmp(found->wait_channel, channel) == 0)
+			return true;
 		t_sleep_ms(20);
 	}
-	if (!found)
+}
+
+static void expect_channel(const char *what, int pid, const char *channel)
+{
+	if (!t_wait_until_waiting_on(pid, channel))
 		t_fail("%s: no such process (wanted wait channel '%s')", what, channel);
 }
 

@@ -1059,6 +1059,7 @@ const struct user_test user_tests[] = {
      HANG_GUARD_MS},
     {"groups_and_sessions", groups_and_sessions, HANG_GUARD_MS},
     {"stop_and_continue", stop_and_continue, HANG_GUARD_MS},
+    {"a_stopped_read_goes_on_after_continue", a_stopped_read_goes_on_after_continue, HANG_GUARD_MS},
     {"numbers_without_a_handler_are_enosys", numbers_without_a_handler_are_enosys, HANG_GUARD_MS},
     {"signal_to_a_group", signal_to_a_group, HANG_GUARD_MS},
     {"ignored_signals", ignored_signals, HANG_GUARD_MS},

@@ -80,6 +80,9 @@ long t_own_pages(void);
 /* Waits until process pid runs the program name (exec'd it): true, or false
  * when it ended or is gone first. */
 bool t_wait_until_named(int pid, const char *name);
+/* Waits until process pid waits on channel (ms_getprocs' wait channel:
+ * "pipe", "nanosleep", ...): true, or false when it is gone first. */
+bool t_wait_until_waiting_on(int pid, const char *channel);
 void ps_shows_wait_channels(void);
 /* hangup.c: orphans, orphaned groups, the console's hang-up */
 void orphans_go_to_init(void);
@@ -89,6 +92,7 @@ void console_cooked_after_hangup(void);
 /* jobs.c: process groups, sessions, stops, ignored signals, the terminal */
 void groups_and_sessions(void);
 void stop_and_continue(void);
+void a_stopped_read_goes_on_after_continue(void);
 void signal_to_a_group(void);
 void ignored_signals(void);
 void terminal_ioctls(void);
