@@ -179,7 +179,7 @@ static long call_without_handler(const struct trap_frame *frame)
 /* The end of a call whose result is -EINTR or that leaves a signal
  * pending: a call interrupted by a stop signal is made again once the
  * process is continued, so that ^Z and fg look like nothing to the program
- * (the number is still the frame's RAX: only this writes the result
+ * (the number is still the frame's RAX: only the way out writes the result
  * there), then the signal is taken.  Returns the frame's RAX.  Out of line:
  * rare. */
 static __attribute__((noinline)) long finish_rare(struct trap_frame *frame, long result)
@@ -207,8 +207,8 @@ _Static_assert(offsetof(struct trap_frame, rax) == 112, "syscall.S's TRAP_FRAME_
 
 /* From syscall.S, interrupts on: returns the result, with which the
  * assembly leaves by SYSRET, or stores in the frame's RAX to leave by IRETQ
- * (it chooses from the frame).  The usual call keeps nothing across the handler: the
- * rare ends find the frame again where the entry built it. */
+ * (it chooses from the frame).  The usual call keeps nothing across the
+ * handler: the rare ends find the frame again where the entry built it. */
 long syscall_from_user(struct trap_frame *frame);
 long syscall_from_user(struct trap_frame *frame)
 {

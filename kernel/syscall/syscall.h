@@ -71,8 +71,8 @@ struct trap_frame *syscall_user_frame(void);
 /* The declaration, the unpacking thunk, the table entry, then the join point
  * whose body the macro's user writes.  The thunk ends in a jump to the
  * handler, not a call (the kernel is built without sibling calls): the
- * handler returns straight to the dispatcher, and every call saves the
- * thunk's frame. */
+ * handler returns straight to the dispatcher, and the thunk needs no frame
+ * of its own. */
 #define SYSCALL__THUNK_ATTRIBUTES static __attribute__((optimize("optimize-sibling-calls")))
 // clang-format off
 #define SYSCALL__DEFINE(n, sysname, ...)                                                \
