@@ -309,11 +309,14 @@ JOINPOINT_DEFINE(ipc, send, int, struct ipc_endpoint *, endpoint, const struct i
 /* ---- Waiting -------------------------------------------------------------- */
 
 /* True when the caller may block: a thread, interrupts on, no lock held,
- * not in advice.  Asked before taking the endpoint lock. */
+ * not in advice.  Asked before taking the endpoint lock, with interrupts
+ * on: each field is read %gs-relative, so a thread moved to another CPU
+ * between two reads reads its new CPU's (a pointer to the old CPU read
+ * once would see that CPU's counts, maybe another thread's lock). */
 static bool may_sleep(void)
 {
-	struct cpu *cpu = this_cpu();
-	return irq_enabled() && cpu->preempt_count == 0 && cpu->irq_depth == 0 && cpu->current;
+	return irq_enabled() && this_cpu_read(preempt_count) == 0 && this_cpu_read(irq_depth) == 0 &&
+	       this_cpu_read(current);
 }
 
 /* may_sleep for a caller that read its flags already (it takes the
@@ -321,8 +324,7 @@ static bool may_sleep(void)
  * thread when it may block, else NULL, so that its waits have it at hand. */
 HOT struct thread *sleeper_with(uint64_t flags)
 {
-	struct cpu *cpu = this_cpu();
-	if (!(flags & RFLAGS_IF) || cpu->preempt_count || cpu->irq_depth)
+	if (!(flags & RFLAGS_IF) || this_cpu_read(preempt_count) || this_cpu_read(irq_depth))
 		return NULL;
 	return thread_current(); /* one load: this CPU's, wherever it runs now */
 }
