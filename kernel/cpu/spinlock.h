@@ -70,21 +70,35 @@ static inline __attribute__((always_inline)) void spin_serve_next(struct spinloc
  * (spin_misuse panics, naming the lock). */
 __attribute__((noreturn, cold)) void spin_misuse(const struct spinlock *lock, const char *what);
 
-static inline __attribute__((always_inline)) void spin_lock_handed(struct spinlock *lock)
+/* The _on forms take the calling CPU's index (this_cpu_id()) from a caller
+ * that has it in hand already: the scheduler's hand-off takes and drops
+ * three locks with it. */
+static inline __attribute__((always_inline)) void spin_lock_handed_on(struct spinlock *lock,
+								      unsigned cpu)
 {
-	int cpu = (int)this_cpu_id();
-	if (lock->owner_cpu == cpu)
+	if (lock->owner_cpu == (int)cpu)
 		spin_misuse(lock, "taken twice");
 	spin_wait_turn(lock);
-	lock->owner_cpu = cpu;
+	lock->owner_cpu = (int)cpu;
+}
+
+static inline __attribute__((always_inline)) void spin_unlock_handed_on(struct spinlock *lock,
+									unsigned cpu)
+{
+	if (lock->owner_cpu != (int)cpu)
+		spin_misuse(lock, "released by a CPU that does not hold it");
+	lock->owner_cpu = -1;
+	spin_serve_next(lock);
+}
+
+static inline __attribute__((always_inline)) void spin_lock_handed(struct spinlock *lock)
+{
+	spin_lock_handed_on(lock, this_cpu_id());
 }
 
 static inline __attribute__((always_inline)) void spin_unlock_handed(struct spinlock *lock)
 {
-	if (lock->owner_cpu != (int)this_cpu_id())
-		spin_misuse(lock, "released by a CPU that does not hold it");
-	lock->owner_cpu = -1;
-	spin_serve_next(lock);
+	spin_unlock_handed_on(lock, this_cpu_id());
 }
 
 /* spin_lock_irqsave in line, for the paths where its call counts (IPC's

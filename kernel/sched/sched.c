@@ -638,18 +638,17 @@ static bool take_handed_off(struct thread *self)
  * nothing changed when next is elsewhere or the check fails: the general
  * hand-off then decides. */
 static inline __attribute__((always_inline)) bool
-handoff_here(struct cpu *cpu, struct thread *next, struct spinlock *held, uint64_t irq_flags,
-	     uint64_t deadline_ns, uint64_t now, bool *handed)
+handoff_here(struct cpu *cpu, struct thread *self, struct thread *next, struct spinlock *held,
+	     uint64_t irq_flags, uint64_t deadline_ns, uint64_t now, bool *handed)
 {
 	struct run_queue *here = cpu->sched;
-	struct thread *self = cpu->current;
 	unsigned index = cpu->id;
 	if (__atomic_load_n(&next->cpu, __ATOMIC_RELAXED) != index)
 		return false;
-	spin_lock_handed(&here->lock);
+	spin_lock_handed_on(&here->lock, index);
 	if (next->cpu != index || self->state != THREAD_BLOCKED || next->state != THREAD_BLOCKED ||
 	    !sched_cpu_allowed_quickly(next, index) || outranked_here(here, next->priority)) {
-		spin_unlock_handed(&here->lock);
+		spin_unlock_handed_on(&here->lock, index);
 		return false;
 	}
 	ASSERT(!irq_enabled());
@@ -659,7 +658,7 @@ handoff_here(struct cpu *cpu, struct thread *next, struct spinlock *held, uint64
 		now = here->last_account_ns;
 	rq_remove_sleeper(here, next);
 	next->handed_off = true;
-	spin_unlock_handed(held); /* next is ours; the count now stands for here->lock */
+	spin_unlock_handed_on(held, index); /* next is ours; the count now stands for here->lock */
 	if (deadline_ns) {
 		self->wake_deadline_ns = deadline_ns;
 		rq_park_sleeper(here, self);
@@ -669,7 +668,9 @@ handoff_here(struct cpu *cpu, struct thread *next, struct spinlock *held, uint64
 	switch_at(cpu, here, self, next, now);
 	/* (whatever woke self took it off the sleepers) */
 	finish_switch(irq_flags);
-	*handed = take_handed_off(self);
+	/* self, read again rather than kept across the switch, which clobbers
+	 * every register: kept, it lived on the stack, reloaded at each use */
+	*handed = take_handed_off(thread_current());
 	return true;
 }
 
@@ -684,7 +685,7 @@ bool sched_handoff_at(struct thread *next, struct spinlock *held, uint64_t irq_f
 {
 	struct cpu *cpu = this_cpu();
 	bool handed;
-	if (handoff_here(cpu, next, held, irq_flags, deadline_ns, now, &handed))
+	if (handoff_here(cpu, cpu->current, next, held, irq_flags, deadline_ns, now, &handed))
 		return handed;
 	return handoff_general(next, held, irq_flags, deadline_ns);
 }
@@ -693,9 +694,10 @@ bool sched_block_handing_off_at(struct thread *next, struct spinlock *held, uint
 				uint64_t deadline_ns, uint64_t now)
 {
 	struct cpu *cpu = this_cpu();
-	mark_blocked(cpu->current); /* sched_prepare_block's, in line: held is still held */
+	struct thread *self = cpu->current;
+	mark_blocked(self); /* sched_prepare_block's, in line: held is still held */
 	bool handed;
-	if (handoff_here(cpu, next, held, irq_flags, deadline_ns, now, &handed))
+	if (handoff_here(cpu, self, next, held, irq_flags, deadline_ns, now, &handed))
 		return handed;
 	return handoff_general(next, held, irq_flags, deadline_ns);
 }
