@@ -79,22 +79,32 @@ extern struct cpu cpus[MAX_CPUS];
 
 /* Marks the thread running on cpu (the calling CPU, interrupts off) as left
  * out of the trace stream or not; trace points and the join-point recorder
- * then test one pointer. */
+ * then test one pointer.  Both setters keep trace_ring = (untraced ? NULL :
+ * stream_ring) and fast_ring = (user_stacks ? NULL : trace_ring), and only
+ * this CPU writes the two: while no trace runs here and none is left to
+ * clear (stream_ring and trace_ring NULL), both stay NULL whatever the
+ * flags, and a switch (which calls both) stores the flags alone.  Another
+ * CPU that sets stream_ring meanwhile refreshes this one's rings after it
+ * (tracepoint_set_channel). */
 static inline void cpu_set_untraced(struct cpu *cpu, bool untraced)
 {
 	cpu->untraced = untraced;
+	if (__builtin_expect(!cpu->stream_ring && !cpu->trace_ring, 1))
+		return;
 	cpu->trace_ring = untraced ? NULL : cpu->stream_ring;
 	cpu->fast_ring = cpu->user_stacks ? NULL : cpu->trace_ring;
 }
 
 /* Marks the thread running on cpu (the calling CPU, interrupts off) as one
  * whose user stacks the trace map wants (slot: its process's entry) or not
- * (0). */
+ * (0).  fast_ring is NULL already when trace_ring is (cpu_set_untraced). */
 static inline void cpu_set_user_stacks(struct cpu *cpu, unsigned slot)
 {
 	cpu->user_stacks = (uint8_t)slot;
-	bool user_stacks = slot != 0;
-	cpu->fast_ring = user_stacks ? NULL : cpu->trace_ring;
+	struct tel_ring *trace_ring = cpu->trace_ring;
+	if (__builtin_expect(!trace_ring, 1))
+		return;
+	cpu->fast_ring = slot ? NULL : trace_ring;
 }
 extern unsigned cpu_count;
 
