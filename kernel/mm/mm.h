@@ -88,6 +88,35 @@ void vm_space_activate(struct address_space *space);
  * not this CPU's loaded_space. */
 void vm_space_switch(struct address_space *space);
 
+/* The words of an address space that its switch uses in line
+ * (vm_space_switch_on; vm.c checks them): the physical address of its PML4,
+ * and the CPUs whose CR3 holds it. */
+#define VM_SPACE_OFFSET_ROOT        8
+#define VM_SPACE_OFFSET_ACTIVE_CPUS 16
+
+/* vm_space_switch on cpu, the calling CPU, in line: every switch between two
+ * processes runs it.  CR3 holds cpu->loaded_space's root (every load goes
+ * through here), so it is written without being read first.  The CPU's bit
+ * is set in the new space's active_cpus before CR3 is loaded and cleared in
+ * the old one's after, each with one locked BTS or BTR by the CPU's index (no
+ * mask to make); the kernel's space gets its bit too, where nobody asks,
+ * rather than a test for it on every switch. */
+static inline __attribute__((always_inline)) void vm_space_switch_on(struct cpu *cpu,
+								     struct address_space *space)
+{
+	struct address_space *old = cpu->loaded_space;
+	uint64_t index = cpu->id;
+	uint64_t *joined = (uint64_t *)((char *)space + VM_SPACE_OFFSET_ACTIVE_CPUS);
+	uint64_t root = *(const uint64_t *)((const char *)space + VM_SPACE_OFFSET_ROOT);
+	__asm__ volatile("lock btsq %1, %0" : "+m"(*joined) : "r"(index) : "memory", "cc");
+	__asm__ volatile("mov %0, %%cr3" : : "r"(root) : "memory");
+	cpu->loaded_space = space;
+	if (old) {
+		uint64_t *left = (uint64_t *)((char *)old + VM_SPACE_OFFSET_ACTIVE_CPUS);
+		__asm__ volatile("lock btrq %1, %0" : "+m"(*left) : "r"(index) : "memory", "cc");
+	}
+}
+
 /* Maps one 4 KiB page.  Returns 0, -EINVAL (unaligned or non-canonical virt
  * or phys, VM_USER in the upper half, a user space's upper half), -EEXIST
  * (already mapped) or -ENOMEM (no frame for a page table). */

@@ -14,8 +14,9 @@
  *  - after a leaf changes, vm_tlb_flush_page runs before the lock is dropped,
  *    and vm_tlb_shootdown (other CPUs) after it is dropped, before the call
  *    returns: a caller never frees a frame another CPU can still reach;
- *  - a user space's active_cpus has the bit of every CPU whose CR3 holds it
- *    (set before CR3 is loaded, cleared after it is replaced);
+ *  - a space's active_cpus has the bit of every CPU whose CR3 holds it (set
+ *    before CR3 is loaded, cleared after it is replaced); only a user
+ *    space's is asked;
  *  - a CPU may hold a user space none of whose threads runs there: the
  *    scheduler leaves CR3 alone when it switches to a kernel thread (the
  *    kernel half is the same everywhere), so a round trip between a process
@@ -44,15 +45,19 @@
 #define FIRMWARE_RESERVED_MAX (16UL << 20)
 
 struct address_space {
-	uint64_t stamp; /* vm_space_stamp (first: mm.h reads it in line): new at creation,
-			 * unmap and protect */
-	uint64_t root;  /* physical address of the PML4 */
+	/* vm_space_stamp (first: mm.h reads it in line): new at creation,
+	 * unmap and protect */
+	uint64_t stamp;
+	uint64_t root;        /* physical address of the PML4 */
+	uint64_t active_cpus; /* CPUs with this space in CR3 (asked of user spaces only) */
 	struct spinlock lock;
-	uint64_t active_cpus; /* CPUs with this space in CR3 (user spaces) */
 };
 _Static_assert(offsetof(struct address_space, stamp) == 0, "mm.h's vm_space_stamp reads it first");
+_Static_assert(offsetof(struct address_space, root) == VM_SPACE_OFFSET_ROOT &&
+		   offsetof(struct address_space, active_cpus) == VM_SPACE_OFFSET_ACTIVE_CPUS,
+	       "mm.h's vm_space_switch_on uses them in line");
 
-static struct address_space kernel_space = {0, 0, SPINLOCK_INIT("vm.kernel"), 0};
+static struct address_space kernel_space = {0, 0, 0, SPINLOCK_INIT("vm.kernel")};
 /* The last stamp given: each is given once, to one space. */
 static uint64_t stamps;
 
@@ -331,19 +336,10 @@ void vm_space_destroy(struct address_space *space)
 }
 
 /* Interrupts off, so the CPU and its loaded_space stay ours; space is not
- * the one loaded.  CR3 holds cpu->loaded_space's root (every load goes
- * through here), so it is written without being read first. */
+ * the one loaded. */
 void vm_space_switch(struct address_space *space)
 {
-	struct cpu *cpu = this_cpu();
-	struct address_space *old = cpu->loaded_space;
-	uint64_t bit = SMP_CPU_BIT(cpu->id);
-	if (space != &kernel_space)
-		__atomic_or_fetch(&space->active_cpus, bit, __ATOMIC_SEQ_CST);
-	write_cr3(space->root);
-	cpu->loaded_space = space;
-	if (old && old != &kernel_space)
-		__atomic_and_fetch(&old->active_cpus, ~bit, __ATOMIC_SEQ_CST);
+	vm_space_switch_on(this_cpu(), space);
 }
 
 void vm_space_activate(struct address_space *space)

@@ -391,8 +391,9 @@ static inline __attribute__((always_inline)) void switch_at(struct cpu *cpu, str
 	/* A kernel thread runs on whatever tables are loaded (the kernel half is
 	 * the same in all): a round trip between a process and a kernel thread
 	 * reloads nothing (mm's vm_space_destroy takes a dying space back). */
-	if (next->space && next->space != cpu->loaded_space)
-		vm_space_switch(next->space);
+	struct address_space *space = next->space;
+	if (space && space != cpu->loaded_space)
+		vm_space_switch_on(cpu, space);
 	note_switched_from(rq, prev);
 	arch_switch_stacks(&prev->saved_rsp, next->saved_rsp);
 }
