@@ -188,11 +188,12 @@ extern uint64_t sched_reserved_cpus;
 static inline __attribute__((always_inline)) bool sched_cpu_allowed_quickly(const struct thread *t,
 									    unsigned index)
 {
-	uint64_t bit = 1ull << index;
 	uint64_t affinity = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);
 	uint64_t monitors = __atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED);
-	return (affinity & bit) &&
-	       (!(monitors & bit) || (t->flags & THREAD_MONITOR) || !(affinity & ~monitors));
+	/* bits tested by shifting the mask, not by making one: a BT each */
+	return ((affinity >> index) & 1) &&
+	       (!((monitors >> index) & 1) || (t->flags & THREAD_MONITOR) ||
+		!(affinity & ~monitors));
 }
 /* The run queue of CPU index. */
 struct run_queue *rq_of_cpu(unsigned index);

@@ -370,8 +370,10 @@ static inline __attribute__((always_inline)) void switch_at(struct cpu *cpu, str
 	next->stats.switches++;
 	cpu->stats.context_switches++;
 	grace_note_quiescent();
+	/* read once: the join point's call below clobbers memory */
+	struct process *process = next->process;
 	sched_note_switch(prev, next); /* prev's stack, if traced: the flag is still prev's */
-	cpu_set_user_stacks(cpu, next->process ? (unsigned)proc_trace_slot(next->process) : 0);
+	cpu_set_user_stacks(cpu, (unsigned)proc_trace_slot(process));
 	if (tracepoint_on())
 		trace_switch(prev, next);
 
@@ -381,7 +383,7 @@ static inline __attribute__((always_inline)) void switch_at(struct cpu *cpu, str
 	cpu->irq_depth = next->saved_irq_depth;
 	cpu->current = next;
 	cpu->acct = next->acct;
-	cpu->process = next->process;
+	cpu->process = process;
 	/* Traps and SYSCALL from user mode land on the thread's own stack. */
 	uint64_t stack_top = next->stack.top;
 	tss_set_kernel_stack_of(cpu->arch, stack_top);
@@ -657,7 +659,12 @@ handoff_here(struct cpu *cpu, struct thread *self, struct thread *next, struct s
 	 * may have charged this CPU up to a later time, never to be undone. */
 	if (now < here->last_account_ns)
 		now = here->last_account_ns;
-	rq_remove_sleeper(here, next);
+	/* next waits in the parking place when it is the other side of a round
+	 * trip (it parked itself there handing off to the caller) */
+	if (__builtin_expect(here->parked == next, 1))
+		here->parked = NULL;
+	else
+		rq_remove_sleeper(here, next);
 	next->handed_off = true;
 	spin_unlock_handed_on(held, index); /* next is ours; the count now stands for here->lock */
 	if (deadline_ns) {
