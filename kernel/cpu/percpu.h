@@ -89,7 +89,8 @@ extern struct cpu cpus[MAX_CPUS];
 static inline void cpu_set_untraced(struct cpu *cpu, bool untraced)
 {
 	cpu->untraced = untraced;
-	if (__builtin_expect(!cpu->stream_ring && !cpu->trace_ring, 1))
+	/* one OR and one branch for the two pointers */
+	if (__builtin_expect(!((uintptr_t)cpu->stream_ring | (uintptr_t)cpu->trace_ring), 1))
 		return;
 	cpu->trace_ring = untraced ? NULL : cpu->stream_ring;
 	cpu->fast_ring = cpu->user_stacks ? NULL : cpu->trace_ring;
