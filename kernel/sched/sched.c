@@ -462,14 +462,26 @@ static __attribute__((noinline)) void unlock_and_see_to(struct run_queue *rq, st
 		sched_push_thread(left);
 }
 
+/* Takes one off this CPU's preempt_count, %gs-relative; true when that
+ * brought it to 0. */
+static inline __attribute__((always_inline)) bool preempt_count_drop(void)
+{
+	bool zero;
+	__asm__ volatile("decl %%gs:%c1"
+			 : "=@ccz"(zero)
+			 : "i"(__builtin_offsetof(struct cpu, preempt_count))
+			 : "memory");
+	return zero;
+}
+
 /* The second half of every switch, in the thread that now runs: releases the
  * run queue lock taken by the thread before it, and sees to that thread if
  * it left it behind (rq->left_behind: most switches leave nothing, and cost
  * one load and a branch here). */
 static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_flags)
 {
-	struct cpu *cpu = this_cpu();
-	struct run_queue *rq = cpu->sched;
+	/* every field %gs-relative: no load of this CPU's address */
+	struct run_queue *rq = this_cpu_read(sched);
 	struct thread *left = rq->left_behind;
 
 	if (__builtin_expect(left != NULL, 0)) {
@@ -479,8 +491,9 @@ static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_fla
 		irq_restore(irq_flags);
 		switch_finished(rq);
 	}
-	__asm__ volatile("" : : : "memory"); /* preempt_enable, in line */
-	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irq_enabled())
+	/* preempt_enable, in line */
+	if (preempt_count_drop() && this_cpu_read(need_resched) && this_cpu_read(irq_depth) == 0 &&
+	    irq_enabled())
 		sched_preempt();
 }
 
