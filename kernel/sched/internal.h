@@ -79,6 +79,8 @@ struct thread {
 	char name[THREAD_NAME_MAX];
 	volatile enum thread_state state;
 	int priority;
+	/* the ready_mask bits above priority's, set with it (outranked_here) */
+	uint32_t higher_priorities;
 	unsigned cpu;        /* whose run queue holds it; changes under that queue's lock */
 	uint64_t affinity;   /* CPUs it may run on (bit per CPU), under its queue's lock */
 	unsigned flags;      /* enum thread_flags, under threads_lock */

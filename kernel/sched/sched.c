@@ -143,12 +143,13 @@ void rq_enqueue(struct run_queue *rq, struct thread *t, uint64_t now)
 	rq->ready_count++;
 }
 
-/* Is a thread of a priority above priority ready on rq?  (rq_best_priority
- * > priority, without the bit scan: the mask's bits above priority's.) */
+/* Is a thread of a priority above t's ready on rq?  (rq_best_priority >
+ * t->priority, without the bit scan or a shift: the mask's bits above t's
+ * priority, which t keeps.) */
 static inline __attribute__((always_inline)) bool outranked_here(const struct run_queue *rq,
-								 int priority)
+								 const struct thread *t)
 {
-	return (rq->ready_mask >> priority) > 1;
+	return rq->ready_mask & t->higher_priorities;
 }
 
 /* Highest ready priority, or -1 when nothing is ready. */
@@ -663,7 +664,7 @@ handoff_here(struct cpu *cpu, struct thread *self, struct thread *next, struct s
 		return false;
 	spin_lock_handed_on(&here->lock, index);
 	if (next->cpu != index || self->state != THREAD_BLOCKED || next->state != THREAD_BLOCKED ||
-	    !sched_cpu_allowed_quickly(next, index) || outranked_here(here, next->priority)) {
+	    !sched_cpu_allowed_quickly(next, index) || outranked_here(here, next)) {
 		spin_unlock_handed_on(&here->lock, index);
 		return false;
 	}

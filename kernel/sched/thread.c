@@ -45,6 +45,7 @@ static void thread_init_fields(struct thread *t, const char *name, int priority,
 	strlcpy(t->name, name ? name : "?", sizeof t->name);
 	t->state = THREAD_BLOCKED;
 	t->priority = priority;
+	t->higher_priorities = ~0u << (priority + 1);
 	t->cpu = this_cpu_id();
 	t->affinity = parent ? thread_affinity(parent) : ~0ULL;
 	t->flags = flags | (parent ? parent->flags & THREAD_MONITOR : 0);
