@@ -47,6 +47,13 @@ void preempt_enable(void)
 }
 
 /* Waits for a ticket's turn; inlined into both ways of taking a lock. */
+void spin_wait_for_ticket(struct spinlock *lock, uint32_t ticket)
+{
+	do
+		__asm__ volatile("pause" : : : "memory");
+	while (__atomic_load_n(&lock->serving, __ATOMIC_ACQUIRE) != ticket);
+}
+
 static inline __attribute__((always_inline)) void acquire(struct spinlock *lock)
 {
 	preempt_disable();

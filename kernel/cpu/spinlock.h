@@ -40,17 +40,25 @@ bool spin_held_by_me(const struct spinlock *lock);
 
 /* ---- Tickets, shared by every way of taking and dropping a lock ----------- */
 
+/* Waits until the lock serves ticket (spin_wait_turn's loop, out of line). */
+__attribute__((cold)) void spin_wait_for_ticket(struct spinlock *lock, uint32_t ticket);
+
 /* Takes the next ticket and waits for its turn.  The usual case, the lock
- * free, is one compare and a branch not taken: the wait loop is entered only
- * when it is needed. */
+ * free, is one compare with serving in memory and a branch not taken (a
+ * volatile load in C is a load and a compare, and the loop in line kept
+ * serving's address in a register of its own): the wait loop runs only when
+ * it is needed.  The asm is a compiler barrier, and an x86 load is an
+ * acquire. */
 static inline __attribute__((always_inline)) void spin_wait_turn(struct spinlock *lock)
 {
 	uint32_t ticket = __atomic_fetch_add(&lock->next_ticket, 1, __ATOMIC_RELAXED);
-	if (__builtin_expect(__atomic_load_n(&lock->serving, __ATOMIC_ACQUIRE) != ticket, 0)) {
-		do
-			__asm__ volatile("pause" : : : "memory");
-		while (__atomic_load_n(&lock->serving, __ATOMIC_ACQUIRE) != ticket);
-	}
+	bool served;
+	__asm__ volatile("cmpl %1, %2"
+			 : "=@ccz"(served)
+			 : "r"(ticket), "m"(lock->serving)
+			 : "memory");
+	if (__builtin_expect(!served, 0))
+		spin_wait_for_ticket(lock, ticket);
 }
 
 /* Serves the next ticket.  Only the holder writes serving, so one add to it
