@@ -374,6 +374,9 @@ static inline __attribute__((always_inline)) void switch_at(struct cpu *cpu, str
 	/* read once: the join point's call below clobbers memory */
 	struct process *process = next->process;
 	sched_note_switch(prev, next); /* prev's stack, if traced: the flag is still prev's */
+	/* prev is cpu->current until just below: read again, the compiler
+	 * keeps no register for it across the join point's call */
+	prev = cpu->current;
 	cpu_set_user_stacks(cpu, (unsigned)proc_trace_slot(process));
 	if (tracepoint_on())
 		trace_switch(prev, next);
@@ -475,6 +478,17 @@ static inline __attribute__((always_inline)) bool preempt_count_drop(void)
 	return zero;
 }
 
+/* Is this CPU's need_resched set?  One %gs-relative compare with 0. */
+static inline __attribute__((always_inline)) bool resched_due_here(void)
+{
+	bool due;
+	__asm__ volatile("cmpl $0, %%gs:%c1"
+			 : "=@ccnz"(due)
+			 : "i"(__builtin_offsetof(struct cpu, need_resched))
+			 : "memory");
+	return due;
+}
+
 /* The second half of every switch, in the thread that now runs: releases the
  * run queue lock taken by the thread before it, and sees to that thread if
  * it left it behind (rq->left_behind: most switches leave nothing, and cost
@@ -493,7 +507,7 @@ static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_fla
 		switch_finished(rq);
 	}
 	/* preempt_enable, in line */
-	if (preempt_count_drop() && this_cpu_read(need_resched) && this_cpu_read(irq_depth) == 0 &&
+	if (preempt_count_drop() && resched_due_here() && this_cpu_read(irq_depth) == 0 &&
 	    irq_enabled())
 		sched_preempt();
 }
