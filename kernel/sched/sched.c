@@ -261,15 +261,18 @@ void rq_kick(struct run_queue *rq, const struct thread *t)
 }
 
 /* Charges the time since the last charge to prev, the thread running on
- * cpu (rq's), and to the CPU's busy or idle time. */
+ * cpu (rq's), and to the CPU's busy or idle time.  A caller that knows prev
+ * is not the idle thread (one that blocked: idle never does) says so with
+ * may_be_idle false, and the test is left out. */
 static inline __attribute__((always_inline)) void
-account_switch(struct cpu *cpu, struct run_queue *rq, struct thread *prev, uint64_t now)
+account_switch_from(struct cpu *cpu, struct run_queue *rq, struct thread *prev, uint64_t now,
+		    bool may_be_idle)
 {
 	uint64_t delta = now - rq->last_account_ns;
 
 	rq->last_account_ns = now;
 	prev->stats.run_ns += delta;
-	if (prev == rq->idle)
+	if (may_be_idle && prev == rq->idle)
 		cpu->stats.idle_ns += delta;
 	else
 		cpu->stats.busy_ns += delta;
@@ -278,7 +281,7 @@ account_switch(struct cpu *cpu, struct run_queue *rq, struct thread *prev, uint6
 /* Charges the time since the last charge to the running thread and CPU. */
 static void account_current(struct run_queue *rq, uint64_t now)
 {
-	account_switch(rq->cpu, rq, rq->cpu->current, now);
+	account_switch_from(rq->cpu, rq, rq->cpu->current, now, true);
 }
 
 uint64_t thread_cpu_time_ns(const struct thread *t)
@@ -355,16 +358,18 @@ static inline __attribute__((always_inline)) void switch_finished(struct run_que
  * was taken and prev read from cpu->current a few lines before: the checks
  * that only repeat that are the general path's (sched_switch_to).  next is
  * on this CPU already (next->cpu: every queue's threads are its own, and
- * the hand-off claims its thread here). */
+ * the hand-off claims its thread here).  prev_may_be_idle: false from a
+ * hand-off, whose caller blocked (account_switch_from). */
 static inline __attribute__((always_inline)) void switch_at(struct cpu *cpu, struct run_queue *rq,
 							    struct thread *prev,
-							    struct thread *next, uint64_t now)
+							    struct thread *next, uint64_t now,
+							    bool prev_may_be_idle)
 {
 	if (cpu->preempt_count != 1)
 		panic("sched: switch from '%s' with preempt_count %d (sleeping with a lock held?)",
 		      prev->name, cpu->preempt_count);
 
-	account_switch(cpu, rq, prev, now);
+	account_switch_from(cpu, rq, prev, now, prev_may_be_idle);
 	next->state = THREAD_RUNNING;
 	cpu_set_untraced(cpu, next->untraced);
 	next->slice_left = SCHED_SLICE_TICKS;
@@ -416,7 +421,7 @@ void sched_switch_to(struct thread *prev, struct thread *next)
 	ASSERT(!irq_enabled() && prev == cpu->current && next->cpu == cpu->id);
 	if (next != rq->idle)
 		next->stats.wait_ns += now - next->ready_since_ns;
-	switch_at(cpu, rq, prev, next, now);
+	switch_at(cpu, rq, prev, next, now, true);
 }
 
 /* Picks the next thread and switches to it, run queue lock held.  Returns
@@ -701,7 +706,7 @@ handoff_here(struct cpu *cpu, struct thread *self, struct thread *next, struct s
 	}
 	cpu->need_resched = 0;
 	cpu->stats.direct_switches++;
-	switch_at(cpu, here, self, next, now);
+	switch_at(cpu, here, self, next, now, false);
 	/* (whatever woke self took it off the sleepers) */
 	finish_switch(irq_flags);
 	/* self, read again rather than kept across the switch, which clobbers
@@ -775,7 +780,7 @@ static bool handoff_general(struct thread *next, struct spinlock *held, uint64_t
 		rq_park_sleeper(here, self);
 	}
 	here->cpu->need_resched = 0;
-	switch_at(here->cpu, here, self, next, now);
+	switch_at(here->cpu, here, self, next, now, false);
 	/* (whatever woke self took it off the sleepers) */
 	finish_switch(irq_flags);
 	return take_handed_off(self);
