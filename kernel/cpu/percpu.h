@@ -128,6 +128,18 @@ static inline struct cpu *this_cpu(void)
 		value_;                                                         \
 	})
 
+/* cpu->field == value for the CPU this runs on, field an int, in one
+ * %gs-relative compare (this_cpu_read and a test is a load and a compare). */
+#define this_cpu_int_is(field, value)                                                        \
+	({                                                                                   \
+		_Static_assert(sizeof(((struct cpu *)0)->field) == 4, "an int field");       \
+		bool equal_;                                                                 \
+		__asm__ volatile("cmpl %1, %%gs:%c2"                                         \
+				 : "=@ccz"(equal_)                                           \
+				 : "ir"(value), "i"(__builtin_offsetof(struct cpu, field))); \
+		equal_;                                                                      \
+	})
+
 /* The running thread's process's slot in the trace map (cpu->user_stacks; 0:
  * not in it); the thread's own is set again at every switch.  this_cpu_read,
  * widened in the load itself (the system-call path uses the slot as an

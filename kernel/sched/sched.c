@@ -365,7 +365,7 @@ static inline __attribute__((always_inline)) void switch_at(struct cpu *cpu, str
 							    struct thread *next, uint64_t now,
 							    bool prev_may_be_idle)
 {
-	if (cpu->preempt_count != 1)
+	if (!this_cpu_int_is(preempt_count, 1)) /* cpu's: one compare in place */
 		panic("sched: switch from '%s' with preempt_count %d (sleeping with a lock held?)",
 		      prev->name, cpu->preempt_count);
 
@@ -483,17 +483,6 @@ static inline __attribute__((always_inline)) bool preempt_count_drop(void)
 	return zero;
 }
 
-/* Is this CPU's need_resched set?  One %gs-relative compare with 0. */
-static inline __attribute__((always_inline)) bool resched_due_here(void)
-{
-	bool due;
-	__asm__ volatile("cmpl $0, %%gs:%c1"
-			 : "=@ccnz"(due)
-			 : "i"(__builtin_offsetof(struct cpu, need_resched))
-			 : "memory");
-	return due;
-}
-
 /* The second half of every switch, in the thread that now runs: releases the
  * run queue lock taken by the thread before it, and sees to that thread if
  * it left it behind (rq->left_behind: most switches leave nothing, and cost
@@ -512,8 +501,8 @@ static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_fla
 		switch_finished(rq);
 	}
 	/* preempt_enable, in line */
-	if (preempt_count_drop() && resched_due_here() && this_cpu_read(irq_depth) == 0 &&
-	    irq_enabled())
+	if (preempt_count_drop() && !this_cpu_int_is(need_resched, 0) &&
+	    this_cpu_read(irq_depth) == 0 && irq_enabled())
 		sched_preempt();
 }
 
@@ -643,6 +632,20 @@ JOINPOINT_DEFINE_NOSLEEP_AS(sched, wakeup_next, sched_wakeup_next, bool, struct 
 	return woken;
 }
 
+/* t->state == THREAD_BLOCKED as one compare with the state in memory: the
+ * state is volatile, and a volatile load in C is a load and then a compare
+ * (the hand-off asks it of both its threads).  The asm is a compiler
+ * barrier, as the volatile load was. */
+static inline __attribute__((always_inline)) bool blocked(const struct thread *t)
+{
+	bool is_blocked;
+	__asm__ volatile("cmpl %1, %2"
+			 : "=@ccz"(is_blocked)
+			 : "i"(THREAD_BLOCKED), "m"(t->state)
+			 : "memory");
+	return is_blocked;
+}
+
 /* Can the caller switch straight to next?  Both queues locked. */
 static bool can_hand_off(struct run_queue *here, struct run_queue *from, struct thread *self,
 			 struct thread *next)
@@ -682,7 +685,7 @@ handoff_here(struct cpu *cpu, struct thread *self, struct thread *next, struct s
 	if (__atomic_load_n(&next->cpu, __ATOMIC_RELAXED) != index)
 		return false;
 	spin_lock_handed_on(&here->lock, index);
-	if (next->cpu != index || self->state != THREAD_BLOCKED || next->state != THREAD_BLOCKED ||
+	if (next->cpu != index || !blocked(self) || !blocked(next) ||
 	    !sched_cpu_allowed_quickly(next, index) || outranked_here(here, next)) {
 		spin_unlock_handed_on(&here->lock, index);
 		return false;
