@@ -1299,8 +1299,9 @@ static bool deferred_outside_section, deferred_may_sleep;
 static void deferred_work(struct jp_context *context, void *cookie)
 {
 	trace_add((char)(uintptr_t)cookie);
-	deferred_outside_section = !(this_cpu()->jp_sections & JP_SECTION_INSIDE);
-	deferred_may_sleep = this_cpu()->preempt_count == 0 && irq_enabled();
+	/* preemptible here: each field read %gs-relative, in one load */
+	deferred_outside_section = !(this_cpu_read(jp_sections) & JP_SECTION_INSIDE);
+	deferred_may_sleep = this_cpu_read(preempt_count) == 0 && irq_enabled();
 }
 
 /* The cookie is the letter the deferred work leaves: before, after. */
@@ -1357,7 +1358,7 @@ static void deferred_work_runs_after_the_section_once(struct ktest *t)
 	EXPECT_EQ(t, strcmp(trace, "A"), 0);
 	EXPECT_EQ(t, first_deferral, -EWOULDBLOCK);
 	jp_detach(handle);
-	EXPECT_TRUE(t, this_cpu()->jp_deferring == NULL);
+	EXPECT_TRUE(t, this_cpu_read(jp_deferring) == NULL);
 }
 
 KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
