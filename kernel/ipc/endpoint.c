@@ -315,8 +315,8 @@ JOINPOINT_DEFINE(ipc, send, int, struct ipc_endpoint *, endpoint, const struct i
  * once would see that CPU's counts, maybe another thread's lock). */
 static bool may_sleep(void)
 {
-	return irq_enabled() && this_cpu_read(preempt_count) == 0 && this_cpu_read(irq_depth) == 0 &&
-	       this_cpu_read(current);
+	return irq_enabled() && this_cpu_read(preempt_count) == 0 &&
+	       this_cpu_read(irq_depth) == 0 && this_cpu_read(current);
 }
 
 /* may_sleep for a caller that read its flags already (it takes the
