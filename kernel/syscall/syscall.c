@@ -147,7 +147,10 @@ long syscall_dispatch(uint64_t number, const uint64_t *args)
 
 struct trap_frame *syscall_user_frame(void)
 {
-	return (struct trap_frame *)this_cpu()->syscall_stack - 1;
+	/* one %gs-relative load: callers are preemptible, and a thread moved
+	 * between reading the CPU and its field would take the stack top of
+	 * whatever the old CPU runs now */
+	return (struct trap_frame *)this_cpu_read(syscall_stack) - 1;
 }
 
 /* Does anything watch system calls: a trace, a stacks-only trace or a
