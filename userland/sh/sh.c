@@ -692,6 +692,29 @@ static int builtin_false(int argc, char **argv)
 	return 1;
 }
 
+static void set_signals(void (*action)(int));
+
+/* exec CMD [ARGS]: the shell becomes CMD, in the same process (its pid,
+ * group and descriptors, redirections applied), with the signal actions a
+ * child gets.  If it cannot, an interactive shell says why and goes on; any
+ * other shell ends with 127 or 126, as POSIX asks. */
+static int builtin_exec(int argc, char **argv)
+{
+	if (argc < 2)
+		return 0;
+	fflush(stdout);
+	fflush(stderr);
+	if (interactive)
+		set_signals(SIG_DFL);
+	execvp(argv[1], argv + 1);
+	int status = errno == ENOENT ? 127 : 126;
+	fprintf(stderr, "sh: %s: %s\n", argv[1], strerror(errno));
+	if (!interactive)
+		_exit(status);
+	set_signals(SIG_IGN);
+	return status;
+}
+
 static int builtin_help(int argc, char **argv);
 
 static const struct builtin {
@@ -707,6 +730,7 @@ static const struct builtin {
     {"bg", builtin_bg, "bg [%n]         continue a stopped job in the background"},
     {"true", builtin_true, "true, false     succeed, fail"},
     {"false", builtin_false, NULL},
+    {"exec", builtin_exec, "exec cmd [arg]  become cmd (same pid, redirections kept)"},
     {"exit", builtin_exit, "exit [code]     leave the shell"},
     {"help", builtin_help, "help            this list"},
 };
@@ -804,8 +828,11 @@ static int run_builtin_here(const struct builtin *builtin, struct command *cmd)
 {
 	int saved[3], assignments = assignment_count(cmd);
 	char *saved_values[MAX_WORDS];
-	for (int fd = 0; fd < 3; fd++)
+	for (int fd = 0; fd < 3; fd++) {
 		saved[fd] = dup(fd);
+		if (saved[fd] >= 0) /* not for a program exec puts in the shell's place */
+			fcntl(saved[fd], F_SETFD, FD_CLOEXEC);
+	}
 	fflush(stdout);
 	set_assignments(cmd->argv, assignments, saved_values);
 	int status = apply_redirects(cmd) < 0
