@@ -812,9 +812,9 @@ JOINPOINT_DEFINE(ipc, reply_receive, int, struct ipc_endpoint *, endpoint, uint6
 	return error;
 }
 
-JOINPOINT_DEFINE(ipc, reply_words_receive, int, struct ipc_endpoint *, endpoint, uint64_t, token,
-		 uint64_t, word0, uint64_t, word1, struct ipc_message *, message, uint64_t,
-		 timeout_ns)
+JOINPOINT_DEFINE(ipc, reply_words_receive, int, uint64_t, token, uint64_t, word0, uint64_t, word1,
+		 struct ipc_message *, message, uint64_t, timeout_ns, struct ipc_endpoint *,
+		 endpoint)
 {
 	if (!endpoint || !message)
 		return -EINVAL;

@@ -109,9 +109,12 @@ int ipc_reply_receive(struct ipc_endpoint *endpoint, uint64_t token,
  * two words (label 0, words[0] = word0, words[1] = word1, the other words
  * 0, no payload), written straight into the caller's reply (seL4's answer
  * in registers: no message to copy).
- * Returns what ipc_reply_receive returns, or -EINVAL (NULL arguments). */
-int ipc_reply_words_receive(struct ipc_endpoint *endpoint, uint64_t token, uint64_t word0,
-			    uint64_t word1, struct ipc_message *message, uint64_t timeout_ns);
+ * Returns what ipc_reply_receive returns, or -EINVAL (NULL arguments).
+ * The endpoint comes last: the monitor's system call (ms_scope_reply_receive)
+ * passes its other arguments on in the registers they arrived in. */
+int ipc_reply_words_receive(uint64_t token, uint64_t word0, uint64_t word1,
+			    struct ipc_message *message, uint64_t timeout_ns,
+			    struct ipc_endpoint *endpoint);
 
 /* ---- Descriptors --------------------------------------------------------- */
 

@@ -127,8 +127,8 @@ static int serve_reply_receive(struct server *s)
 		r = make_message(m.label + 1, "pong");
 		uint64_t timeout = i + 1 < s->count ? PEER_GUARD_NS : 0;
 		error = s->mode == SERVE_REPLY_WORDS
-			    ? ipc_reply_words_receive(s->endpoint, m.token, m.label + 1,
-						      REPLY_WORD1, &m, timeout)
+			    ? ipc_reply_words_receive(m.token, m.label + 1, REPLY_WORD1, &m,
+						      timeout, s->endpoint)
 			    : ipc_reply_receive(s->endpoint, m.token, &r, &m, timeout);
 		if (i + 1 == s->count && error == -EAGAIN)
 			error = 0; /* nothing more was sent */
@@ -549,8 +549,8 @@ static void reply_words_receive_answers_with_exactly_two_words(struct ktest *t)
 	EXPECT_EQ(t, status, 0);
 	EXPECT_EQ(t, s.not_ping, 0);
 	struct ipc_message m;
-	EXPECT_EQ(t, ipc_reply_words_receive(s.endpoint, 0x12345601, 1, 2, &m, 0), -EAGAIN);
-	EXPECT_EQ(t, ipc_reply_words_receive(s.endpoint, 0, 1, 2, NULL, 0), -EINVAL);
+	EXPECT_EQ(t, ipc_reply_words_receive(0x12345601, 1, 2, &m, 0, s.endpoint), -EAGAIN);
+	EXPECT_EQ(t, ipc_reply_words_receive(0, 1, 2, NULL, 0, s.endpoint), -EINVAL);
 	struct ipc_stats stats;
 	ipc_get_stats(s.endpoint, &stats);
 	EXPECT_EQ(t, stats.replies, 3);

@@ -610,7 +610,7 @@ static __attribute__((noinline)) long reply_receive_copying(uint64_t token, uint
 		return -EPERM;
 	__atomic_fetch_add(&monitor_receives, 1, __ATOMIC_RELAXED);
 	struct ipc_message received;
-	int error = ipc_reply_words_receive(e, token, word0, word1, &received, timeout_ns);
+	int error = ipc_reply_words_receive(token, word0, word1, &received, timeout_ns, e);
 	if (error)
 		return error;
 	return copy_to_user(message, &received, IPC_HEADER_SIZE + received.length) ? -EFAULT : 0;
@@ -631,7 +631,7 @@ SYSCALL_DEFINE5(ms_scope_reply_receive, uint64_t, token, uint64_t, word0, uint64
 	if (!e)
 		return -EPERM;
 	__atomic_fetch_add(&monitor_receives, 1, __ATOMIC_RELAXED);
-	return ipc_reply_words_receive(e, token, word0, word1, inbox, timeout_ns);
+	return ipc_reply_words_receive(token, word0, word1, inbox, timeout_ns, e);
 }
 
 /* ---- The event record (event_fill.h) --------------------------------------------------- */
