@@ -662,6 +662,68 @@ HOT int receive_now_locked(struct ipc_endpoint *e, struct ipc_message *message, 
 	return e->closed ? -EPIPE : timeout_ns == 0 ? -EAGAIN : 1;
 }
 
+/* The waits of receive_locked from now to deadline, lock held; may_poll
+ * false once it polled (at most once).  A constant at each use: a flag
+ * kept across the waits would take a stack slot and its loads. */
+HOT int receive_waiting(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns,
+			struct thread *self, uint64_t *irq, struct thread *handoff, bool *locked,
+			uint64_t now, uint64_t deadline, bool may_poll);
+
+/* receive_waiting whose receiver polls first (its last caller ran on another
+ * CPU), then waits without polling again.  Out of line: a round trip on one
+ * CPU never polls. */
+static __attribute__((noinline)) int receive_polling(struct ipc_endpoint *e,
+						     struct ipc_message *message,
+						     uint64_t timeout_ns, struct thread *self,
+						     uint64_t *irq, struct thread *handoff,
+						     bool *locked, uint64_t now, uint64_t deadline)
+{
+	wake(handoff);
+	enum wait_outcome outcome = poll_briefly(e, self, message, irq, now, deadline);
+	if (outcome != WAIT_NOTHING) {
+		*locked = outcome == WAIT_DELIVERED;
+		return 0;
+	}
+	int result = receive_now_locked(e, message, timeout_ns);
+	if (result <= 0)
+		return result;
+	return receive_waiting(e, message, timeout_ns, self, irq, NULL, locked, clock_ns_inline(),
+			       deadline, false);
+}
+
+HOT int receive_waiting(struct ipc_endpoint *e, struct ipc_message *message, uint64_t timeout_ns,
+			struct thread *self, uint64_t *irq, struct thread *handoff, bool *locked,
+			uint64_t now, uint64_t deadline, bool may_poll)
+{
+	int result;
+	for (;;) {
+		if (proc_signal_pending()) { /* one load: cheaper than a register kept */
+			result = -EINTR;
+			break;
+		}
+		if (now >= deadline || !self) {
+			result = -ETIMEDOUT;
+			break;
+		}
+		if (may_poll && poll_first(e, handoff))
+			return receive_polling(e, message, timeout_ns, self, irq, handoff, locked,
+					       now, deadline);
+		enum wait_outcome outcome = wait_for_message(e, self, message, irq, &handoff, now,
+							     wake_time(now, deadline));
+		if (outcome != WAIT_NOTHING) {
+			*locked = outcome == WAIT_DELIVERED;
+			result = 0;
+			break;
+		}
+		result = receive_now_locked(e, message, timeout_ns);
+		if (result <= 0)
+			break;
+		now = clock_ns_inline();
+	}
+	wake(handoff); /* NULL once it blocked: the hand-off took it */
+	return result;
+}
+
 /* The receive loop of self (NULL: the caller may not sleep), lock held on
  * entry and on return unless *locked comes back false (a call delivered by
  * a hand-off); handoff (a caller just answered) gets the CPU when this
@@ -675,38 +737,8 @@ HOT int receive_locked(struct ipc_endpoint *e, struct ipc_message *message, uint
 		return result;
 	}
 	uint64_t now = clock_ns_inline(), deadline = deadline_after(now, timeout_ns);
-	bool polled = false;
-	for (;;) {
-		if (proc_signal_pending()) { /* one load: cheaper than a register kept */
-			result = -EINTR;
-			break;
-		}
-		if (now >= deadline || !self) {
-			result = -ETIMEDOUT;
-			break;
-		}
-		enum wait_outcome outcome;
-		if (!polled && poll_first(e, handoff)) {
-			wake(handoff);
-			handoff = NULL;
-			polled = true;
-			outcome = poll_briefly(e, self, message, irq, now, deadline);
-		} else {
-			outcome = wait_for_message(e, self, message, irq, &handoff, now,
-						   wake_time(now, deadline));
-		}
-		if (outcome != WAIT_NOTHING) {
-			*locked = outcome == WAIT_DELIVERED;
-			result = 0;
-			break;
-		}
-		result = receive_now_locked(e, message, timeout_ns);
-		if (result <= 0)
-			break;
-		now = clock_ns_inline();
-	}
-	wake(handoff); /* NULL once it blocked: the hand-off took it */
-	return result;
+	return receive_waiting(e, message, timeout_ns, self, irq, handoff, locked, now, deadline,
+			       true);
 }
 
 JOINPOINT_DEFINE(ipc, receive, int, struct ipc_endpoint *, endpoint, struct ipc_message *, message,
