@@ -55,31 +55,9 @@ void rq_unlock_two(struct run_queue *a, struct run_queue *b)
 	spin_unlock(&a->lock);
 }
 
-/* sched_allowed_cpus' body, in line in thread_allowed_cpus too (IPC asks
- * at every receive). */
-static inline __attribute__((always_inline)) uint64_t allowed_cpus(const struct thread *t)
-{
-	uint64_t online = smp_online_mask();
-	uint64_t allowed = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED) & online;
-	if (!allowed)
-		return online;
-	if (!(t->flags & THREAD_MONITOR)) {
-		uint64_t ordinary =
-		    allowed & ~__atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED);
-		if (ordinary)
-			allowed = ordinary;
-	}
-	return allowed;
-}
-
 uint64_t sched_allowed_cpus(const struct thread *t)
 {
-	return allowed_cpus(t);
-}
-
-uint64_t thread_allowed_cpus(const struct thread *t)
-{
-	return allowed_cpus(t);
+	return thread_allowed_cpus(t);
 }
 
 bool sched_cpu_allowed(const struct thread *t, unsigned index)

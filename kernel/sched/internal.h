@@ -70,7 +70,7 @@ enum thread_flags {
 	THREAD_IDLE = 1u << 1,     /* a CPU's idle thread: never queued, never ends */
 	THREAD_DETACHED = 1u << 2, /* freed when it ends */
 	THREAD_JOINED = 1u << 3,   /* somebody is in thread_join on it */
-	THREAD_MONITOR = 1u << 4,  /* may run on CPUs reserved for monitors */
+	THREAD_MONITOR = THREAD_FLAG_MONITOR, /* may run on CPUs reserved for monitors */
 };
 
 struct thread {
@@ -181,8 +181,6 @@ struct run_queue *rq_lock_thread(struct thread *t, uint64_t *flags);
 void rq_kick(struct run_queue *rq, const struct thread *t);
 
 /* balance.c: where threads run */
-/* The CPUs reserved for monitors (sched_monitor_cpus), read relaxed. */
-extern uint64_t sched_reserved_cpus;
 /* sched_cpu_allowed's answer without the whole mask, for CPU index, which is
  * online (this CPU): in t's affinity and not reserved for monitors, or t is
  * a monitor, or t's affinity names monitor CPUs only (then those are what

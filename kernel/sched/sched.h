@@ -19,6 +19,7 @@
 
 #include "cpu/spinlock.h"
 #include "panic/panic.h"
+#include "smp/smp.h"
 
 /* ---- Threads ------------------------------------------------------------- */
 
@@ -216,8 +217,32 @@ bool sched_block_handing_off_at(struct thread *next, struct spinlock *held, uint
  * (which may still be under way on another CPU). */
 bool sched_resumed_by_handoff(void);
 /* The CPUs t may run on now (bit i: CPU i): its affinity among the online
- * CPUs, minus the CPUs reserved for monitors unless t is a monitor. */
-uint64_t thread_allowed_cpus(const struct thread *t);
+ * CPUs, minus the CPUs reserved for monitors unless t is a monitor.  In
+ * line, reading t's affinity and flags at their fixed offsets (thread.c
+ * checks them): IPC asks at every receive, where a call cost more than
+ * the answer. */
+#define THREAD_OFFSET_AFFINITY 56
+#define THREAD_OFFSET_FLAGS    64
+#define THREAD_FLAG_MONITOR    (1u << 4)
+/* The CPUs reserved for monitors (sched_monitor_cpus), read relaxed. */
+extern uint64_t sched_reserved_cpus;
+static inline __attribute__((always_inline)) uint64_t thread_allowed_cpus(const struct thread *t)
+{
+	const char *base = (const char *)t;
+	uint64_t online = smp_online_mask();
+	uint64_t allowed =
+	    __atomic_load_n((const uint64_t *)(base + THREAD_OFFSET_AFFINITY), __ATOMIC_RELAXED) &
+	    online;
+	if (!allowed)
+		return online;
+	if (!(*(const unsigned *)(base + THREAD_OFFSET_FLAGS) & THREAD_FLAG_MONITOR)) {
+		uint64_t ordinary =
+		    allowed & ~__atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED);
+		if (ordinary)
+			allowed = ordinary;
+	}
+	return allowed;
+}
 
 /* ---- CPUs: affinity, monitor CPUs, statistics ---------------------------- */
 

@@ -224,6 +224,10 @@ void thread_mark_monitor(struct thread *t, bool monitor)
 
 _Static_assert(__builtin_offsetof(struct thread, id) == THREAD_OFFSET_ID,
 	       "thread_id reads it in line");
+_Static_assert(__builtin_offsetof(struct thread, affinity) == THREAD_OFFSET_AFFINITY,
+	       "thread_allowed_cpus reads it in line");
+_Static_assert(__builtin_offsetof(struct thread, flags) == THREAD_OFFSET_FLAGS,
+	       "thread_allowed_cpus reads it in line");
 
 void *thread_acct_state(const struct thread *t)
 {
