@@ -326,12 +326,38 @@ static inline __attribute__((always_inline)) void trace_switch(const struct thre
 
 /* The sched suite's window after a switch (sched_test_switch_finished):
  * the test kernel notes the thread switched away from when it is the one the
- * suite watches (a load and a branch a switch); nothing otherwise. */
+ * suite watches (a compare and a branch a switch); nothing otherwise. */
+#ifdef KERNEL_TESTS
+/* p == *slot as one compare with memory: a volatile or later-used load in C
+ * is a load and then a compare, at every switch of the test kernel. */
+static inline __attribute__((always_inline)) bool equals_in_memory(const void *p,
+								   const void *const *slot)
+{
+	bool equal;
+	__asm__ volatile("cmpq %1, %2" : "=@ccz"(equal) : "r"(p), "m"(*slot) : "memory");
+	return equal;
+}
+
+static inline __attribute__((always_inline)) bool null_in_memory(const void *const *slot)
+{
+	bool null;
+	__asm__ volatile("cmpq $0, %1" : "=@ccz"(null) : "m"(*slot) : "memory");
+	return null;
+}
+
+static __attribute__((noinline, cold)) void switch_finished_watched(struct run_queue *rq)
+{
+	struct thread *prev = rq->test_switched_from;
+	rq->test_switched_from = NULL;
+	sched_test_switch_finished(prev);
+}
+#endif
+
 static inline __attribute__((always_inline)) void note_switched_from(struct run_queue *rq,
 								     struct thread *prev)
 {
 #ifdef KERNEL_TESTS
-	if (__builtin_expect(prev == sched_test_watched, 0))
+	if (__builtin_expect(equals_in_memory(prev, (const void *const *)&sched_test_watched), 0))
 		rq->test_switched_from = prev;
 #else
 	(void)rq;
@@ -342,11 +368,8 @@ static inline __attribute__((always_inline)) void note_switched_from(struct run_
 static inline __attribute__((always_inline)) void switch_finished(struct run_queue *rq)
 {
 #ifdef KERNEL_TESTS
-	struct thread *prev = rq->test_switched_from;
-	if (__builtin_expect(prev != NULL, 0)) {
-		rq->test_switched_from = NULL;
-		sched_test_switch_finished(prev);
-	}
+	if (__builtin_expect(!null_in_memory((const void *const *)&rq->test_switched_from), 0))
+		switch_finished_watched(rq);
 #else
 	(void)rq;
 #endif
