@@ -324,25 +324,28 @@ static inline __attribute__((always_inline)) void trace_switch(const struct thre
 	tracepoint_record_irqs_off(TRACE_SCHED_SWITCH, rdtsc(), &event, sizeof event);
 }
 
+/* *slot == NULL as one compare with memory, for a pointer whose value only
+ * a rare path wants (that path reads it again): GCC otherwise loads it into
+ * a register and tests it, an instruction more at every switch. */
+static inline __attribute__((always_inline)) bool null_in_memory(const void *const *slot)
+{
+	bool null;
+	__asm__ volatile("cmpq $0, %1" : "=@ccz"(null) : "m"(*slot) : "memory");
+	return null;
+}
+
 /* The sched suite's window after a switch (sched_test_switch_finished):
  * the test kernel notes the thread switched away from when it is the one the
  * suite watches (a compare and a branch a switch); nothing otherwise. */
 #ifdef KERNEL_TESTS
-/* p == *slot as one compare with memory: a volatile or later-used load in C
- * is a load and then a compare, at every switch of the test kernel. */
+/* p == *slot as one compare with memory: a volatile load in C is a load
+ * and then a compare, at every switch of the test kernel. */
 static inline __attribute__((always_inline)) bool equals_in_memory(const void *p,
 								   const void *const *slot)
 {
 	bool equal;
 	__asm__ volatile("cmpq %1, %2" : "=@ccz"(equal) : "r"(p), "m"(*slot) : "memory");
 	return equal;
-}
-
-static inline __attribute__((always_inline)) bool null_in_memory(const void *const *slot)
-{
-	bool null;
-	__asm__ volatile("cmpq $0, %1" : "=@ccz"(null) : "m"(*slot) : "memory");
-	return null;
 }
 
 static __attribute__((noinline, cold)) void switch_finished_watched(struct run_queue *rq)
@@ -399,12 +402,13 @@ static inline __attribute__((always_inline)) void switch_at(struct cpu *cpu, str
 	next->stats.switches++;
 	cpu->stats.context_switches++;
 	grace_note_quiescent();
-	/* read once: the join point's call below clobbers memory */
-	struct process *process = next->process;
 	sched_note_switch(prev, next); /* prev's stack, if traced: the flag is still prev's */
 	/* prev is cpu->current until just below: read again, the compiler
-	 * keeps no register for it across the join point's call */
+	 * keeps no register for it across the join point's call; next's
+	 * process is read after it, where a register is free (read before,
+	 * it would wait on the stack across the call) */
 	prev = cpu->current;
+	struct process *process = next->process;
 	cpu_set_user_stacks(cpu, (unsigned)proc_trace_slot(process));
 	if (tracepoint_on())
 		trace_switch(prev, next);
@@ -509,15 +513,14 @@ static inline __attribute__((always_inline)) bool preempt_count_drop(void)
 /* The second half of every switch, in the thread that now runs: releases the
  * run queue lock taken by the thread before it, and sees to that thread if
  * it left it behind (rq->left_behind: most switches leave nothing, and cost
- * one load and a branch here). */
+ * one compare with memory and a branch here). */
 static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_flags)
 {
 	/* every field %gs-relative: no load of this CPU's address */
 	struct run_queue *rq = this_cpu_read(sched);
-	struct thread *left = rq->left_behind;
 
-	if (__builtin_expect(left != NULL, 0)) {
-		unlock_and_see_to(rq, left, irq_flags);
+	if (__builtin_expect(!null_in_memory((const void *const *)&rq->left_behind), 0)) {
+		unlock_and_see_to(rq, rq->left_behind, irq_flags);
 	} else {
 		spin_unlock_handed(&rq->lock); /* spin_unlock_irqrestore, in line */
 		irq_restore(irq_flags);
