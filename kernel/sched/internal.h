@@ -191,9 +191,11 @@ static inline __attribute__((always_inline)) bool sched_cpu_allowed_quickly(cons
 	uint64_t affinity = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);
 	uint64_t monitors = __atomic_load_n(&sched_reserved_cpus, __ATOMIC_RELAXED);
 	/* bits tested by shifting the mask, not by making one: a BT each */
+	/* on a monitor CPU, the affinity test first: monitors and the threads
+	 * pinned beside them (IPC's round trip) pass it without the flags */
 	return ((affinity >> index) & 1) &&
-	       (!((monitors >> index) & 1) || (t->flags & THREAD_MONITOR) ||
-		!(affinity & ~monitors));
+	       (!((monitors >> index) & 1) || !(affinity & ~monitors) ||
+		(t->flags & THREAD_MONITOR));
 }
 /* The run queue of CPU index. */
 struct run_queue *rq_of_cpu(unsigned index);
