@@ -92,6 +92,9 @@ static inline void cpu_set_untraced(struct cpu *cpu, bool untraced)
 	/* one OR and one branch for the two pointers */
 	if (__builtin_expect(!((uintptr_t)cpu->stream_ring | (uintptr_t)cpu->trace_ring), 1))
 		return;
+	/* the rare path reads the rings again: kept for it, the test's operand
+	 * cost a register copy at every switch */
+	__asm__ volatile("" : : : "memory");
 	cpu->trace_ring = untraced ? NULL : cpu->stream_ring;
 	cpu->fast_ring = cpu->user_stacks ? NULL : cpu->trace_ring;
 }
@@ -102,10 +105,12 @@ static inline void cpu_set_untraced(struct cpu *cpu, bool untraced)
 static inline void cpu_set_user_stacks(struct cpu *cpu, unsigned slot)
 {
 	cpu->user_stacks = (uint8_t)slot;
-	struct tel_ring *trace_ring = cpu->trace_ring;
-	if (__builtin_expect(!trace_ring, 1))
+	if (__builtin_expect(!cpu->trace_ring, 1))
 		return;
-	cpu->fast_ring = slot ? NULL : trace_ring;
+	/* read again on the rare path: the common one is a compare with
+	 * memory, not a load and a test */
+	__asm__ volatile("" : : : "memory");
+	cpu->fast_ring = slot ? NULL : cpu->trace_ring;
 }
 extern unsigned cpu_count;
 
