@@ -692,6 +692,36 @@ static bool take_handed_off(struct thread *self)
 	return handed;
 }
 
+/* *field == index, read once (relaxed) as one compare with memory: an
+ * atomic load in C is a load and then a compare. */
+static inline __attribute__((always_inline)) bool cpu_field_is(const unsigned *field,
+							       unsigned index)
+{
+	bool equal;
+	__asm__ volatile("cmpl %1, %2" : "=@ccz"(equal) : "r"(index), "m"(*field));
+	return equal;
+}
+
+/* next leaves rq's sleepers and self, with a deadline, joins them; rq
+ * locked.  In a round trip next waits in the parking place (it parked itself
+ * there handing off to self) and self has a deadline too: self takes the
+ * place in one store, where emptying it and parking again tested it twice. */
+static inline __attribute__((always_inline)) void
+swap_sleepers(struct run_queue *rq, struct thread *next, struct thread *self, uint64_t deadline_ns)
+{
+	if (!deadline_ns) {
+		rq_remove_sleeper(rq, next);
+		return;
+	}
+	self->wake_deadline_ns = deadline_ns;
+	if (__builtin_expect(rq->parked == next, 1)) {
+		rq->parked = self;
+		return;
+	}
+	rq_remove_sleeper(rq, next);
+	rq_park_sleeper(rq, self);
+}
+
 /* The hand-off's fast path, the IPC round trip's on one CPU (seL4's
  * fastpath): next is blocked on this very CPU, may run here, and nothing
  * ready here outranks it.  Then one run-queue lock is taken, which inherits
@@ -708,7 +738,7 @@ handoff_here(struct cpu *cpu, struct thread *self, struct thread *next, struct s
 {
 	struct run_queue *here = cpu->sched;
 	unsigned index = cpu->id;
-	if (__atomic_load_n(&next->cpu, __ATOMIC_RELAXED) != index)
+	if (!cpu_field_is(&next->cpu, index)) /* a hint, checked again under the lock */
 		return false;
 	spin_lock_handed_on(&here->lock, index);
 	if (next->cpu != index || !blocked(self) || !blocked(next) ||
@@ -721,18 +751,9 @@ handoff_here(struct cpu *cpu, struct thread *self, struct thread *next, struct s
 	 * may have charged this CPU up to a later time, never to be undone. */
 	if (now < here->last_account_ns)
 		now = here->last_account_ns;
-	/* next waits in the parking place when it is the other side of a round
-	 * trip (it parked itself there handing off to the caller) */
-	if (__builtin_expect(here->parked == next, 1))
-		here->parked = NULL;
-	else
-		rq_remove_sleeper(here, next);
+	swap_sleepers(here, next, self, deadline_ns);
 	next->handed_off = true;
 	spin_unlock_handed_on(held, index); /* next is ours; the count now stands for here->lock */
-	if (deadline_ns) {
-		self->wake_deadline_ns = deadline_ns;
-		rq_park_sleeper(here, self);
-	}
 	cpu->need_resched = 0;
 	cpu->stats.direct_switches++;
 	switch_at(cpu, here, self, next, now, false);
