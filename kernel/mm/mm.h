@@ -100,7 +100,8 @@ void vm_space_switch(struct address_space *space);
  * is set in the new space's active_cpus before CR3 is loaded and cleared in
  * the old one's after, each with one locked BTS or BTR by the CPU's index (no
  * mask to make); the kernel's space gets its bit too, where nobody asks,
- * rather than a test for it on every switch. */
+ * rather than a test for it on every switch.  There is always an old space:
+ * vm_init sets every CPU's to the kernel's. */
 static inline __attribute__((always_inline)) void vm_space_switch_on(struct cpu *cpu,
 								     struct address_space *space)
 {
@@ -111,10 +112,8 @@ static inline __attribute__((always_inline)) void vm_space_switch_on(struct cpu 
 	__asm__ volatile("lock btsq %1, %0" : "+m"(*joined) : "r"(index) : "memory", "cc");
 	__asm__ volatile("mov %0, %%cr3" : : "r"(root) : "memory");
 	cpu->loaded_space = space;
-	if (old) {
-		uint64_t *left = (uint64_t *)((char *)old + VM_SPACE_OFFSET_ACTIVE_CPUS);
-		__asm__ volatile("lock btrq %1, %0" : "+m"(*left) : "r"(index) : "memory", "cc");
-	}
+	uint64_t *left = (uint64_t *)((char *)old + VM_SPACE_OFFSET_ACTIVE_CPUS);
+	__asm__ volatile("lock btrq %1, %0" : "+m"(*left) : "r"(index) : "memory", "cc");
 }
 
 /* Maps one 4 KiB page.  Returns 0, -EINVAL (unaligned or non-canonical virt

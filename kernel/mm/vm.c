@@ -511,4 +511,9 @@ void vm_init(void)
 
 	write_cr3(kernel_space.root);
 	own_tables_active = true;
+	/* Every CPU starts on the kernel's tables (the others load this one's
+	 * CR3 when they come up): the switch then always finds a space to
+	 * leave, and tests for none nowhere. */
+	for (unsigned i = 0; i < MAX_CPUS; i++)
+		cpus[i].loaded_space = &kernel_space;
 }
