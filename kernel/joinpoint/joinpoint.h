@@ -168,8 +168,14 @@ int jp_for_each(int (*fn)(const struct joinpoint *jp, void *arg), void *arg);
 /* Number of join points in the kernel. */
 unsigned jp_count(void);
 /* A join point's place in the registry (0 .. jp_count() - 1), and back (NULL
- * past the end): stable for the life of the kernel image. */
-unsigned jp_index(const struct joinpoint *jp);
+ * past the end): stable for the life of the kernel image.  The registry is
+ * one section of the image, so the place is a subtraction from its start,
+ * in line: every shm and msg event names its join point so. */
+extern const struct joinpoint __joinpoints_start[];
+static inline unsigned jp_index(const struct joinpoint *jp)
+{
+	return (unsigned)(jp - __joinpoints_start);
+}
 const struct joinpoint *jp_at(unsigned index);
 /* True when name matches pattern: '*' matches any run of characters (dots
  * too), '?' any one character, everything else itself.  "sched.*", "*.alloc". */

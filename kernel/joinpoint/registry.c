@@ -31,13 +31,6 @@ int jp_for_each(int (*fn)(const struct joinpoint *jp, void *arg), void *arg)
 	return 0;
 }
 
-unsigned jp_index(const struct joinpoint *jp)
-{
-	const struct joinpoint *first, *last;
-	jp_section_bounds(&first, &last);
-	return (unsigned)(jp - first);
-}
-
 const struct joinpoint *jp_at(unsigned index)
 {
 	const struct joinpoint *first, *last;

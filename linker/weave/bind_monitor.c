@@ -643,21 +643,6 @@ uint64_t monitor_tsc_to_ns(uint64_t tsc)
 	return now_ns > ago ? now_ns - ago : 0;
 }
 
-const struct joinpoint *monitor_first_joinpoint;
-
-static int note_first(const struct joinpoint *jp, void *arg)
-{
-	(void)arg;
-	__atomic_store_n(&monitor_first_joinpoint, jp, __ATOMIC_RELAXED);
-	return 1;
-}
-
-const struct joinpoint *monitor_note_first_joinpoint(void)
-{
-	jp_for_each(note_first, NULL);
-	return monitor_first_joinpoint;
-}
-
 const char monitor_kernel_name[SCOPE_PROGRAM_NAME_MAX] = "kernel";
 
 /* ---- Weaving shared by the shm and msg bindings -------------------------- */

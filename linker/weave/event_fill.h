@@ -44,20 +44,6 @@ monitor_context_process(const struct jp_context *context)
 
 /* A TSC timestamp of the context (not 0) as clock_ns() time. */
 uint64_t monitor_tsc_to_ns(uint64_t tsc);
-/* The first join point of the registry, looked up at the first event: events
- * name a join point by its index from there (SCOPE_JOINPOINT_NAME names it
- * for the monitor). */
-extern const struct joinpoint *monitor_first_joinpoint;
-const struct joinpoint *monitor_note_first_joinpoint(void);
-
-static inline __attribute__((always_inline)) uint32_t
-monitor_joinpoint_index(const struct joinpoint *jp)
-{
-	const struct joinpoint *first = monitor_first_joinpoint;
-	if (__builtin_expect(!first, 0))
-		first = monitor_note_first_joinpoint();
-	return (uint32_t)(jp - first);
-}
 
 /* The program's name into the event's field in two words: a process's name
  * is NUL-padded to the end of its field (proc_name, proc_set_name), as the
@@ -119,7 +105,7 @@ monitor_fill_event_of(struct scope_event *event, uint64_t head, const struct jp_
 	event->entry_ns = context->entry_tsc ? monitor_tsc_to_ns(context->entry_tsc) : 0;
 	event->exit_ns = after && context->exit_tsc ? monitor_tsc_to_ns(context->exit_tsc) : 0;
 	event->activity = context->activity;
-	event->joinpoint = monitor_joinpoint_index(jp);
+	event->joinpoint = jp_index(jp); /* SCOPE_JOINPOINT_NAME names it */
 	event->reserved = 0;
 	monitor_copy_program_name(event->program, p ? proc_name(p) : monitor_kernel_name);
 }

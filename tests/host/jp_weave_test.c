@@ -27,7 +27,9 @@ static uint64_t add_call(const uint64_t *args);
 static uint64_t hook_call(const uint64_t *args);
 
 static struct jp_state states[4];
-static const struct joinpoint points[] = {
+/* The registry, named as the kernel's linker script names its start
+ * (jp_index subtracts it). */
+const struct joinpoint __joinpoints_start[] = {
     {.name = "a.add",
      .module = "a",
      .return_type = "long",
@@ -57,7 +59,8 @@ static const struct joinpoint points[] = {
      .call = hook_call,
      .state = &states[3]},
 };
-#define POINTS (sizeof points / sizeof points[0])
+static const struct joinpoint *const points = __joinpoints_start;
+#define POINTS (sizeof __joinpoints_start / sizeof __joinpoints_start[0])
 
 static bool enabled[POINTS];
 static unsigned patches;
