@@ -65,32 +65,58 @@ static inline __attribute__((always_inline)) bool deferral_wanted(const struct j
 }
 
 /* No memory clobber: the advice reads what it names through a call, which
- * the compiler orders anyway. */
+ * the compiler orders anyway.  The address is taken in the asm, from the
+ * frame: given as a register, it is kept in a saved one for the whole call. */
 static inline __attribute__((always_inline)) void name_deferring(struct jp_context *context)
 {
-	__asm__ volatile("movq %0, %%gs:%c1" : : "er"(context), "i"(CPU_FIELD(jp_deferring)));
+	__asm__ volatile("leaq %0, %%rax\n\t"
+			 "movq %%rax, %%gs:%c1"
+			 :
+			 : "m"(*context), "i"(CPU_FIELD(jp_deferring))
+			 : "rax");
 }
 
-/* Names call as the one whose advice may defer (nothing when not wanted);
- * returns whether it did. */
-static inline __attribute__((always_inline)) bool deferral_open(struct jp_deferrable_call *call,
+static inline __attribute__((always_inline)) void name_no_deferring(void)
+{
+	__asm__ volatile("movq $0, %%gs:%c0" : : "i"(CPU_FIELD(jp_deferring)));
+}
+
+/* Names call as the one whose advice may defer (nothing when not wanted). */
+static inline __attribute__((always_inline)) void deferral_open(struct jp_deferrable_call *call,
 								bool wanted)
 {
 	if (!wanted)
-		return false;
+		return;
 	call->fn = NULL;
 	name_deferring(&call->context);
-	return true;
 }
 
-/* Ends what deferral_open began; returns what was deferred (NULL: nothing),
+/* Whether an outermost call named its own: only that call names one on
+ * this CPU (nested calls never do, and it is cleared before its section
+ * ends), so the CPU's field says it, and no register is kept across the
+ * advice to remember it. */
+static inline __attribute__((always_inline)) bool deferring_named(void)
+{
+	__asm__ goto("cmpq $0, %%gs:%c0\n\t"
+		     "je %l[none]"
+		     :
+		     : "i"(CPU_FIELD(jp_deferring))
+		     : "cc"
+		     : none);
+	return true;
+none:
+	return false;
+}
+
+/* Ends what deferral_open began, for a call that may have opened it (an
+ * outermost one with a list); returns what was deferred (NULL: nothing),
  * with its cookie in *cookie. */
 static inline __attribute__((always_inline)) jp_advice_fn
-deferral_close(struct jp_deferrable_call *call, bool opened, void **cookie)
+deferral_close(struct jp_deferrable_call *call, bool may_have_opened, void **cookie)
 {
-	if (!opened)
+	if (!may_have_opened || !deferring_named())
 		return NULL;
-	name_deferring(NULL);
+	name_no_deferring();
 	jp_advice_fn fn = call->fn;
 	if (__builtin_expect(fn != NULL, 0))
 		*cookie = call->cookie;
@@ -208,7 +234,7 @@ run_before(struct jp_deferrable_call *call, bool nested, const struct jp_list *l
 		section_enter(true);
 	context->cpu = this_cpu_read(id);
 	context->thread = this_cpu_read(current);
-	bool opened = deferral_open(call, deferral_wanted(list, nested));
+	deferral_open(call, deferral_wanted(list, nested));
 	uint64_t generation = 0;
 	if (__builtin_expect(list != NULL, 1)) { /* NULL: detached since the site jumped */
 		if (__builtin_expect(list->flags & JP_ADVICE_TIMESTAMPS, 0))
@@ -222,7 +248,7 @@ run_before(struct jp_deferrable_call *call, bool nested, const struct jp_list *l
 			generation = list->generation;
 	}
 	void *cookie = NULL;
-	jp_advice_fn deferred = deferral_close(call, opened, &cookie);
+	jp_advice_fn deferred = deferral_close(call, !nested && list, &cookie);
 	section_leave(nested);
 	if (__builtin_expect(deferred != NULL, 0))
 		deferred(context, cookie);
@@ -241,7 +267,7 @@ static inline __attribute__((always_inline)) void run_after(struct jp_deferrable
 	struct jp_context *context = &call->context;
 	section_enter(nested);
 	const struct jp_list *list = nested ? before_list : load_list(context->joinpoint);
-	bool opened = deferral_open(call, deferral_wanted(list, nested));
+	deferral_open(call, deferral_wanted(list, nested));
 	if (__builtin_expect(list && list->generation == generation, 1)) {
 		list->after[0].fn(context, list->after[0].cookie);
 		if (__builtin_expect(list->after_count > 1, 0))
@@ -250,7 +276,7 @@ static inline __attribute__((always_inline)) void run_after(struct jp_deferrable
 		run_after_checked(list, context, generation);
 	}
 	void *cookie = NULL;
-	jp_advice_fn deferred = deferral_close(call, opened, &cookie);
+	jp_advice_fn deferred = deferral_close(call, !nested && list, &cookie);
 	section_leave(nested);
 	if (__builtin_expect(deferred != NULL, 0))
 		deferred(context, cookie);
