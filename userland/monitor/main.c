@@ -114,8 +114,16 @@ static long flush(uint32_t id)
 }
 
 /* Are any linked aspect's events in the rings?  Only a LOAD or an UNLOAD
- * changes it, so it is worked out there, not on every message. */
+ * changes it, so it is worked out there, not on every message; so is the
+ * wait after a message, which depends on nothing else. */
 static bool rings_in_use;
+static uint64_t wait_after_message = WAIT_FOREVER;
+
+static void note_rings_in_use(void)
+{
+	rings_in_use = monitor_rings_in_use();
+	wait_after_message = rings_in_use ? POLL_NS : WAIT_FOREVER;
+}
 
 /* LOAD, UNLOAD, FLUSH and anything unknown: the rare messages.  Returns the
  * first word of the answer (the second is 0). */
@@ -130,12 +138,12 @@ static __attribute__((noinline)) uint64_t handle_control(const struct ipc_messag
 		if (error)
 			printf("monitor: cannot link aspect %u: %s\n", id,
 			       monitor_aspect(id) ? "" : "see the kernel log");
-		rings_in_use = monitor_rings_in_use();
+		note_rings_in_use();
 		return (uint64_t)(int64_t)error;
 	}
 	case SCOPE_MSG_UNLOAD:
 		monitor_unlink(id);
-		rings_in_use = monitor_rings_in_use();
+		note_rings_in_use();
 		return 0;
 	case SCOPE_MSG_FLUSH: return (uint64_t)flush(id);
 	default: return (uint64_t)-22;
@@ -192,14 +200,15 @@ int main(void)
 	/* The answer to the last call, sent by the next ms_scope_reply_receive
 	 * in registers. */
 	uint64_t token = 0, reply[2] = {0, 0}, wait_ns = POLL_NS;
+	uint64_t wait = wait_after_message;
 	for (unsigned calls = 0;;) {
-		uint64_t wait = rings_in_use ? wait_ns : WAIT_FOREVER;
 		long error = ms_syscall6(__NR_ms_scope_reply_receive, (long)token, (long)reply[0],
 					 (long)reply[1], (long)m, (long)wait, 0);
 		if (error == 0) {
 			handle(m, reply);
 			token = m->token; /* a call: answered by the next reply_receive */
 			wait_ns = POLL_NS;
+			wait = wait_after_message; /* read after handle: a LOAD changes it */
 			if (!token || ++calls % DRAIN_EVERY == 0)
 				drain_rings();
 			continue;
@@ -208,5 +217,6 @@ int main(void)
 			return 1; /* -EPIPE, -EINTR: the kernel side is gone */
 		token = 0;
 		wait_ns = drain_after_quiet_wait(wait_ns);
+		wait = rings_in_use ? wait_ns : WAIT_FOREVER;
 	}
 }
