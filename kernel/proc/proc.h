@@ -230,8 +230,9 @@ bool proc_group_in_session(int pgid, int sid);
 bool proc_session_leader_alive(int sid);
 /* Registers the hook called when a session's leader ends (the console hangs
  * up its foreground group when its session's leader ends); one hook, called
- * outside locks from the ending process's thread. */
-void proc_set_session_end_hook(void (*hook)(int sid));
+ * outside locks from the ending process's thread before its parent can reap
+ * it.  Returns the hook it replaces. */
+void (*proc_set_session_end_hook(void (*hook)(int sid)))(int sid);
 /* SIGHUP, then SIGCONT, to every member of group pgid, sent by the kernel
  * (no permission check).  Returns how many members it reached. */
 int proc_hangup_group(int pgid);

@@ -13,7 +13,9 @@
  *  - a process becomes a zombie only once started is set: proc_start_thread
  *    writes p after its thread may have run, and a zombie may be freed.
  * A process ends in its own thread (proc_exit_current): it gives up its files
- * and memory, becomes a zombie and wakes its parent; after it drops
+ * and memory, ends the session it leads, hands its children on, and only
+ * then becomes a zombie and wakes its parent, so that whatever the parent
+ * looks at once its wait returns is already done; after it drops
  * proc_lock it no longer touches its structure, which the parent's wait
  * frees.  Signals only set a bit and wake the process's waits; the process
  * acts on them on its way back to user mode (proc_return_to_user): it ends,
@@ -614,26 +616,67 @@ static struct process *give_away_children_locked(struct process *p, int *groups,
 	return zombies;
 }
 
-/* Makes p a zombie (or frees an orphan); returns what the caller frees. */
-static struct process *become_zombie_locked(struct process *p, int status)
+/* Makes p a zombie (or frees an orphan), given the groups its children
+ * are in; returns p when the caller frees it. */
+static struct process *become_zombie_locked(struct process *p, int status, const int *groups,
+					    int group_count)
 {
-	int groups[PROC_MAX + 1], group_count = 0;
-	groups[group_count++] = p->pgid;
-	struct process *to_free = give_away_children_locked(p, groups, &group_count);
 	p->exit_status = status;
 	p->state = PROC_ZOMBIE;
 	proc_hangup_orphaned_groups_locked(groups, group_count);
 	if (p->flags & PROC_ORPHAN) {
 		unlink_child_locked(p);
 		remove_locked(p);
-		p->next_sibling = to_free;
 		return p;
 	}
 	p->parent->child_events++;
 	waitq_wake_all(&p->parent->child_exit);
-	return to_free;
+	return NULL;
 }
 
+static void free_processes(struct process *list)
+{
+	while (list) {
+		struct process *next = list->next_sibling;
+		free_process(list);
+		list = next;
+	}
+}
+
+/* Gives up what p holds: its files (pipes' writers and sockets go with
+ * them) and its memory. */
+static void release_resources(struct process *p)
+{
+	proc_files_exit(p);
+	thread_set_process(thread_current(), NULL, NULL);
+	/* Out of the table's sight first: the process list reads p->memory
+	 * under proc_lock from any CPU. */
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct proc_memory *memory = p->memory;
+	p->memory = NULL;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	memory_destroy(memory);
+}
+
+/* Hands p's children to their adopter and frees its unreaped zombies (their
+ * count goes back to their user); fills groups[] with p's group and its
+ * children's, for the orphaned-group rule, and returns their count.  Only
+ * p adds children to p, so none comes after this. */
+static int give_away_children(struct process *p, int *groups)
+{
+	int group_count = 0;
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	groups[group_count++] = p->pgid;
+	struct process *zombies = give_away_children_locked(p, groups, &group_count);
+	spin_unlock_irqrestore(&proc_lock, irq);
+	free_processes(zombies);
+	return group_count;
+}
+
+/* The end of a process, in the order its parent may look: everything the
+ * parent can observe once its wait returns (files closed, the session's
+ * console hung up and cooked, children adopted, their counts given back)
+ * is done before p becomes a zombie, which is when the parent can reap it. */
 __attribute__((noreturn)) void proc_exit_current(int status)
 {
 	struct process *p = proc_current();
@@ -642,32 +685,22 @@ __attribute__((noreturn)) void proc_exit_current(int status)
 	wait_until_started(p);
 	struct trace_process_exit event = {.pid = p->pid, .status = status};
 	tracepoint(TRACE_PROCESS_EXIT, &event, sizeof event);
-	proc_files_exit(p);
-	thread_set_process(thread_current(), NULL, NULL);
-	/* Out of the table's sight first: the process list reads p->memory
-	 * under proc_lock from any CPU. */
-	uint64_t lock_flags = spin_lock_irqsave(&proc_lock);
-	struct proc_memory *memory = p->memory;
-	p->memory = NULL;
-	spin_unlock_irqrestore(&proc_lock, lock_flags);
-	memory_destroy(memory);
+	release_resources(p);
+	if (p->sid == p->pid) /* only p changes its own session */
+		proc_session_ended(p->sid);
+	int groups[PROC_MAX + 1];
+	int group_count = give_away_children(p, groups);
 
 	struct thread_stats stats;
 	thread_get_stats(thread_current(), &stats);
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	p->final_cpu_ns = stats.run_ns;
 	p->final_cpu = (int)thread_cpu(thread_current());
-	int led_session = p->sid == p->pid ? p->sid : 0;
-	struct process *to_free = become_zombie_locked(p, status);
+	struct process *orphan = become_zombie_locked(p, status, groups, group_count);
 	spin_unlock_irqrestore(&proc_lock, irq);
-	if (led_session)
-		proc_session_ended(led_session);
 	/* p may be freed by its parent from here on. */
-	while (to_free) {
-		struct process *next = to_free->next_sibling;
-		free_process(to_free);
-		to_free = next;
-	}
+	if (orphan)
+		free_process(orphan);
 	thread_exit(0);
 }
 

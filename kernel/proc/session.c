@@ -225,9 +225,9 @@ bool proc_ignores_signal(int signal)
 
 static void (*session_end_hook)(int sid);
 
-void proc_set_session_end_hook(void (*hook)(int sid))
+void (*proc_set_session_end_hook(void (*hook)(int sid)))(int sid)
 {
-	__atomic_store_n(&session_end_hook, hook, __ATOMIC_RELEASE);
+	return __atomic_exchange_n(&session_end_hook, hook, __ATOMIC_ACQ_REL);
 }
 
 void proc_session_ended(int sid)

@@ -379,6 +379,45 @@ static void a_child_cannot_end_while_it_is_being_started(struct ktest *t)
 	EXPECT_EQ(t, status, PROC_STATUS_EXITED(42));
 }
 
+/* ---- What a parent sees once its child ended -------------------------------- */
+
+static void (*console_session_end_hook)(int sid);
+static volatile int ended_leader_visible; /* -1: the hook did not run for it */
+static volatile int watched_leader;
+
+/* Records whether the ending leader could already be reaped (a zombie, or
+ * gone) when its session's end is handled, then does the usual work. */
+static void record_session_end(int sid)
+{
+	if (sid == watched_leader) {
+		uint64_t irq = spin_lock_irqsave(&proc_lock);
+		struct process *leader = proc_find_locked(sid);
+		ended_leader_visible = !leader || leader->state == PROC_ZOMBIE;
+		spin_unlock_irqrestore(&proc_lock, irq);
+	}
+	if (console_session_end_hook)
+		console_session_end_hook(sid);
+}
+
+/* A session's end (the console cooked again, its foreground group hung
+ * up) is something a parent may look at as soon as its wait returns: is it
+ * handled before the leader can be reaped?  (Every spawned program leads
+ * a session.) */
+static void a_session_ends_before_its_leader_can_be_reaped(struct ktest *t)
+{
+	ended_leader_visible = -1;
+	watched_leader = 0;
+	console_session_end_hook = proc_set_session_end_hook(record_session_end);
+	int pid = start("z"); /* sleeps until killed */
+	watched_leader = pid;
+	int status = -1;
+	if (pid > 0 && proc_kill(pid, SIGKILL) == 0)
+		EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
+	proc_set_session_end_hook(console_session_end_hook);
+	ASSERT_TRUE(t, pid > 0);
+	EXPECT_EQ(t, ended_leader_visible, 0);
+}
+
 KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_is_the_pid),
 	    KTEST_CASE(int80_is_a_system_call_too), KTEST_CASE(fork_copies_on_write),
 	    KTEST_CASE(user_faults_kill_only_that_process),
@@ -391,4 +430,5 @@ KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_
 	    KTEST_CASE(hostile_elf_images_are_refused),
 	    KTEST_CASE(truncated_elf_images_are_refused), KTEST_CASE(exec_names_the_thread),
 	    KTEST_CASE(a_shorter_name_clears_the_longer_one),
-	    KTEST_CASE(a_child_cannot_end_while_it_is_being_started));
+	    KTEST_CASE(a_child_cannot_end_while_it_is_being_started),
+	    KTEST_CASE(a_session_ends_before_its_leader_can_be_reaped));
