@@ -94,6 +94,8 @@ SHELL_LINES = [
      r"\nreplaced\nst=0\n"),
     ("exec-failure-ends-a-script", "sh -c 'exec /nothing; echo not-reached'; echo st=$?",
      r"\nsh: /nothing: No such file or directory\nst=127\n"),
+    ("exec-redirects-the-shell", "sh -c 'exec > /x; echo into-x; echo more'; cat /x",
+     r"\ninto-x\nmore\n"),
     ("exec-leaks-no-descriptor", "sh -c 'exec sh -c \"echo leaked >&3\" 2>/dev/null' || echo closed",
      r"\nclosed\n"),
     ("pipeline-stage-limit", "sh -c 'echo x" + " | cat" * 8 + "'; sh -c 'echo x | | cat'",

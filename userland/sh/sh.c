@@ -697,7 +697,8 @@ static void set_signals(void (*action)(int));
 /* exec CMD [ARGS]: the shell becomes CMD, in the same process (its pid,
  * group and descriptors, redirections applied), with the signal actions a
  * child gets.  If it cannot, an interactive shell says why and goes on; any
- * other shell ends with 127 or 126, as POSIX asks. */
+ * other shell ends with 127 or 126, as POSIX asks.  Without CMD its
+ * redirections stay the shell's (run_pipeline). */
 static int builtin_exec(int argc, char **argv)
 {
 	if (argc < 2)
@@ -948,18 +949,26 @@ static void run_pipeline(struct pipeline *pl, int background, const char *text)
 	}
 	const struct builtin *builtin =
 	    assignments < first->argc ? find_builtin(first->argv[assignments]) : NULL;
+	if (builtin && builtin->run == builtin_exec && first->argc == assignments + 1 &&
+	    pl->count == 1 && !background) {
+		/* `exec > f`: the redirections are the shell's from now on */
+		fflush(stdout);
+		fflush(stderr);
+		last_status = apply_redirects(first) < 0 ? 1 : 0;
+		return;
+	}
 	if (builtin && pl->count == 1 && !background) {
 		last_status = run_builtin_here(builtin, first);
 		return;
 	}
 	struct job *job = background ? new_job(text) : &foreground_job;
-	if (!background)
-		start_job(job, text);
 	if (!job) {
 		fprintf(stderr, "sh: %d background jobs already\n", MAX_JOBS);
 		last_status = 1;
 		return;
 	}
+	if (!background)
+		start_job(job, text);
 	if (!start_pipeline(pl, job, background)) {
 		job->used = 0;
 		last_status = 1;
