@@ -4,7 +4,8 @@
  * already inside a reader section (the fast path of _NOSLEEP join points,
  * trampoline.c, sends those here).  It builds the context on the stack, runs
  * `before` advice in priority order, the real function, then `after` advice
- * in reverse order.
+ * in reverse order.  The context names the CPU each side's advice runs on:
+ * the call may sleep and end on another CPU than it began on.
  *
  * Advice runs in two short reader sections (grace.c), one per side, with
  * preemption off, never across the call itself: a call may sleep or block for
@@ -266,6 +267,7 @@ static inline __attribute__((always_inline)) void run_after(struct jp_deferrable
 {
 	struct jp_context *context = &call->context;
 	section_enter(nested);
+	context->cpu = this_cpu_read(id); /* the call may have slept and moved */
 	const struct jp_list *list = nested ? before_list : load_list(context->joinpoint);
 	deferral_open(call, deferral_wanted(list, nested));
 	if (__builtin_expect(list && list->generation == generation, 1)) {
@@ -347,6 +349,7 @@ dispatch_native(const struct joinpoint *jp, uint64_t *args, const struct jp_list
 	section_leave(false);
 	context.ret = jp->call(args);
 	section_enter(false);
+	context.cpu = this_cpu_read(id);
 	list = load_list(jp);
 	if (__builtin_expect(list && list->generation == generation, 1))
 		list->after[0].fn(&context, list->after[0].cookie);

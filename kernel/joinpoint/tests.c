@@ -4,7 +4,8 @@
  * advice on the interrupt path, attach/detach racing threads and the timer
  * tick, and the join points at interrupt entry, exceptions and switches; the
  * fast path of _NOSLEEP join points (every shape, nesting both ways, the
- * same storm).  The jptest.* join points below exist for these tests only.
+ * same storm); after advice on the CPU a call ended on.  The jptest.* join
+ * points below exist for these tests only.
  */
 #include "joinpoint/defer.h"
 #include "joinpoint/internal.h"
@@ -20,6 +21,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "smp/smp.h"
 #include "time/time.h"
 
 JOINPOINT_DEFINE(jptest, add, long, long, a, long, b)
@@ -69,6 +71,14 @@ JOINPOINT_DEFINE_NOSLEEP(jptest, fast_six, long, long, a, long, b, long, c, long
 			 f)
 {
 	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f;
+}
+
+/* Moves the calling thread to CPU cpu: thread_set_affinity returns on an
+ * allowed CPU, so the call ends on another CPU than it began on, as a call
+ * that sleeps may. */
+JOINPOINT_DEFINE(jptest, move_to, long, long, cpu)
+{
+	return thread_set_affinity(thread_current(), SMP_CPU_BIT(cpu));
 }
 
 /* ---- Recording advice ----------------------------------------------------- */
@@ -1361,6 +1371,56 @@ static void deferred_work_runs_after_the_section_once(struct ktest *t)
 	EXPECT_TRUE(t, this_cpu_read(jp_deferring) == NULL);
 }
 
+/* ---- After advice on the CPU the call ended on ------------------------------ */
+
+static unsigned cpu_before_saw, cpu_after_saw, cpu_after_ran_on, cpu_deferred_saw;
+
+static void note_cpu_before(struct jp_context *context, void *cookie)
+{
+	cpu_before_saw = context->cpu;
+}
+
+static void note_deferred_cpu(struct jp_context *context, void *cookie)
+{
+	cpu_deferred_saw = context->cpu;
+}
+
+static void note_cpu_after(struct jp_context *context, void *cookie)
+{
+	cpu_after_saw = context->cpu;
+	cpu_after_ran_on = this_cpu_id();
+	if (jp_defer(context, note_deferred_cpu, NULL) != 0)
+		cpu_deferred_saw = ~0u;
+}
+
+/* A call that moves its thread to another CPU: does the before advice see
+ * the CPU the call began on, and the after advice (and the work it defers)
+ * the CPU it runs on, where the call ended? */
+static void after_advice_sees_the_cpu_the_call_ended_on(struct ktest *t)
+{
+	static const struct jp_advice notes = {.name = "cpu-notes",
+					       .before = note_cpu_before,
+					       .after = note_cpu_after,
+					       .flags = JP_ADVICE_DEFERS};
+	if (!thread_current())
+		return ktest_skip(t, "no scheduler");
+	if (smp_online_count() < 2)
+		return ktest_skip(t, "one CPU");
+	int handle = jp_attach("jptest.move_to", &notes);
+	ASSERT_TRUE(t, handle > 0);
+	cpu_before_saw = cpu_after_saw = cpu_after_ran_on = cpu_deferred_saw = ~0u;
+	uint64_t affinity = thread_pin_here();
+	unsigned here = this_cpu_id();
+	unsigned there = (unsigned)__builtin_ctzll(smp_online_mask() & ~SMP_CPU_BIT(here));
+	EXPECT_EQ(t, jptest_move_to(there), 0);
+	thread_set_affinity(thread_current(), affinity);
+	EXPECT_EQ(t, jp_detach(handle), 0);
+	EXPECT_EQ(t, cpu_before_saw, here);
+	EXPECT_EQ(t, cpu_after_ran_on, there);
+	EXPECT_EQ(t, cpu_after_saw, there);
+	EXPECT_EQ(t, cpu_deferred_saw, there);
+}
+
 KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(advice_runs_in_priority_order), KTEST_CASE(advice_sees_args_and_result),
 	    KTEST_CASE(advice_calling_a_joinpoint_does_not_recurse),
@@ -1384,4 +1444,5 @@ KTEST_SUITE(joinpoint, KTEST_CASE(disabled_site_is_nop_until_attached),
 	    KTEST_CASE(scoped_advice_runs_for_its_threads_may_sleep),
 	    KTEST_CASE(scoped_advice_runs_for_its_threads_nosleep),
 	    KTEST_CASE(scoped_sites_change_form_while_hammered),
-	    KTEST_CASE(deferred_work_runs_after_the_section_once));
+	    KTEST_CASE(deferred_work_runs_after_the_section_once),
+	    KTEST_CASE(after_advice_sees_the_cpu_the_call_ended_on));
