@@ -661,7 +661,8 @@ static void release_resources(struct process *p)
 /* Hands p's children to their adopter and frees its unreaped zombies (their
  * count goes back to their user); fills groups[] with p's group and its
  * children's, for the orphaned-group rule, and returns their count.  Only
- * p adds children to p, so none comes after this. */
+ * p forks children of p, but init adopts others' until it is a zombie:
+ * proc_exit_current hands on any that came meanwhile. */
 static int give_away_children(struct process *p, int *groups)
 {
 	int group_count = 0;
@@ -671,6 +672,17 @@ static int give_away_children(struct process *p, int *groups)
 	spin_unlock_irqrestore(&proc_lock, irq);
 	free_processes(zombies);
 	return group_count;
+}
+
+/* Just before p becomes a zombie: p's own group again (its parent may have
+ * moved it since give_away_children), and the children init adopted since
+ * (only init takes in others' children), handed on to the kernel.  Returns
+ * their zombies for the caller to free after proc_lock. */
+static struct process *hand_on_late_children_locked(struct process *p, int *groups,
+						    int *group_count)
+{
+	groups[0] = p->pgid;
+	return p->first_child ? give_away_children_locked(p, groups, group_count) : NULL;
 }
 
 /* The end of a process, in the order its parent may look: everything the
@@ -696,9 +708,11 @@ __attribute__((noreturn)) void proc_exit_current(int status)
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	p->final_cpu_ns = stats.run_ns;
 	p->final_cpu = (int)thread_cpu(thread_current());
+	struct process *late = hand_on_late_children_locked(p, groups, &group_count);
 	struct process *orphan = become_zombie_locked(p, status, groups, group_count);
 	spin_unlock_irqrestore(&proc_lock, irq);
 	/* p may be freed by its parent from here on. */
+	free_processes(late);
 	if (orphan)
 		free_process(orphan);
 	thread_exit(0);
