@@ -95,11 +95,13 @@ static bool vcon_tx_ready(void *arg)
 }
 
 /* Every buffer is with the device: sleep until it returns one or fails.
- * Returns 0 or -EIO. */
+ * Returns 0 or -EIO.  A wait is counted once used-buffer interrupts are
+ * allowed (the fence orders the two), so whoever sees the count sees them
+ * allowed. */
 static int vcon_wait_tx(struct vcon *vc)
 {
-	vcon_add(&vc->counters.tx_waits, 1);
 	virtio_allow_interrupts(&vc->tx);
+	vcon_add(&vc->counters.tx_waits, 1);
 	while (vcon_check_device(vc) &&
 	       waitq_wait_timeout(&vc->tx_waiters, vcon_tx_ready, vc, VCON_STATUS_RECHECK_NS))
 		;
