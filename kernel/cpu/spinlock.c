@@ -46,7 +46,7 @@ void preempt_enable(void)
 	enable_preemption(irq_enabled());
 }
 
-/* Waits for a ticket's turn; inlined into both ways of taking a lock. */
+/* Waits for a ticket's turn: spin_wait_turn's loop, out of line and cold. */
 void spin_wait_for_ticket(struct spinlock *lock, uint32_t ticket)
 {
 	do

@@ -225,20 +225,20 @@ static void copy_message(struct ipc_message *dst, const struct ipc_message *src)
 	__asm__ volatile("rep movsq" : "+D"(dst), "+S"(src), "+c"(words) : : "memory");
 }
 
-static uint32_t sender_pid(void)
-{
-	struct process *p = this_cpu_read(irq_depth) ? NULL : proc_current();
-	return p ? (uint32_t)proc_pid(p) : 0;
-}
-
-/* sender_pid for the call and the reply-receive, which read the calling
- * process (proc_current) once, for the pid and for the signal check: a
- * caller that may sleep (self) is in no interrupt, so needs no other load. */
+/* The sending process's pid (0: the kernel, or an interrupt handler).  The
+ * call and the reply-receive read the calling process (proc_current) once,
+ * for the pid and for the signal check: a caller that may sleep (self) is in
+ * no interrupt, so needs no other load. */
 HOT uint32_t sender_pid_of(const struct thread *self, const struct process *proc)
 {
 	if (!proc || (!self && this_cpu_read(irq_depth)))
 		return 0;
 	return (uint32_t)proc_pid(proc);
+}
+
+static uint32_t sender_pid(void)
+{
+	return sender_pid_of(NULL, proc_current());
 }
 
 /* Puts message (and call, when not NULL) at the tail, lock held.  Returns 0,
@@ -308,20 +308,13 @@ JOINPOINT_DEFINE(ipc, send, int, struct ipc_endpoint *, endpoint, const struct i
 
 /* ---- Waiting -------------------------------------------------------------- */
 
-/* True when the caller may block: a thread, interrupts on, no lock held,
- * not in advice.  Asked before taking the endpoint lock, with interrupts
- * on: each field is read %gs-relative, so a thread moved to another CPU
- * between two reads reads its new CPU's (a pointer to the old CPU read
- * once would see that CPU's counts, maybe another thread's lock). */
-static bool may_sleep(void)
-{
-	return irq_enabled() && this_cpu_read(preempt_count) == 0 &&
-	       this_cpu_read(irq_depth) == 0 && this_cpu_read(current);
-}
-
-/* may_sleep for a caller that read its flags already (it takes the
- * endpoint lock with them, spin_lock_irqsave_inline_with): the calling
- * thread when it may block, else NULL, so that its waits have it at hand. */
+/* The calling thread when it may block (interrupts on in flags, which the
+ * caller read, no lock held, not in advice, a thread), else NULL, so that its
+ * waits have it at hand.  Asked before the endpoint lock is taken (the call
+ * and reply-receive take it with these flags:
+ * spin_lock_irqsave_inline_with), with interrupts on: each count is read
+ * %gs-relative, so a thread moved to another CPU between two reads reads
+ * its new CPU's, never the old one's. */
 HOT struct thread *sleeper_with(uint64_t flags)
 {
 	if (!(flags & RFLAGS_IF) || this_cpu_read(preempt_count) || this_cpu_read(irq_depth))
@@ -389,8 +382,10 @@ static int withdraw_locked(struct ipc_endpoint *e, struct ipc_call *call, int re
 	} else {
 		/* the entry is looked for here, not kept: every call would pay for it */
 		for (unsigned i = 0; i < IPC_QUEUE_MAX; i++)
-			if (e->pending[i] == call)
-				e->pending[i] = NULL;
+			if (e->pending[i] == call) {
+				e->pending[i] = NULL; /* a call is in one entry */
+				break;
+			}
 		e->calls_outstanding--;
 	}
 	if (result == -ETIMEDOUT)
@@ -746,7 +741,7 @@ JOINPOINT_DEFINE(ipc, receive, int, struct ipc_endpoint *, endpoint, struct ipc_
 {
 	if (!endpoint || !message)
 		return -EINVAL;
-	struct thread *self = may_sleep() ? thread_current() : NULL;
+	struct thread *self = sleeper_with(read_rflags());
 	bool locked = true;
 	uint64_t irq = spin_lock_irqsave(&endpoint->lock);
 	int result = receive_locked(endpoint, message, timeout_ns, self, &irq, NULL, &locked);

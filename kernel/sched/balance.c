@@ -10,7 +10,7 @@
  * threads.  There is no periodic rebalancing of busy CPUs: placement at each
  * wake-up and pulling when idle keep every CPU busy while there is work.
  *
- * The CPUs a thread may use (sched_allowed_cpus) are its affinity among the
+ * The CPUs a thread may use (thread_allowed_cpus, sched.h) are its affinity among the
  * online CPUs, minus the CPUs reserved for monitors unless the thread is a
  * monitor.  A change is acted on at once: a queued thread is moved, a running
  * one is asked to reschedule and moved when it switches out (sched.c).
@@ -55,11 +55,6 @@ void rq_unlock_two(struct run_queue *a, struct run_queue *b)
 	spin_unlock(&a->lock);
 }
 
-uint64_t sched_allowed_cpus(const struct thread *t)
-{
-	return thread_allowed_cpus(t);
-}
-
 bool sched_cpu_allowed(const struct thread *t, unsigned index)
 {
 	/* This CPU is online: in t's affinity, it is allowed without the whole
@@ -68,7 +63,7 @@ bool sched_cpu_allowed(const struct thread *t, unsigned index)
 	 * CPUs only (then those are what it has). */
 	if (index == this_cpu_id() && sched_cpu_allowed_quickly(t, index))
 		return true;
-	return sched_allowed_cpus(t) & SMP_CPU_BIT(index);
+	return thread_allowed_cpus(t) & SMP_CPU_BIT(index);
 }
 
 static unsigned cpu_load(unsigned index)
@@ -80,7 +75,7 @@ static unsigned cpu_load(unsigned index)
 
 unsigned sched_select_cpu(const struct thread *t)
 {
-	uint64_t allowed = sched_allowed_cpus(t);
+	uint64_t allowed = thread_allowed_cpus(t);
 	unsigned best = t->cpu, best_load = ~0u;
 	if (allowed & SMP_CPU_BIT(best))
 		best_load = cpu_load(best);

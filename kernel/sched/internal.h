@@ -203,11 +203,9 @@ struct run_queue *rq_of_cpu(unsigned index);
  * already off; and unlocks them. */
 void rq_lock_two(struct run_queue *a, struct run_queue *b);
 void rq_unlock_two(struct run_queue *a, struct run_queue *b);
-/* The CPUs t may run on now: its affinity among online CPUs, minus those
- * reserved for monitors unless t is one (neither rule empties the set: the
- * affinity wins over the reservation, and all online CPUs over an affinity
- * with none online). */
-uint64_t sched_allowed_cpus(const struct thread *t);
+/* Whether t may run on CPU index now (thread_allowed_cpus, sched.h:
+ * neither rule empties the set, the affinity wins over the reservation and
+ * all online CPUs over an affinity with none online). */
 bool sched_cpu_allowed(const struct thread *t, unsigned index);
 /* The CPU a waking thread should go to: its last CPU when that is allowed
  * and no busier than any other allowed CPU, else the least loaded. */

@@ -28,20 +28,12 @@ uint64_t clock_ns(void);
 /* The clock's scale (clock.c), written only on the boot CPU before the
  * others start: read without a lock. */
 extern struct clock_scale clock_kernel_scale;
-/* rdtsc with its halves joined in the asm: RDTSC zeroes the upper halves of
- * both registers, which the compiler, joining them in C, does once more. */
-static inline __attribute__((always_inline)) uint64_t tsc_whole(void)
-{
-	uint64_t tsc;
-	__asm__ volatile("rdtsc\n\tshl $32, %%rdx\n\tor %%rdx, %0" : "=a"(tsc) : : "rdx");
-	return tsc;
-}
 /* clock_ns in line, for the IPC round trip, which reads the clock once on
  * each side: the call, its return and the registers it clobbers cost a
  * third of the reading. */
 static inline __attribute__((always_inline)) uint64_t clock_ns_inline(void)
 {
-	return clock_scale_ns(&clock_kernel_scale, tsc_whole());
+	return clock_scale_ns(&clock_kernel_scale, rdtsc());
 }
 /* The clock_ns() time at which the TSC read tsc (a timestamp taken earlier with
  * RDTSC, as join-point contexts hold), so two such stamps convert consistently. */

@@ -68,11 +68,13 @@ static inline void wrmsr(uint32_t msr, uint64_t value)
 	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)value), "d"((uint32_t)(value >> 32)));
 }
 
+/* The halves are joined in the asm: RDTSC zeroes the upper halves of both
+ * registers, which the compiler, joining them in C, does once more. */
 static inline uint64_t rdtsc(void)
 {
-	uint32_t low, high;
-	__asm__ volatile("rdtsc" : "=a"(low), "=d"(high));
-	return ((uint64_t)high << 32) | low;
+	uint64_t tsc;
+	__asm__ volatile("rdtsc\n\tshl $32, %%rdx\n\tor %%rdx, %0" : "=a"(tsc) : : "rdx");
+	return tsc;
 }
 
 static inline void cpuid(uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
