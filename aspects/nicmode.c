@@ -13,33 +13,48 @@
  * Policy, per sample (counted in samples, not time), from the frames in and
  * out per second and the pressure (missed or no-buffer frames, a backed-up
  * receive ring):
- *   high (pressure, or rate >= HIGH_RATE): polling at once;
- *   busy (rate >= BUSY_RATE): polling once busy for STEADY_SAMPLES samples
- *       in a row, else hybrid;
+ *   pressure: polling at once (frames are being dropped; polling takes them
+ *       sooner than any interrupt);
+ *   busy (rate >= BUSY_RATE) or high (rate >= HIGH_RATE): a trial, once busy
+ *       for STEADY_SAMPLES samples in a row or high (hybrid until then), and
+ *       the mode it chose for as long as the choice holds (below);
  *   idle (no pressure, rate < IDLE_RATE): interrupts once idle for
  *       IDLE_SAMPLES samples in a row, or at once when no frame moved at all
  *       (the load has gone: NAPI's empty poll), else the mode the NIC has;
  *   anything between: hybrid, but a NIC that polls goes on polling (it polls
  *       until idle, as NAPI does).
+ * Which of polling and interrupts serves a busy load better depends on the
+ * machine (what an interrupt costs, what a poll that finds nothing costs,
+ * what the device model does meanwhile), so it is measured rather than
+ * assumed: a trial polls for TRIAL_SAMPLES samples, takes interrupts for as
+ * many, and keeps the mode whose samples moved more frames per second
+ * (under a load that keeps every connection busy, the server's throughput);
+ * polling must do better by 1/POLLING_MARGIN, so a tie keeps interrupts,
+ * which answer sooner at a low load and need nobody.  The choice holds for
+ * CHOICE_DECISIONS busy decisions, or until the load has gone (idle as
+ * above), and then the next busy load is tried again.  A sample is counted
+ * for the mode the NIC had while it was taken (the join point's argument),
+ * so an answer taken a sample late (shm, one-way msg) only shifts the trial.
  * The first sample of a NIC in a copy of this object only notes the
  * counters and answers the mode the NIC has.  (Linked shm or msg, the monitor
  * loads a fresh copy; the kernel's `direct` copy keeps its state while the
  * aspect is bound elsewhere, so its first sample back measures the frames of
  * that whole time over one sample's elapsed time: a rate too high, which
- * may answer polling once, until the next sample finds the load as it is.)
+ * may start a trial, which then measures the load as it is.)
  * A settled answer holds: the reply says for how long (mode | frames << 8 |
  * samples << 24), and the driver leaves out the samples that come due until
  * the NIC has moved that many frames or that many samples were left out.
  * Interrupts under an idle load hold for IDLE_HOLD_FRAMES frames (what could
  * change the answer is a load that comes back; it is taken on interrupts
- * until then) or IDLE_HOLD_SAMPLES samples; polling under a busy load holds
+ * until then) or IDLE_HOLD_SAMPLES samples; a busy load's settled answer (a
+ * trial's choice, polling under pressure; never a trial's own samples) holds
  * for POLL_HOLD_SAMPLES samples (what could change it is the load going
- * away, and the driver ends such a hold at a sample that finds no frame
- * moved).  An idle NIC woken by a request every few hundred milliseconds
- * then costs a sample (a round trip to this advice and its counter reads)
- * every IDLE_HOLD_FRAMES frames or IDLE_HOLD_SAMPLES wake-ups instead of at
- * nearly every wake-up, and a polling one every POLL_HOLD_SAMPLES + 1
- * samples' time instead of every one.
+ * away, and the driver ends a hold of polling at a sample that finds no
+ * frame moved).  An idle NIC woken by a request every few hundred
+ * milliseconds then costs a sample (a round trip to this advice and its
+ * counter reads) every IDLE_HOLD_FRAMES frames or IDLE_HOLD_SAMPLES wake-ups
+ * instead of at nearly every wake-up, and a busy one every
+ * POLL_HOLD_SAMPLES + 1 samples' time instead of every one.
  * Each decision is also a telemetry record (NICMODE_RECORD: index, mode
  * before and after, frames per second) and counted ("to_interrupt", ...).
  */
@@ -63,14 +78,26 @@ MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its
 #define IDLE_HOLD_FRAMES  64   /* one poll pass's budget */
 #define IDLE_HOLD_SAMPLES 16   /* NIC_HOLD_MAX_SAMPLES */
 #define POLL_HOLD_FRAMES  4096 /* NIC_HOLD_MAX_FRAMES: the samples end it */
-#define POLL_HOLD_SAMPLES 4
+#define POLL_HOLD_SAMPLES 4    /* ... and a busy load's settled answer, polling or not */
+#define TRIAL_SAMPLES     3
+#define CHOICE_DECISIONS  32
+#define POLLING_MARGIN    32 /* polling must serve 1/32 more than interrupts */
 #define FRAMES_SHIFT      8  /* NIC_REPLY_FRAMES_SHIFT */
 #define SAMPLES_SHIFT     24 /* NIC_REPLY_SAMPLES_SHIFT */
+
+/* What a trial measured under one mode: frames and the time they took. */
+struct tally {
+	uint64_t frames, us;
+};
 
 struct nic_state {
 	int seen;
 	uint64_t frames, missed;
 	unsigned busy_streak, idle_streak;
+	unsigned trial_left;   /* samples the running trial still counts; 0: none runs */
+	unsigned choice_left;  /* busy decisions the last trial's choice holds for */
+	unsigned chosen;       /* that choice */
+	struct tally tried[2]; /* the trial's: [0] interrupts, [1] polling */
 };
 
 static struct nic_state nics[NICS];
@@ -93,18 +120,87 @@ static uint64_t counter(const char *device, const char *name)
 	return ms_device_counter(device, name, &value) == 0 ? value : 0;
 }
 
-static unsigned choose(struct nic_state *s, unsigned mode, uint64_t rate, int pressure)
+static void start_trial(struct nic_state *s)
 {
-	int high = pressure || rate >= HIGH_RATE;
-	int busy = high || rate >= BUSY_RATE, idle = !busy && rate < IDLE_RATE;
+	s->trial_left = 2 * TRIAL_SAMPLES;
+	s->tried[0] = s->tried[1] = (struct tally){0, 0};
+	ms_counter_add("trials", 1);
+}
+
+/* Polling only when its samples moved more frames per second by the margin:
+ * p/tp > i/ti * (1 + 1/m), as products (no division, no overflow at any
+ * rate a NIC reaches in the milliseconds of a trial). */
+static unsigned trial_winner(const struct nic_state *s)
+{
+	const struct tally *irq = &s->tried[0], *poll = &s->tried[1];
+	if (!irq->us || !poll->us)
+		return MODE_INTERRUPT;
+	uint64_t polled = poll->frames * irq->us * POLLING_MARGIN;
+	uint64_t interrupted = irq->frames * poll->us * (POLLING_MARGIN + 1);
+	return polled > interrupted ? MODE_POLLING : MODE_INTERRUPT;
+}
+
+/* One busy sample, taken under mode, during a trial: counts it, and answers
+ * the mode to try next or, at the trial's end, the one it chose. */
+static unsigned trial_step(struct nic_state *s, unsigned mode, uint64_t delta, uint64_t us)
+{
+	if (mode == MODE_INTERRUPT || mode == MODE_POLLING) {
+		s->tried[mode].frames += delta;
+		s->tried[mode].us += us;
+	}
+	if (--s->trial_left > TRIAL_SAMPLES)
+		return MODE_POLLING;
+	if (s->trial_left > 0)
+		return MODE_INTERRUPT;
+	s->chosen = trial_winner(s);
+	s->choice_left = CHOICE_DECISIONS;
+	return s->chosen;
+}
+
+static unsigned choose_busy(struct nic_state *s, unsigned mode, uint64_t delta, uint64_t us,
+			    int high)
+{
+	if (s->trial_left)
+		return trial_step(s, mode, delta, us);
+	if (s->choice_left) {
+		s->choice_left--;
+		return s->chosen;
+	}
+	if (!high && s->busy_streak < STEADY_SAMPLES)
+		return mode == MODE_POLLING ? MODE_POLLING : MODE_HYBRID;
+	start_trial(s);
+	return MODE_POLLING;
+}
+
+/* The load has gone (or frames are dropped): what a trial measured or chose
+ * no longer says anything about the next busy load. */
+static void forget_trials(struct nic_state *s)
+{
+	s->trial_left = 0;
+	s->choice_left = 0;
+}
+
+static unsigned choose(struct nic_state *s, unsigned mode, uint64_t delta, uint64_t us,
+		       int pressure)
+{
+	uint64_t rate = us ? delta * 1000000 / us : delta * 1000000;
+	int high = rate >= HIGH_RATE;
+	int busy = pressure || high || rate >= BUSY_RATE, idle = !busy && rate < IDLE_RATE;
 	s->busy_streak = busy ? s->busy_streak + 1 : 0;
 	s->idle_streak = idle ? s->idle_streak + 1 : 0;
+	if (pressure) {
+		forget_trials(s);
+		return MODE_POLLING;
+	}
 	if (busy)
-		return high || s->busy_streak >= STEADY_SAMPLES || mode == MODE_POLLING
-			   ? MODE_POLLING
-			   : MODE_HYBRID;
-	if (idle) /* no frame at all: the load has gone (NAPI's empty poll) */
-		return s->idle_streak >= IDLE_SAMPLES || rate == 0 ? MODE_INTERRUPT : mode;
+		return choose_busy(s, mode, delta, us, high);
+	s->trial_left = 0; /* a trial measures a busy load only */
+	if (idle && (s->idle_streak >= IDLE_SAMPLES || rate == 0)) {
+		forget_trials(s); /* no frame at all: the load has gone (NAPI's empty poll) */
+		return MODE_INTERRUPT;
+	}
+	if (idle)
+		return mode;
 	return mode == MODE_POLLING ? MODE_POLLING : MODE_HYBRID;
 }
 
@@ -118,7 +214,7 @@ static int64_t holding(const struct nic_state *s, unsigned next)
 {
 	if (next == MODE_INTERRUPT && s->idle_streak > 0)
 		return hold_bits(IDLE_HOLD_FRAMES, IDLE_HOLD_SAMPLES);
-	if (next == MODE_POLLING && s->busy_streak > 0)
+	if (next != MODE_HYBRID && s->busy_streak > 0 && !s->trial_left)
 		return hold_bits(POLL_HOLD_FRAMES, POLL_HOLD_SAMPLES);
 	return 0;
 }
@@ -142,7 +238,7 @@ static void decide(struct ms_ctx *ctx)
 	if (s->seen) {
 		uint64_t delta = frames - s->frames;
 		rate = elapsed_us ? delta * 1000000 / elapsed_us : delta * 1000000;
-		next = choose(s, mode, rate, missed != s->missed || backed_up);
+		next = choose(s, mode, delta, elapsed_us, missed != s->missed || backed_up);
 	}
 	s->seen = 1;
 	s->frames = frames;

@@ -189,7 +189,9 @@ static int step(struct nic *nic, uint64_t frames, uint64_t missed, bool reply_ex
 }
 
 struct load_step {
-	uint64_t frames, missed;
+	uint64_t frames; /* in the sample, taken on interrupts or hybrid */
+	uint64_t polled; /* ... taken polling (a load one mode serves faster) */
+	uint64_t missed;
 	uint64_t us; /* the sample's elapsed time; 0: SAMPLE_US */
 	enum nic_mode expected;
 	unsigned hold; /* the samples the reply holds for (its frames: IDLE_HOLD, POLL_HOLD) */
@@ -199,25 +201,42 @@ struct load_step {
 #define P   NIC_MODE_POLLING
 #define H   NIC_MODE_HYBRID
 #define IDL 16     /* aspects/nicmode.c: interrupts, idle, hold 16 samples (or 64 frames) */
-#define BSY 4      /* polling, busy: hold 4 samples (or 4096 frames) */
+#define BSY 4      /* a busy load's settled answer: hold 4 samples (or 4096 frames) */
 #define MS  100000 /* one frame in 100 ms: 10 per second, idle but not none */
 /* In 10 ms: 100 frames is 10,000 per second (high), 5 is 500 (busy), 2 is
- * 200 (between), 0 none; a missed frame is pressure (high) whatever the
- * rate.  Settled answers hold: interrupts under an idle load, polling under a
- * busy one. */
+ * 200 (between), 0 none; a missed frame is pressure whatever the rate.  A
+ * busy load is tried: three samples polling, three on interrupts, and the
+ * mode that moved more frames kept (polling only by a margin: a tie keeps
+ * interrupts).  Settled answers hold: interrupts under an idle load, a
+ * trial's choice under a busy one. */
 static const struct load_step load_script[] = {
-    {0, 0, 0, I, 0},                         /* the first sample notes the counters */
-    {0, 0, 0, I, IDL},                       /* no frame: interrupts, held */
-    {5, 0, 0, H, 0},                         /* busy: hybrid at once */
-    {5, 0, 0, H, 0},     {5, 0, 0, P, BSY},  /* steady: polling from the third busy sample */
-    {5, 0, 0, P, BSY},   {2, 0, 0, P, 0},    /* between: a polling NIC polls on */
-    {1, 0, MS, P, 0},    {1, 0, MS, I, IDL}, /* idle twice: interrupts */
-    {2, 0, 0, H, 0},                         /* between: hybrid */
-    {0, 1, 0, P, BSY},                       /* missed frames: polling at once */
-    {0, 0, 0, I, IDL},                       /* no frame: the load has gone, interrupts at once */
-    {0, 0, 0, I, IDL},                       /* and again */
-    {100, 0, 0, P, BSY},                     /* high: polling at once */
-    {0, 0, 0, I, IDL},
+    {0, 0, 0, 0, I, 0},       /* the first sample notes the counters */
+    {0, 0, 0, 0, I, IDL},     /* no frame: interrupts, held */
+    {5, 5, 0, 0, H, 0},       /* busy: hybrid at once */
+    {5, 5, 0, 0, H, 0},       /* ... */
+    {5, 5, 0, 0, P, 0},       /* steady from the third busy sample: a trial, polling first */
+    {5, 8, 0, 0, P, 0},       /* polling serves 800/s */
+    {5, 8, 0, 0, P, 0},       /* ... */
+    {5, 8, 0, 0, I, 0},       /* its third sample: interrupts next */
+    {5, 8, 0, 0, I, 0},       /* interrupts serve 500/s */
+    {5, 8, 0, 0, I, 0},       /* ... */
+    {5, 8, 0, 0, P, BSY},     /* the trial's end: polling served more, kept and held */
+    {5, 8, 0, 0, P, BSY},     /* the choice holds */
+    {2, 2, 0, 0, P, 0},       /* between: a polling NIC polls on */
+    {1, 1, 0, MS, P, 0},      /* idle once */
+    {1, 1, 0, MS, I, IDL},    /* idle twice: interrupts, the choice forgotten */
+    {2, 2, 0, 0, H, 0},       /* between: hybrid */
+    {0, 0, 1, 0, P, BSY},     /* missed frames: polling at once */
+    {0, 0, 0, 0, I, IDL},     /* no frame: the load has gone, interrupts at once */
+    {100, 100, 0, 0, P, 0},   /* high: a trial at once */
+    {100, 100, 0, 0, P, 0},   /* both modes serve 10,000/s */
+    {100, 100, 0, 0, P, 0},   /* ... */
+    {100, 100, 0, 0, I, 0},   /* ... */
+    {100, 100, 0, 0, I, 0},   /* ... */
+    {100, 100, 0, 0, I, 0},   /* ... */
+    {100, 100, 0, 0, I, BSY}, /* a tie: interrupts kept, and held */
+    {100, 100, 0, 0, I, BSY}, /* the choice holds */
+    {0, 0, 0, 0, I, IDL},     /* the load has gone */
 };
 #undef I
 #undef P
@@ -225,7 +244,9 @@ static const struct load_step load_script[] = {
 #undef IDL
 #undef BSY
 #undef MS
-#define LOAD_HOLDS      9  /* the steps above that hold */
+#define LOAD_HOLDS      9 /* the steps above that hold */
+#define LOAD_TO_POLLING 4 /* ... that switch to polling */
+#define LOAD_TRIALS     2
 #define IDLE_HOLD       64 /* frames */
 #define IDLE_HOLD_SAMPS 16
 #define POLL_HOLD_SAMPS 4
@@ -245,7 +266,8 @@ static void decisions_follow_the_load(struct ktest *t, enum aspect_binding bindi
 	enum nic_mode previous = nic->mode;
 	for (unsigned i = 0; i < LOAD_STEPS; i++) {
 		const struct load_step *l = &load_script[i];
-		int got = step_over(nic, l->frames, l->missed, l->us ? l->us : SAMPLE_US, true);
+		uint64_t frames = nic->mode == NIC_MODE_POLLING ? l->polled : l->frames;
+		int got = step_over(nic, frames, l->missed, l->us ? l->us : SAMPLE_US, true);
 		unsigned hold = nic_steer_held(nic) ? nic->hold_samples_left : 0;
 		if (got == (int)load_script[i].expected && nic->mode == load_script[i].expected &&
 		    hold == load_script[i].hold)
@@ -261,7 +283,8 @@ static void decisions_follow_the_load(struct ktest *t, enum aspect_binding bindi
 	EXPECT_EQ(t, nic->mode_switches - switches_before, switches);
 	EXPECT_TRUE(t, nic->steered);
 	EXPECT_EQ(t, aspect_counter_value(a, "decisions"), LOAD_STEPS);
-	EXPECT_EQ(t, aspect_counter_value(a, "to_polling"), 3);
+	EXPECT_EQ(t, aspect_counter_value(a, "to_polling"), LOAD_TO_POLLING);
+	EXPECT_EQ(t, aspect_counter_value(a, "trials"), LOAD_TRIALS);
 	unlink_and_unload(a);
 }
 
@@ -285,12 +308,39 @@ static void decisions_follow_the_load_msg_oneway(struct ktest *t)
 	decisions_follow_the_load(t, ASPECT_BINDING_MSG, false);
 }
 
-/* Drives the NIC to polling with high load. */
+/* Drives the NIC to polling, held, with a high load that polling serves
+ * faster (a trial, or a choice that still holds). */
 static void drive_to_polling(struct ktest *t, struct nic *nic)
 {
-	for (unsigned i = 0; i < 4; i++)
-		step(nic, 100, 0, true);
+	for (unsigned i = 0; i < 10 && !(nic->mode == NIC_MODE_POLLING && nic_steer_held(nic)); i++)
+		step(nic, nic->mode == NIC_MODE_POLLING ? 200 : 100, 0, true);
 	EXPECT_EQ(t, nic->mode, NIC_MODE_POLLING);
+}
+
+/* A trial's choice holds for CHOICE_DECISIONS busy decisions (aspects/
+ * nicmode.c: 32), each answered at once and held; the busy decision after
+ * them starts another trial (polling first, held by nothing). */
+#define CHOICE_DECISIONS 32
+static void a_choice_is_tried_again_when_it_runs_out(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_DIRECT, false);
+	if (!a)
+		return;
+	drive_to_polling(t, nic);
+	EXPECT_EQ(t, aspect_counter_value(a, "trials"), 1);
+	unsigned kept = 0;
+	for (unsigned i = 0; i < CHOICE_DECISIONS; i++)
+		kept += step(nic, 100, 0, true) == NIC_MODE_POLLING && nic_steer_held(nic);
+	EXPECT_EQ(t, kept, CHOICE_DECISIONS);
+	EXPECT_EQ(t, aspect_counter_value(a, "trials"), 1);
+	EXPECT_EQ(t, step(nic, 100, 0, true), NIC_MODE_POLLING);
+	EXPECT_FALSE(t, nic_steer_held(nic));
+	EXPECT_EQ(t, aspect_counter_value(a, "trials"), 2);
+	nic_set_mode(nic, NIC_MODE_INTERRUPT);
+	unlink_and_unload(a);
 }
 
 /* The monitor dies while the NIC polls on its word: the samples after that
@@ -699,6 +749,7 @@ KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
 	    KTEST_CASE(garbage_answers_leave_interrupts_direct),
 	    KTEST_CASE(garbage_answers_leave_interrupts_msg),
 	    KTEST_CASE(dead_monitor_leaves_interrupts),
+	    KTEST_CASE(a_choice_is_tried_again_when_it_runs_out),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_direct),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_msg),
 	    KTEST_CASE(dead_monitor_after_a_hold), KTEST_CASE(msg_monitor_sleeps_between_samples),
