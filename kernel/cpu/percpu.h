@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86_64/cpu.h"
+
 #define MAX_CPUS 64
 
 struct thread;
@@ -133,17 +135,10 @@ static inline struct cpu *this_cpu(void)
 		value_;                                                         \
 	})
 
-/* cpu->field == value for the CPU this runs on, field an int, in one
- * %gs-relative compare (this_cpu_read and a test is a load and a compare). */
-#define this_cpu_int_is(field, value)                                                        \
-	({                                                                                   \
-		_Static_assert(sizeof(((struct cpu *)0)->field) == 4, "an int field");       \
-		bool equal_;                                                                 \
-		__asm__ volatile("cmpl %1, %%gs:%c2"                                         \
-				 : "=@ccz"(equal_)                                           \
-				 : "ir"(value), "i"(__builtin_offsetof(struct cpu, field))); \
-		equal_;                                                                      \
-	})
+/* cpu->field == value for the CPU this runs on, in one %gs-relative compare
+ * (mem_eq on the field in the GS segment; this_cpu_read and a test is a load
+ * and a compare). */
+#define this_cpu_eq(field, value) mem_eq(&((__seg_gs struct cpu *)0)->field, value)
 
 /* The running thread's process's slot in the trace map (cpu->user_stacks; 0:
  * not in it); the thread's own is set again at every switch.  this_cpu_read,

@@ -21,12 +21,9 @@ void spin_init(struct spinlock *lock, const char *name)
 	lock->name = name;
 }
 
-/* One instruction on this CPU's own count: a thread preempted and moved to
- * another CPU between reading this_cpu() and the increment would bump the
- * first CPU's count. */
 void preempt_disable(void)
 {
-	__asm__ volatile("incl %%gs:%c0" : : "i"(offsetof(struct cpu, preempt_count)) : "memory");
+	preempt_count_raise();
 }
 
 /* Dropping the last reason not to preempt acts on a pending reschedule, but
@@ -34,10 +31,7 @@ void preempt_disable(void)
  * (irqs_on: what the caller knows of the flag).  In line in the unlocks. */
 static inline __attribute__((always_inline)) void enable_preemption(bool irqs_on)
 {
-	struct cpu *cpu = this_cpu();
-
-	__asm__ volatile("" : : : "memory");
-	if (--cpu->preempt_count == 0 && cpu->need_resched && cpu->irq_depth == 0 && irqs_on)
+	if (preempt_count_drop_leaves_resched() && irqs_on)
 		sched_preempt();
 }
 

@@ -47,17 +47,11 @@ __attribute__((cold)) void spin_wait_for_ticket(struct spinlock *lock, uint32_t 
  * free, is one compare with serving in memory and a branch not taken (a
  * volatile load in C is a load and a compare, and the loop in line kept
  * serving's address in a register of its own): the wait loop runs only when
- * it is needed.  The asm is a compiler barrier, and an x86 load is an
- * acquire. */
+ * it is needed (mem_eq, a compiler barrier and an acquire). */
 static inline __attribute__((always_inline)) void spin_wait_turn(struct spinlock *lock)
 {
 	uint32_t ticket = __atomic_fetch_add(&lock->next_ticket, 1, __ATOMIC_RELAXED);
-	bool served;
-	__asm__ volatile("cmpl %1, %2"
-			 : "=@ccz"(served)
-			 : "r"(ticket), "m"(lock->serving)
-			 : "memory");
-	if (__builtin_expect(!served, 0))
+	if (__builtin_expect(!mem_eq(&lock->serving, ticket), 0))
 		spin_wait_for_ticket(lock, ticket);
 }
 
@@ -109,6 +103,34 @@ static inline __attribute__((always_inline)) void spin_unlock_handed(struct spin
 	spin_unlock_handed_on(lock, this_cpu_id());
 }
 
+/* ---- Preemption, in line where its call counts --------------------------- */
+
+/* One instruction on this CPU's own count: a thread preempted and moved to
+ * another CPU between reading this_cpu() and the increment would bump the
+ * first CPU's count. */
+static inline __attribute__((always_inline)) void preempt_count_raise(void)
+{
+	__asm__ volatile("incl %%gs:%c0"
+			 :
+			 : "i"(__builtin_offsetof(struct cpu, preempt_count))
+			 : "memory");
+}
+
+/* Takes one off this CPU's preempt_count, %gs-relative like every read here;
+ * true when that leaves a reschedule due where one may happen: the count at
+ * 0, one asked for, outside interrupt handlers.  Whether interrupts are on is
+ * the caller's to add (it may know it without reading the flags), and so is
+ * the call to sched_preempt, a layer above. */
+static inline __attribute__((always_inline)) bool preempt_count_drop_leaves_resched(void)
+{
+	bool zero;
+	__asm__ volatile("decl %%gs:%c1"
+			 : "=@ccz"(zero)
+			 : "i"(__builtin_offsetof(struct cpu, preempt_count))
+			 : "memory");
+	return zero && !this_cpu_eq(need_resched, 0) && this_cpu_read(irq_depth) == 0;
+}
+
 /* spin_lock_irqsave in line, for the paths where its call counts (IPC's
  * call and reply-receive): interrupts off, preemption off with one
  * instruction on this CPU's own count, then the ticket. */
@@ -128,10 +150,7 @@ static inline __attribute__((always_inline)) uint64_t
 spin_lock_irqsave_inline_with(struct spinlock *lock, uint64_t flags)
 {
 	irq_disable();
-	__asm__ volatile("incl %%gs:%c0"
-			 :
-			 : "i"(__builtin_offsetof(struct cpu, preempt_count))
-			 : "memory");
+	preempt_count_raise();
 	spin_lock_handed(lock);
 	return flags;
 }

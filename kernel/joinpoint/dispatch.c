@@ -98,15 +98,7 @@ static inline __attribute__((always_inline)) void deferral_open(struct jp_deferr
  * advice to remember it. */
 static inline __attribute__((always_inline)) bool deferring_named(void)
 {
-	__asm__ goto("cmpq $0, %%gs:%c0\n\t"
-		     "je %l[none]"
-		     :
-		     : "i"(CPU_FIELD(jp_deferring))
-		     : "cc"
-		     : none);
-	return true;
-none:
-	return false;
+	return !this_cpu_eq(jp_deferring, NULL);
 }
 
 /* Ends what deferral_open began, for a call that may have opened it (an

@@ -324,30 +324,10 @@ static inline __attribute__((always_inline)) void trace_switch(const struct thre
 	tracepoint_record_irqs_off(TRACE_SCHED_SWITCH, rdtsc(), &event, sizeof event);
 }
 
-/* *slot == NULL as one compare with memory, for a pointer whose value only
- * a rare path wants (that path reads it again): GCC otherwise loads it into
- * a register and tests it, an instruction more at every switch. */
-static inline __attribute__((always_inline)) bool null_in_memory(const void *const *slot)
-{
-	bool null;
-	__asm__ volatile("cmpq $0, %1" : "=@ccz"(null) : "m"(*slot) : "memory");
-	return null;
-}
-
 /* The sched suite's window after a switch (sched_test_switch_finished):
  * the test kernel notes the thread switched away from when it is the one the
  * suite watches (a compare and a branch a switch); nothing otherwise. */
 #ifdef KERNEL_TESTS
-/* p == *slot as one compare with memory: a volatile load in C is a load
- * and then a compare, at every switch of the test kernel. */
-static inline __attribute__((always_inline)) bool equals_in_memory(const void *p,
-								   const void *const *slot)
-{
-	bool equal;
-	__asm__ volatile("cmpq %1, %2" : "=@ccz"(equal) : "r"(p), "m"(*slot) : "memory");
-	return equal;
-}
-
 static __attribute__((noinline, cold)) void switch_finished_watched(struct run_queue *rq)
 {
 	struct thread *prev = rq->test_switched_from;
@@ -360,7 +340,7 @@ static inline __attribute__((always_inline)) void note_switched_from(struct run_
 								     struct thread *prev)
 {
 #ifdef KERNEL_TESTS
-	if (__builtin_expect(equals_in_memory(prev, (const void *const *)&sched_test_watched), 0))
+	if (__builtin_expect(mem_eq(&sched_test_watched, prev), 0))
 		rq->test_switched_from = prev;
 #else
 	(void)rq;
@@ -371,7 +351,7 @@ static inline __attribute__((always_inline)) void note_switched_from(struct run_
 static inline __attribute__((always_inline)) void switch_finished(struct run_queue *rq)
 {
 #ifdef KERNEL_TESTS
-	if (__builtin_expect(!null_in_memory((const void *const *)&rq->test_switched_from), 0))
+	if (__builtin_expect(!mem_eq(&rq->test_switched_from, NULL), 0))
 		switch_finished_watched(rq);
 #else
 	(void)rq;
@@ -391,7 +371,7 @@ static inline __attribute__((always_inline)) void switch_at(struct cpu *cpu, str
 							    struct thread *next, uint64_t now,
 							    bool prev_may_be_idle)
 {
-	if (!this_cpu_int_is(preempt_count, 1)) /* cpu's: one compare in place */
+	if (!this_cpu_eq(preempt_count, 1)) /* cpu's: one compare in place */
 		panic("sched: switch from '%s' with preempt_count %d (sleeping with a lock held?)",
 		      prev->name, cpu->preempt_count);
 
@@ -498,18 +478,6 @@ static __attribute__((noinline)) void unlock_and_see_to(struct run_queue *rq, st
 		sched_push_thread(left);
 }
 
-/* Takes one off this CPU's preempt_count, %gs-relative; true when that
- * brought it to 0. */
-static inline __attribute__((always_inline)) bool preempt_count_drop(void)
-{
-	bool zero;
-	__asm__ volatile("decl %%gs:%c1"
-			 : "=@ccz"(zero)
-			 : "i"(__builtin_offsetof(struct cpu, preempt_count))
-			 : "memory");
-	return zero;
-}
-
 /* The second half of every switch, in the thread that now runs: releases the
  * run queue lock taken by the thread before it, and sees to that thread if
  * it left it behind (rq->left_behind: most switches leave nothing, and cost
@@ -519,7 +487,7 @@ static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_fla
 	/* every field %gs-relative: no load of this CPU's address */
 	struct run_queue *rq = this_cpu_read(sched);
 
-	if (__builtin_expect(!null_in_memory((const void *const *)&rq->left_behind), 0)) {
+	if (__builtin_expect(!mem_eq(&rq->left_behind, NULL), 0)) {
 		unlock_and_see_to(rq, rq->left_behind, irq_flags);
 	} else {
 		spin_unlock_handed(&rq->lock); /* spin_unlock_irqrestore, in line */
@@ -527,8 +495,7 @@ static inline __attribute__((always_inline)) void finish_switch(uint64_t irq_fla
 		switch_finished(rq);
 	}
 	/* preempt_enable, in line */
-	if (preempt_count_drop() && !this_cpu_int_is(need_resched, 0) &&
-	    this_cpu_read(irq_depth) == 0 && irq_enabled())
+	if (preempt_count_drop_leaves_resched() && irq_enabled())
 		sched_preempt();
 }
 
@@ -658,20 +625,6 @@ JOINPOINT_DEFINE_NOSLEEP_AS(sched, wakeup_next, sched_wakeup_next, bool, struct 
 	return woken;
 }
 
-/* t->state == THREAD_BLOCKED as one compare with the state in memory: the
- * state is volatile, and a volatile load in C is a load and then a compare
- * (the hand-off asks it of both its threads).  The asm is a compiler
- * barrier, as the volatile load was. */
-static inline __attribute__((always_inline)) bool blocked(const struct thread *t)
-{
-	bool is_blocked;
-	__asm__ volatile("cmpl %1, %2"
-			 : "=@ccz"(is_blocked)
-			 : "i"(THREAD_BLOCKED), "m"(t->state)
-			 : "memory");
-	return is_blocked;
-}
-
 /* Can the caller switch straight to next?  Both queues locked. */
 static bool can_hand_off(struct run_queue *here, struct run_queue *from, struct thread *self,
 			 struct thread *next)
@@ -690,16 +643,6 @@ static bool take_handed_off(struct thread *self)
 	bool handed = self->handed_off;
 	self->handed_off = false;
 	return handed;
-}
-
-/* *field == index, read once (relaxed) as one compare with memory: an
- * atomic load in C is a load and then a compare. */
-static inline __attribute__((always_inline)) bool cpu_field_is(const unsigned *field,
-							       unsigned index)
-{
-	bool equal;
-	__asm__ volatile("cmpl %1, %2" : "=@ccz"(equal) : "r"(index), "m"(*field));
-	return equal;
 }
 
 /* next leaves rq's sleepers and self, with a deadline, joins them; rq
@@ -738,11 +681,12 @@ handoff_here(struct cpu *cpu, struct thread *self, struct thread *next, struct s
 {
 	struct run_queue *here = cpu->sched;
 	unsigned index = cpu->id;
-	if (!cpu_field_is(&next->cpu, index)) /* a hint, checked again under the lock */
+	if (!mem_eq(&next->cpu, index)) /* a hint, checked again under the lock */
 		return false;
 	spin_lock_handed_on(&here->lock, index);
-	if (next->cpu != index || !blocked(self) || !blocked(next) ||
-	    !sched_cpu_allowed_quickly(next, index) || outranked_here(here, next)) {
+	if (next->cpu != index || !mem_eq(&self->state, THREAD_BLOCKED) ||
+	    !mem_eq(&next->state, THREAD_BLOCKED) || !sched_cpu_allowed_quickly(next, index) ||
+	    outranked_here(here, next)) {
 		spin_unlock_handed_on(&here->lock, index);
 		return false;
 	}

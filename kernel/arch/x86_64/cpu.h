@@ -1,7 +1,8 @@
 /*
  * Thin wrappers over the x86_64 instructions the kernel needs by name: port
- * I/O, MSRs, control registers, interrupt flag, TSC, CPUID.  Nothing here
- * keeps state; every function is one or two instructions.
+ * I/O, MSRs, control registers, interrupt flag, TSC, CPUID, a compare with
+ * memory.  Nothing here keeps state; every function is one or two
+ * instructions.
  */
 #ifndef ARCH_X86_64_CPU_H
 #define ARCH_X86_64_CPU_H
@@ -19,6 +20,26 @@
 #define MSR_APIC_BASE      0x1b
 
 #define RFLAGS_IF (1UL << 9)
+
+/* *ptr == value as one compare with memory, for a 4- or 8-byte object (the
+ * suffix is the object's size; value, immediate or register, is taken at that
+ * width).  In C a volatile or atomic load followed by a test is a load and
+ * then a compare, and a plain read the compiler may keep a register for: the
+ * paths that only ask whether a word holds a value do it in place.  The asm
+ * is a compiler barrier, as a volatile load is, and an x86 load an acquire. */
+#define mem_eq(ptr, value)                                                                  \
+	({                                                                                  \
+		_Static_assert(sizeof(*(ptr)) == 4 || sizeof(*(ptr)) == 8,                  \
+			       "a 4- or 8-byte object");                                    \
+		__typeof__(__builtin_choose_expr(sizeof(*(ptr)) == 8, (uint64_t)0,          \
+						 (uint32_t)0)) value_ = (uintptr_t)(value); \
+		bool equal_;                                                                \
+		__asm__ volatile("cmp%z2 %1, %2"                                            \
+				 : "=@ccz"(equal_)                                          \
+				 : "er"(value_), "m"(*(ptr))                                \
+				 : "memory");                                               \
+		equal_;                                                                     \
+	})
 
 static inline void outb(uint16_t port, uint8_t value)
 {
