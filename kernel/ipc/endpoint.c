@@ -657,6 +657,21 @@ HOT int receive_now_locked(struct ipc_endpoint *e, struct ipc_message *message, 
 	return e->closed ? -EPIPE : timeout_ns == 0 ? -EAGAIN : 1;
 }
 
+/* What a receiver does once its wait came back with outcome: 0 with a
+ * message (*locked: whether the lock is still held), an error, or 1: wait
+ * again (receive_now_locked). */
+static inline __attribute__((always_inline)) int after_wait(struct ipc_endpoint *e,
+							    struct ipc_message *message,
+							    uint64_t timeout_ns,
+							    enum wait_outcome outcome, bool *locked)
+{
+	if (outcome != WAIT_NOTHING) {
+		*locked = outcome == WAIT_DELIVERED;
+		return 0;
+	}
+	return receive_now_locked(e, message, timeout_ns);
+}
+
 /* The waits of receive_locked from now to deadline, lock held; may_poll
  * false once it polled (at most once).  A constant at each use: a flag
  * kept across the waits would take a stack slot and its loads. */
@@ -675,11 +690,7 @@ static __attribute__((noinline)) int receive_polling(struct ipc_endpoint *e,
 {
 	wake(handoff);
 	enum wait_outcome outcome = poll_briefly(e, self, message, irq, now, deadline);
-	if (outcome != WAIT_NOTHING) {
-		*locked = outcome == WAIT_DELIVERED;
-		return 0;
-	}
-	int result = receive_now_locked(e, message, timeout_ns);
+	int result = after_wait(e, message, timeout_ns, outcome, locked);
 	if (result <= 0)
 		return result;
 	return receive_waiting(e, message, timeout_ns, self, irq, NULL, locked, clock_ns_inline(),
@@ -705,12 +716,7 @@ HOT int receive_waiting(struct ipc_endpoint *e, struct ipc_message *message, uin
 					       now, deadline);
 		enum wait_outcome outcome = wait_for_message(e, self, message, irq, &handoff, now,
 							     wake_time(now, deadline));
-		if (outcome != WAIT_NOTHING) {
-			*locked = outcome == WAIT_DELIVERED;
-			result = 0;
-			break;
-		}
-		result = receive_now_locked(e, message, timeout_ns);
+		result = after_wait(e, message, timeout_ns, outcome, locked);
 		if (result <= 0)
 			break;
 		now = clock_ns_inline();
