@@ -48,10 +48,9 @@
 #define ATTACH_TIMEOUT_NS     (10 * NSEC_PER_SEC)
 #define CONTROL_TIMEOUT_NS    (5 * NSEC_PER_SEC)
 
-static struct monitor_session session = {.lock = SPINLOCK_INIT("monitor.session")};
-/* The join-point side reads it in line (monitor_internal.h): an event's
- * checks cost less than a call to them. */
-extern struct monitor_session monitor_session __attribute__((alias("session")));
+/* Not static: the join-point side reads it in line (monitor_internal.h), an
+ * event's checks costing less than a call to them. */
+struct monitor_session monitor_session = {.lock = SPINLOCK_INIT("monitor.session")};
 
 static struct mutex report_lock = MUTEX_INIT(report_lock, "monitor.report");
 
@@ -59,7 +58,7 @@ static struct waitq attached = WAITQ_INIT(attached, "monitor.attach");
 
 struct tel_channel *monitor_channel(void)
 {
-	return __atomic_load_n(&session.channel, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&monitor_session.channel, __ATOMIC_ACQUIRE);
 }
 
 bool monitor_is_gone(void)
@@ -81,12 +80,12 @@ struct tel_channel *monitor_event_channel(const struct jp_context *context, uint
 		*gone = true;
 		return NULL;
 	}
-	return session.channel;
+	return monitor_session.channel;
 }
 
 int linker_monitor_pid(void)
 {
-	return monitor_is_gone() ? 0 : __atomic_load_n(&session.pid, __ATOMIC_RELAXED);
+	return monitor_is_gone() ? 0 : __atomic_load_n(&monitor_session.pid, __ATOMIC_RELAXED);
 }
 
 static uint64_t monitor_receives;
@@ -127,14 +126,15 @@ static void keep_on_monitor_cpus(int pid)
  * all); until then only it may attach again (it maps them already). */
 static bool earlier_monitor_runs(void)
 {
-	struct process *p = __atomic_load_n(&session.process, __ATOMIC_RELAXED);
-	return p && proc_still_runs_program(__atomic_load_n(&session.pid, __ATOMIC_RELAXED), p,
-					    __atomic_load_n(&session.execs, __ATOMIC_RELAXED));
+	struct process *p = __atomic_load_n(&monitor_session.process, __ATOMIC_RELAXED);
+	return p &&
+	       proc_still_runs_program(__atomic_load_n(&monitor_session.pid, __ATOMIC_RELAXED), p,
+				       __atomic_load_n(&monitor_session.execs, __ATOMIC_RELAXED));
 }
 
 static bool may_take_the_pages(void)
 {
-	return __atomic_load_n(&session.process, __ATOMIC_RELAXED) == proc_current() ||
+	return __atomic_load_n(&monitor_session.process, __ATOMIC_RELAXED) == proc_current() ||
 	       !earlier_monitor_runs();
 }
 
@@ -144,7 +144,7 @@ static int start_monitor(void)
 		return 0;
 	if (earlier_monitor_runs()) { /* a new monitor could not attach */
 		pr_warn("monitor: pid %d, detached, still runs with the monitor's pages mapped\n",
-			__atomic_load_n(&session.pid, __ATOMIC_RELAXED));
+			__atomic_load_n(&monitor_session.pid, __ATOMIC_RELAXED));
 		return -EBUSY;
 	}
 	char *argv[] = {"monitor", NULL}, *envp[] = {NULL};
@@ -226,15 +226,16 @@ static int attach_monitor(struct ipc_endpoint *e)
 	error = tel_channel_share(channel, proc_pid(proc_current()));
 	if (error)
 		return error;
-	uint64_t irq = spin_lock_irqsave(&session.lock);
-	struct ipc_endpoint *old = session.endpoint;
-	__atomic_store_n(&session.generation, session.generation + 1, __ATOMIC_RELAXED);
-	session.pid = proc_pid(proc_current());
-	__atomic_store_n(&session.execs, proc_exec_count(proc_current()), __ATOMIC_RELAXED);
-	__atomic_store_n(&session.process, proc_current(), __ATOMIC_RELAXED);
-	__atomic_store_n(&session.channel, channel, __ATOMIC_RELEASE);
-	__atomic_store_n(&session.endpoint, e, __ATOMIC_RELEASE);
-	spin_unlock_irqrestore(&session.lock, irq);
+	uint64_t irq = spin_lock_irqsave(&monitor_session.lock);
+	struct ipc_endpoint *old = monitor_session.endpoint;
+	__atomic_store_n(&monitor_session.generation, monitor_session.generation + 1,
+			 __ATOMIC_RELAXED);
+	monitor_session.pid = proc_pid(proc_current());
+	__atomic_store_n(&monitor_session.execs, proc_exec_count(proc_current()), __ATOMIC_RELAXED);
+	__atomic_store_n(&monitor_session.process, proc_current(), __ATOMIC_RELAXED);
+	__atomic_store_n(&monitor_session.channel, channel, __ATOMIC_RELEASE);
+	__atomic_store_n(&monitor_session.endpoint, e, __ATOMIC_RELEASE);
+	spin_unlock_irqrestore(&monitor_session.lock, irq);
 	/* The old one is closed; a join point that loaded it just before may
 	 * still look at it: keep it until a grace period has passed. */
 	if (old) {
@@ -275,8 +276,8 @@ SYSCALL_DEFINE1(ms_scope_attach, int, fd)
 static int find_id(struct aspect *aspect)
 {
 	for (int i = 0; i < ASPECT_MAX; i++)
-		if (session.ids[i].aspect == aspect &&
-		    session.ids[i].generation == session.generation)
+		if (monitor_session.ids[i].aspect == aspect &&
+		    monitor_session.ids[i].generation == monitor_session.generation)
 			return i + 1;
 	return 0;
 }
@@ -288,20 +289,20 @@ static struct aspect *aspect_of_id(uint32_t id)
 {
 	if (id == 0 || id > ASPECT_MAX)
 		return NULL;
-	struct aspect_id *slot = &session.ids[id - 1];
-	uint64_t irq = spin_lock_irqsave(&session.lock);
+	struct aspect_id *slot = &monitor_session.ids[id - 1];
+	uint64_t irq = spin_lock_irqsave(&monitor_session.lock);
 	struct aspect *aspect =
-	    slot->generation == session.generation ? aspect_get(slot->aspect) : NULL;
-	spin_unlock_irqrestore(&session.lock, irq);
+	    slot->generation == monitor_session.generation ? aspect_get(slot->aspect) : NULL;
+	spin_unlock_irqrestore(&monitor_session.lock, irq);
 	return aspect;
 }
 
 /* Sets what id names (NULL: nothing); control mutex held. */
 static void set_id(int id, struct aspect *aspect)
 {
-	uint64_t irq = spin_lock_irqsave(&session.lock);
-	session.ids[id - 1].aspect = aspect;
-	spin_unlock_irqrestore(&session.lock, irq);
+	uint64_t irq = spin_lock_irqsave(&monitor_session.lock);
+	monitor_session.ids[id - 1].aspect = aspect;
+	spin_unlock_irqrestore(&monitor_session.lock, irq);
 }
 
 /* Forgets a report an earlier holder of the slot never had merged. */
@@ -316,12 +317,13 @@ static void drop_report(struct aspect_id *slot)
 static int claim_id(struct aspect *aspect)
 {
 	for (int i = 0; i < ASPECT_MAX; i++) {
-		struct aspect_id *slot = &session.ids[i];
-		if (!slot->aspect || slot->generation != session.generation) {
+		struct aspect_id *slot = &monitor_session.ids[i];
+		if (!slot->aspect || slot->generation != monitor_session.generation) {
 			drop_report(slot);
-			uint64_t irq = spin_lock_irqsave(&session.lock);
-			*slot = (struct aspect_id){aspect, 0, session.generation, false, NULL};
-			spin_unlock_irqrestore(&session.lock, irq);
+			uint64_t irq = spin_lock_irqsave(&monitor_session.lock);
+			*slot =
+			    (struct aspect_id){aspect, 0, monitor_session.generation, false, NULL};
+			spin_unlock_irqrestore(&monitor_session.lock, irq);
 			return i + 1;
 		}
 	}
@@ -349,9 +351,7 @@ static struct ipc_endpoint *session_endpoint_get(void)
 static void detach_monitor_without_privilege(void)
 {
 	struct process *self = proc_current();
-	if (proc_has_privilege(PRIV_MONITOR) || !self ||
-	    self != __atomic_load_n(&session.process, __ATOMIC_RELAXED) ||
-	    proc_pid(self) != __atomic_load_n(&session.pid, __ATOMIC_RELAXED))
+	if (proc_has_privilege(PRIV_MONITOR) || !monitor_is_process(self))
 		return;
 	struct ipc_endpoint *e = session_endpoint_get();
 	if (!e)
@@ -389,7 +389,7 @@ int monitor_load_aspect(struct aspect *aspect, bool rings)
 		return error;
 	int id = find_id(aspect);
 	if (id) {
-		struct aspect_id *slot = &session.ids[id - 1];
+		struct aspect_id *slot = &monitor_session.ids[id - 1];
 		/* linked already: a LOAD again only says its rings are in use */
 		if (rings && !slot->rings &&
 		    (error = control_call(SCOPE_MSG_LOAD, (uint32_t)id, 1, aspect->name)))
@@ -407,8 +407,8 @@ int monitor_load_aspect(struct aspect *aspect, bool rings)
 		pr_warn("monitor: cannot link %s (error %d)\n", aspect->name, error);
 		return error;
 	}
-	session.ids[id - 1].refs = 1;
-	session.ids[id - 1].rings = rings;
+	monitor_session.ids[id - 1].refs = 1;
+	monitor_session.ids[id - 1].rings = rings;
 	return id;
 }
 
@@ -417,8 +417,8 @@ int monitor_load_aspect(struct aspect *aspect, bool rings)
 static void merge_report(struct aspect *aspect, uint32_t id)
 {
 	mutex_lock(&report_lock);
-	struct linker_counters *report = session.ids[id - 1].report;
-	session.ids[id - 1].report = NULL;
+	struct linker_counters *report = monitor_session.ids[id - 1].report;
+	monitor_session.ids[id - 1].report = NULL;
 	mutex_unlock(&report_lock);
 	if (!report)
 		return;
@@ -439,14 +439,14 @@ int monitor_flush_aspect(struct aspect *aspect)
 
 uint64_t monitor_id_generation(int id)
 {
-	return session.ids[id - 1].generation;
+	return monitor_session.ids[id - 1].generation;
 }
 
 void monitor_unload_aspect(struct aspect *aspect, int id, uint64_t generation)
 {
-	struct aspect_id *slot = &session.ids[id - 1];
+	struct aspect_id *slot = &monitor_session.ids[id - 1];
 	if (slot->aspect != aspect || slot->generation != generation ||
-	    generation != session.generation || --slot->refs > 0)
+	    generation != monitor_session.generation || --slot->refs > 0)
 		return;
 	if (monitor_flush_aspect(aspect) == 0)
 		control_call(SCOPE_MSG_UNLOAD, (uint32_t)id, 0, NULL);
@@ -458,7 +458,7 @@ void monitor_unload_aspect(struct aspect *aspect, int id, uint64_t generation)
 static bool caller_is_monitor(void)
 {
 	struct process *p = proc_current();
-	return p && proc_pid(p) == session.pid && !monitor_is_gone();
+	return p && proc_pid(p) == monitor_session.pid && !monitor_is_gone();
 }
 
 SYSCALL_DEFINE3(ms_scope_image, uint32_t, id, void *, buffer, uint64_t, length)
@@ -480,10 +480,10 @@ SYSCALL_DEFINE3(ms_scope_image, uint32_t, id, void *, buffer, uint64_t, length)
 static int keep_report(uint32_t id, struct linker_counters *report)
 {
 	mutex_lock(&report_lock);
-	struct aspect_id *slot = &session.ids[id - 1];
-	uint64_t irq = spin_lock_irqsave(&session.lock);
-	bool named = slot->aspect && slot->generation == session.generation;
-	spin_unlock_irqrestore(&session.lock, irq);
+	struct aspect_id *slot = &monitor_session.ids[id - 1];
+	uint64_t irq = spin_lock_irqsave(&monitor_session.lock);
+	bool named = slot->aspect && slot->generation == monitor_session.generation;
+	spin_unlock_irqrestore(&monitor_session.lock, irq);
 	if (!named) { /* no aspect has this id (any more): nobody's counts */
 		mutex_unlock(&report_lock);
 		kfree(report);
@@ -588,27 +588,23 @@ static inline __attribute__((always_inline)) struct ipc_endpoint *callers_monito
 {
 	struct ipc_endpoint *e = monitor_endpoint();
 	struct process *p = proc_current();
-	return e && p == __atomic_load_n(&session.process, __ATOMIC_RELAXED) &&
-		       proc_pid(p) == __atomic_load_n(&session.pid, __ATOMIC_RELAXED) &&
-		       proc_exec_count(p) == __atomic_load_n(&session.execs, __ATOMIC_RELAXED)
+	return e && p == __atomic_load_n(&monitor_session.process, __ATOMIC_RELAXED) &&
+		       proc_pid(p) == __atomic_load_n(&monitor_session.pid, __ATOMIC_RELAXED) &&
+		       proc_exec_count(p) ==
+			   __atomic_load_n(&monitor_session.execs, __ATOMIC_RELAXED)
 		   ? e
 		   : NULL;
 }
 
-/* ms_scope_reply_receive into a buffer of the monitor's own: received on
- * the stack, then copied out once.  Out of line: the message's room on the
- * stack and the copy are not the inbox path's. */
-static __attribute__((noinline)) long reply_receive_copying(uint64_t token, uint64_t word0,
-							    uint64_t word1,
-							    struct ipc_message *message,
-							    uint64_t timeout_ns)
+/* ms_scope_reply_receive into a buffer of the monitor's own (e: its
+ * endpoint): received on the stack, then copied out once.  Out of line: the
+ * message's room on the stack and the copy are not the inbox path's. */
+static __attribute__((noinline)) long
+reply_receive_copying(uint64_t token, uint64_t word0, uint64_t word1, struct ipc_message *message,
+		      uint64_t timeout_ns, struct ipc_endpoint *e)
 {
 	if (!uaccess_range_ok((uint64_t)message, sizeof *message))
 		return -EFAULT;
-	struct ipc_endpoint *e = callers_monitor_endpoint();
-	if (!e)
-		return -EPERM;
-	__atomic_fetch_add(&monitor_receives, 1, __ATOMIC_RELAXED);
 	struct ipc_message received;
 	int error = ipc_reply_words_receive(token, word0, word1, &received, timeout_ns, e);
 	if (error)
@@ -625,12 +621,12 @@ static __attribute__((noinline)) long reply_receive_copying(uint64_t token, uint
 SYSCALL_DEFINE5(ms_scope_reply_receive, uint64_t, token, uint64_t, word0, uint64_t, word1,
 		struct ipc_message *, message, uint64_t, timeout_ns)
 {
-	if ((uint64_t)message != SCOPE_INBOX_ADDRESS)
-		return reply_receive_copying(token, word0, word1, message, timeout_ns);
 	struct ipc_endpoint *e = callers_monitor_endpoint();
 	if (!e)
 		return -EPERM;
 	__atomic_fetch_add(&monitor_receives, 1, __ATOMIC_RELAXED);
+	if ((uint64_t)message != SCOPE_INBOX_ADDRESS)
+		return reply_receive_copying(token, word0, word1, message, timeout_ns, e);
 	return ipc_reply_words_receive(token, word0, word1, inbox, timeout_ns, e);
 }
 
