@@ -311,7 +311,7 @@ static inline __attribute__((always_inline)) void msg_deliver_as(struct monitor_
 static __attribute__((noinline, cold)) void
 msg_deliver_for_other_thread(struct monitor_advice *a, struct jp_context *context, bool after)
 {
-	msg_deliver_as(a, context, after, monitor_context_process(context));
+	msg_deliver_as(a, context, after, monitor_other_context_process(context));
 }
 
 static inline __attribute__((always_inline)) void
@@ -319,10 +319,10 @@ msg_deliver(struct monitor_advice *a, struct jp_context *context, bool after)
 {
 	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG))
 		return;
-	if (__builtin_expect(context->thread != thread_current(), 0))
-		msg_deliver_for_other_thread(a, context, after);
-	else
+	if (monitor_context_is_current(context))
 		msg_deliver_as(a, context, after, proc_current());
+	else
+		msg_deliver_for_other_thread(a, context, after);
 }
 
 /* Sibling calls on (the kernel is built without them): msg_send_here or

@@ -30,16 +30,29 @@ static inline uint64_t monitor_event_head(uint32_t aspect_id, unsigned advice_in
 /* The flags of monitor_event_head in place in its word. */
 #define MONITOR_EVENT_FLAGS(flags) ((uint64_t)(flags) << 48)
 
-/* The process of the context's thread: advice runs in that thread, whose
- * process the CPU holds (one load), so the scheduler is asked only for a
- * thread that is not the running one. */
+/* Whether the context is the running thread's: advice runs in that thread,
+ * whose process the CPU holds (one load). */
+static inline __attribute__((always_inline)) bool
+monitor_context_is_current(const struct jp_context *context)
+{
+	return __builtin_expect(context->thread == thread_current(), 1);
+}
+
+/* The process of a context that is not the running thread's, asked of the
+ * scheduler (NULL: the kernel's, with no thread). */
+static inline struct process *monitor_other_context_process(const struct jp_context *context)
+{
+	struct thread *t = context->thread;
+	return t ? thread_process(t) : NULL;
+}
+
+/* The process of the context's thread. */
 static inline __attribute__((always_inline)) struct process *
 monitor_context_process(const struct jp_context *context)
 {
-	struct thread *t = context->thread;
-	if (__builtin_expect(t == thread_current(), 1))
+	if (monitor_context_is_current(context))
 		return proc_current();
-	return t ? thread_process(t) : NULL;
+	return monitor_other_context_process(context);
 }
 
 /* A TSC timestamp of the context (not 0) as clock_ns() time. */
