@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86_64/cpu.h"
 #include "cpu/percpu.h"
 
 #define LATTRACK_NAME_MAX     24
@@ -283,9 +284,10 @@ struct lattrack_syscall_path {
 };
 extern struct lattrack_syscall_path lattrack_syscall_path;
 
+/* One compare with the word (mem_eq), as the other system-call watchers'. */
 static inline bool lattrack_syscalls_timed(void)
 {
-	return __atomic_load_n(&lattrack_syscall_path.slots, __ATOMIC_RELAXED) != 0;
+	return !mem_eq(&lattrack_syscall_path.slots, 0);
 }
 
 /* Counts a call of number that took delay_tsc when it is quiet; returns

@@ -154,14 +154,11 @@ struct trap_frame *syscall_user_frame(void)
 }
 
 /* Does anything watch system calls: a trace, a stacks-only trace or a
- * latency tracker?  One test for the three, so a call nobody watches (the
- * usual one) goes straight to its handler. */
+ * latency tracker?  A call nobody watches (the usual one) goes straight to
+ * its handler after a compare with each watcher's word. */
 static inline bool syscalls_watched(void)
 {
-	uintptr_t any = (uintptr_t)__atomic_load_n(&tracepoint_channel, __ATOMIC_RELAXED) |
-			(uintptr_t)__atomic_load_n(&tracepoint_stacks_channel, __ATOMIC_RELAXED) |
-			__atomic_load_n(&lattrack_syscall_path.slots, __ATOMIC_RELAXED);
-	return __builtin_expect(any != 0, 0);
+	return tracepoint_on() || tracepoint_stacks_on() || lattrack_syscalls_timed();
 }
 
 /* A watched call, or one with no handler.  Out of line: what it needs
