@@ -582,14 +582,13 @@ SYSCALL_DEFINE3(ms_scope_reply, uint32_t, joinpoint, uint64_t, key, int64_t, val
  * the same.  In line, as proc_exec_count is: the system call's arguments
  * then stay in the registers they came in, with no call to save them
  * across.  The attach stores the process before the endpoint (release; the
- * endpoint is loaded with acquire, first), and never stores a NULL one:
- * with an endpoint, a caller equal to the session's process is not NULL. */
+ * endpoint is loaded with acquire, first).  The process test is the
+ * join-point side's (monitor_is_process), with the exec count beside it. */
 static inline __attribute__((always_inline)) struct ipc_endpoint *callers_monitor_endpoint(void)
 {
 	struct ipc_endpoint *e = monitor_endpoint();
 	struct process *p = proc_current();
-	return e && p == __atomic_load_n(&monitor_session.process, __ATOMIC_RELAXED) &&
-		       proc_pid(p) == __atomic_load_n(&monitor_session.pid, __ATOMIC_RELAXED) &&
+	return e && monitor_is_process(p) &&
 		       proc_exec_count(p) ==
 			   __atomic_load_n(&monitor_session.execs, __ATOMIC_RELAXED)
 		   ? e
