@@ -62,6 +62,15 @@ struct thread_stats {
  * runs before this returns.  Returns the thread, or NULL when fn is NULL, priority
  * is out of range, or memory (thread or stack) ran out. */
 struct thread *thread_create(thread_fn fn, void *arg, const char *name, int priority);
+/* As thread_create (the same checks, the same sched.spawn join point), but
+ * the thread does not run until thread_launch: its creator can first store
+ * it where others find it, and then no longer touch what the thread may free
+ * as it ends (a process's thread).  It must be launched, once. */
+struct thread *thread_create_unstarted(thread_fn fn, void *arg, const char *name, int priority);
+/* Lets a thread from thread_create_unstarted run, as thread_create would
+ * have: a higher-priority one placed on the caller's CPU runs before this
+ * returns. */
+void thread_launch(struct thread *t);
 /* Ends the calling thread with status; its stack is reclaimed by thread_join,
  * or at once if it was detached.  Never returns. */
 __attribute__((noreturn)) void thread_exit(int status);

@@ -118,8 +118,11 @@ void thread_prepare_stack(struct thread *t, void (*start)(void *), void *start_a
 	t->saved_rsp = (uint64_t)frame;
 }
 
-JOINPOINT_DEFINE_AS(sched, spawn, thread_create, struct thread *, thread_fn, fn, void *, arg,
-		    const char *, name, int, priority)
+/* The sched.spawn join point: every thread but the boot and idle ones is
+ * made here, whether thread_create launches it at once or its creator
+ * first publishes it (thread_create_unstarted). */
+JOINPOINT_DEFINE_AS(sched, spawn, thread_create_unstarted, struct thread *, thread_fn, fn, void *,
+		    arg, const char *, name, int, priority)
 {
 	if (!fn || priority < SCHED_PRIORITY_MIN || priority > SCHED_PRIORITY_MAX)
 		return NULL;
@@ -128,7 +131,21 @@ JOINPOINT_DEFINE_AS(sched, spawn, thread_create, struct thread *, thread_fn, fn,
 		return NULL;
 	t->entry = fn;
 	t->arg = arg;
+	return t;
+}
+
+/* A thread that never ran has never had its stack laid out. */
+void thread_launch(struct thread *t)
+{
+	ASSERT(t && !t->saved_rsp && t->state == THREAD_BLOCKED);
 	sched_start_thread(t);
+}
+
+struct thread *thread_create(thread_fn fn, void *arg, const char *name, int priority)
+{
+	struct thread *t = thread_create_unstarted(fn, arg, name, priority);
+	if (t)
+		thread_launch(t);
 	return t;
 }
 
