@@ -207,8 +207,6 @@ struct process {
 	struct cfi_tables unwind;              /* its program's unwind tables (exec_image's) */
 	uint64_t final_cpu_ns;                 /* its thread's time on a CPU, once a zombie */
 	int final_cpu;                         /* the CPU it ended on */
-	bool started;      /* proc_start_thread is done with it: it may end (under proc_lock) */
-	bool start_waited; /* its thread waits for started (under proc_lock) */
 
 	struct proc_cred cred; /* fork copies it, exec keeps it */
 };
@@ -224,15 +222,15 @@ struct process *proc_find_locked(int pid);
 /* Frees an EMBRYO process that never ran (its memory too). */
 void proc_free_embryo(struct process *p);
 /* Starts p's thread, which enters user mode with p->start_frame.  Returns 0
- * or -ENOMEM (p is then still an embryo for the caller to free).  p cannot
- * end before this returns (its thread waits on PROC_START_GATE), so the
- * caller may still read it; after, p is its reaper's. */
+ * or -ENOMEM (p is then still an embryo for the caller to free).  p may end
+ * and be freed as soon as its thread runs, which can be before this
+ * returns: the caller reads what it needs of p (its pid) first. */
 int proc_start_thread(struct process *p);
-#define PROC_START_GATE "proc.start" /* the wait channel of a thread held so */
 #ifdef KERNEL_TESTS
-/* Called by proc_start_thread once the thread may run, before the start is
- * done, when set (the proc suite holds that window open; NULL but while
- * one case runs).  Nothing outside the test kernel. */
+/* Called with p by p's thread as it first runs, the earliest point from
+ * which p could end, when set (the proc suite checks there that the start
+ * is complete; NULL but while one case runs).  Nothing outside the test
+ * kernel. */
 extern void (*volatile proc_test_start_window)(struct process *p);
 #endif
 /* Runs fn(thread, arg) on process pid's thread (pid 0: the caller's, without

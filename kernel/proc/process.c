@@ -10,8 +10,8 @@
  *    process that never runs; orphans go to init (pid 1), which reaps them,
  *    or to kernel_parent when init is gone (PROC_ORPHAN: freed at exit);
  *  - state only moves forward: EMBRYO → RUNNING → ZOMBIE;
- *  - a process becomes a zombie only once started is set: proc_start_thread
- *    writes p after its thread may have run, and a zombie may be freed.
+ *  - proc_start_thread writes p only before it launches p's thread: from
+ *    that thread's first instruction, p may end and be freed.
  * A process ends in its own thread (proc_exit_current): it gives up its files
  * and memory, ends the session it leads, hands its children on, and only
  * then becomes a zombie and wakes its parent, so that whatever the parent
@@ -330,50 +330,8 @@ void proc_free_embryo(struct process *p)
 
 /* ---- Running --------------------------------------------------------------- */
 
-/* Where a process that ends before proc_start_thread is done with it waits:
- * were it to become a zombie first, a reaper could free it under the
- * starter's last writes.  Rarely anybody: the start is done long before. */
-static struct waitq start_gate = WAITQ_INIT(start_gate, PROC_START_GATE);
-
-static bool start_done(void *arg)
-{
-	const struct process *p = arg;
-	return __atomic_load_n(&p->started, __ATOMIC_ACQUIRE);
-}
-
-/* The waiter says so under proc_lock, where the start is published: the
- * starter wakes the gate only for it, so a start costs no wake-up. */
-static void wait_until_started(struct process *p)
-{
-	if (start_done(p))
-		return;
-	uint64_t irq = spin_lock_irqsave(&proc_lock);
-	bool waiting = !p->started;
-	p->start_waited = waiting;
-	spin_unlock_irqrestore(&proc_lock, irq);
-	if (waiting)
-		waitq_wait(&start_gate, start_done, p);
-}
-
-/* The first code of a process's thread: becomes the process, enters user mode. */
-static int process_thread_main(void *arg)
-{
-	struct process *p = arg;
-	struct thread *self = thread_current();
-
-	thread_set_process(self, p, p->memory->space);
-	/* It was switched to as a kernel thread: its process's place in the
-	 * trace map (a fork's is its parent's) holds from its first system call. */
-	proc_refresh_user_stacks(NULL);
-	uint64_t irq = spin_lock_irqsave(&proc_lock);
-	p->thread = self;
-	p->state = PROC_RUNNING;
-	spin_unlock_irqrestore(&proc_lock, irq);
-	proc_return_to_user(&p->start_frame);
-	arch_enter_user(&p->start_frame);
-}
-
-/* The proc suite's window in proc_start_thread (proc_test_start_window). */
+/* The proc suite's look at p from its thread's first code
+ * (proc_test_start_window). */
 static inline void start_window_for_tests(struct process *p)
 {
 #ifdef KERNEL_TESTS
@@ -385,22 +343,37 @@ static inline void start_window_for_tests(struct process *p)
 #endif
 }
 
+/* The first code of a process's thread: becomes the process, enters user mode. */
+static int process_thread_main(void *arg)
+{
+	struct process *p = arg;
+	struct thread *self = thread_current();
+
+	start_window_for_tests(p);
+	thread_set_process(self, p, p->memory->space);
+	/* It was switched to as a kernel thread: its process's place in the
+	 * trace map (a fork's is its parent's) holds from its first system call. */
+	proc_refresh_user_stacks(NULL);
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	p->state = PROC_RUNNING;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	proc_return_to_user(&p->start_frame);
+	arch_enter_user(&p->start_frame);
+}
+
 int proc_start_thread(struct process *p)
 {
-	struct thread *t = thread_create(process_thread_main, p, p->name, SCHED_PRIORITY_NORMAL);
+	struct thread *t =
+	    thread_create_unstarted(process_thread_main, p, p->name, SCHED_PRIORITY_NORMAL);
 	if (!t)
 		return -ENOMEM;
 	thread_detach(t);
-	start_window_for_tests(p);
-	/* Known from now on (affinity calls right after fork).  The thread may
-	 * have run already, but it cannot have ended: it waits for started. */
+	/* Known before it runs (affinity calls right after fork); the launch
+	 * is the last step, as p may end and be freed from then on. */
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	p->thread = t;
-	__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);
-	bool waited = p->start_waited;
 	spin_unlock_irqrestore(&proc_lock, irq);
-	if (waited)
-		waitq_wake_all(&start_gate);
+	thread_launch(t);
 	return 0;
 }
 
@@ -694,7 +667,6 @@ __attribute__((noreturn)) void proc_exit_current(int status)
 	struct process *p = proc_current();
 	ASSERT(p && irq_enabled());
 
-	wait_until_started(p);
 	struct trace_process_exit event = {.pid = p->pid, .status = status};
 	tracepoint(TRACE_PROCESS_EXIT, &event, sizeof event);
 	release_resources(p);

@@ -334,46 +334,52 @@ static void a_shorter_name_clears_the_longer_one(struct ktest *t)
 	proc_free_embryo(p);
 }
 
-/* ---- A child that ends while it is being started ---------------------------- */
+/* ---- A child that could end before its start is complete ------------------ */
 
 void (*volatile proc_test_start_window)(struct process *p);
-static volatile bool window_saw_zombie, window_saw_child_held;
+static volatile bool start_returned, child_ran_before_start_returned, child_found_its_thread;
 
-/* Whether the child has ended (its parent could reap and free it now) or
- * waits for its start to be published (PROC_START_GATE). */
-static bool child_ended_or_held(struct process *p)
+/* The child's first code, from which it may end and be reaped at once:
+ * everything its start writes (p->thread, which others act on) must be
+ * written by then. */
+static void look_at_the_start(struct process *p)
 {
+	proc_test_start_window = NULL; /* this start only */
+	child_ran_before_start_returned = !start_returned;
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
-	window_saw_zombie = p->state == PROC_ZOMBIE;
-	const char *channel =
-	    !window_saw_zombie && p->thread ? thread_wait_channel(p->thread) : NULL;
-	window_saw_child_held = channel && strcmp(channel, PROC_START_GATE) == 0;
+	child_found_its_thread = p->thread == thread_current();
 	spin_unlock_irqrestore(&proc_lock, irq);
-	return window_saw_zombie || window_saw_child_held;
 }
 
-/* Holds proc_start_thread between the thread's creation and the rest of
- * the start until the child has either ended or is held back. */
-static void hold_start_window(struct process *p)
+/* Starts the child from below its priority, pinned to this CPU: the child
+ * inherits the pin, so it runs as soon as its thread is launched, before
+ * anything the start would do after the launch. */
+static int start_from_below_the_child(void *arg)
 {
-	proc_test_start_window = NULL;                      /* this start only */
-	uint64_t deadline = clock_ns() + 10 * NSEC_PER_SEC; /* against a hang only */
-	while (!child_ended_or_held(p) && clock_ns() < deadline)
-		sched_sleep_ns(NSEC_PER_MSEC);
-}
-
-/* A child that exits at once, while its starter is still at it: were it
- * to end there, a reaper (any kernel thread, for the kernel's children)
- * could free it under the starter's last writes.  It waits instead. */
-static void a_child_cannot_end_while_it_is_being_started(struct ktest *t)
-{
-	window_saw_zombie = window_saw_child_held = false;
-	proc_test_start_window = hold_start_window;
+	thread_pin_here();
 	int pid = start("e");
+	start_returned = true;
+	*(volatile int *)arg = pid;
+	return 0;
+}
+
+/* A child that exits at once: from its first code it could end and be
+ * reaped (by any kernel thread, for the kernel's children), so is its start
+ * complete by then?  Were its thread stored after the launch, it would find
+ * none there, the starter being held below it. */
+static void a_child_cannot_be_reaped_before_its_start_is_complete(struct ktest *t)
+{
+	volatile int pid = -1;
+	start_returned = child_ran_before_start_returned = child_found_its_thread = false;
+	proc_test_start_window = look_at_the_start;
+	struct thread *starter =
+	    thread_create(start_from_below_the_child, (void *)&pid, "starter", SCHED_PRIORITY_LOW);
+	if (starter)
+		thread_join(starter, NULL);
 	proc_test_start_window = NULL;
-	ASSERT_TRUE(t, pid > 0);
-	EXPECT_FALSE(t, window_saw_zombie);
-	EXPECT_TRUE(t, window_saw_child_held);
+	ASSERT_TRUE(t, starter != NULL && pid > 0);
+	EXPECT_TRUE(t, child_ran_before_start_returned);
+	EXPECT_TRUE(t, child_found_its_thread);
 	int status = -1;
 	EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
 	EXPECT_EQ(t, status, PROC_STATUS_EXITED(42));
@@ -430,5 +436,5 @@ KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_
 	    KTEST_CASE(hostile_elf_images_are_refused),
 	    KTEST_CASE(truncated_elf_images_are_refused), KTEST_CASE(exec_names_the_thread),
 	    KTEST_CASE(a_shorter_name_clears_the_longer_one),
-	    KTEST_CASE(a_child_cannot_end_while_it_is_being_started),
+	    KTEST_CASE(a_child_cannot_be_reaped_before_its_start_is_complete),
 	    KTEST_CASE(a_session_ends_before_its_leader_can_be_reaped));
