@@ -20,8 +20,9 @@
  * frees.  Signals only set a bit and wake the process's waits; the process
  * acts on them on its way back to user mode (proc_return_to_user): it ends,
  * or, for a stop signal, stops there (its parent's wait4 with WUNTRACED sees
- * it) until SIGCONT or SIGKILL.  A process may set a signal to be ignored
- * (never SIGKILL or SIGSTOP); the setting survives fork and exec.
+ * it) until SIGCONT or a signal that ends it.  A process may set a signal
+ * to be ignored (never SIGKILL or SIGSTOP); the setting survives fork and
+ * exec.
  */
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/gdt.h"
@@ -438,7 +439,9 @@ static int exit_status_of(const struct process *p)
 	return p->exit_status;
 }
 
-/* SIGCONT and SIGKILL end a stop (pending or in effect). */
+/* SIGCONT ends a stop (pending or in effect), and so does a signal that ends
+ * the process: a process on its way out never looks stopped to its parent's
+ * wait4 with WUNTRACED, to ps or to the orphaned-group check. */
 static void continue_locked(struct process *p)
 {
 	__atomic_and_fetch(&p->pending_signals, ~STOP_SIGNALS, __ATOMIC_RELEASE);
@@ -454,7 +457,7 @@ void proc_signal_locked(struct process *p, int signal)
 		return;
 	if ((p->ignored_signals & bit) && !(bit & UNIGNORABLE))
 		return;
-	if (signal == SIGCONT || signal == SIGKILL)
+	if (signal == SIGCONT || terminating(bit))
 		continue_locked(p);
 	if (!(bit & IGNORED_SIGNALS))
 		__atomic_or_fetch(&p->pending_signals, bit, __ATOMIC_RELEASE);

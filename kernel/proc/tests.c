@@ -123,6 +123,36 @@ static void kill_ends_a_sleeping_process(struct ktest *t)
 	EXPECT_EQ(t, status, PROC_STATUS_SIGNALED(SIGTERM));
 }
 
+/* Whether process pid is stopped (false once it is gone). */
+static bool looks_stopped(int pid)
+{
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *p = proc_find_locked(pid);
+	bool stopped = p && p->stopped;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return stopped;
+}
+
+/* A stopped process that gets a fatal signal other than SIGKILL ends: from
+ * the moment the signal is sent it no longer looks stopped, so its parent's
+ * wait4 with WUNTRACED reports its end, not a stop it never came back from. */
+static void a_stopped_process_that_is_killed_no_longer_looks_stopped(struct ktest *t)
+{
+	int pid = start("z"), status = -1;
+	ASSERT_TRUE(t, pid > 0);
+	EXPECT_EQ(t, proc_kill(pid, SIGSTOP), 0);
+	uint64_t deadline = clock_ns() + 10 * NSEC_PER_SEC; /* against a hang only */
+	while (!looks_stopped(pid) && clock_ns() < deadline)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	EXPECT_TRUE(t, looks_stopped(pid));
+	EXPECT_EQ(t, proc_kill(pid, SIGTERM), 0);
+	EXPECT_FALSE(t, looks_stopped(pid));
+	EXPECT_EQ(t, proc_wait(pid, &status, WUNTRACED), pid);
+	EXPECT_EQ(t, status, PROC_STATUS_SIGNALED(SIGTERM));
+	if (status != PROC_STATUS_SIGNALED(SIGTERM)) /* the stop was reported: reap it */
+		proc_wait(pid, &status, 0);
+}
+
 /* Signals to nobody, and signals that do nothing. */
 static void kill_checks_its_arguments(struct ktest *t)
 {
@@ -430,6 +460,7 @@ KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_
 	    KTEST_CASE(deep_recursion_hits_the_stack_guard), KTEST_CASE(brk_mmap_munmap),
 	    KTEST_CASE(arguments_and_auxv_are_on_the_stack),
 	    KTEST_CASE(kill_ends_a_spinning_process), KTEST_CASE(kill_ends_a_sleeping_process),
+	    KTEST_CASE(a_stopped_process_that_is_killed_no_longer_looks_stopped),
 	    KTEST_CASE(kill_checks_its_arguments), KTEST_CASE(wait_without_children_is_echild),
 	    KTEST_CASE(fork_until_the_table_is_full), KTEST_CASE(allocate_until_memory_runs_out),
 	    KTEST_CASE(exec_of_a_missing_program_fails), KTEST_CASE(bad_pointers_give_efault),
