@@ -48,6 +48,7 @@
  */
 #include "joinpoint/defer.h"
 #include "joinpoint/internal.h"
+#include "joinpoint/section.h"
 
 #include <stddef.h>
 
@@ -155,19 +156,9 @@ __attribute__((cold)) void jp_resched_after_section(void)
  * nested: + CALLING gives the outer call its bit back. */
 static inline __attribute__((always_inline)) void section_leave(bool nested)
 {
-	unsigned step = nested ? JP_SECTION_CALLING : JP_SECTION_INSIDE + JP_SECTION_CALLING;
-	__asm__ goto("addl %3, %%gs:%c0\n\t"
-		     "decl %%gs:%c1\n\t"
-		     "cmpl $0, %%gs:%c2\n\t"
-		     "jne %l[resched]"
-		     :
-		     : "i"(CPU_FIELD(jp_sections)), "i"(CPU_FIELD(preempt_count)),
-		       "i"(CPU_FIELD(need_resched)), "ri"(step)
-		     : "memory", "cc"
-		     : resched);
-	return;
-resched:
-	jp_resched_after_section();
+	if (jp_section_leave_by(nested ? JP_SECTION_CALLING
+				       : JP_SECTION_INSIDE + JP_SECTION_CALLING))
+		jp_resched_after_section();
 }
 
 static inline const struct jp_list *load_list(const struct joinpoint *jp)

@@ -28,44 +28,42 @@ static inline __attribute__((always_inline)) void jp_section_enter(void)
 			 : "memory", "cc");
 }
 
-/* Leaves an outermost section: clears the bit, counts the section (+3 is
- * INSIDE + CALLING, carrying into the count) and lets a reschedule asked for
- * meanwhile happen. */
-static inline __attribute__((always_inline)) void jp_section_leave(void)
+/* Leaves a section by adding step to this CPU's jp_sections (the bits it
+ * clears carry into the count of sections ended) and ending its preemption;
+ * true when a reschedule was asked for meanwhile, which the caller lets
+ * happen (jp_resched_after_section).  The one way out of a section: the
+ * dispatcher's and the two below. */
+static inline __attribute__((always_inline)) bool jp_section_leave_by(unsigned step)
 {
-	__asm__ goto("addl $3, %%gs:%c0\n\t"
+	__asm__ goto("addl %3, %%gs:%c0\n\t"
 		     "decl %%gs:%c1\n\t"
 		     "cmpl $0, %%gs:%c2\n\t"
 		     "jne %l[resched]"
 		     :
 		     : "i"(offsetof(struct cpu, jp_sections)),
 		       "i"(offsetof(struct cpu, preempt_count)),
-		       "i"(offsetof(struct cpu, need_resched))
-		     : "memory", "cc"
-		     : resched);
-	return;
-resched:
-	jp_resched_after_section();
-}
-
-/* jp_section_leave, except that a reschedule asked for meanwhile is the
- * caller's to make (jp_resched_after_section): returns whether one was.  So
- * that a caller whose next step is a tail call keeps nothing across a call. */
-static inline __attribute__((always_inline)) bool jp_section_leave_unless_resched(void)
-{
-	__asm__ goto("addl $3, %%gs:%c0\n\t"
-		     "decl %%gs:%c1\n\t"
-		     "cmpl $0, %%gs:%c2\n\t"
-		     "jne %l[resched]"
-		     :
-		     : "i"(offsetof(struct cpu, jp_sections)),
-		       "i"(offsetof(struct cpu, preempt_count)),
-		       "i"(offsetof(struct cpu, need_resched))
+		       "i"(offsetof(struct cpu, need_resched)), "ri"(step)
 		     : "memory", "cc"
 		     : resched);
 	return false;
 resched:
 	return true;
+}
+
+/* Leaves an outermost section (+3 is INSIDE + CALLING, carrying into the
+ * count) and lets a reschedule asked for meanwhile happen. */
+static inline __attribute__((always_inline)) void jp_section_leave(void)
+{
+	if (jp_section_leave_by(3))
+		jp_resched_after_section();
+}
+
+/* jp_section_leave, except that a reschedule asked for meanwhile is the
+ * caller's to make: returns whether one was.  So that a caller whose next
+ * step is a tail call keeps nothing across a call. */
+static inline __attribute__((always_inline)) bool jp_section_leave_unless_resched(void)
+{
+	return jp_section_leave_by(3);
 }
 
 /* Around the real function of a _NOSLEEP join point, inside its section:
