@@ -127,6 +127,21 @@ SHELL_LINES = [
      "xxx; Y=$X$X$X$X$X$X$X$X$X$X$X$X; echo \"echo $Y; echo INJECTED\" > /l; echo 'echo end' >> /l; "
      "sh /l",
      r"^(?!.*INJECTED\n)\nsh: line too long\nend\n"),
+    ("stdin-pipe-exec-leaves-the-rest",
+     "echo 'exec cat' > /in1; echo after-exec >> /in1; cat /in1 | sh", r"\nafter-exec\n"),
+    ("stdin-pipe-command-reads-the-rest",
+     "echo cat > /in2; echo read-by-cat >> /in2; cat /in2 | sh", r"\nread-by-cat\n"),
+    ("stdin-file-exec-leaves-the-rest", "sh < /in1", r"\nafter-exec\n"),
+    ("stdin-file-command-reads-the-rest", "sh < /in2; echo 'echo a; echo b' | sh",
+     r"\nread-by-cat\na\nb\n"),
+    ("builtin-redirect-above-2-closed-after", "sh -c 'true 4>/t4; echo leaked 2>/dev/null >&4 || echo closed'",
+     r"\nclosed\n"),
+    ("builtin-redirect-above-2-put-back",
+     "sh -c 'exec 4>/a4; pwd 4>/b4; echo back >&4'; cat /a4", r"\nback\n"),
+    ("script-survives-its-redirections",
+     "echo 'exec 3</dev/null' > /r.sh; echo 'true " + "x" * 80 + "' > /p; cat /p /p > /q; "
+     "cat /q /q > /p; cat /p /p > /q; cat /q /q > /p; cat /p /p > /q; cat /q >> /r.sh; "
+     "echo 'echo script-end' >> /r.sh; sh /r.sh", r"\nscript-end\n"),
     ("scopectl-list-pattern", "scopectl list 'vfs.op*'", r"vfs\.open\(.*\) -> "),
     ("scopectl-list-nothing", "scopectl list 'nothing.*' || echo refused",
      r"no join point matches 'nothing\.\*'\nrefused"),
@@ -198,6 +213,46 @@ def readme_examples():
 
 def check(results, name, ok, detail=""):
     results.append(("jobs/" + name, bool(ok), "" if ok else detail))
+
+
+def sigaction_calls_around(guest, line):
+    """How many rt_sigaction calls the system made between two readings of
+    the counter with line between them (the second kcmd's own child adds
+    its resets), or None."""
+    reading = "kcmd jp stats sys.rt_sigaction"
+    out = guest.run(f"{reading}; {line}; {reading}") or ""
+    counts = [int(n) for n in re.findall(r"sys\.rt_sigaction\s+(\d+)", out)]
+    return counts[1] - counts[0] if len(counts) == 2 else None
+
+
+def check_failing_exec_keeps_signal_actions(guest, results):
+    """An interactive shell's exec that finds no program must never reset the
+    shell's signal actions: a ^C typed while it searched would reach the
+    shell.  Counted: the rt_sigaction calls around a failing exec are those
+    around `true`."""
+    guest.run("kcmd jp attach sys.rt_sigaction count")
+    around_true = sigaction_calls_around(guest, "true")
+    around_exec = sigaction_calls_around(guest, "exec nosuchprogram")
+    around_path = sigaction_calls_around(guest, "exec /nosuchprogram")
+    guest.run("kcmd jp detach sys.rt_sigaction")
+    check(results, "sh-failing-exec-keeps-signal-actions",
+          around_true is not None and around_exec == around_true == around_path,
+          f"rt_sigaction calls around true {around_true}, a failing exec {around_exec}, "
+          f"a failing exec of a path {around_path}")
+
+
+def check_exec_hangs_up_stopped_jobs(guest, results):
+    """A shell that execs leaves no stopped job behind: the job hears SIGHUP
+    and SIGCONT before the new program runs (here ps, in the shell's place)."""
+    inner = guest.run("sh") or ""
+    sleeper = foreground_sleep(guest)
+    stopped = (press(guest, CTRL_Z) if sleeper else None) or ""
+    listing = guest.run("exec ps") or ""
+    state = next((line.split()[2] for line in listing.splitlines()
+                  if sleeper and line.split()[:1] == [str(sleeper)]), None)
+    check(results, "sh-exec-hangs-up-stopped-jobs",
+          sleeper and "stopped" in stopped and "PID" in listing and state != "stopped",
+          f"inner shell {inner!r}, sleep's pid {sleeper}, {stopped!r}, then exec ps: {listing!r}")
 
 
 def check_console_cooked_after_shell_killed(guest, results):
@@ -338,6 +393,8 @@ def run(build, log):
             out = guest.run(line) or ""
             out = out[len(line):] if out.startswith(line) else out
             check(results, "sh-" + name, re.search(pattern, out, re.S), f"{line!r} gave {out!r}")
+        check_failing_exec_keeps_signal_actions(guest, results)
+        check_exec_hangs_up_stopped_jobs(guest, results)
         started = guest.run("tail -f /tmp/httpd.log &") or ""
         m = re.search(r"\[\d+\] (\d+)", started)
         guest.run("httpget http://127.0.0.1/index.html > /dev/null")

@@ -11,16 +11,21 @@
  * $? (the last status), $$, $! (the last background job's last pid), $#
  * and $0..$9 (a script's arguments) expand outside single quotes.  `#`
  * starts a comment.  `sh -c "line"` runs one line; `sh file [args]` runs a
- * file's lines; `FOO=bar cmd` puts FOO in cmd's environment only.
+ * file's lines; `FOO=bar cmd` puts FOO in cmd's environment only.  Lines
+ * read from standard input are read no further than the line that runs, so
+ * a command reading the same input gets the rest.
  * Builtins run in the shell (cd, exit, export, jobs, fg, bg, ...),
- * with their redirections; inside a pipeline they run in a child.
+ * with their redirections (every descriptor put back after); inside a
+ * pipeline they run in a child.
  *
  * Job control (interactive shells only, when stdin is the console): the
  * shell leads its own process group, ignores SIGINT, SIGTSTP, SIGTTOU and
  * SIGTTIN, and puts every pipeline in a new group.  A foreground job owns
  * the console (tcsetpgrp), so ^C and ^Z reach it alone; a stopped job (^Z)
  * or one started with `&` is listed by `jobs` and resumed by `fg`/`bg`.
- * Children get the default signal actions back before exec.  A
+ * Children get the default signal actions back before exec, and so does
+ * the shell's own `exec`, once it found the program.  Stopped jobs hear
+ * SIGHUP and SIGCONT when the shell exits or execs.  A
  * non-interactive shell runs everything in its own group and lets `&` jobs
  * ignore SIGINT, as POSIX asks.  An interactive shell edits its lines with
  * history and Tab completion (edit.c).
@@ -37,13 +42,16 @@
 
 #include "edit.h"
 
-#define LINE_MAX_BYTES 1024
-#define STORAGE_BYTES  4096
-#define MAX_TOKENS     128
-#define MAX_WORDS      64
-#define MAX_STAGES     8
-#define MAX_REDIRECTS  4
-#define MAX_JOBS       16
+#define LINE_MAX_BYTES    1024
+#define STORAGE_BYTES     4096
+#define MAX_TOKENS        128
+#define MAX_WORDS         64
+#define MAX_STAGES        8
+#define MAX_REDIRECTS     4
+#define MAX_JOBS          16
+#define REDIRECT_FDS      10 /* a redirection names descriptor 0 to 9 */
+#define FIRST_SPARE_FD    10 /* the shell's own descriptors sit at or above it */
+#define SHARED_READ_BYTES 128
 
 /* ---- Tokens ------------------------------------------------------------ */
 
@@ -99,6 +107,7 @@ static struct job jobs[MAX_JOBS]; /* background and stopped jobs */
 static struct job foreground_job; /* the one waited for: it needs no slot */
 static int script_argc;           /* $0 and the arguments: $# is one less */
 static char **script_argv;        /* $0, $1, ... */
+static pid_t shell_process;       /* not a child running a pipeline stage */
 
 /* ---- Expansion --------------------------------------------------------- */
 
@@ -577,6 +586,23 @@ static struct job *find_job(int argc, char **argv, const char *who)
 	return &jobs[n - 1];
 }
 
+/* What a session's end does to them (the console's hang-up): each stopped
+ * job hears SIGHUP, then SIGCONT so that it acts on it (one ignoring SIGHUP
+ * runs on).  Done when the shell ends or execs, so that no job is left
+ * stopped with no shell to continue it.  Only the shell's own process owns
+ * the table: a pipeline stage's copy is left alone. */
+static void hang_up_stopped_jobs(void)
+{
+	if (getpid() != shell_process)
+		return;
+	for (int j = 0; j < MAX_JOBS; j++) {
+		if (jobs[j].used && jobs[j].stopped) {
+			kill(-jobs[j].pgid, SIGHUP);
+			kill(-jobs[j].pgid, SIGCONT);
+		}
+	}
+}
+
 /* ---- Builtins ---------------------------------------------------------- */
 
 static int builtin_cd(int argc, char **argv)
@@ -602,6 +628,7 @@ static int builtin_pwd(int argc, char **argv)
 
 static int builtin_exit(int argc, char **argv)
 {
+	hang_up_stopped_jobs();
 	fflush(stdout);
 	exit(argc > 1 ? atoi(argv[1]) : last_status);
 }
@@ -692,27 +719,77 @@ static int builtin_false(int argc, char **argv)
 	return 1;
 }
 
-static void set_signals(void (*action)(int));
+#define JOB_SIGNAL_COUNT 4
+
+static void set_signals(void (*action)(int), struct sigaction *old);
+static void restore_signals(const struct sigaction *old);
+
+/* Where execvp would find name: itself when it holds a '/', else the first
+ * PATH directory (default /bin:/sbin) with an executable of that name.
+ * Returns 0, or the errno execvp would give (ENOENT, EACCES, ...). */
+static int find_program(const char *name, char *path, size_t size)
+{
+	if (strchr(name, '/')) {
+		if ((size_t)snprintf(path, size, "%s", name) >= size)
+			return ENAMETOOLONG;
+		return access(path, X_OK) == 0 ? 0 : errno;
+	}
+	const char *dirs = getenv("PATH");
+	if (!dirs || !*dirs)
+		dirs = "/bin:/sbin";
+	int error = ENOENT;
+	while (*dirs) {
+		int length = (int)strcspn(dirs, ":");
+		if ((size_t)snprintf(path, size, "%.*s/%s", length, dirs, name) < size) {
+			if (access(path, X_OK) == 0)
+				return 0;
+			if (errno != ENOENT)
+				error = errno;
+		}
+		dirs += length + (dirs[length] == ':');
+	}
+	return error;
+}
+
+/* Runs path in the shell's place with the signal actions a child gets.
+ * They are reset only now, after the search, so that a ^C during a failing
+ * search never reaches an interactive shell; if execve fails, the shell's
+ * own actions are put back.  Returns only then, with errno set. */
+static void replace_shell(const char *path, char **argv)
+{
+	struct sigaction shell_actions[JOB_SIGNAL_COUNT];
+	hang_up_stopped_jobs();
+	fflush(stdout);
+	fflush(stderr);
+	if (interactive)
+		set_signals(SIG_DFL, shell_actions);
+	execve(path, argv, environ);
+	int error = errno;
+	if (interactive)
+		restore_signals(shell_actions);
+	errno = error;
+}
 
 /* exec CMD [ARGS]: the shell becomes CMD, in the same process (its pid,
  * group and descriptors, redirections applied), with the signal actions a
- * child gets.  If it cannot, an interactive shell says why and goes on; any
- * other shell ends with 127 or 126, as POSIX asks.  Without CMD its
- * redirections stay the shell's (run_pipeline). */
+ * child gets; stopped jobs are hung up first, as at the shell's exit.  If
+ * it cannot, an interactive shell says why and goes on; any other shell
+ * ends with 127 or 126, as POSIX asks.  Without CMD its redirections stay
+ * the shell's (run_pipeline). */
 static int builtin_exec(int argc, char **argv)
 {
 	if (argc < 2)
 		return 0;
-	fflush(stdout);
-	fflush(stderr);
-	if (interactive)
-		set_signals(SIG_DFL);
-	execvp(argv[1], argv + 1);
-	int status = errno == ENOENT ? 127 : 126;
-	fprintf(stderr, "sh: %s: %s\n", argv[1], strerror(errno));
+	char path[256];
+	int error = find_program(argv[1], path, sizeof path);
+	if (error == 0) {
+		replace_shell(path, argv + 1);
+		error = errno;
+	}
+	int status = error == ENOENT ? 127 : 126;
+	fprintf(stderr, "sh: %s: %s\n", argv[1], strerror(error));
 	if (!interactive)
 		_exit(status);
-	set_signals(SIG_IGN);
 	return status;
 }
 
@@ -776,13 +853,22 @@ static int apply_redirects(const struct command *cmd)
 	return 0;
 }
 
-static void set_signals(void (*action)(int))
+static const int job_signals[JOB_SIGNAL_COUNT] = {SIGINT, SIGTSTP, SIGTTOU, SIGTTIN};
+
+/* Sets the job-control signals' action; their old actions go to old (an
+ * array of JOB_SIGNAL_COUNT) unless it is NULL. */
+static void set_signals(void (*action)(int), struct sigaction *old)
 {
-	static const int job_signals[] = {SIGINT, SIGTSTP, SIGTTOU, SIGTTIN};
 	struct sigaction sa = {0};
 	sa.sa_handler = action;
-	for (unsigned i = 0; i < sizeof job_signals / sizeof job_signals[0]; i++)
-		sigaction(job_signals[i], &sa, NULL);
+	for (int i = 0; i < JOB_SIGNAL_COUNT; i++)
+		sigaction(job_signals[i], &sa, old ? &old[i] : NULL);
+}
+
+static void restore_signals(const struct sigaction *old)
+{
+	for (int i = 0; i < JOB_SIGNAL_COUNT; i++)
+		sigaction(job_signals[i], &old[i], NULL);
 }
 
 /* How many of cmd's first words are NAME=value: they go into the
@@ -823,17 +909,53 @@ static void restore_assignments(char **words, int count, char **saved)
 	}
 }
 
+#define NOT_SAVED  (-2) /* the builtin leaves the descriptor alone */
+#define WAS_CLOSED (-1) /* it opens a descriptor that was closed */
+
+/* Keeps a close-on-exec copy of fd in saved[fd] (not for a program exec
+ * puts in the shell's place), above every descriptor a redirection names,
+ * so that no redirection of the builtin replaces the copy itself. */
+static void save_descriptor(int fd, int *saved)
+{
+	if (saved[fd] != NOT_SAVED)
+		return;
+	saved[fd] = fcntl(fd, F_DUPFD, FIRST_SPARE_FD);
+	if (saved[fd] >= 0)
+		fcntl(saved[fd], F_SETFD, FD_CLOEXEC);
+	else if (errno != EBADF)
+		saved[fd] = NOT_SAVED; /* no copy: better left redirected than closed */
+}
+
+/* Saves 0-2 and every descriptor cmd's redirections replace. */
+static void save_descriptors(const struct command *cmd, int saved[REDIRECT_FDS])
+{
+	for (int fd = 0; fd < REDIRECT_FDS; fd++)
+		saved[fd] = NOT_SAVED;
+	for (int fd = 0; fd < 3; fd++)
+		save_descriptor(fd, saved);
+	for (int i = 0; i < cmd->redirect_count; i++)
+		save_descriptor(cmd->redirects[i].fd, saved);
+}
+
+static void restore_descriptors(const int saved[REDIRECT_FDS])
+{
+	for (int fd = 0; fd < REDIRECT_FDS; fd++) {
+		if (saved[fd] >= 0) {
+			dup2(saved[fd], fd);
+			close(saved[fd]);
+		} else if (saved[fd] == WAS_CLOSED) {
+			close(fd);
+		}
+	}
+}
+
 /* Runs a builtin in the shell with its redirections and its leading
  * assignments, then puts the descriptors and the variables back. */
 static int run_builtin_here(const struct builtin *builtin, struct command *cmd)
 {
-	int saved[3], assignments = assignment_count(cmd);
+	int saved[REDIRECT_FDS], assignments = assignment_count(cmd);
 	char *saved_values[MAX_WORDS];
-	for (int fd = 0; fd < 3; fd++) {
-		saved[fd] = dup(fd);
-		if (saved[fd] >= 0) /* not for a program exec puts in the shell's place */
-			fcntl(saved[fd], F_SETFD, FD_CLOEXEC);
-	}
+	save_descriptors(cmd, saved);
 	fflush(stdout);
 	set_assignments(cmd->argv, assignments, saved_values);
 	int status = apply_redirects(cmd) < 0
@@ -842,12 +964,7 @@ static int run_builtin_here(const struct builtin *builtin, struct command *cmd)
 	restore_assignments(cmd->argv, assignments, saved_values);
 	fflush(stdout);
 	fflush(stderr);
-	for (int fd = 0; fd < 3; fd++) {
-		if (saved[fd] >= 0) {
-			dup2(saved[fd], fd);
-			close(saved[fd]);
-		}
-	}
+	restore_descriptors(saved);
 	return status;
 }
 
@@ -860,7 +977,7 @@ static void run_stage(struct command *cmd, pid_t pgid, int in_fd, int out_fd, in
 		 * foreground stage takes it itself (SIGTTOU is still ignored). */
 		if (!background)
 			tcsetpgrp(0, pgid ? pgid : getpid());
-		set_signals(SIG_DFL);
+		set_signals(SIG_DFL, NULL);
 	} else if (background) {
 		struct sigaction ignore = {0};
 		ignore.sa_handler = SIG_IGN;
@@ -1064,6 +1181,99 @@ static void run_line(const char *line)
 	}
 }
 
+/* ---- Reading commands -------------------------------------------------- */
+
+/* Where the shell's lines come from.  A script's own descriptor is read a
+ * buffer at a time.  Standard input is shared with the commands the shell
+ * runs (`cat f | sh`, f holding `exec cat` then `hello`, must leave "hello"
+ * to cat), so POSIX forbids reading past the line about to run: a file the
+ * shell can seek in is read ahead and the unused bytes are given back
+ * (lseek) before the line runs; a pipe or a terminal is read a byte at a
+ * time. */
+struct input {
+	int fd;
+	int shared;   /* the commands read this descriptor too */
+	int seekable; /* lseek can give unused bytes back */
+	size_t start, end;
+	char buffer[4096];
+};
+
+static struct input *open_input(int fd, int shared)
+{
+	static struct input input;
+	input = (struct input){.fd = fd, .shared = shared};
+	input.seekable = lseek(fd, 0, SEEK_CUR) >= 0;
+	return &input;
+}
+
+/* How many bytes one read takes: a whole buffer of a private input; of a
+ * shared one, what a line is likely to fit in (the rest is read again after
+ * it is given back); from a pipe, one byte, as nothing can be given back. */
+static size_t read_size(const struct input *in)
+{
+	if (!in->shared)
+		return sizeof in->buffer;
+	return in->seekable ? SHARED_READ_BYTES : 1;
+}
+
+/* Reads more when everything read is used.  Returns 0 at the end of input
+ * (or on an error), else 1. */
+static int fill(struct input *in)
+{
+	while (in->start == in->end) {
+		ssize_t n = read(in->fd, in->buffer, read_size(in));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;
+		in->start = 0;
+		in->end = (size_t)n;
+	}
+	return 1;
+}
+
+/* The next byte, or EOF at the end of input. */
+static int next_byte(struct input *in)
+{
+	return fill(in) ? (unsigned char)in->buffer[in->start++] : EOF;
+}
+
+/* Hands the bytes read past the current line back to a shared input (a
+ * command run next reads them itself); a private input keeps them. */
+static void give_back_unused(struct input *in)
+{
+	if (!in->shared || in->start == in->end)
+		return;
+	lseek(in->fd, -(off_t)(in->end - in->start), SEEK_CUR);
+	in->start = in->end = 0;
+}
+
+/* Moves what is read of the current line, up to its newline and at most
+ * room bytes, into to.  Returns how many bytes it moved. */
+static size_t take_line_part(struct input *in, char *to, size_t room)
+{
+	const char *from = in->buffer + in->start;
+	size_t count = in->end - in->start < room ? in->end - in->start : room;
+	const char *newline = memchr(from, '\n', count);
+	if (newline)
+		count = (size_t)(newline - from) + 1;
+	memcpy(to, from, count);
+	in->start += count;
+	return count;
+}
+
+/* Reads a line, its newline included, as fgets does (at most size - 1
+ * bytes).  Returns 0, or -1 at the end of input with nothing read. */
+static int read_line(struct input *in, char *line, size_t size)
+{
+	size_t length = 0;
+	while (length + 1 < size && (length == 0 || line[length - 1] != '\n') && fill(in))
+		length += take_line_part(in, line + length, size - 1 - length);
+	line[length] = '\0';
+	give_back_unused(in);
+	return length > 0 ? 0 : -1;
+}
+
 /* The builtins' names, for Tab completion. */
 static const char *const *builtin_names(void)
 {
@@ -1075,7 +1285,7 @@ static const char *const *builtin_names(void)
 
 /* The interactive prompt and line: edited when the console allows it.
  * Returns 0, or -1 at end of input. */
-static int read_interactive(FILE *in, char *line, size_t size)
+static int read_interactive(struct input *in, char *line, size_t size)
 {
 	char cwd[256], prompt[300];
 	reap_background();
@@ -1090,30 +1300,31 @@ static int read_interactive(FILE *in, char *line, size_t size)
 		return -1;
 	fputs(prompt, stdout);
 	fflush(stdout);
-	return fgets(line, (int)size, in) ? 0 : -1;
+	return read_line(in, line, size);
 }
 
-/* After fgets filled line: when it holds no newline and is full, the line
- * was longer than the limit.  Its rest is read and dropped (so that its tail
- * never runs as a command of its own); returns 1 then, else 0. */
-static int dropped_long_line(FILE *in, const char *line, size_t size)
+/* After read_line filled line: when it holds no newline and is full, the
+ * line was longer than the limit.  Its rest is read and dropped (so that its
+ * tail never runs as a command of its own); returns 1 then, else 0. */
+static int dropped_long_line(struct input *in, const char *line, size_t size)
 {
 	size_t length = strlen(line);
 	if (length + 1 < size || line[length - 1] == '\n')
 		return 0;
 	int c;
-	while ((c = getc(in)) != EOF && c != '\n')
+	while ((c = next_byte(in)) != EOF && c != '\n')
 		;
+	give_back_unused(in);
 	return 1;
 }
 
-static int run_file(FILE *in)
+static int run_file(struct input *in)
 {
 	char line[LINE_MAX_BYTES + 2];
 	for (;;) {
 		if (interactive && read_interactive(in, line, sizeof line) < 0)
 			break;
-		if (!interactive && !fgets(line, sizeof(line), in))
+		if (!interactive && read_line(in, line, sizeof line) < 0)
 			break;
 		if (!interactive)
 			reap_background(); /* frees the slots of ended background jobs */
@@ -1126,7 +1337,28 @@ static int run_file(FILE *in)
 	}
 	if (interactive)
 		putchar('\n');
+	hang_up_stopped_jobs();
 	return last_status;
+}
+
+/* Opens a script close-on-exec (a daemon it starts, httpd -b, would keep
+ * it open for good) at descriptor 10 or above, where no redirection (whose
+ * descriptor is one digit) can replace it: `exec 3< f` in a script must not
+ * end the script.  Returns the descriptor, or -1 with errno set. */
+static int open_script(const char *path)
+{
+	int opened = open(path, O_RDONLY);
+	if (opened < 0)
+		return -1;
+	int fd = fcntl(opened, F_DUPFD, FIRST_SPARE_FD);
+	int error = errno;
+	close(opened);
+	if (fd < 0) {
+		errno = error;
+		return -1;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
 }
 
 /* Job control on the console: a group of our own that owns the terminal. */
@@ -1138,11 +1370,12 @@ static void take_console(void)
 	setpgid(0, 0); /* fails for a session leader, which leads its group already */
 	shell_pgid = getpgrp();
 	tcsetpgrp(0, shell_pgid);
-	set_signals(SIG_IGN);
+	set_signals(SIG_IGN, NULL);
 }
 
 int main(int argc, char **argv)
 {
+	shell_process = getpid();
 	/* sh: $0 is sh; sh file a b: file, a, b; sh -c line x y: x, y (POSIX) */
 	script_argc = argc > 1 ? argc - 1 : 1;
 	script_argv = argc > 1 ? argv + 1 : argv;
@@ -1153,17 +1386,14 @@ int main(int argc, char **argv)
 		return last_status;
 	}
 	if (argc > 1) {
-		FILE *script = fopen(argv[1], "r");
-		if (!script) {
+		int fd = open_script(argv[1]);
+		if (fd < 0) {
 			fprintf(stderr, "sh: %s: %s\n", argv[1], strerror(errno));
 			return 127;
 		}
-		/* not inherited: a daemon the script starts (httpd -b) would
-		 * keep it open for good */
-		fcntl(fileno(script), F_SETFD, FD_CLOEXEC);
-		return run_file(script);
+		return run_file(open_input(fd, 0));
 	}
 	if (isatty(0))
 		take_console();
-	return run_file(stdin);
+	return run_file(open_input(0, 1));
 }
