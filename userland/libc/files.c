@@ -277,16 +277,50 @@ char *getcwd(char *buffer, size_t size)
 	return buffer;
 }
 
-/* F_GETFL and F_SETFL carry open() flags, converted; the rest pass through. */
+/* fcntl commands: newlib's number, Linux's.  Every command the two share;
+ * newlib's remote-lock commands (F_RGETLK ...) have no Linux number. */
+static const struct {
+	int newlib_command;
+	int linux_command;
+} fcntl_commands[] = {
+    {F_DUPFD, 0},
+    {F_GETFD, 1},
+    {F_SETFD, 2},
+    {F_GETFL, 3},
+    {F_SETFL, 4},
+    {F_GETLK, 5},
+    {F_SETLK, 6},
+    {F_SETLKW, 7},
+    {F_SETOWN, 8},
+    {F_GETOWN, 9},
+    {F_DUPFD_CLOEXEC, 1030},
+};
+
+/* -1 for a command Linux does not have. */
+static int fcntl_command_to_linux(int command)
+{
+	for (size_t i = 0; i < sizeof fcntl_commands / sizeof fcntl_commands[0]; i++)
+		if (fcntl_commands[i].newlib_command == command)
+			return fcntl_commands[i].linux_command;
+	return -1;
+}
+
+/* The command converted, and F_GETFL and F_SETFL's open() flags; the other
+ * arguments pass through. */
 int fcntl(int fd, int command, ...)
 {
 	va_list ap;
 	va_start(ap, command);
 	long argument = va_arg(ap, long);
 	va_end(ap);
+	int linux_command = fcntl_command_to_linux(command);
+	if (linux_command < 0) {
+		errno = EINVAL;
+		return -1;
+	}
 	if (command == F_SETFL)
 		argument = flags_to_linux((int)argument);
-	long result = sys_result(ms_syscall3(__NR_fcntl, fd, command, argument));
+	long result = sys_result(ms_syscall3(__NR_fcntl, fd, linux_command, argument));
 	if (command == F_GETFL && result >= 0)
 		result = flags_from_linux(result);
 	return (int)result;

@@ -919,10 +919,8 @@ static void save_descriptor(int fd, int *saved)
 {
 	if (saved[fd] != NOT_SAVED)
 		return;
-	saved[fd] = fcntl(fd, F_DUPFD, FIRST_SPARE_FD);
-	if (saved[fd] >= 0)
-		fcntl(saved[fd], F_SETFD, FD_CLOEXEC);
-	else if (errno != EBADF)
+	saved[fd] = fcntl(fd, F_DUPFD_CLOEXEC, FIRST_SPARE_FD);
+	if (saved[fd] < 0 && errno != EBADF)
 		saved[fd] = NOT_SAVED; /* no copy: better left redirected than closed */
 }
 
@@ -1350,14 +1348,10 @@ static int open_script(const char *path)
 	int opened = open(path, O_RDONLY);
 	if (opened < 0)
 		return -1;
-	int fd = fcntl(opened, F_DUPFD, FIRST_SPARE_FD);
+	int fd = fcntl(opened, F_DUPFD_CLOEXEC, FIRST_SPARE_FD);
 	int error = errno;
 	close(opened);
-	if (fd < 0) {
-		errno = error;
-		return -1;
-	}
-	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	errno = error;
 	return fd;
 }
 

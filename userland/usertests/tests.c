@@ -942,11 +942,39 @@ static void top_and_ps_show_cpus(void)
 		t_fail("ms_set_monitor back to ordinary: %s", strerror(errno));
 }
 
+/* Does each fcntl command reach the kernel as the command it names?  newlib
+ * numbers them its own way (F_DUPFD_CLOEXEC is 14 there, 1030 in the
+ * kernel's Linux ABI); one newlib has and Linux does not is EINVAL. */
+static void fcntl_commands_reach_the_kernel_as_named(void)
+{
+	int fds[2];
+	if (pipe(fds) < 0) {
+		t_fail("pipe: %s", strerror(errno));
+		return;
+	}
+	int cloexec = fcntl(fds[0], F_DUPFD_CLOEXEC, 20);
+	if (cloexec < 20 || fcntl(cloexec, F_GETFD) != FD_CLOEXEC)
+		t_fail("F_DUPFD_CLOEXEC gave %d (%s), its F_GETFD %d", cloexec, strerror(errno),
+		       cloexec >= 0 ? fcntl(cloexec, F_GETFD) : -1);
+	int plain = fcntl(fds[0], F_DUPFD, 20);
+	if (plain < 20 || plain == cloexec || fcntl(plain, F_GETFD) != 0)
+		t_fail("F_DUPFD gave %d (%s)", plain, strerror(errno));
+	errno = 0;
+	if (fcntl(fds[0], F_RGETLK, 0) != -1 || errno != EINVAL)
+		t_fail("F_RGETLK (newlib's own) was not refused with EINVAL: %s", strerror(errno));
+	close(cloexec);
+	close(plain);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 /* Each case with its hang guard: it only ends a case that hangs, it never
  * times one (usertests.c). */
 const struct user_test user_tests[] = {
     {"fork_wait_exit_status", fork_wait_exit_status, HANG_GUARD_MS},
     {"pipe_round_trip", pipe_round_trip, HANG_GUARD_MS},
+    {"fcntl_commands_reach_the_kernel_as_named", fcntl_commands_reach_the_kernel_as_named,
+     HANG_GUARD_MS},
     {"copy_stops_at_the_exact_byte", copy_stops_at_the_exact_byte, HANG_GUARD_MS},
     {"exec_passes_arguments", exec_passes_arguments, HANG_GUARD_MS},
     {"exec_missing_binary", exec_missing_binary, HANG_GUARD_MS},
