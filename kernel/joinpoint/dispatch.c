@@ -108,7 +108,7 @@ static inline __attribute__((always_inline)) bool deferring_named(void)
 static inline __attribute__((always_inline)) jp_advice_fn
 deferral_close(struct jp_deferrable_call *call, bool may_have_opened, void **cookie)
 {
-	if (!may_have_opened || !deferring_named())
+	if (!may_have_opened || __builtin_expect(!deferring_named(), 1))
 		return NULL;
 	name_no_deferring();
 	jp_advice_fn fn = call->fn;
