@@ -22,7 +22,7 @@
  *       IDLE_SAMPLES samples in a row, or at once when no frame moved at all
  *       (the load has gone: NAPI's empty poll), else the mode the NIC has;
  *   anything between: hybrid, but a NIC that polls goes on polling (it polls
- *       until idle, as NAPI does).
+ *       until idle, as NAPI does), and one in the mode a trial chose keeps it.
  * Which of polling and interrupts serves a busy load better depends on the
  * machine (what an interrupt costs, what a poll that finds nothing costs,
  * what the device model does meanwhile), so it is measured rather than
@@ -32,15 +32,22 @@
  * polling must do better by 1/POLLING_MARGIN, so a tie keeps interrupts,
  * which answer sooner at a low load and need nobody.  The choice holds for
  * CHOICE_DECISIONS busy decisions, or until the load has gone (idle as
- * above), and then the next busy load is tried again.  A sample is counted
- * for the mode the NIC had while it was taken (the join point's argument),
- * so an answer taken a sample late (shm, one-way msg) only shifts the trial.
+ * above) or frames are dropped (pressure), and then the next busy load is
+ * tried again.  A sample is counted for the mode the NIC had while it was
+ * taken (the join point's argument), and the trial runs until each mode has
+ * its samples, so an answer applied a sample late (shm, one-way msg) does
+ * not leave one mode short; but there the counters are read when the
+ * monitor gets to the event, a few milliseconds after the sample, so each
+ * window is offset from its mode's by that much, which pulls the two rates
+ * together: a close call then goes to interrupts.
  * The first sample of a NIC in a copy of this object only notes the
  * counters and answers the mode the NIC has.  (Linked shm or msg, the monitor
  * loads a fresh copy; the kernel's `direct` copy keeps its state while the
  * aspect is bound elsewhere, so its first sample back measures the frames of
  * that whole time over one sample's elapsed time: a rate too high, which
- * may start a trial, which then measures the load as it is.)
+ * may start a trial, which then measures the load as it is; but a trial it
+ * had running counts that sample, and a choice it had holds on for the rest
+ * of its decisions.  Unloading it and loading it again starts afresh.)
  * A settled answer holds: the reply says for how long (mode | frames << 8 |
  * samples << 24), and the driver leaves out the samples that come due until
  * the NIC has moved that many frames or that many samples were left out.
@@ -79,7 +86,8 @@ MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its
 #define IDLE_HOLD_SAMPLES 16   /* NIC_HOLD_MAX_SAMPLES */
 #define POLL_HOLD_FRAMES  4096 /* NIC_HOLD_MAX_FRAMES: the samples end it */
 #define POLL_HOLD_SAMPLES 4    /* ... and a busy load's settled answer, polling or not */
-#define TRIAL_SAMPLES     3
+#define TRIAL_SAMPLES     3    /* each mode's samples in a trial */
+#define TRIAL_MAX         (4 * TRIAL_SAMPLES)
 #define CHOICE_DECISIONS  32
 #define POLLING_MARGIN    32 /* polling must serve 1/32 more than interrupts */
 #define FRAMES_SHIFT      8  /* NIC_REPLY_FRAMES_SHIFT */
@@ -88,13 +96,14 @@ MS_ASPECT("nicmode", "decides a NIC's mode (interrupt, polling, hybrid) from its
 /* What a trial measured under one mode: frames and the time they took. */
 struct tally {
 	uint64_t frames, us;
+	unsigned samples;
 };
 
 struct nic_state {
 	int seen;
 	uint64_t frames, missed;
 	unsigned busy_streak, idle_streak;
-	unsigned trial_left;   /* samples the running trial still counts; 0: none runs */
+	unsigned trial;        /* samples the running trial has counted + 1; 0: none runs */
 	unsigned choice_left;  /* busy decisions the last trial's choice holds for */
 	unsigned chosen;       /* that choice */
 	struct tally tried[2]; /* the trial's: [0] interrupts, [1] polling */
@@ -122,8 +131,8 @@ static uint64_t counter(const char *device, const char *name)
 
 static void start_trial(struct nic_state *s)
 {
-	s->trial_left = 2 * TRIAL_SAMPLES;
-	s->tried[0] = s->tried[1] = (struct tally){0, 0};
+	s->trial = 1;
+	s->tried[0] = s->tried[1] = (struct tally){0, 0, 0};
 	ms_counter_add("trials", 1);
 }
 
@@ -140,18 +149,26 @@ static unsigned trial_winner(const struct nic_state *s)
 	return polled > interrupted ? MODE_POLLING : MODE_INTERRUPT;
 }
 
-/* One busy sample, taken under mode, during a trial: counts it, and answers
- * the mode to try next or, at the trial's end, the one it chose. */
+/* One busy sample, taken under mode, during a trial: counts it for that
+ * mode, and answers polling until polling has its TRIAL_SAMPLES, then
+ * interrupts until they have theirs, then the mode the trial chose.  Counted
+ * by the mode each sample was taken under, so an answer applied a sample
+ * late (shm, one-way msg) still gives each mode its samples; a trial whose
+ * answers are not followed ends after TRIAL_MAX samples, on what it has. */
 static unsigned trial_step(struct nic_state *s, unsigned mode, uint64_t delta, uint64_t us)
 {
 	if (mode == MODE_INTERRUPT || mode == MODE_POLLING) {
 		s->tried[mode].frames += delta;
 		s->tried[mode].us += us;
+		s->tried[mode].samples++;
 	}
-	if (--s->trial_left > TRIAL_SAMPLES)
-		return MODE_POLLING;
-	if (s->trial_left > 0)
-		return MODE_INTERRUPT;
+	if (s->trial++ < TRIAL_MAX) {
+		if (s->tried[MODE_POLLING].samples < TRIAL_SAMPLES)
+			return MODE_POLLING;
+		if (s->tried[MODE_INTERRUPT].samples < TRIAL_SAMPLES)
+			return MODE_INTERRUPT;
+	}
+	s->trial = 0;
 	s->chosen = trial_winner(s);
 	s->choice_left = CHOICE_DECISIONS;
 	return s->chosen;
@@ -160,7 +177,7 @@ static unsigned trial_step(struct nic_state *s, unsigned mode, uint64_t delta, u
 static unsigned choose_busy(struct nic_state *s, unsigned mode, uint64_t delta, uint64_t us,
 			    int high)
 {
-	if (s->trial_left)
+	if (s->trial)
 		return trial_step(s, mode, delta, us);
 	if (s->choice_left) {
 		s->choice_left--;
@@ -176,7 +193,7 @@ static unsigned choose_busy(struct nic_state *s, unsigned mode, uint64_t delta, 
  * no longer says anything about the next busy load. */
 static void forget_trials(struct nic_state *s)
 {
-	s->trial_left = 0;
+	s->trial = 0;
 	s->choice_left = 0;
 }
 
@@ -194,13 +211,13 @@ static unsigned choose(struct nic_state *s, unsigned mode, uint64_t delta, uint6
 	}
 	if (busy)
 		return choose_busy(s, mode, delta, us, high);
-	s->trial_left = 0; /* a trial measures a busy load only */
+	s->trial = 0; /* a trial measures a busy load only */
 	if (idle && (s->idle_streak >= IDLE_SAMPLES || rate == 0)) {
 		forget_trials(s); /* no frame at all: the load has gone (NAPI's empty poll) */
 		return MODE_INTERRUPT;
 	}
-	if (idle)
-		return mode;
+	if (idle || (s->choice_left && mode == s->chosen))
+		return mode; /* a dip between busy samples keeps the choice */
 	return mode == MODE_POLLING ? MODE_POLLING : MODE_HYBRID;
 }
 
@@ -214,7 +231,7 @@ static int64_t holding(const struct nic_state *s, unsigned next)
 {
 	if (next == MODE_INTERRUPT && s->idle_streak > 0)
 		return hold_bits(IDLE_HOLD_FRAMES, IDLE_HOLD_SAMPLES);
-	if (next != MODE_HYBRID && s->busy_streak > 0 && !s->trial_left)
+	if (next != MODE_HYBRID && s->busy_streak > 0 && !s->trial)
 		return hold_bits(POLL_HOLD_FRAMES, POLL_HOLD_SAMPLES);
 	return 0;
 }

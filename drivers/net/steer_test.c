@@ -343,6 +343,48 @@ static void a_choice_is_tried_again_when_it_runs_out(struct ktest *t)
 	unlink_and_unload(a);
 }
 
+/* Samples of a high load whose answers take effect one sample late, as
+ * under shm and one-way msg when the monitor is slower than the worker:
+ * sample k says the mode of answer k - 2 (every sample goes to the aspect,
+ * direct, and the test keeps the NIC's own mode out of it).  faster: the
+ * mode that moves 200 frames a sample, the other 100.  Returns the answer
+ * once the trial has chosen (its answer held), or -1 after 16 samples. */
+static int trial_with_late_answers(struct nic *nic, enum nic_mode faster)
+{
+	enum nic_mode said = NIC_MODE_INTERRUPT, applies_next = NIC_MODE_INTERRUPT;
+	for (unsigned i = 0; i < 16; i++) {
+		__atomic_fetch_add(&nic->rx_frames, said == faster ? 200 : 100, __ATOMIC_RELAXED);
+		nic_sample(nic, nic->index, said, SAMPLE_US);
+		int answer = nic_steer_apply(nic);
+		if (answer < 0)
+			return -1;
+		if (nic_steer_held(nic) && i > 0)
+			return answer;
+		said = applies_next;
+		applies_next = (enum nic_mode)answer;
+	}
+	return -1;
+}
+
+/* A trial whose answers are followed a sample late still tries both modes
+ * and keeps the faster one. */
+static void a_trial_with_late_answers_keeps_the_faster_mode(struct ktest *t)
+{
+	struct nic *nic = fresh_nic(t);
+	if (!nic)
+		return;
+	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_DIRECT, false);
+	if (!a)
+		return;
+	step(nic, 0, 0, true); /* the first sample notes the counters */
+	EXPECT_EQ(t, trial_with_late_answers(nic, NIC_MODE_POLLING), NIC_MODE_POLLING);
+	step(nic, 0, 0, true); /* the load goes: the choice is forgotten */
+	EXPECT_EQ(t, trial_with_late_answers(nic, NIC_MODE_INTERRUPT), NIC_MODE_INTERRUPT);
+	EXPECT_EQ(t, aspect_counter_value(a, "trials"), 2);
+	nic_set_mode(nic, NIC_MODE_INTERRUPT);
+	unlink_and_unload(a);
+}
+
 /* The monitor dies while the NIC polls on its word: the samples after that
  * get no reply, and the NIC is back on interrupts after exactly
  * NIC_STEER_MISSES of them. */
@@ -750,6 +792,7 @@ KTEST_SUITE(nicsteer, KTEST_CASE(replies_are_kept_per_joinpoint_and_key),
 	    KTEST_CASE(garbage_answers_leave_interrupts_msg),
 	    KTEST_CASE(dead_monitor_leaves_interrupts),
 	    KTEST_CASE(a_choice_is_tried_again_when_it_runs_out),
+	    KTEST_CASE(a_trial_with_late_answers_keeps_the_faster_mode),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_direct),
 	    KTEST_CASE(a_hold_lasts_its_frames_or_samples_msg),
 	    KTEST_CASE(dead_monitor_after_a_hold), KTEST_CASE(msg_monitor_sleeps_between_samples),
