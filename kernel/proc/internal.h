@@ -192,7 +192,7 @@ struct process {
 	volatile uint32_t ignored_signals; /* bit per signal set to SIG_IGN (kept across exec) */
 	int pgid; /* process group and session (session.c), under proc_lock */
 	int sid;
-	volatile bool stopped; /* stopped by SIGTSTP/SIGSTOP until SIGCONT */
+	volatile bool stopped; /* by a stop signal, until SIGCONT or a signal that ends it */
 	bool stop_reported;    /* wait4(WUNTRACED) has told the parent */
 
 	struct process *first_child; /* under proc_lock */

@@ -65,7 +65,10 @@ struct thread *thread_create(thread_fn fn, void *arg, const char *name, int prio
 /* As thread_create (the same checks, the same sched.spawn join point), but
  * the thread does not run until thread_launch: its creator can first store
  * it where others find it, and then no longer touch what the thread may free
- * as it ends (a process's thread).  It must be launched, once. */
+ * as it ends (a process's thread).  It must be launched, once: there is no
+ * way to discard it, so nothing that can fail may come between.  The join
+ * point ends with the creation, so its after advice (and thread_create's)
+ * sees a thread not yet on any run queue. */
 struct thread *thread_create_unstarted(thread_fn fn, void *arg, const char *name, int priority);
 /* Lets a thread from thread_create_unstarted run, as thread_create would
  * have: a higher-priority one placed on the caller's CPU runs before this

@@ -76,7 +76,7 @@ enum proc_run_state {
 	PROC_RUN_ON_CPU,   /* running on a CPU */
 	PROC_RUN_RUNNABLE, /* ready, waiting for a CPU */
 	PROC_RUN_SLEEPING, /* waiting for an event (input, a child, a timer, ...) */
-	PROC_RUN_STOPPED,  /* stopped by a signal until SIGCONT */
+	PROC_RUN_STOPPED,  /* stopped by a signal, until SIGCONT or a signal that ends it */
 };
 #define PROC_INFO_MONITOR 1u /* a monitor process: may run on monitor CPUs */
 /* ms_getprocs's third argument is the size of one entry: 0 or
