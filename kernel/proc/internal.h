@@ -221,10 +221,16 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 struct process *proc_find_locked(int pid);
 /* Frees an EMBRYO process that never ran (its memory too). */
 void proc_free_embryo(struct process *p);
-/* Starts p's thread, which enters user mode with p->start_frame.  Returns 0
- * or -ENOMEM (p is then still an embryo for the caller to free).  p may end
- * and be freed as soon as its thread runs, which can be before this
- * returns: the caller reads what it needs of p (its pid) first. */
+/* Creates p's thread, which will enter user mode with p->start_frame, and
+ * stores it in p; it does not run until proc_launch_thread, which must
+ * follow, with nothing that can fail between.  Returns 0 or -ENOMEM (p is
+ * then still an embryo for the caller to free). */
+int proc_create_thread(struct process *p);
+/* Lets p's thread run.  p may end and be freed as soon as it does, which
+ * can be before this returns: the caller reads what it needs of p (its
+ * pid) first. */
+void proc_launch_thread(struct process *p);
+/* proc_create_thread, then proc_launch_thread when it succeeded. */
 int proc_start_thread(struct process *p);
 #ifdef KERNEL_TESTS
 /* Called with p by p's thread as it first runs, the earliest point from

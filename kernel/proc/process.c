@@ -362,20 +362,32 @@ static int process_thread_main(void *arg)
 	arch_enter_user(&p->start_frame);
 }
 
-int proc_start_thread(struct process *p)
+int proc_create_thread(struct process *p)
 {
 	struct thread *t =
 	    thread_create_unstarted(process_thread_main, p, p->name, SCHED_PRIORITY_NORMAL);
 	if (!t)
 		return -ENOMEM;
 	thread_detach(t);
-	/* Known before it runs (affinity calls right after fork); the launch
-	 * is the last step, as p may end and be freed from then on. */
+	/* Known before it runs (affinity calls right after fork). */
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	p->thread = t;
 	spin_unlock_irqrestore(&proc_lock, irq);
-	thread_launch(t);
 	return 0;
+}
+
+/* The last step: p may end and be freed from then on. */
+void proc_launch_thread(struct process *p)
+{
+	thread_launch(p->thread);
+}
+
+int proc_start_thread(struct process *p)
+{
+	int error = proc_create_thread(p);
+	if (!error)
+		proc_launch_thread(p);
+	return error;
 }
 
 /* fn on pid's thread; with checked, only when the caller may act on pid

@@ -67,10 +67,12 @@ SYSCALL_DEFINE0(fork)
 	child->start_frame.rax = 0;
 	int pid = child->pid;
 	struct trace_process_fork event = {.parent_pid = parent->pid, .child_pid = pid};
-	error = proc_start_thread(child);
+	error = proc_create_thread(child);
 	if (error)
 		goto out_free;
+	/* Before the child runs: its own events follow its fork in the trace. */
 	tracepoint(TRACE_PROCESS_FORK, &event, sizeof event);
+	proc_launch_thread(child);
 	return pid;
 out_free:
 	proc_free_embryo(child);
