@@ -1,10 +1,12 @@
 /*
  * Conversions between the kernel's numbering (Linux's) and newlib's.  Errno
- * values 1..34 and signals 1..9, 11, 13..15 agree; the rest go through small
- * tables.  Everything here is pure: no system calls, no state.
+ * values 1..34 and most signals agree; the rest go through small tables.
+ * Everything here is pure: no system calls, no state.
  */
+#define __LINUX_ERRNO_EXTENSIONS__ /* names every errno newlib has */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -15,23 +17,42 @@ struct number_pair {
 	int newlib_value;
 };
 
+/* Every Linux errno above 34 that newlib has a name for.  Linux's 95 is both
+ * EOPNOTSUPP and ENOTSUP; newlib tells them apart, and the kernel names it
+ * ENOTSUP. */
 static const struct number_pair errnos[] = {
-    {35, EDEADLK},     {36, ENAMETOOLONG},    {37, ENOLCK},        {38, ENOSYS},
-    {39, ENOTEMPTY},   {40, ELOOP},           {42, ENOMSG},        {43, EIDRM},
-    {61, ENODATA},     {62, ETIME},           {71, EPROTO},        {74, EBADMSG},
-    {75, EOVERFLOW},   {84, EILSEQ},          {95, ENOTSUP},       {104, ECONNRESET},
-    {105, ENOBUFS},    {110, ETIMEDOUT},      {111, ECONNREFUSED}, {125, ECANCELED},
-    {88, ENOTSOCK},    {89, EDESTADDRREQ},    {90, EMSGSIZE},      {91, EPROTOTYPE},
-    {92, ENOPROTOOPT}, {93, EPROTONOSUPPORT}, {96, EPFNOSUPPORT},  {97, EAFNOSUPPORT},
-    {98, EADDRINUSE},  {99, EADDRNOTAVAIL},   {100, ENETDOWN},     {101, ENETUNREACH},
-    {102, ENETRESET},  {103, ECONNABORTED},   {106, EISCONN},      {107, ENOTCONN},
-    {112, EHOSTDOWN},  {113, EHOSTUNREACH},   {114, EALREADY},     {115, EINPROGRESS},
+    {35, EDEADLK},         {36, ENAMETOOLONG},  {37, ENOLCK},       {38, ENOSYS},
+    {39, ENOTEMPTY},       {40, ELOOP},         {42, ENOMSG},       {43, EIDRM},
+    {44, ECHRNG},          {45, EL2NSYNC},      {46, EL3HLT},       {47, EL3RST},
+    {48, ELNRNG},          {49, EUNATCH},       {50, ENOCSI},       {51, EL2HLT},
+    {52, EBADE},           {53, EBADR},         {54, EXFULL},       {55, ENOANO},
+    {56, EBADRQC},         {57, EBADSLT},       {59, EBFONT},       {60, ENOSTR},
+    {61, ENODATA},         {62, ETIME},         {63, ENOSR},        {64, ENONET},
+    {65, ENOPKG},          {66, EREMOTE},       {67, ENOLINK},      {68, EADV},
+    {69, ESRMNT},          {70, ECOMM},         {71, EPROTO},       {72, EMULTIHOP},
+    {73, EDOTDOT},         {74, EBADMSG},       {75, EOVERFLOW},    {76, ENOTUNIQ},
+    {77, EBADFD},          {78, EREMCHG},       {79, ELIBACC},      {80, ELIBBAD},
+    {81, ELIBSCN},         {82, ELIBMAX},       {83, ELIBEXEC},     {84, EILSEQ},
+    {86, ESTRPIPE},        {87, EUSERS},        {88, ENOTSOCK},     {89, EDESTADDRREQ},
+    {90, EMSGSIZE},        {91, EPROTOTYPE},    {92, ENOPROTOOPT},  {93, EPROTONOSUPPORT},
+    {94, ESOCKTNOSUPPORT}, {95, ENOTSUP},       {96, EPFNOSUPPORT}, {97, EAFNOSUPPORT},
+    {98, EADDRINUSE},      {99, EADDRNOTAVAIL}, {100, ENETDOWN},    {101, ENETUNREACH},
+    {102, ENETRESET},      {103, ECONNABORTED}, {104, ECONNRESET},  {105, ENOBUFS},
+    {106, EISCONN},        {107, ENOTCONN},     {108, ESHUTDOWN},   {109, ETOOMANYREFS},
+    {110, ETIMEDOUT},      {111, ECONNREFUSED}, {112, EHOSTDOWN},   {113, EHOSTUNREACH},
+    {114, EALREADY},       {115, EINPROGRESS},  {116, ESTALE},      {122, EDQUOT},
+    {123, ENOMEDIUM},      {125, ECANCELED},    {130, EOWNERDEAD},  {131, ENOTRECOVERABLE},
 };
 
+/* The signals whose numbers differ.  The others agree, except these, which
+ * only one side has: newlib's SIGEMT (7) and SIGLOST (29); Linux's SIGSTKFLT
+ * (16) and SIGPWR (30). */
 static const struct number_pair signals[] = {
     {7, SIGBUS},   {10, SIGUSR1}, {12, SIGUSR2}, {17, SIGCHLD}, {18, SIGCONT},
     {19, SIGSTOP}, {20, SIGTSTP}, {23, SIGURG},  {29, SIGIO},   {31, SIGSYS},
 };
+static const int newlib_only_signals[] = {SIGEMT, SIGLOST};
+static const int linux_only_signals[] = {16, 30};
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
@@ -54,8 +75,22 @@ long sys_result(long result)
 	return result;
 }
 
+static bool listed(const int *values, unsigned count, int value)
+{
+	for (unsigned i = 0; i < count; i++)
+		if (values[i] == value)
+			return true;
+	return false;
+}
+
 int signal_to_linux(int sig)
 {
+	if (listed(newlib_only_signals, COUNT(newlib_only_signals), sig))
+		return -1;
+	if (sig > NSIG && listed(linux_only_signals, COUNT(linux_only_signals), sig - NSIG))
+		return sig - NSIG;
+	if (sig < 0 || sig >= NSIG)
+		return -1;
 	for (unsigned i = 0; i < COUNT(signals); i++)
 		if (signals[i].newlib_value == sig)
 			return signals[i].linux_value;
@@ -64,6 +99,8 @@ int signal_to_linux(int sig)
 
 int signal_from_linux(int sig)
 {
+	if (listed(linux_only_signals, COUNT(linux_only_signals), sig))
+		return NSIG + sig;
 	for (unsigned i = 0; i < COUNT(signals); i++)
 		if (signals[i].linux_value == sig)
 			return signals[i].newlib_value;

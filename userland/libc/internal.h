@@ -42,8 +42,12 @@ long sys_result(long result);
 
 /* newlib's errno value for a Linux one (unknown ones become EINVAL). */
 int errno_from_linux(int linux_errno);
-/* Signal numbers: newlib's <-> Linux's (unknown ones pass through). */
+/* Linux's number for a newlib signal, or -1 for one Linux does not have
+ * (SIGEMT, SIGLOST, or outside 0..NSIG - 1 and not from signal_from_linux). */
 int signal_to_linux(int sig);
+/* newlib's number for a Linux signal; one newlib has no name for (SIGSTKFLT,
+ * SIGPWR) comes back as NSIG + its Linux number, above every newlib signal,
+ * and signal_to_linux turns it back. */
 int signal_from_linux(int sig);
 /* A Linux wait status with its signal number turned into newlib's. */
 int wait_status_from_linux(int status);

@@ -37,9 +37,16 @@ pid_t getppid(void)
 	return (pid_t)ms_syscall3(__NR_getppid, 0, 0, 0);
 }
 
+/* A signal Linux does not have (SIGEMT, SIGLOST) is EINVAL, as an unknown
+ * number is. */
 int kill(pid_t pid, int sig)
 {
-	return (int)sys_result(ms_syscall3(__NR_kill, pid, signal_to_linux(sig), 0));
+	int linux_sig = signal_to_linux(sig);
+	if (linux_sig < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return (int)sys_result(ms_syscall3(__NR_kill, pid, linux_sig, 0));
 }
 ALSO_NAMED(kill, _kill);
 

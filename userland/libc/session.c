@@ -73,6 +73,11 @@ struct kernel_sigaction {
 int sigaction(int sig, const struct sigaction *action, struct sigaction *old)
 {
 	struct kernel_sigaction in = {0}, out = {0};
+	int linux_sig = signal_to_linux(sig);
+	if (linux_sig < 0) {
+		errno = EINVAL;
+		return -1;
+	}
 	if (action) {
 		if (action->sa_handler != SIG_DFL && action->sa_handler != SIG_IGN) {
 			errno = EINVAL; /* no signal handlers */
@@ -80,9 +85,8 @@ int sigaction(int sig, const struct sigaction *action, struct sigaction *old)
 		}
 		in.handler = action->sa_handler == SIG_IGN ? 1 : 0;
 	}
-	long result =
-	    sys_result(ms_syscall6(__NR_rt_sigaction, signal_to_linux(sig), action ? (long)&in : 0,
-				   (long)&out, sizeof in.mask, 0, 0));
+	long result = sys_result(ms_syscall6(__NR_rt_sigaction, linux_sig, action ? (long)&in : 0,
+					     (long)&out, sizeof in.mask, 0, 0));
 	if (result < 0)
 		return -1;
 	if (old) {

@@ -3,6 +3,7 @@
  * of the runner (usertests.c); tests that expect a process to die make a
  * grandchild for it.
  */
+#define __LINUX_ERRNO_EXTENSIONS__ /* errno_values_keep_their_names */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include <microscope/sched.h>
 #include <microscope/syscall.h>
 
+#include "libc/internal.h"
 #include "usertests.h"
 
 #define SELF "/bin/usertests"
@@ -968,6 +970,72 @@ static void fcntl_commands_reach_the_kernel_as_named(void)
 	close(fds[1]);
 }
 
+/* Exits 0 when kill refuses signal *sig (one Linux does not have) with
+ * EINVAL, rather than send the Linux signal of the same number. */
+static void send_newlib_only_signal(void *sig)
+{
+	errno = 0;
+	int sent = kill(getpid(), *(int *)sig);
+	_exit(sent == -1 && errno == EINVAL ? 0 : 1);
+}
+
+/* Ends the caller with Linux's signal *sig, which newlib has no name for. */
+static void die_of_linux_only_signal(void *sig)
+{
+	ms_syscall3(__NR_kill, getpid(), *(int *)sig, 0);
+	_exit(0);
+}
+
+/* Does each signal reach the kernel as the signal it names, and does a wait
+ * status name the signal that ended the child?  newlib has SIGEMT (7, Linux's
+ * SIGBUS) and SIGLOST (29, Linux's SIGIO), which Linux lacks; Linux has
+ * SIGSTKFLT (16, newlib's SIGURG) and SIGPWR (30, newlib's SIGUSR1), which
+ * newlib lacks. */
+static void signals_reach_the_kernel_as_named(void)
+{
+	int newlib_only[] = {SIGEMT, SIGLOST};
+	for (unsigned i = 0; i < 2; i++) {
+		int status = t_run_child(send_newlib_only_signal, &newlib_only[i]);
+		if (status != -1 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+			t_fail("newlib's signal %d was not refused with EINVAL: status %#x",
+			       newlib_only[i], status);
+	}
+	int linux_only[] = {16, 30};
+	for (unsigned i = 0; i < 2; i++) {
+		int status = t_run_child(die_of_linux_only_signal, &linux_only[i]);
+		if (status != -1 && (!WIFSIGNALED(status) || WTERMSIG(status) < NSIG))
+			t_fail("killed by Linux's signal %d: status %#x names newlib's %d",
+			       linux_only[i], status, WTERMSIG(status));
+	}
+	struct sigaction ignore = {.sa_handler = SIG_IGN};
+	errno = 0;
+	if (sigaction(SIGLOST, &ignore, NULL) != -1 || errno != EINVAL)
+		t_fail("sigaction(SIGLOST) was not refused with EINVAL: %s", strerror(errno));
+}
+
+/* Does a Linux errno newlib has a name for come back as that name, not as
+ * EINVAL?  (Those the kernel may return, and a few it does not yet.) */
+static void errno_values_keep_their_names(void)
+{
+	static const struct {
+		int linux_value, newlib_value;
+		const char *name;
+	} expected[] = {
+	    {67, ENOLINK, "ENOLINK"},        {94, ESOCKTNOSUPPORT, "ESOCKTNOSUPPORT"},
+	    {108, ESHUTDOWN, "ESHUTDOWN"},   {109, ETOOMANYREFS, "ETOOMANYREFS"},
+	    {116, ESTALE, "ESTALE"},         {122, EDQUOT, "EDQUOT"},
+	    {130, EOWNERDEAD, "EOWNERDEAD"}, {131, ENOTRECOVERABLE, "ENOTRECOVERABLE"},
+	    {86, ESTRPIPE, "ESTRPIPE"},      {87, EUSERS, "EUSERS"},
+	    {77, EBADFD, "EBADFD"},          {123, ENOMEDIUM, "ENOMEDIUM"},
+	};
+	for (unsigned i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+		int got = errno_from_linux(expected[i].linux_value);
+		if (got != expected[i].newlib_value)
+			t_fail("Linux's %s (%d) came back as %d", expected[i].name,
+			       expected[i].linux_value, got);
+	}
+}
+
 /* Each case with its hang guard: it only ends a case that hangs, it never
  * times one (usertests.c). */
 const struct user_test user_tests[] = {
@@ -975,6 +1043,8 @@ const struct user_test user_tests[] = {
     {"pipe_round_trip", pipe_round_trip, HANG_GUARD_MS},
     {"fcntl_commands_reach_the_kernel_as_named", fcntl_commands_reach_the_kernel_as_named,
      HANG_GUARD_MS},
+    {"signals_reach_the_kernel_as_named", signals_reach_the_kernel_as_named, HANG_GUARD_MS},
+    {"errno_values_keep_their_names", errno_values_keep_their_names, HANG_GUARD_MS},
     {"copy_stops_at_the_exact_byte", copy_stops_at_the_exact_byte, HANG_GUARD_MS},
     {"exec_passes_arguments", exec_passes_arguments, HANG_GUARD_MS},
     {"exec_missing_binary", exec_missing_binary, HANG_GUARD_MS},
