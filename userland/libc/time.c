@@ -1,10 +1,10 @@
 /*
  * Time: clock_gettime, gettimeofday, times, nanosleep, sleep and usleep.
  * newlib numbers its clocks its own way (CLOCK_REALTIME is 1, CLOCK_MONOTONIC
- * 4); the kernel takes Linux's (0 and 1).  Only those two exist.  Sleeps restart after an
+ * 4); the kernel takes Linux's (0 and 1).  Sleeps restart after an
  * interruption with the time that remains.
  *
- * Both clocks are read without a system call when the kernel maps its user
+ * Those two clocks are read without a system call when the kernel maps its user
  * clock page (kernel/time/time.h; the auxiliary vector's CLOCK_USER_AT gives
  * the address): copy the scale and read the TSC while the page's sequence
  * count is even and unchanged, then clock_scale_ns, the kernel's own
@@ -22,13 +22,35 @@
 #include "internal.h"
 #include "uapi/time.h"
 
+/* newlib's clock ids (its <time.h>, which names 2 and 3 only under
+ * _POSIX_CPUTIME and _POSIX_THREAD_CPUTIME, 0 and 5..9 only under
+ * _GNU_SOURCE) and Linux's, indexed by newlib's.  The kernel refuses the
+ * ones it does not keep (the coarse and alarm clocks) with EINVAL. */
+static const long linux_clocks[] = {
+    5, /* CLOCK_REALTIME_COARSE */
+    0, /* CLOCK_REALTIME */
+    2, /* CLOCK_PROCESS_CPUTIME_ID */
+    3, /* CLOCK_THREAD_CPUTIME_ID */
+    1, /* CLOCK_MONOTONIC */
+    4, /* CLOCK_MONOTONIC_RAW */
+    6, /* CLOCK_MONOTONIC_COARSE */
+    7, /* CLOCK_BOOTTIME */
+    8, /* CLOCK_REALTIME_ALARM */
+    9, /* CLOCK_BOOTTIME_ALARM */
+};
+
 static long clock_to_linux(clockid_t clock)
 {
-	switch (clock) {
-	case CLOCK_REALTIME: return 0;
-	case CLOCK_MONOTONIC: return 1;
-	default: return -1;
-	}
+	if ((unsigned long)clock >= sizeof linux_clocks / sizeof linux_clocks[0]) /* or negative */
+		return -1;
+	return linux_clocks[clock];
+}
+
+/* The clocks the user clock page keeps: CLOCK_REALTIME and CLOCK_MONOTONIC
+ * (the same time, kernel/syscall/sys_time.c). */
+static bool on_user_clock_page(clockid_t clock)
+{
+	return clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC;
 }
 
 /* The kernel's user clock page, or NULL when there is none.  Looked up once;
@@ -85,7 +107,7 @@ int clock_gettime(clockid_t clock, struct timespec *time)
 		return -1;
 	}
 	uint64_t ns;
-	if (!user_clock_ns(&ns))
+	if (!on_user_clock_page(clock) || !user_clock_ns(&ns))
 		return (int)sys_result(ms_syscall3(__NR_clock_gettime, id, (long)time, 0));
 	time->tv_sec = (time_t)(ns / NSEC_PER_SEC);
 	time->tv_nsec = (long)(ns % NSEC_PER_SEC);

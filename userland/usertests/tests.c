@@ -1036,6 +1036,31 @@ static void errno_values_keep_their_names(void)
 	}
 }
 
+/* Does each clock newlib numbers reach the kernel as the Linux clock of that
+ * name?  newlib's CLOCK_MONOTONIC_RAW is 5 (Linux's 4) and CLOCK_BOOTTIME 7
+ * (Linux's too); it names them only under _GNU_SOURCE, and
+ * CLOCK_PROCESS_CPUTIME_ID (2 on both sides) only under _POSIX_CPUTIME. */
+static void clocks_reach_the_kernel_as_named(void)
+{
+	static const struct {
+		clockid_t clock;
+		const char *name;
+	} clocks[] = {
+	    {(clockid_t)2, "CLOCK_PROCESS_CPUTIME_ID"},
+	    {(clockid_t)3, "CLOCK_THREAD_CPUTIME_ID"},
+	    {(clockid_t)5, "CLOCK_MONOTONIC_RAW"},
+	    {(clockid_t)7, "CLOCK_BOOTTIME"},
+	};
+	for (unsigned i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
+		struct timespec now = {-1, -1};
+		if (clock_gettime(clocks[i].clock, &now) < 0)
+			t_fail("%s: %s", clocks[i].name, strerror(errno));
+		else if (now.tv_sec < 0 || now.tv_nsec < 0 || now.tv_nsec >= 1000000000)
+			t_fail("%s: %lld.%09ld", clocks[i].name, (long long)now.tv_sec,
+			       now.tv_nsec);
+	}
+}
+
 /* Each case with its hang guard: it only ends a case that hangs, it never
  * times one (usertests.c). */
 const struct user_test user_tests[] = {
@@ -1045,6 +1070,7 @@ const struct user_test user_tests[] = {
      HANG_GUARD_MS},
     {"signals_reach_the_kernel_as_named", signals_reach_the_kernel_as_named, HANG_GUARD_MS},
     {"errno_values_keep_their_names", errno_values_keep_their_names, HANG_GUARD_MS},
+    {"clocks_reach_the_kernel_as_named", clocks_reach_the_kernel_as_named, HANG_GUARD_MS},
     {"copy_stops_at_the_exact_byte", copy_stops_at_the_exact_byte, HANG_GUARD_MS},
     {"exec_passes_arguments", exec_passes_arguments, HANG_GUARD_MS},
     {"exec_missing_binary", exec_missing_binary, HANG_GUARD_MS},
