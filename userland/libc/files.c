@@ -16,14 +16,19 @@
 
 #include "internal.h"
 
-/* open() flag bits: newlib's value, Linux's value. */
+/* open() flag bits: newlib's value, Linux's value (O_SYNC is two bits there:
+ * O_DSYNC and its own). */
 static const struct {
 	int newlib_flag;
 	int linux_flag;
 } open_flags[] = {
-    {O_CREAT, 0100},   {O_EXCL, 0200},      {O_NOCTTY, 0400},       {O_TRUNC, 01000},
-    {O_APPEND, 02000}, {O_NONBLOCK, 04000}, {O_DIRECTORY, 0200000}, {O_CLOEXEC, 02000000},
+    {O_CREAT, 0100},        {O_EXCL, 0200},        {O_NOCTTY, 0400},      {O_TRUNC, 01000},
+    {O_APPEND, 02000},      {O_NONBLOCK, 04000},   {O_SYNC, 04010000},    {O_DIRECT, 040000},
+    {O_DIRECTORY, 0200000}, {O_NOFOLLOW, 0400000}, {O_CLOEXEC, 02000000},
 };
+
+/* newlib's O_EXEC and O_SEARCH (one bit): Linux has neither. */
+#define NEWLIB_ONLY_OPEN_FLAGS O_SEARCH
 
 static long flags_to_linux(int flags)
 {
@@ -38,7 +43,7 @@ static int flags_from_linux(long flags)
 {
 	int out = (int)(flags & 3);
 	for (unsigned i = 0; i < sizeof(open_flags) / sizeof(open_flags[0]); i++)
-		if (flags & open_flags[i].linux_flag)
+		if ((flags & open_flags[i].linux_flag) == open_flags[i].linux_flag)
 			out |= open_flags[i].newlib_flag;
 	return out;
 }
@@ -49,6 +54,10 @@ int open(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode_t mode = (flags & O_CREAT) ? va_arg(ap, mode_t) : 0;
 	va_end(ap);
+	if (flags & NEWLIB_ONLY_OPEN_FLAGS) {
+		errno = EINVAL;
+		return -1;
+	}
 	return (int)sys_result(ms_syscall3(__NR_open, (long)path, flags_to_linux(flags), mode));
 }
 ALSO_NAMED(open, _open);

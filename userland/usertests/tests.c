@@ -1061,6 +1061,19 @@ static void clocks_reach_the_kernel_as_named(void)
 	}
 }
 
+/* Is an open() flag Linux does not have refused rather than dropped?
+ * newlib's O_SEARCH (also its O_EXEC) has no Linux counterpart; passed on
+ * as nothing it would open a directory for reading. */
+static void open_flags_linux_lacks_are_refused(void)
+{
+	errno = 0;
+	int fd = open("/", O_RDONLY | O_SEARCH);
+	if (fd != -1 || errno != EINVAL)
+		t_fail("open(O_SEARCH) gave %d (%s), expected EINVAL", fd, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Each case with its hang guard: it only ends a case that hangs, it never
  * times one (usertests.c). */
 const struct user_test user_tests[] = {
@@ -1071,6 +1084,7 @@ const struct user_test user_tests[] = {
     {"signals_reach_the_kernel_as_named", signals_reach_the_kernel_as_named, HANG_GUARD_MS},
     {"errno_values_keep_their_names", errno_values_keep_their_names, HANG_GUARD_MS},
     {"clocks_reach_the_kernel_as_named", clocks_reach_the_kernel_as_named, HANG_GUARD_MS},
+    {"open_flags_linux_lacks_are_refused", open_flags_linux_lacks_are_refused, HANG_GUARD_MS},
     {"copy_stops_at_the_exact_byte", copy_stops_at_the_exact_byte, HANG_GUARD_MS},
     {"exec_passes_arguments", exec_passes_arguments, HANG_GUARD_MS},
     {"exec_missing_binary", exec_missing_binary, HANG_GUARD_MS},
