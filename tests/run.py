@@ -1534,7 +1534,9 @@ USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_bin
                    "pipe_dead_reader", "kill_mid_syscall", "stack_guard", "bad_memory_access",
                    "cpu_exceptions", "float_state_survives_switches", "fork_copies_memory",
                    "heap_and_mappings", "clocks_and_sleep", "affinity_pins_a_process",
-                   "sendfile_sends_a_file_to_a_socket_and_a_file"]
+                   "sendfile_sends_a_file_to_a_socket_and_a_file",
+                   "open_flags_linux_lacks_are_refused", "signals_reach_the_kernel_as_named",
+                   "errno_values_keep_their_names", "clocks_reach_the_kernel_as_named"]
 # The programs under the host's (Linux) kernel: (name, argv, what it must print).
 USER_HOST_CHECKS = [
     ("echo", ["echo", "-n", "a", "b c"], "a b c"),
