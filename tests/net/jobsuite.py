@@ -9,8 +9,12 @@ the shell's lists, conditionals, variables and redirections, its line editor
 
     results = run(build, log)   # [(name, ok, detail)]
 """
+import http.server
 import os
 import re
+import shutil
+import tempfile
+import threading
 import time
 
 from guest import Guest
@@ -140,8 +144,12 @@ SHELL_LINES = [
      "sh -c 'exec 4>/a4; pwd 4>/b4; echo back >&4'; cat /a4", r"\nback\n"),
     ("script-survives-its-redirections",
      "echo 'exec 3</dev/null' > /r.sh; echo 'true " + "x" * 80 + "' > /p; cat /p /p > /q; "
-     "cat /q /q > /p; cat /p /p > /q; cat /q /q > /p; cat /p /p > /q; cat /q >> /r.sh; "
-     "echo 'echo script-end' >> /r.sh; sh /r.sh", r"\nscript-end\n"),
+     "cat /q /q > /p; cat /p /p > /q; cat /q /q > /p; cat /p /p > /q; cat /q /q > /p; "
+     "cat /p >> /r.sh; echo 'echo script-end' >> /r.sh; sh /r.sh",
+     r"\nscript-end\n"),  # 64 lines of 86 bytes: more than one 4 KiB read of the script
+    ("stdin-turning-into-a-pipe-keeps-what-was-read",
+     "echo 'exec 0>&3' > /f3; echo 'echo one' > /g3; echo 'echo two' >> /g3; "
+     "cat /g3 | sh 3>&0 < /f3", r"\none\ntwo\n"),
     ("scopectl-list-pattern", "scopectl list 'vfs.op*'", r"vfs\.open\(.*\) -> "),
     ("scopectl-list-nothing", "scopectl list 'nothing.*' || echo refused",
      r"no join point matches 'nothing\.\*'\nrefused"),
@@ -172,6 +180,10 @@ SHELL_LINES = [
      r"cat +mode 2 budget 3 events \* \(every user\)\nuscope: cat untraced"),
     ("uscope-program-refuses", "uscope trace cat --mode 9 || echo refused",
      r"cannot trace cat: .*\nrefused"),
+    # last: it leaves /echo, a link to a directory, for a PATH that names /
+    ("exec-skips-a-directory-in-path",
+     "ln -s /tmp /echo; sh -c 'PATH=/:/bin echo by-command; PATH=/:/bin exec echo by-exec'; "
+     "echo st=$?", r"\nby-command\nby-exec\nst=0\n"),
 ]
 
 
@@ -226,19 +238,94 @@ def sigaction_calls_around(guest, line):
 
 
 def check_failing_exec_keeps_signal_actions(guest, results):
-    """An interactive shell's exec that finds no program must never reset the
-    shell's signal actions: a ^C typed while it searched would reach the
-    shell.  Counted: the rt_sigaction calls around a failing exec are those
-    around `true`."""
+    """An interactive shell's exec that runs no program must never reset the
+    shell's signal actions: a ^C typed meanwhile would reach the shell.
+    Counted: the rt_sigaction calls around a failing exec are those around
+    `true`, for names never found and for a directory and a file that is no
+    program (both found, neither runnable).  Then ^C must still end only the
+    foreground program: the shell's pid is the same after it."""
+    guest.run("echo not-a-program > /np; chmod 755 /np")
     guest.run("kcmd jp attach sys.rt_sigaction count")
     around_true = sigaction_calls_around(guest, "true")
-    around_exec = sigaction_calls_around(guest, "exec nosuchprogram")
-    around_path = sigaction_calls_around(guest, "exec /nosuchprogram")
+    around = {line: sigaction_calls_around(guest, line)
+              for line in ("exec nosuchprogram", "exec /nosuchprogram", "exec /tmp", "exec /np")}
     guest.run("kcmd jp detach sys.rt_sigaction")
+    shell = shell_pid(guest)
+    sleeper = foreground_sleep(guest)
+    answer = press(guest, CTRL_C) if sleeper else None
+    after = shell_pid(guest)
     check(results, "sh-failing-exec-keeps-signal-actions",
-          around_true is not None and around_exec == around_true == around_path,
-          f"rt_sigaction calls around true {around_true}, a failing exec {around_exec}, "
-          f"a failing exec of a path {around_path}")
+          around_true is not None and all(n == around_true for n in around.values())
+          and answer is not None and shell is not None and after == shell,
+          f"rt_sigaction calls around true {around_true}, around failing execs {around}; "
+          f"^C then: {answer!r}, shell pid {shell} then {after}")
+
+
+def check_failing_exec_keeps_stopped_jobs(guest, results):
+    """An exec that finds no program to run leaves the shell's stopped jobs
+    alone: a directory, then a file that is no program (the shell goes on,
+    so must its jobs)."""
+    guest.run("sh")
+    sleeper = foreground_sleep(guest)
+    stopped = (press(guest, CTRL_Z) if sleeper else None) or ""
+    failed = (guest.run("exec /tmp") or "") + (guest.run("exec /np") or "")
+    listing = guest.run("jobs") or ""
+    if sleeper:
+        guest.run(f"kill -9 {sleeper}")
+    guest.run("exit")
+    check(results, "sh-failing-exec-keeps-stopped-jobs",
+          sleeper and "stopped" in stopped and "/tmp: Is a directory" in failed
+          and "/np: Exec format error" in failed and re.search(r"\[1\] stopped", listing),
+          f"sleep's pid {sleeper}, {stopped!r}, the execs: {failed!r}, then jobs: {listing!r}")
+
+
+def check_exec_sees_a_job_stopped_meanwhile(guest, results):
+    """exec hangs up a job that stopped since the last prompt (no wait of
+    the shell saw it stop)."""
+    guest.run("sh")
+    out = guest.run("sleep 100 & kill -s STOP $!; exec ps") or ""
+    m = re.search(r"\[\d+\] (\d+)", out)
+    state = next((line.split()[2] for line in out.splitlines()
+                  if m and line.split()[:1] == [m.group(1)]), None)
+    if m and state == "stopped":
+        guest.run(f"kill -9 {m.group(1)}")
+    check(results, "sh-exec-hangs-up-a-job-stopped-meanwhile",
+          m and "PID" in out and state != "stopped", f"{out!r}")
+
+
+# A script line over the limit with a NUL byte first, a short line with a
+# NUL in it, a last line that must run.
+NUL_SCRIPT = b"\0" + b"x" * 1100 + b"; echo INJECTED\necho a\0; echo HIDDEN\necho end\n"
+
+
+def check_nul_bytes_refused(guest, results):
+    """A line holding a NUL byte is refused whole, read from a script or
+    from standard input, and a NUL never hides the length of a line over
+    the limit.  The script comes from the host (httpget; 10.0.2.2 is the
+    host's 127.0.0.1 under slirp): nothing in the OS writes a NUL byte."""
+    root = tempfile.mkdtemp(prefix="jobsuite-")
+    with open(os.path.join(root, "nul.sh"), "wb") as f:
+        f.write(NUL_SCRIPT)
+    handler = lambda *a, **k: QuietHandler(*a, directory=root, **k)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        out = guest.run(f"httpget -o /nul.sh http://10.0.2.2:{port}/nul.sh; "
+                        "sh /nul.sh; echo st=$?; sh < /nul.sh", timeout=HANG_GUARD) or ""
+    finally:
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(root)
+    once = r"sh: line too long\nsh: a NUL byte in a line\nend\n"
+    check(results, "sh-nul-byte-refused",
+          re.search(r"^(?!.*INJECTED)(?!.*HIDDEN)(?!.*\na\n).*\n" + once + "st=0\n" + once,
+                    out, re.S), f"{out!r}")
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
 
 
 def check_exec_hangs_up_stopped_jobs(guest, results):
@@ -395,6 +482,9 @@ def run(build, log):
             check(results, "sh-" + name, re.search(pattern, out, re.S), f"{line!r} gave {out!r}")
         check_failing_exec_keeps_signal_actions(guest, results)
         check_exec_hangs_up_stopped_jobs(guest, results)
+        check_failing_exec_keeps_stopped_jobs(guest, results)
+        check_exec_sees_a_job_stopped_meanwhile(guest, results)
+        check_nul_bytes_refused(guest, results)
         started = guest.run("tail -f /tmp/httpd.log &") or ""
         m = re.search(r"\[\d+\] (\d+)", started)
         guest.run("httpget http://127.0.0.1/index.html > /dev/null")

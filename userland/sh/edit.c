@@ -17,6 +17,7 @@
 #include "edit.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -237,9 +238,14 @@ static void complete(struct editor *e)
 
 /* ---- Keys ----------------------------------------------------------------- */
 
+/* A signal (a stopped shell continued) interrupts a read without ending
+ * the input: it is read again. */
 static int read_byte(char *c)
 {
-	return read(0, c, 1) == 1 ? 0 : -1;
+	ssize_t n;
+	while ((n = read(0, c, 1)) < 0 && errno == EINTR)
+		;
+	return n == 1 ? 0 : -1;
 }
 
 /* After ESC: arrows, Home, End, Delete. */

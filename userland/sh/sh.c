@@ -25,7 +25,8 @@
  * or one started with `&` is listed by `jobs` and resumed by `fg`/`bg`.
  * Children get the default signal actions back before exec, and so does
  * the shell's own `exec`, once it found the program.  Stopped jobs hear
- * SIGHUP and SIGCONT when the shell exits or execs.  A
+ * SIGHUP and SIGCONT when the shell exits or execs (never for an `exec`
+ * that finds nothing to run).  A line holding a NUL byte is refused.  A
  * non-interactive shell runs everything in its own group and lets `&` jobs
  * ignore SIGINT, as POSIX asks.  An interactive shell edits its lines with
  * history and Tab completion (edit.c).
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -724,15 +726,40 @@ static int builtin_false(int argc, char **argv)
 static void set_signals(void (*action)(int), struct sigaction *old);
 static void restore_signals(const struct sigaction *old);
 
-/* Where execvp would find name: itself when it holds a '/', else the first
- * PATH directory (default /bin:/sbin) with an executable of that name.
- * Returns 0, or the errno execvp would give (ENOENT, EACCES, ...). */
+/* Why execve of path would fail before it loads anything: 0 for a
+ * regular file the shell may execute that starts as an ELF file does, else
+ * the errno execve gives (ENOENT, EACCES, EISDIR, ENOEXEC, ...).  A file
+ * the shell may run but not read passes: only execve can tell then. */
+static int unrunnable(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return errno;
+	if (S_ISDIR(st.st_mode))
+		return EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return EACCES;
+	if (access(path, X_OK) < 0)
+		return errno;
+	char magic[4];
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, magic, sizeof magic);
+	close(fd);
+	return n == sizeof magic && memcmp(magic, "\177ELF", 4) == 0 ? 0 : ENOEXEC;
+}
+
+/* Where exec finds name: itself when it holds a '/', else the first PATH
+ * directory (default /bin:/sbin) holding a program of that name; like
+ * execvp, it passes over a directory or a file it cannot run.  Returns 0,
+ * or why nothing runnable was found (ENOENT when nothing was there). */
 static int find_program(const char *name, char *path, size_t size)
 {
 	if (strchr(name, '/')) {
 		if ((size_t)snprintf(path, size, "%s", name) >= size)
 			return ENAMETOOLONG;
-		return access(path, X_OK) == 0 ? 0 : errno;
+		return unrunnable(path);
 	}
 	const char *dirs = getenv("PATH");
 	if (!dirs || !*dirs)
@@ -741,23 +768,30 @@ static int find_program(const char *name, char *path, size_t size)
 	while (*dirs) {
 		int length = (int)strcspn(dirs, ":");
 		if ((size_t)snprintf(path, size, "%.*s/%s", length, dirs, name) < size) {
-			if (access(path, X_OK) == 0)
+			int why = unrunnable(path);
+			if (why == 0)
 				return 0;
-			if (errno != ENOENT)
-				error = errno;
+			if (why != ENOENT && why != ENOTDIR)
+				error = why;
 		}
 		dirs += length + (dirs[length] == ':');
 	}
 	return error;
 }
 
-/* Runs path in the shell's place with the signal actions a child gets.
- * They are reset only now, after the search, so that a ^C during a failing
- * search never reaches an interactive shell; if execve fails, the shell's
- * own actions are put back.  Returns only then, with errno set. */
+/* Runs path (found runnable by find_program) in the shell's place with the
+ * signal actions a child gets.  They are reset only now, after the search,
+ * so that a ^C during a failing search never reaches an interactive shell;
+ * if execve fails, the shell's own actions are put back.  Stopped jobs are
+ * hung up just before execve, once the shell has seen every stop (a job
+ * may have stopped since the last prompt); execve fails after that only
+ * for a file that starts as an ELF file but cannot be loaded, or for want
+ * of memory, and the shell then goes on without those jobs.  Returns only
+ * when execve failed, with errno set. */
 static void replace_shell(const char *path, char **argv)
 {
 	struct sigaction shell_actions[JOB_SIGNAL_COUNT];
+	reap_background();
 	hang_up_stopped_jobs();
 	fflush(stdout);
 	fflush(stderr);
@@ -772,8 +806,9 @@ static void replace_shell(const char *path, char **argv)
 
 /* exec CMD [ARGS]: the shell becomes CMD, in the same process (its pid,
  * group and descriptors, redirections applied), with the signal actions a
- * child gets; stopped jobs are hung up first, as at the shell's exit.  If
- * it cannot, an interactive shell says why and goes on; any other shell
+ * child gets; stopped jobs are hung up first, as at the shell's exit, once
+ * CMD is found runnable.  If it is not, an interactive shell says why and
+ * goes on (its jobs untouched); any other shell
  * ends with 127 or 126, as POSIX asks.  Without CMD its redirections stay
  * the shell's (run_pipeline). */
 static int builtin_exec(int argc, char **argv)
@@ -1187,7 +1222,9 @@ static void run_line(const char *line)
  * to cat), so POSIX forbids reading past the line about to run: a file the
  * shell can seek in is read ahead and the unused bytes are given back
  * (lseek) before the line runs; a pipe or a terminal is read a byte at a
- * time. */
+ * time.  Standard input may change under the shell (`exec 0< f`, `exec
+ * 0>&3`), so whether it can seek is asked again before each line, and bytes
+ * that cannot be given back are kept and run by the shell. */
 struct input {
 	int fd;
 	int shared;   /* the commands read this descriptor too */
@@ -1200,8 +1237,15 @@ static struct input *open_input(int fd, int shared)
 {
 	static struct input input;
 	input = (struct input){.fd = fd, .shared = shared};
-	input.seekable = lseek(fd, 0, SEEK_CUR) >= 0;
 	return &input;
+}
+
+/* Before a line of a shared input, with nothing kept from the last one:
+ * whether what the descriptor is now can seek. */
+static void check_seekable(struct input *in)
+{
+	if (in->shared && in->start == in->end)
+		in->seekable = lseek(in->fd, 0, SEEK_CUR) >= 0;
 }
 
 /* How many bytes one read takes: a whole buffer of a private input; of a
@@ -1215,13 +1259,15 @@ static size_t read_size(const struct input *in)
 }
 
 /* Reads more when everything read is used.  Returns 0 at the end of input
- * (or on an error), else 1. */
+ * (or on an error, which it reports), else 1. */
 static int fill(struct input *in)
 {
 	while (in->start == in->end) {
 		ssize_t n = read(in->fd, in->buffer, read_size(in));
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0)
+			fprintf(stderr, "sh: reading commands: %s\n", strerror(errno));
 		if (n <= 0)
 			return 0;
 		in->start = 0;
@@ -1237,12 +1283,17 @@ static int next_byte(struct input *in)
 }
 
 /* Hands the bytes read past the current line back to a shared input (a
- * command run next reads them itself); a private input keeps them. */
+ * command run next reads them itself); a private input keeps them, and so
+ * does one that can no longer seek (it became a pipe): they are read from
+ * the buffer, and from then on the input a byte at a time. */
 static void give_back_unused(struct input *in)
 {
 	if (!in->shared || in->start == in->end)
 		return;
-	lseek(in->fd, -(off_t)(in->end - in->start), SEEK_CUR);
+	if (lseek(in->fd, -(off_t)(in->end - in->start), SEEK_CUR) < 0) {
+		in->seekable = 0;
+		return;
+	}
 	in->start = in->end = 0;
 }
 
@@ -1261,15 +1312,17 @@ static size_t take_line_part(struct input *in, char *to, size_t room)
 }
 
 /* Reads a line, its newline included, as fgets does (at most size - 1
- * bytes).  Returns 0, or -1 at the end of input with nothing read. */
+ * bytes, then a '\0').  Returns its length (a NUL byte in it does not end
+ * it), or -1 at the end of input with nothing read. */
 static int read_line(struct input *in, char *line, size_t size)
 {
 	size_t length = 0;
+	check_seekable(in);
 	while (length + 1 < size && (length == 0 || line[length - 1] != '\n') && fill(in))
 		length += take_line_part(in, line + length, size - 1 - length);
 	line[length] = '\0';
 	give_back_unused(in);
-	return length > 0 ? 0 : -1;
+	return length > 0 ? (int)length : -1;
 }
 
 /* The builtins' names, for Tab completion. */
@@ -1282,7 +1335,7 @@ static const char *const *builtin_names(void)
 }
 
 /* The interactive prompt and line: edited when the console allows it.
- * Returns 0, or -1 at end of input. */
+ * Returns the line's length, or -1 at end of input. */
 static int read_interactive(struct input *in, char *line, size_t size)
 {
 	char cwd[256], prompt[300];
@@ -1292,7 +1345,7 @@ static int read_interactive(struct input *in, char *line, size_t size)
 	int n = edit_line(prompt, builtin_names(), line, size);
 	if (n >= 0) {
 		edit_remember(line);
-		return 0;
+		return n;
 	}
 	if (n == -1)
 		return -1;
@@ -1301,12 +1354,12 @@ static int read_interactive(struct input *in, char *line, size_t size)
 	return read_line(in, line, size);
 }
 
-/* After read_line filled line: when it holds no newline and is full, the
- * line was longer than the limit.  Its rest is read and dropped (so that its
- * tail never runs as a command of its own); returns 1 then, else 0. */
-static int dropped_long_line(struct input *in, const char *line, size_t size)
+/* After read_line filled line with length bytes: when they hold no newline
+ * and fill it, the line was longer than the limit.  Its rest is read and
+ * dropped (so that its tail never runs as a command of its own); returns 1
+ * then, else 0. */
+static int dropped_long_line(struct input *in, const char *line, size_t length, size_t size)
 {
-	size_t length = strlen(line);
 	if (length + 1 < size || line[length - 1] == '\n')
 		return 0;
 	int c;
@@ -1316,22 +1369,35 @@ static int dropped_long_line(struct input *in, const char *line, size_t size)
 	return 1;
 }
 
+/* Runs line unless it must be refused: one over the limit (its rest read
+ * and dropped) or one holding a NUL byte, which no command can be given (a
+ * word would end at it and the line's tail would be lost unseen). */
+static void run_read_line(struct input *in, const char *line, size_t length, size_t size)
+{
+	const char *refusal = NULL;
+	if (dropped_long_line(in, line, length, size))
+		refusal = "line too long";
+	else if (memchr(line, '\0', length))
+		refusal = "a NUL byte in a line";
+	if (refusal) {
+		fprintf(stderr, "sh: %s\n", refusal);
+		last_status = 2;
+		return;
+	}
+	run_line(line);
+}
+
 static int run_file(struct input *in)
 {
 	char line[LINE_MAX_BYTES + 2];
 	for (;;) {
-		if (interactive && read_interactive(in, line, sizeof line) < 0)
-			break;
-		if (!interactive && read_line(in, line, sizeof line) < 0)
+		int length = interactive ? read_interactive(in, line, sizeof line)
+					 : read_line(in, line, sizeof line);
+		if (length < 0)
 			break;
 		if (!interactive)
 			reap_background(); /* frees the slots of ended background jobs */
-		if (dropped_long_line(in, line, sizeof line)) {
-			fprintf(stderr, "sh: line too long\n");
-			last_status = 2;
-			continue;
-		}
-		run_line(line);
+		run_read_line(in, line, (size_t)length, sizeof line);
 	}
 	if (interactive)
 		putchar('\n');
