@@ -279,20 +279,6 @@ def check_failing_exec_keeps_stopped_jobs(guest, results):
           f"sleep's pid {sleeper}, {stopped!r}, the execs: {failed!r}, then jobs: {listing!r}")
 
 
-def check_exec_sees_a_job_stopped_meanwhile(guest, results):
-    """exec hangs up a job that stopped since the last prompt (no wait of
-    the shell saw it stop)."""
-    guest.run("sh")
-    out = guest.run("sleep 100 & kill -s STOP $!; exec ps") or ""
-    m = re.search(r"\[\d+\] (\d+)", out)
-    state = next((line.split()[2] for line in out.splitlines()
-                  if m and line.split()[:1] == [m.group(1)]), None)
-    if m and state == "stopped":
-        guest.run(f"kill -9 {m.group(1)}")
-    check(results, "sh-exec-hangs-up-a-job-stopped-meanwhile",
-          m and "PID" in out and state != "stopped", f"{out!r}")
-
-
 # A script line over the limit with a NUL byte first, a short line with a
 # NUL in it, a last line that must run.
 NUL_SCRIPT = b"\0" + b"x" * 1100 + b"; echo INJECTED\necho a\0; echo HIDDEN\necho end\n"
@@ -483,7 +469,6 @@ def run(build, log):
         check_failing_exec_keeps_signal_actions(guest, results)
         check_exec_hangs_up_stopped_jobs(guest, results)
         check_failing_exec_keeps_stopped_jobs(guest, results)
-        check_exec_sees_a_job_stopped_meanwhile(guest, results)
         check_nul_bytes_refused(guest, results)
         started = guest.run("tail -f /tmp/httpd.log &") or ""
         m = re.search(r"\[\d+\] (\d+)", started)
