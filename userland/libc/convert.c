@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <microscope/signal.h>
+
 #include "internal.h"
 
 struct number_pair {
@@ -95,6 +97,11 @@ int signal_to_linux(int sig)
 		if (signals[i].newlib_value == sig)
 			return signals[i].linux_value;
 	return sig;
+}
+
+int ms_signal_to_linux(int sig)
+{
+	return signal_to_linux(sig);
 }
 
 int signal_from_linux(int sig)

@@ -42,6 +42,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <microscope/signal.h>
+
 #include "edit.h"
 
 #define LINE_MAX_BYTES    1024
@@ -428,29 +430,13 @@ static struct job *new_job(const char *text)
 	return NULL;
 }
 
-/* The kernel's (Linux's) number of a newlib signal: what `kill -l` lists
- * and what $? and the shell's messages use (waitpid gives newlib's). */
-static int linux_signal(int sig)
-{
-	static const struct {
-		int newlib, kernel;
-	} differing[] = {
-	    {SIGBUS, 7},   {SIGUSR1, 10}, {SIGUSR2, 12}, {SIGCHLD, 17}, {SIGCONT, 18},
-	    {SIGSTOP, 19}, {SIGTSTP, 20}, {SIGURG, 23},  {SIGIO, 29},   {SIGSYS, 31},
-	};
-	for (unsigned i = 0; i < sizeof differing / sizeof differing[0]; i++)
-		if (differing[i].newlib == sig)
-			return differing[i].kernel;
-	return sig;
-}
-
 static int status_value(int status)
 {
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSTOPPED(status))
-		return 128 + linux_signal(WSTOPSIG(status));
-	return 128 + linux_signal(WTERMSIG(status));
+		return 128 + ms_signal_to_linux(WSTOPSIG(status));
+	return 128 + ms_signal_to_linux(WTERMSIG(status));
 }
 
 /* Records what waitpid said about pid. */
@@ -530,12 +516,12 @@ static void wait_job(struct job *job)
 	}
 	last_status = status_value(job->status);
 	if (job->stopped) {
-		last_status = 128 + linux_signal(SIGTSTP);
+		last_status = 128 + ms_signal_to_linux(SIGTSTP);
 		report_job(job, "stopped");
 		return;
 	}
 	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) != SIGINT)
-		fprintf(stderr, "killed by signal %d\n", linux_signal(WTERMSIG(job->status)));
+		fprintf(stderr, "killed by signal %d\n", ms_signal_to_linux(WTERMSIG(job->status)));
 	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) == SIGINT)
 		putchar('\n');
 	job->used = 0;
@@ -545,7 +531,7 @@ static void report_ended(const struct job *job)
 {
 	if (WIFSIGNALED(job->status))
 		fprintf(stderr, "[%d] killed by signal %d  %s\n", job_number(job),
-			linux_signal(WTERMSIG(job->status)), job->text);
+			ms_signal_to_linux(WTERMSIG(job->status)), job->text);
 	else
 		fprintf(stderr, "[%d] done, status %d  %s\n", job_number(job),
 			WEXITSTATUS(job->status), job->text);
