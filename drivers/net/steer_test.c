@@ -145,6 +145,16 @@ static struct aspect *link_fresh(struct ktest *t, const char *name, enum aspect_
 /* The monitor process the kernel started for shm and msg is the test
  * thread's child: it is ended and reaped, so that later suites (proc's
  * "no children") find none. */
+/* A fresh NIC with a fresh copy of aspect name linked (*a); NULL when
+ * either could not be had (the case is then skipped or failed). */
+static struct nic *nic_linked(struct ktest *t, const char *name, enum aspect_binding binding,
+			      bool synchronous, struct aspect **a)
+{
+	struct nic *nic = fresh_nic(t);
+	*a = nic ? link_fresh(t, name, binding, synchronous) : NULL;
+	return *a ? nic : NULL;
+}
+
 static void end_monitor(void)
 {
 	int pid = linker_monitor_pid();
@@ -255,11 +265,9 @@ static const struct load_step load_script[] = {
 static void decisions_follow_the_load(struct ktest *t, enum aspect_binding binding,
 				      bool synchronous)
 {
-	struct nic *nic = fresh_nic(t);
+	struct aspect *a;
+	struct nic *nic = nic_linked(t, "nicmode", binding, synchronous, &a);
 	if (!nic)
-		return;
-	struct aspect *a = link_fresh(t, "nicmode", binding, synchronous);
-	if (!a)
 		return;
 	uint64_t switches_before = nic->mode_switches;
 	unsigned matched = 0, switches = 0;
@@ -323,11 +331,9 @@ static void drive_to_polling(struct ktest *t, struct nic *nic)
 #define CHOICE_DECISIONS 32
 static void a_choice_is_tried_again_when_it_runs_out(struct ktest *t)
 {
-	struct nic *nic = fresh_nic(t);
+	struct aspect *a;
+	struct nic *nic = nic_linked(t, "nicmode", ASPECT_BINDING_DIRECT, false, &a);
 	if (!nic)
-		return;
-	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_DIRECT, false);
-	if (!a)
 		return;
 	drive_to_polling(t, nic);
 	EXPECT_EQ(t, aspect_counter_value(a, "trials"), 1);
@@ -370,11 +376,9 @@ static int trial_with_late_answers(struct nic *nic, enum nic_mode faster)
  * and keeps the faster one. */
 static void a_trial_with_late_answers_keeps_the_faster_mode(struct ktest *t)
 {
-	struct nic *nic = fresh_nic(t);
+	struct aspect *a;
+	struct nic *nic = nic_linked(t, "nicmode", ASPECT_BINDING_DIRECT, false, &a);
 	if (!nic)
-		return;
-	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_DIRECT, false);
-	if (!a)
 		return;
 	step(nic, 0, 0, true); /* the first sample notes the counters */
 	EXPECT_EQ(t, trial_with_late_answers(nic, NIC_MODE_POLLING), NIC_MODE_POLLING);
@@ -390,11 +394,9 @@ static void a_trial_with_late_answers_keeps_the_faster_mode(struct ktest *t)
  * NIC_STEER_MISSES of them. */
 static void dead_monitor_leaves_interrupts(struct ktest *t)
 {
-	struct nic *nic = fresh_nic(t);
+	struct aspect *a;
+	struct nic *nic = nic_linked(t, "nicmode", ASPECT_BINDING_MSG, true, &a);
 	if (!nic)
-		return;
-	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_MSG, true);
-	if (!a)
 		return;
 	drive_to_polling(t, nic);
 	int pid = linker_monitor_pid();
@@ -423,11 +425,9 @@ static void dead_monitor_leaves_interrupts(struct ktest *t)
  * in, and hold nothing. */
 static void garbage_answers_leave_interrupts(struct ktest *t, enum aspect_binding binding)
 {
-	struct nic *nic = fresh_nic(t);
+	struct aspect *a;
+	struct nic *nic = nic_linked(t, "nicbabble", binding, binding == ASPECT_BINDING_MSG, &a);
 	if (!nic)
-		return;
-	struct aspect *a = link_fresh(t, "nicbabble", binding, binding == ASPECT_BINDING_MSG);
-	if (!a)
 		return;
 	uint64_t bad = nic->steer_bad_replies;
 	enum nic_mode modes[] = {NIC_MODE_POLLING, NIC_MODE_HYBRID, NIC_MODE_POLLING,
@@ -492,11 +492,9 @@ static void sample_goes_out(struct ktest *t, struct nic *nic, struct aspect *a)
  * it); a mode set by someone else ends a hold. */
 static void a_hold_lasts_its_frames_or_samples(struct ktest *t, enum aspect_binding binding)
 {
-	struct nic *nic = fresh_nic(t);
+	struct aspect *a;
+	struct nic *nic = nic_linked(t, "nicmode", binding, true, &a);
 	if (!nic)
-		return;
-	struct aspect *a = link_fresh(t, "nicmode", binding, true);
-	if (!a)
 		return;
 	if (drive_to_idle_hold(t, nic)) { /* by its frames */
 		__atomic_fetch_add(&nic->rx_frames, IDLE_HOLD / 2, __ATOMIC_RELAXED);
@@ -551,11 +549,9 @@ static void a_hold_lasts_its_frames_or_samples_msg(struct ktest *t)
  * after NIC_STEER_MISSES of them the NIC follows nobody, on interrupts. */
 static void dead_monitor_after_a_hold(struct ktest *t)
 {
-	struct nic *nic = fresh_nic(t);
+	struct aspect *a;
+	struct nic *nic = nic_linked(t, "nicmode", ASPECT_BINDING_MSG, true, &a);
 	if (!nic)
-		return;
-	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_MSG, true);
-	if (!a)
 		return;
 	drive_to_polling(t, nic);
 	int pid = linker_monitor_pid();
@@ -586,11 +582,9 @@ static void dead_monitor_after_a_hold(struct ktest *t)
  * NIC goes: no fallback over it, however many samples get no answer. */
 static void a_mode_set_by_hand_outlives_the_monitor(struct ktest *t)
 {
-	struct nic *nic = fresh_nic(t);
+	struct aspect *a;
+	struct nic *nic = nic_linked(t, "nicmode", ASPECT_BINDING_DIRECT, false, &a);
 	if (!nic)
-		return;
-	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_DIRECT, false);
-	if (!a)
 		return;
 	drive_to_polling(t, nic);
 	EXPECT_TRUE(t, nic->steered);
@@ -673,11 +667,9 @@ static bool monitor_woke_while_quiet(void)
  * aspect linked shm brings the rings, it polls them again. */
 static void msg_monitor_sleeps_between_samples(struct ktest *t)
 {
-	struct nic *nic = fresh_nic(t);
+	struct aspect *a;
+	struct nic *nic = nic_linked(t, "nicmode", ASPECT_BINDING_MSG, true, &a);
 	if (!nic)
-		return;
-	struct aspect *a = link_fresh(t, "nicmode", ASPECT_BINDING_MSG, true);
-	if (!a)
 		return;
 	uint64_t receives = linker_monitor_receives();
 	step(nic, 0, 0, true);
