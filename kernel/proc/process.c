@@ -611,6 +611,7 @@ static struct process *become_zombie_locked(struct process *p, int status, const
 {
 	p->exit_status = status;
 	p->state = PROC_ZOMBIE;
+	p->thread = NULL; /* it ends now and is freed without telling p */
 	proc_hangup_orphaned_groups_locked(groups, group_count);
 	if (p->flags & PROC_ORPHAN) {
 		unlink_child_locked(p);

@@ -153,6 +153,33 @@ static void a_stopped_process_that_is_killed_no_longer_looks_stopped(struct ktes
 		proc_wait(pid, &status, 0);
 }
 
+/* Whether process pid is a zombie; *thread_named: whether it names a thread. */
+static bool is_zombie(int pid, bool *thread_named)
+{
+	uint64_t irq = spin_lock_irqsave(&proc_lock);
+	struct process *p = proc_find_locked(pid);
+	bool zombie = p && p->state == PROC_ZOMBIE;
+	*thread_named = p && p->thread;
+	spin_unlock_irqrestore(&proc_lock, irq);
+	return zombie;
+}
+
+/* A zombie's thread has ended and is freed without a word to the process:
+ * does the zombie still point at it for a reader that forgets its state? */
+static void a_zombie_names_no_thread(struct ktest *t)
+{
+	int pid = start("e"), status = -1;
+	ASSERT_TRUE(t, pid > 0);
+	bool thread_named = true;
+	uint64_t deadline = clock_ns() + 10 * NSEC_PER_SEC; /* against a hang only */
+	while (!is_zombie(pid, &thread_named) && clock_ns() < deadline)
+		sched_sleep_ns(NSEC_PER_MSEC);
+	EXPECT_TRUE(t, is_zombie(pid, &thread_named));
+	EXPECT_FALSE(t, thread_named);
+	EXPECT_EQ(t, proc_wait(pid, &status, 0), pid);
+	EXPECT_EQ(t, status, PROC_STATUS_EXITED(42));
+}
+
 /* Signals to nobody, and signals that do nothing. */
 static void kill_checks_its_arguments(struct ktest *t)
 {
@@ -461,10 +488,10 @@ KTEST_SUITE(proc, KTEST_CASE(exit_status_reaches_the_waiter), KTEST_CASE(getpid_
 	    KTEST_CASE(arguments_and_auxv_are_on_the_stack),
 	    KTEST_CASE(kill_ends_a_spinning_process), KTEST_CASE(kill_ends_a_sleeping_process),
 	    KTEST_CASE(a_stopped_process_that_is_killed_no_longer_looks_stopped),
-	    KTEST_CASE(kill_checks_its_arguments), KTEST_CASE(wait_without_children_is_echild),
-	    KTEST_CASE(fork_until_the_table_is_full), KTEST_CASE(allocate_until_memory_runs_out),
-	    KTEST_CASE(exec_of_a_missing_program_fails), KTEST_CASE(bad_pointers_give_efault),
-	    KTEST_CASE(hostile_elf_images_are_refused),
+	    KTEST_CASE(a_zombie_names_no_thread), KTEST_CASE(kill_checks_its_arguments),
+	    KTEST_CASE(wait_without_children_is_echild), KTEST_CASE(fork_until_the_table_is_full),
+	    KTEST_CASE(allocate_until_memory_runs_out), KTEST_CASE(exec_of_a_missing_program_fails),
+	    KTEST_CASE(bad_pointers_give_efault), KTEST_CASE(hostile_elf_images_are_refused),
 	    KTEST_CASE(truncated_elf_images_are_refused), KTEST_CASE(exec_names_the_thread),
 	    KTEST_CASE(a_shorter_name_clears_the_longer_one),
 	    KTEST_CASE(a_child_cannot_be_reaped_before_its_start_is_complete),
