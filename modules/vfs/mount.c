@@ -1,21 +1,26 @@
 /*
  * The mount table and path walking.  A mount binds an absolute, normalized
- * path to the root node of a file system; a lookup takes the mount with the
- * longest path that is a prefix of the name on a component boundary, then
- * walks the remaining components with each directory's lookup, checking
- * search permission on each directory it passes.  A symbolic link met on the
- * way is substituted into the path text and the walk starts again from the
- * top (at most VFS_SYMLINK_MAX times, then -ELOOP); since the text before
- * the link holds no link any more, resolving a relative target's ".." by
- * name is the same as walking up.  Mounts are added and taken away under
- * mount_lock; walkers copy the entry they need under the lock and hold a
- * reference to its root.  An unmount takes the entry out first, so no new walk
- * enters, then asks the file system, which refuses while anyone still holds
- * one of its nodes (a walk that entered before, an open file); the entry
- * then goes back.  Since mounts are found by path text, a directory with a
- * mount below it stays where it is (rename and rmdir ask
- * vfs_has_mount_below), and a mount is made under vfs_tree_lock, which
- * rename and rmdir hold from their names to the file system's change.
+ * path free of symbolic links to the root node of a file system.  A walk
+ * starts at the root of "/" and looks each component up in the directory
+ * before it, checking search permission on each directory it passes; where
+ * the text walked so far names a mount, the walk goes on from that mount's
+ * root instead of the directory it covers (as Linux crosses a mount point),
+ * so the directories above a mount are searched like any others: a file
+ * system mounted inside a directory closed to a user is closed to that user
+ * too.  A symbolic link met on the way is substituted into the path text and
+ * the walk starts again from the top (at most VFS_SYMLINK_MAX times, then
+ * -ELOOP); since the text before the link holds no link any more, resolving
+ * a relative target's ".." by name is the same as walking up.  A mount's
+ * path is the text its directory resolves to, links followed, so that walks
+ * meet it.  Mounts are added and taken away under mount_lock; walkers copy
+ * the entry they need under the lock and hold a reference to its root.  An
+ * unmount takes the entry out first, so no new walk enters, then asks the
+ * file system, which refuses while anyone still holds one of its nodes (a
+ * walk that entered before, an open file); the entry then goes back.  Since
+ * mounts are found by path text, a directory with a mount below it stays
+ * where it is (rename and rmdir ask vfs_has_mount_below), and a mount is
+ * made under vfs_tree_lock, which rename and rmdir hold from their names to
+ * the file system's change.
  */
 #include "vfs/internal.h"
 
@@ -42,22 +47,41 @@ static bool covers(const char *m, size_t length, const char *path)
 	return !strncmp(m, path, length) && (path[length] == '/' || path[length] == '\0');
 }
 
-/* The root of the mount covering path (referenced) and the rest of path. */
-static struct vfs_node *find_mount(const char *path, const char **rest)
+/* Which lengths the mounts' paths have (bit n: some mount's path is n
+ * bytes long), so that a walk takes the table's lock only after a
+ * component where a mount may be.  Read without the lock, it may miss a
+ * mount being made, as a walk that began a moment earlier would. */
+static uint64_t mount_lengths[VFS_PATH_MAX / 64];
+
+/* Recomputes mount_lengths from the table; mount_lock held. */
+static void note_mount_lengths_locked(void)
+{
+	uint64_t lengths[VFS_PATH_MAX / 64] = {0};
+	for (unsigned i = 0; i < mount_count; i++)
+		lengths[mounts[i].length / 64] |= 1ull << (mounts[i].length % 64);
+	for (unsigned w = 0; w < VFS_PATH_MAX / 64; w++)
+		__atomic_store_n(&mount_lengths[w], lengths[w], __ATOMIC_RELAXED);
+}
+
+static bool a_mount_path_is_as_long_as(size_t length)
+{
+	return length < VFS_PATH_MAX &&
+	       (__atomic_load_n(&mount_lengths[length / 64], __ATOMIC_RELAXED) >> (length % 64) &
+		1);
+}
+
+/* The root (referenced) of the mount whose path is path's first length
+ * bytes, or NULL when none is. */
+static struct vfs_node *mount_root_at(const char *path, size_t length)
 {
 	struct vfs_node *root = NULL;
-	size_t best = 0;
 	uint64_t flags = spin_lock_irqsave(&mount_lock);
-	for (unsigned i = 0; i < mount_count; i++) {
-		if (mounts[i].length > best && covers(mounts[i].path, mounts[i].length, path)) {
-			best = mounts[i].length;
+	for (unsigned i = 0; i < mount_count && !root; i++)
+		if (mounts[i].length == length && !strncmp(mounts[i].path, path, length))
 			root = mounts[i].root;
-		}
-	}
 	if (root)
 		vfs_node_get(root);
 	spin_unlock_irqrestore(&mount_lock, flags);
-	*rest = path + (best == 1 ? 0 : best);
 	return root;
 }
 
@@ -144,17 +168,29 @@ static bool is_last(const char *path, size_t end)
 
 enum walk_result { WALK_DONE, WALK_AGAIN };
 
-/* One walk from the mount covering path.  Stops before the last component
- * when mode is RESOLVE_PARENT.  A symbolic link met on the way (and at the
- * end with RESOLVE_FOLLOW) rewrites path and asks for another walk. */
+/* Where path's first end bytes name a mount, that mount's root replaces
+ * *node, the directory it covers. */
+static void cross_mount(const char *path, size_t end, struct vfs_node **node)
+{
+	if (!a_mount_path_is_as_long_as(end))
+		return;
+	struct vfs_node *root = mount_root_at(path, end);
+	if (root) {
+		vfs_node_put(*node);
+		*node = root;
+	}
+}
+
+/* One walk from "/".  Stops before the last component when mode is
+ * RESOLVE_PARENT.  A symbolic link met on the way (and at the end with
+ * RESOLVE_FOLLOW) rewrites path and asks for another walk. */
 static int walk_once(char *path, enum vfs_resolve_mode mode, struct vfs_node **out,
 		     enum walk_result *result)
 {
-	const char *rest;
-	struct vfs_node *node = find_mount(path, &rest);
+	struct vfs_node *node = mount_root_at("/", 1);
 	if (!node)
 		return -ENOENT;
-	size_t at = (size_t)(rest - path), start, end;
+	size_t at = 0, start, end;
 	*result = WALK_DONE;
 	while (next_component(path, &at, &start, &end)) {
 		bool last = is_last(path, end);
@@ -174,6 +210,7 @@ static int walk_once(char *path, enum vfs_resolve_mode mode, struct vfs_node **o
 			return err;
 		}
 		node = child;
+		cross_mount(path, end, &node);
 	}
 	*out = node;
 	return 0;
@@ -227,9 +264,11 @@ int vfs_path_absolute(const char *path, char *out)
 	return n < 0 ? n : 0;
 }
 
-/* Checks that a mount at path may be made: its directory exists (or can be
- * made) in the file system that covers it now. */
-static int prepare_mount_point(const char *path)
+/* Checks that a mount at path (a VFS_PATH_MAX buffer) may be made: its
+ * directory exists (or can be made) in the file system that covers it now.
+ * path becomes the text the directory resolves to, links followed, which
+ * is what walks meet. */
+static int prepare_mount_point(char *path)
 {
 	if (!strcmp(path, "/") || mount_count == 0)
 		return strcmp(path, "/") ? -EINVAL : 0;
@@ -237,7 +276,7 @@ static int prepare_mount_point(const char *path)
 	if (err && err != -EEXIST)
 		return err;
 	struct vfs_node *node;
-	err = vfs_resolve(path, &node);
+	err = vfs_resolve_in_place(path, RESOLVE_FOLLOW, &node);
 	if (err)
 		return err;
 	err = VFS_IS_DIR(node->mode) ? 0 : -ENOTDIR;
@@ -266,6 +305,7 @@ static int add_mount(const char *normal, struct vfs_node *root)
 	m->length = strlen(normal);
 	m->root = vfs_node_get(root);
 	root->device = next_device++;
+	note_mount_lengths_locked();
 	spin_unlock_irqrestore(&mount_lock, flags);
 	return 0;
 }
@@ -302,6 +342,7 @@ static int take_mount(const char *path, struct mount *out)
 		if (!err) {
 			*out = mounts[i];
 			mounts[i] = mounts[--mount_count];
+			note_mount_lengths_locked();
 		}
 	}
 	spin_unlock_irqrestore(&mount_lock, flags);
@@ -317,13 +358,29 @@ static void put_back_mount(const struct mount *m)
 	uint64_t flags = spin_lock_irqsave(&mount_lock);
 	for (unsigned i = 0; i < mount_count; i++)
 		taken |= !strcmp(mounts[i].path, m->path);
-	if (!taken && mount_count < VFS_MAX_MOUNT)
+	if (!taken && mount_count < VFS_MAX_MOUNT) {
 		mounts[mount_count++] = *m;
-	else
+		note_mount_lengths_locked();
+	} else {
 		taken = true;
+	}
 	spin_unlock_irqrestore(&mount_lock, flags);
 	if (taken)
 		vfs_node_put(m->root);
+}
+
+/* Rewrites path (normalized, VFS_PATH_MAX bytes) as the text it resolves
+ * to, links followed, as a mount's path is kept; unchanged when it does not
+ * resolve. */
+static void resolve_links_in(char *path)
+{
+	char resolved[VFS_PATH_MAX];
+	struct vfs_node *node;
+	strlcpy(resolved, path, sizeof resolved);
+	if (vfs_resolve_in_place(resolved, RESOLVE_FOLLOW, &node))
+		return;
+	vfs_node_put(node);
+	strlcpy(path, resolved, VFS_PATH_MAX);
 }
 
 JOINPOINT_DEFINE(vfs, umount, int, const char *, path)
@@ -337,6 +394,7 @@ JOINPOINT_DEFINE(vfs, umount, int, const char *, path)
 		return err;
 	if (!strcmp(normal, "/"))
 		return -EBUSY;
+	resolve_links_in(normal);
 	err = take_mount(normal, &m);
 	if (err)
 		return err;

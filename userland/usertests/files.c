@@ -593,6 +593,87 @@ void directory_with_a_mount_below_stays(void)
 	rmdir(MB);
 }
 
+/* ---- a mount inside a closed directory --------------------------------------- */
+
+#define CA "/tmp/closed-above"
+
+/* What a user meets in a file system mounted inside root's 0700 directory,
+ * straight and through a link to that directory: nothing, as in the
+ * directory itself; and in one mounted inside a 0755 directory, the file. */
+static void closed_above_as_user(void *unused)
+{
+	(void)unused;
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0) {
+		t_fail("cannot become uid %d", USER_ID);
+		_exit(1);
+	}
+	struct stat st;
+	expect("open below a mount in a 0700 directory", raw_open(CA "/m/f", 0), -L_EACCES);
+	expect("stat of the mount's root", stat(CA "/m", &st) < 0 ? -errno : 0, -EACCES);
+	expect("chdir into the mount", sys2(__NR_chdir, CA "/m", NULL), -L_EACCES);
+	expect("open through a link to the 0700 directory", raw_open("/tmp/closed-link/m/f", 0),
+	       -L_EACCES);
+	expect("open below a mount in a 0755 directory", raw_open(CA "-open/m/f", 0), 0);
+	_exit(t_failed() ? 1 : 0);
+}
+
+/* Are the directories above a mount searched like any others: a user who
+ * may not search root's 0700 directory may not reach a file system mounted
+ * inside it either, while root may? */
+void a_mount_inside_a_closed_directory_is_closed(void)
+{
+	mkdir("/tmp", 01777);
+	umask(022);
+	mkdir(CA, 0700);
+	mkdir(CA "-open", 0755);
+	symlink(CA, "/tmp/closed-link");
+	expect("mount in the 0700 directory", sys_mount("none", CA "/m", "tmpfs", 0), 0);
+	expect("mount in the 0755 directory", sys_mount("none", CA "-open/m", "tmpfs", 0), 0);
+	chmod(CA "/m", 0755);
+	chmod(CA "-open/m", 0755);
+	put_file(CA "/m/f", "inside\n", 0644);
+	put_file(CA "-open/m/f", "inside\n", 0644);
+	int status = t_run_child(closed_above_as_user, NULL);
+	if (status != 0)
+		t_fail("as uid %d: status %#x (see above)", USER_ID, status);
+	if (!reads(CA "/m/f", "inside\n"))
+		t_fail("root cannot read the file in the mount in its 0700 directory");
+	unlink(CA "/m/f");
+	unlink(CA "-open/m/f");
+	expect("umount", ms_syscall3(__NR_umount2, (long)CA "/m", 0, 0), 0);
+	expect("umount", ms_syscall3(__NR_umount2, (long)CA "-open/m", 0, 0), 0);
+	unlink("/tmp/closed-link");
+	rmdir(CA "/m");
+	rmdir(CA "-open/m");
+	rmdir(CA);
+	rmdir(CA "-open");
+}
+
+#define ML "/tmp/mount-link"
+
+/* A mount made through a symbolic link: is it reached by the link's path and
+ * by the path the link leads to, and unmounted by either? */
+void a_mount_through_a_link_is_reached_both_ways(void)
+{
+	mkdir("/tmp", 01777);
+	mkdir(ML "-real", 0755);
+	symlink(ML "-real", ML);
+	expect("mount through a link", sys_mount("none", ML "/m", "tmpfs", 0), 0);
+	put_file(ML "/m/f", "mounted\n", 0644);
+	if (!reads(ML "-real/m/f", "mounted\n"))
+		t_fail("the mount is not reached by the path the link leads to");
+	if (!reads(ML "/m/f", "mounted\n"))
+		t_fail("the mount is not reached through the link");
+	expect("mount again by the real path", sys_mount("none", ML "-real/m", "tmpfs", 0),
+	       -L_EBUSY);
+	unlink(ML "/m/f");
+	expect("umount through the link", ms_syscall3(__NR_umount2, (long)ML "/m", 0, 0), 0);
+	expect("umount again", ms_syscall3(__NR_umount2, (long)ML "-real/m", 0, 0), -L_EINVAL);
+	unlink(ML);
+	rmdir(ML "-real/m");
+	rmdir(ML "-real");
+}
+
 /* ---- mmap of files, pread, pwrite, ftruncate ----------------------------------- */
 
 #define L_ESPIPE   29
