@@ -63,12 +63,29 @@ int vfs_create_node(char *path, uint32_t mode, const char *link_target, struct v
 	return err;
 }
 
+/* Resolves the name open() was given: a symbolic link at the end followed,
+ * or with VFS_O_NOFOLLOW refused (-ELOOP, as Linux). */
+static int resolve_for_open(const char *path, int flags, struct vfs_node **node)
+{
+	if (!(flags & VFS_O_NOFOLLOW))
+		return vfs_resolve(path, node);
+	char copy[VFS_PATH_MAX];
+	strlcpy(copy, path, sizeof copy);
+	int err = vfs_resolve_in_place(copy, RESOLVE_NOFOLLOW, node);
+	if (!err && VFS_IS_LNK((*node)->mode)) {
+		vfs_node_put(*node);
+		*node = NULL;
+		err = -ELOOP;
+	}
+	return err;
+}
+
 /* Finds (or, with VFS_O_CREAT, makes) the node open() names.  Returns 0
  * (found), 1 (made now) or a negative error. */
 static int open_node(const char *path, int flags, uint32_t mode, struct vfs_node **node)
 {
 	char copy[VFS_PATH_MAX];
-	int err = vfs_resolve(path, node);
+	int err = resolve_for_open(path, flags, node);
 	if (!err && (flags & VFS_O_CREAT) && (flags & VFS_O_EXCL)) {
 		vfs_node_put(*node);
 		return -EEXIST;
@@ -77,7 +94,7 @@ static int open_node(const char *path, int flags, uint32_t mode, struct vfs_node
 		strlcpy(copy, path, sizeof copy);
 		err = vfs_create_node(copy, VFS_S_IFREG | (mode & 07777), NULL, node);
 		if (err == -EEXIST && !(flags & VFS_O_EXCL))
-			err = vfs_resolve(path, node);
+			err = resolve_for_open(path, flags, node);
 		else if (!err)
 			return 1; /* made now: its mode does not limit this open */
 	}

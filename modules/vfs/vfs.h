@@ -51,6 +51,7 @@
 #define VFS_O_APPEND    02000
 #define VFS_O_NONBLOCK  04000
 #define VFS_O_DIRECTORY 0200000
+#define VFS_O_NOFOLLOW  0400000 /* a symbolic link as the last name: -ELOOP */
 #define VFS_O_CLOEXEC   02000000
 
 /* File types in a mode: Linux's values. */

@@ -68,10 +68,11 @@ static long raw_open(const char *path, int linux_flags)
 	return fd < 0 ? fd : 0;
 }
 
-#define L_O_WRONLY 01
-#define L_O_RDWR   02
-#define L_O_CREAT  0100
-#define L_O_TRUNC  01000
+#define L_O_WRONLY   01
+#define L_O_RDWR     02
+#define L_O_CREAT    0100
+#define L_O_TRUNC    01000
+#define L_O_NOFOLLOW 0400000
 
 /* Root's files for the permission cases. */
 static int make_root_tree(void)
@@ -310,6 +311,12 @@ static void symlink_cases(void)
 	sys2(__NR_symlink, "loop2", R "/loop1");
 	sys2(__NR_symlink, "loop1", R "/loop2");
 	expect("a loop of links", raw_open(R "/loop1", 0), -L_ELOOP);
+	expect("O_NOFOLLOW on a link", raw_open(R "/abs", L_O_NOFOLLOW), -L_ELOOP);
+	expect("O_NOFOLLOW on a dangling link", raw_open(R "/dangling", L_O_NOFOLLOW), -L_ELOOP);
+	expect("O_NOFOLLOW | O_CREAT on a dangling link",
+	       raw_open(R "/dangling", L_O_NOFOLLOW | L_O_CREAT | L_O_WRONLY), -L_ELOOP);
+	expect("O_NOFOLLOW on a file", raw_open(R "/b", L_O_NOFOLLOW), 0);
+	expect("O_NOFOLLOW through a directory link", raw_open(R "/dl/f", L_O_NOFOLLOW), 0);
 	expect("unlink a link", sys2(__NR_unlink, R "/l", NULL), 0);
 	if (!reads(R "/orig-target", "through a link\n"))
 		t_fail("unlinking the link touched its target");
