@@ -131,6 +131,14 @@ SHELL_LINES = [
      "xxx; Y=$X$X$X$X$X$X$X$X$X$X$X$X; echo \"echo $Y; echo INJECTED\" > /l; echo 'echo end' >> /l; "
      "sh /l",
      r"^(?!.*INJECTED\n)\nsh: line too long\nend\n"),
+    ("script-line-of-1024-bytes-runs",
+     "X=" + "x" * 101 + "; echo \"true $X$X$X$X$X$X$X$X$X$X; echo ok\" > /l1024; "
+     "echo 'echo end' >> /l1024; sh /l1024",
+     r"\nok\nend\n"),  # "true " + 1,010 x + "; echo ok": 1,024 bytes and its newline
+    ("script-background-job-reads-none-of-the-script",
+     "echo 'cat > /bg-in &' > /bg; echo 'echo line2' >> /bg; echo 'echo line3' >> /bg; "
+     "echo 'echo line4' >> /bg; sh < /bg; cat /bg | sh; echo end",
+     r"\nline2\nline3\nline4\n\[1\] \d+\nline2\nline3\nline4\nend\n"),
     ("stdin-pipe-exec-leaves-the-rest",
      "echo 'exec cat' > /in1; echo after-exec >> /in1; cat /in1 | sh", r"\nafter-exec\n"),
     ("stdin-pipe-command-reads-the-rest",

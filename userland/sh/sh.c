@@ -587,6 +587,7 @@ static void hang_up_stopped_jobs(void)
 		if (jobs[j].used && jobs[j].stopped) {
 			kill(-jobs[j].pgid, SIGHUP);
 			kill(-jobs[j].pgid, SIGCONT);
+			jobs[j].stopped = 0; /* should the exec fail, the job runs on */
 		}
 	}
 }
@@ -936,24 +937,29 @@ static void restore_assignments(char **words, int count, char **saved)
 /* Keeps a close-on-exec copy of fd in saved[fd] (not for a program exec
  * puts in the shell's place), above every descriptor a redirection names,
  * so that no redirection of the builtin replaces the copy itself. */
-static void save_descriptor(int fd, int *saved)
+static int save_descriptor(int fd, int *saved)
 {
 	if (saved[fd] != NOT_SAVED)
-		return;
+		return 0;
 	saved[fd] = fcntl(fd, F_DUPFD_CLOEXEC, FIRST_SPARE_FD);
-	if (saved[fd] < 0 && errno != EBADF)
-		saved[fd] = NOT_SAVED; /* no copy: better left redirected than closed */
+	if (saved[fd] >= 0 || errno == EBADF)
+		return 0; /* a copy, or WAS_CLOSED */
+	saved[fd] = NOT_SAVED;
+	return -1;
 }
 
-/* Saves 0-2 and every descriptor cmd's redirections replace. */
-static void save_descriptors(const struct command *cmd, int saved[REDIRECT_FDS])
+/* Saves 0-2 and every descriptor cmd's redirections replace; -1 (errno
+ * set) when an open one could not be copied, so could not be put back. */
+static int save_descriptors(const struct command *cmd, int saved[REDIRECT_FDS])
 {
+	int result = 0;
 	for (int fd = 0; fd < REDIRECT_FDS; fd++)
 		saved[fd] = NOT_SAVED;
 	for (int fd = 0; fd < 3; fd++)
-		save_descriptor(fd, saved);
+		result |= save_descriptor(fd, saved);
 	for (int i = 0; i < cmd->redirect_count; i++)
-		save_descriptor(cmd->redirects[i].fd, saved);
+		result |= save_descriptor(cmd->redirects[i].fd, saved);
+	return result;
 }
 
 static void restore_descriptors(const int saved[REDIRECT_FDS])
@@ -974,7 +980,12 @@ static int run_builtin_here(const struct builtin *builtin, struct command *cmd)
 {
 	int saved[REDIRECT_FDS], assignments = assignment_count(cmd);
 	char *saved_values[MAX_WORDS];
-	save_descriptors(cmd, saved);
+	if (save_descriptors(cmd, saved) < 0) {
+		fprintf(stderr, "sh: %s: cannot keep the shell's descriptors: %s\n", cmd->argv[0],
+			strerror(errno));
+		restore_descriptors(saved);
+		return 1;
+	}
 	fflush(stdout);
 	set_assignments(cmd->argv, assignments, saved_values);
 	int status = apply_redirects(cmd) < 0
@@ -987,7 +998,20 @@ static int run_builtin_here(const struct builtin *builtin, struct command *cmd)
 	return status;
 }
 
-/* In the child of one stage: group, signals, descriptors, then exec. */
+/* Puts /dev/null at fd (a redirection of the command may still replace
+ * it). */
+static void read_nothing_on(int fd)
+{
+	int null = open("/dev/null", O_RDONLY);
+	if (null >= 0 && null != fd) {
+		dup2(null, fd);
+		close(null);
+	}
+}
+
+/* In the child of one stage: group, signals, descriptors, then exec.
+ * Without job control a background job reads /dev/null unless it
+ * redirects its input: the commands after it are the shell's to read. */
 static void run_stage(struct command *cmd, pid_t pgid, int in_fd, int out_fd, int background)
 {
 	if (interactive) {
@@ -1001,6 +1025,8 @@ static void run_stage(struct command *cmd, pid_t pgid, int in_fd, int out_fd, in
 		struct sigaction ignore = {0};
 		ignore.sa_handler = SIG_IGN;
 		sigaction(SIGINT, &ignore, NULL);
+		if (in_fd == 0)
+			read_nothing_on(0); /* the script's lines are the shell's (POSIX) */
 	}
 	if (in_fd != 0) {
 		dup2(in_fd, 0);
@@ -1177,7 +1203,10 @@ static void run_line(const char *line)
 {
 	static char storage[STORAGE_BYTES];
 	struct token tokens[MAX_TOKENS];
-	if (strlen(line) > LINE_MAX_BYTES) {
+	size_t length = strlen(line);
+	if (length > 0 && line[length - 1] == '\n')
+		length--; /* the newline is not part of the line's length */
+	if (length > LINE_MAX_BYTES) {
 		fprintf(stderr, "sh: line too long\n");
 		last_status = 2;
 		return;
