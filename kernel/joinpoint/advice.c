@@ -60,6 +60,7 @@ static void compile(struct jp_list *out, uint64_t generation, const struct joinp
 	bool native = alone && (alone->flags & JP_ADVICE_NATIVE);
 	out->fast.word = alone && alone->fast_word ? alone->fast_word(jp) : 0;
 	out->around = alone && jp->may_sleep ? alone->around : NULL;
+	out->fast.cookie = alone ? out->entries[0].cookie : NULL;
 	out->nested_call = native ? alone->nested_call : NULL;
 }
 

@@ -260,8 +260,12 @@ void jp_boot_report(void);
  * where the thread may sleep, and return the call's result; after the call
  * it may enter a section of its own again (jp_section_enter, never held
  * across a sleep).  What runs after the call may run after a detach has
- * returned: that is why only such advice may have one (the linker never
- * gives an aspect's advice one: aspects are unloaded).
+ * returned: that is why only such advice may have one.  The linker gives
+ * one to a before advice of the msg binding (bind_msg.c), whose code is the
+ * kernel's and whose data, an aspect's that goes with an unweave, it keeps
+ * past the section as its deferred call does (a waiter slot the unweave
+ * waits for) and leaves before the call, after which it touches nothing of
+ * the advice.  list->cookie is the advice's cookie.
  */
 /*
  * And a native advice may run the whole call of a join point reached inside
@@ -278,6 +282,7 @@ struct jp_fast_list {
 	uint64_t (*call)(const uint64_t *args); /* the join point's call */
 	uint32_t index;                         /* the join point's place in the registry */
 	uint32_t word; /* the fast path's word for the join point (jp_advice.fast_word), or 0 */
+	void *cookie;  /* the cookie of the advice alone on the list (an around's), or NULL */
 };
 #define JP_SECTION_CALLING 2u /* in struct cpu's jp_sections: the real function runs */
 extern const char jp_fast_path_leave0[], jp_fast_path_leave1[];

@@ -997,10 +997,12 @@ static void own_fast_path_runs_when_alone(struct ktest *t)
 /* ---- A native advice's around ---------------------------------------------- */
 
 /* The smallest around (joinpoint.h's contract): note whether it was called
- * inside its section with its join point's list, leave it, make the call,
+ * inside its section with its join point's list and its advice's cookie
+ * there, leave it, make the call,
  * and return its result plus 1000 so that the caller shows whose result it
  * got. */
-static uint64_t around_calls, around_inside, around_listed;
+static uint64_t around_calls, around_inside, around_listed, around_cookied;
+static struct tally around_tally;
 static uint64_t jptest_around(const struct joinpoint *jp, uint64_t *args,
 			      const struct jp_fast_list *list)
 {
@@ -1008,11 +1010,11 @@ static uint64_t jptest_around(const struct joinpoint *jp, uint64_t *args,
 	unsigned bits = this_cpu()->jp_sections & (JP_SECTION_INSIDE | JP_SECTION_CALLING);
 	around_inside += bits == JP_SECTION_INSIDE;
 	around_listed += list == &jp->state->list->fast;
+	around_cookied += list->cookie == &around_tally;
 	jp_section_leave();
 	return jp->call(args) + 1000;
 }
 
-static struct tally around_tally;
 static const struct jp_advice around_native = {.name = "around",
 					       .before = tally_before,
 					       .after = tally_after,
@@ -1031,7 +1033,7 @@ static unsigned section_bits(void)
  * never called. */
 static void around_runs_whole_calls_when_alone(struct ktest *t)
 {
-	around_calls = around_inside = around_listed = 0;
+	around_calls = around_inside = around_listed = around_cookied = 0;
 	around_tally = (struct tally){0};
 	int handle = jp_attach("jptest.add", &around_native);
 	ASSERT_TRUE(t, handle > 0);
@@ -1040,6 +1042,7 @@ static void around_runs_whole_calls_when_alone(struct ktest *t)
 	EXPECT_EQ(t, around_calls, 2);
 	EXPECT_EQ(t, around_inside, 2);
 	EXPECT_EQ(t, around_listed, 2);
+	EXPECT_EQ(t, around_cookied, 2);
 	EXPECT_EQ(t, section_bits(), 0); /* left, nothing held */
 	EXPECT_EQ(t, around_tally.before + around_tally.after, 0);
 

@@ -650,8 +650,7 @@ struct monitor_state {
 
 static void monitor_prepare_advice(struct monitor_advice *a, struct aspect *aspect, int id,
 				   unsigned index, bool defers,
-				   void (*before)(struct jp_context *, void *),
-				   void (*after)(struct jp_context *, void *))
+				   const struct monitor_advice_code *code)
 {
 	const struct linker_advice *advice = &aspect->object.advice[index];
 	*a = (struct monitor_advice){.aspect = aspect,
@@ -660,8 +659,9 @@ static void monitor_prepare_advice(struct monitor_advice *a, struct aspect *aspe
 					 monitor_event_head((uint32_t)id, index, SCOPE_EVENT_CALL)};
 	a->jp = (struct jp_advice){
 	    .name = aspect->name,
-	    .before = advice->kind == MS_ADVICE_BEFORE ? before : NULL,
-	    .after = advice->kind == MS_ADVICE_AFTER ? after : NULL,
+	    .before = advice->kind == MS_ADVICE_BEFORE ? code->before : NULL,
+	    .after = advice->kind == MS_ADVICE_AFTER ? code->after : NULL,
+	    .around = advice->kind == MS_ADVICE_BEFORE ? code->around_before : NULL,
 	    .cookie = a,
 	    .priority = advice->priority,
 	    .flags = ((advice->flags & MS_WANT_TIMESTAMPS) ? JP_ADVICE_TIMESTAMPS : 0) |
@@ -670,8 +670,7 @@ static void monitor_prepare_advice(struct monitor_advice *a, struct aspect *aspe
 }
 
 int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
-			 void (*before)(struct jp_context *, void *),
-			 void (*after)(struct jp_context *, void *))
+			 const struct monitor_advice_code *code)
 {
 	/* Its events go to the monitor, which receives every process's: the
 	 * caller must hold what attaching as the monitor needs (a monitor the
@@ -694,7 +693,7 @@ int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
 	for (unsigned i = 0; i < aspect->object.advice_count; i++) {
 		monitor_prepare_advice(&state->advice[i], aspect, id, i,
 				       binding == ASPECT_BINDING_MSG, /* its calls defer */
-				       before, after);
+				       code);
 		state->advice[i].generation = state->generation;
 		int error = aspect_weave_advice(aspect, binding, i, &state->advice[i].jp);
 		if (error) {

@@ -35,6 +35,7 @@
 #include "arch/x86_64/cpu.h"
 #include "console/console.h"
 #include "joinpoint/defer.h"
+#include "joinpoint/section.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "linker/weave/monitor_internal.h"
@@ -123,7 +124,8 @@ static inline __attribute__((always_inline)) bool is_waiting(const struct thread
 	return false;
 }
 
-static void take_reply(const struct jp_context *context, const struct ipc_message *reply)
+static inline __attribute__((always_inline)) void take_reply(const struct jp_context *context,
+							     const struct ipc_message *reply)
 {
 	if (reply->words[0] == 1) {
 		uint64_t key = context->joinpoint->argc ? context->args[0] : 0;
@@ -339,9 +341,83 @@ msg_after(struct jp_context *context, void *cookie)
 	msg_deliver(cookie, context, true);
 }
 
+/* The context of a before advice of the running thread's outermost call,
+ * the dispatcher's (dispatch.c) as the advice sees it. */
+static inline __attribute__((always_inline)) struct jp_context
+around_context(const struct joinpoint *jp, uint64_t *args, uint64_t entry_tsc)
+{
+	struct jp_context context;
+	context.joinpoint = jp;
+	context.args = args;
+	context.activity = 0;
+	context.entry_tsc = entry_tsc;
+	context.exit_tsc = 0;
+	context.ret = 0;
+	context.cpu = this_cpu_read(id);
+	context.thread = this_cpu_read(current);
+	return context;
+}
+
+/* msg_around_before's event sent from the section, with a context of its
+ * own: out of line, so that the around's stays in registers. */
+static __attribute__((noinline)) void msg_around_send_here(struct monitor_advice *a,
+							   const struct joinpoint *jp,
+							   uint64_t *args, uint64_t entry_tsc,
+							   bool sync)
+{
+	struct jp_context context = around_context(jp, args, entry_tsc);
+	msg_send_here(a, &context, false, sync);
+}
+
+/* The advice's checks and its event for the whole call of a join point
+ * that may sleep (msg_around_before), in the dispatcher's section: the
+ * waiter slot of a synchronous call the thread may sleep in after the
+ * section (taken, with the endpoint referenced, as defer_call takes them),
+ * or NULL when the event went from here or is not sent. */
+static inline __attribute__((always_inline)) struct msg_waiter *
+msg_deliver_in_section(struct monitor_advice *a, const struct jp_context *context)
+{
+	if (!aspect_is_active(a->aspect, ASPECT_BINDING_MSG) ||
+	    monitor_is_process(proc_current()) || is_waiting(context->thread))
+		return NULL;
+	bool sync = __atomic_load_n(&synchronous, __ATOMIC_ACQUIRE);
+	if (sync && jp_may_sleep_after_section(this_cpu())) {
+		struct msg_waiter *w = enter_waiting(context->thread);
+		if (w) {
+			__atomic_store_n(&w->advice, a, __ATOMIC_RELAXED);
+			w->endpoint = monitor_endpoint_get_of(a->generation);
+			return w;
+		}
+	}
+	msg_around_send_here(a, context->joinpoint, context->args, context->entry_tsc, sync);
+	return NULL;
+}
+
+/* The whole call of a join point that may sleep on which a before advice
+ * of this binding is alone (jp_advice.around, joinpoint.h): the advice's
+ * checks in the dispatcher's section, a synchronous call after it as a
+ * deferred one runs (its waiter slot holds the advice to its last use),
+ * then the join point's own call, after which nothing of the advice is
+ * touched.  The events are the dispatcher's, without its context and
+ * deferral built around them. */
+static uint64_t msg_around_before(const struct joinpoint *jp, uint64_t *args,
+				  const struct jp_fast_list *list)
+{
+	struct monitor_advice *a = list->cookie;
+	uint64_t entry_tsc = __builtin_expect(a->jp.flags & JP_ADVICE_TIMESTAMPS, 0) ? rdtsc() : 0;
+	struct jp_context context = around_context(jp, args, entry_tsc);
+	struct msg_waiter *w = msg_deliver_in_section(a, &context);
+	jp_section_leave();
+	if (w)
+		msg_call_sleeping(w, &context, false);
+	return jp->call(args);
+}
+
 static int msg_attach(struct aspect *aspect)
 {
-	return monitor_weave_aspect(aspect, ASPECT_BINDING_MSG, msg_before, msg_after);
+	static const struct monitor_advice_code code = {
+	    .before = msg_before, .after = msg_after, .around_before = msg_around_before};
+	return monitor_weave_aspect(aspect, ASPECT_BINDING_MSG, &code);
 }
 
 static void msg_detach(struct aspect *aspect)

@@ -61,7 +61,8 @@ static void shm_after(struct jp_context *context, void *cookie)
 
 static int shm_attach(struct aspect *aspect)
 {
-	return monitor_weave_aspect(aspect, ASPECT_BINDING_SHM, shm_before, shm_after);
+	static const struct monitor_advice_code code = {.before = shm_before, .after = shm_after};
+	return monitor_weave_aspect(aspect, ASPECT_BINDING_SHM, &code);
 }
 
 /* Unwoven first (a grace period: no producer is left), then the monitor

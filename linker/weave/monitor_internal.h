@@ -123,12 +123,21 @@ struct monitor_advice {
  * (bind_msg.c). */
 bool msg_advice_calling(const struct monitor_advice *a);
 
-/* Loads aspect into the monitor and weaves each of its advice with before or
- * after (as the advice's kind says) under binding; the cookie is the
- * struct monitor_advice.  Returns 0, or an error with nothing left behind. */
+/* A binding's code for the advice it weaves: before and after, and
+ * optionally the whole call of a join point that may sleep on which a
+ * before advice is alone (jp_advice.around; NULL: none). */
+struct monitor_advice_code {
+	void (*before)(struct jp_context *, void *);
+	void (*after)(struct jp_context *, void *);
+	uint64_t (*around_before)(const struct joinpoint *jp, uint64_t *args,
+				  const struct jp_fast_list *list);
+};
+/* Loads aspect into the monitor and weaves each of its advice with code's
+ * before or after (as the advice's kind says) under binding; the cookie is
+ * the struct monitor_advice.  Returns 0, or an error with nothing left
+ * behind. */
 int monitor_weave_aspect(struct aspect *aspect, enum aspect_binding binding,
-			 void (*before)(struct jp_context *, void *),
-			 void (*after)(struct jp_context *, void *));
+			 const struct monitor_advice_code *code);
 /* Unweaves binding (a grace period, then the wait for synchronous msg events
  * still sleeping: no event of it is left in flight), then the monitor runs
  * what it still holds and hands the counts back. */
