@@ -1536,7 +1536,9 @@ USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_bin
                    "heap_and_mappings", "clocks_and_sleep", "affinity_pins_a_process",
                    "sendfile_sends_a_file_to_a_socket_and_a_file",
                    "open_flags_linux_lacks_are_refused", "signals_reach_the_kernel_as_named",
-                   "errno_values_keep_their_names", "clocks_reach_the_kernel_as_named"]
+                   "errno_values_keep_their_names", "clocks_reach_the_kernel_as_named",
+                   "fcntl_commands_reach_the_kernel_as_named",
+                   "fcntl_locks_reach_the_kernel_as_named", "every_errno_has_a_message"]
 # The programs under the host's (Linux) kernel: (name, argv, what it must print).
 USER_HOST_CHECKS = [
     ("echo", ["echo", "-n", "a", "b c"], "a b c"),

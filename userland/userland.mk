@@ -14,8 +14,10 @@ USER_DIR := $(BUILD)/user
 USER_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS) -isystem userland/include \
 	-isystem $(NEWLIB)/x86_64-elf/include -Ikernel -Iuserland -mno-omit-leaf-frame-pointer -fasynchronous-unwind-tables \
 	-D_POSIX_TIMERS=1 -D_POSIX_MONOTONIC_CLOCK=200112L -MMD -MP
+# -u _user_strerror: the glue's messages for errnos newlib's strerror lacks
+# (userland/libc/strerror.c), taken before newlib's empty hook can be.
 USER_LDFLAGS := -Wl,--build-id=none -Wl,-z,noexecstack -Wl,--eh-frame-hdr -L$(NEWLIB)/x86_64-elf/lib \
-	-Wl,-T,userland/own-code.ld
+	-Wl,-T,userland/own-code.ld -Wl,--undefined=_user_strerror
 
 # librscfl (per-activity accounting) goes into the same archive: every program may use it.
 USER_LIBC_C := $(sort $(wildcard userland/libc/*.c userland/librscfl/*.c))

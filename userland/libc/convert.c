@@ -48,13 +48,18 @@ static const struct number_pair errnos[] = {
 
 /* The signals whose numbers differ.  The others agree, except these, which
  * only one side has: newlib's SIGEMT (7) and SIGLOST (29); Linux's SIGSTKFLT
- * (16) and SIGPWR (30). */
+ * (16), SIGPWR (30) and real-time signals (32 .. 64). */
 static const struct number_pair signals[] = {
     {7, SIGBUS},   {10, SIGUSR1}, {12, SIGUSR2}, {17, SIGCHLD}, {18, SIGCONT},
     {19, SIGSTOP}, {20, SIGTSTP}, {23, SIGURG},  {29, SIGIO},   {31, SIGSYS},
 };
 static const int newlib_only_signals[] = {SIGEMT, SIGLOST};
-static const int linux_only_signals[] = {16, 30};
+#define LINUX_LAST_SIGNAL 64
+
+static bool linux_only_signal(int sig)
+{
+	return sig == 16 || sig == 30 || (sig >= 32 && sig <= LINUX_LAST_SIGNAL);
+}
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
@@ -89,7 +94,7 @@ int signal_to_linux(int sig)
 {
 	if (listed(newlib_only_signals, COUNT(newlib_only_signals), sig))
 		return -1;
-	if (sig > NSIG && listed(linux_only_signals, COUNT(linux_only_signals), sig - NSIG))
+	if (sig > NSIG && linux_only_signal(sig - NSIG))
 		return sig - NSIG;
 	if (sig < 0 || sig >= NSIG)
 		return -1;
@@ -106,7 +111,7 @@ int ms_signal_to_linux(int sig)
 
 int signal_from_linux(int sig)
 {
-	if (listed(linux_only_signals, COUNT(linux_only_signals), sig))
+	if (linux_only_signal(sig))
 		return NSIG + sig;
 	for (unsigned i = 0; i < COUNT(signals); i++)
 		if (signals[i].linux_value == sig)

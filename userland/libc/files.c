@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,18 +19,19 @@
 #include "internal.h"
 
 /* open() flag bits: newlib's value, Linux's value (O_SYNC is two bits there:
- * O_DSYNC and its own). */
+ * O_DSYNC and its own; FASYNC is O_ASYNC). */
 static const struct {
 	int newlib_flag;
 	int linux_flag;
 } open_flags[] = {
     {O_CREAT, 0100},        {O_EXCL, 0200},        {O_NOCTTY, 0400},      {O_TRUNC, 01000},
     {O_APPEND, 02000},      {O_NONBLOCK, 04000},   {O_SYNC, 04010000},    {O_DIRECT, 040000},
-    {O_DIRECTORY, 0200000}, {O_NOFOLLOW, 0400000}, {O_CLOEXEC, 02000000},
+    {O_DIRECTORY, 0200000}, {O_NOFOLLOW, 0400000}, {O_CLOEXEC, 02000000}, {FASYNC, 020000},
 };
 
-/* newlib's O_EXEC and O_SEARCH (one bit): Linux has neither. */
-#define NEWLIB_ONLY_OPEN_FLAGS O_SEARCH
+/* newlib's O_EXEC and O_SEARCH (one bit), and its System V FNBIO: Linux has
+ * none of them. */
+#define NEWLIB_ONLY_OPEN_FLAGS (O_SEARCH | FNBIO)
 
 static long flags_to_linux(int flags)
 {
@@ -314,8 +317,66 @@ static int fcntl_command_to_linux(int command)
 	return -1;
 }
 
-/* The command converted, and F_GETFL and F_SETFL's open() flags; the other
- * arguments pass through. */
+/* Linux's struct flock: its l_pid is an int, newlib's a short. */
+struct linux_flock {
+	short type;
+	short whence;
+	int64_t start;
+	int64_t len;
+	int pid;
+};
+_Static_assert(sizeof(struct linux_flock) == 32, "Linux x86_64's struct flock");
+
+/* Lock types, indexed by Linux's number (F_RDLCK, F_WRLCK, F_UNLCK). */
+static const short newlib_lock_types[] = {F_RDLCK, F_WRLCK, F_UNLCK};
+
+static bool lock_to_linux(const struct flock *in, struct linux_flock *out)
+{
+	for (short i = 0; i < 3; i++) {
+		if (newlib_lock_types[i] == in->l_type) {
+			*out = (struct linux_flock){i, in->l_whence, in->l_start, in->l_len,
+						    in->l_pid};
+			return true;
+		}
+	}
+	return false;
+}
+
+/* False when Linux's answer does not fit newlib's struct (a pid above a
+ * short's range). */
+static bool lock_from_linux(const struct linux_flock *in, struct flock *out)
+{
+	if (in->type < 0 || in->type > 2 || in->pid != (short)in->pid)
+		return false;
+	out->l_type = newlib_lock_types[in->type];
+	out->l_whence = in->whence;
+	out->l_start = in->start;
+	out->l_len = in->len;
+	out->l_pid = (short)in->pid;
+	return true;
+}
+
+/* F_GETLK, F_SETLK and F_SETLKW with the struct flock converted both ways. */
+static int lock_command(int fd, int command, int linux_command, struct flock *lock)
+{
+	struct linux_flock linux_lock;
+	if (!lock || !lock_to_linux(lock, &linux_lock)) {
+		errno = lock ? EINVAL : EFAULT;
+		return -1;
+	}
+	if (sys_result(ms_syscall3(__NR_fcntl, fd, linux_command, (long)&linux_lock)) < 0)
+		return -1;
+	if (command == F_GETLK && !lock_from_linux(&linux_lock, lock)) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	return 0;
+}
+
+/* The command converted, with F_GETFL and F_SETFL's open() flags and the
+ * lock commands' struct flock; the other arguments pass through.  F_GETOWN
+ * gives a process group as a negative number, which reads as an error (as in
+ * Linux's own ABI). */
 int fcntl(int fd, int command, ...)
 {
 	va_list ap;
@@ -323,10 +384,12 @@ int fcntl(int fd, int command, ...)
 	long argument = va_arg(ap, long);
 	va_end(ap);
 	int linux_command = fcntl_command_to_linux(command);
-	if (linux_command < 0) {
+	if (linux_command < 0 || (command == F_SETFL && (argument & NEWLIB_ONLY_OPEN_FLAGS))) {
 		errno = EINVAL;
 		return -1;
 	}
+	if (command == F_GETLK || command == F_SETLK || command == F_SETLKW)
+		return lock_command(fd, command, linux_command, (struct flock *)argument);
 	if (command == F_SETFL)
 		argument = flags_to_linux((int)argument);
 	long result = sys_result(ms_syscall3(__NR_fcntl, fd, linux_command, argument));

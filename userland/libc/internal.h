@@ -46,8 +46,9 @@ int errno_from_linux(int linux_errno);
  * (SIGEMT, SIGLOST, or outside 0..NSIG - 1 and not from signal_from_linux). */
 int signal_to_linux(int sig);
 /* newlib's number for a Linux signal; one newlib has no name for (SIGSTKFLT,
- * SIGPWR) comes back as NSIG + its Linux number, above every newlib signal,
- * and signal_to_linux turns it back. */
+ * SIGPWR, the real-time signals 32 .. 64) comes back as NSIG + its Linux
+ * number, above every newlib signal (at most 96: a wait status's 7 bits), and
+ * signal_to_linux turns it back. */
 int signal_from_linux(int sig);
 /* A Linux wait status with its signal number turned into newlib's. */
 int wait_status_from_linux(int status);

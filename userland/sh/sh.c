@@ -430,13 +430,21 @@ static struct job *new_job(const char *text)
 	return NULL;
 }
 
+/* The kernel's number of signal sig, or sig itself when the kernel has no
+ * name for it (rather than -1). */
+static int linux_signal(int sig)
+{
+	int linux_sig = ms_signal_to_linux(sig);
+	return linux_sig < 0 ? sig : linux_sig;
+}
+
 static int status_value(int status)
 {
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSTOPPED(status))
-		return 128 + ms_signal_to_linux(WSTOPSIG(status));
-	return 128 + ms_signal_to_linux(WTERMSIG(status));
+		return 128 + linux_signal(WSTOPSIG(status));
+	return 128 + linux_signal(WTERMSIG(status));
 }
 
 /* Records what waitpid said about pid. */
@@ -516,12 +524,12 @@ static void wait_job(struct job *job)
 	}
 	last_status = status_value(job->status);
 	if (job->stopped) {
-		last_status = 128 + ms_signal_to_linux(SIGTSTP);
+		last_status = 128 + linux_signal(SIGTSTP);
 		report_job(job, "stopped");
 		return;
 	}
 	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) != SIGINT)
-		fprintf(stderr, "killed by signal %d\n", ms_signal_to_linux(WTERMSIG(job->status)));
+		fprintf(stderr, "killed by signal %d\n", linux_signal(WTERMSIG(job->status)));
 	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) == SIGINT)
 		putchar('\n');
 	job->used = 0;
@@ -531,7 +539,7 @@ static void report_ended(const struct job *job)
 {
 	if (WIFSIGNALED(job->status))
 		fprintf(stderr, "[%d] killed by signal %d  %s\n", job_number(job),
-			ms_signal_to_linux(WTERMSIG(job->status)), job->text);
+			linux_signal(WTERMSIG(job->status)), job->text);
 	else
 		fprintf(stderr, "[%d] done, status %d  %s\n", job_number(job),
 			WEXITSTATUS(job->status), job->text);
