@@ -140,11 +140,3 @@ int sched_yield(void)
 {
 	return (int)sys_result(ms_syscall3(__NR_sched_yield, 0, 0, 0));
 }
-
-/* Signal masks do not exist yet: every signal ends the process. */
-int sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-	if (old)
-		*old = 0;
-	return 0;
-}
