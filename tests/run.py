@@ -1538,7 +1538,12 @@ USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_bin
                    "open_flags_linux_lacks_are_refused", "signals_reach_the_kernel_as_named",
                    "errno_values_keep_their_names", "clocks_reach_the_kernel_as_named",
                    "fcntl_commands_reach_the_kernel_as_named",
-                   "fcntl_locks_reach_the_kernel_as_named", "every_errno_has_a_message"]
+                   "fcntl_locks_reach_the_kernel_as_named", "every_errno_has_a_message",
+                   "a_handler_runs_for_raise", "siginfo_names_the_signal_the_newlib_way",
+                   "a_blocked_signal_waits_until_unblocked", "resethand_runs_the_handler_once",
+                   "signal_returns_the_previous_handler", "sigaction_refuses_an_unknown_flag",
+                   "a_handler_keeps_the_interrupted_floating_point",
+                   "sigsuspend_waits_for_a_childs_signal"]
 # The programs under the host's (Linux) kernel: (name, argv, what it must print).
 USER_HOST_CHECKS = [
     ("echo", ["echo", "-n", "a", "b c"], "a b c"),

@@ -100,6 +100,16 @@ void kshell_output_captured(void);
 void scope_counts_joinpoint_calls(void);
 void scope_text_answers_refuse_bad_buffers(void);
 
+/* libc_signals.c: handlers, masks and waiting through the C library */
+void a_handler_runs_for_raise(void);
+void siginfo_names_the_signal_the_newlib_way(void);
+void a_blocked_signal_waits_until_unblocked(void);
+void resethand_runs_the_handler_once(void);
+void signal_returns_the_previous_handler(void);
+void sigaction_refuses_an_unknown_flag(void);
+void a_handler_keeps_the_interrupted_floating_point(void);
+void sigsuspend_waits_for_a_childs_signal(void);
+
 /* files.c: permissions, rename and links, hostile input to the file calls, scale */
 void file_permissions_hold_against_a_user(void);
 void rename_and_links(void);
