@@ -34,9 +34,6 @@
 
 #define LINUX_ENOSYS 38
 
-#ifndef __NR_rt_sigreturn
-#define __NR_rt_sigreturn 15
-#endif
 #ifndef __NR_rt_sigpending
 #define __NR_rt_sigpending 127
 #endif
@@ -88,18 +85,15 @@ static const struct {
  * run_program_handler is called with). */
 static struct sigaction program_actions[LINUX_SIGNALS + 1];
 
-#define STRINGIFY(x)          #x
-#define EXPANDED_STRINGIFY(x) STRINGIFY(x)
-
+/* Where the kernel returns from run_program_handler: rt_sigreturn (15). */
 void ms_return_from_signal(void);
 __asm__(".text\n"
 	".globl ms_return_from_signal\n"
 	".type ms_return_from_signal, @function\n"
 	"ms_return_from_signal:\n"
-	"\tmov $" EXPANDED_STRINGIFY(
-	    __NR_rt_sigreturn) ", %eax\n"
-			       "\tsyscall\n"
-			       ".size ms_return_from_signal, . - ms_return_from_signal\n");
+	"\tmov $15, %eax\n"
+	"\tsyscall\n"
+	".size ms_return_from_signal, . - ms_return_from_signal\n");
 
 static bool flags_to_linux(int newlib_flags, unsigned long *linux_flags)
 {
