@@ -158,6 +158,7 @@ int proc_exec_image(struct process *p, const void *file, size_t size, char *cons
 	uint64_t lock_flags = spin_lock_irqsave(&proc_lock); /* the process list reads it */
 	p->memory = memory;
 	p->execs++; /* the kernel's mappings in the old memory go with it */
+	proc_signals_exec_locked(p);
 	spin_unlock_irqrestore(&proc_lock, lock_flags);
 	if (thread_current() == p->thread)
 		thread_set_process(p->thread, p, memory->space);

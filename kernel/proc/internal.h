@@ -174,6 +174,22 @@ struct proc_cred {
 	unsigned privileges; /* PRIV_*: held; they count while euid is 0 */
 };
 
+/* One signal's action as rt_sigaction set it (Linux's fields); mask is in
+ * the kernel's bit order (bit n: signal n). */
+struct proc_sigaction {
+	uint64_t handler, flags, restorer;
+	uint32_t mask;
+};
+
+/* Who sent a pending signal and why, for the handler's siginfo. */
+struct proc_siginfo {
+	int32_t code; /* SI_USER, SI_KERNEL, CLD_*, SEGV_* */
+	int32_t pid;  /* the sender (SI_USER) or the child (SIGCHLD) */
+	uint32_t uid;
+	int32_t status;   /* SIGCHLD: the child's exit code or signal */
+	uint64_t address; /* a fault's address */
+};
+
 /* The first four fields are read in line through proc.h (PROC_OFFSET_*). */
 struct process {
 	int pid;
@@ -209,6 +225,19 @@ struct process {
 	int final_cpu;                         /* the CPU it ended on */
 
 	struct proc_cred cred; /* fork copies it, exec keeps it */
+
+	/* Signal handling (signal.c).  Written under proc_lock; only the
+	 * process's own thread changes the mask and the actions.
+	 * pending_signals holds only what acts now (unblocked, not ignored);
+	 * a blocked signal waits in held_signals until it is unblocked. */
+	uint32_t blocked_signals; /* the mask, never SIGKILL or SIGSTOP */
+	uint32_t held_signals;    /* pending while blocked */
+	uint32_t handled_signals; /* bit per signal with a handler */
+	uint32_t saved_mask;      /* rt_sigsuspend's caller's mask, while restore_mask */
+	bool restore_mask;
+	bool context_restored; /* rt_sigreturn rebuilt the frame: leave by IRETQ */
+	struct proc_sigaction actions[PROC_SIGNALS];
+	struct proc_siginfo infos[PROC_SIGNALS]; /* of each pending signal */
 };
 
 extern struct spinlock proc_lock;
@@ -259,6 +288,52 @@ bool proc_is_killed(const struct process *p);
 /* True when a signal that ends or stops p is pending: a long wait gives up
  * (-EINTR) so that p reaches its way back to user mode and acts on it. */
 bool proc_is_interrupted(const struct process *p);
+/* signal.c */
+#define PROC_SIG_BLOCK   0 /* rt_sigprocmask's how, Linux's values */
+#define PROC_SIG_UNBLOCK 1
+#define PROC_SIG_SETMASK 2
+/* Linux's sigset_t (signal n at bit n - 1) from and to the kernel's mask. */
+uint64_t proc_pack_mask(uint32_t mask);
+uint32_t proc_unpack_mask(uint64_t set);
+/* Sets p's mask (SIGKILL and SIGSTOP dropped), moving what it blocks out of
+ * pending_signals and what it unblocks back in.  Under proc_lock. */
+void proc_set_blocked_locked(struct process *p, uint32_t mask);
+/* The caller's mask; its pending blocked signals. */
+uint32_t proc_blocked_signals(void);
+uint32_t proc_held_signals(void);
+/* rt_sigprocmask: *old gets the mask, then how applies *set (NULL: none).
+ * Returns 0 or -EINVAL (how). */
+int proc_change_mask(int how, const uint32_t *set, uint32_t *old);
+/* rt_sigsuspend: waits with mask until a signal acts; returns -EINTR (the
+ * caller's mask comes back when the handler returns). */
+int proc_suspend_with_mask(uint32_t mask);
+/* Makes signal pending in p (held while blocked), with info for its handler;
+ * dropped when p would do nothing with it.  Under proc_lock. */
+void proc_queue_signal_locked(struct process *p, int signal, const struct proc_siginfo *info);
+/* A signal p cannot refuse (a fault): blocked or ignored, or to_default, its
+ * action becomes the default.  Returns true when a handler will take it.
+ * Under proc_lock. */
+bool proc_force_signal_locked(struct process *p, int signal, const struct proc_siginfo *info,
+			      bool to_default);
+/* rt_sigaction: *old gets the action (always), then action (NULL: none) is
+ * set.  Returns 0 or -EINVAL. */
+int proc_set_signal_action(int signal, const struct proc_sigaction *action,
+			   struct proc_sigaction *old);
+/* fork: the child gets the parent's actions and mask; exec: handlers go
+ * back to the default (ignored signals stay ignored). */
+void proc_signals_fork(struct process *child, const struct process *parent);
+void proc_signals_exec_locked(struct process *p);
+/* Runs the handlers of every pending handled signal: a frame each on the
+ * user stack, frame pointed at the last one.  number is the system call
+ * the frame returns from (PROC_NO_CALL: none), made again with SA_RESTART. */
+void proc_deliver_signals(struct process *p, struct trap_frame *frame, uint64_t number);
+/* rt_sigsuspend's mask, when no handler took it back. */
+void proc_restore_mask(struct process *p);
+/* The signal of an exception in user mode; true when a handler takes it. */
+bool proc_signal_fault(struct process *p, int signal, const struct trap_frame *frame,
+		       uint64_t address);
+/* rt_sigreturn: frame from the handler's frame on the user stack. */
+long proc_sigreturn(struct trap_frame *frame);
 /* Sets the name from a path's last component. */
 void proc_set_name(struct process *p, const char *path);
 
@@ -286,6 +361,9 @@ bool proc_may_act_on_locked(const struct process *target, unsigned privilege);
 /* Sets signal pending on p (unless p ignores it) and wakes its waits; a stop
  * or continue signal acts at once.  proc_lock held. */
 void proc_signal_locked(struct process *p, int signal);
+/* proc_signal_locked from sender (NULL: the kernel), which the handler's
+ * siginfo names. */
+void proc_signal_from_locked(struct process *p, int signal, const struct process *sender);
 /* session.c: makes embryo p lead a new session and group, with every
  * signal's default action. */
 void proc_start_session(struct process *p);

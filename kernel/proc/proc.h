@@ -53,10 +53,12 @@ static inline struct process *proc_current(void)
 #define PROC_OFFSET_EXECS           12 /* the monitor's every reply_receive checks it */
 #define PROC_OFFSET_NAME            24 /* every msg and shm event carries it */
 /* Signals whose default action is to be ignored, or to stop; every other one
- * ends the process.  A pending stop or end interrupts a wait. */
+ * ends the process.  Only what acts is ever in the pending word (a blocked
+ * signal, or one that would do nothing, is kept out: signal.c), so any
+ * pending bit interrupts a wait: an end, a stop, a handler to run. */
 #define PROC_IGNORED_SIGNALS      ((1u << SIGCHLD) | (1u << SIGCONT) | (1u << 23) | (1u << 28))
 #define PROC_STOP_SIGNALS         ((1u << SIGSTOP) | (1u << SIGTSTP) | (1u << SIGTTIN) | (1u << SIGTTOU))
-#define PROC_INTERRUPTING_SIGNALS (PROC_STOP_SIGNALS | ~PROC_IGNORED_SIGNALS)
+#define PROC_INTERRUPTING_SIGNALS 0xffffffffu /* all: only what acts is pending */
 
 /* Accessors.  proc_parent_pid is 0 for init and orphans' reapers. */
 static inline int proc_pid(const struct process *p)
@@ -236,10 +238,6 @@ void (*proc_set_session_end_hook(void (*hook)(int sid)))(int sid);
 /* SIGHUP, then SIGCONT, to every member of group pgid, sent by the kernel
  * (no permission check).  Returns how many members it reached. */
 int proc_hangup_group(int pgid);
-/* Sets (ignore) or resets the caller's signal to be ignored; *was_ignored
- * says how it was.  Returns 0 or -EINVAL (no such signal, or SIGKILL or
- * SIGSTOP, which cannot be ignored). */
-int proc_set_ignored(int signal, bool ignore, bool *was_ignored);
 /* True when the calling process ignores signal. */
 bool proc_ignores_signal(int signal);
 
@@ -273,6 +271,15 @@ static inline bool proc_signal_pending(void)
  * only when it goes on running. */
 struct trap_frame;
 void proc_return_to_user(struct trap_frame *frame);
+/* The system call's end of it: number (PROC_NO_CALL: none) is the call the
+ * frame returns from, made again after a handler with SA_RESTART. */
+#define PROC_NO_CALL UINT64_MAX
+void proc_return_from_call(struct trap_frame *frame, uint64_t number);
+/* True after rt_sigreturn rebuilt the frame: the way out is then
+ * proc_resume_restored, which acts on what the restored mask lets through
+ * and leaves with every register (SYSRET would lose RCX and R11). */
+bool proc_context_restored(void);
+__attribute__((noreturn)) void proc_resume_restored(struct trap_frame *frame);
 
 /* One line per process: pid, parent, state, name. */
 void proc_print_all(void);

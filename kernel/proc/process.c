@@ -20,9 +20,9 @@
  * frees.  Signals only set a bit and wake the process's waits; the process
  * acts on them on its way back to user mode (proc_return_to_user): it ends,
  * or, for a stop signal, stops there (its parent's wait4 with WUNTRACED sees
- * it) until SIGCONT or a signal that ends it.  A process may set a signal
- * to be ignored (never SIGKILL or SIGSTOP); the setting survives fork and
- * exec.
+ * it) until SIGCONT or a signal that ends it, or runs its handlers
+ * (signal.c).  A process may set a signal to be ignored (never SIGKILL or
+ * SIGSTOP); the setting survives fork and exec.
  */
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/gdt.h"
@@ -40,6 +40,10 @@
 #define IGNORED_SIGNALS PROC_IGNORED_SIGNALS /* proc.h */
 #define STOP_SIGNALS    PROC_STOP_SIGNALS
 #define UNIGNORABLE     ((1u << SIGKILL) | (1u << SIGSTOP))
+#define SI_USER         0 /* siginfo's si_code: kill */
+#define SI_KERNEL       0x80
+#define CLD_EXITED      1
+#define CLD_KILLED      2
 
 struct spinlock proc_lock = SPINLOCK_INIT("proc");
 static struct process *table[PROC_MAX];
@@ -310,6 +314,8 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	p->pgid = parent ? parent->pgid : p->pid;
 	p->sid = parent ? parent->sid : p->pid;
 	p->ignored_signals = parent ? parent->ignored_signals : 0;
+	if (parent)
+		proc_signals_fork(p, parent);
 	insert_locked(p);
 	link_child_locked(parent ? parent : &kernel_parent, p);
 	spin_unlock_irqrestore(&proc_lock, irq);
@@ -423,14 +429,23 @@ int proc_call_on_thread_checked(int pid, unsigned privilege, int (*fn)(struct th
 
 /* ---- Signals --------------------------------------------------------------- */
 
-static uint32_t terminating(uint32_t pending)
+/* The signals of pending that end p: neither stops, nor ignored by
+ * default, nor taken by a handler. */
+static uint32_t terminating(const struct process *p, uint32_t pending)
 {
-	return pending & ~IGNORED_SIGNALS & ~STOP_SIGNALS;
+	return pending & ~IGNORED_SIGNALS & ~STOP_SIGNALS & ~p->handled_signals;
+}
+
+/* The pending stop signals that stop p (not taken by a handler). */
+static uint32_t stopping(const struct process *p)
+{
+	return __atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE) & STOP_SIGNALS &
+	       ~p->handled_signals;
 }
 
 bool proc_is_killed(const struct process *p)
 {
-	return terminating(__atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE)) != 0;
+	return terminating(p, __atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE)) != 0;
 }
 
 bool proc_is_interrupted(const struct process *p)
@@ -443,7 +458,7 @@ bool proc_is_interrupted(const struct process *p)
  * signal, then its own exit code. */
 static int exit_status_of(const struct process *p)
 {
-	uint32_t pending = terminating(__atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE));
+	uint32_t pending = terminating(p, __atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE));
 	if (pending & (1u << SIGKILL))
 		return PROC_STATUS_SIGNALED(SIGKILL);
 	if (pending & ~(1u << EXIT_REQUEST))
@@ -457,11 +472,20 @@ static int exit_status_of(const struct process *p)
 static void continue_locked(struct process *p)
 {
 	__atomic_and_fetch(&p->pending_signals, ~STOP_SIGNALS, __ATOMIC_RELEASE);
+	p->held_signals &= ~STOP_SIGNALS;
 	p->stopped = false;
 	p->stop_reported = false;
 }
 
-void proc_signal_locked(struct process *p, int signal)
+/* What a handler of a signal from sender (NULL: the kernel) is told. */
+static struct proc_siginfo info_from(const struct process *sender)
+{
+	if (!sender)
+		return (struct proc_siginfo){.code = SI_KERNEL};
+	return (struct proc_siginfo){.code = SI_USER, .pid = sender->pid, .uid = sender->cred.uid};
+}
+
+static void signal_with_info_locked(struct process *p, int signal, const struct proc_siginfo *info)
 {
 	spin_assert_held(&proc_lock);
 	uint32_t bit = 1u << signal;
@@ -469,12 +493,22 @@ void proc_signal_locked(struct process *p, int signal)
 		return;
 	if ((p->ignored_signals & bit) && !(bit & UNIGNORABLE))
 		return;
-	if (signal == SIGCONT || terminating(bit))
+	if (signal == SIGCONT || (terminating(p, bit) && !(p->blocked_signals & bit)))
 		continue_locked(p);
-	if (!(bit & IGNORED_SIGNALS))
-		__atomic_or_fetch(&p->pending_signals, bit, __ATOMIC_RELEASE);
+	proc_queue_signal_locked(p, signal, info);
 	waitq_wake_all(&p->signal_queue);
 	waitq_wake_all(&p->child_exit);
+}
+
+void proc_signal_from_locked(struct process *p, int signal, const struct process *sender)
+{
+	struct proc_siginfo info = info_from(sender);
+	signal_with_info_locked(p, signal, &info);
+}
+
+void proc_signal_locked(struct process *p, int signal)
+{
+	proc_signal_from_locked(p, signal, NULL);
 }
 
 /* Signals process pid, if checked says it may: the lookup, the check and
@@ -488,7 +522,7 @@ static int kill_one(int pid, int signal, bool checked)
 	if (!error && p->state == PROC_ZOMBIE)
 		error = -ESRCH;
 	if (!error)
-		proc_signal_locked(p, signal);
+		proc_signal_from_locked(p, signal, checked ? proc_current() : NULL);
 	spin_unlock_irqrestore(&proc_lock, irq);
 	return error;
 }
@@ -526,9 +560,9 @@ static bool continued_or_killed(void *arg)
 static bool begin_stop(struct process *p)
 {
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
-	uint32_t stops = __atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE) & STOP_SIGNALS;
+	uint32_t stops = stopping(p);
 	if (stops && !proc_is_killed(p)) {
-		__atomic_and_fetch(&p->pending_signals, ~STOP_SIGNALS, __ATOMIC_RELEASE);
+		__atomic_and_fetch(&p->pending_signals, ~stops, __ATOMIC_RELEASE);
 		p->stopped = true;
 		p->stop_reported = false;
 		p->exit_status = PROC_STATUS_STOPPED(__builtin_ctz(stops));
@@ -549,21 +583,36 @@ bool proc_stop_if_requested(void)
 }
 
 /* A signal is pending on the way out: out of line, so that the usual way
- * out (nothing pending) is a leaf with no frame of its own. */
-static __attribute__((noinline, cold)) void return_interrupted(struct process *p)
+ * out (nothing pending) is a leaf with no frame of its own.  The process
+ * stops, ends, or goes on in its handlers (number: the system call frame
+ * returns from, or PROC_NO_CALL). */
+static __attribute__((noinline, cold)) void
+return_interrupted(struct process *p, struct trap_frame *frame, uint64_t number)
 {
 	irq_enable();
 	proc_stop_if_requested();
 	if (proc_is_killed(p))
 		proc_exit_current(exit_status_of(p));
+	proc_deliver_signals(p, frame, number);
+	if (proc_is_killed(p)) /* no frame could be written */
+		proc_exit_current(exit_status_of(p));
 }
 
 void proc_return_to_user(struct trap_frame *frame)
 {
-	(void)frame;
 	struct process *p = proc_current();
 	if (p && proc_is_interrupted(p))
-		return_interrupted(p);
+		return_interrupted(p, frame, PROC_NO_CALL);
+}
+
+void proc_return_from_call(struct trap_frame *frame, uint64_t number)
+{
+	struct process *p = proc_current();
+	if (!p || !trap_frame_from_user(frame))
+		return;
+	if (proc_is_interrupted(p))
+		return_interrupted(p, frame, number);
+	proc_restore_mask(p);
 }
 
 /* ---- Ending ---------------------------------------------------------------- */
@@ -604,6 +653,18 @@ static struct process *give_away_children_locked(struct process *p, int *groups,
 	return zombies;
 }
 
+/* SIGCHLD to p's parent, which ended with status: nothing unless the parent
+ * has a handler for it (its default is to do nothing). */
+static void tell_parent_locked(const struct process *p, int status)
+{
+	bool exited = (status & 0x7f) == 0;
+	struct proc_siginfo info = {.code = exited ? CLD_EXITED : CLD_KILLED,
+				    .pid = p->pid,
+				    .uid = p->cred.uid,
+				    .status = exited ? (status >> 8) & 0xff : status & 0x7f};
+	signal_with_info_locked(p->parent, SIGCHLD, &info);
+}
+
 /* Makes p a zombie (or frees an orphan), given the groups its children
  * are in; returns p when the caller frees it. */
 static struct process *become_zombie_locked(struct process *p, int status, const int *groups,
@@ -620,6 +681,8 @@ static struct process *become_zombie_locked(struct process *p, int status, const
 	}
 	p->parent->child_events++;
 	waitq_wake_all(&p->parent->child_exit);
+	if (p->parent != &kernel_parent)
+		tell_parent_locked(p, status);
 	return NULL;
 }
 
@@ -834,10 +897,11 @@ static bool handle_user_fault(struct trap_frame *frame, uint64_t fault_address)
 	    memory_fault(p->memory, fault_address, (unsigned)frame->error_code) == 0)
 		return true;
 	int signal = signal_of_exception(frame->vector);
+	if (proc_signal_fault(p, signal, frame, fault_address))
+		return true; /* its handler takes it on the way out */
 	pr_warn("proc: %s[%d] killed by signal %d: %s (%s) at rip %#lx, address %#lx\n", p->name,
 		p->pid, signal, trap_name_of((unsigned)frame->vector),
 		trap_mnemonic_of((unsigned)frame->vector), frame->rip, fault_address);
-	__atomic_or_fetch(&p->pending_signals, 1u << signal, __ATOMIC_RELEASE);
 	return true;
 }
 

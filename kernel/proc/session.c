@@ -19,6 +19,7 @@
  * same session) that has a stopped member, the group gets SIGHUP and SIGCONT.
  */
 #include "lib/errno.h"
+#include "lib/string.h"
 #include "proc/internal.h"
 
 void proc_start_session(struct process *p)
@@ -26,6 +27,9 @@ void proc_start_session(struct process *p)
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	p->pgid = p->sid = p->pid;
 	p->ignored_signals = 0;
+	p->handled_signals = 0;
+	p->blocked_signals = 0;
+	memset(p->actions, 0, sizeof p->actions);
 	spin_unlock_irqrestore(&proc_lock, irq);
 }
 
@@ -152,7 +156,8 @@ struct group_signal {
 	int signal;
 	int exclude; /* the sender, for pgid 0 */
 	int count;
-	int refused; /* members the sender may not signal */
+	int refused;                  /* members the sender may not signal */
+	const struct process *sender; /* NULL: the kernel */
 };
 
 static void signal_member(struct process *p, void *arg)
@@ -167,15 +172,16 @@ static void signal_member(struct process *p, void *arg)
 		g->refused++; /* another user's, without PRIV_SIGNAL */
 		return;
 	}
-	proc_signal_locked(p, g->signal);
+	proc_signal_from_locked(p, g->signal, g->sender);
 	g->count++;
 }
 
-static int signal_group(int pgid, int signal, int exclude)
+static int signal_group(int pgid, int signal, int exclude, const struct process *sender)
 {
 	if (signal < 0 || signal >= PROC_SIGNALS)
 		return -EINVAL;
-	struct group_signal g = {.pgid = pgid, .signal = signal, .exclude = exclude};
+	struct group_signal g = {
+	    .pgid = pgid, .signal = signal, .exclude = exclude, .sender = sender};
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	proc_for_each_locked(signal_member, &g);
 	spin_unlock_irqrestore(&proc_lock, irq);
@@ -184,7 +190,7 @@ static int signal_group(int pgid, int signal, int exclude)
 
 int proc_signal_group(int pgid, int signal)
 {
-	return pgid > 0 ? signal_group(pgid, signal, 0) : -ESRCH;
+	return pgid > 0 ? signal_group(pgid, signal, 0, NULL) : -ESRCH;
 }
 
 int proc_kill_group(int pid, int signal)
@@ -193,25 +199,8 @@ int proc_kill_group(int pid, int signal)
 	if (pid > 0)
 		return -EINVAL;
 	if (pid == 0)
-		return self ? signal_group(self->pgid, signal, 0) : -ESRCH;
-	return signal_group(pid == -1 ? 0 : -pid, signal, self ? self->pid : 0);
-}
-
-int proc_set_ignored(int signal, bool ignore, bool *was_ignored)
-{
-	struct process *self = proc_current();
-	uint32_t bit = 1u << signal;
-	if (!self || signal <= 0 || signal >= PROC_SIGNALS)
-		return -EINVAL;
-	uint64_t irq = spin_lock_irqsave(&proc_lock);
-	*was_ignored = (self->ignored_signals & bit) != 0;
-	if (ignore && signal != SIGKILL && signal != SIGSTOP) {
-		self->ignored_signals |= bit;
-		__atomic_and_fetch(&self->pending_signals, ~bit, __ATOMIC_RELEASE);
-	} else if (!ignore)
-		self->ignored_signals &= ~bit;
-	spin_unlock_irqrestore(&proc_lock, irq);
-	return ignore && (signal == SIGKILL || signal == SIGSTOP) ? -EINVAL : 0;
+		return self ? signal_group(self->pgid, signal, 0, self) : -ESRCH;
+	return signal_group(pid == -1 ? 0 : -pid, signal, self ? self->pid : 0, self);
 }
 
 bool proc_ignores_signal(int signal)

@@ -180,15 +180,19 @@ static long call_without_handler(const struct trap_frame *frame)
  * pending: a call interrupted by a stop signal is made again once the
  * process is continued, so that ^Z and fg look like nothing to the program
  * (the number is still the frame's RAX: only the way out writes the result
- * there), then the signal is taken.  Returns the frame's RAX.  Out of line:
- * rare. */
+ * there), then the signal is taken: the process ends, or its handler runs
+ * (the call made again after it with SA_RESTART).  rt_sigreturn comes here
+ * too (its -EINTR leads the way) and leaves with every register of the
+ * frame it rebuilt.  Returns the frame's RAX.  Out of line: rare. */
 static __attribute__((noinline)) long finish_rare(struct trap_frame *frame, long result)
 {
+	if (proc_context_restored())
+		proc_resume_restored(frame);
+	uint64_t number = frame->rax;
 	while (result == -EINTR && proc_stop_if_requested())
-		result = dispatch_any(frame->rax, frame);
+		result = dispatch_any(number, frame);
 	frame->rax = (uint64_t)result;
-	if (proc_signal_pending())
-		proc_return_to_user(frame);
+	proc_return_from_call(frame, number);
 	return (long)frame->rax;
 }
 

@@ -18,9 +18,11 @@
  * pipes (pipe: -ENFILE past it, some 63) together. */
 #define USER_KMEM_BYTES_MAX (1UL << 20)
 
-/* Signals: Linux's numbers.  Each has its default action (end, stop,
- * continue or nothing) unless the process set it to be ignored
- * (rt_sigaction with SIG_IGN); there are no handlers. */
+/* Signals: Linux's numbers, 1 to 31 (no real-time signals).  Each has its
+ * default action (end, stop, continue or nothing) unless the process set
+ * it to be ignored (rt_sigaction with SIG_IGN) or gave it a handler (Linux's
+ * x86_64 ABI: struct sigaction with SA_RESTORER, the rt_sigframe, and
+ * rt_sigreturn); the mask (rt_sigprocmask) holds blocked ones pending. */
 #define SIGHUP       1
 #define SIGINT       2
 #define SIGQUIT      3

@@ -29,7 +29,8 @@
 #define __NR_munmap            11
 #define __NR_brk               12
 #define __NR_rt_sigaction      13
-#define __NR_rt_sigprocmask    14 /* -ENOSYS */
+#define __NR_rt_sigprocmask    14
+#define __NR_rt_sigreturn      15
 #define __NR_ioctl             16
 #define __NR_pread64           17
 #define __NR_pwrite64          18
@@ -108,6 +109,8 @@
 #define __NR_getresgid         120
 #define __NR_getpgid           121
 #define __NR_getsid            124
+#define __NR_rt_sigpending     127
+#define __NR_rt_sigsuspend     130
 #define __NR_arch_prctl        158 /* -ENOSYS */
 #define __NR_setrlimit         160
 #define __NR_sync              162
