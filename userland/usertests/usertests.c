@@ -216,6 +216,8 @@ int main(int argc, char **argv)
 		printf("%s\n", value ? value : "(unset)");
 		return 0;
 	}
+	if (argc == 2 && strcmp(argv[1], "--signals-after-exec") == 0)
+		return signals_exec_child_main();
 	if (argc == 2 && strcmp(argv[1], "--clock-check") == 0)
 		return user_clock_child_main();
 	if (argc == 2 && strcmp(argv[1], "--reply-receive") == 0)

@@ -89,6 +89,24 @@ void orphans_go_to_init(void);
 void orphaned_group_hears_sighup(void);
 void console_hangup_reaches_foreground(void);
 void console_cooked_after_hangup(void);
+/* signals.c: handlers, the mask, rt_sigreturn (Linux's ABI) */
+void sigaction_sets_and_reports_handlers(void);
+void a_handler_gets_linux_frame(void);
+void registers_and_sse_survive_a_handler(void);
+void sa_nodefer_and_sa_resethand(void);
+void sigprocmask_blocks_until_unblocked(void);
+void a_signal_storm_is_counted_exactly(void);
+void sigsuspend_waits_for_a_signal(void);
+void sigchld_reaches_a_handler(void);
+void a_handled_signal_interrupts_a_read(void);
+void sa_restart_makes_the_read_again(void);
+void faults_go_to_their_handlers(void);
+void fork_keeps_and_exec_resets_handlers(void);
+void sigreturn_refuses_hostile_frames(void);
+void a_frame_that_cannot_be_written_ends_the_process(void);
+/* usertests --signals-after-exec: what exec left of the actions and the
+ * mask, as bits of its exit code */
+int signals_exec_child_main(void);
 /* jobs.c: process groups, sessions, stops, ignored signals, the terminal */
 void groups_and_sessions(void);
 void stop_and_continue(void);
