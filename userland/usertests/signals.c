@@ -370,6 +370,50 @@ void sa_nodefer_and_sa_resethand(void)
 	expect_killed("SA_NODEFER then SA_RESETHAND", nodefer_and_resethand, SIGUSR1);
 }
 
+static volatile int spin_flag;
+static int ready_pipe[2];
+
+static void end_the_spin(int sig, struct k_siginfo *info, struct k_ucontext *uc)
+{
+	count_signal(sig, info, uc);
+	spin_flag = 1;
+}
+
+/* Says it is ready, then spins in user mode (no system call: only an
+ * interrupt can bring the signal) with patterns in RCX and R11, which the
+ * handler's return must give back. */
+static long spin_until_handled(void)
+{
+	uint64_t rcx = 0, r11 = 0;
+	if (ms_syscall3(__NR_write, ready_pipe[1], (long)"r", 1) != 1)
+		return 1;
+	__asm__ volatile("mov $0x7777, %%rcx\n\tmov $0x8888, %%r11\n"
+			 "1:\tcmpl $0, %[flag]\n\tje 1b\n\t"
+			 "mov %%rcx, %[rcx]\n\tmov %%r11, %[r11]"
+			 : [rcx] "=m"(rcx), [r11] "=m"(r11)
+			 : [flag] "m"(spin_flag)
+			 : "rcx", "r11", "memory", "cc");
+	if (handled_count != 1)
+		return 2;
+	return rcx == 0x7777 && r11 == 0x8888 ? 0 : 3;
+}
+
+void a_spinning_process_gets_its_handler(void)
+{
+	char ready;
+	handled_count = 0;
+	expect("pipe", pipe(ready_pipe), 0);
+	expect("handler", set_handler(SIGUSR1, end_the_spin, 0, 0), 0);
+	long child = fork();
+	if (child == 0)
+		exit_with(spin_until_handled());
+	expect("ready", ms_syscall3(__NR_read, ready_pipe[0], (long)&ready, 1), 1);
+	expect("kill", ms_syscall3(__NR_kill, child, SIGUSR1, 0), 0);
+	int status = -1;
+	expect("wait4", ms_syscall6(__NR_wait4, child, (long)&status, 0, 0, 0, 0), child);
+	expect("the spinner's status", status, 0);
+}
+
 /* ---- The mask --------------------------------------------------------------- */
 
 static long blocked_signal_waits(void)

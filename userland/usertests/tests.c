@@ -1427,6 +1427,7 @@ const struct user_test user_tests[] = {
     {"sigaction_sets_and_reports_handlers", sigaction_sets_and_reports_handlers, HANG_GUARD_MS},
     {"a_handler_gets_linux_frame", a_handler_gets_linux_frame, HANG_GUARD_MS},
     {"registers_and_sse_survive_a_handler", registers_and_sse_survive_a_handler, HANG_GUARD_MS},
+    {"a_spinning_process_gets_its_handler", a_spinning_process_gets_its_handler, HANG_GUARD_MS},
     {"sa_nodefer_and_sa_resethand", sa_nodefer_and_sa_resethand, HANG_GUARD_MS},
     {"sigprocmask_blocks_until_unblocked", sigprocmask_blocks_until_unblocked, HANG_GUARD_MS},
     {"a_signal_storm_is_counted_exactly", a_signal_storm_is_counted_exactly, HANG_GUARD_MS},

@@ -93,6 +93,7 @@ void console_cooked_after_hangup(void);
 void sigaction_sets_and_reports_handlers(void);
 void a_handler_gets_linux_frame(void);
 void registers_and_sse_survive_a_handler(void);
+void a_spinning_process_gets_its_handler(void);
 void sa_nodefer_and_sa_resethand(void);
 void sigprocmask_blocks_until_unblocked(void);
 void a_signal_storm_is_counted_exactly(void);
