@@ -285,8 +285,9 @@ void proc_request_exit(struct process *p, int code);
 void proc_setup_faults(void);
 /* True when a signal that ends p is pending. */
 bool proc_is_killed(const struct process *p);
-/* True when a signal that ends or stops p is pending: a long wait gives up
- * (-EINTR) so that p reaches its way back to user mode and acts on it. */
+/* True when a signal that ends or stops p, or that its handler takes, is
+ * pending: a long wait gives up (-EINTR) so that p reaches its way back to
+ * user mode and acts on it. */
 bool proc_is_interrupted(const struct process *p);
 /* signal.c */
 #define PROC_SIG_BLOCK   0 /* rt_sigprocmask's how, Linux's values */

@@ -259,8 +259,9 @@ static inline bool proc_signals_interrupt(const struct process *p)
 }
 
 /* True when the calling thread's process has been told to end (a signal
- * whose action is to terminate, or exit) or to stop: long waits elsewhere
- * (pipes, consoles) should give up with -EINTR.  False in kernel threads.
+ * whose action is to terminate, or exit), to stop, or has a handler to run:
+ * long waits elsewhere (pipes, consoles) should give up with -EINTR.  False
+ * in kernel threads.
  * In line: IPC asks before every block. */
 static inline bool proc_signal_pending(void)
 {
@@ -275,10 +276,11 @@ void proc_return_to_user(struct trap_frame *frame);
  * frame returns from, made again after a handler with SA_RESTART. */
 #define PROC_NO_CALL UINT64_MAX
 void proc_return_from_call(struct trap_frame *frame, uint64_t number);
-/* True after rt_sigreturn rebuilt the frame: the way out is then
- * proc_resume_restored, which acts on what the restored mask lets through
- * and leaves with every register (SYSRET would lose RCX and R11). */
-bool proc_context_restored(void);
+/* True (once: it clears the mark) after rt_sigreturn rebuilt the frame: the
+ * way out is then proc_resume_restored, which acts on what the restored
+ * mask lets through and leaves with every register (SYSRET would lose RCX
+ * and R11). */
+bool proc_take_context_restored(void);
 __attribute__((noreturn)) void proc_resume_restored(struct trap_frame *frame);
 
 /* One line per process: pid, parent, state, name. */

@@ -581,15 +581,17 @@ long proc_sigreturn(struct trap_frame *frame)
 	return -EINTR; /* not the program's: it leads the way out to proc_resume_restored */
 }
 
-bool proc_context_restored(void)
+bool proc_take_context_restored(void)
 {
 	struct process *p = proc_current();
-	return p && p->context_restored;
+	if (!p || !p->context_restored)
+		return false;
+	p->context_restored = false;
+	return true;
 }
 
 __attribute__((noreturn)) void proc_resume_restored(struct trap_frame *frame)
 {
-	proc_current()->context_restored = false;
 	proc_return_from_call(frame, PROC_NO_CALL);
 	arch_enter_user(frame); /* every register, RCX and R11 too: not SYSRET */
 }

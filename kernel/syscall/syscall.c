@@ -186,7 +186,7 @@ static long call_without_handler(const struct trap_frame *frame)
  * frame it rebuilt.  Returns the frame's RAX.  Out of line: rare. */
 static __attribute__((noinline)) long finish_rare(struct trap_frame *frame, long result)
 {
-	if (proc_context_restored())
+	if (proc_take_context_restored() && result == -EINTR)
 		proc_resume_restored(frame);
 	uint64_t number = frame->rax;
 	while (result == -EINTR && proc_stop_if_requested())
