@@ -299,8 +299,7 @@ uint32_t proc_unpack_mask(uint64_t set);
 /* Sets p's mask (SIGKILL and SIGSTOP dropped), moving what it blocks out of
  * pending_signals and what it unblocks back in.  Under proc_lock. */
 void proc_set_blocked_locked(struct process *p, uint32_t mask);
-/* The caller's mask; its pending blocked signals. */
-uint32_t proc_blocked_signals(void);
+/* The caller's pending blocked signals (rt_sigpending). */
 uint32_t proc_held_signals(void);
 /* rt_sigprocmask: *old gets the mask, then how applies *set (NULL: none).
  * Returns 0 or -EINVAL (how). */

@@ -22,7 +22,10 @@
 #include "uaccess/uaccess.h"
 
 #define SIGNAL_BITS 0xfffffffeu /* signals 1 .. 31 */
-#define UNBLOCKABLE ((1u << SIGKILL) | (1u << SIGSTOP))
+/* The signals exceptions send: taken first, as Linux does, so that the
+ * frame of a fault describes the fault. */
+#define SYNCHRONOUS_SIGNALS ((1u << SIGSEGV) | (1u << SIGILL) | (1u << SIGTRAP) | (1u << SIGFPE))
+#define UNBLOCKABLE         ((1u << SIGKILL) | (1u << SIGSTOP))
 
 #define SIG_DFL 0
 #define SIG_IGN 1
@@ -144,12 +147,6 @@ void proc_set_blocked_locked(struct process *p, uint32_t mask)
 	p->held_signals = (p->held_signals & mask) | newly_held;
 	__atomic_and_fetch(&p->pending_signals, ~newly_held, __ATOMIC_RELEASE);
 	__atomic_or_fetch(&p->pending_signals, released, __ATOMIC_RELEASE);
-}
-
-uint32_t proc_blocked_signals(void)
-{
-	struct process *p = proc_current();
-	return p ? p->blocked_signals : 0;
 }
 
 uint32_t proc_held_signals(void)
@@ -353,7 +350,7 @@ static bool restartable(uint64_t number)
 	}
 }
 
-static void fill_context(struct sigcontext_user *sc, const struct trap_frame *frame,
+static void fill_context(struct sigcontext_user *sc, const struct trap_frame *frame, int signal,
 			 const struct proc_siginfo *info, uint64_t fpstate)
 {
 	*sc = (struct sigcontext_user){.r8 = frame->r8,
@@ -377,7 +374,7 @@ static void fill_context(struct sigcontext_user *sc, const struct trap_frame *fr
 				       .cs = (uint16_t)frame->cs,
 				       .ss = (uint16_t)frame->ss,
 				       .fpstate = fpstate};
-	if (frame->vector < 32) { /* an exception brought the signal */
+	if (frame->vector < 32 && (SYNCHRONOUS_SIGNALS & (1u << signal))) { /* the exception's */
 		sc->trapno = frame->vector;
 		sc->err = frame->error_code;
 		sc->cr2 = info->address;
@@ -409,7 +406,7 @@ static bool write_frame(struct trap_frame *frame, int signal, const struct proc_
 	out.pretcode = action->restorer;
 	out.uc.flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
 	out.uc.stack_flags = SS_DISABLE;
-	fill_context(&out.uc.mcontext, frame, info, fpstate);
+	fill_context(&out.uc.mcontext, frame, signal, info, fpstate);
 	out.uc.mcontext.oldmask = proc_pack_mask(saved_mask);
 	out.uc.sigmask = proc_pack_mask(saved_mask);
 	fill_info(&out.info, signal, info);
@@ -441,7 +438,8 @@ static bool take_handled_signal(struct process *p, int *signal, struct proc_siga
 	uint32_t ready = __atomic_load_n(&p->pending_signals, __ATOMIC_ACQUIRE) &
 			 p->handled_signals & SIGNAL_BITS;
 	if (ready) {
-		*signal = __builtin_ctz(ready);
+		*signal = __builtin_ctz(ready & SYNCHRONOUS_SIGNALS ? ready & SYNCHRONOUS_SIGNALS
+								    : ready);
 		uint32_t bit = 1u << *signal;
 		__atomic_and_fetch(&p->pending_signals, ~bit, __ATOMIC_RELEASE);
 		*action = p->actions[*signal];
