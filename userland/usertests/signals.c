@@ -610,7 +610,9 @@ static void skip_the_fault(int sig, struct k_siginfo *info, struct k_ucontext *u
 static long fault_goes_to_its_handler(void)
 {
 	if (set_handler(SIGSEGV, skip_the_fault, 0, 0) != 0 ||
-	    set_handler(SIGILL, skip_the_fault, 0, 0) != 0)
+	    set_handler(SIGILL, skip_the_fault, 0, 0) != 0 ||
+	    set_handler(SIGFPE, skip_the_fault, 0, 0) != 0 ||
+	    set_handler(SIGTRAP, skip_the_fault, 0, 0) != 0)
 		return 1;
 	uint64_t rcx = 0, r11 = 0;
 	__asm__ volatile("lea 1f(%%rip), %%rbx\n\tmov $0x5555, %%rcx\n\t"
@@ -629,6 +631,14 @@ static long fault_goes_to_its_handler(void)
 	__asm__ volatile("lea 1f(%%rip), %%rbx\n\tud2\n1:" ::: "rbx", "memory");
 	if (handled_count != 2 || handled_signal != SIGILL || seen_context.mc.trapno != 6)
 		return 5;
+	__asm__ volatile("lea 1f(%%rip), %%rbx\n\txor %%ecx, %%ecx\n\tmov $1, %%eax\n\t"
+			 "cltd\n\tidivl %%ecx\n1:" ::
+			     : "rax", "rbx", "rcx", "rdx", "memory", "cc");
+	if (handled_count != 3 || handled_signal != SIGFPE || seen_context.mc.trapno != 0)
+		return 6;
+	__asm__ volatile("lea 1f(%%rip), %%rbx\n\tint3\n1:" ::: "rbx", "memory");
+	if (handled_count != 4 || handled_signal != SIGTRAP || seen_context.mc.trapno != 3)
+		return 7;
 	return 0;
 }
 
