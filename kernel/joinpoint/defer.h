@@ -30,6 +30,14 @@ struct jp_deferrable_call {
 	void *cookie;
 };
 
+/* Whether the running thread may sleep once the outermost section it is in
+ * (preemption's only hold) ends: no other hold on preemption, not in an
+ * interrupt, interrupts on, a thread. */
+static inline __attribute__((always_inline)) bool jp_may_sleep_after_section(const struct cpu *cpu)
+{
+	return cpu->preempt_count == 1 && !cpu->irq_depth && irq_enabled() && cpu->current;
+}
+
 /* fn(context, cookie) runs on the calling thread right after the advice's
  * section, with preemption on, before the call (from a before advice) or
  * before the join point returns (from an after advice).  Only an outermost
@@ -40,14 +48,6 @@ struct jp_deferrable_call {
  * section: it must keep what cookie points at alive itself (a grace period
  * does not wait for it).  Returns 0 or -EWOULDBLOCK (this call may not
  * sleep: do the work without sleeping). */
-/* Whether the running thread may sleep once the outermost section it is in
- * (preemption's only hold) ends: no other hold on preemption, not in an
- * interrupt, interrupts on, a thread. */
-static inline __attribute__((always_inline)) bool jp_may_sleep_after_section(const struct cpu *cpu)
-{
-	return cpu->preempt_count == 1 && !cpu->irq_depth && irq_enabled() && cpu->current;
-}
-
 static inline __attribute__((always_inline)) int jp_defer(struct jp_context *context,
 							  jp_advice_fn fn, void *cookie)
 {

@@ -30,9 +30,11 @@
  *
  * A list whose one entry is native advice (JP_ADVICE_NATIVE: the
  * accounting's) takes a shorter path with the same sections: nothing
- * deferred, the list's generation read once; or, when the advice has an around
- * (joinpoint.h), that function runs the whole call, leaving the section
- * itself before the call.
+ * deferred, the list's generation read once.  When the one entry of a join
+ * point that may sleep has an around (joinpoint.h: native advice, the
+ * built-in counting and timing, the msg binding's before advice), that
+ * function runs the whole call, leaving the section itself before the
+ * call.
  *
  * A join point reached while this CPU runs advice (the advice called a module
  * API, or an interrupt came in during advice) calls the function directly and
@@ -388,8 +390,9 @@ inside: /* the section held keeps preemption off: no need_resched test */
 
 /* Sibling calls on (the kernel is built without them): the around, or the
  * rest, is jumped to.  The section is entered first and the list loaded
- * once in it: an around (set only for a native advice alone, advice.c)
- * gets it as its third argument and leaves the section itself. */
+ * once in it: an around (set only for an advice alone on a join point that
+ * may sleep, advice.c) gets it as its third argument and leaves the
+ * section itself. */
 __attribute__((optimize("optimize-sibling-calls"))) uint64_t jp_dispatch(const struct joinpoint *jp,
 									 uint64_t *args)
 {

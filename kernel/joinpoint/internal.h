@@ -48,7 +48,8 @@ struct jp_list {
 	unsigned after_count;
 	unsigned flags; /* JP_ADVICE_* of every entry, or-ed */
 	unsigned count;
-	/* The one native advice's around (joinpoint.h), or NULL. */
+	/* The around of the one advice on a join point that may sleep
+	 * (joinpoint.h), or NULL. */
 	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args,
 			   const struct jp_fast_list *list);
 	/* The one native advice's nested_call (joinpoint.h), or NULL. */

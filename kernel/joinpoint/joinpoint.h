@@ -111,9 +111,10 @@ struct jp_advice {
 	 * code need not work it out at every call. */
 	uint32_t (*fast_word)(const struct joinpoint *jp);
 	/* Optional, for kernel code only (the accounting's native advice, the
-	 * built-in counting and timing; never an aspect's): the whole call of a
-	 * join point that may sleep, on which this advice is alone, in place of
-	 * before and after.  See "Fast paths of their own" below. */
+	 * built-in counting and timing, the msg binding's before advice, which
+	 * holds its aspect's data itself): the whole call of a join point that
+	 * may sleep, on which this advice is alone, in place of before and
+	 * after.  See "Fast paths of their own" below. */
 	uint64_t (*around)(const struct joinpoint *jp, uint64_t *args,
 			   const struct jp_fast_list *list);
 	/* Optional, for JP_ADVICE_NATIVE advice only: the whole call of a join

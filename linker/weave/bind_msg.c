@@ -4,8 +4,11 @@
  * on; a full queue drops and counts.  Synchronous (SCOPE_SET_MSG_MODE) waits
  * for the monitor's reply until a deadline.  Advice may not sleep, so where
  * the join point's thread may (a join point that may sleep, outside
- * interrupts, no lock held) the advice defers the call to just after its
- * section (jp_defer) and the thread blocks in ipc_call, handing its CPU
+ * interrupts, no lock held) the call is made just after the advice's
+ * section: a before advice alone on the join point runs the whole call
+ * (msg_around_before: its checks in the section, the call to the monitor,
+ * then the join point's), any other defers its call (jp_defer); either way
+ * the thread blocks in ipc_call, handing its CPU
  * straight to the monitor, which answers with ms_ipc_reply_receive and
  * hands it back: the monitor may share the CPU.  Elsewhere (a _NOSLEEP join
  * point, a lock held) the advice spins, which only a monitor on another CPU
@@ -60,9 +63,9 @@ static int unserved_noted;         /* the -EDEADLK warning was printed */
 static int inside_scheduler_noted; /* drop_inside_scheduler's was */
 
 /* The threads in a sleeping call, one a slot, and how many there are; each
- * slot also holds what its deferred call needs (the cookie jp_defer passes
- * on), and its message and reply: only the thread holding the slot uses
- * them.  The message's header (label, words, length) is the same for every
+ * slot also holds what its call after the section needs (the cookie jp_defer
+ * passes on, or what msg_around_before keeps), and its message and reply:
+ * only the thread holding the slot uses them.  The message's header (label, words, length) is the same for every
  * call and is set here once, so a call writes only its event. */
 struct msg_waiter {
 	struct thread *thread; /* NULL: the slot is free */
