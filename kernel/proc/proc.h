@@ -238,8 +238,9 @@ void (*proc_set_session_end_hook(void (*hook)(int sid)))(int sid);
 /* SIGHUP, then SIGCONT, to every member of group pgid, sent by the kernel
  * (no permission check).  Returns how many members it reached. */
 int proc_hangup_group(int pgid);
-/* True when the calling process ignores signal. */
-bool proc_ignores_signal(int signal);
+/* True when the calling process ignores or blocks signal: sent, it would
+ * not act now (a background read of the console then gets -EIO). */
+bool proc_refuses_signal(int signal);
 
 /* After a system call was interrupted (-EINTR): when a stop signal was the
  * cause, the calling process stops here until SIGCONT and true comes back

@@ -203,11 +203,14 @@ int proc_kill_group(int pid, int signal)
 	return signal_group(pid == -1 ? 0 : -pid, signal, self ? self->pid : 0, self);
 }
 
-bool proc_ignores_signal(int signal)
+bool proc_refuses_signal(int signal)
 {
 	struct process *self = proc_current();
-	return self && signal > 0 && signal < PROC_SIGNALS &&
-	       (__atomic_load_n(&self->ignored_signals, __ATOMIC_RELAXED) & (1u << signal));
+	if (!self || signal <= 0 || signal >= PROC_SIGNALS)
+		return false;
+	uint32_t refused = __atomic_load_n(&self->ignored_signals, __ATOMIC_RELAXED) |
+			   __atomic_load_n(&self->blocked_signals, __ATOMIC_RELAXED);
+	return refused & (1u << signal);
 }
 
 /* ---- Hanging up ------------------------------------------------------------ */

@@ -332,9 +332,15 @@ static bool is_user_code_address(uint64_t address)
 }
 
 /* System calls Linux never makes again after a handler ran (they return
- * -EINTR): the waits for a signal and the ones with a time limit. */
+ * -EINTR): the waits for a signal and the ones with a time limit; and
+ * microScope's own (ms_*, from 512): an IPC call or reply made again would
+ * send its request or its answer twice, and a timeout would start over. */
+#define OWN_CALLS 512 /* microScope's calls' numbers start here */
+
 static bool restartable(uint64_t number)
 {
+	if (number >= OWN_CALLS)
+		return false;
 	switch (number) {
 	case 7:   /* poll */
 	case 23:  /* select */
@@ -377,6 +383,8 @@ static void fill_context(struct sigcontext_user *sc, const struct trap_frame *fr
 	if (frame->vector < 32 && (SYNCHRONOUS_SIGNALS & (1u << signal))) { /* the exception's */
 		sc->trapno = frame->vector;
 		sc->err = frame->error_code;
+		if (frame->vector == TRAP_PAGE_FAULT && info->address >= USER_SPACE_END)
+			sc->err |= PAGE_FAULT_PROTECTION; /* nothing of the kernel's map shows */
 		sc->cr2 = info->address;
 	}
 }
@@ -411,6 +419,7 @@ static bool write_frame(struct trap_frame *frame, int signal, const struct proc_
 	out.uc.sigmask = proc_pack_mask(saved_mask);
 	fill_info(&out.info, signal, info);
 	struct fpu_state fpu;
+	memset(&fpu, 0, sizeof fpu); /* FXSAVE leaves bytes 416-511 as they were: kernel stack */
 	fpu_save(&fpu);
 	if (sp >= fpstate || copy_to_user((void __user *)fpstate, &fpu, sizeof fpu) < 0 ||
 	    copy_to_user((void __user *)sp, &out, sizeof out) < 0)
@@ -501,7 +510,12 @@ bool proc_signal_fault(struct process *p, int signal, const struct trap_frame *f
 {
 	struct proc_siginfo info = {.code = SI_KERNEL};
 	if (signal == SIGSEGV && frame->vector == TRAP_PAGE_FAULT) {
-		info.code = frame->error_code & PAGE_FAULT_PROTECTION ? SEGV_ACCERR : SEGV_MAPERR;
+		/* The kernel's half says nothing of what is mapped there: a
+		 * protection fault, as on Linux, whatever its page tables hold. */
+		bool kernel_half = address >= USER_SPACE_END;
+		info.code = kernel_half || (frame->error_code & PAGE_FAULT_PROTECTION)
+				? SEGV_ACCERR
+				: SEGV_MAPERR;
 		info.address = address;
 	}
 	uint64_t irq = spin_lock_irqsave(&proc_lock);

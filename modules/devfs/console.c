@@ -247,7 +247,7 @@ static int64_t check_background_read(void)
 	spin_unlock_irqrestore(&console.lock, flags);
 	if (!background)
 		return 0;
-	if (proc_ignores_signal(SIGTTIN))
+	if (proc_refuses_signal(SIGTTIN)) /* ignored or blocked: as Linux */
 		return -EIO;
 	proc_signal_group(proc_pgid(self), SIGTTIN);
 	return -EINTR;

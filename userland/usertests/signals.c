@@ -15,6 +15,7 @@
 
 #include <microscope/syscall.h>
 
+#include "uapi/ipc.h"
 #include "uapi/proc.h"
 #include "usertests.h"
 
@@ -654,6 +655,157 @@ void faults_go_to_their_handlers(void)
 {
 	expect_exit("SIGSEGV and SIGILL handled", fault_goes_to_its_handler);
 	expect_killed("a blocked SIGSEGV", blocked_fault_ends_the_process, SIGSEGV);
+}
+
+/* What a fault at a kernel address tells: a protection fault (SEGV_ACCERR,
+ * the error code's P bit) whether or not the kernel maps that page, so
+ * that nothing of the kernel's map shows. */
+static void note_fault(int sig, struct k_siginfo *info, struct k_ucontext *uc)
+{
+	count_signal(sig, info, uc);
+	seen_context = *uc;
+	uc->mc.rip = uc->mc.rbx;
+}
+
+static long kernel_faults_look_alike(void)
+{
+	static const uint64_t kernel_addresses[] = {0xffffffff80100000UL, 0xfffffffff0000000UL,
+						    0xffff800000100000UL, 0xffffa00000000000UL};
+	if (set_handler(SIGSEGV, note_fault, 0, 0) != 0)
+		return 1;
+	for (unsigned i = 0; i < sizeof kernel_addresses / sizeof kernel_addresses[0]; i++) {
+		handled_count = 0;
+		__asm__ volatile("lea 1f(%%rip), %%rbx\n\tmovq (%[at]), %%rax\n1:"
+				 :
+				 : [at] "r"(kernel_addresses[i])
+				 : "rax", "rbx", "memory");
+		if (handled_count != 1 || handled_signal != SIGSEGV)
+			return 10 + i;
+		if (handled_info.code != 2 /* SEGV_ACCERR */ || !(seen_context.mc.err & 1))
+			return 20 + i;
+	}
+	return 0;
+}
+
+void a_fault_at_a_kernel_address_says_nothing_of_the_map(void)
+{
+	expect_exit("faults at kernel addresses", kernel_faults_look_alike);
+}
+
+/* ---- What a frame holds --------------------------------------------------------- */
+
+static uint8_t fpu_tail[96]; /* bytes 416-511 of the frame's FXSAVE area */
+
+static void copy_fpu_tail(int sig, struct k_siginfo *info, struct k_ucontext *uc)
+{
+	count_signal(sig, info, uc);
+	memcpy(fpu_tail, (const uint8_t *)uc->mc.fpstate + 416, sizeof fpu_tail);
+}
+
+/* The part of the FXSAVE area the instruction leaves alone: nothing of the
+ * kernel's stack (kernel addresses lay there) may reach the handler. */
+void a_frame_holds_nothing_of_the_kernel(void)
+{
+	if (set_handler(SIGUSR1, copy_fpu_tail, 0, 0) != 0) {
+		t_fail("rt_sigaction");
+		return;
+	}
+	for (int round = 0; round < 8; round++) {
+		char cwd[64];
+		ms_syscall3(__NR_getcwd, (long)cwd, sizeof cwd, 0); /* leaves things on the stack */
+		memset(fpu_tail, 0xaa, sizeof fpu_tail);
+		kill_self(SIGUSR1);
+		for (unsigned i = 0; i < sizeof fpu_tail; i++)
+			if (fpu_tail[i]) {
+				t_fail("round %d: byte %u of the FXSAVE area's tail is %#x", round,
+				       416 + i, fpu_tail[i]);
+				return;
+			}
+	}
+	set_action(SIGUSR1, 0, SA_RESTORER, 0);
+}
+
+/* ---- A background read with SIGTTIN blocked ------------------------------------- */
+
+/* In a background group of a session that has the console: reads fd 0 with
+ * SIGTTIN blocked.  0 when the read is -EIO (Linux's answer: the signal
+ * would not act), 4 for -EINTR (the signal left pending: a loop of
+ * retries that never ends). */
+static long read_in_the_background(void)
+{
+	if (ms_syscall3(__NR_setpgid, 0, 0, 0) != 0)
+		return 80;
+	change_mask(SIG_BLOCK, 1ULL << (SIGTTIN - 1), NULL);
+	char byte;
+	long got = ms_syscall3(__NR_read, 0, (long)&byte, 1);
+	return got == -5 ? 0 : got == -L_EINTR ? 4 : 5;
+}
+
+static long lead_a_console_session(void)
+{
+	ms_syscall3(__NR_setsid, 0, 0, 0);
+	if (ms_syscall3(__NR_ioctl, 0, 0x540e /* TIOCSCTTY */, 0) != 0)
+		return T_SKIPPED; /* no console to take (another kernel, another stdin) */
+	int status = run_in_child(read_in_the_background);
+	return status == 0 ? 0 : (status >> 8) ? (status >> 8) : 60;
+}
+
+void a_background_read_with_sigttin_blocked_gets_eio(void)
+{
+	int status = run_in_child(lead_a_console_session);
+	if (status == (T_SKIPPED << 8)) {
+		t_note("no console to take: skipped");
+		return;
+	}
+	if (status != 0)
+		t_fail("status %#x (exit code 4: -EINTR with SIGTTIN left pending)", status);
+}
+
+/* ---- SA_RESTART and microScope's own calls ---------------------------------------- */
+
+static long ipc_endpoint;
+
+static void note_signal(int sig, struct k_siginfo *info, struct k_ucontext *uc)
+{
+	count_signal(sig, info, uc);
+}
+
+/* An IPC call the server has taken, interrupted by a handler with
+ * SA_RESTART: made again, its request would reach the server twice, so it
+ * ends with -EINTR (the deadline only bounds the wrong answer). */
+static long call_once_with_restart(void)
+{
+	if (set_handler(SIGUSR1, note_signal, SA_RESTART, 0) != 0)
+		return 90;
+	static struct ipc_message request, reply;
+	request.label = 7;
+	request.words[0] = 42;
+	long result = ms_syscall6(__NR_ms_ipc_call, ipc_endpoint, (long)&request, (long)&reply,
+				  10L * 1000 * 1000 * 1000, 0, 0);
+	return result == -L_EINTR ? 0 : 50 + (-result & 0x3f);
+}
+
+void sa_restart_does_not_make_an_ipc_call_again(void)
+{
+	ipc_endpoint = ms_syscall3(__NR_ms_ipc_create, IPC_QUEUE_MAX, 0, 0);
+	if (ipc_endpoint < 0) {
+		t_note("no IPC endpoints (another kernel): skipped");
+		return;
+	}
+	long child = fork();
+	if (child == 0)
+		exit_with(call_once_with_restart());
+	static struct ipc_message taken;
+	long received = ms_syscall3(__NR_ms_ipc_receive, ipc_endpoint, (long)&taken,
+				    10L * 1000 * 1000 * 1000 /* against a hang only */);
+	expect("the call received", received, 0);
+	if (received == 0)
+		ms_syscall3(__NR_kill, child, SIGUSR1, 0);
+	int status = -1;
+	ms_syscall6(__NR_wait4, child, (long)&status, 0, 0, 0, 0);
+	if (status != 0)
+		t_fail("the caller's status %#x (exit code 50 + errno: not -EINTR)", status);
+	close((int)ipc_endpoint);
 }
 
 /* ---- fork and exec ------------------------------------------------------------- */
