@@ -1073,9 +1073,18 @@ static void send_newlib_only_signal(void *sig)
 }
 
 /* Ends the caller with Linux's signal *sig, which newlib has no name for;
- * exits 3 when the kernel has no such signal. */
+ * exits 3 when the kernel has no such signal.  Its default action and an
+ * empty mask first, by raw calls: the runner may have passed on a blocked
+ * or ignored one (on a Linux host, 32 and 33 are the C library's own). */
 static void die_of_linux_only_signal(void *sig)
 {
+	uint64_t no_signals = 0;
+	struct {
+		unsigned long handler, flags, restorer;
+		uint64_t mask;
+	} default_action = {0, 0, 0, 0};
+	ms_syscall6(__NR_rt_sigaction, *(int *)sig, (long)&default_action, 0, 8, 0, 0);
+	ms_syscall6(__NR_rt_sigprocmask, 2 /* SIG_SETMASK */, (long)&no_signals, 0, 8, 0, 0);
 	if (ms_syscall3(__NR_kill, getpid(), *(int *)sig, 0) == -L_EINVAL)
 		_exit(3);
 	_exit(0);
