@@ -64,14 +64,15 @@ int vfs_create_node(char *path, uint32_t mode, const char *link_target, struct v
 }
 
 /* Resolves the name open() was given: a symbolic link at the end followed,
- * or with VFS_O_NOFOLLOW refused (-ELOOP, as Linux). */
-static int resolve_for_open(const char *path, int flags, struct vfs_node **node)
+ * or with VFS_O_NOFOLLOW refused (-ELOOP, as Linux).  resolved
+ * (VFS_PATH_MAX bytes) ends as the path with the links met replaced by
+ * their targets, as far as the walk got. */
+static int resolve_for_open(const char *path, int flags, char *resolved, struct vfs_node **node)
 {
+	strlcpy(resolved, path, VFS_PATH_MAX);
 	if (!(flags & VFS_O_NOFOLLOW))
-		return vfs_resolve(path, node);
-	char copy[VFS_PATH_MAX];
-	strlcpy(copy, path, sizeof copy);
-	int err = vfs_resolve_in_place(copy, RESOLVE_NOFOLLOW, node);
+		return vfs_resolve_in_place(resolved, RESOLVE_FOLLOW, node);
+	int err = vfs_resolve_in_place(resolved, RESOLVE_NOFOLLOW, node);
 	if (!err && VFS_IS_LNK((*node)->mode)) {
 		vfs_node_put(*node);
 		*node = NULL;
@@ -81,20 +82,24 @@ static int resolve_for_open(const char *path, int flags, struct vfs_node **node)
 }
 
 /* Finds (or, with VFS_O_CREAT, makes) the node open() names.  Returns 0
- * (found), 1 (made now) or a negative error. */
+ * (found), 1 (made now) or a negative error.  Without VFS_O_EXCL a
+ * dangling link at the end is followed, as on Linux: the file is made
+ * where the link points.  With VFS_O_EXCL the name itself is made, so a
+ * link there, dangling or not, is -EEXIST. */
 static int open_node(const char *path, int flags, uint32_t mode, struct vfs_node **node)
 {
-	char copy[VFS_PATH_MAX];
-	int err = resolve_for_open(path, flags, node);
+	char resolved[VFS_PATH_MAX];
+	int err = resolve_for_open(path, flags, resolved, node);
 	if (!err && (flags & VFS_O_CREAT) && (flags & VFS_O_EXCL)) {
 		vfs_node_put(*node);
 		return -EEXIST;
 	}
 	if (err == -ENOENT && (flags & VFS_O_CREAT)) {
-		strlcpy(copy, path, sizeof copy);
-		err = vfs_create_node(copy, VFS_S_IFREG | (mode & 07777), NULL, node);
+		if (flags & VFS_O_EXCL)
+			strlcpy(resolved, path, sizeof resolved);
+		err = vfs_create_node(resolved, VFS_S_IFREG | (mode & 07777), NULL, node);
 		if (err == -EEXIST && !(flags & VFS_O_EXCL))
-			err = resolve_for_open(path, flags, node);
+			err = resolve_for_open(path, flags, resolved, node);
 		else if (!err)
 			return 1; /* made now: its mode does not limit this open */
 	}

@@ -71,6 +71,7 @@ static long raw_open(const char *path, int linux_flags)
 #define L_O_WRONLY   01
 #define L_O_RDWR     02
 #define L_O_CREAT    0100
+#define L_O_EXCL     0200
 #define L_O_TRUNC    01000
 #define L_O_NOFOLLOW 0400000
 
@@ -282,6 +283,27 @@ static void unlinked_open_file_cases(void)
 	close(fd);
 }
 
+/* O_CREAT through a dangling link makes the file it names, as on Linux;
+ * O_EXCL makes the name itself, so a link there is -EEXIST. */
+static void dangling_link_cases(void)
+{
+	expect("O_CREAT | O_EXCL on a dangling link",
+	       raw_open(R "/dangling", L_O_CREAT | L_O_EXCL | L_O_WRONLY), -L_EEXIST);
+	struct stat st;
+	expect("the link's target before", stat(R "/nowhere", &st) < 0 ? errno : 0, ENOENT);
+	expect("O_CREAT through a dangling link", raw_open(R "/dangling", L_O_CREAT | L_O_WRONLY),
+	       0);
+	if (lstat(R "/dangling", &st) < 0 || !S_ISLNK(st.st_mode))
+		t_fail("the link is still a link after O_CREAT through it");
+	if (lstat(R "/nowhere", &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != 0)
+		t_fail("O_CREAT through a dangling link made no empty file where it points");
+	expect("O_CREAT | O_EXCL on a link to a file",
+	       raw_open(R "/dangling", L_O_CREAT | L_O_EXCL | L_O_WRONLY), -L_EEXIST);
+	expect("a dangling link into a missing directory",
+	       sys2(__NR_symlink, "no/dir/f", R "/deep"), 0);
+	expect("O_CREAT through it", raw_open(R "/deep", L_O_CREAT | L_O_WRONLY), -L_ENOENT);
+}
+
 static void symlink_cases(void)
 {
 	expect("symlink", sys2(__NR_symlink, "orig-target", R "/l"), 0);
@@ -315,6 +337,7 @@ static void symlink_cases(void)
 	expect("O_NOFOLLOW on a dangling link", raw_open(R "/dangling", L_O_NOFOLLOW), -L_ELOOP);
 	expect("O_NOFOLLOW | O_CREAT on a dangling link",
 	       raw_open(R "/dangling", L_O_NOFOLLOW | L_O_CREAT | L_O_WRONLY), -L_ELOOP);
+	dangling_link_cases();
 	expect("O_NOFOLLOW on a file", raw_open(R "/b", L_O_NOFOLLOW), 0);
 	expect("O_NOFOLLOW through a directory link", raw_open(R "/dl/f", L_O_NOFOLLOW), 0);
 	expect("unlink a link", sys2(__NR_unlink, R "/l", NULL), 0);
@@ -324,9 +347,9 @@ static void symlink_cases(void)
 
 static void clean_names(void)
 {
-	const char *files[] = {R "/b",      R "/second",     R "/orig-target", R "/dl",
-			       R "/abs",    R "/dangling",   R "/loop1",       R "/loop2",
-			       R "/full/x", R "/empty/sub/f"};
+	const char *files[] = {R "/b",     R "/second",   R "/orig-target", R "/dl",
+			       R "/abs",   R "/dangling", R "/nowhere",     R "/deep",
+			       R "/loop1", R "/loop2",    R "/full/x",      R "/empty/sub/f"};
 	for (unsigned i = 0; i < sizeof files / sizeof files[0]; i++)
 		unlink(files[i]);
 	const char *dirs[] = {R "/full", R "/empty/sub", R "/empty", R};
