@@ -51,6 +51,10 @@ void vfs_current_owner(uint32_t *uid, uint32_t *gid);
  * NULL: add a name): write and search permission on dir, and in a sticky
  * directory the ownership of victim or dir.  Returns 0, -EACCES, -EPERM. */
 int vfs_may_remove(struct vfs_node *dir, struct vfs_node *victim);
+/* Whether the caller may follow link, the last name of a path, found in
+ * dir: in a sticky, world-writable directory only the link's owner may, or
+ * anyone when the directory's owner owns the link.  Returns 0 or -EACCES. */
+int vfs_may_follow_link(const struct vfs_node *dir, const struct vfs_node *link);
 /* Whether the caller may give node owner uid and group gid (each may be
  * VFS_ID_UNCHANGED): PRIV_FILES, or the owner keeping the user and choosing
  * its own group.  Returns 0 or -EPERM. */

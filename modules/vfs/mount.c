@@ -200,10 +200,16 @@ static int walk_once(char *path, enum vfs_resolve_mode mode, struct vfs_node **o
 		struct vfs_node *child = NULL;
 		if (!err)
 			err = lookup_child(node, path + start, end - start, &child);
+		bool follow = !err && VFS_IS_LNK(child->mode) && (!last || mode == RESOLVE_FOLLOW);
+		if (follow && last) /* as Linux: the last name's link, not those on the way */
+			err = vfs_may_follow_link(node, child);
 		vfs_node_put(node);
-		if (err)
+		if (err) {
+			if (child)
+				vfs_node_put(child);
 			return err;
-		if (VFS_IS_LNK(child->mode) && (!last || mode == RESOLVE_FOLLOW)) {
+		}
+		if (follow) {
 			err = substitute_link(path, start, end, child);
 			vfs_node_put(child);
 			*result = WALK_AGAIN;

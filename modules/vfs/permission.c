@@ -6,7 +6,11 @@
  * unless it dropped it; every kernel thread) passes every check except
  * executing a file that has no execute bit at all.  A directory with the
  * sticky bit (/tmp) lets only the owner of a name, or of the directory,
- * remove or replace it.
+ * remove or replace it, and a symbolic link that is the last name of a
+ * path, in such a directory that is world-writable, is followed only by its
+ * owner, or when the directory's owner made it (Linux's protected_symlinks,
+ * for everyone, root included): a link planted in /tmp cannot steer another
+ * user's open or create.
  */
 #include "vfs/internal.h"
 
@@ -51,6 +55,14 @@ int vfs_may_remove(struct vfs_node *dir, struct vfs_node *victim)
 	if (err || !(dir->mode & VFS_S_ISVTX) || !victim)
 		return err;
 	return vfs_owns(victim) || vfs_owns(dir) ? 0 : -EPERM;
+}
+
+int vfs_may_follow_link(const struct vfs_node *dir, const struct vfs_node *link)
+{
+	const uint32_t shared_sticky = VFS_S_ISVTX | 0002;
+	if ((dir->mode & shared_sticky) != shared_sticky)
+		return 0;
+	return link->uid == proc_current_euid() || link->uid == dir->uid ? 0 : -EACCES;
 }
 
 int vfs_may_chown(const struct vfs_node *node, uint32_t uid, uint32_t gid)

@@ -1165,3 +1165,77 @@ void ramfs_files_are_sparse_pages(void)
 	close(fd);
 	unlink("/tmp/sparse");
 }
+
+/* ---- links planted in a shared sticky directory --------------------------- */
+
+#define PL  "/tmp/planted"
+#define PLR "/tmp/planted-roots-dir" /* root's 0755 directory: the links' targets */
+
+/* uid 1000 plants links in /tmp (sticky, world-writable, root's): to a name
+ * root might create, to root's file, and to a directory; and one in a
+ * directory of its own. */
+static void plant_as_user(void *unused)
+{
+	(void)unused;
+	if (setgid(USER_ID) < 0 || setuid(USER_ID) < 0) {
+		t_fail("cannot become uid %d", USER_ID);
+		_exit(1);
+	}
+	expect("plant a dangling link", sys2(__NR_symlink, PLR "/made", PL), 0);
+	expect("plant a link to root's file", sys2(__NR_symlink, PLR "/file", PL "-file"), 0);
+	expect("plant a directory link", sys2(__NR_symlink, PLR, PL "-dir"), 0);
+	expect("a directory of its own", sys2(__NR_mkdir, PL "-own", (void *)0755), 0);
+	expect("a link in it", sys2(__NR_symlink, PLR "/file", PL "-own/file"), 0);
+	expect("its owner follows its link", raw_open(PL "-file", 0), 0);
+	expect("root's link in /tmp is followed by others", raw_open(PL "-roots", 0), 0);
+	_exit(t_failed() ? 1 : 0);
+}
+
+static void remove_planted(void)
+{
+	const char *names[] = {PL,	    PL "-file",	    PL "-dir", PL "-own/file",
+			       PL "-roots", PLR "/file", PLR "/made"};
+	for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+		unlink(names[i]);
+	rmdir(PL "-own");
+	rmdir(PLR);
+}
+
+/* Does a link another user planted in /tmp steer nothing root opens or
+ * creates (-EACCES), while lstat and readlink still see it and root may
+ * remove it, and are links in a directory that is not shared followed as
+ * before?  The links lead only to the test's own files. */
+void a_link_planted_in_tmp_steers_nobody(void)
+{
+	mkdir("/tmp", 01777);
+	chmod("/tmp", 01777);
+	umask(022);
+	remove_planted();
+	expect("root's directory", sys2(__NR_mkdir, PLR, (void *)0755), 0);
+	put_file(PLR "/file", "root's\n", 0644);
+	expect("root's own link in /tmp", sys2(__NR_symlink, PLR "/file", PL "-roots"), 0);
+	int status = t_run_child(plant_as_user, NULL);
+	if (status != 0)
+		t_fail("as uid %d: status %#x (see above)", USER_ID, status);
+	expect("O_CREAT through the planted link", raw_open(PL, L_O_CREAT | L_O_WRONLY), -L_EACCES);
+	struct stat st;
+	expect("nothing made where it points", stat(PLR "/made", &st) < 0 ? errno : 0, ENOENT);
+	expect("open through the planted link", raw_open(PL "-file", 0), -L_EACCES);
+	expect("O_TRUNC through the planted link", raw_open(PL "-file", L_O_WRONLY | L_O_TRUNC),
+	       -L_EACCES);
+	expect("a path through the planted directory link (as Linux, only a last name's link is "
+	       "checked)",
+	       raw_open(PL "-dir/file", 0), 0);
+	expect("a link in the user's own directory", raw_open(PL "-own/file", 0), 0);
+	expect("root follows its own link", raw_open(PL "-roots", 0), 0);
+	if (lstat(PL, &st) < 0 || !S_ISLNK(st.st_mode) || st.st_uid != USER_ID)
+		t_fail("lstat of the planted link");
+	char target[64];
+	expect("readlink of the planted link",
+	       ms_syscall3(__NR_readlink, (long)PL, (long)target, sizeof target),
+	       (long)strlen(PLR "/made"));
+	if (!reads(PLR "/file", "root's\n"))
+		t_fail("root's file was touched through the link");
+	expect("root removes the planted link", sys2(__NR_unlink, PL, NULL), 0);
+	remove_planted();
+}

@@ -1403,6 +1403,7 @@ const struct user_test user_tests[] = {
      HANG_GUARD_MS},
     {"a_mount_through_a_link_is_reached_both_ways", a_mount_through_a_link_is_reached_both_ways,
      HANG_GUARD_MS},
+    {"a_link_planted_in_tmp_steers_nobody", a_link_planted_in_tmp_steers_nobody, HANG_GUARD_MS},
     {"select_timeout_is_checked_and_never_wraps", select_timeout_is_checked_and_never_wraps,
      HANG_GUARD_MS},
     {"pipe_read_into_a_bad_buffer_keeps_the_bytes", pipe_read_into_a_bad_buffer_keeps_the_bytes,

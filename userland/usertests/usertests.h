@@ -144,6 +144,7 @@ void renames_racing_never_make_a_cycle(void);
 void directory_with_a_mount_below_stays(void);
 void a_mount_inside_a_closed_directory_is_closed(void);
 void a_mount_through_a_link_is_reached_both_ways(void);
+void a_link_planted_in_tmp_steers_nobody(void);
 void file_mmap_and_positional_io(void);
 /* sockets.c: ports and addresses a caller is not entitled to, a user's share */
 void sockets_refuse_what_is_not_the_callers(void);
