@@ -135,7 +135,9 @@ int memory_map_kernel_frame(struct proc_memory *memory, uint64_t address, uint64
 int memory_write(struct proc_memory *memory, uint64_t address, const void *src, size_t length);
 /* A copy of parent sharing every page copy-on-write.  NULL when memory ran out. */
 struct proc_memory *memory_clone(struct proc_memory *parent);
-/* Resolves a fault (PF_ERROR_* bits) at address.  Returns 0 or -EFAULT. */
+/* Resolves a fault (PF_ERROR_* bits) at address.  Returns 0, -EFAULT (no
+ * page may be there: SIGSEGV) or -EIO (a mapped file could not give it:
+ * SIGBUS). */
 int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error);
 /* Bytes of the process's regions (its address space, RLIMIT_AS's measure). */
 uint64_t memory_size(const struct proc_memory *memory);

@@ -954,6 +954,16 @@ static int break_cow(struct proc_memory *memory, const struct proc_region *r, ui
 	return 0;
 }
 
+/* A mapped file that cannot give its page (past its end, a disk error) is
+ * -EIO, which the fault handler makes SIGBUS, as Linux; a page the kernel
+ * has no memory for stays -EFAULT. */
+static int file_fault_result(int error)
+{
+	if (error == -ENOMEM)
+		return -EFAULT;
+	return error < 0 ? -EIO : 0;
+}
+
 int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error)
 {
 	struct proc_region *r = find_region(memory, address);
@@ -964,7 +974,7 @@ int memory_fault(struct proc_memory *memory, uint64_t address, unsigned error)
 	uint64_t page = page_down(address), phys;
 	unsigned flags;
 	if (vm_translate(memory->space, page, &phys, &flags) < 0 && r->kind == REGION_SHARED_FILE)
-		return map_file_page(memory, r, page) < 0 ? -EFAULT : 0;
+		return file_fault_result(map_file_page(memory, r, page));
 	if (vm_translate(memory->space, page, &phys, &flags) < 0)
 		return map_zero_page(memory, r, page) < 0 ? -EFAULT : 0;
 	if (!(error & PF_ERROR_WRITE) || (flags & VM_WRITE))

@@ -893,10 +893,12 @@ static bool handle_user_fault(struct trap_frame *frame, uint64_t fault_address)
 	struct process *p = proc_current();
 	if (!p)
 		return false;
-	if (frame->vector == TRAP_PAGE_FAULT &&
-	    memory_fault(p->memory, fault_address, (unsigned)frame->error_code) == 0)
+	int fault = frame->vector == TRAP_PAGE_FAULT
+			? memory_fault(p->memory, fault_address, (unsigned)frame->error_code)
+			: -EFAULT;
+	if (fault == 0)
 		return true;
-	int signal = signal_of_exception(frame->vector);
+	int signal = fault == -EIO ? SIGBUS : signal_of_exception(frame->vector);
 	if (proc_signal_fault(p, signal, frame, fault_address))
 		return true; /* its handler takes it on the way out */
 	pr_warn("proc: %s[%d] killed by signal %d: %s (%s) at rip %#lx, address %#lx\n", p->name,

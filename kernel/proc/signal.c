@@ -24,7 +24,8 @@
 #define SIGNAL_BITS 0xfffffffeu /* signals 1 .. 31 */
 /* The signals exceptions send: taken first, as Linux does, so that the
  * frame of a fault describes the fault. */
-#define SYNCHRONOUS_SIGNALS ((1u << SIGSEGV) | (1u << SIGILL) | (1u << SIGTRAP) | (1u << SIGFPE))
+#define SYNCHRONOUS_SIGNALS                                                                 \
+	((1u << SIGSEGV) | (1u << SIGBUS) | (1u << SIGILL) | (1u << SIGTRAP) | (1u << SIGFPE))
 #define UNBLOCKABLE         ((1u << SIGKILL) | (1u << SIGSTOP))
 
 #define SIG_DFL 0
@@ -43,6 +44,7 @@
 #define SI_KERNEL   0x80
 #define SEGV_MAPERR 1
 #define SEGV_ACCERR 2
+#define BUS_ADRERR  2 /* no such place in the object mapped there */
 
 #define SS_DISABLE            2
 #define UC_SIGCONTEXT_SS      0x2
@@ -516,6 +518,10 @@ bool proc_signal_fault(struct process *p, int signal, const struct trap_frame *f
 		info.code = kernel_half || (frame->error_code & PAGE_FAULT_PROTECTION)
 				? SEGV_ACCERR
 				: SEGV_MAPERR;
+		info.address = address;
+	}
+	if (signal == SIGBUS) { /* a mapped file's page it could not give */
+		info.code = BUS_ADRERR;
 		info.address = address;
 	}
 	uint64_t irq = spin_lock_irqsave(&proc_lock);

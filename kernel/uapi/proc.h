@@ -28,6 +28,7 @@
 #define SIGQUIT      3
 #define SIGILL       4
 #define SIGTRAP      5
+#define SIGBUS       7 /* a mapped file could not give the page touched */
 #define SIGFPE       8
 #define SIGKILL      9
 #define SIGSEGV      11

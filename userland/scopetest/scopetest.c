@@ -35,6 +35,7 @@
 #include <microscope/syscall.h>
 
 /* newlib's numbers; proc.h has Linux's */
+#undef SIGBUS
 #undef SIGCHLD
 #undef SIGUSR1
 #undef SIGUSR2

@@ -812,6 +812,8 @@ void file_mmap_and_positional_io(void)
 #define SHARED_FILE  "/disk/shared.bin"
 #define SHARED_HOLE  "/disk/shared-hole.bin"
 #define SHARED_BYTES (3 * 4096 + 100)
+#define SIGBUS_LINUX 7 /* the kernel's number (newlib's SIGBUS is 10) */
+#define BUS_ADRERR   2
 #define L_EOVERFLOW  75
 #define L_ENOMEM     12
 
@@ -862,7 +864,14 @@ static void shared_stores_are_the_file(int fd)
 	int status = t_run_child(store_in_child, map);
 	if (status != 0 || map[20] != 'C')
 		t_fail("a forked child's store is not the parent's: status %d", status);
-	t_expect_signal("a touch past the end of the file", touch_past_the_end, map, SIGSEGV);
+	t_expect_signal("a touch past the end of the file", touch_past_the_end, map, SIGBUS);
+	int code = 0;
+	uint64_t address = 0;
+	int sig = signal_of_a_read((uint64_t)(map + 4 * 4096 + 8), SIGBUS_LINUX, &code, &address);
+	if (sig != SIGBUS_LINUX || code != BUS_ADRERR || address != (uint64_t)(map + 4 * 4096 + 8))
+		t_fail("a read past the end: signal %d code %d address %#lx, expected SIGBUS "
+		       "(BUS_ADRERR) at %p",
+		       sig, code, (unsigned long)address, (void *)(map + 4 * 4096 + 8));
 	expect("msync", msync(map, 5 * 4096, MS_SYNC), 0);
 	expect("mprotect of a shared file mapping", ms_syscall3(__NR_mprotect, at, 4096, PROT_READ),
 	       -L_EINVAL);

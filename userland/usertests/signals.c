@@ -692,6 +692,22 @@ void a_fault_at_a_kernel_address_says_nothing_of_the_map(void)
 	expect_exit("faults at kernel addresses", kernel_faults_look_alike);
 }
 
+int signal_of_a_read(uint64_t address, int sig, int *code, uint64_t *fault_address)
+{
+	handled_count = 0;
+	handled_signal = 0;
+	if (set_handler(sig, note_fault, 0, 0) != 0)
+		return -1;
+	__asm__ volatile("lea 1f(%%rip), %%rbx\n\tmovb (%[at]), %%al\n1:"
+			 :
+			 : [at] "r"(address)
+			 : "rax", "rbx", "memory");
+	set_action(sig, 0 /* SIG_DFL */, 0, 0);
+	*code = handled_info.code;
+	*fault_address = handled_info.address;
+	return handled_count == 1 ? handled_signal : 0;
+}
+
 /* ---- What a frame holds --------------------------------------------------------- */
 
 static uint8_t fpu_tail[96]; /* bytes 416-511 of the frame's FXSAVE area */

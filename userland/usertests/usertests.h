@@ -102,6 +102,10 @@ void sigchld_reaches_a_handler(void);
 void a_handled_signal_interrupts_a_read(void);
 void sa_restart_makes_the_read_again(void);
 void faults_go_to_their_handlers(void);
+/* What a read of address raises, as a handler for sig sees it: returns the
+ * signal (0 when none came, -1 when no handler could be set), with its code
+ * and address; the action for sig is SIG_DFL again after. */
+int signal_of_a_read(uint64_t address, int sig, int *code, uint64_t *fault_address);
 void a_fault_at_a_kernel_address_says_nothing_of_the_map(void);
 void a_frame_holds_nothing_of_the_kernel(void);
 void a_background_read_with_sigttin_blocked_gets_eio(void);
