@@ -192,6 +192,16 @@ struct proc_siginfo {
 	uint64_t address; /* a fault's address */
 };
 
+/* The alternate signal stack (sigaltstack, altstack.c): Linux keeps one per
+ * thread, and a process here has one user thread.  size is 0 exactly when
+ * there is none (sp 0 too); flags are what the program set (0 or SS_ONSTACK
+ * for a stack, SS_DISABLE for none, with SS_AUTODISARM or not). */
+struct proc_altstack {
+	uint64_t sp; /* its lowest address */
+	uint64_t size;
+	uint32_t flags;
+};
+
 /* The first four fields are read in line through proc.h (PROC_OFFSET_*). */
 struct process {
 	int pid;
@@ -240,6 +250,10 @@ struct process {
 	bool context_restored; /* rt_sigreturn rebuilt the frame: leave by IRETQ */
 	struct proc_sigaction actions[PROC_SIGNALS];
 	struct proc_siginfo infos[PROC_SIGNALS]; /* of each pending signal */
+	/* Only the process's own thread reads or changes it: sigaltstack,
+	 * delivery, rt_sigreturn, fork (copied from the parent, the caller)
+	 * and exec (reset). */
+	struct proc_altstack altstack;
 };
 
 extern struct spinlock proc_lock;
@@ -321,10 +335,44 @@ bool proc_force_signal_locked(struct process *p, int signal, const struct proc_s
  * set.  Returns 0 or -EINVAL. */
 int proc_set_signal_action(int signal, const struct proc_sigaction *action,
 			   struct proc_sigaction *old);
-/* fork: the child gets the parent's actions and mask; exec: handlers go
- * back to the default (ignored signals stay ignored). */
+/* fork: the child gets the parent's actions, mask and alternate stack;
+ * exec: handlers go back to the default (ignored signals stay ignored) and
+ * the alternate stack goes (proc_altstack_forget). */
 void proc_signals_fork(struct process *child, const struct process *parent);
 void proc_signals_exec_locked(struct process *p);
+/* altstack.c: the alternate signal stack of the calling process */
+#define PROC_SS_ONSTACK    1
+#define PROC_SS_DISABLE    2
+#define PROC_SS_AUTODISARM (1u << 31)
+/* The state with no alternate stack (the first process's, and
+ * SS_AUTODISARM's while a handler runs). */
+void proc_altstack_reset(struct proc_altstack *stack);
+/* exec's: no stack (it was in the old memory), the flags kept as Linux
+ * keeps them. */
+void proc_altstack_forget(struct proc_altstack *stack);
+/* Is sp on stack (Linux's on_sig_stack)?  Never while SS_AUTODISARM is
+ * set: a handler that entered it has it disarmed. */
+bool proc_altstack_holds(const struct proc_altstack *stack, uint64_t sp);
+/* Is sp within stack's bytes, whatever its flags (a frame must stay in)? */
+bool proc_altstack_within(const struct proc_altstack *stack, uint64_t sp);
+/* Linux's sas_ss_flags: SS_DISABLE with none, SS_ONSTACK while sp is on
+ * it, else 0. */
+uint32_t proc_altstack_state(const struct proc_altstack *stack, uint64_t sp);
+/* sigaltstack's check, with no side effect: *wanted (as the program gave
+ * it) made into the state to keep.  Returns 0, -EPERM (sp is on the current
+ * stack), -EINVAL (flags other than 0, SS_ONSTACK or SS_DISABLE, with or
+ * without SS_AUTODISARM) or -ENOMEM (smaller than MINSIGSTKSZ, 2048). */
+int proc_altstack_check(const struct proc_altstack *current, struct proc_altstack *wanted,
+			uint64_t sp);
+/* sigaltstack's first half, for the caller whose user stack pointer is sp:
+ * *old gets its stack as Linux reports it (flags: proc_altstack_state, and
+ * SS_AUTODISARM as set), and wanted (NULL: no change) is checked as
+ * proc_altstack_check does.  Changes nothing; returns 0, -EINVAL (a kernel
+ * thread) or proc_altstack_check's errors. */
+int proc_altstack_prepare(uint64_t sp, struct proc_altstack *wanted, struct proc_altstack *old);
+/* The second half: wanted, which proc_altstack_prepare accepted, becomes the
+ * caller's.  Cannot fail. */
+void proc_altstack_set(const struct proc_altstack *wanted);
 /* Runs the handlers of every pending handled signal: a frame each on the
  * user stack, frame pointed at the last one.  number is the system call
  * the frame returns from (PROC_NO_CALL: none), made again with SA_RESTART. */

@@ -316,6 +316,8 @@ struct process *proc_alloc(struct process *parent, const char *name, int *error)
 	p->ignored_signals = parent ? parent->ignored_signals : 0;
 	if (parent)
 		proc_signals_fork(p, parent);
+	else
+		proc_altstack_reset(&p->altstack);
 	insert_locked(p);
 	link_child_locked(parent ? parent : &kernel_parent, p);
 	spin_unlock_irqrestore(&proc_lock, irq);

@@ -3,11 +3,12 @@
  * both: the actions rt_sigaction sets, the mask, and the frame a handler
  * runs on (struct rt_sigframe: the return address sa_restorer, a ucontext
  * whose mcontext is Linux's struct sigcontext, then a siginfo; the FXSAVE
- * image just above it).  Delivery happens on the way back to user mode and
- * only when something is pending (process.c's out-of-line path), so the
- * usual exit is as short as it was.  rt_sigreturn reads the frame once into
- * a kernel copy and checks every value before it loads any of it: a
- * program may hand it anything.
+ * image just above it), on the user stack or, for SA_ONSTACK, on the
+ * alternate stack (altstack.c).  Delivery happens on the way back to user
+ * mode and only when something is pending (process.c's out-of-line path),
+ * so the usual exit is as short as it was.  rt_sigreturn reads the frame
+ * once into a kernel copy and checks every value before it loads any of it:
+ * a program may hand it anything.
  *
  * Bits: bit n stands for signal n in the kernel's words (bit 0 of
  * pending_signals is the exit request); Linux's sigset_t in user memory
@@ -38,7 +39,9 @@
 #define SA_RESTART   0x10000000UL
 #define SA_NODEFER   0x40000000UL
 #define SA_RESETHAND 0x80000000UL
-#define SA_KNOWN     (SA_NOCLDSTOP | SA_SIGINFO | SA_RESTORER | SA_RESTART | SA_NODEFER | SA_RESETHAND)
+#define SA_KNOWN                                                                          \
+	(SA_NOCLDSTOP | SA_SIGINFO | SA_RESTORER | SA_ONSTACK | SA_RESTART | SA_NODEFER | \
+	 SA_RESETHAND)
 
 #define SI_USER     0
 #define SI_KERNEL   0x80
@@ -46,7 +49,6 @@
 #define SEGV_ACCERR 2
 #define BUS_ADRERR  2 /* no such place in the object mapped there */
 
-#define SS_DISABLE            2
 #define UC_SIGCONTEXT_SS      0x2
 #define UC_STRICT_RESTORE_SS  0x4
 #define RED_ZONE_BYTES        128
@@ -255,7 +257,7 @@ static void force_sigsegv(struct process *p)
 static int check_action(int signal, const struct proc_sigaction *action)
 {
 	if (action->flags & ~SA_KNOWN)
-		return -EINVAL; /* SA_ONSTACK among them: there is no sigaltstack */
+		return -EINVAL;
 	if (signal == SIGKILL || signal == SIGSTOP)
 		return -EINVAL;
 	if (action->handler != SIG_DFL && action->handler != SIG_IGN &&
@@ -312,6 +314,7 @@ void proc_signals_fork(struct process *child, const struct process *parent)
 	child->blocked_signals = parent->blocked_signals;
 	child->handled_signals = parent->handled_signals;
 	memcpy(child->actions, parent->actions, sizeof child->actions);
+	child->altstack = parent->altstack;
 }
 
 void proc_signals_exec_locked(struct process *p)
@@ -321,6 +324,7 @@ void proc_signals_exec_locked(struct process *p)
 		if (handled & (1u << signal))
 			p->actions[signal] = (struct proc_sigaction){0};
 	p->handled_signals = 0;
+	proc_altstack_forget(&p->altstack);
 	/* a handled signal whose default is to do nothing is dropped */
 	__atomic_and_fetch(&p->pending_signals, ~(handled & PROC_IGNORED_SIGNALS),
 			   __ATOMIC_RELEASE);
@@ -404,18 +408,48 @@ static void fill_info(struct siginfo_user *out, int signal, const struct proc_si
 	}
 }
 
-/* Writes the frame for signal below frame's user stack and points frame at
- * the handler.  False when the stack cannot take it (frame unchanged). */
-static bool write_frame(struct trap_frame *frame, int signal, const struct proc_sigaction *action,
-			const struct proc_siginfo *info, uint32_t saved_mask)
+/* Where a handler's frame goes, as Linux places it: below the red zone of
+ * the interrupted stack, or at the top of the alternate stack when the
+ * action asks for it (SA_ONSTACK) and the thread is not on it already.
+ * bounded: the frame must end inside the alternate stack (it starts there,
+ * or the interrupted code ran there), else it would run off its bottom. */
+struct frame_place {
+	uint64_t top;
+	bool bounded;
+};
+
+static struct frame_place place_frame(const struct process *p, const struct trap_frame *frame,
+				      const struct proc_sigaction *action)
 {
-	uint64_t fpstate = (frame->rsp - RED_ZONE_BYTES - sizeof(struct fpu_state)) & ~63UL;
+	uint64_t below_red_zone = frame->rsp - RED_ZONE_BYTES;
+	const struct proc_altstack *altstack = &p->altstack;
+	if ((action->flags & SA_ONSTACK) && proc_altstack_state(altstack, below_red_zone) == 0)
+		return (struct frame_place){altstack->sp + altstack->size, true};
+	return (struct frame_place){below_red_zone, proc_altstack_holds(altstack, frame->rsp)};
+}
+
+/* Writes the frame for signal (placed by place_frame) and points frame at
+ * the handler; SS_AUTODISARM disarms the alternate stack once the frame is
+ * written (its uc_stack holds it armed, for rt_sigreturn).  False when the
+ * stack cannot take it (frame and alternate stack unchanged).  The
+ * arithmetic may wrap (an alternate stack at the top of the address space):
+ * the checks below and copy_to_user's range check refuse what does. */
+static bool write_frame(struct process *p, struct trap_frame *frame, int signal,
+			const struct proc_sigaction *action, const struct proc_siginfo *info,
+			uint32_t saved_mask)
+{
+	struct frame_place place = place_frame(p, frame, action);
+	uint64_t fpstate = (place.top - sizeof(struct fpu_state)) & ~63UL;
 	uint64_t sp = ((fpstate - sizeof(struct rt_sigframe_user)) & ~15UL) - 8;
+	if (sp >= fpstate || (place.bounded && !proc_altstack_within(&p->altstack, sp)))
+		return false;
 	struct rt_sigframe_user out;
 	memset(&out, 0, sizeof out);
 	out.pretcode = action->restorer;
 	out.uc.flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
-	out.uc.stack_flags = SS_DISABLE;
+	out.uc.stack_sp = p->altstack.sp;
+	out.uc.stack_flags = (int32_t)p->altstack.flags;
+	out.uc.stack_size = p->altstack.size;
 	fill_context(&out.uc.mcontext, frame, signal, info, fpstate);
 	out.uc.mcontext.oldmask = proc_pack_mask(saved_mask);
 	out.uc.sigmask = proc_pack_mask(saved_mask);
@@ -423,9 +457,11 @@ static bool write_frame(struct trap_frame *frame, int signal, const struct proc_
 	struct fpu_state fpu;
 	memset(&fpu, 0, sizeof fpu); /* FXSAVE leaves bytes 416-511 as they were: kernel stack */
 	fpu_save(&fpu);
-	if (sp >= fpstate || copy_to_user((void __user *)fpstate, &fpu, sizeof fpu) < 0 ||
+	if (copy_to_user((void __user *)fpstate, &fpu, sizeof fpu) < 0 ||
 	    copy_to_user((void __user *)sp, &out, sizeof out) < 0)
 		return false;
+	if (p->altstack.flags & PROC_SS_AUTODISARM)
+		proc_altstack_reset(&p->altstack);
 	fpu_init_state(&fpu); /* the handler starts with a clean FPU, as on Linux */
 	fpu_restore(&fpu);
 	frame->rip = action->handler;
@@ -488,7 +524,7 @@ void proc_deliver_signals(struct process *p, struct trap_frame *frame, uint64_t 
 		restart_if_asked(frame, number, &action);
 		number = PROC_NO_CALL; /* only the first handler's frame holds the call */
 		if (!is_user_code_address(action.handler) ||
-		    !write_frame(frame, signal, &action, &info, saved_mask)) {
+		    !write_frame(p, frame, signal, &action, &info, saved_mask)) {
 			force_sigsegv(p);
 			return;
 		}
@@ -576,6 +612,19 @@ static void load_registers(struct trap_frame *frame, const struct sigcontext_use
 	frame->ss = GDT_USER_DATA;
 }
 
+/* The alternate stack the frame's uc_stack names comes back, checked as
+ * sigaltstack checks it against sp, the stack the handler returns from (as
+ * Linux does: a handler running on the stack cannot change it this way,
+ * one that SS_AUTODISARM let in gets it back armed).  A refused one leaves
+ * the stack as it is, as on Linux. */
+static void restore_altstack(struct process *p, const struct ucontext_user *uc, uint64_t sp)
+{
+	struct proc_altstack wanted = {
+	    .sp = uc->stack_sp, .size = uc->stack_size, .flags = (uint32_t)uc->stack_flags};
+	if (proc_altstack_check(&p->altstack, &wanted, sp) == 0)
+		p->altstack = wanted;
+}
+
 long proc_sigreturn(struct trap_frame *frame)
 {
 	struct process *p = proc_current();
@@ -590,6 +639,7 @@ long proc_sigreturn(struct trap_frame *frame)
 		force_sigsegv(p);
 		return -EFAULT;
 	}
+	restore_altstack(p, &uc, frame->rsp);
 	load_registers(frame, &uc.mcontext);
 	fpu_restore(&fpu);
 	uint64_t irq = spin_lock_irqsave(&proc_lock);

@@ -1,9 +1,9 @@
 /*
  * The system calls of signals, with Linux's arguments: rt_sigaction,
- * rt_sigprocmask, rt_sigpending, rt_sigsuspend and rt_sigreturn.  Each reads
- * what user space passes once, checks it (the set's size is 8 bytes, as
- * Linux's sigset_t; rt_sigpending, as Linux, takes up to 8) and acts
- * through signal.c.
+ * rt_sigprocmask, rt_sigpending, rt_sigsuspend, rt_sigreturn and
+ * sigaltstack.  Each reads what user space passes once, checks it (the
+ * set's size is 8 bytes, as Linux's sigset_t; rt_sigpending, as Linux,
+ * takes up to 8) and acts through signal.c and altstack.c.
  */
 #include "lib/errno.h"
 #include "proc/internal.h"
@@ -11,6 +11,14 @@
 #include "uaccess/uaccess.h"
 
 #define SIGSET_SIZE 8
+
+/* Linux's stack_t for x86_64. */
+struct stack_user {
+	uint64_t sp;
+	int32_t flags;
+	int32_t pad;
+	uint64_t size;
+};
 
 /* Linux's struct sigaction for x86_64 (the kernel's, not glibc's). */
 struct sigaction_user {
@@ -88,4 +96,25 @@ SYSCALL_DEFINE2(rt_sigsuspend, const uint64_t *, set, uint64_t, set_size)
 SYSCALL_DEFINE0(rt_sigreturn)
 {
 	return proc_sigreturn(syscall_user_frame());
+}
+
+/* As Linux, except that an old_stack that cannot be written leaves the
+ * stack as it was (Linux sets the new one and still returns -EFAULT): it is
+ * written after every check and before the change, which cannot fail. */
+SYSCALL_DEFINE2(sigaltstack, const struct stack_user *, stack, struct stack_user *, old_stack)
+{
+	struct stack_user in = {0};
+	if (stack && copy_from_user(&in, stack, sizeof in) < 0)
+		return -EFAULT;
+	struct proc_altstack wanted = {.sp = in.sp, .size = in.size, .flags = (uint32_t)in.flags};
+	struct proc_altstack old;
+	int error = proc_altstack_prepare(syscall_user_frame()->rsp, stack ? &wanted : NULL, &old);
+	if (error)
+		return error;
+	struct stack_user out = {.sp = old.sp, .flags = (int32_t)old.flags, .size = old.size};
+	if (old_stack && copy_to_user(old_stack, &out, sizeof out) < 0)
+		return -EFAULT;
+	if (stack)
+		proc_altstack_set(&wanted);
+	return 0;
 }

@@ -111,6 +111,7 @@
 #define __NR_getsid            124
 #define __NR_rt_sigpending     127
 #define __NR_rt_sigsuspend     130
+#define __NR_sigaltstack       131
 #define __NR_arch_prctl        158 /* -ENOSYS */
 #define __NR_setrlimit         160
 #define __NR_sync              162
