@@ -1,6 +1,6 @@
 /*
  * Signal handlers, masks and waiting: sigaction, signal, raise, sigprocmask,
- * sigpending, sigsuspend and pause.  The kernel numbers signals, sets and
+ * sigpending, sigsuspend, pause and sigaltstack.  The kernel numbers signals, sets and
  * flags Linux's way, and it is given one handler for every signal a program
  * catches: run_program_handler, which names the signal newlib's way and
  * calls the program's own handler, kept here.  The kernel returns from it
@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -40,6 +41,18 @@
 #ifndef __NR_rt_sigsuspend
 #define __NR_rt_sigsuspend 130
 #endif
+#ifndef __NR_sigaltstack
+#define __NR_sigaltstack 131
+#endif
+
+/* newlib's stack_t and its flags are Linux's: sigaltstack passes them
+ * through, so that a bad pointer is the kernel's EFAULT. */
+_Static_assert(offsetof(stack_t, ss_sp) == 0 && offsetof(stack_t, ss_flags) == 8 &&
+		   offsetof(stack_t, ss_size) == 16 && sizeof(stack_t) == 24,
+	       "Linux's stack_t");
+_Static_assert(SS_ONSTACK == 1 && SS_DISABLE == 2 && SS_AUTODISARM == 1U << 31 &&
+		   MINSIGSTKSZ == 2048,
+	       "Linux's SS_ flags and MINSIGSTKSZ");
 
 /* The kernel's struct sigaction (Linux x86_64). */
 struct kernel_sigaction {
@@ -320,4 +333,9 @@ int pause(void)
 	if (result < 0 && result != -LINUX_ENOSYS)
 		return (int)sys_result(result);
 	return (int)sys_result(ms_syscall3(__NR_rt_sigsuspend, (long)&mask, sizeof mask, 0));
+}
+
+int sigaltstack(const stack_t *restrict stack, stack_t *restrict old)
+{
+	return (int)sys_result(ms_syscall3(__NR_sigaltstack, (long)stack, (long)old, 0));
 }

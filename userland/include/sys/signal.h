@@ -10,6 +10,9 @@
  *     sigemptyset(&act.sa_mask);
  *     sigaction(SIGUSR1, &act, NULL);
  *
+ * sigaltstack takes newlib's stack_t as it is (its layout and SS_ values
+ * are Linux's); SS_AUTODISARM, which newlib lacks, is here.
+ *
  * The set macros shift 1UL: newlib's (1 << sig) makes signal 31 a negative
  * int, which widens into a set that also holds every number above 31.
  */
@@ -41,6 +44,17 @@ struct sigaction {
 };
 
 int sigaction(int, const struct sigaction *, struct sigaction *);
+
+#endif /* __POSIX_VISIBLE */
+
+#if __BSD_VISIBLE || __XSI_VISIBLE >= 4 || __POSIX_VISIBLE >= 200809
+/* With SS_ONSTACK or 0 in sigaltstack's ss_flags: a handler that enters
+ * the stack disarms it until it returns (Linux's flag and value; newlib's
+ * stack_t, SS_ONSTACK, SS_DISABLE and MINSIGSTKSZ are Linux's already). */
+#define SS_AUTODISARM (1U << 31)
+#endif
+
+#if __POSIX_VISIBLE
 
 #ifdef sigaddset
 #undef sigaddset
