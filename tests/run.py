@@ -1543,7 +1543,14 @@ USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_bin
                    "a_blocked_signal_waits_until_unblocked", "resethand_runs_the_handler_once",
                    "signal_returns_the_previous_handler", "sigaction_refuses_an_unknown_flag",
                    "a_handler_keeps_the_interrupted_floating_point",
-                   "sigsuspend_waits_for_a_childs_signal"]
+                   "sigsuspend_waits_for_a_childs_signal",
+                   "a_stack_overflow_is_caught_on_the_alternate_stack",
+                   "sigaltstack_reports_and_refuses_as_linux",
+                   "a_handler_runs_on_the_alternate_stack",
+                   "ss_autodisarm_disarms_the_stack_while_its_handler_runs",
+                   "sigreturn_sets_the_stack_uc_stack_names",
+                   "a_frame_the_alternate_stack_cannot_take_ends_the_process",
+                   "fork_keeps_and_exec_clears_the_alternate_stack"]
 # The programs under the host's (Linux) kernel: (name, argv, what it must print).
 USER_HOST_CHECKS = [
     ("echo", ["echo", "-n", "a", "b c"], "a b c"),

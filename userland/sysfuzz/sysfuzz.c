@@ -181,6 +181,7 @@ static const struct call calls[] = {
     {__NR_setresuid, "iii"},
     {__NR_getresuid, "ppp"},
     {__NR_getresgid, "ppp"},
+    {__NR_sigaltstack, "pp"},
     {__NR_sched_setaffinity, "Plp"},
     {__NR_sched_getaffinity, "Plp"},
     {__NR_clock_gettime, "ip"},

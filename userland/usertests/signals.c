@@ -227,7 +227,13 @@ void sigaction_sets_and_reports_handlers(void)
 	expect("old mask, SIGKILL and SIGSTOP dropped", (long)old.mask, (long)SIGUSR2_BIT);
 	expect("without SA_RESTORER", set_action(SIGUSR1, (unsigned long)count_signal, 0, 0),
 	       -L_EINVAL);
-	expect("SA_ONSTACK", set_action(SIGUSR1, 0, SA_ONSTACK, 0), -L_EINVAL);
+	expect("SA_ONSTACK", set_action(SIGUSR1, 0, SA_ONSTACK | SA_RESTORER, 0), 0);
+	expect("SA_ONSTACK read back",
+	       ms_syscall6(__NR_rt_sigaction, SIGUSR1, 0, (long)&old, 8, 0, 0) == 0 &&
+		   (old.flags & SA_ONSTACK),
+	       1);
+	expect("a handler again",
+	       ms_syscall6(__NR_rt_sigaction, SIGUSR1, (long)&action, 0, 8, 0, 0), 0);
 	expect("an unknown flag", set_action(SIGUSR1, 0, 0x100, 0), -L_EINVAL);
 	expect("a SIGKILL handler", set_handler(SIGKILL, count_signal, 0, 0), -L_EINVAL);
 	expect("a SIGSTOP handler", set_handler(SIGSTOP, count_signal, 0, 0), -L_EINVAL);

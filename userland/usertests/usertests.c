@@ -209,8 +209,12 @@ static int selected(const struct user_test *test, int argc, char **argv)
 	return 0;
 }
 
+const char *t_program_path = "/bin/usertests";
+
 int main(int argc, char **argv)
 {
+	if (argc > 0 && strchr(argv[0], '/'))
+		t_program_path = argv[0];
 	if (argc == 3 && strcmp(argv[1], "--print-env") == 0) {
 		const char *value = getenv(argv[2]);
 		printf("%s\n", value ? value : "(unset)");
@@ -218,6 +222,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2 && strcmp(argv[1], "--signals-after-exec") == 0)
 		return signals_exec_child_main();
+	if (argc == 2 && strcmp(argv[1], "--altstack-after-exec") == 0)
+		return altstack_exec_child_main();
 	if (argc == 2 && strcmp(argv[1], "--clock-check") == 0)
 		return user_clock_child_main();
 	if (argc == 2 && strcmp(argv[1], "--reply-receive") == 0)

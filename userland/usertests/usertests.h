@@ -58,6 +58,9 @@ void t_expect_signal(const char *what, void (*body)(void *), void *argument, int
  * may run on; *previous gets what it may run on now, to give back with
  * sched_setaffinity.  Returns the CPU, or -1 (recorded as a failure). */
 int t_pin_to_one_cpu(void *previous, size_t size);
+/* The path this program was started by (argv[0]), for a case that execs it
+ * again: /bin/usertests in the OS, the build's binary on the host. */
+extern const char *t_program_path;
 /* Monotonic milliseconds, or -1 without a clock. */
 long t_now_ms(void);
 void t_sleep_ms(long ms);
@@ -116,6 +119,17 @@ void a_frame_that_cannot_be_written_ends_the_process(void);
 /* usertests --signals-after-exec: what exec left of the actions and the
  * mask, as bits of its exit code */
 int signals_exec_child_main(void);
+/* altstack.c: sigaltstack and SA_ONSTACK (the same cases run on the host) */
+void a_stack_overflow_is_caught_on_the_alternate_stack(void);
+void sigaltstack_reports_and_refuses_as_linux(void);
+void sigaltstack_with_an_unwritable_old_ss_changes_nothing(void);
+void a_handler_runs_on_the_alternate_stack(void);
+void ss_autodisarm_disarms_the_stack_while_its_handler_runs(void);
+void sigreturn_sets_the_stack_uc_stack_names(void);
+void a_frame_the_alternate_stack_cannot_take_ends_the_process(void);
+void fork_keeps_and_exec_clears_the_alternate_stack(void);
+/* usertests --altstack-after-exec: 0 when exec left no alternate stack */
+int altstack_exec_child_main(void);
 /* jobs.c: process groups, sessions, stops, ignored signals, the terminal */
 void groups_and_sessions(void);
 void stop_and_continue(void);
