@@ -100,7 +100,9 @@ SYSCALL_DEFINE0(rt_sigreturn)
 
 /* As Linux, except that an old_stack that cannot be written leaves the
  * stack as it was (Linux sets the new one and still returns -EFAULT): it is
- * written after every check and before the change, which cannot fail. */
+ * written after every check and before the change, which cannot fail.
+ * Returns 0, -EFAULT (stack unreadable, old_stack unwritable), or -EPERM,
+ * -EINVAL, -ENOMEM (proc_altstack_prepare); nothing changes unless 0. */
 SYSCALL_DEFINE2(sigaltstack, const struct stack_user *, stack, struct stack_user *, old_stack)
 {
 	struct stack_user in = {0};

@@ -376,7 +376,7 @@ struct hostile_stack {
 	size_t size;
 };
 
-static void count_nothing(int sig, siginfo_t *info, void *context)
+static void do_nothing(int sig, siginfo_t *info, void *context)
 {
 }
 
@@ -388,7 +388,7 @@ static void signal_onto(void *argument)
 	const struct hostile_stack *stack = argument;
 	if (set_altstack((void *)stack->sp, stack->size, 0) < 0)
 		_exit(2);
-	install(SIGUSR1, count_nothing, SA_ONSTACK);
+	install(SIGUSR1, do_nothing, SA_ONSTACK);
 	raise(SIGUSR1);
 	_exit(1);
 }
@@ -407,7 +407,7 @@ static void overflow_the_alternate_stack(void *unused)
 {
 	if (set_altstack(below_and_small + STACK_BYTES, MINSIGSTKSZ, 0) < 0)
 		_exit(2);
-	install(SIGUSR2, count_nothing, SA_ONSTACK);
+	install(SIGUSR2, do_nothing, SA_ONSTACK);
 	install(SIGUSR1, raise_nested, SA_ONSTACK);
 	raise(SIGUSR1);
 	_exit(1);
