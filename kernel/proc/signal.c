@@ -48,6 +48,13 @@
 #define SEGV_MAPERR 1
 #define SEGV_ACCERR 2
 #define BUS_ADRERR  2 /* no such place in the object mapped there */
+#define ILL_ILLOPN  2 /* an undefined instruction (ud2) */
+#define FPE_INTDIV  1
+#define FPE_FLTDIV  3
+#define FPE_FLTOVF  4
+#define FPE_FLTUND  5
+#define FPE_FLTRES  6
+#define FPE_FLTINV  7
 
 #define UC_SIGCONTEXT_SS      0x2
 #define UC_STRICT_RESTORE_SS  0x4
@@ -391,7 +398,8 @@ static void fill_context(struct sigcontext_user *sc, const struct trap_frame *fr
 		sc->err = frame->error_code;
 		if (frame->vector == TRAP_PAGE_FAULT && info->address >= USER_SPACE_END)
 			sc->err |= PAGE_FAULT_PROTECTION; /* nothing of the kernel's map shows */
-		sc->cr2 = info->address;
+		if (frame->vector == TRAP_PAGE_FAULT)
+			sc->cr2 = info->address; /* si_addr of the others is their rip */
 	}
 }
 
@@ -543,6 +551,38 @@ void proc_restore_mask(struct process *p)
 
 /* ---- Synchronous faults --------------------------------------------------------- */
 
+/* Linux's si_code for a floating-point exception's unmasked flags
+ * (invalid, then divide by zero, overflow, underflow or denormal, precision;
+ * fpu__exception_code's order). */
+static int float_code(uint32_t flags)
+{
+	if (flags & 0x01)
+		return FPE_FLTINV;
+	if (flags & 0x04)
+		return FPE_FLTDIV;
+	if (flags & 0x08)
+		return FPE_FLTOVF;
+	if (flags & 0x12)
+		return FPE_FLTUND;
+	if (flags & 0x20)
+		return FPE_FLTRES;
+	return SI_KERNEL;
+}
+
+/* The si_code of an exception other than a page fault or int3 (which
+ * Linux reports as SI_KERNEL).  The thread's x87 and SSE registers are
+ * still its own here: the kernel never uses them. */
+static int exception_code(uint64_t vector)
+{
+	switch (vector) {
+	case TRAP_DIVIDE_ERROR: return FPE_INTDIV;
+	case TRAP_INVALID_OPCODE: return ILL_ILLOPN;
+	case TRAP_SIMD_FLOATING_POINT: return float_code(fpu_unmasked_simd_exceptions());
+	case TRAP_X87_FLOATING_POINT: return float_code(fpu_unmasked_x87_exceptions());
+	default: return SI_KERNEL;
+	}
+}
+
 bool proc_signal_fault(struct process *p, int signal, const struct trap_frame *frame,
 		       uint64_t address)
 {
@@ -559,6 +599,10 @@ bool proc_signal_fault(struct process *p, int signal, const struct trap_frame *f
 	if (signal == SIGBUS) { /* a mapped file's page it could not give */
 		info.code = BUS_ADRERR;
 		info.address = address;
+	}
+	if (frame->vector != TRAP_PAGE_FAULT && signal != SIGTRAP) {
+		info.code = exception_code(frame->vector);
+		info.address = frame->rip; /* the instruction that raised it, as Linux */
 	}
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	bool handled = proc_force_signal_locked(p, signal, &info, false);

@@ -36,6 +36,10 @@
 #define SA_RESETHAND  0x80000000UL
 #define SI_USER       0
 #define SEGV_MAPERR   1
+#define SI_KERNEL     0x80
+#define ILL_ILLOPN    2
+#define FPE_INTDIV    1
+#define FPE_FLTDIV    3
 #define CLD_EXITED    1
 #define L_EINTR       4
 #define BAD_POINTER   0x10L
@@ -612,6 +616,54 @@ static void skip_the_fault(int sig, struct k_siginfo *info, struct k_ucontext *u
 	uc->mc.rip = uc->mc.rbx; /* the landing place the faulting code left there */
 }
 
+/* Skips the faulting instruction as skip_the_fault does, and clears the x87
+ * exception flags and masks them again in the frame's FXSAVE image (FSW at
+ * byte 2, FCW at 0), so the fwait after the handler does not fault again. */
+static void skip_the_x87_fault(int sig, struct k_siginfo *info, struct k_ucontext *uc)
+{
+	skip_the_fault(sig, info, uc);
+	uint16_t *fx = (uint16_t *)uc->mc.fpstate;
+	if (fx) {
+		fx[0] |= 0x3f;
+		fx[1] = 0;
+	}
+}
+
+/* A floating-point division by zero with the exception unmasked, in x87
+ * (#MF at the fwait after it) and SSE (#XM at the divss): SIGFPE with
+ * FPE_FLTDIV at the instruction that raised it.  QEMU's TCG never raises
+ * #XM, so the SSE half is checked only where the CPU raises it. */
+static long float_divide_by_zero_is_fpe_fltdiv(void)
+{
+	set_handler(SIGFPE, skip_the_x87_fault, 0, 0);
+	uint16_t control = 0x037f & ~0x4; /* the default with ZM clear */
+	uint64_t at = 0;
+	__asm__ volatile("fninit\n\tfldcw %[control]\n\tfld1\n\tfldz\n\tfdivrp\n\t"
+			 "lea 1f(%%rip), %%rbx\n\tlea 2f(%%rip), %%r8\n2:\tfwait\n1:\t"
+			 "fninit\n\tmov %%r8, %[at]"
+			 : [at] "=m"(at)
+			 : [control] "m"(control)
+			 : "rbx", "r8", "memory", "st", "st(1)");
+	if (handled_count != 5 || handled_signal != SIGFPE || seen_context.mc.trapno != 16)
+		return 11;
+	if (handled_info.code != FPE_FLTDIV || handled_info.address != at)
+		return 12;
+	set_handler(SIGFPE, skip_the_fault, 0, 0);
+	uint32_t unmasked = MXCSR_DEFAULT & ~0x200u, saved = MXCSR_DEFAULT; /* ZM clear */
+	float zero = 0.0f, one = 1.0f;
+	__asm__ volatile("ldmxcsr %[unmasked]\n\tlea 1f(%%rip), %%rbx\n\tlea 2f(%%rip), %%r8\n\t"
+			 "movss %[one], %%xmm0\n2:\tdivss %[zero], %%xmm0\n1:\t"
+			 "ldmxcsr %[saved]\n\tmov %%r8, %[at]"
+			 : [at] "=m"(at)
+			 : [unmasked] "m"(unmasked), [saved] "m"(saved), [one] "m"(one), [zero] "m"(zero)
+			 : "rbx", "r8", "xmm0", "memory");
+	if (handled_count == 5)
+		return 0; /* no #XM from this CPU */
+	if (handled_count != 6 || handled_signal != SIGFPE || seen_context.mc.trapno != 19)
+		return 13;
+	return handled_info.code == FPE_FLTDIV && handled_info.address == at ? 0 : 14;
+}
+
 /* A fault with RCX and R11 holding patterns the handler's return must give
  * back (the way out after rt_sigreturn restores every register). */
 static long fault_goes_to_its_handler(void)
@@ -635,18 +687,31 @@ static long fault_goes_to_its_handler(void)
 		return 3;
 	if (rcx != 0x5555 || r11 != 0x6666)
 		return 4;
-	__asm__ volatile("lea 1f(%%rip), %%rbx\n\tud2\n1:" ::: "rbx", "memory");
-	if (handled_count != 2 || handled_signal != SIGILL || seen_context.mc.trapno != 6)
+	uint64_t at = 0;
+	__asm__ volatile("lea 1f(%%rip), %%rbx\n\tlea 2f(%%rip), %%r8\n2:\tud2\n1:\t"
+			 "mov %%r8, %[at]"
+			 : [at] "=m"(at)::"rbx", "r8", "memory");
+	if (handled_count != 2 || handled_signal != SIGILL ||
+	    seen_context.mc.trapno != 6)
 		return 5;
-	__asm__ volatile("lea 1f(%%rip), %%rbx\n\txor %%ecx, %%ecx\n\tmov $1, %%eax\n\t"
-			 "cltd\n\tidivl %%ecx\n1:" ::
-			     : "rax", "rbx", "rcx", "rdx", "memory", "cc");
+	if (handled_info.code != ILL_ILLOPN || handled_info.address != at)
+		return 8;
+	__asm__ volatile("lea 1f(%%rip), %%rbx\n\tlea 2f(%%rip), %%r8\n\txor %%ecx, %%ecx\n\t"
+			 "mov $1, %%eax\n\tcltd\n2:\tidivl %%ecx\n1:\tmov %%r8, %[at]"
+			 : [at] "=m"(at)
+			 :
+			 : "rax", "rbx", "rcx", "rdx", "r8", "memory", "cc");
 	if (handled_count != 3 || handled_signal != SIGFPE || seen_context.mc.trapno != 0)
 		return 6;
+	if (handled_info.code != FPE_INTDIV || handled_info.address != at ||
+	    seen_context.mc.cr2 == at)
+		return 9;
 	__asm__ volatile("lea 1f(%%rip), %%rbx\n\tint3\n1:" ::: "rbx", "memory");
 	if (handled_count != 4 || handled_signal != SIGTRAP || seen_context.mc.trapno != 3)
 		return 7;
-	return 0;
+	if (handled_info.code != SI_KERNEL)
+		return 10;
+	return float_divide_by_zero_is_fpe_fltdiv();
 }
 
 static long blocked_fault_ends_the_process(void)

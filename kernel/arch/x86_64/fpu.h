@@ -35,6 +35,25 @@ static inline void fpu_save(struct fpu_state *state)
 	__asm__ volatile("fxsave64 %0" : "=m"(*state));
 }
 
+/* The SIMD floating-point exceptions this CPU's MXCSR holds raised and not
+ * masked (flags 0-5 without their masks, bits 7-12): what a #XM was for. */
+static inline uint32_t fpu_unmasked_simd_exceptions(void)
+{
+	uint32_t mxcsr;
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	return mxcsr & ~(mxcsr >> 7) & 0x3f;
+}
+
+/* The same for x87 (#MF): the status word's flags without the control
+ * word's masks. */
+static inline uint32_t fpu_unmasked_x87_exceptions(void)
+{
+	uint16_t status, control;
+	__asm__ volatile("fnstsw %0" : "=m"(status));
+	__asm__ volatile("fnstcw %0" : "=m"(control));
+	return (uint32_t)(status & ~control) & 0x3f;
+}
+
 /* Loads this CPU's x87/SSE registers from state (FXRSTOR64), in line. */
 static inline void fpu_restore(const struct fpu_state *state)
 {
