@@ -110,9 +110,11 @@ int proc_map_sync(void *object)
 
 /* ---- What the VFS asks of processes ------------------------------------------ */
 
+/* From the writer itself, as Linux's send_sig: its handler sees SI_USER
+ * with its own pid and uid. */
 void proc_send_sigpipe(void)
 {
 	struct process *p = proc_current();
 	if (p)
-		proc_kill(p->pid, SIGPIPE);
+		proc_kill_checked(p->pid, SIGPIPE);
 }

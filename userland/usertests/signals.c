@@ -526,6 +526,29 @@ void sigchld_reaches_a_handler(void)
 	expect("reaped", ms_syscall6(__NR_wait4, child, (long)&status, 0, 0, 0, 0), child);
 }
 
+/* A write to a pipe nobody reads: -EPIPE, and SIGPIPE from the writer
+ * itself, as Linux sends it (SI_USER with the writer's pid and uid). */
+static long broken_pipe_signals_the_writer(void)
+{
+	int fds[2];
+	if (set_handler(SIGPIPE, count_signal, 0, 0) != 0 || pipe(fds) != 0)
+		return 1;
+	close(fds[0]);
+	if (ms_syscall3(__NR_write, fds[1], (long)"x", 1) != -32 /* EPIPE */)
+		return 2;
+	if (handled_count != 1 || handled_signal != SIGPIPE)
+		return 3;
+	if (handled_info.code != SI_USER || handled_info.sender.pid != own_pid() ||
+	    handled_info.sender.uid != (uint32_t)ms_syscall3(__NR_getuid, 0, 0, 0))
+		return 4;
+	return 0;
+}
+
+void a_broken_pipe_signals_the_writer(void)
+{
+	expect_exit("SIGPIPE from the writer", broken_pipe_signals_the_writer);
+}
+
 static int blocked_read_pipe[2], handler_ran_pipe[2];
 
 static bool sleeps_on(long pid, const char *channel)
