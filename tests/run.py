@@ -1544,7 +1544,7 @@ USER_HOST_CASES = ["fork_wait_exit_status", "pipe_round_trip", "exec_missing_bin
                    "signal_returns_the_previous_handler", "sigaction_refuses_an_unknown_flag",
                    "a_handler_keeps_the_interrupted_floating_point",
                    "sigsuspend_waits_for_a_childs_signal", "faults_go_to_their_handlers",
-                   "a_broken_pipe_signals_the_writer",
+                   "a_broken_pipe_signals_the_writer", "a_program_can_single_step_itself",
                    "a_stack_overflow_is_caught_on_the_alternate_stack",
                    "sigaltstack_reports_and_refuses_as_linux",
                    "a_handler_runs_on_the_alternate_stack",

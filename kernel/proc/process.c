@@ -882,6 +882,7 @@ static int signal_of_exception(uint64_t vector)
 	case TRAP_SIMD_FLOATING_POINT: return SIGFPE;
 	case TRAP_INVALID_OPCODE: return SIGILL;
 	case TRAP_BREAKPOINT: return SIGTRAP;
+	case TRAP_DEBUG: return SIGTRAP; /* a single step (TF) or int1 */
 	default: return SIGSEGV;
 	}
 }

@@ -49,6 +49,8 @@
 #define SEGV_ACCERR 2
 #define BUS_ADRERR  2 /* no such place in the object mapped there */
 #define ILL_ILLOPN  2 /* an undefined instruction (ud2) */
+#define TRAP_BRKPT  1
+#define TRAP_TRACE  2
 #define FPE_INTDIV  1
 #define FPE_FLTDIV  3
 #define FPE_FLTOVF  4
@@ -61,9 +63,11 @@
 #define RED_ZONE_BYTES        128
 #define PAGE_FAULT_PROTECTION 1u /* the error code's P bit: the page was present */
 
-/* The flags user code may set through rt_sigreturn: CF, PF, AF, ZF, SF, DF,
- * OF and AC.  IF is always set; TF, NT, RF, IOPL, VM and the rest never. */
-#define RFLAGS_USER     0x40cd5UL
+/* The flags user code may set through rt_sigreturn, Linux's FIX_EFLAGS: CF,
+ * PF, AF, ZF, SF, TF, DF, OF, RF and AC (TF so that a handler can go on
+ * single-stepping; the #DB it raises is the process's, in user mode).  IF
+ * is always set; NT, IOPL, VM and the rest never. */
+#define RFLAGS_USER     0x50dd5UL
 #define RFLAGS_FIXED    0x2UL /* bit 1 reads as one */
 #define RFLAGS_IF       (1UL << 9)
 #define RFLAGS_TF       (1UL << 8)
@@ -569,6 +573,17 @@ static int float_code(uint32_t flags)
 	return SI_KERNEL;
 }
 
+/* A user #DB: a single step (TRAP_TRACE) or int1 (TRAP_BRKPT), as Linux
+ * tells them; DR6 is cleared for the next one.  No hardware breakpoint is
+ * ever set.  Interrupts are still off: DR6 is this CPU's, the one that
+ * trapped. */
+static int debug_code(void)
+{
+	uint64_t status = read_dr6();
+	write_dr6(DR6_CLEAR);
+	return status & DR6_SINGLE_STEP ? TRAP_TRACE : TRAP_BRKPT;
+}
+
 /* The si_code of an exception other than a page fault or int3 (which
  * Linux reports as SI_KERNEL).  The thread's x87 and SSE registers are
  * still its own here: the kernel never uses them. */
@@ -579,6 +594,7 @@ static int exception_code(uint64_t vector)
 	case TRAP_INVALID_OPCODE: return ILL_ILLOPN;
 	case TRAP_SIMD_FLOATING_POINT: return float_code(fpu_unmasked_simd_exceptions());
 	case TRAP_X87_FLOATING_POINT: return float_code(fpu_unmasked_x87_exceptions());
+	case TRAP_DEBUG: return debug_code();
 	default: return SI_KERNEL;
 	}
 }
@@ -600,7 +616,7 @@ bool proc_signal_fault(struct process *p, int signal, const struct trap_frame *f
 		info.code = BUS_ADRERR;
 		info.address = address;
 	}
-	if (frame->vector != TRAP_PAGE_FAULT && signal != SIGTRAP) {
+	if (frame->vector != TRAP_PAGE_FAULT && frame->vector != TRAP_BREAKPOINT) {
 		info.code = exception_code(frame->vector);
 		info.address = frame->rip; /* the instruction that raised it, as Linux */
 	}

@@ -632,6 +632,45 @@ void sa_restart_makes_the_read_again(void)
 
 /* ---- Faults --------------------------------------------------------------- */
 
+#define TRAP_TRACE 2
+#define STEPS      4
+
+static volatile int steps_seen;
+static volatile uint64_t step_address, step_rip;
+
+/* Counts a single step and keeps TF set in the frame until STEPS were seen:
+ * rt_sigreturn gives TF back, so the program goes on stepping. */
+static void count_a_step(int sig, struct k_siginfo *info, struct k_ucontext *uc)
+{
+	count_signal(sig, info, uc);
+	step_address = info->address;
+	step_rip = uc->mc.rip;
+	if (++steps_seen >= STEPS)
+		uc->mc.eflags &= ~RFLAGS_TF;
+}
+
+/* A program single-steps itself: TF set by popf raises SIGTRAP after each
+ * instruction (TRAP_TRACE, si_addr the next instruction's address), and
+ * the handler's return keeps it set until the handler clears it. */
+static long single_steps_reach_a_handler(void)
+{
+	if (set_handler(SIGTRAP, count_a_step, 0, 0) != 0)
+		return 1;
+	__asm__ volatile("pushf\n\torq $0x100, (%%rsp)\n\tpopf\n\tnop\n\tnop\n\tnop\n\tnop\n\t"
+			 "nop\n\tnop" ::
+			     : "memory", "cc");
+	if (steps_seen != STEPS || handled_signal != SIGTRAP)
+		return 2;
+	if (handled_info.code != TRAP_TRACE || step_address != step_rip)
+		return 3;
+	return 0;
+}
+
+void a_program_can_single_step_itself(void)
+{
+	expect_exit("single steps", single_steps_reach_a_handler);
+}
+
 static void skip_the_fault(int sig, struct k_siginfo *info, struct k_ucontext *uc)
 {
 	count_signal(sig, info, uc);
@@ -1026,7 +1065,7 @@ static long kernel_rip(void)
 static long privileged_flags(void)
 {
 	hostile = good_frame();
-	hostile.mc.eflags = RFLAGS_TF | RFLAGS_IOPL | RFLAGS_NT | (1UL << 17) | 0x2;
+	hostile.mc.eflags = RFLAGS_IOPL | RFLAGS_NT | (1UL << 17) | 0x2;
 	return_through(&hostile);
 }
 
@@ -1076,7 +1115,7 @@ void sigreturn_refuses_hostile_frames(void)
 	expect_exit("a good frame", good_frame_resumes);
 	expect_killed("a non-canonical rip", non_canonical_rip, SIGSEGV);
 	expect_killed("a kernel rip", kernel_rip, SIGSEGV);
-	expect_exit("IOPL, TF, NT and VM asked for", privileged_flags);
+	expect_exit("IOPL, NT and VM asked for", privileged_flags);
 	expect_killed("fpstate unmapped", bad_fpstate, SIGSEGV);
 	expect_killed("fpstate not aligned", misaligned_fpstate, SIGSEGV);
 	expect_exit("MXCSR's reserved bits", mxcsr_reserved_bits);

@@ -1447,6 +1447,7 @@ const struct user_test user_tests[] = {
     {"sa_restart_makes_the_read_again", sa_restart_makes_the_read_again, HANG_GUARD_MS},
     {"faults_go_to_their_handlers", faults_go_to_their_handlers, HANG_GUARD_MS},
     {"a_broken_pipe_signals_the_writer", a_broken_pipe_signals_the_writer, HANG_GUARD_MS},
+    {"a_program_can_single_step_itself", a_program_can_single_step_itself, HANG_GUARD_MS},
     {"a_fault_at_a_kernel_address_says_nothing_of_the_map",
      a_fault_at_a_kernel_address_says_nothing_of_the_map, HANG_GUARD_MS},
     {"a_frame_holds_nothing_of_the_kernel", a_frame_holds_nothing_of_the_kernel, HANG_GUARD_MS},

@@ -106,6 +106,7 @@ void a_handled_signal_interrupts_a_read(void);
 void sa_restart_makes_the_read_again(void);
 void faults_go_to_their_handlers(void);
 void a_broken_pipe_signals_the_writer(void);
+void a_program_can_single_step_itself(void);
 /* What a read of address raises, as a handler for sig sees it: returns the
  * signal (0 when none came, -1 when no handler could be set), with its code
  * and address; the action for sig is SIG_DFL again after. */

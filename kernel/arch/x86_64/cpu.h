@@ -136,6 +136,23 @@ static inline void write_cr3(uint64_t value)
 	__asm__ volatile("mov %0, %%cr3" : : "r"(value) : "memory");
 }
 
+/* DR6, the debug status: which condition raised a #DB (BS, bit 14: a
+ * single step).  The CPU never clears it; DR6_CLEAR is its quiet value. */
+#define DR6_SINGLE_STEP (1UL << 14)
+#define DR6_CLEAR       0xffff0ff0UL
+
+static inline uint64_t read_dr6(void)
+{
+	uint64_t value;
+	__asm__ volatile("mov %%dr6, %0" : "=r"(value));
+	return value;
+}
+
+static inline void write_dr6(uint64_t value)
+{
+	__asm__ volatile("mov %0, %%dr6" : : "r"(value));
+}
+
 static inline uint64_t read_cr4(void)
 {
 	uint64_t value;
