@@ -92,17 +92,6 @@ static void install(int sig, void (*handler)(int, siginfo_t *, void *), int flag
 
 /* ---- Catching a stack overflow ------------------------------------------------- */
 
-static volatile int recursion_limit = 1 << 30; /* never reached: the stack ends first */
-
-static int recurse(int depth)
-{
-	volatile char frame[1024];
-	frame[0] = (char)depth;
-	if (depth >= recursion_limit)
-		return 0;
-	return recurse(depth + 1) + frame[0];
-}
-
 static jmp_buf after_overflow;
 static volatile uintptr_t overflow_handler_local;
 static volatile int overflow_handler_flags;
@@ -124,7 +113,7 @@ static void overflow_the_stack(void *flags)
 		_exit(1);
 	install(SIGSEGV, leave_the_overflow, (int)(intptr_t)flags);
 	if (setjmp(after_overflow) == 0) {
-		recurse(0);
+		t_recurse_until_the_stack_ends(0);
 		_exit(2);
 	}
 	sigset_t segv;

@@ -501,18 +501,18 @@ static void kill_mid_syscall(void)
 
 static volatile int recursion_limit = 1 << 30; /* never reached: the stack ends first */
 
-static int recurse(int depth)
+int t_recurse_until_the_stack_ends(int depth)
 {
 	volatile char frame[1024];
 	frame[0] = (char)depth;
 	if (depth >= recursion_limit)
 		return 0;
-	return recurse(depth + 1) + frame[0];
+	return t_recurse_until_the_stack_ends(depth + 1) + frame[0];
 }
 
 static void run_off_the_stack(void *unused)
 {
-	recurse(0);
+	t_recurse_until_the_stack_ends(0);
 }
 
 /* What happens when recursion runs off the end of the stack?  (The guard

@@ -54,6 +54,8 @@ int t_failed(void);
 int t_run_child(void (*body)(void *), void *argument);
 /* Runs body in a child and fails unless the child is killed by signal sig. */
 void t_expect_signal(const char *what, void (*body)(void *), void *argument, int sig);
+/* Calls itself, 1 KiB of stack a call, until the stack runs out (a fault). */
+int t_recurse_until_the_stack_ends(int depth);
 /* Pins the caller (and so the children it forks after) to the first CPU it
  * may run on; *previous gets what it may run on now, to give back with
  * sched_setaffinity.  Returns the CPU, or -1 (recorded as a failure). */
