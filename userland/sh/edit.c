@@ -269,7 +269,7 @@ static void escape(struct editor *e)
 	}
 }
 
-enum key_result { KEY_MORE, KEY_DONE, KEY_END_OF_INPUT };
+enum key_result { KEY_MORE, KEY_DONE, KEY_END_OF_INPUT, KEY_INTERRUPT };
 
 static enum key_result key(struct editor *e, char c)
 {
@@ -284,7 +284,7 @@ static enum key_result key(struct editor *e, char c)
 	case 0x03: /* ^C */
 		out_text("^C");
 		e->length = e->cursor = 0;
-		return KEY_DONE;
+		return KEY_INTERRUPT;
 	case 0x01: e->cursor = 0; return KEY_MORE;
 	case 0x05: e->cursor = e->length; return KEY_MORE;
 	case 0x15: e->length = e->cursor = 0; return KEY_MORE;
@@ -315,7 +315,7 @@ int edit_line(const char *prompt, const char *const *commands, char *line, size_
 {
 	uint32_t saved;
 	if (size < 2 || set_raw(1, &saved) < 0)
-		return -2;
+		return EDIT_NOT_A_TERMINAL;
 	struct editor e = {prompt, line, size - 1, 0, 0, history_count, commands, 0};
 	out_text(prompt);
 	enum key_result result = KEY_MORE;
@@ -333,7 +333,9 @@ int edit_line(const char *prompt, const char *const *commands, char *line, size_
 	out_text("\r\n");
 	set_raw(0, &saved);
 	if (result == KEY_END_OF_INPUT)
-		return -1;
+		return EDIT_END_OF_INPUT;
+	if (result == KEY_INTERRUPT)
+		return EDIT_INTERRUPTED;
 	line[e.length] = '\n';
 	line[e.length + 1] = '\0';
 	return (int)e.length + 1;

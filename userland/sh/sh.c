@@ -45,53 +45,12 @@
 #include <microscope/signal.h>
 
 #include "edit.h"
+#include "sh.h"
 
-#define LINE_MAX_BYTES    1024
-#define STORAGE_BYTES     4096
-#define MAX_TOKENS        128
-#define MAX_WORDS         64
-#define MAX_STAGES        8
-#define MAX_REDIRECTS     4
 #define MAX_JOBS          16
 #define REDIRECT_FDS      10 /* a redirection names descriptor 0 to 9 */
 #define FIRST_SPARE_FD    10 /* the shell's own descriptors sit at or above it */
 #define SHARED_READ_BYTES 128
-
-/* ---- Tokens ------------------------------------------------------------ */
-
-enum token_kind {
-	T_WORD,
-	T_PIPE,      /* | */
-	T_AND,       /* && */
-	T_OR,        /* || */
-	T_SEMICOLON, /* ; */
-	T_AMPERSAND, /* & */
-	T_REDIRECT,  /* [n]< [n]> [n]>> [n]>&m (n, m: one digit) */
-};
-
-struct token {
-	enum token_kind kind;
-	char *word; /* T_WORD: its source text; T_REDIRECT: the operator's */
-};
-
-struct redirect {
-	int fd;      /* the descriptor redirected */
-	int flags;   /* open flags, or -1 for a duplicate */
-	int from_fd; /* for a duplicate: the descriptor copied */
-	const char *path;
-};
-
-struct command {
-	char *argv[MAX_WORDS + 1];
-	int argc;
-	struct redirect redirects[MAX_REDIRECTS];
-	int redirect_count;
-};
-
-struct pipeline {
-	struct command stages[MAX_STAGES];
-	int count;
-};
 
 struct job {
 	int used;
@@ -103,288 +62,15 @@ struct job {
 	char text[80];
 };
 
-static int last_status;
-static pid_t last_background_pid; /* $!: the last stage of the last `&` job */
-static int interactive;
+int last_status;
+pid_t last_background_pid; /* $!: the last stage of the last `&` job */
+int interactive;
 static pid_t shell_pgid;
 static struct job jobs[MAX_JOBS]; /* background and stopped jobs */
 static struct job foreground_job; /* the one waited for: it needs no slot */
-static int script_argc;           /* $0 and the arguments: $# is one less */
-static char **script_argv;        /* $0, $1, ... */
-static pid_t shell_process;       /* not a child running a pipeline stage */
-
-/* ---- Expansion --------------------------------------------------------- */
-
-struct cursor {
-	char *out, *end; /* where expanded text goes */
-	int overflow;
-};
-
-static void put_char(struct cursor *c, char ch)
-{
-	if (c->out < c->end)
-		*c->out++ = ch;
-	else
-		c->overflow = 1;
-}
-
-static void put_text(struct cursor *c, const char *text)
-{
-	while (text && *text)
-		put_char(c, *text++);
-}
-
-/* Expands the $ form at *p (just past the $) into c; returns the rest. */
-static const char *expand_dollar(const char *p, struct cursor *c)
-{
-	char number[16], name[64];
-	size_t length = 0;
-	if (*p == '?' || *p == '$' || *p == '#' || *p == '!') {
-		int value = *p == '?'   ? last_status
-			    : *p == '$' ? (int)getpid()
-			    : *p == '!' ? (int)last_background_pid
-					: script_argc - 1;
-		snprintf(number, sizeof number, "%d", value);
-		put_text(c, number);
-		return p + 1;
-	}
-	if (isdigit((unsigned char)*p)) {
-		int index = *p - '0';
-		put_text(c, index < script_argc ? script_argv[index] : "");
-		return p + 1;
-	}
-	int braced = *p == '{';
-	const char *q = p + braced;
-	while ((isalnum((unsigned char)*q) || *q == '_') && length < sizeof name - 1)
-		name[length++] = *q++;
-	name[length] = '\0';
-	if (length == 0 || (braced && *q != '}')) {
-		put_char(c, '$'); /* not a variable: a literal $ */
-		return p;
-	}
-	put_text(c, getenv(name));
-	return q + braced;
-}
-
-/* ---- Tokenizing -------------------------------------------------------- */
-
-static int is_operator_char(char ch)
-{
-	return ch && strchr("|&;<>", ch) != NULL;
-}
-
-/* An operator at p: sets *t and returns its length, or 0. */
-static int scan_operator(const char *p, struct token *t)
-{
-	static const struct {
-		const char *text;
-		enum token_kind kind;
-	} operators[] = {
-	    {"&&", T_AND}, {"||", T_OR}, {"|", T_PIPE}, {";", T_SEMICOLON}, {"&", T_AMPERSAND},
-	};
-	for (unsigned i = 0; i < sizeof operators / sizeof operators[0]; i++) {
-		size_t length = strlen(operators[i].text);
-		if (strncmp(p, operators[i].text, length) == 0) {
-			t->kind = operators[i].kind;
-			t->word = (char *)operators[i].text;
-			return (int)length;
-		}
-	}
-	return 0;
-}
-
-/* The length of the redirection operator at p ([n]<, [n]>, [n]>>, [n]>&m
- * with n and m one digit each), or 0. */
-static int redirect_length(const char *p)
-{
-	const char *q = p + (isdigit((unsigned char)p[0]) && (p[1] == '<' || p[1] == '>'));
-	if (*q == '<')
-		return (int)(q - p) + 1;
-	if (*q != '>')
-		return 0;
-	if (q[1] == '>')
-		return (int)(q - p) + 2;
-	if (q[1] == '&' && isdigit((unsigned char)q[2]))
-		return (int)(q - p) + 3;
-	return (int)(q - p) + 1;
-}
-
-/* Reads one word at p into c (quotes removed, $ expanded).  Returns the
- * rest, or NULL for an unterminated quote. */
-static const char *scan_word(const char *p, struct cursor *c)
-{
-	char quote = 0;
-	while (*p && (quote || !(isspace((unsigned char)*p) || is_operator_char(*p)))) {
-		if (!quote && (*p == '\'' || *p == '"')) {
-			quote = *p++;
-		} else if (quote && *p == quote) {
-			quote = 0;
-			p++;
-		} else if (*p == '\\' && quote == '"' && p[1] && !strchr("$`\"\\\n", p[1])) {
-			put_char(c, *p++); /* in "...", \ escapes only $ ` " \ and newline */
-		} else if (*p == '\\' && quote != '\'' && p[1]) {
-			put_char(c, p[1]);
-			p += 2;
-		} else if (*p == '$' && quote != '\'') {
-			p = expand_dollar(p + 1, c);
-		} else {
-			put_char(c, *p++);
-		}
-	}
-	return quote ? NULL : p;
-}
-
-/* Splits line into tokens, words into storage.  Returns the count, or -1
- * after saying what is wrong. */
-static int tokenize(const char *line, struct token *tokens, char *storage)
-{
-	struct cursor c = {storage, storage + STORAGE_BYTES - 1, 0};
-	int count = 0;
-	for (const char *p = line;;) {
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!*p || *p == '#')
-			return count;
-		if (count == MAX_TOKENS) {
-			fprintf(stderr, "sh: line too long\n");
-			return -1;
-		}
-		struct token *t = &tokens[count++];
-		int length = redirect_length(p);
-		if (length) { /* the operator's text, parsed again by add_redirect */
-			t->kind = T_REDIRECT;
-			t->word = c.out;
-			for (int k = 0; k < length; k++)
-				put_char(&c, *p++);
-			put_char(&c, '\0');
-			if (c.overflow)
-				break;
-			continue;
-		}
-		length = is_operator_char(*p) ? scan_operator(p, t) : 0;
-		if (length) {
-			p += length;
-			continue;
-		}
-		/* The word's source text: it is expanded only when its pipeline
-		 * runs, so that `false; echo $?` sees the first command's status. */
-		char scratch[8];
-		struct cursor discard = {scratch, scratch, 0};
-		const char *end = scan_word(p, &discard);
-		if (!end) {
-			fprintf(stderr, "sh: unterminated quote\n");
-			return -1;
-		}
-		t->kind = T_WORD;
-		t->word = c.out;
-		while (p < end)
-			put_char(&c, *p++);
-		put_char(&c, '\0');
-		if (c.overflow)
-			break;
-	}
-	fprintf(stderr, "sh: line too long\n");
-	return -1;
-}
-
-/* The expansion of a word's source text, in storage that lasts until the
- * next pipeline is parsed; NULL when it does not fit. */
-static char *expand_word(const char *source, struct cursor *c)
-{
-	char *start = c->out;
-	scan_word(source, c);
-	put_char(c, '\0');
-	return c->overflow ? NULL : start;
-}
-
-/* ---- Parsing ----------------------------------------------------------- */
-
-/* Does the redirection operator op (a token's text) name a file after it?
- * Not `>&m`, which copies descriptor m. */
-static int redirect_needs_path(const char *op)
-{
-	return strchr(op, '&') == NULL;
-}
-
-static int add_redirect(struct command *cmd, const char *op, const char *path)
-{
-	if (cmd->redirect_count == MAX_REDIRECTS) {
-		fprintf(stderr, "sh: too many redirections\n");
-		return -1;
-	}
-	struct redirect *r = &cmd->redirects[cmd->redirect_count++];
-	const char *arrow = op + (isdigit((unsigned char)op[0]) ? 1 : 0);
-	int fd = arrow > op ? op[0] - '0' : *arrow == '<' ? 0 : 1;
-	*r = (struct redirect){.fd = fd, .path = path};
-	if (arrow[1] == '&') {
-		r->flags = -1;
-		r->from_fd = arrow[2] - '0';
-	} else if (*arrow == '<') {
-		r->flags = O_RDONLY;
-	} else {
-		r->flags = O_WRONLY | O_CREAT | (arrow[1] == '>' ? O_APPEND : O_TRUNC);
-	}
-	return 0;
-}
-
-/* Fills pl from tokens[*i] up to an and-or or list operator.  Returns 0, or
- * -1 after printing what is wrong. */
-static int parse_pipeline(struct token *tokens, int count, int *i, struct pipeline *pl)
-{
-	static char storage[STORAGE_BYTES];
-	struct cursor c = {storage, storage + STORAGE_BYTES - 1, 0};
-	memset(pl, 0, sizeof *pl);
-	struct command *cmd = &pl->stages[0];
-	pl->count = 1;
-	for (; *i < count; (*i)++) {
-		struct token *t = &tokens[*i];
-		if (t->kind == T_WORD) {
-			if (cmd->argc == MAX_WORDS) {
-				fprintf(stderr, "sh: too many words\n");
-				return -1;
-			}
-			char *word = expand_word(t->word, &c);
-			if (!word) {
-				fprintf(stderr, "sh: line too long\n");
-				return -1;
-			}
-			cmd->argv[cmd->argc++] = word;
-		} else if (t->kind == T_REDIRECT) {
-			const char *path = NULL;
-			if (redirect_needs_path(t->word)) {
-				if (*i + 1 == count || tokens[*i + 1].kind != T_WORD) {
-					fprintf(stderr, "sh: redirection needs a file name\n");
-					return -1;
-				}
-				path = expand_word(tokens[++*i].word, &c);
-				if (!path) {
-					fprintf(stderr, "sh: line too long\n");
-					return -1;
-				}
-			}
-			if (add_redirect(cmd, t->word, path) < 0)
-				return -1;
-		} else if (t->kind == T_PIPE) {
-			if (cmd->argc == 0) {
-				fprintf(stderr, "sh: missing command before |\n");
-				return -1;
-			}
-			if (pl->count == MAX_STAGES) {
-				fprintf(stderr, "sh: a pipeline has at most %d commands\n",
-					MAX_STAGES);
-				return -1;
-			}
-			cmd = &pl->stages[pl->count++];
-		} else {
-			break;
-		}
-	}
-	if (cmd->argc == 0) {
-		fprintf(stderr, "sh: missing command\n");
-		return -1;
-	}
-	return 0;
-}
+int script_argc;
+char **script_argv;
+static pid_t shell_process; /* not a child running a pipeline stage */
 
 /* ---- Jobs -------------------------------------------------------------- */
 
@@ -438,7 +124,7 @@ static int linux_signal(int sig)
 	return linux_sig < 0 ? sig : linux_sig;
 }
 
-static int status_value(int status)
+int status_value(int status)
 {
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
@@ -528,10 +214,15 @@ static void wait_job(struct job *job)
 		report_job(job, "stopped");
 		return;
 	}
-	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) != SIGINT)
+	/* A job whose reader went away (SIGPIPE) is no news, as in bash. */
+	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) != SIGINT &&
+	    WTERMSIG(job->status) != SIGPIPE)
 		fprintf(stderr, "killed by signal %d\n", linux_signal(WTERMSIG(job->status)));
-	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) == SIGINT)
+	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) == SIGINT) {
 		putchar('\n');
+		if (interactive)
+			run_interrupted(); /* the loop it ran in ends too */
+	}
 	job->used = 0;
 }
 
@@ -628,17 +319,6 @@ static int builtin_exit(int argc, char **argv)
 	hang_up_stopped_jobs();
 	fflush(stdout);
 	exit(argc > 1 ? atoi(argv[1]) : last_status);
-}
-
-/* A variable's name: letters, digits and _, not starting with a digit. */
-static int is_name(const char *start, const char *end)
-{
-	if (start == end || isdigit((unsigned char)*start))
-		return 0;
-	for (const char *p = start; p < end; p++)
-		if (!isalnum((unsigned char)*p) && *p != '_')
-			return 0;
-	return 1;
 }
 
 /* NAME=value as a command: sets a shell variable (kept in the environment);
@@ -840,6 +520,8 @@ static const struct builtin {
     {"false", builtin_false, NULL},
     {"exec", builtin_exec, "exec cmd [arg]  become cmd (same pid, redirections kept)"},
     {"exit", builtin_exit, "exit [code]     leave the shell"},
+    {"break", builtin_break, "break [n]       leave the (n-th) loop around"},
+    {"continue", builtin_continue, "continue [n]    go on with the loop's (n-th) next round"},
     {"help", builtin_help, "help            this list"},
 };
 
@@ -847,7 +529,8 @@ static int builtin_help(int argc, char **argv)
 {
 	puts("Lines: `a; b`, `a && b`, `a || b`, `a | b`, `a &`; redirections `< f`, `> f`,");
 	puts("`>> f`, `>&2`, a digit before one for another descriptor (`2> f`, `2>&1`);");
-	puts("quotes '...' and \"...\"; $NAME, $?, $$, $!, $#, $0..$9; # comments.");
+	puts("quotes '...' and \"...\"; $NAME, $?, $$, $!, $#, $0..$9, $(cmd); # comments;");
+	puts("wildcards * ? [a-z]; if/then/elif/else/fi, while/until/do/done, for N in W; do ...");
 	puts("^C interrupts and ^Z stops the foreground job.  Programs are in /bin; builtins:");
 	for (unsigned i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
 		if (builtins[i].help)
@@ -1046,6 +729,12 @@ static void run_stage(struct command *cmd, pid_t pgid, int in_fd, int out_fd, in
 	}
 	if (apply_redirects(cmd) < 0)
 		_exit(1);
+	if (cmd->compound) {
+		become_subshell();
+		int status = run_node(cmd->compound);
+		fflush(stdout);
+		_exit(status);
+	}
 	char *replaced[MAX_WORDS];
 	int assignments = assignment_count(cmd);
 	set_assignments(cmd->argv, assignments, replaced);
@@ -1106,15 +795,42 @@ static int start_pipeline(struct pipeline *pl, struct job *job, int background)
 	return job->count;
 }
 
-/* Runs one pipeline; sets last_status (unless in the background). */
-static void run_pipeline(struct pipeline *pl, int background, const char *text)
+/* Runs a compound command in the shell itself (its variables stay set),
+ * with its redirections for the time it runs. */
+static int run_compound_here(struct command *cmd)
+{
+	int saved[REDIRECT_FDS];
+	if (cmd->redirect_count == 0)
+		return run_node(cmd->compound);
+	if (save_descriptors(cmd, saved) < 0) {
+		fprintf(stderr, "sh: cannot keep the shell's descriptors: %s\n", strerror(errno));
+		restore_descriptors(saved);
+		return last_status = 1;
+	}
+	fflush(stdout);
+	if (apply_redirects(cmd) < 0)
+		last_status = 1;
+	else
+		run_node(cmd->compound);
+	fflush(stdout);
+	fflush(stderr);
+	restore_descriptors(saved);
+	return last_status;
+}
+
+void run_pipeline(struct pipeline *pl, int background, const char *text)
 {
 	struct command *first = &pl->stages[0];
+	if (first->compound && pl->count == 1 && !background) {
+		last_status = run_compound_here(first);
+		return;
+	}
 	int assignments = assignment_count(first);
-	if (pl->count == 1 && assignments == first->argc) {
+	if (pl->count == 1 && assignments == first->argc && !first->compound) {
 		for (int i = 0; i < assignments; i++)
 			putenv(strdup(first->argv[i]));
-		last_status = 0;
+		/* no command: a substitution's status, as POSIX asks */
+		last_status = substitution_status >= 0 ? substitution_status : 0;
 		return;
 	}
 	const struct builtin *builtin =
@@ -1158,83 +874,64 @@ static void run_pipeline(struct pipeline *pl, int background, const char *text)
 	wait_job(job);
 }
 
-/* The source text of tokens [from, to), for job listings. */
-static void describe(struct token *tokens, int from, int to, char *text, size_t size)
+/* Parses text (lines numbered from first_line) and runs it; a syntax
+ * error runs nothing and gives 2. */
+static void parse_and_run(const char *text, int first_line)
 {
-	text[0] = '\0';
-	for (int i = from; i < to; i++) {
-		size_t used = strlen(text);
-		snprintf(text + used, size - used, "%s%s", i > from ? " " : "", tokens[i].word);
+	struct node *program;
+	enum parse_result result = parse_program(text, first_line, &program);
+	if (result == PARSE_INCOMPLETE) {
+		int line;
+		const char *word = parse_open_word(&line);
+		parse_report(line, "`%s' is not closed at the end of the input", word);
 	}
-}
-
-/* Runs the and-or list at tokens[*i]; stops at `;`, `&` or the end. */
-static int run_and_or(struct token *tokens, int count, int *i)
-{
-	int start = *i, end = *i;
-	while (end < count && tokens[end].kind != T_SEMICOLON && tokens[end].kind != T_AMPERSAND)
-		end++;
-	int background = end < count && tokens[end].kind == T_AMPERSAND;
-	for (int k = start; background && k < end; k++) {
-		if (tokens[k].kind == T_AND || tokens[k].kind == T_OR) {
-			fprintf(stderr, "sh: only a pipeline may run in the background\n");
-			return -1;
-		}
-	}
-	enum token_kind connector = T_SEMICOLON;
-	while (*i < end) {
-		struct pipeline pl;
-		int from = *i;
-		if (parse_pipeline(tokens, end, i, &pl) < 0)
-			return -1;
-		int skip = (connector == T_AND && last_status != 0) ||
-			   (connector == T_OR && last_status == 0);
-		if (!skip) {
-			char text[80];
-			describe(tokens, from, *i, text, sizeof text);
-			run_pipeline(&pl, background, text);
-		}
-		if (*i < end) {
-			connector = tokens[*i].kind;
-			if (++*i == end) {
-				fprintf(stderr, "sh: missing command after %s\n",
-					tokens[*i - 1].word);
-				return -1;
-			}
-		}
-	}
-	*i = end + (end < count);
-	return 0;
-}
-
-static void run_line(const char *line)
-{
-	static char storage[STORAGE_BYTES];
-	struct token tokens[MAX_TOKENS];
-	size_t length = strlen(line);
-	if (length > 0 && line[length - 1] == '\n')
-		length--; /* the newline is not part of the line's length */
-	if (length > LINE_MAX_BYTES) {
-		fprintf(stderr, "sh: line too long\n");
+	if (result != PARSE_COMPLETE) {
 		last_status = 2;
 		return;
 	}
-	int count = tokenize(line, tokens, storage);
-	if (count < 0) {
+	run_reset();
+	run_node(program);
+}
+
+/* Each line of text must be within the limit, and the whole within the
+ * limit of a command. */
+static int text_fits(const char *text)
+{
+	if (strlen(text) > COMMAND_MAX_BYTES) {
+		fprintf(stderr, "sh: a command over %d bytes\n", COMMAND_MAX_BYTES);
+		return 0;
+	}
+	for (const char *line = text; *line;) {
+		size_t length = strcspn(line, "\n");
+		if (length > LINE_MAX_BYTES) {
+			fprintf(stderr, "sh: line too long\n");
+			return 0;
+		}
+		line += length + (line[length] == '\n');
+	}
+	return 1;
+}
+
+int run_string(const char *text)
+{
+	if (!text_fits(text))
 		last_status = 2;
-		return;
+	else
+		parse_and_run(text, 1);
+	return last_status;
+}
+
+void become_subshell(void)
+{
+	if (interactive) {
+		/* ^C ends the substitution; ^Z, ignored, never stops it unseen */
+		struct sigaction fallback = {0};
+		fallback.sa_handler = SIG_DFL;
+		sigaction(SIGINT, &fallback, NULL);
 	}
-	for (int i = 0; i < count;) {
-		if (tokens[i].kind == T_SEMICOLON || tokens[i].kind == T_AMPERSAND) {
-			fprintf(stderr, "sh: missing command before %s\n", tokens[i].word);
-			last_status = 2;
-			return;
-		}
-		if (run_and_or(tokens, count, &i) < 0) {
-			last_status = 2;
-			return;
-		}
-	}
+	interactive = 0;
+	memset(jobs, 0, sizeof jobs);
+	shell_process = getpid();
 }
 
 /* ---- Reading commands -------------------------------------------------- */
@@ -1357,21 +1054,26 @@ static const char *const *builtin_names(void)
 	return names;
 }
 
-/* The interactive prompt and line: edited when the console allows it.
- * Returns the line's length, or -1 at end of input. */
-static int read_interactive(struct input *in, char *line, size_t size)
+/* The interactive prompt and line: edited when the console allows it;
+ * "> " for a line that goes on with an open compound command.  Returns the
+ * line's length, -1 at end of input, EDIT_INTERRUPTED after ^C. */
+static int read_interactive(struct input *in, char *line, size_t size, int continuing)
 {
 	char cwd[256], prompt[300];
-	reap_background();
-	snprintf(prompt, sizeof prompt, "%s$ ", getcwd(cwd, sizeof(cwd)) ? cwd : "?");
+	if (continuing) {
+		snprintf(prompt, sizeof prompt, "> ");
+	} else {
+		reap_background();
+		snprintf(prompt, sizeof prompt, "%s$ ", getcwd(cwd, sizeof(cwd)) ? cwd : "?");
+	}
 	fflush(stdout);
 	int n = edit_line(prompt, builtin_names(), line, size);
 	if (n >= 0) {
 		edit_remember(line);
 		return n;
 	}
-	if (n == -1)
-		return -1;
+	if (n != EDIT_NOT_A_TERMINAL)
+		return n;
 	fputs(prompt, stdout);
 	fflush(stdout);
 	return read_line(in, line, size);
@@ -1392,36 +1094,103 @@ static int dropped_long_line(struct input *in, const char *line, size_t length, 
 	return 1;
 }
 
-/* Runs line unless it must be refused: one over the limit (its rest read
- * and dropped) or one holding a NUL byte, which no command can be given (a
- * word would end at it and the line's tail would be lost unseen). */
-static void run_read_line(struct input *in, const char *line, size_t length, size_t size)
+/* Why line must be refused: one over the limit (its rest read and
+ * dropped) or one holding a NUL byte, which no command can be given (a word
+ * would end at it and the line's tail would be lost unseen); else NULL. */
+static const char *line_refusal(struct input *in, const char *line, size_t length, size_t size)
 {
-	const char *refusal = NULL;
 	if (dropped_long_line(in, line, length, size))
-		refusal = "line too long";
-	else if (memchr(line, '\0', length))
-		refusal = "a NUL byte in a line";
-	if (refusal) {
-		fprintf(stderr, "sh: %s\n", refusal);
-		last_status = 2;
+		return "line too long";
+	if (memchr(line, '\0', length))
+		return "a NUL byte in a line";
+	return NULL;
+}
+
+/* The command being read: a compound command spans lines, so lines are
+ * added until it parses whole.  A refused command's lines are dropped until
+ * the compound commands it opened close (skipping), never run. */
+static struct {
+	char text[COMMAND_MAX_BYTES + 1];
+	size_t length;
+	int first_line;
+	int skipping; /* compound commands of a refused command still open */
+} pending;
+static int line_number;
+
+/* Drops the command being read.  A script goes on dropping its lines
+ * until what it opened is closed; an interactive shell starts afresh. */
+static void refuse_pending(const char *line)
+{
+	int depth = parse_depth_change(pending.text) + (line ? parse_depth_change(line) : 0);
+	pending.skipping = !interactive && depth > 0 ? depth : 0;
+	pending.length = 0;
+	pending.text[0] = '\0';
+	last_status = 2;
+}
+
+/* Adds a line to the command being read; runs the command once whole. */
+static void add_line(const char *line, size_t length)
+{
+	if (pending.length + length > COMMAND_MAX_BYTES) {
+		fprintf(stderr, "sh: a command over %d bytes is refused\n", COMMAND_MAX_BYTES);
+		refuse_pending(line);
 		return;
 	}
-	run_line(line);
+	if (pending.length == 0)
+		pending.first_line = line_number;
+	memcpy(pending.text + pending.length, line, length + 1);
+	pending.length += length;
+	struct node *program;
+	enum parse_result result = parse_program(pending.text, pending.first_line, &program);
+	if (result == PARSE_INCOMPLETE)
+		return;
+	if (result == PARSE_ERROR) {
+		refuse_pending(NULL);
+		return;
+	}
+	pending.length = 0;
+	run_reset();
+	run_node(program);
+}
+
+/* Takes one line read from the input. */
+static void take_line(struct input *in, const char *line, size_t length, size_t size)
+{
+	const char *refusal = line_refusal(in, line, length, size);
+	if (pending.skipping > 0) {
+		if (!refusal)
+			pending.skipping += parse_depth_change(line);
+		return;
+	}
+	if (refusal) {
+		fprintf(stderr, "sh: %s\n", refusal);
+		refuse_pending(NULL);
+		return;
+	}
+	add_line(line, length);
 }
 
 static int run_file(struct input *in)
 {
 	char line[LINE_MAX_BYTES + 2];
+	counting_lines = !interactive;
 	for (;;) {
-		int length = interactive ? read_interactive(in, line, sizeof line)
-					 : read_line(in, line, sizeof line);
+		int length = interactive
+				 ? read_interactive(in, line, sizeof line, pending.length > 0)
+				 : read_line(in, line, sizeof line);
+		if (length == EDIT_INTERRUPTED) {
+			pending.length = 0; /* ^C drops the whole command typed */
+			continue;
+		}
 		if (length < 0)
 			break;
-		if (!interactive)
+		line_number++;
+		if (!interactive && pending.length == 0)
 			reap_background(); /* frees the slots of ended background jobs */
-		run_read_line(in, line, (size_t)length, sizeof line);
+		take_line(in, line, (size_t)length, sizeof line);
 	}
+	if (pending.length > 0)
+		parse_and_run(pending.text, pending.first_line); /* says what is open */
 	if (interactive)
 		putchar('\n');
 	hang_up_stopped_jobs();
@@ -1465,8 +1234,7 @@ int main(int argc, char **argv)
 	if (argc > 2 && strcmp(argv[1], "-c") == 0) {
 		script_argc = argc > 3 ? argc - 3 : 1;
 		script_argv = argc > 3 ? argv + 3 : argv;
-		run_line(argv[2]);
-		return last_status;
+		return run_string(argv[2]);
 	}
 	if (argc > 1) {
 		int fd = open_script(argv[1]);
