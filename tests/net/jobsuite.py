@@ -188,6 +188,70 @@ SHELL_LINES = [
      r"cat +mode 2 budget 3 events \* \(every user\)\nuscope: cat untraced"),
     ("uscope-program-refuses", "uscope trace cat --mode 9 || echo refused",
      r"cannot trace cat: .*\nrefused"),
+    ("glob-paths", "echo /www/s*.txt /etc/[gm]* /*/motd /e?c/pass[a-z]d",
+     r"\n/www/small\.txt /etc/group /etc/motd /etc/motd /etc/passwd\n"),
+    ("glob-negation-and-ranges", "echo /etc/[!a-o]asswd /etc/[^p-z]* /etc/[q-s]?",
+     r"\n/etc/passwd /etc/group /etc/motd /etc/rc\n"),
+    ("glob-relative-and-an-argument", "cd /etc; echo pass* m*; cat mo*; cd /",
+     r"\npasswd motd\nWelcome to microScope"),
+    ("glob-no-match-stays", "echo /www/*.none /nodir/* x[", r"\n/www/\*\.none /nodir/\* x\[\n"),
+    ("glob-unreadable-directory", "echo /etc/motd/* /etc/motd/*/x; echo st=$?",
+     r"\n/etc/motd/\* /etc/motd/\*/x\nst=0\n"),
+    ("glob-quoted-is-literal", "echo '/www/*' \"/www/*\" /www/\\* \"/w\"ww/s*.txt",
+     r"\n/www/\* /www/\* /www/\* /www/small\.txt\n"),
+    ("glob-leading-dot-only-explicitly",
+     "echo h > /tmp/.gdot; echo v > /tmp/gvis; echo /tmp/*dot /tmp/.*dot /tmp/*vis",
+     r"\n/tmp/\*dot /tmp/\.gdot /tmp/gvis\n"),
+    ("substitution-fields-and-quotes", "echo $(echo one   two) \"$(echo 'a  b')\" x$(echo)y",
+     r"\none two a  b xy\n"),
+    ("substitution-nested", "echo $(echo $(echo deep) er)", r"\ndeep er\n"),
+    ("substitution-trailing-newlines", "echo \"[$(echo a; echo; echo)]\"", r"\n\[a\]\n"),
+    ("substitution-status", "X=$(false); echo st=$?; X=$(true); echo st=$? x=$X",
+     r"\nst=1\nst=0 x=\n"),
+    ("substitution-splits-into-words", "for w in $(echo a b) c; do echo w=$w; done",
+     r"\nw=a\nw=b\nw=c\n"),
+    ("substitution-output-bounded", "echo $(cat /bin/sh) | cat; echo st=$?",
+     r"\nsh: command substitution: output over 65536 bytes refused\nst=2\n"),
+    ("substitution-unterminated", "sh -c 'echo ran $(echo x'; echo st=$?",
+     r"^(?!.*ran).*\nsh: unterminated \$\(\nst=2\n"),
+    ("if-elif-else", "if false; then echo a; elif true; then echo b; else echo c; fi; "
+     "if false; then echo d; fi; echo st=$?", r"\nb\nst=0\n"),
+    ("while-and-until", "echo > /wflag; while cat /wflag > /dev/null 2>&1; do echo round; "
+     "mv /wflag /wdone; done; until cat /wdone > /dev/null; do echo never; done; echo end",
+     r"\nround\nend\n"),
+    ("nested-loops-break-continue",
+     "for i in 1 2 3; do for j in a b c; do if true; then echo $i$j; break; fi; done; done; "
+     "for i in 1 2; do for j in a b; do echo $i$j; continue 2; echo no; done; done; "
+     "for i in 1 2; do for j in a b; do echo $i$j; break 2; done; done; echo st=$?",
+     r"\n1a\n2a\n3a\n1a\n2a\n1a\nst=0\n"),
+    ("break-outside-a-loop", "break; echo st=$?", r"\nbreak: only meaningful in a loop\nst=1\n"),
+    ("compound-in-a-pipeline-and-redirected",
+     "for x in b a; do echo $x; done | cat; if true; then echo into; fi > /cf; cat /cf",
+     r"\nb\na\ninto\n"),
+    ("for-over-the-arguments", "sh -c 'for a; do echo arg=$a; done' z p q", r"\narg=p\narg=q\n"),
+    ("syntax-error-runs-nothing",
+     "sh -c 'echo ran; fi'; echo st=$?; sh -c 'echo ran; while true; echo x; done'; echo st=$?; "
+     "sh -c 'for 9 in a; do echo ran; done'; echo st=$?",
+     r"^(?!.*ran).*\nsh: syntax error: `fi' unexpected\nst=2\n"
+     r"sh: syntax error: `done' where `do' belongs\nst=2\n.*`9' is no name.*\nst=2\n"),
+    ("script-compound-over-lines",
+     "echo 'for i in a b' > /m.sh; echo do >> /m.sh; echo '  echo i=$i' >> /m.sh; "
+     "echo done >> /m.sh; echo 'if true' >> /m.sh; echo 'then echo yes' >> /m.sh; "
+     "echo fi >> /m.sh; sh /m.sh; cat /m.sh | sh",
+     r"\ni=a\ni=b\nyes\ni=a\ni=b\nyes\n"),
+    ("script-ending-inside-a-compound",
+     "echo 'echo first' > /o.sh; echo 'if true; then' >> /o.sh; echo 'echo inside' >> /o.sh; "
+     "sh /o.sh; echo st=$?",
+     r"^(?!.*inside).*\nfirst\nsh: line 2: `if' is not closed at the end of the input\nst=2\n"),
+    ("script-syntax-error-drops-the-compound",
+     "echo 'while true; do do' > /e.sh; echo 'echo inside' >> /e.sh; echo done >> /e.sh; "
+     "echo 'echo after' >> /e.sh; sh /e.sh",
+     r"^(?!.*inside).*\nsh: line 1: syntax error: `do' unexpected\nafter\n"),
+    ("script-compound-over-the-limit",
+     "echo 'for i in 1; do' > /big.sh; X=" + "x" * 100 + "; echo \"echo $X$X$X$X$X$X$X$X$X\" > /l1; "
+     "cat /l1 /l1 /l1 /l1 /l1 /l1 /l1 /l1 > /l8; cat /l8 /l8 > /l16; cat /l16 /l16 >> /big.sh; "
+     "echo 'echo INSIDE' >> /big.sh; echo done >> /big.sh; echo 'echo after' >> /big.sh; sh /big.sh",
+     r"^(?!.*INSIDE)(?!.*xxxx).*\nsh: a command over 16384 bytes is refused\nafter\n"),
     # last: it leaves /echo, a link to a directory, for a PATH that names /
     ("exec-skips-a-directory-in-path",
      "ln -s /tmp /echo; sh -c 'PATH=/:/bin echo by-command; PATH=/:/bin exec echo by-exec'; "
@@ -243,6 +307,78 @@ def sigaction_calls_around(guest, line):
     out = guest.run(f"{reading}; {line}; {reading}") or ""
     counts = [int(n) for n in re.findall(r"sys\.rt_sigaction\s+(\d+)", out)]
     return counts[1] - counts[0] if len(counts) == 2 else None
+
+
+CONTINUATION = re.compile(r"\n> $")
+
+
+def type_compound(guest, lines):
+    """Types a compound command spread over lines: each but the last must
+    get the "> " prompt (the command is not closed yet), the last one the
+    shell's prompt.  Returns (how many continuation prompts came, what the
+    last line gave)."""
+    prompts = 0
+    for line in lines[:-1]:
+        with guest.lock:
+            mark = len(guest.text)
+        guest.type(line)
+        if not guest.wait_for(CONTINUATION, HANG_GUARD, mark + len(line)):
+            break
+        prompts += 1
+    return prompts, guest.run(lines[-1]) or ""
+
+
+def check_compound_over_lines_at_the_console(guest, results):
+    """An open compound command makes the shell read more lines with a "> "
+    prompt, then runs it whole; ^C at a "> " prompt drops the whole command."""
+    prompts, out = type_compound(guest, ["for i in a b", "do", "  echo got-$i", "done"])
+    check(results, "sh-compound-over-lines-at-the-console",
+          prompts == 3 and re.search(r"\ngot-a\ngot-b\n", out), f"{prompts} prompts, {out!r}")
+    with guest.lock:
+        mark = len(guest.text)
+    guest.type("if true; then echo NOT-RUN")
+    continued = guest.wait_for(CONTINUATION, HANG_GUARD, mark)
+    dropped = press(guest, CTRL_C) if continued else None
+    line = "echo fresh; fi"
+    after = guest.run(line) or ""
+    after = after[len(line):] if after.startswith(line) else after
+    check(results, "sh-ctrl-c-drops-an-open-compound",
+          continued and dropped is not None and "NOT-RUN" not in dropped + after
+          and "fresh" not in after and "syntax error: `fi' unexpected" in after,
+          f"{dropped!r} then {after!r}")
+
+
+def check_ctrl_c_ends_a_loop(guest, results):
+    """^C typed while a foreground loop runs ends the program and the loop,
+    as in bash: no next round, nothing after the loop on its line."""
+    m = start_foreground(guest, "for i in 1 2 3; do sh -c 'echo ready $$; exec sleep 100'; "
+                         "echo round-$i; done; echo after-loop")
+    answer = press(guest, CTRL_C) if m else None
+    check(results, "sh-ctrl-c-ends-a-loop",
+          m and answer is not None and "round-" not in answer and "ready" not in answer
+          and "after-loop" not in answer, f"started: {bool(m)}, after ^C: {answer!r}")
+
+
+def check_background_compound_is_one_job(guest, results):
+    """A loop run with & is one job (a child shell): jobs lists it, fg brings
+    it back, and ^C then ends the whole loop."""
+    with guest.lock:
+        mark = len(guest.text)
+    guest.type("for i in 1 2; do echo ready $i; sleep 100; done &")
+    started = guest.wait_for(re.compile(r"ready 1\n"), HANG_GUARD, mark + 60)
+    listing = guest.run("jobs") or ""
+    with guest.lock:
+        mark = len(guest.text)
+    guest.type("fg")
+    # fg gives the job the console, then prints its text
+    resumed = guest.wait_for(re.compile(r"\nfor i in 1 2 ; do echo ready"), HANG_GUARD, mark + 2)
+    answer = press(guest, CTRL_C) if resumed else None
+    after = guest.run("jobs; echo listed") or ""
+    check(results, "sh-background-compound-is-one-job",
+          started and re.search(r"\[1\] running +\d+  for i in 1 2 ; do", listing) and resumed
+          and answer is not None and "ready 2" not in answer and "[1]" not in after,
+          f"started: {bool(started)}, jobs: {listing!r}, fg: {bool(resumed)}, "
+          f"^C: {answer!r}, then {after!r}")
 
 
 def check_failing_exec_keeps_signal_actions(guest, results):
@@ -474,6 +610,9 @@ def run(build, log):
             out = guest.run(line) or ""
             out = out[len(line):] if out.startswith(line) else out
             check(results, "sh-" + name, re.search(pattern, out, re.S), f"{line!r} gave {out!r}")
+        check_compound_over_lines_at_the_console(guest, results)
+        check_ctrl_c_ends_a_loop(guest, results)
+        check_background_compound_is_one_job(guest, results)
         check_failing_exec_keeps_signal_actions(guest, results)
         check_exec_hangs_up_stopped_jobs(guest, results)
         check_failing_exec_keeps_stopped_jobs(guest, results)
