@@ -228,7 +228,8 @@ static int tokenize(const char *text, int first_line)
 		if (!*lx.p)
 			return lx.count;
 		if (lx.count == MAX_TOKENS) {
-			parse_report(lx.line, "line too long");
+			parse_report(lx.line, "a command of more than %d words and operators",
+				     MAX_TOKENS);
 			return -1;
 		}
 		if (scan_token(&lx, &tokens[lx.count]) < 0)

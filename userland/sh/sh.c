@@ -1,17 +1,19 @@
 /*
  * sh: the shell an OS researcher types at every day, not a POSIX sh in full.
  *
- * A line is a list of and-or lists separated by `;` or `&` (the latter runs
- * the one before it in the background); an and-or list is pipelines joined
- * by `&&` and `||`; a pipeline is commands joined by `|`; a command is words
- * and redirections (`< f`, `> f`, `>> f`, `>&m`, each with an optional
- * descriptor digit before it: `2> f`, `2>> f`, `2>&1`, `0< f`).
- * Words may be quoted ('...' literally, "..." with $ expanded, \x escapes
- * one character, inside "..." only $ ` " \ and newline); $NAME, ${NAME},
- * $? (the last status), $$, $! (the last background job's last pid), $#
- * and $0..$9 (a script's arguments) expand outside single quotes.  `#`
- * starts a comment.  `sh -c "line"` runs one line; `sh file [args]` runs a
- * file's lines; `FOO=bar cmd` puts FOO in cmd's environment only.  Lines
+ * A command is a list of and-or lists separated by `;`, `&` (the latter
+ * runs the one before it in the background) or newlines; an and-or list is
+ * pipelines joined by `&&` and `||`; a pipeline is commands joined by `|`;
+ * a command is words and redirections (`< f`, `> f`, `>> f`, `>&m`, each
+ * with an optional descriptor digit before it: `2> f`, `2>&1`, `0< f`), or
+ * a compound command (if, while, until, for: run.c) with redirections
+ * after it.  parse.c reads the text into a tree, expand.c and glob.c make
+ * a command's words into arguments when it runs.  This file runs
+ * pipelines and jobs, holds the builtins and reads the input: a compound
+ * command left open at a line's end takes the next lines too (a "> "
+ * prompt), and nothing of it runs before it is whole and well formed.
+ * `sh -c "text"` runs the text; `sh file [args]` runs a file's lines;
+ * `FOO=bar cmd` puts FOO in cmd's environment only.  Lines
  * read from standard input are read no further than the line that runs, so
  * a command reading the same input gets the rest.
  * Builtins run in the shell (cd, exit, export, jobs, fg, bg, ...),
