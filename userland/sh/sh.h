@@ -2,8 +2,9 @@
  * The shell's parts and what they share: parse.c turns text into tokens
  * and a tree of commands, expand.c turns a command's words into arguments
  * (variables, command substitution, globbing with glob.c), run.c walks the
- * tree (lists, and-or lists, if, while, until, for, break, continue), and
- * sh.c runs pipelines and jobs, holds the builtins and reads the input.
+ * tree (lists, and-or lists, if, while, until, for, break, continue),
+ * input.c reads lines, and sh.c runs pipelines and jobs, holds the
+ * builtins and turns lines into commands.
  *
  *     struct node *program;
  *     if (parse_program(text, 1, &program) == PARSE_COMPLETE)
@@ -167,6 +168,21 @@ void run_reset(void);
 void run_interrupted(void);
 int builtin_break(int argc, char **argv);
 int builtin_continue(int argc, char **argv);
+
+/* ---- Input (input.c) --------------------------------------------------- */
+
+struct input;
+/* The shell's input on fd; shared: the commands it runs read fd too (its
+ * standard input), so it is read no further than the line that runs. */
+struct input *input_open(int fd, int shared);
+/* Reads a line, its newline included, as fgets does (at most size - 1
+ * bytes, then a '\0').  Returns its length (a NUL byte in it does not end
+ * it), or -1 at the end of input with nothing read. */
+int input_read_line(struct input *in, char *line, size_t size);
+/* The next byte, or EOF at the end of input. */
+int input_next_byte(struct input *in);
+/* Hands bytes read past the current line back to a shared input. */
+void input_give_back(struct input *in);
 
 extern int last_status;
 extern int interactive;
