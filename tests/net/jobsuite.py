@@ -231,9 +231,10 @@ SHELL_LINES = [
     ("for-over-the-arguments", "sh -c 'for a; do echo arg=$a; done' z p q", r"\narg=p\narg=q\n"),
     ("syntax-error-runs-nothing",
      "sh -c 'echo ran; fi'; echo st=$?; sh -c 'echo ran; while true; echo x; done'; echo st=$?; "
-     "sh -c 'for 9 in a; do echo ran; done'; echo st=$?",
+     "sh -c 'for 9 in a; do echo ran; done'; echo st=$?; sh -c 'if true; then echo ran'; echo st=$?",
      r"^(?!.*ran).*\nsh: syntax error: `fi' unexpected\nst=2\n"
-     r"sh: syntax error: `done' where `do' belongs\nst=2\n.*`9' is no name.*\nst=2\n"),
+     r"sh: syntax error: `done' where `do' belongs\nst=2\n.*`9' is no name.*\nst=2\n"
+     r"sh: `if' is not closed at the end of the input\nst=2\n"),
     ("script-compound-over-lines",
      "echo 'for i in a b' > /m.sh; echo do >> /m.sh; echo '  echo i=$i' >> /m.sh; "
      "echo done >> /m.sh; echo 'if true' >> /m.sh; echo 'then echo yes' >> /m.sh; "
@@ -370,6 +371,20 @@ def check_ctrl_c_ends_a_loop(guest, results):
     check(results, "sh-ctrl-c-ends-a-loop",
           m and answer is not None and "round-" not in answer and "ready" not in answer
           and "after-loop" not in answer, f"started: {bool(m)}, after ^C: {answer!r}")
+
+
+def check_ctrl_c_ends_a_substitution(guest, results):
+    """^C while a command substitution runs ends it and the command it is
+    part of (the shell itself ignores SIGINT, its child must not)."""
+    m = start_foreground(guest, "echo NOT-RUN $(sh -c 'echo ready $$ >&2; exec sleep 100'); "
+                         "echo NOT-RUN-EITHER")
+    answer = press(guest, CTRL_C) if m else None
+    if m and answer is None:
+        guest.run(f"kill {m.group(1)}")
+    status = guest.run("echo st=$?") or ""
+    check(results, "sh-ctrl-c-ends-a-substitution",
+          m and answer is not None and "NOT-RUN" not in answer and "st=130\n" in status,
+          f"started: {bool(m)}, after ^C: {answer!r}, then {status!r}")
 
 
 def check_background_compound_is_one_job(guest, results):
@@ -625,6 +640,7 @@ def run(build, log):
             check(results, "sh-" + name, re.search(pattern, out, re.S), f"{line!r} gave {out!r}")
         check_compound_over_lines_at_the_console(guest, results)
         check_ctrl_c_ends_a_loop(guest, results)
+        check_ctrl_c_ends_a_substitution(guest, results)
         check_background_compound_is_one_job(guest, results)
         check_failing_exec_keeps_signal_actions(guest, results)
         check_exec_hangs_up_stopped_jobs(guest, results)

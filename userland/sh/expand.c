@@ -176,6 +176,7 @@ static int wait_substitution(pid_t pid)
 			return 0;
 	substitution_status = status_value(status);
 	if (interactive && WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) {
+		putchar('\n'); /* as after a foreground job's ^C */
 		run_interrupted();
 		return -1;
 	}
