@@ -168,7 +168,10 @@ static void signal_member(struct process *p, void *arg)
 		return;
 	if (g->pgid ? p->pgid != g->pgid : (p->pid == 1 || p->pid == g->exclude))
 		return;
-	if (!proc_may_signal_locked(p)) {
+	/* A signal the kernel sends (sender NULL: ^C at the console) is
+	 * nobody's to refuse: the process that happens to be current when
+	 * the key's interrupt comes (httpd as www, say) must not decide. */
+	if (g->sender && !proc_may_signal_locked(p)) {
 		g->refused++; /* another user's, without PRIV_SIGNAL */
 		return;
 	}
