@@ -205,6 +205,8 @@ SHELL_LINES = [
     ("substitution-fields-and-quotes", "echo $(echo one   two) \"$(echo 'a  b')\" x$(echo)y",
      r"\none two a  b xy\n"),
     ("substitution-nested", "echo $(echo $(echo deep) er)", r"\ndeep er\n"),
+    ("substitution-backquoted", "echo `echo one   two` \"`echo 'a  b'`\" `echo \\`echo in\\``; "
+     "sh -c 'echo `echo x'; echo st=$?", r"\none two a  b in\nsh: unterminated `\nst=2\n"),
     ("substitution-trailing-newlines", "echo \"[$(echo a; echo; echo)]\"", r"\n\[a\]\n"),
     ("substitution-status", "X=$(false); echo st=$?; X=$(true); echo st=$? x=$X",
      r"\nst=1\nst=0 x=\n"),
@@ -401,6 +403,8 @@ def check_background_compound_is_one_job(guest, results):
     # fg gives the job the console, then prints its text
     resumed = guest.wait_for(re.compile(r"\nfor i in 1 2 ; do echo ready"), HANG_GUARD, mark + 2)
     answer = press(guest, CTRL_C) if resumed else None
+    if resumed and answer is None:
+        press(guest, CTRL_C)  # the loop went on: end it, for the checks after this one
     after = guest.run("jobs; echo listed") or ""
     check(results, "sh-background-compound-is-one-job",
           started and re.search(r"\[1\] running +\d+  for i in 1 2 ; do", listing) and resumed

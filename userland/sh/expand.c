@@ -1,7 +1,7 @@
 /*
  * From a command's words (their source text) to its arguments, when the
  * command runs.  Quotes go, $NAME and the special parameters are replaced
- * (their values are never split or globbed), and $(...) runs its command
+ * (their values are never split or globbed), and $(...) (or `...`) runs its command
  * in a child shell whose standard output, trailing newlines removed, takes
  * its place: split into fields on blanks and open to globbing outside
  * "...", one piece of the word inside.  Then a field holding an unquoted
@@ -220,22 +220,19 @@ static char *run_substitution(const char *text, size_t *length)
 	return output;
 }
 
-/* Adds the output of the $(...) whose ( is at p to the field; inside "..."
- * or where fields are not split, as one literal piece.  Returns what
- * follows the ), or NULL after saying why. */
-static const char *substitute(const char *p, int quoted, struct builder *b, struct fields *out)
+/* Adds the output of the command text (malloc'd, freed here) to the
+ * field; inside "..." or where fields are not split, as one literal piece.
+ * Returns 0, or -1 after saying why. */
+static int add_output(char *text, int quoted, struct builder *b, struct fields *out)
 {
-	const char *close = substitution_end(p);
-	char *text = close ? strndup(p + 1, (size_t)(close - p - 1)) : NULL;
-	size_t length = 0;
+	size_t length = 0, i;
 	char *output = text ? run_substitution(text, &length) : NULL;
 	free(text);
 	if (!output)
-		return NULL;
+		return -1;
 	while (length > 0 && output[length - 1] == '\n')
 		length--;
 	b->started |= quoted || !out->splitting;
-	size_t i;
 	for (i = 0; i < length; i++) {
 		char ch = output[i];
 		if (quoted || !out->splitting)
@@ -246,7 +243,36 @@ static const char *substitute(const char *p, int quoted, struct builder *b, stru
 			add_byte(b, ch, 0);
 	}
 	free(output);
-	return i < length ? NULL : close + 1;
+	return i < length ? -1 : 0;
+}
+
+/* $(...) with its ( at p.  Returns what follows the ), or NULL. */
+static const char *substitute(const char *p, int quoted, struct builder *b, struct fields *out)
+{
+	const char *close = substitution_end(p);
+	if (!close)
+		return NULL; /* the parser let none through */
+	return add_output(strndup(p + 1, (size_t)(close - p - 1)), quoted, b, out) < 0 ? NULL
+										       : close + 1;
+}
+
+/* `...` with its opening backquote at p: inside, a backslash before $, `
+ * or \ only escapes it.  Returns what follows the closing `, or NULL. */
+static const char *substitute_backquoted(const char *p, int quoted, struct builder *b,
+					 struct fields *out)
+{
+	const char *close = backquote_end(p);
+	char *text = close ? malloc((size_t)(close - p)) : NULL;
+	size_t length = 0;
+	if (!text)
+		return NULL;
+	for (const char *q = p + 1; q < close; q++) {
+		if (*q == '\\' && q + 1 < close && strchr("$`\\", q[1]))
+			q++;
+		text[length++] = *q;
+	}
+	text[length] = '\0';
+	return add_output(text, quoted, b, out) < 0 ? NULL : close + 1;
 }
 
 /* Expands the source text of one word into out.  Returns 0, or -1 after
@@ -269,6 +295,10 @@ static int expand_source(const char *p, struct fields *out)
 			p += 2;
 		} else if (*p == '$' && p[1] == '(' && quote != '\'') {
 			p = substitute(p + 1, quote == '"', &b, out);
+			if (!p)
+				break;
+		} else if (*p == '`' && quote != '\'') {
+			p = substitute_backquoted(p, quote == '"', &b, out);
 			if (!p)
 				break;
 		} else if (*p == '$' && quote != '\'') {

@@ -111,7 +111,22 @@ static const char *quote_end(const char *p)
 			p = substitution_end(p + 1);
 			if (!p)
 				return NULL;
+		} else if (quote == '"' && *p == '`') {
+			p = backquote_end(p);
+			if (!p)
+				return NULL;
 		}
+	}
+	return NULL;
+}
+
+const char *backquote_end(const char *p)
+{
+	for (p++; *p && *p != '\n'; p++) {
+		if (*p == '\\' && p[1] && p[1] != '\n')
+			p++;
+		else if (*p == '`')
+			return p;
 	}
 	return NULL;
 }
@@ -127,6 +142,10 @@ const char *substitution_end(const char *p)
 			p--;
 		} else if (*p == '\\' && p[1] && p[1] != '\n') {
 			p++;
+		} else if (*p == '`') {
+			p = backquote_end(p);
+			if (!p)
+				return NULL;
 		} else if (*p == '(') {
 			depth++;
 		} else if (*p == ')' && --depth == 0) {
@@ -151,6 +170,13 @@ const char *word_end(const char *p, const char **why)
 			const char *close = substitution_end(p + 1);
 			if (!close) {
 				*why = "unterminated $(";
+				return NULL;
+			}
+			p = close + 1;
+		} else if (*p == '`') {
+			const char *close = backquote_end(p);
+			if (!close) {
+				*why = "unterminated `";
 				return NULL;
 			}
 			p = close + 1;

@@ -37,6 +37,11 @@ void run_reset(void)
 	request = LOOP_GO_ON;
 }
 
+int run_was_interrupted(void)
+{
+	return interrupted;
+}
+
 void run_interrupted(void)
 {
 	interrupted = 1;

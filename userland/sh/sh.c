@@ -72,6 +72,9 @@ static struct job foreground_job; /* the one waited for: it needs no slot */
 int script_argc;
 char **script_argv;
 static pid_t shell_process; /* not a child running a pipeline stage */
+/* A child shell running a compound job of an interactive shell: a program
+ * ^C ended ends its loops, as in the interactive shell. */
+static int ends_loops_on_ctrl_c;
 
 /* ---- Jobs -------------------------------------------------------------- */
 
@@ -221,7 +224,7 @@ static void wait_job(struct job *job)
 		fprintf(stderr, "killed by signal %d\n", linux_signal(WTERMSIG(job->status)));
 	if (WIFSIGNALED(job->status) && WTERMSIG(job->status) == SIGINT) {
 		putchar('\n');
-		if (interactive)
+		if (interactive || ends_loops_on_ctrl_c)
 			run_interrupted(); /* the loop it ran in ends too */
 	}
 	job->used = 0;
@@ -530,7 +533,7 @@ static int builtin_help(int argc, char **argv)
 {
 	puts("Lines: `a; b`, `a && b`, `a || b`, `a | b`, `a &`; redirections `< f`, `> f`,");
 	puts("`>> f`, `>&2`, a digit before one for another descriptor (`2> f`, `2>&1`);");
-	puts("quotes '...' and \"...\"; $NAME, $?, $$, $!, $#, $0..$9, $(cmd); # comments;");
+	puts("quotes '...' and \"...\"; $NAME, $?, $$, $!, $#, $0..$9, $(cmd), `cmd`; # comments;");
 	puts("wildcards * ? [a-z]; if/then/elif/else/fi, while/until/do/done, for N in W; do ...");
 	puts("^C interrupts and ^Z stops the foreground job.  Programs are in /bin; builtins:");
 	for (unsigned i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
@@ -701,6 +704,24 @@ static void read_nothing_on(int fd)
 	}
 }
 
+/* In the child of a compound stage (redirections applied): runs it as a
+ * shell of its own.  Forked by an interactive shell, it is one job whose
+ * program ^C ended: that ends the loop here too, and the child then ends
+ * by SIGINT itself, as the job it is, whether or not the ^C reached it. */
+static void run_compound_stage(struct command *cmd)
+{
+	int job_of_the_console = interactive;
+	become_subshell();
+	ends_loops_on_ctrl_c = job_of_the_console;
+	int status = run_node(cmd->compound);
+	fflush(stdout);
+	if (job_of_the_console && run_was_interrupted()) {
+		signal(SIGINT, SIG_DFL);
+		kill(getpid(), SIGINT);
+	}
+	_exit(status);
+}
+
 /* In the child of one stage: group, signals, descriptors, then exec.
  * Without job control a background job reads /dev/null unless it
  * redirects its input: the commands after it are the shell's to read. */
@@ -730,12 +751,8 @@ static void run_stage(struct command *cmd, pid_t pgid, int in_fd, int out_fd, in
 	}
 	if (apply_redirects(cmd) < 0)
 		_exit(1);
-	if (cmd->compound) {
-		become_subshell();
-		int status = run_node(cmd->compound);
-		fflush(stdout);
-		_exit(status);
-	}
+	if (cmd->compound)
+		run_compound_stage(cmd);
 	char *replaced[MAX_WORDS];
 	int assignments = assignment_count(cmd);
 	set_assignments(cmd->argv, assignments, replaced);

@@ -90,6 +90,8 @@ void parse_report(int line, const char *format, ...);
 /* Where the word starting at p ends: quotes and $(...) skipped whole.
  * NULL for an unterminated quote or $( (what is wrong goes to *why). */
 const char *word_end(const char *p, const char **why);
+/* The ` that closes the one at p (on its line), or NULL. */
+const char *backquote_end(const char *p);
 /* The ) that closes the $( whose ( is at p, or NULL. */
 const char *substitution_end(const char *p);
 /* How many compound commands the words of text open minus how many they
@@ -166,6 +168,8 @@ int run_must_stop(void);
 void run_reset(void);
 /* Marks that ^C ended a foreground job (interactive shells only). */
 void run_interrupted(void);
+/* Whether ^C ended a job since run_reset. */
+int run_was_interrupted(void);
 int builtin_break(int argc, char **argv);
 int builtin_continue(int argc, char **argv);
 
