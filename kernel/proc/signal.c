@@ -25,9 +25,9 @@
 #define SIGNAL_BITS 0xfffffffeu /* signals 1 .. 31 */
 /* The signals exceptions send: taken first, as Linux does, so that the
  * frame of a fault describes the fault. */
-#define SYNCHRONOUS_SIGNALS                                                                 \
+#define SYNCHRONOUS_SIGNALS \
 	((1u << SIGSEGV) | (1u << SIGBUS) | (1u << SIGILL) | (1u << SIGTRAP) | (1u << SIGFPE))
-#define UNBLOCKABLE         ((1u << SIGKILL) | (1u << SIGSTOP))
+#define UNBLOCKABLE ((1u << SIGKILL) | (1u << SIGSTOP))
 
 #define SIG_DFL 0
 #define SIG_IGN 1

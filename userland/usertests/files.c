@@ -1202,7 +1202,7 @@ static void plant_as_user(void *unused)
 
 static void remove_planted(void)
 {
-	const char *names[] = {PL,	    PL "-file",	    PL "-dir", PL "-own/file",
+	const char *names[] = {PL,          PL "-file",  PL "-dir",  PL "-own/file",
 			       PL "-roots", PLR "/file", PLR "/made"};
 	for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
 		unlink(names[i]);

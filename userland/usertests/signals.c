@@ -713,12 +713,13 @@ static long float_divide_by_zero_is_fpe_fltdiv(void)
 	set_handler(SIGFPE, skip_the_fault, 0, 0);
 	uint32_t unmasked = MXCSR_DEFAULT & ~0x200u, saved = MXCSR_DEFAULT; /* ZM clear */
 	float zero = 0.0f, one = 1.0f;
-	__asm__ volatile("ldmxcsr %[unmasked]\n\tlea 1f(%%rip), %%rbx\n\tlea 2f(%%rip), %%r8\n\t"
-			 "movss %[one], %%xmm0\n2:\tdivss %[zero], %%xmm0\n1:\t"
-			 "ldmxcsr %[saved]\n\tmov %%r8, %[at]"
-			 : [at] "=m"(at)
-			 : [unmasked] "m"(unmasked), [saved] "m"(saved), [one] "m"(one), [zero] "m"(zero)
-			 : "rbx", "r8", "xmm0", "memory");
+	__asm__ volatile(
+	    "ldmxcsr %[unmasked]\n\tlea 1f(%%rip), %%rbx\n\tlea 2f(%%rip), %%r8\n\t"
+	    "movss %[one], %%xmm0\n2:\tdivss %[zero], %%xmm0\n1:\t"
+	    "ldmxcsr %[saved]\n\tmov %%r8, %[at]"
+	    : [at] "=m"(at)
+	    : [unmasked] "m"(unmasked), [saved] "m"(saved), [one] "m"(one), [zero] "m"(zero)
+	    : "rbx", "r8", "xmm0", "memory");
 	if (handled_count == 5)
 		return 0; /* no #XM from this CPU */
 	if (handled_count != 6 || handled_signal != SIGFPE || seen_context.mc.trapno != 19)
@@ -753,8 +754,7 @@ static long fault_goes_to_its_handler(void)
 	__asm__ volatile("lea 1f(%%rip), %%rbx\n\tlea 2f(%%rip), %%r8\n2:\tud2\n1:\t"
 			 "mov %%r8, %[at]"
 			 : [at] "=m"(at)::"rbx", "r8", "memory");
-	if (handled_count != 2 || handled_signal != SIGILL ||
-	    seen_context.mc.trapno != 6)
+	if (handled_count != 2 || handled_signal != SIGILL || seen_context.mc.trapno != 6)
 		return 5;
 	if (handled_info.code != ILL_ILLOPN || handled_info.address != at)
 		return 8;
