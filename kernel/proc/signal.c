@@ -599,27 +599,30 @@ static int exception_code(uint64_t vector)
 	}
 }
 
+/* What a fault's handler is told, as Linux tells it: for a page fault the
+ * address touched (SIGBUS: a mapped file could not give it; SIGSEGV: not
+ * mapped, or not so, where the kernel's half always reads as a protection
+ * fault whatever its page tables hold); for int3 nothing; for the others
+ * their code and the instruction that raised them. */
+static struct proc_siginfo fault_info(int signal, const struct trap_frame *frame, uint64_t address)
+{
+	if (frame->vector == TRAP_BREAKPOINT)
+		return (struct proc_siginfo){.code = SI_KERNEL};
+	if (frame->vector != TRAP_PAGE_FAULT)
+		return (struct proc_siginfo){.code = exception_code(frame->vector),
+					     .address = frame->rip};
+	if (signal == SIGBUS)
+		return (struct proc_siginfo){.code = BUS_ADRERR, .address = address};
+	bool kernel_half = address >= USER_SPACE_END;
+	bool protection = kernel_half || (frame->error_code & PAGE_FAULT_PROTECTION);
+	return (struct proc_siginfo){.code = protection ? SEGV_ACCERR : SEGV_MAPERR,
+				     .address = address};
+}
+
 bool proc_signal_fault(struct process *p, int signal, const struct trap_frame *frame,
 		       uint64_t address)
 {
-	struct proc_siginfo info = {.code = SI_KERNEL};
-	if (signal == SIGSEGV && frame->vector == TRAP_PAGE_FAULT) {
-		/* The kernel's half says nothing of what is mapped there: a
-		 * protection fault, as on Linux, whatever its page tables hold. */
-		bool kernel_half = address >= USER_SPACE_END;
-		info.code = kernel_half || (frame->error_code & PAGE_FAULT_PROTECTION)
-				? SEGV_ACCERR
-				: SEGV_MAPERR;
-		info.address = address;
-	}
-	if (signal == SIGBUS) { /* a mapped file's page it could not give */
-		info.code = BUS_ADRERR;
-		info.address = address;
-	}
-	if (frame->vector != TRAP_PAGE_FAULT && frame->vector != TRAP_BREAKPOINT) {
-		info.code = exception_code(frame->vector);
-		info.address = frame->rip; /* the instruction that raised it, as Linux */
-	}
+	struct proc_siginfo info = fault_info(signal, frame, address);
 	uint64_t irq = spin_lock_irqsave(&proc_lock);
 	bool handled = proc_force_signal_locked(p, signal, &info, false);
 	spin_unlock_irqrestore(&proc_lock, irq);
